@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages clpool needs, only when some are missing.
+# Idempotent: with everything present it costs one dpkg-query (well under a second).
+set -euo pipefail
+
+PACKAGES=(
+  # Build: Bazel 4.2.3 and its platforms repository, the C++ toolchains.
+  bazel-bootstrap bazel-platforms g++ clang-14 libclang-rt-14-dev
+  # Test and benchmark libraries.
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  # OpenCL: the ICD loader, headers, POCL's CPU device and real clients.
+  ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
+  # Tools: command-line parsing, JSON, formatting.
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "clpool setup: missing packages: ${missing[*]}" >&2
+    echo "clpool setup: run as root (or install them with apt-get) and try again." >&2
+    exit 1
+  fi
+  echo "clpool setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2
+  apt-get install -y -q "${missing[@]}" >&2
+fi
