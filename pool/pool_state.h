@@ -1,0 +1,516 @@
+// The state behind a memory_pool: bins, counters, statistics and the allocator, shared by the pool
+// object and every allocation it handed out, and deleted when the last of them is gone.
+//
+// Locking: `lock_` (a spin_lock) guards everything but the allocator, and is held only for short
+// bookkeeping. `allocator_mutex_` serialises calls into the allocator, which may be slow, so that
+// no allocator call ever happens under `lock_` and hits never wait for a miss.
+#ifndef CLPOOL_POOL_POOL_STATE_H_
+#define CLPOOL_POOL_POOL_STATE_H_
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pool/allocator.h"
+#include "pool/bins.h"
+#include "pool/errors.h"
+#include "pool/held_blocks.h"
+#include "pool/invariant.h"
+#include "pool/pool_types.h"
+#include "pool/pooled_allocation.h"
+#include "pool/spin_lock.h"
+
+namespace clpool::detail {
+
+template <block_allocator A>
+class pool_state {
+ public:
+  using handle_type = typename A::handle_type;
+  using allocation = pooled_allocation<A>;
+
+  // Precondition: options were validated by the caller (memory_pool's constructor).
+  pool_state(A&& allocator, const pool_options& options)
+      : allocator_(std::move(allocator)),
+        leading_bits_(options.leading_bits),
+        held_(options.leading_bits),
+        limit_(options.limit_bytes),
+        trim_(options.trim) {}
+
+  pool_state(const pool_state&) = delete;
+  pool_state& operator=(const pool_state&) = delete;
+
+  unsigned leading_bits() const noexcept { return leading_bits_; }
+
+  // Fast path: a held block of the right bin, under one short lock. Otherwise allocate_slow().
+  allocation allocate(std::uint64_t size) {
+    if (size == 0) return allocation{};  // defined as "no block"; no allocator call
+    const bin_id bin = bin_number(size, leading_bits_);
+    const std::uint64_t rounded = alloc_size(bin, leading_bits_);
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      handle_type handle;
+      if (held_.try_pop(bin, handle)) {
+        --held_blocks_;
+        held_bytes_ -= rounded;
+        return activate_locked(handle, size, rounded, pool_event_kind::hit);
+      }
+    }
+    return allocate_slow(size, bin, rounded);
+  }
+
+  // Called by pooled_allocation::release: keeps the block, or frees it when not holding, then
+  // applies the trim policy. Deletes the state if this was its last reference.
+  void give_back(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
+                 std::uint64_t id) noexcept {
+    const bin_id bin = bin_number(rounded, leading_bits_);
+    bool free_now = false;
+    bool more_work = false;
+    bool last = false;
+    std::uint64_t trim_bytes = 0;
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      CLPOOL_ASSERT(active_blocks_ > 0 && active_bytes_ >= size && active_rounded_bytes_ >= rounded);
+      --active_blocks_;
+      active_bytes_ -= size;
+      active_rounded_bytes_ -= rounded;
+      free_now = !holding_;
+      if (!free_now) {
+        try {
+          held_.push(bin, handle);
+          ++held_blocks_;
+          held_bytes_ += rounded;
+        } catch (...) {
+          free_now = true;  // a free list could not grow: hand the block back instead of losing it
+        }
+      }
+      notify_locked(pool_event_kind::release, id, size, rounded);
+      if (free_now) {
+        ++stats_.allocator_frees;
+        notify_locked(pool_event_kind::allocator_free, 0, rounded, rounded);
+      } else if (trim_.enabled()) {
+        const std::uint64_t budget = held_budget_locked();
+        if (held_bytes_ > budget) trim_bytes = held_bytes_ - budget;
+      }
+      CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
+      // The block's reference covers the work left to do outside the lock, if there is any.
+      more_work = free_now || trim_bytes != 0;
+      if (!more_work) last = (--refs_ == 0);
+    }
+    if (free_now) deallocate_block(handle, rounded);
+    if (trim_bytes != 0) free_largest_held(trim_bytes, /*is_trim=*/true);
+    if (more_work) {
+      std::lock_guard<spin_lock> guard(lock_);
+      last = (--refs_ == 0);
+    }
+    if (last) delete this;
+  }
+
+  // The pool object is going away: stop holding, free what is held, drop its reference.
+  void pool_destroyed() noexcept {
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      holding_ = false;
+    }
+    free_largest_held(unlimited, /*is_trim=*/false);
+    bool last = false;
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      last = (--refs_ == 0);
+    }
+    if (last) delete this;
+  }
+
+  void free_held() {
+    free_largest_held(unlimited, /*is_trim=*/false);
+    std::lock_guard<spin_lock> guard(lock_);
+    notify_locked(pool_event_kind::free_held, 0, 0, 0);
+  }
+
+  void stop_holding() {
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      holding_ = false;
+      notify_locked(pool_event_kind::stop_holding, 0, 0, 0);
+    }
+    free_largest_held(unlimited, /*is_trim=*/false);
+  }
+
+  bool is_holding() const {
+    std::lock_guard<spin_lock> guard(lock_);
+    return holding_;
+  }
+
+  void set_limit(std::uint64_t limit) {
+    std::uint64_t excess = 0;
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      const std::uint64_t in_use = active_rounded_bytes_ + reserved_bytes_;
+      if (limit < in_use) {
+        throw argument_error("set_limit(" + std::to_string(limit) +
+                             "): below the rounded bytes of live allocations (" +
+                             std::to_string(in_use) + "); the limit is unchanged at " +
+                             limit_text(limit_));
+      }
+      limit_ = limit;
+      const std::uint64_t managed = managed_locked();
+      if (managed > limit) excess = managed - limit;
+      notify_locked(pool_event_kind::limit_changed, 0, limit, 0);
+    }
+    if (excess != 0) free_largest_held(excess, /*is_trim=*/false);
+  }
+
+  std::uint64_t limit() const {
+    std::lock_guard<spin_lock> guard(lock_);
+    return limit_;
+  }
+
+  void set_trim_policy(const trim_policy& policy) {
+    validate_trim_policy(policy);
+    std::uint64_t excess = 0;
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      trim_ = policy;
+      if (trim_.enabled()) {
+        const std::uint64_t budget = held_budget_locked();
+        if (held_bytes_ > budget) excess = held_bytes_ - budget;
+      }
+    }
+    if (excess != 0) free_largest_held(excess, /*is_trim=*/true);
+  }
+
+  trim_policy get_trim_policy() const {
+    std::lock_guard<spin_lock> guard(lock_);
+    return trim_;
+  }
+
+  std::uint64_t trim(std::uint64_t target_held_bytes) {
+    std::uint64_t excess = 0;
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      if (held_bytes_ > target_held_bytes) excess = held_bytes_ - target_held_bytes;
+    }
+    return excess == 0 ? 0 : free_largest_held(excess, /*is_trim=*/true);
+  }
+
+  pool_counters counters() const {
+    std::lock_guard<spin_lock> guard(lock_);
+    return counters_locked();
+  }
+
+  pool_statistics statistics() const {
+    std::lock_guard<spin_lock> guard(lock_);
+    return stats_;
+  }
+
+  reclaim_callback_id add_reclaim_callback(reclaim_callback callback) {
+    if (!callback) throw argument_error("add_reclaim_callback: the callback is empty");
+    auto shared = std::make_shared<const reclaim_callback>(std::move(callback));
+    std::lock_guard<spin_lock> guard(lock_);
+    callbacks_.emplace_back(++next_callback_id_, std::move(shared));
+    return next_callback_id_;
+  }
+
+  bool remove_reclaim_callback(reclaim_callback_id id) {
+    std::lock_guard<spin_lock> guard(lock_);
+    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+      if (it->first == id) {
+        callbacks_.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void set_observer(std::shared_ptr<pool_observer> observer) {
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      observer_.swap(observer);
+    }
+    // The previous observer (now in `observer`) is destroyed here, outside the lock.
+  }
+
+  // Direct access for callers that configure or inspect their allocator. Not synchronised with
+  // the pool's own allocator calls.
+  A& allocator() noexcept { return allocator_; }
+
+  // Walks the bins and checks every counter against them. O(held blocks).
+  bool state_is_valid() const {
+    std::lock_guard<spin_lock> guard(lock_);
+    return state_is_valid_locked();
+  }
+
+ private:
+  struct freed_block {
+    handle_type handle{};
+    std::uint64_t bytes = 0;
+  };
+
+  // What went wrong on the last attempt of a request.
+  struct failure {
+    oom_cause cause = oom_cause::allocator;
+    int status = 0;
+    std::string message;
+    std::uint64_t deficit = 0;  // bytes that would have had to be free for the attempt to work
+  };
+
+  static void validate_trim_policy(const trim_policy& policy) {
+    if (std::isnan(policy.max_held_to_active_ratio) || std::isinf(policy.max_held_to_active_ratio)) {
+      throw argument_error("trim_policy: max_held_to_active_ratio must be a finite number "
+                           "(negative turns the ratio bound off)");
+    }
+  }
+
+  static std::string limit_text(std::uint64_t limit) {
+    return limit == unlimited ? std::string("unlimited") : std::to_string(limit) + " bytes";
+  }
+
+  std::uint64_t managed_locked() const noexcept {
+    return active_rounded_bytes_ + held_bytes_ + reserved_bytes_;
+  }
+
+  pool_counters counters_locked() const noexcept {
+    return pool_counters{held_blocks_,          active_blocks_,    held_bytes_, active_bytes_,
+                         active_rounded_bytes_, managed_locked(), limit_};
+  }
+
+  std::uint64_t held_budget_locked() const noexcept {
+    std::uint64_t budget = trim_.max_held_bytes;
+    if (trim_.max_held_to_active_ratio >= 0.0) {
+      const long double by_ratio =
+          static_cast<long double>(trim_.max_held_to_active_ratio) * active_bytes_;
+      if (by_ratio < static_cast<long double>(budget)) budget = static_cast<std::uint64_t>(by_ratio);
+    }
+    return budget;
+  }
+
+  void notify_locked(pool_event_kind kind, std::uint64_t id, std::uint64_t bytes,
+                     std::uint64_t rounded) const noexcept {
+    if (observer_) [[unlikely]] {
+      observer_->on_event(pool_event{kind, id, bytes, rounded, counters_locked()});
+    }
+  }
+
+  // Turns a block into a live allocation. Caller holds lock_ and has already moved the block's
+  // bytes out of held (hit) or reserved (miss).
+  allocation activate_locked(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
+                             pool_event_kind kind) noexcept {
+    ++active_blocks_;
+    active_bytes_ += size;
+    active_rounded_bytes_ += rounded;
+    ++refs_;
+    if (active_bytes_ > stats_.peak_active_bytes) stats_.peak_active_bytes = active_bytes_;
+    if (kind == pool_event_kind::hit) {
+      ++stats_.hits;
+    } else {
+      ++stats_.misses;
+    }
+    const std::uint64_t id = ++next_allocation_id_;
+    notify_locked(kind, id, size, rounded);
+    CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
+    return allocation(this, handle, size, rounded, id);
+  }
+
+  // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and
+  // fills `why` when the limit or the allocator said no; other allocator errors propagate.
+  std::optional<allocation> try_allocate(std::uint64_t size, bin_id bin, std::uint64_t rounded,
+                                         failure& why) {
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      handle_type handle;
+      if (held_.try_pop(bin, handle)) {
+        --held_blocks_;
+        held_bytes_ -= rounded;
+        return activate_locked(handle, size, rounded, pool_event_kind::hit);
+      }
+      const std::uint64_t managed = managed_locked();
+      if (rounded > unlimited - managed) {
+        throw argument_error("allocate(" + std::to_string(size) + "): a block of " +
+                             std::to_string(rounded) + " bytes on top of " +
+                             std::to_string(managed) +
+                             " managed bytes overflows 64-bit accounting");
+      }
+      if (managed + rounded > limit_) {
+        why = failure{oom_cause::limit, 0, {}, managed + rounded - limit_};
+        return std::nullopt;
+      }
+      reserved_bytes_ += rounded;  // counts against the limit while the allocator works
+      if (managed + rounded > stats_.peak_managed_bytes) {
+        stats_.peak_managed_bytes = managed + rounded;
+      }
+    }
+    handle_type handle;
+    try {
+      std::lock_guard<std::mutex> allocator_guard(allocator_mutex_);
+      handle = allocator_.allocate(rounded);
+    } catch (const allocator_out_of_memory& e) {
+      std::lock_guard<spin_lock> guard(lock_);
+      reserved_bytes_ -= rounded;
+      ++stats_.allocator_failures;
+      notify_locked(pool_event_kind::allocator_failed, 0, rounded, rounded);
+      why = failure{oom_cause::allocator, e.status(), e.what(), rounded};
+      return std::nullopt;
+    } catch (...) {
+      std::lock_guard<spin_lock> guard(lock_);
+      reserved_bytes_ -= rounded;
+      throw;
+    }
+    std::lock_guard<spin_lock> guard(lock_);
+    reserved_bytes_ -= rounded;
+    ++stats_.allocator_allocations;
+    notify_locked(pool_event_kind::allocator_allocate, 0, rounded, rounded);
+    return activate_locked(handle, size, rounded, pool_event_kind::miss);
+  }
+
+  // The miss path with out-of-memory handling. After a failed attempt the pool takes the next of
+  // these steps and retries:
+  //   step 0: free held blocks (largest first) worth the shortfall;
+  //   step 1: free everything held;
+  //   step 2k + 2: call reclaim callback k (the retry may hit a block it released into this bin);
+  //   step 2k + 3: free everything held (what callback k released into other bins);
+  // and throws out_of_memory when the steps run out. A step with nothing to free is skipped.
+  allocation allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded) {
+    failure why;
+    std::vector<std::shared_ptr<const reclaim_callback>> callbacks;
+    bool callbacks_loaded = false;
+    unsigned step = 0;
+    for (;;) {
+      if (auto got = try_allocate(size, bin, rounded, why)) return std::move(*got);
+      // Take the next step that can change anything; steps with nothing to free are skipped.
+      for (;; ++step) {
+        if (step == 0) {
+          if (free_largest_held(why.deficit, /*is_trim=*/false) != 0) break;
+        } else if (step % 2 == 1) {
+          if (free_largest_held(unlimited, /*is_trim=*/false) != 0) break;
+        } else {
+          if (!callbacks_loaded) {
+            std::lock_guard<spin_lock> guard(lock_);
+            for (const auto& entry : callbacks_) callbacks.push_back(entry.second);
+            callbacks_loaded = true;
+          }
+          const std::size_t index = (step - 2) / 2;
+          if (index >= callbacks.size()) throw_out_of_memory(size, rounded, why);
+          {
+            std::lock_guard<spin_lock> guard(lock_);
+            ++stats_.reclaim_calls;
+            notify_locked(pool_event_kind::reclaim, 0, size, rounded);
+          }
+          (*callbacks[index])(rounded);
+          break;
+        }
+      }
+      ++step;
+      std::lock_guard<spin_lock> guard(lock_);
+      ++stats_.oom_retries;
+      notify_locked(pool_event_kind::oom_retry, 0, size, rounded);
+    }
+  }
+
+  [[noreturn]] void throw_out_of_memory(std::uint64_t size, std::uint64_t rounded,
+                                        const failure& why) {
+    oom_report report;
+    {
+      std::lock_guard<spin_lock> guard(lock_);
+      ++stats_.ooms_raised;
+      notify_locked(pool_event_kind::out_of_memory, 0, size, rounded);
+      report.requested_bytes = size;
+      report.rounded_bytes = rounded;
+      report.active_bytes = active_bytes_;
+      report.active_rounded_bytes = active_rounded_bytes_;
+      report.held_bytes = held_bytes_;
+      report.managed_bytes = managed_locked();
+      report.limit_bytes = limit_;
+    }
+    report.cause = why.cause;
+    report.allocator_status = why.status;
+    report.allocator_message = why.message;
+    throw out_of_memory(std::move(report));
+  }
+
+  // Frees held blocks, largest first, until at least `target` bytes are freed or none are held.
+  // Allocator calls happen outside lock_, a batch at a time. Returns the bytes freed.
+  std::uint64_t free_largest_held(std::uint64_t target, bool is_trim) noexcept {
+    std::uint64_t freed = 0;
+    std::array<freed_block, 64> batch;
+    while (freed < target) {
+      std::size_t n = 0;
+      {
+        std::lock_guard<spin_lock> guard(lock_);
+        while (n < batch.size() && freed < target) {
+          const std::optional<bin_id> bin = held_.largest_nonempty_bin();
+          if (!bin) break;
+          const std::uint64_t bytes = alloc_size(*bin, leading_bits_);
+          held_.try_pop(*bin, batch[n].handle);
+          batch[n].bytes = bytes;
+          ++n;
+          --held_blocks_;
+          held_bytes_ -= bytes;
+          freed += bytes;
+          ++stats_.allocator_frees;
+          if (is_trim) {
+            ++stats_.blocks_trimmed;
+            stats_.bytes_trimmed += bytes;
+          }
+          notify_locked(pool_event_kind::allocator_free, 0, bytes, bytes);
+          if (is_trim) notify_locked(pool_event_kind::trim, 0, bytes, bytes);
+        }
+        CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
+      }
+      if (n == 0) break;
+      for (std::size_t i = 0; i < n; ++i) deallocate_block(batch[i].handle, batch[i].bytes);
+    }
+    return freed;
+  }
+
+  void deallocate_block(const handle_type& handle, std::uint64_t bytes) noexcept {
+    std::lock_guard<std::mutex> allocator_guard(allocator_mutex_);
+    allocator_.deallocate(handle, bytes);
+  }
+
+  bool state_is_valid_locked() const {
+    std::uint64_t blocks = 0;
+    std::uint64_t bytes = 0;
+    held_.for_each([&](bin_id bin, const handle_type&) {
+      ++blocks;
+      bytes += alloc_size(bin, leading_bits_);
+    });
+    return held_.is_valid() && blocks == held_blocks_ && bytes == held_bytes_ &&
+           active_rounded_bytes_ >= active_bytes_ &&
+           (active_blocks_ != 0 || (active_bytes_ == 0 && active_rounded_bytes_ == 0)) &&
+           managed_locked() <= limit_ && (holding_ || held_blocks_ == 0) &&
+           refs_ >= active_blocks_;
+  }
+
+  mutable spin_lock lock_;
+  std::mutex allocator_mutex_;
+  A allocator_;
+  const unsigned leading_bits_;
+  held_blocks<handle_type> held_;
+
+  std::uint64_t held_blocks_ = 0;
+  std::uint64_t held_bytes_ = 0;
+  std::uint64_t active_blocks_ = 0;
+  std::uint64_t active_bytes_ = 0;
+  std::uint64_t active_rounded_bytes_ = 0;
+  std::uint64_t reserved_bytes_ = 0;  // blocks being allocated right now, outside lock_
+  std::uint64_t limit_ = unlimited;
+  trim_policy trim_;
+  bool holding_ = true;
+
+  // References: one for the pool object, one per live allocation. The last one out deletes.
+  std::uint64_t refs_ = 1;
+  std::uint64_t next_allocation_id_ = 0;
+  pool_statistics stats_;
+  std::shared_ptr<pool_observer> observer_;
+  reclaim_callback_id next_callback_id_ = 0;
+  std::vector<std::pair<reclaim_callback_id, std::shared_ptr<const reclaim_callback>>> callbacks_;
+};
+
+}  // namespace clpool::detail
+
+#endif  // CLPOOL_POOL_POOL_STATE_H_
