@@ -60,6 +60,14 @@ class held_blocks {
     }
   }
 
+  // Calls f(bin, count) for every non-empty bin, smallest bin first.
+  template <class F>
+  void for_each_bin(F&& f) const {
+    for (bin_id bin = 0; bin < lists_.size(); ++bin) {
+      if (!lists_[bin].empty()) f(bin, static_cast<std::uint64_t>(lists_[bin].size()));
+    }
+  }
+
   // Removes every block, handing each to `f(bin, handle)`.
   template <class F>
   void drain(F&& f) {

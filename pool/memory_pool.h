@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "pool/allocator.h"
 #include "pool/bins.h"
@@ -112,6 +113,9 @@ class memory_pool {
 
   // A consistent snapshot of the statistics.
   pool_statistics statistics() const { return state_->statistics(); }
+
+  // The held blocks, bin by bin, smallest first.
+  std::vector<held_bin_summary> held_bins() const { return state_->held_bins(); }
 
   // The seeds' counters (PyOpenCL MemoryPool).
   std::uint64_t held_blocks() const { return counters().held_blocks; }

@@ -208,6 +208,15 @@ class pool_state {
     return stats_;
   }
 
+  std::vector<held_bin_summary> held_bins() const {
+    std::vector<held_bin_summary> out;
+    std::lock_guard<spin_lock> guard(lock_);
+    held_.for_each_bin([&](bin_id bin, std::uint64_t blocks) {
+      out.push_back(held_bin_summary{bin, alloc_size(bin, leading_bits_), blocks});
+    });
+    return out;
+  }
+
   reclaim_callback_id add_reclaim_callback(reclaim_callback callback) {
     if (!callback) throw argument_error("add_reclaim_callback: the callback is empty");
     auto shared = std::make_shared<const reclaim_callback>(std::move(callback));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "pool/bins.h"
 #include "pool/errors.h"
@@ -52,6 +53,13 @@ struct trim_policy {
 
   // True when either bound is set.
   bool enabled() const { return max_held_bytes != unlimited || max_held_to_active_ratio >= 0.0; }
+};
+
+// The held blocks of one bin, for reports ("memory held in other bins") and model tests.
+struct held_bin_summary {
+  bin_id bin = 0;
+  std::uint64_t block_bytes = 0;  // the bin's rounded block size
+  std::uint64_t blocks = 0;       // held blocks in the bin
 };
 
 // Options fixed or initial at construction.
