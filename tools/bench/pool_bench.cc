@@ -1,0 +1,172 @@
+// Pool benchmarks (Google Benchmark). Performance targets live here, never in timed tests.
+//   bazel run --config=opt //tools:bench -- --benchmark_repetitions=5
+//
+// 1. Hit path: allocate + release of one size, per pair (the pool is always thread-safe).
+// 2. Mixed: log-uniform sizes 1 B .. 64 MiB, ~1000 live blocks, 1 M operations, fixed seed.
+// 3. Mixed with the trim policy on.
+// 4. Scaling: hit-path cost with 1 M held blocks vs 1 k held blocks.
+// 5. Two threads on the hit path of one shared pool.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "pool/memory_pool.h"
+#include "pool/testing/fake_allocator.h"
+
+namespace clpool {
+namespace {
+
+using testing::counting_allocator;
+using pool_t = memory_pool<counting_allocator>;
+
+void BM_HitPath(benchmark::State& state) {
+  pool_t pool;
+  pool.allocate(4096).release();  // warm: one held block
+  for (auto _ : state) {
+    auto a = pool.allocate(4096);
+    benchmark::DoNotOptimize(a.handle());
+  }
+  state.counters["ns_per_pair"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_HitPath);
+
+// A fixed operation sequence: positive = allocate that many bytes, negative = release the live
+// block at index (-op - 1) of a swap-removed vector.
+struct workload {
+  std::vector<std::int64_t> ops;
+};
+
+std::uint64_t log_uniform(std::mt19937_64& rng, unsigned max_exponent) {
+  const unsigned e = static_cast<unsigned>(rng() % (max_exponent + 1));
+  const std::uint64_t top = std::uint64_t{1} << e;
+  return top | (rng() & (top - 1));
+}
+
+workload make_mixed(std::size_t operations, std::size_t target_live, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  workload w;
+  w.ops.reserve(operations + target_live);
+  std::size_t live = 0;
+  for (std::size_t i = 0; i < target_live; ++i, ++live) {
+    w.ops.push_back(static_cast<std::int64_t>(log_uniform(rng, 26)));  // up to 64 MiB
+  }
+  for (std::size_t i = 0; i < operations; ++i) {
+    // Drift back towards target_live: allocate more when below it, release more when above.
+    const bool allocate = live == 0 || (rng() % (2 * target_live)) >= live;
+    if (allocate) {
+      w.ops.push_back(static_cast<std::int64_t>(log_uniform(rng, 26)));
+      ++live;
+    } else {
+      w.ops.push_back(-static_cast<std::int64_t>(rng() % live) - 1);
+      --live;
+    }
+  }
+  return w;
+}
+
+const workload& mixed_workload() {
+  static const workload w = make_mixed(1'000'000, 1000, 42);
+  return w;
+}
+
+void run_mixed(benchmark::State& state, const trim_policy& trim) {
+  const workload& w = mixed_workload();
+  double held_over_live = 0;
+  double managed_over_live = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto pool = std::make_unique<pool_t>(counting_allocator{}, pool_options{.trim = trim});
+    std::vector<pool_t::allocation> live;
+    live.reserve(4096);
+    state.ResumeTiming();
+    for (const std::int64_t op : w.ops) {
+      if (op > 0) {
+        live.push_back(pool->allocate(static_cast<std::uint64_t>(op)));
+      } else {
+        const std::size_t index = static_cast<std::size_t>(-op - 1);
+        live[index] = std::move(live.back());
+        live.pop_back();
+      }
+    }
+    state.PauseTiming();
+    const pool_counters c = pool->counters();
+    held_over_live = static_cast<double>(c.held_bytes) / static_cast<double>(c.active_bytes);
+    managed_over_live = static_cast<double>(c.managed_bytes) / static_cast<double>(c.active_bytes);
+    const pool_statistics s = pool->statistics();
+    state.counters["hit_rate"] = static_cast<double>(s.hits) / static_cast<double>(s.hits + s.misses);
+    live.clear();
+    pool.reset();
+    state.ResumeTiming();
+  }
+  state.counters["ns_per_op"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * w.ops.size()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["held_over_live"] = held_over_live;
+  state.counters["managed_over_live"] = managed_over_live;
+}
+
+void BM_Mixed(benchmark::State& state) { run_mixed(state, trim_policy{}); }
+BENCHMARK(BM_Mixed)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_MixedTrimmed(benchmark::State& state) {
+  run_mixed(state, trim_policy{.max_held_to_active_ratio = 0.5});
+}
+BENCHMARK(BM_MixedTrimmed)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Hit path over a pool that holds `held` blocks spread over many bins: allocate and release a
+// fixed sequence of sizes, all of them hits.
+void BM_HitWithHeldBlocks(benchmark::State& state) {
+  const std::size_t held = static_cast<std::size_t>(state.range(0));
+  pool_t pool;
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> sizes;
+  {
+    std::vector<pool_t::allocation> fill;
+    fill.reserve(held);
+    for (std::size_t i = 0; i < held; ++i) fill.push_back(pool.allocate(log_uniform(rng, 26)));
+    for (std::size_t i = 0; i < 4096; ++i) sizes.push_back(fill[rng() % held].size());
+  }  // all released: `held` blocks in the pool
+  std::size_t i = 0;
+  for (auto _ : state) {
+    auto a = pool.allocate(sizes[i++ & 4095]);
+    benchmark::DoNotOptimize(a.handle());
+  }
+  state.counters["held_blocks"] = static_cast<double>(pool.held_blocks());
+  state.counters["ns_per_pair"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_HitWithHeldBlocks)->Arg(1000)->Arg(1'000'000);
+
+// Two threads on one pool's hit path (each allocates and releases its own block).
+pool_t* shared_pool = nullptr;
+
+void BM_HitPathTwoThreads(benchmark::State& state) {
+  if (state.thread_index() == 0) {
+    shared_pool = new pool_t();
+    auto a = shared_pool->allocate(4096);
+    auto b = shared_pool->allocate(4096);
+  }
+  for (auto _ : state) {
+    auto a = shared_pool->allocate(4096);
+    benchmark::DoNotOptimize(a.handle());
+  }
+  if (state.thread_index() == 0) {
+    delete shared_pool;
+    shared_pool = nullptr;
+  }
+  state.counters["ns_per_pair"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_HitPathTwoThreads)->Threads(1)->Threads(2)->UseRealTime();
+
+}  // namespace
+}  // namespace clpool
+
+BENCHMARK_MAIN();
