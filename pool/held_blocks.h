@@ -34,10 +34,7 @@ class held_blocks {
   // Adds a block to `bin`'s list. Amortised O(1). Throws std::bad_alloc, leaving nothing changed,
   // if a list cannot grow.
   void push(bin_id bin, const Handle& handle) {
-    if (bin >= lists_.size()) {
-      lists_.resize(bin + 1);
-      nonempty_.resize(bin / 64 + 1, 0);
-    }
+    if (bin >= lists_.size()) [[unlikely]] grow(bin);
     lists_[bin].push_back(handle);
     nonempty_[bin / 64] |= std::uint64_t{1} << (bin % 64);
   }
@@ -90,6 +87,12 @@ class held_blocks {
   }
 
  private:
+  // The first release into a bin beyond the table: grow it (rare, so kept off the release path).
+  [[gnu::noinline]] void grow(bin_id bin) {
+    lists_.resize(bin + 1);
+    nonempty_.resize(bin / 64 + 1, 0);
+  }
+
   void clear_bit(bin_id bin) noexcept { nonempty_[bin / 64] &= ~(std::uint64_t{1} << (bin % 64)); }
 
   unsigned leading_bits_;

@@ -1,7 +1,8 @@
 // The state behind a memory_pool: bins, counters, statistics and the allocator, shared by the pool
 // object and every allocation it handed out, and deleted when the last of them is gone.
 //
-// Locking: `lock_` (a spin_lock) guards everything but the allocator, and is held only for short
+// Locking: `lock_` (a biased_lock: no atomic read-modify-write while one thread uses the pool)
+// guards everything but the allocator, and is held only for short
 // bookkeeping. `allocator_mutex_` serialises calls into the allocator, which may be slow, so that
 // no allocator call ever happens under `lock_` and hits never wait for a miss.
 #ifndef CLPOOL_POOL_POOL_STATE_H_
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "pool/allocator.h"
+#include "pool/biased_lock.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
 #include "pool/held_blocks.h"
@@ -40,7 +42,8 @@ class pool_state {
         leading_bits_(options.leading_bits),
         held_(options.leading_bits),
         limit_(options.limit_bytes),
-        trim_(options.trim) {}
+        trim_(options.trim),
+        trim_enabled_(options.trim.enabled()) {}
 
   pool_state(const pool_state&) = delete;
   pool_state& operator=(const pool_state&) = delete;
@@ -53,12 +56,12 @@ class pool_state {
     const bin_id bin = bin_number(size, leading_bits_);
     const std::uint64_t rounded = alloc_size(bin, leading_bits_);
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       handle_type handle;
       if (held_.try_pop(bin, handle)) {
         --held_blocks_;
         held_bytes_ -= rounded;
-        return activate_locked(handle, size, rounded, pool_event_kind::hit);
+        return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
       }
     }
     return allocate_slow(size, bin, rounded);
@@ -66,15 +69,14 @@ class pool_state {
 
   // Called by pooled_allocation::release: keeps the block, or frees it when not holding, then
   // applies the trim policy. Deletes the state if this was its last reference.
-  void give_back(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
+  void give_back(const handle_type& handle, std::uint64_t size, std::uint64_t rounded, bin_id bin,
                  std::uint64_t id) noexcept {
-    const bin_id bin = bin_number(rounded, leading_bits_);
     bool free_now = false;
     bool more_work = false;
     bool last = false;
     std::uint64_t trim_bytes = 0;
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       CLPOOL_ASSERT(active_blocks_ > 0 && active_bytes_ >= size && active_rounded_bytes_ >= rounded);
       --active_blocks_;
       active_bytes_ -= size;
@@ -93,20 +95,25 @@ class pool_state {
       if (free_now) {
         ++stats_.allocator_frees;
         notify_locked(pool_event_kind::allocator_free, 0, rounded, rounded);
-      } else if (trim_.enabled()) {
+      } else if (trim_enabled_) [[unlikely]] {
         const std::uint64_t budget = held_budget_locked();
         if (held_bytes_ > budget) trim_bytes = held_bytes_ - budget;
       }
       CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
       // The block's reference covers the work left to do outside the lock, if there is any.
       more_work = free_now || trim_bytes != 0;
-      if (!more_work) last = (--refs_ == 0);
+      if (more_work) {
+        ++extra_refs_;  // keeps the state alive for the work outside the lock
+      } else {
+        last = no_refs_locked();
+      }
     }
-    if (free_now) deallocate_block(handle, rounded);
-    if (trim_bytes != 0) free_largest_held(trim_bytes, /*is_trim=*/true);
     if (more_work) {
-      std::lock_guard<spin_lock> guard(lock_);
-      last = (--refs_ == 0);
+      if (free_now) deallocate_block(handle, rounded);
+      if (trim_bytes != 0) free_largest_held(trim_bytes, /*is_trim=*/true);
+      std::lock_guard<biased_lock> guard(lock_);
+      --extra_refs_;
+      last = no_refs_locked();
     }
     if (last) delete this;
   }
@@ -114,27 +121,28 @@ class pool_state {
   // The pool object is going away: stop holding, free what is held, drop its reference.
   void pool_destroyed() noexcept {
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       holding_ = false;
     }
     free_largest_held(unlimited, /*is_trim=*/false);
     bool last = false;
     {
-      std::lock_guard<spin_lock> guard(lock_);
-      last = (--refs_ == 0);
+      std::lock_guard<biased_lock> guard(lock_);
+      --extra_refs_;  // the pool object's reference
+      last = no_refs_locked();
     }
     if (last) delete this;
   }
 
   void free_held() {
     free_largest_held(unlimited, /*is_trim=*/false);
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     notify_locked(pool_event_kind::free_held, 0, 0, 0);
   }
 
   void stop_holding() {
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       holding_ = false;
       notify_locked(pool_event_kind::stop_holding, 0, 0, 0);
     }
@@ -142,14 +150,14 @@ class pool_state {
   }
 
   bool is_holding() const {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     return holding_;
   }
 
   void set_limit(std::uint64_t limit) {
     std::uint64_t excess = 0;
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       const std::uint64_t in_use = active_rounded_bytes_ + reserved_bytes_;
       if (limit < in_use) {
         throw argument_error("set_limit(" + std::to_string(limit) +
@@ -166,7 +174,7 @@ class pool_state {
   }
 
   std::uint64_t limit() const {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     return limit_;
   }
 
@@ -174,9 +182,10 @@ class pool_state {
     validate_trim_policy(policy);
     std::uint64_t excess = 0;
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       trim_ = policy;
-      if (trim_.enabled()) {
+      trim_enabled_ = policy.enabled();
+      if (trim_enabled_) {
         const std::uint64_t budget = held_budget_locked();
         if (held_bytes_ > budget) excess = held_bytes_ - budget;
       }
@@ -185,32 +194,32 @@ class pool_state {
   }
 
   trim_policy get_trim_policy() const {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     return trim_;
   }
 
   std::uint64_t trim(std::uint64_t target_held_bytes) {
     std::uint64_t excess = 0;
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       if (held_bytes_ > target_held_bytes) excess = held_bytes_ - target_held_bytes;
     }
     return excess == 0 ? 0 : free_largest_held(excess, /*is_trim=*/true);
   }
 
   pool_counters counters() const {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     return counters_locked();
   }
 
   pool_statistics statistics() const {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     return stats_;
   }
 
   std::vector<held_bin_summary> held_bins() const {
     std::vector<held_bin_summary> out;
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     held_.for_each_bin([&](bin_id bin, std::uint64_t blocks) {
       out.push_back(held_bin_summary{bin, alloc_size(bin, leading_bits_), blocks});
     });
@@ -220,13 +229,13 @@ class pool_state {
   reclaim_callback_id add_reclaim_callback(reclaim_callback callback) {
     if (!callback) throw argument_error("add_reclaim_callback: the callback is empty");
     auto shared = std::make_shared<const reclaim_callback>(std::move(callback));
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     callbacks_.emplace_back(++next_callback_id_, std::move(shared));
     return next_callback_id_;
   }
 
   bool remove_reclaim_callback(reclaim_callback_id id) {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
       if (it->first == id) {
         callbacks_.erase(it);
@@ -238,7 +247,7 @@ class pool_state {
 
   void set_observer(std::shared_ptr<pool_observer> observer) {
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       observer_.swap(observer);
     }
     // The previous observer (now in `observer`) is destroyed here, outside the lock.
@@ -250,7 +259,7 @@ class pool_state {
 
   // Walks the bins and checks every counter against them. O(held blocks).
   bool state_is_valid() const {
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     return state_is_valid_locked();
   }
 
@@ -278,6 +287,8 @@ class pool_state {
   static std::string limit_text(std::uint64_t limit) {
     return limit == unlimited ? std::string("unlimited") : std::to_string(limit) + " bytes";
   }
+
+  bool no_refs_locked() const noexcept { return active_blocks_ == 0 && extra_refs_ == 0; }
 
   std::uint64_t managed_locked() const noexcept {
     return active_rounded_bytes_ + held_bytes_ + reserved_bytes_;
@@ -308,11 +319,10 @@ class pool_state {
   // Turns a block into a live allocation. Caller holds lock_ and has already moved the block's
   // bytes out of held (hit) or reserved (miss).
   allocation activate_locked(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
-                             pool_event_kind kind) noexcept {
+                             bin_id bin, pool_event_kind kind) noexcept {
     ++active_blocks_;
     active_bytes_ += size;
     active_rounded_bytes_ += rounded;
-    ++refs_;
     if (active_bytes_ > stats_.peak_active_bytes) stats_.peak_active_bytes = active_bytes_;
     if (kind == pool_event_kind::hit) {
       ++stats_.hits;
@@ -322,7 +332,7 @@ class pool_state {
     const std::uint64_t id = ++next_allocation_id_;
     notify_locked(kind, id, size, rounded);
     CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
-    return allocation(this, handle, size, rounded, id);
+    return allocation(this, handle, size, rounded, bin, id);
   }
 
   // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and
@@ -330,12 +340,12 @@ class pool_state {
   std::optional<allocation> try_allocate(std::uint64_t size, bin_id bin, std::uint64_t rounded,
                                          failure& why) {
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       handle_type handle;
       if (held_.try_pop(bin, handle)) {
         --held_blocks_;
         held_bytes_ -= rounded;
-        return activate_locked(handle, size, rounded, pool_event_kind::hit);
+        return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
       }
       const std::uint64_t managed = managed_locked();
       if (rounded > unlimited - managed) {
@@ -358,22 +368,22 @@ class pool_state {
       std::lock_guard<std::mutex> allocator_guard(allocator_mutex_);
       handle = allocator_.allocate(rounded);
     } catch (const allocator_out_of_memory& e) {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       reserved_bytes_ -= rounded;
       ++stats_.allocator_failures;
       notify_locked(pool_event_kind::allocator_failed, 0, rounded, rounded);
       why = failure{oom_cause::allocator, e.status(), e.what(), rounded};
       return std::nullopt;
     } catch (...) {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       reserved_bytes_ -= rounded;
       throw;
     }
-    std::lock_guard<spin_lock> guard(lock_);
+    std::lock_guard<biased_lock> guard(lock_);
     reserved_bytes_ -= rounded;
     ++stats_.allocator_allocations;
     notify_locked(pool_event_kind::allocator_allocate, 0, rounded, rounded);
-    return activate_locked(handle, size, rounded, pool_event_kind::miss);
+    return activate_locked(handle, size, rounded, bin, pool_event_kind::miss);
   }
 
   // The miss path with out-of-memory handling. After a failed attempt the pool takes the next of
@@ -398,14 +408,14 @@ class pool_state {
           if (free_largest_held(unlimited, /*is_trim=*/false) != 0) break;
         } else {
           if (!callbacks_loaded) {
-            std::lock_guard<spin_lock> guard(lock_);
+            std::lock_guard<biased_lock> guard(lock_);
             for (const auto& entry : callbacks_) callbacks.push_back(entry.second);
             callbacks_loaded = true;
           }
           const std::size_t index = (step - 2) / 2;
           if (index >= callbacks.size()) throw_out_of_memory(size, rounded, why);
           {
-            std::lock_guard<spin_lock> guard(lock_);
+            std::lock_guard<biased_lock> guard(lock_);
             ++stats_.reclaim_calls;
             notify_locked(pool_event_kind::reclaim, 0, size, rounded);
           }
@@ -414,7 +424,7 @@ class pool_state {
         }
       }
       ++step;
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       ++stats_.oom_retries;
       notify_locked(pool_event_kind::oom_retry, 0, size, rounded);
     }
@@ -424,7 +434,7 @@ class pool_state {
                                         const failure& why) {
     oom_report report;
     {
-      std::lock_guard<spin_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_);
       ++stats_.ooms_raised;
       notify_locked(pool_event_kind::out_of_memory, 0, size, rounded);
       report.requested_bytes = size;
@@ -449,7 +459,7 @@ class pool_state {
     while (freed < target) {
       std::size_t n = 0;
       {
-        std::lock_guard<spin_lock> guard(lock_);
+        std::lock_guard<biased_lock> guard(lock_);
         while (n < batch.size() && freed < target) {
           const std::optional<bin_id> bin = held_.largest_nonempty_bin();
           if (!bin) break;
@@ -491,11 +501,10 @@ class pool_state {
     return held_.is_valid() && blocks == held_blocks_ && bytes == held_bytes_ &&
            active_rounded_bytes_ >= active_bytes_ &&
            (active_blocks_ != 0 || (active_bytes_ == 0 && active_rounded_bytes_ == 0)) &&
-           managed_locked() <= limit_ && (holding_ || held_blocks_ == 0) &&
-           refs_ >= active_blocks_;
+           managed_locked() <= limit_ && (holding_ || held_blocks_ == 0);
   }
 
-  mutable spin_lock lock_;
+  mutable biased_lock lock_;
   std::mutex allocator_mutex_;
   A allocator_;
   const unsigned leading_bits_;
@@ -510,9 +519,11 @@ class pool_state {
   std::uint64_t limit_ = unlimited;
   trim_policy trim_;
   bool holding_ = true;
+  bool trim_enabled_ = false;  // trim_.enabled(), cached for the release path
 
-  // References: one for the pool object, one per live allocation. The last one out deletes.
-  std::uint64_t refs_ = 1;
+  // References beyond the live allocations (counted by active_blocks_): the pool object's, and
+  // one per release that works outside the lock. The last one out deletes the state.
+  std::uint64_t extra_refs_ = 1;
   std::uint64_t next_allocation_id_ = 0;
   pool_statistics stats_;
   std::shared_ptr<pool_observer> observer_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "pool/allocator.h"
+#include "pool/bins.h"
 
 namespace clpool {
 
@@ -33,6 +34,7 @@ class pooled_allocation {
         handle_(std::exchange(other.handle_, handle_type{})),
         size_(std::exchange(other.size_, 0)),
         rounded_size_(std::exchange(other.rounded_size_, 0)),
+        bin_(std::exchange(other.bin_, 0)),
         id_(std::exchange(other.id_, 0)) {}
 
   // Releases this allocation's block (if any), then takes over `other`'s.
@@ -43,6 +45,7 @@ class pooled_allocation {
       handle_ = std::exchange(other.handle_, handle_type{});
       size_ = std::exchange(other.size_, 0);
       rounded_size_ = std::exchange(other.rounded_size_, 0);
+      bin_ = std::exchange(other.bin_, 0);
       id_ = std::exchange(other.id_, 0);
     }
     return *this;
@@ -58,7 +61,7 @@ class pooled_allocation {
   void release() noexcept {
     if (state_ == nullptr) return;
     detail::pool_state<A>* state = std::exchange(state_, nullptr);
-    state->give_back(handle_, size_, rounded_size_, id_);
+    state->give_back(handle_, size_, rounded_size_, bin_, id_);
     handle_ = handle_type{};
   }
 
@@ -84,13 +87,19 @@ class pooled_allocation {
   friend class detail::pool_state<A>;
 
   pooled_allocation(detail::pool_state<A>* state, const handle_type& handle, std::uint64_t size,
-                    std::uint64_t rounded_size, std::uint64_t id) noexcept
-      : state_(state), handle_(handle), size_(size), rounded_size_(rounded_size), id_(id) {}
+                    std::uint64_t rounded_size, bin_id bin, std::uint64_t id) noexcept
+      : state_(state),
+        handle_(handle),
+        size_(size),
+        rounded_size_(rounded_size),
+        bin_(bin),
+        id_(id) {}
 
   detail::pool_state<A>* state_ = nullptr;
   handle_type handle_{};
   std::uint64_t size_ = 0;
   std::uint64_t rounded_size_ = 0;
+  bin_id bin_ = 0;  // kept so the release path need not recompute it
   std::uint64_t id_ = 0;
 };
 

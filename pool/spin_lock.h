@@ -35,6 +35,13 @@ class spin_lock {
   // Releases the lock. Precondition: this thread holds it.
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
+  // One CPU "pause" hint, for spin-wait loops elsewhere too.
+  static void pause_once() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
  private:
   void lock_contended() noexcept {
     for (unsigned spins = 0;; ++spins) {
@@ -42,19 +49,13 @@ class spin_lock {
       while (locked_.load(std::memory_order_relaxed)) {
         if (spins < 64) {
           ++spins;
-          pause();
+          pause_once();
         } else {
           std::this_thread::yield();
         }
       }
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
     }
-  }
-
-  static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
   }
 
   std::atomic<bool> locked_{false};
