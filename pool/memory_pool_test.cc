@@ -298,11 +298,27 @@ TEST(MemoryPool, AccountingOverflowIsRejected) {
     p.allocate(std::uint64_t{1} << 63);
     FAIL() << "expected argument_error";
   } catch (const argument_error& e) {
-    EXPECT_NE(std::string(e.what()).find("overflows 64-bit accounting"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("live blocks overflows 64-bit accounting"),
+              std::string::npos)
+        << e.what();
   }
   const auto after = p.counters();
   EXPECT_EQ(after.managed_bytes, before.managed_bytes);
   EXPECT_EQ(after.active_blocks, 1u);
+}
+
+// Found by pool_ops_fuzzer: held + request overflowing 64 bits must free held blocks, not refuse.
+TEST(MemoryPool, HeldBytesThatWouldOverflowAreFreedNotRefused) {
+  auto dev = device();
+  pool p(fake_allocator{dev});
+  const std::uint64_t first = std::uint64_t{1} << 63;
+  p.allocate(first).release();
+  const std::uint64_t second = (std::uint64_t{1} << 63) + (std::uint64_t{1} << 60);
+  ASSERT_GT(rounded_size(second, 4), unlimited - p.held_bytes());
+  auto a = p.allocate(second);
+  EXPECT_EQ(a.size(), second);
+  EXPECT_EQ(p.held_bytes(), 0u);
+  EXPECT_EQ(p.managed_bytes(), dev->outstanding_bytes());
 }
 
 TEST(MemoryPool, TrimPolicyBoundsHeldBytes) {

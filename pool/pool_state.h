@@ -347,15 +347,21 @@ class pool_state {
         held_bytes_ -= rounded;
         return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
       }
-      const std::uint64_t managed = managed_locked();
-      if (rounded > unlimited - managed) {
+      const std::uint64_t in_use = active_rounded_bytes_ + reserved_bytes_;
+      if (rounded > unlimited - in_use) {
+        // Cannot fit even with nothing held: no retry can help.
         throw argument_error("allocate(" + std::to_string(size) + "): a block of " +
                              std::to_string(rounded) + " bytes on top of " +
-                             std::to_string(managed) +
-                             " managed bytes overflows 64-bit accounting");
+                             std::to_string(in_use) +
+                             " bytes in live blocks overflows 64-bit accounting");
       }
-      if (managed + rounded > limit_) {
-        why = failure{oom_cause::limit, 0, {}, managed + rounded - limit_};
+      const std::uint64_t managed = managed_locked();
+      // Room under the limit. The 64-bit range itself acts as the limit when there is none, so
+      // held bytes that stand in the way are freed like any other shortfall. (managed can exceed
+      // a limit that set_limit() just lowered, until its held blocks are freed.)
+      const std::uint64_t room = managed < limit_ ? limit_ - managed : 0;
+      if (rounded > room) {
+        why = failure{oom_cause::limit, 0, {}, rounded - room};
         return std::nullopt;
       }
       reserved_bytes_ += rounded;  // counts against the limit while the allocator works

@@ -87,7 +87,8 @@ struct model {
 
   // Would a new block of `rounded` bytes be granted right now? Returns the shortfall, 0 if none.
   std::uint64_t shortfall(std::uint64_t rounded) const {
-    if (managed() + rounded > limit) return managed() + rounded - limit;
+    const std::uint64_t room = managed() < limit ? limit - managed() : 0;
+    if (rounded > room) return rounded - room;
     if (managed() + rounded > capacity) return rounded;  // the allocator only says "no"
     return 0;
   }
