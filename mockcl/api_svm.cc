@@ -108,8 +108,11 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
   if (!q) return c.ret(s);
   if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
   std::vector<SvmBlock*> blocks;
+  std::vector<void*> live_ptrs;
   for (cl_uint i = 0; i < num; ++i) {
     c.arg("ptr", reinterpret_cast<uint64_t>(ptrs[i]));
+    if (!ptrs[i]) continue;  // Like clSVMFree(NULL): nothing to do (PyOpenCL passes NULL after a failed alloc).
+    live_ptrs.push_back(ptrs[i]);
     auto it = rt().svm.find(reinterpret_cast<uintptr_t>(ptrs[i]));
     if (it == rt().svm.end() || it->second.freed || it->second.free_enqueued) {
       rt().note_double_release("clEnqueueSVMFree of a pointer that is not a live SVM allocation");
@@ -122,7 +125,8 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
     b->free_enqueued = true;
     ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
   }
-  ev->svm_free.assign(ptrs, ptrs + num);
+  // The callback gets the list as passed; without one, only real blocks are freed.
+  ev->svm_free = fn ? std::vector<void*>(ptrs, ptrs + num) : live_ptrs;
   ev->svm_free_fn = fn;
   ev->svm_free_data = data;
   return c.ret(submit(c, ev, out, false));
