@@ -1,9 +1,10 @@
 // Runs layer_driver scenarios through the real ICD loader with the layer in OPENCL_LAYERS, then
 // reads the trace with the strict trace reader and checks its events.
 //
-//   layer_test LAYER_SO DRIVER [ICD]
+//   layer_test LAYER_SO DRIVER PLATFORM [ICD]
 //
-// ICD, when given, is put in OCL_ICD_VENDORS (a .icd file or a library), so the same test runs
+// PLATFORM is a part of the platform name the driver must see (so a test cannot silently run over
+// the wrong ICD). ICD, when given, is put in OCL_ICD_VENDORS (a .icd file or a library), so the same test runs
 // over POCL (the system's vendors) and over mockcl.
 #include <fcntl.h>
 #include <spawn.h>
@@ -32,6 +33,7 @@ using clpool::trace::trace_event;
 std::string layer_so;
 std::string driver;
 std::string icd;  // empty: the system's vendors
+std::string platform;
 
 std::string absolute(const char* path) {
   char resolved[PATH_MAX];
@@ -128,6 +130,13 @@ void expect_same_block(const std::vector<trace_event>& e, std::size_t n, std::si
   EXPECT_EQ(e[n].id, e[m].id) << "events " << n << " and " << m;
 }
 
+TEST(LayerOverIcd, RunsOverTheExpectedPlatform) {
+  run_result r = run_driver("platforms", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("layer_driver: platform: "), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(platform), std::string::npos) << r.stderr_text;
+}
+
 TEST(LayerOverIcd, BuffersSubBuffersAndRetainAreFreedAtRealDestruction) {
   run_result r = run_driver("lifecycle", {});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
@@ -141,7 +150,7 @@ TEST(LayerOverIcd, BuffersSubBuffersAndRetainAreFreedAtRealDestruction) {
                                 "free 8192 host 0x11",
                                 "alloc 2048 buffer 0x2",
                                 "free 2048 buffer 0x2",
-                                "alloc_failed 2147483649 buffer 0x1",
+                                "alloc_failed 1099511627776 buffer 0x1",
                             }));
   expect_same_block(e, 0, 4);
   expect_same_block(e, 6, 7);
@@ -263,12 +272,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: layer_test LAYER_SO DRIVER [ICD]\n");
+  if (argc < 4 || argc > 5) {
+    std::fprintf(stderr, "usage: layer_test LAYER_SO DRIVER PLATFORM [ICD]\n");
     return 2;
   }
   layer_so = absolute(argv[1]);
   driver = absolute(argv[2]);
-  if (argc == 4) icd = absolute(argv[3]);
+  platform = argv[3];
+  if (argc == 5) icd = absolute(argv[4]);
   return RUN_ALL_TESTS();
 }
