@@ -237,6 +237,22 @@ cl_int CL_API_CALL enqueue_svm_free(cl_command_queue queue, cl_uint num_svm_poin
   return status;
 }
 
+// With a budget the device reports it as its memory size (and caps its largest allocation), so a
+// program that sizes its work from CL_DEVICE_GLOBAL_MEM_SIZE behaves as on the smaller card.
+std::uint64_t budget = 0;  // 0: no budget; set once before the dispatch table is handed out
+
+cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, size_t value_size,
+                                   void* value, size_t* value_size_ret) {
+  const cl_int status = target->clGetDeviceInfo(device, name, value_size, value, value_size_ret);
+  if (status == CL_SUCCESS && value != nullptr && value_size >= sizeof(cl_ulong) &&
+      (name == CL_DEVICE_GLOBAL_MEM_SIZE || name == CL_DEVICE_MAX_MEM_ALLOC_SIZE)) {
+    cl_ulong reported = 0;
+    std::memcpy(&reported, value, sizeof(reported));
+    if (reported > budget) std::memcpy(value, &budget, sizeof(reported));
+  }
+  return status;
+}
+
 // --- Refusing to run with bad settings ---
 //
 // Both ocl-icd 2.3.1 and the Khronos loader silently skip a layer whose clInitLayer fails, and
@@ -282,6 +298,7 @@ std::string configure() {
                  "clpool_layer: note: CLPOOL_LAYER_TRACE is not set; not recording a trace\n");
   }
   rec = new recorder(settings, std::move(sink));
+  budget = settings.budget_bytes.value_or(0);
   return {};
 }
 
@@ -322,6 +339,7 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
         layer_dispatch.clSVMAlloc = svm_alloc;
         layer_dispatch.clSVMFree = svm_free;
         layer_dispatch.clEnqueueSVMFree = enqueue_svm_free;
+        if (budget != 0) layer_dispatch.clGetDeviceInfo = get_device_info;
       }
       initialised = true;
     }

@@ -228,6 +228,13 @@ void svm() {
 void budget() {
   cl_env env = open_first_device();
   const size_t half = 512 << 10;
+  // The device reports the budget as its size, and no larger single allocation.
+  cl_ulong global = 0, max_alloc = 0;
+  CHECK_CL(clGetDeviceInfo(env.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, nullptr));
+  CHECK_CL(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc,
+                           nullptr));
+  CHECK(global == 2 * half);
+  CHECK(max_alloc <= 2 * half);
   cl_mem a = buffer(env, CL_MEM_READ_WRITE, half);                   // alloc a
   void* s = clSVMAlloc(env.context, CL_MEM_READ_WRITE, half, 0);     // alloc s (budget full)
   CHECK(s != nullptr);
