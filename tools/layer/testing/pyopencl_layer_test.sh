@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The reference case: an unmodified PyOpenCL program on POCL, recorded through the layer by
-# record_pyopencl_workload.sh, with and without a simulated budget, and refused on a bad setting.
-#   pyopencl_layer_test.sh LAYER_SO TRACE_SUMMARY RECORD_SCRIPT
+# record_pyopencl_workload.sh, with and without a simulated budget, and refused on a bad setting;
+# then over mockcl, whose 256 MiB device itself runs out (the driver's failures are recorded).
+#   pyopencl_layer_test.sh LAYER_SO TRACE_SUMMARY RECORD_SCRIPT MOCKCL_SO
 set -euo pipefail
 
 export CLPOOL_RECORD_LAYER_SO=$(realpath "$1")
 export CLPOOL_RECORD_TRACE_SUMMARY=$(realpath "$2")
 record=$(realpath "$3")
+mockcl=$(realpath "$4")
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 export POCL_CACHE_DIR=$tmp/pocl-cache XDG_CACHE_HOME=$tmp/cache HOME=$tmp
 
@@ -56,4 +58,14 @@ OPENCL_LAYERS=$CLPOOL_RECORD_LAYER_SO CLPOOL_LAYER_BUDGET=lots /usr/bin/python3 
 [[ $status != 0 ]] || fail "the program ran despite CLPOOL_LAYER_BUDGET=lots"
 grep -q 'clpool_layer: error: CLPOOL_LAYER_BUDGET must start with a decimal number' "$tmp/bad.err" ||
   { cat "$tmp/bad.err" >&2; fail "no clear message"; }
+
+echo "--- over mockcl (256 MiB device, no layer budget): the driver's own refusals are recorded"
+status=0
+OCL_ICD_VENDORS=$mockcl "$record" "$tmp/mock.trace" --scale 256MiB --steps 4 \
+  >"$tmp/mock.summary" 2>"$tmp/mock.err" || status=$?
+cat "$tmp/mock.summary"
+[[ $status == 3 ]] || { cat "$tmp/mock.err" >&2; fail "expected exit status 3 (OOM), got $status"; }
+expect_positive "$tmp/mock.summary" alloc_failed
+expect "$tmp/mock.summary" live_at_end 0
+grep -q '^meta.budget' "$tmp/mock.summary" && fail "no budget was set, yet the trace names one"
 echo PASS
