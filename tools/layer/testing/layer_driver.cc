@@ -2,7 +2,8 @@
 // layer) that runs one scenario and checks every API result. layer_test runs it under the layer
 // with different CLPOOL_LAYER_* settings and then checks the trace it left.
 //
-//   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms)
+//   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
+//                              threads | churn)
 //
 // Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
 // Before exiting it waits until the trace (CLPOOL_LAYER_TRACE, if set) holds as many frees as the
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -280,11 +282,50 @@ void platforms() {
   close_env(env);
 }
 
+// Several threads create and release buffers and SVM blocks at once; the trace must stay valid.
+constexpr int churn_threads = 4;
+constexpr int churn_per_thread = 200;
+
+void threads() {
+  cl_env env = open_first_device();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < churn_threads; ++t) {
+    workers.emplace_back([&env, t] {
+      for (int i = 0; i < churn_per_thread; ++i) {
+        cl_mem mem = buffer(env, CL_MEM_READ_WRITE, 4096 * (t + 1));
+        void* p = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 256, 0);
+        CHECK(p != nullptr);
+        clSVMFree(env.context, p);
+        CHECK_CL(clReleaseMemObject(mem));
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  close_env(env);
+  wait_for_frees(2 * churn_threads * churn_per_thread);
+}
+
+// Times N clCreateBuffer + clReleaseMemObject pairs (N from CHURN_PAIRS, default 100000) and
+// prints the cost per pair on stdout: a measurement of the layer's overhead, not a test.
+void churn() {
+  cl_env env = open_first_device();
+  const char* n_text = std::getenv("CHURN_PAIRS");
+  const long n = n_text != nullptr ? std::atol(n_text) : 100000;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < n; ++i) CHECK_CL(clReleaseMemObject(buffer(env, CL_MEM_READ_WRITE, 4096)));
+  const double ns = std::chrono::duration<double, std::nano>(
+                        std::chrono::steady_clock::now() - start).count();
+  std::printf("churn: %ld create+release pairs, %.0f ns per pair\n", n, ns / n);
+  close_env(env);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: layer_driver lifecycle|deferred|svm|budget|fail_nth|platforms\n");
+    std::fprintf(stderr,
+                 "usage: layer_driver "
+                 "lifecycle|deferred|svm|budget|fail_nth|platforms|threads|churn\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -300,6 +341,10 @@ int main(int argc, char** argv) {
     fail_nth();
   } else if (scenario == "platforms") {
     platforms();
+  } else if (scenario == "threads") {
+    threads();
+  } else if (scenario == "churn") {
+    churn();
   } else {
     std::fprintf(stderr, "layer_driver: unknown scenario %s\n", scenario.c_str());
     return 2;

@@ -228,6 +228,25 @@ TEST(LayerOverIcd, FailNthInjectsOneFailure) {
                         }));
 }
 
+TEST(LayerOverIcd, ConcurrentThreadsGiveAValidTrace) {
+  run_result r = run_driver("threads", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  const std::vector<std::string> lines = summary(r, &e);  // the reader checks ids and seq order
+  std::map<std::string, int> count;
+  for (const std::string& line : lines) ++count[line];
+  for (int t = 1; t <= 4; ++t) {
+    const std::string size = std::to_string(4096 * t);
+    EXPECT_EQ(count["alloc " + size + " buffer 0x1"], 200) << size;
+    EXPECT_EQ(count["free " + size + " buffer 0x1"], 200) << size;
+  }
+  EXPECT_EQ(count["alloc 256 svm 0x1"], 800);
+  EXPECT_EQ(count["free 256 svm 0x1"], 800);
+  std::uint64_t max_thread = 0;
+  for (const trace_event& event : e) max_thread = std::max(max_thread, event.thread);
+  EXPECT_GE(max_thread, 3u);  // four application threads, numbered densely from 0
+}
+
 TEST(LayerOverIcd, WithoutTraceTheLayerStillEnforcesAndSaysItIsNotRecording) {
   run_result r = run_driver("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}}, /*record=*/false);
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
