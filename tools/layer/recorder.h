@@ -105,6 +105,7 @@ class recorder {
   mutable std::mutex mutex_;
   std::unique_ptr<event_sink> sink_;
   bool sink_failed_ = false;
+  bool warned_oversize_ = false;
   const std::chrono::steady_clock::time_point start_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t next_id_ = 1;

@@ -94,6 +94,19 @@ TEST(Recorder, HugeRequestDoesNotOverflowTheBudgetCheck) {
   EXPECT_EQ(r.begin_alloc(UINT64_MAX, trace_kind::buffer, 0).refused, refusal::budget);
 }
 
+TEST(Recorder, RequestsAboveTwoToThe62AreNotRecordedAndRecordingGoesOn) {
+  std::vector<trace_event> events;
+  recorder r(with_budget(1000), std::make_unique<vector_sink>(&events));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(r.begin_alloc(UINT64_MAX, trace_kind::buffer, 0).refused, refusal::budget);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("above 2^62"), std::string::npos);
+  EXPECT_TRUE(events.empty());
+  r.commit_alloc(r.begin_alloc(10, trace_kind::buffer, 0).block);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].seq, 0u);
+  EXPECT_TRUE(r.recording());
+}
+
 TEST(Recorder, DriverOutOfMemoryIsRecordedButInvalidArgumentsAreNot) {
   std::vector<trace_event> events;
   recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
