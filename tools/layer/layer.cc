@@ -124,8 +124,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context,
                                                  cl_mem_flags flags, size_t size, void* host_ptr,
                                                  cl_int* errcode_ret) {
   return create_mem(size, buffer_kind(flags), flags, errcode_ret, [&](cl_int* status) {
-    return target->clCreateBufferWithProperties(context, properties, flags, size, host_ptr,
-                                                status);
+    return target->clCreateBufferWithProperties(context, properties, flags, size, host_ptr, status);
   });
 }
 
@@ -206,12 +205,10 @@ void CL_CALLBACK on_svm_free(cl_command_queue queue, cl_uint num_pointers, void*
   }
 }
 
-cl_int CL_API_CALL enqueue_svm_free(cl_command_queue queue, cl_uint num_svm_pointers,
-                                    void* svm_pointers[],
-                                    void(CL_CALLBACK* pfn_free_func)(cl_command_queue, cl_uint,
-                                                                     void**, void*),
-                                    void* user_data, cl_uint num_events_in_wait_list,
-                                    const cl_event* event_wait_list, cl_event* event) {
+cl_int CL_API_CALL enqueue_svm_free(
+    cl_command_queue queue, cl_uint num_svm_pointers, void* svm_pointers[],
+    void(CL_CALLBACK* pfn_free_func)(cl_command_queue, cl_uint, void**, void*), void* user_data,
+    cl_uint num_events_in_wait_list, const cl_event* event_wait_list, cl_event* event) {
   std::unique_ptr<svm_free_call> call;
   try {
     call = std::make_unique<svm_free_call>();
@@ -227,8 +224,8 @@ cl_int CL_API_CALL enqueue_svm_free(cl_command_queue queue, cl_uint num_svm_poin
     return CL_OUT_OF_HOST_MEMORY;
   }
   if (call == nullptr) {
-    return target->clEnqueueSVMFree(queue, num_svm_pointers, svm_pointers, pfn_free_func,
-                                    user_data, num_events_in_wait_list, event_wait_list, event);
+    return target->clEnqueueSVMFree(queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data,
+                                    num_events_in_wait_list, event_wait_list, event);
   }
   const cl_int status =
       target->clEnqueueSVMFree(queue, num_svm_pointers, svm_pointers, on_svm_free, call.get(),
@@ -265,8 +262,7 @@ cl_int CL_API_CALL refuse_get_platform_ids(cl_uint, cl_platform_id*, cl_uint* nu
   return CL_PLATFORM_NOT_FOUND_KHR;
 }
 
-cl_context CL_API_CALL refuse_create_context_from_type(const cl_context_properties*,
-                                                       cl_device_type,
+cl_context CL_API_CALL refuse_create_context_from_type(const cl_context_properties*, cl_device_type,
                                                        void(CL_CALLBACK*)(const char*, const void*,
                                                                           size_t, void*),
                                                        void*, cl_int* errcode_ret) {
@@ -274,11 +270,9 @@ cl_context CL_API_CALL refuse_create_context_from_type(const cl_context_properti
   return nullptr;
 }
 
-cl_context CL_API_CALL refuse_create_context(const cl_context_properties*, cl_uint,
-                                             const cl_device_id*,
-                                             void(CL_CALLBACK*)(const char*, const void*, size_t,
-                                                                void*),
-                                             void*, cl_int* errcode_ret) {
+cl_context CL_API_CALL refuse_create_context(
+    const cl_context_properties*, cl_uint, const cl_device_id*,
+    void(CL_CALLBACK*)(const char*, const void*, size_t, void*), void*, cl_int* errcode_ret) {
   set_status(errcode_ret, CL_INVALID_PLATFORM);
   return nullptr;
 }

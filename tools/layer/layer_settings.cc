@@ -53,7 +53,8 @@ u64_or_error parse_u64(std::string_view text) {
   std::uint64_t value = 0;
   for (char c : text) {
     if (!is_digit(c)) {
-      return {std::nullopt, "is not a non-negative decimal integer (digits 0-9 only): " + quoted(text)};
+      return {std::nullopt,
+              "is not a non-negative decimal integer (digits 0-9 only): " + quoted(text)};
     }
     const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
     if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
@@ -69,8 +70,8 @@ u64_or_error parse_byte_size(std::string_view text) {
   std::size_t digits = 0;
   while (digits < text.size() && is_digit(text[digits])) ++digits;
   if (digits == 0) {
-    return {std::nullopt, "must start with a decimal number of bytes (e.g. 2GiB, 512MiB, 4096): " +
-                              quoted(text)};
+    return {std::nullopt,
+            "must start with a decimal number of bytes (e.g. 2GiB, 512MiB, 4096): " + quoted(text)};
   }
   const std::string_view suffix = text.substr(digits);
   unsigned shift = 0;
@@ -108,13 +109,15 @@ probability_or_error parse_probability(std::string_view text) {
     while (i < text.size() && is_digit(text[i])) ++i, ++frac_digits;
   }
   if (i != text.size() || int_digits + frac_digits == 0) {
-    return {std::nullopt, "is not a decimal probability between 0 and 1 (e.g. 0.01): " + quoted(text)};
+    return {std::nullopt,
+            "is not a decimal probability between 0 and 1 (e.g. 0.01): " + quoted(text)};
   }
   double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value,
-                                         std::chars_format::fixed);
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    return {std::nullopt, "is not a decimal probability between 0 and 1 (e.g. 0.01): " + quoted(text)};
+    return {std::nullopt,
+            "is not a decimal probability between 0 and 1 (e.g. 0.01): " + quoted(text)};
   }
   if (value < 0.0 || value > 1.0) {
     return {std::nullopt, "must be between 0 and 1 inclusive: " + quoted(text)};
@@ -134,7 +137,9 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
       errors.push_back(std::string(name) + " is set more than once");
       continue;
     }
-    auto fail = [&](const std::string& problem) { errors.push_back(std::string(name) + " " + problem); };
+    auto fail = [&](const std::string& problem) {
+      errors.push_back(std::string(name) + " " + problem);
+    };
 
     if (name == env_trace) {
       if (value.empty()) {

@@ -31,11 +31,12 @@ inline constexpr std::uint64_t default_seed = 1;
 // What the layer should do. Every field is optional; an empty settings object makes the layer a
 // pure pass-through that records nothing.
 struct layer_settings {
-  std::optional<std::string> trace_path;     // CLPOOL_LAYER_TRACE: where to write the trace
+  std::optional<std::string> trace_path;      // CLPOOL_LAYER_TRACE: where to write the trace
   std::optional<std::uint64_t> budget_bytes;  // CLPOOL_LAYER_BUDGET: simulated device memory
-  std::optional<std::uint64_t> fail_nth;      // CLPOOL_LAYER_FAIL_NTH: fail the Nth allocation (1-based)
-  std::optional<double> fail_probability;     // CLPOOL_LAYER_FAIL_PROB: fail each allocation with p
-  std::uint64_t seed = default_seed;          // CLPOOL_LAYER_SEED: seed for FAIL_PROB
+  std::optional<std::uint64_t>
+      fail_nth;  // CLPOOL_LAYER_FAIL_NTH: fail the Nth allocation (1-based)
+  std::optional<double> fail_probability;  // CLPOOL_LAYER_FAIL_PROB: fail each allocation with p
+  std::uint64_t seed = default_seed;       // CLPOOL_LAYER_SEED: seed for FAIL_PROB
 
   bool operator==(const layer_settings&) const = default;
 };

@@ -57,7 +57,8 @@ TEST(ParseProbability, Range) {
   EXPECT_EQ(parse_probability("0.25").value, 0.25);
   EXPECT_EQ(parse_probability(".5").value, 0.5);
   EXPECT_EQ(parse_probability("1.000").value, 1.0);
-  for (const char* bad : {"", ".", "1.5", "-0.1", "nan", "inf", "1e-3", "0x1p-2", " 0.5", "0,5", "2"}) {
+  for (const char* bad :
+       {"", ".", "1.5", "-0.1", "nan", "inf", "1e-3", "0x1p-2", " 0.5", "0,5", "2"}) {
     EXPECT_FALSE(parse_probability(bad).value) << bad;
   }
 }
@@ -85,9 +86,11 @@ TEST(ParseLayerSettings, AllSettings) {
 TEST(ParseLayerSettings, ErrorsNameTheVariable) {
   EXPECT_NE(error_of("CLPOOL_LAYER_BUDGET", "2GB").find("CLPOOL_LAYER_BUDGET"), std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_BUDGET", "0").find("greater than 0"), std::string::npos);
-  EXPECT_NE(error_of("CLPOOL_LAYER_TRACE", "").find("CLPOOL_LAYER_TRACE is empty"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_TRACE", "").find("CLPOOL_LAYER_TRACE is empty"),
+            std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_NTH", "0").find("at least 1"), std::string::npos);
-  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_NTH", "x").find("CLPOOL_LAYER_FAIL_NTH"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_NTH", "x").find("CLPOOL_LAYER_FAIL_NTH"),
+            std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_PROB", "1.5").find("between 0 and 1"), std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_BUGDET", "1GiB").find("not a setting"), std::string::npos);
 }

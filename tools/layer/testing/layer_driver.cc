@@ -24,21 +24,21 @@ namespace {
 
 int failures = 0;
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
       std::fprintf(stderr, "layer_driver:%d: check failed: %s\n", __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
+      ++failures;                                                                   \
+    }                                                                               \
   } while (0)
 
-#define CHECK_CL(expr)                                                             \
-  do {                                                                             \
-    const cl_int status_ = (expr);                                                 \
-    if (status_ != CL_SUCCESS) {                                                   \
+#define CHECK_CL(expr)                                                               \
+  do {                                                                               \
+    const cl_int status_ = (expr);                                                   \
+    if (status_ != CL_SUCCESS) {                                                     \
       std::fprintf(stderr, "layer_driver:%d: %s -> %d\n", __LINE__, #expr, status_); \
-      std::exit(1);                                                                \
-    }                                                                              \
+      std::exit(1);                                                                  \
+    }                                                                                \
   } while (0)
 
 struct cl_env {
@@ -125,8 +125,8 @@ void wait_for_frees(int n) {
 cl_event gated_fill(const cl_env& env, cl_mem mem, size_t size, cl_event gate) {
   const cl_uint pattern = 0xabcdef01u;
   cl_event done = nullptr;
-  CHECK_CL(clEnqueueFillBuffer(env.queue, mem, &pattern, sizeof(pattern), 0, size, 1, &gate,
-                               &done));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, mem, &pattern, sizeof(pattern), 0, size, 1, &gate, &done));
   return done;
 }
 
@@ -140,21 +140,21 @@ cl_event user_event(const cl_env& env) {
 // Buffers, host buffers, sub-buffers, retain/release, a driver refusal.
 void lifecycle() {
   cl_env env = open_first_device();
-  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 4096);          // alloc 4096 buffer 0x1
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc 4096 buffer 0x1
   CHECK_CL(clRetainMemObject(a));
-  CHECK_CL(clReleaseMemObject(a));                          // still one reference: no free
+  CHECK_CL(clReleaseMemObject(a));  // still one reference: no free
   cl_mem h = buffer(env, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 8192);  // alloc host
   cl_buffer_region region{0, 1024};
   cl_int err = CL_SUCCESS;
   cl_mem s = clCreateSubBuffer(a, CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
-  CHECK_CL(err);                                            // alloc 1024 sub 0x4
-  CHECK_CL(clReleaseMemObject(s));                          // free sub
-  CHECK_CL(clReleaseMemObject(a));                          // free a
-  CHECK_CL(clReleaseMemObject(h));                          // free h
+  CHECK_CL(err);                    // alloc 1024 sub 0x4
+  CHECK_CL(clReleaseMemObject(s));  // free sub
+  CHECK_CL(clReleaseMemObject(a));  // free a
+  CHECK_CL(clReleaseMemObject(h));  // free h
   cl_mem b = clCreateBufferWithProperties(env.context, nullptr, CL_MEM_WRITE_ONLY, 2048, nullptr,
-                                          &err);             // alloc 2048 buffer 0x2
+                                          &err);  // alloc 2048 buffer 0x2
   CHECK_CL(err);
-  CHECK_CL(clReleaseMemObject(b));                          // free b
+  CHECK_CL(clReleaseMemObject(b));  // free b
   // Far above any device's largest allocation: CL_INVALID_BUFFER_SIZE, recorded as alloc_failed.
   expect_buffer_refused(env, size_t{1} << 40, CL_INVALID_BUFFER_SIZE);
   // Size 0 is an invalid argument, not out-of-memory: nothing is recorded.
@@ -168,16 +168,16 @@ void deferred() {
   cl_env env = open_first_device();
   cl_event gate = user_event(env);
   const size_t size = 1 << 20;
-  cl_mem a = buffer(env, CL_MEM_READ_WRITE, size);          // alloc a
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, size);  // alloc a
   cl_event fill = gated_fill(env, a, size, gate);
-  CHECK_CL(clReleaseMemObject(a));                          // the fill still holds a
-  cl_mem b = buffer(env, CL_MEM_READ_WRITE, 4096);          // alloc b: must come before free a
+  CHECK_CL(clReleaseMemObject(a));                  // the fill still holds a
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc b: must come before free a
   CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
   CHECK_CL(clWaitForEvents(1, &fill));
   CHECK_CL(clReleaseEvent(fill));
   CHECK_CL(clReleaseEvent(gate));
-  wait_for_frees(1);                                        // free a
-  CHECK_CL(clReleaseMemObject(b));                          // free b
+  wait_for_frees(1);                // free a
+  CHECK_CL(clReleaseMemObject(b));  // free b
   close_env(env);
   wait_for_frees(2);
 }
@@ -200,28 +200,28 @@ void svm() {
   cl_env env = open_first_device();
   void* p1 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 1 << 20, 0);  // alloc p1
   CHECK(p1 != nullptr);
-  clSVMFree(env.context, p1);                                         // free p1
-  void* p2 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 65536, 0);    // alloc p2
+  clSVMFree(env.context, p1);                                       // free p1
+  void* p2 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 65536, 0);  // alloc p2
   CHECK(p2 != nullptr);
   cl_event gate = user_event(env);
   cl_event freed = nullptr;
   CHECK_CL(clEnqueueSVMFree(env.queue, 1, &p2, nullptr, nullptr, 1, &gate, &freed));
-  void* p3 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 4096, 0);     // alloc p3 before free p2
+  void* p3 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 4096, 0);  // alloc p3 before free p2
   CHECK(p3 != nullptr);
   CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
-  CHECK_CL(clWaitForEvents(1, &freed));                               // free p2 on queue 1
+  CHECK_CL(clWaitForEvents(1, &freed));  // free p2 on queue 1
   CHECK_CL(clReleaseEvent(freed));
   CHECK_CL(clReleaseEvent(gate));
   wait_for_frees(2);
-  void* p4 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 8192, 0);     // alloc p4
+  void* p4 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 8192, 0);  // alloc p4
   CHECK(p4 != nullptr);
   svm_callback_seen seen;
   seen.context = env.context;
   CHECK_CL(clEnqueueSVMFree(env.queue, 1, &p4, user_svm_free, &seen, 0, nullptr, nullptr));
-  CHECK_CL(clFinish(env.queue));                                      // free p4 on queue 1
+  CHECK_CL(clFinish(env.queue));  // free p4 on queue 1
   CHECK(seen.calls == 1);
   wait_for_frees(3);
-  clSVMFree(env.context, p3);                                         // free p3
+  clSVMFree(env.context, p3);  // free p3
   close_env(env);
   wait_for_frees(4);
 }
@@ -232,15 +232,16 @@ void budget() {
   const size_t half = 512 << 10;
   // The device reports the budget as its size, and no larger single allocation.
   cl_ulong global = 0, max_alloc = 0;
-  CHECK_CL(clGetDeviceInfo(env.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, nullptr));
+  CHECK_CL(
+      clGetDeviceInfo(env.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, nullptr));
   CHECK_CL(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc,
                            nullptr));
   CHECK(global == 2 * half);
   CHECK(max_alloc <= 2 * half);
-  cl_mem a = buffer(env, CL_MEM_READ_WRITE, half);                   // alloc a
-  void* s = clSVMAlloc(env.context, CL_MEM_READ_WRITE, half, 0);     // alloc s (budget full)
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, half);                // alloc a
+  void* s = clSVMAlloc(env.context, CL_MEM_READ_WRITE, half, 0);  // alloc s (budget full)
   CHECK(s != nullptr);
-  expect_buffer_refused(env, 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);   // alloc_failed 1 buffer
+  expect_buffer_refused(env, 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);     // alloc_failed 1 buffer
   CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE, 1, 0) == nullptr);  // alloc_failed 1 svm
   cl_mem h = buffer(env, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 4 << 20);  // host: not counted
   // a is released but still used by a queued fill: its bytes are not credited yet.
@@ -252,11 +253,11 @@ void budget() {
   CHECK_CL(clWaitForEvents(1, &fill));
   CHECK_CL(clReleaseEvent(fill));
   CHECK_CL(clReleaseEvent(gate));
-  wait_for_frees(1);                                                 // free a
-  cl_mem c = buffer(env, CL_MEM_READ_WRITE, half);                   // fits again: alloc c
-  CHECK_CL(clReleaseMemObject(c));                                   // free c
-  CHECK_CL(clReleaseMemObject(h));                                   // free h
-  clSVMFree(env.context, s);                                         // free s
+  wait_for_frees(1);                                // free a
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, half);  // fits again: alloc c
+  CHECK_CL(clReleaseMemObject(c));                  // free c
+  CHECK_CL(clReleaseMemObject(h));                  // free h
+  clSVMFree(env.context, s);                        // free s
   close_env(env);
   wait_for_frees(4);
 }
@@ -264,9 +265,9 @@ void budget() {
 // Run with CLPOOL_LAYER_FAIL_NTH=2.
 void fail_nth() {
   cl_env env = open_first_device();
-  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 100);                    // alloc
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 100);                     // alloc
   expect_buffer_refused(env, 200, CL_MEM_OBJECT_ALLOCATION_FAILURE);  // alloc_failed 200
-  cl_mem c = buffer(env, CL_MEM_READ_WRITE, 300);                    // alloc
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, 300);                     // alloc
   CHECK_CL(clReleaseMemObject(a));
   CHECK_CL(clReleaseMemObject(c));
   close_env(env);
@@ -313,8 +314,8 @@ void churn() {
   const long n = n_text != nullptr ? std::atol(n_text) : 100000;
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < n; ++i) CHECK_CL(clReleaseMemObject(buffer(env, CL_MEM_READ_WRITE, 4096)));
-  const double ns = std::chrono::duration<double, std::nano>(
-                        std::chrono::steady_clock::now() - start).count();
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   std::printf("churn: %ld create+release pairs, %.0f ns per pair\n", n, ns / n);
   close_env(env);
 }

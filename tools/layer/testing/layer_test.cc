@@ -4,14 +4,13 @@
 //   layer_test LAYER_SO DRIVER PLATFORM [ICD]
 //
 // PLATFORM is a part of the platform name the driver must see (so a test cannot silently run over
-// the wrong ICD). ICD, when given, is put in OCL_ICD_VENDORS (a .icd file or a library), so the same test runs
-// over POCL (the system's vendors) and over mockcl.
+// the wrong ICD). ICD, when given, is put in OCL_ICD_VENDORS (a .icd file or a library), so the
+// same test runs over POCL (the system's vendors) and over mockcl.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <climits>
 #include <cstdlib>
