@@ -31,6 +31,16 @@ std::string quoted(std::string_view value) {
   return out;
 }
 
+// A variable's name for a message: as is, or quoted and escaped when it holds bytes a terminal
+// would not show (only possible through parse_layer_settings_text).
+std::string shown_name(std::string_view name) {
+  for (char c : name) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) return quoted(name);
+  }
+  return std::string(name);
+}
+
 struct unit {
   std::string_view suffix;
   unsigned shift;
@@ -134,11 +144,11 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
   for (const auto& [name, value] : entries) {
     if (name.substr(0, env_prefix.size()) != env_prefix) continue;
     if (!seen.insert(name).second) {
-      errors.push_back(std::string(name) + " is set more than once");
+      errors.push_back(shown_name(name) + " is set more than once");
       continue;
     }
     auto fail = [&](const std::string& problem) {
-      errors.push_back(std::string(name) + " " + problem);
+      errors.push_back(shown_name(name) + " " + problem);
     };
 
     if (name == env_trace) {
@@ -183,7 +193,7 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
         seed_given = true;
       }
     } else {
-      errors.push_back(std::string(name) +
+      errors.push_back(shown_name(name) +
                        " is not a setting of the clpool layer (known: CLPOOL_LAYER_TRACE, "
                        "CLPOOL_LAYER_BUDGET, CLPOOL_LAYER_FAIL_NTH, CLPOOL_LAYER_FAIL_PROB, "
                        "CLPOOL_LAYER_SEED)");
@@ -204,6 +214,23 @@ parse_result parse_layer_settings_from_environ(const char* const* envp) {
     const std::size_t eq = entry.find('=');
     if (eq == std::string_view::npos) continue;  // not NAME=value; no setting of ours
     entries.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return parse_layer_settings(entries);
+}
+
+parse_result parse_layer_settings_text(std::string_view text) {
+  std::vector<env_entry> entries;
+  while (!text.empty()) {
+    const std::size_t newline = text.find('\n');
+    const std::string_view line = text.substr(0, newline);
+    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+    if (line.empty()) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      entries.emplace_back(line, std::string_view());
+    } else {
+      entries.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+    }
   }
   return parse_layer_settings(entries);
 }

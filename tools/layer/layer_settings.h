@@ -62,6 +62,11 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries);
 // Parses `environ`-style "NAME=value" strings (a NULL-terminated array), then as above.
 parse_result parse_layer_settings_from_environ(const char* const* envp);
 
+// Parses newline-separated "NAME=value" lines (no trailing newline needed), then as above: one
+// string in, settings or errors out, for fuzzing. A line without '=' is an entry with an empty
+// value, so "CLPOOL_LAYER_BUDGET" alone is reported as empty rather than ignored.
+parse_result parse_layer_settings_text(std::string_view text);
+
 // Grammar helpers, exposed for tests and fuzzing. Each returns the value or an error message that
 // describes the problem (without naming a variable).
 

@@ -122,5 +122,22 @@ TEST(ParseLayerSettingsFromEnviron, SplitsAtFirstEquals) {
   EXPECT_TRUE(parse_layer_settings_from_environ(nullptr).ok());
 }
 
+TEST(ParseLayerSettingsText, OneStringInSettingsOrErrorsOut) {
+  parse_result r =
+      parse_layer_settings_text("CLPOOL_LAYER_BUDGET=4GiB\n\nPATH=/bin\nCLPOOL_LAYER_FAIL_NTH=9");
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_EQ(r.settings->budget_bytes, 4ull << 30);
+  EXPECT_EQ(r.settings->fail_nth, 9u);
+  EXPECT_FALSE(parse_layer_settings_text("CLPOOL_LAYER_BUDGET").ok());
+  EXPECT_TRUE(parse_layer_settings_text("").ok());
+  // Arbitrary bytes never crash and always give settings or at least one error.
+  const char junk_bytes[] = "CLPOOL_LAYER_\0\xff=\n=\n==\nCLPOOL_LAYER_SEED=1=2";
+  const std::string junk(junk_bytes, sizeof(junk_bytes) - 1);
+  parse_result j = parse_layer_settings_text(junk);
+  EXPECT_NE(j.ok(), !j.errors.empty());
+  EXPECT_NE(j.error_text().find("\"CLPOOL_LAYER_\\x00\\xff\" is not a setting"), std::string::npos)
+      << j.error_text();
+}
+
 }  // namespace
 }  // namespace clpool::layer
