@@ -52,6 +52,16 @@ bool is_out_of_memory(cl_int status, std::uint64_t size) {
          status == CL_OUT_OF_HOST_MEMORY || (status == CL_INVALID_BUFFER_SIZE && size > 0);
 }
 
+// How the alloc_failed comment describes a driver's out-of-memory answer.
+std::string driver_failure(cl_int status) {
+  const char* name = status == CL_MEM_OBJECT_ALLOCATION_FAILURE ? "CL_MEM_OBJECT_ALLOCATION_FAILURE"
+                     : status == CL_OUT_OF_RESOURCES            ? "CL_OUT_OF_RESOURCES"
+                     : status == CL_OUT_OF_HOST_MEMORY          ? "CL_OUT_OF_HOST_MEMORY"
+                     : status == CL_INVALID_BUFFER_SIZE         ? "CL_INVALID_BUFFER_SIZE"
+                                                                : "?";
+  return "status " + std::to_string(status) + " (" + name + ") from the driver";
+}
+
 trace_kind buffer_kind(cl_mem_flags flags) {
   return (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0 ? trace_kind::host
                                                                       : trace_kind::buffer;
@@ -88,7 +98,7 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     cl_int status = CL_SUCCESS;
     cl_mem mem = create(&status);
     if (mem == nullptr || status != CL_SUCCESS) {
-      rec->abort_alloc(t.block, is_out_of_memory(status, size));
+      rec->abort_alloc(t.block, is_out_of_memory(status, size) ? driver_failure(status) : "");
       set_status(errcode_ret, status != CL_SUCCESS ? status : CL_OUT_OF_RESOURCES);
       return mem;
     }
@@ -148,14 +158,14 @@ void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t s
     void* pointer = target->clSVMAlloc(context, flags, size, alignment);
     if (pointer == nullptr) {
       // clSVMAlloc gives no status; NULL for a non-zero size is how a device says "no room".
-      rec->abort_alloc(t.block, size != 0);
+      rec->abort_alloc(t.block, size != 0 ? "NULL from the driver's clSVMAlloc" : "");
       return nullptr;
     }
     try {
       rec->remember_svm(pointer, t.block);
     } catch (...) {
       target->clSVMFree(context, pointer);
-      rec->abort_alloc(t.block, false);
+      rec->abort_alloc(t.block, "");
       return nullptr;
     }
     rec->commit_alloc(t.block);

@@ -55,7 +55,20 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
     t.refused = refusal::budget;
   }
   if (t.refused != refusal::none) {
-    write_locked(trace::trace_action::alloc_failed, t.block, 0);
+    std::string why = "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: ";
+    switch (t.refused) {
+      case refusal::budget:
+        why += "budget " + std::to_string(*settings_.budget_bytes) + " bytes, " +
+               std::to_string(outstanding_) + " outstanding";
+        break;
+      case refusal::injected_nth:
+        why += "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth);
+        break;
+      default:
+        why += "CLPOOL_LAYER_FAIL_PROB";
+        break;
+    }
+    write_locked(trace::trace_action::alloc_failed, t.block, 0, why);
     return t;
   }
   if (t.block.counted) outstanding_ += size;
@@ -67,10 +80,10 @@ void recorder::commit_alloc(const block_info& block) {
   write_locked(trace::trace_action::alloc, block, 0);
 }
 
-void recorder::abort_alloc(const block_info& block, bool out_of_memory) {
+void recorder::abort_alloc(const block_info& block, std::string_view failure) {
   std::lock_guard lock(mutex_);
   if (block.counted) outstanding_ -= block.size;
-  if (out_of_memory) write_locked(trace::trace_action::alloc_failed, block, 0);
+  if (!failure.empty()) write_locked(trace::trace_action::alloc_failed, block, 0, failure);
 }
 
 void recorder::free_block(const block_info& block, std::uint64_t queue) {
@@ -117,7 +130,7 @@ std::uint64_t recorder::thread_id_locked() {
 }
 
 void recorder::write_locked(trace::trace_action action, const block_info& block,
-                            std::uint64_t queue) {
+                            std::uint64_t queue, std::string_view failure) {
   if (sink_ == nullptr || sink_failed_) return;
   if (block.size > trace::max_event_size) {
     // Only a refused request can be this large (no device has 2^62 bytes), and FORMAT.md calls
@@ -147,16 +160,21 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
   bool ok = false;
   try {
     ok = sink_->write(e);
+    if (ok && !failure.empty()) {
+      ok = sink_->comment("failure", "seq " + std::to_string(e.seq) + " " + std::string(failure));
+    }
   } catch (const std::exception&) {
     ok = false;
   }
-  if (!ok) {
-    sink_failed_ = true;
-    std::fprintf(stderr,
-                 "clpool_layer: error: could not write to the trace file; the trace is incomplete "
-                 "after event %llu\n",
-                 static_cast<unsigned long long>(e.seq));
-  }
+  if (!ok) sink_failed_locked(e.seq);
+}
+
+void recorder::sink_failed_locked(std::uint64_t seq) {
+  sink_failed_ = true;
+  std::fprintf(stderr,
+               "clpool_layer: error: could not write to the trace file; the trace is incomplete "
+               "after event %llu\n",
+               static_cast<unsigned long long>(seq));
 }
 
 }  // namespace clpool::layer

@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "tools/layer/layer_settings.h"
@@ -29,6 +30,8 @@ class event_sink {
   // Writes one event. Returns false when it could not (disk full, say); the recorder then
   // reports the problem once on stderr and stops writing.
   virtual bool write(const trace::trace_event& event) = 0;
+  // Writes a "# key: value" comment (one line; `key` one word). Returns false as write() does.
+  virtual bool comment(std::string_view key, std::string_view value) = 0;
 };
 
 // One block the layer handed out, as the recorder remembers it until it is freed.
@@ -69,16 +72,19 @@ class recorder {
 
   // Called before asking the driver for `size` bytes of `kind`. Counts the attempt for fault
   // injection (sub-buffers excluded: they allocate nothing), checks the budget, and either
-  // reserves the bytes or records alloc_failed and refuses.
+  // reserves the bytes or records alloc_failed (followed by a "# failure:" comment giving the
+  // status and the reason) and refuses.
   ticket begin_alloc(std::uint64_t size, trace::trace_kind kind, std::uint64_t flags);
 
   // The driver allocated the block: records `alloc`.
   void commit_alloc(const block_info& block);
 
-  // The driver refused: releases the reservation. Records alloc_failed when `out_of_memory`
-  // (the driver's status meant "no room"), and nothing for other errors (invalid arguments
-  // allocate nothing and would mislead a replay).
-  void abort_alloc(const block_info& block, bool out_of_memory);
+  // The driver refused: releases the reservation. When the driver's answer meant "no room",
+  // `failure` describes it (e.g. "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver")
+  // and alloc_failed is recorded with a "# failure: seq N <failure>" comment. Empty `failure`:
+  // another error (invalid arguments allocate nothing and would mislead a replay); nothing is
+  // recorded.
+  void abort_alloc(const block_info& block, std::string_view failure);
 
   // The block's memory was given back: credits the budget and records `free` on `queue`.
   void free_block(const block_info& block, std::uint64_t queue);
@@ -98,7 +104,9 @@ class recorder {
   bool recording() const;
 
  private:
-  void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue);
+  void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,
+                    std::string_view failure = {});
+  void sink_failed_locked(std::uint64_t seq);
   std::uint64_t thread_id_locked();
 
   const layer_settings settings_;

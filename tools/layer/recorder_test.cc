@@ -23,6 +23,11 @@ class vector_sink final : public event_sink {
     out_->push_back(e);
     return true;
   }
+  bool comment(std::string_view key, std::string_view value) override {
+    comments.push_back(std::string(key) + ": " + std::string(value));
+    return true;
+  }
+  std::vector<std::string> comments;
 
  private:
   std::vector<trace_event>* out_;
@@ -66,7 +71,9 @@ TEST(Recorder, AllocAndFreeAreRecordedInOrderWithDenseIds) {
 
 TEST(Recorder, BudgetRefusesAndCreditsOnFree) {
   std::vector<trace_event> events;
-  recorder r(with_budget(1000), std::make_unique<vector_sink>(&events));
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  recorder r(with_budget(1000), std::move(sink));
   recorder::ticket a = r.begin_alloc(600, trace_kind::buffer, 0);
   ASSERT_EQ(a.refused, refusal::none);
   r.commit_alloc(a.block);
@@ -79,10 +86,13 @@ TEST(Recorder, BudgetRefusesAndCreditsOnFree) {
   EXPECT_EQ(events.back().size, 401u);
   EXPECT_EQ(events.back().kind, trace_kind::svm);
   EXPECT_EQ(events.back().id, 0u);  // FORMAT.md: alloc_failed uses id 0
+  EXPECT_EQ(comments, std::vector<std::string>{
+                          "failure: seq 1 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the "
+                          "layer: budget 1000 bytes, 600 outstanding"});
   recorder::ticket c = r.begin_alloc(400, trace_kind::buffer, 0);
   EXPECT_EQ(c.refused, refusal::none);
   EXPECT_EQ(r.outstanding_bytes(), 1000u);
-  r.abort_alloc(c.block, /*out_of_memory=*/false);  // the driver said "invalid value"
+  r.abort_alloc(c.block, "");  // the driver said "invalid value"
   EXPECT_EQ(r.outstanding_bytes(), 600u);
   r.free_block(a.block, 0);
   EXPECT_EQ(r.outstanding_bytes(), 0u);
@@ -109,13 +119,16 @@ TEST(Recorder, RequestsAboveTwoToThe62AreNotRecordedAndRecordingGoesOn) {
 
 TEST(Recorder, DriverOutOfMemoryIsRecordedButInvalidArgumentsAreNot) {
   std::vector<trace_event> events;
-  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
-  r.abort_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block, false);
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  recorder r(layer_settings{}, std::move(sink));
+  r.abort_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block, "");
   EXPECT_TRUE(events.empty());
-  r.abort_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block, true);
+  r.abort_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block, "status -5 from the driver");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].action, trace_action::alloc_failed);
   EXPECT_EQ(events[0].size, 2u);
+  EXPECT_EQ(comments, std::vector<std::string>{"failure: seq 0 status -5 from the driver"});
 }
 
 TEST(Recorder, FailNthCountsDeviceAllocationsOnly) {

@@ -27,6 +27,17 @@ class file_sink final : public event_sink {
     }
   }
 
+  bool comment(std::string_view key, std::string_view value) override {
+    try {
+      writer_->comment(key, value);
+      writer_->flush();
+      return true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      return false;
+    }
+  }
+
  private:
   std::unique_ptr<trace::trace_writer> writer_;
 };

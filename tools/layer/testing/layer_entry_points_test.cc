@@ -238,6 +238,19 @@ TEST(EntryPoints, BuffersAreFreedWhenTheDriverDestroysThemOnAnyThread) {
   EXPECT_EQ(last[4].id, last[1].id);
   EXPECT_NE(last[4].thread, last[0].thread);  // recorded on the destroying thread
   EXPECT_EQ(last[5].id, last[0].id);
+  // Each alloc_failed is followed by a comment with its status and who refused it.
+  clpool::trace::read_result r = clpool::trace::read_all(trace_path);
+  std::vector<std::string> failures;
+  for (const auto& [key, value] : r.metadata) {
+    if (key == "failure") failures.push_back(value);
+  }
+  ASSERT_GE(failures.size(), 2u);
+  EXPECT_EQ(failures[failures.size() - 2],
+            "seq " + std::to_string(last[2].seq) +
+                " status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver");
+  EXPECT_EQ(failures.back(), "seq " + std::to_string(last[3].seq) +
+                                 " status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: "
+                                 "budget 1048576 bytes, 1000 outstanding");
 }
 
 TEST(EntryPoints, EnqueuedSvmFreeWithoutCallbackIsDoneByTheLayerAtExecution) {
