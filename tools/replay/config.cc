@@ -76,6 +76,17 @@ std::string format_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+std::string format_bytes_exact(std::uint64_t bytes) {
+  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  for (int i = 4; i >= 1; --i) {
+    const unsigned shift = 10u * static_cast<unsigned>(i);
+    if (bytes != 0 && (bytes & ((std::uint64_t{1} << shift) - 1)) == 0) {
+      return std::to_string(bytes >> shift) + " " + names[i];
+    }
+  }
+  return std::to_string(bytes) + " B";
+}
+
 replay_config parse_config(std::string_view text) {
   const std::string t(text);
   const auto bad = [&](const std::string& why) {

@@ -32,6 +32,10 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view what = "size")
 // Renders bytes for people: "4 GiB", "1.50 MiB", "123 B" (exact units get no decimals).
 std::string format_bytes(std::uint64_t bytes);
 
+// Renders bytes exactly, in the largest binary unit that divides them: "1048 MiB", "4 GiB",
+// "1234567 B". For answers that must not be rounded (a minimum capacity).
+std::string format_bytes_exact(std::uint64_t bytes);
+
 // How a trace is replayed: through the pool, configured, or straight onto the device.
 struct replay_config {
   bool use_pool = true;

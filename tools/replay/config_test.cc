@@ -47,6 +47,13 @@ TEST(FormatBytes, Readable) {
   EXPECT_EQ(format_bytes(1536), "1.50 KiB");
 }
 
+TEST(FormatBytesExact, NeverRounds) {
+  EXPECT_EQ(format_bytes_exact(1048ull << 20), "1048 MiB");
+  EXPECT_EQ(format_bytes_exact(4ull << 30), "4 GiB");
+  EXPECT_EQ(format_bytes_exact(1025), "1025 B");
+  EXPECT_EQ(format_bytes_exact(0), "0 B");
+}
+
 TEST(ParseConfig, PoolAndNoPool) {
   EXPECT_FALSE(parse_config("nopool").use_pool);
   const replay_config d = parse_config("pool");
