@@ -51,6 +51,10 @@ class replay_device {
   // committing it does not fit: the deferred out-of-memory. Immediate devices always return true.
   virtual bool first_use(std::uint64_t handle) = 0;
 
+  // True when allocation is deferred to first use. Replay skips first_use() on devices that say
+  // false (it is then always true), one virtual call less per request.
+  virtual bool defers_allocation() const noexcept = 0;
+
   // Bytes committed on the device now (for deferred: used blocks only), and its capacity.
   virtual std::uint64_t used_bytes() const noexcept = 0;
   virtual std::uint64_t capacity() const noexcept = 0;
@@ -69,6 +73,9 @@ class simulated_device final : public replay_device {
   std::uint64_t allocate(std::uint64_t bytes) override;
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;
   bool first_use(std::uint64_t handle) override;
+  bool defers_allocation() const noexcept override {
+    return semantics_ == alloc_semantics::deferred;
+  }
   std::uint64_t used_bytes() const noexcept override { return used_; }
   std::uint64_t capacity() const noexcept override { return capacity_; }
 

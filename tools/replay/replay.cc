@@ -101,7 +101,12 @@ struct replayer::impl {
 
   impl(const replay_config& c, std::unique_ptr<replay_device> own, replay_device* d,
        const replay_options& o)
-      : config(c), options(o), owned(std::move(own)), device(d), sampler(o.max_timeline_points) {
+      : config(c),
+        options(o),
+        owned(std::move(own)),
+        device(d),
+        deferred(d->defers_allocation()),
+        sampler(o.max_timeline_points) {
     report.config = c;
     report.device.capacity = device->capacity();
     if (c.use_pool) {
@@ -149,7 +154,7 @@ struct replayer::impl {
     try {
       allocation a = pool->allocate(e.size);
       if (observer->retries != retries_before) ++report.rescued_requests;
-      if (a.has_block() && !device->first_use(a.handle())) {
+      if (deferred && a.has_block() && !device->first_use(a.handle())) {
         // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
         // exclude the failing request, as the pool's own out-of-memory reports do.
         pool_counters c = observer->last;
@@ -197,7 +202,7 @@ struct replayer::impl {
       fill_raw_oom(start_oom(e, line, oom_site::allocator), x.what());
       return;
     }
-    if (!device->first_use(handle)) {
+    if (deferred && !device->first_use(handle)) {
       device->deallocate(handle, e.size);
       fill_raw_oom(start_oom(e, line, oom_site::first_use),
                    "the device could not commit " + std::to_string(e.size) + " bytes at first use");
@@ -321,6 +326,7 @@ struct replayer::impl {
   // Destroyed last to first: live blocks go back to the pool, the pool to the device.
   std::unique_ptr<replay_device> owned;
   replay_device* device;
+  bool deferred;  // call first_use() after each allocation
   std::optional<pool_type> pool;
   std::shared_ptr<replay_observer> observer;
   trace::flat_id_map<allocation> live;
