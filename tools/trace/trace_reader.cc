@@ -100,6 +100,7 @@ trace_reader::trace_reader(const std::string& path, reader_options options)
     }
   }
   buffer_.resize(buffer_bytes);
+  buffer_[0] = '\0';
   read_header();
 }
 
@@ -137,8 +138,10 @@ bool trace_reader::refill() {
   consumed_base_ += pos_;
   pos_ = 0;
   end_ = tail;
-  const std::size_t n = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_.get());
+  // The last byte stays free for the NUL sentinel parse_fast() relies on.
+  const std::size_t n = std::fread(buffer_.data() + end_, 1, buffer_.size() - 1 - end_, file_.get());
   end_ += n;
+  buffer_[end_] = '\0';
   if (n == 0) {
     if (std::ferror(file_.get())) {
       ++line_;
@@ -228,6 +231,15 @@ void trace_reader::note_comment(const char* begin, const char* end) {
 
 bool trace_reader::next(trace_event& out) {
   if (error_) throw *error_;
+  // Fast path: a well-formed event line, parsed in one pass straight from the buffer. The buffer
+  // must hold the whole line, so top it up when less than a maximal line is left.
+  if (end_ - pos_ <= max_line_bytes && !eof_) refill();
+  if (parse_fast(out)) {
+    event_line_ = line_;
+    ++events_read_;
+    return true;
+  }
+  // Anything else (comments, blank lines, errors, rare spellings) takes the careful path.
   const char* begin;
   const char* end;
   for (;;) {
@@ -291,6 +303,11 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
   const std::optional<trace_kind> kind = parse_kind(f[7]);
   if (!kind) fail("field kind: unknown kind " + quote(f[7]) + " (expected buffer, svm, host or sub)");
   e.kind = *kind;
+  check_event(e);
+  out = e;
+}
+
+void trace_reader::check_event(const trace_event& e) {
   if (e.size > max_event_size) {
     fail("field size: " + std::to_string(e.size) +
          " bytes is above 2^62, larger than any device: corrupt input");
@@ -314,7 +331,89 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
   }
   have_seq_ = true;
   last_seq_ = e.seq;
+}
+
+namespace {
+
+// Parses a decimal u64 of at most 19 digits (which cannot overflow) ending in a blank. Returns
+// the position after it, or nullptr to send the line to the careful parser.
+inline const char* fast_decimal(const char* p, std::uint64_t& v) {
+  const char* start = p;
+  std::uint64_t x = 0;
+  unsigned d;
+  while ((d = static_cast<unsigned char>(*p) - '0') < 10) {
+    x = x * 10 + d;
+    ++p;
+  }
+  if (p == start || p - start > 19 || (*p != ' ' && *p != '\t')) return nullptr;
+  v = x;
+  return p;
+}
+
+inline const char* skip_blanks(const char* p) {
+  while (*p == ' ' || *p == '\t') ++p;
+  return p;
+}
+
+inline const char* word_end(const char* p) {
+  while (static_cast<unsigned char>(*p) > ' ') ++p;
+  return p;
+}
+
+}  // namespace
+
+bool trace_reader::parse_fast(trace_event& out) {
+  const char* p = buffer_.data() + pos_;
+  trace_event e;
+  if (!(p = fast_decimal(p, e.seq))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.time_ns))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.thread))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.queue))) return false;
+  p = skip_blanks(p);
+  const char* w = word_end(p);
+  const std::optional<trace_action> action = parse_action(std::string_view(p, static_cast<std::size_t>(w - p)));
+  if (!action || (*w != ' ' && *w != '\t')) return false;
+  e.action = *action;
+  if (!(p = fast_decimal(skip_blanks(w), e.id))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.size))) return false;
+  p = skip_blanks(p);
+  w = word_end(p);
+  const std::optional<trace_kind> kind = parse_kind(std::string_view(p, static_cast<std::size_t>(w - p)));
+  if (!kind || (*w != ' ' && *w != '\t')) return false;
+  e.kind = *kind;
+  p = skip_blanks(w);
+  // flags: 0x-hex (what the writer emits) or decimal, then the end of the line.
+  std::uint64_t flags = 0;
+  if (p[0] == '0' && p[1] == 'x') {
+    p += 2;
+    const char* start = p;
+    for (;; ++p) {
+      const unsigned c = static_cast<unsigned char>(*p);
+      unsigned d;
+      if (c - '0' < 10) d = c - '0';
+      else if ((c | 0x20) - 'a' < 6) d = (c | 0x20) - 'a' + 10;
+      else break;
+      flags = flags << 4 | d;
+    }
+    if (p == start || p - start > 16) return false;
+  } else {
+    const char* start = p;
+    unsigned d;
+    while ((d = static_cast<unsigned char>(*p) - '0') < 10) {
+      flags = flags * 10 + d;
+      ++p;
+    }
+    if (p == start || p - start > 19) return false;
+  }
+  e.flags = flags;
+  if (*p != '\n') return false;  // trailing blanks, CR, end of input: the careful path decides
+  const std::size_t consumed = static_cast<std::size_t>(p + 1 - buffer_.data());
+  if (consumed > end_) return false;  // ran past the valid bytes (cannot happen with the sentinel)
+  ++line_;
+  check_event(e);  // throws for seq, size and liveness violations, naming this line
+  pos_ = consumed;
   out = e;
+  return true;
 }
 
 namespace {

@@ -100,6 +100,8 @@ class trace_reader {
   bool refill();
   [[noreturn]] void fail(std::string problem);
   void parse_event(const char* begin, const char* end, trace_event& out);
+  bool parse_fast(trace_event& out);
+  void check_event(const trace_event& e);
   void note_comment(const char* begin, const char* end);
 
   std::string name_;
