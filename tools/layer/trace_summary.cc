@@ -7,6 +7,7 @@
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
 //   live_at_end: 0      (blocks never freed)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
+//   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 //
 // Exit status: 0 for a valid trace, 1 for a malformed one (the reader's error on stderr), 2 for
 // bad usage.
@@ -63,7 +64,8 @@ int summarise(const std::string& path) {
                 std::string(to_string(first_failure->kind)).c_str());
   }
   for (const auto& [key, value] : read.metadata) {
-    std::printf("meta.%s: %s\n", key.c_str(), value.c_str());
+    // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
+    if (key != "failure") std::printf("meta.%s: %s\n", key.c_str(), value.c_str());
   }
   if (read.error) {
     std::fprintf(stderr, "trace_summary: %s\n", read.error->what());
