@@ -1,5 +1,7 @@
 #include "pool/opencl/testing/cl_test_devices.h"
 
+#include <CL/cl_ext.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -84,6 +86,8 @@ std::vector<test_device> find_devices() {
   return found;
 }
 }  // namespace
+
+void PrintTo(const test_device& d, std::ostream* os) { *os << d.id << " (" << d.full_name << ")"; }
 
 const std::vector<test_device>& test_devices() {
   static const std::vector<test_device> devices = [] {

@@ -13,6 +13,7 @@
 #include <CL/cl.h>
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct test_device {
   std::string id;         // e.g. "pocl:0": lower-case ICD suffix (or platform name) and index
   std::string full_name;  // platform name / device name
 };
+
+// Prints the device's id and name in test failure messages.
+void PrintTo(const test_device& d, std::ostream* os);
 
 // The devices to test, after CLPOOL_TEST_DEVICES. When none is found the list holds one
 // placeholder whose tests skip with the reason. Sets POCL_CACHE_DIR to $TEST_TMPDIR (when unset)
