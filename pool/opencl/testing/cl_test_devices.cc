@@ -3,6 +3,8 @@
 #include <CL/cl_ext.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cctype>
 #include <cstdlib>
 #include <sstream>
@@ -149,6 +151,35 @@ cl_uint device_env::queue_refs(cl_command_queue q) {
   cl_uint refs = 0;
   clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof(refs), &refs, nullptr);
   return refs;
+}
+
+event_ref make_gate(cl_context context) {
+  cl_int status = CL_SUCCESS;
+  cl_event e = clCreateUserEvent(context, &status);
+  throw_if_failed(status, "clCreateUserEvent");
+  return event_ref::adopt(e);
+}
+
+void open_gate(cl_event gate) {
+  throw_if_failed(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+}
+
+cl_int event_status(cl_event event) {
+  cl_int s = 0;
+  const cl_int q =
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s, nullptr);
+  return q == CL_SUCCESS ? s : q;
+}
+
+bool completes_within(cl_event event, int ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (true) {
+    const cl_int s = event_status(event);
+    if (s == CL_COMPLETE) return true;
+    if (s < 0) return false;
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace clpool::opencl::testing

@@ -89,6 +89,17 @@ class device_test : public ::testing::TestWithParam<test_device>, public device_
     if (!clpool_reason.empty()) GTEST_SKIP() << clpool_reason;                        \
   } while (0)
 
+// A user event (a "gate"): commands that wait on it do not start until open_gate(). Lets tests
+// hold a queue's work back and observe what another queue does meanwhile.
+event_ref make_gate(cl_context context);
+void open_gate(cl_event gate);
+
+// CL_EVENT_COMMAND_EXECUTION_STATUS of `event` (an error status when the query fails).
+cl_int event_status(cl_event event);
+
+// Polls until `event` is complete or `ms` milliseconds pass; true if it completed.
+bool completes_within(cl_event event, int ms);
+
 }  // namespace clpool::opencl::testing
 
 #define CLPOOL_INSTANTIATE_DEVICE_TESTS(suite)                                                   \
