@@ -49,11 +49,10 @@ class queue_bound_allocation {
       : block_(std::move(block)), context_(context), track_(track) {
     if (!block_.has_block()) return;
     cl_command_queue& pending = block_.handle().pending_queue;
-    if (!track_) {
-      release_pending();
-    } else if (pending == queue) {
-      return;  // the same in-order queue: already ordered, keep the reference
-    }
+    // The same in-order queue (or host use of a block with no pending work, the only case
+    // without tracking, which strips queues on release): nothing to order.
+    if (pending == queue) return;
+    if (!track_) release_pending();
     queue_ref next = queue_ref::retain(queue);
     if (track_) hand_over(pending, queue);
     pending = next.release_ownership();
