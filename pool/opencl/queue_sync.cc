@@ -16,6 +16,16 @@ cl_event marker_after(cl_command_queue pending) {
   return owned.release_ownership();
 }
 
+void wait_for_queue(cl_command_queue queue) {
+  cl_event marker = nullptr;
+  if (clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker) != CL_SUCCESS) {
+    throw_if_failed(clFinish(queue), "clFinish", "waiting for a queue");
+    return;
+  }
+  event_ref owned = event_ref::adopt(marker);
+  throw_if_failed(clWaitForEvents(1, &marker), "clWaitForEvents", "waiting for a queue");
+}
+
 void hand_over(cl_command_queue& pending, cl_command_queue to) {
   if (pending == nullptr) return;
   if (to == pending) {
@@ -24,7 +34,7 @@ void hand_over(cl_command_queue& pending, cl_command_queue to) {
     return;
   }
   if (to == nullptr) {
-    throw_if_failed(clFinish(pending), "clFinish", "waiting for the block's previous queue");
+    wait_for_queue(pending);
   } else {
     event_ref marker = event_ref::adopt(marker_after(pending));
     cl_event wait = marker.get();

@@ -13,9 +13,9 @@
 namespace clpool::opencl {
 
 // Makes `to` wait for every command enqueued so far on `pending`; with `to` == nullptr the host
-// waits (clFinish). `pending` is an owned reference (or null: nothing to do). On success the
+// waits. `pending` is an owned reference (or null: nothing to do). On success the
 // reference is released and `pending` becomes null; when `to == pending` nothing is enqueued (an
-// in-order queue already orders the work). Every event it creates is released. On failure it
+// in-order queue already orders the work); with `to` == nullptr it calls wait_for_queue. Every event it creates is released. On failure it
 // throws cl_error and leaves `pending` unchanged, so the block keeps its ordering obligation.
 void hand_over(cl_command_queue& pending, cl_command_queue to);
 
@@ -23,6 +23,11 @@ void hand_over(cl_command_queue& pending, cl_command_queue to);
 // on `pending` completes, instead of making a queue wait (for a wait list, e.g. clEnqueueSVMFree).
 // Returns nullptr when `pending` is null. Does not release `pending`. Throws cl_error on failure.
 cl_event marker_after(cl_command_queue pending);
+
+// Blocks the host until every command enqueued so far on `queue` completes: a marker and
+// clWaitForEvents (falling back to clFinish if the marker cannot be enqueued). Unlike clFinish it
+// does not wait for work enqueued later by other threads. Throws cl_error if waiting fails.
+void wait_for_queue(cl_command_queue queue);
 
 }  // namespace clpool::opencl
 

@@ -92,8 +92,14 @@ void svm_allocator::deallocate(svm_block block, std::uint64_t) noexcept {
   }
   if (!freed) {
     // No free queue, or enqueueing failed: wait for the pending work, then free synchronously.
-    if (pending != nullptr) clFinish(pending);
-    if (free_queue != nullptr) clFinish(free_queue);
+    for (cl_command_queue q : {pending, free_queue}) {
+      if (q == nullptr) continue;
+      try {
+        wait_for_queue(q);
+      } catch (...) {
+        clFinish(q);  // best effort: the free must happen regardless
+      }
+    }
     clSVMFree(context_.get(), block.ptr);
   }
   if (pending != nullptr) clReleaseCommandQueue(pending);
