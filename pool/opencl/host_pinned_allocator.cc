@@ -34,7 +34,8 @@ pinned_block host_pinned_allocator::allocate(std::uint64_t bytes) {
 void host_pinned_allocator::deallocate(pinned_block block, std::uint64_t) noexcept {
   if (block.mem == nullptr) return;
   clEnqueueUnmapMemObject(queue_.get(), block.mem, block.host_ptr, 0, nullptr, nullptr);
-  clReleaseMemObject(block.mem);
+  clReleaseMemObject(block.mem);  // destroyed by the runtime once the unmap has run
+  clFlush(queue_.get());          // submit the unmap now, so the buffer does not linger
 }
 
 }  // namespace clpool::opencl
