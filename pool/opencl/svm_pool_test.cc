@@ -306,6 +306,39 @@ TEST_P(svm_pool_test, AboveMaxAllocDoesNotFreeHeldBlocks) {
   EXPECT_EQ(pool.held_blocks(), 1u);
 }
 
+TEST_P(svm_pool_test, ThreadsShareOnePoolEachOnItsOwnQueue) {
+  svm_pool pool(make_allocator());
+  constexpr int kThreads = 4;
+  constexpr int kIterations = 100;
+  std::vector<queue_ref> queues;
+  for (int t = 0; t < kThreads; ++t) queues.push_back(make_queue());
+  std::vector<std::thread> threads;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cl_command_queue q = queues[t].get();
+      std::vector<unsigned char> out(4096);
+      for (int i = 0; i < kIterations; ++i) {
+        pooled_svm p = pool.allocate(4096, q);  // may come from another thread's queue
+        const unsigned char pattern = static_cast<unsigned char>(t * 31 + i);
+        if (clEnqueueSVMMemFill(q, p.ptr(), &pattern, 1, 4096, 0, nullptr, nullptr) != CL_SUCCESS ||
+            clEnqueueSVMMemcpy(q, CL_TRUE, out.data(), p.ptr(), 4096, 0, nullptr, nullptr) !=
+                CL_SUCCESS ||
+            out[0] != pattern || out[4095] != pattern) {
+          ++failures[t];
+        }
+        if (i % 3 == 0) p.enqueue_release(q);
+      }
+      clFinish(q);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  EXPECT_EQ(pool.active_blocks(), 0u);
+  EXPECT_TRUE(pool.pool().state_is_valid());
+  EXPECT_GT(pool.pool().statistics().hits, 0u);
+}
+
 CLPOOL_INSTANTIATE_DEVICE_TESTS(svm_pool_test);
 
 }  // namespace
