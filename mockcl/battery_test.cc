@@ -662,6 +662,44 @@ TYPED_TEST(Battery, CallLogAndCounters) {
   this->Teardown();
 }
 
+TYPED_TEST(Battery, LegacyMarkersBarriersAndDestructorCallbacks) {
+  this->Setup("gpu-64m", CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  auto* d = this->d_;
+  ASSERT_EQ(this->ctl_->configure_schedule("lazy,seed=3"), "");
+  cl_mem a = this->Buf(64), b = this->Buf(64);
+  static std::vector<int> order;
+  order.clear();
+  auto note = [](cl_mem, void* p) { order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p))); };
+  ASSERT_EQ(d->clSetMemObjectDestructorCallback(a, note, reinterpret_cast<void*>(1)), CL_SUCCESS);
+  ASSERT_EQ(d->clSetMemObjectDestructorCallback(a, note, reinterpret_cast<void*>(2)), CL_SUCCESS);
+  int x = 0;
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  cl_event mk;
+  ASSERT_EQ(d->clEnqueueMarker(this->q_, &mk), CL_SUCCESS);  // OpenCL 1.1 marker: after everything.
+  ASSERT_EQ(d->clEnqueueBarrier(this->q_), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWaitForEvents(this->q_, 1, &mk), CL_SUCCESS);
+  ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  EXPECT_TRUE(order.empty());  // The queued write still uses it.
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  d->clFlush(this->q_);        // Any call runs callbacks made due.
+  EXPECT_EQ(order, (std::vector<int>{2, 1}));  // Reverse order of registration.
+  Snapshot s = this->ctl_->snapshot();
+  std::vector<std::string> kinds;
+  for (const auto& c : s.commands) kinds.push_back(c.kind);
+  ASSERT_EQ(kinds.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(kinds.begin(), kinds.begin() + 3),
+            (std::vector<std::string>{"write", "marker", "barrier"}));
+  // The last two are both ready after the barrier: the seeded out-of-order pick decides.
+  std::sort(kinds.begin() + 3, kinds.end());
+  EXPECT_EQ(kinds[3], "wait_for_events");
+  EXPECT_EQ(kinds[4], "write");
+  for (size_t i = 3; i < 5; ++i) EXPECT_GE(s.commands[i].start, s.commands[0].end);
+  d->clReleaseEvent(mk);
+  d->clReleaseMemObject(b);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, ReconfigureWhileAliveIsAnError) {
   this->Setup("gpu-64m");
   std::string e = this->ctl_->configure_devices("gpu-1g");

@@ -63,9 +63,12 @@ cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, si
   return CL_SUCCESS;
 }
 
-Runtime& Runtime::get() {
+std::atomic<Runtime*> Runtime::instance_{nullptr};
+
+Runtime& Runtime::init() {
   // Never destroyed: handles may be used from other static destructors (the loader's, Python's).
   static Runtime* rt = new Runtime();
+  instance_.store(rt, std::memory_order_release);
   return *rt;
 }
 
@@ -117,12 +120,7 @@ void Runtime::apply(const Config& c) {
 
 // ---- Call ----
 
-Runtime::Call::Call(Runtime& rt, Entry e) : rt_(rt), lk_(rt.mu), entry_(e) {
-  ++rt.calls_[static_cast<size_t>(e)];
-  ++rt.now;
-}
-
-Runtime::Call::~Call() {
+void Runtime::Call::finish_slow() {
   if (rt_.log_enabled()) {
     std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
                        std::string(entry_name(entry_)) + "\",\"args\":{" + args_ +
@@ -137,20 +135,17 @@ Runtime::Call::~Call() {
   for (auto& f : cbs) f();
 }
 
-void Runtime::Call::arg(const char* key, uint64_t v) {
-  if (!rt_.log_enabled()) return;
+void Runtime::Call::arg_slow(const char* key, uint64_t v) {
   if (!args_.empty()) args_ += ',';
   args_ += "\"" + std::string(key) + "\":" + std::to_string(v);
 }
 
-void Runtime::Call::arg(const char* key, const std::string& v) {
-  if (!rt_.log_enabled()) return;
+void Runtime::Call::arg_slow(const char* key, const std::string& v) {
   if (!args_.empty()) args_ += ',';
   args_ += "\"" + std::string(key) + "\":\"" + json_escape(v) + "\"";
 }
 
-void Runtime::Call::handle(const char* key, const void* h) {
-  if (!rt_.log_enabled()) return;
+void Runtime::Call::handle_slow(const char* key, const void* h) {
   const auto* o = static_cast<const Object*>(h);
   arg(key, o ? std::string(type_name(o->type)) + "#" + std::to_string(o->id) : std::string("null"));
 }
@@ -200,13 +195,15 @@ std::string Runtime::configure_call_log(const std::string& path) {
   if (log_file_) std::fclose(log_file_);
   log_file_ = nullptr;
   log_memory_ = false;
+  log_on_ = false;
   log_path_ = path;
   if (path.empty()) return "";
   if (path == ":memory:") {
-    log_memory_ = true;
+    log_memory_ = log_on_ = true;
     return "";
   }
   log_file_ = std::fopen(path.c_str(), "a");
+  log_on_ = log_file_ != nullptr;
   if (!log_file_) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
   return "";
 }
@@ -248,7 +245,7 @@ void Runtime::force_destroy_all() {
 }
 
 void Runtime::reset() {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   force_destroy_all();
   apply(base_);
   calls_.fill(0);
@@ -263,7 +260,7 @@ void Runtime::reset() {
 }
 
 Snapshot Runtime::snapshot() {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   Snapshot s;
   for (const auto& d : devices)
     s.devices.push_back({d.cfg.name, d.cfg.capacity, d.outstanding, d.peak, d.pinned_outstanding, d.pinned_peak});
@@ -285,7 +282,7 @@ Snapshot Runtime::snapshot() {
 }
 
 uint64_t Runtime::object_id(const void* handle) {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   if (!handle) return 0;
   if (SvmBlock* b = find_svm(handle)) return b->id;
   const auto* o = static_cast<const Object*>(handle);
@@ -557,7 +554,7 @@ void Runtime::record(const CommandRecord& r) {
 }
 
 void Runtime::report_exit() {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
   for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {
