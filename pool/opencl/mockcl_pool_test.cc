@@ -151,6 +151,14 @@ TEST(MockclOomRetry, ImmediateSemantics) { check_oom_retry("immediate"); }
 TEST(MockclOomRetry, DeferredSemantics) { check_oom_retry("deferred"); }
 TEST(MockclOomRetry, HostOomSemantics) { check_oom_retry("host_oom"); }
 
+// Every event the pools create (markers; the tests themselves ask for none) is released.
+void check_events_released() {
+  const auto calls = ctl().snapshot().calls;
+  auto count = [&](const char* e) { auto it = calls.find(e); return it == calls.end() ? 0 : it->second; };
+  RC_ASSERT(count("clEnqueueMarkerWithWaitList") == count("clReleaseEvent"));
+  RC_TAG(count("clEnqueueMarkerWithWaitList") > 0 ? "markers used" : "no markers");
+}
+
 // ---- Release ordering --------------------------------------------------------------------------
 
 struct op {
@@ -273,6 +281,7 @@ TEST(MockclOrdering, SvmPoolOverRandomInterleavingsOnThreeQueues) {
         w.finish();
       }
       check_order(ctl().snapshot().commands, "svm_memfill", /*svm=*/true, labels);
+      check_events_released();
       RC_ASSERT(leaks().clean());
     }));
   }
@@ -298,6 +307,7 @@ TEST(MockclOrdering, BufferPoolWithCrossQueueSafety) {
       w.finish();
     }
     check_order(ctl().snapshot().commands, "fill", /*svm=*/false, labels);
+    check_events_released();
     RC_ASSERT(leaks().clean());
   }));
 }
