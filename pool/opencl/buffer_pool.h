@@ -1,0 +1,88 @@
+// buffer_pool<A>: PyOpenCL's MemoryPool/PooledBuffer over the core memory_pool, for cl_mem
+// buffers from immediate_buffer_allocator (the default) or deferred_buffer_allocator.
+//
+//   buffer_pool<> pool(immediate_buffer_allocator(queue), {.cross_queue_safety = true});
+//   pooled_buffer<> b = pool.allocate(1 << 20, queue);   // b.mem() / (cl_mem)b is the buffer
+//   clEnqueueWriteBuffer(queue, b, ...);
+//   b.release();   // or let it go out of scope: the block is held for reuse
+//
+// Counters, limits, trimming and statistics are the core pool's (pool()). Cross-queue safety is
+// opt-in: when on, a block reused on another queue waits (on the device, via a marker) for the
+// commands its previous user enqueued on its queue before release; PyOpenCL has no such safety.
+// With a deferred allocator the pool can over-commit: see buffer_allocators.h.
+#ifndef CLPOOL_POOL_OPENCL_BUFFER_POOL_H_
+#define CLPOOL_POOL_OPENCL_BUFFER_POOL_H_
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "pool/memory_pool.h"
+#include "pool/opencl/buffer_allocators.h"
+#include "pool/opencl/queue_bound_allocation.h"
+
+namespace clpool::opencl {
+
+// A buffer from a buffer_pool. Usable directly where a cl_mem is expected.
+template <block_allocator A = immediate_buffer_allocator>
+class pooled_buffer : public queue_bound_allocation<A> {
+ public:
+  using queue_bound_allocation<A>::queue_bound_allocation;
+  pooled_buffer() noexcept = default;
+
+  // The buffer, or nullptr when released or empty. Valid until release().
+  cl_mem mem() const noexcept { return this->has_block() ? this->handle().mem : nullptr; }
+  operator cl_mem() const noexcept { return mem(); }
+};
+
+struct buffer_pool_options {
+  pool_options pool = {};           // the core pool's options (leading bits, limit, trim)
+  bool cross_queue_safety = false;  // order reuse across queues (see the file comment)
+};
+
+template <block_allocator A = immediate_buffer_allocator>
+class buffer_pool {
+ public:
+  // Takes the allocator. Throws argument_error for bad pool options.
+  explicit buffer_pool(A allocator, buffer_pool_options options = {})
+      : context_(allocator.context()),
+        cross_queue_safety_(options.cross_queue_safety),
+        pool_(std::move(allocator), options.pool) {}
+
+  // A buffer of at least `size` bytes, bound to `queue` when it is not null (see
+  // queue_bound_allocation). A zero-size request gives an empty pooled_buffer. Throws
+  // invalid_use for an out-of-order or foreign queue (before touching the pool), out_of_memory
+  // when no block can be had, cl_error for other OpenCL failures.
+  pooled_buffer<A> allocate(std::uint64_t size, cl_command_queue queue = nullptr) {
+    if (queue != nullptr) check_bindable_queue(queue, context_, "buffer_pool::allocate");
+    return pooled_buffer<A>(pool_.allocate(size), context_, cross_queue_safety_, queue);
+  }
+  pooled_buffer<A> operator()(std::uint64_t size, cl_command_queue queue = nullptr) {
+    return allocate(size, queue);
+  }
+
+  // The seeds' names, forwarded to the core pool.
+  std::uint64_t held_blocks() const { return pool_.held_blocks(); }
+  std::uint64_t active_blocks() const { return pool_.active_blocks(); }
+  std::uint64_t held_bytes() const { return pool_.held_bytes(); }
+  std::uint64_t active_bytes() const { return pool_.active_bytes(); }
+  std::uint64_t managed_bytes() const { return pool_.managed_bytes(); }
+  void free_held() { pool_.free_held(); }
+  void stop_holding() { pool_.stop_holding(); }
+
+  bool cross_queue_safety() const noexcept { return cross_queue_safety_; }
+  cl_context context() const noexcept { return context_; }
+  // The core pool: counters, statistics, limits, trimming, observers, reclaim callbacks.
+  memory_pool<A>& pool() noexcept { return pool_; }
+  const memory_pool<A>& pool() const noexcept { return pool_; }
+
+ private:
+  cl_context context_;  // owned by the allocator inside pool_
+  bool cross_queue_safety_;
+  memory_pool<A> pool_;
+};
+
+}  // namespace clpool::opencl
+
+#endif  // CLPOOL_POOL_OPENCL_BUFFER_POOL_H_

@@ -1,0 +1,41 @@
+#include "pool/opencl/host_pinned_allocator.h"
+
+#include <string>
+
+#include "pool/opencl/buffer_allocators.h"
+#include "pool/opencl/cl_error.h"
+
+namespace clpool::opencl {
+
+host_pinned_allocator::host_pinned_allocator(cl_command_queue queue, cl_mem_flags flags,
+                                             cl_map_flags map_flags)
+    : flags_(flags | CL_MEM_ALLOC_HOST_PTR), map_flags_(map_flags) {
+  if (queue == nullptr) throw invalid_use("host_pinned_allocator: null queue");
+  check_pool_buffer_flags(flags, "host_pinned_allocator");
+  if (map_flags == 0) throw invalid_use("host_pinned_allocator: map_flags must not be 0");
+  queue_ = queue_ref::retain(queue);
+  context_ = context_ref::retain(queue_context(queue));
+}
+
+pinned_block host_pinned_allocator::allocate(std::uint64_t bytes) {
+  cl_int status = CL_SUCCESS;
+  const std::string what = std::to_string(bytes) + " bytes of host-pinned memory";
+  mem_ref mem = mem_ref::adopt(
+      clCreateBuffer(context_.get(), flags_, static_cast<size_t>(bytes), nullptr, &status));
+  if (status == CL_SUCCESS && !mem) status = CL_OUT_OF_HOST_MEMORY;
+  throw_if_allocation_failed(status, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", what);
+  void* host = clEnqueueMapBuffer(queue_.get(), mem.get(), CL_TRUE, map_flags_, 0,
+                                  static_cast<size_t>(bytes), 0, nullptr, nullptr, &status);
+  if (status == CL_SUCCESS && host == nullptr) status = CL_MAP_FAILURE;
+  throw_if_allocation_failed(status, "clEnqueueMapBuffer", what);
+  return pinned_block{mem.release_ownership(), host};
+}
+
+void host_pinned_allocator::deallocate(pinned_block block, std::uint64_t) noexcept {
+  if (block.mem == nullptr) return;
+  clEnqueueUnmapMemObject(queue_.get(), block.mem, block.host_ptr, 0, nullptr, nullptr);
+  clReleaseMemObject(block.mem);  // destroyed by the runtime once the unmap has run
+  clFlush(queue_.get());          // submit the unmap now, so the buffer does not linger
+}
+
+}  // namespace clpool::opencl

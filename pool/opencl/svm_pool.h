@@ -1,0 +1,82 @@
+// svm_pool: PyOpenCL's SVMPool/PooledSVM over the core memory_pool and svm_allocator.
+//
+//   svm_pool pool(svm_allocator(context, 0, CL_MEM_READ_WRITE, queue));
+//   pooled_svm p = pool.allocate(4096, queue);    // p.ptr(), p.size(); bound to `queue`
+//   clEnqueueSVMMemcpy(queue, CL_FALSE, p.ptr(), src, 4096, 0, nullptr, nullptr);
+//   p.release();   // later users (on any queue) wait for the memcpy on the device
+//
+// Queue semantics (PyOpenCL): bind_to_queue(q) rejects out-of-order queues; unbind_from_queue()
+// waits for the queue; release() and enqueue_release(q) give the block back. A block last used on
+// queue A and handed out for queue B makes B wait, through a marker on A, for A's earlier work;
+// handed out with no queue, the host waits for A. Every event created for this is released.
+#ifndef CLPOOL_POOL_OPENCL_SVM_POOL_H_
+#define CLPOOL_POOL_OPENCL_SVM_POOL_H_
+
+#include <CL/cl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "pool/memory_pool.h"
+#include "pool/opencl/queue_bound_allocation.h"
+#include "pool/opencl/svm_allocator.h"
+
+namespace clpool::opencl {
+
+// An SVM pointer with its size.
+struct svm_span {
+  void* ptr = nullptr;
+  std::size_t size = 0;
+};
+
+// An SVM block from an svm_pool.
+class pooled_svm : public queue_bound_allocation<svm_allocator> {
+ public:
+  using queue_bound_allocation<svm_allocator>::queue_bound_allocation;
+  pooled_svm() noexcept = default;
+
+  // The SVM pointer (nullptr when released or empty) and the requested size. Valid until release().
+  void* ptr() const noexcept { return has_block() ? handle().ptr : nullptr; }
+  svm_span span() const noexcept { return {ptr(), static_cast<std::size_t>(size())}; }
+  operator svm_span() const noexcept { return span(); }
+};
+
+class svm_pool {
+ public:
+  // Takes the allocator. Throws argument_error for bad pool options.
+  explicit svm_pool(svm_allocator allocator, pool_options options = {})
+      : context_(allocator.context()), pool_(std::move(allocator), options) {}
+
+  // An SVM block of at least `size` bytes, bound to in-order `queue` (or unbound when null: the
+  // host waits for the block's previous queue). Throws invalid_use for an out-of-order or foreign
+  // queue (before touching the pool), out_of_memory when no block can be had, cl_error for other
+  // OpenCL failures (the block then stays in the pool with its ordering intact).
+  pooled_svm allocate(std::uint64_t size, cl_command_queue queue = nullptr) {
+    if (queue != nullptr) check_bindable_queue(queue, context_, "svm_pool::allocate");
+    return pooled_svm(pool_.allocate(size), context_, /*track=*/true, queue);
+  }
+  pooled_svm operator()(std::uint64_t size, cl_command_queue queue = nullptr) {
+    return allocate(size, queue);
+  }
+
+  std::uint64_t held_blocks() const { return pool_.held_blocks(); }
+  std::uint64_t active_blocks() const { return pool_.active_blocks(); }
+  std::uint64_t held_bytes() const { return pool_.held_bytes(); }
+  std::uint64_t active_bytes() const { return pool_.active_bytes(); }
+  std::uint64_t managed_bytes() const { return pool_.managed_bytes(); }
+  void free_held() { pool_.free_held(); }
+  void stop_holding() { pool_.stop_holding(); }
+
+  cl_context context() const noexcept { return context_; }
+  memory_pool<svm_allocator>& pool() noexcept { return pool_; }
+  const memory_pool<svm_allocator>& pool() const noexcept { return pool_; }
+
+ private:
+  cl_context context_;  // owned by the allocator inside pool_
+  memory_pool<svm_allocator> pool_;
+};
+
+}  // namespace clpool::opencl
+
+#endif  // CLPOOL_POOL_OPENCL_SVM_POOL_H_
