@@ -32,6 +32,13 @@ for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held
   expect 0 "$f" --help
 done
 
+# The README's first command: the recorded PyOpenCL trace runs out of memory on a 128 MiB deferred
+# device, and not on an immediate one (the pool's retry rescues it).
+PY="$EX/pyopencl_pocl.trace"
+expect 1 "deferred allocation failed at first use" "$PY" --capacity 128MiB --semantics deferred
+expect 0 "replayed cleanly" "$PY" --capacity 128MiB
+expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
+
 # Clean replay and reproduced out-of-memory.
 expect 0 "replayed cleanly" "$TR" --capacity 2GiB
 expect 1 "OUT OF MEMORY at event" "$TR" --capacity 1GiB

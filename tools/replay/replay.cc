@@ -151,6 +151,7 @@ struct replayer::impl {
   void pool_alloc(const trace_event& e, std::uint64_t line, allocation* slot) {
     const std::uint64_t held_before = observer->last.held_bytes;
     const std::uint64_t retries_before = observer->retries;
+    const std::uint64_t peak_before = observer->peak_managed;
     try {
       allocation a = pool->allocate(e.size);
       if (observer->retries != retries_before) ++report.rescued_requests;
@@ -158,6 +159,7 @@ struct replayer::impl {
         // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
         // exclude the failing request, as the pool's own out-of-memory reports do.
         pool_counters c = observer->last;
+        observer->peak_managed = peak_before;  // the failed request never really fit
         oom_point& p = start_oom(e, line, oom_site::first_use);
         p.active_bytes = c.active_bytes - a.size();
         p.active_rounded_bytes = c.active_rounded_bytes - a.rounded_size();
