@@ -217,6 +217,15 @@ TEST(MemoryPool, OutOfMemoryRetriesAfterFreeingHeld) {
   EXPECT_EQ(p.managed_bytes(), dev->outstanding_bytes());
 }
 
+TEST(MemoryPool, PeakManagedCountsOnlyBlocksThatExist) {
+  auto dev = device(100);
+  pool p(fake_allocator{dev});
+  auto a = p.allocate(60);
+  EXPECT_THROW(p.allocate(50), out_of_memory);
+  EXPECT_EQ(p.statistics().peak_managed_bytes, dev->peak_bytes());
+  EXPECT_EQ(p.statistics().peak_managed_bytes, rounded_size(60, 4));
+}
+
 TEST(MemoryPool, OutOfMemoryCarriesTheAllocatorError) {
   auto dev = device(10'000);
   pool p(fake_allocator{dev});

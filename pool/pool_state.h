@@ -328,6 +328,10 @@ class pool_state {
       ++stats_.hits;
     } else {
       ++stats_.misses;
+      // Managed bytes grow only on a miss. Counted once the block exists, so a request that
+      // fails never shows in the peak.
+      const std::uint64_t managed = managed_locked();
+      if (managed > stats_.peak_managed_bytes) stats_.peak_managed_bytes = managed;
     }
     const std::uint64_t id = ++next_allocation_id_;
     notify_locked(kind, id, size, rounded);
@@ -365,9 +369,6 @@ class pool_state {
         return std::nullopt;
       }
       reserved_bytes_ += rounded;  // counts against the limit while the allocator works
-      if (managed + rounded > stats_.peak_managed_bytes) {
-        stats_.peak_managed_bytes = managed + rounded;
-      }
     }
     handle_type handle;
     try {
