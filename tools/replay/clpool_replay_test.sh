@@ -28,7 +28,7 @@ TR="$EX/fragmentation.trace"
 
 # Help documents everything, including exit codes.
 for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
-         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format "Exit codes"; do
+         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so "Exit codes"; do
   expect 0 "$f" --help
 done
 
@@ -117,6 +117,16 @@ printf 'clpool-trace 1\n0 0 0 0 alloc 1 9223372036854775808 buffer 0\n' > "$T/hu
 expect 2 "above 2^62" "$T/huge.trace" --capacity 1GiB
 printf 'Thread,Time,Action,Pointer,Size,Stream\n1,0,allocate,0x10,1,0\n1,0,free,0x20,1,0\n' > "$T/bad.csv"
 expect 2 "bad.csv:3: free of pointer '0x20'" --rmm-csv "$T/bad.csv" --capacity 1GiB
+
+# --device: sim and mockcl (the mock ICD found in the runfiles) agree; bad values are clear errors.
+expect 1 "device: mockcl, 128 MiB" "$PY" --device mockcl --capacity 128MiB --semantics deferred
+expect 1 "deferred allocation failed at first use" "$PY" --device mockcl --capacity 128MiB --semantics deferred
+expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
+expect 1 "at event 0 " "$PY" --device mockcl --capacity 1MiB
+expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1GiB
+expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
+LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB
+expect 2 "--mockcl-so needs --device mockcl" "$PY" --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 
 if ((fails)); then echo "$fails failures"; exit 1; fi
 echo "all passed"

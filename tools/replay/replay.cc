@@ -360,7 +360,9 @@ struct replayer::impl {
 };
 
 replayer::replayer(const replay_config& config, const device_spec& device, replay_options options) {
-  auto owned = std::make_unique<simulated_device>(device.capacity, device.semantics);
+  std::unique_ptr<replay_device> owned =
+      device.make_device ? device.make_device(device)
+                         : std::make_unique<simulated_device>(device.capacity, device.semantics);
   replay_device* d = owned.get();
   impl_ = std::make_unique<impl>(config, std::move(owned), d, options);
   impl_->report.device = device;

@@ -32,10 +32,16 @@
 
 namespace clpool::replay {
 
-// The device a replay runs on.
+struct device_spec;
+// Builds the device for a spec; see mockcl_device.h.
+using device_factory = std::function<std::unique_ptr<replay_device>(const device_spec&)>;
+
+// The device a replay runs on: a simulated_device unless make_device is set (--device mockcl).
 struct device_spec {
   std::uint64_t capacity = unlimited;
   alloc_semantics semantics = alloc_semantics::immediate;
+  std::string backend = "sim";  // the device's name in reports: "sim" or "mockcl"
+  device_factory make_device;   // empty: simulated_device(capacity, semantics)
 };
 
 // The input broke a rule the engine depends on (alloc of a live id, free of an id that is not
@@ -119,7 +125,8 @@ struct replay_options {
 // Applies events one at a time. Single-threaded.
 class replayer {
  public:
-  // Replays on a simulated_device built from `device`. Throws clpool::argument_error for a pool
+  // Replays on the device `device` describes (device.make_device(device), or a simulated_device
+  // when that is empty); the replayer owns it. Throws clpool::argument_error for a pool
   // configuration the pool refuses.
   replayer(const replay_config& config, const device_spec& device, replay_options options = {});
   // Replays on `device` (a mockcl-backed one, say), which must outlive the replayer.

@@ -62,7 +62,7 @@ std::string format_text(const config_result& result, const std::string& input) {
   out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
   if (result.replay) {
     const replay_report& r = *result.replay;
-    out << "device: " << capacity_text(r.device.capacity) << ", "
+    out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
         << to_string(r.device.semantics) << " allocation\n";
     out << "result: ";
     if (r.ok()) {
@@ -150,7 +150,8 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   std::ostringstream out;
   out << "input " << input;
   if (!results.empty() && results[0].replay) {
-    out << ", device " << capacity_text(results[0].replay->device.capacity) << ", "
+    out << ", device " << results[0].replay->device.backend << " "
+        << capacity_text(results[0].replay->device.capacity) << ", "
         << to_string(results[0].replay->device.semantics) << " allocation";
   }
   out << "\n";
@@ -169,6 +170,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
 nlohmann::json to_json(const replay_report& r) {
   nlohmann::json j;
   j["config"] = to_string(r.config);
+  j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
   j["ok"] = r.ok();
