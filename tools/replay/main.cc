@@ -101,7 +101,7 @@ int run(int argc, char** argv) {
 
   input in;
   std::string capacity_text, limit_text, trim_max_held_text, granule_text = "1MiB", semantics_text = "immediate";
-  std::string svg_path, write_trace_path, device_text = "sim", mockcl_so;
+  std::string svg_path, write_trace_path, device_text = "sim", mockcl_so, host_capacity_text;
   unsigned leading_bits = clpool::default_leading_bits;
   double trim_ratio = -1;
   bool no_pool = false, min_capacity = false, json = false, no_progress = false;
@@ -128,6 +128,10 @@ int run(int argc, char** argv) {
   app.add_option("--mockcl-so", mockcl_so,
                  "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
                  "binary's runfiles)");
+  app.add_option("--host-capacity", host_capacity_text,
+                 "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
+                 "--capacity or go through the pool, as on mockcl and under the layer's budget "
+                 "(default unlimited)");
   auto* no_pool_opt = app.add_flag("--no-pool", no_pool, "replay without a pool: every request goes to the device");
   auto* lb_opt = app.add_option("--leading-bits", leading_bits,
                                 "pool bin precision: 0-12 leading bits after the top bit (default 4, "
@@ -190,8 +194,12 @@ int run(int argc, char** argv) {
   }
   mockcl_backend* mock = nullptr;
   if (device_text == "mockcl") mock = &mockcl_backend::open(find_mockcl_so(mockcl_so));
+  const std::uint64_t host_capacity =
+      host_capacity_text.empty() ? clpool::unlimited : parse_bytes(host_capacity_text, "--host-capacity");
   const auto make_spec = [&](std::uint64_t cap) {
-    return mock != nullptr ? mock->spec(cap, semantics) : device_spec{cap, semantics};
+    device_spec d = mock != nullptr ? mock->spec(cap, semantics) : device_spec{cap, semantics};
+    d.host_capacity = host_capacity;
+    return d;
   };
 
   std::vector<replay_config> configs;

@@ -77,6 +77,14 @@ std::string format_text(const config_result& result, const std::string& input) {
     row(out, "peak active", both(r.peak_active_bytes));
     row(out, "peak managed", both(r.peak_managed_bytes));
     row(out, "peak device used", both(r.peak_device_bytes));
+    if (r.host_allocs != 0) {
+      row(out, "peak host (pinned)",
+          both(r.peak_host_bytes) + " in " + std::to_string(r.host_allocs) +
+              " host blocks, charged to the host budget" +
+              (r.device.host_capacity == unlimited
+                   ? std::string(" (unlimited)")
+                   : " of " + both(r.device.host_capacity)));
+    }
     if (r.config.use_pool) {
       row(out, "hit rate", percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
                                std::to_string(r.misses) + " misses)");
@@ -182,6 +190,8 @@ nlohmann::json to_json(const replay_report& r) {
   j["peak_active_bytes"] = r.peak_active_bytes;
   j["peak_managed_bytes"] = r.peak_managed_bytes;
   j["peak_device_bytes"] = r.peak_device_bytes;
+  j["peak_host_bytes"] = r.peak_host_bytes;
+  j["host_allocs"] = r.host_allocs;
   j["hits"] = r.hits;
   j["misses"] = r.misses;
   j["hit_rate"] = r.hit_rate();
