@@ -9,7 +9,7 @@ bash tools/setup.sh
 
 trace="$PWD/tools/replay/examples/pyopencl_layer.trace"
 svg="${CLPOOL_SVG:-${TMPDIR:-/tmp}/clpool_oom.svg}"
-replay() { bazel run --ui_event_filters=-info,-stdout,-stderr --noshow_progress \
+replay() { bazel run --ui_event_filters=-info --noshow_progress --show_result=0 \
   //tools/replay:clpool_replay -- "$@"; }
 
 echo "== 1. replay the recorded trace on a 128 MiB mockcl device, deferred allocation, pool:lb=4"

@@ -44,7 +44,7 @@ struct device_spec {
   alloc_semantics semantics = alloc_semantics::immediate;
   std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
   std::string backend = "sim";  // the device's name in reports: "sim" or "mockcl"
-  device_factory make_device;   // empty: simulated_device(capacity, semantics)
+  device_factory make_device = nullptr;  // empty: simulated_device(capacity, semantics)
 };
 
 // The input broke a rule the engine depends on (alloc of a live id, free of an id that is not
