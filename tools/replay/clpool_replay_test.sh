@@ -28,7 +28,7 @@ TR="$EX/fragmentation.trace"
 
 # Help documents everything, including exit codes.
 for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
-         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so "Exit codes"; do
+         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so --host-capacity "Exit codes"; do
   expect 0 "$f" --help
 done
 
@@ -127,6 +127,14 @@ expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1G
 expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB
 expect 2 "--mockcl-so needs --device mockcl" "$PY" --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
+
+# host (ALLOC_HOST_PTR) blocks: charged to the host budget, not the device, on both devices.
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 3000 host 0x10\n1 0 0 0 alloc 2 1000 buffer 0x1\n2 0 0 0 free 1 3000 host 0x10\n3 0 0 0 free 2 1000 buffer 0x1\n' > "$T/host.trace"
+for d in sim mockcl; do
+  expect 0 "peak host (pinned)        2.93 KiB (3000 bytes) in 1 host blocks" "$T/host.trace" --device $d --no-pool --capacity 1000
+  expect 1 "host-pinned budget exceeded" "$T/host.trace" --device $d --no-pool --capacity 1000 --host-capacity 2000
+done
+expect 2 "--host-capacity" "$T/host.trace" --capacity 1000 --host-capacity -5
 
 if ((fails)); then echo "$fails failures"; exit 1; fi
 echo "all passed"
