@@ -86,7 +86,7 @@ expect 2 "is not a number" "$TR" --capacity lots
 expect 2 "unknown unit" "$TR" --capacity 4GB
 expect 2 "whole number" "$TR" --capacity 1.5GiB
 expect 2 "larger than 2^64" "$TR" --capacity 99999999999999999999
-expect 2 "not in {immediate,deferred}" "$TR" --capacity 1GiB --semantics lazy
+expect 2 "not in {immediate,deferred,host_oom}" "$TR" --capacity 1GiB --semantics lazy
 expect 2 "not in range 0 to 12" "$TR" --capacity 1GiB --leading-bits 13
 expect 2 "--limit: 'x'" "$TR" --capacity 1GiB --limit x
 expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
@@ -123,6 +123,8 @@ expect 1 "device: mockcl, 128 MiB" "$PY" --device mockcl --capacity 128MiB --sem
 expect 1 "deferred allocation failed at first use" "$PY" --device mockcl --capacity 128MiB --semantics deferred
 expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
 expect 1 "at event 0 " "$PY" --device mockcl --capacity 1MiB
+expect 1 "CL_OUT_OF_HOST_MEMORY" "$PY" --device mockcl --capacity 1MiB --semantics host_oom
+expect 2 "--semantics" "$PY" --capacity 1MiB --semantics lazy
 expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1GiB
 expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB

@@ -117,8 +117,9 @@ int run(int argc, char** argv) {
   app.add_option("--semantics", semantics_text,
                  "immediate: allocation fails at once when the device is full (the pool can free "
                  "held blocks and retry); deferred: allocation succeeds and fails at first use "
-                 "(the pool cannot help). Default immediate")
-      ->check(CLI::IsMember({"immediate", "deferred"}));
+                 "(the pool cannot help); host_oom: like immediate, reported as "
+                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default immediate")
+      ->check(CLI::IsMember({"immediate", "deferred", "host_oom"}));
   app.add_option("--device", device_text,
                  "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
                  "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "

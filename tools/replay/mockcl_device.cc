@@ -64,7 +64,7 @@ class mockcl_device final : public replay_device {
     queue_ = opencl::queue_ref::adopt(
         clCreateCommandQueueWithProperties(context_.get(), device, nullptr, &s));
     opencl::throw_if_failed(s, "clCreateCommandQueueWithProperties");
-    if (semantics_ == alloc_semantics::immediate) {
+    if (semantics_ != alloc_semantics::deferred) {
       immediate_.emplace(queue_.get(), opencl::immediate_buffer_options{
                                            .method = opencl::force_method::migrate});
     } else {
@@ -89,7 +89,7 @@ class mockcl_device final : public replay_device {
   }
 
   std::uint64_t allocate(std::uint64_t bytes) override {
-    if (capacity_ == 0 && semantics_ == alloc_semantics::immediate) {
+    if (capacity_ == 0 && semantics_ != alloc_semantics::deferred) {
       throw allocator_out_of_memory(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                     "mockcl device: capacity 0");
     }

@@ -9,6 +9,8 @@
 //   immediate: mock semantics=immediate, blocks from immediate_buffer_allocator (create, then
 //              migrate): clCreateBuffer fails with CL_MEM_OBJECT_ALLOCATION_FAILURE when full,
 //              the pool frees held blocks and retries.
+//   host_oom:  mock semantics=host_oom, immediate_buffer_allocator: clCreateBuffer fails with
+//              CL_OUT_OF_HOST_MEMORY, which the allocator also reports as out-of-memory.
 //   deferred:  mock semantics=deferred, blocks from deferred_buffer_allocator (create only);
 //              first_use() enqueues clEnqueueMigrateMemObjects, which is where the mock charges
 //              the buffer and reports the out-of-memory (a deferred OOM at first use).

@@ -206,6 +206,18 @@ TEST(MockclReplay, SimAndMockclAgreeOnImmediateOomPoint) {
   }
 }
 
+TEST(MockclReplay, HostOomSemanticsMatchesImmediate) {
+  const auto events = synthetic_trace();
+  const std::uint64_t cap = tight_capacity(events);
+  const replay_report sim = replay_events(events, replay_config{}, device_spec{cap});
+  const replay_report mock =
+      replay_events(events, replay_config{}, backend().spec(cap, alloc_semantics::host_oom));
+  ASSERT_TRUE(sim.oom && mock.oom);
+  EXPECT_EQ(sim.oom->event_index, mock.oom->event_index);
+  EXPECT_EQ(sim.oom->managed_bytes, mock.oom->managed_bytes);
+  EXPECT_NE(mock.oom->message.find("CL_OUT_OF_HOST_MEMORY"), std::string::npos) << mock.oom->message;
+}
+
 TEST(MockclReplay, Deterministic) {
   const auto events = shipped_trace();
   const std::uint64_t cap = tight_capacity(events);
