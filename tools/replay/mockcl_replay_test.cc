@@ -16,6 +16,7 @@
 #include "pool/errors.h"
 #include "pool/opencl/buffer_pool.h"
 #include "pool/opencl/cl_object.h"
+#include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/replay.h"
 #include "tools/trace/trace_reader.h"
@@ -216,6 +217,28 @@ TEST(MockclReplay, HostOomSemanticsMatchesImmediate) {
   EXPECT_EQ(sim.oom->event_index, mock.oom->event_index);
   EXPECT_EQ(sim.oom->managed_bytes, mock.oom->managed_bytes);
   EXPECT_NE(mock.oom->message.find("CL_OUT_OF_HOST_MEMORY"), std::string::npos) << mock.oom->message;
+}
+
+// --min-capacity on mockcl: each bisection step reconfigures the mock (every object of the
+// previous replay released), and the answer is the simulated device's.
+TEST(MockclReplay, MinCapacityMatchesSim) {
+  const auto events = shipped_trace();
+  for (const replay_config& c : {replay_config{}, parse_config("nopool")}) {
+    const auto on = [&](bool mock) {
+      return find_min_capacity(
+          [&](std::uint64_t cap) {
+            return replay_events(events, c,
+                                 mock ? backend().spec(cap, alloc_semantics::deferred)
+                                      : device_spec{cap, alloc_semantics::deferred});
+          },
+          std::uint64_t{1} << 20);
+    };
+    const min_capacity_result sim = on(false), mock = on(true);
+    ASSERT_TRUE(sim.found && mock.found) << to_string(c);
+    EXPECT_EQ(sim.capacity, mock.capacity) << to_string(c);
+    ASSERT_TRUE(mock.one_granule_below.has_value());
+    EXPECT_FALSE(mock.one_granule_below->ok());
+  }
 }
 
 TEST(MockclReplay, Deterministic) {
