@@ -28,7 +28,7 @@ TR="$EX/fragmentation.trace"
 
 # Help documents everything, including exit codes.
 for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
-         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format "Exit codes"; do
+         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so --host-capacity "Exit codes"; do
   expect 0 "$f" --help
 done
 
@@ -86,7 +86,7 @@ expect 2 "is not a number" "$TR" --capacity lots
 expect 2 "unknown unit" "$TR" --capacity 4GB
 expect 2 "whole number" "$TR" --capacity 1.5GiB
 expect 2 "larger than 2^64" "$TR" --capacity 99999999999999999999
-expect 2 "not in {immediate,deferred}" "$TR" --capacity 1GiB --semantics lazy
+expect 2 "not in {immediate,deferred,host_oom}" "$TR" --capacity 1GiB --semantics lazy
 expect 2 "not in range 0 to 12" "$TR" --capacity 1GiB --leading-bits 13
 expect 2 "--limit: 'x'" "$TR" --capacity 1GiB --limit x
 expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
@@ -117,6 +117,26 @@ printf 'clpool-trace 1\n0 0 0 0 alloc 1 9223372036854775808 buffer 0\n' > "$T/hu
 expect 2 "above 2^62" "$T/huge.trace" --capacity 1GiB
 printf 'Thread,Time,Action,Pointer,Size,Stream\n1,0,allocate,0x10,1,0\n1,0,free,0x20,1,0\n' > "$T/bad.csv"
 expect 2 "bad.csv:3: free of pointer '0x20'" --rmm-csv "$T/bad.csv" --capacity 1GiB
+
+# --device: sim and mockcl (the mock ICD found in the runfiles) agree; bad values are clear errors.
+expect 1 "device: mockcl, 128 MiB" "$PY" --device mockcl --capacity 128MiB --semantics deferred
+expect 1 "deferred allocation failed at first use" "$PY" --device mockcl --capacity 128MiB --semantics deferred
+expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
+expect 1 "at event 0 " "$PY" --device mockcl --capacity 1MiB
+expect 1 "CL_OUT_OF_HOST_MEMORY" "$PY" --device mockcl --capacity 1MiB --semantics host_oom
+expect 2 "--semantics" "$PY" --capacity 1MiB --semantics lazy
+expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1GiB
+expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
+LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB
+expect 2 "--mockcl-so needs --device mockcl" "$PY" --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
+
+# host (ALLOC_HOST_PTR) blocks: charged to the host budget, not the device, on both devices.
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 3000 host 0x10\n1 0 0 0 alloc 2 1000 buffer 0x1\n2 0 0 0 free 1 3000 host 0x10\n3 0 0 0 free 2 1000 buffer 0x1\n' > "$T/host.trace"
+for d in sim mockcl; do
+  expect 0 "peak host (pinned)        2.93 KiB (3000 bytes) in 1 host blocks" "$T/host.trace" --device $d --no-pool --capacity 1000
+  expect 1 "host-pinned budget exceeded" "$T/host.trace" --device $d --no-pool --capacity 1000 --host-capacity 2000
+done
+expect 2 "--host-capacity" "$T/host.trace" --capacity 1000 --host-capacity -5
 
 if ((fails)); then echo "$fails failures"; exit 1; fi
 echo "all passed"

@@ -5,12 +5,18 @@
 namespace clpool::replay {
 
 std::string_view to_string(alloc_semantics semantics) {
-  return semantics == alloc_semantics::immediate ? "immediate" : "deferred";
+  switch (semantics) {
+    case alloc_semantics::immediate: return "immediate";
+    case alloc_semantics::deferred: return "deferred";
+    case alloc_semantics::host_oom: return "host_oom";
+  }
+  return "?";
 }
 
 std::optional<alloc_semantics> parse_semantics(std::string_view word) {
   if (word == "immediate") return alloc_semantics::immediate;
   if (word == "deferred") return alloc_semantics::deferred;
+  if (word == "host_oom") return alloc_semantics::host_oom;
   return std::nullopt;
 }
 
@@ -21,7 +27,7 @@ void simulated_device::commit(slot& s) noexcept {
 }
 
 std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
-  if (semantics_ == alloc_semantics::immediate && !fits(bytes)) {
+  if (semantics_ != alloc_semantics::deferred && !fits(bytes)) {
     ++failures_;
     throw allocator_out_of_memory(
         device_oom_status, "simulated device: " + std::to_string(bytes) + " bytes requested, " +
@@ -39,7 +45,7 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   slot& s = slots_[handle - 1];
   s.bytes = bytes;
   s.committed = false;
-  if (semantics_ == alloc_semantics::immediate) commit(s);
+  if (semantics_ != alloc_semantics::deferred) commit(s);
   return handle;
 }
 

@@ -12,6 +12,8 @@
 //              reserves a handle); the memory is committed at first use, and that is where
 //              CL_MEM_OBJECT_ALLOCATION_FAILURE shows up. The pool never sees it, so its retry
 //              cannot help; held blocks keep counting against the device.
+//   host_oom:  like immediate, but the device reports the failure as CL_OUT_OF_HOST_MEMORY (Intel-
+//              like; mockcl's semantics=host_oom). The pool retries it the same way.
 // Replay models "first use" as immediately after the allocation (the trace carries no kernel
 // launches), by calling first_use() after every successful allocate.
 #ifndef CLPOOL_TOOLS_REPLAY_DEVICE_H_
@@ -27,9 +29,9 @@
 
 namespace clpool::replay {
 
-enum class alloc_semantics : std::uint8_t { immediate, deferred };
+enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
 
-// "immediate" / "deferred", and back (nothing for any other word).
+// "immediate" / "deferred" / "host_oom", and back (nothing for any other word).
 std::string_view to_string(alloc_semantics semantics);
 std::optional<alloc_semantics> parse_semantics(std::string_view word);
 

@@ -48,6 +48,18 @@ TEST(Semantics, Names) {
   EXPECT_EQ(parse_semantics("deferred"), alloc_semantics::deferred);
   EXPECT_EQ(to_string(alloc_semantics::immediate), "immediate");
   EXPECT_FALSE(parse_semantics("lazy"));
+  EXPECT_EQ(parse_semantics("host_oom"), alloc_semantics::host_oom);
+  EXPECT_EQ(to_string(alloc_semantics::host_oom), "host_oom");
+}
+
+TEST(SimulatedDevice, HostOomFailsAtAllocationLikeImmediate) {
+  simulated_device d(100, alloc_semantics::host_oom);
+  EXPECT_FALSE(d.defers_allocation());
+  const std::uint64_t h = d.allocate(60);
+  EXPECT_EQ(d.used_bytes(), 60u);
+  EXPECT_THROW(d.allocate(50), allocator_out_of_memory);
+  d.deallocate(h, 60);
+  EXPECT_EQ(d.used_bytes(), 0u);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "tools/replay/config.h"
 #include "tools/replay/min_capacity.h"
+#include "tools/replay/mockcl_device.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/report_format.h"
 #include "tools/replay/svg.h"
@@ -85,7 +86,8 @@ std::uint64_t positive_bytes(const std::string& text, const char* flag) {
 int run(int argc, char** argv) {
   CLI::App app{
       "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
-      "simulated device of a given capacity, and reports whether and why it runs out of memory.\n"
+      "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
+      "the ICD loader), and reports whether and why it runs out of memory.\n"
       "Sizes accept plain bytes or a KiB, MiB, GiB or TiB suffix (4GiB, 512MiB, 1073741824)."};
   app.footer(
       "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
@@ -99,7 +101,7 @@ int run(int argc, char** argv) {
 
   input in;
   std::string capacity_text, limit_text, trim_max_held_text, granule_text = "1MiB", semantics_text = "immediate";
-  std::string svg_path, write_trace_path;
+  std::string svg_path, write_trace_path, device_text = "sim", mockcl_so, host_capacity_text;
   unsigned leading_bits = clpool::default_leading_bits;
   double trim_ratio = -1;
   bool no_pool = false, min_capacity = false, json = false, no_progress = false;
@@ -115,8 +117,22 @@ int run(int argc, char** argv) {
   app.add_option("--semantics", semantics_text,
                  "immediate: allocation fails at once when the device is full (the pool can free "
                  "held blocks and retry); deferred: allocation succeeds and fails at first use "
-                 "(the pool cannot help). Default immediate")
-      ->check(CLI::IsMember({"immediate", "deferred"}));
+                 "(the pool cannot help); host_oom: like immediate, reported as "
+                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default immediate")
+      ->check(CLI::IsMember({"immediate", "deferred", "host_oom"}));
+  app.add_option("--device", device_text,
+                 "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
+                 "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
+                 "cl_mem in the mock OpenCL ICD (//mockcl:libmockcl.so) through the system ICD loader, "
+                 "on a mock device with this capacity and semantics (pool/opencl's immediate or "
+                 "deferred buffer allocator; deferred blocks are migrated once to charge them)");
+  app.add_option("--mockcl-so", mockcl_so,
+                 "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
+                 "binary's runfiles)");
+  app.add_option("--host-capacity", host_capacity_text,
+                 "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
+                 "--capacity or go through the pool, as on mockcl and under the layer's budget "
+                 "(default unlimited)");
   auto* no_pool_opt = app.add_flag("--no-pool", no_pool, "replay without a pool: every request goes to the device");
   auto* lb_opt = app.add_option("--leading-bits", leading_bits,
                                 "pool bin precision: 0-12 leading bits after the top bit (default 4, "
@@ -171,6 +187,21 @@ int run(int argc, char** argv) {
     throw usage_error("--trim-ratio: must be a finite number >= 0");
   }
   const alloc_semantics semantics = *parse_semantics(semantics_text);
+  if (device_text != "sim" && device_text != "mockcl") {
+    throw usage_error("--device: '" + device_text + "' is not sim or mockcl");
+  }
+  if (!mockcl_so.empty() && device_text != "mockcl") {
+    throw usage_error("--mockcl-so needs --device mockcl");
+  }
+  mockcl_backend* mock = nullptr;
+  if (device_text == "mockcl") mock = &mockcl_backend::open(find_mockcl_so(mockcl_so));
+  const std::uint64_t host_capacity =
+      host_capacity_text.empty() ? clpool::unlimited : parse_bytes(host_capacity_text, "--host-capacity");
+  const auto make_spec = [&](std::uint64_t cap) {
+    device_spec d = mock != nullptr ? mock->spec(cap, semantics) : device_spec{cap, semantics};
+    d.host_capacity = host_capacity;
+    return d;
+  };
 
   std::vector<replay_config> configs;
   if (!compare.empty()) {
@@ -214,7 +245,7 @@ int run(int argc, char** argv) {
     options.timeline = timeline;
     const progress_fn progress = make_progress(show_progress, label);
     replay_report r = in.with_source([&](auto& source) {
-      return replay_stream(source, c, device_spec{cap, semantics}, options, progress);
+      return replay_stream(source, c, make_spec(cap), options, progress);
     });
     clear_progress(show_progress && progress != nullptr);
     return r;

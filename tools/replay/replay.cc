@@ -14,6 +14,7 @@ std::string_view to_string(oom_site site) {
     case oom_site::allocator: return "device allocation failed";
     case oom_site::limit: return "pool limit reached";
     case oom_site::first_use: return "deferred allocation failed at first use";
+    case oom_site::host: return "host-pinned budget exceeded";
   }
   return "?";
 }
@@ -238,7 +239,59 @@ struct replayer::impl {
     p.message = std::move(message);
   }
 
+  // A `host` block: charged to the host budget only. Returns false at its out-of-memory.
+  bool host_alloc(const trace_event& e, std::uint64_t line) {
+    ++report.host_allocs;
+    const std::uint64_t cap = report.device.host_capacity;
+    if (e.size > cap || host_used > cap - e.size) {
+      oom_point& p = start_oom(e, line, oom_site::host);
+      p.message = "the host-pinned budget could not take " + std::to_string(e.size) + " bytes: " +
+                  std::to_string(host_used) + " of " + std::to_string(cap) + " bytes in use";
+      if (config.use_pool) {
+        const pool_counters& c = observer->last;
+        p.active_bytes = c.active_bytes;
+        p.active_rounded_bytes = c.active_rounded_bytes;
+        p.held_bytes = c.held_bytes;
+        p.managed_bytes = c.managed_bytes;
+        p.rounding_loss_bytes = c.active_rounded_bytes - c.active_bytes;
+      } else {
+        p.active_bytes = p.active_rounded_bytes = p.managed_bytes = raw_active;
+      }
+      return false;
+    }
+    if (e.action == trace_action::alloc_failed) {
+      ++report.recorded_failures_that_fit;
+      return true;
+    }
+    host_used += e.size;
+    if (host_used > report.peak_host_bytes) report.peak_host_bytes = host_used;
+    return true;
+  }
+
   void alloc(const trace_event& e, std::uint64_t line) {
+    if (e.kind == trace_kind::host) {
+      if (config.use_pool) {
+        std::uint32_t* index = live.insert(e.id, 0);
+        if (index == nullptr) already_live(e.id);
+        *index = take_slot();  // stays empty: the pool never sees host blocks
+        if (!host_alloc(e, line)) {
+          std::uint32_t i = 0;
+          live.erase(e.id, &i);
+          free_slots.push_back(i);
+          return;
+        }
+        host_live.insert(e.id, e.size);
+      } else {
+        raw_block* slot = raw_live.insert(e.id, raw_block());
+        if (slot == nullptr) already_live(e.id);
+        if (!host_alloc(e, line)) {
+          raw_live.erase(e.id);
+          return;
+        }
+        *slot = raw_block{0, e.size};  // handle 0 with bytes: a host block
+      }
+      return;
+    }
     if (config.use_pool) {
       std::uint32_t* index = live.insert(e.id, 0);
       if (index == nullptr) already_live(e.id);
@@ -265,6 +318,8 @@ struct replayer::impl {
       if (!live.erase(e.id, &i)) not_live(e.id);
       slab[i].release();  // gives the block back to the pool
       free_slots.push_back(i);
+      std::uint64_t host_bytes = 0;
+      if (report.host_allocs != 0 && host_live.erase(e.id, &host_bytes)) host_used -= host_bytes;
     } else {
       raw_block b;
       if (!raw_live.erase(e.id, &b)) not_live(e.id);
@@ -272,6 +327,8 @@ struct replayer::impl {
         device->deallocate(b.handle, b.bytes);
         raw_active -= b.bytes;
         ++report.allocator_frees;
+      } else {
+        host_used -= b.bytes;  // a host block (0 for a sub-buffer)
       }
     }
   }
@@ -286,7 +343,9 @@ struct replayer::impl {
         break;
       case trace_action::alloc_failed:
         ++report.recorded_failures;
-        if (config.use_pool) {
+        if (e.kind == trace_kind::host) {
+          host_alloc(e, line);
+        } else if (config.use_pool) {
           pool_alloc(e, line, nullptr);
         } else {
           raw_alloc(e, line, nullptr);
@@ -356,11 +415,15 @@ struct replayer::impl {
   std::vector<std::uint32_t> free_slots;
   trace::flat_id_map<raw_block> raw_live;
   std::uint64_t raw_active = 0;
+  trace::flat_id_map<std::uint64_t> host_live;  // pool mode: live host blocks' bytes
+  std::uint64_t host_used = 0;
   timeline_sampler sampler;
 };
 
 replayer::replayer(const replay_config& config, const device_spec& device, replay_options options) {
-  auto owned = std::make_unique<simulated_device>(device.capacity, device.semantics);
+  std::unique_ptr<replay_device> owned =
+      device.make_device ? device.make_device(device)
+                         : std::make_unique<simulated_device>(device.capacity, device.semantics);
   replay_device* d = owned.get();
   impl_ = std::make_unique<impl>(config, std::move(owned), d, options);
   impl_->report.device = device;

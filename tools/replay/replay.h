@@ -6,7 +6,9 @@
 //                                   {.capacity = 4ull << 30, .semantics = alloc_semantics::immediate});
 //   if (r.oom) ... r.oom->event_index, r.oom->rounded_bytes, ...
 //
-// What each trace action does: alloc -> allocate (a `sub` block gets no device memory);
+// What each trace action does: alloc -> allocate (a `sub` block gets no device memory; a `host`
+// block, host-pinned memory, is charged to the separate host budget, never to the device or the
+// pool, as mockcl and the layer's budget do);
 // alloc_failed -> allocate, then release at once (the recorded run failed here; if the replay
 // fails too that is its out-of-memory); free -> release; free_held / stop_holding -> the pool's
 // calls (nothing without a pool). Replay stops at the first out-of-memory.
@@ -32,10 +34,17 @@
 
 namespace clpool::replay {
 
-// The device a replay runs on.
+struct device_spec;
+// Builds the device for a spec; see mockcl_device.h.
+using device_factory = std::function<std::unique_ptr<replay_device>(const device_spec&)>;
+
+// The device a replay runs on: a simulated_device unless make_device is set (--device mockcl).
 struct device_spec {
   std::uint64_t capacity = unlimited;
   alloc_semantics semantics = alloc_semantics::immediate;
+  std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
+  std::string backend = "sim";  // the device's name in reports: "sim" or "mockcl"
+  device_factory make_device = nullptr;  // empty: simulated_device(capacity, semantics)
 };
 
 // The input broke a rule the engine depends on (alloc of a live id, free of an id that is not
@@ -50,6 +59,7 @@ enum class oom_site : std::uint8_t {
   allocator,  // the device refused the allocation (immediate semantics), after the pool's retries
   limit,      // the pool's own limit left no room, after its retries
   first_use,  // the allocation succeeded but committing it at first use did not fit (deferred)
+  host,       // a `host` block did not fit in the host-pinned budget (device_spec::host_capacity)
 };
 std::string_view to_string(oom_site site);
 
@@ -98,6 +108,8 @@ struct replay_report {
   std::uint64_t peak_active_bytes = 0;
   std::uint64_t peak_managed_bytes = 0;
   std::uint64_t peak_device_bytes = 0;
+  std::uint64_t peak_host_bytes = 0;   // `host` blocks, charged to the host budget
+  std::uint64_t host_allocs = 0;       // `host` alloc events
   std::uint64_t hits = 0, misses = 0;  // pool requests served from held blocks / by the device
   std::uint64_t allocator_allocations = 0, allocator_frees = 0, allocator_failures = 0;
   std::uint64_t oom_retries = 0;       // the pool's retries after freeing held memory
@@ -119,7 +131,8 @@ struct replay_options {
 // Applies events one at a time. Single-threaded.
 class replayer {
  public:
-  // Replays on a simulated_device built from `device`. Throws clpool::argument_error for a pool
+  // Replays on the device `device` describes (device.make_device(device), or a simulated_device
+  // when that is empty); the replayer owns it. Throws clpool::argument_error for a pool
   // configuration the pool refuses.
   replayer(const replay_config& config, const device_spec& device, replay_options options = {});
   // Replays on `device` (a mockcl-backed one, say), which must outlive the replayer.

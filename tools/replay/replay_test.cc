@@ -342,5 +342,36 @@ TEST(Replay, TimelineIsBoundedAndKeepsThePeak) {
   EXPECT_EQ(peak, r.peak_managed_bytes);
 }
 
+// `host` blocks (ALLOC_HOST_PTR) go to the host budget, never to the device or the pool.
+TEST(Replay, HostBlocksChargeTheHostBudgetNotTheDevice) {
+  for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {
+    events_builder b;
+    b.add(trace_action::alloc, 1, 3000, trace_kind::host).alloc(2, 1024).free(1)
+        .add(trace_action::alloc, 3, 2000, trace_kind::host).free(3).free(2);
+    const replay_report r = replay_events(b.events, c, {1024, alloc_semantics::immediate});
+    EXPECT_TRUE(r.ok()) << to_string(c);
+    EXPECT_EQ(r.peak_device_bytes, 1024u);
+    EXPECT_EQ(r.peak_host_bytes, 3000u);
+    EXPECT_EQ(r.host_allocs, 2u);
+    EXPECT_EQ(r.allocator_allocations, 1u);
+  }
+}
+
+TEST(Replay, HostBudgetOutOfMemory) {
+  for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {
+    events_builder b;
+    b.add(trace_action::alloc, 1, 3000, trace_kind::host).alloc(2, 1024)
+        .add(trace_action::alloc, 3, 2000, trace_kind::host);
+    device_spec d{1 << 20, alloc_semantics::immediate};
+    d.host_capacity = 4000;
+    const replay_report r = replay_events(b.events, c, d);
+    ASSERT_TRUE(r.oom.has_value()) << to_string(c);
+    EXPECT_EQ(r.oom->site, oom_site::host);
+    EXPECT_EQ(r.oom->event_index, 2u);
+    EXPECT_EQ(r.oom->active_bytes, 1024u);
+    EXPECT_NE(r.oom->message.find("3000 of 4000"), std::string::npos) << r.oom->message;
+  }
+}
+
 }  // namespace
 }  // namespace clpool::replay

@@ -62,7 +62,7 @@ std::string format_text(const config_result& result, const std::string& input) {
   out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
   if (result.replay) {
     const replay_report& r = *result.replay;
-    out << "device: " << capacity_text(r.device.capacity) << ", "
+    out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
         << to_string(r.device.semantics) << " allocation\n";
     out << "result: ";
     if (r.ok()) {
@@ -77,6 +77,14 @@ std::string format_text(const config_result& result, const std::string& input) {
     row(out, "peak active", both(r.peak_active_bytes));
     row(out, "peak managed", both(r.peak_managed_bytes));
     row(out, "peak device used", both(r.peak_device_bytes));
+    if (r.host_allocs != 0) {
+      row(out, "peak host (pinned)",
+          both(r.peak_host_bytes) + " in " + std::to_string(r.host_allocs) +
+              " host blocks, charged to the host budget" +
+              (r.device.host_capacity == unlimited
+                   ? std::string(" (unlimited)")
+                   : " of " + both(r.device.host_capacity)));
+    }
     if (r.config.use_pool) {
       row(out, "hit rate", percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
                                std::to_string(r.misses) + " misses)");
@@ -150,7 +158,8 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   std::ostringstream out;
   out << "input " << input;
   if (!results.empty() && results[0].replay) {
-    out << ", device " << capacity_text(results[0].replay->device.capacity) << ", "
+    out << ", device " << results[0].replay->device.backend << " "
+        << capacity_text(results[0].replay->device.capacity) << ", "
         << to_string(results[0].replay->device.semantics) << " allocation";
   }
   out << "\n";
@@ -169,6 +178,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
 nlohmann::json to_json(const replay_report& r) {
   nlohmann::json j;
   j["config"] = to_string(r.config);
+  j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
   j["ok"] = r.ok();
@@ -180,6 +190,8 @@ nlohmann::json to_json(const replay_report& r) {
   j["peak_active_bytes"] = r.peak_active_bytes;
   j["peak_managed_bytes"] = r.peak_managed_bytes;
   j["peak_device_bytes"] = r.peak_device_bytes;
+  j["peak_host_bytes"] = r.peak_host_bytes;
+  j["host_allocs"] = r.host_allocs;
   j["hits"] = r.hits;
   j["misses"] = r.misses;
   j["hit_rate"] = r.hit_rate();

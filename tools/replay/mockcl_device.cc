@@ -1,0 +1,227 @@
+#include "tools/replay/mockcl_device.h"
+
+#include <CL/cl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mockcl/testing.h"
+#include "pool/errors.h"
+#include "pool/opencl/buffer_allocators.h"
+#include "pool/opencl/cl_error.h"
+#include "pool/opencl/cl_object.h"
+
+namespace clpool::replay {
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+// Large enough that no request is CL_INVALID_BUFFER_SIZE: 2^62, the largest size a trace names.
+constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 62;
+
+class mockcl_device final : public replay_device {
+ public:
+  mockcl_device(mockcl_backend& backend, const device_spec& spec)
+      : control_(&backend.control()), capacity_(spec.capacity), semantics_(spec.semantics) {
+    mockcl::Control& ctl = *control_;
+    ctl.reset();
+    // The mock refuses capacity 0; a 0-capacity device is emulated by refusing everything here.
+    const std::uint64_t cap = capacity_ == 0 ? 1 : capacity_;
+    const std::string devices =
+        "gpu:name=clpool_replay,capacity=" + std::to_string(cap) +
+        ",reported=" + std::to_string(no_max_alloc) + ",max_alloc=" + std::to_string(no_max_alloc) +
+        ",semantics=" + std::string(to_string(semantics_));
+    std::string err = ctl.configure_devices(devices);
+    if (err.empty()) err = ctl.configure_schedule("eager");
+    if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
+    cl_platform_id platform = mockcl::testing::loader_mock_platform();
+    if (platform == nullptr) {
+      throw mockcl_unavailable("the OpenCL ICD loader does not list the mockcl platform (loaded " +
+                               backend.so_path() + " through OCL_ICD_VENDORS)");
+    }
+    cl_device_id device = nullptr;
+    opencl::throw_if_failed(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr),
+                            "clGetDeviceIDs");
+    cl_int s = CL_SUCCESS;
+    context_ = opencl::context_ref::adopt(
+        clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
+    opencl::throw_if_failed(s, "clCreateContext");
+    queue_ = opencl::queue_ref::adopt(
+        clCreateCommandQueueWithProperties(context_.get(), device, nullptr, &s));
+    opencl::throw_if_failed(s, "clCreateCommandQueueWithProperties");
+    if (semantics_ != alloc_semantics::deferred) {
+      immediate_.emplace(queue_.get(), opencl::immediate_buffer_options{
+                                           .method = opencl::force_method::migrate});
+    } else {
+      deferred_.emplace(context_.get());
+    }
+  }
+
+  ~mockcl_device() override {
+    // Whatever the replay left alive (no-pool replays stop at their out-of-memory with live
+    // blocks), so that the mock can be reconfigured for the next device.
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].block.mem != nullptr) deallocate(i + 1, slots_[i].bytes);
+    }
+    clFinish(queue_.get());
+    immediate_.reset();
+    deferred_.reset();
+    queue_ = {};
+    context_ = {};
+    // The mock may still keep its last command's record (which holds the queue and context);
+    // reset() retires it, so that the next device can reconfigure the mock.
+    control_->reset();
+  }
+
+  std::uint64_t allocate(std::uint64_t bytes) override {
+    if (capacity_ == 0 && semantics_ != alloc_semantics::deferred) {
+      throw allocator_out_of_memory(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                                    "mockcl device: capacity 0");
+    }
+    const opencl::buffer_block block =
+        immediate_ ? immediate_->allocate(bytes) : deferred_->allocate(bytes);
+    std::uint64_t handle;
+    if (!free_slots_.empty()) {
+      handle = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slots_.emplace_back();
+      handle = slots_.size();
+    }
+    slots_[handle - 1] = slot{block, bytes, false};
+    if (immediate_) commit(slots_[handle - 1]);
+    return handle;
+  }
+
+  void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override {
+    slot& s = slots_[handle - 1];
+    if (s.committed) used_ -= s.bytes;
+    if (immediate_) {
+      immediate_->deallocate(s.block, bytes);
+    } else {
+      deferred_->deallocate(s.block, bytes);
+    }
+    s = slot{};
+    free_slots_.push_back(handle);
+  }
+
+  bool first_use(std::uint64_t handle) override {
+    slot& s = slots_[handle - 1];
+    if (s.committed) return true;
+    if (capacity_ == 0) return false;
+    const cl_int status = clEnqueueMigrateMemObjects(
+        queue_.get(), 1, &s.block.mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
+        nullptr);
+    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES) return false;
+    opencl::throw_if_failed(status, "clEnqueueMigrateMemObjects", "first use of a replay block");
+    commit(s);
+    return true;
+  }
+
+  bool defers_allocation() const noexcept override {
+    return semantics_ == alloc_semantics::deferred;
+  }
+  std::uint64_t used_bytes() const noexcept override { return used_; }
+  std::uint64_t capacity() const noexcept override { return capacity_; }
+  std::uint64_t peak_used_bytes() const noexcept override { return peak_; }
+
+ private:
+  struct slot {
+    opencl::buffer_block block;
+    std::uint64_t bytes = 0;
+    bool committed = false;
+  };
+  void commit(slot& s) noexcept {
+    s.committed = true;
+    used_ += s.bytes;
+    if (used_ > peak_) peak_ = used_;
+  }
+
+  mockcl::Control* control_;
+  std::uint64_t capacity_;
+  alloc_semantics semantics_;
+  opencl::context_ref context_;
+  opencl::queue_ref queue_;
+  std::optional<opencl::immediate_buffer_allocator> immediate_;
+  std::optional<opencl::deferred_buffer_allocator> deferred_;
+  std::uint64_t used_ = 0, peak_ = 0;
+  std::vector<slot> slots_;  // handle h is slots_[h - 1]
+  std::vector<std::uint64_t> free_slots_;
+};
+
+}  // namespace
+
+std::string find_mockcl_so(const std::string& flag) {
+  if (!flag.empty()) {
+    if (!exists(flag)) throw mockcl_unavailable("--mockcl-so: no such file: " + flag);
+    return absolute(flag);
+  }
+  if (const char* env = std::getenv("LIBMOCKCL_SO"); env != nullptr && *env != '\0') {
+    if (!exists(env)) {
+      throw mockcl_unavailable(std::string("LIBMOCKCL_SO: no such file: ") + env);
+    }
+    return absolute(env);
+  }
+  std::vector<std::string> candidates;
+  if (const char* dir = std::getenv("RUNFILES_DIR"); dir != nullptr && *dir != '\0') {
+    candidates.push_back(std::string(dir) + "/clpool/mockcl/libmockcl.so");
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) candidates.push_back(std::string(exe, n) + ".runfiles/clpool/mockcl/libmockcl.so");
+  candidates.push_back(absolute("mockcl/libmockcl.so"));
+  std::string looked;
+  for (const std::string& c : candidates) {
+    if (exists(c)) return c;
+    looked += "\n  " + c;
+  }
+  throw mockcl_unavailable(
+      "--device mockcl: libmockcl.so not found; pass --mockcl-so PATH or set LIBMOCKCL_SO "
+      "(bazel build //mockcl:libmockcl.so), or use --device sim. Looked at:" + looked);
+}
+
+mockcl_backend::mockcl_backend(std::string so_path, std::unique_ptr<mockcl::Control> control)
+    : so_path_(std::move(so_path)), control_(std::move(control)) {}
+
+mockcl_backend& mockcl_backend::open(const std::string& so_path) {
+  static std::unique_ptr<mockcl_backend> backend;
+  if (backend) {
+    if (backend->so_path_ != so_path) {
+      throw mockcl_unavailable("mockcl is already loaded from " + backend->so_path_ +
+                               ", not " + so_path);
+    }
+    return *backend;
+  }
+  if (!exists(so_path)) throw mockcl_unavailable("libmockcl.so not found at " + so_path);
+  mockcl::testing::use_mock_only(so_path);
+  backend.reset(new mockcl_backend(so_path, mockcl::testing::icd_control(so_path)));
+  return *backend;
+}
+
+device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semantics) {
+  device_spec d{.capacity = capacity, .semantics = semantics, .backend = "mockcl"};
+  d.make_device = [this](const device_spec& s) { return make_mockcl_device(*this, s); };
+  return d;
+}
+
+std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend,
+                                                  const device_spec& spec) {
+  return std::make_unique<mockcl_device>(backend, spec);
+}
+
+}  // namespace clpool::replay
