@@ -216,6 +216,29 @@ TYPED_TEST(Battery, DeferredSemanticsChargeAtFirstUse) {
   this->Teardown();
 }
 
+TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
+  this->Setup("gpu-64m:semantics=deferred,oom_at=execution");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(40 * kMiB), b = this->Buf(40 * kMiB);
+  cl_event ea, eb;
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, 0, 0, nullptr, &ea), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, &eb), CL_SUCCESS);  // Accepted...
+  EXPECT_EQ(d->clWaitForEvents(1, &eb), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Status(ea), CL_COMPLETE);
+  EXPECT_EQ(this->Status(eb), CL_MEM_OBJECT_ALLOCATION_FAILURE);  // ...fails in its event.
+  int x = 1;
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseMemObject(a);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseEvent(ea);
+  d->clReleaseEvent(eb);
+  d->clReleaseMemObject(b);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

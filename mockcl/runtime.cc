@@ -469,6 +469,7 @@ void Runtime::credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
 cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
+  if (devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;  // Charged in execute().
   cl_int s = charge(q->device->index, root->context, root->size, false);
   if (s == CL_SUCCESS) root->device = q->device->index;
   return s;

@@ -245,6 +245,7 @@ class Runtime {
   void destroy(Object* o);
   void apply(const Config& c);
   void execute(_cl_event* ev);
+  cl_int charge_at_execution(_cl_event* ev);
   bool ready(const _cl_event* ev) const;
   void force_destroy_all();
   template <typename T>
