@@ -308,6 +308,11 @@ TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
   ASSERT_EQ(d->clWaitForEvents(1, &w), CL_SUCCESS);
   EXPECT_EQ(this->Status(w), CL_COMPLETE);
   EXPECT_EQ(this->Outstanding(), 0u);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.frees.size(), 1u);
+  EXPECT_EQ(s.frees[0].kind, "mem");
+  EXPECT_EQ(s.frees[0].size, 32 * kMiB);
+  EXPECT_EQ(s.frees[0].time, s.commands.back().end);  // Freed when the write completed.
   d->clReleaseEvent(w);
   d->clReleaseEvent(gate);
   this->Teardown();
@@ -490,6 +495,11 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   EXPECT_EQ(kern.svm[0].address, reinterpret_cast<uint64_t>(p));
   EXPECT_EQ(fr.svm.at(0).size, 32 * kMiB);
   EXPECT_EQ(s.live["svm"], 0u);
+  ASSERT_EQ(s.frees.size(), 1u);
+  EXPECT_EQ(s.frees[0].kind, "svm");
+  EXPECT_EQ(s.frees[0].address, reinterpret_cast<uint64_t>(p));
+  EXPECT_EQ(s.frees[0].size, 32 * kMiB);
+  EXPECT_GE(s.frees[0].time, kern.end);  // The real free follows every use.
   EXPECT_GE(s.reports.double_release, 1u);
   // With a callback, the callback gets the pointers (and frees them itself).
   void* q = d->clSVMAlloc(this->ctx_, 0, kMiB, 0);

@@ -202,6 +202,7 @@ TEST(Snapshot, JsonRoundTrip) {
   r.svm = {{7, 8}};
   r.status = -5;
   s.commands.push_back(r);
+  s.frees.push_back({"svm", 4, 4096, 64, 99});
   s.call_log = {"{}"};
   s.reports.double_release = 3;
   s.reports.messages = {"m"};

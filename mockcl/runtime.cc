@@ -251,6 +251,7 @@ void Runtime::reset() {
   calls_.fill(0);
   faults_fired_ = 0;
   commands_.clear();
+  frees_.clear();
   log_lines_.clear();
   reports_ = Reports{};
   leaked_at_context_release = 0;
@@ -273,6 +274,7 @@ Snapshot Runtime::snapshot() {
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
+  s.frees = frees_;
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
@@ -388,6 +390,7 @@ void Runtime::destroy(Object* o) {
     }
     case Type::kMem: {
       auto* m = static_cast<_cl_mem*>(o);
+      record_free("mem", m->id, 0, m->device >= 0 ? m->size : 0);
       if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
       m->device = -1;
       m->backing.reset();
@@ -493,8 +496,14 @@ SvmBlock* Runtime::find_svm(const void* p) {
   return nullptr;
 }
 
+void Runtime::record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size) {
+  if (frees_.size() < kMaxCommandRecords)
+    frees_.push_back({kind, id, address, size, completion_time_ ? completion_time_ : now});
+}
+
 void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   SvmBlock& b = it->second;
+  record_free("svm", b.id, it->first, b.size);
   credit(b.device, b.context, b.size, false);
   cl_context ctx = b.context;
   svm.erase(it);

@@ -169,6 +169,10 @@ void Runtime::execute(_cl_event* ev) {
   }
   cl_int st = CL_COMPLETE;
   uint64_t dur = 0;
+  struct CompletionClock {  // Frees made while this command completes happen at its end.
+    uint64_t& t;
+    ~CompletionClock() { t = 0; }
+  } clock{completion_time_};
   switch (ev->command_type) {
     case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
     case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
@@ -181,6 +185,7 @@ void Runtime::execute(_cl_event* ev) {
       break;
     default: dur = 0;
   }
+  completion_time_ = start + dur;
   if (dep_failed) {
     st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   } else if (ev->fault_status) {
@@ -188,7 +193,7 @@ void Runtime::execute(_cl_event* ev) {
     ++faults_fired_;
     report("injected execution failure " + std::string(status_name(st)) + " into command " +
            std::to_string(ev->command_id) + " (" + ev->kind + ")");
-  } else if (cl_int oom = charge_at_execution(ev)) {
+  } else if (cl_int oom = charge_at_execution(ev); oom != CL_SUCCESS) {
     st = oom;
     report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
            std::string(status_name(oom)));
