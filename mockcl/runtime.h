@@ -33,6 +33,10 @@
 namespace mockcl {
 
 inline constexpr int kMaxDevices = 16;
+// Bounds on what the runtime records, so a long run cannot exhaust memory.
+inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free records.
+inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept in memory.
+inline constexpr size_t kMaxMessages = 256;             // Report messages (oldest dropped).
 
 struct DeviceState {
   DeviceConfig cfg;
@@ -275,6 +279,11 @@ class Runtime {
   bool log_memory_ = false;
   std::vector<std::string> log_lines_;
 };
+
+// `s` escaped for a JSON string literal (call log).
+std::string json_escape(const std::string& s);
+// "mem", "queue", ... (snapshot keys and messages).
+const char* type_name(Type t);
 
 // Writes an info value with the standard OpenCL size protocol.
 cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n);
