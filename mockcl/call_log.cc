@@ -48,7 +48,7 @@ void Runtime::report(const std::string& message) {
 
 void Runtime::record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size) {
   if (frees_.size() < kMaxCommandRecords)
-    frees_.push_back({kind, id, address, size, completion_time_ ? completion_time_ : now});
+    frees_.push_back({kind[0] == 's', id, address, size, completion_time_ ? completion_time_ : now});
 }
 
 }  // namespace mockcl

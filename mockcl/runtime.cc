@@ -260,7 +260,7 @@ Snapshot Runtime::snapshot() {
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
-  s.frees = frees_;
+  for (const Free& f : frees_) s.frees.push_back({f.svm ? "svm" : "mem", f.id, f.address, f.size, f.time});
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;

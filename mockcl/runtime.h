@@ -268,7 +268,11 @@ class Runtime {
   uint64_t faults_fired_ = 0;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<CommandRecord> commands_;
-  std::vector<FreeRecord> frees_;
+  struct Free {  // Compact FreeRecord: the hot release path records one per buffer.
+    bool svm;
+    uint64_t id, address, size, time;
+  };
+  std::vector<Free> frees_;
   uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
   void record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size);
   uint64_t rng_ = 0;
