@@ -216,6 +216,29 @@ TYPED_TEST(Battery, DeferredSemanticsChargeAtFirstUse) {
   this->Teardown();
 }
 
+TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
+  this->Setup("gpu-64m:semantics=deferred,oom_at=execution");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(40 * kMiB), b = this->Buf(40 * kMiB);
+  cl_event ea, eb;
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, 0, 0, nullptr, &ea), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, &eb), CL_SUCCESS);  // Accepted...
+  EXPECT_EQ(d->clWaitForEvents(1, &eb), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Status(ea), CL_COMPLETE);
+  EXPECT_EQ(this->Status(eb), CL_MEM_OBJECT_ALLOCATION_FAILURE);  // ...fails in its event.
+  int x = 1;
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseMemObject(a);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseEvent(ea);
+  d->clReleaseEvent(eb);
+  d->clReleaseMemObject(b);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
@@ -285,6 +308,11 @@ TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
   ASSERT_EQ(d->clWaitForEvents(1, &w), CL_SUCCESS);
   EXPECT_EQ(this->Status(w), CL_COMPLETE);
   EXPECT_EQ(this->Outstanding(), 0u);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.frees.size(), 1u);
+  EXPECT_EQ(s.frees[0].kind, "mem");
+  EXPECT_EQ(s.frees[0].size, 32 * kMiB);
+  EXPECT_EQ(s.frees[0].time, s.commands.back().end);  // Freed when the write completed.
   d->clReleaseEvent(w);
   d->clReleaseEvent(gate);
   this->Teardown();
@@ -467,6 +495,11 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   EXPECT_EQ(kern.svm[0].address, reinterpret_cast<uint64_t>(p));
   EXPECT_EQ(fr.svm.at(0).size, 32 * kMiB);
   EXPECT_EQ(s.live["svm"], 0u);
+  ASSERT_EQ(s.frees.size(), 1u);
+  EXPECT_EQ(s.frees[0].kind, "svm");
+  EXPECT_EQ(s.frees[0].address, reinterpret_cast<uint64_t>(p));
+  EXPECT_EQ(s.frees[0].size, 32 * kMiB);
+  EXPECT_GE(s.frees[0].time, kern.end);  // The real free follows every use.
   EXPECT_GE(s.reports.double_release, 1u);
   // With a callback, the callback gets the pointers (and frees them itself).
   void* q = d->clSVMAlloc(this->ctx_, 0, kMiB, 0);

@@ -8,11 +8,6 @@
 extern char** environ;
 
 namespace mockcl {
-namespace {
-
-constexpr size_t kMaxCommandRecords = 1u << 20;
-constexpr size_t kMaxLogLines = 1u << 20;
-constexpr size_t kMaxMessages = 256;
 
 std::string json_escape(const std::string& s) {
   std::string o;
@@ -44,15 +39,6 @@ const char* type_name(Type t) {
     default: return "none";
   }
 }
-
-uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n) {
   if (value) {
@@ -251,6 +237,7 @@ void Runtime::reset() {
   calls_.fill(0);
   faults_fired_ = 0;
   commands_.clear();
+  frees_.clear();
   log_lines_.clear();
   reports_ = Reports{};
   leaked_at_context_release = 0;
@@ -273,6 +260,7 @@ Snapshot Runtime::snapshot() {
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
+  for (const Free& f : frees_) s.frees.push_back({f.svm ? "svm" : "mem", f.id, f.address, f.size, f.time});
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
@@ -316,16 +304,7 @@ _cl_event* Runtime::event(cl_event h) { return check(h, Type::kEvent, "event"); 
 _cl_program* Runtime::program(cl_program h) { return check(h, Type::kProgram, "program"); }
 _cl_kernel* Runtime::kernel(cl_kernel h) { return check(h, Type::kKernel, "kernel"); }
 
-void Runtime::report_use_after_release(const Object* o, const char* what) {
-  ++reports_.use_after_release;
-  report(std::string("use after release of ") + what + " #" + std::to_string(o->id));
-}
 
-void Runtime::report(const std::string& message) {
-  if (reports_.messages.size() >= kMaxMessages) reports_.messages.erase(reports_.messages.begin());
-  reports_.messages.push_back(message);
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
-}
 
 cl_int Runtime::release(Object* o, cl_int invalid_status) {
   if (!o) return invalid_status;
@@ -388,6 +367,7 @@ void Runtime::destroy(Object* o) {
     }
     case Type::kMem: {
       auto* m = static_cast<_cl_mem*>(o);
+      record_free("mem", m->id, 0, m->device >= 0 ? m->size : 0);
       if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
       m->device = -1;
       m->backing.reset();
@@ -469,6 +449,7 @@ void Runtime::credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
 cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
+  if (devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;  // Charged in execute().
   cl_int s = charge(q->device->index, root->context, root->size, false);
   if (s == CL_SUCCESS) root->device = q->device->index;
   return s;
@@ -492,80 +473,14 @@ SvmBlock* Runtime::find_svm(const void* p) {
   return nullptr;
 }
 
+
 void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   SvmBlock& b = it->second;
+  record_free("svm", b.id, it->first, b.size);
   credit(b.device, b.context, b.size, false);
   cl_context ctx = b.context;
   svm.erase(it);
   release_internal(ctx);
-}
-
-// ---- Faults ----
-
-cl_int Runtime::call_fault(Entry e) {
-  for (auto& f : faults_) {
-    if (f.entry && *f.entry != e) continue;
-    cl_int status = f.rule.status ? f.rule.status : CL_OUT_OF_RESOURCES;
-    if (f.rule.kind == FaultKind::kNthCall) {
-      if (f.fired || ++f.count != f.rule.n) continue;
-      f.fired = true;
-    } else if (f.rule.kind == FaultKind::kProbability) {
-      double u = static_cast<double>(splitmix(f.rng) >> 11) * 0x1.0p-53;
-      if (!(u < f.rule.p)) continue;
-    } else {
-      continue;
-    }
-    ++faults_fired_;
-    report(std::string("injected ") + std::string(status_name(status)) + " into " + std::string(entry_name(e)));
-    return status;
-  }
-  return 0;
-}
-
-cl_int Runtime::bytes_fault(int dev, uint64_t bytes) {
-  DeviceState& d = devices[dev];
-  for (auto& f : faults_) {
-    if (f.rule.kind != FaultKind::kBytesAbove) continue;
-    if (d.outstanding + bytes <= f.rule.threshold) continue;
-    ++faults_fired_;
-    cl_int s = f.rule.status ? f.rule.status
-               : d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY
-                                                        : CL_MEM_OBJECT_ALLOCATION_FAILURE;
-    report("injected " + std::string(status_name(s)) + ": outstanding bytes would exceed " +
-           std::to_string(f.rule.threshold));
-    return s;
-  }
-  return 0;
-}
-
-// ---- Logs ----
-
-void Runtime::log_line(const std::string& line) {
-  if (log_file_) {
-    std::fputs(line.c_str(), log_file_);
-    std::fputc('\n', log_file_);
-    std::fflush(log_file_);
-  }
-  if (log_memory_ && log_lines_.size() < kMaxLogLines) log_lines_.push_back(line);
-}
-
-void Runtime::record(const CommandRecord& r) {
-  if (commands_.size() < kMaxCommandRecords) commands_.push_back(r);
-}
-
-void Runtime::report_exit() {
-  std::unique_lock<SpinLock> lk(mu);
-  uint64_t total = svm.size();
-  std::string detail;
-  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {
-    total += live(t);
-    if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
-  }
-  if (!svm.empty()) detail += " svm=" + std::to_string(svm.size());
-  if (total == 0) return;
-  std::string msg = "objects alive at process exit:" + detail;
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + msg + "\"}");
-  std::fprintf(stderr, "mockcl: %s\n", msg.c_str());
 }
 
 }  // namespace mockcl

@@ -33,6 +33,10 @@
 namespace mockcl {
 
 inline constexpr int kMaxDevices = 16;
+// Bounds on what the runtime records, so a long run cannot exhaust memory.
+inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free records.
+inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept in memory.
+inline constexpr size_t kMaxMessages = 256;             // Report messages (oldest dropped).
 
 struct DeviceState {
   DeviceConfig cfg;
@@ -245,6 +249,7 @@ class Runtime {
   void destroy(Object* o);
   void apply(const Config& c);
   void execute(_cl_event* ev);
+  cl_int charge_at_execution(_cl_event* ev);
   bool ready(const _cl_event* ev) const;
   void force_destroy_all();
   template <typename T>
@@ -263,6 +268,13 @@ class Runtime {
   uint64_t faults_fired_ = 0;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<CommandRecord> commands_;
+  struct Free {  // Compact FreeRecord: the hot release path records one per buffer.
+    bool svm;
+    uint64_t id, address, size, time;
+  };
+  std::vector<Free> frees_;
+  uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
+  void record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size);
   uint64_t rng_ = 0;
   Reports reports_;
   std::vector<std::function<void()>> callbacks_;
@@ -271,6 +283,11 @@ class Runtime {
   bool log_memory_ = false;
   std::vector<std::string> log_lines_;
 };
+
+// `s` escaped for a JSON string literal (call log).
+std::string json_escape(const std::string& s);
+// "mem", "queue", ... (snapshot keys and messages).
+const char* type_name(Type t);
 
 // Writes an info value with the standard OpenCL size protocol.
 cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n);
