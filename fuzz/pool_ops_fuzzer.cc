@@ -20,6 +20,7 @@
 // go on; CLPOOL_FUZZ_STRICT=1 in the environment turns it into a failure.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -264,8 +265,10 @@ struct model {
       // One attempt (the request's bin is empty and freeing never fills it).
       const std::uint64_t m = managed();
       if (rounded > kMax - m) {
-        // The pool refuses when held + active + request overflow 64 bits, held or not.
-        known_issue_hit = rounded <= kMax - active_rounded;
+        // The pool refuses when held + active + request overflow 64 bits, held or not. The known
+        // issue: the request would fit, were the held blocks freed.
+        known_issue_hit = rounded <= kMax - active_rounded &&
+                          active_rounded + rounded <= std::min(capacity, limit);
         return outcome::argument_error;
       }
       std::uint64_t deficit = 0;
