@@ -1,0 +1,142 @@
+// Contexts: creation over one or more mock devices, info, and release with a leak report.
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+// Validates a zero-terminated property list; copies it (terminator included) into `out`.
+cl_int check_properties(const cl_context_properties* props, std::vector<cl_context_properties>& out) {
+  out.clear();
+  if (!props) return CL_SUCCESS;
+  for (size_t i = 0; props[i] != 0; i += 2) {
+    if (props[i] == CL_CONTEXT_PLATFORM) {
+      if (reinterpret_cast<cl_platform_id>(props[i + 1]) != &rt().platform) return CL_INVALID_PLATFORM;
+    } else if (props[i] != CL_CONTEXT_INTEROP_USER_SYNC) {
+      return CL_INVALID_PROPERTY;
+    }
+    out.push_back(props[i]);
+    out.push_back(props[i + 1]);
+  }
+  out.push_back(0);
+  return CL_SUCCESS;
+}
+
+using Notify = void(CL_CALLBACK*)(const char*, const void*, size_t, void*);
+
+cl_context make_context(Call& c, const cl_context_properties* props, std::vector<cl_device_id> devs,
+                        Notify notify, void* data, cl_int* err) {
+  auto fail = [&](cl_int s) -> cl_context {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (!notify && data) return fail(CL_INVALID_VALUE);
+  std::vector<cl_context_properties> p;
+  if (cl_int s = check_properties(props, p)) return fail(s);
+  _cl_context* ctx = rt().create(rt().contexts, Type::kContext);
+  ctx->devices = std::move(devs);
+  ctx->properties = std::move(p);
+  ctx->outstanding = ctx->peak = 0;
+  ctx->live_children = 0;
+  ctx->notify = notify;
+  ctx->notify_data = data;
+  c.handle("ret", ctx);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return ctx;
+}
+
+cl_context CL_API_CALL CreateContext(const cl_context_properties* props, cl_uint n, const cl_device_id* devices,
+                                     Notify notify, void* data, cl_int* err) {
+  Call c(rt(), Entry::clCreateContext);
+  if (cl_int f = c.fault()) {
+    if (err) *err = f;
+    c.ret(f);
+    return nullptr;
+  }
+  if (n == 0 || !devices) {
+    if (err) *err = CL_INVALID_VALUE;
+    c.ret(CL_INVALID_VALUE);
+    return nullptr;
+  }
+  std::vector<cl_device_id> devs;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!rt().device(devices[i])) {
+      if (err) *err = CL_INVALID_DEVICE;
+      c.ret(CL_INVALID_DEVICE);
+      return nullptr;
+    }
+    devs.push_back(devices[i]);
+  }
+  return make_context(c, props, std::move(devs), notify, data, err);
+}
+
+cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props, cl_device_type type,
+                                             Notify notify, void* data, cl_int* err) {
+  Call c(rt(), Entry::clCreateContextFromType);
+  if (cl_int f = c.fault()) {
+    if (err) *err = f;
+    c.ret(f);
+    return nullptr;
+  }
+  std::vector<cl_device_id> devs;
+  for (size_t i = 0; i < rt().devices.size(); ++i) {
+    bool gpu = rt().devices[i].cfg.gpu;
+    if (type == CL_DEVICE_TYPE_ALL || ((type & CL_DEVICE_TYPE_DEFAULT) && i == 0) ||
+        ((type & CL_DEVICE_TYPE_GPU) && gpu) || ((type & CL_DEVICE_TYPE_CPU) && !gpu))
+      devs.push_back(&rt().device_handles[i]);
+  }
+  if (devs.empty()) {
+    if (err) *err = CL_DEVICE_NOT_FOUND;
+    c.ret(CL_DEVICE_NOT_FOUND);
+    return nullptr;
+  }
+  return make_context(c, props, std::move(devs), notify, data, err);
+}
+
+cl_int CL_API_CALL RetainContext(cl_context h) {
+  Call c(rt(), Entry::clRetainContext);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return c.ret(CL_INVALID_CONTEXT);
+  ++ctx->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseContext(cl_context h) {
+  Call c(rt(), Entry::clReleaseContext);
+  c.handle("context", h);
+  if (h && h->type != Type::kContext) return c.ret(CL_INVALID_CONTEXT);
+  return c.ret(rt().release(h, CL_INVALID_CONTEXT));
+}
+
+cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t size, void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetContextInfo);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return c.ret(CL_INVALID_CONTEXT);
+  switch (param) {
+    case CL_CONTEXT_REFERENCE_COUNT: return c.ret(set_info_v(size, value, size_ret, cl_uint{ctx->refs}));
+    case CL_CONTEXT_NUM_DEVICES:
+      return c.ret(set_info_v(size, value, size_ret, static_cast<cl_uint>(ctx->devices.size())));
+    case CL_CONTEXT_DEVICES:
+      return c.ret(set_info(size, value, size_ret, ctx->devices.data(), ctx->devices.size() * sizeof(cl_device_id)));
+    case CL_CONTEXT_PROPERTIES:
+      return c.ret(set_info(size, value, size_ret, ctx->properties.data(),
+                            ctx->properties.size() * sizeof(cl_context_properties)));
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+}  // namespace
+
+void fill_context(cl_icd_dispatch& d) {
+  d.clCreateContext = CreateContext;
+  d.clCreateContextFromType = CreateContextFromType;
+  d.clRetainContext = RetainContext;
+  d.clReleaseContext = ReleaseContext;
+  d.clGetContextInfo = GetContextInfo;
+}
+
+}  // namespace mockcl

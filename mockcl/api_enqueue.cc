@@ -1,0 +1,311 @@
+// Buffer commands (read, write, copy, fill, map, unmap, migrate), kernel launches, markers
+// and barriers. Each validates, charges deferred buffers at first use (an allocation failure
+// is the enqueue's error), then hands a command to the scheduler.
+#include <cstring>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+// The shared prologue: fault, queue, wait list. Returns the queue or sets `status`.
+_cl_command_queue* prologue(Call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
+  if ((status = c.fault())) return nullptr;
+  _cl_command_queue* q = rt().queue(h);
+  if (!q) {
+    status = CL_INVALID_COMMAND_QUEUE;
+    return nullptr;
+  }
+  c.handle("queue", q);
+  if ((status = rt().check_wait_list(n, wait, q->context))) return nullptr;
+  return q;
+}
+
+// A buffer argument of a command on q: valid, same context, range inside it.
+cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out) {
+  out = rt().mem(h);
+  if (!out) return CL_INVALID_MEM_OBJECT;
+  if (out->context != q->context) return CL_INVALID_CONTEXT;
+  if (offset > out->size || bytes > out->size - offset) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+void add_mem(_cl_event* ev, _cl_mem* m) {
+  ev->mems.push_back(m);
+  rt().retain_internal(m);
+}
+
+// Submits, and for blocking calls waits; returns the call's status.
+cl_int finish_command(Call& c, _cl_event* ev, cl_event* out, bool blocking) {
+  c.arg("command", ev->command_id);
+  if (!blocking) {
+    rt().submit(ev, out);
+    return CL_SUCCESS;
+  }
+  rt().retain_internal(ev);
+  rt().submit(ev, out);
+  cl_int s = rt().wait(c.lock(), {ev});
+  rt().release_internal(ev);
+  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+cl_int rw_buffer(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
+                 const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_mem* m;
+  if ((s = check_mem(q, buf, offset, size, m))) return c.ret(s);
+  c.handle("mem", m);
+  c.arg("offset", offset);
+  c.arg("size", size);
+  if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
+  if ((s = rt().use_mem(m, q))) return c.ret(s);
+  _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write", Entry::clEnqueueWriteBuffer, n, wait)
+                        : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read", Entry::clEnqueueReadBuffer, n, wait);
+  add_mem(ev, m);
+  ev->host = const_cast<void*>(ptr);
+  ev->offset = offset;
+  ev->bytes = size;
+  return c.ret(finish_command(c, ev, out, blocking));
+}
+
+cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
+                                     void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueReadBuffer);
+  return rw_buffer(c, false, q, b, blocking, offset, size, ptr, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
+                                      const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueWriteBuffer);
+  return rw_buffer(c, true, q, b, blocking, offset, size, ptr, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst, size_t src_off, size_t dst_off,
+                                     size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueCopyBuffer);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_mem *ms, *md;
+  if ((s = check_mem(q, src, src_off, size, ms)) || (s = check_mem(q, dst, dst_off, size, md))) return c.ret(s);
+  if (size == 0) return c.ret(CL_INVALID_VALUE);
+  if (ms == md && src_off < dst_off + size && dst_off < src_off + size) return c.ret(CL_MEM_COPY_OVERLAP);
+  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy", Entry::clEnqueueCopyBuffer, n, wait);
+  add_mem(ev, ms);
+  add_mem(ev, md);
+  ev->src_offset = src_off;
+  ev->offset = dst_off;
+  ev->bytes = size;
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void* pattern, size_t pattern_size,
+                                     size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueFillBuffer);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_mem* m;
+  if ((s = check_mem(q, buf, offset, size, m))) return c.ret(s);
+  c.handle("mem", m);
+  c.arg("size", size);
+  if (!pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
+      offset % pattern_size || size % pattern_size)
+    return c.ret(CL_INVALID_VALUE);
+  if ((s = rt().use_mem(m, q))) return c.ret(s);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_FILL_BUFFER, "fill", Entry::clEnqueueFillBuffer, n, wait);
+  add_mem(ev, m);
+  ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
+  ev->offset = offset;
+  ev->bytes = size;
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool blocking, cl_map_flags flags,
+                                   size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out,
+                                   cl_int* err) {
+  Call c(rt(), Entry::clEnqueueMapBuffer);
+  auto fail = [&](cl_int s) -> void* {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return fail(s);
+  _cl_mem* m;
+  if ((s = check_mem(q, buf, offset, size, m))) return fail(s);
+  c.handle("mem", m);
+  if (size == 0) return fail(CL_INVALID_VALUE);
+  if (flags & ~(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) return fail(CL_INVALID_VALUE);
+  if ((s = rt().use_mem(m, q))) return fail(s);
+  unsigned char* b = rt().bytes_of(m);
+  if (!b) return fail(CL_MAP_FAILURE);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", Entry::clEnqueueMapBuffer, n, wait);
+  add_mem(ev, m);
+  ev->offset = offset;
+  ev->bytes = size;
+  ++m->map_count;
+  s = finish_command(c, ev, out, blocking);
+  if (err) *err = s;
+  c.ret(s);
+  return s == CL_SUCCESS ? b + offset : nullptr;
+}
+
+cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* ptr, cl_uint n, const cl_event* wait,
+                                         cl_event* out) {
+  Call c(rt(), Entry::clEnqueueUnmapMemObject);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_mem* m;
+  if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
+  unsigned char* b = rt().bytes_of(m);
+  auto* p = static_cast<unsigned char*>(ptr);
+  if (m->map_count == 0 || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
+  --m->map_count;
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap", Entry::clEnqueueUnmapMemObject, n, wait);
+  add_mem(ev, m);
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, const cl_mem* list,
+                                            cl_mem_migration_flags flags, cl_uint n, const cl_event* wait,
+                                            cl_event* out) {
+  Call c(rt(), Entry::clEnqueueMigrateMemObjects);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  if (num == 0 || !list) return c.ret(CL_INVALID_VALUE);
+  if (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)) return c.ret(CL_INVALID_VALUE);
+  std::vector<_cl_mem*> ms;
+  for (cl_uint i = 0; i < num; ++i) {
+    _cl_mem* m;
+    if ((s = check_mem(q, list[i], 0, 0, m))) return c.ret(s);
+    c.handle("mem", m);
+    ms.push_back(m);
+  }
+  if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
+    for (_cl_mem* m : ms)
+      if ((s = rt().use_mem(m, q))) return c.ret(s);
+  }
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate", Entry::clEnqueueMigrateMemObjects, n, wait);
+  for (_cl_mem* m : ms) add_mem(ev, m);
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_kernel kh, cl_uint dims,
+              const size_t* global, cl_uint n, const cl_event* wait, cl_event* out) {
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_kernel* k = rt().kernel(kh);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  c.handle("kernel", k);
+  if (k->program->context != q->context) return c.ret(CL_INVALID_CONTEXT);
+  if (type == CL_COMMAND_NDRANGE_KERNEL) {
+    if (dims < 1 || dims > 3) return c.ret(CL_INVALID_WORK_DIMENSION);
+    if (!global) return c.ret(CL_INVALID_GLOBAL_WORK_SIZE);
+  }
+  std::vector<_cl_mem*> ms;
+  std::vector<SvmBlock*> blocks;
+  for (const KernelArg& a : k->args) {
+    if (!a.set) return c.ret(CL_INVALID_KERNEL_ARGS);
+    if (a.mem) {
+      _cl_mem* m = rt().mem(a.mem);
+      if (!m) return c.ret(CL_INVALID_KERNEL_ARGS);  // Released after clSetKernelArg.
+      ms.push_back(m);
+    }
+    if (a.svm) {
+      SvmBlock* b = rt().find_svm(a.svm);
+      if (!b || b->freed) return c.ret(CL_INVALID_KERNEL_ARGS);
+      blocks.push_back(b);
+    }
+  }
+  for (_cl_mem* m : ms)
+    if ((s = rt().use_mem(m, q))) return c.ret(s);
+  _cl_event* ev = rt().new_command(q, type, "kernel", e, n, wait);
+  for (_cl_mem* m : ms) add_mem(ev, m);
+  for (SvmBlock* b : blocks) {
+    ++b->pending;
+    ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+  }
+  ev->svm_counted = true;
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t*,
+                                        const size_t* global, const size_t*, cl_uint n, const cl_event* wait,
+                                        cl_event* out) {
+  Call c(rt(), Entry::clEnqueueNDRangeKernel);
+  return launch(c, Entry::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims, global, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel k, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueTask);
+  return launch(c, Entry::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, n, wait, out);
+}
+
+cl_int sync_command(Call& c, Entry e, cl_command_type type, const char* kind, cl_command_queue h, cl_uint n,
+                    const cl_event* wait, cl_event* out) {
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_event* ev = rt().new_command(q, type, kind, e, n, wait);
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueMarkerWithWaitList);
+  return sync_command(c, Entry::clEnqueueMarkerWithWaitList, CL_COMMAND_MARKER, "marker", q, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueBarrierWithWaitList);
+  return sync_command(c, Entry::clEnqueueBarrierWithWaitList, CL_COMMAND_BARRIER, "barrier", q, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueMarker(cl_command_queue q, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueMarker);
+  if (!out) return c.ret(CL_INVALID_VALUE);
+  return sync_command(c, Entry::clEnqueueMarker, CL_COMMAND_MARKER, "marker", q, 0, nullptr, out);
+}
+
+cl_int CL_API_CALL EnqueueBarrier(cl_command_queue q) {
+  Call c(rt(), Entry::clEnqueueBarrier);
+  return sync_command(c, Entry::clEnqueueBarrier, CL_COMMAND_BARRIER, "barrier", q, 0, nullptr, nullptr);
+}
+
+cl_int CL_API_CALL EnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event* wait) {
+  Call c(rt(), Entry::clEnqueueWaitForEvents);
+  if (n == 0 || !wait) return c.ret(CL_INVALID_VALUE);
+  // 1.1 semantics: later commands wait for these events, i.e. a barrier with a wait list.
+  return sync_command(c, Entry::clEnqueueWaitForEvents, CL_COMMAND_BARRIER, "wait_for_events", q, n, wait, nullptr);
+}
+
+}  // namespace
+
+void fill_enqueue(cl_icd_dispatch& d) {
+  d.clEnqueueReadBuffer = EnqueueReadBuffer;
+  d.clEnqueueWriteBuffer = EnqueueWriteBuffer;
+  d.clEnqueueCopyBuffer = EnqueueCopyBuffer;
+  d.clEnqueueFillBuffer = EnqueueFillBuffer;
+  d.clEnqueueMapBuffer = EnqueueMapBuffer;
+  d.clEnqueueUnmapMemObject = EnqueueUnmapMemObject;
+  d.clEnqueueMigrateMemObjects = EnqueueMigrateMemObjects;
+  d.clEnqueueNDRangeKernel = EnqueueNDRangeKernel;
+  d.clEnqueueTask = EnqueueTask;
+  d.clEnqueueMarkerWithWaitList = EnqueueMarkerWithWaitList;
+  d.clEnqueueBarrierWithWaitList = EnqueueBarrierWithWaitList;
+  d.clEnqueueMarker = EnqueueMarker;
+  d.clEnqueueBarrier = EnqueueBarrier;
+  d.clEnqueueWaitForEvents = EnqueueWaitForEvents;
+}
+
+}  // namespace mockcl

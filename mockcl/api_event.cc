@@ -1,0 +1,144 @@
+// Events: waits, status and profiling queries, user events and callbacks.
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
+  Call c(rt(), Entry::clWaitForEvents);
+  if (cl_int f = c.fault()) return c.ret(f);
+  if (n == 0 || !list) return c.ret(CL_INVALID_VALUE);
+  std::vector<_cl_event*> evs;
+  for (cl_uint i = 0; i < n; ++i) {
+    _cl_event* e = rt().event(list[i]);
+    if (!e) return c.ret(CL_INVALID_EVENT);
+    if (!evs.empty() && e->context != evs.front()->context) return c.ret(CL_INVALID_CONTEXT);
+    evs.push_back(e);
+  }
+  for (_cl_event* e : evs) rt().retain_internal(e);
+  cl_int worst = rt().wait(c.lock(), evs);
+  for (_cl_event* e : evs) rt().release_internal(e);
+  return c.ret(worst < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS);
+}
+
+cl_int CL_API_CALL GetEventInfo(cl_event h, cl_event_info param, size_t size, void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetEventInfo);
+  _cl_event* e = rt().event(h);
+  if (!e) return c.ret(CL_INVALID_EVENT);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_EVENT_COMMAND_QUEUE: return v(static_cast<cl_command_queue>(e->queue));
+    case CL_EVENT_CONTEXT: return v(e->context);
+    case CL_EVENT_COMMAND_TYPE: return v(e->command_type);
+    case CL_EVENT_COMMAND_EXECUTION_STATUS: return v(e->status);
+    case CL_EVENT_REFERENCE_COUNT: return v(cl_uint{e->refs});
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, size_t size, void* value,
+                                         size_t* size_ret) {
+  Call c(rt(), Entry::clGetEventProfilingInfo);
+  _cl_event* e = rt().event(h);
+  if (!e) return c.ret(CL_INVALID_EVENT);
+  if (!e->queue || !(e->queue->properties & CL_QUEUE_PROFILING_ENABLE) || e->status != CL_COMPLETE)
+    return c.ret(CL_PROFILING_INFO_NOT_AVAILABLE);
+  cl_ulong t;
+  switch (param) {
+    case CL_PROFILING_COMMAND_QUEUED: t = e->queued; break;
+    case CL_PROFILING_COMMAND_SUBMIT: t = e->submitted; break;
+    case CL_PROFILING_COMMAND_START: t = e->started; break;
+    case CL_PROFILING_COMMAND_END: case CL_PROFILING_COMMAND_COMPLETE: t = e->ended; break;
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+  return c.ret(set_info_v(size, value, size_ret, t));
+}
+
+cl_int CL_API_CALL RetainEvent(cl_event h) {
+  Call c(rt(), Entry::clRetainEvent);
+  _cl_event* e = rt().event(h);
+  if (!e) return c.ret(CL_INVALID_EVENT);
+  ++e->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseEvent(cl_event h) {
+  Call c(rt(), Entry::clReleaseEvent);
+  c.handle("event", h);
+  if (h && h->type != Type::kEvent) return c.ret(CL_INVALID_EVENT);
+  return c.ret(rt().release(h, CL_INVALID_EVENT));
+}
+
+cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
+  Call c(rt(), Entry::clCreateUserEvent);
+  auto fail = [&](cl_int s) -> cl_event {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  _cl_event* e = rt().create(rt().events, Type::kEvent);
+  e->context = ctx;
+  rt().retain_internal(ctx);
+  e->queue = nullptr;
+  e->command_type = CL_COMMAND_USER;
+  e->status = CL_SUBMITTED;
+  e->queued = e->submitted = e->started = e->ended = rt().now;
+  e->command_id = 0;
+  e->kind = "user";
+  e->deps.clear();
+  e->mems.clear();
+  e->svm.clear();
+  e->callbacks.clear();
+  e->explicit_deps = 0;
+  e->fault_status = 0;
+  e->svm_counted = false;
+  c.handle("ret", e);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return e;
+}
+
+cl_int CL_API_CALL SetUserEventStatus(cl_event h, cl_int status) {
+  Call c(rt(), Entry::clSetUserEventStatus);
+  _cl_event* e = rt().event(h);
+  if (!e || e->command_type != CL_COMMAND_USER) return c.ret(CL_INVALID_EVENT);
+  if (status > CL_COMPLETE) return c.ret(CL_INVALID_VALUE);
+  if (e->status <= CL_COMPLETE) return c.ret(CL_INVALID_OPERATION);  // Set only once.
+  e->ended = rt().now;
+  rt().set_status(e, status);
+  if (rt().schedule.mode == ScheduleMode::kEager) rt().run();
+  rt().cv.notify_all();
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL SetEventCallback(cl_event h, cl_int type, void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
+                                    void* data) {
+  Call c(rt(), Entry::clSetEventCallback);
+  _cl_event* e = rt().event(h);
+  if (!e) return c.ret(CL_INVALID_EVENT);
+  if (!fn || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING)) return c.ret(CL_INVALID_VALUE);
+  e->callbacks.push_back({type, fn, data});
+  if (e->status <= type) rt().set_status(e, e->status);  // Already there: call it now.
+  return c.ret(CL_SUCCESS);
+}
+
+}  // namespace
+
+void fill_event(cl_icd_dispatch& d) {
+  d.clWaitForEvents = WaitForEvents;
+  d.clGetEventInfo = GetEventInfo;
+  d.clGetEventProfilingInfo = GetEventProfilingInfo;
+  d.clRetainEvent = RetainEvent;
+  d.clReleaseEvent = ReleaseEvent;
+  d.clCreateUserEvent = CreateUserEvent;
+  d.clSetUserEventStatus = SetUserEventStatus;
+  d.clSetEventCallback = SetEventCallback;
+}
+
+}  // namespace mockcl

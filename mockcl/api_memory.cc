@@ -1,0 +1,203 @@
+// Buffers and sub-buffers: creation with enforced capacity and the three allocation
+// semantics, the host-pinned budget, info, destructor callbacks and release (the bytes come
+// back when the last command using the buffer completes). Images are not simulated.
+#include <cstring>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+constexpr cl_mem_flags kHostAccess = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+constexpr cl_mem_flags kKnown =
+    kAccess | kHostAccess | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+
+bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
+
+cl_int check_flags(cl_mem_flags flags, void* host_ptr) {
+  if (flags & ~kKnown) return CL_INVALID_VALUE;
+  if (multiple_bits(flags & kAccess) || multiple_bits(flags & kHostAccess)) return CL_INVALID_VALUE;
+  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
+    return CL_INVALID_VALUE;
+  bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  if (wants_ptr != (host_ptr != nullptr)) return CL_INVALID_HOST_PTR;
+  return CL_SUCCESS;
+}
+
+cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  auto fail = [&](cl_int s) -> cl_mem {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  c.arg("size", size);
+  c.arg("flags", flags);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  if (cl_int s = check_flags(flags, host_ptr)) return fail(s);
+  int dev = ctx->devices[0]->index;
+  const DeviceConfig& cfg = rt().devices[dev].cfg;
+  if (size == 0) return fail(CL_INVALID_BUFFER_SIZE);
+  for (cl_device_id d : ctx->devices)
+    if (size > rt().devices[d->index].cfg.max_alloc) return fail(CL_INVALID_BUFFER_SIZE);
+  bool pinned = flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_USE_HOST_PTR);
+  bool charge_now = pinned || cfg.semantics != Semantics::kDeferred;
+  if (charge_now) {
+    if (cl_int s = rt().charge(dev, ctx, size, pinned)) return fail(s);
+  }
+  _cl_mem* m = rt().create(rt().mems, Type::kMem);
+  m->context = ctx;
+  m->flags = flags ? flags : CL_MEM_READ_WRITE;
+  m->size = size;
+  m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : nullptr;
+  m->parent = nullptr;
+  m->offset = 0;
+  m->device = charge_now ? dev : -1;
+  m->pinned = pinned;
+  m->map_count = 0;
+  rt().retain_internal(ctx);
+  if (flags & CL_MEM_COPY_HOST_PTR) {
+    unsigned char* b = rt().bytes_of(m);
+    if (!b) {
+      rt().release(m, CL_INVALID_MEM_OBJECT);
+      return fail(CL_OUT_OF_HOST_MEMORY);
+    }
+    std::memcpy(b, host_ptr, size);
+  }
+  c.handle("ret", m);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return m;
+}
+
+cl_mem CL_API_CALL CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  Call c(rt(), Entry::clCreateBuffer);
+  return create_buffer(c, ctx, flags, size, host_ptr, err);
+}
+
+cl_mem CL_API_CALL CreateBufferWithProperties(cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
+                                              size_t size, void* host_ptr, cl_int* err) {
+  Call c(rt(), Entry::clCreateBufferWithProperties);
+  if (props && props[0] != 0) {
+    if (err) *err = CL_INVALID_PROPERTY;
+    c.ret(CL_INVALID_PROPERTY);
+    return nullptr;
+  }
+  return create_buffer(c, ctx, flags, size, host_ptr, err);
+}
+
+cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_create_type type, const void* info,
+                                   cl_int* err) {
+  Call c(rt(), Entry::clCreateSubBuffer);
+  auto fail = [&](cl_int s) -> cl_mem {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_mem* parent = rt().mem(h);
+  if (!parent || parent->parent) return fail(CL_INVALID_MEM_OBJECT);
+  if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return fail(CL_INVALID_VALUE);
+  if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) return fail(CL_INVALID_VALUE);
+  if (flags & ~kKnown) return fail(CL_INVALID_VALUE);
+  const auto* region = static_cast<const cl_buffer_region*>(info);
+  if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
+  if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
+  if (region->origin % 1024 != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);  // MEM_BASE_ADDR_ALIGN bits.
+  _cl_mem* m = rt().create(rt().mems, Type::kMem);
+  m->context = parent->context;
+  m->flags = (flags & kAccess) ? flags : (flags | (parent->flags & kAccess));
+  m->size = region->size;
+  m->host_ptr = nullptr;
+  m->parent = parent;
+  m->offset = region->origin;
+  m->device = -1;  // Never charged: it shares its parent's bytes.
+  m->pinned = false;
+  m->map_count = 0;
+  rt().retain_internal(parent);
+  rt().retain_internal(parent->context);
+  c.arg("origin", region->origin);
+  c.arg("size", region->size);
+  c.handle("ret", m);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return m;
+}
+
+cl_int CL_API_CALL RetainMemObject(cl_mem h) {
+  Call c(rt(), Entry::clRetainMemObject);
+  _cl_mem* m = rt().mem(h);
+  if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
+  ++m->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseMemObject(cl_mem h) {
+  Call c(rt(), Entry::clReleaseMemObject);
+  c.handle("mem", h);
+  if (h && h->type != Type::kMem) return c.ret(CL_INVALID_MEM_OBJECT);
+  return c.ret(rt().release(h, CL_INVALID_MEM_OBJECT));
+}
+
+cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetMemObjectInfo);
+  _cl_mem* m = rt().mem(h);
+  if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_MEM_TYPE: return v(cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+    case CL_MEM_FLAGS: return v(m->flags);
+    case CL_MEM_SIZE: return v(m->size);
+    case CL_MEM_HOST_PTR: {
+      void* p = nullptr;
+      if (m->parent && m->parent->host_ptr) p = static_cast<char*>(m->parent->host_ptr) + m->offset;
+      else if (m->host_ptr) p = m->host_ptr;
+      return v(p);
+    }
+    case CL_MEM_MAP_COUNT: return v(cl_uint{m->map_count});
+    case CL_MEM_REFERENCE_COUNT: return v(cl_uint{m->refs});
+    case CL_MEM_CONTEXT: return v(m->context);
+    case CL_MEM_ASSOCIATED_MEMOBJECT: return v(m->parent);
+    case CL_MEM_OFFSET: return v(m->offset);
+    case CL_MEM_USES_SVM_POINTER: return v(cl_bool{CL_FALSE});
+    case CL_MEM_PROPERTIES: return c.ret(set_info(size, value, size_ret, nullptr, 0));
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL SetMemObjectDestructorCallback(cl_mem h, void(CL_CALLBACK* fn)(cl_mem, void*), void* data) {
+  Call c(rt(), Entry::clSetMemObjectDestructorCallback);
+  _cl_mem* m = rt().mem(h);
+  if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
+  if (!fn) return c.ret(CL_INVALID_VALUE);
+  m->destructors.push_back({fn, data});
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags, cl_mem_object_type, cl_uint,
+                                            cl_image_format*, cl_uint* n) {
+  Call c(rt(), Entry::clGetSupportedImageFormats);
+  if (!rt().context(h)) return c.ret(CL_INVALID_CONTEXT);
+  if (n) *n = 0;  // No image support.
+  return c.ret(CL_SUCCESS);
+}
+
+}  // namespace
+
+void fill_memory(cl_icd_dispatch& d) {
+  d.clCreateBuffer = CreateBuffer;
+  d.clCreateBufferWithProperties = CreateBufferWithProperties;
+  d.clCreateSubBuffer = CreateSubBuffer;
+  d.clRetainMemObject = RetainMemObject;
+  d.clReleaseMemObject = ReleaseMemObject;
+  d.clGetMemObjectInfo = GetMemObjectInfo;
+  d.clSetMemObjectDestructorCallback = SetMemObjectDestructorCallback;
+  d.clGetSupportedImageFormats = GetSupportedImageFormats;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,258 @@
+// Platform and device entry points: the queries clinfo and PyOpenCL make, with plausible
+// values derived from each device's configuration.
+#include <cstring>
+#include <string>
+
+#include "mockcl/dispatch.h"
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
+
+cl_int CL_API_CALL GetPlatformIDs(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
+  Call c(rt(), Entry::clGetPlatformIDs);
+  if ((num_entries == 0 && platforms) || (!platforms && !num_platforms)) return c.ret(CL_INVALID_VALUE);
+  if (!rt().platform_ok()) {
+    if (num_platforms) *num_platforms = 0;
+    return c.ret(CL_PLATFORM_NOT_FOUND_KHR);
+  }
+  if (platforms) platforms[0] = &rt().platform;
+  if (num_platforms) *num_platforms = 1;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size, void* value,
+                                   size_t* size_ret) {
+  Call c(rt(), Entry::clGetPlatformInfo);
+  if (p && p != &rt().platform) return c.ret(CL_INVALID_PLATFORM);
+  switch (param) {
+    case CL_PLATFORM_PROFILE: return c.ret(set_info_s(size, value, size_ret, "FULL_PROFILE"));
+    case CL_PLATFORM_VERSION: return c.ret(set_info_s(size, value, size_ret, "OpenCL 3.0 mockcl"));
+    case CL_PLATFORM_NAME: return c.ret(set_info_s(size, value, size_ret, "mockcl"));
+    case CL_PLATFORM_VENDOR: return c.ret(set_info_s(size, value, size_ret, "clpool mockcl"));
+    case CL_PLATFORM_EXTENSIONS: return c.ret(set_info_s(size, value, size_ret, "cl_khr_icd"));
+    case CL_PLATFORM_ICD_SUFFIX_KHR: return c.ret(set_info_s(size, value, size_ret, "MOCK"));
+    case CL_PLATFORM_HOST_TIMER_RESOLUTION: return c.ret(set_info_v(size, value, size_ret, cl_ulong{1}));
+    case CL_PLATFORM_NUMERIC_VERSION: return c.ret(set_info_v(size, value, size_ret, kVersion30));
+    case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
+      cl_name_version nv{};
+      nv.version = CL_MAKE_VERSION(1, 0, 0);
+      std::strcpy(nv.name, "cl_khr_icd");
+      return c.ret(set_info_v(size, value, size_ret, nv));
+    }
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint num_entries,
+                                cl_device_id* devices, cl_uint* num_devices) {
+  Call c(rt(), Entry::clGetDeviceIDs);
+  if (cl_int f = c.fault()) return c.ret(f);
+  if (p && p != &rt().platform) return c.ret(CL_INVALID_PLATFORM);
+  if ((num_entries == 0 && devices) || (!devices && !num_devices)) return c.ret(CL_INVALID_VALUE);
+  const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
+                               CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
+  if (type != CL_DEVICE_TYPE_ALL && (type & ~known)) return c.ret(CL_INVALID_DEVICE_TYPE);
+  cl_uint n = 0;
+  for (size_t i = 0; i < rt().devices.size(); ++i) {
+    bool gpu = rt().devices[i].cfg.gpu;
+    bool match = type == CL_DEVICE_TYPE_ALL || ((type & CL_DEVICE_TYPE_DEFAULT) && i == 0) ||
+                 ((type & CL_DEVICE_TYPE_GPU) && gpu) || ((type & CL_DEVICE_TYPE_CPU) && !gpu);
+    if (!match) continue;
+    if (devices && n < num_entries) devices[n] = &rt().device_handles[i];
+    ++n;
+  }
+  if (num_devices) *num_devices = n;
+  return c.ret(n ? CL_SUCCESS : CL_DEVICE_NOT_FOUND);
+}
+
+cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t size, void* value,
+                                 size_t* size_ret) {
+  Call c(rt(), Entry::clGetDeviceInfo);
+  _cl_device_id* dev = rt().device(h);
+  if (!dev) return c.ret(CL_INVALID_DEVICE);
+  const DeviceConfig& d = rt().devices[dev->index].cfg;
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  auto s = [&](const std::string& x) { return c.ret(set_info_s(size, value, size_ret, x)); };
+  auto none = [&]() { return c.ret(set_info(size, value, size_ret, nullptr, 0)); };
+  cl_uint cu = d.gpu ? 32 : 4;
+  switch (param) {
+    case CL_DEVICE_TYPE: return v(cl_device_type(d.gpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU));
+    case CL_DEVICE_VENDOR_ID: return v(cl_uint{0x6d6f636b});
+    case CL_DEVICE_MAX_COMPUTE_UNITS: return v(cu);
+    case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: return v(cl_uint{3});
+    case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
+      size_t sizes[3] = {1024, 1024, 64};
+      return c.ret(set_info(size, value, size_ret, sizes, sizeof sizes));
+    }
+    case CL_DEVICE_MAX_WORK_GROUP_SIZE: return v(size_t{1024});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR: case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: return v(cl_uint{4});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return v(cl_uint{2});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG: case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE: case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE: return v(cl_uint{1});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF: case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF: return v(cl_uint{0});
+    case CL_DEVICE_MAX_CLOCK_FREQUENCY: return v(cl_uint{1000});
+    case CL_DEVICE_ADDRESS_BITS: return v(cl_uint{64});
+    case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return v(cl_ulong{d.max_alloc});
+    case CL_DEVICE_IMAGE_SUPPORT: return v(cl_bool{CL_FALSE});
+    case CL_DEVICE_MAX_READ_IMAGE_ARGS: case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
+    case CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS: case CL_DEVICE_MAX_SAMPLERS:
+    case CL_DEVICE_MAX_PIPE_ARGS: case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
+    case CL_DEVICE_PIPE_MAX_PACKET_SIZE: case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
+    case CL_DEVICE_MAX_ON_DEVICE_EVENTS: case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
+    case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE: case CL_DEVICE_MAX_NUM_SUB_GROUPS:
+    case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: case CL_DEVICE_IMAGE_PITCH_ALIGNMENT:
+    case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT: case CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT:
+    case CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT: case CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT:
+      return v(cl_uint{0});
+    case CL_DEVICE_IMAGE2D_MAX_WIDTH: case CL_DEVICE_IMAGE2D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_WIDTH:
+    case CL_DEVICE_IMAGE3D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_DEPTH: case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
+    case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: case CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE:
+    case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
+      return v(size_t{0});
+    case CL_DEVICE_MAX_PARAMETER_SIZE: return v(size_t{4096});
+    case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return v(cl_uint{1024});
+    case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return v(cl_uint{128});
+    case CL_DEVICE_SINGLE_FP_CONFIG:
+      return v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
+    case CL_DEVICE_DOUBLE_FP_CONFIG: return v(cl_device_fp_config{0});
+    case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
+    case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return v(cl_uint{64});
+    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return v(cl_ulong{1 << 20});
+    case CL_DEVICE_GLOBAL_MEM_SIZE: return v(cl_ulong{d.reported});
+    case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: return v(cl_ulong{64 << 10});
+    case CL_DEVICE_MAX_CONSTANT_ARGS: return v(cl_uint{8});
+    case CL_DEVICE_LOCAL_MEM_TYPE: return v(cl_device_local_mem_type{CL_LOCAL});
+    case CL_DEVICE_LOCAL_MEM_SIZE: return v(cl_ulong{48 << 10});
+    case CL_DEVICE_ERROR_CORRECTION_SUPPORT: return v(cl_bool{CL_FALSE});
+    case CL_DEVICE_HOST_UNIFIED_MEMORY: return v(cl_bool(d.gpu ? CL_FALSE : CL_TRUE));
+    case CL_DEVICE_PROFILING_TIMER_RESOLUTION: return v(size_t{1});
+    case CL_DEVICE_ENDIAN_LITTLE: case CL_DEVICE_AVAILABLE: case CL_DEVICE_COMPILER_AVAILABLE:
+    case CL_DEVICE_LINKER_AVAILABLE: case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
+    case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
+      return v(cl_bool{CL_TRUE});
+    case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT: case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
+    case CL_DEVICE_PIPE_SUPPORT: case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
+      return v(cl_bool{CL_FALSE});
+    case CL_DEVICE_EXECUTION_CAPABILITIES: return v(cl_device_exec_capabilities{CL_EXEC_KERNEL});
+    case CL_DEVICE_QUEUE_ON_HOST_PROPERTIES:
+      return v(cl_command_queue_properties(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE));
+    case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES: case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
+      return v(cl_bitfield{0});
+    case CL_DEVICE_PLATFORM: return v(static_cast<cl_platform_id>(&rt().platform));
+    case CL_DEVICE_NAME: return s(d.name);
+    case CL_DEVICE_VENDOR: return s("clpool mockcl");
+    case CL_DRIVER_VERSION: return s("1.0");
+    case CL_DEVICE_PROFILE: return s("FULL_PROFILE");
+    case CL_DEVICE_VERSION: return s("OpenCL 3.0 mockcl");
+    case CL_DEVICE_OPENCL_C_VERSION: return s("OpenCL C 1.2 mockcl");
+    case CL_DEVICE_EXTENSIONS: return s("cl_khr_byte_addressable_store");
+    case CL_DEVICE_BUILT_IN_KERNELS: return s("");
+    case CL_DEVICE_IL_VERSION: return s("");
+    case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return s("v0000-00-00-00");
+    case CL_DEVICE_PRINTF_BUFFER_SIZE: return v(size_t{1 << 20});
+    case CL_DEVICE_PARENT_DEVICE: return v(cl_device_id{nullptr});
+    case CL_DEVICE_PARTITION_PROPERTIES: return v(cl_device_partition_property{0});
+    case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: return v(cl_device_affinity_domain{0});
+    case CL_DEVICE_PARTITION_TYPE: return none();
+    case CL_DEVICE_REFERENCE_COUNT: return v(cl_uint{1});
+    case CL_DEVICE_SVM_CAPABILITIES:
+      return v(cl_device_svm_capabilities(d.svm ? CL_DEVICE_SVM_COARSE_GRAIN_BUFFER : 0));
+    case CL_DEVICE_NUMERIC_VERSION: return v(kVersion30);
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
+      cl_name_version nv{};
+      nv.version = CL_MAKE_VERSION(1, 0, 0);
+      std::strcpy(nv.name, "cl_khr_byte_addressable_store");
+      return v(nv);
+    }
+    case CL_DEVICE_OPENCL_C_ALL_VERSIONS: {
+      cl_name_version nv[3]{};
+      cl_version vs[3] = {CL_MAKE_VERSION(1, 0, 0), CL_MAKE_VERSION(1, 1, 0), CL_MAKE_VERSION(1, 2, 0)};
+      for (int i = 0; i < 3; ++i) {
+        nv[i].version = vs[i];
+        std::strcpy(nv[i].name, "OpenCL C");
+      }
+      return c.ret(set_info(size, value, size_ret, nv, sizeof nv));
+    }
+    case CL_DEVICE_OPENCL_C_FEATURES: case CL_DEVICE_ILS_WITH_VERSION:
+    case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
+      return none();
+    case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
+      return v(cl_device_atomic_capabilities(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP));
+    case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL RetainDevice(cl_device_id h) {
+  Call c(rt(), Entry::clRetainDevice);
+  return c.ret(rt().device(h) ? CL_SUCCESS : CL_INVALID_DEVICE);
+}
+
+cl_int CL_API_CALL ReleaseDevice(cl_device_id h) {
+  Call c(rt(), Entry::clReleaseDevice);
+  return c.ret(rt().device(h) ? CL_SUCCESS : CL_INVALID_DEVICE);
+}
+
+cl_int CL_API_CALL CreateSubDevices(cl_device_id h, const cl_device_partition_property*, cl_uint,
+                                    cl_device_id*, cl_uint*) {
+  Call c(rt(), Entry::clCreateSubDevices);
+  return c.ret(rt().device(h) ? CL_INVALID_VALUE : CL_INVALID_DEVICE);
+}
+
+void* CL_API_CALL GetExtensionFunctionAddress(const char* name) {
+  // No extension functions; the ICD-level ones are exported by icd.cc.
+  (void)name;
+  return nullptr;
+}
+
+void* CL_API_CALL GetExtensionFunctionAddressForPlatform(cl_platform_id, const char* name) {
+  (void)name;
+  return nullptr;
+}
+
+cl_int CL_API_CALL UnloadCompiler() { return CL_SUCCESS; }
+cl_int CL_API_CALL UnloadPlatformCompiler(cl_platform_id) { return CL_SUCCESS; }
+
+cl_int CL_API_CALL GetHostTimer(cl_device_id h, cl_ulong* t) {
+  Call c(rt(), Entry::clGetHostTimer);
+  if (!rt().device(h)) return c.ret(CL_INVALID_DEVICE);
+  if (!t) return c.ret(CL_INVALID_VALUE);
+  *t = rt().now;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL GetDeviceAndHostTimer(cl_device_id h, cl_ulong* dt, cl_ulong* ht) {
+  Call c(rt(), Entry::clGetDeviceAndHostTimer);
+  if (!rt().device(h)) return c.ret(CL_INVALID_DEVICE);
+  if (!dt || !ht) return c.ret(CL_INVALID_VALUE);
+  *dt = *ht = rt().now;
+  return c.ret(CL_SUCCESS);
+}
+
+}  // namespace
+
+void fill_platform(cl_icd_dispatch& d) {
+  d.clGetPlatformIDs = GetPlatformIDs;
+  d.clGetPlatformInfo = GetPlatformInfo;
+  d.clGetDeviceIDs = GetDeviceIDs;
+  d.clGetDeviceInfo = GetDeviceInfo;
+  d.clRetainDevice = RetainDevice;
+  d.clReleaseDevice = ReleaseDevice;
+  d.clCreateSubDevices = CreateSubDevices;
+  d.clGetExtensionFunctionAddress = GetExtensionFunctionAddress;
+  d.clGetExtensionFunctionAddressForPlatform = GetExtensionFunctionAddressForPlatform;
+  d.clUnloadCompiler = UnloadCompiler;
+  d.clUnloadPlatformCompiler = UnloadPlatformCompiler;
+  d.clGetHostTimer = GetHostTimer;
+  d.clGetDeviceAndHostTimer = GetDeviceAndHostTimer;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,345 @@
+// Programs and kernels: builds always succeed and kernels are timed no-ops. Kernel names are
+// scraped from the source so clCreateKernelsInProgram and CL_PROGRAM_KERNEL_NAMES answer; an
+// argument counts as a buffer if its value is a live mock cl_mem handle.
+#include <cstring>
+#include <regex>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+std::vector<std::string> kernel_names(const std::string& src) {
+  std::vector<std::string> out;
+  static const std::regex re(R"((?:__kernel|kernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* err) {
+  _cl_program* p = rt().create(rt().programs, Type::kProgram);
+  p->context = ctx;
+  rt().retain_internal(ctx);
+  p->source = std::move(source);
+  p->options.clear();
+  p->kernel_names = kernel_names(p->source);
+  p->built = false;
+  p->kernels = 0;
+  c.handle("ret", p);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return p;
+}
+
+cl_program CL_API_CALL CreateProgramWithSource(cl_context h, cl_uint count, const char** strings,
+                                               const size_t* lengths, cl_int* err) {
+  Call c(rt(), Entry::clCreateProgramWithSource);
+  auto fail = [&](cl_int s) -> cl_program {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  if (count == 0 || !strings) return fail(CL_INVALID_VALUE);
+  std::string src;
+  for (cl_uint i = 0; i < count; ++i) {
+    if (!strings[i]) return fail(CL_INVALID_VALUE);
+    src += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
+  }
+  return new_program(c, ctx, std::move(src), err);
+}
+
+cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl_device_id* devs,
+                                               const size_t* lengths, const unsigned char** bins, cl_int* status,
+                                               cl_int* err) {
+  Call c(rt(), Entry::clCreateProgramWithBinary);
+  auto fail = [&](cl_int s) -> cl_program {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  if (n == 0 || !devs || !lengths || !bins) return fail(CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!rt().device(devs[i])) return fail(CL_INVALID_DEVICE);
+    if (!bins[i] || lengths[i] == 0) return fail(CL_INVALID_VALUE);
+    if (status) status[i] = CL_SUCCESS;
+  }
+  // Our "binary" is the source text (see CL_PROGRAM_BINARIES).
+  return new_program(c, ctx, std::string(reinterpret_cast<const char*>(bins[0]), lengths[0]), err);
+}
+
+cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t length, cl_int* err) {
+  Call c(rt(), Entry::clCreateProgramWithIL);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx || !il || length == 0) {
+    cl_int s = ctx ? CL_INVALID_VALUE : CL_INVALID_CONTEXT;
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  }
+  return new_program(c, ctx, std::string(), err);
+}
+
+cl_int CL_API_CALL RetainProgram(cl_program h) {
+  Call c(rt(), Entry::clRetainProgram);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  ++p->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseProgram(cl_program h) {
+  Call c(rt(), Entry::clReleaseProgram);
+  if (h && h->type != Type::kProgram) return c.ret(CL_INVALID_PROGRAM);
+  return c.ret(rt().release(h, CL_INVALID_PROGRAM));
+}
+
+cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, const char* options,
+                                void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
+  Call c(rt(), Entry::clBuildProgram);
+  if (cl_int f = c.fault()) return c.ret(f);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  p->built = true;
+  p->options = options ? options : "";
+  if (notify) rt().defer([notify, p, data] { notify(p, data); });
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, const char* options, cl_uint,
+                                  const cl_program*, const char**, void(CL_CALLBACK* notify)(cl_program, void*),
+                                  void* data) {
+  Call c(rt(), Entry::clCompileProgram);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  p->options = options ? options : "";
+  if (notify) rt().defer([notify, p, data] { notify(p, data); });
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t size, void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetProgramInfo);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  const auto& devs = p->context->devices;
+  switch (param) {
+    case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs});
+    case CL_PROGRAM_CONTEXT: return v(p->context);
+    case CL_PROGRAM_NUM_DEVICES: return v(static_cast<cl_uint>(devs.size()));
+    case CL_PROGRAM_DEVICES: return c.ret(set_info(size, value, size_ret, devs.data(), devs.size() * sizeof(cl_device_id)));
+    case CL_PROGRAM_SOURCE: return c.ret(set_info_s(size, value, size_ret, p->source));
+    case CL_PROGRAM_IL: return c.ret(set_info(size, value, size_ret, nullptr, 0));
+    case CL_PROGRAM_BINARY_SIZES: {
+      std::vector<size_t> sizes(devs.size(), p->source.size() + 1);
+      return c.ret(set_info(size, value, size_ret, sizes.data(), sizes.size() * sizeof(size_t)));
+    }
+    case CL_PROGRAM_BINARIES: {
+      size_t n = devs.size() * sizeof(unsigned char*);
+      if (value) {
+        if (size < n) return c.ret(CL_INVALID_VALUE);
+        auto** out = static_cast<unsigned char**>(value);
+        for (size_t i = 0; i < devs.size(); ++i)
+          if (out[i]) std::memcpy(out[i], p->source.c_str(), p->source.size() + 1);
+      }
+      if (size_ret) *size_ret = n;
+      return c.ret(CL_SUCCESS);
+    }
+    case CL_PROGRAM_NUM_KERNELS: return v(p->kernel_names.size());
+    case CL_PROGRAM_KERNEL_NAMES: {
+      std::string names;
+      for (const auto& k : p->kernel_names) names += (names.empty() ? "" : ";") + k;
+      return c.ret(set_info_s(size, value, size_ret, names));
+    }
+    case CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT: case CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT:
+      return v(cl_bool{CL_FALSE});
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_build_info param, size_t size,
+                                       void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetProgramBuildInfo);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  switch (param) {
+    case CL_PROGRAM_BUILD_STATUS:
+      return c.ret(set_info_v(size, value, size_ret, cl_build_status(p->built ? CL_BUILD_SUCCESS : CL_BUILD_NONE)));
+    case CL_PROGRAM_BUILD_OPTIONS: return c.ret(set_info_s(size, value, size_ret, p->options));
+    case CL_PROGRAM_BUILD_LOG: return c.ret(set_info_s(size, value, size_ret, ""));
+    case CL_PROGRAM_BINARY_TYPE:
+      return c.ret(set_info_v(size, value, size_ret,
+                              cl_program_binary_type(p->built ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE : CL_PROGRAM_BINARY_TYPE_NONE)));
+    case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: return c.ret(set_info_v(size, value, size_ret, size_t{0}));
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+_cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
+  _cl_kernel* k = rt().create(rt().kernels, Type::kKernel);
+  k->program = p;
+  rt().retain_internal(p);
+  ++p->kernels;
+  k->name = name;
+  k->args.clear();
+  return k;
+}
+
+cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) {
+  Call c(rt(), Entry::clCreateKernel);
+  auto fail = [&](cl_int s) -> cl_kernel {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_program* p = rt().program(h);
+  if (!p) return fail(CL_INVALID_PROGRAM);
+  if (!p->built) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
+  if (!name) return fail(CL_INVALID_VALUE);
+  bool known = p->kernel_names.empty();
+  for (const auto& k : p->kernel_names) known = known || k == name;
+  if (!known) return fail(CL_INVALID_KERNEL_NAME);
+  _cl_kernel* k = new_kernel(p, name);
+  c.handle("ret", k);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return k;
+}
+
+cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* out, cl_uint* num_ret) {
+  Call c(rt(), Entry::clCreateKernelsInProgram);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  if (!p->built) return c.ret(CL_INVALID_PROGRAM_EXECUTABLE);
+  if (out && num < p->kernel_names.size()) return c.ret(CL_INVALID_VALUE);
+  if (out)
+    for (size_t i = 0; i < p->kernel_names.size(); ++i) out[i] = new_kernel(p, p->kernel_names[i]);
+  if (num_ret) *num_ret = static_cast<cl_uint>(p->kernel_names.size());
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL RetainKernel(cl_kernel h) {
+  Call c(rt(), Entry::clRetainKernel);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  ++k->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseKernel(cl_kernel h) {
+  Call c(rt(), Entry::clReleaseKernel);
+  if (h && h->type != Type::kKernel) return c.ret(CL_INVALID_KERNEL);
+  _cl_kernel* k = h;
+  if (k && k->in_use && !k->released && k->refs == 1) --k->program->kernels;
+  return c.ret(rt().release(h, CL_INVALID_KERNEL));
+}
+
+KernelArg* arg_slot(_cl_kernel* k, cl_uint index) {
+  if (index >= 64) return nullptr;
+  if (k->args.size() <= index) k->args.resize(index + 1);
+  return &k->args[index];
+}
+
+cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const void* value) {
+  Call c(rt(), Entry::clSetKernelArg);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  KernelArg* a = arg_slot(k, index);
+  if (!a) return c.ret(CL_INVALID_ARG_INDEX);
+  a->set = true;
+  a->mem = nullptr;
+  a->svm = nullptr;
+  if (size == sizeof(cl_mem) && value) {
+    cl_mem m;
+    std::memcpy(&m, value, sizeof m);
+    // Only a pointer into our own mem slab can be read safely as a handle.
+    if (m && rt().mems.contains(m) && m->in_use && !m->released) a->mem = m;
+  }
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void* value) {
+  Call c(rt(), Entry::clSetKernelArgSVMPointer);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  KernelArg* a = arg_slot(k, index);
+  if (!a) return c.ret(CL_INVALID_ARG_INDEX);
+  a->set = true;
+  a->mem = nullptr;
+  a->svm = const_cast<void*>(value);
+  if (value && !rt().find_svm(value)) return c.ret(CL_INVALID_ARG_VALUE);
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info, size_t, const void*) {
+  Call c(rt(), Entry::clSetKernelExecInfo);
+  return c.ret(rt().kernel(h) ? CL_SUCCESS : CL_INVALID_KERNEL);
+}
+
+cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetKernelInfo);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_KERNEL_FUNCTION_NAME: return c.ret(set_info_s(size, value, size_ret, k->name));
+    case CL_KERNEL_NUM_ARGS: return v(static_cast<cl_uint>(k->args.size()));
+    case CL_KERNEL_REFERENCE_COUNT: return v(cl_uint{k->refs});
+    case CL_KERNEL_CONTEXT: return v(k->program->context);
+    case CL_KERNEL_PROGRAM: return v(k->program);
+    case CL_KERNEL_ATTRIBUTES: return c.ret(set_info_s(size, value, size_ret, ""));
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
+                                          void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetKernelWorkGroupInfo);
+  if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_KERNEL_WORK_GROUP_SIZE: return v(size_t{1024});
+    case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
+      size_t z[3] = {0, 0, 0};
+      return c.ret(set_info(size, value, size_ret, z, sizeof z));
+    }
+    case CL_KERNEL_LOCAL_MEM_SIZE: case CL_KERNEL_PRIVATE_MEM_SIZE: return v(cl_ulong{0});
+    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+}  // namespace
+
+void fill_program(cl_icd_dispatch& d) {
+  d.clCreateProgramWithSource = CreateProgramWithSource;
+  d.clCreateProgramWithBinary = CreateProgramWithBinary;
+  d.clCreateProgramWithIL = CreateProgramWithIL;
+  d.clRetainProgram = RetainProgram;
+  d.clReleaseProgram = ReleaseProgram;
+  d.clBuildProgram = BuildProgram;
+  d.clCompileProgram = CompileProgram;
+  d.clGetProgramInfo = GetProgramInfo;
+  d.clGetProgramBuildInfo = GetProgramBuildInfo;
+  d.clCreateKernel = CreateKernel;
+  d.clCreateKernelsInProgram = CreateKernelsInProgram;
+  d.clRetainKernel = RetainKernel;
+  d.clReleaseKernel = ReleaseKernel;
+  d.clSetKernelArg = SetKernelArg;
+  d.clSetKernelArgSVMPointer = SetKernelArgSVMPointer;
+  d.clSetKernelExecInfo = SetKernelExecInfo;
+  d.clGetKernelInfo = GetKernelInfo;
+  d.clGetKernelWorkGroupInfo = GetKernelWorkGroupInfo;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,133 @@
+// Command queues (in-order and out-of-order), flush and finish.
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+
+cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh, cl_command_queue_properties props, cl_int* err) {
+  auto fail = [&](cl_int s) -> cl_command_queue {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  _cl_device_id* dev = rt().device(dh);
+  if (!dev) return fail(CL_INVALID_DEVICE);
+  bool in_ctx = false;
+  for (cl_device_id d : ctx->devices) in_ctx = in_ctx || d == dev;
+  if (!in_ctx) return fail(CL_INVALID_DEVICE);
+  if (props & ~kSupported) return fail(CL_INVALID_QUEUE_PROPERTIES);
+  _cl_command_queue* q = rt().create(rt().queues, Type::kQueue);
+  q->context = ctx;
+  rt().retain_internal(ctx);
+  q->device = dev;
+  q->properties = props;
+  q->out_of_order = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+  q->last = q->last_barrier = nullptr;
+  q->busy_until = rt().now;
+  c.handle("ret", q);
+  c.arg("out_of_order", q->out_of_order);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return q;
+}
+
+cl_command_queue CL_API_CALL CreateCommandQueue(cl_context ctx, cl_device_id dev, cl_command_queue_properties props,
+                                                cl_int* err) {
+  Call c(rt(), Entry::clCreateCommandQueue);
+  return make_queue(c, ctx, dev, props, err);
+}
+
+cl_command_queue CL_API_CALL CreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
+                                                              const cl_queue_properties* props, cl_int* err) {
+  Call c(rt(), Entry::clCreateCommandQueueWithProperties);
+  cl_command_queue_properties p = 0;
+  for (size_t i = 0; props && props[i] != 0; i += 2) {
+    if (props[i] == CL_QUEUE_PROPERTIES) {
+      p = props[i + 1];
+    } else {
+      if (err) *err = CL_INVALID_VALUE;
+      c.ret(CL_INVALID_VALUE);
+      return nullptr;
+    }
+  }
+  return make_queue(c, ctx, dev, p, err);
+}
+
+cl_int CL_API_CALL RetainCommandQueue(cl_command_queue h) {
+  Call c(rt(), Entry::clRetainCommandQueue);
+  _cl_command_queue* q = rt().queue(h);
+  if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
+  ++q->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseCommandQueue(cl_command_queue h) {
+  Call c(rt(), Entry::clReleaseCommandQueue);
+  c.handle("queue", h);
+  if (h && h->type != Type::kQueue) return c.ret(CL_INVALID_COMMAND_QUEUE);
+  cl_int s = rt().release(h, CL_INVALID_COMMAND_QUEUE);
+  if (s == CL_SUCCESS) rt().run();  // Releasing a queue flushes it.
+  return c.ret(s);
+}
+
+cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info param, size_t size, void* value,
+                                       size_t* size_ret) {
+  Call c(rt(), Entry::clGetCommandQueueInfo);
+  _cl_command_queue* q = rt().queue(h);
+  if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_QUEUE_CONTEXT: return v(q->context);
+    case CL_QUEUE_DEVICE: return v(q->device);
+    case CL_QUEUE_REFERENCE_COUNT: return v(cl_uint{q->refs});
+    case CL_QUEUE_PROPERTIES: return v(q->properties);
+    case CL_QUEUE_PROPERTIES_ARRAY: {
+      cl_queue_properties p[3] = {CL_QUEUE_PROPERTIES, q->properties, 0};
+      return c.ret(set_info(size, value, size_ret, p, sizeof p));
+    }
+    case CL_QUEUE_SIZE: return c.ret(CL_INVALID_COMMAND_QUEUE);  // Host queues have no size.
+    case CL_QUEUE_DEVICE_DEFAULT: return v(cl_command_queue{nullptr});
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL Flush(cl_command_queue h) {
+  Call c(rt(), Entry::clFlush);
+  if (cl_int f = c.fault()) return c.ret(f);
+  if (!rt().queue(h)) return c.ret(CL_INVALID_COMMAND_QUEUE);
+  rt().run();
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL Finish(cl_command_queue h) {
+  Call c(rt(), Entry::clFinish);
+  if (cl_int f = c.fault()) return c.ret(f);
+  _cl_command_queue* q = rt().queue(h);
+  if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
+  std::vector<_cl_event*> evs = rt().pending_on(q);
+  rt().wait(c.lock(), evs);
+  for (_cl_event* e : evs) rt().release_internal(e);
+  return c.ret(CL_SUCCESS);
+}
+
+}  // namespace
+
+void fill_queue(cl_icd_dispatch& d) {
+  d.clCreateCommandQueue = CreateCommandQueue;
+  d.clCreateCommandQueueWithProperties = CreateCommandQueueWithProperties;
+  d.clRetainCommandQueue = RetainCommandQueue;
+  d.clReleaseCommandQueue = ReleaseCommandQueue;
+  d.clGetCommandQueueInfo = GetCommandQueueInfo;
+  d.clFlush = Flush;
+  d.clFinish = Finish;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,231 @@
+// Coarse-grain buffer SVM: clSVMAlloc (NULL on out-of-memory), clSVMFree, and the SVM
+// commands, clEnqueueSVMFree included (executed in queue order, with its callback).
+#include <cstring>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
+  Call c(rt(), Entry::clSVMAlloc);
+  c.arg("size", size);
+  if (c.fault()) return nullptr;
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return nullptr;
+  int dev = ctx->devices[0]->index;
+  const DeviceConfig& cfg = rt().devices[dev].cfg;
+  if (!cfg.svm) return nullptr;
+  constexpr cl_svm_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+  if (flags & ~kAccess) return nullptr;  // Fine-grain and atomics are not supported.
+  if (size == 0 || size > cfg.max_alloc) return nullptr;
+  if (alignment & (alignment - 1)) return nullptr;
+  if (alignment > 4096) return nullptr;
+  if (cl_int s = rt().charge(dev, ctx, size, false)) {
+    c.ret(s);
+    return nullptr;
+  }
+  SvmBlock b;
+  void* p = b.block.allocate(size, alignment ? alignment : 128);
+  if (!p) {
+    rt().credit(dev, ctx, size, false);
+    c.ret(CL_OUT_OF_HOST_MEMORY);
+    return nullptr;
+  }
+  b.size = size;
+  b.context = ctx;
+  b.device = dev;
+  b.id = rt().object_id_next();
+  rt().retain_internal(ctx);
+  rt().svm.emplace(reinterpret_cast<uintptr_t>(p), std::move(b));
+  c.arg("ret", reinterpret_cast<uint64_t>(p));
+  return p;
+}
+
+void CL_API_CALL SVMFree(cl_context h, void* ptr) {
+  Call c(rt(), Entry::clSVMFree);
+  c.arg("ptr", reinterpret_cast<uint64_t>(ptr));
+  if (!ptr || !rt().context(h)) return;
+  auto it = rt().svm.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == rt().svm.end() || it->second.freed) {
+    rt().note_double_release("clSVMFree of a pointer that is not a live SVM allocation");
+    c.ret(CL_INVALID_VALUE);
+    return;
+  }
+  it->second.freed = true;
+  // Commands still using it keep the bytes charged until they complete.
+  if (it->second.pending == 0) rt().free_svm_now(it);
+}
+
+// An SVM range argument: inside one live block of the queue's context.
+SvmBlock* svm_range(_cl_command_queue* q, const void* p, size_t size) {
+  SvmBlock* b = rt().find_svm(p);
+  if (!b || b->freed || b->context != q->context) return nullptr;
+  auto start = reinterpret_cast<uintptr_t>(b->block.data());
+  if (reinterpret_cast<uintptr_t>(p) - start + size > b->size) return nullptr;
+  return b;
+}
+
+_cl_command_queue* prologue(Call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
+  if ((status = c.fault())) return nullptr;
+  _cl_command_queue* q = rt().queue(h);
+  if (!q) {
+    status = CL_INVALID_COMMAND_QUEUE;
+    return nullptr;
+  }
+  if ((status = rt().check_wait_list(n, wait, q->context))) return nullptr;
+  return q;
+}
+
+void use_block(_cl_event* ev, SvmBlock* b) {
+  ++b->pending;
+  ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+  ev->svm_counted = true;
+}
+
+cl_int submit(Call& c, _cl_event* ev, cl_event* out, bool blocking) {
+  c.arg("command", ev->command_id);
+  if (!blocking) {
+    rt().submit(ev, out);
+    return CL_SUCCESS;
+  }
+  rt().retain_internal(ev);
+  rt().submit(ev, out);
+  cl_int s = rt().wait(c.lock(), {ev});
+  rt().release_internal(ev);
+  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
+                                  void(CL_CALLBACK* fn)(cl_command_queue, cl_uint, void*[], void*), void* data,
+                                  cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueSVMFree);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
+  std::vector<SvmBlock*> blocks;
+  std::vector<void*> live_ptrs;
+  for (cl_uint i = 0; i < num; ++i) {
+    c.arg("ptr", reinterpret_cast<uint64_t>(ptrs[i]));
+    if (!ptrs[i]) continue;  // Like clSVMFree(NULL): nothing to do (PyOpenCL passes NULL after a failed alloc).
+    live_ptrs.push_back(ptrs[i]);
+    auto it = rt().svm.find(reinterpret_cast<uintptr_t>(ptrs[i]));
+    if (it == rt().svm.end() || it->second.freed || it->second.free_enqueued) {
+      rt().note_double_release("clEnqueueSVMFree of a pointer that is not a live SVM allocation");
+      return c.ret(CL_INVALID_VALUE);
+    }
+    blocks.push_back(&it->second);
+  }
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_FREE, "svm_free", Entry::clEnqueueSVMFree, n, wait);
+  for (SvmBlock* b : blocks) {
+    b->free_enqueued = true;
+    ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+  }
+  // The callback gets the list as passed; without one, only real blocks are freed.
+  ev->svm_free = fn ? std::vector<void*>(ptrs, ptrs + num) : live_ptrs;
+  ev->svm_free_fn = fn;
+  ev->svm_free_data = data;
+  return c.ret(submit(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* dst, const void* src, size_t size,
+                                    cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueSVMMemcpy);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  if (!dst || !src || size == 0) return c.ret(CL_INVALID_VALUE);
+  auto d = reinterpret_cast<uintptr_t>(dst), sr = reinterpret_cast<uintptr_t>(src);
+  if (d < sr + size && sr < d + size) return c.ret(CL_MEM_COPY_OVERLAP);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy", Entry::clEnqueueSVMMemcpy, n, wait);
+  // Either side may be plain host memory; SVM sides are recorded and held.
+  if (SvmBlock* b = svm_range(q, src, size)) use_block(ev, b);
+  if (SvmBlock* b = svm_range(q, dst, size)) use_block(ev, b);
+  ev->host = dst;
+  ev->src = src;
+  ev->bytes = size;
+  return c.ret(submit(c, ev, out, blocking));
+}
+
+cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* pattern, size_t pattern_size,
+                                     size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueSVMMemFill);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  if (!ptr || !pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
+      size % pattern_size || reinterpret_cast<uintptr_t>(ptr) % pattern_size)
+    return c.ret(CL_INVALID_VALUE);
+  SvmBlock* b = svm_range(q, ptr, size);
+  if (!b) return c.ret(CL_INVALID_VALUE);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMFILL, "svm_memfill", Entry::clEnqueueSVMMemFill, n, wait);
+  use_block(ev, b);
+  ev->host = ptr;
+  ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
+  ev->bytes = size;
+  return c.ret(submit(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr, size_t size,
+                                 cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueSVMMap);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
+  SvmBlock* b = svm_range(q, ptr, size);
+  if (!b) return c.ret(CL_INVALID_VALUE);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", Entry::clEnqueueSVMMap, n, wait);
+  use_block(ev, b);
+  return c.ret(submit(c, ev, out, blocking));
+}
+
+cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueSVMUnmap);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  SvmBlock* b = ptr ? svm_range(q, ptr, 0) : nullptr;
+  if (!b) return c.ret(CL_INVALID_VALUE);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap", Entry::clEnqueueSVMUnmap, n, wait);
+  use_block(ev, b);
+  return c.ret(submit(c, ev, out, false));
+}
+
+cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs, const size_t*,
+                                        cl_mem_migration_flags, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueSVMMigrateMem);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
+  std::vector<SvmBlock*> blocks;
+  for (cl_uint i = 0; i < num; ++i) {
+    SvmBlock* b = svm_range(q, ptrs[i], 0);
+    if (!b) return c.ret(CL_INVALID_VALUE);
+    blocks.push_back(b);
+  }
+  _cl_event* ev =
+      rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate", Entry::clEnqueueSVMMigrateMem, n, wait);
+  for (SvmBlock* b : blocks) use_block(ev, b);
+  return c.ret(submit(c, ev, out, false));
+}
+
+}  // namespace
+
+void fill_svm(cl_icd_dispatch& d) {
+  d.clSVMAlloc = SVMAlloc;
+  d.clSVMFree = SVMFree;
+  d.clEnqueueSVMFree = EnqueueSVMFree;
+  d.clEnqueueSVMMemcpy = EnqueueSVMMemcpy;
+  d.clEnqueueSVMMemFill = EnqueueSVMMemFill;
+  d.clEnqueueSVMMap = EnqueueSVMMap;
+  d.clEnqueueSVMUnmap = EnqueueSVMUnmap;
+  d.clEnqueueSVMMigrateMem = EnqueueSVMMigrateMem;
+}
+
+}  // namespace mockcl

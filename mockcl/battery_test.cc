@@ -1,0 +1,740 @@
+// The behaviour battery, run twice: in-process (mockcl::dispatch()) and through the system
+// ICD loader (libmockcl.so via OCL_ICD_VENDORS), each with its own Control.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "mockcl/control.h"
+#include "mockcl/testing.h"
+
+namespace {
+
+using mockcl::Control;
+using mockcl::Snapshot;
+
+struct Backend {
+  const cl_icd_dispatch* d;
+  cl_platform_id platform;
+  Control* ctl;
+};
+
+struct InProcess {
+  static Backend get() { return {mockcl::dispatch(), mockcl::platform(), &mockcl::control()}; }
+};
+
+struct ThroughLoader {
+  static Backend get() {
+    static Backend b = [] {
+      std::string so = mockcl::testing::mock_so_path();
+      mockcl::testing::use_mock_only(so);
+      static std::unique_ptr<Control> ctl = mockcl::testing::icd_control(so);
+      cl_platform_id p = mockcl::testing::loader_mock_platform();
+      return Backend{mockcl::testing::loader_dispatch(), p, ctl.get()};
+    }();
+    return b;
+  }
+};
+
+constexpr size_t kMiB = 1 << 20;
+
+template <typename T>
+class Battery : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    b_ = T::get();
+    ASSERT_NE(b_.platform, nullptr) << "mock platform not found";
+    d_ = b_.d;
+    ctl_ = b_.ctl;
+    ctl_->reset();
+  }
+  void TearDown() override { ctl_->reset(); }
+
+  // Applies a device spec, then makes a context and an in-order queue on device 0.
+  void Setup(const std::string& devices, cl_command_queue_properties props = 0) {
+    ASSERT_EQ(ctl_->configure_devices(devices), "");
+    cl_uint n = 0;
+    ASSERT_EQ(d_->clGetDeviceIDs(b_.platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n), CL_SUCCESS);
+    devices_.resize(n);
+    ASSERT_EQ(d_->clGetDeviceIDs(b_.platform, CL_DEVICE_TYPE_ALL, n, devices_.data(), nullptr), CL_SUCCESS);
+    cl_int err;
+    cl_context_properties cp[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(b_.platform), 0};
+    ctx_ = d_->clCreateContext(cp, 1, devices_.data(), nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    q_ = NewQueue(props);
+  }
+  cl_command_queue NewQueue(cl_command_queue_properties props = 0) {
+    cl_int err;
+    cl_queue_properties qp[] = {CL_QUEUE_PROPERTIES, props, 0};
+    cl_command_queue q = d_->clCreateCommandQueueWithProperties(ctx_, devices_[0], qp, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return q;
+  }
+  cl_mem Buf(size_t size, cl_int* err_out = nullptr, cl_mem_flags flags = CL_MEM_READ_WRITE, void* host = nullptr) {
+    cl_int err;
+    cl_mem m = d_->clCreateBuffer(ctx_, flags, size, host, &err);
+    if (err_out) {
+      *err_out = err;
+    } else {
+      EXPECT_EQ(err, CL_SUCCESS);
+    }
+    return m;
+  }
+  void Teardown() {
+    if (q_) {
+      EXPECT_EQ(d_->clReleaseCommandQueue(q_), CL_SUCCESS);
+    }
+    if (ctx_) {
+      EXPECT_EQ(d_->clReleaseContext(ctx_), CL_SUCCESS);
+    }
+    q_ = nullptr;
+    ctx_ = nullptr;
+  }
+  cl_int Status(cl_event e) {
+    cl_int s = 1;
+    EXPECT_EQ(d_->clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr), CL_SUCCESS);
+    return s;
+  }
+  uint64_t Outstanding() { return ctl_->snapshot().devices.at(0).outstanding; }
+  cl_kernel Kernel(cl_program* prog) {
+    const char* src = "__kernel void touch(__global int* a, __global int* b) { }";
+    cl_int err;
+    *prog = d_->clCreateProgramWithSource(ctx_, 1, &src, nullptr, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(d_->clBuildProgram(*prog, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+    cl_kernel k = d_->clCreateKernel(*prog, "touch", &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return k;
+  }
+
+  Backend b_{};
+  const cl_icd_dispatch* d_ = nullptr;
+  Control* ctl_ = nullptr;
+  std::vector<cl_device_id> devices_;
+  cl_context ctx_ = nullptr;
+  cl_command_queue q_ = nullptr;
+};
+
+using Backends = ::testing::Types<InProcess, ThroughLoader>;
+class BackendNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, InProcess> ? "InProcess" : "ThroughLoader";
+  }
+};
+TYPED_TEST_SUITE(Battery, Backends, BackendNames);
+
+TYPED_TEST(Battery, PlatformAndDeviceQueries) {
+  auto* d = this->d_;
+  char buf[256];
+  ASSERT_EQ(d->clGetPlatformInfo(this->b_.platform, CL_PLATFORM_EXTENSIONS, sizeof buf, buf, nullptr), CL_SUCCESS);
+  EXPECT_NE(std::string(buf).find("cl_khr_icd"), std::string::npos);
+  ASSERT_EQ(d->clGetPlatformInfo(this->b_.platform, CL_PLATFORM_ICD_SUFFIX_KHR, sizeof buf, buf, nullptr), CL_SUCCESS);
+  this->Setup("gpu-1g:reported=2g,name=small;cpu");
+  ASSERT_EQ(this->devices_.size(), 2u);
+  cl_ulong mem = 0, max_alloc = 0;
+  d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, nullptr);
+  d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
+  EXPECT_EQ(mem, 2ull << 30);  // Reported differs from the enforced capacity.
+  EXPECT_EQ(max_alloc, 256ull << 20);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_NAME, sizeof buf, buf, nullptr), CL_SUCCESS);
+  EXPECT_STREQ(buf, "small");
+  cl_device_type t;
+  d->clGetDeviceInfo(this->devices_[1], CL_DEVICE_TYPE, sizeof t, &t, nullptr);
+  EXPECT_EQ(t, cl_device_type{CL_DEVICE_TYPE_CPU});
+  EXPECT_EQ(this->ctl_->snapshot().devices.at(0).capacity, 1ull << 30);
+  // An unimplemented slot answers, never crashes.
+  EXPECT_EQ(d->clCreatePipe(this->ctx_, 0, 4, 4, nullptr, nullptr), nullptr);
+  cl_int err = 0;
+  d->clCreatePipe(this->ctx_, 0, 4, 4, nullptr, &err);
+  EXPECT_EQ(err, CL_INVALID_OPERATION);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, ImmediateCapacityIsEnforced) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  std::vector<cl_mem> ms;
+  for (int i = 0; i < 4; ++i) ms.push_back(this->Buf(16 * kMiB));
+  cl_int err;
+  EXPECT_EQ(this->Buf(1, &err), nullptr);
+  EXPECT_EQ(err, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(this->Outstanding(), 64 * kMiB);
+  EXPECT_EQ(d->clReleaseMemObject(ms.back()), CL_SUCCESS);
+  ms.pop_back();
+  EXPECT_EQ(this->Outstanding(), 48 * kMiB);
+  ms.push_back(this->Buf(16 * kMiB));
+  EXPECT_EQ(this->Buf(64 * kMiB + 1, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
+  EXPECT_EQ(this->Buf(0, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
+  for (cl_mem m : ms) d->clReleaseMemObject(m);
+  Snapshot s = this->ctl_->snapshot();
+  EXPECT_EQ(s.devices[0].outstanding, 0u);
+  EXPECT_EQ(s.devices[0].peak, 64 * kMiB);
+  ASSERT_EQ(s.contexts.size(), 1u);
+  EXPECT_EQ(s.contexts[0].peak, 64 * kMiB);
+  EXPECT_EQ(s.calls["clCreateBuffer"], 8u);
+  EXPECT_EQ(s.live["mem"], 0u);
+  this->Teardown();
+  EXPECT_EQ(this->ctl_->snapshot().live["context"], 0u);
+}
+
+TYPED_TEST(Battery, HostOomSemantics) {
+  this->Setup("gpu-64m:semantics=host_oom");
+  cl_mem a = this->Buf(40 * kMiB);
+  cl_int err;
+  EXPECT_EQ(this->Buf(40 * kMiB, &err), nullptr);
+  EXPECT_EQ(err, CL_OUT_OF_HOST_MEMORY);
+  this->d_->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, DeferredSemanticsChargeAtFirstUse) {
+  this->Setup("gpu-64m:semantics=deferred");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(40 * kMiB), b = this->Buf(40 * kMiB), c = this->Buf(40 * kMiB);
+  EXPECT_EQ(this->Outstanding(), 0u);  // Creation charges nothing.
+  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, nullptr), CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  int x = 7;
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, c, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  d->clReleaseMemObject(a);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, c, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseMemObject(b);
+  d->clReleaseMemObject(c);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(4096), b = this->Buf(4096);
+  std::vector<int> in(1024), out(1024, 0);
+  for (int i = 0; i < 1024; ++i) in[i] = i * 3;
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4096, in.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueCopyBuffer(this->q_, a, b, 0, 0, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4096, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(in, out);
+  int pat = 0x01020304;
+  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 64, 128, 0, nullptr, nullptr), CL_SUCCESS);
+  cl_int err;
+  auto* p = static_cast<int*>(d->clEnqueueMapBuffer(this->q_, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 4096, 0,
+                                                    nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(p[15], 45);
+  EXPECT_EQ(p[16], pat);
+  EXPECT_EQ(p[47], pat);
+  EXPECT_EQ(p[48], 144);
+  p[0] = -1;
+  cl_uint maps = 0;
+  d->clGetMemObjectInfo(b, CL_MEM_MAP_COUNT, sizeof maps, &maps, nullptr);
+  EXPECT_EQ(maps, 1u);
+  ASSERT_EQ(d->clEnqueueUnmapMemObject(this->q_, b, p, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(out[0], -1);
+  EXPECT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 4000, 200, out.data(), 0, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  // Sub-buffers share their parent's bytes.
+  cl_buffer_region r{1024, 1024};
+  cl_mem sub = d->clCreateSubBuffer(b, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  int v = 0;
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, sub, CL_TRUE, 0, 4, &v, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(v, 256 * 3);
+  cl_buffer_region bad{1000, 16};
+  EXPECT_EQ(d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &bad, &err), nullptr);
+  EXPECT_EQ(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+  cl_buffer_region big{2048, 4096};
+  EXPECT_EQ(d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &big, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  // The parent stays alive (and charged) while the sub-buffer lives.
+  d->clReleaseMemObject(b);
+  EXPECT_EQ(this->Outstanding(), 8192u);
+  d->clReleaseMemObject(sub);
+  EXPECT_EQ(this->Outstanding(), 4096u);
+  d->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_int err;
+  cl_event gate = d->clCreateUserEvent(this->ctx_, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem a = this->Buf(32 * kMiB);
+  int x = 1;
+  cl_event w;
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 1, &gate, &w), CL_SUCCESS);
+  EXPECT_EQ(this->Status(w), CL_QUEUED);
+  ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 32 * kMiB);  // Still in use by the gated write.
+  EXPECT_EQ(this->Buf(40 * kMiB, &err), nullptr);
+  ASSERT_EQ(d->clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  ASSERT_EQ(d->clWaitForEvents(1, &w), CL_SUCCESS);
+  EXPECT_EQ(this->Status(w), CL_COMPLETE);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  d->clReleaseEvent(w);
+  d->clReleaseEvent(gate);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, EventStatusPropagatesAndProfilingAnswers) {
+  this->Setup("gpu-64m", CL_QUEUE_PROFILING_ENABLE);
+  auto* d = this->d_;
+  cl_int err;
+  cl_event gate = d->clCreateUserEvent(this->ctx_, &err);
+  cl_mem a = this->Buf(4096);
+  cl_event m1, m2;
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, 0, 1, &gate, &m1), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueMarkerWithWaitList(this->q_, 1, &m1, &m2), CL_SUCCESS);
+  std::atomic<int> called{0};
+  std::atomic<int> seen{1};
+  struct Ctx {
+    std::atomic<int>* called;
+    std::atomic<int>* seen;
+  } cbctx{&called, &seen};
+  ASSERT_EQ(d->clSetEventCallback(m2, CL_COMPLETE,
+                                  [](cl_event, cl_int s, void* p) {
+                                    auto* c = static_cast<Ctx*>(p);
+                                    c->seen->store(s);
+                                    c->called->fetch_add(1);
+                                  },
+                                  &cbctx),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clSetUserEventStatus(gate, -42), CL_SUCCESS);
+  EXPECT_EQ(d->clWaitForEvents(1, &m2), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Status(m1), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Status(m2), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(called.load(), 1);
+  EXPECT_EQ(seen.load(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  // A good command on the same queue still runs and has profiling times.
+  cl_event w;
+  int x = 3;
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, &w), CL_SUCCESS);
+  cl_ulong q = 0, s = 0, e = 0;
+  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_START, sizeof s, &s, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_END, sizeof e, &e, nullptr), CL_SUCCESS);
+  EXPECT_LE(q, s);
+  EXPECT_LT(s, e);
+  for (cl_event ev : {gate, m1, m2, w}) d->clReleaseEvent(ev);
+  d->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, CommandLogShowsCrossQueueOrdering) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_command_queue q2 = this->NewQueue();
+  cl_mem a = this->Buf(4096), b = this->Buf(4096);
+  cl_program prog;
+  cl_kernel k = this->Kernel(&prog);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof(cl_mem), &a), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof(cl_mem), &b), CL_SUCCESS);
+  size_t g = 64;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  int x = 0;
+  // Unordered use of `a` on q2: it overlaps the kernel in virtual time.
+  ASSERT_EQ(d->clEnqueueWriteBuffer(q2, a, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  // Ordered use: a marker on q_ that q2 waits for.
+  cl_event mk;
+  ASSERT_EQ(d->clEnqueueMarkerWithWaitList(this->q_, 0, nullptr, &mk), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(q2, a, CL_TRUE, 0, 4, &x, 1, &mk, nullptr), CL_SUCCESS);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.commands.size(), 4u);
+  const auto& kern = s.commands[0];
+  EXPECT_EQ(kern.kind, "kernel");
+  EXPECT_EQ(kern.queue_id, this->ctl_->object_id(this->q_));
+  uint64_t ida = this->ctl_->object_id(a);
+  EXPECT_EQ(kern.mems, (std::vector<uint64_t>{ida, this->ctl_->object_id(b)}));
+  EXPECT_EQ(s.commands[1].queue_id, this->ctl_->object_id(q2));
+  EXPECT_LT(s.commands[1].start, kern.end);   // The race is visible.
+  EXPECT_EQ(s.commands[2].kind, "marker");
+  EXPECT_GE(s.commands[3].start, kern.end);   // The marker orders it.
+  d->clReleaseEvent(mk);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(prog);
+  d->clReleaseMemObject(a);
+  d->clReleaseMemObject(b);
+  d->clReleaseCommandQueue(q2);
+  this->Teardown();
+  EXPECT_EQ(this->ctl_->snapshot().live["kernel"], 0u);
+}
+
+TYPED_TEST(Battery, LazyModeAndSeededOutOfOrder) {
+  this->Setup("gpu-64m", CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  auto* d = this->d_;
+  std::vector<cl_mem> ms;
+  for (int i = 0; i < 8; ++i) ms.push_back(this->Buf(64));
+  auto order = [&](const std::string& sched) {
+    EXPECT_EQ(this->ctl_->configure_schedule(sched), "");
+    size_t before = this->ctl_->snapshot().commands.size();
+    int x = 0;
+    cl_event last;
+    for (cl_mem m : ms) EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, m, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clEnqueueBarrierWithWaitList(this->q_, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, ms[0], CL_FALSE, 0, 4, &x, 0, nullptr, &last), CL_SUCCESS);
+    if (sched.find("lazy") != std::string::npos) {
+      EXPECT_EQ(this->Status(last), CL_QUEUED);  // Nothing runs before a flush.
+      EXPECT_EQ(this->ctl_->snapshot().commands.size(), before);
+    }
+    EXPECT_EQ(d->clFlush(this->q_), CL_SUCCESS);
+    EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+    EXPECT_EQ(this->Status(last), CL_COMPLETE);
+    d->clReleaseEvent(last);
+    Snapshot s = this->ctl_->snapshot();
+    std::vector<uint64_t> ids;
+    for (size_t i = before; i < s.commands.size(); ++i) ids.push_back(s.commands[i].id);
+    return std::make_pair(ids, s);
+  };
+  auto [fifo, s0] = order("lazy");
+  EXPECT_TRUE(std::is_sorted(fifo.begin(), fifo.end()));
+  auto [a1, s1] = order("lazy,seed=7");
+  auto [a2, s2] = order("lazy,seed=7");
+  auto [b1, s3] = order("lazy,seed=12345");
+  // Normalise: ids relative to the first executed command differ; compare as permutations.
+  auto norm = [](std::vector<uint64_t> v) {
+    auto mn = *std::min_element(v.begin(), v.end());
+    for (auto& x : v) x -= mn;
+    return v;
+  };
+  EXPECT_EQ(norm(a1), norm(a2));  // Same seed, same order.
+  EXPECT_NE(norm(a1), norm(fifo));
+  EXPECT_FALSE(norm(a1) == norm(b1) && norm(a1) == norm(fifo));
+  // The barrier (index 8) runs after all eight writes, the last write after the barrier.
+  for (const auto& v : {norm(a1), norm(b1)}) {
+    ASSERT_EQ(v.size(), 10u);
+    EXPECT_EQ(v[8], 8u);
+    EXPECT_EQ(v[9], 9u);
+  }
+  for (cl_mem m : ms) d->clReleaseMemObject(m);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  void* p = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 32 * kMiB, 0);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 48 * kMiB, 0), nullptr);  // OOM: NULL.
+  EXPECT_EQ(d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 65 * kMiB, 0), nullptr);  // Above max alloc.
+  int pat = 5;
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pat, sizeof pat, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(static_cast<int*>(p)[1023], 5);
+  ASSERT_EQ(d->clEnqueueSVMUnmap(this->q_, p, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<int> host(16, 9);
+  ASSERT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, p, host.data(), 64, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(static_cast<int*>(p)[15], 9);
+  EXPECT_EQ(this->ctl_->snapshot().live["svm"], 1u);
+  // A kernel gated by a user event uses the block; the queued free runs only after it.
+  EXPECT_EQ(this->ctl_->configure_schedule("lazy"), "");
+  cl_program prog;
+  cl_kernel k = this->Kernel(&prog);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, p), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 1, static_cast<char*>(p) + 64), CL_SUCCESS);
+  size_t g = 1;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  static std::atomic<int> freed_calls{0};
+  freed_calls = 0;
+  void* ptrs[] = {p};
+  cl_event fe;
+  ASSERT_EQ(d->clEnqueueSVMFree(this->q_, 1, ptrs, nullptr, nullptr, 0, nullptr, &fe), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 32 * kMiB);  // Not yet executed (lazy).
+  EXPECT_EQ(d->clEnqueueSVMFree(this->q_, 1, ptrs, nullptr, nullptr, 0, nullptr, nullptr), CL_INVALID_VALUE);
+  ASSERT_EQ(d->clWaitForEvents(1, &fe), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_GE(s.commands.size(), 2u);
+  const auto& kern = s.commands[s.commands.size() - 2];
+  const auto& fr = s.commands.back();
+  EXPECT_EQ(kern.kind, "kernel");
+  EXPECT_EQ(fr.kind, "svm_free");
+  EXPECT_GE(fr.start, kern.end);
+  ASSERT_EQ(kern.svm.size(), 2u);
+  EXPECT_EQ(kern.svm[0].address, reinterpret_cast<uint64_t>(p));
+  EXPECT_EQ(fr.svm.at(0).size, 32 * kMiB);
+  EXPECT_EQ(s.live["svm"], 0u);
+  EXPECT_GE(s.reports.double_release, 1u);
+  // With a callback, the callback gets the pointers (and frees them itself).
+  void* q = d->clSVMAlloc(this->ctx_, 0, kMiB, 0);
+  ASSERT_NE(q, nullptr);
+  struct Free {
+    const cl_icd_dispatch* d;
+    cl_context ctx;
+  } fctx{d, this->ctx_};
+  void* qs[] = {q};
+  ASSERT_EQ(d->clEnqueueSVMFree(this->q_, 1, qs,
+                                [](cl_command_queue, cl_uint n, void* ps[], void* data) {
+                                  auto* f = static_cast<Free*>(data);
+                                  for (cl_uint i = 0; i < n; ++i) f->d->clSVMFree(f->ctx, ps[i]);
+                                  freed_calls++;
+                                },
+                                &fctx, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(freed_calls.load(), 1);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  d->clReleaseEvent(fe);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(prog);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
+  this->Setup("gpu-64m:svm=off");
+  cl_device_svm_capabilities caps = 1;
+  this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr);
+  EXPECT_EQ(caps, 0u);
+  EXPECT_EQ(this->d_->clSVMAlloc(this->ctx_, 0, 64, 0), nullptr);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, HostPinnedBudgetIsSeparate) {
+  this->Setup("gpu-64m:pinned=8m");
+  std::vector<char> host(4 * kMiB);
+  cl_mem a = this->Buf(6 * kMiB, nullptr, CL_MEM_ALLOC_HOST_PTR);
+  cl_int err;
+  EXPECT_EQ(this->Buf(4 * kMiB, &err, CL_MEM_USE_HOST_PTR, host.data()), nullptr);
+  EXPECT_EQ(err, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  cl_mem b = this->Buf(2 * kMiB, nullptr, CL_MEM_USE_HOST_PTR, host.data());
+  Snapshot s = this->ctl_->snapshot();
+  EXPECT_EQ(s.devices[0].outstanding, 0u);
+  EXPECT_EQ(s.devices[0].pinned_outstanding, 8 * kMiB);
+  // USE_HOST_PTR maps onto the application's memory.
+  void* p = this->d_->clEnqueueMapBuffer(this->q_, b, CL_TRUE, CL_MAP_READ, 0, 16, 0, nullptr, nullptr, &err);
+  EXPECT_EQ(p, host.data());
+  this->d_->clEnqueueUnmapMemObject(this->q_, b, p, 0, nullptr, nullptr);
+  this->d_->clReleaseMemObject(a);
+  this->d_->clReleaseMemObject(b);
+  EXPECT_EQ(this->ctl_->snapshot().devices[0].pinned_outstanding, 0u);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, FaultNthCall) {
+  this->Setup("gpu-64m");
+  ASSERT_EQ(this->ctl_->configure_faults("nth:clCreateBuffer:2:CL_OUT_OF_RESOURCES"), "");
+  cl_int e1, e2, e3;
+  cl_mem a = this->Buf(64, &e1), b = this->Buf(64, &e2), c = this->Buf(64, &e3);
+  EXPECT_EQ(e1, CL_SUCCESS);
+  EXPECT_EQ(e2, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(b, nullptr);
+  EXPECT_EQ(e3, CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 128u);  // The failed call had no effect.
+  EXPECT_EQ(this->ctl_->snapshot().faults_fired, 1u);
+  // "*" counts every entry point.
+  ASSERT_EQ(this->ctl_->configure_faults("nth:*:2"), "");
+  EXPECT_EQ(this->d_->clRetainMemObject(a), CL_SUCCESS);
+  EXPECT_EQ(this->d_->clRetainMemObject(a), CL_SUCCESS);  // Retain/release/info calls never fail...
+  EXPECT_EQ(this->d_->clFlush(this->q_), CL_SUCCESS);      // ...the first failable call passes,
+  EXPECT_EQ(this->d_->clFlush(this->q_), CL_OUT_OF_RESOURCES);  // the second fails.
+  ASSERT_EQ(this->ctl_->configure_faults(""), "");
+  this->d_->clReleaseMemObject(a);
+  this->d_->clReleaseMemObject(a);
+  this->d_->clReleaseMemObject(a);
+  this->d_->clReleaseMemObject(c);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, FaultBytesAbove) {
+  this->Setup("gpu-64m");
+  ASSERT_EQ(this->ctl_->configure_faults("bytes:10m"), "");
+  cl_mem a = this->Buf(8 * kMiB);
+  cl_int err;
+  EXPECT_EQ(this->Buf(4 * kMiB, &err), nullptr);
+  EXPECT_EQ(err, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(this->d_->clSVMAlloc(this->ctx_, 0, 4 * kMiB, 0), nullptr);
+  cl_mem b = this->Buf(2 * kMiB);
+  this->d_->clReleaseMemObject(a);
+  this->d_->clReleaseMemObject(b);
+  EXPECT_EQ(this->ctl_->snapshot().faults_fired, 2u);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, FaultProbabilityIsSeeded) {
+  this->Setup("gpu-64m");
+  auto pattern = [&](const char* rule) {
+    EXPECT_EQ(this->ctl_->configure_faults(rule), "");
+    std::string out;
+    for (int i = 0; i < 64; ++i) {
+      cl_int err;
+      cl_mem m = this->Buf(64, &err);
+      out += err == CL_SUCCESS ? '.' : 'x';
+      if (m) this->d_->clReleaseMemObject(m);
+    }
+    return out;
+  };
+  std::string a = pattern("prob:clCreateBuffer:0.3:99:CL_OUT_OF_HOST_MEMORY");
+  std::string b = pattern("prob:clCreateBuffer:0.3:99:CL_OUT_OF_HOST_MEMORY");
+  std::string c = pattern("prob:clCreateBuffer:0.3:100");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  auto fails = std::count(a.begin(), a.end(), 'x');
+  EXPECT_GT(fails, 5);
+  EXPECT_LT(fails, 40);
+  EXPECT_EQ(pattern("prob:clCreateBuffer:0:1"), std::string(64, '.'));
+  EXPECT_EQ(pattern("prob:clCreateBuffer:1:1"), std::string(64, 'x'));
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, FaultExecFailsTheCommandNotTheCall) {
+  this->Setup("gpu-64m");
+  ASSERT_EQ(this->ctl_->configure_faults("exec:clEnqueueWriteBuffer:2:CL_OUT_OF_RESOURCES"), "");
+  cl_mem a = this->Buf(64);
+  int x = 0;
+  cl_event e1, e2, after;
+  ASSERT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, &e1), CL_SUCCESS);
+  ASSERT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, &e2), CL_SUCCESS);
+  ASSERT_EQ(this->d_->clEnqueueMarkerWithWaitList(this->q_, 1, &e2, &after), CL_SUCCESS);
+  EXPECT_EQ(this->d_->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->Status(e1), CL_COMPLETE);
+  EXPECT_EQ(this->Status(e2), CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(this->Status(after), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  Snapshot s = this->ctl_->snapshot();
+  EXPECT_EQ(s.commands.at(1).status, CL_OUT_OF_RESOURCES);
+  for (cl_event e : {e1, e2, after}) this->d_->clReleaseEvent(e);
+  this->d_->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, QuarantineDoubleReleaseAndLeaks) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(64);
+  ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  size_t sz = 0;
+  EXPECT_EQ(d->clGetMemObjectInfo(a, CL_MEM_SIZE, sizeof sz, &sz, nullptr), CL_INVALID_MEM_OBJECT);
+  int x = 0;
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clReleaseMemObject(a), CL_INVALID_MEM_OBJECT);
+  cl_mem leak = this->Buf(64);
+  (void)leak;
+  Snapshot s = this->ctl_->snapshot();
+  EXPECT_EQ(s.reports.use_after_release, 2u);
+  EXPECT_EQ(s.reports.double_release, 1u);
+  this->Teardown();  // The context goes with `leak` still alive.
+  s = this->ctl_->snapshot();
+  EXPECT_EQ(s.reports.leaked_at_context_release, 1u);
+  EXPECT_EQ(s.live["mem"], 1u);
+  EXPECT_EQ(s.live["context"], 1u);  // Kept by the leaked buffer.
+  EXPECT_EQ(d->clRetainContext(this->ctx_), CL_INVALID_CONTEXT);
+}
+
+TYPED_TEST(Battery, CallLogAndCounters) {
+  this->Setup("gpu-64m");
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/calls.jsonl";
+  ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+  cl_mem a = this->Buf(1234);
+  cl_int err;
+  EXPECT_EQ(this->Buf(100 * kMiB, &err), nullptr);
+  this->d_->clReleaseMemObject(a);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.call_log.size(), 3u);
+  EXPECT_NE(s.call_log[0].find("\"call\":\"clCreateBuffer\""), std::string::npos) << s.call_log[0];
+  EXPECT_NE(s.call_log[0].find("\"size\":1234"), std::string::npos);
+  EXPECT_NE(s.call_log[1].find("\"result\":-61"), std::string::npos) << s.call_log[1];
+  EXPECT_NE(s.call_log[2].find("clReleaseMemObject"), std::string::npos);
+  EXPECT_EQ(s.calls["clCreateBuffer"], 2u);
+  EXPECT_EQ(s.calls["clReleaseMemObject"], 1u);
+  ASSERT_EQ(this->ctl_->configure_call_log(path), "");
+  a = this->Buf(8);
+  this->d_->clReleaseMemObject(a);
+  ASSERT_EQ(this->ctl_->configure_call_log(""), "");
+  std::ifstream f(path);
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) ++n;
+  EXPECT_GE(n, 2);
+  EXPECT_NE(this->ctl_->configure_call_log("/nonexistent/dir/x.jsonl"), "");
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, ReconfigureWhileAliveIsAnError) {
+  this->Setup("gpu-64m");
+  std::string e = this->ctl_->configure_devices("gpu-1g");
+  EXPECT_NE(e.find("objects are alive"), std::string::npos) << e;
+  EXPECT_NE(this->ctl_->configure_devices("gpu-lots"), "");
+  this->Teardown();
+  EXPECT_EQ(this->ctl_->configure_devices("gpu-1g"), "");
+}
+
+long RssKiB() {
+  std::ifstream f("/proc/self/statm");
+  long pages = 0, rss = 0;
+  f >> pages >> rss;
+  return rss * 4;
+}
+
+TYPED_TEST(Battery, HugeDeviceIsBackedLazily) {
+  this->Setup("gpu-64g");
+  auto* d = this->d_;
+  long before = RssKiB();
+  std::vector<cl_mem> ms;
+  for (int i = 0; i < 4; ++i) ms.push_back(this->Buf(16ull << 30));
+  cl_int err;
+  EXPECT_EQ(this->Buf(1, &err), nullptr);  // Full.
+  std::vector<char> chunk(kMiB, 'z'), back(kMiB);
+  for (cl_mem m : ms) {
+    ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, m, CL_FALSE, (8ull << 30), kMiB, chunk.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+    ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, m, CL_TRUE, (8ull << 30), kMiB, back.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+    EXPECT_EQ(back, chunk);
+  }
+  void* p = d->clEnqueueMapBuffer(this->q_, ms[0], CL_TRUE, CL_MAP_READ, (15ull << 30), 4096, 0, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(static_cast<char*>(p)[100], 0);
+  d->clEnqueueUnmapMemObject(this->q_, ms[0], p, 0, nullptr, nullptr);
+  long grown = RssKiB() - before;
+  EXPECT_LT(grown, 32 * 1024) << "RSS grew by " << grown << " KiB for 64 GiB of simulated memory";
+  EXPECT_EQ(this->Outstanding(), 64ull << 30);
+  for (cl_mem m : ms) d->clReleaseMemObject(m);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, ThreadsShareTheRuntime) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_int err;
+  cl_event gate = d->clCreateUserEvent(this->ctx_, &err);
+  cl_mem a = this->Buf(64);
+  int x = 0;
+  cl_event w;
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 1, &gate, &w), CL_SUCCESS);
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    d->clSetUserEventStatus(gate, CL_COMPLETE);
+  });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 3; ++t)
+    workers.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        cl_int e;
+        cl_mem m = d->clCreateBuffer(this->ctx_, CL_MEM_READ_WRITE, 256, nullptr, &e);
+        if (m) d->clReleaseMemObject(m);
+      }
+    });
+  EXPECT_EQ(d->clWaitForEvents(1, &w), CL_SUCCESS);  // Blocks until the other thread sets it.
+  setter.join();
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(this->Outstanding(), 64u);
+  d->clReleaseEvent(w);
+  d->clReleaseEvent(gate);
+  d->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+}  // namespace

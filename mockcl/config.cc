@@ -1,0 +1,415 @@
+#include "mockcl/config.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "mockcl/entry_points.h"
+
+namespace mockcl {
+namespace {
+
+struct StatusName {
+  int32_t code;
+  std::string_view name;
+};
+
+// The statuses of CL/cl.h (1.0 to 3.0) that a fault may name.
+constexpr StatusName kStatusNames[] = {
+    {0, "CL_SUCCESS"},
+    {-1, "CL_DEVICE_NOT_FOUND"},
+    {-2, "CL_DEVICE_NOT_AVAILABLE"},
+    {-3, "CL_COMPILER_NOT_AVAILABLE"},
+    {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"},
+    {-5, "CL_OUT_OF_RESOURCES"},
+    {-6, "CL_OUT_OF_HOST_MEMORY"},
+    {-7, "CL_PROFILING_INFO_NOT_AVAILABLE"},
+    {-8, "CL_MEM_COPY_OVERLAP"},
+    {-9, "CL_IMAGE_FORMAT_MISMATCH"},
+    {-10, "CL_IMAGE_FORMAT_NOT_SUPPORTED"},
+    {-11, "CL_BUILD_PROGRAM_FAILURE"},
+    {-12, "CL_MAP_FAILURE"},
+    {-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET"},
+    {-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"},
+    {-30, "CL_INVALID_VALUE"},
+    {-31, "CL_INVALID_DEVICE_TYPE"},
+    {-32, "CL_INVALID_PLATFORM"},
+    {-33, "CL_INVALID_DEVICE"},
+    {-34, "CL_INVALID_CONTEXT"},
+    {-35, "CL_INVALID_QUEUE_PROPERTIES"},
+    {-36, "CL_INVALID_COMMAND_QUEUE"},
+    {-37, "CL_INVALID_HOST_PTR"},
+    {-38, "CL_INVALID_MEM_OBJECT"},
+    {-40, "CL_INVALID_IMAGE_SIZE"},
+    {-42, "CL_INVALID_BINARY"},
+    {-44, "CL_INVALID_PROGRAM"},
+    {-45, "CL_INVALID_PROGRAM_EXECUTABLE"},
+    {-46, "CL_INVALID_KERNEL_NAME"},
+    {-48, "CL_INVALID_KERNEL"},
+    {-49, "CL_INVALID_ARG_INDEX"},
+    {-50, "CL_INVALID_ARG_VALUE"},
+    {-51, "CL_INVALID_ARG_SIZE"},
+    {-52, "CL_INVALID_KERNEL_ARGS"},
+    {-53, "CL_INVALID_WORK_DIMENSION"},
+    {-54, "CL_INVALID_WORK_GROUP_SIZE"},
+    {-57, "CL_INVALID_EVENT_WAIT_LIST"},
+    {-58, "CL_INVALID_EVENT"},
+    {-59, "CL_INVALID_OPERATION"},
+    {-61, "CL_INVALID_BUFFER_SIZE"},
+    {-63, "CL_INVALID_GLOBAL_WORK_SIZE"},
+    {-64, "CL_INVALID_PROPERTY"},
+    {-68, "CL_INVALID_COMPILER_OPTIONS"},
+    {-70, "CL_INVALID_DEVICE_PARTITION_COUNT"},
+    {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
+};
+
+constexpr uint64_t kKiB = 1024;
+
+std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+Result<uint64_t> parse_uint(std::string_view text, std::string_view what) {
+  uint64_t v = 0;
+  if (text.empty()) return Result<uint64_t>::Error(std::string(what) + " is empty");
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range)
+    return Result<uint64_t>::Error(std::string(what) + " " + quote(text) + " is too large");
+  if (ec != std::errc() || p != text.data() + text.size())
+    return Result<uint64_t>::Error(std::string(what) + " " + quote(text) +
+                                   " is not a non-negative integer");
+  return v;
+}
+
+Result<bool> parse_bool(std::string_view text, std::string_view what) {
+  if (text == "on" || text == "true" || text == "1") return true;
+  if (text == "off" || text == "false" || text == "0") return false;
+  return Result<bool>::Error(std::string(what) + " " + quote(text) +
+                             " is not one of on, off, true, false, 1, 0");
+}
+
+std::string format_size(uint64_t v) {
+  static constexpr char kSuffix[] = {'t', 'g', 'm', 'k'};
+  for (int i = 0; i < 4; ++i) {
+    uint64_t unit = kKiB << (10 * (3 - i));
+    if (v != 0 && v % unit == 0) return std::to_string(v / unit) + kSuffix[i];
+  }
+  return std::to_string(v);
+}
+
+std::string_view semantics_name(Semantics s) {
+  switch (s) {
+    case Semantics::kImmediate: return "immediate";
+    case Semantics::kDeferred: return "deferred";
+    case Semantics::kHostOom: return "host_oom";
+  }
+  return "immediate";
+}
+
+// Max alloc for a capacity: a quarter, but at least min(capacity, 128 MiB), as OpenCL requires.
+uint64_t default_max_alloc(uint64_t capacity) {
+  uint64_t floor = std::min<uint64_t>(capacity, 128ull << 20);
+  return std::max(capacity / 4, floor);
+}
+
+}  // namespace
+
+std::vector<DeviceConfig> default_devices() { return {DeviceConfig{}}; }
+
+Result<uint64_t> parse_size(std::string_view text) {
+  if (text.empty()) return Result<uint64_t>::Error("size is empty");
+  uint64_t mult = 1;
+  char last = static_cast<char>(std::tolower(static_cast<unsigned char>(text.back())));
+  if (last == 'k' || last == 'm' || last == 'g' || last == 't') {
+    int shift = last == 'k' ? 10 : last == 'm' ? 20 : last == 'g' ? 30 : 40;
+    mult = 1ull << shift;
+    text.remove_suffix(1);
+  }
+  auto n = parse_uint(text, "size");
+  if (!n.ok())
+    return Result<uint64_t>::Error(n.error() + " (expected digits with an optional k/m/g/t suffix)");
+  if (n.value() > std::numeric_limits<uint64_t>::max() / mult)
+    return Result<uint64_t>::Error("size " + quote(text) + " overflows 64 bits");
+  return n.value() * mult;
+}
+
+Result<int32_t> parse_status(std::string_view text) {
+  for (const auto& s : kStatusNames) {
+    if (s.name == text) {
+      if (s.code >= 0) return Result<int32_t>::Error("status CL_SUCCESS is not an error");
+      return s.code;
+    }
+  }
+  if (!text.empty() && text[0] == '-') {
+    int32_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && p == text.data() + text.size() && v < 0) return v;
+  }
+  return Result<int32_t>::Error("status " + quote(text) +
+                                " is neither a negative integer nor a known CL_ error name");
+}
+
+std::string_view status_name(int32_t status) {
+  for (const auto& s : kStatusNames)
+    if (s.code == status) return s.name;
+  return "UNKNOWN_STATUS";
+}
+
+Result<DeviceConfig> parse_preset(std::string_view text) {
+  DeviceConfig d;
+  std::string_view kind = text;
+  std::string_view size_text;
+  if (auto dash = text.find('-'); dash != std::string_view::npos) {
+    kind = text.substr(0, dash);
+    size_text = text.substr(dash + 1);
+  }
+  if (kind == "gpu") {
+    d.gpu = true;
+    d.capacity = 256ull << 20;
+    d.semantics = Semantics::kImmediate;
+  } else if (kind == "cpu") {
+    d.gpu = false;
+    d.capacity = 4ull << 30;
+    d.semantics = Semantics::kImmediate;
+  } else {
+    return Result<DeviceConfig>::Error("unknown preset " + quote(text) +
+                                       " (expected gpu, cpu, gpu-SIZE or cpu-SIZE)");
+  }
+  if (text.find('-') != std::string_view::npos) {
+    auto s = parse_size(size_text);
+    if (!s.ok()) return Result<DeviceConfig>::Error("preset " + quote(text) + ": " + s.error());
+    if (s.value() == 0) return Result<DeviceConfig>::Error("preset " + quote(text) + ": capacity 0");
+    d.capacity = s.value();
+  }
+  d.reported = d.capacity;
+  d.max_alloc = default_max_alloc(d.capacity);
+  d.pinned = d.gpu ? std::min<uint64_t>(d.capacity / 4, 1ull << 30) : d.capacity / 2;
+  d.name = "mockcl " + std::string(kind) + "-" + format_size(d.capacity);
+  return d;
+}
+
+Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
+  using R = Result<std::vector<DeviceConfig>>;
+  if (text.empty()) return R::Error("device list is empty");
+  std::vector<DeviceConfig> out;
+  for (std::string_view item : split(text, ';')) {
+    std::string where = "device " + std::to_string(out.size() + 1) + " (" + quote(item) + ")";
+    std::string_view preset = item;
+    std::string_view opts;
+    bool has_opts = false;
+    if (auto colon = item.find(':'); colon != std::string_view::npos) {
+      preset = item.substr(0, colon);
+      opts = item.substr(colon + 1);
+      has_opts = true;
+    }
+    auto base = parse_preset(preset);
+    if (!base.ok()) return R::Error(where + ": " + base.error());
+    DeviceConfig d = base.value();
+    bool capacity_set = false, reported_set = false, max_alloc_set = false, pinned_set = false;
+    if (has_opts) {
+      if (opts.empty()) return R::Error(where + ": nothing after ':'");
+      for (std::string_view kv : split(opts, ',')) {
+        auto eq = kv.find('=');
+        if (eq == std::string_view::npos)
+          return R::Error(where + ": option " + quote(kv) + " is not key=value");
+        std::string_view key = kv.substr(0, eq), val = kv.substr(eq + 1);
+        std::string what = where + ": " + std::string(key);
+        if (key == "name") {
+          if (val.empty()) return R::Error(what + " is empty");
+          if (val.find_first_of(";,:=") != std::string_view::npos)
+            return R::Error(what + " must not contain ; , : or =");
+          d.name = std::string(val);
+        } else if (key == "capacity" || key == "reported" || key == "max_alloc" || key == "pinned") {
+          auto s = parse_size(val);
+          if (!s.ok()) return R::Error(what + ": " + s.error());
+          if (key == "capacity") d.capacity = s.value(), capacity_set = true;
+          if (key == "reported") d.reported = s.value(), reported_set = true;
+          if (key == "max_alloc") d.max_alloc = s.value(), max_alloc_set = true;
+          if (key == "pinned") d.pinned = s.value(), pinned_set = true;
+        } else if (key == "semantics") {
+          if (val == "immediate") d.semantics = Semantics::kImmediate;
+          else if (val == "deferred") d.semantics = Semantics::kDeferred;
+          else if (val == "host_oom") d.semantics = Semantics::kHostOom;
+          else return R::Error(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
+        } else if (key == "svm") {
+          auto b = parse_bool(val, "svm");
+          if (!b.ok()) return R::Error(where + ": " + b.error());
+          d.svm = b.value();
+        } else if (key == "type") {
+          if (val == "gpu") d.gpu = true;
+          else if (val == "cpu") d.gpu = false;
+          else return R::Error(what + ": " + quote(val) + " is not gpu or cpu");
+        } else {
+          return R::Error(where + ": unknown option " + quote(key) +
+                          " (known: name, type, capacity, reported, max_alloc, semantics, svm, pinned)");
+        }
+      }
+    }
+    if (capacity_set) {
+      if (d.capacity == 0) return R::Error(where + ": capacity must be > 0");
+      if (!reported_set) d.reported = d.capacity;
+      if (!max_alloc_set) d.max_alloc = default_max_alloc(d.capacity);
+      if (!pinned_set) d.pinned = d.gpu ? std::min<uint64_t>(d.capacity / 4, 1ull << 30) : d.capacity / 2;
+    }
+    if (d.reported == 0) return R::Error(where + ": reported must be > 0");
+    if (d.max_alloc == 0) return R::Error(where + ": max_alloc must be > 0");
+    if (d.max_alloc > d.reported)
+      return R::Error(where + ": max_alloc " + format_size(d.max_alloc) + " exceeds reported size " +
+                      format_size(d.reported));
+    out.push_back(std::move(d));
+  }
+  if (out.size() > 16) return R::Error("at most 16 devices are supported, got " + std::to_string(out.size()));
+  return out;
+}
+
+std::string format_devices(const std::vector<DeviceConfig>& devices) {
+  std::string s;
+  for (const auto& d : devices) {
+    if (!s.empty()) s += ';';
+    s += d.gpu ? "gpu" : "cpu";
+    s += ":name=" + d.name + ",capacity=" + std::to_string(d.capacity) +
+         ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
+         ",semantics=" + std::string(semantics_name(d.semantics)) + ",svm=" + (d.svm ? "on" : "off") +
+         ",pinned=" + std::to_string(d.pinned);
+  }
+  return s;
+}
+
+Result<FaultRule> parse_fault(std::string_view text) {
+  using R = Result<FaultRule>;
+  auto parts = split(text, ':');
+  std::string where = "fault rule " + quote(text);
+  FaultRule r;
+  auto entry_ok = [&](std::string_view e) -> std::string {
+    if (e != "*" && !entry_from_name(e)) return where + ": unknown entry point " + quote(e);
+    return "";
+  };
+  auto status_at = [&](std::size_t i) -> std::string {
+    if (parts.size() <= i) return "";
+    auto s = parse_status(parts[i]);
+    if (!s.ok()) return where + ": " + s.error();
+    r.status = s.value();
+    return "";
+  };
+  std::string_view kind = parts[0];
+  if (kind == "nth" || kind == "exec") {
+    if (parts.size() < 3 || parts.size() > 4)
+      return R::Error(where + ": expected " + std::string(kind) + ":ENTRY:N[:STATUS]");
+    r.kind = kind == "nth" ? FaultKind::kNthCall : FaultKind::kExec;
+    if (auto e = entry_ok(parts[1]); !e.empty()) return R::Error(e);
+    r.entry = std::string(parts[1]);
+    auto n = parse_uint(parts[2], "N");
+    if (!n.ok()) return R::Error(where + ": " + n.error());
+    if (n.value() == 0) return R::Error(where + ": N counts from 1");
+    r.n = n.value();
+    if (auto e = status_at(3); !e.empty()) return R::Error(e);
+  } else if (kind == "bytes") {
+    if (parts.size() < 2 || parts.size() > 3) return R::Error(where + ": expected bytes:SIZE[:STATUS]");
+    r.kind = FaultKind::kBytesAbove;
+    auto s = parse_size(parts[1]);
+    if (!s.ok()) return R::Error(where + ": " + s.error());
+    r.threshold = s.value();
+    if (auto e = status_at(2); !e.empty()) return R::Error(e);
+  } else if (kind == "prob") {
+    if (parts.size() < 4 || parts.size() > 5)
+      return R::Error(where + ": expected prob:ENTRY:P:SEED[:STATUS]");
+    r.kind = FaultKind::kProbability;
+    if (auto e = entry_ok(parts[1]); !e.empty()) return R::Error(e);
+    r.entry = std::string(parts[1]);
+    std::string p(parts[2]);
+    char* end = nullptr;
+    double v = p.empty() ? NAN : std::strtod(p.c_str(), &end);
+    if (p.empty() || end != p.c_str() + p.size() || !(v >= 0.0 && v <= 1.0))
+      return R::Error(where + ": probability " + quote(parts[2]) + " is not a number in [0, 1]");
+    r.p = v;
+    auto seed = parse_uint(parts[3], "seed");
+    if (!seed.ok()) return R::Error(where + ": " + seed.error());
+    r.seed = seed.value();
+    if (auto e = status_at(4); !e.empty()) return R::Error(e);
+  } else {
+    return R::Error(where + ": unknown kind " + quote(kind) + " (expected nth, bytes, prob or exec)");
+  }
+  return r;
+}
+
+Result<std::vector<FaultRule>> parse_faults(std::string_view text) {
+  using R = Result<std::vector<FaultRule>>;
+  std::vector<FaultRule> out;
+  if (text.empty()) return R::Error("fault list is empty");
+  for (std::string_view item : split(text, ';')) {
+    auto r = parse_fault(item);
+    if (!r.ok()) return R::Error(r.error());
+    out.push_back(r.value());
+  }
+  return out;
+}
+
+Result<ScheduleConfig> parse_schedule(std::string_view text) {
+  using R = Result<ScheduleConfig>;
+  if (text.empty()) return R::Error("schedule is empty");
+  ScheduleConfig s;
+  bool mode_set = false;
+  for (std::string_view item : split(text, ',')) {
+    if (item == "eager" || item == "lazy") {
+      if (mode_set) return R::Error("schedule mode given twice");
+      mode_set = true;
+      s.mode = item == "eager" ? ScheduleMode::kEager : ScheduleMode::kLazy;
+    } else if (item.substr(0, 5) == "seed=") {
+      auto v = parse_uint(item.substr(5), "seed");
+      if (!v.ok()) return R::Error(v.error());
+      s.seed = v.value();
+    } else if (item.substr(0, 10) == "kernel_ns=") {
+      auto v = parse_uint(item.substr(10), "kernel_ns");
+      if (!v.ok()) return R::Error(v.error());
+      s.kernel_ns = v.value();
+    } else {
+      return R::Error("schedule item " + quote(item) + " is not eager, lazy, seed=N or kernel_ns=N");
+    }
+  }
+  return s;
+}
+
+Result<Config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars) {
+  using R = Result<Config>;
+  Config c;
+  c.devices = default_devices();
+  for (const auto& [name, value] : vars) {
+    if (name.rfind("MOCKCL_", 0) != 0) continue;
+    auto fail = [&](const std::string& why) { return R::Error(name + "=" + quote(value) + ": " + why); };
+    if (name == "MOCKCL_DEVICES") {
+      auto d = parse_devices(value);
+      if (!d.ok()) return fail(d.error());
+      c.devices = d.value();
+    } else if (name == "MOCKCL_FAULTS") {
+      auto f = parse_faults(value);
+      if (!f.ok()) return fail(f.error());
+      c.faults = f.value();
+    } else if (name == "MOCKCL_SCHEDULE") {
+      auto s = parse_schedule(value);
+      if (!s.ok()) return fail(s.error());
+      c.schedule = s.value();
+    } else if (name == "MOCKCL_CALL_LOG") {
+      if (value.empty()) return fail("path is empty");
+      c.call_log = value;
+    } else {
+      return R::Error("unknown variable " + name +
+                      " (known: MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG)");
+    }
+  }
+  return c;
+}
+
+}  // namespace mockcl

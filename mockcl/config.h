@@ -1,0 +1,130 @@
+// Configuration of the mock runtime and its one parser, shared by the environment variables
+// (MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG) and the control API.
+// Pure functions: string in, config or a descriptive error out; nothing throws, so a fuzzer
+// can drive them directly. The grammar is documented in mockcl/README.md.
+#ifndef MOCKCL_CONFIG_H_
+#define MOCKCL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace mockcl {
+
+// A value or a human-readable error message (never both).
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit on purpose.
+  static Result Error(std::string message) { return Result(ErrorTag{std::move(message)}); }
+  bool ok() const { return v_.index() == 0; }
+  const T& value() const { return std::get<0>(v_); }
+  T& value() { return std::get<0>(v_); }
+  const std::string& error() const { return std::get<1>(v_).message; }
+
+ private:
+  struct ErrorTag {
+    std::string message;
+  };
+  explicit Result(ErrorTag e) : v_(std::move(e)) {}
+  std::variant<T, ErrorTag> v_;
+};
+
+// How a device reports running out of global memory (real drivers differ).
+enum class Semantics {
+  kImmediate,  // charged at creation; clCreateBuffer fails with CL_MEM_OBJECT_ALLOCATION_FAILURE.
+  kDeferred,   // charged at first use (migrate/write/fill/map/copy/kernel); the enqueue fails.
+  kHostOom,    // charged at creation; failure reported as CL_OUT_OF_HOST_MEMORY (Intel-like).
+};
+
+// One simulated device.
+struct DeviceConfig {
+  std::string name = "mockcl gpu-256m";  // CL_DEVICE_NAME.
+  bool gpu = true;                      // CL_DEVICE_TYPE_GPU, else CL_DEVICE_TYPE_CPU.
+  uint64_t capacity = 256ull << 20;     // Enforced global memory capacity in bytes.
+  uint64_t reported = 256ull << 20;     // CL_DEVICE_GLOBAL_MEM_SIZE (may differ from capacity).
+  uint64_t max_alloc = 128ull << 20;    // CL_DEVICE_MAX_MEM_ALLOC_SIZE; above: CL_INVALID_BUFFER_SIZE.
+  Semantics semantics = Semantics::kImmediate;
+  bool svm = true;                      // Coarse-grain buffer SVM supported.
+  uint64_t pinned = 64ull << 20;        // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
+  bool operator==(const DeviceConfig&) const = default;
+};
+
+enum class ScheduleMode {
+  kEager,  // the scheduler runs after every enqueue: ready commands complete at once.
+  kLazy,   // commands run only on clFlush, clFinish, clWaitForEvents and blocking calls.
+};
+
+struct ScheduleConfig {
+  ScheduleMode mode = ScheduleMode::kEager;
+  uint64_t seed = 0;             // 0: out-of-order queues run ready commands FIFO; else seeded pick.
+  uint64_t kernel_ns = 10000;    // Virtual duration of one kernel launch.
+  bool operator==(const ScheduleConfig&) const = default;
+};
+
+enum class FaultKind {
+  kNthCall,      // the Nth call (1-based, counted from the rule's installation) of `entry` fails.
+  kBytesAbove,   // an allocation that would take a device's outstanding bytes above `threshold`.
+  kProbability,  // each call of `entry` fails with probability p, from `seed`.
+  kExec,         // the Nth command enqueued through `entry` is accepted but executes with `status`.
+};
+
+struct FaultRule {
+  FaultKind kind = FaultKind::kNthCall;
+  std::string entry;       // Entry point name (kNthCall, kProbability, kExec).
+  uint64_t n = 0;          // kNthCall, kExec.
+  uint64_t threshold = 0;  // kBytesAbove.
+  double p = 0;            // kProbability.
+  uint64_t seed = 0;       // kProbability.
+  int32_t status = 0;      // Error to report; 0 means the rule's default (see README).
+  bool operator==(const FaultRule&) const = default;
+};
+
+// Everything the environment can set.
+struct Config {
+  std::vector<DeviceConfig> devices;  // Never empty once parsed.
+  ScheduleConfig schedule;
+  std::vector<FaultRule> faults;
+  std::string call_log;               // Path of the JSON-lines call log; empty: off.
+};
+
+// The default device list: one "gpu-256m" device.
+std::vector<DeviceConfig> default_devices();
+
+// Parses a byte size: digits with an optional binary suffix k, m, g or t (any case).
+Result<uint64_t> parse_size(std::string_view text);
+
+// Parses an OpenCL status: a negative integer or a name such as CL_OUT_OF_RESOURCES.
+Result<int32_t> parse_status(std::string_view text);
+
+// The name of an OpenCL status code ("CL_SUCCESS", ...), or "UNKNOWN_STATUS".
+std::string_view status_name(int32_t status);
+
+// Parses one preset ("gpu", "gpu-8g", "cpu", "cpu-2g", ...) into a device.
+Result<DeviceConfig> parse_preset(std::string_view text);
+
+// MOCKCL_DEVICES: device (';' device)*, device = preset [':' key=value (',' key=value)*].
+Result<std::vector<DeviceConfig>> parse_devices(std::string_view text);
+
+// Renders devices back into the MOCKCL_DEVICES grammar; parse_devices(format_devices(d)) == d.
+std::string format_devices(const std::vector<DeviceConfig>& devices);
+
+// MOCKCL_FAULTS: rule (';' rule)*; see README for the four rule forms.
+Result<std::vector<FaultRule>> parse_faults(std::string_view text);
+
+// One fault rule, e.g. "nth:clCreateBuffer:3:CL_OUT_OF_RESOURCES".
+Result<FaultRule> parse_fault(std::string_view text);
+
+// MOCKCL_SCHEDULE: item (',' item)*, item = eager | lazy | seed=N | kernel_ns=N.
+Result<ScheduleConfig> parse_schedule(std::string_view text);
+
+// The whole configuration from environment variables given as (name, value) pairs. Every
+// variable whose name starts with MOCKCL_ must be a known one with a valid, non-empty value.
+Result<Config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars);
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_CONFIG_H_

@@ -1,0 +1,216 @@
+// The configuration grammar: every accepted form and a clear error for each bad value.
+#include "mockcl/config.h"
+
+#include <gtest/gtest.h>
+
+#include "mockcl/snapshot.h"
+
+namespace mockcl {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+TEST(ParseSize, SuffixesAndErrors) {
+  EXPECT_EQ(parse_size("0").value(), 0u);
+  EXPECT_EQ(parse_size("17").value(), 17u);
+  EXPECT_EQ(parse_size("4k").value(), 4096u);
+  EXPECT_EQ(parse_size("256M").value(), 256ull << 20);
+  EXPECT_EQ(parse_size("8g").value(), 8ull << 30);
+  EXPECT_EQ(parse_size("2T").value(), 2ull << 40);
+  for (const char* bad : {"", "k", "-1", "1.5g", "12x", "1gb", " 1", "99999999999999999999", "20000000t"}) {
+    auto r = parse_size(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().find("size"), std::string::npos) << r.error();
+    }
+  }
+}
+
+TEST(ParseStatus, NamesAndNumbers) {
+  EXPECT_EQ(parse_status("CL_OUT_OF_RESOURCES").value(), -5);
+  EXPECT_EQ(parse_status("-4").value(), -4);
+  EXPECT_FALSE(parse_status("CL_SUCCESS").ok());
+  EXPECT_FALSE(parse_status("0").ok());
+  EXPECT_FALSE(parse_status("5").ok());
+  EXPECT_FALSE(parse_status("CL_NOPE").ok());
+  EXPECT_EQ(status_name(-4), "CL_MEM_OBJECT_ALLOCATION_FAILURE");
+}
+
+TEST(ParseDevices, PresetsAndOptions) {
+  auto d = parse_devices("gpu").value();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].capacity, 256ull << 20);
+  EXPECT_EQ(d[0].max_alloc, 128ull << 20);
+  EXPECT_TRUE(d[0].gpu);
+  EXPECT_EQ(d[0].name, "mockcl gpu-256m");
+
+  d = parse_devices("gpu-8g;cpu").value();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].capacity, 8ull << 30);
+  EXPECT_EQ(d[0].max_alloc, 2ull << 30);
+  EXPECT_FALSE(d[1].gpu);
+  EXPECT_EQ(d[1].capacity, 4ull << 30);
+
+  d = parse_devices("gpu:name=small,capacity=1g,reported=2g,max_alloc=512m,semantics=deferred,svm=off,pinned=64m")
+          .value();
+  EXPECT_EQ(d[0].name, "small");
+  EXPECT_EQ(d[0].capacity, 1ull << 30);
+  EXPECT_EQ(d[0].reported, 2ull << 30);
+  EXPECT_EQ(d[0].max_alloc, 512ull << 20);
+  EXPECT_EQ(d[0].semantics, Semantics::kDeferred);
+  EXPECT_FALSE(d[0].svm);
+  EXPECT_EQ(d[0].pinned, 64ull << 20);
+
+  EXPECT_EQ(parse_devices("gpu-64m:semantics=host_oom").value()[0].semantics, Semantics::kHostOom);
+}
+
+TEST(ParseDevices, FormatRoundTrips) {
+  auto d = parse_devices("gpu-8g:semantics=deferred,reported=16g;cpu-2g:svm=off").value();
+  auto again = parse_devices(format_devices(d));
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again.value(), d);
+}
+
+TEST(ParseDevices, BadValuesSayWhatIsWrong) {
+  struct Case {
+    const char* text;
+    const char* expect;  // A fragment the message must contain.
+  } cases[] = {
+      {"", "empty"},
+      {"tpu", "unknown preset 'tpu'"},
+      {"gpu-", "size"},
+      {"gpu-0", "capacity 0"},
+      {"gpu:", "nothing after ':'"},
+      {"gpu:capacity", "not key=value"},
+      {"gpu:capacity=lots", "capacity"},
+      {"gpu:semantics=eventually", "'eventually' is not immediate, deferred or host_oom"},
+      {"gpu:svm=maybe", "svm"},
+      {"gpu:colour=red", "unknown option 'colour'"},
+      {"gpu:type=fpga", "is not gpu or cpu"},
+      {"gpu:name=", "name is empty"},
+      {"gpu-1g:max_alloc=2g", "exceeds reported size"},
+      {"gpu;;gpu", "device 2"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_devices(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.error().find(c.expect), std::string::npos) << c.text << " -> " << r.error();
+  }
+}
+
+TEST(ParseFaults, FourKinds) {
+  auto f = parse_faults("nth:clCreateBuffer:3;bytes:1g;prob:clSVMAlloc:0.25:7:CL_OUT_OF_HOST_MEMORY;exec:clEnqueueNDRangeKernel:2:-5")
+               .value();
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[0].kind, FaultKind::kNthCall);
+  EXPECT_EQ(f[0].entry, "clCreateBuffer");
+  EXPECT_EQ(f[0].n, 3u);
+  EXPECT_EQ(f[0].status, 0);
+  EXPECT_EQ(f[1].kind, FaultKind::kBytesAbove);
+  EXPECT_EQ(f[1].threshold, 1ull << 30);
+  EXPECT_EQ(f[2].kind, FaultKind::kProbability);
+  EXPECT_DOUBLE_EQ(f[2].p, 0.25);
+  EXPECT_EQ(f[2].seed, 7u);
+  EXPECT_EQ(f[2].status, -6);
+  EXPECT_EQ(f[3].kind, FaultKind::kExec);
+  EXPECT_EQ(f[3].status, -5);
+  EXPECT_TRUE(parse_fault("nth:*:10").ok());
+}
+
+TEST(ParseFaults, BadValuesSayWhatIsWrong) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"", "empty"},
+      {"sometimes:clCreateBuffer:1", "unknown kind 'sometimes'"},
+      {"nth:clCreateBufer:1", "unknown entry point 'clCreateBufer'"},
+      {"nth:clCreateBuffer", "expected nth:ENTRY:N[:STATUS]"},
+      {"nth:clCreateBuffer:0", "counts from 1"},
+      {"nth:clCreateBuffer:x", "not a non-negative integer"},
+      {"nth:clCreateBuffer:1:CL_SUCCESS", "not an error"},
+      {"nth:clCreateBuffer:1:oops", "neither a negative integer"},
+      {"bytes:lots", "size"},
+      {"prob:clSVMAlloc:1.5:1", "not a number in [0, 1]"},
+      {"prob:clSVMAlloc:0.5", "expected prob:ENTRY:P:SEED"},
+      {"exec:clEnqueueNDRangeKernel:1:2:3", "expected exec"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_faults(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.error().find(c.expect), std::string::npos) << c.text << " -> " << r.error();
+  }
+}
+
+TEST(ParseSchedule, ModesAndErrors) {
+  auto s = parse_schedule("lazy,seed=42,kernel_ns=500").value();
+  EXPECT_EQ(s.mode, ScheduleMode::kLazy);
+  EXPECT_EQ(s.seed, 42u);
+  EXPECT_EQ(s.kernel_ns, 500u);
+  EXPECT_EQ(parse_schedule("eager").value().mode, ScheduleMode::kEager);
+  EXPECT_FALSE(parse_schedule("").ok());
+  EXPECT_FALSE(parse_schedule("eager,lazy").ok());
+  EXPECT_FALSE(parse_schedule("seed=-1").ok());
+  EXPECT_NE(parse_schedule("fast").error().find("'fast'"), std::string::npos);
+}
+
+TEST(ConfigFromEnv, DefaultsAndEveryVariable) {
+  auto c = config_from_env({}).value();
+  EXPECT_EQ(c.devices, default_devices());
+  EXPECT_TRUE(c.faults.empty());
+  EXPECT_TRUE(c.call_log.empty());
+  c = config_from_env({{"PATH", "/bin"},
+                       {"MOCKCL_DEVICES", "gpu-1g;cpu"},
+                       {"MOCKCL_FAULTS", "bytes:512m"},
+                       {"MOCKCL_SCHEDULE", "lazy"},
+                       {"MOCKCL_CALL_LOG", "/tmp/x.jsonl"}})
+          .value();
+  EXPECT_EQ(c.devices.size(), 2u);
+  EXPECT_EQ(c.faults.size(), 1u);
+  EXPECT_EQ(c.schedule.mode, ScheduleMode::kLazy);
+  EXPECT_EQ(c.call_log, "/tmp/x.jsonl");
+}
+
+TEST(ConfigFromEnv, EachBadValueNamesTheVariable) {
+  Env cases[] = {
+      {{"MOCKCL_DEVICES", "gpu-lots"}}, {{"MOCKCL_DEVICES", ""}},     {{"MOCKCL_FAULTS", "nth:x:1"}},
+      {{"MOCKCL_SCHEDULE", "soon"}},    {{"MOCKCL_CALL_LOG", ""}},    {{"MOCKCL_DEVICE", "gpu"}},
+  };
+  for (const auto& env : cases) {
+    auto r = config_from_env(env);
+    ASSERT_FALSE(r.ok()) << env[0].first;
+    EXPECT_NE(r.error().find(env[0].first), std::string::npos) << r.error();
+  }
+  EXPECT_NE(config_from_env({{"MOCKCL_DEVICE", "gpu"}}).error().find("unknown variable"), std::string::npos);
+}
+
+TEST(Snapshot, JsonRoundTrip) {
+  Snapshot s;
+  s.devices.push_back({"d", 10, 5, 7, 1, 2});
+  s.contexts.push_back({3, 4, 5});
+  s.calls["clCreateBuffer"] = 9;
+  s.live["mem"] = 2;
+  CommandRecord r;
+  r.id = 1;
+  r.queue_id = 2;
+  r.kind = "write";
+  r.start = 3;
+  r.end = 4;
+  r.mems = {5, 6};
+  r.svm = {{7, 8}};
+  r.status = -5;
+  s.commands.push_back(r);
+  s.call_log = {"{}"};
+  s.reports.double_release = 3;
+  s.reports.messages = {"m"};
+  s.faults_fired = 2;
+  s.now = 11;
+  auto back = snapshot_from_json(to_json(s));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(to_json(back.value()), to_json(s));
+  EXPECT_FALSE(snapshot_from_json("[1]").ok());
+  EXPECT_FALSE(snapshot_from_json("{\"devices\": 3}").ok());
+}
+
+}  // namespace
+}  // namespace mockcl

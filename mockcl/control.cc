@@ -1,0 +1,65 @@
+#include "mockcl/control.h"
+
+#include <mutex>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+class InProcess final : public Control {
+ public:
+  std::string configure_devices(std::string_view spec) override {
+    auto d = parse_devices(spec);
+    if (!d.ok()) return d.error();
+    Runtime& rt = Runtime::get();
+    std::unique_lock<std::mutex> lk(rt.mu);
+    return rt.configure_devices(d.value());
+  }
+  std::string configure_faults(std::string_view spec) override {
+    std::vector<FaultRule> rules;
+    if (!spec.empty()) {
+      auto f = parse_faults(spec);
+      if (!f.ok()) return f.error();
+      rules = f.value();
+    }
+    Runtime& rt = Runtime::get();
+    std::unique_lock<std::mutex> lk(rt.mu);
+    return rt.configure_faults(rules, false);
+  }
+  std::string add_fault(std::string_view rule) override {
+    auto f = parse_fault(rule);
+    if (!f.ok()) return f.error();
+    Runtime& rt = Runtime::get();
+    std::unique_lock<std::mutex> lk(rt.mu);
+    return rt.configure_faults({f.value()}, true);
+  }
+  std::string configure_schedule(std::string_view spec) override {
+    auto s = parse_schedule(spec);
+    if (!s.ok()) return s.error();
+    Runtime& rt = Runtime::get();
+    std::unique_lock<std::mutex> lk(rt.mu);
+    return rt.configure_schedule(s.value());
+  }
+  std::string configure_call_log(std::string_view path) override {
+    Runtime& rt = Runtime::get();
+    std::unique_lock<std::mutex> lk(rt.mu);
+    return rt.configure_call_log(std::string(path));
+  }
+  void reset() override { Runtime::get().reset(); }
+  Snapshot snapshot() override { return Runtime::get().snapshot(); }
+  uint64_t object_id(const void* handle) override { return Runtime::get().object_id(handle); }
+};
+
+}  // namespace
+
+const cl_icd_dispatch* dispatch() { return Runtime::get().table; }
+
+cl_platform_id platform() { return &Runtime::get().platform; }
+
+Control& control() {
+  static InProcess* c = new InProcess();
+  return *c;
+}
+
+}  // namespace mockcl

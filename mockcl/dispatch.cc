@@ -1,0 +1,76 @@
+#include "mockcl/dispatch.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+// A stub of the exact signature of a slot: returns CL_INVALID_OPERATION, or NULL after setting
+// every cl_int* argument (the errcode_ret) to CL_INVALID_OPERATION.
+template <typename F>
+struct Stub;
+
+template <typename R, typename... A>
+struct Stub<R(CL_API_CALL*)(A...)> {
+  static R CL_API_CALL fn(A... a) {
+    (set_err(a), ...);
+    if constexpr (std::is_same_v<R, cl_int>) return CL_INVALID_OPERATION;
+    else if constexpr (std::is_void_v<R>) return;
+    else return R{};
+  }
+  template <typename T>
+  static void set_err(T v) {
+    if constexpr (std::is_same_v<T, cl_int*>) {
+      if (v) *v = CL_INVALID_OPERATION;
+    }
+  }
+};
+
+// Slots typed void* (Windows-only interop) get a harmless function too.
+cl_int CL_API_CALL invalid_operation() { return CL_INVALID_OPERATION; }
+
+template <typename Slot>
+Slot stub_for() {
+  if constexpr (std::is_pointer_v<Slot> && std::is_function_v<std::remove_pointer_t<Slot>>)
+    return &Stub<Slot>::fn;
+  else
+    return reinterpret_cast<Slot>(&invalid_operation);
+}
+
+cl_icd_dispatch build() {
+  cl_icd_dispatch d;
+#define MOCKCL_ENTRY(name) d.name = stub_for<decltype(d.name)>();
+#include "mockcl/entry_points.inc"
+#undef MOCKCL_ENTRY
+  fill_platform(d);
+  fill_context(d);
+  fill_memory(d);
+  fill_svm(d);
+  fill_queue(d);
+  fill_enqueue(d);
+  fill_event(d);
+  fill_program(d);
+  return d;
+}
+
+}  // namespace
+
+const cl_icd_dispatch* dispatch_table() {
+  static const cl_icd_dispatch table = build();
+  return &table;
+}
+
+void* entry_address(const char* name) {
+  if (!name) return nullptr;
+  const cl_icd_dispatch* d = dispatch_table();
+#define MOCKCL_ENTRY(n) \
+  if (std::strcmp(name, #n) == 0) return reinterpret_cast<void*>(d->n);
+#include "mockcl/entry_points.inc"
+#undef MOCKCL_ENTRY
+  return nullptr;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Every bad MOCKCL_* value refuses the platform (the loader sees no mock platform) with a
+# message on stderr naming the variable and the problem. A real client (clinfo) observes it.
+set -uo pipefail
+so="$(realpath "$1")"
+dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/vendors.XXXXXX")"
+echo "$so" > "$dir/mockcl.icd"
+export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
+fail=0
+check() {  # check VAR VALUE EXPECTED_FRAGMENT
+  local err out
+  err="$(env "$1=$2" clinfo -l 2>&1 >/dev/null)"
+  out="$(env "$1=$2" clinfo -l 2>/dev/null)"
+  if grep -q mockcl <<<"$out"; then echo "FAIL: $1='$2' did not refuse the platform"; fail=1; fi
+  if ! grep -qF "$1" <<<"$err" || ! grep -qF "$3" <<<"$err"; then
+    echo "FAIL: $1='$2': stderr lacks '$3': $err"; fail=1
+  else
+    echo "ok: $1='$2' -> $err"
+  fi
+}
+check MOCKCL_DEVICES "gpu-lots" "is not a non-negative integer"
+check MOCKCL_DEVICES "" "device list is empty"
+check MOCKCL_DEVICES "tpu" "unknown preset 'tpu'"
+check MOCKCL_DEVICES "gpu:semantics=later" "is not immediate, deferred or host_oom"
+check MOCKCL_DEVICES "gpu:bogus=1" "unknown option 'bogus'"
+check MOCKCL_DEVICES "gpu-1g:max_alloc=4g" "exceeds reported size"
+check MOCKCL_FAULTS "nth:clNope:1" "unknown entry point 'clNope'"
+check MOCKCL_FAULTS "prob:clCreateBuffer:2:1" "not a number in [0, 1]"
+check MOCKCL_FAULTS "" "fault list is empty"
+check MOCKCL_SCHEDULE "sometimes" "'sometimes' is not eager, lazy"
+check MOCKCL_SCHEDULE "lazy,seed=x" "seed"
+check MOCKCL_CALL_LOG "" "path is empty"
+check MOCKCL_CALL_LOG "/nonexistent/dir/log.jsonl" "cannot open"
+check MOCKCL_DEVICE "gpu" "unknown variable MOCKCL_DEVICE"
+# A good configuration is accepted, and the call log gets JSON lines.
+log="${TEST_TMPDIR:-/tmp}/calls.jsonl"
+out="$(MOCKCL_DEVICES="gpu-1g;cpu" MOCKCL_SCHEDULE="lazy,seed=3" MOCKCL_FAULTS="bytes:512m" MOCKCL_CALL_LOG="$log" clinfo -l 2>&1)"
+grep -q "mockcl gpu-1g" <<<"$out" || { echo "FAIL: good config refused: $out"; fail=1; }
+grep -q '"call":"clGetDeviceInfo"' "$log" || { echo "FAIL: call log empty"; fail=1; }
+[[ $fail == 0 ]] && echo PASS
+exit $fail

@@ -1,0 +1,38 @@
+// HostBlock: real bytes behind simulated memory, allocated lazily.
+//
+// Why: a 64 GiB simulated device must run in a few MiB. Large blocks are anonymous
+// MAP_NORESERVE mappings, so the kernel gives real pages only to what is touched (read,
+// written, mapped, filled); small ones come from the heap.
+#ifndef MOCKCL_HOST_MEMORY_H_
+#define MOCKCL_HOST_MEMORY_H_
+
+#include <cstddef>
+
+namespace mockcl {
+
+class HostBlock {
+ public:
+  HostBlock() = default;
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
+  HostBlock(HostBlock&& o) noexcept { *this = static_cast<HostBlock&&>(o); }
+  HostBlock& operator=(HostBlock&& o) noexcept;
+  ~HostBlock() { reset(); }
+
+  // Zero-filled memory of `size` bytes aligned to `align` (a power of two <= 4096), or
+  // nullptr if the host refuses. Replaces any previous block.
+  void* allocate(std::size_t size, std::size_t align = 64);
+  // Frees the block (no-op when empty).
+  void reset();
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+};
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_HOST_MEMORY_H_

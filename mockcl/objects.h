@@ -1,0 +1,147 @@
+// The structs behind every OpenCL handle the mock hands out. Internal to //mockcl.
+//
+// Every handle's first member is the dispatch pointer (the ICD loader calls
+// handle->dispatch->clX without checks), so each struct derives from Object, which has no
+// virtual functions and keeps `dispatch` at offset 0.
+#ifndef MOCKCL_OBJECTS_H_
+#define MOCKCL_OBJECTS_H_
+
+#include <CL/cl_icd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mockcl/host_memory.h"
+#include "mockcl/snapshot.h"
+
+namespace mockcl {
+
+enum class Type : uint32_t {
+  kNone = 0,
+  kPlatform = 0x4d4f4301,
+  kDevice,
+  kContext,
+  kQueue,
+  kMem,
+  kEvent,
+  kProgram,
+  kKernel,
+};
+
+// Lifetime: `refs` counts the application's references; `internal` counts the runtime's own
+// (commands in flight, children, events of a queue). When refs reaches 0 the handle is
+// `released` (quarantined: using it is reported and refused); when both are 0 the object is
+// destroyed and its slot retired to its slab.
+struct Object {
+  const cl_icd_dispatch* dispatch = nullptr;
+  Type type = Type::kNone;
+  bool in_use = false;    // Between acquire and destruction.
+  bool released = false;  // The application dropped its last reference.
+  uint32_t refs = 0;
+  uint32_t internal = 0;
+  uint64_t id = 0;        // Unique over the process lifetime (slots are reused, ids are not).
+};
+
+}  // namespace mockcl
+
+struct _cl_platform_id : mockcl::Object {};
+
+struct _cl_device_id : mockcl::Object {
+  int index = 0;        // Index into the runtime's device table.
+  bool active = false;  // False once reconfiguration removed it.
+};
+
+struct _cl_context : mockcl::Object {
+  std::vector<cl_device_id> devices;
+  std::vector<cl_context_properties> properties;
+  uint64_t outstanding = 0;
+  uint64_t peak = 0;
+  uint64_t live_children = 0;  // Queues, mems, programs, SVM blocks created in it and alive.
+  void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
+  void* notify_data = nullptr;
+};
+
+struct _cl_command_queue : mockcl::Object {
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  cl_command_queue_properties properties = 0;
+  bool out_of_order = false;
+  cl_event last = nullptr;          // In-order: last enqueued command (internal ref).
+  cl_event last_barrier = nullptr;  // Out-of-order: last barrier (internal ref).
+  uint64_t busy_until = 0;          // Virtual time the queue's engine is next free.
+};
+
+struct MemDestructor {
+  void(CL_CALLBACK* fn)(cl_mem, void*);
+  void* data;
+};
+
+struct _cl_mem : mockcl::Object {
+  cl_context context = nullptr;
+  cl_mem_flags flags = 0;
+  size_t size = 0;
+  void* host_ptr = nullptr;     // CL_MEM_USE_HOST_PTR: the application's memory.
+  cl_mem parent = nullptr;      // Sub-buffer: its buffer (internal ref), at `offset`.
+  size_t offset = 0;
+  int device = -1;              // Device charged for it; -1: not charged (deferred, unused).
+  bool pinned = false;          // Charged to the host-pinned budget instead of device memory.
+  uint32_t map_count = 0;
+  mockcl::HostBlock backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
+  std::vector<MemDestructor> destructors;
+};
+
+struct EventCallback {
+  cl_int type;
+  void(CL_CALLBACK* fn)(cl_event, cl_int, void*);
+  void* data;
+};
+
+// Commands and user events share this struct: a command's handle is its event.
+struct _cl_event : mockcl::Object {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;  // Null for user events (internal ref otherwise).
+  cl_command_type command_type = 0;
+  cl_int status = CL_QUEUED;
+  uint64_t queued = 0, submitted = 0, started = 0, ended = 0;
+  uint64_t command_id = 0;
+  const char* kind = "";
+  std::vector<cl_event> deps;  // Internal refs; the first `explicit_deps` came from a wait list.
+  size_t explicit_deps = 0;
+  std::vector<cl_mem> mems;    // Internal refs, dropped at completion.
+  std::vector<mockcl::SvmRange> svm;
+  std::vector<EventCallback> callbacks;
+  cl_int fault_status = 0;     // Nonzero: an injected execution failure.
+  // Payload of data-moving commands.
+  void* host = nullptr;        // read: destination; write: source; SVM memcpy/fill: destination.
+  const void* src = nullptr;   // SVM memcpy: source.
+  bool svm_counted = false;    // `svm` ranges hold a pending use on their blocks.
+  size_t offset = 0, bytes = 0, src_offset = 0;
+  std::vector<unsigned char> pattern;  // fill, or the copied source of a non-blocking write.
+  std::vector<void*> svm_free;         // svm_free: pointers to free.
+  void(CL_CALLBACK* svm_free_fn)(cl_command_queue, cl_uint, void**, void*) = nullptr;
+  void* svm_free_data = nullptr;
+};
+
+struct _cl_program : mockcl::Object {
+  cl_context context = nullptr;
+  std::string source;
+  std::string options;
+  std::vector<std::string> kernel_names;
+  bool built = false;
+  uint32_t kernels = 0;  // Live kernels (they keep the program).
+};
+
+struct KernelArg {
+  bool set = false;
+  cl_mem mem = nullptr;   // A buffer argument (not a reference: the launch takes one).
+  void* svm = nullptr;    // An SVM pointer argument.
+};
+
+struct _cl_kernel : mockcl::Object {
+  cl_program program = nullptr;  // Internal ref.
+  std::string name;
+  std::vector<KernelArg> args;
+};
+
+#endif  // MOCKCL_OBJECTS_H_

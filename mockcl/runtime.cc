@@ -1,0 +1,574 @@
+#include "mockcl/runtime.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mockcl/dispatch.h"
+
+extern char** environ;
+
+namespace mockcl {
+namespace {
+
+constexpr size_t kMaxCommandRecords = 1u << 20;
+constexpr size_t kMaxLogLines = 1u << 20;
+constexpr size_t kMaxMessages = 256;
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
+const char* type_name(Type t) {
+  switch (t) {
+    case Type::kPlatform: return "platform";
+    case Type::kDevice: return "device";
+    case Type::kContext: return "context";
+    case Type::kQueue: return "queue";
+    case Type::kMem: return "mem";
+    case Type::kEvent: return "event";
+    case Type::kProgram: return "program";
+    case Type::kKernel: return "kernel";
+    default: return "none";
+  }
+}
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n) {
+  if (value) {
+    if (size < n) return CL_INVALID_VALUE;
+    if (n) std::memcpy(value, data, n);
+  }
+  if (size_ret) *size_ret = n;
+  return CL_SUCCESS;
+}
+
+Runtime& Runtime::get() {
+  // Never destroyed: handles may be used from other static destructors (the loader's, Python's).
+  static Runtime* rt = new Runtime();
+  return *rt;
+}
+
+Runtime::Runtime() {
+  table = dispatch_table();
+  platform.dispatch = table;
+  platform.type = Type::kPlatform;
+  platform.in_use = true;
+  platform.refs = 1;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    device_handles[i].dispatch = table;
+    device_handles[i].type = Type::kDevice;
+    device_handles[i].index = i;
+    device_handles[i].refs = 1;
+  }
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  auto c = config_from_env(vars);
+  if (!c.ok()) {
+    env_ok_ = false;
+    env_error_ = c.error();
+    base_.devices = default_devices();
+  } else {
+    base_ = c.value();
+  }
+  apply(base_);
+  if (!base_.call_log.empty() && !log_enabled()) {
+    env_ok_ = false;
+    env_error_ = "MOCKCL_CALL_LOG='" + base_.call_log + "': cannot open for writing";
+  }
+  if (!env_ok_) {
+    std::fprintf(stderr, "mockcl: invalid configuration, platform refused: %s\n", env_error_.c_str());
+  }
+}
+
+bool Runtime::platform_ok() { return env_ok_; }
+
+void Runtime::apply(const Config& c) {
+  configure_devices(c.devices);
+  configure_schedule(c.schedule);
+  configure_faults(c.faults, false);
+  configure_call_log(c.call_log);
+}
+
+// ---- Call ----
+
+Runtime::Call::Call(Runtime& rt, Entry e) : rt_(rt), lk_(rt.mu), entry_(e) {
+  ++rt.calls_[static_cast<size_t>(e)];
+  ++rt.now;
+}
+
+Runtime::Call::~Call() {
+  if (rt_.log_enabled()) {
+    std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
+                       std::string(entry_name(entry_)) + "\",\"args\":{" + args_ +
+                       "},\"result\":" + std::to_string(status_) + ",\"status\":\"" +
+                       std::string(status_name(status_)) + "\"}";
+    rt_.log_line(line);
+  }
+  if (rt_.callbacks_.empty()) return;
+  std::vector<std::function<void()>> cbs;
+  cbs.swap(rt_.callbacks_);
+  lk_.unlock();
+  for (auto& f : cbs) f();
+}
+
+void Runtime::Call::arg(const char* key, uint64_t v) {
+  if (!rt_.log_enabled()) return;
+  if (!args_.empty()) args_ += ',';
+  args_ += "\"" + std::string(key) + "\":" + std::to_string(v);
+}
+
+void Runtime::Call::arg(const char* key, const std::string& v) {
+  if (!rt_.log_enabled()) return;
+  if (!args_.empty()) args_ += ',';
+  args_ += "\"" + std::string(key) + "\":\"" + json_escape(v) + "\"";
+}
+
+void Runtime::Call::handle(const char* key, const void* h) {
+  if (!rt_.log_enabled()) return;
+  const auto* o = static_cast<const Object*>(h);
+  arg(key, o ? std::string(type_name(o->type)) + "#" + std::to_string(o->id) : std::string("null"));
+}
+
+// ---- Configuration ----
+
+std::string Runtime::configure_devices(const std::vector<DeviceConfig>& d) {
+  if (d.empty()) return "device list is empty";
+  if (d.size() > kMaxDevices) return "at most 16 devices are supported";
+  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel})
+    if (live(t) != 0)
+      return std::string("cannot reconfigure devices while objects are alive (") + type_name(t) +
+             ": " + std::to_string(live(t)) + ")";
+  if (!svm.empty()) return "cannot reconfigure devices while SVM blocks are alive";
+  devices.clear();
+  for (const auto& c : d) devices.push_back(DeviceState{c});
+  for (int i = 0; i < kMaxDevices; ++i) {
+    device_handles[i].active = i < static_cast<int>(d.size());
+    device_handles[i].in_use = device_handles[i].active;
+  }
+  return "";
+}
+
+std::string Runtime::configure_faults(const std::vector<FaultRule>& f, bool append) {
+  if (!append) faults_.clear();
+  for (const auto& r : f) {
+    FaultState s;
+    s.rule = r;
+    if (r.kind != FaultKind::kBytesAbove && r.entry != "*") {
+      s.entry = entry_from_name(r.entry);
+      if (!s.entry) return "unknown entry point '" + r.entry + "'";
+    }
+    s.rng = r.seed;
+    faults_.push_back(s);
+  }
+  exec_counts_.fill(0);
+  return "";
+}
+
+std::string Runtime::configure_schedule(const ScheduleConfig& s) {
+  schedule = s;
+  rng_ = s.seed;
+  return "";
+}
+
+std::string Runtime::configure_call_log(const std::string& path) {
+  if (log_file_) std::fclose(log_file_);
+  log_file_ = nullptr;
+  log_memory_ = false;
+  log_path_ = path;
+  if (path.empty()) return "";
+  if (path == ":memory:") {
+    log_memory_ = true;
+    return "";
+  }
+  log_file_ = std::fopen(path.c_str(), "a");
+  if (!log_file_) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
+  return "";
+}
+
+void Runtime::force_destroy_all() {
+  // Drops every object without running user callbacks: after reset, stale handles read as
+  // released (quarantined) and nothing refers to freed memory.
+  pending_.clear();
+  auto kill = [&](auto& slab) {
+    slab.for_each_slot([&](auto* o) {
+      if (!o->in_use) return;
+      o->in_use = false;
+      o->released = true;
+      o->refs = o->internal = 0;
+      slab.retire(o);
+    });
+  };
+  mems.for_each_slot([](_cl_mem* m) {
+    if (m->in_use) {
+      m->backing.reset();
+      m->destructors.clear();
+    }
+  });
+  events.for_each_slot([](_cl_event* e) {
+    if (e->in_use) {
+      e->deps.clear();
+      e->mems.clear();
+      e->callbacks.clear();
+    }
+  });
+  kill(contexts);
+  kill(queues);
+  kill(mems);
+  kill(events);
+  kill(programs);
+  kill(kernels);
+  svm.clear();
+  live_.fill(0);
+}
+
+void Runtime::reset() {
+  std::unique_lock<std::mutex> lk(mu);
+  force_destroy_all();
+  apply(base_);
+  calls_.fill(0);
+  faults_fired_ = 0;
+  commands_.clear();
+  log_lines_.clear();
+  reports_ = Reports{};
+  leaked_at_context_release = 0;
+  now = 0;
+  next_command_ = 0;
+  callbacks_.clear();
+}
+
+Snapshot Runtime::snapshot() {
+  std::unique_lock<std::mutex> lk(mu);
+  Snapshot s;
+  for (const auto& d : devices)
+    s.devices.push_back({d.cfg.name, d.cfg.capacity, d.outstanding, d.peak, d.pinned_outstanding, d.pinned_peak});
+  contexts.for_each_slot([&](_cl_context* c) {
+    if (c->in_use) s.contexts.push_back({c->id, c->outstanding, c->peak});
+  });
+  for (size_t i = 0; i < kEntryCount; ++i)
+    if (calls_[i]) s.calls[std::string(entry_name(static_cast<Entry>(i)))] = calls_[i];
+  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel})
+    s.live[type_name(t)] = live(t);
+  s.live["svm"] = svm.size();
+  s.commands = commands_;
+  s.call_log = log_lines_;
+  s.reports = reports_;
+  s.reports.leaked_at_context_release = leaked_at_context_release;
+  s.faults_fired = faults_fired_;
+  s.now = now;
+  return s;
+}
+
+uint64_t Runtime::object_id(const void* handle) {
+  std::unique_lock<std::mutex> lk(mu);
+  if (!handle) return 0;
+  if (SvmBlock* b = find_svm(handle)) return b->id;
+  const auto* o = static_cast<const Object*>(handle);
+  bool ours = handle == &platform || contexts.contains(handle) || queues.contains(handle) ||
+              mems.contains(handle) || events.contains(handle) || programs.contains(handle) ||
+              kernels.contains(handle);
+  for (const auto& d : device_handles) ours = ours || handle == &d;
+  return ours ? o->id : 0;
+}
+
+// ---- Validation and lifetime ----
+
+template <typename T>
+T* Runtime::check(T* h, Type type, const char* what) {
+  if (!h || h->type != type) return nullptr;
+  if (h->released || !h->in_use) {
+    report_use_after_release(h, what);
+    return nullptr;
+  }
+  return h;
+}
+
+_cl_device_id* Runtime::device(cl_device_id h) {
+  if (!h || h->type != Type::kDevice || !h->active) return nullptr;
+  return h;
+}
+_cl_context* Runtime::context(cl_context h) { return check(h, Type::kContext, "context"); }
+_cl_command_queue* Runtime::queue(cl_command_queue h) { return check(h, Type::kQueue, "queue"); }
+_cl_mem* Runtime::mem(cl_mem h) { return check(h, Type::kMem, "mem"); }
+_cl_event* Runtime::event(cl_event h) { return check(h, Type::kEvent, "event"); }
+_cl_program* Runtime::program(cl_program h) { return check(h, Type::kProgram, "program"); }
+_cl_kernel* Runtime::kernel(cl_kernel h) { return check(h, Type::kKernel, "kernel"); }
+
+void Runtime::report_use_after_release(const Object* o, const char* what) {
+  ++reports_.use_after_release;
+  report(std::string("use after release of ") + what + " #" + std::to_string(o->id));
+}
+
+void Runtime::report(const std::string& message) {
+  if (reports_.messages.size() >= kMaxMessages) reports_.messages.erase(reports_.messages.begin());
+  reports_.messages.push_back(message);
+  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
+}
+
+cl_int Runtime::release(Object* o, cl_int invalid_status) {
+  if (!o) return invalid_status;
+  if (o->released || !o->in_use) {
+    ++reports_.double_release;
+    report(std::string("double release of ") + type_name(o->type) + " #" + std::to_string(o->id));
+    return invalid_status;
+  }
+  if (--o->refs > 0) return CL_SUCCESS;
+  o->released = true;
+  if (o->type == Type::kContext) {
+    auto* ctx = static_cast<_cl_context*>(o);
+    uint64_t leaked = 0;
+    auto count = [&](auto& slab, auto ctx_of) {
+      slab.for_each_slot([&](auto* x) {
+        if (x->in_use && !x->released && ctx_of(x) == ctx) ++leaked;
+      });
+    };
+    count(queues, [](_cl_command_queue* q) { return q->context; });
+    count(mems, [](_cl_mem* m) { return m->context; });
+    count(events, [](_cl_event* e) { return e->context; });
+    count(programs, [](_cl_program* p) { return p->context; });
+    for (auto& [a, b] : svm)
+      if (b.context == ctx && !b.freed) ++leaked;
+    if (leaked) {
+      leaked_at_context_release += leaked;
+      report("context #" + std::to_string(o->id) + " released with " + std::to_string(leaked) +
+             " objects still alive");
+    }
+  }
+  if (o->internal == 0) destroy(o);
+  return CL_SUCCESS;
+}
+
+void Runtime::release_internal(Object* o) {
+  if (--o->internal == 0 && o->refs == 0) destroy(o);
+}
+
+void Runtime::destroy(Object* o) {
+  o->in_use = false;
+  o->released = true;
+  --live_[live_index(o->type)];
+  switch (o->type) {
+    case Type::kContext: {
+      auto* c = static_cast<_cl_context*>(o);
+      c->devices.clear();
+      c->properties.clear();
+      contexts.retire(c);
+      break;
+    }
+    case Type::kQueue: {
+      auto* q = static_cast<_cl_command_queue*>(o);
+      cl_event last = q->last, barrier = q->last_barrier;
+      q->last = q->last_barrier = nullptr;
+      if (last) release_internal(last);
+      if (barrier) release_internal(barrier);
+      release_internal(q->context);
+      queues.retire(q);
+      break;
+    }
+    case Type::kMem: {
+      auto* m = static_cast<_cl_mem*>(o);
+      if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
+      m->device = -1;
+      m->backing.reset();
+      // Destructor callbacks run in reverse order of registration, after the lock is dropped.
+      for (auto it = m->destructors.rbegin(); it != m->destructors.rend(); ++it) {
+        auto d = *it;
+        defer([d, m] { d.fn(m, d.data); });
+      }
+      m->destructors.clear();
+      if (m->parent) release_internal(m->parent);
+      m->parent = nullptr;
+      release_internal(m->context);
+      mems.retire(m);
+      break;
+    }
+    case Type::kEvent: {
+      auto* e = static_cast<_cl_event*>(o);
+      for (cl_event d : e->deps) release_internal(d);
+      for (cl_mem m : e->mems) release_internal(m);
+      e->deps.clear();
+      e->mems.clear();
+      e->callbacks.clear();
+      e->svm.clear();
+      if (e->queue) release_internal(e->queue);
+      e->queue = nullptr;
+      release_internal(e->context);
+      events.retire(e);
+      break;
+    }
+    case Type::kProgram: {
+      auto* p = static_cast<_cl_program*>(o);
+      release_internal(p->context);
+      programs.retire(p);
+      break;
+    }
+    case Type::kKernel: {
+      auto* k = static_cast<_cl_kernel*>(o);
+      k->args.clear();
+      release_internal(k->program);
+      kernels.retire(k);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// ---- Accounting ----
+
+cl_int Runtime::charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
+  DeviceState& d = devices[dev];
+  cl_int oom = d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  if (pinned) {
+    if (d.pinned_outstanding + bytes > d.cfg.pinned || d.pinned_outstanding + bytes < bytes) return oom;
+    d.pinned_outstanding += bytes;
+    d.pinned_peak = std::max(d.pinned_peak, d.pinned_outstanding);
+  } else {
+    if (d.outstanding + bytes > d.cfg.capacity || d.outstanding + bytes < bytes) return oom;
+    if (!faults_.empty()) {
+      if (cl_int f = bytes_fault(dev, bytes)) return f;
+    }
+    d.outstanding += bytes;
+    d.peak = std::max(d.peak, d.outstanding);
+  }
+  if (ctx) {
+    ctx->outstanding += bytes;
+    ctx->peak = std::max(ctx->peak, ctx->outstanding);
+  }
+  return CL_SUCCESS;
+}
+
+void Runtime::credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
+  DeviceState& d = devices[dev];
+  if (pinned) d.pinned_outstanding -= bytes;
+  else d.outstanding -= bytes;
+  if (ctx) ctx->outstanding -= bytes;
+}
+
+cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
+  _cl_mem* root = m->parent ? m->parent : m;
+  if (root->device >= 0) return CL_SUCCESS;
+  cl_int s = charge(q->device->index, root->context, root->size, false);
+  if (s == CL_SUCCESS) root->device = q->device->index;
+  return s;
+}
+
+unsigned char* Runtime::bytes_of(_cl_mem* m) {
+  _cl_mem* root = m->parent ? m->parent : m;
+  size_t off = m->parent ? m->offset : 0;
+  if (root->host_ptr) return static_cast<unsigned char*>(root->host_ptr) + off;
+  if (!root->backing.data() && !root->backing.allocate(root->size)) return nullptr;
+  return static_cast<unsigned char*>(root->backing.data()) + off;
+}
+
+SvmBlock* Runtime::find_svm(const void* p) {
+  if (svm.empty()) return nullptr;
+  auto a = reinterpret_cast<uintptr_t>(p);
+  auto it = svm.upper_bound(a);
+  if (it == svm.begin()) return nullptr;
+  --it;
+  if (a >= it->first && a < it->first + std::max<size_t>(it->second.size, 1)) return &it->second;
+  return nullptr;
+}
+
+void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
+  SvmBlock& b = it->second;
+  credit(b.device, b.context, b.size, false);
+  cl_context ctx = b.context;
+  svm.erase(it);
+  release_internal(ctx);
+}
+
+// ---- Faults ----
+
+cl_int Runtime::call_fault(Entry e) {
+  for (auto& f : faults_) {
+    if (f.entry && *f.entry != e) continue;
+    cl_int status = f.rule.status ? f.rule.status : CL_OUT_OF_RESOURCES;
+    if (f.rule.kind == FaultKind::kNthCall) {
+      if (f.fired || ++f.count != f.rule.n) continue;
+      f.fired = true;
+    } else if (f.rule.kind == FaultKind::kProbability) {
+      double u = static_cast<double>(splitmix(f.rng) >> 11) * 0x1.0p-53;
+      if (!(u < f.rule.p)) continue;
+    } else {
+      continue;
+    }
+    ++faults_fired_;
+    report(std::string("injected ") + std::string(status_name(status)) + " into " + std::string(entry_name(e)));
+    return status;
+  }
+  return 0;
+}
+
+cl_int Runtime::bytes_fault(int dev, uint64_t bytes) {
+  DeviceState& d = devices[dev];
+  for (auto& f : faults_) {
+    if (f.rule.kind != FaultKind::kBytesAbove) continue;
+    if (d.outstanding + bytes <= f.rule.threshold) continue;
+    ++faults_fired_;
+    cl_int s = f.rule.status ? f.rule.status
+               : d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY
+                                                        : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    report("injected " + std::string(status_name(s)) + ": outstanding bytes would exceed " +
+           std::to_string(f.rule.threshold));
+    return s;
+  }
+  return 0;
+}
+
+// ---- Logs ----
+
+void Runtime::log_line(const std::string& line) {
+  if (log_file_) {
+    std::fputs(line.c_str(), log_file_);
+    std::fputc('\n', log_file_);
+    std::fflush(log_file_);
+  }
+  if (log_memory_ && log_lines_.size() < kMaxLogLines) log_lines_.push_back(line);
+}
+
+void Runtime::record(const CommandRecord& r) {
+  if (commands_.size() < kMaxCommandRecords) commands_.push_back(r);
+}
+
+void Runtime::report_exit() {
+  std::unique_lock<std::mutex> lk(mu);
+  uint64_t total = svm.size();
+  std::string detail;
+  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {
+    total += live(t);
+    if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
+  }
+  if (!svm.empty()) detail += " svm=" + std::to_string(svm.size());
+  if (total == 0) return;
+  std::string msg = "objects alive at process exit:" + detail;
+  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + msg + "\"}");
+  std::fprintf(stderr, "mockcl: %s\n", msg.c_str());
+}
+
+}  // namespace mockcl

@@ -1,0 +1,271 @@
+// Runtime: the one process-wide state of the mock (devices, objects, accounting, scheduler,
+// faults, logs) behind one lock. Internal to //mockcl; the entry points in api_*.cc and the
+// control API are its only users.
+//
+// Why one lock: entry points are short and the loader gives no per-object affinity; a single
+// mutex keeps the accounting exact and makes the runtime trivially race-free (checked under
+// TSAN). User callbacks never run under it (see Call).
+#ifndef MOCKCL_RUNTIME_H_
+#define MOCKCL_RUNTIME_H_
+
+#include <CL/cl_icd.h>
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mockcl/config.h"
+#include "mockcl/entry_points.h"
+#include "mockcl/host_memory.h"
+#include "mockcl/objects.h"
+#include "mockcl/slab.h"
+#include "mockcl/snapshot.h"
+
+namespace mockcl {
+
+inline constexpr int kMaxDevices = 16;
+
+struct DeviceState {
+  DeviceConfig cfg;
+  uint64_t outstanding = 0, peak = 0, pinned_outstanding = 0, pinned_peak = 0;
+};
+
+// A clSVMAlloc block.
+struct SvmBlock {
+  uint64_t id = 0;
+  size_t size = 0;
+  cl_context context = nullptr;  // Internal ref.
+  int device = 0;
+  HostBlock block;
+  uint32_t pending = 0;   // Commands in flight that use it.
+  bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
+  bool free_enqueued = false;
+};
+
+struct FaultState {
+  FaultRule rule;
+  std::optional<Entry> entry;  // nullopt: any entry point ("*").
+  uint64_t count = 0;
+  uint64_t rng = 0;
+  bool fired = false;
+};
+
+class Runtime {
+ public:
+  // The runtime of this process (of this copy of the library: the ICD .so has its own).
+  static Runtime& get();
+
+  // RAII for one entry-point call: takes the lock, counts the call, writes the call-log
+  // line at the end, then unlocks and runs the user callbacks the call made due.
+  class Call {
+   public:
+    Call(Runtime& rt, Entry e);
+    ~Call();
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+    // An injected failure for this call (kNthCall/kProbability rules), or 0.
+    cl_int fault() { return rt_.faults_.empty() ? 0 : rt_.call_fault(entry_); }
+    // Records the result for the call log and returns it.
+    cl_int ret(cl_int s) {
+      status_ = s;
+      return s;
+    }
+    // Key arguments for the call log (no-ops while the log is off).
+    void arg(const char* key, uint64_t v);
+    void arg(const char* key, const std::string& v);
+    void handle(const char* key, const void* h);
+    std::unique_lock<std::mutex>& lock() { return lk_; }
+
+   private:
+    Runtime& rt_;
+    std::unique_lock<std::mutex> lk_;
+    Entry entry_;
+    cl_int status_ = 0;
+    std::string args_;
+  };
+
+  // ---- Configuration (lock held by caller where noted "locked") ----
+  // False if the environment was invalid: the platform is then refused.
+  bool platform_ok();
+  const std::string& env_error() { return env_error_; }
+  // Replace devices/faults/schedule/call log. Errors as text; "" on success.
+  std::string configure_devices(const std::vector<DeviceConfig>& d);
+  std::string configure_faults(const std::vector<FaultRule>& f, bool append);
+  std::string configure_schedule(const ScheduleConfig& s);
+  std::string configure_call_log(const std::string& path);
+  // Destroys every object (stale handles become quarantined) and restores the configuration
+  // read at platform init; zeroes counters, logs, reports and peaks.
+  void reset();
+  Snapshot snapshot();
+  uint64_t object_id(const void* handle);
+
+  // ---- Everything below: lock held ----
+  std::mutex mu;
+  std::condition_variable cv;  // Signalled whenever a command completes or a user event is set.
+
+  _cl_platform_id platform;
+  std::array<_cl_device_id, kMaxDevices> device_handles;
+  std::vector<DeviceState> devices;
+  ScheduleConfig schedule;
+  uint64_t now = 0;  // Host virtual clock, ns.
+  const cl_icd_dispatch* table = nullptr;
+
+  Slab<_cl_context> contexts;
+  Slab<_cl_command_queue> queues;
+  Slab<_cl_mem> mems;
+  Slab<_cl_event> events;
+  Slab<_cl_program> programs;
+  Slab<_cl_kernel> kernels;
+  std::map<uintptr_t, SvmBlock> svm;
+
+  // Validation: the object if `h` is a live handle of the type; reports use after release.
+  _cl_device_id* device(cl_device_id h);
+  _cl_context* context(cl_context h);
+  _cl_command_queue* queue(cl_command_queue h);
+  _cl_mem* mem(cl_mem h);
+  _cl_event* event(cl_event h);
+  _cl_program* program(cl_program h);
+  _cl_kernel* kernel(cl_kernel h);
+
+  // Creates an object of the given slab with one application reference.
+  template <typename T>
+  T* create(Slab<T>& slab, Type type) {
+    T* t = slab.acquire();
+    t->dispatch = table;
+    t->type = type;
+    t->in_use = true;
+    t->released = false;
+    t->refs = 1;
+    t->internal = 0;
+    t->id = ++next_id_;
+    ++live_[live_index(type)];
+    return t;
+  }
+  // clRelease*: quarantines on the last reference; reports double release.
+  cl_int release(Object* o, cl_int invalid_status);
+  void retain_internal(Object* o) { ++o->internal; }
+  void release_internal(Object* o);
+
+  // Charges `bytes` to a device (and context); returns 0 or the device's OOM status.
+  cl_int charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned);
+  void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned);
+  // Deferred semantics: charges the root buffer of m to q's device at first use.
+  cl_int use_mem(_cl_mem* m, _cl_command_queue* q);
+  // Real bytes of a buffer (allocated lazily), or nullptr if the host refused.
+  unsigned char* bytes_of(_cl_mem* m);
+  SvmBlock* find_svm(const void* p);
+  void free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it);
+
+  // ---- Scheduler (scheduler.cc) ----
+  // Validates a wait list; returns 0 or CL_INVALID_EVENT_WAIT_LIST / CL_INVALID_CONTEXT.
+  cl_int check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx);
+  // A new command on q with the given wait list. Its exec fault is decided here.
+  _cl_event* new_command(_cl_command_queue* q, cl_command_type type, const char* kind, Entry e,
+                         cl_uint n, const cl_event* wait);
+  // Makes the command visible to the scheduler; runs it in eager mode. If `out` is non-null
+  // the application gets a reference to the event.
+  void submit(_cl_event* ev, cl_event* out);
+  // The commands of q not yet executed, each with an internal reference for the caller.
+  std::vector<_cl_event*> pending_on(_cl_command_queue* q) {
+    std::vector<_cl_event*> out;
+    for (_cl_event* e : pending_)
+      if (e->queue == q) {
+        retain_internal(e);
+        out.push_back(e);
+      }
+    return out;
+  }
+  // Runs every command that can run, in deterministic order.
+  void run();
+  // Blocks until all events are complete (running the scheduler); returns the worst status.
+  cl_int wait(std::unique_lock<std::mutex>& lk, const std::vector<_cl_event*>& evs);
+  // Sets an event's status and queues its callbacks.
+  void set_status(_cl_event* ev, cl_int status);
+  // Queues a user callback to run after the lock is dropped.
+  void defer(std::function<void()> f) { callbacks_.push_back(std::move(f)); }
+
+  // ---- Reports and logging ----
+  void report_use_after_release(const Object* o, const char* what);
+  void report(const std::string& message);
+  // Counts a double release/free that has no handle to name.
+  void note_double_release(const std::string& message) {
+    ++reports_.double_release;
+    report(message);
+  }
+  // A fresh object id (for SVM blocks, which are not handles).
+  uint64_t object_id_next() { return ++next_id_; }
+  uint64_t leaked_at_context_release = 0;
+  bool log_enabled() const { return log_file_ != nullptr || log_memory_; }
+  void log_line(const std::string& line);
+  void record(const CommandRecord& r);
+  // Called by the ICD at process exit: reports live objects on stderr and in the call log.
+  void report_exit();
+  uint64_t live(Type t) const { return live_[live_index(t)]; }
+  uint64_t live_svm() const { return svm.size(); }
+
+ private:
+  friend class Call;
+  Runtime();
+  static constexpr int live_index(Type t) { return t == Type::kNone ? 0 : int(uint32_t(t) - uint32_t(Type::kPlatform)); }
+  cl_int call_fault(Entry e);
+  cl_int bytes_fault(int dev, uint64_t bytes);
+  void destroy(Object* o);
+  void apply(const Config& c);
+  void execute(_cl_event* ev);
+  bool ready(const _cl_event* ev) const;
+  void force_destroy_all();
+  template <typename T>
+  T* check(T* h, Type type, const char* what);
+
+  bool env_read_ = false;
+  bool env_ok_ = true;
+  std::string env_error_;
+  Config base_;
+  uint64_t next_id_ = 0;
+  uint64_t next_command_ = 0;
+  std::array<uint64_t, 10> live_{};
+  std::array<uint64_t, kEntryCount> calls_{};
+  std::vector<FaultState> faults_;
+  std::array<uint64_t, kEntryCount> exec_counts_{};
+  uint64_t faults_fired_ = 0;
+  std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
+  std::vector<CommandRecord> commands_;
+  uint64_t rng_ = 0;
+  Reports reports_;
+  std::vector<std::function<void()>> callbacks_;
+  std::FILE* log_file_ = nullptr;
+  std::string log_path_;
+  bool log_memory_ = false;
+  std::vector<std::string> log_lines_;
+};
+
+// Writes an info value with the standard OpenCL size protocol.
+cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n);
+template <typename T>
+cl_int set_info_v(size_t size, void* value, size_t* size_ret, const T& v) {
+  return set_info(size, value, size_ret, &v, sizeof(T));
+}
+inline cl_int set_info_s(size_t size, void* value, size_t* size_ret, const std::string& s) {
+  return set_info(size, value, size_ret, s.c_str(), s.size() + 1);
+}
+
+// Slot fillers, one per concept file (api_*.cc). dispatch.cc calls them all.
+void fill_platform(cl_icd_dispatch& d);
+void fill_context(cl_icd_dispatch& d);
+void fill_memory(cl_icd_dispatch& d);
+void fill_svm(cl_icd_dispatch& d);
+void fill_queue(cl_icd_dispatch& d);
+void fill_enqueue(cl_icd_dispatch& d);
+void fill_event(cl_icd_dispatch& d);
+void fill_program(cl_icd_dispatch& d);
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_RUNTIME_H_

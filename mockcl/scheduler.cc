@@ -1,0 +1,309 @@
+// The deterministic scheduler: commands run on a virtual clock, one engine per queue.
+//
+// A command may run once its dependencies (its wait list, plus the previous command of an
+// in-order queue or the last barrier of an out-of-order one) have completed. It then starts
+// at max(enqueue time, its queue's engine free time, its dependencies' end times) and takes a
+// fixed virtual duration, so commands on different queues overlap in virtual time exactly when
+// nothing orders them: a missing dependency shows up as a start before another command's end.
+// Eager mode runs the scheduler after every enqueue; lazy mode only on flush, finish, waits
+// and blocking calls. Among ready commands of an out-of-order queue a seeded pick decides.
+#include <algorithm>
+#include <cstring>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+cl_int Runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx) {
+  if ((n == 0) != (list == nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < n; ++i) {
+    _cl_event* e = event(list[i]);
+    if (!e) return CL_INVALID_EVENT_WAIT_LIST;
+    if (ctx && e->context != ctx) return CL_INVALID_CONTEXT;
+  }
+  return CL_SUCCESS;
+}
+
+_cl_event* Runtime::new_command(_cl_command_queue* q, cl_command_type type, const char* kind, Entry e,
+                                cl_uint n, const cl_event* wait) {
+  _cl_event* ev = create(events, Type::kEvent);
+  ev->context = q->context;
+  retain_internal(q->context);
+  ev->queue = q;
+  retain_internal(q);
+  ev->command_type = type;
+  ev->status = CL_QUEUED;
+  ev->queued = ev->submitted = now;
+  ev->started = ev->ended = 0;
+  ev->command_id = ++next_command_;
+  ev->kind = kind;
+  ev->deps.clear();
+  ev->mems.clear();
+  ev->svm.clear();
+  ev->callbacks.clear();
+  ev->fault_status = 0;
+  ev->host = nullptr;
+  ev->src = nullptr;
+  ev->svm_counted = false;
+  ev->offset = ev->bytes = ev->src_offset = 0;
+  ev->pattern.clear();
+  ev->svm_free.clear();
+  ev->svm_free_fn = nullptr;
+  ev->svm_free_data = nullptr;
+  for (cl_uint i = 0; i < n; ++i) {
+    ev->deps.push_back(wait[i]);
+    retain_internal(wait[i]);
+  }
+  ev->explicit_deps = n;
+  bool sync_all = (type == CL_COMMAND_MARKER || type == CL_COMMAND_BARRIER) && n == 0;
+  if (sync_all) {
+    // A marker or barrier without a wait list waits for everything before it on its queue.
+    for (_cl_event* p : pending_)
+      if (p->queue == q) {
+        ev->deps.push_back(p);
+        retain_internal(p);
+      }
+  }
+  if (!q->out_of_order && q->last) {
+    ev->deps.push_back(q->last);
+    retain_internal(q->last);
+  } else if (q->out_of_order && q->last_barrier) {
+    ev->deps.push_back(q->last_barrier);
+    retain_internal(q->last_barrier);
+  }
+  if (!faults_.empty()) {
+    for (auto& f : faults_) {
+      if (f.rule.kind != FaultKind::kExec || (f.entry && *f.entry != e) || f.fired) continue;
+      if (++f.count == f.rule.n) {
+        f.fired = true;
+        ev->fault_status = f.rule.status ? f.rule.status : CL_OUT_OF_RESOURCES;
+        break;
+      }
+    }
+  }
+  return ev;
+}
+
+void Runtime::submit(_cl_event* ev, cl_event* out) {
+  _cl_command_queue* q = ev->queue;
+  retain_internal(ev);  // pending_'s reference.
+  pending_.push_back(ev);
+  if (!q->out_of_order) {
+    retain_internal(ev);
+    if (q->last) release_internal(q->last);
+    q->last = ev;
+  } else if (ev->command_type == CL_COMMAND_BARRIER) {
+    retain_internal(ev);
+    if (q->last_barrier) release_internal(q->last_barrier);
+    q->last_barrier = ev;
+  }
+  if (out) {
+    *out = ev;
+  } else {
+    ev->refs = 0;
+    ev->released = true;  // Nobody outside can name it.
+  }
+  if (schedule.mode == ScheduleMode::kEager) run();
+}
+
+bool Runtime::ready(const _cl_event* ev) const {
+  for (const _cl_event* d : ev->deps)
+    if (d->status > CL_COMPLETE) return false;
+  return true;
+}
+
+void Runtime::run() {
+  while (true) {
+    size_t pick = pending_.size();
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (ready(pending_[i])) {
+        pick = i;
+        break;
+      }
+    if (pick == pending_.size()) return;
+    _cl_command_queue* q = pending_[pick]->queue;
+    if (q->out_of_order && schedule.seed != 0) {
+      std::vector<size_t> cands;
+      for (size_t i = pick; i < pending_.size(); ++i)
+        if (pending_[i]->queue == q && ready(pending_[i])) cands.push_back(i);
+      pick = cands[splitmix(rng_) % cands.size()];
+    }
+    _cl_event* ev = pending_[pick];
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(pick));
+    execute(ev);
+    release_internal(ev);
+  }
+}
+
+void Runtime::execute(_cl_event* ev) {
+  _cl_command_queue* q = ev->queue;
+  uint64_t start = std::max(ev->queued, q->busy_until);
+  bool dep_failed = false;
+  for (size_t i = 0; i < ev->deps.size(); ++i) {
+    start = std::max(start, ev->deps[i]->ended);
+    if (i < ev->explicit_deps && ev->deps[i]->status < 0) dep_failed = true;
+  }
+  cl_int st = CL_COMPLETE;
+  uint64_t dur = 0;
+  switch (ev->command_type) {
+    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
+    case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
+      dur = 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
+      break;
+    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: dur = schedule.kernel_ns; break;
+    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_UNMAP_MEM_OBJECT: case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+    case CL_COMMAND_SVM_MAP: case CL_COMMAND_SVM_UNMAP:
+      dur = 1000;
+      break;
+    default: dur = 0;
+  }
+  if (dep_failed) {
+    st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  } else if (ev->fault_status) {
+    st = ev->fault_status;
+    ++faults_fired_;
+    report("injected execution failure " + std::string(status_name(st)) + " into command " +
+           std::to_string(ev->command_id) + " (" + ev->kind + ")");
+  } else {
+    switch (ev->command_type) {
+      case CL_COMMAND_WRITE_BUFFER:
+      case CL_COMMAND_READ_BUFFER: {
+        unsigned char* b = bytes_of(ev->mems[0]);
+        if (!b) st = CL_OUT_OF_HOST_MEMORY;
+        else if (ev->command_type == CL_COMMAND_WRITE_BUFFER) std::memcpy(b + ev->offset, ev->host, ev->bytes);
+        else std::memcpy(ev->host, b + ev->offset, ev->bytes);
+        break;
+      }
+      case CL_COMMAND_COPY_BUFFER: {
+        unsigned char* s = bytes_of(ev->mems[0]);
+        unsigned char* d = bytes_of(ev->mems[1]);
+        if (!s || !d) st = CL_OUT_OF_HOST_MEMORY;
+        else std::memmove(d + ev->offset, s + ev->src_offset, ev->bytes);
+        break;
+      }
+      case CL_COMMAND_FILL_BUFFER:
+      case CL_COMMAND_SVM_MEMFILL: {
+        unsigned char* b = ev->command_type == CL_COMMAND_FILL_BUFFER ? bytes_of(ev->mems[0])
+                                                                      : static_cast<unsigned char*>(ev->host);
+        if (!b) {
+          st = CL_OUT_OF_HOST_MEMORY;
+          break;
+        }
+        size_t off = ev->command_type == CL_COMMAND_FILL_BUFFER ? ev->offset : 0;
+        size_t n = ev->pattern.size();
+        for (size_t i = 0; i < ev->bytes; i += n) std::memcpy(b + off + i, ev->pattern.data(), n);
+        break;
+      }
+      case CL_COMMAND_SVM_MEMCPY: std::memmove(ev->host, ev->src, ev->bytes); break;
+      case CL_COMMAND_SVM_FREE: {
+        if (ev->svm_free_fn) {
+          auto fn = ev->svm_free_fn;
+          auto data = ev->svm_free_data;
+          std::vector<void*> ptrs = ev->svm_free;
+          cl_command_queue qh = q;
+          retain_internal(q);
+          defer([this, fn, data, ptrs, qh]() mutable {
+            fn(qh, static_cast<cl_uint>(ptrs.size()), ptrs.data(), data);
+            std::unique_lock<std::mutex> lk(mu);
+            release_internal(qh);
+          });
+        } else {
+          for (void* p : ev->svm_free) {
+            auto it = svm.find(reinterpret_cast<uintptr_t>(p));
+            if (it == svm.end()) continue;
+            it->second.freed = true;
+            if (it->second.pending == 0) free_svm_now(it);
+          }
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+  ev->started = start;
+  ev->ended = start + dur;
+  q->busy_until = std::max(q->busy_until, ev->ended);
+  CommandRecord r;
+  r.id = ev->command_id;
+  r.queue_id = q->id;
+  r.kind = ev->kind;
+  r.queued = ev->queued;
+  r.start = ev->started;
+  r.end = ev->ended;
+  for (cl_mem m : ev->mems) r.mems.push_back(m->id);
+  r.svm = ev->svm;
+  r.status = st;
+  record(r);
+  if (log_enabled()) {
+    std::string mems;
+    for (uint64_t id : r.mems) mems += (mems.empty() ? "" : ",") + std::to_string(id);
+    log_line("{\"t\":" + std::to_string(ev->ended) + ",\"exec\":\"" + r.kind + "\",\"command\":" +
+             std::to_string(r.id) + ",\"queue\":" + std::to_string(r.queue_id) + ",\"start\":" +
+             std::to_string(r.start) + ",\"end\":" + std::to_string(r.end) + ",\"mems\":[" + mems +
+             "],\"status\":" + std::to_string(st) + "}");
+  }
+  // Drop what the command held: buffers (their bytes may come back now), SVM uses, deps.
+  if (ev->svm_counted) {
+    for (const SvmRange& s : ev->svm) {
+      auto it = svm.find(s.address);
+      if (it == svm.end()) continue;
+      if (--it->second.pending == 0 && it->second.freed) free_svm_now(it);
+    }
+    ev->svm_counted = false;
+  }
+  std::vector<cl_mem> mems_used;
+  mems_used.swap(ev->mems);
+  for (cl_mem m : mems_used) release_internal(m);
+  std::vector<cl_event> deps;
+  deps.swap(ev->deps);
+  for (cl_event d : deps) release_internal(d);
+  set_status(ev, st);
+  cv.notify_all();
+}
+
+void Runtime::set_status(_cl_event* ev, cl_int status) {
+  ev->status = status;
+  std::vector<EventCallback> keep;
+  for (const auto& cb : ev->callbacks) {
+    if (status > cb.type) {
+      keep.push_back(cb);
+      continue;
+    }
+    retain_internal(ev);
+    defer([this, cb, ev, status] {
+      cb.fn(ev, status, cb.data);
+      std::unique_lock<std::mutex> lk(mu);
+      release_internal(ev);
+    });
+  }
+  ev->callbacks.swap(keep);
+}
+
+cl_int Runtime::wait(std::unique_lock<std::mutex>& lk, const std::vector<_cl_event*>& evs) {
+  while (true) {
+    run();
+    bool done = true;
+    for (_cl_event* e : evs)
+      if (e->status > CL_COMPLETE) done = false;
+    if (done) break;
+    cv.wait(lk);
+  }
+  cl_int worst = CL_SUCCESS;
+  for (_cl_event* e : evs) {
+    now = std::max(now, e->ended);
+    if (e->status < 0) worst = e->status;
+  }
+  return worst;
+}
+
+}  // namespace mockcl

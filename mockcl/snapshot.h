@@ -1,0 +1,83 @@
+// A read-only picture of the mock runtime's accounting, taken by the control API. The same
+// struct comes back in-process and through the ICD's C API (which ships it as JSON).
+#ifndef MOCKCL_SNAPSHOT_H_
+#define MOCKCL_SNAPSHOT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mockcl/config.h"
+
+namespace mockcl {
+
+// Memory accounting of one device. Bytes are requested sizes, not rounded.
+struct DeviceStats {
+  std::string name;
+  uint64_t capacity = 0;      // Enforced capacity.
+  uint64_t outstanding = 0;   // Bytes charged now (buffers + SVM, excluding host-pinned).
+  uint64_t peak = 0;          // Highest `outstanding` since the last reset.
+  uint64_t pinned_outstanding = 0;
+  uint64_t pinned_peak = 0;
+};
+
+// Memory accounting of one context (only contexts not yet destroyed).
+struct ContextStats {
+  uint64_t id = 0;
+  uint64_t outstanding = 0;
+  uint64_t peak = 0;
+};
+
+// An SVM range a command used.
+struct SvmRange {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  bool operator==(const SvmRange&) const = default;
+};
+
+// One executed command, in execution order.
+struct CommandRecord {
+  uint64_t id = 0;        // Command id (1-based, in enqueue order across all queues).
+  uint64_t queue_id = 0;  // Id of its queue (see Control::object_id).
+  std::string kind;       // "write", "read", "fill", "copy", "map", "unmap", "migrate", "kernel",
+                          // "marker", "barrier", "svm_free", "svm_memcpy", "svm_memfill",
+                          // "svm_map", "svm_unmap", "wait_for_events".
+  uint64_t queued = 0;    // Virtual ns at enqueue.
+  uint64_t start = 0;     // Virtual ns when it started on its queue.
+  uint64_t end = 0;       // Virtual ns when it completed.
+  std::vector<uint64_t> mems;  // Ids of the mem objects it used (sub-buffers: their own id).
+  std::vector<SvmRange> svm;   // SVM ranges it used (whole allocations for kernel arguments).
+  int32_t status = 0;          // CL_COMPLETE (0) or the error it ended with.
+};
+
+// Misuse detected by the runtime.
+struct Reports {
+  uint64_t use_after_release = 0;   // Calls that named a released (quarantined) handle.
+  uint64_t double_release = 0;      // Releases of an already released handle.
+  uint64_t leaked_at_context_release = 0;  // Objects alive when their context's last user ref went.
+  std::vector<std::string> messages;  // One line per event, most recent last (bounded).
+};
+
+struct Snapshot {
+  std::vector<DeviceStats> devices;
+  std::vector<ContextStats> contexts;
+  std::map<std::string, uint64_t> calls;   // Per entry point name, calls since reset (nonzero only).
+  std::map<std::string, uint64_t> live;    // Live objects by type: context, queue, mem, event,
+                                           // program, kernel, svm.
+  std::vector<CommandRecord> commands;     // Executed commands since reset.
+  std::vector<std::string> call_log;       // JSON lines kept in memory (call log ":memory:").
+  Reports reports;
+  uint64_t faults_fired = 0;               // Injected failures since reset.
+  uint64_t now = 0;                        // Host virtual clock (ns).
+};
+
+// Serialises a snapshot as one JSON document (the ICD's C API carries it this way).
+std::string to_json(const Snapshot& s);
+
+// Parses `to_json`'s output; an error for anything else.
+Result<Snapshot> snapshot_from_json(const std::string& text);
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_SNAPSHOT_H_
