@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Runs the clpool_replay binary: exit codes, bad values, every output mode.
+set -u
+BIN="$1"
+EX="$2"   # the examples directory
+T="${TEST_TMPDIR:-/tmp}"
+fails=0
+
+# expect RC FRAGMENT ARGS...: runs the binary; checks the exit code and that stdout+stderr contain
+# FRAGMENT.
+expect() {
+  local want_rc="$1" fragment="$2"
+  shift 2
+  local out rc
+  out="$("$BIN" --no-progress "$@" 2>&1)"
+  rc=$?
+  if [[ "$rc" != "$want_rc" ]]; then
+    echo "FAIL: clpool_replay $* -> exit $rc, want $want_rc"; echo "$out" | head -20; fails=$((fails + 1)); return
+  fi
+  if [[ "$out" != *"$fragment"* ]]; then
+    echo "FAIL: clpool_replay $*: output lacks '$fragment'"; echo "$out" | head -20; fails=$((fails + 1)); return
+  fi
+  echo "ok: $* -> $rc"
+}
+
+CSV="$EX/rmm_log.csv"
+TR="$EX/fragmentation.trace"
+
+# Help documents everything, including exit codes.
+for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
+         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace "Exit codes"; do
+  expect 0 "$f" --help
+done
+
+# Clean replay and reproduced out-of-memory.
+expect 0 "replayed cleanly" "$TR" --capacity 2GiB
+expect 1 "OUT OF MEMORY at event" "$TR" --capacity 1GiB
+expect 0 "replayed cleanly" "$TR" --capacity 1GiB --no-pool
+expect 0 "replayed cleanly" "$TR" --capacity 1GiB --leading-bits 8
+expect 1 "first use" "$TR" --capacity 1100MiB --semantics deferred
+expect 1 "pool limit reached" "$TR" --capacity 2GiB --limit 512MiB
+expect 0 "replayed cleanly" "$TR" --capacity 2GiB --trim-max-held 0 --trim-ratio 0.5
+expect 1 "OUT OF MEMORY" --rmm-csv "$CSV" --capacity 1GiB
+expect 0 "minimum capacity: " "$TR" --min-capacity --granule 1MiB
+expect 0 "minimum capacity" "$TR" --capacity 2GiB --min-capacity --compare nopool pool:lb=4 pool:lb=2,trim-ratio=0.5
+expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --compare nopool pool:lb=4
+expect 0 "\"exit_code\": 0" "$TR" --capacity 2GiB --json
+expect 1 "\"event_index\"" "$TR" --capacity 1GiB --json
+cat "$TR" | "$BIN" --no-progress - --capacity 2GiB >/dev/null && echo "ok: stdin" || { echo "FAIL: stdin"; fails=$((fails + 1)); }
+
+# Pictures.
+expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --svg "$T/oom.svg"
+grep -q "OOM at event" "$T/oom.svg" && grep -q "</svg>" "$T/oom.svg" && echo "ok: svg" || { echo "FAIL: svg"; fails=$((fails + 1)); }
+
+# Conversion: the RMM CSV as a trace replays the same.
+expect 0 "" --rmm-csv "$CSV" --write-trace "$T/rmm.trace"
+a="$("$BIN" --no-progress --rmm-csv "$CSV" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
+b="$("$BIN" --no-progress "$T/rmm.trace" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
+[[ "$a" == "$b" ]] && echo "ok: converted trace replays identically" || { echo "FAIL: converted replay differs"; fails=$((fails + 1)); }
+
+# Determinism: the same trace and configuration give identical reports.
+a="$("$BIN" --no-progress "$TR" --capacity 1GiB --json)"
+b="$("$BIN" --no-progress "$TR" --capacity 1GiB --json)"
+[[ "$a" == "$b" ]] && echo "ok: deterministic" || { echo "FAIL: reports differ"; fails=$((fails + 1)); }
+
+# Bad values: each gets a clear error and exit code 2.
+expect 2 "no input" --capacity 1GiB
+expect 2 "--capacity is required" "$TR"
+expect 2 "is negative" "$TR" --capacity -1GiB
+expect 2 "must be positive" "$TR" --capacity 0
+expect 2 "is not a number" "$TR" --capacity lots
+expect 2 "unknown unit" "$TR" --capacity 4GB
+expect 2 "whole number" "$TR" --capacity 1.5GiB
+expect 2 "larger than 2^64" "$TR" --capacity 99999999999999999999
+expect 2 "not in {immediate,deferred}" "$TR" --capacity 1GiB --semantics lazy
+expect 2 "not in range 0 to 12" "$TR" --capacity 1GiB --leading-bits 13
+expect 2 "--limit: 'x'" "$TR" --capacity 1GiB --limit x
+expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
+expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio -0.5
+expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio nan
+expect 2 "must be positive" "$TR" --min-capacity --granule 0
+expect 2 "unknown option 'size'" "$TR" --capacity 1GiB --compare pool:size=3
+expect 2 "excludes" "$TR" --capacity 1GiB --no-pool --compare nopool
+expect 2 "cannot be combined" "$TR" --capacity 1GiB --no-pool --leading-bits 2
+expect 2 "standard input can be read only once" - --min-capacity
+expect 2 "cannot open" "$T/missing.trace" --capacity 1GiB
+expect 2 "cannot open" --rmm-csv "$T/missing.csv" --capacity 1GiB
+
+# Bad traces: file and line named, exit code 2.
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n1 0 0 0 free 2 10 buffer 0\n' > "$T/unknown_free.trace"
+expect 2 "unknown_free.trace:3: free of id 2, which is not live" "$T/unknown_free.trace" --capacity 1GiB
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n1 0 0 0 alloc 1 10 buffer 0\n' > "$T/double_alloc.trace"
+expect 2 "double_alloc.trace:3: alloc of id 1, which is already live" "$T/double_alloc.trace" --capacity 1GiB
+printf 'clpool-trace 7\n' > "$T/v7.trace"
+expect 2 "v7.trace:1: unknown trace version '7'" "$T/v7.trace" --capacity 1GiB
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n1 0 0 0 alloc 2 1' > "$T/cut.trace"
+expect 2 "cut.trace:3: truncated" "$T/cut.trace" --capacity 1GiB
+printf '\x7fELF\x02\x01\x01garbage' > "$T/garbage.trace"
+expect 2 "garbage.trace:1: " "$T/garbage.trace" --capacity 1GiB
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 -5 buffer 0\n' > "$T/neg.trace"
+expect 2 "neg.trace:2: field size: '-5' is negative" "$T/neg.trace" --capacity 1GiB
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 9223372036854775808 buffer 0\n' > "$T/huge.trace"
+expect 2 "above 2^62" "$T/huge.trace" --capacity 1GiB
+printf 'Thread,Time,Action,Pointer,Size,Stream\n1,0,allocate,0x10,1,0\n1,0,free,0x20,1,0\n' > "$T/bad.csv"
+expect 2 "bad.csv:3: free of pointer '0x20'" --rmm-csv "$T/bad.csv" --capacity 1GiB
+
+if ((fails)); then echo "$fails failures"; exit 1; fi
+echo "all passed"

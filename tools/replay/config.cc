@@ -1,0 +1,183 @@
+#include "tools/replay/config.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace clpool::replay {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+struct unit {
+  const char* name;
+  const char* alias;
+  unsigned shift;
+};
+constexpr unit units[] = {{"kib", "k", 10}, {"mib", "m", 20}, {"gib", "g", 30}, {"tib", "t", 40}};
+
+}  // namespace
+
+std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
+  const std::string w(what);
+  const auto bad = [&](const std::string& why) {
+    return config_error(w + ": '" + std::string(text) + "' " + why +
+                        " (expected bytes, e.g. 1073741824, 512MiB or 4GiB)");
+  };
+  std::size_t p = 0;
+  while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
+  std::size_t q = text.size();
+  while (q > p && std::isspace(static_cast<unsigned char>(text[q - 1]))) --q;
+  const std::string_view s = text.substr(p, q - p);
+  if (s.empty()) throw bad("is empty");
+  if (s[0] == '-') throw bad("is negative");
+  std::size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  if (digits == 0) throw bad("is not a number");
+  if (digits < s.size() && (s[digits] == '.' || s[digits] == ',')) {
+    throw bad("is not a whole number of bytes");
+  }
+  std::uint64_t value = 0;
+  const auto r = std::from_chars(s.data(), s.data() + digits, value);
+  if (r.ec != std::errc()) throw bad("is larger than 2^64 - 1 bytes");
+  std::string suffix = lower(s.substr(digits));
+  while (!suffix.empty() && suffix.front() == ' ') suffix.erase(0, 1);
+  if (suffix.empty() || suffix == "b") return value;
+  for (const unit& u : units) {
+    if (suffix == u.name || suffix == u.alias) {
+      if (value > (~std::uint64_t{0} >> u.shift)) throw bad("is larger than 2^64 - 1 bytes");
+      return value << u.shift;
+    }
+  }
+  throw bad("has an unknown unit '" + std::string(s.substr(digits)) + "'");
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int i = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024.0 && i < 6) {
+    v /= 1024.0;
+    ++i;
+  }
+  char buf[48];
+  if (i == 0 || (bytes & ((std::uint64_t{1} << (10 * i)) - 1)) == 0) {
+    std::snprintf(buf, sizeof buf, "%llu %s",
+                  static_cast<unsigned long long>(bytes >> (10 * i)), names[i]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, names[i]);
+  }
+  return buf;
+}
+
+std::string format_bytes_exact(std::uint64_t bytes) {
+  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  for (int i = 4; i >= 1; --i) {
+    const unsigned shift = 10u * static_cast<unsigned>(i);
+    if (bytes != 0 && (bytes & ((std::uint64_t{1} << shift) - 1)) == 0) {
+      return std::to_string(bytes >> shift) + " " + names[i];
+    }
+  }
+  return std::to_string(bytes) + " B";
+}
+
+replay_config parse_config(std::string_view text) {
+  const std::string t(text);
+  const auto bad = [&](const std::string& why) {
+    return config_error("configuration '" + t + "': " + why +
+                        " (expected nopool, pool, or pool:lb=N,limit=BYTES,trim-max-held=BYTES,"
+                        "trim-ratio=R)");
+  };
+  replay_config config;
+  if (text == "nopool") {
+    config.use_pool = false;
+    return config;
+  }
+  if (text.substr(0, 6) == "nopool") throw bad("nopool takes no options");
+  if (text == "pool") return config;
+  if (text.substr(0, 5) != "pool:") throw bad("unknown configuration");
+  std::string_view rest = text.substr(5);
+  if (rest.empty()) throw bad("no options after 'pool:'");
+  std::vector<std::string> seen;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (comma != std::string_view::npos && rest.empty()) throw bad("trailing comma");
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) throw bad("option '" + std::string(item) + "' has no '='");
+    const std::string key(item.substr(0, eq));
+    const std::string_view value = item.substr(eq + 1);
+    for (const auto& k : seen) {
+      if (k == key) throw bad("option '" + key + "' given twice");
+    }
+    seen.push_back(key);
+    if (key == "lb" || key == "leading-bits") {
+      unsigned lb = 0;
+      const auto r = std::from_chars(value.data(), value.data() + value.size(), lb);
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !leading_bits_is_valid(lb)) {
+        throw bad("lb '" + std::string(value) + "' must be a whole number from 0 to " +
+                  std::to_string(max_leading_bits));
+      }
+      config.leading_bits = lb;
+    } else if (key == "limit") {
+      try {
+        config.limit = parse_bytes(value, "limit");
+      } catch (const config_error& e) {
+        throw bad(e.what());
+      }
+      if (config.limit == 0) throw bad("limit must be positive");
+    } else if (key == "trim-max-held") {
+      try {
+        config.trim.max_held_bytes = parse_bytes(value, "trim-max-held");
+      } catch (const config_error& e) {
+        throw bad(e.what());
+      }
+    } else if (key == "trim-ratio") {
+      double ratio = 0;
+      const auto r = std::from_chars(value.data(), value.data() + value.size(), ratio);
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(ratio) ||
+          ratio < 0) {
+        throw bad("trim-ratio '" + std::string(value) + "' must be a finite number >= 0");
+      }
+      config.trim.max_held_to_active_ratio = ratio;
+    } else {
+      throw bad("unknown option '" + key + "'");
+    }
+  }
+  return config;
+}
+
+std::string to_string(const replay_config& config) {
+  if (!config.use_pool) return "nopool";
+  std::string s = "pool:lb=" + std::to_string(config.leading_bits);
+  const auto bytes_text = [](std::uint64_t b) {
+    for (int i = 4; i >= 1; --i) {
+      const unsigned shift = 10u * static_cast<unsigned>(i);
+      if (b != 0 && (b & ((std::uint64_t{1} << shift) - 1)) == 0) {
+        static const char* names[] = {"", "KiB", "MiB", "GiB", "TiB"};
+        return std::to_string(b >> shift) + names[i];
+      }
+    }
+    return std::to_string(b);
+  };
+  if (config.limit != unlimited) s += ",limit=" + bytes_text(config.limit);
+  if (config.trim.max_held_bytes != unlimited) {
+    s += ",trim-max-held=" + bytes_text(config.trim.max_held_bytes);
+  }
+  if (config.trim.max_held_to_active_ratio >= 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", config.trim.max_held_to_active_ratio);
+    s += ",trim-ratio=";
+    s += buf;
+  }
+  return s;
+}
+
+}  // namespace clpool::replay

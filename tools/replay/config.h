@@ -1,0 +1,58 @@
+// Replay configurations and byte sizes as users type them.
+//
+//   parse_bytes("4GiB")                          -> 4294967296
+//   parse_config("pool:lb=2,trim-ratio=0.5")      -> the pool, 2 leading bits, trim at 0.5 x active
+//   parse_config("nopool")                        -> every request goes straight to the device
+#ifndef CLPOOL_TOOLS_REPLAY_CONFIG_H_
+#define CLPOOL_TOOLS_REPLAY_CONFIG_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "pool/bins.h"
+#include "pool/errors.h"
+#include "pool/pool_types.h"
+
+namespace clpool::replay {
+
+// A value a user typed is malformed. what() says which value and why.
+class config_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Parses a byte count: digits, optionally followed by B, KiB, MiB, GiB or TiB (case-insensitive;
+// K, M, G, T alone mean the same binary units). Throws config_error naming `what` for anything
+// else: empty, negative, fractional, an unknown suffix, or more than 2^64 - 1 bytes. Zero parses;
+// callers that need a positive size check it.
+std::uint64_t parse_bytes(std::string_view text, std::string_view what = "size");
+
+// Renders bytes for people: "4 GiB", "1.50 MiB", "123 B" (exact units get no decimals).
+std::string format_bytes(std::uint64_t bytes);
+
+// Renders bytes exactly, in the largest binary unit that divides them: "1048 MiB", "4 GiB",
+// "1234567 B". For answers that must not be rounded (a minimum capacity).
+std::string format_bytes_exact(std::uint64_t bytes);
+
+// How a trace is replayed: through the pool, configured, or straight onto the device.
+struct replay_config {
+  bool use_pool = true;
+  unsigned leading_bits = default_leading_bits;
+  std::uint64_t limit = unlimited;
+  trim_policy trim = {};
+};
+
+// Parses "nopool", "pool" or "pool:KEY=VALUE,..." with keys lb (0-12), limit (bytes),
+// trim-max-held (bytes), trim-ratio (a finite number >= 0). Throws config_error naming the
+// problem: unknown key, repeated key, bad value, options on nopool.
+replay_config parse_config(std::string_view text);
+
+// The canonical text of a config, which parse_config() reads back: "nopool", "pool:lb=4",
+// "pool:lb=2,limit=1GiB,trim-ratio=0.5".
+std::string to_string(const replay_config& config);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_CONFIG_H_

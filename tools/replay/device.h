@@ -1,0 +1,119 @@
+// The device seam of the replay engine: what replay needs from "a GPU with N bytes".
+//
+// replay_device is the one interface a backend implements. simulated_device (below) is the
+// built-in one: pure bookkeeping, no memory touched. A mockcl-backed device (README.md, "Plugging
+// in mockcl") implements the same four calls over clCreateBuffer / clReleaseMemObject /
+// clEnqueueFillBuffer, so the engine and every report stay unchanged.
+//
+// Two allocation semantics, because real OpenCL drivers differ:
+//   immediate: allocate() itself fails when the device is full. The pool sees the failure, frees
+//              held blocks and retries (this is what fake_device in pool/testing does).
+//   deferred:  allocate() always succeeds (like clCreateBuffer on most drivers, which only
+//              reserves a handle); the memory is committed at first use, and that is where
+//              CL_MEM_OBJECT_ALLOCATION_FAILURE shows up. The pool never sees it, so its retry
+//              cannot help; held blocks keep counting against the device.
+// Replay models "first use" as immediately after the allocation (the trace carries no kernel
+// launches), by calling first_use() after every successful allocate.
+#ifndef CLPOOL_TOOLS_REPLAY_DEVICE_H_
+#define CLPOOL_TOOLS_REPLAY_DEVICE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pool/errors.h"
+
+namespace clpool::replay {
+
+enum class alloc_semantics : std::uint8_t { immediate, deferred };
+
+// "immediate" / "deferred", and back (nothing for any other word).
+std::string_view to_string(alloc_semantics semantics);
+std::optional<alloc_semantics> parse_semantics(std::string_view word);
+
+// The status replay devices report for out-of-memory: OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE.
+inline constexpr int device_oom_status = -4;
+
+class replay_device {
+ public:
+  virtual ~replay_device() = default;
+
+  // Creates a block of `bytes` (> 0) and returns a non-zero handle. With immediate semantics,
+  // throws clpool::allocator_out_of_memory when it does not fit. Deferred devices do not fail here.
+  virtual std::uint64_t allocate(std::uint64_t bytes) = 0;
+
+  // Destroys a block; `bytes` is what allocate() was given.
+  virtual void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept = 0;
+
+  // The block is used for the first time (or again: later calls do nothing). Returns false when
+  // committing it does not fit: the deferred out-of-memory. Immediate devices always return true.
+  virtual bool first_use(std::uint64_t handle) = 0;
+
+  // True when allocation is deferred to first use. Replay skips first_use() on devices that say
+  // false (it is then always true), one virtual call less per request.
+  virtual bool defers_allocation() const noexcept = 0;
+
+  // Bytes committed on the device now (for deferred: used blocks only), and its capacity.
+  virtual std::uint64_t used_bytes() const noexcept = 0;
+  virtual std::uint64_t capacity() const noexcept = 0;
+  // Highest used_bytes() seen.
+  virtual std::uint64_t peak_used_bytes() const noexcept = 0;
+};
+
+// A device that is only bookkeeping: handles index a slot table reused through a free list, so
+// memory is bounded by the blocks alive at once. Deterministic. Not thread-safe (replay is
+// single-threaded and the pool serialises allocator calls anyway).
+class simulated_device final : public replay_device {
+ public:
+  simulated_device(std::uint64_t capacity, alloc_semantics semantics)
+      : capacity_(capacity), semantics_(semantics) {}
+
+  std::uint64_t allocate(std::uint64_t bytes) override;
+  void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;
+  bool first_use(std::uint64_t handle) override;
+  bool defers_allocation() const noexcept override {
+    return semantics_ == alloc_semantics::deferred;
+  }
+  std::uint64_t used_bytes() const noexcept override { return used_; }
+  std::uint64_t capacity() const noexcept override { return capacity_; }
+
+  std::uint64_t peak_used_bytes() const noexcept override { return peak_; }
+
+  // allocate() calls that threw out-of-memory.
+  std::uint64_t failed_allocations() const noexcept { return failures_; }
+
+ private:
+  struct slot {
+    std::uint64_t bytes = 0;
+    bool committed = false;
+  };
+  bool fits(std::uint64_t bytes) const noexcept {
+    return bytes <= capacity_ && used_ <= capacity_ - bytes;
+  }
+  void commit(slot& s) noexcept;
+
+  std::uint64_t capacity_;
+  alloc_semantics semantics_;
+  std::uint64_t used_ = 0;
+  std::uint64_t peak_ = 0;
+  std::uint64_t failures_ = 0;
+  std::vector<slot> slots_;              // handle h is slots_[h - 1]
+  std::vector<std::uint64_t> free_slots_;
+};
+
+// The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
+struct device_allocator {
+  using handle_type = std::uint64_t;
+  replay_device* device = nullptr;  // not owned; outlives the pool
+
+  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
+  void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
+    device->deallocate(handle, bytes);
+  }
+};
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_DEVICE_H_

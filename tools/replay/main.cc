@@ -1,0 +1,281 @@
+// clpool_replay: reproduce a program's out-of-memory from its allocation trace, without a GPU.
+// Everything a user can type is documented in --help; README.md shows the output.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/replay/config.h"
+#include "tools/replay/min_capacity.h"
+#include "tools/replay/replay.h"
+#include "tools/replay/report_format.h"
+#include "tools/replay/svg.h"
+#include "tools/trace/rmm_import.h"
+#include "tools/trace/trace_reader.h"
+#include "tools/trace/trace_writer.h"
+
+namespace {
+
+using namespace clpool::replay;
+namespace trace = clpool::trace;
+
+constexpr int exit_clean = 0;
+constexpr int exit_oom = 1;
+constexpr int exit_bad_input = 2;
+
+// A usage or input problem: printed as "clpool_replay: error: ..." with exit code 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where events come from: a clpool trace or an RMM CSV log, re-opened for every replay (so memory
+// stays bounded by the live set however many replays --min-capacity needs).
+struct input {
+  std::string trace_path;
+  std::string rmm_path;
+
+  std::string name() const { return rmm_path.empty() ? trace_path : rmm_path; }
+
+  template <class F>
+  auto with_source(F&& f) const {
+    if (!rmm_path.empty()) {
+      trace::rmm_csv_reader reader(rmm_path);
+      return f(reader);
+    }
+    // The engine checks liveness itself; one hash lookup per event instead of two.
+    trace::trace_reader reader(trace_path, {.check_liveness = false});
+    return f(reader);
+  }
+};
+
+// "\r[#####.....]  42% label" on stderr, only when stderr is a terminal.
+progress_fn make_progress(bool enabled, const std::string& label) {
+  if (!enabled) return {};
+  return [label](std::uint64_t done, std::uint64_t total) {
+    if (total == 0) {
+      std::fprintf(stderr, "\r%s: %llu MiB read", label.c_str(),
+                   static_cast<unsigned long long>(done >> 20));
+    } else {
+      const int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+      const int bar = pct * 30 / 100;
+      std::fprintf(stderr, "\r[%.*s%.*s] %3d%% %s", bar, "##############################", 30 - bar,
+                   "..............................", pct, label.c_str());
+    }
+    std::fflush(stderr);
+  };
+}
+
+void clear_progress(bool enabled) {
+  if (enabled) std::fprintf(stderr, "\r%80s\r", "");
+}
+
+std::uint64_t positive_bytes(const std::string& text, const char* flag) {
+  const std::uint64_t v = parse_bytes(text, flag);
+  if (v == 0) throw config_error(std::string(flag) + ": must be positive, got '" + text + "'");
+  return v;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
+      "simulated device of a given capacity, and reports whether and why it runs out of memory.\n"
+      "Sizes accept plain bytes or a KiB, MiB, GiB or TiB suffix (4GiB, 512MiB, 1073741824)."};
+  app.footer(
+      "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
+      "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
+      "Exit codes:\n"
+      "  0  every replay ran cleanly (and --min-capacity found a capacity for every configuration)\n"
+      "  1  a replay reproduced an out-of-memory (or no capacity suffices for some configuration)\n"
+      "  2  bad input: a bad option value, an unreadable or malformed trace or CSV\n\n"
+      "Trace format: tools/trace/FORMAT.md. Report fields: tools/replay/README.md.");
+  app.get_formatter()->column_width(34);
+
+  input in;
+  std::string capacity_text, limit_text, trim_max_held_text, granule_text = "1MiB", semantics_text = "immediate";
+  std::string svg_path, write_trace_path;
+  unsigned leading_bits = clpool::default_leading_bits;
+  double trim_ratio = -1;
+  bool no_pool = false, min_capacity = false, json = false, no_progress = false;
+  std::vector<std::string> compare;
+
+  auto* trace_opt = app.add_option("trace", in.trace_path,
+                                   "clpool trace file to replay (tools/trace/FORMAT.md); '-' reads stdin");
+  app.add_option("--rmm-csv", in.rmm_path,
+                 "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
+                 "instead of a clpool trace")
+      ->excludes(trace_opt);
+  app.add_option("--capacity", capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
+  app.add_option("--semantics", semantics_text,
+                 "immediate: allocation fails at once when the device is full (the pool can free "
+                 "held blocks and retry); deferred: allocation succeeds and fails at first use "
+                 "(the pool cannot help). Default immediate")
+      ->check(CLI::IsMember({"immediate", "deferred"}));
+  auto* no_pool_opt = app.add_flag("--no-pool", no_pool, "replay without a pool: every request goes to the device");
+  auto* lb_opt = app.add_option("--leading-bits", leading_bits,
+                                "pool bin precision: 0-12 leading bits after the top bit (default 4, "
+                                "PyOpenCL's); more bits, less rounding, fewer hits")
+                     ->check(CLI::Range(0u, clpool::max_leading_bits));
+  auto* limit_opt = app.add_option("--limit", limit_text, "pool limit: managed bytes never exceed this");
+  auto* tmh_opt = app.add_option("--trim-max-held", trim_max_held_text,
+                                 "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
+  auto* tr_opt = app.add_option("--trim-ratio", trim_ratio,
+                                "trim policy: hold at most R x active bytes (R >= 0)");
+  app.add_flag("--min-capacity", min_capacity,
+               "find by bisection the smallest capacity (a multiple of --granule) that replays with "
+               "no out-of-memory, for each configuration");
+  app.add_option("--granule", granule_text, "resolution of --min-capacity (default 1MiB)");
+  auto* cmp_opt = app.add_option("--compare", compare,
+                                 "replay several configurations side by side, e.g. --compare "
+                                 "nopool pool:lb=4 pool:lb=2,trim-ratio=0.5")
+                      ->expected(1, -1);
+  for (auto* o : {no_pool_opt, lb_opt, limit_opt, tmh_opt, tr_opt}) o->excludes(cmp_opt);
+  app.add_flag("--json", json, "print the report as JSON on stdout instead of text");
+  app.add_option("--svg", svg_path,
+                 "write a self-contained SVG timeline of active, held and managed bytes against "
+                 "capacity, with the out-of-memory point marked (first configuration)");
+  app.add_option("--write-trace", write_trace_path,
+                 "also write the input's events as a clpool trace (converts an RMM CSV); with no "
+                 "--capacity or --min-capacity, only converts");
+  app.add_flag("--no-progress", no_progress, "no progress bar (it is shown only when stderr is a terminal)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? exit_clean : exit_bad_input;
+  }
+
+  // Validate everything before the first replay: a typo should not cost a long run.
+  if (in.trace_path.empty() && in.rmm_path.empty()) {
+    throw usage_error("no input: give a trace file, or --rmm-csv FILE (see --help)");
+  }
+  std::optional<std::uint64_t> capacity;
+  if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity");
+  const std::uint64_t granule = positive_bytes(granule_text, "--granule");
+  if (!capacity && !min_capacity && write_trace_path.empty()) {
+    throw usage_error("--capacity is required (or use --min-capacity to find one)");
+  }
+  if (!std::isfinite(trim_ratio) || (tr_opt->count() > 0 && trim_ratio < 0)) {
+    throw usage_error("--trim-ratio: must be a finite number >= 0");
+  }
+  const alloc_semantics semantics = *parse_semantics(semantics_text);
+
+  std::vector<replay_config> configs;
+  if (!compare.empty()) {
+    for (const std::string& c : compare) configs.push_back(parse_config(c));
+  } else {
+    replay_config c;
+    c.use_pool = !no_pool;
+    if (no_pool && (lb_opt->count() || limit_opt->count() || tmh_opt->count() || tr_opt->count())) {
+      throw usage_error("--no-pool cannot be combined with pool options (--leading-bits, --limit, --trim-*)");
+    }
+    c.leading_bits = leading_bits;
+    if (!limit_text.empty()) c.limit = positive_bytes(limit_text, "--limit");
+    if (tmh_opt->count()) c.trim.max_held_bytes = parse_bytes(trim_max_held_text, "--trim-max-held");
+    if (tr_opt->count()) c.trim.max_held_to_active_ratio = trim_ratio;
+    configs.push_back(c);
+  }
+  const std::size_t passes = configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0));
+  if (in.trace_path == "-" && (passes > 1 || min_capacity || !write_trace_path.empty())) {
+    throw usage_error("standard input can be read only once; --min-capacity, --compare and "
+                      "--write-trace need a file");
+  }
+
+  if (!write_trace_path.empty()) {
+    in.with_source([&](auto& source) {
+      trace::trace_writer writer(write_trace_path);
+      writer.comment("source", in.rmm_path.empty() ? "clpool trace " + in.trace_path : "rmm csv " + in.rmm_path);
+      trace::trace_event e;
+      while (source.next(e)) writer.write(e);
+      writer.flush();
+      return 0;
+    });
+    if (!capacity && !min_capacity) return exit_clean;
+  }
+
+  const bool show_progress = !no_progress && ::isatty(STDERR_FILENO) == 1;
+  const auto replay_once = [&](const replay_config& c, std::uint64_t cap, bool timeline,
+                               const std::string& label) {
+    replay_options options;
+    options.timeline = timeline;
+    const progress_fn progress = make_progress(show_progress, label);
+    replay_report r = in.with_source([&](auto& source) {
+      return replay_stream(source, c, device_spec{cap, semantics}, options, progress);
+    });
+    clear_progress(show_progress && progress != nullptr);
+    return r;
+  };
+
+  std::vector<config_result> results;
+  bool any_oom = false;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    config_result res;
+    res.config = configs[i];
+    const bool picture = i == 0 && !svg_path.empty();
+    if (capacity) {
+      res.replay = replay_once(configs[i], *capacity, picture, to_string(configs[i]));
+      any_oom |= !res.replay->ok();
+    }
+    if (min_capacity) {
+      std::uint64_t n = 0;
+      res.min_capacity = find_min_capacity(
+          [&](std::uint64_t cap) {
+            return replay_once(configs[i], cap, picture && !capacity,
+                               to_string(configs[i]) + " min-capacity replay " + std::to_string(++n));
+          },
+          granule);
+      any_oom |= !res.min_capacity->found;
+    }
+    results.push_back(std::move(res));
+  }
+  const int rc = any_oom ? exit_oom : exit_clean;
+
+  if (!svg_path.empty()) {
+    const config_result& first = results[0];
+    const replay_report* r = first.replay ? &*first.replay : nullptr;
+    if (r == nullptr && first.min_capacity) {
+      const auto& m = *first.min_capacity;
+      r = m.one_granule_below ? &*m.one_granule_below : (m.at_result ? &*m.at_result : nullptr);
+    }
+    if (r != nullptr) {
+      std::ofstream out(svg_path, std::ios::trunc);
+      out << render_svg(*r, "clpool_replay: " + in.name());
+      if (!out) throw usage_error("--svg: cannot write " + svg_path);
+    }
+  }
+  if (json) {
+    std::cout << to_json(results, in.name(), rc).dump(2) << "\n";
+  } else if (results.size() > 1) {
+    std::cout << format_table(results, in.name());
+  } else {
+    std::cout << format_text(results[0], in.name());
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const clpool::trace::trace_error& e) {
+    std::cerr << "clpool_replay: error: " << e.what() << "\n";
+    if (e.line() > 1) {
+      std::cerr << "clpool_replay: " << e.events_read() << " valid events came before it\n";
+    }
+  } catch (const config_error& e) {
+    std::cerr << "clpool_replay: error: " << e.what() << "\n";
+  } catch (const usage_error& e) {
+    std::cerr << "clpool_replay: error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "clpool_replay: error: " << e.what() << "\n";
+  }
+  return exit_bad_input;
+}

@@ -1,0 +1,74 @@
+#include "tools/replay/min_capacity.h"
+
+namespace clpool::replay {
+
+std::uint64_t unbounded_capacity(std::uint64_t granule) {
+  const std::uint64_t top = trace::max_event_size;
+  return top - top % granule;
+}
+
+min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
+                                      std::uint64_t granule) {
+  if (granule == 0) throw config_error("granule must be positive");
+  min_capacity_result result;
+  result.granule = granule;
+  const std::uint64_t top_k = unbounded_capacity(granule) / granule;
+  const auto attempt = [&](std::uint64_t k) {
+    ++result.replays;
+    return run(k * granule);
+  };
+
+  replay_report unbounded = attempt(top_k);
+  if (!unbounded.ok()) {
+    result.why_not = "it runs out of memory even on an unbounded device (" +
+                     std::string(to_string(unbounded.oom->site)) + " at event " +
+                     std::to_string(unbounded.oom->event_index) + ")";
+    return result;
+  }
+  // Upper bound: the unbounded replay's peak, rounded up to a granule; doubled while it fails
+  // (a retry can make a capacity-bounded run differ from the unbounded one).
+  std::uint64_t hi = unbounded.peak_device_bytes / granule +
+                     (unbounded.peak_device_bytes % granule != 0 ? 1 : 0);
+  std::optional<replay_report> hi_report;
+  for (;;) {
+    if (hi >= top_k) {
+      hi = top_k;
+      hi_report = std::move(unbounded);
+      break;
+    }
+    replay_report r = attempt(hi);
+    if (r.ok()) {
+      hi_report = std::move(r);
+      break;
+    }
+    hi = hi == 0 ? 1 : hi * 2;
+  }
+  // Invariant: hi succeeded; lo (when set) failed; lo < hi.
+  std::optional<std::uint64_t> lo;
+  std::optional<replay_report> lo_report;
+  if (hi > 0) {
+    // Capacity 0 is the natural lower end; it is tested like any other point.
+    std::uint64_t low = 0;
+    bool low_known = false;
+    while (!low_known || hi - low > 1) {
+      const std::uint64_t mid = low_known ? low + (hi - low) / 2 : hi / 2;
+      replay_report r = attempt(mid);
+      if (r.ok()) {
+        hi = mid;
+        hi_report = std::move(r);
+        if (hi == 0) break;
+      } else {
+        low = mid;
+        low_known = true;
+        lo_report = std::move(r);
+      }
+    }
+  }
+  result.found = true;
+  result.capacity = hi * granule;
+  result.at_result = std::move(hi_report);
+  if (hi > 0) result.one_granule_below = std::move(lo_report);
+  return result;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,43 @@
+// find_min_capacity: the smallest device capacity, in whole granules, at which a trace replays
+// with no out-of-memory.
+//
+// Bisection over k in [0, K] for capacity = k * granule. K comes from a replay on an unbounded
+// device (its peak device bytes, rounded up; doubled while it still fails). The answer is exact in
+// the sense the tests check: the replay at the result was run and succeeded, and the replay one
+// granule below was run and failed. (Success need not be monotone in capacity for every pool
+// configuration; bisection still returns such an adjacent pair.)
+#ifndef CLPOOL_TOOLS_REPLAY_MIN_CAPACITY_H_
+#define CLPOOL_TOOLS_REPLAY_MIN_CAPACITY_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "tools/replay/replay.h"
+
+namespace clpool::replay {
+
+struct min_capacity_result {
+  bool found = false;
+  std::uint64_t capacity = 0;  // the smallest clean capacity, a multiple of granule
+  std::uint64_t granule = 0;
+  std::uint64_t replays = 0;   // full replays run
+  std::string why_not;         // when !found: why no capacity helps
+  std::optional<replay_report> at_result;     // the clean replay at `capacity`
+  std::optional<replay_report> one_granule_below;  // the failing replay at capacity - granule
+};
+
+// The capacity used for "unbounded": 2^62, the largest size a trace may name, rounded down to a
+// whole number of granules.
+std::uint64_t unbounded_capacity(std::uint64_t granule);
+
+// `run(capacity)` replays the whole trace on a device of that capacity. `granule` must be > 0
+// (throws config_error otherwise). Not found when the trace fails even on an unbounded device
+// (the pool's limit, say).
+min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
+                                      std::uint64_t granule);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_MIN_CAPACITY_H_

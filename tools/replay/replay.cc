@@ -1,0 +1,365 @@
+#include "tools/replay/replay.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace clpool::replay {
+
+using trace::trace_action;
+using trace::trace_event;
+using trace::trace_kind;
+
+std::string_view to_string(oom_site site) {
+  switch (site) {
+    case oom_site::allocator: return "device allocation failed";
+    case oom_site::limit: return "pool limit reached";
+    case oom_site::first_use: return "deferred allocation failed at first use";
+  }
+  return "?";
+}
+
+namespace {
+
+// Sees every pool event (under the pool's lock; replay is single-threaded anyway) and keeps what
+// the report needs without taking the pool's lock on every trace event: the latest counters, the
+// retry count and the true peak of managed bytes (the pool's own statistic also counts requests
+// that were in flight and then failed).
+class replay_observer final : public pool_observer {
+ public:
+  void on_event(const pool_event& e) noexcept override {
+    last = e.counters;
+    if (e.counters.managed_bytes > peak_managed) peak_managed = e.counters.managed_bytes;
+    if (e.kind == pool_event_kind::oom_retry) ++retries;
+  }
+  pool_counters last{};
+  std::uint64_t retries = 0;
+  std::uint64_t peak_managed = 0;
+};
+
+// Keeps at most `max` points by merging neighbours (keeping maxima, so peaks survive) and
+// doubling the events per point whenever the table fills.
+class timeline_sampler {
+ public:
+  explicit timeline_sampler(std::size_t max) : max_(std::max<std::size_t>(max & ~std::size_t{1}, 2)) {}
+
+  void add(std::uint64_t event, std::uint64_t active, std::uint64_t held, std::uint64_t managed,
+           std::uint64_t device) {
+    if (in_current_ == 0) {
+      current_ = {event, active, held, managed, device};
+    } else {
+      merge(current_, {event, active, held, managed, device});
+    }
+    if (++in_current_ == stride_) {
+      points_.push_back(current_);
+      in_current_ = 0;
+      if (points_.size() >= max_) compact();
+    }
+  }
+
+  std::vector<timeline_point> points() const {
+    std::vector<timeline_point> out = points_;
+    if (in_current_ != 0) out.push_back(current_);
+    return out;
+  }
+
+ private:
+  static void merge(timeline_point& into, const timeline_point& p) {
+    into.active_bytes = std::max(into.active_bytes, p.active_bytes);
+    into.held_bytes = std::max(into.held_bytes, p.held_bytes);
+    into.managed_bytes = std::max(into.managed_bytes, p.managed_bytes);
+    into.device_used_bytes = std::max(into.device_used_bytes, p.device_used_bytes);
+  }
+
+  void compact() {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i + 1 < points_.size(); i += 2) {
+      timeline_point p = points_[i];
+      merge(p, points_[i + 1]);
+      points_[n++] = p;
+    }
+    points_.resize(n);
+    stride_ *= 2;
+  }
+
+  std::size_t max_;
+  std::uint64_t stride_ = 1;
+  std::uint64_t in_current_ = 0;
+  timeline_point current_;
+  std::vector<timeline_point> points_;
+};
+
+struct raw_block {
+  std::uint64_t handle = 0;
+  std::uint64_t bytes = 0;
+};
+
+}  // namespace
+
+struct replayer::impl {
+  using pool_type = memory_pool<device_allocator>;
+  using allocation = pool_type::allocation;
+
+  impl(const replay_config& c, std::unique_ptr<replay_device> own, replay_device* d,
+       const replay_options& o)
+      : config(c),
+        options(o),
+        owned(std::move(own)),
+        device(d),
+        deferred(d->defers_allocation()),
+        sampler(o.max_timeline_points) {
+    report.config = c;
+    report.device.capacity = device->capacity();
+    if (c.use_pool) {
+      pool.emplace(device_allocator{device}, pool_options{c.leading_bits, c.limit, c.trim});
+      observer = std::make_shared<replay_observer>();
+      pool->set_observer(observer);
+    }
+  }
+
+  ~impl() {
+    // Allocations go back to the pool, then the pool returns everything to the device.
+    live.clear();
+  }
+
+  [[noreturn]] static void not_live(std::uint64_t id) {
+    throw replay_input_error("free of id " + std::to_string(id) +
+                             ", which is not live (never allocated, or already freed)");
+  }
+  [[noreturn]] static void already_live(std::uint64_t id) {
+    throw replay_input_error("alloc of id " + std::to_string(id) +
+                             ", which is already live (allocated earlier and not freed)");
+  }
+
+  oom_point& start_oom(const trace_event& e, std::uint64_t line, oom_site site) {
+    oom_point& p = report.oom.emplace();
+    p.event_index = report.events - 1;
+    p.seq = e.seq;
+    p.line = line;
+    p.action = e.action;
+    p.id = e.id;
+    p.requested_bytes = e.size;
+    p.rounded_bytes = config.use_pool ? rounded_size(e.size, config.leading_bits) : e.size;
+    p.site = site;
+    p.recorded_failure = e.action == trace_action::alloc_failed;
+    p.device_used_bytes = device->used_bytes();
+    p.capacity = device->capacity();
+    p.limit = config.limit;
+    return p;
+  }
+
+  // One request through the pool. `slot` receives the allocation (null: release it at once).
+  void pool_alloc(const trace_event& e, std::uint64_t line, allocation* slot) {
+    const std::uint64_t held_before = observer->last.held_bytes;
+    const std::uint64_t retries_before = observer->retries;
+    try {
+      allocation a = pool->allocate(e.size);
+      if (observer->retries != retries_before) ++report.rescued_requests;
+      if (deferred && a.has_block() && !device->first_use(a.handle())) {
+        // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
+        // exclude the failing request, as the pool's own out-of-memory reports do.
+        pool_counters c = observer->last;
+        oom_point& p = start_oom(e, line, oom_site::first_use);
+        p.active_bytes = c.active_bytes - a.size();
+        p.active_rounded_bytes = c.active_rounded_bytes - a.rounded_size();
+        p.held_bytes = c.held_bytes;
+        p.managed_bytes = c.managed_bytes - a.rounded_size();
+        p.held_before_bytes = held_before;
+        p.rounding_loss_bytes = p.active_rounded_bytes - p.active_bytes;
+        p.message = "the device could not commit " + std::to_string(a.rounded_size()) +
+                    " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
+                    std::to_string(device->capacity()) + " bytes committed";
+        return;
+      }
+      if (slot != nullptr) {
+        *slot = std::move(a);
+      } else {
+        ++report.recorded_failures_that_fit;
+      }
+    } catch (const out_of_memory& x) {
+      const oom_report& r = x.report();
+      oom_point& p =
+          start_oom(e, line, r.cause == oom_cause::limit ? oom_site::limit : oom_site::allocator);
+      p.rounded_bytes = r.rounded_bytes;
+      p.active_bytes = r.active_bytes;
+      p.active_rounded_bytes = r.active_rounded_bytes;
+      p.held_bytes = r.held_bytes;
+      p.managed_bytes = r.managed_bytes;
+      p.held_before_bytes = held_before;
+      p.rounding_loss_bytes = r.active_rounded_bytes - r.active_bytes;
+      p.retries = observer->retries - retries_before;
+      p.message = x.what();
+    }
+  }
+
+  // One request straight to the device. `slot` receives the block (null: free it at once).
+  void raw_alloc(const trace_event& e, std::uint64_t line, raw_block* slot) {
+    if (e.size == 0) return;
+    std::uint64_t handle = 0;
+    try {
+      handle = device->allocate(e.size);
+    } catch (const allocator_out_of_memory& x) {
+      ++report.allocator_failures;
+      fill_raw_oom(start_oom(e, line, oom_site::allocator), x.what());
+      return;
+    }
+    if (deferred && !device->first_use(handle)) {
+      device->deallocate(handle, e.size);
+      fill_raw_oom(start_oom(e, line, oom_site::first_use),
+                   "the device could not commit " + std::to_string(e.size) + " bytes at first use");
+      return;
+    }
+    ++report.allocator_allocations;
+    if (slot == nullptr) {
+      device->deallocate(handle, e.size);
+      ++report.allocator_frees;
+      ++report.recorded_failures_that_fit;
+      return;
+    }
+    *slot = raw_block{handle, e.size};
+    raw_active += e.size;
+    if (raw_active > report.peak_active_bytes) report.peak_active_bytes = raw_active;
+  }
+
+  void fill_raw_oom(oom_point& p, std::string message) {
+    p.active_bytes = p.active_rounded_bytes = p.managed_bytes = raw_active;
+    p.message = std::move(message);
+  }
+
+  void alloc(const trace_event& e, std::uint64_t line) {
+    if (config.use_pool) {
+      allocation* slot = live.insert(e.id, allocation());
+      if (slot == nullptr) already_live(e.id);
+      if (e.kind == trace_kind::sub) return;  // a view of another block: no device memory
+      pool_alloc(e, line, slot);
+      if (report.oom) live.erase(e.id);
+    } else {
+      raw_block* slot = raw_live.insert(e.id, raw_block());
+      if (slot == nullptr) already_live(e.id);
+      if (e.kind == trace_kind::sub) return;
+      raw_alloc(e, line, slot);
+      if (report.oom) raw_live.erase(e.id);
+    }
+  }
+
+  void free(const trace_event& e) {
+    if (config.use_pool) {
+      allocation a;
+      if (!live.erase(e.id, &a)) not_live(e.id);
+      // `a` gives its block back to the pool here.
+    } else {
+      raw_block b;
+      if (!raw_live.erase(e.id, &b)) not_live(e.id);
+      if (b.handle != 0) {
+        device->deallocate(b.handle, b.bytes);
+        raw_active -= b.bytes;
+        ++report.allocator_frees;
+      }
+    }
+  }
+
+  bool apply(const trace_event& e, std::uint64_t line) {
+    if (report.oom) return false;
+    ++report.events;
+    switch (e.action) {
+      case trace_action::alloc:
+        ++report.allocs;
+        alloc(e, line);
+        break;
+      case trace_action::alloc_failed:
+        ++report.recorded_failures;
+        if (config.use_pool) {
+          pool_alloc(e, line, nullptr);
+        } else {
+          raw_alloc(e, line, nullptr);
+        }
+        break;
+      case trace_action::free:
+        ++report.frees;
+        free(e);
+        break;
+      case trace_action::free_held:
+        ++report.free_held_calls;
+        if (pool) pool->free_held();
+        break;
+      case trace_action::stop_holding:
+        ++report.stop_holding_calls;
+        if (pool) pool->stop_holding();
+        break;
+    }
+    if (options.timeline) sample();
+    return !report.oom;
+  }
+
+  void sample() {
+    const std::uint64_t event = report.events - 1;
+    if (config.use_pool) {
+      const pool_counters& c = observer->last;
+      sampler.add(event, c.active_bytes, c.held_bytes, c.managed_bytes, device->used_bytes());
+    } else {
+      sampler.add(event, raw_active, 0, raw_active, device->used_bytes());
+    }
+  }
+
+  replay_report snapshot() const {
+    replay_report r = report;
+    r.peak_device_bytes = device->peak_used_bytes();
+    if (pool) {
+      const pool_statistics s = pool->statistics();
+      r.peak_active_bytes = s.peak_active_bytes;
+      r.peak_managed_bytes = observer->peak_managed;
+      r.hits = s.hits;
+      r.misses = s.misses;
+      r.allocator_allocations = s.allocator_allocations;
+      r.allocator_frees = s.allocator_frees;
+      r.allocator_failures = s.allocator_failures;
+      r.oom_retries = s.oom_retries;
+    } else {
+      r.peak_managed_bytes = r.peak_active_bytes;
+    }
+    if (options.timeline) r.timeline = sampler.points();
+    return r;
+  }
+
+  replay_config config;
+  replay_options options;
+  replay_report report;
+  // Destroyed last to first: live blocks go back to the pool, the pool to the device.
+  std::unique_ptr<replay_device> owned;
+  replay_device* device;
+  bool deferred;  // call first_use() after each allocation
+  std::optional<pool_type> pool;
+  std::shared_ptr<replay_observer> observer;
+  trace::flat_id_map<allocation> live;
+  trace::flat_id_map<raw_block> raw_live;
+  std::uint64_t raw_active = 0;
+  timeline_sampler sampler;
+};
+
+replayer::replayer(const replay_config& config, const device_spec& device, replay_options options) {
+  auto owned = std::make_unique<simulated_device>(device.capacity, device.semantics);
+  replay_device* d = owned.get();
+  impl_ = std::make_unique<impl>(config, std::move(owned), d, options);
+  impl_->report.device = device;
+}
+
+replayer::replayer(const replay_config& config, replay_device& device, replay_options options)
+    : impl_(std::make_unique<impl>(config, nullptr, &device, options)) {}
+
+replayer::~replayer() = default;
+
+bool replayer::apply(const trace_event& event, std::uint64_t line) {
+  return impl_->apply(event, line);
+}
+
+replay_report replayer::report() const { return impl_->snapshot(); }
+
+replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
+                            const device_spec& device, const replay_options& options) {
+  replayer r(config, device, options);
+  for (const trace_event& e : events) {
+    if (!r.apply(e)) break;
+  }
+  return r.report();
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,173 @@
+// The replay engine: runs a trace through a configuration (the pool, or no pool) on a replay
+// device and reports whether it ran out of memory, where, and why.
+//
+//   trace_reader reader("run.trace", {.check_liveness = false});
+//   replay_report r = replay_stream(reader, parse_config("pool:lb=4"),
+//                                   {.capacity = 4ull << 30, .semantics = alloc_semantics::immediate});
+//   if (r.oom) ... r.oom->event_index, r.oom->rounded_bytes, ...
+//
+// What each trace action does: alloc -> allocate (a `sub` block gets no device memory);
+// alloc_failed -> allocate, then release at once (the recorded run failed here; if the replay
+// fails too that is its out-of-memory); free -> release; free_held / stop_holding -> the pool's
+// calls (nothing without a pool). Replay stops at the first out-of-memory.
+//
+// Deterministic: the same events, config and device give the same report. Memory is bounded by
+// the live set: the engine keeps one hash-map entry per live id and never the trace.
+#ifndef CLPOOL_TOOLS_REPLAY_REPLAY_H_
+#define CLPOOL_TOOLS_REPLAY_REPLAY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pool/memory_pool.h"
+#include "tools/replay/config.h"
+#include "tools/replay/device.h"
+#include "tools/trace/id_map.h"
+#include "tools/trace/trace_event.h"
+#include "tools/trace/trace_reader.h"
+
+namespace clpool::replay {
+
+// The device a replay runs on.
+struct device_spec {
+  std::uint64_t capacity = unlimited;
+  alloc_semantics semantics = alloc_semantics::immediate;
+};
+
+// The input broke a rule the engine depends on (alloc of a live id, free of an id that is not
+// live). replay_stream() turns it into a trace_error naming the file and line.
+class replay_input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where an out-of-memory happened.
+enum class oom_site : std::uint8_t {
+  allocator,  // the device refused the allocation (immediate semantics), after the pool's retries
+  limit,      // the pool's own limit left no room, after its retries
+  first_use,  // the allocation succeeded but committing it at first use did not fit (deferred)
+};
+std::string_view to_string(oom_site site);
+
+// The first out-of-memory of a replay. Byte figures are taken at the failure (after the pool's
+// retries), except held_before_bytes.
+struct oom_point {
+  std::uint64_t event_index = 0;  // 0-based position among the trace's events
+  std::uint64_t seq = 0;          // the event's seq
+  std::uint64_t line = 0;         // its line in the input file (0 when not read from a file)
+  trace::trace_action action = trace::trace_action::alloc;
+  std::uint64_t id = 0;
+  std::uint64_t requested_bytes = 0;
+  std::uint64_t rounded_bytes = 0;  // the block the pool needed (= requested without a pool)
+  oom_site site = oom_site::allocator;
+  bool recorded_failure = false;   // the trace says the recorded run failed here too
+  std::uint64_t active_bytes = 0;          // requested bytes of live allocations
+  std::uint64_t active_rounded_bytes = 0;  // their rounded bytes
+  std::uint64_t held_bytes = 0;            // held by the pool at the failure
+  std::uint64_t managed_bytes = 0;         // active rounded + held
+  std::uint64_t device_used_bytes = 0;     // committed on the device
+  std::uint64_t capacity = 0;
+  std::uint64_t limit = unlimited;
+  std::uint64_t held_before_bytes = 0;     // held in other bins when the request arrived
+  std::uint64_t rounding_loss_bytes = 0;   // active_rounded_bytes - active_bytes
+  std::uint64_t retries = 0;               // the pool's retries for this request
+  std::string message;                     // the pool's or the device's own words
+};
+
+// One point of the timeline: the maxima over a run of consecutive events starting at `event`.
+struct timeline_point {
+  std::uint64_t event = 0;
+  std::uint64_t active_bytes = 0;
+  std::uint64_t held_bytes = 0;
+  std::uint64_t managed_bytes = 0;
+  std::uint64_t device_used_bytes = 0;
+};
+
+struct replay_report {
+  replay_config config;
+  device_spec device;
+  std::uint64_t events = 0;   // events applied (through the failing one)
+  std::uint64_t allocs = 0, frees = 0, recorded_failures = 0, free_held_calls = 0,
+                stop_holding_calls = 0;
+  std::uint64_t recorded_failures_that_fit = 0;  // alloc_failed events that succeeded here
+  std::optional<oom_point> oom;  // the first out-of-memory; nothing when the replay was clean
+  std::uint64_t peak_active_bytes = 0;
+  std::uint64_t peak_managed_bytes = 0;
+  std::uint64_t peak_device_bytes = 0;
+  std::uint64_t hits = 0, misses = 0;  // pool requests served from held blocks / by the device
+  std::uint64_t allocator_allocations = 0, allocator_frees = 0, allocator_failures = 0;
+  std::uint64_t oom_retries = 0;       // the pool's retries after freeing held memory
+  std::uint64_t rescued_requests = 0;  // requests that failed first and succeeded after a retry
+  std::vector<timeline_point> timeline;  // empty unless replay_options::timeline
+
+  bool ok() const { return !oom.has_value(); }
+  // hits / (hits + misses), 0 when there were none.
+  double hit_rate() const {
+    return hits + misses == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
+  }
+};
+
+struct replay_options {
+  bool timeline = false;               // sample active/held/managed bytes for a picture
+  std::size_t max_timeline_points = 1024;  // downsampled (keeping maxima) to at most this many
+};
+
+// Applies events one at a time. Single-threaded.
+class replayer {
+ public:
+  // Replays on a simulated_device built from `device`. Throws clpool::argument_error for a pool
+  // configuration the pool refuses.
+  replayer(const replay_config& config, const device_spec& device, replay_options options = {});
+  // Replays on `device` (a mockcl-backed one, say), which must outlive the replayer.
+  replayer(const replay_config& config, replay_device& device, replay_options options = {});
+  ~replayer();
+  replayer(const replayer&) = delete;
+  replayer& operator=(const replayer&) = delete;
+
+  // Applies one event read from `line` (0 if none). Returns false once the replay has run out of
+  // memory (this event or an earlier one; later events are ignored). Throws replay_input_error
+  // for an alloc of a live id or a free of an id that is not live, changing nothing.
+  bool apply(const trace::trace_event& event, std::uint64_t line = 0);
+
+  // The report so far. Final once the input is exhausted or apply() returned false.
+  replay_report report() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+// Called now and then with (bytes consumed, total bytes or 0) while a replay reads its input.
+using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
+
+// A source of events: trace::trace_reader, or anything with the same next(), line() and
+// error_at_last_event() (the RMM CSV importer).
+template <class Source>
+replay_report replay_stream(Source& source, const replay_config& config, const device_spec& device,
+                            const replay_options& options = {}, const progress_fn& progress = {}) {
+  replayer r(config, device, options);
+  trace::trace_event e;
+  std::uint64_t n = 0;
+  while (source.next(e)) {
+    try {
+      if (!r.apply(e, source.line())) break;
+    } catch (const replay_input_error& error) {
+      throw source.error_at_last_event(error.what());
+    }
+    if (progress && (++n & 0xFFFFF) == 0) progress(source.bytes_consumed(), source.total_bytes());
+  }
+  return r.report();
+}
+
+// Replays events held in memory (tests, small traces).
+replay_report replay_events(const std::vector<trace::trace_event>& events,
+                            const replay_config& config, const device_spec& device,
+                            const replay_options& options = {});
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_REPLAY_H_

@@ -1,0 +1,245 @@
+#include "tools/replay/report_format.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace clpool::replay {
+namespace {
+
+// "1.50 MiB (1572864 bytes)": both, so people can read it and scripts can grep it.
+std::string both(std::uint64_t bytes) {
+  if (bytes == unlimited) return "unlimited";
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
+std::string capacity_text(std::uint64_t bytes) {
+  return bytes >= unbounded_capacity(1) ? std::string("unbounded") : both(bytes);
+}
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * x);
+  return buf;
+}
+
+void row(std::ostringstream& out, const std::string& label, const std::string& value) {
+  out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value << "\n";
+}
+
+void oom_text(std::ostringstream& out, const replay_report& r) {
+  const oom_point& p = *r.oom;
+  out << "OUT OF MEMORY at event " << p.event_index << " (seq " << p.seq;
+  if (p.line != 0) out << ", line " << p.line;
+  out << "): " << trace::to_string(p.action) << " of " << both(p.requested_bytes);
+  if (p.action == trace::trace_action::alloc) out << ", id " << p.id;
+  out << "\n";
+  row(out, "cause", std::string(to_string(p.site)));
+  row(out, "request rounded to", both(p.rounded_bytes));
+  row(out, "active (requested)", both(p.active_bytes));
+  row(out, "active (rounded)", both(p.active_rounded_bytes));
+  row(out, "held by the pool", both(p.held_bytes));
+  row(out, "managed by the pool", both(p.managed_bytes));
+  row(out, "device used / capacity",
+      format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) + ", " +
+          both(p.capacity >= p.device_used_bytes ? p.capacity - p.device_used_bytes : 0) + " free");
+  if (p.limit != unlimited) row(out, "pool limit", both(p.limit));
+  row(out, "lost to rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
+  row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
+                                     (p.site == oom_site::first_use
+                                          ? " (still committed: the pool never saw a failure)"
+                                          : " (the retry returned what it could)"));
+  row(out, "pool retries", std::to_string(p.retries) + " for this request");
+  if (p.recorded_failure) row(out, "recorded run", "also failed here (alloc_failed in the trace)");
+  row(out, "message", p.message);
+}
+
+}  // namespace
+
+std::string format_text(const config_result& result, const std::string& input) {
+  std::ostringstream out;
+  out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
+  if (result.replay) {
+    const replay_report& r = *result.replay;
+    out << "device: " << capacity_text(r.device.capacity) << ", "
+        << to_string(r.device.semantics) << " allocation\n";
+    out << "result: ";
+    if (r.ok()) {
+      out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
+    } else {
+      oom_text(out, r);
+    }
+    out << "summary (through the last event replayed):\n";
+    row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
+                                    " alloc, " + std::to_string(r.frees) + " free, " +
+                                    std::to_string(r.recorded_failures) + " alloc_failed)");
+    row(out, "peak active", both(r.peak_active_bytes));
+    row(out, "peak managed", both(r.peak_managed_bytes));
+    row(out, "peak device used", both(r.peak_device_bytes));
+    if (r.config.use_pool) {
+      row(out, "hit rate", percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
+                               std::to_string(r.misses) + " misses)");
+    }
+    row(out, "allocator calls", std::to_string(r.allocator_allocations) + " allocations, " +
+                                    std::to_string(r.allocator_frees) + " frees, " +
+                                    std::to_string(r.allocator_failures) + " failed");
+    if (r.config.use_pool) {
+      row(out, "free_held retries", std::to_string(r.oom_retries) + " retries rescued " +
+                                        std::to_string(r.rescued_requests) + " requests");
+    }
+    if (r.recorded_failures_that_fit != 0) {
+      row(out, "recorded failures", std::to_string(r.recorded_failures_that_fit) +
+                                        " alloc_failed requests fit in this replay");
+    }
+  }
+  if (result.min_capacity) {
+    const min_capacity_result& m = *result.min_capacity;
+    if (m.found) {
+      out << "minimum capacity: " << format_bytes_exact(m.capacity) << " = " << both(m.capacity)
+          << "\n  (granule " << format_bytes_exact(m.granule) << ", " << m.replays << " replays";
+      if (m.capacity > 0) out << "; " << format_bytes_exact(m.capacity - m.granule) << " runs out";
+      out << ")\n";
+    } else {
+      out << "minimum capacity: none: " << m.why_not << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string format_table(const std::vector<config_result>& results, const std::string& input) {
+  std::vector<std::string> labels;
+  std::vector<std::vector<std::string>> cols;
+  const auto add = [&](std::size_t c, const std::string& label, const std::string& value) {
+    if (c == 0) labels.push_back(label);
+    cols[c].push_back(value);
+  };
+  cols.resize(results.size());
+  for (std::size_t c = 0; c < results.size(); ++c) {
+    const config_result& res = results[c];
+    add(c, "configuration", to_string(res.config));
+    if (res.replay) {
+      const replay_report& r = *res.replay;
+      add(c, "result", r.ok() ? "clean" : "OUT OF MEMORY");
+      add(c, "first OOM event", r.ok() ? "-" : std::to_string(r.oom->event_index));
+      add(c, "OOM request (rounded)", r.ok() ? "-" : format_bytes(r.oom->rounded_bytes));
+      add(c, "OOM cause", r.ok() ? "-" : std::string(to_string(r.oom->site)));
+      add(c, "held at OOM request", r.ok() ? "-" : format_bytes(r.oom->held_before_bytes));
+      add(c, "lost to rounding at OOM", r.ok() ? "-" : format_bytes(r.oom->rounding_loss_bytes));
+      add(c, "events replayed", std::to_string(r.events));
+      add(c, "peak active", format_bytes(r.peak_active_bytes));
+      add(c, "peak managed", format_bytes(r.peak_managed_bytes));
+      add(c, "peak device used", format_bytes(r.peak_device_bytes));
+      add(c, "hit rate", r.config.use_pool ? percent(r.hit_rate()) : "-");
+      add(c, "allocator allocations", std::to_string(r.allocator_allocations));
+      add(c, "allocator frees", std::to_string(r.allocator_frees));
+      add(c, "rescued by retry", r.config.use_pool ? std::to_string(r.rescued_requests) : "-");
+    }
+    if (res.min_capacity) {
+      add(c, "minimum capacity",
+          res.min_capacity->found ? format_bytes_exact(res.min_capacity->capacity) : "none");
+    }
+  }
+  std::vector<std::size_t> width(cols.size() + 1, 0);
+  for (const auto& l : labels) width[0] = std::max(width[0], l.size());
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    for (const auto& v : cols[c]) width[c + 1] = std::max(width[c + 1], v.size());
+  }
+  std::size_t total_width = width[0];
+  for (std::size_t c = 1; c < width.size(); ++c) total_width += width[c] + 2;
+  std::ostringstream out;
+  out << "input " << input;
+  if (!results.empty() && results[0].replay) {
+    out << ", device " << capacity_text(results[0].replay->device.capacity) << ", "
+        << to_string(results[0].replay->device.semantics) << " allocation";
+  }
+  out << "\n";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    out << labels[i] << std::string(width[0] - labels[i].size() + 2, ' ');
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      const std::string& v = i < cols[c].size() ? cols[c][i] : std::string();
+      out << std::string(width[c + 1] - v.size(), ' ') << v << (c + 1 < cols.size() ? "  " : "");
+    }
+    out << "\n";
+    if (i == 0) out << std::string(total_width, '-') << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json to_json(const replay_report& r) {
+  nlohmann::json j;
+  j["config"] = to_string(r.config);
+  j["capacity"] = r.device.capacity;
+  j["semantics"] = std::string(to_string(r.device.semantics));
+  j["ok"] = r.ok();
+  j["events"] = r.events;
+  j["allocs"] = r.allocs;
+  j["frees"] = r.frees;
+  j["recorded_failures"] = r.recorded_failures;
+  j["recorded_failures_that_fit"] = r.recorded_failures_that_fit;
+  j["peak_active_bytes"] = r.peak_active_bytes;
+  j["peak_managed_bytes"] = r.peak_managed_bytes;
+  j["peak_device_bytes"] = r.peak_device_bytes;
+  j["hits"] = r.hits;
+  j["misses"] = r.misses;
+  j["hit_rate"] = r.hit_rate();
+  j["allocator_allocations"] = r.allocator_allocations;
+  j["allocator_frees"] = r.allocator_frees;
+  j["allocator_failures"] = r.allocator_failures;
+  j["oom_retries"] = r.oom_retries;
+  j["rescued_requests"] = r.rescued_requests;
+  if (r.oom) {
+    const oom_point& p = *r.oom;
+    j["oom"] = {{"event_index", p.event_index},
+                {"seq", p.seq},
+                {"line", p.line},
+                {"action", std::string(trace::to_string(p.action))},
+                {"id", p.id},
+                {"requested_bytes", p.requested_bytes},
+                {"rounded_bytes", p.rounded_bytes},
+                {"cause", std::string(to_string(p.site))},
+                {"recorded_failure", p.recorded_failure},
+                {"active_bytes", p.active_bytes},
+                {"active_rounded_bytes", p.active_rounded_bytes},
+                {"held_bytes", p.held_bytes},
+                {"managed_bytes", p.managed_bytes},
+                {"device_used_bytes", p.device_used_bytes},
+                {"capacity", p.capacity},
+                {"limit", p.limit == unlimited ? nlohmann::json(nullptr) : nlohmann::json(p.limit)},
+                {"held_in_other_bins_bytes", p.held_before_bytes},
+                {"rounding_loss_bytes", p.rounding_loss_bytes},
+                {"retries", p.retries},
+                {"message", p.message}};
+  } else {
+    j["oom"] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::json to_json(const min_capacity_result& m) {
+  nlohmann::json j;
+  j["found"] = m.found;
+  j["capacity"] = m.found ? nlohmann::json(m.capacity) : nlohmann::json(nullptr);
+  j["granule"] = m.granule;
+  j["replays"] = m.replays;
+  if (!m.found) j["why_not"] = m.why_not;
+  return j;
+}
+
+nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
+                       int exit_code) {
+  nlohmann::json j;
+  j["input"] = input;
+  j["exit_code"] = exit_code;
+  j["results"] = nlohmann::json::array();
+  for (const config_result& res : results) {
+    nlohmann::json c;
+    c["config"] = to_string(res.config);
+    c["replay"] = res.replay ? to_json(*res.replay) : nlohmann::json(nullptr);
+    c["min_capacity"] = res.min_capacity ? to_json(*res.min_capacity) : nlohmann::json(nullptr);
+    j["results"].push_back(std::move(c));
+  }
+  return j;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,39 @@
+// Renders replay reports for people (text, a side-by-side table) and for programs (JSON).
+#ifndef CLPOOL_TOOLS_REPLAY_REPORT_FORMAT_H_
+#define CLPOOL_TOOLS_REPLAY_REPORT_FORMAT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/replay/min_capacity.h"
+#include "tools/replay/replay.h"
+
+namespace clpool::replay {
+
+// One configuration's results: the replay at the requested capacity (if one was given) and the
+// minimum capacity search (if one was asked for).
+struct config_result {
+  replay_config config;
+  std::optional<replay_report> replay;
+  std::optional<min_capacity_result> min_capacity;
+};
+
+// The full text report of one configuration: the verdict, the first out-of-memory with every
+// figure, then peaks, hit rate and allocator calls. `input` names the trace.
+std::string format_text(const config_result& result, const std::string& input);
+
+// A table with one column per configuration (for --compare).
+std::string format_table(const std::vector<config_result>& results, const std::string& input);
+
+// The same content as JSON (stable keys, byte counts as integers).
+nlohmann::json to_json(const replay_report& report);
+nlohmann::json to_json(const min_capacity_result& result);
+nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
+                       int exit_code);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_REPORT_FORMAT_H_

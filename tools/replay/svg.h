@@ -1,0 +1,20 @@
+// A self-contained SVG timeline of a replay: active, held and managed bytes (and device use)
+// against the device capacity, with the out-of-memory point marked. No scripts, no external
+// files: it opens in any browser.
+#ifndef CLPOOL_TOOLS_REPLAY_SVG_H_
+#define CLPOOL_TOOLS_REPLAY_SVG_H_
+
+#include <string>
+
+#include "tools/replay/replay.h"
+
+namespace clpool::replay {
+
+// The SVG text for `report`, which must have been run with replay_options::timeline (an empty
+// timeline gives an empty chart with its axes). `title` heads the picture (XML-escaped here).
+// The number of points drawn is the timeline's, which replay bounds.
+std::string render_svg(const replay_report& report, const std::string& title);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_SVG_H_

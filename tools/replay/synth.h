@@ -1,0 +1,28 @@
+// Synthetic traces for benchmarks and tests: a steady-state workload whose live set hovers around
+// a target size, with log-uniform request sizes (256 B to 64 MiB by default), ids reused after
+// free. Deterministic for a seed.
+#ifndef CLPOOL_TOOLS_REPLAY_SYNTH_H_
+#define CLPOOL_TOOLS_REPLAY_SYNTH_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "tools/trace/trace_event.h"
+
+namespace clpool::replay {
+
+struct synth_options {
+  std::uint64_t events = 1000000;  // total events
+  std::uint64_t live = 4096;       // live blocks the workload hovers around
+  unsigned min_size_log2 = 8;      // smallest request: 2^8 bytes
+  unsigned max_size_log2 = 26;     // largest request: 2^26 bytes
+  std::uint64_t seed = 1;
+};
+
+// Calls `sink` with each event in order; every live block is freed by the end when the event
+// budget allows (the last events are frees).
+void synthesize(const synth_options& options, const std::function<void(const trace::trace_event&)>& sink);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_SYNTH_H_

@@ -1,0 +1,68 @@
+// trace_writer: writes clpool traces (FORMAT.md, version 1).
+//
+//   clpool::trace::trace_writer out("run.trace");   // writes the header line
+//   out.comment("source", "layer");                 // "# source: layer"
+//   out.write(event);                               // one line per event
+//
+// Buffered (64 KiB) so that recording costs about one formatted line per event. Not thread-safe:
+// a recorder that is called from several threads serialises its calls (the pool recorder runs
+// under the pool's lock). The writer checks what it can check cheaply (seq increasing, size in
+// range, single-line comments) so that a recorder bug shows up at recording time, not at replay.
+#ifndef CLPOOL_TOOLS_TRACE_TRACE_WRITER_H_
+#define CLPOOL_TOOLS_TRACE_TRACE_WRITER_H_
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "tools/trace/trace_event.h"
+
+namespace clpool::trace {
+
+class trace_writer {
+ public:
+  // Writes to `out`, which must outlive the writer. Writes the header at once.
+  explicit trace_writer(std::ostream& out);
+
+  // Creates or truncates `path`. Throws std::runtime_error naming the path if it cannot.
+  explicit trace_writer(const std::string& path);
+
+  trace_writer(const trace_writer&) = delete;
+  trace_writer& operator=(const trace_writer&) = delete;
+
+  // Flushes what is buffered; errors at this point are lost (call flush() to see them).
+  ~trace_writer();
+
+  // Writes "# key: value". Throws std::invalid_argument if `key` is empty or has blanks or a
+  // colon, or either contains a newline (the comment must stay one line).
+  void comment(std::string_view key, std::string_view value);
+
+  // Writes one event. Throws std::invalid_argument, writing nothing, when seq does not increase
+  // or size is above max_event_size: the reader would refuse the file.
+  void write(const trace_event& event);
+
+  // Writes buffered lines to the stream and flushes it. Throws std::runtime_error if the stream
+  // failed (disk full, closed pipe).
+  void flush();
+
+  // Events written so far.
+  std::uint64_t events_written() const noexcept { return events_; }
+
+ private:
+  void flush_buffer();
+
+  std::unique_ptr<std::ofstream> owned_;
+  std::ostream* out_;
+  std::string name_;
+  std::string buffer_;
+  bool have_seq_ = false;
+  std::uint64_t last_seq_ = 0;
+  std::uint64_t events_ = 0;
+};
+
+}  // namespace clpool::trace
+
+#endif  // CLPOOL_TOOLS_TRACE_TRACE_WRITER_H_

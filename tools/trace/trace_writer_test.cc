@@ -1,0 +1,100 @@
+#include "tools/trace/trace_writer.h"
+
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tools/trace/trace_reader.h"
+
+namespace clpool::trace {
+namespace {
+
+// Random valid events: every action and kind, extreme numbers, ids reused after free.
+std::vector<trace_event> random_events(unsigned seed, int count) {
+  std::mt19937_64 rng(seed);
+  std::vector<trace_event> events;
+  std::vector<std::uint64_t> live;
+  std::uint64_t seq = rng() % 1000;
+  for (int i = 0; i < count; ++i) {
+    trace_event e;
+    e.seq = seq;
+    seq += 1 + rng() % 3;
+    e.time_ns = rng();
+    e.thread = rng() % 4;
+    e.queue = rng() % 2 ? 0 : rng();
+    e.kind = static_cast<trace_kind>(rng() % 4);
+    e.flags = rng() % 2 ? 0 : rng();
+    const int choice = static_cast<int>(rng() % 10);
+    if (choice < 5 || live.empty()) {
+      e.action = trace_action::alloc;
+      e.id = rng() % 2 ? rng() % 64 : rng();
+      bool clash = false;
+      for (auto id : live) clash |= id == e.id;
+      if (clash) continue;
+      e.size = rng() % 3 == 0 ? max_event_size : rng() % (1 << 30);
+      live.push_back(e.id);
+    } else if (choice < 8) {
+      e.action = trace_action::free;
+      const std::size_t k = rng() % live.size();
+      e.id = live[k];
+      live.erase(live.begin() + static_cast<long>(k));
+      e.size = rng() % 4096;
+    } else if (choice == 8) {
+      e.action = trace_action::alloc_failed;
+      e.id = rng();
+      e.size = rng() % max_event_size;
+    } else {
+      e.action = rng() % 2 ? trace_action::free_held : trace_action::stop_holding;
+    }
+    events.push_back(e);
+  }
+  return events;
+}
+
+TEST(TraceWriter, RoundTrip) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const std::vector<trace_event> events = random_events(seed, 20000);
+    std::ostringstream out;
+    {
+      trace_writer writer(out);
+      writer.comment("source", "round-trip test");
+      for (const auto& e : events) writer.write(e);
+      writer.flush();
+      EXPECT_EQ(writer.events_written(), events.size());
+    }
+    read_result r = read_all_from_string(out.str(), "roundtrip");
+    ASSERT_FALSE(r.error) << r.error->what();
+    ASSERT_EQ(r.events.size(), events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) ASSERT_EQ(r.events[i], events[i]) << "event " << i;
+    ASSERT_EQ(r.metadata.size(), 1u);
+    EXPECT_EQ(r.metadata[0].second, "round-trip test");
+  }
+}
+
+TEST(TraceWriter, EmptyTraceIsValid) {
+  std::ostringstream out;
+  { trace_writer writer(out); }
+  EXPECT_EQ(out.str(), "clpool-trace 1\n");
+}
+
+TEST(TraceWriter, RefusesWhatTheReaderWouldRefuse) {
+  std::ostringstream out;
+  trace_writer writer(out);
+  writer.write(trace_event{.seq = 3});
+  EXPECT_THROW(writer.write(trace_event{.seq = 3}), std::invalid_argument);
+  EXPECT_THROW(writer.write(trace_event{.seq = 4, .size = max_event_size + 1}), std::invalid_argument);
+  EXPECT_THROW(writer.comment("two words", "x"), std::invalid_argument);
+  EXPECT_THROW(writer.comment("k", "line\nbreak"), std::invalid_argument);
+  writer.write(trace_event{.seq = 4});
+  EXPECT_EQ(writer.events_written(), 2u);
+}
+
+TEST(TraceWriter, UnwritablePathThrows) {
+  EXPECT_THROW(trace_writer("/nonexistent-dir/x.trace"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace clpool::trace
