@@ -1,0 +1,180 @@
+#include "tools/layer/recorder.h"
+
+#include <atomic>
+#include <cstdio>
+#include <exception>
+
+namespace clpool::layer {
+namespace {
+
+// Distinguishes recorder instances so a thread's cached id never leaks from one recorder (say, in
+// a unit test) to the next one built at the same address.
+std::atomic<std::uint64_t> next_instance{1};
+
+struct cached_thread_id {
+  std::uint64_t instance = 0;
+  std::uint64_t id = 0;
+};
+thread_local cached_thread_id this_thread;
+
+std::uint64_t instance_of(const void*) { return next_instance.fetch_add(1); }
+
+}  // namespace
+
+bool counts_against_budget(trace::trace_kind kind) {
+  return kind == trace::trace_kind::buffer || kind == trace::trace_kind::svm;
+}
+
+recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> sink)
+    : settings_(settings),
+      sink_(std::move(sink)),
+      start_(std::chrono::steady_clock::now()),
+      rng_(settings.seed),
+      instance_(instance_of(this)) {}
+
+recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kind,
+                                       std::uint64_t flags) {
+  std::lock_guard lock(mutex_);
+  ticket t;
+  t.block = block_info{next_id_++, size, kind, flags, counts_against_budget(kind)};
+  if (kind != trace::trace_kind::sub) {
+    ++attempts_;
+    // Draw for every attempt, refused or not, so a given seed fails the same attempts whatever
+    // else is configured.
+    const bool random_hit =
+        settings_.fail_probability &&
+        static_cast<double>(rng_() >> 11) * 0x1.0p-53 < *settings_.fail_probability;
+    if (settings_.fail_nth && attempts_ == *settings_.fail_nth) {
+      t.refused = refusal::injected_nth;
+    } else if (random_hit) {
+      t.refused = refusal::injected_random;
+    }
+  }
+  if (t.refused == refusal::none && t.block.counted && settings_.budget_bytes &&
+      (size > *settings_.budget_bytes || outstanding_ > *settings_.budget_bytes - size)) {
+    t.refused = refusal::budget;
+  }
+  if (t.refused != refusal::none) {
+    std::string why = "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: ";
+    switch (t.refused) {
+      case refusal::budget:
+        why += "budget " + std::to_string(*settings_.budget_bytes) + " bytes, " +
+               std::to_string(outstanding_) + " outstanding";
+        break;
+      case refusal::injected_nth:
+        why += "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth);
+        break;
+      default:
+        why += "CLPOOL_LAYER_FAIL_PROB";
+        break;
+    }
+    write_locked(trace::trace_action::alloc_failed, t.block, 0, why);
+    return t;
+  }
+  if (t.block.counted) outstanding_ += size;
+  return t;
+}
+
+void recorder::commit_alloc(const block_info& block) {
+  std::lock_guard lock(mutex_);
+  write_locked(trace::trace_action::alloc, block, 0);
+}
+
+void recorder::abort_alloc(const block_info& block, std::string_view failure) {
+  std::lock_guard lock(mutex_);
+  if (block.counted) outstanding_ -= block.size;
+  if (!failure.empty()) write_locked(trace::trace_action::alloc_failed, block, 0, failure);
+}
+
+void recorder::free_block(const block_info& block, std::uint64_t queue) {
+  std::lock_guard lock(mutex_);
+  if (block.counted) outstanding_ -= block.size;
+  write_locked(trace::trace_action::free, block, queue);
+}
+
+void recorder::remember_svm(const void* pointer, const block_info& block) {
+  std::lock_guard lock(mutex_);
+  svm_blocks_[pointer] = block;
+}
+
+std::optional<block_info> recorder::forget_svm(const void* pointer) {
+  std::lock_guard lock(mutex_);
+  auto it = svm_blocks_.find(pointer);
+  if (it == svm_blocks_.end()) return std::nullopt;
+  block_info block = it->second;
+  svm_blocks_.erase(it);
+  return block;
+}
+
+std::uint64_t recorder::queue_id(const void* queue) {
+  if (queue == nullptr) return 0;
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = queues_.try_emplace(queue, queues_.size() + 1);
+  return it->second;
+}
+
+std::uint64_t recorder::outstanding_bytes() const {
+  std::lock_guard lock(mutex_);
+  return outstanding_;
+}
+
+bool recorder::recording() const {
+  std::lock_guard lock(mutex_);
+  return sink_ != nullptr && !sink_failed_;
+}
+
+std::uint64_t recorder::thread_id_locked() {
+  // Ids are assigned under the mutex, so they appear in the trace in order of first use.
+  if (this_thread.instance != instance_) this_thread = {instance_, next_thread_++};
+  return this_thread.id;
+}
+
+void recorder::write_locked(trace::trace_action action, const block_info& block,
+                            std::uint64_t queue, std::string_view failure) {
+  if (sink_ == nullptr || sink_failed_) return;
+  if (block.size > trace::max_event_size) {
+    // Only a refused request can be this large (no device has 2^62 bytes), and FORMAT.md calls
+    // such a size corrupt, so the writer would refuse it and recording would stop. Skip it.
+    if (!warned_oversize_) {
+      warned_oversize_ = true;
+      std::fprintf(stderr,
+                   "clpool_layer: note: not recording a failed request of %llu bytes (above 2^62, "
+                   "which traces cannot hold)\n",
+                   static_cast<unsigned long long>(block.size));
+    }
+    return;
+  }
+  trace::trace_event e;
+  e.seq = next_seq_++;
+  e.time_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now() - start_)
+                                             .count());
+  e.thread = thread_id_locked();
+  e.queue = queue;
+  e.action = action;
+  // FORMAT.md: alloc_failed names no live block, and writers use id 0 for it.
+  e.id = action == trace::trace_action::alloc_failed ? 0 : block.id;
+  e.size = block.size;
+  e.kind = block.kind;
+  e.flags = block.flags;
+  bool ok = false;
+  try {
+    ok = sink_->write(e);
+    if (ok && !failure.empty()) {
+      ok = sink_->comment("failure", "seq " + std::to_string(e.seq) + " " + std::string(failure));
+    }
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok) sink_failed_locked(e.seq);
+}
+
+void recorder::sink_failed_locked(std::uint64_t seq) {
+  sink_failed_ = true;
+  std::fprintf(stderr,
+               "clpool_layer: error: could not write to the trace file; the trace is incomplete "
+               "after event %llu\n",
+               static_cast<unsigned long long>(seq));
+}
+
+}  // namespace clpool::layer

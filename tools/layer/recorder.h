@@ -1,0 +1,131 @@
+// recorder: the OpenCL-independent heart of the layer. It decides whether an allocation may
+// proceed (simulated budget, fault injection), keeps the outstanding-bytes account, assigns handle
+// ids, thread ids and queue ids, and writes trace events in one strictly increasing order.
+//
+// Thread-safe: the layer calls it from application threads and from ICD threads (destructor and
+// SVM-free callbacks run there). One mutex guards everything, so the order of `seq` in the trace
+// is the order in which the recorder saw the events.
+#ifndef CLPOOL_TOOLS_LAYER_RECORDER_H_
+#define CLPOOL_TOOLS_LAYER_RECORDER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "tools/layer/layer_settings.h"
+#include "tools/trace/trace_event.h"
+
+namespace clpool::layer {
+
+// Where events go. write() is called with the recorder's mutex held, in seq order.
+class event_sink {
+ public:
+  virtual ~event_sink() = default;
+  // Writes one event. Returns false when it could not (disk full, say); the recorder then
+  // reports the problem once on stderr and stops writing.
+  virtual bool write(const trace::trace_event& event) = 0;
+  // Writes a "# key: value" comment (one line; `key` one word). Returns false as write() does.
+  virtual bool comment(std::string_view key, std::string_view value) = 0;
+};
+
+// One block the layer handed out, as the recorder remembers it until it is freed.
+struct block_info {
+  std::uint64_t id = 0;
+  std::uint64_t size = 0;
+  trace::trace_kind kind = trace::trace_kind::buffer;
+  std::uint64_t flags = 0;
+  bool counted = false;  // whether its bytes count against the budget
+};
+
+// Why an allocation was refused by the layer itself.
+enum class refusal : std::uint8_t {
+  none,
+  budget,           // outstanding + size would exceed CLPOOL_LAYER_BUDGET
+  injected_nth,     // it was the CLPOOL_LAYER_FAIL_NTH-th allocation
+  injected_random,  // CLPOOL_LAYER_FAIL_PROB drew it
+};
+
+// True for kinds that take new device memory (buffer, svm). `host` blocks live in host memory
+// and `sub` blocks alias their parent, so neither counts against the budget.
+bool counts_against_budget(trace::trace_kind kind);
+
+class recorder {
+ public:
+  // `sink` may be null: then nothing is written, but budget and fault injection still apply.
+  recorder(const layer_settings& settings, std::unique_ptr<event_sink> sink);
+
+  recorder(const recorder&) = delete;
+  recorder& operator=(const recorder&) = delete;
+
+  // The outcome of begin_alloc: either a refusal (already recorded as alloc_failed) or a block
+  // whose bytes are reserved until commit_alloc or abort_alloc.
+  struct ticket {
+    refusal refused = refusal::none;
+    block_info block;
+  };
+
+  // Called before asking the driver for `size` bytes of `kind`. Counts the attempt for fault
+  // injection (sub-buffers excluded: they allocate nothing), checks the budget, and either
+  // reserves the bytes or records alloc_failed (followed by a "# failure:" comment giving the
+  // status and the reason) and refuses.
+  ticket begin_alloc(std::uint64_t size, trace::trace_kind kind, std::uint64_t flags);
+
+  // The driver allocated the block: records `alloc`.
+  void commit_alloc(const block_info& block);
+
+  // The driver refused: releases the reservation. When the driver's answer meant "no room",
+  // `failure` describes it (e.g. "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver")
+  // and alloc_failed is recorded with a "# failure: seq N <failure>" comment. Empty `failure`:
+  // another error (invalid arguments allocate nothing and would mislead a replay); nothing is
+  // recorded.
+  void abort_alloc(const block_info& block, std::string_view failure);
+
+  // The block's memory was given back: credits the budget and records `free` on `queue`.
+  void free_block(const block_info& block, std::uint64_t queue);
+
+  // SVM pointers are freed by address, so the recorder keeps them in a map.
+  void remember_svm(const void* pointer, const block_info& block);
+  // Forgets `pointer` and returns its block, or nothing when the layer never saw it.
+  std::optional<block_info> forget_svm(const void* pointer);
+
+  // A small dense id for `queue` (1, 2, ... in order of first sight; 0 for null).
+  std::uint64_t queue_id(const void* queue);
+
+  // Bytes of live counted blocks plus reservations.
+  std::uint64_t outstanding_bytes() const;
+
+  // Whether events are being written (a sink was given and has not failed).
+  bool recording() const;
+
+ private:
+  void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,
+                    std::string_view failure = {});
+  void sink_failed_locked(std::uint64_t seq);
+  std::uint64_t thread_id_locked();
+
+  const layer_settings settings_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<event_sink> sink_;
+  bool sink_failed_ = false;
+  bool warned_oversize_ = false;
+  const std::chrono::steady_clock::time_point start_;
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::uint64_t next_thread_ = 0;
+  std::uint64_t attempts_ = 0;  // allocation attempts seen, for FAIL_NTH
+  std::uint64_t outstanding_ = 0;
+  std::mt19937_64 rng_;
+  std::unordered_map<const void*, std::uint64_t> queues_;
+  std::unordered_map<const void*, block_info> svm_blocks_;
+  const std::uint64_t instance_;  // distinguishes recorders in thread-local caches
+};
+
+}  // namespace clpool::layer
+
+#endif  // CLPOOL_TOOLS_LAYER_RECORDER_H_

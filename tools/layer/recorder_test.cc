@@ -1,0 +1,236 @@
+#include "tools/layer/recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace clpool::layer {
+namespace {
+
+using trace::trace_action;
+using trace::trace_event;
+using trace::trace_kind;
+
+// Collects events; the vector is owned by the test so it outlives the recorder's sink.
+class vector_sink final : public event_sink {
+ public:
+  explicit vector_sink(std::vector<trace_event>* out, int fail_after = -1)
+      : out_(out), fail_after_(fail_after) {}
+  bool write(const trace_event& e) override {
+    if (fail_after_ >= 0 && static_cast<int>(out_->size()) >= fail_after_) return false;
+    out_->push_back(e);
+    return true;
+  }
+  bool comment(std::string_view key, std::string_view value) override {
+    comments.push_back(std::string(key) + ": " + std::string(value));
+    return true;
+  }
+  std::vector<std::string> comments;
+
+ private:
+  std::vector<trace_event>* out_;
+  int fail_after_;
+};
+
+layer_settings with_budget(std::uint64_t bytes) {
+  layer_settings s;
+  s.budget_bytes = bytes;
+  return s;
+}
+
+TEST(Recorder, AllocAndFreeAreRecordedInOrderWithDenseIds) {
+  std::vector<trace_event> events;
+  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
+  recorder::ticket a = r.begin_alloc(4096, trace_kind::buffer, 1);
+  ASSERT_EQ(a.refused, refusal::none);
+  r.commit_alloc(a.block);
+  recorder::ticket b = r.begin_alloc(100, trace_kind::sub, 0);
+  r.commit_alloc(b.block);
+  r.free_block(b.block, 0);
+  r.free_block(a.block, r.queue_id(&events));
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].action, trace_action::alloc);
+  EXPECT_EQ(events[0].size, 4096u);
+  EXPECT_EQ(events[0].flags, 1u);
+  EXPECT_EQ(events[1].kind, trace_kind::sub);
+  EXPECT_EQ(events[3].action, trace_action::free);
+  EXPECT_EQ(events[3].id, events[0].id);
+  EXPECT_EQ(events[3].queue, 1u);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].seq, i);
+    EXPECT_EQ(events[i].thread, 0u);
+    if (i > 0) {
+      EXPECT_GE(events[i].time_ns, events[i - 1].time_ns);
+    }
+  }
+  EXPECT_NE(events[0].id, events[1].id);
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+}
+
+TEST(Recorder, BudgetRefusesAndCreditsOnFree) {
+  std::vector<trace_event> events;
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  recorder r(with_budget(1000), std::move(sink));
+  recorder::ticket a = r.begin_alloc(600, trace_kind::buffer, 0);
+  ASSERT_EQ(a.refused, refusal::none);
+  r.commit_alloc(a.block);
+  // host and sub blocks do not count against the budget.
+  EXPECT_EQ(r.begin_alloc(5000, trace_kind::host, 0).refused, refusal::none);
+  EXPECT_EQ(r.begin_alloc(5000, trace_kind::sub, 0).refused, refusal::none);
+  recorder::ticket b = r.begin_alloc(401, trace_kind::svm, 0);
+  EXPECT_EQ(b.refused, refusal::budget);
+  ASSERT_EQ(events.back().action, trace_action::alloc_failed);
+  EXPECT_EQ(events.back().size, 401u);
+  EXPECT_EQ(events.back().kind, trace_kind::svm);
+  EXPECT_EQ(events.back().id, 0u);  // FORMAT.md: alloc_failed uses id 0
+  EXPECT_EQ(comments, std::vector<std::string>{
+                          "failure: seq 1 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the "
+                          "layer: budget 1000 bytes, 600 outstanding"});
+  recorder::ticket c = r.begin_alloc(400, trace_kind::buffer, 0);
+  EXPECT_EQ(c.refused, refusal::none);
+  EXPECT_EQ(r.outstanding_bytes(), 1000u);
+  r.abort_alloc(c.block, "");  // the driver said "invalid value"
+  EXPECT_EQ(r.outstanding_bytes(), 600u);
+  r.free_block(a.block, 0);
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+  EXPECT_EQ(r.begin_alloc(1000, trace_kind::buffer, 0).refused, refusal::none);
+}
+
+TEST(Recorder, HugeRequestDoesNotOverflowTheBudgetCheck) {
+  recorder r(with_budget(1000), nullptr);
+  EXPECT_EQ(r.begin_alloc(UINT64_MAX, trace_kind::buffer, 0).refused, refusal::budget);
+}
+
+TEST(Recorder, RequestsAboveTwoToThe62AreNotRecordedAndRecordingGoesOn) {
+  std::vector<trace_event> events;
+  recorder r(with_budget(1000), std::make_unique<vector_sink>(&events));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(r.begin_alloc(UINT64_MAX, trace_kind::buffer, 0).refused, refusal::budget);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("above 2^62"), std::string::npos);
+  EXPECT_TRUE(events.empty());
+  r.commit_alloc(r.begin_alloc(10, trace_kind::buffer, 0).block);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].seq, 0u);
+  EXPECT_TRUE(r.recording());
+}
+
+TEST(Recorder, DriverOutOfMemoryIsRecordedButInvalidArgumentsAreNot) {
+  std::vector<trace_event> events;
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  recorder r(layer_settings{}, std::move(sink));
+  r.abort_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block, "");
+  EXPECT_TRUE(events.empty());
+  r.abort_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block, "status -5 from the driver");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].action, trace_action::alloc_failed);
+  EXPECT_EQ(events[0].size, 2u);
+  EXPECT_EQ(comments, std::vector<std::string>{"failure: seq 0 status -5 from the driver"});
+}
+
+TEST(Recorder, FailNthCountsDeviceAllocationsOnly) {
+  layer_settings s;
+  s.fail_nth = 3;
+  recorder r(s, nullptr);
+  EXPECT_EQ(r.begin_alloc(1, trace_kind::buffer, 0).refused, refusal::none);
+  EXPECT_EQ(r.begin_alloc(1, trace_kind::sub, 0).refused, refusal::none);  // not counted
+  EXPECT_EQ(r.begin_alloc(1, trace_kind::svm, 0).refused, refusal::none);
+  EXPECT_EQ(r.begin_alloc(1, trace_kind::host, 0).refused, refusal::injected_nth);
+  EXPECT_EQ(r.begin_alloc(1, trace_kind::buffer, 0).refused, refusal::none);
+}
+
+std::vector<bool> draw(double p, std::uint64_t seed, int n) {
+  layer_settings s;
+  s.fail_probability = p;
+  s.seed = seed;
+  recorder r(s, nullptr);
+  std::vector<bool> failed;
+  for (int i = 0; i < n; ++i) {
+    failed.push_back(r.begin_alloc(1, trace_kind::buffer, 0).refused == refusal::injected_random);
+  }
+  return failed;
+}
+
+TEST(Recorder, FailProbabilityIsSeededAndRoughlyRight) {
+  EXPECT_EQ(draw(0.3, 7, 200), draw(0.3, 7, 200));
+  EXPECT_NE(draw(0.3, 7, 200), draw(0.3, 8, 200));
+  const std::vector<bool> d = draw(0.3, 7, 2000);
+  const auto hits = std::count(d.begin(), d.end(), true);
+  EXPECT_GT(hits, 450);
+  EXPECT_LT(hits, 750);
+  const std::vector<bool> none = draw(0.0, 1, 100);
+  EXPECT_EQ(std::count(none.begin(), none.end(), true), 0);
+  const std::vector<bool> all = draw(1.0, 1, 100);
+  EXPECT_EQ(std::count(all.begin(), all.end(), true), 100);
+}
+
+TEST(Recorder, SvmPointersAreRememberedOnce) {
+  recorder r(layer_settings{}, nullptr);
+  int x = 0;
+  recorder::ticket t = r.begin_alloc(64, trace_kind::svm, 0);
+  r.remember_svm(&x, t.block);
+  std::optional<block_info> b = r.forget_svm(&x);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->id, t.block.id);
+  EXPECT_FALSE(r.forget_svm(&x));
+}
+
+TEST(Recorder, QueueIdsAreDenseInOrderOfFirstSight) {
+  recorder r(layer_settings{}, nullptr);
+  int a = 0, b = 0;
+  EXPECT_EQ(r.queue_id(nullptr), 0u);
+  EXPECT_EQ(r.queue_id(&b), 1u);
+  EXPECT_EQ(r.queue_id(&a), 2u);
+  EXPECT_EQ(r.queue_id(&b), 1u);
+}
+
+TEST(Recorder, ThreadsGetIdsInOrderOfFirstEvent) {
+  std::vector<trace_event> events;
+  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
+  r.commit_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block);
+  std::thread([&] { r.commit_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block); }).join();
+  r.commit_alloc(r.begin_alloc(3, trace_kind::buffer, 0).block);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].thread, 0u);
+  EXPECT_EQ(events[1].thread, 1u);
+  EXPECT_EQ(events[2].thread, 0u);
+}
+
+TEST(Recorder, ConcurrentAllocAndFreeKeepTheAccountExact) {
+  std::vector<trace_event> events;
+  recorder r(with_budget(1 << 20), std::make_unique<vector_sink>(&events));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        recorder::ticket k = r.begin_alloc(100, trace_kind::buffer, 0);
+        if (k.refused != refusal::none) continue;
+        r.commit_alloc(k.block);
+        r.free_block(k.block, 0);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+  ASSERT_EQ(events.size(), 4000u);
+  for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].seq, i);
+}
+
+TEST(Recorder, SinkFailureStopsRecordingButNotAccounting) {
+  std::vector<trace_event> events;
+  recorder r(with_budget(10), std::make_unique<vector_sink>(&events, 1));
+  r.commit_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block);
+  EXPECT_TRUE(r.recording());
+  testing::internal::CaptureStderr();
+  r.commit_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("trace is incomplete"), std::string::npos);
+  EXPECT_FALSE(r.recording());
+  EXPECT_EQ(events.size(), 1u);
+  EXPECT_EQ(r.begin_alloc(8, trace_kind::buffer, 0).refused, refusal::budget);
+}
+
+}  // namespace
+}  // namespace clpool::layer

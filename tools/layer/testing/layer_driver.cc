@@ -1,0 +1,354 @@
+// layer_driver: an ordinary OpenCL program (it links the ICD loader and knows nothing of the
+// layer) that runs one scenario and checks every API result. layer_test runs it under the layer
+// with different CLPOOL_LAYER_* settings and then checks the trace it left.
+//
+//   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
+//                              threads | churn)
+//
+// Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
+// Before exiting it waits until the trace (CLPOOL_LAYER_TRACE, if set) holds as many frees as the
+// scenario released, because destructor callbacks may still be running on ICD threads.
+#include <CL/cl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      std::fprintf(stderr, "layer_driver:%d: check failed: %s\n", __LINE__, #cond); \
+      ++failures;                                                                   \
+    }                                                                               \
+  } while (0)
+
+#define CHECK_CL(expr)                                                               \
+  do {                                                                               \
+    const cl_int status_ = (expr);                                                   \
+    if (status_ != CL_SUCCESS) {                                                     \
+      std::fprintf(stderr, "layer_driver:%d: %s -> %d\n", __LINE__, #expr, status_); \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+struct cl_env {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+};
+
+cl_env open_first_device() {
+  cl_env env;
+  cl_uint n = 0;
+  const cl_int status = clGetPlatformIDs(1, &env.platform, &n);
+  if (status != CL_SUCCESS || n == 0) {
+    std::fprintf(stderr, "layer_driver: clGetPlatformIDs failed: %d\n", status);
+    std::exit(2);
+  }
+  CHECK_CL(clGetDeviceIDs(env.platform, CL_DEVICE_TYPE_ALL, 1, &env.device, nullptr));
+  cl_int err = CL_SUCCESS;
+  env.context = clCreateContext(nullptr, 1, &env.device, nullptr, nullptr, &err);
+  CHECK_CL(err);
+  env.queue = clCreateCommandQueueWithProperties(env.context, env.device, nullptr, &err);
+  CHECK_CL(err);
+  return env;
+}
+
+void close_env(cl_env& env) {
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseCommandQueue(env.queue));
+  CHECK_CL(clReleaseContext(env.context));
+}
+
+cl_mem buffer(const cl_env& env, cl_mem_flags flags, size_t size) {
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(env.context, flags, size, nullptr, &err);
+  CHECK_CL(err);
+  return mem;
+}
+
+// Creates a buffer that the scenario expects to be refused with `expected` status.
+void expect_buffer_refused(const cl_env& env, size_t size, cl_int expected) {
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(env.context, CL_MEM_READ_WRITE, size, nullptr, &err);
+  CHECK(mem == nullptr);
+  if (err != expected) std::fprintf(stderr, "layer_driver: got %d, wanted %d\n", err, expected);
+  CHECK(err == expected);
+  if (mem != nullptr) clReleaseMemObject(mem);
+}
+
+// Number of `free` events in the trace so far (0 when not recording).
+int frees_in_trace() {
+  const char* path = std::getenv("CLPOOL_LAYER_TRACE");
+  if (path == nullptr) return 0;
+  std::ifstream in(path);
+  std::string line;
+  int frees = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string f[5];
+    for (std::string& s : f) fields >> s;
+    if (f[4] == "free") ++frees;
+  }
+  return frees;
+}
+
+// Waits (up to 20 s) until the trace holds `n` frees: the callbacks that write them run on ICD
+// threads, possibly after the call that caused them has returned.
+void wait_for_frees(int n) {
+  if (std::getenv("CLPOOL_LAYER_TRACE") == nullptr) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (frees_in_trace() < n) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "layer_driver: timed out waiting for %d frees (have %d)\n", n,
+                   frees_in_trace());
+      ++failures;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Enqueues a fill of `mem` that cannot start before `gate` completes, so the driver must keep
+// `mem` alive past the program's clReleaseMemObject.
+cl_event gated_fill(const cl_env& env, cl_mem mem, size_t size, cl_event gate) {
+  const cl_uint pattern = 0xabcdef01u;
+  cl_event done = nullptr;
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, mem, &pattern, sizeof(pattern), 0, size, 1, &gate, &done));
+  return done;
+}
+
+cl_event user_event(const cl_env& env) {
+  cl_int err = CL_SUCCESS;
+  cl_event e = clCreateUserEvent(env.context, &err);
+  CHECK_CL(err);
+  return e;
+}
+
+// Buffers, host buffers, sub-buffers, retain/release, a driver refusal.
+void lifecycle() {
+  cl_env env = open_first_device();
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc 4096 buffer 0x1
+  CHECK_CL(clRetainMemObject(a));
+  CHECK_CL(clReleaseMemObject(a));  // still one reference: no free
+  cl_mem h = buffer(env, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 8192);  // alloc host
+  cl_buffer_region region{0, 1024};
+  cl_int err = CL_SUCCESS;
+  cl_mem s = clCreateSubBuffer(a, CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  CHECK_CL(err);                    // alloc 1024 sub 0x4
+  CHECK_CL(clReleaseMemObject(s));  // free sub
+  CHECK_CL(clReleaseMemObject(a));  // free a
+  CHECK_CL(clReleaseMemObject(h));  // free h
+  cl_mem b = clCreateBufferWithProperties(env.context, nullptr, CL_MEM_WRITE_ONLY, 2048, nullptr,
+                                          &err);  // alloc 2048 buffer 0x2
+  CHECK_CL(err);
+  CHECK_CL(clReleaseMemObject(b));  // free b
+  // Far above any device's largest allocation: CL_INVALID_BUFFER_SIZE, recorded as alloc_failed.
+  expect_buffer_refused(env, size_t{1} << 40, CL_INVALID_BUFFER_SIZE);
+  // Size 0 is an invalid argument, not out-of-memory: nothing is recorded.
+  expect_buffer_refused(env, 0, CL_INVALID_BUFFER_SIZE);
+  close_env(env);
+  wait_for_frees(4);
+}
+
+// A released buffer still used by a queued command is freed only after the command ran.
+void deferred() {
+  cl_env env = open_first_device();
+  cl_event gate = user_event(env);
+  const size_t size = 1 << 20;
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, size);  // alloc a
+  cl_event fill = gated_fill(env, a, size, gate);
+  CHECK_CL(clReleaseMemObject(a));                  // the fill still holds a
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc b: must come before free a
+  CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK_CL(clWaitForEvents(1, &fill));
+  CHECK_CL(clReleaseEvent(fill));
+  CHECK_CL(clReleaseEvent(gate));
+  wait_for_frees(1);                // free a
+  CHECK_CL(clReleaseMemObject(b));  // free b
+  close_env(env);
+  wait_for_frees(2);
+}
+
+// What the user's clEnqueueSVMFree callback saw.
+struct svm_callback_seen {
+  int calls = 0;
+  cl_context context = nullptr;
+};
+
+void CL_CALLBACK user_svm_free(cl_command_queue, cl_uint n, void** pointers, void* user_data) {
+  auto* seen = static_cast<svm_callback_seen*>(user_data);
+  ++seen->calls;
+  // The user's callback is responsible for freeing (OpenCL spec); through the layer this is a
+  // clSVMFree of a pointer the layer already recorded as freed, which it must not record twice.
+  for (cl_uint i = 0; i < n; ++i) clSVMFree(seen->context, pointers[i]);
+}
+
+void svm() {
+  cl_env env = open_first_device();
+  void* p1 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 1 << 20, 0);  // alloc p1
+  CHECK(p1 != nullptr);
+  clSVMFree(env.context, p1);                                       // free p1
+  void* p2 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 65536, 0);  // alloc p2
+  CHECK(p2 != nullptr);
+  cl_event gate = user_event(env);
+  cl_event freed = nullptr;
+  CHECK_CL(clEnqueueSVMFree(env.queue, 1, &p2, nullptr, nullptr, 1, &gate, &freed));
+  void* p3 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 4096, 0);  // alloc p3 before free p2
+  CHECK(p3 != nullptr);
+  CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK_CL(clWaitForEvents(1, &freed));  // free p2 on queue 1
+  CHECK_CL(clReleaseEvent(freed));
+  CHECK_CL(clReleaseEvent(gate));
+  wait_for_frees(2);
+  void* p4 = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 8192, 0);  // alloc p4
+  CHECK(p4 != nullptr);
+  svm_callback_seen seen;
+  seen.context = env.context;
+  CHECK_CL(clEnqueueSVMFree(env.queue, 1, &p4, user_svm_free, &seen, 0, nullptr, nullptr));
+  CHECK_CL(clFinish(env.queue));  // free p4 on queue 1
+  CHECK(seen.calls == 1);
+  wait_for_frees(3);
+  clSVMFree(env.context, p3);  // free p3
+  close_env(env);
+  wait_for_frees(4);
+}
+
+// Run with CLPOOL_LAYER_BUDGET=1MiB.
+void budget() {
+  cl_env env = open_first_device();
+  const size_t half = 512 << 10;
+  // The device reports the budget as its size, and no larger single allocation.
+  cl_ulong global = 0, max_alloc = 0;
+  CHECK_CL(
+      clGetDeviceInfo(env.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, nullptr));
+  CHECK_CL(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc,
+                           nullptr));
+  CHECK(global == 2 * half);
+  CHECK(max_alloc <= 2 * half);
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, half);                // alloc a
+  void* s = clSVMAlloc(env.context, CL_MEM_READ_WRITE, half, 0);  // alloc s (budget full)
+  CHECK(s != nullptr);
+  expect_buffer_refused(env, 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);     // alloc_failed 1 buffer
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE, 1, 0) == nullptr);  // alloc_failed 1 svm
+  cl_mem h = buffer(env, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 4 << 20);  // host: not counted
+  // a is released but still used by a queued fill: its bytes are not credited yet.
+  cl_event gate = user_event(env);
+  cl_event fill = gated_fill(env, a, half, gate);
+  CHECK_CL(clReleaseMemObject(a));
+  expect_buffer_refused(env, half, CL_MEM_OBJECT_ALLOCATION_FAILURE);  // alloc_failed half
+  CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+  CHECK_CL(clWaitForEvents(1, &fill));
+  CHECK_CL(clReleaseEvent(fill));
+  CHECK_CL(clReleaseEvent(gate));
+  wait_for_frees(1);                                // free a
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, half);  // fits again: alloc c
+  CHECK_CL(clReleaseMemObject(c));                  // free c
+  CHECK_CL(clReleaseMemObject(h));                  // free h
+  clSVMFree(env.context, s);                        // free s
+  close_env(env);
+  wait_for_frees(4);
+}
+
+// Run with CLPOOL_LAYER_FAIL_NTH=2.
+void fail_nth() {
+  cl_env env = open_first_device();
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 100);                     // alloc
+  expect_buffer_refused(env, 200, CL_MEM_OBJECT_ALLOCATION_FAILURE);  // alloc_failed 200
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, 300);                     // alloc
+  CHECK_CL(clReleaseMemObject(a));
+  CHECK_CL(clReleaseMemObject(c));
+  close_env(env);
+  wait_for_frees(2);
+}
+
+// Only lists platforms: used to check that bad settings make the program fail.
+void platforms() {
+  cl_env env = open_first_device();
+  char name[256] = {};
+  CHECK_CL(clGetPlatformInfo(env.platform, CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr));
+  std::fprintf(stderr, "layer_driver: platform: %s\n", name);
+  close_env(env);
+}
+
+// Several threads create and release buffers and SVM blocks at once; the trace must stay valid.
+constexpr int churn_threads = 4;
+constexpr int churn_per_thread = 200;
+
+void threads() {
+  cl_env env = open_first_device();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < churn_threads; ++t) {
+    workers.emplace_back([&env, t] {
+      for (int i = 0; i < churn_per_thread; ++i) {
+        cl_mem mem = buffer(env, CL_MEM_READ_WRITE, 4096 * (t + 1));
+        void* p = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 256, 0);
+        CHECK(p != nullptr);
+        clSVMFree(env.context, p);
+        CHECK_CL(clReleaseMemObject(mem));
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  close_env(env);
+  wait_for_frees(2 * churn_threads * churn_per_thread);
+}
+
+// Times N clCreateBuffer + clReleaseMemObject pairs (N from CHURN_PAIRS, default 100000) and
+// prints the cost per pair on stdout: a measurement of the layer's overhead, not a test.
+void churn() {
+  cl_env env = open_first_device();
+  const char* n_text = std::getenv("CHURN_PAIRS");
+  const long n = n_text != nullptr ? std::atol(n_text) : 100000;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < n; ++i) CHECK_CL(clReleaseMemObject(buffer(env, CL_MEM_READ_WRITE, 4096)));
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  std::printf("churn: %ld create+release pairs, %.0f ns per pair\n", n, ns / n);
+  close_env(env);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr,
+                 "usage: layer_driver "
+                 "lifecycle|deferred|svm|budget|fail_nth|platforms|threads|churn\n");
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  if (scenario == "lifecycle") {
+    lifecycle();
+  } else if (scenario == "deferred") {
+    deferred();
+  } else if (scenario == "svm") {
+    svm();
+  } else if (scenario == "budget") {
+    budget();
+  } else if (scenario == "fail_nth") {
+    fail_nth();
+  } else if (scenario == "platforms") {
+    platforms();
+  } else if (scenario == "threads") {
+    threads();
+  } else if (scenario == "churn") {
+    churn();
+  } else {
+    std::fprintf(stderr, "layer_driver: unknown scenario %s\n", scenario.c_str());
+    return 2;
+  }
+  return failures == 0 ? 0 : 1;
+}

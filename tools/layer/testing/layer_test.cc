@@ -1,0 +1,302 @@
+// Runs layer_driver scenarios through the real ICD loader with the layer in OPENCL_LAYERS, then
+// reads the trace with the strict trace reader and checks its events.
+//
+//   layer_test LAYER_SO DRIVER PLATFORM [ICD]
+//
+// PLATFORM is a part of the platform name the driver must see (so a test cannot silently run over
+// the wrong ICD). ICD, when given, is put in OCL_ICD_VENDORS (a .icd file or a library), so the
+// same test runs over POCL (the system's vendors) and over mockcl.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/trace/trace_reader.h"
+
+extern char** environ;
+
+namespace {
+
+using clpool::trace::trace_action;
+using clpool::trace::trace_event;
+
+std::string layer_so;
+std::string driver;
+std::string icd;  // empty: the system's vendors
+std::string platform;
+
+std::string absolute(const char* path) {
+  char resolved[PATH_MAX];
+  if (realpath(path, resolved) == nullptr) {
+    std::fprintf(stderr, "layer_test: cannot resolve %s\n", path);
+    std::exit(2);
+  }
+  return resolved;
+}
+
+std::string tmpdir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  return t != nullptr ? t : "/tmp";
+}
+
+struct run_result {
+  int exit_code = -1;
+  std::string stderr_text;
+  std::string trace_path;
+};
+
+// Runs the driver with a clean CLPOOL_LAYER_* environment plus `vars`.
+run_result run_driver(const std::string& scenario, std::map<std::string, std::string> vars,
+                      bool record = true) {
+  static int counter = 0;
+  const std::string base = tmpdir() + "/" + scenario + "_" + std::to_string(++counter);
+  run_result r;
+  r.trace_path = base + ".trace";
+  if (record && vars.count("CLPOOL_LAYER_TRACE") == 0) vars["CLPOOL_LAYER_TRACE"] = r.trace_path;
+  vars["OPENCL_LAYERS"] = layer_so;
+  vars["POCL_CACHE_DIR"] = tmpdir() + "/pocl-cache";
+  if (!icd.empty()) vars["OCL_ICD_VENDORS"] = icd;
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+    // Under --config=asan the driver and the layer keep ASan and UBSan, but not LeakSanitizer:
+    // its exit-time thread tracer crashes (SIGSEGV in StopTheWorld) on the driver's idle POCL
+    // worker threads. The layer's allocations are leak-checked by recorder_test instead.
+    vars["ASAN_OPTIONS"] = std::string(asan) + ":detect_leaks=0";
+  }
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("CLPOOL_LAYER_", 0) == 0 || vars.count(name) != 0) continue;
+    env_strings.push_back(entry);
+  }
+  for (const auto& [name, value] : vars) env_strings.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  const std::string stderr_path = base + ".stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  std::string arg0 = driver, arg1 = scenario;
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, driver.c_str(), &actions, nullptr, argv, envp.data()) != 0) {
+    ADD_FAILURE() << "cannot spawn " << driver;
+    return r;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(stderr_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  r.stderr_text = text.str();
+  return r;
+}
+
+// Reads the trace strictly and renders each event as "action size kind flags" (ids are checked by
+// the reader: every free names a live alloc).
+std::vector<std::string> summary(const run_result& r, std::vector<trace_event>* events = nullptr) {
+  clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
+  EXPECT_FALSE(read.error) << read.error->what();
+  std::vector<std::string> lines;
+  for (const trace_event& e : read.events) {
+    std::ostringstream line;
+    line << to_string(e.action) << " " << e.size << " " << to_string(e.kind) << " 0x" << std::hex
+         << e.flags;
+    lines.push_back(line.str());
+  }
+  if (events != nullptr) *events = read.events;
+  return lines;
+}
+
+// The id of the n-th event (0-based) must equal the id of the m-th.
+void expect_same_block(const std::vector<trace_event>& e, std::size_t n, std::size_t m) {
+  ASSERT_LT(std::max(n, m), e.size());
+  EXPECT_EQ(e[n].id, e[m].id) << "events " << n << " and " << m;
+}
+
+TEST(LayerOverIcd, RunsOverTheExpectedPlatform) {
+  run_result r = run_driver("platforms", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("layer_driver: platform: "), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(platform), std::string::npos) << r.stderr_text;
+}
+
+TEST(LayerOverIcd, BuffersSubBuffersAndRetainAreFreedAtRealDestruction) {
+  run_result r = run_driver("lifecycle", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  EXPECT_EQ(summary(r, &e), (std::vector<std::string>{
+                                "alloc 4096 buffer 0x1",
+                                "alloc 8192 host 0x11",
+                                "alloc 1024 sub 0x4",
+                                "free 1024 sub 0x4",
+                                "free 4096 buffer 0x1",
+                                "free 8192 host 0x11",
+                                "alloc 2048 buffer 0x2",
+                                "free 2048 buffer 0x2",
+                                "alloc_failed 1099511627776 buffer 0x1",
+                            }));
+  expect_same_block(e, 0, 4);
+  expect_same_block(e, 6, 7);
+}
+
+TEST(LayerOverIcd, BufferUsedByQueuedCommandIsFreedAfterTheCommand) {
+  run_result r = run_driver("deferred", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  EXPECT_EQ(summary(r, &e), (std::vector<std::string>{
+                                "alloc 1048576 buffer 0x1",
+                                "alloc 4096 buffer 0x1",
+                                "free 1048576 buffer 0x1",
+                                "free 4096 buffer 0x1",
+                            }));
+  expect_same_block(e, 0, 2);
+}
+
+TEST(LayerOverIcd, SvmFreesAreRecordedAtExecution) {
+  run_result r = run_driver("svm", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  EXPECT_EQ(summary(r, &e), (std::vector<std::string>{
+                                "alloc 1048576 svm 0x1",
+                                "free 1048576 svm 0x1",
+                                "alloc 65536 svm 0x1",
+                                "alloc 4096 svm 0x1",
+                                "free 65536 svm 0x1",
+                                "alloc 8192 svm 0x1",
+                                "free 8192 svm 0x1",
+                                "free 4096 svm 0x1",
+                            }));
+  ASSERT_EQ(e.size(), 8u);
+  EXPECT_EQ(e[1].queue, 0u);  // clSVMFree: no queue
+  EXPECT_EQ(e[4].queue, 1u);  // clEnqueueSVMFree on the first queue the layer saw
+  EXPECT_EQ(e[6].queue, 1u);
+  expect_same_block(e, 2, 4);
+  expect_same_block(e, 3, 7);
+}
+
+TEST(LayerOverIcd, BudgetIsEnforcedAndCreditedAtRealDestruction) {
+  run_result r = run_driver("budget", {{"CLPOOL_LAYER_BUDGET", "1MiB"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  EXPECT_EQ(summary(r, &e), (std::vector<std::string>{
+                                "alloc 524288 buffer 0x1",
+                                "alloc 524288 svm 0x1",
+                                "alloc_failed 1 buffer 0x1",
+                                "alloc_failed 1 svm 0x1",
+                                "alloc 4194304 host 0x11",
+                                "alloc_failed 524288 buffer 0x1",
+                                "free 524288 buffer 0x1",
+                                "alloc 524288 buffer 0x1",
+                                "free 524288 buffer 0x1",
+                                "free 4194304 host 0x11",
+                                "free 524288 svm 0x1",
+                            }));
+  clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
+  bool has_budget = false;
+  for (const auto& [key, value] : read.metadata) {
+    if (key == "budget") has_budget = value == "1048576";
+  }
+  EXPECT_TRUE(has_budget);
+}
+
+TEST(LayerOverIcd, FailNthInjectsOneFailure) {
+  run_result r = run_driver("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "alloc 100 buffer 0x1",
+                            "alloc_failed 200 buffer 0x1",
+                            "alloc 300 buffer 0x1",
+                            "free 100 buffer 0x1",
+                            "free 300 buffer 0x1",
+                        }));
+}
+
+TEST(LayerOverIcd, ConcurrentThreadsGiveAValidTrace) {
+  run_result r = run_driver("threads", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  const std::vector<std::string> lines = summary(r, &e);  // the reader checks ids and seq order
+  std::map<std::string, int> count;
+  for (const std::string& line : lines) ++count[line];
+  for (int t = 1; t <= 4; ++t) {
+    const std::string size = std::to_string(4096 * t);
+    EXPECT_EQ(count["alloc " + size + " buffer 0x1"], 200) << size;
+    EXPECT_EQ(count["free " + size + " buffer 0x1"], 200) << size;
+  }
+  EXPECT_EQ(count["alloc 256 svm 0x1"], 800);
+  EXPECT_EQ(count["free 256 svm 0x1"], 800);
+  std::uint64_t max_thread = 0;
+  for (const trace_event& event : e) max_thread = std::max(max_thread, event.thread);
+  EXPECT_GE(max_thread, 3u);  // four application threads, numbered densely from 0
+}
+
+TEST(LayerOverIcd, WithoutTraceTheLayerStillEnforcesAndSaysItIsNotRecording) {
+  run_result r = run_driver("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}}, /*record=*/false);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("CLPOOL_LAYER_TRACE is not set"), std::string::npos)
+      << r.stderr_text;
+}
+
+// Each bad setting must stop the program with a message naming the variable.
+struct bad_setting {
+  std::string name;
+  std::string value;
+  std::string expected_message;
+};
+
+class BadSetting : public testing::TestWithParam<bad_setting> {};
+
+TEST_P(BadSetting, ProgramFailsWithAClearMessage) {
+  const bad_setting& b = GetParam();
+  run_result r = run_driver("platforms", {{b.name, b.value}});
+  EXPECT_NE(r.exit_code, 0) << "the program ran despite " << b.name << "=" << b.value;
+  EXPECT_NE(r.stderr_text.find("clpool_layer: error: " + b.name), std::string::npos)
+      << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(b.expected_message), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("clGetPlatformIDs failed: -1001"), std::string::npos)
+      << r.stderr_text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layer, BadSetting,
+    testing::Values(bad_setting{"CLPOOL_LAYER_BUDGET", "2GB", "unknown unit"},
+                    bad_setting{"CLPOOL_LAYER_BUDGET", "0", "greater than 0"},
+                    bad_setting{"CLPOOL_LAYER_BUDGET", "-1GiB", "must start with a decimal"},
+                    bad_setting{"CLPOOL_LAYER_FAIL_NTH", "zero", "not a non-negative"},
+                    bad_setting{"CLPOOL_LAYER_FAIL_PROB", "2", "between 0 and 1"},
+                    bad_setting{"CLPOOL_LAYER_SEED", "5", "CLPOOL_LAYER_FAIL_PROB is not"},
+                    bad_setting{"CLPOOL_LAYER_TRACE", "", "is empty"},
+                    bad_setting{"CLPOOL_LAYER_TRACE", "/nonexistent-dir/x.trace",
+                                "No such file or directory"},
+                    bad_setting{"CLPOOL_LAYER_BUGDET", "1GiB", "not a setting"}));
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  if (argc < 4 || argc > 5) {
+    std::fprintf(stderr, "usage: layer_test LAYER_SO DRIVER PLATFORM [ICD]\n");
+    return 2;
+  }
+  layer_so = absolute(argv[1]);
+  driver = absolute(argv[2]);
+  platform = argv[3];
+  if (argc == 5) icd = absolute(argv[4]);
+  return RUN_ALL_TESTS();
+}

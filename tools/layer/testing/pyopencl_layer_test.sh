@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The reference case: an unmodified PyOpenCL program on POCL, recorded through the layer by
+# record_pyopencl_workload.sh, with and without a simulated budget, and refused on a bad setting;
+# then over mockcl, whose 256 MiB device itself runs out (the driver's failures are recorded).
+#   pyopencl_layer_test.sh LAYER_SO TRACE_SUMMARY RECORD_SCRIPT MOCKCL_SO
+set -euo pipefail
+
+export CLPOOL_RECORD_LAYER_SO=$(realpath "$1")
+export CLPOOL_RECORD_TRACE_SUMMARY=$(realpath "$2")
+record=$(realpath "$3")
+mockcl=$(realpath "$4")
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+export POCL_CACHE_DIR=$tmp/pocl-cache XDG_CACHE_HOME=$tmp/cache HOME=$tmp
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect FILE KEY VALUE: the summary line "KEY: VALUE" is in FILE.
+expect() { grep -qx "$2: $3" "$1" || { cat "$1" >&2; fail "expected '$2: $3'"; }; }
+# expect_positive FILE KEY
+expect_positive() { grep -qE "^$2: [1-9][0-9]*$" "$1" || { cat "$1" >&2; fail "expected $2 > 0"; }; }
+
+echo "--- unlimited: the workload runs to the end and every block is freed"
+status=0
+"$record" "$tmp/free.trace" --scale 16MiB --steps 3 >"$tmp/free.summary" 2>"$tmp/free.err" || status=$?
+[[ $status == 0 ]] || { cat "$tmp/free.err" >&2; fail "workload failed with $status"; }
+cat "$tmp/free.summary"
+expect "$tmp/free.summary" alloc_failed 0
+expect "$tmp/free.summary" live_at_end 0
+expect "$tmp/free.summary" alloc.host 1
+expect "$tmp/free.summary" alloc.svm 1
+expect "$tmp/free.summary" meta.source layer
+# 8 weight buffers + at least 8 activations and 4 gradients from the pool in step 0.
+buffers=$(sed -n 's/^alloc.buffer: //p' "$tmp/free.summary")
+(( buffers >= 20 )) || fail "expected at least 20 buffer allocations, got $buffers"
+grep -q ' free [0-9]* [0-9]* svm ' "$tmp/free.trace" || fail "no svm free recorded"
+# The enqueued SVM free is recorded on a queue (id 1), not as a plain clSVMFree (queue 0).
+awk '$5 == "free" && $8 == "svm" && $4 != 1 { exit 1 }' "$tmp/free.trace" ||
+  fail "svm free not recorded on queue 1"
+
+echo "--- budget 16MiB: the workload runs out of memory and the failures are recorded"
+status=0
+"$record" "$tmp/oom.trace" --budget 16MiB --scale 16MiB --steps 6 >"$tmp/oom.summary" \
+  2>"$tmp/oom.err" || status=$?
+cat "$tmp/oom.summary"
+[[ $status == 3 ]] || { cat "$tmp/oom.err" >&2; fail "expected exit status 3 (OOM), got $status"; }
+grep -q "out of memory at step" "$tmp/oom.err" || fail "workload did not report the OOM"
+expect_positive "$tmp/oom.summary" alloc_failed
+expect "$tmp/oom.summary" meta.budget 16777216
+grep -q '^first_alloc_failed: seq [0-9]* size [0-9]* kind buffer$' "$tmp/oom.summary" ||
+  fail "no first_alloc_failed line"
+peak=$(sed -n 's/^peak_device_bytes: //p' "$tmp/oom.summary")
+(( peak <= 16777216 )) || fail "peak $peak exceeds the budget"
+
+echo "--- a bad setting stops the program with a message naming the variable"
+status=0
+OPENCL_LAYERS=$CLPOOL_RECORD_LAYER_SO CLPOOL_LAYER_BUDGET=lots /usr/bin/python3 \
+  "$(dirname "$record")/pyopencl_workload.py" --scale 16MiB >"$tmp/bad.out" 2>"$tmp/bad.err" ||
+  status=$?
+[[ $status != 0 ]] || fail "the program ran despite CLPOOL_LAYER_BUDGET=lots"
+grep -q 'clpool_layer: error: CLPOOL_LAYER_BUDGET must start with a decimal number' "$tmp/bad.err" ||
+  { cat "$tmp/bad.err" >&2; fail "no clear message"; }
+
+echo "--- over mockcl (256 MiB device, no layer budget): the driver's own refusals are recorded"
+status=0
+OCL_ICD_VENDORS=$mockcl "$record" "$tmp/mock.trace" --scale 256MiB --steps 4 \
+  >"$tmp/mock.summary" 2>"$tmp/mock.err" || status=$?
+cat "$tmp/mock.summary"
+[[ $status == 3 ]] || { cat "$tmp/mock.err" >&2; fail "expected exit status 3 (OOM), got $status"; }
+expect_positive "$tmp/mock.summary" alloc_failed
+expect "$tmp/mock.summary" live_at_end 0
+grep -q '^meta.budget' "$tmp/mock.summary" && fail "no budget was set, yet the trace names one"
+echo PASS
