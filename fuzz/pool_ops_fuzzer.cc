@@ -50,7 +50,7 @@ using testing::fake_device_error;
 using pool_t = memory_pool<fake_allocator>;
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-constexpr std::size_t kMaxOps = 512;   // per input: keeps executions fast
+constexpr std::size_t kMaxOps = 128;   // per input: keeps executions fast
 constexpr std::size_t kMaxLive = 256;  // live allocations at once
 
 // The pool's bin table is dense: its size is the highest bin used, exponent << leading_bits. With

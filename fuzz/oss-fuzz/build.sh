@@ -15,6 +15,8 @@
 #   OUT=/tmp/ossfuzz-out bash fuzz/oss-fuzz/build.sh
 #
 # To add a fuzzer, add a line to FUZZERS below (and its clpool_fuzzer() in fuzz/BUILD).
+set -euo pipefail
+
 : "${CC:=clang}" "${CXX:=clang++}" "${CFLAGS:=}" "${CXXFLAGS:=}"
 : "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}" "${OUT:?OUT must be set}"
 
@@ -31,6 +33,8 @@ POOL_SRCS="pool/errors.cc pool/pool_types.cc"
 FUZZERS=(
   "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|"
   "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|-DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12"
+  "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc tools/layer/layer_settings.cc|"
+  "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc tools/trace/trace_event.cc tools/trace/trace_reader.cc tools/trace/trace_writer.cc tools/trace/rmm_import.cc|"
 )
 
 # Compiled per fuzzer (a handful of small files), so flags never leak between fuzzers.
