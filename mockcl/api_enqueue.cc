@@ -197,6 +197,7 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
   }
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate", Entry::clEnqueueMigrateMemObjects, n, wait);
   for (_cl_mem* m : ms) add_mem(ev, m);
+  ev->to_host = flags & CL_MIGRATE_MEM_OBJECT_HOST;
   return c.ret(finish_command(c, ev, out, false));
 }
 

@@ -29,6 +29,7 @@ cl_int check_flags(cl_mem_flags flags, void* host_ptr) {
 }
 
 cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  Runtime& rt = c.runtime();  // One load of the singleton on the hot path.
   auto fail = [&](cl_int s) -> cl_mem {
     if (err) *err = s;
     c.ret(s);
@@ -37,20 +38,20 @@ cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size, voi
   if (cl_int f = c.fault()) return fail(f);
   c.arg("size", size);
   c.arg("flags", flags);
-  _cl_context* ctx = rt().context(h);
+  _cl_context* ctx = rt.context(h);
   if (!ctx) return fail(CL_INVALID_CONTEXT);
   if (cl_int s = check_flags(flags, host_ptr)) return fail(s);
   int dev = ctx->devices[0]->index;
-  const DeviceConfig& cfg = rt().devices[dev].cfg;
+  const DeviceConfig& cfg = rt.devices[dev].cfg;
   if (size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   for (cl_device_id d : ctx->devices)
-    if (size > rt().devices[d->index].cfg.max_alloc) return fail(CL_INVALID_BUFFER_SIZE);
+    if (size > rt.devices[d->index].cfg.max_alloc) return fail(CL_INVALID_BUFFER_SIZE);
   bool pinned = flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_USE_HOST_PTR);
   bool charge_now = pinned || cfg.semantics != Semantics::kDeferred;
   if (charge_now) {
-    if (cl_int s = rt().charge(dev, ctx, size, pinned)) return fail(s);
+    if (cl_int s = rt.charge(dev, ctx, size, pinned)) return fail(s);
   }
-  _cl_mem* m = rt().create(rt().mems, Type::kMem);
+  _cl_mem* m = rt.create(rt.mems, Type::kMem);
   m->context = ctx;
   m->flags = flags ? flags : CL_MEM_READ_WRITE;
   m->size = size;
@@ -60,11 +61,11 @@ cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size, voi
   m->device = charge_now ? dev : -1;
   m->pinned = pinned;
   m->map_count = 0;
-  rt().retain_internal(ctx);
+  rt.retain_internal(ctx);
   if (flags & CL_MEM_COPY_HOST_PTR) {
-    unsigned char* b = rt().bytes_of(m);
+    unsigned char* b = rt.bytes_of(m);
     if (!b) {
-      rt().release(m, CL_INVALID_MEM_OBJECT);
+      rt.release(m, CL_INVALID_MEM_OBJECT);
       return fail(CL_OUT_OF_HOST_MEMORY);
     }
     std::memcpy(b, host_ptr, size);
@@ -141,7 +142,7 @@ cl_int CL_API_CALL ReleaseMemObject(cl_mem h) {
   Call c(rt(), Entry::clReleaseMemObject);
   c.handle("mem", h);
   if (h && h->type != Type::kMem) return c.ret(CL_INVALID_MEM_OBJECT);
-  return c.ret(rt().release(h, CL_INVALID_MEM_OBJECT));
+  return c.ret(c.runtime().release(h, CL_INVALID_MEM_OBJECT));
 }
 
 cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, void* value, size_t* size_ret) {

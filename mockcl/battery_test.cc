@@ -216,6 +216,29 @@ TYPED_TEST(Battery, DeferredSemanticsChargeAtFirstUse) {
   this->Teardown();
 }
 
+TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
+  this->Setup("gpu-64m:semantics=deferred,oom_at=execution");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(40 * kMiB), b = this->Buf(40 * kMiB);
+  cl_event ea, eb;
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, 0, 0, nullptr, &ea), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, &eb), CL_SUCCESS);  // Accepted...
+  EXPECT_EQ(d->clWaitForEvents(1, &eb), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Status(ea), CL_COMPLETE);
+  EXPECT_EQ(this->Status(eb), CL_MEM_OBJECT_ALLOCATION_FAILURE);  // ...fails in its event.
+  int x = 1;
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseMemObject(a);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseEvent(ea);
+  d->clReleaseEvent(eb);
+  d->clReleaseMemObject(b);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
@@ -285,6 +308,11 @@ TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
   ASSERT_EQ(d->clWaitForEvents(1, &w), CL_SUCCESS);
   EXPECT_EQ(this->Status(w), CL_COMPLETE);
   EXPECT_EQ(this->Outstanding(), 0u);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.frees.size(), 1u);
+  EXPECT_EQ(s.frees[0].kind, "mem");
+  EXPECT_EQ(s.frees[0].size, 32 * kMiB);
+  EXPECT_EQ(s.frees[0].time, s.commands.back().end);  // Freed when the write completed.
   d->clReleaseEvent(w);
   d->clReleaseEvent(gate);
   this->Teardown();
@@ -467,6 +495,11 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   EXPECT_EQ(kern.svm[0].address, reinterpret_cast<uint64_t>(p));
   EXPECT_EQ(fr.svm.at(0).size, 32 * kMiB);
   EXPECT_EQ(s.live["svm"], 0u);
+  ASSERT_EQ(s.frees.size(), 1u);
+  EXPECT_EQ(s.frees[0].kind, "svm");
+  EXPECT_EQ(s.frees[0].address, reinterpret_cast<uint64_t>(p));
+  EXPECT_EQ(s.frees[0].size, 32 * kMiB);
+  EXPECT_GE(s.frees[0].time, kern.end);  // The real free follows every use.
   EXPECT_GE(s.reports.double_release, 1u);
   // With a callback, the callback gets the pointers (and frees them itself).
   void* q = d->clSVMAlloc(this->ctx_, 0, kMiB, 0);
@@ -659,6 +692,44 @@ TYPED_TEST(Battery, CallLogAndCounters) {
   while (std::getline(f, line)) ++n;
   EXPECT_GE(n, 2);
   EXPECT_NE(this->ctl_->configure_call_log("/nonexistent/dir/x.jsonl"), "");
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, LegacyMarkersBarriersAndDestructorCallbacks) {
+  this->Setup("gpu-64m", CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  auto* d = this->d_;
+  ASSERT_EQ(this->ctl_->configure_schedule("lazy,seed=3"), "");
+  cl_mem a = this->Buf(64), b = this->Buf(64);
+  static std::vector<int> order;
+  order.clear();
+  auto note = [](cl_mem, void* p) { order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p))); };
+  ASSERT_EQ(d->clSetMemObjectDestructorCallback(a, note, reinterpret_cast<void*>(1)), CL_SUCCESS);
+  ASSERT_EQ(d->clSetMemObjectDestructorCallback(a, note, reinterpret_cast<void*>(2)), CL_SUCCESS);
+  int x = 0;
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  cl_event mk;
+  ASSERT_EQ(d->clEnqueueMarker(this->q_, &mk), CL_SUCCESS);  // OpenCL 1.1 marker: after everything.
+  ASSERT_EQ(d->clEnqueueBarrier(this->q_), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWaitForEvents(this->q_, 1, &mk), CL_SUCCESS);
+  ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  EXPECT_TRUE(order.empty());  // The queued write still uses it.
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  d->clFlush(this->q_);        // Any call runs callbacks made due.
+  EXPECT_EQ(order, (std::vector<int>{2, 1}));  // Reverse order of registration.
+  Snapshot s = this->ctl_->snapshot();
+  std::vector<std::string> kinds;
+  for (const auto& c : s.commands) kinds.push_back(c.kind);
+  ASSERT_EQ(kinds.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(kinds.begin(), kinds.begin() + 3),
+            (std::vector<std::string>{"write", "marker", "barrier"}));
+  // The last two are both ready after the barrier: the seeded out-of-order pick decides.
+  std::sort(kinds.begin() + 3, kinds.end());
+  EXPECT_EQ(kinds[3], "wait_for_events");
+  EXPECT_EQ(kinds[4], "write");
+  for (size_t i = 3; i < 5; ++i) EXPECT_GE(s.commands[i].start, s.commands[0].end);
+  d->clReleaseEvent(mk);
+  d->clReleaseMemObject(b);
   this->Teardown();
 }
 

@@ -244,6 +244,10 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
           else if (val == "deferred") d.semantics = Semantics::kDeferred;
           else if (val == "host_oom") d.semantics = Semantics::kHostOom;
           else return R::Error(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
+        } else if (key == "oom_at") {
+          if (val == "enqueue") d.oom_at_execution = false;
+          else if (val == "execution") d.oom_at_execution = true;
+          else return R::Error(what + ": " + quote(val) + " is not enqueue or execution");
         } else if (key == "svm") {
           auto b = parse_bool(val, "svm");
           if (!b.ok()) return R::Error(where + ": " + b.error());
@@ -254,7 +258,7 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
           else return R::Error(what + ": " + quote(val) + " is not gpu or cpu");
         } else {
           return R::Error(where + ": unknown option " + quote(key) +
-                          " (known: name, type, capacity, reported, max_alloc, semantics, svm, pinned)");
+                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned)");
         }
       }
     }
@@ -282,7 +286,8 @@ std::string format_devices(const std::vector<DeviceConfig>& devices) {
     s += d.gpu ? "gpu" : "cpu";
     s += ":name=" + d.name + ",capacity=" + std::to_string(d.capacity) +
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
-         ",semantics=" + std::string(semantics_name(d.semantics)) + ",svm=" + (d.svm ? "on" : "off") +
+         ",semantics=" + std::string(semantics_name(d.semantics)) +
+         ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +
          ",pinned=" + std::to_string(d.pinned);
   }
   return s;

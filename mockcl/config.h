@@ -48,6 +48,8 @@ struct DeviceConfig {
   uint64_t reported = 256ull << 20;     // CL_DEVICE_GLOBAL_MEM_SIZE (may differ from capacity).
   uint64_t max_alloc = 128ull << 20;    // CL_DEVICE_MAX_MEM_ALLOC_SIZE; above: CL_INVALID_BUFFER_SIZE.
   Semantics semantics = Semantics::kImmediate;
+  bool oom_at_execution = false;        // Deferred only: charge when the command executes, so
+                                        // out-of-memory shows in its event status, not the enqueue.
   bool svm = true;                      // Coarse-grain buffer SVM supported.
   uint64_t pinned = 64ull << 20;        // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
   bool operator==(const DeviceConfig&) const = default;

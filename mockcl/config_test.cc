@@ -62,10 +62,12 @@ TEST(ParseDevices, PresetsAndOptions) {
   EXPECT_EQ(d[0].pinned, 64ull << 20);
 
   EXPECT_EQ(parse_devices("gpu-64m:semantics=host_oom").value()[0].semantics, Semantics::kHostOom);
+  EXPECT_TRUE(parse_devices("gpu:semantics=deferred,oom_at=execution").value()[0].oom_at_execution);
+  EXPECT_FALSE(parse_devices("gpu:oom_at=later").ok());
 }
 
 TEST(ParseDevices, FormatRoundTrips) {
-  auto d = parse_devices("gpu-8g:semantics=deferred,reported=16g;cpu-2g:svm=off").value();
+  auto d = parse_devices("gpu-8g:semantics=deferred,reported=16g,oom_at=execution;cpu-2g:svm=off").value();
   auto again = parse_devices(format_devices(d));
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_EQ(again.value(), d);
@@ -200,6 +202,7 @@ TEST(Snapshot, JsonRoundTrip) {
   r.svm = {{7, 8}};
   r.status = -5;
   s.commands.push_back(r);
+  s.frees.push_back({"svm", 4, 4096, 64, 99});
   s.call_log = {"{}"};
   s.reports.double_release = 3;
   s.reports.messages = {"m"};

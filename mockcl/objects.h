@@ -116,6 +116,7 @@ struct _cl_event : mockcl::Object {
   void* host = nullptr;        // read: destination; write: source; SVM memcpy/fill: destination.
   const void* src = nullptr;   // SVM memcpy: source.
   bool svm_counted = false;    // `svm` ranges hold a pending use on their blocks.
+  bool to_host = false;        // A migration to the host: charges nothing.
   size_t offset = 0, bytes = 0, src_offset = 0;
   std::vector<unsigned char> pattern;  // fill, or the copied source of a non-blocking write.
   std::vector<void*> svm_free;         // svm_free: pointers to free.

@@ -63,9 +63,12 @@ cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, si
   return CL_SUCCESS;
 }
 
-Runtime& Runtime::get() {
+std::atomic<Runtime*> Runtime::instance_{nullptr};
+
+Runtime& Runtime::init() {
   // Never destroyed: handles may be used from other static destructors (the loader's, Python's).
   static Runtime* rt = new Runtime();
+  instance_.store(rt, std::memory_order_release);
   return *rt;
 }
 
@@ -117,12 +120,7 @@ void Runtime::apply(const Config& c) {
 
 // ---- Call ----
 
-Runtime::Call::Call(Runtime& rt, Entry e) : rt_(rt), lk_(rt.mu), entry_(e) {
-  ++rt.calls_[static_cast<size_t>(e)];
-  ++rt.now;
-}
-
-Runtime::Call::~Call() {
+void Runtime::Call::finish_slow() {
   if (rt_.log_enabled()) {
     std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
                        std::string(entry_name(entry_)) + "\",\"args\":{" + args_ +
@@ -137,20 +135,17 @@ Runtime::Call::~Call() {
   for (auto& f : cbs) f();
 }
 
-void Runtime::Call::arg(const char* key, uint64_t v) {
-  if (!rt_.log_enabled()) return;
+void Runtime::Call::arg_slow(const char* key, uint64_t v) {
   if (!args_.empty()) args_ += ',';
   args_ += "\"" + std::string(key) + "\":" + std::to_string(v);
 }
 
-void Runtime::Call::arg(const char* key, const std::string& v) {
-  if (!rt_.log_enabled()) return;
+void Runtime::Call::arg_slow(const char* key, const std::string& v) {
   if (!args_.empty()) args_ += ',';
   args_ += "\"" + std::string(key) + "\":\"" + json_escape(v) + "\"";
 }
 
-void Runtime::Call::handle(const char* key, const void* h) {
-  if (!rt_.log_enabled()) return;
+void Runtime::Call::handle_slow(const char* key, const void* h) {
   const auto* o = static_cast<const Object*>(h);
   arg(key, o ? std::string(type_name(o->type)) + "#" + std::to_string(o->id) : std::string("null"));
 }
@@ -200,13 +195,15 @@ std::string Runtime::configure_call_log(const std::string& path) {
   if (log_file_) std::fclose(log_file_);
   log_file_ = nullptr;
   log_memory_ = false;
+  log_on_ = false;
   log_path_ = path;
   if (path.empty()) return "";
   if (path == ":memory:") {
-    log_memory_ = true;
+    log_memory_ = log_on_ = true;
     return "";
   }
   log_file_ = std::fopen(path.c_str(), "a");
+  log_on_ = log_file_ != nullptr;
   if (!log_file_) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
   return "";
 }
@@ -248,12 +245,13 @@ void Runtime::force_destroy_all() {
 }
 
 void Runtime::reset() {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   force_destroy_all();
   apply(base_);
   calls_.fill(0);
   faults_fired_ = 0;
   commands_.clear();
+  frees_.clear();
   log_lines_.clear();
   reports_ = Reports{};
   leaked_at_context_release = 0;
@@ -263,7 +261,7 @@ void Runtime::reset() {
 }
 
 Snapshot Runtime::snapshot() {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   Snapshot s;
   for (const auto& d : devices)
     s.devices.push_back({d.cfg.name, d.cfg.capacity, d.outstanding, d.peak, d.pinned_outstanding, d.pinned_peak});
@@ -276,6 +274,7 @@ Snapshot Runtime::snapshot() {
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
+  s.frees = frees_;
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
@@ -285,7 +284,7 @@ Snapshot Runtime::snapshot() {
 }
 
 uint64_t Runtime::object_id(const void* handle) {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   if (!handle) return 0;
   if (SvmBlock* b = find_svm(handle)) return b->id;
   const auto* o = static_cast<const Object*>(handle);
@@ -391,6 +390,7 @@ void Runtime::destroy(Object* o) {
     }
     case Type::kMem: {
       auto* m = static_cast<_cl_mem*>(o);
+      record_free("mem", m->id, 0, m->device >= 0 ? m->size : 0);
       if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
       m->device = -1;
       m->backing.reset();
@@ -472,6 +472,7 @@ void Runtime::credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
 cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
+  if (devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;  // Charged in execute().
   cl_int s = charge(q->device->index, root->context, root->size, false);
   if (s == CL_SUCCESS) root->device = q->device->index;
   return s;
@@ -495,8 +496,14 @@ SvmBlock* Runtime::find_svm(const void* p) {
   return nullptr;
 }
 
+void Runtime::record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size) {
+  if (frees_.size() < kMaxCommandRecords)
+    frees_.push_back({kind, id, address, size, completion_time_ ? completion_time_ : now});
+}
+
 void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   SvmBlock& b = it->second;
+  record_free("svm", b.id, it->first, b.size);
   credit(b.device, b.context, b.size, false);
   cl_context ctx = b.context;
   svm.erase(it);
@@ -557,7 +564,7 @@ void Runtime::record(const CommandRecord& r) {
 }
 
 void Runtime::report_exit() {
-  std::unique_lock<std::mutex> lk(mu);
+  std::unique_lock<SpinLock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
   for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {

@@ -11,6 +11,7 @@
 #include <CL/cl_icd.h>
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "mockcl/objects.h"
 #include "mockcl/slab.h"
 #include "mockcl/snapshot.h"
+#include "mockcl/spin_lock.h"
 
 namespace mockcl {
 
@@ -60,14 +62,22 @@ struct FaultState {
 class Runtime {
  public:
   // The runtime of this process (of this copy of the library: the ICD .so has its own).
-  static Runtime& get();
+  static Runtime& get() {
+    Runtime* r = instance_.load(std::memory_order_acquire);
+    return r ? *r : init();
+  }
 
   // RAII for one entry-point call: takes the lock, counts the call, writes the call-log
   // line at the end, then unlocks and runs the user callbacks the call made due.
   class Call {
    public:
-    Call(Runtime& rt, Entry e);
-    ~Call();
+    Call(Runtime& rt, Entry e) : rt_(rt), lk_(rt.mu), entry_(e) {
+      ++rt.calls_[static_cast<size_t>(e)];
+      ++rt.now;
+    }
+    ~Call() {
+      if (rt_.log_on_ || !rt_.callbacks_.empty()) finish_slow();
+    }
     Call(const Call&) = delete;
     Call& operator=(const Call&) = delete;
     // An injected failure for this call (kNthCall/kProbability rules), or 0.
@@ -77,15 +87,28 @@ class Runtime {
       status_ = s;
       return s;
     }
-    // Key arguments for the call log (no-ops while the log is off).
-    void arg(const char* key, uint64_t v);
-    void arg(const char* key, const std::string& v);
-    void handle(const char* key, const void* h);
-    std::unique_lock<std::mutex>& lock() { return lk_; }
+    // Key arguments for the call log (no-ops while the log is off; inline so that the
+    // benchmark's hot path pays one predictable branch).
+    void arg(const char* key, uint64_t v) {
+      if (rt_.log_on_) arg_slow(key, v);
+    }
+    void arg(const char* key, const std::string& v) {
+      if (rt_.log_on_) arg_slow(key, v);
+    }
+    void handle(const char* key, const void* h) {
+      if (rt_.log_on_) handle_slow(key, h);
+    }
+    std::unique_lock<SpinLock>& lock() { return lk_; }
+    Runtime& runtime() { return rt_; }
 
    private:
+    // Writes the call-log line, then unlocks and runs the deferred user callbacks.
+    void finish_slow();
+    void arg_slow(const char* key, uint64_t v);
+    void arg_slow(const char* key, const std::string& v);
+    void handle_slow(const char* key, const void* h);
     Runtime& rt_;
-    std::unique_lock<std::mutex> lk_;
+    std::unique_lock<SpinLock> lk_;
     Entry entry_;
     cl_int status_ = 0;
     std::string args_;
@@ -107,8 +130,8 @@ class Runtime {
   uint64_t object_id(const void* handle);
 
   // ---- Everything below: lock held ----
-  std::mutex mu;
-  std::condition_variable cv;  // Signalled whenever a command completes or a user event is set.
+  SpinLock mu;
+  std::condition_variable_any cv;  // Signalled whenever a command completes or a user event is set.
 
   _cl_platform_id platform;
   std::array<_cl_device_id, kMaxDevices> device_handles;
@@ -185,7 +208,7 @@ class Runtime {
   // Runs every command that can run, in deterministic order.
   void run();
   // Blocks until all events are complete (running the scheduler); returns the worst status.
-  cl_int wait(std::unique_lock<std::mutex>& lk, const std::vector<_cl_event*>& evs);
+  cl_int wait(std::unique_lock<SpinLock>& lk, const std::vector<_cl_event*>& evs);
   // Sets an event's status and queues its callbacks.
   void set_status(_cl_event* ev, cl_int status);
   // Queues a user callback to run after the lock is dropped.
@@ -202,7 +225,7 @@ class Runtime {
   // A fresh object id (for SVM blocks, which are not handles).
   uint64_t object_id_next() { return ++next_id_; }
   uint64_t leaked_at_context_release = 0;
-  bool log_enabled() const { return log_file_ != nullptr || log_memory_; }
+  bool log_enabled() const { return log_on_; }
   void log_line(const std::string& line);
   void record(const CommandRecord& r);
   // Called by the ICD at process exit: reports live objects on stderr and in the call log.
@@ -213,12 +236,16 @@ class Runtime {
  private:
   friend class Call;
   Runtime();
+  static Runtime& init();
+  static std::atomic<Runtime*> instance_;
+  bool log_on_ = false;  // log_file_ || log_memory_, cached for the hot path.
   static constexpr int live_index(Type t) { return t == Type::kNone ? 0 : int(uint32_t(t) - uint32_t(Type::kPlatform)); }
   cl_int call_fault(Entry e);
   cl_int bytes_fault(int dev, uint64_t bytes);
   void destroy(Object* o);
   void apply(const Config& c);
   void execute(_cl_event* ev);
+  cl_int charge_at_execution(_cl_event* ev);
   bool ready(const _cl_event* ev) const;
   void force_destroy_all();
   template <typename T>
@@ -237,6 +264,9 @@ class Runtime {
   uint64_t faults_fired_ = 0;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<CommandRecord> commands_;
+  std::vector<FreeRecord> frees_;
+  uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
+  void record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size);
   uint64_t rng_ = 0;
   Reports reports_;
   std::vector<std::function<void()>> callbacks_;

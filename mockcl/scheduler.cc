@@ -55,6 +55,7 @@ _cl_event* Runtime::new_command(_cl_command_queue* q, cl_command_type type, cons
   ev->host = nullptr;
   ev->src = nullptr;
   ev->svm_counted = false;
+  ev->to_host = false;
   ev->offset = ev->bytes = ev->src_offset = 0;
   ev->pattern.clear();
   ev->svm_free.clear();
@@ -145,6 +146,19 @@ void Runtime::run() {
   }
 }
 
+cl_int Runtime::charge_at_execution(_cl_event* ev) {
+  // Deferred devices with oom_at=execution charge buffers here, so a failure lands in the event.
+  if (ev->to_host) return CL_SUCCESS;
+  for (cl_mem m : ev->mems) {
+    _cl_mem* root = m->parent ? m->parent : m;
+    if (root->device >= 0) continue;
+    int dev = ev->queue->device->index;
+    if (cl_int s = charge(dev, root->context, root->size, false)) return s;
+    root->device = dev;
+  }
+  return CL_SUCCESS;
+}
+
 void Runtime::execute(_cl_event* ev) {
   _cl_command_queue* q = ev->queue;
   uint64_t start = std::max(ev->queued, q->busy_until);
@@ -155,6 +169,10 @@ void Runtime::execute(_cl_event* ev) {
   }
   cl_int st = CL_COMPLETE;
   uint64_t dur = 0;
+  struct CompletionClock {  // Frees made while this command completes happen at its end.
+    uint64_t& t;
+    ~CompletionClock() { t = 0; }
+  } clock{completion_time_};
   switch (ev->command_type) {
     case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
     case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
@@ -167,6 +185,7 @@ void Runtime::execute(_cl_event* ev) {
       break;
     default: dur = 0;
   }
+  completion_time_ = start + dur;
   if (dep_failed) {
     st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   } else if (ev->fault_status) {
@@ -174,6 +193,10 @@ void Runtime::execute(_cl_event* ev) {
     ++faults_fired_;
     report("injected execution failure " + std::string(status_name(st)) + " into command " +
            std::to_string(ev->command_id) + " (" + ev->kind + ")");
+  } else if (cl_int oom = charge_at_execution(ev); oom != CL_SUCCESS) {
+    st = oom;
+    report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
+           std::string(status_name(oom)));
   } else {
     switch (ev->command_type) {
       case CL_COMMAND_WRITE_BUFFER:
@@ -214,7 +237,7 @@ void Runtime::execute(_cl_event* ev) {
           retain_internal(q);
           defer([this, fn, data, ptrs, qh]() mutable {
             fn(qh, static_cast<cl_uint>(ptrs.size()), ptrs.data(), data);
-            std::unique_lock<std::mutex> lk(mu);
+            std::unique_lock<SpinLock> lk(mu);
             release_internal(qh);
           });
         } else {
@@ -282,14 +305,14 @@ void Runtime::set_status(_cl_event* ev, cl_int status) {
     retain_internal(ev);
     defer([this, cb, ev, status] {
       cb.fn(ev, status, cb.data);
-      std::unique_lock<std::mutex> lk(mu);
+      std::unique_lock<SpinLock> lk(mu);
       release_internal(ev);
     });
   }
   ev->callbacks.swap(keep);
 }
 
-cl_int Runtime::wait(std::unique_lock<std::mutex>& lk, const std::vector<_cl_event*>& evs) {
+cl_int Runtime::wait(std::unique_lock<SpinLock>& lk, const std::vector<_cl_event*>& evs) {
   while (true) {
     run();
     bool done = true;

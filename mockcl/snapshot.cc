@@ -30,6 +30,9 @@ std::string to_json(const Snapshot& s) {
     j["commands"].push_back({{"id", c.id}, {"queue", c.queue_id}, {"kind", c.kind}, {"queued", c.queued},
                              {"start", c.start}, {"end", c.end}, {"mems", c.mems},
                              {"svm", svm_json(c.svm)}, {"status", c.status}});
+  j["frees"] = json::array();
+  for (const auto& f : s.frees)
+    j["frees"].push_back({{"kind", f.kind}, {"id", f.id}, {"address", f.address}, {"size", f.size}, {"time", f.time}});
   j["call_log"] = s.call_log;
   j["reports"] = {{"use_after_release", s.reports.use_after_release},
                   {"double_release", s.reports.double_release},
@@ -64,6 +67,7 @@ Result<Snapshot> snapshot_from_json(const std::string& text) {
       r.status = c.at("status");
       s.commands.push_back(std::move(r));
     }
+    for (const auto& f : j.at("frees")) s.frees.push_back({f.at("kind"), f.at("id"), f.at("address"), f.at("size"), f.at("time")});
     s.call_log = j.at("call_log").get<std::vector<std::string>>();
     const auto& rep = j.at("reports");
     s.reports.use_after_release = rep.at("use_after_release");

@@ -51,6 +51,18 @@ struct CommandRecord {
   int32_t status = 0;          // CL_COMPLETE (0) or the error it ended with.
 };
 
+// The moment memory really went back to a device: a buffer destroyed (released and no longer
+// used by any command) or an SVM block freed (clSVMFree, or clEnqueueSVMFree executed, once no
+// command uses it).
+struct FreeRecord {
+  std::string kind;      // "mem" or "svm".
+  uint64_t id = 0;       // Control::object_id of the buffer / SVM block.
+  uint64_t address = 0;  // SVM: the block's address; mem: 0.
+  uint64_t size = 0;     // Bytes credited back (0 for sub-buffers and uncharged buffers).
+  uint64_t time = 0;     // Virtual ns: the end of the last command that used it, or the host
+                         // clock if none was pending.
+};
+
 // Misuse detected by the runtime.
 struct Reports {
   uint64_t use_after_release = 0;   // Calls that named a released (quarantined) handle.
@@ -66,6 +78,7 @@ struct Snapshot {
   std::map<std::string, uint64_t> live;    // Live objects by type: context, queue, mem, event,
                                            // program, kernel, svm.
   std::vector<CommandRecord> commands;     // Executed commands since reset.
+  std::vector<FreeRecord> frees;           // Real frees since reset, in order.
   std::vector<std::string> call_log;       // JSON lines kept in memory (call log ":memory:").
   Reports reports;
   uint64_t faults_fired = 0;               // Injected failures since reset.

@@ -29,7 +29,6 @@ std::string make_vendor_dir(const std::string& so_path, bool with_pocl) {
   if (!mkdtemp(buf.data())) die("cannot create a temporary directory from " + templ);
   std::string dir(buf.data());
   {
-    // The loader reads vendors in directory order; "0-" sorts the mock first.
     std::ofstream f(dir + "/0-mockcl.icd");
     f << so_path << "\n";
   }

@@ -28,7 +28,8 @@ std::string mock_so_path(const std::string& path = "");
 std::string use_mock_only(const std::string& so_path);
 
 // The same with POCL's .icd (a copy of /etc/OpenCL/vendors/pocl.icd) next to the mock's, so
-// the loader lists the mock first, then POCL.
+// the loader lists both. ocl-icd reads the directory unsorted: find the mock by name
+// (loader_mock_platform), not by position.
 std::string use_mock_and_pocl(const std::string& so_path);
 
 // A Control for the ICD instance the loader loaded (or will load) from `so_path`: dlopens that
