@@ -28,9 +28,16 @@ TR="$EX/fragmentation.trace"
 
 # Help documents everything, including exit codes.
 for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
-         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace "Exit codes"; do
+         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format "Exit codes"; do
   expect 0 "$f" --help
 done
+
+# The README's first command: the recorded PyOpenCL trace runs out of memory on a 128 MiB deferred
+# device, and not on an immediate one (the pool's retry rescues it).
+PY="$EX/pyopencl_pocl.trace"
+expect 1 "deferred allocation failed at first use" "$PY" --capacity 128MiB --semantics deferred
+expect 0 "replayed cleanly" "$PY" --capacity 128MiB
+expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
 
 # Clean replay and reproduced out-of-memory.
 expect 0 "replayed cleanly" "$TR" --capacity 2GiB
@@ -57,6 +64,13 @@ expect 0 "" --rmm-csv "$CSV" --write-trace "$T/rmm.trace"
 a="$("$BIN" --no-progress --rmm-csv "$CSV" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
 b="$("$BIN" --no-progress "$T/rmm.trace" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
 [[ "$a" == "$b" ]] && echo "ok: converted trace replays identically" || { echo "FAIL: converted replay differs"; fails=$((fails + 1)); }
+
+# The binary form replays exactly like the text it was converted from.
+expect 0 "" "$TR" --write-trace "$T/frag.bin" --write-format binary
+a="$("$BIN" --no-progress "$TR" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
+b="$("$BIN" --no-progress "$T/frag.bin" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
+[[ "$a" == "$b" ]] && echo "ok: binary trace replays identically" || { echo "FAIL: binary replay differs"; fails=$((fails + 1)); }
+expect 2 "not in {text,binary}" "$TR" --write-trace "$T/x" --write-format xml
 
 # Determinism: the same trace and configuration give identical reports.
 a="$("$BIN" --no-progress "$TR" --capacity 1GiB --json)"

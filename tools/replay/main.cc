@@ -106,7 +106,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> compare;
 
   auto* trace_opt = app.add_option("trace", in.trace_path,
-                                   "clpool trace file to replay (tools/trace/FORMAT.md); '-' reads stdin");
+                                   "clpool trace file to replay, text or binary (tools/trace/FORMAT.md); '-' reads stdin");
   app.add_option("--rmm-csv", in.rmm_path,
                  "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
                  "instead of a clpool trace")
@@ -143,6 +143,11 @@ int run(int argc, char** argv) {
   app.add_option("--write-trace", write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");
+  std::string write_format = "text";
+  app.add_option("--write-format", write_format,
+                 "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
+                 "FORMAT.md)")
+      ->check(CLI::IsMember({"text", "binary"}));
   app.add_flag("--no-progress", no_progress, "no progress bar (it is shown only when stderr is a terminal)");
 
   try {
@@ -190,7 +195,9 @@ int run(int argc, char** argv) {
 
   if (!write_trace_path.empty()) {
     in.with_source([&](auto& source) {
-      trace::trace_writer writer(write_trace_path);
+      trace::trace_writer writer(write_trace_path, write_format == "binary"
+                                                       ? trace::trace_encoding::binary
+                                                       : trace::trace_encoding::text);
       writer.comment("source", in.rmm_path.empty() ? "clpool trace " + in.trace_path : "rmm csv " + in.rmm_path);
       trace::trace_event e;
       while (source.next(e)) writer.write(e);

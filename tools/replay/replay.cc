@@ -118,7 +118,18 @@ struct replayer::impl {
 
   ~impl() {
     // Allocations go back to the pool, then the pool returns everything to the device.
-    live.clear();
+    slab.clear();
+  }
+
+  // A free slab slot for a new allocation (recycled, so the slab never outgrows the live set).
+  std::uint32_t take_slot() {
+    if (!free_slots.empty()) {
+      const std::uint32_t i = free_slots.back();
+      free_slots.pop_back();
+      return i;
+    }
+    slab.emplace_back();
+    return static_cast<std::uint32_t>(slab.size() - 1);
   }
 
   [[noreturn]] static void not_live(std::uint64_t id) {
@@ -151,6 +162,7 @@ struct replayer::impl {
   void pool_alloc(const trace_event& e, std::uint64_t line, allocation* slot) {
     const std::uint64_t held_before = observer->last.held_bytes;
     const std::uint64_t retries_before = observer->retries;
+    const std::uint64_t peak_before = observer->peak_managed;
     try {
       allocation a = pool->allocate(e.size);
       if (observer->retries != retries_before) ++report.rescued_requests;
@@ -158,6 +170,7 @@ struct replayer::impl {
         // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
         // exclude the failing request, as the pool's own out-of-memory reports do.
         pool_counters c = observer->last;
+        observer->peak_managed = peak_before;  // the failed request never really fit
         oom_point& p = start_oom(e, line, oom_site::first_use);
         p.active_bytes = c.active_bytes - a.size();
         p.active_rounded_bytes = c.active_rounded_bytes - a.rounded_size();
@@ -227,11 +240,16 @@ struct replayer::impl {
 
   void alloc(const trace_event& e, std::uint64_t line) {
     if (config.use_pool) {
-      allocation* slot = live.insert(e.id, allocation());
-      if (slot == nullptr) already_live(e.id);
+      std::uint32_t* index = live.insert(e.id, 0);
+      if (index == nullptr) already_live(e.id);
+      *index = take_slot();
       if (e.kind == trace_kind::sub) return;  // a view of another block: no device memory
-      pool_alloc(e, line, slot);
-      if (report.oom) live.erase(e.id);
+      const std::uint32_t i = *index;
+      pool_alloc(e, line, &slab[i]);
+      if (report.oom) {
+        live.erase(e.id);
+        free_slots.push_back(i);
+      }
     } else {
       raw_block* slot = raw_live.insert(e.id, raw_block());
       if (slot == nullptr) already_live(e.id);
@@ -243,9 +261,10 @@ struct replayer::impl {
 
   void free(const trace_event& e) {
     if (config.use_pool) {
-      allocation a;
-      if (!live.erase(e.id, &a)) not_live(e.id);
-      // `a` gives its block back to the pool here.
+      std::uint32_t i = 0;
+      if (!live.erase(e.id, &i)) not_live(e.id);
+      slab[i].release();  // gives the block back to the pool
+      free_slots.push_back(i);
     } else {
       raw_block b;
       if (!raw_live.erase(e.id, &b)) not_live(e.id);
@@ -329,7 +348,12 @@ struct replayer::impl {
   bool deferred;  // call first_use() after each allocation
   std::optional<pool_type> pool;
   std::shared_ptr<replay_observer> observer;
-  trace::flat_id_map<allocation> live;
+  // Live allocations sit in a dense slab; the id map holds 4-byte slab indices, so its probes and
+  // backward shifts touch 16-byte slots instead of whole allocations (a measured ~10-20% of replay
+  // time went to that map).
+  trace::flat_id_map<std::uint32_t> live;
+  std::vector<allocation> slab;
+  std::vector<std::uint32_t> free_slots;
   trace::flat_id_map<raw_block> raw_live;
   std::uint64_t raw_active = 0;
   timeline_sampler sampler;
@@ -352,6 +376,17 @@ bool replayer::apply(const trace_event& event, std::uint64_t line) {
 }
 
 replay_report replayer::report() const { return impl_->snapshot(); }
+
+void replayer::prefetch(const trace_event& event, int stage) const noexcept {
+  impl& m = *impl_;
+  if (!m.config.use_pool) {
+    m.raw_live.prefetch(event.id);
+  } else if (stage != 0) {
+    m.live.prefetch(event.id);
+  } else if (event.action == trace_action::free) {
+    if (const std::uint32_t* i = m.live.find(event.id)) __builtin_prefetch(&m.slab[*i]);
+  }
+}
 
 replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
                             const device_spec& device, const replay_options& options) {

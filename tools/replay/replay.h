@@ -133,6 +133,11 @@ class replayer {
   // for an alloc of a live id or a free of an id that is not live, changing nothing.
   bool apply(const trace::trace_event& event, std::uint64_t line = 0);
 
+  // Hints that `event` is coming, so its memory can be loaded early. Optional. Stage 1 (a few
+  // events ahead) loads the id map's slot; stage 0 (the next event) looks the id up and loads the
+  // live block it names.
+  void prefetch(const trace::trace_event& event, int stage) const noexcept;
+
   // The report so far. Final once the input is exhausted or apply() returned false.
   replay_report report() const;
 
@@ -144,22 +149,59 @@ class replayer {
 // Called now and then with (bytes consumed, total bytes or 0) while a replay reads its input.
 using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
 
-// A source of events: trace::trace_reader, or anything with the same next(), line() and
-// error_at_last_event() (the RMM CSV importer).
+// A source of events: trace::trace_reader, or anything with the same next(), line(), name(),
+// bytes_consumed() and total_bytes() (the RMM CSV importer). Bad input is a trace_error naming the
+// file and line, thrown after every earlier event was applied.
 template <class Source>
 replay_report replay_stream(Source& source, const replay_config& config, const device_spec& device,
                             const replay_options& options = {}, const progress_fn& progress = {}) {
   replayer r(config, device, options);
-  trace::trace_event e;
-  std::uint64_t n = 0;
-  while (source.next(e)) {
+  // Two events of lookahead hide most of the live set's memory latency: the id map's slot for
+  // event i + 2 and the block of event i + 1 are prefetched while event i is applied. A read error
+  // in the lookahead is held until the events before it are applied, so results and error order
+  // are those of a plain loop.
+  struct slot {
+    trace::trace_event event;
+    std::uint64_t line = 0;
+  };
+  slot ring[3];
+  std::optional<trace::trace_error> pending;
+  const auto read = [&](slot& s) {
+    if (pending) return false;
     try {
-      if (!r.apply(e, source.line())) break;
-    } catch (const replay_input_error& error) {
-      throw source.error_at_last_event(error.what());
+      if (!source.next(s.event)) return false;
+      s.line = source.line();
+      return true;
+    } catch (const trace::trace_error& error) {
+      pending = error;
+      return false;
     }
-    if (progress && (++n & 0xFFFFF) == 0) progress(source.bytes_consumed(), source.total_bytes());
+  };
+  int count = 0;  // events in the ring, starting at `head`
+  int head = 0;
+  while (count < 3 && read(ring[count])) ++count;
+  if (count > 1) r.prefetch(ring[1].event, 0);
+  if (count > 2) r.prefetch(ring[2].event, 1);
+  std::uint64_t n = 0;
+  while (count > 0) {
+    slot& s = ring[head];
+    try {
+      if (!r.apply(s.event, s.line)) return r.report();
+    } catch (const replay_input_error& error) {
+      throw trace::trace_error(source.name(), s.line, error.what(), n);
+    }
+    ++n;
+    if (progress && (n & 0xFFFFF) == 0) progress(source.bytes_consumed(), source.total_bytes());
+    // Refill the slot just applied with the event three ahead.
+    if (read(s)) {
+      r.prefetch(s.event, 1);
+    } else {
+      --count;
+    }
+    head = head == 2 ? 0 : head + 1;
+    if (count > 1) r.prefetch(ring[head == 2 ? 0 : head + 1].event, 0);
   }
+  if (pending) throw *pending;
   return r.report();
 }
 

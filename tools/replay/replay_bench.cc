@@ -1,6 +1,7 @@
 // Replay throughput on a synthetic 10 M-event trace (synth.h, live set ~4096 blocks):
 //   bazel run --config=opt //tools/replay:replay_bench
-// Each benchmark reports events/s. The trace file is written once to $TMPDIR.
+// Each benchmark reports events/s (per CPU second). The trace files (text and binary) are
+// written once to $TMPDIR before timing starts.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,15 +19,18 @@ namespace {
 
 constexpr std::uint64_t trace_events = 10'000'000;
 
-const std::string& trace_path() {
-  static const std::string path = [] {
+// The 10 M-event trace in either encoding, written once per run.
+const std::string& trace_path(trace::trace_encoding encoding) {
+  static std::string paths[2];
+  std::string& path = paths[encoding == trace::trace_encoding::binary];
+  if (path.empty()) {
     const char* dir = std::getenv("TMPDIR");
-    std::string p = std::string(dir ? dir : "/tmp") + "/clpool_replay_bench_10M.trace";
-    trace::trace_writer writer(p);
+    path = std::string(dir ? dir : "/tmp") + "/clpool_replay_bench_10M" +
+           (encoding == trace::trace_encoding::binary ? ".bin" : ".trace");
+    trace::trace_writer writer(path, encoding);
     synthesize({.events = trace_events}, [&](const trace::trace_event& e) { writer.write(e); });
     writer.flush();
-    return p;
-  }();
+  }
   return path;
 }
 
@@ -36,10 +40,11 @@ void set_rate(benchmark::State& state, std::uint64_t events) {
 }
 
 // The text reader alone, with its liveness checks.
-void BM_ReadText(benchmark::State& state) {
+void BM_Read(benchmark::State& state, trace::trace_encoding encoding) {
+  const std::string& path = trace_path(encoding);  // written before timing starts
   std::uint64_t n = 0;
   for (auto _ : state) {
-    trace::trace_reader reader(trace_path());
+    trace::trace_reader reader(path);
     trace::trace_event e;
     n = 0;
     while (reader.next(e)) ++n;
@@ -47,21 +52,31 @@ void BM_ReadText(benchmark::State& state) {
   }
   set_rate(state, n);
 }
-BENCHMARK(BM_ReadText)->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_Read, text, trace::trace_encoding::text)->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_Read, binary, trace::trace_encoding::binary)->Unit(benchmark::kMillisecond)->MinTime(3);
 
 // What clpool_replay does: stream the file through the pool on an immediate device.
-void BM_ReplayFile(benchmark::State& state, replay_config config) {
+void BM_ReplayFile(benchmark::State& state, replay_config config, trace::trace_encoding encoding) {
+  const std::string& path = trace_path(encoding);  // written before timing starts
   std::uint64_t n = 0;
   for (auto _ : state) {
-    trace::trace_reader reader(trace_path(), {.check_liveness = false});
+    trace::trace_reader reader(path, {.check_liveness = false});
     const replay_report r = replay_stream(reader, config, {std::uint64_t{1} << 40, alloc_semantics::immediate});
     n = r.events;
     if (!r.ok()) state.SkipWithError("unexpected out-of-memory");
   }
   set_rate(state, n);
 }
-BENCHMARK_CAPTURE(BM_ReplayFile, pool_lb4, replay_config{})->Unit(benchmark::kMillisecond)->MinTime(3);
-BENCHMARK_CAPTURE(BM_ReplayFile, nopool, replay_config{.use_pool = false})->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_ReplayFile, pool_lb4_text, replay_config{}, trace::trace_encoding::text)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
+BENCHMARK_CAPTURE(BM_ReplayFile, pool_lb4_binary, replay_config{}, trace::trace_encoding::binary)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
+BENCHMARK_CAPTURE(BM_ReplayFile, nopool_binary, replay_config{.use_pool = false},
+                  trace::trace_encoding::binary)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
 
 // The engine alone, events already in memory.
 void BM_ReplayEngine(benchmark::State& state) {

@@ -181,6 +181,34 @@ TEST(Replay, StreamErrorsNameFileAndLine) {
   }
 }
 
+TEST(Replay, StreamLookaheadKeepsPlainLoopOrder) {
+  // An out-of-memory before a malformed line: the replay stops at the OOM, as a plain loop would.
+  {
+    trace::trace_reader reader = trace::trace_reader::from_string(
+        "clpool-trace 1\n0 0 0 0 alloc 1 80 buffer 0\n1 0 0 0 alloc 2 80 buffer 0\n"
+        "2 0 0 0 alloc 3 1 buffer 0\ngarbage\n",
+        "x.trace", {.check_liveness = false});
+    const replay_report r = replay_stream(reader, pool_lb(12), {100, alloc_semantics::immediate});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.oom->event_index, 1u);
+    EXPECT_EQ(r.oom->line, 3u);
+  }
+  // A malformed line after valid events: every earlier event is applied, then the error.
+  {
+    trace::trace_reader reader = trace::trace_reader::from_string(
+        "clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n1 0 0 0 free 1 10 buffer 0\n"
+        "2 0 0 0 alloc 3 1 buffer 0\ngarbage\n",
+        "x.trace", {.check_liveness = false});
+    try {
+      replay_stream(reader, pool_lb(12), {});
+      FAIL() << "expected trace_error";
+    } catch (const trace::trace_error& e) {
+      EXPECT_EQ(e.line(), 5u) << e.what();
+      EXPECT_EQ(e.events_read(), 3u);
+    }
+  }
+}
+
 // A random workload: allocations of mixed sizes, frees of random live ids, occasional free_held.
 std::vector<trace_event> random_workload(unsigned seed, int n) {
   std::mt19937_64 rng(seed);

@@ -87,10 +87,11 @@ std::string render_svg(const replay_report& r, const std::string& title) {
     std::uint64_t timeline_point::*field;
     const char* dash;
   };
-  const series all[] = {{"managed (active rounded + held)", "#2ca02c", &timeline_point::managed_bytes, ""},
+  // Device use first: it often equals managed, which is then drawn over it and stays visible.
+  const series all[] = {{"device used", "#7f7f7f", &timeline_point::device_used_bytes, "4 3"},
+                        {"managed (active rounded + held)", "#2ca02c", &timeline_point::managed_bytes, ""},
                         {"active (requested)", "#1f77b4", &timeline_point::active_bytes, ""},
-                        {"held by the pool", "#ff7f0e", &timeline_point::held_bytes, ""},
-                        {"device used", "#7f7f7f", &timeline_point::device_used_bytes, "4 3"}};
+                        {"held by the pool", "#ff7f0e", &timeline_point::held_bytes, ""}};
   for (const series& s : all) {
     if (!r.config.use_pool && s.field == &timeline_point::held_bytes) continue;
     out << "<polyline fill=\"none\" stroke=\"" << s.colour << "\" stroke-width=\"1.5\"";
@@ -117,7 +118,10 @@ std::string render_svg(const replay_report& r, const std::string& title) {
     const double need = static_cast<double>(p.device_used_bytes + p.rounded_bytes);
     out << "<circle cx=\"" << num(x) << "\" cy=\"" << num(Y(std::min(need, static_cast<double>(y_max))))
         << "\" r=\"6\" fill=\"#d62728\"/>\n";
-    out << "<text x=\"" << num(std::min(x + 8, left + plot_w - 250)) << "\" y=\"" << top + 16
+    // Label to the right of the mark, or to its left in the right half of the plot.
+    const bool right_half = x > left + plot_w / 2;
+    out << "<text x=\"" << num(right_half ? x - 10 : x + 10) << "\" y=\"" << top + 16
+        << "\" text-anchor=\"" << (right_half ? "end" : "start")
         << "\" fill=\"#d62728\">OOM at event " << p.event_index << ": "
         << escape(format_bytes(p.rounded_bytes)) << " requested, "
         << escape(format_bytes(p.capacity > p.device_used_bytes ? p.capacity - p.device_used_bytes : 0))

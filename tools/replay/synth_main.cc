@@ -15,9 +15,12 @@ int main(int argc, char** argv) {
   app.add_option("--events", o.events, "number of events (default 1000000)")->check(CLI::PositiveNumber);
   app.add_option("--live", o.live, "live blocks to hover around (default 4096)")->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed, "random seed (default 1)");
+  bool binary = false;
+  app.add_flag("--binary", binary, "write the compact binary form instead of text");
   CLI11_PARSE(app, argc, argv);
   try {
-    clpool::trace::trace_writer writer(out);
+    clpool::trace::trace_writer writer(
+        out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text);
     writer.comment("source", "clpool_synth_trace");
     clpool::replay::synthesize(o, [&](const clpool::trace::trace_event& e) { writer.write(e); });
     writer.flush();

@@ -1,7 +1,7 @@
 // flat_id_map<V>: an open-addressing hash map from 64-bit ids to values, for the live set of a
 // trace. The reader and the replay engine do one lookup per event, so this is on the hot path:
 // one flat array, linear probing, no allocation per insert, and backward-shift deletion (no
-// tombstones, so a long trace with heavy id reuse never degrades). Memory is proportional to the
+// tombstones, so a long trace with heavy id reuse never degrades). Key and value share a slot. Memory is proportional to the
 // peak live set, not to the trace length.
 //
 // Every u64 is a valid key (ids come from pointers, counters, anything), so occupancy is kept in a
@@ -29,50 +29,58 @@ class flat_id_map {
   // The value of `key`, or nullptr.
   V* find(std::uint64_t key) noexcept {
     for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
-      if (!used_[i]) return nullptr;
-      if (keys_[i] == key) return &values_[i];
+      slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
     }
   }
 
-  // Inserts `key` → `value`. Returns the stored value, or nullptr (and changes nothing) when
+  // Starts loading the cache line where a lookup of `key` begins, so that a lookup a little later
+  // does not wait for memory (replay prefetches the next event's id while applying this one).
+  void prefetch(std::uint64_t key) const noexcept { __builtin_prefetch(&slots_[slot_of(key)]); }
+
+  // Inserts `key` -> `value`. Returns the stored value, or nullptr (and changes nothing) when
   // `key` is already present.
   V* insert(std::uint64_t key, V value) {
-    if ((size_ + 1) * 8 > capacity() * 7) rehash(capacity() * 2);  // load factor <= 7/8
+    // Load factor <= 1/2: linear probing degrades sharply above that (expected probes for a
+    // miss grow as 1 / (1 - load)^2), and the live set is small next to the trace.
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
     std::size_t i = slot_of(key);
-    for (; used_[i]; i = (i + 1) & mask_) {
-      if (keys_[i] == key) return nullptr;
+    for (; slots_[i].used; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return nullptr;
     }
-    used_[i] = 1;
-    keys_[i] = key;
-    values_[i] = std::move(value);
+    slot& s = slots_[i];
+    s.used = true;
+    s.key = key;
+    s.value = std::move(value);
     ++size_;
-    return &values_[i];
+    return &s.value;
   }
 
   // Removes `key`, moving its value into `*out` when `out` is not null. False if absent.
   bool erase(std::uint64_t key, V* out = nullptr) {
     std::size_t i = slot_of(key);
     for (;; i = (i + 1) & mask_) {
-      if (!used_[i]) return false;
-      if (keys_[i] == key) break;
+      if (!slots_[i].used) return false;
+      if (slots_[i].key == key) break;
     }
-    if (out != nullptr) *out = std::move(values_[i]);
-    values_[i] = V();
+    if (out != nullptr) *out = std::move(slots_[i].value);
+    slots_[i].value = V();
     // Backward shift: pull later members of the probe run into the hole when their home slot
     // allows it, so lookups never need tombstones.
     std::size_t hole = i;
-    for (std::size_t j = (i + 1) & mask_; used_[j]; j = (j + 1) & mask_) {
-      const std::size_t home = slot_of(keys_[j]);
+    for (std::size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+      const std::size_t home = slot_of(slots_[j].key);
       // Movable when `home` is not cyclically in (hole, j].
       const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
       if (movable) {
-        keys_[hole] = keys_[j];
-        values_[hole] = std::move(values_[j]);
-        values_[j] = V();
+        slots_[hole].key = slots_[j].key;
+        slots_[hole].value = std::move(slots_[j].value);
+        slots_[j].value = V();
         hole = j;
       }
     }
-    used_[hole] = 0;
+    slots_[hole].used = false;
     --size_;
     return true;
   }
@@ -80,22 +88,25 @@ class flat_id_map {
   // Calls f(key, value&) for every entry, in no particular order.
   template <class F>
   void for_each(F&& f) {
-    for (std::size_t i = 0; i < keys_.size(); ++i) {
-      if (used_[i]) f(keys_[i], values_[i]);
+    for (slot& s : slots_) {
+      if (s.used) f(s.key, s.value);
     }
   }
 
   // Removes everything (values are destroyed in no particular order) and shrinks.
   void clear() {
-    keys_.clear();
-    values_.clear();
-    used_.clear();
+    slots_.clear();
     size_ = 0;
     rehash(16);
   }
 
  private:
-  std::size_t capacity() const noexcept { return keys_.size(); }
+  // Key, flag and value side by side: a lookup touches one cache line, not three arrays.
+  struct slot {
+    std::uint64_t key = 0;
+    bool used = false;
+    V value{};
+  };
 
   std::size_t slot_of(std::uint64_t key) const noexcept {
     // Fibonacci hashing: the high bits of key * 2^64/phi. Ids from aligned pointers differ only in
@@ -104,30 +115,24 @@ class flat_id_map {
   }
 
   void rehash(std::size_t new_capacity) {
-    std::vector<std::uint64_t> old_keys(new_capacity);
-    std::vector<V> old_values(new_capacity);
-    std::vector<unsigned char> old_used(new_capacity, 0);
-    old_keys.swap(keys_);
-    old_values.swap(values_);
-    old_used.swap(used_);
+    std::vector<slot> old(new_capacity);
+    old.swap(slots_);
     mask_ = new_capacity - 1;
     shift_ = 64;
     for (std::size_t c = new_capacity; c > 1; c >>= 1) --shift_;
     size_ = 0;
-    for (std::size_t i = 0; i < old_keys.size(); ++i) {
-      if (!old_used[i]) continue;
-      std::size_t j = slot_of(old_keys[i]);
-      while (used_[j]) j = (j + 1) & mask_;
-      used_[j] = 1;
-      keys_[j] = old_keys[i];
-      values_[j] = std::move(old_values[i]);
+    for (slot& s : old) {
+      if (!s.used) continue;
+      std::size_t j = slot_of(s.key);
+      while (slots_[j].used) j = (j + 1) & mask_;
+      slots_[j].used = true;
+      slots_[j].key = s.key;
+      slots_[j].value = std::move(s.value);
       ++size_;
     }
   }
 
-  std::vector<std::uint64_t> keys_;
-  std::vector<V> values_;
-  std::vector<unsigned char> used_;
+  std::vector<slot> slots_;
   std::size_t mask_ = 0;
   unsigned shift_ = 64;
   std::size_t size_ = 0;

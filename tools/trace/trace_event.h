@@ -18,6 +18,13 @@ inline constexpr unsigned format_version = 1;
 // corrupt input.
 inline constexpr std::uint64_t max_event_size = std::uint64_t{1} << 62;
 
+// The two encodings of version 1 (FORMAT.md): one event per text line, or the compact binary form
+// (varint records, about 5x smaller and several times faster to read). Readers accept both.
+enum class trace_encoding : std::uint8_t { text, binary };
+
+// The first 8 bytes of a binary trace; the text form starts with "clpool-trace".
+inline constexpr char binary_magic[8] = {'C', 'L', 'P', 'T', 'R', 'A', 'C', 'E'};
+
 // What happened (FORMAT.md, "Actions").
 enum class trace_action : std::uint8_t {
   alloc,         // block `id` of `size` bytes was allocated

@@ -81,6 +81,9 @@ class trace_reader {
   const std::string& name() const noexcept { return name_; }
   // The version from the header.
   unsigned version() const noexcept { return version_; }
+  // Text or binary, from the first bytes of the input. For a binary trace, line() and error
+  // lines count records (the header is line 1, the first record line 2).
+  trace_encoding encoding() const noexcept { return encoding_; }
   // The `# key: value` comments read so far (at most 256 are kept).
   const trace_metadata& metadata() const noexcept { return metadata_; }
   // Bytes of the input consumed so far and the input's size (0 when unknown, e.g. a pipe); for
@@ -101,6 +104,8 @@ class trace_reader {
   [[noreturn]] void fail(std::string problem);
   void parse_event(const char* begin, const char* end, trace_event& out);
   bool parse_fast(trace_event& out);
+  bool next_binary(trace_event& out);
+  bool read_binary_header();
   void check_event(const trace_event& e);
   void note_comment(const char* begin, const char* end);
 
@@ -120,6 +125,11 @@ class trace_reader {
   std::uint64_t event_line_ = 0; // line of the last event returned
   std::uint64_t events_read_ = 0;
   unsigned version_ = 0;
+  trace_encoding encoding_ = trace_encoding::text;
+  // Binary delta state (FORMAT.md, "Binary form").
+  std::uint64_t prev_time_ = 0;
+  std::uint64_t prev_thread_ = 0;
+  std::uint64_t prev_queue_ = 0;
   bool have_seq_ = false;
   std::uint64_t last_seq_ = 0;
   flat_id_map<std::uint64_t> live_;  // live id -> line of its alloc

@@ -23,18 +23,65 @@ void append_hex(std::string& out, std::uint64_t v) {
 
 }  // namespace
 
-trace_writer::trace_writer(std::ostream& out) : out_(&out), name_("<stream>") {
-  buffer_.reserve(flush_at + 256);
-  buffer_ = "clpool-trace " + std::to_string(format_version) + "\n";
+trace_writer::trace_writer(std::ostream& out, trace_encoding encoding)
+    : out_(&out), name_("<stream>"), encoding_(encoding) {
+  write_header();
 }
 
-trace_writer::trace_writer(const std::string& path)
+trace_writer::trace_writer(const std::string& path, trace_encoding encoding)
     : owned_(std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc)),
       out_(owned_.get()),
-      name_(path) {
+      name_(path),
+      encoding_(encoding) {
   if (!*owned_) throw std::runtime_error("trace_writer: cannot create " + path);
+  write_header();
+}
+
+void trace_writer::write_header() {
   buffer_.reserve(flush_at + 256);
-  buffer_ = "clpool-trace " + std::to_string(format_version) + "\n";
+  if (encoding_ == trace_encoding::text) {
+    buffer_ = "clpool-trace " + std::to_string(format_version) + "\n";
+  } else {
+    buffer_.assign(binary_magic, sizeof binary_magic);
+    buffer_.push_back(static_cast<char>(format_version));
+    buffer_.append(7, '\0');
+  }
+}
+
+namespace {
+
+void append_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+}  // namespace
+
+void trace_writer::write_binary(const trace_event& e) {
+  const bool first = events_ == 1;  // already counted
+  const bool has_flags = e.flags != 0;
+  const bool has_tq = first || e.thread != last_thread_ || e.queue != last_queue_;
+  const unsigned tag = static_cast<unsigned>(e.action) | static_cast<unsigned>(e.kind) << 3 |
+                       (has_flags ? 0x20u : 0u) | (has_tq ? 0x40u : 0u);
+  buffer_.push_back(static_cast<char>(tag));
+  // seq: absolute in the first record, then the gap minus one (seq strictly increases).
+  append_varint(buffer_, first ? e.seq : e.seq - prev_seq_ - 1);
+  // time: zigzag of the signed difference (time may step back between threads).
+  const std::uint64_t d = e.time_ns - last_time_;
+  append_varint(buffer_, (d << 1) ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(d) >> 63));
+  if (has_tq) {
+    append_varint(buffer_, e.thread);
+    append_varint(buffer_, e.queue);
+  }
+  append_varint(buffer_, e.id);
+  append_varint(buffer_, e.size);
+  if (has_flags) append_varint(buffer_, e.flags);
+  last_time_ = e.time_ns;
+  last_thread_ = e.thread;
+  last_queue_ = e.queue;
 }
 
 trace_writer::~trace_writer() {
@@ -48,7 +95,18 @@ void trace_writer::comment(std::string_view key, std::string_view value) {
     throw std::invalid_argument("trace_writer::comment: the key must be one word without ':' and "
                                 "neither may contain a newline");
   }
-  buffer_.append("# ").append(key).append(": ").append(value).push_back('\n');
+  if (encoding_ == trace_encoding::binary) {
+    if (key.size() > 1024 || value.size() > 1024) {
+      throw std::invalid_argument("trace_writer::comment: key and value are limited to 1024 bytes");
+    }
+    buffer_.push_back(static_cast<char>(7));  // tag 7: a metadata record
+    append_varint(buffer_, key.size());
+    buffer_.append(key);
+    append_varint(buffer_, value.size());
+    buffer_.append(value);
+  } else {
+    buffer_.append("# ").append(key).append(": ").append(value).push_back('\n');
+  }
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 
@@ -61,9 +119,15 @@ void trace_writer::write(const trace_event& e) {
     throw std::invalid_argument("trace_writer::write: size " + std::to_string(e.size) +
                                 " is above 2^62");
   }
+  prev_seq_ = last_seq_;
   have_seq_ = true;
   last_seq_ = e.seq;
   ++events_;
+  if (encoding_ == trace_encoding::binary) {
+    write_binary(e);
+    if (buffer_.size() >= flush_at) flush_buffer();
+    return;
+  }
   append_u64(buffer_, e.seq);
   buffer_.push_back(' ');
   append_u64(buffer_, e.time_ns);

@@ -4,6 +4,7 @@
 //   out.comment("source", "layer");                 // "# source: layer"
 //   out.write(event);                               // one line per event
 //
+// Text by default; trace_encoding::binary writes the compact form (FORMAT.md, "Binary form").
 // Buffered (64 KiB) so that recording costs about one formatted line per event. Not thread-safe:
 // a recorder that is called from several threads serialises its calls (the pool recorder runs
 // under the pool's lock). The writer checks what it can check cheaply (seq increasing, size in
@@ -25,10 +26,10 @@ namespace clpool::trace {
 class trace_writer {
  public:
   // Writes to `out`, which must outlive the writer. Writes the header at once.
-  explicit trace_writer(std::ostream& out);
+  explicit trace_writer(std::ostream& out, trace_encoding encoding = trace_encoding::text);
 
   // Creates or truncates `path`. Throws std::runtime_error naming the path if it cannot.
-  explicit trace_writer(const std::string& path);
+  explicit trace_writer(const std::string& path, trace_encoding encoding = trace_encoding::text);
 
   trace_writer(const trace_writer&) = delete;
   trace_writer& operator=(const trace_writer&) = delete;
@@ -53,6 +54,8 @@ class trace_writer {
 
  private:
   void flush_buffer();
+  void write_header();
+  void write_binary(const trace_event& event);
 
   std::unique_ptr<std::ofstream> owned_;
   std::ostream* out_;
@@ -60,7 +63,13 @@ class trace_writer {
   std::string buffer_;
   bool have_seq_ = false;
   std::uint64_t last_seq_ = 0;
+  std::uint64_t prev_seq_ = 0;  // the seq before last_seq_ (binary deltas)
   std::uint64_t events_ = 0;
+  trace_encoding encoding_;
+  // Binary delta state: the previous record's time, thread and queue.
+  std::uint64_t last_time_ = 0;
+  std::uint64_t last_thread_ = 0;
+  std::uint64_t last_queue_ = 0;
 };
 
 }  // namespace clpool::trace

@@ -98,3 +98,88 @@ TEST(TraceWriter, UnwritablePathThrows) {
 
 }  // namespace
 }  // namespace clpool::trace
+
+namespace clpool::trace {
+namespace {
+
+TEST(TraceWriterBinary, RoundTrip) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const std::vector<trace_event> events = random_events(seed, 20000);
+    std::ostringstream out;
+    {
+      trace_writer writer(out, trace_encoding::binary);
+      writer.comment("source", "binary round-trip test");
+      for (const auto& e : events) writer.write(e);
+    }
+    const std::string bytes = out.str();
+    read_result r = read_all_from_string(bytes, "roundtrip.bin");
+    ASSERT_FALSE(r.error) << r.error->what();
+    ASSERT_EQ(r.events.size(), events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) ASSERT_EQ(r.events[i], events[i]) << "event " << i;
+    ASSERT_EQ(r.metadata.size(), 1u);
+    EXPECT_EQ(r.metadata[0].second, "binary round-trip test");
+  }
+}
+
+TEST(TraceWriterBinary, SmallerThanText) {
+  const std::vector<trace_event> events = random_events(3, 5000);
+  std::ostringstream text, binary;
+  {
+    trace_writer t(text);
+    trace_writer b(binary, trace_encoding::binary);
+    for (const auto& e : events) {
+      t.write(e);
+      b.write(e);
+    }
+  }
+  EXPECT_LT(binary.str().size(), text.str().size());
+}
+
+std::string binary_of(const std::vector<trace_event>& events) {
+  std::ostringstream out;
+  {
+    trace_writer writer(out, trace_encoding::binary);
+    for (const auto& e : events) writer.write(e);
+  }
+  return out.str();
+}
+
+void expect_binary_error(const std::string& bytes, const std::string& fragment, std::uint64_t valid) {
+  read_result r = read_all_from_string(bytes, "t.bin");
+  ASSERT_TRUE(r.error) << "no error";
+  EXPECT_NE(std::string(r.error->what()).find(fragment), std::string::npos) << r.error->what();
+  EXPECT_EQ(r.events.size(), valid) << r.error->what();
+  EXPECT_EQ(std::string(r.error->what()).rfind("t.bin:", 0), 0u);
+}
+
+TEST(TraceReaderBinary, MalformedInput) {
+  const std::vector<trace_event> two = {
+      {.seq = 0, .action = trace_action::alloc, .id = 1, .size = 4096},
+      {.seq = 1, .action = trace_action::free, .id = 1, .size = 4096}};
+  const std::string good = binary_of(two);
+  // Truncated in the middle of the last record: the first event survives.
+  expect_binary_error(good.substr(0, good.size() - 1), "truncated", 1);
+  // Unknown version and corrupt header.
+  std::string v2 = good;
+  v2[8] = 2;
+  expect_binary_error(v2, "unknown trace version '2'", 0);
+  expect_binary_error(good.substr(0, 12), "truncated binary header", 0);
+  // A bad tag (action 5) and the high bit.
+  std::string bad_tag = good;
+  bad_tag[16] = 5;
+  expect_binary_error(bad_tag, "bad record tag 5", 0);
+  // A varint longer than 64 bits.
+  std::string longnum = good.substr(0, 16);
+  longnum += '\x00';
+  longnum += std::string(11, '\xff');
+  expect_binary_error(longnum, "longer than 64 bits", 0);
+  // Liveness rules apply as in text: a free of an unknown id.
+  expect_binary_error(binary_of({{.seq = 0, .action = trace_action::free, .id = 9}}), "free of id 9", 0);
+  // An absurd size.
+  expect_binary_error(binary_of({{.seq = 0, .action = trace_action::alloc_failed, .size = max_event_size}}) .substr(0, 16) +
+                          std::string("\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 13),
+                      "above 2^62", 0);
+}
+
+}  // namespace
+}  // namespace clpool::trace
