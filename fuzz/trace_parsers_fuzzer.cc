@@ -1,5 +1,5 @@
 // Fuzzer 4b: the readers of trace files, outside input by definition: the clpool trace reader
-// (//tools/trace:trace_format, FORMAT.md) and the RMM logging CSV import
+// (//tools/trace:trace_format, text and binary forms, FORMAT.md) and the RMM logging CSV import
 // (//tools/trace:rmm_import).
 //
 // The LAST byte picks the reader (and, for the trace reader, whether it checks liveness); the
@@ -10,7 +10,7 @@
 //     (the model keeps its own set of live ids);
 //   - an error is sticky: next() after a trace_error throws again;
 //   - round trip: the events delivered (up to the error, if any) written back with trace_writer,
-//     read back to exactly the same events with no error.
+//     in text and in binary, read back to exactly the same events with no error.
 // A mismatch prints the reader, the input (escaped, first 512 bytes) and what differed, then aborts.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -33,6 +33,7 @@ namespace {
 using clpool::trace::reader_options;
 using clpool::trace::rmm_csv_reader;
 using clpool::trace::trace_action;
+using clpool::trace::trace_encoding;
 using clpool::trace::trace_error;
 using clpool::trace::trace_event;
 using clpool::trace::trace_reader;
@@ -120,28 +121,32 @@ bool drain(Reader& reader, std::vector<trace_event>& events, format_model& model
 }
 
 void round_trip(const std::vector<trace_event>& events, bool check_liveness) {
-  std::ostringstream out;
-  {
-    trace_writer writer(out);
-    for (const trace_event& e : events) writer.write(e);
-    writer.flush();
-  }
-  std::vector<trace_event> again;
-  try {
-    trace_reader reader =
-        trace_reader::from_string(out.str(), "<round trip>", reader_options{check_liveness});
-    trace_event e;
-    while (reader.next(e)) again.push_back(e);
-  } catch (const trace_error& error) {
-    fail("the trace written back does not read: line " + std::to_string(error.line()) + ": " +
-         error.problem());
-  }
-  expect(again.size() == events.size(), "round trip: " + std::to_string(events.size()) +
-                                            " events written, " + std::to_string(again.size()) +
-                                            " read back");
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    expect(again[i] == events[i], "round trip changed event " + std::to_string(i) + ": " +
-                                      describe(events[i]) + " -> " + describe(again[i]));
+  for (const trace_encoding encoding : {trace_encoding::text, trace_encoding::binary}) {
+    const std::string form = encoding == trace_encoding::text ? "text" : "binary";
+    std::ostringstream out;
+    {
+      trace_writer writer(out, encoding);
+      for (const trace_event& e : events) writer.write(e);
+      writer.flush();
+    }
+    std::vector<trace_event> again;
+    try {
+      trace_reader reader =
+          trace_reader::from_string(out.str(), "<round trip>", reader_options{check_liveness});
+      expect(reader.encoding() == encoding, form + " trace written back is read as the other form");
+      trace_event e;
+      while (reader.next(e)) again.push_back(e);
+    } catch (const trace_error& error) {
+      fail("the " + form + " trace written back does not read: line " +
+           std::to_string(error.line()) + ": " + error.problem());
+    }
+    expect(again.size() == events.size(), form + " round trip: " + std::to_string(events.size()) +
+                                              " events written, " + std::to_string(again.size()) +
+                                              " read back");
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      expect(again[i] == events[i], form + " round trip changed event " + std::to_string(i) +
+                                        ": " + describe(events[i]) + " -> " + describe(again[i]));
+    }
   }
 }
 
