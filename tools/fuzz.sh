@@ -61,9 +61,10 @@ if [[ "${NO_BUILD:-0}" != 1 ]]; then
   targets=()
   for f in "${fuzzers[@]}"; do targets+=("//fuzz:$f"); done
   echo "fuzz.sh: bazel build --config=fuzz ${targets[*]}" >&2
-  bazel build --config=fuzz --noshow_progress "${targets[@]}" 2>&1 | grep -vE 'ld.gold: warning' >&2 ||
-    true
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "fuzz.sh: build failed" >&2; exit 2; }
+  if ! bazel build --config=fuzz --noshow_progress "${targets[@]}" >&2; then
+    echo "fuzz.sh: build failed" >&2
+    exit 2
+  fi
 fi
 bin=$(bazel info --config=fuzz bazel-bin 2>/dev/null)
 
@@ -88,9 +89,10 @@ run_one() {
   local after
   after=$(find "$regressions" -type f | wc -l)
   local stats
-  stats=$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$out/fuzz.log" | tail -1 || true)
+  # The last status line: "#N DONE cov: ..." (one process) or "#N: cov: ..." (-fork).
+  stats=$(grep -E '^#[0-9]+' "$out/fuzz.log" | tail -1 || true)
   local execs
-  execs=$(grep -E 'stat::number_of_executed_units' "$out/fuzz.log" | awk '{s+=$2} END {print s+0}')
+  execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"${stats:-#0}")
   if [[ "$after" -gt "$before" ]]; then
     echo "FOUND   $fuzzer: $((after - before)) new file(s) in $regressions/ (log: $out/fuzz.log)"
   else
