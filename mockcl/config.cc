@@ -391,7 +391,10 @@ Result<Config> config_from_env(const std::vector<std::pair<std::string, std::str
   using R = Result<Config>;
   Config c;
   c.devices = default_devices();
-  for (const auto& [name, value] : vars) {
+  for (const auto& var : vars) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in the lambda below.
+    const std::string& name = var.first;
+    const std::string& value = var.second;
     if (name.rfind("MOCKCL_", 0) != 0) continue;
     auto fail = [&](const std::string& why) { return R::Error(name + "=" + quote(value) + ": " + why); };
     if (name == "MOCKCL_DEVICES") {

@@ -141,7 +141,10 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
   std::set<std::string_view> seen;
   bool seed_given = false;
 
-  for (const auto& [name, value] : entries) {
+  for (const auto& entry : entries) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda below.
+    const std::string_view name = entry.first;
+    const std::string_view value = entry.second;
     if (name.substr(0, env_prefix.size()) != env_prefix) continue;
     if (!seen.insert(name).second) {
       errors.push_back(shown_name(name) + " is set more than once");

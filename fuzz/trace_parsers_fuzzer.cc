@@ -1,0 +1,203 @@
+// Fuzzer 4b: the readers of trace files, outside input by definition: the clpool trace reader
+// (//tools/trace:trace_format, text and binary forms, FORMAT.md) and the RMM logging CSV import
+// (//tools/trace:rmm_import).
+//
+// The LAST byte picks the reader (and, for the trace reader, whether it checks liveness); the
+// rest is the file. Each reader must either deliver events or throw trace_error: any other
+// exception, crash or sanitizer report is a bug. Then, against a model of the format's rules:
+//   - every delivered event obeys FORMAT.md: seq strictly increasing, size <= max_event_size,
+//     and with liveness checks on, an alloc names an id that is not live and a free one that is
+//     (the model keeps its own set of live ids);
+//   - an error is sticky: next() after a trace_error throws again;
+//   - round trip: the events delivered (up to the error, if any) written back with trace_writer,
+//     in text and in binary, read back to exactly the same events with no error.
+// A mismatch prints the reader, the input (escaped, first 512 bytes) and what differed, then aborts.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "tools/trace/rmm_import.h"
+#include "tools/trace/trace_event.h"
+#include "tools/trace/trace_reader.h"
+#include "tools/trace/trace_writer.h"
+
+namespace {
+
+using clpool::trace::reader_options;
+using clpool::trace::rmm_csv_reader;
+using clpool::trace::trace_action;
+using clpool::trace::trace_encoding;
+using clpool::trace::trace_error;
+using clpool::trace::trace_event;
+using clpool::trace::trace_reader;
+using clpool::trace::trace_writer;
+
+const char* g_reader = "";
+std::string_view g_input;
+
+std::string escaped(std::string_view s, std::size_t limit = 512) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (s.size() > limit) out += "...";
+  return out;
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "\n==== trace_parsers_fuzzer: %s broke its contract ====\n"
+               "input (%zu bytes): \"%s\"\n%s\n",
+               g_reader, g_input.size(), escaped(g_input).c_str(), what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+void expect(bool condition, const std::string& what) {
+  if (!condition) fail(what);
+}
+
+std::string describe(const trace_event& e) {
+  return "seq " + std::to_string(e.seq) + " " + std::string(clpool::trace::to_string(e.action)) +
+         " id " + std::to_string(e.id) + " size " + std::to_string(e.size);
+}
+
+// FORMAT.md's rules, from the model's own bookkeeping.
+struct format_model {
+  bool check_liveness = true;
+  bool have_seq = false;
+  std::uint64_t last_seq = 0;
+  std::unordered_set<std::uint64_t> live;
+
+  void accept(const trace_event& e) {
+    expect(!have_seq || e.seq > last_seq, "seq does not increase: " + describe(e));
+    have_seq = true;
+    last_seq = e.seq;
+    expect(e.size <= clpool::trace::max_event_size, "size above max_event_size: " + describe(e));
+    if (!check_liveness) return;
+    if (e.action == trace_action::alloc) {
+      expect(live.insert(e.id).second, "alloc of a live id delivered: " + describe(e));
+    } else if (e.action == trace_action::free) {
+      expect(live.erase(e.id) == 1, "free of an id that is not live delivered: " + describe(e));
+    }
+  }
+};
+
+// Reads everything `reader` delivers; true if it ended cleanly, false on trace_error.
+template <class Reader>
+bool drain(Reader& reader, std::vector<trace_event>& events, format_model& model) {
+  trace_event e;
+  try {
+    while (reader.next(e)) {
+      model.accept(e);
+      events.push_back(e);
+      if (events.size() > 100000) return true;  // bounded work per input
+    }
+    return true;
+  } catch (const trace_error& error) {
+    expect(error.events_read() == events.size(),
+           "trace_error says " + std::to_string(error.events_read()) + " events were read, " +
+               std::to_string(events.size()) + " were delivered");
+  }
+  try {  // sticky
+    reader.next(e);
+    fail("next() after a trace_error did not throw again");
+  } catch (const trace_error&) {
+  }
+  return false;
+}
+
+void round_trip(const std::vector<trace_event>& events, bool check_liveness) {
+  for (const trace_encoding encoding : {trace_encoding::text, trace_encoding::binary}) {
+    const std::string form = encoding == trace_encoding::text ? "text" : "binary";
+    std::ostringstream out;
+    {
+      trace_writer writer(out, encoding);
+      for (const trace_event& e : events) writer.write(e);
+      writer.flush();
+    }
+    std::vector<trace_event> again;
+    try {
+      trace_reader reader =
+          trace_reader::from_string(out.str(), "<round trip>", reader_options{check_liveness});
+      expect(reader.encoding() == encoding, form + " trace written back is read as the other form");
+      trace_event e;
+      while (reader.next(e)) again.push_back(e);
+    } catch (const trace_error& error) {
+      fail("the " + form + " trace written back does not read: line " +
+           std::to_string(error.line()) + ": " + error.problem());
+    }
+    expect(again.size() == events.size(), form + " round trip: " + std::to_string(events.size()) +
+                                              " events written, " + std::to_string(again.size()) +
+                                              " read back");
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      expect(again[i] == events[i], form + " round trip changed event " + std::to_string(i) +
+                                        ": " + describe(events[i]) + " -> " + describe(again[i]));
+    }
+  }
+}
+
+void fuzz_trace_reader(const std::string& text, bool check_liveness) {
+  std::vector<trace_event> events;
+  format_model model;
+  model.check_liveness = check_liveness;
+  try {
+    trace_reader reader =
+        trace_reader::from_string(text, "<fuzz>", reader_options{check_liveness});
+    drain(reader, events, model);
+  } catch (const trace_error&) {
+    expect(events.empty(), "the header was refused after events were delivered");
+    return;  // the header was refused
+  }
+  round_trip(events, check_liveness);
+}
+
+void fuzz_rmm(const std::string& text) {
+  std::vector<trace_event> events;
+  format_model model;
+  try {
+    rmm_csv_reader reader = rmm_csv_reader::from_string(text, "<fuzz>");
+    drain(reader, events, model);
+  } catch (const trace_error&) {
+    expect(events.empty(), "the header was refused after events were delivered");
+    return;
+  }
+  round_trip(events, /*check_liveness=*/true);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  const unsigned which = in.ConsumeIntegralInRange<unsigned>(0, 2);
+  const std::string text = in.ConsumeRemainingBytesAsString();
+  g_input = text;
+  switch (which) {
+    case 0:
+      g_reader = "trace_reader";
+      fuzz_trace_reader(text, /*check_liveness=*/true);
+      break;
+    case 1:
+      g_reader = "trace_reader (check_liveness=false)";
+      fuzz_trace_reader(text, /*check_liveness=*/false);
+      break;
+    default:
+      g_reader = "rmm_csv_reader";
+      fuzz_rmm(text);
+      break;
+  }
+  return 0;
+}
