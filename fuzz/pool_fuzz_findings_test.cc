@@ -1,7 +1,4 @@
-// Pool bugs found by the fuzzers, as minimal failing tests, until the pool is fixed. Tagged
-// "manual" in fuzz/BUILD so `bazel test //...` stays green; run them with
-//   bazel test //fuzz:pool_known_issues_test
-// When one passes, drop its "known issue" note in pool_ops_fuzzer.cc, README.md and here.
+// Pool bugs found by the fuzzers, as minimal tests that keep them fixed.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -18,12 +15,11 @@ namespace {
 using testing::fake_allocator;
 using testing::fake_device;
 
-// Found by pool_ops_fuzzer (CLPOOL_FUZZ_STRICT=1); input kept as
-// fuzz/regressions/pool_ops/known_issue_overflow_with_held. memory_pool.h promises "A request
-// that would fit once every held block is returned always succeeds", but try_allocate() checks
-// `rounded > unlimited - managed` (managed includes HELD bytes) and throws argument_error before
-// any held block is freed.
-TEST(PoolKnownIssues, RequestThatFitsOnceHeldIsFreedSucceedsEvenIfHeldPlusRequestOverflows) {
+// Found by pool_ops_fuzzer; input kept as fuzz/regressions/pool_ops/overflow_with_held.
+// memory_pool.h promises "A request that would fit once every held block is returned always
+// succeeds"; try_allocate() used to check `rounded > unlimited - managed` (managed includes HELD
+// bytes) and throw argument_error before freeing any held block.
+TEST(PoolFuzzFindings, RequestThatFitsOnceHeldIsFreedSucceedsEvenIfHeldPlusRequestOverflows) {
   auto device = std::make_shared<fake_device>();  // unlimited capacity
   memory_pool<fake_allocator> pool(fake_allocator{device});  // leading_bits 4, no limit
   const std::uint64_t first = std::uint64_t{1} << 63;       // rounds to 2^63 + 2^59 - 1
