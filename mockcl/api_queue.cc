@@ -1,3 +1,4 @@
+#include <algorithm>
 // Command queues (in-order and out-of-order), flush and finish.
 #include "mockcl/runtime.h"
 
@@ -115,6 +116,9 @@ cl_int CL_API_CALL Finish(cl_command_queue h) {
   std::vector<_cl_event*> evs = rt().pending_on(q);
   rt().wait(c.lock(), evs);
   for (_cl_event* e : evs) rt().release_internal(e);
+  // The host has waited for everything on q, including commands that completed before this call
+  // (eager mode): its clock is at least the queue's last end.
+  rt().now = std::max(rt().now, q->busy_until);
   return c.ret(CL_SUCCESS);
 }
 

@@ -291,6 +291,18 @@ void Runtime::execute(_cl_event* ev) {
   deps.swap(ev->deps);
   for (cl_event d : deps) release_internal(d);
   set_status(ev, st);
+  // A completed command is no longer a dependency: the queue's busy_until already orders whatever
+  // comes next after its end. Dropping it here breaks the queue <-> last-event reference cycle
+  // that kept released queues, their last event and their context alive. (run() still holds its
+  // own reference to ev, so ev outlives this.)
+  if (q->last == ev) {
+    q->last = nullptr;
+    release_internal(ev);
+  }
+  if (q->last_barrier == ev) {
+    q->last_barrier = nullptr;
+    release_internal(ev);
+  }
   cv.notify_all();
 }
 

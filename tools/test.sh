@@ -1,6 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, then runs every test with the default toolchain.
+# The whole test suite: installs what is missing, then
+#   1. bazel test //...                       every test, default toolchain (g++ 12)
+#   2. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
+#                                             under TSan, and a 30 s smoke of every fuzzer
+# Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
+start=$SECONDS
 bazel test //... "$@"
+echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
+if [[ "${QUICK:-0}" == 1 ]]; then
+  exit 0
+fi
+bash tools/ci/sanitizers.sh 30 2
+echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2

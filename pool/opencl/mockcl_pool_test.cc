@@ -509,13 +509,12 @@ TEST(MockclDeferred, WaitForAllocationCatchesExecutionTimeFailures) {
   EXPECT_TRUE(leaks().clean()) << leaks().describe();
 }
 
-// ---- mockcl defects found while writing these tests (disabled: they fail on mockcl 6916acb) ----
-// Run with --gtest_also_run_disabled_tests --gtest_filter='MockclDefects.*' to see them.
+// ---- mockcl defects found while writing these tests (fixed in mockcl/scheduler.cc and
+// mockcl/api_queue.cc; these keep them fixed) ----
 
-// A queue whose last command completed keeps that command's event (q->last) and the event keeps
-// the queue: after the user releases everything, a context, a queue and an event stay alive. This
-// is why the exit report lists "context=N queue=N event=N" for code that releases all it creates.
-TEST(MockclDefects, DISABLED_ReleasedQueueWithACompletedCommandIsDestroyed) {
+// A queue whose last command completed kept that command's event (q->last) and the event kept the
+// queue: after the user released everything, a context, a queue and an event stayed alive.
+TEST(MockclFixedDefects, ReleasedQueueWithACompletedCommandIsDestroyed) {
   {
     world w("gpu-64m");
     cl_int s = CL_SUCCESS;
@@ -530,10 +529,10 @@ TEST(MockclDefects, DISABLED_ReleasedQueueWithACompletedCommandIsDestroyed) {
   EXPECT_EQ(live_count("context"), 0u);
 }
 
-// clFinish does not advance the host's virtual clock when the queue's commands already completed
-// (eager mode), while clWaitForEvents on the same command does: a command enqueued on another
-// queue after the host waited with clFinish starts before the finished command ends.
-TEST(MockclDefects, DISABLED_ClFinishAdvancesTheHostClock) {
+// clFinish did not advance the host's virtual clock when the queue's commands had already
+// completed (eager mode), while clWaitForEvents on the same command did: a command enqueued on
+// another queue after the host waited with clFinish started before the finished command ended.
+TEST(MockclFixedDefects, ClFinishAdvancesTheHostClock) {
   {
     world w("gpu-64m", 2);
     cl_int s = CL_SUCCESS;
