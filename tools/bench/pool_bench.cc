@@ -113,10 +113,11 @@ void run_mixed(benchmark::State& state, const trim_policy& trim) {
 void BM_Mixed(benchmark::State& state) { run_mixed(state, trim_policy{}); }
 BENCHMARK(BM_Mixed)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+// The trim policy's held budget as a fraction of active bytes: argument / 100.
 void BM_MixedTrimmed(benchmark::State& state) {
-  run_mixed(state, trim_policy{.max_held_to_active_ratio = 0.5});
+  run_mixed(state, trim_policy{.max_held_to_active_ratio = static_cast<double>(state.range(0)) / 100});
 }
-BENCHMARK(BM_MixedTrimmed)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_MixedTrimmed)->Arg(50)->Arg(100)->Arg(150)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // Hit path over a pool that holds `held` blocks spread over many bins: allocate and release a
 // fixed sequence of sizes, all of them hits.
