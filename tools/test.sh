@@ -3,12 +3,17 @@
 #   1. bazel test //...                       every test, default toolchain (g++ 12)
 #   2. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
 #                                             under TSan, and a 30 s smoke of every fuzzer
-# Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only.
+# Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
+# (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
+if [[ -n "${CI:-}" ]]; then
+  export CLPOOL_TEST_FLAGS="--config=ci ${CLPOOL_TEST_FLAGS:-}"
+fi
 start=$SECONDS
-bazel test //... "$@"
+# shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
+bazel test ${CLPOOL_TEST_FLAGS:-} //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0

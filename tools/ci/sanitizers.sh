@@ -35,9 +35,12 @@ step() {
   fi
 }
 
-[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan //...
+# CLPOOL_TEST_FLAGS: extra flags for both bazel test steps (tools/test.sh sets --config=ci in CI).
+# shellcheck disable=SC2086
+[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan ${CLPOOL_TEST_FLAGS:-} //...
 [[ "${SKIP_TSAN:-0}" == 1 ]] ||
-  step tsan bazel test --config=tsan --build_tests_only --test_tag_filters=concurrency,-no_tsan //...
+  step tsan bazel test --config=tsan ${CLPOOL_TEST_FLAGS:-} --build_tests_only \
+    --test_tag_filters=concurrency,-no_tsan //...
 [[ "${SKIP_FUZZ:-0}" == 1 ]] || step fuzz-smoke tools/fuzz.sh all "$fuzz_seconds" "$fuzz_jobs"
 
 echo "==== sanitizers.sh summary" >&2
