@@ -145,10 +145,7 @@ class allocator_battery : public ::testing::TestWithParam<std::tuple<test_device
     clFinish(other_queue());
     // Implementations destroy a released buffer on their own threads once its last command (an
     // unmap, say) is done: give them a moment before calling a difference a leak.
-    for (int i = 0; i < 200 && context_refs() != baseline_refs_; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    EXPECT_EQ(context_refs(), baseline_refs_) << "context references leaked";
+    EXPECT_EQ(context_refs_settled(baseline_refs_), baseline_refs_) << "context references leaked";
   }
   cl_uint baseline_refs_ = 0;
 };

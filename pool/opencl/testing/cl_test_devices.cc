@@ -147,6 +147,15 @@ cl_uint device_env::context_refs() const {
   return refs;
 }
 
+cl_uint device_env::context_refs_settled(cl_uint expected) const {
+  cl_uint refs = context_refs();
+  for (int i = 0; i < 200 && refs != expected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    refs = context_refs();
+  }
+  return refs;
+}
+
 cl_uint device_env::queue_refs(cl_command_queue q) {
   cl_uint refs = 0;
   clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof(refs), &refs, nullptr);

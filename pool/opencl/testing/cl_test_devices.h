@@ -65,6 +65,11 @@ class device_env {
   cl_uint context_refs() const;
   static cl_uint queue_refs(cl_command_queue q);
 
+  // context_refs(), after giving the implementation up to a second to reach `expected`:
+  // implementations (POCL) drop the references of finished commands and released objects on their
+  // own threads, even after clFinish returns. Returns the last count seen.
+  cl_uint context_refs_settled(cl_uint expected) const;
+
  private:
   test_device info_;
   context_ref context_;
