@@ -22,7 +22,7 @@ class held_blocks {
 
   // Takes a block from `bin`'s list, if it has one. O(1): the hit path.
   bool try_pop(bin_id bin, Handle& out) noexcept {
-    if (bin >= lists_.size()) return false;
+    if (bin >= list_count_) return false;
     std::vector<Handle>& list = lists_[bin];
     if (list.empty()) return false;
     out = list.back();
@@ -31,10 +31,21 @@ class held_blocks {
     return true;
   }
 
+  // Adds a block to `bin`'s list if that needs no allocation (the list exists and has spare
+  // capacity): the release fast path. Returns false, changing nothing, otherwise.
+  bool try_push_no_alloc(bin_id bin, const Handle& handle) noexcept {
+    if (bin >= list_count_) return false;
+    std::vector<Handle>& list = lists_[bin];
+    if (list.size() == list.capacity()) return false;
+    list.push_back(handle);  // cannot reallocate: capacity was checked
+    nonempty_[bin / 64] |= std::uint64_t{1} << (bin % 64);
+    return true;
+  }
+
   // Adds a block to `bin`'s list. Amortised O(1). Throws std::bad_alloc, leaving nothing changed,
   // if a list cannot grow.
   void push(bin_id bin, const Handle& handle) {
-    if (bin >= lists_.size()) [[unlikely]] grow(bin);
+    if (bin >= list_count_) [[unlikely]] grow(bin);
     lists_[bin].push_back(handle);
     nonempty_[bin / 64] |= std::uint64_t{1} << (bin % 64);
   }
@@ -77,6 +88,7 @@ class held_blocks {
 
   // Checks that the bitmap agrees with the lists. For invariant assertions and tests.
   bool is_valid() const {
+    if (list_count_ != lists_.size()) return false;
     if (nonempty_.size() != (lists_.empty() ? 0 : (lists_.size() - 1) / 64 + 1)) return false;
     for (bin_id bin = 0; bin < lists_.size(); ++bin) {
       const bool bit = (nonempty_[bin / 64] >> (bin % 64)) & 1;
@@ -91,12 +103,14 @@ class held_blocks {
   [[gnu::noinline]] void grow(bin_id bin) {
     lists_.resize(bin + 1);
     nonempty_.resize(bin / 64 + 1, 0);
+    list_count_ = lists_.size();
   }
 
   void clear_bit(bin_id bin) noexcept { nonempty_[bin / 64] &= ~(std::uint64_t{1} << (bin % 64)); }
 
   unsigned leading_bits_;
   std::vector<std::vector<Handle>> lists_;  // index: bin id; grown on first release into a bin
+  std::size_t list_count_ = 0;              // lists_.size(), kept to spare the hit path a division
   std::vector<std::uint64_t> nonempty_;     // bit b set <=> lists_[b] is not empty
 };
 

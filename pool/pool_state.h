@@ -43,7 +43,8 @@ class pool_state {
         held_(options.leading_bits),
         limit_(options.limit_bytes),
         trim_(options.trim),
-        trim_enabled_(options.trim.enabled()) {}
+        trim_enabled_(options.trim.enabled()),
+        plain_release_(true) {}
 
   pool_state(const pool_state&) = delete;
   pool_state& operator=(const pool_state&) = delete;
@@ -53,8 +54,7 @@ class pool_state {
   // Fast path: a held block of the right bin, under one short lock. Otherwise allocate_slow().
   allocation allocate(std::uint64_t size) {
     if (size == 0) return allocation{};  // defined as "no block"; no allocator call
-    const bin_id bin = bin_number(size, leading_bits_);
-    const std::uint64_t rounded = alloc_size(bin, leading_bits_);
+    const auto [bin, rounded] = locate(size, leading_bits_);
     {
       std::lock_guard<biased_lock> guard(lock_);
       handle_type handle;
@@ -69,14 +69,58 @@ class pool_state {
 
   // Called by pooled_allocation::release: keeps the block, or frees it when not holding, then
   // applies the trim policy. Deletes the state if this was its last reference.
-  void give_back(const handle_type& handle, std::uint64_t size, std::uint64_t rounded, bin_id bin,
-                 std::uint64_t id) noexcept {
+  //
+  // Out of line on purpose: inlined into every release site (destructors, move assignments) it
+  // made mixed workloads ~20 % slower (measured A/B), while the call costs the hit path little.
+  [[gnu::noinline]] void give_back(const handle_type& handle, std::uint64_t size,
+                                   std::uint64_t rounded, bin_id bin, std::uint64_t id) noexcept {
+    // Fast path: holding, no observer, and the free list has room. The pool object is alive
+    // while holding, so this is never the last reference.
+    lock_.lock();
+    if (plain_release_ && held_.try_push_no_alloc(bin, handle)) [[likely]] {
+      CLPOOL_ASSERT(active_blocks_ > 0 && active_bytes_ >= size && active_rounded_bytes_ >= rounded);
+      --active_blocks_;
+      active_bytes_ -= size;
+      active_rounded_bytes_ -= rounded;
+      ++held_blocks_;
+      held_bytes_ += rounded;
+      CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
+      std::uint64_t trim_bytes = 0;
+      if (trim_enabled_) {
+        const std::uint64_t budget = held_budget_locked();
+        if (held_bytes_ > budget) {
+          trim_bytes = held_bytes_ - budget;
+          ++extra_refs_;  // keeps the state alive while trimming outside the lock
+        }
+      }
+      lock_.unlock();
+      if (trim_bytes != 0) [[unlikely]] {
+        free_largest_held(trim_bytes, /*is_trim=*/true);
+        bool last = false;
+        {
+          std::lock_guard<biased_lock> guard(lock_);
+          --extra_refs_;
+          last = no_refs_locked();
+        }
+        if (last) delete this;
+      }
+      return;
+    }
+    give_back_slow_locked(handle, size, rounded, bin, id);
+  }
+
+  // Everything else a release may have to do: grow a free list, free the block when not holding,
+  // notify the observer, apply the trim policy, and delete the state after its last reference.
+  // Precondition: lock_ is held; this releases it.
+  [[gnu::noinline]] void give_back_slow_locked(const handle_type& handle, std::uint64_t size,
+                                               std::uint64_t rounded, bin_id bin,
+                                               std::uint64_t id) noexcept {
     bool free_now = false;
     bool more_work = false;
     bool last = false;
     std::uint64_t trim_bytes = 0;
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<biased_lock> guard(lock_, std::adopt_lock);
       CLPOOL_ASSERT(active_blocks_ > 0 && active_bytes_ >= size && active_rounded_bytes_ >= rounded);
       --active_blocks_;
       active_bytes_ -= size;
@@ -123,6 +167,7 @@ class pool_state {
     {
       std::lock_guard<biased_lock> guard(lock_);
       holding_ = false;
+      update_plain_release_locked();
     }
     free_largest_held(unlimited, /*is_trim=*/false);
     bool last = false;
@@ -144,6 +189,7 @@ class pool_state {
     {
       std::lock_guard<biased_lock> guard(lock_);
       holding_ = false;
+      update_plain_release_locked();
       notify_locked(pool_event_kind::stop_holding, 0, 0, 0);
     }
     free_largest_held(unlimited, /*is_trim=*/false);
@@ -185,6 +231,7 @@ class pool_state {
       std::lock_guard<biased_lock> guard(lock_);
       trim_ = policy;
       trim_enabled_ = policy.enabled();
+      update_plain_release_locked();
       if (trim_enabled_) {
         const std::uint64_t budget = held_budget_locked();
         if (held_bytes_ > budget) excess = held_bytes_ - budget;
@@ -249,6 +296,7 @@ class pool_state {
     {
       std::lock_guard<biased_lock> guard(lock_);
       observer_.swap(observer);
+      update_plain_release_locked();
     }
     // The previous observer (now in `observer`) is destroyed here, outside the lock.
   }
@@ -286,6 +334,10 @@ class pool_state {
 
   static std::string limit_text(std::uint64_t limit) {
     return limit == unlimited ? std::string("unlimited") : std::to_string(limit) + " bytes";
+  }
+
+  void update_plain_release_locked() noexcept {
+    plain_release_ = holding_ && !observer_;
   }
 
   bool no_refs_locked() const noexcept { return active_blocks_ == 0 && extra_refs_ == 0; }
@@ -527,6 +579,8 @@ class pool_state {
   trim_policy trim_;
   bool holding_ = true;
   bool trim_enabled_ = false;  // trim_.enabled(), cached for the release path
+  // holding_ && !observer_: a release needs only bookkeeping, a push and the trim check.
+  bool plain_release_ = true;
 
   // References beyond the live allocations (counted by active_blocks_): the pool object's, and
   // one per release that works outside the lock. The last one out deletes the state.

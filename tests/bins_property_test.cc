@@ -46,6 +46,15 @@ RC_GTEST_PROP(BinProperties, RelativeWasteIsBelowTwoToMinusLeadingBits, ()) {
   RC_ASSERT((static_cast<unsigned __int128>(waste) << lb) < s);
 }
 
+RC_GTEST_PROP(BinProperties, LocateAgreesWithBinNumberAndAllocSize, ()) {
+  const unsigned lb = *testgen::leading_bits();
+  const std::uint64_t s = *testgen::any_size();
+  RC_PRE(s > 0);
+  const bin_and_size located = locate(s, lb);
+  RC_ASSERT(located.bin == bin_number(s, lb));
+  RC_ASSERT(located.rounded == alloc_size(bin_number(s, lb), lb));
+}
+
 RC_GTEST_PROP(BinProperties, SmallSizesAreExact, ()) {
   const unsigned lb = *testgen::leading_bits();
   const std::uint64_t s = *testgen::uniform<std::uint64_t>(1, std::uint64_t{2} << lb);
