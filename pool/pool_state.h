@@ -85,24 +85,12 @@ class pool_state {
       ++held_blocks_;
       held_bytes_ += rounded;
       CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
-      std::uint64_t trim_bytes = 0;
-      if (trim_enabled_) {
-        const std::uint64_t budget = held_budget_locked();
-        if (held_bytes_ > budget) {
-          trim_bytes = held_bytes_ - budget;
-          ++extra_refs_;  // keeps the state alive while trimming outside the lock
-        }
-      }
+      const std::uint64_t trim_bytes = trim_excess_locked();
+      if (trim_bytes != 0) ++extra_refs_;  // keeps the state alive while trimming outside the lock
       lock_.unlock();
       if (trim_bytes != 0) [[unlikely]] {
         free_largest_held(trim_bytes, /*is_trim=*/true);
-        bool last = false;
-        {
-          std::lock_guard<biased_lock> guard(lock_);
-          --extra_refs_;
-          last = no_refs_locked();
-        }
-        if (last) delete this;
+        release_extra_ref();
       }
       return;
     }
@@ -139,9 +127,8 @@ class pool_state {
       if (free_now) {
         ++stats_.allocator_frees;
         notify_locked(pool_event_kind::allocator_free, 0, rounded, rounded);
-      } else if (trim_enabled_) [[unlikely]] {
-        const std::uint64_t budget = held_budget_locked();
-        if (held_bytes_ > budget) trim_bytes = held_bytes_ - budget;
+      } else {
+        trim_bytes = trim_excess_locked();
       }
       CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
       // The block's reference covers the work left to do outside the lock, if there is any.
@@ -155,11 +142,10 @@ class pool_state {
     if (more_work) {
       if (free_now) deallocate_block(handle, rounded);
       if (trim_bytes != 0) free_largest_held(trim_bytes, /*is_trim=*/true);
-      std::lock_guard<biased_lock> guard(lock_);
-      --extra_refs_;
-      last = no_refs_locked();
+      release_extra_ref();
+    } else if (last) {
+      delete this;
     }
-    if (last) delete this;
   }
 
   // The pool object is going away: stop holding, free what is held, drop its reference.
@@ -170,13 +156,7 @@ class pool_state {
       update_plain_release_locked();
     }
     free_largest_held(unlimited, /*is_trim=*/false);
-    bool last = false;
-    {
-      std::lock_guard<biased_lock> guard(lock_);
-      --extra_refs_;  // the pool object's reference
-      last = no_refs_locked();
-    }
-    if (last) delete this;
+    release_extra_ref();  // the pool object's reference
   }
 
   void free_held() {
@@ -232,10 +212,7 @@ class pool_state {
       trim_ = policy;
       trim_enabled_ = policy.enabled();
       update_plain_release_locked();
-      if (trim_enabled_) {
-        const std::uint64_t budget = held_budget_locked();
-        if (held_bytes_ > budget) excess = held_bytes_ - budget;
-      }
+      excess = trim_excess_locked();
     }
     if (excess != 0) free_largest_held(excess, /*is_trim=*/true);
   }
@@ -341,6 +318,25 @@ class pool_state {
   }
 
   bool no_refs_locked() const noexcept { return active_blocks_ == 0 && extra_refs_ == 0; }
+
+  // Drops one of extra_refs_ (taken for work done outside the lock, or the pool object's own) and
+  // deletes the state if that was its last reference. The caller must not touch *this afterwards.
+  void release_extra_ref() noexcept {
+    bool last = false;
+    {
+      std::lock_guard<biased_lock> guard(lock_);
+      --extra_refs_;
+      last = no_refs_locked();
+    }
+    if (last) delete this;
+  }
+
+  // Held bytes above the trim policy's budget, or 0 when there is no policy or no excess.
+  std::uint64_t trim_excess_locked() const noexcept {
+    if (!trim_enabled_) return 0;
+    const std::uint64_t budget = held_budget_locked();
+    return held_bytes_ > budget ? held_bytes_ - budget : 0;
+  }
 
   std::uint64_t managed_locked() const noexcept {
     return active_rounded_bytes_ + held_bytes_ + reserved_bytes_;
