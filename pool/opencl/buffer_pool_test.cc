@@ -32,24 +32,12 @@ class buffer_pool_test : public testing::device_test {
     if (IsSkipped()) return;
     src_.resize(kBytes);
     std::iota(src_.begin(), src_.end(), 7);
-    queue_refs_ = queue_refs(queue());
-    other_refs_ = queue_refs(other_queue());
-    context_refs_ = context_refs();
+    refs_before_ = references();
   }
   void TearDown() override {
     if (device() == nullptr || IsSkipped()) return;
-    clFinish(queue());
-    clFinish(other_queue());
-    // Implementations drop an event's queue reference shortly after it completes, on their own
-    // threads: give them a moment before calling a difference a leak.
-    for (int i = 0; i < 200 && (queue_refs(queue()) != queue_refs_ ||
-                                queue_refs(other_queue()) != other_refs_ ||
-                                context_refs() != context_refs_); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    EXPECT_EQ(queue_refs(queue()), queue_refs_);
-    EXPECT_EQ(queue_refs(other_queue()), other_refs_);
-    EXPECT_EQ(context_refs(), context_refs_);
+    // Every queue reference and event the pool took is gone.
+    expect_references_settle_to(refs_before_);
   }
   event_ref gated_write(cl_command_queue q, cl_mem m, cl_event gate) {
     cl_event e = nullptr;
@@ -59,7 +47,7 @@ class buffer_pool_test : public testing::device_test {
     return event_ref::adopt(e);
   }
   std::vector<unsigned char> src_;
-  cl_uint queue_refs_ = 0, other_refs_ = 0, context_refs_ = 0;
+  reference_counts refs_before_;
 };
 
 TEST_P(buffer_pool_test, PooledBufferIsUsableAsClMem) {

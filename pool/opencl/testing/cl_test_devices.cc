@@ -156,6 +156,23 @@ cl_uint device_env::context_refs_settled(cl_uint expected) const {
   return refs;
 }
 
+device_env::reference_counts device_env::references() const {
+  return reference_counts{context_refs(), queue_refs(queue()), queue_refs(other_queue())};
+}
+
+void device_env::expect_references_settle_to(const reference_counts& expected) const {
+  clFinish(queue());
+  clFinish(other_queue());
+  reference_counts now = references();
+  for (int i = 0; i < 200 && !(now == expected); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    now = references();
+  }
+  EXPECT_EQ(now.queue, expected.queue) << "queue references leaked";
+  EXPECT_EQ(now.other_queue, expected.other_queue) << "other queue references leaked";
+  EXPECT_EQ(now.context, expected.context) << "context references leaked";
+}
+
 cl_uint device_env::queue_refs(cl_command_queue q) {
   cl_uint refs = 0;
   clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof(refs), &refs, nullptr);

@@ -70,6 +70,19 @@ class device_env {
   // own threads, even after clFinish returns. Returns the last count seen.
   cl_uint context_refs_settled(cl_uint expected) const;
 
+  // The reference counts of the context and both queues, for leak checks around a test.
+  struct reference_counts {
+    cl_uint context = 0;
+    cl_uint queue = 0;
+    cl_uint other_queue = 0;
+    bool operator==(const reference_counts&) const = default;
+  };
+  reference_counts references() const;
+
+  // Finishes both queues, gives the implementation up to a second to drop what its own threads
+  // still hold (POCL's events keep their queue until retired), then EXPECTs each count equal.
+  void expect_references_settle_to(const reference_counts& expected) const;
+
  private:
   test_device info_;
   context_ref context_;
