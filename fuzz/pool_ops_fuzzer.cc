@@ -51,11 +51,12 @@ constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kMaxOps = 128;   // per input: keeps executions fast
 constexpr std::size_t kMaxLive = 256;  // live allocations at once
 
-// The pool's bin table is dense: its size is the highest bin used, exponent << leading_bits. With
-// leading_bits 12 one block of 2^20 bytes makes it 81,920 entries (2 MiB), one near 2^63 258,048
-// (6 MiB), allocated and zeroed on the first release into that bin. An input that does that costs
-// milliseconds, so the range is split between two fuzzers built from this file (fuzz/BUILD):
-// pool_ops_fuzzer takes leading_bits 0 to 8 from the input, pool_ops_high_lb_fuzzer 9 to 12.
+// A pool's bins cost more at high leading_bits: each exponent used allocates a row of
+// 2^leading_bits lists (96 KiB at 12), the bitmap is 2^leading_bits words (32 KiB at 12), and the
+// checks' walks cover one bitmap word per 64 bins up to the highest bin used (4,032 words for a
+// block near 2^63 at 12). So the range is split between two fuzzers built from this file
+// (fuzz/BUILD): pool_ops_fuzzer takes leading_bits 0 to 8 from the input,
+// pool_ops_high_lb_fuzzer 9 to 12, and the fast one is not slowed by the slow range.
 #ifndef CLPOOL_FUZZ_MIN_LEADING_BITS
 #define CLPOOL_FUZZ_MIN_LEADING_BITS 0
 #endif
@@ -376,20 +377,22 @@ struct run {
     }
   }
 
-  // Checks everything after operation `step` (or at the end, when `final`). held_bins() and
-  // state_is_valid() walk the pool's dense bin table, whose size is the highest bin ever used
-  // (up to 64 << 12 entries), and the live allocations are a list of up to kMaxLive. Walking
-  // those after every step would make a long input cost milliseconds, so once the table has
-  // kCheapWalkBins entries they run every kWalkEvery steps and at the end. Counters, statistics,
-  // the device's outstanding bytes and blocks, and its error log are checked after every step.
-  // With a huge table (leading_bits 9 to 12 and large blocks: up to 258,048 entries, each walk
-  // milliseconds under ASan) they run only at the end.
-  static constexpr bin_id kCheapWalkBins = 64;
-  static constexpr bin_id kHugeTableBins = 16384;
+  // Checks everything after operation `step` (or at the end, when `final`). Counters,
+  // statistics, the device's outstanding bytes and blocks, and its error log are checked after
+  // every step. held_bins() and state_is_valid() walk the bins marked in the pool's bitmap
+  // (held_blocks.h): cheap while the highest bin ever used is small, so they run after every
+  // step below kCheapWalkBins (64 bitmap words), every kWalkEvery steps below kHugeTableBins,
+  // and otherwise only at the end. The live allocations (up to kMaxLive) are walked every
+  // kWalkEvery steps and at the end: an operation changes at most two of them, and
+  // do_allocate checks a new one at once, so walking them after every step would make a long
+  // input cost O(ops * live) hash lookups for nothing.
+  static constexpr bin_id kCheapWalkBins = 4096;
+  static constexpr bin_id kHugeTableBins = 65536;
   static constexpr std::size_t kWalkEvery = 16;
   void check(std::size_t step, bool final = false) const {
+    const bool periodic = final || step % kWalkEvery == 0;
     const bool walk = final || m.highest_bin_held < kCheapWalkBins ||
-                      (m.highest_bin_held < kHugeTableBins && step % kWalkEvery == 0);
+                      (m.highest_bin_held < kHugeTableBins && periodic);
     if (pool) {
       const pool_counters c = pool->counters();
       expect_eq("counters.held_blocks", c.held_blocks, m.held_blocks);
@@ -447,9 +450,7 @@ struct run {
     const std::vector<std::string> errors = device->errors();
     if (!errors.empty()) fail("device error: " + errors.front());
     expect_eq("live allocations", live.size(), m.live.size());
-    // Every live allocation on the same schedule as the walks (an operation changes at most two;
-    // do_allocate checks a new one at once), so a long sequence does not cost O(ops * live).
-    if (!walk) return;
+    if (!periodic) return;
     for (std::size_t i = 0; i < live.size(); ++i) {
       if (live[i].size() != m.live[i].size || live[i].rounded_size() != m.live[i].rounded ||
           !live[i].has_block() || !device->is_outstanding(live[i].handle())) {

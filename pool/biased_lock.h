@@ -47,6 +47,13 @@ class biased_lock {
     lock_slow(me);
   }
 
+  // Takes the lock only if that is the bias owner's fast path (no call, no read-modify-write);
+  // returns false, holding nothing, otherwise. Lets hot callers keep the slow case out of line.
+  bool try_lock_fast() noexcept {
+    const std::uintptr_t me = this_thread_token();
+    return bias_.load(std::memory_order_relaxed) == me && enter_as_owner(me);
+  }
+
   // Releases the lock. Precondition: this thread holds it.
   void unlock() noexcept {
     if (held_by_owner_) {

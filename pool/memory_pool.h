@@ -59,7 +59,7 @@ class memory_pool {
   // block can be had (see the file comment), argument_error when the pool's 64-bit byte accounting
   // would overflow, and passes on any other exception from the allocator. On every throw, the
   // pool's counters are as they were, apart from held blocks freed while trying to make room.
-  allocation allocate(std::uint64_t size) { return state_->allocate(size); }
+  [[gnu::always_inline]] allocation allocate(std::uint64_t size) { return state_->allocate(size); }
 
   // PyOpenCL's spelling (MemoryPool.__call__) and CuPy's (MemoryPool.malloc) of allocate().
   allocation operator()(std::uint64_t size) { return allocate(size); }

@@ -357,6 +357,45 @@ TEST(MemoryPool, TrimPolicyRatio) {
   EXPECT_EQ(p.get_trim_policy().max_held_to_active_ratio, 0.5);
 }
 
+// The trim check proves "within budget" with a fixed-point lower bound of ratio * active before
+// the exact rule (held <= floor(ratio * active), the product in long double). At the boundary
+// the exact rule must decide, both when a policy is set and on the release path.
+TEST(MemoryPool, TrimRatioBoundaryIsExact) {
+  struct boundary_case {
+    double ratio;
+    std::uint64_t active;  // requested bytes kept live
+    std::uint64_t held;    // blocks of 15 bytes (exact with leading_bits 4) held before
+  };
+  for (const boundary_case c :
+       {boundary_case{1.0, 30, 2}, boundary_case{1.0, 29, 2}, boundary_case{0.5, 30, 1},
+        boundary_case{1.0 / 3.0, 45, 1}, boundary_case{1e-9, 15'000'000'000, 1},
+        boundary_case{1e9, 1, 64}, boundary_case{0.0, 1, 1}}) {
+    SCOPED_TRACE("ratio " + std::to_string(c.ratio) + " active " + std::to_string(c.active));
+    auto dev = device();
+    pool p(fake_allocator{dev});
+    auto keep = p.allocate(c.active);
+    std::vector<pool::allocation> blocks;
+    for (std::uint64_t i = 0; i < c.held; ++i) blocks.push_back(p.allocate(15));
+    blocks.clear();
+    ASSERT_EQ(p.held_bytes(), 15 * c.held);
+    const std::uint64_t budget =
+        static_cast<std::uint64_t>(static_cast<long double>(c.ratio) * c.active);
+    std::uint64_t expect_held = 15 * c.held;
+    while (expect_held > budget) expect_held -= 15;
+    p.set_trim_policy(trim_policy{.max_held_to_active_ratio = c.ratio});
+    EXPECT_EQ(p.held_bytes(), expect_held);
+    EXPECT_EQ(p.statistics().blocks_trimmed, (15 * c.held - expect_held) / 15);
+    // The release path: take a held block and give it back; held returns to the same figure
+    // with the same active bytes, so nothing more is trimmed.
+    if (expect_held != 0) {
+      const std::uint64_t trimmed = p.statistics().blocks_trimmed;
+      p.allocate(15).release();
+      EXPECT_EQ(p.held_bytes(), expect_held);
+      EXPECT_EQ(p.statistics().blocks_trimmed, trimmed);
+    }
+  }
+}
+
 TEST(MemoryPool, ExplicitTrimFreesLargestFirst) {
   auto dev = device();
   pool p(fake_allocator{dev});
