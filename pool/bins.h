@@ -27,8 +27,9 @@ using bin_id = std::uint64_t;
 // PyOpenCL's default.
 inline constexpr unsigned default_leading_bits = 4;
 
-// The largest leading_bits accepted. Bins are indexed densely, so a pool's table can grow to
-// 64 << leading_bits entries; 12 keeps that table below a few MiB even at the top of the range.
+// The largest leading_bits accepted. A pool allocates its free lists a row of 2^leading_bits
+// bins at a time (one row per exponent used) and keeps a bitmap of 64 << leading_bits bits; 12
+// keeps a row at 96 KiB and the bitmap at 32 KiB.
 inline constexpr unsigned max_leading_bits = 12;
 
 // True when `leading_bits` is an accepted value, 0 to max_leading_bits inclusive.
