@@ -163,12 +163,8 @@ struct run {
     const std::vector<std::string> kinds =
         is_svm(kind) ? std::vector<std::string>{"svm_memfill", "kernel", "svm_memcpy"}
                      : std::vector<std::string>{"fill", "kernel", "copy"};
-    // Real frees are checked for SVM, where clSVMFree frees at once and the pool must have waited.
-    // A buffer's clReleaseMemObject is deferred by OpenCL itself; mockcl then records the free at
-    // the host clock, which in eager mode can precede the virtual end of a command that already
-    // ran, so that record says nothing about the pool.
-    const testing::order_check r = testing::check_command_order(
-        s.commands, kinds, is_svm(kind), labels, complete, is_svm(kind) ? &s.frees : nullptr);
+    const testing::order_check r =
+        testing::check_command_order(s.commands, kinds, is_svm(kind), labels, complete, &s.frees);
     if (!r) {
       if (std::getenv("CLPOOL_FUZZ_DUMP")) {  // CLPOOL_FUZZ_DUMP=1: the log and the frees
         for (const auto& c : s.commands) {
