@@ -27,7 +27,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The pool library's compiled sources; everything else it needs is header-only.
-POOL_SRCS="pool/errors.cc pool/pool_types.cc"
+POOL_SRCS="pool/errors.cc pool/pool_types.cc pool/process_barrier.cc"
 
 # The OpenCL pool code and the in-process mockcl runtime (fuzzers 2 and 3). The pool calls the
 # standard entry points (clCreateBuffer, ...), which the ICD loader (libOpenCL) forwards through each
