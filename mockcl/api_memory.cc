@@ -61,6 +61,7 @@ cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size, voi
   m->device = charge_now ? dev : -1;
   m->pinned = pinned;
   m->map_count = 0;
+  m->last_use_end = 0;
   rt.retain_internal(ctx);
   if (flags & CL_MEM_COPY_HOST_PTR) {
     unsigned char* b = rt.bytes_of(m);

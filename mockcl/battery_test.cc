@@ -318,6 +318,31 @@ TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
   this->Teardown();
 }
 
+// In eager mode a command runs at enqueue, but its virtual end lies ahead of the host clock. A
+// buffer or SVM block released right after it must not be recorded as freed before that end
+// (found by //fuzz:svm_ordering_fuzzer: the FreeRecord said the host clock).
+TYPED_TEST(Battery, RealFreeIsNotRecordedBeforeTheLastUseEnds) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(kMiB);
+  const cl_uint pattern = 7;
+  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, a, &pattern, 4, 0, kMiB, 0, nullptr, nullptr), CL_SUCCESS);
+  void* p = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, kMiB, 0);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pattern, 4, kMiB, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  d->clSVMFree(this->ctx_, p);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.commands.size(), 2u);
+  ASSERT_EQ(s.frees.size(), 2u);
+  EXPECT_GT(s.commands[0].end, s.now) << "the fill ended after the host clock: the case at hand";
+  EXPECT_EQ(s.frees[0].kind, "mem");
+  EXPECT_GE(s.frees[0].time, s.commands[0].end);
+  EXPECT_EQ(s.frees[1].kind, "svm");
+  EXPECT_GE(s.frees[1].time, s.commands[1].end);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, EventStatusPropagatesAndProfilingAnswers) {
   this->Setup("gpu-64m", CL_QUEUE_PROFILING_ENABLE);
   auto* d = this->d_;

@@ -1,5 +1,6 @@
 // Instrumentation output: the JSON-lines call log, the executed-command and free records,
 // misuse reports and the exit report. Members of Runtime; the lock is held unless noted.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -46,9 +47,9 @@ void Runtime::report(const std::string& message) {
   if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
 }
 
-void Runtime::record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size) {
+void Runtime::record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
   if (frees_.size() < kMaxCommandRecords)
-    frees_.push_back({kind[0] == 's', id, address, size, completion_time_ ? completion_time_ : now});
+    frees_.push_back({kind[0] == 's', id, address, size, std::max(completion_time_ ? completion_time_ : now, not_before)});
 }
 
 }  // namespace mockcl

@@ -87,6 +87,7 @@ struct _cl_mem : mockcl::Object {
   int device = -1;              // Device charged for it; -1: not charged (deferred, unused).
   bool pinned = false;          // Charged to the host-pinned budget instead of device memory.
   uint32_t map_count = 0;
+  uint64_t last_use_end = 0;    // Virtual end of the last executed command that used it.
   mockcl::HostBlock backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
   std::vector<MemDestructor> destructors;
 };

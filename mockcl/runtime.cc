@@ -367,7 +367,8 @@ void Runtime::destroy(Object* o) {
     }
     case Type::kMem: {
       auto* m = static_cast<_cl_mem*>(o);
-      record_free("mem", m->id, 0, m->device >= 0 ? m->size : 0);
+      record_free("mem", m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
+      m->last_use_end = 0;
       if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
       m->device = -1;
       m->backing.reset();
@@ -476,7 +477,7 @@ SvmBlock* Runtime::find_svm(const void* p) {
 
 void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   SvmBlock& b = it->second;
-  record_free("svm", b.id, it->first, b.size);
+  record_free("svm", b.id, it->first, b.size, b.last_use_end);
   credit(b.device, b.context, b.size, false);
   cl_context ctx = b.context;
   svm.erase(it);

@@ -53,6 +53,7 @@ struct SvmBlock {
   uint32_t pending = 0;   // Commands in flight that use it.
   bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
   bool free_enqueued = false;
+  uint64_t last_use_end = 0;  // Virtual end of the last executed command that used it.
 };
 
 struct FaultState {
@@ -274,7 +275,9 @@ class Runtime {
   };
   std::vector<Free> frees_;
   uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
-  void record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size);
+  // `not_before`: the end of the last command that used the memory. A command that already ran
+  // (eager mode) can end later, in virtual time, than the host clock at the release.
+  void record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before);
   uint64_t rng_ = 0;
   Reports reports_;
   std::vector<std::function<void()>> callbacks_;

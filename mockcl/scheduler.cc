@@ -256,6 +256,18 @@ void Runtime::execute(_cl_event* ev) {
   ev->started = start;
   ev->ended = start + dur;
   q->busy_until = std::max(q->busy_until, ev->ended);
+  // The memory it used is not really free before it ends (FreeRecord::time).
+  for (cl_mem m : ev->mems) {
+    _cl_mem* root = m->parent ? m->parent : m;
+    root->last_use_end = std::max(root->last_use_end, ev->ended);
+  }
+  if (ev->command_type != CL_COMMAND_SVM_FREE) {
+    for (const auto& range : ev->svm) {
+      if (SvmBlock* b = find_svm(reinterpret_cast<const void*>(range.address))) {
+        b->last_use_end = std::max(b->last_use_end, ev->ended);
+      }
+    }
+  }
   CommandRecord r;
   r.id = ev->command_id;
   r.queue_id = q->id;

@@ -21,6 +21,8 @@
 #               only inputs that add coverage), for committing
 #   NO_BUILD=1  use the binaries already in bazel-bin (built with --config=fuzz)
 #
+# fuzz/FUZZER.options, if present, adds that fuzzer's libFuzzer flags (OSS-Fuzz's format).
+#
 # Exit status: 0 when no fuzzer found anything, 1 when one did (see fuzz/regressions/), 2 on
 # usage or build errors. README: fuzz/README.md.
 set -euo pipefail
@@ -83,6 +85,13 @@ run_one() {
   before=$(find "$regressions" -type f | wc -l)
   local parallel=()
   [[ "$procs" -gt 1 ]] && parallel=(-fork="$procs" -ignore_crashes=0)
+  # fuzz/FUZZER.options ([libfuzzer] key = value lines, OSS-Fuzz's format): per-fuzzer flags.
+  if [[ -f "fuzz/$fuzzer.options" ]]; then
+    while IFS= read -r line; do
+      [[ "$line" =~ ^[[:space:]]*([a-z_]+)[[:space:]]*=[[:space:]]*([^[:space:]]+) ]] &&
+        parallel+=("-${BASH_REMATCH[1]}=${BASH_REMATCH[2]}")
+    done < <(sed -n '/^\[libfuzzer\]/,/^\[/p' "fuzz/$fuzzer.options")
+  fi
   # shellcheck disable=SC2086
   "$bin/fuzz/$fuzzer" -max_total_time="$seconds" -print_final_stats=1 "${parallel[@]}" \
     -artifact_prefix="$regressions/" ${FUZZ_ARGS:-} "$out/corpus" >"$out/fuzz.log" 2>&1 || true

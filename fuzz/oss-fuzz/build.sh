@@ -27,19 +27,37 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The pool library's compiled sources; everything else it needs is header-only.
-POOL_SRCS="pool/errors.cc pool/pool_types.cc"
+POOL_SRCS="pool/errors.cc pool/pool_types.cc pool/process_barrier.cc"
 
-# name | corpus name (fuzz/corpus/<it>, fuzz/regressions/<it>) | sources | extra flags
+# The OpenCL pool code and the in-process mockcl runtime (fuzzers 2 and 3). The pool calls the
+# standard entry points (clCreateBuffer, ...), which the ICD loader (libOpenCL) forwards through each
+# mockcl handle's dispatch table to the in-process runtime: no ICD file, no libmockcl.so.
+OPENCL_POOL_SRCS="pool/opencl/buffer_allocators.cc pool/opencl/cl_error.cc pool/opencl/cl_object.cc \
+  pool/opencl/host_pinned_allocator.cc pool/opencl/queue_sync.cc pool/opencl/svm_allocator.cc"
+MOCKCL_SRCS="mockcl/config.cc mockcl/entry_points.cc mockcl/snapshot.cc mockcl/host_memory.cc \
+  mockcl/api_context.cc mockcl/api_enqueue.cc mockcl/api_event.cc mockcl/api_memory.cc \
+  mockcl/api_platform.cc mockcl/api_program.cc mockcl/api_queue.cc mockcl/api_svm.cc \
+  mockcl/call_log.cc mockcl/dispatch.cc mockcl/faults.cc mockcl/runtime.cc mockcl/scheduler.cc \
+  mockcl/control.cc"
+CL_FLAGS="-DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS \
+  -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
+  -DCL_USE_DEPRECATED_OPENCL_2_0_APIS"
+# The loader goes into $OUT/lib, found through the rpath (the runner image has no libOpenCL).
+CL_LIBS="-lOpenCL -pthread -Wl,-rpath,\$ORIGIN/lib"
+
+# name | corpus name (fuzz/corpus/<it>, fuzz/regressions/<it>) | sources | extra flags | link flags
 FUZZERS=(
   "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|"
   "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|-DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12"
   "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc tools/layer/layer_settings.cc|"
   "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc tools/trace/trace_event.cc tools/trace/trace_reader.cc tools/trace/trace_writer.cc tools/trace/rmm_import.cc|"
+  "pool_mockcl_fuzzer|pool_mockcl|fuzz/pool_mockcl_fuzzer.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
+  "svm_ordering_fuzzer|svm_ordering|fuzz/svm_ordering_fuzzer.cc pool/opencl/testing/command_order.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
 )
 
 # Compiled per fuzzer (a handful of small files), so flags never leak between fuzzers.
 for entry in "${FUZZERS[@]}"; do
-  IFS='|' read -r name corpus srcs extra <<<"$entry"
+  IFS='|' read -r name corpus srcs extra libs <<<"$entry"
   objs=()
   for src in $srcs; do
     obj="$work/$name/${src//\//_}.o"
@@ -49,11 +67,17 @@ for entry in "${FUZZERS[@]}"; do
     objs+=("$obj")
   done
   # shellcheck disable=SC2086
-  $CXX $CXXFLAGS "${objs[@]}" $LIB_FUZZING_ENGINE -o "$OUT/$name"
+  $CXX $CXXFLAGS "${objs[@]}" $LIB_FUZZING_ENGINE $libs -o "$OUT/$name"
+  if [[ "$libs" == *-lOpenCL* && ! -e "$OUT/lib/libOpenCL.so.1" ]]; then
+    mkdir -p "$OUT/lib"
+    loader=$(ldconfig -p | awk '/libOpenCL\.so\.1 / {print $NF; exit}')
+    [[ -n "$loader" ]] && cp -L "$loader" "$OUT/lib/libOpenCL.so.1"
+  fi
 
+  [[ -f "fuzz/$name.options" ]] && cp "fuzz/$name.options" "$OUT/$name.options"
   seeds=()
   for dir in "fuzz/corpus/$corpus" "fuzz/regressions/$corpus"; do
-    [[ -d "$dir" ]] && while IFS= read -r -d '' f; do seeds+=("$f"); done < <(find "$dir" -type f -print0)
+    [[ -d "$dir" ]] && while IFS= read -r -d '' f; do seeds+=("$f"); done < <(find "$dir" -type f ! -name .gitkeep -print0)
   done
   rm -f "$OUT/${name}_seed_corpus.zip"
   if [[ ${#seeds[@]} -gt 0 ]]; then

@@ -29,6 +29,7 @@
 #include "pool/opencl/buffer_pool.h"
 #include "pool/opencl/cl_error.h"
 #include "pool/opencl/svm_pool.h"
+#include "pool/opencl/testing/command_order.h"
 
 namespace clpool::opencl {
 namespace {
@@ -176,40 +177,16 @@ struct user {
   int id = 0;
 };
 
-// Checks the executed-command log: for every block, commands of a later user start after every
-// command of an earlier user ends; an SVM free starts after every use of its allocation ends.
-// `labels[key]` lists, in enqueue order, the user of each use command enqueued on block `key`.
+// Checks the executed-command log (testing/command_order.h): for every block, commands of a later
+// user start after every command of an earlier user ends; an SVM free starts after every use of
+// its allocation ends. `labels[key]` lists, in enqueue order, the user of each use command
+// enqueued on block `key`.
 void check_order(const std::vector<mockcl::CommandRecord>& commands, const char* use_kind,
-                 bool svm, std::map<std::uint64_t, std::vector<int>> labels) {
-  std::vector<mockcl::CommandRecord> sorted = commands;
-  std::sort(sorted.begin(), sorted.end(), [](auto& x, auto& y) { return x.id < y.id; });
-  struct use { int user; std::uint64_t start, end; };
-  std::map<std::uint64_t, std::vector<use>> current;  // uses of the current allocation per key
-  std::map<std::uint64_t, std::size_t> next_label;
-  int frees = 0;
-  for (const auto& r : sorted) {
-    RC_ASSERT(r.status == 0);
-    if (r.kind == use_kind) {
-      const std::uint64_t key = svm ? r.svm.at(0).address : r.mems.at(0);
-      std::size_t& i = next_label[key];
-      RC_ASSERT(i < labels[key].size());
-      const int u = labels[key][i++];
-      for (const use& prev : current[key]) {
-        if (prev.user < u) {
-          RC_ASSERT(r.start >= prev.end);  // the new user waited for the previous one
-        }
-      }
-      current[key].push_back({u, r.start, r.end});
-    } else if (svm && r.kind == "svm_free") {
-      ++frees;
-      for (const auto& range : r.svm) {
-        for (const use& prev : current[range.address]) RC_ASSERT(r.start >= prev.end);
-        current.erase(range.address);
-      }
-    }
-  }
-  for (auto& [key, list] : labels) RC_ASSERT(next_label[key] == list.size());
-  RC_TAG(frees > 0 ? "frees seen" : "no frees");
+                 bool svm, const std::map<std::uint64_t, std::vector<int>>& labels) {
+  const testing::order_check result =
+      testing::check_command_order(commands, {use_kind}, svm, labels);
+  if (!result) RC_FAIL(result.violation);
+  RC_TAG(result.svm_frees > 0 ? "frees seen" : "no frees");
 }
 
 // Interprets `ops` against a pool made by `make_pool`; returns the labels for check_order.
