@@ -1,4 +1,7 @@
 // Contexts: creation over one or more mock devices, info, and release with a leak report.
+#include <algorithm>
+#include <cstdint>
+
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -37,6 +40,10 @@ cl_context make_context(Call& c, const cl_context_properties* props, std::vector
   std::vector<cl_context_properties> p;
   if (cl_int s = check_properties(props, p)) return fail(s);
   _cl_context* ctx = rt().create(rt().contexts, Type::kContext);
+  ctx->device0 = devs[0]->index;
+  ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != Semantics::kDeferred;
+  ctx->max_alloc = UINT64_MAX;
+  for (cl_device_id d : devs) ctx->max_alloc = std::min(ctx->max_alloc, rt().devices[d->index].cfg.max_alloc);
   ctx->devices = std::move(devs);
   ctx->properties = std::move(p);
   ctx->outstanding = ctx->peak = 0;

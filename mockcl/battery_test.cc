@@ -691,6 +691,30 @@ TYPED_TEST(Battery, QuarantineDoubleReleaseAndLeaks) {
   EXPECT_EQ(d->clRetainContext(this->ctx_), CL_INVALID_CONTEXT);
 }
 
+// The quarantine bound (mockcl/slab.h): a released buffer's slot is not reused while fewer than
+// 1024 newer buffers were destroyed, so the stale handle is still recognised as released.
+TYPED_TEST(Battery, QuarantineHoldsForAThousandNewerReleases) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(64);
+  ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  for (int i = 0; i < 1023; ++i) {
+    cl_mem m = this->Buf(64);
+    ASSERT_NE(m, a) << "slot reused after " << i << " newer releases";
+    ASSERT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+  }
+  size_t sz = 0;
+  EXPECT_EQ(d->clGetMemObjectInfo(a, CL_MEM_SIZE, sizeof sz, &sz, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clReleaseMemObject(a), CL_INVALID_MEM_OBJECT);
+  Snapshot s = this->ctl_->snapshot();
+  EXPECT_EQ(s.reports.use_after_release, 1u);
+  EXPECT_EQ(s.reports.double_release, 1u);
+  EXPECT_EQ(s.frees.size(), 1024u);
+  EXPECT_EQ(s.devices.at(0).outstanding, 0u);
+  EXPECT_EQ(s.devices.at(0).peak, 64u);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, CallLogAndCounters) {
   this->Setup("gpu-64m");
   std::string path = std::string(getenv("TEST_TMPDIR")) + "/calls.jsonl";
@@ -827,6 +851,14 @@ TYPED_TEST(Battery, ThreadsShareTheRuntime) {
   setter.join();
   for (auto& t : workers) t.join();
   EXPECT_EQ(this->Outstanding(), 64u);
+  // 6000 free records: more than one of the runtime's record chunks (4096), read back in order.
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(s.frees.size(), 6000u);
+  for (size_t i = 0; i < s.frees.size(); ++i) {
+    EXPECT_EQ(s.frees[i].kind, "mem");
+    EXPECT_EQ(s.frees[i].size, 256u);
+    if (i) EXPECT_NE(s.frees[i].id, s.frees[i - 1].id);
+  }
   d->clReleaseEvent(w);
   d->clReleaseEvent(gate);
   d->clReleaseMemObject(a);

@@ -22,7 +22,7 @@ void Runtime::record(const CommandRecord& r) {
 }
 
 void Runtime::report_exit() {
-  std::unique_lock<SpinLock> lk(mu);
+  std::unique_lock<Lock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
   for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {
@@ -47,9 +47,13 @@ void Runtime::report(const std::string& message) {
   if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
 }
 
-void Runtime::record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
-  if (frees_.size() < kMaxCommandRecords)
-    frees_.push_back({kind[0] == 's', id, address, size, std::max(completion_time_ ? completion_time_ : now, not_before)});
+bool Runtime::grow_frees() {
+  if (frees_recorded() >= kMaxCommandRecords) return false;
+  // Default-initialised: the records are written as they come, not zeroed first.
+  free_chunks_.emplace_back(new Free[kFreeChunk]);
+  free_next_ = free_chunks_.back().get();
+  free_end_ = free_next_ + kFreeChunk;
+  return true;
 }
 
 }  // namespace mockcl

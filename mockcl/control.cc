@@ -13,7 +13,7 @@ class InProcess final : public Control {
     auto d = parse_devices(spec);
     if (!d.ok()) return d.error();
     Runtime& rt = Runtime::get();
-    std::unique_lock<SpinLock> lk(rt.mu);
+    std::unique_lock<Lock> lk(rt.mu);
     return rt.configure_devices(d.value());
   }
   std::string configure_faults(std::string_view spec) override {
@@ -24,26 +24,26 @@ class InProcess final : public Control {
       rules = f.value();
     }
     Runtime& rt = Runtime::get();
-    std::unique_lock<SpinLock> lk(rt.mu);
+    std::unique_lock<Lock> lk(rt.mu);
     return rt.configure_faults(rules, false);
   }
   std::string add_fault(std::string_view rule) override {
     auto f = parse_fault(rule);
     if (!f.ok()) return f.error();
     Runtime& rt = Runtime::get();
-    std::unique_lock<SpinLock> lk(rt.mu);
+    std::unique_lock<Lock> lk(rt.mu);
     return rt.configure_faults({f.value()}, true);
   }
   std::string configure_schedule(std::string_view spec) override {
     auto s = parse_schedule(spec);
     if (!s.ok()) return s.error();
     Runtime& rt = Runtime::get();
-    std::unique_lock<SpinLock> lk(rt.mu);
+    std::unique_lock<Lock> lk(rt.mu);
     return rt.configure_schedule(s.value());
   }
   std::string configure_call_log(std::string_view path) override {
     Runtime& rt = Runtime::get();
-    std::unique_lock<SpinLock> lk(rt.mu);
+    std::unique_lock<Lock> lk(rt.mu);
     return rt.configure_call_log(std::string(path));
   }
   void reset() override { Runtime::get().reset(); }

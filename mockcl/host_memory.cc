@@ -46,8 +46,7 @@ void* HostBlock::allocate(std::size_t size, std::size_t align) {
   return data_;
 }
 
-void HostBlock::reset() {
-  if (!data_) return;
+void HostBlock::free_block() {
   if (mapped_) munmap(data_, size_);
   else std::free(data_);
   data_ = nullptr;

@@ -22,12 +22,15 @@ class HostBlock {
   // Zero-filled memory of `size` bytes aligned to `align` (a power of two <= 4096), or
   // nullptr if the host refuses. Replaces any previous block.
   void* allocate(std::size_t size, std::size_t align = 64);
-  // Frees the block (no-op when empty).
-  void reset();
+  // Frees the block (no-op when empty: inline, so releasing an unbacked buffer costs a branch).
+  void reset() {
+    if (data_) free_block();
+  }
   void* data() const { return data_; }
   std::size_t size() const { return size_; }
 
  private:
+  void free_block();
   void* data_ = nullptr;
   std::size_t size_ = 0;
   bool mapped_ = false;

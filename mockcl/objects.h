@@ -41,6 +41,7 @@ struct Object {
   uint32_t refs = 0;
   uint32_t internal = 0;
   uint64_t id = 0;        // Unique over the process lifetime (slots are reused, ids are not).
+  Object* link = nullptr; // Slab free list (only while the slot is free).
 };
 
 }  // namespace mockcl
@@ -58,6 +59,12 @@ struct _cl_context : mockcl::Object {
   uint64_t outstanding = 0;
   uint64_t peak = 0;
   uint64_t live_children = 0;  // Queues, mems, programs, SVM blocks created in it and alive.
+  // Cached at creation (devices cannot be reconfigured while a context lives), so
+  // clCreateBuffer does not walk `devices`: the device charged (and whether its semantics charge
+  // at creation), and the smallest max alloc.
+  int device0 = 0;
+  bool charge_at_create = true;  // device0's semantics are not deferred.
+  uint64_t max_alloc = 0;
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
 };

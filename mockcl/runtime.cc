@@ -109,26 +109,35 @@ void Runtime::apply(const Config& c) {
 void Runtime::Call::finish_slow() {
   if (rt_.log_enabled()) {
     std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
-                       std::string(entry_name(entry_)) + "\",\"args\":{" + args_ +
+                       std::string(entry_name(entry_)) + "\",\"args\":{" + rt_.log_args_ +
                        "},\"result\":" + std::to_string(status_) + ",\"status\":\"" +
                        std::string(status_name(status_)) + "\"}";
+    rt_.log_args_.clear();
     rt_.log_line(line);
   }
-  if (rt_.callbacks_.empty()) return;
+  if (rt_.callbacks_.empty()) {
+    rt_.mu.unlock();
+    return;
+  }
   std::vector<std::function<void()>> cbs;
   cbs.swap(rt_.callbacks_);
-  lk_.unlock();
+  rt_.update_flags();
+  rt_.mu.unlock();
   for (auto& f : cbs) f();
 }
 
+// The arguments go to the runtime's buffer, not the Call: calls are serialised by the lock, and
+// a Call that does not log then carries no string to construct and destroy.
 void Runtime::Call::arg_slow(const char* key, uint64_t v) {
-  if (!args_.empty()) args_ += ',';
-  args_ += "\"" + std::string(key) + "\":" + std::to_string(v);
+  std::string& a = rt_.log_args_;
+  if (!a.empty()) a += ',';
+  a += "\"" + std::string(key) + "\":" + std::to_string(v);
 }
 
 void Runtime::Call::arg_slow(const char* key, const std::string& v) {
-  if (!args_.empty()) args_ += ',';
-  args_ += "\"" + std::string(key) + "\":\"" + json_escape(v) + "\"";
+  std::string& a = rt_.log_args_;
+  if (!a.empty()) a += ',';
+  a += "\"" + std::string(key) + "\":\"" + json_escape(v) + "\"";
 }
 
 void Runtime::Call::handle_slow(const char* key, const void* h) {
@@ -162,12 +171,16 @@ std::string Runtime::configure_faults(const std::vector<FaultRule>& f, bool appe
     s.rule = r;
     if (r.kind != FaultKind::kBytesAbove && r.entry != "*") {
       s.entry = entry_from_name(r.entry);
-      if (!s.entry) return "unknown entry point '" + r.entry + "'";
+      if (!s.entry) {
+        update_flags();
+        return "unknown entry point '" + r.entry + "'";
+      }
     }
     s.rng = r.seed;
     faults_.push_back(s);
   }
   exec_counts_.fill(0);
+  update_flags();
   return "";
 }
 
@@ -182,14 +195,20 @@ std::string Runtime::configure_call_log(const std::string& path) {
   log_file_ = nullptr;
   log_memory_ = false;
   log_on_ = false;
+  log_args_.clear();
   log_path_ = path;
-  if (path.empty()) return "";
+  if (path.empty()) {
+    update_flags();
+    return "";
+  }
   if (path == ":memory:") {
     log_memory_ = log_on_ = true;
+    update_flags();
     return "";
   }
   log_file_ = std::fopen(path.c_str(), "a");
   log_on_ = log_file_ != nullptr;
+  update_flags();
   if (!log_file_) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
   return "";
 }
@@ -231,23 +250,25 @@ void Runtime::force_destroy_all() {
 }
 
 void Runtime::reset() {
-  std::unique_lock<SpinLock> lk(mu);
+  std::unique_lock<Lock> lk(mu);
   force_destroy_all();
   apply(base_);
   calls_.fill(0);
   faults_fired_ = 0;
   commands_.clear();
-  frees_.clear();
+  free_chunks_.clear();
+  free_next_ = free_end_ = nullptr;
   log_lines_.clear();
   reports_ = Reports{};
   leaked_at_context_release = 0;
   now = 0;
   next_command_ = 0;
   callbacks_.clear();
+  update_flags();
 }
 
 Snapshot Runtime::snapshot() {
-  std::unique_lock<SpinLock> lk(mu);
+  std::unique_lock<Lock> lk(mu);
   Snapshot s;
   for (const auto& d : devices)
     s.devices.push_back({d.cfg.name, d.cfg.capacity, d.outstanding, d.peak, d.pinned_outstanding, d.pinned_peak});
@@ -260,7 +281,13 @@ Snapshot Runtime::snapshot() {
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
-  for (const Free& f : frees_) s.frees.push_back({f.svm ? "svm" : "mem", f.id, f.address, f.size, f.time});
+  const size_t n_frees = frees_recorded();
+  s.frees.reserve(n_frees);
+  for (size_t i = 0; i < n_frees; ++i) {
+    const Free& f = free_chunks_[i / kFreeChunk][i % kFreeChunk];
+    bool is_svm = f.id & Free::kSvm;
+    s.frees.push_back({is_svm ? "svm" : "mem", f.id & ~Free::kSvm, f.address, f.size, f.time});
+  }
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
@@ -270,7 +297,7 @@ Snapshot Runtime::snapshot() {
 }
 
 uint64_t Runtime::object_id(const void* handle) {
-  std::unique_lock<SpinLock> lk(mu);
+  std::unique_lock<Lock> lk(mu);
   if (!handle) return 0;
   if (SvmBlock* b = find_svm(handle)) return b->id;
   const auto* o = static_cast<const Object*>(handle);
@@ -283,67 +310,51 @@ uint64_t Runtime::object_id(const void* handle) {
 
 // ---- Validation and lifetime ----
 
-template <typename T>
-T* Runtime::check(T* h, Type type, const char* what) {
-  if (!h || h->type != type) return nullptr;
-  if (h->released || !h->in_use) {
-    report_use_after_release(h, what);
-    return nullptr;
-  }
-  return h;
-}
-
 _cl_device_id* Runtime::device(cl_device_id h) {
   if (!h || h->type != Type::kDevice || !h->active) return nullptr;
   return h;
 }
-_cl_context* Runtime::context(cl_context h) { return check(h, Type::kContext, "context"); }
-_cl_command_queue* Runtime::queue(cl_command_queue h) { return check(h, Type::kQueue, "queue"); }
-_cl_mem* Runtime::mem(cl_mem h) { return check(h, Type::kMem, "mem"); }
-_cl_event* Runtime::event(cl_event h) { return check(h, Type::kEvent, "event"); }
-_cl_program* Runtime::program(cl_program h) { return check(h, Type::kProgram, "program"); }
-_cl_kernel* Runtime::kernel(cl_kernel h) { return check(h, Type::kKernel, "kernel"); }
 
-
-
-cl_int Runtime::release(Object* o, cl_int invalid_status) {
+// release(), cold paths: a null or released handle; the leak count of a released context.
+cl_int Runtime::release_invalid(Object* o, cl_int invalid_status) {
   if (!o) return invalid_status;
-  if (o->released || !o->in_use) {
-    ++reports_.double_release;
-    report(std::string("double release of ") + type_name(o->type) + " #" + std::to_string(o->id));
-    return invalid_status;
-  }
-  if (--o->refs > 0) return CL_SUCCESS;
-  o->released = true;
-  if (o->type == Type::kContext) {
-    auto* ctx = static_cast<_cl_context*>(o);
-    uint64_t leaked = 0;
-    auto count = [&](auto& slab, auto ctx_of) {
-      slab.for_each_slot([&](auto* x) {
-        if (x->in_use && !x->released && ctx_of(x) == ctx) ++leaked;
-      });
-    };
-    count(queues, [](_cl_command_queue* q) { return q->context; });
-    count(mems, [](_cl_mem* m) { return m->context; });
-    count(events, [](_cl_event* e) { return e->context; });
-    count(programs, [](_cl_program* p) { return p->context; });
-    for (auto& [a, b] : svm)
-      if (b.context == ctx && !b.freed) ++leaked;
-    if (leaked) {
-      leaked_at_context_release += leaked;
-      report("context #" + std::to_string(o->id) + " released with " + std::to_string(leaked) +
-             " objects still alive");
-    }
-  }
-  if (o->internal == 0) destroy(o);
-  return CL_SUCCESS;
+  ++reports_.double_release;
+  report(std::string("double release of ") + type_name(o->type) + " #" + std::to_string(o->id));
+  return invalid_status;
 }
 
-void Runtime::release_internal(Object* o) {
-  if (--o->internal == 0 && o->refs == 0) destroy(o);
+void Runtime::count_leaks(_cl_context* ctx) {
+  uint64_t leaked = 0;
+  auto count = [&](auto& slab, auto ctx_of) {
+    slab.for_each_slot([&](auto* x) {
+      if (x->in_use && !x->released && ctx_of(x) == ctx) ++leaked;
+    });
+  };
+  count(queues, [](_cl_command_queue* q) { return q->context; });
+  count(mems, [](_cl_mem* m) { return m->context; });
+  count(events, [](_cl_event* e) { return e->context; });
+  count(programs, [](_cl_program* p) { return p->context; });
+  for (auto& [a, b] : svm)
+    if (b.context == ctx && !b.freed) ++leaked;
+  if (leaked) {
+    leaked_at_context_release += leaked;
+    report("context #" + std::to_string(ctx->id) + " released with " + std::to_string(leaked) +
+           " objects still alive");
+  }
 }
 
-void Runtime::destroy(Object* o) {
+// Destructor callbacks run in reverse order of registration, after the lock is dropped.
+void Runtime::defer_destructors(_cl_mem* m) {
+  for (auto it = m->destructors.rbegin(); it != m->destructors.rend(); ++it) {
+    auto d = *it;
+    defer([d, m] { d.fn(m, d.data); });
+  }
+  m->destructors.clear();
+}
+
+void Runtime::destroy_mem(_cl_mem* m) { destroy_mem_inline(m); }
+
+void Runtime::destroy_other(Object* o) {
   o->in_use = false;
   o->released = true;
   --live_[live_index(o->type)];
@@ -363,25 +374,6 @@ void Runtime::destroy(Object* o) {
       if (barrier) release_internal(barrier);
       release_internal(q->context);
       queues.retire(q);
-      break;
-    }
-    case Type::kMem: {
-      auto* m = static_cast<_cl_mem*>(o);
-      record_free("mem", m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
-      m->last_use_end = 0;
-      if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
-      m->device = -1;
-      m->backing.reset();
-      // Destructor callbacks run in reverse order of registration, after the lock is dropped.
-      for (auto it = m->destructors.rbegin(); it != m->destructors.rend(); ++it) {
-        auto d = *it;
-        defer([d, m] { d.fn(m, d.data); });
-      }
-      m->destructors.clear();
-      if (m->parent) release_internal(m->parent);
-      m->parent = nullptr;
-      release_internal(m->context);
-      mems.retire(m);
       break;
     }
     case Type::kEvent: {
@@ -418,35 +410,6 @@ void Runtime::destroy(Object* o) {
 
 // ---- Accounting ----
 
-cl_int Runtime::charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
-  DeviceState& d = devices[dev];
-  cl_int oom = d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : CL_MEM_OBJECT_ALLOCATION_FAILURE;
-  if (pinned) {
-    if (d.pinned_outstanding + bytes > d.cfg.pinned || d.pinned_outstanding + bytes < bytes) return oom;
-    d.pinned_outstanding += bytes;
-    d.pinned_peak = std::max(d.pinned_peak, d.pinned_outstanding);
-  } else {
-    if (d.outstanding + bytes > d.cfg.capacity || d.outstanding + bytes < bytes) return oom;
-    if (!faults_.empty()) {
-      if (cl_int f = bytes_fault(dev, bytes)) return f;
-    }
-    d.outstanding += bytes;
-    d.peak = std::max(d.peak, d.outstanding);
-  }
-  if (ctx) {
-    ctx->outstanding += bytes;
-    ctx->peak = std::max(ctx->peak, ctx->outstanding);
-  }
-  return CL_SUCCESS;
-}
-
-void Runtime::credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
-  DeviceState& d = devices[dev];
-  if (pinned) d.pinned_outstanding -= bytes;
-  else d.outstanding -= bytes;
-  if (ctx) ctx->outstanding -= bytes;
-}
-
 cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
@@ -477,7 +440,7 @@ SvmBlock* Runtime::find_svm(const void* p) {
 
 void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   SvmBlock& b = it->second;
-  record_free("svm", b.id, it->first, b.size, b.last_use_end);
+  record_free(true, b.id, it->first, b.size, b.last_use_end);
   credit(b.device, b.context, b.size, false);
   cl_context ctx = b.context;
   svm.erase(it);

@@ -3,20 +3,23 @@
 // control API are its only users.
 //
 // Why one lock: entry points are short and the loader gives no per-object affinity; a single
-// mutex keeps the accounting exact and makes the runtime trivially race-free (checked under
-// TSAN). User callbacks never run under it (see Call).
+// lock keeps the accounting exact and makes the runtime trivially race-free (checked under
+// TSAN). It is biased to the first calling thread (see Lock), so a single-threaded client pays
+// no atomic read-modify-write. User callbacks never run under it (see Call).
 #ifndef MOCKCL_RUNTIME_H_
 #define MOCKCL_RUNTIME_H_
 
 #include <CL/cl_icd.h>
 
 #include <array>
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,11 +31,18 @@
 #include "mockcl/objects.h"
 #include "mockcl/slab.h"
 #include "mockcl/snapshot.h"
-#include "mockcl/spin_lock.h"
+#include "pool/biased_lock.h"
 
 namespace mockcl {
 
 inline constexpr int kMaxDevices = 16;
+
+// The runtime's one lock. Biased towards the first thread that calls in: while no other thread
+// has, taking and dropping it are plain stores and loads (no atomic read-modify-write), which is
+// most of a create+release pair's cost otherwise. The first other thread revokes the bias for
+// the process's lifetime (one membarrier); from then on it is a spin lock. See pool/biased_lock.h.
+using Lock = clpool::detail::biased_lock;
+
 // Bounds on what the runtime records, so a long run cannot exhaust memory.
 inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free records.
 inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept in memory.
@@ -76,12 +86,15 @@ class Runtime {
   // line at the end, then unlocks and runs the user callbacks the call made due.
   class Call {
    public:
-    Call(Runtime& rt, Entry e) : rt_(rt), lk_(rt.mu), entry_(e) {
+    Call(Runtime& rt, Entry e) : rt_(rt), entry_(e) {
+      rt.mu.lock();
       ++rt.calls_[static_cast<size_t>(e)];
       ++rt.now;
     }
+    // The lock is held from construction to here (wait() drops it only while it blocks).
     ~Call() {
-      if (rt_.log_on_ || !rt_.callbacks_.empty()) finish_slow();
+      if (rt_.finish_slow_) [[unlikely]] finish_slow();  // Unlocks.
+      else rt_.mu.unlock();
     }
     Call(const Call&) = delete;
     Call& operator=(const Call&) = delete;
@@ -103,20 +116,18 @@ class Runtime {
     void handle(const char* key, const void* h) {
       if (rt_.log_on_) handle_slow(key, h);
     }
-    std::unique_lock<SpinLock>& lock() { return lk_; }
+    Lock& lock() { return rt_.mu; }
     Runtime& runtime() { return rt_; }
 
    private:
     // Writes the call-log line, then unlocks and runs the deferred user callbacks.
-    void finish_slow();
+    [[gnu::noinline]] void finish_slow();
     void arg_slow(const char* key, uint64_t v);
     void arg_slow(const char* key, const std::string& v);
     void handle_slow(const char* key, const void* h);
     Runtime& rt_;
-    std::unique_lock<SpinLock> lk_;
     Entry entry_;
     cl_int status_ = 0;
-    std::string args_;
   };
 
   // ---- Configuration (lock held by caller where noted "locked") ----
@@ -135,7 +146,7 @@ class Runtime {
   uint64_t object_id(const void* handle);
 
   // ---- Everything below: lock held ----
-  SpinLock mu;
+  Lock mu;
   std::condition_variable_any cv;  // Signalled whenever a command completes or a user event is set.
 
   _cl_platform_id platform;
@@ -154,13 +165,14 @@ class Runtime {
   std::map<uintptr_t, SvmBlock> svm;
 
   // Validation: the object if `h` is a live handle of the type; reports use after release.
+  // O(1): a handle is a slot that stays readable (slab.h), so its type and state are checked.
   _cl_device_id* device(cl_device_id h);
-  _cl_context* context(cl_context h);
-  _cl_command_queue* queue(cl_command_queue h);
-  _cl_mem* mem(cl_mem h);
-  _cl_event* event(cl_event h);
-  _cl_program* program(cl_program h);
-  _cl_kernel* kernel(cl_kernel h);
+  _cl_context* context(cl_context h) { return check(h, Type::kContext, "context"); }
+  _cl_command_queue* queue(cl_command_queue h) { return check(h, Type::kQueue, "queue"); }
+  _cl_mem* mem(cl_mem h) { return check(h, Type::kMem, "mem"); }
+  _cl_event* event(cl_event h) { return check(h, Type::kEvent, "event"); }
+  _cl_program* program(cl_program h) { return check(h, Type::kProgram, "program"); }
+  _cl_kernel* kernel(cl_kernel h) { return check(h, Type::kKernel, "kernel"); }
 
   // Creates an object of the given slab with one application reference.
   template <typename T>
@@ -177,13 +189,57 @@ class Runtime {
     return t;
   }
   // clRelease*: quarantines on the last reference; reports double release.
-  cl_int release(Object* o, cl_int invalid_status);
+  cl_int release(Object* o, cl_int invalid_status) {
+    if (!o || o->released || !o->in_use) [[unlikely]] return release_invalid(o, invalid_status);
+    if (--o->refs > 0) return CL_SUCCESS;
+    o->released = true;
+    if (o->type == Type::kContext) [[unlikely]] count_leaks(static_cast<_cl_context*>(o));
+    if (o->internal == 0) destroy(o);
+    return CL_SUCCESS;
+  }
+  // clReleaseMemObject's release: release() with the buffer's destruction inlined.
+  [[gnu::always_inline]] cl_int release_mem(_cl_mem* m) {
+    if (!m || m->released || !m->in_use) [[unlikely]] return release_invalid(m, CL_INVALID_MEM_OBJECT);
+    if (--m->refs > 0) return CL_SUCCESS;
+    m->released = true;
+    if (m->internal == 0) destroy_mem_inline(m);
+    return CL_SUCCESS;
+  }
   void retain_internal(Object* o) { ++o->internal; }
-  void release_internal(Object* o);
+  void release_internal(Object* o) {
+    if (--o->internal == 0 && o->refs == 0) destroy(o);
+  }
 
   // Charges `bytes` to a device (and context); returns 0 or the device's OOM status.
-  cl_int charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned);
-  void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned);
+  cl_int charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
+    // Two copies, so the common (device memory) one has no pinned selects.
+    return pinned ? charge_to<true>(dev, ctx, bytes) : charge_to<false>(dev, ctx, bytes);
+  }
+  template <bool kPinned>
+  cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes) {
+    DeviceState& d = devices[dev];
+    uint64_t& out = kPinned ? d.pinned_outstanding : d.outstanding;
+    uint64_t& peak = kPinned ? d.pinned_peak : d.peak;
+    const uint64_t limit = kPinned ? d.cfg.pinned : d.cfg.capacity;
+    const uint64_t after = out + bytes;
+    if (after > limit || after < bytes) [[unlikely]] return oom_status(d);
+    if (!kPinned && !faults_.empty()) [[unlikely]] {
+      if (cl_int f = bytes_fault(dev, bytes)) return f;
+    }
+    out = after;
+    if (after > peak) peak = after;
+    if (ctx) {
+      ctx->outstanding += bytes;
+      if (ctx->outstanding > ctx->peak) ctx->peak = ctx->outstanding;
+    }
+    return CL_SUCCESS;
+  }
+  void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
+    DeviceState& d = devices[dev];
+    if (pinned) [[unlikely]] d.pinned_outstanding -= bytes;
+    else d.outstanding -= bytes;
+    if (ctx) ctx->outstanding -= bytes;
+  }
   // Deferred semantics: charges the root buffer of m to q's device at first use.
   cl_int use_mem(_cl_mem* m, _cl_command_queue* q);
   // Real bytes of a buffer (allocated lazily), or nullptr if the host refused.
@@ -213,11 +269,14 @@ class Runtime {
   // Runs every command that can run, in deterministic order.
   void run();
   // Blocks until all events are complete (running the scheduler); returns the worst status.
-  cl_int wait(std::unique_lock<SpinLock>& lk, const std::vector<_cl_event*>& evs);
+  cl_int wait(Lock& lk, const std::vector<_cl_event*>& evs);
   // Sets an event's status and queues its callbacks.
   void set_status(_cl_event* ev, cl_int status);
   // Queues a user callback to run after the lock is dropped.
-  void defer(std::function<void()> f) { callbacks_.push_back(std::move(f)); }
+  void defer(std::function<void()> f) {
+    callbacks_.push_back(std::move(f));
+    finish_slow_ = true;
+  }
 
   // ---- Reports and logging ----
   void report_use_after_release(const Object* o, const char* what);
@@ -231,6 +290,8 @@ class Runtime {
   uint64_t object_id_next() { return ++next_id_; }
   uint64_t leaked_at_context_release = 0;
   bool log_enabled() const { return log_on_; }
+  // True while a call log or a fault rule is installed (see hooks_).
+  bool hooks() const { return hooks_; }
   void log_line(const std::string& line);
   void record(const CommandRecord& r);
   // Called by the ICD at process exit: reports live objects on stderr and in the call log.
@@ -244,17 +305,63 @@ class Runtime {
   static Runtime& init();
   static std::atomic<Runtime*> instance_;
   bool log_on_ = false;  // log_file_ || log_memory_, cached for the hot path.
+  // log_on_ || callbacks_ not empty: a Call's end has more to do than unlock (one branch).
+  bool finish_slow_ = false;
+  // log_on_ || fault rules installed: entry points that check hooks() take their instrumented
+  // path (fault checks, logged arguments) only then.
+  bool hooks_ = false;
+  void update_flags() {
+    finish_slow_ = log_on_ || !callbacks_.empty();
+    hooks_ = log_on_ || !faults_.empty();
+  }
+  std::string log_args_;  // The logged arguments of the current call (while log_on_).
   static constexpr int live_index(Type t) { return t == Type::kNone ? 0 : int(uint32_t(t) - uint32_t(Type::kPlatform)); }
   cl_int call_fault(Entry e);
   cl_int bytes_fault(int dev, uint64_t bytes);
-  void destroy(Object* o);
+  static cl_int oom_status(const DeviceState& d) {
+    return d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  }
+  [[gnu::cold]] cl_int release_invalid(Object* o, cl_int invalid_status);
+  [[gnu::cold]] void count_leaks(_cl_context* ctx);
+  // Destroys an object whose references (application and internal) are all gone. Buffers, the
+  // hot case, go straight to destroy_mem.
+  void destroy(Object* o) {
+    if (o->type == Type::kMem) destroy_mem(static_cast<_cl_mem*>(o));
+    else destroy_other(o);
+  }
+  void destroy_other(Object* o);
+  void destroy_mem(_cl_mem* m);  // Out of line: destroy_mem_inline for every caller but one.
+  // The create+release benchmark's path: a buffer's last reference goes and nothing uses it.
+  [[gnu::always_inline]] void destroy_mem_inline(_cl_mem* m) {
+    m->in_use = false;
+    m->released = true;
+    --live_[live_index(Type::kMem)];
+    record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
+    m->last_use_end = 0;
+    if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
+    m->device = -1;
+    m->backing.reset();
+    if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
+    if (m->parent) [[unlikely]] release_internal(m->parent);
+    m->parent = nullptr;
+    release_internal(m->context);
+    mems.retire(m);
+  }
+  [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
   void apply(const Config& c);
   void execute(_cl_event* ev);
   cl_int charge_at_execution(_cl_event* ev);
   bool ready(const _cl_event* ev) const;
   void force_destroy_all();
   template <typename T>
-  T* check(T* h, Type type, const char* what);
+  T* check(T* h, Type type, const char* what) {
+    if (!h || h->type != type) return nullptr;
+    if (h->released || !h->in_use) [[unlikely]] {
+      report_use_after_release(h, what);
+      return nullptr;
+    }
+    return h;
+  }
 
   bool env_read_ = false;
   bool env_ok_ = true;
@@ -269,15 +376,28 @@ class Runtime {
   uint64_t faults_fired_ = 0;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<CommandRecord> commands_;
-  struct Free {  // Compact FreeRecord: the hot release path records one per buffer.
-    bool svm;
+  // Compact FreeRecord (32 bytes): the hot release path records one per buffer. Kept in chunks
+  // so that recording never copies what was recorded (a vector's growth would).
+  struct Free {
+    static constexpr uint64_t kSvm = 1ull << 63;  // In `id`: an SVM block, not a mem.
     uint64_t id, address, size, time;
   };
-  std::vector<Free> frees_;
+  static constexpr size_t kFreeChunk = 4096;
+  std::vector<std::unique_ptr<Free[]>> free_chunks_;
+  Free* free_next_ = nullptr;  // Next record in the last chunk; free_end_: its end.
+  Free* free_end_ = nullptr;
+  size_t frees_recorded() const {
+    return free_chunks_.empty() ? 0 : (free_chunks_.size() - 1) * kFreeChunk + (free_next_ - free_chunks_.back().get());
+  }
+  bool grow_frees();  // False once kMaxCommandRecords are kept.
   uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
   // `not_before`: the end of the last command that used the memory. A command that already ran
   // (eager mode) can end later, in virtual time, than the host clock at the release.
-  void record_free(const char* kind, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before);
+  void record_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
+    if (free_next_ == free_end_ && !grow_frees()) [[unlikely]] return;
+    *free_next_++ = Free{svm ? (id | Free::kSvm) : id, address, size,
+                         std::max(completion_time_ ? completion_time_ : now, not_before)};
+  }
   uint64_t rng_ = 0;
   Reports reports_;
   std::vector<std::function<void()>> callbacks_;

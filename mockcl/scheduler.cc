@@ -237,7 +237,7 @@ void Runtime::execute(_cl_event* ev) {
           retain_internal(q);
           defer([this, fn, data, ptrs, qh]() mutable {
             fn(qh, static_cast<cl_uint>(ptrs.size()), ptrs.data(), data);
-            std::unique_lock<SpinLock> lk(mu);
+            std::unique_lock<Lock> lk(mu);
             release_internal(qh);
           });
         } else {
@@ -329,14 +329,14 @@ void Runtime::set_status(_cl_event* ev, cl_int status) {
     retain_internal(ev);
     defer([this, cb, ev, status] {
       cb.fn(ev, status, cb.data);
-      std::unique_lock<SpinLock> lk(mu);
+      std::unique_lock<Lock> lk(mu);
       release_internal(ev);
     });
   }
   ev->callbacks.swap(keep);
 }
 
-cl_int Runtime::wait(std::unique_lock<SpinLock>& lk, const std::vector<_cl_event*>& evs) {
+cl_int Runtime::wait(Lock& lk, const std::vector<_cl_event*>& evs) {
   while (true) {
     run();
     bool done = true;
