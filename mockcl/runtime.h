@@ -11,8 +11,8 @@
 
 #include <CL/cl_icd.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
