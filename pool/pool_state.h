@@ -52,20 +52,31 @@ class pool_state {
 
   unsigned leading_bits() const noexcept { return leading_bits_; }
 
-  // Fast path: a held block of the right bin, under the lock's uncontended fast path. Everything
-  // else (a miss, or a lock that needs more than two stores and a load) is allocate_slow(), whose
-  // first attempt takes a held block just the same.
+  // Fast path: a held block of the right bin, under the lock's uncontended fast path. A lock
+  // that needs more than two stores and a load is allocate_contended()'s; a miss is
+  // allocate_slow()'s.
   [[gnu::always_inline]] allocation allocate(std::uint64_t size) {
     if (size == 0) return allocation{};  // defined as "no block"; no allocator call
     const auto [bin, rounded] = locate(size, leading_bits_);
-    if (lock_.try_lock_fast()) [[likely]] {
-      std::lock_guard<biased_lock> guard(lock_, std::adopt_lock);
+    if (!lock_.try_lock_fast()) [[unlikely]] return allocate_contended(size, bin, rounded);
+    handle_type handle;
+    if (held_.try_pop(bin, handle)) [[likely]] {
+      allocation hit = activate_hit_locked(handle, size, rounded, bin);
+      lock_.unlock();
+      return hit;
+    }
+    lock_.unlock();
+    return allocate_slow(size, bin, rounded);
+  }
+
+  // allocate() when the lock is not this thread's for two stores and a load: the same hit under
+  // the full lock, else the slow path.
+  [[gnu::noinline]] allocation allocate_contended(std::uint64_t size, bin_id bin,
+                                                  std::uint64_t rounded) {
+    {
+      std::lock_guard<biased_lock> guard(lock_);
       handle_type handle;
-      if (held_.try_pop(bin, handle)) {
-        --held_blocks_;
-        held_bytes_ -= rounded;
-        return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
-      }
+      if (held_.try_pop(bin, handle)) return activate_hit_locked(handle, size, rounded, bin);
     }
     return allocate_slow(size, bin, rounded);
   }
@@ -434,6 +445,14 @@ class pool_state {
     }
   }
 
+  // A block just taken from the held lists becomes a live allocation. Caller holds lock_.
+  allocation activate_hit_locked(const handle_type& handle, std::uint64_t size,
+                                 std::uint64_t rounded, bin_id bin) noexcept {
+    --held_blocks_;
+    held_bytes_ -= rounded;
+    return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
+  }
+
   // Turns a block into a live allocation. Caller holds lock_ and has already moved the block's
   // bytes out of held (hit) or reserved (miss).
   allocation activate_locked(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
@@ -464,11 +483,7 @@ class pool_state {
     {
       std::lock_guard<biased_lock> guard(lock_);
       handle_type handle;
-      if (held_.try_pop(bin, handle)) {
-        --held_blocks_;
-        held_bytes_ -= rounded;
-        return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
-      }
+      if (held_.try_pop(bin, handle)) return activate_hit_locked(handle, size, rounded, bin);
       const std::uint64_t in_use = active_rounded_bytes_locked() + reserved_bytes_;
       if (rounded > unlimited - in_use) {
         // Cannot fit even with nothing held: no retry can help.
