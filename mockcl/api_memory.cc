@@ -96,9 +96,22 @@ template <bool kHooks>
   return create_buffer<false>(c, h, flags, size, host_ptr, err);
 }
 
-cl_mem CL_API_CALL CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+[[gnu::noinline]] cl_mem create_buffer_general(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr,
+                                               cl_int* err) {
   Call c(rt(), Entry::clCreateBuffer);
   return create_buffer(c, ctx, flags, size, host_ptr, err);
+}
+
+// The express path (Runtime::create_buffer_express) or, when it declines, the general one as a
+// tail call: the common case needs no stack frame.
+cl_mem CL_API_CALL CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  if (Runtime* r = Runtime::get_if_ready()) [[likely]] {
+    if (_cl_mem* m = r->create_buffer_express(ctx, flags, size, host_ptr)) [[likely]] {
+      if (err) *err = CL_SUCCESS;
+      return m;
+    }
+  }
+  return create_buffer_general(ctx, flags, size, host_ptr, err);
 }
 
 cl_mem CL_API_CALL CreateBufferWithProperties(cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
@@ -158,11 +171,19 @@ cl_int CL_API_CALL RetainMemObject(cl_mem h) {
   return c.ret(CL_SUCCESS);
 }
 
-cl_int CL_API_CALL ReleaseMemObject(cl_mem h) {
+[[gnu::noinline]] cl_int release_mem_general(cl_mem h) {
   Call c(rt(), Entry::clReleaseMemObject);
   c.handle("mem", h);
   if (h && h->type != Type::kMem) return c.ret(CL_INVALID_MEM_OBJECT);
   return c.ret(c.runtime().release_mem(h));
+}
+
+// The express path (Runtime::release_mem_express), else the general one as a tail call.
+cl_int CL_API_CALL ReleaseMemObject(cl_mem h) {
+  if (Runtime* r = Runtime::get_if_ready()) [[likely]] {
+    if (r->release_mem_express(h)) [[likely]] return CL_SUCCESS;
+  }
+  return release_mem_general(h);
 }
 
 cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, void* value, size_t* size_ret) {

@@ -715,6 +715,82 @@ TYPED_TEST(Battery, QuarantineHoldsForAThousandNewerReleases) {
   this->Teardown();
 }
 
+// clCreateBuffer/clReleaseMemObject have an express path for the plain case (runtime.h). Its
+// effects must be the general path's: the same counters, clock, accounting, peaks and free
+// records, whichever path each call took (a call log forces the general path).
+TYPED_TEST(Battery, ExpressAndGeneralPathsAgree) {
+  auto run = [this](bool general) {
+    this->ctl_->reset();
+    this->Setup("gpu-64m");
+    if (general) EXPECT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+    auto* d = this->d_;
+    cl_mem a = this->Buf(kMiB);
+    cl_mem b = this->Buf(2 * kMiB, nullptr, CL_MEM_READ_ONLY);
+    cl_mem c = this->Buf(3 * kMiB);
+    EXPECT_EQ(d->clReleaseMemObject(b), CL_SUCCESS);
+    EXPECT_EQ(d->clRetainMemObject(a), CL_SUCCESS);
+    EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);  // refs 2 -> 1: not destroyed
+    EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+    EXPECT_EQ(d->clReleaseMemObject(c), CL_SUCCESS);
+    EXPECT_EQ(d->clReleaseMemObject(c), CL_INVALID_MEM_OBJECT);  // double release
+    cl_int err;
+    EXPECT_EQ(this->Buf(0, &err), nullptr);
+    EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
+    EXPECT_EQ(this->Buf(65 * kMiB, &err), nullptr);  // above capacity
+    EXPECT_NE(err, CL_SUCCESS);
+    EXPECT_EQ(this->Buf(kMiB, &err, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY), nullptr);
+    EXPECT_EQ(err, CL_INVALID_VALUE);
+    Snapshot s = this->ctl_->snapshot();
+    if (general) EXPECT_EQ(this->ctl_->configure_call_log(""), "");
+    this->Teardown();
+    return s;
+  };
+  const Snapshot express = run(false), general = run(true);
+  EXPECT_EQ(express.calls, general.calls);
+  EXPECT_EQ(express.calls.at("clCreateBuffer"), 6u);
+  EXPECT_EQ(express.calls.at("clReleaseMemObject"), 5u);
+  EXPECT_EQ(express.now, general.now);
+  EXPECT_EQ(express.devices.at(0).outstanding, 0u);
+  EXPECT_EQ(express.devices.at(0).peak, general.devices.at(0).peak);
+  EXPECT_EQ(express.devices.at(0).peak, 6 * kMiB);
+  EXPECT_EQ(express.reports.double_release, 1u);
+  EXPECT_EQ(general.reports.double_release, 1u);
+  ASSERT_EQ(express.frees.size(), 3u);
+  ASSERT_EQ(general.frees.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(express.frees[i].kind, "mem");
+    EXPECT_EQ(express.frees[i].size, general.frees[i].size);
+    EXPECT_EQ(express.frees[i].time, general.frees[i].time);
+  }
+  EXPECT_EQ(express.frees[0].size, 2 * kMiB);
+}
+
+// Tests of runtime limits that need a million calls: in-process only. The runtime is the same
+// code through the loader, but there every snapshot crosses the control API as JSON, and one
+// with a million free records takes over a minute in the default (unoptimised) build.
+template <typename T>
+class BatteryInProcessOnly : public Battery<T> {};
+TYPED_TEST_SUITE(BatteryInProcessOnly, ::testing::Types<InProcess>, BackendNames);
+
+// Free records stop at kMaxCommandRecords (2^20); buffers are still created, released and
+// accounted after that (by the express path too, which must not wait for room in the records).
+TYPED_TEST(BatteryInProcessOnly, FreeRecordsStopAtTheirCapAndReleasesGoOn) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  const size_t n = (size_t{1} << 20) + 100;
+  for (size_t i = 0; i < n; ++i) {
+    cl_mem m = this->Buf(64);
+    ASSERT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+  }
+  Snapshot s = this->ctl_->snapshot();
+  EXPECT_EQ(s.frees.size(), size_t{1} << 20);
+  EXPECT_EQ(s.calls["clCreateBuffer"], n);
+  EXPECT_EQ(s.calls["clReleaseMemObject"], n);
+  EXPECT_EQ(s.devices.at(0).outstanding, 0u);
+  EXPECT_EQ(s.devices.at(0).peak, 64u);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, CallLogAndCounters) {
   this->Setup("gpu-64m");
   std::string path = std::string(getenv("TEST_TMPDIR")) + "/calls.jsonl";

@@ -258,6 +258,7 @@ void Runtime::reset() {
   commands_.clear();
   free_chunks_.clear();
   free_next_ = free_end_ = nullptr;
+  frees_full_ = false;
   log_lines_.clear();
   reports_ = Reports{};
   leaked_at_context_release = 0;

@@ -35,6 +35,9 @@ class Slab {
     return t;
   }
 
+  // True when acquire() would not allocate (a slot is free).
+  bool has_free() const { return free_ != nullptr; }
+
   // Gives a destroyed object back. It becomes reusable after kQuarantine newer retirements.
   void retire(T* t) {
     if (quarantined_ < kQuarantine) [[unlikely]] {
