@@ -19,7 +19,7 @@ makes
                                 `bazel test //...`; needs no clang.
 """
 
-def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size = "small", tags = [], **kwargs):
+def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size = "small", tags = [], coverage_ignorelist = None, **kwargs):
     """Declares a libFuzzer target and its corpus-replay test.
 
     Args:
@@ -32,15 +32,35 @@ def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size
         May be empty or missing.
       size: the replay test's size.
       tags: extra tags for both targets.
+      coverage_ignorelist: optional SanitizerCoverage ignorelist (a .inc file in this package, so
+        Bazel accepts it in srcs and a change to it recompiles). Under --config=fuzz it is passed
+        as -fsanitize-coverage-ignorelist=, so the listed functions get no coverage
+        instrumentation. Other configurations ignore it.
       **kwargs: passed to the library holding the fuzzer's code (copts, local_defines, ...).
     """
     if corpus == None:
         fail("clpool_fuzzer(%s): corpus is required" % name)
     lib = name + "_lib"
+    copts = kwargs.pop("copts", [])
+    if coverage_ignorelist:
+        srcs = srcs + [coverage_ignorelist]
+        path = native.package_name() + "/" + coverage_ignorelist
+        copts = copts + select({
+            # -fdepfile-entry lists the file in the .d file: Bazel drops declared headers that
+            # the .d file does not name from the action's inputs, and then an edit to the list
+            # would not recompile (clang does not list coverage ignorelists itself).
+            "//fuzz:fuzzing": [
+                "-fsanitize-coverage-ignorelist=" + path,
+                "-Xclang",
+                "-fdepfile-entry=" + path,
+            ],
+            "//conditions:default": [],
+        })
     native.cc_library(
         name = lib,
         testonly = True,
         srcs = srcs,
+        copts = copts,
         deps = deps + ["@system_libs//:fuzzed_data_provider"],
         alwayslink = True,
         tags = tags,

@@ -117,6 +117,17 @@ class memory_pool {
   // The held blocks, bin by bin, smallest first.
   std::vector<held_bin_summary> held_bins() const { return state_->held_bins(); }
 
+  // The same walk as held_bins() without building a vector: calls f(const held_bin_summary&) for
+  // every non-empty bin, smallest first, and allocates nothing itself. Contract: f runs while the
+  // pool's lock is held, so it must not call any member of this pool or release an allocation of
+  // it (that would deadlock); it sees one consistent snapshot. If f throws, the walk stops, the
+  // lock is released and the exception propagates; the pool is unchanged. For tests and checkers
+  // that walk the bins often (fuzz/pool_ops_fuzzer.cc does after every step).
+  template <class F>
+  void for_each_held_bin(F&& f) const {
+    state_->for_each_held_bin(std::forward<F>(f));
+  }
+
   // The seeds' counters (PyOpenCL MemoryPool).
   std::uint64_t held_blocks() const { return counters().held_blocks; }
   std::uint64_t active_blocks() const { return counters().active_blocks; }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,37 @@ TEST(MemoryPool, StopHoldingFreesHeldAndStopsKeeping) {
   b.release();
   EXPECT_EQ(p.held_blocks(), 0u);
   EXPECT_EQ(dev->outstanding_bytes(), 0u);
+}
+
+TEST(MemoryPool, ForEachHeldBinVisitsWhatHeldBinsReturns) {
+  auto dev = device();
+  pool p(fake_allocator{dev}, pool_options{.leading_bits = 2});
+  int calls = 0;
+  p.for_each_held_bin([&](const held_bin_summary&) { ++calls; });
+  EXPECT_EQ(calls, 0);  // nothing held yet
+  std::vector<pool::allocation> live;
+  for (std::uint64_t size : {100u, 100u, 100u, 5000u, 7u, 1u << 20}) live.push_back(p.allocate(size));
+  live.clear();  // every block goes back to its bin
+  std::vector<held_bin_summary> visited;
+  p.for_each_held_bin([&](const held_bin_summary& b) { visited.push_back(b); });
+  const std::vector<held_bin_summary> bins = p.held_bins();
+  ASSERT_EQ(visited.size(), bins.size());
+  ASSERT_EQ(visited.size(), 4u);  // 7, 100 (three blocks), 5000, 1 MiB: smallest first
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    EXPECT_EQ(visited[i].bin, bins[i].bin);
+    EXPECT_EQ(visited[i].block_bytes, bins[i].block_bytes);
+    EXPECT_EQ(visited[i].blocks, bins[i].blocks);
+    if (i > 0) {
+      EXPECT_LT(visited[i - 1].bin, visited[i].bin);
+    }
+  }
+  EXPECT_EQ(visited[1].blocks, 3u);
+  // A throwing visitor stops the walk, releases the lock and leaves the pool usable.
+  EXPECT_THROW(p.for_each_held_bin([](const held_bin_summary&) { throw std::runtime_error("x"); }),
+               std::runtime_error);
+  auto again = p.allocate(100);  // takes the lock again: a hit
+  EXPECT_EQ(p.statistics().hits, 1u);
+  EXPECT_EQ(p.held_blocks(), 5u);
 }
 
 TEST(MemoryPool, InvalidLeadingBitsIsRejected) {

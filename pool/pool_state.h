@@ -293,6 +293,15 @@ class pool_state {
     return out;
   }
 
+  // See memory_pool::for_each_held_bin: f runs under the lock and must not call into the pool.
+  template <class F>
+  void for_each_held_bin(F&& f) const {
+    std::lock_guard<biased_lock> guard(lock_);
+    held_.for_each_bin([&](bin_id bin, std::uint64_t blocks) {
+      f(held_bin_summary{bin, alloc_size(bin, leading_bits_), blocks});
+    });
+  }
+
   reclaim_callback_id add_reclaim_callback(reclaim_callback callback) {
     if (!callback) throw argument_error("add_reclaim_callback: the callback is empty");
     auto shared = std::make_shared<const reclaim_callback>(std::move(callback));

@@ -45,10 +45,17 @@ CL_FLAGS="-DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS \
 # The loader goes into $OUT/lib, found through the rpath (the runner image has no libOpenCL).
 CL_LIBS="-lOpenCL -pthread -Wl,-rpath,\$ORIGIN/lib"
 
+# Coverage on the pool only for the pool_ops fuzzers (the list says why; fuzz/BUILD does the same).
+# Only with SanitizerCoverage (libFuzzer and the like); other engines' clang would ignore it.
+POOL_OPS_IGNORE=""
+if [[ "$CXXFLAGS" == *fuzzer-no-link* || "$CXXFLAGS" == *sanitize-coverage* ]]; then
+  POOL_OPS_IGNORE="-fsanitize-coverage-ignorelist=$repo/fuzz/pool_ops_fuzzer_coverage_ignorelist.inc"
+fi
+
 # name | corpus name (fuzz/corpus/<it>, fuzz/regressions/<it>) | sources | extra flags | link flags
 FUZZERS=(
-  "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|"
-  "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|-DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12"
+  "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE"
+  "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12"
   "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc tools/layer/layer_settings.cc|"
   "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc tools/trace/trace_event.cc tools/trace/trace_reader.cc tools/trace/trace_writer.cc tools/trace/rmm_import.cc|"
   "pool_mockcl_fuzzer|pool_mockcl|fuzz/pool_mockcl_fuzzer.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"

@@ -8,6 +8,7 @@
 #define CLPOOL_POOL_TESTING_FAKE_ALLOCATOR_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -45,9 +46,12 @@ class fake_device {
     }
     if (bytes > capacity_ || outstanding_bytes_ > capacity_ - bytes) {
       ++oom_failures_;
-      throw allocator_out_of_memory(fake_oom_status,
-                                    "fake_device: " + std::to_string(bytes) + " bytes requested, " +
-                                        std::to_string(capacity_ - outstanding_bytes_) + " free");
+      // One snprintf, not to_string temporaries: fuzzers hit this on every out-of-memory.
+      char message[96];
+      std::snprintf(message, sizeof message, "fake_device: %llu bytes requested, %llu free",
+                    static_cast<unsigned long long>(bytes),
+                    static_cast<unsigned long long>(capacity_ - outstanding_bytes_));
+      throw allocator_out_of_memory(fake_oom_status, message);
     }
     const std::uint64_t handle = ++next_handle_;
     blocks_.emplace(handle, bytes);
