@@ -286,10 +286,7 @@ class pool_state {
 
   std::vector<held_bin_summary> held_bins() const {
     std::vector<held_bin_summary> out;
-    std::lock_guard<biased_lock> guard(lock_);
-    held_.for_each_bin([&](bin_id bin, std::uint64_t blocks) {
-      out.push_back(held_bin_summary{bin, alloc_size(bin, leading_bits_), blocks});
-    });
+    for_each_held_bin([&](const held_bin_summary& bin) { out.push_back(bin); });
     return out;
   }
 
