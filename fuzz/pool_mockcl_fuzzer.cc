@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "fuzz/mockcl_world.h"
+#include "fuzz/pool_checks.h"
 #include "mockcl/config.h"
 #include "mockcl/control.h"
 #include "pool/bins.h"
@@ -491,27 +492,14 @@ struct run {
 
   void check_pool() const {
     with_core([&](const auto& p) {
-      const pool_counters c = p.counters();
-      expect_eq("counters.held_blocks", c.held_blocks, m.held_blocks);
-      expect_eq("counters.held_bytes", c.held_bytes, m.held_bytes);
-      expect_eq("counters.active_blocks", c.active_blocks, m.live.size());
-      expect_eq("counters.active_bytes", c.active_bytes, m.active_bytes);
-      expect_eq("counters.active_rounded_bytes", c.active_rounded_bytes, m.active_rounded);
-      expect_eq("counters.managed_bytes", c.managed_bytes, m.managed());
-      expect_eq("counters.limit_bytes", c.limit_bytes, m.limit);
-      const pool_statistics s = p.statistics();
-      expect_eq("statistics.hits", s.hits, m.stats.hits);
-      expect_eq("statistics.misses", s.misses, m.stats.misses);
-      expect_eq("statistics.allocator_allocations", s.allocator_allocations,
-                m.stats.allocator_allocations);
-      expect_eq("statistics.allocator_failures", s.allocator_failures, m.stats.allocator_failures);
-      expect_eq("statistics.allocator_frees", s.allocator_frees, m.stats.allocator_frees);
-      expect_eq("statistics.oom_retries", s.oom_retries, m.stats.oom_retries);
-      expect_eq("statistics.ooms_raised", s.ooms_raised, m.stats.ooms_raised);
-      expect_eq("statistics.blocks_trimmed", s.blocks_trimmed, m.stats.blocks_trimmed);
-      expect_eq("statistics.bytes_trimmed", s.bytes_trimmed, m.stats.bytes_trimmed);
-      expect_eq("statistics.peak_active_bytes", s.peak_active_bytes, m.stats.peak_active_bytes);
-      expect_eq("statistics.peak_managed_bytes", s.peak_managed_bytes, m.stats.peak_managed_bytes);
+      expect_counters_and_statistics(
+          p.counters(), p.statistics(),
+          pool_counters{m.held_blocks, m.live.size(), m.held_bytes, m.active_bytes,
+                        m.active_rounded, m.managed(), m.limit},
+          m.stats,  // its reclaim_calls stays 0: this fuzzer registers no reclaim callback
+          [this](const char* what, std::uint64_t got, std::uint64_t want) {
+            expect_eq(what, got, want);
+          });
       expect_eq("is_holding()", p.is_holding(), m.holding);
       if (!p.state_is_valid()) fail("state_is_valid() is false");
     });

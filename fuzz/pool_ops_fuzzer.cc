@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "fuzz/pool_checks.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
 #include "pool/memory_pool.h"
@@ -481,28 +482,15 @@ struct run {
                       (m.highest_bin_held < kHugeTableBins && periodic);
     if (pool) {
       const pool_counters c = pool->counters();
-      expect_eq("counters.held_blocks", c.held_blocks, m.held_blocks);
-      expect_eq("counters.held_bytes", c.held_bytes, m.held_bytes);
-      expect_eq("counters.active_blocks", c.active_blocks, m.live.size());
-      expect_eq("counters.active_bytes", c.active_bytes, m.active_bytes);
-      expect_eq("counters.active_rounded_bytes", c.active_rounded_bytes, m.active_rounded);
-      expect_eq("counters.managed_bytes", c.managed_bytes, m.managed());
-      expect_eq("counters.limit_bytes", c.limit_bytes, m.limit);
+      expect_counters_and_statistics(
+          c, pool->statistics(),
+          pool_counters{m.held_blocks, m.live.size(), m.held_bytes, m.active_bytes,
+                        m.active_rounded, m.managed(), m.limit},
+          m.stats,  // its reclaim_calls stays 0: this fuzzer registers no reclaim callback
+          [this](const char* what, std::uint64_t got, std::uint64_t want) {
+            expect_eq(what, got, want);
+          });
       if (c.managed_bytes > c.limit_bytes) fail("managed_bytes above the limit");
-      const pool_statistics s = pool->statistics();
-      expect_eq("statistics.hits", s.hits, m.stats.hits);
-      expect_eq("statistics.misses", s.misses, m.stats.misses);
-      expect_eq("statistics.allocator_allocations", s.allocator_allocations,
-                m.stats.allocator_allocations);
-      expect_eq("statistics.allocator_failures", s.allocator_failures, m.stats.allocator_failures);
-      expect_eq("statistics.allocator_frees", s.allocator_frees, m.stats.allocator_frees);
-      expect_eq("statistics.oom_retries", s.oom_retries, m.stats.oom_retries);
-      expect_eq("statistics.ooms_raised", s.ooms_raised, m.stats.ooms_raised);
-      expect_eq("statistics.blocks_trimmed", s.blocks_trimmed, m.stats.blocks_trimmed);
-      expect_eq("statistics.bytes_trimmed", s.bytes_trimmed, m.stats.bytes_trimmed);
-      expect_eq("statistics.peak_active_bytes", s.peak_active_bytes, m.stats.peak_active_bytes);
-      expect_eq("statistics.peak_managed_bytes", s.peak_managed_bytes, m.stats.peak_managed_bytes);
-      expect_eq("statistics.reclaim_calls", s.reclaim_calls, 0);
       expect_eq("is_holding()", pool->is_holding(), m.holding);
       const trim_policy t = pool->get_trim_policy();
       expect_eq("trim_policy.max_held_bytes", t.max_held_bytes, m.trim.max_held_bytes);
