@@ -59,17 +59,7 @@ template <bool kHooks>
     if (cl_int s = rt.charge_to<false>(dev, ctx, size)) return fail(s);
   }
   _cl_mem* m = rt.create(rt.mems, Type::kMem);
-  m->context = ctx;
-  m->flags = flags ? flags : CL_MEM_READ_WRITE;
-  m->size = size;
-  m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : nullptr;
-  m->parent = nullptr;
-  m->offset = 0;
-  m->device = charge_now ? dev : -1;
-  m->pinned = pinned;
-  m->map_count = 0;
-  m->last_use_end = 0;
-  rt.retain_internal(ctx);
+  rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
   if (flags & CL_MEM_COPY_HOST_PTR) [[unlikely]] {
     unsigned char* b = rt.bytes_of(m);
     if (!b) {

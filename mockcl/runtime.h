@@ -189,32 +189,16 @@ class Runtime {
       return nullptr;
     }
     const int dev = ctx->device0;
-    if (ctx->charge_at_create) {
-      DeviceState& d = devices[dev];
-      const uint64_t after = d.outstanding + size;
-      if (after > d.cfg.capacity || after < size) [[unlikely]] {
-        mu.unlock();
-        return nullptr;  // the general path reports the out-of-memory
-      }
-      d.outstanding = after;
-      if (after > d.peak) d.peak = after;
-      ctx->outstanding += size;
-      if (ctx->outstanding > ctx->peak) ctx->peak = ctx->outstanding;
+    // No fault rule is installed (hooks_ is false), so the charge needs no fault check.
+    if (ctx->charge_at_create && charge_to<false, /*kFaults=*/false>(dev, ctx, size) != CL_SUCCESS)
+        [[unlikely]] {
+      mu.unlock();
+      return nullptr;  // the general path reports the out-of-memory
     }
     ++calls_[static_cast<size_t>(Entry::clCreateBuffer)];
     ++now;
     _cl_mem* m = create(mems, Type::kMem);
-    m->context = ctx;
-    m->flags = flags ? flags : CL_MEM_READ_WRITE;
-    m->size = size;
-    m->host_ptr = nullptr;
-    m->parent = nullptr;
-    m->offset = 0;
-    m->device = ctx->charge_at_create ? dev : -1;
-    m->pinned = false;
-    m->map_count = 0;
-    m->last_use_end = 0;
-    retain_internal(ctx);
+    init_buffer(m, ctx, flags, size, nullptr, ctx->charge_at_create ? dev : -1, /*pinned=*/false);
     mu.unlock();
     return m;
   }
@@ -236,14 +220,10 @@ class Runtime {
     m->in_use = false;
     --live_[live_index(Type::kMem)];
     if (free_next_ != free_end_) {  // else the records are full (frees_full_)
-      *free_next_++ = Free{m->id, 0, m->device >= 0 ? m->size : 0,
-                           std::max(completion_time_ ? completion_time_ : now, m->last_use_end)};
+      append_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
     }
     m->last_use_end = 0;
-    if (m->device >= 0) {
-      devices[m->device].outstanding -= m->size;
-      m->context->outstanding -= m->size;
-    }
+    if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false);
     m->device = -1;
     --m->context->internal;
     mems.retire(m);
@@ -275,6 +255,22 @@ class Runtime {
     ++live_[live_index(type)];
     return t;
   }
+  // Fills a new buffer's fields (its slot comes from create()) and takes an internal reference on
+  // its context. `device`: the device charged, or -1 when nothing is charged yet (deferred).
+  void init_buffer(_cl_mem* m, _cl_context* ctx, cl_mem_flags flags, size_t size, void* host_ptr,
+                   int device, bool pinned) {
+    m->context = ctx;
+    m->flags = flags ? flags : CL_MEM_READ_WRITE;
+    m->size = size;
+    m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : nullptr;
+    m->parent = nullptr;
+    m->offset = 0;
+    m->device = device;
+    m->pinned = pinned;
+    m->map_count = 0;
+    m->last_use_end = 0;
+    retain_internal(ctx);
+  }
   // clRelease*: quarantines on the last reference; reports double release.
   cl_int release(Object* o, cl_int invalid_status) {
     if (!o || o->released || !o->in_use) [[unlikely]] return release_invalid(o, invalid_status);
@@ -302,7 +298,8 @@ class Runtime {
     // Two copies, so the common (device memory) one has no pinned selects.
     return pinned ? charge_to<true>(dev, ctx, bytes) : charge_to<false>(dev, ctx, bytes);
   }
-  template <bool kPinned>
+  // kFaults false: the caller knows no fault rule is installed (the express create path).
+  template <bool kPinned, bool kFaults = true>
   cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes) {
     DeviceState& d = devices[dev];
     uint64_t& out = kPinned ? d.pinned_outstanding : d.outstanding;
@@ -310,7 +307,7 @@ class Runtime {
     const uint64_t limit = kPinned ? d.cfg.pinned : d.cfg.capacity;
     const uint64_t after = out + bytes;
     if (after > limit || after < bytes) [[unlikely]] return oom_status(d);
-    if (!kPinned && !faults_.empty()) [[unlikely]] {
+    if (!kPinned && kFaults && !faults_.empty()) [[unlikely]] {
       if (cl_int f = bytes_fault(dev, bytes)) return f;
     }
     out = after;
@@ -491,6 +488,10 @@ class Runtime {
   // (eager mode) can end later, in virtual time, than the host clock at the release.
   void record_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
     if (free_next_ == free_end_ && !grow_frees()) [[unlikely]] return;
+    append_free(svm, id, address, size, not_before);
+  }
+  // Precondition: free_next_ != free_end_ (room in the last chunk).
+  void append_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
     *free_next_++ = Free{svm ? (id | Free::kSvm) : id, address, size,
                          std::max(completion_time_ ? completion_time_ : now, not_before)};
   }
