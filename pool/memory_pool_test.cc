@@ -138,6 +138,31 @@ TEST(MemoryPool, StopHoldingFreesHeldAndStopsKeeping) {
   EXPECT_EQ(dev->outstanding_bytes(), 0u);
 }
 
+// A visitor that throws stops the walk; the exception reaches the caller, the lock is released
+// and the pool is unchanged and usable (the contract in memory_pool.h).
+TEST(MemoryPool, ForEachHeldBinVisitorThatThrowsLeavesThePoolUnchanged) {
+  auto dev = device();
+  pool p(fake_allocator{dev});
+  std::vector<pool::allocation> live;
+  for (std::uint64_t size : {100u, 5000u, 1u << 20}) live.push_back(p.allocate(size));
+  live.clear();
+  const pool_counters before = p.counters();
+  int visited = 0;
+  EXPECT_THROW(p.for_each_held_bin([&](const held_bin_summary&) {
+    ++visited;
+    throw std::runtime_error("visitor gives up");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(visited, 1);
+  const pool_counters after = p.counters();  // would deadlock if the lock were still held
+  EXPECT_EQ(after.held_blocks, before.held_blocks);
+  EXPECT_EQ(after.held_bytes, before.held_bytes);
+  EXPECT_EQ(p.held_bins().size(), 3u);
+  auto again = p.allocate(100);  // a hit: the pool still works
+  EXPECT_EQ(p.statistics().hits, 1u);
+  EXPECT_TRUE(p.state_is_valid());
+}
+
 TEST(MemoryPool, ForEachHeldBinVisitsWhatHeldBinsReturns) {
   auto dev = device();
   pool p(fake_allocator{dev}, pool_options{.leading_bits = 2});
