@@ -185,21 +185,21 @@ class Runtime {
                        !ctx->released && !(flags & ~kAccess) && !(flags & (flags - 1)) && !host_ptr &&
                        size != 0 && size <= ctx->max_alloc && mems.has_free();
     if (!plain) [[unlikely]] {
-      mu.unlock();
+      mu.unlock_owner();
       return nullptr;
     }
     const int dev = ctx->device0;
     // No fault rule is installed (hooks_ is false), so the charge needs no fault check.
     if (ctx->charge_at_create && charge_to<false, /*kFaults=*/false>(dev, ctx, size) != CL_SUCCESS)
         [[unlikely]] {
-      mu.unlock();
+      mu.unlock_owner();
       return nullptr;  // the general path reports the out-of-memory
     }
     ++calls_[static_cast<size_t>(Entry::clCreateBuffer)];
     ++now;
     _cl_mem* m = create(mems, Type::kMem);
     init_buffer(m, ctx, flags, size, nullptr, ctx->charge_at_create ? dev : -1, /*pinned=*/false);
-    mu.unlock();
+    mu.unlock_owner();
     return m;
   }
   [[gnu::always_inline]] bool release_mem_express(cl_mem h) {
@@ -210,7 +210,7 @@ class Runtime {
                        !m->backing.data() && (free_next_ != free_end_ || frees_full_) && m->context &&
                        (m->context->internal > 1 || m->context->refs > 0);
     if (!plain) [[unlikely]] {
-      mu.unlock();
+      mu.unlock_owner();
       return false;
     }
     ++calls_[static_cast<size_t>(Entry::clReleaseMemObject)];
@@ -227,7 +227,7 @@ class Runtime {
     m->device = -1;
     --m->context->internal;
     mems.retire(m);
-    mu.unlock();
+    mu.unlock_owner();
     return true;
   }
 

@@ -56,13 +56,17 @@ class biased_lock {
 
   // Releases the lock. Precondition: this thread holds it.
   void unlock() noexcept {
-    if (held_by_owner_) {
-      held_by_owner_ = false;
-      owner_inside_.store(0, std::memory_order_release);
-    } else {
+    if (held_shared_) [[unlikely]] {
+      held_shared_ = false;
       shared_.unlock();
+    } else {
+      unlock_owner();
     }
   }
+
+  // unlock() for a caller that took the lock through try_lock_fast() (so as the bias owner): one
+  // store. Precondition: this thread holds the lock through try_lock_fast().
+  void unlock_owner() noexcept { owner_inside_.store(0, std::memory_order_release); }
 
  private:
   static constexpr std::uintptr_t kUnbiased = 0;  // nobody has locked yet
@@ -96,10 +100,7 @@ class biased_lock {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     const bool still_owner = bias_.load(std::memory_order_acquire) == me;
 #endif
-    if (still_owner) {
-      held_by_owner_ = true;
-      return true;
-    }
+    if (still_owner) return true;
     owner_inside_.store(0, std::memory_order_release);  // revoked: back off to the shared lock
     return false;
   }
@@ -118,11 +119,16 @@ class biased_lock {
         }
       }
     }
+    held_shared_ = true;
   }
 
   std::atomic<std::uintptr_t> bias_{kUnbiased};
   std::atomic<std::uint32_t> owner_inside_{0};
-  bool held_by_owner_ = false;  // written only by the holder of the lock
+  // True while the lock is held through shared_, so that unlock() knows which to release. Written
+  // only by the holder of shared_, and only once the bias owner is out (lock_shared waits for
+  // that), so the owner, which never writes it, always reads false. The owner's fast path
+  // therefore stores nothing but owner_inside_.
+  bool held_shared_ = false;
   spin_lock shared_;
 };
 

@@ -69,10 +69,13 @@ constexpr std::uint64_t alloc_size(bin_id bin, unsigned leading_bits) {
 
 // A request's bin and rounded size, computed together for the pool's hit path: the rounded size
 // is the size with every dropped bit set, so no second shift sequence is needed.
-// Equal to {bin_number(size, lb), alloc_size(bin_number(size, lb), lb)} for size > 0.
+// Equal to {bin_number(size, lb), alloc_size(bin_number(size, lb), lb)} for size > 0, and
+// `exponent` is bin >> lb (the position of the size's highest set bit), which the hit path would
+// otherwise shift back out of the bin.
 struct bin_and_size {
   bin_id bin;
   std::uint64_t rounded;
+  unsigned exponent;
 };
 
 // Precondition: size > 0 and leading_bits_is_valid(leading_bits).
@@ -82,11 +85,11 @@ constexpr bin_and_size locate(std::uint64_t size, unsigned leading_bits) {
   if (exponent >= leading_bits) {
     const unsigned dropped = exponent - leading_bits;
     return {(std::uint64_t{exponent} << leading_bits) | ((size >> dropped) & mantissa_mask),
-            size | ((std::uint64_t{1} << dropped) - 1)};
+            size | ((std::uint64_t{1} << dropped) - 1), exponent};
   }
   return {(std::uint64_t{exponent} << leading_bits) |
               ((size << (leading_bits - exponent)) & mantissa_mask),
-          size};
+          size, exponent};
 }
 
 // True when some size maps to `bin`. Below exponent leading_bits, the mantissa's low bits are
@@ -105,7 +108,8 @@ static_assert(alloc_size(bin_number(std::uint64_t{1} << 20, 4), 4) == 1'114'111,
               "PyOpenCL rounds 1 MiB to 1,114,111 bytes with 4 leading bits");
 static_assert(rounded_size(~std::uint64_t{0}, max_leading_bits) == ~std::uint64_t{0},
               "the largest size is its own bin's size: no rounding overflows");
-static_assert(locate(1000, 4).bin == bin_number(1000, 4) && locate(1000, 4).rounded == 1023,
+static_assert(locate(1000, 4).bin == bin_number(1000, 4) && locate(1000, 4).rounded == 1023 &&
+                  locate(1000, 4).exponent == 9,
               "locate() agrees with bin_number() and alloc_size()");
 static_assert(rounded_size(15, 4) == 15 && rounded_size(31, 4) == 31 && rounded_size(32, 4) == 33,
               "sizes below 2^(leading_bits + 1) are exact; above, the dropped bits round up");

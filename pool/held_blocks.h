@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "pool/bins.h"
+#include "pool/invariant.h"
 
 namespace clpool::detail {
 
@@ -44,7 +45,14 @@ class held_blocks {
 
   // Takes a block from `bin`'s list, if it has one. O(1): the hit path.
   [[gnu::always_inline]] bool try_pop(bin_id bin, Handle& out) noexcept {
-    std::vector<Handle>* row = rows_[bin >> leading_bits_].get();
+    return try_pop(bin, static_cast<unsigned>(bin >> leading_bits_), out);
+  }
+
+  // try_pop() for a caller that has the bin's exponent (bin >> leading_bits) at hand.
+  // Precondition: exponent == bin >> leading_bits.
+  [[gnu::always_inline]] bool try_pop(bin_id bin, unsigned exponent, Handle& out) noexcept {
+    CLPOOL_ASSERT(exponent == bin >> leading_bits_);
+    std::vector<Handle>* row = rows_[exponent].get();
     if (row == nullptr) return false;
     std::vector<Handle>& list = row[bin & column_mask_];
     if (list.empty()) return false;

@@ -53,6 +53,7 @@ RC_GTEST_PROP(BinProperties, LocateAgreesWithBinNumberAndAllocSize, ()) {
   const bin_and_size located = locate(s, lb);
   RC_ASSERT(located.bin == bin_number(s, lb));
   RC_ASSERT(located.rounded == alloc_size(bin_number(s, lb), lb));
+  RC_ASSERT(located.exponent == bin_number(s, lb) >> lb);
 }
 
 RC_GTEST_PROP(BinProperties, SmallSizesAreExact, ()) {
