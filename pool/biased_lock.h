@@ -40,7 +40,7 @@ class biased_lock {
   biased_lock(const biased_lock&) = delete;
   biased_lock& operator=(const biased_lock&) = delete;
 
-  // Acquires the lock. For the bias owner: two stores and a load, no read-modify-write.
+  // Acquires the lock. For the bias owner: a store and two loads, no read-modify-write.
   void lock() noexcept {
     const std::uintptr_t me = this_thread_token();
     if (bias_.load(std::memory_order_relaxed) == me && enter_as_owner(me)) [[likely]] return;

@@ -53,7 +53,7 @@ class pool_state {
   unsigned leading_bits() const noexcept { return leading_bits_; }
 
   // Fast path: a held block of the right bin, under the lock's uncontended fast path. A lock
-  // that needs more than two stores and a load is allocate_contended()'s; a miss is
+  // that needs more than a store and two loads is allocate_contended()'s; a miss is
   // allocate_slow()'s.
   [[gnu::always_inline]] allocation allocate(std::uint64_t size) {
     if (size == 0) return allocation{};  // defined as "no block"; no allocator call
@@ -69,7 +69,7 @@ class pool_state {
     return allocate_slow(size, bin, rounded);
   }
 
-  // allocate() when the lock is not this thread's for two stores and a load: the same hit under
+  // allocate() when the lock is not this thread's for a store and two loads: the same hit under
   // the full lock, else the slow path.
   [[gnu::noinline]] allocation allocate_contended(std::uint64_t size, bin_id bin,
                                                   std::uint64_t rounded) {
