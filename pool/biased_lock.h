@@ -111,7 +111,10 @@ class biased_lock {
     if (previous != kUnbiased && previous != kRevoked && previous != me) {
       // Another thread may be inside as owner: make its "inside" store visible, then wait.
       process_barrier();
-      for (unsigned spins = 0; owner_inside_.load(std::memory_order_acquire) != 0; ++spins) {
+      // seq_cst, not acquire: under TSan (no process barrier) this load and the exchange above
+      // must not be reordered, which only seq_cst guarantees in the C++ model; on x86 it is the
+      // same plain load, and this path runs once per lock.
+      for (unsigned spins = 0; owner_inside_.load(std::memory_order_seq_cst) != 0; ++spins) {
         if (spins < 64) {
           spin_lock::pause_once();
         } else {
@@ -125,9 +128,11 @@ class biased_lock {
   std::atomic<std::uintptr_t> bias_{kUnbiased};
   std::atomic<std::uint32_t> owner_inside_{0};
   // True while the lock is held through shared_, so that unlock() knows which to release. Written
-  // only by the holder of shared_, and only once the bias owner is out (lock_shared waits for
-  // that), so the owner, which never writes it, always reads false. The owner's fast path
-  // therefore stores nothing but owner_inside_.
+  // only by the holder of shared_. An owner-mode hold always reads false: the first revoker
+  // writes it only after waiting for the owner to leave, and every later shared holder comes
+  // after the bias is gone for good, when no owner-mode hold can start. (The owner thread, too,
+  // writes it once it falls back to the shared lock.) So the owner's fast path stores nothing but
+  // owner_inside_.
   bool held_shared_ = false;
   spin_lock shared_;
 };

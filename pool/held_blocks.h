@@ -43,7 +43,8 @@ class held_blocks {
   held_blocks(const held_blocks&) = delete;
   held_blocks& operator=(const held_blocks&) = delete;
 
-  // Takes a block from `bin`'s list, if it has one. O(1): the hit path.
+  // Takes a block from `bin`'s list, if it has one. O(1). (The pool's allocate fast path uses the
+  // overload below, with the exponent it already has.)
   [[gnu::always_inline]] bool try_pop(bin_id bin, Handle& out) noexcept {
     return try_pop(bin, static_cast<unsigned>(bin >> leading_bits_), out);
   }

@@ -5,7 +5,8 @@
 // 2. Mixed: log-uniform sizes 1 B .. 64 MiB, ~1000 live blocks, 1 M operations, fixed seed.
 // 3. Mixed with the trim policy on; BM_TrimSlowdownInterleaved measures its cost against (2)
 //    with both workloads interleaved.
-// 4. Scaling: hit-path cost with 1 M held blocks vs 1 k held blocks.
+// 4. Scaling: hit-path cost with 1 M held blocks vs 1 k held blocks (BM_ScalingInterleaved measures
+//    the ratio with both interleaved).
 // 5. Two threads on the hit path of one shared pool.
 #include <benchmark/benchmark.h>
 
@@ -140,7 +141,8 @@ BENCHMARK(BM_MixedTrimmed)
 // kBlock operations, alternating which pool goes first, and times every block. This machine's
 // speed drifts by up to ~1.8x within tens of milliseconds, so two benchmarks run one after the
 // other can land in different states; two blocks ~0.2 ms apart rarely do. The reported slowdown
-// is the median over iterations of (trimmed time / untrimmed time) - 1.
+// is the median over iterations of (trimmed time / untrimmed time) - 1. (Each pool's working set
+// is evicted by the other's every block, so both run a little colder than BM_Mixed alone.)
 void BM_TrimSlowdownInterleaved(benchmark::State& state) {
   constexpr std::size_t kBlock = 10'000;
   const workload& w = mixed_workload();
@@ -160,7 +162,7 @@ void BM_TrimSlowdownInterleaved(benchmark::State& state) {
     for (std::size_t begin = 0, n = 0; begin < w.ops.size(); begin += kBlock, ++n) {
       const std::size_t end = std::min(begin + kBlock, w.ops.size());
       for (std::size_t k = 0; k < 2; ++k) {
-        side& s = sides[(n + k) % 2];
+        side& s = sides[(n + k + ratios.size()) % 2];  // who goes first alternates, iterations too
         const auto start = std::chrono::steady_clock::now();
         for (std::size_t i = begin; i < end; ++i) {
           const std::int64_t op = w.ops[i];
@@ -192,28 +194,71 @@ BENCHMARK(BM_TrimSlowdownInterleaved)->Unit(benchmark::kMillisecond)->Iterations
 
 // Hit path over a pool that holds `held` blocks spread over many bins: allocate and release a
 // fixed sequence of sizes, all of them hits.
-void BM_HitWithHeldBlocks(benchmark::State& state) {
-  const std::size_t held = static_cast<std::size_t>(state.range(0));
+struct held_pool {
   pool_t pool;
-  std::mt19937_64 rng(7);
-  std::vector<std::uint64_t> sizes;
-  {
+  std::vector<std::uint64_t> sizes;  // 4096 sizes of held blocks, replayed in order
+
+  explicit held_pool(std::size_t held) {
+    std::mt19937_64 rng(7);
     std::vector<pool_t::allocation> fill;
     fill.reserve(held);
     for (std::size_t i = 0; i < held; ++i) fill.push_back(pool.allocate(log_uniform(rng, 26)));
     for (std::size_t i = 0; i < 4096; ++i) sizes.push_back(fill[rng() % held].size());
   }  // all released: `held` blocks in the pool
+
+  // `pairs` allocate/release pairs starting at sizes[start]; returns the seconds they took.
+  double run(std::size_t start, std::size_t pairs) {
+    const auto begin = std::chrono::steady_clock::now();
+    for (std::size_t i = start; i < start + pairs; ++i) {
+      auto a = pool.allocate(sizes[i & 4095]);
+      benchmark::DoNotOptimize(a.handle());
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
+};
+
+void BM_HitWithHeldBlocks(benchmark::State& state) {
+  held_pool p(static_cast<std::size_t>(state.range(0)));
   std::size_t i = 0;
   for (auto _ : state) {
-    auto a = pool.allocate(sizes[i++ & 4095]);
+    auto a = p.pool.allocate(p.sizes[i++ & 4095]);
     benchmark::DoNotOptimize(a.handle());
   }
-  state.counters["held_blocks"] = static_cast<double>(pool.held_blocks());
+  state.counters["held_blocks"] = static_cast<double>(p.pool.held_blocks());
   state.counters["ns_per_pair"] =
       benchmark::Counter(static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_HitWithHeldBlocks)->Arg(1000)->Arg(1'000'000);
+
+// Target 4 (1 M held blocks ÷ 1 k, at most 1.3), measured interleaved for the reason given at
+// BM_TrimSlowdownInterleaved: each iteration alternates blocks of kBlock hit pairs between the two
+// pools, times every block, and the figure is the median over iterations of the time ratio.
+void BM_ScalingInterleaved(benchmark::State& state) {
+  constexpr std::size_t kBlock = 20'000;
+  constexpr std::size_t kBlocks = 20;
+  held_pool small(1000);
+  held_pool large(1'000'000);
+  std::vector<double> ratios;
+  for (auto _ : state) {
+    double seconds[2] = {0, 0};
+    for (std::size_t n = 0; n < kBlocks; ++n) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        const std::size_t which = (n + k) % 2;
+        seconds[which] += (which == 0 ? small : large).run(n * kBlock, kBlock);
+      }
+    }
+    ratios.push_back(seconds[1] / seconds[0]);
+    state.SetIterationTime(seconds[0] + seconds[1]);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t n = ratios.size();
+  state.counters["ratio_1M_over_1k"] =
+      n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  state.counters["min_ratio"] = ratios.front();
+  state.counters["max_ratio"] = ratios.back();
+}
+BENCHMARK(BM_ScalingInterleaved)->Unit(benchmark::kMillisecond)->Iterations(9)->UseManualTime();
 
 // Two threads on one pool's hit path (each allocates and releases its own block).
 pool_t* shared_pool = nullptr;
