@@ -78,6 +78,14 @@ const workload& mixed_workload() {
   return w;
 }
 
+// Sorts `values` (at least one) and returns their median: the interleaved benchmarks report the
+// median of their per-iteration ratios, and min/max as front()/back() afterwards.
+double sort_and_median(std::vector<double>& values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 // One pass of the mixed workload on a fresh pool; returns the seconds the operations took (pool
 // set-up and teardown excluded) and fills the end-of-run ratios.
 struct mixed_result {
@@ -182,9 +190,7 @@ void BM_TrimSlowdownInterleaved(benchmark::State& state) {
     held_over_live = static_cast<double>(c.held_bytes) / static_cast<double>(c.active_bytes);
     state.SetIterationTime(sides[0].seconds + sides[1].seconds);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const std::size_t n = ratios.size();
-  const double median = n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  const double median = sort_and_median(ratios);
   state.counters["slowdown_pct"] = (median - 1) * 100;
   state.counters["min_pct"] = (ratios.front() - 1) * 100;
   state.counters["max_pct"] = (ratios.back() - 1) * 100;
@@ -251,10 +257,7 @@ void BM_ScalingInterleaved(benchmark::State& state) {
     ratios.push_back(seconds[1] / seconds[0]);
     state.SetIterationTime(seconds[0] + seconds[1]);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const std::size_t n = ratios.size();
-  state.counters["ratio_1M_over_1k"] =
-      n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  state.counters["ratio_1M_over_1k"] = sort_and_median(ratios);
   state.counters["min_ratio"] = ratios.front();
   state.counters["max_ratio"] = ratios.back();
 }
