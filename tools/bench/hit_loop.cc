@@ -4,6 +4,8 @@
 //   valgrind --tool=callgrind bazel-bin/tools/hit_loop
 // The program's total instructions, less a run with 0 pairs (`hit_loop 0`), divided by the pair
 // count give the instructions per allocate/release pair.
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,15 +13,21 @@
 #include "pool/testing/fake_allocator.h"
 
 int main(int argc, char** argv) {
-  const long pairs = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 2'000'000;
-  if (pairs < 0) {
-    std::fprintf(stderr, "usage: hit_loop [PAIRS >= 0]\n");
-    return 2;
+  long pairs = 2'000'000;
+  if (argc > 1) {
+    char* end = nullptr;
+    errno = 0;
+    pairs = std::strtol(argv[1], &end, 10);
+    if (argc > 2 || end == argv[1] || *end != '\0' || errno != 0 || pairs < 0) {
+      std::fprintf(stderr, "hit_loop: bad arguments; usage: hit_loop [PAIRS], PAIRS a whole number >= 0\n");
+      return 2;
+    }
   }
   clpool::memory_pool<clpool::testing::counting_allocator> pool;
   pool.allocate(4096).release();  // one held block: every allocation below is a hit
-  // The size depends on argc so that the compiler cannot fold the bin computation away.
-  const std::uint64_t size = 4096 + static_cast<std::uint64_t>(argc > 2);
+  // The size comes from outside (always 4096) so that the compiler cannot fold the bin
+  // computation away.
+  const std::uint64_t size = 4096 + static_cast<std::uint64_t>(argv[0] == nullptr);
   unsigned long sum = 0;
   for (long i = 0; i < pairs; ++i) {
     auto block = pool.allocate(size);
