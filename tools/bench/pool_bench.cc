@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -86,6 +87,43 @@ double sort_and_median(std::vector<double>& values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// Runs w.ops[begin, end) on `pool`, whose live blocks are `live` (the ops' indices refer to it).
+void apply_ops(pool_t& pool, std::vector<pool_t::allocation>& live, const workload& w,
+               std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::int64_t op = w.ops[i];
+    if (op > 0) {
+      live.push_back(pool.allocate(static_cast<std::uint64_t>(op)));
+    } else {
+      const std::size_t index = static_cast<std::size_t>(-op - 1);
+      live[index] = std::move(live.back());
+      live.pop_back();
+    }
+  }
+}
+
+// Runs `blocks` blocks on each of two sides, run_block(side, block) for side 0 and 1 in turn,
+// and returns each side's total seconds. Which side goes first alternates from block to block
+// and, through `iteration`, from one iteration to the next, so neither side always meets the
+// machine first after a switch. The interleaved benchmarks below use it: this machine's speed
+// drifts by up to ~2x within tens of milliseconds, so two benchmarks run one after the other can
+// land in different states, while two blocks well under a millisecond apart rarely do.
+template <class RunBlock>
+std::array<double, 2> interleaved_seconds(std::size_t blocks, std::size_t iteration,
+                                          RunBlock&& run_block) {
+  std::array<double, 2> seconds{0, 0};
+  for (std::size_t n = 0; n < blocks; ++n) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::size_t side = (n + k + iteration) % 2;
+      const auto start = std::chrono::steady_clock::now();
+      run_block(side, n);
+      const auto stop = std::chrono::steady_clock::now();
+      seconds[side] += std::chrono::duration<double>(stop - start).count();
+    }
+  }
+  return seconds;
+}
+
 // One pass of the mixed workload on a fresh pool; returns the seconds the operations took (pool
 // set-up and teardown excluded) and fills the end-of-run ratios.
 struct mixed_result {
@@ -99,15 +137,7 @@ double run_mixed_once(const workload& w, const trim_policy& trim, mixed_result& 
   std::vector<pool_t::allocation> live;
   live.reserve(4096);
   const auto start = std::chrono::steady_clock::now();
-  for (const std::int64_t op : w.ops) {
-    if (op > 0) {
-      live.push_back(pool->allocate(static_cast<std::uint64_t>(op)));
-    } else {
-      const std::size_t index = static_cast<std::size_t>(-op - 1);
-      live[index] = std::move(live.back());
-      live.pop_back();
-    }
-  }
+  apply_ops(*pool, live, w, 0, w.ops.size());
   const auto stop = std::chrono::steady_clock::now();
   const pool_counters c = pool->counters();
   out.held_over_live = static_cast<double>(c.held_bytes) / static_cast<double>(c.active_bytes);
@@ -144,13 +174,11 @@ BENCHMARK(BM_MixedTrimmed)
     ->Iterations(3)
     ->UseManualTime();
 
-// Target 3's "at most 15 % slower than the untrimmed run", measured interleaved: each iteration
-// runs the workload on an untrimmed and a trimmed (ratio 1.5) pool side by side, in blocks of
-// kBlock operations, alternating which pool goes first, and times every block. This machine's
-// speed drifts by up to ~1.8x within tens of milliseconds, so two benchmarks run one after the
-// other can land in different states; two blocks ~0.2 ms apart rarely do. The reported slowdown
-// is the median over iterations of (trimmed time / untrimmed time) - 1. (Each pool's working set
-// is evicted by the other's every block, so both run a little colder than BM_Mixed alone.)
+// Target 3's "at most 15 % slower than the untrimmed run", measured interleaved
+// (interleaved_seconds): each iteration runs the workload on an untrimmed and a trimmed (ratio
+// 1.5) pool side by side, in blocks of kBlock operations. The reported slowdown is the median over
+// iterations of (trimmed time / untrimmed time) - 1. (Each pool's working set is evicted by the
+// other's every block, so both run a little colder than BM_Mixed alone.)
 void BM_TrimSlowdownInterleaved(benchmark::State& state) {
   constexpr std::size_t kBlock = 10'000;
   const workload& w = mixed_workload();
@@ -158,37 +186,20 @@ void BM_TrimSlowdownInterleaved(benchmark::State& state) {
   std::vector<double> ratios;
   double held_over_live = 0;
   for (auto _ : state) {
-    struct side {
-      std::unique_ptr<pool_t> pool;
-      std::vector<pool_t::allocation> live;
-      double seconds = 0;
-    };
-    side sides[2];
-    sides[0].pool = std::make_unique<pool_t>(counting_allocator{}, pool_options{});
-    sides[1].pool = std::make_unique<pool_t>(counting_allocator{}, pool_options{.trim = trimmed});
-    for (side& s : sides) s.live.reserve(4096);
-    for (std::size_t begin = 0, n = 0; begin < w.ops.size(); begin += kBlock, ++n) {
-      const std::size_t end = std::min(begin + kBlock, w.ops.size());
-      for (std::size_t k = 0; k < 2; ++k) {
-        side& s = sides[(n + k + ratios.size()) % 2];  // who goes first alternates, iterations too
-        const auto start = std::chrono::steady_clock::now();
-        for (std::size_t i = begin; i < end; ++i) {
-          const std::int64_t op = w.ops[i];
-          if (op > 0) {
-            s.live.push_back(s.pool->allocate(static_cast<std::uint64_t>(op)));
-          } else {
-            const std::size_t index = static_cast<std::size_t>(-op - 1);
-            s.live[index] = std::move(s.live.back());
-            s.live.pop_back();
-          }
-        }
-        s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }
-    }
-    ratios.push_back(sides[1].seconds / sides[0].seconds);
-    const pool_counters c = sides[1].pool->counters();
+    pool_t pools[2] = {pool_t(counting_allocator{}, pool_options{}),
+                       pool_t(counting_allocator{}, pool_options{.trim = trimmed})};
+    std::vector<pool_t::allocation> live[2];
+    for (auto& l : live) l.reserve(4096);
+    const std::size_t blocks = (w.ops.size() + kBlock - 1) / kBlock;
+    const std::array<double, 2> seconds =
+        interleaved_seconds(blocks, ratios.size(), [&](std::size_t side, std::size_t n) {
+          const std::size_t begin = n * kBlock;
+          apply_ops(pools[side], live[side], w, begin, std::min(begin + kBlock, w.ops.size()));
+        });
+    ratios.push_back(seconds[1] / seconds[0]);
+    const pool_counters c = pools[1].counters();
     held_over_live = static_cast<double>(c.held_bytes) / static_cast<double>(c.active_bytes);
-    state.SetIterationTime(sides[0].seconds + sides[1].seconds);
+    state.SetIterationTime(seconds[0] + seconds[1]);
   }
   const double median = sort_and_median(ratios);
   state.counters["slowdown_pct"] = (median - 1) * 100;
@@ -196,7 +207,10 @@ void BM_TrimSlowdownInterleaved(benchmark::State& state) {
   state.counters["max_pct"] = (ratios.back() - 1) * 100;
   state.counters["trimmed_held_over_live"] = held_over_live;
 }
-BENCHMARK(BM_TrimSlowdownInterleaved)->Unit(benchmark::kMillisecond)->Iterations(9)->UseManualTime();
+BENCHMARK(BM_TrimSlowdownInterleaved)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(9)
+    ->UseManualTime();
 
 // Hit path over a pool that holds `held` blocks spread over many bins: allocate and release a
 // fixed sequence of sizes, all of them hits.
@@ -212,14 +226,12 @@ struct held_pool {
     for (std::size_t i = 0; i < 4096; ++i) sizes.push_back(fill[rng() % held].size());
   }  // all released: `held` blocks in the pool
 
-  // `pairs` allocate/release pairs starting at sizes[start]; returns the seconds they took.
-  double run(std::size_t start, std::size_t pairs) {
-    const auto begin = std::chrono::steady_clock::now();
+  // `pairs` allocate/release pairs, starting at sizes[start].
+  void run(std::size_t start, std::size_t pairs) {
     for (std::size_t i = start; i < start + pairs; ++i) {
       auto a = pool.allocate(sizes[i & 4095]);
       benchmark::DoNotOptimize(a.handle());
     }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
 };
 
@@ -237,9 +249,9 @@ void BM_HitWithHeldBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_HitWithHeldBlocks)->Arg(1000)->Arg(1'000'000);
 
-// Target 4 (1 M held blocks ÷ 1 k, at most 1.3), measured interleaved for the reason given at
-// BM_TrimSlowdownInterleaved: each iteration alternates blocks of kBlock hit pairs between the two
-// pools, times every block, and the figure is the median over iterations of the time ratio.
+// Target 4 (1 M held blocks ÷ 1 k, at most 1.3), measured interleaved (interleaved_seconds):
+// blocks of kBlock hit pairs alternate between the two pools, and the figure is the median over
+// iterations of the time ratio.
 void BM_ScalingInterleaved(benchmark::State& state) {
   constexpr std::size_t kBlock = 20'000;
   constexpr std::size_t kBlocks = 20;
@@ -247,13 +259,10 @@ void BM_ScalingInterleaved(benchmark::State& state) {
   held_pool large(1'000'000);
   std::vector<double> ratios;
   for (auto _ : state) {
-    double seconds[2] = {0, 0};
-    for (std::size_t n = 0; n < kBlocks; ++n) {
-      for (std::size_t k = 0; k < 2; ++k) {
-        const std::size_t which = (n + k) % 2;
-        seconds[which] += (which == 0 ? small : large).run(n * kBlock, kBlock);
-      }
-    }
+    const std::array<double, 2> seconds =
+        interleaved_seconds(kBlocks, ratios.size(), [&](std::size_t side, std::size_t n) {
+          (side == 0 ? small : large).run(n * kBlock, kBlock);
+        });
     ratios.push_back(seconds[1] / seconds[0]);
     state.SetIterationTime(seconds[0] + seconds[1]);
   }
