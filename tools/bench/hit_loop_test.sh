@@ -3,15 +3,24 @@
 set -u
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
-out=$("$bin" 10) || fail "hit_loop 10 exited $?"
-[[ "$out" == "10 pairs, handle sum "* ]] || fail "hit_loop 10 printed: $out"
-out=$("$bin" 0) || fail "hit_loop 0 exited $?"
-[[ "$out" == "0 pairs, handle sum 0" ]] || fail "hit_loop 0 printed: $out"
-for bad in -1 abc 12x "" 99999999999999999999999 "1 2"; do
-  # shellcheck disable=SC2086
-  err=$("$bin" $bad 2>&1 >/dev/null); rc=$?
-  if [[ "$bad" == "" ]]; then err=$("$bin" "" 2>&1 >/dev/null); rc=$?; fi
-  [[ $rc == 2 ]] || fail "hit_loop '$bad' exited $rc, want 2"
-  [[ "$err" == *"usage: hit_loop"* ]] || fail "hit_loop '$bad' printed: $err"
-done
+expect_runs() {  # expect_runs PAIRS OUTPUT_PREFIX
+  local out
+  out=$("$bin" "$1") || fail "hit_loop $1 exited $?"
+  [[ "$out" == "$2"* ]] || fail "hit_loop $1 printed: $out"
+}
+expect_refused() {  # expect_refused ARG...
+  local err rc
+  err=$("$bin" "$@" 2>&1 >/dev/null)
+  rc=$?
+  [[ $rc == 2 ]] || fail "hit_loop $* exited $rc, want 2"
+  [[ "$err" == *"usage: hit_loop"* ]] || fail "hit_loop $* printed: $err"
+}
+expect_runs 10 "10 pairs, handle sum "
+expect_runs 0 "0 pairs, handle sum 0"
+expect_refused -1
+expect_refused abc
+expect_refused 12x
+expect_refused ""
+expect_refused 99999999999999999999999
+expect_refused 1 2
 echo PASS
