@@ -49,23 +49,42 @@
 // (pool_ops_fuzzer_coverage_ignorelist.inc) leaves clpool::fuzz uninstrumented, so pool code
 // inlined straight into the harness (the allocate fast path: locate, hit, pop) would carry no
 // coverage. Inlined here, it does.
+//
+// The allocator: fake_allocator reports out-of-memory by value (allocator.h);
+// CLPOOL_FUZZ_THROWING_ALLOCATOR (pool_ops_high_lb_fuzzer, fuzz/BUILD) fuzzes the seam's other
+// form, where it throws allocator_out_of_memory.
 namespace clpool::fuzz_sut {
-using pool_t = memory_pool<testing::fake_allocator>;
+#ifdef CLPOOL_FUZZ_THROWING_ALLOCATOR
+using allocator_t = testing::throwing_fake_allocator;
+#else
+using allocator_t = testing::fake_allocator;
+#endif
+using pool_t = memory_pool<allocator_t>;
 [[gnu::noinline]] pool_t::allocation allocate(pool_t& pool, std::uint64_t size) {
   return pool.allocate(size);
+}
+[[gnu::noinline]] std::optional<pool_t::allocation> try_allocate(pool_t& pool, std::uint64_t size,
+                                                                 oom_report* report) {
+  return pool.try_allocate(size, report);
 }
 }  // namespace clpool::fuzz_sut
 
 namespace clpool::fuzz {
 namespace {
 
-using testing::fake_allocator;
 using testing::fake_device;
 using testing::fake_device_error;
-using pool_t = memory_pool<fake_allocator>;
+using fuzz_sut::allocator_t;
+using fuzz_sut::pool_t;
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-constexpr std::size_t kMaxOps = 128;   // per input: keeps executions fast
+// Operations per input: 128 here; pool_ops_deep_fuzzer (fuzz/BUILD) takes 512, enough to reach
+// kMaxLive live allocations. pool_ops_fuzzer's own inputs are shorter still: its .options file
+// caps them at 32 bytes (fuzz/README.md, "Measured figures", says why).
+#ifndef CLPOOL_FUZZ_MAX_OPS
+#define CLPOOL_FUZZ_MAX_OPS 128
+#endif
+constexpr std::size_t kMaxOps = CLPOOL_FUZZ_MAX_OPS;
 constexpr std::size_t kMaxLive = 256;  // live allocations at once
 
 // A pool's bins cost more at high leading_bits: each exponent used allocates a row of
@@ -136,7 +155,7 @@ const char* name_of(outcome o) {
 struct op {
   op_kind kind{};
   std::uint64_t a = 0;  // size, index, limit, target, max_held, capacity, failures
-  std::uint64_t b = 0;  // second index
+  std::uint64_t b = 0;  // second index; allocate: 1 for try_allocate(), 0 for allocate()
   double ratio = 0;
   outcome expected = outcome::none;
 };
@@ -145,7 +164,8 @@ std::string describe(const op& o) {
   char buf[160];
   switch (o.kind) {
     case op_kind::allocate:
-      std::snprintf(buf, sizeof buf, "allocate(%llu)", static_cast<unsigned long long>(o.a));
+      std::snprintf(buf, sizeof buf, "%s(%llu)", o.b != 0 ? "try_allocate" : "allocate",
+                    static_cast<unsigned long long>(o.a));
       break;
     case op_kind::release:
       std::snprintf(buf, sizeof buf, "live[%llu].release()", static_cast<unsigned long long>(o.a));
@@ -525,8 +545,7 @@ struct run {
     expect_eq("device.outstanding_bytes", device->outstanding_bytes(), m.managed());
     expect_eq("device.outstanding_blocks", device->outstanding_blocks(),
               m.held_blocks + m.live.size());
-    const std::vector<std::string> errors = device->errors();
-    if (!errors.empty()) fail("device error: " + errors.front());
+    if (device->error_count() != 0) fail("device error: " + device->errors().front());
     expect_eq("live allocations", live.size(), m.live.size());
     if (!periodic) return;
     for (std::size_t i = 0; i < live.size(); ++i) {
@@ -539,6 +558,9 @@ struct run {
     }
   }
 
+  // allocate() or, when o.b != 0, try_allocate(): the same model outcome either way; an
+  // out-of-memory arrives as an exception with its report, or as std::nullopt with the report
+  // filled in place.
   void do_allocate(op& o) {
     const std::uint64_t size = o.a;
     const std::uint64_t rounded = rounded_size(size, leading_bits);
@@ -548,25 +570,24 @@ struct run {
     const bool armed = m.armed_failures > 0;
     o.expected = m.allocate(size);
     outcome got = outcome::none;
-    const oom_report* report = nullptr;  // valid only inside the catch below
     try {
-      pool_t::allocation a = fuzz_sut::allocate(*pool, size);
-      got = outcome::ok;
-      if (size != 0) {
-        if (!a.has_block() || a.size() != size || a.rounded_size() != rounded ||
-            !device->is_outstanding(a.handle())) {
-          fail("the new allocation has no block, the wrong size or a block the device does not "
-               "know");
+      if (o.b != 0) {
+        oom_report report;
+        std::optional<pool_t::allocation> a = fuzz_sut::try_allocate(*pool, size, &report);
+        if (!a) {
+          check_allocate_outcome(o, outcome::out_of_memory, size, rounded, active_rounded_before,
+                                 capacity, limit, armed, &report);
+          return;
         }
-        live.push_back(std::move(a));
-      } else if (a.has_block()) {
-        fail("zero-byte allocation has a block");
+        keep_new_allocation(std::move(*a), size, rounded);
+      } else {
+        keep_new_allocation(fuzz_sut::allocate(*pool, size), size, rounded);
       }
+      got = outcome::ok;
     } catch (const out_of_memory& e) {
-      got = outcome::out_of_memory;
-      report = &e.report();
-      check_allocate_outcome(o, got, size, rounded, active_rounded_before, capacity, limit, armed,
-                             report);
+      if (o.b != 0) fail("try_allocate threw out_of_memory");
+      check_allocate_outcome(o, outcome::out_of_memory, size, rounded, active_rounded_before,
+                             capacity, limit, armed, &e.report());
       return;
     } catch (const argument_error&) {
       got = outcome::argument_error;
@@ -574,7 +595,21 @@ struct run {
       got = outcome::device_error;
     }
     check_allocate_outcome(o, got, size, rounded, active_rounded_before, capacity, limit, armed,
-                           report);
+                           nullptr);
+  }
+
+  // Checks a successful allocation and keeps it in `live` (a zero-byte one has no block).
+  void keep_new_allocation(pool_t::allocation a, std::uint64_t size, std::uint64_t rounded) {
+    if (size != 0) {
+      if (!a.has_block() || a.size() != size || a.rounded_size() != rounded ||
+          !device->is_outstanding(a.handle())) {
+        fail("the new allocation has no block, the wrong size or a block the device does not "
+             "know");
+      }
+      live.push_back(std::move(a));
+    } else if (a.has_block()) {
+      fail("zero-byte allocation has a block");
+    }
   }
 
   void check_allocate_outcome(const op& o, outcome got, std::uint64_t size, std::uint64_t rounded,
@@ -694,6 +729,27 @@ struct run {
 // ----------------------------------------------------------------------------------------------
 // Decoding.
 
+// The run's vectors, kept from one input to the next with their full capacity, so that no step
+// or input reallocates them. Made in LLVMFuzzerInitialize: memory an input allocates and does not
+// free (a vector that grew and was kept) makes libFuzzer suspect a leak and run LeakSanitizer's
+// whole-heap scan, and this way no input ever does.
+struct spares {
+  std::vector<op> ops;
+  std::vector<pool_t::allocation> live;
+  std::vector<live_block> model_live;
+
+  static spares& get() {
+    static spares* const instance = [] {
+      auto* s = new spares;  // never freed: outlives every input, like libFuzzer itself
+      s->ops.reserve(kMaxOps);
+      s->live.reserve(kMaxLive);
+      s->model_live.reserve(kMaxLive);
+      return s;
+    }();
+    return *instance;
+  }
+};
+
 std::uint64_t near(std::uint64_t center, FuzzedDataProvider& in) {
   const auto delta = in.ConsumeIntegralInRange<std::int64_t>(-64, 64);
   return center + static_cast<std::uint64_t>(delta);  // wraps modulo 2^64 by design
@@ -773,6 +829,11 @@ double consume_ratio(FuzzedDataProvider& in) {
 }  // namespace
 }  // namespace clpool::fuzz
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  clpool::fuzz::spares::get();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace clpool;
   using namespace clpool::fuzz;
@@ -780,9 +841,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   run r;
   // The run's vectors keep their capacity from one input to the next (moved in here, moved back
   // at the end), so steps and inputs do not reallocate them. Each is empty when put back.
-  static std::vector<op> spare_ops;
-  static std::vector<pool_t::allocation> spare_live;
-  static std::vector<live_block> spare_model_live;
+  spares& spare = spares::get();
+  std::vector<op>& spare_ops = spare.ops;
+  std::vector<pool_t::allocation>& spare_live = spare.live;
+  std::vector<live_block>& spare_model_live = spare.model_live;
   r.ops.swap(spare_ops);
   r.live.swap(spare_live);
   r.m.live.swap(spare_model_live);
@@ -795,7 +857,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.m.limit = r.initial_limit;
   r.device = std::make_shared<fake_device>(r.initial_capacity);
   r.pool = std::make_unique<pool_t>(
-      fake_allocator{r.device},
+      allocator_t{r.device},
       pool_options{.leading_bits = r.leading_bits, .limit_bytes = r.initial_limit});
   r.check(0, /*final=*/true);
   if (trace_mode()) {
@@ -832,6 +894,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     switch (o.kind) {
       case op_kind::allocate:
         if (r.live.size() >= kMaxLive) continue;
+        // Five requests in six go through try_allocate(), one through allocate(): the two share
+        // every step but the last, and an out_of_memory exception costs more than the rest of
+        // the operation (fuzz/README.md, "Measured figures").
+        o.b = pick < 10 ? 1 : 0;
         o.a = consume_size(in, r.m.capacity);
         break;
       case op_kind::release:

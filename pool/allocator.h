@@ -7,7 +7,10 @@
 
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+
+#include "pool/errors.h"
 
 namespace clpool {
 
@@ -29,6 +32,40 @@ concept block_allocator =
       { a.allocate(bytes) } -> std::same_as<typename A::handle_type>;
       { a.deallocate(h, bytes) } noexcept;
     };
+
+// What an allocator says when the device has no room for a block: the same two facts
+// allocator_out_of_memory carries, for the oom_report.
+struct allocator_refusal {
+  int status = 0;       // the backend's status code, e.g. CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
+  std::string message;  // what the backend said, for people
+};
+
+// A block allocator that can also say "no room" without throwing:
+//   - `try_allocate(bytes, out, refusal)` returns true with a new block of at least `bytes` bytes
+//     in `out`, or returns false after filling `refusal`: the same meaning as allocate() throwing
+//     allocator_out_of_memory. Any other failure still throws. It is never called with 0.
+// The pool calls try_allocate() instead of allocate() when the allocator has it. Running out of
+// room is routine on the pool's retry path (each failed request makes up to three attempts), and
+// an exception costs microseconds where a returned status costs nanoseconds, so an allocator that
+// learns about out-of-memory from a status code should provide it.
+template <class A>
+concept allocator_reports_oom_by_value =
+    block_allocator<A> &&
+    requires(A& a, std::uint64_t bytes, typename A::handle_type& out, allocator_refusal& why) {
+      { a.try_allocate(bytes, out, why) } -> std::same_as<bool>;
+    };
+
+// allocate() for an allocator whose try_allocate() does the work: a refusal becomes
+// allocator_out_of_memory with the same status and message.
+template <class A>
+typename A::handle_type allocate_or_throw(A& allocator, std::uint64_t bytes) {
+  typename A::handle_type handle{};
+  allocator_refusal refusal;
+  if (!allocator.try_allocate(bytes, handle, refusal)) {
+    throw allocator_out_of_memory(refusal.status, refusal.message);
+  }
+  return handle;
+}
 
 }  // namespace clpool
 

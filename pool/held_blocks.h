@@ -130,13 +130,30 @@ class held_blocks {
   // bin is one some size maps to. A non-empty list whose bit is clear is invisible to every walk,
   // so callers detect it by comparing what for_each() counts with their own block count
   // (pool_state does). O(marked bins + words up to the highest bin ever used).
-  bool is_valid() const {
-    if (top_word_ > word_count(leading_bits_)) return false;
-    bool ok = true;
+  bool is_valid() const { return take_census().valid; }
+
+  // is_valid()'s check and the totals an owner compares with its own counters, in one walk.
+  struct census {
+    bool valid = true;        // what is_valid() returns
+    std::uint64_t blocks = 0;  // blocks held
+    std::uint64_t bytes = 0;   // their bytes, each block counted at its bin's size (mod 2^64)
+  };
+  census take_census() const {
+    census c;
+    if (top_word_ > word_count(leading_bits_)) {
+      c.valid = false;
+      return c;
+    }
     for_each_marked([&](bin_id bin) {
-      if (rows_[bin >> leading_bits_] == nullptr || !bin_is_valid(bin, leading_bits_)) ok = false;
+      if (rows_[bin >> leading_bits_] == nullptr || !bin_is_valid(bin, leading_bits_)) {
+        c.valid = false;
+        return;
+      }
+      const std::uint64_t n = list(bin).size();
+      c.blocks += n;
+      c.bytes += n * alloc_size(bin, leading_bits_);
     });
-    return ok;
+    return c;
   }
 
  private:

@@ -104,5 +104,26 @@ TEST(HeldBlocks, EveryLeadingBitsReachesTheTopBin) {
   }
 }
 
+// The census counts blocks and bytes bin by bin, and sees popped (empty but marked) bins as zero.
+TEST(HeldBlocks, CensusCountsBlocksAndBytesPerBin) {
+  blocks b(4);
+  EXPECT_EQ(b.take_census().blocks, 0u);
+  const bin_id small = bin_number(100, 4);
+  const bin_id large = bin_number(std::uint64_t{1} << 40, 4);
+  b.push(small, 1);
+  b.push(small, 2);
+  b.push(large, 3);
+  auto c = b.take_census();
+  EXPECT_TRUE(c.valid);
+  EXPECT_EQ(c.blocks, 3u);
+  EXPECT_EQ(c.bytes, 2 * alloc_size(small, 4) + alloc_size(large, 4));
+  std::uint64_t out = 0;
+  ASSERT_TRUE(b.try_pop(large, out));  // its bit stays set; the census must count it as empty
+  c = b.take_census();
+  EXPECT_TRUE(c.valid);
+  EXPECT_EQ(c.blocks, 2u);
+  EXPECT_EQ(c.bytes, 2 * alloc_size(small, 4));
+}
+
 }  // namespace
 }  // namespace clpool::detail

@@ -8,10 +8,12 @@
 //   auto a = pool.allocate(1 << 20);   // rounded to 1,114,111 bytes; a.handle() is the block
 //   a.release();                       // or let `a` go out of scope: the block is held for reuse
 //
-// Out-of-memory: when the allocator throws allocator_out_of_memory (or the limit leaves no room),
-// the pool frees held blocks and retries, then calls reclaim callbacks and retries, then throws
-// out_of_memory with the figures. Any other allocator exception propagates unchanged. A request
-// that would fit once every held block is returned always succeeds.
+// Out-of-memory: when the allocator says it has no room (allocator.h: it throws
+// allocator_out_of_memory or, through try_allocate, returns false) or the limit leaves none, the
+// pool frees held blocks and retries, then calls reclaim callbacks and retries, then throws
+// out_of_memory with the figures (try_allocate() returns std::nullopt instead). Any other
+// allocator exception propagates unchanged. A request that would fit once every held block is
+// returned always succeeds.
 //
 // Thread safety: every member function may be called from many threads at once. Counters read at
 // quiescence are exact. Allocator calls are serialised by the pool and never made under the lock
@@ -22,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +63,17 @@ class memory_pool {
   // would overflow, and passes on any other exception from the allocator. On every throw, the
   // pool's counters are as they were, apart from held blocks freed while trying to make room.
   [[gnu::always_inline]] allocation allocate(std::uint64_t size) { return state_->allocate(size); }
+
+  // allocate() for callers to whom out-of-memory is an outcome, not an error: after the same
+  // retries (free held blocks, reclaim callbacks), returns std::nullopt instead of throwing
+  // out_of_memory, and fills *report, when given, with the figures out_of_memory would carry. It
+  // counts in the statistics (ooms_raised) and reaches the observer just the same. A zero-byte
+  // request returns an allocation with no block. Still throws argument_error, and passes on the
+  // allocator's other exceptions, as allocate() does. Slower than allocate() on a hit (it takes
+  // the general path), far faster on out-of-memory (no exception).
+  std::optional<allocation> try_allocate(std::uint64_t size, oom_report* report = nullptr) {
+    return state_->try_allocate(size, report);
+  }
 
   // PyOpenCL's spelling (MemoryPool.__call__) and CuPy's (MemoryPool.malloc) of allocate().
   allocation operator()(std::uint64_t size) { return allocate(size); }
@@ -149,7 +163,8 @@ class memory_pool {
   // read configuration, or when no other thread is using the pool.
   A& allocator() noexcept { return state_->allocator(); }
 
-  // Walks every bin and checks the counters against them, O(held blocks). For tests and asserts.
+  // Walks every bin in use and checks the counters against them: O(bins in use plus one bitmap
+  // word per 64 bins up to the highest), whatever the number of held blocks. For tests and asserts.
   bool state_is_valid() const { return state_->state_is_valid(); }
 
  private:

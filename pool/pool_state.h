@@ -81,6 +81,18 @@ class pool_state {
     return allocate_slow(size, bin, rounded);
   }
 
+  // allocate() reporting out-of-memory by value: the same attempts and retries, then, instead of
+  // throwing out_of_memory, counts and announces it as allocate() does, fills *report (if given)
+  // and returns nothing. Hits take the general path (attempt()), not allocate()'s inlined one.
+  std::optional<allocation> try_allocate(std::uint64_t size, oom_report* report) {
+    if (size == 0) return allocation{};
+    const auto [bin, rounded, exponent] = locate(size, leading_bits_);
+    failure why;
+    if (auto got = allocate_with_retries(size, bin, rounded, why)) return got;
+    record_out_of_memory(size, rounded, why, report);
+    return std::nullopt;
+  }
+
   // Called by pooled_allocation::release: keeps the block, or frees it when not holding, then
   // applies the trim policy. Deletes the state if this was its last reference.
   //
@@ -340,7 +352,7 @@ class pool_state {
   // the pool's own allocator calls.
   A& allocator() noexcept { return allocator_; }
 
-  // Walks the bins and checks every counter against them. O(held blocks).
+  // Walks the bins and checks every counter against them. O(bins in use), not O(held blocks).
   bool state_is_valid() const {
     std::lock_guard<biased_lock> guard(lock_);
     return state_is_valid_locked();
@@ -491,8 +503,8 @@ class pool_state {
 
   // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and
   // fills `why` when the limit or the allocator said no; other allocator errors propagate.
-  std::optional<allocation> try_allocate(std::uint64_t size, bin_id bin, std::uint64_t rounded,
-                                         failure& why) {
+  std::optional<allocation> attempt(std::uint64_t size, bin_id bin, std::uint64_t rounded,
+                                    failure& why) {
     {
       std::lock_guard<biased_lock> guard(lock_);
       handle_type handle;
@@ -517,16 +529,11 @@ class pool_state {
       reserved_bytes_ += rounded;  // counts against the limit while the allocator works
     }
     handle_type handle;
+    allocator_refusal refusal;
+    bool made = false;
     try {
       std::lock_guard<std::mutex> allocator_guard(allocator_mutex_);
-      handle = allocator_.allocate(rounded);
-    } catch (const allocator_out_of_memory& e) {
-      std::lock_guard<biased_lock> guard(lock_);
-      reserved_bytes_ -= rounded;
-      ++stats_.allocator_failures;
-      notify_locked(pool_event_kind::allocator_failed, 0, rounded, rounded);
-      why = failure{oom_cause::allocator, e.status(), e.what(), rounded};
-      return std::nullopt;
+      made = call_allocator(rounded, handle, refusal);
     } catch (...) {
       std::lock_guard<biased_lock> guard(lock_);
       reserved_bytes_ -= rounded;
@@ -534,6 +541,12 @@ class pool_state {
     }
     std::lock_guard<biased_lock> guard(lock_);
     reserved_bytes_ -= rounded;
+    if (!made) {
+      ++stats_.allocator_failures;
+      notify_locked(pool_event_kind::allocator_failed, 0, rounded, rounded);
+      why = failure{oom_cause::allocator, refusal.status, std::move(refusal.message), rounded};
+      return std::nullopt;
+    }
     ++stats_.allocator_allocations;
     notify_locked(pool_event_kind::allocator_allocate, 0, rounded, rounded);
     return activate_locked(handle, size, rounded, bin, pool_event_kind::miss);
@@ -548,11 +561,21 @@ class pool_state {
   // and throws out_of_memory when the steps run out. A step with nothing to free is skipped.
   [[gnu::noinline]] allocation allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded) {
     failure why;
+    if (auto got = allocate_with_retries(size, bin, rounded, why)) return std::move(*got);
+    oom_report report;
+    record_out_of_memory(size, rounded, why, &report);
+    throw out_of_memory(std::move(report));
+  }
+
+  // allocate_slow()'s attempts and retries; returns nothing, with the last refusal in `why`, when
+  // the steps run out.
+  std::optional<allocation> allocate_with_retries(std::uint64_t size, bin_id bin,
+                                                  std::uint64_t rounded, failure& why) {
     std::vector<std::shared_ptr<const reclaim_callback>> callbacks;
     bool callbacks_loaded = false;
     unsigned step = 0;
     for (;;) {
-      if (auto got = try_allocate(size, bin, rounded, why)) return std::move(*got);
+      if (auto got = attempt(size, bin, rounded, why)) return got;
       // Take the next step that can change anything; steps with nothing to free are skipped.
       for (;; ++step) {
         if (step == 0) {
@@ -566,7 +589,7 @@ class pool_state {
             callbacks_loaded = true;
           }
           const std::size_t index = (step - 2) / 2;
-          if (index >= callbacks.size()) throw_out_of_memory(size, rounded, why);
+          if (index >= callbacks.size()) return std::nullopt;
           {
             std::lock_guard<biased_lock> guard(lock_);
             ++stats_.reclaim_calls;
@@ -583,25 +606,41 @@ class pool_state {
     }
   }
 
-  [[noreturn]] void throw_out_of_memory(std::uint64_t size, std::uint64_t rounded,
-                                        const failure& why) {
-    oom_report report;
-    {
-      std::lock_guard<biased_lock> guard(lock_);
-      ++stats_.ooms_raised;
-      notify_locked(pool_event_kind::out_of_memory, 0, size, rounded);
-      report.requested_bytes = size;
-      report.rounded_bytes = rounded;
-      report.active_bytes = active_bytes_;
-      report.active_rounded_bytes = active_rounded_bytes_locked();
-      report.held_bytes = held_bytes_;
-      report.managed_bytes = managed_locked();
-      report.limit_bytes = limit_;
+  // Counts and announces a request that failed for good, and fills *report (if given) with the
+  // figures as they are now.
+  void record_out_of_memory(std::uint64_t size, std::uint64_t rounded, failure& why,
+                            oom_report* report) {
+    std::lock_guard<biased_lock> guard(lock_);
+    ++stats_.ooms_raised;
+    notify_locked(pool_event_kind::out_of_memory, 0, size, rounded);
+    if (report == nullptr) return;
+    report->requested_bytes = size;
+    report->rounded_bytes = rounded;
+    report->active_bytes = active_bytes_;
+    report->active_rounded_bytes = active_rounded_bytes_locked();
+    report->held_bytes = held_bytes_;
+    report->managed_bytes = managed_locked();
+    report->limit_bytes = limit_;
+    report->cause = why.cause;
+    report->allocator_status = why.status;
+    report->allocator_message = std::move(why.message);
+  }
+
+  // The allocator call of one attempt: true with a block in `handle`, false with `refusal` filled
+  // when the allocator has no room, by whichever of the two ways it says so (allocator.h).
+  bool call_allocator(std::uint64_t rounded, handle_type& handle, allocator_refusal& refusal) {
+    if constexpr (allocator_reports_oom_by_value<A>) {
+      return allocator_.try_allocate(rounded, handle, refusal);
+    } else {
+      try {
+        handle = allocator_.allocate(rounded);
+        return true;
+      } catch (const allocator_out_of_memory& e) {
+        refusal.status = e.status();
+        refusal.message = e.what();
+        return false;
+      }
     }
-    report.cause = why.cause;
-    report.allocator_status = why.status;
-    report.allocator_message = why.message;
-    throw out_of_memory(std::move(report));
   }
 
   // Frees held blocks, largest first, until at least `target` bytes are freed or none are held.
@@ -647,13 +686,9 @@ class pool_state {
   }
 
   bool state_is_valid_locked() const {
-    std::uint64_t blocks = 0;
-    std::uint64_t bytes = 0;
-    held_.for_each([&](bin_id bin, const handle_type&) {
-      ++blocks;
-      bytes += alloc_size(bin, leading_bits_);
-    });
-    return held_.is_valid() && blocks == held_blocks_ && bytes == held_bytes_ &&
+    // One walk of the bins in use, however many blocks they hold.
+    const auto census = held_.take_census();
+    return census.valid && census.blocks == held_blocks_ && census.bytes == held_bytes_ &&
            blocks_ >= held_blocks_ && block_bytes_ >= held_bytes_ &&
            active_rounded_bytes_locked() >= active_bytes_ &&
            (active_blocks_locked() != 0 ||

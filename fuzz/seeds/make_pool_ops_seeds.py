@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seeds of fuzz/corpus/pool_ops{,_high_lb}/ (seed_*): readable scenarios
+"""Writes the hand-made seeds of fuzz/corpus/pool_ops{,_high_lb,_deep}/ (seed_*): readable scenarios
 encoded the way pool_ops_fuzzer.cc decodes them with FuzzedDataProvider, which takes integers
 from the END of the input, one byte per value for ranges below 256.
 
@@ -92,11 +92,32 @@ def seeds(lb):
     return out
 
 
+def deep_seeds(lb):
+    """Long sequences for pool_ops_deep_fuzzer (up to 512 operations): the fuzzer's limit of 256
+    live allocations, then releases in a scattered order, a trim policy, and hits on what is held."""
+    out = seeds(lb)
+    e = header(Enc(), lb, UNLIMITED)
+    for i in range(256):  # every live slot; one more allocate would be skipped
+        small(e.byte(ALLOC), 1 + (i * 37) % 4000)
+    live = 256
+    for i in range(128):  # release index: InRange(0, live - 1), one byte while live <= 256
+        e.byte(RELEASE).byte((i * 7) % live)
+        live -= 1
+    e.byte(POLICY).byte(1).byte(4)  # max_held = unlimited, ratio 2.0
+    for i in range(120):
+        small(e.byte(ALLOC), 1 + (i * 37) % 4000)  # mostly hits on the held blocks
+    e.byte(TRIM).byte(1); e.byte(FREE_HELD); e.byte(STOP)
+    out["seed_deep_many_live"] = e.data()
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "fuzz/corpus"
-    for sub, lb in (("pool_ops", 4), ("pool_ops_high_lb", 3)):  # high_lb: 9 + 3 = 12
+    for sub, make in (("pool_ops", lambda: seeds(4)),
+                      ("pool_ops_high_lb", lambda: seeds(3)),  # high_lb: 9 + 3 = 12
+                      ("pool_ops_deep", lambda: deep_seeds(4))):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
-        for name, data in seeds(lb).items():
+        for name, data in make().items():
             with open(os.path.join(root, sub, name), "wb") as f:
                 f.write(data)
 

@@ -16,11 +16,15 @@ void check_pool_buffer_flags(cl_mem_flags flags, const char* who) {
 }
 
 namespace {
-cl_mem create_buffer(cl_context context, cl_mem_flags flags, std::uint64_t bytes) {
+// The new buffer, or null with `refusal` filled on out-of-memory; other failures throw cl_error.
+cl_mem create_buffer(cl_context context, cl_mem_flags flags, std::uint64_t bytes,
+                     clpool::allocator_refusal& refusal) {
   cl_int status = CL_SUCCESS;
   cl_mem mem = clCreateBuffer(context, flags, static_cast<size_t>(bytes), nullptr, &status);
   if (status == CL_SUCCESS && mem == nullptr) status = CL_OUT_OF_HOST_MEMORY;
-  throw_if_allocation_failed(status, "clCreateBuffer", std::to_string(bytes) + " bytes");
+  if (!allocation_succeeded(status, "clCreateBuffer", std::to_string(bytes) + " bytes", refusal)) {
+    return nullptr;
+  }
   return mem;
 }
 
@@ -37,8 +41,16 @@ deferred_buffer_allocator::deferred_buffer_allocator(cl_context context, cl_mem_
   context_ = context_ref::retain(context);
 }
 
+bool deferred_buffer_allocator::try_allocate(std::uint64_t bytes, buffer_block& out,
+                                             clpool::allocator_refusal& refusal) {
+  cl_mem mem = create_buffer(context_.get(), flags_, bytes, refusal);
+  if (mem == nullptr) return false;
+  out = buffer_block{mem, nullptr};
+  return true;
+}
+
 buffer_block deferred_buffer_allocator::allocate(std::uint64_t bytes) {
-  return buffer_block{create_buffer(context_.get(), flags_, bytes), nullptr};
+  return clpool::allocate_or_throw(*this, bytes);
 }
 
 void deferred_buffer_allocator::deallocate(buffer_block block, std::uint64_t) noexcept {
@@ -59,7 +71,13 @@ immediate_buffer_allocator::immediate_buffer_allocator(cl_command_queue queue,
 }
 
 buffer_block immediate_buffer_allocator::allocate(std::uint64_t bytes) {
-  mem_ref mem = mem_ref::adopt(create_buffer(context_.get(), options_.flags, bytes));
+  return clpool::allocate_or_throw(*this, bytes);
+}
+
+bool immediate_buffer_allocator::try_allocate(std::uint64_t bytes, buffer_block& out,
+                                              clpool::allocator_refusal& refusal) {
+  mem_ref mem = mem_ref::adopt(create_buffer(context_.get(), options_.flags, bytes, refusal));
+  if (!mem) return false;
   cl_event forced = nullptr;
   cl_event* event_out = options_.wait_for_allocation ? &forced : nullptr;
   cl_int status = CL_SUCCESS;
@@ -87,10 +105,14 @@ buffer_block immediate_buffer_allocator::allocate(std::uint64_t bytes) {
       status = exec;  // the forcing command itself failed: its status says why
     }
   }
-  // On failure `mem` is released by its owner before the exception leaves: nothing leaks.
-  throw_if_allocation_failed(status, call,
-                             "forcing the allocation of " + std::to_string(bytes) + " bytes");
-  return buffer_block{mem.release_ownership(), nullptr};
+  // On failure `mem` is released by its owner before we return or throw: nothing leaks.
+  if (!allocation_succeeded(status, call,
+                            "forcing the allocation of " + std::to_string(bytes) + " bytes",
+                            refusal)) {
+    return false;
+  }
+  out = buffer_block{mem.release_ownership(), nullptr};
+  return true;
 }
 
 void immediate_buffer_allocator::deallocate(buffer_block block, std::uint64_t) noexcept {

@@ -2,8 +2,10 @@
 //
 // Both hand out buffer_block handles (a cl_mem plus the queue with pending work on it, see
 // queue_sync.h) and classify failures: CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES and
-// CL_OUT_OF_HOST_MEMORY throw clpool::allocator_out_of_memory (the pool frees held memory and
-// retries); every other status, CL_INVALID_BUFFER_SIZE included, throws cl_error at once.
+// CL_OUT_OF_HOST_MEMORY are out-of-memory (the pool frees held memory and retries), which
+// try_allocate() reports by value and allocate() by throwing clpool::allocator_out_of_memory;
+// every other status, CL_INVALID_BUFFER_SIZE included, throws cl_error at once from either. The
+// pool calls try_allocate() (pool/allocator.h), so its retries cost no exception.
 #ifndef CLPOOL_POOL_OPENCL_BUFFER_ALLOCATORS_H_
 #define CLPOOL_POOL_OPENCL_BUFFER_ALLOCATORS_H_
 
@@ -11,6 +13,7 @@
 
 #include <cstdint>
 
+#include "pool/allocator.h"
 #include "pool/opencl/cl_object.h"
 
 namespace clpool::opencl {
@@ -37,7 +40,10 @@ class deferred_buffer_allocator {
   // Retains `context`. Throws invalid_use for a null context or unusable flags.
   explicit deferred_buffer_allocator(cl_context context, cl_mem_flags flags = CL_MEM_READ_WRITE);
 
-  // A new buffer of `bytes` bytes; see the class comment for which errors are thrown.
+  // A new buffer of `bytes` bytes in `out` and true; false with `refusal` filled on
+  // out-of-memory; see the file comment for the other errors.
+  bool try_allocate(std::uint64_t bytes, buffer_block& out, clpool::allocator_refusal& refusal);
+  // try_allocate() with out-of-memory thrown as clpool::allocator_out_of_memory.
   buffer_block allocate(std::uint64_t bytes);
 
   // Releases the buffer (the runtime frees it once enqueued commands using it complete) and the
@@ -68,9 +74,9 @@ struct immediate_buffer_options {
 };
 
 // Creates the buffer, then forces the device to back it by enqueueing a migration (or a small
-// write) on `queue`. If forcing fails, the cl_mem is released before the error is thrown (no
-// leak); an out-of-memory status becomes allocator_out_of_memory, so the pool frees held memory
-// and retries, and any other status becomes cl_error.
+// write) on `queue`. If forcing fails, the cl_mem is released before the error is reported (no
+// leak); an out-of-memory status is out-of-memory as for clCreateBuffer (the pool frees held
+// memory and retries), and any other status becomes cl_error.
 class immediate_buffer_allocator {
  public:
   using handle_type = buffer_block;
@@ -79,6 +85,8 @@ class immediate_buffer_allocator {
   // cl_error when the queue cannot be queried.
   explicit immediate_buffer_allocator(cl_command_queue queue, immediate_buffer_options options = {});
 
+  // As deferred_buffer_allocator's, with the forcing (and the wait, if asked for) included.
+  bool try_allocate(std::uint64_t bytes, buffer_block& out, clpool::allocator_refusal& refusal);
   buffer_block allocate(std::uint64_t bytes);
   void deallocate(buffer_block block, std::uint64_t bytes) noexcept;
 

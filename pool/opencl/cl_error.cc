@@ -133,6 +133,15 @@ void throw_if_allocation_failed(cl_int status, const char* call, const std::stri
   throw cl_error(status, call, detail);
 }
 
+bool allocation_succeeded(cl_int status, const char* call, const std::string& detail,
+                          clpool::allocator_refusal& refusal) {
+  if (status == CL_SUCCESS) return true;
+  if (!is_out_of_memory_status(status)) throw cl_error(status, call, detail);
+  refusal.status = status;
+  refusal.message = describe_failure(status, call, detail);
+  return false;
+}
+
 void throw_if_failed(cl_int status, const char* call, const std::string& detail) {
   if (status != CL_SUCCESS) throw cl_error(status, call, detail);
 }

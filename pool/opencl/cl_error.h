@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "pool/allocator.h"
 #include "pool/errors.h"
 
 namespace clpool::opencl {
@@ -56,6 +57,13 @@ std::string describe_failure(cl_int status, const std::string& call, const std::
 // statuses (so the pool frees held memory and retries), cl_error for every other status. Does
 // nothing for CL_SUCCESS.
 void throw_if_allocation_failed(cl_int status, const char* call, const std::string& detail = {});
+
+// throw_if_allocation_failed() for allocators that report out-of-memory by value
+// (clpool::allocator_reports_oom_by_value): true for CL_SUCCESS; false, with `refusal` holding the
+// status and the text allocator_out_of_memory would carry, for the out-of-memory statuses; throws
+// cl_error for every other status.
+bool allocation_succeeded(cl_int status, const char* call, const std::string& detail,
+                          clpool::allocator_refusal& refusal);
 
 // Throws cl_error for any status other than CL_SUCCESS.
 void throw_if_failed(cl_int status, const char* call, const std::string& detail = {});

@@ -18,17 +18,26 @@ host_pinned_allocator::host_pinned_allocator(cl_command_queue queue, cl_mem_flag
 }
 
 pinned_block host_pinned_allocator::allocate(std::uint64_t bytes) {
+  return clpool::allocate_or_throw(*this, bytes);
+}
+
+bool host_pinned_allocator::try_allocate(std::uint64_t bytes, pinned_block& out,
+                                         clpool::allocator_refusal& refusal) {
   cl_int status = CL_SUCCESS;
   const std::string what = std::to_string(bytes) + " bytes of host-pinned memory";
   mem_ref mem = mem_ref::adopt(
       clCreateBuffer(context_.get(), flags_, static_cast<size_t>(bytes), nullptr, &status));
   if (status == CL_SUCCESS && !mem) status = CL_OUT_OF_HOST_MEMORY;
-  throw_if_allocation_failed(status, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", what);
+  if (!allocation_succeeded(status, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", what, refusal)) {
+    return false;
+  }
   void* host = clEnqueueMapBuffer(queue_.get(), mem.get(), CL_TRUE, map_flags_, 0,
                                   static_cast<size_t>(bytes), 0, nullptr, nullptr, &status);
   if (status == CL_SUCCESS && host == nullptr) status = CL_MAP_FAILURE;
-  throw_if_allocation_failed(status, "clEnqueueMapBuffer", what);
-  return pinned_block{mem.release_ownership(), host};
+  // On failure `mem` releases the buffer before we return or throw.
+  if (!allocation_succeeded(status, "clEnqueueMapBuffer", what, refusal)) return false;
+  out = pinned_block{mem.release_ownership(), host};
+  return true;
 }
 
 void host_pinned_allocator::deallocate(pinned_block block, std::uint64_t) noexcept {

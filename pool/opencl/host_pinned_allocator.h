@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "pool/allocator.h"
 #include "pool/opencl/cl_object.h"
 
 namespace clpool::opencl {
@@ -29,8 +30,11 @@ class host_pinned_allocator {
   explicit host_pinned_allocator(cl_command_queue queue, cl_mem_flags flags = CL_MEM_READ_WRITE,
                                  cl_map_flags map_flags = CL_MAP_READ | CL_MAP_WRITE);
 
-  // Creates the buffer and maps it (blocking). Out-of-memory statuses from either call throw
-  // allocator_out_of_memory, others cl_error; the buffer is released before either is thrown.
+  // Creates the buffer and maps it (blocking). Out-of-memory statuses from either call are
+  // reported by value from try_allocate() (false, `refusal` filled) and thrown as
+  // allocator_out_of_memory from allocate(); others throw cl_error from both. The buffer is
+  // released before either returns or throws. The pool calls try_allocate().
+  bool try_allocate(std::uint64_t bytes, pinned_block& out, clpool::allocator_refusal& refusal);
   pinned_block allocate(std::uint64_t bytes);
 
   // Unmaps and releases the buffer.

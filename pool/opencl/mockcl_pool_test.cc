@@ -28,6 +28,7 @@
 #include "pool/bins.h"
 #include "pool/opencl/buffer_pool.h"
 #include "pool/opencl/cl_error.h"
+#include "pool/opencl/host_pinned_allocator.h"
 #include "pool/opencl/svm_pool.h"
 #include "pool/opencl/testing/command_order.h"
 
@@ -425,6 +426,61 @@ TEST(MockclFaultSweep, EveryCallPositionFailsCleanly) {
     RC_CLASSIFY(positions > 20, "more than 20 fault positions");
     RC_CLASSIFY(typed_errors > 0, "some injected faults surfaced as typed errors");
   }));
+}
+
+// ---- Out-of-memory by value ---------------------------------------------------------------------
+
+// Every OpenCL allocator reports a full device from try_allocate() (the pool's path) by value,
+// with the same status and text allocate() throws, and leaks nothing either way.
+template <class Allocator>
+void check_refusal(Allocator& a, std::uint64_t fits, std::uint64_t too_big, const char* call) {
+  static_assert(clpool::allocator_reports_oom_by_value<Allocator>);
+  typename Allocator::handle_type first{};
+  clpool::allocator_refusal refusal;
+  ASSERT_TRUE(a.try_allocate(fits, first, refusal));
+  typename Allocator::handle_type second{};
+  EXPECT_FALSE(a.try_allocate(too_big, second, refusal));
+  EXPECT_TRUE(is_out_of_memory_status(refusal.status)) << status_name(refusal.status);
+  EXPECT_NE(refusal.message.find(call), std::string::npos) << refusal.message;
+  try {
+    auto h = a.allocate(too_big);
+    a.deallocate(h, too_big);
+    ADD_FAILURE() << "allocate() succeeded where try_allocate() was refused";
+  } catch (const clpool::allocator_out_of_memory& e) {
+    EXPECT_EQ(e.status(), refusal.status);
+    EXPECT_EQ(std::string(e.what()), refusal.message);
+  }
+  a.deallocate(first, fits);
+}
+
+TEST(MockclOomByValue, EveryAllocatorRefusesByValueAndThrowsTheSame) {
+  {
+    world w("gpu-64m:max_alloc=64m");
+    {
+      deferred_buffer_allocator a(w.context.get());
+      check_refusal(a, 40 * MiB, 40 * MiB, "clCreateBuffer");
+      immediate_buffer_allocator b(w.q(0));
+      check_refusal(b, 40 * MiB, 40 * MiB, "clCreateBuffer");
+      svm_allocator c(w.context.get());
+      check_refusal(c, 40 * MiB, 40 * MiB, "clSVMAlloc");
+      host_pinned_allocator d(w.q(0));  // gpu-64m pins at most 16 MiB of host memory
+      check_refusal(d, 10 * MiB, 10 * MiB, "clCreateBuffer");
+    }
+    EXPECT_EQ(live_count("mem"), 0u);
+    w.finish();
+  }
+  EXPECT_TRUE(leaks().clean()) << leaks().describe();
+  {
+    // Deferred semantics: creation never fails, so the refusal comes from forcing the allocation.
+    world w("gpu-64m:max_alloc=64m,semantics=deferred");
+    {
+      immediate_buffer_allocator a(w.q(0));
+      check_refusal(a, 40 * MiB, 40 * MiB, "clEnqueueMigrateMemObjects");
+    }
+    EXPECT_EQ(live_count("mem"), 0u) << "the buffer whose forcing failed leaked";
+    w.finish();
+  }
+  EXPECT_TRUE(leaks().clean()) << leaks().describe();
 }
 
 // ---- Deferred out-of-memory --------------------------------------------------------------------

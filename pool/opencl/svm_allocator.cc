@@ -54,6 +54,11 @@ svm_allocator::svm_allocator(cl_context context, cl_uint alignment, cl_svm_mem_f
 }
 
 svm_block svm_allocator::allocate(std::uint64_t bytes) {
+  return clpool::allocate_or_throw(*this, bytes);
+}
+
+bool svm_allocator::try_allocate(std::uint64_t bytes, svm_block& out,
+                                 clpool::allocator_refusal& refusal) {
   if (bytes > max_alloc_) {
     throw cl_error(CL_INVALID_BUFFER_SIZE, "clSVMAlloc",
                    std::to_string(bytes) + " bytes is above CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
@@ -61,11 +66,13 @@ svm_block svm_allocator::allocate(std::uint64_t bytes) {
   }
   void* ptr = clSVMAlloc(context_.get(), flags_, static_cast<size_t>(bytes), alignment_);
   if (ptr == nullptr) {
-    throw clpool::allocator_out_of_memory(
-        CL_MEM_OBJECT_ALLOCATION_FAILURE,
-        "clSVMAlloc returned NULL for " + std::to_string(bytes) + " bytes (treated as out of memory)");
+    refusal.status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    refusal.message =
+        "clSVMAlloc returned NULL for " + std::to_string(bytes) + " bytes (treated as out of memory)";
+    return false;
   }
-  return svm_block{ptr, nullptr};
+  out = svm_block{ptr, nullptr};
+  return true;
 }
 
 void svm_allocator::deallocate(svm_block block, std::uint64_t) noexcept {

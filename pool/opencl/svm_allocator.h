@@ -1,7 +1,8 @@
 // An SVM allocator for memory_pool: PyOpenCL's SVMAllocator(context, alignment, flags, queue).
 //
-// allocate() calls clSVMAlloc. A NULL result is out-of-memory (allocator_out_of_memory with
-// CL_MEM_OBJECT_ALLOCATION_FAILURE): a null pointer is never handed out. A request above the
+// allocate() calls clSVMAlloc. A NULL result is out-of-memory (CL_MEM_OBJECT_ALLOCATION_FAILURE:
+// false from try_allocate(), allocator_out_of_memory from allocate()): a null pointer is never
+// handed out. A request above the
 // smallest CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices throws cl_error with
 // CL_INVALID_BUFFER_SIZE instead, so the pool does not free held memory for a hopeless request.
 //
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 
+#include "pool/allocator.h"
 #include "pool/opencl/cl_object.h"
 
 namespace clpool::opencl {
@@ -40,7 +42,9 @@ class svm_allocator {
                          cl_svm_mem_flags flags = CL_MEM_READ_WRITE,
                          cl_command_queue queue = nullptr);
 
-  // See the file comment.
+  // See the file comment. try_allocate() reports the NULL result by value (false, `refusal`
+  // filled), allocate() as allocator_out_of_memory; the pool calls try_allocate().
+  bool try_allocate(std::uint64_t bytes, svm_block& out, clpool::allocator_refusal& refusal);
   svm_block allocate(std::uint64_t bytes);
 
   // See the file comment. Errors cannot be reported here; when an enqueued free fails it falls

@@ -1,9 +1,11 @@
 // Fake allocators for testing and benchmarking pools without a device.
 //
 // fake_device simulates a device of fixed capacity: it tracks every outstanding block, reports
-// out-of-memory as allocator_out_of_memory, detects double and mismatched frees, and can be told to
-// fail with an error that is NOT out-of-memory. fake_allocator is the block_allocator over it; the
-// test keeps a shared_ptr to the device to inspect it while the pool owns the allocator.
+// out-of-memory (by value from try_allocate, as allocator_out_of_memory from allocate), detects
+// double and mismatched frees, and can be told to fail with an error that is NOT out-of-memory.
+// fake_allocator and throwing_fake_allocator are block_allocators over it, one for each form of
+// the seam (allocator.h); the test keeps a shared_ptr to the device to inspect it while the pool
+// owns the allocator.
 #ifndef CLPOOL_POOL_TESTING_FAKE_ALLOCATOR_H_
 #define CLPOOL_POOL_TESTING_FAKE_ALLOCATOR_H_
 
@@ -13,9 +15,9 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "pool/allocator.h"
 #include "pool/errors.h"
 
 namespace clpool::testing {
@@ -31,13 +33,21 @@ class fake_device_error : public std::runtime_error {
 };
 
 // A simulated capacity-limited device. Thread-safe.
+//
+// Handles name a slot and its generation (slot + 1 in the low 32 bits, the slot's reuse count in
+// the high 32): freed slots are reused, so the device's memory follows the blocks outstanding,
+// not every block ever made, and a handle freed once is still recognised as freed after its slot
+// was reused. (A slot reused 2^32 times would repeat a handle; no test comes near that.)
 class fake_device {
  public:
+  using handle_type = std::uint64_t;
+
   explicit fake_device(std::uint64_t capacity = unlimited) : capacity_(capacity) {}
 
-  // Allocates `bytes`, or throws allocator_out_of_memory when outstanding + bytes > capacity, or
-  // fake_device_error when a failure was armed with fail_next_allocations().
-  std::uint64_t allocate(std::uint64_t bytes) {
+  // Makes a block of `bytes` and returns true with its handle in `out`; or returns false, with
+  // status fake_oom_status and a message in `refusal`, when outstanding + bytes > capacity; or
+  // throws fake_device_error when a failure was armed with fail_next_allocations().
+  bool try_allocate(std::uint64_t bytes, std::uint64_t& out, allocator_refusal& refusal) {
     std::lock_guard<std::mutex> guard(mutex_);
     ++allocate_calls_;
     if (armed_failures_ > 0) {
@@ -51,31 +61,50 @@ class fake_device {
       std::snprintf(message, sizeof message, "fake_device: %llu bytes requested, %llu free",
                     static_cast<unsigned long long>(bytes),
                     static_cast<unsigned long long>(capacity_ - outstanding_bytes_));
-      throw allocator_out_of_memory(fake_oom_status, message);
+      refusal.status = fake_oom_status;
+      refusal.message = message;
+      return false;
     }
-    const std::uint64_t handle = ++next_handle_;
-    blocks_.emplace(handle, bytes);
+    std::uint32_t index;
+    if (free_slots_.empty()) {
+      index = static_cast<std::uint32_t>(slots_.size());
+      slots_.push_back(slot{});
+    } else {
+      index = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    slot& s = slots_[index];
+    s.bytes = bytes;
+    s.live = true;
+    ++live_blocks_;
     outstanding_bytes_ += bytes;
     if (outstanding_bytes_ > peak_bytes_) peak_bytes_ = outstanding_bytes_;
-    return handle;
+    out = (std::uint64_t{s.generation} << 32) | (std::uint64_t{index} + 1);
+    return true;
   }
+
+  // try_allocate() with out-of-memory thrown as allocator_out_of_memory.
+  std::uint64_t allocate(std::uint64_t bytes) { return allocate_or_throw(*this, bytes); }
 
   // Frees a block. A free of an unknown handle, or with a size other than the allocated one, is
   // recorded in errors() (a test asserts there are none).
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept {
     std::lock_guard<std::mutex> guard(mutex_);
     ++deallocate_calls_;
-    auto it = blocks_.find(handle);
-    if (it == blocks_.end()) {
+    slot* s = find_locked(handle);
+    if (s == nullptr) {
       errors_.push_back("free of unknown or already freed block " + std::to_string(handle));
       return;
     }
-    if (it->second != bytes) {
+    if (s->bytes != bytes) {
       errors_.push_back("block " + std::to_string(handle) + " freed with size " +
-                        std::to_string(bytes) + ", allocated with " + std::to_string(it->second));
+                        std::to_string(bytes) + ", allocated with " + std::to_string(s->bytes));
     }
-    outstanding_bytes_ -= it->second;
-    blocks_.erase(it);
+    outstanding_bytes_ -= s->bytes;
+    s->live = false;
+    ++s->generation;
+    --live_blocks_;
+    free_slots_.push_back(static_cast<std::uint32_t>((handle & 0xffffffffu) - 1));
   }
 
   // The next `n` allocate calls throw fake_device_error.
@@ -91,24 +120,43 @@ class fake_device {
 
   std::uint64_t capacity() const { return locked(capacity_); }
   std::uint64_t outstanding_bytes() const { return locked(outstanding_bytes_); }
-  std::uint64_t outstanding_blocks() const {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return blocks_.size();
-  }
+  std::uint64_t outstanding_blocks() const { return locked(live_blocks_); }
   std::uint64_t peak_bytes() const { return locked(peak_bytes_); }
   std::uint64_t allocate_calls() const { return locked(allocate_calls_); }
   std::uint64_t deallocate_calls() const { return locked(deallocate_calls_); }
   std::uint64_t oom_failures() const { return locked(oom_failures_); }
   bool is_outstanding(std::uint64_t handle) const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return blocks_.count(handle) != 0;
+    return find_locked(handle) != nullptr;
   }
+  // Every bad free so far, in order; error_count() is its size without copying it.
   std::vector<std::string> errors() const {
     std::lock_guard<std::mutex> guard(mutex_);
     return errors_;
   }
+  std::size_t error_count() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return errors_.size();
+  }
 
  private:
+  struct slot {
+    std::uint64_t bytes = 0;
+    std::uint32_t generation = 0;
+    bool live = false;
+  };
+
+  // The live block `handle` names, or nullptr.
+  slot* find_locked(std::uint64_t handle) {
+    const std::uint64_t index_plus_one = handle & 0xffffffffu;
+    if (index_plus_one == 0 || index_plus_one > slots_.size()) return nullptr;
+    slot& s = slots_[index_plus_one - 1];
+    return s.live && s.generation == (handle >> 32) ? &s : nullptr;
+  }
+  const slot* find_locked(std::uint64_t handle) const {
+    return const_cast<fake_device*>(this)->find_locked(handle);
+  }
+
   std::uint64_t locked(const std::uint64_t& field) const {
     std::lock_guard<std::mutex> guard(mutex_);
     return field;
@@ -117,18 +165,36 @@ class fake_device {
   mutable std::mutex mutex_;
   std::uint64_t capacity_;
   std::uint64_t outstanding_bytes_ = 0;
+  std::uint64_t live_blocks_ = 0;
   std::uint64_t peak_bytes_ = 0;
-  std::uint64_t next_handle_ = 0;
   std::uint64_t allocate_calls_ = 0;
   std::uint64_t deallocate_calls_ = 0;
   std::uint64_t oom_failures_ = 0;
   unsigned armed_failures_ = 0;
-  std::unordered_map<std::uint64_t, std::uint64_t> blocks_;
+  std::vector<slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
   std::vector<std::string> errors_;
 };
 
-// The block_allocator over a shared fake_device.
+// The block_allocator over a shared fake_device. It reports out-of-memory by value
+// (allocator_reports_oom_by_value), as allocators over OpenCL status codes can.
 struct fake_allocator {
+  using handle_type = std::uint64_t;
+
+  std::shared_ptr<fake_device> device = std::make_shared<fake_device>();
+
+  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
+  bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal& refusal) {
+    return device->try_allocate(bytes, out, refusal);
+  }
+  void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
+    device->deallocate(handle, bytes);
+  }
+};
+
+// The same allocator without try_allocate, so the pool learns of out-of-memory only from
+// allocator_out_of_memory: for testing the seam's throwing form (allocator.h).
+struct throwing_fake_allocator {
   using handle_type = std::uint64_t;
 
   std::shared_ptr<fake_device> device = std::make_shared<fake_device>();
@@ -154,6 +220,21 @@ struct counting_allocator {
     return ++next;
   }
   void deallocate(handle_type, std::uint64_t bytes) noexcept { outstanding -= bytes; }
+};
+
+// counting_allocator that reports out-of-memory by value (allocator_reports_oom_by_value), to
+// measure what the seam's two forms cost on a failed request.
+struct counting_allocator_by_value : counting_allocator {
+  bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal& refusal) {
+    if (bytes > capacity - outstanding) {
+      refusal.status = fake_oom_status;
+      refusal.message = "full";
+      return false;
+    }
+    outstanding += bytes;
+    out = ++next;
+    return true;
+  }
 };
 
 }  // namespace clpool::testing

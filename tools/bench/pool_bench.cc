@@ -8,6 +8,8 @@
 // 4. Scaling: hit-path cost with 1 M held blocks vs 1 k held blocks (BM_ScalingInterleaved measures
 //    the ratio with both interleaved).
 // 5. Two threads on the hit path of one shared pool.
+// 6. A request that fails (the allocator is full, nothing is held): the allocator seam's two forms
+//    (pool/allocator.h) times the pool's two entry points, allocate() and try_allocate().
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -294,6 +296,41 @@ void BM_HitPathTwoThreads(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_HitPathTwoThreads)->Threads(1)->Threads(2)->UseRealTime();
+
+// A request the allocator refuses, with nothing held to free: one allocator attempt, then
+// out-of-memory. kTry: through try_allocate() (no exception), else allocate() (out_of_memory).
+// With a throwing allocator, each attempt costs one more exception.
+template <class Allocator, bool kTry>
+void BM_FailedRequest(benchmark::State& state) {
+  Allocator full;
+  full.capacity = 0;
+  memory_pool<Allocator> pool(std::move(full));
+  for (auto _ : state) {
+    if constexpr (kTry) {
+      auto got = pool.try_allocate(1000);
+      benchmark::DoNotOptimize(got);
+    } else {
+      try {
+        auto got = pool.allocate(1000);
+        benchmark::DoNotOptimize(got);
+      } catch (const out_of_memory& e) {
+        benchmark::DoNotOptimize(e.report().rounded_bytes);
+      }
+    }
+  }
+  if (pool.statistics().ooms_raised != static_cast<std::uint64_t>(state.iterations())) {
+    state.SkipWithError("a request that should have failed did not");
+  }
+}
+using testing::counting_allocator_by_value;
+BENCHMARK_TEMPLATE(BM_FailedRequest, counting_allocator, false)
+    ->Name("BM_FailedRequest/throwing_allocator/allocate");
+BENCHMARK_TEMPLATE(BM_FailedRequest, counting_allocator, true)
+    ->Name("BM_FailedRequest/throwing_allocator/try_allocate");
+BENCHMARK_TEMPLATE(BM_FailedRequest, counting_allocator_by_value, false)
+    ->Name("BM_FailedRequest/by_value_allocator/allocate");
+BENCHMARK_TEMPLATE(BM_FailedRequest, counting_allocator_by_value, true)
+    ->Name("BM_FailedRequest/by_value_allocator/try_allocate");
 
 }  // namespace
 }  // namespace clpool
