@@ -1,8 +1,9 @@
 // Fuzzer 1: memory_pool operations on a capacity-limited fake device, against a reference model.
 //
 // The input decodes (FuzzedDataProvider) into a pool configuration (leading_bits, device capacity,
-// initial limit) and up to kMaxOps operations: allocate (sizes include 0, 1, powers of two +- 1,
-// values near 2^32, 2^63 and 2^64, and sizes relative to the capacity), release, a move-assign
+// initial limit) and up to kMaxOps operations: allocate, through allocate() or try_allocate()
+// (sizes include 0, 1, powers of two +- 1, values near 2^32, 2^63 and 2^64, and sizes relative to
+// the capacity), release, a move-assign
 // over a live allocation, free_held, stop_holding, set_limit, trim, set_trim_policy (ratios
 // include NaN and infinities), a change of the device's capacity and an injected non-OOM
 // allocator failure. The model (held blocks as rounded size -> count in a sorted fixed array, no

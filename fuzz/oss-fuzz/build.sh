@@ -78,7 +78,9 @@ for entry in "${FUZZERS[@]}"; do
   $CXX $CXXFLAGS "${objs[@]}" $LIB_FUZZING_ENGINE $libs -o "$OUT/$name"
   if [[ "$libs" == *-lOpenCL* && ! -e "$OUT/lib/libOpenCL.so.1" ]]; then
     mkdir -p "$OUT/lib"
-    loader=$(ldconfig -p | awk '/libOpenCL\.so\.1 / {print $NF; exit}')
+    # awk reads to the end: exiting at the first match could kill ldconfig with SIGPIPE, which
+    # pipefail and set -e turn into a silent stop of the whole script.
+    loader=$(ldconfig -p | awk '/libOpenCL\.so\.1 / && !found {print $NF; found = 1}')
     [[ -n "$loader" ]] && cp -L "$loader" "$OUT/lib/libOpenCL.so.1"
   fi
 
