@@ -17,8 +17,9 @@ using testing::fake_device;
 
 // Found by pool_ops_fuzzer; input kept as fuzz/regressions/pool_ops/overflow_with_held.
 // memory_pool.h promises "A request that would fit once every held block is returned always
-// succeeds"; try_allocate() used to check `rounded > unlimited - managed` (managed includes HELD
-// bytes) and throw argument_error before freeing any held block.
+// succeeds"; the pool's single attempt (then pool_state::try_allocate, now attempt()) used to
+// check `rounded > unlimited - managed` (managed includes HELD bytes) and throw argument_error
+// before freeing any held block.
 TEST(PoolFuzzFindings, RequestThatFitsOnceHeldIsFreedSucceedsEvenIfHeldPlusRequestOverflows) {
   auto device = std::make_shared<fake_device>();  // unlimited capacity
   memory_pool<fake_allocator> pool(fake_allocator{device});  // leading_bits 4, no limit

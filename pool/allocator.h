@@ -1,4 +1,5 @@
-// The seam between the pool and a backend: a two-function allocator interface.
+// The seam between the pool and a backend: a two-function allocator interface, and an optional
+// third function that reports out-of-memory without an exception.
 //
 // The pool core never includes an OpenCL header. An OpenCL buffer allocator, an SVM allocator or a
 // test fake all plug in here by providing a handle type and two functions.
@@ -44,7 +45,8 @@ struct allocator_refusal {
 //   - `try_allocate(bytes, out, refusal)` returns true with a new block of at least `bytes` bytes
 //     in `out`, or returns false after filling `refusal`: the same meaning as allocate() throwing
 //     allocator_out_of_memory. Any other failure still throws. It is never called with 0.
-// The pool calls try_allocate() instead of allocate() when the allocator has it. Running out of
+// The pool calls try_allocate() instead of allocate() when the allocator has it (and still treats
+// an allocator_out_of_memory thrown from it as a refusal). Running out of
 // room is routine on the pool's retry path (each failed request makes up to three attempts), and
 // an exception costs microseconds where a returned status costs nanoseconds, so an allocator that
 // learns about out-of-memory from a status code should provide it.

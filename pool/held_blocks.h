@@ -7,8 +7,8 @@
 // leading_bits 12 with one block near 2^63).
 //
 // The bitmap (bit b set when bin b's list may be non-empty; always set when it is) lets "the
-// largest held block" and every walk (for_each, for_each_bin, drain, is_valid) visit only bins
-// that were pushed to, so their cost is the number of such bins plus one word per 64 bins up to
+// largest held block" and every walk (for_each, for_each_bin, drain, is_valid, take_census) visit
+// only bins that were pushed to, so their cost is the number of such bins plus one word per 64 bins up to
 // the highest bin ever used. A push sets the bit; a pop leaves it, so the hit path and the
 // release path each do one bitmap write fewer than an exact bitmap would need (a hit that empties
 // a list and a release that refills it is the pool's most common pair). Bits of lists found empty
@@ -128,7 +128,7 @@ class held_blocks {
 
   // Checks the bitmap against the lists for every bin whose bit is set: its row exists and the
   // bin is one some size maps to. A non-empty list whose bit is clear is invisible to every walk,
-  // so callers detect it by comparing what for_each() counts with their own block count
+  // so callers detect it by comparing what take_census() counts with their own block count
   // (pool_state does). O(marked bins + words up to the highest bin ever used).
   bool is_valid() const { return take_census().valid; }
 

@@ -70,8 +70,10 @@ class memory_pool {
   // counts in the statistics (ooms_raised) and reaches the observer just the same. A zero-byte
   // request returns an allocation with no block. Still throws argument_error, and passes on the
   // allocator's other exceptions, as allocate() does. Slower than allocate() on a hit (it takes
-  // the general path), far faster on out-of-memory (no exception).
-  std::optional<allocation> try_allocate(std::uint64_t size, oom_report* report = nullptr) {
+  // the general path). On out-of-memory it throws nothing at all when the allocator reports by
+  // value (allocator.h); over a throwing allocator each attempt still costs that exception.
+  [[nodiscard]] std::optional<allocation> try_allocate(std::uint64_t size,
+                                                       oom_report* report = nullptr) {
     return state_->try_allocate(size, report);
   }
 
@@ -163,8 +165,10 @@ class memory_pool {
   // read configuration, or when no other thread is using the pool.
   A& allocator() noexcept { return state_->allocator(); }
 
-  // Walks every bin in use and checks the counters against them: O(bins in use plus one bitmap
-  // word per 64 bins up to the highest), whatever the number of held blocks. For tests and asserts.
+  // Walks every bin marked in use (held_blocks.h: a bin keeps its mark after its last block is
+  // taken, until the search for the largest held block or free_held() clears it) and checks the counters against them: O(marked bins plus one
+  // bitmap word per 64 bins up to the highest), whatever the number of held blocks. For tests and
+  // asserts.
   bool state_is_valid() const { return state_->state_is_valid(); }
 
  private:

@@ -192,6 +192,58 @@ TYPED_TEST(OutOfMemory, ObserverSeesTheSameEvents) {
   EXPECT_EQ(obs->kinds, expected);
 }
 
+// The retry steps announce themselves the same way on every path: a held block freed for the
+// shortfall, then a reclaim callback that frees nothing, then the failure.
+TYPED_TEST(OutOfMemory, ObserverSeesTheSameRetryEvents) {
+  auto a = this->p.allocate(6000);
+  this->p.allocate(100).release();  // held: freed by the first retry step
+  this->p.add_reclaim_callback([](std::uint64_t) {});
+  auto obs = std::make_shared<recording_observer>();
+  this->p.set_observer(obs);
+  EXPECT_FALSE(this->request(6000).has_value());
+  this->p.set_observer(nullptr);
+  const std::vector<std::string> expected = {
+      "allocator_failed", "allocator_free", "oom_retry",  // step 0: free the held block
+      "allocator_failed", "reclaim",        "oom_retry",  // step 2: the callback (step 1 skipped)
+      "allocator_failed", "out_of_memory"};                // step 3 frees nothing: give up
+  EXPECT_EQ(obs->kinds, expected);
+  const pool_statistics s = this->p.statistics();
+  EXPECT_EQ(s.oom_retries, 2u);
+  EXPECT_EQ(s.reclaim_calls, 1u);
+  EXPECT_EQ(s.allocator_failures, 3u);
+  EXPECT_EQ(s.ooms_raised, 1u);
+}
+
+// An allocator with try_allocate that throws allocator_out_of_memory anyway (through a helper
+// that throws, say) is still refused, retried and reported, not passed on as some other error.
+struct by_value_allocator_that_throws {
+  using handle_type = std::uint64_t;
+  std::shared_ptr<fake_device> device;
+  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
+  bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal&) {
+    out = device->allocate(bytes);  // throws allocator_out_of_memory when full
+    return true;
+  }
+  void deallocate(handle_type h, std::uint64_t bytes) noexcept { device->deallocate(h, bytes); }
+};
+static_assert(allocator_reports_oom_by_value<by_value_allocator_that_throws>);
+
+TEST(TryAllocate, AllocatorOutOfMemoryThrownFromTryAllocateIsARefusal) {
+  auto dev = std::make_shared<fake_device>(10'000);
+  memory_pool<by_value_allocator_that_throws> p{by_value_allocator_that_throws{dev}};
+  auto a = p.allocate(6000);
+  p.allocate(3000).release();  // held
+  auto b = p.allocate(3500);   // fits only once the held block is freed: a retry, not an error
+  EXPECT_TRUE(b.has_block());
+  EXPECT_EQ(p.statistics().oom_retries, 1u);
+  oom_report report;
+  EXPECT_FALSE(p.try_allocate(6000, &report).has_value());
+  EXPECT_EQ(report.allocator_status, testing::fake_oom_status);
+  EXPECT_NE(report.allocator_message.find("bytes requested"), std::string::npos);
+  EXPECT_THROW(p.allocate(6000), out_of_memory);
+  EXPECT_EQ(p.managed_bytes(), dev->outstanding_bytes());
+}
+
 // try_allocate without a report: the same outcome, nothing to fill.
 TEST(TryAllocate, ReportIsOptional) {
   auto dev = std::make_shared<fake_device>(100);

@@ -630,7 +630,15 @@ class pool_state {
   // when the allocator has no room, by whichever of the two ways it says so (allocator.h).
   bool call_allocator(std::uint64_t rounded, handle_type& handle, allocator_refusal& refusal) {
     if constexpr (allocator_reports_oom_by_value<A>) {
-      return allocator_.try_allocate(rounded, handle, refusal);
+      // A try_allocate that throws allocator_out_of_memory after all (say, through a helper that
+      // throws) still means "no room": the pool retries rather than passing it on.
+      try {
+        return allocator_.try_allocate(rounded, handle, refusal);
+      } catch (const allocator_out_of_memory& e) {
+        refusal.status = e.status();
+        refusal.message = e.what();
+        return false;
+      }
     } else {
       try {
         handle = allocator_.allocate(rounded);

@@ -31,12 +31,13 @@ struct pool_statistics {
   std::uint64_t peak_managed_bytes = 0;  // highest managed_bytes seen
   std::uint64_t hits = 0;                // requests served from a held block
   std::uint64_t misses = 0;              // requests served by a new block from the allocator
-  std::uint64_t allocator_allocations = 0;  // successful allocator.allocate calls
-  std::uint64_t allocator_failures = 0;     // allocator.allocate calls that reported out-of-memory
+  std::uint64_t allocator_allocations = 0;  // successful allocator calls (allocate/try_allocate)
+  std::uint64_t allocator_failures = 0;     // allocator calls that reported out-of-memory
   std::uint64_t allocator_frees = 0;        // allocator.deallocate calls
   std::uint64_t oom_retries = 0;         // retries after freeing held memory or a reclaim callback
   std::uint64_t reclaim_calls = 0;       // reclaim callbacks called
-  std::uint64_t ooms_raised = 0;         // out_of_memory exceptions thrown
+  std::uint64_t ooms_raised = 0;         // requests that failed: out_of_memory thrown by allocate()
+                                         // or std::nullopt from try_allocate()
   std::uint64_t blocks_trimmed = 0;      // held blocks freed by the trim policy or trim()
   std::uint64_t bytes_trimmed = 0;       // their rounded bytes
 };
@@ -81,7 +82,8 @@ enum class pool_event_kind : std::uint8_t {
   stop_holding,        // stop_holding() was called
   oom_retry,           // held memory was freed (or a reclaim callback ran) and the request retried
   reclaim,             // a reclaim callback is about to run
-  out_of_memory,       // a request failed; out_of_memory is being thrown
+  out_of_memory,       // a request failed: out_of_memory is about to be thrown (allocate()) or
+                       // std::nullopt returned (try_allocate())
   trim,                // the trim policy or trim() freed held blocks
   limit_changed,       // set_limit() took effect
 };

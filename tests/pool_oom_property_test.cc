@@ -1,5 +1,7 @@
 // Out-of-memory handling: the retry-after-free_held guarantee, reclaim callback order, and the
-// figures carried by out_of_memory, on a capacity-limited fake device.
+// figures carried by out_of_memory, on a capacity-limited fake device. Every property runs over
+// both forms of the allocator seam (pool/allocator.h): fake_allocator reports out-of-memory by
+// value, throwing_fake_allocator by throwing allocator_out_of_memory.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -18,11 +20,12 @@ namespace {
 
 using testing::fake_allocator;
 using testing::fake_device;
-using pool_t = memory_pool<fake_allocator>;
+using testing::throwing_fake_allocator;
 
 // Builds an arbitrary pool state: some live allocations, some held blocks in assorted bins.
-std::vector<pool_t::allocation> random_state(pool_t& pool, std::uint64_t capacity) {
-  std::vector<pool_t::allocation> live;
+template <class Pool>
+std::vector<typename Pool::allocation> random_state(Pool& pool, std::uint64_t capacity) {
+  std::vector<typename Pool::allocation> live;
   const auto steps = *testgen::uniform(0, 40);
   for (int i = 0; i < steps; ++i) {
     if (!live.empty() && *testgen::uniform(0, 3) == 0) {
@@ -39,11 +42,12 @@ std::vector<pool_t::allocation> random_state(pool_t& pool, std::uint64_t capacit
   return live;
 }
 
-RC_GTEST_PROP(PoolOom, RequestThatFitsWithoutHeldMemorySucceeds, ()) {
+template <class Allocator>
+void request_that_fits_without_held_memory_succeeds() {
   const std::uint64_t capacity = *testgen::uniform<std::uint64_t>(1 << 10, 1 << 24);
   const unsigned lb = *testgen::leading_bits();
   auto device = std::make_shared<fake_device>(capacity);
-  pool_t pool(fake_allocator{device}, pool_options{.leading_bits = lb});
+  memory_pool<Allocator> pool(Allocator{device}, pool_options{.leading_bits = lb});
   auto live = random_state(pool, capacity);
   const pool_counters before = pool.counters();
   const std::uint64_t size = *testgen::request_size(capacity);
@@ -70,10 +74,11 @@ RC_GTEST_PROP(PoolOom, RequestThatFitsWithoutHeldMemorySucceeds, ()) {
   RC_ASSERT(pool.state_is_valid());
 }
 
-RC_GTEST_PROP(PoolOom, LimitBehavesLikeASmallerDevice, ()) {
+template <class Allocator>
+void limit_behaves_like_a_smaller_device() {
   const std::uint64_t limit = *testgen::uniform<std::uint64_t>(1 << 10, 1 << 20);
   auto device = std::make_shared<fake_device>(unlimited);
-  pool_t pool(fake_allocator{device}, pool_options{.limit_bytes = limit});
+  memory_pool<Allocator> pool(Allocator{device}, pool_options{.limit_bytes = limit});
   auto live = random_state(pool, limit);
   const pool_counters before = pool.counters();
   const std::uint64_t size = *testgen::request_size(limit);
@@ -90,12 +95,13 @@ RC_GTEST_PROP(PoolOom, LimitBehavesLikeASmallerDevice, ()) {
   RC_ASSERT(pool.managed_bytes() <= limit);
 }
 
-RC_GTEST_PROP(PoolOom, ReclaimCallbacksRunInOrderUntilOneHelps, ()) {
+template <class Allocator>
+void reclaim_callbacks_run_in_order_until_one_helps() {
   const std::uint64_t capacity = 1 << 20;
   auto device = std::make_shared<fake_device>(capacity);
-  pool_t pool(fake_allocator{device});
+  memory_pool<Allocator> pool(Allocator{device});
   // Fill the device with live blocks that callbacks may drop.
-  std::vector<pool_t::allocation> live;
+  std::vector<typename memory_pool<Allocator>::allocation> live;
   for (;;) {
     try {
       live.push_back(pool.allocate(capacity / 8));
@@ -123,6 +129,25 @@ RC_GTEST_PROP(PoolOom, ReclaimCallbacksRunInOrderUntilOneHelps, ()) {
   }
   for (std::size_t i = 0; i < order.size(); ++i) RC_ASSERT(order[i] == static_cast<int>(i));
   RC_ASSERT(pool.statistics().reclaim_calls == order.size());
+}
+
+RC_GTEST_PROP(PoolOom, RequestThatFitsWithoutHeldMemorySucceeds, ()) {
+  request_that_fits_without_held_memory_succeeds<fake_allocator>();
+}
+RC_GTEST_PROP(PoolOom, RequestThatFitsWithoutHeldMemorySucceedsThrowingAllocator, ()) {
+  request_that_fits_without_held_memory_succeeds<throwing_fake_allocator>();
+}
+RC_GTEST_PROP(PoolOom, LimitBehavesLikeASmallerDevice, ()) {
+  limit_behaves_like_a_smaller_device<fake_allocator>();
+}
+RC_GTEST_PROP(PoolOom, LimitBehavesLikeASmallerDeviceThrowingAllocator, ()) {
+  limit_behaves_like_a_smaller_device<throwing_fake_allocator>();
+}
+RC_GTEST_PROP(PoolOom, ReclaimCallbacksRunInOrderUntilOneHelps, ()) {
+  reclaim_callbacks_run_in_order_until_one_helps<fake_allocator>();
+}
+RC_GTEST_PROP(PoolOom, ReclaimCallbacksRunInOrderUntilOneHelpsThrowingAllocator, ()) {
+  reclaim_callbacks_run_in_order_until_one_helps<throwing_fake_allocator>();
 }
 
 }  // namespace

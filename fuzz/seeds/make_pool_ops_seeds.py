@@ -10,6 +10,9 @@ import sys
 
 # Operation selectors (pool_ops_fuzzer.cc: pick in 0..31).
 ALLOC, RELEASE, MOVE, FREE_HELD, STOP, LIMIT, TRIM, POLICY, CAPACITY, INJECT = 0, 12, 20, 22, 24, 25, 27, 28, 30, 31
+# ALLOC (0..9) requests through try_allocate(); ALLOC_THROWING (10, 11) through allocate(), whose
+# hit path is the pool's inlined fast path and whose out-of-memory is the out_of_memory exception.
+ALLOC_THROWING = 10
 
 
 class Enc:
@@ -89,6 +92,14 @@ def seeds(lb):
     e.byte(CAPACITY).byte(0).byte(2)  # capacity = active rounded bytes
     small(e.byte(ALLOC), 1)  # out of memory at the device
     out["seed_policy_limit_trim_inject"] = e.data()
+
+    # 24 bytes, so pool_ops_fuzzer (max_len 32) keeps all of it: allocate()'s fast-path hit and
+    # its out_of_memory exception.
+    e = header(Enc(), lb, CAP_64K)
+    small(e.byte(ALLOC_THROWING), 100); e.byte(RELEASE); small(e.byte(ALLOC_THROWING), 100)
+    pow2(e.byte(ALLOC_THROWING), 16, 0)  # 64 KiB on a 64 KiB device with 100 B live: out of memory
+    e.byte(RELEASE); pow2(e.byte(ALLOC_THROWING), 15, 0)
+    out["seed_allocate_fast_hit_and_oom"] = e.data()
     return out
 
 

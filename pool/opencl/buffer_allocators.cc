@@ -22,10 +22,10 @@ cl_mem create_buffer(cl_context context, cl_mem_flags flags, std::uint64_t bytes
   cl_int status = CL_SUCCESS;
   cl_mem mem = clCreateBuffer(context, flags, static_cast<size_t>(bytes), nullptr, &status);
   if (status == CL_SUCCESS && mem == nullptr) status = CL_OUT_OF_HOST_MEMORY;
-  if (!allocation_succeeded(status, "clCreateBuffer", std::to_string(bytes) + " bytes", refusal)) {
-    return nullptr;
-  }
-  return mem;
+  if (status == CL_SUCCESS) return mem;  // the failure text is built only on failure
+  if (mem != nullptr) clReleaseMemObject(mem);  // a failing status with an object: not ours to keep
+  allocation_succeeded(status, "clCreateBuffer", std::to_string(bytes) + " bytes", refusal);
+  return nullptr;  // out-of-memory (any other status threw above)
 }
 
 void release_block(buffer_block block) noexcept {

@@ -483,6 +483,34 @@ TEST(MockclOomByValue, EveryAllocatorRefusesByValueAndThrowsTheSame) {
   EXPECT_TRUE(leaks().clean()) << leaks().describe();
 }
 
+// A refusal at the second step of an allocation (mapping a pinned buffer; the forcing command
+// failing when it runs, seen only by a waiting allocator) releases the buffer made by the first.
+TEST(MockclOomByValue, SecondStepRefusalReleasesTheBuffer) {
+  {
+    world w("gpu-64m:max_alloc=64m");
+    ASSERT_EQ(ctl().add_fault("nth:clEnqueueMapBuffer:1:CL_OUT_OF_RESOURCES"), "");
+    host_pinned_allocator pinned(w.q(0));
+    pinned_block block{};
+    clpool::allocator_refusal refusal;
+    EXPECT_FALSE(pinned.try_allocate(1 * MiB, block, refusal));
+    EXPECT_EQ(refusal.status, CL_OUT_OF_RESOURCES);
+    EXPECT_NE(refusal.message.find("clEnqueueMapBuffer"), std::string::npos) << refusal.message;
+    EXPECT_EQ(live_count("mem"), 0u) << "the buffer whose mapping failed leaked";
+
+    ASSERT_EQ(ctl().add_fault("exec:clEnqueueMigrateMemObjects:1:CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+              "");
+    immediate_buffer_allocator waiting(w.q(0), {.wait_for_allocation = true});
+    buffer_block buffer{};
+    EXPECT_FALSE(waiting.try_allocate(1 * MiB, buffer, refusal));
+    EXPECT_EQ(refusal.status, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    EXPECT_EQ(live_count("mem"), 0u) << "the buffer whose forcing failed leaked";
+    ASSERT_TRUE(waiting.try_allocate(1 * MiB, buffer, refusal));  // the fault fired once
+    waiting.deallocate(buffer, 1 * MiB);
+    w.finish();
+  }
+  EXPECT_TRUE(leaks().clean()) << leaks().describe();
+}
+
 // ---- Deferred out-of-memory --------------------------------------------------------------------
 
 TEST(MockclDeferred, DeferredAllocatorOverCommitsAndTheErrorComesAtFirstUse) {

@@ -37,7 +37,8 @@ class fake_device_error : public std::runtime_error {
 // Handles name a slot and its generation (slot + 1 in the low 32 bits, the slot's reuse count in
 // the high 32): freed slots are reused, so the device's memory follows the blocks outstanding,
 // not every block ever made, and a handle freed once is still recognised as freed after its slot
-// was reused. (A slot reused 2^32 times would repeat a handle; no test comes near that.)
+// was reused. (A slot reused 2^32 times would repeat a handle, and slot 2^32 - 1 would carry into
+// the generation; no test comes near either.)
 class fake_device {
  public:
   using handle_type = std::uint64_t;
@@ -69,6 +70,8 @@ class fake_device {
     if (free_slots_.empty()) {
       index = static_cast<std::uint32_t>(slots_.size());
       slots_.push_back(slot{});
+      // Room for every slot on the free list, so that deallocate (noexcept) never allocates.
+      free_slots_.reserve(slots_.capacity());
     } else {
       index = free_slots_.back();
       free_slots_.pop_back();
