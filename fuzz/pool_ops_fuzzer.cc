@@ -843,12 +843,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The run's vectors keep their capacity from one input to the next (moved in here, moved back
   // at the end), so steps and inputs do not reallocate them. Each is empty when put back.
   spares& spare = spares::get();
-  std::vector<op>& spare_ops = spare.ops;
-  std::vector<pool_t::allocation>& spare_live = spare.live;
-  std::vector<live_block>& spare_model_live = spare.model_live;
-  r.ops.swap(spare_ops);
-  r.live.swap(spare_live);
-  r.m.live.swap(spare_model_live);
+  r.ops.swap(spare.ops);
+  r.live.swap(spare.live);
+  r.m.live.swap(spare.model_live);
   r.ops.clear();
   r.leading_bits = in.ConsumeIntegralInRange<unsigned>(kMinLeadingBits, kMaxLeadingBits);
   r.initial_capacity = consume_capacity(in);
@@ -957,8 +954,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     r.fail("blocks outstanding at the device after teardown");
   }
   if (!r.device->errors().empty()) r.fail("device error: " + r.device->errors().front());
-  r.ops.swap(spare_ops);
-  r.live.swap(spare_live);  // empty: teardown released every allocation
-  r.m.live.swap(spare_model_live);
+  r.ops.swap(spare.ops);
+  r.live.swap(spare.live);  // empty: teardown released every allocation
+  r.m.live.swap(spare.model_live);
   return 0;
 }

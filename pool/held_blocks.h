@@ -8,8 +8,8 @@
 //
 // The bitmap (bit b set when bin b's list may be non-empty; always set when it is) lets "the
 // largest held block" and every walk (for_each, for_each_bin, drain, is_valid, take_census) visit
-// only bins that were pushed to, so their cost is the number of such bins plus one word per 64 bins up to
-// the highest bin ever used. A push sets the bit; a pop leaves it, so the hit path and the
+// only bins that were pushed to, so their cost is the number of such bins plus one word per 64
+// bins up to the highest bin ever used. A push sets the bit; a pop leaves it, so the hit path and the
 // release path each do one bitmap write fewer than an exact bitmap would need (a hit that empties
 // a list and a release that refills it is the pool's most common pair). Bits of lists found empty
 // are cleared by largest_nonempty_bin() and drain().

@@ -628,26 +628,20 @@ class pool_state {
 
   // The allocator call of one attempt: true with a block in `handle`, false with `refusal` filled
   // when the allocator has no room, by whichever of the two ways it says so (allocator.h).
+  // A try_allocate that throws allocator_out_of_memory after all (say, through a helper that
+  // throws) still means "no room": the pool retries rather than passing it on.
   bool call_allocator(std::uint64_t rounded, handle_type& handle, allocator_refusal& refusal) {
-    if constexpr (allocator_reports_oom_by_value<A>) {
-      // A try_allocate that throws allocator_out_of_memory after all (say, through a helper that
-      // throws) still means "no room": the pool retries rather than passing it on.
-      try {
+    try {
+      if constexpr (allocator_reports_oom_by_value<A>) {
         return allocator_.try_allocate(rounded, handle, refusal);
-      } catch (const allocator_out_of_memory& e) {
-        refusal.status = e.status();
-        refusal.message = e.what();
-        return false;
-      }
-    } else {
-      try {
+      } else {
         handle = allocator_.allocate(rounded);
         return true;
-      } catch (const allocator_out_of_memory& e) {
-        refusal.status = e.status();
-        refusal.message = e.what();
-        return false;
       }
+    } catch (const allocator_out_of_memory& e) {
+      refusal.status = e.status();
+      refusal.message = e.what();
+      return false;
     }
   }
 

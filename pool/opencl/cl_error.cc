@@ -126,11 +126,10 @@ cl_error::cl_error(cl_int status, std::string call, const std::string& detail)
       call_(std::move(call)) {}
 
 void throw_if_allocation_failed(cl_int status, const char* call, const std::string& detail) {
-  if (status == CL_SUCCESS) return;
-  if (is_out_of_memory_status(status)) {
-    throw clpool::allocator_out_of_memory(status, describe_failure(status, call, detail));
+  clpool::allocator_refusal refusal;
+  if (!allocation_succeeded(status, call, detail, refusal)) {
+    throw clpool::allocator_out_of_memory(refusal.status, refusal.message);
   }
-  throw cl_error(status, call, detail);
 }
 
 bool allocation_succeeded(cl_int status, const char* call, const std::string& detail,
