@@ -8,7 +8,9 @@ echo "$so" > "$dir/mockcl.icd"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
 export MOCKCL_DEVICES="gpu-256m;gpu-8g:semantics=deferred;cpu"
 out="$(clinfo)"
-echo "$out" | head -20
+# Not `echo "$out" | head -20`: head exits after 20 lines, echo can die of SIGPIPE, and pipefail
+# turns that into a failed test (8 of 300 runs of that pipeline failed here).
+head -20 <<<"$out"
 grep -q "Platform Name *mockcl" <<<"$out"
 grep -q "Number of devices *3" <<<"$out"
 grep -q "Device Name *mockcl gpu-256m" <<<"$out"
