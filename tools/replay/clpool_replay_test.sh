@@ -7,12 +7,13 @@ T="${TEST_TMPDIR:-/tmp}"
 fails=0
 
 # expect RC FRAGMENT ARGS...: runs the binary; checks the exit code and that stdout+stderr contain
-# FRAGMENT.
+# FRAGMENT. The cases reason in exact bytes, so they run with --profile exact unless they name one.
 expect() {
   local want_rc="$1" fragment="$2"
   shift 2
-  local out rc
-  out="$("$BIN" --no-progress "$@" 2>&1)"
+  local out rc profile=(--profile exact)
+  [[ " $* " == *" --profile "* ]] && profile=()
+  out="$("$BIN" --no-progress "${profile[@]}" "$@" 2>&1)"
   rc=$?
   if [[ "$rc" != "$want_rc" ]]; then
     echo "FAIL: clpool_replay $* -> exit $rc, want $want_rc"; echo "$out" | head -20; fails=$((fails + 1)); return
@@ -27,7 +28,7 @@ CSV="$EX/rmm_log.csv"
 TR="$EX/fragmentation.trace"
 
 # Help documents everything, including exit codes.
-for f in --capacity --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
+for f in --capacity --profile --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
          --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so --host-capacity "Exit codes"; do
   expect 0 "$f" --help
 done
@@ -38,6 +39,25 @@ PY="$EX/pyopencl_pocl.trace"
 expect 1 "deferred allocation failed at first use" "$PY" --capacity 128MiB --semantics deferred
 expect 0 "replayed cleanly" "$PY" --capacity 128MiB
 expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
+
+# Profiles: nvidia is the default (deferred, pages); a profile is named in the report; a bad one is
+# refused before any replay, naming the file, the line and the key.
+LT="$EX/pyopencl_layer.trace"
+out="$("$BIN" "$LT" --no-progress --semantics deferred --min-capacity --compare nopool pool:lb=4 2>&1)"
+if [[ "$out" == *"nvidia profile"* && "$out" == *"89 MiB    289 MiB"* ]]; then echo "ok: default profile is nvidia"
+else echo "FAIL: the default profile is not nvidia's calibrated answer"; echo "$out"; fails=$((fails + 1)); fi
+expect 1 "lost to page rounding     8.00 MiB (8388604 bytes)" "$LT" --profile nvidia --capacity 90832896 --no-pool
+expect 1 "OUT OF MEMORY at event 1147" "$LT" --profile nvidia --capacity 90832896 --no-pool
+expect 0 "exact profile" "$LT" --profile exact --capacity 90832896 --no-pool
+expect 2 "no such built-in profile (exact, nvidia, pocl)" "$LT" --profile amd --capacity 1GiB
+expect 2 "/no/such.profile: cannot be opened" "$LT" --profile /no/such.profile --capacity 1GiB
+expect 2 "not a regular file" "$LT" --profile "$EX/" --capacity 1GiB
+printf 'page = 2MiB\npack_limit = 4MiB\n' > "$T/big_pack.profile"
+expect 2 "big_pack.profile: pack_limit: larger than page" "$LT" --profile "$T/big_pack.profile" --capacity 1GiB
+printf 'name = mine\npage = 2 furlongs\n' > "$T/unit.profile"
+expect 2 "unit.profile:2: page: '2 furlongs' has an unknown unit" "$LT" --profile "$T/unit.profile" --capacity 1GiB
+printf 'name = mine\nheadroom = 1MiB\n' > "$T/mine.profile"
+expect 1 "mine profile" "$LT" --profile "$T/mine.profile" --capacity 64MiB --no-pool
 
 # Clean replay and reproduced out-of-memory.
 expect 0 "replayed cleanly" "$TR" --capacity 2GiB

@@ -1,5 +1,7 @@
 #include "tools/replay/device.h"
 
+#include "mockcl/model/oom_status.h"
+
 #include <string>
 
 namespace clpool::replay {
@@ -20,19 +22,23 @@ std::optional<alloc_semantics> parse_semantics(std::string_view word) {
   return std::nullopt;
 }
 
-void simulated_device::commit(slot& s) noexcept {
-  s.committed = true;
-  used_ += s.bytes;
-  if (used_ > peak_) peak_ = used_;
+alloc_semantics semantics_of(const device_model::device_profile& profile) {
+  if (profile.oom_at != device_model::oom_point::creation) return alloc_semantics::deferred;
+  return profile.oom_status == device_model::status_out_of_host_memory ? alloc_semantics::host_oom
+                                                                       : alloc_semantics::immediate;
 }
 
 std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
-  if (semantics_ != alloc_semantics::deferred && !fits(bytes)) {
+  device_model::placement where;
+  if (semantics_ != alloc_semantics::deferred && !memory_.try_commit(bytes, where)) {
     ++failures_;
+    const int status = semantics_ == alloc_semantics::host_oom
+                           ? device_model::status_out_of_host_memory
+                           : memory_.profile().oom_status;
     throw allocator_out_of_memory(
-        device_oom_status, "simulated device: " + std::to_string(bytes) + " bytes requested, " +
-                               std::to_string(capacity_ - used_) + " of " +
-                               std::to_string(capacity_) + " free");
+        status, "simulated device: " + std::to_string(bytes) + " bytes requested, " +
+                    std::to_string(memory_.free_bytes()) + " of " +
+                    std::to_string(memory_.usable()) + " usable free");
   }
   std::uint64_t handle;
   if (!free_slots_.empty()) {
@@ -42,16 +48,13 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
     slots_.emplace_back();
     handle = slots_.size();
   }
-  slot& s = slots_[handle - 1];
-  s.bytes = bytes;
-  s.committed = false;
-  if (semantics_ != alloc_semantics::deferred) commit(s);
+  slots_[handle - 1] = slot{bytes, semantics_ != alloc_semantics::deferred, where};
   return handle;
 }
 
 void simulated_device::deallocate(std::uint64_t handle, std::uint64_t) noexcept {
   slot& s = slots_[handle - 1];
-  if (s.committed) used_ -= s.bytes;
+  if (s.committed) memory_.release(s.where, s.bytes);
   s = slot{};
   free_slots_.push_back(handle);
 }
@@ -59,8 +62,8 @@ void simulated_device::deallocate(std::uint64_t handle, std::uint64_t) noexcept 
 bool simulated_device::first_use(std::uint64_t handle) {
   slot& s = slots_[handle - 1];
   if (s.committed) return true;
-  if (!fits(s.bytes)) return false;
-  commit(s);
+  if (!memory_.try_commit(s.bytes, s.where)) return false;
+  s.committed = true;
   return true;
 }
 

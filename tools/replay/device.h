@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mockcl/model/device_memory.h"
 #include "pool/errors.h"
 
 namespace clpool::replay {
@@ -35,8 +36,8 @@ enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
 std::string_view to_string(alloc_semantics semantics);
 std::optional<alloc_semantics> parse_semantics(std::string_view word);
 
-// The status replay devices report for out-of-memory: OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE.
-inline constexpr int device_oom_status = -4;
+// The semantics a profile's devices have: where they report out-of-memory, and how.
+alloc_semantics semantics_of(const device_model::device_profile& profile);
 
 class replay_device {
  public:
@@ -62,15 +63,20 @@ class replay_device {
   virtual std::uint64_t capacity() const noexcept = 0;
   // Highest used_bytes() seen.
   virtual std::uint64_t peak_used_bytes() const noexcept = 0;
+  // Sum of the sizes of the committed blocks; used_bytes() - requested_bytes() is what the
+  // device's page rounding costs (0 on an exact-byte device).
+  virtual std::uint64_t requested_bytes() const noexcept = 0;
 };
 
-// A device that is only bookkeeping: handles index a slot table reused through a free list, so
-// memory is bounded by the blocks alive at once. Deterministic. Not thread-safe (replay is
-// single-threaded and the pool serialises allocator calls anyway).
+// A device that is only bookkeeping: its memory is a device_model::device_memory (the one
+// ledger, with the profile's pages, packing and headroom); handles index a slot table reused
+// through a free list, so memory is bounded by the blocks alive at once. Deterministic. Not
+// thread-safe (replay is single-threaded and the pool serialises allocator calls anyway).
 class simulated_device final : public replay_device {
  public:
-  simulated_device(std::uint64_t capacity, alloc_semantics semantics)
-      : capacity_(capacity), semantics_(semantics) {}
+  simulated_device(std::uint64_t capacity, alloc_semantics semantics,
+                   const device_model::device_profile& profile = {})
+      : memory_(profile, capacity), semantics_(semantics) {}
 
   std::uint64_t allocate(std::uint64_t bytes) override;
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;
@@ -78,28 +84,24 @@ class simulated_device final : public replay_device {
   bool defers_allocation() const noexcept override {
     return semantics_ == alloc_semantics::deferred;
   }
-  std::uint64_t used_bytes() const noexcept override { return used_; }
-  std::uint64_t capacity() const noexcept override { return capacity_; }
-
-  std::uint64_t peak_used_bytes() const noexcept override { return peak_; }
+  std::uint64_t used_bytes() const noexcept override { return memory_.committed(); }
+  std::uint64_t requested_bytes() const noexcept override { return memory_.requested(); }
+  std::uint64_t capacity() const noexcept override { return memory_.capacity(); }
+  std::uint64_t peak_used_bytes() const noexcept override { return memory_.peak_committed(); }
 
   // allocate() calls that threw out-of-memory.
   std::uint64_t failed_allocations() const noexcept { return failures_; }
+  const device_model::device_memory& memory() const noexcept { return memory_; }
 
  private:
   struct slot {
     std::uint64_t bytes = 0;
     bool committed = false;
+    device_model::placement where;
   };
-  bool fits(std::uint64_t bytes) const noexcept {
-    return bytes <= capacity_ && used_ <= capacity_ - bytes;
-  }
-  void commit(slot& s) noexcept;
 
-  std::uint64_t capacity_;
+  device_model::device_memory memory_;
   alloc_semantics semantics_;
-  std::uint64_t used_ = 0;
-  std::uint64_t peak_ = 0;
   std::uint64_t failures_ = 0;
   std::vector<slot> slots_;              // handle h is slots_[h - 1]
   std::vector<std::uint64_t> free_slots_;

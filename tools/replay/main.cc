@@ -100,7 +100,8 @@ int run(int argc, char** argv) {
   app.get_formatter()->column_width(34);
 
   input in;
-  std::string capacity_text, limit_text, trim_max_held_text, granule_text = "1MiB", semantics_text = "immediate";
+  std::string capacity_text, limit_text, trim_max_held_text, granule_text = "1MiB", semantics_text;
+  std::string profile_text = "nvidia";
   std::string svg_path, write_trace_path, device_text = "sim", mockcl_so, host_capacity_text;
   unsigned leading_bits = clpool::default_leading_bits;
   double trim_ratio = -1;
@@ -114,11 +115,17 @@ int run(int argc, char** argv) {
                  "instead of a clpool trace")
       ->excludes(trace_opt);
   app.add_option("--capacity", capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
-  app.add_option("--semantics", semantics_text,
+  app.add_option("--profile", profile_text,
+                 "how the device commits memory and reports running out: a built-in profile (nvidia, "
+                 "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
+                 "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
+                 "a profile file (mockcl/model/profile.h has the grammar). With nvidia, --capacity "
+                 "is the free memory the program starts with, as nvidia-smi shows it");
+  auto* semantics_opt = app.add_option("--semantics", semantics_text,
                  "immediate: allocation fails at once when the device is full (the pool can free "
                  "held blocks and retry); deferred: allocation succeeds and fails at first use "
                  "(the pool cannot help); host_oom: like immediate, reported as "
-                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default immediate")
+                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default: where the profile's device fails (nvidia: deferred)")
       ->check(CLI::IsMember({"immediate", "deferred", "host_oom"}));
   app.add_option("--device", device_text,
                  "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
@@ -186,7 +193,9 @@ int run(int argc, char** argv) {
   if (!std::isfinite(trim_ratio) || (tr_opt->count() > 0 && trim_ratio < 0)) {
     throw usage_error("--trim-ratio: must be a finite number >= 0");
   }
-  const alloc_semantics semantics = *parse_semantics(semantics_text);
+  const clpool::device_model::device_profile profile = clpool::device_model::load_profile(profile_text);
+  const alloc_semantics semantics = semantics_opt->count() > 0 ? *parse_semantics(semantics_text)
+                                                              : semantics_of(profile);
   if (device_text != "sim" && device_text != "mockcl") {
     throw usage_error("--device: '" + device_text + "' is not sim or mockcl");
   }
@@ -200,6 +209,7 @@ int run(int argc, char** argv) {
   const auto make_spec = [&](std::uint64_t cap) {
     device_spec d = mock != nullptr ? mock->spec(cap, semantics) : device_spec{cap, semantics};
     d.host_capacity = host_capacity;
+    d.profile = profile;
     return d;
   };
 

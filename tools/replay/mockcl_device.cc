@@ -139,6 +139,7 @@ class mockcl_device final : public replay_device {
   std::uint64_t used_bytes() const noexcept override { return used_; }
   std::uint64_t capacity() const noexcept override { return capacity_; }
   std::uint64_t peak_used_bytes() const noexcept override { return peak_; }
+  std::uint64_t requested_bytes() const noexcept override { return used_; }
 
  private:
   struct slot {

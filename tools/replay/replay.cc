@@ -154,6 +154,7 @@ struct replayer::impl {
     p.site = site;
     p.recorded_failure = e.action == trace_action::alloc_failed;
     p.device_used_bytes = device->used_bytes();
+    p.page_loss_bytes = device->used_bytes() - device->requested_bytes();
     p.capacity = device->capacity();
     p.limit = config.limit;
     return p;
@@ -423,7 +424,7 @@ struct replayer::impl {
 replayer::replayer(const replay_config& config, const device_spec& device, replay_options options) {
   std::unique_ptr<replay_device> owned =
       device.make_device ? device.make_device(device)
-                         : std::make_unique<simulated_device>(device.capacity, device.semantics);
+                         : std::make_unique<simulated_device>(device.capacity, device.semantics, device.profile);
   replay_device* d = owned.get();
   impl_ = std::make_unique<impl>(config, std::move(owned), d, options);
   impl_->report.device = device;

@@ -44,6 +44,7 @@ struct device_spec {
   alloc_semantics semantics = alloc_semantics::immediate;
   std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
   std::string backend = "sim";  // the device's name in reports: "sim" or "mockcl"
+  device_model::device_profile profile = {};  // how the device commits memory (default: exact)
   device_factory make_device = nullptr;  // empty: simulated_device(capacity, semantics)
 };
 
@@ -83,7 +84,8 @@ struct oom_point {
   std::uint64_t capacity = 0;
   std::uint64_t limit = unlimited;
   std::uint64_t held_before_bytes = 0;     // held in other bins when the request arrived
-  std::uint64_t rounding_loss_bytes = 0;   // active_rounded_bytes - active_bytes
+  std::uint64_t rounding_loss_bytes = 0;   // active_rounded_bytes - active_bytes (the pool's bins)
+  std::uint64_t page_loss_bytes = 0;       // device committed - sizes committed (the device's pages)
   std::uint64_t retries = 0;               // the pool's retries for this request
   std::string message;                     // the pool's or the device's own words
 };

@@ -45,7 +45,9 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
       format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) + ", " +
           both(p.capacity >= p.device_used_bytes ? p.capacity - p.device_used_bytes : 0) + " free");
   if (p.limit != unlimited) row(out, "pool limit", both(p.limit));
-  row(out, "lost to rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
+  row(out, "lost to bin rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
+  row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
+                                        r.device.profile.name + " profile)");
   row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
                                      (p.site == oom_site::first_use
                                           ? " (still committed: the pool never saw a failure)"
@@ -63,7 +65,8 @@ std::string format_text(const config_result& result, const std::string& input) {
   if (result.replay) {
     const replay_report& r = *result.replay;
     out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
-        << to_string(r.device.semantics) << " allocation\n";
+        << to_string(r.device.semantics) << " allocation, " << r.device.profile.name
+        << " profile\n";
     out << "result: ";
     if (r.ok()) {
       out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
@@ -133,7 +136,8 @@ std::string format_table(const std::vector<config_result>& results, const std::s
       add(c, "OOM request (rounded)", r.ok() ? "-" : format_bytes(r.oom->rounded_bytes));
       add(c, "OOM cause", r.ok() ? "-" : std::string(to_string(r.oom->site)));
       add(c, "held at OOM request", r.ok() ? "-" : format_bytes(r.oom->held_before_bytes));
-      add(c, "lost to rounding at OOM", r.ok() ? "-" : format_bytes(r.oom->rounding_loss_bytes));
+      add(c, "lost to bin rounding at OOM", r.ok() ? "-" : format_bytes(r.oom->rounding_loss_bytes));
+      add(c, "lost to page rounding at OOM", r.ok() ? "-" : format_bytes(r.oom->page_loss_bytes));
       add(c, "events replayed", std::to_string(r.events));
       add(c, "peak active", format_bytes(r.peak_active_bytes));
       add(c, "peak managed", format_bytes(r.peak_managed_bytes));
@@ -160,7 +164,12 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   if (!results.empty() && results[0].replay) {
     out << ", device " << results[0].replay->device.backend << " "
         << capacity_text(results[0].replay->device.capacity) << ", "
-        << to_string(results[0].replay->device.semantics) << " allocation";
+        << to_string(results[0].replay->device.semantics) << " allocation, "
+        << results[0].replay->device.profile.name << " profile";
+  } else if (!results.empty() && results[0].min_capacity && results[0].min_capacity->at_result) {
+    const device_spec& d = results[0].min_capacity->at_result->device;
+    out << ", device " << d.backend << ", " << to_string(d.semantics) << " allocation, "
+        << d.profile.name << " profile";
   }
   out << "\n";
   for (std::size_t i = 0; i < labels.size(); ++i) {
@@ -181,6 +190,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
+  j["profile"] = r.device.profile.name;
   j["ok"] = r.ok();
   j["events"] = r.events;
   j["allocs"] = r.allocs;
@@ -220,6 +230,7 @@ nlohmann::json to_json(const replay_report& r) {
                 {"limit", p.limit == unlimited ? nlohmann::json(nullptr) : nlohmann::json(p.limit)},
                 {"held_in_other_bins_bytes", p.held_before_bytes},
                 {"rounding_loss_bytes", p.rounding_loss_bytes},
+                {"page_loss_bytes", p.page_loss_bytes},
                 {"retries", p.retries},
                 {"message", p.message}};
   } else {

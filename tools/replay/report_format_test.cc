@@ -35,7 +35,7 @@ TEST(ReportFormat, TextNamesEveryFigure) {
   const std::string text = format_text(res, "t.trace");
   for (const char* s : {"OUT OF MEMORY at event 3", "request rounded to", "active (requested)",
                         "held by the pool", "managed by the pool", "device used / capacity",
-                        "lost to rounding", "held in other bins", "pool retries", "peak active",
+                        "lost to bin rounding", "lost to page rounding", "held in other bins", "pool retries", "peak active",
                         "peak managed", "hit rate", "allocator calls", "free_held retries"}) {
     EXPECT_NE(text.find(s), std::string::npos) << "missing '" << s << "' in\n" << text;
   }

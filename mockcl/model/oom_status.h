@@ -1,0 +1,32 @@
+// Which OpenCL statuses mean "the device (or the host behind it) ran out of memory". The one
+// copy of this rule: the pool's OpenCL allocators, the layer and the replay tool all ask here.
+//
+// OpenCL-free on purpose (the codes are spelled as numbers, checked against CL/cl.h by
+// oom_status_test), so that the device model and the pool core can use it without the headers.
+#ifndef MOCKCL_MODEL_OOM_STATUS_H_
+#define MOCKCL_MODEL_OOM_STATUS_H_
+
+#include <cstdint>
+
+namespace clpool::device_model {
+
+inline constexpr std::int32_t status_mem_object_allocation_failure = -4;  // CL_MEM_OBJECT_ALLOCATION_FAILURE
+inline constexpr std::int32_t status_out_of_resources = -5;               // CL_OUT_OF_RESOURCES
+inline constexpr std::int32_t status_out_of_host_memory = -6;             // CL_OUT_OF_HOST_MEMORY
+inline constexpr std::int32_t status_invalid_buffer_size = -61;           // CL_INVALID_BUFFER_SIZE
+
+// True for the three statuses real drivers use when there is no room: NVIDIA and AMD answer -4,
+// Intel's NEO -6, and some drivers -5 for the same condition (../shared/notes/opencl-facts.md).
+//
+// CL_INVALID_BUFFER_SIZE (-61) is not out-of-memory: it is the answer to a size of 0 and to a
+// request above CL_DEVICE_MAX_MEM_ALLOC_SIZE on a device that enforces that limit, and both are
+// wrong requests that no amount of freed memory would satisfy. A pool must not free its held
+// blocks and retry on it, and a trace must not call it an out-of-memory.
+constexpr bool is_out_of_memory_status(std::int32_t status) noexcept {
+  return status == status_mem_object_allocation_failure || status == status_out_of_resources ||
+         status == status_out_of_host_memory;
+}
+
+}  // namespace clpool::device_model
+
+#endif  // MOCKCL_MODEL_OOM_STATUS_H_

@@ -1,0 +1,17 @@
+# nvidia: NVIDIA's OpenCL driver, as measured on an H100 80GB (driver 580.159.04, OpenCL 3.0
+# CUDA 13.0.98) by reading the free memory after create + migrate (shared/notes/gpu-facts.md).
+# --capacity with this profile is the free memory the program starts with (nvidia-smi's "free").
+name = nvidia
+# clCreateBuffer never fails for lack of memory; the first enqueue that uses the buffer
+# (migrate, write, fill, kernel) returns -4 itself. The event stays clean.
+oom_at = first_use
+oom_status = CL_MEM_OBJECT_ALLOCATION_FAILURE
+# Filling the device always stopped with 2.625 MiB still free.
+headroom = 2688KiB
+# Memory is committed in 2 MiB pages; a request over 2 MiB takes whole pages...
+page = 2MiB
+# ...and requests of at most 2 MiB are packed, at 512 B granularity, into shared pages.
+pack_limit = 2MiB
+pack_granule = 512B
+# Creating and using CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1 bytes succeeds.
+max_alloc_enforced = no
