@@ -43,7 +43,11 @@ cl_context make_context(Call& c, const cl_context_properties* props, std::vector
   ctx->device0 = devs[0]->index;
   ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != Semantics::kDeferred;
   ctx->max_alloc = UINT64_MAX;
-  for (cl_device_id d : devs) ctx->max_alloc = std::min(ctx->max_alloc, rt().devices[d->index].cfg.max_alloc);
+  // A device whose profile does not enforce max_alloc (NVIDIA's) takes any size at creation.
+  for (cl_device_id d : devs) {
+    const DeviceConfig& cfg = rt().devices[d->index].cfg;
+    if (cfg.model.max_alloc_enforced) ctx->max_alloc = std::min(ctx->max_alloc, cfg.max_alloc);
+  }
   ctx->devices = std::move(devs);
   ctx->properties = std::move(p);
   ctx->outstanding = ctx->peak = 0;

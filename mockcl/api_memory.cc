@@ -53,13 +53,15 @@ template <bool kHooks>
   int dev = ctx->device0;
   bool pinned = flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_USE_HOST_PTR);
   bool charge_now = pinned || ctx->charge_at_create;
+  clpool::device_model::placement where;
   if (pinned) [[unlikely]] {
-    if (cl_int s = rt.charge_to<true>(dev, ctx, size)) return fail(s);
+    if (cl_int s = rt.charge_to<true>(dev, ctx, size, where)) return fail(s);
   } else if (charge_now) {
-    if (cl_int s = rt.charge_to<false>(dev, ctx, size)) return fail(s);
+    if (cl_int s = rt.charge_to<false>(dev, ctx, size, where)) return fail(s);
   }
   _cl_mem* m = rt.create(rt.mems, Type::kMem);
   rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
+  m->where = where;
   if (flags & CL_MEM_COPY_HOST_PTR) [[unlikely]] {
     unsigned char* b = rt.bytes_of(m);
     if (!b) {

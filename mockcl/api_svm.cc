@@ -21,23 +21,25 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   if (!cfg.svm) return nullptr;
   constexpr cl_svm_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   if (flags & ~kAccess) return nullptr;  // Fine-grain and atomics are not supported.
-  if (size == 0 || size > cfg.max_alloc) return nullptr;
+  if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc)) return nullptr;
   if (alignment & (alignment - 1)) return nullptr;
   if (alignment > 4096) return nullptr;
-  if (cl_int s = rt().charge(dev, ctx, size, false)) {
+  clpool::device_model::placement where;
+  if (cl_int s = rt().charge(dev, ctx, size, false, where)) {
     c.ret(s);
     return nullptr;
   }
   SvmBlock b;
   void* p = b.block.allocate(size, alignment ? alignment : 128);
   if (!p) {
-    rt().credit(dev, ctx, size, false);
+    rt().credit(dev, ctx, size, false, where);
     c.ret(CL_OUT_OF_HOST_MEMORY);
     return nullptr;
   }
   b.size = size;
   b.context = ctx;
   b.device = dev;
+  b.where = where;
   b.id = rt().object_id_next();
   rt().retain_internal(ctx);
   rt().svm.emplace(reinterpret_cast<uintptr_t>(p), std::move(b));

@@ -1,5 +1,7 @@
 #include "mockcl/config.h"
 
+#include "mockcl/model/oom_status.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -219,6 +221,7 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
     if (!base.ok()) return R::Error(where + ": " + base.error());
     DeviceConfig d = base.value();
     bool capacity_set = false, reported_set = false, max_alloc_set = false, pinned_set = false;
+    bool semantics_set = false, oom_at_set = false;
     if (has_opts) {
       if (opts.empty()) return R::Error(where + ": nothing after ':'");
       for (std::string_view kv : split(opts, ',')) {
@@ -244,10 +247,20 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
           else if (val == "deferred") d.semantics = Semantics::kDeferred;
           else if (val == "host_oom") d.semantics = Semantics::kHostOom;
           else return R::Error(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
+          semantics_set = true;
         } else if (key == "oom_at") {
           if (val == "enqueue") d.oom_at_execution = false;
           else if (val == "execution") d.oom_at_execution = true;
           else return R::Error(what + ": " + quote(val) + " is not enqueue or execution");
+          oom_at_set = true;
+        } else if (key == "profile") {
+          if (val.empty()) return R::Error(what + " is empty");
+          try {
+            d.model = clpool::device_model::load_profile(val);
+          } catch (const clpool::device_model::profile_error& e) {
+            return R::Error(what + ": " + e.what());
+          }
+          d.profile = std::string(val);
         } else if (key == "svm") {
           auto b = parse_bool(val, "svm");
           if (!b.ok()) return R::Error(where + ": " + b.error());
@@ -258,10 +271,19 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
           else return R::Error(what + ": " + quote(val) + " is not gpu or cpu");
         } else {
           return R::Error(where + ": unknown option " + quote(key) +
-                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned)");
+                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile)");
         }
       }
     }
+    // The profile says where its device reports out-of-memory; semantics= and oom_at= override it.
+    using clpool::device_model::oom_point;
+    if (!semantics_set) {
+      d.semantics = d.model.oom_at != oom_point::creation ? Semantics::kDeferred
+                    : d.model.oom_status == clpool::device_model::status_out_of_host_memory
+                        ? Semantics::kHostOom
+                        : Semantics::kImmediate;
+    }
+    if (!oom_at_set) d.oom_at_execution = d.model.oom_at == oom_point::execution;
     if (capacity_set) {
       if (d.capacity == 0) return R::Error(where + ": capacity must be > 0");
       if (!reported_set) d.reported = d.capacity;
@@ -284,7 +306,7 @@ std::string format_devices(const std::vector<DeviceConfig>& devices) {
   for (const auto& d : devices) {
     if (!s.empty()) s += ';';
     s += d.gpu ? "gpu" : "cpu";
-    s += ":name=" + d.name + ",capacity=" + std::to_string(d.capacity) +
+    s += ":profile=" + d.profile + ",name=" + d.name + ",capacity=" + std::to_string(d.capacity) +
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
          ",semantics=" + std::string(semantics_name(d.semantics)) +
          ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "mockcl/model/profile.h"
+
 namespace mockcl {
 
 // A value or a human-readable error message (never both).
@@ -52,6 +54,10 @@ struct DeviceConfig {
                                         // out-of-memory shows in its event status, not the enqueue.
   bool svm = true;                      // Coarse-grain buffer SVM supported.
   uint64_t pinned = 64ull << 20;        // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
+  // How device memory is committed (pages, packing, headroom) and whether max_alloc is enforced:
+  // the device model's profile (mockcl/model/profile.h), by the name or path it was given as.
+  std::string profile = "exact";
+  clpool::device_model::device_profile model;
   bool operator==(const DeviceConfig&) const = default;
 };
 

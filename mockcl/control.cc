@@ -49,6 +49,13 @@ class InProcess final : public Control {
   void reset() override { Runtime::get().reset(); }
   Snapshot snapshot() override { return Runtime::get().snapshot(); }
   uint64_t object_id(const void* handle) override { return Runtime::get().object_id(handle); }
+  MemoryUse memory_use(int device) override {
+    Runtime& rt = Runtime::get();
+    std::unique_lock<Lock> lk(rt.mu);
+    if (device < 0 || static_cast<size_t>(device) >= rt.devices.size()) return {};
+    const auto& m = rt.devices[device].memory;
+    return {m.committed(), m.peak_committed(), m.requested()};
+  }
 };
 
 }  // namespace

@@ -58,6 +58,13 @@ class Control {
   // The stable id of a handle (context, queue, mem, event, program, kernel, device) or of an
   // SVM pointer (any address inside the block); the ids in CommandRecord. 0 if unknown.
   virtual uint64_t object_id(const void* handle) = 0;
+  // One device's memory, from its ledger (the device model): bytes committed (in the profile's
+  // pages), their peak since the last reset, and the sum of the committed requests' sizes. All
+  // zero for an index that names no device. Cheap: no snapshot is built.
+  struct MemoryUse {
+    uint64_t committed = 0, peak = 0, requested = 0;
+  };
+  virtual MemoryUse memory_use(int device) = 0;
 };
 
 // The control of the in-process runtime.

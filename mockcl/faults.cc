@@ -41,11 +41,10 @@ cl_int Runtime::bytes_fault(int dev, uint64_t bytes) {
   DeviceState& d = devices[dev];
   for (auto& f : faults_) {
     if (f.rule.kind != FaultKind::kBytesAbove) continue;
-    if (d.outstanding + bytes <= f.rule.threshold) continue;
+    if (d.memory.committed() + bytes <= f.rule.threshold) continue;
     ++faults_fired_;
     cl_int s = f.rule.status ? f.rule.status
-               : d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY
-                                                        : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+               : oom_status(d);
     report("injected " + std::string(status_name(s)) + ": outstanding bytes would exceed " +
            std::to_string(f.rule.threshold));
     return s;

@@ -90,4 +90,11 @@ size_t mockcl_snapshot_json(char* buf, size_t size) {
 
 uint64_t mockcl_object_id(const void* handle) { return mockcl::control().object_id(handle); }
 
+void mockcl_memory_use(int device, uint64_t out[3]) {
+  const mockcl::Control::MemoryUse u = mockcl::control().memory_use(device);
+  out[0] = u.committed;
+  out[1] = u.peak;
+  out[2] = u.requested;
+}
+
 }  // extern "C"

@@ -26,6 +26,9 @@ size_t mockcl_snapshot_json(char* buf, size_t size);
 /* Control::object_id(). */
 uint64_t mockcl_object_id(const void* handle);
 
+/* Control::memory_use(): writes committed, peak and requested bytes to out[0..3). */
+void mockcl_memory_use(int device, uint64_t out[3]);
+
 #ifdef __cplusplus
 }
 #endif

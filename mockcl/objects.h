@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mockcl/host_memory.h"
+#include "mockcl/model/device_memory.h"
 #include "mockcl/snapshot.h"
 
 namespace mockcl {
@@ -92,6 +93,7 @@ struct _cl_mem : mockcl::Object {
   cl_mem parent = nullptr;      // Sub-buffer: its buffer (internal ref), at `offset`.
   size_t offset = 0;
   int device = -1;              // Device charged for it; -1: not charged (deferred, unused).
+  clpool::device_model::placement where;  // What the charge took on that device.
   bool pinned = false;          // Charged to the host-pinned budget instead of device memory.
   uint32_t map_count = 0;
   uint64_t last_use_end = 0;    // Virtual end of the last executed command that used it.

@@ -272,7 +272,8 @@ Snapshot Runtime::snapshot() {
   std::unique_lock<Lock> lk(mu);
   Snapshot s;
   for (const auto& d : devices)
-    s.devices.push_back({d.cfg.name, d.cfg.capacity, d.outstanding, d.peak, d.pinned_outstanding, d.pinned_peak});
+    s.devices.push_back({d.cfg.name, d.cfg.capacity, d.memory.committed(), d.memory.peak_committed(),
+                         d.pinned.committed(), d.pinned.peak_committed()});
   contexts.for_each_slot([&](_cl_context* c) {
     if (c->in_use) s.contexts.push_back({c->id, c->outstanding, c->peak});
   });
@@ -415,7 +416,7 @@ cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
   if (devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;  // Charged in execute().
-  cl_int s = charge(q->device->index, root->context, root->size, false);
+  cl_int s = charge(q->device->index, root->context, root->size, false, root->where);
   if (s == CL_SUCCESS) root->device = q->device->index;
   return s;
 }
@@ -442,7 +443,7 @@ SvmBlock* Runtime::find_svm(const void* p) {
 void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   SvmBlock& b = it->second;
   record_free(true, b.id, it->first, b.size, b.last_use_end);
-  credit(b.device, b.context, b.size, false);
+  credit(b.device, b.context, b.size, false, b.where);
   cl_context ctx = b.context;
   svm.erase(it);
   release_internal(ctx);

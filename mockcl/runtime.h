@@ -29,6 +29,7 @@
 #include "mockcl/config.h"
 #include "mockcl/entry_points.h"
 #include "mockcl/host_memory.h"
+#include "mockcl/model/device_memory.h"
 #include "mockcl/objects.h"
 #include "mockcl/slab.h"
 #include "mockcl/snapshot.h"
@@ -49,9 +50,14 @@ inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free reco
 inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept in memory.
 inline constexpr size_t kMaxMessages = 256;             // Report messages (oldest dropped).
 
+// One device: its configuration and its two ledgers, both the device model's (the only place
+// mockcl counts device bytes).
 struct DeviceState {
+  explicit DeviceState(const DeviceConfig& c)
+      : cfg(c), memory(c.model, c.capacity), pinned(clpool::device_model::device_profile{}, c.pinned) {}
   DeviceConfig cfg;
-  uint64_t outstanding = 0, peak = 0, pinned_outstanding = 0, pinned_peak = 0;
+  clpool::device_model::device_memory memory;  // global memory, by the device's profile
+  clpool::device_model::device_memory pinned;  // the host-pinned budget, in exact bytes
 };
 
 // A clSVMAlloc block.
@@ -60,6 +66,7 @@ struct SvmBlock {
   size_t size = 0;
   cl_context context = nullptr;  // Internal ref.
   int device = 0;
+  clpool::device_model::placement where;  // what its charge took on the device
   HostBlock block;
   uint32_t pending = 0;   // Commands in flight that use it.
   bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
@@ -190,7 +197,8 @@ class Runtime {
     }
     const int dev = ctx->device0;
     // No fault rule is installed (hooks_ is false), so the charge needs no fault check.
-    if (ctx->charge_at_create && charge_to<false, /*kFaults=*/false>(dev, ctx, size) != CL_SUCCESS)
+    clpool::device_model::placement where;
+    if (ctx->charge_at_create && charge_to<false, /*kFaults=*/false>(dev, ctx, size, where) != CL_SUCCESS)
         [[unlikely]] {
       mu.unlock_owner();
       return nullptr;  // the general path reports the out-of-memory
@@ -199,6 +207,7 @@ class Runtime {
     ++now;
     _cl_mem* m = create(mems, Type::kMem);
     init_buffer(m, ctx, flags, size, nullptr, ctx->charge_at_create ? dev : -1, /*pinned=*/false);
+    m->where = where;
     mu.unlock_owner();
     return m;
   }
@@ -223,7 +232,7 @@ class Runtime {
       append_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
     }
     m->last_use_end = 0;
-    if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false);
+    if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false, m->where);
     m->device = -1;
     --m->context->internal;
     mems.retire(m);
@@ -293,35 +302,35 @@ class Runtime {
     if (--o->internal == 0 && o->refs == 0) destroy(o);
   }
 
-  // Charges `bytes` to a device (and context); returns 0 or the device's OOM status.
-  cl_int charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
-    // Two copies, so the common (device memory) one has no pinned selects.
-    return pinned ? charge_to<true>(dev, ctx, bytes) : charge_to<false>(dev, ctx, bytes);
+  // Charges `bytes` to a device (and context); returns 0 or the device's OOM status. `where`
+  // receives what the charge took, for credit().
+  cl_int charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned,
+                clpool::device_model::placement& where) {
+    return pinned ? charge_to<true>(dev, ctx, bytes, where) : charge_to<false>(dev, ctx, bytes, where);
   }
   // kFaults false: the caller knows no fault rule is installed (the express create path).
   template <bool kPinned, bool kFaults = true>
-  cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes) {
+  cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes, clpool::device_model::placement& where) {
     DeviceState& d = devices[dev];
-    uint64_t& out = kPinned ? d.pinned_outstanding : d.outstanding;
-    uint64_t& peak = kPinned ? d.pinned_peak : d.peak;
-    const uint64_t limit = kPinned ? d.cfg.pinned : d.cfg.capacity;
-    const uint64_t after = out + bytes;
-    if (after > limit || after < bytes) [[unlikely]] return oom_status(d);
+    clpool::device_model::device_memory& memory = kPinned ? d.pinned : d.memory;
     if (!kPinned && kFaults && !faults_.empty()) [[unlikely]] {
+      // An injected failure fires only for a request that would otherwise fit.
+      if (!memory.try_commit(bytes, where)) return oom_status(d);
+      memory.release(where, bytes);
       if (cl_int f = bytes_fault(dev, bytes)) return f;
     }
-    out = after;
-    if (after > peak) peak = after;
+    if (!memory.try_commit(bytes, where)) [[unlikely]] return oom_status(d);
     if (ctx) {
       ctx->outstanding += bytes;
       if (ctx->outstanding > ctx->peak) ctx->peak = ctx->outstanding;
     }
     return CL_SUCCESS;
   }
-  void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned) {
+  void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned,
+              const clpool::device_model::placement& where) {
     DeviceState& d = devices[dev];
-    if (pinned) [[unlikely]] d.pinned_outstanding -= bytes;
-    else d.outstanding -= bytes;
+    if (pinned) [[unlikely]] d.pinned.release(where, bytes);
+    else d.memory.release(where, bytes);
     if (ctx) ctx->outstanding -= bytes;
   }
   // Deferred semantics: charges the root buffer of m to q's device at first use.
@@ -403,7 +412,7 @@ class Runtime {
   cl_int call_fault(Entry e);
   cl_int bytes_fault(int dev, uint64_t bytes);
   static cl_int oom_status(const DeviceState& d) {
-    return d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    return d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : d.cfg.model.oom_status;
   }
   [[gnu::cold]] cl_int release_invalid(Object* o, cl_int invalid_status);
   [[gnu::cold]] void count_leaks(_cl_context* ctx);
@@ -422,7 +431,7 @@ class Runtime {
     --live_[live_index(Type::kMem)];
     record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
     m->last_use_end = 0;
-    if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned);
+    if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
     m->device = -1;
     m->backing.reset();
     if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);

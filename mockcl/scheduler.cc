@@ -153,7 +153,7 @@ cl_int Runtime::charge_at_execution(_cl_event* ev) {
     _cl_mem* root = m->parent ? m->parent : m;
     if (root->device >= 0) continue;
     int dev = ev->queue->device->index;
-    if (cl_int s = charge(dev, root->context, root->size, false)) return s;
+    if (cl_int s = charge(dev, root->context, root->size, false, root->where)) return s;
     root->device = dev;
   }
   return CL_SUCCESS;

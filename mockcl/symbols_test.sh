@@ -17,7 +17,7 @@ other="$(echo "$syms" | grep -v '^cl' | grep -v '^mockcl_' || true)"
 if [[ -n "$other" ]]; then
   echo "FAIL: unexpected exports:"; echo "$other"; exit 1
 fi
-for f in mockcl_configure mockcl_reset mockcl_snapshot_json mockcl_object_id; do
+for f in mockcl_configure mockcl_reset mockcl_snapshot_json mockcl_object_id mockcl_memory_use; do
   grep -qx "$f" <<<"$syms" || { echo "FAIL: $f not exported"; exit 1; }  # no pipe: see clinfo_test.sh
 done
 echo PASS

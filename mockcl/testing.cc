@@ -56,7 +56,8 @@ class IcdControl final : public Control {
       : configure_(sym<decltype(configure_)>(lib, "mockcl_configure")),
         reset_(sym<decltype(reset_)>(lib, "mockcl_reset")),
         snapshot_(sym<decltype(snapshot_)>(lib, "mockcl_snapshot_json")),
-        object_id_(sym<decltype(object_id_)>(lib, "mockcl_object_id")) {}
+        object_id_(sym<decltype(object_id_)>(lib, "mockcl_object_id")),
+        memory_use_(sym<decltype(memory_use_)>(lib, "mockcl_memory_use")) {}
 
   std::string configure_devices(std::string_view spec) override { return configure("devices", spec); }
   std::string configure_faults(std::string_view spec) override { return configure("faults", spec); }
@@ -73,6 +74,11 @@ class IcdControl final : public Control {
     return s.value();
   }
   uint64_t object_id(const void* handle) override { return object_id_(handle); }
+  MemoryUse memory_use(int device) override {
+    uint64_t out[3];
+    memory_use_(device, out);
+    return {out[0], out[1], out[2]};
+  }
 
  private:
   std::string configure(const char* what, std::string_view value) {
@@ -84,6 +90,7 @@ class IcdControl final : public Control {
   decltype(&mockcl_reset) reset_;
   decltype(&mockcl_snapshot_json) snapshot_;
   decltype(&mockcl_object_id) object_id_;
+  decltype(&mockcl_memory_use) memory_use_;
 };
 
 cl_icd_dispatch build_loader_table() {

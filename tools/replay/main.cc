@@ -207,7 +207,7 @@ int run(int argc, char** argv) {
   const std::uint64_t host_capacity =
       host_capacity_text.empty() ? clpool::unlimited : parse_bytes(host_capacity_text, "--host-capacity");
   const auto make_spec = [&](std::uint64_t cap) {
-    device_spec d = mock != nullptr ? mock->spec(cap, semantics) : device_spec{cap, semantics};
+    device_spec d = mock != nullptr ? mock->spec(cap, semantics, profile_text) : device_spec{cap, semantics};
     d.host_capacity = host_capacity;
     d.profile = profile;
     return d;

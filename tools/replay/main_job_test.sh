@@ -18,11 +18,13 @@ done
 out="$("$BIN" "$TRACE" --device mockcl --capacity 128MiB --semantics deferred --svg "$T/oom.svg" --no-progress 2>&1)"
 rc=$?
 [[ $rc == 1 ]] || fail "replay exit $rc, want 1 (reproduced out-of-memory)"
-for line in "device: mockcl, 128 MiB (134217728 bytes), deferred allocation" \
-            "result: OUT OF MEMORY at event 591 (seq 591, line 594): alloc of 16 MiB (16777216 bytes), id 297" \
+for line in "device: mockcl, 128 MiB (134217728 bytes), deferred allocation, nvidia profile" \
+            "result: OUT OF MEMORY at event 371 (seq 371, line 374): alloc of 13 MiB (13631488 bytes), id 187" \
             "deferred allocation failed at first use" \
-            "held by the pool          126.70 MiB (132851075 bytes)" \
-            "hit rate                  86.2% (256 hits, 41 misses)"; do
+            "active (requested)        1 MiB (1048576 bytes)" \
+            "held by the pool          83.01 MiB (87037962 bytes)" \
+            "lost to page rounding     27.93 MiB (29288439 bytes)" \
+            "hit rate                  81.8% (153 hits, 34 misses)"; do
   [[ $out == *"$line"* ]] || fail "replay output lacks '$line'"
 done
 [[ -s $T/oom.svg ]] && grep -q "<svg" "$T/oom.svg" || fail "no SVG written"
@@ -31,7 +33,7 @@ out="$("$BIN" "$TRACE" --device mockcl --semantics deferred --min-capacity --no-
         --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25 2>&1)"
 rc=$?
 [[ $rc == 0 ]] || fail "--min-capacity exit $rc, want 0"
-[[ $out == *"minimum capacity  78 MiB    246 MiB                     88 MiB"* ]] ||
+[[ $out == *"minimum capacity  89 MiB    289 MiB                    115 MiB"* ]] ||
   fail "min-capacity table changed: $out"
 
 if ((fails)); then echo "$fails failures"; echo "$out"; exit 1; fi

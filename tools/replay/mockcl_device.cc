@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "mockcl/model/oom_status.h"
 #include "mockcl/testing.h"
 #include "pool/errors.h"
 #include "pool/opencl/buffer_allocators.h"
@@ -36,7 +37,7 @@ constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 62;
 
 class mockcl_device final : public replay_device {
  public:
-  mockcl_device(mockcl_backend& backend, const device_spec& spec)
+  mockcl_device(mockcl_backend& backend, const device_spec& spec, const std::string& profile_ref)
       : control_(&backend.control()), capacity_(spec.capacity), semantics_(spec.semantics) {
     mockcl::Control& ctl = *control_;
     ctl.reset();
@@ -45,7 +46,7 @@ class mockcl_device final : public replay_device {
     const std::string devices =
         "gpu:name=clpool_replay,capacity=" + std::to_string(cap) +
         ",reported=" + std::to_string(no_max_alloc) + ",max_alloc=" + std::to_string(no_max_alloc) +
-        ",semantics=" + std::string(to_string(semantics_));
+        ",semantics=" + std::string(to_string(semantics_)) + ",profile=" + profile_ref;
     std::string err = ctl.configure_devices(devices);
     if (err.empty()) err = ctl.configure_schedule("eager");
     if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
@@ -103,14 +104,12 @@ class mockcl_device final : public replay_device {
       slots_.emplace_back();
       handle = slots_.size();
     }
-    slots_[handle - 1] = slot{block, bytes, false};
-    if (immediate_) commit(slots_[handle - 1]);
+    slots_[handle - 1] = slot{block, bytes, immediate_.has_value()};
     return handle;
   }
 
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override {
     slot& s = slots_[handle - 1];
-    if (s.committed) used_ -= s.bytes;
     if (immediate_) {
       immediate_->deallocate(s.block, bytes);
     } else {
@@ -127,19 +126,22 @@ class mockcl_device final : public replay_device {
     const cl_int status = clEnqueueMigrateMemObjects(
         queue_.get(), 1, &s.block.mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
         nullptr);
-    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES) return false;
+    if (device_model::is_out_of_memory_status(status)) return false;
     opencl::throw_if_failed(status, "clEnqueueMigrateMemObjects", "first use of a replay block");
-    commit(s);
+    s.committed = true;
     return true;
   }
 
   bool defers_allocation() const noexcept override {
     return semantics_ == alloc_semantics::deferred;
   }
-  std::uint64_t used_bytes() const noexcept override { return used_; }
+  // The mock's own ledger (the device model), so that pages and headroom count as they do there.
+  std::uint64_t used_bytes() const noexcept override { return control_->memory_use(0).committed; }
   std::uint64_t capacity() const noexcept override { return capacity_; }
-  std::uint64_t peak_used_bytes() const noexcept override { return peak_; }
-  std::uint64_t requested_bytes() const noexcept override { return used_; }
+  std::uint64_t peak_used_bytes() const noexcept override { return control_->memory_use(0).peak; }
+  std::uint64_t requested_bytes() const noexcept override {
+    return control_->memory_use(0).requested;
+  }
 
  private:
   struct slot {
@@ -147,11 +149,6 @@ class mockcl_device final : public replay_device {
     std::uint64_t bytes = 0;
     bool committed = false;
   };
-  void commit(slot& s) noexcept {
-    s.committed = true;
-    used_ += s.bytes;
-    if (used_ > peak_) peak_ = used_;
-  }
 
   mockcl::Control* control_;
   std::uint64_t capacity_;
@@ -160,7 +157,6 @@ class mockcl_device final : public replay_device {
   opencl::queue_ref queue_;
   std::optional<opencl::immediate_buffer_allocator> immediate_;
   std::optional<opencl::deferred_buffer_allocator> deferred_;
-  std::uint64_t used_ = 0, peak_ = 0;
   std::vector<slot> slots_;  // handle h is slots_[h - 1]
   std::vector<std::uint64_t> free_slots_;
 };
@@ -214,15 +210,19 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
   return *backend;
 }
 
-device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semantics) {
+device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semantics,
+                                 const std::string& profile_ref) {
   device_spec d{.capacity = capacity, .semantics = semantics, .backend = "mockcl"};
-  d.make_device = [this](const device_spec& s) { return make_mockcl_device(*this, s); };
+  d.profile = device_model::load_profile(profile_ref);
+  d.make_device = [this, profile_ref](const device_spec& s) {
+    return make_mockcl_device(*this, s, profile_ref);
+  };
   return d;
 }
 
-std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend,
-                                                  const device_spec& spec) {
-  return std::make_unique<mockcl_device>(backend, spec);
+std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const device_spec& spec,
+                                                  const std::string& profile_ref) {
+  return std::make_unique<mockcl_device>(backend, spec, profile_ref);
 }
 
 }  // namespace clpool::replay

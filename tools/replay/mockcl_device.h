@@ -57,8 +57,10 @@ class mockcl_backend {
   // mockcl_unavailable if given another path. Throws mockcl_unavailable if the file is missing.
   static mockcl_backend& open(const std::string& so_path);
 
-  // A device_spec whose make_device builds a mockcl_device on this backend.
-  device_spec spec(std::uint64_t capacity, alloc_semantics semantics);
+  // A device_spec whose make_device builds a mockcl_device on this backend, with the device
+  // model profile `profile_ref` (a built-in name or a file, as MOCKCL_DEVICES's profile= takes).
+  device_spec spec(std::uint64_t capacity, alloc_semantics semantics,
+                   const std::string& profile_ref = "exact");
 
   mockcl::Control& control() { return *control_; }
   const std::string& so_path() const { return so_path_; }
@@ -71,7 +73,8 @@ class mockcl_backend {
 
 // Creates the mock device for `spec` (reconfiguring the mock: throws mockcl_unavailable when it
 // refuses, e.g. because another mockcl_device is alive) with a context and an in-order queue.
-std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const device_spec& spec);
+std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const device_spec& spec,
+                                                  const std::string& profile_ref);
 
 }  // namespace clpool::replay
 

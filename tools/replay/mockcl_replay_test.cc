@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mockcl/model/profile.h"
 #include "mockcl/testing.h"
 #include "pool/errors.h"
 #include "pool/opencl/buffer_pool.h"
@@ -238,6 +239,34 @@ TEST(MockclReplay, MinCapacityMatchesSim) {
     EXPECT_EQ(sim.capacity, mock.capacity) << to_string(c);
     ASSERT_TRUE(mock.one_granule_below.has_value());
     EXPECT_FALSE(mock.one_granule_below->ok());
+  }
+}
+
+// The same with every built-in profile: the mock and the simulated device share the device model,
+// so pages, packing and headroom give the same answers, and the same figures at the failure.
+TEST(MockclReplay, EveryProfileGivesTheSimulatedDevicesAnswers) {
+  const auto events = shipped_trace();
+  for (const std::string& profile : device_model::builtin_profile_names()) {
+    for (const replay_config& c : {replay_config{}, parse_config("nopool")}) {
+      const auto on = [&](bool mock, std::uint64_t cap) {
+        device_spec d = mock ? backend().spec(cap, alloc_semantics::deferred, profile)
+                             : device_spec{cap, alloc_semantics::deferred};
+        d.profile = device_model::load_profile(profile);
+        return replay_events(events, c, d);
+      };
+      const min_capacity_result sim = find_min_capacity([&](std::uint64_t cap) { return on(false, cap); },
+                                                        std::uint64_t{1} << 20);
+      const min_capacity_result mock = find_min_capacity([&](std::uint64_t cap) { return on(true, cap); },
+                                                         std::uint64_t{1} << 20);
+      ASSERT_TRUE(sim.found && mock.found) << profile << " " << to_string(c);
+      EXPECT_EQ(sim.capacity, mock.capacity) << profile << " " << to_string(c);
+      const replay_report a = on(false, sim.capacity - (1 << 20)), b = on(true, sim.capacity - (1 << 20));
+      ASSERT_TRUE(a.oom && b.oom) << profile;
+      EXPECT_EQ(a.oom->event_index, b.oom->event_index) << profile;
+      EXPECT_EQ(a.oom->device_used_bytes, b.oom->device_used_bytes) << profile;
+      EXPECT_EQ(a.oom->page_loss_bytes, b.oom->page_loss_bytes) << profile;
+      EXPECT_EQ(a.peak_device_bytes, b.peak_device_bytes) << profile;
+    }
   }
 }
 
