@@ -7,7 +7,7 @@ device_memory::device_memory(const device_profile& profile, std::uint64_t capaci
       exact_(profile.page == 1),
       capacity_(capacity),
       usable_(capacity > profile.headroom ? capacity - profile.headroom : 0) {
-  validate_profile(profile_, "profile " + profile_.name);
+  validate_profile(profile_, profile_.name);
   if (profile_.pack_limit != 0) {
     granules_per_page_ = static_cast<std::uint32_t>(profile_.page / profile_.pack_granule);
   }
@@ -89,7 +89,6 @@ void device_memory::release_shared(const placement& pl) noexcept {
 }
 
 bool device_memory::state_is_valid() const {
-  if (committed_ > usable_ && committed_ != 0) return false;
   if (peak_ < committed_) return false;
   if (exact_) return whole_ == committed_ && requested_ == committed_ && pages_.empty();
   std::uint64_t open = 0, with_room = 0;

@@ -76,6 +76,12 @@ class device_memory {
   // rounding makes of it (a shared request counts its granules).
   std::uint64_t rounded(std::uint64_t bytes) const noexcept;
 
+  // A new capacity for later commits; what is committed stays (and may exceed it).
+  void set_capacity(std::uint64_t capacity) noexcept {
+    capacity_ = capacity;
+    usable_ = capacity > profile_.headroom ? capacity - profile_.headroom : 0;
+  }
+
   std::uint64_t capacity() const noexcept { return capacity_; }
   std::uint64_t usable() const noexcept { return usable_; }
   std::uint64_t committed() const noexcept { return committed_; }

@@ -27,6 +27,13 @@ constexpr bool is_out_of_memory_status(std::int32_t status) noexcept {
          status == status_out_of_host_memory;
 }
 
+// True when a device refused a non-empty request for its size alone: CL_INVALID_BUFFER_SIZE for
+// `bytes` > 0 is how POCL and ROCm answer a request above CL_DEVICE_MAX_MEM_ALLOC_SIZE. Not an
+// out-of-memory (see above), but a failed request that a recording of the program keeps.
+constexpr bool is_size_refusal(std::int32_t status, std::uint64_t bytes) noexcept {
+  return status == status_invalid_buffer_size && bytes > 0;
+}
+
 }  // namespace clpool::device_model
 
 #endif  // MOCKCL_MODEL_OOM_STATUS_H_

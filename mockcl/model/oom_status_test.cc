@@ -21,5 +21,11 @@ TEST(OomStatus, OnlyTheThreeRoomStatusesAreOutOfMemory) {
   EXPECT_FALSE(is_out_of_memory_status(CL_INVALID_BUFFER_SIZE));
 }
 
+TEST(OomStatus, ASizeRefusalIsInvalidBufferSizeForARealRequest) {
+  EXPECT_TRUE(is_size_refusal(CL_INVALID_BUFFER_SIZE, 1));
+  EXPECT_FALSE(is_size_refusal(CL_INVALID_BUFFER_SIZE, 0)) << "size 0 is an invalid argument";
+  EXPECT_FALSE(is_size_refusal(CL_MEM_OBJECT_ALLOCATION_FAILURE, 1));
+}
+
 }  // namespace
 }  // namespace clpool::device_model

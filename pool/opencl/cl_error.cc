@@ -109,11 +109,6 @@ const char* status_name(cl_int status) noexcept {
   }
 }
 
-bool is_out_of_memory_status(cl_int status) noexcept {
-  return status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
-         status == CL_OUT_OF_HOST_MEMORY;
-}
-
 std::string describe_failure(cl_int status, const std::string& call, const std::string& detail) {
   std::string text = call + " failed: " + status_name(status) + " (" + std::to_string(status) + ")";
   if (!detail.empty()) text += ": " + detail;

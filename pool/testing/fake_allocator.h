@@ -1,6 +1,7 @@
 // Fake allocators for testing and benchmarking pools without a device.
 //
-// fake_device simulates a device of fixed capacity: it tracks every outstanding block, reports
+// fake_device simulates a device of fixed capacity (its memory is the device model's ledger with
+// the exact profile): it tracks every outstanding block, reports
 // out-of-memory (by value from try_allocate, as allocator_out_of_memory from allocate), detects
 // double and mismatched frees, and can be told to fail with an error that is NOT out-of-memory.
 // fake_allocator and throwing_fake_allocator are block_allocators over it, one for each form of
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "mockcl/model/device_memory.h"
 #include "pool/allocator.h"
 #include "pool/errors.h"
 
@@ -43,7 +45,7 @@ class fake_device {
  public:
   using handle_type = std::uint64_t;
 
-  explicit fake_device(std::uint64_t capacity = unlimited) : capacity_(capacity) {}
+  explicit fake_device(std::uint64_t capacity = unlimited) : memory_({}, capacity) {}
 
   // Makes a block of `bytes` and returns true with its handle in `out`; or returns false, with
   // status fake_oom_status and a message in `refusal`, when outstanding + bytes > capacity; or
@@ -55,13 +57,14 @@ class fake_device {
       --armed_failures_;
       throw fake_device_error("fake_device: injected failure");
     }
-    if (bytes > capacity_ || outstanding_bytes_ > capacity_ - bytes) {
+    device_model::placement where;
+    if (!memory_.try_commit(bytes, where)) {
       ++oom_failures_;
       // One snprintf, not to_string temporaries: fuzzers hit this on every out-of-memory.
       char message[96];
       std::snprintf(message, sizeof message, "fake_device: %llu bytes requested, %llu free",
                     static_cast<unsigned long long>(bytes),
-                    static_cast<unsigned long long>(capacity_ - outstanding_bytes_));
+                    static_cast<unsigned long long>(memory_.free_bytes()));
       refusal.status = fake_oom_status;
       refusal.message = message;
       return false;
@@ -78,10 +81,9 @@ class fake_device {
     }
     slot& s = slots_[index];
     s.bytes = bytes;
+    s.where = where;
     s.live = true;
     ++live_blocks_;
-    outstanding_bytes_ += bytes;
-    if (outstanding_bytes_ > peak_bytes_) peak_bytes_ = outstanding_bytes_;
     out = (std::uint64_t{s.generation} << 32) | (std::uint64_t{index} + 1);
     return true;
   }
@@ -103,7 +105,7 @@ class fake_device {
       errors_.push_back("block " + std::to_string(handle) + " freed with size " +
                         std::to_string(bytes) + ", allocated with " + std::to_string(s->bytes));
     }
-    outstanding_bytes_ -= s->bytes;
+    memory_.release(s->where, s->bytes);
     s->live = false;
     ++s->generation;
     --live_blocks_;
@@ -118,13 +120,22 @@ class fake_device {
 
   void set_capacity(std::uint64_t capacity) {
     std::lock_guard<std::mutex> guard(mutex_);
-    capacity_ = capacity;
+    memory_.set_capacity(capacity);
   }
 
-  std::uint64_t capacity() const { return locked(capacity_); }
-  std::uint64_t outstanding_bytes() const { return locked(outstanding_bytes_); }
+  std::uint64_t capacity() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return memory_.capacity();
+  }
+  std::uint64_t outstanding_bytes() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return memory_.committed();
+  }
   std::uint64_t outstanding_blocks() const { return locked(live_blocks_); }
-  std::uint64_t peak_bytes() const { return locked(peak_bytes_); }
+  std::uint64_t peak_bytes() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return memory_.peak_committed();
+  }
   std::uint64_t allocate_calls() const { return locked(allocate_calls_); }
   std::uint64_t deallocate_calls() const { return locked(deallocate_calls_); }
   std::uint64_t oom_failures() const { return locked(oom_failures_); }
@@ -147,6 +158,7 @@ class fake_device {
     std::uint64_t bytes = 0;
     std::uint32_t generation = 0;
     bool live = false;
+    device_model::placement where;
   };
 
   // The live block `handle` names, or nullptr.
@@ -166,10 +178,8 @@ class fake_device {
   }
 
   mutable std::mutex mutex_;
-  std::uint64_t capacity_;
-  std::uint64_t outstanding_bytes_ = 0;
+  device_model::device_memory memory_;  // the exact profile: every byte counts once
   std::uint64_t live_blocks_ = 0;
-  std::uint64_t peak_bytes_ = 0;
   std::uint64_t allocate_calls_ = 0;
   std::uint64_t deallocate_calls_ = 0;
   std::uint64_t oom_failures_ = 0;

@@ -15,6 +15,7 @@
 #include <new>
 #include <string>
 
+#include "mockcl/model/oom_status.h"
 #include "tools/layer/layer_settings.h"
 #include "tools/layer/recorder.h"
 #include "tools/layer/trace_file_sink.h"
@@ -44,12 +45,10 @@ cl_icd_dispatch layer_dispatch{};
 std::mutex init_mutex;
 bool initialised = false;
 
-bool is_out_of_memory(cl_int status, std::uint64_t size) {
-  // What real drivers return when there is no room (see notes/opencl-facts.md). -61 is POCL's and
-  // ROCm's answer to a request above CL_DEVICE_MAX_MEM_ALLOC_SIZE, but also to size 0, which is
-  // an invalid argument rather than a request that did not fit.
-  return status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
-         status == CL_OUT_OF_HOST_MEMORY || (status == CL_INVALID_BUFFER_SIZE && size > 0);
+// A failed creation the trace keeps as alloc_failed: an out-of-memory, or a request the device
+// refused for its size (both rules in mockcl/model/oom_status.h, shared with the pool and replay).
+bool is_failed_request(cl_int status, std::uint64_t size) {
+  return device_model::is_out_of_memory_status(status) || device_model::is_size_refusal(status, size);
 }
 
 // How the alloc_failed comment describes a driver's out-of-memory answer.
@@ -98,7 +97,7 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     cl_int status = CL_SUCCESS;
     cl_mem mem = create(&status);
     if (mem == nullptr || status != CL_SUCCESS) {
-      rec->abort_alloc(t.block, is_out_of_memory(status, size) ? driver_failure(status) : "");
+      rec->abort_alloc(t.block, is_failed_request(status, size) ? driver_failure(status) : "");
       set_status(errcode_ret, status != CL_SUCCESS ? status : CL_OUT_OF_RESOURCES);
       return mem;
     }

@@ -187,6 +187,12 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
       } else {
         s.fail_probability = r.value;
       }
+    } else if (name == env_profile) {
+      try {
+        s.profile = device_model::load_profile(value);
+      } catch (const device_model::profile_error& e) {
+        fail(std::string("is not a usable profile: ") + e.what());
+      }
     } else if (name == env_seed) {
       u64_or_error r = parse_u64(value);
       if (!r.value) {
@@ -198,13 +204,17 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
     } else {
       errors.push_back(shown_name(name) +
                        " is not a setting of the clpool layer (known: CLPOOL_LAYER_TRACE, "
-                       "CLPOOL_LAYER_BUDGET, CLPOOL_LAYER_FAIL_NTH, CLPOOL_LAYER_FAIL_PROB, "
-                       "CLPOOL_LAYER_SEED)");
+                       "CLPOOL_LAYER_BUDGET, CLPOOL_LAYER_PROFILE, CLPOOL_LAYER_FAIL_NTH, "
+                       "CLPOOL_LAYER_FAIL_PROB, CLPOOL_LAYER_SEED)");
     }
   }
   if (seed_given && !s.fail_probability && seen.count(env_fail_prob) == 0) {
     errors.push_back(std::string(env_seed) + " is set but " + std::string(env_fail_prob) +
                      " is not; the seed only drives random fault injection");
+  }
+  if (s.profile && !s.budget_bytes && seen.count(env_budget) == 0) {
+    errors.push_back(std::string(env_profile) + " is set but " + std::string(env_budget) +
+                     " is not; the profile shapes the budget's device");
   }
   if (!errors.empty()) return {std::nullopt, std::move(errors)};
   return {std::move(s), {}};

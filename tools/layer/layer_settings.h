@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "mockcl/model/profile.h"
+
 namespace clpool::layer {
 
 // Names of the variables the layer reads. All share the prefix below.
@@ -23,6 +25,7 @@ inline constexpr std::string_view env_budget = "CLPOOL_LAYER_BUDGET";
 inline constexpr std::string_view env_fail_nth = "CLPOOL_LAYER_FAIL_NTH";
 inline constexpr std::string_view env_fail_prob = "CLPOOL_LAYER_FAIL_PROB";
 inline constexpr std::string_view env_seed = "CLPOOL_LAYER_SEED";
+inline constexpr std::string_view env_profile = "CLPOOL_LAYER_PROFILE";
 
 // Seed used for CLPOOL_LAYER_FAIL_PROB when CLPOOL_LAYER_SEED is not given, so that a run is
 // reproducible by default.
@@ -37,6 +40,9 @@ struct layer_settings {
       fail_nth;  // CLPOOL_LAYER_FAIL_NTH: fail the Nth allocation (1-based)
   std::optional<double> fail_probability;  // CLPOOL_LAYER_FAIL_PROB: fail each allocation with p
   std::uint64_t seed = default_seed;       // CLPOOL_LAYER_SEED: seed for FAIL_PROB
+  // CLPOOL_LAYER_PROFILE: how the budget's device commits memory (a device-model profile name
+  // or file; mockcl/model/profile.h). Without it the budget counts exact bytes.
+  std::optional<device_model::device_profile> profile;
 
   bool operator==(const layer_settings&) const = default;
 };

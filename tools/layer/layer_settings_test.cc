@@ -95,6 +95,26 @@ TEST(ParseLayerSettings, ErrorsNameTheVariable) {
   EXPECT_NE(error_of("CLPOOL_LAYER_BUGDET", "1GiB").find("not a setting"), std::string::npos);
 }
 
+TEST(ParseLayerSettings, ProfileIsADeviceModelProfileAndNeedsABudget) {
+  const parse_result r = parse_layer_settings(
+      {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_EQ(r.settings->profile, device_model::load_profile("nvidia"));
+  EXPECT_NE(error_of("CLPOOL_LAYER_PROFILE", "nvidia").find("CLPOOL_LAYER_BUDGET is not"),
+            std::string::npos);
+  const parse_result bad = parse_layer_settings(
+      {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "amd"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error_text().find("CLPOOL_LAYER_PROFILE is not a usable profile: profile 'amd': "
+                                  "no such built-in profile"),
+            std::string::npos)
+      << bad.error_text();
+  const parse_result missing = parse_layer_settings(
+      {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "/no/such.profile"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error_text().find("/no/such.profile: cannot be opened"), std::string::npos);
+}
+
 TEST(ParseLayerSettings, SeedNeedsProbability) {
   EXPECT_NE(error_of("CLPOOL_LAYER_SEED", "7").find("CLPOOL_LAYER_FAIL_PROB is not"),
             std::string::npos);

@@ -29,6 +29,8 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
     : settings_(settings),
       sink_(std::move(sink)),
       start_(std::chrono::steady_clock::now()),
+      budget_(settings.profile ? *settings.profile : device_model::device_profile{},
+              settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
 
@@ -50,16 +52,16 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
       t.refused = refusal::injected_random;
     }
   }
-  if (t.refused == refusal::none && t.block.counted && settings_.budget_bytes &&
-      (size > *settings_.budget_bytes || outstanding_ > *settings_.budget_bytes - size)) {
+  if (t.refused == refusal::none && t.block.counted && !budget_.try_commit(size, t.block.where)) {
     t.refused = refusal::budget;
   }
   if (t.refused != refusal::none) {
     std::string why = "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: ";
     switch (t.refused) {
       case refusal::budget:
-        why += "budget " + std::to_string(*settings_.budget_bytes) + " bytes, " +
-               std::to_string(outstanding_) + " outstanding";
+        why += "budget " + std::to_string(budget_.capacity()) + " bytes, " +
+               std::to_string(budget_.committed()) + " outstanding";
+        if (settings_.profile) why += " (" + settings_.profile->name + " profile)";
         break;
       case refusal::injected_nth:
         why += "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth);
@@ -71,7 +73,6 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
     write_locked(trace::trace_action::alloc_failed, t.block, 0, why);
     return t;
   }
-  if (t.block.counted) outstanding_ += size;
   return t;
 }
 
@@ -82,13 +83,13 @@ void recorder::commit_alloc(const block_info& block) {
 
 void recorder::abort_alloc(const block_info& block, std::string_view failure) {
   std::lock_guard lock(mutex_);
-  if (block.counted) outstanding_ -= block.size;
+  if (block.counted) budget_.release(block.where, block.size);
   if (!failure.empty()) write_locked(trace::trace_action::alloc_failed, block, 0, failure);
 }
 
 void recorder::free_block(const block_info& block, std::uint64_t queue) {
   std::lock_guard lock(mutex_);
-  if (block.counted) outstanding_ -= block.size;
+  if (block.counted) budget_.release(block.where, block.size);
   write_locked(trace::trace_action::free, block, queue);
 }
 
@@ -115,7 +116,7 @@ std::uint64_t recorder::queue_id(const void* queue) {
 
 std::uint64_t recorder::outstanding_bytes() const {
   std::lock_guard lock(mutex_);
-  return outstanding_;
+  return budget_.committed();
 }
 
 bool recorder::recording() const {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "mockcl/model/device_memory.h"
 #include "tools/layer/layer_settings.h"
 #include "tools/trace/trace_event.h"
 
@@ -41,6 +42,7 @@ struct block_info {
   trace::trace_kind kind = trace::trace_kind::buffer;
   std::uint64_t flags = 0;
   bool counted = false;  // whether its bytes count against the budget
+  device_model::placement where = {};  // what it took on the budget's device (when counted)
 };
 
 // Why an allocation was refused by the layer itself.
@@ -97,7 +99,7 @@ class recorder {
   // A small dense id for `queue` (1, 2, ... in order of first sight; 0 for null).
   std::uint64_t queue_id(const void* queue);
 
-  // Bytes of live counted blocks plus reservations.
+  // Bytes of live counted blocks plus reservations, as the budget's device commits them.
   std::uint64_t outstanding_bytes() const;
 
   // Whether events are being written (a sink was given and has not failed).
@@ -119,7 +121,9 @@ class recorder {
   std::uint64_t next_id_ = 1;
   std::uint64_t next_thread_ = 0;
   std::uint64_t attempts_ = 0;  // allocation attempts seen, for FAIL_NTH
-  std::uint64_t outstanding_ = 0;
+  // The simulated device of CLPOOL_LAYER_BUDGET (unbounded without one), with the profile of
+  // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
+  device_model::device_memory budget_;
   std::mt19937_64 rng_;
   std::unordered_map<const void*, std::uint64_t> queues_;
   std::unordered_map<const void*, block_info> svm_blocks_;

@@ -69,6 +69,33 @@ TEST(Recorder, AllocAndFreeAreRecordedInOrderWithDenseIds) {
   EXPECT_EQ(r.outstanding_bytes(), 0u);
 }
 
+// With CLPOOL_LAYER_PROFILE=nvidia the budget is a device with 2 MiB pages and 2.625 MiB of
+// headroom: 64 MiB holds 30 pages, and two 1 MiB buffers share one.
+TEST(Recorder, BudgetWithAProfileCommitsPages) {
+  std::vector<trace_event> events;
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  layer_settings s = with_budget(64u << 20);
+  s.profile = device_model::load_profile("nvidia");
+  recorder r(s, std::move(sink));
+  recorder::ticket a = r.begin_alloc(1u << 20, trace_kind::buffer, 0);
+  recorder::ticket b = r.begin_alloc(1u << 20, trace_kind::buffer, 0);
+  ASSERT_EQ(a.refused, refusal::none);
+  ASSERT_EQ(b.refused, refusal::none);
+  EXPECT_EQ(r.outstanding_bytes(), 2u << 20);
+  int pages = 1;
+  while (r.begin_alloc(2u << 20, trace_kind::buffer, 0).refused == refusal::none) ++pages;
+  EXPECT_EQ(pages, 30);
+  ASSERT_FALSE(comments.empty());
+  EXPECT_NE(comments.back().find("budget 67108864 bytes, 62914560 outstanding (nvidia profile)"),
+            std::string::npos)
+      << comments.back();
+  r.free_block(a.block, 0);
+  EXPECT_EQ(r.outstanding_bytes(), 60u << 20) << "the page still holds b";
+  r.free_block(b.block, 0);
+  EXPECT_EQ(r.outstanding_bytes(), 58u << 20);
+}
+
 TEST(Recorder, BudgetRefusesAndCreditsOnFree) {
   std::vector<trace_event> events;
   auto sink = std::make_unique<vector_sink>(&events);
