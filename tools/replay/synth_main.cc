@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
         out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text);
     writer.comment("source", "clpool_synth_trace");
     clpool::replay::synthesize(o, [&](const clpool::trace::trace_event& e) { writer.write(e); });
-    writer.flush();
+    writer.commit();
   } catch (const std::exception& e) {
     std::cerr << "clpool_synth_trace: error: " << e.what() << "\n";
     return 2;
