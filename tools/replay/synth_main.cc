@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     clpool::trace::trace_writer writer(
-        out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text);
+        out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text,
+        "output");
     writer.comment("source", "clpool_synth_trace");
     clpool::replay::synthesize(o, [&](const clpool::trace::trace_event& e) { writer.write(e); });
     writer.commit();

@@ -28,8 +28,9 @@ trace_writer::trace_writer(std::ostream& out, trace_encoding encoding)
   write_header();
 }
 
-trace_writer::trace_writer(const std::string& path, trace_encoding encoding)
-    : owned_(std::make_unique<common::atomic_output_file>(path, "trace_writer")),
+trace_writer::trace_writer(const std::string& path, trace_encoding encoding,
+                           const std::string& what)
+    : owned_(std::make_unique<common::atomic_output_file>(path, what)),
       out_(&owned_->stream()),
       name_(path),
       encoding_(encoding) {

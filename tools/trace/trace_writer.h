@@ -34,7 +34,9 @@ class trace_writer {
   // old file intact. Throws std::runtime_error (common::output_error) naming the path if the
   // temporary file cannot be created. Streaming writers that must survive a crash (the layer)
   // use the ostream constructor instead.
-  explicit trace_writer(const std::string& path, trace_encoding encoding = trace_encoding::text);
+  // `what` names the output in messages (a flag, say).
+  explicit trace_writer(const std::string& path, trace_encoding encoding = trace_encoding::text,
+                        const std::string& what = "trace_writer");
 
   trace_writer(const trace_writer&) = delete;
   trace_writer& operator=(const trace_writer&) = delete;
