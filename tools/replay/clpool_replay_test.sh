@@ -93,6 +93,9 @@ expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio -0.5
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio nan
 expect 2 "must be positive" "$TR" --min-capacity --granule 0
+expect 2 "--granule: 16777215 TiB is above 2^62 bytes" "$TR" --min-capacity --granule 16777215TiB
+expect 0 "minimum capacity: 4194304 TiB = 4 EiB" "$TR" --min-capacity --granule 4194304TiB
+expect 2 "--write-format needs --write-trace" "$TR" --capacity 1GiB --write-format binary
 expect 2 "unknown option 'size'" "$TR" --capacity 1GiB --compare pool:size=3
 expect 2 "excludes" "$TR" --capacity 1GiB --no-pool --compare nopool
 expect 2 "cannot be combined" "$TR" --capacity 1GiB --no-pool --leading-bits 2

@@ -181,6 +181,7 @@ int run(int argc, char** argv) {
   std::optional<std::uint64_t> capacity;
   if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity");
   const std::uint64_t granule = positive_bytes(granule_text, "--granule");
+  check_granule(granule, "--granule");
   if (write_format_opt->count() > 0 && write_trace_path.empty()) {
     throw usage_error("--write-format needs --write-trace");
   }
