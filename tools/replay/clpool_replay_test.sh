@@ -3,6 +3,7 @@
 set -u
 BIN="$1"
 EX="$2"   # the examples directory
+LAYER_SO="$3"   # an ELF shared library that is not the mock
 T="${TEST_TMPDIR:-/tmp}"
 fails=0
 
@@ -131,6 +132,19 @@ expect 2 "--semantics" "$PY" --capacity 1MiB --semantics lazy
 expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1GiB
 expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB
+# A wrong library is refused before the ICD loader sees it, naming the flag or variable.
+printf 'clpool-trace 1\n' > "$T/tiny.trace"
+expect 2 "--mockcl-so: '/etc/passwd' is not an ELF shared library" "$PY" --device mockcl --mockcl-so /etc/passwd --capacity 1MiB
+expect 2 "--mockcl-so: '$T/tiny.trace' is not an ELF shared library" "$PY" --device mockcl --mockcl-so "$T/tiny.trace" --capacity 1MiB
+expect 2 "--mockcl-so: '$LAYER_SO' is not the mockcl ICD: it does not export clIcdGetPlatformIDsKHR" "$PY" --device mockcl --mockcl-so "$LAYER_SO" --capacity 1MiB
+expect 2 "--mockcl-so: '$T' is a directory" "$PY" --device mockcl --mockcl-so "$T" --capacity 1MiB
+LIBMOCKCL_SO=/etc/passwd expect 2 "LIBMOCKCL_SO: '/etc/passwd' is not an ELF shared library" "$PY" --device mockcl --capacity 1MiB
+LIBMOCKCL_SO="$LAYER_SO" expect 2 "LIBMOCKCL_SO: '$LAYER_SO' is not the mockcl ICD" "$PY" --device mockcl --capacity 1MiB
+# MOCKCL_* left in the environment neither fault the replay nor refuse the platform.
+MOCKCL_FAULTS=nth:clCreateBuffer:1 expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
+MOCKCL_FAULTS=nth:clCreateBuffer:1 expect 0 "ignoring MOCKCL_FAULTS from the environment" "$PY" --device mockcl --capacity 128MiB
+MOCKCL_SCHEDULE=deferred MOCKCL_DEVICES=nonsense MOCKCL_CALL_LOG=/nonexistent/log expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
+MOCKCL_FAULTS=nth:clCreateBuffer:1 expect 1 "deferred allocation failed at first use" "$PY" --device mockcl --capacity 128MiB --semantics deferred
 expect 2 "--mockcl-so needs --device mockcl" "$PY" --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 
 # host (ALLOC_HOST_PTR) blocks: charged to the host budget, not the device, on both devices.
