@@ -55,6 +55,9 @@ expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --compare nopool pool:lb=4
 expect 0 "\"exit_code\": 0" "$TR" --capacity 2GiB --json
 expect 1 "\"event_index\"" "$TR" --capacity 1GiB --json
 cat "$TR" | "$BIN" --no-progress - --capacity 2GiB >/dev/null && echo "ok: stdin" || { echo "FAIL: stdin"; fails=$((fails + 1)); }
+a="$("$BIN" --no-progress --rmm-csv "$EX/rmm_log.csv" --capacity 1GiB --json | grep -v '"input"')"
+b="$("$BIN" --no-progress --rmm-csv - --capacity 1GiB --json < "$EX/rmm_log.csv" | grep -v '"input"')"
+[[ "$a" == "$b" ]] && echo "ok: --rmm-csv - reads stdin" || { echo "FAIL: --rmm-csv -"; fails=$((fails + 1)); }
 
 # Pictures.
 expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --svg "$T/oom.svg"

@@ -226,7 +226,7 @@ int run(int argc, char** argv) {
     configs.push_back(c);
   }
   const std::size_t passes = configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0));
-  if (in.trace_path == "-" && (passes > 1 || min_capacity || !write_trace_path.empty())) {
+  if ((in.trace_path == "-" || in.rmm_path == "-") && (passes > 1 || min_capacity || !write_trace_path.empty())) {
     throw usage_error("standard input can be read only once; --min-capacity, --compare and "
                       "--write-trace need a file");
   }
