@@ -64,10 +64,15 @@ bool is_calendar_date(std::uint64_t y, std::uint64_t m, std::uint64_t d) {
   return d <= days[m - 1] + (m == 2 && leap ? 1u : 0u);
 }
 
-// Bare CRs inside the row: old-Mac line ends, read as one long row.
+// Text, then a CR inside the row: old-Mac line ends, read as one long row (binary garbage has
+// unprintable bytes before any CR, and is reported as a bad row instead).
 bool has_inner_cr(std::string_view row) {
-  const std::size_t cr = row.find('\r');
-  return cr != std::string_view::npos && cr + 1 < row.size();
+  for (std::size_t i = 0; i + 1 < row.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(row[i]);
+    if (c == '\r') return i > 0;
+    if (c != '\t' && (c < 0x20 || c > 0x7e)) return false;
+  }
+  return false;
 }
 
 constexpr const char* cr_only_problem =
