@@ -121,6 +121,18 @@ std::string_view semantics_name(Semantics s) {
   return "immediate";
 }
 
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Entry points that never fail and are not counted (README: "clGet*Info, clRetain* and
+// clRelease* never fail"), so an nth or prob rule on one could never fire.
+bool never_counted(std::string_view entry) {
+  return starts_with(entry, "clRetain") || starts_with(entry, "clRelease") ||
+         (starts_with(entry, "clGet") && entry.size() > 4 && entry.substr(entry.size() - 4) == "Info");
+}
+
+// Only clEnqueue* entry points create commands, so only they can carry an exec rule.
+bool enqueues(std::string_view entry) { return entry == "*" || starts_with(entry, "clEnqueue"); }
+
 // Max alloc for a capacity: a quarter, but at least min(capacity, 128 MiB), as OpenCL requires.
 uint64_t default_max_alloc(uint64_t capacity) {
   uint64_t floor = std::min<uint64_t>(capacity, 128ull << 20);
@@ -224,12 +236,16 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
     bool semantics_set = false, oom_at_set = false;
     if (has_opts) {
       if (opts.empty()) return R::Error(where + ": nothing after ':'");
+      std::vector<std::string_view> seen;
       for (std::string_view kv : split(opts, ',')) {
         auto eq = kv.find('=');
         if (eq == std::string_view::npos)
           return R::Error(where + ": option " + quote(kv) + " is not key=value");
         std::string_view key = kv.substr(0, eq), val = kv.substr(eq + 1);
         std::string what = where + ": " + std::string(key);
+        for (std::string_view k : seen)
+          if (k == key) return R::Error(what + " given twice");
+        seen.push_back(key);
         if (key == "name") {
           if (val.empty()) return R::Error(what + " is empty");
           if (val.find_first_of(";,:=") != std::string_view::npos)
@@ -338,6 +354,12 @@ Result<FaultRule> parse_fault(std::string_view text) {
     r.kind = kind == "nth" ? FaultKind::kNthCall : FaultKind::kExec;
     if (auto e = entry_ok(parts[1]); !e.empty()) return R::Error(e);
     r.entry = std::string(parts[1]);
+    if (r.kind == FaultKind::kNthCall && never_counted(r.entry))
+      return R::Error(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
+                      "are not counted), so the rule could never fire");
+    if (r.kind == FaultKind::kExec && !enqueues(r.entry))
+      return R::Error(where + ": " + r.entry + " enqueues no command, so the rule could never fire "
+                      "(exec rules name a clEnqueue* entry point or *)");
     auto n = parse_uint(parts[2], "N");
     if (!n.ok()) return R::Error(where + ": " + n.error());
     if (n.value() == 0) return R::Error(where + ": N counts from 1");
@@ -356,6 +378,9 @@ Result<FaultRule> parse_fault(std::string_view text) {
     r.kind = FaultKind::kProbability;
     if (auto e = entry_ok(parts[1]); !e.empty()) return R::Error(e);
     r.entry = std::string(parts[1]);
+    if (never_counted(r.entry))
+      return R::Error(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
+                      "are not counted), so the rule could never fire");
     std::string p(parts[2]);
     char* end = nullptr;
     double v = p.empty() ? NAN : std::strtod(p.c_str(), &end);
@@ -388,17 +413,21 @@ Result<ScheduleConfig> parse_schedule(std::string_view text) {
   using R = Result<ScheduleConfig>;
   if (text.empty()) return R::Error("schedule is empty");
   ScheduleConfig s;
-  bool mode_set = false;
+  bool mode_set = false, seed_set = false, kernel_ns_set = false;
   for (std::string_view item : split(text, ',')) {
     if (item == "eager" || item == "lazy") {
       if (mode_set) return R::Error("schedule mode given twice");
       mode_set = true;
       s.mode = item == "eager" ? ScheduleMode::kEager : ScheduleMode::kLazy;
     } else if (item.substr(0, 5) == "seed=") {
+      if (seed_set) return R::Error("schedule seed given twice");
+      seed_set = true;
       auto v = parse_uint(item.substr(5), "seed");
       if (!v.ok()) return R::Error(v.error());
       s.seed = v.value();
     } else if (item.substr(0, 10) == "kernel_ns=") {
+      if (kernel_ns_set) return R::Error("schedule kernel_ns given twice");
+      kernel_ns_set = true;
       auto v = parse_uint(item.substr(10), "kernel_ns");
       if (!v.ok()) return R::Error(v.error());
       s.kernel_ns = v.value();
@@ -413,12 +442,16 @@ Result<Config> config_from_env(const std::vector<std::pair<std::string, std::str
   using R = Result<Config>;
   Config c;
   c.devices = default_devices();
+  std::vector<std::string> seen;
   for (const auto& var : vars) {
     // Not a structured binding: clang 14 (the fuzz build) cannot capture one in the lambda below.
     const std::string& name = var.first;
     const std::string& value = var.second;
     if (name.rfind("MOCKCL_", 0) != 0) continue;
     auto fail = [&](const std::string& why) { return R::Error(name + "=" + quote(value) + ": " + why); };
+    for (const std::string& n : seen)
+      if (n == name) return R::Error(name + " given twice");
+    seen.push_back(name);
     if (name == "MOCKCL_DEVICES") {
       auto d = parse_devices(value);
       if (!d.ok()) return fail(d.error());

@@ -136,6 +136,11 @@ TEST(ParseFaults, BadValuesSayWhatIsWrong) {
       {"prob:clSVMAlloc:1.5:1", "not a number in [0, 1]"},
       {"prob:clSVMAlloc:0.5", "expected prob:ENTRY:P:SEED"},
       {"exec:clEnqueueNDRangeKernel:1:2:3", "expected exec"},
+      // Rules that could never fire are refused rather than silently inert.
+      {"exec:clCreateBuffer:1", "clCreateBuffer enqueues no command, so the rule could never fire"},
+      {"nth:clGetDeviceInfo:1", "clGetDeviceInfo never fails"},
+      {"nth:clReleaseMemObject:2", "clReleaseMemObject never fails"},
+      {"prob:clRetainContext:0.5:1", "clRetainContext never fails"},
   };
   for (const auto& c : cases) {
     auto r = parse_faults(c.text);
@@ -154,6 +159,31 @@ TEST(ParseSchedule, ModesAndErrors) {
   EXPECT_FALSE(parse_schedule("eager,lazy").ok());
   EXPECT_FALSE(parse_schedule("seed=-1").ok());
   EXPECT_NE(parse_schedule("fast").error().find("'fast'"), std::string::npos);
+  // Every option given twice is refused, not just the mode.
+  EXPECT_NE(parse_schedule("seed=1,seed=2").error().find("seed given twice"), std::string::npos);
+  EXPECT_NE(parse_schedule("kernel_ns=1,kernel_ns=1").error().find("kernel_ns given twice"),
+            std::string::npos);
+}
+
+TEST(ParseFaults, RulesThatCanFireAreAccepted) {
+  EXPECT_TRUE(parse_fault("exec:*:1").ok());
+  EXPECT_TRUE(parse_fault("exec:clEnqueueMigrateMemObjects:1").ok());
+  EXPECT_TRUE(parse_fault("nth:clGetDeviceIDs:1").ok());  // counted: it can fail
+  EXPECT_TRUE(parse_fault("nth:clEnqueueReadBuffer:1").ok());
+}
+
+TEST(ParseDevices, OptionsGivenTwiceAreRefused) {
+  auto r = parse_devices("gpu:capacity=1g,capacity=2g");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("capacity given twice"), std::string::npos) << r.error();
+  EXPECT_FALSE(parse_devices("gpu:name=a,name=b").ok());
+  EXPECT_TRUE(parse_devices("gpu:name=a;gpu:name=a").ok());  // two devices, one option each
+}
+
+TEST(ConfigFromEnv, VariableGivenTwiceIsRefused) {
+  auto r = config_from_env({{"MOCKCL_SCHEDULE", "eager"}, {"MOCKCL_SCHEDULE", "lazy"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("MOCKCL_SCHEDULE given twice"), std::string::npos) << r.error();
 }
 
 TEST(ConfigFromEnv, DefaultsAndEveryVariable) {

@@ -1,4 +1,6 @@
-// Test helpers for packages that run OpenCL code over mockcl through the real ICD loader.
+// Test helpers for packages that run OpenCL code over mockcl through the real ICD loader. They
+// abort on failure (a test's setup is broken); production code uses mockcl/loader.h, which
+// reports instead.
 //
 // Typical use in a cc_test with
 //   data = ["//mockcl:libmockcl.so"], env = {"LIBMOCKCL_SO": "$(rootpath //mockcl:libmockcl.so)"}:

@@ -10,7 +10,8 @@
 
 namespace clpool::layer {
 
-// Creates (truncates) `path`, writes the header and `# key: value` metadata describing `settings`,
+// Creates `path` (or truncates it if it is empty or a trace the layer wrote: any other existing
+// regular file is refused, never truncated), writes the header and `# key: value` metadata describing `settings`,
 // and returns a sink that appends one event per line and flushes after each, so the trace is
 // complete however the program ends (exit, _exit, abort, a crash in the driver). Returns null and
 // sets `error` (a sentence naming the path and the OS error) when the file cannot be written.

@@ -3,6 +3,7 @@
 set -u
 BIN="$1"
 EX="$2"   # the examples directory
+LAYER_SO="$3"   # an ELF shared library that is not the mock
 T="${TEST_TMPDIR:-/tmp}"
 fails=0
 
@@ -74,6 +75,9 @@ expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --compare nopool pool:lb=4
 expect 0 "\"exit_code\": 0" "$TR" --capacity 2GiB --json
 expect 1 "\"event_index\"" "$TR" --capacity 1GiB --json
 cat "$TR" | "$BIN" --no-progress - --capacity 2GiB >/dev/null && echo "ok: stdin" || { echo "FAIL: stdin"; fails=$((fails + 1)); }
+a="$("$BIN" --no-progress --rmm-csv "$EX/rmm_log.csv" --capacity 1GiB --json | grep -v '"input"')"
+b="$("$BIN" --no-progress --rmm-csv - --capacity 1GiB --json < "$EX/rmm_log.csv" | grep -v '"input"')"
+[[ "$a" == "$b" ]] && echo "ok: --rmm-csv - reads stdin" || { echo "FAIL: --rmm-csv -"; fails=$((fails + 1)); }
 
 # Pictures.
 expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --svg "$T/oom.svg"
@@ -113,6 +117,9 @@ expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio -0.5
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio nan
 expect 2 "must be positive" "$TR" --min-capacity --granule 0
+expect 2 "--granule: 16777215 TiB is above 2^62 bytes" "$TR" --min-capacity --granule 16777215TiB
+expect 0 "minimum capacity: 4194304 TiB = 4 EiB" "$TR" --min-capacity --granule 4194304TiB
+expect 2 "--write-format needs --write-trace" "$TR" --capacity 1GiB --write-format binary
 expect 2 "unknown option 'size'" "$TR" --capacity 1GiB --compare pool:size=3
 expect 2 "excludes" "$TR" --capacity 1GiB --no-pool --compare nopool
 expect 2 "cannot be combined" "$TR" --capacity 1GiB --no-pool --leading-bits 2
@@ -148,6 +155,19 @@ expect 2 "--semantics" "$PY" --capacity 1MiB --semantics lazy
 expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1GiB
 expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB
+# A wrong library is refused before the ICD loader sees it, naming the flag or variable.
+printf 'clpool-trace 1\n' > "$T/tiny.trace"
+expect 2 "--mockcl-so: '/etc/passwd' is not an ELF shared library" "$PY" --device mockcl --mockcl-so /etc/passwd --capacity 1MiB
+expect 2 "--mockcl-so: '$T/tiny.trace' is not an ELF shared library" "$PY" --device mockcl --mockcl-so "$T/tiny.trace" --capacity 1MiB
+expect 2 "--mockcl-so: '$LAYER_SO' is not the mockcl ICD: it does not export clIcdGetPlatformIDsKHR" "$PY" --device mockcl --mockcl-so "$LAYER_SO" --capacity 1MiB
+expect 2 "--mockcl-so: '$T' is a directory" "$PY" --device mockcl --mockcl-so "$T" --capacity 1MiB
+LIBMOCKCL_SO=/etc/passwd expect 2 "LIBMOCKCL_SO: '/etc/passwd' is not an ELF shared library" "$PY" --device mockcl --capacity 1MiB
+LIBMOCKCL_SO="$LAYER_SO" expect 2 "LIBMOCKCL_SO: '$LAYER_SO' is not the mockcl ICD" "$PY" --device mockcl --capacity 1MiB
+# MOCKCL_* left in the environment neither fault the replay nor refuse the platform.
+MOCKCL_FAULTS=nth:clCreateBuffer:1 expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
+MOCKCL_FAULTS=nth:clCreateBuffer:1 expect 0 "ignoring MOCKCL_FAULTS from the environment" "$PY" --device mockcl --capacity 128MiB
+MOCKCL_SCHEDULE=deferred MOCKCL_DEVICES=nonsense MOCKCL_CALL_LOG=/nonexistent/log expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
+MOCKCL_FAULTS=nth:clCreateBuffer:1 expect 1 "deferred allocation failed at first use" "$PY" --device mockcl --capacity 128MiB --semantics deferred
 expect 2 "--mockcl-so needs --device mockcl" "$PY" --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 
 # host (ALLOC_HOST_PTR) blocks: charged to the host budget, not the device, on both devices.

@@ -15,6 +15,7 @@
 #include "tools/replay/config.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
+#include "tools/replay/outputs.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/report_format.h"
 #include "tools/replay/svg.h"
@@ -167,7 +168,7 @@ int run(int argc, char** argv) {
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");
   std::string write_format = "text";
-  app.add_option("--write-format", write_format,
+  auto* write_format_opt = app.add_option("--write-format", write_format,
                  "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
                  "FORMAT.md)")
       ->check(CLI::IsMember({"text", "binary"}));
@@ -187,6 +188,12 @@ int run(int argc, char** argv) {
   std::optional<std::uint64_t> capacity;
   if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity");
   const std::uint64_t granule = positive_bytes(granule_text, "--granule");
+  check_granule(granule, "--granule");
+  if (write_format_opt->count() > 0 && write_trace_path.empty()) {
+    throw usage_error("--write-format needs --write-trace");
+  }
+  refuse_clobbering({{"trace", in.trace_path}, {"--rmm-csv", in.rmm_path}},
+                    {.svg = svg_path, .write_trace = write_trace_path});
   if (!capacity && !min_capacity && write_trace_path.empty()) {
     throw usage_error("--capacity is required (or use --min-capacity to find one)");
   }
@@ -229,7 +236,7 @@ int run(int argc, char** argv) {
     configs.push_back(c);
   }
   const std::size_t passes = configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0));
-  if (in.trace_path == "-" && (passes > 1 || min_capacity || !write_trace_path.empty())) {
+  if ((in.trace_path == "-" || in.rmm_path == "-") && (passes > 1 || min_capacity || !write_trace_path.empty())) {
     throw usage_error("standard input can be read only once; --min-capacity, --compare and "
                       "--write-trace need a file");
   }
@@ -238,11 +245,12 @@ int run(int argc, char** argv) {
     in.with_source([&](auto& source) {
       trace::trace_writer writer(write_trace_path, write_format == "binary"
                                                        ? trace::trace_encoding::binary
-                                                       : trace::trace_encoding::text);
+                                                       : trace::trace_encoding::text,
+                                  "--write-trace");
       writer.comment("source", in.rmm_path.empty() ? "clpool trace " + in.trace_path : "rmm csv " + in.rmm_path);
       trace::trace_event e;
       while (source.next(e)) writer.write(e);
-      writer.flush();
+      writer.commit();
       return 0;
     });
     if (!capacity && !min_capacity) return exit_clean;
@@ -293,9 +301,7 @@ int run(int argc, char** argv) {
       r = m.one_granule_below ? &*m.one_granule_below : (m.at_result ? &*m.at_result : nullptr);
     }
     if (r != nullptr) {
-      std::ofstream out(svg_path, std::ios::trunc);
-      out << render_svg(*r, "clpool_replay: " + in.name());
-      if (!out) throw usage_error("--svg: cannot write " + svg_path);
+      write_text_file("--svg", svg_path, render_svg(*r, "clpool_replay: " + in.name()));
     }
   }
   if (json) {

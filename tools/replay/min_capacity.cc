@@ -2,14 +2,24 @@
 
 namespace clpool::replay {
 
+void check_granule(std::uint64_t granule, const std::string& what) {
+  if (granule == 0) throw config_error(what + ": must be positive");
+  if (granule > max_granule) {
+    throw config_error(what + ": " + format_bytes_exact(granule) +
+                       " is above 2^62 bytes (4 EiB), the largest size a trace can name, so "
+                       "--min-capacity would have nothing to search");
+  }
+}
+
 std::uint64_t unbounded_capacity(std::uint64_t granule) {
   const std::uint64_t top = trace::max_event_size;
-  return top - top % granule;
+  // top + granule - 1 <= 2^63 - 1: no overflow for granule <= 2^62.
+  return (top / granule + (top % granule != 0 ? 1 : 0)) * granule;
 }
 
 min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
                                       std::uint64_t granule) {
-  if (granule == 0) throw config_error("granule must be positive");
+  check_granule(granule);
   min_capacity_result result;
   result.granule = granule;
   const std::uint64_t top_k = unbounded_capacity(granule) / granule;

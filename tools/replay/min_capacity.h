@@ -28,13 +28,22 @@ struct min_capacity_result {
   std::optional<replay_report> one_granule_below;  // the failing replay at capacity - granule
 };
 
-// The capacity used for "unbounded": 2^62, the largest size a trace may name, rounded down to a
-// whole number of granules.
+// The largest granule: 2^62, the largest size a trace may name. A larger granule would make every
+// candidate capacity above anything a trace can ask for, so the search would say nothing.
+inline constexpr std::uint64_t max_granule = trace::max_event_size;
+
+// Throws config_error naming `what` unless 0 < granule <= max_granule.
+void check_granule(std::uint64_t granule, const std::string& what = "granule");
+
+// The capacity used for "unbounded": 2^62, the largest size a trace may name, rounded UP to a
+// whole number of granules (so that a trace needing exactly 2^62 is found whatever the granule;
+// below 2^63, as granule <= 2^62).
 std::uint64_t unbounded_capacity(std::uint64_t granule);
 
-// `run(capacity)` replays the whole trace on a device of that capacity. `granule` must be > 0
-// (throws config_error otherwise). Not found when the trace fails even on an unbounded device
-// (the pool's limit, say).
+// `run(capacity)` replays the whole trace on a device of that capacity; every capacity it is given
+// is a multiple of `granule` no larger than unbounded_capacity(granule). Throws config_error
+// unless check_granule() accepts `granule`. Not found when the trace fails even on an unbounded
+// device (the pool's limit, say).
 min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
                                       std::uint64_t granule);
 

@@ -4,18 +4,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "mockcl/loader.h"
 #include "mockcl/model/oom_status.h"
-#include "mockcl/testing.h"
 #include "pool/errors.h"
 #include "pool/opencl/buffer_allocators.h"
 #include "pool/opencl/cl_error.h"
 #include "pool/opencl/cl_object.h"
+
+extern char** environ;
 
 namespace clpool::replay {
 namespace {
@@ -32,6 +35,51 @@ std::string absolute(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+// `path`, absolute, once mockcl::loader has checked that it is the mock ICD; else
+// mockcl_unavailable "LABEL: 'PATH' WHY" (a wrong file must never reach the ICD loader).
+std::string checked(const std::string& label, const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw mockcl_unavailable(label + ": no such file: " + path);
+  const std::string why = mockcl::loader::check_icd(absolute(path));
+  if (!why.empty()) throw mockcl_unavailable(label + ": '" + path + "' " + why);
+  return absolute(path);
+}
+
+// The platform the loader lists under the name "mockcl", or null.
+cl_platform_id mock_platform() {
+  cl_uint n = 0;
+  if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) return nullptr;
+  std::vector<cl_platform_id> ps(n);
+  if (clGetPlatformIDs(n, ps.data(), nullptr) != CL_SUCCESS) return nullptr;
+  for (cl_platform_id p : ps) {
+    char name[256] = {0};
+    if (clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr) == CL_SUCCESS &&
+        std::string(name) == "mockcl") {
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// The replay configures the mock completely; a MOCKCL_* variable left in the caller's
+// environment (faults, a schedule, a call log) would otherwise silently change every replay, or
+// make the mock refuse its platform. Removed before the ICD is loaded, with a note naming each.
+void drop_mockcl_environment() {
+  std::vector<std::string> names;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv(*e);
+    if (kv.rfind("MOCKCL_", 0) == 0) names.push_back(kv.substr(0, kv.find('=')));
+  }
+  for (const std::string& n : names) {
+    std::fprintf(stderr,
+                 "clpool_replay: note: ignoring %s from the environment: --device mockcl "
+                 "configures the mock itself\n",
+                 n.c_str());
+    unsetenv(n.c_str());
+  }
+}
+
+
 // Large enough that no request is CL_INVALID_BUFFER_SIZE: 2^62, the largest size a trace names.
 constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 62;
 
@@ -41,6 +89,14 @@ class mockcl_device final : public replay_device {
       : control_(&backend.control()), capacity_(spec.capacity), semantics_(spec.semantics) {
     mockcl::Control& ctl = *control_;
     ctl.reset();
+    // reset() restores the configuration the ICD read at load; the replay owns all of it (the
+    // environment was cleared before loading, and this keeps it so whatever reset() restores).
+    if (std::string err = ctl.configure_faults(""); !err.empty()) {
+      throw mockcl_unavailable("mockcl refused to clear its faults: " + err);
+    }
+    if (std::string err = ctl.configure_call_log(""); !err.empty()) {
+      throw mockcl_unavailable("mockcl refused to stop its call log: " + err);
+    }
     // The mock refuses capacity 0; a 0-capacity device is emulated by refusing everything here.
     const std::uint64_t cap = capacity_ == 0 ? 1 : capacity_;
     const std::string devices =
@@ -50,7 +106,7 @@ class mockcl_device final : public replay_device {
     std::string err = ctl.configure_devices(devices);
     if (err.empty()) err = ctl.configure_schedule("eager");
     if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
-    cl_platform_id platform = mockcl::testing::loader_mock_platform();
+    cl_platform_id platform = mock_platform();
     if (platform == nullptr) {
       throw mockcl_unavailable("the OpenCL ICD loader does not list the mockcl platform (loaded " +
                                backend.so_path() + " through OCL_ICD_VENDORS)");
@@ -164,15 +220,11 @@ class mockcl_device final : public replay_device {
 }  // namespace
 
 std::string find_mockcl_so(const std::string& flag) {
-  if (!flag.empty()) {
-    if (!exists(flag)) throw mockcl_unavailable("--mockcl-so: no such file: " + flag);
-    return absolute(flag);
-  }
+  // Before check_icd() loads the library: the mock reads its environment when loaded.
+  drop_mockcl_environment();
+  if (!flag.empty()) return checked("--mockcl-so", flag);
   if (const char* env = std::getenv("LIBMOCKCL_SO"); env != nullptr && *env != '\0') {
-    if (!exists(env)) {
-      throw mockcl_unavailable(std::string("LIBMOCKCL_SO: no such file: ") + env);
-    }
-    return absolute(env);
+    return checked("LIBMOCKCL_SO", env);
   }
   std::vector<std::string> candidates;
   if (const char* dir = std::getenv("RUNFILES_DIR"); dir != nullptr && *dir != '\0') {
@@ -184,7 +236,7 @@ std::string find_mockcl_so(const std::string& flag) {
   candidates.push_back(absolute("mockcl/libmockcl.so"));
   std::string looked;
   for (const std::string& c : candidates) {
-    if (exists(c)) return c;
+    if (exists(c)) return checked("--device mockcl", c);
     looked += "\n  " + c;
   }
   throw mockcl_unavailable(
@@ -204,9 +256,14 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
     }
     return *backend;
   }
-  if (!exists(so_path)) throw mockcl_unavailable("libmockcl.so not found at " + so_path);
-  mockcl::testing::use_mock_only(so_path);
-  backend.reset(new mockcl_backend(so_path, mockcl::testing::icd_control(so_path)));
+  std::string error;
+  std::unique_ptr<mockcl::Control> control;
+  drop_mockcl_environment();  // again, in case open() is called without find_mockcl_so()
+  if (mockcl::loader::point_loader_at(so_path, false, error).empty() ||
+      !(control = mockcl::loader::icd_control(so_path, error))) {
+    throw mockcl_unavailable("--device mockcl: " + so_path + ": " + error);
+  }
+  backend.reset(new mockcl_backend(so_path, std::move(control)));
   return *backend;
 }
 

@@ -46,14 +46,18 @@ class mockcl_unavailable : public std::runtime_error {
 // The absolute path of libmockcl.so: `flag` if not empty, else $LIBMOCKCL_SO, else the copy in
 // the binary's runfiles (mockcl/libmockcl.so under $RUNFILES_DIR, /proc/self/exe.runfiles, or the
 // current directory as `bazel run` and `bazel test` set it). Throws mockcl_unavailable naming
-// every place looked at when none exists.
+// every place looked at when none exists, and, naming the flag or variable, when the file is not
+// the mock ICD (mockcl::loader::check_icd: not ELF, not loadable, no mockcl_ control API).
+// First removes MOCKCL_* variables from the environment, as mockcl_backend::open() does, since
+// checking loads the library and the mock reads its environment when loaded.
 std::string find_mockcl_so(const std::string& flag);
 
 // The process's connection to the mock ICD.
 class mockcl_backend {
  public:
-  // Points the ICD loader at `so_path` only (OCL_ICD_VENDORS; must come before the process's
-  // first OpenCL call) and opens its control API. Later calls return the same backend and throw
+  // Removes MOCKCL_* variables from the environment (a note on stderr names each: the replay
+  // configures the mock completely), points the ICD loader at `so_path` only (OCL_ICD_VENDORS;
+  // must come before the process's first OpenCL call) and opens its control API. Later calls return the same backend and throw
   // mockcl_unavailable if given another path. Throws mockcl_unavailable if the file is missing.
   static mockcl_backend& open(const std::string& so_path);
 

@@ -29,7 +29,7 @@ const std::string& trace_path(trace::trace_encoding encoding) {
            (encoding == trace::trace_encoding::binary ? ".bin" : ".trace");
     trace::trace_writer writer(path, encoding);
     synthesize({.events = trace_events}, [&](const trace::trace_event& e) { writer.write(e); });
-    writer.flush();
+    writer.commit();
   }
   return path;
 }

@@ -12,18 +12,26 @@ int main(int argc, char** argv) {
   clpool::replay::synth_options o;
   std::string out;
   app.add_option("output", out, "trace file to write")->required();
-  app.add_option("--events", o.events, "number of events (default 1000000)")->check(CLI::PositiveNumber);
-  app.add_option("--live", o.live, "live blocks to hover around (default 4096)")->check(CLI::PositiveNumber);
+  app.add_option("--events", o.events, "number of events (default 1000000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--live", o.live, "live blocks to hover around (default 4096)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
   app.add_option("--seed", o.seed, "random seed (default 1)");
   bool binary = false;
   app.add_flag("--binary", binary, "write the compact binary form instead of text");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Bad input is exit 2, as in clpool_replay (CLI11's own codes are >= 100).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     clpool::trace::trace_writer writer(
-        out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text);
+        out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text,
+        "output");
     writer.comment("source", "clpool_synth_trace");
     clpool::replay::synthesize(o, [&](const clpool::trace::trace_event& e) { writer.write(e); });
-    writer.flush();
+    writer.commit();
   } catch (const std::exception& e) {
     std::cerr << "clpool_synth_trace: error: " << e.what() << "\n";
     return 2;

@@ -1,9 +1,12 @@
 #include "tools/trace/rmm_import.h"
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <iostream>
 #include <string_view>
 #include <vector>
 
@@ -53,6 +56,28 @@ bool parse_fraction(std::string_view s, std::uint64_t& ns) {
   return true;
 }
 
+// A day that exists in the Gregorian calendar (2024-02-29 does, 2024-13-45 and 2023-02-29 not).
+bool is_calendar_date(std::uint64_t y, std::uint64_t m, std::uint64_t d) {
+  static constexpr unsigned days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1) return false;
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return d <= days[m - 1] + (m == 2 && leap ? 1u : 0u);
+}
+
+// Text, then a CR inside the row: old-Mac line ends, read as one long row (binary garbage has
+// unprintable bytes before any CR, and is reported as a bad row instead).
+bool has_inner_cr(std::string_view row) {
+  for (std::size_t i = 0; i + 1 < row.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(row[i]);
+    if (c == '\r') return i > 0;
+    if (c != '\t' && (c < 0x20 || c > 0x7e)) return false;
+  }
+  return false;
+}
+
+constexpr const char* cr_only_problem =
+    "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
+
 // Seconds since the epoch with an optional fraction, HH:MM:SS[.:]frac, or a date and a time.
 bool parse_time(std::string_view s, std::uint64_t& ns) {
   if (const std::size_t space = s.find(' '); space != std::string_view::npos) {
@@ -61,7 +86,8 @@ bool parse_time(std::string_view s, std::uint64_t& ns) {
     const std::string_view date = s.substr(0, space);
     std::uint64_t y = 0, m = 0, d = 0;
     if (date.size() != 10 || date[4] != '-' || date[7] != '-' || !parse_number(date.substr(0, 4), y, 10) ||
-        !parse_number(date.substr(5, 2), m, 10) || !parse_number(date.substr(8, 2), d, 10)) {
+        !parse_number(date.substr(5, 2), m, 10) || !parse_number(date.substr(8, 2), d, 10) ||
+        !is_calendar_date(y, m, d)) {
       return false;
     }
     std::uint64_t t = 0;
@@ -96,7 +122,18 @@ bool parse_time(std::string_view s, std::uint64_t& ns) {
 rmm_csv_reader::rmm_csv_reader(std::unique_ptr<std::istream> in, std::string name, std::uint64_t total)
     : in_(std::move(in)), name_(std::move(name)), total_(total) {}
 
-rmm_csv_reader::rmm_csv_reader(const std::string& path) : name_(path) {
+rmm_csv_reader::rmm_csv_reader(const std::string& path)
+    : name_(path == "-" ? std::string("<stdin>") : path) {
+  if (path == "-") {
+    // Not owned: a stream on std::cin's buffer (no size, so no percentage in progress).
+    in_ = std::make_unique<std::istream>(std::cin.rdbuf());
+    read_header();
+    return;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw trace_error(path, 0, std::string("cannot open: ") + std::strerror(EISDIR), 0);
+  }
   auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
   if (!*file) throw trace_error(path, 0, std::string("cannot open: ") + std::strerror(errno), 0);
   file->seekg(0, std::ios::end);
@@ -125,8 +162,12 @@ trace_error rmm_csv_reader::error_at_last_event(std::string problem) const {
 
 void rmm_csv_reader::read_header() {
   line_ = 1;
-  if (!std::getline(*in_, row_)) fail("empty: no header (expected '" + std::string(expected_header) + "')");
+  if (!std::getline(*in_, row_)) {
+    if (in_->bad()) fail(std::string("read error: ") + std::strerror(errno));
+    fail("empty: no header (expected '" + std::string(expected_header) + "')");
+  }
   consumed_ += row_.size() + 1;
+  if (has_inner_cr(row_)) fail(cr_only_problem);
   if (trim(row_) != expected_header) {
     fail("not an RMM log: the header is " + quote(row_) + ", expected '" +
          std::string(expected_header) + "'");
@@ -151,6 +192,7 @@ bool rmm_csv_reader::next(trace_event& out) {
     }
     ++line_;
     consumed_ += row_.size() + 1;
+    if (has_inner_cr(row_)) fail(cr_only_problem);
     if (in_->eof()) fail("truncated: the last row " + quote(row_) + " has no newline");
     if (!trim(row_).empty()) break;
   }
@@ -170,7 +212,7 @@ bool rmm_csv_reader::next(trace_event& out) {
   if (!parse_number(f[0], thread, 10)) fail("Thread " + quote(f[0]) + " is not a decimal thread id");
   if (!parse_time(f[1], time)) {
     fail("Time " + quote(f[1]) +
-         " is not a time (seconds since the epoch, HH:MM:SS.ffffff, or YYYY-MM-DD HH:MM:SS.fff)");
+         " is not a time (seconds since the epoch, HH:MM:SS.ffffff, or YYYY-MM-DD HH:MM:SS.fff on a real calendar day)");
   }
   if (f[2] == "allocate") {
     e.action = trace_action::alloc;
@@ -187,7 +229,16 @@ bool rmm_csv_reader::next(trace_event& out) {
   if (e.size > max_event_size) fail("Size " + quote(f[4]) + " is above 2^62: corrupt input");
   if (!parse_address(f[5], stream)) fail("Stream " + quote(f[5]) + " is not a 0x-hex or decimal stream");
 
-  if (e.action == trace_action::alloc) {
+  if (pointer == 0 && e.size == 0 && e.action != trace_action::alloc_failed) {
+    // Zero-byte allocations may all return null, and several may be outstanding: each gets its
+    // own id from the top of the id space (no real pointer is there), freed last-in first-out.
+    if (e.action == trace_action::alloc) {
+      e.id = null_id_base - null_live_++;
+    } else {
+      if (null_live_ == 0) fail("free of pointer " + quote(f[3]) + ", which is not live (no zero-byte allocation is)");
+      e.id = null_id_base - --null_live_;
+    }
+  } else if (e.action == trace_action::alloc) {
     if (!live_.insert(pointer, line_)) {
       fail("allocate of pointer " + quote(f[3]) + ", which is already live (allocated at line " +
            std::to_string(*live_.find(pointer)) + " and not freed)");

@@ -10,7 +10,9 @@
 // (stream 0 stays queue 0); time_ns = nanoseconds since the first row; kind buffer, flags 0;
 // seq = the row's position. Time may be seconds since the epoch (`1634567890.123456`), a clock
 // time (`16:43:03.393917` or spdlog's `16:43:03:393917`), or a date and time
-// (`2024-01-15 10:30:45.123`).
+// (`2024-01-15 10:30:45.123`, a real calendar day). Zero-byte allocations at a null pointer may
+// overlap (each gets its own id); any other pointer allocated twice without a free is an error.
+// Bare-CR line ends are refused with a message saying so.
 //
 // Same interface and strictness as trace_reader (next, line, error_at_last_event, ...): a bad row
 // is a trace_error naming the file, line and problem, after every earlier row was delivered.
@@ -33,8 +35,8 @@ namespace clpool::trace {
 
 class rmm_csv_reader {
  public:
-  // Opens `path` and checks the header row. Throws trace_error (line 0) if it cannot be opened,
-  // (line 1) if the header is not RMM's.
+  // Opens `path` ("-": standard input) and checks the header row. Throws trace_error (line 0) if
+  // it cannot be opened (a directory: "Is a directory"), (line 1) if the header is not RMM's.
   explicit rmm_csv_reader(const std::string& path);
 
   // Reads CSV text held in memory; `name` stands for the file name in errors.
@@ -69,6 +71,8 @@ class rmm_csv_reader {
   std::uint64_t seq_ = 0;
   std::optional<std::uint64_t> first_time_ns_;
   flat_id_map<std::uint64_t> live_;     // pointer -> line of its allocate
+  static constexpr std::uint64_t null_id_base = ~std::uint64_t{0};
+  std::uint64_t null_live_ = 0;         // outstanding zero-byte allocations at (nil)
   flat_id_map<std::uint64_t> threads_;  // RMM thread id -> small id
   flat_id_map<std::uint64_t> streams_;  // stream -> small id
   std::string row_;

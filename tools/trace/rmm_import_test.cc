@@ -101,3 +101,61 @@ TEST(RmmImport, MissingFile) {
 
 }  // namespace
 }  // namespace clpool::trace
+
+namespace clpool::trace {
+namespace {
+
+std::string csv_error(const std::string& text) {
+  try {
+    read_csv(text);
+  } catch (const trace_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RmmImport, ZeroByteNullAllocationsMayOverlap) {
+  const auto events = read_csv(header +
+                               "1,0,allocate,(nil),0,0\n"
+                               "1,0,allocate,(nil),0,0\n"
+                               "1,0,allocate,0x10,8,0\n"
+                               "1,0,free,(nil),0,0\n"
+                               "1,0,free,0x10,8,0\n"
+                               "1,0,free,(nil),0,0\n");
+  ASSERT_EQ(events.size(), 6u);
+  EXPECT_NE(events[0].id, events[1].id);
+  EXPECT_EQ(events[3].id, events[1].id) << "freed last-in first-out";
+  EXPECT_EQ(events[5].id, events[0].id);
+  // A third free has nothing to free; a null allocation with bytes is still a single pointer.
+  EXPECT_NE(csv_error(header + "1,0,allocate,(nil),0,0\n1,0,free,(nil),0,0\n1,0,free,(nil),0,0\n")
+                .find("log.csv:4: free of pointer '(nil)', which is not live"),
+            std::string::npos);
+  EXPECT_NE(csv_error(header + "1,0,allocate,(nil),4,0\n1,0,allocate,(nil),4,0\n").find("already live"),
+            std::string::npos);
+}
+
+TEST(RmmImport, ImpossibleDatesAreRefused) {
+  for (const char* d : {"2024-13-45", "2024-00-10", "2024-01-00", "2023-02-29", "2024-04-31"}) {
+    const std::string e = csv_error(header + "1," + d + " 10:00:00.000,allocate,0x10,1,0\n");
+    EXPECT_NE(e.find("log.csv:2: Time '"), std::string::npos) << d << ": " << e;
+  }
+  EXPECT_EQ(read_csv(header + "1,2024-02-29 10:00:00.000,allocate,0x10,1,0\n").size(), 1u);
+}
+
+TEST(RmmImport, CrOnlyLineEndsAreNamed) {
+  EXPECT_NE(csv_error("Thread,Time,Action,Pointer,Size,Stream\r1,0,allocate,0x10,1,0\r").find("bare CR"),
+            std::string::npos);
+  EXPECT_EQ(read_csv("Thread,Time,Action,Pointer,Size,Stream\r\n1,0,allocate,0x10,1,0\r\n").size(), 1u);
+}
+
+TEST(RmmImport, DirectoryIsNamedAsSuch) {
+  try {
+    rmm_csv_reader r("/");
+    FAIL() << "a directory opened";
+  } catch (const trace_error& e) {
+    EXPECT_NE(std::string(e.what()).find("Is a directory"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace clpool::trace

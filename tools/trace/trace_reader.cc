@@ -14,6 +14,20 @@ constexpr std::size_t buffer_bytes = std::size_t{1} << 20;
 // A longer line is not an event: 9 numbers and words fit in about 200 bytes. The cap keeps a
 // garbage file (one huge line) from growing the buffer without bound.
 constexpr std::size_t max_line_bytes = 4096;
+
+// Text, then a CR that does not end the chunk: old-Mac line ends (which no tool writes), as
+// opposed to binary garbage, which has unprintable bytes before any CR.
+bool looks_cr_only(const char* p, std::size_t n) {
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c == '\r') return i > 0;
+    if (c != '\t' && (c < 0x20 || c > 0x7e)) return false;
+  }
+  return false;
+}
+
+constexpr const char* cr_only_problem =
+    "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
 constexpr std::size_t max_metadata = 256;
 constexpr const char* field_names[9] = {"seq",  "time_ns", "thread", "queue", "action",
                                         "id",   "size",    "kind",   "flags"};
@@ -162,6 +176,7 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
       const char* stop = static_cast<const char*>(nl);
       if (static_cast<std::size_t>(stop - start) > max_line_bytes) {
         ++line_;
+        if (looks_cr_only(start, static_cast<std::size_t>(stop - start))) fail(cr_only_problem);
         fail("line is longer than " + std::to_string(max_line_bytes) +
              " bytes: not a trace event (binary or corrupt data?)");
       }
@@ -172,14 +187,17 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
       ++line_;
       return true;
     }
+    const bool cr_only = looks_cr_only(start, avail);
     if (avail > max_line_bytes) {
       ++line_;
+      if (cr_only) fail(cr_only_problem);
       fail("line is longer than " + std::to_string(max_line_bytes) +
            " bytes: not a trace event (binary or corrupt data?)");
     }
     if (eof_ || !refill()) {
       if (pos_ == end_) return false;
       ++line_;
+      if (cr_only) fail(cr_only_problem);
       fail("truncated: the last line " + quote(std::string_view(start, avail)) +
            " has no newline (the trace was cut off while being written?)");
     }

@@ -215,3 +215,24 @@ TEST(TraceReaderFile, TruncatedFileReportsLastLine) {
 
 }  // namespace
 }  // namespace clpool::trace
+
+namespace clpool::trace {
+namespace {
+
+// Bare-CR line ends are named as such, not as a truncation; CRLF still reads; garbage with a CR
+// is still garbage.
+TEST(TraceReader, CrOnlyLineEndsAreNamed) {
+  expect_error("clpool-trace 1\r0 0 0 0 alloc 1 10 buffer 0\r", 1, "bare CR", 0);
+  std::string long_cr = "clpool-trace 1\r";
+  for (int i = 0; i < 400; ++i) long_cr += std::to_string(i) + " 0 0 0 alloc " + std::to_string(i + 1) + " 10 buffer 0\r";
+  expect_error(long_cr + "\n", 1, "bare CR", 0);
+  expect_error(long_cr, 1, "bare CR", 0);
+  read_result ok = read_all_from_string("clpool-trace 1\r\n0 0 0 0 alloc 1 10 buffer 0\r\n", "t.trace");
+  EXPECT_FALSE(ok.error) << ok.error->what();
+  EXPECT_EQ(ok.events.size(), 1u);
+  const trace_error garbage = error_of(std::string("\x01\x02\r\x03garbage\n", 12));
+  EXPECT_EQ(std::string(garbage.what()).find("bare CR"), std::string::npos) << garbage.what();
+}
+
+}  // namespace
+}  // namespace clpool::trace

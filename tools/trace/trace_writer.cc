@@ -28,13 +28,18 @@ trace_writer::trace_writer(std::ostream& out, trace_encoding encoding)
   write_header();
 }
 
-trace_writer::trace_writer(const std::string& path, trace_encoding encoding)
-    : owned_(std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc)),
-      out_(owned_.get()),
+trace_writer::trace_writer(const std::string& path, trace_encoding encoding,
+                           const std::string& what)
+    : owned_(std::make_unique<common::atomic_output_file>(path, what)),
+      out_(&owned_->stream()),
       name_(path),
       encoding_(encoding) {
-  if (!*owned_) throw std::runtime_error("trace_writer: cannot create " + path);
   write_header();
+}
+
+void trace_writer::commit() {
+  flush();
+  if (owned_) owned_->commit();
 }
 
 void trace_writer::write_header() {
@@ -85,6 +90,7 @@ void trace_writer::write_binary(const trace_event& e) {
 }
 
 trace_writer::~trace_writer() {
+  if (owned_) return;  // uncommitted: owned_ removes the temporary file
   out_->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   out_->flush();
 }

@@ -3,6 +3,7 @@
 //   clpool::trace::trace_writer out("run.trace");   // writes the header line
 //   out.comment("source", "layer");                 // "# source: layer"
 //   out.write(event);                               // one line per event
+//   out.commit();                                   // the file appears, complete
 //
 // Text by default; trace_encoding::binary writes the compact form (FORMAT.md, "Binary form").
 // Buffered (64 KiB) so that recording costs about one formatted line per event. Not thread-safe:
@@ -13,12 +14,12 @@
 #define CLPOOL_TOOLS_TRACE_TRACE_WRITER_H_
 
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
 
+#include "tools/common/output_file.h"
 #include "tools/trace/trace_event.h"
 
 namespace clpool::trace {
@@ -28,13 +29,20 @@ class trace_writer {
   // Writes to `out`, which must outlive the writer. Writes the header at once.
   explicit trace_writer(std::ostream& out, trace_encoding encoding = trace_encoding::text);
 
-  // Creates or truncates `path`. Throws std::runtime_error naming the path if it cannot.
-  explicit trace_writer(const std::string& path, trace_encoding encoding = trace_encoding::text);
+  // Writes `path` through a temporary file in its directory (tools/common/output_file.h):
+  // `path` is replaced only by commit(), so a writer destroyed or killed before then leaves the
+  // old file intact. Throws std::runtime_error (common::output_error) naming the path if the
+  // temporary file cannot be created. Streaming writers that must survive a crash (the layer)
+  // use the ostream constructor instead.
+  // `what` names the output in messages (a flag, say).
+  explicit trace_writer(const std::string& path, trace_encoding encoding = trace_encoding::text,
+                        const std::string& what = "trace_writer");
 
   trace_writer(const trace_writer&) = delete;
   trace_writer& operator=(const trace_writer&) = delete;
 
-  // Flushes what is buffered; errors at this point are lost (call flush() to see them).
+  // Stream writers: flushes what is buffered; errors at this point are lost (call flush() to see
+  // them). Path writers: without commit(), discards the temporary file.
   ~trace_writer();
 
   // Writes "# key: value". Throws std::invalid_argument if `key` is empty or has blanks or a
@@ -49,6 +57,10 @@ class trace_writer {
   // failed (disk full, closed pipe).
   void flush();
 
+  // flush(), then (path writers) fsync and rename the temporary file over the path. Throws
+  // std::runtime_error if any step fails; the old file is then intact. Stream writers: flush().
+  void commit();
+
   // Events written so far.
   std::uint64_t events_written() const noexcept { return events_; }
 
@@ -57,7 +69,7 @@ class trace_writer {
   void write_header();
   void write_binary(const trace_event& event);
 
-  std::unique_ptr<std::ofstream> owned_;
+  std::unique_ptr<common::atomic_output_file> owned_;
   std::ostream* out_;
   std::string name_;
   std::string buffer_;

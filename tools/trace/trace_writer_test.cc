@@ -1,5 +1,7 @@
 #include "tools/trace/trace_writer.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -179,6 +181,45 @@ TEST(TraceReaderBinary, MalformedInput) {
   expect_binary_error(binary_of({{.seq = 0, .action = trace_action::alloc_failed, .size = max_event_size}}) .substr(0, 16) +
                           std::string("\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 13),
                       "above 2^62", 0);
+}
+
+}  // namespace
+}  // namespace clpool::trace
+
+namespace clpool::trace {
+namespace {
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A path writer replaces its file only at commit(): an exception or a kill before that leaves
+// the previous trace as it was.
+TEST(TraceWriter, PathWriterReplacesOnlyAtCommit) {
+  const char* t = std::getenv("TEST_TMPDIR");
+  const std::string p = std::string(t && *t ? t : "/tmp") + "/commit.trace";
+  std::ofstream(p) << "old";
+  const std::vector<trace_event> events = random_events(9, 50000);  // several buffer flushes
+  {
+    trace_writer w(p);
+    for (const auto& e : events) w.write(e);
+    w.flush();
+    EXPECT_EQ(slurp(p), "old");
+  }
+  EXPECT_EQ(slurp(p), "old");
+  {
+    trace_writer w(p, trace_encoding::binary);
+    for (const auto& e : events) w.write(e);
+    w.commit();
+  }
+  trace_reader r(p);
+  trace_event e;
+  std::size_t n = 0;
+  while (r.next(e)) ++n;
+  EXPECT_EQ(n, events.size());
 }
 
 }  // namespace

@@ -1,0 +1,149 @@
+#include "mockcl/loader.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include "mockcl/mockcl_c.h"
+#include "mockcl/snapshot.h"
+
+namespace mockcl::loader {
+namespace {
+
+// What makes a library the mockcl ICD rather than any ICD or any .so (the layer, say).
+constexpr const char* required_symbols[] = {"clIcdGetPlatformIDsKHR", "mockcl_configure",
+                                            "mockcl_reset", "mockcl_snapshot_json",
+                                            "mockcl_object_id", "mockcl_memory_use"};
+
+class IcdControl final : public Control {
+ public:
+  explicit IcdControl(void* lib)
+      : configure_(reinterpret_cast<decltype(configure_)>(dlsym(lib, "mockcl_configure"))),
+        reset_(reinterpret_cast<decltype(reset_)>(dlsym(lib, "mockcl_reset"))),
+        snapshot_(reinterpret_cast<decltype(snapshot_)>(dlsym(lib, "mockcl_snapshot_json"))),
+        object_id_(reinterpret_cast<decltype(object_id_)>(dlsym(lib, "mockcl_object_id"))),
+        memory_use_(reinterpret_cast<decltype(memory_use_)>(dlsym(lib, "mockcl_memory_use"))) {}
+
+  std::string configure_devices(std::string_view spec) override { return configure("devices", spec); }
+  std::string configure_faults(std::string_view spec) override { return configure("faults", spec); }
+  std::string add_fault(std::string_view rule) override { return configure("add_fault", rule); }
+  std::string configure_schedule(std::string_view spec) override { return configure("schedule", spec); }
+  std::string configure_call_log(std::string_view path) override { return configure("call_log", path); }
+  void reset() override { reset_(); }
+  Snapshot snapshot() override {
+    std::string buf(snapshot_(nullptr, 0) + 1, '\0');
+    const size_t n = snapshot_(buf.data(), buf.size());
+    buf.resize(n);
+    auto s = snapshot_from_json(buf);
+    if (!s.ok()) throw std::runtime_error("mockcl snapshot: " + s.error());
+    return s.value();
+  }
+  uint64_t object_id(const void* handle) override { return object_id_(handle); }
+  MemoryUse memory_use(int device) override {
+    uint64_t out[3];
+    memory_use_(device, out);
+    return {out[0], out[1], out[2]};
+  }
+
+ private:
+  std::string configure(const char* what, std::string_view value) {
+    char err[1024] = {0};
+    configure_(what, std::string(value).c_str(), err, sizeof err);
+    return err;
+  }
+  decltype(&mockcl_configure) configure_;
+  decltype(&mockcl_reset) reset_;
+  decltype(&mockcl_snapshot_json) snapshot_;
+  decltype(&mockcl_object_id) object_id_;
+  decltype(&mockcl_memory_use) memory_use_;
+};
+
+// dlopen()s a checked ICD, or returns null with `error` set.
+void* open_icd(const std::string& so_path, std::string& error) {
+  struct stat st;
+  if (stat(so_path.c_str(), &st) != 0) {
+    error = std::strerror(errno);
+    return nullptr;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file";
+    return nullptr;
+  }
+  // Look before dlopen: dlopen's own messages for a text file are obscure, and a file that is
+  // not ELF must never reach the loader.
+  char magic[4] = {};
+  std::ifstream(so_path, std::ios::binary).read(magic, sizeof magic);
+  if (std::memcmp(magic, "\x7f" "ELF", 4) != 0) {
+    error = "is not an ELF shared library";
+    return nullptr;
+  }
+  void* lib = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* e = dlerror();
+    error = std::string("cannot be loaded: ") + (e ? e : "dlopen failed");
+    return nullptr;
+  }
+  for (const char* name : required_symbols) {
+    if (dlsym(lib, name) == nullptr) {
+      dlclose(lib);
+      error = std::string("is not the mockcl ICD: it does not export ") + name +
+              " (bazel build //mockcl:libmockcl.so)";
+      return nullptr;
+    }
+  }
+  return lib;
+}
+
+}  // namespace
+
+std::string check_icd(const std::string& so_path) {
+  std::string error;
+  if (void* lib = open_icd(so_path, error)) dlclose(lib);
+  return error;
+}
+
+std::string point_loader_at(const std::string& so_path, bool with_pocl, std::string& error) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mockcl-vendors-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr) {
+    error = "cannot create a temporary directory from " + templ + ": " + std::strerror(errno);
+    return "";
+  }
+  const std::string dir(buf.data());
+  {
+    std::ofstream f(dir + "/0-mockcl.icd");
+    f << so_path << "\n";
+    if (!f) {
+      error = "cannot write " + dir + "/0-mockcl.icd";
+      return "";
+    }
+  }
+  if (with_pocl) {
+    std::ifstream in("/etc/OpenCL/vendors/pocl.icd");
+    if (!in) {
+      error = "POCL is not installed (/etc/OpenCL/vendors/pocl.icd missing)";
+      return "";
+    }
+    std::ofstream out(dir + "/1-pocl.icd");
+    out << in.rdbuf();
+  }
+  setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+  setenv("OCL_ICD_PLATFORM_SORT", "none", 1);
+  return dir;
+}
+
+std::unique_ptr<Control> icd_control(const std::string& so_path, std::string& error) {
+  void* lib = open_icd(so_path, error);
+  if (lib == nullptr) return nullptr;
+  return std::make_unique<IcdControl>(lib);  // the library stays loaded for the process
+}
+
+}  // namespace mockcl::loader
