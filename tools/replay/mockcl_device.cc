@@ -80,8 +80,10 @@ void drop_mockcl_environment() {
 }
 
 
-// Large enough that no request is CL_INVALID_BUFFER_SIZE: 2^62, the largest size a trace names.
-constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 62;
+// Large enough that no request is CL_INVALID_BUFFER_SIZE: 2^63, above the largest size a trace
+// names (2^62) even after the pool rounds it up to its bin (2^62 + 2^58 - 1 with 4 leading bits),
+// so that every device calls such a request an out-of-memory.
+constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 63;
 
 class mockcl_device final : public replay_device {
  public:

@@ -270,6 +270,30 @@ TEST(MockclReplay, EveryProfileGivesTheSimulatedDevicesAnswers) {
   }
 }
 
+// The largest size a trace may name (2^62) is an out-of-memory on every device, profile and
+// configuration, never a CL_INVALID_BUFFER_SIZE because the pool's bin rounded it above a limit.
+TEST(MockclReplay, TheLargestTraceSizeIsAnOutOfMemoryEverywhere) {
+  const std::vector<trace_event> events = {
+      {.seq = 0, .action = trace_action::alloc, .id = 1, .size = trace::max_event_size}};
+  for (const std::string& profile : device_model::builtin_profile_names()) {
+    for (const replay_config& c : {replay_config{}, parse_config("nopool")}) {
+      for (alloc_semantics sem : {alloc_semantics::immediate, alloc_semantics::deferred,
+                                  alloc_semantics::host_oom}) {
+        for (bool mock : {false, true}) {
+          device_spec d = mock ? backend().spec(std::uint64_t{1} << 30, sem, profile)
+                               : device_spec{std::uint64_t{1} << 30, sem};
+          d.profile = device_model::load_profile(profile);
+          const replay_report r = replay_events(events, c, d);
+          ASSERT_TRUE(r.oom.has_value()) << profile << " " << to_string(c) << " mock " << mock;
+          EXPECT_EQ(r.oom->event_index, 0u);
+          EXPECT_EQ(r.oom->site, sem == alloc_semantics::deferred ? oom_site::first_use
+                                                                   : oom_site::allocator);
+        }
+      }
+    }
+  }
+}
+
 TEST(MockclReplay, Deterministic) {
   const auto events = shipped_trace();
   const std::uint64_t cap = tight_capacity(events);
