@@ -33,7 +33,7 @@
 #include "mockcl/objects.h"
 #include "mockcl/slab.h"
 #include "mockcl/snapshot.h"
-#include "pool/biased_lock.h"
+#include "sync/biased_lock.h"
 
 namespace mockcl {
 
@@ -42,7 +42,7 @@ inline constexpr int kMaxDevices = 16;
 // The runtime's one lock. Biased towards the first thread that calls in: while no other thread
 // has, taking and dropping it are plain stores and loads (no atomic read-modify-write), which is
 // most of a create+release pair's cost otherwise. The first other thread revokes the bias for
-// the process's lifetime (one membarrier); from then on it is a spin lock. See pool/biased_lock.h.
+// the process's lifetime (one membarrier); from then on it is a spin lock. See sync/biased_lock.h.
 using Lock = clpool::detail::biased_lock;
 
 // Bounds on what the runtime records, so a long run cannot exhaust memory.

@@ -12,17 +12,20 @@
 
 namespace mockcl {
 
-// Memory accounting of one device. Bytes are requested sizes, not rounded.
+// Memory accounting of one device, from its ledger (the device model). With the exact profile
+// bytes are the requested sizes; with a paged profile (nvidia) they are what the device commits:
+// whole pages, shared pages counted once.
 struct DeviceStats {
   std::string name;
-  uint64_t capacity = 0;      // Enforced capacity.
-  uint64_t outstanding = 0;   // Bytes charged now (buffers + SVM, excluding host-pinned).
+  uint64_t capacity = 0;      // Enforced capacity (free memory at start; the profile's headroom is in it).
+  uint64_t outstanding = 0;   // Bytes committed now (buffers + SVM, excluding host-pinned).
   uint64_t peak = 0;          // Highest `outstanding` since the last reset.
   uint64_t pinned_outstanding = 0;
   uint64_t pinned_peak = 0;
 };
 
-// Memory accounting of one context (only contexts not yet destroyed).
+// Memory accounting of one context (only contexts not yet destroyed): the requested sizes of what
+// it has charged, not rounded to the device's pages.
 struct ContextStats {
   uint64_t id = 0;
   uint64_t outstanding = 0;

@@ -19,14 +19,14 @@
 #include <vector>
 
 #include "pool/allocator.h"
-#include "pool/biased_lock.h"
+#include "sync/biased_lock.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
 #include "pool/held_blocks.h"
 #include "pool/invariant.h"
 #include "pool/pool_types.h"
 #include "pool/pooled_allocation.h"
-#include "pool/spin_lock.h"
+#include "sync/spin_lock.h"
 
 namespace clpool::detail {
 

@@ -26,8 +26,14 @@ mkdir -p "$OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The device model (the pool's fake device, mockcl's devices and the layer's budget all count
+# bytes with it); its built-in profiles are generated into the work directory.
+mockcl/model/embed_profiles.sh "$work/builtin_profiles.cc" mockcl/model/profiles/*.profile
+MODEL_SRCS="mockcl/model/byte_size.cc mockcl/model/profile.cc mockcl/model/device_memory.cc \
+  $work/builtin_profiles.cc"
+
 # The pool library's compiled sources; everything else it needs is header-only.
-POOL_SRCS="pool/errors.cc pool/pool_types.cc pool/process_barrier.cc"
+POOL_SRCS="pool/errors.cc pool/pool_types.cc sync/process_barrier.cc $MODEL_SRCS"
 
 # The OpenCL pool code and the in-process mockcl runtime (fuzzers 2 and 3). The pool calls the
 # standard entry points (clCreateBuffer, ...), which the ICD loader (libOpenCL) forwards through each
@@ -57,7 +63,7 @@ FUZZERS=(
   "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE"
   "pool_ops_deep_fuzzer|pool_ops_deep|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MAX_OPS=512"
   "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12 -DCLPOOL_FUZZ_THROWING_ALLOCATOR"
-  "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc tools/layer/layer_settings.cc|"
+  "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc tools/layer/layer_settings.cc $MODEL_SRCS|"
   "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc tools/trace/trace_event.cc tools/trace/trace_reader.cc tools/trace/trace_writer.cc tools/trace/rmm_import.cc|"
   "pool_mockcl_fuzzer|pool_mockcl|fuzz/pool_mockcl_fuzzer.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
   "svm_ordering_fuzzer|svm_ordering|fuzz/svm_ordering_fuzzer.cc pool/opencl/testing/command_order.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"

@@ -90,7 +90,13 @@ class timeline_sampler {
 };
 
 struct raw_block {
-  std::uint64_t handle = 0;
+  std::uint64_t handle = 0;  // 0: a host block (in host_live) or a sub-buffer
+  std::uint64_t bytes = 0;
+};
+
+// A live host block: what it took on the host-pinned budget.
+struct host_block {
+  device_model::placement where;
   std::uint64_t bytes = 0;
 };
 
@@ -240,14 +246,17 @@ struct replayer::impl {
     p.message = std::move(message);
   }
 
-  // A `host` block: charged to the host budget only. Returns false at its out-of-memory.
+  // A `host` block: charged to the host-pinned budget only (its own ledger, in exact bytes, as
+  // mockcl keeps it). Returns false at its out-of-memory; records a live block in host_live.
   bool host_alloc(const trace_event& e, std::uint64_t line) {
     ++report.host_allocs;
-    const std::uint64_t cap = report.device.host_capacity;
-    if (e.size > cap || host_used > cap - e.size) {
+    if (!host_memory) host_memory.emplace(device_model::device_profile{}, report.device.host_capacity);
+    host_block b{{}, e.size};
+    if (!host_memory->try_commit(e.size, b.where)) {
       oom_point& p = start_oom(e, line, oom_site::host);
       p.message = "the host-pinned budget could not take " + std::to_string(e.size) + " bytes: " +
-                  std::to_string(host_used) + " of " + std::to_string(cap) + " bytes in use";
+                  std::to_string(host_memory->committed()) + " of " +
+                  std::to_string(host_memory->capacity()) + " bytes in use";
       if (config.use_pool) {
         const pool_counters& c = observer->last;
         p.active_bytes = c.active_bytes;
@@ -261,12 +270,19 @@ struct replayer::impl {
       return false;
     }
     if (e.action == trace_action::alloc_failed) {
+      host_memory->release(b.where, b.bytes);
       ++report.recorded_failures_that_fit;
       return true;
     }
-    host_used += e.size;
-    if (host_used > report.peak_host_bytes) report.peak_host_bytes = host_used;
+    host_live.insert(e.id, b);
+    report.peak_host_bytes = host_memory->peak_committed();
     return true;
+  }
+
+  // Frees the host block `id` if there is one.
+  void host_free(std::uint64_t id) {
+    host_block b;
+    if (report.host_allocs != 0 && host_live.erase(id, &b)) host_memory->release(b.where, b.bytes);
   }
 
   void alloc(const trace_event& e, std::uint64_t line) {
@@ -279,9 +295,7 @@ struct replayer::impl {
           std::uint32_t i = 0;
           live.erase(e.id, &i);
           free_slots.push_back(i);
-          return;
         }
-        host_live.insert(e.id, e.size);
       } else {
         raw_block* slot = raw_live.insert(e.id, raw_block());
         if (slot == nullptr) already_live(e.id);
@@ -289,7 +303,7 @@ struct replayer::impl {
           raw_live.erase(e.id);
           return;
         }
-        *slot = raw_block{0, e.size};  // handle 0 with bytes: a host block
+        *slot = raw_block{0, 0};  // handle 0: its bytes are in host_live
       }
       return;
     }
@@ -319,8 +333,7 @@ struct replayer::impl {
       if (!live.erase(e.id, &i)) not_live(e.id);
       slab[i].release();  // gives the block back to the pool
       free_slots.push_back(i);
-      std::uint64_t host_bytes = 0;
-      if (report.host_allocs != 0 && host_live.erase(e.id, &host_bytes)) host_used -= host_bytes;
+      host_free(e.id);
     } else {
       raw_block b;
       if (!raw_live.erase(e.id, &b)) not_live(e.id);
@@ -329,7 +342,7 @@ struct replayer::impl {
         raw_active -= b.bytes;
         ++report.allocator_frees;
       } else {
-        host_used -= b.bytes;  // a host block (0 for a sub-buffer)
+        host_free(e.id);  // a host block (nothing for a sub-buffer)
       }
     }
   }
@@ -416,8 +429,9 @@ struct replayer::impl {
   std::vector<std::uint32_t> free_slots;
   trace::flat_id_map<raw_block> raw_live;
   std::uint64_t raw_active = 0;
-  trace::flat_id_map<std::uint64_t> host_live;  // pool mode: live host blocks' bytes
-  std::uint64_t host_used = 0;
+  std::optional<device_model::device_memory> host_memory;  // the host-pinned budget's ledger
+  trace::flat_id_map<host_block> host_live;                // live host blocks
+
   timeline_sampler sampler;
 };
 

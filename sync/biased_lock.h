@@ -13,15 +13,15 @@
 // process_barrier() gives the owner's side the full fence it skipped, so at least one of the two
 // sees the other's write. Under ThreadSanitizer (which cannot see that barrier) the owner uses a
 // seq_cst exchange instead, so the same logic is checked with fences TSan understands.
-#ifndef CLPOOL_POOL_BIASED_LOCK_H_
-#define CLPOOL_POOL_BIASED_LOCK_H_
+#ifndef CLPOOL_SYNC_BIASED_LOCK_H_
+#define CLPOOL_SYNC_BIASED_LOCK_H_
 
 #include <atomic>
 #include <cstdint>
 #include <thread>
 
-#include "pool/process_barrier.h"
-#include "pool/spin_lock.h"
+#include "sync/process_barrier.h"
+#include "sync/spin_lock.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define CLPOOL_BIASED_LOCK_SEQ_CST 1
@@ -139,4 +139,4 @@ class biased_lock {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_BIASED_LOCK_H_
+#endif  // CLPOOL_SYNC_BIASED_LOCK_H_

@@ -4,8 +4,8 @@
 // read-modify-writes per lock/unlock pair (the unlock must check for waiters). This lock takes one
 // exchange to lock and a plain release store to unlock, which halves the uncontended cost. Under
 // contention it spins briefly, then yields the CPU, so oversubscribed threads still make progress.
-#ifndef CLPOOL_POOL_SPIN_LOCK_H_
-#define CLPOOL_POOL_SPIN_LOCK_H_
+#ifndef CLPOOL_SYNC_SPIN_LOCK_H_
+#define CLPOOL_SYNC_SPIN_LOCK_H_
 
 #include <atomic>
 #include <thread>
@@ -63,4 +63,4 @@ class spin_lock {
 
 }  // namespace clpool
 
-#endif  // CLPOOL_POOL_SPIN_LOCK_H_
+#endif  // CLPOOL_SYNC_SPIN_LOCK_H_

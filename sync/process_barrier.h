@@ -3,8 +3,8 @@
 // Why: it lets a lock's common path (one thread using a pool) run with no atomic
 // read-modify-write, by moving the cost of the Dekker-style fence to the rare thread that revokes
 // the bias (biased_lock.h). On Linux this is membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).
-#ifndef CLPOOL_POOL_PROCESS_BARRIER_H_
-#define CLPOOL_POOL_PROCESS_BARRIER_H_
+#ifndef CLPOOL_SYNC_PROCESS_BARRIER_H_
+#define CLPOOL_SYNC_PROCESS_BARRIER_H_
 
 namespace clpool::detail {
 
@@ -18,4 +18,4 @@ void process_barrier() noexcept;
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_PROCESS_BARRIER_H_
+#endif  // CLPOOL_SYNC_PROCESS_BARRIER_H_

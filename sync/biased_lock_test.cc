@@ -1,4 +1,4 @@
-#include "pool/biased_lock.h"
+#include "sync/biased_lock.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "pool/process_barrier.h"
+#include "sync/process_barrier.h"
 
 #include <atomic>
 

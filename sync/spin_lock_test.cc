@@ -1,4 +1,4 @@
-#include "pool/spin_lock.h"
+#include "sync/spin_lock.h"
 
 #include <gtest/gtest.h>
 
