@@ -6,8 +6,8 @@
 //   usable     = capacity - headroom (the driver keeps the headroom for itself)
 //   a request  > pack_limit  commits whole pages: round_up(bytes, page)
 //   a request <= pack_limit  is rounded up to pack_granule and placed in a shared page: the one
-//                            with the least room that still fits it (the lowest-numbered of
-//                            those), else a new page
+//                            with the least room that still fits it (of those, the one whose room
+//                            changed last), else a new page
 //   committed  = bytes of whole-page requests + page * shared pages open; a request fits when
 //                what it adds to committed keeps committed <= usable
 //   release    gives the request's bytes back at once; a shared page closes when it empties
@@ -20,15 +20,14 @@
 // Why best fit: replaying tools/replay/examples/pyopencl_layer.trace with best fit, first fit by
 // lowest page or worst fit gives exactly the free memory the H100 needed (88.625 MiB without a
 // pool, 288.625 MiB with PyOpenCL's) and fails at the same event just below; "most recently used
-// page first" needs 2.4 MiB more. Best fit is the one of those found in O(log pages).
+// page first" needs 2.4 MiB more. Best fit is also the cheapest to find: pages are kept in one
+// list per amount of room, with a bitmap of the non-empty lists, so a search is a bit scan.
 //
 // A plain value: not thread-safe (each user already serialises its device), no OpenCL.
 #ifndef MOCKCL_MODEL_DEVICE_MEMORY_H_
 #define MOCKCL_MODEL_DEVICE_MEMORY_H_
 
 #include <cstdint>
-#include <set>
-#include <utility>
 #include <vector>
 
 #include "mockcl/model/profile.h"
@@ -89,7 +88,7 @@ class device_memory {
   // Sum of the sizes of the requests committed now; committed() - requested() is lost to the
   // device's rounding (pages, packing granules, partly filled shared pages).
   std::uint64_t requested() const noexcept { return requested_; }
-  std::uint64_t free_bytes() const noexcept { return usable_ - committed_; }
+  std::uint64_t free_bytes() const noexcept { return committed_ < usable_ ? usable_ - committed_ : 0; }
   std::uint64_t shared_pages_open() const noexcept { return shared_open_; }
   const device_profile& profile() const noexcept { return profile_; }
 
@@ -98,13 +97,11 @@ class device_memory {
   bool state_is_valid() const;
 
  private:
-  using room_set = std::set<std::pair<std::uint32_t, std::uint32_t>>;
   struct shared_page {
     std::uint32_t free_granules = 0;
     bool open = false;
-    // The page's entry while it is not in with_room_: made once with the page, so that release
-    // (noexcept) moves entries in and out of with_room_ without allocating.
-    room_set::node_type entry;
+    // Links in the list of pages with this much room (open pages with room only).
+    std::uint32_t newer = placement::no_page, older = placement::no_page;
   };
   void add_committed(std::uint64_t bytes) noexcept {
     committed_ += bytes;
@@ -112,6 +109,11 @@ class device_memory {
   }
   bool try_commit_paged(std::uint64_t bytes, placement& out);
   void release_shared(const placement& p) noexcept;
+  // The room index: by_room_[g] lists the open pages with g free granules (0 < g < a page),
+  // newest first; bit g of has_room_ says whether that list is non-empty.
+  void add_room(std::uint32_t page) noexcept;
+  void remove_room(std::uint32_t page) noexcept;
+  std::uint32_t best_fit(std::uint32_t granules) const noexcept;
 
   device_profile profile_;
   bool exact_;
@@ -121,8 +123,8 @@ class device_memory {
   std::uint64_t shared_open_ = 0;
   std::vector<shared_page> pages_;
   std::vector<std::uint32_t> closed_pages_;  // slots of pages_ to reuse
-  // Open pages with room, as (free granules, page): the best fit is a lower_bound.
-  room_set with_room_;
+  std::vector<std::uint32_t> by_room_;
+  std::vector<std::uint64_t> has_room_;
 };
 
 // True when a request of `bytes` is refused as CL_INVALID_BUFFER_SIZE on a device reporting

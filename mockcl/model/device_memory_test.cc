@@ -128,13 +128,18 @@ class reference_model {
       return id;
     }
     const std::uint64_t need = (bytes + p_.pack_granule - 1) / p_.pack_granule * p_.pack_granule;
-    // The page with the least room that fits; the lowest-numbered of those.
+    // The page with the least room that fits; of those, the one whose room changed last.
     int best = -1;
     for (const auto& [pid, pg] : pages_) {
-      if (pg.free >= need && (best < 0 || pg.free < pages_[best].free)) best = pid;
+      if (pg.free < need) continue;
+      if (best < 0 || pg.free < pages_[best].free ||
+          (pg.free == pages_[best].free && pg.changed > pages_[best].changed)) {
+        best = pid;
+      }
     }
     if (best >= 0) {
       pages_[best].free -= need;
+      pages_[best].changed = ++clock_;
       shared_[id] = {best, need};
       return id;
     }
@@ -146,7 +151,7 @@ class reference_model {
       closed_.pop_back();
       --next_page_;
     }
-    pages_[pid] = page{p_.page - need};
+    pages_[pid] = page{p_.page - need, ++clock_};
     shared_[id] = {pid, need};
     return id;
   }
@@ -157,6 +162,7 @@ class reference_model {
     shared_.erase(id);
     page& pg = pages_.at(pid);
     pg.free += need;
+    pg.changed = ++clock_;
     if (pg.free == p_.page) {
       pages_.erase(pid);
       closed_.push_back(pid);
@@ -172,7 +178,9 @@ class reference_model {
  private:
   struct page {
     std::uint64_t free;
+    std::uint64_t changed;  // when its room last changed
   };
+  std::uint64_t clock_ = 0;
   device_profile p_;
   std::uint64_t usable_;
   int next_id_ = 0, next_page_ = 0;

@@ -157,6 +157,9 @@ void validate_profile(const device_profile& p, std::string_view source) {
   if (p.pack_limit != 0 && p.page % p.pack_granule != 0) {
     throw bad("pack_granule: does not divide page");
   }
+  if (p.pack_limit != 0 && p.page / p.pack_granule > max_granules_per_page) {
+    throw bad("pack_granule: a page would hold more than 65536 of them");
+  }
   if (p.pack_limit == 0 && p.pack_granule != 1) {
     throw bad("pack_granule: set without pack_limit (nothing is packed)");
   }

@@ -75,6 +75,7 @@ std::string_view to_string(oom_point point);
 // Largest values a profile may hold: beyond them the numbers describe no device.
 inline constexpr std::uint64_t max_page = std::uint64_t{1} << 30;      // 1 GiB
 inline constexpr std::uint64_t max_headroom = std::uint64_t{1} << 40;  // 1 TiB
+inline constexpr std::uint64_t max_granules_per_page = 65536;         // page / pack_granule
 
 }  // namespace clpool::device_model
 

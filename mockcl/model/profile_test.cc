@@ -98,6 +98,7 @@ TEST(Profile, EveryBadInputNamesFileLineAndKey) {
       {"page = 2M\npack_limit = 1M\npack_granule = 3K\n", "pack_granule: does not divide page"},
       {"pack_granule = 512\n", "pack_granule: set without pack_limit"},
       {"pack_granule = 0\n", "pack_granule: must be at least 1 byte"},
+      {"page = 1M\npack_limit = 1M\npack_granule = 8\n", "a page would hold more than 65536"},
   };
   for (const bad_case& c : cases) {
     const std::string e = error_of(c.text);
