@@ -6,17 +6,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "mockcl/loader.h"
-#include "mockcl/model/oom_status.h"
-#include "pool/errors.h"
-#include "pool/opencl/buffer_allocators.h"
 #include "pool/opencl/cl_error.h"
-#include "pool/opencl/cl_object.h"
+#include "tools/replay/cl_block_device.h"
 
 extern char** environ;
 
@@ -85,139 +81,61 @@ void drop_mockcl_environment() {
 // so that every device calls such a request an out-of-memory.
 constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 63;
 
-class mockcl_device final : public replay_device {
+class mockcl_device final : public cl_block_device {
  public:
-  mockcl_device(mockcl_backend& backend, const device_spec& spec, const std::string& profile_ref)
-      : control_(&backend.control()), capacity_(spec.capacity), semantics_(spec.semantics) {
-    mockcl::Control& ctl = *control_;
-    ctl.reset();
-    // reset() restores the configuration the ICD read at load; the replay owns all of it (the
-    // environment was cleared before loading, and this keeps it so whatever reset() restores).
-    if (std::string err = ctl.configure_faults(""); !err.empty()) {
-      throw mockcl_unavailable("mockcl refused to clear its faults: " + err);
-    }
-    if (std::string err = ctl.configure_call_log(""); !err.empty()) {
-      throw mockcl_unavailable("mockcl refused to stop its call log: " + err);
-    }
-    // The mock refuses capacity 0; a 0-capacity device is emulated by refusing everything here.
-    const std::uint64_t cap = capacity_ == 0 ? 1 : capacity_;
-    const std::string devices =
-        "gpu:name=clpool_replay,capacity=" + std::to_string(cap) +
-        ",reported=" + std::to_string(no_max_alloc) + ",max_alloc=" + std::to_string(no_max_alloc) +
-        ",semantics=" + std::string(to_string(semantics_)) + ",profile=" + profile_ref;
-    std::string err = ctl.configure_devices(devices);
-    if (err.empty()) err = ctl.configure_schedule("eager");
-    if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
-    cl_platform_id platform = mock_platform();
-    if (platform == nullptr) {
-      throw mockcl_unavailable("the OpenCL ICD loader does not list the mockcl platform (loaded " +
-                               backend.so_path() + " through OCL_ICD_VENDORS)");
-    }
-    cl_device_id device = nullptr;
-    opencl::throw_if_failed(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr),
-                            "clGetDeviceIDs");
-    cl_int s = CL_SUCCESS;
-    context_ = opencl::context_ref::adopt(
-        clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
-    opencl::throw_if_failed(s, "clCreateContext");
-    queue_ = opencl::queue_ref::adopt(
-        clCreateCommandQueueWithProperties(context_.get(), device, nullptr, &s));
-    opencl::throw_if_failed(s, "clCreateCommandQueueWithProperties");
-    if (semantics_ != alloc_semantics::deferred) {
-      immediate_.emplace(queue_.get(), opencl::immediate_buffer_options{
-                                           .method = opencl::force_method::migrate});
-    } else {
-      deferred_.emplace(context_.get());
-    }
-  }
+  mockcl_device(mockcl::Control& control, cl_device_id device, const device_spec& spec)
+      : cl_block_device(device, spec.capacity, spec.semantics), control_(&control) {}
 
   ~mockcl_device() override {
-    // Whatever the replay left alive (no-pool replays stop at their out-of-memory with live
-    // blocks), so that the mock can be reconfigured for the next device.
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].block.mem != nullptr) deallocate(i + 1, slots_[i].bytes);
-    }
-    clFinish(queue_.get());
-    immediate_.reset();
-    deferred_.reset();
-    queue_ = {};
-    context_ = {};
+    close();
     // The mock may still keep its last command's record (which holds the queue and context);
     // reset() retires it, so that the next device can reconfigure the mock.
     control_->reset();
   }
 
-  std::uint64_t allocate(std::uint64_t bytes) override {
-    if (capacity_ == 0 && semantics_ != alloc_semantics::deferred) {
-      throw allocator_out_of_memory(CL_MEM_OBJECT_ALLOCATION_FAILURE,
-                                    "mockcl device: capacity 0");
-    }
-    const opencl::buffer_block block =
-        immediate_ ? immediate_->allocate(bytes) : deferred_->allocate(bytes);
-    std::uint64_t handle;
-    if (!free_slots_.empty()) {
-      handle = free_slots_.back();
-      free_slots_.pop_back();
-    } else {
-      slots_.emplace_back();
-      handle = slots_.size();
-    }
-    slots_[handle - 1] = slot{block, bytes, immediate_.has_value()};
-    return handle;
-  }
-
-  void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override {
-    slot& s = slots_[handle - 1];
-    if (immediate_) {
-      immediate_->deallocate(s.block, bytes);
-    } else {
-      deferred_->deallocate(s.block, bytes);
-    }
-    s = slot{};
-    free_slots_.push_back(handle);
-  }
-
-  bool first_use(std::uint64_t handle) override {
-    slot& s = slots_[handle - 1];
-    if (s.committed) return true;
-    if (capacity_ == 0) return false;
-    const cl_int status = clEnqueueMigrateMemObjects(
-        queue_.get(), 1, &s.block.mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
-        nullptr);
-    if (device_model::is_out_of_memory_status(status)) return false;
-    opencl::throw_if_failed(status, "clEnqueueMigrateMemObjects", "first use of a replay block");
-    s.committed = true;
-    return true;
-  }
-
-  bool defers_allocation() const noexcept override {
-    return semantics_ == alloc_semantics::deferred;
-  }
   // The mock's own ledger (the device model), so that pages and headroom count as they do there.
   std::uint64_t used_bytes() const noexcept override { return control_->memory_use(0).committed; }
-  std::uint64_t capacity() const noexcept override { return capacity_; }
   std::uint64_t peak_used_bytes() const noexcept override { return control_->memory_use(0).peak; }
   std::uint64_t requested_bytes() const noexcept override {
     return control_->memory_use(0).requested;
   }
 
  private:
-  struct slot {
-    opencl::buffer_block block;
-    std::uint64_t bytes = 0;
-    bool committed = false;
-  };
-
   mockcl::Control* control_;
-  std::uint64_t capacity_;
-  alloc_semantics semantics_;
-  opencl::context_ref context_;
-  opencl::queue_ref queue_;
-  std::optional<opencl::immediate_buffer_allocator> immediate_;
-  std::optional<opencl::deferred_buffer_allocator> deferred_;
-  std::vector<slot> slots_;  // handle h is slots_[h - 1]
-  std::vector<std::uint64_t> free_slots_;
 };
+
+// Configures the mock for one replay device and returns its OpenCL device.
+cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
+                            const std::string& profile_ref) {
+  mockcl::Control& ctl = backend.control();
+  ctl.reset();
+  // reset() restores the configuration the ICD read at load; the replay owns all of it (the
+  // environment was cleared before loading, and this keeps it so whatever reset() restores).
+  if (std::string err = ctl.configure_faults(""); !err.empty()) {
+    throw mockcl_unavailable("mockcl refused to clear its faults: " + err);
+  }
+  if (std::string err = ctl.configure_call_log(""); !err.empty()) {
+    throw mockcl_unavailable("mockcl refused to stop its call log: " + err);
+  }
+  // The mock refuses capacity 0; a 0-capacity device is emulated by refusing everything.
+  const std::uint64_t cap = spec.capacity == 0 ? 1 : spec.capacity;
+  const std::string devices =
+      "gpu:name=clpool_replay,capacity=" + std::to_string(cap) +
+      ",reported=" + std::to_string(no_max_alloc) + ",max_alloc=" + std::to_string(no_max_alloc) +
+      ",semantics=" + std::string(to_string(spec.semantics)) + ",profile=" + profile_ref;
+  std::string err = ctl.configure_devices(devices);
+  if (err.empty()) err = ctl.configure_schedule("eager");
+  if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
+  cl_platform_id platform = mock_platform();
+  if (platform == nullptr) {
+    throw mockcl_unavailable("the OpenCL ICD loader does not list the mockcl platform (loaded " +
+                             backend.so_path() + " through OCL_ICD_VENDORS)");
+  }
+  cl_device_id device = nullptr;
+  opencl::throw_if_failed(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr),
+                          "clGetDeviceIDs");
+  return device;
+}
 
 }  // namespace
 
@@ -281,7 +199,8 @@ device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semanti
 
 std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const device_spec& spec,
                                                   const std::string& profile_ref) {
-  return std::make_unique<mockcl_device>(backend, spec, profile_ref);
+  return std::make_unique<mockcl_device>(backend.control(),
+                                         configure_mock(backend, spec, profile_ref), spec);
 }
 
 }  // namespace clpool::replay

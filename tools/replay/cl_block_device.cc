@@ -1,0 +1,81 @@
+#include "tools/replay/cl_block_device.h"
+
+#include "mockcl/model/oom_status.h"
+#include "pool/errors.h"
+#include "pool/opencl/cl_error.h"
+
+namespace clpool::replay {
+
+cl_block_device::cl_block_device(cl_device_id device, std::uint64_t capacity,
+                                 alloc_semantics semantics)
+    : capacity_(capacity), semantics_(semantics) {
+  cl_int s = CL_SUCCESS;
+  context_ = opencl::context_ref::adopt(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
+  opencl::throw_if_failed(s, "clCreateContext");
+  queue_ = opencl::queue_ref::adopt(
+      clCreateCommandQueueWithProperties(context_.get(), device, nullptr, &s));
+  opencl::throw_if_failed(s, "clCreateCommandQueueWithProperties");
+  if (semantics_ != alloc_semantics::deferred) {
+    immediate_.emplace(queue_.get(),
+                       opencl::immediate_buffer_options{.method = opencl::force_method::migrate});
+  } else {
+    deferred_.emplace(context_.get());
+  }
+}
+
+cl_block_device::~cl_block_device() { close(); }
+
+void cl_block_device::close() noexcept {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].block.mem != nullptr) deallocate(i + 1, slots_[i].bytes);
+  }
+  if (queue_) clFinish(queue_.get());
+  immediate_.reset();
+  deferred_.reset();
+  queue_ = {};
+  context_ = {};
+}
+
+std::uint64_t cl_block_device::allocate(std::uint64_t bytes) {
+  if (capacity_ == 0 && semantics_ != alloc_semantics::deferred) {
+    throw allocator_out_of_memory(device_model::status_mem_object_allocation_failure,
+                                  "OpenCL replay device: capacity 0");
+  }
+  const opencl::buffer_block block =
+      immediate_ ? immediate_->allocate(bytes) : deferred_->allocate(bytes);
+  std::uint64_t handle;
+  if (!free_slots_.empty()) {
+    handle = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slots_.emplace_back();
+    handle = slots_.size();
+  }
+  slots_[handle - 1] = slot{block, bytes, immediate_.has_value()};
+  return handle;
+}
+
+void cl_block_device::deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept {
+  slot& s = slots_[handle - 1];
+  if (immediate_) {
+    immediate_->deallocate(s.block, bytes);
+  } else {
+    deferred_->deallocate(s.block, bytes);
+  }
+  s = slot{};
+  free_slots_.push_back(handle);
+}
+
+bool cl_block_device::first_use(std::uint64_t handle) {
+  slot& s = slots_[handle - 1];
+  if (s.committed) return true;
+  if (capacity_ == 0) return false;
+  const cl_int status = clEnqueueMigrateMemObjects(
+      queue_.get(), 1, &s.block.mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr);
+  if (device_model::is_out_of_memory_status(status)) return false;
+  opencl::throw_if_failed(status, "clEnqueueMigrateMemObjects", "first use of a replay block");
+  s.committed = true;
+  return true;
+}
+
+}  // namespace clpool::replay

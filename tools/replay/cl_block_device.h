@@ -1,0 +1,70 @@
+// cl_block_device: the part of a replay device that every OpenCL-backed device shares. Each
+// block is a real cl_mem from pool/opencl's allocators on one context and in-order queue:
+//   immediate / host_oom: immediate_buffer_allocator (create, then migrate: a device that fails
+//                         at creation or at first use both refuse here, and the pool retries);
+//   deferred:             deferred_buffer_allocator (create only); first_use() enqueues
+//                         clEnqueueMigrateMemObjects, where the device commits the buffer, and
+//                         an out-of-memory status there is the deferred out-of-memory.
+// What the device has committed is the subclass's to say (the mock's own ledger, or a real
+// device's free-memory query), so it stays in one place.
+#ifndef CLPOOL_TOOLS_REPLAY_CL_BLOCK_DEVICE_H_
+#define CLPOOL_TOOLS_REPLAY_CL_BLOCK_DEVICE_H_
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "pool/opencl/buffer_allocators.h"
+#include "pool/opencl/cl_object.h"
+#include "tools/replay/device.h"
+
+namespace clpool::replay {
+
+class cl_block_device : public replay_device {
+ public:
+  ~cl_block_device() override;
+
+  std::uint64_t allocate(std::uint64_t bytes) override;
+  void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;
+  bool first_use(std::uint64_t handle) override;
+  bool defers_allocation() const noexcept override {
+    return semantics_ == alloc_semantics::deferred;
+  }
+  std::uint64_t capacity() const noexcept override { return capacity_; }
+
+ protected:
+  // Creates a context and an in-order queue on `device`. A capacity of 0 refuses everything
+  // (a device cannot be made smaller than nothing).
+  cl_block_device(cl_device_id device, std::uint64_t capacity, alloc_semantics semantics);
+
+  // Releases every block still alive (a no-pool replay stops at its out-of-memory with live
+  // blocks), waits for the queue, then releases the allocators, the queue and the context.
+  // Idempotent; the destructor calls it, and a subclass that must act after the device's
+  // objects are gone (the mock's reset) calls it first.
+  void close() noexcept;
+
+  cl_context context() const noexcept { return context_.get(); }
+  cl_command_queue queue() const noexcept { return queue_.get(); }
+
+ private:
+  struct slot {
+    opencl::buffer_block block;
+    std::uint64_t bytes = 0;
+    bool committed = false;
+  };
+
+  std::uint64_t capacity_;
+  alloc_semantics semantics_;
+  opencl::context_ref context_;
+  opencl::queue_ref queue_;
+  std::optional<opencl::immediate_buffer_allocator> immediate_;
+  std::optional<opencl::deferred_buffer_allocator> deferred_;
+  std::vector<slot> slots_;  // handle h is slots_[h - 1]
+  std::vector<std::uint64_t> free_slots_;
+};
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_CL_BLOCK_DEVICE_H_
