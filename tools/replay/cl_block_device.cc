@@ -51,12 +51,20 @@ std::uint64_t cl_block_device::allocate(std::uint64_t bytes) {
     slots_.emplace_back();
     handle = slots_.size();
   }
-  slots_[handle - 1] = slot{block, bytes, immediate_.has_value()};
+  slots_[handle - 1] = slot{block, bytes, false};
+  if (immediate_) mark_committed(slots_[handle - 1]);
   return handle;
+}
+
+void cl_block_device::mark_committed(slot& s) noexcept {
+  s.committed = true;
+  committed_bytes_ += s.bytes;
+  if (committed_bytes_ > peak_committed_bytes_) peak_committed_bytes_ = committed_bytes_;
 }
 
 void cl_block_device::deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept {
   slot& s = slots_[handle - 1];
+  if (s.committed) committed_bytes_ -= s.bytes;
   if (immediate_) {
     immediate_->deallocate(s.block, bytes);
   } else {
@@ -74,7 +82,7 @@ bool cl_block_device::first_use(std::uint64_t handle) {
       queue_.get(), 1, &s.block.mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr);
   if (device_model::is_out_of_memory_status(status)) return false;
   opencl::throw_if_failed(status, "clEnqueueMigrateMemObjects", "first use of a replay block");
-  s.committed = true;
+  mark_committed(s);
   return true;
 }
 

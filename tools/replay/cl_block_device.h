@@ -45,6 +45,11 @@ class cl_block_device : public replay_device {
   // objects are gone (the mock's reset) calls it first.
   void close() noexcept;
 
+  // Sum of the sizes of the blocks committed now (what a device without a free-memory query
+  // can be said to hold; its own rounding is unknown).
+  std::uint64_t committed_block_bytes() const noexcept { return committed_bytes_; }
+  std::uint64_t peak_committed_block_bytes() const noexcept { return peak_committed_bytes_; }
+
   cl_context context() const noexcept { return context_.get(); }
   cl_command_queue queue() const noexcept { return queue_.get(); }
 
@@ -61,6 +66,8 @@ class cl_block_device : public replay_device {
   opencl::queue_ref queue_;
   std::optional<opencl::immediate_buffer_allocator> immediate_;
   std::optional<opencl::deferred_buffer_allocator> deferred_;
+  void mark_committed(slot& s) noexcept;
+  std::uint64_t committed_bytes_ = 0, peak_committed_bytes_ = 0;
   std::vector<slot> slots_;  // handle h is slots_[h - 1]
   std::vector<std::uint64_t> free_slots_;
 };

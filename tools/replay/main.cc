@@ -15,6 +15,7 @@
 #include "tools/replay/config.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
+#include "tools/replay/opencl_device.h"
 #include "tools/replay/outputs.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/report_format.h"
@@ -133,7 +134,11 @@ int run(int argc, char** argv) {
                  "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
                  "cl_mem in the mock OpenCL ICD (//mockcl:libmockcl.so) through the system ICD loader, "
                  "on a mock device with this capacity and semantics (pool/opencl's immediate or "
-                 "deferred buffer allocator; deferred blocks are migrated once to charge them)");
+                 "deferred buffer allocator; deferred blocks are migrated once to charge them); "
+                 "opencl[:PLATFORM[:INDEX]]: a real OpenCL device (PLATFORM an index or part of its "
+                 "name), with a ballast of real buffers so that the replay starts with exactly "
+                 "--capacity free (free memory is measured where the device can say, else taken "
+                 "to be its reported size); --min-capacity searches up to what it has free");
   app.add_option("--mockcl-so", mockcl_so,
                  "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
                  "binary's runfiles)");
@@ -203,18 +208,30 @@ int run(int argc, char** argv) {
   const clpool::device_model::device_profile profile = clpool::device_model::load_profile(profile_text);
   const alloc_semantics semantics = semantics_opt->count() > 0 ? *parse_semantics(semantics_text)
                                                               : semantics_of(profile);
-  if (device_text != "sim" && device_text != "mockcl") {
-    throw usage_error("--device: '" + device_text + "' is not sim or mockcl");
+  const bool real_device = device_text.rfind("opencl", 0) == 0;
+  if (device_text != "sim" && device_text != "mockcl" && !real_device) {
+    throw usage_error("--device: '" + device_text + "' is not sim, mockcl or opencl[:PLATFORM[:INDEX]]");
   }
   if (!mockcl_so.empty() && device_text != "mockcl") {
     throw usage_error("--mockcl-so needs --device mockcl");
   }
   mockcl_backend* mock = nullptr;
   if (device_text == "mockcl") mock = &mockcl_backend::open(find_mockcl_so(mockcl_so));
+  opencl_backend* real = nullptr;
+  if (real_device) {
+    real = &opencl_backend::open(parse_opencl_target(device_text));
+    std::cerr << "clpool_replay: device " << real->description() << "\n";
+    if (capacity && *capacity > real->free_at_start()) {
+      throw usage_error("--capacity " + format_bytes_exact(*capacity) + ": more than the device has free (" +
+                        real->description() + ")");
+    }
+  }
   const std::uint64_t host_capacity =
       host_capacity_text.empty() ? clpool::unlimited : parse_bytes(host_capacity_text, "--host-capacity");
   const auto make_spec = [&](std::uint64_t cap) {
-    device_spec d = mock != nullptr ? mock->spec(cap, semantics, profile_text) : device_spec{cap, semantics};
+    device_spec d = mock != nullptr   ? mock->spec(cap, semantics, profile_text)
+                    : real != nullptr ? real->spec(cap, semantics, profile)
+                                      : device_spec{cap, semantics};
     d.host_capacity = host_capacity;
     d.profile = profile;
     return d;
@@ -286,7 +303,7 @@ int run(int argc, char** argv) {
             return replay_once(configs[i], cap, picture && !capacity,
                                to_string(configs[i]) + " min-capacity replay " + std::to_string(++n));
           },
-          granule);
+          granule, real != nullptr ? real->free_at_start() : 0);
       any_oom |= !res.min_capacity->found;
     }
     results.push_back(std::move(res));

@@ -1,5 +1,7 @@
 #include "tools/replay/min_capacity.h"
 
+#include <algorithm>
+
 namespace clpool::replay {
 
 void check_granule(std::uint64_t granule, const std::string& what) {
@@ -18,11 +20,18 @@ std::uint64_t unbounded_capacity(std::uint64_t granule) {
 }
 
 min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
-                                      std::uint64_t granule) {
+                                      std::uint64_t granule, std::uint64_t largest) {
   check_granule(granule);
   min_capacity_result result;
   result.granule = granule;
-  const std::uint64_t top_k = unbounded_capacity(granule) / granule;
+  const std::uint64_t top_k =
+      largest != 0 ? std::min(largest / granule, unbounded_capacity(granule) / granule)
+                   : unbounded_capacity(granule) / granule;
+  if (largest != 0 && top_k == 0) {
+    result.why_not = "the device has less than one granule free (" + std::to_string(largest) +
+                     " bytes)";
+    return result;
+  }
   const auto attempt = [&](std::uint64_t k) {
     ++result.replays;
     return run(k * granule);
@@ -30,7 +39,9 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
 
   replay_report unbounded = attempt(top_k);
   if (!unbounded.ok()) {
-    result.why_not = "it runs out of memory even on an unbounded device (" +
+    result.why_not = (largest != 0 ? "it runs out of memory even with all of the device's " +
+                                         std::to_string(largest) + " bytes free ("
+                                   : std::string("it runs out of memory even on an unbounded device (")) +
                      std::string(to_string(unbounded.oom->site)) + " at event " +
                      std::to_string(unbounded.oom->event_index) + ")";
     return result;

@@ -43,9 +43,11 @@ std::uint64_t unbounded_capacity(std::uint64_t granule);
 // `run(capacity)` replays the whole trace on a device of that capacity; every capacity it is given
 // is a multiple of `granule` no larger than unbounded_capacity(granule). Throws config_error
 // unless check_granule() accepts `granule`. Not found when the trace fails even on an unbounded
-// device (the pool's limit, say).
+// device (the pool's limit, say). `largest`, when not 0, bounds the search for a device that
+// cannot be made larger (a real one, with that much free): capacities stay at or below it,
+// rounded down to a granule, and "unbounded" means that.
 min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
-                                      std::uint64_t granule);
+                                      std::uint64_t granule, std::uint64_t largest = 0);
 
 }  // namespace clpool::replay
 

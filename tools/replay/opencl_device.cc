@@ -1,0 +1,231 @@
+#include "tools/replay/opencl_device.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "mockcl/model/oom_status.h"
+#include "pool/opencl/cl_error.h"
+#include "tools/replay/cl_block_device.h"
+
+namespace clpool::replay {
+namespace {
+
+// cl_ext.h's AMD free-memory query: two size_t, total free and largest free block, in KiB.
+constexpr cl_device_info device_global_free_memory_amd = 0x4039;
+
+std::string info_text(cl_platform_id p) {
+  char name[256] = {0};
+  clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+  return name;
+}
+
+std::string info_text(cl_device_id d, cl_device_info what) {
+  char text[1024] = {0};
+  clGetDeviceInfo(d, what, sizeof text - 1, text, nullptr);
+  return text;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The device's free memory now, where it can say (AMD); nothing otherwise.
+std::optional<std::uint64_t> query_free_memory(cl_device_id d) {
+  if (info_text(d, CL_DEVICE_EXTENSIONS).find("cl_amd_device_attribute_query") == std::string::npos) {
+    return std::nullopt;
+  }
+  size_t kib[2] = {0, 0};
+  if (clGetDeviceInfo(d, device_global_free_memory_amd, sizeof kib, kib, nullptr) != CL_SUCCESS) {
+    return std::nullopt;
+  }
+  return std::uint64_t{kib[0]} * 1024;
+}
+
+class opencl_device final : public cl_block_device {
+ public:
+  opencl_device(const opencl_backend& backend, const device_spec& spec)
+      : cl_block_device(backend.device(), spec.capacity, spec.semantics) {
+    if (spec.capacity > backend.free_at_start()) {
+      throw opencl_unavailable("--capacity " + std::to_string(spec.capacity) +
+                               " bytes: more than the device has free (" +
+                               backend.description() + ")");
+    }
+    std::uint64_t left = backend.free_at_start() - spec.capacity;
+    const std::uint64_t chunk = std::min<std::uint64_t>(backend.max_alloc(), std::uint64_t{1} << 30);
+    try {
+      while (left > 0) {
+        const std::uint64_t bytes = std::min(left, chunk);
+        cl_int s = CL_SUCCESS;
+        cl_mem m = clCreateBuffer(context(), CL_MEM_READ_WRITE, bytes, nullptr, &s);
+        if (m != nullptr) ballast_.push_back(m);
+        if (s == CL_SUCCESS) {
+          s = clEnqueueMigrateMemObjects(queue(), 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
+                                         0, nullptr, nullptr);
+        }
+        if (s == CL_SUCCESS) s = clFinish(queue());
+        if (device_model::is_out_of_memory_status(s)) {
+          throw opencl_unavailable(
+              "the device could not hold the ballast that leaves --capacity free: it refused " +
+              std::to_string(bytes) + " bytes with " + std::to_string(left - bytes) +
+              " still to place; it has less free memory than " + backend.description());
+        }
+        opencl::throw_if_failed(s, "ballast buffer", std::to_string(bytes) + " bytes");
+        left -= bytes;
+      }
+    } catch (...) {
+      release_ballast();
+      throw;
+    }
+    baseline_free_ = query_free_memory(backend.device());
+  }
+
+  ~opencl_device() override {
+    close();
+    release_ballast();
+  }
+
+  // Measured where the device can say (its free memory fell by this much since the ballast was
+  // placed); otherwise the committed blocks' sizes, the device's rounding unknown.
+  std::uint64_t used_bytes() const noexcept override {
+    if (baseline_free_) {
+      if (const auto now = query_free_memory(backend_device()); now && *now <= *baseline_free_) {
+        return *baseline_free_ - *now;
+      }
+    }
+    return committed_block_bytes();
+  }
+  std::uint64_t peak_used_bytes() const noexcept override { return peak_committed_block_bytes(); }
+  std::uint64_t requested_bytes() const noexcept override { return committed_block_bytes(); }
+
+ private:
+  cl_device_id backend_device() const noexcept {
+    cl_device_id d = nullptr;
+    clGetCommandQueueInfo(queue(), CL_QUEUE_DEVICE, sizeof d, &d, nullptr);
+    return d;
+  }
+  void release_ballast() noexcept {
+    for (cl_mem m : ballast_) clReleaseMemObject(m);
+    ballast_.clear();
+  }
+
+  std::vector<cl_mem> ballast_;
+  std::optional<std::uint64_t> baseline_free_;
+};
+
+}  // namespace
+
+opencl_target parse_opencl_target(std::string_view text) {
+  const auto bad = [&](const std::string& why) {
+    return config_error("--device: '" + std::string(text) + "' " + why +
+                        " (expected opencl, opencl:PLATFORM or opencl:PLATFORM:INDEX; PLATFORM an "
+                        "index or part of the platform's name)");
+  };
+  if (text.substr(0, 6) != "opencl") throw bad("is not an OpenCL device");
+  std::string_view rest = text.substr(6);
+  opencl_target t;
+  if (rest.empty()) return t;
+  if (rest[0] != ':') throw bad("is not an OpenCL device");
+  rest.remove_prefix(1);
+  const std::size_t colon = rest.find(':');
+  t.platform = std::string(rest.substr(0, colon));
+  if (t.platform.empty()) throw bad("names no platform");
+  if (colon != std::string_view::npos) {
+    const std::string_view index = rest.substr(colon + 1);
+    if (!all_digits(index) ||
+        std::from_chars(index.data(), index.data() + index.size(), t.index).ec != std::errc()) {
+      throw bad("has a device index that is not a small whole number");
+    }
+  }
+  return t;
+}
+
+opencl_backend& opencl_backend::open(const opencl_target& target) {
+  static std::unique_ptr<opencl_backend> backend;
+  if (backend) return *backend;
+  cl_uint n = 0;
+  if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) {
+    throw opencl_unavailable("--device opencl: the OpenCL ICD loader lists no platform");
+  }
+  std::vector<cl_platform_id> platforms(n);
+  clGetPlatformIDs(n, platforms.data(), nullptr);
+  std::string names;
+  for (cl_uint i = 0; i < n; ++i) names += "\n  " + std::to_string(i) + ": " + info_text(platforms[i]);
+  std::vector<cl_platform_id> chosen;
+  if (target.platform.empty()) {
+    chosen = platforms;
+  } else if (all_digits(target.platform)) {
+    unsigned i = 0;
+    std::from_chars(target.platform.data(), target.platform.data() + target.platform.size(), i);
+    if (target.platform.size() > 6 || i >= n) {
+      throw opencl_unavailable("--device opencl:" + target.platform + ": no platform " +
+                               target.platform + "; the platforms are:" + names);
+    }
+    chosen = {platforms[i]};
+  } else {
+    for (cl_platform_id p : platforms) {
+      if (lower(info_text(p)).find(lower(target.platform)) != std::string::npos) chosen.push_back(p);
+    }
+    if (chosen.empty()) {
+      throw opencl_unavailable("--device opencl:" + target.platform +
+                               ": no platform's name contains it; the platforms are:" + names);
+    }
+  }
+  cl_device_id device = nullptr;
+  cl_platform_id platform = nullptr;
+  for (cl_platform_id p : chosen) {
+    cl_uint count = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+    if (target.index >= count) {
+      throw opencl_unavailable("--device opencl: platform '" + info_text(p) + "' has " +
+                               std::to_string(count) + " device(s); there is no device " +
+                               std::to_string(target.index));
+    }
+    std::vector<cl_device_id> devices(count);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr);
+    device = devices[target.index];
+    platform = p;
+    break;
+  }
+  if (device == nullptr) throw opencl_unavailable("--device opencl: no device on the chosen platform(s)");
+  backend.reset(new opencl_backend());
+  backend->device_ = device;
+  cl_ulong global = 0, max_alloc = 0;
+  clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, nullptr);
+  clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
+  backend->max_alloc_ = max_alloc != 0 ? max_alloc : global;
+  if (const auto free = query_free_memory(device)) {
+    backend->free_at_start_ = *free;
+    backend->free_measured_ = true;
+  } else {
+    backend->free_at_start_ = global;
+  }
+  backend->description_ = info_text(platform) + " / " + info_text(device, CL_DEVICE_NAME) + ", " +
+                          std::to_string(backend->free_at_start_) + " bytes free at start (" +
+                          (backend->free_measured_ ? "measured"
+                                                   : "as reported: the device has no free-memory "
+                                                     "query, so the ballast assumes all of "
+                                                     "CL_DEVICE_GLOBAL_MEM_SIZE is free") +
+                          ")";
+  return *backend;
+}
+
+device_spec opencl_backend::spec(std::uint64_t capacity, alloc_semantics semantics,
+                                 const device_model::device_profile& profile) {
+  device_spec d{.capacity = capacity, .semantics = semantics, .backend = "opencl"};
+  d.profile = profile;
+  d.make_device = [this](const device_spec& s) -> std::unique_ptr<replay_device> {
+    return std::make_unique<opencl_device>(*this, s);
+  };
+  return d;
+}
+
+}  // namespace clpool::replay

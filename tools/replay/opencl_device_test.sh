@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# --device opencl on mockcl loaded as an ordinary ICD (OCL_ICD_VENDORS, MOCKCL_DEVICES; not through
+# the control API): the answers equal --device mockcl's for the same profile, and every bad
+# target or capacity is refused with exit 2 and a clear message.
+set -u
+BIN="$1"
+SO="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+EX="$3"
+T="${TEST_TMPDIR:-/tmp}"
+fails=0
+mkdir -p "$T/icd"
+echo "$SO" > "$T/icd/mockcl.icd"
+TR="$EX/pyopencl_layer.trace"
+
+# real ARGS...: clpool_replay on the mock as a real device (a 1 GiB card, the profile in $PROFILE).
+real() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-1g:profile=$PROFILE" "$BIN" --no-progress --profile "$PROFILE" "$@" 2>&1; }
+mock() { env -u MOCKCL_DEVICES "$BIN" --no-progress --device mockcl --mockcl-so "$SO" --profile "$PROFILE" "$@" 2>&1; }
+
+same() {
+  local what="$1"
+  shift
+  local a b
+  a="$(real "$TR" --device opencl "$@" | grep -v '^clpool_replay: device' | sed 's/device opencl/device X/; s/device: opencl/device: X/')"
+  b="$(mock "$TR" "$@" | sed 's/device mockcl/device X/; s/device: mockcl/device: X/')"
+  if [[ "$a" == "$b" && -n "$a" ]]; then echo "ok: $PROFILE $what"
+  else echo "FAIL: $PROFILE $what: opencl and mockcl differ"; diff <(echo "$a") <(echo "$b") | head -20; fails=$((fails + 1)); fi
+}
+
+for case in nvidia:128MiB exact:64MiB; do
+  PROFILE="${case%%:*}"
+  cap="${case#*:}"
+  same "min capacity" --min-capacity --granule 2MiB --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
+  # At a capacity where both run out of memory: the failing event and the pool's figures.
+  a="$(real "$TR" --device opencl --capacity "$cap" --json)"
+  b="$(mock "$TR" --capacity "$cap" --json)"
+  for key in event_index requested_bytes rounded_bytes active_bytes held_bytes managed_bytes; do
+    va="$(echo "$a" | grep -m1 "\"$key\"")"; vb="$(echo "$b" | grep -m1 "\"$key\"")"
+    if [[ -n "$va" && "$va" == "$vb" ]]; then echo "ok: $PROFILE $cap $key"
+    else echo "FAIL: $PROFILE $cap $key: '$va' vs '$vb'"; fails=$((fails + 1)); fi
+  done
+done
+
+# The device line says where free memory came from.
+PROFILE=nvidia
+out="$(real "$TR" --device opencl --capacity 512MiB)"
+[[ "$out" == *"clpool_replay: device mockcl / mockcl gpu-1g, 1073741824 bytes free at start (as reported"* ]] &&
+  echo "ok: device line" || { echo "FAIL: device line: $out" | head -3; fails=$((fails + 1)); }
+
+# expect RC FRAGMENT ARGS...
+expect() {
+  local want="$1" fragment="$2"
+  shift 2
+  local out rc
+  out="$(real "$TR" "$@")"
+  rc=$?
+  if [[ $rc != "$want" || "$out" != *"$fragment"* ]]; then
+    echo "FAIL: $* -> exit $rc, want $want with '$fragment'"; echo "$out" | head -5; fails=$((fails + 1))
+  else echo "ok: $* -> $rc"; fi
+}
+expect 2 "names no platform" --device opencl: --capacity 64MiB
+expect 2 "device index that is not a small whole number" --device opencl:0:x --capacity 64MiB
+expect 2 "device index that is not a small whole number" --device opencl:0:-1 --capacity 64MiB
+expect 2 "is not sim, mockcl or opencl" --device gpu --capacity 64MiB
+expect 2 "no platform's name contains it; the platforms are:" --device opencl:nvidia --capacity 64MiB
+expect 2 "no platform 7; the platforms are:" --device opencl:7 --capacity 64MiB
+expect 2 "there is no device 3" --device opencl:mock:3 --capacity 64MiB
+expect 2 "more than the device has free" --device opencl --capacity 2GiB
+expect 0 "replayed cleanly" --device opencl:MOCK:0 --capacity 1GiB
+expect 2 "--mockcl-so needs --device mockcl" --device opencl --mockcl-so "$SO" --capacity 64MiB
+# --min-capacity cannot search above what the device has free.
+out="$(OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-64m:profile=nvidia" "$BIN" "$TR" --no-progress --device opencl --min-capacity --compare pool:lb=4 2>&1)"
+[[ $? == 1 && "$out" == *"no capacity"* || "$out" == *"even with all of the device's"* ]] &&
+  echo "ok: min-capacity bounded by free memory" || { echo "FAIL: bounded min-capacity: $out" | head -5; fails=$((fails + 1)); }
+
+if ((fails)); then echo "$fails failures"; exit 1; fi
+echo "all passed"
