@@ -10,6 +10,7 @@
 // scenario released, because destructor callbacks may still be running on ICD threads.
 #include <CL/cl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -284,26 +285,35 @@ void platforms() {
 }
 
 // Several threads create and release buffers and SVM blocks at once; the trace must stay valid.
+// clSVMAlloc may return NULL for any reason (the spec promises nothing more), and NVIDIA's does so
+// now and then when threads allocate at once: a NULL is the driver's answer, which the layer
+// passes on and records as alloc_failed, not an error of the program or the layer. The scenario
+// prints how many it got, so the test can check that each was recorded.
 constexpr int churn_threads = 4;
 constexpr int churn_per_thread = 200;
 
 void threads() {
   cl_env env = open_first_device();
   std::vector<std::thread> workers;
+  std::atomic<int> svm_refused{0};
   for (int t = 0; t < churn_threads; ++t) {
-    workers.emplace_back([&env, t] {
+    workers.emplace_back([&env, &svm_refused, t] {
       for (int i = 0; i < churn_per_thread; ++i) {
         cl_mem mem = buffer(env, CL_MEM_READ_WRITE, 4096 * (t + 1));
         void* p = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 256, 0);
-        CHECK(p != nullptr);
-        clSVMFree(env.context, p);
+        if (p != nullptr) {
+          clSVMFree(env.context, p);
+        } else {
+          ++svm_refused;
+        }
         CHECK_CL(clReleaseMemObject(mem));
       }
     });
   }
   for (std::thread& w : workers) w.join();
   close_env(env);
-  wait_for_frees(2 * churn_threads * churn_per_thread);
+  std::printf("threads: %d SVM allocations refused by the driver\n", svm_refused.load());
+  wait_for_frees(2 * churn_threads * churn_per_thread - svm_refused.load());
 }
 
 // Times N clCreateBuffer + clReleaseMemObject pairs (N from CHURN_PAIRS, default 100000) and

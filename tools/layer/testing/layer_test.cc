@@ -239,8 +239,10 @@ TEST(LayerOverIcd, ConcurrentThreadsGiveAValidTrace) {
     EXPECT_EQ(count["alloc " + size + " buffer 0x1"], 200) << size;
     EXPECT_EQ(count["free " + size + " buffer 0x1"], 200) << size;
   }
-  EXPECT_EQ(count["alloc 256 svm 0x1"], 800);
-  EXPECT_EQ(count["free 256 svm 0x1"], 800);
+  // A driver may refuse clSVMAlloc under concurrency (NVIDIA's did): every refusal is recorded as
+  // alloc_failed, and every block it gave is freed.
+  EXPECT_EQ(count["alloc 256 svm 0x1"] + count["alloc_failed 256 svm 0x1"], 800);
+  EXPECT_EQ(count["free 256 svm 0x1"], count["alloc 256 svm 0x1"]);
   std::uint64_t max_thread = 0;
   for (const trace_event& event : e) max_thread = std::max(max_thread, event.thread);
   EXPECT_GE(max_thread, 3u);  // four application threads, numbered densely from 0
