@@ -165,23 +165,9 @@ std::string Runtime::configure_devices(const std::vector<DeviceConfig>& d) {
 }
 
 std::string Runtime::configure_faults(const std::vector<FaultRule>& f, bool append) {
-  if (!append) faults_.clear();
-  for (const auto& r : f) {
-    FaultState s;
-    s.rule = r;
-    if (r.kind != FaultKind::kBytesAbove && r.entry != "*") {
-      s.entry = entry_from_name(r.entry);
-      if (!s.entry) {
-        update_flags();
-        return "unknown entry point '" + r.entry + "'";
-      }
-    }
-    s.rng = r.seed;
-    faults_.push_back(s);
-  }
-  exec_counts_.fill(0);
+  std::string error = faults_.configure(f, append);
   update_flags();
-  return "";
+  return error;
 }
 
 std::string Runtime::configure_schedule(const ScheduleConfig& s) {
@@ -254,7 +240,7 @@ void Runtime::reset() {
   force_destroy_all();
   apply(base_);
   calls_.fill(0);
-  faults_fired_ = 0;
+  faults_.reset_count();
   commands_.clear();
   free_chunks_.clear();
   free_next_ = free_end_ = nullptr;
@@ -293,7 +279,7 @@ Snapshot Runtime::snapshot() {
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
-  s.faults_fired = faults_fired_;
+  s.faults_fired = faults_.fired_count();
   s.now = now;
   return s;
 }

@@ -28,6 +28,7 @@
 
 #include "mockcl/config.h"
 #include "mockcl/entry_points.h"
+#include "mockcl/fault_injector.h"
 #include "mockcl/host_memory.h"
 #include "mockcl/model/device_memory.h"
 #include "mockcl/objects.h"
@@ -74,13 +75,6 @@ struct SvmBlock {
   uint64_t last_use_end = 0;  // Virtual end of the last executed command that used it.
 };
 
-struct FaultState {
-  FaultRule rule;
-  std::optional<Entry> entry;  // nullopt: any entry point ("*").
-  uint64_t count = 0;
-  uint64_t rng = 0;
-  bool fired = false;
-};
 
 class Runtime {
  public:
@@ -317,7 +311,7 @@ class Runtime {
       // An injected failure fires only for a request that would otherwise fit.
       if (!memory.try_commit(bytes, where)) return oom_status(d);
       memory.release(where, bytes);
-      if (cl_int f = bytes_fault(dev, bytes)) return f;
+      if (cl_int f = charge_fault(d, bytes)) return f;
     }
     if (!memory.try_commit(bytes, where)) [[unlikely]] return oom_status(d);
     if (ctx) {
@@ -409,8 +403,19 @@ class Runtime {
   }
   std::string log_args_;  // The logged arguments of the current call (while log_on_).
   static constexpr int live_index(Type t) { return t == Type::kNone ? 0 : int(uint32_t(t) - uint32_t(Type::kPlatform)); }
-  cl_int call_fault(Entry e);
-  cl_int bytes_fault(int dev, uint64_t bytes);
+  // The fault rules' verdict on this call / charge, reported when one fires (else 0).
+  cl_int call_fault(Entry e) {
+    std::string what;
+    const cl_int s = faults_.on_call(e, what);
+    if (s != 0) report(what);
+    return s;
+  }
+  cl_int charge_fault(const DeviceState& d, uint64_t bytes) {
+    std::string what;
+    const cl_int s = faults_.on_charge(d.memory.committed(), bytes, oom_status(d), what);
+    if (s != 0) report(what);
+    return s;
+  }
   static cl_int oom_status(const DeviceState& d) {
     return d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : d.cfg.model.oom_status;
   }
@@ -464,9 +469,7 @@ class Runtime {
   uint64_t next_command_ = 0;
   std::array<uint64_t, 10> live_{};
   std::array<uint64_t, kEntryCount> calls_{};
-  std::vector<FaultState> faults_;
-  std::array<uint64_t, kEntryCount> exec_counts_{};
-  uint64_t faults_fired_ = 0;
+  FaultInjector faults_;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<CommandRecord> commands_;
   // Compact FreeRecord (32 bytes): the hot release path records one per buffer. Kept in chunks

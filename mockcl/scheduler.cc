@@ -82,16 +82,7 @@ _cl_event* Runtime::new_command(_cl_command_queue* q, cl_command_type type, cons
     ev->deps.push_back(q->last_barrier);
     retain_internal(q->last_barrier);
   }
-  if (!faults_.empty()) {
-    for (auto& f : faults_) {
-      if (f.rule.kind != FaultKind::kExec || (f.entry && *f.entry != e) || f.fired) continue;
-      if (++f.count == f.rule.n) {
-        f.fired = true;
-        ev->fault_status = f.rule.status ? f.rule.status : CL_OUT_OF_RESOURCES;
-        break;
-      }
-    }
-  }
+  if (!faults_.empty()) ev->fault_status = faults_.on_command(e);
   return ev;
 }
 
@@ -190,7 +181,7 @@ void Runtime::execute(_cl_event* ev) {
     st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   } else if (ev->fault_status) {
     st = ev->fault_status;
-    ++faults_fired_;
+    faults_.fired();
     report("injected execution failure " + std::string(status_name(st)) + " into command " +
            std::to_string(ev->command_id) + " (" + ev->kind + ")");
   } else if (cl_int oom = charge_at_execution(ev); oom != CL_SUCCESS) {
