@@ -60,6 +60,15 @@ struct buffer_io {
     EXPECT_EQ(refs, 1u) << "a block must own exactly one reference to its cl_mem";
   }
   static bool same(const buffer_block& a, const buffer_block& b) { return a.mem == b.mem; }
+  // The first use of a block of `bytes` (its last byte) on a device that created it: it works or
+  // is out-of-memory (a lazy device commits memory here).
+  static void first_use(const device_env& env, const buffer_block& b, std::uint64_t bytes) {
+    const unsigned char one = 1;
+    const cl_int s = clEnqueueWriteBuffer(env.queue(), b.mem, CL_TRUE, bytes - 1, 1, &one, 0,
+                                          nullptr, nullptr);
+    EXPECT_TRUE(s == CL_SUCCESS || is_out_of_memory_status(s))
+        << "first use of " << bytes << " bytes gave " << status_name(s);
+  }
 };
 
 struct deferred_traits : buffer_io {
@@ -90,6 +99,9 @@ struct svm_traits {
     EXPECT_EQ(in, out);
   }
   static bool same(const svm_block& a, const svm_block& b) { return a.ptr == b.ptr; }
+  static void first_use(const device_env&, const svm_block& b, std::uint64_t bytes) {
+    static_cast<unsigned char*>(b.ptr)[bytes - 1] = 1;  // never reached: svm refuses the size
+  }
 };
 struct pinned_traits {
   using allocator = host_pinned_allocator;
@@ -117,6 +129,9 @@ struct pinned_traits {
     EXPECT_EQ(std::memcmp(host, out.data(), bytes), 0) << "device -> pinned memory";
   }
   static bool same(const pinned_block& a, const pinned_block& b) { return a.mem == b.mem; }
+  static void first_use(const device_env&, const pinned_block& b, std::uint64_t bytes) {
+    static_cast<unsigned char*>(b.host_ptr)[bytes - 1] = 1;  // mapped host memory
+  }
 };
 
 template <class F>
@@ -186,6 +201,7 @@ TEST_P(allocator_battery, AboveMaxAllocIsClErrorNotOutOfMemory) {
       try {
         auto block = a.allocate(bytes);
         if (refused) ADD_FAILURE() << "allocating max_alloc + 1 bytes succeeded; " << probe.description;
+        else T::first_use(*this, block, bytes);
         a.deallocate(block, bytes);
       } catch (const allocator_out_of_memory& e) {
         if (refused) ADD_FAILURE() << "reported as out-of-memory: " << e.what();
