@@ -147,15 +147,21 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if ((s = rt().use_mem(m, q))) return fail(s);
   unsigned char* b = rt().bytes_of(m);
   if (!b) return fail(CL_MAP_FAILURE);
+  // maps=copy: the host gets its own copy, filled when the map executes (maps.cc).
+  const bool copy = rt().devices[q->device->index].cfg.maps == MapMode::kCopy;
+  void* p = b + offset;
+  if (copy && !(p = rt().map_copy(m, flags, offset, size))) return fail(CL_OUT_OF_HOST_MEMORY);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", Entry::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;
   ev->bytes = size;
+  if (copy) ev->host = p;
   ++m->map_count;
   s = finish_command(c, ev, out, blocking);
   if (err) *err = s;
   c.ret(s);
-  return s == CL_SUCCESS ? b + offset : nullptr;
+  if (s != CL_SUCCESS && copy) rt().cancel_map(m, p);  // the caller has no pointer to unmap
+  return s == CL_SUCCESS ? p : nullptr;
 }
 
 cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* ptr, cl_uint n, const cl_event* wait,
@@ -168,10 +174,18 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
   if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
   unsigned char* b = rt().bytes_of(m);
   auto* p = static_cast<unsigned char*>(ptr);
-  if (m->map_count == 0 || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
+  // A maps=copy mapping is named by exactly the pointer its map returned; a shared one by any
+  // pointer into the buffer.
+  const bool copy = m->map_count > 0 && rt().begin_unmap(m, ptr);
+  if (!copy) {
+    uint32_t copies = 0;
+    for (const Mapping& mp : m->maps) copies += !mp.unmapping;
+    if (m->map_count <= copies || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
+  }
   --m->map_count;
   _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap", Entry::clEnqueueUnmapMemObject, n, wait);
   add_mem(ev, m);
+  if (copy) ev->host = ptr;
   return c.ret(finish_command(c, ev, out, false));
 }
 

@@ -277,6 +277,10 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
             return R::Error(what + ": " + e.what());
           }
           d.profile = std::string(val);
+        } else if (key == "maps") {
+          if (val == "shared") d.maps = MapMode::kShared;
+          else if (val == "copy") d.maps = MapMode::kCopy;
+          else return R::Error(what + ": " + quote(val) + " is not shared or copy");
         } else if (key == "svm") {
           auto b = parse_bool(val, "svm");
           if (!b.ok()) return R::Error(where + ": " + b.error());
@@ -287,7 +291,7 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
           else return R::Error(what + ": " + quote(val) + " is not gpu or cpu");
         } else {
           return R::Error(where + ": unknown option " + quote(key) +
-                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile)");
+                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile, maps)");
         }
       }
     }
@@ -326,7 +330,7 @@ std::string format_devices(const std::vector<DeviceConfig>& devices) {
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
          ",semantics=" + std::string(semantics_name(d.semantics)) +
          ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +
-         ",pinned=" + std::to_string(d.pinned);
+         ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == MapMode::kCopy ? "copy" : "shared");
   }
   return s;
 }

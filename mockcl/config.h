@@ -42,6 +42,16 @@ enum class Semantics {
   kHostOom,    // charged at creation; failure reported as CL_OUT_OF_HOST_MEMORY (Intel-like).
 };
 
+// How clEnqueueMapBuffer gives the host a buffer's bytes.
+enum class MapMode {
+  kShared,  // the mapped pointer is the buffer's own storage (a shared-memory device, e.g. POCL's
+            // CPU device): host writes reach the device at once, whatever the rules say.
+  kCopy,    // a discrete device: a mapping is a separate host copy, filled from the buffer when
+            // the map executes (unless CL_MAP_WRITE_INVALIDATE_REGION) and written back when the
+            // unmap executes (write maps only). A command that starts while its buffer (or a
+            // buffer of the same family) is mapped against it is reported (Reports::used_while_mapped).
+};
+
 // One simulated device.
 struct DeviceConfig {
   std::string name = "mockcl gpu-256m";  // CL_DEVICE_NAME.
@@ -54,6 +64,7 @@ struct DeviceConfig {
                                         // out-of-memory shows in its event status, not the enqueue.
   bool svm = true;                      // Coarse-grain buffer SVM supported.
   uint64_t pinned = 64ull << 20;        // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
+  MapMode maps = MapMode::kShared;      // maps=shared|copy: what a mapped pointer is (see MapMode).
   // How device memory is committed (pages, packing, headroom) and whether max_alloc is enforced:
   // the device model's profile (mockcl/model/profile.h), by the name or path it was given as.
   std::string profile = "exact";

@@ -73,6 +73,35 @@ TEST(ParseDevices, FormatRoundTrips) {
   EXPECT_EQ(again.value(), d);
 }
 
+TEST(ParseDevices, MapsOptionParsesRoundTripsAndRefusesRepeatsAndBadValues) {
+  EXPECT_EQ(parse_devices("gpu").value()[0].maps, MapMode::kShared);  // the default
+  EXPECT_EQ(parse_devices("gpu:maps=shared").value()[0].maps, MapMode::kShared);
+  auto d = parse_devices("gpu:maps=copy;cpu;gpu-64m:maps=copy,profile=nvidia").value();
+  EXPECT_EQ(d[0].maps, MapMode::kCopy);
+  EXPECT_EQ(d[1].maps, MapMode::kShared);
+  EXPECT_EQ(d[2].maps, MapMode::kCopy);
+  const std::string text = format_devices(d);
+  EXPECT_NE(text.find("maps=copy"), std::string::npos) << text;
+  EXPECT_NE(text.find("maps=shared"), std::string::npos) << text;
+  auto again = parse_devices(text);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again.value(), d);
+
+  auto twice = parse_devices("gpu:maps=copy,maps=shared");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error(), "device 1 ('gpu:maps=copy,maps=shared'): maps given twice");
+  auto bad = parse_devices("gpu:maps=strict");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "device 1 ('gpu:maps=strict'): maps: 'strict' is not shared or copy");
+  auto empty = parse_devices("gpu:maps=");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().find("'' is not shared or copy"), std::string::npos) << empty.error();
+  auto unknown = parse_devices("gpu:map=copy");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("unknown option 'map'"), std::string::npos) << unknown.error();
+  EXPECT_NE(unknown.error().find("maps)"), std::string::npos) << "the known options list maps";
+}
+
 TEST(ParseDevices, BadValuesSayWhatIsWrong) {
   struct Case {
     const char* text;
@@ -235,6 +264,7 @@ TEST(Snapshot, JsonRoundTrip) {
   s.frees.push_back({"svm", 4, 4096, 64, 99});
   s.call_log = {"{}"};
   s.reports.double_release = 3;
+  s.reports.used_while_mapped = 4;
   s.reports.messages = {"m"};
   s.faults_fired = 2;
   s.now = 11;

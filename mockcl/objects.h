@@ -85,6 +85,18 @@ struct MemDestructor {
   void* data;
 };
 
+namespace mockcl {
+// A mapping on a maps=copy device: the host's own copy of [offset, offset + size) of a buffer.
+struct Mapping {
+  HostBlock copy;           // What clEnqueueMapBuffer returned.
+  size_t offset = 0;        // In the mapped mem object.
+  size_t size = 0;
+  cl_map_flags flags = 0;
+  bool active = false;      // Its map command has executed (and its unmap has not).
+  bool unmapping = false;   // An unmap naming it was enqueued.
+};
+}  // namespace mockcl
+
 struct _cl_mem : mockcl::Object {
   cl_context context = nullptr;
   cl_mem_flags flags = 0;
@@ -96,6 +108,9 @@ struct _cl_mem : mockcl::Object {
   clpool::device_model::placement where;  // What the charge took on that device.
   bool pinned = false;          // Charged to the host-pinned budget instead of device memory.
   uint32_t map_count = 0;
+  std::vector<mockcl::Mapping> maps;  // maps=copy mappings of this object (not its family).
+  uint32_t write_mapped = 0;    // Root buffer: active copy mappings for writing in its family;
+  uint32_t read_mapped = 0;     // and for reading only.
   uint64_t last_use_end = 0;    // Virtual end of the last executed command that used it.
   mockcl::HostBlock backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
   std::vector<MemDestructor> destructors;

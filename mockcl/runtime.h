@@ -332,6 +332,25 @@ class Runtime {
   // Real bytes of a buffer (allocated lazily), or nullptr if the host refused.
   unsigned char* bytes_of(_cl_mem* m);
   SvmBlock* find_svm(const void* p);
+
+  // ---- maps=copy mappings (maps.cc) ----
+  // A new mapping of m's [offset, offset + size) with its own zeroed host copy; its address, or
+  // nullptr if the host refused. Inactive until execute_map().
+  void* map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size);
+  // Forgets the mapping at `p` (a failed map, or an executed unmap).
+  void cancel_map(_cl_mem* m, const void* p);
+  // Marks the mapping at `p` as being unmapped; false if m has no such mapping (or it is already
+  // being unmapped).
+  bool begin_unmap(_cl_mem* m, const void* p);
+  // A map command (ev->host: its mapping) executes: copies the buffer's bytes to the host copy
+  // (not for CL_MAP_WRITE_INVALIDATE_REGION); an unmap executes: copies a write mapping back.
+  void execute_map(_cl_event* ev);
+  void execute_unmap(_cl_event* ev);
+  // Reports (Reports::used_while_mapped) a command that starts while a buffer it uses is mapped
+  // against it.
+  void check_mapped_use(const _cl_event* ev);
+  // A buffer is destroyed with mappings left.
+  [[gnu::cold]] void drop_mappings(_cl_mem* m);
   void free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it);
 
   // ---- Scheduler (scheduler.cc) ----
@@ -439,6 +458,7 @@ class Runtime {
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
     m->device = -1;
     m->backing.reset();
+    if (!m->maps.empty()) [[unlikely]] drop_mappings(m);
     if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
     if (m->parent) [[unlikely]] release_internal(m->parent);
     m->parent = nullptr;

@@ -189,6 +189,14 @@ void Runtime::execute(_cl_event* ev) {
     report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
            std::string(status_name(oom)));
   } else {
+    if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
+      if (ev->host) {  // maps=copy (maps.cc)
+        if (ev->command_type == CL_COMMAND_MAP_BUFFER) execute_map(ev);
+        else execute_unmap(ev);
+      }
+    } else if (!ev->mems.empty()) {
+      check_mapped_use(ev);
+    }
     switch (ev->command_type) {
       case CL_COMMAND_WRITE_BUFFER:
       case CL_COMMAND_READ_BUFFER: {

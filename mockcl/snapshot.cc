@@ -37,6 +37,7 @@ std::string to_json(const Snapshot& s) {
   j["reports"] = {{"use_after_release", s.reports.use_after_release},
                   {"double_release", s.reports.double_release},
                   {"leaked_at_context_release", s.reports.leaked_at_context_release},
+                  {"used_while_mapped", s.reports.used_while_mapped},
                   {"messages", s.reports.messages}};
   j["faults_fired"] = s.faults_fired;
   j["now"] = s.now;
@@ -73,6 +74,7 @@ Result<Snapshot> snapshot_from_json(const std::string& text) {
     s.reports.use_after_release = rep.at("use_after_release");
     s.reports.double_release = rep.at("double_release");
     s.reports.leaked_at_context_release = rep.at("leaked_at_context_release");
+    s.reports.used_while_mapped = rep.at("used_while_mapped");
     s.reports.messages = rep.at("messages").get<std::vector<std::string>>();
     s.faults_fired = j.at("faults_fired");
     s.now = j.at("now");

@@ -176,18 +176,36 @@ TEST_P(buffer_pool_test, MisuseGivesTypedErrors) {
                clpool::argument_error);
 }
 
+// Devices differ above CL_DEVICE_MAX_MEM_ALLOC_SIZE (NVIDIA does not enforce it): ask the device.
 TEST_P(buffer_pool_test, InvalidBufferSizeKeepsHeldMemory) {
+  const testing::max_alloc_probe probe = testing::probe_max_alloc(*this);
   buffer_pool<> pool{immediate_buffer_allocator(queue())};
   { pooled_buffer<> a = pool.allocate(kBytes); }
   ASSERT_EQ(pool.held_blocks(), 1u);
-  try {
-    pool.allocate(device_max_alloc(device()) + 1);
-    FAIL() << "no error";
-  } catch (const cl_error& e) {
-    EXPECT_EQ(e.status(), CL_INVALID_BUFFER_SIZE) << e.what();
+  if (probe.enforced()) {
+    try {
+      pool.allocate(probe.max_alloc + 1);
+      FAIL() << "no error; " << probe.description;
+    } catch (const cl_error& e) {
+      EXPECT_EQ(e.status(), CL_INVALID_BUFFER_SIZE) << e.what();
+    }
+    EXPECT_EQ(pool.held_blocks(), 1u);
+    EXPECT_EQ(pool.pool().statistics().oom_retries, 0u);
+    return;
   }
-  EXPECT_EQ(pool.held_blocks(), 1u);
-  EXPECT_EQ(pool.pool().statistics().oom_retries, 0u);
+  // Not enforced: the immediate allocator forces the buffer, so the request succeeds or is
+  // out-of-memory now (never later, at first use); the pool stays consistent.
+  try {
+    pooled_buffer<> big = pool.allocate(probe.max_alloc + 1);
+    EXPECT_NE(big.mem(), nullptr);
+  } catch (const out_of_memory&) {
+    EXPECT_EQ(pool.held_blocks(), 0u) << "out-of-memory frees held blocks before failing";
+  } catch (const cl_error& e) {
+    ADD_FAILURE() << probe.description << ", yet the pool threw " << e.what();
+  }
+  EXPECT_TRUE(pool.pool().state_is_valid());
+  GTEST_SKIP() << "the CL_INVALID_BUFFER_SIZE expectation does not apply: " << probe.description
+               << "; checked instead that the request succeeds or is out_of_memory";
 }
 
 TEST_P(buffer_pool_test, LeakCheckDetectsALiveBuffer) {

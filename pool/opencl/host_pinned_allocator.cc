@@ -7,12 +7,14 @@
 
 namespace clpool::opencl {
 
-host_pinned_allocator::host_pinned_allocator(cl_command_queue queue, cl_mem_flags flags,
-                                             cl_map_flags map_flags)
-    : flags_(flags | CL_MEM_ALLOC_HOST_PTR), map_flags_(map_flags) {
+host_pinned_allocator::host_pinned_allocator(cl_command_queue queue, cl_mem_flags flags)
+    : flags_(flags | CL_MEM_ALLOC_HOST_PTR) {
   if (queue == nullptr) throw invalid_use("host_pinned_allocator: null queue");
   check_pool_buffer_flags(flags, "host_pinned_allocator");
-  if (map_flags == 0) throw invalid_use("host_pinned_allocator: map_flags must not be 0");
+  if (flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)) {
+    throw invalid_use(
+        "host_pinned_allocator: CL_MEM_HOST_* access flags forbid the host's read-write mapping");
+  }
   queue_ = queue_ref::retain(queue);
   context_ = context_ref::retain(queue_context(queue));
 }
@@ -31,7 +33,7 @@ bool host_pinned_allocator::try_allocate(std::uint64_t bytes, pinned_block& out,
   if (!allocation_succeeded(status, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", what, refusal)) {
     return false;
   }
-  void* host = clEnqueueMapBuffer(queue_.get(), mem.get(), CL_TRUE, map_flags_, 0,
+  void* host = clEnqueueMapBuffer(queue_.get(), mem.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                   static_cast<size_t>(bytes), 0, nullptr, nullptr, &status);
   if (status == CL_SUCCESS && host == nullptr) status = CL_MAP_FAILURE;
   // On failure `mem` releases the buffer before we return or throw.
@@ -42,6 +44,8 @@ bool host_pinned_allocator::try_allocate(std::uint64_t bytes, pinned_block& out,
 
 void host_pinned_allocator::deallocate(pinned_block block, std::uint64_t) noexcept {
   if (block.mem == nullptr) return;
+  // A discrete device copies the host's bytes back at the unmap: wasted work, but legal and rare
+  // (a pool unmaps only when it frees a block).
   clEnqueueUnmapMemObject(queue_.get(), block.mem, block.host_ptr, 0, nullptr, nullptr);
   clReleaseMemObject(block.mem);  // destroyed by the runtime once the unmap has run
   clFlush(queue_.get());          // submit the unmap now, so the buffer does not linger

@@ -152,7 +152,7 @@ expect 0 "replayed cleanly" "$PY" --device mockcl --capacity 128MiB
 expect 1 "at event 0 " "$PY" --device mockcl --capacity 1MiB
 expect 1 "CL_OUT_OF_HOST_MEMORY" "$PY" --device mockcl --capacity 1MiB --semantics host_oom
 expect 2 "--semantics" "$PY" --capacity 1MiB --semantics lazy
-expect 2 "--device: 'gpu' is not sim or mockcl" "$PY" --device gpu --capacity 1GiB
+expect 2 "--device: 'gpu' is not sim, mockcl or opencl" "$PY" --device gpu --capacity 1GiB
 expect 2 "--mockcl-so: no such file: /nonexistent/libmockcl.so" "$PY" --device mockcl --mockcl-so /nonexistent/libmockcl.so --capacity 1GiB
 LIBMOCKCL_SO=/nonexistent/x.so expect 2 "LIBMOCKCL_SO: no such file: /nonexistent/x.so" "$PY" --device mockcl --capacity 1GiB
 # A wrong library is refused before the ICD loader sees it, naming the flag or variable.

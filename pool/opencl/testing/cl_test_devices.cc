@@ -179,6 +179,21 @@ cl_uint device_env::queue_refs(cl_command_queue q) {
   return refs;
 }
 
+max_alloc_probe probe_max_alloc(const device_env& env) {
+  max_alloc_probe p;
+  p.max_alloc = device_max_alloc(env.device());
+  const std::uint64_t bytes = p.max_alloc + 1;
+  cl_mem m = clCreateBuffer(env.context(), CL_MEM_READ_WRITE, static_cast<size_t>(bytes), nullptr,
+                            &p.status);
+  if (m != nullptr) clReleaseMemObject(m);
+  const std::string who = env.device_info().id + " (" + env.device_info().full_name + ")";
+  const std::string created = "creating CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1 = " +
+                              std::to_string(bytes) + " bytes gave " + status_name(p.status);
+  p.description = who + (p.enforced() ? " enforces" : " does not enforce") +
+                  " CL_DEVICE_MAX_MEM_ALLOC_SIZE: " + created;
+  return p;
+}
+
 event_ref make_gate(cl_context context) {
   cl_int status = CL_SUCCESS;
   cl_event e = clCreateUserEvent(context, &status);

@@ -13,6 +13,7 @@
 #include <CL/cl.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -106,6 +107,18 @@ class device_test : public ::testing::TestWithParam<test_device>, public device_
     const std::string clpool_reason = (env).svm_missing();                            \
     if (!clpool_reason.empty()) GTEST_SKIP() << clpool_reason;                        \
   } while (0)
+
+// Whether a device enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE, asked of the device rather than
+// assumed: NVIDIA's driver does not (max_alloc + 1 bytes are created and used), POCL and AMD give
+// CL_INVALID_BUFFER_SIZE (-61). The probe creates max_alloc + 1 bytes and releases the buffer
+// without using it (lazy drivers commit nothing).
+struct max_alloc_probe {
+  std::uint64_t max_alloc = 0;
+  cl_int status = CL_SUCCESS;  // what clCreateBuffer(max_alloc + 1) answered
+  bool enforced() const { return status == CL_INVALID_BUFFER_SIZE; }
+  std::string description;     // e.g. "pocl:0 (...) enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE ..."
+};
+max_alloc_probe probe_max_alloc(const device_env& env);
 
 // A user event (a "gate"): commands that wait on it do not start until open_gate(). Lets tests
 // hold a queue's work back and observe what another queue does meanwhile.

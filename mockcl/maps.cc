@@ -1,0 +1,112 @@
+// Mappings on maps=copy devices (config.h, MapMode::kCopy): a mapped region is the host's own
+// copy, as on a discrete GPU, so a client that writes through a mapped pointer and lets the device
+// use the buffer without unmapping sees stale bytes here as it would on such a device. The rules
+// modelled are OpenCL 3.0's "Accessing mapped regions of a memory object" (5.5.4): a region
+// mapped for writing is undefined to commands until it is unmapped; a buffer mapped for writing
+// must be unmapped before any command that reads or writes it (or its parent or sub-buffers)
+// begins execution, and one mapped for reading before any command that writes it.
+// Members of Runtime; the lock is held.
+#include <cstring>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+_cl_mem* root_of(_cl_mem* m) { return m->parent ? m->parent : m; }
+
+bool maps_for_writing(cl_map_flags f) { return f & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION); }
+
+// Whether command `ev` writes its i-th buffer (kernels may write any argument).
+bool writes(const _cl_event* ev, size_t i) {
+  switch (ev->command_type) {
+    case CL_COMMAND_READ_BUFFER: return false;
+    case CL_COMMAND_MIGRATE_MEM_OBJECTS: return false;
+    case CL_COMMAND_COPY_BUFFER: return i == 1;
+    default: return true;
+  }
+}
+
+Mapping* find(_cl_mem* m, const void* p) {
+  for (Mapping& mp : m->maps)
+    if (mp.copy.data() == p) return &mp;
+  return nullptr;
+}
+
+void activate(_cl_mem* m, Mapping& mp, bool on) {
+  _cl_mem* root = root_of(m);
+  uint32_t& count = maps_for_writing(mp.flags) ? root->write_mapped : root->read_mapped;
+  count += on ? 1 : -1;
+  mp.active = on;
+}
+
+}  // namespace
+
+void* Runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size) {
+  Mapping mp;
+  if (!mp.copy.allocate(size)) return nullptr;
+  mp.offset = offset;
+  mp.size = size;
+  mp.flags = flags;
+  m->maps.push_back(std::move(mp));
+  return m->maps.back().copy.data();
+}
+
+void Runtime::cancel_map(_cl_mem* m, const void* p) {
+  for (auto it = m->maps.begin(); it != m->maps.end(); ++it) {
+    if (it->copy.data() != p) continue;
+    if (it->active) activate(m, *it, false);
+    m->maps.erase(it);
+    return;
+  }
+}
+
+bool Runtime::begin_unmap(_cl_mem* m, const void* p) {
+  Mapping* mp = find(m, p);
+  if (!mp || mp->unmapping) return false;
+  mp->unmapping = true;
+  return true;
+}
+
+void Runtime::execute_map(_cl_event* ev) {
+  _cl_mem* m = ev->mems[0];
+  Mapping* mp = find(m, ev->host);
+  if (!mp) return;
+  if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
+    if (unsigned char* b = bytes_of(m)) std::memcpy(mp->copy.data(), b + mp->offset, mp->size);
+  }
+  activate(m, *mp, true);
+}
+
+void Runtime::execute_unmap(_cl_event* ev) {
+  _cl_mem* m = ev->mems[0];
+  Mapping* mp = find(m, ev->host);
+  if (!mp) return;
+  if (maps_for_writing(mp->flags)) {
+    if (unsigned char* b = bytes_of(m)) std::memcpy(b + mp->offset, mp->copy.data(), mp->size);
+  }
+  cancel_map(m, ev->host);
+}
+
+void Runtime::check_mapped_use(const _cl_event* ev) {
+  for (size_t i = 0; i < ev->mems.size(); ++i) {
+    _cl_mem* m = ev->mems[i];
+    const _cl_mem* root = root_of(m);
+    const bool by_write = root->write_mapped > 0;
+    if (!by_write && !(writes(ev, i) && root->read_mapped > 0)) continue;
+    ++reports_.used_while_mapped;
+    report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") started while mem #" +
+           std::to_string(m->id) + (m != root ? " (a sub-buffer of mem #" + std::to_string(root->id) + ")" : "") +
+           " was mapped for " + (by_write ? "writing" : "reading") +
+           ": OpenCL requires the unmap first (the mapped region is undefined to commands until then)");
+    return;  // one report per command
+  }
+}
+
+void Runtime::drop_mappings(_cl_mem* m) {
+  for (Mapping& mp : m->maps)
+    if (mp.active) activate(m, mp, false);
+  m->maps.clear();
+}
+
+}  // namespace mockcl
