@@ -1,6 +1,5 @@
 // Instrumentation output: the JSON-lines call log, the executed-command and free records,
 // misuse reports and the exit report. Members of Runtime; the lock is held unless noted.
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -50,22 +49,5 @@ void Runtime::report(const std::string& message) {
   if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
 }
 
-bool Runtime::grow_frees() {
-  if (frees_recorded() >= kMaxCommandRecords) {
-    frees_full_ = true;
-    return false;
-  }
-  // Not initialised: the records are written as they come (Free is an implicit-lifetime type).
-  void* chunk = std::aligned_alloc(kFreeChunkBytes, kFreeChunkBytes);
-  if (!chunk) {
-    frees_full_ = true;  // the host refused: stop recording rather than fail the release
-    return false;
-  }
-  madvise(chunk, kFreeChunkBytes, MADV_HUGEPAGE);  // advisory: 4 KiB pages if refused
-  free_chunks_.emplace_back(static_cast<Free*>(chunk));
-  free_next_ = free_chunks_.back().get();
-  free_end_ = free_next_ + kFreeChunk;
-  return true;
-}
 
 }  // namespace mockcl

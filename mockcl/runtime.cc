@@ -242,9 +242,7 @@ void Runtime::reset() {
   calls_.fill(0);
   faults_.reset_count();
   commands_.clear();
-  free_chunks_.clear();
-  free_next_ = free_end_ = nullptr;
-  frees_full_ = false;
+  frees_.clear();
   log_lines_.clear();
   reports_ = Reports{};
   leaked_at_context_release = 0;
@@ -269,13 +267,7 @@ Snapshot Runtime::snapshot() {
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
-  const size_t n_frees = frees_recorded();
-  s.frees.reserve(n_frees);
-  for (size_t i = 0; i < n_frees; ++i) {
-    const Free& f = free_chunks_[i / kFreeChunk][i % kFreeChunk];
-    bool is_svm = f.id & Free::kSvm;
-    s.frees.push_back({is_svm ? "svm" : "mem", f.id & ~Free::kSvm, f.address, f.size, f.time});
-  }
+  frees_.copy_to(s.frees);
   s.call_log = log_lines_;
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;

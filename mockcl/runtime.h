@@ -29,6 +29,7 @@
 #include "mockcl/config.h"
 #include "mockcl/entry_points.h"
 #include "mockcl/fault_injector.h"
+#include "mockcl/free_records.h"
 #include "mockcl/host_memory.h"
 #include "mockcl/model/device_memory.h"
 #include "mockcl/objects.h"
@@ -210,7 +211,7 @@ class Runtime {
     _cl_mem* m = h;
     const bool plain = !finish_slow_ && m && m->type == Type::kMem && m->in_use && !m->released &&
                        m->refs == 1 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
-                       !m->backing.data() && (free_next_ != free_end_ || frees_full_) && m->context &&
+                       !m->backing.data() && frees_.append_is_free() && m->context &&
                        (m->context->internal > 1 || m->context->refs > 0);
     if (!plain) [[unlikely]] {
       mu.unlock_owner();
@@ -222,9 +223,8 @@ class Runtime {
     m->released = true;
     m->in_use = false;
     --live_[live_index(Type::kMem)];
-    if (free_next_ != free_end_) {  // else the records are full (frees_full_)
-      append_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
-    }
+    // Needs no allocation: append_is_free() held above.
+    record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
     m->last_use_end = 0;
     if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false, m->where);
     m->device = -1;
@@ -492,40 +492,12 @@ class Runtime {
   FaultInjector faults_;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<CommandRecord> commands_;
-  // Compact FreeRecord (32 bytes): the hot release path records one per buffer. Kept in chunks
-  // so that recording never copies what was recorded (a vector's growth would).
-  struct Free {
-    static constexpr uint64_t kSvm = 1ull << 63;  // In `id`: an SVM block, not a mem.
-    uint64_t id, address, size, time;
-  };
-  static_assert(sizeof(Free) == 32);
-  // One 2 MiB chunk (a transparent huge page where the kernel allows it on request): the release
-  // path first-touches its records, and a fault per 4 KiB page cost more than the rest of a
-  // create+release pair (measured: 44-69 ns per pair while recording with 128 KiB chunks).
-  static constexpr size_t kFreeChunkBytes = size_t{2} << 20;
-  static constexpr size_t kFreeChunk = kFreeChunkBytes / 32;
-  struct FreeChunkDeleter {
-    void operator()(Free* p) const { std::free(p); }
-  };
-  std::vector<std::unique_ptr<Free[], FreeChunkDeleter>> free_chunks_;
-  Free* free_next_ = nullptr;  // Next record in the last chunk; free_end_: its end.
-  Free* free_end_ = nullptr;
-  bool frees_full_ = false;  // kMaxCommandRecords kept: later frees are not recorded.
-  size_t frees_recorded() const {
-    return free_chunks_.empty() ? 0 : (free_chunks_.size() - 1) * kFreeChunk + (free_next_ - free_chunks_.back().get());
-  }
-  bool grow_frees();  // False once kMaxCommandRecords are kept.
+  FreeRecords frees_{kMaxCommandRecords};
   uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
   // `not_before`: the end of the last command that used the memory. A command that already ran
   // (eager mode) can end later, in virtual time, than the host clock at the release.
   void record_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
-    if (free_next_ == free_end_ && !grow_frees()) [[unlikely]] return;
-    append_free(svm, id, address, size, not_before);
-  }
-  // Precondition: free_next_ != free_end_ (room in the last chunk).
-  void append_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
-    *free_next_++ = Free{svm ? (id | Free::kSvm) : id, address, size,
-                         std::max(completion_time_ ? completion_time_ : now, not_before)};
+    frees_.add(svm, id, address, size, std::max(completion_time_ ? completion_time_ : now, not_before));
   }
   uint64_t rng_ = 0;
   Reports reports_;
