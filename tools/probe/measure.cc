@@ -125,6 +125,7 @@ class prober {
       }
       if (n > 0) m_.fill.emplace_back(size, n);
     }
+    if (l_.at_full) l_.at_full();
     m_.refused = refused_yet_ && !capped;
     if (!m_.refused) {
       throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes (--max-bytes) without "
@@ -180,6 +181,7 @@ class prober {
     std::uint64_t g = 1;
     if (f > 0) {
       m_.granule_fill = p / pow2(f) - 1;
+      m_.granule_fill_size = pow2(f);
       if (m_.granule_fill + m_.allocations > l_.max_allocations) {
         throw stop{"the granule needs " + std::to_string(m_.granule_fill) +
                    " buffers to fill a page: the pack limit is tiny against the page"};

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,9 @@ struct probe_limits {
   std::uint64_t max_alloc = 0;      // CL_DEVICE_MAX_MEM_ALLOC_SIZE
   std::uint64_t max_bytes = std::uint64_t{1} << 30;  // never hold more than this in total
   std::uint64_t max_allocations = 200000;            // attempts, all phases together
+  // Called once when the fill holds the most the device accepts (before anything is released):
+  // the moment to read a free-memory query for a cross-check.
+  std::function<void()> at_full;
 };
 
 struct measurement {
@@ -86,7 +90,8 @@ struct measurement {
   std::uint64_t page_window = 0;               // X, the released fill buffer
   std::optional<std::uint64_t> pack_seen;      // min(pack_limit, page - granule); 0 = no packing
   std::optional<std::uint64_t> pack_limit, pack_granule;
-  std::uint64_t granule_fill = 0;              // buffers of 2^f filling the page for the granule
+  std::uint64_t granule_fill = 0;              // buffers of granule_fill_size filling a page,
+  std::uint64_t granule_fill_size = 0;         // leaving granule_fill_size free, for the granule
 
   std::uint64_t allocations = 0;  // attempts made (create + touch), all phases
   bool complete = false;          // every field of the profile was measured
