@@ -110,9 +110,11 @@ int run(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? exit_measured : exit_bad_input;
+    // One line, like every other input error (CLI11's own message spans two).
+    throw usage_error(std::string(e.what()) + " (see --help)");
   }
 
   // Everything the user typed is checked before the device is touched.

@@ -84,7 +84,7 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
       const std::uint64_t g = *m.pack_granule, f = m.granule_fill_size;
       std::string why = "the pack limit is 1 B";
       if (f > 0) {
-        why = std::to_string(m.granule_fill) + " packed buffers of " + human_bytes(f) + " leave " + human_bytes(f) +
+        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + human_bytes(f) + " leave " + human_bytes(f) +
               " of a page: " + (2 * g <= f ? std::to_string(f - 2 * g + 1) + " B then 1 B fit, " : std::string()) +
               std::to_string(f - g + 1) + " B then 1 B do not";
       }
