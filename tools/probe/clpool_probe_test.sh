@@ -73,6 +73,11 @@ expect 2 "is not a profile; refusing to overwrite it" --output "$T/notes.txt"
 # No platform at all.
 OCL_ICD_VENDORS="$T/empty-dir-that-does-not-exist" expect 2 "no OpenCL platform found"
 
+# A device answering what no model explains: an OpenCL error is exit 2; a second kind of refusal
+# (an injected CL_OUT_OF_RESOURCES on a device that says -4) makes the measurement incomplete.
+MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_INVALID_VALUE" expect 2 "clEnqueueMigrateMemObjects failed with -30"
+MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_OUT_OF_RESOURCES" expect 1 "the device refused in two ways"
+
 # --list shows both platforms' devices.
 OCL_ICD_VENDORS="$T/both" expect 0 "device 1: mockcl cpu-64m" --list
 # The default is the first GPU, not the first device.
