@@ -130,7 +130,10 @@ class prober {
     if (!m_.refused) {
       throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes (--max-bytes) without "
                  "refusing: its limit cannot be measured within the cap (capacity not enforced, or "
-                 "larger than the cap)"};
+                 "larger than the cap" +
+                 (l_.free_at_start >= l_.max_bytes
+                      ? ": it reports " + std::to_string(l_.free_at_start) + " bytes free, so give --max-bytes more than that)"
+                      : ")")};
     }
     if (m_.usable == 0) throw stop{"the device refused even 1 byte"};
     if (m_.usable > l_.free_at_start) {
