@@ -106,13 +106,13 @@ class prober {
   void usable(holding& fill) {
     std::uint64_t top = std::min(l_.max_alloc, l_.max_bytes);
     if (l_.free_at_start > 0) top = std::min(top, l_.free_at_start);
-    bool capped = false;
+    std::uint64_t capped = 0;  // the largest size the cap kept from being tried
     for (int k = static_cast<int>(floor_log2(std::max<std::uint64_t>(top, 1))); k >= 0; --k) {
       const std::uint64_t size = pow2(static_cast<unsigned>(k));
       std::uint64_t n = 0;
       for (;;) {
         if (m_.usable + size > l_.max_bytes) {
-          capped = true;
+          capped = std::max(capped, size);
           break;
         }
         if (!try_alloc(fill, size)) {
@@ -126,7 +126,14 @@ class prober {
       if (n > 0) m_.fill.emplace_back(size, n);
     }
     if (l_.at_full) l_.at_full();
-    m_.refused = refused_yet_ && !capped;
+    m_.refused = refused_yet_ && capped == 0;
+    if (refused_yet_ && capped != 0) {
+      // S + 2^k > cap: whether the device had room for 2^k more is unknown. Not with a cap that
+      // is a multiple of the fill's sizes (a power of two) and above the device's usable memory.
+      throw stop{"the fill reached --max-bytes before the device's limit was certain: " +
+                 std::to_string(m_.usable) + " bytes accepted, and " + std::to_string(capped) +
+                 " more would pass the cap; give a power of two above the device's free memory"};
+    }
     if (!m_.refused) {
       throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes (--max-bytes) without "
                  "refusing: its limit cannot be measured within the cap (capacity not enforced, or "

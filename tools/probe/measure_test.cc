@@ -136,6 +136,19 @@ TEST(Measure, CapacityAboveTheCapIsNotMeasured) {
   EXPECT_TRUE(m.max_alloc_enforced);
 }
 
+TEST(Measure, CapThatStopsTheFillShortIsNotTakenForTheLimit) {
+  // 900 MiB usable under a 1000 MiB cap: seven 128 MiB buffers (max alloc) fit, an eighth would
+  // pass the cap, so the probe cannot tell that the device would have refused it.
+  probe_limits limits;
+  limits.max_bytes = 1000 * MiB;
+  const measurement m = probe_model(device_model::load_profile("exact"), 900 * MiB, limits);
+  EXPECT_FALSE(m.complete);
+  EXPECT_NE(m.incomplete.find("before the device's limit was certain"), std::string::npos) << m.incomplete;
+  // A power-of-two cap above the device's memory measures it.
+  limits.max_bytes = 1024 * MiB;
+  EXPECT_TRUE(probe_model(device_model::load_profile("exact"), 900 * MiB, limits).complete);
+}
+
 TEST(Measure, AllocationBoundStopsIt) {
   probe_limits limits;
   limits.max_allocations = 10;
