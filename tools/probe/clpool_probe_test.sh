@@ -86,6 +86,12 @@ MOCKCL_DEVICES="cpu-64m;gpu-64m:profile=nvidia" expect 0 "device: mockcl gpu-64m
 expect 0 "page: 1 B" --platform MOCK --device 1
 expect 0 "device: mockcl cpu-64m" --platform 0 --device 1
 
+# Where out-of-memory appears, with the calls that said so.
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "out of memory: at execution, clEnqueueMigrateMemObjects's event after clFinish -4"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "first use of a buffer with no room: clEnqueueFillBuffer: 0, event -4"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueWriteBuffer: -4"
+MOCKCL_DEVICES="gpu-64m:semantics=host_oom" expect 0 "out of memory: at creation, clCreateBuffer -6 CL_OUT_OF_HOST_MEMORY"
+
 # A measured profile is written, with its evidence; an existing profile is replaced.
 expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile"
 for f in "# Measured by clpool_probe on 20" "# device: mockcl gpu-64m" "driver 1.0" "# page: 2097152 B" \

@@ -80,7 +80,7 @@ struct measurement {
   bool refused = false;
   std::uint64_t usable = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> fill;  // (buffer size, count accepted)
-  std::uint64_t smallest_refused = 0;                         // the size of the last refusal
+  std::uint64_t smallest_refused = 0;                         // the last refusal's size; 0: none
   oom_point oom_at = oom_point::creation;
   std::int32_t oom_status = 0;
   std::string oom_call;

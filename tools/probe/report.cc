@@ -48,13 +48,16 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
   for (const auto& [size, n] : m.fill) fill += (fill.empty() ? "" : " + ") + std::to_string(n) + " x " + human_bytes(size);
   e.push_back("fill: " + (fill.empty() ? std::string("nothing") : fill) + " = " + with_bytes(m.usable) +
               " accepted" +
-              (m.refused ? "; the last refusal was " + human_bytes(m.smallest_refused)
+              (m.smallest_refused != 0 ? "; the last refusal was " + human_bytes(m.smallest_refused)
                          : "; never refused (cap --max-bytes " + human_bytes(c.max_bytes) + ")"));
   if (c.free_at_full) {
-    e.push_back("cross-check: " + c.free_source + " said " + with_bytes(*c.free_at_full) + " free when the fill was fullest (" +
-                (*c.free_at_full + m.usable == c.free_at_start ? "= free at start - fill"
-                                                               : "free at start - fill = " +
-                                                                     std::to_string(c.free_at_start - std::min(c.free_at_start, m.usable))) +
+    // A mismatch means the driver commits something besides the buffers (or someone else
+    // allocated meanwhile): the headroom is then not the driver's alone.
+    const std::uint64_t expected = c.free_at_start - std::min(c.free_at_start, m.usable);
+    e.push_back("cross-check: " + c.free_source + " said " + with_bytes(*c.free_at_full) +
+                " free when the fill was fullest (" +
+                (*c.free_at_full == expected ? std::string("= free at start - fill")
+                                             : "MISMATCH: free at start - fill = " + std::to_string(expected)) +
                 ")");
   }
   if (m.refused) {

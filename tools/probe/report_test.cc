@@ -66,6 +66,19 @@ TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
   EXPECT_NE(report.find("incomplete: never refused"), std::string::npos) << report;
 }
 
+TEST(Report, FreeMemoryQueryIsCrossChecked) {
+  probe_context c;
+  c.free_source = "NVML nvmlDeviceGetMemoryInfo";
+  c.free_at_start = 64 << 20;
+  const measurement m = nvidia_like();  // 60 MiB usable
+  c.free_at_full = 4 << 20;
+  EXPECT_NE(format_report(c, m).find("said 4194304 B (4 MiB) free when the fill was fullest (= free at start - fill)"),
+            std::string::npos) << format_report(c, m);
+  c.free_at_full = 3 << 20;  // the driver took 1 MiB more than the fill asked for
+  EXPECT_NE(format_report(c, m).find("(MISMATCH: free at start - fill = 4194304)"), std::string::npos) << format_report(c, m);
+  EXPECT_NE(format_report(c, m).find("from NVML nvmlDeviceGetMemoryInfo"), std::string::npos);
+}
+
 TEST(Report, HumanBytesUsesTheLargestExactUnit) {
   EXPECT_EQ(human_bytes(0), "0 B");
   EXPECT_EQ(human_bytes(4097), "4097 B");
