@@ -6,7 +6,8 @@ namespace clpool::probe {
 namespace {
 
 const char* call_name(int how) {
-  static const char* names[] = {"clEnqueueMigrateMemObjects", "clEnqueueWriteBuffer", "clEnqueueFillBuffer"};
+  static const char* names[] = {"clEnqueueMigrateMemObjects", "clEnqueueWriteBuffer", "clEnqueueFillBuffer",
+                                "clEnqueueNDRangeKernel"};
   return names[how];
 }
 
@@ -28,6 +29,8 @@ cl_port::~cl_port() {
     if (m != nullptr) clReleaseMemObject(m);
   }
   clFinish(queue_);
+  if (kernel_ != nullptr) clReleaseKernel(kernel_);
+  if (program_ != nullptr) clReleaseProgram(program_);
   clReleaseCommandQueue(queue_);
   clReleaseContext(ctx_);
 }
@@ -47,6 +50,14 @@ std::pair<cl_int, cl_int> cl_port::first_use(cl_mem m, use how) {
       std::size_t size = 0;
       clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr);
       err = clEnqueueFillBuffer(queue_, m, &byte, 1, 0, size, 0, nullptr, &ev);
+      break;
+    }
+    case use::kernel: {
+      cl_kernel k = touch_kernel();
+      if (k == nullptr) return {kernel_status_, CL_SUCCESS};
+      const std::size_t one = 1;
+      err = clSetKernelArg(k, 0, sizeof m, &m);
+      if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue_, k, 1, nullptr, &one, nullptr, 0, nullptr, &ev);
       break;
     }
   }
@@ -92,12 +103,13 @@ attempt cl_port::allocate(std::uint64_t bytes) {
   return a;
 }
 
-// The first time a first use is refused: do a write and a fill on a fresh buffer of the same size
-// say so too? (A real driver may commit on some calls and not others.)
+// The first time a first use is refused: does each kind of first use (migrate again, a write, a
+// fill, a kernel) on a fresh buffer of the same size say so too? A real driver may commit on some
+// calls and not others.
 void cl_port::record_first_use_calls(std::uint64_t bytes) {
   if (recorded_) return;
   recorded_ = true;
-  for (use how : {use::migrate, use::write, use::fill}) {
+  for (use how : {use::migrate, use::write, use::fill, use::kernel}) {
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
     if (m == nullptr) continue;
@@ -105,6 +117,17 @@ void cl_port::record_first_use_calls(std::uint64_t bytes) {
     first_use_.push_back({call_name(static_cast<int>(how)), enqueued, executed});
     clReleaseMemObject(m);
   }
+}
+
+cl_kernel cl_port::touch_kernel() {
+  if (kernel_ != nullptr || kernel_status_ != CL_SUCCESS) return kernel_;
+  const char* source = "__kernel void clpool_probe_touch(__global uchar* p) { p[0] = 1; }";
+  program_ = clCreateProgramWithSource(ctx_, 1, &source, nullptr, &kernel_status_);
+  if (program_ == nullptr) return nullptr;
+  kernel_status_ = clBuildProgram(program_, 0, nullptr, nullptr, nullptr, nullptr);
+  if (kernel_status_ != CL_SUCCESS) return nullptr;
+  kernel_ = clCreateKernel(program_, "clpool_probe_touch", &kernel_status_);
+  return kernel_;
 }
 
 void cl_port::release(std::size_t id) {

@@ -14,7 +14,7 @@
 
 namespace clpool::probe {
 
-// What each first-use call said for a buffer the device had no room for (evidence of where
+// What each first-use call (migrate, write, fill, kernel) said for a buffer the device had no room for (evidence of where
 // out-of-memory appears); filled at the first refusal at first use or execution.
 struct first_use_call {
   std::string call;
@@ -37,16 +37,22 @@ class cl_port final : public device_port {
   const std::vector<first_use_call>& first_use_calls() const { return first_use_; }
 
  private:
-  enum class use { migrate, write, fill };
+  enum class use { migrate, write, fill, kernel };
   // Enqueues `how` on `m`, waits, and returns {enqueue status, event status}.
   std::pair<cl_int, cl_int> first_use(cl_mem m, use how);
   void record_first_use_calls(std::uint64_t bytes);
+  // A one-work-item kernel writing the buffer's first byte; null (with the status in
+  // kernel_status_) where the device cannot build it.
+  cl_kernel touch_kernel();
 
   cl_context ctx_ = nullptr;
   cl_command_queue queue_ = nullptr;
   std::vector<cl_mem> mems_;  // by id; null once released
   std::vector<first_use_call> first_use_;
   bool recorded_ = false;
+  cl_program program_ = nullptr;
+  cl_kernel kernel_ = nullptr;
+  cl_int kernel_status_ = CL_SUCCESS;
 };
 
 }  // namespace clpool::probe

@@ -90,6 +90,7 @@ expect 0 "device: mockcl cpu-64m" --platform 0 --device 1
 MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "out of memory: at execution, clEnqueueMigrateMemObjects's event after clFinish -4"
 MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "first use of a buffer with no room: clEnqueueFillBuffer: 0, event -4"
 MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueWriteBuffer: -4"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueNDRangeKernel: -4"
 MOCKCL_DEVICES="gpu-64m:semantics=host_oom" expect 0 "out of memory: at creation, clCreateBuffer -6 CL_OUT_OF_HOST_MEMORY"
 
 # A measured profile is written, with its evidence; an existing profile is replaced.
