@@ -97,7 +97,8 @@ int run(int argc, char** argv) {
                  "platform: an index (0, 1, ...) or part of its name that only one platform has "
                  "(case-insensitive); default: the platform of the first GPU, else the first");
   app.add_option("--device", device_text,
-                 "device index on that platform; default: its first GPU, else its first device");
+                 "device index on that platform (platform 0 without --platform); default: its first GPU, else "
+                 "its first device");
   app.add_option("--max-bytes", max_bytes_text,
                  "never hold more than this in total (default 1GiB); a device that has not refused by "
                  "then cannot be measured (exit 1): raise it to probe a larger device");

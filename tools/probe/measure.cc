@@ -147,8 +147,9 @@ class prober {
       throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes, more than the " +
                  std::to_string(l_.free_at_start) + " free at start: the headroom cannot be known"};
     }
+    if (l_.free_at_start - m_.usable > device_model::max_headroom) throw stop{"headroom above 1 TiB"};
     m_.headroom = l_.free_at_start - m_.usable;
-    if (m_.headroom > device_model::max_headroom) throw stop{"headroom above 1 TiB"};
+    m_.headroom_measured = true;
   }
 
   // The window X (the first fill buffer) is free now, plus less than a page.
@@ -259,8 +260,8 @@ device_profile measurement::profile(const std::string& name) const {
   if (refused) {
     p.oom_at = oom_at;
     p.oom_status = oom_status;
-    p.headroom = headroom;
   }
+  if (headroom_measured) p.headroom = headroom;
   if (page) p.page = *page;
   if (pack_limit && pack_granule) {
     p.pack_limit = *pack_limit;

@@ -85,6 +85,7 @@ struct measurement {
   std::int32_t oom_status = 0;
   std::string oom_call;
   std::uint64_t headroom = 0;
+  bool headroom_measured = false;
 
   std::optional<std::uint64_t> page;           // measured page
   std::uint64_t page_window = 0;               // X, the released fill buffer

@@ -132,8 +132,12 @@ std::string format_profile_file(const probe_context& c, const measurement& m, co
   std::string out = "# Measured by clpool_probe on " + c.date + " (tools/probe/README.md).\n";
   for (const std::string& line : evidence(c, m)) out += "# " + line + "\n";
   if (!m.complete) {
-    out += "# INCOMPLETE (written with --force): " + printable(m.incomplete) +
-           "\n# Fields not measured keep the exact profile's values.\n";
+    std::string unmeasured = m.refused ? "" : "oom_at, oom_status, ";
+    if (!m.headroom_measured) unmeasured += "headroom, ";
+    if (!m.page) unmeasured += "page, ";
+    unmeasured += "pack_limit, pack_granule";
+    out += "# INCOMPLETE (written with --force): " + printable(m.incomplete) + "\n# Not measured, so the exact profile's values: " +
+           unmeasured + ".\n";
   }
   return out + format_profile(p);
 }

@@ -20,6 +20,7 @@ measurement nvidia_like() {
   m.oom_status = -4;
   m.oom_call = "clEnqueueMigrateMemObjects";
   m.headroom = 4 << 20;
+  m.headroom_measured = true;
   m.page = 2 << 20;
   m.page_window = 32 << 20;
   m.pack_seen = (2 << 20) - 512;
@@ -60,6 +61,8 @@ TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
   const std::string text = format_profile_file(c, m, p);
   EXPECT_EQ(device_model::parse_profile(text, "probed"), p);
   EXPECT_NE(text.find("# INCOMPLETE (written with --force): never refused"), std::string::npos) << text;
+  EXPECT_NE(text.find("# Not measured, so the exact profile's values: oom_at, oom_status, headroom, page,"),
+            std::string::npos) << text;
   const std::string report = format_report(c, m);
   EXPECT_NE(report.find("-61 CL_INVALID_BUFFER_SIZE -> enforced"), std::string::npos) << report;
   EXPECT_NE(report.find("never refused (cap --max-bytes 64 MiB)"), std::string::npos) << report;
