@@ -78,6 +78,9 @@ OCL_ICD_VENDORS="$T/empty-dir-that-does-not-exist" expect 2 "no OpenCL platform 
 MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_INVALID_VALUE" expect 2 "clEnqueueMigrateMemObjects failed with -30"
 MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_OUT_OF_RESOURCES" expect 1 "the device refused in two ways"
 
+# A device that takes more than it reports free: the headroom cannot be known (exit 1).
+MOCKCL_DEVICES="gpu-64m:reported=32m,max_alloc=16m" expect 1 "headroom: not known"
+
 # --list shows both platforms' devices.
 OCL_ICD_VENDORS="$T/both" expect 0 "device 1: mockcl cpu-64m" --list
 # The default is the first GPU, not the first device.

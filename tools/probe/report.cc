@@ -64,8 +64,8 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
     e.push_back("out of memory: at " + std::string(device_model::to_string(m.oom_at)) + ", " + m.oom_call + " " +
                 status_text(m.oom_status));
     for (const std::string& call : c.first_use_calls) e.push_back("  first use of a buffer with no room: " + call);
-    e.push_back("usable: " + with_bytes(m.usable) + " (the largest total accepted); headroom: free at start - usable = " +
-                with_bytes(m.headroom));
+    e.push_back("usable: " + with_bytes(m.usable) + " (the largest total accepted); headroom: " +
+                (m.headroom_measured ? "free at start - usable = " + with_bytes(m.headroom) : std::string("not known")));
   }
   if (!m.refused) {
     e.push_back("out of memory: never seen, so where and how this device reports it is unknown; usable memory, "
