@@ -93,10 +93,12 @@ std::uint64_t mock_max_alloc(std::uint64_t capacity) {
   return std::max(capacity / 4, std::min<std::uint64_t>(capacity, 128 * MiB));
 }
 
-measurement probe_model(const device_profile& p, std::uint64_t capacity, probe_limits limits = {}) {
-  model_port port(p, capacity, mock_max_alloc(capacity));
+measurement probe_model(const device_profile& p, std::uint64_t capacity, probe_limits limits = {},
+                        std::uint64_t max_alloc = 0) {
+  if (max_alloc == 0) max_alloc = mock_max_alloc(capacity);
+  model_port port(p, capacity, max_alloc);
   limits.free_at_start = capacity;
-  limits.max_alloc = mock_max_alloc(capacity);
+  limits.max_alloc = max_alloc;
   measurement m = measure(port, limits);
   EXPECT_EQ(port.live(), 0u) << "every buffer is released";
   EXPECT_EQ(port.memory().committed(), 0u);
@@ -155,6 +157,22 @@ TEST(Measure, AllocationBoundStopsIt) {
   const measurement m = probe_model(device_model::load_profile("exact"), 64 * MiB + 12345, limits);
   EXPECT_FALSE(m.complete);
   EXPECT_NE(m.incomplete.find("more than 10 allocations"), std::string::npos) << m.incomplete;
+}
+
+TEST(Measure, LimitsOfWhatCanBeMeasuredAreSaid) {
+  device_profile p = device_model::load_profile("nvidia");
+  p.page = 4 * MiB;
+  p.pack_limit = 8;
+  p.pack_granule = 8;
+  // Measuring an 8 B granule in a 4 MiB page would take half a million buffers.
+  measurement m = probe_model(p, 256 * MiB);
+  EXPECT_FALSE(m.complete);
+  EXPECT_NE(m.incomplete.find("the pack limit is tiny against the page"), std::string::npos) << m.incomplete;
+  EXPECT_EQ(m.page, 4 * MiB) << "what came before is kept";
+  // Buffers of at most one page (max alloc) leave no window to see the page in.
+  m = probe_model(p, 256 * MiB, {}, 4 * MiB);
+  EXPECT_FALSE(m.complete);
+  EXPECT_NE(m.incomplete.find("the page is at least 4194304 bytes"), std::string::npos) << m.incomplete;
 }
 
 TEST(Measure, MaxAllocEnforcement) {
