@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# clpool_probe as a user runs it: --help, strict input checking (each bad value exits 2 with one
+# error line on stderr), device choice, outputs, and the bounded mode on POCL (exit 1).
+set -u
+BIN="$1"
+SO="$(realpath "$2")"
+T="${TEST_TMPDIR:-/tmp}"
+fails=0
+
+mkdir -p "$T/mock" "$T/both"
+echo "$SO" > "$T/mock/mockcl.icd"
+cp /etc/OpenCL/vendors/pocl.icd "$T/both/0-pocl.icd"
+echo "$SO" > "$T/both/1-mockcl.icd"
+export OCL_ICD_PLATFORM_SORT=none
+export OCL_ICD_VENDORS="$T/mock/mockcl.icd"
+export MOCKCL_DEVICES="gpu-64m:profile=nvidia;cpu-64m"
+
+# expect RC FRAGMENT ARGS...: checks the exit code and that stdout+stderr contain FRAGMENT; an
+# exit 2 must say why on exactly one stderr line.
+expect() {
+  local want_rc="$1" fragment="$2"
+  shift 2
+  local out rc
+  out="$("$BIN" "$@" 2>"$T/stderr")"
+  rc=$?
+  out="$out$(cat "$T/stderr")"
+  if [[ "$rc" != "$want_rc" ]]; then
+    echo "FAIL: clpool_probe $* -> exit $rc, want $want_rc"; echo "$out" | head -20; fails=$((fails + 1)); return
+  fi
+  if [[ "$out" != *"$fragment"* ]]; then
+    echo "FAIL: clpool_probe $*: output lacks '$fragment'"; echo "$out" | head -20; fails=$((fails + 1)); return
+  fi
+  if [[ "$rc" == 2 && "$(wc -l < "$T/stderr")" != 1 ]]; then
+    echo "FAIL: clpool_probe $*: want one error line on stderr, got:"; cat "$T/stderr"; fails=$((fails + 1)); return
+  fi
+  echo "ok: $* -> $rc"
+}
+
+# --help lists every option and the exit codes.
+for f in --platform --device --max-bytes --output --name --force --list "Exit codes" "capacity is not"; do
+  expect 0 "$f" --help
+done
+
+# Unknown flags and stray arguments.
+expect 2 "--bogus" --bogus
+expect 2 "stray" stray
+# --max-bytes: zero, bad units, negative, fractional, empty.
+expect 2 "must be positive" --max-bytes 0
+expect 2 "must be positive, got '0KiB'" --max-bytes 0KiB
+expect 2 "--max-bytes: '12XB'" --max-bytes 12XB
+expect 2 "--max-bytes: '-5'" --max-bytes -5
+expect 2 "--max-bytes: '1.5GiB'" --max-bytes 1.5GiB
+expect 2 "--max-bytes" --max-bytes ""
+# --platform: an index out of range, a name no platform has, an empty name, an ambiguous part.
+expect 2 "--platform 3: no such platform (there are 1: 0 'mockcl')" --platform 3
+expect 2 "--platform 'nvidia': no platform name contains it" --platform nvidia
+expect 2 "--platform: empty" --platform ""
+OCL_ICD_VENDORS="$T/both" expect 2 "more than one platform name contains it" --platform o
+# --device: out of range, negative, not a number.
+expect 2 "--device 2: no such device on platform 0 'mockcl' (it has 2" --device 2
+expect 2 "--device: '-1' is not an index" --device -1
+expect 2 "--device: 'gpu' is not an index" --device gpu
+# --name must be a profile name; --force needs --output.
+expect 2 "--name" --name "two words"
+expect 2 "--force needs --output" --force
+# --output: a directory, a missing directory, a place nobody can write, a file that is not a profile.
+expect 2 "--output" --output "$T"
+expect 2 "--output" --output "$T/no/such/dir/x.profile"
+expect 2 "--output" --output /proc/clpool_probe.profile
+echo "precious" > "$T/notes.txt"
+expect 2 "is not a profile; refusing to overwrite it" --output "$T/notes.txt"
+[[ "$(cat "$T/notes.txt")" == precious ]] || { echo "FAIL: notes.txt was changed"; fails=$((fails + 1)); }
+# No platform at all.
+OCL_ICD_VENDORS="$T/empty-dir-that-does-not-exist" expect 2 "no OpenCL platform found"
+
+# A device answering what no model explains: an OpenCL error is exit 2; a second kind of refusal
+# (an injected CL_OUT_OF_RESOURCES on a device that says -4) makes the measurement incomplete.
+MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_INVALID_VALUE" expect 2 "clEnqueueMigrateMemObjects failed with -30"
+MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_OUT_OF_RESOURCES" expect 1 "the device refused in two ways"
+
+# A device that takes more than it reports free: the headroom cannot be known (exit 1).
+MOCKCL_DEVICES="gpu-64m:reported=32m,max_alloc=16m" expect 1 "headroom: not known"
+
+# --list shows both platforms' devices.
+OCL_ICD_VENDORS="$T/both" expect 0 "device 1: mockcl cpu-64m" --list
+# The default is the first GPU, not the first device.
+MOCKCL_DEVICES="cpu-64m;gpu-64m:profile=nvidia" expect 0 "device: mockcl gpu-64m (platform 0 'mockcl', device 1" --max-bytes 64MiB
+# Chosen by name part and index: mockcl's CPU device (exact bytes).
+expect 0 "page: 1 B" --platform MOCK --device 1
+expect 0 "device: mockcl cpu-64m" --platform 0 --device 1
+
+# Where out-of-memory appears, with the calls that said so.
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "out of memory: at execution, clEnqueueMigrateMemObjects's event after clFinish -4"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "first use of a buffer with no room: clEnqueueFillBuffer: 0, event -4"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueWriteBuffer: -4"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueNDRangeKernel: -4"
+MOCKCL_DEVICES="gpu-64m:semantics=host_oom" expect 0 "out of memory: at creation, clCreateBuffer -6 CL_OUT_OF_HOST_MEMORY"
+
+# A measured profile is written, with its evidence; an existing profile is replaced.
+expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile"
+for f in "# Measured by clpool_probe on 20" "# device: mockcl gpu-64m" "driver 1.0" "# page: 2097152 B" \
+         "oom_at = first_use" "page = 2097152B" "pack_granule = 512B" "max_alloc_enforced = no"; do
+  grep -qF -- "$f" "$T/gpu.profile" || { echo "FAIL: gpu.profile lacks '$f'"; fails=$((fails + 1)); }
+done
+expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile" --name replaced
+grep -q "^name = replaced$" "$T/gpu.profile" || { echo "FAIL: the profile was not replaced"; fails=$((fails + 1)); }
+ls -a "$T" | grep -q '\.tmp' && { echo "FAIL: a temporary file was left behind"; fails=$((fails + 1)); }
+
+# A mock device larger than the cap: it never refuses within it.
+MOCKCL_DEVICES="gpu-2g" expect 1 "cannot be measured within the cap" --max-bytes 64MiB --output "$T/big.profile"
+[[ -e "$T/big.profile" ]] && { echo "FAIL: an incomplete profile was written without --force"; fails=$((fails + 1)); }
+
+# POCL: capacity not enforced (host memory), so the bounded mode stops at --max-bytes and exits 1;
+# it still tells that max alloc is enforced.
+export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
+start=$(date +%s%N)
+expect 1 "capacity not enforced" --max-bytes 32MiB
+echo "POCL bounded probe: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+expect 1 "CL_INVALID_BUFFER_SIZE -> enforced" --max-bytes 32MiB
+expect 1 "where and how this device reports it is unknown" --max-bytes 32MiB
+expect 1 "no profile written" --max-bytes 32MiB --output "$T/pocl.profile"
+[[ -e "$T/pocl.profile" ]] && { echo "FAIL: POCL's incomplete profile was written without --force"; fails=$((fails + 1)); }
+expect 1 "wrote $T/pocl.profile" --max-bytes 32MiB --output "$T/pocl.profile" --force
+for f in "# INCOMPLETE (written with --force)" "max_alloc_enforced = yes"; do
+  grep -qF -- "$f" "$T/pocl.profile" || { echo "FAIL: pocl.profile lacks '$f'"; fails=$((fails + 1)); }
+done
+
+echo "$fails failure(s)"
+[[ "$fails" == 0 ]]

@@ -1,0 +1,285 @@
+#include "tools/probe/measure.h"
+
+#include <bit>
+#include <utility>
+
+#include "mockcl/model/oom_status.h"
+
+namespace clpool::probe {
+namespace {
+
+constexpr std::uint64_t pow2(unsigned k) { return std::uint64_t{1} << k; }
+unsigned floor_log2(std::uint64_t v) { return static_cast<unsigned>(std::bit_width(v) - 1); }
+
+// A measurement stopped short; `why` becomes measurement::incomplete.
+struct stop {
+  std::string why;
+};
+
+// The buffers one step holds. Releases them when it goes out of scope, so that every step starts
+// from the state its caller left, whatever it found (and whatever was thrown).
+class holding {
+ public:
+  explicit holding(device_port& d) : d_(d) {}
+  holding(const holding&) = delete;
+  holding& operator=(const holding&) = delete;
+  ~holding() { release_all(); }
+  void keep(std::size_t id) { ids_.push_back(id); }
+  // Releases the oldest buffer held.
+  void release_first() {
+    d_.release(ids_.front());
+    ids_.erase(ids_.begin());
+  }
+  void release_all() {
+    while (!ids_.empty()) {
+      d_.release(ids_.back());
+      ids_.pop_back();
+    }
+  }
+
+ private:
+  device_port& d_;
+  std::vector<std::size_t> ids_;
+};
+
+class prober {
+ public:
+  prober(device_port& d, const probe_limits& l, measurement& m) : d_(d), l_(l), m_(m) {}
+
+  // Allocates `bytes`; a kept buffer is released with `h`. Returns whether the device accepted.
+  // A refusal that disagrees with the first one about where or how is a contradiction.
+  bool try_alloc(holding& h, std::uint64_t bytes) {
+    if (++m_.allocations > l_.max_allocations) {
+      throw stop{"more than " + std::to_string(l_.max_allocations) + " allocations needed"};
+    }
+    const attempt a = d_.allocate(bytes);
+    switch (a.result) {
+      case attempt::kind::accepted:
+        h.keep(a.id);
+        return true;
+      case attempt::kind::refused:
+        if (!device_model::is_out_of_memory_status(a.status)) {
+          throw probe_failure(a.call + " returned " + std::to_string(a.status) + " for " +
+                              std::to_string(bytes) + " bytes");
+        }
+        if (!refused_yet_) {
+          refused_yet_ = true;
+          m_.oom_at = a.where;
+          m_.oom_status = a.status;
+          m_.oom_call = a.call;
+        } else if (a.where != m_.oom_at || a.status != m_.oom_status) {
+          throw stop{"the device refused in two ways: " + m_.oom_call + " " +
+                     std::to_string(m_.oom_status) + ", then " + a.call + " " + std::to_string(a.status)};
+        }
+        return false;
+      case attempt::kind::invalid_size:
+        throw probe_failure(a.call + " refused " + std::to_string(bytes) +
+                            " bytes as an invalid size (" + std::to_string(a.status) +
+                            "), below CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+      case attempt::kind::failed:
+        break;
+    }
+    throw probe_failure(a.call + " failed with " + std::to_string(a.status) + " for " +
+                        std::to_string(bytes) + " bytes");
+  }
+
+  // Whether `first` and then `second` bytes both fit now (both released afterwards).
+  bool pair_fits(std::uint64_t first, std::uint64_t second) {
+    holding h(d_);
+    if (!try_alloc(h, first)) throw stop{"a buffer that must fit was refused (" + std::to_string(first) + " bytes)"};
+    return try_alloc(h, second);
+  }
+
+  void max_alloc() {
+    const attempt a = d_.create_untouched(l_.max_alloc + 1);
+    m_.max_alloc_status = a.result == attempt::kind::accepted ? 0 : a.status;
+    m_.max_alloc_enforced = a.result == attempt::kind::invalid_size;
+    if (a.result == attempt::kind::failed) {
+      throw probe_failure(a.call + " failed with " + std::to_string(a.status) + " creating " +
+                          std::to_string(l_.max_alloc + 1) + " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1)");
+    }
+  }
+
+  // Greedy fill with decreasing powers of two. Every accepted 2^k is at least a page (below a
+  // page nothing is left: the remainder is a multiple of the page smaller than 2^(k+1)), so each
+  // costs exactly its size and the total is the largest the device accepts.
+  void usable(holding& fill) {
+    std::uint64_t top = std::min(l_.max_alloc, l_.max_bytes);
+    if (l_.free_at_start > 0) top = std::min(top, l_.free_at_start);
+    std::uint64_t capped = 0;  // the largest size the cap kept from being tried
+    for (int k = static_cast<int>(floor_log2(std::max<std::uint64_t>(top, 1))); k >= 0; --k) {
+      const std::uint64_t size = pow2(static_cast<unsigned>(k));
+      std::uint64_t n = 0;
+      for (;;) {
+        if (m_.usable + size > l_.max_bytes) {
+          capped = std::max(capped, size);
+          break;
+        }
+        if (!try_alloc(fill, size)) {
+          m_.smallest_refused = size;
+          break;
+        }
+        if (m_.page_window == 0) m_.page_window = size;
+        m_.usable += size;
+        ++n;
+      }
+      if (n > 0) m_.fill.emplace_back(size, n);
+    }
+    if (l_.at_full) l_.at_full();
+    m_.refused = refused_yet_ && capped == 0;
+    if (refused_yet_ && capped != 0) {
+      // S + 2^k > cap: whether the device had room for 2^k more is unknown. Not with a cap that
+      // is a multiple of the fill's sizes (a power of two) and above the device's usable memory.
+      throw stop{"the fill reached --max-bytes before the device's limit was certain: " +
+                 std::to_string(m_.usable) + " bytes accepted, and " + std::to_string(capped) +
+                 " more would pass the cap; give a power of two above the device's free memory"};
+    }
+    if (!m_.refused) {
+      throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes (--max-bytes) without "
+                 "refusing: its limit cannot be measured within the cap (capacity not enforced, or "
+                 "larger than the cap" +
+                 (l_.free_at_start >= l_.max_bytes
+                      ? ": it reports " + std::to_string(l_.free_at_start) + " bytes free, so give --max-bytes more than that)"
+                      : ")")};
+    }
+    if (m_.usable == 0) throw stop{"the device refused even 1 byte"};
+    if (m_.usable > l_.free_at_start) {
+      throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes, more than the " +
+                 std::to_string(l_.free_at_start) + " free at start: the headroom cannot be known"};
+    }
+    if (l_.free_at_start - m_.usable > device_model::max_headroom) throw stop{"headroom above 1 TiB"};
+    m_.headroom = l_.free_at_start - m_.usable;
+    m_.headroom_measured = true;
+  }
+
+  // The window X (the first fill buffer) is free now, plus less than a page.
+  void page() {
+    const unsigned x = floor_log2(m_.page_window);
+    // Smallest j in [0, x) with pair_fits(X - 2^j, 1): X - 2^j costs X - 2^j when 2^j is a
+    // multiple of the page, else all of X, leaving less than the page the 1 byte opens.
+    unsigned lo = 0, hi = x;
+    while (lo < hi) {
+      const unsigned mid = (lo + hi) / 2;
+      if (pair_fits(m_.page_window - pow2(mid), 1)) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo == x) {
+      throw stop{"the page is at least " + std::to_string(m_.page_window) +
+                 " bytes, the largest buffer the fill used: too large to measure here"};
+    }
+    if (pow2(lo) > device_model::max_page) throw stop{"the page is larger than 1 GiB"};
+    m_.page = pow2(lo);
+  }
+
+  // Called with exactly one page free (plus less than a page).
+  void packing() {
+    const std::uint64_t p = *m_.page;
+    if (!pair_fits(1, 1)) {  // two requests never share a page
+      m_.pack_seen = 0;
+      m_.pack_limit = 0;
+      m_.pack_granule = 1;
+      return;
+    }
+    std::uint64_t lo = 1, hi = p - 1;  // pair_fits(lo, 1) holds; find the largest such
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (pair_fits(mid, 1)) lo = mid;
+      else hi = mid - 1;
+    }
+    m_.pack_seen = lo;
+    // The granule is a power of two (it divides the page) and at most the pack limit.
+    const unsigned f = floor_log2(lo);
+    std::uint64_t g = 1;
+    if (f > 0) {
+      m_.granule_fill = p / pow2(f) - 1;
+      m_.granule_fill_size = pow2(f);
+      if (m_.granule_fill + m_.allocations > l_.max_allocations) {
+        throw stop{"the granule needs " + std::to_string(m_.granule_fill) +
+                   " buffers to fill a page: the pack limit is tiny against the page"};
+      }
+      holding h(d_);
+      for (std::uint64_t i = 0; i < m_.granule_fill; ++i) {
+        if (!try_alloc(h, pow2(f))) throw stop{"a page did not take its share of packed buffers"};
+      }
+      // 2^f bytes are free in the page: 2^f - 2^e + 1 then 1 byte fit iff 2^e >= 2g.
+      unsigned elo = 1, ehi = f + 1;  // ehi: none fits, g = 2^f
+      while (elo < ehi) {
+        const unsigned mid = (elo + ehi) / 2;
+        if (pair_fits(pow2(f) - pow2(mid) + 1, 1)) ehi = mid;
+        else elo = mid + 1;
+      }
+      g = elo == f + 1 ? pow2(f) : pow2(elo - 1);
+    }
+    m_.pack_granule = g;
+    m_.pack_limit = lo >= p - g ? p : lo;
+  }
+
+  void run() {
+    max_alloc();
+    holding fill(d_);
+    usable(fill);
+    // The first (largest) fill buffer becomes the page window.
+    fill.release_first();
+    page();
+    if (*m_.page == 1) {
+      m_.pack_seen = 0;
+      m_.pack_limit = 0;
+      m_.pack_granule = 1;
+    } else {
+      holding ballast(d_);
+      if (!try_alloc(ballast, m_.page_window - *m_.page)) throw stop{"the page window shrank"};
+      packing();
+    }
+    m_.complete = true;
+  }
+
+ private:
+  device_port& d_;
+  const probe_limits& l_;
+  measurement& m_;
+  bool refused_yet_ = false;
+};
+
+}  // namespace
+
+measurement measure(device_port& device, const probe_limits& limits) {
+  measurement m;
+  prober p(device, limits, m);
+  try {
+    p.run();
+  } catch (const stop& s) {
+    m.incomplete = s.why;
+  }
+  return m;
+}
+
+device_profile measurement::profile(const std::string& name) const {
+  device_profile p;
+  p.name = name;
+  p.max_alloc_enforced = max_alloc_enforced;
+  if (refused) {
+    p.oom_at = oom_at;
+    p.oom_status = oom_status;
+  }
+  if (headroom_measured) p.headroom = headroom;
+  if (page) p.page = *page;
+  if (pack_limit && pack_granule) {
+    p.pack_limit = *pack_limit;
+    p.pack_granule = *pack_granule;
+  }
+  return p;
+}
+
+device_profile observable(const device_profile& p, std::uint64_t capacity) {
+  device_profile o = p;
+  const std::uint64_t usable = capacity > p.headroom ? capacity - p.headroom : 0;
+  o.headroom = capacity - usable / p.page * p.page;
+  if (o.pack_limit != 0 && o.pack_granule == o.page) {
+    o.pack_limit = 0;
+    o.pack_granule = 1;
+  }
+  if (o.pack_limit != 0 && o.pack_limit >= o.page - o.pack_granule) o.pack_limit = o.page;
+  return o;
+}
+
+}  // namespace clpool::probe

@@ -1,0 +1,42 @@
+// What clpool_probe prints and writes: the report with its evidence, and the profile file (the
+// profile as format_profile writes it, under a comment header that load_profile skips).
+#ifndef CLPOOL_TOOLS_PROBE_REPORT_H_
+#define CLPOOL_TOOLS_PROBE_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/probe/measure.h"
+
+namespace clpool::probe {
+
+// Everything the report says besides the measurement itself.
+struct probe_context {
+  std::string device_name, platform_name, vendor, driver_version, device_version;
+  unsigned platform_index = 0, device_index = 0;
+  std::uint64_t global_mem = 0, max_alloc = 0, max_bytes = 0;
+  std::uint64_t free_at_start = 0;
+  std::string free_source;  // the query's name, or "" for CL_DEVICE_GLOBAL_MEM_SIZE assumed free
+  std::optional<std::uint64_t> free_at_full;  // the query's answer when the fill was fullest
+  std::vector<std::string> first_use_calls;   // "clEnqueueWriteBuffer: -4", ...
+  std::string date;                           // UTC, ISO 8601
+  double seconds = 0;
+};
+
+// "64 MiB", "2688 KiB", "4097 B": the largest binary unit that divides the value exactly.
+std::string human_bytes(std::uint64_t bytes);
+
+// The device's name as a profile name: [A-Za-z0-9_.-], at most 64 characters.
+std::string profile_name_for(const std::string& device_name);
+
+// The report's lines (each ends in '\n'): what was measured, with the evidence.
+std::string format_report(const probe_context& c, const measurement& m);
+
+// The profile file: a comment header (device, driver, date, evidence) and the profile.
+std::string format_profile_file(const probe_context& c, const measurement& m, const device_profile& p);
+
+}  // namespace clpool::probe
+
+#endif  // CLPOOL_TOOLS_PROBE_REPORT_H_

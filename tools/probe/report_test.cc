@@ -1,0 +1,100 @@
+// The profile file clpool_probe writes is read back by the profile parser as the profile measured,
+// whatever the driver puts in the names its header quotes.
+#include "tools/probe/report.h"
+
+#include <gtest/gtest.h>
+
+#include "mockcl/model/profile.h"
+
+namespace clpool::probe {
+namespace {
+
+measurement nvidia_like() {
+  measurement m;
+  m.max_alloc_status = 0;
+  m.refused = true;
+  m.usable = 60 << 20;
+  m.fill = {{32 << 20, 1}, {16 << 20, 1}, {8 << 20, 1}, {4 << 20, 1}};
+  m.smallest_refused = 1;
+  m.oom_at = oom_point::first_use;
+  m.oom_status = -4;
+  m.oom_call = "clEnqueueMigrateMemObjects";
+  m.headroom = 4 << 20;
+  m.headroom_measured = true;
+  m.page = 2 << 20;
+  m.page_window = 32 << 20;
+  m.pack_seen = (2 << 20) - 512;
+  m.pack_limit = 2 << 20;
+  m.pack_granule = 512;
+  m.granule_fill = 1;
+  m.granule_fill_size = 1 << 20;
+  m.allocations = 95;
+  m.complete = true;
+  return m;
+}
+
+TEST(Report, ProfileFileParsesBackToTheProfile) {
+  probe_context c;
+  c.device_name = "Evil\nname = hacked\r# device";  // a driver's name is not trusted text
+  c.driver_version = "1.0\n";
+  c.date = "2026-11-23T10:00:00Z";
+  const measurement m = nvidia_like();
+  const device_profile p = m.profile(profile_name_for(c.device_name));
+  const std::string text = format_profile_file(c, m, p);
+  EXPECT_EQ(device_model::parse_profile(text, "probed"), p) << text;
+  EXPECT_EQ(p.name, "Evil_name___hacked___device");
+  EXPECT_NE(text.find("# Measured by clpool_probe on 2026-11-23T10:00:00Z"), std::string::npos);
+  EXPECT_EQ(text.find("INCOMPLETE"), std::string::npos);
+}
+
+TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
+  measurement m;
+  m.max_alloc_enforced = true;
+  m.max_alloc_status = -61;
+  m.usable = 64 << 20;
+  m.fill = {{64 << 20, 1}};
+  m.incomplete = "never refused";
+  probe_context c;
+  c.max_bytes = 64 << 20;
+  const device_profile p = m.profile("pocl_probed");
+  EXPECT_TRUE(p.max_alloc_enforced);
+  const std::string text = format_profile_file(c, m, p);
+  EXPECT_EQ(device_model::parse_profile(text, "probed"), p);
+  EXPECT_NE(text.find("# INCOMPLETE (written with --force): never refused"), std::string::npos) << text;
+  EXPECT_NE(text.find("# Not measured, so the exact profile's values: oom_at, oom_status, headroom, page,"),
+            std::string::npos) << text;
+  const std::string report = format_report(c, m);
+  EXPECT_NE(report.find("-61 CL_INVALID_BUFFER_SIZE -> enforced"), std::string::npos) << report;
+  EXPECT_NE(report.find("never refused (cap --max-bytes 64 MiB)"), std::string::npos) << report;
+  EXPECT_NE(report.find("incomplete: never refused"), std::string::npos) << report;
+}
+
+TEST(Report, FreeMemoryQueryIsCrossChecked) {
+  probe_context c;
+  c.free_source = "NVML nvmlDeviceGetMemoryInfo";
+  c.free_at_start = 64 << 20;
+  const measurement m = nvidia_like();  // 60 MiB usable
+  c.free_at_full = 4 << 20;
+  EXPECT_NE(format_report(c, m).find("said 4194304 B (4 MiB) free when the fill was fullest (= free at start - fill)"),
+            std::string::npos) << format_report(c, m);
+  c.free_at_full = 3 << 20;  // the driver took 1 MiB more than the fill asked for
+  EXPECT_NE(format_report(c, m).find("(MISMATCH: free at start - fill = 4194304)"), std::string::npos) << format_report(c, m);
+  EXPECT_NE(format_report(c, m).find("from NVML nvmlDeviceGetMemoryInfo"), std::string::npos);
+}
+
+TEST(Report, HumanBytesUsesTheLargestExactUnit) {
+  EXPECT_EQ(human_bytes(0), "0 B");
+  EXPECT_EQ(human_bytes(4097), "4097 B");
+  EXPECT_EQ(human_bytes(2688 * 1024), "2688 KiB");
+  EXPECT_EQ(human_bytes(std::uint64_t{3} << 40), "3 TiB");
+  EXPECT_EQ(human_bytes(std::uint64_t{1} << 50), "1024 TiB");
+}
+
+TEST(Report, ProfileNames) {
+  EXPECT_EQ(profile_name_for("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3");
+  EXPECT_EQ(profile_name_for(""), "probed");
+  EXPECT_EQ(profile_name_for(std::string(100, 'x')).size(), 64u);
+}
+
+}  // namespace
+}  // namespace clpool::probe
