@@ -162,10 +162,12 @@ TEST(Measure, AllocationBoundStopsIt) {
 TEST(Measure, LimitsOfWhatCanBeMeasuredAreSaid) {
   device_profile p = device_model::load_profile("nvidia");
   p.page = 4 * MiB;
-  p.pack_limit = 8;
-  p.pack_granule = 8;
-  // Measuring an 8 B granule in a 4 MiB page would take half a million buffers.
-  measurement m = probe_model(p, 256 * MiB);
+  p.pack_limit = 64;
+  p.pack_granule = 64;
+  // Measuring a 64 B granule in a 4 MiB page would take 65,535 buffers, over a 1,000 limit.
+  probe_limits few;
+  few.max_allocations = 1000;
+  measurement m = probe_model(p, 256 * MiB, few);
   EXPECT_FALSE(m.complete);
   EXPECT_NE(m.incomplete.find("the pack limit is tiny against the page"), std::string::npos) << m.incomplete;
   EXPECT_EQ(m.page, 4 * MiB) << "what came before is kept";

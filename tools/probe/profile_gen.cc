@@ -21,7 +21,9 @@ device_model::device_profile random_profile(std::mt19937_64& rng, bool observabl
   const unsigned log_page = static_cast<unsigned>(pick(rng, 12, 22));
   p.page = std::uint64_t{1} << log_page;
   if (pick(rng, 0, 2) == 0) return p;  // no packing
-  const unsigned log_granule = static_cast<unsigned>(pick(rng, 0, observable ? log_page - 1 : log_page));
+  // A page holds at most 65536 granules (device_model::max_granules_per_page).
+  const unsigned log_granule = static_cast<unsigned>(
+      pick(rng, log_page > 16 ? log_page - 16 : 0, observable ? log_page - 1 : log_page));
   p.pack_granule = std::uint64_t{1} << log_granule;
   const std::uint64_t low = std::max(p.pack_granule, p.page / 256);
   if (observable && pick(rng, 0, 3) == 0) {
