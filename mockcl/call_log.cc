@@ -1,53 +1,48 @@
-// Instrumentation output: the JSON-lines call log, the executed-command and free records,
-// misuse reports and the exit report. Members of Runtime; the lock is held unless noted.
+#include "mockcl/call_log.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-
-#include "mockcl/runtime.h"
+#include <cerrno>
+#include <cstring>
 
 namespace mockcl {
 
-void Runtime::log_line(const std::string& line) {
-  if (log_file_) {
-    std::fputs(line.c_str(), log_file_);
-    std::fputc('\n', log_file_);
-    std::fflush(log_file_);
+std::string CallLog::configure(const std::string& path) {
+  close();
+  args_.clear();
+  if (path.empty()) return "";
+  if (path == ":memory:") {
+    memory_ = on_ = true;
+    return "";
   }
-  if (log_memory_ && log_lines_.size() < kMaxLogLines) log_lines_.push_back(line);
+  file_ = std::fopen(path.c_str(), "a");
+  on_ = file_ != nullptr;
+  if (file_ == nullptr) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
+  return "";
 }
 
-void Runtime::record(const CommandRecord& r) {
-  if (commands_.size() < kMaxCommandRecords) commands_.push_back(r);
+void CallLog::close() noexcept {
+  if (file_ != nullptr) std::fclose(file_);
+  file_ = nullptr;
+  memory_ = on_ = false;
 }
 
-void Runtime::report_exit() {
-  std::unique_lock<Lock> lk(mu);
-  uint64_t total = svm.size();
-  std::string detail;
-  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {
-    total += live(t);
-    if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
+void CallLog::write(const std::string& line) {
+  if (file_ != nullptr) {
+    std::fputs(line.c_str(), file_);
+    std::fputc('\n', file_);
+    std::fflush(file_);
   }
-  if (!svm.empty()) detail += " svm=" + std::to_string(svm.size());
-  if (total == 0) return;
-  std::string msg = "objects alive at process exit:" + detail;
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + msg + "\"}");
-  std::fprintf(stderr, "mockcl: %s\n", msg.c_str());
+  if (memory_ && lines_.size() < limit_) lines_.push_back(line);
 }
 
-void Runtime::report_use_after_release(const Object* o, const char* what) {
-  ++reports_.use_after_release;
-  report(std::string("use after release of ") + what + " #" + std::to_string(o->id));
+void CallLog::add_arg(const std::string& key_and_value) {
+  if (!args_.empty()) args_ += ',';
+  args_ += key_and_value;
 }
 
-void Runtime::report(const std::string& message) {
-  if (reports_.messages.size() >= kMaxMessages) reports_.messages.erase(reports_.messages.begin());
-  reports_.messages.push_back(message);
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
+std::string CallLog::take_args() {
+  std::string a;
+  a.swap(args_);
+  return a;
 }
-
 
 }  // namespace mockcl

@@ -109,10 +109,9 @@ void Runtime::apply(const Config& c) {
 void Runtime::Call::finish_slow() {
   if (rt_.log_enabled()) {
     std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
-                       std::string(entry_name(entry_)) + "\",\"args\":{" + rt_.log_args_ +
+                       std::string(entry_name(entry_)) + "\",\"args\":{" + rt_.log_.take_args() +
                        "},\"result\":" + std::to_string(status_) + ",\"status\":\"" +
                        std::string(status_name(status_)) + "\"}";
-    rt_.log_args_.clear();
     rt_.log_line(line);
   }
   if (rt_.callbacks_.empty()) {
@@ -129,15 +128,11 @@ void Runtime::Call::finish_slow() {
 // The arguments go to the runtime's buffer, not the Call: calls are serialised by the lock, and
 // a Call that does not log then carries no string to construct and destroy.
 void Runtime::Call::arg_slow(const char* key, uint64_t v) {
-  std::string& a = rt_.log_args_;
-  if (!a.empty()) a += ',';
-  a += "\"" + std::string(key) + "\":" + std::to_string(v);
+  rt_.log_.add_arg("\"" + std::string(key) + "\":" + std::to_string(v));
 }
 
 void Runtime::Call::arg_slow(const char* key, const std::string& v) {
-  std::string& a = rt_.log_args_;
-  if (!a.empty()) a += ',';
-  a += "\"" + std::string(key) + "\":\"" + json_escape(v) + "\"";
+  rt_.log_.add_arg("\"" + std::string(key) + "\":\"" + json_escape(v) + "\"");
 }
 
 void Runtime::Call::handle_slow(const char* key, const void* h) {
@@ -177,26 +172,9 @@ std::string Runtime::configure_schedule(const ScheduleConfig& s) {
 }
 
 std::string Runtime::configure_call_log(const std::string& path) {
-  if (log_file_) std::fclose(log_file_);
-  log_file_ = nullptr;
-  log_memory_ = false;
-  log_on_ = false;
-  log_args_.clear();
-  log_path_ = path;
-  if (path.empty()) {
-    update_flags();
-    return "";
-  }
-  if (path == ":memory:") {
-    log_memory_ = log_on_ = true;
-    update_flags();
-    return "";
-  }
-  log_file_ = std::fopen(path.c_str(), "a");
-  log_on_ = log_file_ != nullptr;
+  std::string error = log_.configure(path);
   update_flags();
-  if (!log_file_) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
-  return "";
+  return error;
 }
 
 void Runtime::force_destroy_all() {
@@ -243,7 +221,7 @@ void Runtime::reset() {
   faults_.reset_count();
   commands_.clear();
   frees_.clear();
-  log_lines_.clear();
+  log_.clear_lines();
   reports_ = Reports{};
   leaked_at_context_release = 0;
   now = 0;
@@ -268,7 +246,7 @@ Snapshot Runtime::snapshot() {
   s.live["svm"] = svm.size();
   s.commands = commands_;
   frees_.copy_to(s.frees);
-  s.call_log = log_lines_;
+  s.call_log = log_.lines();
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
   s.faults_fired = faults_.fired_count();

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mockcl/call_log.h"
 #include "mockcl/config.h"
 #include "mockcl/entry_points.h"
 #include "mockcl/fault_injector.h"
@@ -113,13 +114,13 @@ class Runtime {
     // Key arguments for the call log (no-ops while the log is off; inline so that the
     // benchmark's hot path pays one predictable branch).
     void arg(const char* key, uint64_t v) {
-      if (rt_.log_on_) arg_slow(key, v);
+      if (rt_.log_.on()) arg_slow(key, v);
     }
     void arg(const char* key, const std::string& v) {
-      if (rt_.log_on_) arg_slow(key, v);
+      if (rt_.log_.on()) arg_slow(key, v);
     }
     void handle(const char* key, const void* h) {
-      if (rt_.log_on_) handle_slow(key, h);
+      if (rt_.log_.on()) handle_slow(key, h);
     }
     Lock& lock() { return rt_.mu; }
     Runtime& runtime() { return rt_; }
@@ -395,7 +396,7 @@ class Runtime {
   // A fresh object id (for SVM blocks, which are not handles).
   uint64_t object_id_next() { return ++next_id_; }
   uint64_t leaked_at_context_release = 0;
-  bool log_enabled() const { return log_on_; }
+  bool log_enabled() const { return log_.on(); }
   // True while a call log or a fault rule is installed (see hooks_).
   bool hooks() const { return hooks_; }
   void log_line(const std::string& line);
@@ -410,17 +411,16 @@ class Runtime {
   Runtime();
   static Runtime& init();
   static std::atomic<Runtime*> instance_;
-  bool log_on_ = false;  // log_file_ || log_memory_, cached for the hot path.
-  // log_on_ || callbacks_ not empty: a Call's end has more to do than unlock (one branch).
+  CallLog log_{kMaxLogLines};
+  // the log is on || callbacks_ not empty: a Call's end has more to do than unlock (one branch).
   bool finish_slow_ = false;
-  // log_on_ || fault rules installed: entry points that check hooks() take their instrumented
+  // the log is on || fault rules installed: entry points that check hooks() take their instrumented
   // path (fault checks, logged arguments) only then.
   bool hooks_ = false;
   void update_flags() {
-    finish_slow_ = log_on_ || !callbacks_.empty();
-    hooks_ = log_on_ || !faults_.empty();
+    finish_slow_ = log_.on() || !callbacks_.empty();
+    hooks_ = log_.on() || !faults_.empty();
   }
-  std::string log_args_;  // The logged arguments of the current call (while log_on_).
   static constexpr int live_index(Type t) { return t == Type::kNone ? 0 : int(uint32_t(t) - uint32_t(Type::kPlatform)); }
   // The fault rules' verdict on this call / charge, reported when one fires (else 0).
   cl_int call_fault(Entry e) {
@@ -502,10 +502,6 @@ class Runtime {
   uint64_t rng_ = 0;
   Reports reports_;
   std::vector<std::function<void()>> callbacks_;
-  std::FILE* log_file_ = nullptr;
-  std::string log_path_;
-  bool log_memory_ = false;
-  std::vector<std::string> log_lines_;
 };
 
 // `s` escaped for a JSON string literal (call log).

@@ -43,7 +43,7 @@ OPENCL_POOL_SRCS="pool/opencl/buffer_allocators.cc pool/opencl/cl_error.cc pool/
 MOCKCL_SRCS="mockcl/config.cc mockcl/entry_points.cc mockcl/snapshot.cc mockcl/host_memory.cc \
   mockcl/api_context.cc mockcl/api_enqueue.cc mockcl/api_event.cc mockcl/api_memory.cc \
   mockcl/api_platform.cc mockcl/api_program.cc mockcl/api_queue.cc mockcl/api_svm.cc \
-  mockcl/call_log.cc mockcl/dispatch.cc mockcl/fault_injector.cc mockcl/free_records.cc mockcl/maps.cc mockcl/runtime.cc mockcl/scheduler.cc \
+  mockcl/call_log.cc mockcl/reports.cc mockcl/dispatch.cc mockcl/fault_injector.cc mockcl/free_records.cc mockcl/maps.cc mockcl/runtime.cc mockcl/scheduler.cc \
   mockcl/control.cc"
 CL_FLAGS="-DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS \
   -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
