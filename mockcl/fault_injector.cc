@@ -2,19 +2,9 @@
 #include <string>
 
 #include "mockcl/fault_injector.h"
+#include "mockcl/splitmix.h"
 
 namespace mockcl {
-namespace {
-
-// SplitMix64: a small, seedable generator, so a probability rule replays identically.
-uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 std::string FaultInjector::configure(const std::vector<FaultRule>& rules, bool append) {
   if (!append) rules_.clear();

@@ -11,18 +11,9 @@
 #include <cstring>
 
 #include "mockcl/runtime.h"
+#include "mockcl/splitmix.h"
 
 namespace mockcl {
-namespace {
-
-uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 cl_int Runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx) {
   if ((n == 0) != (list == nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
