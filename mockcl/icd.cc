@@ -14,9 +14,13 @@
 
 namespace {
 
-// Reports objects still alive when the process exits.
+// Reports objects still alive when the process exits (or the library is unloaded). A copy that
+// was never called (dlopened only to be checked, as clpool_replay's loader does) has no runtime
+// and nothing to report: making one here would allocate it as the library goes away.
 struct ExitReport {
-  ~ExitReport() { mockcl::Runtime::get().report_exit(); }
+  ~ExitReport() {
+    if (mockcl::Runtime* rt = mockcl::Runtime::get_if_ready()) rt->report_exit();
+  }
 } exit_report;
 
 void copy_error(const std::string& e, char* err, size_t size) {
