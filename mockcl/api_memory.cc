@@ -3,6 +3,7 @@
 // back when the last command using the buffer completes). Images are not simulated.
 #include <cstring>
 
+#include "mockcl/express_paths.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {

@@ -31,6 +31,7 @@
 #include "mockcl/entry_points.h"
 #include "mockcl/fault_injector.h"
 #include "mockcl/free_records.h"
+#include "mockcl/device_state.h"
 #include "mockcl/host_memory.h"
 #include "mockcl/model/device_memory.h"
 #include "mockcl/objects.h"
@@ -52,16 +53,6 @@ using Lock = clpool::detail::biased_lock;
 inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free records.
 inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept in memory.
 inline constexpr size_t kMaxMessages = 256;             // Report messages (oldest dropped).
-
-// One device: its configuration and its two ledgers, both the device model's (the only place
-// mockcl counts device bytes).
-struct DeviceState {
-  explicit DeviceState(const DeviceConfig& c)
-      : cfg(c), memory(c.model, c.capacity), pinned(clpool::device_model::device_profile{}, c.pinned) {}
-  DeviceConfig cfg;
-  clpool::device_model::device_memory memory;  // global memory, by the device's profile
-  clpool::device_model::device_memory pinned;  // the host-pinned budget, in exact bytes
-};
 
 // A clSVMAlloc block.
 struct SvmBlock {
@@ -88,53 +79,8 @@ class Runtime {
     return r ? *r : init();
   }
 
-  // RAII for one entry-point call: takes the lock, counts the call, writes the call-log
-  // line at the end, then unlocks and runs the user callbacks the call made due.
-  class Call {
-   public:
-    Call(Runtime& rt, Entry e) : rt_(rt), entry_(e) {
-      rt.mu.lock();
-      ++rt.calls_[static_cast<size_t>(e)];
-      ++rt.now;
-    }
-    // The lock is held from construction to here (wait() drops it only while it blocks).
-    ~Call() {
-      if (rt_.finish_slow_) [[unlikely]] finish_slow();  // Unlocks.
-      else rt_.mu.unlock();
-    }
-    Call(const Call&) = delete;
-    Call& operator=(const Call&) = delete;
-    // An injected failure for this call (kNthCall/kProbability rules), or 0.
-    cl_int fault() { return rt_.faults_.empty() ? 0 : rt_.call_fault(entry_); }
-    // Records the result for the call log and returns it.
-    cl_int ret(cl_int s) {
-      status_ = s;
-      return s;
-    }
-    // Key arguments for the call log (no-ops while the log is off; inline so that the
-    // benchmark's hot path pays one predictable branch).
-    void arg(const char* key, uint64_t v) {
-      if (rt_.log_.on()) arg_slow(key, v);
-    }
-    void arg(const char* key, const std::string& v) {
-      if (rt_.log_.on()) arg_slow(key, v);
-    }
-    void handle(const char* key, const void* h) {
-      if (rt_.log_.on()) handle_slow(key, h);
-    }
-    Lock& lock() { return rt_.mu; }
-    Runtime& runtime() { return rt_; }
-
-   private:
-    // Writes the call-log line, then unlocks and runs the deferred user callbacks.
-    [[gnu::noinline]] void finish_slow();
-    void arg_slow(const char* key, uint64_t v);
-    void arg_slow(const char* key, const std::string& v);
-    void handle_slow(const char* key, const void* h);
-    Runtime& rt_;
-    Entry entry_;
-    cl_int status_ = 0;
-  };
+  // RAII for one entry-point call (call.h).
+  class Call;
 
   // ---- Configuration (lock held by caller where noted "locked") ----
   // False if the environment was invalid: the platform is then refused.
@@ -170,70 +116,10 @@ class Runtime {
   Slab<_cl_kernel> kernels;
   std::map<uintptr_t, SvmBlock> svm;
 
-  // ---- Express paths (lock NOT held): clCreateBuffer and clReleaseMemObject ----
-  // A buffer created and released with nothing else going on (no call log, fault rule or due
-  // callback; plain access flags; memory at hand; the slab and the free records have room) is
-  // the commonest pair a pool's client makes, and the one the benchmark measures. These do that
-  // case with no function call at all (so no register saves), under the lock's uncontended fast
-  // path, with exactly the effects of the general path: the call is counted, the clock ticks,
-  // memory is charged or credited with peaks, the slot is acquired or quarantined, the free is
-  // recorded. If any condition does not hold they change nothing and return null / false, and
-  // the entry point takes the general path, which checks everything again and reports errors.
-  [[gnu::always_inline]] _cl_mem* create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
-                                                        const void* host_ptr) {
-    constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-    if (!mu.try_lock_fast()) [[unlikely]] return nullptr;
-    _cl_context* ctx = h;
-    const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == Type::kContext && ctx->in_use &&
-                       !ctx->released && !(flags & ~kAccess) && !(flags & (flags - 1)) && !host_ptr &&
-                       size != 0 && size <= ctx->max_alloc && mems.has_free();
-    if (!plain) [[unlikely]] {
-      mu.unlock_owner();
-      return nullptr;
-    }
-    const int dev = ctx->device0;
-    // No fault rule is installed (hooks_ is false), so the charge needs no fault check.
-    clpool::device_model::placement where;
-    if (ctx->charge_at_create && charge_to<false, /*kFaults=*/false>(dev, ctx, size, where) != CL_SUCCESS)
-        [[unlikely]] {
-      mu.unlock_owner();
-      return nullptr;  // the general path reports the out-of-memory
-    }
-    ++calls_[static_cast<size_t>(Entry::clCreateBuffer)];
-    ++now;
-    _cl_mem* m = create(mems, Type::kMem);
-    init_buffer(m, ctx, flags, size, nullptr, ctx->charge_at_create ? dev : -1, /*pinned=*/false);
-    m->where = where;
-    mu.unlock_owner();
-    return m;
-  }
-  [[gnu::always_inline]] bool release_mem_express(cl_mem h) {
-    if (!mu.try_lock_fast()) [[unlikely]] return false;
-    _cl_mem* m = h;
-    const bool plain = !finish_slow_ && m && m->type == Type::kMem && m->in_use && !m->released &&
-                       m->refs == 1 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
-                       !m->backing.data() && frees_.append_is_free() && m->context &&
-                       (m->context->internal > 1 || m->context->refs > 0);
-    if (!plain) [[unlikely]] {
-      mu.unlock_owner();
-      return false;
-    }
-    ++calls_[static_cast<size_t>(Entry::clReleaseMemObject)];
-    ++now;
-    m->refs = 0;
-    m->released = true;
-    m->in_use = false;
-    --live_[live_index(Type::kMem)];
-    // Needs no allocation: append_is_free() held above.
-    record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
-    m->last_use_end = 0;
-    if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false, m->where);
-    m->device = -1;
-    --m->context->internal;
-    mems.retire(m);
-    mu.unlock_owner();
-    return true;
-  }
+  // ---- Express paths (lock NOT held; express_paths.h): clCreateBuffer and clReleaseMemObject ----
+  [[gnu::always_inline]] inline _cl_mem* create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
+                                                               const void* host_ptr);
+  [[gnu::always_inline]] inline bool release_mem_express(cl_mem h);
 
   // Validation: the object if `h` is a live handle of the type; reports use after release.
   // O(1): a handle is a slot that stays readable (slab.h), so its type and state are checked.
@@ -530,5 +416,7 @@ void fill_event(cl_icd_dispatch& d);
 void fill_program(cl_icd_dispatch& d);
 
 }  // namespace mockcl
+
+#include "mockcl/call.h"  // Runtime::Call, which every entry point uses
 
 #endif  // MOCKCL_RUNTIME_H_

@@ -1,0 +1,62 @@
+// Runtime::Call: the RAII around one entry-point call. Included by runtime.h (after Runtime).
+#ifndef MOCKCL_CALL_H_
+#define MOCKCL_CALL_H_
+
+#include <string>
+
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+
+// RAII for one entry-point call: takes the lock, counts the call, writes the call-log
+// line at the end, then unlocks and runs the user callbacks the call made due.
+class Runtime::Call {
+ public:
+  Call(Runtime& rt, Entry e) : rt_(rt), entry_(e) {
+    rt.mu.lock();
+    ++rt.calls_[static_cast<size_t>(e)];
+    ++rt.now;
+  }
+  // The lock is held from construction to here (wait() drops it only while it blocks).
+  ~Call() {
+    if (rt_.finish_slow_) [[unlikely]] finish_slow();  // Unlocks.
+    else rt_.mu.unlock();
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  // An injected failure for this call (kNthCall/kProbability rules), or 0.
+  cl_int fault() { return rt_.faults_.empty() ? 0 : rt_.call_fault(entry_); }
+  // Records the result for the call log and returns it.
+  cl_int ret(cl_int s) {
+    status_ = s;
+    return s;
+  }
+  // Key arguments for the call log (no-ops while the log is off; inline so that the
+  // benchmark's hot path pays one predictable branch).
+  void arg(const char* key, uint64_t v) {
+    if (rt_.log_.on()) arg_slow(key, v);
+  }
+  void arg(const char* key, const std::string& v) {
+    if (rt_.log_.on()) arg_slow(key, v);
+  }
+  void handle(const char* key, const void* h) {
+    if (rt_.log_.on()) handle_slow(key, h);
+  }
+  Lock& lock() { return rt_.mu; }
+  Runtime& runtime() { return rt_; }
+
+ private:
+  // Writes the call-log line, then unlocks and runs the deferred user callbacks.
+  [[gnu::noinline]] void finish_slow();
+  void arg_slow(const char* key, uint64_t v);
+  void arg_slow(const char* key, const std::string& v);
+  void handle_slow(const char* key, const void* h);
+  Runtime& rt_;
+  Entry entry_;
+  cl_int status_ = 0;
+};
+
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_CALL_H_

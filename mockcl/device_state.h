@@ -1,0 +1,22 @@
+// DeviceState: one mock device's configuration and its memory ledgers.
+#ifndef MOCKCL_DEVICE_STATE_H_
+#define MOCKCL_DEVICE_STATE_H_
+
+#include "mockcl/config.h"
+#include "mockcl/model/device_memory.h"
+
+namespace mockcl {
+
+// One device: its configuration and its two ledgers, both the device model's (the only place
+// mockcl counts device bytes).
+struct DeviceState {
+  explicit DeviceState(const DeviceConfig& c)
+      : cfg(c), memory(c.model, c.capacity), pinned(clpool::device_model::device_profile{}, c.pinned) {}
+  DeviceConfig cfg;
+  clpool::device_model::device_memory memory;  // global memory, by the device's profile
+  clpool::device_model::device_memory pinned;  // the host-pinned budget, in exact bytes
+};
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_DEVICE_STATE_H_
