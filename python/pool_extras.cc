@@ -1,5 +1,8 @@
 #include "python/pool_extras.h"
 
+#include <cmath>
+#include <string>
+
 namespace py = pybind11;
 
 namespace clpool::python {
@@ -26,6 +29,19 @@ py::dict statistics_dict(const pool_counters& c, const pool_statistics& s) {
   d["blocks_trimmed"] = s.blocks_trimmed;
   d["bytes_trimmed"] = s.bytes_trimmed;
   return d;
+}
+
+double ratio_from(const py::object& value, const char* who) {
+  if (value.is_none()) return -1.0;
+  if (PyBool_Check(value.ptr()) || !(PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()))) {
+    throw py::type_error(std::string(who) + ": ratio must be a number or None");
+  }
+  const double ratio = value.cast<double>();
+  if (!(ratio >= 0.0) || std::isinf(ratio)) {
+    throw py::value_error(std::string(who) + ": ratio must be a finite number >= 0 (None turns "
+                          "it off), got " + std::string(py::str(value)));
+  }
+  return ratio;
 }
 
 void collect_garbage() noexcept {

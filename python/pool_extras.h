@@ -15,6 +15,7 @@
 #include <string>
 
 #include "pool/memory_pool.h"
+#include "python/errors_binding.h"
 #include "tools/trace/pool_recorder.h"
 #include "tools/trace/trace_writer.h"
 
@@ -57,9 +58,13 @@ pybind11::dict statistics_dict(const pool_counters& c, const pool_statistics& s)
 // Runs gc.collect() with the GIL, so that buffers only garbage is holding go back to the pool.
 void collect_garbage() noexcept;
 
-inline std::uint64_t limit_from(const pybind11::object& value) {
-  return value.is_none() ? unlimited : value.cast<std::uint64_t>();
+// None: unlimited; otherwise a byte count (TypeError / ValueError as for sizes).
+inline std::uint64_t limit_from(const pybind11::object& value, const char* who) {
+  return value.is_none() ? unlimited : to_size(value, who);
 }
+
+// None: off (-1); otherwise a non-negative real number.
+double ratio_from(const pybind11::object& value, const char* who);
 
 template <class W, class... Extra>
 void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
@@ -79,7 +84,7 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       .def("stop_holding", [](W& w) { w.core().stop_holding(); }, gil_release())
       .def_property_readonly("is_holding", [](W& w) { return w.core().is_holding(); })
       .def("set_limit", [](W& w, const py::object& limit) {
-        const std::uint64_t bytes = limit_from(limit);
+        const std::uint64_t bytes = limit_from(limit, "set_limit");
         py::gil_scoped_release nogil;
         w.core().set_limit(bytes);
       }, py::arg("limit_bytes"))
@@ -89,16 +94,16 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       })
       .def("set_trim", [](W& w, const py::object& max_held, const py::object& ratio) {
         trim_policy p;
-        p.max_held_bytes = limit_from(max_held);
-        p.max_held_to_active_ratio = ratio.is_none() ? -1.0 : ratio.cast<double>();
-        if (!ratio.is_none() && p.max_held_to_active_ratio < 0) {
-          throw py::value_error("set_trim: ratio must not be negative (None turns it off)");
-        }
+        p.max_held_bytes = limit_from(max_held, "set_trim");
+        p.max_held_to_active_ratio = ratio_from(ratio, "set_trim");
         py::gil_scoped_release nogil;
         w.core().set_trim_policy(p);
       }, py::arg("max_held_bytes") = py::none(), py::arg("ratio") = py::none())
-      .def("trim", [](W& w, std::uint64_t target) { return w.core().trim(target); },
-           py::arg("target_held_bytes"), gil_release())
+      .def("trim", [](W& w, const py::object& target) {
+        const std::uint64_t bytes = to_size(target, "trim");
+        py::gil_scoped_release nogil;
+        return w.core().trim(bytes);
+      }, py::arg("target_held_bytes"))
       .def("statistics", [](W& w) {
         return statistics_dict(w.core().counters(), w.core().statistics());
       })

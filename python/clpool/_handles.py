@@ -18,6 +18,10 @@ def mem_flags(flags, who):
     if isinstance(flags, bool) or not isinstance(flags, int):
         raise TypeError(f"{who}: mem_flags must be pyopencl.mem_flags bits (an int), "
                         f"got {type(flags).__qualname__}")
+    host_ptr = pyopencl.mem_flags.USE_HOST_PTR | pyopencl.mem_flags.COPY_HOST_PTR
+    if flags & host_ptr:
+        raise ValueError(f"{who}: a pool cannot honour USE_HOST_PTR or COPY_HOST_PTR in mem_flags "
+                         "(its blocks outlive any one host buffer)")
     return int(flags)
 
 
