@@ -163,7 +163,8 @@ class PoolTest(unittest.TestCase):
         run = subprocess.run([replay, path, "--capacity", "64MiB", "--no-progress"],
                              capture_output=True, text=True)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-        self.assertIn("3", run.stdout)
+        self.assertIn("replayed cleanly, 7 events", run.stdout)
+        self.assertIn("1 hits, 2 misses", run.stdout)  # as the application saw
 
     def test_bad_input(self):
         p = self.pool
