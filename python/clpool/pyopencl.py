@@ -18,8 +18,16 @@ from clpool._handles import mem_flags as _mem_flags
 from clpool._pool_api import PoolAPI
 
 _from_int_ptr = _cl.Buffer.from_int_ptr
-_finalize = weakref.finalize
-_releasers = weakref.WeakKeyDictionary()
+_weakref = weakref.ref
+# Live pooled buffers: a weak reference to each pyopencl.Buffer handed out -> its C++ block. When
+# the Buffer is collected, the reference's callback gives the block back to the pool.
+_live = {}
+
+
+def _on_collect(ref):
+    block = _live.pop(ref, None)
+    if block is not None:
+        block.release()
 
 
 class DeferredAllocator:
@@ -63,9 +71,9 @@ class ImmediateAllocator:
 
 def release(buffer):
     """Gives a pooled buffer's block back to its pool now (the buffer must not be used after)."""
-    finalizer = _releasers.pop(buffer, None)
-    if finalizer is not None:
-        finalizer()
+    block = _live.pop(_weakref(buffer), None)
+    if block is not None:
+        block.release()
 
 
 class MemoryPool(PoolAPI):
@@ -88,7 +96,7 @@ class MemoryPool(PoolAPI):
         if block is None:
             return None
         buffer = _from_int_ptr(block.int_ptr, True)
-        _releasers[buffer] = _finalize(buffer, block.release)
+        _live[_weakref(buffer, _on_collect)] = block
         return buffer
 
     __call__ = allocate
