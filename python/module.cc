@@ -5,10 +5,12 @@
 #include "python/buffer_pool_binding.h"
 #include "python/errors_binding.h"
 #include "python/pinned_pool_binding.h"
+#include "python/svm_pool_binding.h"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "clpool's memory pools (C++), wrapped by the clpool package";
   clpool::python::bind_errors(m);
   clpool::python::bind_buffer_pools(m);
   clpool::python::bind_pinned_pool(m);
+  clpool::python::bind_svm_pool(m);
 }

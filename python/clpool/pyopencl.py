@@ -104,3 +104,10 @@ class MemoryPool(PoolAPI):
 
     def release(self, buffer):
         release(buffer)
+
+
+def __getattr__(name):
+    if name in ("SVMAllocator", "SVMPool", "PooledSVM"):
+        from clpool import svm
+        return getattr(svm, name)
+    raise AttributeError(f"module 'clpool.pyopencl' has no attribute {name!r}")
