@@ -29,4 +29,15 @@ case "$mode" in
   *) echo "run_py_test.sh: mode must be pocl or mockcl, not '$mode'" >&2; exit 2 ;;
 esac
 cd "$tmp"
-exec /usr/bin/python3 "$test_py" -v
+if [[ "$mode" == pocl ]]; then
+  exec /usr/bin/python3 "$test_py" -v
+fi
+# On mockcl, also check that nothing OpenCL is left at exit (the mock's exit report names it).
+err="$tmp/stderr.txt"
+/usr/bin/python3 "$test_py" -v 2> >(tee "$err" >&2)
+sleep 0.2
+if grep "mockcl: objects alive at process exit" "$err"; then
+  echo "FAIL: OpenCL objects leaked (above)" >&2
+  exit 1
+fi
+echo "no OpenCL object alive at exit"
