@@ -10,6 +10,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # OpenCL: the ICD loader, headers, POCL's CPU device and real clients.
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
+  # Python bindings (python/): pybind11, the CPython headers, numpy for PageLockedMemoryPool.
+  pybind11-dev python3-pybind11 python3-dev python3-numpy
   # Tools: command-line parsing, JSON, formatting.
   libcli11-dev nlohmann-json3-dev libfmt-dev
 )

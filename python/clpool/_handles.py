@@ -1,0 +1,34 @@
+"""Turning PyOpenCL objects into the raw handles clpool._core takes, with clear errors."""
+
+
+def cl_handle(obj, kind, who):
+    """obj.int_ptr, after checking that obj is a pyopencl `kind` ("Context", "CommandQueue")."""
+    import pyopencl
+    expected = getattr(pyopencl, kind)
+    if not isinstance(obj, expected):
+        raise TypeError(f"{who}: expected a pyopencl.{kind}, got {type(obj).__module__}."
+                        f"{type(obj).__qualname__}")
+    return obj.int_ptr
+
+
+def mem_flags(flags, who):
+    import pyopencl
+    if flags is None:
+        return int(pyopencl.mem_flags.READ_WRITE)
+    if isinstance(flags, bool) or not isinstance(flags, int):
+        raise TypeError(f"{who}: mem_flags must be pyopencl.mem_flags bits (an int), "
+                        f"got {type(flags).__qualname__}")
+    host_ptr = pyopencl.mem_flags.USE_HOST_PTR | pyopencl.mem_flags.COPY_HOST_PTR
+    if flags & host_ptr:
+        raise ValueError(f"{who}: a pool cannot honour USE_HOST_PTR or COPY_HOST_PTR in mem_flags "
+                         "(its blocks outlive any one host buffer)")
+    return int(flags)
+
+
+def leading_bits(value, who):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{who}: leading_bits_in_bin_id must be an int, "
+                        f"got {type(value).__qualname__}")
+    if value < 0:
+        raise ValueError(f"{who}: leading_bits_in_bin_id must not be negative, got {value}")
+    return value

@@ -1,0 +1,84 @@
+"""PyOpenCL's SVM pool API over clpool's C++ svm_pool: SVMAllocator, SVMPool, PooledSVM.
+
+    alloc = clpool.pyopencl.SVMAllocator(ctx, alignment=0, queue=queue)
+    pool = clpool.pyopencl.SVMPool(alloc)
+    svm = pool.allocate(4096)          # a PooledSVM: a pyopencl.SVM, so a kernel argument too
+    kernel(queue, (n,), None, svm)
+    svm.enqueue_release(queue)         # the next user waits for this queue's work, on the device
+
+A block is bound to an in-order queue; reuse on another queue is ordered with a marker and a
+barrier (pool/opencl/README.md, "Pools and queue semantics").
+"""
+
+import pyopencl as _cl
+
+from clpool import _core
+from clpool._handles import cl_handle, leading_bits
+from clpool._pool_api import PoolAPI
+
+
+def _queue_ptr(queue, who):
+    return 0 if queue is None else cl_handle(queue, "CommandQueue", who)
+
+
+class PooledSVM(_cl.SVM):
+    """A pyopencl.SVM over a pooled block, with PyOpenCL's PooledSVM methods."""
+
+    def __init__(self, block):
+        super().__init__(block)
+        self._block = block
+
+    def release(self):
+        """Gives the block back; work enqueued on its queue completes before the next user."""
+        self._block.release()
+
+    def enqueue_release(self, queue=None):
+        self._block.enqueue_release(_queue_ptr(queue, "PooledSVM.enqueue_release"))
+
+    def bind_to_queue(self, queue):
+        self._block.bind_to_queue(cl_handle(queue, "CommandQueue", "PooledSVM.bind_to_queue"))
+
+    def unbind_from_queue(self):
+        self._block.unbind_from_queue()
+
+    @property
+    def svm_size(self):
+        return self._block.size
+
+
+class SVMAllocator:
+    """PyOpenCL's SVMAllocator(context, alignment=0, flags=READ_WRITE, queue=None)."""
+
+    def __init__(self, context, alignment=0, flags=None, queue=None):
+        self._handle = cl_handle(context, "Context", "SVMAllocator")
+        if isinstance(alignment, bool) or not isinstance(alignment, int):
+            raise TypeError(f"SVMAllocator: alignment must be an int, got {alignment!r}")
+        if alignment < 0 or alignment & (alignment - 1):
+            raise ValueError(f"SVMAllocator: alignment must be 0 or a power of two, got {alignment}")
+        self.context, self.alignment, self.queue = context, alignment, queue
+        self.flags = int(_cl.svm_mem_flags.READ_WRITE if flags is None else flags)
+        self._queue = _queue_ptr(queue, "SVMAllocator")
+
+    def _make_pool(self, bits):
+        return _core.SVMPool(self._handle, self.alignment, self.flags, self._queue, bits)
+
+
+class SVMPool(PoolAPI):
+    """PyOpenCL's SVMPool(allocator, leading_bits_in_bin_id=4)."""
+
+    __slots__ = ("_core", "allocator")
+
+    def __init__(self, allocator, leading_bits_in_bin_id=4):
+        if not isinstance(allocator, SVMAllocator):
+            raise TypeError("SVMPool: allocator must be clpool.pyopencl.SVMAllocator, got "
+                            f"{type(allocator).__qualname__}")
+        self.allocator = allocator
+        self._core = allocator._make_pool(leading_bits(leading_bits_in_bin_id, "SVMPool"))
+
+    def allocate(self, size, queue=None):
+        """A PooledSVM of at least `size` bytes bound to in-order `queue` (None for 0)."""
+        block = self._core.allocate(size, _queue_ptr(queue, "SVMPool.allocate"))
+        return None if block is None else PooledSVM(block)
+
+    __call__ = allocate
+    malloc = allocate

@@ -1,0 +1,77 @@
+#include "python/errors_binding.h"
+
+#include <string>
+
+#include "pool/errors.h"
+#include "pool/opencl/cl_error.h"
+
+namespace py = pybind11;
+
+namespace clpool::python {
+namespace {
+
+py::object limit_or_none(std::uint64_t limit) {
+  return limit == unlimited ? py::object(py::none()) : py::object(py::int_(limit));
+}
+
+// Raises clpool.OutOfMemoryError, built by clpool/_errors.py (which imports pyopencl lazily).
+void raise_out_of_memory(const out_of_memory& e) {
+  const oom_report& r = e.report();
+  py::dict figures;
+  figures["requested_bytes"] = r.requested_bytes;
+  figures["rounded_bytes"] = r.rounded_bytes;
+  figures["active_bytes"] = r.active_bytes;
+  figures["active_rounded_bytes"] = r.active_rounded_bytes;
+  figures["held_bytes"] = r.held_bytes;
+  figures["managed_bytes"] = r.managed_bytes;
+  figures["limit_bytes"] = limit_or_none(r.limit_bytes);
+  figures["cause"] = r.cause == oom_cause::limit ? "limit" : "allocator";
+  figures["allocator_status"] = r.allocator_status;
+  figures["allocator_message"] = r.allocator_message;
+  py::object exc = py::module_::import("clpool._errors").attr("make_out_of_memory")(e.what(), figures);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+}
+
+}  // namespace
+
+std::uint64_t to_size(const py::handle& size, const char* who) {
+  if (PyBool_Check(size.ptr()) || !PyIndex_Check(size.ptr())) {
+    throw py::type_error(std::string(who) + ": size must be an integer, not " +
+                         std::string(py::str(size.get_type().attr("__name__"))));
+  }
+  py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(size.ptr()));
+  if (!value) throw py::error_already_set();
+  if (value < py::int_(0)) {
+    throw py::value_error(std::string(who) + ": size must not be negative, got " +
+                          std::string(py::str(value)));
+  }
+  const unsigned long long v = PyLong_AsUnsignedLongLong(value.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(std::string(who) + ": size " + std::string(py::str(value)) +
+                          " does not fit in 64 bits");
+  }
+  return v;
+}
+
+void bind_errors(py::module_& m) {
+  py::exception<opencl::cl_error>(m, "CLError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const out_of_memory& e) {
+      raise_out_of_memory(e);
+    } catch (const argument_error& e) {  // invalid_use too
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const opencl::cl_error& e) {
+      py::object type = py::module_::import("clpool._core").attr("CLError");
+      py::object exc = type(e.what());
+      exc.attr("status") = static_cast<int>(e.status());
+      PyErr_SetObject(type.ptr(), exc.ptr());
+    } catch (const opencl::unsupported_feature& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+}
+
+}  // namespace clpool::python

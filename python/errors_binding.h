@@ -1,0 +1,23 @@
+// Exception translation for the clpool._core extension: C++ pool errors become Python exceptions.
+//   clpool::out_of_memory        -> clpool.OutOfMemoryError (a pyopencl.MemoryError, with figures)
+//   argument_error, invalid_use  -> ValueError
+//   opencl::cl_error             -> clpool._core.CLError (a RuntimeError with .status)
+//   unsupported_feature          -> RuntimeError
+#ifndef CLPOOL_PYTHON_ERRORS_BINDING_H_
+#define CLPOOL_PYTHON_ERRORS_BINDING_H_
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+namespace clpool::python {
+
+void bind_errors(pybind11::module_& m);
+
+// A size argument as a uint64: accepts anything with __index__ (numpy integers too); raises
+// TypeError for other types and ValueError for negative values.
+std::uint64_t to_size(const pybind11::handle& size, const char* who);
+
+}  // namespace clpool::python
+
+#endif  // CLPOOL_PYTHON_ERRORS_BINDING_H_

@@ -1,0 +1,16 @@
+// clpool._core: the C++ pools for Python. The user-facing API is the pure-Python package around
+// it (clpool/__init__.py, clpool/pyopencl.py).
+#include <pybind11/pybind11.h>
+
+#include "python/buffer_pool_binding.h"
+#include "python/errors_binding.h"
+#include "python/pinned_pool_binding.h"
+#include "python/svm_pool_binding.h"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "clpool's memory pools (C++), wrapped by the clpool package";
+  clpool::python::bind_errors(m);
+  clpool::python::bind_buffer_pools(m);
+  clpool::python::bind_pinned_pool(m);
+  clpool::python::bind_svm_pool(m);
+}

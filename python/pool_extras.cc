@@ -1,0 +1,57 @@
+#include "python/pool_extras.h"
+
+#include <cmath>
+#include <string>
+
+namespace py = pybind11;
+
+namespace clpool::python {
+
+py::dict statistics_dict(const pool_counters& c, const pool_statistics& s) {
+  py::dict d;
+  d["held_blocks"] = c.held_blocks;
+  d["active_blocks"] = c.active_blocks;
+  d["held_bytes"] = c.held_bytes;
+  d["active_bytes"] = c.active_bytes;
+  d["active_rounded_bytes"] = c.active_rounded_bytes;
+  d["managed_bytes"] = c.managed_bytes;
+  d["limit_bytes"] = c.limit_bytes == unlimited ? py::object(py::none()) : py::int_(c.limit_bytes);
+  d["peak_active_bytes"] = s.peak_active_bytes;
+  d["peak_managed_bytes"] = s.peak_managed_bytes;
+  d["hits"] = s.hits;
+  d["misses"] = s.misses;
+  d["allocator_allocations"] = s.allocator_allocations;
+  d["allocator_failures"] = s.allocator_failures;
+  d["allocator_frees"] = s.allocator_frees;
+  d["oom_retries"] = s.oom_retries;
+  d["reclaim_calls"] = s.reclaim_calls;
+  d["ooms_raised"] = s.ooms_raised;
+  d["blocks_trimmed"] = s.blocks_trimmed;
+  d["bytes_trimmed"] = s.bytes_trimmed;
+  return d;
+}
+
+double ratio_from(const py::object& value, const char* who) {
+  if (value.is_none()) return -1.0;
+  if (PyBool_Check(value.ptr()) || !(PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()))) {
+    throw py::type_error(std::string(who) + ": ratio must be a number or None");
+  }
+  const double ratio = value.cast<double>();
+  if (!(ratio >= 0.0) || std::isinf(ratio)) {
+    throw py::value_error(std::string(who) + ": ratio must be a finite number >= 0 (None turns "
+                          "it off), got " + std::string(py::str(value)));
+  }
+  return ratio;
+}
+
+void collect_garbage() noexcept {
+  if (!Py_IsInitialized()) return;
+  py::gil_scoped_acquire gil;
+  try {
+    py::module_::import("gc").attr("collect")();
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("clpool: gc.collect() in the pool's reclaim callback");
+  }
+}
+
+}  // namespace clpool::python

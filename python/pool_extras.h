@@ -1,0 +1,118 @@
+// What every pool in clpool._core exposes beyond allocate(): the seeds' counters, CuPy's names,
+// limit, trim policy, statistics as a dict, trace recording, and a reclaim callback that runs
+// Python's garbage collector (as PyOpenCL's MemoryPool does) before the pool gives up.
+//
+// def_pool_extras(cls) adds them to a py::class_<W>, where W has `core()` (the memory_pool) and a
+// `trace` member (trace_recording).
+#ifndef CLPOOL_PYTHON_POOL_EXTRAS_H_
+#define CLPOOL_PYTHON_POOL_EXTRAS_H_
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "pool/memory_pool.h"
+#include "python/errors_binding.h"
+#include "tools/trace/pool_recorder.h"
+#include "tools/trace/trace_writer.h"
+
+namespace clpool::python {
+
+// A trace being recorded from a pool (tools/trace/pool_recorder.h).
+struct trace_recording {
+  std::unique_ptr<trace::trace_writer> writer;
+  std::shared_ptr<trace::pool_recorder> recorder;
+  std::string path;
+};
+
+// Stops recording: the file appears complete at its path. Returns the events recorded (0 when
+// nothing was being recorded). Throws RuntimeError for a write error.
+template <class P>
+std::uint64_t stop_trace(P& pool, trace_recording& t) {
+  if (!t.writer) return 0;
+  pool.set_observer(nullptr);
+  const std::uint64_t events = t.recorder->events_recorded();
+  const std::string error = t.recorder->error();
+  auto writer = std::move(t.writer);
+  t.recorder.reset();
+  if (!error.empty()) throw std::runtime_error("record_trace(" + t.path + "): " + error);
+  writer->commit();
+  return events;
+}
+
+template <class P>
+void start_trace(P& pool, trace_recording& t, const std::string& path) {
+  stop_trace(pool, t);
+  t.writer = std::make_unique<trace::trace_writer>(path, trace::trace_encoding::text,
+                                                   "record_trace");
+  t.recorder = std::make_shared<trace::pool_recorder>(*t.writer);
+  t.path = path;
+  pool.set_observer(t.recorder);
+}
+
+pybind11::dict statistics_dict(const pool_counters& c, const pool_statistics& s);
+
+// Runs gc.collect() with the GIL, so that buffers only garbage is holding go back to the pool.
+void collect_garbage() noexcept;
+
+// None: unlimited; otherwise a byte count (TypeError / ValueError as for sizes).
+inline std::uint64_t limit_from(const pybind11::object& value, const char* who) {
+  return value.is_none() ? unlimited : to_size(value, who);
+}
+
+// None: off (-1); otherwise a non-negative real number.
+double ratio_from(const pybind11::object& value, const char* who);
+
+template <class W, class... Extra>
+void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
+  namespace py = pybind11;
+  using gil_release = py::call_guard<py::gil_scoped_release>;
+  cls.def_property_readonly("held_blocks", [](W& w) { return w.core().held_blocks(); })
+      .def_property_readonly("active_blocks", [](W& w) { return w.core().active_blocks(); })
+      .def_property_readonly("held_bytes", [](W& w) { return w.core().held_bytes(); })
+      .def_property_readonly("active_bytes", [](W& w) { return w.core().active_bytes(); })
+      .def_property_readonly("managed_bytes", [](W& w) { return w.core().managed_bytes(); })
+      .def_property_readonly("leading_bits", [](W& w) { return w.core().leading_bits(); })
+      .def("used_bytes", [](W& w) { return w.core().used_bytes(); })
+      .def("free_bytes", [](W& w) { return w.core().free_bytes(); })
+      .def("total_bytes", [](W& w) { return w.core().total_bytes(); })
+      .def("n_free_blocks", [](W& w) { return w.core().n_free_blocks(); })
+      .def("free_held", [](W& w) { w.core().free_held(); }, gil_release())
+      .def("stop_holding", [](W& w) { w.core().stop_holding(); }, gil_release())
+      .def_property_readonly("is_holding", [](W& w) { return w.core().is_holding(); })
+      .def("set_limit", [](W& w, const py::object& limit) {
+        const std::uint64_t bytes = limit_from(limit, "set_limit");
+        py::gil_scoped_release nogil;
+        w.core().set_limit(bytes);
+      }, py::arg("limit_bytes"))
+      .def_property_readonly("limit", [](W& w) -> py::object {
+        const std::uint64_t l = w.core().limit();
+        return l == unlimited ? py::object(py::none()) : py::object(py::int_(l));
+      })
+      .def("set_trim", [](W& w, const py::object& max_held, const py::object& ratio) {
+        trim_policy p;
+        p.max_held_bytes = limit_from(max_held, "set_trim");
+        p.max_held_to_active_ratio = ratio_from(ratio, "set_trim");
+        py::gil_scoped_release nogil;
+        w.core().set_trim_policy(p);
+      }, py::arg("max_held_bytes") = py::none(), py::arg("ratio") = py::none())
+      .def("trim", [](W& w, const py::object& target) {
+        const std::uint64_t bytes = to_size(target, "trim");
+        py::gil_scoped_release nogil;
+        return w.core().trim(bytes);
+      }, py::arg("target_held_bytes"))
+      .def("statistics", [](W& w) {
+        return statistics_dict(w.core().counters(), w.core().statistics());
+      })
+      .def("record_trace", [](W& w, const std::string& path) {
+        start_trace(w.core(), w.trace, path);
+      }, py::arg("path"))
+      .def("stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); });
+}
+
+}  // namespace clpool::python
+
+#endif  // CLPOOL_PYTHON_POOL_EXTRAS_H_

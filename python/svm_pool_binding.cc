@@ -1,0 +1,112 @@
+// clpool._core.SVMPool: svm_pool handing out SVMBlock objects (a pooled_svm with PyOpenCL's
+// queue semantics). A block exposes its bytes through the buffer protocol, so that
+// pyopencl.SVM(block) (clpool/pyopencl.py's PooledSVM) passes it to kernels and enqueue_copy.
+#include "python/svm_pool_binding.h"
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "pool/opencl/svm_pool.h"
+#include "python/errors_binding.h"
+#include "python/pool_extras.h"
+
+namespace py = pybind11;
+
+namespace clpool::python {
+namespace {
+
+using opencl::pooled_svm;
+using opencl::svm_allocator;
+using opencl::svm_pool;
+
+cl_command_queue as_queue(std::uintptr_t q) { return reinterpret_cast<cl_command_queue>(q); }
+
+class py_svm_block {
+ public:
+  explicit py_svm_block(pooled_svm b) : b_(std::move(b)) {}
+  py_svm_block(const py_svm_block&) = delete;
+  ~py_svm_block() {
+    if (b_.has_block() && Py_IsInitialized() && PyGILState_Check()) release();
+  }
+  pooled_svm& get() { return b_; }
+  void release() {
+    py::gil_scoped_release nogil;
+    b_.release();
+  }
+
+ private:
+  pooled_svm b_;
+};
+
+struct py_svm_pool {
+  py_svm_pool(svm_allocator allocator, unsigned leading_bits)
+      : pool(std::move(allocator), pool_options{.leading_bits = leading_bits}) {
+    pool.pool().add_reclaim_callback([](std::uint64_t) { collect_garbage(); });
+  }
+  ~py_svm_pool() {
+    try {
+      stop_trace(pool.pool(), trace);
+    } catch (...) {
+    }
+  }
+  memory_pool<svm_allocator>& core() { return pool.pool(); }
+
+  svm_pool pool;
+  trace_recording trace;
+};
+
+}  // namespace
+
+void bind_svm_pool(py::module_& m) {
+  using gil_release = py::call_guard<py::gil_scoped_release>;
+  py::class_<py_svm_block>(m, "SVMBlock", py::buffer_protocol())
+      .def_buffer([](py_svm_block& b) {
+        if (!b.get().has_block()) throw py::value_error("SVMBlock: the block was released");
+        return py::buffer_info(b.get().ptr(), 1, py::format_descriptor<std::uint8_t>::format(),
+                               1, {static_cast<py::ssize_t>(b.get().size())}, {1});
+      })
+      .def_property_readonly("svm_ptr", [](py_svm_block& b) {
+        return reinterpret_cast<std::uintptr_t>(b.get().ptr());
+      })
+      .def_property_readonly("size", [](py_svm_block& b) { return b.get().size(); })
+      .def_property_readonly("has_block", [](py_svm_block& b) { return b.get().has_block(); })
+      .def_property_readonly("queue_int_ptr", [](py_svm_block& b) {
+        return reinterpret_cast<std::uintptr_t>(b.get().queue());
+      })
+      .def("release", &py_svm_block::release)
+      .def("enqueue_release", [](py_svm_block& b, std::uintptr_t q) {
+        b.get().enqueue_release(as_queue(q));
+      }, py::arg("queue_int_ptr") = 0, gil_release())
+      .def("bind_to_queue", [](py_svm_block& b, std::uintptr_t q) {
+        b.get().bind_to_queue(as_queue(q));
+      }, py::arg("queue_int_ptr"), gil_release())
+      .def("unbind_from_queue", [](py_svm_block& b) { b.get().unbind_from_queue(); },
+           gil_release());
+  py::class_<py_svm_pool> cls(m, "SVMPool");
+  cls.def(py::init([](std::uintptr_t context, cl_uint alignment, cl_svm_mem_flags flags,
+                      std::uintptr_t queue, unsigned leading_bits) {
+           return new py_svm_pool(svm_allocator(reinterpret_cast<cl_context>(context), alignment,
+                                                flags, as_queue(queue)),
+                                  leading_bits);
+         }),
+         py::arg("context_int_ptr"), py::arg("alignment") = 0,
+         py::arg("flags") = CL_MEM_READ_WRITE, py::arg("queue_int_ptr") = 0,
+         py::arg("leading_bits") = 4)
+      .def("allocate", [](py_svm_pool& w, const py::handle& size, std::uintptr_t queue)
+                           -> py::object {
+        const std::uint64_t bytes = to_size(size, "SVMPool.allocate");
+        if (bytes == 0) return py::none();
+        std::optional<pooled_svm> b;
+        {
+          py::gil_scoped_release nogil;
+          b.emplace(w.pool.allocate(bytes, as_queue(queue)));
+        }
+        return py::cast(new py_svm_block(std::move(*b)), py::return_value_policy::take_ownership);
+      }, py::arg("size"), py::arg("queue_int_ptr") = 0);
+  def_pool_extras(cls);
+}
+
+}  // namespace clpool::python

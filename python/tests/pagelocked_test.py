@@ -1,0 +1,59 @@
+"""clpool.PageLockedMemoryPool: numpy arrays in pinned host memory, as the host side of transfers."""
+import gc
+import unittest
+
+import numpy as np
+import pyopencl as cl
+
+import clpool
+import cltest
+
+
+class PageLockedTest(unittest.TestCase):
+    def setUp(self):
+        self.ctx, self.queue = cltest.context_and_queue()
+        self.pool = clpool.PageLockedMemoryPool(self.queue)
+
+    def test_array_round_trip_through_a_device_buffer(self):
+        host = self.pool.allocate((64, 16), np.float32)
+        self.assertEqual(host.shape, (64, 16))
+        self.assertEqual(host.dtype, np.float32)
+        self.assertTrue(host.flags.c_contiguous)
+        self.assertIsInstance(host.base, clpool._core.PinnedBlock)
+        host[:] = np.arange(1024, dtype=np.float32).reshape(64, 16)
+        dev = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, host.nbytes)
+        cl.enqueue_copy(self.queue, dev, host)
+        back = self.pool.allocate(1024, np.float32)
+        cl.enqueue_copy(self.queue, back, dev).wait()
+        np.testing.assert_array_equal(back, host.ravel())
+        self.assertEqual(self.pool.active_blocks, 2)
+
+    def test_fortran_order_free_and_reuse(self):
+        a = self.pool.allocate((3, 5), np.int64, order="F")
+        self.assertTrue(a.flags.f_contiguous)
+        self.assertEqual(a.strides, (8, 24))
+        a.base.free()
+        self.assertEqual(self.pool.active_blocks, 0)
+        self.assertEqual(self.pool.held_blocks, 1)
+        b = self.pool.allocate(15, np.int64)
+        self.assertEqual(self.pool.statistics()["hits"], 1)
+        del b
+        gc.collect()
+        self.assertEqual(self.pool.n_free_blocks(), 1)
+        self.pool.free_all_blocks()
+        self.assertEqual(self.pool.total_bytes(), 0)
+
+    def test_bad_input(self):
+        with self.assertRaises(ValueError):
+            self.pool.allocate((-1, 2), np.float32)
+        with self.assertRaises(TypeError):
+            self.pool.allocate((2.5,), np.float32)
+        with self.assertRaises(ValueError):
+            self.pool.allocate((2,), np.float32, order="K")
+        with self.assertRaises(TypeError):
+            clpool.PageLockedMemoryPool(self.ctx)
+        self.assertEqual(self.pool.allocate((0,), np.float32).size, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,204 @@
+"""clpool.pyopencl.MemoryPool's counters, CuPy's names, limit, trim, out-of-memory with figures,
+the garbage-collector retry, trace recording replayed by clpool_replay, and bad input. Runs on
+mockcl (a 64 MiB immediate device and a deferred one) and on POCL (where device OOM is skipped)."""
+import gc
+import os
+import subprocess
+import unittest
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+import clpool
+import clpool.pyopencl as cp
+import cltest
+
+MiB = cltest.MiB
+ROUNDED_1MIB = (1 << 20) + (1 << 16) - 1   # PyOpenCL's bins, 4 leading bits
+
+
+class PoolTest(unittest.TestCase):
+    def setUp(self):
+        self.ctx, self.queue = cltest.context_and_queue()
+        self.pool = cp.MemoryPool(cp.ImmediateAllocator(self.queue))
+
+    def test_counters_and_reuse(self):
+        p = self.pool
+        b = p.allocate(MiB)
+        self.assertIsInstance(b, cl.Buffer)
+        self.assertEqual((p.active_blocks, p.held_blocks), (1, 0))
+        self.assertEqual(p.active_bytes, MiB)
+        self.assertEqual(p.managed_bytes, ROUNDED_1MIB)
+        self.assertEqual(b.size, ROUNDED_1MIB)
+        del b
+        self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
+        b = p(MiB + 5)
+        s = p.statistics()
+        self.assertEqual((s["hits"], s["misses"]), (1, 1))
+        self.assertEqual(s["peak_active_bytes"], MiB + 5)
+        self.assertIsNone(p.allocate(0))
+        p.free_held()
+        self.assertEqual(p.managed_bytes, ROUNDED_1MIB)
+        p.stop_holding()
+        del b
+        self.assertEqual(p.managed_bytes, 0)
+        self.assertEqual(p.leading_bits_in_bin_id, 4)
+
+    def test_cupy_names(self):
+        p = self.pool
+        a = p.malloc(MiB)
+        b = p.malloc(2 * MiB)
+        del b
+        self.assertEqual(p.used_bytes(), ROUNDED_1MIB)
+        self.assertEqual(p.n_free_blocks(), 1)
+        self.assertEqual(p.used_bytes() + p.free_bytes(), p.total_bytes())
+        p.free_all_blocks()
+        self.assertEqual(p.free_bytes(), 0)
+        self.assertEqual(p.total_bytes(), ROUNDED_1MIB)
+        del a
+
+    def test_pyopencl_array_allocator(self):
+        a = cla.empty(self.queue, (256, 256), np.float32, allocator=self.pool)
+        self.assertEqual(self.pool.active_bytes, 256 * 256 * 4)
+        a.set(np.ones((256, 256), np.float32))
+        np.testing.assert_array_equal(a.get(), 1)
+        del a
+        gc.collect()
+        self.assertEqual(self.pool.active_blocks, 0)
+
+    def test_limit_out_of_memory_carries_the_figures(self):
+        p = self.pool
+        keep = p.allocate(MiB)
+        p.set_limit(4 * MiB)
+        self.assertEqual(p.limit, 4 * MiB)
+        with self.assertRaises(clpool.OutOfMemoryError) as caught:
+            p.allocate(4 * MiB)
+        e = caught.exception
+        self.assertIsInstance(e, cl.MemoryError)
+        self.assertIsInstance(e, cl.Error)
+        self.assertEqual(e.cause, "limit")
+        self.assertEqual(e.requested_bytes, 4 * MiB)
+        self.assertEqual(e.rounded_bytes, 4 * MiB + (1 << 18) - 1)
+        self.assertEqual(e.active_bytes, MiB)
+        self.assertEqual(e.active_rounded_bytes, ROUNDED_1MIB)
+        self.assertEqual(e.held_bytes, 0)
+        self.assertEqual(e.managed_bytes, ROUNDED_1MIB)
+        self.assertEqual(e.limit_bytes, 4 * MiB)
+        self.assertIn("4194304", str(e))
+        self.assertEqual(type(e).__name__, "OutOfMemoryError")
+        self.assertEqual(p.statistics()["ooms_raised"], 1)
+        with self.assertRaises(ValueError):
+            p.set_limit(MiB)  # below the live allocation
+        p.set_limit(None)
+        self.assertIsNone(p.limit)
+        p.allocate(4 * MiB)
+        del keep
+
+    @unittest.skipUnless(cltest.MODE == "mockcl", "needs the 64 MiB mock device")
+    def test_device_out_of_memory(self):
+        p = self.pool
+        kept = []
+        with self.assertRaises(clpool.OutOfMemoryError) as caught:
+            for _ in range(10):
+                kept.append(p.allocate(16 * MiB))
+        e = caught.exception
+        self.assertIsInstance(e, cl.MemoryError)
+        self.assertEqual(e.cause, "allocator")
+        self.assertEqual(e.allocator_status, -4)  # CL_MEM_OBJECT_ALLOCATION_FAILURE
+        self.assertEqual(e.requested_bytes, 16 * MiB)
+        self.assertEqual(e.active_bytes, len(kept) * 16 * MiB)
+        self.assertEqual(len(kept), 3)
+        self.assertIsNone(e.limit_bytes)
+        # Garbage the collector alone can free is freed before the pool gives up.
+        gc.disable()
+        try:
+            cycle = [kept]
+            cycle.append(cycle)
+            del kept, cycle, caught, e
+            again = [p.allocate(16 * MiB) for _ in range(3)]
+        finally:
+            gc.enable()
+        self.assertGreaterEqual(p.statistics()["reclaim_calls"], 1)
+        self.assertEqual(len(again), 3)
+
+    @unittest.skipUnless(cltest.MODE == "mockcl", "the mock's second device defers allocation")
+    def test_deferred_allocator(self):
+        ctx, queue = cltest.context_and_queue(1)
+        p = cp.MemoryPool(cp.DeferredAllocator(ctx), leading_bits_in_bin_id=2)
+        bufs = [p.allocate(MiB) for _ in range(4)]
+        self.assertEqual(p.active_blocks, 4)
+        self.assertEqual(p.managed_bytes, 4 * ((1 << 20) + (1 << 18) - 1))
+        del bufs
+        self.assertEqual(p.held_blocks, 4)
+
+    def test_trim(self):
+        p = self.pool
+        bufs = [p.allocate(MiB) for _ in range(4)]
+        p.set_trim(max_held_bytes=2 * ROUNDED_1MIB)
+        del bufs
+        self.assertEqual(p.held_blocks, 2)
+        self.assertEqual(p.statistics()["blocks_trimmed"], 2)
+        self.assertEqual(p.trim(0), 2 * ROUNDED_1MIB)
+        p.set_trim()  # off
+        with self.assertRaises(ValueError):
+            p.set_trim(ratio=-1.0)
+
+    def test_trace_replayed_by_clpool_replay(self):
+        replay = os.environ.get("CLPOOL_REPLAY")
+        if not replay:
+            self.skipTest("CLPOOL_REPLAY not set")
+        path = os.path.join(os.getcwd(), "app.trace")
+        self.pool.record_trace(path)
+        a = self.pool.allocate(8 * MiB)
+        b = self.pool.allocate(3 * MiB)
+        del a
+        c = self.pool.allocate(8 * MiB)
+        self.pool.free_held()
+        del b, c
+        self.assertEqual(self.pool.stop_trace(), 7)
+        with open(path) as f:
+            text = f.read()
+        self.assertIn("alloc", text)
+        run = subprocess.run([replay, path, "--capacity", "64MiB", "--no-progress"],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn("replayed cleanly, 7 events", run.stdout)
+        self.assertIn("1 hits, 2 misses", run.stdout)  # as the application saw
+
+    def test_bad_input(self):
+        p = self.pool
+        with self.assertRaisesRegex(ValueError, "negative"):
+            p.allocate(-1)
+        for bad in ("1", 1.5, None, True):
+            with self.assertRaisesRegex(TypeError, "integer"):
+                p.allocate(bad)
+        self.assertEqual(p.allocate(np.int64(100)).size, 103)  # 0b1100111
+        with self.assertRaisesRegex(ValueError, "64 bits"):
+            p.allocate(1 << 70)
+        with self.assertRaisesRegex(TypeError, "pyopencl.Context"):
+            cp.DeferredAllocator(object())
+        with self.assertRaisesRegex(TypeError, "pyopencl.CommandQueue"):
+            cp.ImmediateAllocator(self.ctx)
+        with self.assertRaisesRegex(TypeError, "mem_flags"):
+            cp.DeferredAllocator(self.ctx, mem_flags="rw")
+        with self.assertRaisesRegex(ValueError, "USE_HOST_PTR"):
+            cp.DeferredAllocator(self.ctx, mem_flags=cl.mem_flags.USE_HOST_PTR)
+        with self.assertRaisesRegex(TypeError, "allocator"):
+            cp.MemoryPool(object())
+        with self.assertRaisesRegex(ValueError, "leading_bits"):
+            cp.MemoryPool(cp.DeferredAllocator(self.ctx), leading_bits_in_bin_id=99)
+        with self.assertRaises(ValueError):
+            cp.MemoryPool(cp.DeferredAllocator(self.ctx), leading_bits_in_bin_id=-1)
+        with self.assertRaises(TypeError):
+            p.set_limit("big")
+        with self.assertRaisesRegex(ValueError, "negative"):
+            p.set_limit(-5)
+        with self.assertRaises(TypeError):
+            p.set_trim(ratio="half")
+        with self.assertRaisesRegex(ValueError, "finite"):
+            p.set_trim(ratio=float("nan"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,90 @@
+"""clpool.pyopencl.SVMPool / SVMAllocator / PooledSVM: PyOpenCL's SVM pool API. Kernels on POCL
+only (no-ops on mockcl)."""
+import gc
+import unittest
+
+import numpy as np
+import pyopencl as cl
+
+import clpool
+import clpool.pyopencl as cp
+import cltest
+
+SRC = "__kernel void twice(__global const float *a, __global float *b) {" \
+      " int i = get_global_id(0); b[i] = 2 * a[i]; }"
+
+
+class SVMTest(unittest.TestCase):
+    def setUp(self):
+        self.ctx, self.queue = cltest.context_and_queue()
+        if not self.ctx.devices[0].svm_capabilities:
+            self.skipTest("no SVM")
+        self.pool = cp.SVMPool(cp.SVMAllocator(self.ctx, queue=self.queue))
+
+    def test_pooled_svm_is_a_pyopencl_svm(self):
+        a = self.pool.allocate(4096, self.queue)
+        self.assertIsInstance(a, cl.SVMPointer)
+        self.assertIsInstance(a, cp.PooledSVM)
+        self.assertEqual(a.svm_size, 4096)
+        host = np.arange(1024, dtype=np.float32)
+        cl.enqueue_copy(self.queue, a, host)
+        out = np.empty_like(host)
+        cl.enqueue_copy(self.queue, out, a)
+        self.queue.finish()
+        np.testing.assert_array_equal(out, host)
+
+    @unittest.skipUnless(cltest.MODE == "pocl", "kernels are no-ops on mockcl")
+    def test_kernel_arguments(self):
+        a, b = self.pool(4096, self.queue), self.pool(4096, self.queue)
+        host = np.arange(1024, dtype=np.float32)
+        cl.enqueue_copy(self.queue, a, host)
+        cl.Program(self.ctx, SRC).build().twice(self.queue, (1024,), None, a, b)
+        out = np.empty_like(host)
+        cl.enqueue_copy(self.queue, out, b)
+        self.queue.finish()
+        np.testing.assert_array_equal(out, host * 2)
+
+    def test_release_methods_and_reuse(self):
+        p = self.pool
+        a = p.allocate(1 << 16, self.queue)
+        a.enqueue_release(self.queue)
+        self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
+        b = p.allocate(1 << 16)
+        self.assertEqual(p.statistics()["hits"], 1)
+        b.bind_to_queue(self.queue)
+        b.unbind_from_queue()
+        b.release()
+        b.release()  # a second release does nothing
+        c = p.allocate(1 << 16, self.queue)
+        del c
+        gc.collect()
+        self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
+        self.assertEqual(p.n_free_blocks(), 1)
+        p.free_all_blocks()
+        self.assertEqual(p.total_bytes(), 0)
+        self.assertIsNone(p.allocate(0))
+
+    def test_limit_and_bad_input(self):
+        self.pool.set_limit(1 << 20)
+        with self.assertRaises(clpool.OutOfMemoryError) as caught:
+            self.pool.allocate(2 << 20)
+        self.assertIsInstance(caught.exception, cl.MemoryError)
+        self.assertEqual(caught.exception.cause, "limit")
+        with self.assertRaisesRegex(ValueError, "power of two"):
+            cp.SVMAllocator(self.ctx, alignment=3)
+        with self.assertRaisesRegex(TypeError, "pyopencl.Context"):
+            cp.SVMAllocator(self.queue)
+        with self.assertRaisesRegex(TypeError, "pyopencl.CommandQueue"):
+            self.pool.allocate(16, queue=self.ctx)
+        with self.assertRaisesRegex(ValueError, "negative"):
+            self.pool.allocate(-16)
+        with self.assertRaises(TypeError):
+            cp.SVMPool(cp.ImmediateAllocator(self.queue))
+        out_of_order = cl.CommandQueue(
+            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        with self.assertRaisesRegex(ValueError, "in-order"):
+            self.pool.allocate(16, out_of_order)
+
+
+if __name__ == "__main__":
+    unittest.main()
