@@ -16,6 +16,7 @@
 #include <string>
 
 #include "mockcl/model/oom_status.h"
+#include "tools/layer/first_use.h"
 #include "tools/layer/layer_settings.h"
 #include "tools/layer/recorder.h"
 #include "tools/layer/trace_file_sink.h"
@@ -72,8 +73,9 @@ void set_status(cl_int* errcode_ret, cl_int status) {
 
 // Runs when the driver really destroys a cl_mem (last release, and after every command using it
 // has finished). Owns `user_data`, a heap block_info.
-void CL_CALLBACK on_mem_destroyed(cl_mem, void* user_data) noexcept {
+void CL_CALLBACK on_mem_destroyed(cl_mem mem, void* user_data) noexcept {
   std::unique_ptr<block_info> block(static_cast<block_info*>(user_data));
+  forget_mem(mem);
   try {
     rec->free_block(*block, 0);
   } catch (...) {
@@ -104,6 +106,8 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     rec->commit_alloc(t.block);
     if (target->clSetMemObjectDestructorCallback(mem, on_mem_destroyed, block.get()) ==
         CL_SUCCESS) {
+      // Charged at its first enqueue (first_use.h), which finds it by its handle.
+      if (block->counted && rec->charges_at_first_use()) remember_mem(mem, block.get());
       block.release();  // on_mem_destroyed owns it now
     } else {
       static std::once_flag warned;
@@ -144,9 +148,14 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
   if (create_type == CL_BUFFER_CREATE_TYPE_REGION && create_info != nullptr) {
     size = static_cast<const cl_buffer_region*>(create_info)->size;
   }
-  return create_mem(size, trace_kind::sub, flags, errcode_ret, [&](cl_int* status) {
+  cl_mem sub = create_mem(size, trace_kind::sub, flags, errcode_ret, [&](cl_int* status) {
     return target->clCreateSubBuffer(buffer, flags, create_type, create_info, status);
   });
+  try {
+    if (sub != nullptr && rec->charges_at_first_use()) remember_sub_buffer(sub, buffer);
+  } catch (...) {
+  }
+  return sub;
 }
 
 void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
@@ -343,6 +352,7 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
         layer_dispatch.clSVMFree = svm_free;
         layer_dispatch.clEnqueueSVMFree = enqueue_svm_free;
         if (budget != 0) layer_dispatch.clGetDeviceInfo = get_device_info;
+        if (rec->charges_at_first_use()) install_first_use(layer_dispatch, target, rec);
       }
       initialised = true;
     }

@@ -31,6 +31,8 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
       start_(std::chrono::steady_clock::now()),
       budget_(settings.profile ? *settings.profile : device_model::device_profile{},
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
+      first_use_(settings.budget_bytes && settings.profile &&
+                 settings.profile->oom_at != device_model::oom_point::creation),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
 
@@ -52,8 +54,12 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
       t.refused = refusal::injected_random;
     }
   }
-  if (t.refused == refusal::none && t.block.counted && !budget_.try_commit(size, t.block.where)) {
-    t.refused = refusal::budget;
+  if (t.refused == refusal::none && t.block.counted && !first_use_) {
+    if (budget_.try_commit(size, t.block.where)) {
+      t.block.charged = true;
+    } else {
+      t.refused = refusal::budget;
+    }
   }
   if (t.refused != refusal::none) {
     std::string why = "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: ";
@@ -76,6 +82,26 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
   return t;
 }
 
+int recorder::first_use(block_info& block, const char* call) {
+  std::lock_guard lock(mutex_);
+  if (!block.counted || block.charged) return 0;
+  if (budget_.try_commit(block.size, block.where)) {
+    block.charged = true;
+    return 0;
+  }
+  const int status = settings_.profile->oom_status;
+  if (sink_ != nullptr && !sink_failed_) {
+    const std::string what = "first use of id " + std::to_string(block.id) + " (" +
+                             std::to_string(block.size) + " bytes) by " + call + ": status " +
+                             std::to_string(status) + " from the layer: budget " +
+                             std::to_string(budget_.capacity()) + " bytes, " +
+                             std::to_string(budget_.committed()) + " committed (" +
+                             settings_.profile->name + " profile)";
+    if (!sink_->comment("failure", what)) sink_failed_locked(next_seq_);
+  }
+  return status;
+}
+
 void recorder::commit_alloc(const block_info& block) {
   std::lock_guard lock(mutex_);
   write_locked(trace::trace_action::alloc, block, 0);
@@ -83,13 +109,13 @@ void recorder::commit_alloc(const block_info& block) {
 
 void recorder::abort_alloc(const block_info& block, std::string_view failure) {
   std::lock_guard lock(mutex_);
-  if (block.counted) budget_.release(block.where, block.size);
+  if (block.charged) budget_.release(block.where, block.size);
   if (!failure.empty()) write_locked(trace::trace_action::alloc_failed, block, 0, failure);
 }
 
 void recorder::free_block(const block_info& block, std::uint64_t queue) {
   std::lock_guard lock(mutex_);
-  if (block.counted) budget_.release(block.where, block.size);
+  if (block.charged) budget_.release(block.where, block.size);
   write_locked(trace::trace_action::free, block, queue);
 }
 

@@ -42,7 +42,8 @@ struct block_info {
   trace::trace_kind kind = trace::trace_kind::buffer;
   std::uint64_t flags = 0;
   bool counted = false;  // whether its bytes count against the budget
-  device_model::placement where = {};  // what it took on the budget's device (when counted)
+  bool charged = false;  // counted and committed on the budget's device (at creation or first use)
+  device_model::placement where = {};  // what it took on the budget's device (when charged)
 };
 
 // Why an allocation was refused by the layer itself.
@@ -80,6 +81,16 @@ class recorder {
 
   // The driver allocated the block: records `alloc`.
   void commit_alloc(const block_info& block);
+
+  // True when the budget's profile commits memory at first use (CLPOOL_LAYER_PROFILE=nvidia):
+  // begin_alloc then charges nothing, and the enqueues that use a buffer call first_use().
+  bool charges_at_first_use() const noexcept { return first_use_; }
+
+  // The block is used by `call` (an enqueue) for the first time, or again: charges it to the
+  // budget if it is not yet. Returns 0, or the profile's out-of-memory status when it does not
+  // fit, after recording a "# failure: first use ..." comment (the block stays uncharged, as on
+  // a GPU whose enqueue failed).
+  int first_use(block_info& block, const char* call);
 
   // The driver refused: releases the reservation. When the driver's answer meant "no room",
   // `failure` describes it (e.g. "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver")
@@ -124,6 +135,7 @@ class recorder {
   // The simulated device of CLPOOL_LAYER_BUDGET (unbounded without one), with the profile of
   // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
   device_model::device_memory budget_;
+  bool first_use_ = false;
   std::mt19937_64 rng_;
   std::unordered_map<const void*, std::uint64_t> queues_;
   std::unordered_map<const void*, block_info> svm_blocks_;

@@ -69,15 +69,18 @@ TEST(Recorder, AllocAndFreeAreRecordedInOrderWithDenseIds) {
   EXPECT_EQ(r.outstanding_bytes(), 0u);
 }
 
-// With CLPOOL_LAYER_PROFILE=nvidia the budget is a device with 2 MiB pages and 2.625 MiB of
-// headroom: 64 MiB holds 30 pages, and two 1 MiB buffers share one.
+// With a paged profile the budget is a device with 2 MiB pages and 2.625 MiB of headroom: 64 MiB
+// holds 30 pages, and two 1 MiB buffers share one. (NVIDIA's pages, charged at creation here.)
 TEST(Recorder, BudgetWithAProfileCommitsPages) {
   std::vector<trace_event> events;
   auto sink = std::make_unique<vector_sink>(&events);
   const std::vector<std::string>& comments = sink->comments;
   layer_settings s = with_budget(64u << 20);
   s.profile = device_model::load_profile("nvidia");
+  s.profile->oom_at = device_model::oom_point::creation;
+  s.profile->name = "nvidia-at-creation";
   recorder r(s, std::move(sink));
+  EXPECT_FALSE(r.charges_at_first_use());
   recorder::ticket a = r.begin_alloc(1u << 20, trace_kind::buffer, 0);
   recorder::ticket b = r.begin_alloc(1u << 20, trace_kind::buffer, 0);
   ASSERT_EQ(a.refused, refusal::none);
@@ -87,13 +90,52 @@ TEST(Recorder, BudgetWithAProfileCommitsPages) {
   while (r.begin_alloc(2u << 20, trace_kind::buffer, 0).refused == refusal::none) ++pages;
   EXPECT_EQ(pages, 30);
   ASSERT_FALSE(comments.empty());
-  EXPECT_NE(comments.back().find("budget 67108864 bytes, 62914560 outstanding (nvidia profile)"),
+  EXPECT_NE(comments.back().find("budget 67108864 bytes, 62914560 outstanding (nvidia-at-creation profile)"),
             std::string::npos)
       << comments.back();
   r.free_block(a.block, 0);
   EXPECT_EQ(r.outstanding_bytes(), 60u << 20) << "the page still holds b";
   r.free_block(b.block, 0);
   EXPECT_EQ(r.outstanding_bytes(), 58u << 20);
+}
+
+// With CLPOOL_LAYER_PROFILE=nvidia nothing is charged at creation; first_use() charges, refuses
+// with -4 and a comment when the pages do not fit, and a free credits only what was charged.
+TEST(Recorder, FirstUseProfileChargesAtFirstUse) {
+  std::vector<trace_event> events;
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  layer_settings s = with_budget(8u << 20);
+  s.profile = device_model::load_profile("nvidia");
+  recorder r(s, std::move(sink));
+  ASSERT_TRUE(r.charges_at_first_use());
+  std::vector<block_info> blocks;
+  for (int i = 0; i < 3; ++i) {
+    recorder::ticket t = r.begin_alloc(2u << 20, trace_kind::buffer, 0);
+    ASSERT_EQ(t.refused, refusal::none) << "creation never fails";
+    r.commit_alloc(t.block);
+    blocks.push_back(t.block);
+  }
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+  EXPECT_EQ(r.first_use(blocks[0], "clEnqueueFillBuffer"), 0);
+  EXPECT_EQ(r.first_use(blocks[0], "clEnqueueFillBuffer"), 0) << "a second use charges nothing";
+  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueFillBuffer"), 0);
+  EXPECT_EQ(r.outstanding_bytes(), 4u << 20);
+  EXPECT_EQ(r.first_use(blocks[2], "clEnqueueWriteBuffer"), -4) << "5.375 MiB usable: no third page";
+  ASSERT_FALSE(comments.empty());
+  EXPECT_NE(comments.back().find("failure: first use of id 3 (2097152 bytes) by clEnqueueWriteBuffer: "
+                                 "status -4 from the layer: budget 8388608 bytes, 4194304 committed "
+                                 "(nvidia profile)"),
+            std::string::npos)
+      << comments.back();
+  r.free_block(blocks[2], 0);  // never charged: nothing to credit
+  EXPECT_EQ(r.outstanding_bytes(), 4u << 20);
+  r.free_block(blocks[0], 0);
+  EXPECT_EQ(r.outstanding_bytes(), 2u << 20);
+  // A host block is never counted, so its use charges nothing.
+  recorder::ticket h = r.begin_alloc(4u << 20, trace_kind::host, 0);
+  EXPECT_EQ(r.first_use(h.block, "clEnqueueMapBuffer"), 0);
+  EXPECT_EQ(r.outstanding_bytes(), 2u << 20);
 }
 
 TEST(Recorder, BudgetRefusesAndCreditsOnFree) {

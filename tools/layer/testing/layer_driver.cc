@@ -3,7 +3,7 @@
 // with different CLPOOL_LAYER_* settings and then checks the trace it left.
 //
 //   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
-//                              threads | churn)
+//                              first_use | threads | churn)
 //
 // Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
 // Before exiting it waits until the trace (CLPOOL_LAYER_TRACE, if set) holds as many frees as the
@@ -316,6 +316,48 @@ void threads() {
   wait_for_frees(2 * churn_threads * churn_per_thread - svm_refused.load());
 }
 
+// Run with CLPOOL_LAYER_BUDGET=8MiB and CLPOOL_LAYER_PROFILE=nvidia: 8 MiB free less 2.625 MiB of
+// headroom holds two 2 MiB pages. Creation always succeeds; the first use that does not fit
+// fails with CL_MEM_OBJECT_ALLOCATION_FAILURE, whatever the use (write, kernel launch), and the
+// same use succeeds once memory is released, as on an NVIDIA GPU with 8 MiB free.
+void first_use() {
+  cl_env env = open_first_device();
+  const size_t two = 2 << 20;
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, two);
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, two);
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, two);  // creation does not charge
+  const int pattern = 7;
+  CHECK_CL(clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(clEnqueueFillBuffer(env.queue, b, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  std::vector<char> host(two, 1);
+  CHECK(clEnqueueWriteBuffer(env.queue, c, CL_TRUE, 0, two, host.data(), 0, nullptr, nullptr) ==
+        CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  // A kernel launch with c as an argument is a first use too.
+  const char* source = "kernel void touch(global int* p) { p[get_global_id(0)] = 1; }";
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(env.context, 1, &source, nullptr, &err);
+  CHECK_CL(err);
+  CHECK_CL(clBuildProgram(program, 1, &env.device, nullptr, nullptr, nullptr));
+  cl_kernel kernel = clCreateKernel(program, "touch", &err);
+  CHECK_CL(err);
+  CHECK_CL(clSetKernelArg(kernel, 0, sizeof c, &c));
+  const size_t global = 16;
+  CHECK(clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                               nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseMemObject(a));  // its page goes back once the driver destroys it
+  wait_for_frees(1);
+  CHECK_CL(clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                  nullptr));
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseKernel(kernel));
+  CHECK_CL(clReleaseProgram(program));
+  CHECK_CL(clReleaseMemObject(b));
+  CHECK_CL(clReleaseMemObject(c));
+  close_env(env);
+  wait_for_frees(3);
+}
+
 // Times N clCreateBuffer + clReleaseMemObject pairs (N from CHURN_PAIRS, default 100000) and
 // prints the cost per pair on stdout: a measurement of the layer's overhead, not a test.
 void churn() {
@@ -336,7 +378,7 @@ int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr,
                  "usage: layer_driver "
-                 "lifecycle|deferred|svm|budget|fail_nth|platforms|threads|churn\n");
+                 "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|threads|churn\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -352,6 +394,8 @@ int main(int argc, char** argv) {
     fail_nth();
   } else if (scenario == "platforms") {
     platforms();
+  } else if (scenario == "first_use") {
+    first_use();
   } else if (scenario == "threads") {
     threads();
   } else if (scenario == "churn") {

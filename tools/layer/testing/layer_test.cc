@@ -215,6 +215,32 @@ TEST(LayerOverIcd, BudgetIsEnforcedAndCreditedAtRealDestruction) {
   EXPECT_TRUE(has_budget);
 }
 
+// CLPOOL_LAYER_PROFILE=nvidia: buffers are charged, in 2 MiB pages, by their first enqueue, and
+// the enqueue that does not fit fails (the driver checks the status; see layer_driver first_use).
+TEST(LayerOverIcd, ANvidiaProfileChargesAtFirstUse) {
+  run_result r = run_driver("first_use", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
+                                          {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "alloc 2097152 buffer 0x1",
+                            "alloc 2097152 buffer 0x1",
+                            "alloc 2097152 buffer 0x1",
+                            "free 2097152 buffer 0x1",
+                            "free 2097152 buffer 0x1",
+                            "free 2097152 buffer 0x1",
+                        }));
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("# failure: first use of id 3 (2097152 bytes) by clEnqueueWriteBuffer: "
+                            "status -4 from the layer: budget 8388608 bytes, 4194304 committed "
+                            "(nvidia profile)"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("first use of id 3 (2097152 bytes) by clEnqueueNDRangeKernel"),
+            std::string::npos);
+}
+
 TEST(LayerOverIcd, FailNthInjectsOneFailure) {
   run_result r = run_driver("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;

@@ -68,4 +68,36 @@ cat "$tmp/mock.summary"
 expect_positive "$tmp/mock.summary" alloc_failed
 expect "$tmp/mock.summary" live_at_end 0
 grep -q '^meta.budget' "$tmp/mock.summary" && fail "no budget was set, yet the trace names one"
+echo "--- POCL as a 8 MiB NVIDIA GPU (CLPOOL_LAYER_PROFILE=nvidia): the first use that does not fit fails"
+cat > "$tmp/first_use.py" <<'PY'
+import numpy as np
+import pyopencl as cl
+ctx = cl.create_some_context(interactive=False)
+q = cl.CommandQueue(ctx)
+two = 2 << 20
+bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, two) for _ in range(3)]  # creation never fails
+pattern = np.int32(7)
+cl.enqueue_fill_buffer(q, bufs[0], pattern, 0, two)
+cl.enqueue_fill_buffer(q, bufs[1], pattern, 0, two)
+try:
+    cl.enqueue_copy(q, bufs[2], np.ones(two, dtype=np.uint8))
+    print("no failure")
+except cl.MemoryError as e:
+    print("first use failed:", e.code)
+bufs[0].release()
+q.finish()
+cl.enqueue_copy(q, bufs[2], np.ones(two, dtype=np.uint8))
+q.finish()
+print("after release: ok")
+PY
+status=0
+OPENCL_LAYERS=$CLPOOL_RECORD_LAYER_SO CLPOOL_LAYER_TRACE=$tmp/first_use.trace CLPOOL_LAYER_BUDGET=8MiB \
+  CLPOOL_LAYER_PROFILE=nvidia PYOPENCL_CTX=0 /usr/bin/python3 "$tmp/first_use.py" \
+  >"$tmp/first_use.out" 2>"$tmp/first_use.err" || status=$?
+cat "$tmp/first_use.out"
+[[ $status == 0 ]] || { cat "$tmp/first_use.err" >&2; fail "the first-use program failed with $status"; }
+grep -qx "first use failed: -4" "$tmp/first_use.out" || fail "expected the write to fail with -4"
+grep -qx "after release: ok" "$tmp/first_use.out" || fail "expected the write to succeed after a release"
+grep -q "first use of id 3 (2097152 bytes) by clEnqueueWriteBuffer: status -4 from the layer" \
+  "$tmp/first_use.trace" || { cat "$tmp/first_use.trace" >&2; fail "the failure is not in the trace"; }
 echo PASS
