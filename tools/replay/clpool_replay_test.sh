@@ -41,6 +41,17 @@ expect 1 "deferred allocation failed at first use" "$PY" --capacity 128MiB --sem
 expect 0 "replayed cleanly" "$PY" --capacity 128MiB
 expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
 
+# A trace recorded below a pool (its sizes are PyOpenCL bin sizes) is named as such; the shipped
+# layer-recorded trace (the application's own requests) is not.
+{
+  echo "clpool-trace 1"
+  for i in $(seq 1 20); do echo "$((2*i)) 0 0 0 alloc $i 1114111 buffer 0"; echo "$((2*i+1)) 0 0 0 free $i 1114111 buffer 0"; done
+} > "$T/pooled.trace"
+expect 0 "20 of 20 allocations of 4 KiB or more have sizes a PyOpenCL-style pool rounds to" "$T/pooled.trace" --capacity 64MiB
+out="$("$BIN" "$EX/pyopencl_layer.trace" --no-progress --capacity 1GiB 2>&1)"
+[[ "$out" != *"recorded below a memory pool"* ]] && echo "ok: no pool warning on the application's trace" ||
+  { echo "FAIL: pool warning on the shipped trace"; fails=$((fails + 1)); }
+
 # Profiles: nvidia is the default (deferred, pages); a profile is named in the report; a bad one is
 # refused before any replay, naming the file, the line and the key.
 LT="$EX/pyopencl_layer.trace"

@@ -321,6 +321,9 @@ int run(int argc, char** argv) {
       write_text_file("--svg", svg_path, render_svg(*r, "clpool_replay: " + in.name()));
     }
   }
+  if (const std::string warning = pooled_trace_warning(results); !warning.empty()) {
+    std::cerr << "clpool_replay: " << warning;
+  }
   if (json) {
     std::cout << to_json(results, in.name(), rc).dump(2) << "\n";
   } else if (results.size() > 1) {

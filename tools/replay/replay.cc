@@ -353,6 +353,10 @@ struct replayer::impl {
     switch (e.action) {
       case trace_action::alloc:
         ++report.allocs;
+        if (e.size >= 4096) {
+          ++report.sized_allocs;
+          report.bin_sized_allocs += rounded_size(e.size, default_leading_bits) == e.size;
+        }
         alloc(e, line);
         break;
       case trace_action::alloc_failed:

@@ -112,6 +112,9 @@ struct replay_report {
   std::uint64_t peak_device_bytes = 0;
   std::uint64_t peak_host_bytes = 0;   // `host` blocks, charged to the host budget
   std::uint64_t host_allocs = 0;       // `host` alloc events
+  // Allocations of at least 4 KiB, and those whose size is the top of a PyOpenCL pool bin
+  // (leading bits 4, e.g. 1114111 for 1 MiB): a trace recorded below a pool is full of them.
+  std::uint64_t sized_allocs = 0, bin_sized_allocs = 0;
   std::uint64_t hits = 0, misses = 0;  // pool requests served from held blocks / by the device
   std::uint64_t allocator_allocations = 0, allocator_frees = 0, allocator_failures = 0;
   std::uint64_t oom_retries = 0;       // the pool's retries after freeing held memory
@@ -119,6 +122,11 @@ struct replay_report {
   std::vector<timeline_point> timeline;  // empty unless replay_options::timeline
 
   bool ok() const { return !oom.has_value(); }
+  // True when most sizeable allocations have pool-bin sizes (at least 16 of them, over half):
+  // the trace holds a pool's requests to the driver, not the application's.
+  bool looks_recorded_below_a_pool() const {
+    return sized_allocs >= 16 && 2 * bin_sized_allocs > sized_allocs;
+  }
   // hits / (hits + misses), 0 when there were none.
   double hit_rate() const {
     return hits + misses == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(hits + misses);

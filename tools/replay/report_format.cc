@@ -118,6 +118,23 @@ std::string format_text(const config_result& result, const std::string& input) {
   return out.str();
 }
 
+std::string pooled_trace_warning(const std::vector<config_result>& results) {
+  if (results.empty()) return "";
+  const config_result& first = results[0];
+  const replay_report* r = first.replay ? &*first.replay
+                           : first.min_capacity && first.min_capacity->at_result
+                               ? &*first.min_capacity->at_result
+                               : nullptr;
+  if (r == nullptr || !r->looks_recorded_below_a_pool()) return "";
+  return "warning: " + std::to_string(r->bin_sized_allocs) + " of " +
+         std::to_string(r->sized_allocs) +
+         " allocations of 4 KiB or more have sizes a PyOpenCL-style pool rounds to (e.g. "
+         "1114111 bytes for 1 MiB): the trace seems to be recorded below a memory pool, so it "
+         "holds the pool's requests to the driver, not the application's, and comparing nopool "
+         "with pool configurations on it tells nothing. Record the application's requests: run "
+         "it under the layer without its pool, or use clpool.pyopencl.MemoryPool.record_trace.\n";
+}
+
 std::string format_table(const std::vector<config_result>& results, const std::string& input) {
   std::vector<std::string> labels;
   std::vector<std::vector<std::string>> cols;
@@ -191,6 +208,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
   j["profile"] = r.device.profile.name;
+  j["looks_recorded_below_a_pool"] = r.looks_recorded_below_a_pool();
   j["ok"] = r.ok();
   j["events"] = r.events;
   j["allocs"] = r.allocs;

@@ -28,6 +28,11 @@ std::string format_text(const config_result& result, const std::string& input);
 // A table with one column per configuration (for --compare).
 std::string format_table(const std::vector<config_result>& results, const std::string& input);
 
+// "" or, when the first configuration's replay saw a trace recorded below a memory pool
+// (replay_report::looks_recorded_below_a_pool), a warning saying why comparing pool settings on
+// it says nothing and how to record the application's own requests.
+std::string pooled_trace_warning(const std::vector<config_result>& results);
+
 // The same content as JSON (stable keys, byte counts as integers).
 nlohmann::json to_json(const replay_report& report);
 nlohmann::json to_json(const min_capacity_result& result);
