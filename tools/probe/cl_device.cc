@@ -87,7 +87,9 @@ unsigned pick_platform(const std::vector<cl_platform_id>& ps, const std::string&
   return hits[0];
 }
 
-device_info describe(cl_platform_id p, unsigned pi, cl_device_id d, unsigned di) {
+}  // namespace
+
+device_info describe_device(cl_platform_id p, unsigned pi, cl_device_id d, unsigned di) {
   device_info info;
   info.platform = p;
   info.device = d;
@@ -105,7 +107,6 @@ device_info describe(cl_platform_id p, unsigned pi, cl_device_id d, unsigned di)
   return info;
 }
 
-}  // namespace
 
 device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device) {
   const std::vector<cl_platform_id> ps = platforms();
@@ -113,12 +114,12 @@ device_info select_device(const std::optional<std::string>& platform, const std:
     for (unsigned pi = 0; pi < ps.size(); ++pi) {
       const std::vector<cl_device_id> ds = devices(ps[pi]);
       for (unsigned di = 0; di < ds.size(); ++di) {
-        if (is_gpu(ds[di])) return describe(ps[pi], pi, ds[di], di);
+        if (is_gpu(ds[di])) return describe_device(ps[pi], pi, ds[di], di);
       }
     }
     for (unsigned pi = 0; pi < ps.size(); ++pi) {
       const std::vector<cl_device_id> ds = devices(ps[pi]);
-      if (!ds.empty()) return describe(ps[pi], pi, ds[0], 0);
+      if (!ds.empty()) return describe_device(ps[pi], pi, ds[0], 0);
     }
     throw selection_error("no OpenCL device found on " + std::to_string(ps.size()) + " platform(s)");
   }
@@ -131,12 +132,12 @@ device_info select_device(const std::optional<std::string>& platform, const std:
       throw selection_error("--device " + std::to_string(*device) + ": no such device on " + where + " (it has " +
                             std::to_string(ds.size()) + ", numbered from 0)");
     }
-    return describe(ps[pi], pi, ds[*device], *device);
+    return describe_device(ps[pi], pi, ds[*device], *device);
   }
   for (unsigned di = 0; di < ds.size(); ++di) {
-    if (is_gpu(ds[di])) return describe(ps[pi], pi, ds[di], di);
+    if (is_gpu(ds[di])) return describe_device(ps[pi], pi, ds[di], di);
   }
-  return describe(ps[pi], pi, ds[0], 0);
+  return describe_device(ps[pi], pi, ds[0], 0);
 }
 
 std::string list_devices() {
@@ -146,7 +147,7 @@ std::string list_devices() {
     s += "platform " + std::to_string(pi) + ": " + platform_string(ps[pi], CL_PLATFORM_NAME) + "\n";
     const std::vector<cl_device_id> ds = devices(ps[pi]);
     for (unsigned di = 0; di < ds.size(); ++di) {
-      const device_info d = describe(ps[pi], pi, ds[di], di);
+      const device_info d = describe_device(ps[pi], pi, ds[di], di);
       s += "  device " + std::to_string(di) + ": " + d.device_name + (d.gpu ? " (GPU, " : " (") +
            std::to_string(d.global_mem >> 20) + " MiB, driver " + d.driver_version + ")\n";
     }

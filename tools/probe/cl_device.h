@@ -32,6 +32,10 @@ struct device_info {
 // else the first device. Throws selection_error naming what exists.
 device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device);
 
+// What `device` (the `device_index`-th of `platform`, itself the `platform_index`-th) reports.
+device_info describe_device(cl_platform_id platform, unsigned platform_index, cl_device_id device,
+                            unsigned device_index);
+
 // One line per platform and device, with the indices --platform and --device take.
 std::string list_devices();
 

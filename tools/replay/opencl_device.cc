@@ -3,19 +3,19 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "mockcl/model/oom_status.h"
 #include "pool/opencl/cl_error.h"
+#include "tools/probe/cl_device.h"
+#include "tools/probe/free_memory.h"
 #include "tools/replay/cl_block_device.h"
 
 namespace clpool::replay {
 namespace {
-
-// cl_ext.h's AMD free-memory query: two size_t, total free and largest free block, in KiB.
-constexpr cl_device_info device_global_free_memory_amd = 0x4039;
 
 std::string info_text(cl_platform_id p) {
   char name[256] = {0};
@@ -36,18 +36,6 @@ std::string lower(std::string s) {
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// The device's free memory now, where it can say (AMD); nothing otherwise.
-std::optional<std::uint64_t> query_free_memory(cl_device_id d) {
-  if (info_text(d, CL_DEVICE_EXTENSIONS).find("cl_amd_device_attribute_query") == std::string::npos) {
-    return std::nullopt;
-  }
-  size_t kib[2] = {0, 0};
-  if (clGetDeviceInfo(d, device_global_free_memory_amd, sizeof kib, kib, nullptr) != CL_SUCCESS) {
-    return std::nullopt;
-  }
-  return std::uint64_t{kib[0]} * 1024;
 }
 
 class opencl_device final : public cl_block_device {
@@ -85,7 +73,8 @@ class opencl_device final : public cl_block_device {
       release_ballast();
       throw;
     }
-    baseline_free_ = query_free_memory(backend.device());
+    if (backend.free_memory_query()) baseline_free_ = backend.free_memory_query()();
+    query_ = backend.free_memory_query();
   }
 
   ~opencl_device() override {
@@ -96,10 +85,8 @@ class opencl_device final : public cl_block_device {
   // Measured where the device can say (its free memory fell by this much since the ballast was
   // placed); otherwise the committed blocks' sizes, the device's rounding unknown.
   std::uint64_t used_bytes() const noexcept override {
-    if (baseline_free_) {
-      if (const auto now = query_free_memory(backend_device()); now && *now <= *baseline_free_) {
-        return *baseline_free_ - *now;
-      }
+    if (baseline_free_ && query_) {
+      if (const auto now = query_(); now && *now <= *baseline_free_) return *baseline_free_ - *now;
     }
     return committed_block_bytes();
   }
@@ -107,17 +94,13 @@ class opencl_device final : public cl_block_device {
   std::uint64_t requested_bytes() const noexcept override { return committed_block_bytes(); }
 
  private:
-  cl_device_id backend_device() const noexcept {
-    cl_device_id d = nullptr;
-    clGetCommandQueueInfo(queue(), CL_QUEUE_DEVICE, sizeof d, &d, nullptr);
-    return d;
-  }
   void release_ballast() noexcept {
     for (cl_mem m : ballast_) clReleaseMemObject(m);
     ballast_.clear();
   }
 
   std::vector<cl_mem> ballast_;
+  std::function<std::optional<std::uint64_t>()> query_;
   std::optional<std::uint64_t> baseline_free_;
 };
 
@@ -181,6 +164,7 @@ opencl_backend& opencl_backend::open(const opencl_target& target) {
   }
   cl_device_id device = nullptr;
   cl_platform_id platform = nullptr;
+  unsigned platform_index = 0;
   for (cl_platform_id p : chosen) {
     cl_uint count = 0;
     if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
@@ -193,6 +177,7 @@ opencl_backend& opencl_backend::open(const opencl_target& target) {
     clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr);
     device = devices[target.index];
     platform = p;
+    platform_index = static_cast<unsigned>(std::find(platforms.begin(), platforms.end(), p) - platforms.begin());
     break;
   }
   if (device == nullptr) throw opencl_unavailable("--device opencl: no device on the chosen platform(s)");
@@ -202,18 +187,24 @@ opencl_backend& opencl_backend::open(const opencl_target& target) {
   clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, nullptr);
   clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
   backend->max_alloc_ = max_alloc != 0 ? max_alloc : global;
-  if (const auto free = query_free_memory(device)) {
+  // The probe's free-memory queries (NVML on NVIDIA, AMD's device query), where the device has one.
+  const probe::free_memory_query query =
+      probe::find_free_memory_query(probe::describe_device(platform, platform_index, device, target.index));
+  const std::optional<std::uint64_t> free = query.read ? query.read() : std::nullopt;
+  if (free) {
     backend->free_at_start_ = *free;
     backend->free_measured_ = true;
+    backend->query_ = query.read;
   } else {
     backend->free_at_start_ = global;
   }
   backend->description_ = info_text(platform) + " / " + info_text(device, CL_DEVICE_NAME) + ", " +
                           std::to_string(backend->free_at_start_) + " bytes free at start (" +
-                          (backend->free_measured_ ? "measured"
-                                                   : "as reported: the device has no free-memory "
-                                                     "query, so the ballast assumes all of "
-                                                     "CL_DEVICE_GLOBAL_MEM_SIZE is free") +
+                          (backend->free_measured_ ? "measured: " + query.name
+                                                   : std::string("as reported: the device has no "
+                                                                 "free-memory query, so the ballast "
+                                                                 "assumes all of "
+                                                                 "CL_DEVICE_GLOBAL_MEM_SIZE is free")) +
                           ")";
   return *backend;
 }

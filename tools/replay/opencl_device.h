@@ -6,8 +6,8 @@
 //   opencl_backend& b = opencl_backend::open(parse_opencl_target("opencl:NVIDIA"));
 //   replay_report r = replay_stream(reader, config, b.spec(16ull << 30, alloc_semantics::deferred, p));
 //
-// Free memory at start comes from the device's free-memory query where it has one
-// (CL_DEVICE_GLOBAL_FREE_MEMORY_AMD); otherwise it is taken to be CL_DEVICE_GLOBAL_MEM_SIZE, which
+// Free memory at start comes from the device's free-memory query where it has one (the probe's:
+// NVML on NVIDIA, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD on AMD); otherwise it is taken to be CL_DEVICE_GLOBAL_MEM_SIZE, which
 // a device shared with other programs (or one that keeps headroom) does not have: the report
 // says which. Blocks and first use are cl_block_device's; the ballast is created and migrated
 // (committed) in chunks of at most CL_DEVICE_MAX_MEM_ALLOC_SIZE, and released with the device.
@@ -17,6 +17,8 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -59,6 +61,10 @@ class opencl_backend {
   std::uint64_t free_at_start() const noexcept { return free_at_start_; }
   bool free_is_measured() const noexcept { return free_measured_; }
   std::uint64_t max_alloc() const noexcept { return max_alloc_; }
+  // Reads the device's free memory now (empty when the device has no query).
+  const std::function<std::optional<std::uint64_t>()>& free_memory_query() const noexcept {
+    return query_;
+  }
 
  private:
   opencl_backend() = default;
@@ -66,6 +72,7 @@ class opencl_backend {
   std::string description_;
   std::uint64_t free_at_start_ = 0, max_alloc_ = 0;
   bool free_measured_ = false;
+  std::function<std::optional<std::uint64_t>()> query_;
 };
 
 }  // namespace clpool::replay
