@@ -66,22 +66,22 @@ std::string platform_names(const std::vector<cl_platform_id>& ps) {
   return s;
 }
 
-unsigned pick_platform(const std::vector<cl_platform_id>& ps, const std::string& arg) {
+unsigned pick_platform(const std::vector<cl_platform_id>& ps, const std::string& arg, const std::string& label) {
   const bool is_index = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](unsigned char c) { return std::isdigit(c); });
   if (is_index) {
     if (arg.size() > 9 || std::stoul(arg) >= ps.size()) {
-      throw selection_error("--platform " + arg + ": no such platform (there are " + std::to_string(ps.size()) +
+      throw selection_error(label + " " + arg + ": no such platform (there are " + std::to_string(ps.size()) +
                             ": " + platform_names(ps) + ")");
     }
     return static_cast<unsigned>(std::stoul(arg));
   }
-  if (arg.empty()) throw selection_error("--platform: empty (give an index or part of a name)");
+  if (arg.empty()) throw selection_error(label + ": empty (give an index or part of a name)");
   std::vector<unsigned> hits;
   for (unsigned i = 0; i < ps.size(); ++i) {
     if (lower(platform_string(ps[i], CL_PLATFORM_NAME)).find(lower(arg)) != std::string::npos) hits.push_back(i);
   }
   if (hits.size() != 1) {
-    throw selection_error("--platform '" + arg + "': " + (hits.empty() ? "no" : "more than one") +
+    throw selection_error(label + " '" + arg + "': " + (hits.empty() ? "no" : "more than one") +
                           " platform name contains it (platforms: " + platform_names(ps) + ")");
   }
   return hits[0];
@@ -108,7 +108,8 @@ device_info describe_device(cl_platform_id p, unsigned pi, cl_device_id d, unsig
 }
 
 
-device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device) {
+device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device,
+                          const selection_labels& labels) {
   const std::vector<cl_platform_id> ps = platforms();
   if (!platform && !device) {
     for (unsigned pi = 0; pi < ps.size(); ++pi) {
@@ -123,13 +124,13 @@ device_info select_device(const std::optional<std::string>& platform, const std:
     }
     throw selection_error("no OpenCL device found on " + std::to_string(ps.size()) + " platform(s)");
   }
-  const unsigned pi = platform ? pick_platform(ps, *platform) : 0;
+  const unsigned pi = platform ? pick_platform(ps, *platform, labels.platform) : 0;
   const std::vector<cl_device_id> ds = devices(ps[pi]);
   const std::string where = "platform " + std::to_string(pi) + " '" + platform_string(ps[pi], CL_PLATFORM_NAME) + "'";
   if (ds.empty()) throw selection_error(where + " has no devices");
   if (device) {
     if (*device >= ds.size()) {
-      throw selection_error("--device " + std::to_string(*device) + ": no such device on " + where + " (it has " +
+      throw selection_error(labels.device + " " + std::to_string(*device) + ": no such device on " + where + " (it has " +
                             std::to_string(ds.size()) + ", numbered from 0)");
     }
     return describe_device(ps[pi], pi, ds[*device], *device);

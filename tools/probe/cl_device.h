@@ -30,7 +30,13 @@ struct device_info {
 // platform has. `device`: an index among that platform's devices. Without `device`: the
 // platform's first GPU, else its first device; without either: the first GPU of any platform,
 // else the first device. Throws selection_error naming what exists.
-device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device);
+// `labels` name the two choices in messages (the probe's flags by default).
+struct selection_labels {
+  std::string platform = "--platform";
+  std::string device = "--device";
+};
+device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device,
+                          const selection_labels& labels = {});
 
 // What `device` (the `device_index`-th of `platform`, itself the `platform_index`-th) reports.
 device_info describe_device(cl_platform_id platform, unsigned platform_index, cl_device_id device,

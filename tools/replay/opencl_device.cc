@@ -17,22 +17,8 @@
 namespace clpool::replay {
 namespace {
 
-std::string info_text(cl_platform_id p) {
-  char name[256] = {0};
-  clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-  return name;
-}
 
-std::string info_text(cl_device_id d, cl_device_info what) {
-  char text[1024] = {0};
-  clGetDeviceInfo(d, what, sizeof text - 1, text, nullptr);
-  return text;
-}
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -123,10 +109,12 @@ opencl_target parse_opencl_target(std::string_view text) {
   if (t.platform.empty()) throw bad("names no platform");
   if (colon != std::string_view::npos) {
     const std::string_view index = rest.substr(colon + 1);
+    unsigned value = 0;
     if (!all_digits(index) ||
-        std::from_chars(index.data(), index.data() + index.size(), t.index).ec != std::errc()) {
+        std::from_chars(index.data(), index.data() + index.size(), value).ec != std::errc()) {
       throw bad("has a device index that is not a small whole number");
     }
+    t.index = value;
   }
   return t;
 }
@@ -134,78 +122,36 @@ opencl_target parse_opencl_target(std::string_view text) {
 opencl_backend& opencl_backend::open(const opencl_target& target) {
   static std::unique_ptr<opencl_backend> backend;
   if (backend) return *backend;
-  cl_uint n = 0;
-  if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) {
-    throw opencl_unavailable("--device opencl: the OpenCL ICD loader lists no platform");
+  probe::device_info info;
+  try {
+    info = probe::select_device(target.platform.empty() ? std::nullopt
+                                                        : std::optional<std::string>(target.platform),
+                                target.index,
+                                {"--device opencl:PLATFORM", "--device opencl:PLATFORM:INDEX"});
+  } catch (const probe::selection_error& e) {
+    throw opencl_unavailable(e.what());
   }
-  std::vector<cl_platform_id> platforms(n);
-  clGetPlatformIDs(n, platforms.data(), nullptr);
-  std::string names;
-  for (cl_uint i = 0; i < n; ++i) names += "\n  " + std::to_string(i) + ": " + info_text(platforms[i]);
-  std::vector<cl_platform_id> chosen;
-  if (target.platform.empty()) {
-    chosen = platforms;
-  } else if (all_digits(target.platform)) {
-    unsigned i = 0;
-    std::from_chars(target.platform.data(), target.platform.data() + target.platform.size(), i);
-    if (target.platform.size() > 6 || i >= n) {
-      throw opencl_unavailable("--device opencl:" + target.platform + ": no platform " +
-                               target.platform + "; the platforms are:" + names);
-    }
-    chosen = {platforms[i]};
-  } else {
-    for (cl_platform_id p : platforms) {
-      if (lower(info_text(p)).find(lower(target.platform)) != std::string::npos) chosen.push_back(p);
-    }
-    if (chosen.empty()) {
-      throw opencl_unavailable("--device opencl:" + target.platform +
-                               ": no platform's name contains it; the platforms are:" + names);
-    }
-  }
-  cl_device_id device = nullptr;
-  cl_platform_id platform = nullptr;
-  unsigned platform_index = 0;
-  for (cl_platform_id p : chosen) {
-    cl_uint count = 0;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
-    if (target.index >= count) {
-      throw opencl_unavailable("--device opencl: platform '" + info_text(p) + "' has " +
-                               std::to_string(count) + " device(s); there is no device " +
-                               std::to_string(target.index));
-    }
-    std::vector<cl_device_id> devices(count);
-    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr);
-    device = devices[target.index];
-    platform = p;
-    platform_index = static_cast<unsigned>(std::find(platforms.begin(), platforms.end(), p) - platforms.begin());
-    break;
-  }
-  if (device == nullptr) throw opencl_unavailable("--device opencl: no device on the chosen platform(s)");
   backend.reset(new opencl_backend());
-  backend->device_ = device;
-  cl_ulong global = 0, max_alloc = 0;
-  clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, nullptr);
-  clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
-  backend->max_alloc_ = max_alloc != 0 ? max_alloc : global;
+  backend->device_ = info.device;
+  backend->max_alloc_ = info.max_alloc != 0 ? info.max_alloc : info.global_mem;
   // The probe's free-memory queries (NVML on NVIDIA, AMD's device query), where the device has one.
-  const probe::free_memory_query query =
-      probe::find_free_memory_query(probe::describe_device(platform, platform_index, device, target.index));
+  const probe::free_memory_query query = probe::find_free_memory_query(info);
   const std::optional<std::uint64_t> free = query.read ? query.read() : std::nullopt;
   if (free) {
     backend->free_at_start_ = *free;
     backend->free_measured_ = true;
     backend->query_ = query.read;
   } else {
-    backend->free_at_start_ = global;
+    backend->free_at_start_ = info.global_mem;
   }
-  backend->description_ = info_text(platform) + " / " + info_text(device, CL_DEVICE_NAME) + ", " +
-                          std::to_string(backend->free_at_start_) + " bytes free at start (" +
-                          (backend->free_measured_ ? "measured: " + query.name
-                                                   : std::string("as reported: the device has no "
-                                                                 "free-memory query, so the ballast "
-                                                                 "assumes all of "
-                                                                 "CL_DEVICE_GLOBAL_MEM_SIZE is free")) +
-                          ")";
+  backend->description_ =
+      info.platform_name + " / " + info.device_name + ", " + std::to_string(backend->free_at_start_) +
+      " bytes free at start (" +
+      (backend->free_measured_ ? "measured: " + query.name
+                               : std::string("as reported: the device has no free-memory query, so "
+                                             "the ballast assumes all of CL_DEVICE_GLOBAL_MEM_SIZE "
+                                             "is free")) +
+      ")";
   return *backend;
 }
 

@@ -35,11 +35,11 @@ class opencl_unavailable : public std::runtime_error {
 };
 
 // Which device `--device opencl[:PLATFORM[:INDEX]]` names: PLATFORM is an index (digits) or a
-// case-insensitive substring of the platform's name, empty for the first platform with a device;
-// INDEX the device's index on it (default 0).
+// case-insensitive part of exactly one platform's name; INDEX the device's index on it. Chosen as
+// clpool_probe chooses (//tools/probe:cl_device).
 struct opencl_target {
-  std::string platform;
-  unsigned index = 0;
+  std::string platform;           // empty: the first GPU of any platform, else the first device
+  std::optional<unsigned> index;  // empty: the platform's first GPU, else its first device
 };
 // Throws config_error for anything else ("opencl:", "opencl:x:y", "opencl:0:-1", ...).
 opencl_target parse_opencl_target(std::string_view text);

@@ -61,9 +61,9 @@ expect 2 "names no platform" --device opencl: --capacity 64MiB
 expect 2 "device index that is not a small whole number" --device opencl:0:x --capacity 64MiB
 expect 2 "device index that is not a small whole number" --device opencl:0:-1 --capacity 64MiB
 expect 2 "is not sim, mockcl or opencl" --device gpu --capacity 64MiB
-expect 2 "no platform's name contains it; the platforms are:" --device opencl:nvidia --capacity 64MiB
-expect 2 "no platform 7; the platforms are:" --device opencl:7 --capacity 64MiB
-expect 2 "there is no device 3" --device opencl:mock:3 --capacity 64MiB
+expect 2 "--device opencl:PLATFORM 'nvidia': no platform name contains it (platforms: 0 'mockcl')" --device opencl:nvidia --capacity 64MiB
+expect 2 "--device opencl:PLATFORM 7: no such platform (there are 1: 0 'mockcl')" --device opencl:7 --capacity 64MiB
+expect 2 "--device opencl:PLATFORM:INDEX 3: no such device on platform 0 'mockcl' (it has 1, numbered from 0)" --device opencl:mock:3 --capacity 64MiB
 expect 2 "more than the device has free" --device opencl --capacity 2GiB
 expect 0 "replayed cleanly" --device opencl:MOCK:0 --capacity 1GiB
 expect 2 "--mockcl-so needs --device mockcl" --device opencl --mockcl-so "$SO" --capacity 64MiB
