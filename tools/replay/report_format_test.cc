@@ -79,5 +79,42 @@ TEST(Svg, SelfContainedWithCapacityAndOom) {
   EXPECT_EQ(svg.find("href"), std::string::npos) << "no external references";
 }
 
+// The attribute `name` of the element with id `id`, as a number.
+double svg_attr(const std::string& svg, const std::string& id, const std::string& name) {
+  const std::size_t at = svg.find("id=\"" + id + "\"");
+  EXPECT_NE(at, std::string::npos) << id;
+  const std::size_t end = svg.find('>', at);
+  const std::size_t a = svg.find(" " + name + "=\"", at);
+  EXPECT_LT(a, end) << id << " has no " << name;
+  return std::stod(svg.substr(a + name.size() + 3));
+}
+
+TEST(Svg, TheOutOfMemoryMarkIsWhereTheReportSays) {
+  const replay_report r = replay_events(events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate},
+                                        {.timeline = true});
+  ASSERT_TRUE(r.oom.has_value());
+  const std::string svg = render_svg(r, "t");
+  const double top = svg_attr(svg, "plot", "y"), h = svg_attr(svg, "plot", "height");
+  const double bytes_top = svg_attr(svg, "plot", "data-bytes-top");
+  const auto y_of = [&](double bytes) { return top + h * (1.0 - bytes / bytes_top); };
+  EXPECT_EQ(svg_attr(svg, "oom-used", "data-bytes"), static_cast<double>(r.oom->device_used_bytes));
+  EXPECT_NEAR(svg_attr(svg, "oom-used", "cy"), y_of(static_cast<double>(r.oom->device_used_bytes)), 0.06);
+  // The request that did not fit stands on it, as tall as its rounded size.
+  EXPECT_NEAR(svg_attr(svg, "oom-request", "height"), h * static_cast<double>(r.oom->rounded_bytes) / bytes_top,
+              0.11);
+  // The labels give the report's figures, requested and rounded.
+  EXPECT_NE(svg.find(format_bytes(r.oom->requested_bytes) + " requested (" + format_bytes(r.oom->rounded_bytes) +
+                     " rounded)"),
+            std::string::npos);
+  EXPECT_NE(svg.find("held " + format_bytes(r.oom->held_bytes) + ", managed " + format_bytes(r.oom->managed_bytes)),
+            std::string::npos);
+  // Ticks are round binary values: the top is a whole number of power-of-two steps.
+  const auto top_bytes = static_cast<std::uint64_t>(bytes_top);
+  std::uint64_t step = 1;
+  while (step < top_bytes / 5 + (top_bytes % 5 != 0)) step <<= 1;
+  EXPECT_EQ(top_bytes % step, 0u);
+  EXPECT_NE(svg.find("exact profile"), std::string::npos) << "the profile is named";
+}
+
 }  // namespace
 }  // namespace clpool::replay
