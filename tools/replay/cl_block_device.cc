@@ -26,9 +26,9 @@ cl_block_device::cl_block_device(cl_device_id device, std::uint64_t capacity,
 cl_block_device::~cl_block_device() { close(); }
 
 void cl_block_device::close() noexcept {
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].block.mem != nullptr) deallocate(i + 1, slots_[i].bytes);
-  }
+  slots_.for_each_slot([this](std::uint64_t handle, const slot& s) {
+    if (s.block.mem != nullptr) deallocate(handle, s.bytes);
+  });
   if (queue_) clFinish(queue_.get());
   immediate_.reset();
   deferred_.reset();
@@ -43,16 +43,8 @@ std::uint64_t cl_block_device::allocate(std::uint64_t bytes) {
   }
   const opencl::buffer_block block =
       immediate_ ? immediate_->allocate(bytes) : deferred_->allocate(bytes);
-  std::uint64_t handle;
-  if (!free_slots_.empty()) {
-    handle = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slots_.emplace_back();
-    handle = slots_.size();
-  }
-  slots_[handle - 1] = slot{block, bytes, false};
-  if (immediate_) mark_committed(slots_[handle - 1]);
+  const std::uint64_t handle = slots_.insert(slot{block, bytes, false});
+  if (immediate_) mark_committed(slots_[handle]);
   return handle;
 }
 
@@ -63,19 +55,18 @@ void cl_block_device::mark_committed(slot& s) noexcept {
 }
 
 void cl_block_device::deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept {
-  slot& s = slots_[handle - 1];
+  slot& s = slots_[handle];
   if (s.committed) committed_bytes_ -= s.bytes;
   if (immediate_) {
     immediate_->deallocate(s.block, bytes);
   } else {
     deferred_->deallocate(s.block, bytes);
   }
-  s = slot{};
-  free_slots_.push_back(handle);
+  slots_.erase(handle);
 }
 
 bool cl_block_device::first_use(std::uint64_t handle) {
-  slot& s = slots_[handle - 1];
+  slot& s = slots_[handle];
   if (s.committed) return true;
   if (capacity_ == 0) return false;
   const cl_int status = clEnqueueMigrateMemObjects(

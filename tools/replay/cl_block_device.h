@@ -19,6 +19,7 @@
 #include "pool/opencl/buffer_allocators.h"
 #include "pool/opencl/cl_object.h"
 #include "tools/replay/device.h"
+#include "tools/replay/handle_table.h"
 
 namespace clpool::replay {
 
@@ -68,8 +69,7 @@ class cl_block_device : public replay_device {
   std::optional<opencl::deferred_buffer_allocator> deferred_;
   void mark_committed(slot& s) noexcept;
   std::uint64_t committed_bytes_ = 0, peak_committed_bytes_ = 0;
-  std::vector<slot> slots_;  // handle h is slots_[h - 1]
-  std::vector<std::uint64_t> free_slots_;
+  handle_table<slot> slots_;
 };
 
 }  // namespace clpool::replay

@@ -40,27 +40,17 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
                     std::to_string(memory_.free_bytes()) + " of " +
                     std::to_string(memory_.usable()) + " usable free");
   }
-  std::uint64_t handle;
-  if (!free_slots_.empty()) {
-    handle = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slots_.emplace_back();
-    handle = slots_.size();
-  }
-  slots_[handle - 1] = slot{bytes, semantics_ != alloc_semantics::deferred, where};
-  return handle;
+  return slots_.insert(slot{bytes, semantics_ != alloc_semantics::deferred, where});
 }
 
 void simulated_device::deallocate(std::uint64_t handle, std::uint64_t) noexcept {
-  slot& s = slots_[handle - 1];
+  const slot& s = slots_[handle];
   if (s.committed) memory_.release(s.where, s.bytes);
-  s = slot{};
-  free_slots_.push_back(handle);
+  slots_.erase(handle);
 }
 
 bool simulated_device::first_use(std::uint64_t handle) {
-  slot& s = slots_[handle - 1];
+  slot& s = slots_[handle];
   if (s.committed) return true;
   if (!memory_.try_commit(s.bytes, s.where)) return false;
   s.committed = true;

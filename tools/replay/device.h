@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "mockcl/model/device_memory.h"
+#include "tools/replay/handle_table.h"
 #include "pool/errors.h"
 
 namespace clpool::replay {
@@ -103,8 +104,7 @@ class simulated_device final : public replay_device {
   device_model::device_memory memory_;
   alloc_semantics semantics_;
   std::uint64_t failures_ = 0;
-  std::vector<slot> slots_;              // handle h is slots_[h - 1]
-  std::vector<std::uint64_t> free_slots_;
+  handle_table<slot> slots_;
 };
 
 // The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
