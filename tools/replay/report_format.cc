@@ -35,24 +35,32 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
   out << "): " << trace::to_string(p.action) << " of " << both(p.requested_bytes);
   if (p.action == trace::trace_action::alloc) out << ", id " << p.id;
   out << "\n";
+  // Without a pool there is no rounding, holding or retrying to report: those lines are left out.
+  const bool pool = r.config.use_pool;
   row(out, "cause", std::string(to_string(p.site)));
-  row(out, "request rounded to", both(p.rounded_bytes));
-  row(out, "active (requested)", both(p.active_bytes));
-  row(out, "active (rounded)", both(p.active_rounded_bytes));
-  row(out, "held by the pool", both(p.held_bytes));
-  row(out, "managed by the pool", both(p.managed_bytes));
+  if (pool) row(out, "request rounded to", both(p.rounded_bytes));
+  row(out, pool ? "active (requested)" : "active", both(p.active_bytes));
+  if (pool) {
+    row(out, "active (rounded)", both(p.active_rounded_bytes));
+    row(out, "held by the pool", both(p.held_bytes));
+    row(out, "managed by the pool", both(p.managed_bytes));
+  }
   row(out, "device used / capacity",
       format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) + ", " +
           both(p.capacity >= p.device_used_bytes ? p.capacity - p.device_used_bytes : 0) + " free");
   if (p.limit != unlimited) row(out, "pool limit", both(p.limit));
-  row(out, "lost to bin rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
+  if (pool) {
+    row(out, "lost to bin rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
+  }
   row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
                                         r.device.profile.name + " profile)");
-  row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
-                                     (p.site == oom_site::first_use
-                                          ? " (still committed: the pool never saw a failure)"
-                                          : " (the retry returned what it could)"));
-  row(out, "pool retries", std::to_string(p.retries) + " for this request");
+  if (pool) {
+    row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
+                                       (p.site == oom_site::first_use
+                                            ? " (still committed: the pool never saw a failure)"
+                                            : " (the retry returned what it could)"));
+    row(out, "pool retries", std::to_string(p.retries) + " for this request");
+  }
   if (p.recorded_failure) row(out, "recorded run", "also failed here (alloc_failed in the trace)");
   row(out, "message", p.message);
 }
@@ -78,7 +86,7 @@ std::string format_text(const config_result& result, const std::string& input) {
                                     " alloc, " + std::to_string(r.frees) + " free, " +
                                     std::to_string(r.recorded_failures) + " alloc_failed)");
     row(out, "peak active", both(r.peak_active_bytes));
-    row(out, "peak managed", both(r.peak_managed_bytes));
+    if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
     row(out, "peak device used", both(r.peak_device_bytes));
     if (r.host_allocs != 0) {
       row(out, "peak host (pinned)",

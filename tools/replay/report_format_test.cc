@@ -66,6 +66,23 @@ TEST(ReportFormat, TableHasOneColumnPerConfig) {
   EXPECT_NE(table.find("hit rate"), std::string::npos) << table;
 }
 
+// A no-pool report has no pool to talk about: no rounding, holding, managing or retry lines.
+TEST(ReportFormat, NoPoolTextHasNoPoolLines) {
+  config_result res;
+  res.config = parse_config("nopool");
+  res.replay = replay_events(events(), res.config, {1ull << 30, alloc_semantics::immediate});
+  ASSERT_TRUE(res.replay->oom.has_value());
+  const std::string text = format_text(res, "t.trace");
+  for (const char* s : {"request rounded to", "active (rounded)", "held by the pool", "managed by the pool",
+                        "lost to bin rounding", "held in other bins", "pool retries", "peak managed",
+                        "hit rate"}) {
+    EXPECT_EQ(text.find(s), std::string::npos) << "'" << s << "' in\n" << text;
+  }
+  for (const char* s : {"active  ", "device used / capacity", "lost to page rounding", "peak active"}) {
+    EXPECT_NE(text.find(s), std::string::npos) << "missing '" << s << "' in\n" << text;
+  }
+}
+
 TEST(Svg, SelfContainedWithCapacityAndOom) {
   const replay_report r = replay_events(events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate},
                                         {.timeline = true});
