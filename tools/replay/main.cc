@@ -79,8 +79,8 @@ void clear_progress(bool enabled) {
   if (enabled) std::fprintf(stderr, "\r%80s\r", "");
 }
 
-std::uint64_t positive_bytes(const std::string& text, const char* flag) {
-  const std::uint64_t v = parse_bytes(text, flag);
+std::uint64_t positive_bytes(const std::string& text, const char* flag, bool device = false) {
+  const std::uint64_t v = device ? parse_device_bytes(text, flag) : parse_bytes(text, flag);
   if (v == 0) throw config_error(std::string(flag) + ": must be positive, got '" + text + "'");
   return v;
 }
@@ -90,7 +90,9 @@ int run(int argc, char** argv) {
       "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
       "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
       "the ICD loader), and reports whether and why it runs out of memory.\n"
-      "Sizes accept plain bytes or a KiB, MiB, GiB or TiB suffix (4GiB, 512MiB, 1073741824)."};
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case (4GiB, "
+      "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
+      "most 2^62 bytes."};
   app.footer(
       "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
       "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
@@ -191,7 +193,7 @@ int run(int argc, char** argv) {
     throw usage_error("no input: give a trace file, or --rmm-csv FILE (see --help)");
   }
   std::optional<std::uint64_t> capacity;
-  if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity");
+  if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity", true);
   const std::uint64_t granule = positive_bytes(granule_text, "--granule");
   check_granule(granule, "--granule");
   if (write_format_opt->count() > 0 && write_trace_path.empty()) {
