@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/replay/config.h"
+#include "tools/replay/cli_fixes.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/opencl_device.h"
@@ -184,9 +185,27 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      for (const std::string& extra : app.remaining()) {
+        if (extra.size() < 2 || extra[0] != '-') continue;
+        std::vector<std::string> names;
+        for (const CLI::Option* o : app.get_options()) {
+          for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+        }
+        const std::string near = suggest_option(extra, names);
+        std::cerr << "clpool_replay: error: unknown option '" << extra << "'"
+                  << (near.empty() ? "" : "; did you mean " + near + "?") << " (see --help)\n";
+        return exit_bad_input;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? exit_clean : exit_bad_input;
   }
+  // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
+  for (std::string* path : {&in.trace_path, &in.rmm_path, &svg_path, &write_trace_path, &mockcl_so}) {
+    *path = under_working_directory(*path);
+  }
+  if (profile_text.find('/') != std::string::npos) profile_text = under_working_directory(profile_text);
 
   // Validate everything before the first replay: a typo should not cost a long run.
   if (in.trace_path.empty() && in.rmm_path.empty()) {
@@ -315,12 +334,21 @@ int run(int argc, char** argv) {
   if (!svg_path.empty()) {
     const config_result& first = results[0];
     const replay_report* r = first.replay ? &*first.replay : nullptr;
+    std::string which = "the replay at --capacity";
     if (r == nullptr && first.min_capacity) {
       const auto& m = *first.min_capacity;
       r = m.one_granule_below ? &*m.one_granule_below : (m.at_result ? &*m.at_result : nullptr);
+      which = m.one_granule_below ? "the failing replay one granule below the minimum capacity"
+                                  : "the clean replay at the minimum capacity";
     }
     if (r != nullptr) {
       write_text_file("--svg", svg_path, render_svg(*r, "clpool_replay: " + in.name()));
+      std::cerr << "clpool_replay: --svg: wrote " << svg_path << ": " << which << ", "
+                << to_string(first.config) << " on " << format_bytes_exact(r->device.capacity)
+                << "\n";
+    } else {
+      std::cerr << "clpool_replay: --svg: nothing written: no replay of " << to_string(first.config)
+                << " to show\n";
     }
   }
   if (json) {
