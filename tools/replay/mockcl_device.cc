@@ -153,7 +153,12 @@ std::string find_mockcl_so(const std::string& flag) {
   }
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) candidates.push_back(std::string(exe, n) + ".runfiles/clpool/mockcl/libmockcl.so");
+  if (n > 0) {
+    const std::string self(exe, n);
+    candidates.push_back(self + ".runfiles/clpool/mockcl/libmockcl.so");
+    // Installed by tools/install.sh: PREFIX/bin/clpool_replay and PREFIX/lib/libmockcl.so.
+    candidates.push_back(self.substr(0, self.rfind('/') + 1) + "../lib/libmockcl.so");
+  }
   candidates.push_back(absolute("mockcl/libmockcl.so"));
   std::string looked;
   for (const std::string& c : candidates) {
