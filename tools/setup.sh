@@ -12,6 +12,8 @@ PACKAGES=(
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
   # Tools: command-line parsing, JSON, formatting.
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  # The install test (tools/install_test.sh): a consumer built with pkg-config and with CMake.
+  cmake pkg-config
 )
 
 missing=()
