@@ -11,6 +11,11 @@ trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
 fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
 
+rc=0; bash tools/install.sh --bogus 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "install.sh --bogus exited $rc, want 2"
+rc=0; bash tools/install.sh 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "install.sh without --prefix exited $rc, want 2"
+bash tools/install.sh --help | grep -q -- '--prefix DIR' || fail "install.sh --help"
 bash tools/install.sh --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "install.sh"; }
 for f in include/clpool/pool/memory_pool.h include/clpool/pool/opencl/buffer_pool.h lib/libclpool.a \
          lib/libclpool_opencl.a lib/pkgconfig/clpool.pc lib/pkgconfig/clpool-opencl.pc \
