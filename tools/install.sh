@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs clpool outside the repository:
 #
-#   bash tools/install.sh --prefix DIR
+#   bash tools/install.sh --prefix DIR [--compilation-mode opt|fastbuild|dbg]
 #
-# builds with Bazel (-c opt) and writes
+# builds with Bazel (--config=opt: -c opt -O2 -DNDEBUG, unless told otherwise) and writes
 #   DIR/include/clpool/pool/..., sync/..., mockcl/model/oom_status.h   the headers, repository paths
 #   DIR/lib/libclpool.a           the pool (clpool::pool): memory_pool and what it needs
 #   DIR/lib/libclpool_opencl.a    the OpenCL allocators and pools (clpool::opencl); needs libclpool.a
@@ -17,21 +17,27 @@
 #
 # Include as <clpool/pool/memory_pool.h>; the headers include each other as "pool/...", so both
 # -IDIR/include and -IDIR/include/clpool are needed: the .pc and CMake files add both. The headers
-# need C++20. Exit status: 0 installed, 1 a build or copy failed, 2 bad usage.
+# need C++20. tools/install_test.sh installs a fastbuild (the outputs `bazel test //...` already
+# built), so that it costs no second build. Exit status: 0 installed, 1 a build or copy failed,
+# 2 bad usage.
 set -euo pipefail
 
-usage() { sed -n '2,22s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; }
 prefix=""
+mode=opt
 while (($#)); do
   case "$1" in
     -h | --help) usage; exit 0 ;;
     --prefix) (($# >= 2)) || { echo "install.sh: --prefix needs a directory" >&2; exit 2; }
       prefix="$2"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
+    -c | --compilation-mode) (($# >= 2)) || { echo "install.sh: $1 needs opt, fastbuild or dbg" >&2; exit 2; }
+      mode="$2"; shift 2 ;;
     *) echo "install.sh: unknown argument '$1' (usage: bash tools/install.sh --prefix DIR)" >&2; exit 2 ;;
   esac
 done
 [[ -n "$prefix" ]] || { echo "install.sh: --prefix DIR is required" >&2; exit 2; }
+[[ "$mode" =~ ^(opt|fastbuild|dbg)$ ]] || { echo "install.sh: compilation mode '$mode' is not opt, fastbuild or dbg" >&2; exit 2; }
 [[ -n "${BUILD_WORKING_DIRECTORY:-}" && "$prefix" != /* ]] && prefix="$BUILD_WORKING_DIRECTORY/$prefix"
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
@@ -48,10 +54,12 @@ all_set=$(q "kind(cc_library, deps(set(${pool_libs[*]} ${opencl_libs[*]})))")
 opencl_set=$(comm -23 <(echo "$all_set") <(echo "$pool_set"))
 headers=$(q "kind('source file', deps(set(${pool_libs[*]} ${opencl_libs[*]})))" | grep '\.h$')
 
-echo "install.sh: building (-c opt)" >&2
+flags=(-c "$mode")
+[[ "$mode" == opt ]] && flags=(--config=opt)  # .bazelrc's opt: -c opt -O2 -DNDEBUG, as the benchmarks
+echo "install.sh: building (${flags[*]})" >&2
 # shellcheck disable=SC2086  # the label lists are newline-separated words
-bazel build -c opt --noshow_progress $all_set "${tools[@]}"
-bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
+bazel build "${flags[@]}" --noshow_progress $all_set "${tools[@]}"
+bin="$(bazel info "${flags[@]}" bazel-bin 2>/dev/null)"
 
 mkdir -p "$prefix/include/clpool" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/clpool" "$prefix/bin" \
   "$prefix/etc/OpenCL/vendors"

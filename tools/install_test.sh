@@ -15,8 +15,11 @@ rc=0; bash tools/install.sh --bogus 2>/dev/null || rc=$?
 [[ $rc == 2 ]] || fail "install.sh --bogus exited $rc, want 2"
 rc=0; bash tools/install.sh 2>/dev/null || rc=$?
 [[ $rc == 2 ]] || fail "install.sh without --prefix exited $rc, want 2"
+rc=0; bash tools/install.sh --prefix "$work/x" -c fast 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "install.sh -c fast exited $rc, want 2"
 bash tools/install.sh --help | grep -q -- '--prefix DIR' || fail "install.sh --help"
-bash tools/install.sh --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "install.sh"; }
+# fastbuild: the outputs step 1 of tools/test.sh (bazel test //...) built; -c opt would rebuild all.
+bash tools/install.sh --prefix "$prefix" --compilation-mode fastbuild >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "install.sh"; }
 for f in include/clpool/pool/memory_pool.h include/clpool/pool/opencl/buffer_pool.h lib/libclpool.a \
          lib/libclpool_opencl.a lib/pkgconfig/clpool.pc lib/pkgconfig/clpool-opencl.pc \
          lib/cmake/clpool/clpoolConfig.cmake bin/clpool_replay bin/clpool_probe lib/libclpool_layer.so \
