@@ -13,8 +13,8 @@
 //     parse_status(status_name(s)) == s for every value that parsed; layer settings rendered
 //     back into CLPOOL_LAYER_* lines parse to the same budget, fail_nth and trace path;
 //   - reference models, written from the grammars in the headers: layer parse_u64 ("decimal
-//     digits only, no sign, no spaces, no overflow"), parse_byte_size ("<digits>[B|KiB|MiB|GiB|
-//     TiB]") and parse_probability ("a plain decimal number in [0, 1]").
+//     digits only, no sign, no spaces, no overflow"), parse_byte_size (mockcl/model/byte_size.h's
+//     one size grammar) and parse_probability ("a plain decimal number in [0, 1]").
 // A mismatch prints the parser, the input (escaped) and what differed, then aborts.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -190,23 +190,29 @@ std::optional<std::uint64_t> reference_u64(std::string_view s) {
   return v;
 }
 
-// <digits>[B|KiB|MiB|GiB|TiB], fitting 64 bits.
+// mockcl/model/byte_size.h: blanks around, digits, blanks, then B, KiB..TiB or k..t, any case.
 std::optional<std::uint64_t> reference_byte_size(std::string_view s) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
   std::size_t digits = 0;
   while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
   const std::optional<std::uint64_t> n = reference_u64(s.substr(0, digits));
   if (!n) return std::nullopt;
-  const std::string_view unit = s.substr(digits);
+  std::string_view rest = s.substr(digits);
+  while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);
+  std::string unit;
+  for (char c : rest) unit += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   unsigned shift = 0;
-  if (unit.empty() || unit == "B") {
+  if (unit.empty() || unit == "b") {
     shift = 0;
-  } else if (unit == "KiB") {
+  } else if (unit == "kib" || unit == "k") {
     shift = 10;
-  } else if (unit == "MiB") {
+  } else if (unit == "mib" || unit == "m") {
     shift = 20;
-  } else if (unit == "GiB") {
+  } else if (unit == "gib" || unit == "g") {
     shift = 30;
-  } else if (unit == "TiB") {
+  } else if (unit == "tib" || unit == "t") {
     shift = 40;
   } else {
     return std::nullopt;

@@ -1,5 +1,6 @@
 #include "mockcl/config.h"
 
+#include "mockcl/model/byte_size.h"
 #include "mockcl/model/oom_status.h"
 
 #include <cctype>
@@ -144,20 +145,17 @@ uint64_t default_max_alloc(uint64_t capacity) {
 std::vector<DeviceConfig> default_devices() { return {DeviceConfig{}}; }
 
 Result<uint64_t> parse_size(std::string_view text) {
-  if (text.empty()) return Result<uint64_t>::Error("size is empty");
-  uint64_t mult = 1;
-  char last = static_cast<char>(std::tolower(static_cast<unsigned char>(text.back())));
-  if (last == 'k' || last == 'm' || last == 'g' || last == 't') {
-    int shift = last == 'k' ? 10 : last == 'm' ? 20 : last == 'g' ? 30 : 40;
-    mult = 1ull << shift;
-    text.remove_suffix(1);
-  }
-  auto n = parse_uint(text, "size");
-  if (!n.ok())
-    return Result<uint64_t>::Error(n.error() + " (expected digits with an optional k/m/g/t suffix)");
-  if (n.value() > std::numeric_limits<uint64_t>::max() / mult)
-    return Result<uint64_t>::Error("size " + quote(text) + " overflows 64 bits");
-  return n.value() * mult;
+  std::string why;
+  const std::optional<uint64_t> v = clpool::device_model::parse_byte_size(text, why);
+  if (!v) return Result<uint64_t>::Error("size " + quote(text) + " " + why);
+  return *v;
+}
+
+Result<uint64_t> parse_device_size(std::string_view text) {
+  std::string why;
+  const std::optional<uint64_t> v = clpool::device_model::parse_device_size(text, why);
+  if (!v) return Result<uint64_t>::Error("size " + quote(text) + " " + why);
+  return *v;
 }
 
 Result<int32_t> parse_status(std::string_view text) {
@@ -203,7 +201,7 @@ Result<DeviceConfig> parse_preset(std::string_view text) {
                                        " (expected gpu, cpu, gpu-SIZE or cpu-SIZE)");
   }
   if (text.find('-') != std::string_view::npos) {
-    auto s = parse_size(size_text);
+    auto s = parse_device_size(size_text);
     if (!s.ok()) return Result<DeviceConfig>::Error("preset " + quote(text) + ": " + s.error());
     if (s.value() == 0) return Result<DeviceConfig>::Error("preset " + quote(text) + ": capacity 0");
     d.capacity = s.value();
@@ -252,7 +250,8 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
             return R::Error(what + " must not contain ; , : or =");
           d.name = std::string(val);
         } else if (key == "capacity" || key == "reported" || key == "max_alloc" || key == "pinned") {
-          auto s = parse_size(val);
+          const bool device_size = key == "capacity";
+          auto s = device_size ? parse_device_size(val) : parse_size(val);
           if (!s.ok()) return R::Error(what + ": " + s.error());
           if (key == "capacity") d.capacity = s.value(), capacity_set = true;
           if (key == "reported") d.reported = s.value(), reported_set = true;

@@ -113,8 +113,12 @@ struct Config {
 // The default device list: one "gpu-256m" device.
 std::vector<DeviceConfig> default_devices();
 
-// Parses a byte size: digits with an optional binary suffix k, m, g or t (any case).
+// Parses a byte size in the one size grammar of mockcl/model/byte_size.h: 4096, 256m, 512MiB, 8GiB
+// (any case; "8GB" is refused as ambiguous). Errors read "size 'TEXT' why".
 Result<uint64_t> parse_size(std::string_view text);
+
+// parse_size for a device's capacity: at most 2^62 bytes (device_model::max_device_bytes).
+Result<uint64_t> parse_device_size(std::string_view text);
 
 // Parses an OpenCL status: a negative integer or a name such as CL_OUT_OF_RESOURCES.
 Result<int32_t> parse_status(std::string_view text);

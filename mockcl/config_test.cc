@@ -17,13 +17,46 @@ TEST(ParseSize, SuffixesAndErrors) {
   EXPECT_EQ(parse_size("256M").value(), 256ull << 20);
   EXPECT_EQ(parse_size("8g").value(), 8ull << 30);
   EXPECT_EQ(parse_size("2T").value(), 2ull << 40);
-  for (const char* bad : {"", "k", "-1", "1.5g", "12x", "1gb", " 1", "99999999999999999999", "20000000t"}) {
+  // The shared grammar (mockcl/model/byte_size_test.cc has the table): long units too.
+  EXPECT_EQ(parse_size("256MiB").value(), 256ull << 20);
+  EXPECT_EQ(parse_size("4096B").value(), 4096u);
+  EXPECT_EQ(parse_size("2gib").value(), 2ull << 30);
+  EXPECT_EQ(parse_devices("gpu-256MiB").value()[0].capacity, 256ull << 20);
+  EXPECT_EQ(parse_size("1gb").error(),
+            "size '1gb' is ambiguous: decimal units are not accepted; write 1GiB");
+  for (const char* bad : {"", "k", "-1", "1.5g", "12x", "1gb", "99999999999999999999", "20000000t"}) {
     auto r = parse_size(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
       EXPECT_NE(r.error().find("size"), std::string::npos) << r.error();
     }
   }
+}
+
+TEST(ParseDevices, LargestDeviceIs2To62) {
+  EXPECT_EQ(parse_devices("gpu-4194304TiB").value()[0].capacity, std::uint64_t{1} << 62);
+  auto r = parse_devices("gpu-18446744073709551615");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("'18446744073709551615' is larger than the largest device, 2^62 bytes"),
+            std::string::npos)
+      << r.error();
+  r = parse_devices("gpu:capacity=4611686018427387905");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("capacity: size '4611686018427387905' is larger than the largest device"),
+            std::string::npos)
+      << r.error();
+  // What a device reports may be larger (clpool_replay reports 2^63 so that nothing is
+  // CL_INVALID_BUFFER_SIZE); only its real capacity is bounded.
+  EXPECT_TRUE(parse_devices("gpu:reported=9223372036854775808").ok());
+}
+
+TEST(ParseDevices, RepeatedKeysAreRefusedByName) {
+  auto r = parse_devices("gpu:capacity=1m,capacity=2m");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("capacity given twice"), std::string::npos) << r.error();
+  r = parse_devices("gpu:name=a,name=b");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("name given twice"), std::string::npos) << r.error();
 }
 
 TEST(ParseStatus, NamesAndNumbers) {

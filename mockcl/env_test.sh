@@ -18,7 +18,11 @@ check() {  # check VAR VALUE EXPECTED_FRAGMENT
     echo "ok: $1='$2' -> $err"
   fi
 }
-check MOCKCL_DEVICES "gpu-lots" "is not a non-negative integer"
+check MOCKCL_DEVICES "gpu-lots" "size 'lots' is not a number"
+check MOCKCL_DEVICES "gpu-2GB" "size '2GB' is ambiguous: decimal units are not accepted; write 2GiB"
+check MOCKCL_DEVICES "gpu-18446744073709551615" "is larger than the largest device, 2^62 bytes"
+check MOCKCL_DEVICES "gpu:capacity=1m,capacity=2m" "capacity given twice"
+check MOCKCL_DEVICES "gpu:name=a,name=b" "name given twice"
 check MOCKCL_DEVICES "" "device list is empty"
 check MOCKCL_DEVICES "tpu" "unknown preset 'tpu'"
 check MOCKCL_DEVICES "gpu:semantics=later" "is not immediate, deferred or host_oom"

@@ -4,6 +4,27 @@
 # tools/replay/examples/record_pyopencl_pipeline.sh), draw it, and answer "would a pool setting
 # have saved me?". Exits 0 when the out-of-memory was reproduced as expected, 1 otherwise.
 set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: tools/main.sh [--help]
+
+The project's main job, in two steps over the mock OpenCL device (no GPU needed):
+  1. replays tools/replay/examples/pyopencl_layer.trace (recorded from a PyOpenCL pipeline on
+     POCL through the clpool layer) on a 128 MiB mockcl device and reproduces its out-of-memory,
+     drawing it to $CLPOOL_SVG (default ${TMPDIR:-/tmp}/clpool_oom.svg);
+  2. finds, per pool configuration, the smallest device on which the trace runs cleanly.
+It runs tools/setup.sh (installs missing Debian packages) and builds with Bazel first.
+Exit status: 0 when the out-of-memory was reproduced as expected, 1 otherwise, 2 bad usage.
+USAGE
+}
+case "${1:-}" in
+  "") ;;
+  -h | --help) usage; exit 0 ;;
+  *) echo "main.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+esac
+(( $# <= 1 )) || { echo "main.sh: too many arguments" >&2; usage >&2; exit 2; }
+
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 

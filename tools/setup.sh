@@ -14,6 +14,8 @@ PACKAGES=(
   pybind11-dev python3-pybind11 python3-dev python3-numpy
   # Tools: command-line parsing, JSON, formatting.
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  # The install test (tools/install_test.sh): a consumer built with pkg-config and with CMake.
+  cmake pkg-config
 )
 
 missing=()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, then
 #   1. bazel test //...                       every test, default toolchain (g++ 12)
-#   2. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
+#   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
+#                                             program with pkg-config and with CMake
+#   3. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
 #                                             under TSan, and a 30 s smoke of every fuzzer
 # Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
 # (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
@@ -18,5 +20,7 @@ echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
 fi
+bash tools/install_test.sh
+echo "tools/test.sh: install test passed at $((SECONDS - start)) s" >&2
 bash tools/ci/sanitizers.sh 30 2
 echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2

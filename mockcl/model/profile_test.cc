@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "mockcl/model/byte_size.h"
 
 namespace clpool::device_model {
 namespace {
@@ -127,18 +126,6 @@ TEST(Profile, LoadNamesWhatIsWrong) {
   EXPECT_NE(error_loading(path).find(path + ":2: unknown key 'foo'"), std::string::npos);
   std::ofstream(path, std::ios::binary) << std::string("page = 1\0x", 10);
   EXPECT_NE(error_loading(path).find("not text"), std::string::npos);
-}
-
-TEST(ByteSize, ParsesUnitsAndRefusesTheRest) {
-  std::string why;
-  EXPECT_EQ(parse_byte_size("2688KiB", why), 2688u * 1024);
-  EXPECT_EQ(parse_byte_size(" 4 gib ", why), 4ull << 30);
-  EXPECT_EQ(parse_byte_size("7", why), 7u);
-  EXPECT_EQ(parse_byte_size("16777215TiB", why), 16777215ull << 40);
-  EXPECT_FALSE(parse_byte_size("16777216TiB", why));
-  EXPECT_EQ(why, "is larger than 2^64 - 1 bytes");
-  EXPECT_FALSE(parse_byte_size("x", why));
-  EXPECT_EQ(why, "is not a number");
 }
 
 }  // namespace

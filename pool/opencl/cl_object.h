@@ -4,6 +4,10 @@
 #ifndef CLPOOL_POOL_OPENCL_CL_OBJECT_H_
 #define CLPOOL_POOL_OPENCL_CL_OBJECT_H_
 
+// Installed headers are used outside Bazel: pick OpenCL 3.0 unless the includer chose.
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
 #include <CL/cl.h>
 
 #include <cstdint>

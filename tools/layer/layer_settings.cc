@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "mockcl/model/byte_size.h"
+
 namespace clpool::layer {
 namespace {
 
@@ -41,12 +43,6 @@ std::string shown_name(std::string_view name) {
   return std::string(name);
 }
 
-struct unit {
-  std::string_view suffix;
-  unsigned shift;
-};
-constexpr unit units[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}};
-
 }  // namespace
 
 std::string parse_result::error_text() const {
@@ -76,35 +72,10 @@ u64_or_error parse_u64(std::string_view text) {
 }
 
 u64_or_error parse_byte_size(std::string_view text) {
-  if (text.empty()) return {std::nullopt, "is empty"};
-  std::size_t digits = 0;
-  while (digits < text.size() && is_digit(text[digits])) ++digits;
-  if (digits == 0) {
-    return {std::nullopt,
-            "must start with a decimal number of bytes (e.g. 2GiB, 512MiB, 4096): " + quoted(text)};
-  }
-  const std::string_view suffix = text.substr(digits);
-  unsigned shift = 0;
-  if (!suffix.empty()) {
-    bool known = false;
-    for (const unit& u : units) {
-      if (suffix == u.suffix) {
-        shift = u.shift;
-        known = true;
-        break;
-      }
-    }
-    if (!known) {
-      return {std::nullopt, "has an unknown unit " + quoted(suffix) +
-                                " (use B, KiB, MiB, GiB or TiB, no space): " + quoted(text)};
-    }
-  }
-  u64_or_error number = parse_u64(text.substr(0, digits));
-  if (!number.value) return {std::nullopt, number.error};
-  if (*number.value > (std::numeric_limits<std::uint64_t>::max() >> shift)) {
-    return {std::nullopt, "is too large for 64 bits: " + quoted(text)};
-  }
-  return {*number.value << shift, {}};
+  std::string why;
+  const std::optional<std::uint64_t> v = device_model::parse_byte_size(text, why);
+  if (!v) return {std::nullopt, quoted(text) + " " + why};
+  return {v, {}};
 }
 
 probability_or_error parse_probability(std::string_view text) {

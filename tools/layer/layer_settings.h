@@ -83,8 +83,9 @@ struct u64_or_error {
 };
 u64_or_error parse_u64(std::string_view text);
 
-// <digits>[B|KiB|MiB|GiB|TiB], e.g. "2GiB", "4096", "512MiB". Binary units only: "2GB" is rejected
-// because it is ambiguous (10^9 or 2^30). Must fit in 64 bits.
+// A byte size in the one size grammar of mockcl/model/byte_size.h: "2GiB", "4096", "512MiB", "2g"
+// (any case). Decimal units are refused: "2GB" is ambiguous (10^9 or 2^30). Must fit in 64 bits.
+// The error quotes the value: "'2GB' is ambiguous: decimal units are not accepted; write 2GiB".
 u64_or_error parse_byte_size(std::string_view text);
 
 // A probability written as a plain decimal number in [0, 1]: "0", "1", "0.25", ".5".

@@ -76,10 +76,22 @@ int summarise(const std::string& path) {
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: trace_summary TRACE\n"
+    "Reads a clpool trace strictly and prints one 'key: value' per line: events, counts per action\n"
+    "and kind, peak_device_bytes, live_at_end, first_alloc_failed and the trace's comments.\n"
+    "Exit status: 0 valid trace, 1 malformed trace, 2 bad usage.\n";
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: trace_summary TRACE\n");
+  const std::string arg = argc == 2 ? argv[1] : "";
+  if (arg == "--help" || arg == "-h") {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (argc != 2 || arg.empty() || (arg.size() > 1 && arg[0] == '-')) {
+    if (argc == 2 && !arg.empty()) std::fprintf(stderr, "trace_summary: unknown option '%s'\n", argv[1]);
+    std::fputs(usage, stderr);
     return 2;
   }
-  return summarise(argv[1]);
+  return summarise(arg);
 }

@@ -39,6 +39,10 @@ done
 PY="$EX/pyopencl_pocl.trace"
 expect 1 "deferred allocation failed at first use" "$PY" --capacity 128MiB --semantics deferred
 expect 0 "replayed cleanly" "$PY" --capacity 128MiB
+# One spelling of each class of the shared size grammar (mockcl/model/byte_size_test.cc).
+expect 0 "replayed cleanly" "$PY" --capacity 128mib
+expect 0 "replayed cleanly" "$PY" --capacity 128m
+expect 0 "replayed cleanly" "$PY" --capacity 134217728B
 expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
 
 # A trace recorded below a pool (its sizes are PyOpenCL bin sizes) is named as such; the shipped
@@ -118,7 +122,9 @@ expect 2 "--capacity is required" "$TR"
 expect 2 "is negative" "$TR" --capacity -1GiB
 expect 2 "must be positive" "$TR" --capacity 0
 expect 2 "is not a number" "$TR" --capacity lots
-expect 2 "unknown unit" "$TR" --capacity 4GB
+expect 2 "--capacity: '4GB' is ambiguous: decimal units are not accepted; write 4GiB" "$TR" --capacity 4GB
+expect 2 "unknown unit" "$TR" --capacity 4furlongs
+expect 2 "--capacity: '18446744073709551615' is larger than the largest device, 2^62 bytes" "$TR" --capacity 18446744073709551615
 expect 2 "whole number" "$TR" --capacity 1.5GiB
 expect 2 "larger than 2^64" "$TR" --capacity 99999999999999999999
 expect 2 "not in {immediate,deferred,host_oom}" "$TR" --capacity 1GiB --semantics lazy

@@ -4,58 +4,25 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
+#include "mockcl/model/byte_size.h"
+
 namespace clpool::replay {
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-struct unit {
-  const char* name;
-  const char* alias;
-  unsigned shift;
-};
-constexpr unit units[] = {{"kib", "k", 10}, {"mib", "m", 20}, {"gib", "g", 30}, {"tib", "t", 40}};
-
-}  // namespace
 
 std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
-  const std::string w(what);
-  const auto bad = [&](const std::string& why) {
-    return config_error(w + ": '" + std::string(text) + "' " + why +
-                        " (expected bytes, e.g. 1073741824, 512MiB or 4GiB)");
-  };
-  std::size_t p = 0;
-  while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
-  std::size_t q = text.size();
-  while (q > p && std::isspace(static_cast<unsigned char>(text[q - 1]))) --q;
-  const std::string_view s = text.substr(p, q - p);
-  if (s.empty()) throw bad("is empty");
-  if (s[0] == '-') throw bad("is negative");
-  std::size_t digits = 0;
-  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
-  if (digits == 0) throw bad("is not a number");
-  if (digits < s.size() && (s[digits] == '.' || s[digits] == ',')) {
-    throw bad("is not a whole number of bytes");
-  }
-  std::uint64_t value = 0;
-  const auto r = std::from_chars(s.data(), s.data() + digits, value);
-  if (r.ec != std::errc()) throw bad("is larger than 2^64 - 1 bytes");
-  std::string suffix = lower(s.substr(digits));
-  while (!suffix.empty() && suffix.front() == ' ') suffix.erase(0, 1);
-  if (suffix.empty() || suffix == "b") return value;
-  for (const unit& u : units) {
-    if (suffix == u.name || suffix == u.alias) {
-      if (value > (~std::uint64_t{0} >> u.shift)) throw bad("is larger than 2^64 - 1 bytes");
-      return value << u.shift;
-    }
-  }
-  throw bad("has an unknown unit '" + std::string(s.substr(digits)) + "'");
+  std::string why;
+  const std::optional<std::uint64_t> v = device_model::parse_byte_size(text, why);
+  if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
+  return *v;
+}
+
+std::uint64_t parse_device_bytes(std::string_view text, std::string_view what) {
+  std::string why;
+  const std::optional<std::uint64_t> v = device_model::parse_device_size(text, why);
+  if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
+  return *v;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -34,10 +34,36 @@ TEST(ParseBytes, RejectsGarbage) {
   expect_bad("-4GiB", "negative");
   expect_bad("abc", "not a number");
   expect_bad("1.5GiB", "whole number");
-  expect_bad("4GB", "unknown unit");
+  expect_bad("4GB", "is ambiguous: decimal units are not accepted; write 4GiB");
   expect_bad("4 potatoes", "unknown unit");
   expect_bad("18446744073709551616", "larger than");
   expect_bad("17179869184GiB", "larger than");
+}
+
+// The grammar is tabled in mockcl/model/byte_size_test.cc; here: clpool_replay uses it.
+TEST(ParseBytes, OneSpellingOfEachClass) {
+  EXPECT_EQ(parse_bytes("128MiB"), 128ull << 20);
+  EXPECT_EQ(parse_bytes("128mib"), 128ull << 20);
+  EXPECT_EQ(parse_bytes("128m"), 128ull << 20);
+  EXPECT_EQ(parse_bytes("4096B"), 4096u);
+  try {
+    parse_bytes("128MB", "--capacity");
+    ADD_FAILURE() << "accepted 128MB";
+  } catch (const config_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "--capacity: '128MB' is ambiguous: decimal units are not accepted; write 128MiB");
+  }
+}
+
+TEST(ParseDeviceBytes, AtMostTwoToThe62) {
+  EXPECT_EQ(parse_device_bytes("4611686018427387904"), std::uint64_t{1} << 62);
+  try {
+    parse_device_bytes("18446744073709551615", "--capacity");
+    ADD_FAILURE() << "accepted 2^64 - 1";
+  } catch (const config_error& e) {
+    EXPECT_STREQ(e.what(), "--capacity: '18446744073709551615' is larger than the largest device, "
+                           "2^62 bytes (4 EiB)");
+  }
 }
 
 TEST(FormatBytes, Readable) {

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/replay/config.h"
+#include "tools/replay/cli_fixes.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/opencl_device.h"
@@ -79,8 +80,8 @@ void clear_progress(bool enabled) {
   if (enabled) std::fprintf(stderr, "\r%80s\r", "");
 }
 
-std::uint64_t positive_bytes(const std::string& text, const char* flag) {
-  const std::uint64_t v = parse_bytes(text, flag);
+std::uint64_t positive_bytes(const std::string& text, const char* flag, bool device = false) {
+  const std::uint64_t v = device ? parse_device_bytes(text, flag) : parse_bytes(text, flag);
   if (v == 0) throw config_error(std::string(flag) + ": must be positive, got '" + text + "'");
   return v;
 }
@@ -90,7 +91,9 @@ int run(int argc, char** argv) {
       "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
       "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
       "the ICD loader), and reports whether and why it runs out of memory.\n"
-      "Sizes accept plain bytes or a KiB, MiB, GiB or TiB suffix (4GiB, 512MiB, 1073741824)."};
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case (4GiB, "
+      "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
+      "most 2^62 bytes."};
   app.footer(
       "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
       "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
@@ -182,16 +185,34 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      for (const std::string& extra : app.remaining()) {
+        if (extra.size() < 2 || extra[0] != '-') continue;
+        std::vector<std::string> names;
+        for (const CLI::Option* o : app.get_options()) {
+          for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+        }
+        const std::string near = suggest_option(extra, names);
+        std::cerr << "clpool_replay: error: unknown option '" << extra << "'"
+                  << (near.empty() ? "" : "; did you mean " + near + "?") << " (see --help)\n";
+        return exit_bad_input;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? exit_clean : exit_bad_input;
   }
+  // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
+  for (std::string* path : {&in.trace_path, &in.rmm_path, &svg_path, &write_trace_path, &mockcl_so}) {
+    *path = under_working_directory(*path);
+  }
+  if (profile_text.find('/') != std::string::npos) profile_text = under_working_directory(profile_text);
 
   // Validate everything before the first replay: a typo should not cost a long run.
   if (in.trace_path.empty() && in.rmm_path.empty()) {
     throw usage_error("no input: give a trace file, or --rmm-csv FILE (see --help)");
   }
   std::optional<std::uint64_t> capacity;
-  if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity");
+  if (!capacity_text.empty()) capacity = positive_bytes(capacity_text, "--capacity", true);
   const std::uint64_t granule = positive_bytes(granule_text, "--granule");
   check_granule(granule, "--granule");
   if (write_format_opt->count() > 0 && write_trace_path.empty()) {
@@ -313,12 +334,21 @@ int run(int argc, char** argv) {
   if (!svg_path.empty()) {
     const config_result& first = results[0];
     const replay_report* r = first.replay ? &*first.replay : nullptr;
+    std::string which = "the replay at --capacity";
     if (r == nullptr && first.min_capacity) {
       const auto& m = *first.min_capacity;
       r = m.one_granule_below ? &*m.one_granule_below : (m.at_result ? &*m.at_result : nullptr);
+      which = m.one_granule_below ? "the failing replay one granule below the minimum capacity"
+                                  : "the clean replay at the minimum capacity";
     }
     if (r != nullptr) {
       write_text_file("--svg", svg_path, render_svg(*r, "clpool_replay: " + in.name()));
+      std::cerr << "clpool_replay: --svg: wrote " << svg_path << ": " << which << ", "
+                << to_string(first.config) << " on " << format_bytes_exact(r->device.capacity)
+                << "\n";
+    } else {
+      std::cerr << "clpool_replay: --svg: nothing written: no replay of " << to_string(first.config)
+                << " to show\n";
     }
   }
   if (const std::string warning = pooled_trace_warning(results); !warning.empty()) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,7 +153,12 @@ std::string find_mockcl_so(const std::string& flag) {
   }
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) candidates.push_back(std::string(exe, n) + ".runfiles/clpool/mockcl/libmockcl.so");
+  if (n > 0) {
+    const std::string self(exe, n);
+    candidates.push_back(self + ".runfiles/clpool/mockcl/libmockcl.so");
+    // Installed by tools/install.sh: PREFIX/bin/clpool_replay and PREFIX/lib/libmockcl.so.
+    candidates.push_back(self.substr(0, self.rfind('/') + 1) + "../lib/libmockcl.so");
+  }
   candidates.push_back(absolute("mockcl/libmockcl.so"));
   std::string looked;
   for (const std::string& c : candidates) {
@@ -177,12 +183,19 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
     return *backend;
   }
   std::string error;
+  std::error_code ignored;
   std::unique_ptr<mockcl::Control> control;
   drop_mockcl_environment();  // again, in case open() is called without find_mockcl_so()
-  if (mockcl::loader::point_loader_at(so_path, false, error).empty() ||
-      !(control = mockcl::loader::icd_control(so_path, error))) {
+  const std::string vendors = mockcl::loader::point_loader_at(so_path, false, error);
+  if (vendors.empty() || !(control = mockcl::loader::icd_control(so_path, error))) {
+    if (!vendors.empty()) std::filesystem::remove_all(vendors, ignored);
     throw mockcl_unavailable("--device mockcl: " + so_path + ": " + error);
   }
+  // The ICD loader reads its vendors directory once, at the first OpenCL call: make that call
+  // now and remove the directory, so that no exit (clean, bad input, out of memory) leaves it.
+  cl_uint platforms = 0;
+  clGetPlatformIDs(0, nullptr, &platforms);
+  std::filesystem::remove_all(vendors, ignored);
   backend.reset(new mockcl_backend(so_path, std::move(control)));
   return *backend;
 }

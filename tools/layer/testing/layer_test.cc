@@ -303,9 +303,9 @@ TEST_P(BadSetting, ProgramFailsWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layer, BadSetting,
-    testing::Values(bad_setting{"CLPOOL_LAYER_BUDGET", "2GB", "unknown unit"},
+    testing::Values(bad_setting{"CLPOOL_LAYER_BUDGET", "2GB", "\"2GB\" is ambiguous: decimal units are not accepted; write 2GiB"},
                     bad_setting{"CLPOOL_LAYER_BUDGET", "0", "greater than 0"},
-                    bad_setting{"CLPOOL_LAYER_BUDGET", "-1GiB", "must start with a decimal"},
+                    bad_setting{"CLPOOL_LAYER_BUDGET", "-1GiB", "is negative"},
                     bad_setting{"CLPOOL_LAYER_FAIL_NTH", "zero", "not a non-negative"},
                     bad_setting{"CLPOOL_LAYER_FAIL_PROB", "2", "between 0 and 1"},
                     bad_setting{"CLPOOL_LAYER_SEED", "5", "CLPOOL_LAYER_FAIL_PROB is not"},

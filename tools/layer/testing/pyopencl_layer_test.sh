@@ -56,7 +56,7 @@ OPENCL_LAYERS=$CLPOOL_RECORD_LAYER_SO CLPOOL_LAYER_BUDGET=lots /usr/bin/python3 
   "$(dirname "$record")/pyopencl_workload.py" --scale 16MiB >"$tmp/bad.out" 2>"$tmp/bad.err" ||
   status=$?
 [[ $status != 0 ]] || fail "the program ran despite CLPOOL_LAYER_BUDGET=lots"
-grep -q 'clpool_layer: error: CLPOOL_LAYER_BUDGET must start with a decimal number' "$tmp/bad.err" ||
+grep -q 'clpool_layer: error: CLPOOL_LAYER_BUDGET "lots" is not a number' "$tmp/bad.err" ||
   { cat "$tmp/bad.err" >&2; fail "no clear message"; }
 
 echo "--- over mockcl (256 MiB device, no layer budget): the driver's own refusals are recorded"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs clpool to a temporary prefix (tools/install.sh) and uses it from outside the Bazel tree:
+# builds tools/install/consumer/consumer.cc with pkg-config and with CMake, links and runs both
+# over the installed mockcl ICD, and runs the installed clpool_replay on the mock device. Run by
+# tools/test.sh (Bazel cannot run inside a Bazel test). Exit status 0 when everything worked.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+work="$(mktemp -d "${TMPDIR:-/tmp}/clpool-install-test.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
+
+rc=0; bash tools/install.sh --bogus 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "install.sh --bogus exited $rc, want 2"
+rc=0; bash tools/install.sh 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "install.sh without --prefix exited $rc, want 2"
+rc=0; bash tools/install.sh --prefix "$work/x" -c fast 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "install.sh -c fast exited $rc, want 2"
+bash tools/install.sh --help | grep -q -- '--prefix DIR' || fail "install.sh --help"
+# fastbuild: the outputs step 1 of tools/test.sh (bazel test //...) built; -c opt would rebuild all.
+bash tools/install.sh --prefix "$prefix" --compilation-mode fastbuild >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "install.sh"; }
+for f in include/clpool/pool/memory_pool.h include/clpool/pool/opencl/buffer_pool.h lib/libclpool.a \
+         lib/libclpool_opencl.a lib/pkgconfig/clpool.pc lib/pkgconfig/clpool-opencl.pc \
+         lib/cmake/clpool/clpoolConfig.cmake bin/clpool_replay bin/clpool_probe lib/libclpool_layer.so \
+         lib/libmockcl.so etc/OpenCL/vendors/mockcl.icd; do
+  [[ -s "$prefix/$f" ]] || fail "$f not installed"
+done
+export OCL_ICD_VENDORS="$prefix/etc/OpenCL/vendors"  # only the installed mock
+
+echo "install_test: every installed header compiles alone (-std=c++20)"
+cd "$prefix/include"
+for h in $(find clpool -name '*.h' | sort); do
+  echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -I. -Iclpool -x c++ - || fail "$h does not compile alone"
+done
+
+echo "install_test: pkg-config"
+mkdir -p "$work/pc" && cd "$work/pc"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046  # pkg-config prints a list of flags
+g++ -std=c++20 $(pkg-config --cflags clpool-opencl) "$repo/tools/install/consumer/consumer.cc" \
+  -o consumer $(pkg-config --libs clpool-opencl) || fail "the pkg-config build"
+[[ "$(./consumer)" == "consumer: ok" ]] || fail "the pkg-config build does not run"
+
+echo "install_test: CMake find_package(clpool)"
+cmake -S "$repo/tools/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 || { cat "$work/cmake.log" >&2; fail "cmake configure"; }
+cmake --build "$work/cmake" >>"$work/cmake.log" 2>&1 || { cat "$work/cmake.log" >&2; fail "cmake build"; }
+[[ "$("$work/cmake/consumer")" == "consumer: ok" ]] || fail "the CMake build does not run"
+
+echo "install_test: the installed clpool_replay finds the installed mockcl"
+cd "$work"
+rc=0
+out=$(env -u OCL_ICD_VENDORS "$prefix/bin/clpool_replay" --no-progress "$repo/tools/replay/examples/pyopencl_pocl.trace" \
+  --device mockcl --profile exact --capacity 128MiB 2>&1) || rc=$?
+[[ $rc == 0 && "$out" == *"device: mockcl"* ]] || { echo "$out" >&2; fail "clpool_replay --device mockcl exit $rc"; }
+echo "install_test: ok"

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# clpool_replay's command line is kind to mistakes: a mistyped flag gets "did you mean", paths are
+# taken from where `bazel run` started, --device mockcl leaves no temporary directory behind, and
+# --svg says where the picture went and which replay it shows.
+set -u
+BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+EX="$(cd "$2" && pwd)"
+T="${TEST_TMPDIR:-$(mktemp -d)}"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run RC ARGS...: runs the binary into $out/$rc and checks the exit code.
+run() {
+  local want="$1"
+  shift
+  out="$("$BIN" --no-progress "$@" 2>&1)"
+  rc=$?
+  [[ "$rc" == "$want" ]] || { fail "clpool_replay $* -> exit $rc, want $want"; echo "$out" | head -5; }
+}
+
+echo "--- a mistyped flag: one line, a suggestion, exit 2"
+run 2 "$EX/fragmentation.trace" --capcity 1GiB
+[[ "$out" == "clpool_replay: error: unknown option '--capcity'; did you mean --capacity? (see --help)" ]] ||
+  fail "--capcity: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --min-capcity=yes
+[[ "$out" == *"did you mean --min-capacity?"* && $(wc -l <<<"$out") == 1 ]] || fail "--min-capcity: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --frobnicate
+[[ "$out" == "clpool_replay: error: unknown option '--frobnicate' (see --help)" ]] ||
+  fail "--frobnicate: got '$out'"
+
+echo "--- relative paths under bazel run are the user's (BUILD_WORKING_DIRECTORY)"
+mkdir -p "$T/wd/sub" "$T/elsewhere"
+cp "$EX/fragmentation.trace" "$T/wd/sub/x.trace"
+cd "$T/elsewhere"
+run 2 sub/x.trace --capacity 2GiB
+BUILD_WORKING_DIRECTORY="$T/wd" run 0 sub/x.trace --capacity 2GiB --svg out.svg --write-trace sub/copy.trace
+[[ -s "$T/wd/out.svg" && -s "$T/wd/sub/copy.trace" ]] || fail "outputs not in BUILD_WORKING_DIRECTORY"
+[[ ! -e "$T/elsewhere/out.svg" ]] || fail "out.svg written to the process's directory"
+[[ "$out" == *"clpool_replay: --svg: wrote $T/wd/out.svg: the replay at --capacity, pool:lb=4 on 2 GiB"* ]] || fail "--svg message: $out"
+BUILD_WORKING_DIRECTORY="$T/wd" run 0 "$T/wd/sub/x.trace" --capacity 2GiB
+cd "$T"
+
+echo "--- --svg with --min-capacity says where and which replay"
+run 0 "$EX/fragmentation.trace" --profile exact --min-capacity --granule 64MiB --svg "$T/min.svg"
+[[ -s "$T/min.svg" ]] || fail "no $T/min.svg"
+[[ "$out" == *"clpool_replay: --svg: wrote $T/min.svg: the failing replay one granule below the minimum capacity, pool:lb="*" on "*" MiB"* ]] ||
+  { fail "--svg message"; echo "$out"; }
+
+echo "--- --device mockcl leaves no mockcl-vendors-* directory, whatever the exit"
+V="$T/vendors"
+mkdir -p "$V"
+count() { find "$V" -maxdepth 1 -name 'mockcl-vendors-*' | wc -l; }
+{ cat "$EX/fragmentation.trace"; echo "999999 0 0 1 frobnicate 1 2 buffer 0x1"; } >"$T/bad.trace"
+export TMPDIR="$V" TEST_TMPDIR="$V"
+run 0 "$EX/pyopencl_pocl.trace" --device mockcl --profile exact --capacity 128MiB
+[[ "$out" == *"device: mockcl"* ]] || fail "mockcl run did not say its device: $out"
+[[ $(count) == 0 ]] || fail "a clean exit left $(count) vendor directories"
+run 1 "$EX/pyopencl_pocl.trace" --device mockcl --profile exact --capacity 1MiB
+[[ $(count) == 0 ]] || fail "an out-of-memory exit left $(count) vendor directories"
+run 2 "$T/bad.trace" --device mockcl --profile exact --capacity 4GiB
+[[ "$out" == *"frobnicate"* ]] || fail "the bad trace was not refused for its bad line: $out"
+[[ $(count) == 0 ]] || fail "a bad-input exit left $(count) vendor directories"
+run 2 "$EX/pyopencl_pocl.trace" --device mockcl --mockcl-so "$EX/rmm_log.csv" --capacity 1MiB
+[[ $(count) == 0 ]] || fail "a refused --mockcl-so left $(count) vendor directories"
+
+(( fails == 0 )) && echo "all passed" || { echo "$fails failure(s)"; exit 1; }
