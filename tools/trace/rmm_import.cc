@@ -160,9 +160,29 @@ trace_error rmm_csv_reader::error_at_last_event(std::string problem) const {
   return trace_error(name_, event_line_, std::move(problem), seq_ == 0 ? 0 : seq_ - 1);
 }
 
+bool rmm_csv_reader::read_row() {
+  row_.clear();
+  row_unterminated_ = false;
+  std::streambuf* buf = in_->rdbuf();
+  for (;;) {
+    const int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in_->setstate(std::ios::eofbit);
+      row_unterminated_ = !row_.empty();
+      return !row_.empty();
+    }
+    if (c == '\n') return true;
+    if (row_.size() == max_line_bytes) {
+      fail("row is longer than " + std::to_string(max_line_bytes) +
+           " bytes: not an RMM log (rows are a few dozen bytes)");
+    }
+    row_ += static_cast<char>(c);
+  }
+}
+
 void rmm_csv_reader::read_header() {
   line_ = 1;
-  if (!std::getline(*in_, row_)) {
+  if (!read_row()) {
     if (in_->bad()) fail(std::string("read error: ") + std::strerror(errno));
     fail("empty: no header (expected '" + std::string(expected_header) + "')");
   }
@@ -186,14 +206,15 @@ std::uint64_t rmm_csv_reader::small_id(flat_id_map<std::uint64_t>& ids, std::uin
 bool rmm_csv_reader::next(trace_event& out) {
   if (error_) throw *error_;
   for (;;) {
-    if (!std::getline(*in_, row_)) {
+    ++line_;  // before reading: an overlong row is reported on its own line
+    if (!read_row()) {
+      --line_;
       if (in_->bad()) fail("read error");
       return false;
     }
-    ++line_;
     consumed_ += row_.size() + 1;
     if (has_inner_cr(row_)) fail(cr_only_problem);
-    if (in_->eof()) fail("truncated: the last row " + quote(row_) + " has no newline");
+    if (row_unterminated_) fail("truncated: the last row " + quote(row_) + " has no newline");
     if (!trim(row_).empty()) break;
   }
   std::vector<std::string_view> f;

@@ -76,6 +76,10 @@ class rmm_csv_reader {
   flat_id_map<std::uint64_t> threads_;  // RMM thread id -> small id
   flat_id_map<std::uint64_t> streams_;  // stream -> small id
   std::string row_;
+  bool row_unterminated_ = false;  // the last row read ended at end of input, not at '\n'
+  // Reads the next row (without its '\n') into row_; false at end of input. A row longer than
+  // max_line_bytes fails at once, without reading the rest of it.
+  bool read_row();
   std::unique_ptr<trace_error> error_;
 };
 

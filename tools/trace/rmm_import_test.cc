@@ -83,6 +83,15 @@ TEST(RmmImport, BadCsv) {
   expect_error(header + "1,0,allocate,0x10,1,0\n1,0,free,0x1", 3, "truncated", 1);
 }
 
+// A huge row is refused as soon as it passes the limit, not read whole into memory (a 1 GB row
+// once made the reader grow to 2 GB).
+TEST(RmmImport, AnOverlongRowIsRefusedAtOnce) {
+  expect_error(header + std::string(max_line_bytes + 1, '1') + "\n", 2,
+               "row is longer than 4096 bytes");
+  expect_error(std::string(1 << 20, 'x'), 1, "row is longer than 4096 bytes");
+  expect_error(header + std::string(max_line_bytes, '1') + "\n", 2, "1 fields: expected 6");  // at the limit: read
+}
+
 TEST(RmmImport, ShippedExampleReads) {
   rmm_csv_reader r("tools/replay/examples/rmm_log.csv");
   trace_event e;

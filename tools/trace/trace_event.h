@@ -18,6 +18,10 @@ inline constexpr unsigned format_version = 1;
 // corrupt input.
 inline constexpr std::uint64_t max_event_size = std::uint64_t{1} << 62;
 
+// The longest line (text trace) or row (RMM CSV) a reader accepts, in bytes: any real one is far
+// shorter, and a longer one is refused at once rather than read into memory.
+inline constexpr std::size_t max_line_bytes = 4096;
+
 // The two encodings of version 1 (FORMAT.md): one event per text line, or the compact binary form
 // (varint records, about 5x smaller and several times faster to read). Readers accept both.
 enum class trace_encoding : std::uint8_t { text, binary };

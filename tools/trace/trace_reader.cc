@@ -13,7 +13,6 @@ namespace {
 constexpr std::size_t buffer_bytes = std::size_t{1} << 20;
 // A longer line is not an event: 9 numbers and words fit in about 200 bytes. The cap keeps a
 // garbage file (one huge line) from growing the buffer without bound.
-constexpr std::size_t max_line_bytes = 4096;
 
 // Text, then a CR that does not end the chunk: old-Mac line ends (which no tool writes), as
 // opposed to binary garbage, which has unprintable bytes before any CR.
