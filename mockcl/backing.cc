@@ -83,7 +83,8 @@ std::string Runtime::configure_backing(BackingMode mode, const std::string& icd)
   if (!pocl_lib_) pocl_lib_ = Pocl::load(icd, error);
   if (!pocl_lib_) {
     backing_mode_ = BackingMode::kNone;
-    return "MOCKCL_BACKING=pocl: " + error;
+    return "MOCKCL_BACKING=pocl: cannot use POCL (MOCKCL_POCL_ICD='" + (icd.empty() ? std::string("unset") : icd) +
+           "'): " + error;
   }
   pocl = pocl_lib_.get();
   return "";
