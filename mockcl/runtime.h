@@ -560,6 +560,7 @@ void fill_queue(cl_icd_dispatch& d);
 void fill_enqueue(cl_icd_dispatch& d);
 void fill_event(cl_icd_dispatch& d);
 void fill_program(cl_icd_dispatch& d);
+void fill_kernel(cl_icd_dispatch& d);
 
 }  // namespace mockcl
 
