@@ -902,8 +902,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace clpool;
   using namespace clpool::fuzz;
   FuzzedDataProvider in(data, size);
-  // No backing device: kernels stay timed no-ops (mockcl/README.md, MOCKCL_BACKING).
-  mockcl::control().configure_backing("none");
   run r;
   r.kind = static_cast<pool_kind>(in.ConsumeIntegralInRange<unsigned>(0, 5));
   r.leading_bits = in.ConsumeIntegralInRange<unsigned>(0, 6);
