@@ -251,7 +251,7 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
   for (_cl_mem* m : ms) add_mem(ev, m);
   for (SvmBlock* b : blocks) {
     ++b->pending;
-    ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+    ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   }
   ev->svm_counted = true;
   if (rt().pocl) {  // Backing mode: what POCL will run, as it is now.

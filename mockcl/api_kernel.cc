@@ -127,12 +127,16 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void
   Call c(rt(), Entry::clSetKernelArgSVMPointer);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
-  if (rt().pocl) return c.ret(CL_INVALID_OPERATION);  // SVM blocks have no POCL twin (README).
+  // Backing mode: the argument slots are POCL's; SVM blocks are POCL's SVM (backing.cc).
+  if (rt().pocl && index >= k->args.size()) return c.ret(CL_INVALID_ARG_INDEX);
   KernelArg* a = arg_slot(k, index);
   if (!a) return c.ret(CL_INVALID_ARG_INDEX);
   a->set = true;
   a->mem = nullptr;
   a->svm = const_cast<void*>(value);
+  a->size = 0;
+  a->value.clear();
+  if (rt().pocl && !value) return c.ret(CL_INVALID_ARG_VALUE);  // kept for the launch as an SVM pointer
   if (value && !rt().find_svm(value)) return c.ret(CL_INVALID_ARG_VALUE);
   return c.ret(CL_SUCCESS);
 }

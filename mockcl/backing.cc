@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "mockcl/runtime.h"
@@ -226,6 +227,8 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
           cl_mem pm = pocl_buffer(a.mem, err);
           if (!pm) return err;
           err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
+        } else if (a.svm) {
+          err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
         } else {
           err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
         }
@@ -239,6 +242,20 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
+}
+
+void* Runtime::pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
+  cl_int err;
+  cl_context pc = pocl_context(ctx, err);
+  if (!pc || !pocl->d->clSVMAlloc) return nullptr;
+  void* p = pocl->d->clSVMAlloc(pc, flags, size, alignment);
+  // POCL's device is the CPU: its SVM is host memory, which mockcl's SVM commands use directly.
+  if (p) std::memset(p, 0, size);
+  return p;
+}
+
+void Runtime::pocl_svm_free(_cl_context* ctx, void* p) {
+  if (pocl && ctx->pocl_ctx) pocl->d->clSVMFree(ctx->pocl_ctx, p);
 }
 
 void Runtime::pocl_drop(Object* o) {

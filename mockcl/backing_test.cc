@@ -234,8 +234,29 @@ TEST_F(Backing, HostPointerBuffersSubBuffersAndCompileLink) {
   int first = -1;
   ASSERT_EQ(d->clEnqueueReadBuffer(q, sub, CL_TRUE, 0, 4, &first, 0, nullptr, nullptr), CL_SUCCESS);
   EXPECT_EQ(first, 1024);
-  // SVM pointers have no POCL twin: refused in backing mode (README, "not yet").
-  EXPECT_EQ(d->clSetKernelArgSVMPointer(k, 0, host.data()), CL_INVALID_OPERATION);
+  // Not an SVM pointer of this runtime.
+  EXPECT_EQ(d->clSetKernelArgSVMPointer(k, 0, host.data()), CL_INVALID_ARG_VALUE);
+}
+
+TEST_F(Backing, SvmBlocksArePoclsSvmAndKernelsSeeThem) {
+  open();
+  const char* src = "__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }";
+  ASSERT_EQ(build(src), CL_SUCCESS);
+  cl_kernel k = kernel("twice");
+  auto* p = static_cast<int*>(d->clSVMAlloc(ctx, CL_MEM_READ_WRITE, 4096, 0));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 4096u);
+  const int three = 3;
+  ASSERT_EQ(d->clEnqueueSVMMemFill(q, p, &three, sizeof three, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, p + 512), CL_SUCCESS);  // inside the block
+  size_t global = 512;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMap(q, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(p[i], i >= 512 ? 6 : 3) << i;
+  ASSERT_EQ(d->clEnqueueSVMUnmap(q, p, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(q), CL_SUCCESS);
+  d->clSVMFree(ctx, p);
+  EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 0u);
 }
 
 // One run's call log with object ids (process-wide counters) blanked.

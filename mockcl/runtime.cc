@@ -227,6 +227,8 @@ void Runtime::force_destroy_all() {
   kill(events);
   kill(programs);
   kill(kernels);
+  for (auto& [address, b] : svm)
+    if (b.pocl_svm) pocl_svm_free(b.context, b.pocl_svm);
   svm.clear();
   live_.fill(0);
 }
@@ -423,6 +425,7 @@ void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   record_free(true, b.id, it->first, b.size, b.last_use_end);
   credit(b.device, b.context, b.size, false, b.where);
   cl_context ctx = b.context;
+  if (b.pocl_svm) pocl_svm_free(ctx, b.pocl_svm);
   svm.erase(it);
   release_internal(ctx);
 }

@@ -72,6 +72,8 @@ struct SvmBlock {
   int device = 0;
   clpool::device_model::placement where;  // what its charge took on the device
   HostBlock block;
+  void* pocl_svm = nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
+  void* data() const { return pocl_svm ? pocl_svm : block.data(); }
   uint32_t pending = 0;   // Commands in flight that use it.
   bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
   bool free_enqueued = false;
@@ -379,6 +381,9 @@ class Runtime {
   cl_int pocl_execute(_cl_event* ev);
   // Releases o's twin (its destruction).
   void pocl_drop(Object* o);
+  // Backing mode SVM: a zeroed block of POCL's SVM in ctx's twin, or null; and its free.
+  void* pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment);
+  void pocl_svm_free(_cl_context* ctx, void* p);
 
   // ---- Scheduler (scheduler.cc) ----
   // Validates a wait list; returns 0 or CL_INVALID_EVENT_WAIT_LIST / CL_INVALID_CONTEXT.
