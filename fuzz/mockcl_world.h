@@ -47,6 +47,8 @@ struct mockcl_world {
     ctl.reset();
     std::string err = ctl.configure_devices(devices);
     if (err.empty()) err = ctl.configure_schedule(schedule);
+    // No backing device: kernels stay timed no-ops, SVM arguments work (mockcl/README.md).
+    if (err.empty()) err = ctl.configure_backing("none");
     if (!err.empty()) fail("mockcl configuration refused: " + err);
     auto check = [&](cl_int s, const char* call) {
       if (s != CL_SUCCESS) fail(std::string(call) + " failed: " + std::to_string(s));

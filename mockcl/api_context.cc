@@ -39,6 +39,7 @@ cl_context make_context(Call& c, const cl_context_properties* props, std::vector
   if (!notify && data) return fail(CL_INVALID_VALUE);
   std::vector<cl_context_properties> p;
   if (cl_int s = check_properties(props, p)) return fail(s);
+  rt().settle_backing();  // The first context decides MOCKCL_BACKING's default.
   _cl_context* ctx = rt().create(rt().contexts, Type::kContext);
   ctx->device0 = devs[0]->index;
   ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != Semantics::kDeferred;

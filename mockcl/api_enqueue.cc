@@ -145,11 +145,12 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if (size == 0) return fail(CL_INVALID_VALUE);
   if (flags & ~(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) return fail(CL_INVALID_VALUE);
   if ((s = rt().use_mem(m, q))) return fail(s);
-  unsigned char* b = rt().bytes_of(m);
-  if (!b) return fail(CL_MAP_FAILURE);
-  // maps=copy: the host gets its own copy, filled when the map executes (maps.cc).
-  const bool copy = rt().devices[q->device->index].cfg.maps == MapMode::kCopy;
-  void* p = b + offset;
+  // maps=copy, and every map in backing mode: the host gets its own copy, filled when the map
+  // executes (maps.cc).
+  const bool copy = rt().devices[q->device->index].cfg.maps == MapMode::kCopy || rt().pocl;
+  unsigned char* b = copy ? nullptr : rt().bytes_of(m);
+  if (!copy && !b) return fail(CL_MAP_FAILURE);
+  void* p = copy ? nullptr : b + offset;
   if (copy && !(p = rt().map_copy(m, flags, offset, size))) return fail(CL_OUT_OF_HOST_MEMORY);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", Entry::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
@@ -172,12 +173,12 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
-  unsigned char* b = rt().bytes_of(m);
   auto* p = static_cast<unsigned char*>(ptr);
   // A maps=copy mapping is named by exactly the pointer its map returned; a shared one by any
   // pointer into the buffer.
   const bool copy = m->map_count > 0 && rt().begin_unmap(m, ptr);
   if (!copy) {
+    unsigned char* b = rt().pocl ? nullptr : rt().bytes_of(m);
     uint32_t copies = 0;
     for (const Mapping& mp : m->maps) copies += !mp.unmapping;
     if (m->map_count <= copies || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
@@ -216,7 +217,8 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
 }
 
 cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_kernel kh, cl_uint dims,
-              const size_t* global, cl_uint n, const cl_event* wait, cl_event* out) {
+              const size_t* offset, const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
+              cl_event* out) {
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -249,22 +251,37 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
   for (_cl_mem* m : ms) add_mem(ev, m);
   for (SvmBlock* b : blocks) {
     ++b->pending;
-    ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+    ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   }
   ev->svm_counted = true;
+  if (rt().pocl) {  // Backing mode: what POCL will run, as it is now.
+    ev->kernel = k;
+    rt().retain_internal(k);
+    ev->args = k->args;
+    ev->dims = dims;
+    const size_t one = 1;
+    for (cl_uint i = 0; i < dims; ++i) {
+      ev->work[i] = offset ? offset[i] : 0;
+      ev->work[3 + i] = global ? global[i] : one;
+      ev->work[6 + i] = local ? local[i] : one;
+    }
+    ev->has_offset = offset != nullptr;
+    ev->has_local = local != nullptr || type == CL_COMMAND_TASK;
+  }
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t*,
-                                        const size_t* global, const size_t*, cl_uint n, const cl_event* wait,
+cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
+                                        const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
                                         cl_event* out) {
   Call c(rt(), Entry::clEnqueueNDRangeKernel);
-  return launch(c, Entry::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims, global, n, wait, out);
+  return launch(c, Entry::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims, offset, global, local, n,
+                wait, out);
 }
 
 cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel k, cl_uint n, const cl_event* wait, cl_event* out) {
   Call c(rt(), Entry::clEnqueueTask);
-  return launch(c, Entry::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, n, wait, out);
+  return launch(c, Entry::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, nullptr, nullptr, n, wait, out);
 }
 
 cl_int sync_command(Call& c, Entry e, cl_command_type type, const char* kind, cl_command_queue h, cl_uint n,

@@ -63,7 +63,12 @@ template <bool kHooks>
   _cl_mem* m = rt.create(rt.mems, Type::kMem);
   rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
   m->where = where;
-  if (flags & CL_MEM_COPY_HOST_PTR) [[unlikely]] {
+  if ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) && rt.pocl) [[unlikely]] {
+    if (cl_int s = rt.pocl_init_buffer(m, host_ptr)) {  // Backing mode: POCL's twin from the host bytes.
+      rt.release(m, CL_INVALID_MEM_OBJECT);
+      return fail(s);
+    }
+  } else if (flags & CL_MEM_COPY_HOST_PTR) [[unlikely]] {
     unsigned char* b = rt.bytes_of(m);
     if (!b) {
       rt.release(m, CL_INVALID_MEM_OBJECT);

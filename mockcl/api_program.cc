@@ -1,9 +1,10 @@
-// Programs and kernels: builds always succeed and kernels are timed no-ops. Kernel names are
-// scraped from the source so clCreateKernelsInProgram and CL_PROGRAM_KERNEL_NAMES answer; an
-// argument counts as a buffer if its value is a live mock cl_mem handle.
+// Programs. With no backing device builds always succeed: kernel names are scraped from the
+// source so clCreateKernelsInProgram and CL_PROGRAM_KERNEL_NAMES answer. In backing mode POCL
+// builds and answers (program_backing.cc). Kernels: api_kernel.cc.
 #include <cstring>
 #include <regex>
 
+#include "mockcl/program_backing.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -20,7 +21,8 @@ std::vector<std::string> kernel_names(const std::string& src) {
   return out;
 }
 
-cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* err) {
+cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* err, char kind = 's',
+                       const void* data = nullptr, size_t size = 0) {
   _cl_program* p = rt().create(rt().programs, Type::kProgram);
   p->context = ctx;
   rt().retain_internal(ctx);
@@ -29,6 +31,14 @@ cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* er
   p->kernel_names = kernel_names(p->source);
   p->built = false;
   p->kernels = 0;
+  if (rt().pocl) {
+    if (cl_int s = pocl_create_program(rt(), p, kind, data, size)) {
+      rt().release(p, CL_INVALID_PROGRAM);
+      if (err) *err = s;
+      c.ret(s);
+      return nullptr;
+    }
+  }
   c.handle("ret", p);
   if (err) *err = CL_SUCCESS;
   c.ret(CL_SUCCESS);
@@ -74,7 +84,8 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
     if (status) status[i] = CL_SUCCESS;
   }
   // Our "binary" is the source text (see CL_PROGRAM_BINARIES).
-  return new_program(c, ctx, std::string(reinterpret_cast<const char*>(bins[0]), lengths[0]), err);
+  return new_program(c, ctx, std::string(reinterpret_cast<const char*>(bins[0]), lengths[0]), err, 'b', bins[0],
+                     lengths[0]);
 }
 
 cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t length, cl_int* err) {
@@ -86,7 +97,7 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
     c.ret(s);
     return nullptr;
   }
-  return new_program(c, ctx, std::string(), err);
+  return new_program(c, ctx, std::string(), err, 'i', il, length);
 }
 
 cl_int CL_API_CALL RetainProgram(cl_program h) {
@@ -109,21 +120,61 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, cons
   if (cl_int f = c.fault()) return c.ret(f);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
-  p->built = true;
   p->options = options ? options : "";
+  const cl_int s = rt().pocl ? pocl_build(rt(), p, options, false, 0, nullptr, nullptr) : CL_SUCCESS;
+  p->built = s == CL_SUCCESS;
   if (notify) rt().defer([notify, p, data] { notify(p, data); });
-  return c.ret(CL_SUCCESS);
+  return c.ret(s);
 }
 
-cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, const char* options, cl_uint,
-                                  const cl_program*, const char**, void(CL_CALLBACK* notify)(cl_program, void*),
-                                  void* data) {
+cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, const char* options, cl_uint nh,
+                                  const cl_program* headers, const char** names,
+                                  void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
   Call c(rt(), Entry::clCompileProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
+  for (cl_uint i = 0; i < nh; ++i)
+    if (!headers || !rt().program(headers[i])) return c.ret(CL_INVALID_VALUE);
   p->options = options ? options : "";
+  const cl_int s = rt().pocl ? pocl_build(rt(), p, options, true, nh, headers, names) : CL_SUCCESS;
   if (notify) rt().defer([notify, p, data] { notify(p, data); });
-  return c.ret(CL_SUCCESS);
+  return c.ret(s);
+}
+
+// Backing mode only (no backing device: CL_INVALID_OPERATION, as before).
+cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, const char* options, cl_uint n,
+                                   const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*), void* data,
+                                   cl_int* err) {
+  Call c(rt(), Entry::clLinkProgram);
+  auto fail = [&](cl_int s) -> cl_program {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  if (!rt().pocl) return fail(CL_INVALID_OPERATION);
+  if (n == 0 || !inputs) return fail(CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < n; ++i)
+    if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
+  _cl_program* p = rt().create(rt().programs, Type::kProgram);
+  p->context = ctx;
+  rt().retain_internal(ctx);
+  p->source.clear();
+  p->options = options ? options : "";
+  p->kernel_names.clear();
+  p->kernels = 0;
+  const cl_int s = pocl_link(rt(), p, options, n, inputs);
+  if (!p->pocl_prog) {
+    rt().release(p, CL_INVALID_PROGRAM);
+    return fail(s);
+  }
+  p->built = s == CL_SUCCESS;
+  if (notify) rt().defer([notify, p, data] { notify(p, data); });
+  c.handle("ret", p);
+  if (err) *err = s;
+  c.ret(s);
+  return p;
 }
 
 cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t size, void* value, size_t* size_ret) {
@@ -131,6 +182,11 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  if (rt().pocl && p->pocl_prog) {
+    bool handled = false;
+    cl_int s = pocl_program_info(rt(), p, param, size, value, size_ret, handled);
+    if (handled) return c.ret(s);
+  }
   const auto& devs = p->context->devices;
   switch (param) {
     case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs});
@@ -171,6 +227,7 @@ cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_bu
   Call c(rt(), Entry::clGetProgramBuildInfo);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
+  if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
   switch (param) {
     case CL_PROGRAM_BUILD_STATUS:
       return c.ret(set_info_v(size, value, size_ret, cl_build_status(p->built ? CL_BUILD_SUCCESS : CL_BUILD_NONE)));
@@ -180,141 +237,6 @@ cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_bu
       return c.ret(set_info_v(size, value, size_ret,
                               cl_program_binary_type(p->built ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE : CL_PROGRAM_BINARY_TYPE_NONE)));
     case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: return c.ret(set_info_v(size, value, size_ret, size_t{0}));
-    default: return c.ret(CL_INVALID_VALUE);
-  }
-}
-
-_cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
-  _cl_kernel* k = rt().create(rt().kernels, Type::kKernel);
-  k->program = p;
-  rt().retain_internal(p);
-  ++p->kernels;
-  k->name = name;
-  k->args.clear();
-  return k;
-}
-
-cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) {
-  Call c(rt(), Entry::clCreateKernel);
-  auto fail = [&](cl_int s) -> cl_kernel {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
-  _cl_program* p = rt().program(h);
-  if (!p) return fail(CL_INVALID_PROGRAM);
-  if (!p->built) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
-  if (!name) return fail(CL_INVALID_VALUE);
-  bool known = p->kernel_names.empty();
-  for (const auto& k : p->kernel_names) known = known || k == name;
-  if (!known) return fail(CL_INVALID_KERNEL_NAME);
-  _cl_kernel* k = new_kernel(p, name);
-  c.handle("ret", k);
-  if (err) *err = CL_SUCCESS;
-  c.ret(CL_SUCCESS);
-  return k;
-}
-
-cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* out, cl_uint* num_ret) {
-  Call c(rt(), Entry::clCreateKernelsInProgram);
-  _cl_program* p = rt().program(h);
-  if (!p) return c.ret(CL_INVALID_PROGRAM);
-  if (!p->built) return c.ret(CL_INVALID_PROGRAM_EXECUTABLE);
-  if (out && num < p->kernel_names.size()) return c.ret(CL_INVALID_VALUE);
-  if (out)
-    for (size_t i = 0; i < p->kernel_names.size(); ++i) out[i] = new_kernel(p, p->kernel_names[i]);
-  if (num_ret) *num_ret = static_cast<cl_uint>(p->kernel_names.size());
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL RetainKernel(cl_kernel h) {
-  Call c(rt(), Entry::clRetainKernel);
-  _cl_kernel* k = rt().kernel(h);
-  if (!k) return c.ret(CL_INVALID_KERNEL);
-  ++k->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseKernel(cl_kernel h) {
-  Call c(rt(), Entry::clReleaseKernel);
-  if (h && h->type != Type::kKernel) return c.ret(CL_INVALID_KERNEL);
-  _cl_kernel* k = h;
-  if (k && k->in_use && !k->released && k->refs == 1) --k->program->kernels;
-  return c.ret(rt().release(h, CL_INVALID_KERNEL));
-}
-
-KernelArg* arg_slot(_cl_kernel* k, cl_uint index) {
-  if (index >= 64) return nullptr;
-  if (k->args.size() <= index) k->args.resize(index + 1);
-  return &k->args[index];
-}
-
-cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const void* value) {
-  Call c(rt(), Entry::clSetKernelArg);
-  _cl_kernel* k = rt().kernel(h);
-  if (!k) return c.ret(CL_INVALID_KERNEL);
-  KernelArg* a = arg_slot(k, index);
-  if (!a) return c.ret(CL_INVALID_ARG_INDEX);
-  a->set = true;
-  a->mem = nullptr;
-  a->svm = nullptr;
-  if (size == sizeof(cl_mem) && value) {
-    cl_mem m;
-    std::memcpy(&m, value, sizeof m);
-    // Only a pointer into our own mem slab can be read safely as a handle.
-    if (m && rt().mems.contains(m) && m->in_use && !m->released) a->mem = m;
-  }
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void* value) {
-  Call c(rt(), Entry::clSetKernelArgSVMPointer);
-  _cl_kernel* k = rt().kernel(h);
-  if (!k) return c.ret(CL_INVALID_KERNEL);
-  KernelArg* a = arg_slot(k, index);
-  if (!a) return c.ret(CL_INVALID_ARG_INDEX);
-  a->set = true;
-  a->mem = nullptr;
-  a->svm = const_cast<void*>(value);
-  if (value && !rt().find_svm(value)) return c.ret(CL_INVALID_ARG_VALUE);
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info, size_t, const void*) {
-  Call c(rt(), Entry::clSetKernelExecInfo);
-  return c.ret(rt().kernel(h) ? CL_SUCCESS : CL_INVALID_KERNEL);
-}
-
-cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetKernelInfo);
-  _cl_kernel* k = rt().kernel(h);
-  if (!k) return c.ret(CL_INVALID_KERNEL);
-  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
-  switch (param) {
-    case CL_KERNEL_FUNCTION_NAME: return c.ret(set_info_s(size, value, size_ret, k->name));
-    case CL_KERNEL_NUM_ARGS: return v(static_cast<cl_uint>(k->args.size()));
-    case CL_KERNEL_REFERENCE_COUNT: return v(cl_uint{k->refs});
-    case CL_KERNEL_CONTEXT: return v(k->program->context);
-    case CL_KERNEL_PROGRAM: return v(k->program);
-    case CL_KERNEL_ATTRIBUTES: return c.ret(set_info_s(size, value, size_ret, ""));
-    default: return c.ret(CL_INVALID_VALUE);
-  }
-}
-
-cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
-                                          void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetKernelWorkGroupInfo);
-  if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
-  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
-  switch (param) {
-    case CL_KERNEL_WORK_GROUP_SIZE: return v(size_t{1024});
-    case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
-      size_t z[3] = {0, 0, 0};
-      return c.ret(set_info(size, value, size_ret, z, sizeof z));
-    }
-    case CL_KERNEL_LOCAL_MEM_SIZE: case CL_KERNEL_PRIVATE_MEM_SIZE: return v(cl_ulong{0});
-    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
     default: return c.ret(CL_INVALID_VALUE);
   }
 }
@@ -331,15 +253,7 @@ void fill_program(cl_icd_dispatch& d) {
   d.clCompileProgram = CompileProgram;
   d.clGetProgramInfo = GetProgramInfo;
   d.clGetProgramBuildInfo = GetProgramBuildInfo;
-  d.clCreateKernel = CreateKernel;
-  d.clCreateKernelsInProgram = CreateKernelsInProgram;
-  d.clRetainKernel = RetainKernel;
-  d.clReleaseKernel = ReleaseKernel;
-  d.clSetKernelArg = SetKernelArg;
-  d.clSetKernelArgSVMPointer = SetKernelArgSVMPointer;
-  d.clSetKernelExecInfo = SetKernelExecInfo;
-  d.clGetKernelInfo = GetKernelInfo;
-  d.clGetKernelWorkGroupInfo = GetKernelWorkGroupInfo;
+  d.clLinkProgram = LinkProgram;
 }
 
 }  // namespace mockcl

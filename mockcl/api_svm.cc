@@ -30,7 +30,8 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
     return nullptr;
   }
   SvmBlock b;
-  void* p = b.block.allocate(size, alignment ? alignment : 128);
+  void* p = rt().pocl ? (b.pocl_svm = rt().pocl_svm_alloc(ctx, flags, size, alignment ? alignment : 128))
+                      : b.block.allocate(size, alignment ? alignment : 128);
   if (!p) {
     rt().credit(dev, ctx, size, false, where);
     c.ret(CL_OUT_OF_HOST_MEMORY);
@@ -66,7 +67,7 @@ void CL_API_CALL SVMFree(cl_context h, void* ptr) {
 SvmBlock* svm_range(_cl_command_queue* q, const void* p, size_t size) {
   SvmBlock* b = rt().find_svm(p);
   if (!b || b->freed || b->context != q->context) return nullptr;
-  auto start = reinterpret_cast<uintptr_t>(b->block.data());
+  auto start = reinterpret_cast<uintptr_t>(b->data());
   if (reinterpret_cast<uintptr_t>(p) - start + size > b->size) return nullptr;
   return b;
 }
@@ -84,7 +85,7 @@ _cl_command_queue* prologue(Call& c, cl_command_queue h, cl_uint n, const cl_eve
 
 void use_block(_cl_event* ev, SvmBlock* b) {
   ++b->pending;
-  ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+  ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   ev->svm_counted = true;
 }
 
@@ -125,7 +126,7 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_FREE, "svm_free", Entry::clEnqueueSVMFree, n, wait);
   for (SvmBlock* b : blocks) {
     b->free_enqueued = true;
-    ev->svm.push_back({reinterpret_cast<uint64_t>(b->block.data()), b->size});
+    ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   }
   // The callback gets the list as passed; without one, only real blocks are freed.
   ev->svm_free = fn ? std::vector<void*>(ptrs, ptrs + num) : live_ptrs;

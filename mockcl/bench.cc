@@ -51,6 +51,8 @@ BENCHMARK(BM_CreateRelease_ThroughLoader);
 }  // namespace
 
 int main(int argc, char** argv) {
+  // No backing device: the no-compute mode is the one measured (before any CL call).
+  setenv("MOCKCL_BACKING", "none", 1);
   const char* so = std::getenv("LIBMOCKCL_SO");
   mockcl::testing::use_mock_only(mockcl::testing::mock_so_path(so ? so : "mockcl/libmockcl.so"));
   benchmark::Initialize(&argc, argv);

@@ -441,6 +441,12 @@ Result<ScheduleConfig> parse_schedule(std::string_view text) {
   return s;
 }
 
+Result<BackingMode> parse_backing(std::string_view text) {
+  if (text == "pocl") return BackingMode::kPocl;
+  if (text == "none") return BackingMode::kNone;
+  return Result<BackingMode>::Error("'" + std::string(text) + "' is not pocl or none");
+}
+
 Result<Config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars) {
   using R = Result<Config>;
   Config c;
@@ -470,9 +476,17 @@ Result<Config> config_from_env(const std::vector<std::pair<std::string, std::str
     } else if (name == "MOCKCL_CALL_LOG") {
       if (value.empty()) return fail("path is empty");
       c.call_log = value;
+    } else if (name == "MOCKCL_BACKING") {
+      auto b = parse_backing(value);
+      if (!b.ok()) return fail(b.error());
+      c.backing = b.value();
+    } else if (name == "MOCKCL_POCL_ICD") {
+      if (value.empty()) return fail("path is empty");
+      c.pocl_icd = value;
     } else {
       return R::Error("unknown variable " + name +
-                      " (known: MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG)");
+                      " (known: MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG, MOCKCL_BACKING,"
+                      " MOCKCL_POCL_ICD)");
     }
   }
   return c;

@@ -103,8 +103,20 @@ struct FaultRule {
 };
 
 // Everything the environment can set.
+// MOCKCL_BACKING: where kernels run and buffer bytes live.
+enum class BackingMode {
+  kAuto,  // not given: kPocl when POCL's ICD can be loaded (decided at the first context), else kNone.
+  kNone,  // no compute: kernels are timed no-ops, bytes live in host memory (fast; fuzzers, benchmarks).
+  kPocl,  // a backing POCL device runs the kernels and holds the bytes (mockcl/backing.h).
+};
+
+// "pocl" | "none"; anything else is an error.
+Result<BackingMode> parse_backing(std::string_view text);
+
 struct Config {
   std::vector<DeviceConfig> devices;  // Never empty once parsed.
+  BackingMode backing = BackingMode::kAuto;
+  std::string pocl_icd;               // MOCKCL_POCL_ICD: a .icd file or POCL's library; empty: default.
   ScheduleConfig schedule;
   std::vector<FaultRule> faults;
   std::string call_log;               // Path of the JSON-lines call log; empty: off.

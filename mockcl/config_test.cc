@@ -308,5 +308,24 @@ TEST(Snapshot, JsonRoundTrip) {
   EXPECT_FALSE(snapshot_from_json("{\"devices\": 3}").ok());
 }
 
+TEST(Config, Backing) {
+  EXPECT_EQ(parse_backing("pocl").value(), BackingMode::kPocl);
+  EXPECT_EQ(parse_backing("none").value(), BackingMode::kNone);
+  for (const char* bad : {"", "POCL", "pocl ", "auto", "cuda"}) {
+    auto b = parse_backing(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.error().find("is not pocl or none"), std::string::npos) << b.error();
+  }
+  auto c = config_from_env({{"MOCKCL_BACKING", "none"}, {"MOCKCL_POCL_ICD", "/x/pocl.icd"}});
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c.value().backing, BackingMode::kNone);
+  EXPECT_EQ(c.value().pocl_icd, "/x/pocl.icd");
+  EXPECT_EQ(config_from_env({}).value().backing, BackingMode::kAuto);
+  auto bad = config_from_env({{"MOCKCL_BACKING", "yes"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "MOCKCL_BACKING='yes': 'yes' is not pocl or none");
+  EXPECT_FALSE(config_from_env({{"MOCKCL_POCL_ICD", ""}}).ok());
+}
+
 }  // namespace
 }  // namespace mockcl

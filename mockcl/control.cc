@@ -1,5 +1,6 @@
 #include "mockcl/control.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include "mockcl/runtime.h"
@@ -45,6 +46,14 @@ class InProcess final : public Control {
     Runtime& rt = Runtime::get();
     std::unique_lock<Lock> lk(rt.mu);
     return rt.configure_call_log(std::string(path));
+  }
+  std::string configure_backing(std::string_view mode) override {
+    auto b = parse_backing(mode);
+    if (!b.ok()) return "backing: " + b.error();
+    Runtime& rt = Runtime::get();
+    std::unique_lock<Lock> lk(rt.mu);
+    const char* icd = std::getenv("MOCKCL_POCL_ICD");
+    return rt.configure_backing(b.value(), icd ? icd : "");
   }
   void reset() override { Runtime::get().reset(); }
   Snapshot snapshot() override { return Runtime::get().snapshot(); }

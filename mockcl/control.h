@@ -49,6 +49,9 @@ class Control {
   // Sets the JSON-lines call log: a file path (appended), ":memory:" (kept for snapshot()),
   // or "" (off, the default).
   virtual std::string configure_call_log(std::string_view path) = 0;
+  // Sets the backing device (MOCKCL_BACKING grammar: "pocl" or "none"). Refused while contexts
+  // live. "pocl" loads POCL's ICD at once (MOCKCL_POCL_ICD, else /etc/OpenCL/vendors/pocl.icd).
+  virtual std::string configure_backing(std::string_view mode) = 0;
   // Destroys every remaining object (stale handles then read as released), restores the
   // configuration read from the environment at start-up, and zeroes counters, peaks, the
   // command log, the call log kept in memory and the reports.

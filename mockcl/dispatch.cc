@@ -53,6 +53,7 @@ cl_icd_dispatch build() {
   fill_enqueue(d);
   fill_event(d);
   fill_program(d);
+  fill_kernel(d);
   return d;
 }
 

@@ -40,6 +40,12 @@ check MOCKCL_SCHEDULE "seed=1,seed=2" "seed given twice"
 check MOCKCL_CALL_LOG "" "path is empty"
 check MOCKCL_CALL_LOG "/nonexistent/dir/log.jsonl" "cannot open"
 check MOCKCL_DEVICE "gpu" "unknown variable MOCKCL_DEVICE"
+check MOCKCL_BACKING "gpu" "'gpu' is not pocl or none"
+check MOCKCL_BACKING "" "is not pocl or none"
+check MOCKCL_POCL_ICD "" "path is empty"
+# pocl asked for but not loadable: refused (with no MOCKCL_BACKING the default falls back to none).
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/pocl.icd" "cannot read the library's path"
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "cannot load"
 # A good configuration is accepted, and the call log gets JSON lines.
 log="${TEST_TMPDIR:-/tmp}/calls.jsonl"
 out="$(MOCKCL_DEVICES="gpu-1g;cpu" MOCKCL_SCHEDULE="lazy,seed=3" MOCKCL_FAULTS="bytes:512m" MOCKCL_CALL_LOG="$log" clinfo -l 2>&1)"

@@ -49,7 +49,7 @@ namespace mockcl {
   _cl_mem* m = h;
   const bool plain = !finish_slow_ && m && m->type == Type::kMem && m->in_use && !m->released &&
                      m->refs == 1 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
-                     !m->backing.data() && frees_.append_is_free() && m->context &&
+                     !m->backing.data() && !m->pocl_mem && frees_.append_is_free() && m->context &&
                      (m->context->internal > 1 || m->context->refs > 0);
   if (!plain) [[unlikely]] {
     mu.unlock_owner();

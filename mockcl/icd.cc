@@ -79,6 +79,7 @@ int mockcl_configure(const char* what, const char* value, char* err, size_t err_
   else if (w == "add_fault") e = c.add_fault(value);
   else if (w == "schedule") e = c.configure_schedule(value);
   else if (w == "call_log") e = c.configure_call_log(value);
+  else if (w == "backing") e = c.configure_backing(value);
   else e = "mockcl_configure: unknown item '" + w + "'";
   copy_error(e, err, err_size);
   return e.empty() ? CL_SUCCESS : CL_INVALID_VALUE;

@@ -35,6 +35,7 @@ class IcdControl final : public Control {
   std::string add_fault(std::string_view rule) override { return configure("add_fault", rule); }
   std::string configure_schedule(std::string_view spec) override { return configure("schedule", spec); }
   std::string configure_call_log(std::string_view path) override { return configure("call_log", path); }
+  std::string configure_backing(std::string_view mode) override { return configure("backing", mode); }
   void reset() override { reset_(); }
   Snapshot snapshot() override {
     std::string buf(snapshot_(nullptr, 0) + 1, '\0');

@@ -5,6 +5,7 @@
 // mapped for writing is undefined to commands until it is unmapped; a buffer mapped for writing
 // must be unmapped before any command that reads or writes it (or its parent or sub-buffers)
 // begins execution, and one mapped for reading before any command that writes it.
+// In backing mode (backing.h) every map is such a copy, filled from and written back to POCL.
 // Members of Runtime; the lock is held.
 #include <cstring>
 
@@ -73,7 +74,8 @@ void Runtime::execute_map(_cl_event* ev) {
   Mapping* mp = find(m, ev->host);
   if (!mp) return;
   if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
-    if (unsigned char* b = bytes_of(m)) std::memcpy(mp->copy.data(), b + mp->offset, mp->size);
+    if (pocl) pocl_transfer(m, ev->queue, false, mp->offset, mp->size, mp->copy.data());
+    else if (unsigned char* b = bytes_of(m)) std::memcpy(mp->copy.data(), b + mp->offset, mp->size);
   }
   activate(m, *mp, true);
 }
@@ -83,7 +85,8 @@ void Runtime::execute_unmap(_cl_event* ev) {
   Mapping* mp = find(m, ev->host);
   if (!mp) return;
   if (maps_for_writing(mp->flags)) {
-    if (unsigned char* b = bytes_of(m)) std::memcpy(b + mp->offset, mp->copy.data(), mp->size);
+    if (pocl) pocl_transfer(m, ev->queue, true, mp->offset, mp->size, mp->copy.data());
+    else if (unsigned char* b = bytes_of(m)) std::memcpy(b + mp->offset, mp->copy.data(), mp->size);
   }
   cancel_map(m, ev->host);
 }

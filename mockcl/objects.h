@@ -68,6 +68,8 @@ struct _cl_context : mockcl::Object {
   uint64_t max_alloc = 0;
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
+  cl_context pocl_ctx = nullptr;     // Backing mode: POCL's twin (lazy), and a queue of it for
+  cl_command_queue pocl_q = nullptr; // creation-time transfers.
 };
 
 struct _cl_command_queue : mockcl::Object {
@@ -78,6 +80,7 @@ struct _cl_command_queue : mockcl::Object {
   cl_event last = nullptr;          // In-order: last enqueued command (internal ref).
   cl_event last_barrier = nullptr;  // Out-of-order: last barrier (internal ref).
   uint64_t busy_until = 0;          // Virtual time the queue's engine is next free.
+  cl_command_queue pocl_q = nullptr;  // Backing mode: POCL's twin (lazy).
 };
 
 struct MemDestructor {
@@ -114,6 +117,15 @@ struct _cl_mem : mockcl::Object {
   uint64_t last_use_end = 0;    // Virtual end of the last executed command that used it.
   mockcl::HostBlock backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
   std::vector<MemDestructor> destructors;
+  cl_mem pocl_mem = nullptr;    // Backing mode: POCL's twin, made at first use (zero-filled).
+};
+
+struct KernelArg {
+  bool set = false;
+  cl_mem mem = nullptr;   // A buffer argument (not a reference: the launch takes one).
+  void* svm = nullptr;    // An SVM pointer argument.
+  size_t size = 0;        // Backing mode: the value as given (null value: empty, e.g. local memory).
+  std::vector<unsigned char> value;
 };
 
 struct EventCallback {
@@ -147,6 +159,13 @@ struct _cl_event : mockcl::Object {
   std::vector<void*> svm_free;         // svm_free: pointers to free.
   void(CL_CALLBACK* svm_free_fn)(cl_command_queue, cl_uint, void**, void*) = nullptr;
   void* svm_free_data = nullptr;
+  // Backing mode, kernel launches: the kernel (internal ref) and its arguments and sizes as they
+  // were at the enqueue; POCL gets them when the command executes.
+  cl_kernel kernel = nullptr;
+  std::vector<KernelArg> args;
+  cl_uint dims = 0;
+  size_t work[9] = {};  // offset[3], global[3], local[3]
+  bool has_offset = false, has_local = false;
 };
 
 struct _cl_program : mockcl::Object {
@@ -156,18 +175,14 @@ struct _cl_program : mockcl::Object {
   std::vector<std::string> kernel_names;
   bool built = false;
   uint32_t kernels = 0;  // Live kernels (they keep the program).
-};
-
-struct KernelArg {
-  bool set = false;
-  cl_mem mem = nullptr;   // A buffer argument (not a reference: the launch takes one).
-  void* svm = nullptr;    // An SVM pointer argument.
+  cl_program pocl_prog = nullptr;  // Backing mode: POCL's twin.
 };
 
 struct _cl_kernel : mockcl::Object {
   cl_program program = nullptr;  // Internal ref.
   std::string name;
   std::vector<KernelArg> args;
+  cl_kernel pocl_kernel = nullptr;  // Backing mode: POCL's twin.
 };
 
 #endif  // MOCKCL_OBJECTS_H_

@@ -7,6 +7,7 @@ dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/vendors.XXXXXX")"
 echo "$so" > "$dir/mockcl.icd"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
 export MOCKCL_DEVICES="gpu-64m;gpu-64m:semantics=deferred,name=deferred"
+export MOCKCL_BACKING=none  # the mock's own semantics; pyopencl_backing_test.sh computes on POCL
 err="${TEST_TMPDIR:-/tmp}/stderr.txt"
 /usr/bin/python3 "$script" "$so" 2> >(tee "$err" >&2)
 sleep 0.2

@@ -98,6 +98,10 @@ Runtime::Runtime() {
 bool Runtime::platform_ok() { return env_ok_; }
 
 void Runtime::apply(const Config& c) {
+  if (std::string e = configure_backing(c.backing, c.pocl_icd); !e.empty() && env_ok_) {
+    env_ok_ = false;
+    env_error_ = e;
+  }
   configure_devices(c.devices);
   configure_schedule(c.schedule);
   configure_faults(c.faults, false);
@@ -190,6 +194,20 @@ void Runtime::force_destroy_all() {
       slab.retire(o);
     });
   };
+  if (pocl) {  // POCL's twins go with them.
+    kernels.for_each_slot([&](_cl_kernel* k) { if (k->in_use) pocl_drop(k); });
+    programs.for_each_slot([&](_cl_program* p) { if (p->in_use) pocl_drop(p); });
+    mems.for_each_slot([&](_cl_mem* m) { if (m->in_use && m->parent) pocl_drop(m); });
+    mems.for_each_slot([&](_cl_mem* m) { if (m->in_use) pocl_drop(m); });
+    queues.for_each_slot([&](_cl_command_queue* q) { if (q->in_use) pocl_drop(q); });
+    contexts.for_each_slot([&](_cl_context* c) { if (c->in_use) pocl_drop(c); });
+  }
+  events.for_each_slot([](_cl_event* e) {
+    if (e->in_use) {
+      e->kernel = nullptr;
+      e->args.clear();
+    }
+  });
   mems.for_each_slot([](_cl_mem* m) {
     if (m->in_use) {
       m->backing.reset();
@@ -209,6 +227,8 @@ void Runtime::force_destroy_all() {
   kill(events);
   kill(programs);
   kill(kernels);
+  for (auto& [address, b] : svm)
+    if (b.pocl_svm) pocl_svm_free(b.context, b.pocl_svm);
   svm.clear();
   live_.fill(0);
 }
@@ -313,6 +333,7 @@ void Runtime::defer_destructors(_cl_mem* m) {
 void Runtime::destroy_mem(_cl_mem* m) { destroy_mem_inline(m); }
 
 void Runtime::destroy_other(Object* o) {
+  if (pocl) pocl_drop(o);
   o->in_use = false;
   o->released = true;
   --live_[live_index(o->type)];
@@ -342,6 +363,9 @@ void Runtime::destroy_other(Object* o) {
       e->mems.clear();
       e->callbacks.clear();
       e->svm.clear();
+      e->args.clear();
+      if (e->kernel) release_internal(e->kernel);
+      e->kernel = nullptr;
       if (e->queue) release_internal(e->queue);
       e->queue = nullptr;
       release_internal(e->context);
@@ -401,6 +425,7 @@ void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
   record_free(true, b.id, it->first, b.size, b.last_use_end);
   credit(b.device, b.context, b.size, false, b.where);
   cl_context ctx = b.context;
+  if (b.pocl_svm) pocl_svm_free(ctx, b.pocl_svm);
   svm.erase(it);
   release_internal(ctx);
 }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mockcl/backing.h"
 #include "mockcl/call_log.h"
 #include "mockcl/config.h"
 #include "mockcl/entry_points.h"
@@ -62,6 +63,8 @@ struct SvmBlock {
   int device = 0;
   clpool::device_model::placement where;  // what its charge took on the device
   HostBlock block;
+  void* pocl_svm = nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
+  void* data() const { return pocl_svm ? pocl_svm : block.data(); }
   uint32_t pending = 0;   // Commands in flight that use it.
   bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
   bool free_enqueued = false;
@@ -240,6 +243,34 @@ class Runtime {
   [[gnu::cold]] void drop_mappings(_cl_mem* m);
   void free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it);
 
+  // ---- Backing device (backing.cc) ----
+  // Non-null in backing mode (MOCKCL_BACKING=pocl, or not given and POCL loadable): POCL runs
+  // kernels and holds buffer bytes. Fixed while contexts live.
+  Pocl* pocl = nullptr;
+  // Sets the mode (refused while contexts live); kPocl loads POCL now (an error if it cannot).
+  std::string configure_backing(BackingMode mode, const std::string& icd);
+  // At context creation: a kAuto mode becomes pocl if POCL's ICD loads, else none.
+  void settle_backing() {
+    if (!backing_settled_) [[unlikely]] settle_backing_slow();
+  }
+  // POCL twins, made lazily; null with `err` set if POCL refuses. A buffer's is zero-filled.
+  cl_context pocl_context(_cl_context* c, cl_int& err);
+  cl_command_queue pocl_queue(_cl_command_queue* q, cl_int& err);
+  cl_mem pocl_buffer(_cl_mem* m, cl_int& err);
+  // At creation of a buffer with COPY_HOST_PTR / USE_HOST_PTR: its twin, from the host memory.
+  cl_int pocl_init_buffer(_cl_mem* m, void* host_ptr);
+  // Blocking read or write of m's [offset, offset + n) through q's twin.
+  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host);
+  // Whether POCL runs commands of this type (the others stay host-side: SVM, maps, markers).
+  static bool pocl_runs(cl_command_type t);
+  // Runs a command on POCL and waits for it; its status.
+  cl_int pocl_execute(_cl_event* ev);
+  // Releases o's twin (its destruction).
+  void pocl_drop(Object* o);
+  // Backing mode SVM: a zeroed block of POCL's SVM in ctx's twin, or null; and its free.
+  void* pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment);
+  void pocl_svm_free(_cl_context* ctx, void* p);
+
   // ---- Scheduler (scheduler.cc) ----
   // Validates a wait list; returns 0 or CL_INVALID_EVENT_WAIT_LIST / CL_INVALID_CONTEXT.
   cl_int check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx);
@@ -344,6 +375,7 @@ class Runtime {
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
     m->device = -1;
     m->backing.reset();
+    if (m->pocl_mem) [[unlikely]] pocl_drop(m);
     if (!m->maps.empty()) [[unlikely]] drop_mappings(m);
     if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
     if (m->parent) [[unlikely]] release_internal(m->parent);
@@ -367,6 +399,11 @@ class Runtime {
     return h;
   }
 
+  void settle_backing_slow();
+  BackingMode backing_mode_ = BackingMode::kNone;
+  bool backing_settled_ = true;
+  std::string pocl_icd_;
+  std::unique_ptr<Pocl> pocl_lib_;  // Loaded once, kept (POCL is never unloaded).
   bool env_read_ = false;
   bool env_ok_ = true;
   std::string env_error_;
@@ -414,6 +451,7 @@ void fill_queue(cl_icd_dispatch& d);
 void fill_enqueue(cl_icd_dispatch& d);
 void fill_event(cl_icd_dispatch& d);
 void fill_program(cl_icd_dispatch& d);
+void fill_kernel(cl_icd_dispatch& d);
 
 }  // namespace mockcl
 

@@ -9,6 +9,7 @@
 // and blocking calls. Among ready commands of an out-of-order queue a seeded pick decides.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "mockcl/runtime.h"
 #include "mockcl/splitmix.h"
@@ -188,7 +189,14 @@ void Runtime::execute(_cl_event* ev) {
     } else if (!ev->mems.empty()) {
       check_mapped_use(ev);
     }
-    switch (ev->command_type) {
+    // Backing mode: POCL runs data commands and kernels now, and mockcl waits for it.
+    if (pocl && pocl_runs(ev->command_type)) {
+      if (cl_int e = pocl_execute(ev); e != CL_SUCCESS) {
+        st = e;
+        report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed on the backing device: " +
+               std::string(status_name(e)));
+      }
+    } else switch (ev->command_type) {
       case CL_COMMAND_WRITE_BUFFER:
       case CL_COMMAND_READ_BUFFER: {
         unsigned char* b = bytes_of(ev->mems[0]);
@@ -289,6 +297,10 @@ void Runtime::execute(_cl_event* ev) {
   std::vector<cl_mem> mems_used;
   mems_used.swap(ev->mems);
   for (cl_mem m : mems_used) release_internal(m);
+  if (ev->kernel) {
+    ev->args.clear();
+    release_internal(std::exchange(ev->kernel, nullptr));
+  }
   std::vector<cl_event> deps;
   deps.swap(ev->deps);
   for (cl_event d : deps) release_internal(d);

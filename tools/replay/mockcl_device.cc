@@ -126,6 +126,7 @@ cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
       ",semantics=" + std::string(to_string(spec.semantics)) + ",profile=" + profile_ref;
   std::string err = ctl.configure_devices(devices);
   if (err.empty()) err = ctl.configure_schedule("eager");
+  if (err.empty()) err = ctl.configure_backing("none");  // blocks need capacity, not compute
   if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
   cl_platform_id platform = mock_platform();
   if (platform == nullptr) {

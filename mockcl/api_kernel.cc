@@ -1,0 +1,209 @@
+// Kernels. With no backing device kernels are timed no-ops: an argument counts as a buffer if its
+// value is a live mock cl_mem handle. In backing mode POCL's twin kernel says how many arguments
+// there are, checks the values and answers the queries (program_backing.cc); the values are kept
+// for the launch, which hands them to POCL when the command executes.
+#include <cstring>
+
+#include "mockcl/program_backing.h"
+#include "mockcl/runtime.h"
+
+namespace mockcl {
+namespace {
+
+using Call = Runtime::Call;
+Runtime& rt() { return Runtime::get(); }
+
+_cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
+  _cl_kernel* k = rt().create(rt().kernels, Type::kKernel);
+  k->program = p;
+  rt().retain_internal(p);
+  ++p->kernels;
+  k->name = name;
+  k->args.clear();
+  return k;
+}
+
+// new_kernel and, in backing mode, its POCL twin; null with `s` set if POCL refuses.
+_cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
+  _cl_kernel* k = new_kernel(p, name);
+  s = CL_SUCCESS;
+  if (rt().pocl && (s = pocl_create_kernel(rt(), k))) {
+    --p->kernels;
+    rt().release(k, CL_INVALID_KERNEL);
+    return nullptr;
+  }
+  return k;
+}
+
+cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) {
+  Call c(rt(), Entry::clCreateKernel);
+  auto fail = [&](cl_int s) -> cl_kernel {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_program* p = rt().program(h);
+  if (!p) return fail(CL_INVALID_PROGRAM);
+  if (!p->built) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
+  if (!name) return fail(CL_INVALID_VALUE);
+  bool known = p->kernel_names.empty();
+  for (const auto& k : p->kernel_names) known = known || k == name;
+  if (!known || (rt().pocl && p->kernel_names.empty())) return fail(CL_INVALID_KERNEL_NAME);
+  cl_int s;
+  _cl_kernel* k = make_kernel(p, name, s);
+  if (!k) return fail(s);
+  c.handle("ret", k);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return k;
+}
+
+cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* out, cl_uint* num_ret) {
+  Call c(rt(), Entry::clCreateKernelsInProgram);
+  _cl_program* p = rt().program(h);
+  if (!p) return c.ret(CL_INVALID_PROGRAM);
+  if (!p->built) return c.ret(CL_INVALID_PROGRAM_EXECUTABLE);
+  if (out && num < p->kernel_names.size()) return c.ret(CL_INVALID_VALUE);
+  if (out) {
+    for (size_t i = 0; i < p->kernel_names.size(); ++i) {
+      cl_int s;
+      out[i] = make_kernel(p, p->kernel_names[i], s);
+      if (s) {
+        for (size_t j = 0; j < i; ++j) {
+          --p->kernels;
+          rt().release(out[j], CL_INVALID_KERNEL);
+        }
+        return c.ret(s);
+      }
+    }
+  }
+  if (num_ret) *num_ret = static_cast<cl_uint>(p->kernel_names.size());
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL RetainKernel(cl_kernel h) {
+  Call c(rt(), Entry::clRetainKernel);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  ++k->refs;
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL ReleaseKernel(cl_kernel h) {
+  Call c(rt(), Entry::clReleaseKernel);
+  if (h && h->type != Type::kKernel) return c.ret(CL_INVALID_KERNEL);
+  _cl_kernel* k = h;
+  if (k && k->in_use && !k->released && k->refs == 1) --k->program->kernels;
+  return c.ret(rt().release(h, CL_INVALID_KERNEL));
+}
+
+KernelArg* arg_slot(_cl_kernel* k, cl_uint index) {
+  if (index >= 64) return nullptr;
+  if (k->args.size() <= index) k->args.resize(index + 1);
+  return &k->args[index];
+}
+
+cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const void* value) {
+  Call c(rt(), Entry::clSetKernelArg);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  if (rt().pocl) return c.ret(pocl_set_arg(rt(), k, index, size, value));
+  KernelArg* a = arg_slot(k, index);
+  if (!a) return c.ret(CL_INVALID_ARG_INDEX);
+  a->set = true;
+  a->mem = nullptr;
+  a->svm = nullptr;
+  if (size == sizeof(cl_mem) && value) {
+    cl_mem m;
+    std::memcpy(&m, value, sizeof m);
+    // Only a pointer into our own mem slab can be read safely as a handle.
+    if (m && rt().mems.contains(m) && m->in_use && !m->released) a->mem = m;
+  }
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void* value) {
+  Call c(rt(), Entry::clSetKernelArgSVMPointer);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  // Backing mode: the argument slots are POCL's; SVM blocks are POCL's SVM (backing.cc).
+  if (rt().pocl && index >= k->args.size()) return c.ret(CL_INVALID_ARG_INDEX);
+  KernelArg* a = arg_slot(k, index);
+  if (!a) return c.ret(CL_INVALID_ARG_INDEX);
+  a->set = true;
+  a->mem = nullptr;
+  a->svm = const_cast<void*>(value);
+  a->size = 0;
+  a->value.clear();
+  if (rt().pocl && !value) return c.ret(CL_INVALID_ARG_VALUE);  // kept for the launch as an SVM pointer
+  if (value && !rt().find_svm(value)) return c.ret(CL_INVALID_ARG_VALUE);
+  return c.ret(CL_SUCCESS);
+}
+
+cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info, size_t, const void*) {
+  Call c(rt(), Entry::clSetKernelExecInfo);
+  return c.ret(rt().kernel(h) ? CL_SUCCESS : CL_INVALID_KERNEL);
+}
+
+cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetKernelInfo);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_KERNEL_FUNCTION_NAME: return c.ret(set_info_s(size, value, size_ret, k->name));
+    case CL_KERNEL_NUM_ARGS: return v(static_cast<cl_uint>(k->args.size()));
+    case CL_KERNEL_REFERENCE_COUNT: return v(cl_uint{k->refs});
+    case CL_KERNEL_CONTEXT: return v(k->program->context);
+    case CL_KERNEL_PROGRAM: return v(k->program);
+    case CL_KERNEL_ATTRIBUTES:
+      if (rt().pocl) return c.ret(pocl_kernel_info(rt(), k, param, size, value, size_ret));
+      return c.ret(set_info_s(size, value, size_ret, ""));
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
+                                          void* value, size_t* size_ret) {
+  Call c(rt(), Entry::clGetKernelWorkGroupInfo);
+  if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
+  if (rt().pocl) return c.ret(pocl_work_group_info(rt(), h, param, size, value, size_ret));
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_KERNEL_WORK_GROUP_SIZE: return v(size_t{1024});
+    case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
+      size_t z[3] = {0, 0, 0};
+      return c.ret(set_info(size, value, size_ret, z, sizeof z));
+    }
+    case CL_KERNEL_LOCAL_MEM_SIZE: case CL_KERNEL_PRIVATE_MEM_SIZE: return v(cl_ulong{0});
+    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
+    default: return c.ret(CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_info param, size_t size, void* value,
+                                    size_t* size_ret) {
+  Call c(rt(), Entry::clGetKernelArgInfo);
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
+  if (!rt().pocl) return c.ret(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+  return c.ret(pocl_kernel_arg_info(rt(), k, index, param, size, value, size_ret));
+}
+
+}  // namespace
+
+void fill_kernel(cl_icd_dispatch& d) {
+  d.clCreateKernel = CreateKernel;
+  d.clCreateKernelsInProgram = CreateKernelsInProgram;
+  d.clRetainKernel = RetainKernel;
+  d.clReleaseKernel = ReleaseKernel;
+  d.clSetKernelArg = SetKernelArg;
+  d.clSetKernelArgSVMPointer = SetKernelArgSVMPointer;
+  d.clSetKernelExecInfo = SetKernelExecInfo;
+  d.clGetKernelInfo = GetKernelInfo;
+  d.clGetKernelWorkGroupInfo = GetKernelWorkGroupInfo;
+  d.clGetKernelArgInfo = GetKernelArgInfo;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,38 @@
+// The backing device (MOCKCL_BACKING=pocl): POCL, loaded by mockcl itself with dlopen, runs the
+// kernels and holds the buffers' bytes, while mockcl stays the platform the application sees and
+// keeps its own accounting, scheduler, events, faults and logs. Internal to //mockcl.
+//
+// Every POCL object (like every ICD object) starts with its dispatch table; mockcl calls POCL only
+// through it (`pocl->d->clX(...)`), so POCL's exported symbols never meet the loader's. Each mock
+// object that needs one gets its POCL twin lazily (objects.h: `pocl_*` fields): a POCL context per
+// mock context, a queue per mock queue, a buffer per mock buffer at its first use (zero-filled),
+// a program per program, a kernel per kernel. POCL runs a command when mockcl's scheduler executes
+// it (Runtime::execute), blocking until POCL has finished, so mockcl's order is the order.
+#ifndef MOCKCL_BACKING_H_
+#define MOCKCL_BACKING_H_
+
+#include <CL/cl_icd.h>
+
+#include <memory>
+#include <string>
+
+namespace mockcl {
+
+struct Pocl {
+  // Loads POCL's ICD. `icd`: a .icd file (its one line names the library), the library itself,
+  // or "" for /etc/OpenCL/vendors/pocl.icd. Null, with `error` set, if it cannot.
+  static std::unique_ptr<Pocl> load(const std::string& icd, std::string& error);
+  const cl_icd_dispatch* d = nullptr;  // POCL's table, shared by all its objects.
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;       // POCL's first device; every mock device maps to it.
+};
+
+// The table of any ICD object.
+template <typename T>
+const cl_icd_dispatch* table_of(T* h) {
+  return *reinterpret_cast<const cl_icd_dispatch* const*>(h);
+}
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_BACKING_H_

@@ -1,0 +1,168 @@
+// Backing mode, programs and kernels: POCL builds the source and answers what only a compiler
+// knows (build status and log, binaries, kernel names, argument counts and info, work-group
+// info); mockcl keeps the handles, lifetimes, contexts and devices. See program_backing.h.
+#include "mockcl/program_backing.h"
+
+#include <cstring>
+
+namespace mockcl {
+namespace {
+
+// POCL's kernel names of a built program ("a;b" split).
+std::vector<std::string> kernel_names(const Pocl& pocl, cl_program pp) {
+  size_t n = 0;
+  if (pocl.d->clGetProgramInfo(pp, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  if (pocl.d->clGetProgramInfo(pp, CL_PROGRAM_KERNEL_NAMES, n, s.data(), nullptr) != CL_SUCCESS) return {};
+  s.resize(std::strlen(s.c_str()));
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.find(';', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<cl_program> twins(cl_uint n, const cl_program* progs) {
+  std::vector<cl_program> out;
+  for (cl_uint i = 0; i < n; ++i) out.push_back(progs[i]->pocl_prog);
+  return out;
+}
+
+}  // namespace
+
+cl_int pocl_create_program(Runtime& rt, _cl_program* p, char kind, const void* data, size_t size) {
+  cl_int err;
+  cl_context pc = rt.pocl_context(p->context, err);
+  if (!pc) return err;
+  const cl_icd_dispatch& d = *rt.pocl->d;
+  if (kind == 'b') {
+    auto* bin = static_cast<const unsigned char*>(data);
+    p->pocl_prog = d.clCreateProgramWithBinary(pc, 1, &rt.pocl->device, &size, &bin, nullptr, &err);
+  } else if (kind == 'i') {
+    p->pocl_prog = d.clCreateProgramWithIL ? d.clCreateProgramWithIL(pc, data, size, &err) : nullptr;
+    if (!d.clCreateProgramWithIL) err = CL_INVALID_OPERATION;
+  } else {
+    const char* src = p->source.c_str();
+    const size_t len = p->source.size();
+    p->pocl_prog = d.clCreateProgramWithSource(pc, 1, &src, &len, &err);
+  }
+  return p->pocl_prog ? CL_SUCCESS : err;
+}
+
+cl_int pocl_build(Runtime& rt, _cl_program* p, const char* options, bool compile_only, cl_uint num_headers,
+                  const cl_program* headers, const char** header_names) {
+  const cl_icd_dispatch& d = *rt.pocl->d;
+  cl_int err;
+  if (compile_only) {
+    std::vector<cl_program> hs = twins(num_headers, headers);
+    err = d.clCompileProgram(p->pocl_prog, 1, &rt.pocl->device, options, num_headers, hs.empty() ? nullptr : hs.data(),
+                             header_names, nullptr, nullptr);
+  } else {
+    err = d.clBuildProgram(p->pocl_prog, 1, &rt.pocl->device, options, nullptr, nullptr);
+  }
+  if (err == CL_SUCCESS && !compile_only) p->kernel_names = kernel_names(*rt.pocl, p->pocl_prog);
+  return err;
+}
+
+cl_int pocl_link(Runtime& rt, _cl_program* out, const char* options, cl_uint n, const cl_program* inputs) {
+  cl_int err;
+  cl_context pc = rt.pocl_context(out->context, err);
+  if (!pc) return err;
+  std::vector<cl_program> in = twins(n, inputs);
+  out->pocl_prog = rt.pocl->d->clLinkProgram(pc, 1, &rt.pocl->device, options, n, in.data(), nullptr, nullptr, &err);
+  if (!out->pocl_prog) return err;
+  if (err == CL_SUCCESS) out->kernel_names = kernel_names(*rt.pocl, out->pocl_prog);
+  return err;
+}
+
+cl_int pocl_program_info(Runtime& rt, _cl_program* p, cl_program_info param, size_t size, void* value,
+                         size_t* size_ret, bool& handled) {
+  handled = true;
+  switch (param) {
+    case CL_PROGRAM_BINARY_SIZES: case CL_PROGRAM_BINARIES: case CL_PROGRAM_NUM_KERNELS:
+    case CL_PROGRAM_KERNEL_NAMES: case CL_PROGRAM_IL:
+      break;
+    default: handled = false; return CL_SUCCESS;
+  }
+  // One POCL device stands for all the context's devices: a binary per mock device.
+  const size_t devs = p->context->devices.size();
+  const cl_icd_dispatch& d = *rt.pocl->d;
+  if (param == CL_PROGRAM_BINARY_SIZES) {
+    size_t one = 0;
+    if (cl_int e = d.clGetProgramInfo(p->pocl_prog, param, sizeof one, &one, nullptr)) return e;
+    std::vector<size_t> sizes(devs, one);
+    return set_info(size, value, size_ret, sizes.data(), sizes.size() * sizeof(size_t));
+  }
+  if (param == CL_PROGRAM_BINARIES) {
+    const size_t n = devs * sizeof(unsigned char*);
+    if (value) {
+      if (size < n) return CL_INVALID_VALUE;
+      auto** out = static_cast<unsigned char**>(value);
+      size_t one = 0;
+      if (cl_int e = d.clGetProgramInfo(p->pocl_prog, CL_PROGRAM_BINARY_SIZES, sizeof one, &one, nullptr)) return e;
+      std::vector<unsigned char> bin(one);
+      unsigned char* ptr = bin.data();
+      if (cl_int e = d.clGetProgramInfo(p->pocl_prog, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr)) return e;
+      for (size_t i = 0; i < devs; ++i)
+        if (out[i]) std::memcpy(out[i], bin.data(), one);
+    }
+    if (size_ret) *size_ret = n;
+    return CL_SUCCESS;
+  }
+  return d.clGetProgramInfo(p->pocl_prog, param, size, value, size_ret);
+}
+
+cl_int pocl_build_info(Runtime& rt, _cl_program* p, cl_program_build_info param, size_t size, void* value,
+                       size_t* size_ret) {
+  return rt.pocl->d->clGetProgramBuildInfo(p->pocl_prog, rt.pocl->device, param, size, value, size_ret);
+}
+
+cl_int pocl_create_kernel(Runtime& rt, _cl_kernel* k) {
+  const cl_icd_dispatch& d = *rt.pocl->d;
+  cl_int err;
+  k->pocl_kernel = d.clCreateKernel(k->program->pocl_prog, k->name.c_str(), &err);
+  if (!k->pocl_kernel) return err;
+  cl_uint n = 0;
+  if ((err = d.clGetKernelInfo(k->pocl_kernel, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr))) return err;
+  k->args.assign(n, KernelArg{});
+  return CL_SUCCESS;
+}
+
+cl_int pocl_set_arg(Runtime& rt, _cl_kernel* k, cl_uint index, size_t size, const void* value) {
+  if (index >= k->args.size()) return CL_INVALID_ARG_INDEX;
+  KernelArg& a = k->args[index];
+  cl_mem m = nullptr;
+  if (size == sizeof(cl_mem) && value) std::memcpy(&m, value, sizeof m);
+  if (m && rt.mems.contains(m)) {  // One of ours: a buffer argument, translated at the launch.
+    if (!m->in_use || m->released) return CL_INVALID_MEM_OBJECT;
+    a = KernelArg{true, m, nullptr, size, {}};
+    return CL_SUCCESS;
+  }
+  // Anything else (scalars, structs, local sizes, a null buffer): POCL checks it now, and gets it
+  // again at the launch.
+  if (cl_int e = rt.pocl->d->clSetKernelArg(k->pocl_kernel, index, size, value)) return e;
+  a = KernelArg{true, nullptr, nullptr, size, {}};
+  if (value) a.value.assign(static_cast<const unsigned char*>(value), static_cast<const unsigned char*>(value) + size);
+  return CL_SUCCESS;
+}
+
+cl_int pocl_kernel_info(Runtime& rt, _cl_kernel* k, cl_kernel_info param, size_t size, void* value,
+                        size_t* size_ret) {
+  return rt.pocl->d->clGetKernelInfo(k->pocl_kernel, param, size, value, size_ret);
+}
+
+cl_int pocl_kernel_arg_info(Runtime& rt, _cl_kernel* k, cl_uint index, cl_kernel_arg_info param, size_t size,
+                            void* value, size_t* size_ret) {
+  return rt.pocl->d->clGetKernelArgInfo(k->pocl_kernel, index, param, size, value, size_ret);
+}
+
+cl_int pocl_work_group_info(Runtime& rt, _cl_kernel* k, cl_kernel_work_group_info param, size_t size, void* value,
+                            size_t* size_ret) {
+  return rt.pocl->d->clGetKernelWorkGroupInfo(k->pocl_kernel, rt.pocl->device, param, size, value, size_ret);
+}
+
+}  // namespace mockcl

@@ -1,0 +1,13 @@
+#!/bin/bash
+# PyOpenCL (Debian's, hence /usr/bin/python3) computing on mockcl's backing device (POCL).
+set -euo pipefail
+so="$(realpath "$1")"
+script="$(realpath "$2")"
+dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/vendors.XXXXXX")"
+echo "$so" > "$dir/mockcl.icd"
+export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
+export MOCKCL_DEVICES="gpu-64m;gpu-16m:semantics=deferred,name=small"
+export MOCKCL_BACKING=pocl
+# PyOpenCL's kernel cache would otherwise go to $HOME.
+export XDG_CACHE_HOME="${TEST_TMPDIR:-/tmp}/cache" POCL_CACHE_DIR="${TEST_TMPDIR:-/tmp}/pocl-cache"
+/usr/bin/python3 "$script" "$so"
