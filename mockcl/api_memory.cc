@@ -140,7 +140,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   const auto* region = static_cast<const cl_buffer_region*>(info);
   if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
-  if (region->origin % 1024 != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);  // MEM_BASE_ADDR_ALIGN bits.
+  if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
   _cl_mem* m = rt().create(rt().mems, Type::kMem);
   m->context = parent->context;
   m->flags = (flags & kAccess) ? flags : (flags | (parent->flags & kAccess));

@@ -118,7 +118,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
       return v(size_t{0});
     case CL_DEVICE_MAX_PARAMETER_SIZE: return v(size_t{4096});
-    case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return v(cl_uint{1024});
+    case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return v(kMemBaseAddrAlignBits);
     case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return v(cl_uint{128});
     case CL_DEVICE_SINGLE_FP_CONFIG:
       return v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));

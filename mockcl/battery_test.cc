@@ -278,6 +278,17 @@ TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   cl_buffer_region bad{1000, 16};
   EXPECT_EQ(d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &bad, &err), nullptr);
   EXPECT_EQ(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+  // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits: 1024 bits allow an origin of 128 bytes.
+  cl_uint align_bits = 0;
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
+                               nullptr), CL_SUCCESS);
+  cl_buffer_region aligned{align_bits / 8, 16};
+  cl_mem sub2 = d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &aligned, &err);
+  EXPECT_EQ(err, CL_SUCCESS);
+  if (sub2 != nullptr) d->clReleaseMemObject(sub2);
+  cl_buffer_region half{align_bits / 16, 16};
+  EXPECT_EQ(d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &half, &err), nullptr);
+  EXPECT_EQ(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
   cl_buffer_region big{2048, 4096};
   EXPECT_EQ(d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &big, &err), nullptr);
   EXPECT_EQ(err, CL_INVALID_VALUE);

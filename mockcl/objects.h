@@ -100,6 +100,12 @@ struct Mapping {
 };
 }  // namespace mockcl
 
+namespace mockcl {
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits: a sub-buffer's origin must be a
+// multiple of it in bytes (128).
+inline constexpr cl_uint kMemBaseAddrAlignBits = 1024;
+}  // namespace mockcl
+
 struct _cl_mem : mockcl::Object {
   cl_context context = nullptr;
   cl_mem_flags flags = 0;
