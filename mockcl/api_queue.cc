@@ -9,6 +9,10 @@ using Call = Runtime::Call;
 Runtime& rt() { return Runtime::get(); }
 
 constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+// Every property bit OpenCL defines: a bit outside them is an invalid value, a defined one the
+// mock does not support (device-side queues) is CL_INVALID_QUEUE_PROPERTIES.
+constexpr cl_command_queue_properties kDefined =
+    kSupported | CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
 
 cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh, cl_command_queue_properties props, cl_int* err) {
   auto fail = [&](cl_int s) -> cl_command_queue {
@@ -24,6 +28,7 @@ cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh, cl_command_q
   bool in_ctx = false;
   for (cl_device_id d : ctx->devices) in_ctx = in_ctx || d == dev;
   if (!in_ctx) return fail(CL_INVALID_DEVICE);
+  if (props & ~kDefined) return fail(CL_INVALID_VALUE);
   if (props & ~kSupported) return fail(CL_INVALID_QUEUE_PROPERTIES);
   _cl_command_queue* q = rt().create(rt().queues, Type::kQueue);
   q->context = ctx;

@@ -726,6 +726,25 @@ TYPED_TEST(Battery, QuarantineHoldsForAThousandNewerReleases) {
   this->Teardown();
 }
 
+// A property bit OpenCL does not define is an invalid value; a defined one the mock does not
+// support (a device-side queue) is CL_INVALID_QUEUE_PROPERTIES (found by the CTS).
+TYPED_TEST(Battery, QueuePropertiesGetTheirOwnErrors) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(d->clCreateCommandQueue(this->ctx_, this->devices_[0], cl_command_queue_properties{1} << 40, &err),
+            nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateCommandQueue(this->ctx_, this->devices_[0],
+                                    CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err),
+            nullptr);
+  EXPECT_EQ(err, CL_INVALID_QUEUE_PROPERTIES);
+  cl_command_queue q = d->clCreateCommandQueue(this->ctx_, this->devices_[0], CL_QUEUE_PROFILING_ENABLE, &err);
+  EXPECT_EQ(err, CL_SUCCESS);
+  if (q != nullptr) d->clReleaseCommandQueue(q);
+  this->Teardown();
+}
+
 // clCreateBuffer/clReleaseMemObject have an express path for the plain case (runtime.h). Its
 // effects must be the general path's: the same counters, clock, accounting, peaks and free
 // records, whichever path each call took (a call log forces the general path). Checked on an
