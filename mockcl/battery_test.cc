@@ -826,6 +826,27 @@ TYPED_TEST(BatteryInProcessOnly, FreeRecordsStopAtTheirCapAndReleasesGoOn) {
   this->Teardown();
 }
 
+// An entry point the mock does not implement (images) answers CL_INVALID_OPERATION, and the call
+// is counted and logged like any other, so a program's use of it shows (found by the CTS).
+TYPED_TEST(Battery, UnimplementedEntryPointsAreLoggedCalls) {
+  this->Setup("gpu-64m");
+  ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+  cl_image_format format{CL_RGBA, CL_UNORM_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = desc.image_height = 16;
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(this->d_->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_OPERATION);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(this->ctl_->configure_call_log(""), "");
+  ASSERT_EQ(s.call_log.size(), 1u);
+  EXPECT_NE(s.call_log[0].find("\"call\":\"clCreateImage\""), std::string::npos) << s.call_log[0];
+  EXPECT_NE(s.call_log[0].find("\"result\":-59"), std::string::npos) << s.call_log[0];
+  EXPECT_EQ(s.calls["clCreateImage"], 1u);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, CallLogAndCounters) {
   this->Setup("gpu-64m");
   std::string path = std::string(getenv("TEST_TMPDIR")) + "/calls.jsonl";
