@@ -85,6 +85,10 @@ expect 1 "pool limit reached" "$TR" --capacity 2GiB --limit 512MiB
 expect 0 "replayed cleanly" "$TR" --capacity 2GiB --trim-max-held 0 --trim-ratio 0.5
 expect 1 "OUT OF MEMORY" --rmm-csv "$CSV" --capacity 1GiB
 expect 0 "minimum capacity: " "$TR" --min-capacity --granule 1MiB
+# The figure is said once, in bytes too, not as "246 MiB = 246 MiB".
+expect 0 "minimum capacity: 246 MiB (257949696 bytes)" "$EX/pyopencl_layer.trace" --min-capacity --semantics deferred
+# A "none" in a --compare table is explained under it.
+expect 1 "minimum capacity of pool:lb=4,limit=1MiB: none: " "$EX/pyopencl_layer.trace" --min-capacity --compare nopool pool:lb=4,limit=1MiB
 expect 0 "minimum capacity" "$TR" --capacity 2GiB --min-capacity --compare nopool pool:lb=4 pool:lb=2,trim-ratio=0.5
 expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --compare nopool pool:lb=4
 expect 0 "\"exit_code\": 0" "$TR" --capacity 2GiB --json

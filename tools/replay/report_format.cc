@@ -115,7 +115,11 @@ std::string format_text(const config_result& result, const std::string& input) {
   if (result.min_capacity) {
     const min_capacity_result& m = *result.min_capacity;
     if (m.found) {
-      out << "minimum capacity: " << format_bytes_exact(m.capacity) << " = " << both(m.capacity)
+      // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
+      const std::string exact = format_bytes_exact(m.capacity), rounded = format_bytes(m.capacity);
+      out << "minimum capacity: " << exact;
+      if (rounded != exact) out << " = " << rounded;
+      out << " (" << m.capacity << " bytes)"
           << "\n  (granule " << format_bytes_exact(m.granule) << ", " << m.replays << " replays";
       if (m.capacity > 0) out << "; " << format_bytes_exact(m.capacity - m.granule) << " runs out";
       out << ")\n";
@@ -205,6 +209,13 @@ std::string format_table(const std::vector<config_result>& results, const std::s
     }
     out << "\n";
     if (i == 0) out << std::string(total_width, '-') << "\n";
+  }
+  // A "none" in the table is explained below it, as the single-configuration report does.
+  for (const config_result& res : results) {
+    if (res.min_capacity && !res.min_capacity->found) {
+      out << "minimum capacity of " << to_string(res.config) << ": none: " << res.min_capacity->why_not
+          << "\n";
+    }
   }
   return out.str();
 }
