@@ -130,13 +130,22 @@ std::string format_text(const config_result& result, const std::string& input) {
   return out.str();
 }
 
-std::string pooled_trace_warning(const std::vector<config_result>& results) {
-  if (results.empty()) return "";
+namespace {
+
+// The replay that speaks for the first configuration: the one at the requested capacity, else the
+// clean one at its minimum capacity; null when there is neither.
+const replay_report* first_report(const std::vector<config_result>& results) {
+  if (results.empty()) return nullptr;
   const config_result& first = results[0];
-  const replay_report* r = first.replay ? &*first.replay
-                           : first.min_capacity && first.min_capacity->at_result
-                               ? &*first.min_capacity->at_result
-                               : nullptr;
+  if (first.replay) return &*first.replay;
+  if (first.min_capacity && first.min_capacity->at_result) return &*first.min_capacity->at_result;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string pooled_trace_warning(const std::vector<config_result>& results) {
+  const replay_report* r = first_report(results);
   if (r == nullptr || !r->looks_recorded_below_a_pool()) return "";
   return "warning: " + std::to_string(r->bin_sized_allocs) + " of " +
          std::to_string(r->sized_allocs) +
@@ -190,15 +199,12 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   for (std::size_t c = 1; c < width.size(); ++c) total_width += width[c] + 2;
   std::ostringstream out;
   out << "input " << input;
-  if (!results.empty() && results[0].replay) {
-    out << ", device " << results[0].replay->device.backend << " "
-        << capacity_text(results[0].replay->device.capacity) << ", "
-        << to_string(results[0].replay->device.semantics) << " allocation, "
-        << results[0].replay->device.profile.name << " profile";
-  } else if (!results.empty() && results[0].min_capacity && results[0].min_capacity->at_result) {
-    const device_spec& d = results[0].min_capacity->at_result->device;
-    out << ", device " << d.backend << ", " << to_string(d.semantics) << " allocation, "
-        << d.profile.name << " profile";
+  if (const replay_report* r = first_report(results)) {
+    // The capacity only when one was asked for; a minimum-capacity search has many.
+    out << ", device " << r->device.backend;
+    if (results[0].replay) out << " " << capacity_text(r->device.capacity);
+    out << ", " << to_string(r->device.semantics) << " allocation, " << r->device.profile.name
+        << " profile";
   }
   out << "\n";
   for (std::size_t i = 0; i < labels.size(); ++i) {
