@@ -2,7 +2,7 @@
 // that consults them. It decides; the runtime reports and applies. The four rule forms:
 //   nth:ENTRY:N        the Nth call of ENTRY fails          (on_call)
 //   prob:ENTRY:P:SEED  each call of ENTRY fails with P      (on_call)
-//   bytes_above:T      a charge taking committed above T fails (on_charge)
+//   bytes:T            a charge taking committed above T fails (on_charge)
 //   exec:ENTRY:N       the Nth command ENTRY enqueues executes with an error (on_command)
 // Not thread-safe: the runtime's lock is held around every call.
 #ifndef MOCKCL_FAULT_INJECTOR_H_

@@ -117,6 +117,20 @@ TEST_F(MockclProfile, ExplicitSemanticsOverrideTheProfile) {
   EXPECT_EQ(create(32 * MiB), CL_MEM_OBJECT_ALLOCATION_FAILURE) << "headroom: 61.375 MiB usable";
 }
 
+// An injected bytes: failure decides without charging: the device's pages, peak and where
+// the next request goes are as if the refused request had never come.
+TEST_F(MockclProfile, AnInjectedChargeFailureLeavesTheLedgerAlone) {
+  configure("gpu-64m:profile=nvidia,semantics=immediate");
+  ASSERT_EQ(create(1 * MiB), CL_SUCCESS);
+  EXPECT_EQ(outstanding(), 2 * MiB);
+  ASSERT_EQ(ctl_.add_fault("bytes:1"), "");
+  EXPECT_EQ(create(2 * MiB), CL_MEM_OBJECT_ALLOCATION_FAILURE) << "it would need a new page";
+  EXPECT_EQ(ctl_.snapshot().devices.at(0).peak, 2 * MiB) << "the refused page was never committed";
+  ASSERT_EQ(ctl_.configure_faults(""), "");
+  ASSERT_EQ(create(1 * MiB), CL_SUCCESS);
+  EXPECT_EQ(outstanding(), 2 * MiB) << "still shares the first page";
+}
+
 TEST(MockclProfileConfig, ParsesRoundTripsAndRefusesBadProfiles) {
   auto r = mockcl::parse_devices("gpu-4g:profile=nvidia");
   ASSERT_TRUE(r.ok()) << r.error();

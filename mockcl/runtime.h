@@ -199,8 +199,7 @@ class Runtime {
     clpool::device_model::device_memory& memory = kPinned ? d.pinned : d.memory;
     if (!kPinned && kFaults && !faults_.empty()) [[unlikely]] {
       // An injected failure fires only for a request that would otherwise fit.
-      if (!memory.try_commit(bytes, where)) return oom_status(d);
-      memory.release(where, bytes);
+      if (!memory.fits(bytes)) return oom_status(d);
       if (cl_int f = charge_fault(d, bytes)) return f;
     }
     if (!memory.try_commit(bytes, where)) [[unlikely]] return oom_status(d);

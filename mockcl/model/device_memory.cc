@@ -55,6 +55,17 @@ std::uint64_t device_memory::rounded(std::uint64_t bytes) const noexcept {
   return pages > ~std::uint64_t{0} / page ? ~std::uint64_t{0} : pages * page;
 }
 
+bool device_memory::fits(std::uint64_t bytes) const noexcept {
+  if (exact_ || bytes > profile_.pack_limit) {
+    const std::uint64_t need = rounded(bytes);  // exact bytes, or whole pages
+    return need <= usable_ && committed_ <= usable_ - need;
+  }
+  // A shared request fits in a page with room, or in a new page.
+  const auto granules = static_cast<std::uint32_t>((bytes + profile_.pack_granule - 1) / profile_.pack_granule);
+  if (best_fit(granules) != placement::no_page) return true;
+  return profile_.page <= usable_ && committed_ <= usable_ - profile_.page;
+}
+
 bool device_memory::try_commit_paged(std::uint64_t bytes, placement& out) {
   const std::uint64_t page = profile_.page;
   if (bytes > profile_.pack_limit) {

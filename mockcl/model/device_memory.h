@@ -71,6 +71,9 @@ class device_memory {
     release_shared(p);
   }
 
+  // Whether try_commit(bytes) would succeed now; changes nothing.
+  bool fits(std::uint64_t bytes) const noexcept;
+
   // What a lone request of `bytes` adds to committed on an empty device: what the profile's
   // rounding makes of it (a shared request counts its granules).
   std::uint64_t rounded(std::uint64_t bytes) const noexcept;

@@ -221,7 +221,9 @@ RC_GTEST_PROP(DeviceMemory, CommitsWhatThePageModelComputes, ()) {
     if (lives.empty() || *rc::gen::inRange(0, 3) != 0) {
       const std::uint64_t bytes = *rc::gen::inRange<std::uint64_t>(1, 3 * p.page + 2);
       placement pl;
+      const bool predicted = d.fits(bytes);
       const bool ok = d.try_commit(bytes, pl);
+      RC_ASSERT(predicted == ok);
       const std::optional<int> id = ref.commit(bytes);
       RC_ASSERT(ok == id.has_value());
       if (ok) {
