@@ -141,9 +141,19 @@ cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t si
   }
 }
 
+cl_int CL_API_CALL SetContextDestructorCallback(cl_context h, void(CL_CALLBACK* fn)(cl_context, void*), void* data) {
+  Call c(rt(), Entry::clSetContextDestructorCallback);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return c.ret(CL_INVALID_CONTEXT);
+  if (!fn) return c.ret(CL_INVALID_VALUE);
+  ctx->destructors.emplace_back(fn, data);
+  return c.ret(CL_SUCCESS);
+}
+
 }  // namespace
 
 void fill_context(cl_icd_dispatch& d) {
+  d.clSetContextDestructorCallback = SetContextDestructorCallback;
   d.clCreateContext = CreateContext;
   d.clCreateContextFromType = CreateContextFromType;
   d.clRetainContext = RetainContext;

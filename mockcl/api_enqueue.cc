@@ -33,6 +33,13 @@ cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _c
   return CL_SUCCESS;
 }
 
+// OpenCL 3.0: a read from a buffer created host-write-only or no-access (or a write to a
+// host-read-only or no-access one) is CL_INVALID_OPERATION. A sub-buffer inherits its buffer's.
+bool host_access_refused(const _cl_mem* m, bool write) {
+  const cl_mem_flags f = m->flags | (m->parent ? m->parent->flags : 0);
+  return (f & CL_MEM_HOST_NO_ACCESS) || (f & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
+}
+
 void add_mem(_cl_event* ev, _cl_mem* m) {
   ev->mems.push_back(m);
   rt().retain_internal(m);
@@ -63,6 +70,7 @@ cl_int rw_buffer(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool bl
   c.arg("offset", offset);
   c.arg("size", size);
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
+  if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
   _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write", Entry::clEnqueueWriteBuffer, n, wait)
                         : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read", Entry::clEnqueueReadBuffer, n, wait);
@@ -102,6 +110,104 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
   ev->src_offset = src_off;
   ev->offset = dst_off;
   ev->bytes = size;
+  return c.ret(finish_command(c, ev, out, false));
+}
+
+// A rect side of buffer m: pitches valid (rect.h) and the region inside the buffer.
+cl_int check_rect_side(const _cl_mem* m, RectSide& side, const size_t region[3]) {
+  if (cl_int s = rect_normalize(side, region)) return s;
+  size_t first, end;
+  if (!rect_extent(side, region, first, end) || end > m->size) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+RectSide rect_side(const size_t* origin, size_t row_pitch, size_t slice_pitch) {
+  RectSide s;
+  for (int i = 0; i < 3; ++i) s.origin[i] = origin[i];
+  s.row_pitch = row_pitch;
+  s.slice_pitch = slice_pitch;
+  return s;
+}
+
+// clEnqueueReadBufferRect / WriteBufferRect: the buffer side and the host side.
+cl_int rw_buffer_rect(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking,
+                      const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
+                      size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
+                      size_t host_slice_pitch, const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_mem* m;
+  if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
+  c.handle("mem", m);
+  if (!ptr || !buffer_origin || !host_origin || !region) return c.ret(CL_INVALID_VALUE);
+  RectSide dev = rect_side(buffer_origin, buffer_row_pitch, buffer_slice_pitch);
+  RectSide host = rect_side(host_origin, host_row_pitch, host_slice_pitch);
+  if ((s = check_rect_side(m, dev, region)) || (s = rect_normalize(host, region))) return c.ret(s);
+  if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
+  if ((s = rt().use_mem(m, q))) return c.ret(s);
+  _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER_RECT, "write_rect",
+                                           Entry::clEnqueueWriteBufferRect, n, wait)
+                        : rt().new_command(q, CL_COMMAND_READ_BUFFER_RECT, "read_rect",
+                                           Entry::clEnqueueReadBufferRect, n, wait);
+  add_mem(ev, m);
+  ev->host = const_cast<void*>(ptr);
+  for (int i = 0; i < 3; ++i) ev->region[i] = region[i];
+  ev->rect_src = write ? host : dev;
+  ev->rect_dst = write ? dev : host;
+  ev->bytes = region[0] * region[1] * region[2];
+  c.arg("size", ev->bytes);
+  return c.ret(finish_command(c, ev, out, blocking));
+}
+
+cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t* buffer_origin,
+                                         const size_t* host_origin, const size_t* region, size_t buffer_row_pitch,
+                                         size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+                                         void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueReadBufferRect);
+  return rw_buffer_rect(c, false, q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                        buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t* buffer_origin,
+                                          const size_t* host_origin, const size_t* region, size_t buffer_row_pitch,
+                                          size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+                                          const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueWriteBufferRect);
+  return rw_buffer_rect(c, true, q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                        buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, wait, out);
+}
+
+cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                         const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
+                                         size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                         cl_uint n, const cl_event* wait, cl_event* out) {
+  Call c(rt(), Entry::clEnqueueCopyBufferRect);
+  cl_int s;
+  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  if (!q) return c.ret(s);
+  _cl_mem *ms, *md;
+  if ((s = check_mem(q, src, 0, 0, ms)) || (s = check_mem(q, dst, 0, 0, md))) return c.ret(s);
+  if (!src_origin || !dst_origin || !region) return c.ret(CL_INVALID_VALUE);
+  RectSide from = rect_side(src_origin, src_row_pitch, src_slice_pitch);
+  RectSide to = rect_side(dst_origin, dst_row_pitch, dst_slice_pitch);
+  if ((s = check_rect_side(ms, from, region)) || (s = check_rect_side(md, to, region))) return c.ret(s);
+  // The same buffer: one geometry for both sides (OpenCL 3.0).
+  if (ms == md && (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch))
+    return c.ret(CL_INVALID_VALUE);
+  // Overlap in the root buffer's bytes: the same buffer, or two sub-buffers of one buffer.
+  const _cl_mem* rs = ms->parent ? ms->parent : ms;
+  const _cl_mem* rd = md->parent ? md->parent : md;
+  if (rs == rd && rect_overlap(from, ms->parent ? ms->offset : 0, to, md->parent ? md->offset : 0, region))
+    return c.ret(CL_MEM_COPY_OVERLAP);
+  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_RECT, "copy_rect", Entry::clEnqueueCopyBufferRect, n, wait);
+  add_mem(ev, ms);
+  add_mem(ev, md);
+  for (int i = 0; i < 3; ++i) ev->region[i] = region[i];
+  ev->rect_src = from;
+  ev->rect_dst = to;
+  ev->bytes = region[0] * region[1] * region[2];
   return c.ret(finish_command(c, ev, out, false));
 }
 
@@ -327,6 +433,9 @@ void fill_enqueue(cl_icd_dispatch& d) {
   d.clEnqueueReadBuffer = EnqueueReadBuffer;
   d.clEnqueueWriteBuffer = EnqueueWriteBuffer;
   d.clEnqueueCopyBuffer = EnqueueCopyBuffer;
+  d.clEnqueueReadBufferRect = EnqueueReadBufferRect;
+  d.clEnqueueWriteBufferRect = EnqueueWriteBufferRect;
+  d.clEnqueueCopyBufferRect = EnqueueCopyBufferRect;
   d.clEnqueueFillBuffer = EnqueueFillBuffer;
   d.clEnqueueMapBuffer = EnqueueMapBuffer;
   d.clEnqueueUnmapMemObject = EnqueueUnmapMemObject;

@@ -82,6 +82,28 @@ cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* 
   return c.ret(CL_SUCCESS);
 }
 
+// A new kernel of the same program and function with the source's argument values (and, in
+// backing mode, its own POCL twin: the values reach POCL at each launch).
+cl_kernel CL_API_CALL CloneKernel(cl_kernel h, cl_int* err) {
+  Call c(rt(), Entry::clCloneKernel);
+  auto fail = [&](cl_int s) -> cl_kernel {
+    if (err) *err = s;
+    c.ret(s);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return fail(f);
+  _cl_kernel* src = rt().kernel(h);
+  if (!src) return fail(CL_INVALID_KERNEL);
+  cl_int s;
+  _cl_kernel* k = make_kernel(src->program, src->name, s);
+  if (!k) return fail(s);
+  k->args = src->args;
+  c.handle("ret", k);
+  if (err) *err = CL_SUCCESS;
+  c.ret(CL_SUCCESS);
+  return k;
+}
+
 cl_int CL_API_CALL RetainKernel(cl_kernel h) {
   Call c(rt(), Entry::clRetainKernel);
   _cl_kernel* k = rt().kernel(h);
@@ -196,6 +218,7 @@ cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_in
 void fill_kernel(cl_icd_dispatch& d) {
   d.clCreateKernel = CreateKernel;
   d.clCreateKernelsInProgram = CreateKernelsInProgram;
+  d.clCloneKernel = CloneKernel;
   d.clRetainKernel = RetainKernel;
   d.clReleaseKernel = ReleaseKernel;
   d.clSetKernelArg = SetKernelArg;

@@ -219,6 +219,14 @@ cl_int CL_API_CALL SetMemObjectDestructorCallback(cl_mem h, void(CL_CALLBACK* fn
   return c.ret(CL_SUCCESS);
 }
 
+// Pipes are not supported (CL_DEVICE_PIPE_SUPPORT is CL_FALSE, clCreatePipe answers
+// CL_INVALID_OPERATION), so no mem object is a pipe.
+cl_int CL_API_CALL GetPipeInfo(cl_mem h, cl_pipe_info, size_t, void*, size_t*) {
+  Call c(rt(), Entry::clGetPipeInfo);
+  rt().mem(h);  // A released handle is still reported as used after release.
+  return c.ret(CL_INVALID_MEM_OBJECT);
+}
+
 cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags, cl_mem_object_type, cl_uint,
                                             cl_image_format*, cl_uint* n) {
   Call c(rt(), Entry::clGetSupportedImageFormats);
@@ -237,6 +245,7 @@ void fill_memory(cl_icd_dispatch& d) {
   d.clReleaseMemObject = ReleaseMemObject;
   d.clGetMemObjectInfo = GetMemObjectInfo;
   d.clSetMemObjectDestructorCallback = SetMemObjectDestructorCallback;
+  d.clGetPipeInfo = GetPipeInfo;
   d.clGetSupportedImageFormats = GetSupportedImageFormats;
 }
 

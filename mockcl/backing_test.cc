@@ -334,3 +334,50 @@ TEST_F(Backing, NeverWrittenBuffersReadAsZerosInBothModes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Rect transfers run on POCL's buffers: a kernel sees what a rect write put there, and rect reads
+// and copies (a sub-buffer included) move the bytes a plain read then finds.
+TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
+  open();
+  ASSERT_EQ(build(kVecAdd), CL_SUCCESS);
+  cl_kernel touch = kernel("touch");
+  cl_mem a = buffer(8 * 8 * sizeof(int));
+  int host[16];
+  for (int i = 0; i < 16; ++i) host[i] = i + 1;
+  // A 4x4 block of ints at (2, 1) in an 8x8 image of ints.
+  const size_t borigin[3] = {2 * sizeof(int), 1, 0}, zero[3] = {0, 0, 0}, region[3] = {4 * sizeof(int), 4, 1};
+  const size_t pitch = 8 * sizeof(int);
+  ASSERT_EQ(d->clEnqueueWriteBufferRect(q, a, CL_TRUE, borigin, zero, region, pitch, 0, 0, 0, host, 0, nullptr,
+                                        nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(touch, 0, sizeof a, &a), CL_SUCCESS);
+  const size_t global = 64;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, touch, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  int back[16] = {};
+  ASSERT_EQ(d->clEnqueueReadBufferRect(q, a, CL_TRUE, borigin, zero, region, pitch, 0, 0, 0, back, 0, nullptr,
+                                       nullptr),
+            CL_SUCCESS);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(back[i], host[i] + 1) << i;
+  int all[64];
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof all, all, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(all[0], 1);               // Outside the block: zero, plus the kernel's 1.
+  EXPECT_EQ(all[1 * 8 + 2], 1 + 1);   // The block's first element.
+  // Copy the block's first row into a sub-buffer at 256 bytes of another buffer.
+  cl_mem big = buffer(512);
+  cl_buffer_region r{256, 256};
+  cl_int err;
+  cl_mem sub = d->clCreateSubBuffer(big, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  mems.push_back(sub);
+  const size_t row[3] = {4 * sizeof(int), 1, 1}, at4[3] = {4 * sizeof(int), 0, 0};
+  ASSERT_EQ(d->clEnqueueCopyBufferRect(q, a, sub, borigin, at4, row, pitch, 0, 0, 0, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  int got[4] = {};
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, big, CL_TRUE, 256 + 4 * sizeof(int), sizeof got, got, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], host[i] + 1);
+}
+
+}  // namespace

@@ -998,3 +998,157 @@ TYPED_TEST(Battery, ThreadsShareTheRuntime) {
 }
 
 }  // namespace
+
+// clEnqueue{Read,Write,Copy}BufferRect: a 8x8-byte buffer (row pitch 8) seen as a 2D image.
+TYPED_TEST(Battery, RectTransfersMoveTheRightBytesAndValidate) {
+  this->Setup("gpu-64m:semantics=deferred");
+  auto* d = this->d_;
+  cl_mem a = this->Buf(64);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  unsigned char host[16];
+  for (int i = 0; i < 16; ++i) host[i] = static_cast<unsigned char>(i + 1);
+  const size_t borigin[3] = {2, 1, 0}, horigin[3] = {0, 0, 0}, region[3] = {4, 4, 1};
+  ASSERT_EQ(d->clEnqueueWriteBufferRect(this->q_, a, CL_TRUE, borigin, horigin, region, 8, 0, 0, 0, host, 0,
+                                        nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 64u);  // Charged at first use, like the plain transfers.
+  unsigned char all[64];
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 64, all, 0, nullptr, nullptr), CL_SUCCESS);
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 8; ++x) {
+      const bool in = y >= 1 && y < 5 && x >= 2 && x < 6;
+      EXPECT_EQ(all[y * 8 + x], in ? (y - 1) * 4 + (x - 2) + 1 : 0) << x << "," << y;
+    }
+  // Read it back into a host image with row pitch 6 at host origin (1, 1).
+  unsigned char back[36] = {};
+  const size_t hback[3] = {1, 1, 0};
+  ASSERT_EQ(d->clEnqueueReadBufferRect(this->q_, a, CL_TRUE, borigin, hback, region, 8, 64, 6, 36, back, 0,
+                                       nullptr, nullptr),
+            CL_SUCCESS);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) EXPECT_EQ(back[(y + 1) * 6 + x + 1], host[y * 4 + x]);
+  EXPECT_EQ(back[0], 0);
+  // Copy within one buffer: interleaved rows that share no byte are not an overlap.
+  const size_t s0[3] = {2, 1, 0}, side[3] = {6, 1, 0}, r2[3] = {2, 4, 1};
+  ASSERT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, a, s0, side, r2, 8, 0, 8, 0, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 64, all, 0, nullptr, nullptr), CL_SUCCESS);
+  for (int y = 1; y < 5; ++y) {
+    EXPECT_EQ(all[y * 8 + 6], all[y * 8 + 2]);
+    EXPECT_EQ(all[y * 8 + 7], all[y * 8 + 3]);
+  }
+  const size_t o1[3] = {3, 2, 0};
+  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, a, s0, o1, region, 8, 0, 8, 0, 0, nullptr, nullptr),
+            CL_MEM_COPY_OVERLAP);
+  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, a, s0, side, r2, 8, 0, 16, 0, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);  // One buffer, two geometries.
+  // Two sub-buffers of one buffer whose regions overlap in it.
+  cl_mem parent = this->Buf(1024);
+  cl_buffer_region ra{0, 512}, rb{128, 512};
+  cl_int err;
+  cl_mem sa = d->clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &ra, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem sb = d->clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &rb, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const size_t zero[3] = {0, 0, 0}, at128[3] = {128, 0, 0}, line[3] = {64, 1, 1};
+  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, sa, sb, at128, zero, line, 0, 0, 0, 0, 0, nullptr, nullptr),
+            CL_MEM_COPY_OVERLAP);
+  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, sa, sb, zero, zero, line, 0, 0, 0, 0, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  // Argument rules.
+  auto write = [&](const size_t* bo, const size_t* r, size_t brow, size_t bslice, size_t hrow, const void* p) {
+    return d->clEnqueueWriteBufferRect(this->q_, a, CL_TRUE, bo, horigin, r, brow, bslice, hrow, 0, p, 0, nullptr,
+                                       nullptr);
+  };
+  const size_t r0[3] = {4, 0, 1}, big[3] = {8, 9, 1};
+  EXPECT_EQ(write(borigin, r0, 8, 0, 0, host), CL_INVALID_VALUE);           // A zero region element.
+  EXPECT_EQ(write(borigin, region, 3, 0, 0, host), CL_INVALID_VALUE);       // Row pitch < region[0].
+  EXPECT_EQ(write(borigin, region, 8, 0, 3, host), CL_INVALID_VALUE);       // Host row pitch < region[0].
+  EXPECT_EQ(write(borigin, region, 8, 36, 0, host), CL_INVALID_VALUE);      // Slice pitch not a multiple.
+  EXPECT_EQ(write(borigin, region, 8, 24, 0, host), CL_INVALID_VALUE);      // Slice pitch < rows * pitch.
+  EXPECT_EQ(write(zero, big, 8, 0, 0, host), CL_INVALID_VALUE);             // Past the buffer's end.
+  EXPECT_EQ(write(borigin, region, 8, 0, 0, nullptr), CL_INVALID_VALUE);    // No host pointer.
+  EXPECT_EQ(write(nullptr, region, 8, 0, 0, host), CL_INVALID_VALUE);
+  const size_t huge[3] = {SIZE_MAX / 2, 4, 1};
+  EXPECT_EQ(write(zero, huge, 0, 0, 0, host), CL_INVALID_VALUE);            // Overflowing pitches.
+  cl_mem sealed = this->Buf(64, nullptr, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS);
+  EXPECT_EQ(d->clEnqueueReadBufferRect(this->q_, sealed, CL_TRUE, zero, zero, region, 0, 0, 0, 0, back, 0, nullptr,
+                                       nullptr),
+            CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clEnqueueReadBuffer(this->q_, sealed, CL_TRUE, 0, 4, back, 0, nullptr, nullptr),
+            CL_INVALID_OPERATION);
+  for (cl_mem m : {sealed, sb, sa, parent, a}) d->clReleaseMemObject(m);
+  this->Teardown();
+}
+
+TYPED_TEST(Battery, ContextDestructorCallbacksRunLastFirstAtDestruction) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  static std::vector<int> order;
+  order.clear();
+  auto note = [](cl_context, void* p) { order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p))); };
+  EXPECT_EQ(d->clSetContextDestructorCallback(this->ctx_, nullptr, nullptr), CL_INVALID_VALUE);
+  ASSERT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, reinterpret_cast<void*>(1)), CL_SUCCESS);
+  ASSERT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, reinterpret_cast<void*>(2)), CL_SUCCESS);
+  ASSERT_EQ(d->clReleaseContext(this->ctx_), CL_SUCCESS);
+  EXPECT_TRUE(order.empty());  // The queue still holds the context.
+  ASSERT_EQ(d->clReleaseCommandQueue(this->q_), CL_SUCCESS);
+  EXPECT_EQ(order, (std::vector<int>{2, 1}));
+  EXPECT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, nullptr), CL_INVALID_CONTEXT);
+  this->ctx_ = nullptr;
+  this->q_ = nullptr;
+}
+
+TYPED_TEST(Battery, CloneKernelKeepsTheArguments) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_program prog;
+  cl_kernel k = this->Kernel(&prog);
+  cl_mem a = this->Buf(64), b = this->Buf(64);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof b, &b), CL_SUCCESS);
+  cl_int err;
+  cl_kernel clone = d->clCloneKernel(k, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_NE(clone, k);
+  ASSERT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
+  char name[16];
+  ASSERT_EQ(d->clGetKernelInfo(clone, CL_KERNEL_FUNCTION_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  EXPECT_STREQ(name, "touch");
+  const size_t global = 4;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, clone, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  Snapshot s = this->ctl_->snapshot();
+  ASSERT_FALSE(s.commands.empty());
+  EXPECT_EQ(s.commands.back().mems,
+            (std::vector<uint64_t>{this->ctl_->object_id(a), this->ctl_->object_id(b)}));
+  EXPECT_EQ(d->clCloneKernel(k, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_KERNEL);
+  d->clReleaseKernel(clone);
+  d->clReleaseProgram(prog);
+  d->clReleaseMemObject(a);
+  d->clReleaseMemObject(b);
+  this->Teardown();
+}
+
+// Pipes are unsupported, consistently: the device says so and no mem object is a pipe.
+TYPED_TEST(Battery, PipesAreUnsupportedConsistently) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_bool pipes = CL_TRUE;
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_PIPE_SUPPORT, sizeof pipes, &pipes, nullptr), CL_SUCCESS);
+  EXPECT_EQ(pipes, cl_bool{CL_FALSE});
+  cl_uint max_pipe_args = 1;
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MAX_PIPE_ARGS, sizeof max_pipe_args, &max_pipe_args,
+                               nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(max_pipe_args, 0u);
+  cl_int err;
+  EXPECT_EQ(d->clCreatePipe(this->ctx_, 0, 4, 4, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_OPERATION);
+  cl_mem a = this->Buf(64);
+  cl_uint packet = 0;
+  EXPECT_EQ(d->clGetPipeInfo(a, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clGetPipeInfo(nullptr, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, nullptr), CL_INVALID_MEM_OBJECT);
+  d->clReleaseMemObject(a);
+  this->Teardown();
+}

@@ -10,10 +10,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mockcl/host_memory.h"
 #include "mockcl/model/device_memory.h"
+#include "mockcl/rect.h"
 #include "mockcl/snapshot.h"
 
 namespace mockcl {
@@ -68,6 +70,8 @@ struct _cl_context : mockcl::Object {
   uint64_t max_alloc = 0;
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
+  // clSetContextDestructorCallback: run last-registered first when the context is destroyed.
+  std::vector<std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>> destructors;
   cl_context pocl_ctx = nullptr;     // Backing mode: POCL's twin (lazy), and a queue of it for
   cl_command_queue pocl_q = nullptr; // creation-time transfers.
 };
@@ -161,6 +165,10 @@ struct _cl_event : mockcl::Object {
   bool svm_counted = false;    // `svm` ranges hold a pending use on their blocks.
   bool to_host = false;        // A migration to the host: charges nothing.
   size_t offset = 0, bytes = 0, src_offset = 0;
+  // Rect transfers: the region, and the source and destination sides (the host's side of a read
+  // or write too), pitches normalized at the enqueue.
+  size_t region[3] = {};
+  mockcl::RectSide rect_src, rect_dst;
   std::vector<unsigned char> pattern;  // fill, or the copied source of a non-blocking write.
   std::vector<void*> svm_free;         // svm_free: pointers to free.
   void(CL_CALLBACK* svm_free_fn)(cl_command_queue, cl_uint, void**, void*) = nullptr;

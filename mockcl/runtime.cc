@@ -340,6 +340,12 @@ void Runtime::destroy_other(Object* o) {
   switch (o->type) {
     case Type::kContext: {
       auto* c = static_cast<_cl_context*>(o);
+      // clSetContextDestructorCallback: last registered first, after the lock is dropped.
+      for (auto it = c->destructors.rbegin(); it != c->destructors.rend(); ++it) {
+        auto [fn, data] = *it;
+        defer([fn, data, c] { fn(c, data); });
+      }
+      c->destructors.clear();
       c->devices.clear();
       c->properties.clear();
       contexts.retire(c);
