@@ -1,8 +1,11 @@
 // Buffer commands (read, write, copy, fill, map, unmap, migrate), kernel launches, markers
 // and barriers. Each validates, charges deferred buffers at first use (an allocation failure
 // is the enqueue's error), then hands a command to the scheduler.
+#include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "mockcl/program_backing.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -322,6 +325,45 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
   return c.ret(finish_command(c, ev, out, false));
 }
 
+// Whether a program's kernels need global sizes that local sizes divide: OpenCL C before 2.0 (the
+// default when no -cl-std names 2.0 or 3.0), or -cl-uniform-work-group-size. The devices report
+// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, so 2.0 and 3.0 programs may have partial groups.
+bool uniform_work_groups(const std::string& options) {
+  const bool cl2_or_3 = options.find("-cl-std=CL2.0") != std::string::npos ||
+                        options.find("-cl-std=CL3.0") != std::string::npos;
+  return !cl2_or_3 || options.find("-cl-uniform-work-group-size") != std::string::npos;
+}
+
+// clEnqueueNDRangeKernel's geometry rules (OpenCL 3.0): dimensions, sizes, offsets, and the
+// work-group size against the device and the kernel (POCL's limits in backing mode). A global
+// size of 0 is valid since 2.1 (the launch does nothing).
+cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const size_t* global, const size_t* local) {
+  if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
+  if (!global) return CL_INVALID_GLOBAL_WORK_SIZE;
+  for (cl_uint i = 0; i < dims; ++i) {
+    size_t end;
+    if (offset && __builtin_add_overflow(offset[i], global[i], &end)) return CL_INVALID_GLOBAL_OFFSET;
+  }
+  size_t kernel_max = kMaxWorkGroupSize, reqd[3] = {0, 0, 0};
+  if (rt().pocl) {
+    pocl_work_group_info(rt(), k, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max, &kernel_max, nullptr);
+    pocl_work_group_info(rt(), k, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof reqd, reqd, nullptr);
+    kernel_max = std::min(kernel_max, kMaxWorkGroupSize);
+  }
+  const bool has_reqd = reqd[0] != 0;
+  if (!local) return has_reqd ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
+  const bool uniform = uniform_work_groups(k->program->options);
+  size_t items = 1;
+  for (cl_uint i = 0; i < dims; ++i) {
+    if (local[i] > kMaxWorkItemSizes[i]) return CL_INVALID_WORK_ITEM_SIZE;
+    if (local[i] == 0) return CL_INVALID_WORK_GROUP_SIZE;
+    if (uniform && global[i] % local[i] != 0) return CL_INVALID_WORK_GROUP_SIZE;
+    if (has_reqd && local[i] != reqd[i]) return CL_INVALID_WORK_GROUP_SIZE;
+    items *= local[i];  // At most 1024^3: no overflow.
+  }
+  return items > kernel_max ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
+}
+
 cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_kernel kh, cl_uint dims,
               const size_t* offset, const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
               cl_event* out) {
@@ -332,10 +374,7 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
   if (!k) return c.ret(CL_INVALID_KERNEL);
   c.handle("kernel", k);
   if (k->program->context != q->context) return c.ret(CL_INVALID_CONTEXT);
-  if (type == CL_COMMAND_NDRANGE_KERNEL) {
-    if (dims < 1 || dims > 3) return c.ret(CL_INVALID_WORK_DIMENSION);
-    if (!global) return c.ret(CL_INVALID_GLOBAL_WORK_SIZE);
-  }
+  if (type == CL_COMMAND_NDRANGE_KERNEL && (s = check_ndrange(k, dims, offset, global, local))) return c.ret(s);
   std::vector<_cl_mem*> ms;
   std::vector<SvmBlock*> blocks;
   for (const KernelArg& a : k->args) {

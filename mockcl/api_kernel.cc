@@ -193,7 +193,7 @@ cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_w
   if (rt().pocl) return c.ret(pocl_work_group_info(rt(), h, param, size, value, size_ret));
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_KERNEL_WORK_GROUP_SIZE: return v(size_t{1024});
+    case CL_KERNEL_WORK_GROUP_SIZE: return v(kMaxWorkGroupSize);
     case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
       size_t z[3] = {0, 0, 0};
       return c.ret(set_info(size, value, size_ret, z, sizeof z));

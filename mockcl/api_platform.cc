@@ -87,10 +87,9 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_MAX_COMPUTE_UNITS: return v(cu);
     case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: return v(cl_uint{3});
     case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
-      size_t sizes[3] = {1024, 1024, 64};
-      return c.ret(set_info(size, value, size_ret, sizes, sizeof sizes));
+      return c.ret(set_info(size, value, size_ret, kMaxWorkItemSizes, sizeof kMaxWorkItemSizes));
     }
-    case CL_DEVICE_MAX_WORK_GROUP_SIZE: return v(size_t{1024});
+    case CL_DEVICE_MAX_WORK_GROUP_SIZE: return v(kMaxWorkGroupSize);
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR: case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: return v(cl_uint{4});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return v(cl_uint{2});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:

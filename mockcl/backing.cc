@@ -269,6 +269,8 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
         }
         if (err != CL_SUCCESS) return err;
       }
+      for (cl_uint i = 0; i < ev->dims; ++i)
+        if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
       err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
                                      ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
       break;

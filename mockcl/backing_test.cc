@@ -381,3 +381,30 @@ TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
 }
 
 }  // namespace
+
+namespace {
+
+// The launch checks use the kernel's own limits, which POCL knows: a required work-group size.
+TEST_F(Backing, NDRangeChecksUsePoclsKernelLimits) {
+  open();
+  ASSERT_EQ(build("__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void fixed(__global int* p) {"
+                  " p[get_global_id(0)] = 1; }"),
+            CL_SUCCESS);
+  cl_kernel k = kernel("fixed");
+  cl_mem a = buffer(64);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  const size_t g = 8, two = 2, four = 4, zero = 0;
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &two, 0, nullptr, nullptr), CL_INVALID_WORK_GROUP_SIZE);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_WORK_GROUP_SIZE);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &four, 0, nullptr, nullptr), CL_SUCCESS);
+  cl_event e;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &zero, &four, 0, nullptr, &e), CL_SUCCESS);
+  ASSERT_EQ(d->clWaitForEvents(1, &e), CL_SUCCESS);  // An empty range completes without POCL.
+  d->clReleaseEvent(e);
+  int got[2] = {};
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got[0], 1);
+}
+
+}  // namespace

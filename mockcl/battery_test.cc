@@ -1152,3 +1152,58 @@ TYPED_TEST(Battery, PipesAreUnsupportedConsistently) {
   d->clReleaseMemObject(a);
   this->Teardown();
 }
+
+// clEnqueueNDRangeKernel's argument rules (OpenCL 3.0), as the CTS exercises them.
+TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  auto kernel = [&](const char* options, cl_program* prog) {
+    const char* src = "__kernel void touch(__global int* a, __global int* b) { }";
+    cl_int err;
+    *prog = d->clCreateProgramWithSource(this->ctx_, 1, &src, nullptr, &err);
+    EXPECT_EQ(d->clBuildProgram(*prog, 0, nullptr, options, nullptr, nullptr), CL_SUCCESS);
+    cl_kernel k = d->clCreateKernel(*prog, "touch", &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return k;
+  };
+  cl_program prog, prog3, prog3u;
+  cl_kernel k = kernel("", &prog);
+  cl_mem a = this->Buf(64);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof a, &a), CL_SUCCESS);
+  const size_t g[3] = {8, 8, 8};
+  auto run = [&](cl_kernel kk, cl_uint dims, const size_t* off, const size_t* gl, const size_t* lo) {
+    return d->clEnqueueNDRangeKernel(this->q_, kk, dims, off, gl, lo, 0, nullptr, nullptr);
+  };
+  EXPECT_EQ(run(k, 1, nullptr, g, nullptr), CL_INVALID_KERNEL_ARGS);  // Argument 0 never set.
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  EXPECT_EQ(run(k, 1, nullptr, g, nullptr), CL_SUCCESS);
+  EXPECT_EQ(run(k, 0, nullptr, g, nullptr), CL_INVALID_WORK_DIMENSION);
+  EXPECT_EQ(run(k, 4, nullptr, g, nullptr), CL_INVALID_WORK_DIMENSION);
+  EXPECT_EQ(run(k, 1, nullptr, nullptr, nullptr), CL_INVALID_GLOBAL_WORK_SIZE);
+  const size_t none[3] = {0, 8, 8};
+  EXPECT_EQ(run(k, 3, nullptr, none, nullptr), CL_SUCCESS);  // An empty range is valid since 2.1.
+  const size_t far[3] = {SIZE_MAX - 2, 0, 0};
+  EXPECT_EQ(run(k, 1, far, g, nullptr), CL_INVALID_GLOBAL_OFFSET);
+  const size_t l3[3] = {3, 1, 1}, l0[3] = {0, 1, 1}, deep[3] = {1, 1, 65}, wide[3] = {64, 32, 1};
+  EXPECT_EQ(run(k, 1, nullptr, g, l3), CL_INVALID_WORK_GROUP_SIZE);  // 3 does not divide 8 (OpenCL C 1.2).
+  EXPECT_EQ(run(k, 1, nullptr, g, l0), CL_INVALID_WORK_GROUP_SIZE);
+  EXPECT_EQ(run(k, 3, nullptr, g, deep), CL_INVALID_WORK_ITEM_SIZE);  // Above CL_DEVICE_MAX_WORK_ITEM_SIZES[2].
+  const size_t gw[3] = {64, 32, 1};
+  EXPECT_EQ(run(k, 2, nullptr, gw, wide), CL_INVALID_WORK_GROUP_SIZE);  // 2048 items > 1024.
+  const size_t ok[3] = {4, 2, 2};
+  EXPECT_EQ(run(k, 3, nullptr, g, ok), CL_SUCCESS);
+  // OpenCL C 3.0 programs may have partial work-groups, unless built uniform.
+  cl_kernel k3 = kernel("-cl-std=CL3.0", &prog3);
+  cl_kernel k3u = kernel("-cl-std=CL3.0 -cl-uniform-work-group-size", &prog3u);
+  for (cl_kernel kk : {k3, k3u}) {
+    ASSERT_EQ(d->clSetKernelArg(kk, 0, sizeof a, &a), CL_SUCCESS);
+    ASSERT_EQ(d->clSetKernelArg(kk, 1, sizeof a, &a), CL_SUCCESS);
+  }
+  EXPECT_EQ(run(k3, 1, nullptr, g, l3), CL_SUCCESS);
+  EXPECT_EQ(run(k3u, 1, nullptr, g, l3), CL_INVALID_WORK_GROUP_SIZE);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  for (cl_kernel kk : {k, k3, k3u}) d->clReleaseKernel(kk);
+  for (cl_program p : {prog, prog3, prog3u}) d->clReleaseProgram(p);
+  d->clReleaseMemObject(a);
+  this->Teardown();
+}
