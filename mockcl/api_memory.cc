@@ -120,7 +120,9 @@ cl_mem CL_API_CALL CreateBufferWithProperties(cl_context ctx, const cl_mem_prope
     c.ret(CL_INVALID_PROPERTY);
     return nullptr;
   }
-  return create_buffer(c, ctx, flags, size, host_ptr, err);
+  cl_mem m = create_buffer(c, ctx, flags, size, host_ptr, err);
+  if (m && props) m->properties_given_for = m->id;
+  return m;
 }
 
 cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_create_type type, const void* info,
@@ -205,7 +207,12 @@ cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, vo
     case CL_MEM_ASSOCIATED_MEMOBJECT: return v(m->parent);
     case CL_MEM_OFFSET: return v(m->offset);
     case CL_MEM_USES_SVM_POINTER: return v(cl_bool{CL_FALSE});
-    case CL_MEM_PROPERTIES: return c.ret(set_info(size, value, size_ret, nullptr, 0));
+    case CL_MEM_PROPERTIES: {
+      // Only an empty list is accepted at creation: {0} if one was given, else nothing.
+      const cl_mem_properties empty = 0;
+      const bool given = m->properties_given_for == m->id;
+      return c.ret(set_info(size, value, size_ret, given ? &empty : nullptr, given ? sizeof empty : 0));
+    }
     default: return c.ret(CL_INVALID_VALUE);
   }
 }

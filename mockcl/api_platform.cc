@@ -2,8 +2,10 @@
 // values derived from each device's configuration.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "mockcl/dispatch.h"
+#include "mockcl/language.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -13,6 +15,19 @@ using Call = Runtime::Call;
 Runtime& rt() { return Runtime::get(); }
 
 constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
+
+// What the devices report about OpenCL C (language.h): the mock's own set, or in backing mode its
+// intersection with POCL's device. Asking settles MOCKCL_BACKING's default (as a context does).
+const LanguageCaps& language() {
+  rt().settle_backing();
+  static const LanguageCaps mock = decide_language(mock_language(), nullptr);
+  return rt().pocl ? rt().pocl->language : mock;
+}
+
+template <typename T>
+cl_int set_list(size_t size, void* value, size_t* size_ret, const std::vector<T>& list) {
+  return set_info(size, value, size_ret, list.empty() ? nullptr : list.data(), list.size() * sizeof(T));
+}
 
 cl_int CL_API_CALL GetPlatformIDs(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
   Call c(rt(), Entry::clGetPlatformIDs);
@@ -94,9 +109,11 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return v(cl_uint{2});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG: case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE: case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE: return v(cl_uint{1});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF: case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF: return v(cl_uint{0});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: return v(cl_uint{1});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE: case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
+      return v(cl_uint{language().fp64 ? 1u : 0u});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF: case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
+      return v(cl_uint{language().fp16 ? 1u : 0u});
     case CL_DEVICE_MAX_CLOCK_FREQUENCY: return v(cl_uint{1000});
     case CL_DEVICE_ADDRESS_BITS: return v(cl_uint{64});
     case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return v(cl_ulong{d.max_alloc});
@@ -121,7 +138,8 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return v(cl_uint{128});
     case CL_DEVICE_SINGLE_FP_CONFIG:
       return v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
-    case CL_DEVICE_DOUBLE_FP_CONFIG: return v(cl_device_fp_config{0});
+    case CL_DEVICE_DOUBLE_FP_CONFIG: return v(double_fp_config(language()));
+    case CL_DEVICE_HALF_FP_CONFIG: return v(half_fp_config(language()));
     case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
     case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return v(cl_uint{64});
     case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return v(cl_ulong{1 << 20});
@@ -152,7 +170,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_PROFILE: return s("FULL_PROFILE");
     case CL_DEVICE_VERSION: return s("OpenCL 3.0 mockcl");
     case CL_DEVICE_OPENCL_C_VERSION: return s("OpenCL C 1.2 mockcl");
-    case CL_DEVICE_EXTENSIONS: return s("cl_khr_byte_addressable_store");
+    case CL_DEVICE_EXTENSIONS: return s(extension_string(language()));
     case CL_DEVICE_BUILT_IN_KERNELS: return s("");
     case CL_DEVICE_IL_VERSION: return s("");
     case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return s("v0000-00-00-00");
@@ -165,26 +183,22 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_SVM_CAPABILITIES:
       return v(cl_device_svm_capabilities(d.svm ? CL_DEVICE_SVM_COARSE_GRAIN_BUFFER : 0));
     case CL_DEVICE_NUMERIC_VERSION: return v(kVersion30);
-    case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
-      cl_name_version nv{};
-      nv.version = CL_MAKE_VERSION(1, 0, 0);
-      std::strcpy(nv.name, "cl_khr_byte_addressable_store");
-      return v(nv);
-    }
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION:
+      return c.ret(set_list(size, value, size_ret, extensions_with_version(language())));
     case CL_DEVICE_OPENCL_C_ALL_VERSIONS: {
-      cl_name_version nv[3]{};
-      cl_version vs[3] = {CL_MAKE_VERSION(1, 0, 0), CL_MAKE_VERSION(1, 1, 0), CL_MAKE_VERSION(1, 2, 0)};
-      for (int i = 0; i < 3; ++i) {
-        nv[i].version = vs[i];
-        std::strcpy(nv[i].name, "OpenCL C");
+      std::vector<cl_name_version> nv;
+      for (cl_version ver : language().c_versions) {
+        nv.emplace_back();
+        nv.back().version = ver;
+        std::strcpy(nv.back().name, "OpenCL C");
       }
-      return c.ret(set_info(size, value, size_ret, nv, sizeof nv));
+      return c.ret(set_list(size, value, size_ret, nv));
     }
-    case CL_DEVICE_OPENCL_C_FEATURES: case CL_DEVICE_ILS_WITH_VERSION:
-    case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
+    case CL_DEVICE_OPENCL_C_FEATURES: return c.ret(set_list(size, value, size_ret, c_features(language())));
+    case CL_DEVICE_ILS_WITH_VERSION: case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
       return none();
-    case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
-      return v(cl_device_atomic_capabilities(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP));
+    case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: return v(language().atomic_memory);
+    case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES: return v(language().atomic_fence);
     case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
     default: return c.ret(CL_INVALID_VALUE);
   }

@@ -69,6 +69,8 @@ std::unique_ptr<Pocl> Pocl::load(const std::string& icd, std::string& error) {
     error = "'" + lib + "' has no device";
     return nullptr;
   }
+  const LanguageCaps pocls = read_language(*p->d, p->device);
+  p->language = decide_language(mock_language(), &pocls);
   return p;
 }
 

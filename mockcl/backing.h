@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+#include "mockcl/language.h"
+
 namespace mockcl {
 
 struct Pocl {
@@ -25,6 +27,9 @@ struct Pocl {
   const cl_icd_dispatch* d = nullptr;  // POCL's table, shared by all its objects.
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;       // POCL's first device; every mock device maps to it.
+  // What mock devices report about OpenCL C in backing mode: the mock's set intersected with
+  // POCL's device (language.h), read once at load.
+  LanguageCaps language;
 };
 
 // The table of any ICD object.

@@ -4,11 +4,16 @@
 // reads as zeros in both modes.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "mockcl/consistency.h"
 #include "mockcl/testing.h"
 
 namespace {
@@ -405,6 +410,66 @@ TEST_F(Backing, NDRangeChecksUsePoclsKernelLimits) {
   int got[2] = {};
   ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr), CL_SUCCESS);
   EXPECT_EQ(got[0], 1);
+}
+
+}  // namespace
+
+namespace {
+
+// In backing mode the devices report the OpenCL C language POCL's compiler gives (the
+// intersection, language.h), and the queries still agree with each other.
+TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
+  ASSERT_EQ(ctl->configure_devices("gpu;cpu;gpu-8g:profile=nvidia"), "");
+  ASSERT_EQ(ctl->configure_backing("pocl"), "");
+  cl_platform_id p = mockcl::testing::loader_mock_platform();
+  cl_device_id devs[3];
+  cl_uint n = 0;
+  ASSERT_EQ(d->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 3, devs, &n), CL_SUCCESS);
+  ASSERT_EQ(n, 3u);
+  // POCL's own device, loaded here as mockcl loads it (its .icd names the library).
+  std::ifstream icd("/etc/OpenCL/vendors/pocl.icd");
+  std::string lib;
+  ASSERT_TRUE(std::getline(icd, lib)) << "no POCL ICD";
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  using GetAddress = void*(CL_API_CALL*)(const char*);
+  using GetIds = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
+  auto address = reinterpret_cast<GetAddress>(dlsym(h, "clGetExtensionFunctionAddress"));
+  ASSERT_NE(address, nullptr);
+  auto ids = reinterpret_cast<GetIds>(address("clIcdGetPlatformIDsKHR"));
+  ASSERT_NE(ids, nullptr);
+  cl_platform_id pocl_platform = nullptr;
+  cl_uint np = 0;
+  ASSERT_EQ(ids(1, &pocl_platform, &np), CL_SUCCESS);
+  const cl_icd_dispatch& pd = **reinterpret_cast<cl_icd_dispatch* const*>(pocl_platform);
+  cl_device_id pocl_dev = nullptr;
+  ASSERT_EQ(pd.clGetDeviceIDs(pocl_platform, CL_DEVICE_TYPE_ALL, 1, &pocl_dev, nullptr), CL_SUCCESS);
+  auto features = [&](cl_device_id dev) {
+    const cl_icd_dispatch& t = dev == pocl_dev ? pd : *d;
+    size_t sz = 0;
+    t.clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &sz);
+    std::vector<cl_name_version> v(sz / sizeof(cl_name_version));
+    if (sz) t.clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_FEATURES, sz, v.data(), nullptr);
+    std::vector<std::string> names;
+    for (const auto& f : v) names.push_back(f.name);
+    return names;
+  };
+  for (cl_uint i = 0; i < n; ++i) {
+    std::vector<std::string> problems = mockcl::testing::device_consistency(*d, p, devs[i]);
+    std::string all;
+    for (const auto& m : problems) all += m + "\n";
+    EXPECT_TRUE(problems.empty()) << all;
+    for (const std::string& f : features(devs[i])) {
+      const auto pf = features(pocl_dev);
+      EXPECT_NE(std::find(pf.begin(), pf.end(), f), pf.end()) << f << " is not POCL's";
+    }
+    // fp64 is reported exactly when POCL's device has it.
+    char ext[2048], pext[4096];
+    ASSERT_EQ(d->clGetDeviceInfo(devs[i], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+    ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_EXTENSIONS, sizeof pext, pext, nullptr), CL_SUCCESS);
+    EXPECT_EQ(std::string(ext).find("cl_khr_fp64") != std::string::npos,
+              std::string(pext).find("cl_khr_fp64") != std::string::npos);
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "mockcl/consistency.h"
 #include "mockcl/control.h"
 #include "mockcl/testing.h"
 
@@ -1205,5 +1206,69 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
   for (cl_kernel kk : {k, k3, k3u}) d->clReleaseKernel(kk);
   for (cl_program p : {prog, prog3, prog3u}) d->clReleaseProgram(p);
   d->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+// Every preset and profile reports queries that agree with each other (the CTS's consistency and
+// feature-macro rules; mockcl/consistency.cc).
+TYPED_TEST(Battery, DeviceQueriesAreConsistentForEveryPresetAndProfile) {
+  this->Setup("gpu;cpu;gpu-8g:profile=nvidia;gpu-64m:profile=pocl;cpu-64m:svm=off,maps=copy;gpu-64m:semantics=deferred");
+  ASSERT_EQ(this->devices_.size(), 6u);
+  for (cl_device_id dev : this->devices_) {
+    std::vector<std::string> problems = mockcl::testing::device_consistency(*this->d_, this->b_.platform, dev);
+    std::string all;
+    for (const auto& p : problems) all += p + "\n";
+    EXPECT_TRUE(problems.empty()) << all;
+    // fp64 as the mock reports it with no backing device.
+    char ext[1024];
+    ASSERT_EQ(this->d_->clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+    EXPECT_NE(std::string(ext).find("cl_khr_fp64"), std::string::npos) << ext;
+  }
+  this->Teardown();
+}
+
+// CL_QUEUE_PROPERTIES_ARRAY and CL_MEM_PROPERTIES give back the list the object was created
+// with, and nothing when none was given.
+TYPED_TEST(Battery, PropertyQueriesReturnTheCreationLists) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  size_t n = 99;
+  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n), CL_SUCCESS);
+  ASSERT_EQ(n, 3 * sizeof(cl_queue_properties));  // Setup() gave {CL_QUEUE_PROPERTIES, 0, 0}.
+  cl_queue_properties got[3] = {1, 1, 1};
+  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_PROPERTIES_ARRAY, sizeof got, got, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got[0], cl_queue_properties{CL_QUEUE_PROPERTIES});
+  EXPECT_EQ(got[1], 0u);
+  EXPECT_EQ(got[2], 0u);
+  cl_int err;
+  cl_command_queue plain = d->clCreateCommandQueue(this->ctx_, this->devices_[0], 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(d->clGetCommandQueueInfo(plain, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n), CL_SUCCESS);
+  EXPECT_EQ(n, 0u);
+  cl_command_queue none = d->clCreateCommandQueueWithProperties(this->ctx_, this->devices_[0], nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(d->clGetCommandQueueInfo(none, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n), CL_SUCCESS);
+  EXPECT_EQ(n, 0u);
+  const cl_mem_properties empty[] = {0};
+  cl_mem with = d->clCreateBufferWithProperties(this->ctx_, empty, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem without = d->clCreateBufferWithProperties(this->ctx_, nullptr, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem old = this->Buf(64);
+  ASSERT_EQ(d->clGetMemObjectInfo(with, CL_MEM_PROPERTIES, 0, nullptr, &n), CL_SUCCESS);
+  EXPECT_EQ(n, sizeof(cl_mem_properties));
+  cl_mem_properties p = 7;
+  ASSERT_EQ(d->clGetMemObjectInfo(with, CL_MEM_PROPERTIES, sizeof p, &p, nullptr), CL_SUCCESS);
+  EXPECT_EQ(p, 0u);
+  for (cl_mem m : {without, old}) {
+    ASSERT_EQ(d->clGetMemObjectInfo(m, CL_MEM_PROPERTIES, 0, nullptr, &n), CL_SUCCESS);
+    EXPECT_EQ(n, 0u);
+  }
+  // A slot reused by a plain buffer does not inherit the answer.
+  d->clReleaseMemObject(with);
+  for (int i = 0; i < 2000; ++i) d->clReleaseMemObject(this->Buf(64));
+  for (cl_mem m : {without, old}) d->clReleaseMemObject(m);
+  d->clReleaseCommandQueue(plain);
+  d->clReleaseCommandQueue(none);
   this->Teardown();
 }

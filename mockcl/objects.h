@@ -80,6 +80,9 @@ struct _cl_command_queue : mockcl::Object {
   cl_context context = nullptr;
   cl_device_id device = nullptr;
   cl_command_queue_properties properties = 0;
+  // clCreateCommandQueueWithProperties' list as given, terminator included (empty: none given),
+  // for CL_QUEUE_PROPERTIES_ARRAY.
+  std::vector<cl_queue_properties> properties_array;
   bool out_of_order = false;
   cl_event last = nullptr;          // In-order: last enqueued command (internal ref).
   cl_event last_barrier = nullptr;  // Out-of-order: last barrier (internal ref).
@@ -132,6 +135,10 @@ struct _cl_mem : mockcl::Object {
   mockcl::HostBlock backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
   std::vector<MemDestructor> destructors;
   cl_mem pocl_mem = nullptr;    // Backing mode: POCL's twin, made at first use (zero-filled).
+  // clCreateBufferWithProperties was given a (necessarily empty) property list: CL_MEM_PROPERTIES
+  // answers {0}. Holds that buffer's id, so a reused slot (a new id) reads as "not given" without
+  // the express create path resetting a field.
+  uint64_t properties_given_for = 0;
 };
 
 struct KernelArg {

@@ -1,0 +1,54 @@
+// What a mock device reports about the OpenCL C language: fp64/fp16/int64, atomic capabilities,
+// OpenCL C versions, the extensions and the OpenCL C features. One decision (decide_language)
+// feeds every query that names them (api_platform.cc), so they agree with each other by
+// construction: a feature is listed exactly when its capability is, an extension exactly when its
+// queries say so.
+//
+// With no backing device the mock's own set answers. In backing mode POCL's compiler builds the
+// programs, so the mock reports only what both it and POCL's device support (the intersection),
+// read once from POCL's device queries when POCL is loaded.
+#ifndef MOCKCL_LANGUAGE_H_
+#define MOCKCL_LANGUAGE_H_
+
+#include <CL/cl_icd.h>
+
+#include <string>
+#include <vector>
+
+namespace mockcl {
+
+struct LanguageCaps {
+  bool fp64 = false;  // cl_khr_fp64, __opencl_c_fp64, CL_DEVICE_DOUBLE_FP_CONFIG != 0.
+  bool fp16 = false;  // cl_khr_fp16, CL_DEVICE_HALF_FP_CONFIG != 0.
+  bool int64 = false; // __opencl_c_int64 (a FULL_PROFILE device has it).
+  cl_device_atomic_capabilities atomic_memory = 0;
+  cl_device_atomic_capabilities atomic_fence = 0;
+  std::vector<cl_version> c_versions;        // "OpenCL C" versions (CL_DEVICE_OPENCL_C_ALL_VERSIONS),
+                                             // ascending; the device's API version (3.0) among them.
+  std::vector<cl_name_version> extensions;   // Besides cl_khr_fp64 / cl_khr_fp16 (derived from the flags).
+  // The OpenCL C features a backing device lists (empty for the mock's own set): a feature the
+  // mock would derive but POCL's compiler does not define is dropped with its capability.
+  std::vector<std::string> backing_features;
+};
+
+// The mock GPU's own language: fp64, int64, OpenCL C 1.0-3.0, every atomic order and scope
+// (OpenCL 3.0's minimum included), the int32 atomics and byte-addressable-store extensions.
+LanguageCaps mock_language();
+
+// What a device reports: `mock` alone, or its intersection with `backing` (POCL's device).
+LanguageCaps decide_language(const LanguageCaps& mock, const LanguageCaps* backing);
+
+// POCL's (or any ICD's) device, read through its dispatch table. Queries it cannot answer read
+// as "not supported".
+LanguageCaps read_language(const cl_icd_dispatch& d, cl_device_id device);
+
+// The derived answers.
+std::vector<cl_name_version> extensions_with_version(const LanguageCaps& caps);
+std::string extension_string(const LanguageCaps& caps);  // Space-separated names.
+std::vector<cl_name_version> c_features(const LanguageCaps& caps);
+cl_device_fp_config double_fp_config(const LanguageCaps& caps);
+cl_device_fp_config half_fp_config(const LanguageCaps& caps);
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_LANGUAGE_H_
