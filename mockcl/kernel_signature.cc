@@ -1,0 +1,407 @@
+#include "mockcl/kernel_signature.h"
+
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace mockcl {
+namespace {
+
+struct Token {
+  std::string text;
+  int line = 1;
+};
+
+struct Macro {
+  bool function_like = false;
+  std::vector<Token> body;
+};
+
+struct Source {
+  std::vector<Token> tokens;
+  std::map<std::string, Macro> macros;
+  bool conditionals = false;  // #if / #ifdef / #ifndef / #elif seen: branches are not evaluated.
+};
+
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Appends the tokens of `text` (comments and literals already gone).
+void tokenize(const std::string& text, int line, std::vector<Token>& out) {
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (ident_start(c) || std::isdigit(static_cast<unsigned char>(c))) {
+      size_t j = i;
+      while (j < text.size() && (ident_char(text[j]) || text[j] == '.')) ++j;
+      out.push_back({text.substr(i, j - i), line});
+      i = j;
+    } else {
+      out.push_back({std::string(1, c), line});
+      ++i;
+    }
+  }
+}
+
+// Removes comments and string/char literals (keeping newlines, so lines stay right), joins
+// continued lines, and takes preprocessor lines out, remembering #defines.
+Source preprocess(const std::string& src) {
+  std::string text;
+  text.reserve(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    const char c = src[i];
+    if (c == '\\' && i + 1 < src.size() && src[i + 1] == '\n') {  // Line continuation: keep the count.
+      text += ' ';
+      ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < src.size() && src[i + 1] == '/') {
+      while (i < src.size() && src[i] != '\n') ++i;
+      text += '\n';
+      continue;
+    }
+    if (c == '/' && i + 1 < src.size() && src[i + 1] == '*') {
+      i += 2;
+      while (i + 1 < src.size() && !(src[i] == '*' && src[i + 1] == '/')) {
+        if (src[i] == '\n') text += '\n';
+        ++i;
+      }
+      ++i;
+      text += ' ';
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      for (++i; i < src.size() && src[i] != c && src[i] != '\n'; ++i)
+        if (src[i] == '\\') ++i;
+      text += ' ';
+      continue;
+    }
+    text += c;
+  }
+  Source out;
+  int line = 1;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string l = text.substr(start, end - start);
+    size_t k = l.find_first_not_of(" \t\r");
+    if (k != std::string::npos && l[k] == '#') {
+      std::vector<Token> d;
+      tokenize(l.substr(k + 1), line, d);
+      if (!d.empty() && (d[0].text == "if" || d[0].text == "ifdef" || d[0].text == "ifndef" || d[0].text == "elif"))
+        out.conditionals = true;
+      if (d.size() >= 2 && d[0].text == "define") {
+        Macro m;
+        // Function-like: '(' right after the name, with no space between.
+        const size_t name_at = l.find(d[1].text, l.find("define") + 6);
+        const size_t after = name_at + d[1].text.size();
+        m.function_like = after < l.size() && l[after] == '(';
+        m.body.assign(d.begin() + 2, d.end());
+        out.macros[d[1].text] = m;
+      } else if (d.size() >= 2 && d[0].text == "undef") {
+        out.macros.erase(d[1].text);
+      }
+    } else {
+      tokenize(l, line, out.tokens);
+    }
+    if (end == text.size()) break;
+    start = end + 1;
+    ++line;
+  }
+  return out;
+}
+
+std::string at_line(int line) { return "<source>:" + std::to_string(line) + ": error: "; }
+
+// Parentheses, brackets and braces balance (the first unmatched one's line, else 0).
+std::string check_balance(const std::vector<Token>& t) {
+  std::vector<Token> open;
+  const std::string opens = "([{", closes = ")]}";
+  for (const Token& x : t) {
+    if (x.text.size() != 1) continue;
+    if (opens.find(x.text[0]) != std::string::npos) {
+      open.push_back(x);
+    } else if (size_t k = closes.find(x.text[0]); k != std::string::npos) {
+      if (open.empty() || open.back().text[0] != opens[k]) return at_line(x.line) + "unmatched '" + x.text + "'";
+      open.pop_back();
+    }
+  }
+  if (!open.empty()) return at_line(open.back().line) + "'" + open.back().text + "' is never closed";
+  return "";
+}
+
+// Expands object-like macros (a few levels); false if a function-like macro, or one that pastes
+// or stringizes (#, ##), is used.
+bool expand(std::vector<Token>& t, const std::map<std::string, Macro>& macros) {
+  for (int depth = 0; depth < 8; ++depth) {
+    bool changed = false;
+    std::vector<Token> out;
+    for (const Token& x : t) {
+      auto it = macros.find(x.text);
+      if (it == macros.end()) {
+        out.push_back(x);
+        continue;
+      }
+      if (it->second.function_like) return false;
+      for (const Token& b : it->second.body)
+        if (b.text == "#") return false;  // Stringizing or pasting: not expanded here.
+      for (Token b : it->second.body) {
+        b.line = x.line;
+        out.push_back(b);
+      }
+      changed = true;
+    }
+    t.swap(out);
+    if (!changed) return true;
+  }
+  return true;  // Deeper (or recursive) definitions stay as they are: opaque types.
+}
+
+size_t scalar_size(const std::string& t) {
+  static const std::map<std::string, size_t> sizes = {
+      {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},    {"uint", 4},
+      {"long", 8}, {"ulong", 8}, {"float", 4}, {"double", 8}, {"half", 2},
+  };
+  auto it = sizes.find(t);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+// "float4" -> 16, "int3" -> 16 (a 3-vector takes 4), "uint" -> 4; 0 if not a scalar or vector.
+size_t value_size(const std::string& t) {
+  if (size_t s = scalar_size(t)) return s;
+  size_t digits = t.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(t[digits - 1]))) --digits;
+  if (digits == t.size() || digits == 0) return 0;
+  const size_t elem = scalar_size(t.substr(0, digits));
+  const std::string n = t.substr(digits);
+  if (!elem) return 0;
+  if (n == "2" || n == "4" || n == "8" || n == "16") return elem * std::stoul(n);
+  if (n == "3") return elem * 4;
+  return 0;
+}
+
+// "unsigned int" -> "uint" and the like; other spellings as written.
+std::string canonical_type(const std::vector<std::string>& words) {
+  std::string joined;
+  for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
+  static const std::map<std::string, std::string> names = {
+      {"unsigned", "uint"},         {"unsigned int", "uint"},   {"signed", "int"},
+      {"signed int", "int"},        {"unsigned char", "uchar"}, {"signed char", "char"},
+      {"unsigned short", "ushort"}, {"signed short", "short"},  {"unsigned long", "ulong"},
+      {"signed long", "long"},      {"short int", "short"},     {"long int", "long"},
+      {"unsigned short int", "ushort"}, {"unsigned long int", "ulong"},
+  };
+  auto it = names.find(joined);
+  return it == names.end() ? joined : it->second;
+}
+
+bool is_image(const std::string& t) {
+  static const std::set<std::string> images = {
+      "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t", "image2d_depth_t",
+      "image2d_array_depth_t", "image2d_msaa_t", "image2d_array_msaa_t", "image2d_msaa_depth_t",
+      "image2d_array_msaa_depth_t", "image3d_t"};
+  return images.count(t) != 0;
+}
+
+// One parameter's tokens (macros expanded) -> its signature, or an error.
+std::string parse_param(const std::string& kernel, const std::vector<Token>& t, KernelArgSig& a) {
+  std::vector<std::string> words;  // Type words then, last, the name.
+  int pointers = 0;
+  bool const_before_star = false, pipe = false, tagged = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string& w = t[i].text;
+    if (w == "__attribute__") {  // Skip its balanced (( ... )).
+      int depth = 0;
+      for (++i; i < t.size(); ++i) {
+        if (t[i].text == "(") ++depth;
+        if (t[i].text == ")" && --depth == 0) break;
+      }
+    } else if (w == "__global" || w == "global") {
+      a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+    } else if (w == "__constant" || w == "constant") {
+      a.address = CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    } else if (w == "__local" || w == "local") {
+      a.address = CL_KERNEL_ARG_ADDRESS_LOCAL;
+    } else if (w == "__private" || w == "private") {
+      a.address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+    } else if (w == "__read_only" || w == "read_only") {
+      a.access = CL_KERNEL_ARG_ACCESS_READ_ONLY;
+    } else if (w == "__write_only" || w == "write_only") {
+      a.access = CL_KERNEL_ARG_ACCESS_WRITE_ONLY;
+    } else if (w == "__read_write" || w == "read_write") {
+      a.access = CL_KERNEL_ARG_ACCESS_READ_WRITE;
+    } else if (w == "const") {
+      if (pointers == 0) const_before_star = true;
+    } else if (w == "restrict" || w == "__restrict" || w == "__restrict__") {
+      a.type_qualifier |= CL_KERNEL_ARG_TYPE_RESTRICT;
+    } else if (w == "volatile") {
+      if (pointers == 0) a.type_qualifier |= CL_KERNEL_ARG_TYPE_VOLATILE;
+    } else if (w == "pipe") {
+      pipe = true;
+    } else if (w == "struct" || w == "union" || w == "enum") {
+      tagged = true;
+      words.push_back(w);
+    } else if (w == "*") {
+      ++pointers;
+    } else if (w == "[") {  // An array parameter is a pointer.
+      ++pointers;
+      while (i < t.size() && t[i].text != "]") ++i;
+    } else if (ident_start(w[0])) {
+      words.push_back(w);
+    } else {
+      return at_line(t[i].line) + "kernel '" + kernel + "': unexpected '" + w + "' in a parameter";
+    }
+  }
+  if (words.empty()) return at_line(t.empty() ? 1 : t[0].line) + "kernel '" + kernel + "': a parameter has no type";
+  // The last word names the parameter, unless it is the only one (or completes "struct X").
+  const size_t type_words = words.size() >= 2 && !(tagged && words.size() == 2) ? words.size() - 1 : words.size();
+  if (type_words < words.size()) a.name = words.back();
+  a.type_name = canonical_type(std::vector<std::string>(words.begin(), words.begin() + type_words));
+  const int line = t[0].line;
+  if (pipe) {
+    a.kind = ArgKind::kPipe;
+    a.size = sizeof(cl_mem);
+    a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+    a.type_qualifier |= CL_KERNEL_ARG_TYPE_PIPE;
+    return "";
+  }
+  if (pointers > 0) {
+    a.type_name += std::string(static_cast<size_t>(pointers), '*');
+    if (const_before_star) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
+    switch (a.address) {
+      case CL_KERNEL_ARG_ADDRESS_LOCAL: a.kind = ArgKind::kLocal; a.size = 0; return "";
+      case CL_KERNEL_ARG_ADDRESS_GLOBAL: case CL_KERNEL_ARG_ADDRESS_CONSTANT:
+        if (a.address == CL_KERNEL_ARG_ADDRESS_CONSTANT) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
+        a.kind = ArgKind::kPointer;
+        a.size = sizeof(cl_mem);
+        return "";
+      default:
+        return at_line(line) + "kernel '" + kernel + "': pointer parameter '" + a.name +
+               "' must be in the global, constant or local address space";
+    }
+  }
+  a.type_qualifier &= ~static_cast<cl_kernel_arg_type_qualifier>(CL_KERNEL_ARG_TYPE_RESTRICT);
+  static const std::set<std::string> forbidden = {"bool", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t"};
+  if (forbidden.count(a.type_name))
+    return at_line(line) + "kernel '" + kernel + "': parameter '" + a.name + "' cannot be of type " + a.type_name;
+  if (is_image(a.type_name)) {
+    a.kind = ArgKind::kImage;
+    a.size = sizeof(cl_mem);
+    a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+    if (a.access == CL_KERNEL_ARG_ACCESS_NONE) a.access = CL_KERNEL_ARG_ACCESS_READ_ONLY;
+    return "";
+  }
+  a.access = CL_KERNEL_ARG_ACCESS_NONE;
+  if (a.type_name == "sampler_t") {
+    a.kind = ArgKind::kSampler;
+    a.size = sizeof(cl_sampler);
+  } else if (size_t s = value_size(a.type_name)) {
+    a.kind = ArgKind::kValue;
+    a.size = s;
+  } else {
+    a.kind = ArgKind::kOpaque;
+    a.size = 0;
+  }
+  a.address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+  return "";
+}
+
+}  // namespace
+
+ParsedSource parse_kernel_signatures(const std::string& source) {
+  ParsedSource out;
+  Source s = preprocess(source);
+  const std::vector<Token>& t = s.tokens;
+  if (!s.conditionals) {
+    out.error = check_balance(t);
+    if (!out.error.empty()) return out;
+  }
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].text != "__kernel" && t[i].text != "kernel") continue;
+    // __kernel [__attribute__((...))]* void [__attribute__((...))]* name (
+    size_t j = i + 1;
+    auto skip_attributes = [&] {
+      while (j < t.size() && t[j].text == "__attribute__") {
+        int depth = 0;
+        for (++j; j < t.size(); ++j) {
+          if (t[j].text == "(") ++depth;
+          if (t[j].text == ")" && --depth == 0) break;
+        }
+        ++j;
+      }
+    };
+    skip_attributes();
+    if (j >= t.size() || t[j].text != "void") continue;
+    ++j;
+    skip_attributes();
+    if (j + 1 >= t.size() || !ident_start(t[j].text[0]) || t[j + 1].text != "(") continue;
+    KernelSig k;
+    k.name = t[j].text;
+    const int open_line = t[j + 1].line;
+    std::vector<Token> params;
+    int depth = 1;
+    size_t e = j + 2;
+    for (; e < t.size(); ++e) {
+      if (t[e].text == "(") ++depth;
+      if (t[e].text == ")" && --depth == 0) break;
+      params.push_back(t[e]);
+    }
+    if (e >= t.size()) {
+      out.error = at_line(open_line) + "kernel '" + k.name + "': the parameter list's '(' is never closed";
+      return out;
+    }
+    i = e;
+    ++seen[k.name];
+    if (!expand(params, s.macros)) {
+      k.known = false;
+      out.kernels.push_back(k);
+      continue;
+    }
+    if (params.empty() || (params.size() == 1 && params[0].text == "void")) {
+      out.kernels.push_back(k);
+      continue;
+    }
+    std::vector<Token> one;
+    int level = 0;
+    for (size_t p = 0; p <= params.size(); ++p) {
+      if (p == params.size() || (params[p].text == "," && level == 0)) {
+        if (one.empty()) {
+          out.error = at_line(p < params.size() ? params[p].line : open_line) + "kernel '" + k.name +
+                      "': an empty parameter";
+          return out;
+        }
+        KernelArgSig a;
+        out.error = parse_param(k.name, one, a);
+        if (!out.error.empty()) return out;
+        k.args.push_back(a);
+        one.clear();
+        continue;
+      }
+      if (params[p].text == "(" || params[p].text == "[") ++level;
+      if (params[p].text == ")" || params[p].text == "]") --level;
+      one.push_back(params[p]);
+    }
+    out.kernels.push_back(k);
+  }
+  // A name defined twice (e.g. in #if branches, which are not evaluated): no signature.
+  for (KernelSig& k : out.kernels)
+    if (seen[k.name] > 1) {
+      k.known = false;
+      k.args.clear();
+    }
+  return out;
+}
+
+const KernelSig* find_signature(const std::vector<KernelSig>& kernels, const std::string& name) {
+  for (const KernelSig& k : kernels)
+    if (k.name == name) return k.known ? &k : nullptr;
+  return nullptr;
+}
+
+}  // namespace mockcl

@@ -1,0 +1,73 @@
+// Kernel signatures read from OpenCL C source: what a mock device with no compiler (no backing
+// device) knows about a kernel's arguments, so CL_KERNEL_NUM_ARGS, clGetKernelArgInfo and
+// clSetKernelArg's checks answer as a real driver would. Pure functions, no runtime state.
+//
+// What it reads: every `__kernel` / `kernel` function's name and parameter list, after comments,
+// string literals and preprocessor lines are dropped. Each parameter's address space
+// (`__global`/`global`, `__constant`, `__local`, `__private`), access qualifier for images, type
+// qualifiers (const, restrict, volatile), type and name. A type is sized when it is a scalar
+// (char ... double, half, unsigned spellings), a vector of 2, 3, 4, 8 or 16 of them (3 takes 4),
+// a pointer or image or pipe (sizeof(cl_mem)), or sampler_t (sizeof(cl_sampler)).
+//
+// Fallbacks, documented in README.md:
+//  * A type it cannot size (a typedef, a struct, an object-like macro it could not reduce to a
+//    known type) is kept as "opaque": counted, accepted with any nonzero size and a value.
+//  * Object-like macros (`#define T float`) are expanded in parameter lists (nested, a few levels).
+//    A parameter list that uses a function-like macro or one that pastes (##), or a kernel whose name is defined twice
+//    (as in `#if` branches, which are not evaluated), is "unknown": that kernel keeps no
+//    signature, and clSetKernelArg then accepts any index below 64 and any size, as before.
+//
+// Errors (a build failure with this text as the build log, as a compiler would): a parameter list
+// whose parentheses do not close, parentheses or braces that do not balance in the source (when it
+// has no #if), a pointer parameter in the private address space, and size_t, ptrdiff_t, intptr_t,
+// uintptr_t or bool parameters (OpenCL C forbids them in kernels).
+#ifndef MOCKCL_KERNEL_SIGNATURE_H_
+#define MOCKCL_KERNEL_SIGNATURE_H_
+
+#include <CL/cl.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mockcl {
+
+enum class ArgKind {
+  kValue,    // A scalar or vector passed by value: its size is known.
+  kPointer,  // A __global / __constant pointer: a cl_mem (or NULL, or an SVM pointer).
+  kLocal,    // A __local pointer: the size is the local memory to allocate, the value NULL.
+  kImage,    // An image type: a cl_mem image.
+  kSampler,  // sampler_t: a cl_sampler.
+  kPipe,     // pipe T: a cl_mem pipe.
+  kOpaque,   // A type it cannot size (typedef, struct): any nonzero size.
+};
+
+struct KernelArgSig {
+  std::string name;
+  std::string type_name;  // As CL_KERNEL_ARG_TYPE_NAME: no qualifiers, "uint", "float4*".
+  ArgKind kind = ArgKind::kOpaque;
+  size_t size = 0;        // The size clSetKernelArg must be given (0: any, kLocal/kOpaque).
+  cl_kernel_arg_address_qualifier address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+  cl_kernel_arg_access_qualifier access = CL_KERNEL_ARG_ACCESS_NONE;
+  cl_kernel_arg_type_qualifier type_qualifier = CL_KERNEL_ARG_TYPE_NONE;
+};
+
+struct KernelSig {
+  std::string name;
+  bool known = true;  // False: a fallback case; `args` is empty and means nothing.
+  std::vector<KernelArgSig> args;
+};
+
+struct ParsedSource {
+  std::string error;  // Non-empty: the build fails with this log.
+  std::vector<KernelSig> kernels;
+};
+
+ParsedSource parse_kernel_signatures(const std::string& source);
+
+// The signature of kernel `name`, or null if it has none (not found, or unknown).
+const KernelSig* find_signature(const std::vector<KernelSig>& kernels, const std::string& name);
+
+}  // namespace mockcl
+
+#endif  // MOCKCL_KERNEL_SIGNATURE_H_
