@@ -1,7 +1,10 @@
-// Kernels. With no backing device kernels are timed no-ops: an argument counts as a buffer if its
-// value is a live mock cl_mem handle. In backing mode POCL's twin kernel says how many arguments
-// there are, checks the values and answers the queries (program_backing.cc); the values are kept
-// for the launch, which hands them to POCL when the command executes.
+// Kernels. With no backing device kernels are timed no-ops; their arguments come from the
+// signature read from the program's source (kernel_signature.h): count, info, and clSetKernelArg's
+// checks. Without a signature (a binary, or a fallback) any index below 64 and any size is taken,
+// and an argument counts as a buffer if its value is a live mock cl_mem handle. In backing mode
+// POCL's twin kernel says how many arguments there are, checks the values and answers the queries
+// (program_backing.cc), after the same signature checks; the values are kept for the launch, which
+// hands them to POCL when the command executes.
 #include <cstring>
 
 #include "mockcl/program_backing.h"
@@ -20,6 +23,10 @@ _cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
   ++p->kernels;
   k->name = name;
   k->args.clear();
+  const KernelSig* sig = find_signature(p->signatures, name);
+  k->has_sig = sig != nullptr;
+  k->sig = sig ? *sig : KernelSig{};
+  if (sig) k->args.assign(sig->args.size(), KernelArg{});
   return k;
 }
 
@@ -32,6 +39,9 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
     rt().release(k, CL_INVALID_KERNEL);
     return nullptr;
   }
+  // POCL counts the arguments; a signature that disagrees (a macro the reader took otherwise) is
+  // dropped.
+  if (k->has_sig && k->sig.args.size() != k->args.size()) k->has_sig = false;
   return k;
 }
 
@@ -126,21 +136,61 @@ KernelArg* arg_slot(_cl_kernel* k, cl_uint index) {
   return &k->args[index];
 }
 
+// The mock handle a cl_mem-sized argument value names, if it is a live buffer of ours.
+_cl_mem* mem_value(size_t size, const void* value) {
+  if (size != sizeof(cl_mem) || !value) return nullptr;
+  cl_mem m;
+  std::memcpy(&m, value, sizeof m);
+  // Only a pointer into our own mem slab can be read safely as a handle.
+  return m && rt().mems.contains(m) && m->in_use && !m->released ? m : nullptr;
+}
+
+// clSetKernelArg's rules for an argument of known signature (OpenCL 3.0), in both modes.
+cl_int check_arg(const KernelArgSig& a, size_t size, const void* value) {
+  switch (a.kind) {
+    case ArgKind::kLocal:
+      if (value) return CL_INVALID_ARG_VALUE;
+      return size == 0 ? CL_INVALID_ARG_SIZE : CL_SUCCESS;
+    case ArgKind::kPointer: {
+      if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+      cl_mem m = nullptr;
+      if (value) std::memcpy(&m, value, sizeof m);
+      return !m || mem_value(size, value) ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // NULL: no buffer.
+    }
+    case ArgKind::kImage: case ArgKind::kPipe:  // The mock has neither: no value is one.
+      if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+      return value ? CL_INVALID_MEM_OBJECT : CL_INVALID_ARG_VALUE;
+    case ArgKind::kSampler:
+      if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
+      return CL_INVALID_SAMPLER;
+    case ArgKind::kValue:
+      if (size != a.size) return CL_INVALID_ARG_SIZE;
+      return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;
+    case ArgKind::kOpaque:
+      if (size == 0) return CL_INVALID_ARG_SIZE;
+      return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;
+  }
+  return CL_SUCCESS;
+}
+
 cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const void* value) {
   Call c(rt(), Entry::clSetKernelArg);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
+  if (k->has_sig) {
+    if (index >= k->sig.args.size()) return c.ret(CL_INVALID_ARG_INDEX);
+    if (cl_int s = check_arg(k->sig.args[index], size, value)) return c.ret(s);
+  }
   if (rt().pocl) return c.ret(pocl_set_arg(rt(), k, index, size, value));
   KernelArg* a = arg_slot(k, index);
   if (!a) return c.ret(CL_INVALID_ARG_INDEX);
   a->set = true;
   a->mem = nullptr;
   a->svm = nullptr;
-  if (size == sizeof(cl_mem) && value) {
-    cl_mem m;
-    std::memcpy(&m, value, sizeof m);
-    // Only a pointer into our own mem slab can be read safely as a handle.
-    if (m && rt().mems.contains(m) && m->in_use && !m->released) a->mem = m;
+  if (k->has_sig) {  // Only a buffer parameter holds a buffer.
+    if (k->sig.args[index].kind == ArgKind::kPointer) a->mem = mem_value(size, value);
+  } else {
+    a->mem = mem_value(size, value);
   }
   return c.ret(CL_SUCCESS);
 }
@@ -149,6 +199,8 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void
   Call c(rt(), Entry::clSetKernelArgSVMPointer);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
+  if (k->has_sig && (index >= k->sig.args.size() || k->sig.args[index].kind != ArgKind::kPointer))
+    return c.ret(CL_INVALID_ARG_INDEX);  // Not a global or constant pointer parameter.
   // Backing mode: the argument slots are POCL's; SVM blocks are POCL's SVM (backing.cc).
   if (rt().pocl && index >= k->args.size()) return c.ret(CL_INVALID_ARG_INDEX);
   KernelArg* a = arg_slot(k, index);
@@ -209,8 +261,22 @@ cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_in
   Call c(rt(), Entry::clGetKernelArgInfo);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
-  if (!rt().pocl) return c.ret(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
-  return c.ret(pocl_kernel_arg_info(rt(), k, index, param, size, value, size_ret));
+  if (rt().pocl) return c.ret(pocl_kernel_arg_info(rt(), k, index, param, size, value, size_ret));
+  // No backing device: the signature read from the source, if the program asked for argument
+  // info at build (-cl-kernel-arg-info) and there is one.
+  if (k->has_sig && index >= k->sig.args.size()) return c.ret(CL_INVALID_ARG_INDEX);
+  if (!k->has_sig || k->program->options.find("-cl-kernel-arg-info") == std::string::npos)
+    return c.ret(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+  const KernelArgSig& a = k->sig.args[index];
+  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  switch (param) {
+    case CL_KERNEL_ARG_ADDRESS_QUALIFIER: return v(a.address);
+    case CL_KERNEL_ARG_ACCESS_QUALIFIER: return v(a.access);
+    case CL_KERNEL_ARG_TYPE_NAME: return c.ret(set_info_s(size, value, size_ret, a.type_name));
+    case CL_KERNEL_ARG_TYPE_QUALIFIER: return v(a.type_qualifier);
+    case CL_KERNEL_ARG_NAME: return c.ret(set_info_s(size, value, size_ret, a.name));
+    default: return c.ret(CL_INVALID_VALUE);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
-// Programs. With no backing device builds always succeed: kernel names are scraped from the
-// source so clCreateKernelsInProgram and CL_PROGRAM_KERNEL_NAMES answer. In backing mode POCL
-// builds and answers (program_backing.cc). Kernels: api_kernel.cc.
+// Programs. With no backing device a build reads the kernels' signatures from the source
+// (kernel_signature.h): it fails, with a log, only where that reader refuses the source, and the
+// kernel names are the reader's (a binary's are scraped from it). In backing mode POCL builds and
+// answers (program_backing.cc), and the signatures are read too, for clSetKernelArg's checks.
+// Kernels: api_kernel.cc.
+#include <algorithm>
 #include <cstring>
 #include <regex>
 
@@ -21,6 +24,31 @@ std::vector<std::string> kernel_names(const std::string& src) {
   return out;
 }
 
+// At a successful build of a source program: its kernels' signatures. With no backing device a
+// source the reader refuses fails the build, its message the build log, as a compiler's would;
+// in backing mode POCL's compiler has the last word and a refused source just has no signatures.
+cl_int read_signatures(_cl_program* p) {
+  p->signatures.clear();
+  p->build_log.clear();
+  p->build_failed = false;
+  if (!p->from_source) return CL_SUCCESS;
+  ParsedSource parsed = parse_kernel_signatures(p->source);
+  if (!parsed.error.empty()) {
+    if (rt().pocl) return CL_SUCCESS;
+    p->build_failed = true;
+    p->build_log = parsed.error + "\n";
+    return CL_BUILD_PROGRAM_FAILURE;
+  }
+  if (!rt().pocl) {  // The reader's names: a kernel in a comment is not one.
+    p->kernel_names.clear();
+    for (const KernelSig& k : parsed.kernels)
+      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), k.name) == p->kernel_names.end())
+        p->kernel_names.push_back(k.name);
+  }
+  p->signatures = std::move(parsed.kernels);
+  return CL_SUCCESS;
+}
+
 cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* err, char kind = 's',
                        const void* data = nullptr, size_t size = 0) {
   _cl_program* p = rt().create(rt().programs, Type::kProgram);
@@ -30,6 +58,10 @@ cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* er
   p->options.clear();
   p->kernel_names = kernel_names(p->source);
   p->built = false;
+  p->from_source = kind == 's';
+  p->build_failed = false;
+  p->build_log.clear();
+  p->signatures.clear();
   p->kernels = 0;
   if (rt().pocl) {
     if (cl_int s = pocl_create_program(rt(), p, kind, data, size)) {
@@ -121,7 +153,8 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, cons
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   p->options = options ? options : "";
-  const cl_int s = rt().pocl ? pocl_build(rt(), p, options, false, 0, nullptr, nullptr) : CL_SUCCESS;
+  cl_int s = rt().pocl ? pocl_build(rt(), p, options, false, 0, nullptr, nullptr) : CL_SUCCESS;
+  if (s == CL_SUCCESS) s = read_signatures(p);
   p->built = s == CL_SUCCESS;
   if (notify) rt().defer([notify, p, data] { notify(p, data); });
   return c.ret(s);
@@ -229,10 +262,12 @@ cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_bu
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
   switch (param) {
-    case CL_PROGRAM_BUILD_STATUS:
-      return c.ret(set_info_v(size, value, size_ret, cl_build_status(p->built ? CL_BUILD_SUCCESS : CL_BUILD_NONE)));
+    case CL_PROGRAM_BUILD_STATUS: {
+      const cl_build_status st = p->built ? CL_BUILD_SUCCESS : p->build_failed ? CL_BUILD_ERROR : CL_BUILD_NONE;
+      return c.ret(set_info_v(size, value, size_ret, st));
+    }
     case CL_PROGRAM_BUILD_OPTIONS: return c.ret(set_info_s(size, value, size_ret, p->options));
-    case CL_PROGRAM_BUILD_LOG: return c.ret(set_info_s(size, value, size_ret, ""));
+    case CL_PROGRAM_BUILD_LOG: return c.ret(set_info_s(size, value, size_ret, p->build_log));
     case CL_PROGRAM_BINARY_TYPE:
       return c.ret(set_info_v(size, value, size_ret,
                               cl_program_binary_type(p->built ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE : CL_PROGRAM_BINARY_TYPE_NONE)));

@@ -1272,3 +1272,126 @@ TYPED_TEST(Battery, PropertyQueriesReturnTheCreationLists) {
   d->clReleaseCommandQueue(none);
   this->Teardown();
 }
+
+// With no backing device the kernel's signature comes from the source: argument count, info and
+// clSetKernelArg's checks answer as a driver's would (OpenCL 3.0, clSetKernelArg).
+TYPED_TEST(Battery, KernelArgumentsFollowTheSourceSignature) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  const char* src =
+      "typedef struct { float x, y, z; } P3;\n"
+      "// __kernel void hidden(int a) {}\n"
+      "__kernel void mix(__global const float* restrict a, __local int* tmp, float k, int4 v, P3 p) {}\n";
+  auto build = [&](const char* options, cl_program* prog) {
+    cl_int err;
+    *prog = d->clCreateProgramWithSource(this->ctx_, 1, &src, nullptr, &err);
+    EXPECT_EQ(d->clBuildProgram(*prog, 0, nullptr, options, nullptr, nullptr), CL_SUCCESS);
+    cl_kernel k = d->clCreateKernel(*prog, "mix", &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return k;
+  };
+  cl_program prog, prog_info;
+  cl_kernel k = build("", &prog);
+  cl_int err;
+  EXPECT_EQ(d->clCreateKernel(prog, "hidden", &err), nullptr);  // Only in a comment.
+  EXPECT_EQ(err, CL_INVALID_KERNEL_NAME);
+  cl_uint num = 0;
+  ASSERT_EQ(d->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof num, &num, nullptr), CL_SUCCESS);
+  EXPECT_EQ(num, 5u);
+  cl_mem a = this->Buf(64);
+  cl_mem null_mem = nullptr;
+  const float f = 1;
+  const cl_int4 v{};
+  const char p3[12] = {};
+  cl_mem not_a_mem = reinterpret_cast<cl_mem>(&num);
+  EXPECT_EQ(d->clSetKernelArg(k, 5, sizeof f, &f), CL_INVALID_ARG_INDEX);
+  EXPECT_EQ(d->clSetKernelArg(k, 0, 4, &a), CL_INVALID_ARG_SIZE);         // A buffer is sizeof(cl_mem).
+  EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof a, &not_a_mem), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof a, &null_mem), CL_SUCCESS);   // A NULL buffer is allowed.
+  EXPECT_EQ(d->clSetKernelArg(k, 1, 64, &a), CL_INVALID_ARG_VALUE);      // __local: the value is NULL.
+  EXPECT_EQ(d->clSetKernelArg(k, 1, 0, nullptr), CL_INVALID_ARG_SIZE);   // __local: a size.
+  EXPECT_EQ(d->clSetKernelArg(k, 2, sizeof(double), &f), CL_INVALID_ARG_SIZE);
+  EXPECT_EQ(d->clSetKernelArg(k, 2, sizeof f, nullptr), CL_INVALID_ARG_VALUE);
+  EXPECT_EQ(d->clSetKernelArg(k, 3, 12, &v), CL_INVALID_ARG_SIZE);       // int4 is 16 bytes.
+  EXPECT_EQ(d->clSetKernelArg(k, 4, 0, p3), CL_INVALID_ARG_SIZE);        // Opaque: any nonzero size.
+  EXPECT_EQ(d->clSetKernelArgSVMPointer(k, 2, nullptr), CL_INVALID_ARG_INDEX);  // Not a pointer.
+  const size_t global = 4;
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_KERNEL_ARGS);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, 64, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 2, sizeof f, &f), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 3, sizeof v, &v), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_KERNEL_ARGS);  // p still unset.
+  ASSERT_EQ(d->clSetKernelArg(k, 4, sizeof p3, p3), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->ctl_->snapshot().commands.back().mems, (std::vector<uint64_t>{this->ctl_->object_id(a)}));
+  // Argument info: only with -cl-kernel-arg-info.
+  cl_kernel_arg_address_qualifier aq = 0;
+  EXPECT_EQ(d->clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr),
+            CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+  cl_kernel ki = build("-cl-kernel-arg-info", &prog_info);
+  char name[64];
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 1, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr), CL_SUCCESS);
+  EXPECT_EQ(aq, cl_kernel_arg_address_qualifier{CL_KERNEL_ARG_ADDRESS_LOCAL});
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  EXPECT_STREQ(name, "float*");
+  cl_kernel_arg_type_qualifier tq = 0;
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, nullptr), CL_SUCCESS);
+  EXPECT_EQ(tq, cl_kernel_arg_type_qualifier(CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT));
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 4, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  EXPECT_STREQ(name, "p");
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 4, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  EXPECT_STREQ(name, "P3");
+  EXPECT_EQ(d->clGetKernelArgInfo(ki, 5, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr), CL_INVALID_ARG_INDEX);
+  // A clone keeps the signature.
+  cl_kernel clone = d->clCloneKernel(k, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(d->clSetKernelArg(clone, 2, 2, &f), CL_INVALID_ARG_SIZE);
+  for (cl_kernel x : {k, ki, clone}) d->clReleaseKernel(x);
+  for (cl_program x : {prog, prog_info}) d->clReleaseProgram(x);
+  d->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+// A source the signature reader refuses fails to build, with a log, like a compiler; a program
+// from a binary keeps no signature (any index below 64, any size).
+TYPED_TEST(Battery, BrokenSourceFailsAndBinariesTakeAnyArgument) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  const char* broken = "__kernel void k(__global int* a {\n}";
+  cl_int err;
+  cl_program p = d->clCreateProgramWithSource(this->ctx_, 1, &broken, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_BUILD_PROGRAM_FAILURE);
+  cl_build_status st = CL_BUILD_NONE;
+  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->devices_[0], CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(st, CL_BUILD_ERROR);
+  char log[256] = {};
+  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->devices_[0], CL_PROGRAM_BUILD_LOG, sizeof log, log, nullptr),
+            CL_SUCCESS);
+  EXPECT_NE(std::string(log).find("<source>:1: error:"), std::string::npos) << log;
+  EXPECT_EQ(d->clCreateKernel(p, "k", &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  d->clReleaseProgram(p);
+  const char* src = "__kernel void touch(__global int* a) {}";
+  const auto* bin = reinterpret_cast<const unsigned char*>(src);
+  const size_t len = std::strlen(src);
+  p = d->clCreateProgramWithBinary(this->ctx_, 1, this->devices_.data(), &len, &bin, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel k = d->clCreateKernel(p, "touch", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const double x = 1;
+  EXPECT_EQ(d->clSetKernelArg(k, 7, sizeof x, &x), CL_SUCCESS);
+  EXPECT_EQ(d->clSetKernelArg(k, 64, sizeof x, &x), CL_INVALID_ARG_INDEX);
+  cl_uint num = 0;
+  ASSERT_EQ(d->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof num, &num, nullptr), CL_SUCCESS);
+  EXPECT_EQ(num, 8u);  // As many as were set.
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(p);
+  this->Teardown();
+}

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mockcl/host_memory.h"
+#include "mockcl/kernel_signature.h"
 #include "mockcl/model/device_memory.h"
 #include "mockcl/rect.h"
 #include "mockcl/snapshot.h"
@@ -199,6 +200,12 @@ struct _cl_program : mockcl::Object {
   std::string options;
   std::vector<std::string> kernel_names;
   bool built = false;
+  // clCreateProgramWithSource: its kernels' signatures are read at build (kernel_signature.h), in
+  // both modes. A program from a binary or IL has none (its kernels take any argument).
+  bool from_source = false;
+  bool build_failed = false;   // No backing device: the signature reader refused the source.
+  std::string build_log;       // Its message (no backing device).
+  std::vector<mockcl::KernelSig> signatures;
   uint32_t kernels = 0;  // Live kernels (they keep the program).
   cl_program pocl_prog = nullptr;  // Backing mode: POCL's twin.
 };
@@ -207,6 +214,10 @@ struct _cl_kernel : mockcl::Object {
   cl_program program = nullptr;  // Internal ref.
   std::string name;
   std::vector<KernelArg> args;
+  // Its signature from the source, when known: clSetKernelArg's checks and, with no backing
+  // device, CL_KERNEL_NUM_ARGS and clGetKernelArgInfo.
+  bool has_sig = false;
+  mockcl::KernelSig sig;
   cl_kernel pocl_kernel = nullptr;  // Backing mode: POCL's twin.
 };
 
