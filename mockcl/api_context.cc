@@ -141,7 +141,9 @@ cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t si
   }
 }
 
-cl_int CL_API_CALL SetContextDestructorCallback(cl_context h, void(CL_CALLBACK* fn)(cl_context, void*), void* data) {
+cl_int CL_API_CALL SetContextDestructorCallback(cl_context h,
+                                                void(CL_CALLBACK* fn)(cl_context, void*),
+                                                void* data) {
   Call c(rt(), Entry::clSetContextDestructorCallback);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);

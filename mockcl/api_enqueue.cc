@@ -40,7 +40,8 @@ cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _c
 // host-read-only or no-access one) is CL_INVALID_OPERATION. A sub-buffer inherits its buffer's.
 bool host_access_refused(const _cl_mem* m, bool write) {
   const cl_mem_flags f = m->flags | (m->parent ? m->parent->flags : 0);
-  return (f & CL_MEM_HOST_NO_ACCESS) || (f & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
+  return (f & CL_MEM_HOST_NO_ACCESS) ||
+         (f & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
 }
 
 void add_mem(_cl_event* ev, _cl_mem* m) {
@@ -136,7 +137,8 @@ RectSide rect_side(const size_t* origin, size_t row_pitch, size_t slice_pitch) {
 cl_int rw_buffer_rect(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking,
                       const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
                       size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
-                      size_t host_slice_pitch, const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+                      size_t host_slice_pitch, const void* ptr, cl_uint n, const cl_event* wait,
+                      cl_event* out) {
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -163,28 +165,36 @@ cl_int rw_buffer_rect(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bo
   return c.ret(finish_command(c, ev, out, blocking));
 }
 
-cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t* buffer_origin,
-                                         const size_t* host_origin, const size_t* region, size_t buffer_row_pitch,
-                                         size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-                                         void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking,
+                                         const size_t* buffer_origin, const size_t* host_origin,
+                                         const size_t* region, size_t buffer_row_pitch,
+                                         size_t buffer_slice_pitch, size_t host_row_pitch,
+                                         size_t host_slice_pitch, void* ptr, cl_uint n,
+                                         const cl_event* wait, cl_event* out) {
   Call c(rt(), Entry::clEnqueueReadBufferRect);
-  return rw_buffer_rect(c, false, q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
-                        buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, wait, out);
+  return rw_buffer_rect(c, false, q, b, blocking, buffer_origin, host_origin, region,
+                        buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+                        n, wait, out);
 }
 
-cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t* buffer_origin,
-                                          const size_t* host_origin, const size_t* region, size_t buffer_row_pitch,
-                                          size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-                                          const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking,
+                                          const size_t* buffer_origin, const size_t* host_origin,
+                                          const size_t* region, size_t buffer_row_pitch,
+                                          size_t buffer_slice_pitch, size_t host_row_pitch,
+                                          size_t host_slice_pitch, const void* ptr, cl_uint n,
+                                          const cl_event* wait, cl_event* out) {
   Call c(rt(), Entry::clEnqueueWriteBufferRect);
-  return rw_buffer_rect(c, true, q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
-                        buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, n, wait, out);
+  return rw_buffer_rect(c, true, q, b, blocking, buffer_origin, host_origin, region,
+                        buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+                        n, wait, out);
 }
 
-cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem dst, const size_t* src_origin,
-                                         const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
-                                         size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
-                                         cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem dst,
+                                         const size_t* src_origin, const size_t* dst_origin,
+                                         const size_t* region, size_t src_row_pitch,
+                                         size_t src_slice_pitch, size_t dst_row_pitch,
+                                         size_t dst_slice_pitch, cl_uint n, const cl_event* wait,
+                                         cl_event* out) {
   Call c(rt(), Entry::clEnqueueCopyBufferRect);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
@@ -194,17 +204,20 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
   if (!src_origin || !dst_origin || !region) return c.ret(CL_INVALID_VALUE);
   RectSide from = rect_side(src_origin, src_row_pitch, src_slice_pitch);
   RectSide to = rect_side(dst_origin, dst_row_pitch, dst_slice_pitch);
-  if ((s = check_rect_side(ms, from, region)) || (s = check_rect_side(md, to, region))) return c.ret(s);
+  if ((s = check_rect_side(ms, from, region)) || (s = check_rect_side(md, to, region)))
+    return c.ret(s);
   // The same buffer: one geometry for both sides (OpenCL 3.0).
   if (ms == md && (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch))
     return c.ret(CL_INVALID_VALUE);
   // Overlap in the root buffer's bytes: the same buffer, or two sub-buffers of one buffer.
   const _cl_mem* rs = ms->parent ? ms->parent : ms;
   const _cl_mem* rd = md->parent ? md->parent : md;
-  if (rs == rd && rect_overlap(from, ms->parent ? ms->offset : 0, to, md->parent ? md->offset : 0, region))
+  if (rs == rd &&
+      rect_overlap(from, ms->parent ? ms->offset : 0, to, md->parent ? md->offset : 0, region))
     return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_RECT, "copy_rect", Entry::clEnqueueCopyBufferRect, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_RECT, "copy_rect",
+                                   Entry::clEnqueueCopyBufferRect, n, wait);
   add_mem(ev, ms);
   add_mem(ev, md);
   for (int i = 0; i < 3; ++i) ev->region[i] = region[i];
@@ -337,16 +350,19 @@ bool uniform_work_groups(const std::string& options) {
 // clEnqueueNDRangeKernel's geometry rules (OpenCL 3.0): dimensions, sizes, offsets, and the
 // work-group size against the device and the kernel (POCL's limits in backing mode). A global
 // size of 0 is valid since 2.1 (the launch does nothing).
-cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const size_t* global, const size_t* local) {
+cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const size_t* global,
+                     const size_t* local) {
   if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
   if (!global) return CL_INVALID_GLOBAL_WORK_SIZE;
   for (cl_uint i = 0; i < dims; ++i) {
     size_t end;
-    if (offset && __builtin_add_overflow(offset[i], global[i], &end)) return CL_INVALID_GLOBAL_OFFSET;
+    if (offset && __builtin_add_overflow(offset[i], global[i], &end))
+      return CL_INVALID_GLOBAL_OFFSET;
   }
   size_t kernel_max = kMaxWorkGroupSize, reqd[3] = {0, 0, 0};
   if (rt().pocl) {
-    pocl_work_group_info(rt(), k, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max, &kernel_max, nullptr);
+    pocl_work_group_info(rt(), k, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max, &kernel_max,
+                         nullptr);
     pocl_work_group_info(rt(), k, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof reqd, reqd, nullptr);
     kernel_max = std::min(kernel_max, kMaxWorkGroupSize);
   }
@@ -374,7 +390,8 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
   if (!k) return c.ret(CL_INVALID_KERNEL);
   c.handle("kernel", k);
   if (k->program->context != q->context) return c.ret(CL_INVALID_CONTEXT);
-  if (type == CL_COMMAND_NDRANGE_KERNEL && (s = check_ndrange(k, dims, offset, global, local))) return c.ret(s);
+  if (type == CL_COMMAND_NDRANGE_KERNEL && (s = check_ndrange(k, dims, offset, global, local)))
+    return c.ret(s);
   std::vector<_cl_mem*> ms;
   std::vector<SvmBlock*> blocks;
   for (const KernelArg& a : k->args) {

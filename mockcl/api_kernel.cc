@@ -157,7 +157,8 @@ cl_int check_arg(const KernelArgSig& a, size_t size, const void* value) {
       if (value) std::memcpy(&m, value, sizeof m);
       return !m || mem_value(size, value) ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // NULL: no buffer.
     }
-    case ArgKind::kImage: case ArgKind::kPipe:  // The mock has neither: no value is one.
+    case ArgKind::kImage:
+    case ArgKind::kPipe:  // The mock has neither: no value is one.
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       return value ? CL_INVALID_MEM_OBJECT : CL_INVALID_ARG_VALUE;
     case ArgKind::kSampler:
@@ -245,7 +246,8 @@ cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_w
   if (rt().pocl) return c.ret(pocl_work_group_info(rt(), h, param, size, value, size_ret));
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_KERNEL_WORK_GROUP_SIZE: return v(kMaxWorkGroupSize);
+    case CL_KERNEL_WORK_GROUP_SIZE:
+      return v(kMaxWorkGroupSize);
     case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
       size_t z[3] = {0, 0, 0};
       return c.ret(set_info(size, value, size_ret, z, sizeof z));
@@ -270,12 +272,18 @@ cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_in
   const KernelArgSig& a = k->sig.args[index];
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_KERNEL_ARG_ADDRESS_QUALIFIER: return v(a.address);
-    case CL_KERNEL_ARG_ACCESS_QUALIFIER: return v(a.access);
-    case CL_KERNEL_ARG_TYPE_NAME: return c.ret(set_info_s(size, value, size_ret, a.type_name));
-    case CL_KERNEL_ARG_TYPE_QUALIFIER: return v(a.type_qualifier);
-    case CL_KERNEL_ARG_NAME: return c.ret(set_info_s(size, value, size_ret, a.name));
-    default: return c.ret(CL_INVALID_VALUE);
+    case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
+      return v(a.address);
+    case CL_KERNEL_ARG_ACCESS_QUALIFIER:
+      return v(a.access);
+    case CL_KERNEL_ARG_TYPE_NAME:
+      return c.ret(set_info_s(size, value, size_ret, a.type_name));
+    case CL_KERNEL_ARG_TYPE_QUALIFIER:
+      return v(a.type_qualifier);
+    case CL_KERNEL_ARG_NAME:
+      return c.ret(set_info_s(size, value, size_ret, a.name));
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 

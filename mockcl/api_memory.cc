@@ -211,7 +211,8 @@ cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, vo
       // Only an empty list is accepted at creation: {0} if one was given, else nothing.
       const cl_mem_properties empty = 0;
       const bool given = m->properties_given_for == m->id;
-      return c.ret(set_info(size, value, size_ret, given ? &empty : nullptr, given ? sizeof empty : 0));
+      return c.ret(
+          set_info(size, value, size_ret, given ? &empty : nullptr, given ? sizeof empty : 0));
     }
     default: return c.ret(CL_INVALID_VALUE);
   }

@@ -26,7 +26,8 @@ const LanguageCaps& language() {
 
 template <typename T>
 cl_int set_list(size_t size, void* value, size_t* size_ret, const std::vector<T>& list) {
-  return set_info(size, value, size_ret, list.empty() ? nullptr : list.data(), list.size() * sizeof(T));
+  return set_info(size, value, size_ret, list.empty() ? nullptr : list.data(),
+                  list.size() * sizeof(T));
 }
 
 cl_int CL_API_CALL GetPlatformIDs(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
@@ -104,15 +105,20 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
       return c.ret(set_info(size, value, size_ret, kMaxWorkItemSizes, sizeof kMaxWorkItemSizes));
     }
-    case CL_DEVICE_MAX_WORK_GROUP_SIZE: return v(kMaxWorkGroupSize);
+    case CL_DEVICE_MAX_WORK_GROUP_SIZE:
+      return v(kMaxWorkGroupSize);
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR: case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: return v(cl_uint{4});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return v(cl_uint{2});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG: case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: return v(cl_uint{1});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE: case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
+    case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
+      return v(cl_uint{1});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE:
+    case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
       return v(cl_uint{language().fp64 ? 1u : 0u});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF: case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF:
+    case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
       return v(cl_uint{language().fp16 ? 1u : 0u});
     case CL_DEVICE_MAX_CLOCK_FREQUENCY: return v(cl_uint{1000});
     case CL_DEVICE_ADDRESS_BITS: return v(cl_uint{64});
@@ -138,8 +144,10 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return v(cl_uint{128});
     case CL_DEVICE_SINGLE_FP_CONFIG:
       return v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
-    case CL_DEVICE_DOUBLE_FP_CONFIG: return v(double_fp_config(language()));
-    case CL_DEVICE_HALF_FP_CONFIG: return v(half_fp_config(language()));
+    case CL_DEVICE_DOUBLE_FP_CONFIG:
+      return v(double_fp_config(language()));
+    case CL_DEVICE_HALF_FP_CONFIG:
+      return v(half_fp_config(language()));
     case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
     case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return v(cl_uint{64});
     case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return v(cl_ulong{1 << 20});
@@ -170,7 +178,8 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_PROFILE: return s("FULL_PROFILE");
     case CL_DEVICE_VERSION: return s("OpenCL 3.0 mockcl");
     case CL_DEVICE_OPENCL_C_VERSION: return s("OpenCL C 1.2 mockcl");
-    case CL_DEVICE_EXTENSIONS: return s(extension_string(language()));
+    case CL_DEVICE_EXTENSIONS:
+      return s(extension_string(language()));
     case CL_DEVICE_BUILT_IN_KERNELS: return s("");
     case CL_DEVICE_IL_VERSION: return s("");
     case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return s("v0000-00-00-00");
@@ -194,11 +203,15 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
       }
       return c.ret(set_list(size, value, size_ret, nv));
     }
-    case CL_DEVICE_OPENCL_C_FEATURES: return c.ret(set_list(size, value, size_ret, c_features(language())));
-    case CL_DEVICE_ILS_WITH_VERSION: case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
+    case CL_DEVICE_OPENCL_C_FEATURES:
+      return c.ret(set_list(size, value, size_ret, c_features(language())));
+    case CL_DEVICE_ILS_WITH_VERSION:
+    case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
       return none();
-    case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: return v(language().atomic_memory);
-    case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES: return v(language().atomic_fence);
+    case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
+      return v(language().atomic_memory);
+    case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
+      return v(language().atomic_fence);
     case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
     default: return c.ret(CL_INVALID_VALUE);
   }

@@ -42,7 +42,8 @@ cl_int read_signatures(_cl_program* p) {
   if (!rt().pocl) {  // The reader's names: a kernel in a comment is not one.
     p->kernel_names.clear();
     for (const KernelSig& k : parsed.kernels)
-      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), k.name) == p->kernel_names.end())
+      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), k.name) ==
+          p->kernel_names.end())
         p->kernel_names.push_back(k.name);
   }
   p->signatures = std::move(parsed.kernels);
@@ -263,11 +264,14 @@ cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_bu
   if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
   switch (param) {
     case CL_PROGRAM_BUILD_STATUS: {
-      const cl_build_status st = p->built ? CL_BUILD_SUCCESS : p->build_failed ? CL_BUILD_ERROR : CL_BUILD_NONE;
+      const cl_build_status st = p->built          ? CL_BUILD_SUCCESS
+                                 : p->build_failed ? CL_BUILD_ERROR
+                                                   : CL_BUILD_NONE;
       return c.ret(set_info_v(size, value, size_ret, st));
     }
     case CL_PROGRAM_BUILD_OPTIONS: return c.ret(set_info_s(size, value, size_ret, p->options));
-    case CL_PROGRAM_BUILD_LOG: return c.ret(set_info_s(size, value, size_ret, p->build_log));
+    case CL_PROGRAM_BUILD_LOG:
+      return c.ret(set_info_s(size, value, size_ret, p->build_log));
     case CL_PROGRAM_BINARY_TYPE:
       return c.ret(set_info_v(size, value, size_ret,
                               cl_program_binary_type(p->built ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE : CL_PROGRAM_BINARY_TYPE_NONE)));

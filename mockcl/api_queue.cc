@@ -14,7 +14,8 @@ constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MO
 constexpr cl_command_queue_properties kDefined =
     kSupported | CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
 
-cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh, cl_command_queue_properties props, cl_int* err,
+cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh,
+                            cl_command_queue_properties props, cl_int* err,
                             const cl_queue_properties* array = nullptr) {
   auto fail = [&](cl_int s) -> cl_command_queue {
     if (err) *err = s;
@@ -37,7 +38,8 @@ cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh, cl_command_q
   q->device = dev;
   q->properties = props;
   q->properties_array.clear();
-  for (size_t i = 0; array && array[i] != 0; i += 2) q->properties_array.insert(q->properties_array.end(), array + i, array + i + 2);
+  for (size_t i = 0; array && array[i] != 0; i += 2)
+    q->properties_array.insert(q->properties_array.end(), array + i, array + i + 2);
   if (array) q->properties_array.push_back(0);
   q->out_of_order = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
   q->last = q->last_barrier = nullptr;
@@ -100,7 +102,8 @@ cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info
     case CL_QUEUE_REFERENCE_COUNT: return v(cl_uint{q->refs});
     case CL_QUEUE_PROPERTIES: return v(q->properties);
     case CL_QUEUE_PROPERTIES_ARRAY:  // As given at creation; nothing for clCreateCommandQueue.
-      return c.ret(set_info(size, value, size_ret, q->properties_array.empty() ? nullptr : q->properties_array.data(),
+      return c.ret(set_info(size, value, size_ret,
+                            q->properties_array.empty() ? nullptr : q->properties_array.data(),
                             q->properties_array.size() * sizeof(cl_queue_properties)));
     case CL_QUEUE_SIZE: return c.ret(CL_INVALID_COMMAND_QUEUE);  // Host queues have no size.
     case CL_QUEUE_DEVICE_DEFAULT: return v(cl_command_queue{nullptr});

@@ -187,7 +187,9 @@ bool Runtime::pocl_runs(cl_command_type t) {
   switch (t) {
     case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
     case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
-    case CL_COMMAND_READ_BUFFER_RECT: case CL_COMMAND_WRITE_BUFFER_RECT: case CL_COMMAND_COPY_BUFFER_RECT:
+    case CL_COMMAND_READ_BUFFER_RECT:
+    case CL_COMMAND_WRITE_BUFFER_RECT:
+    case CL_COMMAND_COPY_BUFFER_RECT:
       return true;
     default: return false;
   }
@@ -222,7 +224,9 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
                                   ev->offset + (m->parent ? m->offset : 0), ev->bytes, 0, nullptr, nullptr);
       break;
     }
-    case CL_COMMAND_READ_BUFFER_RECT: case CL_COMMAND_WRITE_BUFFER_RECT: case CL_COMMAND_COPY_BUFFER_RECT: {
+    case CL_COMMAND_READ_BUFFER_RECT:
+    case CL_COMMAND_WRITE_BUFFER_RECT:
+    case CL_COMMAND_COPY_BUFFER_RECT: {
       // On the root buffers' twins, each buffer side's origin as one byte offset in its root.
       _cl_mem* m = ev->mems[0];
       cl_mem pm = pocl_buffer(root_of(m), err);
@@ -241,18 +245,20 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
         if (!pt) return err;
         origin(s, m, so);
         origin(t, ev->mems[1], to);
-        err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch, t.row_pitch,
-                                        t.slice_pitch, 0, nullptr, nullptr);
+        err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch,
+                                        t.row_pitch, t.slice_pitch, 0, nullptr, nullptr);
       } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
         origin(s, m, so);
         origin(t, nullptr, to);
-        err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch, s.slice_pitch, t.row_pitch,
-                                        t.slice_pitch, ev->host, 0, nullptr, nullptr);
+        err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
+                                        s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
+                                        nullptr, nullptr);
       } else {
         origin(t, m, to);
         origin(s, nullptr, so);
-        err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch, t.slice_pitch, s.row_pitch,
-                                         s.slice_pitch, ev->host, 0, nullptr, nullptr);
+        err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
+                                         t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
+                                         nullptr, nullptr);
       }
       break;
     }

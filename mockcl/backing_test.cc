@@ -352,23 +352,26 @@ TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
   int host[16];
   for (int i = 0; i < 16; ++i) host[i] = i + 1;
   // A 4x4 block of ints at (2, 1) in an 8x8 image of ints.
-  const size_t borigin[3] = {2 * sizeof(int), 1, 0}, zero[3] = {0, 0, 0}, region[3] = {4 * sizeof(int), 4, 1};
+  const size_t borigin[3] = {2 * sizeof(int), 1, 0}, zero[3] = {0, 0, 0},
+               region[3] = {4 * sizeof(int), 4, 1};
   const size_t pitch = 8 * sizeof(int);
-  ASSERT_EQ(d->clEnqueueWriteBufferRect(q, a, CL_TRUE, borigin, zero, region, pitch, 0, 0, 0, host, 0, nullptr,
-                                        nullptr),
+  ASSERT_EQ(d->clEnqueueWriteBufferRect(q, a, CL_TRUE, borigin, zero, region, pitch, 0, 0, 0, host,
+                                        0, nullptr, nullptr),
             CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(touch, 0, sizeof a, &a), CL_SUCCESS);
   const size_t global = 64;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, touch, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, touch, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   int back[16] = {};
-  ASSERT_EQ(d->clEnqueueReadBufferRect(q, a, CL_TRUE, borigin, zero, region, pitch, 0, 0, 0, back, 0, nullptr,
-                                       nullptr),
+  ASSERT_EQ(d->clEnqueueReadBufferRect(q, a, CL_TRUE, borigin, zero, region, pitch, 0, 0, 0, back,
+                                       0, nullptr, nullptr),
             CL_SUCCESS);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(back[i], host[i] + 1) << i;
   int all[64];
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof all, all, 0, nullptr, nullptr), CL_SUCCESS);
-  EXPECT_EQ(all[0], 1);               // Outside the block: zero, plus the kernel's 1.
-  EXPECT_EQ(all[1 * 8 + 2], 1 + 1);   // The block's first element.
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof all, all, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(all[0], 1);              // Outside the block: zero, plus the kernel's 1.
+  EXPECT_EQ(all[1 * 8 + 2], 1 + 1);  // The block's first element.
   // Copy the block's first row into a sub-buffer at 256 bytes of another buffer.
   cl_mem big = buffer(512);
   cl_buffer_region r{256, 256};
@@ -377,10 +380,12 @@ TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
   ASSERT_EQ(err, CL_SUCCESS);
   mems.push_back(sub);
   const size_t row[3] = {4 * sizeof(int), 1, 1}, at4[3] = {4 * sizeof(int), 0, 0};
-  ASSERT_EQ(d->clEnqueueCopyBufferRect(q, a, sub, borigin, at4, row, pitch, 0, 0, 0, 0, nullptr, nullptr),
-            CL_SUCCESS);
+  ASSERT_EQ(
+      d->clEnqueueCopyBufferRect(q, a, sub, borigin, at4, row, pitch, 0, 0, 0, 0, nullptr, nullptr),
+      CL_SUCCESS);
   int got[4] = {};
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, big, CL_TRUE, 256 + 4 * sizeof(int), sizeof got, got, 0, nullptr, nullptr),
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, big, CL_TRUE, 256 + 4 * sizeof(int), sizeof got, got, 0,
+                                   nullptr, nullptr),
             CL_SUCCESS);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], host[i] + 1);
 }
@@ -392,23 +397,27 @@ namespace {
 // The launch checks use the kernel's own limits, which POCL knows: a required work-group size.
 TEST_F(Backing, NDRangeChecksUsePoclsKernelLimits) {
   open();
-  ASSERT_EQ(build("__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void fixed(__global int* p) {"
-                  " p[get_global_id(0)] = 1; }"),
-            CL_SUCCESS);
+  ASSERT_EQ(
+      build("__kernel __attribute__((reqd_work_group_size(4, 1, 1))) void fixed(__global int* p) {"
+            " p[get_global_id(0)] = 1; }"),
+      CL_SUCCESS);
   cl_kernel k = kernel("fixed");
   cl_mem a = buffer(64);
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
   const size_t g = 8, two = 2, four = 4, zero = 0;
-  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &two, 0, nullptr, nullptr), CL_INVALID_WORK_GROUP_SIZE);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &two, 0, nullptr, nullptr),
+            CL_INVALID_WORK_GROUP_SIZE);
   EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
             CL_INVALID_WORK_GROUP_SIZE);
-  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &four, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &four, 0, nullptr, nullptr),
+            CL_SUCCESS);
   cl_event e;
   ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &zero, &four, 0, nullptr, &e), CL_SUCCESS);
   ASSERT_EQ(d->clWaitForEvents(1, &e), CL_SUCCESS);  // An empty range completes without POCL.
   d->clReleaseEvent(e);
   int got[2] = {};
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(got[0], 1);
 }
 
@@ -443,7 +452,8 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
   ASSERT_EQ(ids(1, &pocl_platform, &np), CL_SUCCESS);
   const cl_icd_dispatch& pd = **reinterpret_cast<cl_icd_dispatch* const*>(pocl_platform);
   cl_device_id pocl_dev = nullptr;
-  ASSERT_EQ(pd.clGetDeviceIDs(pocl_platform, CL_DEVICE_TYPE_ALL, 1, &pocl_dev, nullptr), CL_SUCCESS);
+  ASSERT_EQ(pd.clGetDeviceIDs(pocl_platform, CL_DEVICE_TYPE_ALL, 1, &pocl_dev, nullptr),
+            CL_SUCCESS);
   auto features = [&](cl_device_id dev) {
     const cl_icd_dispatch& t = dev == pocl_dev ? pd : *d;
     size_t sz = 0;
@@ -465,8 +475,10 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
     }
     // fp64 is reported exactly when POCL's device has it.
     char ext[2048], pext[4096];
-    ASSERT_EQ(d->clGetDeviceInfo(devs[i], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
-    ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_EXTENSIONS, sizeof pext, pext, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d->clGetDeviceInfo(devs[i], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
+              CL_SUCCESS);
+    ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_EXTENSIONS, sizeof pext, pext, nullptr),
+              CL_SUCCESS);
     EXPECT_EQ(std::string(ext).find("cl_khr_fp64") != std::string::npos,
               std::string(pext).find("cl_khr_fp64") != std::string::npos);
   }

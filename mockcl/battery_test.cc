@@ -1009,12 +1009,13 @@ TYPED_TEST(Battery, RectTransfersMoveTheRightBytesAndValidate) {
   unsigned char host[16];
   for (int i = 0; i < 16; ++i) host[i] = static_cast<unsigned char>(i + 1);
   const size_t borigin[3] = {2, 1, 0}, horigin[3] = {0, 0, 0}, region[3] = {4, 4, 1};
-  ASSERT_EQ(d->clEnqueueWriteBufferRect(this->q_, a, CL_TRUE, borigin, horigin, region, 8, 0, 0, 0, host, 0,
-                                        nullptr, nullptr),
+  ASSERT_EQ(d->clEnqueueWriteBufferRect(this->q_, a, CL_TRUE, borigin, horigin, region, 8, 0, 0, 0,
+                                        host, 0, nullptr, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 64u);  // Charged at first use, like the plain transfers.
   unsigned char all[64];
-  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 64, all, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 64, all, 0, nullptr, nullptr),
+            CL_SUCCESS);
   for (int y = 0; y < 8; ++y)
     for (int x = 0; x < 8; ++x) {
       const bool in = y >= 1 && y < 5 && x >= 2 && x < 6;
@@ -1023,25 +1024,30 @@ TYPED_TEST(Battery, RectTransfersMoveTheRightBytesAndValidate) {
   // Read it back into a host image with row pitch 6 at host origin (1, 1).
   unsigned char back[36] = {};
   const size_t hback[3] = {1, 1, 0};
-  ASSERT_EQ(d->clEnqueueReadBufferRect(this->q_, a, CL_TRUE, borigin, hback, region, 8, 64, 6, 36, back, 0,
-                                       nullptr, nullptr),
+  ASSERT_EQ(d->clEnqueueReadBufferRect(this->q_, a, CL_TRUE, borigin, hback, region, 8, 64, 6, 36,
+                                       back, 0, nullptr, nullptr),
             CL_SUCCESS);
   for (int y = 0; y < 4; ++y)
     for (int x = 0; x < 4; ++x) EXPECT_EQ(back[(y + 1) * 6 + x + 1], host[y * 4 + x]);
   EXPECT_EQ(back[0], 0);
   // Copy within one buffer: interleaved rows that share no byte are not an overlap.
   const size_t s0[3] = {2, 1, 0}, side[3] = {6, 1, 0}, r2[3] = {2, 4, 1};
-  ASSERT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, a, s0, side, r2, 8, 0, 8, 0, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 64, all, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clEnqueueCopyBufferRect(this->q_, a, a, s0, side, r2, 8, 0, 8, 0, 0, nullptr, nullptr),
+      CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 64, all, 0, nullptr, nullptr),
+            CL_SUCCESS);
   for (int y = 1; y < 5; ++y) {
     EXPECT_EQ(all[y * 8 + 6], all[y * 8 + 2]);
     EXPECT_EQ(all[y * 8 + 7], all[y * 8 + 3]);
   }
   const size_t o1[3] = {3, 2, 0};
-  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, a, s0, o1, region, 8, 0, 8, 0, 0, nullptr, nullptr),
-            CL_MEM_COPY_OVERLAP);
-  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, a, s0, side, r2, 8, 0, 16, 0, 0, nullptr, nullptr),
-            CL_INVALID_VALUE);  // One buffer, two geometries.
+  EXPECT_EQ(
+      d->clEnqueueCopyBufferRect(this->q_, a, a, s0, o1, region, 8, 0, 8, 0, 0, nullptr, nullptr),
+      CL_MEM_COPY_OVERLAP);
+  EXPECT_EQ(
+      d->clEnqueueCopyBufferRect(this->q_, a, a, s0, side, r2, 8, 0, 16, 0, 0, nullptr, nullptr),
+      CL_INVALID_VALUE);  // One buffer, two geometries.
   // Two sub-buffers of one buffer whose regions overlap in it.
   cl_mem parent = this->Buf(1024);
   cl_buffer_region ra{0, 512}, rb{128, 512};
@@ -1051,29 +1057,35 @@ TYPED_TEST(Battery, RectTransfersMoveTheRightBytesAndValidate) {
   cl_mem sb = d->clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &rb, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   const size_t zero[3] = {0, 0, 0}, at128[3] = {128, 0, 0}, line[3] = {64, 1, 1};
-  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, sa, sb, at128, zero, line, 0, 0, 0, 0, 0, nullptr, nullptr),
+  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, sa, sb, at128, zero, line, 0, 0, 0, 0, 0, nullptr,
+                                       nullptr),
             CL_MEM_COPY_OVERLAP);
-  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, sa, sb, zero, zero, line, 0, 0, 0, 0, 0, nullptr, nullptr),
+  EXPECT_EQ(d->clEnqueueCopyBufferRect(this->q_, sa, sb, zero, zero, line, 0, 0, 0, 0, 0, nullptr,
+                                       nullptr),
             CL_SUCCESS);
   // Argument rules.
-  auto write = [&](const size_t* bo, const size_t* r, size_t brow, size_t bslice, size_t hrow, const void* p) {
-    return d->clEnqueueWriteBufferRect(this->q_, a, CL_TRUE, bo, horigin, r, brow, bslice, hrow, 0, p, 0, nullptr,
-                                       nullptr);
+  auto write = [&](const size_t* bo, const size_t* r, size_t brow, size_t bslice, size_t hrow,
+                   const void* p) {
+    return d->clEnqueueWriteBufferRect(this->q_, a, CL_TRUE, bo, horigin, r, brow, bslice, hrow, 0,
+                                       p, 0, nullptr, nullptr);
   };
   const size_t r0[3] = {4, 0, 1}, big[3] = {8, 9, 1};
-  EXPECT_EQ(write(borigin, r0, 8, 0, 0, host), CL_INVALID_VALUE);           // A zero region element.
-  EXPECT_EQ(write(borigin, region, 3, 0, 0, host), CL_INVALID_VALUE);       // Row pitch < region[0].
-  EXPECT_EQ(write(borigin, region, 8, 0, 3, host), CL_INVALID_VALUE);       // Host row pitch < region[0].
-  EXPECT_EQ(write(borigin, region, 8, 36, 0, host), CL_INVALID_VALUE);      // Slice pitch not a multiple.
-  EXPECT_EQ(write(borigin, region, 8, 24, 0, host), CL_INVALID_VALUE);      // Slice pitch < rows * pitch.
-  EXPECT_EQ(write(zero, big, 8, 0, 0, host), CL_INVALID_VALUE);             // Past the buffer's end.
-  EXPECT_EQ(write(borigin, region, 8, 0, 0, nullptr), CL_INVALID_VALUE);    // No host pointer.
+  EXPECT_EQ(write(borigin, r0, 8, 0, 0, host), CL_INVALID_VALUE);      // A zero region element.
+  EXPECT_EQ(write(borigin, region, 3, 0, 0, host), CL_INVALID_VALUE);  // Row pitch < region[0].
+  EXPECT_EQ(write(borigin, region, 8, 0, 3, host),
+            CL_INVALID_VALUE);  // Host row pitch < region[0].
+  EXPECT_EQ(write(borigin, region, 8, 36, 0, host),
+            CL_INVALID_VALUE);  // Slice pitch not a multiple.
+  EXPECT_EQ(write(borigin, region, 8, 24, 0, host),
+            CL_INVALID_VALUE);                                   // Slice pitch < rows * pitch.
+  EXPECT_EQ(write(zero, big, 8, 0, 0, host), CL_INVALID_VALUE);  // Past the buffer's end.
+  EXPECT_EQ(write(borigin, region, 8, 0, 0, nullptr), CL_INVALID_VALUE);  // No host pointer.
   EXPECT_EQ(write(nullptr, region, 8, 0, 0, host), CL_INVALID_VALUE);
   const size_t huge[3] = {SIZE_MAX / 2, 4, 1};
-  EXPECT_EQ(write(zero, huge, 0, 0, 0, host), CL_INVALID_VALUE);            // Overflowing pitches.
+  EXPECT_EQ(write(zero, huge, 0, 0, 0, host), CL_INVALID_VALUE);  // Overflowing pitches.
   cl_mem sealed = this->Buf(64, nullptr, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS);
-  EXPECT_EQ(d->clEnqueueReadBufferRect(this->q_, sealed, CL_TRUE, zero, zero, region, 0, 0, 0, 0, back, 0, nullptr,
-                                       nullptr),
+  EXPECT_EQ(d->clEnqueueReadBufferRect(this->q_, sealed, CL_TRUE, zero, zero, region, 0, 0, 0, 0,
+                                       back, 0, nullptr, nullptr),
             CL_INVALID_OPERATION);
   EXPECT_EQ(d->clEnqueueReadBuffer(this->q_, sealed, CL_TRUE, 0, 4, back, 0, nullptr, nullptr),
             CL_INVALID_OPERATION);
@@ -1086,10 +1098,14 @@ TYPED_TEST(Battery, ContextDestructorCallbacksRunLastFirstAtDestruction) {
   auto* d = this->d_;
   static std::vector<int> order;
   order.clear();
-  auto note = [](cl_context, void* p) { order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p))); };
+  auto note = [](cl_context, void* p) {
+    order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p)));
+  };
   EXPECT_EQ(d->clSetContextDestructorCallback(this->ctx_, nullptr, nullptr), CL_INVALID_VALUE);
-  ASSERT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, reinterpret_cast<void*>(1)), CL_SUCCESS);
-  ASSERT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, reinterpret_cast<void*>(2)), CL_SUCCESS);
+  ASSERT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, reinterpret_cast<void*>(1)),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clSetContextDestructorCallback(this->ctx_, note, reinterpret_cast<void*>(2)),
+            CL_SUCCESS);
   ASSERT_EQ(d->clReleaseContext(this->ctx_), CL_SUCCESS);
   EXPECT_TRUE(order.empty());  // The queue still holds the context.
   ASSERT_EQ(d->clReleaseCommandQueue(this->q_), CL_SUCCESS);
@@ -1113,10 +1129,13 @@ TYPED_TEST(Battery, CloneKernelKeepsTheArguments) {
   ASSERT_NE(clone, k);
   ASSERT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
   char name[16];
-  ASSERT_EQ(d->clGetKernelInfo(clone, CL_KERNEL_FUNCTION_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetKernelInfo(clone, CL_KERNEL_FUNCTION_NAME, sizeof name, name, nullptr),
+            CL_SUCCESS);
   EXPECT_STREQ(name, "touch");
   const size_t global = 4;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, clone, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clEnqueueNDRangeKernel(this->q_, clone, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+      CL_SUCCESS);
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   Snapshot s = this->ctl_->snapshot();
   ASSERT_FALSE(s.commands.empty());
@@ -1136,11 +1155,13 @@ TYPED_TEST(Battery, PipesAreUnsupportedConsistently) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
   cl_bool pipes = CL_TRUE;
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_PIPE_SUPPORT, sizeof pipes, &pipes, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_PIPE_SUPPORT, sizeof pipes, &pipes, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(pipes, cl_bool{CL_FALSE});
   cl_uint max_pipe_args = 1;
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MAX_PIPE_ARGS, sizeof max_pipe_args, &max_pipe_args,
-                               nullptr),
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MAX_PIPE_ARGS, sizeof max_pipe_args,
+                               &max_pipe_args, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(max_pipe_args, 0u);
   cl_int err;
@@ -1148,8 +1169,10 @@ TYPED_TEST(Battery, PipesAreUnsupportedConsistently) {
   EXPECT_EQ(err, CL_INVALID_OPERATION);
   cl_mem a = this->Buf(64);
   cl_uint packet = 0;
-  EXPECT_EQ(d->clGetPipeInfo(a, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, nullptr), CL_INVALID_MEM_OBJECT);
-  EXPECT_EQ(d->clGetPipeInfo(nullptr, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clGetPipeInfo(a, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, nullptr),
+            CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clGetPipeInfo(nullptr, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, nullptr),
+            CL_INVALID_MEM_OBJECT);
   d->clReleaseMemObject(a);
   this->Teardown();
 }
@@ -1172,7 +1195,8 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
   cl_mem a = this->Buf(64);
   ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof a, &a), CL_SUCCESS);
   const size_t g[3] = {8, 8, 8};
-  auto run = [&](cl_kernel kk, cl_uint dims, const size_t* off, const size_t* gl, const size_t* lo) {
+  auto run = [&](cl_kernel kk, cl_uint dims, const size_t* off, const size_t* gl,
+                 const size_t* lo) {
     return d->clEnqueueNDRangeKernel(this->q_, kk, dims, off, gl, lo, 0, nullptr, nullptr);
   };
   EXPECT_EQ(run(k, 1, nullptr, g, nullptr), CL_INVALID_KERNEL_ARGS);  // Argument 0 never set.
@@ -1186,9 +1210,11 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
   const size_t far[3] = {SIZE_MAX - 2, 0, 0};
   EXPECT_EQ(run(k, 1, far, g, nullptr), CL_INVALID_GLOBAL_OFFSET);
   const size_t l3[3] = {3, 1, 1}, l0[3] = {0, 1, 1}, deep[3] = {1, 1, 65}, wide[3] = {64, 32, 1};
-  EXPECT_EQ(run(k, 1, nullptr, g, l3), CL_INVALID_WORK_GROUP_SIZE);  // 3 does not divide 8 (OpenCL C 1.2).
+  EXPECT_EQ(run(k, 1, nullptr, g, l3),
+            CL_INVALID_WORK_GROUP_SIZE);  // 3 does not divide 8 (OpenCL C 1.2).
   EXPECT_EQ(run(k, 1, nullptr, g, l0), CL_INVALID_WORK_GROUP_SIZE);
-  EXPECT_EQ(run(k, 3, nullptr, g, deep), CL_INVALID_WORK_ITEM_SIZE);  // Above CL_DEVICE_MAX_WORK_ITEM_SIZES[2].
+  EXPECT_EQ(run(k, 3, nullptr, g, deep),
+            CL_INVALID_WORK_ITEM_SIZE);  // Above CL_DEVICE_MAX_WORK_ITEM_SIZES[2].
   const size_t gw[3] = {64, 32, 1};
   EXPECT_EQ(run(k, 2, nullptr, gw, wide), CL_INVALID_WORK_GROUP_SIZE);  // 2048 items > 1024.
   const size_t ok[3] = {4, 2, 2};
@@ -1212,16 +1238,20 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
 // Every preset and profile reports queries that agree with each other (the CTS's consistency and
 // feature-macro rules; mockcl/consistency.cc).
 TYPED_TEST(Battery, DeviceQueriesAreConsistentForEveryPresetAndProfile) {
-  this->Setup("gpu;cpu;gpu-8g:profile=nvidia;gpu-64m:profile=pocl;cpu-64m:svm=off,maps=copy;gpu-64m:semantics=deferred");
+  this->Setup(
+      "gpu;cpu;gpu-8g:profile=nvidia;gpu-64m:profile=pocl;cpu-64m:svm=off,maps=copy;gpu-64m:"
+      "semantics=deferred");
   ASSERT_EQ(this->devices_.size(), 6u);
   for (cl_device_id dev : this->devices_) {
-    std::vector<std::string> problems = mockcl::testing::device_consistency(*this->d_, this->b_.platform, dev);
+    std::vector<std::string> problems =
+        mockcl::testing::device_consistency(*this->d_, this->b_.platform, dev);
     std::string all;
     for (const auto& p : problems) all += p + "\n";
     EXPECT_TRUE(problems.empty()) << all;
     // fp64 as the mock reports it with no backing device.
     char ext[1024];
-    ASSERT_EQ(this->d_->clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+    ASSERT_EQ(this->d_->clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
+              CL_SUCCESS);
     EXPECT_NE(std::string(ext).find("cl_khr_fp64"), std::string::npos) << ext;
   }
   this->Teardown();
@@ -1233,10 +1263,12 @@ TYPED_TEST(Battery, PropertyQueriesReturnTheCreationLists) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
   size_t n = 99;
-  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n), CL_SUCCESS);
+  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n),
+            CL_SUCCESS);
   ASSERT_EQ(n, 3 * sizeof(cl_queue_properties));  // Setup() gave {CL_QUEUE_PROPERTIES, 0, 0}.
   cl_queue_properties got[3] = {1, 1, 1};
-  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_PROPERTIES_ARRAY, sizeof got, got, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_PROPERTIES_ARRAY, sizeof got, got, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(got[0], cl_queue_properties{CL_QUEUE_PROPERTIES});
   EXPECT_EQ(got[1], 0u);
   EXPECT_EQ(got[2], 0u);
@@ -1245,14 +1277,17 @@ TYPED_TEST(Battery, PropertyQueriesReturnTheCreationLists) {
   ASSERT_EQ(err, CL_SUCCESS);
   ASSERT_EQ(d->clGetCommandQueueInfo(plain, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n), CL_SUCCESS);
   EXPECT_EQ(n, 0u);
-  cl_command_queue none = d->clCreateCommandQueueWithProperties(this->ctx_, this->devices_[0], nullptr, &err);
+  cl_command_queue none =
+      d->clCreateCommandQueueWithProperties(this->ctx_, this->devices_[0], nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   ASSERT_EQ(d->clGetCommandQueueInfo(none, CL_QUEUE_PROPERTIES_ARRAY, 0, nullptr, &n), CL_SUCCESS);
   EXPECT_EQ(n, 0u);
   const cl_mem_properties empty[] = {0};
-  cl_mem with = d->clCreateBufferWithProperties(this->ctx_, empty, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  cl_mem with =
+      d->clCreateBufferWithProperties(this->ctx_, empty, CL_MEM_READ_WRITE, 64, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
-  cl_mem without = d->clCreateBufferWithProperties(this->ctx_, nullptr, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  cl_mem without =
+      d->clCreateBufferWithProperties(this->ctx_, nullptr, CL_MEM_READ_WRITE, 64, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   cl_mem old = this->Buf(64);
   ASSERT_EQ(d->clGetMemObjectInfo(with, CL_MEM_PROPERTIES, 0, nullptr, &n), CL_SUCCESS);
@@ -1281,7 +1316,8 @@ TYPED_TEST(Battery, KernelArgumentsFollowTheSourceSignature) {
   const char* src =
       "typedef struct { float x, y, z; } P3;\n"
       "// __kernel void hidden(int a) {}\n"
-      "__kernel void mix(__global const float* restrict a, __local int* tmp, float k, int4 v, P3 p) {}\n";
+      "__kernel void mix(__global const float* restrict a, __local int* tmp, float k, int4 v, P3 "
+      "p) {}\n";
   auto build = [&](const char* options, cl_program* prog) {
     cl_int err;
     *prog = d->clCreateProgramWithSource(this->ctx_, 1, &src, nullptr, &err);
@@ -1305,47 +1341,59 @@ TYPED_TEST(Battery, KernelArgumentsFollowTheSourceSignature) {
   const char p3[12] = {};
   cl_mem not_a_mem = reinterpret_cast<cl_mem>(&num);
   EXPECT_EQ(d->clSetKernelArg(k, 5, sizeof f, &f), CL_INVALID_ARG_INDEX);
-  EXPECT_EQ(d->clSetKernelArg(k, 0, 4, &a), CL_INVALID_ARG_SIZE);         // A buffer is sizeof(cl_mem).
+  EXPECT_EQ(d->clSetKernelArg(k, 0, 4, &a), CL_INVALID_ARG_SIZE);  // A buffer is sizeof(cl_mem).
   EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof a, &not_a_mem), CL_INVALID_MEM_OBJECT);
-  EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof a, &null_mem), CL_SUCCESS);   // A NULL buffer is allowed.
-  EXPECT_EQ(d->clSetKernelArg(k, 1, 64, &a), CL_INVALID_ARG_VALUE);      // __local: the value is NULL.
-  EXPECT_EQ(d->clSetKernelArg(k, 1, 0, nullptr), CL_INVALID_ARG_SIZE);   // __local: a size.
+  EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof a, &null_mem), CL_SUCCESS);  // A NULL buffer is allowed.
+  EXPECT_EQ(d->clSetKernelArg(k, 1, 64, &a), CL_INVALID_ARG_VALUE);  // __local: the value is NULL.
+  EXPECT_EQ(d->clSetKernelArg(k, 1, 0, nullptr), CL_INVALID_ARG_SIZE);  // __local: a size.
   EXPECT_EQ(d->clSetKernelArg(k, 2, sizeof(double), &f), CL_INVALID_ARG_SIZE);
   EXPECT_EQ(d->clSetKernelArg(k, 2, sizeof f, nullptr), CL_INVALID_ARG_VALUE);
-  EXPECT_EQ(d->clSetKernelArg(k, 3, 12, &v), CL_INVALID_ARG_SIZE);       // int4 is 16 bytes.
-  EXPECT_EQ(d->clSetKernelArg(k, 4, 0, p3), CL_INVALID_ARG_SIZE);        // Opaque: any nonzero size.
+  EXPECT_EQ(d->clSetKernelArg(k, 3, 12, &v), CL_INVALID_ARG_SIZE);  // int4 is 16 bytes.
+  EXPECT_EQ(d->clSetKernelArg(k, 4, 0, p3), CL_INVALID_ARG_SIZE);   // Opaque: any nonzero size.
   EXPECT_EQ(d->clSetKernelArgSVMPointer(k, 2, nullptr), CL_INVALID_ARG_INDEX);  // Not a pointer.
   const size_t global = 4;
-  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
-            CL_INVALID_KERNEL_ARGS);
+  EXPECT_EQ(
+      d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+      CL_INVALID_KERNEL_ARGS);
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 1, 64, nullptr), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 2, sizeof f, &f), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 3, sizeof v, &v), CL_SUCCESS);
-  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
-            CL_INVALID_KERNEL_ARGS);  // p still unset.
+  EXPECT_EQ(
+      d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+      CL_INVALID_KERNEL_ARGS);  // p still unset.
   ASSERT_EQ(d->clSetKernelArg(k, 4, sizeof p3, p3), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+      CL_SUCCESS);
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
-  EXPECT_EQ(this->ctl_->snapshot().commands.back().mems, (std::vector<uint64_t>{this->ctl_->object_id(a)}));
+  EXPECT_EQ(this->ctl_->snapshot().commands.back().mems,
+            (std::vector<uint64_t>{this->ctl_->object_id(a)}));
   // Argument info: only with -cl-kernel-arg-info.
   cl_kernel_arg_address_qualifier aq = 0;
   EXPECT_EQ(d->clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr),
             CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
   cl_kernel ki = build("-cl-kernel-arg-info", &prog_info);
   char name[64];
-  ASSERT_EQ(d->clGetKernelArgInfo(ki, 1, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 1, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(aq, cl_kernel_arg_address_qualifier{CL_KERNEL_ARG_ADDRESS_LOCAL});
-  ASSERT_EQ(d->clGetKernelArgInfo(ki, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr),
+            CL_SUCCESS);
   EXPECT_STREQ(name, "float*");
   cl_kernel_arg_type_qualifier tq = 0;
-  ASSERT_EQ(d->clGetKernelArgInfo(ki, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, nullptr), CL_SUCCESS);
-  EXPECT_EQ(tq, cl_kernel_arg_type_qualifier(CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT));
-  ASSERT_EQ(d->clGetKernelArgInfo(ki, 4, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(tq,
+            cl_kernel_arg_type_qualifier(CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT));
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 4, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr),
+            CL_SUCCESS);
   EXPECT_STREQ(name, "p");
-  ASSERT_EQ(d->clGetKernelArgInfo(ki, 4, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetKernelArgInfo(ki, 4, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr),
+            CL_SUCCESS);
   EXPECT_STREQ(name, "P3");
-  EXPECT_EQ(d->clGetKernelArgInfo(ki, 5, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr), CL_INVALID_ARG_INDEX);
+  EXPECT_EQ(d->clGetKernelArgInfo(ki, 5, CL_KERNEL_ARG_NAME, sizeof name, name, nullptr),
+            CL_INVALID_ARG_INDEX);
   // A clone keeps the signature.
   cl_kernel clone = d->clCloneKernel(k, &err);
   ASSERT_EQ(err, CL_SUCCESS);
@@ -1367,11 +1415,13 @@ TYPED_TEST(Battery, BrokenSourceFailsAndBinariesTakeAnyArgument) {
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_BUILD_PROGRAM_FAILURE);
   cl_build_status st = CL_BUILD_NONE;
-  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->devices_[0], CL_PROGRAM_BUILD_STATUS, sizeof st, &st, nullptr),
+  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->devices_[0], CL_PROGRAM_BUILD_STATUS, sizeof st, &st,
+                                     nullptr),
             CL_SUCCESS);
   EXPECT_EQ(st, CL_BUILD_ERROR);
   char log[256] = {};
-  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->devices_[0], CL_PROGRAM_BUILD_LOG, sizeof log, log, nullptr),
+  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->devices_[0], CL_PROGRAM_BUILD_LOG, sizeof log, log,
+                                     nullptr),
             CL_SUCCESS);
   EXPECT_NE(std::string(log).find("<source>:1: error:"), std::string::npos) << log;
   EXPECT_EQ(d->clCreateKernel(p, "k", &err), nullptr);

@@ -13,7 +13,8 @@
 
 namespace mockcl::testing {
 
-std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platform_id platform, cl_device_id device);
+std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platform_id platform,
+                                            cl_device_id device);
 
 }  // namespace mockcl::testing
 

@@ -54,7 +54,8 @@ Source preprocess(const std::string& src) {
   text.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
     const char c = src[i];
-    if (c == '\\' && i + 1 < src.size() && src[i + 1] == '\n') {  // Line continuation: keep the count.
+    if (c == '\\' && i + 1 < src.size() &&
+        src[i + 1] == '\n') {  // Line continuation: keep the count.
       text += ' ';
       ++i;
       continue;
@@ -93,7 +94,8 @@ Source preprocess(const std::string& src) {
     if (k != std::string::npos && l[k] == '#') {
       std::vector<Token> d;
       tokenize(l.substr(k + 1), line, d);
-      if (!d.empty() && (d[0].text == "if" || d[0].text == "ifdef" || d[0].text == "ifndef" || d[0].text == "elif"))
+      if (!d.empty() && (d[0].text == "if" || d[0].text == "ifdef" || d[0].text == "ifndef" ||
+                         d[0].text == "elif"))
         out.conditionals = true;
       if (d.size() >= 2 && d[0].text == "define") {
         Macro m;
@@ -127,11 +129,13 @@ std::string check_balance(const std::vector<Token>& t) {
     if (opens.find(x.text[0]) != std::string::npos) {
       open.push_back(x);
     } else if (size_t k = closes.find(x.text[0]); k != std::string::npos) {
-      if (open.empty() || open.back().text[0] != opens[k]) return at_line(x.line) + "unmatched '" + x.text + "'";
+      if (open.empty() || open.back().text[0] != opens[k])
+        return at_line(x.line) + "unmatched '" + x.text + "'";
       open.pop_back();
     }
   }
-  if (!open.empty()) return at_line(open.back().line) + "'" + open.back().text + "' is never closed";
+  if (!open.empty())
+    return at_line(open.back().line) + "'" + open.back().text + "' is never closed";
   return "";
 }
 
@@ -164,7 +168,7 @@ bool expand(std::vector<Token>& t, const std::map<std::string, Macro>& macros) {
 
 size_t scalar_size(const std::string& t) {
   static const std::map<std::string, size_t> sizes = {
-      {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},    {"uint", 4},
+      {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},  {"uint", 4},
       {"long", 8}, {"ulong", 8}, {"float", 4}, {"double", 8}, {"half", 2},
   };
   auto it = sizes.find(t);
@@ -190,21 +194,38 @@ std::string canonical_type(const std::vector<std::string>& words) {
   std::string joined;
   for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
   static const std::map<std::string, std::string> names = {
-      {"unsigned", "uint"},         {"unsigned int", "uint"},   {"signed", "int"},
-      {"signed int", "int"},        {"unsigned char", "uchar"}, {"signed char", "char"},
-      {"unsigned short", "ushort"}, {"signed short", "short"},  {"unsigned long", "ulong"},
-      {"signed long", "long"},      {"short int", "short"},     {"long int", "long"},
-      {"unsigned short int", "ushort"}, {"unsigned long int", "ulong"},
+      {"unsigned", "uint"},
+      {"unsigned int", "uint"},
+      {"signed", "int"},
+      {"signed int", "int"},
+      {"unsigned char", "uchar"},
+      {"signed char", "char"},
+      {"unsigned short", "ushort"},
+      {"signed short", "short"},
+      {"unsigned long", "ulong"},
+      {"signed long", "long"},
+      {"short int", "short"},
+      {"long int", "long"},
+      {"unsigned short int", "ushort"},
+      {"unsigned long int", "ulong"},
   };
   auto it = names.find(joined);
   return it == names.end() ? joined : it->second;
 }
 
 bool is_image(const std::string& t) {
-  static const std::set<std::string> images = {
-      "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t", "image2d_depth_t",
-      "image2d_array_depth_t", "image2d_msaa_t", "image2d_array_msaa_t", "image2d_msaa_depth_t",
-      "image2d_array_msaa_depth_t", "image3d_t"};
+  static const std::set<std::string> images = {"image1d_t",
+                                               "image1d_array_t",
+                                               "image1d_buffer_t",
+                                               "image2d_t",
+                                               "image2d_array_t",
+                                               "image2d_depth_t",
+                                               "image2d_array_depth_t",
+                                               "image2d_msaa_t",
+                                               "image2d_array_msaa_t",
+                                               "image2d_msaa_depth_t",
+                                               "image2d_array_msaa_depth_t",
+                                               "image3d_t"};
   return images.count(t) != 0;
 }
 
@@ -257,9 +278,11 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
       return at_line(t[i].line) + "kernel '" + kernel + "': unexpected '" + w + "' in a parameter";
     }
   }
-  if (words.empty()) return at_line(t.empty() ? 1 : t[0].line) + "kernel '" + kernel + "': a parameter has no type";
+  if (words.empty())
+    return at_line(t.empty() ? 1 : t[0].line) + "kernel '" + kernel + "': a parameter has no type";
   // The last word names the parameter, unless it is the only one (or completes "struct X").
-  const size_t type_words = words.size() >= 2 && !(tagged && words.size() == 2) ? words.size() - 1 : words.size();
+  const size_t type_words =
+      words.size() >= 2 && !(tagged && words.size() == 2) ? words.size() - 1 : words.size();
   if (type_words < words.size()) a.name = words.back();
   a.type_name = canonical_type(std::vector<std::string>(words.begin(), words.begin() + type_words));
   const int line = t[0].line;
@@ -274,9 +297,14 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
     a.type_name += std::string(static_cast<size_t>(pointers), '*');
     if (const_before_star) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
     switch (a.address) {
-      case CL_KERNEL_ARG_ADDRESS_LOCAL: a.kind = ArgKind::kLocal; a.size = 0; return "";
-      case CL_KERNEL_ARG_ADDRESS_GLOBAL: case CL_KERNEL_ARG_ADDRESS_CONSTANT:
-        if (a.address == CL_KERNEL_ARG_ADDRESS_CONSTANT) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
+      case CL_KERNEL_ARG_ADDRESS_LOCAL:
+        a.kind = ArgKind::kLocal;
+        a.size = 0;
+        return "";
+      case CL_KERNEL_ARG_ADDRESS_GLOBAL:
+      case CL_KERNEL_ARG_ADDRESS_CONSTANT:
+        if (a.address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+          a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
         a.kind = ArgKind::kPointer;
         a.size = sizeof(cl_mem);
         return "";
@@ -286,9 +314,11 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
     }
   }
   a.type_qualifier &= ~static_cast<cl_kernel_arg_type_qualifier>(CL_KERNEL_ARG_TYPE_RESTRICT);
-  static const std::set<std::string> forbidden = {"bool", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t"};
+  static const std::set<std::string> forbidden = {"bool", "size_t", "ptrdiff_t", "intptr_t",
+                                                  "uintptr_t"};
   if (forbidden.count(a.type_name))
-    return at_line(line) + "kernel '" + kernel + "': parameter '" + a.name + "' cannot be of type " + a.type_name;
+    return at_line(line) + "kernel '" + kernel + "': parameter '" + a.name +
+           "' cannot be of type " + a.type_name;
   if (is_image(a.type_name)) {
     a.kind = ArgKind::kImage;
     a.size = sizeof(cl_mem);
@@ -353,7 +383,8 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
       params.push_back(t[e]);
     }
     if (e >= t.size()) {
-      out.error = at_line(open_line) + "kernel '" + k.name + "': the parameter list's '(' is never closed";
+      out.error =
+          at_line(open_line) + "kernel '" + k.name + "': the parameter list's '(' is never closed";
       return out;
     }
     i = e;
@@ -372,8 +403,8 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
     for (size_t p = 0; p <= params.size(); ++p) {
       if (p == params.size() || (params[p].text == "," && level == 0)) {
         if (one.empty()) {
-          out.error = at_line(p < params.size() ? params[p].line : open_line) + "kernel '" + k.name +
-                      "': an empty parameter";
+          out.error = at_line(p < params.size() ? params[p].line : open_line) + "kernel '" +
+                      k.name + "': an empty parameter";
           return out;
         }
         KernelArgSig a;

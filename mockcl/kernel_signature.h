@@ -13,9 +13,10 @@
 //  * A type it cannot size (a typedef, a struct, an object-like macro it could not reduce to a
 //    known type) is kept as "opaque": counted, accepted with any nonzero size and a value.
 //  * Object-like macros (`#define T float`) are expanded in parameter lists (nested, a few levels).
-//    A parameter list that uses a function-like macro or one that pastes (##), or a kernel whose name is defined twice
-//    (as in `#if` branches, which are not evaluated), is "unknown": that kernel keeps no
-//    signature, and clSetKernelArg then accepts any index below 64 and any size, as before.
+//    A parameter list that uses a function-like macro or one that pastes (##), or a kernel whose
+//    name is defined twice (as in `#if` branches, which are not evaluated), is "unknown": that
+//    kernel keeps no signature, and clSetKernelArg then accepts any index below 64 and any size, as
+//    before.
 //
 // Errors (a build failure with this text as the build log, as a compiler would): a parameter list
 // whose parentheses do not close, parentheses or braces that do not balance in the source (when it
@@ -46,7 +47,7 @@ struct KernelArgSig {
   std::string name;
   std::string type_name;  // As CL_KERNEL_ARG_TYPE_NAME: no qualifiers, "uint", "float4*".
   ArgKind kind = ArgKind::kOpaque;
-  size_t size = 0;        // The size clSetKernelArg must be given (0: any, kLocal/kOpaque).
+  size_t size = 0;  // The size clSetKernelArg must be given (0: any, kLocal/kOpaque).
   cl_kernel_arg_address_qualifier address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
   cl_kernel_arg_access_qualifier access = CL_KERNEL_ARG_ACCESS_NONE;
   cl_kernel_arg_type_qualifier type_qualifier = CL_KERNEL_ARG_TYPE_NONE;

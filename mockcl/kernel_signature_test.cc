@@ -40,7 +40,8 @@ TEST(KernelSignature, Table) {
         {"float*", ArgKind::kPointer, sizeof(cl_mem), G, "b"},
         {"float", ArgKind::kValue, 4, P, "k"}}},
       {"vectors, 3 takes 4, unsigned spellings",
-       "__kernel void v(int4 a, float3 b, uchar16 c, unsigned int d, unsigned char e, ulong f, half2 g) {}",
+       "__kernel void v(int4 a, float3 b, uchar16 c, unsigned int d, unsigned char e, ulong f, "
+       "half2 g) {}",
        "v",
        {{"int4", ArgKind::kValue, 16, P, "a"},
         {"float3", ArgKind::kValue, 16, P, "b"},
@@ -50,7 +51,8 @@ TEST(KernelSignature, Table) {
         {"ulong", ArgKind::kValue, 8, P, "f"},
         {"half2", ArgKind::kValue, 4, P, "g"}}},
       {"local, constant, image, sampler, pipe",
-       "__kernel void m(__local int* tmp, __constant float4* c, read_only image2d_t img, sampler_t s, pipe int p) {}",
+       "__kernel void m(__local int* tmp, __constant float4* c, read_only image2d_t img, sampler_t "
+       "s, pipe int p) {}",
        "m",
        {{"int*", ArgKind::kLocal, 0, L, "tmp"},
         {"float4*", ArgKind::kPointer, sizeof(cl_mem), C, "c"},
@@ -75,7 +77,8 @@ TEST(KernelSignature, Table) {
        {{"int", ArgKind::kValue, 4, P, "x"}}},
       {"attributes before and after void, restrict, volatile",
        "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void\n"
-       "__attribute__((vec_type_hint(float4))) a(__global float* restrict out, __global volatile int* f) {}",
+       "__attribute__((vec_type_hint(float4))) a(__global float* restrict out, __global volatile "
+       "int* f) {}",
        "a",
        {{"float*", ArgKind::kPointer, sizeof(cl_mem), G, "out"},
         {"int*", ArgKind::kPointer, sizeof(cl_mem), G, "f"}}},
@@ -119,12 +122,14 @@ TEST(KernelSignature, Table) {
 
 TEST(KernelSignature, QualifiersForArgInfo) {
   ParsedSource p = parse_kernel_signatures(
-      "__kernel void q(__global const int* restrict a, __constant int* b, write_only image2d_t w, const int n) {}");
+      "__kernel void q(__global const int* restrict a, __constant int* b, write_only image2d_t w, "
+      "const int n) {}");
   ASSERT_EQ(p.error, "");
   const KernelSig* k = find_signature(p.kernels, "q");
   ASSERT_NE(k, nullptr);
   ASSERT_EQ(k->args.size(), 4u);
-  EXPECT_EQ(k->args[0].type_qualifier, cl_kernel_arg_type_qualifier(CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT));
+  EXPECT_EQ(k->args[0].type_qualifier,
+            cl_kernel_arg_type_qualifier(CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT));
   EXPECT_EQ(k->args[1].type_qualifier, cl_kernel_arg_type_qualifier(CL_KERNEL_ARG_TYPE_CONST));
   EXPECT_EQ(k->args[2].access, cl_kernel_arg_access_qualifier(CL_KERNEL_ARG_ACCESS_WRITE_ONLY));
   EXPECT_EQ(k->args[0].access, cl_kernel_arg_access_qualifier(CL_KERNEL_ARG_ACCESS_NONE));
@@ -147,16 +152,19 @@ TEST(KernelSignature, SeveralKernelsAndHelpers) {
 
 // The documented fallbacks: no signature, not an error.
 TEST(KernelSignature, FallbacksKeepNoSignature) {
-  ParsedSource fn = parse_kernel_signatures("#define ARG(t, n) __global t* n\n__kernel void f(ARG(int, a)) {}");
+  ParsedSource fn =
+      parse_kernel_signatures("#define ARG(t, n) __global t* n\n__kernel void f(ARG(int, a)) {}");
   ASSERT_EQ(fn.error, "");
   ASSERT_EQ(fn.kernels.size(), 1u);
   EXPECT_FALSE(fn.kernels[0].known);
   EXPECT_EQ(find_signature(fn.kernels, "f"), nullptr);
-  ParsedSource paste = parse_kernel_signatures("#define VEC(n) float##n\n#define V4 float##4\n__kernel void p(V4 v) {}");
+  ParsedSource paste = parse_kernel_signatures(
+      "#define VEC(n) float##n\n#define V4 float##4\n__kernel void p(V4 v) {}");
   ASSERT_EQ(paste.error, "");
   EXPECT_EQ(find_signature(paste.kernels, "p"), nullptr);
   ParsedSource branches = parse_kernel_signatures(
-      "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#else\n__kernel void k(__global float* a, int n)\n"
+      "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#else\n__kernel void k(__global "
+      "float* a, int n)\n"
       "#endif\n{ }");
   ASSERT_EQ(branches.error, "");
   EXPECT_EQ(find_signature(branches.kernels, "k"), nullptr);

@@ -41,11 +41,13 @@ T query(const cl_icd_dispatch& d, cl_device_id dev, cl_device_info param) {
   return v;
 }
 
-std::vector<cl_name_version> query_list(const cl_icd_dispatch& d, cl_device_id dev, cl_device_info param) {
+std::vector<cl_name_version> query_list(const cl_icd_dispatch& d, cl_device_id dev,
+                                        cl_device_info param) {
   size_t n = 0;
   if (d.clGetDeviceInfo(dev, param, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
   std::vector<cl_name_version> out(n / sizeof(cl_name_version));
-  if (d.clGetDeviceInfo(dev, param, out.size() * sizeof(cl_name_version), out.data(), nullptr) != CL_SUCCESS)
+  if (d.clGetDeviceInfo(dev, param, out.size() * sizeof(cl_name_version), out.data(), nullptr) !=
+      CL_SUCCESS)
     return {};
   return out;
 }
@@ -56,9 +58,9 @@ LanguageCaps mock_language() {
   LanguageCaps c;
   c.fp64 = true;
   c.int64 = true;
-  c.atomic_memory = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL | CL_DEVICE_ATOMIC_ORDER_SEQ_CST |
-                    CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP | CL_DEVICE_ATOMIC_SCOPE_DEVICE |
-                    CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+  c.atomic_memory = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
+                    CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP |
+                    CL_DEVICE_ATOMIC_SCOPE_DEVICE | CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
   c.atomic_fence = c.atomic_memory | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM;
   c.c_versions = {CL_MAKE_VERSION(1, 0, 0), CL_MAKE_VERSION(1, 1, 0), CL_MAKE_VERSION(1, 2, 0),
                   CL_MAKE_VERSION(2, 0, 0), CL_MAKE_VERSION(3, 0, 0)};
@@ -82,11 +84,12 @@ LanguageCaps decide_language(const LanguageCaps& mock, const LanguageCaps* backi
     if (std::find(backing->backing_features.begin(), backing->backing_features.end(), f.name) ==
         backing->backing_features.end())
       c.atomic_memory &= ~f.cap;
-  if (std::find(backing->backing_features.begin(), backing->backing_features.end(), "__opencl_c_fp64") ==
-      backing->backing_features.end())
+  if (std::find(backing->backing_features.begin(), backing->backing_features.end(),
+                "__opencl_c_fp64") == backing->backing_features.end())
     c.fp64 = false;
   for (cl_version v : mock.c_versions)
-    if (std::find(backing->c_versions.begin(), backing->c_versions.end(), v) != backing->c_versions.end())
+    if (std::find(backing->c_versions.begin(), backing->c_versions.end(), v) !=
+        backing->c_versions.end())
       c.c_versions.push_back(v);
   for (const cl_name_version& e : mock.extensions)
     if (has_name(backing->extensions, e.name)) c.extensions.push_back(e);
@@ -97,18 +100,25 @@ LanguageCaps decide_language(const LanguageCaps& mock, const LanguageCaps* backi
 LanguageCaps read_language(const cl_icd_dispatch& d, cl_device_id dev) {
   LanguageCaps c;
   std::vector<cl_name_version> exts = query_list(d, dev, CL_DEVICE_EXTENSIONS_WITH_VERSION);
-  c.fp64 = has_name(exts, "cl_khr_fp64") && query<cl_device_fp_config>(d, dev, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
-  c.fp16 = has_name(exts, "cl_khr_fp16") && query<cl_device_fp_config>(d, dev, CL_DEVICE_HALF_FP_CONFIG) != 0;
-  c.atomic_memory = query<cl_device_atomic_capabilities>(d, dev, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES);
-  c.atomic_fence = query<cl_device_atomic_capabilities>(d, dev, CL_DEVICE_ATOMIC_FENCE_CAPABILITIES);
+  c.fp64 = has_name(exts, "cl_khr_fp64") &&
+           query<cl_device_fp_config>(d, dev, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
+  c.fp16 = has_name(exts, "cl_khr_fp16") &&
+           query<cl_device_fp_config>(d, dev, CL_DEVICE_HALF_FP_CONFIG) != 0;
+  c.atomic_memory =
+      query<cl_device_atomic_capabilities>(d, dev, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES);
+  c.atomic_fence =
+      query<cl_device_atomic_capabilities>(d, dev, CL_DEVICE_ATOMIC_FENCE_CAPABILITIES);
   for (const cl_name_version& v : query_list(d, dev, CL_DEVICE_OPENCL_C_ALL_VERSIONS))
-    if (std::strcmp(v.name, "OpenCL C") == 0) c.c_versions.push_back(CL_MAKE_VERSION(CL_VERSION_MAJOR(v.version), CL_VERSION_MINOR(v.version), 0));
+    if (std::strcmp(v.name, "OpenCL C") == 0)
+      c.c_versions.push_back(
+          CL_MAKE_VERSION(CL_VERSION_MAJOR(v.version), CL_VERSION_MINOR(v.version), 0));
   // An OpenCL 3.0 device's compiler must take -cl-std=CL3.0 (the CTS's opencl_c_versions); POCL 3.1
   // does without listing OpenCL C 3.0.
   if (query<cl_version>(d, dev, CL_DEVICE_NUMERIC_VERSION) >= CL_MAKE_VERSION(3, 0, 0) &&
       std::find(c.c_versions.begin(), c.c_versions.end(), k300) == c.c_versions.end())
     c.c_versions.push_back(k300);
-  for (const cl_name_version& f : query_list(d, dev, CL_DEVICE_OPENCL_C_FEATURES)) c.backing_features.push_back(f.name);
+  for (const cl_name_version& f : query_list(d, dev, CL_DEVICE_OPENCL_C_FEATURES))
+    c.backing_features.push_back(f.name);
   c.int64 = std::find(c.backing_features.begin(), c.backing_features.end(), "__opencl_c_int64") !=
             c.backing_features.end();
   c.extensions = std::move(exts);
@@ -124,7 +134,8 @@ std::vector<cl_name_version> extensions_with_version(const LanguageCaps& caps) {
 
 std::string extension_string(const LanguageCaps& caps) {
   std::string s;
-  for (const cl_name_version& e : extensions_with_version(caps)) s += (s.empty() ? "" : " ") + std::string(e.name);
+  for (const cl_name_version& e : extensions_with_version(caps))
+    s += (s.empty() ? "" : " ") + std::string(e.name);
   return s;
 }
 

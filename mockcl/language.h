@@ -18,14 +18,15 @@
 namespace mockcl {
 
 struct LanguageCaps {
-  bool fp64 = false;  // cl_khr_fp64, __opencl_c_fp64, CL_DEVICE_DOUBLE_FP_CONFIG != 0.
-  bool fp16 = false;  // cl_khr_fp16, CL_DEVICE_HALF_FP_CONFIG != 0.
-  bool int64 = false; // __opencl_c_int64 (a FULL_PROFILE device has it).
+  bool fp64 = false;   // cl_khr_fp64, __opencl_c_fp64, CL_DEVICE_DOUBLE_FP_CONFIG != 0.
+  bool fp16 = false;   // cl_khr_fp16, CL_DEVICE_HALF_FP_CONFIG != 0.
+  bool int64 = false;  // __opencl_c_int64 (a FULL_PROFILE device has it).
   cl_device_atomic_capabilities atomic_memory = 0;
   cl_device_atomic_capabilities atomic_fence = 0;
-  std::vector<cl_version> c_versions;        // "OpenCL C" versions (CL_DEVICE_OPENCL_C_ALL_VERSIONS),
-                                             // ascending; the device's API version (3.0) among them.
-  std::vector<cl_name_version> extensions;   // Besides cl_khr_fp64 / cl_khr_fp16 (derived from the flags).
+  std::vector<cl_version> c_versions;  // "OpenCL C" versions (CL_DEVICE_OPENCL_C_ALL_VERSIONS),
+                                       // ascending; the device's API version (3.0) among them.
+  std::vector<cl_name_version>
+      extensions;  // Besides cl_khr_fp64 / cl_khr_fp16 (derived from the flags).
   // The OpenCL C features a backing device lists (empty for the mock's own set): a feature the
   // mock would derive but POCL's compiler does not define is dropped with its capability.
   std::vector<std::string> backing_features;

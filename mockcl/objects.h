@@ -203,8 +203,8 @@ struct _cl_program : mockcl::Object {
   // clCreateProgramWithSource: its kernels' signatures are read at build (kernel_signature.h), in
   // both modes. A program from a binary or IL has none (its kernels take any argument).
   bool from_source = false;
-  bool build_failed = false;   // No backing device: the signature reader refused the source.
-  std::string build_log;       // Its message (no backing device).
+  bool build_failed = false;  // No backing device: the signature reader refused the source.
+  std::string build_log;      // Its message (no backing device).
   std::vector<mockcl::KernelSig> signatures;
   uint32_t kernels = 0;  // Live kernels (they keep the program).
   cl_program pocl_prog = nullptr;  // Backing mode: POCL's twin.

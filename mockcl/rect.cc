@@ -9,7 +9,9 @@ bool mul(size_t a, size_t b, size_t& out) { return !__builtin_mul_overflow(a, b,
 bool add(size_t a, size_t b, size_t& out) { return !__builtin_add_overflow(a, b, &out); }
 
 // Offset of row (y, z) of the region, relative to the origin's row start.
-size_t row_offset(const RectSide& s, size_t y, size_t z) { return z * s.slice_pitch + y * s.row_pitch; }
+size_t row_offset(const RectSide& s, size_t y, size_t z) {
+  return z * s.slice_pitch + y * s.row_pitch;
+}
 
 }  // namespace
 
@@ -29,13 +31,16 @@ bool rect_extent(const RectSide& s, const size_t region[3], size_t& first, size_
   size_t z, y, last_z, last_y;
   if (!mul(s.origin[2], s.slice_pitch, z) || !mul(s.origin[1], s.row_pitch, y)) return false;
   if (!add(z, y, first) || !add(first, s.origin[0], first)) return false;
-  if (!mul(region[2] - 1, s.slice_pitch, last_z) || !mul(region[1] - 1, s.row_pitch, last_y)) return false;
+  if (!mul(region[2] - 1, s.slice_pitch, last_z) || !mul(region[1] - 1, s.row_pitch, last_y))
+    return false;
   return add(first, last_z, end) && add(end, last_y, end) && add(end, region[0], end);
 }
 
-bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_base, const size_t region[3]) {
+bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_base,
+                  const size_t region[3]) {
   size_t a_first, a_end, b_first, b_end;
-  if (!rect_extent(a, region, a_first, a_end) || !rect_extent(b, region, b_first, b_end)) return true;
+  if (!rect_extent(a, region, a_first, a_end) || !rect_extent(b, region, b_first, b_end))
+    return true;
   a_first += a_base;
   a_end += a_base;
   b_first += b_base;
@@ -46,21 +51,25 @@ bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_
   while (i < rows && j < rows) {
     const size_t ai = a_first + row_offset(a, i % region[1], i / region[1]);
     const size_t bj = b_first + row_offset(b, j % region[1], j / region[1]);
-    if (ai + region[0] <= bj) ++i;
-    else if (bj + region[0] <= ai) ++j;
-    else return true;
+    if (ai + region[0] <= bj)
+      ++i;
+    else if (bj + region[0] <= ai)
+      ++j;
+    else
+      return true;
   }
   return false;
 }
 
-void rect_copy(unsigned char* dst_base, const RectSide& dst, const unsigned char* src_base, const RectSide& src,
-               const size_t region[3]) {
+void rect_copy(unsigned char* dst_base, const RectSide& dst, const unsigned char* src_base,
+               const RectSide& src, const size_t region[3]) {
   size_t d0, s0, end;
   rect_extent(dst, region, d0, end);
   rect_extent(src, region, s0, end);
   for (size_t z = 0; z < region[2]; ++z)
     for (size_t y = 0; y < region[1]; ++y)
-      std::memmove(dst_base + d0 + row_offset(dst, y, z), src_base + s0 + row_offset(src, y, z), region[0]);
+      std::memmove(dst_base + d0 + row_offset(dst, y, z), src_base + s0 + row_offset(src, y, z),
+                   region[0]);
 }
 
 }  // namespace mockcl

@@ -31,11 +31,12 @@ bool rect_extent(const RectSide& side, const size_t region[3], size_t& first, si
 // Whether two normalized sides of the same memory, at base offsets `a_base` and `b_base` (a
 // sub-buffer's origin in its buffer), touch a common byte. Exact: walks both row lists in order
 // (rows ascend because pitches were normalized), O(rows).
-bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_base, const size_t region[3]);
+bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_base,
+                  const size_t region[3]);
 
 // Copies `region` from src (its memory at src_base) to dst (at dst_base), row by row.
-void rect_copy(unsigned char* dst_base, const RectSide& dst, const unsigned char* src_base, const RectSide& src,
-               const size_t region[3]);
+void rect_copy(unsigned char* dst_base, const RectSide& dst, const unsigned char* src_base,
+               const RectSide& src, const size_t region[3]);
 
 }  // namespace mockcl
 

@@ -24,13 +24,20 @@ TEST(Rect, NormalizeFillsDefaultPitchesAndRefusesBadOnes) {
   ASSERT_EQ(rect_normalize(s, region), CL_SUCCESS);
   EXPECT_EQ(s.row_pitch, 4u);
   EXPECT_EQ(s.slice_pitch, 12u);
-  struct Case { size_t row, slice; size_t region[3]; cl_int want; };
+  struct Case {
+    size_t row, slice;
+    size_t region[3];
+    cl_int want;
+  };
   const Case cases[] = {
-      {8, 0, {4, 3, 2}, CL_SUCCESS},  {8, 24, {4, 3, 2}, CL_SUCCESS}, {8, 32, {4, 3, 2}, CL_SUCCESS},
+      {8, 0, {4, 3, 2}, CL_SUCCESS},
+      {8, 24, {4, 3, 2}, CL_SUCCESS},
+      {8, 32, {4, 3, 2}, CL_SUCCESS},
       {3, 0, {4, 3, 2}, CL_INVALID_VALUE},   // row pitch < region[0]
       {8, 16, {4, 3, 2}, CL_INVALID_VALUE},  // slice pitch < rows * row pitch
       {8, 28, {4, 3, 2}, CL_INVALID_VALUE},  // not a multiple of the row pitch
-      {0, 0, {0, 3, 2}, CL_INVALID_VALUE},   {0, 0, {4, 0, 2}, CL_INVALID_VALUE},
+      {0, 0, {0, 3, 2}, CL_INVALID_VALUE},
+      {0, 0, {4, 0, 2}, CL_INVALID_VALUE},
       {0, 0, {4, 3, 0}, CL_INVALID_VALUE},
       {SIZE_MAX, 0, {4, 3, 2}, CL_INVALID_VALUE},  // rows * pitch overflows
   };
@@ -59,7 +66,7 @@ TEST(Rect, OverlapIsExactPerByte) {
   EXPECT_FALSE(rect_overlap(a, 0, b, 0, region));  // Interleaved columns.
   EXPECT_TRUE(rect_overlap(a, 0, c, 0, region));   // Row 3, byte 1.
   EXPECT_TRUE(rect_overlap(a, 0, a, 0, region));
-  EXPECT_TRUE(rect_overlap(a, 4, b, 0, region));   // b's columns, shifted by a base.
+  EXPECT_TRUE(rect_overlap(a, 4, b, 0, region));  // b's columns, shifted by a base.
   EXPECT_FALSE(rect_overlap(a, 0, a, 64, region));
   // Brute force agrees on a grid of origins.
   const size_t r3[3] = {3, 2, 2};
@@ -79,8 +86,10 @@ TEST(Rect, OverlapIsExactPerByte) {
             for (size_t y = 0; y < r3[1]; ++y)
               for (size_t x = 0; x < r3[0]; ++x) {
                 size_t at = first + z * s.slice_pitch + y * s.row_pitch + x;
-                if (pass) want = want || mark[at];
-                else mark[at] = 1;
+                if (pass)
+                  want = want || mark[at];
+                else
+                  mark[at] = 1;
               }
         }
         EXPECT_EQ(rect_overlap(p, 0, q, 0, r3), want) << ox << oy << oz;

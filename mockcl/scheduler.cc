@@ -159,7 +159,9 @@ void Runtime::execute(_cl_event* ev) {
   switch (ev->command_type) {
     case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
     case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
-    case CL_COMMAND_READ_BUFFER_RECT: case CL_COMMAND_WRITE_BUFFER_RECT: case CL_COMMAND_COPY_BUFFER_RECT:
+    case CL_COMMAND_READ_BUFFER_RECT:
+    case CL_COMMAND_WRITE_BUFFER_RECT:
+    case CL_COMMAND_COPY_BUFFER_RECT:
       dur = 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
       break;
     case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: dur = schedule.kernel_ns; break;
@@ -220,9 +222,12 @@ void Runtime::execute(_cl_event* ev) {
         const bool write = ev->command_type == CL_COMMAND_WRITE_BUFFER_RECT;
         unsigned char* b = bytes_of(ev->mems[0]);
         unsigned char* other = copy ? bytes_of(ev->mems[1]) : static_cast<unsigned char*>(ev->host);
-        if (!b || !other) st = CL_OUT_OF_HOST_MEMORY;
-        else if (write) rect_copy(b, ev->rect_dst, other, ev->rect_src, ev->region);
-        else rect_copy(other, ev->rect_dst, b, ev->rect_src, ev->region);
+        if (!b || !other)
+          st = CL_OUT_OF_HOST_MEMORY;
+        else if (write)
+          rect_copy(b, ev->rect_dst, other, ev->rect_src, ev->region);
+        else
+          rect_copy(other, ev->rect_dst, b, ev->rect_src, ev->region);
         break;
       }
       case CL_COMMAND_FILL_BUFFER:
