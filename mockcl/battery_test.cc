@@ -1445,3 +1445,34 @@ TYPED_TEST(Battery, BrokenSourceFailsAndBinariesTakeAnyArgument) {
   d->clReleaseProgram(p);
   this->Teardown();
 }
+
+// A rect transfer is a buffer's first use like a plain one, on every profile that commits there
+// (NVIDIA's commits whole pages at first use).
+TYPED_TEST(Battery, RectTransfersChargeAtFirstUseOnEveryProfile) {
+  for (const char* spec : {"gpu-64m:semantics=deferred", "gpu-64m:profile=nvidia"}) {
+    SCOPED_TRACE(spec);
+    this->Setup(spec);
+    auto* d = this->d_;
+    cl_mem a = this->Buf(4096), b = this->Buf(4096);
+    EXPECT_EQ(this->Outstanding(), 0u);
+    const size_t zero[3] = {0, 0, 0}, region[3] = {16, 4, 1};
+    char host[64] = {};
+    ASSERT_EQ(d->clEnqueueReadBufferRect(this->q_, a, CL_TRUE, zero, zero, region, 64, 0, 0, 0,
+                                         host, 0, nullptr, nullptr),
+              CL_SUCCESS);
+    EXPECT_GE(this->Outstanding(), 4096u);
+    EXPECT_EQ(this->ctl_->memory_use(0).requested, 4096u);
+    ASSERT_EQ(d->clEnqueueCopyBufferRect(this->q_, a, b, zero, zero, region, 64, 0, 64, 0, 0,
+                                         nullptr, nullptr),
+              CL_SUCCESS);
+    ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+    EXPECT_EQ(this->ctl_->memory_use(0).requested,
+              8192u);  // b charged too (it may share a's page).
+    Snapshot s = this->ctl_->snapshot();
+    EXPECT_EQ(s.commands.back().kind, "copy_rect");
+    d->clReleaseMemObject(a);
+    d->clReleaseMemObject(b);
+    this->Teardown();
+    EXPECT_EQ(this->Outstanding(), 0u);
+  }
+}
