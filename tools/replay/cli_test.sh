@@ -63,4 +63,11 @@ run 2 "$T/bad.trace" --device mockcl --profile exact --capacity 4GiB
 run 2 "$EX/pyopencl_pocl.trace" --device mockcl --mockcl-so "$EX/rmm_log.csv" --capacity 1MiB
 [[ $(count) == 0 ]] || fail "a refused --mockcl-so left $(count) vendor directories"
 
+echo "--- --device mockcl puts its vendors directory under TMPDIR (not TEST_TMPDIR) when it is set"
+mkdir -p "$T/other"
+TMPDIR="$T/no-such-dir" TEST_TMPDIR="$T/other" run 2 "$EX/pyopencl_pocl.trace" --device mockcl --capacity 1MiB
+[[ "$out" == *"cannot create a temporary directory from $T/no-such-dir/mockcl-vendors-XXXXXX"* ]] ||
+  fail "TMPDIR not honoured: $out"
+[[ $(find "$T/other" -name 'mockcl-vendors-*' | wc -l) == 0 ]] || fail "a directory went under TEST_TMPDIR"
+
 (( fails == 0 )) && echo "all passed" || { echo "$fails failure(s)"; exit 1; }
