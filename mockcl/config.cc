@@ -299,9 +299,15 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
     using clpool::device_model::oom_point;
     if (!semantics_set) {
       switch (clpool::device_model::semantics_of(d.model)) {
-        case alloc_semantics::immediate: d.semantics = Semantics::kImmediate; break;
-        case alloc_semantics::deferred: d.semantics = Semantics::kDeferred; break;
-        case alloc_semantics::host_oom: d.semantics = Semantics::kHostOom; break;
+        case alloc_semantics::immediate:
+          d.semantics = Semantics::kImmediate;
+          break;
+        case alloc_semantics::deferred:
+          d.semantics = Semantics::kDeferred;
+          break;
+        case alloc_semantics::host_oom:
+          d.semantics = Semantics::kHostOom;
+          break;
       }
     }
     if (!oom_at_set) d.oom_at_execution = d.model.oom_at == oom_point::execution;

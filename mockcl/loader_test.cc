@@ -22,7 +22,8 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 std::size_t entries(const fs::path& dir) {
-  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 
 TEST(Loader, VendorsDirectoryGoesUnderTmpdir) {

@@ -12,8 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/replay/config.h"
 #include "tools/replay/cli_fixes.h"
+#include "tools/replay/config.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/opencl_device.h"
@@ -90,7 +90,8 @@ int run(int argc, char** argv) {
   std::string svg_path, write_trace_path, device_text = "sim", mockcl_so, host_capacity_text;
   unsigned leading_bits = clpool::default_leading_bits;
   double trim_ratio = -1;
-  bool no_pool = false, min_capacity = false, json = false, no_progress = false, force_progress = false;
+  bool no_pool = false, min_capacity = false, json = false, no_progress = false,
+       force_progress = false;
   std::vector<std::string> compare;
 
   auto* trace_opt = app.add_option("trace", in.trace_path,
@@ -160,10 +161,11 @@ int run(int argc, char** argv) {
                  "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
                  "FORMAT.md)")
       ->check(CLI::IsMember({"text", "binary"}));
-  auto* no_progress_opt = app.add_flag("--no-progress", no_progress,
-               "no progress on stderr (it is shown only when stderr is a terminal: a bar for the "
-               "replay under way and, when there are several, the replays done of those expected "
-               "and an ETA)");
+  auto* no_progress_opt = app.add_flag(
+      "--no-progress", no_progress,
+      "no progress on stderr (it is shown only when stderr is a terminal: a bar for the "
+      "replay under way and, when there are several, the replays done of those expected "
+      "and an ETA)");
   app.add_flag("--progress", force_progress,
                "show progress even when stderr is not a terminal, one line per update (at most "
                "one every 2 s within a replay)")
@@ -281,8 +283,8 @@ int run(int argc, char** argv) {
     if (!capacity && !min_capacity) return exit_clean;
   }
 
-  progress_printer printer(choose_progress_style(force_progress, no_progress, ::isatty(STDERR_FILENO) == 1),
-                           stderr);
+  progress_printer printer(
+      choose_progress_style(force_progress, no_progress, ::isatty(STDERR_FILENO) == 1), stderr);
   run_progress overall(configs.size());
   const bool several_replays = passes > 1 || min_capacity;
   const auto replay_once = [&](const replay_config& c, std::uint64_t cap, bool timeline,
@@ -291,9 +293,10 @@ int run(int argc, char** argv) {
     options.timeline = timeline;
     progress_fn progress;
     if (printer.enabled()) {
-      const auto show = [&printer, &overall, several_replays, label](std::uint64_t done, std::uint64_t total,
-                                                                      bool first) {
-        const double fraction = total == 0 ? 0.0 : static_cast<double>(done) / static_cast<double>(total);
+      const auto show = [&printer, &overall, several_replays, label](
+                            std::uint64_t done, std::uint64_t total, bool first) {
+        const double fraction =
+            total == 0 ? 0.0 : static_cast<double>(done) / static_cast<double>(total);
         printer.show(progress_bar(done, total) + " " + label +
                          (several_replays ? "; " + overall.summary(fraction) : std::string()),
                      first);

@@ -50,11 +50,13 @@ TEST(MinCapacity, BisectionReplaysIsTheWorstCase) {
 TEST(MinCapacity, ReplaysLeftEstimateBoundsWhatIsLeft) {
   for (unsigned seed = 1; seed <= 3; ++seed) {
     const auto events = workload(seed);
-    for (const std::uint64_t granule : {std::uint64_t{1} << 20, std::uint64_t{4096}, std::uint64_t{1}}) {
+    for (const std::uint64_t granule :
+         {std::uint64_t{1} << 20, std::uint64_t{4096}, std::uint64_t{1}}) {
       std::vector<std::uint64_t> estimates;
       const min_capacity_result m = find_min_capacity(
           [&](std::uint64_t capacity) {
-            return replay_events(events, parse_config("nopool"), {capacity, alloc_semantics::immediate});
+            return replay_events(events, parse_config("nopool"),
+                                 {capacity, alloc_semantics::immediate});
           },
           granule, 0, [&](std::uint64_t left) { estimates.push_back(left); });
       ASSERT_TRUE(m.found);

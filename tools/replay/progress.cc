@@ -29,14 +29,17 @@ namespace {
 run_progress::clock or_steady_clock(run_progress::clock now) {
   if (now) return now;
   return [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   };
 }
 
 }  // namespace
 
 run_progress::run_progress(std::size_t configs, clock now)
-    : configs_(std::max<std::size_t>(configs, 1)), now_(or_steady_clock(std::move(now))), start_(now_()) {}
+    : configs_(std::max<std::size_t>(configs, 1)),
+      now_(or_steady_clock(std::move(now))),
+      start_(now_()) {}
 
 void run_progress::start_replay(std::size_t config, std::uint64_t left_in_config) {
   if (config != config_) {
@@ -69,7 +72,8 @@ std::uint64_t run_progress::estimated_total() const {
   }
   // Later ones: as many as the configurations so far took on average, this one included.
   const std::uint64_t later = configs_ - config_ - 1;
-  const std::uint64_t per_config = (finished_configs_replays_ + this_config + config_) / (config_ + 1);
+  const std::uint64_t per_config =
+      (finished_configs_replays_ + this_config + config_) / (config_ + 1);
   return finished_configs_replays_ + this_config + later * per_config;
 }
 
@@ -78,8 +82,10 @@ std::string run_progress::summary(double fraction) const {
   const bool exact = total != 0 && config_ + 1 == configs_ && left_in_config_ <= 1;
   std::string s = "replay " + std::to_string(done_ + (running_ ? 1 : 0)) + " of " +
                   (total == 0 ? std::string("?") : (exact ? "" : "~") + std::to_string(total));
-  if (configs_ > 1) s += ", config " + std::to_string(config_ + 1) + " of " + std::to_string(configs_);
-  const double done = static_cast<double>(done_) + (running_ ? std::clamp(fraction, 0.0, 1.0) : 0.0);
+  if (configs_ > 1)
+    s += ", config " + std::to_string(config_ + 1) + " of " + std::to_string(configs_);
+  const double done =
+      static_cast<double>(done_) + (running_ ? std::clamp(fraction, 0.0, 1.0) : 0.0);
   const double elapsed = now_() - start_;
   if (total != 0 && done > 0 && elapsed > 0) {
     const double left = std::max(static_cast<double>(total) - done, 0.0);
@@ -90,7 +96,10 @@ std::string run_progress::summary(double fraction) const {
 
 progress_printer::progress_printer(progress_style style, std::FILE* out, double min_interval,
                                    run_progress::clock now)
-    : style_(style), out_(out), min_interval_(min_interval), now_(or_steady_clock(std::move(now))) {}
+    : style_(style),
+      out_(out),
+      min_interval_(min_interval),
+      now_(or_steady_clock(std::move(now))) {}
 
 void progress_printer::show(const std::string& line, bool always) {
   if (style_ == progress_style::off) return;
@@ -120,10 +129,11 @@ std::string progress_bar(std::uint64_t done, std::uint64_t total) {
   if (total == 0) {
     std::snprintf(buf, sizeof buf, "%llu MiB read", static_cast<unsigned long long>(done >> 20));
   } else {
-    const int pct = static_cast<int>(100.0 * static_cast<double>(std::min(done, total)) / static_cast<double>(total));
+    const int pct = static_cast<int>(100.0 * static_cast<double>(std::min(done, total)) /
+                                     static_cast<double>(total));
     const int bar = pct * 30 / 100;
-    std::snprintf(buf, sizeof buf, "[%.*s%.*s] %3d%%", bar, "##############################", 30 - bar,
-                  "..............................", pct);
+    std::snprintf(buf, sizeof buf, "[%.*s%.*s] %3d%%", bar, "##############################",
+                  30 - bar, "..............................", pct);
   }
   return buf;
 }

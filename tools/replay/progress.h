@@ -50,10 +50,10 @@ class run_progress {
   clock now_;
   double start_ = 0;
   std::size_t config_ = 0;
-  std::uint64_t done_ = 0;             // replays finished, all configurations
-  std::uint64_t done_in_config_ = 0;   // of those, in the current configuration
+  std::uint64_t done_ = 0;                      // replays finished, all configurations
+  std::uint64_t done_in_config_ = 0;            // of those, in the current configuration
   std::uint64_t finished_configs_replays_ = 0;  // replays of configurations before the current
-  std::uint64_t left_in_config_ = 0;   // the last estimate, counting the replay under way
+  std::uint64_t left_in_config_ = 0;            // the last estimate, counting the replay under way
   bool running_ = false;
 };
 

@@ -33,9 +33,9 @@ TEST(Progress, OverallCountAndEta) {
   EXPECT_EQ(p.summary(0.5), "replay 1 of ?, config 1 of 2");
   t += 10;
   p.end_replay();
-  p.start_replay(0, 4);  // four more at most, this one included
+  p.start_replay(0, 4);                 // four more at most, this one included
   EXPECT_EQ(p.estimated_total(), 10u);  // 1 + 4 here, 5 for the next configuration
-  t += 10;               // 20 s for 1.5 replays: 40/3 s a replay, 8.5 left
+  t += 10;                              // 20 s for 1.5 replays: 40/3 s a replay, 8.5 left
   EXPECT_EQ(p.summary(0.5), "replay 2 of ~10, config 1 of 2, ETA 1m53s");
   p.end_replay();
   p.start_replay(0, 1);
@@ -84,7 +84,8 @@ TEST(Progress, LinesStyleWritesWholeLinesAtMostEveryInterval) {
     p.show("d");
     p.clear();
   });
-  EXPECT_EQ(out, "clpool_replay: progress: a\nclpool_replay: progress: c\nclpool_replay: progress: d\n");
+  EXPECT_EQ(out,
+            "clpool_replay: progress: a\nclpool_replay: progress: c\nclpool_replay: progress: d\n");
 }
 
 TEST(Progress, InPlaceStylePadsAndClears) {
@@ -97,10 +98,11 @@ TEST(Progress, InPlaceStylePadsAndClears) {
 }
 
 TEST(Progress, OffWritesNothing) {
-  EXPECT_EQ(printed(progress_style::off, [](progress_printer& p, double&) {
-              p.show("x", true);
-              p.clear();
-            }),
+  EXPECT_EQ(printed(progress_style::off,
+                    [](progress_printer& p, double&) {
+                      p.show("x", true);
+                      p.clear();
+                    }),
             "");
 }
 

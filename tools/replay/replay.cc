@@ -46,7 +46,8 @@ class timeline_sampler {
 
   void add(std::uint64_t event, std::uint64_t active, std::uint64_t held, std::uint64_t managed,
            std::uint64_t device) {
-    if (tail_.size() != 0) tail_[tail_next_++ % tail_.size()] = {event, active, held, managed, device};
+    if (tail_.size() != 0)
+      tail_[tail_next_++ % tail_.size()] = {event, active, held, managed, device};
     if (in_current_ == 0) {
       current_ = {event, active, held, managed, device};
     } else {
@@ -67,10 +68,12 @@ class timeline_sampler {
 
   // The last events added, one point each, oldest first.
   std::vector<timeline_point> tail() const {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(tail_next_, tail_.size()));
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(tail_next_, tail_.size()));
     std::vector<timeline_point> out;
     out.reserve(n);
-    for (std::uint64_t i = tail_next_ - n; i < tail_next_; ++i) out.push_back(tail_[i % tail_.size()]);
+    for (std::uint64_t i = tail_next_ - n; i < tail_next_; ++i)
+      out.push_back(tail_[i % tail_.size()]);
     return out;
   }
 

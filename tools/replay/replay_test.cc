@@ -350,8 +350,9 @@ TEST(Replay, TimelineTailIsTheLastEventsAtFullResolution) {
   // One byte short of the unbounded peak: it fails, late in the trace.
   const device_spec dev{replay_events(events, nopool, {}).peak_device_bytes - 1,
                         alloc_semantics::immediate};
-  const replay_report r = replay_events(events, nopool, dev,
-                                        {.timeline = true, .max_timeline_points = 64, .timeline_tail_events = 48});
+  const replay_report r =
+      replay_events(events, nopool, dev,
+                    {.timeline = true, .max_timeline_points = 64, .timeline_tail_events = 48});
   ASSERT_FALSE(r.ok());
   ASSERT_GT(r.events, 48u * 2);
   const replay_report full =

@@ -113,13 +113,18 @@ void expect_oom_mark(const std::string& svg, const replay_report& r, const std::
   SCOPED_TRACE(plot);
   const double x = svg_attr(svg, plot, "x"), w = svg_attr(svg, plot, "width");
   const double top = svg_attr(svg, plot, "y"), h = svg_attr(svg, plot, "height");
-  const double bytes_lo = svg_attr(svg, plot, "data-bytes-bottom"), bytes_hi = svg_attr(svg, plot, "data-bytes-top");
-  const double first = svg_attr(svg, plot, "data-event-first"), last = svg_attr(svg, plot, "data-event-last");
+  const double bytes_lo = svg_attr(svg, plot, "data-bytes-bottom"),
+               bytes_hi = svg_attr(svg, plot, "data-bytes-top");
+  const double first = svg_attr(svg, plot, "data-event-first"),
+               last = svg_attr(svg, plot, "data-event-last");
   const auto x_of = [&](double event) { return x + w * (event - first) / (last - first); };
-  const auto y_of = [&](double bytes) { return top + h * (1.0 - (bytes - bytes_lo) / (bytes_hi - bytes_lo)); };
+  const auto y_of = [&](double bytes) {
+    return top + h * (1.0 - (bytes - bytes_lo) / (bytes_hi - bytes_lo));
+  };
   const auto used = static_cast<double>(r.oom->device_used_bytes);
   EXPECT_EQ(svg_attr(svg, prefix + "oom-used", "data-bytes"), used);
-  EXPECT_NEAR(svg_attr(svg, prefix + "oom-used", "cx"), x_of(static_cast<double>(r.oom->event_index)), 0.06);
+  EXPECT_NEAR(svg_attr(svg, prefix + "oom-used", "cx"),
+              x_of(static_cast<double>(r.oom->event_index)), 0.06);
   EXPECT_NEAR(svg_attr(svg, prefix + "oom-used", "cy"), y_of(used), 0.06);
   // The request that did not fit stands on it, as tall as its rounded size.
   EXPECT_NEAR(svg_attr(svg, prefix + "oom-request", "height"),
@@ -132,7 +137,8 @@ void expect_oom_mark(const std::string& svg, const replay_report& r, const std::
   EXPECT_GE(bytes_hi, static_cast<double>(r.device.capacity));
   // Round ends: some power-of-two byte step and some 1-2-5 event step divide both ends of the
   // range in at most seven steps (five for the span asked for, widened to whole steps).
-  const auto round_ends = [](std::uint64_t lo, std::uint64_t hi, const std::vector<std::uint64_t>& steps) {
+  const auto round_ends = [](std::uint64_t lo, std::uint64_t hi,
+                             const std::vector<std::uint64_t>& steps) {
     for (const std::uint64_t step : steps) {
       if (lo % step == 0 && hi % step == 0 && (hi - lo) / step <= 7) return true;
     }
@@ -143,9 +149,11 @@ void expect_oom_mark(const std::string& svg, const replay_report& r, const std::
   for (std::uint64_t decade = 1; decade < 1'000'000'000'000; decade *= 10) {
     for (const std::uint64_t m : {1, 2, 5}) one_two_fives.push_back(m * decade);
   }
-  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(bytes_lo), static_cast<std::uint64_t>(bytes_hi), powers_of_two))
+  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(bytes_lo), static_cast<std::uint64_t>(bytes_hi),
+                         powers_of_two))
       << bytes_lo << " to " << bytes_hi;
-  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last), one_two_fives))
+  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last),
+                         one_two_fives))
       << first << " to " << last;
 }
 
@@ -161,7 +169,8 @@ TEST(Svg, TheOutOfMemoryMarkIsWhereTheReportSays) {
   EXPECT_NE(svg.find(format_bytes(r.oom->requested_bytes) + " requested (" + format_bytes(r.oom->rounded_bytes) +
                      " rounded)"),
             std::string::npos);
-  EXPECT_NE(svg.find("held " + format_bytes(r.oom->held_bytes) + ", managed " + format_bytes(r.oom->managed_bytes)),
+  EXPECT_NE(svg.find("held " + format_bytes(r.oom->held_bytes) + ", managed " +
+                     format_bytes(r.oom->managed_bytes)),
             std::string::npos);
   EXPECT_NE(svg.find("exact profile"), std::string::npos) << "the profile is named";
 }
@@ -184,8 +193,8 @@ TEST(Svg, TheZoomSpansTheEventsBeforeTheFailure) {
     add(trace_action::free, 10 + i, 0);
   }
   add(trace_action::alloc, 2, 400 << 20);
-  const replay_report r =
-      replay_events(ev, parse_config("nopool"), {1ull << 30, alloc_semantics::immediate}, {.timeline = true});
+  const replay_report r = replay_events(
+      ev, parse_config("nopool"), {1ull << 30, alloc_semantics::immediate}, {.timeline = true});
   ASSERT_TRUE(r.oom.has_value());
   ASSERT_EQ(r.oom->event_index, 2001u);
   const std::string svg = render_svg(r, "t");
@@ -198,14 +207,15 @@ TEST(Svg, TheZoomSpansTheEventsBeforeTheFailure) {
   EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 2500.0);
   EXPECT_GT(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 0.0) << "zoomed in bytes too";
   EXPECT_LE(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 700.0 * (1 << 20));
-  EXPECT_NE(svg.find("Zoom on the failure: events " + std::to_string(static_cast<std::uint64_t>(first)) +
-                     " to 2001, one point per event"),
-            std::string::npos);
+  EXPECT_NE(
+      svg.find("Zoom on the failure: events " + std::to_string(static_cast<std::uint64_t>(first)) +
+               " to 2001, one point per event"),
+      std::string::npos);
 }
 
 TEST(Svg, NoFailureNoZoom) {
-  const replay_report r = replay_events(events(), parse_config("pool"), {4ull << 30, alloc_semantics::immediate},
-                                        {.timeline = true});
+  const replay_report r = replay_events(
+      events(), parse_config("pool"), {4ull << 30, alloc_semantics::immediate}, {.timeline = true});
   ASSERT_TRUE(r.ok());
   const std::string svg = render_svg(r, "t");
   EXPECT_NE(svg.find("id=\"plot\""), std::string::npos);

@@ -80,10 +80,12 @@ struct panel {
   axis events, bytes;
 
   double X(double e) const {
-    return x + w * (e - static_cast<double>(events.lo)) / static_cast<double>(events.hi - events.lo);
+    return x +
+           w * (e - static_cast<double>(events.lo)) / static_cast<double>(events.hi - events.lo);
   }
   double Y(double b) const {
-    return y + h * (1.0 - (b - static_cast<double>(bytes.lo)) / static_cast<double>(bytes.hi - bytes.lo));
+    return y + h * (1.0 -
+                    (b - static_cast<double>(bytes.lo)) / static_cast<double>(bytes.hi - bytes.lo));
   }
 };
 
@@ -93,8 +95,8 @@ void draw_axes(std::ostringstream& out, const panel& p) {
   out << "<g stroke=\"#ddd\">\n";
   for (std::uint64_t b = p.bytes.lo; b <= p.bytes.hi; b += p.bytes.step) {
     const double y = p.Y(static_cast<double>(b));
-    out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\"" << num(y)
-        << "\"/>\n";
+    out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\""
+        << num(y) << "\"/>\n";
   }
   out << "</g>\n<g fill=\"#333\">\n";
   for (std::uint64_t b = p.bytes.lo; b <= p.bytes.hi; b += p.bytes.step) {
@@ -109,8 +111,8 @@ void draw_axes(std::ostringstream& out, const panel& p) {
       << "\" text-anchor=\"middle\">event</text>\n</g>\n";
   out << "<rect id=\"" << p.id << "\" x=\"" << p.x << "\" y=\"" << p.y << "\" width=\"" << p.w
       << "\" height=\"" << p.h << "\" data-bytes-bottom=\"" << p.bytes.lo << "\" data-bytes-top=\""
-      << p.bytes.hi << "\" data-event-first=\"" << p.events.lo << "\" data-event-last=\"" << p.events.hi
-      << "\" fill=\"none\" stroke=\"#888\"/>\n";
+      << p.bytes.hi << "\" data-event-first=\"" << p.events.lo << "\" data-event-last=\""
+      << p.events.hi << "\" fill=\"none\" stroke=\"#888\"/>\n";
 }
 
 struct series {
@@ -139,8 +141,8 @@ void draw_series(std::ostringstream& out, const panel& p, const replay_report& r
     if (*s.dash) out << " stroke-dasharray=\"" << s.dash << "\"";
     out << " points=\"";
     for (const timeline_point& t : points) {
-      out << num(p.X(static_cast<double>(t.event))) << "," << num(p.Y(static_cast<double>(t.*s.field)))
-          << " ";
+      out << num(p.X(static_cast<double>(t.event))) << ","
+          << num(p.Y(static_cast<double>(t.*s.field))) << " ";
     }
     out << "\"/>\n";
   }
@@ -151,12 +153,12 @@ void draw_series(std::ostringstream& out, const panel& p, const replay_report& r
 void draw_capacity(std::ostringstream& out, const panel& p, std::uint64_t capacity,
                    const std::optional<oom_point>& oom) {
   const double y = p.Y(static_cast<double>(capacity));
-  out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\"" << num(y)
-      << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/>\n";
+  out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\""
+      << num(y) << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/>\n";
   const bool at_left = oom && p.X(static_cast<double>(oom->event_index)) > p.x + p.w - 120;
   out << "<text x=\"" << (at_left ? p.x + 4 : p.x + p.w - 4) << "\" y=\"" << num(y - 5)
-      << "\" text-anchor=\"" << (at_left ? "start" : "end") << "\" fill=\"#d62728\">capacity " << escape(format_bytes(capacity))
-      << "</text>\n";
+      << "\" text-anchor=\"" << (at_left ? "start" : "end") << "\" fill=\"#d62728\">capacity "
+      << escape(format_bytes(capacity)) << "</text>\n";
 }
 
 // The failure as the report prints it: the dot at the device's use when the request came (id
@@ -164,35 +166,39 @@ void draw_capacity(std::ostringstream& out, const panel& p, std::uint64_t capaci
 // two label lines right of the mark, or left of it in the right half of the plot.
 void draw_oom(std::ostringstream& out, const panel& p, const oom_point& o) {
   const double x = p.X(static_cast<double>(o.event_index));
-  out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << p.y << "\" y2=\"" << p.y + p.h
-      << "\" stroke=\"#d62728\" stroke-width=\"1\"/>\n";
+  out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << p.y << "\" y2=\""
+      << p.y + p.h << "\" stroke=\"#d62728\" stroke-width=\"1\"/>\n";
   const double used = static_cast<double>(o.device_used_bytes);
-  const double need = std::min(used + static_cast<double>(o.rounded_bytes), static_cast<double>(p.bytes.hi));
-  out << "<rect id=\"" << p.mark_prefix << "oom-request\" x=\"" << num(x - 4) << "\" width=\"8\" y=\""
-      << num(p.Y(need)) << "\" height=\"" << num(p.Y(used) - p.Y(need))
+  const double need =
+      std::min(used + static_cast<double>(o.rounded_bytes), static_cast<double>(p.bytes.hi));
+  out << "<rect id=\"" << p.mark_prefix << "oom-request\" x=\"" << num(x - 4)
+      << "\" width=\"8\" y=\"" << num(p.Y(need)) << "\" height=\"" << num(p.Y(used) - p.Y(need))
       << "\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>\n";
-  out << "<circle id=\"" << p.mark_prefix << "oom-used\" data-bytes=\"" << o.device_used_bytes << "\" cx=\""
-      << num(x) << "\" cy=\"" << num(p.Y(used)) << "\" r=\"5\" fill=\"#d62728\"/>\n";
+  out << "<circle id=\"" << p.mark_prefix << "oom-used\" data-bytes=\"" << o.device_used_bytes
+      << "\" cx=\"" << num(x) << "\" cy=\"" << num(p.Y(used)) << "\" r=\"5\" fill=\"#d62728\"/>\n";
   const bool right_half = x > p.x + p.w / 2;
   const std::string tx = num(right_half ? x - 10 : x + 10);
   const char* anchor = right_half ? "end" : "start";
   out << "<text x=\"" << tx << "\" y=\"" << p.y + 16 << "\" text-anchor=\"" << anchor
-      << "\" fill=\"#d62728\">OOM at event " << o.event_index << ": " << escape(format_bytes(o.requested_bytes))
-      << " requested (" << escape(format_bytes(o.rounded_bytes)) << " rounded), "
-      << escape(format_bytes(o.capacity > o.device_used_bytes ? o.capacity - o.device_used_bytes : 0))
+      << "\" fill=\"#d62728\">OOM at event " << o.event_index << ": "
+      << escape(format_bytes(o.requested_bytes)) << " requested ("
+      << escape(format_bytes(o.rounded_bytes)) << " rounded), "
+      << escape(
+             format_bytes(o.capacity > o.device_used_bytes ? o.capacity - o.device_used_bytes : 0))
       << " free</text>\n";
   out << "<text x=\"" << tx << "\" y=\"" << p.y + 32 << "\" text-anchor=\"" << anchor
       << "\" fill=\"#d62728\">held " << escape(format_bytes(o.held_bytes)) << ", managed "
-      << escape(format_bytes(o.managed_bytes)) << ", device used " << escape(format_bytes(o.device_used_bytes))
-      << "</text>\n";
+      << escape(format_bytes(o.managed_bytes)) << ", device used "
+      << escape(format_bytes(o.device_used_bytes)) << "</text>\n";
 }
 
 // The zoom on the failure: the last inset_events events before it and the failing one, one point
 // per event, with a byte range from the lowest series there to the top of the failed request.
 void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
   const oom_point& o = *r.oom;
-  const std::uint64_t first = std::max(o.event_index >= inset_events ? o.event_index - inset_events : 0,
-                                        r.timeline_tail.front().event);
+  const std::uint64_t first =
+      std::max(o.event_index >= inset_events ? o.event_index - inset_events : 0,
+               r.timeline_tail.front().event);
   panel p{"inset-plot", "inset-", left, inset_top, plot_w, inset_h, {}, {}};
   p.events = round_axis(first, o.event_index + 1, event_step);
   // The axis starts at a round event at or before `first`: the tail usually reaches back to it.
@@ -214,8 +220,9 @@ void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
   }
   const std::uint64_t margin = (hi - lo) / 20;
   p.bytes = round_axis(lo > margin ? lo - margin : 0, hi + margin, byte_step);
-  out << "<text x=\"" << left << "\" y=\"" << inset_top - 12 << "\" font-weight=\"bold\">Zoom on the failure: events "
-      << p.events.lo << " to " << o.event_index << ", one point per event</text>\n";
+  out << "<text x=\"" << left << "\" y=\"" << inset_top - 12
+      << "\" font-weight=\"bold\">Zoom on the failure: events " << p.events.lo << " to "
+      << o.event_index << ", one point per event</text>\n";
   draw_axes(out, p);
   draw_series(out, p, r, points);
   if (bounded) draw_capacity(out, p, r.device.capacity, r.oom);
@@ -232,7 +239,12 @@ std::string render_svg(const replay_report& r, const std::string& title) {
   }
   if (r.oom) y_max = std::max(y_max, r.oom->device_used_bytes + r.oom->rounded_bytes);
   y_max = std::max<std::uint64_t>(y_max + y_max / 20, 1);
-  const panel main_plot{"plot", "", left, top, plot_w, plot_h,
+  const panel main_plot{"plot",
+                        "",
+                        left,
+                        top,
+                        plot_w,
+                        plot_h,
                         round_axis(0, std::max<std::uint64_t>(r.events, 1), event_step),
                         round_axis(0, y_max, byte_step)};
   const bool inset = r.oom.has_value() && !r.timeline_tail.empty();
