@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <thread>
 
 namespace clpool::layer {
 namespace {
@@ -33,6 +34,7 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
       first_use_(settings.budget_bytes && settings.profile &&
                  settings.profile->oom_at != device_model::oom_point::creation),
+      watches_frees_(sink_ != nullptr || settings.budget_bytes.has_value()),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
 
@@ -148,6 +150,17 @@ std::uint64_t recorder::outstanding_bytes() const {
 bool recorder::recording() const {
   std::lock_guard lock(mutex_);
   return sink_ != nullptr && !sink_failed_;
+}
+
+void recorder::process_exiting() noexcept {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    if (mutex_.try_lock()) {
+      std::lock_guard lock(mutex_, std::adopt_lock);
+      if (sink_ != nullptr) sink_->process_exiting();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 std::uint64_t recorder::thread_id_locked() {

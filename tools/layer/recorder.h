@@ -33,6 +33,10 @@ class event_sink {
   virtual bool write(const trace::trace_event& event) = 0;
   // Writes a "# key: value" comment (one line; `key` one word). Returns false as write() does.
   virtual bool comment(std::string_view key, std::string_view value) = 0;
+  // The process is exiting (exit() or a return from main; called once, with the recorder's lock
+  // held): nothing will run after the last event, which may still come from a driver thread
+  // during static destruction, so from now on each event must reach the file by itself.
+  virtual void process_exiting() noexcept {}
 };
 
 // One block the layer handed out, as the recorder remembers it until it is freed.
@@ -116,6 +120,21 @@ class recorder {
   // Whether events are being written (a sink was given and has not failed).
   bool recording() const;
 
+  // Whether the layer must see each block's real destruction: to record its free, or to credit
+  // the budget. When not (no trace, no budget), it need not register destructor callbacks.
+  bool watches_frees() const noexcept { return watches_frees_; }
+
+  // Whether the layer has anything to do with allocations at all (a trace, a budget or injected
+  // failures). When not, it intercepts nothing and costs the program nothing.
+  bool intercepts_allocations() const noexcept {
+    return watches_frees_ || settings_.fail_nth || settings_.fail_probability;
+  }
+
+  // Called from an atexit handler: tells the sink (event_sink::process_exiting). Gives up after
+  // about a second if the lock stays taken (exit() called by a signal handler that interrupted
+  // this very thread inside the recorder): the events are safe in the file anyway.
+  void process_exiting() noexcept;
+
  private:
   void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,
                     std::string_view failure = {});
@@ -136,6 +155,7 @@ class recorder {
   // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
   device_model::device_memory budget_;
   bool first_use_ = false;
+  const bool watches_frees_;
   std::mt19937_64 rng_;
   std::unordered_map<const void*, std::uint64_t> queues_;
   std::unordered_map<const void*, block_info> svm_blocks_;

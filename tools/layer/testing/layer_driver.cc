@@ -3,17 +3,19 @@
 // with different CLPOOL_LAYER_* settings and then checks the trace it left.
 //
 //   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
-//                              first_use | threads | churn)
+//                              first_use | threads | churn | end_<how>, see end())
 //
 // Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
 // Before exiting it waits until the trace (CLPOOL_LAYER_TRACE, if set) holds as many frees as the
 // scenario released, because destructor callbacks may still be running on ICD threads.
 #include <CL/cl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -372,13 +374,94 @@ void churn() {
   close_env(env);
 }
 
+// --- Endings: the trace must hold every event recorded before the program ended, however it
+// ended. Each records ending_pairs create+release pairs (a trace of more than one 1 MiB chunk of
+// the layer's memory-mapped file), waits until the last free is in the trace, prints "recorded",
+// and then ends as its name says.
+constexpr int ending_pairs = 15000;
+
+void record_pairs(const cl_env& env) {
+  for (int i = 0; i < ending_pairs; ++i) {
+    CHECK_CL(clReleaseMemObject(buffer(env, CL_MEM_READ_WRITE, 4096 + i)));
+  }
+  wait_for_frees(ending_pairs);
+  std::printf("recorded\n");
+  std::fflush(stdout);
+}
+
+// A buffer that a gated fill keeps alive past the program's release: its free is recorded only
+// when the gate opens, from a static object's destructor, after main returned. The destructor
+// callback may then run on a driver thread. static_holder was constructed before main, so it is
+// destroyed after the layer's atexit handler ran (registered at the first OpenCL call): the free
+// comes after the layer stopped writing through its memory map. mockcl tears itself down at exit
+// before that point, so over mockcl only a local static (constructed after the first OpenCL
+// call, destroyed before the layer's handler and mockcl's teardown) can still call it.
+struct freed_during_static_destruction {
+  cl_env env;
+  cl_event gate = nullptr;
+  cl_event fill = nullptr;
+
+  void arm() {
+    env = open_first_device();
+    gate = user_event(env);
+    const size_t size = 12345 * 4;
+    cl_mem mem = buffer(env, CL_MEM_READ_WRITE, size);
+    fill = gated_fill(env, mem, size, gate);
+    CHECK_CL(clReleaseMemObject(mem));  // still held by the fill
+  }
+
+  ~freed_during_static_destruction() {
+    if (gate == nullptr) return;
+    CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    CHECK_CL(clWaitForEvents(1, &fill));
+    wait_for_frees(ending_pairs + 1);
+    std::printf("freed during static destruction\n");
+    std::fflush(stdout);
+  }
+};
+freed_during_static_destruction static_holder;
+
+// SCENARIO is end_<how>: return, exit_thread, _exit, abort, segv, sigkill, static_destruction,
+// local_static_destruction.
+int end(const std::string& how) {
+  cl_env env = open_first_device();
+  if (how == "exit_thread") {
+    // exit() on another thread while the main thread waits: the atexit handlers run there.
+    std::thread worker([&env] {
+      record_pairs(env);
+      std::exit(failures == 0 ? 3 : 1);
+    });
+    worker.join();
+    return 1;  // not reached
+  }
+  if (how == "static_destruction") static_holder.arm();
+  if (how == "local_static_destruction") {
+    static freed_during_static_destruction local_holder;
+    local_holder.arm();
+  }
+  record_pairs(env);
+  if (how == "return" || how.find("static_destruction") != std::string::npos) {
+    return failures == 0 ? 0 : 1;
+  }
+  if (how == "_exit") _exit(4);
+  if (how == "abort") std::abort();
+  if (how == "segv") {
+    volatile int* volatile nowhere = nullptr;
+    *nowhere = 1;  // a real fault, not a raised signal
+  }
+  if (how == "sigkill") raise(SIGKILL);
+  std::fprintf(stderr, "layer_driver: unknown ending %s\n", how.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr,
                  "usage: layer_driver "
-                 "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|threads|churn\n");
+                 "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|threads|churn|"
+                 "end_<how>\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -400,6 +483,8 @@ int main(int argc, char** argv) {
     threads();
   } else if (scenario == "churn") {
     churn();
+  } else if (scenario.rfind("end_", 0) == 0) {
+    return end(scenario.substr(4));
   } else {
     std::fprintf(stderr, "layer_driver: unknown scenario %s\n", scenario.c_str());
     return 2;
