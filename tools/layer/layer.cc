@@ -76,7 +76,7 @@ void set_status(cl_int* errcode_ret, cl_int status) {
 // has finished). Owns `user_data`, a heap block_info.
 void CL_CALLBACK on_mem_destroyed(cl_mem mem, void* user_data) noexcept {
   std::unique_ptr<block_info> block(static_cast<block_info*>(user_data));
-  forget_mem(mem);
+  if (rec->charges_at_first_use()) forget_mem(mem);  // only then was it remembered
   try {
     rec->free_block(*block, 0);
   } catch (...) {

@@ -105,6 +105,7 @@ int recorder::first_use(block_info& block, const char* call) {
 }
 
 void recorder::commit_alloc(const block_info& block) {
+  if (sink_ == nullptr) return;  // set once, at construction: nothing to record, no lock needed
   std::lock_guard lock(mutex_);
   write_locked(trace::trace_action::alloc, block, 0);
 }
