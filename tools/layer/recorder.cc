@@ -1,6 +1,8 @@
 #include "tools/layer/recorder.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <thread>
@@ -84,11 +86,57 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
   return t;
 }
 
-int recorder::first_use(block_info& block, const char* call) {
+int recorder::first_use(block_info& block, const char* call, bool* newly_charged) {
   std::lock_guard lock(mutex_);
+  bool charged = false;
+  const int status = first_use_locked(block, call, charged);
+  if (newly_charged != nullptr) *newly_charged = charged;
+  return status;
+}
+
+void recorder::undo_first_use(block_info& block) {
+  std::lock_guard lock(mutex_);
+  undo_first_use_locked(block);
+}
+
+void recorder::undo_first_use_locked(block_info& block) {
+  if (!block.charged) return;
+  budget_.release(block.where, block.size);
+  block.charged = false;
+}
+
+std::map<const void*, block_info>::iterator recorder::svm_containing_locked(const void* pointer) {
+  auto it = svm_blocks_.upper_bound(pointer);
+  if (it == svm_blocks_.begin()) return svm_blocks_.end();
+  --it;
+  const auto offset = reinterpret_cast<std::uintptr_t>(pointer) -
+                      reinterpret_cast<std::uintptr_t>(it->first);
+  return offset < std::max<std::uint64_t>(it->second.size, 1) ? it : svm_blocks_.end();
+}
+
+int recorder::first_use_svm(const void* pointer, const char* call, const void*& newly_charged) {
+  newly_charged = nullptr;
+  std::lock_guard lock(mutex_);
+  auto it = svm_containing_locked(pointer);
+  if (it == svm_blocks_.end()) return 0;  // not an SVM block the layer handed out
+  bool charged = false;
+  const int status = first_use_locked(it->second, call, charged);
+  if (charged) newly_charged = it->first;
+  return status;
+}
+
+void recorder::undo_first_use_svm(const void* start) {
+  std::lock_guard lock(mutex_);
+  auto it = svm_blocks_.find(start);
+  if (it != svm_blocks_.end()) undo_first_use_locked(it->second);
+}
+
+int recorder::first_use_locked(block_info& block, const char* call, bool& newly_charged) {
+  newly_charged = false;
   if (!block.counted || block.charged) return 0;
   if (budget_.try_commit(block.size, block.where)) {
     block.charged = true;
+    newly_charged = true;
     return 0;
   }
   const int status = settings_.profile->oom_status;

@@ -9,6 +9,7 @@
 #define CLPOOL_TOOLS_LAYER_RECORDER_H_
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -94,7 +95,17 @@ class recorder {
   // budget if it is not yet. Returns 0, or the profile's out-of-memory status when it does not
   // fit, after recording a "# failure: first use ..." comment (the block stays uncharged, as on
   // a GPU whose enqueue failed).
-  int first_use(block_info& block, const char* call);
+  // `newly_charged`, when given, is set to whether this call charged the block.
+  int first_use(block_info& block, const char* call, bool* newly_charged = nullptr);
+  // The enqueue that charged `block` by first_use() was then rejected by the driver (for another
+  // reason, e.g. an invalid argument): gives the charge back, as the GPU would not have used it.
+  void undo_first_use(block_info& block);
+
+  // first_use() for the SVM block that contains `pointer` (SVM commands and kernel arguments may
+  // point into a block); nothing for a pointer the layer did not hand out. `newly_charged` is set
+  // to the block's start when this call charged it (for undo_first_use_svm), else null.
+  int first_use_svm(const void* pointer, const char* call, const void*& newly_charged);
+  void undo_first_use_svm(const void* start);
 
   // The driver refused: releases the reservation. When the driver's answer meant "no room",
   // `failure` describes it (e.g. "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver")
@@ -136,6 +147,9 @@ class recorder {
   void process_exiting() noexcept;
 
  private:
+  int first_use_locked(block_info& block, const char* call, bool& newly_charged);
+  void undo_first_use_locked(block_info& block);
+  std::map<const void*, block_info>::iterator svm_containing_locked(const void* pointer);
   void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,
                     std::string_view failure = {});
   void sink_failed_locked(std::uint64_t seq);
@@ -158,7 +172,8 @@ class recorder {
   const bool watches_frees_;
   std::mt19937_64 rng_;
   std::unordered_map<const void*, std::uint64_t> queues_;
-  std::unordered_map<const void*, block_info> svm_blocks_;
+  // Ordered, to find the block containing a pointer (first_use_svm).
+  std::map<const void*, block_info> svm_blocks_;
   const std::uint64_t instance_;  // distinguishes recorders in thread-local caches
 };
 

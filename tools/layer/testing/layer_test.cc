@@ -243,6 +243,64 @@ TEST(LayerOverIcd, ANvidiaProfileChargesAtFirstUse) {
             std::string::npos);
 }
 
+// The rect transfers, SVM commands and SVM kernel arguments are first uses too, and a charge
+// whose enqueue the driver rejects is given back (the driver checks each status).
+TEST(LayerOverIcd, RectTransfersAreFirstUses) {
+  run_result r = run_driver("first_use_rect", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
+                                               {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string text = [&] {
+    std::ifstream in(r.trace_path);
+    std::stringstream t;
+    t << in.rdbuf();
+    return t.str();
+  }();
+  for (const char* call :
+       {"clEnqueueWriteBufferRect", "clEnqueueReadBufferRect", "clEnqueueCopyBufferRect"}) {
+    EXPECT_NE(text.find(std::string("first use of id 3 (2097152 bytes) by ") + call),
+              std::string::npos)
+        << call << "\n" << text;
+  }
+}
+
+TEST(LayerOverIcd, SvmCommandsAndSvmKernelArgumentsAreFirstUses) {
+  run_result r = run_driver("first_use_svm", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
+                                              {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "alloc 2097152 svm 0x1",
+                            "alloc 2097152 svm 0x1",
+                            "alloc 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                        }));
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const char* call : {"clEnqueueSVMMemcpy", "clEnqueueSVMMemFill", "clEnqueueSVMMap",
+                           "clEnqueueSVMMigrateMem", "clEnqueueNDRangeKernel"}) {
+    EXPECT_NE(text.str().find(std::string("first use of id 3 (2097152 bytes) by ") + call),
+              std::string::npos)
+        << call << "\n" << text.str();
+  }
+}
+
+TEST(LayerOverIcd, AChargeIsGivenBackWhenTheDriverRejectsTheEnqueue) {
+  run_result r = run_driver("first_use_rollback", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
+                                                   {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  // Only b's valid write failed for lack of room; c's fill fitted because b's rejected write had
+  // given its charge back.
+  EXPECT_NE(text.str().find("first use of id 2 (2097152 bytes) by clEnqueueWriteBuffer"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("by clEnqueueFillBuffer"), std::string::npos) << text.str();
+}
+
 TEST(LayerOverIcd, FailNthInjectsOneFailure) {
   run_result r = run_driver("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
