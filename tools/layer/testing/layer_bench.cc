@@ -13,6 +13,8 @@
 // empty slots of the returned table filled from the driver's. Calls go straight to the table, as
 // the loader's trampolines do; the loader adds the same indirection with and without a layer.
 //
+// LAYER_BENCH_SO=/abs/libclpool_layer.so measures another build of the layer (say, an older one).
+//
 // Configurations (benchmark names):
 //   bare               the driver's clCreateBuffer and clReleaseMemObject
 //   bare_dtor_callback the same, plus the clSetMemObjectDestructorCallback the layer registers
@@ -143,7 +145,7 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* so = std::getenv("CLPOOL_LAYER_SO");
+  const char* so = std::getenv("LAYER_BENCH_SO");
   layer_so = so != nullptr ? so : "tools/layer/libclpool_layer.so";
   const char* tmp = std::getenv("TMPDIR");
   scratch = std::string(tmp != nullptr ? tmp : "/tmp") + "/layer_bench." + std::to_string(getpid());
