@@ -91,8 +91,8 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
   try {
     // Allocate our bookkeeping before the driver's object, so a bad_alloc cannot leak a cl_mem.
     // Without a trace or a budget (injected failures only) there is nothing to do at the block's
-    // destruction, and no destructor callback is registered: it is most of the layer's cost
-    // (README.md, "Cost").
+    // destruction, and no destructor callback is registered: on NVIDIA it seems to be most of
+    // the layer's cost (README.md, "Cost").
     const bool watch = rec->watches_frees();
     auto block = watch ? std::make_unique<block_info>() : nullptr;
     recorder::ticket t = rec->begin_alloc(size, kind, flags);

@@ -9,8 +9,8 @@
 #define CLPOOL_TOOLS_LAYER_RECORDER_H_
 
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
