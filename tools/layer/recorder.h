@@ -4,7 +4,10 @@
 //
 // Thread-safe: the layer calls it from application threads and from ICD threads (destructor and
 // SVM-free callbacks run there). One mutex guards everything, so the order of `seq` in the trace
-// is the order in which the recorder saw the events.
+// is the order in which the recorder saw the events. The sink writes each event under it too,
+// straight into the trace file's memory map (trace_file_sink.h): the budget and the ids need the
+// lock anyway, and a separate lock-free offset reservation or per-thread buffers would add work
+// per event and, for per-thread buffers, a flush that _exit and SIGKILL never run.
 #ifndef CLPOOL_TOOLS_LAYER_RECORDER_H_
 #define CLPOOL_TOOLS_LAYER_RECORDER_H_
 
