@@ -79,8 +79,8 @@ class enqueue_charges {
 
   const char* call_;
   cl_int status_ = CL_SUCCESS;
-  std::vector<block_info*> mems_;   // buffers this enqueue charged
-  std::vector<const void*> svm_;    // SVM blocks (their start) this enqueue charged
+  std::vector<block_info*> mems_;  // buffers this enqueue charged
+  std::vector<const void*> svm_;   // SVM blocks (their start) this enqueue charged
 };
 
 // A kernel argument the layer watches: a buffer (clSetKernelArg) or an SVM pointer
@@ -156,9 +156,9 @@ cl_int CL_API_CALL release_kernel(cl_kernel kernel) {
 }
 
 // Each wrapper charges what its command uses, then calls the driver.
-#define CHARGE(what)                                      \
-  do {                                                    \
-    if (!(what)) return charges.status();                 \
+#define CHARGE(what)                      \
+  do {                                    \
+    if (!(what)) return charges.status(); \
   } while (0)
 
 cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset,
@@ -166,7 +166,8 @@ cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blo
                                        cl_event* event) {
   enqueue_charges charges("clEnqueueReadBuffer");
   CHARGE(charges.mem(b));
-  return charges.finish(target->clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, wait, event));
+  return charges.finish(
+      target->clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, wait, event));
 }
 
 cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking,
@@ -230,10 +231,9 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue q, cl_mem src, cl_m
                                             cl_event* event) {
   enqueue_charges charges("clEnqueueCopyBufferRect");
   CHARGE(charges.mem(src) && charges.mem(dst));
-  return charges.finish(target->clEnqueueCopyBufferRect(q, src, dst, src_origin, dst_origin, region,
-                                                        src_row_pitch, src_slice_pitch,
-                                                        dst_row_pitch, dst_slice_pitch, n, wait,
-                                                        event));
+  return charges.finish(target->clEnqueueCopyBufferRect(
+      q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch,
+      dst_slice_pitch, n, wait, event));
 }
 
 void* CL_API_CALL enqueue_map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking,
@@ -243,7 +243,8 @@ void* CL_API_CALL enqueue_map_buffer(cl_command_queue q, cl_mem b, cl_bool block
   cl_int status = CL_SUCCESS;
   void* mapped = nullptr;
   if (charges.mem(b)) {
-    mapped = target->clEnqueueMapBuffer(q, b, blocking, flags, offset, size, n, wait, event, &status);
+    mapped =
+        target->clEnqueueMapBuffer(q, b, blocking, flags, offset, size, n, wait, event, &status);
     charges.finish(mapped == nullptr && status == CL_SUCCESS ? CL_OUT_OF_RESOURCES : status);
   } else {
     status = charges.status();
@@ -280,8 +281,8 @@ cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint n, cons
 }
 
 cl_int CL_API_CALL enqueue_svm_memcpy(cl_command_queue q, cl_bool blocking, void* dst,
-                                      const void* src, size_t size, cl_uint n,
-                                      const cl_event* wait, cl_event* event) {
+                                      const void* src, size_t size, cl_uint n, const cl_event* wait,
+                                      cl_event* event) {
   enqueue_charges charges("clEnqueueSVMMemcpy");
   CHARGE(charges.svm(src) && charges.svm(dst));
   return charges.finish(target->clEnqueueSVMMemcpy(q, blocking, dst, src, size, n, wait, event));

@@ -109,8 +109,8 @@ std::map<const void*, block_info>::iterator recorder::svm_containing_locked(cons
   auto it = svm_blocks_.upper_bound(pointer);
   if (it == svm_blocks_.begin()) return svm_blocks_.end();
   --it;
-  const auto offset = reinterpret_cast<std::uintptr_t>(pointer) -
-                      reinterpret_cast<std::uintptr_t>(it->first);
+  const auto offset =
+      reinterpret_cast<std::uintptr_t>(pointer) - reinterpret_cast<std::uintptr_t>(it->first);
   return offset < std::max<std::uint64_t>(it->second.size, 1) ? it : svm_blocks_.end();
 }
 

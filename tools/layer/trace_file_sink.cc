@@ -108,8 +108,8 @@ class trace_output final : public std::streambuf {
   // Maps the chunk at file offset `offset` (a multiple of trace_chunk_bytes, = pos_), allocating
   // its blocks first, and unmaps the previous one: its bytes are in the page cache.
   bool map_window(std::uint64_t offset) {
-    const int error = ::posix_fallocate(fd_, static_cast<off_t>(offset),
-                                        static_cast<off_t>(trace_chunk_bytes));
+    const int error =
+        ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(trace_chunk_bytes));
     if (error != 0) {
       errno = error;
       return false;
@@ -181,8 +181,8 @@ int open_for_trace(const std::string& path, bool& regular, std::string& error) {
   // header. Another file at the path by now (renamed in between) counts as unreadable.
   const int rw = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   struct stat rw_st;
-  const bool same = rw >= 0 && fstat(rw, &rw_st) == 0 && rw_st.st_dev == st.st_dev &&
-                    rw_st.st_ino == st.st_ino;
+  const bool same =
+      rw >= 0 && fstat(rw, &rw_st) == 0 && rw_st.st_dev == st.st_dev && rw_st.st_ino == st.st_ino;
   if (st.st_size > 0) {
     char head[sizeof layer_header - 1] = {};
     const ssize_t n = same ? pread(rw, head, sizeof head, 0) : -1;
@@ -245,9 +245,7 @@ class file_sink final : public event_sink {
   }
 
  private:
-  bool forked() const {
-    return fork_generation.load(std::memory_order_relaxed) != generation_;
-  }
+  bool forked() const { return fork_generation.load(std::memory_order_relaxed) != generation_; }
 
   const std::uint64_t generation_ = fork_generation.load(std::memory_order_relaxed);
   // Declared in the order they are built; destroyed in reverse (the writer flushes into the

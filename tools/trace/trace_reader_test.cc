@@ -243,7 +243,8 @@ namespace {
 // FORMAT.md: a text trace may end in NUL bytes (the OpenCL layer's memory-mapped file after
 // _exit or SIGKILL). Only a tail of zeros after the last complete line is ignored.
 TEST(TraceReaderZeroTail, ZerosAfterTheLastLineAreTheEnd) {
-  const std::string events = header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 free 1 4096 buffer 0\n";
+  const std::string events =
+      header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 free 1 4096 buffer 0\n";
   for (const std::size_t zeros : {std::size_t{1}, std::size_t{100}, std::size_t{5000}}) {
     read_result r = read_all_from_string(events + std::string(zeros, '\0'), "t.trace");
     EXPECT_FALSE(r.error) << zeros << ": " << r.error->what();
@@ -252,7 +253,8 @@ TEST(TraceReaderZeroTail, ZerosAfterTheLastLineAreTheEnd) {
 }
 
 TEST(TraceReaderZeroTail, ALineCutOffBeforeTheZerosIsTruncated) {
-  const std::string text = header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 fr" + std::string(64, '\0');
+  const std::string text =
+      header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 fr" + std::string(64, '\0');
   expect_error(text, 3, "truncated: the last line '1 0 0 0 fr' has no newline", 1);
 }
 

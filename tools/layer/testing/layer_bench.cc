@@ -68,14 +68,15 @@ void open_driver() {
 }
 
 // A fresh instance of the layer initialised with `settings` (CLPOOL_LAYER_* name -> value).
-cl_icd_dispatch load_layer(const std::string& name, const std::map<std::string, std::string>& settings) {
+cl_icd_dispatch load_layer(const std::string& name,
+                           const std::map<std::string, std::string>& settings) {
   const std::string copy = scratch + "/clpool_layer_" + name + ".so";
   std::filesystem::copy_file(layer_so, copy, std::filesystem::copy_options::overwrite_existing);
   void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) die(std::string("dlopen: ") + dlerror());
-  auto init = reinterpret_cast<cl_int(CL_API_CALL*)(cl_uint, const cl_icd_dispatch*, cl_uint*,
-                                                     const cl_icd_dispatch**)>(
-      dlsym(handle, "clInitLayer"));
+  auto init =
+      reinterpret_cast<cl_int(CL_API_CALL*)(cl_uint, const cl_icd_dispatch*, cl_uint*,
+                                            const cl_icd_dispatch**)>(dlsym(handle, "clInitLayer"));
   if (init == nullptr) die("no clInitLayer in " + copy);
   for (const auto& [variable, value] : settings) setenv(variable.c_str(), value.c_str(), 1);
   constexpr cl_uint entries = sizeof(cl_icd_dispatch) / sizeof(void*);
@@ -124,22 +125,29 @@ void register_all() {
   // is also steadier than the wall clock, which counts the time other processes had the core.
   constexpr int iterations = 300000;
   benchmark::RegisterBenchmark("bare", [](benchmark::State& s) { pairs(s, *driver); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
   benchmark::RegisterBenchmark("bare_dtor_callback",
                                [](benchmark::State& s) { pairs(s, *driver, true); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
   benchmark::RegisterBenchmark("layer_no_settings",
                                [](benchmark::State& s) { pairs(s, no_settings); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
   benchmark::RegisterBenchmark("layer_fail_nth", [](benchmark::State& s) { pairs(s, fail_nth); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
   benchmark::RegisterBenchmark("layer_budget", [](benchmark::State& s) { pairs(s, budget); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
   benchmark::RegisterBenchmark("layer_recording", [](benchmark::State& s) { pairs(s, recording); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
   benchmark::RegisterBenchmark("layer_recording_direct",
                                [](benchmark::State& s) { pairs(s, recording_direct); })
-      ->Iterations(iterations)->MeasureProcessCPUTime();
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
 }
 
 }  // namespace

@@ -14,9 +14,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -371,17 +371,19 @@ void first_use_rect() {
   cl_mem b = buffer(env, CL_MEM_READ_WRITE, two);
   cl_mem c = buffer(env, CL_MEM_READ_WRITE, two);
   const int pattern = 7;
-  CHECK_CL(clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
-  CHECK_CL(clEnqueueFillBuffer(env.queue, b, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, b, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
   std::vector<char> host(4096, 1);
   const size_t origin[3] = {0, 0, 0};
   const size_t region[3] = {64, 4, 1};
   CHECK(clEnqueueWriteBufferRect(env.queue, c, CL_TRUE, origin, origin, region, 0, 0, 0, 0,
-                                 host.data(), 0, nullptr, nullptr) ==
-        CL_MEM_OBJECT_ALLOCATION_FAILURE);
+                                 host.data(), 0, nullptr,
+                                 nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
   CHECK(clEnqueueReadBufferRect(env.queue, c, CL_TRUE, origin, origin, region, 0, 0, 0, 0,
-                                host.data(), 0, nullptr, nullptr) ==
-        CL_MEM_OBJECT_ALLOCATION_FAILURE);
+                                host.data(), 0, nullptr,
+                                nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
   CHECK(clEnqueueCopyBufferRect(env.queue, a, c, origin, origin, region, 0, 0, 0, 0, 0, nullptr,
                                 nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
   CHECK_CL(clFinish(env.queue));
@@ -431,8 +433,8 @@ void first_use_svm() {
                                nullptr) == full);
   CHECK_CL(clFinish(env.queue));
   clSVMFree(env.context, s1);  // its page goes back
-  CHECK_CL(clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
-                                  nullptr));
+  CHECK_CL(
+      clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
   CHECK_CL(clFinish(env.queue));
   CHECK_CL(clReleaseKernel(kernel));
   CHECK_CL(clReleaseProgram(program));
@@ -450,14 +452,16 @@ void first_use_rollback() {
   cl_mem b = buffer(env, CL_MEM_READ_WRITE, two);
   cl_mem c = buffer(env, CL_MEM_READ_WRITE, two);
   const int pattern = 7;
-  CHECK_CL(clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
   // b fits, but the write runs past its end: the driver refuses (CL_INVALID_VALUE).
   std::vector<char> host(2 * two, 1);
   const cl_int invalid =
       clEnqueueWriteBuffer(env.queue, b, CL_TRUE, 0, 2 * two, host.data(), 0, nullptr, nullptr);
   CHECK(invalid == CL_INVALID_VALUE);
   // So b holds nothing, and c takes the last page.
-  CHECK_CL(clEnqueueFillBuffer(env.queue, c, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, c, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
   CHECK(clEnqueueWriteBuffer(env.queue, b, CL_TRUE, 0, two, host.data(), 0, nullptr, nullptr) ==
         CL_MEM_OBJECT_ALLOCATION_FAILURE);
   CHECK_CL(clFinish(env.queue));

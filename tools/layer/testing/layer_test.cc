@@ -14,9 +14,9 @@
 
 #include <climits>
 #include <csignal>
-#include <iterator>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -246,8 +246,8 @@ TEST(LayerOverIcd, ANvidiaProfileChargesAtFirstUse) {
 // The rect transfers, SVM commands and SVM kernel arguments are first uses too, and a charge
 // whose enqueue the driver rejects is given back (the driver checks each status).
 TEST(LayerOverIcd, RectTransfersAreFirstUses) {
-  run_result r = run_driver("first_use_rect", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
-                                               {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  run_result r = run_driver("first_use_rect",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const std::string text = [&] {
     std::ifstream in(r.trace_path);
@@ -259,13 +259,14 @@ TEST(LayerOverIcd, RectTransfersAreFirstUses) {
        {"clEnqueueWriteBufferRect", "clEnqueueReadBufferRect", "clEnqueueCopyBufferRect"}) {
     EXPECT_NE(text.find(std::string("first use of id 3 (2097152 bytes) by ") + call),
               std::string::npos)
-        << call << "\n" << text;
+        << call << "\n"
+        << text;
   }
 }
 
 TEST(LayerOverIcd, SvmCommandsAndSvmKernelArgumentsAreFirstUses) {
-  run_result r = run_driver("first_use_svm", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
-                                              {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  run_result r = run_driver("first_use_svm",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(summary(r), (std::vector<std::string>{
                             "alloc 2097152 svm 0x1",
@@ -282,13 +283,14 @@ TEST(LayerOverIcd, SvmCommandsAndSvmKernelArgumentsAreFirstUses) {
                            "clEnqueueSVMMigrateMem", "clEnqueueNDRangeKernel"}) {
     EXPECT_NE(text.str().find(std::string("first use of id 3 (2097152 bytes) by ") + call),
               std::string::npos)
-        << call << "\n" << text.str();
+        << call << "\n"
+        << text.str();
   }
 }
 
 TEST(LayerOverIcd, AChargeIsGivenBackWhenTheDriverRejectsTheEnqueue) {
-  run_result r = run_driver("first_use_rollback", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
-                                                   {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  run_result r = run_driver("first_use_rollback",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::ifstream in(r.trace_path);
   std::stringstream text;
@@ -346,8 +348,8 @@ TEST(LayerOverIcd, WithoutTraceTheLayerStillEnforcesAndSaysItIsNotRecording) {
 // pairs (sizes 4096 + i), waits until the last free is in the trace, then ends.
 struct ending {
   std::string how;
-  int exit_code;   // -1: any non-zero (a crash: under ASan the status is ASan's)
-  bool trimmed;    // the layer's atexit handler ran: the file ends at its last line
+  int exit_code;  // -1: any non-zero (a crash: under ASan the status is ASan's)
+  bool trimmed;   // the layer's atexit handler ran: the file ends at its last line
 };
 
 class Ending : public testing::TestWithParam<ending> {};
