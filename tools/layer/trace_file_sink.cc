@@ -55,8 +55,6 @@ class trace_output final : public std::streambuf {
   // Maps the first chunk; false (errno set) leaves the output direct.
   bool map_first_chunk() { return map_window(0); }
 
-  bool mapped() const { return window_ != nullptr; }
-
   // From now on, write(2) each event: trims the file to the complete events and unmaps it. At
   // exit (after this nothing could trim a mapped file's tail) and when the output is destroyed.
   void leave_map() noexcept {
