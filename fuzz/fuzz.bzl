@@ -19,6 +19,8 @@ makes
                                 `bazel test //...`; needs no clang.
 """
 
+load("//tools/build_defs:cc.bzl", "cc_binary", "cc_library", "cc_test")
+
 def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size = "small", tags = [], coverage_ignorelist = None, **kwargs):
     """Declares a libFuzzer target and its corpus-replay test.
 
@@ -56,7 +58,7 @@ def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size
             ],
             "//conditions:default": [],
         })
-    native.cc_library(
+    cc_library(
         name = lib,
         testonly = True,
         srcs = srcs,
@@ -67,7 +69,7 @@ def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size
         **kwargs
     )
 
-    native.cc_binary(
+    cc_binary(
         name = name,
         testonly = True,
         deps = [":" + lib] + select({
@@ -83,7 +85,7 @@ def clpool_fuzzer(name, srcs, deps = [], corpus = None, regressions = None, size
 
     dirs = [corpus] + ([regressions] if regressions else [])
     prefix = native.package_name()
-    native.cc_test(
+    cc_test(
         name = name + "_replay_test",
         size = size,
         deps = [":" + lib, "//fuzz:replay_main"],

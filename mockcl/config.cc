@@ -295,12 +295,20 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
       }
     }
     // The profile says where its device reports out-of-memory; semantics= and oom_at= override it.
+    using clpool::device_model::alloc_semantics;
     using clpool::device_model::oom_point;
     if (!semantics_set) {
-      d.semantics = d.model.oom_at != oom_point::creation ? Semantics::kDeferred
-                    : d.model.oom_status == clpool::device_model::status_out_of_host_memory
-                        ? Semantics::kHostOom
-                        : Semantics::kImmediate;
+      switch (clpool::device_model::semantics_of(d.model)) {
+        case alloc_semantics::immediate:
+          d.semantics = Semantics::kImmediate;
+          break;
+        case alloc_semantics::deferred:
+          d.semantics = Semantics::kDeferred;
+          break;
+        case alloc_semantics::host_oom:
+          d.semantics = Semantics::kHostOom;
+          break;
+      }
     }
     if (!oom_at_set) d.oom_at_execution = d.model.oom_at == oom_point::execution;
     if (capacity_set) {

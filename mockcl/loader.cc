@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
@@ -109,9 +110,16 @@ std::string check_icd(const std::string& so_path) {
   return error;
 }
 
+std::string temp_root() {
+  for (const char* name : {"TMPDIR", "TEST_TMPDIR"}) {
+    const char* dir = std::getenv(name);
+    if (dir != nullptr && *dir != '\0') return dir;
+  }
+  return "/tmp";
+}
+
 std::string point_loader_at(const std::string& so_path, bool with_pocl, std::string& error) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mockcl-vendors-XXXXXX";
+  const std::string templ = temp_root() + "/mockcl-vendors-XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) {
@@ -119,22 +127,24 @@ std::string point_loader_at(const std::string& so_path, bool with_pocl, std::str
     return "";
   }
   const std::string dir(buf.data());
+  // A failure below removes the directory here: the caller only gets (and removes) a finished one.
+  const auto fail = [&](const std::string& why) {
+    error = why;
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    return std::string();
+  };
   {
     std::ofstream f(dir + "/0-mockcl.icd");
     f << so_path << "\n";
-    if (!f) {
-      error = "cannot write " + dir + "/0-mockcl.icd";
-      return "";
-    }
+    if (!f) return fail("cannot write " + dir + "/0-mockcl.icd");
   }
   if (with_pocl) {
     std::ifstream in("/etc/OpenCL/vendors/pocl.icd");
-    if (!in) {
-      error = "POCL is not installed (/etc/OpenCL/vendors/pocl.icd missing)";
-      return "";
-    }
+    if (!in) return fail("POCL is not installed (/etc/OpenCL/vendors/pocl.icd missing)");
     std::ofstream out(dir + "/1-pocl.icd");
     out << in.rdbuf();
+    if (!out) return fail("cannot write " + dir + "/1-pocl.icd");
   }
   setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
   setenv("OCL_ICD_PLATFORM_SORT", "none", 1);

@@ -21,8 +21,13 @@ namespace mockcl::loader {
 // mockcl_configure"), without the path's label (the caller names the flag).
 std::string check_icd(const std::string& so_path);
 
+// Where temporary files go: $TMPDIR (the user's choice), else $TEST_TMPDIR (a Bazel test sets
+// only that), else /tmp.
+std::string temp_root();
+
 // Points the ICD loader at `so_path` (and POCL's .icd when `with_pocl`): writes a temporary
-// vendors directory and sets OCL_ICD_VENDORS to it and OCL_ICD_PLATFORM_SORT=none. Must run
+// vendors directory (mockcl-vendors-XXXXXX under temp_root(); removed again here if it cannot be
+// completed) and sets OCL_ICD_VENDORS to it and OCL_ICD_PLATFORM_SORT=none. Must run
 // before the process's first OpenCL call. Returns the directory, or "" with `error` set.
 std::string point_loader_at(const std::string& so_path, bool with_pocl, std::string& error);
 

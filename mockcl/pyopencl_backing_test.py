@@ -4,8 +4,6 @@ Run by pyopencl_backing_test.sh with MOCKCL_DEVICES="gpu-64m;gpu-16m:semantics=d
 Kernels run on POCL; capacity, out-of-memory and accounting stay mockcl's (read through its C
 control API, ctypes on the same .so).
 """
-import ctypes
-import json
 import sys
 
 import numpy as np
@@ -14,17 +12,10 @@ import pyopencl.array as cla
 import pyopencl.tools as cltools
 from pyopencl.elementwise import ElementwiseKernel
 
+from mockcl_snapshot import snapshot_reader  # beside this script
+
 MiB = 1 << 20
-so = ctypes.CDLL(sys.argv[1])
-so.mockcl_snapshot_json.restype = ctypes.c_size_t
-so.mockcl_snapshot_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-
-
-def snapshot():
-    n = so.mockcl_snapshot_json(None, 0)
-    buf = ctypes.create_string_buffer(n + 1)
-    so.mockcl_snapshot_json(buf, n + 1)
-    return json.loads(buf.value.decode())
+snapshot = snapshot_reader(sys.argv[1])
 
 
 platform = [p for p in cl.get_platforms() if p.name == "mockcl"][0]

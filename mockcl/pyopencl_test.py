@@ -4,25 +4,16 @@ Run by pyopencl_test.sh with OCL_ICD_VENDORS pointing at libmockcl.so and
 MOCKCL_DEVICES="gpu-64m;gpu-64m:semantics=deferred,name=deferred". The mock's accounting is
 read through its C control API (ctypes on the same .so, hence the same instance).
 """
-import ctypes
-import json
 import sys
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cltools
 
+from mockcl_snapshot import snapshot_reader  # beside this script
+
 MiB = 1 << 20
-so = ctypes.CDLL(sys.argv[1])
-so.mockcl_snapshot_json.restype = ctypes.c_size_t
-so.mockcl_snapshot_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-
-
-def snapshot():
-    n = so.mockcl_snapshot_json(None, 0)
-    buf = ctypes.create_string_buffer(n + 1)
-    so.mockcl_snapshot_json(buf, n + 1)
-    return json.loads(buf.value.decode())
+snapshot = snapshot_reader(sys.argv[1])
 
 
 def outstanding(dev):

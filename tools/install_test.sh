@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs clpool to a temporary prefix (tools/install.sh) and uses it from outside the Bazel tree:
 # builds tools/install/consumer/consumer.cc with pkg-config and with CMake, links and runs both
-# over the installed mockcl ICD, and runs the installed clpool_replay on the mock device. Run by
+# over the installed mockcl ICD, and runs the installed clpool_replay on the mock device; then
+# builds a Bazel workspace that uses clpool from source (tools/install/bazel_consumer/). Run by
 # tools/test.sh (Bazel cannot run inside a Bazel test). Exit status 0 when everything worked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,4 +55,21 @@ rc=0
 out=$(env -u OCL_ICD_VENDORS "$prefix/bin/clpool_replay" --no-progress "$repo/tools/replay/examples/pyopencl_pocl.trace" \
   --device mockcl --profile exact --capacity 128MiB 2>&1) || rc=$?
 [[ $rc == 0 && "$out" == *"device: mockcl"* ]] || { echo "$out" >&2; fail "clpool_replay --device mockcl exit $rc"; }
+echo "install_test: a Bazel workspace using clpool through local_repository, plain bazel build"
+# The recipe of README.md ("Use the library"): no .bazelrc and no build flags (nor ~/.bazelrc;
+# Debian's system rc file stays: it says where Bazel is installed); CC unset; its own output
+# base, removed with $work.
+consumer="$work/bazel_consumer"
+mkdir -p "$consumer"
+sed "s|/path/to/clpool|$repo|" "$repo/tools/install/bazel_consumer/WORKSPACE.example" >"$consumer/WORKSPACE"
+cp "$repo/tools/install/bazel_consumer/BUILD.example" "$consumer/BUILD"
+cp "$repo/tools/install/bazel_consumer/app.cc" "$consumer/"
+cd "$consumer"
+consumer_bazel() { env -u CC -u CXX bazel --nohome_rc --output_base="$work/bazel_out" "$@"; }
+trap 'consumer_bazel shutdown >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# The OpenCL pool too: it needs the system_libs stand-in clpool_dependencies() declared.
+consumer_bazel build //:app @clpool//pool/opencl:buffer_pool >"$work/consumer.log" 2>&1 ||
+  { tail -30 "$work/consumer.log" >&2; fail "bazel build in a workspace using clpool"; }
+[[ "$(./bazel-bin/app)" == "bazel consumer: ok" ]] || fail "the Bazel consumer does not run"
+consumer_bazel shutdown >/dev/null 2>&1 || true
 echo "install_test: ok"

@@ -215,4 +215,10 @@ device_profile load_profile(std::string_view name_or_path) {
   return parse_profile(s, arg);
 }
 
+alloc_semantics semantics_of(const device_profile& profile) {
+  if (profile.oom_at != oom_point::creation) return alloc_semantics::deferred;
+  return profile.oom_status == status_out_of_host_memory ? alloc_semantics::host_oom
+                                                         : alloc_semantics::immediate;
+}
+
 }  // namespace clpool::device_model

@@ -48,6 +48,15 @@ struct device_profile {
   bool operator==(const device_profile&) const = default;
 };
 
+// How a device refuses an allocation it cannot hold, as a replay or the mock applies it:
+// immediate (creation fails with the profile's status), host_oom (creation fails with
+// CL_OUT_OF_HOST_MEMORY), deferred (creation succeeds; first use or execution fails).
+enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
+
+// The semantics of a profile's devices, from where and how they report out-of-memory: the one
+// mapping clpool_replay's simulated device and mockcl's devices both use.
+alloc_semantics semantics_of(const device_profile& profile);
+
 // A profile file or value is invalid. what() names the source, the line and the key.
 class profile_error : public std::invalid_argument {
  public:

@@ -42,6 +42,22 @@ TEST(Profile, NvidiaIsWhatTheH100Measured) {
   EXPECT_FALSE(p.max_alloc_enforced);
 }
 
+// Where and how a profile's devices report out-of-memory decides the allocation semantics the
+// replay and the mock give them.
+TEST(Profile, SemanticsFollowWhereAndHowTheDeviceFails) {
+  EXPECT_EQ(semantics_of(load_profile("nvidia")), alloc_semantics::deferred);
+  EXPECT_EQ(semantics_of(load_profile("pocl")), alloc_semantics::deferred);
+  EXPECT_EQ(semantics_of(load_profile("exact")), alloc_semantics::immediate);
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=execution\n", "t")), alloc_semantics::deferred);
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=creation\noom_status=-6\n", "t")),
+            alloc_semantics::host_oom);
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=creation\noom_status=-5\n", "t")),
+            alloc_semantics::immediate);
+  // Where the device fails comes first: a first-use failure is deferred whatever its status.
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=first_use\noom_status=-6\n", "t")),
+            alloc_semantics::deferred);
+}
+
 TEST(Profile, ExactIsTheDefaultValue) {
   EXPECT_EQ(load_profile("exact"), device_profile{});
   EXPECT_TRUE(load_profile("exact").exact_bytes());

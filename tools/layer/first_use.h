@@ -3,9 +3,13 @@
 // that uses it, and that enqueue fails with the profile's status (-4) when it does not fit,
 // before the driver sees it: the program takes the error path it would take on the smaller GPU.
 //
-// The enqueues that use a buffer: read, write, fill, copy (both buffers), map, migrate (not to
-// the host), and kernel launches (NDRange, task), whose buffers are the cl_mem arguments set with
-// clSetKernelArg. A sub-buffer's use charges its parent. Rect transfers and SVM are not wrapped.
+// The enqueues that use a buffer: read, write, fill, copy (both buffers), their rect forms, map,
+// migrate (not to the host), and kernel launches (NDRange, task), whose buffers are the cl_mem
+// arguments set with clSetKernelArg. A sub-buffer's use charges its parent. SVM blocks are
+// charged the same way by SVM memcpy (both ends), fill, map, migrate (not to the host) and by
+// launches of kernels with the block as a clSetKernelArgSVMPointer argument; a pointer into a
+// block charges the block. An enqueue that the driver then rejects (an invalid argument, say)
+// gives back what it charged: the GPU never used the memory.
 #ifndef CLPOOL_TOOLS_LAYER_FIRST_USE_H_
 #define CLPOOL_TOOLS_LAYER_FIRST_USE_H_
 

@@ -8,6 +8,7 @@
 #include <CL/cl_layer.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -75,7 +76,7 @@ void set_status(cl_int* errcode_ret, cl_int status) {
 // has finished). Owns `user_data`, a heap block_info.
 void CL_CALLBACK on_mem_destroyed(cl_mem mem, void* user_data) noexcept {
   std::unique_ptr<block_info> block(static_cast<block_info*>(user_data));
-  forget_mem(mem);
+  if (rec->charges_at_first_use()) forget_mem(mem);  // only then was it remembered
   try {
     rec->free_block(*block, 0);
   } catch (...) {
@@ -89,13 +90,16 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
                   Create create) noexcept {
   try {
     // Allocate our bookkeeping before the driver's object, so a bad_alloc cannot leak a cl_mem.
-    auto block = std::make_unique<block_info>();
+    // Without a trace or a budget (injected failures only) there is nothing to do at the block's
+    // destruction, and no destructor callback is registered: on NVIDIA it seems to be most of
+    // the layer's cost (README.md, "Cost").
+    const bool watch = rec->watches_frees();
+    auto block = watch ? std::make_unique<block_info>() : nullptr;
     recorder::ticket t = rec->begin_alloc(size, kind, flags);
     if (t.refused != refusal::none) {
       set_status(errcode_ret, CL_MEM_OBJECT_ALLOCATION_FAILURE);
       return nullptr;
     }
-    *block = t.block;
     cl_int status = CL_SUCCESS;
     cl_mem mem = create(&status);
     if (mem == nullptr || status != CL_SUCCESS) {
@@ -103,6 +107,11 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
       set_status(errcode_ret, status != CL_SUCCESS ? status : CL_OUT_OF_RESOURCES);
       return mem;
     }
+    if (!watch) {
+      set_status(errcode_ret, CL_SUCCESS);
+      return mem;
+    }
+    *block = t.block;
     rec->commit_alloc(t.block);
     if (target->clSetMemObjectDestructorCallback(mem, on_mem_destroyed, block.get()) ==
         CL_SUCCESS) {
@@ -169,6 +178,7 @@ void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t s
       rec->abort_alloc(t.block, size != 0 ? "NULL from the driver's clSVMAlloc" : "");
       return nullptr;
     }
+    if (!rec->watches_frees()) return pointer;  // clSVMFree is not wrapped either
     try {
       rec->remember_svm(pointer, t.block);
     } catch (...) {
@@ -309,8 +319,12 @@ std::string configure() {
     std::fprintf(stderr,
                  "clpool_layer: note: CLPOOL_LAYER_TRACE is not set; not recording a trace\n");
   }
+  const bool recording = sink != nullptr;
   rec = new recorder(settings, std::move(sink));
   budget = settings.budget_bytes.value_or(0);
+  // At exit, the sink stops writing through its memory map and trims the file's zero-filled
+  // tail (trace_file_sink.h); events that driver threads record later are written directly.
+  if (recording) std::atexit([] { rec->process_exiting(); });
   return {};
 }
 
@@ -344,13 +358,17 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
         layer_dispatch.clGetPlatformIDs = refuse_get_platform_ids;
         layer_dispatch.clCreateContext = refuse_create_context;
         layer_dispatch.clCreateContextFromType = refuse_create_context_from_type;
-      } else {
+      } else if (rec->intercepts_allocations()) {
+        // Otherwise (no setting at all) every slot stays null, i.e. the driver's own: the layer
+        // then costs nothing.
         layer_dispatch.clCreateBuffer = create_buffer;
         layer_dispatch.clCreateBufferWithProperties = create_buffer_with_properties;
         layer_dispatch.clCreateSubBuffer = create_sub_buffer;
         layer_dispatch.clSVMAlloc = svm_alloc;
-        layer_dispatch.clSVMFree = svm_free;
-        layer_dispatch.clEnqueueSVMFree = enqueue_svm_free;
+        if (rec->watches_frees()) {
+          layer_dispatch.clSVMFree = svm_free;
+          layer_dispatch.clEnqueueSVMFree = enqueue_svm_free;
+        }
         if (budget != 0) layer_dispatch.clGetDeviceInfo = get_device_info;
         if (rec->charges_at_first_use()) install_first_use(layer_dispatch, target, rec);
       }
@@ -405,14 +423,14 @@ CLPOOL_LAYER_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(
     cl_uint num_entries, const cl_icd_dispatch* target_dispatch, cl_uint* num_entries_ret,
     const cl_icd_dispatch** layer_dispatch_ret, const cl_layer_properties* properties) {
   // The only properties defined so far choose how the loader deinitialises us; we need nothing
-  // from deinitialisation (the trace is flushed after every event), so any are accepted.
+  // from deinitialisation (every event is in the file when it is recorded), so any are accepted.
   (void)properties;
   return clpool::layer::init_layer(num_entries, target_dispatch, num_entries_ret,
                                    layer_dispatch_ret);
 }
 
 CLPOOL_LAYER_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {
-  // Nothing to release: the trace is flushed after every event, and ICD threads may still run
+  // Nothing to release: every event is in the file when it is recorded, and ICD threads may run
   // destructor callbacks that use the recorder, so it is deliberately never destroyed.
   return CL_SUCCESS;
 }

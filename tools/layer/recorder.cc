@@ -1,8 +1,11 @@
 #include "tools/layer/recorder.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <thread>
 
 namespace clpool::layer {
 namespace {
@@ -33,6 +36,7 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
       first_use_(settings.budget_bytes && settings.profile &&
                  settings.profile->oom_at != device_model::oom_point::creation),
+      watches_frees_(sink_ != nullptr || settings.budget_bytes.has_value()),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
 
@@ -82,11 +86,57 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
   return t;
 }
 
-int recorder::first_use(block_info& block, const char* call) {
+int recorder::first_use(block_info& block, const char* call, bool* newly_charged) {
   std::lock_guard lock(mutex_);
+  bool charged = false;
+  const int status = first_use_locked(block, call, charged);
+  if (newly_charged != nullptr) *newly_charged = charged;
+  return status;
+}
+
+void recorder::undo_first_use(block_info& block) {
+  std::lock_guard lock(mutex_);
+  undo_first_use_locked(block);
+}
+
+void recorder::undo_first_use_locked(block_info& block) {
+  if (!block.charged) return;
+  budget_.release(block.where, block.size);
+  block.charged = false;
+}
+
+std::map<const void*, block_info>::iterator recorder::svm_containing_locked(const void* pointer) {
+  auto it = svm_blocks_.upper_bound(pointer);
+  if (it == svm_blocks_.begin()) return svm_blocks_.end();
+  --it;
+  const auto offset =
+      reinterpret_cast<std::uintptr_t>(pointer) - reinterpret_cast<std::uintptr_t>(it->first);
+  return offset < std::max<std::uint64_t>(it->second.size, 1) ? it : svm_blocks_.end();
+}
+
+int recorder::first_use_svm(const void* pointer, const char* call, const void*& newly_charged) {
+  newly_charged = nullptr;
+  std::lock_guard lock(mutex_);
+  auto it = svm_containing_locked(pointer);
+  if (it == svm_blocks_.end()) return 0;  // not an SVM block the layer handed out
+  bool charged = false;
+  const int status = first_use_locked(it->second, call, charged);
+  if (charged) newly_charged = it->first;
+  return status;
+}
+
+void recorder::undo_first_use_svm(const void* start) {
+  std::lock_guard lock(mutex_);
+  auto it = svm_blocks_.find(start);
+  if (it != svm_blocks_.end()) undo_first_use_locked(it->second);
+}
+
+int recorder::first_use_locked(block_info& block, const char* call, bool& newly_charged) {
+  newly_charged = false;
   if (!block.counted || block.charged) return 0;
   if (budget_.try_commit(block.size, block.where)) {
     block.charged = true;
+    newly_charged = true;
     return 0;
   }
   const int status = settings_.profile->oom_status;
@@ -103,6 +153,7 @@ int recorder::first_use(block_info& block, const char* call) {
 }
 
 void recorder::commit_alloc(const block_info& block) {
+  if (sink_ == nullptr) return;  // set once, at construction: nothing to record, no lock needed
   std::lock_guard lock(mutex_);
   write_locked(trace::trace_action::alloc, block, 0);
 }
@@ -148,6 +199,17 @@ std::uint64_t recorder::outstanding_bytes() const {
 bool recorder::recording() const {
   std::lock_guard lock(mutex_);
   return sink_ != nullptr && !sink_failed_;
+}
+
+void recorder::process_exiting() noexcept {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    if (mutex_.try_lock()) {
+      std::lock_guard lock(mutex_, std::adopt_lock);
+      if (sink_ != nullptr) sink_->process_exiting();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 std::uint64_t recorder::thread_id_locked() {

@@ -4,12 +4,16 @@
 //
 // Thread-safe: the layer calls it from application threads and from ICD threads (destructor and
 // SVM-free callbacks run there). One mutex guards everything, so the order of `seq` in the trace
-// is the order in which the recorder saw the events.
+// is the order in which the recorder saw the events. The sink writes each event under it too,
+// straight into the trace file's memory map (trace_file_sink.h): the budget and the ids need the
+// lock anyway, and a separate lock-free offset reservation or per-thread buffers would add work
+// per event and, for per-thread buffers, a flush that _exit and SIGKILL never run.
 #ifndef CLPOOL_TOOLS_LAYER_RECORDER_H_
 #define CLPOOL_TOOLS_LAYER_RECORDER_H_
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +37,10 @@ class event_sink {
   virtual bool write(const trace::trace_event& event) = 0;
   // Writes a "# key: value" comment (one line; `key` one word). Returns false as write() does.
   virtual bool comment(std::string_view key, std::string_view value) = 0;
+  // The process is exiting (exit() or a return from main; called once, with the recorder's lock
+  // held): nothing will run after the last event, which may still come from a driver thread
+  // during static destruction, so from now on each event must reach the file by itself.
+  virtual void process_exiting() noexcept {}
 };
 
 // One block the layer handed out, as the recorder remembers it until it is freed.
@@ -90,7 +98,17 @@ class recorder {
   // budget if it is not yet. Returns 0, or the profile's out-of-memory status when it does not
   // fit, after recording a "# failure: first use ..." comment (the block stays uncharged, as on
   // a GPU whose enqueue failed).
-  int first_use(block_info& block, const char* call);
+  // `newly_charged`, when given, is set to whether this call charged the block.
+  int first_use(block_info& block, const char* call, bool* newly_charged = nullptr);
+  // The enqueue that charged `block` by first_use() was then rejected by the driver (for another
+  // reason, e.g. an invalid argument): gives the charge back, as the GPU would not have used it.
+  void undo_first_use(block_info& block);
+
+  // first_use() for the SVM block that contains `pointer` (SVM commands and kernel arguments may
+  // point into a block); nothing for a pointer the layer did not hand out. `newly_charged` is set
+  // to the block's start when this call charged it (for undo_first_use_svm), else null.
+  int first_use_svm(const void* pointer, const char* call, const void*& newly_charged);
+  void undo_first_use_svm(const void* start);
 
   // The driver refused: releases the reservation. When the driver's answer meant "no room",
   // `failure` describes it (e.g. "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver")
@@ -116,7 +134,25 @@ class recorder {
   // Whether events are being written (a sink was given and has not failed).
   bool recording() const;
 
+  // Whether the layer must see each block's real destruction: to record its free, or to credit
+  // the budget. When not (no trace, no budget), it need not register destructor callbacks.
+  bool watches_frees() const noexcept { return watches_frees_; }
+
+  // Whether the layer has anything to do with allocations at all (a trace, a budget or injected
+  // failures). When not, it intercepts nothing and costs the program nothing.
+  bool intercepts_allocations() const noexcept {
+    return watches_frees_ || settings_.fail_nth || settings_.fail_probability;
+  }
+
+  // Called from an atexit handler: tells the sink (event_sink::process_exiting). Gives up after
+  // about a second if the lock stays taken (exit() called by a signal handler that interrupted
+  // this very thread inside the recorder): the events are safe in the file anyway.
+  void process_exiting() noexcept;
+
  private:
+  int first_use_locked(block_info& block, const char* call, bool& newly_charged);
+  void undo_first_use_locked(block_info& block);
+  std::map<const void*, block_info>::iterator svm_containing_locked(const void* pointer);
   void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,
                     std::string_view failure = {});
   void sink_failed_locked(std::uint64_t seq);
@@ -136,9 +172,11 @@ class recorder {
   // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
   device_model::device_memory budget_;
   bool first_use_ = false;
+  const bool watches_frees_;
   std::mt19937_64 rng_;
   std::unordered_map<const void*, std::uint64_t> queues_;
-  std::unordered_map<const void*, block_info> svm_blocks_;
+  // Ordered, to find the block containing a pointer (first_use_svm).
+  std::map<const void*, block_info> svm_blocks_;
   const std::uint64_t instance_;  // distinguishes recorders in thread-local caches
 };
 

@@ -138,6 +138,47 @@ TEST(Recorder, FirstUseProfileChargesAtFirstUse) {
   EXPECT_EQ(r.outstanding_bytes(), 2u << 20);
 }
 
+// A charge can be given back (the driver rejected the enqueue); SVM blocks are found by any
+// pointer into them, charged once, and credited when freed.
+TEST(Recorder, FirstUseChargesCanBeUndoneAndSvmBlocksAreFoundByInteriorPointers) {
+  layer_settings s = with_budget(8u << 20);
+  s.profile = device_model::load_profile("nvidia");
+  recorder r(s, nullptr);
+  recorder::ticket b = r.begin_alloc(2u << 20, trace_kind::buffer, 0);
+  bool charged = false;
+  EXPECT_EQ(r.first_use(b.block, "clEnqueueWriteBuffer", &charged), 0);
+  EXPECT_TRUE(charged);
+  EXPECT_EQ(r.first_use(b.block, "clEnqueueWriteBuffer", &charged), 0);
+  EXPECT_FALSE(charged) << "already charged";
+  r.undo_first_use(b.block);
+  EXPECT_FALSE(b.block.charged);
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+
+  static char arena[3 << 20];  // stands for SVM addresses
+  recorder::ticket svm = r.begin_alloc(1u << 20, trace_kind::svm, 0);
+  r.remember_svm(arena + 4096, svm.block);
+  r.commit_alloc(svm.block);
+  const void* start = nullptr;
+  EXPECT_EQ(r.first_use_svm(arena, "clEnqueueSVMMemcpy", start), 0);
+  EXPECT_EQ(start, nullptr) << "before the block: not the layer's";
+  EXPECT_EQ(r.first_use_svm(arena + 4096 + (1u << 20), "clEnqueueSVMMemcpy", start), 0);
+  EXPECT_EQ(start, nullptr) << "just past the block";
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+  EXPECT_EQ(r.first_use_svm(arena + 4096 + 100, "clEnqueueSVMMemFill", start), 0);
+  EXPECT_EQ(start, arena + 4096);
+  EXPECT_EQ(r.outstanding_bytes(), 2u << 20) << "one 2 MiB page (nvidia)";
+  EXPECT_EQ(r.first_use_svm(arena + 4096, "clEnqueueSVMMap", start), 0);
+  EXPECT_EQ(start, nullptr) << "charged once";
+  r.undo_first_use_svm(arena + 4096);
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+  EXPECT_EQ(r.first_use_svm(arena + 4096, "clEnqueueSVMMap", start), 0);
+  std::optional<block_info> freed = r.forget_svm(arena + 4096);
+  ASSERT_TRUE(freed);
+  EXPECT_TRUE(freed->charged) << "the charge lives in the recorder's copy";
+  r.free_block(*freed, 0);
+  EXPECT_EQ(r.outstanding_bytes(), 0u);
+}
+
 TEST(Recorder, BudgetRefusesAndCreditsOnFree) {
   std::vector<trace_event> events;
   auto sink = std::make_unique<vector_sink>(&events);

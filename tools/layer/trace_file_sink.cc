@@ -1,30 +1,160 @@
 #include "tools/layer/trace_file_sink.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <ext/stdio_filebuf.h>
-
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <ostream>
+#include <streambuf>
 
 #include "tools/trace/trace_writer.h"
 
 namespace clpool::layer {
 namespace {
 
+#ifdef MADV_POPULATE_WRITE
+constexpr int madvise_populate_write = MADV_POPULATE_WRITE;
+#else
+constexpr int madvise_populate_write = 23;  // Linux 5.14; older glibc headers lack the name
+#endif
+
 // What every trace the layer writes begins with; a file that does not is never truncated.
 constexpr char layer_header[] = "clpool-trace 1\n# source: layer\n";
 
-// The open file: a stream on the descriptor (the writer writes through it).
-struct trace_file {
-  explicit trace_file(int fd) : buf(fd, std::ios::out | std::ios::binary), out(&buf) {}
-  __gnu_cxx::stdio_filebuf<char> buf;  // closes fd
-  std::ostream out;
+// Counts the fork()s that led to this process. A child shares its parent's file (and memory
+// map), so an event it wrote would land in the middle of the parent's trace, and its exit would
+// trim the parent's file: a sink opened in another generation records nothing (driver threads do
+// not survive fork anyway; what still reaches the layer in a child are releases of inherited
+// objects, e.g. a forked Python worker's garbage collection). A load per event, unlike getpid(),
+// which is a system call.
+std::atomic<std::uint64_t> fork_generation{0};
+
+void note_fork_in_child() { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+// The bytes of the trace. ostream::write() (trace_writer's flush) lands in xsputn(), and the
+// writer's flush() after each event in sync(), which marks everything written so far as complete.
+// Mapped: the bytes go into a shared map of [window_offset_, window_offset_ + trace_chunk_bytes)
+// of the file, and the kernel owns them from then on. Direct: each write is a write(2).
+class trace_output final : public std::streambuf {
+ public:
+  trace_output(int fd, pid_t owner) : fd_(fd), owner_(owner) {}
+
+  ~trace_output() override {
+    leave_map();
+    ::close(fd_);
+  }
+
+  // Maps the first chunk; false (errno set) leaves the output direct.
+  bool map_first_chunk() { return map_window(0); }
+
+  // From now on, write(2) each event: trims the file to the complete events and unmaps it. At
+  // exit (after this nothing could trim a mapped file's tail) and when the output is destroyed.
+  void leave_map() noexcept {
+    if (window_ == nullptr) return;
+    ::munmap(window_, trace_chunk_bytes);
+    window_ = nullptr;
+    // A fork child must not trim the parent's file (it never wrote to it: see fork_generation).
+    if (getpid() != owner_) return;
+    if (::ftruncate(fd_, static_cast<off_t>(complete_)) != 0 ||
+        ::lseek(fd_, static_cast<off_t>(complete_), SEEK_SET) < 0) {
+      failed_ = true;  // the file ends in zeros, which readers ignore; later events are lost
+    }
+    pos_ = complete_;
+  }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (failed_) return 0;
+    if (window_ == nullptr) return write_direct(s, static_cast<std::size_t>(n)) ? n : 0;
+    std::size_t left = static_cast<std::size_t>(n);
+    while (left > 0) {
+      if (pos_ == window_offset_ + trace_chunk_bytes && !map_window(pos_)) {
+        fail_mapped();
+        return n - static_cast<std::streamsize>(left);
+      }
+      const std::size_t room = static_cast<std::size_t>(window_offset_ + trace_chunk_bytes - pos_);
+      const std::size_t k = left < room ? left : room;
+      std::memcpy(window_ + (pos_ - window_offset_), s, k);
+      pos_ += k;
+      s += k;
+      left -= k;
+    }
+    return n;
+  }
+
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char byte = traits_type::to_char_type(c);
+    return xsputn(&byte, 1) == 1 ? c : traits_type::eof();
+  }
+
+  int sync() override {
+    if (failed_) return -1;
+    complete_ = pos_;
+    return 0;
+  }
+
+ private:
+  // Maps the chunk at file offset `offset` (a multiple of trace_chunk_bytes, = pos_), allocating
+  // its blocks first, and unmaps the previous one: its bytes are in the page cache.
+  bool map_window(std::uint64_t offset) {
+    const int error =
+        ::posix_fallocate(fd_, static_cast<off_t>(offset), static_cast<off_t>(trace_chunk_bytes));
+    if (error != 0) {
+      errno = error;
+      return false;
+    }
+    void* p = ::mmap(nullptr, trace_chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                     static_cast<off_t>(offset));
+    if (p == MAP_FAILED) return false;
+    // One page fault per 4 KiB written (ext4 tracks each page's first write) cost a third of the
+    // recording time; populating the chunk's page tables for writing in one call avoids them.
+    // Kernels before 5.14 refuse it (EINVAL), and then the pages fault one by one as before.
+    ::madvise(p, trace_chunk_bytes, madvise_populate_write);
+    if (window_ != nullptr) ::munmap(window_, trace_chunk_bytes);
+    window_ = static_cast<char*>(p);
+    window_offset_ = offset;
+    return true;
+  }
+
+  // The file could not grow (disk full, say): keep what is complete, as a valid trace.
+  void fail_mapped() {
+    const int saved = errno;
+    leave_map();
+    failed_ = true;
+    errno = saved;
+  }
+
+  bool write_direct(const char* s, std::size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, s, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        failed_ = true;
+        return false;
+      }
+      s += w;
+      n -= static_cast<std::size_t>(w);
+      pos_ += static_cast<std::uint64_t>(w);
+    }
+    return true;
+  }
+
+  const int fd_;
+  const pid_t owner_;
+  char* window_ = nullptr;
+  std::uint64_t window_offset_ = 0;  // file offset of window_[0]
+  std::uint64_t pos_ = 0;            // file offset of the next byte
+  std::uint64_t complete_ = 0;       // file bytes before this are whole events (or the header)
+  bool failed_ = false;
 };
 
 // Opens `path` for the trace without creating a window in which an unrelated file is destroyed:
@@ -33,20 +163,29 @@ struct trace_file {
 // Why not a temporary file renamed into place at the end, as clpool_replay does: the layer is
 // never told when the program ends (it may _exit, abort or crash in the driver, and that run is
 // the one worth recording), so there is no safe moment for the rename; the trace is instead
-// flushed after every event, in place, so it is complete up to the crash.
-int open_for_trace(const std::string& path, std::string& error) {
+// written in place, and every event is in the file when the call that caused it returns.
+// Sets `regular` when the result may be memory-mapped (a regular file opened for reading too).
+int open_for_trace(const std::string& path, bool& regular, std::string& error) {
+  regular = false;
+  // Write-only first: opening a FIFO for reading too would not wait for its reader.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) {
     error = "cannot create \"" + path + "\": " + std::strerror(errno);
     return -1;
   }
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return fd;
+  // A memory map needs the file open for reading and writing; the same descriptor reads the
+  // header. Another file at the path by now (renamed in between) counts as unreadable.
+  const int rw = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  struct stat rw_st;
+  const bool same =
+      rw >= 0 && fstat(rw, &rw_st) == 0 && rw_st.st_dev == st.st_dev && rw_st.st_ino == st.st_ino;
+  if (st.st_size > 0) {
     char head[sizeof layer_header - 1] = {};
-    const int rfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    const ssize_t n = rfd < 0 ? -1 : pread(rfd, head, sizeof head, 0);
-    if (rfd >= 0) ::close(rfd);
+    const ssize_t n = same ? pread(rw, head, sizeof head, 0) : -1;
     if (n != static_cast<ssize_t>(sizeof head) || std::memcmp(head, layer_header, sizeof head) != 0) {
+      if (rw >= 0) ::close(rw);
       ::close(fd);
       error = "\"" + path + "\" exists and is not a trace the layer wrote: not overwriting it "
               "(remove it or choose another path)";
@@ -54,23 +193,31 @@ int open_for_trace(const std::string& path, std::string& error) {
     }
     if (ftruncate(fd, 0) != 0) {
       error = "cannot truncate \"" + path + "\": " + std::strerror(errno);
+      ::close(rw);
       ::close(fd);
       return -1;
     }
   }
-  return fd;
+  if (!same) {
+    if (rw >= 0) ::close(rw);
+    return fd;  // written directly
+  }
+  ::close(fd);
+  regular = true;
+  return rw;
 }
 
 class file_sink final : public event_sink {
  public:
-  file_sink(std::unique_ptr<trace_file> file, std::unique_ptr<trace::trace_writer> writer)
-      : file_(std::move(file)), writer_(std::move(writer)) {}
+  file_sink(std::unique_ptr<trace_output> output, std::unique_ptr<std::ostream> stream,
+            std::unique_ptr<trace::trace_writer> writer)
+      : output_(std::move(output)), stream_(std::move(stream)), writer_(std::move(writer)) {}
 
   bool write(const trace::trace_event& event) override {
+    if (forked()) return true;
     try {
       writer_->write(event);
-      // Flush every event: ICD threads may still be running callbacks at exit, the program may
-      // _exit or crash, and nothing destroys the recorder, so an unflushed buffer would be lost.
+      // The event is complete in the file (mapped) or written (direct) when this returns.
       writer_->flush();
       return true;
     } catch (const std::exception& e) {
@@ -80,6 +227,7 @@ class file_sink final : public event_sink {
   }
 
   bool comment(std::string_view key, std::string_view value) override {
+    if (forked()) return true;
     try {
       writer_->comment(key, value);
       writer_->flush();
@@ -90,8 +238,18 @@ class file_sink final : public event_sink {
     }
   }
 
+  void process_exiting() noexcept override {
+    if (!forked()) output_->leave_map();
+  }
+
  private:
-  std::unique_ptr<trace_file> file_;  // outlives writer_ (declared first)
+  bool forked() const { return fork_generation.load(std::memory_order_relaxed) != generation_; }
+
+  const std::uint64_t generation_ = fork_generation.load(std::memory_order_relaxed);
+  // Declared in the order they are built; destroyed in reverse (the writer flushes into the
+  // stream, the stream into the output).
+  std::unique_ptr<trace_output> output_;
+  std::unique_ptr<std::ostream> stream_;
   std::unique_ptr<trace::trace_writer> writer_;
 };
 
@@ -99,11 +257,21 @@ class file_sink final : public event_sink {
 
 std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer_settings& settings,
                                             std::string& error) {
-  const int fd = open_for_trace(path, error);
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, note_fork_in_child); });
+  bool regular = false;
+  const int fd = open_for_trace(path, regular, error);
   if (fd < 0) return nullptr;
   try {
-    auto file = std::make_unique<trace_file>(fd);
-    auto writer = std::make_unique<trace::trace_writer>(file->out);
+    auto output = std::make_unique<trace_output>(fd, getpid());
+    if (regular && !output->map_first_chunk()) {
+      std::fprintf(stderr,
+                   "clpool_layer: note: cannot map the trace file \"%s\" (%s); writing each event "
+                   "with its own write(2), which is slower\n",
+                   path.c_str(), std::strerror(errno));
+    }
+    auto stream = std::make_unique<std::ostream>(output.get());
+    auto writer = std::make_unique<trace::trace_writer>(*stream);
     writer->comment("source", "layer");
     if (settings.budget_bytes) writer->comment("budget", std::to_string(*settings.budget_bytes));
     if (settings.fail_nth) writer->comment("fail_nth", std::to_string(*settings.fail_nth));
@@ -112,7 +280,7 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
       writer->comment("seed", std::to_string(settings.seed));
     }
     writer->flush();
-    return std::make_unique<file_sink>(std::move(file), std::move(writer));
+    return std::make_unique<file_sink>(std::move(output), std::move(stream), std::move(writer));
   } catch (const std::exception& e) {
     error = "cannot be written: " + std::string(e.what());
     return nullptr;

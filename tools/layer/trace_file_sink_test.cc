@@ -1,13 +1,22 @@
 #include "tools/layer/trace_file_sink.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "tools/trace/trace_reader.h"
 
 namespace clpool::layer {
 namespace {
@@ -82,6 +91,152 @@ TEST(TraceFileSink, UncreatableIsAnError) {
   std::string error;
   EXPECT_EQ(open_trace_file("/nonexistent/dir/t.trace", layer_settings{}, error), nullptr);
   EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
+}
+
+// The file as bytes (it may hold NULs).
+std::string raw(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+trace::trace_event event(std::uint64_t seq) {
+  trace::trace_event e = alloc_event();
+  e.seq = seq;
+  e.id = seq + 1;
+  e.size = 4096 + seq;
+  return e;
+}
+
+// Enough events for more than two of the mapped file's 1 MiB chunks.
+constexpr std::uint64_t many = 60000;
+
+TEST(TraceFileSink, EveryEventIsInTheFileWhileTheSinkLives) {
+  const std::string p = tmp("mapped.trace");
+  std::string error;
+  auto sink = open_trace_file(p, layer_settings{}, error);
+  ASSERT_NE(sink, nullptr) << error;
+  for (std::uint64_t i = 0; i < many; ++i) ASSERT_TRUE(sink->write(event(i)));
+  // As a crash would leave it: the events, then the zeros of the last chunk.
+  const std::string bytes = raw(p);
+  EXPECT_EQ(bytes.size(), 3 * trace_chunk_bytes);
+  EXPECT_EQ(bytes.back(), '\0');
+  trace::read_result r = trace::read_all(p);
+  ASSERT_FALSE(r.error) << r.error->what();
+  ASSERT_EQ(r.events.size(), many);
+  for (std::uint64_t i = 0; i < many; ++i) ASSERT_EQ(r.events[i], event(i)) << i;
+}
+
+TEST(TraceFileSink, AtExitTheTailIsTrimmedAndLaterEventsStillLand) {
+  const std::string p = tmp("exiting.trace");
+  std::string error;
+  auto sink = open_trace_file(p, layer_settings{}, error);
+  ASSERT_NE(sink, nullptr) << error;
+  for (std::uint64_t i = 0; i < many; ++i) ASSERT_TRUE(sink->write(event(i)));
+  sink->process_exiting();
+  EXPECT_EQ(raw(p).find('\0'), std::string::npos);
+  // A destructor callback on a driver thread during static destruction.
+  ASSERT_TRUE(sink->write(event(many)));
+  ASSERT_TRUE(sink->comment("late", "yes"));
+  const std::string bytes = raw(p);
+  EXPECT_EQ(bytes.find('\0'), std::string::npos);
+  trace::read_result r = trace::read_all(p);
+  ASSERT_FALSE(r.error) << r.error->what();
+  ASSERT_EQ(r.events.size(), many + 1);
+  EXPECT_EQ(r.events.back(), event(many));
+  EXPECT_EQ(r.metadata.back(), (std::pair<std::string, std::string>("late", "yes")));
+}
+
+TEST(TraceFileSink, DestroyingTheSinkTrimsTheTail) {
+  const std::string p = tmp("destroyed.trace");
+  std::string error;
+  auto sink = open_trace_file(p, layer_settings{}, error);
+  ASSERT_NE(sink, nullptr) << error;
+  ASSERT_TRUE(sink->write(event(0)));
+  sink.reset();
+  EXPECT_EQ(raw(p).find('\0'), std::string::npos);
+  EXPECT_EQ(trace::read_all(p).events.size(), 1u);
+}
+
+// Disk full, as a file size limit: the file cannot grow, write() says so, and the file keeps
+// every event before the failure as a valid trace. In a child, for its own limit.
+TEST(TraceFileSink, AFileThatCannotGrowKeepsAValidTrace) {
+  const std::string p = tmp("full.trace");
+  unlink(p.c_str());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit limit{};
+    getrlimit(RLIMIT_FSIZE, &limit);
+    limit.rlim_cur = trace_chunk_bytes + trace_chunk_bytes / 2;
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(12);
+    std::string error;
+    auto sink = open_trace_file(p, layer_settings{}, error);
+    if (sink == nullptr) _exit(10);
+    std::uint64_t written = 0;
+    while (written < many && sink->write(event(written))) ++written;
+    // Later writes fail too, and nothing is appended.
+    if (written == many) _exit(11);
+    if (sink->write(event(written + 1))) _exit(13);
+    std::FILE* out = std::fopen((p + ".count").c_str(), "w");
+    std::fprintf(out, "%llu\n", static_cast<unsigned long long>(written));
+    std::fclose(out);
+    _exit(0);  // no destructor, no exit handler: the failure itself left the file valid
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const std::uint64_t written = std::stoull(read(p + ".count"));
+  EXPECT_GT(written, 10000u);
+  EXPECT_EQ(raw(p).find('\0'), std::string::npos);
+  trace::read_result r = trace::read_all(p);
+  ASSERT_FALSE(r.error) << r.error->what();
+  EXPECT_EQ(r.events.size(), written);
+}
+
+// A child made by fork() shares the file and its map: what it records must not land in the
+// parent's trace, and its exit must not trim the parent's file.
+TEST(TraceFileSink, AForkedChildWritesNothing) {
+  const std::string p = tmp("forked.trace");
+  std::string error;
+  auto sink = open_trace_file(p, layer_settings{}, error);
+  ASSERT_NE(sink, nullptr) << error;
+  ASSERT_TRUE(sink->write(event(0)));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const bool ok = sink->write(event(1)) && sink->comment("child", "yes");
+    sink->process_exiting();  // what its exit() would do
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  for (std::uint64_t i = 1; i < many; ++i) ASSERT_TRUE(sink->write(event(i)));
+  trace::read_result r = trace::read_all(p);
+  ASSERT_FALSE(r.error) << r.error->what();
+  ASSERT_EQ(r.events.size(), many);
+  for (const auto& [key, value] : r.metadata) EXPECT_NE(key, "child");
+}
+
+TEST(TraceFileSink, AFifoIsWrittenEventByEvent) {
+  const std::string p = tmp("trace.fifo");
+  unlink(p.c_str());
+  ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
+  std::string text;
+  std::thread reader([&] { text = read(p); });
+  {
+    std::string error;
+    auto sink = open_trace_file(p, layer_settings{}, error);  // waits for the reader
+    ASSERT_NE(sink, nullptr) << error;
+    for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_TRUE(sink->write(event(i)));
+  }
+  reader.join();
+  trace::read_result r = trace::read_all_from_string(text);
+  ASSERT_FALSE(r.error) << r.error->what();
+  EXPECT_EQ(r.events.size(), 1000u);
 }
 
 }  // namespace

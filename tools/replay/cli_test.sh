@@ -46,6 +46,23 @@ run 0 "$EX/fragmentation.trace" --profile exact --min-capacity --granule 64MiB -
 [[ "$out" == *"clpool_replay: --svg: wrote $T/min.svg: the failing replay one granule below the minimum capacity, pool:lb="*" on "*" MiB"* ]] ||
   { fail "--svg message"; echo "$out"; }
 
+echo "--- progress: none on a stderr that is not a terminal; --progress forces whole lines with the overall count"
+search=("$EX/fragmentation.trace" --profile exact --min-capacity --granule 64MiB --compare nopool pool)
+quiet_out="$("$BIN" "${search[@]}" 2>"$T/quiet.err")"
+[[ ! -s "$T/quiet.err" ]] || { fail "progress written to a non-terminal stderr"; head -3 "$T/quiet.err"; }
+loud_out="$("$BIN" "${search[@]}" --progress 2>"$T/loud.err")"
+[[ "$loud_out" == "$quiet_out" ]] || fail "--progress changed stdout"
+grep -q $'\r' "$T/loud.err" && fail "--progress into a file drew in place (carriage returns)"
+lines=$(grep -c '^clpool_replay: progress: ' "$T/loud.err")
+[[ $lines == $(wc -l <"$T/loud.err") && $lines -ge 4 ]] || { fail "progress lines"; cat "$T/loud.err"; }
+# Every replay's start is a line; the last is the last replay of the last configuration.
+[[ "$(tail -1 "$T/loud.err")" == *"pool:lb=4 min-capacity replay "*"; replay $lines of $lines, config 2 of 2, ETA "* ]] ||
+  { fail "last progress line: $(tail -1 "$T/loud.err")"; }
+grep -q "nopool min-capacity replay 2; replay 2 of ~[0-9]*, config 1 of 2, ETA [0-9]" "$T/loud.err" ||
+  { fail "no overall count and ETA in the first configuration"; head -3 "$T/loud.err"; }
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --progress
+[[ "$out" == *"--no-progress excludes --progress"* ]] || fail "--progress with --no-progress: $out"
+
 echo "--- --device mockcl leaves no mockcl-vendors-* directory, whatever the exit"
 V="$T/vendors"
 mkdir -p "$V"
@@ -62,5 +79,12 @@ run 2 "$T/bad.trace" --device mockcl --profile exact --capacity 4GiB
 [[ $(count) == 0 ]] || fail "a bad-input exit left $(count) vendor directories"
 run 2 "$EX/pyopencl_pocl.trace" --device mockcl --mockcl-so "$EX/rmm_log.csv" --capacity 1MiB
 [[ $(count) == 0 ]] || fail "a refused --mockcl-so left $(count) vendor directories"
+
+echo "--- --device mockcl puts its vendors directory under TMPDIR (not TEST_TMPDIR) when it is set"
+mkdir -p "$T/other"
+TMPDIR="$T/no-such-dir" TEST_TMPDIR="$T/other" run 2 "$EX/pyopencl_pocl.trace" --device mockcl --capacity 1MiB
+[[ "$out" == *"cannot create a temporary directory from $T/no-such-dir/mockcl-vendors-XXXXXX"* ]] ||
+  fail "TMPDIR not honoured: $out"
+[[ $(find "$T/other" -name 'mockcl-vendors-*' | wc -l) == 0 ]] || fail "a directory went under TEST_TMPDIR"
 
 (( fails == 0 )) && echo "all passed" || { echo "$fails failure(s)"; exit 1; }

@@ -22,12 +22,6 @@ std::optional<alloc_semantics> parse_semantics(std::string_view word) {
   return std::nullopt;
 }
 
-alloc_semantics semantics_of(const device_model::device_profile& profile) {
-  if (profile.oom_at != device_model::oom_point::creation) return alloc_semantics::deferred;
-  return profile.oom_status == device_model::status_out_of_host_memory ? alloc_semantics::host_oom
-                                                                       : alloc_semantics::immediate;
-}
-
 std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   device_model::placement where;
   if (semantics_ != alloc_semantics::deferred && !memory_.try_commit(bytes, where)) {

@@ -31,14 +31,13 @@
 
 namespace clpool::replay {
 
-enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
+// One home: next to the device profile (mockcl/model/profile.h), with semantics_of().
+using device_model::alloc_semantics;
+using device_model::semantics_of;
 
 // "immediate" / "deferred" / "host_oom", and back (nothing for any other word).
 std::string_view to_string(alloc_semantics semantics);
 std::optional<alloc_semantics> parse_semantics(std::string_view word);
-
-// The semantics a profile's devices have: where they report out-of-memory, and how.
-alloc_semantics semantics_of(const device_model::device_profile& profile);
 
 class replay_device {
  public:

@@ -12,12 +12,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/replay/config.h"
 #include "tools/replay/cli_fixes.h"
+#include "tools/replay/config.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/opencl_device.h"
 #include "tools/replay/outputs.h"
+#include "tools/replay/progress.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/report_format.h"
 #include "tools/replay/svg.h"
@@ -59,27 +60,6 @@ struct input {
   }
 };
 
-// "\r[#####.....]  42% label" on stderr, only when stderr is a terminal.
-progress_fn make_progress(bool enabled, const std::string& label) {
-  if (!enabled) return {};
-  return [label](std::uint64_t done, std::uint64_t total) {
-    if (total == 0) {
-      std::fprintf(stderr, "\r%s: %llu MiB read", label.c_str(),
-                   static_cast<unsigned long long>(done >> 20));
-    } else {
-      const int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
-      const int bar = pct * 30 / 100;
-      std::fprintf(stderr, "\r[%.*s%.*s] %3d%% %s", bar, "##############################", 30 - bar,
-                   "..............................", pct, label.c_str());
-    }
-    std::fflush(stderr);
-  };
-}
-
-void clear_progress(bool enabled) {
-  if (enabled) std::fprintf(stderr, "\r%80s\r", "");
-}
-
 std::uint64_t positive_bytes(const std::string& text, const char* flag, bool device = false) {
   const std::uint64_t v = device ? parse_device_bytes(text, flag) : parse_bytes(text, flag);
   if (v == 0) throw config_error(std::string(flag) + ": must be positive, got '" + text + "'");
@@ -110,7 +90,8 @@ int run(int argc, char** argv) {
   std::string svg_path, write_trace_path, device_text = "sim", mockcl_so, host_capacity_text;
   unsigned leading_bits = clpool::default_leading_bits;
   double trim_ratio = -1;
-  bool no_pool = false, min_capacity = false, json = false, no_progress = false;
+  bool no_pool = false, min_capacity = false, json = false, no_progress = false,
+       force_progress = false;
   std::vector<std::string> compare;
 
   auto* trace_opt = app.add_option("trace", in.trace_path,
@@ -180,7 +161,15 @@ int run(int argc, char** argv) {
                  "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
                  "FORMAT.md)")
       ->check(CLI::IsMember({"text", "binary"}));
-  app.add_flag("--no-progress", no_progress, "no progress bar (it is shown only when stderr is a terminal)");
+  auto* no_progress_opt = app.add_flag(
+      "--no-progress", no_progress,
+      "no progress on stderr (it is shown only when stderr is a terminal: a bar for the "
+      "replay under way and, when there are several, the replays done of those expected "
+      "and an ETA)");
+  app.add_flag("--progress", force_progress,
+               "show progress even when stderr is not a terminal, one line per update (at most "
+               "one every 2 s within a replay)")
+      ->excludes(no_progress_opt);
 
   try {
     app.parse(argc, argv);
@@ -294,16 +283,32 @@ int run(int argc, char** argv) {
     if (!capacity && !min_capacity) return exit_clean;
   }
 
-  const bool show_progress = !no_progress && ::isatty(STDERR_FILENO) == 1;
+  progress_printer printer(
+      choose_progress_style(force_progress, no_progress, ::isatty(STDERR_FILENO) == 1), stderr);
+  run_progress overall(configs.size());
+  const bool several_replays = passes > 1 || min_capacity;
   const auto replay_once = [&](const replay_config& c, std::uint64_t cap, bool timeline,
                                const std::string& label) {
     replay_options options;
     options.timeline = timeline;
-    const progress_fn progress = make_progress(show_progress, label);
+    progress_fn progress;
+    if (printer.enabled()) {
+      const auto show = [&printer, &overall, several_replays, label](
+                            std::uint64_t done, std::uint64_t total, bool first) {
+        const double fraction =
+            total == 0 ? 0.0 : static_cast<double>(done) / static_cast<double>(total);
+        printer.show(progress_bar(done, total) + " " + label +
+                         (several_replays ? "; " + overall.summary(fraction) : std::string()),
+                     first);
+      };
+      show(0, 1, true);
+      progress = [show](std::uint64_t done, std::uint64_t total) { show(done, total, false); };
+    }
     replay_report r = in.with_source([&](auto& source) {
       return replay_stream(source, c, make_spec(cap), options, progress);
     });
-    clear_progress(show_progress && progress != nullptr);
+    overall.end_replay();
+    printer.clear();
     return r;
   };
 
@@ -314,6 +319,8 @@ int run(int argc, char** argv) {
     res.config = configs[i];
     const bool picture = i == 0 && !svg_path.empty();
     if (capacity) {
+      // Alone, it is this configuration's only replay; before a search, the search's are unknown.
+      overall.start_replay(i, min_capacity ? 0 : 1);
       res.replay = replay_once(configs[i], *capacity, picture, to_string(configs[i]));
       any_oom |= !res.replay->ok();
     }
@@ -324,7 +331,8 @@ int run(int argc, char** argv) {
             return replay_once(configs[i], cap, picture && !capacity,
                                to_string(configs[i]) + " min-capacity replay " + std::to_string(++n));
           },
-          granule, real != nullptr ? real->free_at_start() : 0);
+          granule, real != nullptr ? real->free_at_start() : 0,
+          [&](std::uint64_t left) { overall.start_replay(i, left); });
       any_oom |= !res.min_capacity->found;
     }
     results.push_back(std::move(res));

@@ -24,8 +24,18 @@ std::uint64_t unbounded_capacity(std::uint64_t granule) {
   return (top / granule + (top % granule != 0 ? 1 : 0)) * granule;
 }
 
+std::uint64_t bisection_replays(std::uint64_t span) {
+  std::uint64_t n = 0;
+  while (span > 0) {
+    span /= 2;  // a replay at the middle leaves at most the larger half, floor(span / 2)
+    ++n;
+  }
+  return n;
+}
+
 min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
-                                      std::uint64_t granule, std::uint64_t largest) {
+                                      std::uint64_t granule, std::uint64_t largest,
+                                      const std::function<void(std::uint64_t)>& before_replay) {
   check_granule(granule);
   min_capacity_result result;
   result.granule = granule;
@@ -37,12 +47,13 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
                      " bytes)";
     return result;
   }
-  const auto attempt = [&](std::uint64_t k) {
+  const auto attempt = [&](std::uint64_t k, std::uint64_t replays_left) {
+    if (before_replay) before_replay(replays_left);
     ++result.replays;
     return run(k * granule);
   };
 
-  replay_report unbounded = attempt(top_k);
+  replay_report unbounded = attempt(top_k, 0);
   if (!unbounded.ok()) {
     result.why_not = (largest != 0 ? "it runs out of memory even with all of the device's " +
                                          std::to_string(largest) + " bytes free ("
@@ -62,7 +73,8 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
       hi_report = std::move(unbounded);
       break;
     }
-    replay_report r = attempt(hi);
+    // This one, then a bisection below it (points 0 .. hi - 1 untested).
+    replay_report r = attempt(hi, 1 + bisection_replays(hi));
     if (r.ok()) {
       hi_report = std::move(r);
       break;
@@ -78,7 +90,8 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
     bool low_known = false;
     while (!low_known || hi - low > 1) {
       const std::uint64_t mid = low_known ? low + (hi - low) / 2 : hi / 2;
-      replay_report r = attempt(mid);
+      // Untested points between the bounds: low + 1 .. hi - 1, or 0 .. hi - 1 before a failure.
+      replay_report r = attempt(mid, bisection_replays(low_known ? hi - low - 1 : hi));
       if (r.ok()) {
         hi = mid;
         hi_report = std::move(r);

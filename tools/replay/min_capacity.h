@@ -46,8 +46,18 @@ std::uint64_t unbounded_capacity(std::uint64_t granule);
 // device (the pool's limit, say). `largest`, when not 0, bounds the search for a device that
 // cannot be made larger (a real one, with that much free): capacities stay at or below it,
 // rounded down to a granule, and "unbounded" means that.
+//
+// `before_replay`, when set, is called before each replay with an estimate of the replays left,
+// counting that one, for a progress display: 0 while unknown (before the unbounded replay has
+// given the peak); otherwise the bisection's worst case, assuming the first bound tried holds.
+// Once the bisection has begun it is a true upper bound.
 min_capacity_result find_min_capacity(const std::function<replay_report(std::uint64_t)>& run,
-                                      std::uint64_t granule, std::uint64_t largest = 0);
+                                      std::uint64_t granule, std::uint64_t largest = 0,
+                                      const std::function<void(std::uint64_t)>& before_replay = {});
+
+// The most bisection replays needed to find the boundary in a span of `span` untested points
+// (ceil(log2(span + 1))): each replay halves it.
+std::uint64_t bisection_replays(std::uint64_t span);
 
 }  // namespace clpool::replay
 

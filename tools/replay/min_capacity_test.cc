@@ -35,6 +35,41 @@ std::vector<trace_event> workload(unsigned seed) {
   return events;
 }
 
+TEST(MinCapacity, BisectionReplaysIsTheWorstCase) {
+  EXPECT_EQ(bisection_replays(0), 0u);
+  EXPECT_EQ(bisection_replays(1), 1u);
+  EXPECT_EQ(bisection_replays(2), 2u);
+  EXPECT_EQ(bisection_replays(3), 2u);
+  EXPECT_EQ(bisection_replays(4), 3u);
+  EXPECT_EQ(bisection_replays(1023), 10u);
+  EXPECT_EQ(bisection_replays(1024), 11u);
+}
+
+// The estimate of replays left, given before each replay: unknown (0) before the first, then,
+// once the upper bound held at the first try, never below the replays actually left.
+TEST(MinCapacity, ReplaysLeftEstimateBoundsWhatIsLeft) {
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    const auto events = workload(seed);
+    for (const std::uint64_t granule :
+         {std::uint64_t{1} << 20, std::uint64_t{4096}, std::uint64_t{1}}) {
+      std::vector<std::uint64_t> estimates;
+      const min_capacity_result m = find_min_capacity(
+          [&](std::uint64_t capacity) {
+            return replay_events(events, parse_config("nopool"),
+                                 {capacity, alloc_semantics::immediate});
+          },
+          granule, 0, [&](std::uint64_t left) { estimates.push_back(left); });
+      ASSERT_TRUE(m.found);
+      ASSERT_EQ(estimates.size(), m.replays);
+      EXPECT_EQ(estimates[0], 0u) << "nothing is known before the unbounded replay";
+      for (std::size_t i = 1; i < estimates.size(); ++i) {
+        EXPECT_GE(estimates[i], m.replays - i) << "replay " << i << ", granule " << granule;
+        EXPECT_LE(estimates[i], m.replays - i + 2) << "replay " << i << ", granule " << granule;
+      }
+    }
+  }
+}
+
 TEST(MinCapacity, ExactToTheGranule) {
   for (unsigned seed = 1; seed <= 3; ++seed) {
     const auto events = workload(seed);

@@ -41,10 +41,13 @@ class replay_observer final : public pool_observer {
 // doubling the events per point whenever the table fills.
 class timeline_sampler {
  public:
-  explicit timeline_sampler(std::size_t max) : max_(std::max<std::size_t>(max & ~std::size_t{1}, 2)) {}
+  timeline_sampler(std::size_t max, std::size_t tail)
+      : max_(std::max<std::size_t>(max & ~std::size_t{1}, 2)), tail_(tail) {}
 
   void add(std::uint64_t event, std::uint64_t active, std::uint64_t held, std::uint64_t managed,
            std::uint64_t device) {
+    if (tail_.size() != 0)
+      tail_[tail_next_++ % tail_.size()] = {event, active, held, managed, device};
     if (in_current_ == 0) {
       current_ = {event, active, held, managed, device};
     } else {
@@ -60,6 +63,17 @@ class timeline_sampler {
   std::vector<timeline_point> points() const {
     std::vector<timeline_point> out = points_;
     if (in_current_ != 0) out.push_back(current_);
+    return out;
+  }
+
+  // The last events added, one point each, oldest first.
+  std::vector<timeline_point> tail() const {
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(tail_next_, tail_.size()));
+    std::vector<timeline_point> out;
+    out.reserve(n);
+    for (std::uint64_t i = tail_next_ - n; i < tail_next_; ++i)
+      out.push_back(tail_[i % tail_.size()]);
     return out;
   }
 
@@ -87,6 +101,8 @@ class timeline_sampler {
   std::uint64_t in_current_ = 0;
   timeline_point current_;
   std::vector<timeline_point> points_;
+  std::vector<timeline_point> tail_;  // a ring of the last events
+  std::uint64_t tail_next_ = 0;       // events added so far; the next goes at this index mod size
 };
 
 struct raw_block {
@@ -113,7 +129,7 @@ struct replayer::impl {
         owned(std::move(own)),
         device(d),
         deferred(d->defers_allocation()),
-        sampler(o.max_timeline_points) {
+        sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;
     report.device.capacity = device->capacity();
     if (c.use_pool) {
@@ -412,7 +428,10 @@ struct replayer::impl {
     } else {
       r.peak_managed_bytes = r.peak_active_bytes;
     }
-    if (options.timeline) r.timeline = sampler.points();
+    if (options.timeline) {
+      r.timeline = sampler.points();
+      r.timeline_tail = sampler.tail();
+    }
     return r;
   }
 

@@ -120,6 +120,10 @@ struct replay_report {
   std::uint64_t oom_retries = 0;       // the pool's retries after freeing held memory
   std::uint64_t rescued_requests = 0;  // requests that failed first and succeeded after a retry
   std::vector<timeline_point> timeline;  // empty unless replay_options::timeline
+  // The last replay_options::timeline_tail_events events, one point each, oldest first (the
+  // failing event last when there is one): the picture's zoom on the failure. Empty unless
+  // replay_options::timeline.
+  std::vector<timeline_point> timeline_tail;
 
   bool ok() const { return !oom.has_value(); }
   // True when most sizeable allocations have pool-bin sizes (at least 16 of them, over half):
@@ -136,6 +140,7 @@ struct replay_report {
 struct replay_options {
   bool timeline = false;               // sample active/held/managed bytes for a picture
   std::size_t max_timeline_points = 1024;  // downsampled (keeping maxima) to at most this many
+  std::size_t timeline_tail_events = 64;   // kept at full resolution in timeline_tail
 };
 
 // Applies events one at a time. Single-threaded.

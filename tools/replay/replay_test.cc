@@ -342,6 +342,38 @@ TEST(Replay, TimelineIsBoundedAndKeepsThePeak) {
   EXPECT_EQ(peak, r.peak_managed_bytes);
 }
 
+// The tail keeps the last events one point each, ending at the failing event, with the same
+// figures a full-resolution timeline has for them.
+TEST(Replay, TimelineTailIsTheLastEventsAtFullResolution) {
+  const auto events = random_workload(5, 5000);
+  const replay_config nopool = parse_config("nopool");  // a pool's retry could rescue the peak
+  // One byte short of the unbounded peak: it fails, late in the trace.
+  const device_spec dev{replay_events(events, nopool, {}).peak_device_bytes - 1,
+                        alloc_semantics::immediate};
+  const replay_report r =
+      replay_events(events, nopool, dev,
+                    {.timeline = true, .max_timeline_points = 64, .timeline_tail_events = 48});
+  ASSERT_FALSE(r.ok());
+  ASSERT_GT(r.events, 48u * 2);
+  const replay_report full =
+      replay_events(events, nopool, dev, {.timeline = true, .max_timeline_points = 1 << 20});
+  ASSERT_EQ(full.timeline.size(), r.events);
+  ASSERT_EQ(r.timeline_tail.size(), 48u);
+  EXPECT_EQ(r.timeline_tail.back().event, r.oom->event_index);
+  for (std::size_t i = 0; i < r.timeline_tail.size(); ++i) {
+    const timeline_point& p = r.timeline_tail[i];
+    const timeline_point& q = full.timeline[r.events - 48 + i];
+    EXPECT_EQ(p.event, q.event);
+    EXPECT_EQ(p.active_bytes, q.active_bytes);
+    EXPECT_EQ(p.held_bytes, q.held_bytes);
+    EXPECT_EQ(p.managed_bytes, q.managed_bytes);
+    EXPECT_EQ(p.device_used_bytes, q.device_used_bytes);
+  }
+  // A replay shorter than the tail keeps every event.
+  const std::vector<trace_event> few(events.begin(), events.begin() + 10);
+  EXPECT_EQ(replay_events(few, pool_lb(4), {}, {.timeline = true}).timeline_tail.size(), 10u);
+}
+
 // `host` blocks (ALLOC_HOST_PTR) go to the host budget, never to the device or the pool.
 TEST(Replay, HostBlocksChargeTheHostBudgetNotTheDevice) {
   for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {

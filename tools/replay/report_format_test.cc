@@ -106,31 +106,122 @@ double svg_attr(const std::string& svg, const std::string& id, const std::string
   return std::stod(svg.substr(a + name.size() + 3));
 }
 
+// The failure's marks in the plot `plot` (marks `prefix`oom-used, `prefix`oom-request) sit at the
+// report's figures on that plot's own scale, whose ends are round ticks.
+void expect_oom_mark(const std::string& svg, const replay_report& r, const std::string& plot,
+                     const std::string& prefix) {
+  SCOPED_TRACE(plot);
+  const double x = svg_attr(svg, plot, "x"), w = svg_attr(svg, plot, "width");
+  const double top = svg_attr(svg, plot, "y"), h = svg_attr(svg, plot, "height");
+  const double bytes_lo = svg_attr(svg, plot, "data-bytes-bottom"),
+               bytes_hi = svg_attr(svg, plot, "data-bytes-top");
+  const double first = svg_attr(svg, plot, "data-event-first"),
+               last = svg_attr(svg, plot, "data-event-last");
+  const auto x_of = [&](double event) { return x + w * (event - first) / (last - first); };
+  const auto y_of = [&](double bytes) {
+    return top + h * (1.0 - (bytes - bytes_lo) / (bytes_hi - bytes_lo));
+  };
+  const auto used = static_cast<double>(r.oom->device_used_bytes);
+  EXPECT_EQ(svg_attr(svg, prefix + "oom-used", "data-bytes"), used);
+  EXPECT_NEAR(svg_attr(svg, prefix + "oom-used", "cx"),
+              x_of(static_cast<double>(r.oom->event_index)), 0.06);
+  EXPECT_NEAR(svg_attr(svg, prefix + "oom-used", "cy"), y_of(used), 0.06);
+  // The request that did not fit stands on it, as tall as its rounded size.
+  EXPECT_NEAR(svg_attr(svg, prefix + "oom-request", "height"),
+              h * static_cast<double>(r.oom->rounded_bytes) / (bytes_hi - bytes_lo), 0.11);
+  // The failure and the whole request are inside the plot.
+  EXPECT_LE(first, static_cast<double>(r.oom->event_index));
+  EXPECT_GT(last, static_cast<double>(r.oom->event_index));
+  EXPECT_LE(bytes_lo, used);
+  EXPECT_GE(bytes_hi, used + static_cast<double>(r.oom->rounded_bytes));
+  EXPECT_GE(bytes_hi, static_cast<double>(r.device.capacity));
+  // Round ends: some power-of-two byte step and some 1-2-5 event step divide both ends of the
+  // range in at most seven steps (five for the span asked for, widened to whole steps).
+  const auto round_ends = [](std::uint64_t lo, std::uint64_t hi,
+                             const std::vector<std::uint64_t>& steps) {
+    for (const std::uint64_t step : steps) {
+      if (lo % step == 0 && hi % step == 0 && (hi - lo) / step <= 7) return true;
+    }
+    return false;
+  };
+  std::vector<std::uint64_t> powers_of_two, one_two_fives;
+  for (int k = 0; k < 62; ++k) powers_of_two.push_back(std::uint64_t{1} << k);
+  for (std::uint64_t decade = 1; decade < 1'000'000'000'000; decade *= 10) {
+    for (const std::uint64_t m : {1, 2, 5}) one_two_fives.push_back(m * decade);
+  }
+  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(bytes_lo), static_cast<std::uint64_t>(bytes_hi),
+                         powers_of_two))
+      << bytes_lo << " to " << bytes_hi;
+  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last),
+                         one_two_fives))
+      << first << " to " << last;
+}
+
 TEST(Svg, TheOutOfMemoryMarkIsWhereTheReportSays) {
   const replay_report r = replay_events(events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate},
                                         {.timeline = true});
   ASSERT_TRUE(r.oom.has_value());
   const std::string svg = render_svg(r, "t");
-  const double top = svg_attr(svg, "plot", "y"), h = svg_attr(svg, "plot", "height");
-  const double bytes_top = svg_attr(svg, "plot", "data-bytes-top");
-  const auto y_of = [&](double bytes) { return top + h * (1.0 - bytes / bytes_top); };
-  EXPECT_EQ(svg_attr(svg, "oom-used", "data-bytes"), static_cast<double>(r.oom->device_used_bytes));
-  EXPECT_NEAR(svg_attr(svg, "oom-used", "cy"), y_of(static_cast<double>(r.oom->device_used_bytes)), 0.06);
-  // The request that did not fit stands on it, as tall as its rounded size.
-  EXPECT_NEAR(svg_attr(svg, "oom-request", "height"), h * static_cast<double>(r.oom->rounded_bytes) / bytes_top,
-              0.11);
+  expect_oom_mark(svg, r, "plot", "");
+  expect_oom_mark(svg, r, "inset-plot", "inset-");
+  EXPECT_EQ(svg_attr(svg, "plot", "data-bytes-bottom"), 0.0) << "the main plot starts at zero";
   // The labels give the report's figures, requested and rounded.
   EXPECT_NE(svg.find(format_bytes(r.oom->requested_bytes) + " requested (" + format_bytes(r.oom->rounded_bytes) +
                      " rounded)"),
             std::string::npos);
-  EXPECT_NE(svg.find("held " + format_bytes(r.oom->held_bytes) + ", managed " + format_bytes(r.oom->managed_bytes)),
+  EXPECT_NE(svg.find("held " + format_bytes(r.oom->held_bytes) + ", managed " +
+                     format_bytes(r.oom->managed_bytes)),
             std::string::npos);
-  // Ticks are round binary values: the top is a whole number of power-of-two steps.
-  const auto top_bytes = static_cast<std::uint64_t>(bytes_top);
-  std::uint64_t step = 1;
-  while (step < top_bytes / 5 + (top_bytes % 5 != 0)) step <<= 1;
-  EXPECT_EQ(top_bytes % step, 0u);
   EXPECT_NE(svg.find("exact profile"), std::string::npos) << "the profile is named";
+}
+
+// A long replay failing near its end: the zoom spans about the last 48 events and the failing
+// one, on a byte range of its own, and draws every event there.
+TEST(Svg, TheZoomSpansTheEventsBeforeTheFailure) {
+  std::vector<trace_event> ev;
+  const auto add = [&](trace_action a, std::uint64_t id, std::uint64_t size) {
+    trace_event e;
+    e.seq = ev.size();
+    e.action = a;
+    e.id = id;
+    e.size = size;
+    ev.push_back(e);
+  };
+  add(trace_action::alloc, 1, 700 << 20);  // a base that lifts the zoom's byte range off zero
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    add(trace_action::alloc, 10 + i, (1 + i % 7) << 20);
+    add(trace_action::free, 10 + i, 0);
+  }
+  add(trace_action::alloc, 2, 400 << 20);
+  const replay_report r = replay_events(
+      ev, parse_config("nopool"), {1ull << 30, alloc_semantics::immediate}, {.timeline = true});
+  ASSERT_TRUE(r.oom.has_value());
+  ASSERT_EQ(r.oom->event_index, 2001u);
+  const std::string svg = render_svg(r, "t");
+  expect_oom_mark(svg, r, "plot", "");
+  expect_oom_mark(svg, r, "inset-plot", "inset-");
+  const double first = svg_attr(svg, "inset-plot", "data-event-first");
+  EXPECT_LE(first, 2001.0 - 48);
+  EXPECT_GE(first, 2001.0 - 64);
+  EXPECT_EQ(svg_attr(svg, "inset-plot", "data-event-last"), 2010.0);
+  EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 2500.0);
+  EXPECT_GT(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 0.0) << "zoomed in bytes too";
+  EXPECT_LE(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 700.0 * (1 << 20));
+  EXPECT_NE(
+      svg.find("Zoom on the failure: events " + std::to_string(static_cast<std::uint64_t>(first)) +
+               " to 2001, one point per event"),
+      std::string::npos);
+}
+
+TEST(Svg, NoFailureNoZoom) {
+  const replay_report r = replay_events(
+      events(), parse_config("pool"), {4ull << 30, alloc_semantics::immediate}, {.timeline = true});
+  ASSERT_TRUE(r.ok());
+  const std::string svg = render_svg(r, "t");
+  EXPECT_NE(svg.find("id=\"plot\""), std::string::npos);
+  EXPECT_EQ(svg.find("inset"), std::string::npos);
+  EXPECT_EQ(svg.find("Zoom"), std::string::npos);
+  EXPECT_NE(svg.find("height=\"440\""), std::string::npos) << "no room left for a zoom";
 }
 
 }  // namespace

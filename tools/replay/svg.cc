@@ -2,16 +2,23 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "tools/replay/min_capacity.h"
 
 namespace clpool::replay {
 namespace {
 
-constexpr double width = 960, height = 440;
+constexpr double width = 960, main_height = 440;
 constexpr double left = 90, right = 20, top = 50, bottom = 90;
-constexpr double plot_w = width - left - right, plot_h = height - top - bottom;
+constexpr double plot_w = width - left - right, plot_h = main_height - top - bottom;
+// The zoom on the failure sits below the main plot and its legend.
+constexpr double inset_top = main_height + 45, inset_h = 200, inset_height = inset_h + 95;
+// Events shown in the zoom before the failing one; replay keeps a few more (timeline_tail), so the
+// window can start at a round event number.
+constexpr std::uint64_t inset_events = 48;
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -34,21 +41,192 @@ std::string num(double v) {
   return buf;
 }
 
-// A byte tick step: the smallest power of two that gives at most five steps up to `top`, so
+// A byte tick step: the smallest power of two that gives at most five steps over `span`, so
 // that every tick is a round binary value (16 MiB, 32 MiB, ...).
-std::uint64_t byte_step(std::uint64_t top) {
+std::uint64_t byte_step(std::uint64_t span) {
   std::uint64_t step = 1;
-  while (step < top / 5 + (top % 5 != 0)) step <<= 1;
+  while (step < span / 5 + (span % 5 != 0)) step <<= 1;
   return step;
 }
 
-// An event tick step: 1, 2 or 5 times a power of ten, at most five steps up to `top`.
-std::uint64_t event_step(std::uint64_t top) {
+// An event tick step: 1, 2 or 5 times a power of ten, at most five steps over `span`.
+std::uint64_t event_step(std::uint64_t span) {
   for (std::uint64_t decade = 1;; decade *= 10) {
     for (std::uint64_t m : {1, 2, 5}) {
-      if (m * decade * 5 >= top) return m * decade;
+      if (m * decade * 5 >= span) return m * decade;
     }
   }
+}
+
+// [lo, hi] widened to whole steps of `step_for(hi - lo)`, so both ends are ticks.
+struct axis {
+  std::uint64_t lo = 0, hi = 1, step = 1;
+};
+
+axis round_axis(std::uint64_t lo, std::uint64_t hi, std::uint64_t (*step_for)(std::uint64_t)) {
+  hi = std::max(hi, lo + 1);
+  axis a;
+  a.step = step_for(hi - lo);
+  a.lo = lo / a.step * a.step;
+  a.hi = (hi + a.step - 1) / a.step * a.step;
+  return a;
+}
+
+// One plot: where it is on the page and the events and bytes it spans.
+struct panel {
+  std::string id;  // the plot rectangle's id; its marks' ids start with `mark_prefix`
+  std::string mark_prefix;
+  double x, y, w, h;
+  axis events, bytes;
+
+  double X(double e) const {
+    return x +
+           w * (e - static_cast<double>(events.lo)) / static_cast<double>(events.hi - events.lo);
+  }
+  double Y(double b) const {
+    return y + h * (1.0 -
+                    (b - static_cast<double>(bytes.lo)) / static_cast<double>(bytes.hi - bytes.lo));
+  }
+};
+
+// Grid, tick labels, the "event" label and the plot rectangle, which carries its ranges so a
+// reader (or a test) can map coordinates back to events and bytes.
+void draw_axes(std::ostringstream& out, const panel& p) {
+  out << "<g stroke=\"#ddd\">\n";
+  for (std::uint64_t b = p.bytes.lo; b <= p.bytes.hi; b += p.bytes.step) {
+    const double y = p.Y(static_cast<double>(b));
+    out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\""
+        << num(y) << "\"/>\n";
+  }
+  out << "</g>\n<g fill=\"#333\">\n";
+  for (std::uint64_t b = p.bytes.lo; b <= p.bytes.hi; b += p.bytes.step) {
+    out << "<text x=\"" << p.x - 6 << "\" y=\"" << num(p.Y(static_cast<double>(b)) + 4)
+        << "\" text-anchor=\"end\">" << escape(format_bytes(b)) << "</text>\n";
+  }
+  for (std::uint64_t e = p.events.lo; e <= p.events.hi; e += p.events.step) {
+    out << "<text x=\"" << num(p.X(static_cast<double>(e))) << "\" y=\"" << p.y + p.h + 18
+        << "\" text-anchor=\"middle\">" << e << "</text>\n";
+  }
+  out << "<text x=\"" << p.x + p.w / 2 << "\" y=\"" << p.y + p.h + 36
+      << "\" text-anchor=\"middle\">event</text>\n</g>\n";
+  out << "<rect id=\"" << p.id << "\" x=\"" << p.x << "\" y=\"" << p.y << "\" width=\"" << p.w
+      << "\" height=\"" << p.h << "\" data-bytes-bottom=\"" << p.bytes.lo << "\" data-bytes-top=\""
+      << p.bytes.hi << "\" data-event-first=\"" << p.events.lo << "\" data-event-last=\""
+      << p.events.hi << "\" fill=\"none\" stroke=\"#888\"/>\n";
+}
+
+struct series {
+  const char* name;
+  const char* colour;
+  std::uint64_t timeline_point::*field;
+  const char* dash;
+};
+
+// Device use first: it often equals managed, which is then drawn over it and stays visible.
+constexpr series all_series[] = {
+    {"device used", "#7f7f7f", &timeline_point::device_used_bytes, "4 3"},
+    {"managed (active rounded + held)", "#2ca02c", &timeline_point::managed_bytes, ""},
+    {"active (requested)", "#1f77b4", &timeline_point::active_bytes, ""},
+    {"held by the pool", "#ff7f0e", &timeline_point::held_bytes, ""}};
+
+bool drawn(const series& s, const replay_report& r) {
+  return r.config.use_pool || s.field != &timeline_point::held_bytes;
+}
+
+void draw_series(std::ostringstream& out, const panel& p, const replay_report& r,
+                 const std::vector<timeline_point>& points) {
+  for (const series& s : all_series) {
+    if (!drawn(s, r)) continue;
+    out << "<polyline fill=\"none\" stroke=\"" << s.colour << "\" stroke-width=\"1.5\"";
+    if (*s.dash) out << " stroke-dasharray=\"" << s.dash << "\"";
+    out << " points=\"";
+    for (const timeline_point& t : points) {
+      out << num(p.X(static_cast<double>(t.event))) << ","
+          << num(p.Y(static_cast<double>(t.*s.field))) << " ";
+    }
+    out << "\"/>\n";
+  }
+}
+
+// The capacity line, labelled at its right end, or at its left end when `oom_event` (if any) is
+// drawn near the right edge, where the label would cover the mark.
+void draw_capacity(std::ostringstream& out, const panel& p, std::uint64_t capacity,
+                   const std::optional<oom_point>& oom) {
+  const double y = p.Y(static_cast<double>(capacity));
+  out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\""
+      << num(y) << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/>\n";
+  const bool at_left = oom && p.X(static_cast<double>(oom->event_index)) > p.x + p.w - 120;
+  out << "<text x=\"" << (at_left ? p.x + 4 : p.x + p.w - 4) << "\" y=\"" << num(y - 5)
+      << "\" text-anchor=\"" << (at_left ? "start" : "end") << "\" fill=\"#d62728\">capacity "
+      << escape(format_bytes(capacity)) << "</text>\n";
+}
+
+// The failure as the report prints it: the dot at the device's use when the request came (id
+// PREFIX"oom-used"), the request that did not fit as a bar above it (PREFIX"oom-request"), and
+// two label lines right of the mark, or left of it in the right half of the plot.
+void draw_oom(std::ostringstream& out, const panel& p, const oom_point& o) {
+  const double x = p.X(static_cast<double>(o.event_index));
+  out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << p.y << "\" y2=\""
+      << p.y + p.h << "\" stroke=\"#d62728\" stroke-width=\"1\"/>\n";
+  const double used = static_cast<double>(o.device_used_bytes);
+  const double need =
+      std::min(used + static_cast<double>(o.rounded_bytes), static_cast<double>(p.bytes.hi));
+  out << "<rect id=\"" << p.mark_prefix << "oom-request\" x=\"" << num(x - 4)
+      << "\" width=\"8\" y=\"" << num(p.Y(need)) << "\" height=\"" << num(p.Y(used) - p.Y(need))
+      << "\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>\n";
+  out << "<circle id=\"" << p.mark_prefix << "oom-used\" data-bytes=\"" << o.device_used_bytes
+      << "\" cx=\"" << num(x) << "\" cy=\"" << num(p.Y(used)) << "\" r=\"5\" fill=\"#d62728\"/>\n";
+  const bool right_half = x > p.x + p.w / 2;
+  const std::string tx = num(right_half ? x - 10 : x + 10);
+  const char* anchor = right_half ? "end" : "start";
+  out << "<text x=\"" << tx << "\" y=\"" << p.y + 16 << "\" text-anchor=\"" << anchor
+      << "\" fill=\"#d62728\">OOM at event " << o.event_index << ": "
+      << escape(format_bytes(o.requested_bytes)) << " requested ("
+      << escape(format_bytes(o.rounded_bytes)) << " rounded), "
+      << escape(
+             format_bytes(o.capacity > o.device_used_bytes ? o.capacity - o.device_used_bytes : 0))
+      << " free</text>\n";
+  out << "<text x=\"" << tx << "\" y=\"" << p.y + 32 << "\" text-anchor=\"" << anchor
+      << "\" fill=\"#d62728\">held " << escape(format_bytes(o.held_bytes)) << ", managed "
+      << escape(format_bytes(o.managed_bytes)) << ", device used "
+      << escape(format_bytes(o.device_used_bytes)) << "</text>\n";
+}
+
+// The zoom on the failure: the last inset_events events before it and the failing one, one point
+// per event, with a byte range from the lowest series there to the top of the failed request.
+void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
+  const oom_point& o = *r.oom;
+  const std::uint64_t first =
+      std::max(o.event_index >= inset_events ? o.event_index - inset_events : 0,
+               r.timeline_tail.front().event);
+  panel p{"inset-plot", "inset-", left, inset_top, plot_w, inset_h, {}, {}};
+  p.events = round_axis(first, o.event_index + 1, event_step);
+  // The axis starts at a round event at or before `first`: the tail usually reaches back to it.
+  std::vector<timeline_point> points;
+  for (const timeline_point& t : r.timeline_tail) {
+    if (t.event >= p.events.lo && t.event <= o.event_index) points.push_back(t);
+  }
+  std::uint64_t lo = o.device_used_bytes, hi = o.device_used_bytes + o.rounded_bytes;
+  if (bounded) {
+    lo = std::min(lo, r.device.capacity);
+    hi = std::max(hi, r.device.capacity);
+  }
+  for (const timeline_point& t : points) {
+    for (const series& s : all_series) {
+      if (!drawn(s, r)) continue;
+      lo = std::min(lo, t.*s.field);
+      hi = std::max(hi, t.*s.field);
+    }
+  }
+  const std::uint64_t margin = (hi - lo) / 20;
+  p.bytes = round_axis(lo > margin ? lo - margin : 0, hi + margin, byte_step);
+  out << "<text x=\"" << left << "\" y=\"" << inset_top - 12
+      << "\" font-weight=\"bold\">Zoom on the failure: events " << p.events.lo << " to "
+      << o.event_index << ", one point per event</text>\n";
+  draw_axes(out, p);
+  draw_series(out, p, r, points);
+  if (bounded) draw_capacity(out, p, r.device.capacity, r.oom);
+  draw_oom(out, p, o);
 }
 
 }  // namespace
@@ -61,13 +239,16 @@ std::string render_svg(const replay_report& r, const std::string& title) {
   }
   if (r.oom) y_max = std::max(y_max, r.oom->device_used_bytes + r.oom->rounded_bytes);
   y_max = std::max<std::uint64_t>(y_max + y_max / 20, 1);
-  const std::uint64_t y_step = byte_step(y_max);
-  y_max = (y_max + y_step - 1) / y_step * y_step;  // the top is a tick too
-  const std::uint64_t events = std::max<std::uint64_t>(r.events, 1);
-  const std::uint64_t x_step = event_step(events);
-  const double x_max = static_cast<double>((events + x_step - 1) / x_step * x_step);
-  const auto X = [&](double e) { return left + plot_w * e / x_max; };
-  const auto Y = [&](double b) { return top + plot_h * (1.0 - b / static_cast<double>(y_max)); };
+  const panel main_plot{"plot",
+                        "",
+                        left,
+                        top,
+                        plot_w,
+                        plot_h,
+                        round_axis(0, std::max<std::uint64_t>(r.events, 1), event_step),
+                        round_axis(0, y_max, byte_step)};
+  const bool inset = r.oom.has_value() && !r.timeline_tail.empty();
+  const double height = main_height + (inset ? inset_height : 0);
 
   std::ostringstream out;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -82,92 +263,21 @@ std::string render_svg(const replay_report& r, const std::string& title) {
       << to_string(r.device.semantics) << " allocation; "
       << (r.ok() ? std::string("replayed cleanly") : "out of memory at event " + std::to_string(r.oom->event_index))
       << "</text>\n";
-  // Axes and grid: ticks at round values (powers of two in bytes; 1, 2, 5 x 10^k in events).
-  out << "<g stroke=\"#ddd\">\n";
-  for (std::uint64_t b = 0; b <= y_max; b += y_step) {
-    const double y = Y(static_cast<double>(b));
-    out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << num(y) << "\" y2=\""
-        << num(y) << "\"/>\n";
-  }
-  out << "</g>\n<g fill=\"#333\">\n";
-  for (std::uint64_t b = 0; b <= y_max; b += y_step) {
-    out << "<text x=\"" << left - 6 << "\" y=\"" << num(Y(static_cast<double>(b)) + 4)
-        << "\" text-anchor=\"end\">" << escape(format_bytes(b)) << "</text>\n";
-  }
-  for (std::uint64_t e = 0; static_cast<double>(e) <= x_max; e += x_step) {
-    out << "<text x=\"" << num(X(static_cast<double>(e))) << "\" y=\"" << top + plot_h + 18
-        << "\" text-anchor=\"middle\">" << e << "</text>\n";
-  }
-  out << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << top + plot_h + 36
-      << "\" text-anchor=\"middle\">event</text>\n</g>\n";
-  // The plot area carries its scale, so a reader (or a test) can map coordinates back to bytes.
-  out << "<rect id=\"plot\" x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\""
-      << plot_h << "\" data-bytes-top=\"" << y_max << "\" fill=\"none\" stroke=\"#888\"/>\n";
-  // Series: each timeline point is the maximum over its run of events.
-  struct series {
-    const char* name;
-    const char* colour;
-    std::uint64_t timeline_point::*field;
-    const char* dash;
-  };
-  // Device use first: it often equals managed, which is then drawn over it and stays visible.
-  const series all[] = {{"device used", "#7f7f7f", &timeline_point::device_used_bytes, "4 3"},
-                        {"managed (active rounded + held)", "#2ca02c", &timeline_point::managed_bytes, ""},
-                        {"active (requested)", "#1f77b4", &timeline_point::active_bytes, ""},
-                        {"held by the pool", "#ff7f0e", &timeline_point::held_bytes, ""}};
-  for (const series& s : all) {
-    if (!r.config.use_pool && s.field == &timeline_point::held_bytes) continue;
-    out << "<polyline fill=\"none\" stroke=\"" << s.colour << "\" stroke-width=\"1.5\"";
-    if (*s.dash) out << " stroke-dasharray=\"" << s.dash << "\"";
-    out << " points=\"";
-    for (const timeline_point& p : r.timeline) {
-      out << num(X(static_cast<double>(p.event))) << "," << num(Y(static_cast<double>(p.*s.field))) << " ";
-    }
-    out << "\"/>\n";
-  }
-  if (bounded) {
-    const double y = Y(static_cast<double>(r.device.capacity));
-    out << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << num(y) << "\" y2=\""
-        << num(y) << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/>\n";
-    out << "<text x=\"" << left + plot_w - 4 << "\" y=\"" << num(y - 5)
-        << "\" text-anchor=\"end\" fill=\"#d62728\">capacity " << escape(format_bytes(r.device.capacity))
-        << "</text>\n";
-  }
-  if (r.oom) {
-    // The failure as the report prints it: the dot at the device's use when the request came
-    // (id "oom-used"), the request that did not fit as a bar above it (id "oom-request").
-    const oom_point& p = *r.oom;
-    const double x = X(static_cast<double>(p.event_index));
-    out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << top << "\" y2=\"" << top + plot_h
-        << "\" stroke=\"#d62728\" stroke-width=\"1\"/>\n";
-    const double used = static_cast<double>(p.device_used_bytes);
-    const double need = std::min(used + static_cast<double>(p.rounded_bytes), static_cast<double>(y_max));
-    out << "<rect id=\"oom-request\" x=\"" << num(x - 4) << "\" width=\"8\" y=\"" << num(Y(need))
-        << "\" height=\"" << num(Y(used) - Y(need)) << "\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>\n";
-    out << "<circle id=\"oom-used\" data-bytes=\"" << p.device_used_bytes << "\" cx=\"" << num(x)
-        << "\" cy=\"" << num(Y(used)) << "\" r=\"5\" fill=\"#d62728\"/>\n";
-    // Two label lines, right of the mark, or left of it in the right half of the plot.
-    const bool right_half = x > left + plot_w / 2;
-    const std::string tx = num(right_half ? x - 10 : x + 10);
-    const char* anchor = right_half ? "end" : "start";
-    out << "<text x=\"" << tx << "\" y=\"" << top + 16 << "\" text-anchor=\"" << anchor
-        << "\" fill=\"#d62728\">OOM at event " << p.event_index << ": "
-        << escape(format_bytes(p.requested_bytes)) << " requested (" << escape(format_bytes(p.rounded_bytes))
-        << " rounded), " << escape(format_bytes(p.capacity > p.device_used_bytes ? p.capacity - p.device_used_bytes : 0))
-        << " free</text>\n";
-    out << "<text x=\"" << tx << "\" y=\"" << top + 32 << "\" text-anchor=\"" << anchor
-        << "\" fill=\"#d62728\">held " << escape(format_bytes(p.held_bytes)) << ", managed "
-        << escape(format_bytes(p.managed_bytes)) << ", device used " << escape(format_bytes(p.device_used_bytes))
-        << "</text>\n";
-  }
-  // Legend. A series drawn exactly under another is named as such, so its entry is not a puzzle.
+  // Ticks at round values (powers of two in bytes; 1, 2, 5 x 10^k in events). Each timeline
+  // point is the maximum over its run of events.
+  draw_axes(out, main_plot);
+  draw_series(out, main_plot, r, r.timeline);
+  if (bounded) draw_capacity(out, main_plot, r.device.capacity, r.oom);
+  if (r.oom) draw_oom(out, main_plot, *r.oom);
+  // Legend, for both plots. A series drawn exactly under another is named as such, so its entry
+  // is not a puzzle.
   std::size_t same_as_managed = 0;
   for (const timeline_point& p : r.timeline) same_as_managed += p.device_used_bytes == p.managed_bytes;
   const bool used_hidden = !r.timeline.empty() && same_as_managed * 100 >= r.timeline.size() * 99;
   double lx = left;
-  const double ly = height - 22;
-  for (const series& s : all) {
-    if (!r.config.use_pool && s.field == &timeline_point::held_bytes) continue;
+  const double ly = main_height - 22;
+  for (const series& s : all_series) {
+    if (!drawn(s, r)) continue;
     out << "<line x1=\"" << lx << "\" x2=\"" << lx + 24 << "\" y1=\"" << ly - 4 << "\" y2=\"" << ly - 4
         << "\" stroke=\"" << s.colour << "\" stroke-width=\"2\"";
     if (*s.dash) out << " stroke-dasharray=\"" << s.dash << "\"";
@@ -176,6 +286,7 @@ std::string render_svg(const replay_report& r, const std::string& title) {
     out << "/><text x=\"" << lx + 30 << "\" y=\"" << ly << "\">" << escape(name) << "</text>\n";
     lx += 60 + 6.5 * static_cast<double>(name.size());
   }
+  if (inset) draw_inset(out, r, bounded);
   out << "</svg>\n";
   return out.str();
 }

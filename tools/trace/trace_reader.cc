@@ -186,6 +186,7 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
       ++line_;
       return true;
     }
+    if (at_zero_tail(start, avail)) return false;
     const bool cr_only = looks_cr_only(start, avail);
     if (avail > max_line_bytes) {
       ++line_;
@@ -201,6 +202,37 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
            " has no newline (the trace was cut off while being written?)");
     }
   }
+}
+
+// FORMAT.md: a text trace may end in NUL bytes, the unwritten rest of the last chunk of a
+// recorder that writes through a memory map of the file and was killed (the OpenCL layer). Called
+// where no newline ends the bytes at `start`; consumes a zero-filled tail: true when it began at a
+// line start (the clean end of the trace), a truncated-line error when a cut-off line precedes it,
+// and false (nothing consumed) when the bytes are not followed by zeros alone.
+bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
+  const char* nul = static_cast<const char*>(std::memchr(start, '\0', avail));
+  if (nul == nullptr) return false;
+  const char* const stop = start + avail;
+  for (const char* p = nul; p < stop; ++p) {
+    if (*p != '\0') return false;
+  }
+  const std::string cut_off(start, nul);
+  const std::uint64_t tail_at = consumed_base_ + static_cast<std::size_t>(nul - buffer_.data());
+  pos_ = end_;
+  while (refill()) {
+    for (std::size_t i = 0; i < end_; ++i) {
+      if (buffer_[i] != '\0') {
+        ++line_;
+        fail("NUL bytes at byte " + std::to_string(tail_at) +
+             " are followed by more data: a zero-filled tail ends a trace, nothing follows it");
+      }
+    }
+    pos_ = end_;
+  }
+  if (cut_off.empty()) return true;
+  ++line_;
+  fail("truncated: the last line " + quote(cut_off) +
+       " has no newline (the trace was cut off while being written?)");
 }
 
 bool trace_reader::read_binary_header() {

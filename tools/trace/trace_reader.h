@@ -100,6 +100,7 @@ class trace_reader {
   trace_reader(name_tag, std::string name, reader_options options);
   void read_header();
   bool next_line(const char*& begin, const char*& end);
+  bool at_zero_tail(const char* start, std::size_t avail);
   bool refill();
   [[noreturn]] void fail(std::string problem);
   void parse_event(const char* begin, const char* end, trace_event& out);

@@ -236,3 +236,63 @@ TEST(TraceReader, CrOnlyLineEndsAreNamed) {
 
 }  // namespace
 }  // namespace clpool::trace
+
+namespace clpool::trace {
+namespace {
+
+// FORMAT.md: a text trace may end in NUL bytes (the OpenCL layer's memory-mapped file after
+// _exit or SIGKILL). Only a tail of zeros after the last complete line is ignored.
+TEST(TraceReaderZeroTail, ZerosAfterTheLastLineAreTheEnd) {
+  const std::string events =
+      header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 free 1 4096 buffer 0\n";
+  for (const std::size_t zeros : {std::size_t{1}, std::size_t{100}, std::size_t{5000}}) {
+    read_result r = read_all_from_string(events + std::string(zeros, '\0'), "t.trace");
+    EXPECT_FALSE(r.error) << zeros << ": " << r.error->what();
+    EXPECT_EQ(r.events.size(), 2u) << zeros;
+  }
+}
+
+TEST(TraceReaderZeroTail, ALineCutOffBeforeTheZerosIsTruncated) {
+  const std::string text =
+      header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 fr" + std::string(64, '\0');
+  expect_error(text, 3, "truncated: the last line '1 0 0 0 fr' has no newline", 1);
+}
+
+TEST(TraceReaderZeroTail, DataAfterZerosIsAnError) {
+  const std::string zeros(10, '\0');
+  // NULs then another line: not a tail.
+  const trace_error e = error_of(header + "0 0 0 0 alloc 1 4096 buffer 0\n" + zeros + "junk\n");
+  EXPECT_EQ(e.events_read(), 1u);
+  // NULs then bytes without a newline, beyond a long run of zeros.
+  const trace_error e2 =
+      error_of(header + "0 0 0 0 alloc 1 4096 buffer 0\n" + std::string(6000, '\0') + "x");
+  EXPECT_EQ(e2.events_read(), 1u);
+}
+
+// A tail longer than the reader's 1 MiB buffer, from a file (the layer grows its file by 1 MiB).
+TEST(TraceReaderZeroTail, ALongTailInAFile) {
+  const std::string path = temp_path("tail.trace");
+  std::string body = header;
+  for (int i = 0; i < 30000; ++i) {
+    body += std::to_string(i) + " 0 0 0 alloc " + std::to_string(i + 1) + " 4096 buffer 0x1\n";
+  }
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << body << std::string((std::size_t{3} << 20) - body.size() % (1 << 20), '\0');
+  }
+  read_result r = read_all(path);
+  EXPECT_FALSE(r.error) << r.error->what();
+  EXPECT_EQ(r.events.size(), 30000u);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << "1";
+  }
+  r = read_all(path);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(std::string(r.error->what()).find("are followed by more data"), std::string::npos)
+      << r.error->what();
+  EXPECT_EQ(r.events.size(), 30000u);
+}
+
+}  // namespace
+}  // namespace clpool::trace

@@ -1,5 +1,6 @@
 #include "tools/trace/trace_writer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -7,19 +8,6 @@ namespace clpool::trace {
 namespace {
 
 constexpr std::size_t flush_at = 60 * 1024;
-
-void append_u64(std::string& out, std::uint64_t v) {
-  char digits[24];
-  const auto r = std::to_chars(digits, digits + sizeof digits, v);
-  out.append(digits, r.ptr);
-}
-
-void append_hex(std::string& out, std::uint64_t v) {
-  char digits[24];
-  const auto r = std::to_chars(digits, digits + sizeof digits, v, 16);
-  out.append("0x");
-  out.append(digits, r.ptr);
-}
 
 }  // namespace
 
@@ -134,24 +122,31 @@ void trace_writer::write(const trace_event& e) {
     if (buffer_.size() >= flush_at) flush_buffer();
     return;
   }
-  append_u64(buffer_, e.seq);
-  buffer_.push_back(' ');
-  append_u64(buffer_, e.time_ns);
-  buffer_.push_back(' ');
-  append_u64(buffer_, e.thread);
-  buffer_.push_back(' ');
-  append_u64(buffer_, e.queue);
-  buffer_.push_back(' ');
-  buffer_.append(to_string(e.action));
-  buffer_.push_back(' ');
-  append_u64(buffer_, e.id);
-  buffer_.push_back(' ');
-  append_u64(buffer_, e.size);
-  buffer_.push_back(' ');
-  buffer_.append(to_string(e.kind));
-  buffer_.push_back(' ');
-  append_hex(buffer_, e.flags);
-  buffer_.push_back('\n');
+  // Formatted into a local array and appended once: appending field by field to the string cost
+  // as much as the OpenCL layer's whole recording budget (tools/layer/README.md, "Cost").
+  char line[8 * 24 + 2 * 16];  // 7 numbers and a 0x-hex number (each <= 20 digits), 2 words, blanks
+  char* p = line;
+  const auto number = [&p, &line](std::uint64_t v, int base = 10) {
+    p = std::to_chars(p, line + sizeof line, v, base).ptr;
+    *p++ = ' ';
+  };
+  const auto word = [&p](std::string_view w) {
+    p = std::copy(w.begin(), w.end(), p);
+    *p++ = ' ';
+  };
+  number(e.seq);
+  number(e.time_ns);
+  number(e.thread);
+  number(e.queue);
+  word(to_string(e.action));
+  number(e.id);
+  number(e.size);
+  word(to_string(e.kind));
+  *p++ = '0';
+  *p++ = 'x';
+  number(e.flags, 16);
+  p[-1] = '\n';
+  buffer_.append(line, p);
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 

@@ -3,15 +3,18 @@
 // with different CLPOOL_LAYER_* settings and then checks the trace it left.
 //
 //   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
-//                              first_use | threads | churn)
+//                              first_use | first_use_rect | first_use_svm |
+//                              first_use_rollback | threads | churn | end_<how>, see end())
 //
 // Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
 // Before exiting it waits until the trace (CLPOOL_LAYER_TRACE, if set) holds as many frees as the
 // scenario released, because destructor callbacks may still be running on ICD threads.
 #include <CL/cl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -358,6 +361,117 @@ void first_use() {
   wait_for_frees(3);
 }
 
+// Run like first_use (8 MiB, nvidia: two 2 MiB pages). The rect transfers are first uses too.
+// mockcl has no rect transfers (CL_INVALID_OPERATION): the refusals come from the layer before the
+// driver sees the call, so they are checked on every driver; the call that fits is the driver's.
+void first_use_rect() {
+  cl_env env = open_first_device();
+  const size_t two = 2 << 20;
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, two);
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, two);
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, two);
+  const int pattern = 7;
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, b, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  std::vector<char> host(4096, 1);
+  const size_t origin[3] = {0, 0, 0};
+  const size_t region[3] = {64, 4, 1};
+  CHECK(clEnqueueWriteBufferRect(env.queue, c, CL_TRUE, origin, origin, region, 0, 0, 0, 0,
+                                 host.data(), 0, nullptr,
+                                 nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  CHECK(clEnqueueReadBufferRect(env.queue, c, CL_TRUE, origin, origin, region, 0, 0, 0, 0,
+                                host.data(), 0, nullptr,
+                                nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  CHECK(clEnqueueCopyBufferRect(env.queue, a, c, origin, origin, region, 0, 0, 0, 0, 0, nullptr,
+                                nullptr) == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseMemObject(a));
+  wait_for_frees(1);
+  const cl_int fits = clEnqueueCopyBufferRect(env.queue, b, c, origin, origin, region, 0, 0, 0, 0,
+                                              0, nullptr, nullptr);
+  std::printf("first_use_rect: copy that fits: %d\n", fits);
+  CHECK(fits == CL_SUCCESS || fits == CL_INVALID_OPERATION);
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseMemObject(b));
+  CHECK_CL(clReleaseMemObject(c));
+  close_env(env);
+  wait_for_frees(3);
+}
+
+// Run like first_use. SVM blocks are charged by their first SVM command or kernel launch, also
+// through a pointer into the block.
+void first_use_svm() {
+  cl_env env = open_first_device();
+  const size_t two = 2 << 20;
+  char* s1 = static_cast<char*>(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0));
+  char* s2 = static_cast<char*>(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0));
+  char* s3 = static_cast<char*>(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0));
+  CHECK(s1 != nullptr && s2 != nullptr && s3 != nullptr);  // allocation does not charge
+  const int pattern = 7;
+  CHECK_CL(clEnqueueSVMMemFill(env.queue, s1, &pattern, sizeof pattern, two, 0, nullptr, nullptr));
+  CHECK_CL(clEnqueueSVMMemcpy(env.queue, CL_TRUE, s2 + 4096, s1, 4096, 0, nullptr, nullptr));
+  // The device is full: every first use of s3 fails, whatever the command or the offset.
+  const int full = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  CHECK(clEnqueueSVMMemcpy(env.queue, CL_TRUE, s3, s1, 4096, 0, nullptr, nullptr) == full);
+  CHECK(clEnqueueSVMMemFill(env.queue, s3 + 8192, &pattern, sizeof pattern, 4096, 0, nullptr,
+                            nullptr) == full);
+  CHECK(clEnqueueSVMMap(env.queue, CL_TRUE, CL_MAP_WRITE, s3, 4096, 0, nullptr, nullptr) == full);
+  const void* to_migrate[] = {s3};
+  CHECK(clEnqueueSVMMigrateMem(env.queue, 1, to_migrate, nullptr, 0, 0, nullptr, nullptr) == full);
+  const char* source = "kernel void touch(global int* p) { p[get_global_id(0)] = 1; }";
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(env.context, 1, &source, nullptr, &err);
+  CHECK_CL(err);
+  CHECK_CL(clBuildProgram(program, 1, &env.device, nullptr, nullptr, nullptr));
+  cl_kernel kernel = clCreateKernel(program, "touch", &err);
+  CHECK_CL(err);
+  CHECK_CL(clSetKernelArgSVMPointer(kernel, 0, s3 + 64));
+  const size_t global = 16;
+  CHECK(clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                               nullptr) == full);
+  CHECK_CL(clFinish(env.queue));
+  clSVMFree(env.context, s1);  // its page goes back
+  CHECK_CL(
+      clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseKernel(kernel));
+  CHECK_CL(clReleaseProgram(program));
+  clSVMFree(env.context, s2);
+  clSVMFree(env.context, s3);
+  close_env(env);
+}
+
+// Run like first_use. An enqueue the driver rejects for another reason used no memory: the charge
+// it made is given back, so another buffer fits afterwards.
+void first_use_rollback() {
+  cl_env env = open_first_device();
+  const size_t two = 2 << 20;
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, two);
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, two);
+  cl_mem c = buffer(env, CL_MEM_READ_WRITE, two);
+  const int pattern = 7;
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  // b fits, but the write runs past its end: the driver refuses (CL_INVALID_VALUE).
+  std::vector<char> host(2 * two, 1);
+  const cl_int invalid =
+      clEnqueueWriteBuffer(env.queue, b, CL_TRUE, 0, 2 * two, host.data(), 0, nullptr, nullptr);
+  CHECK(invalid == CL_INVALID_VALUE);
+  // So b holds nothing, and c takes the last page.
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, c, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK(clEnqueueWriteBuffer(env.queue, b, CL_TRUE, 0, two, host.data(), 0, nullptr, nullptr) ==
+        CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  CHECK_CL(clFinish(env.queue));
+  CHECK_CL(clReleaseMemObject(a));
+  CHECK_CL(clReleaseMemObject(b));
+  CHECK_CL(clReleaseMemObject(c));
+  close_env(env);
+  wait_for_frees(3);
+}
+
 // Times N clCreateBuffer + clReleaseMemObject pairs (N from CHURN_PAIRS, default 100000) and
 // prints the cost per pair on stdout: a measurement of the layer's overhead, not a test.
 void churn() {
@@ -372,13 +486,94 @@ void churn() {
   close_env(env);
 }
 
+// --- Endings: the trace must hold every event recorded before the program ended, however it
+// ended. Each records ending_pairs create+release pairs (a trace of more than one 1 MiB chunk of
+// the layer's memory-mapped file), waits until the last free is in the trace, prints "recorded",
+// and then ends as its name says.
+constexpr int ending_pairs = 15000;
+
+void record_pairs(const cl_env& env) {
+  for (int i = 0; i < ending_pairs; ++i) {
+    CHECK_CL(clReleaseMemObject(buffer(env, CL_MEM_READ_WRITE, 4096 + i)));
+  }
+  wait_for_frees(ending_pairs);
+  std::printf("recorded\n");
+  std::fflush(stdout);
+}
+
+// A buffer that a gated fill keeps alive past the program's release: its free is recorded only
+// when the gate opens, from a static object's destructor, after main returned. The destructor
+// callback may then run on a driver thread. static_holder was constructed before main, so it is
+// destroyed after the layer's atexit handler ran (registered at the first OpenCL call): the free
+// comes after the layer stopped writing through its memory map. mockcl tears itself down at exit
+// before that point, so over mockcl only a local static (constructed after the first OpenCL
+// call, destroyed before the layer's handler and mockcl's teardown) can still call it.
+struct freed_during_static_destruction {
+  cl_env env;
+  cl_event gate = nullptr;
+  cl_event fill = nullptr;
+
+  void arm() {
+    env = open_first_device();
+    gate = user_event(env);
+    const size_t size = 12345 * 4;
+    cl_mem mem = buffer(env, CL_MEM_READ_WRITE, size);
+    fill = gated_fill(env, mem, size, gate);
+    CHECK_CL(clReleaseMemObject(mem));  // still held by the fill
+  }
+
+  ~freed_during_static_destruction() {
+    if (gate == nullptr) return;
+    CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+    CHECK_CL(clWaitForEvents(1, &fill));
+    wait_for_frees(ending_pairs + 1);
+    std::printf("freed during static destruction\n");
+    std::fflush(stdout);
+  }
+};
+freed_during_static_destruction static_holder;
+
+// SCENARIO is end_<how>: return, exit_thread, _exit, abort, segv, sigkill, static_destruction,
+// local_static_destruction.
+int end(const std::string& how) {
+  cl_env env = open_first_device();
+  if (how == "exit_thread") {
+    // exit() on another thread while the main thread waits: the atexit handlers run there.
+    std::thread worker([&env] {
+      record_pairs(env);
+      std::exit(failures == 0 ? 3 : 1);
+    });
+    worker.join();
+    return 1;  // not reached
+  }
+  if (how == "static_destruction") static_holder.arm();
+  if (how == "local_static_destruction") {
+    static freed_during_static_destruction local_holder;
+    local_holder.arm();
+  }
+  record_pairs(env);
+  if (how == "return" || how.find("static_destruction") != std::string::npos) {
+    return failures == 0 ? 0 : 1;
+  }
+  if (how == "_exit") _exit(4);
+  if (how == "abort") std::abort();
+  if (how == "segv") {
+    volatile int* volatile nowhere = nullptr;
+    *nowhere = 1;  // a real fault, not a raised signal
+  }
+  if (how == "sigkill") raise(SIGKILL);
+  std::fprintf(stderr, "layer_driver: unknown ending %s\n", how.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr,
                  "usage: layer_driver "
-                 "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|threads|churn\n");
+                 "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|first_use_rect|"
+                 "first_use_svm|first_use_rollback|threads|churn|end_<how>\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -396,10 +591,18 @@ int main(int argc, char** argv) {
     platforms();
   } else if (scenario == "first_use") {
     first_use();
+  } else if (scenario == "first_use_rect") {
+    first_use_rect();
+  } else if (scenario == "first_use_svm") {
+    first_use_svm();
+  } else if (scenario == "first_use_rollback") {
+    first_use_rollback();
   } else if (scenario == "threads") {
     threads();
   } else if (scenario == "churn") {
     churn();
+  } else if (scenario.rfind("end_", 0) == 0) {
+    return end(scenario.substr(4));
   } else {
     std::fprintf(stderr, "layer_driver: unknown scenario %s\n", scenario.c_str());
     return 2;

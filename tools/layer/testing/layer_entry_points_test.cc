@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -299,6 +300,61 @@ TEST(EntryPoints, EnqueuedSvmFreeCallsTheUsersCallbackWithItsData) {
   EXPECT_EQ(seen.pointer, p);
   EXPECT_TRUE(driver_svm_freed.empty());  // the user's callback frees, not the layer
   EXPECT_EQ(read_trace().back().action, trace_action::free);
+}
+
+// Another instance of the layer (a copy of the .so has its own globals), initialised with only
+// `settings` among the CLPOOL_LAYER_* variables.
+const cl_icd_dispatch* layer_with(const std::string& name,
+                                  const std::map<std::string, std::string>& settings,
+                                  const cl_icd_dispatch& target) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string copy = std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name + ".so";
+  std::filesystem::copy_file(layer_path, copy, std::filesystem::copy_options::overwrite_existing);
+  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(handle, nullptr) << dlerror();
+  auto init = reinterpret_cast<pfn_clInitLayer>(dlsym(handle, "clInitLayer"));
+  std::map<std::string, std::string> saved;
+  for (const char* variable : {"CLPOOL_LAYER_TRACE", "CLPOOL_LAYER_BUDGET"}) {
+    if (const char* v = std::getenv(variable)) saved[variable] = v;
+    unsetenv(variable);
+  }
+  for (const auto& [variable, value] : settings) setenv(variable.c_str(), value.c_str(), 1);
+  cl_uint entries = 0;
+  const cl_icd_dispatch* table = nullptr;
+  EXPECT_EQ(init(sizeof(cl_icd_dispatch) / sizeof(void*), &target, &entries, &table), CL_SUCCESS);
+  for (const auto& [variable, value] : settings) unsetenv(variable.c_str());
+  for (const auto& [variable, value] : saved) setenv(variable.c_str(), value.c_str(), 1);
+  return table;
+}
+
+// With nothing to do, the layer wraps nothing: every slot falls through to the driver, so it costs
+// the program nothing (README.md, "Cost").
+TEST(EntryPoints, WithoutSettingsNothingIsWrapped) {
+  static const cl_icd_dispatch target = fake_target();
+  const cl_icd_dispatch* t = layer_with("no_settings", {}, target);
+  ASSERT_NE(t, nullptr);
+  const void* const* slots = reinterpret_cast<const void* const*>(t);
+  for (std::size_t i = 0; i < sizeof(cl_icd_dispatch) / sizeof(void*); ++i) {
+    EXPECT_EQ(slots[i], nullptr) << "slot " << i;
+  }
+}
+
+// Fault injection alone needs no free events, so no destructor callback is registered (on NVIDIA
+// the callback seemed to be most of the layer's cost), and clSVMFree is not wrapped.
+TEST(EntryPoints, FaultInjectionAloneRegistersNoDestructorCallback) {
+  static const cl_icd_dispatch target = fake_target();
+  const cl_icd_dispatch* t = layer_with("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}}, target);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->clSVMFree, nullptr);
+  EXPECT_EQ(t->clEnqueueSVMFree, nullptr);
+  const std::size_t before = destructors.size();
+  cl_int err = 1;
+  cl_mem a = t->clCreateBuffer(fake_context, CL_MEM_READ_WRITE, 100, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(t->clCreateBuffer(fake_context, CL_MEM_READ_WRITE, 100, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_MEM_OBJECT_ALLOCATION_FAILURE) << "the 2nd allocation is injected to fail";
+  EXPECT_EQ(destructors.size(), before);
+  delete reinterpret_cast<char*>(a);
 }
 
 TEST(EntryPoints, BudgetIsReportedAsTheDeviceSize) {

@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -241,6 +243,66 @@ TEST(LayerOverIcd, ANvidiaProfileChargesAtFirstUse) {
             std::string::npos);
 }
 
+// The rect transfers, SVM commands and SVM kernel arguments are first uses too, and a charge
+// whose enqueue the driver rejects is given back (the driver checks each status).
+TEST(LayerOverIcd, RectTransfersAreFirstUses) {
+  run_result r = run_driver("first_use_rect",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string text = [&] {
+    std::ifstream in(r.trace_path);
+    std::stringstream t;
+    t << in.rdbuf();
+    return t.str();
+  }();
+  for (const char* call :
+       {"clEnqueueWriteBufferRect", "clEnqueueReadBufferRect", "clEnqueueCopyBufferRect"}) {
+    EXPECT_NE(text.find(std::string("first use of id 3 (2097152 bytes) by ") + call),
+              std::string::npos)
+        << call << "\n"
+        << text;
+  }
+}
+
+TEST(LayerOverIcd, SvmCommandsAndSvmKernelArgumentsAreFirstUses) {
+  run_result r = run_driver("first_use_svm",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "alloc 2097152 svm 0x1",
+                            "alloc 2097152 svm 0x1",
+                            "alloc 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                        }));
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const char* call : {"clEnqueueSVMMemcpy", "clEnqueueSVMMemFill", "clEnqueueSVMMap",
+                           "clEnqueueSVMMigrateMem", "clEnqueueNDRangeKernel"}) {
+    EXPECT_NE(text.str().find(std::string("first use of id 3 (2097152 bytes) by ") + call),
+              std::string::npos)
+        << call << "\n"
+        << text.str();
+  }
+}
+
+TEST(LayerOverIcd, AChargeIsGivenBackWhenTheDriverRejectsTheEnqueue) {
+  run_result r = run_driver("first_use_rollback",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  // Only b's valid write failed for lack of room; c's fill fitted because b's rejected write had
+  // given its charge back.
+  EXPECT_NE(text.str().find("first use of id 2 (2097152 bytes) by clEnqueueWriteBuffer"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("by clEnqueueFillBuffer"), std::string::npos) << text.str();
+}
+
 TEST(LayerOverIcd, FailNthInjectsOneFailure) {
   run_result r = run_driver("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "2"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
@@ -280,6 +342,74 @@ TEST(LayerOverIcd, WithoutTraceTheLayerStillEnforcesAndSaysItIsNotRecording) {
   EXPECT_NE(r.stderr_text.find("CLPOOL_LAYER_TRACE is not set"), std::string::npos)
       << r.stderr_text;
 }
+
+// However the program ends, the trace holds every event recorded before the end, and reads
+// without error with the strict reader. layer_driver end_<how> records 15000 create+release
+// pairs (sizes 4096 + i), waits until the last free is in the trace, then ends.
+struct ending {
+  std::string how;
+  int exit_code;  // -1: any non-zero (a crash: under ASan the status is ASan's)
+  bool trimmed;   // the layer's atexit handler ran: the file ends at its last line
+};
+
+class Ending : public testing::TestWithParam<ending> {};
+
+TEST_P(Ending, TheTraceHoldsEveryEventRecordedBeforeIt) {
+  constexpr int pairs = 15000;
+  const ending& end = GetParam();
+  run_result r = run_driver("end_" + end.how, {});
+  if (end.exit_code >= 0) {
+    EXPECT_EQ(r.exit_code, end.exit_code) << r.stderr_text;
+  } else {
+    EXPECT_NE(r.exit_code, 0) << r.stderr_text;
+  }
+  EXPECT_EQ(r.stderr_text.find("layer_driver:"), std::string::npos) << r.stderr_text;
+  std::vector<trace_event> e;
+  const std::vector<std::string> lines = summary(r, &e);  // no read error, ids and seq checked
+  std::map<std::string, int> count;
+  for (const std::string& line : lines) ++count[line];
+  int missing = 0;
+  for (int i = 0; i < pairs; ++i) {
+    const std::string size = std::to_string(4096 + i);
+    missing += count["alloc " + size + " buffer 0x1"] != 1;
+    missing += count["free " + size + " buffer 0x1"] != 1;
+  }
+  EXPECT_EQ(missing, 0);
+  if (end.how.find("static_destruction") != std::string::npos) {
+    // Freed by a destructor callback during static destruction, after the layer's atexit handler.
+    ASSERT_EQ(lines.size(), 2u * pairs + 2);
+    EXPECT_EQ(lines.front(), "alloc 49380 buffer 0x1");
+    EXPECT_EQ(lines.back(), "free 49380 buffer 0x1");
+  } else {
+    EXPECT_EQ(lines.size(), 2u * pairs);
+  }
+  std::ifstream in(r.trace_path, std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(raw.size(), std::size_t{1} << 20) << "more than one chunk of the mapped file";
+  if (end.trimmed) {
+    EXPECT_EQ(raw.find('\0'), std::string::npos) << "an exit trims the zero-filled tail";
+    EXPECT_EQ(raw.back(), '\n');
+  } else {
+    // Nothing ran after the kill: the file ends in the zeros of its last chunk, which the reader
+    // ignored above.
+    EXPECT_EQ(raw.size() % (std::size_t{1} << 20), 0u);
+    EXPECT_EQ(raw.back(), '\0');
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layer, Ending,
+                         testing::Values(ending{"return", 0, true}, ending{"exit_thread", 3, true},
+                                         ending{"local_static_destruction", 0, true},
+#ifdef DRIVER_OUTLIVES_STATIC_DESTRUCTION  // see layer_driver.cc, static_holder
+                                         ending{"static_destruction", 0, true},
+#endif
+                                         ending{"_exit", 4, false}, ending{"abort", -1, false},
+                                         ending{"segv", -1, false},
+                                         ending{"sigkill", 128 + SIGKILL, false}),
+                         [](const testing::TestParamInfo<ending>& info) {
+                           return info.param.how == "_exit" ? std::string("underscore_exit")
+                                                            : info.param.how;
+                         });
 
 // Each bad setting must stop the program with a message naming the variable.
 struct bad_setting {

@@ -1,0 +1,172 @@
+// What the layer costs: clCreateBuffer + clReleaseMemObject of 4 KiB on the system's first
+// platform (POCL here), per pair, bare and through the layer in each of its modes. A benchmark,
+// not a test: the targets (recording adds at most 300 ns per event; the layer loaded but not
+// recording adds at most 10 %) are checked by reading its output (README.md, "Cost").
+//
+//   bazel run --config=opt //tools/layer/testing:layer_bench -- \
+//       --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+//
+// Every configuration runs in this one process, so they can be interleaved and compared as
+// ratios within one run: the layer is dlopen'ed once per configuration, from a copy of the .so
+// (each copy has its own globals), and initialised the way ocl-icd does it: clInitLayer with the
+// driver's dispatch table and the configuration's CLPOOL_LAYER_* variables in the environment,
+// empty slots of the returned table filled from the driver's. Calls go straight to the table, as
+// the loader's trampolines do; the loader adds the same indirection with and without a layer.
+//
+// LAYER_BENCH_SO=/abs/libclpool_layer.so measures another build of the layer (say, an older one).
+//
+// Configurations (benchmark names):
+//   bare               the driver's clCreateBuffer and clReleaseMemObject
+//   bare_dtor_callback the same, plus the clSetMemObjectDestructorCallback the layer registers
+//                      when it watches frees, and its callback: the driver's part of the layer's
+//                      cost (the suspect for NVIDIA's 4 us)
+//   layer_no_settings  the layer with no CLPOOL_LAYER_* setting (it then intercepts nothing)
+//   layer_fail_nth     CLPOOL_LAYER_FAIL_NTH only: intercepts creation, watches no frees
+//   layer_budget       CLPOOL_LAYER_BUDGET only: not recording, but watching frees
+//   layer_recording    CLPOOL_LAYER_TRACE: two events per pair, into a memory-mapped file
+//   layer_recording_direct  CLPOOL_LAYER_TRACE=/dev/null: a device, written with one write(2)
+//                      per event (the layer's fallback, and how every event was written before)
+#include <CL/cl.h>
+#include <CL/cl_icd.h>
+#include <CL/cl_layer.h>
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace {
+
+const cl_icd_dispatch* driver = nullptr;
+cl_context context = nullptr;
+std::string layer_so;
+std::string scratch;
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "layer_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// The driver's own dispatch table: the first member of every handle it returns (the loader hands
+// out the ICD's handles unchanged).
+void open_driver() {
+  cl_platform_id platform = nullptr;
+  cl_uint n = 0;
+  if (clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0) die("no OpenCL platform");
+  driver = *reinterpret_cast<const cl_icd_dispatch* const*>(platform);
+  cl_device_id device = nullptr;
+  if (driver->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+    die("no device");
+  }
+  cl_int err = CL_SUCCESS;
+  context = driver->clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  if (err != CL_SUCCESS) die("clCreateContext failed");
+}
+
+// A fresh instance of the layer initialised with `settings` (CLPOOL_LAYER_* name -> value).
+cl_icd_dispatch load_layer(const std::string& name,
+                           const std::map<std::string, std::string>& settings) {
+  const std::string copy = scratch + "/clpool_layer_" + name + ".so";
+  std::filesystem::copy_file(layer_so, copy, std::filesystem::copy_options::overwrite_existing);
+  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) die(std::string("dlopen: ") + dlerror());
+  auto init =
+      reinterpret_cast<cl_int(CL_API_CALL*)(cl_uint, const cl_icd_dispatch*, cl_uint*,
+                                            const cl_icd_dispatch**)>(dlsym(handle, "clInitLayer"));
+  if (init == nullptr) die("no clInitLayer in " + copy);
+  for (const auto& [variable, value] : settings) setenv(variable.c_str(), value.c_str(), 1);
+  constexpr cl_uint entries = sizeof(cl_icd_dispatch) / sizeof(void*);
+  cl_uint returned = 0;
+  const cl_icd_dispatch* table = nullptr;
+  const cl_int status = init(entries, driver, &returned, &table);
+  for (const auto& [variable, value] : settings) unsetenv(variable.c_str());
+  if (status != CL_SUCCESS || table == nullptr) die("clInitLayer failed for " + name);
+  // What ocl-icd does with the layer's empty slots: they fall through to the next table.
+  cl_icd_dispatch filled = *table;
+  void** slots = reinterpret_cast<void**>(&filled);
+  void* const* next = reinterpret_cast<void* const*>(driver);
+  for (cl_uint i = 0; i < entries; ++i) {
+    if (slots[i] == nullptr) slots[i] = next[i];
+  }
+  return filled;
+}
+
+void pairs(benchmark::State& state, const cl_icd_dispatch& table, bool with_callback = false) {
+  for (auto _ : state) {
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = table.clCreateBuffer(context, CL_MEM_READ_WRITE, 4096, nullptr, &err);
+    if (err != CL_SUCCESS) {
+      state.SkipWithError("clCreateBuffer failed");
+      return;
+    }
+    if (with_callback) {
+      table.clSetMemObjectDestructorCallback(
+          mem, [](cl_mem, void* data) { benchmark::DoNotOptimize(data); }, nullptr);
+    }
+    table.clReleaseMemObject(mem);
+  }
+}
+
+void register_all() {
+  static const cl_icd_dispatch no_settings = load_layer("no_settings", {});
+  static const cl_icd_dispatch fail_nth =
+      load_layer("fail_nth", {{"CLPOOL_LAYER_FAIL_NTH", "18446744073709551615"}});
+  static const cl_icd_dispatch budget = load_layer("budget", {{"CLPOOL_LAYER_BUDGET", "1TiB"}});
+  static const cl_icd_dispatch recording =
+      load_layer("recording", {{"CLPOOL_LAYER_TRACE", scratch + "/layer_bench.trace"}});
+  static const cl_icd_dispatch recording_direct =
+      load_layer("recording_direct", {{"CLPOOL_LAYER_TRACE", "/dev/null"}});
+  // A fixed count bounds the recording's trace file (about 100 bytes per pair). CPU time is the
+  // whole process's, so work a driver moves to its own threads is counted; on a shared machine it
+  // is also steadier than the wall clock, which counts the time other processes had the core.
+  constexpr int iterations = 300000;
+  benchmark::RegisterBenchmark("bare", [](benchmark::State& s) { pairs(s, *driver); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("bare_dtor_callback",
+                               [](benchmark::State& s) { pairs(s, *driver, true); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_no_settings",
+                               [](benchmark::State& s) { pairs(s, no_settings); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_fail_nth", [](benchmark::State& s) { pairs(s, fail_nth); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_budget", [](benchmark::State& s) { pairs(s, budget); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_recording", [](benchmark::State& s) { pairs(s, recording); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_recording_direct",
+                               [](benchmark::State& s) { pairs(s, recording_direct); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* so = std::getenv("LAYER_BENCH_SO");
+  layer_so = so != nullptr ? so : "tools/layer/libclpool_layer.so";
+  const char* tmp = std::getenv("TMPDIR");
+  scratch = std::string(tmp != nullptr ? tmp : "/tmp") + "/layer_bench." + std::to_string(getpid());
+  std::filesystem::create_directories(scratch);
+  // The settings of each configuration are given to its instance only.
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("CLPOOL_LAYER_", 0) == 0) die("unset CLPOOL_LAYER_* first");
+  }
+  open_driver();
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::filesystem::remove_all(scratch);
+  return 0;
+}
