@@ -1,11 +1,9 @@
 // Buffer commands (read, write, copy, fill, map, unmap, migrate), kernel launches, markers
 // and barriers. Each validates, charges deferred buffers at first use (an allocation failure
 // is the enqueue's error), then hands a command to the scheduler.
-#include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "mockcl/program_backing.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -359,13 +357,8 @@ cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const si
     if (offset && __builtin_add_overflow(offset[i], global[i], &end))
       return CL_INVALID_GLOBAL_OFFSET;
   }
-  size_t kernel_max = kMaxWorkGroupSize, reqd[3] = {0, 0, 0};
-  if (rt().pocl) {
-    pocl_work_group_info(rt(), k, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max, &kernel_max,
-                         nullptr);
-    pocl_work_group_info(rt(), k, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof reqd, reqd, nullptr);
-    kernel_max = std::min(kernel_max, kMaxWorkGroupSize);
-  }
+  const size_t kernel_max = k->max_work_group;
+  const size_t* reqd = k->reqd_work_group;
   const bool has_reqd = reqd[0] != 0;
   if (!local) return has_reqd ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
   const bool uniform = uniform_work_groups(k->program->options);

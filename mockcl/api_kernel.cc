@@ -5,6 +5,7 @@
 // POCL's twin kernel says how many arguments there are, checks the values and answers the queries
 // (program_backing.cc), after the same signature checks; the values are kept for the launch, which
 // hands them to POCL when the command executes.
+#include <algorithm>
 #include <cstring>
 
 #include "mockcl/program_backing.h"
@@ -42,6 +43,15 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
   // POCL counts the arguments; a signature that disagrees (a macro the reader took otherwise) is
   // dropped.
   if (k->has_sig && k->sig.args.size() != k->args.size()) k->has_sig = false;
+  k->max_work_group = kMaxWorkGroupSize;
+  for (size_t& r : k->reqd_work_group) r = 0;
+  if (rt().pocl) {
+    pocl_work_group_info(rt(), k, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_work_group,
+                         &k->max_work_group, nullptr);
+    pocl_work_group_info(rt(), k, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof k->reqd_work_group,
+                         k->reqd_work_group, nullptr);
+    k->max_work_group = std::min(k->max_work_group, kMaxWorkGroupSize);
+  }
   return k;
 }
 

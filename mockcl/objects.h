@@ -218,6 +218,11 @@ struct _cl_kernel : mockcl::Object {
   // device, CL_KERNEL_NUM_ARGS and clGetKernelArgInfo.
   bool has_sig = false;
   mockcl::KernelSig sig;
+  // Its work-group limits, for clEnqueueNDRangeKernel's checks: the device's maximum, or in
+  // backing mode POCL's CL_KERNEL_WORK_GROUP_SIZE and reqd_work_group_size (all 0: none), read
+  // once at creation.
+  size_t max_work_group = 0;
+  size_t reqd_work_group[3] = {0, 0, 0};
   cl_kernel pocl_kernel = nullptr;  // Backing mode: POCL's twin.
 };
 
