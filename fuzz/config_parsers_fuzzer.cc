@@ -69,11 +69,11 @@ void expect(bool condition, const std::string& what) {
 }
 
 template <typename T>
-void expect_result_shape(const mockcl::Result<T>& r) {
+void expect_result_shape(const mockcl::value_or_error<T>& r) {
   if (!r.ok()) expect(!r.error().empty(), "an error result with an empty message");
 }
 
-void check_devices_round_trip(const std::vector<mockcl::DeviceConfig>& devices) {
+void check_devices_round_trip(const std::vector<mockcl::device_config>& devices) {
   expect(!devices.empty(), "a device list that parsed is empty");
   const std::string text = mockcl::format_devices(devices);
   const auto again = mockcl::parse_devices(text);
@@ -132,8 +132,8 @@ void fuzz_faults(std::string_view text) {
   expect(again.ok() == r.ok(), "parse_faults is not deterministic");
   if (!r.ok()) return;
   expect(again.value() == r.value(), "parse_faults is not deterministic");
-  for (const mockcl::FaultRule& rule : r.value()) {
-    if (rule.kind == mockcl::FaultKind::kProbability) {
+  for (const mockcl::fault_rule& rule : r.value()) {
+    if (rule.kind == mockcl::fault_kind::probability) {
       expect(rule.p >= 0.0 && rule.p <= 1.0, "a probability rule with p outside [0, 1]");
     }
     expect(rule.status <= 0, "a fault rule with a positive status");

@@ -41,9 +41,9 @@ struct mockcl_world {
 
   // `fail` reports a setup failure (it must not return).
   mockcl_world(const std::function<void(const std::string&)>& fail,
-               const std::vector<mockcl::DeviceConfig>& devices, int in_order_queues,
+               const std::vector<mockcl::device_config>& devices, int in_order_queues,
                const std::string& schedule, bool with_out_of_order_queue = false) {
-    mockcl::Control& ctl = mockcl::control();
+    mockcl::controller& ctl = mockcl::control();
     ctl.reset();
     std::string err = ctl.configure_devices(devices);
     if (err.empty()) err = ctl.configure_schedule(schedule);

@@ -176,7 +176,7 @@ bool oom_status(int s) {
 
 struct model {
   pool_kind kind{};
-  mockcl::DeviceConfig dev;
+  mockcl::device_config dev;
   unsigned leading_bits = 4;
   std::uint64_t limit = unlimited;
   bool holding = true;
@@ -200,10 +200,10 @@ struct model {
 
   std::uint64_t managed() const { return active_rounded + held_bytes; }
   bool charges_at_creation() const {
-    return !(kind == pool_kind::deferred && dev.semantics == mockcl::Semantics::kDeferred);
+    return !(kind == pool_kind::deferred && dev.semantics == mockcl::alloc_semantics::deferred);
   }
   int oom_code() const {
-    return dev.semantics == mockcl::Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY
+    return dev.semantics == mockcl::alloc_semantics::host_oom ? CL_OUT_OF_HOST_MEMORY
                                                         : CL_MEM_OBJECT_ALLOCATION_FAILURE;
   }
 
@@ -259,7 +259,7 @@ struct model {
     const bool pinned = kind == pool_kind::pinned;
     if (int f = call(e_create_buffer)) return fail(f, true);
     if (r > dev.max_alloc) return fail(CL_INVALID_BUFFER_SIZE, false);
-    const bool now = pinned || dev.semantics != mockcl::Semantics::kDeferred;
+    const bool now = pinned || dev.semantics != mockcl::alloc_semantics::deferred;
     if (now) {
       if (int s = charge(r, pinned)) return fail(s, false);
     }
@@ -424,7 +424,7 @@ struct pool_box {
 
 struct run {
   pool_kind kind{};
-  mockcl::DeviceConfig dev;
+  mockcl::device_config dev;
   unsigned leading_bits = 4;
   bool pool_first = true;
   std::vector<op> ops;
@@ -483,7 +483,7 @@ struct run {
 
   // The mockcl id of live allocation i's block.
   std::uint64_t block_id(std::size_t i) const {
-    mockcl::Control& c = mockcl::control();
+    mockcl::controller& c = mockcl::control();
     if (imm) return c.object_id(imm->live[i].mem());
     if (def) return c.object_id(def->live[i].mem());
     if (svm) return c.object_id(svm->live[i].ptr());
@@ -511,12 +511,12 @@ struct run {
 
   // The device's side, from one snapshot.
   void check_device(bool final) {
-    const mockcl::Snapshot s = mockcl::control().snapshot();
-    const mockcl::DeviceStats& d = s.devices.at(0);
+    const mockcl::accounting_snapshot s = mockcl::control().snapshot();
+    const mockcl::device_stats& d = s.devices.at(0);
     // Real frees since the last step: which blocks, and the bytes credited.
     std::vector<std::uint64_t> freed;
     for (; frees_seen < s.frees.size(); ++frees_seen) {
-      const mockcl::FreeRecord& f = s.frees[frees_seen];
+      const mockcl::free_record& f = s.frees[frees_seen];
       auto it = m.blocks.find(f.id);
       if (it == m.blocks.end() && m.transient_frees > 0) {
         --m.transient_frees;  // the buffer of a failed allocator call
@@ -568,7 +568,7 @@ struct run {
     expect_eq("use_after_release reports", s.reports.use_after_release, 0);
     expect_eq("double_release reports", s.reports.double_release, 0);
     expect_eq("leaked_at_context_release reports", s.reports.leaked_at_context_release, 0);
-    for (const mockcl::CommandRecord& c : s.commands) {
+    for (const mockcl::command_record& c : s.commands) {
       // Only injected execution faults may fail a command.
       if (c.status != 0 && s.faults_fired == 0) {
         fail("command " + std::to_string(c.id) + " (" + c.kind + ") failed with " +
@@ -809,7 +809,7 @@ struct run {
     if (svm) down(*svm);
     if (pin) down(*pin);
     w.reset();
-    const mockcl::Snapshot s = mockcl::control().snapshot();
+    const mockcl::accounting_snapshot s = mockcl::control().snapshot();
     for (const auto& dstat : s.devices) {
       expect_eq("outstanding bytes at teardown", dstat.outstanding, 0);
       expect_eq("pinned outstanding bytes at teardown", dstat.pinned_outstanding, 0);
@@ -906,12 +906,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.kind = static_cast<pool_kind>(in.ConsumeIntegralInRange<unsigned>(0, 5));
   r.leading_bits = in.ConsumeIntegralInRange<unsigned>(0, 6);
   r.pool_first = in.ConsumeBool();
-  mockcl::DeviceConfig& dev = r.dev;
+  mockcl::device_config& dev = r.dev;
   dev.name = "fuzz";
   const unsigned sem = in.ConsumeIntegralInRange<unsigned>(0, 2);
-  dev.semantics = sem == 0 ? mockcl::Semantics::kImmediate
-                  : sem == 1 ? mockcl::Semantics::kDeferred
-                             : mockcl::Semantics::kHostOom;
+  dev.semantics = sem == 0 ? mockcl::alloc_semantics::immediate
+                  : sem == 1 ? mockcl::alloc_semantics::deferred
+                             : mockcl::alloc_semantics::host_oom;
   dev.capacity = consume_capacity(in);
   switch (in.ConsumeIntegralInRange<unsigned>(0, 3)) {
     case 0: dev.max_alloc = dev.capacity; break;
@@ -927,7 +927,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.m.leading_bits = r.leading_bits;
 
   r.w = std::make_unique<mockcl_world>(
-      [&](const std::string& why) { r.fail("mockcl setup: " + why); }, std::vector<mockcl::DeviceConfig>{dev}, 1, "eager");
+      [&](const std::string& why) { r.fail("mockcl setup: " + why); }, std::vector<mockcl::device_config>{dev}, 1, "eager");
   {
     pool_options po;
     po.leading_bits = r.leading_bits;
@@ -961,7 +961,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   // Calls made while setting up are not part of the model.
-  const mockcl::Snapshot s0 = mockcl::control().snapshot();
+  const mockcl::accounting_snapshot s0 = mockcl::control().snapshot();
   for (int e = 0; e < e_count; ++e) {
     auto it = s0.calls.find(kEntryNames[e]);
     r.m.calls[e] = it == s0.calls.end() ? 0 : it->second;

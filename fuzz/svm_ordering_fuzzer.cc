@@ -153,7 +153,7 @@ struct run {
 
   // Checks the command log so far (or, with `complete`, the whole run's).
   void check_log(bool complete) const {
-    const mockcl::Snapshot s = mockcl::control().snapshot();
+    const mockcl::accounting_snapshot s = mockcl::control().snapshot();
     if (s.reports.use_after_release != 0 || s.reports.double_release != 0) {
       fail("mockcl reports misuse: " + std::to_string(s.reports.use_after_release) +
            " use(s) after release, " + std::to_string(s.reports.double_release) +
@@ -316,7 +316,7 @@ struct driver {
         s.block.unbind_from_queue();
         if (s.block.queue() != nullptr) r.fail("unbind_from_queue left a queue");
         // The host waited: every use enqueued on the block so far has executed.
-        const mockcl::Snapshot snap = mockcl::control().snapshot();
+        const mockcl::accounting_snapshot snap = mockcl::control().snapshot();
         std::size_t executed = 0;
         for (const auto& c : snap.commands) {
           if (is_svm(r.kind)) {
@@ -446,14 +446,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::uint64_t kKernelNs[] = {10000, 1000, 100000};
   r.kernel_ns = kKernelNs[in.ConsumeIntegralInRange<int>(0, 2)];
   r.pool_first = in.ConsumeBool();
-  mockcl::DeviceConfig dev;
+  mockcl::device_config dev;
   dev.name = "fuzz";
   const std::string schedule = std::string(r.lazy ? "lazy" : "eager") +
                                ",seed=" + std::to_string(r.seed) +
                                ",kernel_ns=" + std::to_string(r.kernel_ns);
   r.w = std::make_unique<mockcl_world>(
       [&](const std::string& why) { r.fail("mockcl setup: " + why); },
-      std::vector<mockcl::DeviceConfig>{dev}, r.nq, schedule, /*with_out_of_order_queue=*/true);
+      std::vector<mockcl::device_config>{dev}, r.nq, schedule, /*with_out_of_order_queue=*/true);
   cl_command_queue q0 = r.w->queue(0);
   switch (r.kind) {
     case pool_kind::svm:
@@ -478,7 +478,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
   }
   // Every event the pool made (markers; the fuzzer asks for none) was released.
-  const mockcl::Snapshot s = mockcl::control().snapshot();
+  const mockcl::accounting_snapshot s = mockcl::control().snapshot();
   auto calls = [&](const char* e) {
     auto it = s.calls.find(e);
     return it == s.calls.end() ? std::uint64_t{0} : it->second;
@@ -488,7 +488,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
            std::to_string(calls("clReleaseEvent")) + " events released");
   }
   r.w.reset();
-  const mockcl::Snapshot end = mockcl::control().snapshot();
+  const mockcl::accounting_snapshot end = mockcl::control().snapshot();
   for (const auto& d : end.devices) {
     if (d.outstanding != 0) r.fail("outstanding bytes at teardown: " + std::to_string(d.outstanding));
   }

@@ -7,8 +7,8 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 // Validates a zero-terminated property list; copies it (terminator included) into `out`.
 cl_int check_properties(const cl_context_properties* props, std::vector<cl_context_properties>& out) {
@@ -27,10 +27,10 @@ cl_int check_properties(const cl_context_properties* props, std::vector<cl_conte
   return CL_SUCCESS;
 }
 
-using Notify = void(CL_CALLBACK*)(const char*, const void*, size_t, void*);
+using context_notify_fn = void(CL_CALLBACK*)(const char*, const void*, size_t, void*);
 
-cl_context make_context(Call& c, const cl_context_properties* props, std::vector<cl_device_id> devs,
-                        Notify notify, void* data, cl_int* err) {
+cl_context make_context(api_call& c, const cl_context_properties* props, std::vector<cl_device_id> devs,
+                        context_notify_fn notify, void* data, cl_int* err) {
   auto fail = [&](cl_int s) -> cl_context {
     if (err) *err = s;
     c.ret(s);
@@ -40,13 +40,13 @@ cl_context make_context(Call& c, const cl_context_properties* props, std::vector
   std::vector<cl_context_properties> p;
   if (cl_int s = check_properties(props, p)) return fail(s);
   rt().settle_backing();  // The first context decides MOCKCL_BACKING's default.
-  _cl_context* ctx = rt().create(rt().contexts, Type::kContext);
+  _cl_context* ctx = rt().create(rt().contexts, object_type::context);
   ctx->device0 = devs[0]->index;
-  ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != Semantics::kDeferred;
+  ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != alloc_semantics::deferred;
   ctx->max_alloc = UINT64_MAX;
   // A device whose profile does not enforce max_alloc (NVIDIA's) takes any size at creation.
   for (cl_device_id d : devs) {
-    const DeviceConfig& cfg = rt().devices[d->index].cfg;
+    const device_config& cfg = rt().devices[d->index].cfg;
     if (cfg.model.max_alloc_enforced) ctx->max_alloc = std::min(ctx->max_alloc, cfg.max_alloc);
   }
   ctx->devices = std::move(devs);
@@ -62,8 +62,8 @@ cl_context make_context(Call& c, const cl_context_properties* props, std::vector
 }
 
 cl_context CL_API_CALL CreateContext(const cl_context_properties* props, cl_uint n, const cl_device_id* devices,
-                                     Notify notify, void* data, cl_int* err) {
-  Call c(rt(), Entry::clCreateContext);
+                                     context_notify_fn notify, void* data, cl_int* err) {
+  api_call c(rt(), entry_point::clCreateContext);
   if (cl_int f = c.fault()) {
     if (err) *err = f;
     c.ret(f);
@@ -87,8 +87,8 @@ cl_context CL_API_CALL CreateContext(const cl_context_properties* props, cl_uint
 }
 
 cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props, cl_device_type type,
-                                             Notify notify, void* data, cl_int* err) {
-  Call c(rt(), Entry::clCreateContextFromType);
+                                             context_notify_fn notify, void* data, cl_int* err) {
+  api_call c(rt(), entry_point::clCreateContextFromType);
   if (cl_int f = c.fault()) {
     if (err) *err = f;
     c.ret(f);
@@ -110,7 +110,7 @@ cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props,
 }
 
 cl_int CL_API_CALL RetainContext(cl_context h) {
-  Call c(rt(), Entry::clRetainContext);
+  api_call c(rt(), entry_point::clRetainContext);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);
   ++ctx->refs;
@@ -118,14 +118,14 @@ cl_int CL_API_CALL RetainContext(cl_context h) {
 }
 
 cl_int CL_API_CALL ReleaseContext(cl_context h) {
-  Call c(rt(), Entry::clReleaseContext);
+  api_call c(rt(), entry_point::clReleaseContext);
   c.handle("context", h);
-  if (h && h->type != Type::kContext) return c.ret(CL_INVALID_CONTEXT);
+  if (h && h->type != object_type::context) return c.ret(CL_INVALID_CONTEXT);
   return c.ret(rt().release(h, CL_INVALID_CONTEXT));
 }
 
 cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t size, void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetContextInfo);
+  api_call c(rt(), entry_point::clGetContextInfo);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);
   switch (param) {
@@ -144,7 +144,7 @@ cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t si
 cl_int CL_API_CALL SetContextDestructorCallback(cl_context h,
                                                 void(CL_CALLBACK* fn)(cl_context, void*),
                                                 void* data) {
-  Call c(rt(), Entry::clSetContextDestructorCallback);
+  api_call c(rt(), entry_point::clSetContextDestructorCallback);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);
   if (!fn) return c.ret(CL_INVALID_VALUE);

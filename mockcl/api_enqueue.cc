@@ -9,11 +9,11 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 // The shared prologue: fault, queue, wait list. Returns the queue or sets `status`.
-_cl_command_queue* prologue(Call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
+_cl_command_queue* prologue(api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
   if ((status = c.fault())) return nullptr;
   _cl_command_queue* q = rt().queue(h);
   if (!q) {
@@ -48,7 +48,7 @@ void add_mem(_cl_event* ev, _cl_mem* m) {
 }
 
 // Submits, and for blocking calls waits; returns the call's status.
-cl_int finish_command(Call& c, _cl_event* ev, cl_event* out, bool blocking) {
+cl_int finish_command(api_call& c, _cl_event* ev, cl_event* out, bool blocking) {
   c.arg("command", ev->command_id);
   if (!blocking) {
     rt().submit(ev, out);
@@ -61,7 +61,7 @@ cl_int finish_command(Call& c, _cl_event* ev, cl_event* out, bool blocking) {
   return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
-cl_int rw_buffer(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
+cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
                  const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
@@ -74,8 +74,8 @@ cl_int rw_buffer(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool bl
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
   if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
-  _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write", Entry::clEnqueueWriteBuffer, n, wait)
-                        : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read", Entry::clEnqueueReadBuffer, n, wait);
+  _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write", entry_point::clEnqueueWriteBuffer, n, wait)
+                        : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read", entry_point::clEnqueueReadBuffer, n, wait);
   add_mem(ev, m);
   ev->host = const_cast<void*>(ptr);
   ev->offset = offset;
@@ -85,19 +85,19 @@ cl_int rw_buffer(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool bl
 
 cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
                                      void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueReadBuffer);
+  api_call c(rt(), entry_point::clEnqueueReadBuffer);
   return rw_buffer(c, false, q, b, blocking, offset, size, ptr, n, wait, out);
 }
 
 cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
                                       const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueWriteBuffer);
+  api_call c(rt(), entry_point::clEnqueueWriteBuffer);
   return rw_buffer(c, true, q, b, blocking, offset, size, ptr, n, wait, out);
 }
 
 cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst, size_t src_off, size_t dst_off,
                                      size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueCopyBuffer);
+  api_call c(rt(), entry_point::clEnqueueCopyBuffer);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -106,7 +106,7 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
   if (size == 0) return c.ret(CL_INVALID_VALUE);
   if (ms == md && src_off < dst_off + size && dst_off < src_off + size) return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy", Entry::clEnqueueCopyBuffer, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy", entry_point::clEnqueueCopyBuffer, n, wait);
   add_mem(ev, ms);
   add_mem(ev, md);
   ev->src_offset = src_off;
@@ -116,15 +116,15 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
 }
 
 // A rect side of buffer m: pitches valid (rect.h) and the region inside the buffer.
-cl_int check_rect_side(const _cl_mem* m, RectSide& side, const size_t region[3]) {
+cl_int check_rect_side(const _cl_mem* m, rect_side& side, const size_t region[3]) {
   if (cl_int s = rect_normalize(side, region)) return s;
   size_t first, end;
   if (!rect_extent(side, region, first, end) || end > m->size) return CL_INVALID_VALUE;
   return CL_SUCCESS;
 }
 
-RectSide rect_side(const size_t* origin, size_t row_pitch, size_t slice_pitch) {
-  RectSide s;
+rect_side make_rect_side(const size_t* origin, size_t row_pitch, size_t slice_pitch) {
+  rect_side s;
   for (int i = 0; i < 3; ++i) s.origin[i] = origin[i];
   s.row_pitch = row_pitch;
   s.slice_pitch = slice_pitch;
@@ -132,7 +132,7 @@ RectSide rect_side(const size_t* origin, size_t row_pitch, size_t slice_pitch) {
 }
 
 // clEnqueueReadBufferRect / WriteBufferRect: the buffer side and the host side.
-cl_int rw_buffer_rect(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking,
+cl_int rw_buffer_rect(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking,
                       const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
                       size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
                       size_t host_slice_pitch, const void* ptr, cl_uint n, const cl_event* wait,
@@ -144,15 +144,15 @@ cl_int rw_buffer_rect(Call& c, bool write, cl_command_queue h, cl_mem buf, cl_bo
   if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
   c.handle("mem", m);
   if (!ptr || !buffer_origin || !host_origin || !region) return c.ret(CL_INVALID_VALUE);
-  RectSide dev = rect_side(buffer_origin, buffer_row_pitch, buffer_slice_pitch);
-  RectSide host = rect_side(host_origin, host_row_pitch, host_slice_pitch);
+  rect_side dev = make_rect_side(buffer_origin, buffer_row_pitch, buffer_slice_pitch);
+  rect_side host = make_rect_side(host_origin, host_row_pitch, host_slice_pitch);
   if ((s = check_rect_side(m, dev, region)) || (s = rect_normalize(host, region))) return c.ret(s);
   if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
   _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER_RECT, "write_rect",
-                                           Entry::clEnqueueWriteBufferRect, n, wait)
+                                           entry_point::clEnqueueWriteBufferRect, n, wait)
                         : rt().new_command(q, CL_COMMAND_READ_BUFFER_RECT, "read_rect",
-                                           Entry::clEnqueueReadBufferRect, n, wait);
+                                           entry_point::clEnqueueReadBufferRect, n, wait);
   add_mem(ev, m);
   ev->host = const_cast<void*>(ptr);
   for (int i = 0; i < 3; ++i) ev->region[i] = region[i];
@@ -169,7 +169,7 @@ cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem b, cl_bool b
                                          size_t buffer_slice_pitch, size_t host_row_pitch,
                                          size_t host_slice_pitch, void* ptr, cl_uint n,
                                          const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueReadBufferRect);
+  api_call c(rt(), entry_point::clEnqueueReadBufferRect);
   return rw_buffer_rect(c, false, q, b, blocking, buffer_origin, host_origin, region,
                         buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
                         n, wait, out);
@@ -181,7 +181,7 @@ cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem b, cl_bool 
                                           size_t buffer_slice_pitch, size_t host_row_pitch,
                                           size_t host_slice_pitch, const void* ptr, cl_uint n,
                                           const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueWriteBufferRect);
+  api_call c(rt(), entry_point::clEnqueueWriteBufferRect);
   return rw_buffer_rect(c, true, q, b, blocking, buffer_origin, host_origin, region,
                         buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
                         n, wait, out);
@@ -193,15 +193,15 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
                                          size_t src_slice_pitch, size_t dst_row_pitch,
                                          size_t dst_slice_pitch, cl_uint n, const cl_event* wait,
                                          cl_event* out) {
-  Call c(rt(), Entry::clEnqueueCopyBufferRect);
+  api_call c(rt(), entry_point::clEnqueueCopyBufferRect);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
   if ((s = check_mem(q, src, 0, 0, ms)) || (s = check_mem(q, dst, 0, 0, md))) return c.ret(s);
   if (!src_origin || !dst_origin || !region) return c.ret(CL_INVALID_VALUE);
-  RectSide from = rect_side(src_origin, src_row_pitch, src_slice_pitch);
-  RectSide to = rect_side(dst_origin, dst_row_pitch, dst_slice_pitch);
+  rect_side from = make_rect_side(src_origin, src_row_pitch, src_slice_pitch);
+  rect_side to = make_rect_side(dst_origin, dst_row_pitch, dst_slice_pitch);
   if ((s = check_rect_side(ms, from, region)) || (s = check_rect_side(md, to, region)))
     return c.ret(s);
   // The same buffer: one geometry for both sides (OpenCL 3.0).
@@ -215,7 +215,7 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
     return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_RECT, "copy_rect",
-                                   Entry::clEnqueueCopyBufferRect, n, wait);
+                                   entry_point::clEnqueueCopyBufferRect, n, wait);
   add_mem(ev, ms);
   add_mem(ev, md);
   for (int i = 0; i < 3; ++i) ev->region[i] = region[i];
@@ -227,7 +227,7 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
 
 cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void* pattern, size_t pattern_size,
                                      size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueFillBuffer);
+  api_call c(rt(), entry_point::clEnqueueFillBuffer);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -239,7 +239,7 @@ cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void*
       offset % pattern_size || size % pattern_size)
     return c.ret(CL_INVALID_VALUE);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_FILL_BUFFER, "fill", Entry::clEnqueueFillBuffer, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_FILL_BUFFER, "fill", entry_point::clEnqueueFillBuffer, n, wait);
   add_mem(ev, m);
   ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
   ev->offset = offset;
@@ -250,7 +250,7 @@ cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void*
 void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool blocking, cl_map_flags flags,
                                    size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out,
                                    cl_int* err) {
-  Call c(rt(), Entry::clEnqueueMapBuffer);
+  api_call c(rt(), entry_point::clEnqueueMapBuffer);
   auto fail = [&](cl_int s) -> void* {
     if (err) *err = s;
     c.ret(s);
@@ -267,12 +267,12 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if ((s = rt().use_mem(m, q))) return fail(s);
   // maps=copy, and every map in backing mode: the host gets its own copy, filled when the map
   // executes (maps.cc).
-  const bool copy = rt().devices[q->device->index].cfg.maps == MapMode::kCopy || rt().pocl;
+  const bool copy = rt().devices[q->device->index].cfg.maps == map_mode::copy || rt().pocl;
   unsigned char* b = copy ? nullptr : rt().bytes_of(m);
   if (!copy && !b) return fail(CL_MAP_FAILURE);
   void* p = copy ? nullptr : b + offset;
   if (copy && !(p = rt().map_copy(m, flags, offset, size))) return fail(CL_OUT_OF_HOST_MEMORY);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", Entry::clEnqueueMapBuffer, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;
   ev->bytes = size;
@@ -287,7 +287,7 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
 
 cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* ptr, cl_uint n, const cl_event* wait,
                                          cl_event* out) {
-  Call c(rt(), Entry::clEnqueueUnmapMemObject);
+  api_call c(rt(), entry_point::clEnqueueUnmapMemObject);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -300,11 +300,11 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
   if (!copy) {
     unsigned char* b = rt().pocl ? nullptr : rt().bytes_of(m);
     uint32_t copies = 0;
-    for (const Mapping& mp : m->maps) copies += !mp.unmapping;
+    for (const host_mapping& mp : m->maps) copies += !mp.unmapping;
     if (m->map_count <= copies || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
   }
   --m->map_count;
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap", Entry::clEnqueueUnmapMemObject, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap", entry_point::clEnqueueUnmapMemObject, n, wait);
   add_mem(ev, m);
   if (copy) ev->host = ptr;
   return c.ret(finish_command(c, ev, out, false));
@@ -313,7 +313,7 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
 cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, const cl_mem* list,
                                             cl_mem_migration_flags flags, cl_uint n, const cl_event* wait,
                                             cl_event* out) {
-  Call c(rt(), Entry::clEnqueueMigrateMemObjects);
+  api_call c(rt(), entry_point::clEnqueueMigrateMemObjects);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -330,7 +330,7 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
     for (_cl_mem* m : ms)
       if ((s = rt().use_mem(m, q))) return c.ret(s);
   }
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate", Entry::clEnqueueMigrateMemObjects, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate", entry_point::clEnqueueMigrateMemObjects, n, wait);
   for (_cl_mem* m : ms) add_mem(ev, m);
   ev->to_host = flags & CL_MIGRATE_MEM_OBJECT_HOST;
   return c.ret(finish_command(c, ev, out, false));
@@ -373,7 +373,7 @@ cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const si
   return items > kernel_max ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
 }
 
-cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_kernel kh, cl_uint dims,
+cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue h, cl_kernel kh, cl_uint dims,
               const size_t* offset, const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
               cl_event* out) {
   cl_int s;
@@ -386,8 +386,8 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
   if (type == CL_COMMAND_NDRANGE_KERNEL && (s = check_ndrange(k, dims, offset, global, local)))
     return c.ret(s);
   std::vector<_cl_mem*> ms;
-  std::vector<SvmBlock*> blocks;
-  for (const KernelArg& a : k->args) {
+  std::vector<svm_allocation*> blocks;
+  for (const kernel_arg& a : k->args) {
     if (!a.set) return c.ret(CL_INVALID_KERNEL_ARGS);
     if (a.mem) {
       _cl_mem* m = rt().mem(a.mem);
@@ -395,7 +395,7 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
       ms.push_back(m);
     }
     if (a.svm) {
-      SvmBlock* b = rt().find_svm(a.svm);
+      svm_allocation* b = rt().find_svm(a.svm);
       if (!b || b->freed) return c.ret(CL_INVALID_KERNEL_ARGS);
       blocks.push_back(b);
     }
@@ -404,7 +404,7 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
     if ((s = rt().use_mem(m, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, type, "kernel", e, n, wait);
   for (_cl_mem* m : ms) add_mem(ev, m);
-  for (SvmBlock* b : blocks) {
+  for (svm_allocation* b : blocks) {
     ++b->pending;
     ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   }
@@ -429,17 +429,17 @@ cl_int launch(Call& c, Entry e, cl_command_type type, cl_command_queue h, cl_ker
 cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
                                         const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
                                         cl_event* out) {
-  Call c(rt(), Entry::clEnqueueNDRangeKernel);
-  return launch(c, Entry::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims, offset, global, local, n,
+  api_call c(rt(), entry_point::clEnqueueNDRangeKernel);
+  return launch(c, entry_point::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims, offset, global, local, n,
                 wait, out);
 }
 
 cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel k, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueTask);
-  return launch(c, Entry::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, nullptr, nullptr, n, wait, out);
+  api_call c(rt(), entry_point::clEnqueueTask);
+  return launch(c, entry_point::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, nullptr, nullptr, n, wait, out);
 }
 
-cl_int sync_command(Call& c, Entry e, cl_command_type type, const char* kind, cl_command_queue h, cl_uint n,
+cl_int sync_command(api_call& c, entry_point e, cl_command_type type, const char* kind, cl_command_queue h, cl_uint n,
                     const cl_event* wait, cl_event* out) {
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
@@ -449,31 +449,31 @@ cl_int sync_command(Call& c, Entry e, cl_command_type type, const char* kind, cl
 }
 
 cl_int CL_API_CALL EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueMarkerWithWaitList);
-  return sync_command(c, Entry::clEnqueueMarkerWithWaitList, CL_COMMAND_MARKER, "marker", q, n, wait, out);
+  api_call c(rt(), entry_point::clEnqueueMarkerWithWaitList);
+  return sync_command(c, entry_point::clEnqueueMarkerWithWaitList, CL_COMMAND_MARKER, "marker", q, n, wait, out);
 }
 
 cl_int CL_API_CALL EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueBarrierWithWaitList);
-  return sync_command(c, Entry::clEnqueueBarrierWithWaitList, CL_COMMAND_BARRIER, "barrier", q, n, wait, out);
+  api_call c(rt(), entry_point::clEnqueueBarrierWithWaitList);
+  return sync_command(c, entry_point::clEnqueueBarrierWithWaitList, CL_COMMAND_BARRIER, "barrier", q, n, wait, out);
 }
 
 cl_int CL_API_CALL EnqueueMarker(cl_command_queue q, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueMarker);
+  api_call c(rt(), entry_point::clEnqueueMarker);
   if (!out) return c.ret(CL_INVALID_VALUE);
-  return sync_command(c, Entry::clEnqueueMarker, CL_COMMAND_MARKER, "marker", q, 0, nullptr, out);
+  return sync_command(c, entry_point::clEnqueueMarker, CL_COMMAND_MARKER, "marker", q, 0, nullptr, out);
 }
 
 cl_int CL_API_CALL EnqueueBarrier(cl_command_queue q) {
-  Call c(rt(), Entry::clEnqueueBarrier);
-  return sync_command(c, Entry::clEnqueueBarrier, CL_COMMAND_BARRIER, "barrier", q, 0, nullptr, nullptr);
+  api_call c(rt(), entry_point::clEnqueueBarrier);
+  return sync_command(c, entry_point::clEnqueueBarrier, CL_COMMAND_BARRIER, "barrier", q, 0, nullptr, nullptr);
 }
 
 cl_int CL_API_CALL EnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event* wait) {
-  Call c(rt(), Entry::clEnqueueWaitForEvents);
+  api_call c(rt(), entry_point::clEnqueueWaitForEvents);
   if (n == 0 || !wait) return c.ret(CL_INVALID_VALUE);
   // 1.1 semantics: later commands wait for these events, i.e. a barrier with a wait list.
-  return sync_command(c, Entry::clEnqueueWaitForEvents, CL_COMMAND_BARRIER, "wait_for_events", q, n, wait, nullptr);
+  return sync_command(c, entry_point::clEnqueueWaitForEvents, CL_COMMAND_BARRIER, "wait_for_events", q, n, wait, nullptr);
 }
 
 }  // namespace

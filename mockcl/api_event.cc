@@ -4,11 +4,11 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
-  Call c(rt(), Entry::clWaitForEvents);
+  api_call c(rt(), entry_point::clWaitForEvents);
   if (cl_int f = c.fault()) return c.ret(f);
   if (n == 0 || !list) return c.ret(CL_INVALID_VALUE);
   std::vector<_cl_event*> evs;
@@ -25,7 +25,7 @@ cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
 }
 
 cl_int CL_API_CALL GetEventInfo(cl_event h, cl_event_info param, size_t size, void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetEventInfo);
+  api_call c(rt(), entry_point::clGetEventInfo);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
@@ -41,7 +41,7 @@ cl_int CL_API_CALL GetEventInfo(cl_event h, cl_event_info param, size_t size, vo
 
 cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, size_t size, void* value,
                                          size_t* size_ret) {
-  Call c(rt(), Entry::clGetEventProfilingInfo);
+  api_call c(rt(), entry_point::clGetEventProfilingInfo);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
   if (!e->queue || !(e->queue->properties & CL_QUEUE_PROFILING_ENABLE) || e->status != CL_COMPLETE)
@@ -58,7 +58,7 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, si
 }
 
 cl_int CL_API_CALL RetainEvent(cl_event h) {
-  Call c(rt(), Entry::clRetainEvent);
+  api_call c(rt(), entry_point::clRetainEvent);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
   ++e->refs;
@@ -66,14 +66,14 @@ cl_int CL_API_CALL RetainEvent(cl_event h) {
 }
 
 cl_int CL_API_CALL ReleaseEvent(cl_event h) {
-  Call c(rt(), Entry::clReleaseEvent);
+  api_call c(rt(), entry_point::clReleaseEvent);
   c.handle("event", h);
-  if (h && h->type != Type::kEvent) return c.ret(CL_INVALID_EVENT);
+  if (h && h->type != object_type::event) return c.ret(CL_INVALID_EVENT);
   return c.ret(rt().release(h, CL_INVALID_EVENT));
 }
 
 cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
-  Call c(rt(), Entry::clCreateUserEvent);
+  api_call c(rt(), entry_point::clCreateUserEvent);
   auto fail = [&](cl_int s) -> cl_event {
     if (err) *err = s;
     c.ret(s);
@@ -82,7 +82,7 @@ cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
   if (cl_int f = c.fault()) return fail(f);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return fail(CL_INVALID_CONTEXT);
-  _cl_event* e = rt().create(rt().events, Type::kEvent);
+  _cl_event* e = rt().create(rt().events, object_type::event);
   e->context = ctx;
   rt().retain_internal(ctx);
   e->queue = nullptr;
@@ -105,21 +105,21 @@ cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
 }
 
 cl_int CL_API_CALL SetUserEventStatus(cl_event h, cl_int status) {
-  Call c(rt(), Entry::clSetUserEventStatus);
+  api_call c(rt(), entry_point::clSetUserEventStatus);
   _cl_event* e = rt().event(h);
   if (!e || e->command_type != CL_COMMAND_USER) return c.ret(CL_INVALID_EVENT);
   if (status > CL_COMPLETE) return c.ret(CL_INVALID_VALUE);
   if (e->status <= CL_COMPLETE) return c.ret(CL_INVALID_OPERATION);  // Set only once.
   e->ended = rt().now;
   rt().set_status(e, status);
-  if (rt().schedule.mode == ScheduleMode::kEager) rt().run();
+  if (rt().schedule.mode == schedule_mode::eager) rt().run();
   rt().cv.notify_all();
   return c.ret(CL_SUCCESS);
 }
 
 cl_int CL_API_CALL SetEventCallback(cl_event h, cl_int type, void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
                                     void* data) {
-  Call c(rt(), Entry::clSetEventCallback);
+  api_call c(rt(), entry_point::clSetEventCallback);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
   if (!fn || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING)) return c.ret(CL_INVALID_VALUE);

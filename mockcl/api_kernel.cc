@@ -14,20 +14,20 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 _cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
-  _cl_kernel* k = rt().create(rt().kernels, Type::kKernel);
+  _cl_kernel* k = rt().create(rt().kernels, object_type::kernel);
   k->program = p;
   rt().retain_internal(p);
   ++p->kernels;
   k->name = name;
   k->args.clear();
-  const KernelSig* sig = find_signature(p->signatures, name);
+  const kernel_signature* sig = find_signature(p->signatures, name);
   k->has_sig = sig != nullptr;
-  k->sig = sig ? *sig : KernelSig{};
-  if (sig) k->args.assign(sig->args.size(), KernelArg{});
+  k->sig = sig ? *sig : kernel_signature{};
+  if (sig) k->args.assign(sig->args.size(), kernel_arg{});
   return k;
 }
 
@@ -56,7 +56,7 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
 }
 
 cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) {
-  Call c(rt(), Entry::clCreateKernel);
+  api_call c(rt(), entry_point::clCreateKernel);
   auto fail = [&](cl_int s) -> cl_kernel {
     if (err) *err = s;
     c.ret(s);
@@ -80,7 +80,7 @@ cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) 
 }
 
 cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* out, cl_uint* num_ret) {
-  Call c(rt(), Entry::clCreateKernelsInProgram);
+  api_call c(rt(), entry_point::clCreateKernelsInProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (!p->built) return c.ret(CL_INVALID_PROGRAM_EXECUTABLE);
@@ -105,7 +105,7 @@ cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* 
 // A new kernel of the same program and function with the source's argument values (and, in
 // backing mode, its own POCL twin: the values reach POCL at each launch).
 cl_kernel CL_API_CALL CloneKernel(cl_kernel h, cl_int* err) {
-  Call c(rt(), Entry::clCloneKernel);
+  api_call c(rt(), entry_point::clCloneKernel);
   auto fail = [&](cl_int s) -> cl_kernel {
     if (err) *err = s;
     c.ret(s);
@@ -125,7 +125,7 @@ cl_kernel CL_API_CALL CloneKernel(cl_kernel h, cl_int* err) {
 }
 
 cl_int CL_API_CALL RetainKernel(cl_kernel h) {
-  Call c(rt(), Entry::clRetainKernel);
+  api_call c(rt(), entry_point::clRetainKernel);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
   ++k->refs;
@@ -133,14 +133,14 @@ cl_int CL_API_CALL RetainKernel(cl_kernel h) {
 }
 
 cl_int CL_API_CALL ReleaseKernel(cl_kernel h) {
-  Call c(rt(), Entry::clReleaseKernel);
-  if (h && h->type != Type::kKernel) return c.ret(CL_INVALID_KERNEL);
+  api_call c(rt(), entry_point::clReleaseKernel);
+  if (h && h->type != object_type::kernel) return c.ret(CL_INVALID_KERNEL);
   _cl_kernel* k = h;
   if (k && k->in_use && !k->released && k->refs == 1) --k->program->kernels;
   return c.ret(rt().release(h, CL_INVALID_KERNEL));
 }
 
-KernelArg* arg_slot(_cl_kernel* k, cl_uint index) {
+kernel_arg* arg_slot(_cl_kernel* k, cl_uint index) {
   if (index >= 64) return nullptr;
   if (k->args.size() <= index) k->args.resize(index + 1);
   return &k->args[index];
@@ -156,28 +156,28 @@ _cl_mem* mem_value(size_t size, const void* value) {
 }
 
 // clSetKernelArg's rules for an argument of known signature (OpenCL 3.0), in both modes.
-cl_int check_arg(const KernelArgSig& a, size_t size, const void* value) {
+cl_int check_arg(const kernel_arg_signature& a, size_t size, const void* value) {
   switch (a.kind) {
-    case ArgKind::kLocal:
+    case arg_kind::local:
       if (value) return CL_INVALID_ARG_VALUE;
       return size == 0 ? CL_INVALID_ARG_SIZE : CL_SUCCESS;
-    case ArgKind::kPointer: {
+    case arg_kind::pointer: {
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       cl_mem m = nullptr;
       if (value) std::memcpy(&m, value, sizeof m);
       return !m || mem_value(size, value) ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // NULL: no buffer.
     }
-    case ArgKind::kImage:
-    case ArgKind::kPipe:  // The mock has neither: no value is one.
+    case arg_kind::image:
+    case arg_kind::pipe:  // The mock has neither: no value is one.
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       return value ? CL_INVALID_MEM_OBJECT : CL_INVALID_ARG_VALUE;
-    case ArgKind::kSampler:
+    case arg_kind::sampler:
       if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
       return CL_INVALID_SAMPLER;
-    case ArgKind::kValue:
+    case arg_kind::value:
       if (size != a.size) return CL_INVALID_ARG_SIZE;
       return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;
-    case ArgKind::kOpaque:
+    case arg_kind::opaque:
       if (size == 0) return CL_INVALID_ARG_SIZE;
       return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;
   }
@@ -185,7 +185,7 @@ cl_int check_arg(const KernelArgSig& a, size_t size, const void* value) {
 }
 
 cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const void* value) {
-  Call c(rt(), Entry::clSetKernelArg);
+  api_call c(rt(), entry_point::clSetKernelArg);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
   if (k->has_sig) {
@@ -193,13 +193,13 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const v
     if (cl_int s = check_arg(k->sig.args[index], size, value)) return c.ret(s);
   }
   if (rt().pocl) return c.ret(pocl_set_arg(rt(), k, index, size, value));
-  KernelArg* a = arg_slot(k, index);
+  kernel_arg* a = arg_slot(k, index);
   if (!a) return c.ret(CL_INVALID_ARG_INDEX);
   a->set = true;
   a->mem = nullptr;
   a->svm = nullptr;
   if (k->has_sig) {  // Only a buffer parameter holds a buffer.
-    if (k->sig.args[index].kind == ArgKind::kPointer) a->mem = mem_value(size, value);
+    if (k->sig.args[index].kind == arg_kind::pointer) a->mem = mem_value(size, value);
   } else {
     a->mem = mem_value(size, value);
   }
@@ -207,14 +207,14 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const v
 }
 
 cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void* value) {
-  Call c(rt(), Entry::clSetKernelArgSVMPointer);
+  api_call c(rt(), entry_point::clSetKernelArgSVMPointer);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
-  if (k->has_sig && (index >= k->sig.args.size() || k->sig.args[index].kind != ArgKind::kPointer))
+  if (k->has_sig && (index >= k->sig.args.size() || k->sig.args[index].kind != arg_kind::pointer))
     return c.ret(CL_INVALID_ARG_INDEX);  // Not a global or constant pointer parameter.
   // Backing mode: the argument slots are POCL's; SVM blocks are POCL's SVM (backing.cc).
   if (rt().pocl && index >= k->args.size()) return c.ret(CL_INVALID_ARG_INDEX);
-  KernelArg* a = arg_slot(k, index);
+  kernel_arg* a = arg_slot(k, index);
   if (!a) return c.ret(CL_INVALID_ARG_INDEX);
   a->set = true;
   a->mem = nullptr;
@@ -227,12 +227,12 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void
 }
 
 cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info, size_t, const void*) {
-  Call c(rt(), Entry::clSetKernelExecInfo);
+  api_call c(rt(), entry_point::clSetKernelExecInfo);
   return c.ret(rt().kernel(h) ? CL_SUCCESS : CL_INVALID_KERNEL);
 }
 
 cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetKernelInfo);
+  api_call c(rt(), entry_point::clGetKernelInfo);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
@@ -251,7 +251,7 @@ cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size,
 
 cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
                                           void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetKernelWorkGroupInfo);
+  api_call c(rt(), entry_point::clGetKernelWorkGroupInfo);
   if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
   if (rt().pocl) return c.ret(pocl_work_group_info(rt(), h, param, size, value, size_ret));
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
@@ -270,7 +270,7 @@ cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_w
 
 cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_info param, size_t size, void* value,
                                     size_t* size_ret) {
-  Call c(rt(), Entry::clGetKernelArgInfo);
+  api_call c(rt(), entry_point::clGetKernelArgInfo);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
   if (rt().pocl) return c.ret(pocl_kernel_arg_info(rt(), k, index, param, size, value, size_ret));
@@ -279,7 +279,7 @@ cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_in
   if (k->has_sig && index >= k->sig.args.size()) return c.ret(CL_INVALID_ARG_INDEX);
   if (!k->has_sig || k->program->options.find("-cl-kernel-arg-info") == std::string::npos)
     return c.ret(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
-  const KernelArgSig& a = k->sig.args[index];
+  const kernel_arg_signature& a = k->sig.args[index];
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
     case CL_KERNEL_ARG_ADDRESS_QUALIFIER:

@@ -9,8 +9,8 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
 constexpr cl_mem_flags kHostAccess = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
@@ -31,11 +31,11 @@ bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
   return CL_SUCCESS;
 }
 
-// kHooks: a fault rule or the call log is installed (Runtime::hooks()). Without them the fault
+// kHooks: a fault rule or the call log is installed (mock_runtime::hooks()). Without them the fault
 // check and the logged arguments compile away, which the create+release benchmark relies on.
 template <bool kHooks>
-[[gnu::always_inline]] inline cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
-  Runtime& rt = c.runtime();  // One load of the singleton on the hot path.
+[[gnu::always_inline]] inline cl_mem create_buffer(api_call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  mock_runtime& rt = c.runtime();  // One load of the singleton on the hot path.
   auto fail = [&](cl_int s) -> cl_mem {
     if (err) *err = s;
     c.ret(s);
@@ -60,7 +60,7 @@ template <bool kHooks>
   } else if (charge_now) {
     if (cl_int s = rt.charge_to<false>(dev, ctx, size, where)) return fail(s);
   }
-  _cl_mem* m = rt.create(rt.mems, Type::kMem);
+  _cl_mem* m = rt.create(rt.mems, object_type::mem);
   rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
   m->where = where;
   if ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) && rt.pocl) [[unlikely]] {
@@ -82,13 +82,13 @@ template <bool kHooks>
   return m;
 }
 
-[[gnu::noinline]] cl_mem create_buffer_hooked(Call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr,
+[[gnu::noinline]] cl_mem create_buffer_hooked(api_call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr,
                                                cl_int* err) {
   return create_buffer<true>(c, h, flags, size, host_ptr, err);
 }
 
 // The un-hooked path is inlined into each entry point (one call less per clCreateBuffer).
-[[gnu::always_inline]] inline cl_mem create_buffer(Call& c, cl_context h, cl_mem_flags flags, size_t size,
+[[gnu::always_inline]] inline cl_mem create_buffer(api_call& c, cl_context h, cl_mem_flags flags, size_t size,
                                                    void* host_ptr, cl_int* err) {
   if (c.runtime().hooks()) [[unlikely]] return create_buffer_hooked(c, h, flags, size, host_ptr, err);
   return create_buffer<false>(c, h, flags, size, host_ptr, err);
@@ -96,14 +96,14 @@ template <bool kHooks>
 
 [[gnu::noinline]] cl_mem create_buffer_general(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr,
                                                cl_int* err) {
-  Call c(rt(), Entry::clCreateBuffer);
+  api_call c(rt(), entry_point::clCreateBuffer);
   return create_buffer(c, ctx, flags, size, host_ptr, err);
 }
 
-// The express path (Runtime::create_buffer_express) or, when it declines, the general one as a
+// The express path (mock_runtime::create_buffer_express) or, when it declines, the general one as a
 // tail call: the common case needs no stack frame.
 cl_mem CL_API_CALL CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
-  if (Runtime* r = Runtime::get_if_ready()) [[likely]] {
+  if (mock_runtime* r = mock_runtime::get_if_ready()) [[likely]] {
     if (_cl_mem* m = r->create_buffer_express(ctx, flags, size, host_ptr)) [[likely]] {
       if (err) *err = CL_SUCCESS;
       return m;
@@ -114,7 +114,7 @@ cl_mem CL_API_CALL CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size,
 
 cl_mem CL_API_CALL CreateBufferWithProperties(cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
                                               size_t size, void* host_ptr, cl_int* err) {
-  Call c(rt(), Entry::clCreateBufferWithProperties);
+  api_call c(rt(), entry_point::clCreateBufferWithProperties);
   if (props && props[0] != 0) {
     if (err) *err = CL_INVALID_PROPERTY;
     c.ret(CL_INVALID_PROPERTY);
@@ -127,7 +127,7 @@ cl_mem CL_API_CALL CreateBufferWithProperties(cl_context ctx, const cl_mem_prope
 
 cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_create_type type, const void* info,
                                    cl_int* err) {
-  Call c(rt(), Entry::clCreateSubBuffer);
+  api_call c(rt(), entry_point::clCreateSubBuffer);
   auto fail = [&](cl_int s) -> cl_mem {
     if (err) *err = s;
     c.ret(s);
@@ -143,7 +143,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
   if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
-  _cl_mem* m = rt().create(rt().mems, Type::kMem);
+  _cl_mem* m = rt().create(rt().mems, object_type::mem);
   m->context = parent->context;
   m->flags = (flags & kAccess) ? flags : (flags | (parent->flags & kAccess));
   m->size = region->size;
@@ -164,7 +164,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
 }
 
 cl_int CL_API_CALL RetainMemObject(cl_mem h) {
-  Call c(rt(), Entry::clRetainMemObject);
+  api_call c(rt(), entry_point::clRetainMemObject);
   _cl_mem* m = rt().mem(h);
   if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
   ++m->refs;
@@ -172,22 +172,22 @@ cl_int CL_API_CALL RetainMemObject(cl_mem h) {
 }
 
 [[gnu::noinline]] cl_int release_mem_general(cl_mem h) {
-  Call c(rt(), Entry::clReleaseMemObject);
+  api_call c(rt(), entry_point::clReleaseMemObject);
   c.handle("mem", h);
-  if (h && h->type != Type::kMem) return c.ret(CL_INVALID_MEM_OBJECT);
+  if (h && h->type != object_type::mem) return c.ret(CL_INVALID_MEM_OBJECT);
   return c.ret(c.runtime().release_mem(h));
 }
 
-// The express path (Runtime::release_mem_express), else the general one as a tail call.
+// The express path (mock_runtime::release_mem_express), else the general one as a tail call.
 cl_int CL_API_CALL ReleaseMemObject(cl_mem h) {
-  if (Runtime* r = Runtime::get_if_ready()) [[likely]] {
+  if (mock_runtime* r = mock_runtime::get_if_ready()) [[likely]] {
     if (r->release_mem_express(h)) [[likely]] return CL_SUCCESS;
   }
   return release_mem_general(h);
 }
 
 cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetMemObjectInfo);
+  api_call c(rt(), entry_point::clGetMemObjectInfo);
   _cl_mem* m = rt().mem(h);
   if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
@@ -219,7 +219,7 @@ cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, vo
 }
 
 cl_int CL_API_CALL SetMemObjectDestructorCallback(cl_mem h, void(CL_CALLBACK* fn)(cl_mem, void*), void* data) {
-  Call c(rt(), Entry::clSetMemObjectDestructorCallback);
+  api_call c(rt(), entry_point::clSetMemObjectDestructorCallback);
   _cl_mem* m = rt().mem(h);
   if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
   if (!fn) return c.ret(CL_INVALID_VALUE);
@@ -230,14 +230,14 @@ cl_int CL_API_CALL SetMemObjectDestructorCallback(cl_mem h, void(CL_CALLBACK* fn
 // Pipes are not supported (CL_DEVICE_PIPE_SUPPORT is CL_FALSE, clCreatePipe answers
 // CL_INVALID_OPERATION), so no mem object is a pipe.
 cl_int CL_API_CALL GetPipeInfo(cl_mem h, cl_pipe_info, size_t, void*, size_t*) {
-  Call c(rt(), Entry::clGetPipeInfo);
+  api_call c(rt(), entry_point::clGetPipeInfo);
   rt().mem(h);  // A released handle is still reported as used after release.
   return c.ret(CL_INVALID_MEM_OBJECT);
 }
 
 cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags, cl_mem_object_type, cl_uint,
                                             cl_image_format*, cl_uint* n) {
-  Call c(rt(), Entry::clGetSupportedImageFormats);
+  api_call c(rt(), entry_point::clGetSupportedImageFormats);
   if (!rt().context(h)) return c.ret(CL_INVALID_CONTEXT);
   if (n) *n = 0;  // No image support.
   return c.ret(CL_SUCCESS);

@@ -11,16 +11,16 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
 
 // What the devices report about OpenCL C (language.h): the mock's own set, or in backing mode its
 // intersection with POCL's device. Asking settles MOCKCL_BACKING's default (as a context does).
-const LanguageCaps& language() {
+const language_caps& language() {
   rt().settle_backing();
-  static const LanguageCaps mock = decide_language(mock_language(), nullptr);
+  static const language_caps mock = decide_language(mock_language(), nullptr);
   return rt().pocl ? rt().pocl->language : mock;
 }
 
@@ -31,7 +31,7 @@ cl_int set_list(size_t size, void* value, size_t* size_ret, const std::vector<T>
 }
 
 cl_int CL_API_CALL GetPlatformIDs(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
-  Call c(rt(), Entry::clGetPlatformIDs);
+  api_call c(rt(), entry_point::clGetPlatformIDs);
   if ((num_entries == 0 && platforms) || (!platforms && !num_platforms)) return c.ret(CL_INVALID_VALUE);
   if (!rt().platform_ok()) {
     if (num_platforms) *num_platforms = 0;
@@ -44,7 +44,7 @@ cl_int CL_API_CALL GetPlatformIDs(cl_uint num_entries, cl_platform_id* platforms
 
 cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size, void* value,
                                    size_t* size_ret) {
-  Call c(rt(), Entry::clGetPlatformInfo);
+  api_call c(rt(), entry_point::clGetPlatformInfo);
   if (p && p != &rt().platform) return c.ret(CL_INVALID_PLATFORM);
   switch (param) {
     case CL_PLATFORM_PROFILE: return c.ret(set_info_s(size, value, size_ret, "FULL_PROFILE"));
@@ -67,7 +67,7 @@ cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info param, siz
 
 cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint num_entries,
                                 cl_device_id* devices, cl_uint* num_devices) {
-  Call c(rt(), Entry::clGetDeviceIDs);
+  api_call c(rt(), entry_point::clGetDeviceIDs);
   if (cl_int f = c.fault()) return c.ret(f);
   if (p && p != &rt().platform) return c.ret(CL_INVALID_PLATFORM);
   if ((num_entries == 0 && devices) || (!devices && !num_devices)) return c.ret(CL_INVALID_VALUE);
@@ -89,10 +89,10 @@ cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n
 
 cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t size, void* value,
                                  size_t* size_ret) {
-  Call c(rt(), Entry::clGetDeviceInfo);
+  api_call c(rt(), entry_point::clGetDeviceInfo);
   _cl_device_id* dev = rt().device(h);
   if (!dev) return c.ret(CL_INVALID_DEVICE);
-  const DeviceConfig& d = rt().devices[dev->index].cfg;
+  const device_config& d = rt().devices[dev->index].cfg;
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   auto s = [&](const std::string& x) { return c.ret(set_info_s(size, value, size_ret, x)); };
   auto none = [&]() { return c.ret(set_info(size, value, size_ret, nullptr, 0)); };
@@ -218,18 +218,18 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
 }
 
 cl_int CL_API_CALL RetainDevice(cl_device_id h) {
-  Call c(rt(), Entry::clRetainDevice);
+  api_call c(rt(), entry_point::clRetainDevice);
   return c.ret(rt().device(h) ? CL_SUCCESS : CL_INVALID_DEVICE);
 }
 
 cl_int CL_API_CALL ReleaseDevice(cl_device_id h) {
-  Call c(rt(), Entry::clReleaseDevice);
+  api_call c(rt(), entry_point::clReleaseDevice);
   return c.ret(rt().device(h) ? CL_SUCCESS : CL_INVALID_DEVICE);
 }
 
 cl_int CL_API_CALL CreateSubDevices(cl_device_id h, const cl_device_partition_property*, cl_uint,
                                     cl_device_id*, cl_uint*) {
-  Call c(rt(), Entry::clCreateSubDevices);
+  api_call c(rt(), entry_point::clCreateSubDevices);
   return c.ret(rt().device(h) ? CL_INVALID_VALUE : CL_INVALID_DEVICE);
 }
 
@@ -248,7 +248,7 @@ cl_int CL_API_CALL UnloadCompiler() { return CL_SUCCESS; }
 cl_int CL_API_CALL UnloadPlatformCompiler(cl_platform_id) { return CL_SUCCESS; }
 
 cl_int CL_API_CALL GetHostTimer(cl_device_id h, cl_ulong* t) {
-  Call c(rt(), Entry::clGetHostTimer);
+  api_call c(rt(), entry_point::clGetHostTimer);
   if (!rt().device(h)) return c.ret(CL_INVALID_DEVICE);
   if (!t) return c.ret(CL_INVALID_VALUE);
   *t = rt().now;
@@ -256,7 +256,7 @@ cl_int CL_API_CALL GetHostTimer(cl_device_id h, cl_ulong* t) {
 }
 
 cl_int CL_API_CALL GetDeviceAndHostTimer(cl_device_id h, cl_ulong* dt, cl_ulong* ht) {
-  Call c(rt(), Entry::clGetDeviceAndHostTimer);
+  api_call c(rt(), entry_point::clGetDeviceAndHostTimer);
   if (!rt().device(h)) return c.ret(CL_INVALID_DEVICE);
   if (!dt || !ht) return c.ret(CL_INVALID_VALUE);
   *dt = *ht = rt().now;

@@ -13,8 +13,8 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 std::vector<std::string> kernel_names(const std::string& src) {
   std::vector<std::string> out;
@@ -32,7 +32,7 @@ cl_int read_signatures(_cl_program* p) {
   p->build_log.clear();
   p->build_failed = false;
   if (!p->from_source) return CL_SUCCESS;
-  ParsedSource parsed = parse_kernel_signatures(p->source);
+  parsed_source parsed = parse_kernel_signatures(p->source);
   if (!parsed.error.empty()) {
     if (rt().pocl) return CL_SUCCESS;
     p->build_failed = true;
@@ -41,7 +41,7 @@ cl_int read_signatures(_cl_program* p) {
   }
   if (!rt().pocl) {  // The reader's names: a kernel in a comment is not one.
     p->kernel_names.clear();
-    for (const KernelSig& k : parsed.kernels)
+    for (const kernel_signature& k : parsed.kernels)
       if (std::find(p->kernel_names.begin(), p->kernel_names.end(), k.name) ==
           p->kernel_names.end())
         p->kernel_names.push_back(k.name);
@@ -50,9 +50,9 @@ cl_int read_signatures(_cl_program* p) {
   return CL_SUCCESS;
 }
 
-cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* err, char kind = 's',
+cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int* err, char kind = 's',
                        const void* data = nullptr, size_t size = 0) {
-  _cl_program* p = rt().create(rt().programs, Type::kProgram);
+  _cl_program* p = rt().create(rt().programs, object_type::program);
   p->context = ctx;
   rt().retain_internal(ctx);
   p->source = std::move(source);
@@ -80,7 +80,7 @@ cl_program new_program(Call& c, _cl_context* ctx, std::string source, cl_int* er
 
 cl_program CL_API_CALL CreateProgramWithSource(cl_context h, cl_uint count, const char** strings,
                                                const size_t* lengths, cl_int* err) {
-  Call c(rt(), Entry::clCreateProgramWithSource);
+  api_call c(rt(), entry_point::clCreateProgramWithSource);
   auto fail = [&](cl_int s) -> cl_program {
     if (err) *err = s;
     c.ret(s);
@@ -101,7 +101,7 @@ cl_program CL_API_CALL CreateProgramWithSource(cl_context h, cl_uint count, cons
 cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl_device_id* devs,
                                                const size_t* lengths, const unsigned char** bins, cl_int* status,
                                                cl_int* err) {
-  Call c(rt(), Entry::clCreateProgramWithBinary);
+  api_call c(rt(), entry_point::clCreateProgramWithBinary);
   auto fail = [&](cl_int s) -> cl_program {
     if (err) *err = s;
     c.ret(s);
@@ -122,7 +122,7 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
 }
 
 cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t length, cl_int* err) {
-  Call c(rt(), Entry::clCreateProgramWithIL);
+  api_call c(rt(), entry_point::clCreateProgramWithIL);
   _cl_context* ctx = rt().context(h);
   if (!ctx || !il || length == 0) {
     cl_int s = ctx ? CL_INVALID_VALUE : CL_INVALID_CONTEXT;
@@ -134,7 +134,7 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
 }
 
 cl_int CL_API_CALL RetainProgram(cl_program h) {
-  Call c(rt(), Entry::clRetainProgram);
+  api_call c(rt(), entry_point::clRetainProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   ++p->refs;
@@ -142,14 +142,14 @@ cl_int CL_API_CALL RetainProgram(cl_program h) {
 }
 
 cl_int CL_API_CALL ReleaseProgram(cl_program h) {
-  Call c(rt(), Entry::clReleaseProgram);
-  if (h && h->type != Type::kProgram) return c.ret(CL_INVALID_PROGRAM);
+  api_call c(rt(), entry_point::clReleaseProgram);
+  if (h && h->type != object_type::program) return c.ret(CL_INVALID_PROGRAM);
   return c.ret(rt().release(h, CL_INVALID_PROGRAM));
 }
 
 cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, const char* options,
                                 void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
-  Call c(rt(), Entry::clBuildProgram);
+  api_call c(rt(), entry_point::clBuildProgram);
   if (cl_int f = c.fault()) return c.ret(f);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
@@ -164,7 +164,7 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, cons
 cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, const char* options, cl_uint nh,
                                   const cl_program* headers, const char** names,
                                   void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
-  Call c(rt(), Entry::clCompileProgram);
+  api_call c(rt(), entry_point::clCompileProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   for (cl_uint i = 0; i < nh; ++i)
@@ -179,7 +179,7 @@ cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, co
 cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, const char* options, cl_uint n,
                                    const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*), void* data,
                                    cl_int* err) {
-  Call c(rt(), Entry::clLinkProgram);
+  api_call c(rt(), entry_point::clLinkProgram);
   auto fail = [&](cl_int s) -> cl_program {
     if (err) *err = s;
     c.ret(s);
@@ -191,7 +191,7 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
   if (n == 0 || !inputs) return fail(CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i)
     if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
-  _cl_program* p = rt().create(rt().programs, Type::kProgram);
+  _cl_program* p = rt().create(rt().programs, object_type::program);
   p->context = ctx;
   rt().retain_internal(ctx);
   p->source.clear();
@@ -212,7 +212,7 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
 }
 
 cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t size, void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetProgramInfo);
+  api_call c(rt(), entry_point::clGetProgramInfo);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
@@ -258,7 +258,7 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
 
 cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_build_info param, size_t size,
                                        void* value, size_t* size_ret) {
-  Call c(rt(), Entry::clGetProgramBuildInfo);
+  api_call c(rt(), entry_point::clGetProgramBuildInfo);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));

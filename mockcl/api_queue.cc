@@ -5,8 +5,8 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
 // Every property bit OpenCL defines: a bit outside them is an invalid value, a defined one the
@@ -14,7 +14,7 @@ constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MO
 constexpr cl_command_queue_properties kDefined =
     kSupported | CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT;
 
-cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh,
+cl_command_queue make_queue(api_call& c, cl_context h, cl_device_id dh,
                             cl_command_queue_properties props, cl_int* err,
                             const cl_queue_properties* array = nullptr) {
   auto fail = [&](cl_int s) -> cl_command_queue {
@@ -32,7 +32,7 @@ cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh,
   if (!in_ctx) return fail(CL_INVALID_DEVICE);
   if (props & ~kDefined) return fail(CL_INVALID_VALUE);
   if (props & ~kSupported) return fail(CL_INVALID_QUEUE_PROPERTIES);
-  _cl_command_queue* q = rt().create(rt().queues, Type::kQueue);
+  _cl_command_queue* q = rt().create(rt().queues, object_type::queue);
   q->context = ctx;
   rt().retain_internal(ctx);
   q->device = dev;
@@ -53,13 +53,13 @@ cl_command_queue make_queue(Call& c, cl_context h, cl_device_id dh,
 
 cl_command_queue CL_API_CALL CreateCommandQueue(cl_context ctx, cl_device_id dev, cl_command_queue_properties props,
                                                 cl_int* err) {
-  Call c(rt(), Entry::clCreateCommandQueue);
+  api_call c(rt(), entry_point::clCreateCommandQueue);
   return make_queue(c, ctx, dev, props, err);
 }
 
 cl_command_queue CL_API_CALL CreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
                                                               const cl_queue_properties* props, cl_int* err) {
-  Call c(rt(), Entry::clCreateCommandQueueWithProperties);
+  api_call c(rt(), entry_point::clCreateCommandQueueWithProperties);
   cl_command_queue_properties p = 0;
   for (size_t i = 0; props && props[i] != 0; i += 2) {
     if (props[i] == CL_QUEUE_PROPERTIES) {
@@ -74,7 +74,7 @@ cl_command_queue CL_API_CALL CreateCommandQueueWithProperties(cl_context ctx, cl
 }
 
 cl_int CL_API_CALL RetainCommandQueue(cl_command_queue h) {
-  Call c(rt(), Entry::clRetainCommandQueue);
+  api_call c(rt(), entry_point::clRetainCommandQueue);
   _cl_command_queue* q = rt().queue(h);
   if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
   ++q->refs;
@@ -82,9 +82,9 @@ cl_int CL_API_CALL RetainCommandQueue(cl_command_queue h) {
 }
 
 cl_int CL_API_CALL ReleaseCommandQueue(cl_command_queue h) {
-  Call c(rt(), Entry::clReleaseCommandQueue);
+  api_call c(rt(), entry_point::clReleaseCommandQueue);
   c.handle("queue", h);
-  if (h && h->type != Type::kQueue) return c.ret(CL_INVALID_COMMAND_QUEUE);
+  if (h && h->type != object_type::queue) return c.ret(CL_INVALID_COMMAND_QUEUE);
   cl_int s = rt().release(h, CL_INVALID_COMMAND_QUEUE);
   if (s == CL_SUCCESS) rt().run();  // Releasing a queue flushes it.
   return c.ret(s);
@@ -92,7 +92,7 @@ cl_int CL_API_CALL ReleaseCommandQueue(cl_command_queue h) {
 
 cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info param, size_t size, void* value,
                                        size_t* size_ret) {
-  Call c(rt(), Entry::clGetCommandQueueInfo);
+  api_call c(rt(), entry_point::clGetCommandQueueInfo);
   _cl_command_queue* q = rt().queue(h);
   if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
@@ -112,7 +112,7 @@ cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info
 }
 
 cl_int CL_API_CALL Flush(cl_command_queue h) {
-  Call c(rt(), Entry::clFlush);
+  api_call c(rt(), entry_point::clFlush);
   if (cl_int f = c.fault()) return c.ret(f);
   if (!rt().queue(h)) return c.ret(CL_INVALID_COMMAND_QUEUE);
   rt().run();
@@ -120,7 +120,7 @@ cl_int CL_API_CALL Flush(cl_command_queue h) {
 }
 
 cl_int CL_API_CALL Finish(cl_command_queue h) {
-  Call c(rt(), Entry::clFinish);
+  api_call c(rt(), entry_point::clFinish);
   if (cl_int f = c.fault()) return c.ret(f);
   _cl_command_queue* q = rt().queue(h);
   if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);

@@ -7,17 +7,17 @@
 namespace mockcl {
 namespace {
 
-using Call = Runtime::Call;
-Runtime& rt() { return Runtime::get(); }
+using api_call = mock_runtime::api_call;
+mock_runtime& rt() { return mock_runtime::get(); }
 
 void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
-  Call c(rt(), Entry::clSVMAlloc);
+  api_call c(rt(), entry_point::clSVMAlloc);
   c.arg("size", size);
   if (c.fault()) return nullptr;
   _cl_context* ctx = rt().context(h);
   if (!ctx) return nullptr;
   int dev = ctx->devices[0]->index;
-  const DeviceConfig& cfg = rt().devices[dev].cfg;
+  const device_config& cfg = rt().devices[dev].cfg;
   if (!cfg.svm) return nullptr;
   constexpr cl_svm_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   if (flags & ~kAccess) return nullptr;  // Fine-grain and atomics are not supported.
@@ -29,7 +29,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
     c.ret(s);
     return nullptr;
   }
-  SvmBlock b;
+  svm_allocation b;
   void* p = rt().pocl ? (b.pocl_svm = rt().pocl_svm_alloc(ctx, flags, size, alignment ? alignment : 128))
                       : b.block.allocate(size, alignment ? alignment : 128);
   if (!p) {
@@ -49,7 +49,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
 }
 
 void CL_API_CALL SVMFree(cl_context h, void* ptr) {
-  Call c(rt(), Entry::clSVMFree);
+  api_call c(rt(), entry_point::clSVMFree);
   c.arg("ptr", reinterpret_cast<uint64_t>(ptr));
   if (!ptr || !rt().context(h)) return;
   auto it = rt().svm.find(reinterpret_cast<uintptr_t>(ptr));
@@ -64,15 +64,15 @@ void CL_API_CALL SVMFree(cl_context h, void* ptr) {
 }
 
 // An SVM range argument: inside one live block of the queue's context.
-SvmBlock* svm_range(_cl_command_queue* q, const void* p, size_t size) {
-  SvmBlock* b = rt().find_svm(p);
+svm_allocation* svm_range(_cl_command_queue* q, const void* p, size_t size) {
+  svm_allocation* b = rt().find_svm(p);
   if (!b || b->freed || b->context != q->context) return nullptr;
   auto start = reinterpret_cast<uintptr_t>(b->data());
   if (reinterpret_cast<uintptr_t>(p) - start + size > b->size) return nullptr;
   return b;
 }
 
-_cl_command_queue* prologue(Call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
+_cl_command_queue* prologue(api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
   if ((status = c.fault())) return nullptr;
   _cl_command_queue* q = rt().queue(h);
   if (!q) {
@@ -83,13 +83,13 @@ _cl_command_queue* prologue(Call& c, cl_command_queue h, cl_uint n, const cl_eve
   return q;
 }
 
-void use_block(_cl_event* ev, SvmBlock* b) {
+void use_block(_cl_event* ev, svm_allocation* b) {
   ++b->pending;
   ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   ev->svm_counted = true;
 }
 
-cl_int submit(Call& c, _cl_event* ev, cl_event* out, bool blocking) {
+cl_int submit(api_call& c, _cl_event* ev, cl_event* out, bool blocking) {
   c.arg("command", ev->command_id);
   if (!blocking) {
     rt().submit(ev, out);
@@ -105,12 +105,12 @@ cl_int submit(Call& c, _cl_event* ev, cl_event* out, bool blocking) {
 cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
                                   void(CL_CALLBACK* fn)(cl_command_queue, cl_uint, void*[], void*), void* data,
                                   cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueSVMFree);
+  api_call c(rt(), entry_point::clEnqueueSVMFree);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
-  std::vector<SvmBlock*> blocks;
+  std::vector<svm_allocation*> blocks;
   std::vector<void*> live_ptrs;
   for (cl_uint i = 0; i < num; ++i) {
     c.arg("ptr", reinterpret_cast<uint64_t>(ptrs[i]));
@@ -123,8 +123,8 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
     }
     blocks.push_back(&it->second);
   }
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_FREE, "svm_free", Entry::clEnqueueSVMFree, n, wait);
-  for (SvmBlock* b : blocks) {
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_FREE, "svm_free", entry_point::clEnqueueSVMFree, n, wait);
+  for (svm_allocation* b : blocks) {
     b->free_enqueued = true;
     ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
   }
@@ -137,17 +137,17 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
 
 cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* dst, const void* src, size_t size,
                                     cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueSVMMemcpy);
+  api_call c(rt(), entry_point::clEnqueueSVMMemcpy);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!dst || !src || size == 0) return c.ret(CL_INVALID_VALUE);
   auto d = reinterpret_cast<uintptr_t>(dst), sr = reinterpret_cast<uintptr_t>(src);
   if (d < sr + size && sr < d + size) return c.ret(CL_MEM_COPY_OVERLAP);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy", Entry::clEnqueueSVMMemcpy, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy", entry_point::clEnqueueSVMMemcpy, n, wait);
   // Either side may be plain host memory; SVM sides are recorded and held.
-  if (SvmBlock* b = svm_range(q, src, size)) use_block(ev, b);
-  if (SvmBlock* b = svm_range(q, dst, size)) use_block(ev, b);
+  if (svm_allocation* b = svm_range(q, src, size)) use_block(ev, b);
+  if (svm_allocation* b = svm_range(q, dst, size)) use_block(ev, b);
   ev->host = dst;
   ev->src = src;
   ev->bytes = size;
@@ -156,16 +156,16 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
 
 cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* pattern, size_t pattern_size,
                                      size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueSVMMemFill);
+  api_call c(rt(), entry_point::clEnqueueSVMMemFill);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!ptr || !pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
       size % pattern_size || reinterpret_cast<uintptr_t>(ptr) % pattern_size)
     return c.ret(CL_INVALID_VALUE);
-  SvmBlock* b = svm_range(q, ptr, size);
+  svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMFILL, "svm_memfill", Entry::clEnqueueSVMMemFill, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMFILL, "svm_memfill", entry_point::clEnqueueSVMMemFill, n, wait);
   use_block(ev, b);
   ev->host = ptr;
   ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
@@ -175,46 +175,46 @@ cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* 
 
 cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr, size_t size,
                                  cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueSVMMap);
+  api_call c(rt(), entry_point::clEnqueueSVMMap);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
-  SvmBlock* b = svm_range(q, ptr, size);
+  svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", Entry::clEnqueueSVMMap, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", entry_point::clEnqueueSVMMap, n, wait);
   use_block(ev, b);
   return c.ret(submit(c, ev, out, blocking));
 }
 
 cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueSVMUnmap);
+  api_call c(rt(), entry_point::clEnqueueSVMUnmap);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
-  SvmBlock* b = ptr ? svm_range(q, ptr, 0) : nullptr;
+  svm_allocation* b = ptr ? svm_range(q, ptr, 0) : nullptr;
   if (!b) return c.ret(CL_INVALID_VALUE);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap", Entry::clEnqueueSVMUnmap, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap", entry_point::clEnqueueSVMUnmap, n, wait);
   use_block(ev, b);
   return c.ret(submit(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs, const size_t*,
                                         cl_mem_migration_flags, cl_uint n, const cl_event* wait, cl_event* out) {
-  Call c(rt(), Entry::clEnqueueSVMMigrateMem);
+  api_call c(rt(), entry_point::clEnqueueSVMMigrateMem);
   cl_int s;
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
-  std::vector<SvmBlock*> blocks;
+  std::vector<svm_allocation*> blocks;
   for (cl_uint i = 0; i < num; ++i) {
-    SvmBlock* b = svm_range(q, ptrs[i], 0);
+    svm_allocation* b = svm_range(q, ptrs[i], 0);
     if (!b) return c.ret(CL_INVALID_VALUE);
     blocks.push_back(b);
   }
   _cl_event* ev =
-      rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate", Entry::clEnqueueSVMMigrateMem, n, wait);
-  for (SvmBlock* b : blocks) use_block(ev, b);
+      rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate", entry_point::clEnqueueSVMMigrateMem, n, wait);
+  for (svm_allocation* b : blocks) use_block(ev, b);
   return c.ret(submit(c, ev, out, false));
 }
 

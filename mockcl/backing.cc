@@ -1,5 +1,5 @@
 // The backing device's POCL side: loading POCL's ICD, the lazy POCL twins of mock objects, and
-// the commands POCL runs when mockcl's scheduler executes them. See backing.h. Members of Runtime
+// the commands POCL runs when mockcl's scheduler executes them. See backing.h. Members of mock_runtime
 // are called with the lock held; POCL is called under it and waited for before returning.
 #include "mockcl/backing.h"
 
@@ -26,7 +26,7 @@ _cl_mem* root_of(_cl_mem* m) { return m->parent ? m->parent : m; }
 
 }  // namespace
 
-std::unique_ptr<Pocl> Pocl::load(const std::string& icd, std::string& error) {
+std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::string& error) {
   std::string lib = icd.empty() ? kDefaultIcd : icd;
   if (lib.size() > 4 && lib.compare(lib.size() - 4, 4, ".icd") == 0) {
     std::ifstream f(lib);
@@ -45,19 +45,19 @@ std::unique_ptr<Pocl> Pocl::load(const std::string& icd, std::string& error) {
     error = "cannot load '" + lib + "': " + (e ? e : "unknown error");
     return nullptr;
   }
-  using GetIds = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
+  using get_ids_fn = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
   // As ICD loaders do: through clGetExtensionFunctionAddress (POCL exports its entry point only as
   // POclIcdGetPlatformIDsKHR), else by name.
-  using GetAddress = void*(CL_API_CALL*)(const char*);
-  auto get = reinterpret_cast<GetIds>(dlsym(h, "clIcdGetPlatformIDsKHR"));
-  if (auto ext = reinterpret_cast<GetAddress>(dlsym(h, "clGetExtensionFunctionAddress")); !get && ext)
-    get = reinterpret_cast<GetIds>(ext("clIcdGetPlatformIDsKHR"));
-  if (!get) get = reinterpret_cast<GetIds>(dlsym(h, "clGetPlatformIDs"));
+  using get_address_fn = void*(CL_API_CALL*)(const char*);
+  auto get = reinterpret_cast<get_ids_fn>(dlsym(h, "clIcdGetPlatformIDsKHR"));
+  if (auto ext = reinterpret_cast<get_address_fn>(dlsym(h, "clGetExtensionFunctionAddress")); !get && ext)
+    get = reinterpret_cast<get_ids_fn>(ext("clIcdGetPlatformIDsKHR"));
+  if (!get) get = reinterpret_cast<get_ids_fn>(dlsym(h, "clGetPlatformIDs"));
   if (!get) {
     error = "'" + lib + "' gives no clIcdGetPlatformIDsKHR (nor clGetPlatformIDs)";
     return nullptr;
   }
-  auto p = std::make_unique<Pocl>();
+  auto p = std::make_unique<pocl_library>();
   cl_uint n = 0;
   if (get(1, &p->platform, &n) != CL_SUCCESS || n == 0 || !p->platform) {
     error = "'" + lib + "' lists no platform";
@@ -69,23 +69,23 @@ std::unique_ptr<Pocl> Pocl::load(const std::string& icd, std::string& error) {
     error = "'" + lib + "' has no device";
     return nullptr;
   }
-  const LanguageCaps pocls = read_language(*p->d, p->device);
+  const language_caps pocls = read_language(*p->d, p->device);
   p->language = decide_language(mock_language(), &pocls);
   return p;
 }
 
-std::string Runtime::configure_backing(BackingMode mode, const std::string& icd) {
-  if (live(Type::kContext) != 0) return "configure_backing: refused while contexts are alive";
+std::string mock_runtime::configure_backing(backing_mode mode, const std::string& icd) {
+  if (live(object_type::context) != 0) return "configure_backing: refused while contexts are alive";
   if (icd != pocl_icd_) pocl_lib_.reset();  // A different library: load it when needed.
   pocl_icd_ = icd;
   backing_mode_ = mode;
-  backing_settled_ = mode != BackingMode::kAuto;
+  backing_settled_ = mode != backing_mode::automatic;
   pocl = nullptr;
-  if (mode != BackingMode::kPocl) return "";
+  if (mode != backing_mode::pocl) return "";
   std::string error;
-  if (!pocl_lib_) pocl_lib_ = Pocl::load(icd, error);
+  if (!pocl_lib_) pocl_lib_ = pocl_library::load(icd, error);
   if (!pocl_lib_) {
-    backing_mode_ = BackingMode::kNone;
+    backing_mode_ = backing_mode::none;
     return "MOCKCL_BACKING=pocl: cannot use POCL (MOCKCL_POCL_ICD='" + (icd.empty() ? std::string("unset") : icd) +
            "'): " + error;
   }
@@ -100,15 +100,15 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-void Runtime::settle_backing_slow() {
+void mock_runtime::settle_backing_slow() {
   backing_settled_ = true;
   if (kSanitized) return;
   std::string error;
-  if (!pocl_lib_) pocl_lib_ = Pocl::load(pocl_icd_, error);
+  if (!pocl_lib_) pocl_lib_ = pocl_library::load(pocl_icd_, error);
   pocl = pocl_lib_.get();  // Null: no POCL, no compute (the default's fallback).
 }
 
-cl_context Runtime::pocl_context(_cl_context* c, cl_int& err) {
+cl_context mock_runtime::pocl_context(_cl_context* c, cl_int& err) {
   err = CL_SUCCESS;
   if (!c->pocl_ctx) {
     c->pocl_ctx = pocl->d->clCreateContext(nullptr, 1, &pocl->device, nullptr, nullptr, &err);
@@ -123,7 +123,7 @@ cl_context Runtime::pocl_context(_cl_context* c, cl_int& err) {
   return c->pocl_ctx;
 }
 
-cl_command_queue Runtime::pocl_queue(_cl_command_queue* q, cl_int& err) {
+cl_command_queue mock_runtime::pocl_queue(_cl_command_queue* q, cl_int& err) {
   err = CL_SUCCESS;
   if (!q->pocl_q) {
     cl_context pc = pocl_context(q->context, err);
@@ -134,7 +134,7 @@ cl_command_queue Runtime::pocl_queue(_cl_command_queue* q, cl_int& err) {
   return q->pocl_q;
 }
 
-cl_mem Runtime::pocl_buffer(_cl_mem* m, cl_int& err) {
+cl_mem mock_runtime::pocl_buffer(_cl_mem* m, cl_int& err) {
   err = CL_SUCCESS;
   if (m->pocl_mem) return m->pocl_mem;
   cl_context pc = pocl_context(m->context, err);
@@ -162,7 +162,7 @@ cl_mem Runtime::pocl_buffer(_cl_mem* m, cl_int& err) {
   return pm;
 }
 
-cl_int Runtime::pocl_init_buffer(_cl_mem* m, void* host_ptr) {
+cl_int mock_runtime::pocl_init_buffer(_cl_mem* m, void* host_ptr) {
   cl_int err;
   cl_context pc = pocl_context(m->context, err);
   if (!pc) return err;
@@ -171,7 +171,7 @@ cl_int Runtime::pocl_init_buffer(_cl_mem* m, void* host_ptr) {
   return m->pocl_mem ? CL_SUCCESS : err;
 }
 
-cl_int Runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host) {
+cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host) {
   cl_int err;
   cl_command_queue pq = pocl_queue(q, err);
   if (!pq) return err;
@@ -183,7 +183,7 @@ cl_int Runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size
                : pocl->d->clEnqueueReadBuffer(pq, pm, CL_TRUE, offset, n, host, 0, nullptr, nullptr);
 }
 
-bool Runtime::pocl_runs(cl_command_type t) {
+bool mock_runtime::pocl_runs(cl_command_type t) {
   switch (t) {
     case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
     case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
@@ -195,7 +195,7 @@ bool Runtime::pocl_runs(cl_command_type t) {
   }
 }
 
-cl_int Runtime::pocl_execute(_cl_event* ev) {
+cl_int mock_runtime::pocl_execute(_cl_event* ev) {
   cl_int err;
   cl_command_queue pq = pocl_queue(ev->queue, err);
   if (!pq) return err;
@@ -231,14 +231,14 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
       _cl_mem* m = ev->mems[0];
       cl_mem pm = pocl_buffer(root_of(m), err);
       if (!pm) return err;
-      auto origin = [&](const RectSide& side, const _cl_mem* of, size_t out[3]) {
+      auto origin = [&](const rect_side& side, const _cl_mem* of, size_t out[3]) {
         size_t first = 0, end = 0;
         rect_extent(side, ev->region, first, end);
         out[0] = first + (of && of->parent ? of->offset : 0);
         out[1] = out[2] = 0;
       };
-      const RectSide& s = ev->rect_src;
-      const RectSide& t = ev->rect_dst;
+      const rect_side& s = ev->rect_src;
+      const rect_side& t = ev->rect_dst;
       size_t so[3], to[3];
       if (ev->command_type == CL_COMMAND_COPY_BUFFER_RECT) {
         cl_mem pt = pocl_buffer(root_of(ev->mems[1]), err);
@@ -265,7 +265,7 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
     case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: {
       cl_kernel pk = ev->kernel->pocl_kernel;
       for (size_t i = 0; i < ev->args.size(); ++i) {
-        const KernelArg& a = ev->args[i];
+        const kernel_arg& a = ev->args[i];
         if (a.mem) {
           cl_mem pm = pocl_buffer(a.mem, err);
           if (!pm) return err;
@@ -289,7 +289,7 @@ cl_int Runtime::pocl_execute(_cl_event* ev) {
   return err;
 }
 
-void* Runtime::pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
+void* mock_runtime::pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
   cl_int err;
   cl_context pc = pocl_context(ctx, err);
   if (!pc || !pocl->d->clSVMAlloc) return nullptr;
@@ -299,15 +299,15 @@ void* Runtime::pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t s
   return p;
 }
 
-void Runtime::pocl_svm_free(_cl_context* ctx, void* p) {
+void mock_runtime::pocl_svm_free(_cl_context* ctx, void* p) {
   if (pocl && ctx->pocl_ctx) pocl->d->clSVMFree(ctx->pocl_ctx, p);
 }
 
-void Runtime::pocl_drop(Object* o) {
+void mock_runtime::pocl_drop(object_header* o) {
   if (!pocl) return;
   const cl_icd_dispatch& d = *pocl->d;
   switch (o->type) {
-    case Type::kContext: {
+    case object_type::context: {
       auto* c = static_cast<_cl_context*>(o);
       if (c->pocl_q) d.clReleaseCommandQueue(c->pocl_q);
       if (c->pocl_ctx) d.clReleaseContext(c->pocl_ctx);
@@ -315,25 +315,25 @@ void Runtime::pocl_drop(Object* o) {
       c->pocl_ctx = nullptr;
       break;
     }
-    case Type::kQueue: {
+    case object_type::queue: {
       auto* q = static_cast<_cl_command_queue*>(o);
       if (q->pocl_q) d.clReleaseCommandQueue(q->pocl_q);
       q->pocl_q = nullptr;
       break;
     }
-    case Type::kMem: {
+    case object_type::mem: {
       auto* m = static_cast<_cl_mem*>(o);
       if (m->pocl_mem) d.clReleaseMemObject(m->pocl_mem);
       m->pocl_mem = nullptr;
       break;
     }
-    case Type::kProgram: {
+    case object_type::program: {
       auto* p = static_cast<_cl_program*>(o);
       if (p->pocl_prog) d.clReleaseProgram(p->pocl_prog);
       p->pocl_prog = nullptr;
       break;
     }
-    case Type::kKernel: {
+    case object_type::kernel: {
       auto* k = static_cast<_cl_kernel*>(o);
       if (k->pocl_kernel) d.clReleaseKernel(k->pocl_kernel);
       k->pocl_kernel = nullptr;

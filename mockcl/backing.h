@@ -7,7 +7,7 @@
 // object that needs one gets its POCL twin lazily (objects.h: `pocl_*` fields): a POCL context per
 // mock context, a queue per mock queue, a buffer per mock buffer at its first use (zero-filled),
 // a program per program, a kernel per kernel. POCL runs a command when mockcl's scheduler executes
-// it (Runtime::execute), blocking until POCL has finished, so mockcl's order is the order.
+// it (mock_runtime::execute), blocking until POCL has finished, so mockcl's order is the order.
 #ifndef MOCKCL_BACKING_H_
 #define MOCKCL_BACKING_H_
 
@@ -20,16 +20,16 @@
 
 namespace mockcl {
 
-struct Pocl {
+struct pocl_library {
   // Loads POCL's ICD. `icd`: a .icd file (its one line names the library), the library itself,
   // or "" for /etc/OpenCL/vendors/pocl.icd. Null, with `error` set, if it cannot.
-  static std::unique_ptr<Pocl> load(const std::string& icd, std::string& error);
+  static std::unique_ptr<pocl_library> load(const std::string& icd, std::string& error);
   const cl_icd_dispatch* d = nullptr;  // POCL's table, shared by all its objects.
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;       // POCL's first device; every mock device maps to it.
   // What mock devices report about OpenCL C in backing mode: the mock's set intersected with
   // POCL's device (language.h), read once at load.
-  LanguageCaps language;
+  language_caps language;
 };
 
 // The table of any ICD object.

@@ -81,7 +81,7 @@ class Backing : public ::testing::Test {
   }
   static std::string* so_;
   const cl_icd_dispatch* d = nullptr;
-  std::unique_ptr<mockcl::Control> ctl;
+  std::unique_ptr<mockcl::controller> ctl;
   cl_device_id dev = nullptr;
   cl_context ctx = nullptr;
   cl_command_queue q = nullptr;
@@ -265,7 +265,7 @@ TEST_F(Backing, SvmBlocksArePoclsSvmAndKernelsSeeThem) {
 }
 
 // One run's call log with object ids (process-wide counters) blanked.
-std::vector<std::string> seeded_run(const cl_icd_dispatch* d, mockcl::Control& ctl, cl_device_id dev) {
+std::vector<std::string> seeded_run(const cl_icd_dispatch* d, mockcl::controller& ctl, cl_device_id dev) {
   ctl.reset();  // the host clock and command ids from zero
   EXPECT_EQ(ctl.configure_backing("pocl"), "");
   EXPECT_EQ(ctl.configure_schedule("lazy,seed=7"), "");
@@ -441,11 +441,11 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
   ASSERT_TRUE(std::getline(icd, lib)) << "no POCL ICD";
   void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();
-  using GetAddress = void*(CL_API_CALL*)(const char*);
-  using GetIds = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
-  auto address = reinterpret_cast<GetAddress>(dlsym(h, "clGetExtensionFunctionAddress"));
+  using get_address_fn = void*(CL_API_CALL*)(const char*);
+  using get_ids_fn = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
+  auto address = reinterpret_cast<get_address_fn>(dlsym(h, "clGetExtensionFunctionAddress"));
   ASSERT_NE(address, nullptr);
-  auto ids = reinterpret_cast<GetIds>(address("clIcdGetPlatformIDsKHR"));
+  auto ids = reinterpret_cast<get_ids_fn>(address("clIcdGetPlatformIDsKHR"));
   ASSERT_NE(ids, nullptr);
   cl_platform_id pocl_platform = nullptr;
   cl_uint np = 0;

@@ -15,13 +15,13 @@
 
 namespace {
 
-using mockcl::Control;
-using mockcl::Snapshot;
+using mockcl::controller;
+using mockcl::accounting_snapshot;
 
 struct Backend {
   const cl_icd_dispatch* d;
   cl_platform_id platform;
-  Control* ctl;
+  controller* ctl;
 };
 
 struct InProcess {
@@ -33,7 +33,7 @@ struct ThroughLoader {
     static Backend b = [] {
       std::string so = mockcl::testing::mock_so_path();
       mockcl::testing::use_mock_only(so);
-      static std::unique_ptr<Control> ctl = mockcl::testing::icd_control(so);
+      static std::unique_ptr<controller> ctl = mockcl::testing::icd_control(so);
       cl_platform_id p = mockcl::testing::loader_mock_platform();
       return Backend{mockcl::testing::loader_dispatch(), p, ctl.get()};
     }();
@@ -114,7 +114,7 @@ class Battery : public ::testing::Test {
 
   Backend b_{};
   const cl_icd_dispatch* d_ = nullptr;
-  Control* ctl_ = nullptr;
+  controller* ctl_ = nullptr;
   std::vector<cl_device_id> devices_;
   cl_context ctx_ = nullptr;
   cl_command_queue q_ = nullptr;
@@ -175,7 +175,7 @@ TYPED_TEST(Battery, ImmediateCapacityIsEnforced) {
   EXPECT_EQ(this->Buf(0, &err), nullptr);
   EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
   for (cl_mem m : ms) d->clReleaseMemObject(m);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.devices[0].outstanding, 0u);
   EXPECT_EQ(s.devices[0].peak, 64 * kMiB);
   ASSERT_EQ(s.contexts.size(), 1u);
@@ -320,7 +320,7 @@ TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
   ASSERT_EQ(d->clWaitForEvents(1, &w), CL_SUCCESS);
   EXPECT_EQ(this->Status(w), CL_COMPLETE);
   EXPECT_EQ(this->Outstanding(), 0u);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(s.frees.size(), 1u);
   EXPECT_EQ(s.frees[0].kind, "mem");
   EXPECT_EQ(s.frees[0].size, 32 * kMiB);
@@ -332,7 +332,7 @@ TYPED_TEST(Battery, ReleasedMemoryReturnsWhenCommandsComplete) {
 
 // In eager mode a command runs at enqueue, but its virtual end lies ahead of the host clock. A
 // buffer or SVM block released right after it must not be recorded as freed before that end
-// (found by //fuzz:svm_ordering_fuzzer: the FreeRecord said the host clock).
+// (found by //fuzz:svm_ordering_fuzzer: the free_record said the host clock).
 TYPED_TEST(Battery, RealFreeIsNotRecordedBeforeTheLastUseEnds) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
@@ -344,7 +344,7 @@ TYPED_TEST(Battery, RealFreeIsNotRecordedBeforeTheLastUseEnds) {
   ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pattern, 4, kMiB, 0, nullptr, nullptr), CL_SUCCESS);
   ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
   d->clSVMFree(this->ctx_, p);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(s.commands.size(), 2u);
   ASSERT_EQ(s.frees.size(), 2u);
   EXPECT_GT(s.commands[0].end, s.now) << "the fill ended after the host clock: the case at hand";
@@ -417,7 +417,7 @@ TYPED_TEST(Battery, CommandLogShowsCrossQueueOrdering) {
   cl_event mk;
   ASSERT_EQ(d->clEnqueueMarkerWithWaitList(this->q_, 0, nullptr, &mk), CL_SUCCESS);
   ASSERT_EQ(d->clEnqueueWriteBuffer(q2, a, CL_TRUE, 0, 4, &x, 1, &mk, nullptr), CL_SUCCESS);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(s.commands.size(), 4u);
   const auto& kern = s.commands[0];
   EXPECT_EQ(kern.kind, "kernel");
@@ -459,7 +459,7 @@ TYPED_TEST(Battery, LazyModeAndSeededOutOfOrder) {
     EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
     EXPECT_EQ(this->Status(last), CL_COMPLETE);
     d->clReleaseEvent(last);
-    Snapshot s = this->ctl_->snapshot();
+    accounting_snapshot s = this->ctl_->snapshot();
     std::vector<uint64_t> ids;
     for (size_t i = before; i < s.commands.size(); ++i) ids.push_back(s.commands[i].id);
     return std::make_pair(ids, s);
@@ -521,7 +521,7 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   EXPECT_EQ(d->clEnqueueSVMFree(this->q_, 1, ptrs, nullptr, nullptr, 0, nullptr, nullptr), CL_INVALID_VALUE);
   ASSERT_EQ(d->clWaitForEvents(1, &fe), CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 0u);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_GE(s.commands.size(), 2u);
   const auto& kern = s.commands[s.commands.size() - 2];
   const auto& fr = s.commands.back();
@@ -580,7 +580,7 @@ TYPED_TEST(Battery, HostPinnedBudgetIsSeparate) {
   EXPECT_EQ(this->Buf(4 * kMiB, &err, CL_MEM_USE_HOST_PTR, host.data()), nullptr);
   EXPECT_EQ(err, CL_MEM_OBJECT_ALLOCATION_FAILURE);
   cl_mem b = this->Buf(2 * kMiB, nullptr, CL_MEM_USE_HOST_PTR, host.data());
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.devices[0].outstanding, 0u);
   EXPECT_EQ(s.devices[0].pinned_outstanding, 8 * kMiB);
   // USE_HOST_PTR maps onto the application's memory.
@@ -673,7 +673,7 @@ TYPED_TEST(Battery, FaultExecFailsTheCommandNotTheCall) {
   EXPECT_EQ(this->Status(e2), CL_OUT_OF_RESOURCES);
   EXPECT_EQ(this->Status(after), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
   EXPECT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.commands.at(1).status, CL_OUT_OF_RESOURCES);
   for (cl_event e : {e1, e2, after}) this->d_->clReleaseEvent(e);
   this->d_->clReleaseMemObject(a);
@@ -692,7 +692,7 @@ TYPED_TEST(Battery, QuarantineDoubleReleaseAndLeaks) {
   EXPECT_EQ(d->clReleaseMemObject(a), CL_INVALID_MEM_OBJECT);
   cl_mem leak = this->Buf(64);
   (void)leak;
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.reports.use_after_release, 2u);
   EXPECT_EQ(s.reports.double_release, 1u);
   this->Teardown();  // The context goes with `leak` still alive.
@@ -718,7 +718,7 @@ TYPED_TEST(Battery, QuarantineHoldsForAThousandNewerReleases) {
   size_t sz = 0;
   EXPECT_EQ(d->clGetMemObjectInfo(a, CL_MEM_SIZE, sizeof sz, &sz, nullptr), CL_INVALID_MEM_OBJECT);
   EXPECT_EQ(d->clReleaseMemObject(a), CL_INVALID_MEM_OBJECT);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.reports.use_after_release, 1u);
   EXPECT_EQ(s.reports.double_release, 1u);
   EXPECT_EQ(s.frees.size(), 1024u);
@@ -775,12 +775,12 @@ TYPED_TEST(Battery, ExpressAndGeneralPathsAgree) {
     EXPECT_NE(err, CL_SUCCESS);
     EXPECT_EQ(this->Buf(kMiB, &err, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY), nullptr);
     EXPECT_EQ(err, CL_INVALID_VALUE);
-    Snapshot s = this->ctl_->snapshot();
+    accounting_snapshot s = this->ctl_->snapshot();
     if (general) EXPECT_EQ(this->ctl_->configure_call_log(""), "");
     this->Teardown();
     return s;
   };
-  const Snapshot express = run(false), general = run(true);
+  const accounting_snapshot express = run(false), general = run(true);
   EXPECT_EQ(express.calls, general.calls);
   EXPECT_EQ(express.calls.at("clCreateBuffer"), 6u);
   EXPECT_EQ(express.calls.at("clReleaseMemObject"), 5u);
@@ -818,7 +818,7 @@ TYPED_TEST(BatteryInProcessOnly, FreeRecordsStopAtTheirCapAndReleasesGoOn) {
     cl_mem m = this->Buf(64);
     ASSERT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
   }
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.frees.size(), size_t{1} << 20);
   EXPECT_EQ(s.calls["clCreateBuffer"], n);
   EXPECT_EQ(s.calls["clReleaseMemObject"], n);
@@ -839,7 +839,7 @@ TYPED_TEST(Battery, UnimplementedEntryPointsAreLoggedCalls) {
   cl_int err = CL_SUCCESS;
   EXPECT_EQ(this->d_->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err), nullptr);
   EXPECT_EQ(err, CL_INVALID_OPERATION);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(this->ctl_->configure_call_log(""), "");
   ASSERT_EQ(s.call_log.size(), 1u);
   EXPECT_NE(s.call_log[0].find("\"call\":\"clCreateImage\""), std::string::npos) << s.call_log[0];
@@ -856,7 +856,7 @@ TYPED_TEST(Battery, CallLogAndCounters) {
   cl_int err;
   EXPECT_EQ(this->Buf(100 * kMiB, &err), nullptr);
   this->d_->clReleaseMemObject(a);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(s.call_log.size(), 3u);
   EXPECT_NE(s.call_log[0].find("\"call\":\"clCreateBuffer\""), std::string::npos) << s.call_log[0];
   EXPECT_NE(s.call_log[0].find("\"size\":1234"), std::string::npos);
@@ -899,7 +899,7 @@ TYPED_TEST(Battery, LegacyMarkersBarriersAndDestructorCallbacks) {
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   d->clFlush(this->q_);        // Any call runs callbacks made due.
   EXPECT_EQ(order, (std::vector<int>{2, 1}));  // Reverse order of registration.
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   std::vector<std::string> kinds;
   for (const auto& c : s.commands) kinds.push_back(c.kind);
   ASSERT_EQ(kinds.size(), 5u);
@@ -985,7 +985,7 @@ TYPED_TEST(Battery, ThreadsShareTheRuntime) {
   for (auto& t : workers) t.join();
   EXPECT_EQ(this->Outstanding(), 64u);
   // 6000 free records: more than one of the runtime's record chunks (4096), read back in order.
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(s.frees.size(), 6000u);
   for (size_t i = 0; i < s.frees.size(); ++i) {
     EXPECT_EQ(s.frees[i].kind, "mem");
@@ -1137,7 +1137,7 @@ TYPED_TEST(Battery, CloneKernelKeepsTheArguments) {
       d->clEnqueueNDRangeKernel(this->q_, clone, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
       CL_SUCCESS);
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
-  Snapshot s = this->ctl_->snapshot();
+  accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_FALSE(s.commands.empty());
   EXPECT_EQ(s.commands.back().mems,
             (std::vector<uint64_t>{this->ctl_->object_id(a), this->ctl_->object_id(b)}));
@@ -1468,7 +1468,7 @@ TYPED_TEST(Battery, RectTransfersChargeAtFirstUseOnEveryProfile) {
     ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
     EXPECT_EQ(this->ctl_->memory_use(0).requested,
               8192u);  // b charged too (it may share a's page).
-    Snapshot s = this->ctl_->snapshot();
+    accounting_snapshot s = this->ctl_->snapshot();
     EXPECT_EQ(s.commands.back().kind, "copy_rect");
     d->clReleaseMemObject(a);
     d->clReleaseMemObject(b);

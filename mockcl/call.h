@@ -1,4 +1,4 @@
-// Runtime::Call: the RAII around one entry-point call. Included by runtime.h (after Runtime).
+// mock_runtime::api_call: the RAII around one entry-point call. Included by runtime.h (after mock_runtime).
 #ifndef MOCKCL_CALL_H_
 #define MOCKCL_CALL_H_
 
@@ -10,21 +10,21 @@ namespace mockcl {
 
 // RAII for one entry-point call: takes the lock, counts the call, writes the call-log
 // line at the end, then unlocks and runs the user callbacks the call made due.
-class Runtime::Call {
+class mock_runtime::api_call {
  public:
-  Call(Runtime& rt, Entry e) : rt_(rt), entry_(e) {
+  api_call(mock_runtime& rt, entry_point e) : rt_(rt), entry_(e) {
     rt.mu.lock();
     ++rt.calls_[static_cast<size_t>(e)];
     ++rt.now;
   }
   // The lock is held from construction to here (wait() drops it only while it blocks).
-  ~Call() {
+  ~api_call() {
     if (rt_.finish_slow_) [[unlikely]] finish_slow();  // Unlocks.
     else rt_.mu.unlock();
   }
-  Call(const Call&) = delete;
-  Call& operator=(const Call&) = delete;
-  // An injected failure for this call (kNthCall/kProbability rules), or 0.
+  api_call(const api_call&) = delete;
+  api_call& operator=(const api_call&) = delete;
+  // An injected failure for this call (nth_call/probability rules), or 0.
   cl_int fault() { return rt_.faults_.empty() ? 0 : rt_.call_fault(entry_); }
   // Records the result for the call log and returns it.
   cl_int ret(cl_int s) {
@@ -42,8 +42,8 @@ class Runtime::Call {
   void handle(const char* key, const void* h) {
     if (rt_.log_.on()) handle_slow(key, h);
   }
-  Lock& lock() { return rt_.mu; }
-  Runtime& runtime() { return rt_; }
+  runtime_lock& lock() { return rt_.mu; }
+  mock_runtime& runtime() { return rt_; }
 
  private:
   // Writes the call-log line, then unlocks and runs the deferred user callbacks.
@@ -51,8 +51,8 @@ class Runtime::Call {
   void arg_slow(const char* key, uint64_t v);
   void arg_slow(const char* key, const std::string& v);
   void handle_slow(const char* key, const void* h);
-  Runtime& rt_;
-  Entry entry_;
+  mock_runtime& rt_;
+  entry_point entry_;
   cl_int status_ = 0;
 };
 

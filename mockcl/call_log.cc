@@ -5,7 +5,7 @@
 
 namespace mockcl {
 
-std::string CallLog::configure(const std::string& path) {
+std::string call_recorder::configure(const std::string& path) {
   close();
   args_.clear();
   if (path.empty()) return "";
@@ -19,13 +19,13 @@ std::string CallLog::configure(const std::string& path) {
   return "";
 }
 
-void CallLog::close() noexcept {
+void call_recorder::close() noexcept {
   if (file_ != nullptr) std::fclose(file_);
   file_ = nullptr;
   memory_ = on_ = false;
 }
 
-void CallLog::write(const std::string& line) {
+void call_recorder::write(const std::string& line) {
   if (file_ != nullptr) {
     std::fputs(line.c_str(), file_);
     std::fputc('\n', file_);
@@ -34,12 +34,12 @@ void CallLog::write(const std::string& line) {
   if (memory_ && lines_.size() < limit_) lines_.push_back(line);
 }
 
-void CallLog::add_arg(const std::string& key_and_value) {
+void call_recorder::add_arg(const std::string& key_and_value) {
   if (!args_.empty()) args_ += ',';
   args_ += key_and_value;
 }
 
-std::string CallLog::take_args() {
+std::string call_recorder::take_args() {
   std::string a;
   a.swap(args_);
   return a;

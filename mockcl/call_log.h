@@ -1,5 +1,5 @@
-// CallLog: the JSON-lines call log (MOCKCL_CALL_LOG): a file (appended and flushed line by line,
-// so a crash loses nothing written) or ":memory:" (kept for Snapshot::call_log, at most `limit`
+// call_recorder: the JSON-lines call log (MOCKCL_CALL_LOG): a file (appended and flushed line by line,
+// so a crash loses nothing written) or ":memory:" (kept for accounting_snapshot::call_log, at most `limit`
 // lines), and the arguments of the call being logged. Not thread-safe: the runtime's lock is held.
 #ifndef MOCKCL_CALL_LOG_H_
 #define MOCKCL_CALL_LOG_H_
@@ -11,12 +11,12 @@
 
 namespace mockcl {
 
-class CallLog {
+class call_recorder {
  public:
-  explicit CallLog(std::size_t limit) : limit_(limit) {}
-  ~CallLog() { close(); }
-  CallLog(const CallLog&) = delete;
-  CallLog& operator=(const CallLog&) = delete;
+  explicit call_recorder(std::size_t limit) : limit_(limit) {}
+  ~call_recorder() { close(); }
+  call_recorder(const call_recorder&) = delete;
+  call_recorder& operator=(const call_recorder&) = delete;
 
   // Logs to `path` ("" off, ":memory:" in memory); "" on success, else why the file could not be
   // opened (the log is then off).

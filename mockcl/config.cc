@@ -13,13 +13,13 @@
 namespace mockcl {
 namespace {
 
-struct StatusName {
+struct status_name_row {
   int32_t code;
   std::string_view name;
 };
 
 // The statuses of CL/cl.h (1.0 to 3.0) that a fault may name.
-constexpr StatusName kStatusNames[] = {
+constexpr status_name_row kStatusNames[] = {
     {0, "CL_SUCCESS"},
     {-1, "CL_DEVICE_NOT_FOUND"},
     {-2, "CL_DEVICE_NOT_AVAILABLE"},
@@ -85,22 +85,22 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-Result<uint64_t> parse_uint(std::string_view text, std::string_view what) {
+value_or_error<uint64_t> parse_uint(std::string_view text, std::string_view what) {
   uint64_t v = 0;
-  if (text.empty()) return Result<uint64_t>::Error(std::string(what) + " is empty");
+  if (text.empty()) return value_or_error<uint64_t>::fail(std::string(what) + " is empty");
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec == std::errc::result_out_of_range)
-    return Result<uint64_t>::Error(std::string(what) + " " + quote(text) + " is too large");
+    return value_or_error<uint64_t>::fail(std::string(what) + " " + quote(text) + " is too large");
   if (ec != std::errc() || p != text.data() + text.size())
-    return Result<uint64_t>::Error(std::string(what) + " " + quote(text) +
+    return value_or_error<uint64_t>::fail(std::string(what) + " " + quote(text) +
                                    " is not a non-negative integer");
   return v;
 }
 
-Result<bool> parse_bool(std::string_view text, std::string_view what) {
+value_or_error<bool> parse_bool(std::string_view text, std::string_view what) {
   if (text == "on" || text == "true" || text == "1") return true;
   if (text == "off" || text == "false" || text == "0") return false;
-  return Result<bool>::Error(std::string(what) + " " + quote(text) +
+  return value_or_error<bool>::fail(std::string(what) + " " + quote(text) +
                              " is not one of on, off, true, false, 1, 0");
 }
 
@@ -113,11 +113,11 @@ std::string format_size(uint64_t v) {
   return std::to_string(v);
 }
 
-std::string_view semantics_name(Semantics s) {
+std::string_view semantics_name(alloc_semantics s) {
   switch (s) {
-    case Semantics::kImmediate: return "immediate";
-    case Semantics::kDeferred: return "deferred";
-    case Semantics::kHostOom: return "host_oom";
+    case alloc_semantics::immediate: return "immediate";
+    case alloc_semantics::deferred: return "deferred";
+    case alloc_semantics::host_oom: return "host_oom";
   }
   return "immediate";
 }
@@ -142,26 +142,26 @@ uint64_t default_max_alloc(uint64_t capacity) {
 
 }  // namespace
 
-std::vector<DeviceConfig> default_devices() { return {DeviceConfig{}}; }
+std::vector<device_config> default_devices() { return {device_config{}}; }
 
-Result<uint64_t> parse_size(std::string_view text) {
+value_or_error<uint64_t> parse_size(std::string_view text) {
   std::string why;
   const std::optional<uint64_t> v = clpool::device_model::parse_byte_size(text, why);
-  if (!v) return Result<uint64_t>::Error("size " + quote(text) + " " + why);
+  if (!v) return value_or_error<uint64_t>::fail("size " + quote(text) + " " + why);
   return *v;
 }
 
-Result<uint64_t> parse_device_size(std::string_view text) {
+value_or_error<uint64_t> parse_device_size(std::string_view text) {
   std::string why;
   const std::optional<uint64_t> v = clpool::device_model::parse_device_size(text, why);
-  if (!v) return Result<uint64_t>::Error("size " + quote(text) + " " + why);
+  if (!v) return value_or_error<uint64_t>::fail("size " + quote(text) + " " + why);
   return *v;
 }
 
-Result<int32_t> parse_status(std::string_view text) {
+value_or_error<int32_t> parse_status(std::string_view text) {
   for (const auto& s : kStatusNames) {
     if (s.name == text) {
-      if (s.code >= 0) return Result<int32_t>::Error("status CL_SUCCESS is not an error");
+      if (s.code >= 0) return value_or_error<int32_t>::fail("status CL_SUCCESS is not an error");
       return s.code;
     }
   }
@@ -170,7 +170,7 @@ Result<int32_t> parse_status(std::string_view text) {
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec == std::errc() && p == text.data() + text.size() && v < 0) return v;
   }
-  return Result<int32_t>::Error("status " + quote(text) +
+  return value_or_error<int32_t>::fail("status " + quote(text) +
                                 " is neither a negative integer nor a known CL_ error name");
 }
 
@@ -180,8 +180,8 @@ std::string_view status_name(int32_t status) {
   return "UNKNOWN_STATUS";
 }
 
-Result<DeviceConfig> parse_preset(std::string_view text) {
-  DeviceConfig d;
+value_or_error<device_config> parse_preset(std::string_view text) {
+  device_config d;
   std::string_view kind = text;
   std::string_view size_text;
   if (auto dash = text.find('-'); dash != std::string_view::npos) {
@@ -191,19 +191,19 @@ Result<DeviceConfig> parse_preset(std::string_view text) {
   if (kind == "gpu") {
     d.gpu = true;
     d.capacity = 256ull << 20;
-    d.semantics = Semantics::kImmediate;
+    d.semantics = alloc_semantics::immediate;
   } else if (kind == "cpu") {
     d.gpu = false;
     d.capacity = 4ull << 30;
-    d.semantics = Semantics::kImmediate;
+    d.semantics = alloc_semantics::immediate;
   } else {
-    return Result<DeviceConfig>::Error("unknown preset " + quote(text) +
+    return value_or_error<device_config>::fail("unknown preset " + quote(text) +
                                        " (expected gpu, cpu, gpu-SIZE or cpu-SIZE)");
   }
   if (text.find('-') != std::string_view::npos) {
     auto s = parse_device_size(size_text);
-    if (!s.ok()) return Result<DeviceConfig>::Error("preset " + quote(text) + ": " + s.error());
-    if (s.value() == 0) return Result<DeviceConfig>::Error("preset " + quote(text) + ": capacity 0");
+    if (!s.ok()) return value_or_error<device_config>::fail("preset " + quote(text) + ": " + s.error());
+    if (s.value() == 0) return value_or_error<device_config>::fail("preset " + quote(text) + ": capacity 0");
     d.capacity = s.value();
   }
   d.reported = d.capacity;
@@ -213,10 +213,10 @@ Result<DeviceConfig> parse_preset(std::string_view text) {
   return d;
 }
 
-Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
-  using R = Result<std::vector<DeviceConfig>>;
-  if (text.empty()) return R::Error("device list is empty");
-  std::vector<DeviceConfig> out;
+value_or_error<std::vector<device_config>> parse_devices(std::string_view text) {
+  using R = value_or_error<std::vector<device_config>>;
+  if (text.empty()) return R::fail("device list is empty");
+  std::vector<device_config> out;
   for (std::string_view item : split(text, ';')) {
     std::string where = "device " + std::to_string(out.size() + 1) + " (" + quote(item) + ")";
     std::string_view preset = item;
@@ -228,107 +228,94 @@ Result<std::vector<DeviceConfig>> parse_devices(std::string_view text) {
       has_opts = true;
     }
     auto base = parse_preset(preset);
-    if (!base.ok()) return R::Error(where + ": " + base.error());
-    DeviceConfig d = base.value();
+    if (!base.ok()) return R::fail(where + ": " + base.error());
+    device_config d = base.value();
     bool capacity_set = false, reported_set = false, max_alloc_set = false, pinned_set = false;
     bool semantics_set = false, oom_at_set = false;
     if (has_opts) {
-      if (opts.empty()) return R::Error(where + ": nothing after ':'");
+      if (opts.empty()) return R::fail(where + ": nothing after ':'");
       std::vector<std::string_view> seen;
       for (std::string_view kv : split(opts, ',')) {
         auto eq = kv.find('=');
         if (eq == std::string_view::npos)
-          return R::Error(where + ": option " + quote(kv) + " is not key=value");
+          return R::fail(where + ": option " + quote(kv) + " is not key=value");
         std::string_view key = kv.substr(0, eq), val = kv.substr(eq + 1);
         std::string what = where + ": " + std::string(key);
         for (std::string_view k : seen)
-          if (k == key) return R::Error(what + " given twice");
+          if (k == key) return R::fail(what + " given twice");
         seen.push_back(key);
         if (key == "name") {
-          if (val.empty()) return R::Error(what + " is empty");
+          if (val.empty()) return R::fail(what + " is empty");
           if (val.find_first_of(";,:=") != std::string_view::npos)
-            return R::Error(what + " must not contain ; , : or =");
+            return R::fail(what + " must not contain ; , : or =");
           d.name = std::string(val);
         } else if (key == "capacity" || key == "reported" || key == "max_alloc" || key == "pinned") {
           const bool device_size = key == "capacity";
           auto s = device_size ? parse_device_size(val) : parse_size(val);
-          if (!s.ok()) return R::Error(what + ": " + s.error());
+          if (!s.ok()) return R::fail(what + ": " + s.error());
           if (key == "capacity") d.capacity = s.value(), capacity_set = true;
           if (key == "reported") d.reported = s.value(), reported_set = true;
           if (key == "max_alloc") d.max_alloc = s.value(), max_alloc_set = true;
           if (key == "pinned") d.pinned = s.value(), pinned_set = true;
         } else if (key == "semantics") {
-          if (val == "immediate") d.semantics = Semantics::kImmediate;
-          else if (val == "deferred") d.semantics = Semantics::kDeferred;
-          else if (val == "host_oom") d.semantics = Semantics::kHostOom;
-          else return R::Error(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
+          if (val == "immediate") d.semantics = alloc_semantics::immediate;
+          else if (val == "deferred") d.semantics = alloc_semantics::deferred;
+          else if (val == "host_oom") d.semantics = alloc_semantics::host_oom;
+          else return R::fail(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
           semantics_set = true;
         } else if (key == "oom_at") {
           if (val == "enqueue") d.oom_at_execution = false;
           else if (val == "execution") d.oom_at_execution = true;
-          else return R::Error(what + ": " + quote(val) + " is not enqueue or execution");
+          else return R::fail(what + ": " + quote(val) + " is not enqueue or execution");
           oom_at_set = true;
         } else if (key == "profile") {
-          if (val.empty()) return R::Error(what + " is empty");
+          if (val.empty()) return R::fail(what + " is empty");
           try {
             d.model = clpool::device_model::load_profile(val);
           } catch (const clpool::device_model::profile_error& e) {
-            return R::Error(what + ": " + e.what());
+            return R::fail(what + ": " + e.what());
           }
           d.profile = std::string(val);
         } else if (key == "maps") {
-          if (val == "shared") d.maps = MapMode::kShared;
-          else if (val == "copy") d.maps = MapMode::kCopy;
-          else return R::Error(what + ": " + quote(val) + " is not shared or copy");
+          if (val == "shared") d.maps = map_mode::shared;
+          else if (val == "copy") d.maps = map_mode::copy;
+          else return R::fail(what + ": " + quote(val) + " is not shared or copy");
         } else if (key == "svm") {
           auto b = parse_bool(val, "svm");
-          if (!b.ok()) return R::Error(where + ": " + b.error());
+          if (!b.ok()) return R::fail(where + ": " + b.error());
           d.svm = b.value();
         } else if (key == "type") {
           if (val == "gpu") d.gpu = true;
           else if (val == "cpu") d.gpu = false;
-          else return R::Error(what + ": " + quote(val) + " is not gpu or cpu");
+          else return R::fail(what + ": " + quote(val) + " is not gpu or cpu");
         } else {
-          return R::Error(where + ": unknown option " + quote(key) +
+          return R::fail(where + ": unknown option " + quote(key) +
                           " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile, maps)");
         }
       }
     }
     // The profile says where its device reports out-of-memory; semantics= and oom_at= override it.
-    using clpool::device_model::alloc_semantics;
     using clpool::device_model::oom_point;
-    if (!semantics_set) {
-      switch (clpool::device_model::semantics_of(d.model)) {
-        case alloc_semantics::immediate:
-          d.semantics = Semantics::kImmediate;
-          break;
-        case alloc_semantics::deferred:
-          d.semantics = Semantics::kDeferred;
-          break;
-        case alloc_semantics::host_oom:
-          d.semantics = Semantics::kHostOom;
-          break;
-      }
-    }
+    if (!semantics_set) d.semantics = clpool::device_model::semantics_of(d.model);
     if (!oom_at_set) d.oom_at_execution = d.model.oom_at == oom_point::execution;
     if (capacity_set) {
-      if (d.capacity == 0) return R::Error(where + ": capacity must be > 0");
+      if (d.capacity == 0) return R::fail(where + ": capacity must be > 0");
       if (!reported_set) d.reported = d.capacity;
       if (!max_alloc_set) d.max_alloc = default_max_alloc(d.capacity);
       if (!pinned_set) d.pinned = d.gpu ? std::min<uint64_t>(d.capacity / 4, 1ull << 30) : d.capacity / 2;
     }
-    if (d.reported == 0) return R::Error(where + ": reported must be > 0");
-    if (d.max_alloc == 0) return R::Error(where + ": max_alloc must be > 0");
+    if (d.reported == 0) return R::fail(where + ": reported must be > 0");
+    if (d.max_alloc == 0) return R::fail(where + ": max_alloc must be > 0");
     if (d.max_alloc > d.reported)
-      return R::Error(where + ": max_alloc " + format_size(d.max_alloc) + " exceeds reported size " +
+      return R::fail(where + ": max_alloc " + format_size(d.max_alloc) + " exceeds reported size " +
                       format_size(d.reported));
     out.push_back(std::move(d));
   }
-  if (out.size() > 16) return R::Error("at most 16 devices are supported, got " + std::to_string(out.size()));
+  if (out.size() > 16) return R::fail("at most 16 devices are supported, got " + std::to_string(out.size()));
   return out;
 }
 
-std::string format_devices(const std::vector<DeviceConfig>& devices) {
+std::string format_devices(const std::vector<device_config>& devices) {
   std::string s;
   for (const auto& d : devices) {
     if (!s.empty()) s += ';';
@@ -337,16 +324,16 @@ std::string format_devices(const std::vector<DeviceConfig>& devices) {
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
          ",semantics=" + std::string(semantics_name(d.semantics)) +
          ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +
-         ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == MapMode::kCopy ? "copy" : "shared");
+         ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared");
   }
   return s;
 }
 
-Result<FaultRule> parse_fault(std::string_view text) {
-  using R = Result<FaultRule>;
+value_or_error<fault_rule> parse_fault(std::string_view text) {
+  using R = value_or_error<fault_rule>;
   auto parts = split(text, ':');
   std::string where = "fault rule " + quote(text);
-  FaultRule r;
+  fault_rule r;
   auto entry_ok = [&](std::string_view e) -> std::string {
     if (e != "*" && !entry_from_name(e)) return where + ": unknown entry point " + quote(e);
     return "";
@@ -361,103 +348,103 @@ Result<FaultRule> parse_fault(std::string_view text) {
   std::string_view kind = parts[0];
   if (kind == "nth" || kind == "exec") {
     if (parts.size() < 3 || parts.size() > 4)
-      return R::Error(where + ": expected " + std::string(kind) + ":ENTRY:N[:STATUS]");
-    r.kind = kind == "nth" ? FaultKind::kNthCall : FaultKind::kExec;
-    if (auto e = entry_ok(parts[1]); !e.empty()) return R::Error(e);
+      return R::fail(where + ": expected " + std::string(kind) + ":ENTRY:N[:STATUS]");
+    r.kind = kind == "nth" ? fault_kind::nth_call : fault_kind::exec;
+    if (auto e = entry_ok(parts[1]); !e.empty()) return R::fail(e);
     r.entry = std::string(parts[1]);
-    if (r.kind == FaultKind::kNthCall && never_counted(r.entry))
-      return R::Error(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
+    if (r.kind == fault_kind::nth_call && never_counted(r.entry))
+      return R::fail(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
                       "are not counted), so the rule could never fire");
-    if (r.kind == FaultKind::kExec && !enqueues(r.entry))
-      return R::Error(where + ": " + r.entry + " enqueues no command, so the rule could never fire "
+    if (r.kind == fault_kind::exec && !enqueues(r.entry))
+      return R::fail(where + ": " + r.entry + " enqueues no command, so the rule could never fire "
                       "(exec rules name a clEnqueue* entry point or *)");
     auto n = parse_uint(parts[2], "N");
-    if (!n.ok()) return R::Error(where + ": " + n.error());
-    if (n.value() == 0) return R::Error(where + ": N counts from 1");
+    if (!n.ok()) return R::fail(where + ": " + n.error());
+    if (n.value() == 0) return R::fail(where + ": N counts from 1");
     r.n = n.value();
-    if (auto e = status_at(3); !e.empty()) return R::Error(e);
+    if (auto e = status_at(3); !e.empty()) return R::fail(e);
   } else if (kind == "bytes") {
-    if (parts.size() < 2 || parts.size() > 3) return R::Error(where + ": expected bytes:SIZE[:STATUS]");
-    r.kind = FaultKind::kBytesAbove;
+    if (parts.size() < 2 || parts.size() > 3) return R::fail(where + ": expected bytes:SIZE[:STATUS]");
+    r.kind = fault_kind::bytes_above;
     auto s = parse_size(parts[1]);
-    if (!s.ok()) return R::Error(where + ": " + s.error());
+    if (!s.ok()) return R::fail(where + ": " + s.error());
     r.threshold = s.value();
-    if (auto e = status_at(2); !e.empty()) return R::Error(e);
+    if (auto e = status_at(2); !e.empty()) return R::fail(e);
   } else if (kind == "prob") {
     if (parts.size() < 4 || parts.size() > 5)
-      return R::Error(where + ": expected prob:ENTRY:P:SEED[:STATUS]");
-    r.kind = FaultKind::kProbability;
-    if (auto e = entry_ok(parts[1]); !e.empty()) return R::Error(e);
+      return R::fail(where + ": expected prob:ENTRY:P:SEED[:STATUS]");
+    r.kind = fault_kind::probability;
+    if (auto e = entry_ok(parts[1]); !e.empty()) return R::fail(e);
     r.entry = std::string(parts[1]);
     if (never_counted(r.entry))
-      return R::Error(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
+      return R::fail(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
                       "are not counted), so the rule could never fire");
     std::string p(parts[2]);
     char* end = nullptr;
     double v = p.empty() ? NAN : std::strtod(p.c_str(), &end);
     if (p.empty() || end != p.c_str() + p.size() || !(v >= 0.0 && v <= 1.0))
-      return R::Error(where + ": probability " + quote(parts[2]) + " is not a number in [0, 1]");
+      return R::fail(where + ": probability " + quote(parts[2]) + " is not a number in [0, 1]");
     r.p = v;
     auto seed = parse_uint(parts[3], "seed");
-    if (!seed.ok()) return R::Error(where + ": " + seed.error());
+    if (!seed.ok()) return R::fail(where + ": " + seed.error());
     r.seed = seed.value();
-    if (auto e = status_at(4); !e.empty()) return R::Error(e);
+    if (auto e = status_at(4); !e.empty()) return R::fail(e);
   } else {
-    return R::Error(where + ": unknown kind " + quote(kind) + " (expected nth, bytes, prob or exec)");
+    return R::fail(where + ": unknown kind " + quote(kind) + " (expected nth, bytes, prob or exec)");
   }
   return r;
 }
 
-Result<std::vector<FaultRule>> parse_faults(std::string_view text) {
-  using R = Result<std::vector<FaultRule>>;
-  std::vector<FaultRule> out;
-  if (text.empty()) return R::Error("fault list is empty");
+value_or_error<std::vector<fault_rule>> parse_faults(std::string_view text) {
+  using R = value_or_error<std::vector<fault_rule>>;
+  std::vector<fault_rule> out;
+  if (text.empty()) return R::fail("fault list is empty");
   for (std::string_view item : split(text, ';')) {
     auto r = parse_fault(item);
-    if (!r.ok()) return R::Error(r.error());
+    if (!r.ok()) return R::fail(r.error());
     out.push_back(r.value());
   }
   return out;
 }
 
-Result<ScheduleConfig> parse_schedule(std::string_view text) {
-  using R = Result<ScheduleConfig>;
-  if (text.empty()) return R::Error("schedule is empty");
-  ScheduleConfig s;
+value_or_error<schedule_config> parse_schedule(std::string_view text) {
+  using R = value_or_error<schedule_config>;
+  if (text.empty()) return R::fail("schedule is empty");
+  schedule_config s;
   bool mode_set = false, seed_set = false, kernel_ns_set = false;
   for (std::string_view item : split(text, ',')) {
     if (item == "eager" || item == "lazy") {
-      if (mode_set) return R::Error("schedule mode given twice");
+      if (mode_set) return R::fail("schedule mode given twice");
       mode_set = true;
-      s.mode = item == "eager" ? ScheduleMode::kEager : ScheduleMode::kLazy;
+      s.mode = item == "eager" ? schedule_mode::eager : schedule_mode::lazy;
     } else if (item.substr(0, 5) == "seed=") {
-      if (seed_set) return R::Error("schedule seed given twice");
+      if (seed_set) return R::fail("schedule seed given twice");
       seed_set = true;
       auto v = parse_uint(item.substr(5), "seed");
-      if (!v.ok()) return R::Error(v.error());
+      if (!v.ok()) return R::fail(v.error());
       s.seed = v.value();
     } else if (item.substr(0, 10) == "kernel_ns=") {
-      if (kernel_ns_set) return R::Error("schedule kernel_ns given twice");
+      if (kernel_ns_set) return R::fail("schedule kernel_ns given twice");
       kernel_ns_set = true;
       auto v = parse_uint(item.substr(10), "kernel_ns");
-      if (!v.ok()) return R::Error(v.error());
+      if (!v.ok()) return R::fail(v.error());
       s.kernel_ns = v.value();
     } else {
-      return R::Error("schedule item " + quote(item) + " is not eager, lazy, seed=N or kernel_ns=N");
+      return R::fail("schedule item " + quote(item) + " is not eager, lazy, seed=N or kernel_ns=N");
     }
   }
   return s;
 }
 
-Result<BackingMode> parse_backing(std::string_view text) {
-  if (text == "pocl") return BackingMode::kPocl;
-  if (text == "none") return BackingMode::kNone;
-  return Result<BackingMode>::Error("'" + std::string(text) + "' is not pocl or none");
+value_or_error<backing_mode> parse_backing(std::string_view text) {
+  if (text == "pocl") return backing_mode::pocl;
+  if (text == "none") return backing_mode::none;
+  return value_or_error<backing_mode>::fail("'" + std::string(text) + "' is not pocl or none");
 }
 
-Result<Config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars) {
-  using R = Result<Config>;
-  Config c;
+value_or_error<runtime_config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars) {
+  using R = value_or_error<runtime_config>;
+  runtime_config c;
   c.devices = default_devices();
   std::vector<std::string> seen;
   for (const auto& var : vars) {
@@ -465,9 +452,9 @@ Result<Config> config_from_env(const std::vector<std::pair<std::string, std::str
     const std::string& name = var.first;
     const std::string& value = var.second;
     if (name.rfind("MOCKCL_", 0) != 0) continue;
-    auto fail = [&](const std::string& why) { return R::Error(name + "=" + quote(value) + ": " + why); };
+    auto fail = [&](const std::string& why) { return R::fail(name + "=" + quote(value) + ": " + why); };
     for (const std::string& n : seen)
-      if (n == name) return R::Error(name + " given twice");
+      if (n == name) return R::fail(name + " given twice");
     seen.push_back(name);
     if (name == "MOCKCL_DEVICES") {
       auto d = parse_devices(value);
@@ -492,7 +479,7 @@ Result<Config> config_from_env(const std::vector<std::pair<std::string, std::str
       if (value.empty()) return fail("path is empty");
       c.pocl_icd = value;
     } else {
-      return R::Error("unknown variable " + name +
+      return R::fail("unknown variable " + name +
                       " (known: MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG, MOCKCL_BACKING,"
                       " MOCKCL_POCL_ICD)");
     }

@@ -90,11 +90,11 @@ TEST(ParseDevices, PresetsAndOptions) {
   EXPECT_EQ(d[0].capacity, 1ull << 30);
   EXPECT_EQ(d[0].reported, 2ull << 30);
   EXPECT_EQ(d[0].max_alloc, 512ull << 20);
-  EXPECT_EQ(d[0].semantics, Semantics::kDeferred);
+  EXPECT_EQ(d[0].semantics, alloc_semantics::deferred);
   EXPECT_FALSE(d[0].svm);
   EXPECT_EQ(d[0].pinned, 64ull << 20);
 
-  EXPECT_EQ(parse_devices("gpu-64m:semantics=host_oom").value()[0].semantics, Semantics::kHostOom);
+  EXPECT_EQ(parse_devices("gpu-64m:semantics=host_oom").value()[0].semantics, alloc_semantics::host_oom);
   EXPECT_TRUE(parse_devices("gpu:semantics=deferred,oom_at=execution").value()[0].oom_at_execution);
   EXPECT_FALSE(parse_devices("gpu:oom_at=later").ok());
 }
@@ -107,12 +107,12 @@ TEST(ParseDevices, FormatRoundTrips) {
 }
 
 TEST(ParseDevices, MapsOptionParsesRoundTripsAndRefusesRepeatsAndBadValues) {
-  EXPECT_EQ(parse_devices("gpu").value()[0].maps, MapMode::kShared);  // the default
-  EXPECT_EQ(parse_devices("gpu:maps=shared").value()[0].maps, MapMode::kShared);
+  EXPECT_EQ(parse_devices("gpu").value()[0].maps, map_mode::shared);  // the default
+  EXPECT_EQ(parse_devices("gpu:maps=shared").value()[0].maps, map_mode::shared);
   auto d = parse_devices("gpu:maps=copy;cpu;gpu-64m:maps=copy,profile=nvidia").value();
-  EXPECT_EQ(d[0].maps, MapMode::kCopy);
-  EXPECT_EQ(d[1].maps, MapMode::kShared);
-  EXPECT_EQ(d[2].maps, MapMode::kCopy);
+  EXPECT_EQ(d[0].maps, map_mode::copy);
+  EXPECT_EQ(d[1].maps, map_mode::shared);
+  EXPECT_EQ(d[2].maps, map_mode::copy);
   const std::string text = format_devices(d);
   EXPECT_NE(text.find("maps=copy"), std::string::npos) << text;
   EXPECT_NE(text.find("maps=shared"), std::string::npos) << text;
@@ -166,17 +166,17 @@ TEST(ParseFaults, FourKinds) {
   auto f = parse_faults("nth:clCreateBuffer:3;bytes:1g;prob:clSVMAlloc:0.25:7:CL_OUT_OF_HOST_MEMORY;exec:clEnqueueNDRangeKernel:2:-5")
                .value();
   ASSERT_EQ(f.size(), 4u);
-  EXPECT_EQ(f[0].kind, FaultKind::kNthCall);
+  EXPECT_EQ(f[0].kind, fault_kind::nth_call);
   EXPECT_EQ(f[0].entry, "clCreateBuffer");
   EXPECT_EQ(f[0].n, 3u);
   EXPECT_EQ(f[0].status, 0);
-  EXPECT_EQ(f[1].kind, FaultKind::kBytesAbove);
+  EXPECT_EQ(f[1].kind, fault_kind::bytes_above);
   EXPECT_EQ(f[1].threshold, 1ull << 30);
-  EXPECT_EQ(f[2].kind, FaultKind::kProbability);
+  EXPECT_EQ(f[2].kind, fault_kind::probability);
   EXPECT_DOUBLE_EQ(f[2].p, 0.25);
   EXPECT_EQ(f[2].seed, 7u);
   EXPECT_EQ(f[2].status, -6);
-  EXPECT_EQ(f[3].kind, FaultKind::kExec);
+  EXPECT_EQ(f[3].kind, fault_kind::exec);
   EXPECT_EQ(f[3].status, -5);
   EXPECT_TRUE(parse_fault("nth:*:10").ok());
 }
@@ -213,10 +213,10 @@ TEST(ParseFaults, BadValuesSayWhatIsWrong) {
 
 TEST(ParseSchedule, ModesAndErrors) {
   auto s = parse_schedule("lazy,seed=42,kernel_ns=500").value();
-  EXPECT_EQ(s.mode, ScheduleMode::kLazy);
+  EXPECT_EQ(s.mode, schedule_mode::lazy);
   EXPECT_EQ(s.seed, 42u);
   EXPECT_EQ(s.kernel_ns, 500u);
-  EXPECT_EQ(parse_schedule("eager").value().mode, ScheduleMode::kEager);
+  EXPECT_EQ(parse_schedule("eager").value().mode, schedule_mode::eager);
   EXPECT_FALSE(parse_schedule("").ok());
   EXPECT_FALSE(parse_schedule("eager,lazy").ok());
   EXPECT_FALSE(parse_schedule("seed=-1").ok());
@@ -261,7 +261,7 @@ TEST(ConfigFromEnv, DefaultsAndEveryVariable) {
           .value();
   EXPECT_EQ(c.devices.size(), 2u);
   EXPECT_EQ(c.faults.size(), 1u);
-  EXPECT_EQ(c.schedule.mode, ScheduleMode::kLazy);
+  EXPECT_EQ(c.schedule.mode, schedule_mode::lazy);
   EXPECT_EQ(c.call_log, "/tmp/x.jsonl");
 }
 
@@ -278,13 +278,13 @@ TEST(ConfigFromEnv, EachBadValueNamesTheVariable) {
   EXPECT_NE(config_from_env({{"MOCKCL_DEVICE", "gpu"}}).error().find("unknown variable"), std::string::npos);
 }
 
-TEST(Snapshot, JsonRoundTrip) {
-  Snapshot s;
+TEST(accounting_snapshot, JsonRoundTrip) {
+  accounting_snapshot s;
   s.devices.push_back({"d", 10, 5, 7, 1, 2});
   s.contexts.push_back({3, 4, 5});
   s.calls["clCreateBuffer"] = 9;
   s.live["mem"] = 2;
-  CommandRecord r;
+  command_record r;
   r.id = 1;
   r.queue_id = 2;
   r.kind = "write";
@@ -308,9 +308,9 @@ TEST(Snapshot, JsonRoundTrip) {
   EXPECT_FALSE(snapshot_from_json("{\"devices\": 3}").ok());
 }
 
-TEST(Config, Backing) {
-  EXPECT_EQ(parse_backing("pocl").value(), BackingMode::kPocl);
-  EXPECT_EQ(parse_backing("none").value(), BackingMode::kNone);
+TEST(runtime_config, Backing) {
+  EXPECT_EQ(parse_backing("pocl").value(), backing_mode::pocl);
+  EXPECT_EQ(parse_backing("none").value(), backing_mode::none);
   for (const char* bad : {"", "POCL", "pocl ", "auto", "cuda"}) {
     auto b = parse_backing(bad);
     ASSERT_FALSE(b.ok()) << bad;
@@ -318,9 +318,9 @@ TEST(Config, Backing) {
   }
   auto c = config_from_env({{"MOCKCL_BACKING", "none"}, {"MOCKCL_POCL_ICD", "/x/pocl.icd"}});
   ASSERT_TRUE(c.ok()) << c.error();
-  EXPECT_EQ(c.value().backing, BackingMode::kNone);
+  EXPECT_EQ(c.value().backing, backing_mode::none);
   EXPECT_EQ(c.value().pocl_icd, "/x/pocl.icd");
-  EXPECT_EQ(config_from_env({}).value().backing, BackingMode::kAuto);
+  EXPECT_EQ(config_from_env({}).value().backing, backing_mode::automatic);
   auto bad = config_from_env({{"MOCKCL_BACKING", "yes"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error(), "MOCKCL_BACKING='yes': 'yes' is not pocl or none");

@@ -8,7 +8,7 @@
 namespace mockcl::testing {
 namespace {
 
-struct Checker {
+struct consistency_checker {
   const cl_icd_dispatch& d;
   cl_device_id dev;
   std::vector<std::string> problems;
@@ -67,7 +67,7 @@ cl_version parse_version(const std::string& s, const std::string& prefix) {
 
 std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platform_id platform,
                                             cl_device_id device) {
-  Checker c{d, device, {}};
+  consistency_checker c{d, device, {}};
   // Extensions: the string and the list with versions name the same set.
   const std::set<std::string> ext = words(c.str(CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS"));
   std::set<std::string> ext_v;

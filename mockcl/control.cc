@@ -8,59 +8,59 @@
 namespace mockcl {
 namespace {
 
-class InProcess final : public Control {
+class in_process_controller final : public controller {
  public:
   std::string configure_devices(std::string_view spec) override {
     auto d = parse_devices(spec);
     if (!d.ok()) return d.error();
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     return rt.configure_devices(d.value());
   }
   std::string configure_faults(std::string_view spec) override {
-    std::vector<FaultRule> rules;
+    std::vector<fault_rule> rules;
     if (!spec.empty()) {
       auto f = parse_faults(spec);
       if (!f.ok()) return f.error();
       rules = f.value();
     }
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     return rt.configure_faults(rules, false);
   }
   std::string add_fault(std::string_view rule) override {
     auto f = parse_fault(rule);
     if (!f.ok()) return f.error();
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     return rt.configure_faults({f.value()}, true);
   }
   std::string configure_schedule(std::string_view spec) override {
     auto s = parse_schedule(spec);
     if (!s.ok()) return s.error();
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     return rt.configure_schedule(s.value());
   }
   std::string configure_call_log(std::string_view path) override {
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     return rt.configure_call_log(std::string(path));
   }
   std::string configure_backing(std::string_view mode) override {
     auto b = parse_backing(mode);
     if (!b.ok()) return "backing: " + b.error();
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     const char* icd = std::getenv("MOCKCL_POCL_ICD");
     return rt.configure_backing(b.value(), icd ? icd : "");
   }
-  void reset() override { Runtime::get().reset(); }
-  Snapshot snapshot() override { return Runtime::get().snapshot(); }
-  uint64_t object_id(const void* handle) override { return Runtime::get().object_id(handle); }
-  MemoryUse memory_use(int device) override {
-    Runtime& rt = Runtime::get();
-    std::unique_lock<Lock> lk(rt.mu);
+  void reset() override { mock_runtime::get().reset(); }
+  accounting_snapshot snapshot() override { return mock_runtime::get().snapshot(); }
+  uint64_t object_id(const void* handle) override { return mock_runtime::get().object_id(handle); }
+  device_memory_use memory_use(int device) override {
+    mock_runtime& rt = mock_runtime::get();
+    std::unique_lock<runtime_lock> lk(rt.mu);
     if (device < 0 || static_cast<size_t>(device) >= rt.devices.size()) return {};
     const auto& m = rt.devices[device].memory;
     return {m.committed(), m.peak_committed(), m.requested()};
@@ -69,12 +69,12 @@ class InProcess final : public Control {
 
 }  // namespace
 
-const cl_icd_dispatch* dispatch() { return Runtime::get().table; }
+const cl_icd_dispatch* dispatch() { return mock_runtime::get().table; }
 
-cl_platform_id platform() { return &Runtime::get().platform; }
+cl_platform_id platform() { return &mock_runtime::get().platform; }
 
-Control& control() {
-  static InProcess* c = new InProcess();
+controller& control() {
+  static in_process_controller* c = new in_process_controller();
   return *c;
 }
 

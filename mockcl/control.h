@@ -29,14 +29,14 @@ cl_platform_id platform();
 // Configures the mock, reads its accounting, and resets it between tests. Every method that
 // returns std::string returns "" on success, else a message saying what was wrong; the spec
 // strings use the grammar of the environment variables (see README.md and config.h).
-class Control {
+class controller {
  public:
-  virtual ~Control() = default;
+  virtual ~controller() = default;
   // Replaces the device list (MOCKCL_DEVICES grammar). Refused while any context, queue,
   // buffer, event, program, kernel or SVM block is alive.
   virtual std::string configure_devices(std::string_view spec) = 0;
   // The same from structs.
-  std::string configure_devices(const std::vector<DeviceConfig>& devices) {
+  std::string configure_devices(const std::vector<device_config>& devices) {
     return configure_devices(format_devices(devices));
   }
   // Replaces the fault rules (MOCKCL_FAULTS grammar); "" removes them all. Nth-call and
@@ -57,21 +57,21 @@ class Control {
   // command log, the call log kept in memory and the reports.
   virtual void reset() = 0;
   // The current accounting.
-  virtual Snapshot snapshot() = 0;
+  virtual accounting_snapshot snapshot() = 0;
   // The stable id of a handle (context, queue, mem, event, program, kernel, device) or of an
-  // SVM pointer (any address inside the block); the ids in CommandRecord. 0 if unknown.
+  // SVM pointer (any address inside the block); the ids in command_record. 0 if unknown.
   virtual uint64_t object_id(const void* handle) = 0;
   // One device's memory, from its ledger (the device model): bytes committed (in the profile's
   // pages), their peak since the last reset, and the sum of the committed requests' sizes. All
   // zero for an index that names no device. Cheap: no snapshot is built.
-  struct MemoryUse {
+  struct device_memory_use {
     uint64_t committed = 0, peak = 0, requested = 0;
   };
-  virtual MemoryUse memory_use(int device) = 0;
+  virtual device_memory_use memory_use(int device) = 0;
 };
 
 // The control of the in-process runtime.
-Control& control();
+controller& control();
 
 }  // namespace mockcl
 

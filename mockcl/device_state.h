@@ -1,4 +1,4 @@
-// DeviceState: one mock device's configuration and its memory ledgers.
+// device_state: one mock device's configuration and its memory ledgers.
 #ifndef MOCKCL_DEVICE_STATE_H_
 #define MOCKCL_DEVICE_STATE_H_
 
@@ -9,10 +9,10 @@ namespace mockcl {
 
 // One device: its configuration and its two ledgers, both the device model's (the only place
 // mockcl counts device bytes).
-struct DeviceState {
-  explicit DeviceState(const DeviceConfig& c)
+struct device_state {
+  explicit device_state(const device_config& c)
       : cfg(c), memory(c.model, c.capacity), pinned(clpool::device_model::device_profile{}, c.pinned) {}
-  DeviceConfig cfg;
+  device_config cfg;
   clpool::device_model::device_memory memory;  // global memory, by the device's profile
   clpool::device_model::device_memory pinned;  // the host-pinned budget, in exact bytes
 };

@@ -12,13 +12,13 @@ namespace {
 // every cl_int* argument (the errcode_ret) to CL_INVALID_OPERATION. It is a call like any other:
 // counted, and written to the call log with its result, so a program's use of an unsupported
 // entry point shows there.
-template <Entry E, typename F>
-struct Stub;
+template <entry_point E, typename F>
+struct stub_entry;
 
-template <Entry E, typename R, typename... A>
-struct Stub<E, R(CL_API_CALL*)(A...)> {
+template <entry_point E, typename R, typename... A>
+struct stub_entry<E, R(CL_API_CALL*)(A...)> {
   static R CL_API_CALL fn(A... a) {
-    Runtime::Call c(Runtime::get(), E);
+    mock_runtime::api_call c(mock_runtime::get(), E);
     c.ret(CL_INVALID_OPERATION);
     (set_err(a), ...);
     if constexpr (std::is_same_v<R, cl_int>) return CL_INVALID_OPERATION;
@@ -36,17 +36,17 @@ struct Stub<E, R(CL_API_CALL*)(A...)> {
 // Slots typed void* (Windows-only interop) get a harmless function too.
 cl_int CL_API_CALL invalid_operation() { return CL_INVALID_OPERATION; }
 
-template <Entry E, typename Slot>
+template <entry_point E, typename Slot>
 Slot stub_for() {
   if constexpr (std::is_pointer_v<Slot> && std::is_function_v<std::remove_pointer_t<Slot>>)
-    return &Stub<E, Slot>::fn;
+    return &stub_entry<E, Slot>::fn;
   else
     return reinterpret_cast<Slot>(&invalid_operation);
 }
 
 cl_icd_dispatch build() {
   cl_icd_dispatch d;
-#define MOCKCL_ENTRY(name) d.name = stub_for<Entry::name, decltype(d.name)>();
+#define MOCKCL_ENTRY(name) d.name = stub_for<entry_point::name, decltype(d.name)>();
 #include "mockcl/entry_points.inc"
 #undef MOCKCL_ENTRY
   fill_platform(d);

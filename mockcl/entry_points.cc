@@ -10,11 +10,11 @@ constexpr std::string_view kNames[] = {
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == kEntryCount);
 }  // namespace
 
-std::string_view entry_name(Entry e) { return kNames[static_cast<std::size_t>(e)]; }
+std::string_view entry_name(entry_point e) { return kNames[static_cast<std::size_t>(e)]; }
 
-std::optional<Entry> entry_from_name(std::string_view name) {
+std::optional<entry_point> entry_from_name(std::string_view name) {
   for (std::size_t i = 0; i < kEntryCount; ++i) {
-    if (kNames[i] == name) return static_cast<Entry>(i);
+    if (kNames[i] == name) return static_cast<entry_point>(i);
   }
   return std::nullopt;
 }

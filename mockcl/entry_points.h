@@ -10,20 +10,20 @@
 namespace mockcl {
 
 // One enumerator per dispatch slot, in table order.
-enum class Entry : int {
+enum class entry_point : int {
 #define MOCKCL_ENTRY(name) name,
 #include "mockcl/entry_points.inc"
 #undef MOCKCL_ENTRY
-  kCount
+  count
 };
 
-inline constexpr std::size_t kEntryCount = static_cast<std::size_t>(Entry::kCount);
+inline constexpr std::size_t kEntryCount = static_cast<std::size_t>(entry_point::count);
 
 // The entry point's OpenCL name, e.g. "clCreateBuffer".
-std::string_view entry_name(Entry e);
+std::string_view entry_name(entry_point e);
 
 // The entry whose name is `name` exactly, or nullopt (used to validate fault rules).
-std::optional<Entry> entry_from_name(std::string_view name);
+std::optional<entry_point> entry_from_name(std::string_view name);
 
 }  // namespace mockcl
 

@@ -34,7 +34,7 @@ class EnvConfig : public ::testing::Test {
   static std::string* so_;
   const cl_icd_dispatch* d_ = nullptr;
   cl_platform_id p_ = nullptr;
-  std::unique_ptr<mockcl::Control> ctl_;
+  std::unique_ptr<mockcl::controller> ctl_;
   cl_device_id dev_[2];
   cl_context ctx_ = nullptr;
 };

@@ -1,5 +1,5 @@
 // The express paths of clCreateBuffer and clReleaseMemObject (lock NOT held on entry), defined
-// apart from Runtime so that runtime.h stays readable; only api_memory.cc includes this.
+// apart from mock_runtime so that runtime.h stays readable; only api_memory.cc includes this.
 //
 // A buffer created and released with nothing else going on (no call log, fault rule or due
 // callback; plain access flags; memory at hand; the slab and the free records have room) is
@@ -16,12 +16,12 @@
 
 namespace mockcl {
 
-[[gnu::always_inline]] inline _cl_mem* Runtime::create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
+[[gnu::always_inline]] inline _cl_mem* mock_runtime::create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
                                                       const void* host_ptr) {
   constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   if (!mu.try_lock_fast()) [[unlikely]] return nullptr;
   _cl_context* ctx = h;
-  const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == Type::kContext && ctx->in_use &&
+  const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == object_type::context && ctx->in_use &&
                      !ctx->released && !(flags & ~kAccess) && !(flags & (flags - 1)) && !host_ptr &&
                      size != 0 && size <= ctx->max_alloc && mems.has_free();
   if (!plain) [[unlikely]] {
@@ -36,18 +36,18 @@ namespace mockcl {
     mu.unlock_owner();
     return nullptr;  // the general path reports the out-of-memory
   }
-  ++calls_[static_cast<size_t>(Entry::clCreateBuffer)];
+  ++calls_[static_cast<size_t>(entry_point::clCreateBuffer)];
   ++now;
-  _cl_mem* m = create(mems, Type::kMem);
+  _cl_mem* m = create(mems, object_type::mem);
   init_buffer(m, ctx, flags, size, nullptr, ctx->charge_at_create ? dev : -1, /*pinned=*/false);
   m->where = where;
   mu.unlock_owner();
   return m;
 }
-[[gnu::always_inline]] inline bool Runtime::release_mem_express(cl_mem h) {
+[[gnu::always_inline]] inline bool mock_runtime::release_mem_express(cl_mem h) {
   if (!mu.try_lock_fast()) [[unlikely]] return false;
   _cl_mem* m = h;
-  const bool plain = !finish_slow_ && m && m->type == Type::kMem && m->in_use && !m->released &&
+  const bool plain = !finish_slow_ && m && m->type == object_type::mem && m->in_use && !m->released &&
                      m->refs == 1 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
                      !m->backing.data() && !m->pocl_mem && frees_.append_is_free() && m->context &&
                      (m->context->internal > 1 || m->context->refs > 0);
@@ -55,12 +55,12 @@ namespace mockcl {
     mu.unlock_owner();
     return false;
   }
-  ++calls_[static_cast<size_t>(Entry::clReleaseMemObject)];
+  ++calls_[static_cast<size_t>(entry_point::clReleaseMemObject)];
   ++now;
   m->refs = 0;
   m->released = true;
   m->in_use = false;
-  --live_[live_index(Type::kMem)];
+  --live_[live_index(object_type::mem)];
   // Needs no allocation: append_is_free() held above.
   record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
   m->last_use_end = 0;

@@ -1,4 +1,4 @@
-// FaultInjector (fault_injector.h).
+// fault_injector (fault_injector.h).
 #include <string>
 
 #include "mockcl/fault_injector.h"
@@ -6,12 +6,12 @@
 
 namespace mockcl {
 
-std::string FaultInjector::configure(const std::vector<FaultRule>& rules, bool append) {
+std::string fault_injector::configure(const std::vector<fault_rule>& rules, bool append) {
   if (!append) rules_.clear();
-  for (const FaultRule& r : rules) {
-    Rule s;
+  for (const fault_rule& r : rules) {
+    installed_rule s;
     s.rule = r;
-    if (r.kind != FaultKind::kBytesAbove && r.entry != "*") {
+    if (r.kind != fault_kind::bytes_above && r.entry != "*") {
       s.entry = entry_from_name(r.entry);
       if (!s.entry) return "unknown entry point '" + r.entry + "'";
     }
@@ -21,14 +21,14 @@ std::string FaultInjector::configure(const std::vector<FaultRule>& rules, bool a
   return "";
 }
 
-cl_int FaultInjector::on_call(Entry e, std::string& what) {
-  for (Rule& f : rules_) {
+cl_int fault_injector::on_call(entry_point e, std::string& what) {
+  for (installed_rule& f : rules_) {
     if (f.entry && *f.entry != e) continue;
     const cl_int status = f.rule.status ? f.rule.status : CL_OUT_OF_RESOURCES;
-    if (f.rule.kind == FaultKind::kNthCall) {
+    if (f.rule.kind == fault_kind::nth_call) {
       if (f.fired || ++f.count != f.rule.n) continue;
       f.fired = true;
-    } else if (f.rule.kind == FaultKind::kProbability) {
+    } else if (f.rule.kind == fault_kind::probability) {
       const double u = static_cast<double>(splitmix(f.rng) >> 11) * 0x1.0p-53;
       if (!(u < f.rule.p)) continue;
     } else {
@@ -41,10 +41,10 @@ cl_int FaultInjector::on_call(Entry e, std::string& what) {
   return 0;
 }
 
-cl_int FaultInjector::on_charge(uint64_t committed, uint64_t bytes, cl_int oom_status,
+cl_int fault_injector::on_charge(uint64_t committed, uint64_t bytes, cl_int oom_status,
                                 std::string& what) {
-  for (const Rule& f : rules_) {
-    if (f.rule.kind != FaultKind::kBytesAbove) continue;
+  for (const installed_rule& f : rules_) {
+    if (f.rule.kind != fault_kind::bytes_above) continue;
     if (committed + bytes <= f.rule.threshold) continue;
     ++fired_;
     const cl_int s = f.rule.status ? f.rule.status : oom_status;
@@ -55,9 +55,9 @@ cl_int FaultInjector::on_charge(uint64_t committed, uint64_t bytes, cl_int oom_s
   return 0;
 }
 
-cl_int FaultInjector::on_command(Entry e) {
-  for (Rule& f : rules_) {
-    if (f.rule.kind != FaultKind::kExec || (f.entry && *f.entry != e) || f.fired) continue;
+cl_int fault_injector::on_command(entry_point e) {
+  for (installed_rule& f : rules_) {
+    if (f.rule.kind != fault_kind::exec || (f.entry && *f.entry != e) || f.fired) continue;
     if (++f.count == f.rule.n) {
       f.fired = true;
       return f.rule.status ? f.rule.status : CL_OUT_OF_RESOURCES;

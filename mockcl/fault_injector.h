@@ -1,4 +1,4 @@
-// FaultInjector: the installed MOCKCL_FAULTS rules and their counters, apart from the runtime
+// fault_injector: the installed MOCKCL_FAULTS rules and their counters, apart from the runtime
 // that consults them. It decides; the runtime reports and applies. The four rule forms:
 //   nth:ENTRY:N        the Nth call of ENTRY fails          (on_call)
 //   prob:ENTRY:P:SEED  each call of ENTRY fails with P      (on_call)
@@ -20,23 +20,23 @@
 
 namespace mockcl {
 
-class FaultInjector {
+class fault_injector {
  public:
   // Installs `rules` (after the current ones when `append`); counters restart. "" on success,
   // else the problem (an unknown entry point), with the rules before it installed.
-  std::string configure(const std::vector<FaultRule>& rules, bool append);
+  std::string configure(const std::vector<fault_rule>& rules, bool append);
 
   bool empty() const noexcept { return rules_.empty(); }
 
   // The status this call of `e` fails with (nth and probability rules), or 0. `what` receives
   // the report line when one fires.
-  cl_int on_call(Entry e, std::string& what);
+  cl_int on_call(entry_point e, std::string& what);
   // The status a charge of `bytes` fails with when `committed` bytes are committed (bytes_above
   // rules; `oom_status` is a rule's default status), or 0.
   cl_int on_charge(uint64_t committed, uint64_t bytes, cl_int oom_status, std::string& what);
   // The status the command being enqueued through `e` will execute with (exec rules), or 0.
   // Counted when the command executes with it (fired()).
-  cl_int on_command(Entry e);
+  cl_int on_command(entry_point e);
 
   // An injected failure took effect (on_call's and on_charge's count themselves).
   void fired() noexcept { ++fired_; }
@@ -44,14 +44,14 @@ class FaultInjector {
   void reset_count() noexcept { fired_ = 0; }
 
  private:
-  struct Rule {
-    FaultRule rule;
-    std::optional<Entry> entry;  // nullopt: any entry point ("*")
+  struct installed_rule {
+    fault_rule rule;
+    std::optional<entry_point> entry;  // nullopt: any entry point ("*")
     uint64_t count = 0;
     uint64_t rng = 0;
     bool fired = false;
   };
-  std::vector<Rule> rules_;
+  std::vector<installed_rule> rules_;
   uint64_t fired_ = 0;
 };
 

@@ -4,7 +4,7 @@
 
 namespace mockcl {
 
-bool FreeRecords::grow() {
+bool free_record_log::grow() {
   if (full_) return false;
   if (size() >= limit_) {
     full_ = true;
@@ -17,17 +17,17 @@ bool FreeRecords::grow() {
     return false;
   }
   madvise(chunk, kChunkBytes, MADV_HUGEPAGE);  // advisory: 4 KiB pages if refused
-  chunks_.emplace_back(static_cast<Record*>(chunk));
+  chunks_.emplace_back(static_cast<record_slot*>(chunk));
   next_ = chunks_.back().get();
   end_ = next_ + kChunk;
   return true;
 }
 
-void FreeRecords::copy_to(std::vector<FreeRecord>& out) const {
+void free_record_log::copy_to(std::vector<free_record>& out) const {
   const size_t n = size();
   out.reserve(out.size() + n);
   for (size_t i = 0; i < n; ++i) {
-    const Record& r = chunks_[i / kChunk][i % kChunk];
+    const record_slot& r = chunks_[i / kChunk][i % kChunk];
     const bool svm = (r.id & kSvm) != 0;
     out.push_back({svm ? "svm" : "mem", r.id & ~kSvm, r.address, r.size, r.time});
   }

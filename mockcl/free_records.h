@@ -1,4 +1,4 @@
-// FreeRecords: the record of every buffer and SVM block the runtime freed (Snapshot::frees), kept
+// free_record_log: the record of every buffer and SVM block the runtime freed (accounting_snapshot::frees), kept
 // compact because the hot release path writes one per buffer.
 //
 // 32 bytes a record, in 2 MiB chunks (a transparent huge page where the kernel allows it): the
@@ -19,9 +19,9 @@
 
 namespace mockcl {
 
-class FreeRecords {
+class free_record_log {
  public:
-  explicit FreeRecords(size_t limit) : limit_(limit) {}
+  explicit free_record_log(size_t limit) : limit_(limit) {}
 
   // True when the next record needs no allocation: room in the last chunk, or the records are
   // full (so it will not be kept). The express release path takes only such frees.
@@ -30,14 +30,14 @@ class FreeRecords {
   // Records one free (a no-op once `limit` are kept, or when the host refuses a chunk).
   void add(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t time) {
     if (next_ == end_ && !grow()) [[unlikely]] return;
-    *next_++ = Record{svm ? (id | kSvm) : id, address, size, time};
+    *next_++ = record_slot{svm ? (id | kSvm) : id, address, size, time};
   }
 
   size_t size() const noexcept {
     return chunks_.empty() ? 0 : (chunks_.size() - 1) * kChunk + (next_ - chunks_.back().get());
   }
   // Appends every record to `out`, oldest first.
-  void copy_to(std::vector<FreeRecord>& out) const;
+  void copy_to(std::vector<free_record>& out) const;
   void clear() noexcept {
     chunks_.clear();
     next_ = end_ = nullptr;
@@ -46,21 +46,21 @@ class FreeRecords {
 
  private:
   static constexpr uint64_t kSvm = uint64_t{1} << 63;  // in `id`: an SVM block, not a mem
-  struct Record {
+  struct record_slot {
     uint64_t id, address, size, time;
   };
-  static_assert(sizeof(Record) == 32);
+  static_assert(sizeof(record_slot) == 32);
   static constexpr size_t kChunkBytes = size_t{2} << 20;
-  static constexpr size_t kChunk = kChunkBytes / sizeof(Record);
-  struct ChunkDeleter {
-    void operator()(Record* p) const { std::free(p); }
+  static constexpr size_t kChunk = kChunkBytes / sizeof(record_slot);
+  struct chunk_deleter {
+    void operator()(record_slot* p) const { std::free(p); }
   };
   bool grow();  // false once `limit` records are kept, or the host refused a chunk
 
   size_t limit_;
-  std::vector<std::unique_ptr<Record[], ChunkDeleter>> chunks_;
-  Record* next_ = nullptr;  // next record in the last chunk; end_: its end
-  Record* end_ = nullptr;
+  std::vector<std::unique_ptr<record_slot[], chunk_deleter>> chunks_;
+  record_slot* next_ = nullptr;  // next record in the last chunk; end_: its end
+  record_slot* end_ = nullptr;
   bool full_ = false;
 };
 

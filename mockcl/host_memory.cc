@@ -11,7 +11,7 @@ namespace {
 constexpr std::size_t kMapThreshold = 64 * 1024;
 }  // namespace
 
-HostBlock& HostBlock::operator=(HostBlock&& o) noexcept {
+host_block& host_block::operator=(host_block&& o) noexcept {
   if (this != &o) {
     reset();
     data_ = o.data_;
@@ -24,7 +24,7 @@ HostBlock& HostBlock::operator=(HostBlock&& o) noexcept {
   return *this;
 }
 
-void* HostBlock::allocate(std::size_t size, std::size_t align) {
+void* host_block::allocate(std::size_t size, std::size_t align) {
   reset();
   if (size == 0) size = 1;
   if (size >= kMapThreshold || align > 4096) {
@@ -46,7 +46,7 @@ void* HostBlock::allocate(std::size_t size, std::size_t align) {
   return data_;
 }
 
-void HostBlock::free_block() {
+void host_block::free_block() {
   if (mapped_) munmap(data_, size_);
   else std::free(data_);
   data_ = nullptr;

@@ -1,4 +1,4 @@
-// HostBlock: real bytes behind simulated memory, allocated lazily.
+// host_block: real bytes behind simulated memory, allocated lazily.
 //
 // Why: a 64 GiB simulated device must run in a few MiB. Large blocks are anonymous
 // MAP_NORESERVE mappings, so the kernel gives real pages only to what is touched (read,
@@ -10,14 +10,14 @@
 
 namespace mockcl {
 
-class HostBlock {
+class host_block {
  public:
-  HostBlock() = default;
-  HostBlock(const HostBlock&) = delete;
-  HostBlock& operator=(const HostBlock&) = delete;
-  HostBlock(HostBlock&& o) noexcept { *this = static_cast<HostBlock&&>(o); }
-  HostBlock& operator=(HostBlock&& o) noexcept;
-  ~HostBlock() { reset(); }
+  host_block() = default;
+  host_block(const host_block&) = delete;
+  host_block& operator=(const host_block&) = delete;
+  host_block(host_block&& o) noexcept { *this = static_cast<host_block&&>(o); }
+  host_block& operator=(host_block&& o) noexcept;
+  ~host_block() { reset(); }
 
   // Zero-filled memory of `size` bytes aligned to `align` (a power of two <= 4096), or
   // nullptr if the host refuses. Replaces any previous block.

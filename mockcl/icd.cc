@@ -17,9 +17,9 @@ namespace {
 // Reports objects still alive when the process exits (or the library is unloaded). A copy that
 // was never called (dlopened only to be checked, as clpool_replay's loader does) has no runtime
 // and nothing to report: making one here would allocate it as the library goes away.
-struct ExitReport {
-  ~ExitReport() {
-    if (mockcl::Runtime* rt = mockcl::Runtime::get_if_ready()) rt->report_exit();
+struct exit_reporter {
+  ~exit_reporter() {
+    if (mockcl::mock_runtime* rt = mockcl::mock_runtime::get_if_ready()) rt->report_exit();
   }
 } exit_report;
 
@@ -31,7 +31,7 @@ void copy_error(const std::string& e, char* err, size_t size) {
 }
 
 cl_int CL_API_CALL get_platform_ids(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
-  mockcl::Runtime& rt = mockcl::Runtime::get();
+  mockcl::mock_runtime& rt = mockcl::mock_runtime::get();
   if ((num_entries == 0 && platforms) || (!platforms && !num_platforms)) return CL_INVALID_VALUE;
   if (!rt.platform_ok()) {
     // The configuration was invalid (the message went to stderr at start-up).
@@ -72,7 +72,7 @@ int mockcl_configure(const char* what, const char* value, char* err, size_t err_
     copy_error("mockcl_configure: null argument", err, err_size);
     return CL_INVALID_VALUE;
   }
-  mockcl::Control& c = mockcl::control();
+  mockcl::controller& c = mockcl::control();
   std::string w(what), e;
   if (w == "devices") e = c.configure_devices(std::string_view(value));
   else if (w == "faults") e = c.configure_faults(value);
@@ -96,7 +96,7 @@ size_t mockcl_snapshot_json(char* buf, size_t size) {
 uint64_t mockcl_object_id(const void* handle) { return mockcl::control().object_id(handle); }
 
 void mockcl_memory_use(int device, uint64_t out[3]) {
-  const mockcl::Control::MemoryUse u = mockcl::control().memory_use(device);
+  const mockcl::controller::device_memory_use u = mockcl::control().memory_use(device);
   out[0] = u.committed;
   out[1] = u.peak;
   out[2] = u.requested;

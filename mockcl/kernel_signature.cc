@@ -7,19 +7,19 @@
 namespace mockcl {
 namespace {
 
-struct Token {
+struct source_token {
   std::string text;
   int line = 1;
 };
 
-struct Macro {
+struct macro_definition {
   bool function_like = false;
-  std::vector<Token> body;
+  std::vector<source_token> body;
 };
 
-struct Source {
-  std::vector<Token> tokens;
-  std::map<std::string, Macro> macros;
+struct source_text {
+  std::vector<source_token> tokens;
+  std::map<std::string, macro_definition> macros;
   bool conditionals = false;  // #if / #ifdef / #ifndef / #elif seen: branches are not evaluated.
 };
 
@@ -27,7 +27,7 @@ bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) ||
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Appends the tokens of `text` (comments and literals already gone).
-void tokenize(const std::string& text, int line, std::vector<Token>& out) {
+void tokenize(const std::string& text, int line, std::vector<source_token>& out) {
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (c == '\n') {
@@ -49,7 +49,7 @@ void tokenize(const std::string& text, int line, std::vector<Token>& out) {
 
 // Removes comments and string/char literals (keeping newlines, so lines stay right), joins
 // continued lines, and takes preprocessor lines out, remembering #defines.
-Source preprocess(const std::string& src) {
+source_text preprocess(const std::string& src) {
   std::string text;
   text.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -83,7 +83,7 @@ Source preprocess(const std::string& src) {
     }
     text += c;
   }
-  Source out;
+  source_text out;
   int line = 1;
   size_t start = 0;
   while (start <= text.size()) {
@@ -92,13 +92,13 @@ Source preprocess(const std::string& src) {
     std::string l = text.substr(start, end - start);
     size_t k = l.find_first_not_of(" \t\r");
     if (k != std::string::npos && l[k] == '#') {
-      std::vector<Token> d;
+      std::vector<source_token> d;
       tokenize(l.substr(k + 1), line, d);
       if (!d.empty() && (d[0].text == "if" || d[0].text == "ifdef" || d[0].text == "ifndef" ||
                          d[0].text == "elif"))
         out.conditionals = true;
       if (d.size() >= 2 && d[0].text == "define") {
-        Macro m;
+        macro_definition m;
         // Function-like: '(' right after the name, with no space between.
         const size_t name_at = l.find(d[1].text, l.find("define") + 6);
         const size_t after = name_at + d[1].text.size();
@@ -121,10 +121,10 @@ Source preprocess(const std::string& src) {
 std::string at_line(int line) { return "<source>:" + std::to_string(line) + ": error: "; }
 
 // Parentheses, brackets and braces balance (the first unmatched one's line, else 0).
-std::string check_balance(const std::vector<Token>& t) {
-  std::vector<Token> open;
+std::string check_balance(const std::vector<source_token>& t) {
+  std::vector<source_token> open;
   const std::string opens = "([{", closes = ")]}";
-  for (const Token& x : t) {
+  for (const source_token& x : t) {
     if (x.text.size() != 1) continue;
     if (opens.find(x.text[0]) != std::string::npos) {
       open.push_back(x);
@@ -141,20 +141,20 @@ std::string check_balance(const std::vector<Token>& t) {
 
 // Expands object-like macros (a few levels); false if a function-like macro, or one that pastes
 // or stringizes (#, ##), is used.
-bool expand(std::vector<Token>& t, const std::map<std::string, Macro>& macros) {
+bool expand(std::vector<source_token>& t, const std::map<std::string, macro_definition>& macros) {
   for (int depth = 0; depth < 8; ++depth) {
     bool changed = false;
-    std::vector<Token> out;
-    for (const Token& x : t) {
+    std::vector<source_token> out;
+    for (const source_token& x : t) {
       auto it = macros.find(x.text);
       if (it == macros.end()) {
         out.push_back(x);
         continue;
       }
       if (it->second.function_like) return false;
-      for (const Token& b : it->second.body)
+      for (const source_token& b : it->second.body)
         if (b.text == "#") return false;  // Stringizing or pasting: not expanded here.
-      for (Token b : it->second.body) {
+      for (source_token b : it->second.body) {
         b.line = x.line;
         out.push_back(b);
       }
@@ -230,7 +230,7 @@ bool is_image(const std::string& t) {
 }
 
 // One parameter's tokens (macros expanded) -> its signature, or an error.
-std::string parse_param(const std::string& kernel, const std::vector<Token>& t, KernelArgSig& a) {
+std::string parse_param(const std::string& kernel, const std::vector<source_token>& t, kernel_arg_signature& a) {
   std::vector<std::string> words;  // Type words then, last, the name.
   int pointers = 0;
   bool const_before_star = false, pipe = false, tagged = false;
@@ -287,7 +287,7 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
   a.type_name = canonical_type(std::vector<std::string>(words.begin(), words.begin() + type_words));
   const int line = t[0].line;
   if (pipe) {
-    a.kind = ArgKind::kPipe;
+    a.kind = arg_kind::pipe;
     a.size = sizeof(cl_mem);
     a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
     a.type_qualifier |= CL_KERNEL_ARG_TYPE_PIPE;
@@ -298,14 +298,14 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
     if (const_before_star) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
     switch (a.address) {
       case CL_KERNEL_ARG_ADDRESS_LOCAL:
-        a.kind = ArgKind::kLocal;
+        a.kind = arg_kind::local;
         a.size = 0;
         return "";
       case CL_KERNEL_ARG_ADDRESS_GLOBAL:
       case CL_KERNEL_ARG_ADDRESS_CONSTANT:
         if (a.address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
           a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
-        a.kind = ArgKind::kPointer;
+        a.kind = arg_kind::pointer;
         a.size = sizeof(cl_mem);
         return "";
       default:
@@ -320,7 +320,7 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
     return at_line(line) + "kernel '" + kernel + "': parameter '" + a.name +
            "' cannot be of type " + a.type_name;
   if (is_image(a.type_name)) {
-    a.kind = ArgKind::kImage;
+    a.kind = arg_kind::image;
     a.size = sizeof(cl_mem);
     a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
     if (a.access == CL_KERNEL_ARG_ACCESS_NONE) a.access = CL_KERNEL_ARG_ACCESS_READ_ONLY;
@@ -328,13 +328,13 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
   }
   a.access = CL_KERNEL_ARG_ACCESS_NONE;
   if (a.type_name == "sampler_t") {
-    a.kind = ArgKind::kSampler;
+    a.kind = arg_kind::sampler;
     a.size = sizeof(cl_sampler);
   } else if (size_t s = value_size(a.type_name)) {
-    a.kind = ArgKind::kValue;
+    a.kind = arg_kind::value;
     a.size = s;
   } else {
-    a.kind = ArgKind::kOpaque;
+    a.kind = arg_kind::opaque;
     a.size = 0;
   }
   a.address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
@@ -343,10 +343,10 @@ std::string parse_param(const std::string& kernel, const std::vector<Token>& t, 
 
 }  // namespace
 
-ParsedSource parse_kernel_signatures(const std::string& source) {
-  ParsedSource out;
-  Source s = preprocess(source);
-  const std::vector<Token>& t = s.tokens;
+parsed_source parse_kernel_signatures(const std::string& source) {
+  parsed_source out;
+  source_text s = preprocess(source);
+  const std::vector<source_token>& t = s.tokens;
   if (!s.conditionals) {
     out.error = check_balance(t);
     if (!out.error.empty()) return out;
@@ -371,10 +371,10 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
     ++j;
     skip_attributes();
     if (j + 1 >= t.size() || !ident_start(t[j].text[0]) || t[j + 1].text != "(") continue;
-    KernelSig k;
+    kernel_signature k;
     k.name = t[j].text;
     const int open_line = t[j + 1].line;
-    std::vector<Token> params;
+    std::vector<source_token> params;
     int depth = 1;
     size_t e = j + 2;
     for (; e < t.size(); ++e) {
@@ -398,7 +398,7 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
       out.kernels.push_back(k);
       continue;
     }
-    std::vector<Token> one;
+    std::vector<source_token> one;
     int level = 0;
     for (size_t p = 0; p <= params.size(); ++p) {
       if (p == params.size() || (params[p].text == "," && level == 0)) {
@@ -407,7 +407,7 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
                       k.name + "': an empty parameter";
           return out;
         }
-        KernelArgSig a;
+        kernel_arg_signature a;
         out.error = parse_param(k.name, one, a);
         if (!out.error.empty()) return out;
         k.args.push_back(a);
@@ -421,7 +421,7 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
     out.kernels.push_back(k);
   }
   // A name defined twice (e.g. in #if branches, which are not evaluated): no signature.
-  for (KernelSig& k : out.kernels)
+  for (kernel_signature& k : out.kernels)
     if (seen[k.name] > 1) {
       k.known = false;
       k.args.clear();
@@ -429,8 +429,8 @@ ParsedSource parse_kernel_signatures(const std::string& source) {
   return out;
 }
 
-const KernelSig* find_signature(const std::vector<KernelSig>& kernels, const std::string& name) {
-  for (const KernelSig& k : kernels)
+const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels, const std::string& name) {
+  for (const kernel_signature& k : kernels)
     if (k.name == name) return k.known ? &k : nullptr;
   return nullptr;
 }

@@ -33,41 +33,41 @@
 
 namespace mockcl {
 
-enum class ArgKind {
-  kValue,    // A scalar or vector passed by value: its size is known.
-  kPointer,  // A __global / __constant pointer: a cl_mem (or NULL, or an SVM pointer).
-  kLocal,    // A __local pointer: the size is the local memory to allocate, the value NULL.
-  kImage,    // An image type: a cl_mem image.
-  kSampler,  // sampler_t: a cl_sampler.
-  kPipe,     // pipe T: a cl_mem pipe.
-  kOpaque,   // A type it cannot size (typedef, struct): any nonzero size.
+enum class arg_kind {
+  value,    // A scalar or vector passed by value: its size is known.
+  pointer,  // A __global / __constant pointer: a cl_mem (or NULL, or an SVM pointer).
+  local,    // A __local pointer: the size is the local memory to allocate, the value NULL.
+  image,    // An image type: a cl_mem image.
+  sampler,  // sampler_t: a cl_sampler.
+  pipe,     // pipe T: a cl_mem pipe.
+  opaque,   // A type it cannot size (typedef, struct): any nonzero size.
 };
 
-struct KernelArgSig {
+struct kernel_arg_signature {
   std::string name;
   std::string type_name;  // As CL_KERNEL_ARG_TYPE_NAME: no qualifiers, "uint", "float4*".
-  ArgKind kind = ArgKind::kOpaque;
-  size_t size = 0;  // The size clSetKernelArg must be given (0: any, kLocal/kOpaque).
+  arg_kind kind = arg_kind::opaque;
+  size_t size = 0;  // The size clSetKernelArg must be given (0: any, local/opaque).
   cl_kernel_arg_address_qualifier address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
   cl_kernel_arg_access_qualifier access = CL_KERNEL_ARG_ACCESS_NONE;
   cl_kernel_arg_type_qualifier type_qualifier = CL_KERNEL_ARG_TYPE_NONE;
 };
 
-struct KernelSig {
+struct kernel_signature {
   std::string name;
   bool known = true;  // False: a fallback case; `args` is empty and means nothing.
-  std::vector<KernelArgSig> args;
+  std::vector<kernel_arg_signature> args;
 };
 
-struct ParsedSource {
+struct parsed_source {
   std::string error;  // Non-empty: the build fails with this log.
-  std::vector<KernelSig> kernels;
+  std::vector<kernel_signature> kernels;
 };
 
-ParsedSource parse_kernel_signatures(const std::string& source);
+parsed_source parse_kernel_signatures(const std::string& source);
 
 // The signature of kernel `name`, or null if it has none (not found, or unknown).
-const KernelSig* find_signature(const std::vector<KernelSig>& kernels, const std::string& name);
+const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels, const std::string& name);
 
 }  // namespace mockcl
 

@@ -11,7 +11,7 @@ namespace {
 // One parameter's expected reading.
 struct Arg {
   const char* type_name;
-  ArgKind kind;
+  arg_kind kind;
   size_t size;
   cl_kernel_arg_address_qualifier address;
   const char* name;
@@ -36,37 +36,37 @@ TEST(KernelSignature, Table) {
       {"buffers and a scalar",
        "__kernel void vadd(__global const float* a, global float *b, float k) { }",
        "vadd",
-       {{"float*", ArgKind::kPointer, sizeof(cl_mem), G, "a"},
-        {"float*", ArgKind::kPointer, sizeof(cl_mem), G, "b"},
-        {"float", ArgKind::kValue, 4, P, "k"}}},
+       {{"float*", arg_kind::pointer, sizeof(cl_mem), G, "a"},
+        {"float*", arg_kind::pointer, sizeof(cl_mem), G, "b"},
+        {"float", arg_kind::value, 4, P, "k"}}},
       {"vectors, 3 takes 4, unsigned spellings",
        "__kernel void v(int4 a, float3 b, uchar16 c, unsigned int d, unsigned char e, ulong f, "
        "half2 g) {}",
        "v",
-       {{"int4", ArgKind::kValue, 16, P, "a"},
-        {"float3", ArgKind::kValue, 16, P, "b"},
-        {"uchar16", ArgKind::kValue, 16, P, "c"},
-        {"uint", ArgKind::kValue, 4, P, "d"},
-        {"uchar", ArgKind::kValue, 1, P, "e"},
-        {"ulong", ArgKind::kValue, 8, P, "f"},
-        {"half2", ArgKind::kValue, 4, P, "g"}}},
+       {{"int4", arg_kind::value, 16, P, "a"},
+        {"float3", arg_kind::value, 16, P, "b"},
+        {"uchar16", arg_kind::value, 16, P, "c"},
+        {"uint", arg_kind::value, 4, P, "d"},
+        {"uchar", arg_kind::value, 1, P, "e"},
+        {"ulong", arg_kind::value, 8, P, "f"},
+        {"half2", arg_kind::value, 4, P, "g"}}},
       {"local, constant, image, sampler, pipe",
        "__kernel void m(__local int* tmp, __constant float4* c, read_only image2d_t img, sampler_t "
        "s, pipe int p) {}",
        "m",
-       {{"int*", ArgKind::kLocal, 0, L, "tmp"},
-        {"float4*", ArgKind::kPointer, sizeof(cl_mem), C, "c"},
-        {"image2d_t", ArgKind::kImage, sizeof(cl_mem), G, "img"},
-        {"sampler_t", ArgKind::kSampler, sizeof(cl_sampler), P, "s"},
-        {"int", ArgKind::kPipe, sizeof(cl_mem), G, "p"}}},
+       {{"int*", arg_kind::local, 0, L, "tmp"},
+        {"float4*", arg_kind::pointer, sizeof(cl_mem), C, "c"},
+        {"image2d_t", arg_kind::image, sizeof(cl_mem), G, "img"},
+        {"sampler_t", arg_kind::sampler, sizeof(cl_sampler), P, "s"},
+        {"int", arg_kind::pipe, sizeof(cl_mem), G, "p"}}},
       {"typedefs and structs are opaque, pointers to them are buffers",
        "typedef struct { int a; } S; struct T { int b; };\n"
        "__kernel void s(S v, struct T w, __global S* x, __global struct T* y) {}",
        "s",
-       {{"S", ArgKind::kOpaque, 0, P, "v"},
-        {"struct T", ArgKind::kOpaque, 0, P, "w"},
-        {"S*", ArgKind::kPointer, sizeof(cl_mem), G, "x"},
-        {"struct T*", ArgKind::kPointer, sizeof(cl_mem), G, "y"}}},
+       {{"S", arg_kind::opaque, 0, P, "v"},
+        {"struct T", arg_kind::opaque, 0, P, "w"},
+        {"S*", arg_kind::pointer, sizeof(cl_mem), G, "x"},
+        {"struct T*", arg_kind::pointer, sizeof(cl_mem), G, "y"}}},
       {"comments and strings hide look-alikes",
        "// __kernel void fake(int a) {}\n"
        "/* kernel void fake2(int b) */\n"
@@ -74,38 +74,38 @@ TEST(KernelSignature, Table) {
        "__kernel void real(/* __global int* hidden, */ int x // trailing ) comment\n"
        ") { }",
        "real",
-       {{"int", ArgKind::kValue, 4, P, "x"}}},
+       {{"int", arg_kind::value, 4, P, "x"}}},
       {"attributes before and after void, restrict, volatile",
        "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void\n"
        "__attribute__((vec_type_hint(float4))) a(__global float* restrict out, __global volatile "
        "int* f) {}",
        "a",
-       {{"float*", ArgKind::kPointer, sizeof(cl_mem), G, "out"},
-        {"int*", ArgKind::kPointer, sizeof(cl_mem), G, "f"}}},
+       {{"float*", arg_kind::pointer, sizeof(cl_mem), G, "out"},
+        {"int*", arg_kind::pointer, sizeof(cl_mem), G, "f"}}},
       {"object-like macros expand, nested",
        "#define REAL float\n#define VEC4 REAL4\n#define REAL4 float4\n#define BUF __global REAL*\n"
        "__kernel void mac(BUF out, REAL k, VEC4 v, UNDEFINED u) {}",
        "mac",
-       {{"float*", ArgKind::kPointer, sizeof(cl_mem), G, "out"},
-        {"float", ArgKind::kValue, 4, P, "k"},
-        {"float4", ArgKind::kValue, 16, P, "v"},
-        {"UNDEFINED", ArgKind::kOpaque, 0, P, "u"}}},
+       {{"float*", arg_kind::pointer, sizeof(cl_mem), G, "out"},
+        {"float", arg_kind::value, 4, P, "k"},
+        {"float4", arg_kind::value, 16, P, "v"},
+        {"UNDEFINED", arg_kind::opaque, 0, P, "u"}}},
       {"a macro that expands to two parameters",
        "#define TWO __global int* a, __global int* b\n__kernel void two(TWO, int n) {}",
        "two",
-       {{"int*", ArgKind::kPointer, sizeof(cl_mem), G, "a"},
-        {"int*", ArgKind::kPointer, sizeof(cl_mem), G, "b"},
-        {"int", ArgKind::kValue, 4, P, "n"}}},
+       {{"int*", arg_kind::pointer, sizeof(cl_mem), G, "a"},
+        {"int*", arg_kind::pointer, sizeof(cl_mem), G, "b"},
+        {"int", arg_kind::value, 4, P, "n"}}},
       {"array parameters are pointers",
        "__kernel void arr(__global int a[16]) {}",
        "arr",
-       {{"int*", ArgKind::kPointer, sizeof(cl_mem), G, "a"}}},
+       {{"int*", arg_kind::pointer, sizeof(cl_mem), G, "a"}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    ParsedSource p = parse_kernel_signatures(c.source);
+    parsed_source p = parse_kernel_signatures(c.source);
     ASSERT_EQ(p.error, "");
-    const KernelSig* k = find_signature(p.kernels, c.kernel);
+    const kernel_signature* k = find_signature(p.kernels, c.kernel);
     ASSERT_NE(k, nullptr);
     ASSERT_EQ(k->args.size(), c.args.size());
     for (size_t i = 0; i < c.args.size(); ++i) {
@@ -121,11 +121,11 @@ TEST(KernelSignature, Table) {
 }
 
 TEST(KernelSignature, QualifiersForArgInfo) {
-  ParsedSource p = parse_kernel_signatures(
+  parsed_source p = parse_kernel_signatures(
       "__kernel void q(__global const int* restrict a, __constant int* b, write_only image2d_t w, "
       "const int n) {}");
   ASSERT_EQ(p.error, "");
-  const KernelSig* k = find_signature(p.kernels, "q");
+  const kernel_signature* k = find_signature(p.kernels, "q");
   ASSERT_NE(k, nullptr);
   ASSERT_EQ(k->args.size(), 4u);
   EXPECT_EQ(k->args[0].type_qualifier,
@@ -137,7 +137,7 @@ TEST(KernelSignature, QualifiersForArgInfo) {
 }
 
 TEST(KernelSignature, SeveralKernelsAndHelpers) {
-  ParsedSource p = parse_kernel_signatures(
+  parsed_source p = parse_kernel_signatures(
       "int helper(int x) { return x; }\n"
       "__kernel void first(__global int* a) { a[0] = helper(1); }\n"
       "void not_a_kernel(__global int* z) {}\n"
@@ -152,24 +152,24 @@ TEST(KernelSignature, SeveralKernelsAndHelpers) {
 
 // The documented fallbacks: no signature, not an error.
 TEST(KernelSignature, FallbacksKeepNoSignature) {
-  ParsedSource fn =
+  parsed_source fn =
       parse_kernel_signatures("#define ARG(t, n) __global t* n\n__kernel void f(ARG(int, a)) {}");
   ASSERT_EQ(fn.error, "");
   ASSERT_EQ(fn.kernels.size(), 1u);
   EXPECT_FALSE(fn.kernels[0].known);
   EXPECT_EQ(find_signature(fn.kernels, "f"), nullptr);
-  ParsedSource paste = parse_kernel_signatures(
+  parsed_source paste = parse_kernel_signatures(
       "#define VEC(n) float##n\n#define V4 float##4\n__kernel void p(V4 v) {}");
   ASSERT_EQ(paste.error, "");
   EXPECT_EQ(find_signature(paste.kernels, "p"), nullptr);
-  ParsedSource branches = parse_kernel_signatures(
+  parsed_source branches = parse_kernel_signatures(
       "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#else\n__kernel void k(__global "
       "float* a, int n)\n"
       "#endif\n{ }");
   ASSERT_EQ(branches.error, "");
   EXPECT_EQ(find_signature(branches.kernels, "k"), nullptr);
   // #if hides unbalanced-looking branches: no balance check then.
-  ParsedSource guarded = parse_kernel_signatures("#if 0\n{ (\n#endif\n__kernel void g(int x) {}");
+  parsed_source guarded = parse_kernel_signatures("#if 0\n{ (\n#endif\n__kernel void g(int x) {}");
   EXPECT_EQ(guarded.error, "");
   ASSERT_NE(find_signature(guarded.kernels, "g"), nullptr);
 }
@@ -192,7 +192,7 @@ TEST(KernelSignature, HostileSourcesFailLikeACompiler) {
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.source);
-    ParsedSource p = parse_kernel_signatures(b.source);
+    parsed_source p = parse_kernel_signatures(b.source);
     EXPECT_NE(p.error.find(b.log_has), std::string::npos) << p.error;
   }
   // Not a kernel at all, or garbage outside kernels: nothing to say.

@@ -23,11 +23,11 @@ bool has_name(const std::vector<cl_name_version>& list, const char* name) {
 }
 
 // The OpenCL C features tied to an atomic memory capability (OpenCL 3.0, table of features).
-struct AtomicFeature {
+struct atomic_feature {
   const char* name;
   cl_device_atomic_capabilities cap;
 };
-constexpr AtomicFeature kAtomicFeatures[] = {
+constexpr atomic_feature kAtomicFeatures[] = {
     {"__opencl_c_atomic_order_acq_rel", CL_DEVICE_ATOMIC_ORDER_ACQ_REL},
     {"__opencl_c_atomic_order_seq_cst", CL_DEVICE_ATOMIC_ORDER_SEQ_CST},
     {"__opencl_c_atomic_scope_device", CL_DEVICE_ATOMIC_SCOPE_DEVICE},
@@ -54,8 +54,8 @@ std::vector<cl_name_version> query_list(const cl_icd_dispatch& d, cl_device_id d
 
 }  // namespace
 
-LanguageCaps mock_language() {
-  LanguageCaps c;
+language_caps mock_language() {
+  language_caps c;
   c.fp64 = true;
   c.int64 = true;
   c.atomic_memory = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
@@ -71,16 +71,16 @@ LanguageCaps mock_language() {
   return c;
 }
 
-LanguageCaps decide_language(const LanguageCaps& mock, const LanguageCaps* backing) {
+language_caps decide_language(const language_caps& mock, const language_caps* backing) {
   if (!backing) return mock;
-  LanguageCaps c;
+  language_caps c;
   c.fp64 = mock.fp64 && backing->fp64;
   c.fp16 = mock.fp16 && backing->fp16;
   c.int64 = mock.int64 && backing->int64;
   c.atomic_memory = mock.atomic_memory & backing->atomic_memory;
   c.atomic_fence = mock.atomic_fence & backing->atomic_fence;
   // A capability whose feature POCL's compiler does not define is not reported either.
-  for (const AtomicFeature& f : kAtomicFeatures)
+  for (const atomic_feature& f : kAtomicFeatures)
     if (std::find(backing->backing_features.begin(), backing->backing_features.end(), f.name) ==
         backing->backing_features.end())
       c.atomic_memory &= ~f.cap;
@@ -97,8 +97,8 @@ LanguageCaps decide_language(const LanguageCaps& mock, const LanguageCaps* backi
   return c;
 }
 
-LanguageCaps read_language(const cl_icd_dispatch& d, cl_device_id dev) {
-  LanguageCaps c;
+language_caps read_language(const cl_icd_dispatch& d, cl_device_id dev) {
+  language_caps c;
   std::vector<cl_name_version> exts = query_list(d, dev, CL_DEVICE_EXTENSIONS_WITH_VERSION);
   c.fp64 = has_name(exts, "cl_khr_fp64") &&
            query<cl_device_fp_config>(d, dev, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
@@ -125,37 +125,37 @@ LanguageCaps read_language(const cl_icd_dispatch& d, cl_device_id dev) {
   return c;
 }
 
-std::vector<cl_name_version> extensions_with_version(const LanguageCaps& caps) {
+std::vector<cl_name_version> extensions_with_version(const language_caps& caps) {
   std::vector<cl_name_version> out = caps.extensions;
   if (caps.fp64) out.push_back(named("cl_khr_fp64", k100));
   if (caps.fp16) out.push_back(named("cl_khr_fp16", k100));
   return out;
 }
 
-std::string extension_string(const LanguageCaps& caps) {
+std::string extension_string(const language_caps& caps) {
   std::string s;
   for (const cl_name_version& e : extensions_with_version(caps))
     s += (s.empty() ? "" : " ") + std::string(e.name);
   return s;
 }
 
-std::vector<cl_name_version> c_features(const LanguageCaps& caps) {
+std::vector<cl_name_version> c_features(const language_caps& caps) {
   std::vector<cl_name_version> out;
   if (caps.int64) out.push_back(named("__opencl_c_int64", k300));
   if (caps.fp64) out.push_back(named("__opencl_c_fp64", k300));
-  for (const AtomicFeature& f : kAtomicFeatures)
+  for (const atomic_feature& f : kAtomicFeatures)
     if (caps.atomic_memory & f.cap) out.push_back(named(f.name, k300));
   return out;
 }
 
-cl_device_fp_config double_fp_config(const LanguageCaps& caps) {
+cl_device_fp_config double_fp_config(const language_caps& caps) {
   // OpenCL 1.2's minimum for a device with cl_khr_fp64 (it covers 2.0's too).
   return caps.fp64 ? CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF |
                          CL_FP_INF_NAN | CL_FP_DENORM
                    : 0;
 }
 
-cl_device_fp_config half_fp_config(const LanguageCaps& caps) {
+cl_device_fp_config half_fp_config(const language_caps& caps) {
   return caps.fp16 ? CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN : 0;
 }
 

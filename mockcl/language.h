@@ -17,7 +17,7 @@
 
 namespace mockcl {
 
-struct LanguageCaps {
+struct language_caps {
   bool fp64 = false;   // cl_khr_fp64, __opencl_c_fp64, CL_DEVICE_DOUBLE_FP_CONFIG != 0.
   bool fp16 = false;   // cl_khr_fp16, CL_DEVICE_HALF_FP_CONFIG != 0.
   bool int64 = false;  // __opencl_c_int64 (a FULL_PROFILE device has it).
@@ -34,21 +34,21 @@ struct LanguageCaps {
 
 // The mock GPU's own language: fp64, int64, OpenCL C 1.0-3.0, every atomic order and scope
 // (OpenCL 3.0's minimum included), the int32 atomics and byte-addressable-store extensions.
-LanguageCaps mock_language();
+language_caps mock_language();
 
 // What a device reports: `mock` alone, or its intersection with `backing` (POCL's device).
-LanguageCaps decide_language(const LanguageCaps& mock, const LanguageCaps* backing);
+language_caps decide_language(const language_caps& mock, const language_caps* backing);
 
 // POCL's (or any ICD's) device, read through its dispatch table. Queries it cannot answer read
 // as "not supported".
-LanguageCaps read_language(const cl_icd_dispatch& d, cl_device_id device);
+language_caps read_language(const cl_icd_dispatch& d, cl_device_id device);
 
 // The derived answers.
-std::vector<cl_name_version> extensions_with_version(const LanguageCaps& caps);
-std::string extension_string(const LanguageCaps& caps);  // Space-separated names.
-std::vector<cl_name_version> c_features(const LanguageCaps& caps);
-cl_device_fp_config double_fp_config(const LanguageCaps& caps);
-cl_device_fp_config half_fp_config(const LanguageCaps& caps);
+std::vector<cl_name_version> extensions_with_version(const language_caps& caps);
+std::string extension_string(const language_caps& caps);  // Space-separated names.
+std::vector<cl_name_version> c_features(const language_caps& caps);
+cl_device_fp_config double_fp_config(const language_caps& caps);
+cl_device_fp_config half_fp_config(const language_caps& caps);
 
 }  // namespace mockcl
 

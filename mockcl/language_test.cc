@@ -22,7 +22,7 @@ cl_name_version nv(const char* name) {
 }
 
 TEST(Language, TheMocksOwnSetIsConsistentAndMeetsTheMinimum) {
-  const LanguageCaps c = decide_language(mock_language(), nullptr);
+  const language_caps c = decide_language(mock_language(), nullptr);
   EXPECT_TRUE(c.fp64);
   EXPECT_FALSE(c.fp16);
   EXPECT_NE(double_fp_config(c), 0u);
@@ -42,9 +42,9 @@ TEST(Language, TheMocksOwnSetIsConsistentAndMeetsTheMinimum) {
 // A backing device like POCL 3.1's: fp64 and fp16 differ, fewer atomic features, OpenCL C 1.x
 // plus 3.0, some extensions the mock lacks.
 TEST(Language, BackingModeReportsTheIntersection) {
-  LanguageCaps mock = mock_language();
+  language_caps mock = mock_language();
   mock.fp16 = true;
-  LanguageCaps pocl;
+  language_caps pocl;
   pocl.fp64 = false;
   pocl.fp16 = true;
   pocl.int64 = true;
@@ -55,7 +55,7 @@ TEST(Language, BackingModeReportsTheIntersection) {
   pocl.extensions = {nv("cl_khr_byte_addressable_store"), nv("cl_khr_spir")};
   pocl.backing_features = {"__opencl_c_int64", "__opencl_c_atomic_order_acq_rel",
                            "__opencl_c_atomic_scope_device", "__opencl_c_images"};
-  const LanguageCaps c = decide_language(mock, &pocl);
+  const language_caps c = decide_language(mock, &pocl);
   EXPECT_FALSE(c.fp64);
   EXPECT_TRUE(c.fp16);
   EXPECT_EQ(double_fp_config(c), 0u);

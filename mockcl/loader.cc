@@ -22,9 +22,9 @@ constexpr const char* required_symbols[] = {"clIcdGetPlatformIDsKHR", "mockcl_co
                                             "mockcl_reset", "mockcl_snapshot_json",
                                             "mockcl_object_id", "mockcl_memory_use"};
 
-class IcdControl final : public Control {
+class icd_controller final : public controller {
  public:
-  explicit IcdControl(void* lib)
+  explicit icd_controller(void* lib)
       : configure_(reinterpret_cast<decltype(configure_)>(dlsym(lib, "mockcl_configure"))),
         reset_(reinterpret_cast<decltype(reset_)>(dlsym(lib, "mockcl_reset"))),
         snapshot_(reinterpret_cast<decltype(snapshot_)>(dlsym(lib, "mockcl_snapshot_json"))),
@@ -38,7 +38,7 @@ class IcdControl final : public Control {
   std::string configure_call_log(std::string_view path) override { return configure("call_log", path); }
   std::string configure_backing(std::string_view mode) override { return configure("backing", mode); }
   void reset() override { reset_(); }
-  Snapshot snapshot() override {
+  accounting_snapshot snapshot() override {
     std::string buf(snapshot_(nullptr, 0) + 1, '\0');
     const size_t n = snapshot_(buf.data(), buf.size());
     buf.resize(n);
@@ -47,7 +47,7 @@ class IcdControl final : public Control {
     return s.value();
   }
   uint64_t object_id(const void* handle) override { return object_id_(handle); }
-  MemoryUse memory_use(int device) override {
+  device_memory_use memory_use(int device) override {
     uint64_t out[3];
     memory_use_(device, out);
     return {out[0], out[1], out[2]};
@@ -151,10 +151,10 @@ std::string point_loader_at(const std::string& so_path, bool with_pocl, std::str
   return dir;
 }
 
-std::unique_ptr<Control> icd_control(const std::string& so_path, std::string& error) {
+std::unique_ptr<controller> icd_control(const std::string& so_path, std::string& error) {
   void* lib = open_icd(so_path, error);
   if (lib == nullptr) return nullptr;
-  return std::make_unique<IcdControl>(lib);  // the library stays loaded for the process
+  return std::make_unique<icd_controller>(lib);  // the library stays loaded for the process
 }
 
 }  // namespace mockcl::loader

@@ -4,7 +4,7 @@
 //
 //   std::string err = mockcl::loader::check_icd(path);      // "" or why it is not the mock
 //   mockcl::loader::use_mock_only(path, err);                // before the first OpenCL call
-//   std::unique_ptr<mockcl::Control> ctl = mockcl::loader::icd_control(path, err);
+//   std::unique_ptr<mockcl::controller> ctl = mockcl::loader::icd_control(path, err);
 #ifndef MOCKCL_LOADER_H_
 #define MOCKCL_LOADER_H_
 
@@ -34,7 +34,7 @@ std::string point_loader_at(const std::string& so_path, bool with_pocl, std::str
 // A Control for the ICD instance the loader loads from `so_path` (dlopen of the same path shares
 // the instance). Returns null with `error` set when check_icd() would refuse it. snapshot()
 // throws std::runtime_error if the ICD's JSON does not parse.
-std::unique_ptr<Control> icd_control(const std::string& so_path, std::string& error);
+std::unique_ptr<controller> icd_control(const std::string& so_path, std::string& error);
 
 }  // namespace mockcl::loader
 

@@ -1,4 +1,4 @@
-// Mappings on maps=copy devices (config.h, MapMode::kCopy): a mapped region is the host's own
+// Mappings on maps=copy devices (config.h, map_mode::copy): a mapped region is the host's own
 // copy, as on a discrete GPU, so a client that writes through a mapped pointer and lets the device
 // use the buffer without unmapping sees stale bytes here as it would on such a device. The rules
 // modelled are OpenCL 3.0's "Accessing mapped regions of a memory object" (5.5.4): a region
@@ -6,7 +6,7 @@
 // must be unmapped before any command that reads or writes it (or its parent or sub-buffers)
 // begins execution, and one mapped for reading before any command that writes it.
 // In backing mode (backing.h) every map is such a copy, filled from and written back to POCL.
-// Members of Runtime; the lock is held.
+// Members of mock_runtime; the lock is held.
 #include <cstring>
 
 #include "mockcl/runtime.h"
@@ -28,13 +28,13 @@ bool writes(const _cl_event* ev, size_t i) {
   }
 }
 
-Mapping* find(_cl_mem* m, const void* p) {
-  for (Mapping& mp : m->maps)
+host_mapping* find(_cl_mem* m, const void* p) {
+  for (host_mapping& mp : m->maps)
     if (mp.copy.data() == p) return &mp;
   return nullptr;
 }
 
-void activate(_cl_mem* m, Mapping& mp, bool on) {
+void activate(_cl_mem* m, host_mapping& mp, bool on) {
   _cl_mem* root = root_of(m);
   uint32_t& count = maps_for_writing(mp.flags) ? root->write_mapped : root->read_mapped;
   count += on ? 1 : -1;
@@ -43,8 +43,8 @@ void activate(_cl_mem* m, Mapping& mp, bool on) {
 
 }  // namespace
 
-void* Runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size) {
-  Mapping mp;
+void* mock_runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size) {
+  host_mapping mp;
   if (!mp.copy.allocate(size)) return nullptr;
   mp.offset = offset;
   mp.size = size;
@@ -53,7 +53,7 @@ void* Runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t si
   return m->maps.back().copy.data();
 }
 
-void Runtime::cancel_map(_cl_mem* m, const void* p) {
+void mock_runtime::cancel_map(_cl_mem* m, const void* p) {
   for (auto it = m->maps.begin(); it != m->maps.end(); ++it) {
     if (it->copy.data() != p) continue;
     if (it->active) activate(m, *it, false);
@@ -62,16 +62,16 @@ void Runtime::cancel_map(_cl_mem* m, const void* p) {
   }
 }
 
-bool Runtime::begin_unmap(_cl_mem* m, const void* p) {
-  Mapping* mp = find(m, p);
+bool mock_runtime::begin_unmap(_cl_mem* m, const void* p) {
+  host_mapping* mp = find(m, p);
   if (!mp || mp->unmapping) return false;
   mp->unmapping = true;
   return true;
 }
 
-void Runtime::execute_map(_cl_event* ev) {
+void mock_runtime::execute_map(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
-  Mapping* mp = find(m, ev->host);
+  host_mapping* mp = find(m, ev->host);
   if (!mp) return;
   if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
     if (pocl) pocl_transfer(m, ev->queue, false, mp->offset, mp->size, mp->copy.data());
@@ -80,9 +80,9 @@ void Runtime::execute_map(_cl_event* ev) {
   activate(m, *mp, true);
 }
 
-void Runtime::execute_unmap(_cl_event* ev) {
+void mock_runtime::execute_unmap(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
-  Mapping* mp = find(m, ev->host);
+  host_mapping* mp = find(m, ev->host);
   if (!mp) return;
   if (maps_for_writing(mp->flags)) {
     if (pocl) pocl_transfer(m, ev->queue, true, mp->offset, mp->size, mp->copy.data());
@@ -91,7 +91,7 @@ void Runtime::execute_unmap(_cl_event* ev) {
   cancel_map(m, ev->host);
 }
 
-void Runtime::check_mapped_use(const _cl_event* ev) {
+void mock_runtime::check_mapped_use(const _cl_event* ev) {
   for (size_t i = 0; i < ev->mems.size(); ++i) {
     _cl_mem* m = ev->mems[i];
     const _cl_mem* root = root_of(m);
@@ -106,8 +106,8 @@ void Runtime::check_mapped_use(const _cl_event* ev) {
   }
 }
 
-void Runtime::drop_mappings(_cl_mem* m) {
-  for (Mapping& mp : m->maps)
+void mock_runtime::drop_mappings(_cl_mem* m) {
+  for (host_mapping& mp : m->maps)
     if (mp.active) activate(m, mp, false);
   m->maps.clear();
 }

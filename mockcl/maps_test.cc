@@ -31,7 +31,7 @@ class MapsTest : public ::testing::Test {
     ctl().reset();
   }
   static const cl_icd_dispatch* d() { return mockcl::dispatch(); }
-  static mockcl::Control& ctl() { return mockcl::control(); }
+  static mockcl::controller& ctl() { return mockcl::control(); }
   cl_mem Buffer(cl_mem_flags flags = CL_MEM_READ_WRITE, size_t bytes = kBytes) {
     cl_int err = CL_SUCCESS;
     cl_mem m = d()->clCreateBuffer(ctx_, flags, bytes, nullptr, &err);

@@ -1,6 +1,6 @@
 /* The C control API exported by libmockcl.so (prefix mockcl_), for reaching the ICD instance
- * the system loader loaded (see //mockcl:testing, which wraps it as a mockcl::Control).
- * Same semantics as mockcl::Control (control.h). Nothing here throws or aborts. */
+ * the system loader loaded (see //mockcl:testing, which wraps it as a mockcl::controller).
+ * Same semantics as mockcl::controller (control.h). Nothing here throws or aborts. */
 #ifndef MOCKCL_MOCKCL_C_H_
 #define MOCKCL_MOCKCL_C_H_
 
@@ -16,17 +16,17 @@ extern "C" {
  * else -30 (CL_INVALID_VALUE) with a NUL-terminated message in err[0..err_size). */
 int mockcl_configure(const char* what, const char* value, char* err, size_t err_size);
 
-/* Control::reset(). */
+/* controller::reset(). */
 void mockcl_reset(void);
 
 /* Writes the snapshot as JSON (NUL-terminated, truncated to size) and returns its full length
  * without the NUL; call with size 0 to learn the length. */
 size_t mockcl_snapshot_json(char* buf, size_t size);
 
-/* Control::object_id(). */
+/* controller::object_id(). */
 uint64_t mockcl_object_id(const void* handle);
 
-/* Control::memory_use(): writes committed, peak and requested bytes to out[0..3). */
+/* controller::memory_use(): writes committed, peak and requested bytes to out[0..3). */
 void mockcl_memory_use(int device, uint64_t out[3]);
 
 #ifdef __cplusplus

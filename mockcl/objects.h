@@ -21,43 +21,43 @@
 
 namespace mockcl {
 
-enum class Type : uint32_t {
-  kNone = 0,
-  kPlatform = 0x4d4f4301,
-  kDevice,
-  kContext,
-  kQueue,
-  kMem,
-  kEvent,
-  kProgram,
-  kKernel,
+enum class object_type : uint32_t {
+  none = 0,
+  platform = 0x4d4f4301,
+  device,
+  context,
+  queue,
+  mem,
+  event,
+  program,
+  kernel,
 };
 
 // Lifetime: `refs` counts the application's references; `internal` counts the runtime's own
 // (commands in flight, children, events of a queue). When refs reaches 0 the handle is
 // `released` (quarantined: using it is reported and refused); when both are 0 the object is
 // destroyed and its slot retired to its slab.
-struct Object {
+struct object_header {
   const cl_icd_dispatch* dispatch = nullptr;
-  Type type = Type::kNone;
+  object_type type = object_type::none;
   bool in_use = false;    // Between acquire and destruction.
   bool released = false;  // The application dropped its last reference.
   uint32_t refs = 0;
   uint32_t internal = 0;
   uint64_t id = 0;        // Unique over the process lifetime (slots are reused, ids are not).
-  Object* link = nullptr; // Slab free list (only while the slot is free).
+  object_header* link = nullptr; // Slab free list (only while the slot is free).
 };
 
 }  // namespace mockcl
 
-struct _cl_platform_id : mockcl::Object {};
+struct _cl_platform_id : mockcl::object_header {};
 
-struct _cl_device_id : mockcl::Object {
+struct _cl_device_id : mockcl::object_header {
   int index = 0;        // Index into the runtime's device table.
   bool active = false;  // False once reconfiguration removed it.
 };
 
-struct _cl_context : mockcl::Object {
+struct _cl_context : mockcl::object_header {
   std::vector<cl_device_id> devices;
   std::vector<cl_context_properties> properties;
   uint64_t outstanding = 0;
@@ -77,7 +77,7 @@ struct _cl_context : mockcl::Object {
   cl_command_queue pocl_q = nullptr; // creation-time transfers.
 };
 
-struct _cl_command_queue : mockcl::Object {
+struct _cl_command_queue : mockcl::object_header {
   cl_context context = nullptr;
   cl_device_id device = nullptr;
   cl_command_queue_properties properties = 0;
@@ -91,15 +91,15 @@ struct _cl_command_queue : mockcl::Object {
   cl_command_queue pocl_q = nullptr;  // Backing mode: POCL's twin (lazy).
 };
 
-struct MemDestructor {
+struct mem_destructor {
   void(CL_CALLBACK* fn)(cl_mem, void*);
   void* data;
 };
 
 namespace mockcl {
 // A mapping on a maps=copy device: the host's own copy of [offset, offset + size) of a buffer.
-struct Mapping {
-  HostBlock copy;           // What clEnqueueMapBuffer returned.
+struct host_mapping {
+  host_block copy;           // What clEnqueueMapBuffer returned.
   size_t offset = 0;        // In the mapped mem object.
   size_t size = 0;
   cl_map_flags flags = 0;
@@ -118,7 +118,7 @@ inline constexpr size_t kMaxWorkGroupSize = 1024;
 inline constexpr size_t kMaxWorkItemSizes[3] = {1024, 1024, 64};
 }  // namespace mockcl
 
-struct _cl_mem : mockcl::Object {
+struct _cl_mem : mockcl::object_header {
   cl_context context = nullptr;
   cl_mem_flags flags = 0;
   size_t size = 0;
@@ -129,12 +129,12 @@ struct _cl_mem : mockcl::Object {
   clpool::device_model::placement where;  // What the charge took on that device.
   bool pinned = false;          // Charged to the host-pinned budget instead of device memory.
   uint32_t map_count = 0;
-  std::vector<mockcl::Mapping> maps;  // maps=copy mappings of this object (not its family).
+  std::vector<mockcl::host_mapping> maps;  // maps=copy mappings of this object (not its family).
   uint32_t write_mapped = 0;    // Root buffer: active copy mappings for writing in its family;
   uint32_t read_mapped = 0;     // and for reading only.
   uint64_t last_use_end = 0;    // Virtual end of the last executed command that used it.
-  mockcl::HostBlock backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
-  std::vector<MemDestructor> destructors;
+  mockcl::host_block backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
+  std::vector<mem_destructor> destructors;
   cl_mem pocl_mem = nullptr;    // Backing mode: POCL's twin, made at first use (zero-filled).
   // clCreateBufferWithProperties was given a (necessarily empty) property list: CL_MEM_PROPERTIES
   // answers {0}. Holds that buffer's id, so a reused slot (a new id) reads as "not given" without
@@ -142,7 +142,7 @@ struct _cl_mem : mockcl::Object {
   uint64_t properties_given_for = 0;
 };
 
-struct KernelArg {
+struct kernel_arg {
   bool set = false;
   cl_mem mem = nullptr;   // A buffer argument (not a reference: the launch takes one).
   void* svm = nullptr;    // An SVM pointer argument.
@@ -150,14 +150,14 @@ struct KernelArg {
   std::vector<unsigned char> value;
 };
 
-struct EventCallback {
+struct event_callback {
   cl_int type;
   void(CL_CALLBACK* fn)(cl_event, cl_int, void*);
   void* data;
 };
 
 // Commands and user events share this struct: a command's handle is its event.
-struct _cl_event : mockcl::Object {
+struct _cl_event : mockcl::object_header {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;  // Null for user events (internal ref otherwise).
   cl_command_type command_type = 0;
@@ -168,8 +168,8 @@ struct _cl_event : mockcl::Object {
   std::vector<cl_event> deps;  // Internal refs; the first `explicit_deps` came from a wait list.
   size_t explicit_deps = 0;
   std::vector<cl_mem> mems;    // Internal refs, dropped at completion.
-  std::vector<mockcl::SvmRange> svm;
-  std::vector<EventCallback> callbacks;
+  std::vector<mockcl::live_svm_range> svm;
+  std::vector<event_callback> callbacks;
   cl_int fault_status = 0;     // Nonzero: an injected execution failure.
   // Payload of data-moving commands.
   void* host = nullptr;        // read: destination; write: source; SVM memcpy/fill: destination.
@@ -180,7 +180,7 @@ struct _cl_event : mockcl::Object {
   // Rect transfers: the region, and the source and destination sides (the host's side of a read
   // or write too), pitches normalized at the enqueue.
   size_t region[3] = {};
-  mockcl::RectSide rect_src, rect_dst;
+  mockcl::rect_side rect_src, rect_dst;
   std::vector<unsigned char> pattern;  // fill, or the copied source of a non-blocking write.
   std::vector<void*> svm_free;         // svm_free: pointers to free.
   void(CL_CALLBACK* svm_free_fn)(cl_command_queue, cl_uint, void**, void*) = nullptr;
@@ -188,13 +188,13 @@ struct _cl_event : mockcl::Object {
   // Backing mode, kernel launches: the kernel (internal ref) and its arguments and sizes as they
   // were at the enqueue; POCL gets them when the command executes.
   cl_kernel kernel = nullptr;
-  std::vector<KernelArg> args;
+  std::vector<kernel_arg> args;
   cl_uint dims = 0;
   size_t work[9] = {};  // offset[3], global[3], local[3]
   bool has_offset = false, has_local = false;
 };
 
-struct _cl_program : mockcl::Object {
+struct _cl_program : mockcl::object_header {
   cl_context context = nullptr;
   std::string source;
   std::string options;
@@ -205,19 +205,19 @@ struct _cl_program : mockcl::Object {
   bool from_source = false;
   bool build_failed = false;  // No backing device: the signature reader refused the source.
   std::string build_log;      // Its message (no backing device).
-  std::vector<mockcl::KernelSig> signatures;
+  std::vector<mockcl::kernel_signature> signatures;
   uint32_t kernels = 0;  // Live kernels (they keep the program).
   cl_program pocl_prog = nullptr;  // Backing mode: POCL's twin.
 };
 
-struct _cl_kernel : mockcl::Object {
+struct _cl_kernel : mockcl::object_header {
   cl_program program = nullptr;  // Internal ref.
   std::string name;
-  std::vector<KernelArg> args;
+  std::vector<kernel_arg> args;
   // Its signature from the source, when known: clSetKernelArg's checks and, with no backing
   // device, CL_KERNEL_NUM_ARGS and clGetKernelArgInfo.
   bool has_sig = false;
-  mockcl::KernelSig sig;
+  mockcl::kernel_signature sig;
   // Its work-group limits, for clEnqueueNDRangeKernel's checks: the device's maximum, or in
   // backing mode POCL's CL_KERNEL_WORK_GROUP_SIZE and reqd_work_group_size (all 0: none), read
   // once at creation.

@@ -47,7 +47,7 @@ class MockclProfile : public ::testing::Test {
   uint64_t outstanding() { return ctl_.snapshot().devices.at(0).outstanding; }
 
   const cl_icd_dispatch* d_ = mockcl::dispatch();
-  mockcl::Control& ctl_ = mockcl::control();
+  mockcl::controller& ctl_ = mockcl::control();
   cl_context ctx_ = nullptr;
   cl_command_queue q_ = nullptr;
   std::vector<cl_mem> mems_;
@@ -134,9 +134,9 @@ TEST_F(MockclProfile, AnInjectedChargeFailureLeavesTheLedgerAlone) {
 TEST(MockclProfileConfig, ParsesRoundTripsAndRefusesBadProfiles) {
   auto r = mockcl::parse_devices("gpu-4g:profile=nvidia");
   ASSERT_TRUE(r.ok()) << r.error();
-  const mockcl::DeviceConfig& d = r.value().at(0);
+  const mockcl::device_config& d = r.value().at(0);
   EXPECT_EQ(d.profile, "nvidia");
-  EXPECT_EQ(d.semantics, mockcl::Semantics::kDeferred);
+  EXPECT_EQ(d.semantics, mockcl::alloc_semantics::deferred);
   EXPECT_FALSE(d.model.max_alloc_enforced);
   EXPECT_EQ(mockcl::parse_devices(mockcl::format_devices(r.value())).value(), r.value());
 

@@ -9,7 +9,7 @@ namespace mockcl {
 namespace {
 
 // POCL's kernel names of a built program ("a;b" split).
-std::vector<std::string> kernel_names(const Pocl& pocl, cl_program pp) {
+std::vector<std::string> kernel_names(const pocl_library& pocl, cl_program pp) {
   size_t n = 0;
   if (pocl.d->clGetProgramInfo(pp, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
   std::string s(n, '\0');
@@ -34,7 +34,7 @@ std::vector<cl_program> twins(cl_uint n, const cl_program* progs) {
 
 }  // namespace
 
-cl_int pocl_create_program(Runtime& rt, _cl_program* p, char kind, const void* data, size_t size) {
+cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, char kind, const void* data, size_t size) {
   cl_int err;
   cl_context pc = rt.pocl_context(p->context, err);
   if (!pc) return err;
@@ -53,7 +53,7 @@ cl_int pocl_create_program(Runtime& rt, _cl_program* p, char kind, const void* d
   return p->pocl_prog ? CL_SUCCESS : err;
 }
 
-cl_int pocl_build(Runtime& rt, _cl_program* p, const char* options, bool compile_only, cl_uint num_headers,
+cl_int pocl_build(mock_runtime& rt, _cl_program* p, const char* options, bool compile_only, cl_uint num_headers,
                   const cl_program* headers, const char** header_names) {
   const cl_icd_dispatch& d = *rt.pocl->d;
   cl_int err;
@@ -68,7 +68,7 @@ cl_int pocl_build(Runtime& rt, _cl_program* p, const char* options, bool compile
   return err;
 }
 
-cl_int pocl_link(Runtime& rt, _cl_program* out, const char* options, cl_uint n, const cl_program* inputs) {
+cl_int pocl_link(mock_runtime& rt, _cl_program* out, const char* options, cl_uint n, const cl_program* inputs) {
   cl_int err;
   cl_context pc = rt.pocl_context(out->context, err);
   if (!pc) return err;
@@ -79,7 +79,7 @@ cl_int pocl_link(Runtime& rt, _cl_program* out, const char* options, cl_uint n, 
   return err;
 }
 
-cl_int pocl_program_info(Runtime& rt, _cl_program* p, cl_program_info param, size_t size, void* value,
+cl_int pocl_program_info(mock_runtime& rt, _cl_program* p, cl_program_info param, size_t size, void* value,
                          size_t* size_ret, bool& handled) {
   handled = true;
   switch (param) {
@@ -116,51 +116,51 @@ cl_int pocl_program_info(Runtime& rt, _cl_program* p, cl_program_info param, siz
   return d.clGetProgramInfo(p->pocl_prog, param, size, value, size_ret);
 }
 
-cl_int pocl_build_info(Runtime& rt, _cl_program* p, cl_program_build_info param, size_t size, void* value,
+cl_int pocl_build_info(mock_runtime& rt, _cl_program* p, cl_program_build_info param, size_t size, void* value,
                        size_t* size_ret) {
   return rt.pocl->d->clGetProgramBuildInfo(p->pocl_prog, rt.pocl->device, param, size, value, size_ret);
 }
 
-cl_int pocl_create_kernel(Runtime& rt, _cl_kernel* k) {
+cl_int pocl_create_kernel(mock_runtime& rt, _cl_kernel* k) {
   const cl_icd_dispatch& d = *rt.pocl->d;
   cl_int err;
   k->pocl_kernel = d.clCreateKernel(k->program->pocl_prog, k->name.c_str(), &err);
   if (!k->pocl_kernel) return err;
   cl_uint n = 0;
   if ((err = d.clGetKernelInfo(k->pocl_kernel, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr))) return err;
-  k->args.assign(n, KernelArg{});
+  k->args.assign(n, kernel_arg{});
   return CL_SUCCESS;
 }
 
-cl_int pocl_set_arg(Runtime& rt, _cl_kernel* k, cl_uint index, size_t size, const void* value) {
+cl_int pocl_set_arg(mock_runtime& rt, _cl_kernel* k, cl_uint index, size_t size, const void* value) {
   if (index >= k->args.size()) return CL_INVALID_ARG_INDEX;
-  KernelArg& a = k->args[index];
+  kernel_arg& a = k->args[index];
   cl_mem m = nullptr;
   if (size == sizeof(cl_mem) && value) std::memcpy(&m, value, sizeof m);
   if (m && rt.mems.contains(m)) {  // One of ours: a buffer argument, translated at the launch.
     if (!m->in_use || m->released) return CL_INVALID_MEM_OBJECT;
-    a = KernelArg{true, m, nullptr, size, {}};
+    a = kernel_arg{true, m, nullptr, size, {}};
     return CL_SUCCESS;
   }
   // Anything else (scalars, structs, local sizes, a null buffer): POCL checks it now, and gets it
   // again at the launch.
   if (cl_int e = rt.pocl->d->clSetKernelArg(k->pocl_kernel, index, size, value)) return e;
-  a = KernelArg{true, nullptr, nullptr, size, {}};
+  a = kernel_arg{true, nullptr, nullptr, size, {}};
   if (value) a.value.assign(static_cast<const unsigned char*>(value), static_cast<const unsigned char*>(value) + size);
   return CL_SUCCESS;
 }
 
-cl_int pocl_kernel_info(Runtime& rt, _cl_kernel* k, cl_kernel_info param, size_t size, void* value,
+cl_int pocl_kernel_info(mock_runtime& rt, _cl_kernel* k, cl_kernel_info param, size_t size, void* value,
                         size_t* size_ret) {
   return rt.pocl->d->clGetKernelInfo(k->pocl_kernel, param, size, value, size_ret);
 }
 
-cl_int pocl_kernel_arg_info(Runtime& rt, _cl_kernel* k, cl_uint index, cl_kernel_arg_info param, size_t size,
+cl_int pocl_kernel_arg_info(mock_runtime& rt, _cl_kernel* k, cl_uint index, cl_kernel_arg_info param, size_t size,
                             void* value, size_t* size_ret) {
   return rt.pocl->d->clGetKernelArgInfo(k->pocl_kernel, index, param, size, value, size_ret);
 }
 
-cl_int pocl_work_group_info(Runtime& rt, _cl_kernel* k, cl_kernel_work_group_info param, size_t size, void* value,
+cl_int pocl_work_group_info(mock_runtime& rt, _cl_kernel* k, cl_kernel_work_group_info param, size_t size, void* value,
                             size_t* size_ret) {
   return rt.pocl->d->clGetKernelWorkGroupInfo(k->pocl_kernel, rt.pocl->device, param, size, value, size_ret);
 }

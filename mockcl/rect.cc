@@ -9,13 +9,13 @@ bool mul(size_t a, size_t b, size_t& out) { return !__builtin_mul_overflow(a, b,
 bool add(size_t a, size_t b, size_t& out) { return !__builtin_add_overflow(a, b, &out); }
 
 // Offset of row (y, z) of the region, relative to the origin's row start.
-size_t row_offset(const RectSide& s, size_t y, size_t z) {
+size_t row_offset(const rect_side& s, size_t y, size_t z) {
   return z * s.slice_pitch + y * s.row_pitch;
 }
 
 }  // namespace
 
-cl_int rect_normalize(RectSide& s, const size_t region[3]) {
+cl_int rect_normalize(rect_side& s, const size_t region[3]) {
   if (region[0] == 0 || region[1] == 0 || region[2] == 0) return CL_INVALID_VALUE;
   if (s.row_pitch == 0) s.row_pitch = region[0];
   if (s.row_pitch < region[0]) return CL_INVALID_VALUE;
@@ -27,7 +27,7 @@ cl_int rect_normalize(RectSide& s, const size_t region[3]) {
   return rect_extent(s, region, first, end) ? CL_SUCCESS : CL_INVALID_VALUE;
 }
 
-bool rect_extent(const RectSide& s, const size_t region[3], size_t& first, size_t& end) {
+bool rect_extent(const rect_side& s, const size_t region[3], size_t& first, size_t& end) {
   size_t z, y, last_z, last_y;
   if (!mul(s.origin[2], s.slice_pitch, z) || !mul(s.origin[1], s.row_pitch, y)) return false;
   if (!add(z, y, first) || !add(first, s.origin[0], first)) return false;
@@ -36,7 +36,7 @@ bool rect_extent(const RectSide& s, const size_t region[3], size_t& first, size_
   return add(first, last_z, end) && add(end, last_y, end) && add(end, region[0], end);
 }
 
-bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_base,
+bool rect_overlap(const rect_side& a, size_t a_base, const rect_side& b, size_t b_base,
                   const size_t region[3]) {
   size_t a_first, a_end, b_first, b_end;
   if (!rect_extent(a, region, a_first, a_end) || !rect_extent(b, region, b_first, b_end))
@@ -61,8 +61,8 @@ bool rect_overlap(const RectSide& a, size_t a_base, const RectSide& b, size_t b_
   return false;
 }
 
-void rect_copy(unsigned char* dst_base, const RectSide& dst, const unsigned char* src_base,
-               const RectSide& src, const size_t region[3]) {
+void rect_copy(unsigned char* dst_base, const rect_side& dst, const unsigned char* src_base,
+               const rect_side& src, const size_t region[3]) {
   size_t d0, s0, end;
   rect_extent(dst, region, d0, end);
   rect_extent(src, region, s0, end);

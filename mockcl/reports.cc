@@ -1,5 +1,5 @@
 // Instrumentation output of the runtime: call-log lines, the executed-command records, misuse
-// reports and the exit report. Members of Runtime; the lock is held unless noted.
+// reports and the exit report. Members of mock_runtime; the lock is held unless noted.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,17 +9,17 @@
 
 namespace mockcl {
 
-void Runtime::log_line(const std::string& line) { log_.write(line); }
+void mock_runtime::log_line(const std::string& line) { log_.write(line); }
 
-void Runtime::record(const CommandRecord& r) {
+void mock_runtime::record(const command_record& r) {
   if (commands_.size() < kMaxCommandRecords) commands_.push_back(r);
 }
 
-void Runtime::report_exit() {
-  std::unique_lock<Lock> lk(mu);
+void mock_runtime::report_exit() {
+  std::unique_lock<runtime_lock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
-  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel}) {
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel}) {
     total += live(t);
     if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
   }
@@ -30,12 +30,12 @@ void Runtime::report_exit() {
   std::fprintf(stderr, "mockcl: %s\n", msg.c_str());
 }
 
-void Runtime::report_use_after_release(const Object* o, const char* what) {
+void mock_runtime::report_use_after_release(const object_header* o, const char* what) {
   ++reports_.use_after_release;
   report(std::string("use after release of ") + what + " #" + std::to_string(o->id));
 }
 
-void Runtime::report(const std::string& message) {
+void mock_runtime::report(const std::string& message) {
   if (reports_.messages.size() >= kMaxMessages) reports_.messages.erase(reports_.messages.begin());
   reports_.messages.push_back(message);
   if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");

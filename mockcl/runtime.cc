@@ -26,16 +26,16 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
-const char* type_name(Type t) {
+const char* type_name(object_type t) {
   switch (t) {
-    case Type::kPlatform: return "platform";
-    case Type::kDevice: return "device";
-    case Type::kContext: return "context";
-    case Type::kQueue: return "queue";
-    case Type::kMem: return "mem";
-    case Type::kEvent: return "event";
-    case Type::kProgram: return "program";
-    case Type::kKernel: return "kernel";
+    case object_type::platform: return "platform";
+    case object_type::device: return "device";
+    case object_type::context: return "context";
+    case object_type::queue: return "queue";
+    case object_type::mem: return "mem";
+    case object_type::event: return "event";
+    case object_type::program: return "program";
+    case object_type::kernel: return "kernel";
     default: return "none";
   }
 }
@@ -49,24 +49,24 @@ cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, si
   return CL_SUCCESS;
 }
 
-std::atomic<Runtime*> Runtime::instance_{nullptr};
+std::atomic<mock_runtime*> mock_runtime::instance_{nullptr};
 
-Runtime& Runtime::init() {
+mock_runtime& mock_runtime::init() {
   // Never destroyed: handles may be used from other static destructors (the loader's, Python's).
-  static Runtime* rt = new Runtime();
+  static mock_runtime* rt = new mock_runtime();
   instance_.store(rt, std::memory_order_release);
   return *rt;
 }
 
-Runtime::Runtime() {
+mock_runtime::mock_runtime() {
   table = dispatch_table();
   platform.dispatch = table;
-  platform.type = Type::kPlatform;
+  platform.type = object_type::platform;
   platform.in_use = true;
   platform.refs = 1;
   for (int i = 0; i < kMaxDevices; ++i) {
     device_handles[i].dispatch = table;
-    device_handles[i].type = Type::kDevice;
+    device_handles[i].type = object_type::device;
     device_handles[i].index = i;
     device_handles[i].refs = 1;
   }
@@ -95,9 +95,9 @@ Runtime::Runtime() {
   }
 }
 
-bool Runtime::platform_ok() { return env_ok_; }
+bool mock_runtime::platform_ok() { return env_ok_; }
 
-void Runtime::apply(const Config& c) {
+void mock_runtime::apply(const runtime_config& c) {
   if (std::string e = configure_backing(c.backing, c.pocl_icd); !e.empty() && env_ok_) {
     env_ok_ = false;
     env_error_ = e;
@@ -110,7 +110,7 @@ void Runtime::apply(const Config& c) {
 
 // ---- Call ----
 
-void Runtime::Call::finish_slow() {
+void mock_runtime::api_call::finish_slow() {
   if (rt_.log_enabled()) {
     std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
                        std::string(entry_name(entry_)) + "\",\"args\":{" + rt_.log_.take_args() +
@@ -131,31 +131,31 @@ void Runtime::Call::finish_slow() {
 
 // The arguments go to the runtime's buffer, not the Call: calls are serialised by the lock, and
 // a Call that does not log then carries no string to construct and destroy.
-void Runtime::Call::arg_slow(const char* key, uint64_t v) {
+void mock_runtime::api_call::arg_slow(const char* key, uint64_t v) {
   rt_.log_.add_arg("\"" + std::string(key) + "\":" + std::to_string(v));
 }
 
-void Runtime::Call::arg_slow(const char* key, const std::string& v) {
+void mock_runtime::api_call::arg_slow(const char* key, const std::string& v) {
   rt_.log_.add_arg("\"" + std::string(key) + "\":\"" + json_escape(v) + "\"");
 }
 
-void Runtime::Call::handle_slow(const char* key, const void* h) {
-  const auto* o = static_cast<const Object*>(h);
+void mock_runtime::api_call::handle_slow(const char* key, const void* h) {
+  const auto* o = static_cast<const object_header*>(h);
   arg(key, o ? std::string(type_name(o->type)) + "#" + std::to_string(o->id) : std::string("null"));
 }
 
 // ---- Configuration ----
 
-std::string Runtime::configure_devices(const std::vector<DeviceConfig>& d) {
+std::string mock_runtime::configure_devices(const std::vector<device_config>& d) {
   if (d.empty()) return "device list is empty";
   if (d.size() > kMaxDevices) return "at most 16 devices are supported";
-  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel})
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel})
     if (live(t) != 0)
       return std::string("cannot reconfigure devices while objects are alive (") + type_name(t) +
              ": " + std::to_string(live(t)) + ")";
   if (!svm.empty()) return "cannot reconfigure devices while SVM blocks are alive";
   devices.clear();
-  for (const auto& c : d) devices.push_back(DeviceState{c});
+  for (const auto& c : d) devices.push_back(device_state{c});
   for (int i = 0; i < kMaxDevices; ++i) {
     device_handles[i].active = i < static_cast<int>(d.size());
     device_handles[i].in_use = device_handles[i].active;
@@ -163,25 +163,25 @@ std::string Runtime::configure_devices(const std::vector<DeviceConfig>& d) {
   return "";
 }
 
-std::string Runtime::configure_faults(const std::vector<FaultRule>& f, bool append) {
+std::string mock_runtime::configure_faults(const std::vector<fault_rule>& f, bool append) {
   std::string error = faults_.configure(f, append);
   update_flags();
   return error;
 }
 
-std::string Runtime::configure_schedule(const ScheduleConfig& s) {
+std::string mock_runtime::configure_schedule(const schedule_config& s) {
   schedule = s;
   rng_ = s.seed;
   return "";
 }
 
-std::string Runtime::configure_call_log(const std::string& path) {
+std::string mock_runtime::configure_call_log(const std::string& path) {
   std::string error = log_.configure(path);
   update_flags();
   return error;
 }
 
-void Runtime::force_destroy_all() {
+void mock_runtime::force_destroy_all() {
   // Drops every object without running user callbacks: after reset, stale handles read as
   // released (quarantined) and nothing refers to freed memory.
   pending_.clear();
@@ -233,8 +233,8 @@ void Runtime::force_destroy_all() {
   live_.fill(0);
 }
 
-void Runtime::reset() {
-  std::unique_lock<Lock> lk(mu);
+void mock_runtime::reset() {
+  std::unique_lock<runtime_lock> lk(mu);
   force_destroy_all();
   apply(base_);
   calls_.fill(0);
@@ -242,7 +242,7 @@ void Runtime::reset() {
   commands_.clear();
   frees_.clear();
   log_.clear_lines();
-  reports_ = Reports{};
+  reports_ = misuse_reports{};
   leaked_at_context_release = 0;
   now = 0;
   next_command_ = 0;
@@ -250,9 +250,9 @@ void Runtime::reset() {
   update_flags();
 }
 
-Snapshot Runtime::snapshot() {
-  std::unique_lock<Lock> lk(mu);
-  Snapshot s;
+accounting_snapshot mock_runtime::snapshot() {
+  std::unique_lock<runtime_lock> lk(mu);
+  accounting_snapshot s;
   for (const auto& d : devices)
     s.devices.push_back({d.cfg.name, d.cfg.capacity, d.memory.committed(), d.memory.peak_committed(),
                          d.pinned.committed(), d.pinned.peak_committed()});
@@ -260,8 +260,8 @@ Snapshot Runtime::snapshot() {
     if (c->in_use) s.contexts.push_back({c->id, c->outstanding, c->peak});
   });
   for (size_t i = 0; i < kEntryCount; ++i)
-    if (calls_[i]) s.calls[std::string(entry_name(static_cast<Entry>(i)))] = calls_[i];
-  for (Type t : {Type::kContext, Type::kQueue, Type::kMem, Type::kEvent, Type::kProgram, Type::kKernel})
+    if (calls_[i]) s.calls[std::string(entry_name(static_cast<entry_point>(i)))] = calls_[i];
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel})
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
@@ -274,11 +274,11 @@ Snapshot Runtime::snapshot() {
   return s;
 }
 
-uint64_t Runtime::object_id(const void* handle) {
-  std::unique_lock<Lock> lk(mu);
+uint64_t mock_runtime::object_id(const void* handle) {
+  std::unique_lock<runtime_lock> lk(mu);
   if (!handle) return 0;
-  if (SvmBlock* b = find_svm(handle)) return b->id;
-  const auto* o = static_cast<const Object*>(handle);
+  if (svm_allocation* b = find_svm(handle)) return b->id;
+  const auto* o = static_cast<const object_header*>(handle);
   bool ours = handle == &platform || contexts.contains(handle) || queues.contains(handle) ||
               mems.contains(handle) || events.contains(handle) || programs.contains(handle) ||
               kernels.contains(handle);
@@ -288,20 +288,20 @@ uint64_t Runtime::object_id(const void* handle) {
 
 // ---- Validation and lifetime ----
 
-_cl_device_id* Runtime::device(cl_device_id h) {
-  if (!h || h->type != Type::kDevice || !h->active) return nullptr;
+_cl_device_id* mock_runtime::device(cl_device_id h) {
+  if (!h || h->type != object_type::device || !h->active) return nullptr;
   return h;
 }
 
 // release(), cold paths: a null or released handle; the leak count of a released context.
-cl_int Runtime::release_invalid(Object* o, cl_int invalid_status) {
+cl_int mock_runtime::release_invalid(object_header* o, cl_int invalid_status) {
   if (!o) return invalid_status;
   ++reports_.double_release;
   report(std::string("double release of ") + type_name(o->type) + " #" + std::to_string(o->id));
   return invalid_status;
 }
 
-void Runtime::count_leaks(_cl_context* ctx) {
+void mock_runtime::count_leaks(_cl_context* ctx) {
   uint64_t leaked = 0;
   auto count = [&](auto& slab, auto ctx_of) {
     slab.for_each_slot([&](auto* x) {
@@ -322,7 +322,7 @@ void Runtime::count_leaks(_cl_context* ctx) {
 }
 
 // Destructor callbacks run in reverse order of registration, after the lock is dropped.
-void Runtime::defer_destructors(_cl_mem* m) {
+void mock_runtime::defer_destructors(_cl_mem* m) {
   for (auto it = m->destructors.rbegin(); it != m->destructors.rend(); ++it) {
     auto d = *it;
     defer([d, m] { d.fn(m, d.data); });
@@ -330,15 +330,15 @@ void Runtime::defer_destructors(_cl_mem* m) {
   m->destructors.clear();
 }
 
-void Runtime::destroy_mem(_cl_mem* m) { destroy_mem_inline(m); }
+void mock_runtime::destroy_mem(_cl_mem* m) { destroy_mem_inline(m); }
 
-void Runtime::destroy_other(Object* o) {
+void mock_runtime::destroy_other(object_header* o) {
   if (pocl) pocl_drop(o);
   o->in_use = false;
   o->released = true;
   --live_[live_index(o->type)];
   switch (o->type) {
-    case Type::kContext: {
+    case object_type::context: {
       auto* c = static_cast<_cl_context*>(o);
       // clSetContextDestructorCallback: last registered first, after the lock is dropped.
       for (auto it = c->destructors.rbegin(); it != c->destructors.rend(); ++it) {
@@ -351,7 +351,7 @@ void Runtime::destroy_other(Object* o) {
       contexts.retire(c);
       break;
     }
-    case Type::kQueue: {
+    case object_type::queue: {
       auto* q = static_cast<_cl_command_queue*>(o);
       cl_event last = q->last, barrier = q->last_barrier;
       q->last = q->last_barrier = nullptr;
@@ -361,7 +361,7 @@ void Runtime::destroy_other(Object* o) {
       queues.retire(q);
       break;
     }
-    case Type::kEvent: {
+    case object_type::event: {
       auto* e = static_cast<_cl_event*>(o);
       for (cl_event d : e->deps) release_internal(d);
       for (cl_mem m : e->mems) release_internal(m);
@@ -378,13 +378,13 @@ void Runtime::destroy_other(Object* o) {
       events.retire(e);
       break;
     }
-    case Type::kProgram: {
+    case object_type::program: {
       auto* p = static_cast<_cl_program*>(o);
       release_internal(p->context);
       programs.retire(p);
       break;
     }
-    case Type::kKernel: {
+    case object_type::kernel: {
       auto* k = static_cast<_cl_kernel*>(o);
       k->args.clear();
       release_internal(k->program);
@@ -398,7 +398,7 @@ void Runtime::destroy_other(Object* o) {
 
 // ---- Accounting ----
 
-cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
+cl_int mock_runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
   if (devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;  // Charged in execute().
@@ -407,7 +407,7 @@ cl_int Runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   return s;
 }
 
-unsigned char* Runtime::bytes_of(_cl_mem* m) {
+unsigned char* mock_runtime::bytes_of(_cl_mem* m) {
   _cl_mem* root = m->parent ? m->parent : m;
   size_t off = m->parent ? m->offset : 0;
   if (root->host_ptr) return static_cast<unsigned char*>(root->host_ptr) + off;
@@ -415,7 +415,7 @@ unsigned char* Runtime::bytes_of(_cl_mem* m) {
   return static_cast<unsigned char*>(root->backing.data()) + off;
 }
 
-SvmBlock* Runtime::find_svm(const void* p) {
+svm_allocation* mock_runtime::find_svm(const void* p) {
   if (svm.empty()) return nullptr;
   auto a = reinterpret_cast<uintptr_t>(p);
   auto it = svm.upper_bound(a);
@@ -426,8 +426,8 @@ SvmBlock* Runtime::find_svm(const void* p) {
 }
 
 
-void Runtime::free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it) {
-  SvmBlock& b = it->second;
+void mock_runtime::free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it) {
+  svm_allocation& b = it->second;
   record_free(true, b.id, it->first, b.size, b.last_use_end);
   credit(b.device, b.context, b.size, false, b.where);
   cl_context ctx = b.context;

@@ -1,4 +1,4 @@
-// Runtime: the one process-wide state of the mock (devices, objects, accounting, scheduler,
+// mock_runtime: the one process-wide state of the mock (devices, objects, accounting, scheduler,
 // faults, logs) behind one lock. Internal to //mockcl; the entry points in api_*.cc and the
 // control API are its only users.
 //
@@ -48,7 +48,7 @@ inline constexpr int kMaxDevices = 16;
 // has, taking and dropping it are plain stores and loads (no atomic read-modify-write), which is
 // most of a create+release pair's cost otherwise. The first other thread revokes the bias for
 // the process's lifetime (one membarrier); from then on it is a spin lock. See sync/biased_lock.h.
-using Lock = clpool::detail::biased_lock;
+using runtime_lock = clpool::detail::biased_lock;
 
 // Bounds on what the runtime records, so a long run cannot exhaust memory.
 inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free records.
@@ -56,13 +56,13 @@ inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept i
 inline constexpr size_t kMaxMessages = 256;             // Report messages (oldest dropped).
 
 // A clSVMAlloc block.
-struct SvmBlock {
+struct svm_allocation {
   uint64_t id = 0;
   size_t size = 0;
   cl_context context = nullptr;  // Internal ref.
   int device = 0;
   clpool::device_model::placement where;  // what its charge took on the device
-  HostBlock block;
+  host_block block;
   void* pocl_svm = nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
   void* data() const { return pocl_svm ? pocl_svm : block.data(); }
   uint32_t pending = 0;   // Commands in flight that use it.
@@ -72,52 +72,52 @@ struct SvmBlock {
 };
 
 
-class Runtime {
+class mock_runtime {
  public:
   // The runtime of this process (of this copy of the library: the ICD .so has its own).
   // The runtime if it is initialised, else null (express paths: no initialisation call).
-  static Runtime* get_if_ready() { return instance_.load(std::memory_order_acquire); }
-  static Runtime& get() {
-    Runtime* r = instance_.load(std::memory_order_acquire);
+  static mock_runtime* get_if_ready() { return instance_.load(std::memory_order_acquire); }
+  static mock_runtime& get() {
+    mock_runtime* r = instance_.load(std::memory_order_acquire);
     return r ? *r : init();
   }
 
   // RAII for one entry-point call (call.h).
-  class Call;
+  class api_call;
 
   // ---- Configuration (lock held by caller where noted "locked") ----
   // False if the environment was invalid: the platform is then refused.
   bool platform_ok();
   const std::string& env_error() { return env_error_; }
   // Replace devices/faults/schedule/call log. Errors as text; "" on success.
-  std::string configure_devices(const std::vector<DeviceConfig>& d);
-  std::string configure_faults(const std::vector<FaultRule>& f, bool append);
-  std::string configure_schedule(const ScheduleConfig& s);
+  std::string configure_devices(const std::vector<device_config>& d);
+  std::string configure_faults(const std::vector<fault_rule>& f, bool append);
+  std::string configure_schedule(const schedule_config& s);
   std::string configure_call_log(const std::string& path);
   // Destroys every object (stale handles become quarantined) and restores the configuration
   // read at platform init; zeroes counters, logs, reports and peaks.
   void reset();
-  Snapshot snapshot();
+  accounting_snapshot snapshot();
   uint64_t object_id(const void* handle);
 
   // ---- Everything below: lock held ----
-  Lock mu;
+  runtime_lock mu;
   std::condition_variable_any cv;  // Signalled whenever a command completes or a user event is set.
 
   _cl_platform_id platform;
   std::array<_cl_device_id, kMaxDevices> device_handles;
-  std::vector<DeviceState> devices;
-  ScheduleConfig schedule;
+  std::vector<device_state> devices;
+  schedule_config schedule;
   uint64_t now = 0;  // Host virtual clock, ns.
   const cl_icd_dispatch* table = nullptr;
 
-  Slab<_cl_context> contexts;
-  Slab<_cl_command_queue> queues;
-  Slab<_cl_mem> mems;
-  Slab<_cl_event> events;
-  Slab<_cl_program> programs;
-  Slab<_cl_kernel> kernels;
-  std::map<uintptr_t, SvmBlock> svm;
+  object_slab<_cl_context> contexts;
+  object_slab<_cl_command_queue> queues;
+  object_slab<_cl_mem> mems;
+  object_slab<_cl_event> events;
+  object_slab<_cl_program> programs;
+  object_slab<_cl_kernel> kernels;
+  std::map<uintptr_t, svm_allocation> svm;
 
   // ---- Express paths (lock NOT held; express_paths.h): clCreateBuffer and clReleaseMemObject ----
   [[gnu::always_inline]] inline _cl_mem* create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
@@ -127,16 +127,16 @@ class Runtime {
   // Validation: the object if `h` is a live handle of the type; reports use after release.
   // O(1): a handle is a slot that stays readable (slab.h), so its type and state are checked.
   _cl_device_id* device(cl_device_id h);
-  _cl_context* context(cl_context h) { return check(h, Type::kContext, "context"); }
-  _cl_command_queue* queue(cl_command_queue h) { return check(h, Type::kQueue, "queue"); }
-  _cl_mem* mem(cl_mem h) { return check(h, Type::kMem, "mem"); }
-  _cl_event* event(cl_event h) { return check(h, Type::kEvent, "event"); }
-  _cl_program* program(cl_program h) { return check(h, Type::kProgram, "program"); }
-  _cl_kernel* kernel(cl_kernel h) { return check(h, Type::kKernel, "kernel"); }
+  _cl_context* context(cl_context h) { return check(h, object_type::context, "context"); }
+  _cl_command_queue* queue(cl_command_queue h) { return check(h, object_type::queue, "queue"); }
+  _cl_mem* mem(cl_mem h) { return check(h, object_type::mem, "mem"); }
+  _cl_event* event(cl_event h) { return check(h, object_type::event, "event"); }
+  _cl_program* program(cl_program h) { return check(h, object_type::program, "program"); }
+  _cl_kernel* kernel(cl_kernel h) { return check(h, object_type::kernel, "kernel"); }
 
   // Creates an object of the given slab with one application reference.
   template <typename T>
-  T* create(Slab<T>& slab, Type type) {
+  T* create(object_slab<T>& slab, object_type type) {
     T* t = slab.acquire();
     t->dispatch = table;
     t->type = type;
@@ -165,11 +165,11 @@ class Runtime {
     retain_internal(ctx);
   }
   // clRelease*: quarantines on the last reference; reports double release.
-  cl_int release(Object* o, cl_int invalid_status) {
+  cl_int release(object_header* o, cl_int invalid_status) {
     if (!o || o->released || !o->in_use) [[unlikely]] return release_invalid(o, invalid_status);
     if (--o->refs > 0) return CL_SUCCESS;
     o->released = true;
-    if (o->type == Type::kContext) [[unlikely]] count_leaks(static_cast<_cl_context*>(o));
+    if (o->type == object_type::context) [[unlikely]] count_leaks(static_cast<_cl_context*>(o));
     if (o->internal == 0) destroy(o);
     return CL_SUCCESS;
   }
@@ -181,8 +181,8 @@ class Runtime {
     if (m->internal == 0) destroy_mem_inline(m);
     return CL_SUCCESS;
   }
-  void retain_internal(Object* o) { ++o->internal; }
-  void release_internal(Object* o) {
+  void retain_internal(object_header* o) { ++o->internal; }
+  void release_internal(object_header* o) {
     if (--o->internal == 0 && o->refs == 0) destroy(o);
   }
 
@@ -195,7 +195,7 @@ class Runtime {
   // kFaults false: the caller knows no fault rule is installed (the express create path).
   template <bool kPinned, bool kFaults = true>
   cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes, clpool::device_model::placement& where) {
-    DeviceState& d = devices[dev];
+    device_state& d = devices[dev];
     clpool::device_model::device_memory& memory = kPinned ? d.pinned : d.memory;
     if (!kPinned && kFaults && !faults_.empty()) [[unlikely]] {
       // An injected failure fires only for a request that would otherwise fit.
@@ -211,7 +211,7 @@ class Runtime {
   }
   void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned,
               const clpool::device_model::placement& where) {
-    DeviceState& d = devices[dev];
+    device_state& d = devices[dev];
     if (pinned) [[unlikely]] d.pinned.release(where, bytes);
     else d.memory.release(where, bytes);
     if (ctx) ctx->outstanding -= bytes;
@@ -220,7 +220,7 @@ class Runtime {
   cl_int use_mem(_cl_mem* m, _cl_command_queue* q);
   // Real bytes of a buffer (allocated lazily), or nullptr if the host refused.
   unsigned char* bytes_of(_cl_mem* m);
-  SvmBlock* find_svm(const void* p);
+  svm_allocation* find_svm(const void* p);
 
   // ---- maps=copy mappings (maps.cc) ----
   // A new mapping of m's [offset, offset + size) with its own zeroed host copy; its address, or
@@ -235,20 +235,20 @@ class Runtime {
   // (not for CL_MAP_WRITE_INVALIDATE_REGION); an unmap executes: copies a write mapping back.
   void execute_map(_cl_event* ev);
   void execute_unmap(_cl_event* ev);
-  // Reports (Reports::used_while_mapped) a command that starts while a buffer it uses is mapped
+  // Reports (misuse_reports::used_while_mapped) a command that starts while a buffer it uses is mapped
   // against it.
   void check_mapped_use(const _cl_event* ev);
   // A buffer is destroyed with mappings left.
   [[gnu::cold]] void drop_mappings(_cl_mem* m);
-  void free_svm_now(std::map<uintptr_t, SvmBlock>::iterator it);
+  void free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it);
 
   // ---- Backing device (backing.cc) ----
   // Non-null in backing mode (MOCKCL_BACKING=pocl, or not given and POCL loadable): POCL runs
   // kernels and holds buffer bytes. Fixed while contexts live.
-  Pocl* pocl = nullptr;
-  // Sets the mode (refused while contexts live); kPocl loads POCL now (an error if it cannot).
-  std::string configure_backing(BackingMode mode, const std::string& icd);
-  // At context creation: a kAuto mode becomes pocl if POCL's ICD loads, else none.
+  pocl_library* pocl = nullptr;
+  // Sets the mode (refused while contexts live); pocl loads POCL now (an error if it cannot).
+  std::string configure_backing(backing_mode mode, const std::string& icd);
+  // At context creation: a automatic mode becomes pocl if POCL's ICD loads, else none.
   void settle_backing() {
     if (!backing_settled_) [[unlikely]] settle_backing_slow();
   }
@@ -265,7 +265,7 @@ class Runtime {
   // Runs a command on POCL and waits for it; its status.
   cl_int pocl_execute(_cl_event* ev);
   // Releases o's twin (its destruction).
-  void pocl_drop(Object* o);
+  void pocl_drop(object_header* o);
   // Backing mode SVM: a zeroed block of POCL's SVM in ctx's twin, or null; and its free.
   void* pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment);
   void pocl_svm_free(_cl_context* ctx, void* p);
@@ -274,7 +274,7 @@ class Runtime {
   // Validates a wait list; returns 0 or CL_INVALID_EVENT_WAIT_LIST / CL_INVALID_CONTEXT.
   cl_int check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx);
   // A new command on q with the given wait list. Its exec fault is decided here.
-  _cl_event* new_command(_cl_command_queue* q, cl_command_type type, const char* kind, Entry e,
+  _cl_event* new_command(_cl_command_queue* q, cl_command_type type, const char* kind, entry_point e,
                          cl_uint n, const cl_event* wait);
   // Makes the command visible to the scheduler; runs it in eager mode. If `out` is non-null
   // the application gets a reference to the event.
@@ -292,7 +292,7 @@ class Runtime {
   // Runs every command that can run, in deterministic order.
   void run();
   // Blocks until all events are complete (running the scheduler); returns the worst status.
-  cl_int wait(Lock& lk, const std::vector<_cl_event*>& evs);
+  cl_int wait(runtime_lock& lk, const std::vector<_cl_event*>& evs);
   // Sets an event's status and queues its callbacks.
   void set_status(_cl_event* ev, cl_int status);
   // Queues a user callback to run after the lock is dropped.
@@ -302,7 +302,7 @@ class Runtime {
   }
 
   // ---- Reports and logging ----
-  void report_use_after_release(const Object* o, const char* what);
+  void report_use_after_release(const object_header* o, const char* what);
   void report(const std::string& message);
   // Counts a double release/free that has no handle to name.
   void note_double_release(const std::string& message) {
@@ -316,18 +316,18 @@ class Runtime {
   // True while a call log or a fault rule is installed (see hooks_).
   bool hooks() const { return hooks_; }
   void log_line(const std::string& line);
-  void record(const CommandRecord& r);
+  void record(const command_record& r);
   // Called by the ICD at process exit: reports live objects on stderr and in the call log.
   void report_exit();
-  uint64_t live(Type t) const { return live_[live_index(t)]; }
+  uint64_t live(object_type t) const { return live_[live_index(t)]; }
   uint64_t live_svm() const { return svm.size(); }
 
  private:
-  friend class Call;
-  Runtime();
-  static Runtime& init();
-  static std::atomic<Runtime*> instance_;
-  CallLog log_{kMaxLogLines};
+  friend class api_call;
+  mock_runtime();
+  static mock_runtime& init();
+  static std::atomic<mock_runtime*> instance_;
+  call_recorder log_{kMaxLogLines};
   // the log is on || callbacks_ not empty: a Call's end has more to do than unlock (one branch).
   bool finish_slow_ = false;
   // the log is on || fault rules installed: entry points that check hooks() take their instrumented
@@ -337,38 +337,38 @@ class Runtime {
     finish_slow_ = log_.on() || !callbacks_.empty();
     hooks_ = log_.on() || !faults_.empty();
   }
-  static constexpr int live_index(Type t) { return t == Type::kNone ? 0 : int(uint32_t(t) - uint32_t(Type::kPlatform)); }
+  static constexpr int live_index(object_type t) { return t == object_type::none ? 0 : int(uint32_t(t) - uint32_t(object_type::platform)); }
   // The fault rules' verdict on this call / charge, reported when one fires (else 0).
-  cl_int call_fault(Entry e) {
+  cl_int call_fault(entry_point e) {
     std::string what;
     const cl_int s = faults_.on_call(e, what);
     if (s != 0) report(what);
     return s;
   }
-  cl_int charge_fault(const DeviceState& d, uint64_t bytes) {
+  cl_int charge_fault(const device_state& d, uint64_t bytes) {
     std::string what;
     const cl_int s = faults_.on_charge(d.memory.committed(), bytes, oom_status(d), what);
     if (s != 0) report(what);
     return s;
   }
-  static cl_int oom_status(const DeviceState& d) {
-    return d.cfg.semantics == Semantics::kHostOom ? CL_OUT_OF_HOST_MEMORY : d.cfg.model.oom_status;
+  static cl_int oom_status(const device_state& d) {
+    return d.cfg.semantics == alloc_semantics::host_oom ? CL_OUT_OF_HOST_MEMORY : d.cfg.model.oom_status;
   }
-  [[gnu::cold]] cl_int release_invalid(Object* o, cl_int invalid_status);
+  [[gnu::cold]] cl_int release_invalid(object_header* o, cl_int invalid_status);
   [[gnu::cold]] void count_leaks(_cl_context* ctx);
   // Destroys an object whose references (application and internal) are all gone. Buffers, the
   // hot case, go straight to destroy_mem.
-  void destroy(Object* o) {
-    if (o->type == Type::kMem) destroy_mem(static_cast<_cl_mem*>(o));
+  void destroy(object_header* o) {
+    if (o->type == object_type::mem) destroy_mem(static_cast<_cl_mem*>(o));
     else destroy_other(o);
   }
-  void destroy_other(Object* o);
+  void destroy_other(object_header* o);
   void destroy_mem(_cl_mem* m);  // Out of line: destroy_mem_inline for every caller but one.
   // The create+release benchmark's path: a buffer's last reference goes and nothing uses it.
   [[gnu::always_inline]] void destroy_mem_inline(_cl_mem* m) {
     m->in_use = false;
     m->released = true;
-    --live_[live_index(Type::kMem)];
+    --live_[live_index(object_type::mem)];
     record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
     m->last_use_end = 0;
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
@@ -383,13 +383,13 @@ class Runtime {
     mems.retire(m);
   }
   [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
-  void apply(const Config& c);
+  void apply(const runtime_config& c);
   void execute(_cl_event* ev);
   cl_int charge_at_execution(_cl_event* ev);
   bool ready(const _cl_event* ev) const;
   void force_destroy_all();
   template <typename T>
-  T* check(T* h, Type type, const char* what) {
+  T* check(T* h, object_type type, const char* what) {
     if (!h || h->type != type) return nullptr;
     if (h->released || !h->in_use) [[unlikely]] {
       report_use_after_release(h, what);
@@ -399,37 +399,37 @@ class Runtime {
   }
 
   void settle_backing_slow();
-  BackingMode backing_mode_ = BackingMode::kNone;
+  backing_mode backing_mode_ = backing_mode::none;
   bool backing_settled_ = true;
   std::string pocl_icd_;
-  std::unique_ptr<Pocl> pocl_lib_;  // Loaded once, kept (POCL is never unloaded).
+  std::unique_ptr<pocl_library> pocl_lib_;  // Loaded once, kept (POCL is never unloaded).
   bool env_read_ = false;
   bool env_ok_ = true;
   std::string env_error_;
-  Config base_;
+  runtime_config base_;
   uint64_t next_id_ = 0;
   uint64_t next_command_ = 0;
   std::array<uint64_t, 10> live_{};
   std::array<uint64_t, kEntryCount> calls_{};
-  FaultInjector faults_;
+  fault_injector faults_;
   std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
-  std::vector<CommandRecord> commands_;
-  FreeRecords frees_{kMaxCommandRecords};
-  uint64_t completion_time_ = 0;  // While a command completes: its end time (for FreeRecord).
+  std::vector<command_record> commands_;
+  free_record_log frees_{kMaxCommandRecords};
+  uint64_t completion_time_ = 0;  // While a command completes: its end time (for free_record).
   // `not_before`: the end of the last command that used the memory. A command that already ran
   // (eager mode) can end later, in virtual time, than the host clock at the release.
   void record_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
     frees_.add(svm, id, address, size, std::max(completion_time_ ? completion_time_ : now, not_before));
   }
   uint64_t rng_ = 0;
-  Reports reports_;
+  misuse_reports reports_;
   std::vector<std::function<void()>> callbacks_;
 };
 
 // `s` escaped for a JSON string literal (call log).
 std::string json_escape(const std::string& s);
 // "mem", "queue", ... (snapshot keys and messages).
-const char* type_name(Type t);
+const char* type_name(object_type t);
 
 // Writes an info value with the standard OpenCL size protocol.
 cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n);
@@ -454,6 +454,6 @@ void fill_kernel(cl_icd_dispatch& d);
 
 }  // namespace mockcl
 
-#include "mockcl/call.h"  // Runtime::Call, which every entry point uses
+#include "mockcl/call.h"  // mock_runtime::api_call, which every entry point uses
 
 #endif  // MOCKCL_RUNTIME_H_

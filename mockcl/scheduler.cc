@@ -16,7 +16,7 @@
 
 namespace mockcl {
 
-cl_int Runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx) {
+cl_int mock_runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx) {
   if ((n == 0) != (list == nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
   for (cl_uint i = 0; i < n; ++i) {
     _cl_event* e = event(list[i]);
@@ -26,9 +26,9 @@ cl_int Runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_context* ct
   return CL_SUCCESS;
 }
 
-_cl_event* Runtime::new_command(_cl_command_queue* q, cl_command_type type, const char* kind, Entry e,
+_cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type, const char* kind, entry_point e,
                                 cl_uint n, const cl_event* wait) {
-  _cl_event* ev = create(events, Type::kEvent);
+  _cl_event* ev = create(events, object_type::event);
   ev->context = q->context;
   retain_internal(q->context);
   ev->queue = q;
@@ -78,7 +78,7 @@ _cl_event* Runtime::new_command(_cl_command_queue* q, cl_command_type type, cons
   return ev;
 }
 
-void Runtime::submit(_cl_event* ev, cl_event* out) {
+void mock_runtime::submit(_cl_event* ev, cl_event* out) {
   _cl_command_queue* q = ev->queue;
   retain_internal(ev);  // pending_'s reference.
   pending_.push_back(ev);
@@ -97,16 +97,16 @@ void Runtime::submit(_cl_event* ev, cl_event* out) {
     ev->refs = 0;
     ev->released = true;  // Nobody outside can name it.
   }
-  if (schedule.mode == ScheduleMode::kEager) run();
+  if (schedule.mode == schedule_mode::eager) run();
 }
 
-bool Runtime::ready(const _cl_event* ev) const {
+bool mock_runtime::ready(const _cl_event* ev) const {
   for (const _cl_event* d : ev->deps)
     if (d->status > CL_COMPLETE) return false;
   return true;
 }
 
-void Runtime::run() {
+void mock_runtime::run() {
   while (true) {
     size_t pick = pending_.size();
     for (size_t i = 0; i < pending_.size(); ++i)
@@ -129,7 +129,7 @@ void Runtime::run() {
   }
 }
 
-cl_int Runtime::charge_at_execution(_cl_event* ev) {
+cl_int mock_runtime::charge_at_execution(_cl_event* ev) {
   // Deferred devices with oom_at=execution charge buffers here, so a failure lands in the event.
   if (ev->to_host) return CL_SUCCESS;
   for (cl_mem m : ev->mems) {
@@ -142,7 +142,7 @@ cl_int Runtime::charge_at_execution(_cl_event* ev) {
   return CL_SUCCESS;
 }
 
-void Runtime::execute(_cl_event* ev) {
+void mock_runtime::execute(_cl_event* ev) {
   _cl_command_queue* q = ev->queue;
   uint64_t start = std::max(ev->queued, q->busy_until);
   bool dep_failed = false;
@@ -152,9 +152,9 @@ void Runtime::execute(_cl_event* ev) {
   }
   cl_int st = CL_COMPLETE;
   uint64_t dur = 0;
-  struct CompletionClock {  // Frees made while this command completes happen at its end.
+  struct completion_clock {  // Frees made while this command completes happen at its end.
     uint64_t& t;
-    ~CompletionClock() { t = 0; }
+    ~completion_clock() { t = 0; }
   } clock{completion_time_};
   switch (ev->command_type) {
     case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
@@ -253,7 +253,7 @@ void Runtime::execute(_cl_event* ev) {
           retain_internal(q);
           defer([this, fn, data, ptrs, qh]() mutable {
             fn(qh, static_cast<cl_uint>(ptrs.size()), ptrs.data(), data);
-            std::unique_lock<Lock> lk(mu);
+            std::unique_lock<runtime_lock> lk(mu);
             release_internal(qh);
           });
         } else {
@@ -272,19 +272,19 @@ void Runtime::execute(_cl_event* ev) {
   ev->started = start;
   ev->ended = start + dur;
   q->busy_until = std::max(q->busy_until, ev->ended);
-  // The memory it used is not really free before it ends (FreeRecord::time).
+  // The memory it used is not really free before it ends (free_record::time).
   for (cl_mem m : ev->mems) {
     _cl_mem* root = m->parent ? m->parent : m;
     root->last_use_end = std::max(root->last_use_end, ev->ended);
   }
   if (ev->command_type != CL_COMMAND_SVM_FREE) {
     for (const auto& range : ev->svm) {
-      if (SvmBlock* b = find_svm(reinterpret_cast<const void*>(range.address))) {
+      if (svm_allocation* b = find_svm(reinterpret_cast<const void*>(range.address))) {
         b->last_use_end = std::max(b->last_use_end, ev->ended);
       }
     }
   }
-  CommandRecord r;
+  command_record r;
   r.id = ev->command_id;
   r.queue_id = q->id;
   r.kind = ev->kind;
@@ -305,7 +305,7 @@ void Runtime::execute(_cl_event* ev) {
   }
   // Drop what the command held: buffers (their bytes may come back now), SVM uses, deps.
   if (ev->svm_counted) {
-    for (const SvmRange& s : ev->svm) {
+    for (const live_svm_range& s : ev->svm) {
       auto it = svm.find(s.address);
       if (it == svm.end()) continue;
       if (--it->second.pending == 0 && it->second.freed) free_svm_now(it);
@@ -338,9 +338,9 @@ void Runtime::execute(_cl_event* ev) {
   cv.notify_all();
 }
 
-void Runtime::set_status(_cl_event* ev, cl_int status) {
+void mock_runtime::set_status(_cl_event* ev, cl_int status) {
   ev->status = status;
-  std::vector<EventCallback> keep;
+  std::vector<event_callback> keep;
   for (const auto& cb : ev->callbacks) {
     if (status > cb.type) {
       keep.push_back(cb);
@@ -349,14 +349,14 @@ void Runtime::set_status(_cl_event* ev, cl_int status) {
     retain_internal(ev);
     defer([this, cb, ev, status] {
       cb.fn(ev, status, cb.data);
-      std::unique_lock<Lock> lk(mu);
+      std::unique_lock<runtime_lock> lk(mu);
       release_internal(ev);
     });
   }
   ev->callbacks.swap(keep);
 }
 
-cl_int Runtime::wait(Lock& lk, const std::vector<_cl_event*>& evs) {
+cl_int mock_runtime::wait(runtime_lock& lk, const std::vector<_cl_event*>& evs) {
   while (true) {
     run();
     bool done = true;

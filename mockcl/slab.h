@@ -4,9 +4,9 @@
 // CL_INVALID_MEM_OBJECT (and the like) instead of crashing. So slots are never returned to the
 // OS, and a destroyed object goes through a bounded FIFO quarantine: its slot is reused only
 // after `kQuarantine` newer objects of its type were destroyed. While quarantined or free, a
-// slot keeps its dispatch pointer and type and reads as released (Object::in_use is false), so
+// slot keeps its dispatch pointer and type and reads as released (object_header::in_use is false), so
 // validation is O(1) and safe. acquire/retire are O(1) with no allocation on the hot path: the
-// quarantine is a fixed ring, and the free list is intrusive (Object::link).
+// quarantine is a fixed ring, and the free list is intrusive (object_header::link).
 // Not thread-safe: the runtime's lock guards it.
 #ifndef MOCKCL_SLAB_H_
 #define MOCKCL_SLAB_H_
@@ -20,7 +20,7 @@
 namespace mockcl {
 
 template <typename T>
-class Slab {
+class object_slab {
  public:
   static constexpr std::size_t kChunk = 256;
   static constexpr std::size_t kQuarantine = 1024;
@@ -79,7 +79,7 @@ class Slab {
   }
 
   std::vector<std::unique_ptr<T[]>> chunks_;
-  T* free_ = nullptr;                   // Reusable slots, linked through Object::link.
+  T* free_ = nullptr;                   // Reusable slots, linked through object_header::link.
   std::array<T*, kQuarantine> ring_{};  // The quarantine: ring_[head_] is the oldest once full.
   std::size_t quarantined_ = 0;
   std::size_t head_ = 0;

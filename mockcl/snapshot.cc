@@ -6,14 +6,14 @@ namespace mockcl {
 namespace {
 using nlohmann::json;
 
-json svm_json(const std::vector<SvmRange>& v) {
+json svm_json(const std::vector<live_svm_range>& v) {
   json a = json::array();
   for (const auto& r : v) a.push_back({{"address", r.address}, {"size", r.size}});
   return a;
 }
 }  // namespace
 
-std::string to_json(const Snapshot& s) {
+std::string to_json(const accounting_snapshot& s) {
   json j;
   j["devices"] = json::array();
   for (const auto& d : s.devices)
@@ -44,11 +44,11 @@ std::string to_json(const Snapshot& s) {
   return j.dump();
 }
 
-Result<Snapshot> snapshot_from_json(const std::string& text) {
+value_or_error<accounting_snapshot> snapshot_from_json(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Result<Snapshot>::Error("snapshot is not a JSON object");
+  if (j.is_discarded() || !j.is_object()) return value_or_error<accounting_snapshot>::fail("snapshot is not a JSON object");
   try {
-    Snapshot s;
+    accounting_snapshot s;
     for (const auto& d : j.at("devices"))
       s.devices.push_back({d.at("name"), d.at("capacity"), d.at("outstanding"), d.at("peak"),
                            d.at("pinned_outstanding"), d.at("pinned_peak")});
@@ -56,7 +56,7 @@ Result<Snapshot> snapshot_from_json(const std::string& text) {
     s.calls = j.at("calls").get<std::map<std::string, uint64_t>>();
     s.live = j.at("live").get<std::map<std::string, uint64_t>>();
     for (const auto& c : j.at("commands")) {
-      CommandRecord r;
+      command_record r;
       r.id = c.at("id");
       r.queue_id = c.at("queue");
       r.kind = c.at("kind");
@@ -80,7 +80,7 @@ Result<Snapshot> snapshot_from_json(const std::string& text) {
     s.now = j.at("now");
     return s;
   } catch (const std::exception& e) {
-    return Result<Snapshot>::Error(std::string("malformed snapshot: ") + e.what());
+    return value_or_error<accounting_snapshot>::fail(std::string("malformed snapshot: ") + e.what());
   }
 }
 

@@ -15,7 +15,7 @@ namespace mockcl {
 // Memory accounting of one device, from its ledger (the device model). With the exact profile
 // bytes are the requested sizes; with a paged profile (nvidia) they are what the device commits:
 // whole pages, shared pages counted once.
-struct DeviceStats {
+struct device_stats {
   std::string name;
   uint64_t capacity = 0;      // Enforced capacity (free memory at start; the profile's headroom is in it).
   uint64_t outstanding = 0;   // Bytes committed now (buffers + SVM, excluding host-pinned).
@@ -26,23 +26,23 @@ struct DeviceStats {
 
 // Memory accounting of one context (only contexts not yet destroyed): the requested sizes of what
 // it has charged, not rounded to the device's pages.
-struct ContextStats {
+struct context_stats {
   uint64_t id = 0;
   uint64_t outstanding = 0;
   uint64_t peak = 0;
 };
 
 // An SVM range a command used.
-struct SvmRange {
+struct live_svm_range {
   uint64_t address = 0;
   uint64_t size = 0;
-  bool operator==(const SvmRange&) const = default;
+  bool operator==(const live_svm_range&) const = default;
 };
 
 // One executed command, in execution order.
-struct CommandRecord {
+struct command_record {
   uint64_t id = 0;        // Command id (1-based, in enqueue order across all queues).
-  uint64_t queue_id = 0;  // Id of its queue (see Control::object_id).
+  uint64_t queue_id = 0;  // Id of its queue (see controller::object_id).
   std::string kind;       // "write", "read", "fill", "copy", "map", "unmap", "migrate", "kernel",
                           // "marker", "barrier", "svm_free", "svm_memcpy", "svm_memfill",
                           // "svm_map", "svm_unmap", "wait_for_events".
@@ -50,16 +50,16 @@ struct CommandRecord {
   uint64_t start = 0;     // Virtual ns when it started on its queue.
   uint64_t end = 0;       // Virtual ns when it completed.
   std::vector<uint64_t> mems;  // Ids of the mem objects it used (sub-buffers: their own id).
-  std::vector<SvmRange> svm;   // SVM ranges it used (whole allocations for kernel arguments).
+  std::vector<live_svm_range> svm;   // SVM ranges it used (whole allocations for kernel arguments).
   int32_t status = 0;          // CL_COMPLETE (0) or the error it ended with.
 };
 
 // The moment memory really went back to a device: a buffer destroyed (released and no longer
 // used by any command) or an SVM block freed (clSVMFree, or clEnqueueSVMFree executed, once no
 // command uses it).
-struct FreeRecord {
+struct free_record {
   std::string kind;      // "mem" or "svm".
-  uint64_t id = 0;       // Control::object_id of the buffer / SVM block.
+  uint64_t id = 0;       // controller::object_id of the buffer / SVM block.
   uint64_t address = 0;  // SVM: the block's address; mem: 0.
   uint64_t size = 0;     // Bytes credited back (0 for sub-buffers and uncharged buffers).
   uint64_t time = 0;     // Virtual ns: the end of the last command that used it, or the host
@@ -67,7 +67,7 @@ struct FreeRecord {
 };
 
 // Misuse detected by the runtime.
-struct Reports {
+struct misuse_reports {
   uint64_t use_after_release = 0;   // Calls that named a released (quarantined) handle.
   uint64_t double_release = 0;      // Releases of an already released handle.
   uint64_t leaked_at_context_release = 0;  // Objects alive when their context's last user ref went.
@@ -76,25 +76,25 @@ struct Reports {
   std::vector<std::string> messages;  // One line per event, most recent last (bounded).
 };
 
-struct Snapshot {
-  std::vector<DeviceStats> devices;
-  std::vector<ContextStats> contexts;
+struct accounting_snapshot {
+  std::vector<device_stats> devices;
+  std::vector<context_stats> contexts;
   std::map<std::string, uint64_t> calls;   // Per entry point name, calls since reset (nonzero only).
   std::map<std::string, uint64_t> live;    // Live objects by type: context, queue, mem, event,
                                            // program, kernel, svm.
-  std::vector<CommandRecord> commands;     // Executed commands since reset.
-  std::vector<FreeRecord> frees;           // Real frees since reset, in order.
+  std::vector<command_record> commands;     // Executed commands since reset.
+  std::vector<free_record> frees;           // Real frees since reset, in order.
   std::vector<std::string> call_log;       // JSON lines kept in memory (call log ":memory:").
-  Reports reports;
+  misuse_reports reports;
   uint64_t faults_fired = 0;               // Injected failures since reset.
   uint64_t now = 0;                        // Host virtual clock (ns).
 };
 
 // Serialises a snapshot as one JSON document (the ICD's C API carries it this way).
-std::string to_json(const Snapshot& s);
+std::string to_json(const accounting_snapshot& s);
 
 // Parses `to_json`'s output; an error for anything else.
-Result<Snapshot> snapshot_from_json(const std::string& text);
+value_or_error<accounting_snapshot> snapshot_from_json(const std::string& text);
 
 }  // namespace mockcl
 

@@ -62,9 +62,9 @@ std::string use_mock_only(const std::string& so_path) { return make_vendor_dir(s
 
 std::string use_mock_and_pocl(const std::string& so_path) { return make_vendor_dir(so_path, true); }
 
-std::unique_ptr<Control> icd_control(const std::string& so_path) {
+std::unique_ptr<controller> icd_control(const std::string& so_path) {
   std::string error;
-  std::unique_ptr<Control> control = loader::icd_control(so_path, error);
+  std::unique_ptr<controller> control = loader::icd_control(so_path, error);
   if (!control) die(so_path + " " + error);
   return control;
 }

@@ -36,7 +36,7 @@ std::string use_mock_and_pocl(const std::string& so_path);
 
 // A Control for the ICD instance the loader loaded (or will load) from `so_path`: dlopens that
 // path (the loader then shares the same instance) and calls its mockcl_ C API.
-std::unique_ptr<Control> icd_control(const std::string& so_path);
+std::unique_ptr<controller> icd_control(const std::string& so_path);
 
 // A cl_icd_dispatch whose slots are the loader's exported functions (from libOpenCL.so.1),
 // so a test body written against a dispatch table runs through the real loader. Slots the

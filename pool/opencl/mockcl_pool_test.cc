@@ -40,8 +40,8 @@ const bool mock_installed = [] {
   return true;
 }();
 
-mockcl::Control& ctl() {
-  static std::unique_ptr<mockcl::Control> c =
+mockcl::controller& ctl() {
+  static std::unique_ptr<mockcl::controller> c =
       mockcl::testing::icd_control(mockcl::testing::mock_so_path());
   return *c;
 }
@@ -94,7 +94,7 @@ struct leak_report {
   bool clean() const { return outstanding == 0 && pinned == 0 && mems == 0 && svms == 0; }
 };
 leak_report leaks() {
-  const mockcl::Snapshot s = ctl().snapshot();
+  const mockcl::accounting_snapshot s = ctl().snapshot();
   leak_report r;
   for (const auto& d : s.devices) {
     r.outstanding += d.outstanding;
@@ -182,7 +182,7 @@ struct user {
 // user start after every command of an earlier user ends; an SVM free starts after every use of
 // its allocation ends. `labels[key]` lists, in enqueue order, the user of each use command
 // enqueued on block `key`.
-void check_order(const std::vector<mockcl::CommandRecord>& commands, const char* use_kind,
+void check_order(const std::vector<mockcl::command_record>& commands, const char* use_kind,
                  bool svm, const std::map<std::uint64_t, std::vector<int>>& labels) {
   const testing::order_check result =
       testing::check_command_order(commands, {use_kind}, svm, labels);
@@ -310,7 +310,7 @@ TEST(MockclOrdering, BufferPoolWithoutSafetyIsCaughtByTheChecker) {
     w.finish();
   }
   const auto commands = ctl().snapshot().commands;
-  std::vector<mockcl::CommandRecord> fills;
+  std::vector<mockcl::command_record> fills;
   for (const auto& r : commands) if (r.kind == "fill") fills.push_back(r);
   ASSERT_EQ(fills.size(), 2u);
   EXPECT_LT(fills[1].start, fills[0].end) << "without safety the second user overlaps the first";
@@ -604,7 +604,7 @@ TEST(MockclFixedDefects, ClFinishAdvancesTheHostClock) {
     ASSERT_EQ(clEnqueueFillBuffer(w.q(1), m.get(), &pattern, 4, 0, MiB, 0, nullptr, nullptr), 0);
     w.finish();
   }
-  std::vector<mockcl::CommandRecord> fills;
+  std::vector<mockcl::command_record> fills;
   for (const auto& r : ctl().snapshot().commands) if (r.kind == "fill") fills.push_back(r);
   ASSERT_EQ(fills.size(), 2u);
   EXPECT_GE(fills[1].start, fills[0].end) << "the host waited for the first fill with clFinish";

@@ -84,7 +84,7 @@ constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 63;
 
 class mockcl_device final : public cl_block_device {
  public:
-  mockcl_device(mockcl::Control& control, cl_device_id device, const device_spec& spec)
+  mockcl_device(mockcl::controller& control, cl_device_id device, const device_spec& spec)
       : cl_block_device(device, spec.capacity, spec.semantics), control_(&control) {}
 
   ~mockcl_device() override {
@@ -102,13 +102,13 @@ class mockcl_device final : public cl_block_device {
   }
 
  private:
-  mockcl::Control* control_;
+  mockcl::controller* control_;
 };
 
 // Configures the mock for one replay device and returns its OpenCL device.
 cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
                             const std::string& profile_ref) {
-  mockcl::Control& ctl = backend.control();
+  mockcl::controller& ctl = backend.control();
   ctl.reset();
   // reset() restores the configuration the ICD read at load; the replay owns all of it (the
   // environment was cleared before loading, and this keeps it so whatever reset() restores).
@@ -171,7 +171,7 @@ std::string find_mockcl_so(const std::string& flag) {
       "(bazel build //mockcl:libmockcl.so), or use --device sim. Looked at:" + looked);
 }
 
-mockcl_backend::mockcl_backend(std::string so_path, std::unique_ptr<mockcl::Control> control)
+mockcl_backend::mockcl_backend(std::string so_path, std::unique_ptr<mockcl::controller> control)
     : so_path_(std::move(so_path)), control_(std::move(control)) {}
 
 mockcl_backend& mockcl_backend::open(const std::string& so_path) {
@@ -185,7 +185,7 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
   }
   std::string error;
   std::error_code ignored;
-  std::unique_ptr<mockcl::Control> control;
+  std::unique_ptr<mockcl::controller> control;
   drop_mockcl_environment();  // again, in case open() is called without find_mockcl_so()
   const std::string vendors = mockcl::loader::point_loader_at(so_path, false, error);
   if (vendors.empty() || !(control = mockcl::loader::icd_control(so_path, error))) {

@@ -5,7 +5,7 @@
 //   mockcl_backend& b = mockcl_backend::open(find_mockcl_so(""));   // once, before any CL call
 //   replay_report r = replay_stream(reader, config, b.spec(4ull << 30, alloc_semantics::deferred));
 //
-// Semantics map onto the mock's and onto pool/opencl's allocators:
+// alloc_semantics map onto the mock's and onto pool/opencl's allocators:
 //   immediate: mock semantics=immediate, blocks from immediate_buffer_allocator (create, then
 //              migrate): clCreateBuffer fails with CL_MEM_OBJECT_ALLOCATION_FAILURE when full,
 //              the pool frees held blocks and retries.
@@ -31,7 +31,7 @@
 #include "tools/replay/replay.h"
 
 namespace mockcl {
-class Control;
+class controller;
 }
 
 namespace clpool::replay {
@@ -66,13 +66,13 @@ class mockcl_backend {
   device_spec spec(std::uint64_t capacity, alloc_semantics semantics,
                    const std::string& profile_ref = "exact");
 
-  mockcl::Control& control() { return *control_; }
+  mockcl::controller& control() { return *control_; }
   const std::string& so_path() const { return so_path_; }
 
  private:
-  mockcl_backend(std::string so_path, std::unique_ptr<mockcl::Control> control);
+  mockcl_backend(std::string so_path, std::unique_ptr<mockcl::controller> control);
   std::string so_path_;
-  std::unique_ptr<mockcl::Control> control_;
+  std::unique_ptr<mockcl::controller> control_;
 };
 
 // Creates the mock device for `spec` (reconfiguring the mock: throws mockcl_unavailable when it

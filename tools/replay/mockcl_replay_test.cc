@@ -43,7 +43,7 @@ struct direct_oom {
 template <class A, class MakeAllocator>
 std::optional<direct_oom> run_direct(const std::vector<trace_event>& events, std::uint64_t capacity,
                                      alloc_semantics semantics, MakeAllocator make) {
-  mockcl::Control& ctl = backend().control();
+  mockcl::controller& ctl = backend().control();
   ctl.reset();
   const std::string err = ctl.configure_devices(
       "gpu:capacity=" + std::to_string(capacity) + ",reported=4611686018427387904,max_alloc="

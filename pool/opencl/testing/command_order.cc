@@ -5,19 +5,19 @@
 namespace clpool::opencl::testing {
 
 namespace {
-std::string describe(const mockcl::CommandRecord& r) {
+std::string describe(const mockcl::command_record& r) {
   return "command " + std::to_string(r.id) + " (" + r.kind + " on queue #" +
          std::to_string(r.queue_id) + ", start " + std::to_string(r.start) + ", end " +
          std::to_string(r.end) + ")";
 }
 }  // namespace
 
-order_check check_command_order(const std::vector<mockcl::CommandRecord>& commands,
+order_check check_command_order(const std::vector<mockcl::command_record>& commands,
                                 const std::vector<std::string>& use_kinds, bool svm,
                                 const std::map<std::uint64_t, std::vector<int>>& labels,
-                                bool complete, const std::vector<mockcl::FreeRecord>* frees) {
+                                bool complete, const std::vector<mockcl::free_record>* frees) {
   order_check out;
-  std::vector<const mockcl::CommandRecord*> sorted;
+  std::vector<const mockcl::command_record*> sorted;
   sorted.reserve(commands.size());
   for (const auto& r : commands) sorted.push_back(&r);
   std::sort(sorted.begin(), sorted.end(), [](auto* x, auto* y) { return x->id < y->id; });
@@ -29,8 +29,8 @@ order_check check_command_order(const std::vector<mockcl::CommandRecord>& comman
   std::map<std::uint64_t, std::vector<use>> all;      // every use per key (for the frees)
   std::map<std::uint64_t, std::size_t> next_label;
   static const std::vector<int> no_labels;
-  for (const mockcl::CommandRecord* rp : sorted) {
-    const mockcl::CommandRecord& r = *rp;
+  for (const mockcl::command_record* rp : sorted) {
+    const mockcl::command_record& r = *rp;
     if (r.status != 0) {
       out.violation = describe(r) + " ended with status " + std::to_string(r.status);
       return out;
@@ -91,7 +91,7 @@ order_check check_command_order(const std::vector<mockcl::CommandRecord>& comman
     }
   }
   if (frees != nullptr) {
-    for (const mockcl::FreeRecord& f : *frees) {
+    for (const mockcl::free_record& f : *frees) {
       const std::uint64_t key = svm ? f.address : f.id;
       if ((f.kind == "svm") != svm) continue;
       for (const use& u : all[key]) {

@@ -33,11 +33,11 @@ struct order_check {
 // of one block execute in enqueue order when the ordering is right, so the labels still match).
 // `frees`: the real frees; each must not fall inside a use of its block (nullptr: skipped).
 // Every executed command must have completed with status 0.
-order_check check_command_order(const std::vector<mockcl::CommandRecord>& commands,
+order_check check_command_order(const std::vector<mockcl::command_record>& commands,
                                 const std::vector<std::string>& use_kinds, bool svm,
                                 const std::map<std::uint64_t, std::vector<int>>& labels,
                                 bool complete = true,
-                                const std::vector<mockcl::FreeRecord>* frees = nullptr);
+                                const std::vector<mockcl::free_record>* frees = nullptr);
 
 }  // namespace clpool::opencl::testing
 

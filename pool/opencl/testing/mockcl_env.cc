@@ -15,8 +15,8 @@
 
 namespace {
 
-std::unique_ptr<mockcl::Control>& control() {
-  static std::unique_ptr<mockcl::Control> c;
+std::unique_ptr<mockcl::controller>& control() {
+  static std::unique_ptr<mockcl::controller> c;
   return c;
 }
 
