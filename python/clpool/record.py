@@ -106,7 +106,7 @@ class Recording:
             if _is_out_of_memory(error):
                 self._event("alloc_failed", 0, size, "buffer")
             raise
-        if buffer is None:  # zero bytes: PyOpenCL's pools and allocators return None
+        if buffer is None:  # zero bytes: PyOpenCL's allocators return None (its pools a buffer)
             return None
         with self._id_lock:
             block_id = self._next_id
