@@ -1,6 +1,6 @@
 // clpool: the command-line front of the clpool tools. One subcommand today:
 //
-//   clpool record [--budget SIZE [--profile P]] [--out FILE] [--force] [--layer PATH] -- PROGRAM ...
+//   clpool record [--budget SIZE [--profile P]] [--out FILE] [--force] [--layer PATH] -- PROGRAM
 //
 // runs PROGRAM with the clpool OpenCL layer (tools/layer) loaded through OPENCL_LAYERS, so its
 // allocations are recorded to a trace, then prints the trace's summary and exits with the
@@ -152,7 +152,8 @@ std::string child_environment(const record_options& o, const std::string& layer,
   // ocl-icd and the Khronos loader make the last layer listed the outermost one.
   env.push_back("OPENCL_LAYERS=" + (layers.empty() ? layer : layers + ":" + layer));
   env.push_back(std::string(env_trace) + "=" + o.out);
-  if (o.budget_bytes) env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
+  if (o.budget_bytes)
+    env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
   if (o.profile) env.push_back(std::string(env_profile) + "=" + *o.profile);
   std::vector<const char*> entries;
   for (const std::string& e : env) entries.push_back(e.c_str());
@@ -264,7 +265,8 @@ int record(const std::vector<std::string>& args) {
   }
   // Under `bazel run`, the program runs where the user started it, and paths are theirs.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY"); wd != nullptr && *wd != '\0') {
-    if (::chdir(wd) != 0) return bad_usage(std::string("cannot enter ") + wd + ": " + std::strerror(errno));
+    if (::chdir(wd) != 0)
+      return bad_usage(std::string("cannot enter ") + wd + ": " + std::strerror(errno));
   }
   std::string layer;
   if (o.layer) {
@@ -286,7 +288,8 @@ int record(const std::vector<std::string>& args) {
   const std::string program = resolve_program(o.program[0]);
   if (program.empty()) {
     std::fprintf(stderr, "clpool record: error: cannot run '%s': no such program%s\n",
-                 o.program[0].c_str(), o.program[0].find('/') == std::string::npos ? " in PATH" : "");
+                 o.program[0].c_str(),
+                 o.program[0].find('/') == std::string::npos ? " in PATH" : "");
     return exit_cannot_run;
   }
   // An earlier trace goes now (--force), so a program that makes no OpenCL call is not

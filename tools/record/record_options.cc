@@ -9,9 +9,9 @@ namespace clpool::record {
 const char* const record_usage =
     "usage: clpool record [--budget SIZE [--profile P]] [--out FILE] [--force] [--layer PATH]\n"
     "                     [--] PROGRAM [ARGS...]\n"
-    "Runs PROGRAM with the clpool OpenCL layer loaded, so that every buffer and SVM allocation it\n"
-    "makes is recorded to a clpool trace, prints the trace's summary on stderr, and exits with the\n"
-    "program's status (128+N if a signal N killed it).\n"
+    "Runs PROGRAM with the clpool OpenCL layer loaded, so that every buffer and SVM allocation\n"
+    "it makes is recorded to a clpool trace, prints the trace's summary on stderr, and exits\n"
+    "with the program's status (128+N if a signal N killed it).\n"
     "\n"
     "  --budget SIZE  simulate a device with SIZE bytes of memory (2GiB, 512MiB, 4096; not 2GB)\n"
     "  --profile P    how that device commits memory: exact, nvidia, pocl or a profile file\n"
@@ -20,8 +20,8 @@ const char* const record_usage =
     "  --force        replace the trace of an earlier recording at FILE\n"
     "  --layer PATH   the layer to load (default: libclpool_layer.so of this installation)\n"
     "\n"
-    "OPENCL_LAYERS keeps the layers already set; the clpool layer is added last, i.e. outermost, so\n"
-    "it records what the program asks before any other layer sees it. Other CLPOOL_LAYER_*\n"
+    "OPENCL_LAYERS keeps the layers already set; the clpool layer is added last, i.e. outermost,\n"
+    "so it records what the program asks before any other layer sees it. Other CLPOOL_LAYER_*\n"
     "variables (FAIL_NTH, FAIL_PROB, SEED) are passed on and checked first.\n"
     "Exit status: the program's; 2 bad usage (nothing run); 127 the program cannot be run.\n";
 
@@ -102,7 +102,8 @@ parse_outcome parse_record_options(const std::vector<std::string>& args) {
     if (std::string error = apply(o, flag, value); !error.empty()) return {std::nullopt, error};
   }
   o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (o.program.empty()) return {std::nullopt, "no program to run (clpool record [FLAGS] -- PROGRAM ARGS...)"};
+  if (o.program.empty())
+    return {std::nullopt, "no program to run (clpool record [FLAGS] -- PROGRAM ARGS...)"};
   if (o.profile && !o.budget_bytes) {
     return {std::nullopt, "--profile: needs --budget (a profile says how the budget is committed)"};
   }
