@@ -129,7 +129,10 @@ class Recording:
         self._event("stop_holding", 0, 0, "buffer")
 
     def __getattr__(self, name):
-        # held_blocks, active_blocks, ... of the wrapped pool.
+        # held_blocks, active_blocks, ... of the wrapped pool. Never our own private names (a
+        # half-constructed Recording has no _allocator to ask).
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._allocator, name)
 
     # --- the file ----------------------------------------------------------------------------

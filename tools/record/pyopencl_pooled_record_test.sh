@@ -39,4 +39,12 @@ out="$(PYTHONPATH="$T/site" /usr/bin/python3 "$(dirname "$script")/pyopencl_pool
 [[ "$out" == *"exists and is not a trace clpool.record wrote"* && "$out" != *"step 0"* ]] ||
   fail "bad --record-app: $out"
 [[ "$(cat "$T/out/log.csv")" == "a,b" ]] || fail "log.csv was touched"
+
+echo "--- bad arguments of the script and the program: exit 2, nothing run"
+rc=0; out="$(bash "$script" "$T/no/such/dir" 2>&1)" || rc=$?
+[[ $rc == 2 && "$out" == *"$T/no/such/dir is not a directory"* ]] || fail "missing OUT_DIR: exit $rc: $out"
+rc=0; out="$(bash "$script" 2>&1)" || rc=$?
+[[ $rc == 2 && "$out" == *"OUT_DIR"* ]] || fail "no OUT_DIR: exit $rc: $out"
+rc=0; out="$(PYTHONPATH="$T/site" /usr/bin/python3 "$(dirname "$script")/pyopencl_pooled.py" --steps 0 2>&1)" || rc=$?
+[[ $rc == 2 && "$out" == *"--steps: 0 is not a positive number of steps"* ]] || fail "--steps 0: exit $rc: $out"
 (( fails == 0 )) && echo "all passed" || exit 1
