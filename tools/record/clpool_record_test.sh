@@ -86,6 +86,13 @@ rec 0 --out "$T/env.trace" -- sh -c 'echo "$OPENCL_LAYERS $CLPOOL_LAYER_TRACE" >
 OPENCL_LAYERS=/opt/other/liba.so:/opt/b.so rec 0 --out "$T/env.trace" --force -- \
   sh -c 'echo "$OPENCL_LAYERS" >"$0"' "$T/env.txt"
 [[ "$(cat "$T/env.txt")" == "/opt/other/liba.so:/opt/b.so:$LAYER" ]] || fail "OPENCL_LAYERS: $(cat "$T/env.txt")"
+# A relative --out is the caller's, even if the program changes directory before its first
+# OpenCL call.
+mkdir -p "$T/elsewhere"
+rec 0 --out rel.trace -- sh -c 'cd "$0" && exec "$1" lifecycle' "$T/elsewhere" "$DRIVER"
+has "clpool record: trace rel.trace"
+has "alloc.sub: 1"
+[[ -s "$T/rel.trace" && ! -e "$T/elsewhere/rel.trace" ]] || fail "relative --out not taken from the caller's directory"
 rec 0 --out "$T/layer.trace" --layer "$LAYER" -- "$DRIVER" lifecycle
 has "alloc.sub: 1"
 

@@ -151,7 +151,14 @@ std::string child_environment(const record_options& o, const std::string& layer,
   while (!layers.empty() && layers.back() == ':') layers.pop_back();
   // ocl-icd and the Khronos loader make the last layer listed the outermost one.
   env.push_back("OPENCL_LAYERS=" + (layers.empty() ? layer : layers + ":" + layer));
-  env.push_back(std::string(env_trace) + "=" + o.out);
+  // Absolute: the layer opens it at the program's first OpenCL call, perhaps after a chdir.
+  std::string out = o.out;
+  if (out[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return std::string("getcwd: ") + std::strerror(errno);
+    out = std::string(cwd) + "/" + out;
+  }
+  env.push_back(std::string(env_trace) + "=" + out);
   if (o.budget_bytes)
     env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
   if (o.profile) env.push_back(std::string(env_profile) + "=" + *o.profile);
