@@ -11,6 +11,7 @@
 #   DIR/lib/pkgconfig/clpool.pc, clpool-opencl.pc
 #   DIR/lib/cmake/clpool/clpoolConfig.cmake      find_package(clpool): clpool::pool, clpool::opencl
 #   DIR/bin/clpool_replay, DIR/bin/clpool_probe  the tools
+#   DIR/bin/clpool                `clpool record -- PROGRAM`: records PROGRAM through DIR/lib's layer
 #   DIR/lib/libclpool_layer.so    the OpenCL layer (OPENCL_LAYERS=DIR/lib/libclpool_layer.so)
 #   DIR/lib/libmockcl.so and DIR/etc/OpenCL/vendors/mockcl.icd   the mock OpenCL device
 #                                 (OCL_ICD_VENDORS=DIR/etc/OpenCL/vendors)
@@ -22,7 +23,7 @@
 # 2 bad usage.
 set -euo pipefail
 
-usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,25s/^# \{0,1\}//p' "$0"; }
 prefix=""
 mode=opt
 while (($#)); do
@@ -45,7 +46,7 @@ cd "$(dirname "$0")/.."
 
 pool_libs=(//pool:memory_pool)
 opencl_libs=(//pool/opencl:buffer_pool //pool/opencl:svm_pool //pool/opencl:host_pinned_pool //pool/opencl:queue_sync)
-tools=(//tools/replay:clpool_replay //tools/probe:clpool_probe //tools/layer:libclpool_layer.so //mockcl:libmockcl.so)
+tools=(//tools/replay:clpool_replay //tools/probe:clpool_probe //tools/record:clpool //tools/layer:libclpool_layer.so //mockcl:libmockcl.so)
 
 # The repository's cc_library targets (and source files) under a set of roots.
 q() { bazel query --noshow_progress "$1" 2>/dev/null | grep '^//' | sort; }
@@ -89,7 +90,8 @@ archive "$prefix/lib/libclpool.a" $pool_set
 # shellcheck disable=SC2086
 archive "$prefix/lib/libclpool_opencl.a" $opencl_set
 
-install -m 755 "$bin/tools/replay/clpool_replay" "$bin/tools/probe/clpool_probe" "$prefix/bin/"
+install -m 755 "$bin/tools/replay/clpool_replay" "$bin/tools/probe/clpool_probe" "$bin/tools/record/clpool" \
+  "$prefix/bin/"
 install -m 755 "$bin/tools/layer/libclpool_layer.so" "$bin/mockcl/libmockcl.so" "$prefix/lib/"
 echo "$prefix/lib/libmockcl.so" >"$prefix/etc/OpenCL/vendors/mockcl.icd"
 

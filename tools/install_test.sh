@@ -23,7 +23,7 @@ bash tools/install.sh --help | grep -q -- '--prefix DIR' || fail "install.sh --h
 bash tools/install.sh --prefix "$prefix" --compilation-mode fastbuild >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "install.sh"; }
 for f in include/clpool/pool/memory_pool.h include/clpool/pool/opencl/buffer_pool.h lib/libclpool.a \
          lib/libclpool_opencl.a lib/pkgconfig/clpool.pc lib/pkgconfig/clpool-opencl.pc \
-         lib/cmake/clpool/clpoolConfig.cmake bin/clpool_replay bin/clpool_probe lib/libclpool_layer.so \
+         lib/cmake/clpool/clpoolConfig.cmake bin/clpool_replay bin/clpool_probe bin/clpool lib/libclpool_layer.so \
          lib/libmockcl.so etc/OpenCL/vendors/mockcl.icd; do
   [[ -s "$prefix/$f" ]] || fail "$f not installed"
 done
@@ -55,6 +55,12 @@ rc=0
 out=$(env -u OCL_ICD_VENDORS "$prefix/bin/clpool_replay" --no-progress "$repo/tools/replay/examples/pyopencl_pocl.trace" \
   --device mockcl --profile exact --capacity 128MiB 2>&1) || rc=$?
 [[ $rc == 0 && "$out" == *"device: mockcl"* ]] || { echo "$out" >&2; fail "clpool_replay --device mockcl exit $rc"; }
+echo "install_test: the installed clpool record finds the installed layer and records the consumer"
+rc=0
+out=$("$prefix/bin/clpool" record --out "$work/consumer.trace" -- "$work/cmake/consumer" 2>&1) || rc=$?
+[[ $rc == 0 && "$out" == *"clpool record: trace $work/consumer.trace"* && "$out" == *"meta.source: layer"* ]] ||
+  { echo "$out" >&2; fail "clpool record exit $rc"; }
+[[ "$out" =~ alloc.buffer:\ [1-9] ]] || { echo "$out" >&2; fail "clpool record recorded no buffer"; }
 echo "install_test: a Bazel workspace using clpool through local_repository, plain bazel build"
 # The recipe of README.md ("Use the library"): no .bazelrc and no build flags (nor ~/.bazelrc;
 # Debian's system rc file stays: it says where Bazel is installed); CC unset; its own output

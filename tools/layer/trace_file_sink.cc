@@ -157,6 +157,18 @@ class trace_output final : public std::streambuf {
   bool failed_ = false;
 };
 
+// Whether the file open as `fd` (for reading) begins with layer_header.
+bool starts_with_layer_header(int fd) {
+  char head[sizeof layer_header - 1] = {};
+  return pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head) &&
+         std::memcmp(head, layer_header, sizeof head) == 0;
+}
+
+std::string not_a_layer_trace(const std::string& path) {
+  return "\"" + path + "\" exists and is not a trace the layer wrote: not overwriting it "
+         "(remove it or choose another path)";
+}
+
 // Opens `path` for the trace without creating a window in which an unrelated file is destroyed:
 // created if missing; an existing regular file is truncated only when it is empty or a trace the
 // layer wrote (it starts with layer_header). Devices and FIFOs are written as they are.
@@ -182,13 +194,10 @@ int open_for_trace(const std::string& path, bool& regular, std::string& error) {
   const bool same =
       rw >= 0 && fstat(rw, &rw_st) == 0 && rw_st.st_dev == st.st_dev && rw_st.st_ino == st.st_ino;
   if (st.st_size > 0) {
-    char head[sizeof layer_header - 1] = {};
-    const ssize_t n = same ? pread(rw, head, sizeof head, 0) : -1;
-    if (n != static_cast<ssize_t>(sizeof head) || std::memcmp(head, layer_header, sizeof head) != 0) {
+    if (!same || !starts_with_layer_header(rw)) {
       if (rw >= 0) ::close(rw);
       ::close(fd);
-      error = "\"" + path + "\" exists and is not a trace the layer wrote: not overwriting it "
-              "(remove it or choose another path)";
+      error = not_a_layer_trace(path);
       return -1;
     }
     if (ftruncate(fd, 0) != 0) {
@@ -285,6 +294,15 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
     error = "cannot be written: " + std::string(e.what());
     return nullptr;
   }
+}
+
+std::string trace_path_refusal(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return "";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool ours = fd >= 0 && starts_with_layer_header(fd);
+  if (fd >= 0) ::close(fd);
+  return ours ? "" : not_a_layer_trace(path);
 }
 
 }  // namespace clpool::layer

@@ -40,6 +40,11 @@ inline constexpr std::uint64_t trace_chunk_bytes = std::uint64_t{1} << 20;
 std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer_settings& settings,
                                             std::string& error);
 
+// The rule above, asked before a run (by `clpool record`): "" when the layer would write its trace
+// at `path` (nothing there, an empty file, a trace the layer wrote, a device or FIFO), else the
+// same refusal open_trace_file gives ("\"x.csv\" exists and is not a trace the layer wrote: ...").
+std::string trace_path_refusal(const std::string& path);
+
 }  // namespace clpool::layer
 
 #endif  // CLPOOL_TOOLS_LAYER_TRACE_FILE_SINK_H_

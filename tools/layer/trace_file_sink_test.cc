@@ -80,6 +80,25 @@ TEST(TraceFileSink, ReplacesItsOwnTraceAndEmptyFiles) {
   EXPECT_NE(open_trace_file(p, layer_settings{}, error), nullptr) << error;
 }
 
+// trace_path_refusal asks the same rule before a run (clpool record), touching nothing.
+TEST(TraceFileSink, TracePathRefusalIsTheSameRule) {
+  const std::string p = tmp("asked.trace");
+  unlink(p.c_str());
+  EXPECT_EQ(trace_path_refusal(p), "");
+  EXPECT_EQ(trace_path_refusal("/dev/null"), "");
+  std::ofstream(p).flush();
+  EXPECT_EQ(trace_path_refusal(p), "");  // empty
+  std::ofstream(p) << "clpool-trace 1\n# source: layer\n";
+  EXPECT_EQ(trace_path_refusal(p), "");
+  for (const char* other : {"clpool-trace 1\n# source: rmm csv x\n", "a,b\n", "clpool"}) {
+    std::ofstream(p) << other;
+    std::string error;
+    EXPECT_EQ(open_trace_file(p, layer_settings{}, error), nullptr);
+    EXPECT_EQ(trace_path_refusal(p), error) << other;
+    EXPECT_EQ(read(p), other);
+  }
+}
+
 TEST(TraceFileSink, DevicesAreWrittenAsTheyAre) {
   std::string error;
   auto sink = open_trace_file("/dev/null", layer_settings{}, error);

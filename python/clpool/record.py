@@ -1,0 +1,188 @@
+"""App-level allocation traces of a PyOpenCL program: what the program asks its allocator or pool
+for, not what the pool asks the driver.
+
+    import clpool.record
+    allocator = clpool.record.recording(
+        pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(queue)), "app.trace")
+
+``recording(allocator, path)`` wraps any ``pyopencl.tools`` allocator or pool (``ImmediateAllocator``,
+``DeferredAllocator``, ``MemoryPool``, ``SVMAllocator``, ``SVMPool``), or any callable that takes
+a size and returns a buffer, and is used in its place. Each request that returns a buffer is an
+``alloc`` of the size requested; the buffer's ``free`` is written when the application drops it
+(a ``weakref.finalize`` on the returned object: PyOpenCL's ``Buffer`` and ``PooledBuffer`` take weak
+references), so the trace shows how long the program kept each buffer, whatever the pool did with
+the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``) is an
+``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
+too. The file is clpool's trace format (tools/trace/FORMAT.md), which ``clpool_replay`` replays.
+
+Pure Python: it needs neither pyopencl nor clpool's extension module to import.
+"""
+
+import atexit
+import collections
+import operator
+import os
+import threading
+import time
+import weakref
+
+__all__ = ["recording", "Recording"]
+
+# The first lines of every trace written here; an existing file at the path is replaced only when
+# it is empty or begins with them (the OpenCL layer's rule for its own traces), never otherwise.
+HEADER = "clpool-trace 1\n# source: clpool.record\n"
+
+
+def _open_for_trace(path):
+    """Opens `path` for writing without destroying a file that is not a trace written here."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        head = os.pread(fd, len(HEADER), 0)
+        if head and head != HEADER.encode():
+            raise FileExistsError(
+                f"clpool.record: {path!r} exists and is not a trace clpool.record wrote: not "
+                "overwriting it (remove it or choose another path)")
+        os.ftruncate(fd, 0)
+        return os.fdopen(fd, "w", encoding="ascii")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _is_out_of_memory(error):
+    # pyopencl.MemoryError (not a builtins.MemoryError), or Python's own; matched by name so that
+    # this module does not import pyopencl.
+    return isinstance(error, MemoryError) or type(error).__name__ == "MemoryError"
+
+
+def _kind_of(obj):
+    return "svm" if "SVM" in type(obj).__name__ else "buffer"
+
+
+class Recording:
+    """Calls the wrapped allocator and writes what was asked of it. Use ``recording()``.
+
+    Thread-safe: events are queued without a lock, then written in order by whichever thread
+    holds the file; a free that the garbage collector runs in the middle of a write (on the same
+    thread) is queued and written right after it, so ``seq`` always increases through the file.
+    """
+
+    def __init__(self, allocator, path):
+        if not callable(allocator):
+            raise TypeError(
+                f"clpool.record.recording: the allocator must be callable (a pyopencl.tools "
+                f"allocator or pool), not {type(allocator).__name__}")
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(
+                f"clpool.record.recording: path must be a str or os.PathLike, not "
+                f"{type(path).__name__}")
+        path = os.fsdecode(path)
+        if not path:
+            raise ValueError("clpool.record.recording: path is empty")
+        self._allocator = allocator
+        self.path = path
+        self._file = _open_for_trace(path)
+        self._file.write(HEADER)
+        self._file.write(f"# allocator: {type(allocator).__module__}.{type(allocator).__name__}\n")
+        self._file.flush()
+        self._queue = collections.deque()  # (time_ns, thread ident, action, id, size, kind)
+        self._lock = threading.RLock()
+        self._writer = None  # ident of the thread writing, to spot re-entry from the GC
+        self._seq = 0
+        self._next_id = 1
+        self._id_lock = threading.Lock()
+        self._threads = {}
+        self._start = time.monotonic_ns()
+        self._closed = False
+        atexit.register(self.close)
+
+    # --- the allocator's interface -----------------------------------------------------------
+
+    def __call__(self, size):
+        size = operator.index(size)
+        try:
+            buffer = self._allocator(size)
+        except Exception as error:
+            if _is_out_of_memory(error):
+                self._event("alloc_failed", 0, size, "buffer")
+            raise
+        if buffer is None:  # zero bytes: PyOpenCL's allocators return None (its pools a buffer)
+            return None
+        with self._id_lock:
+            block_id = self._next_id
+            self._next_id += 1
+        self._event("alloc", block_id, size, _kind_of(buffer))
+        finalizer = weakref.finalize(buffer, self._event, "free", block_id, size, _kind_of(buffer))
+        finalizer.atexit = False  # still alive at exit: left live in the trace
+        return buffer
+
+    def allocate(self, size):
+        """``pool.allocate(size)``: the same as calling the recording."""
+        return self(size)
+
+    def free_held(self):
+        self._allocator.free_held()
+        self._event("free_held", 0, 0, "buffer")
+
+    def stop_holding(self):
+        self._allocator.stop_holding()
+        self._event("stop_holding", 0, 0, "buffer")
+
+    def __getattr__(self, name):
+        # held_blocks, active_blocks, ... of the wrapped pool. Never our own private names (a
+        # half-constructed Recording has no _allocator to ask).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._allocator, name)
+
+    # --- the file ----------------------------------------------------------------------------
+
+    def close(self):
+        """Writes what is queued and closes the file (also at exit). Later events are dropped."""
+        with self._lock:
+            if self._closed:
+                return
+            self._write_queued()
+            self._closed = True
+            self._file.close()
+        atexit.unregister(self.close)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _event(self, action, block_id, size, kind):
+        self._queue.append((time.monotonic_ns() - self._start, threading.get_ident(), action,
+                            block_id, size, kind))
+        if self._writer == threading.get_ident():
+            return  # re-entered from the GC during our own write: that write drains the queue
+        with self._lock:
+            if not self._closed:
+                self._write_queued()
+
+    def _write_queued(self):
+        # While `_writer` is set, a free the GC runs on this thread only queues itself (it must
+        # not take a seq in the middle of this batch); the loop below picks it up.
+        self._writer = threading.get_ident()
+        try:
+            while self._queue:
+                lines = []
+                while self._queue:
+                    t, ident, action, block_id, size, kind = self._queue.popleft()
+                    thread = self._threads.setdefault(ident, len(self._threads))
+                    lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0\n")
+                    self._seq += 1
+                self._file.write("".join(lines))
+                self._file.flush()
+        finally:
+            self._writer = None
+        # One queued between the last check and here writes itself: the lock is reentrant.
+
+def recording(allocator, path):
+    """Returns ``allocator`` wrapped so that what the program asks of it is written to the clpool
+    trace at ``path`` (created, or replaced only if it is a trace this module wrote). Call it, or
+    its ``allocate``, as the allocator itself; close it (or use it as a context manager) to finish
+    the file, which also happens at exit."""
+    return Recording(allocator, path)

@@ -1,0 +1,148 @@
+"""clpool.record on POCL: sizes as requested, frees when the application drops a buffer, the trace
+replays with clpool_replay, and bad arguments are refused."""
+import gc
+import os
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import pyopencl as cl
+import pyopencl.tools as cl_tools
+
+import cltest
+import clpool.record
+
+MiB = cltest.MiB
+
+
+def events(path):
+    """The trace's event lines as (action, id, size, kind)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "clpool-trace 1", lines[0]
+    out = []
+    for line in lines[1:]:
+        if line.startswith("#"):
+            continue
+        fields = line.split()
+        assert len(fields) == 9, line
+        out.append((fields[4], int(fields[5]), int(fields[6]), fields[7]))
+    return out
+
+
+class RecordTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctx, cls.queue = cltest.context_and_queue()
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.path = os.path.join(self.dir, "app.trace")
+
+    def test_pool_sizes_as_requested_and_frees_when_dropped(self):
+        pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        with clpool.record.recording(pool, self.path) as allocator:
+            a = allocator(1000)          # the pool rounds it up; the trace keeps 1000
+            b = allocator.allocate(3 * MiB)
+            self.assertIsInstance(a, cl.MemoryObjectHolder)
+            cl.enqueue_fill_buffer(self.queue, a, b"\x01", 0, 1000).wait()
+            self.assertEqual(events(self.path),
+                             [("alloc", 1, 1000, "buffer"), ("alloc", 2, 3 * MiB, "buffer")])
+            del a                        # back to the pool: an app-level free
+            self.assertEqual(events(self.path)[-1], ("free", 1, 1000, "buffer"))
+            self.assertEqual(pool.held_blocks, 1)   # the pool still holds the memory
+            self.assertEqual(allocator.held_blocks, 1)  # attributes of the pool pass through
+            allocator.free_held()
+            del b
+        self.assertEqual(events(self.path)[2:], [("free", 1, 1000, "buffer"),
+                                                ("free_held", 0, 0, "buffer"),
+                                                ("free", 2, 3 * MiB, "buffer")])
+
+    def test_plain_allocators_and_threads(self):
+        for allocator in (cl_tools.ImmediateAllocator(self.queue),
+                          cl_tools.DeferredAllocator(self.ctx)):
+            path = os.path.join(self.dir, type(allocator).__name__ + ".trace")
+            rec = clpool.record.recording(allocator, path)
+            kept = []
+            lock = threading.Lock()
+
+            def work():
+                for i in range(50):
+                    buf = rec(4096 + i)
+                    if i % 5 == 0:
+                        with lock:
+                            kept.append(buf)
+
+            threads = [threading.Thread(target=work) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            kept.clear()
+            gc.collect()
+            rec.close()
+            ev = events(path)
+            self.assertEqual(sum(1 for e in ev if e[0] == "alloc"), 200)
+            self.assertEqual(sum(1 for e in ev if e[0] == "free"), 200)
+            with open(path) as f:
+                seqs = [int(l.split()[0]) for l in f if l[0].isdigit()]
+            self.assertEqual(seqs, list(range(400)))
+
+    def test_out_of_memory_is_alloc_failed(self):
+        def refusing(size):
+            raise cl.MemoryError("clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE,
+                                 "no memory")
+        with clpool.record.recording(refusing, self.path) as rec:
+            with self.assertRaises(cl.MemoryError):
+                rec(1 << 40)
+        self.assertEqual(events(self.path), [("alloc_failed", 0, 1 << 40, "buffer")])
+
+    def test_replays_with_clpool_replay(self):
+        replay = os.environ.get("CLPOOL_REPLAY")
+        if not replay:
+            self.fail("CLPOOL_REPLAY is not set (run through run_py_test.sh)")
+        pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        with clpool.record.recording(pool, self.path) as rec:
+            bufs = [rec(MiB + i) for i in range(8)]
+            del bufs[::2]
+            bufs.append(rec(5 * MiB))
+            del bufs
+        result = subprocess.run([replay, "--no-progress", self.path, "--capacity", "64MiB",
+                                 "--profile", "exact"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("looks recorded below a pool", result.stderr + result.stdout)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(TypeError):
+            clpool.record.recording(42, self.path)
+        with self.assertRaises(TypeError):
+            clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), 3.5)
+        with self.assertRaises(ValueError):
+            clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), "")
+        with self.assertRaises(FileNotFoundError):
+            clpool.record.recording(cl_tools.DeferredAllocator(self.ctx),
+                                    os.path.join(self.dir, "no", "such.trace"))
+        with clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), self.path) as rec:
+            with self.assertRaises(TypeError):
+                rec(1.5)
+        self.assertEqual(events(self.path), [])
+
+    def test_existing_file_that_is_not_its_trace_is_refused(self):
+        for content in ("a,b,c\n", "clpool-trace 1\n# source: layer\n"):
+            other = os.path.join(self.dir, "other.csv")
+            with open(other, "w") as f:
+                f.write(content)
+            with self.assertRaises(FileExistsError):
+                clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), other)
+            with open(other) as f:
+                self.assertEqual(f.read(), content)
+        # Its own earlier trace is replaced.
+        for _ in range(2):
+            with clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), self.path) as rec:
+                rec(64)
+            self.assertEqual(events(self.path), [("alloc", 1, 64, "buffer"), ("free", 1, 64, "buffer")])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,27 @@
+// trace_summary TRACE: prints what tools/layer/trace_summary.h says about a trace.
+// Exit status: 0 for a valid trace, 1 for a malformed one (the reader's error on stderr), 2 for
+// bad usage.
+#include <cstdio>
+#include <string>
+
+#include "tools/layer/trace_summary.h"
+
+constexpr const char* usage =
+    "usage: trace_summary TRACE\n"
+    "Reads a clpool trace strictly and prints one 'key: value' per line: events, counts per action\n"
+    "and kind, peak_device_bytes, live_at_end, first_alloc_failed and the trace's comments.\n"
+    "Exit status: 0 valid trace, 1 malformed trace, 2 bad usage.\n";
+
+int main(int argc, char** argv) {
+  const std::string arg = argc == 2 ? argv[1] : "";
+  if (arg == "--help" || arg == "-h") {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (argc != 2 || arg.empty() || (arg.size() > 1 && arg[0] == '-')) {
+    if (argc == 2 && !arg.empty()) std::fprintf(stderr, "trace_summary: unknown option '%s'\n", argv[1]);
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  return clpool::layer::print_trace_summary(arg, stdout, stderr) ? 0 : 1;
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# `clpool record` end to end, over POCL (the system's ICDs) and over mockcl: layer_driver (a plain
+# OpenCL program) is recorded, the summary printed, the exit status passed on (0, 3, a signal),
+# the budget enforced as the layer does; and every bad input exits 2 with a message naming the
+# setting, without running the program and without touching a file.
+#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO
+set -u
+CLPOOL="$(realpath "$1")"
+DRIVER="$(realpath "$2")"
+MOCKCL="$(realpath "$3")"
+LAYER="$(realpath "$4")"
+T="${TEST_TMPDIR:-$(mktemp -d)}"
+cd "$T" || exit 1
+export POCL_CACHE_DIR="$T/pocl-cache"
+unset OPENCL_LAYERS
+# POCL's idle worker threads crash LeakSanitizer's exit-time tracer (as in layer_test).
+[[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# rec WANT_RC ARGS...: runs clpool record; its stderr+stdout in $out.
+rec() {
+  local want="$1"
+  shift
+  out="$("$CLPOOL" record "$@" 2>&1)"
+  rc=$?
+  [[ $rc == "$want" ]] || { fail "clpool record $* -> exit $rc, want $want"; echo "$out" | tail -5; }
+}
+has() { [[ "$out" == *"$1"* ]] || { fail "output lacks '$1'"; echo "$out" | tail -8; }; }
+
+for icd in pocl mockcl; do
+  echo "=== over $icd"
+  if [[ $icd == mockcl ]]; then export OCL_ICD_VENDORS="$MOCKCL"; else unset OCL_ICD_VENDORS; fi
+  d="$T/$icd"
+  mkdir -p "$d"
+
+  echo "--- a recording: trace written, summarised on stderr, exit 0"
+  rec 0 --out "$d/life.trace" -- "$DRIVER" lifecycle
+  has "clpool record: trace $d/life.trace"
+  has "alloc.sub: 1"
+  has "live_at_end: 0"
+  has "meta.source: layer"
+  has "clpool record: exit status 0"
+  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 1" ]] || fail "no trace header in $d/life.trace"
+
+  echo "--- an existing trace is replaced only with --force"
+  before="$(cat "$d/life.trace")"
+  rec 2 --out "$d/life.trace" -- "$DRIVER" lifecycle
+  has "--out: \"$d/life.trace\" exists: pass --force"
+  [[ "$(cat "$d/life.trace")" == "$before" ]] || fail "the trace changed without --force"
+  rec 0 --force --out "$d/life.trace" -- "$DRIVER" lifecycle
+  has "alloc.sub: 1"
+
+  echo "--- the program's status: 3, and a signal as 128+N; the trace is still there"
+  rec 3 --out "$d/three.trace" -- sh -c '"$0" lifecycle && exit 3' "$DRIVER"
+  has "clpool record: exit status 3"
+  has "alloc.sub: 1"
+  rec 143 --out "$d/term.trace" -- sh -c '"$0" lifecycle && kill -TERM $$' "$DRIVER"
+  has "killed by signal 15"
+  has "alloc.sub: 1"
+
+  echo "--- --budget fails allocations as the layer does (layer_driver checks each answer)"
+  rec 0 --out "$d/budget.trace" --budget 1MiB -- "$DRIVER" budget
+  has "first_alloc_failed: seq 2 size 1 kind buffer"
+  has "meta.budget: 1048576"
+  rec 0 --out "$d/first_use.trace" --budget=8MiB --profile=nvidia -- "$DRIVER" first_use
+  has "meta.budget: 8388608"
+  # Without the budget the same scenario fails: the driver expects refusals.
+  rec 1 --out "$d/no_budget.trace" -- "$DRIVER" first_use
+done
+unset OCL_ICD_VENDORS
+
+echo "=== signals sent to clpool reach the program"
+"$CLPOOL" record --out "$T/sleep.trace" -- sleep 30 2>"$T/sleep.err" &
+pid=$!
+sleep 0.5
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 143 ]] || fail "SIGTERM to clpool: exit $rc, want 143"
+grep -q "sleep was killed by signal 15" "$T/sleep.err" || { fail "sleep not killed"; cat "$T/sleep.err"; }
+
+echo "=== OPENCL_LAYERS: the user's layers kept, the clpool layer last (outermost)"
+rec 0 --out "$T/env.trace" -- sh -c 'echo "$OPENCL_LAYERS $CLPOOL_LAYER_TRACE" >"$0"' "$T/env.txt"
+[[ "$(cat "$T/env.txt")" == "$LAYER $T/env.trace" ]] || fail "environment: $(cat "$T/env.txt")"
+OPENCL_LAYERS=/opt/other/liba.so:/opt/b.so rec 0 --out "$T/env.trace" --force -- \
+  sh -c 'echo "$OPENCL_LAYERS" >"$0"' "$T/env.txt"
+[[ "$(cat "$T/env.txt")" == "/opt/other/liba.so:/opt/b.so:$LAYER" ]] || fail "OPENCL_LAYERS: $(cat "$T/env.txt")"
+# A relative --out is the caller's, even if the program changes directory before its first
+# OpenCL call.
+mkdir -p "$T/elsewhere"
+rec 0 --out rel.trace -- sh -c 'cd "$0" && exec "$1" lifecycle' "$T/elsewhere" "$DRIVER"
+has "clpool record: trace rel.trace"
+has "alloc.sub: 1"
+[[ -s "$T/rel.trace" && ! -e "$T/elsewhere/rel.trace" ]] || fail "relative --out not taken from the caller's directory"
+rec 0 --out "$T/layer.trace" --layer "$LAYER" -- "$DRIVER" lifecycle
+has "alloc.sub: 1"
+
+echo "=== bad input: exit 2, a message naming the setting, nothing run, no file touched"
+echo "a,b,c" >"$T/log.csv"
+printf 'clpool-trace 1\n# source: layer\n' >"$T/old.trace"
+snapshot() { ls -la "$T" | grep -v ' \.\.\?$'; md5sum "$T/log.csv" "$T/old.trace"; }
+before="$(snapshot)"
+marker="$T/ran"
+run_marker=(-- touch "$marker")
+bad() {  # bad MESSAGE ARGS...: clpool record ARGS exits 2 saying MESSAGE
+  local message="$1"
+  shift
+  rec 2 "$@"
+  has "$message"
+  [[ ! -e "$marker" ]] || { fail "the program ran for: $*"; rm -f "$marker"; }
+}
+bad "--budget: '2GB' is ambiguous: decimal units are not accepted; write 2GiB" --budget 2GB --out "$T/x.trace" "${run_marker[@]}"
+bad "--budget: '0' is zero" --budget 0 --out "$T/x.trace" "${run_marker[@]}"
+bad "--budget: needs a value" --out "$T/x.trace" --budget
+bad "--profile: profile 'nvidai': no such built-in profile" --budget 1GiB --profile nvidai --out "$T/x.trace" "${run_marker[@]}"
+bad "--profile: " --budget 1GiB --profile "$T/log.csv" --out "$T/x.trace" "${run_marker[@]}"
+bad "--profile: needs --budget" --profile nvidia --out "$T/x.trace" "${run_marker[@]}"
+bad "no program to run" --out "$T/x.trace"
+bad "no program to run" --out "$T/x.trace" --
+bad "--out: \"$T/log.csv\" exists and is not a trace the layer wrote" --out "$T/log.csv" "${run_marker[@]}"
+bad "--out: \"$T/log.csv\" exists and is not a trace the layer wrote" --force --out "$T/log.csv" "${run_marker[@]}"
+bad "--out: \"$T/old.trace\" exists: pass --force" --out "$T/old.trace" "${run_marker[@]}"
+bad "--out: \"$T\" is not a regular file" --out "$T" "${run_marker[@]}"
+bad "--out: cannot create \"$T/no/such/x.trace\"" --out "$T/no/such/x.trace" "${run_marker[@]}"
+bad "unknown option '--bugdet'; did you mean --budget?" --bugdet 1GiB --out "$T/x.trace" "${run_marker[@]}"
+bad "unknown option '--frobnicate' (see clpool record --help)" --frobnicate "${run_marker[@]}"
+bad "--force takes no value" --force=yes "${run_marker[@]}"
+bad "--out: given twice" --out "$T/x.trace" --out "$T/y.trace" "${run_marker[@]}"
+bad "--layer: \"$T/nope.so\" is not a file" --layer "$T/nope.so" --out "$T/x.trace" "${run_marker[@]}"
+CLPOOL_LAYER_BUDGET=1GiB bad "CLPOOL_LAYER_BUDGET is set in the environment" --out "$T/x.trace" "${run_marker[@]}"
+CLPOOL_LAYER_TRACE="$T/x.trace" bad "CLPOOL_LAYER_TRACE is set in the environment" --out "$T/x.trace" "${run_marker[@]}"
+CLPOOL_LAYER_FAIL_NHT=3 bad "CLPOOL_LAYER_FAIL_NHT" --out "$T/x.trace" "${run_marker[@]}"
+CLPOOL_LAYER_FAIL_NTH=x bad "CLPOOL_LAYER_FAIL_NTH" --out "$T/x.trace" "${run_marker[@]}"
+OPENCL_LAYERS="$LAYER" bad "OPENCL_LAYERS already loads" --out "$T/x.trace" "${run_marker[@]}"
+out="$("$CLPOOL" recrod -- true 2>&1)"; rc=$?
+[[ $rc == 2 && "$out" == "clpool: error: unknown command 'recrod'; did you mean record? (see clpool --help)" ]] ||
+  fail "clpool recrod: exit $rc: $out"
+out="$("$CLPOOL" 2>&1)"; rc=$?
+[[ $rc == 2 && "$out" == *"usage: clpool COMMAND"* ]] || fail "clpool alone: exit $rc: $out"
+[[ "$(snapshot)" == "$before" ]] || { fail "bad input touched files"; diff <(echo "$before") <(snapshot); }
+
+echo "=== a program that cannot be run: 127"
+rec 127 --out "$T/x.trace" -- "$T/no-such-program"
+has "cannot run '$T/no-such-program'"
+rec 127 --out "$T/x.trace" -- no-such-program-in-path
+has "no such program in PATH"
+[[ ! -e "$T/x.trace" ]] || fail "a trace was left for a program that never ran"
+
+echo "=== help"
+out="$("$CLPOOL" --help)" && [[ "$out" == *"record"* ]] || fail "clpool --help"
+out="$("$CLPOOL" record --help)" && [[ "$out" == *"--budget SIZE"*"Exit status"* ]] || fail "clpool record --help"
+
+(( fails == 0 )) && echo "all passed" || { echo "$fails failed"; exit 1; }

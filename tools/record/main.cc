@@ -1,0 +1,331 @@
+// clpool: the command-line front of the clpool tools. One subcommand today:
+//
+//   clpool record [--budget SIZE [--profile P]] [--out FILE] [--force] [--layer PATH] -- PROGRAM
+//
+// runs PROGRAM with the clpool OpenCL layer (tools/layer) loaded through OPENCL_LAYERS, so its
+// allocations are recorded to a trace, then prints the trace's summary and exits with the
+// program's status. Every setting is checked before the program starts: a bad one exits 2 with
+// the program never run and no file touched, because a run the user believes is recorded (or
+// limited to a budget) but is not gives a misleading answer. See tools/record/README.md.
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tools/layer/layer_settings.h"
+#include "tools/layer/trace_file_sink.h"
+#include "tools/layer/trace_summary.h"
+#include "tools/record/record_options.h"
+#include "tools/replay/cli_fixes.h"
+
+extern char** environ;
+
+namespace {
+
+using clpool::record::record_options;
+
+constexpr int exit_bad_usage = 2;
+constexpr int exit_cannot_run = 127;  // as a shell says "command not found"
+
+constexpr const char* usage =
+    "usage: clpool COMMAND [ARGS...]\n"
+    "\n"
+    "commands:\n"
+    "  record   run a program under the clpool OpenCL layer and record its allocations to a trace\n"
+    "           (clpool record --help)\n"
+    "\n"
+    "Replay a trace with clpool_replay (clpool_replay --help).\n";
+
+int bad_usage(const std::string& message) {
+  std::fprintf(stderr, "clpool record: error: %s\n", message.c_str());
+  return exit_bad_usage;
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+std::string dir_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The layer that belongs with this binary: DIR/lib/libclpool_layer.so next to DIR/bin/clpool in
+// an installation (tools/install.sh), or bazel-bin/tools/layer/ next to bazel-bin/tools/record/.
+// Found from the executable's real path, so a symlink to it (runfiles, PATH) finds it too.
+std::string find_layer(std::string& looked_in) {
+  const std::string bin_dir = dir_of(real_path("/proc/self/exe"));
+  for (const char* relative : {"/../lib/libclpool_layer.so", "/../layer/libclpool_layer.so"}) {
+    const std::string candidate = bin_dir + relative;
+    looked_in += (looked_in.empty() ? "" : ", ") + candidate;
+    if (is_regular_file(candidate)) return real_path(candidate);
+  }
+  return "";
+}
+
+// PROGRAM as execvp would find it, or "" when there is nothing to run.
+std::string resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    const std::string candidate = dir + "/" + name;
+    if (is_regular_file(candidate) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// The trace path rules: the layer's own (never replace a file that is not its trace), plus
+// clpool record's: an earlier trace is replaced only with --force, and the file must be regular
+// (it is read back for the summary) in a directory that exists.
+std::string out_path_problem(const record_options& o) {
+  if (std::string refusal = clpool::layer::trace_path_refusal(o.out); !refusal.empty()) {
+    return "--out: " + refusal;
+  }
+  struct stat st;
+  if (::stat(o.out.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return "--out: \"" + o.out + "\" is not a regular file";
+    if (!o.force) return "--out: \"" + o.out + "\" exists: pass --force to replace that trace";
+    return "";
+  }
+  const std::string dir = dir_of(o.out);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "--out: cannot create \"" + o.out + "\" in \"" + dir + "\": " + std::strerror(errno);
+  }
+  return "";
+}
+
+// The program's environment: the caller's, with the layer appended to OPENCL_LAYERS and the
+// layer's settings. Returns an error naming the variable when the caller's environment already
+// sets what clpool record sets, or when the result is not a valid layer configuration (the
+// layer's own parser says why: a misspelt CLPOOL_LAYER_* variable, a bad FAIL_NTH, ...).
+std::string child_environment(const record_options& o, const std::string& layer,
+                              std::vector<std::string>& env) {
+  using namespace clpool::layer;
+  std::string layers;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    for (std::string_view ours : {env_trace, env_budget, env_profile}) {
+      if (name == ours) {
+        return name + " is set in the environment; clpool record sets it from its flags (unset it)";
+      }
+    }
+    if (name == "OPENCL_LAYERS") {
+      layers = entry.substr(name.size() + 1);
+      continue;
+    }
+    env.push_back(entry);
+  }
+  std::size_t start = 0;
+  while (start < layers.size()) {
+    std::size_t end = layers.find(':', start);
+    if (end == std::string::npos) end = layers.size();
+    const std::string other = layers.substr(start, end - start);
+    if (!other.empty() && real_path(other) == layer) {
+      return "OPENCL_LAYERS already loads " + other + "; clpool record adds the layer itself";
+    }
+    start = end + 1;
+  }
+  while (!layers.empty() && layers.back() == ':') layers.pop_back();
+  // ocl-icd and the Khronos loader make the last layer listed the outermost one.
+  env.push_back("OPENCL_LAYERS=" + (layers.empty() ? layer : layers + ":" + layer));
+  // Absolute: the layer opens it at the program's first OpenCL call, perhaps after a chdir.
+  std::string out = o.out;
+  if (out[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return std::string("getcwd: ") + std::strerror(errno);
+    out = std::string(cwd) + "/" + out;
+  }
+  env.push_back(std::string(env_trace) + "=" + out);
+  if (o.budget_bytes)
+    env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
+  if (o.profile) env.push_back(std::string(env_profile) + "=" + *o.profile);
+  std::vector<const char*> entries;
+  for (const std::string& e : env) entries.push_back(e.c_str());
+  entries.push_back(nullptr);
+  const parse_result checked = parse_layer_settings_from_environ(entries.data());
+  return checked.ok() ? "" : checked.error_text();
+}
+
+// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it.
+volatile sig_atomic_t child_pid = 0;
+
+void forward_signal(int sig, siginfo_t* info, void*) {
+  // A terminal's ^C (si_code SI_KERNEL) already reached the child, in the same process group;
+  // only a signal sent to clpool itself (kill, a job runner's timeout) is passed on.
+  if (child_pid > 0 && info->si_code <= 0) ::kill(child_pid, sig);
+}
+
+// Runs the program; returns its exit status as a shell reports it. `started`: whether it ran (an
+// exec that failed returns exit_cannot_run).
+int run_program(const std::string& path, const std::vector<std::string>& args,
+                const std::vector<std::string>& env, bool& started) {
+  started = false;
+  std::vector<char*> argv, envp;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction action = {};
+  action.sa_sigaction = forward_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigset_t block, previous;
+  sigemptyset(&block);
+  for (int sig : forwarded) sigaddset(&block, sig);
+  // Blocked across fork, so that neither process handles one before child_pid is known.
+  ::sigprocmask(SIG_BLOCK, &block, &previous);
+  for (int sig : forwarded) ::sigaction(sig, &action, nullptr);
+
+  int exec_error[2];  // the child's errno if exec fails; closed by a successful exec
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "clpool record: error: pipe: %s\n", std::strerror(errno));
+    return 1;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "clpool record: error: fork: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (pid == 0) {
+    for (int sig : forwarded) ::signal(sig, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::close(exec_error[0]);
+    ::execve(path.c_str(), argv.data(), envp.data());
+    const int error = errno;
+    (void)!::write(exec_error[1], &error, sizeof error);
+    ::_exit(exit_cannot_run);
+  }
+  child_pid = pid;
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  ::close(exec_error[1]);
+  int error = 0;
+  ssize_t n;
+  while ((n = ::read(exec_error[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  ::close(exec_error[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  child_pid = 0;
+  if (n == static_cast<ssize_t>(sizeof error)) {
+    std::fprintf(stderr, "clpool record: error: cannot run '%s': %s\n", path.c_str(),
+                 std::strerror(error));
+    return exit_cannot_run;
+  }
+  started = true;
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "clpool record: %s was killed by signal %d (%s)\n", args[0].c_str(),
+                 WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    return 128 + WTERMSIG(status);
+  }
+  return WEXITSTATUS(status);
+}
+
+void print_summary(const std::string& out, int status) {
+  struct stat st;
+  if (::stat(out.c_str(), &st) != 0 || st.st_size == 0) {
+    std::fprintf(stderr,
+                 "clpool record: no trace in %s: the program made no OpenCL call, or does not use "
+                 "the ICD loader (libOpenCL.so.1), which loads the layer\n",
+                 out.c_str());
+  } else {
+    std::fprintf(stderr, "clpool record: trace %s\n", out.c_str());
+    if (!clpool::layer::print_trace_summary(out, stderr, stderr)) {
+      std::fprintf(stderr, "clpool record: the trace is malformed (above)\n");
+    }
+  }
+  std::fprintf(stderr, "clpool record: exit status %d\n", status);
+}
+
+int record(const std::vector<std::string>& args) {
+  const clpool::record::parse_outcome parsed = clpool::record::parse_record_options(args);
+  if (!parsed.options) return bad_usage(parsed.error);
+  record_options o = *parsed.options;
+  if (o.help) {
+    std::fputs(clpool::record::record_usage, stdout);
+    return 0;
+  }
+  // Under `bazel run`, the program runs where the user started it, and paths are theirs.
+  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY"); wd != nullptr && *wd != '\0') {
+    if (::chdir(wd) != 0)
+      return bad_usage(std::string("cannot enter ") + wd + ": " + std::strerror(errno));
+  }
+  std::string layer;
+  if (o.layer) {
+    if (!is_regular_file(*o.layer)) return bad_usage("--layer: \"" + *o.layer + "\" is not a file");
+    layer = real_path(*o.layer);
+  } else {
+    std::string looked_in;
+    layer = find_layer(looked_in);
+    if (layer.empty()) {
+      return bad_usage("cannot find libclpool_layer.so (looked at " + looked_in +
+                       "); give it with --layer PATH");
+    }
+  }
+  if (std::string problem = out_path_problem(o); !problem.empty()) return bad_usage(problem);
+  std::vector<std::string> env;
+  if (std::string problem = child_environment(o, layer, env); !problem.empty()) {
+    return bad_usage(problem);
+  }
+  const std::string program = resolve_program(o.program[0]);
+  if (program.empty()) {
+    std::fprintf(stderr, "clpool record: error: cannot run '%s': no such program%s\n",
+                 o.program[0].c_str(),
+                 o.program[0].find('/') == std::string::npos ? " in PATH" : "");
+    return exit_cannot_run;
+  }
+  // An earlier trace goes now (--force), so a program that makes no OpenCL call is not
+  // summarised with the last run's events. The layer truncates it too; this is the same rule.
+  if (is_regular_file(o.out) && ::truncate(o.out.c_str(), 0) != 0) {
+    return bad_usage("--out: cannot truncate \"" + o.out + "\": " + std::strerror(errno));
+  }
+  bool started = false;
+  const int status = run_program(program, o.program, env, started);
+  if (started) print_summary(o.out, status);
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(usage, stderr);
+    return exit_bad_usage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (args[0] == "record") return record({args.begin() + 1, args.end()});
+  const std::string near = clpool::replay::suggest_option(args[0], {"record"});
+  std::fprintf(stderr, "clpool: error: unknown %s '%s'%s (see clpool --help)\n",
+               args[0][0] == '-' ? "option" : "command", args[0].c_str(),
+               near.empty() ? "" : ("; did you mean " + near + "?").c_str());
+  return exit_bad_usage;
+}

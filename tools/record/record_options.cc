@@ -1,0 +1,113 @@
+#include "tools/record/record_options.h"
+
+#include "mockcl/model/byte_size.h"
+#include "mockcl/model/profile.h"
+#include "tools/replay/cli_fixes.h"
+
+namespace clpool::record {
+
+const char* const record_usage =
+    "usage: clpool record [--budget SIZE [--profile P]] [--out FILE] [--force] [--layer PATH]\n"
+    "                     [--] PROGRAM [ARGS...]\n"
+    "Runs PROGRAM with the clpool OpenCL layer loaded, so that every buffer and SVM allocation\n"
+    "it makes is recorded to a clpool trace, prints the trace's summary on stderr, and exits\n"
+    "with the program's status (128+N if a signal N killed it).\n"
+    "\n"
+    "  --budget SIZE  simulate a device with SIZE bytes of memory (2GiB, 512MiB, 4096; not 2GB)\n"
+    "  --profile P    how that device commits memory: exact, nvidia, pocl or a profile file\n"
+    "  --out FILE     the trace (default clpool.trace); an existing FILE needs --force, and a\n"
+    "                 file that is not a trace the layer wrote is never replaced\n"
+    "  --force        replace the trace of an earlier recording at FILE\n"
+    "  --layer PATH   the layer to load (default: libclpool_layer.so of this installation)\n"
+    "\n"
+    "OPENCL_LAYERS keeps the layers already set; the clpool layer is added last, i.e. outermost,\n"
+    "so it records what the program asks before any other layer sees it. Other CLPOOL_LAYER_*\n"
+    "variables (FAIL_NTH, FAIL_PROB, SEED) are passed on and checked first.\n"
+    "Exit status: the program's; 2 bad usage (nothing run); 127 the program cannot be run.\n";
+
+namespace {
+
+const std::vector<std::string> value_flags = {"--budget", "--profile", "--out", "--layer"};
+const std::vector<std::string> all_flags = {"--budget", "--profile", "--out",
+                                            "--layer",  "--force",   "--help"};
+
+std::string unknown_flag(const std::string& typed) {
+  const std::string near = replay::suggest_option(typed, all_flags);
+  return "unknown option '" + typed + "'" + (near.empty() ? "" : "; did you mean " + near + "?") +
+         " (see clpool record --help)";
+}
+
+// Applies one flag's value; returns an error naming the flag, or "".
+std::string apply(record_options& o, const std::string& flag, const std::string& value) {
+  if (value.empty()) return flag + ": needs a value";
+  if (flag == "--budget") {
+    std::string why;
+    const std::optional<std::uint64_t> bytes = device_model::parse_device_size(value, why);
+    if (!bytes) return flag + ": '" + value + "' " + why;
+    if (*bytes == 0) return flag + ": '" + value + "' is zero: a device needs some memory";
+    o.budget_bytes = bytes;
+  } else if (flag == "--profile") {
+    try {
+      device_model::load_profile(value);
+    } catch (const device_model::profile_error& e) {
+      return std::string("--profile: ") + e.what();
+    }
+    o.profile = value;
+  } else if (flag == "--out") {
+    o.out = value;
+  } else {
+    o.layer = value;
+  }
+  return "";
+}
+
+}  // namespace
+
+parse_outcome parse_record_options(const std::vector<std::string>& args) {
+  record_options o;
+  std::vector<std::string> seen;
+  std::size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.empty() || arg[0] != '-') break;  // the program
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+      return {o, ""};
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string flag = arg.substr(0, eq);
+    if (flag == "--force" && eq == std::string::npos) {
+      o.force = true;
+      continue;
+    }
+    bool takes_value = false;
+    for (const std::string& f : value_flags) takes_value |= flag == f;
+    if (!takes_value) {
+      return {std::nullopt, flag == "--force" ? "--force takes no value" : unknown_flag(arg)};
+    }
+    for (const std::string& s : seen) {
+      if (s == flag) return {std::nullopt, flag + ": given twice"};
+    }
+    seen.push_back(flag);
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    }
+    if (std::string error = apply(o, flag, value); !error.empty()) return {std::nullopt, error};
+  }
+  o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (o.program.empty())
+    return {std::nullopt, "no program to run (clpool record [FLAGS] -- PROGRAM ARGS...)"};
+  if (o.profile && !o.budget_bytes) {
+    return {std::nullopt, "--profile: needs --budget (a profile says how the budget is committed)"};
+  }
+  return {o, ""};
+}
+
+}  // namespace clpool::record
