@@ -152,8 +152,9 @@ std::string pooled_trace_warning(const std::vector<config_result>& results) {
          " allocations of 4 KiB or more have sizes a PyOpenCL-style pool rounds to (e.g. "
          "1114111 bytes for 1 MiB): the trace seems to be recorded below a memory pool, so it "
          "holds the pool's requests to the driver, not the application's, and comparing nopool "
-         "with pool configurations on it tells nothing. Record the application's requests: run "
-         "it under the layer without its pool, or use clpool.pyopencl.MemoryPool.record_trace.\n";
+         "with pool configurations on it tells nothing. Record the application's requests: wrap "
+         "its pool with clpool.record.recording(pool, PATH) (one line; see python/README.md), or "
+         "run it under the layer without its pool.\n";
 }
 
 std::string format_table(const std::vector<config_result>& results, const std::string& input) {
