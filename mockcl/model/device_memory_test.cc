@@ -25,7 +25,7 @@ std::uint64_t committed_by(const device_profile& p, std::uint64_t bytes, int n) 
   return d.committed();
 }
 
-// The H100 measurements of shared/notes/gpu-facts.md, one line each.
+// The H100 measurements of docs/device-facts.md, one line each.
 TEST(DeviceMemoryNvidia, MatchesTheH100Granularity) {
   const device_profile p = nvidia();
   EXPECT_EQ(committed_by(p, 2 * MiB + 1, 1), 4 * MiB);

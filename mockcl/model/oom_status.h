@@ -16,7 +16,7 @@ inline constexpr std::int32_t status_out_of_host_memory = -6;             // CL_
 inline constexpr std::int32_t status_invalid_buffer_size = -61;           // CL_INVALID_BUFFER_SIZE
 
 // True for the three statuses real drivers use when there is no room: NVIDIA and AMD answer -4,
-// Intel's NEO -6, and some drivers -5 for the same condition (../shared/notes/opencl-facts.md).
+// Intel's NEO -6, and some drivers -5 for the same condition (docs/device-facts.md).
 //
 // CL_INVALID_BUFFER_SIZE (-61) is not out-of-memory: it is the answer to a size of 0 and to a
 // request above CL_DEVICE_MAX_MEM_ALLOC_SIZE on a device that enforces that limit, and both are

@@ -17,7 +17,7 @@
 // Every step is a bisection or a bounded fill: a few hundred allocations on any device whose
 // pack limit is not tiny against its page.
 //
-// Assumes what every device measured so far shows (shared/notes/gpu-facts.md): pages are powers of
+// Assumes what every device measured so far shows (docs/device-facts.md): pages are powers of
 // two, and a freed buffer's memory is back at once.
 #ifndef CLPOOL_TOOLS_PROBE_MEASURE_H_
 #define CLPOOL_TOOLS_PROBE_MEASURE_H_

@@ -1,5 +1,5 @@
 // The nvidia profile against the H100: replaying the PyOpenCL trace recorded through the layer
-// must need exactly the free memory the H100 needed (shared/notes/gpu-facts.md: 88.625 MiB
+// must need exactly the free memory the H100 needed (docs/device-facts.md: 88.625 MiB
 // without a pool, 288.625 MiB with PyOpenCL's pool, leading bits 4) and, just below that, fail
 // where the H100 failed (event 1147, a 19 MiB alloc). The exact profile's answers, 14 % and 17 %
 // too optimistic, are checked too, so that a change to either profile shows here.
