@@ -19,6 +19,24 @@ constexpr cl_mem_flags kKnown =
 
 bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
 
+// The flags a sub-buffer has (OpenCL 3.0, clCreateSubBuffer): the device-access and host-access
+// bits it gives, each only if compatible with its parent's, else its parent's; and always the
+// parent's host-pointer bits, which it may not give itself. CL_INVALID_VALUE otherwise.
+cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags given, cl_mem_flags& out) {
+  if (given & ~kKnown) return CL_INVALID_VALUE;
+  if (given & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) return CL_INVALID_VALUE;
+  const cl_mem_flags access = given & kAccess, host_access = given & kHostAccess;
+  if (multiple_bits(access) || multiple_bits(host_access)) return CL_INVALID_VALUE;
+  // A buffer created without access bits is read-write.
+  const cl_mem_flags parent_access = (parent & kAccess) ? parent & kAccess : CL_MEM_READ_WRITE;
+  if (access && parent_access != CL_MEM_READ_WRITE && access != parent_access) return CL_INVALID_VALUE;
+  const cl_mem_flags parent_host = parent & kHostAccess;
+  if (host_access && parent_host && host_access != parent_host) return CL_INVALID_VALUE;
+  out = (access ? access : parent & kAccess) | (host_access ? host_access : parent_host) |
+        (parent & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR));
+  return CL_SUCCESS;
+}
+
 [[gnu::always_inline]] inline cl_int check_flags(cl_mem_flags flags, void* host_ptr) {
   // The common case first: access bits only, no host pointer.
   if (!(flags & ~kAccess) && !host_ptr) [[likely]] return multiple_bits(flags) ? CL_INVALID_VALUE : CL_SUCCESS;
@@ -137,15 +155,15 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   _cl_mem* parent = rt().mem(h);
   if (!parent || parent->parent) return fail(CL_INVALID_MEM_OBJECT);
   if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return fail(CL_INVALID_VALUE);
-  if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) return fail(CL_INVALID_VALUE);
-  if (flags & ~kKnown) return fail(CL_INVALID_VALUE);
+  cl_mem_flags sub_flags = 0;
+  if (cl_int s = sub_buffer_flags(parent->flags, flags, sub_flags)) return fail(s);
   const auto* region = static_cast<const cl_buffer_region*>(info);
   if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
   if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
   _cl_mem* m = rt().create(rt().mems, object_type::mem);
   m->context = parent->context;
-  m->flags = (flags & kAccess) ? flags : (flags | (parent->flags & kAccess));
+  m->flags = sub_flags;
   m->size = region->size;
   m->host_ptr = nullptr;
   m->parent = parent;

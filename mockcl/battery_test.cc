@@ -157,6 +157,61 @@ TYPED_TEST(Battery, PlatformAndDeviceQueries) {
   this->Teardown();
 }
 
+// A sub-buffer's flags (OpenCL 3.0, clCreateSubBuffer): access bits it gives must be compatible
+// with its parent's, those it does not give are inherited, and so are the parent's host-pointer bits
+// (the CTS's get_buffer_info reads CL_MEM_FLAGS = READ_WRITE | COPY_HOST_PTR on such a sub-buffer).
+TYPED_TEST(Battery, SubBufferFlagsFollowTheParent) {
+  this->Setup("gpu");
+  const auto* d = this->d_;
+  cl_int err;
+  std::vector<char> host(4096, 1);
+  auto make = [&](cl_mem_flags f, void* p) {
+    cl_mem m = d->clCreateBuffer(this->ctx_, f, 4096, p, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return m;
+  };
+  auto flags_of = [&](cl_mem m) {
+    cl_mem_flags f = 0;
+    EXPECT_EQ(d->clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, nullptr), CL_SUCCESS);
+    return f;
+  };
+  const cl_buffer_region r{0, 1024};
+  auto sub = [&](cl_mem parent, cl_mem_flags f) {
+    return d->clCreateSubBuffer(parent, f, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  };
+  cl_mem copied = make(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.data());
+  cl_mem s = sub(copied, 0);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(flags_of(s), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR);
+  d->clReleaseMemObject(s);
+  s = sub(copied, CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(flags_of(s), CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_COPY_HOST_PTR);
+  d->clReleaseMemObject(s);
+  EXPECT_EQ(sub(copied, CL_MEM_USE_HOST_PTR), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(sub(copied, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  cl_mem write_only = make(CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY, nullptr);
+  EXPECT_EQ(sub(write_only, CL_MEM_READ_WRITE), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(sub(write_only, CL_MEM_READ_ONLY), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(sub(write_only, CL_MEM_HOST_READ_ONLY), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  s = sub(write_only, 0);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(flags_of(s), CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY);
+  d->clReleaseMemObject(s);
+  cl_mem no_host = make(CL_MEM_HOST_NO_ACCESS, nullptr);
+  EXPECT_EQ(sub(no_host, CL_MEM_HOST_WRITE_ONLY), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  d->clReleaseMemObject(no_host);
+  d->clReleaseMemObject(write_only);
+  d->clReleaseMemObject(copied);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, ImmediateCapacityIsEnforced) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
