@@ -5,6 +5,9 @@
 #                                             program with pkg-config and with CMake
 #   3. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
 #                                             under TSan, and a 30 s smoke of every fuzzer
+#   4. tools/cts/run_cts.sh                   the Khronos OpenCL-CTS subset on POCL and on mockcl
+#                                             when CLPOOL_CTS_SRC names a checkout (else one
+#                                             "skipped" line; see tools/cts/README.md)
 # Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
 # (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
 set -euo pipefail
@@ -23,4 +26,5 @@ fi
 bash tools/install_test.sh
 echo "tools/test.sh: install test passed at $((SECONDS - start)) s" >&2
 bash tools/ci/sanitizers.sh 30 2
+bash tools/cts/run_cts.sh
 echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2
