@@ -30,8 +30,11 @@ cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags given, cl_mem_flags& o
   // A buffer created without access bits is read-write.
   const cl_mem_flags parent_access = (parent & kAccess) ? parent & kAccess : CL_MEM_READ_WRITE;
   if (access && parent_access != CL_MEM_READ_WRITE && access != parent_access) return CL_INVALID_VALUE;
+  // Host access may narrow (to CL_MEM_HOST_NO_ACCESS from anything) but never widen or switch.
   const cl_mem_flags parent_host = parent & kHostAccess;
-  if (host_access && parent_host && host_access != parent_host) return CL_INVALID_VALUE;
+  if ((host_access & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)) && parent_host &&
+      host_access != parent_host)
+    return CL_INVALID_VALUE;
   out = (access ? access : parent & kAccess) | (host_access ? host_access : parent_host) |
         (parent & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR));
   return CL_SUCCESS;

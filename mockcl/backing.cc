@@ -227,14 +227,21 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT: {
-      // On the root buffers' twins, each buffer side's origin as one byte offset in its root.
+      // On the root buffers' twins. A sub-buffer side's origin becomes one byte offset in its
+      // root; every other side keeps its coordinates, because POCL's overlap check for a copy
+      // within one buffer reasons on (x, y, z) and reports a false CL_MEM_COPY_OVERLAP for
+      // flattened origins (the CTS's bufferreadwriterect found it).
       _cl_mem* m = ev->mems[0];
       cl_mem pm = pocl_buffer(root_of(m), err);
       if (!pm) return err;
       auto origin = [&](const rect_side& side, const _cl_mem* of, size_t out[3]) {
+        if (!of || !of->parent) {
+          for (int i = 0; i < 3; ++i) out[i] = side.origin[i];
+          return;
+        }
         size_t first = 0, end = 0;
         rect_extent(side, ev->region, first, end);
-        out[0] = first + (of && of->parent ? of->offset : 0);
+        out[0] = first + of->offset;
         out[1] = out[2] = 0;
       };
       const rect_side& s = ev->rect_src;

@@ -388,6 +388,39 @@ TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
                                    nullptr, nullptr),
             CL_SUCCESS);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], host[i] + 1);
+  // Within one buffer, the CTS's bufferreadwriterect case (seed 0): a 55 x 23 x 316 byte image,
+  // a 43 x 4 x 130 block from (2, 3, 163) to (4, 15, 36). Slices 163-165 hold both, but in rows
+  // 3-6 and 15-18, so no byte is shared: it must succeed and run. POCL's overlap check refused it
+  // at execution (CL_MEM_COPY_OVERLAP) while mockcl passed origins flattened to one byte offset.
+  const size_t w = 55, h = 23, depth = 316;
+  std::vector<unsigned char> image(w * h * depth);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<unsigned char>(i * 7 + 3);
+  cl_mem img = buffer(image.size());
+  ASSERT_EQ(d->clEnqueueWriteBuffer(q, img, CL_TRUE, 0, image.size(), image.data(), 0, nullptr,
+                                    nullptr),
+            CL_SUCCESS);
+  const size_t from[3] = {2, 3, 163}, to[3] = {4, 15, 36}, block[3] = {43, 4, 130};
+  cl_event done;
+  ASSERT_EQ(d->clEnqueueCopyBufferRect(q, img, img, from, to, block, w, w * h, w, w * h, 0,
+                                       nullptr, &done),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clWaitForEvents(1, &done), CL_SUCCESS);
+  cl_int status = 1;
+  ASSERT_EQ(d->clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                              nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(status, CL_COMPLETE);
+  d->clReleaseEvent(done);
+  std::vector<unsigned char> expect = image, result(image.size());
+  for (size_t z = 0; z < block[2]; ++z)
+    for (size_t y = 0; y < block[1]; ++y)
+      for (size_t x = 0; x < block[0]; ++x)
+        expect[(to[2] + z) * w * h + (to[1] + y) * w + to[0] + x] =
+            image[(from[2] + z) * w * h + (from[1] + y) * w + from[0] + x];
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, img, CL_TRUE, 0, result.size(), result.data(), 0, nullptr,
+                                   nullptr),
+            CL_SUCCESS);
+  EXPECT_TRUE(result == expect);
 }
 
 }  // namespace

@@ -203,6 +203,10 @@ TYPED_TEST(Battery, SubBufferFlagsFollowTheParent) {
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(flags_of(s), CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY);
   d->clReleaseMemObject(s);
+  s = sub(write_only, CL_MEM_HOST_NO_ACCESS);  // Narrowing host access is allowed.
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(flags_of(s), CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS);
+  d->clReleaseMemObject(s);
   cl_mem no_host = make(CL_MEM_HOST_NO_ACCESS, nullptr);
   EXPECT_EQ(sub(no_host, CL_MEM_HOST_WRITE_ONLY), nullptr);
   EXPECT_EQ(err, CL_INVALID_VALUE);
