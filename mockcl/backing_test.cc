@@ -160,6 +160,36 @@ TEST_F(Backing, BrokenSourceFailsToBuildWithPoclsLog) {
   EXPECT_NE(err, CL_SUCCESS);
 }
 
+// The device reports no images, so the compiler must not predefine the image macros (POCL's does,
+// for its own device), and a build error still names the user's line.
+TEST_F(Backing, ImageMacrosFollowTheDeviceAndLinesStayTheUsers) {
+  open();
+  ASSERT_EQ(build("__kernel void k(__global int* o) {\n"
+                  "#ifdef __IMAGE_SUPPORT__\n  o[0] = 1;\n#endif\n"
+                  "#ifdef __opencl_c_images\n  o[1] = 1;\n#endif\n}\n"),
+            CL_SUCCESS);
+  cl_kernel k = kernel("k");
+  cl_mem out = buffer(2 * sizeof(int));
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof out, &out), CL_SUCCESS);
+  const size_t one = 1;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  int got[2] = {-1, -1};
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got[0], 0);  // never written: a new buffer reads as zeros
+  EXPECT_EQ(got[1], 0);
+  cl_bool images = CL_TRUE;
+  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr), CL_SUCCESS);
+  EXPECT_EQ(images, CL_FALSE);
+  d->clReleaseProgram(prog);
+  ASSERT_EQ(build("__kernel void broken(__global int* p) {\n\n  p[0] = undeclared_thing;\n}\n"),
+            CL_BUILD_PROGRAM_FAILURE);
+  size_t n = 0;
+  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n), CL_SUCCESS);
+  std::string log(n, '\0');
+  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr), CL_SUCCESS);
+  EXPECT_NE(log.find(":3:"), std::string::npos) << log;
+}
+
 TEST_F(Backing, KernelNamesAndArgumentCountsArePocls) {
   open();
   ASSERT_EQ(build(kVecAdd), CL_SUCCESS);

@@ -46,9 +46,17 @@ cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, char kind, const vo
     p->pocl_prog = d.clCreateProgramWithIL ? d.clCreateProgramWithIL(pc, data, size, &err) : nullptr;
     if (!d.clCreateProgramWithIL) err = CL_INVALID_OPERATION;
   } else {
-    const char* src = p->source.c_str();
-    const size_t len = p->source.size();
-    p->pocl_prog = d.clCreateProgramWithSource(pc, 1, &src, &len, &err);
+    // mockcl's devices have no images (CL_DEVICE_IMAGE_SUPPORT is false), but POCL's compiler
+    // predefines the image macros for its own device, so a program testing them would take an
+    // image path the device says it lacks (the CTS's kernel_preprocessor_macros checks exactly
+    // this). POCL refuses -U in build options, so the source starts by undefining them; `#line 1`
+    // keeps the build log's line numbers the user's. CL_PROGRAM_SOURCE still returns p->source.
+    static constexpr char kNoImages[] =
+        "#undef __IMAGE_SUPPORT__\n#undef __opencl_c_images\n#undef __opencl_c_read_write_images\n"
+        "#undef __opencl_c_3d_image_writes\n#line 1\n";
+    const char* parts[2] = {kNoImages, p->source.c_str()};
+    const size_t lengths[2] = {sizeof kNoImages - 1, p->source.size()};
+    p->pocl_prog = d.clCreateProgramWithSource(pc, 2, parts, lengths, &err);
   }
   return p->pocl_prog ? CL_SUCCESS : err;
 }
