@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "mockcl/language.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -336,10 +337,11 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
   return c.ret(finish_command(c, ev, out, false));
 }
 
-// Whether a program's kernels need global sizes that local sizes divide: OpenCL C before 2.0 (the
-// default when no -cl-std names 2.0 or 3.0), or -cl-uniform-work-group-size. The devices report
-// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, so 2.0 and 3.0 programs may have partial groups.
+// Whether a program's kernels need global sizes that local sizes divide: on a device without
+// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT (POCL's, in backing mode), for OpenCL C before 2.0 (the
+// default when no -cl-std names 2.0 or 3.0), or with -cl-uniform-work-group-size.
 bool uniform_work_groups(const std::string& options) {
+  if (!device_language().non_uniform_work_groups) return true;
   const bool cl2_or_3 = options.find("-cl-std=CL2.0") != std::string::npos ||
                         options.find("-cl-std=CL3.0") != std::string::npos;
   return !cl2_or_3 || options.find("-cl-uniform-work-group-size") != std::string::npos;

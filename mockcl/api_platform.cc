@@ -14,15 +14,22 @@ namespace {
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
 
-constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
+}  // namespace
 
 // What the devices report about OpenCL C (language.h): the mock's own set, or in backing mode its
 // intersection with POCL's device. Asking settles MOCKCL_BACKING's default (as a context does).
-const language_caps& language() {
+const language_caps& device_language() {
   rt().settle_backing();
   static const language_caps mock = decide_language(mock_language(), nullptr);
   return rt().pocl ? rt().pocl->language : mock;
 }
+
+namespace {
+
+const language_caps& language() { return device_language(); }
+
+constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
+
 
 template <typename T>
 cl_int set_list(size_t size, void* value, size_t* size_ret, const std::vector<T>& list) {
@@ -161,8 +168,9 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_PROFILING_TIMER_RESOLUTION: return v(size_t{1});
     case CL_DEVICE_ENDIAN_LITTLE: case CL_DEVICE_AVAILABLE: case CL_DEVICE_COMPILER_AVAILABLE:
     case CL_DEVICE_LINKER_AVAILABLE: case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
-    case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
       return v(cl_bool{CL_TRUE});
+    case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
+      return v(cl_bool(language().non_uniform_work_groups ? CL_TRUE : CL_FALSE));
     case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT: case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
     case CL_DEVICE_PIPE_SUPPORT: case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
       return v(cl_bool{CL_FALSE});

@@ -482,6 +482,28 @@ TEST_F(Backing, NDRangeChecksUsePoclsKernelLimits) {
   ASSERT_EQ(d->clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(got[0], 1);
+  // Partial work-groups need CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, which the device reports as
+  // POCL's; without it an OpenCL C 2.0 launch whose local size does not divide the global size is
+  // refused at the enqueue, not left to fail when POCL runs it (the CTS's enqueued_local_size).
+  cl_bool non_uniform = CL_TRUE;
+  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, sizeof non_uniform,
+                               &non_uniform, nullptr),
+            CL_SUCCESS);
+  d->clReleaseProgram(prog);
+  prog = d->clCreateProgramWithSource(ctx, 1, &kVecAdd, nullptr, nullptr);
+  ASSERT_EQ(d->clBuildProgram(prog, 1, &dev, "-cl-std=CL2.0", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel touch = kernel("touch");
+  ASSERT_EQ(d->clSetKernelArg(touch, 0, sizeof a, &a), CL_SUCCESS);
+  const size_t seven = 7;
+  cl_event launch = nullptr;
+  const cl_int r = d->clEnqueueNDRangeKernel(q, touch, 1, nullptr, &seven, &two, 0, nullptr, &launch);
+  if (non_uniform) {
+    ASSERT_EQ(r, CL_SUCCESS);  // Accepted: then it must run, not fail inside POCL.
+    ASSERT_EQ(d->clWaitForEvents(1, &launch), CL_SUCCESS);
+    d->clReleaseEvent(launch);
+  } else {
+    EXPECT_EQ(r, CL_INVALID_WORK_GROUP_SIZE);
+  }
 }
 
 }  // namespace
@@ -517,6 +539,17 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
   cl_device_id pocl_dev = nullptr;
   ASSERT_EQ(pd.clGetDeviceIDs(pocl_platform, CL_DEVICE_TYPE_ALL, 1, &pocl_dev, nullptr),
             CL_SUCCESS);
+  cl_bool pocl_non_uniform = CL_TRUE;
+  ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
+                               sizeof pocl_non_uniform, &pocl_non_uniform, nullptr),
+            CL_SUCCESS);
+  for (cl_device_id dev : devs) {
+    cl_bool non_uniform = !pocl_non_uniform;
+    ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, sizeof non_uniform,
+                                 &non_uniform, nullptr),
+              CL_SUCCESS);
+    EXPECT_EQ(non_uniform, pocl_non_uniform);  // POCL runs the launches, so POCL's answer.
+  }
   auto features = [&](cl_device_id dev) {
     const cl_icd_dispatch& t = dev == pocl_dev ? pd : *d;
     size_t sz = 0;

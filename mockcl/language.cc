@@ -58,6 +58,7 @@ language_caps mock_language() {
   language_caps c;
   c.fp64 = true;
   c.int64 = true;
+  c.non_uniform_work_groups = true;
   c.atomic_memory = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
                     CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP |
                     CL_DEVICE_ATOMIC_SCOPE_DEVICE | CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
@@ -77,6 +78,7 @@ language_caps decide_language(const language_caps& mock, const language_caps* ba
   c.fp64 = mock.fp64 && backing->fp64;
   c.fp16 = mock.fp16 && backing->fp16;
   c.int64 = mock.int64 && backing->int64;
+  c.non_uniform_work_groups = mock.non_uniform_work_groups && backing->non_uniform_work_groups;
   c.atomic_memory = mock.atomic_memory & backing->atomic_memory;
   c.atomic_fence = mock.atomic_fence & backing->atomic_fence;
   // A capability whose feature POCL's compiler does not define is not reported either.
@@ -104,6 +106,8 @@ language_caps read_language(const cl_icd_dispatch& d, cl_device_id dev) {
            query<cl_device_fp_config>(d, dev, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
   c.fp16 = has_name(exts, "cl_khr_fp16") &&
            query<cl_device_fp_config>(d, dev, CL_DEVICE_HALF_FP_CONFIG) != 0;
+  c.non_uniform_work_groups =
+      query<cl_bool>(d, dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT) == CL_TRUE;
   c.atomic_memory =
       query<cl_device_atomic_capabilities>(d, dev, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES);
   c.atomic_fence =

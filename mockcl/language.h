@@ -21,6 +21,8 @@ struct language_caps {
   bool fp64 = false;   // cl_khr_fp64, __opencl_c_fp64, CL_DEVICE_DOUBLE_FP_CONFIG != 0.
   bool fp16 = false;   // cl_khr_fp16, CL_DEVICE_HALF_FP_CONFIG != 0.
   bool int64 = false;  // __opencl_c_int64 (a FULL_PROFILE device has it).
+  // CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT: OpenCL C 2.0/3.0 launches may have partial groups.
+  bool non_uniform_work_groups = false;
   cl_device_atomic_capabilities atomic_memory = 0;
   cl_device_atomic_capabilities atomic_fence = 0;
   std::vector<cl_version> c_versions;  // "OpenCL C" versions (CL_DEVICE_OPENCL_C_ALL_VERSIONS),
@@ -38,6 +40,10 @@ language_caps mock_language();
 
 // What a device reports: `mock` alone, or its intersection with `backing` (POCL's device).
 language_caps decide_language(const language_caps& mock, const language_caps* backing);
+
+// What mockcl's devices report now (api_platform.cc): mock_language(), or in backing mode its
+// decision with POCL's device. Settles MOCKCL_BACKING's default, as a context does.
+const language_caps& device_language();
 
 // POCL's (or any ICD's) device, read through its dispatch table. Queries it cannot answer read
 // as "not supported".

@@ -56,6 +56,8 @@ TEST(Language, BackingModeReportsTheIntersection) {
   pocl.backing_features = {"__opencl_c_int64", "__opencl_c_atomic_order_acq_rel",
                            "__opencl_c_atomic_scope_device", "__opencl_c_images"};
   const language_caps c = decide_language(mock, &pocl);
+  EXPECT_TRUE(mock.non_uniform_work_groups);
+  EXPECT_FALSE(c.non_uniform_work_groups);  // POCL 3.1's device has none.
   EXPECT_FALSE(c.fp64);
   EXPECT_TRUE(c.fp16);
   EXPECT_EQ(double_fp_config(c), 0u);
