@@ -888,6 +888,26 @@ TYPED_TEST(BatteryInProcessOnly, FreeRecordsStopAtTheirCapAndReleasesGoOn) {
 
 // An entry point the mock does not implement (images) answers CL_INVALID_OPERATION, and the call
 // is counted and logged like any other, so a program's use of it shows (found by the CTS).
+// The devices report no intermediate language (CL_DEVICE_IL_VERSION ""), so creating a program
+// from IL is CL_INVALID_OPERATION on a valid context, whatever the IL (the CTS's
+// consistency_il_programs), and CL_INVALID_CONTEXT without one.
+TYPED_TEST(Battery, NoIntermediateLanguage) {
+  this->Setup("gpu");
+  const auto* d = this->d_;
+  size_t n = 1;
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_IL_VERSION, 0, nullptr, &n), CL_SUCCESS);
+  EXPECT_EQ(n, 1u);  // "" with its terminator.
+  const unsigned char spirv[8] = {0x03, 0x02, 0x23, 0x07, 0, 0, 1, 0};
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(d->clCreateProgramWithIL(this->ctx_, spirv, sizeof spirv, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clCreateProgramWithIL(this->ctx_, nullptr, 0, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clCreateProgramWithIL(nullptr, spirv, sizeof spirv, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_CONTEXT);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, UnimplementedEntryPointsAreLoggedCalls) {
   this->Setup("gpu-64m");
   ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");

@@ -42,9 +42,6 @@ cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, char kind, const vo
   if (kind == 'b') {
     auto* bin = static_cast<const unsigned char*>(data);
     p->pocl_prog = d.clCreateProgramWithBinary(pc, 1, &rt.pocl->device, &size, &bin, nullptr, &err);
-  } else if (kind == 'i') {
-    p->pocl_prog = d.clCreateProgramWithIL ? d.clCreateProgramWithIL(pc, data, size, &err) : nullptr;
-    if (!d.clCreateProgramWithIL) err = CL_INVALID_OPERATION;
   } else {
     // mockcl's devices have no images (CL_DEVICE_IMAGE_SUPPORT is false), but POCL's compiler
     // predefines the image macros for its own device, so a program testing them would take an

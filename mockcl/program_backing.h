@@ -7,7 +7,7 @@
 
 namespace mockcl {
 
-// p's POCL twin, from p->source, or from a binary / IL when given (kind: 'b' binary, 'i' IL).
+// p's POCL twin, from p->source, or from a binary / IL when given (kind: 'b' binary).
 cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, char kind, const void* data, size_t size);
 // clBuildProgram / clCompileProgram on the twin (headers: mock programs); on success p's
 // kernel names become POCL's.
