@@ -78,7 +78,7 @@ template <bool kHooks>
   } else if (charge_now) {
     if (cl_int s = rt.charge_to<false>(dev, ctx, size, where)) return fail(s);
   }
-  _cl_mem* m = rt.create(rt.mems, object_type::mem);
+  _cl_mem* m = rt.objects.create<_cl_mem>();
   rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
   m->where = where;
   if ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) && rt.pocl) [[unlikely]] {
@@ -161,7 +161,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
   if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
-  _cl_mem* m = rt().create(rt().mems, object_type::mem);
+  _cl_mem* m = rt().objects.create<_cl_mem>();
   m->context = parent->context;
   m->flags = sub_flags;
   m->size = region->size;

@@ -41,7 +41,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   b.context = ctx;
   b.device = dev;
   b.where = where;
-  b.id = rt().object_id_next();
+  b.id = rt().objects.next_id();
   rt().retain_internal(ctx);
   rt().svm.emplace(reinterpret_cast<uintptr_t>(p), std::move(b));
   c.arg("ret", reinterpret_cast<uint64_t>(p));
