@@ -18,11 +18,10 @@ namespace mockcl {
 
 [[gnu::always_inline]] inline _cl_mem* mock_runtime::create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
                                                       const void* host_ptr) {
-  constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   if (!mu.try_lock_fast()) [[unlikely]] return nullptr;
   _cl_context* ctx = h;
   const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == object_type::context && ctx->in_use &&
-                     !ctx->released && !(flags & ~kAccess) && !(flags & (flags - 1)) && !host_ptr &&
+                     !ctx->released && !(flags & ~kMemAccessFlags) && !(flags & (flags - 1)) && !host_ptr &&
                      size != 0 && size <= ctx->max_alloc && objects.has_free<_cl_mem>();
   if (!plain) [[unlikely]] {
     mu.unlock_owner();
