@@ -26,15 +26,6 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
-cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n) {
-  if (value) {
-    if (size < n) return CL_INVALID_VALUE;
-    if (n) std::memcpy(value, data, n);
-  }
-  if (size_ret) *size_ret = n;
-  return CL_SUCCESS;
-}
-
 std::atomic<mock_runtime*> mock_runtime::instance_{nullptr};
 
 mock_runtime& mock_runtime::init() {

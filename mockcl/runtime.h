@@ -31,6 +31,7 @@
 #include "mockcl/free_records.h"
 #include "mockcl/device_state.h"
 #include "mockcl/host_memory.h"
+#include "mockcl/info.h"  // set_info, which every entry point that answers a query uses
 #include "mockcl/model/device_memory.h"
 #include "mockcl/object_registry.h"
 #include "mockcl/objects.h"
@@ -370,16 +371,6 @@ class mock_runtime {
 
 // `s` escaped for a JSON string literal (call log).
 std::string json_escape(const std::string& s);
-
-// Writes an info value with the standard OpenCL size protocol.
-cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n);
-template <typename T>
-cl_int set_info_v(size_t size, void* value, size_t* size_ret, const T& v) {
-  return set_info(size, value, size_ret, &v, sizeof(T));
-}
-inline cl_int set_info_s(size_t size, void* value, size_t* size_ret, const std::string& s) {
-  return set_info(size, value, size_ret, s.c_str(), s.size() + 1);
-}
 
 // Slot fillers, one per concept file (api_*.cc). dispatch.cc calls them all.
 void fill_platform(cl_icd_dispatch& d);
