@@ -40,7 +40,7 @@ cl_context make_context(api_call& c, const cl_context_properties* props, std::ve
   std::vector<cl_context_properties> p;
   if (cl_int s = check_properties(props, p)) return fail(s);
   rt().settle_backing();  // The first context decides MOCKCL_BACKING's default.
-  _cl_context* ctx = rt().create(rt().contexts, object_type::context);
+  _cl_context* ctx = rt().objects.create<_cl_context>();
   ctx->device0 = devs[0]->index;
   ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != alloc_semantics::deferred;
   ctx->max_alloc = UINT64_MAX;

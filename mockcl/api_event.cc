@@ -82,13 +82,13 @@ cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
   if (cl_int f = c.fault()) return fail(f);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return fail(CL_INVALID_CONTEXT);
-  _cl_event* e = rt().create(rt().events, object_type::event);
+  _cl_event* e = rt().objects.create<_cl_event>();
   e->context = ctx;
   rt().retain_internal(ctx);
   e->queue = nullptr;
   e->command_type = CL_COMMAND_USER;
   e->status = CL_SUBMITTED;
-  e->queued = e->submitted = e->started = e->ended = rt().now;
+  e->queued = e->submitted = e->started = e->ended = rt().scheduler.now;
   e->command_id = 0;
   e->kind = "user";
   e->deps.clear();
@@ -110,9 +110,9 @@ cl_int CL_API_CALL SetUserEventStatus(cl_event h, cl_int status) {
   if (!e || e->command_type != CL_COMMAND_USER) return c.ret(CL_INVALID_EVENT);
   if (status > CL_COMPLETE) return c.ret(CL_INVALID_VALUE);
   if (e->status <= CL_COMPLETE) return c.ret(CL_INVALID_OPERATION);  // Set only once.
-  e->ended = rt().now;
+  e->ended = rt().scheduler.now;
   rt().set_status(e, status);
-  if (rt().schedule.mode == schedule_mode::eager) rt().run();
+  if (rt().scheduler.eager()) rt().run();
   rt().cv.notify_all();
   return c.ret(CL_SUCCESS);
 }

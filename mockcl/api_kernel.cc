@@ -18,7 +18,7 @@ using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
 
 _cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
-  _cl_kernel* k = rt().create(rt().kernels, object_type::kernel);
+  _cl_kernel* k = rt().objects.create<_cl_kernel>();
   k->program = p;
   rt().retain_internal(p);
   ++p->kernels;
@@ -152,7 +152,7 @@ _cl_mem* mem_value(size_t size, const void* value) {
   cl_mem m;
   std::memcpy(&m, value, sizeof m);
   // Only a pointer into our own mem slab can be read safely as a handle.
-  return m && rt().mems.contains(m) && m->in_use && !m->released ? m : nullptr;
+  return m && rt().objects.is_mem_slot(m) && m->in_use && !m->released ? m : nullptr;
 }
 
 // clSetKernelArg's rules for an argument of known signature (OpenCL 3.0), in both modes.

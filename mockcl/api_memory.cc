@@ -12,10 +12,9 @@ namespace {
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
 
-constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
 constexpr cl_mem_flags kHostAccess = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-constexpr cl_mem_flags kKnown =
-    kAccess | kHostAccess | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+constexpr cl_mem_flags kKnown = kMemAccessFlags | kHostAccess | CL_MEM_USE_HOST_PTR |
+                                CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
 bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
 
@@ -25,26 +24,27 @@ bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
 cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags given, cl_mem_flags& out) {
   if (given & ~kKnown) return CL_INVALID_VALUE;
   if (given & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) return CL_INVALID_VALUE;
-  const cl_mem_flags access = given & kAccess, host_access = given & kHostAccess;
+  const cl_mem_flags access = given & kMemAccessFlags, host_access = given & kHostAccess;
   if (multiple_bits(access) || multiple_bits(host_access)) return CL_INVALID_VALUE;
   // A buffer created without access bits is read-write.
-  const cl_mem_flags parent_access = (parent & kAccess) ? parent & kAccess : CL_MEM_READ_WRITE;
+  const cl_mem_flags parent_access =
+      (parent & kMemAccessFlags) ? parent & kMemAccessFlags : CL_MEM_READ_WRITE;
   if (access && parent_access != CL_MEM_READ_WRITE && access != parent_access) return CL_INVALID_VALUE;
   // Host access may narrow (to CL_MEM_HOST_NO_ACCESS from anything) but never widen or switch.
   const cl_mem_flags parent_host = parent & kHostAccess;
   if ((host_access & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)) && parent_host &&
       host_access != parent_host)
     return CL_INVALID_VALUE;
-  out = (access ? access : parent & kAccess) | (host_access ? host_access : parent_host) |
+  out = (access ? access : parent & kMemAccessFlags) | (host_access ? host_access : parent_host) |
         (parent & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR));
   return CL_SUCCESS;
 }
 
 [[gnu::always_inline]] inline cl_int check_flags(cl_mem_flags flags, void* host_ptr) {
   // The common case first: access bits only, no host pointer.
-  if (!(flags & ~kAccess) && !host_ptr) [[likely]] return multiple_bits(flags) ? CL_INVALID_VALUE : CL_SUCCESS;
+  if (!(flags & ~kMemAccessFlags) && !host_ptr) [[likely]] return multiple_bits(flags) ? CL_INVALID_VALUE : CL_SUCCESS;
   if (flags & ~kKnown) return CL_INVALID_VALUE;
-  if (multiple_bits(flags & kAccess) || multiple_bits(flags & kHostAccess)) return CL_INVALID_VALUE;
+  if (multiple_bits(flags & kMemAccessFlags) || multiple_bits(flags & kHostAccess)) return CL_INVALID_VALUE;
   if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
     return CL_INVALID_VALUE;
   bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
@@ -81,7 +81,7 @@ template <bool kHooks>
   } else if (charge_now) {
     if (cl_int s = rt.charge_to<false>(dev, ctx, size, where)) return fail(s);
   }
-  _cl_mem* m = rt.create(rt.mems, object_type::mem);
+  _cl_mem* m = rt.objects.create<_cl_mem>();
   rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
   m->where = where;
   if ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) && rt.pocl) [[unlikely]] {
@@ -164,7 +164,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
   if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
-  _cl_mem* m = rt().create(rt().mems, object_type::mem);
+  _cl_mem* m = rt().objects.create<_cl_mem>();
   m->context = parent->context;
   m->flags = sub_flags;
   m->size = region->size;

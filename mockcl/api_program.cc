@@ -52,7 +52,7 @@ cl_int read_signatures(_cl_program* p) {
 
 cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int* err, char kind = 's',
                        const void* data = nullptr, size_t size = 0) {
-  _cl_program* p = rt().create(rt().programs, object_type::program);
+  _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
   rt().retain_internal(ctx);
   p->source = std::move(source);
@@ -192,7 +192,7 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
   if (n == 0 || !inputs) return fail(CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i)
     if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
-  _cl_program* p = rt().create(rt().programs, object_type::program);
+  _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
   rt().retain_internal(ctx);
   p->source.clear();

@@ -32,7 +32,7 @@ cl_command_queue make_queue(api_call& c, cl_context h, cl_device_id dh,
   if (!in_ctx) return fail(CL_INVALID_DEVICE);
   if (props & ~kDefined) return fail(CL_INVALID_VALUE);
   if (props & ~kSupported) return fail(CL_INVALID_QUEUE_PROPERTIES);
-  _cl_command_queue* q = rt().create(rt().queues, object_type::queue);
+  _cl_command_queue* q = rt().objects.create<_cl_command_queue>();
   q->context = ctx;
   rt().retain_internal(ctx);
   q->device = dev;
@@ -43,7 +43,7 @@ cl_command_queue make_queue(api_call& c, cl_context h, cl_device_id dh,
   if (array) q->properties_array.push_back(0);
   q->out_of_order = props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
   q->last = q->last_barrier = nullptr;
-  q->busy_until = rt().now;
+  q->busy_until = rt().scheduler.now;
   c.handle("ret", q);
   c.arg("out_of_order", q->out_of_order);
   if (err) *err = CL_SUCCESS;
@@ -129,7 +129,7 @@ cl_int CL_API_CALL Finish(cl_command_queue h) {
   for (_cl_event* e : evs) rt().release_internal(e);
   // The host has waited for everything on q, including commands that completed before this call
   // (eager mode): its clock is at least the queue's last end.
-  rt().now = std::max(rt().now, q->busy_until);
+  rt().scheduler.now = std::max(rt().scheduler.now, q->busy_until);
   return c.ret(CL_SUCCESS);
 }
 

@@ -19,8 +19,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   int dev = ctx->devices[0]->index;
   const device_config& cfg = rt().devices[dev].cfg;
   if (!cfg.svm) return nullptr;
-  constexpr cl_svm_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-  if (flags & ~kAccess) return nullptr;  // Fine-grain and atomics are not supported.
+  if (flags & ~kMemAccessFlags) return nullptr;  // Fine-grain and atomics are not supported.
   if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc)) return nullptr;
   if (alignment & (alignment - 1)) return nullptr;
   if (alignment > 4096) return nullptr;
@@ -41,7 +40,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   b.context = ctx;
   b.device = dev;
   b.where = where;
-  b.id = rt().object_id_next();
+  b.id = rt().objects.next_id();
   rt().retain_internal(ctx);
   rt().svm.emplace(reinterpret_cast<uintptr_t>(p), std::move(b));
   c.arg("ret", reinterpret_cast<uint64_t>(p));

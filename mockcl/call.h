@@ -15,7 +15,7 @@ class mock_runtime::api_call {
   api_call(mock_runtime& rt, entry_point e) : rt_(rt), entry_(e) {
     rt.mu.lock();
     ++rt.calls_[static_cast<size_t>(e)];
-    ++rt.now;
+    ++rt.scheduler.now;
   }
   // The lock is held from construction to here (wait() drops it only while it blocks).
   ~api_call() {

@@ -18,12 +18,11 @@ namespace mockcl {
 
 [[gnu::always_inline]] inline _cl_mem* mock_runtime::create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
                                                       const void* host_ptr) {
-  constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   if (!mu.try_lock_fast()) [[unlikely]] return nullptr;
   _cl_context* ctx = h;
   const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == object_type::context && ctx->in_use &&
-                     !ctx->released && !(flags & ~kAccess) && !(flags & (flags - 1)) && !host_ptr &&
-                     size != 0 && size <= ctx->max_alloc && mems.has_free();
+                     !ctx->released && !(flags & ~kMemAccessFlags) && !(flags & (flags - 1)) && !host_ptr &&
+                     size != 0 && size <= ctx->max_alloc && objects.has_free<_cl_mem>();
   if (!plain) [[unlikely]] {
     mu.unlock_owner();
     return nullptr;
@@ -37,8 +36,8 @@ namespace mockcl {
     return nullptr;  // the general path reports the out-of-memory
   }
   ++calls_[static_cast<size_t>(entry_point::clCreateBuffer)];
-  ++now;
-  _cl_mem* m = create(mems, object_type::mem);
+  ++scheduler.now;
+  _cl_mem* m = objects.create<_cl_mem>();
   init_buffer(m, ctx, flags, size, nullptr, ctx->charge_at_create ? dev : -1, /*pinned=*/false);
   m->where = where;
   mu.unlock_owner();
@@ -56,18 +55,16 @@ namespace mockcl {
     return false;
   }
   ++calls_[static_cast<size_t>(entry_point::clReleaseMemObject)];
-  ++now;
+  ++scheduler.now;
   m->refs = 0;
-  m->released = true;
-  m->in_use = false;
-  --live_[live_index(object_type::mem)];
+  objects.forget(m);
   // Needs no allocation: append_is_free() held above.
   record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
   m->last_use_end = 0;
   if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false, m->where);
   m->device = -1;
   --m->context->internal;
-  mems.retire(m);
+  objects.retire(m);
   mu.unlock_owner();
   return true;
 }

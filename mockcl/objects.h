@@ -33,6 +33,21 @@ enum class object_type : uint32_t {
   kernel,
 };
 
+// "mem", "queue", ... (snapshot keys and messages).
+inline const char* type_name(object_type t) {
+  switch (t) {
+    case object_type::platform: return "platform";
+    case object_type::device: return "device";
+    case object_type::context: return "context";
+    case object_type::queue: return "queue";
+    case object_type::mem: return "mem";
+    case object_type::event: return "event";
+    case object_type::program: return "program";
+    case object_type::kernel: return "kernel";
+    default: return "none";
+  }
+}
+
 // Lifetime: `refs` counts the application's references; `internal` counts the runtime's own
 // (commands in flight, children, events of a queue). When refs reaches 0 the handle is
 // `released` (quarantined: using it is reported and refused); when both are 0 the object is
@@ -109,6 +124,9 @@ struct host_mapping {
 }  // namespace mockcl
 
 namespace mockcl {
+// The access flags of a buffer or SVM block; at most one may be given (none: read-write).
+inline constexpr cl_mem_flags kMemAccessFlags =
+    CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
 // CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits: a sub-buffer's origin must be a
 // multiple of it in bytes (128).
 inline constexpr cl_uint kMemBaseAddrAlignBits = 1024;
@@ -141,6 +159,24 @@ struct _cl_mem : mockcl::object_header {
   // the express create path resetting a field.
   uint64_t properties_given_for = 0;
 };
+
+namespace mockcl {
+// A clSVMAlloc block.
+struct svm_allocation {
+  uint64_t id = 0;
+  size_t size = 0;
+  cl_context context = nullptr;  // Internal ref.
+  int device = 0;
+  clpool::device_model::placement where;  // what its charge took on the device
+  host_block block;
+  void* pocl_svm = nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
+  void* data() const { return pocl_svm ? pocl_svm : block.data(); }
+  uint32_t pending = 0;   // Commands in flight that use it.
+  bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
+  bool free_enqueued = false;
+  uint64_t last_use_end = 0;  // Virtual end of the last executed command that used it.
+};
+}  // namespace mockcl
 
 struct kernel_arg {
   bool set = false;

@@ -142,7 +142,7 @@ cl_int pocl_set_arg(mock_runtime& rt, _cl_kernel* k, cl_uint index, size_t size,
   kernel_arg& a = k->args[index];
   cl_mem m = nullptr;
   if (size == sizeof(cl_mem) && value) std::memcpy(&m, value, sizeof m);
-  if (m && rt.mems.contains(m)) {  // One of ours: a buffer argument, translated at the launch.
+  if (m && rt.objects.is_mem_slot(m)) {  // One of ours: a buffer argument, translated at the launch.
     if (!m->in_use || m->released) return CL_INVALID_MEM_OBJECT;
     a = kernel_arg{true, m, nullptr, size, {}};
     return CL_SUCCESS;

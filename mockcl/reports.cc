@@ -26,7 +26,7 @@ void mock_runtime::report_exit() {
   if (!svm.empty()) detail += " svm=" + std::to_string(svm.size());
   if (total == 0) return;
   std::string msg = "objects alive at process exit:" + detail;
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + msg + "\"}");
+  if (log_enabled()) log_line("{\"t\":" + std::to_string(scheduler.now) + ",\"report\":\"" + msg + "\"}");
   std::fprintf(stderr, "mockcl: %s\n", msg.c_str());
 }
 
@@ -38,7 +38,7 @@ void mock_runtime::report_use_after_release(const object_header* o, const char* 
 void mock_runtime::report(const std::string& message) {
   if (reports_.messages.size() >= kMaxMessages) reports_.messages.erase(reports_.messages.begin());
   reports_.messages.push_back(message);
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(now) + ",\"report\":\"" + json_escape(message) + "\"}");
+  if (log_enabled()) log_line("{\"t\":" + std::to_string(scheduler.now) + ",\"report\":\"" + json_escape(message) + "\"}");
 }
 
 

@@ -26,29 +26,6 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
-const char* type_name(object_type t) {
-  switch (t) {
-    case object_type::platform: return "platform";
-    case object_type::device: return "device";
-    case object_type::context: return "context";
-    case object_type::queue: return "queue";
-    case object_type::mem: return "mem";
-    case object_type::event: return "event";
-    case object_type::program: return "program";
-    case object_type::kernel: return "kernel";
-    default: return "none";
-  }
-}
-
-cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n) {
-  if (value) {
-    if (size < n) return CL_INVALID_VALUE;
-    if (n) std::memcpy(value, data, n);
-  }
-  if (size_ret) *size_ret = n;
-  return CL_SUCCESS;
-}
-
 std::atomic<mock_runtime*> mock_runtime::instance_{nullptr};
 
 mock_runtime& mock_runtime::init() {
@@ -60,6 +37,7 @@ mock_runtime& mock_runtime::init() {
 
 mock_runtime::mock_runtime() {
   table = dispatch_table();
+  objects.set_dispatch(table);
   platform.dispatch = table;
   platform.type = object_type::platform;
   platform.in_use = true;
@@ -112,7 +90,7 @@ void mock_runtime::apply(const runtime_config& c) {
 
 void mock_runtime::api_call::finish_slow() {
   if (rt_.log_enabled()) {
-    std::string line = "{\"t\":" + std::to_string(rt_.now) + ",\"call\":\"" +
+    std::string line = "{\"t\":" + std::to_string(rt_.scheduler.now) + ",\"call\":\"" +
                        std::string(entry_name(entry_)) + "\",\"args\":{" + rt_.log_.take_args() +
                        "},\"result\":" + std::to_string(status_) + ",\"status\":\"" +
                        std::string(status_name(status_)) + "\"}";
@@ -170,8 +148,7 @@ std::string mock_runtime::configure_faults(const std::vector<fault_rule>& f, boo
 }
 
 std::string mock_runtime::configure_schedule(const schedule_config& s) {
-  schedule = s;
-  rng_ = s.seed;
+  scheduler.configure(s);
   return "";
 }
 
@@ -184,53 +161,32 @@ std::string mock_runtime::configure_call_log(const std::string& path) {
 void mock_runtime::force_destroy_all() {
   // Drops every object without running user callbacks: after reset, stale handles read as
   // released (quarantined) and nothing refers to freed memory.
-  pending_.clear();
-  auto kill = [&](auto& slab) {
-    slab.for_each_slot([&](auto* o) {
-      if (!o->in_use) return;
-      o->in_use = false;
-      o->released = true;
-      o->refs = o->internal = 0;
-      slab.retire(o);
-    });
-  };
+  scheduler.drop_pending();
   if (pocl) {  // POCL's twins go with them.
-    kernels.for_each_slot([&](_cl_kernel* k) { if (k->in_use) pocl_drop(k); });
-    programs.for_each_slot([&](_cl_program* p) { if (p->in_use) pocl_drop(p); });
-    mems.for_each_slot([&](_cl_mem* m) { if (m->in_use && m->parent) pocl_drop(m); });
-    mems.for_each_slot([&](_cl_mem* m) { if (m->in_use) pocl_drop(m); });
-    queues.for_each_slot([&](_cl_command_queue* q) { if (q->in_use) pocl_drop(q); });
-    contexts.for_each_slot([&](_cl_context* c) { if (c->in_use) pocl_drop(c); });
+    objects.for_each_live<_cl_kernel>([&](_cl_kernel* k) { pocl_drop(k); });
+    objects.for_each_live<_cl_program>([&](_cl_program* p) { pocl_drop(p); });
+    objects.for_each_live<_cl_mem>([&](_cl_mem* m) { if (m->parent) pocl_drop(m); });
+    objects.for_each_live<_cl_mem>([&](_cl_mem* m) { pocl_drop(m); });
+    objects.for_each_live<_cl_command_queue>([&](_cl_command_queue* q) { pocl_drop(q); });
+    objects.for_each_live<_cl_context>([&](_cl_context* c) { pocl_drop(c); });
   }
-  events.for_each_slot([](_cl_event* e) {
-    if (e->in_use) {
-      e->kernel = nullptr;
-      e->args.clear();
-    }
+  objects.for_each_live<_cl_event>([](_cl_event* e) {
+    e->kernel = nullptr;
+    e->args.clear();
   });
-  mems.for_each_slot([](_cl_mem* m) {
-    if (m->in_use) {
-      m->backing.reset();
-      m->destructors.clear();
-    }
+  objects.for_each_live<_cl_mem>([](_cl_mem* m) {
+    m->backing.reset();
+    m->destructors.clear();
   });
-  events.for_each_slot([](_cl_event* e) {
-    if (e->in_use) {
-      e->deps.clear();
-      e->mems.clear();
-      e->callbacks.clear();
-    }
+  objects.for_each_live<_cl_event>([](_cl_event* e) {
+    e->deps.clear();
+    e->mems.clear();
+    e->callbacks.clear();
   });
-  kill(contexts);
-  kill(queues);
-  kill(mems);
-  kill(events);
-  kill(programs);
-  kill(kernels);
+  objects.retire_all();
   for (auto& [address, b] : svm)
     if (b.pocl_svm) pocl_svm_free(b.context, b.pocl_svm);
   svm.clear();
-  live_.fill(0);
 }
 
 void mock_runtime::reset() {
@@ -244,8 +200,7 @@ void mock_runtime::reset() {
   log_.clear_lines();
   reports_ = misuse_reports{};
   leaked_at_context_release = 0;
-  now = 0;
-  next_command_ = 0;
+  scheduler.restart();
   callbacks_.clear();
   update_flags();
 }
@@ -256,9 +211,8 @@ accounting_snapshot mock_runtime::snapshot() {
   for (const auto& d : devices)
     s.devices.push_back({d.cfg.name, d.cfg.capacity, d.memory.committed(), d.memory.peak_committed(),
                          d.pinned.committed(), d.pinned.peak_committed()});
-  contexts.for_each_slot([&](_cl_context* c) {
-    if (c->in_use) s.contexts.push_back({c->id, c->outstanding, c->peak});
-  });
+  objects.for_each_live<_cl_context>(
+      [&](_cl_context* c) { s.contexts.push_back({c->id, c->outstanding, c->peak}); });
   for (size_t i = 0; i < kEntryCount; ++i)
     if (calls_[i]) s.calls[std::string(entry_name(static_cast<entry_point>(i)))] = calls_[i];
   for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel})
@@ -270,7 +224,7 @@ accounting_snapshot mock_runtime::snapshot() {
   s.reports = reports_;
   s.reports.leaked_at_context_release = leaked_at_context_release;
   s.faults_fired = faults_.fired_count();
-  s.now = now;
+  s.now = scheduler.now;
   return s;
 }
 
@@ -279,9 +233,7 @@ uint64_t mock_runtime::object_id(const void* handle) {
   if (!handle) return 0;
   if (svm_allocation* b = find_svm(handle)) return b->id;
   const auto* o = static_cast<const object_header*>(handle);
-  bool ours = handle == &platform || contexts.contains(handle) || queues.contains(handle) ||
-              mems.contains(handle) || events.contains(handle) || programs.contains(handle) ||
-              kernels.contains(handle);
+  bool ours = handle == &platform || objects.contains(handle);
   for (const auto& d : device_handles) ours = ours || handle == &d;
   return ours ? o->id : 0;
 }
@@ -303,15 +255,13 @@ cl_int mock_runtime::release_invalid(object_header* o, cl_int invalid_status) {
 
 void mock_runtime::count_leaks(_cl_context* ctx) {
   uint64_t leaked = 0;
-  auto count = [&](auto& slab, auto ctx_of) {
-    slab.for_each_slot([&](auto* x) {
-      if (x->in_use && !x->released && ctx_of(x) == ctx) ++leaked;
-    });
+  auto count = [&](auto* x) {
+    if (!x->released && x->context == ctx) ++leaked;
   };
-  count(queues, [](_cl_command_queue* q) { return q->context; });
-  count(mems, [](_cl_mem* m) { return m->context; });
-  count(events, [](_cl_event* e) { return e->context; });
-  count(programs, [](_cl_program* p) { return p->context; });
+  objects.for_each_live<_cl_command_queue>(count);
+  objects.for_each_live<_cl_mem>(count);
+  objects.for_each_live<_cl_event>(count);
+  objects.for_each_live<_cl_program>(count);
   for (auto& [a, b] : svm)
     if (b.context == ctx && !b.freed) ++leaked;
   if (leaked) {
@@ -334,9 +284,7 @@ void mock_runtime::destroy_mem(_cl_mem* m) { destroy_mem_inline(m); }
 
 void mock_runtime::destroy_other(object_header* o) {
   if (pocl) pocl_drop(o);
-  o->in_use = false;
-  o->released = true;
-  --live_[live_index(o->type)];
+  objects.forget(o);
   switch (o->type) {
     case object_type::context: {
       auto* c = static_cast<_cl_context*>(o);
@@ -348,7 +296,7 @@ void mock_runtime::destroy_other(object_header* o) {
       c->destructors.clear();
       c->devices.clear();
       c->properties.clear();
-      contexts.retire(c);
+      objects.retire(c);
       break;
     }
     case object_type::queue: {
@@ -358,7 +306,7 @@ void mock_runtime::destroy_other(object_header* o) {
       if (last) release_internal(last);
       if (barrier) release_internal(barrier);
       release_internal(q->context);
-      queues.retire(q);
+      objects.retire(q);
       break;
     }
     case object_type::event: {
@@ -375,20 +323,20 @@ void mock_runtime::destroy_other(object_header* o) {
       if (e->queue) release_internal(e->queue);
       e->queue = nullptr;
       release_internal(e->context);
-      events.retire(e);
+      objects.retire(e);
       break;
     }
     case object_type::program: {
       auto* p = static_cast<_cl_program*>(o);
       release_internal(p->context);
-      programs.retire(p);
+      objects.retire(p);
       break;
     }
     case object_type::kernel: {
       auto* k = static_cast<_cl_kernel*>(o);
       k->args.clear();
       release_internal(k->program);
-      kernels.retire(k);
+      objects.retire(k);
       break;
     }
     default:

@@ -16,13 +16,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +31,11 @@
 #include "mockcl/free_records.h"
 #include "mockcl/device_state.h"
 #include "mockcl/host_memory.h"
+#include "mockcl/info.h"  // set_info, which every entry point that answers a query uses
 #include "mockcl/model/device_memory.h"
+#include "mockcl/object_registry.h"
 #include "mockcl/objects.h"
-#include "mockcl/slab.h"
+#include "mockcl/scheduler.h"
 #include "mockcl/snapshot.h"
 #include "sync/biased_lock.h"
 
@@ -54,23 +53,6 @@ using runtime_lock = clpool::detail::biased_lock;
 inline constexpr size_t kMaxCommandRecords = 1u << 20;  // Command and free records.
 inline constexpr size_t kMaxLogLines = 1u << 20;        // Call-log lines kept in memory.
 inline constexpr size_t kMaxMessages = 256;             // Report messages (oldest dropped).
-
-// A clSVMAlloc block.
-struct svm_allocation {
-  uint64_t id = 0;
-  size_t size = 0;
-  cl_context context = nullptr;  // Internal ref.
-  int device = 0;
-  clpool::device_model::placement where;  // what its charge took on the device
-  host_block block;
-  void* pocl_svm = nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
-  void* data() const { return pocl_svm ? pocl_svm : block.data(); }
-  uint32_t pending = 0;   // Commands in flight that use it.
-  bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
-  bool free_enqueued = false;
-  uint64_t last_use_end = 0;  // Virtual end of the last executed command that used it.
-};
-
 
 class mock_runtime {
  public:
@@ -107,16 +89,10 @@ class mock_runtime {
   _cl_platform_id platform;
   std::array<_cl_device_id, kMaxDevices> device_handles;
   std::vector<device_state> devices;
-  schedule_config schedule;
-  uint64_t now = 0;  // Host virtual clock, ns.
+  command_scheduler scheduler;  // The virtual clock and the commands not yet executed.
   const cl_icd_dispatch* table = nullptr;
 
-  object_slab<_cl_context> contexts;
-  object_slab<_cl_command_queue> queues;
-  object_slab<_cl_mem> mems;
-  object_slab<_cl_event> events;
-  object_slab<_cl_program> programs;
-  object_slab<_cl_kernel> kernels;
+  object_registry objects;  // Every handle but the platform and devices.
   std::map<uintptr_t, svm_allocation> svm;
 
   // ---- Express paths (lock NOT held; express_paths.h): clCreateBuffer and clReleaseMemObject ----
@@ -127,29 +103,16 @@ class mock_runtime {
   // Validation: the object if `h` is a live handle of the type; reports use after release.
   // O(1): a handle is a slot that stays readable (slab.h), so its type and state are checked.
   _cl_device_id* device(cl_device_id h);
-  _cl_context* context(cl_context h) { return check(h, object_type::context, "context"); }
-  _cl_command_queue* queue(cl_command_queue h) { return check(h, object_type::queue, "queue"); }
-  _cl_mem* mem(cl_mem h) { return check(h, object_type::mem, "mem"); }
-  _cl_event* event(cl_event h) { return check(h, object_type::event, "event"); }
-  _cl_program* program(cl_program h) { return check(h, object_type::program, "program"); }
-  _cl_kernel* kernel(cl_kernel h) { return check(h, object_type::kernel, "kernel"); }
+  _cl_context* context(cl_context h) { return check(h, "context"); }
+  _cl_command_queue* queue(cl_command_queue h) { return check(h, "queue"); }
+  _cl_mem* mem(cl_mem h) { return check(h, "mem"); }
+  _cl_event* event(cl_event h) { return check(h, "event"); }
+  _cl_program* program(cl_program h) { return check(h, "program"); }
+  _cl_kernel* kernel(cl_kernel h) { return check(h, "kernel"); }
 
-  // Creates an object of the given slab with one application reference.
-  template <typename T>
-  T* create(object_slab<T>& slab, object_type type) {
-    T* t = slab.acquire();
-    t->dispatch = table;
-    t->type = type;
-    t->in_use = true;
-    t->released = false;
-    t->refs = 1;
-    t->internal = 0;
-    t->id = ++next_id_;
-    ++live_[live_index(type)];
-    return t;
-  }
-  // Fills a new buffer's fields (its slot comes from create()) and takes an internal reference on
-  // its context. `device`: the device charged, or -1 when nothing is charged yet (deferred).
+  // Fills a new buffer's fields (its slot comes from objects.create) and takes an internal
+  // reference on its context. `device`: the device charged, or -1 when nothing is charged yet
+  // (deferred).
   void init_buffer(_cl_mem* m, _cl_context* ctx, cl_mem_flags flags, size_t size, void* host_ptr,
                    int device, bool pinned) {
     m->context = ctx;
@@ -280,15 +243,7 @@ class mock_runtime {
   // the application gets a reference to the event.
   void submit(_cl_event* ev, cl_event* out);
   // The commands of q not yet executed, each with an internal reference for the caller.
-  std::vector<_cl_event*> pending_on(_cl_command_queue* q) {
-    std::vector<_cl_event*> out;
-    for (_cl_event* e : pending_)
-      if (e->queue == q) {
-        retain_internal(e);
-        out.push_back(e);
-      }
-    return out;
-  }
+  std::vector<_cl_event*> pending_on(_cl_command_queue* q);
   // Runs every command that can run, in deterministic order.
   void run();
   // Blocks until all events are complete (running the scheduler); returns the worst status.
@@ -309,8 +264,6 @@ class mock_runtime {
     ++reports_.double_release;
     report(message);
   }
-  // A fresh object id (for SVM blocks, which are not handles).
-  uint64_t object_id_next() { return ++next_id_; }
   uint64_t leaked_at_context_release = 0;
   bool log_enabled() const { return log_.on(); }
   // True while a call log or a fault rule is installed (see hooks_).
@@ -319,7 +272,7 @@ class mock_runtime {
   void record(const command_record& r);
   // Called by the ICD at process exit: reports live objects on stderr and in the call log.
   void report_exit();
-  uint64_t live(object_type t) const { return live_[live_index(t)]; }
+  uint64_t live(object_type t) const { return objects.live(t); }
   uint64_t live_svm() const { return svm.size(); }
 
  private:
@@ -337,7 +290,6 @@ class mock_runtime {
     finish_slow_ = log_.on() || !callbacks_.empty();
     hooks_ = log_.on() || !faults_.empty();
   }
-  static constexpr int live_index(object_type t) { return t == object_type::none ? 0 : int(uint32_t(t) - uint32_t(object_type::platform)); }
   // The fault rules' verdict on this call / charge, reported when one fires (else 0).
   cl_int call_fault(entry_point e) {
     std::string what;
@@ -366,9 +318,7 @@ class mock_runtime {
   void destroy_mem(_cl_mem* m);  // Out of line: destroy_mem_inline for every caller but one.
   // The create+release benchmark's path: a buffer's last reference goes and nothing uses it.
   [[gnu::always_inline]] void destroy_mem_inline(_cl_mem* m) {
-    m->in_use = false;
-    m->released = true;
-    --live_[live_index(object_type::mem)];
+    objects.forget(m);
     record_free(false, m->id, 0, m->device >= 0 ? m->size : 0, m->last_use_end);
     m->last_use_end = 0;
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
@@ -380,22 +330,21 @@ class mock_runtime {
     if (m->parent) [[unlikely]] release_internal(m->parent);
     m->parent = nullptr;
     release_internal(m->context);
-    mems.retire(m);
+    objects.retire(m);
   }
   [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
   void apply(const runtime_config& c);
   void execute(_cl_event* ev);
   cl_int charge_at_execution(_cl_event* ev);
-  bool ready(const _cl_event* ev) const;
   void force_destroy_all();
   template <typename T>
-  T* check(T* h, object_type type, const char* what) {
-    if (!h || h->type != type) return nullptr;
-    if (h->released || !h->in_use) [[unlikely]] {
-      report_use_after_release(h, what);
-      return nullptr;
+  T* check(T* h, const char* what) {
+    switch (object_registry::state_of(h, object_registry::type_of<T>())) {
+      case object_registry::handle_state::live: return h;
+      case object_registry::handle_state::released: [[unlikely]] report_use_after_release(h, what); break;
+      case object_registry::handle_state::foreign: break;
     }
-    return h;
+    return nullptr;
   }
 
   void settle_backing_slow();
@@ -407,39 +356,21 @@ class mock_runtime {
   bool env_ok_ = true;
   std::string env_error_;
   runtime_config base_;
-  uint64_t next_id_ = 0;
-  uint64_t next_command_ = 0;
-  std::array<uint64_t, 10> live_{};
   std::array<uint64_t, kEntryCount> calls_{};
   fault_injector faults_;
-  std::vector<_cl_event*> pending_;  // Submitted, not executed, in submission order.
   std::vector<command_record> commands_;
   free_record_log frees_{kMaxCommandRecords};
-  uint64_t completion_time_ = 0;  // While a command completes: its end time (for free_record).
   // `not_before`: the end of the last command that used the memory. A command that already ran
   // (eager mode) can end later, in virtual time, than the host clock at the release.
   void record_free(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t not_before) {
-    frees_.add(svm, id, address, size, std::max(completion_time_ ? completion_time_ : now, not_before));
+    frees_.add(svm, id, address, size, std::max(scheduler.free_time(), not_before));
   }
-  uint64_t rng_ = 0;
   misuse_reports reports_;
   std::vector<std::function<void()>> callbacks_;
 };
 
 // `s` escaped for a JSON string literal (call log).
 std::string json_escape(const std::string& s);
-// "mem", "queue", ... (snapshot keys and messages).
-const char* type_name(object_type t);
-
-// Writes an info value with the standard OpenCL size protocol.
-cl_int set_info(size_t size, void* value, size_t* size_ret, const void* data, size_t n);
-template <typename T>
-cl_int set_info_v(size_t size, void* value, size_t* size_ret, const T& v) {
-  return set_info(size, value, size_ret, &v, sizeof(T));
-}
-inline cl_int set_info_s(size_t size, void* value, size_t* size_ret, const std::string& s) {
-  return set_info(size, value, size_ret, s.c_str(), s.size() + 1);
-}
 
 // Slot fillers, one per concept file (api_*.cc). dispatch.cc calls them all.
 void fill_platform(cl_icd_dispatch& d);

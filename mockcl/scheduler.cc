@@ -28,16 +28,16 @@ cl_int mock_runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_contex
 
 _cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type, const char* kind, entry_point e,
                                 cl_uint n, const cl_event* wait) {
-  _cl_event* ev = create(events, object_type::event);
+  _cl_event* ev = objects.create<_cl_event>();
   ev->context = q->context;
   retain_internal(q->context);
   ev->queue = q;
   retain_internal(q);
   ev->command_type = type;
   ev->status = CL_QUEUED;
-  ev->queued = ev->submitted = now;
+  ev->queued = ev->submitted = scheduler.now;
   ev->started = ev->ended = 0;
-  ev->command_id = ++next_command_;
+  ev->command_id = scheduler.next_command_id();
   ev->kind = kind;
   ev->deps.clear();
   ev->mems.clear();
@@ -61,7 +61,7 @@ _cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type,
   bool sync_all = (type == CL_COMMAND_MARKER || type == CL_COMMAND_BARRIER) && n == 0;
   if (sync_all) {
     // A marker or barrier without a wait list waits for everything before it on its queue.
-    for (_cl_event* p : pending_)
+    for (_cl_event* p : scheduler.pending())
       if (p->queue == q) {
         ev->deps.push_back(p);
         retain_internal(p);
@@ -80,8 +80,8 @@ _cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type,
 
 void mock_runtime::submit(_cl_event* ev, cl_event* out) {
   _cl_command_queue* q = ev->queue;
-  retain_internal(ev);  // pending_'s reference.
-  pending_.push_back(ev);
+  retain_internal(ev);  // The scheduler's reference.
+  scheduler.add(ev);
   if (!q->out_of_order) {
     retain_internal(ev);
     if (q->last) release_internal(q->last);
@@ -97,35 +97,65 @@ void mock_runtime::submit(_cl_event* ev, cl_event* out) {
     ev->refs = 0;
     ev->released = true;  // Nobody outside can name it.
   }
-  if (schedule.mode == schedule_mode::eager) run();
+  if (scheduler.eager()) run();
 }
 
-bool mock_runtime::ready(const _cl_event* ev) const {
+std::vector<_cl_event*> mock_runtime::pending_on(_cl_command_queue* q) {
+  std::vector<_cl_event*> out;
+  for (_cl_event* e : scheduler.pending())
+    if (e->queue == q) {
+      retain_internal(e);
+      out.push_back(e);
+    }
+  return out;
+}
+
+bool command_scheduler::ready(const _cl_event* ev) {
   for (const _cl_event* d : ev->deps)
     if (d->status > CL_COMPLETE) return false;
   return true;
 }
 
-void mock_runtime::run() {
-  while (true) {
-    size_t pick = pending_.size();
-    for (size_t i = 0; i < pending_.size(); ++i)
-      if (ready(pending_[i])) {
-        pick = i;
-        break;
-      }
-    if (pick == pending_.size()) return;
-    _cl_command_queue* q = pending_[pick]->queue;
-    if (q->out_of_order && schedule.seed != 0) {
-      std::vector<size_t> cands;
-      for (size_t i = pick; i < pending_.size(); ++i)
-        if (pending_[i]->queue == q && ready(pending_[i])) cands.push_back(i);
-      pick = cands[splitmix(rng_) % cands.size()];
+_cl_event* command_scheduler::take_next() {
+  size_t pick = pending_.size();
+  for (size_t i = 0; i < pending_.size(); ++i)
+    if (ready(pending_[i])) {
+      pick = i;
+      break;
     }
-    _cl_event* ev = pending_[pick];
-    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(pick));
+  if (pick == pending_.size()) return nullptr;
+  _cl_command_queue* q = pending_[pick]->queue;
+  if (q->out_of_order && config_.seed != 0) {
+    std::vector<size_t> cands;
+    for (size_t i = pick; i < pending_.size(); ++i)
+      if (pending_[i]->queue == q && ready(pending_[i])) cands.push_back(i);
+    pick = cands[splitmix(rng_) % cands.size()];
+  }
+  _cl_event* ev = pending_[pick];
+  pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(pick));
+  return ev;
+}
+
+uint64_t command_scheduler::duration(const _cl_event* ev) const {
+  switch (ev->command_type) {
+    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
+    case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
+    case CL_COMMAND_READ_BUFFER_RECT:
+    case CL_COMMAND_WRITE_BUFFER_RECT:
+    case CL_COMMAND_COPY_BUFFER_RECT:
+      return 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
+    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: return config_.kernel_ns;
+    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_UNMAP_MEM_OBJECT: case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+    case CL_COMMAND_SVM_MAP: case CL_COMMAND_SVM_UNMAP:
+      return 1000;
+    default: return 0;
+  }
+}
+
+void mock_runtime::run() {
+  while (_cl_event* ev = scheduler.take_next()) {
     execute(ev);
-    release_internal(ev);
+    release_internal(ev);  // The scheduler's reference.
   }
 }
 
@@ -151,27 +181,12 @@ void mock_runtime::execute(_cl_event* ev) {
     if (i < ev->explicit_deps && ev->deps[i]->status < 0) dep_failed = true;
   }
   cl_int st = CL_COMPLETE;
-  uint64_t dur = 0;
+  const uint64_t dur = scheduler.duration(ev);
   struct completion_clock {  // Frees made while this command completes happen at its end.
-    uint64_t& t;
-    ~completion_clock() { t = 0; }
-  } clock{completion_time_};
-  switch (ev->command_type) {
-    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
-    case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
-    case CL_COMMAND_READ_BUFFER_RECT:
-    case CL_COMMAND_WRITE_BUFFER_RECT:
-    case CL_COMMAND_COPY_BUFFER_RECT:
-      dur = 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
-      break;
-    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: dur = schedule.kernel_ns; break;
-    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_UNMAP_MEM_OBJECT: case CL_COMMAND_MIGRATE_MEM_OBJECTS:
-    case CL_COMMAND_SVM_MAP: case CL_COMMAND_SVM_UNMAP:
-      dur = 1000;
-      break;
-    default: dur = 0;
-  }
-  completion_time_ = start + dur;
+    command_scheduler& s;
+    ~completion_clock() { s.set_completion_time(0); }
+  } clock{scheduler};
+  scheduler.set_completion_time(start + dur);
   if (dep_failed) {
     st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   } else if (ev->fault_status) {
@@ -367,7 +382,7 @@ cl_int mock_runtime::wait(runtime_lock& lk, const std::vector<_cl_event*>& evs) 
   }
   cl_int worst = CL_SUCCESS;
   for (_cl_event* e : evs) {
-    now = std::max(now, e->ended);
+    scheduler.now = std::max(scheduler.now, e->ended);
     if (e->status < 0) worst = e->status;
   }
   return worst;
