@@ -3,8 +3,9 @@
 // not a test: the targets (recording adds at most 300 ns per event; the layer loaded but not
 // recording adds at most 10 %) are checked by reading its output (README.md, "Cost").
 //
-//   bazel run --config=opt //tools/layer/testing:layer_bench -- \
+//   bazel run --config=opt //tools/layer/testing:layer_bench --
 //       --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+// (one command line)
 //
 // Every configuration runs in this one process, so they can be interleaved and compared as
 // ratios within one run: the layer is dlopen'ed once per configuration, from a copy of the .so
