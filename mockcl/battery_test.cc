@@ -816,7 +816,9 @@ TYPED_TEST(Battery, ExpressAndGeneralPathsAgree) {
   auto run = [this, device = device](bool general) {
     this->ctl_->reset();
     this->Setup(device);
-    if (general) EXPECT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+    if (general) {
+      EXPECT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+    }
     auto* d = this->d_;
     cl_mem a = this->Buf(kMiB);
     cl_mem b = this->Buf(2 * kMiB, nullptr, CL_MEM_READ_ONLY);
@@ -835,7 +837,9 @@ TYPED_TEST(Battery, ExpressAndGeneralPathsAgree) {
     EXPECT_EQ(this->Buf(kMiB, &err, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY), nullptr);
     EXPECT_EQ(err, CL_INVALID_VALUE);
     accounting_snapshot s = this->ctl_->snapshot();
-    if (general) EXPECT_EQ(this->ctl_->configure_call_log(""), "");
+    if (general) {
+      EXPECT_EQ(this->ctl_->configure_call_log(""), "");
+    }
     this->Teardown();
     return s;
   };
@@ -1069,7 +1073,9 @@ TYPED_TEST(Battery, ThreadsShareTheRuntime) {
   for (size_t i = 0; i < s.frees.size(); ++i) {
     EXPECT_EQ(s.frees[i].kind, "mem");
     EXPECT_EQ(s.frees[i].size, 256u);
-    if (i) EXPECT_NE(s.frees[i].id, s.frees[i - 1].id);
+    if (i) {
+      EXPECT_NE(s.frees[i].id, s.frees[i - 1].id);
+    }
   }
   d->clReleaseEvent(w);
   d->clReleaseEvent(gate);

@@ -111,11 +111,15 @@ TEST(KernelSignature, Table) {
     for (size_t i = 0; i < c.args.size(); ++i) {
       SCOPED_TRACE(i);
       const Arg& want = c.args[i];
-      if (*want.type_name) EXPECT_EQ(k->args[i].type_name, want.type_name);
+      if (*want.type_name) {
+        EXPECT_EQ(k->args[i].type_name, want.type_name);
+      }
       EXPECT_EQ(k->args[i].kind, want.kind);
       EXPECT_EQ(k->args[i].size, want.size);
       EXPECT_EQ(k->args[i].address, want.address);
-      if (*want.name) EXPECT_EQ(k->args[i].name, want.name);
+      if (*want.name) {
+        EXPECT_EQ(k->args[i].name, want.name);
+      }
     }
   }
 }

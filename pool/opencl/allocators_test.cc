@@ -259,7 +259,9 @@ TEST_P(allocator_battery, PoolReusesBlocksAndKeepsHeldMemoryOnInvalidSize) {
       EXPECT_TRUE(pool.state_is_valid());
       pool.free_held();
       EXPECT_EQ(pool.held_blocks(), 0u);
-      if (refused) EXPECT_EQ(pool.statistics().allocator_frees, 1u);
+      if (refused) {
+        EXPECT_EQ(pool.statistics().allocator_frees, 1u);
+      }
     }
     expect_no_context_leak();
   });
