@@ -290,7 +290,9 @@ void mock_runtime::destroy_other(object_header* o) {
       auto* c = static_cast<_cl_context*>(o);
       // clSetContextDestructorCallback: last registered first, after the lock is dropped.
       for (auto it = c->destructors.rbegin(); it != c->destructors.rend(); ++it) {
-        auto [fn, data] = *it;
+        // Copies, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+        const auto fn = it->first;
+        void* const data = it->second;
         defer([fn, data, c] { fn(c, data); });
       }
       c->destructors.clear();
