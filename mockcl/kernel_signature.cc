@@ -1,5 +1,6 @@
 #include "mockcl/kernel_signature.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
@@ -139,13 +140,19 @@ std::string check_balance(const std::vector<source_token>& t) {
   return "";
 }
 
+// A parameter list longer than this after expansion keeps no signature: without a bound, a macro
+// whose body repeats its own name grows the list geometrically over the 8 levels (a 127-byte
+// source took 2 GiB; found by kernel_signature_fuzzer).
+constexpr size_t kMaxExpandedTokens = 4096;
+
 // Expands object-like macros (a few levels); false if a function-like macro, or one that pastes
-// or stringizes (#, ##), is used.
+// or stringizes (#, ##), is used, or if the expansion outgrows kMaxExpandedTokens.
 bool expand(std::vector<source_token>& t, const std::map<std::string, macro_definition>& macros) {
   for (int depth = 0; depth < 8; ++depth) {
     bool changed = false;
     std::vector<source_token> out;
     for (const source_token& x : t) {
+      if (out.size() > kMaxExpandedTokens) return false;
       auto it = macros.find(x.text);
       if (it == macros.end()) {
         out.push_back(x);
@@ -371,6 +378,13 @@ parsed_source parse_kernel_signatures(const std::string& source) {
     ++j;
     skip_attributes();
     if (j + 1 >= t.size() || !ident_start(t[j].text[0]) || t[j + 1].text != "(") continue;
+    // The tokenizer keeps '.' inside a word (for numbers): `void add.(` is no kernel a compiler
+    // would build (found by kernel_signature_fuzzer).
+    if (!std::all_of(t[j].text.begin(), t[j].text.end(), ident_char)) {
+      out.kernels.clear();
+      out.error = at_line(t[j].line) + "'" + t[j].text + "' is not a valid kernel name";
+      return out;
+    }
     kernel_signature k;
     k.name = t[j].text;
     const int open_line = t[j + 1].line;

@@ -166,6 +166,13 @@ TEST(KernelSignature, FallbacksKeepNoSignature) {
       "#define VEC(n) float##n\n#define V4 float##4\n__kernel void p(V4 v) {}");
   ASSERT_EQ(paste.error, "");
   EXPECT_EQ(find_signature(paste.kernels, "p"), nullptr);
+  // A macro that repeats itself grows geometrically; past a bound the list keeps no signature
+  // (and the reader stays small and fast).
+  std::string self = "#define T";
+  for (int i = 0; i < 40; ++i) self += " T";
+  parsed_source grows = parse_kernel_signatures(self + "\n__kernel void g(T a) {}");
+  ASSERT_EQ(grows.error, "");
+  EXPECT_EQ(find_signature(grows.kernels, "g"), nullptr);
   parsed_source branches = parse_kernel_signatures(
       "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#else\n__kernel void k(__global "
       "float* a, int n)\n"
@@ -193,6 +200,7 @@ TEST(KernelSignature, HostileSourcesFailLikeACompiler) {
       {"__kernel void k(bool b) {}", "cannot be of type bool"},
       {"__kernel void k(int a, , int b) {}", "an empty parameter"},
       {"__kernel void k(int a; int b) {}", "unexpected ';'"},
+      {"__kernel void add.(__global int* a) {}", "<source>:1: error: 'add.' is not a valid kernel name"},
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.source);

@@ -1,0 +1,82 @@
+// Fuzzer: mockcl's kernel-signature reader (mockcl/kernel_signature.h) on arbitrary text given as
+// OpenCL C source. A program's source is untrusted input: the reader must return for any bytes,
+// and what it returns must keep the promises clSetKernelArg and clGetKernelArgInfo rely on.
+//
+// Invariants, each checked on every input:
+//   * the same source gives the same answer (the runtime reads a program once per build);
+//   * a kernel in the fallback case (known = false) has no arguments;
+//   * every named kernel has a non-empty identifier name, and find_signature() finds a known one
+//     whose name is defined once (twice is a documented fallback: no signature);
+//   * an argument's size follows its kind: by-value, pointer, image, sampler and pipe arguments
+//     have a nonzero size clSetKernelArg must match; __local and opaque ones take any size (0).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "mockcl/kernel_signature.h"
+
+namespace {
+
+void expect(bool ok, const char* what, const std::string& source) {
+  if (ok) return;
+  std::fprintf(stderr, "kernel_signature_fuzzer: %s\nsource (%zu bytes): %.400s\n", what,
+               source.size(), source.c_str());
+  std::abort();
+}
+
+bool same(const mockcl::parsed_source& a, const mockcl::parsed_source& b) {
+  if (a.error != b.error || a.kernels.size() != b.kernels.size()) return false;
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    const auto& x = a.kernels[i];
+    const auto& y = b.kernels[i];
+    if (x.name != y.name || x.known != y.known || x.args.size() != y.args.size()) return false;
+    for (std::size_t j = 0; j < x.args.size(); ++j) {
+      const auto& p = x.args[j];
+      const auto& q = y.args[j];
+      if (p.name != q.name || p.type_name != q.type_name || p.kind != q.kind || p.size != q.size ||
+          p.address != q.address || p.access != q.access || p.type_qualifier != q.type_qualifier)
+        return false;
+    }
+  }
+  return true;
+}
+
+bool identifier(const std::string& s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string source(reinterpret_cast<const char*>(data), size);
+  const mockcl::parsed_source first = mockcl::parse_kernel_signatures(source);
+  expect(same(first, mockcl::parse_kernel_signatures(source)), "two reads differ", source);
+  for (const mockcl::kernel_signature& k : first.kernels) {
+    expect(identifier(k.name), "a kernel name is not an identifier", source);
+    if (!k.known) {
+      expect(k.args.empty(), "a fallback kernel has arguments", source);
+      continue;
+    }
+    // A name defined twice (#if branches) is a documented fallback: find_signature() gives none.
+    std::size_t same_name = 0;
+    for (const mockcl::kernel_signature& o : first.kernels) same_name += o.name == k.name;
+    const mockcl::kernel_signature* found = mockcl::find_signature(first.kernels, k.name);
+    expect(found == nullptr || found->name == k.name, "find_signature gives another kernel",
+           source);
+    expect(same_name > 1 || found != nullptr, "find_signature misses a known kernel", source);
+    for (const mockcl::kernel_arg_signature& a : k.args) {
+      const bool any_size = a.kind == mockcl::arg_kind::local || a.kind == mockcl::arg_kind::opaque;
+      expect(any_size ? a.size == 0 : a.size > 0, "an argument's size does not follow its kind",
+             source);
+    }
+  }
+  return 0;
+}
