@@ -26,10 +26,7 @@ const language_caps& device_language() {
 
 namespace {
 
-const language_caps& language() { return device_language(); }
-
 constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
-
 
 template <typename T>
 cl_int set_list(size_t size, void* value, size_t* size_ret, const std::vector<T>& list) {
@@ -123,10 +120,10 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
       return v(cl_uint{1});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE:
     case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
-      return v(cl_uint{language().fp64 ? 1u : 0u});
+      return v(cl_uint{device_language().fp64 ? 1u : 0u});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF:
     case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
-      return v(cl_uint{language().fp16 ? 1u : 0u});
+      return v(cl_uint{device_language().fp16 ? 1u : 0u});
     case CL_DEVICE_MAX_CLOCK_FREQUENCY: return v(cl_uint{1000});
     case CL_DEVICE_ADDRESS_BITS: return v(cl_uint{64});
     case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return v(cl_ulong{d.max_alloc});
@@ -152,9 +149,9 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_SINGLE_FP_CONFIG:
       return v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
     case CL_DEVICE_DOUBLE_FP_CONFIG:
-      return v(double_fp_config(language()));
+      return v(double_fp_config(device_language()));
     case CL_DEVICE_HALF_FP_CONFIG:
-      return v(half_fp_config(language()));
+      return v(half_fp_config(device_language()));
     case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
     case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return v(cl_uint{64});
     case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return v(cl_ulong{1 << 20});
@@ -170,7 +167,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_LINKER_AVAILABLE: case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
       return v(cl_bool{CL_TRUE});
     case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
-      return v(cl_bool(language().non_uniform_work_groups ? CL_TRUE : CL_FALSE));
+      return v(cl_bool(device_language().non_uniform_work_groups ? CL_TRUE : CL_FALSE));
     case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT: case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
     case CL_DEVICE_PIPE_SUPPORT: case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
       return v(cl_bool{CL_FALSE});
@@ -187,7 +184,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_VERSION: return s("OpenCL 3.0 mockcl");
     case CL_DEVICE_OPENCL_C_VERSION: return s("OpenCL C 1.2 mockcl");
     case CL_DEVICE_EXTENSIONS:
-      return s(extension_string(language()));
+      return s(extension_string(device_language()));
     case CL_DEVICE_BUILT_IN_KERNELS: return s("");
     case CL_DEVICE_IL_VERSION: return s("");
     case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return s("v0000-00-00-00");
@@ -201,10 +198,10 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
       return v(cl_device_svm_capabilities(d.svm ? CL_DEVICE_SVM_COARSE_GRAIN_BUFFER : 0));
     case CL_DEVICE_NUMERIC_VERSION: return v(kVersion30);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION:
-      return c.ret(set_list(size, value, size_ret, extensions_with_version(language())));
+      return c.ret(set_list(size, value, size_ret, extensions_with_version(device_language())));
     case CL_DEVICE_OPENCL_C_ALL_VERSIONS: {
       std::vector<cl_name_version> nv;
-      for (cl_version ver : language().c_versions) {
+      for (cl_version ver : device_language().c_versions) {
         nv.emplace_back();
         nv.back().version = ver;
         std::strcpy(nv.back().name, "OpenCL C");
@@ -212,14 +209,14 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
       return c.ret(set_list(size, value, size_ret, nv));
     }
     case CL_DEVICE_OPENCL_C_FEATURES:
-      return c.ret(set_list(size, value, size_ret, c_features(language())));
+      return c.ret(set_list(size, value, size_ret, c_features(device_language())));
     case CL_DEVICE_ILS_WITH_VERSION:
     case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
       return none();
     case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
-      return v(language().atomic_memory);
+      return v(device_language().atomic_memory);
     case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
-      return v(language().atomic_fence);
+      return v(device_language().atomic_fence);
     case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
     default: return c.ret(CL_INVALID_VALUE);
   }

@@ -10,15 +10,20 @@ namespace {
 using trace::trace_action;
 using trace::trace_event;
 
+// Appends an event with the next sequence number.
+void append(std::vector<trace_event>& ev, trace_action a, std::uint64_t id, std::uint64_t size) {
+  trace_event e;
+  e.seq = ev.size();
+  e.action = a;
+  e.id = id;
+  e.size = size;
+  ev.push_back(e);
+}
+
 std::vector<trace_event> events() {
   std::vector<trace_event> ev;
   const auto add = [&](trace_action a, std::uint64_t id, std::uint64_t size) {
-    trace_event e;
-    e.seq = ev.size();
-    e.action = a;
-    e.id = id;
-    e.size = size;
-    ev.push_back(e);
+    append(ev, a, id, size);
   };
   add(trace_action::alloc, 1, 600 << 20);
   add(trace_action::alloc, 2, 300 << 20);
@@ -180,12 +185,7 @@ TEST(Svg, TheOutOfMemoryMarkIsWhereTheReportSays) {
 TEST(Svg, TheZoomSpansTheEventsBeforeTheFailure) {
   std::vector<trace_event> ev;
   const auto add = [&](trace_action a, std::uint64_t id, std::uint64_t size) {
-    trace_event e;
-    e.seq = ev.size();
-    e.action = a;
-    e.id = id;
-    e.size = size;
-    ev.push_back(e);
+    append(ev, a, id, size);
   };
   add(trace_action::alloc, 1, 700 << 20);  // a base that lifts the zoom's byte range off zero
   for (std::uint64_t i = 0; i < 1000; ++i) {
