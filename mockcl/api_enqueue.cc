@@ -4,7 +4,6 @@
 #include <cstring>
 #include <string>
 
-#include "mockcl/language.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -337,16 +336,6 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
   return c.ret(finish_command(c, ev, out, false));
 }
 
-// Whether a program's kernels need global sizes that local sizes divide: on a device without
-// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT (POCL's, in backing mode), for OpenCL C before 2.0 (the
-// default when no -cl-std names 2.0 or 3.0), or with -cl-uniform-work-group-size.
-bool uniform_work_groups(const std::string& options) {
-  if (!device_language().non_uniform_work_groups) return true;
-  const bool cl2_or_3 = options.find("-cl-std=CL2.0") != std::string::npos ||
-                        options.find("-cl-std=CL3.0") != std::string::npos;
-  return !cl2_or_3 || options.find("-cl-uniform-work-group-size") != std::string::npos;
-}
-
 // clEnqueueNDRangeKernel's geometry rules (OpenCL 3.0): dimensions, sizes, offsets, and the
 // work-group size against the device and the kernel (POCL's limits in backing mode). A global
 // size of 0 is valid since 2.1 (the launch does nothing).
@@ -363,7 +352,7 @@ cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const si
   const size_t* reqd = k->reqd_work_group;
   const bool has_reqd = reqd[0] != 0;
   if (!local) return has_reqd ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
-  const bool uniform = uniform_work_groups(k->program->options);
+  const bool uniform = k->uniform_work_groups;
   size_t items = 1;
   for (cl_uint i = 0; i < dims; ++i) {
     if (local[i] > kMaxWorkItemSizes[i]) return CL_INVALID_WORK_ITEM_SIZE;

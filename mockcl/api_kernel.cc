@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mockcl/language.h"
 #include "mockcl/program_backing.h"
 #include "mockcl/runtime.h"
 
@@ -16,6 +17,16 @@ namespace {
 
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
+
+// Whether a program's kernels need global sizes that local sizes divide: on a device without
+// CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT (POCL's, in backing mode), for OpenCL C before 2.0 (the
+// default when no -cl-std names 2.0 or 3.0), or with -cl-uniform-work-group-size.
+bool uniform_work_groups(const std::string& options) {
+  if (!device_language().non_uniform_work_groups) return true;
+  const bool cl2_or_3 = options.find("-cl-std=CL2.0") != std::string::npos ||
+                        options.find("-cl-std=CL3.0") != std::string::npos;
+  return !cl2_or_3 || options.find("-cl-uniform-work-group-size") != std::string::npos;
+}
 
 _cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
   _cl_kernel* k = rt().objects.create<_cl_kernel>();
@@ -45,6 +56,7 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
   if (k->has_sig && k->sig.args.size() != k->args.size()) k->has_sig = false;
   k->max_work_group = kMaxWorkGroupSize;
   for (size_t& r : k->reqd_work_group) r = 0;
+  k->uniform_work_groups = uniform_work_groups(p->options);
   if (rt().pocl) {
     pocl_work_group_info(rt(), k, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_work_group,
                          &k->max_work_group, nullptr);

@@ -259,6 +259,9 @@ struct _cl_kernel : mockcl::object_header {
   // once at creation.
   size_t max_work_group = 0;
   size_t reqd_work_group[3] = {0, 0, 0};
+  // Whether global sizes must be multiples of local sizes: the device has no non-uniform
+  // work-groups, the program is OpenCL C before 2.0, or it was built -cl-uniform-work-group-size.
+  bool uniform_work_groups = true;
   cl_kernel pocl_kernel = nullptr;  // Backing mode: POCL's twin.
 };
 
