@@ -1,109 +1,207 @@
-// clpool._core.ImmediateBufferPool / DeferredBufferPool: buffer_pool<A> for Python, handing out
-// BufferBlock objects (a pooled cl_mem as int_ptr). clpool/pyopencl.py wraps them for PyOpenCL.
+// clpool._core.BufferPool: PyOpenCL's MemoryPool over clpool's memory_pool, handing out
+// clpool.pyopencl.PooledBuffer objects (python/pooled_buffer_type.h), which are pyopencl.Buffers.
+//
+// Each block carries a record (pooled_buffer_type.h's block_record) through the pool: the
+// allocator below makes one with every new block and drops it when the block is freed, so a hit
+// finds the block's Python object in the block's own handle, without a lookup.
+//
+// The GIL is held in every operation (README: "Threads and the GIL"): freeing a block may free
+// its Python object, and the object table is guarded by the GIL.
 #include "python/buffer_pool_binding.h"
 
 #include <CL/cl.h>
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <utility>
+#include <variant>
 
-#include "pool/opencl/buffer_pool.h"
+#include "pool/opencl/buffer_allocators.h"
 #include "python/errors_binding.h"
 #include "python/pool_extras.h"
+#include "python/pooled_buffer_type.h"
+#include "python/raw_method.h"
 
 namespace py = pybind11;
 
 namespace clpool::python {
 namespace {
 
-using opencl::buffer_pool;
-using opencl::pooled_buffer;
+using opencl::buffer_block;
+using opencl::deferred_buffer_allocator;
+using opencl::immediate_buffer_allocator;
 
-// One pooled buffer. release() (or destruction) gives the block back, without the GIL.
-template <class A>
-class py_buffer_block {
+// PyOpenCL's two allocators behind one type, so that Python has one pool class.
+class either_buffer_allocator {
  public:
-  explicit py_buffer_block(pooled_buffer<A> b) : b_(std::move(b)) {}
-  py_buffer_block(const py_buffer_block&) = delete;
-  ~py_buffer_block() {
-    if (b_.has_block() && Py_IsInitialized() && PyGILState_Check()) {
-      py::gil_scoped_release nogil;
-      b_.release();
-    }  // otherwise b_'s own destructor releases it
+  using handle_type = buffer_block;
+  explicit either_buffer_allocator(immediate_buffer_allocator a) : a_(std::move(a)) {}
+  explicit either_buffer_allocator(deferred_buffer_allocator a) : a_(std::move(a)) {}
+
+  bool try_allocate(std::uint64_t bytes, buffer_block& out, allocator_refusal& refusal) {
+    return std::visit([&](auto& a) { return a.try_allocate(bytes, out, refusal); }, a_);
   }
-  std::uintptr_t int_ptr() const { return reinterpret_cast<std::uintptr_t>(b_.mem()); }
-  std::uint64_t size() const { return b_.size(); }
-  std::uint64_t rounded_size() const { return b_.rounded_size(); }
-  bool has_block() const { return b_.has_block(); }
-  void release() {
-    py::gil_scoped_release nogil;
-    b_.release();
+  buffer_block allocate(std::uint64_t bytes) { return allocate_or_throw(*this, bytes); }
+  void deallocate(buffer_block block, std::uint64_t bytes) noexcept {
+    std::visit([&](auto& a) { a.deallocate(block, bytes); }, a_);
+  }
+  bool is_deferred() const noexcept {
+    return std::holds_alternative<deferred_buffer_allocator>(a_);
   }
 
  private:
-  pooled_buffer<A> b_;
+  std::variant<immediate_buffer_allocator, deferred_buffer_allocator> a_;
 };
 
-template <class A>
+// Every block with a record for its Python object (see the file comment).
+class recording_allocator {
+ public:
+  struct handle_type : buffer_block {
+    block_record* record = nullptr;
+  };
+  explicit recording_allocator(either_buffer_allocator inner) : inner_(std::move(inner)) {}
+
+  bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal& refusal);
+  handle_type allocate(std::uint64_t bytes) { return allocate_or_throw(*this, bytes); }
+  void deallocate(handle_type block, std::uint64_t bytes) noexcept;
+  const either_buffer_allocator& inner() const noexcept { return inner_; }
+
+ private:
+  either_buffer_allocator inner_;
+};
+
+using core_pool = memory_pool<recording_allocator>;
+
+class buffer_record final : public block_record {
+ public:
+  void give_back() noexcept override { live.release(); }
+  core_pool::allocation live;  // while handed out
+};
+
+bool recording_allocator::try_allocate(std::uint64_t bytes, handle_type& out,
+                                       allocator_refusal& refusal) {
+  auto record = std::make_unique<buffer_record>();  // before the block: nothing to undo
+  buffer_block block;
+  if (!inner_.try_allocate(bytes, block, refusal)) return false;
+  static_cast<buffer_block&>(out) = block;
+  out.record = record.release();
+  return true;
+}
+
+void recording_allocator::deallocate(handle_type block, std::uint64_t bytes) noexcept {
+  forget_block(block.record);
+  delete static_cast<buffer_record*>(block.record);
+  inner_.deallocate(block, bytes);
+}
+
 struct py_buffer_pool {
-  py_buffer_pool(A allocator, unsigned leading_bits)
-      : pool(std::move(allocator), opencl::buffer_pool_options{.pool = {.leading_bits = leading_bits}}) {
-    pool.pool().add_reclaim_callback([](std::uint64_t) { collect_garbage(); });
+  py_buffer_pool(either_buffer_allocator allocator, unsigned leading_bits)
+      : pool(recording_allocator(std::move(allocator)), pool_options{.leading_bits = leading_bits}) {
+    pool.add_reclaim_callback([](std::uint64_t) { collect_garbage(); });
   }
   ~py_buffer_pool() {
     try {
-      stop_trace(pool.pool(), trace);
+      stop_trace(pool, trace);
     } catch (...) {
     }
   }
-  memory_pool<A>& core() { return pool.pool(); }
+  core_pool& core() { return pool; }
 
-  buffer_pool<A> pool;
+  core_pool pool;
   trace_recording trace;
 };
 
-template <class A>
-void bind_one(py::module_& m, const char* pool_name, const char* block_name,
-              A (*make)(std::uintptr_t, cl_mem_flags)) {
-  using block = py_buffer_block<A>;
-  using wrapper = py_buffer_pool<A>;
-  py::class_<block>(m, block_name)
-      .def_property_readonly("int_ptr", &block::int_ptr)
-      .def_property_readonly("size", &block::size)
-      .def_property_readonly("rounded_size", &block::rounded_size)
-      .def_property_readonly("has_block", &block::has_block)
-      .def("release", &block::release);
-  py::class_<wrapper> cls(m, pool_name);
-  cls.def(py::init([make](std::uintptr_t handle, cl_mem_flags flags, unsigned leading_bits) {
-           return new wrapper(make(handle, flags), leading_bits);
-         }),
-         py::arg("int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE, py::arg("leading_bits") = 4)
-      .def("allocate", [](wrapper& w, const py::handle& size) -> py::object {
-        const std::uint64_t bytes = to_size(size, "MemoryPool.allocate");
-        if (bytes == 0) return py::none();
-        std::optional<pooled_buffer<A>> b;
-        {
-          py::gil_scoped_release nogil;
-          b.emplace(w.pool.allocate(bytes));
-        }
-        return py::cast(new block(std::move(*b)), py::return_value_policy::take_ownership);
-      });
-  def_pool_extras(cls);
+// The size argument: an int (the fast path) or anything with __index__.
+bool parse_size(PyObject* arg, std::uint64_t& bytes) {
+  if (PyLong_CheckExact(arg)) {
+    bytes = PyLong_AsUnsignedLongLong(arg);
+    if (bytes != static_cast<std::uint64_t>(-1) || !PyErr_Occurred()) return true;
+    PyErr_Clear();
+  }
+  try {
+    bytes = to_size(py::handle(arg), "MemoryPool.allocate");
+    return true;
+  } catch (...) {
+    set_python_error();
+    return false;
+  }
 }
+
+// MemoryPool.allocate(size) / __call__ / malloc: a PooledBuffer of at least `size` bytes, or
+// None for 0. The hit path: one pool hit, and the block's own Python object handed out again.
+PyObject* buffer_pool_allocate(PyObject* self, PyObject* size) {
+  py_buffer_pool* w = raw_self<py_buffer_pool>(self);
+  if (w == nullptr) return nullptr;
+  std::uint64_t bytes;
+  if (!parse_size(size, bytes)) return nullptr;
+  if (bytes == 0) Py_RETURN_NONE;
+  try {
+    core_pool::allocation a = w->pool.allocate(bytes);
+    auto* record = static_cast<buffer_record*>(a.handle().record);
+    PyObject* object = record->object;
+    if (object != nullptr && record->st == block_record::state::released_by_user) {
+      // Its last user called release() and still holds it: the block gets a new object.
+      forget_block(record);
+      object = nullptr;
+    }
+    if (object == nullptr) {
+      object = make_pooled_buffer(a.handle().mem, record);
+      if (object == nullptr) return nullptr;  // `a` gives the block back
+    }
+    // The record's reference to the object becomes the caller's.
+    record->live = std::move(a);
+    record->st = block_record::state::handed_out;
+    return object;
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+PyMethodDef g_allocate = {"allocate", buffer_pool_allocate, METH_O,
+                          "allocate(size): a PooledBuffer (a pyopencl.Buffer) of at least size "
+                          "bytes, or None for 0."};
+PyMethodDef g_call = {"__call__", buffer_pool_allocate, METH_O, "The same as allocate(size)."};
+PyMethodDef g_malloc = {"malloc", buffer_pool_allocate, METH_O, "CuPy's name for allocate(size)."};
 
 }  // namespace
 
 void bind_buffer_pools(py::module_& m) {
-  bind_one<opencl::immediate_buffer_allocator>(
-      m, "ImmediateBufferPool", "ImmediateBufferBlock", [](std::uintptr_t queue, cl_mem_flags f) {
-        return opencl::immediate_buffer_allocator(reinterpret_cast<cl_command_queue>(queue),
-                                                  {.flags = f});
+  m.def("install_pooled_buffer_type", [](py::handle buffer_type) {
+    if (!install_pooled_buffer_type(buffer_type.ptr())) throw py::error_already_set();
+    return py::reinterpret_borrow<py::object>(
+        reinterpret_cast<PyObject*>(pooled_buffer_type()));
+  }, py::arg("buffer_type"), "Makes clpool.pyopencl.PooledBuffer, a subclass of buffer_type "
+     "(pyopencl.Buffer); returns it.");
+  m.def("pooled_buffer_objects", &pooled_buffer_objects,
+        "Python objects currently tied to pooled blocks (handed out, or kept for reuse).");
+
+  py::class_<py_buffer_pool> cls(m, "BufferPool");
+  cls.def(py::init([](std::uintptr_t handle, cl_mem_flags flags, unsigned leading_bits,
+                      bool deferred) {
+           if (pooled_buffer_type() == nullptr) {
+             throw py::type_error("BufferPool: call install_pooled_buffer_type first");
+           }
+           if (deferred) {
+             return new py_buffer_pool(
+                 either_buffer_allocator(
+                     deferred_buffer_allocator(reinterpret_cast<cl_context>(handle), flags)),
+                 leading_bits);
+           }
+           return new py_buffer_pool(
+               either_buffer_allocator(immediate_buffer_allocator(
+                   reinterpret_cast<cl_command_queue>(handle), {.flags = flags})),
+               leading_bits);
+         }),
+         py::arg("int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE, py::arg("leading_bits") = 4,
+         py::arg("deferred") = false)
+      .def_property_readonly("is_deferred", [](py_buffer_pool& w) {
+        return w.pool.allocator().inner().is_deferred();
       });
-  bind_one<opencl::deferred_buffer_allocator>(
-      m, "DeferredBufferPool", "DeferredBufferBlock", [](std::uintptr_t context, cl_mem_flags f) {
-        return opencl::deferred_buffer_allocator(reinterpret_cast<cl_context>(context), f);
-      });
+  add_raw_method(cls, &g_allocate);
+  add_raw_method(cls, &g_call);
+  add_raw_method(cls, &g_malloc);
+  def_pool_extras(cls);
 }
 
 }  // namespace clpool::python

@@ -54,22 +54,58 @@ std::uint64_t to_size(const py::handle& size, const char* who) {
   return v;
 }
 
+void set_python_error() noexcept {
+  try {
+    throw;
+  } catch (const out_of_memory& e) {
+    try {
+      raise_out_of_memory(e);
+    } catch (py::error_already_set& err) {
+      err.restore();
+    } catch (...) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    }
+  } catch (const argument_error& e) {  // invalid_use too
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const opencl::cl_error& e) {
+    try {
+      py::object type = py::module_::import("clpool._core").attr("CLError");
+      py::object exc = type(e.what());
+      exc.attr("status") = static_cast<int>(e.status());
+      PyErr_SetObject(type.ptr(), exc.ptr());
+    } catch (py::error_already_set& err) {
+      err.restore();
+    } catch (...) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  } catch (const opencl::unsupported_feature& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "clpool: unknown C++ exception");
+  }
+}
+
 void bind_errors(py::module_& m) {
   py::exception<opencl::cl_error>(m, "CLError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const out_of_memory& e) {
-      raise_out_of_memory(e);
-    } catch (const argument_error& e) {  // invalid_use too
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const opencl::cl_error& e) {
-      py::object type = py::module_::import("clpool._core").attr("CLError");
-      py::object exc = type(e.what());
-      exc.attr("status") = static_cast<int>(e.status());
-      PyErr_SetObject(type.ptr(), exc.ptr());
-    } catch (const opencl::unsupported_feature& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const out_of_memory&) {
+      set_python_error();
+    } catch (const argument_error&) {
+      set_python_error();
+    } catch (const opencl::cl_error&) {
+      set_python_error();
+    } catch (const opencl::unsupported_feature&) {
+      set_python_error();
     }
   });
 }

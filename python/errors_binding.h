@@ -14,6 +14,11 @@ namespace clpool::python {
 
 void bind_errors(pybind11::module_& m);
 
+// Sets the Python error for the C++ exception being handled (call it in a catch block), as the
+// translator bind_errors() registers does, for functions that bypass pybind11's dispatch (the
+// pools' raw allocate methods). Anything unknown becomes RuntimeError.
+void set_python_error() noexcept;
+
 // A size argument as a uint64: accepts anything with __index__ (numpy integers too); raises
 // TypeError for other types and ValueError for negative values.
 std::uint64_t to_size(const pybind11::handle& size, const char* who);

@@ -27,16 +27,15 @@ class py_pinned_block {
   explicit py_pinned_block(pinned_memory m) : m_(std::move(m)) {}
   py_pinned_block(const py_pinned_block&) = delete;
   ~py_pinned_block() {
-    if (m_.has_block() && Py_IsInitialized() && PyGILState_Check()) free();
+    if (m_.has_block()) free();
   }
   void* data() const { return m_.data(); }
   std::uint64_t size() const { return m_.size(); }
   std::uintptr_t mem() const { return reinterpret_cast<std::uintptr_t>(m_.mem()); }
   bool has_block() const { return m_.has_block(); }
-  void free() {
-    py::gil_scoped_release nogil;
-    m_.free();
-  }
+  // Keeps the GIL: the block goes back to the pool without waiting for the device (the unmap of
+  // a block the pool frees is only enqueued), and this runs inside numpy's dealloc.
+  void free() { m_.free(); }
 
  private:
   pinned_memory m_;

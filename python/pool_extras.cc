@@ -44,6 +44,29 @@ double ratio_from(const py::object& value, const char* who) {
   return ratio;
 }
 
+std::string fspath(const py::object& path, const char* who) {
+  PyObject* p = PyOS_FSPath(path.ptr());
+  if (p == nullptr) {
+    PyErr_Clear();
+    throw py::type_error(std::string(who) + ": path must be a str, bytes or os.PathLike, not " +
+                         std::string(py::str(path.get_type().attr("__name__"))));
+  }
+  py::object fs = py::reinterpret_steal<py::object>(p);
+  std::string s;
+  if (PyBytes_Check(fs.ptr())) {
+    s = std::string(PyBytes_AS_STRING(fs.ptr()), PyBytes_GET_SIZE(fs.ptr()));
+  } else {
+    py::object encoded = py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(fs.ptr()));
+    if (!encoded) throw py::error_already_set();
+    s = std::string(PyBytes_AS_STRING(encoded.ptr()), PyBytes_GET_SIZE(encoded.ptr()));
+  }
+  if (s.empty()) throw py::value_error(std::string(who) + ": path is empty");
+  if (s.find('\0') != std::string::npos) {
+    throw py::value_error(std::string(who) + ": path contains a NUL byte");
+  }
+  return s;
+}
+
 void collect_garbage() noexcept {
   if (!Py_IsInitialized()) return;
   py::gil_scoped_acquire gil;

@@ -2,6 +2,9 @@
 // limit, trim policy, statistics as a dict, trace recording, and a reclaim callback that runs
 // Python's garbage collector (as PyOpenCL's MemoryPool does) before the pool gives up.
 //
+// None of these releases the GIL: freeing a held block may free the Python object tied to it
+// (python/pooled_buffer_type.h), and a pool call never waits on the device.
+//
 // def_pool_extras(cls) adds them to a py::class_<W>, where W has `core()` (the memory_pool) and a
 // `trace` member (trace_recording).
 #ifndef CLPOOL_PYTHON_POOL_EXTRAS_H_
@@ -55,6 +58,9 @@ void start_trace(P& pool, trace_recording& t, const std::string& path) {
 
 pybind11::dict statistics_dict(const pool_counters& c, const pool_statistics& s);
 
+// os.fspath(path) as a std::string (str or bytes paths); TypeError for anything else.
+std::string fspath(const pybind11::object& path, const char* who);
+
 // Runs gc.collect() with the GIL, so that buffers only garbage is holding go back to the pool.
 void collect_garbage() noexcept;
 
@@ -69,24 +75,26 @@ double ratio_from(const pybind11::object& value, const char* who);
 template <class W, class... Extra>
 void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
   namespace py = pybind11;
-  using gil_release = py::call_guard<py::gil_scoped_release>;
   cls.def_property_readonly("held_blocks", [](W& w) { return w.core().held_blocks(); })
       .def_property_readonly("active_blocks", [](W& w) { return w.core().active_blocks(); })
       .def_property_readonly("held_bytes", [](W& w) { return w.core().held_bytes(); })
       .def_property_readonly("active_bytes", [](W& w) { return w.core().active_bytes(); })
       .def_property_readonly("managed_bytes", [](W& w) { return w.core().managed_bytes(); })
       .def_property_readonly("leading_bits", [](W& w) { return w.core().leading_bits(); })
+      .def_property_readonly("leading_bits_in_bin_id",
+                             [](W& w) { return w.core().leading_bits(); })
       .def("used_bytes", [](W& w) { return w.core().used_bytes(); })
       .def("free_bytes", [](W& w) { return w.core().free_bytes(); })
       .def("total_bytes", [](W& w) { return w.core().total_bytes(); })
       .def("n_free_blocks", [](W& w) { return w.core().n_free_blocks(); })
-      .def("free_held", [](W& w) { w.core().free_held(); }, gil_release())
-      .def("stop_holding", [](W& w) { w.core().stop_holding(); }, gil_release())
+      .def("free_held", [](W& w) { w.core().free_held(); },
+           "Gives every held block back to the device. Live allocations are untouched.")
+      .def("free_all_blocks", [](W& w) { w.core().free_held(); }, "CuPy's name for free_held().")
+      .def("stop_holding", [](W& w) { w.core().stop_holding(); },
+           "From now on, released blocks go straight back to the device; frees what is held.")
       .def_property_readonly("is_holding", [](W& w) { return w.core().is_holding(); })
       .def("set_limit", [](W& w, const py::object& limit) {
-        const std::uint64_t bytes = limit_from(limit, "set_limit");
-        py::gil_scoped_release nogil;
-        w.core().set_limit(bytes);
+        w.core().set_limit(limit_from(limit, "set_limit"));
       }, py::arg("limit_bytes"))
       .def_property_readonly("limit", [](W& w) -> py::object {
         const std::uint64_t l = w.core().limit();
@@ -96,19 +104,16 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
         trim_policy p;
         p.max_held_bytes = limit_from(max_held, "set_trim");
         p.max_held_to_active_ratio = ratio_from(ratio, "set_trim");
-        py::gil_scoped_release nogil;
         w.core().set_trim_policy(p);
       }, py::arg("max_held_bytes") = py::none(), py::arg("ratio") = py::none())
       .def("trim", [](W& w, const py::object& target) {
-        const std::uint64_t bytes = to_size(target, "trim");
-        py::gil_scoped_release nogil;
-        return w.core().trim(bytes);
-      }, py::arg("target_held_bytes"))
+        return w.core().trim(to_size(target, "trim"));
+      }, py::arg("target_held_bytes") = 0)
       .def("statistics", [](W& w) {
         return statistics_dict(w.core().counters(), w.core().statistics());
       })
-      .def("record_trace", [](W& w, const std::string& path) {
-        start_trace(w.core(), w.trace, path);
+      .def("record_trace", [](W& w, const py::object& path) {
+        start_trace(w.core(), w.trace, fspath(path, "record_trace"));
       }, py::arg("path"))
       .def("stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); });
 }

@@ -11,6 +11,7 @@
 
 #include "pool/opencl/svm_pool.h"
 #include "python/errors_binding.h"
+#include "python/gc_safe_subclass.h"
 #include "python/pool_extras.h"
 
 namespace py = pybind11;
@@ -29,13 +30,13 @@ class py_svm_block {
   explicit py_svm_block(pooled_svm b) : b_(std::move(b)) {}
   py_svm_block(const py_svm_block&) = delete;
   ~py_svm_block() {
-    if (b_.has_block() && Py_IsInitialized() && PyGILState_Check()) release();
+    if (b_.has_block()) release();
   }
   pooled_svm& get() { return b_; }
-  void release() {
-    py::gil_scoped_release nogil;
-    b_.release();
-  }
+  // Keeps the GIL (README: "Threads and the GIL"): this runs inside the dealloc of the
+  // pyopencl.SVM that wraps the block, where releasing the GIL lets another thread's garbage
+  // collection free that object twice (python/pooled_buffer_type.h).
+  void release() { b_.release(); }
 
  private:
   pooled_svm b_;
@@ -61,6 +62,14 @@ struct py_svm_pool {
 }  // namespace
 
 void bind_svm_pool(py::module_& m) {
+  m.def("make_svm_base", [](py::handle svm_type) {
+    PyObject* t = make_gc_safe_subclass(
+        svm_type.ptr(), "clpool.pyopencl.SVMBase",
+        "pyopencl.SVM with a dealloc that is safe against the garbage collector (the base of "
+        "clpool.pyopencl.PooledSVM).");
+    if (t == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(t);
+  }, py::arg("svm_type"));
   using gil_release = py::call_guard<py::gil_scoped_release>;
   py::class_<py_svm_block>(m, "SVMBlock", py::buffer_protocol())
       .def_buffer([](py_svm_block& b) {
@@ -79,10 +88,10 @@ void bind_svm_pool(py::module_& m) {
       .def("release", &py_svm_block::release)
       .def("enqueue_release", [](py_svm_block& b, std::uintptr_t q) {
         b.get().enqueue_release(as_queue(q));
-      }, py::arg("queue_int_ptr") = 0, gil_release())
+      }, py::arg("queue_int_ptr") = 0)
       .def("bind_to_queue", [](py_svm_block& b, std::uintptr_t q) {
         b.get().bind_to_queue(as_queue(q));
-      }, py::arg("queue_int_ptr"), gil_release())
+      }, py::arg("queue_int_ptr"))
       .def("unbind_from_queue", [](py_svm_block& b) { b.get().unbind_from_queue(); },
            gil_release());
   py::class_<py_svm_pool> cls(m, "SVMPool");
@@ -99,12 +108,8 @@ void bind_svm_pool(py::module_& m) {
                            -> py::object {
         const std::uint64_t bytes = to_size(size, "SVMPool.allocate");
         if (bytes == 0) return py::none();
-        std::optional<pooled_svm> b;
-        {
-          py::gil_scoped_release nogil;
-          b.emplace(w.pool.allocate(bytes, as_queue(queue)));
-        }
-        return py::cast(new py_svm_block(std::move(*b)), py::return_value_policy::take_ownership);
+        return py::cast(new py_svm_block(w.pool.allocate(bytes, as_queue(queue))),
+                        py::return_value_policy::take_ownership);
       }, py::arg("size"), py::arg("queue_int_ptr") = 0);
   def_pool_extras(cls);
 }

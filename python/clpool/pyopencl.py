@@ -4,30 +4,18 @@
     pool = clpool.pyopencl.MemoryPool(clpool.pyopencl.ImmediateAllocator(queue))
     a = pyopencl.array.zeros(queue, n, numpy.float32, allocator=pool)
 
-The pool hands out pyopencl.Buffer objects; when one is garbage-collected its block goes back to
-the pool. Explicitly: pool.release(buffer) or clpool.pyopencl.release(buffer).
+The pool hands out PooledBuffer objects, which are pyopencl.Buffers: PyOpenCL takes them
+wherever it takes a Buffer. A block goes back to the pool when its last reference goes, or at
+once with buffer.release() (PyOpenCL's PooledBuffer.release()).
 """
-
-import weakref
 
 import pyopencl as _cl
 
 from clpool import _core
 from clpool._handles import cl_handle, leading_bits
 from clpool._handles import mem_flags as _mem_flags
-from clpool._pool_api import PoolAPI
 
-_from_int_ptr = _cl.Buffer.from_int_ptr
-_weakref = weakref.ref
-# Live pooled buffers: a weak reference to each pyopencl.Buffer handed out -> its C++ block. When
-# the Buffer is collected, the reference's callback gives the block back to the pool.
-_live = {}
-
-
-def _on_collect(ref):
-    block = _live.pop(ref, None)
-    if block is not None:
-        block.release()
+PooledBuffer = _core.install_pooled_buffer_type(_cl.Buffer)
 
 
 class DeferredAllocator:
@@ -39,8 +27,7 @@ class DeferredAllocator:
         self.context = context
         self.mem_flags = _mem_flags(mem_flags, "DeferredAllocator")
 
-    def _make_pool(self, bits):
-        return _core.DeferredBufferPool(self._handle, self.mem_flags, bits)
+    _deferred = True
 
     def __call__(self, size):
         """An unpooled buffer, as PyOpenCL's allocators give."""
@@ -58,8 +45,7 @@ class ImmediateAllocator:
         self.context = queue.context
         self.mem_flags = _mem_flags(mem_flags, "ImmediateAllocator")
 
-    def _make_pool(self, bits):
-        return _core.ImmediateBufferPool(self._handle, self.mem_flags, bits)
+    _deferred = False
 
     def __call__(self, size):
         """An unpooled buffer, backed at once."""
@@ -70,37 +56,28 @@ class ImmediateAllocator:
 
 
 def release(buffer):
-    """Gives a pooled buffer's block back to its pool now (the buffer must not be used after)."""
-    block = _live.pop(_weakref(buffer), None)
-    if block is not None:
-        block.release()
+    """Gives a pooled buffer's block back to its pool now: buffer.release(). Other objects are
+    left alone."""
+    if isinstance(buffer, PooledBuffer):
+        buffer.release()
 
 
-class MemoryPool(PoolAPI):
-    """PyOpenCL's MemoryPool(allocator, leading_bits_in_bin_id=4) over clpool's C++ pool."""
+class MemoryPool(_core.BufferPool):
+    """PyOpenCL's MemoryPool(allocator, leading_bits_in_bin_id=4) over clpool's C++ pool.
 
-    __slots__ = ("_core", "allocator", "__weakref__")
+    allocate(size), pool(size) and malloc(size) return a PooledBuffer of at least `size` bytes
+    (None for 0), and raise clpool.OutOfMemoryError (a pyopencl.MemoryError) when no block can
+    be had."""
 
     def __init__(self, allocator, leading_bits_in_bin_id=4):
         if not isinstance(allocator, (ImmediateAllocator, DeferredAllocator)):
             raise TypeError("MemoryPool: allocator must be clpool.pyopencl.ImmediateAllocator or "
                             f"DeferredAllocator, got {type(allocator).__module__}."
                             f"{type(allocator).__qualname__}")
+        super().__init__(allocator._handle, allocator.mem_flags,
+                         leading_bits(leading_bits_in_bin_id, "MemoryPool"),
+                         allocator._deferred)
         self.allocator = allocator
-        self._core = allocator._make_pool(leading_bits(leading_bits_in_bin_id, "MemoryPool"))
-
-    def allocate(self, size):
-        """A pyopencl.Buffer of at least `size` bytes (None for 0). Raises
-        clpool.OutOfMemoryError (a pyopencl.MemoryError) when no block can be had."""
-        block = self._core.allocate(size)
-        if block is None:
-            return None
-        buffer = _from_int_ptr(block.int_ptr, True)
-        _live[_weakref(buffer, _on_collect)] = block
-        return buffer
-
-    __call__ = allocate
-    malloc = allocate
 
     def release(self, buffer):
         release(buffer)

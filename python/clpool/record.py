@@ -8,10 +8,10 @@ for, not what the pool asks the driver.
 ``recording(allocator, path)`` wraps any ``pyopencl.tools`` allocator or pool (``ImmediateAllocator``,
 ``DeferredAllocator``, ``MemoryPool``, ``SVMAllocator``, ``SVMPool``), or any callable that takes
 a size and returns a buffer, and is used in its place. Each request that returns a buffer is an
-``alloc`` of the size requested; the buffer's ``free`` is written when the application drops it
-(a ``weakref.finalize`` on the returned object: PyOpenCL's ``Buffer`` and ``PooledBuffer`` take weak
-references), so the trace shows how long the program kept each buffer, whatever the pool did with
-the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``) is an
+``alloc`` of the size requested; the buffer's ``free`` when the application drops it (a weak
+reference to the returned object: PyOpenCL's ``Buffer`` and ``PooledBuffer`` take them; the free
+is written before the next event, see ``Recording``), so the trace shows how long the program kept
+each buffer, whatever the pool did with the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``) is an
 ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
 too. The file is clpool's trace format (tools/trace/FORMAT.md), which ``clpool_replay`` replays.
 
@@ -62,9 +62,16 @@ def _kind_of(obj):
 class Recording:
     """Calls the wrapped allocator and writes what was asked of it. Use ``recording()``.
 
-    Thread-safe: events are queued without a lock, then written in order by whichever thread
-    holds the file; a free that the garbage collector runs in the middle of a write (on the same
-    thread) is queued and written right after it, so ``seq`` always increases through the file.
+    How frees are seen: each buffer handed out gets a weak reference whose callback is the
+    ``append`` of a deque, a C function. When the buffer dies, CPython puts the reference in the
+    deque without running any Python code, and the next event this recording writes (or
+    ``close()``) writes the frees it finds there first. This matters: a Python callback (such as
+    ``weakref.finalize``'s) that runs while PyOpenCL 2022.3 frees a buffer can crash the
+    interpreter, because that PyOpenCL's objects stay visible to the garbage collector while they
+    are being freed (pybind11 2.10; see python/pooled_buffer_type.h). So a free's place among
+    the allocations is exact, and its timestamp is the time it was written.
+
+    Thread-safe: one lock orders the writes, so ``seq`` increases through the file.
     """
 
     def __init__(self, allocator, path):
@@ -85,12 +92,11 @@ class Recording:
         self._file.write(HEADER)
         self._file.write(f"# allocator: {type(allocator).__module__}.{type(allocator).__name__}\n")
         self._file.flush()
-        self._queue = collections.deque()  # (time_ns, thread ident, action, id, size, kind)
-        self._lock = threading.RLock()
-        self._writer = None  # ident of the thread writing, to spot re-entry from the GC
+        self._dead = collections.deque()  # weak references to buffers that died (see above)
+        self._live = {}  # id(weak reference) -> (weak reference, block id, size, kind)
+        self._lock = threading.Lock()
         self._seq = 0
         self._next_id = 1
-        self._id_lock = threading.Lock()
         self._threads = {}
         self._start = time.monotonic_ns()
         self._closed = False
@@ -108,12 +114,15 @@ class Recording:
             raise
         if buffer is None:  # zero bytes: PyOpenCL's allocators return None (its pools a buffer)
             return None
-        with self._id_lock:
+        kind = _kind_of(buffer)
+        with self._lock:
+            if self._closed:
+                return buffer
             block_id = self._next_id
             self._next_id += 1
-        self._event("alloc", block_id, size, _kind_of(buffer))
-        finalizer = weakref.finalize(buffer, self._event, "free", block_id, size, _kind_of(buffer))
-        finalizer.atexit = False  # still alive at exit: left live in the trace
+            ref = weakref.ref(buffer, self._dead.append)
+            self._live[id(ref)] = (ref, block_id, size, kind)
+            self._write("alloc", block_id, size, kind)
         return buffer
 
     def allocate(self, size):
@@ -137,14 +146,20 @@ class Recording:
 
     # --- the file ----------------------------------------------------------------------------
 
+    def flush(self):
+        """Writes the frees seen so far (they are otherwise written before the next event)."""
+        self._event(None, 0, 0, None)
+
     def close(self):
-        """Writes what is queued and closes the file (also at exit). Later events are dropped."""
+        """Writes the frees seen so far and closes the file (also at exit). Buffers still alive
+        stay live in the trace; later events are dropped."""
         with self._lock:
             if self._closed:
                 return
-            self._write_queued()
+            self._write(None, 0, 0, None)
             self._closed = True
             self._file.close()
+            self._live.clear()  # their callbacks go with them
         atexit.unregister(self.close)
 
     def __enter__(self):
@@ -154,31 +169,27 @@ class Recording:
         self.close()
 
     def _event(self, action, block_id, size, kind):
-        self._queue.append((time.monotonic_ns() - self._start, threading.get_ident(), action,
-                            block_id, size, kind))
-        if self._writer == threading.get_ident():
-            return  # re-entered from the GC during our own write: that write drains the queue
         with self._lock:
             if not self._closed:
-                self._write_queued()
+                self._write(action, block_id, size, kind)
 
-    def _write_queued(self):
-        # While `_writer` is set, a free the GC runs on this thread only queues itself (it must
-        # not take a seq in the middle of this batch); the loop below picks it up.
-        self._writer = threading.get_ident()
-        try:
-            while self._queue:
-                lines = []
-                while self._queue:
-                    t, ident, action, block_id, size, kind = self._queue.popleft()
-                    thread = self._threads.setdefault(ident, len(self._threads))
-                    lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0\n")
-                    self._seq += 1
-                self._file.write("".join(lines))
-                self._file.flush()
-        finally:
-            self._writer = None
-        # One queued between the last check and here writes itself: the lock is reentrant.
+    def _write(self, action, block_id, size, kind):
+        # Under self._lock: the frees seen since the last write, then the event (if any).
+        t = time.monotonic_ns() - self._start
+        thread = self._threads.setdefault(threading.get_ident(), len(self._threads))
+        lines = []
+        dead = self._dead
+        while dead:
+            _, freed_id, freed_size, freed_kind = self._live.pop(id(dead.popleft()))
+            lines.append(f"{self._seq} {t} {thread} 0 free {freed_id} {freed_size} {freed_kind} 0\n")
+            self._seq += 1
+        if action is not None:
+            lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0\n")
+            self._seq += 1
+        if lines:
+            self._file.write("".join(lines))
+            self._file.flush()
+
 
 def recording(allocator, path):
     """Returns ``allocator`` wrapped so that what the program asks of it is written to the clpool

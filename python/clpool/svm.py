@@ -21,8 +21,9 @@ def _queue_ptr(queue, who):
     return 0 if queue is None else cl_handle(queue, "CommandQueue", who)
 
 
-class PooledSVM(_cl.SVM):
-    """A pyopencl.SVM over a pooled block, with PyOpenCL's PooledSVM methods."""
+class PooledSVM(_core.make_svm_base(_cl.SVM)):
+    """A pyopencl.SVM over a pooled block, with PyOpenCL's PooledSVM methods. Its base frees it
+    safely when the garbage collector runs during its dealloc (python/gc_safe_subclass.h)."""
 
     def __init__(self, block):
         super().__init__(block)

@@ -50,6 +50,8 @@ class RecordTest(unittest.TestCase):
             self.assertEqual(events(self.path),
                              [("alloc", 1, 1000, "buffer"), ("alloc", 2, 3 * MiB, "buffer")])
             del a                        # back to the pool: an app-level free
+            self.assertEqual(events(self.path)[-1], ("alloc", 2, 3 * MiB, "buffer"))
+            allocator.flush()            # frees are written before the next event, or now
             self.assertEqual(events(self.path)[-1], ("free", 1, 1000, "buffer"))
             self.assertEqual(pool.held_blocks, 1)   # the pool still holds the memory
             self.assertEqual(allocator.held_blocks, 1)  # attributes of the pool pass through
