@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <variant>
 
@@ -153,7 +154,7 @@ PyObject* buffer_pool_allocate(PyObject* self, PyObject* size) {
     record->st = block_record::state::handed_out;
     return object;
   } catch (...) {
-    set_python_error();
+    set_python_error("MemoryPool.allocate(" + std::to_string(bytes) + " bytes)");
     return nullptr;
   }
 }

@@ -54,7 +54,10 @@ std::uint64_t to_size(const py::handle& size, const char* who) {
   return v;
 }
 
-void set_python_error() noexcept {
+void set_python_error(const std::string& context) noexcept {
+  const auto with_context = [&](const char* what) {
+    return context.empty() ? std::string(what) : context + ": " + what;
+  };
   try {
     throw;
   } catch (const out_of_memory& e) {
@@ -66,17 +69,17 @@ void set_python_error() noexcept {
       PyErr_SetString(PyExc_MemoryError, e.what());
     }
   } catch (const argument_error& e) {  // invalid_use too
-    PyErr_SetString(PyExc_ValueError, e.what());
+    PyErr_SetString(PyExc_ValueError, with_context(e.what()).c_str());
   } catch (const opencl::cl_error& e) {
     try {
       py::object type = py::module_::import("clpool._core").attr("CLError");
-      py::object exc = type(e.what());
+      py::object exc = type(with_context(e.what()));
       exc.attr("status") = static_cast<int>(e.status());
       PyErr_SetObject(type.ptr(), exc.ptr());
     } catch (py::error_already_set& err) {
       err.restore();
     } catch (...) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyErr_SetString(PyExc_RuntimeError, with_context(e.what()).c_str());
     }
   } catch (const opencl::unsupported_feature& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());

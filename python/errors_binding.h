@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <string>
 
 namespace clpool::python {
 
@@ -16,8 +17,9 @@ void bind_errors(pybind11::module_& m);
 
 // Sets the Python error for the C++ exception being handled (call it in a catch block), as the
 // translator bind_errors() registers does, for functions that bypass pybind11's dispatch (the
-// pools' raw allocate methods). Anything unknown becomes RuntimeError.
-void set_python_error() noexcept;
+// pools' raw allocate methods). Anything unknown becomes RuntimeError. `context` (e.g.
+// "MemoryPool.allocate(4096 bytes)") prefixes the message of OpenCL and argument errors.
+void set_python_error(const std::string& context = {}) noexcept;
 
 // A size argument as a uint64: accepts anything with __index__ (numpy integers too); raises
 // TypeError for other types and ValueError for negative values.

@@ -6,6 +6,7 @@
 #include "python/errors_binding.h"
 #include "python/pinned_pool_binding.h"
 #include "python/svm_pool_binding.h"
+#include "python/trace_recording.h"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "clpool's memory pools (C++), wrapped by the clpool package";
@@ -13,4 +14,6 @@ PYBIND11_MODULE(_core, m) {
   clpool::python::bind_buffer_pools(m);
   clpool::python::bind_pinned_pool(m);
   clpool::python::bind_svm_pool(m);
+  m.def("stop_all_traces", &clpool::python::stop_all_traces,
+        "Finishes every trace a pool is still recording (run at exit).");
 }

@@ -16,44 +16,22 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include "pool/memory_pool.h"
 #include "python/errors_binding.h"
-#include "tools/trace/pool_recorder.h"
-#include "tools/trace/trace_writer.h"
+#include "python/trace_recording.h"
 
 namespace clpool::python {
 
-// A trace being recorded from a pool (tools/trace/pool_recorder.h).
-struct trace_recording {
-  std::unique_ptr<trace::trace_writer> writer;
-  std::shared_ptr<trace::pool_recorder> recorder;
-  std::string path;
-};
-
-// Stops recording: the file appears complete at its path. Returns the events recorded (0 when
-// nothing was being recorded). Throws RuntimeError for a write error.
+// Stops recording: the pool's observer is removed and the file finished. Returns the events
+// recorded (0 when nothing was being recorded). Throws RuntimeError for a write error.
 template <class P>
 std::uint64_t stop_trace(P& pool, trace_recording& t) {
-  if (!t.writer) return 0;
+  if (!t.active()) return 0;
   pool.set_observer(nullptr);
-  const std::uint64_t events = t.recorder->events_recorded();
-  const std::string error = t.recorder->error();
-  auto writer = std::move(t.writer);
-  t.recorder.reset();
-  if (!error.empty()) throw std::runtime_error("record_trace(" + t.path + "): " + error);
-  writer->commit();
-  return events;
-}
-
-template <class P>
-void start_trace(P& pool, trace_recording& t, const std::string& path) {
-  stop_trace(pool, t);
-  t.writer = std::make_unique<trace::trace_writer>(path, trace::trace_encoding::text,
-                                                   "record_trace");
-  t.recorder = std::make_shared<trace::pool_recorder>(*t.writer);
-  t.path = path;
-  pool.set_observer(t.recorder);
+  return t.finish();
 }
 
 pybind11::dict statistics_dict(const pool_counters& c, const pool_statistics& s);
@@ -112,10 +90,30 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       .def("statistics", [](W& w) {
         return statistics_dict(w.core().counters(), w.core().statistics());
       })
-      .def("record_trace", [](W& w, const py::object& path) {
-        start_trace(w.core(), w.trace, fspath(path, "record_trace"));
-      }, py::arg("path"))
-      .def("stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); });
+      .def("record_trace", [](py::object self, const py::object& path) {
+        W& w = self.cast<W&>();
+        const std::string p = fspath(path, "record_trace");
+        stop_trace(w.core(), w.trace);
+        W* raw = &w;
+        std::shared_ptr<pool_observer> observer;
+        try {
+          observer = w.trace.start(p, [raw] { stop_trace(raw->core(), raw->trace); });
+        } catch (const std::system_error& e) {
+          // OSError(errno, message, path): Python picks FileExistsError, PermissionError, ...
+          PyErr_SetObject(PyExc_OSError,
+                          py::make_tuple(e.code().value(), e.what(), p).ptr());
+          throw py::error_already_set();
+        }
+        w.core().set_observer(std::move(observer));
+        return py::module_::import("clpool._trace").attr("TraceContext")(self);
+      }, py::arg("path"),
+           "Records the application's requests to `path` (a clpool trace for clpool_replay) "
+           "until stop_trace(), the end of a `with` block, or exit. Replaces only an empty file "
+           "or a trace record_trace wrote (FileExistsError otherwise).")
+      .def_property_readonly("_trace_generation",
+                             [](W& w) { return w.trace.generation(); })
+      .def("stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); },
+           "Finishes the trace file; returns the number of events recorded.");
 }
 
 }  // namespace clpool::python

@@ -7,7 +7,12 @@ pyopencl is imported only when something needs it: ``clpool.OutOfMemoryError`` (
 ``pyopencl.MemoryError``), ``clpool.pyopencl`` and ``clpool.PageLockedMemoryPool``.
 """
 
+import atexit
+
 from clpool import _core
+
+# Traces still being recorded (pool.record_trace) are finished when the interpreter exits.
+atexit.register(_core.stop_all_traces)
 
 CLError = _core.CLError
 

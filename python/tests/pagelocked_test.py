@@ -53,6 +53,41 @@ class PageLockedTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             clpool.PageLockedMemoryPool(self.ctx)
         self.assertEqual(self.pool.allocate((0,), np.float32).size, 0)
+        with self.assertRaises(TypeError):
+            self.pool.allocate(4, "not a dtype")
+        with self.assertRaises(TypeError):
+            self.pool.allocate((True,), np.float32)
+        with self.assertRaises(TypeError):
+            self.pool.allocate({"a": 1}.items(), np.float32)
+        with self.assertRaises(ValueError):      # 2**70 bytes: beyond any size
+            self.pool.allocate((1 << 62, 1 << 5), np.float64)
+        self.assertEqual(self.pool.active_blocks, 0)
+
+    def test_dtypes_holding_objects_are_refused(self):
+        # Recycled bytes must never be read as object pointers: the block below held doubles.
+        a = self.pool.allocate((4,), np.float64)
+        a[:] = [1.5, 2.5, 3.5, 4.5]
+        a.base.free()
+        for dtype in (object, np.dtype([("x", np.int32), ("o", object)]),
+                      np.dtype((object, (2,)))):
+            with self.subTest(dtype=dtype), self.assertRaises(TypeError):
+                self.pool.allocate((4,), dtype)
+        self.assertEqual(self.pool.active_blocks, 0)
+        self.assertEqual(self.pool.held_blocks, 1)   # nothing lost: the block is still there
+
+    def test_shapes_orders_and_alignment(self):
+        for shape in (7, (2, 3), [2, 3], np.array([2, 3]), (np.int64(5),), (), (1, 0, 4)):
+            for dtype in (np.uint8, np.float64, np.complex128, np.dtype("f4,i8")):
+                for order in ("C", "F"):
+                    with self.subTest(shape=shape, dtype=dtype, order=order):
+                        a = self.pool.allocate(shape, dtype, order=order)
+                        expected = np.empty(shape, dtype, order=order)
+                        self.assertEqual(a.shape, expected.shape)
+                        self.assertEqual(a.strides, expected.strides)
+                        self.assertTrue(a.flags.aligned)
+                        a[...] = 0   # writable through the whole extent
+        gc.collect()
+        self.assertEqual(self.pool.active_blocks, 0)
 
 
 if __name__ == "__main__":

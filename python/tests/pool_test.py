@@ -166,6 +166,45 @@ class PoolTest(unittest.TestCase):
         self.assertIn("replayed cleanly, 7 events", run.stdout)
         self.assertIn("1 hits, 2 misses", run.stdout)  # as the application saw
 
+    def test_pooled_buffer_semantics(self):
+        p = self.pool
+        b = p.allocate(4096)
+        self.assertIsInstance(b, cl.Buffer)
+        self.assertIsInstance(b, cp.PooledBuffer)
+        mem = b.int_ptr
+        b.release()                              # PyOpenCL's PooledBuffer.release()
+        self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
+        with self.assertRaises(cl.LogicError):
+            b.release()                          # a second release is an error, as in PyOpenCL
+        c = p.allocate(4096)                     # the same block; `b` still exists, so a new object
+        self.assertEqual(c.int_ptr, mem)
+        self.assertIsNot(c, b)
+        del b
+        cid = id(c)
+        del c                                    # back to the pool with its object
+        d = p.allocate(4096)
+        self.assertEqual(id(d), cid)             # handed out again, not rebuilt
+        d.tag = "mine"                           # something of the user's: not reused
+        del d
+        e = p.allocate(4096)
+        self.assertFalse(hasattr(e, "tag"))
+        e.bind_to_queue(self.queue)              # PooledBuffer's no-ops
+        e.unbind_from_queue()
+        cp.release(e)
+        cp.release(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 16))  # not pooled: left alone
+        self.assertEqual(p.active_blocks, 0)
+        with self.assertRaises(TypeError):
+            cp.PooledBuffer()                    # made by pools only
+
+    def test_sizes_beyond_the_device(self):
+        p = self.pool
+        for size in (1 << 62, (1 << 64) - 1):
+            with self.subTest(size=size):
+                with self.assertRaises((clpool.CLError, clpool.OutOfMemoryError, ValueError)) as c:
+                    p.allocate(size)
+                self.assertIn(str(size), str(c.exception))
+        self.assertEqual((p.active_blocks, p.managed_bytes), (0, 0))
+
     def test_bad_input(self):
         p = self.pool
         with self.assertRaisesRegex(ValueError, "negative"):

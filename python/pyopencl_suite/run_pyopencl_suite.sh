@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# PyOpenCL's own tests with a memory pool as the allocator of every array (pool_plugin.py).
+#
+#   python/pyopencl_suite/run_pyopencl_suite.sh --pyopencl-src DIR [--device pocl|mockcl]
+#       [--pool clpool|pyopencl|none] [--files test_array.py,...] [--mockcl-so PATH]
+#       [--site DIR] [--out DIR]
+#
+# DIR is a checkout of https://github.com/inducer/pyopencl at the tag of Debian's
+# python3-pyopencl, v2022.3.1 (not vendored: `git clone -b v2022.3.1 ...`); CLPOOL_PYOPENCL_SRC
+# may name it instead. Without one it prints one "skipped" line and exits 0. The tests run with
+# /usr/bin/python3 (Debian's PyOpenCL), from a copy of the checkout's test/ folder, against one
+# ICD: POCL (the system's .icd) or mockcl backed by POCL (MOCKCL_BACKING=pocl, so kernels run).
+# --site is a folder holding the clpool package (tools/python_install.sh DIR); the default
+# builds one in the output folder. Prints the pass/fail/skip/error counts from pytest's JUnit
+# XML and writes results.xml and log.txt to --out (default: a temporary folder).
+# Exit status: 0 when pytest ran (whatever the counts), 2 bad usage or a missing input.
+set -euo pipefail
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+src="${CLPOOL_PYOPENCL_SRC:-}" device=pocl pool=clpool mockcl_so="" site="" out=""
+files="test_array.py,test_algorithm.py,test_clmath.py"
+while (($#)); do
+  case "$1" in
+    --pyopencl-src) src="${2:?}"; shift 2 ;;
+    --device) device="${2:?}"; shift 2 ;;
+    --pool) pool="${2:?}"; shift 2 ;;
+    --files) files="${2:?}"; shift 2 ;;
+    --mockcl-so) mockcl_so="${2:?}"; shift 2 ;;
+    --site) site="${2:?}"; shift 2 ;;
+    --out) out="${2:?}"; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run_pyopencl_suite.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+case "$device" in pocl | mockcl) ;; *) echo "run_pyopencl_suite.sh: --device must be pocl or mockcl" >&2; exit 2 ;; esac
+case "$pool" in clpool | pyopencl | none) ;; *) echo "run_pyopencl_suite.sh: --pool must be clpool, pyopencl or none" >&2; exit 2 ;; esac
+if [[ -z "$src" ]]; then
+  echo "run_pyopencl_suite.sh: skipped (no PyOpenCL checkout: --pyopencl-src DIR or CLPOOL_PYOPENCL_SRC)"
+  exit 0
+fi
+[[ -d "$src/test" ]] || { echo "run_pyopencl_suite.sh: $src has no test/ folder (a PyOpenCL checkout?)" >&2; exit 2; }
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+out="${out:-$(mktemp -d)}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+IFS=, read -r -a names <<< "$files"
+for f in "${names[@]}"; do
+  [[ -f "$src/test/$f" ]] || { echo "run_pyopencl_suite.sh: $src/test/$f does not exist" >&2; exit 2; }
+done
+if [[ -z "$site" ]]; then
+  site="$out/site"
+  (cd "$repo" && bash tools/python_install.sh "$site") >/dev/null
+fi
+[[ -f "$site/clpool/__init__.py" ]] || { echo "run_pyopencl_suite.sh: $site holds no clpool package" >&2; exit 2; }
+rm -rf "$out/test" && cp -r "$src/test" "$out/test"
+export PYTHONPATH="$here:$site" CLPOOL_SUITE_POOL="$pool" PYTHONDONTWRITEBYTECODE=1
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$out/pocl-cache}"
+if [[ "$device" == mockcl ]]; then
+  [[ -f "$mockcl_so" ]] || { echo "run_pyopencl_suite.sh: --device mockcl needs --mockcl-so PATH" >&2; exit 2; }
+  mkdir -p "$out/vendors"
+  realpath "$mockcl_so" > "$out/vendors/mockcl.icd"
+  export OCL_ICD_VENDORS="$out/vendors" MOCKCL_BACKING=pocl MOCKCL_DEVICES="${MOCKCL_DEVICES:-gpu-4g}"
+fi
+cd "$out/test"
+rc=0
+/usr/bin/python3 -m pytest -p pool_plugin -q -rs --junitxml="$out/results.xml" "${names[@]}" \
+  > "$out/log.txt" 2>&1 || rc=$?
+# pytest: 0 all passed, 1 some failed; anything else means it did not run properly.
+if ((rc > 1)); then
+  tail -20 "$out/log.txt" >&2
+  echo "run_pyopencl_suite.sh: pytest exited $rc" >&2
+  exit 2
+fi
+/usr/bin/python3 - "$out/results.xml" "$device" "$pool" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else list(root)
+total = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
+passed = total["tests"] - total["failures"] - total["errors"] - total["skipped"]
+print(f"device {sys.argv[2]}, pool {sys.argv[3]}: {passed} passed, {total['failures']} failed, "
+      f"{total['errors']} errors, {total['skipped']} skipped of {total['tests']}")
+PY
+grep -E '^pool plugin' "$out/log.txt" || true
+echo "log: $out/log.txt"

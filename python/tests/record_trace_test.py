@@ -1,0 +1,119 @@
+"""pool.record_trace(path): the project's rule for outputs (only an empty file or a trace
+record_trace wrote is replaced), and a file that is complete after stop_trace(), a `with` block
+or the interpreter's exit, and readable after a crash."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+import numpy as np
+
+import clpool
+import clpool.pyopencl as cp
+import cltest
+
+HEADER = "clpool-trace 1\n# source: record_trace\n"
+
+
+def events(path):
+    with open(path) as f:
+        return [line.split()[4] for line in f if line[0].isdigit()]
+
+
+class RecordTraceTest(unittest.TestCase):
+    def setUp(self):
+        self.ctx, self.queue = cltest.context_and_queue()
+        self.pool = cp.MemoryPool(cp.ImmediateAllocator(self.queue))
+        self.dir = tempfile.mkdtemp()
+        self.path = os.path.join(self.dir, "app.trace")
+
+    def test_other_files_are_never_replaced(self):
+        cases = {
+            "script.py": "print('hello')\n",
+            "layer.trace": "clpool-trace 1\n# source: layer\n",
+            "binary": "\0\1\2",
+        }
+        for name, content in cases.items():
+            path = os.path.join(self.dir, name)
+            with open(path, "w") as f:
+                f.write(content)
+            with self.subTest(name=name), self.assertRaises(FileExistsError):
+                self.pool.record_trace(path)
+            with open(path) as f:
+                self.assertEqual(f.read(), content)
+        with self.assertRaises(IsADirectoryError):
+            self.pool.record_trace(self.dir)
+        with self.assertRaises(FileNotFoundError):
+            self.pool.record_trace(os.path.join(self.dir, "no", "such", "dir.trace"))
+        with self.assertRaises(TypeError):
+            self.pool.record_trace(42)
+        with self.assertRaises(ValueError):
+            self.pool.record_trace("")
+        self.assertEqual(self.pool.stop_trace(), 0)   # nothing was started
+
+    def test_empty_files_and_its_own_traces_are_replaced(self):
+        open(self.path, "w").close()
+        with self.pool.record_trace(self.path):
+            b = self.pool.allocate(4096)
+            del b
+        self.assertEqual(events(self.path), ["alloc", "free"])
+        with self.pool.record_trace(self.path):   # its own trace: replaced
+            b = self.pool.allocate(100)
+        self.assertEqual(events(self.path), ["alloc"])
+        with open(self.path) as f:
+            self.assertTrue(f.read().startswith(HEADER))
+        del b
+
+    def test_with_block_ends_only_its_own_recording(self):
+        first = self.pool.record_trace(self.path)
+        other = os.path.join(self.dir, "other.trace")
+        with self.pool.record_trace(other):       # replaces the first recording
+            first.stop()                         # no longer the pool's recording: no effect
+            b = self.pool.allocate(4096)
+        self.assertEqual(events(other), ["alloc"])
+        self.assertEqual(events(self.path), [])
+        del b
+
+    def run_child(self, body):
+        code = textwrap.dedent(f"""
+            import os, sys, time, signal
+            sys.path[:0] = {sys.path[:3]!r}
+            import cltest, clpool.pyopencl as cp
+            ctx, queue = cltest.context_and_queue()
+            pool = cp.MemoryPool(cp.ImmediateAllocator(queue))
+            pool.record_trace({self.path!r})
+            bufs = [pool.allocate(4096 * (i + 1)) for i in range(5)]
+            del bufs[0]
+        """) + textwrap.dedent(body)
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120)
+
+    def test_complete_at_exit(self):
+        r = self.run_child("")   # never calls stop_trace
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Finished at exit, before the interpreter frees what is still alive: those four
+        # buffers stay live in the trace, as the program left them.
+        self.assertEqual(events(self.path), ["alloc"] * 5 + ["free"])
+
+    def test_readable_after_a_crash(self):
+        r = self.run_child("""
+            time.sleep(0.3)                   # longer than the flush interval
+            pool.allocate(1 << 20)            # the flush happens with this event
+            os.kill(os.getpid(), signal.SIGKILL)
+        """)
+        self.assertEqual(r.returncode, -signal.SIGKILL)
+        got = events(self.path)
+        self.assertGreaterEqual(len(got), 6)  # everything up to the flush
+        self.assertEqual(got[:6], ["alloc"] * 5 + ["free"])
+        replay = os.environ.get("CLPOOL_REPLAY")
+        if replay:
+            run = subprocess.run([replay, self.path, "--capacity", "1GiB", "--no-progress"],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
