@@ -75,7 +75,12 @@ using core_pool = memory_pool<recording_allocator>;
 
 class buffer_record final : public block_record {
  public:
-  void give_back() noexcept override { live.release(); }
+  // The allocation leaves the record first: giving the block back may free it to the device,
+  // which deletes this record (recording_allocator::deallocate).
+  void give_back() noexcept override {
+    core_pool::allocation a = std::move(live);
+    a.release();
+  }
   core_pool::allocation live;  // while handed out
 };
 

@@ -46,7 +46,8 @@ class GcSafetyTest(unittest.TestCase):
                 del b
             print("survived", calls[0])
             """)
-        self.assertEqual(r.returncode, -11, r.stdout + r.stderr)
+        # Killed by a signal: SIGSEGV (SIGABRT when AddressSanitizer is preloaded and reports it).
+        self.assertLess(r.returncode, 0, r.stdout + r.stderr)
 
     def test_clpool_objects_survive_the_same(self):
         r = run_child("""
