@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "pool/opencl/buffer_allocators.h"
+#include "pool/shared_limit.h"
 #include "python/errors_binding.h"
 #include "python/pool_extras.h"
 #include "python/pooled_buffer_type.h"
@@ -54,21 +55,23 @@ class either_buffer_allocator {
   std::variant<immediate_buffer_allocator, deferred_buffer_allocator> a_;
 };
 
-// Every block with a record for its Python object (see the file comment).
+// Every block with a record for its Python object (see the file comment), under the limit the
+// pool shares with its sibling arenas, if any (pool/shared_limit.h).
 class recording_allocator {
  public:
   struct handle_type : buffer_block {
     block_record* record = nullptr;
   };
-  explicit recording_allocator(either_buffer_allocator inner) : inner_(std::move(inner)) {}
+  recording_allocator(either_buffer_allocator inner, std::shared_ptr<shared_limit> limit)
+      : inner_(std::move(inner), std::move(limit)) {}
 
   bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal& refusal);
   handle_type allocate(std::uint64_t bytes) { return allocate_or_throw(*this, bytes); }
   void deallocate(handle_type block, std::uint64_t bytes) noexcept;
-  const either_buffer_allocator& inner() const noexcept { return inner_; }
+  const either_buffer_allocator& inner() const noexcept { return inner_.inner(); }
 
  private:
-  either_buffer_allocator inner_;
+  limited_allocator<either_buffer_allocator> inner_;
 };
 
 using core_pool = memory_pool<recording_allocator>;
@@ -81,6 +84,7 @@ class buffer_record final : public block_record {
     core_pool::allocation a = std::move(live);
     a.release();
   }
+  std::uint64_t requested_size() const noexcept override { return live.size(); }
   core_pool::allocation live;  // while handed out
 };
 
@@ -101,8 +105,11 @@ void recording_allocator::deallocate(handle_type block, std::uint64_t bytes) noe
 }
 
 struct py_buffer_pool {
-  py_buffer_pool(either_buffer_allocator allocator, unsigned leading_bits)
-      : pool(recording_allocator(std::move(allocator)), pool_options{.leading_bits = leading_bits}) {
+  py_buffer_pool(either_buffer_allocator allocator, unsigned leading_bits,
+                 std::shared_ptr<shared_limit> limit, PyTypeObject* object_type)
+      : pool(recording_allocator(std::move(allocator), std::move(limit)),
+             pool_options{.leading_bits = leading_bits}),
+        type(object_type) {
     pool.add_reclaim_callback([](std::uint64_t) { collect_garbage(); });
   }
   ~py_buffer_pool() {
@@ -115,6 +122,7 @@ struct py_buffer_pool {
 
   core_pool pool;
   trace_recording trace;
+  PyTypeObject* type;  // the PooledBuffer flavour this pool hands out
 };
 
 // The size argument: an int (the fast path) or anything with __index__.
@@ -151,7 +159,7 @@ PyObject* buffer_pool_allocate(PyObject* self, PyObject* size) {
       object = nullptr;
     }
     if (object == nullptr) {
-      object = make_pooled_buffer(a.handle().mem, record);
+      object = make_pooled_buffer(w->type, a.handle().mem, record);
       if (object == nullptr) return nullptr;  // `a` gives the block back
     }
     // The record's reference to the object becomes the caller's.
@@ -173,34 +181,51 @@ PyMethodDef g_malloc = {"malloc", buffer_pool_allocate, METH_O, "CuPy's name for
 }  // namespace
 
 void bind_buffer_pools(py::module_& m) {
-  m.def("install_pooled_buffer_type", [](py::handle buffer_type) {
-    if (!install_pooled_buffer_type(buffer_type.ptr())) throw py::error_already_set();
-    return py::reinterpret_borrow<py::object>(
-        reinterpret_cast<PyObject*>(pooled_buffer_type()));
-  }, py::arg("buffer_type"), "Makes clpool.pyopencl.PooledBuffer, a subclass of buffer_type "
-     "(pyopencl.Buffer); returns it.");
+  m.def("install_pooled_buffer_type", [](py::handle buffer_type, bool pycuda_methods) {
+    PyTypeObject* t = install_pooled_buffer_type(buffer_type.ptr(), pycuda_methods);
+    if (t == nullptr) throw py::error_already_set();
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
+  }, py::arg("buffer_type"), py::arg("pycuda_methods") = false,
+     "Makes (once per flavour) the PooledBuffer subclass of buffer_type (pyopencl.Buffer) that "
+     "buffer pools hand out; with pycuda_methods, also free(), len() and int() (PyCUDA's "
+     "PooledDeviceAllocation).");
   m.def("pooled_buffer_objects", &pooled_buffer_objects,
         "Python objects currently tied to pooled blocks (handed out, or kept for reuse).");
 
+  py::class_<shared_limit, std::shared_ptr<shared_limit>>(m, "SharedLimit",
+      "One byte limit that several pools (arenas) draw on; None is no limit.")
+      .def(py::init([](const py::object& limit) {
+             return std::make_shared<shared_limit>(limit_from(limit, "SharedLimit"));
+           }), py::arg("limit_bytes") = py::none())
+      .def("set_limit", [](shared_limit& l, const py::object& limit) {
+        l.set_limit(limit_from(limit, "SharedLimit.set_limit"));
+      }, py::arg("limit_bytes"))
+      .def_property_readonly("limit", [](const shared_limit& l) -> py::object {
+        return l.limit() == unlimited ? py::object(py::none()) : py::object(py::int_(l.limit()));
+      })
+      .def_property_readonly("used_bytes", &shared_limit::used);
+
   py::class_<py_buffer_pool> cls(m, "BufferPool");
   cls.def(py::init([](std::uintptr_t handle, cl_mem_flags flags, unsigned leading_bits,
-                      bool deferred) {
-           if (pooled_buffer_type() == nullptr) {
-             throw py::type_error("BufferPool: call install_pooled_buffer_type first");
+                      bool deferred, std::shared_ptr<shared_limit> limit,
+                      const py::handle& object_type) {
+           PyTypeObject* type = object_type.is_none()
+                                    ? pooled_buffer_type(false)
+                                    : reinterpret_cast<PyTypeObject*>(object_type.ptr());
+           if (type == nullptr || !is_pooled_buffer_type(type)) {
+             throw py::type_error("BufferPool: object_type must be a type made by "
+                                  "install_pooled_buffer_type (call it first)");
            }
-           if (deferred) {
-             return new py_buffer_pool(
-                 either_buffer_allocator(
-                     deferred_buffer_allocator(reinterpret_cast<cl_context>(handle), flags)),
-                 leading_bits);
-           }
-           return new py_buffer_pool(
-               either_buffer_allocator(immediate_buffer_allocator(
-                   reinterpret_cast<cl_command_queue>(handle), {.flags = flags})),
-               leading_bits);
+           either_buffer_allocator allocator =
+               deferred ? either_buffer_allocator(deferred_buffer_allocator(
+                              reinterpret_cast<cl_context>(handle), flags))
+                        : either_buffer_allocator(immediate_buffer_allocator(
+                              reinterpret_cast<cl_command_queue>(handle), {.flags = flags}));
+           return new py_buffer_pool(std::move(allocator), leading_bits, std::move(limit), type);
          }),
          py::arg("int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE, py::arg("leading_bits") = 4,
-         py::arg("deferred") = false)
+         py::arg("deferred") = false, py::arg("shared_limit") = nullptr,
+         py::arg("object_type") = py::none())
       .def_property_readonly("is_deferred", [](py_buffer_pool& w) {
         return w.pool.allocator().inner().is_deferred();
       });

@@ -68,6 +68,10 @@ void bind_pinned_pool(py::module_& m) {
                                {static_cast<py::ssize_t>(b.size())}, {1});
       })
       .def_property_readonly("size", &py_pinned_block::size)
+      .def("__len__", [](const py_pinned_block& b) {
+        if (!b.has_block()) throw py::value_error("PooledHostAllocation: the block was freed");
+        return b.size();
+      }, "PyCUDA's PooledHostAllocation.__len__(): the block's size in bytes.")
       .def_property_readonly("has_block", &py_pinned_block::has_block)
       .def_property_readonly("host_ptr", [](py_pinned_block& b) {
         return reinterpret_cast<std::uintptr_t>(b.data());

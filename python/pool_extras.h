@@ -87,6 +87,29 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       .def("trim", [](W& w, const py::object& target) {
         return w.core().trim(to_size(target, "trim"));
       }, py::arg("target_held_bytes") = 0)
+      .def("add_reclaim_callback", [](W& w, py::object callback) {
+        if (!PyCallable_Check(callback.ptr())) {
+          throw py::type_error("add_reclaim_callback: the callback must be callable");
+        }
+        // Runs with the GIL (every pool call holds it, or the pool re-takes it for this), outside
+        // the pool's locks; it may free blocks of this pool or of others. Errors are reported as
+        // unraisable: the pool goes on to its next step.
+        auto shared = std::make_shared<py::object>(std::move(callback));
+        return w.core().add_reclaim_callback([shared](std::uint64_t bytes) {
+          py::gil_scoped_acquire gil;
+          try {
+            (*shared)(bytes);
+          } catch (py::error_already_set& e) {
+            e.discard_as_unraisable("clpool: a pool's reclaim callback");
+          }
+        });
+      }, py::arg("callback"),
+           "callback(bytes_needed) runs when a request fails even after the pool freed what it "
+           "holds; it may free memory (another pool's held blocks, say), then the pool retries. "
+           "Returns an id for remove_reclaim_callback.")
+      .def("remove_reclaim_callback", [](W& w, reclaim_callback_id id) {
+        return w.core().remove_reclaim_callback(id);
+      }, py::arg("callback_id"))
       .def("statistics", [](W& w) {
         return statistics_dict(w.core().counters(), w.core().statistics());
       })

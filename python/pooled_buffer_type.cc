@@ -10,7 +10,7 @@
 namespace clpool::python {
 namespace {
 
-PyTypeObject* g_type = nullptr;        // clpool.pyopencl.PooledBuffer
+PyTypeObject* g_types[2] = {};        // [0] clpool.pyopencl.PooledBuffer, [1] PyCUDA's flavour
 destructor g_base_dealloc = nullptr;   // pyopencl.Buffer's tp_dealloc (pybind11's)
 PyObject* g_from_int_ptr = nullptr;    // pyopencl.Buffer.from_int_ptr
 PyObject* g_logic_error = nullptr;     // pyopencl.LogicError, for a second release()
@@ -28,7 +28,7 @@ pybind11::detail::instance* as_instance(PyObject* self) {
 // True when nothing of the last user's is attached to `self`, so that handing it to the next
 // user is indistinguishable from handing out a fresh object. Precondition: refcount 0, untracked.
 bool is_clean(PyObject* self) {
-  if (Py_TYPE(self) != g_type) return false;  // __class__ was reassigned
+  if (!is_pooled_buffer_type(Py_TYPE(self))) return false;  // __class__ was reassigned
   pybind11::detail::instance* inst = as_instance(self);
   if (inst->weakrefs != nullptr || inst->has_patients) return false;
   PyObject** dict = _PyObject_GetDictPtr(self);
@@ -98,6 +98,22 @@ PyObject* pooled_buffer_release(PyObject* self, PyObject*) {
   Py_RETURN_NONE;
 }
 
+// PyCUDA's PooledDeviceAllocation: len() is the size asked for, int() the cl_mem handle (its
+// "device address"), free() is release().
+Py_ssize_t pooled_buffer_len(PyObject* self) {
+  auto& table = objects();
+  auto it = table.find(self);
+  if (it == table.end() || it->second->st != block_record::state::handed_out) {
+    PyErr_SetString(PyExc_ValueError, "PooledDeviceAllocation: the allocation was freed");
+    return -1;
+  }
+  return static_cast<Py_ssize_t>(it->second->requested_size());
+}
+
+PyObject* pooled_buffer_int(PyObject* self) {
+  return PyObject_GetAttrString(self, "int_ptr");
+}
+
 // PyOpenCL's PooledBuffer has both; a buffer pool has no queue binding.
 PyObject* pooled_buffer_bind_to_queue(PyObject*, PyObject*) { Py_RETURN_NONE; }
 PyObject* pooled_buffer_unbind_from_queue(PyObject*, PyObject*) { Py_RETURN_NONE; }
@@ -112,6 +128,15 @@ PyMethodDef g_methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
+PyMethodDef g_pycuda_methods[] = {
+    {"release", pooled_buffer_release, METH_NOARGS, "Gives the block back to its pool now."},
+    {"free", pooled_buffer_release, METH_NOARGS,
+     "PyCUDA's PooledDeviceAllocation.free(): gives the block back to its pool now."},
+    {"bind_to_queue", pooled_buffer_bind_to_queue, METH_O, "No-op."},
+    {"unbind_from_queue", pooled_buffer_unbind_from_queue, METH_NOARGS, "No-op."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyType_Slot g_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(pooled_buffer_dealloc)},
     {Py_tp_methods, g_methods},
@@ -121,13 +146,24 @@ PyType_Slot g_slots[] = {
     {0, nullptr},
 };
 
-PyType_Spec g_spec = {
-    "clpool.pyopencl.PooledBuffer",
-    0,  // basicsize: pyopencl.Buffer's
-    0,
-    // Not a base type: the dealloc relies on the exact layout. Made only by the pools.
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    g_slots,
+PyType_Slot g_pycuda_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(pooled_buffer_dealloc)},
+    {Py_tp_methods, g_pycuda_methods},
+    {Py_sq_length, reinterpret_cast<void*>(pooled_buffer_len)},
+    {Py_mp_length, reinterpret_cast<void*>(pooled_buffer_len)},
+    {Py_nb_int, reinterpret_cast<void*>(pooled_buffer_int)},
+    {Py_tp_doc, const_cast<char*>(
+                    "PyCUDA's PooledDeviceAllocation for OpenCL: a pyopencl.Buffer from a clpool "
+                    "pool, with free(), len() (bytes asked for) and int() (the cl_mem handle).")},
+    {0, nullptr},
+};
+
+// Not base types: the dealloc relies on the exact layout. Made only by the pools.
+PyType_Spec g_specs[2] = {
+    {"clpool.pyopencl.PooledBuffer", 0 /* pyopencl.Buffer's size */, 0,
+     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, g_slots},
+    {"clpool.pycuda.PooledDeviceAllocation", 0, 0,
+     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, g_pycuda_slots},
 };
 
 // What the dealloc and the type switch rely on: a pybind11 instance (weak reference list where
@@ -145,61 +181,73 @@ bool check_layout(PyTypeObject* base, PyTypeObject* sub) {
 
 }  // namespace
 
-bool install_pooled_buffer_type(PyObject* buffer_type) {
-  if (g_type != nullptr) return true;
+PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_methods) {
+  const int flavour = pycuda_methods ? 1 : 0;
+  if (g_types[flavour] != nullptr) return g_types[flavour];
   if (!PyType_Check(buffer_type)) {
     PyErr_SetString(PyExc_TypeError, "install_pooled_buffer_type: expected pyopencl.Buffer");
-    return false;
+    return nullptr;
   }
   auto* base = reinterpret_cast<PyTypeObject*>(buffer_type);
   if (!is_pybind11_instance_type(base)) {
     PyErr_SetString(PyExc_TypeError,
                     "pyopencl.Buffer is not a pybind11 class of this pybind11 ABI");
-    return false;
+    return nullptr;
+  }
+  if (g_base_dealloc != nullptr && g_base_dealloc != base->tp_dealloc) {
+    PyErr_SetString(PyExc_TypeError, "install_pooled_buffer_type: a different Buffer type");
+    return nullptr;
   }
   PyObject* from_int_ptr = PyObject_GetAttrString(buffer_type, "from_int_ptr");
-  if (from_int_ptr == nullptr) return false;
+  if (from_int_ptr == nullptr) return nullptr;
   PyObject* bases = PyTuple_Pack(1, buffer_type);
   if (bases == nullptr) {
     Py_DECREF(from_int_ptr);
-    return false;
+    return nullptr;
   }
-  PyObject* sub = PyType_FromSpecWithBases(&g_spec, bases);
+  PyObject* sub = PyType_FromSpecWithBases(&g_specs[flavour], bases);
   Py_DECREF(bases);
   if (sub == nullptr) {
     Py_DECREF(from_int_ptr);
-    return false;
+    return nullptr;
   }
   auto* sub_type = reinterpret_cast<PyTypeObject*>(sub);
   if (!check_layout(base, sub_type)) {
     Py_DECREF(sub);
     Py_DECREF(from_int_ptr);
     PyErr_SetString(PyExc_TypeError,
-                    "pyopencl.Buffer's layout is not the one clpool.pyopencl.PooledBuffer needs");
-    return false;
+                    "pyopencl.Buffer's layout is not the one clpool's PooledBuffer needs");
+    return nullptr;
   }
-  PyObject* pyopencl = PyImport_ImportModule("pyopencl");
-  if (pyopencl != nullptr) {
-    g_logic_error = PyObject_GetAttrString(pyopencl, "LogicError");
-    Py_DECREF(pyopencl);
+  if (g_logic_error == nullptr) {
+    PyObject* pyopencl = PyImport_ImportModule("pyopencl");
+    if (pyopencl != nullptr) {
+      g_logic_error = PyObject_GetAttrString(pyopencl, "LogicError");
+      Py_DECREF(pyopencl);
+    }
+    PyErr_Clear();  // without LogicError, release() raises ValueError
   }
-  PyErr_Clear();  // without LogicError, release() raises ValueError
   g_base_dealloc = base->tp_dealloc;
+  Py_XDECREF(g_from_int_ptr);
   g_from_int_ptr = from_int_ptr;
-  g_type = sub_type;  // owned for the life of the process
-  return true;
+  g_types[flavour] = sub_type;  // owned for the life of the process
+  return sub_type;
 }
 
-PyTypeObject* pooled_buffer_type() { return g_type; }
+PyTypeObject* pooled_buffer_type(bool pycuda_methods) { return g_types[pycuda_methods ? 1 : 0]; }
 
-PyObject* make_pooled_buffer(void* mem, block_record* record) {
+bool is_pooled_buffer_type(PyTypeObject* type) {
+  return type != nullptr && (type == g_types[0] || type == g_types[1]);
+}
+
+PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record) {
   PyObject* ptr = PyLong_FromVoidPtr(mem);
   if (ptr == nullptr) return nullptr;
   PyObject* args[] = {ptr, Py_True};  // retain: the object holds its own reference
   PyObject* obj = PyObject_Vectorcall(g_from_int_ptr, args, 2, nullptr);
   Py_DECREF(ptr);
   if (obj == nullptr) return nullptr;
-  if (Py_TYPE(obj) != g_type->tp_base || Py_REFCNT(obj) != 1) {
+  if (Py_TYPE(obj) != type->tp_base || Py_REFCNT(obj) != 1) {
     Py_DECREF(obj);
     PyErr_SetString(PyExc_RuntimeError,
                     "pyopencl.Buffer.from_int_ptr returned a shared or unexpected object");
@@ -213,9 +261,9 @@ PyObject* make_pooled_buffer(void* mem, block_record* record) {
   }
   // Becomes a PooledBuffer: the same layout, our dealloc. Instances of heap types own a
   // reference to their type.
-  Py_INCREF(g_type);
+  Py_INCREF(type);
   PyTypeObject* old = Py_TYPE(obj);
-  Py_SET_TYPE(obj, g_type);
+  Py_SET_TYPE(obj, type);
   Py_DECREF(old);
   record->object = obj;
   return obj;

@@ -46,6 +46,9 @@ class block_record {
   // caller must not touch the record afterwards.
   virtual void give_back() noexcept = 0;
 
+  // The size the user asked for (while handed out), for len().
+  virtual std::uint64_t requested_size() const noexcept = 0;
+
   PyObject* object = nullptr;
   state st = state::in_pool;
 
@@ -53,19 +56,22 @@ class block_record {
   ~block_record() = default;  // deleted by the allocator that made it (forget_block first)
 };
 
-// Makes clpool.pyopencl.PooledBuffer as a subclass of `buffer_type` (pyopencl.Buffer), once.
-// Returns false with a Python exception set when pyopencl.Buffer is not a pybind11 type with the
-// layout this code relies on (another PyOpenCL build): the caller then falls back to plain
-// Buffers (clpool/pyopencl.py). Idempotent.
-bool install_pooled_buffer_type(PyObject* buffer_type);
+// Makes a PooledBuffer type as a subclass of `buffer_type` (pyopencl.Buffer), once per flavour:
+// clpool.pyopencl.PooledBuffer, or with `pycuda_methods` clpool.pycuda.PooledDeviceAllocation,
+// which adds PyCUDA's free(), len() (the requested size) and int() (the cl_mem handle); those
+// stay off the PyOpenCL flavour, where len() would make PyOpenCL's Buffer look like a sequence.
+// Returns a borrowed reference, or nullptr with a Python exception set when pyopencl.Buffer is
+// not a pybind11 type with the layout this code relies on (another PyOpenCL build).
+PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_methods);
 
-// The type, or nullptr before install_pooled_buffer_type succeeded.
-PyTypeObject* pooled_buffer_type();
+// The flavour's type, or nullptr before install_pooled_buffer_type made it.
+PyTypeObject* pooled_buffer_type(bool pycuda_methods);
+bool is_pooled_buffer_type(PyTypeObject* type);
 
-// A new reference to a PooledBuffer wrapping `mem` (retained by the object) for `record`, which
-// must have no object yet; sets record->object (borrowed) and registers the pair. nullptr with a
-// Python exception set on failure.
-PyObject* make_pooled_buffer(void* mem, block_record* record);
+// A new reference to a PooledBuffer of `type` wrapping `mem` (retained by the object) for
+// `record`, which must have no object yet; sets record->object (borrowed) and registers the
+// pair. nullptr with a Python exception set on failure.
+PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record);
 
 // Called by the allocator when the pool frees `record`'s block to the device: drops the record's
 // own reference to an object it owns (in_pool), or detaches an object a user still holds

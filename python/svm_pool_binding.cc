@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "pool/opencl/svm_pool.h"
+#include "pool/shared_limit.h"
 #include "python/errors_binding.h"
 #include "python/gc_safe_subclass.h"
 #include "python/pool_extras.h"
@@ -19,9 +20,11 @@ namespace py = pybind11;
 namespace clpool::python {
 namespace {
 
-using opencl::pooled_svm;
 using opencl::svm_allocator;
-using opencl::svm_pool;
+// Under the limit the pool may share with sibling arenas (pool/shared_limit.h; null: none).
+using limited_svm_allocator = limited_allocator<svm_allocator>;
+using svm_pool = opencl::basic_svm_pool<limited_svm_allocator>;
+using pooled_svm = svm_pool::pooled_svm;
 
 cl_command_queue as_queue(std::uintptr_t q) { return reinterpret_cast<cl_command_queue>(q); }
 
@@ -43,8 +46,9 @@ class py_svm_block {
 };
 
 struct py_svm_pool {
-  py_svm_pool(svm_allocator allocator, unsigned leading_bits)
-      : pool(std::move(allocator), pool_options{.leading_bits = leading_bits}) {
+  py_svm_pool(svm_allocator allocator, unsigned leading_bits, std::shared_ptr<shared_limit> limit)
+      : pool(limited_svm_allocator(std::move(allocator), std::move(limit)),
+             pool_options{.leading_bits = leading_bits}) {
     pool.pool().add_reclaim_callback([](std::uint64_t) { collect_garbage(); });
   }
   ~py_svm_pool() {
@@ -53,7 +57,7 @@ struct py_svm_pool {
     } catch (...) {
     }
   }
-  memory_pool<svm_allocator>& core() { return pool.pool(); }
+  memory_pool<limited_svm_allocator>& core() { return pool.pool(); }
 
   svm_pool pool;
   trace_recording trace;
@@ -96,14 +100,15 @@ void bind_svm_pool(py::module_& m) {
            gil_release());
   py::class_<py_svm_pool> cls(m, "SVMPool");
   cls.def(py::init([](std::uintptr_t context, cl_uint alignment, cl_svm_mem_flags flags,
-                      std::uintptr_t queue, unsigned leading_bits) {
+                      std::uintptr_t queue, unsigned leading_bits,
+                      std::shared_ptr<shared_limit> limit) {
            return new py_svm_pool(svm_allocator(reinterpret_cast<cl_context>(context), alignment,
                                                 flags, as_queue(queue)),
-                                  leading_bits);
+                                  leading_bits, std::move(limit));
          }),
          py::arg("context_int_ptr"), py::arg("alignment") = 0,
          py::arg("flags") = CL_MEM_READ_WRITE, py::arg("queue_int_ptr") = 0,
-         py::arg("leading_bits") = 4)
+         py::arg("leading_bits") = 4, py::arg("shared_limit") = nullptr)
       .def("allocate", [](py_svm_pool& w, const py::handle& size, std::uintptr_t queue)
                            -> py::object {
         const std::uint64_t bytes = to_size(size, "SVMPool.allocate");

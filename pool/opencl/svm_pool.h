@@ -34,22 +34,28 @@ struct svm_span {
   std::size_t size = 0;
 };
 
-// An SVM block from an svm_pool.
-class pooled_svm : public queue_bound_allocation<svm_allocator> {
+// An SVM block from an svm_pool. A is svm_allocator, or an adaptor over it whose handles are
+// svm_blocks (limited_allocator<svm_allocator>, say: pool/shared_limit.h).
+template <block_allocator A = svm_allocator>
+class basic_pooled_svm : public queue_bound_allocation<A> {
  public:
-  using queue_bound_allocation<svm_allocator>::queue_bound_allocation;
-  pooled_svm() noexcept = default;
+  using queue_bound_allocation<A>::queue_bound_allocation;
+  basic_pooled_svm() noexcept = default;
 
   // The SVM pointer (nullptr when released or empty) and the requested size. Valid until release().
-  void* ptr() const noexcept { return has_block() ? handle().ptr : nullptr; }
-  svm_span span() const noexcept { return {ptr(), static_cast<std::size_t>(size())}; }
+  void* ptr() const noexcept { return this->has_block() ? this->handle().ptr : nullptr; }
+  svm_span span() const noexcept { return {ptr(), static_cast<std::size_t>(this->size())}; }
   operator svm_span() const noexcept { return span(); }
 };
+using pooled_svm = basic_pooled_svm<>;
 
-class svm_pool {
+template <block_allocator A = svm_allocator>
+class basic_svm_pool {
  public:
+  using pooled_svm = basic_pooled_svm<A>;
+
   // Takes the allocator. Throws argument_error for bad pool options.
-  explicit svm_pool(svm_allocator allocator, pool_options options = {})
+  explicit basic_svm_pool(A allocator, pool_options options = {})
       : context_(allocator.context()), pool_(std::move(allocator), options) {}
 
   // An SVM block of at least `size` bytes, bound to in-order `queue` (or unbound when null: the
@@ -73,13 +79,14 @@ class svm_pool {
   void stop_holding() { pool_.stop_holding(); }
 
   cl_context context() const noexcept { return context_; }
-  memory_pool<svm_allocator>& pool() noexcept { return pool_; }
-  const memory_pool<svm_allocator>& pool() const noexcept { return pool_; }
+  memory_pool<A>& pool() noexcept { return pool_; }
+  const memory_pool<A>& pool() const noexcept { return pool_; }
 
  private:
   cl_context context_;  // owned by the allocator inside pool_
-  memory_pool<svm_allocator> pool_;
+  memory_pool<A> pool_;
 };
+using svm_pool = basic_svm_pool<>;
 
 }  // namespace clpool::opencl
 

@@ -1,89 +1,60 @@
-"""The pool API shared by clpool's Python pools: PyOpenCL's and PyCUDA's counters, CuPy's names,
-and clpool's extras (limit, trim, statistics, trace recording). A pool keeps its C++ pool in
-self._core."""
+"""CuPy's names for clpool's single-arena pools (clpool.pyopencl's MemoryPool and SVMPool,
+PageLockedMemoryPool), on top of what clpool._core's pools expose (held_blocks, active_blocks,
+free_held, used_bytes, ...): set_limit with a fraction of the device, get_limit, free_all_free,
+free_all_blocks(stream). clpool.cupy.MemoryPool has CuPy's meanings exactly (0 is no limit);
+these pools keep clpool's (None is no limit, 0 is a limit of zero bytes)."""
+
+import numbers
 
 
-class PoolAPI:
+def limit_bytes_from(size, fraction, total, who):
+    """The byte limit for set_limit(size=..., fraction=...), or None for no limit. `total` is
+    the device's global memory size (for `fraction`)."""
+    if size is not None and fraction is not None:
+        raise ValueError(f"{who}: give size or fraction, not both")
+    if fraction is None:
+        return size
+    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real):
+        raise TypeError(f"{who}: fraction must be a number, not {type(fraction).__name__}")
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"{who}: fraction must be within [0, 1], got {fraction!r}")
+    return int(total * fraction)
+
+
+class SingleArenaNames:
+    """Mixed into pools whose blocks all come from one queue (or one context)."""
+
     __slots__ = ()
 
-    # PyOpenCL / PyCUDA
-    @property
-    def held_blocks(self):
-        return self._core.held_blocks
+    def _arena_queue(self):
+        """The queue of this pool's one arena, or None."""
+        return getattr(self.allocator, "queue", None)
 
-    @property
-    def active_blocks(self):
-        return self._core.active_blocks
+    def _device(self):
+        queue = self._arena_queue()
+        if queue is not None:
+            return queue.device
+        return self.allocator.context.devices[0]
 
-    @property
-    def managed_bytes(self):
-        return self._core.managed_bytes
+    def set_limit(self, limit_bytes=None, fraction=None):
+        """Managed bytes (held + live, rounded) never exceed the limit: limit_bytes, or
+        fraction (0 to 1) of the device's global memory (CL_DEVICE_GLOBAL_MEM_SIZE; a mockcl
+        device's capacity). None for both removes the limit. Frees held blocks if needed;
+        raises ValueError if live allocations alone exceed it."""
+        who = f"{type(self).__name__}.set_limit"
+        total = self._device().global_mem_size if fraction is not None else 0
+        super().set_limit(limit_bytes_from(limit_bytes, fraction, total, who))
 
-    @property
-    def active_bytes(self):
-        return self._core.active_bytes
+    def get_limit(self):
+        """The limit in bytes, or None when there is none."""
+        return self.limit
 
-    @property
-    def held_bytes(self):
-        return self._core.held_bytes
+    def free_all_blocks(self, stream=None):
+        """Frees the held blocks (CuPy's name). A pool like this one has one arena, its
+        allocator's queue: given another queue (CuPy's stream), there is nothing to free."""
+        if stream is None or stream == self._arena_queue():
+            self.free_held()
 
-    @property
-    def leading_bits_in_bin_id(self):
-        return self._core.leading_bits
-
-    def free_held(self):
-        """Gives every held block back to the device. Live allocations are untouched."""
-        self._core.free_held()
-
-    def stop_holding(self):
-        """From now on, released blocks go straight back to the device; frees what is held."""
-        self._core.stop_holding()
-
-    # CuPy
-    def free_all_blocks(self):
-        self._core.free_held()
-
-    def used_bytes(self):
-        """Rounded bytes of live allocations (CuPy counts blocks by their allocated size)."""
-        return self._core.used_bytes()
-
-    def free_bytes(self):
-        return self._core.free_bytes()
-
-    def total_bytes(self):
-        return self._core.total_bytes()
-
-    def n_free_blocks(self):
-        return self._core.n_free_blocks()
-
-    # clpool's extras
-    def set_limit(self, limit_bytes):
-        """Managed bytes will never exceed limit_bytes (None: no limit). Frees held blocks if
-        needed; raises ValueError if live allocations alone exceed it."""
-        self._core.set_limit(limit_bytes)
-
-    @property
-    def limit(self):
-        return self._core.limit
-
-    def set_trim(self, max_held_bytes=None, ratio=None):
-        """Bounds held memory: after a release, held bytes are cut (largest blocks first) to
-        min(max_held_bytes, ratio * active_bytes). None turns a bound off."""
-        self._core.set_trim(max_held_bytes, ratio)
-
-    def trim(self, target_held_bytes=0):
-        """Frees held blocks, largest first, until at most target_held_bytes are held."""
-        return self._core.trim(target_held_bytes)
-
-    def statistics(self):
-        """Counters and cumulative statistics as a dict (hits, misses, peaks, ...)."""
-        return self._core.statistics()
-
-    def record_trace(self, path):
-        """Records the application's requests to `path`, in the clpool trace format that
-        clpool_replay reads, until stop_trace(). Start on a pool with no live allocations."""
-        self._core.record_trace(str(path))
-
-    def stop_trace(self):
-        """Finishes the trace file; returns the number of events recorded."""
-        return self._core.stop_trace()
+    def free_all_free(self):
+        """CuPy's older name for free_all_blocks()."""
+        self.free_held()

@@ -14,11 +14,32 @@ import pyopencl as _cl
 from clpool import _core
 from clpool._handles import cl_handle, leading_bits
 from clpool._handles import mem_flags as _mem_flags
+from clpool._pool_api import SingleArenaNames
 
 PooledBuffer = _core.install_pooled_buffer_type(_cl.Buffer)
 
 
-class DeferredAllocator:
+class AllocatorBase:
+    """PyOpenCL's AllocatorBase: what allocates buffers. allocator(size) returns a
+    pyopencl.Buffer of `size` bytes (None for 0). clpool's allocators and MemoryPool are ones."""
+
+    __slots__ = ()
+
+    def __call__(self, size):
+        raise NotImplementedError
+
+
+def _size(size, who):
+    import operator
+    if isinstance(size, bool):
+        raise TypeError(f"{who}: size must be an integer, not bool")
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"{who}: size must not be negative, got {size}")
+    return size
+
+
+class DeferredAllocator(AllocatorBase):
     """PyOpenCL's DeferredAllocator(context, mem_flags=READ_WRITE): clCreateBuffer only; the
     device may report out-of-memory only at first use."""
 
@@ -30,11 +51,13 @@ class DeferredAllocator:
     _deferred = True
 
     def __call__(self, size):
-        """An unpooled buffer, as PyOpenCL's allocators give."""
+        """An unpooled buffer, as PyOpenCL's allocators give (None for 0 bytes)."""
+        if _size(size, "DeferredAllocator") == 0:
+            return None
         return _cl.Buffer(self.context, self.mem_flags, size)
 
 
-class ImmediateAllocator:
+class ImmediateAllocator(AllocatorBase):
     """PyOpenCL's ImmediateAllocator(queue, mem_flags=READ_WRITE): creates the buffer and makes
     the device back it at once on `queue`, so that out-of-memory is seen (and the pool retries
     after freeing what it holds)."""
@@ -48,7 +71,9 @@ class ImmediateAllocator:
     _deferred = False
 
     def __call__(self, size):
-        """An unpooled buffer, backed at once."""
+        """An unpooled buffer, backed at once (None for 0 bytes)."""
+        if _size(size, "ImmediateAllocator") == 0:
+            return None
         buf = _cl.Buffer(self.context, self.mem_flags, size)
         _cl.enqueue_migrate_mem_objects(
             self.queue, [buf], _cl.mem_migration_flags.CONTENT_UNDEFINED)
@@ -62,21 +87,23 @@ def release(buffer):
         buffer.release()
 
 
-class MemoryPool(_core.BufferPool):
+class MemoryPool(SingleArenaNames, _core.BufferPool, AllocatorBase):
     """PyOpenCL's MemoryPool(allocator, leading_bits_in_bin_id=4) over clpool's C++ pool.
 
     allocate(size), pool(size) and malloc(size) return a PooledBuffer of at least `size` bytes
     (None for 0), and raise clpool.OutOfMemoryError (a pyopencl.MemoryError) when no block can
     be had."""
 
-    def __init__(self, allocator, leading_bits_in_bin_id=4):
+    _object_type = PooledBuffer
+
+    def __init__(self, allocator, leading_bits_in_bin_id=4, *, _shared_limit=None):
         if not isinstance(allocator, (ImmediateAllocator, DeferredAllocator)):
-            raise TypeError("MemoryPool: allocator must be clpool.pyopencl.ImmediateAllocator or "
-                            f"DeferredAllocator, got {type(allocator).__module__}."
-                            f"{type(allocator).__qualname__}")
+            raise TypeError(f"{type(self).__name__}: allocator must be clpool.pyopencl."
+                            "ImmediateAllocator or DeferredAllocator, got "
+                            f"{type(allocator).__module__}.{type(allocator).__qualname__}")
         super().__init__(allocator._handle, allocator.mem_flags,
-                         leading_bits(leading_bits_in_bin_id, "MemoryPool"),
-                         allocator._deferred)
+                         leading_bits(leading_bits_in_bin_id, type(self).__name__),
+                         allocator._deferred, _shared_limit, self._object_type)
         self.allocator = allocator
 
     def release(self, buffer):

@@ -14,7 +14,7 @@ import pyopencl as _cl
 
 from clpool import _core
 from clpool._handles import cl_handle, leading_bits
-from clpool._pool_api import PoolAPI
+from clpool._pool_api import SingleArenaNames
 
 
 def _queue_ptr(queue, who):
@@ -33,6 +33,8 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
         """Gives the block back; work enqueued on its queue completes before the next user."""
         self._block.release()
 
+    free = release  # PyCUDA's spelling
+
     def enqueue_release(self, queue=None):
         self._block.enqueue_release(_queue_ptr(queue, "PooledSVM.enqueue_release"))
 
@@ -45,6 +47,19 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
     @property
     def svm_size(self):
         return self._block.size
+
+    def __int__(self):
+        """The SVM pointer (PyCUDA's int() of an allocation: its address)."""
+        return self._block.svm_ptr
+
+    # PyOpenCL's PooledSVM: structural equality and hashing, by address.
+    def __eq__(self, other):
+        if not isinstance(other, PooledSVM):
+            return NotImplemented
+        return self._block.svm_ptr == other._block.svm_ptr
+
+    def __hash__(self):
+        return hash(self._block.svm_ptr)
 
 
 class SVMAllocator:
@@ -60,25 +75,26 @@ class SVMAllocator:
         self.flags = int(_cl.svm_mem_flags.READ_WRITE if flags is None else flags)
         self._queue = _queue_ptr(queue, "SVMAllocator")
 
-    def _make_pool(self, bits):
-        return _core.SVMPool(self._handle, self.alignment, self.flags, self._queue, bits)
+    def __call__(self, size):
+        """An unpooled SVM allocation, as PyOpenCL's SVMAllocator gives."""
+        return _cl.SVMAllocation(self.context, size, self.alignment, self.flags, self.queue)
 
 
-class SVMPool(PoolAPI):
+class SVMPool(SingleArenaNames, _core.SVMPool):
     """PyOpenCL's SVMPool(allocator, leading_bits_in_bin_id=4)."""
 
-    __slots__ = ("_core", "allocator")
-
-    def __init__(self, allocator, leading_bits_in_bin_id=4):
+    def __init__(self, allocator, leading_bits_in_bin_id=4, *, _shared_limit=None):
         if not isinstance(allocator, SVMAllocator):
             raise TypeError("SVMPool: allocator must be clpool.pyopencl.SVMAllocator, got "
                             f"{type(allocator).__qualname__}")
+        super().__init__(allocator._handle, allocator.alignment, allocator.flags,
+                         allocator._queue, leading_bits(leading_bits_in_bin_id, "SVMPool"),
+                         _shared_limit)
         self.allocator = allocator
-        self._core = allocator._make_pool(leading_bits(leading_bits_in_bin_id, "SVMPool"))
 
     def allocate(self, size, queue=None):
         """A PooledSVM of at least `size` bytes bound to in-order `queue` (None for 0)."""
-        block = self._core.allocate(size, _queue_ptr(queue, "SVMPool.allocate"))
+        block = _core.SVMPool.allocate(self, size, _queue_ptr(queue, "SVMPool.allocate"))
         return None if block is None else PooledSVM(block)
 
     __call__ = allocate

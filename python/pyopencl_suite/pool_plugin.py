@@ -51,9 +51,13 @@ if POOL != "none":
     _original_init = cl_array.Array.__init__
 
     def _init(self, cq, shape, dtype, order="C", allocator=None, data=None, *args, **kwargs):
-        if allocator is None and data is None and cq is not None and not kwargs.get("_fast"):
-            allocator = pool_for(cq)
-            _stats["arrays"] += 1
+        if allocator is None and data is None and not kwargs.get("_fast"):
+            # zeros(), empty_like() and friends pass cq=None and their queue or context as
+            # _queue / _context.
+            owner = cq if cq is not None else (kwargs.get("_queue") or kwargs.get("_context"))
+            if owner is not None:
+                allocator = pool_for(owner)
+                _stats["arrays"] += 1
         _original_init(self, cq, shape, dtype, order, allocator, data, *args, **kwargs)
 
     cl_array.Array.__init__ = _init

@@ -17,6 +17,7 @@ cp "$pkg"/*.py "$site/clpool/"
 cp "$core" "$site/clpool/_core.so"
 export PYTHONPATH="$site:$(dirname "$test_py")" PYTHONDONTWRITEBYTECODE=1
 export POCL_CACHE_DIR="$tmp/pocl-cache" CLPOOL_TEST_MODE="$mode"
+export CLPOOL_PYTHON_README="$(realpath "$(dirname "$test_py")/../README.md")"
 # Under --config=asan the extension (and mockcl) are instrumented: the runtimes must be loaded
 # first into the uninstrumented interpreter. Python frees little at exit, so no leak check.
 if ldd "$core" | grep libasan >/dev/null; then  # not -q: ldd must not die of SIGPIPE (pipefail)
