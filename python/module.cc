@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "python/buffer_pool_binding.h"
+#include "python/death_log.h"
 #include "python/errors_binding.h"
 #include "python/pinned_pool_binding.h"
 #include "python/svm_pool_binding.h"
@@ -14,6 +15,7 @@ PYBIND11_MODULE(_core, m) {
   clpool::python::bind_buffer_pools(m);
   clpool::python::bind_pinned_pool(m);
   clpool::python::bind_svm_pool(m);
+  clpool::python::bind_death_log(m);
   m.def("stop_all_traces", &clpool::python::stop_all_traces,
         "Finishes every trace a pool is still recording (run at exit).");
 }

@@ -15,7 +15,8 @@ each buffer, whatever the pool did with the memory. A request that raises an out
 ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
 too. The file is clpool's trace format (tools/trace/FORMAT.md), which ``clpool_replay`` replays.
 
-Pure Python: it needs neither pyopencl nor clpool's extension module to import.
+It needs neither pyopencl nor clpool's extension module; with the extension, frees carry the
+time the buffer died (clpool._core.DeathLog), without it the time they were written.
 """
 
 import atexit
@@ -25,6 +26,11 @@ import os
 import threading
 import time
 import weakref
+
+try:
+    from clpool._core import DeathLog as _DeathLog
+except ImportError:  # the pure-Python copy, without the extension module
+    _DeathLog = None
 
 __all__ = ["recording", "Recording"]
 
@@ -62,14 +68,15 @@ def _kind_of(obj):
 class Recording:
     """Calls the wrapped allocator and writes what was asked of it. Use ``recording()``.
 
-    How frees are seen: each buffer handed out gets a weak reference whose callback is the
-    ``append`` of a deque, a C function. When the buffer dies, CPython puts the reference in the
-    deque without running any Python code, and the next event this recording writes (or
-    ``close()``) writes the frees it finds there first. This matters: a Python callback (such as
-    ``weakref.finalize``'s) that runs while PyOpenCL 2022.3 frees a buffer can crash the
-    interpreter, because that PyOpenCL's objects stay visible to the garbage collector while they
-    are being freed (pybind11 2.10; see python/pooled_buffer_type.h). So a free's place among
-    the allocations is exact, and its timestamp is the time it was written.
+    How frees are seen: each buffer handed out gets a weak reference whose callback is C code
+    (clpool._core.DeathLog's ``note``, which notes the time; without the extension, a deque's
+    ``append``). When the buffer dies, CPython calls it without running any Python code, and the
+    next event this recording writes (or ``flush()``, ``close()``) writes the frees noted so far
+    first. This matters: a Python callback (such as ``weakref.finalize``'s) that runs while
+    PyOpenCL 2022.3 frees a buffer can crash the interpreter, because that PyOpenCL's objects
+    stay visible to the garbage collector while they are being freed (pybind11 2.10; see
+    python/pooled_buffer_type.h). A free's place among the allocations is exact; its timestamp
+    is when the buffer died (when it was written, without the extension).
 
     Thread-safe: one lock orders the writes, so ``seq`` increases through the file.
     """
@@ -92,7 +99,12 @@ class Recording:
         self._file.write(HEADER)
         self._file.write(f"# allocator: {type(allocator).__module__}.{type(allocator).__name__}\n")
         self._file.flush()
-        self._dead = collections.deque()  # weak references to buffers that died (see above)
+        if _DeathLog is not None:
+            self._deaths = _DeathLog()   # (weak reference, time_ns) of buffers that died
+            self._note = self._deaths.note
+        else:
+            self._deaths = collections.deque()   # weak references of buffers that died
+            self._note = self._deaths.append
         self._live = {}  # id(weak reference) -> (weak reference, block id, size, kind)
         self._lock = threading.Lock()
         self._seq = 0
@@ -120,7 +132,7 @@ class Recording:
                 return buffer
             block_id = self._next_id
             self._next_id += 1
-            ref = weakref.ref(buffer, self._dead.append)
+            ref = weakref.ref(buffer, self._note)
             self._live[id(ref)] = (ref, block_id, size, kind)
             self._write("alloc", block_id, size, kind)
         return buffer
@@ -178,10 +190,15 @@ class Recording:
         t = time.monotonic_ns() - self._start
         thread = self._threads.setdefault(threading.get_ident(), len(self._threads))
         lines = []
-        dead = self._dead
-        while dead:
-            _, freed_id, freed_size, freed_kind = self._live.pop(id(dead.popleft()))
-            lines.append(f"{self._seq} {t} {thread} 0 free {freed_id} {freed_size} {freed_kind} 0\n")
+        if _DeathLog is not None:
+            deaths = [(ref, min(died - self._start, t)) for ref, died in self._deaths.drain()]
+        else:
+            deaths = []
+            while self._deaths:
+                deaths.append((self._deaths.popleft(), t))
+        for ref, died in deaths:
+            _, freed_id, freed_size, freed_kind = self._live.pop(id(ref))
+            lines.append(f"{self._seq} {died} {thread} 0 free {freed_id} {freed_size} {freed_kind} 0\n")
             self._seq += 1
         if action is not None:
             lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0\n")

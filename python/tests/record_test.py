@@ -61,6 +61,20 @@ class RecordTest(unittest.TestCase):
                                                 ("free_held", 0, 0, "buffer"),
                                                 ("free", 2, 3 * MiB, "buffer")])
 
+    def test_a_free_carries_the_time_the_buffer_died(self):
+        import time
+        with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
+            a = rec(4096)
+            del a                        # dies now; written at the next event
+            time.sleep(0.3)
+            b = rec(100)
+        with open(self.path) as f:
+            lines = [l.split() for l in f if l[0].isdigit()]
+        self.assertEqual([l[4] for l in lines], ["alloc", "free", "alloc"])
+        freed, allocated = int(lines[1][1]), int(lines[2][1])
+        self.assertGreater(allocated - freed, 250_000_000)   # ns: the 0.3 s sleep is between
+        del b
+
     def test_plain_allocators_and_threads(self):
         for allocator in (cl_tools.ImmediateAllocator(self.queue),
                           cl_tools.DeferredAllocator(self.ctx)):
