@@ -30,6 +30,10 @@ class CuPySeedTest(unittest.TestCase):
     def tearDown(self):
         cupy.set_allocator(None)
         self.scope.__exit__(None, None, None)
+        # POCL compiles kernels on its own threads; a process that exits while one compiles
+        # crashes inside LLVM (seen here: SIGSEGV in LLVM's code generator at exit).
+        self.queue.finish()
+        self.other.finish()
 
     def test_table_matches_tests(self):
         seed_support.check_table_matches(self, "### CuPy's MemoryPool", type(self))

@@ -18,6 +18,9 @@ class PyCUDASeedTest(unittest.TestCase):
         self.pool = tools.DeviceMemoryPool(clpool.pyopencl.ImmediateAllocator(self.queue))
         self.pinned = tools.PageLockedMemoryPool(tools.PageLockedAllocator(self.queue))
 
+    def tearDown(self):
+        self.queue.finish()  # no kernel left compiling at exit (seed_cupy_test.py says why)
+
     def test_table_matches_tests(self):
         seed_support.check_table_matches(self, "### PyCUDA's pools", type(self))
 

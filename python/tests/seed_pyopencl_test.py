@@ -21,6 +21,9 @@ class PyOpenCLSeedTest(unittest.TestCase):
         self.ctx, self.queue = cltest.context_and_queue()
         self.pool = tools.MemoryPool(tools.ImmediateAllocator(self.queue))
 
+    def tearDown(self):
+        self.queue.finish()  # no kernel left compiling at exit (seed_cupy_test.py says why)
+
     def svm_pool(self):
         if not self.ctx.devices[0].svm_capabilities:
             self.skipTest("the device has no SVM")
