@@ -8,6 +8,11 @@
 #   4. tools/cts/run_cts.sh                   the Khronos OpenCL-CTS subset on POCL and on mockcl
 #                                             when CLPOOL_CTS_SRC names a checkout (else one
 #                                             "skipped" line; see tools/cts/README.md)
+#   5. python/pyopencl_suite/run_pyopencl_suite.sh
+#                                             PyOpenCL's own tests with clpool's pool as every
+#                                             array's allocator, on POCL, when CLPOOL_PYOPENCL_SRC
+#                                             names a checkout (else one "skipped" line; see
+#                                             python/README.md)
 # Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
 # (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
 set -euo pipefail
@@ -27,4 +32,5 @@ bash tools/install_test.sh
 echo "tools/test.sh: install test passed at $((SECONDS - start)) s" >&2
 bash tools/ci/sanitizers.sh 30 2
 bash tools/cts/run_cts.sh
+bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool
 echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2

@@ -18,15 +18,22 @@ set -euo pipefail
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 src="${CLPOOL_PYOPENCL_SRC:-}" device=pocl pool=clpool mockcl_so="" site="" out=""
 files="test_array.py,test_algorithm.py,test_clmath.py"
+value() {  # value FLAG ARGS...: the flag's argument, or exit 2
+  if (($# < 2)) || [[ -z "$2" ]]; then
+    echo "run_pyopencl_suite.sh: $1 needs a value" >&2
+    exit 2
+  fi
+  printf '%s' "$2"
+}
 while (($#)); do
   case "$1" in
-    --pyopencl-src) src="${2:?}"; shift 2 ;;
-    --device) device="${2:?}"; shift 2 ;;
-    --pool) pool="${2:?}"; shift 2 ;;
-    --files) files="${2:?}"; shift 2 ;;
-    --mockcl-so) mockcl_so="${2:?}"; shift 2 ;;
-    --site) site="${2:?}"; shift 2 ;;
-    --out) out="${2:?}"; shift 2 ;;
+    --pyopencl-src) src="$(value "$@")" || exit 2; shift 2 ;;
+    --device) device="$(value "$@")" || exit 2; shift 2 ;;
+    --pool) pool="$(value "$@")" || exit 2; shift 2 ;;
+    --files) files="$(value "$@")" || exit 2; shift 2 ;;
+    --mockcl-so) mockcl_so="$(value "$@")" || exit 2; shift 2 ;;
+    --site) site="$(value "$@")" || exit 2; shift 2 ;;
+    --out) out="$(value "$@")" || exit 2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run_pyopencl_suite.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac

@@ -250,6 +250,46 @@ class StressTest(unittest.TestCase):
         pool.free_held()
         self.assertEqual(pool.managed_bytes, 0)
 
+    def test_svm_and_pinned_pools_outlive_their_context_and_queue(self):
+        ctx, queue = cltest.context_and_queue()
+        pinned = clpool.PageLockedMemoryPool(queue)
+        svm = None
+        if ctx.devices[0].svm_capabilities:
+            svm = cp.SVMPool(cp.SVMAllocator(ctx, queue=queue))
+        del ctx, queue
+        gc.collect()
+        a = pinned.allocate((1000,), np.float32)
+        a[:] = 7
+        self.assertTrue((a == 7).all())
+        del a
+        if svm is not None:
+            s = svm.allocate(4096)
+            s.release()
+            self.assertEqual(svm.held_blocks, 1)
+        del pinned, svm   # and their blocks, with their queue and context, go last
+        gc.collect()
+
+    def test_svm_blocks_and_arrays_outlive_their_pool(self):
+        ctx, queue = cltest.context_and_queue()
+        pinned = clpool.PageLockedMemoryPool(queue)
+        arrays = [pinned.allocate((n,), np.int32) for n in (1, 100, 10000)]
+        blocks = []
+        if ctx.devices[0].svm_capabilities:
+            svm = cp.SVMPool(cp.SVMAllocator(ctx, queue=queue))
+            blocks = [svm.allocate(4096, queue) for _ in range(3)]
+            del svm
+        del pinned
+        gc.collect()
+        for i, a in enumerate(arrays):
+            a[:] = i
+            self.assertTrue((a == i).all())
+        for b in blocks:
+            cl.enqueue_copy(queue, b, np.ones(4096, np.uint8))
+        queue.finish()
+        arrays[0].base.free()     # straight back to the device: the pool is gone
+        del arrays, blocks, a
+        gc.collect()
+
     def test_buffers_outlive_their_pool(self):
         ctx, queue = cltest.context_and_queue()
         pool = cp.MemoryPool(cp.ImmediateAllocator(queue))

@@ -1,0 +1,36 @@
+#!/bin/bash
+# run_pyopencl_suite.sh's usage: bad arguments exit 2 with a message, a missing checkout is one
+# "skipped" line and exit 0, --help exits 0. (The suite itself needs a PyOpenCL checkout; see
+# python/README.md.)
+set -uo pipefail
+script="$1"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+fails=0
+expect() {  # expect RC PATTERN ARGS...
+  local rc=$1 pattern=$2
+  shift 2
+  local out
+  out="$(env -u CLPOOL_PYOPENCL_SRC bash "$script" "$@" 2>&1)"
+  local got=$?
+  if [[ $got != "$rc" ]] || ! grep -q -- "$pattern" <<< "$out"; then
+    echo "FAIL: $* -> exit $got (want $rc), output: $out"
+    fails=$((fails + 1))
+  else
+    echo "ok: $* -> $rc"
+  fi
+}
+mkdir -p "$tmp/fake/test" "$tmp/notpyopencl" "$tmp/emptysite" "$tmp/site/clpool"
+touch "$tmp/site/clpool/__init__.py"
+touch "$tmp/fake/test/test_array.py"
+expect 0 "usage" --help
+expect 0 "skipped" --device pocl
+expect 2 "unknown argument" --frobnicate
+expect 2 "--device must be" --device cuda --pyopencl-src "$tmp/fake"
+expect 2 "--pool must be" --pool cupy --pyopencl-src "$tmp/fake"
+expect 2 "no test/ folder" --pyopencl-src "$tmp/notpyopencl"
+expect 2 "does not exist" --pyopencl-src "$tmp/fake" --files test_nothing.py
+expect 2 "holds no clpool package" --pyopencl-src "$tmp/fake" --files test_array.py --site "$tmp/emptysite"
+expect 2 "needs --mockcl-so" --pyopencl-src "$tmp/fake" --files test_array.py --device mockcl --site "$tmp/site"
+expect 2 "needs a value" --pyopencl-src
+expect 2 "needs a value" --device "" --pyopencl-src "$tmp/fake"
+((fails == 0))
