@@ -91,7 +91,7 @@ int run(int argc, char** argv) {
   unsigned leading_bits = clpool::default_leading_bits;
   double trim_ratio = -1;
   bool no_pool = false, min_capacity = false, json = false, no_progress = false,
-       force_progress = false;
+       force_progress = false, full_stacks = false;
   std::vector<std::string> compare;
 
   auto* trace_opt = app.add_option("trace", in.trace_path,
@@ -150,6 +150,9 @@ int run(int argc, char** argv) {
                       ->expected(1, -1);
   for (auto* o : {no_pool_opt, lb_opt, limit_opt, tmh_opt, tr_opt}) o->excludes(cmp_opt);
   app.add_flag("--json", json, "print the report as JSON on stdout instead of text");
+  app.add_flag("--full-stacks", full_stacks,
+               "a trace with allocation sites (FORMAT.md version 2): print every frame of each "
+               "site in the out-of-memory report, not only its innermost frame in the program");
   app.add_option("--svg", svg_path,
                  "write a self-contained SVG timeline of active, held and managed bytes against "
                  "capacity, with the out-of-memory point marked (first configuration)");
@@ -268,15 +271,41 @@ int run(int argc, char** argv) {
                       "--write-trace need a file");
   }
 
+  // Attribute memory to allocation sites when the trace has them (its header says version 2).
+  bool sites = false;
+  if (in.rmm_path.empty()) {
+    sites = in.trace_path == "-" ||
+            trace::trace_reader(in.trace_path, {.check_liveness = false}).version() >=
+                trace::sites_format_version;
+  }
   if (!write_trace_path.empty()) {
     in.with_source([&](auto& source) {
+      // A trace with sites stays one: its stacks are written as they appear, before the events
+      // that name them, and its frames at the end (FORMAT.md allows frames after their use).
+      const bool with_sites = in.rmm_path.empty() && sites;
       trace::trace_writer writer(write_trace_path, write_format == "binary"
                                                        ? trace::trace_encoding::binary
                                                        : trace::trace_encoding::text,
-                                  "--write-trace");
+                                  "--write-trace",
+                                  with_sites ? trace::sites_format_version : trace::format_version);
       writer.comment("source", in.rmm_path.empty() ? "clpool trace " + in.trace_path : "rmm csv " + in.rmm_path);
       trace::trace_event e;
-      while (source.next(e)) writer.write(e);
+      std::size_t stacks_written = 0;
+      while (source.next(e)) {
+        if constexpr (requires { source.sites(); }) {
+          const auto& stacks = source.sites().stacks_in_order();
+          for (; with_sites && stacks_written < stacks.size(); ++stacks_written) {
+            writer.write_stack(stacks[stacks_written].first, stacks[stacks_written].second.parent,
+                               stacks[stacks_written].second.frame);
+          }
+        }
+        writer.write(e);
+      }
+      if constexpr (requires { source.sites(); }) {
+        if (with_sites) {
+          for (const auto& [id, frame] : source.sites().all_frames()) writer.write_frame(id, *frame);
+        }
+      }
       writer.commit();
       return 0;
     });
@@ -291,6 +320,7 @@ int run(int argc, char** argv) {
                                const std::string& label) {
     replay_options options;
     options.timeline = timeline;
+    options.sites = sites;
     progress_fn progress;
     if (printer.enabled()) {
       const auto show = [&printer, &overall, several_replays, label](
@@ -367,7 +397,7 @@ int run(int argc, char** argv) {
   } else if (results.size() > 1) {
     std::cout << format_table(results, in.name());
   } else {
-    std::cout << format_text(results[0], in.name());
+    std::cout << format_text(results[0], in.name(), full_stacks);
   }
   return rc;
 }
