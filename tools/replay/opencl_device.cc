@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -163,6 +164,39 @@ device_spec opencl_backend::spec(std::uint64_t capacity, alloc_semantics semanti
     return std::make_unique<opencl_device>(*this, s);
   };
   return d;
+}
+
+namespace {
+
+class opencl_device_backend final : public device_backend {
+ public:
+  opencl_device_backend(opencl_backend& device, const backend_options& options)
+      : device_(&device), options_(options) {}
+  device_spec spec(std::uint64_t capacity) override {
+    device_spec d = device_->spec(capacity, options_.semantics, options_.profile);
+    d.host_capacity = options_.host_capacity;
+    return d;
+  }
+  std::uint64_t largest_capacity() const override { return device_->free_at_start(); }
+  void check_capacity(std::uint64_t capacity) const override {
+    if (capacity > device_->free_at_start()) {
+      throw config_error("--capacity " + format_bytes_exact(capacity) +
+                         ": more than the device has free (" + device_->description() + ")");
+    }
+  }
+
+ private:
+  opencl_backend* device_;
+  backend_options options_;
+};
+
+}  // namespace
+
+std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
+                                                    const backend_options& options) {
+  opencl_backend& b = opencl_backend::open(parse_opencl_target(device));
+  std::fprintf(stderr, "clpool_replay: device %s\n", b.description().c_str());
+  return std::make_unique<opencl_device_backend>(b, options);
 }
 
 }  // namespace clpool::replay

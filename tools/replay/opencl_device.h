@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "mockcl/model/profile.h"
+#include "tools/replay/device_backend.h"
 #include "tools/replay/replay.h"
 
 namespace clpool::replay {
@@ -74,6 +75,10 @@ class opencl_backend {
   bool free_measured_ = false;
   std::function<std::optional<std::uint64_t>()> query_;
 };
+
+// --device opencl[:PLATFORM[:INDEX]] as a device_backend: opens the device (a line on stderr
+// names it and where its free memory came from).
+std::unique_ptr<device_backend> open_opencl_backend(std::string_view device, const backend_options& options);
 
 }  // namespace clpool::replay
 
