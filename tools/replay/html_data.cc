@@ -63,7 +63,8 @@ class first_fit {
   std::uint64_t top_ = 0;
 };
 
-nlohmann::json site_rows(const std::vector<site_usage>& list, const replay_report& r) {
+nlohmann::json site_rows(const std::vector<site_usage>& raw, const replay_report& r) {
+  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t i = 0; i < list.size() && i < 20; ++i) {
     a.push_back({{"site", site_name(r.sites.get(), list[i].stack)},

@@ -21,7 +21,7 @@ h1{font-size:18px;margin:0 0 4px} .sub{color:#555;margin-bottom:8px}
 #wrap{position:relative;border:1px solid #ccc;user-select:none}
 canvas{display:block;width:100%;height:460px;cursor:crosshair}
 #oom-marker{position:absolute;top:0;bottom:0;width:0;border-left:2px solid #d00;pointer-events:none}
-#oom-marker span{position:absolute;top:2px;left:4px;color:#d00;font-weight:700;background:#fffc;padding:0 2px}
+#oom-marker span{position:absolute;top:2px;right:4px;color:#d00;font-weight:700;background:#fffc;padding:0 2px}
 #tooltip{position:absolute;display:none;pointer-events:none;background:#fff;border:1px solid #888;
  box-shadow:0 2px 6px #0003;padding:6px 8px;max-width:560px;font-size:12px;z-index:2}
 #detail{white-space:pre-wrap;font:12px ui-monospace,monospace;background:#f6f6f6;padding:8px;min-height:2em}
@@ -131,7 +131,7 @@ function draw() {
   for (let k = 0; k <= 5; k++) { const e = v0 + (v1 - v0) * k / 5; ctx.fillText("event " + Math.round(e), sx(e) - 20, cv.height - 6); }
   const m = $("oom-marker");
   if (D.oom && D.oom.event >= v0 && D.oom.event <= v1) { m.style.display = ""; m.style.left = (sx(D.oom.event + 0.5) / devicePixelRatio) + "px"; }
-  else m.style.display = D.oom ? "none" : "none";
+  else m.style.display = "none";
 }
 let pending = false; function redraw(resetSites) { if (resetSites) sitesCache = null; if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; draw(); }); } }
 function zoom(f, at) { const c = at === undefined ? (v0 + v1) / 2 : at, w = Math.min(X1, Math.max(4, (v1 - v0) * f));
@@ -146,7 +146,7 @@ function blockAt(px, py) { const e = ex(px), b = by(py);
 function describe(i) { const s = D.stacks[B.stack[i]];
   return "<b>" + esc(s.site) + "</b><br>block id " + B.id[i] + ": " + fmt(B.size[i]) + " requested (" + B.size[i] + " bytes), " +
     fmt(B.rounded[i]) + " rounded (" + B.rounded[i] + " bytes)<br>lifetime: events " + B.start[i] + " to " +
-    (B.end[i] > D.events - 1 ? "the end (still live)" : B.end[i]) + ", " + ((B.t1[i] - B.t0[i]) / 1e6).toFixed(3) + " ms" +
+    (B.end[i] > D.events - 1 ? "the end (still live)" : B.end[i] + ", " + ((B.t1[i] - B.t0[i]) / 1e6).toFixed(3) + " ms") +
     "<div class=frames>" + (s.frames.length ? s.frames.map(f => "at " + esc(f)).join("\n") : "(no stack recorded)") + "</div>"; }
 function pick(ev, click) { const px = ev.offsetX * devicePixelRatio, py = ev.offsetY * devicePixelRatio, tip = $("tooltip");
   if (mode === "sites") { if (!sitesCache) return; const k = Math.round((ex(px) - v0) / sitesCache.step), b = by(py);
@@ -156,7 +156,7 @@ function pick(ev, click) { const px = ev.offsetX * devicePixelRatio, py = ev.off
   } else { const i = blockAt(px, py);
     if (i < 0) { tip.style.display = "none"; return; }
     tip.innerHTML = describe(i); if (click) { pinned = i; $("detail").innerHTML = describe(i); redraw(); } }
-  tip.style.display = "block"; tip.style.left = Math.min(ev.offsetX + 14, cv.clientWidth - 300) + "px"; tip.style.top = (ev.offsetY + 14) + "px"; }
+  tip.style.display = "block"; tip.style.left = Math.max(0, Math.min(ev.offsetX + 14, cv.clientWidth - 570)) + "px"; tip.style.top = (ev.offsetY + 14) + "px"; }
 cv.addEventListener("mousemove", ev => { if (drag) { const dx = (ev.offsetX - drag.x) * devicePixelRatio; if (Math.abs(dx) > 3) drag.moved = true;
     const de = dx / (cv.width - PAD - 10) * (drag.v1 - drag.v0); v0 = Math.max(0, Math.min(drag.v0 - de, X1 - (drag.v1 - drag.v0))); v1 = v0 + (drag.v1 - drag.v0); redraw(true); }
   else pick(ev, false); });

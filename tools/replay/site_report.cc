@@ -1,6 +1,7 @@
 #include "tools/replay/site_report.h"
 
 #include <algorithm>
+#include <map>
 
 #include "tools/replay/config.h"
 
@@ -16,8 +17,9 @@ std::string both(std::uint64_t bytes) {
   return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
 }
 
-void site_list(std::ostringstream& out, const char* title, const std::vector<site_usage>& list,
+void site_list(std::ostringstream& out, const char* title, const std::vector<site_usage>& raw,
                const replay_report& r, bool full_stacks, std::size_t top) {
+  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
   if (list.empty()) return;
   const trace::site_table* sites = r.sites.get();
   out << title << "\n";
@@ -38,8 +40,9 @@ void site_list(std::ostringstream& out, const char* title, const std::vector<sit
   }
 }
 
-nlohmann::json site_list_json(const std::vector<site_usage>& list, const replay_report& r,
+nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
                               std::size_t top) {
+  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t i = 0; i < list.size() && i < top; ++i) {
     const site_usage& u = list[i];
@@ -79,6 +82,23 @@ std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
   if (sites == nullptr || stack == 0) return "(no stack recorded)";
   const std::uint64_t frame = naming_frame(*sites, stack);
   return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : sites->describe_frame(frame);
+}
+
+std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites) {
+  std::map<std::string, site_usage> by_name;
+  for (const site_usage& u : list) {  // largest first, so the first stack seen is the largest
+    auto [it, added] = by_name.emplace(site_name(sites, u.stack), u);
+    if (added) continue;
+    it->second.requested_bytes += u.requested_bytes;
+    it->second.rounded_bytes += u.rounded_bytes;
+    it->second.blocks += u.blocks;
+  }
+  std::vector<site_usage> out;
+  for (const auto& [name, u] : by_name) out.push_back(u);
+  std::stable_sort(out.begin(), out.end(), [](const site_usage& a, const site_usage& b) {
+    return a.rounded_bytes > b.rounded_bytes;
+  });
+  return out;
 }
 
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack) {

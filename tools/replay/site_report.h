@@ -26,6 +26,11 @@ std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);
 // "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites.
 std::string site_name(const trace::site_table* sites, std::uint64_t stack);
 
+// `list` with the stacks that share a site name (the same innermost program frame, reached
+// through different library frames) summed into one entry, which keeps the largest stack's id;
+// largest rounded bytes first.
+std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites);
+
 // Every frame of `stack`, innermost first, one string each.
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack);
 
