@@ -26,8 +26,11 @@ constexpr int madvise_populate_write = MADV_POPULATE_WRITE;
 constexpr int madvise_populate_write = 23;  // Linux 5.14; older glibc headers lack the name
 #endif
 
-// What every trace the layer writes begins with; a file that does not is never truncated.
+// What every trace the layer writes begins with (version 2 when it records stacks); a file that
+// begins with neither is never truncated.
 constexpr char layer_header[] = "clpool-trace 1\n# source: layer\n";
+constexpr char layer_header_v2[] = "clpool-trace 2\n# source: layer\n";
+static_assert(sizeof layer_header == sizeof layer_header_v2);
 
 // Counts the fork()s that led to this process. A child shares its parent's file (and memory
 // map), so an event it wrote would land in the middle of the parent's trace, and its exit would
@@ -161,7 +164,8 @@ class trace_output final : public std::streambuf {
 bool starts_with_layer_header(int fd) {
   char head[sizeof layer_header - 1] = {};
   return pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head) &&
-         std::memcmp(head, layer_header, sizeof head) == 0;
+         (std::memcmp(head, layer_header, sizeof head) == 0 ||
+          std::memcmp(head, layer_header_v2, sizeof head) == 0);
 }
 
 std::string not_a_layer_trace(const std::string& path) {
@@ -235,6 +239,19 @@ class file_sink final : public event_sink {
     }
   }
 
+  bool sites(const stacks::definitions& d) override {
+    if (forked()) return true;
+    try {
+      for (const auto& st : d.stacks) writer_->write_stack(st.id, st.parent, st.frame);
+      for (const auto& [id, frame] : d.frames) writer_->write_frame(id, frame);
+      writer_->flush();
+      return true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      return false;
+    }
+  }
+
   bool comment(std::string_view key, std::string_view value) override {
     if (forked()) return true;
     try {
@@ -280,8 +297,12 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
                    path.c_str(), std::strerror(errno));
     }
     auto stream = std::make_unique<std::ostream>(output.get());
-    auto writer = std::make_unique<trace::trace_writer>(*stream);
+    const bool stacks = settings.stacks != "none";
+    auto writer = std::make_unique<trace::trace_writer>(
+        *stream, trace::trace_encoding::text,
+        stacks ? trace::sites_format_version : trace::format_version);
     writer->comment("source", "layer");
+    if (stacks) writer->comment("stacks", settings.stacks);
     if (settings.budget_bytes) writer->comment("budget", std::to_string(*settings.budget_bytes));
     if (settings.fail_nth) writer->comment("fail_nth", std::to_string(*settings.fail_nth));
     if (settings.fail_probability) {
