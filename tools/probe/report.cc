@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 
 namespace clpool::probe {
 namespace {

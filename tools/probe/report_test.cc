@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 
 namespace clpool::probe {
 namespace {

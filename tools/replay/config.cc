@@ -7,20 +7,20 @@
 #include <optional>
 #include <vector>
 
-#include "mockcl/model/byte_size.h"
+#include "common/byte_size.h"
 
 namespace clpool::replay {
 
 std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
   std::string why;
-  const std::optional<std::uint64_t> v = device_model::parse_byte_size(text, why);
+  const std::optional<std::uint64_t> v = common::parse_byte_size(text, why);
   if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
   return *v;
 }
 
 std::uint64_t parse_device_bytes(std::string_view text, std::string_view what) {
   std::string why;
-  const std::optional<std::uint64_t> v = device_model::parse_device_size(text, why);
+  const std::optional<std::uint64_t> v = common::parse_device_size(text, why);
   if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
   return *v;
 }
