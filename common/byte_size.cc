@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace clpool::common {
 namespace {
@@ -94,6 +95,40 @@ std::optional<std::uint64_t> parse_device_size(std::string_view text, std::strin
     return std::nullopt;
   }
   return v;
+}
+
+std::string format_bytes_exact(std::uint64_t bytes, byte_units units) {
+  static const char* const spaced[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  static const char* const letter[] = {"", "k", "m", "g", "t"};
+  for (int i = 4; i >= 1; --i) {
+    const unsigned shift = 10u * static_cast<unsigned>(i);
+    if (bytes != 0 && (bytes & ((std::uint64_t{1} << shift) - 1)) == 0) {
+      const std::string n = std::to_string(bytes >> shift);
+      switch (units) {
+        case byte_units::spaced: return n + " " + spaced[i];
+        case byte_units::joined: return n + spaced[i];
+        case byte_units::letter: return n + letter[i];
+      }
+    }
+  }
+  return units == byte_units::spaced ? std::to_string(bytes) + " B" : std::to_string(bytes);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int i = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024.0 && i < 6) {
+    v /= 1024.0;
+    ++i;
+  }
+  char buf[48];
+  if (i == 0 || (bytes & ((std::uint64_t{1} << (10 * i)) - 1)) == 0) {
+    std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes >> (10 * i)), names[i]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, names[i]);
+  }
+  return buf;
 }
 
 }  // namespace clpool::common

@@ -1,6 +1,7 @@
-// Byte sizes as people write them: "4GiB", "512 MiB", "2688KiB", "256m", "1073741824".
-// The one size grammar of every tool (clpool_replay, the layer's variables, MOCKCL_DEVICES,
-// profiles, clpool_probe); each tool prefixes the reason with the name of its flag or variable.
+// Byte sizes as people write them: "4GiB", "512 MiB", "2688KiB", "256m", "1073741824", and as
+// every tool prints them. The one size grammar and the one formatter of every tool
+// (clpool_replay, the layer's variables, MOCKCL_DEVICES, profiles, clpool_probe); each tool
+// prefixes a parse error's reason with the name of its flag or variable.
 #ifndef CLPOOL_COMMON_BYTE_SIZE_H_
 #define CLPOOL_COMMON_BYTE_SIZE_H_
 
@@ -26,6 +27,22 @@ inline constexpr std::uint64_t max_device_bytes = std::uint64_t{1} << 62;
 // parse_byte_size, then refuses a size above max_device_bytes ("is larger than the largest
 // device, 2^62 bytes (4 EiB)").
 std::optional<std::uint64_t> parse_device_size(std::string_view text, std::string& why);
+
+// How format_bytes_exact spells a unit. `joined` and `letter` are what configuration strings
+// use, and parse_byte_size reads all three back to the same number.
+enum class byte_units {
+  spaced,  // "4 GiB", "1234567 B"            for people
+  joined,  // "4GiB", "1234567"               clpool_replay's configuration names
+  letter,  // "4g", "1234567"                 MOCKCL_DEVICES
+};
+
+// Bytes exactly, in the largest binary unit up to TiB that divides them: "1048 MiB", "4 GiB",
+// "1234567 B". For answers that must not be rounded (a capacity, a minimum capacity).
+std::string format_bytes_exact(std::uint64_t bytes, byte_units units = byte_units::spaced);
+
+// Bytes for people, rounded: "4 GiB", "1.50 MiB", "123 B" (a size its unit divides gets no
+// decimals), up to EiB.
+std::string format_bytes(std::uint64_t bytes);
 
 }  // namespace clpool::common
 

@@ -104,5 +104,40 @@ TEST(DeviceSize, LargestDeviceIsTwoToThe62) {
   EXPECT_EQ(why, "is ambiguous: decimal units are not accepted; write 2GiB");
 }
 
+// The one formatter (clpool_probe's, clpool_replay's and mockcl's spellings).
+TEST(FormatBytesExact, TheLargestExactUnitInEachSpelling) {
+  EXPECT_EQ(format_bytes_exact(0), "0 B");
+  EXPECT_EQ(format_bytes_exact(4097), "4097 B");
+  EXPECT_EQ(format_bytes_exact(2688 * 1024), "2688 KiB");
+  EXPECT_EQ(format_bytes_exact(std::uint64_t{3} << 40), "3 TiB");
+  EXPECT_EQ(format_bytes_exact(std::uint64_t{1} << 50), "1024 TiB");
+  EXPECT_EQ(format_bytes_exact(std::uint64_t{4} << 30, byte_units::joined), "4GiB");
+  EXPECT_EQ(format_bytes_exact(4097, byte_units::joined), "4097");
+  EXPECT_EQ(format_bytes_exact(std::uint64_t{256} << 20, byte_units::letter), "256m");
+  EXPECT_EQ(format_bytes_exact(std::uint64_t{3} << 40, byte_units::letter), "3t");
+  EXPECT_EQ(format_bytes_exact(0, byte_units::letter), "0");
+}
+
+TEST(FormatBytesExact, EverySpellingParsesBack) {
+  for (const std::uint64_t v : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4097}, std::uint64_t{1} << 10,
+                                std::uint64_t{3} << 20, std::uint64_t{5} << 30, std::uint64_t{7} << 40,
+                                (std::uint64_t{1} << 62) - 1, std::uint64_t{1} << 62}) {
+    for (const byte_units u : {byte_units::spaced, byte_units::joined, byte_units::letter}) {
+      std::string why;
+      const std::optional<std::uint64_t> back = parse_byte_size(format_bytes_exact(v, u), why);
+      ASSERT_TRUE(back.has_value()) << format_bytes_exact(v, u) << ": " << why;
+      EXPECT_EQ(*back, v) << format_bytes_exact(v, u);
+    }
+  }
+}
+
+TEST(FormatBytes, RoundedForPeople) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(123), "123 B");
+  EXPECT_EQ(format_bytes(std::uint64_t{4} << 30), "4 GiB");
+  EXPECT_EQ(format_bytes(std::uint64_t{3} << 19), "1.50 MiB");
+  EXPECT_EQ(format_bytes(~std::uint64_t{0}), "16.00 EiB");
+}
+
 }  // namespace
 }  // namespace clpool::common

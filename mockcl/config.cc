@@ -13,7 +13,6 @@
 namespace mockcl {
 namespace {
 
-constexpr uint64_t kKiB = 1024;
 
 std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -50,13 +49,9 @@ value_or_error<bool> parse_bool(std::string_view text, std::string_view what) {
                              " is not one of on, off, true, false, 1, 0");
 }
 
+// MOCKCL_DEVICES's spelling ("256m"), from the one formatter.
 std::string format_size(uint64_t v) {
-  static constexpr char kSuffix[] = {'t', 'g', 'm', 'k'};
-  for (int i = 0; i < 4; ++i) {
-    uint64_t unit = kKiB << (10 * (3 - i));
-    if (v != 0 && v % unit == 0) return std::to_string(v / unit) + kSuffix[i];
-  }
-  return std::to_string(v);
+  return clpool::common::format_bytes_exact(v, clpool::common::byte_units::letter);
 }
 
 std::string_view semantics_name(alloc_semantics s) {

@@ -55,11 +55,7 @@ bool is_failed_request(cl_int status, std::uint64_t size) {
 
 // How the alloc_failed comment describes a driver's out-of-memory answer.
 std::string driver_failure(cl_int status) {
-  const char* name = status == CL_MEM_OBJECT_ALLOCATION_FAILURE ? "CL_MEM_OBJECT_ALLOCATION_FAILURE"
-                     : status == CL_OUT_OF_RESOURCES            ? "CL_OUT_OF_RESOURCES"
-                     : status == CL_OUT_OF_HOST_MEMORY          ? "CL_OUT_OF_HOST_MEMORY"
-                     : status == CL_INVALID_BUFFER_SIZE         ? "CL_INVALID_BUFFER_SIZE"
-                                                                : "?";
+  const char* name = common::status_name(status);
   return "status " + std::to_string(status) + " (" + name + ") from the driver";
 }
 

@@ -82,14 +82,6 @@ TEST(Report, FreeMemoryQueryIsCrossChecked) {
   EXPECT_NE(format_report(c, m).find("from NVML nvmlDeviceGetMemoryInfo"), std::string::npos);
 }
 
-TEST(Report, HumanBytesUsesTheLargestExactUnit) {
-  EXPECT_EQ(human_bytes(0), "0 B");
-  EXPECT_EQ(human_bytes(4097), "4097 B");
-  EXPECT_EQ(human_bytes(2688 * 1024), "2688 KiB");
-  EXPECT_EQ(human_bytes(std::uint64_t{3} << 40), "3 TiB");
-  EXPECT_EQ(human_bytes(std::uint64_t{1} << 50), "1024 TiB");
-}
-
 TEST(Report, ProfileNames) {
   EXPECT_EQ(profile_name_for("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3");
   EXPECT_EQ(profile_name_for(""), "probed");
