@@ -79,6 +79,10 @@ std::vector<std::string> builtin_profile_names();
 // ".profile" is a path). Throws profile_error for an unknown name or a bad file.
 device_profile load_profile(std::string_view name_or_path);
 
+// Whether load_profile reads `name_or_path` as a file (it contains '/' or ends in ".profile"),
+// for the tools that list the files they read.
+bool names_profile_file(std::string_view name_or_path);
+
 std::string_view to_string(oom_point point);
 
 // Largest values a profile may hold: beyond them the numbers describe no device.

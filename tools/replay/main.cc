@@ -203,7 +203,11 @@ int run(int argc, char** argv) {
   if (write_format_opt->count() > 0 && write_trace_path.empty()) {
     throw usage_error("--write-format needs --write-trace");
   }
-  refuse_clobbering({{"trace", in.trace_path}, {"--rmm-csv", in.rmm_path}},
+  // Every file clpool_replay reads, against every file it writes (common/output_file.h).
+  refuse_clobbering({{"trace", in.trace_path},
+                     {"--rmm-csv", in.rmm_path},
+                     {"--profile", clpool::device_model::names_profile_file(profile_text) ? profile_text : ""},
+                     {"--mockcl-so", mockcl_so}},
                     {.svg = svg_path, .write_trace = write_trace_path});
   if (!capacity && !min_capacity && write_trace_path.empty()) {
     throw usage_error("--capacity is required (or use --min-capacity to find one)");

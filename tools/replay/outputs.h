@@ -17,7 +17,9 @@ struct output_paths {
 
 // Throws common::output_error (one line naming the flag) when an output is the same file as an
 // input (any spelling, hard link or symlink), when --svg and --write-trace name one file, or when
-// standard output is an input (a shell's `>> trace`). Call before the first replay.
+// standard output is an input (a shell's `>> trace`): common::refuse_overlaps over every file
+// clpool_replay reads (`inputs`: the trace or CSV, a --profile file, --mockcl-so) and writes.
+// Call before the first replay.
 void refuse_clobbering(const std::vector<common::named_input>& inputs, const output_paths& out);
 
 // Writes `text` to `path` through a temporary file renamed into place; errors name `flag`.
