@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/trace/sites.h"
+#include "trace/sites.h"
 
 namespace clpool::stacks {
 

@@ -22,10 +22,10 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
+#include "layer_api/layer_settings.h"
 #include "stacks/capture.h"
-#include "tools/layer/layer_settings.h"
-#include "tools/trace/trace_event.h"
+#include "trace/trace_event.h"
 
 namespace clpool::layer {
 

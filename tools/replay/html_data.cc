@@ -7,7 +7,7 @@
 
 #include "pool/bins.h"
 #include "tools/replay/site_report.h"
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::replay {
 namespace {

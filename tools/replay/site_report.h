@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/replay/replay.h"
-#include "tools/trace/sites.h"
+#include "trace/sites.h"
 
 namespace clpool::replay {
 

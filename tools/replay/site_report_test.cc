@@ -6,7 +6,7 @@
 
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/report_format.h"
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::replay {
 namespace {

@@ -1,0 +1,199 @@
+#include "common/output_file.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace clpool::common {
+namespace {
+
+class OutputFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* t = std::getenv("TEST_TMPDIR");
+    std::string templ = std::string(t && *t ? t : "/tmp") + "/outXXXXXX";
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  static void write(const std::string& p, const std::string& text) { std::ofstream(p) << text; }
+  static std::string read(const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  int entries() const {
+    int n = 0;
+    DIR* d = opendir(dir_.c_str());
+    while (dirent* e = readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+    closedir(d);
+    return n;
+  }
+  std::string dir_;
+};
+
+std::string message_of(const std::string& flag, const std::string& out, const std::string& in) {
+  try {
+    refuse_if_same_file(flag, out, {{"--in", in}});
+  } catch (const output_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(OutputFileTest, SameFileIsRefusedUnderEverySpelling) {
+  write(path("a"), "data");
+  ASSERT_EQ(link(path("a").c_str(), path("hard").c_str()), 0);
+  ASSERT_EQ(symlink(path("a").c_str(), path("soft").c_str()), 0);
+  ASSERT_EQ(mkdir(path("sub").c_str(), 0700), 0);
+  for (const std::string& out : {path("a"), path("sub/../a"), path("hard"), path("soft")}) {
+    const std::string m = message_of("--out", out, path("a"));
+    EXPECT_NE(m.find("--out: '" + out + "' is the same file as the input"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+    // And the other way round: the input named through the link.
+    EXPECT_NE(message_of("--out", path("a"), out), "");
+  }
+  EXPECT_EQ(read(path("a")), "data");
+}
+
+std::string overlap(const io_files& files) {
+  try {
+    refuse_overlaps(files);
+  } catch (const output_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The one rule: every declared output against every declared input, by every spelling, and
+// relative paths too (the test's working directory is made the files' directory).
+TEST_F(OutputFileTest, AnyOutputOnAnyInputIsRefused) {
+  write(path("t.trace"), "trace");
+  write(path("keep.profile"), "profile");
+  write(path("m.so"), "library");
+  ASSERT_EQ(link(path("m.so").c_str(), path("m_hard.so").c_str()), 0);
+  ASSERT_EQ(symlink(path("keep.profile").c_str(), path("p_link").c_str()), 0);
+  char old_cwd[4096];
+  ASSERT_NE(getcwd(old_cwd, sizeof old_cwd), nullptr);
+  ASSERT_EQ(chdir(dir_.c_str()), 0);
+  const std::vector<named_input> inputs = {
+      {"trace", path("t.trace")}, {"--profile", "keep.profile"}, {"--mockcl-so", "./m.so"}, {"--rmm-csv", ""}};
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"keep.profile", "--profile"}, {path("p_link"), "--profile"}, {"./keep.profile", "--profile"},
+      {"m.so", "--mockcl-so"},       {"m_hard.so", "--mockcl-so"},  {"sub/../t.trace", "trace"},
+      {"t.trace", "trace"}};
+  ASSERT_EQ(mkdir("sub", 0700), 0);
+  for (const auto& [out, in_flag] : cases) {
+    for (const char* out_flag : {"--svg", "--write-trace"}) {
+      const std::string m = overlap({.inputs = inputs, .outputs = {{"--json-file", ""}, {out_flag, out}}});
+      EXPECT_NE(m.find(std::string(out_flag) + ": '" + out + "' is the same file as the input"), std::string::npos)
+          << m;
+      EXPECT_NE(m.find("(" + in_flag + ")"), std::string::npos) << m;
+    }
+  }
+  // Nothing was touched, and distinct outputs pass.
+  EXPECT_EQ(read(path("keep.profile")), "profile");
+  EXPECT_EQ(read(path("m.so")), "library");
+  EXPECT_EQ(overlap({.inputs = inputs, .outputs = {{"--svg", "a.svg"}, {"--write-trace", "b.trace"}}}), "");
+  ASSERT_EQ(chdir(old_cwd), 0);
+}
+
+TEST_F(OutputFileTest, TwoOutputsOnOneFileAreRefusedBeforeEitherExists) {
+  char old_cwd[4096];
+  ASSERT_NE(getcwd(old_cwd, sizeof old_cwd), nullptr);
+  ASSERT_EQ(chdir(dir_.c_str()), 0);
+  const std::string m = overlap({.inputs = {}, .outputs = {{"--svg", "x.out"}, {"--write-trace", "./x.out"}}});
+  EXPECT_EQ(m, "--write-trace: './x.out' is also the --svg output; give them different files");
+  EXPECT_NE(overlap({.inputs = {}, .outputs = {{"--svg", path("x.out")}, {"--write-trace", "x.out"}}}), "");
+  EXPECT_EQ(overlap({.inputs = {}, .outputs = {{"--svg", "-"}, {"--write-trace", "-"}}}),
+            "--write-trace: standard output is also the --svg output; give them different files");
+  EXPECT_EQ(entries(), 0);
+  ASSERT_EQ(chdir(old_cwd), 0);
+}
+
+TEST_F(OutputFileTest, DifferentOrMissingFilesAreAllowed) {
+  write(path("a"), "x");
+  write(path("b"), "x");
+  EXPECT_EQ(message_of("--out", path("b"), path("a")), "");
+  EXPECT_EQ(message_of("--out", path("new"), path("a")), "");
+  EXPECT_EQ(message_of("--out", path("a"), path("missing")), "");
+  // Character devices are never clobbered: reading and writing /dev/null is fine.
+  EXPECT_EQ(message_of("--out", "/dev/null", "/dev/null"), "");
+}
+
+TEST_F(OutputFileTest, CommitReplacesAtomically) {
+  write(path("out"), "old");
+  {
+    atomic_output_file f(path("out"), "--out");
+    f.stream() << "new";
+    EXPECT_EQ(read(path("out")), "old");  // nothing visible before commit
+    EXPECT_EQ(entries(), 2);
+    f.commit();
+  }
+  EXPECT_EQ(read(path("out")), "new");
+  EXPECT_EQ(entries(), 1);
+  struct stat st;
+  ASSERT_EQ(stat(path("out").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 0044, 0u) << "not left at mkstemp's 0600";
+}
+
+TEST_F(OutputFileTest, NoCommitLeavesTheOldFileAndNoTemp) {
+  write(path("out"), "old");
+  {
+    atomic_output_file f(path("out"));
+    f.stream() << "half";
+    EXPECT_NE(f.temp_path().find("/.out.tmp"), std::string::npos);
+  }
+  EXPECT_EQ(read(path("out")), "old");
+  EXPECT_EQ(entries(), 1);
+}
+
+TEST_F(OutputFileTest, SymlinkKeepsTheLinkAndReplacesTheTarget) {
+  write(path("target"), "old");
+  ASSERT_EQ(symlink("target", path("link").c_str()), 0);
+  atomic_output_file f(path("link"));
+  f.stream() << "new";
+  f.commit();
+  struct stat st;
+  ASSERT_EQ(lstat(path("link").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(read(path("target")), "new");
+}
+
+TEST_F(OutputFileTest, NonRegularOutputsAreWrittenInPlace) {
+  atomic_output_file f("/dev/null");
+  EXPECT_EQ(f.temp_path(), "");
+  f.stream() << "x";
+  f.commit();
+  struct stat st;
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_F(OutputFileTest, UnwritablePlacesAreOneLineErrors) {
+  try {
+    atomic_output_file f(dir_, "--svg");
+    FAIL() << "a directory was accepted";
+  } catch (const output_error& e) {
+    EXPECT_EQ(std::string(e.what()), "--svg: cannot write '" + dir_ + "': Is a directory");
+  }
+  try {
+    atomic_output_file f(path("no/such/dir/x"), "--svg");
+    FAIL() << "a missing directory was accepted";
+  } catch (const output_error& e) {
+    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace clpool::common
