@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "device_model/profile.h"
 #include "tools/replay/command_line.h"
 #include "tools/replay/config.h"
