@@ -1,0 +1,153 @@
+// The binary form of trace_reader (FORMAT.md, "Binary form"): its header and records. A separate
+// file only to keep trace_reader.cc readable; the class is trace_reader.h's.
+#include <cstring>
+#include <string>
+
+#include "trace/trace_reader.h"
+
+namespace clpool::trace {
+
+bool trace_reader::read_binary_header() {
+  if (end_ - pos_ < 16 && !eof_) refill();
+  if (end_ - pos_ < sizeof binary_magic ||
+      std::memcmp(buffer_.data() + pos_, binary_magic, sizeof binary_magic) != 0) {
+    return false;
+  }
+  encoding_ = trace_encoding::binary;
+  line_ = 1;
+  if (end_ - pos_ < 16) fail("truncated binary header (16 bytes expected)");
+  const unsigned char* h = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
+  if (h[8] != format_version && h[8] != sites_format_version) {
+    fail("unknown trace version '" + std::to_string(h[8]) + "' (binary form; this reader knows versions " +
+         std::to_string(format_version) + " and " + std::to_string(sites_format_version) + ")");
+  }
+  for (int i = 9; i < 16; ++i) {
+    if (h[i] != 0) fail("corrupt binary header: reserved bytes are not zero");
+  }
+  version_ = h[8];
+  pos_ += 16;
+  return true;
+}
+
+namespace {
+
+// Reads a LEB128 varint at p (at most 10 bytes). Returns the position after it, or nullptr when
+// it is longer than 10 bytes or does not fit in 64 bits.
+inline const unsigned char* read_varint(const unsigned char* p, std::uint64_t& v) {
+  std::uint64_t x = *p & 0x7f;
+  if (*p++ < 0x80) {
+    v = x;
+    return p;
+  }
+  for (unsigned shift = 7; shift < 70; shift += 7) {
+    const std::uint64_t b = *p++;
+    if (shift == 63 && b > 1) return nullptr;
+    x |= (b & 0x7f) << shift;
+    if (b < 0x80) {
+      v = x;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// The longest event record: tag, 8 varints of 10 bytes.
+constexpr std::size_t max_record_bytes = 1 + 8 * 10;
+
+}  // namespace
+
+bool trace_reader::next_binary(trace_event& out) {
+  for (;;) {
+    if (end_ - pos_ < max_record_bytes + 2 * 1024 + 32 && !eof_) refill();
+    if (pos_ == end_) return false;
+    ++line_;
+    const std::uint64_t record = line_ - 1;
+    const unsigned char* start = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
+    const unsigned char* limit = reinterpret_cast<const unsigned char*>(buffer_.data() + end_);
+    const unsigned char* p = start;
+    const auto where = [&] {
+      return "binary record " + std::to_string(record) + " at byte " +
+             std::to_string(consumed_base_ + pos_) + ": ";
+    };
+    // Every varint read below stays inside the buffer's valid bytes only if the record is
+    // complete; decode into a bounded scratch copy when the buffer's tail is short.
+    unsigned char scratch[max_record_bytes + 16];
+    const std::size_t avail = static_cast<std::size_t>(limit - start);
+    if (avail < max_record_bytes) {
+      std::memset(scratch, 0, sizeof scratch);
+      std::memcpy(scratch, start, avail);
+      p = start = scratch;
+      limit = scratch + avail;
+    }
+    const unsigned tag = *p++;
+    if (tag == 7) {  // a metadata record: varint length, key, varint length, value
+      const char* q = buffer_.data() + pos_ + 1;
+      const char* const end = buffer_.data() + end_;
+      const auto read_text = [&](std::string& text) {
+        std::uint64_t n = 0;
+        for (unsigned shift = 0;; shift += 7) {
+          if (q >= end || shift > 14) return false;  // lengths are at most 1024: two bytes
+          const std::uint64_t b = static_cast<unsigned char>(*q++);
+          n |= (b & 0x7f) << shift;
+          if (b < 0x80) break;
+        }
+        if (n > 1024 || static_cast<std::uint64_t>(end - q) < n) return false;
+        text.assign(q, n);
+        q += n;
+        return true;
+      };
+      std::string key, value;
+      if (!read_text(key) || !read_text(value)) fail(where() + "truncated or corrupt metadata record");
+      if (metadata_.size() < 256) metadata_.emplace_back(std::move(key), std::move(value));
+      pos_ = static_cast<std::size_t>(q - buffer_.data());
+      continue;
+    }
+    if ((tag == 5 || tag == 6) && version_ >= sites_format_version) {  // a frame or stack record
+      const unsigned char* q = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_ + 1);
+      const std::string problem = parse_binary_site(
+          tag, q, reinterpret_cast<const unsigned char*>(buffer_.data() + end_), sites_);
+      if (!problem.empty()) fail(where() + problem);
+      pos_ = static_cast<std::size_t>(reinterpret_cast<const char*>(q) - buffer_.data());
+      continue;
+    }
+    const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
+    if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > static_cast<unsigned>(trace_action::stop_holding)) {
+      fail(where() + "bad record tag " + std::to_string(tag) + " (corrupt or not a clpool binary trace)");
+    }
+    trace_event e;
+    e.action = static_cast<trace_action>(tag & 7);
+    e.kind = static_cast<trace_kind>((tag >> 3) & 3);
+    std::uint64_t seq = 0, dt = 0;
+    bool ok = (p = read_varint(p, seq)) && (p = read_varint(p, dt));
+    if (ok && (tag & 0x40)) ok = (p = read_varint(p, e.thread)) && (p = read_varint(p, e.queue));
+    if (ok && !(tag & 0x40)) {
+      e.thread = prev_thread_;
+      e.queue = prev_queue_;
+    }
+    ok = ok && (p = read_varint(p, e.id)) && (p = read_varint(p, e.size));
+    if (ok && (tag & 0x20)) ok = (p = read_varint(p, e.flags)) != nullptr;
+    if (ok && has_stack) ok = (p = read_varint(p, e.stack)) != nullptr;
+    if (!ok) fail(where() + "a number is longer than 64 bits (corrupt data)");
+    if (p > limit) fail(where() + "truncated: the record runs past the end of the input");
+    if (have_seq_) {
+      if (seq >= ~std::uint64_t{0} - last_seq_) fail(where() + "seq overflows 64 bits");
+      e.seq = last_seq_ + 1 + seq;
+    } else {
+      e.seq = seq;
+    }
+    e.time_ns = prev_time_ + ((dt >> 1) ^ (~(dt & 1) + 1));
+    if (e.size > max_event_size) {
+      fail(where() + "size " + std::to_string(e.size) + " bytes is above 2^62, larger than any device: corrupt input");
+    }
+    check_event(e);
+    pos_ += static_cast<std::size_t>(p - start);
+    prev_time_ = e.time_ns;
+    prev_thread_ = e.thread;
+    prev_queue_ = e.queue;
+    out = e;
+    return true;
+  }
+}
+
+
+}  // namespace clpool::trace
