@@ -14,6 +14,13 @@ cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache"
 unset OPENCL_LAYERS OCL_ICD_VENDORS
 [[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+# Under --config=asan the layer is instrumented: the (uninstrumented) Python interpreter it is
+# loaded into must load the sanitizer runtimes first.
+py_env=()
+if ldd "$REPLAY" | grep libasan >/dev/null; then
+  py_env=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+          "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+fi
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -39,7 +46,7 @@ PY
 }
 
 echo "=== PyOpenCL: growing_cache.py"
-"$CLPOOL" record --out "$T/py.trace" -- /usr/bin/python3 "$PY_EXAMPLE" --requests 40 >"$T/py.log" 2>&1 ||
+"${py_env[@]}" "$CLPOOL" record --out "$T/py.trace" -- /usr/bin/python3 "$PY_EXAMPLE" --requests 40 >"$T/py.log" 2>&1 ||
   { fail "recording growing_cache.py"; tail -5 "$T/py.log"; }
 head -1 "$T/py.trace" | grep -q 'clpool-trace 2' || fail "py.trace is not version 2"
 grep -q '^frame .* py .*growing_cache.py ResultCache.remember$' "$T/py.trace" || fail "no Python frame for ResultCache.remember"
