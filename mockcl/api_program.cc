@@ -31,7 +31,8 @@ cl_int read_signatures(_cl_program* p) {
   p->signatures.clear();
   p->build_log.clear();
   p->build_failed = false;
-  if (!p->from_source) return CL_SUCCESS;
+  // With no backing device a binary is the source text (CL_PROGRAM_BINARIES), read like one.
+  if (!p->from_source && rt().pocl) return CL_SUCCESS;
   parsed_source parsed = parse_kernel_signatures(p->source);
   if (!parsed.error.empty()) {
     if (rt().pocl) return CL_SUCCESS;
