@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "mockcl/program_backing.h"
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -54,7 +55,7 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
                        const void* data = nullptr, size_t size = 0) {
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
-  rt().retain_internal(ctx);
+  rt().hold(ctx);
   p->source = std::move(source);
   p->options.clear();
   p->kernel_names = kernel_names(p->source);
@@ -134,20 +135,6 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
   return nullptr;
 }
 
-cl_int CL_API_CALL RetainProgram(cl_program h) {
-  api_call c(rt(), entry_point::clRetainProgram);
-  _cl_program* p = rt().program(h);
-  if (!p) return c.ret(CL_INVALID_PROGRAM);
-  ++p->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseProgram(cl_program h) {
-  api_call c(rt(), entry_point::clReleaseProgram);
-  if (h && h->type != object_type::program) return c.ret(CL_INVALID_PROGRAM);
-  return c.ret(rt().release(h, CL_INVALID_PROGRAM));
-}
-
 cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, const char* options,
                                 void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
   api_call c(rt(), entry_point::clBuildProgram);
@@ -194,7 +181,7 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
     if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
-  rt().retain_internal(ctx);
+  rt().hold(ctx);
   p->source.clear();
   p->options = options ? options : "";
   p->kernel_names.clear();
@@ -224,7 +211,7 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
   }
   const auto& devs = p->context->devices;
   switch (param) {
-    case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs});
+    case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs + p->holds});
     case CL_PROGRAM_CONTEXT: return v(p->context);
     case CL_PROGRAM_NUM_DEVICES: return v(static_cast<cl_uint>(devs.size()));
     case CL_PROGRAM_DEVICES: return c.ret(set_info(size, value, size_ret, devs.data(), devs.size() * sizeof(cl_device_id)));
@@ -287,8 +274,8 @@ void fill_program(cl_icd_dispatch& d) {
   d.clCreateProgramWithSource = CreateProgramWithSource;
   d.clCreateProgramWithBinary = CreateProgramWithBinary;
   d.clCreateProgramWithIL = CreateProgramWithIL;
-  d.clRetainProgram = RetainProgram;
-  d.clReleaseProgram = ReleaseProgram;
+  d.clRetainProgram = retain<_cl_program>;
+  d.clReleaseProgram = release<_cl_program>;
   d.clBuildProgram = BuildProgram;
   d.clCompileProgram = CompileProgram;
   d.clGetProgramInfo = GetProgramInfo;
