@@ -36,7 +36,7 @@ _cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
   ++p->kernels;
   k->name = name;
   k->args.clear();
-  const kernel_signature* sig = find_signature(p->signatures, name);
+  const kernel_signature* sig = find_sorted_signature(p->signatures, name);
   k->has_sig = sig != nullptr;
   k->sig = sig ? *sig : kernel_signature{};
   if (sig) k->args.assign(sig->args.size(), kernel_arg{});

@@ -1,11 +1,12 @@
 // Programs. With no backing device a build reads the kernels' signatures from the source
 // (kernel_signature.h): it fails, with a log, only where that reader refuses the source, and the
-// kernel names are the reader's (a binary's are scraped from it). In backing mode POCL builds and
+// kernel names are the reader's (a binary's are the container's, program_binary.h). In backing mode POCL builds and
 // answers (program_backing.cc), and the signatures are read too, for clSetKernelArg's checks.
 // Kernels: api_kernel.cc.
 #include <algorithm>
 #include <cstring>
-#include <regex>
+#include <string_view>
+#include <unordered_set>
 
 #include "mockcl/program_backing.h"
 #include "mockcl/program_binary.h"
@@ -17,14 +18,6 @@ namespace {
 
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
-
-std::vector<std::string> kernel_names(const std::string& src) {
-  std::vector<std::string> out;
-  static const std::regex re(R"((?:__kernel|kernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
-  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
-    out.push_back((*it)[1]);
-  return out;
-}
 
 // At a successful build of a source program: its kernels' signatures. With no backing device a
 // source the reader refuses fails the build, its message the build log, as a compiler's would;
@@ -43,12 +36,12 @@ cl_int read_signatures(_cl_program* p) {
   }
   if (!rt().pocl) {  // The reader's names: a kernel in a comment is not one.
     p->kernel_names.clear();
+    std::unordered_set<std::string_view> seen;
     for (const kernel_signature& k : parsed.kernels)
-      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), k.name) ==
-          p->kernel_names.end())
-        p->kernel_names.push_back(k.name);
+      if (seen.insert(k.name).second) p->kernel_names.push_back(k.name);
   }
   p->signatures = std::move(parsed.kernels);
+  sort_signatures(p->signatures);
   return CL_SUCCESS;
 }
 
@@ -61,12 +54,13 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
   rt().hold(ctx);
   p->source = std::move(source);
   p->options = bin ? std::move(bin->options) : std::string();
-  p->kernel_names = bin ? std::move(bin->kernel_names) : kernel_names(p->source);
+  p->kernel_names = bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source);
   p->built = false;
   p->from_source = !bin;
   p->build_failed = false;
   p->build_log.clear();
   p->signatures = bin ? std::move(bin->signatures) : std::vector<kernel_signature>{};
+  sort_signatures(p->signatures);  // A container from elsewhere may hold them in any order.
   p->kernels = 0;
   if (rt().pocl) {
     if (cl_int s = pocl_create_program(rt(), p, bin ? &bin->backing : nullptr)) {
