@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/replay/cli_fixes.h"
+#include "common/cli.h"
 #include "tools/replay/config.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
@@ -22,23 +22,21 @@
 #include "tools/replay/replay.h"
 #include "tools/replay/report_format.h"
 #include "tools/replay/svg.h"
-#include "tools/trace/rmm_import.h"
-#include "tools/trace/trace_reader.h"
-#include "tools/trace/trace_writer.h"
+#include "trace/rmm_import.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace {
 
 using namespace clpool::replay;
 namespace trace = clpool::trace;
 
-constexpr int exit_clean = 0;
-constexpr int exit_oom = 1;
-constexpr int exit_bad_input = 2;
-
-// A usage or input problem: printed as "clpool_replay: error: ..." with exit code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// The shared conventions (common/cli.h): 1 is replay's finding, an out-of-memory reproduced.
+constexpr int exit_clean = clpool::common::exit_ok;
+constexpr int exit_oom = clpool::common::exit_finding;
+constexpr int exit_bad_input = clpool::common::exit_usage;
+using clpool::common::under_working_directory;
+using clpool::common::usage_error;
 
 // Where events come from: a clpool trace or an RMM CSV log, re-opened for every replay (so memory
 // stays bounded by the live set however many replays --min-capacity needs).
@@ -81,7 +79,7 @@ int run(int argc, char** argv) {
       "  0  every replay ran cleanly (and --min-capacity found a capacity for every configuration)\n"
       "  1  a replay reproduced an out-of-memory (or no capacity suffices for some configuration)\n"
       "  2  bad input: a bad option value, an unreadable or malformed trace or CSV\n\n"
-      "Trace format: tools/trace/FORMAT.md. Report fields: tools/replay/README.md.");
+      "Trace format: trace/FORMAT.md. Report fields: tools/replay/README.md.");
   app.get_formatter()->column_width(34);
 
   input in;
@@ -95,7 +93,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> compare;
 
   auto* trace_opt = app.add_option("trace", in.trace_path,
-                                   "clpool trace file to replay, text or binary (tools/trace/FORMAT.md); '-' reads stdin");
+                                   "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
   app.add_option("--rmm-csv", in.rmm_path,
                  "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
                  "instead of a clpool trace")
@@ -105,7 +103,7 @@ int run(int argc, char** argv) {
                  "how the device commits memory and reports running out: a built-in profile (nvidia, "
                  "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
                  "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
-                 "a profile file (mockcl/model/profile.h has the grammar). With nvidia, --capacity "
+                 "a profile file (device_model/profile.h has the grammar). With nvidia, --capacity "
                  "is the free memory the program starts with, as nvidia-smi shows it");
   auto* semantics_opt = app.add_option("--semantics", semantics_text,
                  "immediate: allocation fails at once when the device is full (the pool can free "
@@ -181,9 +179,7 @@ int run(int argc, char** argv) {
         for (const CLI::Option* o : app.get_options()) {
           for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
         }
-        const std::string near = suggest_option(extra, names);
-        std::cerr << "clpool_replay: error: unknown option '" << extra << "'"
-                  << (near.empty() ? "" : "; did you mean " + near + "?") << " (see --help)\n";
+        std::cerr << "clpool_replay: error: " << clpool::common::unknown_option(extra, names, "--help") << "\n";
         return exit_bad_input;
       }
     }

@@ -8,10 +8,10 @@
 #include <optional>
 #include <vector>
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 #include "pool/opencl/cl_error.h"
-#include "tools/probe/cl_device.h"
-#include "tools/probe/free_memory.h"
+#include "cl_device/cl_device.h"
+#include "cl_device/free_memory.h"
 #include "tools/replay/cl_block_device.h"
 
 namespace clpool::replay {
@@ -46,7 +46,7 @@ class opencl_device final : public cl_block_device {
                                          0, nullptr, nullptr);
         }
         if (s == CL_SUCCESS) s = clFinish(queue());
-        if (device_model::is_out_of_memory_status(s)) {
+        if (common::is_out_of_memory_status(s)) {
           throw opencl_unavailable(
               "the device could not hold the ballast that leaves --capacity free: it refused " +
               std::to_string(bytes) + " bytes with " + std::to_string(left - bytes) +
@@ -122,20 +122,20 @@ opencl_target parse_opencl_target(std::string_view text) {
 opencl_backend& opencl_backend::open(const opencl_target& target) {
   static std::unique_ptr<opencl_backend> backend;
   if (backend) return *backend;
-  probe::device_info info;
+  cl_device::device_info info;
   try {
-    info = probe::select_device(target.platform.empty() ? std::nullopt
+    info = cl_device::select_device(target.platform.empty() ? std::nullopt
                                                         : std::optional<std::string>(target.platform),
                                 target.index,
                                 {"--device opencl:PLATFORM", "--device opencl:PLATFORM:INDEX"});
-  } catch (const probe::selection_error& e) {
+  } catch (const cl_device::selection_error& e) {
     throw opencl_unavailable(e.what());
   }
   backend.reset(new opencl_backend());
   backend->device_ = info.device;
   backend->max_alloc_ = info.max_alloc != 0 ? info.max_alloc : info.global_mem;
   // The probe's free-memory queries (NVML on NVIDIA, AMD's device query), where the device has one.
-  const probe::free_memory_query query = probe::find_free_memory_query(info);
+  const cl_device::free_memory_query query = cl_device::find_free_memory_query(info);
   const std::optional<std::uint64_t> free = query.read ? query.read() : std::nullopt;
   if (free) {
     backend->free_at_start_ = *free;
