@@ -88,19 +88,6 @@ void use_block(_cl_event* ev, svm_allocation* b) {
   ev->svm_counted = true;
 }
 
-cl_int submit(api_call& c, _cl_event* ev, cl_event* out, bool blocking) {
-  c.arg("command", ev->command_id);
-  if (!blocking) {
-    rt().submit(ev, out);
-    return CL_SUCCESS;
-  }
-  rt().retain_internal(ev);
-  rt().submit(ev, out);
-  cl_int s = rt().wait(c.lock(), {ev});
-  rt().release_internal(ev);
-  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
-}
-
 cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
                                   void(CL_CALLBACK* fn)(cl_command_queue, cl_uint, void*[], void*), void* data,
                                   cl_uint n, const cl_event* wait, cl_event* out) {
@@ -131,7 +118,7 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
   ev->svm_free = fn ? std::vector<void*>(ptrs, ptrs + num) : live_ptrs;
   ev->svm_free_fn = fn;
   ev->svm_free_data = data;
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* dst, const void* src, size_t size,
@@ -150,7 +137,7 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
   ev->host = dst;
   ev->src = src;
   ev->bytes = size;
-  return c.ret(submit(c, ev, out, blocking));
+  return c.ret(finish_command(c, ev, out, blocking));
 }
 
 cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* pattern, size_t pattern_size,
@@ -169,7 +156,7 @@ cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* 
   ev->host = ptr;
   ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
   ev->bytes = size;
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr, size_t size,
@@ -183,7 +170,7 @@ cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_fl
   if (!b) return c.ret(CL_INVALID_VALUE);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", entry_point::clEnqueueSVMMap, n, wait);
   use_block(ev, b);
-  return c.ret(submit(c, ev, out, blocking));
+  return c.ret(finish_command(c, ev, out, blocking));
 }
 
 cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
@@ -195,7 +182,7 @@ cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, con
   if (!b) return c.ret(CL_INVALID_VALUE);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap", entry_point::clEnqueueSVMUnmap, n, wait);
   use_block(ev, b);
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs, const size_t*,
@@ -214,7 +201,7 @@ cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const v
   _cl_event* ev =
       rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate", entry_point::clEnqueueSVMMigrateMem, n, wait);
   for (svm_allocation* b : blocks) use_block(ev, b);
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 }  // namespace
