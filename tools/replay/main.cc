@@ -142,6 +142,7 @@ plan validate(const command_line& cl) {
   bo.semantics = !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
   bo.host_capacity = cl.host_capacity_text.empty() ? clpool::unlimited
                                                    : parse_bytes(cl.host_capacity_text, "--host-capacity");
+  bo.semantics_given = !cl.semantics_text.empty();
   bo.mockcl_so = cl.mockcl_so;
   p.configs = configurations(cl);
   if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
