@@ -1,6 +1,7 @@
 #include "tools/replay/device_check.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <vector>
 
@@ -63,7 +64,9 @@ fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::
     held.clear();
     clFinish(queue);
   };
-  std::uint64_t chunk = std::max<std::uint64_t>(max_chunk, 1);
+  // Powers of two, as the probe fills: every buffer above the device's page is then a whole
+  // number of pages, so two fills of one window agree to the byte and the total is the device's.
+  std::uint64_t chunk = std::bit_floor(std::max<std::uint64_t>(std::min(max_chunk, limit), 1));
   try {
     for (std::uint64_t attempts = 0; r.accepted < limit; ++attempts) {
       if (attempts == 200000) {

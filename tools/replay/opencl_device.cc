@@ -1,6 +1,7 @@
 #include "tools/replay/opencl_device.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -107,9 +108,11 @@ class opencl_device final : public cl_block_device {
   std::uint64_t requested_bytes() const noexcept override { return committed_block_bytes(); }
 
  private:
+  // In powers of two (the largest first), so that every buffer above the device's page is whole
+  // pages and the ballast costs what it says.
   void place_ballast(std::uint64_t left) {
     while (left > 0) {
-      const std::uint64_t bytes = std::min(left, dev_.chunk());
+      const std::uint64_t bytes = std::bit_floor(std::min(left, dev_.chunk()));
       cl_int s = CL_SUCCESS;
       cl_mem m = clCreateBuffer(context(), CL_MEM_READ_WRITE, bytes, nullptr, &s);
       if (m != nullptr) ballast_.push_back(m);
