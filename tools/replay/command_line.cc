@@ -70,7 +70,11 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "opencl[:PLATFORM[:INDEX]]: a real OpenCL device (PLATFORM an index or part of its "
                  "name), with a ballast of real buffers so that the replay starts with exactly "
                  "--capacity free (free memory is measured where the device can say, else taken "
-                 "to be its reported size); --min-capacity searches up to what it has free");
+                 "to be its reported size); --min-capacity searches up to what it has free. Used only if it "
+                 "enforces its memory: it must refuse a fill one byte over what it has free, and "
+                 "the same fill before and after each replay must stop at the same byte (else "
+                 "exit 2; POCL never refuses). The report names the device, not a profile; "
+                 "--profile is refused with it");
   app.add_option("--mockcl-so", cl.mockcl_so,
                  "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
                  "binary's runfiles)");

@@ -187,7 +187,10 @@ class opencl_device_backend final : public device_backend {
 
   device_spec spec(std::uint64_t capacity) override {
     check_device();
-    device_spec d{.capacity = capacity, .semantics = options_.semantics, .backend = "opencl"};
+    device_spec d;
+    d.capacity = capacity;
+    d.semantics = options_.semantics;
+    d.backend = "opencl";
     d.host_capacity = options_.host_capacity;
     d.profile = device_model::device_profile{};
     d.profile.name = dev_.info.device_name;
