@@ -24,7 +24,7 @@ using trace::trace_event;
 // A trace in memory that calls `hook(i)` as it hands out event i.
 struct hooked_source {
   std::vector<trace_event> events;
-  std::function<void(std::size_t)> hook;
+  std::function<void(std::size_t)> hook = nullptr;
   std::size_t i = 0;
   bool next(trace_event& e) {
     if (i == events.size()) return false;

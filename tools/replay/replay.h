@@ -57,7 +57,7 @@ struct device_spec {
   std::string backend = "sim";  // the device's name in reports: "sim", "mockcl" or "opencl"
   device_model::device_profile profile = {};  // how the device commits memory (default: exact)
   device_factory make_device = nullptr;  // empty: simulated_device(capacity, semantics)
-  std::optional<measured_device> measured;  // a real device's own account (then no profile)
+  std::optional<measured_device> measured = std::nullopt;  // a real device's own account (then no profile)
 };
 
 // The input broke a rule the engine depends on (alloc of a live id, free of an id that is not
