@@ -1,6 +1,6 @@
 // Fuzzer 4a: the parsers of environment configuration, mockcl's (//mockcl:config: MOCKCL_DEVICES,
 // MOCKCL_FAULTS, MOCKCL_SCHEDULE, sizes, statuses, presets, the whole environment) and the
-// OpenCL layer's (//tools/layer:layer_settings: CLPOOL_LAYER_* text, u64, byte sizes,
+// OpenCL layer's (//layer_api:layer_settings: CLPOOL_LAYER_* text, u64, byte sizes,
 // probabilities).
 //
 // The LAST byte picks the parser (FuzzedDataProvider takes integers from the end); the rest is its
@@ -13,7 +13,7 @@
 //     parse_status(status_name(s)) == s for every value that parsed; layer settings rendered
 //     back into CLPOOL_LAYER_* lines parse to the same budget, fail_nth and trace path;
 //   - reference models, written from the grammars in the headers: layer parse_u64 ("decimal
-//     digits only, no sign, no spaces, no overflow"), parse_byte_size (mockcl/model/byte_size.h's
+//     digits only, no sign, no spaces, no overflow"), parse_byte_size (common/byte_size.h's
 //     one size grammar) and parse_probability ("a plain decimal number in [0, 1]").
 // A mismatch prints the parser, the input (escaped) and what differed, then aborts.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "mockcl/config.h"
-#include "tools/layer/layer_settings.h"
+#include "layer_api/layer_settings.h"
 
 namespace {
 
@@ -100,7 +100,7 @@ void fuzz_status(std::string_view text) {
   if (!r.ok()) return;
   expect(r.value() < 0, "parse_status accepted a non-negative status " + std::to_string(r.value()));
   const std::string_view name = mockcl::status_name(r.value());
-  if (name != "UNKNOWN_STATUS") {
+  if (name != "CL_UNKNOWN_ERROR") {  // common/cl_status.h: the name of every unlisted code
     const auto again = mockcl::parse_status(name);
     expect(again.ok() && again.value() == r.value(),
            "parse_status(status_name(" + std::to_string(r.value()) + ")) does not give it back");
@@ -190,7 +190,7 @@ std::optional<std::uint64_t> reference_u64(std::string_view s) {
   return v;
 }
 
-// mockcl/model/byte_size.h: blanks around, digits, blanks, then B, KiB..TiB or k..t, any case.
+// common/byte_size.h: blanks around, digits, blanks, then B, KiB..TiB or k..t, any case.
 std::optional<std::uint64_t> reference_byte_size(std::string_view s) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!s.empty() && blank(s.front())) s.remove_prefix(1);

@@ -1,6 +1,6 @@
 // Fuzzer 4b: the readers of trace files, outside input by definition: the clpool trace reader
-// (//tools/trace:trace_format, text and binary forms, FORMAT.md) and the RMM logging CSV import
-// (//tools/trace:rmm_import).
+// (//trace:trace_format, text and binary forms, FORMAT.md) and the RMM logging CSV import
+// (//trace:rmm_import).
 //
 // The LAST byte picks the reader (and, for the trace reader, whether it checks liveness); the
 // rest is the file. Each reader must either deliver events or throw trace_error: any other
@@ -23,10 +23,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tools/trace/rmm_import.h"
-#include "tools/trace/trace_event.h"
-#include "tools/trace/trace_reader.h"
-#include "tools/trace/trace_writer.h"
+#include "trace/rmm_import.h"
+#include "trace/trace_event.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include "mockcl/config.h"
 
-#include "mockcl/model/byte_size.h"
-#include "mockcl/model/oom_status.h"
+#include "common/byte_size.h"
+#include "common/cl_status.h"
 
 #include <cctype>
 #include <charconv>
@@ -13,61 +13,6 @@
 namespace mockcl {
 namespace {
 
-struct status_name_row {
-  int32_t code;
-  std::string_view name;
-};
-
-// The statuses of CL/cl.h (1.0 to 3.0) that a fault may name.
-constexpr status_name_row kStatusNames[] = {
-    {0, "CL_SUCCESS"},
-    {-1, "CL_DEVICE_NOT_FOUND"},
-    {-2, "CL_DEVICE_NOT_AVAILABLE"},
-    {-3, "CL_COMPILER_NOT_AVAILABLE"},
-    {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"},
-    {-5, "CL_OUT_OF_RESOURCES"},
-    {-6, "CL_OUT_OF_HOST_MEMORY"},
-    {-7, "CL_PROFILING_INFO_NOT_AVAILABLE"},
-    {-8, "CL_MEM_COPY_OVERLAP"},
-    {-9, "CL_IMAGE_FORMAT_MISMATCH"},
-    {-10, "CL_IMAGE_FORMAT_NOT_SUPPORTED"},
-    {-11, "CL_BUILD_PROGRAM_FAILURE"},
-    {-12, "CL_MAP_FAILURE"},
-    {-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET"},
-    {-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"},
-    {-30, "CL_INVALID_VALUE"},
-    {-31, "CL_INVALID_DEVICE_TYPE"},
-    {-32, "CL_INVALID_PLATFORM"},
-    {-33, "CL_INVALID_DEVICE"},
-    {-34, "CL_INVALID_CONTEXT"},
-    {-35, "CL_INVALID_QUEUE_PROPERTIES"},
-    {-36, "CL_INVALID_COMMAND_QUEUE"},
-    {-37, "CL_INVALID_HOST_PTR"},
-    {-38, "CL_INVALID_MEM_OBJECT"},
-    {-40, "CL_INVALID_IMAGE_SIZE"},
-    {-42, "CL_INVALID_BINARY"},
-    {-44, "CL_INVALID_PROGRAM"},
-    {-45, "CL_INVALID_PROGRAM_EXECUTABLE"},
-    {-46, "CL_INVALID_KERNEL_NAME"},
-    {-48, "CL_INVALID_KERNEL"},
-    {-49, "CL_INVALID_ARG_INDEX"},
-    {-50, "CL_INVALID_ARG_VALUE"},
-    {-51, "CL_INVALID_ARG_SIZE"},
-    {-52, "CL_INVALID_KERNEL_ARGS"},
-    {-53, "CL_INVALID_WORK_DIMENSION"},
-    {-54, "CL_INVALID_WORK_GROUP_SIZE"},
-    {-57, "CL_INVALID_EVENT_WAIT_LIST"},
-    {-58, "CL_INVALID_EVENT"},
-    {-59, "CL_INVALID_OPERATION"},
-    {-61, "CL_INVALID_BUFFER_SIZE"},
-    {-63, "CL_INVALID_GLOBAL_WORK_SIZE"},
-    {-64, "CL_INVALID_PROPERTY"},
-    {-68, "CL_INVALID_COMPILER_OPTIONS"},
-    {-70, "CL_INVALID_DEVICE_PARTITION_COUNT"},
-    {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
-};
-
-constexpr uint64_t kKiB = 1024;
 
 std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -104,13 +49,9 @@ value_or_error<bool> parse_bool(std::string_view text, std::string_view what) {
                              " is not one of on, off, true, false, 1, 0");
 }
 
+// MOCKCL_DEVICES's spelling ("256m"), from the one formatter.
 std::string format_size(uint64_t v) {
-  static constexpr char kSuffix[] = {'t', 'g', 'm', 'k'};
-  for (int i = 0; i < 4; ++i) {
-    uint64_t unit = kKiB << (10 * (3 - i));
-    if (v != 0 && v % unit == 0) return std::to_string(v / unit) + kSuffix[i];
-  }
-  return std::to_string(v);
+  return clpool::common::format_bytes_exact(v, clpool::common::byte_units::letter);
 }
 
 std::string_view semantics_name(alloc_semantics s) {
@@ -146,24 +87,22 @@ std::vector<device_config> default_devices() { return {device_config{}}; }
 
 value_or_error<uint64_t> parse_size(std::string_view text) {
   std::string why;
-  const std::optional<uint64_t> v = clpool::device_model::parse_byte_size(text, why);
+  const std::optional<uint64_t> v = clpool::common::parse_byte_size(text, why);
   if (!v) return value_or_error<uint64_t>::fail("size " + quote(text) + " " + why);
   return *v;
 }
 
 value_or_error<uint64_t> parse_device_size(std::string_view text) {
   std::string why;
-  const std::optional<uint64_t> v = clpool::device_model::parse_device_size(text, why);
+  const std::optional<uint64_t> v = clpool::common::parse_device_size(text, why);
   if (!v) return value_or_error<uint64_t>::fail("size " + quote(text) + " " + why);
   return *v;
 }
 
 value_or_error<int32_t> parse_status(std::string_view text) {
-  for (const auto& s : kStatusNames) {
-    if (s.name == text) {
-      if (s.code >= 0) return value_or_error<int32_t>::fail("status CL_SUCCESS is not an error");
-      return s.code;
-    }
+  if (const std::optional<int32_t> code = clpool::common::status_from_name(text)) {
+    if (*code >= 0) return value_or_error<int32_t>::fail("status CL_SUCCESS is not an error");
+    return *code;
   }
   if (!text.empty() && text[0] == '-') {
     int32_t v = 0;
@@ -174,11 +113,7 @@ value_or_error<int32_t> parse_status(std::string_view text) {
                                 " is neither a negative integer nor a known CL_ error name");
 }
 
-std::string_view status_name(int32_t status) {
-  for (const auto& s : kStatusNames)
-    if (s.code == status) return s.name;
-  return "UNKNOWN_STATUS";
-}
+std::string_view status_name(int32_t status) { return clpool::common::status_name(status); }
 
 value_or_error<device_config> parse_preset(std::string_view text) {
   device_config d;

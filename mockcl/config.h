@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 
 namespace mockcl {
 
@@ -66,7 +66,7 @@ struct device_config {
   uint64_t pinned = 64ull << 20;        // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
   map_mode maps = map_mode::shared;      // maps=shared|copy: what a mapped pointer is (see map_mode).
   // How device memory is committed (pages, packing, headroom) and whether max_alloc is enforced:
-  // the device model's profile (mockcl/model/profile.h), by the name or path it was given as.
+  // the device model's profile (device_model/profile.h), by the name or path it was given as.
   std::string profile = "exact";
   clpool::device_model::device_profile model;
   bool operator==(const device_config&) const = default;
@@ -125,17 +125,17 @@ struct runtime_config {
 // The default device list: one "gpu-256m" device.
 std::vector<device_config> default_devices();
 
-// Parses a byte size in the one size grammar of mockcl/model/byte_size.h: 4096, 256m, 512MiB, 8GiB
+// Parses a byte size in the one size grammar of common/byte_size.h: 4096, 256m, 512MiB, 8GiB
 // (any case; "8GB" is refused as ambiguous). Errors read "size 'TEXT' why".
 value_or_error<uint64_t> parse_size(std::string_view text);
 
-// parse_size for a device's capacity: at most 2^62 bytes (device_model::max_device_bytes).
+// parse_size for a device's capacity: at most 2^62 bytes (common::max_device_bytes).
 value_or_error<uint64_t> parse_device_size(std::string_view text);
 
 // Parses an OpenCL status: a negative integer or a name such as CL_OUT_OF_RESOURCES.
 value_or_error<int32_t> parse_status(std::string_view text);
 
-// The name of an OpenCL status code ("CL_SUCCESS", ...), or "UNKNOWN_STATUS".
+// The name of an OpenCL status code ("CL_SUCCESS", ...), or "CL_UNKNOWN_ERROR" (common/cl_status.h).
 std::string_view status_name(int32_t status);
 
 // Parses one preset ("gpu", "gpu-8g", "cpu", "cpu-2g", ...) into a device.

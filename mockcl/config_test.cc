@@ -17,7 +17,7 @@ TEST(ParseSize, SuffixesAndErrors) {
   EXPECT_EQ(parse_size("256M").value(), 256ull << 20);
   EXPECT_EQ(parse_size("8g").value(), 8ull << 30);
   EXPECT_EQ(parse_size("2T").value(), 2ull << 40);
-  // The shared grammar (mockcl/model/byte_size_test.cc has the table): long units too.
+  // The shared grammar (common/byte_size_test.cc has the table): long units too.
   EXPECT_EQ(parse_size("256MiB").value(), 256ull << 20);
   EXPECT_EQ(parse_size("4096B").value(), 4096u);
   EXPECT_EQ(parse_size("2gib").value(), 2ull << 30);

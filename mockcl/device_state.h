@@ -3,7 +3,7 @@
 #define MOCKCL_DEVICE_STATE_H_
 
 #include "mockcl/config.h"
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
 
 namespace mockcl {
 

@@ -15,7 +15,7 @@
 
 #include "mockcl/host_memory.h"
 #include "mockcl/kernel_signature.h"
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
 #include "mockcl/rect.h"
 #include "mockcl/snapshot.h"
 

@@ -32,7 +32,7 @@
 #include "mockcl/device_state.h"
 #include "mockcl/host_memory.h"
 #include "mockcl/info.h"  // set_info, which every entry point that answers a query uses
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
 #include "mockcl/object_registry.h"
 #include "mockcl/objects.h"
 #include "mockcl/scheduler.h"

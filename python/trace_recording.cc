@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "tools/trace/pool_recorder.h"
-#include "tools/trace/trace_writer.h"
+#include "trace/pool_recorder.h"
+#include "trace/trace_writer.h"
 
 namespace clpool::python {
 namespace {

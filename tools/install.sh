@@ -4,7 +4,7 @@
 #   bash tools/install.sh --prefix DIR [--compilation-mode opt|fastbuild|dbg]
 #
 # builds with Bazel (--config=opt: -c opt -O2 -DNDEBUG, unless told otherwise) and writes
-#   DIR/include/clpool/pool/..., sync/..., mockcl/model/oom_status.h   the headers, repository paths
+#   DIR/include/clpool/pool/..., sync/..., common/cl_status.h   the headers, repository paths
 #   DIR/lib/libclpool.a           the pool (clpool::pool): memory_pool and what it needs
 #   DIR/lib/libclpool_opencl.a    the OpenCL allocators and pools (clpool::opencl); needs libclpool.a
 #                                 and the ICD loader (-lOpenCL)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, then
 #   1. bazel test //...                       every test, default toolchain (g++ 12)
+#   1b. tools/check_layering.sh              the package arrows of ARCHITECTURE.md (bazel query)
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
 #   3. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
@@ -25,6 +26,7 @@ start=$SECONDS
 # shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
 bazel test ${CLPOOL_TEST_FLAGS:-} //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
+bash tools/check_layering.sh
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
 fi

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 #include "pool/allocator.h"
 #include "pool/errors.h"
 
@@ -24,8 +24,8 @@ const char* status_name(cl_int status) noexcept;
 
 // True for the statuses that mean "no room": CL_MEM_OBJECT_ALLOCATION_FAILURE (-4),
 // CL_OUT_OF_RESOURCES (-5) and CL_OUT_OF_HOST_MEMORY (-6). The rule lives in the device model
-// (mockcl/model/oom_status.h), shared with the layer and the replay tool.
-using device_model::is_out_of_memory_status;
+// (common/cl_status.h), shared with the layer and the replay tool.
+using common::is_out_of_memory_status;
 
 // An OpenCL call failed with a status that is not out-of-memory (or the failure happened where a
 // retry cannot help). Carries the status, its name and the call that failed.

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
 #include "pool/allocator.h"
 #include "pool/errors.h"
 

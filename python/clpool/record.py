@@ -13,7 +13,7 @@ reference to the returned object: PyOpenCL's ``Buffer`` and ``PooledBuffer`` tak
 is written before the next event, see ``Recording``), so the trace shows how long the program kept
 each buffer, whatever the pool did with the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``) is an
 ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
-too. The file is clpool's trace format (tools/trace/FORMAT.md), which ``clpool_replay`` replays.
+too. The file is clpool's trace format (trace/FORMAT.md), which ``clpool_replay`` replays.
 
 It needs neither pyopencl nor clpool's extension module; with the extension, frees carry the
 time the buffer died (clpool._core.DeathLog), without it the time they were written.

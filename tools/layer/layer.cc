@@ -16,9 +16,9 @@
 #include <new>
 #include <string>
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 #include "tools/layer/first_use.h"
-#include "tools/layer/layer_settings.h"
+#include "layer_api/layer_settings.h"
 #include "tools/layer/recorder.h"
 #include "tools/layer/trace_file_sink.h"
 
@@ -48,18 +48,14 @@ std::mutex init_mutex;
 bool initialised = false;
 
 // A failed creation the trace keeps as alloc_failed: an out-of-memory, or a request the device
-// refused for its size (both rules in mockcl/model/oom_status.h, shared with the pool and replay).
+// refused for its size (both rules in common/cl_status.h, shared with the pool and replay).
 bool is_failed_request(cl_int status, std::uint64_t size) {
-  return device_model::is_out_of_memory_status(status) || device_model::is_size_refusal(status, size);
+  return common::is_out_of_memory_status(status) || common::is_size_refusal(status, size);
 }
 
 // How the alloc_failed comment describes a driver's out-of-memory answer.
 std::string driver_failure(cl_int status) {
-  const char* name = status == CL_MEM_OBJECT_ALLOCATION_FAILURE ? "CL_MEM_OBJECT_ALLOCATION_FAILURE"
-                     : status == CL_OUT_OF_RESOURCES            ? "CL_OUT_OF_RESOURCES"
-                     : status == CL_OUT_OF_HOST_MEMORY          ? "CL_OUT_OF_HOST_MEMORY"
-                     : status == CL_INVALID_BUFFER_SIZE         ? "CL_INVALID_BUFFER_SIZE"
-                                                                : "?";
+  const char* name = common::status_name(status);
   return "status " + std::to_string(status) + " (" + name + ") from the driver";
 }
 

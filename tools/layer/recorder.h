@@ -22,9 +22,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "mockcl/model/device_memory.h"
-#include "tools/layer/layer_settings.h"
-#include "tools/trace/trace_event.h"
+#include "device_model/device_memory.h"
+#include "layer_api/layer_settings.h"
+#include "trace/trace_event.h"
 
 namespace clpool::layer {
 

@@ -15,7 +15,8 @@
 #include <ostream>
 #include <streambuf>
 
-#include "tools/trace/trace_writer.h"
+#include "layer_api/trace_path.h"
+#include "trace/trace_writer.h"
 
 namespace clpool::layer {
 namespace {
@@ -27,7 +28,6 @@ constexpr int madvise_populate_write = 23;  // Linux 5.14; older glibc headers l
 #endif
 
 // What every trace the layer writes begins with; a file that does not is never truncated.
-constexpr char layer_header[] = "clpool-trace 1\n# source: layer\n";
 
 // Counts the fork()s that led to this process. A child shares its parent's file (and memory
 // map), so an event it wrote would land in the middle of the parent's trace, and its exit would
@@ -157,18 +157,6 @@ class trace_output final : public std::streambuf {
   bool failed_ = false;
 };
 
-// Whether the file open as `fd` (for reading) begins with layer_header.
-bool starts_with_layer_header(int fd) {
-  char head[sizeof layer_header - 1] = {};
-  return pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head) &&
-         std::memcmp(head, layer_header, sizeof head) == 0;
-}
-
-std::string not_a_layer_trace(const std::string& path) {
-  return "\"" + path + "\" exists and is not a trace the layer wrote: not overwriting it "
-         "(remove it or choose another path)";
-}
-
 // Opens `path` for the trace without creating a window in which an unrelated file is destroyed:
 // created if missing; an existing regular file is truncated only when it is empty or a trace the
 // layer wrote (it starts with layer_header). Devices and FIFOs are written as they are.
@@ -294,15 +282,6 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
     error = "cannot be written: " + std::string(e.what());
     return nullptr;
   }
-}
-
-std::string trace_path_refusal(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return "";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  const bool ours = fd >= 0 && starts_with_layer_header(fd);
-  if (fd >= 0) ::close(fd);
-  return ours ? "" : not_a_layer_trace(path);
 }
 
 }  // namespace clpool::layer

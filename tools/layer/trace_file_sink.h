@@ -1,4 +1,4 @@
-// The layer's event_sink that writes a clpool trace file (tools/trace/FORMAT.md).
+// The layer's event_sink that writes a clpool trace file (trace/FORMAT.md).
 //
 // Nothing orderly happens when a recorded program ends: it may return from main, call exit() on
 // any thread, _exit, abort, crash, be killed with SIGKILL, or have driver threads still running
@@ -21,7 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "tools/layer/layer_settings.h"
+#include "layer_api/layer_settings.h"
+#include "layer_api/trace_path.h"  // trace_path_refusal: the rule open_trace_file applies
 #include "tools/layer/recorder.h"
 
 namespace clpool::layer {
@@ -39,11 +40,6 @@ inline constexpr std::uint64_t trace_chunk_bytes = std::uint64_t{1} << 20;
 // written.
 std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer_settings& settings,
                                             std::string& error);
-
-// The rule above, asked before a run (by `clpool record`): "" when the layer would write its trace
-// at `path` (nothing there, an empty file, a trace the layer wrote, a device or FIFO), else the
-// same refusal open_trace_file gives ("\"x.csv\" exists and is not a trace the layer wrote: ...").
-std::string trace_path_refusal(const std::string& path);
 
 }  // namespace clpool::layer
 

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::layer {
 namespace {

@@ -1,10 +1,10 @@
-// trace_summary TRACE: prints what tools/layer/trace_summary.h says about a trace.
+// trace_summary TRACE: prints what trace/trace_summary.h says about a trace.
 // Exit status: 0 for a valid trace, 1 for a malformed one (the reader's error on stderr), 2 for
 // bad usage.
 #include <cstdio>
 #include <string>
 
-#include "tools/layer/trace_summary.h"
+#include "trace/trace_summary.h"
 
 constexpr const char* usage =
     "usage: trace_summary TRACE\n"
@@ -23,5 +23,5 @@ int main(int argc, char** argv) {
     std::fputs(usage, stderr);
     return 2;
   }
-  return clpool::layer::print_trace_summary(arg, stdout, stderr) ? 0 : 1;
+  return clpool::trace::print_trace_summary(arg, stdout, stderr) ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 #include "tools/probe/cl_port.h"
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 
 namespace clpool::probe {
 namespace {
@@ -81,7 +81,7 @@ attempt cl_port::allocate(std::uint64_t bytes) {
     a.call = "clCreateBuffer";
     a.status = err;
     a.result = err == CL_INVALID_BUFFER_SIZE ? attempt::kind::invalid_size
-               : device_model::is_out_of_memory_status(err) ? attempt::kind::refused
+               : common::is_out_of_memory_status(err) ? attempt::kind::refused
                                                             : attempt::kind::failed;
     a.where = oom_point::creation;
     return a;
@@ -93,7 +93,7 @@ attempt cl_port::allocate(std::uint64_t bytes) {
     a.where = enqueued != CL_SUCCESS ? oom_point::first_use : oom_point::execution;
     a.call = enqueued != CL_SUCCESS ? "clEnqueueMigrateMemObjects"
                                     : "clEnqueueMigrateMemObjects's event after clFinish";
-    a.result = device_model::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;
+    a.result = common::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;
     if (a.result == attempt::kind::refused) record_first_use_calls(bytes);
     return a;
   }
@@ -151,7 +151,7 @@ attempt cl_port::create_untouched(std::uint64_t bytes) {
   }
   a.status = err;
   a.result = err == CL_INVALID_BUFFER_SIZE ? attempt::kind::invalid_size
-             : device_model::is_out_of_memory_status(err) ? attempt::kind::refused
+             : common::is_out_of_memory_status(err) ? attempt::kind::refused
                                                           : attempt::kind::failed;
   return a;
 }

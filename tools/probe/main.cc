@@ -12,31 +12,30 @@
 
 #include <CLI/CLI.hpp>
 
-#include "mockcl/model/byte_size.h"
-#include "mockcl/model/profile.h"
-#include "tools/common/output_file.h"
-#include "tools/probe/cl_device.h"
+#include "cl_device/cl_device.h"
+#include "cl_device/free_memory.h"
+#include "common/byte_size.h"
+#include "common/cli.h"
+#include "common/output_file.h"
+#include "device_model/profile.h"
 #include "tools/probe/cl_port.h"
-#include "tools/probe/free_memory.h"
 #include "tools/probe/measure.h"
 #include "tools/probe/report.h"
 
 namespace {
 
 using namespace clpool::probe;
+using namespace clpool::cl_device;
+using clpool::common::usage_error;
 
-constexpr int exit_measured = 0;
-constexpr int exit_incomplete = 1;
-constexpr int exit_bad_input = 2;
-
-// A usage or input problem: "clpool_probe: error: ..." and exit code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// The shared conventions (common/cli.h): 1 is the probe's finding, an incomplete measurement.
+constexpr int exit_measured = clpool::common::exit_ok;
+constexpr int exit_incomplete = clpool::common::exit_finding;
+constexpr int exit_bad_input = clpool::common::exit_usage;
 
 std::uint64_t parse_max_bytes(const std::string& text) {
   std::string why;
-  const std::optional<std::uint64_t> v = clpool::device_model::parse_byte_size(text, why);
+  const std::optional<std::uint64_t> v = clpool::common::parse_byte_size(text, why);
   if (!v) throw usage_error("--max-bytes: '" + text + "' " + why);
   if (*v == 0) throw usage_error("--max-bytes: must be positive, got '" + text + "'");
   return *v;
@@ -113,6 +112,17 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // A mistyped flag: "did you mean", as every tool says it.
+    for (const std::string& extra : app.remaining()) {
+      if (extra.size() < 2 || extra[0] != '-') continue;
+      std::vector<std::string> names;
+      for (const CLI::Option* o : app.get_options()) {
+        for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+      }
+      throw usage_error(clpool::common::unknown_option(extra, names, "--help"));
+    }
+    throw usage_error(std::string(e.what()) + " (see --help)");
   } catch (const CLI::ParseError& e) {
     // One line, like every other input error (CLI11's own message spans two).
     throw usage_error(std::string(e.what()) + " (see --help)");

@@ -3,7 +3,7 @@
 #include <bit>
 #include <utility>
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 
 namespace clpool::probe {
 namespace {
@@ -58,7 +58,7 @@ class prober {
         h.keep(a.id);
         return true;
       case attempt::kind::refused:
-        if (!device_model::is_out_of_memory_status(a.status)) {
+        if (!common::is_out_of_memory_status(a.status)) {
           throw probe_failure(a.call + " returned " + std::to_string(a.status) + " for " +
                               std::to_string(bytes) + " bytes");
         }

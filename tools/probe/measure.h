@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 
 namespace clpool::probe {
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
 #include "tools/probe/profile_gen.h"
 
 namespace clpool::probe {

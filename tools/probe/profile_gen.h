@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <random>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 
 namespace clpool::probe::testing {
 

@@ -3,25 +3,24 @@
 #include <cctype>
 #include <cstdio>
 
-#include "mockcl/model/profile.h"
+#include "common/byte_size.h"
+#include "common/cl_status.h"
+#include "device_model/profile.h"
 
 namespace clpool::probe {
 namespace {
 
+using common::format_bytes_exact;
+
 std::string with_bytes(std::uint64_t v) {
-  const std::string h = human_bytes(v);
+  const std::string h = format_bytes_exact(v);
   return h == std::to_string(v) + " B" ? h : std::to_string(v) + " B (" + h + ")";
 }
 
 std::string status_text(std::int32_t s) {
-  switch (s) {
-    case 0: return "created (released untouched)";
-    case -4: return "-4 CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case -5: return "-5 CL_OUT_OF_RESOURCES";
-    case -6: return "-6 CL_OUT_OF_HOST_MEMORY";
-    case -61: return "-61 CL_INVALID_BUFFER_SIZE";
-    default: return std::to_string(s);
-  }
+  if (s == 0) return "created (released untouched)";
+  const std::string name = common::status_name(s);
+  return name == "CL_UNKNOWN_ERROR" ? std::to_string(s) : std::to_string(s) + " " + name;
 }
 
 // No control characters in a comment line (a device name is whatever the driver says).
@@ -45,11 +44,11 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
   e.push_back("max alloc: CL_DEVICE_MAX_MEM_ALLOC_SIZE " + with_bytes(c.max_alloc) + "; creating it + 1 byte: " +
               status_text(m.max_alloc_status) + " -> " + (m.max_alloc_enforced ? "enforced" : "not enforced"));
   std::string fill;
-  for (const auto& [size, n] : m.fill) fill += (fill.empty() ? "" : " + ") + std::to_string(n) + " x " + human_bytes(size);
+  for (const auto& [size, n] : m.fill) fill += (fill.empty() ? "" : " + ") + std::to_string(n) + " x " + format_bytes_exact(size);
   e.push_back("fill: " + (fill.empty() ? std::string("nothing") : fill) + " = " + with_bytes(m.usable) +
               " accepted" +
-              (m.smallest_refused != 0 ? "; the last refusal was " + human_bytes(m.smallest_refused)
-                         : "; never refused (cap --max-bytes " + human_bytes(c.max_bytes) + ")"));
+              (m.smallest_refused != 0 ? "; the last refusal was " + format_bytes_exact(m.smallest_refused)
+                         : "; never refused (cap --max-bytes " + format_bytes_exact(c.max_bytes) + ")"));
   if (c.free_at_full) {
     // A mismatch means the driver commits something besides the buffers (or someone else
     // allocated meanwhile): the headroom is then not the driver's alone.
@@ -73,7 +72,7 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
   }
   if (m.page) {
     const std::uint64_t x = m.page_window, p = *m.page;
-    e.push_back("page: " + with_bytes(p) + ": in a free window of " + human_bytes(x) + ", " + std::to_string(x - p) +
+    e.push_back("page: " + with_bytes(p) + ": in a free window of " + format_bytes_exact(x) + ", " + std::to_string(x - p) +
                 " B then 1 B fit" + (p > 1 ? ", " + std::to_string(x - p / 2) + " B then 1 B do not" : ""));
   }
   if (m.pack_seen) {
@@ -87,7 +86,7 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
       const std::uint64_t g = *m.pack_granule, f = m.granule_fill_size;
       std::string why = "the pack limit is 1 B";
       if (f > 0) {
-        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + human_bytes(f) + " leave " + human_bytes(f) +
+        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + format_bytes_exact(f) + " leave " + format_bytes_exact(f) +
               " of a page: " + (2 * g <= f ? std::to_string(f - 2 * g + 1) + " B then 1 B fit, " : std::string()) +
               std::to_string(f - g + 1) + " B then 1 B do not";
       }
@@ -101,16 +100,6 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
 }
 
 }  // namespace
-
-std::string human_bytes(std::uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  unsigned u = 0;
-  while (u < 4 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++u;
-  }
-  return std::to_string(bytes) + " " + units[u];
-}
 
 std::string profile_name_for(const std::string& device_name) {
   std::string s;

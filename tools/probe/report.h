@@ -25,9 +25,6 @@ struct probe_context {
   double seconds = 0;
 };
 
-// "64 MiB", "2688 KiB", "4097 B": the largest binary unit that divides the value exactly.
-std::string human_bytes(std::uint64_t bytes);
-
 // The device's name as a profile name: [A-Za-z0-9_.-], at most 64 characters.
 std::string profile_name_for(const std::string& device_name);
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 
 namespace clpool::probe {
 namespace {
@@ -80,14 +80,6 @@ TEST(Report, FreeMemoryQueryIsCrossChecked) {
   c.free_at_full = 3 << 20;  // the driver took 1 MiB more than the fill asked for
   EXPECT_NE(format_report(c, m).find("(MISMATCH: free at start - fill = 4194304)"), std::string::npos) << format_report(c, m);
   EXPECT_NE(format_report(c, m).find("from NVML nvmlDeviceGetMemoryInfo"), std::string::npos);
-}
-
-TEST(Report, HumanBytesUsesTheLargestExactUnit) {
-  EXPECT_EQ(human_bytes(0), "0 B");
-  EXPECT_EQ(human_bytes(4097), "4097 B");
-  EXPECT_EQ(human_bytes(2688 * 1024), "2688 KiB");
-  EXPECT_EQ(human_bytes(std::uint64_t{3} << 40), "3 TiB");
-  EXPECT_EQ(human_bytes(std::uint64_t{1} << 50), "1024 TiB");
 }
 
 TEST(Report, ProfileNames) {

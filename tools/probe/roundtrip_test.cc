@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 #include "tools/probe/measure.h"
 #include "tools/probe/profile_gen.h"
 

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/layer/layer_settings.h"
-#include "tools/layer/trace_file_sink.h"
-#include "tools/layer/trace_summary.h"
+#include "layer_api/layer_settings.h"
+#include "layer_api/trace_path.h"
+#include "trace/trace_summary.h"
 #include "tools/record/record_options.h"
-#include "tools/replay/cli_fixes.h"
+#include "common/cli.h"
 
 extern char** environ;
 
@@ -33,8 +33,9 @@ namespace {
 
 using clpool::record::record_options;
 
-constexpr int exit_bad_usage = 2;
-constexpr int exit_cannot_run = 127;  // as a shell says "command not found"
+// The shared conventions (common/cli.h); otherwise clpool record exits with its program's status.
+constexpr int exit_bad_usage = clpool::common::exit_usage;
+constexpr int exit_cannot_run = clpool::common::exit_cannot_run;
 
 constexpr const char* usage =
     "usage: clpool COMMAND [ARGS...]\n"
@@ -255,7 +256,7 @@ void print_summary(const std::string& out, int status) {
                  out.c_str());
   } else {
     std::fprintf(stderr, "clpool record: trace %s\n", out.c_str());
-    if (!clpool::layer::print_trace_summary(out, stderr, stderr)) {
+    if (!clpool::trace::print_trace_summary(out, stderr, stderr)) {
       std::fprintf(stderr, "clpool record: the trace is malformed (above)\n");
     }
   }
@@ -323,9 +324,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args[0] == "record") return record({args.begin() + 1, args.end()});
-  const std::string near = clpool::replay::suggest_option(args[0], {"record"});
-  std::fprintf(stderr, "clpool: error: unknown %s '%s'%s (see clpool --help)\n",
-               args[0][0] == '-' ? "option" : "command", args[0].c_str(),
-               near.empty() ? "" : ("; did you mean " + near + "?").c_str());
+  std::fprintf(stderr, "clpool: error: %s\n",
+               clpool::common::unknown_option(args[0], {"record"}, "clpool --help").c_str());
   return exit_bad_usage;
 }

@@ -1,8 +1,8 @@
 #include "tools/record/record_options.h"
 
-#include "mockcl/model/byte_size.h"
-#include "mockcl/model/profile.h"
-#include "tools/replay/cli_fixes.h"
+#include "common/byte_size.h"
+#include "device_model/profile.h"
+#include "common/cli.h"
 
 namespace clpool::record {
 
@@ -32,9 +32,7 @@ const std::vector<std::string> all_flags = {"--budget", "--profile", "--out",
                                             "--layer",  "--force",   "--help"};
 
 std::string unknown_flag(const std::string& typed) {
-  const std::string near = replay::suggest_option(typed, all_flags);
-  return "unknown option '" + typed + "'" + (near.empty() ? "" : "; did you mean " + near + "?") +
-         " (see clpool record --help)";
+  return common::unknown_option(typed, all_flags, "clpool record --help");
 }
 
 // Applies one flag's value; returns an error naming the flag, or "".
@@ -42,7 +40,7 @@ std::string apply(record_options& o, const std::string& flag, const std::string&
   if (value.empty()) return flag + ": needs a value";
   if (flag == "--budget") {
     std::string why;
-    const std::optional<std::uint64_t> bytes = device_model::parse_device_size(value, why);
+    const std::optional<std::uint64_t> bytes = common::parse_device_size(value, why);
     if (!bytes) return flag + ": '" + value + "' " + why;
     if (*bytes == 0) return flag + ": '" + value + "' is zero: a device needs some memory";
     o.budget_bytes = bytes;

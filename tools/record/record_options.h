@@ -29,7 +29,7 @@ struct parse_outcome {
 
 // Parses the arguments after `clpool record`: flags (`--flag VALUE` or `--flag=VALUE`), then the
 // program, after `--` or at the first argument not starting with '-'. Sizes use the one size
-// grammar (mockcl/model/byte_size.h); a profile is loaded (mockcl/model/profile.h) to check it. A
+// grammar (common/byte_size.h); a profile is loaded (device_model/profile.h) to check it. A
 // mistyped flag gets "did you mean".
 parse_outcome parse_record_options(const std::vector<std::string>& args);
 

@@ -5,10 +5,10 @@
 // too optimistic, are checked too, so that a change to either profile shows here.
 #include <gtest/gtest.h>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/replay.h"
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::replay {
 namespace {

@@ -1,6 +1,6 @@
 #include "tools/replay/cl_block_device.h"
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 #include "pool/errors.h"
 #include "pool/opencl/cl_error.h"
 
@@ -42,7 +42,7 @@ void cl_block_device::close() noexcept {
 
 std::uint64_t cl_block_device::allocate(std::uint64_t bytes) {
   if (capacity_ == 0 && semantics_ != alloc_semantics::deferred) {
-    throw allocator_out_of_memory(device_model::status_mem_object_allocation_failure,
+    throw allocator_out_of_memory(common::status_mem_object_allocation_failure,
                                   "OpenCL replay device: capacity 0");
   }
   const opencl::buffer_block block =
@@ -75,7 +75,7 @@ bool cl_block_device::first_use(std::uint64_t handle) {
   if (capacity_ == 0) return false;
   const cl_int status = clEnqueueMigrateMemObjects(
       queue_.get(), 1, &s.block.mem, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr);
-  if (device_model::is_out_of_memory_status(status)) return false;
+  if (common::is_out_of_memory_status(status)) return false;
   opencl::throw_if_failed(status, "clEnqueueMigrateMemObjects", "first use of a replay block");
   mark_committed(s);
   return true;

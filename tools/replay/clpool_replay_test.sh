@@ -39,7 +39,7 @@ done
 PY="$EX/pyopencl_pocl.trace"
 expect 1 "deferred allocation failed at first use" "$PY" --capacity 128MiB --semantics deferred
 expect 0 "replayed cleanly" "$PY" --capacity 128MiB
-# One spelling of each class of the shared size grammar (mockcl/model/byte_size_test.cc).
+# One spelling of each class of the shared size grammar (common/byte_size_test.cc).
 expect 0 "replayed cleanly" "$PY" --capacity 128mib
 expect 0 "replayed cleanly" "$PY" --capacity 128m
 expect 0 "replayed cleanly" "$PY" --capacity 134217728B

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/replay/cli_fixes.h"
+#include "common/cli.h"
 #include "tools/replay/output_writer.h"
 
 namespace clpool::replay {
@@ -39,11 +39,11 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
       "  1  a replay reproduced an out-of-memory (or no capacity suffices for some configuration)\n"
       "  2  bad input: a bad option value, an unreadable or malformed trace or CSV; or a device "
       "that cannot answer truthfully (--device opencl)\n\n"
-      "Trace format: tools/trace/FORMAT.md. Report fields: tools/replay/README.md.");
+      "Trace format: trace/FORMAT.md. Report fields: tools/replay/README.md.");
   app.get_formatter()->column_width(34);
 
   auto* trace_opt = app.add_option("trace", cl.trace_path,
-                                   "clpool trace file to replay, text or binary (tools/trace/FORMAT.md); '-' reads stdin");
+                                   "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
   app.add_option("--rmm-csv", cl.rmm_path,
                  "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
                  "instead of a clpool trace")
@@ -53,7 +53,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "how the device commits memory and reports running out: a built-in profile (nvidia, "
                  "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
                  "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
-                 "a profile file (mockcl/model/profile.h has the grammar). With nvidia, --capacity "
+                 "a profile file (device_model/profile.h has the grammar). With nvidia, --capacity "
                  "is the free memory the program starts with, as nvidia-smi shows it");
   app.add_option("--semantics", cl.semantics_text,
                  "immediate: allocation fails at once when the device is full (the pool can free "
@@ -133,14 +133,12 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
         for (const CLI::Option* o : app.get_options()) {
           for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
         }
-        const std::string near = suggest_option(extra, names);
-        std::cerr << "clpool_replay: error: unknown option '" << extra << "'"
-                  << (near.empty() ? "" : "; did you mean " + near + "?") << " (see --help)\n";
-        return 2;
+        std::cerr << "clpool_replay: error: " << common::unknown_option(extra, names, "--help") << "\n";
+        return common::exit_usage;
       }
     }
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? common::exit_ok : common::exit_usage;
   }
   cl.profile_given = profile_opt->count() > 0;
   cl.write_format_given = write_format_opt->count() > 0;
@@ -150,15 +148,15 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   cl.trim_ratio_given = tr_opt->count() > 0;
   // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
   for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.svg_path, &cl.write_trace_path, &cl.mockcl_so}) {
-    *path = under_working_directory(*path);
+    *path = common::under_working_directory(*path);
   }
   for (std::string& f : cl.formats) {
     if (const std::size_t eq = f.find('='); eq != std::string::npos) {
-      f = f.substr(0, eq + 1) + under_working_directory(f.substr(eq + 1));
+      f = f.substr(0, eq + 1) + common::under_working_directory(f.substr(eq + 1));
     }
   }
   if (cl.profile_text.find('/') != std::string::npos) {
-    cl.profile_text = under_working_directory(cl.profile_text);
+    cl.profile_text = common::under_working_directory(cl.profile_text);
   }
   return std::nullopt;
 }

@@ -7,51 +7,22 @@
 #include <optional>
 #include <vector>
 
-#include "mockcl/model/byte_size.h"
+#include "common/byte_size.h"
 
 namespace clpool::replay {
 
 std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
   std::string why;
-  const std::optional<std::uint64_t> v = device_model::parse_byte_size(text, why);
+  const std::optional<std::uint64_t> v = common::parse_byte_size(text, why);
   if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
   return *v;
 }
 
 std::uint64_t parse_device_bytes(std::string_view text, std::string_view what) {
   std::string why;
-  const std::optional<std::uint64_t> v = device_model::parse_device_size(text, why);
+  const std::optional<std::uint64_t> v = common::parse_device_size(text, why);
   if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
   return *v;
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int i = 0;
-  double v = static_cast<double>(bytes);
-  while (v >= 1024.0 && i < 6) {
-    v /= 1024.0;
-    ++i;
-  }
-  char buf[48];
-  if (i == 0 || (bytes & ((std::uint64_t{1} << (10 * i)) - 1)) == 0) {
-    std::snprintf(buf, sizeof buf, "%llu %s",
-                  static_cast<unsigned long long>(bytes >> (10 * i)), names[i]);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f %s", v, names[i]);
-  }
-  return buf;
-}
-
-std::string format_bytes_exact(std::uint64_t bytes) {
-  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  for (int i = 4; i >= 1; --i) {
-    const unsigned shift = 10u * static_cast<unsigned>(i);
-    if (bytes != 0 && (bytes & ((std::uint64_t{1} << shift) - 1)) == 0) {
-      return std::to_string(bytes >> shift) + " " + names[i];
-    }
-  }
-  return std::to_string(bytes) + " B";
 }
 
 replay_config parse_config(std::string_view text) {
@@ -125,14 +96,7 @@ std::string to_string(const replay_config& config) {
   if (!config.use_pool) return "nopool";
   std::string s = "pool:lb=" + std::to_string(config.leading_bits);
   const auto bytes_text = [](std::uint64_t b) {
-    for (int i = 4; i >= 1; --i) {
-      const unsigned shift = 10u * static_cast<unsigned>(i);
-      if (b != 0 && (b & ((std::uint64_t{1} << shift) - 1)) == 0) {
-        static const char* names[] = {"", "KiB", "MiB", "GiB", "TiB"};
-        return std::to_string(b >> shift) + names[i];
-      }
-    }
-    return std::to_string(b);
+    return common::format_bytes_exact(b, common::byte_units::joined);
   };
   if (config.limit != unlimited) s += ",limit=" + bytes_text(config.limit);
   if (config.trim.max_held_bytes != unlimited) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/byte_size.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
 #include "pool/pool_types.h"
@@ -23,20 +24,18 @@ class config_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// Parses a byte count in the one size grammar of mockcl/model/byte_size.h (4096, 512MiB, 4g; "4GB"
+// Parses a byte count in the one size grammar of common/byte_size.h (4096, 512MiB, 4g; "4GB"
 // is refused as ambiguous). Throws config_error "WHAT: 'TEXT' why" for anything else. Zero
 // parses; callers that need a positive size check it.
 std::uint64_t parse_bytes(std::string_view text, std::string_view what = "size");
 
-// parse_bytes for a device's size: also refuses more than device_model::max_device_bytes (2^62).
+// parse_bytes for a device's size: also refuses more than common::max_device_bytes (2^62).
 std::uint64_t parse_device_bytes(std::string_view text, std::string_view what = "size");
 
-// Renders bytes for people: "4 GiB", "1.50 MiB", "123 B" (exact units get no decimals).
-std::string format_bytes(std::uint64_t bytes);
-
-// Renders bytes exactly, in the largest binary unit that divides them: "1048 MiB", "4 GiB",
-// "1234567 B". For answers that must not be rounded (a minimum capacity).
-std::string format_bytes_exact(std::uint64_t bytes);
+// Bytes for people, rounded ("1.50 MiB") or exact ("1048 MiB"): the one formatter of
+// common/byte_size.h.
+using common::format_bytes;
+using common::format_bytes_exact;
 
 // How a trace is replayed: through the pool, configured, or straight onto the device.
 struct replay_config {

@@ -40,7 +40,7 @@ TEST(ParseBytes, RejectsGarbage) {
   expect_bad("17179869184GiB", "larger than");
 }
 
-// The grammar is tabled in mockcl/model/byte_size_test.cc; here: clpool_replay uses it.
+// The grammar is tabled in common/byte_size_test.cc; here: clpool_replay uses it.
 TEST(ParseBytes, OneSpellingOfEachClass) {
   EXPECT_EQ(parse_bytes("128MiB"), 128ull << 20);
   EXPECT_EQ(parse_bytes("128mib"), 128ull << 20);

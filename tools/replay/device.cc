@@ -1,6 +1,6 @@
 #include "tools/replay/device.h"
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 
 #include <string>
 
@@ -27,7 +27,7 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   if (semantics_ != alloc_semantics::deferred && !memory_.try_commit(bytes, where)) {
     ++failures_;
     const int status = semantics_ == alloc_semantics::host_oom
-                           ? device_model::status_out_of_host_memory
+                           ? common::status_out_of_host_memory
                            : memory_.profile().oom_status;
     throw allocator_out_of_memory(
         status, "simulated device: " + std::to_string(bytes) + " bytes requested, " +

@@ -25,13 +25,13 @@
 #include <string_view>
 #include <vector>
 
-#include "mockcl/model/device_memory.h"
+#include "device_model/device_memory.h"
 #include "tools/replay/handle_table.h"
 #include "pool/errors.h"
 
 namespace clpool::replay {
 
-// One home: next to the device profile (mockcl/model/profile.h), with semantics_of().
+// One home: next to the device profile (device_model/profile.h), with semantics_of().
 using device_model::alloc_semantics;
 using device_model::semantics_of;
 

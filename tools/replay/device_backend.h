@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 #include "pool/pool_types.h"
 #include "tools/replay/replay.h"
 

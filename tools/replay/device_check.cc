@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 #include "pool/opencl/cl_error.h"
 
 namespace clpool::replay {
@@ -82,7 +82,7 @@ fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::
         continue;
       }
       if (a.mem != nullptr) clReleaseMemObject(a.mem);
-      if (!device_model::is_out_of_memory_status(a.status)) {
+      if (!common::is_out_of_memory_status(a.status)) {
         opencl::throw_if_failed(a.status, "checking the device's memory",
                                 std::to_string(bytes) + "-byte buffer, " + std::string(to_string(a.where)));
       }

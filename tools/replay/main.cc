@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/model/profile.h"
+#include "common/cli.h"
+#include "device_model/profile.h"
 #include "tools/replay/command_line.h"
 #include "tools/replay/config.h"
 #include "tools/replay/device_backend.h"
@@ -22,23 +23,20 @@
 #include "tools/replay/progress.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/report_format.h"
-#include "tools/trace/rmm_import.h"
-#include "tools/trace/trace_reader.h"
-#include "tools/trace/trace_writer.h"
+#include "trace/rmm_import.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace {
 
 using namespace clpool::replay;
 namespace trace = clpool::trace;
 
-constexpr int exit_clean = 0;
-constexpr int exit_oom = 1;
-constexpr int exit_bad_input = 2;
-
-// A usage or input problem: printed as "clpool_replay: error: ..." with exit code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// The shared conventions (common/cli.h): 1 is replay's finding, an out-of-memory reproduced.
+constexpr int exit_clean = clpool::common::exit_ok;
+constexpr int exit_oom = clpool::common::exit_finding;
+constexpr int exit_bad_input = clpool::common::exit_usage;
+using clpool::common::usage_error;
 
 // Where events come from: a clpool trace or an RMM CSV log, re-opened for every replay (so memory
 // stays bounded by the live set however many replays --min-capacity needs).

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-#include "mockcl/model/byte_size.h"
+#include "common/byte_size.h"
 
 namespace clpool::replay {
 
 // One bound: the largest device any tool accepts is the largest size a trace can name.
-static_assert(trace::max_event_size == device_model::max_device_bytes);
+static_assert(trace::max_event_size == common::max_device_bytes);
 
 void check_granule(std::uint64_t granule, const std::string& what) {
   if (granule == 0) throw config_error(what + ": must be positive");

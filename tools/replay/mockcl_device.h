@@ -29,7 +29,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 #include "tools/replay/device_backend.h"
 #include "tools/replay/replay.h"
 

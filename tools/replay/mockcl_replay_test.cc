@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 #include "mockcl/testing.h"
 #include "pool/errors.h"
 #include "pool/opencl/buffer_pool.h"
@@ -20,7 +20,7 @@
 #include "tools/replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/replay.h"
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::replay {
 namespace {

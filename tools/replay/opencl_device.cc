@@ -10,11 +10,11 @@
 #include <optional>
 #include <vector>
 
-#include "mockcl/model/oom_status.h"
+#include "common/cl_status.h"
 #include "pool/opencl/cl_error.h"
 #include "pool/opencl/cl_object.h"
-#include "tools/probe/cl_device.h"
-#include "tools/probe/free_memory.h"
+#include "cl_device/cl_device.h"
+#include "cl_device/free_memory.h"
 #include "tools/replay/cl_block_device.h"
 #include "tools/replay/device_check.h"
 
@@ -35,7 +35,7 @@ constexpr const char* instead =
 
 // The device as it was found, once per process.
 struct opened_device {
-  probe::device_info info;
+  cl_device::device_info info;
   std::uint64_t free_at_start = 0, max_alloc = 0;
   bool free_queried = false;
   std::string free_source;  // for the report
@@ -121,7 +121,7 @@ class opencl_device final : public cl_block_device {
                                        nullptr, nullptr);
       }
       if (s == CL_SUCCESS) s = clFinish(queue());
-      if (device_model::is_out_of_memory_status(s)) {
+      if (common::is_out_of_memory_status(s)) {
         throw opencl_unavailable(
             "the device could not hold the ballast that leaves --capacity free: it refused " +
             std::to_string(bytes) + " bytes with " + std::to_string(left - bytes) +
@@ -180,7 +180,7 @@ class opencl_device_backend final : public device_backend {
     whole_ = r;
     if (!semantics_given_) {
       options_.semantics = r.where != refusal_point::creation ? alloc_semantics::deferred
-                           : r.status == device_model::status_out_of_host_memory ? alloc_semantics::host_oom
+                           : r.status == common::status_out_of_host_memory ? alloc_semantics::host_oom
                                                                                  : alloc_semantics::immediate;
     }
   }
@@ -277,16 +277,16 @@ std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
   }
   opened_device dev;
   try {
-    dev.info = probe::select_device(target.platform.empty() ? std::nullopt
+    dev.info = cl_device::select_device(target.platform.empty() ? std::nullopt
                                                             : std::optional<std::string>(target.platform),
                                     target.index,
                                     {"--device opencl:PLATFORM", "--device opencl:PLATFORM:INDEX"});
-  } catch (const probe::selection_error& e) {
+  } catch (const cl_device::selection_error& e) {
     throw opencl_unavailable(e.what());
   }
   dev.max_alloc = dev.info.max_alloc != 0 ? dev.info.max_alloc : dev.info.global_mem;
   // The probe's free-memory queries (NVML on NVIDIA, AMD's device query), where the device has one.
-  const probe::free_memory_query query = probe::find_free_memory_query(dev.info);
+  const cl_device::free_memory_query query = cl_device::find_free_memory_query(dev.info);
   const std::optional<std::uint64_t> free = query.read ? query.read() : std::nullopt;
   if (free) {
     dev.free_at_start = *free;

@@ -47,7 +47,7 @@ class opencl_unavailable : public std::runtime_error {
 
 // Which device `--device opencl[:PLATFORM[:INDEX]]` names: PLATFORM is an index (digits) or a
 // case-insensitive part of exactly one platform's name; INDEX the device's index on it. Chosen as
-// clpool_probe chooses (//tools/probe:cl_device).
+// clpool_probe chooses (//cl_device:cl_device).
 struct opencl_target {
   std::string platform;           // empty: the first GPU of any platform, else the first device
   std::optional<unsigned> index;  // empty: the platform's first GPU, else its first device

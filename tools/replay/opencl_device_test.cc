@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/model/profile.h"
+#include "device_model/profile.h"
 #include "mockcl/testing.h"
 
 namespace clpool::replay {

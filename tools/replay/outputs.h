@@ -1,12 +1,12 @@
 // The files clpool_replay writes (--format NAME=FILE, --svg, --write-trace, and the report on
-// standard output) never overwrite its input, and appear only complete (tools/common/output_file.h).
+// standard output) never overwrite its input, and appear only complete (common/output_file.h).
 #ifndef CLPOOL_TOOLS_REPLAY_OUTPUTS_H_
 #define CLPOOL_TOOLS_REPLAY_OUTPUTS_H_
 
 #include <string>
 #include <vector>
 
-#include "tools/common/output_file.h"
+#include "common/output_file.h"
 
 namespace clpool::replay {
 

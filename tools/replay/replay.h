@@ -28,9 +28,9 @@
 #include "pool/memory_pool.h"
 #include "tools/replay/config.h"
 #include "tools/replay/device.h"
-#include "tools/trace/id_map.h"
-#include "tools/trace/trace_event.h"
-#include "tools/trace/trace_reader.h"
+#include "trace/id_map.h"
+#include "trace/trace_event.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::replay {
 

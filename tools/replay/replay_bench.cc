@@ -11,8 +11,8 @@
 
 #include "tools/replay/replay.h"
 #include "tools/replay/synth.h"
-#include "tools/trace/trace_reader.h"
-#include "tools/trace/trace_writer.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace clpool::replay {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "pool/memory_pool.h"
 #include "pool/testing/fake_allocator.h"
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace clpool::replay {
 namespace {

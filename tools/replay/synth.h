@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "tools/trace/trace_event.h"
+#include "trace/trace_event.h"
 
 namespace clpool::replay {
 

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/replay/synth.h"
-#include "tools/trace/trace_writer.h"
+#include "trace/trace_writer.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"clpool_synth_trace: writes a synthetic steady-state allocation trace"};

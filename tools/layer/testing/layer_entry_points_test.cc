@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/trace/trace_reader.h"
+#include "trace/trace_reader.h"
 
 extern char** environ;
 

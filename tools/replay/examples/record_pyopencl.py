@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Records a real PyOpenCL workload on POCL as a clpool trace (tools/trace/FORMAT.md).
+"""Records a real PyOpenCL workload on POCL as a clpool trace (trace/FORMAT.md).
 
 Until the OpenCL layer (OPENCL_LAYERS) lands, this records at the PyOpenCL level instead: every
 pyopencl.array in the workload gets its memory from `recording_allocator`, which creates a real

@@ -1,0 +1,55 @@
+#include "common/cli.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace clpool::common {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggest_option(std::string_view typed, const std::vector<std::string>& names) {
+  if (const std::size_t eq = typed.find('='); eq != std::string_view::npos) {
+    typed = typed.substr(0, eq);
+  }
+  std::string best;
+  std::size_t best_distance = ~std::size_t{0};
+  for (const std::string& name : names) {
+    const std::size_t d = edit_distance(typed, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  const std::size_t core = best.size() > 2 ? best.size() - 2 : best.size();  // without "--"
+  const std::size_t allowed = core <= 3 ? 1 : std::max<std::size_t>(2, core / 3);
+  return best_distance <= allowed ? best : std::string();
+}
+
+std::string unknown_option(std::string_view typed, const std::vector<std::string>& names,
+                           std::string_view help) {
+  const std::string near = suggest_option(typed, names);
+  const bool is_option = !typed.empty() && typed[0] == '-';
+  return std::string("unknown ") + (is_option ? "option" : "command") + " '" + std::string(typed) + "'" +
+         (near.empty() ? "" : "; did you mean " + near + "?") + " (see " + std::string(help) + ")";
+}
+
+std::string under_working_directory(const std::string& path) {
+  if (path.empty() || path == "-" || path[0] == '/') return path;
+  const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (dir == nullptr || *dir == '\0') return path;
+  std::string out(dir);
+  if (out.back() != '/') out += '/';
+  return out + path;
+}
+
+}  // namespace clpool::common

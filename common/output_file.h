@@ -1,0 +1,86 @@
+// Outputs that never destroy inputs, and never leave a half-written file under the final name.
+//
+//   clpool::common::refuse_if_same_file("--write-trace", out_path, {{"--rmm-csv", csv_path}});
+//   clpool::common::atomic_output_file out(out_path);
+//   out.stream() << ...;
+//   out.commit();   // flush, fsync, rename over out_path; without it, out_path is untouched
+//
+// Why a temp file and rename(): a tool killed mid-write (SIGKILL, a full disk, an exception) must
+// leave the previous output intact, and rename() within one directory is atomic. The temp file is
+// `<dir>/.<name>.tmpXXXXXX` (mkstemp: a new name each run, so a temp left by a killed run never
+// collides with the next run; it is hidden and can be deleted at leisure).
+//
+// Outputs that are not regular files (/dev/stdout, /dev/null, a FIFO, a terminal) are written in
+// place: they cannot be clobbered, and replacing /dev/null with a regular file would be a disaster.
+// A symlink to a regular file is resolved, so the target is replaced and the link kept.
+#ifndef CLPOOL_COMMON_OUTPUT_FILE_H_
+#define CLPOOL_COMMON_OUTPUT_FILE_H_
+
+#include <fstream>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace clpool::common {
+
+// An output cannot be written, or would overwrite an input. what() is one line naming the flag.
+class output_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// True when both paths exist and are the same file (same st_dev and st_ino after following
+// symlinks): a different spelling, a hard link and a symlink all count.
+bool same_file(const std::string& a, const std::string& b);
+
+// An input as the user named it: the flag (or "trace") and the path ("-" is standard input).
+struct named_input {
+  std::string flag;
+  std::string path;
+};
+
+// Throws output_error "FLAG: 'OUTPUT' is the same file as the input 'PATH' (INPUT-FLAG); refusing
+// to overwrite it" when `output` is an existing regular file that is any of `inputs`. `output`
+// "-" means standard output (a shell's `>> input` would append to the input). Only regular files
+// are compared: a terminal or /dev/null may be both read and written harmlessly.
+void refuse_if_same_file(const std::string& flag, const std::string& output,
+                         const std::vector<named_input>& inputs);
+
+// Writes `path` through a temporary file in its directory; commit() makes it appear atomically.
+class atomic_output_file {
+ public:
+  // Creates the temporary file (or opens a non-regular `path` in place). Throws output_error
+  // naming `flag` and `path` and the OS error when it cannot (missing directory, a directory, no
+  // permission).
+  explicit atomic_output_file(std::string path, std::string flag = "output");
+  atomic_output_file(const atomic_output_file&) = delete;
+  atomic_output_file& operator=(const atomic_output_file&) = delete;
+  // Without commit(): removes the temporary file; `path` keeps its old content.
+  ~atomic_output_file();
+
+  std::ostream& stream() { return out_; }
+
+  // Flushes, fsyncs and renames the temp file over `path`. Throws output_error if any step fails
+  // (then `path` is untouched and the temp file removed). Idempotent.
+  void commit();
+
+  const std::string& path() const { return path_; }
+  // The temporary file's path ("" when writing in place).
+  const std::string& temp_path() const { return temp_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int err);
+  std::string path_;    // as given, for messages
+  std::string target_;  // what rename() replaces (symlinks resolved)
+  std::string flag_;
+  std::string temp_;
+  int fd_ = -1;
+  std::ofstream out_;
+  bool committed_ = false;
+};
+
+}  // namespace clpool::common
+
+#endif  // CLPOOL_COMMON_OUTPUT_FILE_H_

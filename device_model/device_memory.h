@@ -1,0 +1,141 @@
+// device_memory: the one ledger of a device's memory. Every simulated device in clpool (mockcl's
+// devices, clpool_replay's simulated device, the layer's budget, the pool's fake test device)
+// commits and releases through one of these, so what "N bytes fit" means is written once, by the
+// device's profile (profile.h):
+//
+//   usable     = capacity - headroom (the driver keeps the headroom for itself)
+//   a request  > pack_limit  commits whole pages: round_up(bytes, page)
+//   a request <= pack_limit  is rounded up to pack_granule and placed in a shared page: the one
+//                            with the least room that still fits it (of those, the one whose room
+//                            changed last), else a new page
+//   committed  = bytes of whole-page requests + page * shared pages open; a request fits when
+//                what it adds to committed keeps committed <= usable
+//   release    gives the request's bytes back at once; a shared page closes when it empties
+//
+// With the exact profile (page 1) committed is the sum of the requests, and commit/release are a
+// compare and an add, inline. Space inside a shared page is counted, not placed: a page with g
+// free granules takes any request of up to g granules (real drivers may fragment a page; the
+// H100's did not show it at the sizes measured).
+//
+// Why best fit: replaying tools/replay/examples/pyopencl_layer.trace with best fit, first fit by
+// lowest page or worst fit gives exactly the free memory the H100 needed (88.625 MiB without a
+// pool, 288.625 MiB with PyOpenCL's) and fails at the same event just below; "most recently used
+// page first" needs 2.4 MiB more. Best fit is also the cheapest to find: pages are kept in one
+// list per amount of room, with a bitmap of the non-empty lists, so a search is a bit scan.
+//
+// A plain value: not thread-safe (each user already serialises its device), no OpenCL.
+#ifndef CLPOOL_DEVICE_MODEL_DEVICE_MEMORY_H_
+#define CLPOOL_DEVICE_MODEL_DEVICE_MEMORY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "device_model/profile.h"
+
+namespace clpool::device_model {
+
+// What committing one request took, so that releasing it gives back exactly that.
+struct placement {
+  static constexpr std::uint32_t no_page = ~std::uint32_t{0};
+  std::uint64_t whole = 0;              // bytes of whole pages (or exact bytes) it holds
+  std::uint32_t page = no_page;         // its shared page, or no_page
+  std::uint32_t granules = 0;           // its share of that page, in pack granules
+};
+
+class device_memory {
+ public:
+  // A device of `capacity` bytes (its free memory when the program starts) with `profile`'s rules.
+  device_memory(const device_profile& profile, std::uint64_t capacity);
+
+  // Commits a request of `bytes` (> 0). Returns false, changing nothing, when it does not fit.
+  bool try_commit(std::uint64_t bytes, placement& out) {
+    if (exact_) [[likely]] {
+      if (bytes > usable_ || committed_ > usable_ - bytes) return false;
+      out.whole = bytes;
+      out.page = placement::no_page;
+      whole_ += bytes;
+      add_committed(bytes);
+      requested_ += bytes;
+      return true;
+    }
+    return try_commit_paged(bytes, out);
+  }
+  // Releases what try_commit(bytes, p) took.
+  void release(const placement& p, std::uint64_t bytes) noexcept {
+    requested_ -= bytes;
+    if (p.page == placement::no_page) [[likely]] {
+      committed_ -= p.whole;
+      whole_ -= p.whole;
+      return;
+    }
+    release_shared(p);
+  }
+
+  // Whether try_commit(bytes) would succeed now; changes nothing.
+  bool fits(std::uint64_t bytes) const noexcept;
+
+  // What a lone request of `bytes` adds to committed on an empty device: what the profile's
+  // rounding makes of it (a shared request counts its granules).
+  std::uint64_t rounded(std::uint64_t bytes) const noexcept;
+
+  // A new capacity for later commits; what is committed stays (and may exceed it).
+  void set_capacity(std::uint64_t capacity) noexcept {
+    capacity_ = capacity;
+    usable_ = capacity > profile_.headroom ? capacity - profile_.headroom : 0;
+  }
+
+  std::uint64_t capacity() const noexcept { return capacity_; }
+  std::uint64_t usable() const noexcept { return usable_; }
+  std::uint64_t committed() const noexcept { return committed_; }
+  std::uint64_t peak_committed() const noexcept { return peak_; }
+  // Sum of the sizes of the requests committed now; committed() - requested() is lost to the
+  // device's rounding (pages, packing granules, partly filled shared pages).
+  std::uint64_t requested() const noexcept { return requested_; }
+  std::uint64_t free_bytes() const noexcept { return committed_ < usable_ ? usable_ - committed_ : 0; }
+  std::uint64_t shared_pages_open() const noexcept { return shared_open_; }
+  const device_profile& profile() const noexcept { return profile_; }
+
+  // Invariants: committed = whole-page bytes + page * open shared pages, an open page is not
+  // empty, the candidates are exactly the open pages with room. O(pages); for tests.
+  bool state_is_valid() const;
+
+ private:
+  struct shared_page {
+    std::uint32_t free_granules = 0;
+    bool open = false;
+    // Links in the list of pages with this much room (open pages with room only).
+    std::uint32_t newer = placement::no_page, older = placement::no_page;
+  };
+  void add_committed(std::uint64_t bytes) noexcept {
+    committed_ += bytes;
+    if (committed_ > peak_) peak_ = committed_;
+  }
+  bool try_commit_paged(std::uint64_t bytes, placement& out);
+  void release_shared(const placement& p) noexcept;
+  // The room index: by_room_[g] lists the open pages with g free granules (0 < g < a page),
+  // newest first; bit g of has_room_ says whether that list is non-empty.
+  void add_room(std::uint32_t page) noexcept;
+  void remove_room(std::uint32_t page) noexcept;
+  std::uint32_t best_fit(std::uint32_t granules) const noexcept;
+
+  device_profile profile_;
+  bool exact_;
+  std::uint64_t capacity_, usable_;
+  std::uint64_t committed_ = 0, peak_ = 0, requested_ = 0, whole_ = 0;
+  std::uint32_t granules_per_page_ = 0;
+  std::uint64_t shared_open_ = 0;
+  std::vector<shared_page> pages_;
+  std::vector<std::uint32_t> closed_pages_;  // slots of pages_ to reuse
+  std::vector<std::uint32_t> by_room_;
+  std::vector<std::uint64_t> has_room_;
+};
+
+// True when a request of `bytes` is refused as CL_INVALID_BUFFER_SIZE on a device reporting
+// `max_alloc` as CL_DEVICE_MAX_MEM_ALLOC_SIZE (only where the profile says it is enforced).
+inline bool exceeds_max_alloc(const device_profile& p, std::uint64_t bytes, std::uint64_t max_alloc) {
+  return p.max_alloc_enforced && bytes > max_alloc;
+}
+
+}  // namespace clpool::device_model
+
+#endif  // CLPOOL_DEVICE_MODEL_DEVICE_MEMORY_H_

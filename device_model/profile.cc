@@ -1,0 +1,215 @@
+#include "device_model/profile.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "common/byte_size.h"
+#include "common/cl_status.h"
+
+namespace clpool::device_model {
+
+// Built in from profiles/*.profile by the :builtin_profiles genrule.
+struct builtin_profile_text {
+  const char* name;
+  const char* text;
+};
+extern const builtin_profile_text builtin_profiles[];
+extern const std::size_t builtin_profile_count;
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+constexpr const char* known_keys =
+    "name, oom_at, oom_status, headroom, page, pack_limit, pack_granule, max_alloc_enforced";
+
+bool valid_name(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view to_string(oom_point point) {
+  switch (point) {
+    case oom_point::creation: return "creation";
+    case oom_point::first_use: return "first_use";
+    case oom_point::execution: return "execution";
+  }
+  return "?";
+}
+
+device_profile parse_profile(std::string_view text, std::string_view source) {
+  device_profile p;
+  std::vector<std::string> seen;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
+      line = line.substr(0, hash);
+    }
+    line = trim(line);
+    if (line.empty()) continue;
+    const std::string where = std::string(source) + ":" + std::to_string(line_no) + ": ";
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      throw profile_error(where + "expected 'key = value', got '" + std::string(line) + "'");
+    }
+    const std::string key(trim(line.substr(0, eq)));
+    const std::string_view value = trim(line.substr(eq + 1));
+    const auto bad = [&](const std::string& why) {
+      return profile_error(where + key + ": '" + std::string(value) + "' " + why);
+    };
+    for (const std::string& k : seen) {
+      if (k == key) throw profile_error(where + key + ": given twice");
+    }
+    seen.push_back(key);
+    if (value.empty()) throw bad("is empty");
+    const auto size = [&]() {
+      std::string why;
+      const std::optional<std::uint64_t> v = common::parse_byte_size(value, why);
+      if (!v) throw bad(why);
+      return *v;
+    };
+    if (key == "name") {
+      if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
+      p.name = std::string(value);
+    } else if (key == "oom_at") {
+      if (value == "creation") p.oom_at = oom_point::creation;
+      else if (value == "first_use") p.oom_at = oom_point::first_use;
+      else if (value == "execution") p.oom_at = oom_point::execution;
+      else throw bad("is not creation, first_use or execution");
+    } else if (key == "oom_status") {
+      // A name from the one table (common/cl_status.h), or the code as a number.
+      std::optional<std::int32_t> code = common::status_from_name(value);
+      for (const std::int32_t oom : {common::status_mem_object_allocation_failure, common::status_out_of_resources,
+                                     common::status_out_of_host_memory}) {
+        if (value == std::to_string(oom)) code = oom;
+      }
+      if (code && common::is_out_of_memory_status(*code)) {
+        p.oom_status = *code;
+      } else {
+        throw bad("is not an out-of-memory status (-4 CL_MEM_OBJECT_ALLOCATION_FAILURE, -5 "
+                  "CL_OUT_OF_RESOURCES, -6 CL_OUT_OF_HOST_MEMORY)");
+      }
+    } else if (key == "headroom") {
+      p.headroom = size();
+    } else if (key == "page") {
+      p.page = size();
+    } else if (key == "pack_limit") {
+      p.pack_limit = size();
+    } else if (key == "pack_granule") {
+      p.pack_granule = size();
+    } else if (key == "max_alloc_enforced") {
+      if (value == "yes") p.max_alloc_enforced = true;
+      else if (value == "no") p.max_alloc_enforced = false;
+      else throw bad("is not yes or no");
+    } else {
+      throw profile_error(where + "unknown key '" + key + "' (known: " + known_keys + ")");
+    }
+  }
+  validate_profile(p, source);
+  return p;
+}
+
+void validate_profile(const device_profile& p, std::string_view source) {
+  const auto bad = [&](const std::string& why) {
+    return profile_error(std::string(source) + ": " + why);
+  };
+  if (!valid_name(p.name)) throw bad("name: '" + p.name + "' is not a name");
+  if (!common::is_out_of_memory_status(p.oom_status)) {
+    throw bad("oom_status: " + std::to_string(p.oom_status) + " is not -4, -5 or -6");
+  }
+  if (p.page == 0) throw bad("page: must be at least 1 byte");
+  if (p.page > max_page) throw bad("page: " + std::to_string(p.page) + " bytes is more than 1 GiB");
+  if (p.headroom > max_headroom) throw bad("headroom: more than 1 TiB");
+  if (p.pack_granule == 0) throw bad("pack_granule: must be at least 1 byte");
+  if (p.pack_limit > p.page) throw bad("pack_limit: larger than page (shared requests live in one page)");
+  if (p.pack_limit != 0 && p.page == 1) throw bad("pack_limit: needs a page larger than 1 byte");
+  if (p.pack_limit != 0 && p.pack_granule > p.pack_limit) {
+    throw bad("pack_granule: larger than pack_limit");
+  }
+  if (p.pack_limit != 0 && p.page % p.pack_granule != 0) {
+    throw bad("pack_granule: does not divide page");
+  }
+  if (p.pack_limit != 0 && p.page / p.pack_granule > max_granules_per_page) {
+    throw bad("pack_granule: a page would hold more than 65536 of them");
+  }
+  if (p.pack_limit == 0 && p.pack_granule != 1) {
+    throw bad("pack_granule: set without pack_limit (nothing is packed)");
+  }
+}
+
+std::string format_profile(const device_profile& p) {
+  std::ostringstream out;
+  out << "name = " << p.name << "\n"
+      << "oom_at = " << to_string(p.oom_at) << "\n"
+      << "oom_status = " << p.oom_status << "\n"
+      << "headroom = " << p.headroom << "B\n"
+      << "page = " << p.page << "B\n"
+      << "pack_limit = " << p.pack_limit << "B\n"
+      << "pack_granule = " << p.pack_granule << "B\n"
+      << "max_alloc_enforced = " << (p.max_alloc_enforced ? "yes" : "no") << "\n";
+  return out.str();
+}
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < builtin_profile_count; ++i) names.emplace_back(builtin_profiles[i].name);
+  return names;
+}
+
+device_profile load_profile(std::string_view name_or_path) {
+  const std::string arg(name_or_path);
+  const bool is_path = arg.find('/') != std::string::npos ||
+                       (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".profile") == 0);
+  if (!is_path) {
+    std::string names;
+    for (std::size_t i = 0; i < builtin_profile_count; ++i) {
+      if (arg == builtin_profiles[i].name) {
+        return parse_profile(builtin_profiles[i].text, arg + ".profile (built in)");
+      }
+      names += std::string(names.empty() ? "" : ", ") + builtin_profiles[i].name;
+    }
+    throw profile_error("profile '" + arg + "': no such built-in profile (" + names +
+                        "); a profile file's path must contain '/' or end in .profile");
+  }
+  struct stat st;
+  if (::stat(arg.c_str(), &st) != 0) {
+    throw profile_error("profile file " + arg + ": cannot be opened: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) throw profile_error("profile file " + arg + ": cannot be read: not a regular file");
+  if (st.st_size > 64 * 1024) throw profile_error("profile file " + arg + ": larger than 64 KiB");
+  std::ifstream in(arg, std::ios::binary);
+  if (!in) throw profile_error("profile file " + arg + ": cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw profile_error("profile file " + arg + ": cannot be read");
+  const std::string s = text.str();
+  if (s.find('\0') != std::string::npos) throw profile_error("profile file " + arg + ": not text");
+  return parse_profile(s, arg);
+}
+
+alloc_semantics semantics_of(const device_profile& profile) {
+  if (profile.oom_at != oom_point::creation) return alloc_semantics::deferred;
+  return profile.oom_status == common::status_out_of_host_memory ? alloc_semantics::host_oom
+                                                         : alloc_semantics::immediate;
+}
+
+}  // namespace clpool::device_model

@@ -1,0 +1,91 @@
+// A device profile: how one kind of device accounts for memory and where it reports running
+// out. Profiles are data: a small text file per device kind (profiles/*.profile, built in by
+// name) or any file a user writes, in this grammar:
+//
+//   # comment                          blank lines and comments are ignored
+//   name = nvidia                      [A-Za-z0-9_.-]+, for reports
+//   oom_at = first_use                 creation | first_use | execution
+//   oom_status = -4                    -4, -5 or -6, or CL_MEM_OBJECT_ALLOCATION_FAILURE, ...
+//   headroom = 2688KiB                 bytes the driver never hands out
+//   page = 2MiB                        commit granularity; 1B = exact bytes
+//   pack_limit = 2MiB                  requests up to this share pages (0 = none)
+//   pack_granule = 512B                a shared request is rounded up to this
+//   max_alloc_enforced = no            yes | no
+//
+// Sizes are whole numbers with an optional unit B, KiB, MiB, GiB, TiB (or K, M, G, T). Every key
+// may appear once; a missing key keeps the `exact` profile's value. Anything else (an unknown
+// key, a bad unit, a negative or absurd value, a repeated key, inconsistent values) is an error
+// naming the file, the line and the key.
+#ifndef CLPOOL_DEVICE_MODEL_PROFILE_H_
+#define CLPOOL_DEVICE_MODEL_PROFILE_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clpool::device_model {
+
+// Where a device that is out of memory says so.
+enum class oom_point : std::uint8_t {
+  creation,   // clCreateBuffer / clSVMAlloc fail (AMD's and Intel's drivers, usually)
+  first_use,  // creation succeeds; the first enqueue that uses the buffer fails (NVIDIA, POCL)
+  execution,  // the enqueue succeeds; the command's event ends with the error
+};
+
+struct device_profile {
+  std::string name = "exact";
+  oom_point oom_at = oom_point::creation;
+  std::int32_t oom_status = -4;  // CL_MEM_OBJECT_ALLOCATION_FAILURE
+  std::uint64_t headroom = 0;
+  std::uint64_t page = 1;
+  std::uint64_t pack_limit = 0;
+  std::uint64_t pack_granule = 1;
+  bool max_alloc_enforced = true;
+
+  bool exact_bytes() const noexcept { return page == 1; }
+  bool operator==(const device_profile&) const = default;
+};
+
+// How a device refuses an allocation it cannot hold, as a replay or the mock applies it:
+// immediate (creation fails with the profile's status), host_oom (creation fails with
+// CL_OUT_OF_HOST_MEMORY), deferred (creation succeeds; first use or execution fails).
+enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
+
+// The semantics of a profile's devices, from where and how they report out-of-memory: the one
+// mapping clpool_replay's simulated device and mockcl's devices both use.
+alloc_semantics semantics_of(const device_profile& profile);
+
+// A profile file or value is invalid. what() names the source, the line and the key.
+class profile_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Parses profile text; `source` names it in errors ("nvidia.profile", "--profile x").
+device_profile parse_profile(std::string_view text, std::string_view source);
+
+// The profile as text that parse_profile reads back to an equal profile.
+std::string format_profile(const device_profile& profile);
+
+// Checks a profile's values together; throws profile_error prefixed with `source`.
+void validate_profile(const device_profile& profile, std::string_view source);
+
+// The names of the built-in profiles ("exact", "nvidia", "pocl").
+std::vector<std::string> builtin_profile_names();
+
+// A built-in profile by name, or a profile file by path (anything with a '/' or ending in
+// ".profile" is a path). Throws profile_error for an unknown name or a bad file.
+device_profile load_profile(std::string_view name_or_path);
+
+std::string_view to_string(oom_point point);
+
+// Largest values a profile may hold: beyond them the numbers describe no device.
+inline constexpr std::uint64_t max_page = std::uint64_t{1} << 30;      // 1 GiB
+inline constexpr std::uint64_t max_headroom = std::uint64_t{1} << 40;  // 1 TiB
+inline constexpr std::uint64_t max_granules_per_page = 65536;         // page / pack_granule
+
+}  // namespace clpool::device_model
+
+#endif  // CLPOOL_DEVICE_MODEL_PROFILE_H_

@@ -1,0 +1,148 @@
+#include "device_model/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+
+namespace clpool::device_model {
+namespace {
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_profile(text, "t.profile");
+  } catch (const profile_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Profile, BuiltinsAreTheFilesInTheRepository) {
+  for (const std::string& name : builtin_profile_names()) {
+    std::ifstream in("device_model/profiles/" + name + ".profile");
+    ASSERT_TRUE(in) << name;
+    std::ostringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(load_profile(name), parse_profile(text.str(), name)) << name;
+    EXPECT_EQ(load_profile("device_model/profiles/" + name + ".profile"), load_profile(name));
+  }
+  EXPECT_EQ(builtin_profile_names().size(), 3u);
+}
+
+TEST(Profile, NvidiaIsWhatTheH100Measured) {
+  const device_profile p = load_profile("nvidia");
+  EXPECT_EQ(p.oom_at, oom_point::first_use);
+  EXPECT_EQ(p.oom_status, -4);
+  EXPECT_EQ(p.headroom, 2688u * 1024);  // 2.625 MiB
+  EXPECT_EQ(p.page, 2u << 20);
+  EXPECT_EQ(p.pack_limit, 2u << 20);
+  EXPECT_EQ(p.pack_granule, 512u);
+  EXPECT_FALSE(p.max_alloc_enforced);
+}
+
+// Where and how a profile's devices report out-of-memory decides the allocation semantics the
+// replay and the mock give them.
+TEST(Profile, SemanticsFollowWhereAndHowTheDeviceFails) {
+  EXPECT_EQ(semantics_of(load_profile("nvidia")), alloc_semantics::deferred);
+  EXPECT_EQ(semantics_of(load_profile("pocl")), alloc_semantics::deferred);
+  EXPECT_EQ(semantics_of(load_profile("exact")), alloc_semantics::immediate);
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=execution\n", "t")), alloc_semantics::deferred);
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=creation\noom_status=-6\n", "t")),
+            alloc_semantics::host_oom);
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=creation\noom_status=-5\n", "t")),
+            alloc_semantics::immediate);
+  // Where the device fails comes first: a first-use failure is deferred whatever its status.
+  EXPECT_EQ(semantics_of(parse_profile("oom_at=first_use\noom_status=-6\n", "t")),
+            alloc_semantics::deferred);
+}
+
+TEST(Profile, ExactIsTheDefaultValue) {
+  EXPECT_EQ(load_profile("exact"), device_profile{});
+  EXPECT_TRUE(load_profile("exact").exact_bytes());
+  EXPECT_EQ(parse_profile("", "empty"), device_profile{});
+}
+
+TEST(Profile, FormatRoundTrips) {
+  for (const std::string& name : builtin_profile_names()) {
+    const device_profile p = load_profile(name);
+    EXPECT_EQ(parse_profile(format_profile(p), "formatted"), p) << format_profile(p);
+  }
+}
+
+TEST(Profile, AcceptsCommentsSpacesAndStatusNames) {
+  const device_profile p = parse_profile(
+      "# a device\n\n  name=card-1   # trailing comment\noom_status = CL_OUT_OF_HOST_MEMORY\r\n"
+      "oom_at=execution\npage = 64 KiB\npack_limit=4k\npack_granule=256\nheadroom=1M\n",
+      "t");
+  EXPECT_EQ(p.name, "card-1");
+  EXPECT_EQ(p.oom_status, -6);
+  EXPECT_EQ(p.oom_at, oom_point::execution);
+  EXPECT_EQ(p.page, 64u << 10);
+  EXPECT_EQ(p.pack_limit, 4u << 10);
+  EXPECT_EQ(p.pack_granule, 256u);
+  EXPECT_EQ(p.headroom, 1u << 20);
+}
+
+TEST(Profile, EveryBadInputNamesFileLineAndKey) {
+  struct bad_case {
+    const char* text;
+    const char* expected;
+  };
+  const bad_case cases[] = {
+      {"colour = red\n", "t.profile:1: unknown key 'colour'"},
+      {"\npage\n", "t.profile:2: expected 'key = value'"},
+      {"page = 2 furlongs\n", "t.profile:1: page: '2 furlongs' has an unknown unit"},
+      {"page = -2MiB\n", "t.profile:1: page: '-2MiB' is negative"},
+      {"headroom = 2.625MiB\n", "headroom: '2.625MiB' is not a whole number of bytes"},
+      {"page = 99999999999999999999\n", "is larger than 2^64 - 1 bytes"},
+      {"page =\n", "t.profile:1: page: '' is empty"},
+      {"page = 0\n", "page: must be at least 1 byte"},
+      {"page = 2GiB\n", "more than 1 GiB"},
+      {"headroom = 2TiB\n", "headroom: more than 1 TiB"},
+      {"oom_at = later\n", "oom_at: 'later' is not creation, first_use or execution"},
+      {"oom_status = -61\n", "oom_status: '-61' is not an out-of-memory status"},
+      {"oom_status = CL_SUCCESS\n", "is not an out-of-memory status"},
+      {"max_alloc_enforced = maybe\n", "max_alloc_enforced: 'maybe' is not yes or no"},
+      {"name = a b\n", "name: 'a b' is not a name"},
+      {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice"},
+      {"page = 1M\npack_limit = 2M\n", "pack_limit: larger than page"},
+      {"pack_limit = 1\n", "pack_limit: needs a page larger than 1 byte"},
+      {"page = 2M\npack_limit = 1K\npack_granule = 2K\n", "pack_granule: larger than pack_limit"},
+      {"page = 2M\npack_limit = 1M\npack_granule = 3K\n", "pack_granule: does not divide page"},
+      {"pack_granule = 512\n", "pack_granule: set without pack_limit"},
+      {"pack_granule = 0\n", "pack_granule: must be at least 1 byte"},
+      {"page = 1M\npack_limit = 1M\npack_granule = 8\n", "a page would hold more than 65536"},
+  };
+  for (const bad_case& c : cases) {
+    const std::string e = error_of(c.text);
+    EXPECT_NE(e.find(c.expected), std::string::npos) << c.text << " gave: " << e;
+    EXPECT_EQ(e.rfind("t.profile", 0), 0u) << e;
+  }
+}
+
+TEST(Profile, LoadNamesWhatIsWrong) {
+  const auto error_loading = [](const std::string& what) {
+    try {
+      load_profile(what);
+    } catch (const profile_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_loading("amd").find("no such built-in profile (exact, nvidia, pocl)"),
+            std::string::npos);
+  EXPECT_NE(error_loading("/no/such.profile").find("/no/such.profile: cannot be opened: No such file"),
+            std::string::npos);
+  EXPECT_NE(error_loading("device_model/").find("device_model/: cannot be read: not a regular file"), std::string::npos);
+
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/bad.profile";
+  std::ofstream(path) << "page = 2MiB\nfoo = 1\n";
+  EXPECT_NE(error_loading(path).find(path + ":2: unknown key 'foo'"), std::string::npos);
+  std::ofstream(path, std::ios::binary) << std::string("page = 1\0x", 10);
+  EXPECT_NE(error_loading(path).find("not text"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clpool::device_model

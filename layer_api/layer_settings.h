@@ -1,0 +1,100 @@
+// Settings of the clpool OpenCL layer, parsed from CLPOOL_LAYER_* environment variables.
+//
+// Parsing is a pure function of the (name, value) pairs it is given, so it can be unit-tested and
+// fuzzed without touching the process environment. Every CLPOOL_LAYER_* name is checked: an unknown
+// name (a typo such as CLPOOL_LAYER_BUGDET) is an error rather than a silently ignored setting,
+// because a layer that runs with a setting the user believes is on produces a misleading trace.
+#ifndef CLPOOL_LAYER_API_LAYER_SETTINGS_H_
+#define CLPOOL_LAYER_API_LAYER_SETTINGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "device_model/profile.h"
+
+namespace clpool::layer {
+
+// Names of the variables the layer reads. All share the prefix below.
+inline constexpr std::string_view env_prefix = "CLPOOL_LAYER_";
+inline constexpr std::string_view env_trace = "CLPOOL_LAYER_TRACE";
+inline constexpr std::string_view env_budget = "CLPOOL_LAYER_BUDGET";
+inline constexpr std::string_view env_fail_nth = "CLPOOL_LAYER_FAIL_NTH";
+inline constexpr std::string_view env_fail_prob = "CLPOOL_LAYER_FAIL_PROB";
+inline constexpr std::string_view env_seed = "CLPOOL_LAYER_SEED";
+inline constexpr std::string_view env_profile = "CLPOOL_LAYER_PROFILE";
+
+// Seed used for CLPOOL_LAYER_FAIL_PROB when CLPOOL_LAYER_SEED is not given, so that a run is
+// reproducible by default.
+inline constexpr std::uint64_t default_seed = 1;
+
+// What the layer should do. Every field is optional; an empty settings object makes the layer a
+// pure pass-through that records nothing.
+struct layer_settings {
+  std::optional<std::string> trace_path;      // CLPOOL_LAYER_TRACE: where to write the trace
+  std::optional<std::uint64_t> budget_bytes;  // CLPOOL_LAYER_BUDGET: simulated device memory
+  std::optional<std::uint64_t>
+      fail_nth;  // CLPOOL_LAYER_FAIL_NTH: fail the Nth allocation (1-based)
+  std::optional<double> fail_probability;  // CLPOOL_LAYER_FAIL_PROB: fail each allocation with p
+  std::uint64_t seed = default_seed;       // CLPOOL_LAYER_SEED: seed for FAIL_PROB
+  // CLPOOL_LAYER_PROFILE: how the budget's device commits memory (a device-model profile name
+  // or file; device_model/profile.h). Without it the budget counts exact bytes.
+  std::optional<device_model::device_profile> profile;
+
+  bool operator==(const layer_settings&) const = default;
+};
+
+// The outcome of parsing: either settings, or one message per problem found (never both).
+struct parse_result {
+  std::optional<layer_settings> settings;
+  std::vector<std::string> errors;  // each names the variable and what is wrong with it
+
+  bool ok() const { return settings.has_value(); }
+  // All errors joined by newlines, for printing.
+  std::string error_text() const;
+};
+
+using env_entry = std::pair<std::string_view, std::string_view>;
+
+// Parses the layer's settings from environment entries. Entries whose name does not start with
+// env_prefix are ignored; any other problem (unknown CLPOOL_LAYER_* name, empty or malformed
+// value, a value out of range, a name given twice, CLPOOL_LAYER_SEED without
+// CLPOOL_LAYER_FAIL_PROB) is reported. Never throws except std::bad_alloc.
+parse_result parse_layer_settings(const std::vector<env_entry>& entries);
+
+// Parses `environ`-style "NAME=value" strings (a NULL-terminated array), then as above.
+parse_result parse_layer_settings_from_environ(const char* const* envp);
+
+// Parses newline-separated "NAME=value" lines (no trailing newline needed), then as above: one
+// string in, settings or errors out, for fuzzing. A line without '=' is an entry with an empty
+// value, so "CLPOOL_LAYER_BUDGET" alone is reported as empty rather than ignored.
+parse_result parse_layer_settings_text(std::string_view text);
+
+// Grammar helpers, exposed for tests and fuzzing. Each returns the value or an error message that
+// describes the problem (without naming a variable).
+
+// Decimal digits only, no sign, no spaces, no overflow past 2^64-1.
+struct u64_or_error {
+  std::optional<std::uint64_t> value;
+  std::string error;
+};
+u64_or_error parse_u64(std::string_view text);
+
+// A byte size in the one size grammar of common/byte_size.h: "2GiB", "4096", "512MiB", "2g"
+// (any case). Decimal units are refused: "2GB" is ambiguous (10^9 or 2^30). Must fit in 64 bits.
+// The error quotes the value: "'2GB' is ambiguous: decimal units are not accepted; write 2GiB".
+u64_or_error parse_byte_size(std::string_view text);
+
+// A probability written as a plain decimal number in [0, 1]: "0", "1", "0.25", ".5".
+struct probability_or_error {
+  std::optional<double> value;
+  std::string error;
+};
+probability_or_error parse_probability(std::string_view text);
+
+}  // namespace clpool::layer
+
+#endif  // CLPOOL_LAYER_API_LAYER_SETTINGS_H_

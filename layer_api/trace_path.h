@@ -1,0 +1,27 @@
+// Where the layer may write its trace: the rule the layer applies when it opens the file and
+// `clpool record` asks before it runs anything, so that both refuse the same paths in the same
+// words. A file is the layer's when it begins with layer_header.
+#ifndef CLPOOL_LAYER_API_TRACE_PATH_H_
+#define CLPOOL_LAYER_API_TRACE_PATH_H_
+
+#include <string>
+
+namespace clpool::layer {
+
+// How every trace the layer writes begins (trace/FORMAT.md's header and the layer's source line).
+inline constexpr char layer_header[] = "clpool-trace 1\n# source: layer\n";
+
+// Whether the file open as `fd` (for reading) begins with layer_header.
+bool starts_with_layer_header(int fd);
+
+// The refusal for an existing file that is not the layer's: "\"x.csv\" exists and is not a trace
+// the layer wrote: not overwriting it (remove it or choose another path)".
+std::string not_a_layer_trace(const std::string& path);
+
+// "" when the layer would write its trace at `path` (nothing there, an empty file, a trace the
+// layer wrote, a device or FIFO), else not_a_layer_trace(path).
+std::string trace_path_refusal(const std::string& path);
+
+}  // namespace clpool::layer
+
+#endif  // CLPOOL_LAYER_API_TRACE_PATH_H_

@@ -1,0 +1,44 @@
+#include "trace/trace_event.h"
+
+namespace clpool::trace {
+
+std::string_view to_string(trace_action action) {
+  switch (action) {
+    case trace_action::alloc: return "alloc";
+    case trace_action::alloc_failed: return "alloc_failed";
+    case trace_action::free: return "free";
+    case trace_action::free_held: return "free_held";
+    case trace_action::stop_holding: return "stop_holding";
+  }
+  return "?";
+}
+
+std::string_view to_string(trace_kind kind) {
+  switch (kind) {
+    case trace_kind::buffer: return "buffer";
+    case trace_kind::svm: return "svm";
+    case trace_kind::host: return "host";
+    case trace_kind::sub: return "sub";
+  }
+  return "?";
+}
+
+std::optional<trace_action> parse_action(std::string_view word) {
+  // Most frequent first: a trace is almost all alloc and free.
+  if (word == "alloc") return trace_action::alloc;
+  if (word == "free") return trace_action::free;
+  if (word == "alloc_failed") return trace_action::alloc_failed;
+  if (word == "free_held") return trace_action::free_held;
+  if (word == "stop_holding") return trace_action::stop_holding;
+  return std::nullopt;
+}
+
+std::optional<trace_kind> parse_kind(std::string_view word) {
+  if (word == "buffer") return trace_kind::buffer;
+  if (word == "svm") return trace_kind::svm;
+  if (word == "host") return trace_kind::host;
+  if (word == "sub") return trace_kind::sub;
+  return std::nullopt;
+}
+
+}  // namespace clpool::trace

@@ -1,0 +1,74 @@
+// One event of a clpool trace (FORMAT.md, version 1) and the names of its words.
+//
+// This header and the reader/writer beside it depend on nothing but the standard library, so the
+// OpenCL layer, the pool recorder and the replay tool can all link them.
+#ifndef CLPOOL_TRACE_TRACE_EVENT_H_
+#define CLPOOL_TRACE_TRACE_EVENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace clpool::trace {
+
+// The format version this library reads and writes.
+inline constexpr unsigned format_version = 1;
+
+// The largest `size` a reader accepts (2^62): no device is that large, so anything above is
+// corrupt input.
+inline constexpr std::uint64_t max_event_size = std::uint64_t{1} << 62;
+
+// The longest line (text trace) or row (RMM CSV) a reader accepts, in bytes: any real one is far
+// shorter, and a longer one is refused at once rather than read into memory.
+inline constexpr std::size_t max_line_bytes = 4096;
+
+// The two encodings of version 1 (FORMAT.md): one event per text line, or the compact binary form
+// (varint records, about 5x smaller and several times faster to read). Readers accept both.
+enum class trace_encoding : std::uint8_t { text, binary };
+
+// The first 8 bytes of a binary trace; the text form starts with "clpool-trace".
+inline constexpr char binary_magic[8] = {'C', 'L', 'P', 'T', 'R', 'A', 'C', 'E'};
+
+// What happened (FORMAT.md, "Actions").
+enum class trace_action : std::uint8_t {
+  alloc,         // block `id` of `size` bytes was allocated
+  alloc_failed,  // a request of `size` bytes got out-of-memory in the recorded run
+  free,          // block `id` was released
+  free_held,     // the program told its pool to free held memory
+  stop_holding,  // the program told its pool to stop holding
+};
+
+// What kind of memory (FORMAT.md, field `kind`).
+enum class trace_kind : std::uint8_t {
+  buffer,  // cl_mem buffer
+  svm,     // clSVMAlloc
+  host,    // host-pinned / CL_MEM_ALLOC_HOST_PTR
+  sub,     // sub-buffer: names a region of another block, no new device memory
+};
+
+// One line of a trace. Plain data; every field is written and read exactly.
+struct trace_event {
+  std::uint64_t seq = 0;      // strictly increasing through a file
+  std::uint64_t time_ns = 0;  // since the trace started; informational
+  std::uint64_t thread = 0;   // small id of the recording thread
+  std::uint64_t queue = 0;    // command queue / stream id; 0 = none
+  trace_action action = trace_action::alloc;
+  std::uint64_t id = 0;       // handle id, unique among live blocks
+  std::uint64_t size = 0;     // requested bytes (free: block size or 0)
+  trace_kind kind = trace_kind::buffer;
+  std::uint64_t flags = 0;    // OpenCL mem / SVM flags
+
+  friend bool operator==(const trace_event&, const trace_event&) = default;
+};
+
+// The word written for `action` / `kind`, e.g. "alloc_failed", "svm".
+std::string_view to_string(trace_action action);
+std::string_view to_string(trace_kind kind);
+
+// The action / kind spelled `word`, or nothing when `word` is not one.
+std::optional<trace_action> parse_action(std::string_view word);
+std::optional<trace_kind> parse_kind(std::string_view word);
+
+}  // namespace clpool::trace
+
+#endif  // CLPOOL_TRACE_TRACE_EVENT_H_

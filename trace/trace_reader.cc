@@ -1,0 +1,643 @@
+#include "trace/trace_reader.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace clpool::trace {
+namespace {
+
+constexpr std::size_t buffer_bytes = std::size_t{1} << 20;
+// A longer line is not an event: 9 numbers and words fit in about 200 bytes. The cap keeps a
+// garbage file (one huge line) from growing the buffer without bound.
+
+// Text, then a CR that does not end the chunk: old-Mac line ends (which no tool writes), as
+// opposed to binary garbage, which has unprintable bytes before any CR.
+bool looks_cr_only(const char* p, std::size_t n) {
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c == '\r') return i > 0;
+    if (c != '\t' && (c < 0x20 || c > 0x7e)) return false;
+  }
+  return false;
+}
+
+constexpr const char* cr_only_problem =
+    "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
+constexpr std::size_t max_metadata = 256;
+constexpr const char* field_names[9] = {"seq",  "time_ns", "thread", "queue", "action",
+                                        "id",   "size",    "kind",   "flags"};
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+// Quoted, shortened text of a field or line for error messages (a garbage line can be long and
+// binary).
+std::string quote(std::string_view s) {
+  std::string out = "'";
+  for (std::size_t i = 0; i < s.size() && i < 60; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  if (s.size() > 60) out += "...";
+  return out + "'";
+}
+
+enum class number_status { ok, empty, negative, not_a_number, overflow };
+
+number_status parse_decimal(std::string_view s, std::uint64_t& value) {
+  if (s.empty()) return number_status::empty;
+  if (s[0] == '-') return number_status::negative;
+  std::uint64_t v = 0;
+  for (const char c : s) {
+    const unsigned d = static_cast<unsigned char>(c) - '0';
+    if (d > 9) return number_status::not_a_number;
+    if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) {
+      return number_status::overflow;
+    }
+  }
+  value = v;
+  return number_status::ok;
+}
+
+number_status parse_hex(std::string_view s, std::uint64_t& value) {
+  if (s.empty()) return number_status::not_a_number;
+  if (s.size() > 16) {
+    for (const char c : s) {
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return number_status::not_a_number;
+    }
+    return number_status::overflow;
+  }
+  std::uint64_t v = 0;
+  for (const char c : s) {
+    unsigned d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return number_status::not_a_number;
+    v = v << 4 | d;
+  }
+  value = v;
+  return number_status::ok;
+}
+
+}  // namespace
+
+trace_error::trace_error(std::string file, std::uint64_t line, std::string problem,
+                         std::uint64_t events_read)
+    : std::runtime_error(file + ":" + std::to_string(line) + ": " + problem),
+      file_(std::move(file)),
+      line_(line),
+      problem_(std::move(problem)),
+      events_read_(events_read) {}
+
+void trace_reader::file_closer::operator()(std::FILE* f) const noexcept {
+  if (f != nullptr && f != stdin) std::fclose(f);
+}
+
+trace_reader::trace_reader(name_tag, std::string name, reader_options options)
+    : name_(std::move(name)), options_(options) {}
+
+trace_reader::trace_reader(const std::string& path, reader_options options)
+    : trace_reader(name_tag{}, path == "-" ? std::string("<stdin>") : path, options) {
+  if (path == "-") {
+    file_.reset(stdin);
+  } else {
+    file_.reset(std::fopen(path.c_str(), "rb"));
+    if (!file_) throw trace_error(name_, 0, std::string("cannot open: ") + std::strerror(errno), 0);
+    struct stat st {};
+    if (::fstat(::fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode)) {
+      total_bytes_ = static_cast<std::uint64_t>(st.st_size);
+    }
+  }
+  buffer_.resize(buffer_bytes);
+  buffer_[0] = '\0';
+  read_header();
+}
+
+trace_reader trace_reader::from_string(std::string text, std::string name, reader_options options) {
+  trace_reader reader(name_tag{}, std::move(name), options);
+  reader.total_bytes_ = text.size();
+  reader.buffer_ = std::move(text);
+  reader.end_ = reader.buffer_.size();
+  reader.eof_ = true;
+  reader.read_header();
+  return reader;
+}
+
+trace_reader::trace_reader(trace_reader&&) noexcept = default;
+trace_reader& trace_reader::operator=(trace_reader&&) noexcept = default;
+trace_reader::~trace_reader() = default;
+
+void trace_reader::fail(std::string problem) {
+  error_ = std::make_unique<trace_error>(name_, line_, std::move(problem), events_read_);
+  throw *error_;
+}
+
+trace_error trace_reader::error_at_last_event(std::string problem) const {
+  return trace_error(name_, event_line_, std::move(problem), events_read_ == 0 ? 0 : events_read_ - 1);
+}
+
+bool trace_reader::refill() {
+  if (eof_ || !file_) {
+    eof_ = true;
+    return false;
+  }
+  // Keep the unread tail (a partial line) and fill the rest of the buffer after it.
+  const std::size_t tail = end_ - pos_;
+  if (pos_ != 0) std::memmove(buffer_.data(), buffer_.data() + pos_, tail);
+  consumed_base_ += pos_;
+  pos_ = 0;
+  end_ = tail;
+  // The last byte stays free for the NUL sentinel parse_fast() relies on.
+  const std::size_t n = std::fread(buffer_.data() + end_, 1, buffer_.size() - 1 - end_, file_.get());
+  end_ += n;
+  buffer_[end_] = '\0';
+  if (n == 0) {
+    if (std::ferror(file_.get())) {
+      ++line_;
+      fail(std::string("read error: ") + std::strerror(errno));
+    }
+    eof_ = true;
+    return false;
+  }
+  return true;
+}
+
+bool trace_reader::next_line(const char*& begin, const char*& end) {
+  for (;;) {
+    const char* start = buffer_.data() + pos_;
+    const std::size_t avail = end_ - pos_;
+    const void* nl = std::memchr(start, '\n', avail);
+    if (nl != nullptr) {
+      const char* stop = static_cast<const char*>(nl);
+      if (static_cast<std::size_t>(stop - start) > max_line_bytes) {
+        ++line_;
+        if (looks_cr_only(start, static_cast<std::size_t>(stop - start))) fail(cr_only_problem);
+        fail("line is longer than " + std::to_string(max_line_bytes) +
+             " bytes: not a trace event (binary or corrupt data?)");
+      }
+      begin = start;
+      end = stop;
+      if (end > begin && end[-1] == '\r') --end;  // tolerate CRLF line ends
+      pos_ = static_cast<std::size_t>(stop - buffer_.data()) + 1;
+      ++line_;
+      return true;
+    }
+    if (at_zero_tail(start, avail)) return false;
+    const bool cr_only = looks_cr_only(start, avail);
+    if (avail > max_line_bytes) {
+      ++line_;
+      if (cr_only) fail(cr_only_problem);
+      fail("line is longer than " + std::to_string(max_line_bytes) +
+           " bytes: not a trace event (binary or corrupt data?)");
+    }
+    if (eof_ || !refill()) {
+      if (pos_ == end_) return false;
+      ++line_;
+      if (cr_only) fail(cr_only_problem);
+      fail("truncated: the last line " + quote(std::string_view(start, avail)) +
+           " has no newline (the trace was cut off while being written?)");
+    }
+  }
+}
+
+// FORMAT.md: a text trace may end in NUL bytes, the unwritten rest of the last chunk of a
+// recorder that writes through a memory map of the file and was killed (the OpenCL layer). Called
+// where no newline ends the bytes at `start`; consumes a zero-filled tail: true when it began at a
+// line start (the clean end of the trace), a truncated-line error when a cut-off line precedes it,
+// and false (nothing consumed) when the bytes are not followed by zeros alone.
+bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
+  const char* nul = static_cast<const char*>(std::memchr(start, '\0', avail));
+  if (nul == nullptr) return false;
+  const char* const stop = start + avail;
+  for (const char* p = nul; p < stop; ++p) {
+    if (*p != '\0') return false;
+  }
+  const std::string cut_off(start, nul);
+  const std::uint64_t tail_at = consumed_base_ + static_cast<std::size_t>(nul - buffer_.data());
+  pos_ = end_;
+  while (refill()) {
+    for (std::size_t i = 0; i < end_; ++i) {
+      if (buffer_[i] != '\0') {
+        ++line_;
+        fail("NUL bytes at byte " + std::to_string(tail_at) +
+             " are followed by more data: a zero-filled tail ends a trace, nothing follows it");
+      }
+    }
+    pos_ = end_;
+  }
+  if (cut_off.empty()) return true;
+  ++line_;
+  fail("truncated: the last line " + quote(cut_off) +
+       " has no newline (the trace was cut off while being written?)");
+}
+
+bool trace_reader::read_binary_header() {
+  if (end_ - pos_ < 16 && !eof_) refill();
+  if (end_ - pos_ < sizeof binary_magic ||
+      std::memcmp(buffer_.data() + pos_, binary_magic, sizeof binary_magic) != 0) {
+    return false;
+  }
+  encoding_ = trace_encoding::binary;
+  line_ = 1;
+  if (end_ - pos_ < 16) fail("truncated binary header (16 bytes expected)");
+  const unsigned char* h = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
+  if (h[8] != format_version) {
+    fail("unknown trace version '" + std::to_string(h[8]) + "' (binary form; this reader knows version " +
+         std::to_string(format_version) + ")");
+  }
+  for (int i = 9; i < 16; ++i) {
+    if (h[i] != 0) fail("corrupt binary header: reserved bytes are not zero");
+  }
+  version_ = h[8];
+  pos_ += 16;
+  return true;
+}
+
+namespace {
+
+// Reads a LEB128 varint at p (at most 10 bytes). Returns the position after it, or nullptr when
+// it is longer than 10 bytes or does not fit in 64 bits.
+inline const unsigned char* read_varint(const unsigned char* p, std::uint64_t& v) {
+  std::uint64_t x = *p & 0x7f;
+  if (*p++ < 0x80) {
+    v = x;
+    return p;
+  }
+  for (unsigned shift = 7; shift < 70; shift += 7) {
+    const std::uint64_t b = *p++;
+    if (shift == 63 && b > 1) return nullptr;
+    x |= (b & 0x7f) << shift;
+    if (b < 0x80) {
+      v = x;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// The longest record: tag, 7 varints of 10 bytes.
+constexpr std::size_t max_record_bytes = 1 + 7 * 10;
+
+}  // namespace
+
+bool trace_reader::next_binary(trace_event& out) {
+  for (;;) {
+    if (end_ - pos_ < max_record_bytes + 2 * 1024 + 32 && !eof_) refill();
+    if (pos_ == end_) return false;
+    ++line_;
+    const std::uint64_t record = line_ - 1;
+    const unsigned char* start = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
+    const unsigned char* limit = reinterpret_cast<const unsigned char*>(buffer_.data() + end_);
+    const unsigned char* p = start;
+    const auto where = [&] {
+      return "binary record " + std::to_string(record) + " at byte " +
+             std::to_string(consumed_base_ + pos_) + ": ";
+    };
+    // Every varint read below stays inside the buffer's valid bytes only if the record is
+    // complete; decode into a bounded scratch copy when the buffer's tail is short.
+    unsigned char scratch[max_record_bytes + 16];
+    const std::size_t avail = static_cast<std::size_t>(limit - start);
+    if (avail < max_record_bytes) {
+      std::memset(scratch, 0, sizeof scratch);
+      std::memcpy(scratch, start, avail);
+      p = start = scratch;
+      limit = scratch + avail;
+    }
+    const unsigned tag = *p++;
+    if (tag == 7) {  // a metadata record: varint length, key, varint length, value
+      const char* q = buffer_.data() + pos_ + 1;
+      const char* const end = buffer_.data() + end_;
+      const auto read_text = [&](std::string& text) {
+        std::uint64_t n = 0;
+        for (unsigned shift = 0;; shift += 7) {
+          if (q >= end || shift > 14) return false;  // lengths are at most 1024: two bytes
+          const std::uint64_t b = static_cast<unsigned char>(*q++);
+          n |= (b & 0x7f) << shift;
+          if (b < 0x80) break;
+        }
+        if (n > 1024 || static_cast<std::uint64_t>(end - q) < n) return false;
+        text.assign(q, n);
+        q += n;
+        return true;
+      };
+      std::string key, value;
+      if (!read_text(key) || !read_text(value)) fail(where() + "truncated or corrupt metadata record");
+      if (metadata_.size() < 256) metadata_.emplace_back(std::move(key), std::move(value));
+      pos_ = static_cast<std::size_t>(q - buffer_.data());
+      continue;
+    }
+    if ((tag & 0x80) != 0 || (tag & 7) > static_cast<unsigned>(trace_action::stop_holding)) {
+      fail(where() + "bad record tag " + std::to_string(tag) + " (corrupt or not a clpool binary trace)");
+    }
+    trace_event e;
+    e.action = static_cast<trace_action>(tag & 7);
+    e.kind = static_cast<trace_kind>((tag >> 3) & 3);
+    std::uint64_t seq = 0, dt = 0;
+    bool ok = (p = read_varint(p, seq)) && (p = read_varint(p, dt));
+    if (ok && (tag & 0x40)) ok = (p = read_varint(p, e.thread)) && (p = read_varint(p, e.queue));
+    if (ok && !(tag & 0x40)) {
+      e.thread = prev_thread_;
+      e.queue = prev_queue_;
+    }
+    ok = ok && (p = read_varint(p, e.id)) && (p = read_varint(p, e.size));
+    if (ok && (tag & 0x20)) ok = (p = read_varint(p, e.flags)) != nullptr;
+    if (!ok) fail(where() + "a number is longer than 64 bits (corrupt data)");
+    if (p > limit) fail(where() + "truncated: the record runs past the end of the input");
+    if (have_seq_) {
+      if (seq >= ~std::uint64_t{0} - last_seq_) fail(where() + "seq overflows 64 bits");
+      e.seq = last_seq_ + 1 + seq;
+    } else {
+      e.seq = seq;
+    }
+    e.time_ns = prev_time_ + ((dt >> 1) ^ (~(dt & 1) + 1));
+    if (e.size > max_event_size) {
+      fail(where() + "size " + std::to_string(e.size) + " bytes is above 2^62, larger than any device: corrupt input");
+    }
+    check_event(e);
+    pos_ += static_cast<std::size_t>(p - start);
+    prev_time_ = e.time_ns;
+    prev_thread_ = e.thread;
+    prev_queue_ = e.queue;
+    out = e;
+    return true;
+  }
+}
+
+void trace_reader::read_header() {
+  if (read_binary_header()) return;
+  const char* begin;
+  const char* end;
+  if (!next_line(begin, end)) {
+    line_ = 1;
+    fail("empty: no header (a clpool trace starts with 'clpool-trace " +
+         std::to_string(format_version) + "')");
+  }
+  const std::string_view line(begin, static_cast<std::size_t>(end - begin));
+  constexpr std::string_view magic = "clpool-trace";
+  std::size_t p = magic.size();
+  if (line.substr(0, magic.size()) != magic || p >= line.size() || !is_blank(line[p])) {
+    fail("not a clpool trace: the first line is " + quote(line) + ", expected 'clpool-trace " +
+         std::to_string(format_version) + "'");
+  }
+  while (p < line.size() && is_blank(line[p])) ++p;
+  std::size_t q = line.size();
+  while (q > p && is_blank(line[q - 1])) --q;
+  const std::string_view version = line.substr(p, q - p);
+  std::uint64_t v = 0;
+  if (parse_decimal(version, v) != number_status::ok || v != format_version) {
+    fail("unknown trace version " + quote(version) + " (this reader knows version " +
+         std::to_string(format_version) + ")");
+  }
+  version_ = static_cast<unsigned>(v);
+}
+
+void trace_reader::note_comment(const char* begin, const char* end) {
+  if (metadata_.size() >= max_metadata) return;
+  std::string_view s(begin + 1, static_cast<std::size_t>(end - begin - 1));
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  const std::size_t colon = s.find(':');
+  if (colon == std::string_view::npos || colon == 0) return;
+  const std::string_view key = s.substr(0, colon);
+  for (const char c : key) {
+    if (is_blank(c)) return;  // prose, not "key: value"
+  }
+  std::string_view value = s.substr(colon + 1);
+  while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
+  while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
+  metadata_.emplace_back(std::string(key), std::string(value));
+}
+
+bool trace_reader::next(trace_event& out) {
+  if (error_) throw *error_;
+  if (encoding_ == trace_encoding::binary) {
+    if (!next_binary(out)) return false;
+    event_line_ = line_;
+    ++events_read_;
+    return true;
+  }
+  // Fast path: a well-formed event line, parsed in one pass straight from the buffer. The buffer
+  // must hold the whole line, so top it up when less than a maximal line is left.
+  if (end_ - pos_ <= max_line_bytes && !eof_) refill();
+  if (parse_fast(out)) {
+    event_line_ = line_;
+    ++events_read_;
+    return true;
+  }
+  // Anything else (comments, blank lines, errors, rare spellings) takes the careful path.
+  const char* begin;
+  const char* end;
+  for (;;) {
+    if (!next_line(begin, end)) return false;
+    while (begin < end && is_blank(*begin)) ++begin;
+    if (begin == end) continue;  // blank line
+    if (*begin == '#') {
+      note_comment(begin, end);
+      continue;
+    }
+    parse_event(begin, end, out);
+    event_line_ = line_;
+    ++events_read_;
+    return true;
+  }
+}
+
+void trace_reader::parse_event(const char* begin, const char* end, trace_event& out) {
+  std::string_view f[9];
+  int n = 0;
+  const char* p = begin;
+  while (p < end) {
+    const char* start = p;
+    while (p < end && !is_blank(*p)) ++p;
+    if (n == 9) {
+      fail("too many fields: expected 9 (seq time_ns thread queue action id size kind flags)");
+    }
+    f[n++] = std::string_view(start, static_cast<std::size_t>(p - start));
+    while (p < end && is_blank(*p)) ++p;
+  }
+  if (n != 9) {
+    fail("only " + std::to_string(n) +
+         " fields: expected 9 (seq time_ns thread queue action id size kind flags)");
+  }
+  trace_event e;
+  std::uint64_t* const numbers[9] = {&e.seq, &e.time_ns, &e.thread, &e.queue, nullptr,
+                                     &e.id,  &e.size,    nullptr,   &e.flags};
+  for (int i = 0; i < 9; ++i) {
+    if (numbers[i] == nullptr) continue;
+    number_status st;
+    if (i == 8 && f[i].size() > 2 && f[i][0] == '0' && (f[i][1] == 'x' || f[i][1] == 'X')) {
+      st = parse_hex(f[i].substr(2), *numbers[i]);
+    } else {
+      st = parse_decimal(f[i], *numbers[i]);
+    }
+    if (st == number_status::ok) continue;
+    std::string what = std::string("field ") + field_names[i] + ": " + quote(f[i]);
+    switch (st) {
+      case number_status::negative: fail(what + " is negative");
+      case number_status::overflow: fail(what + " does not fit in 64 bits");
+      default:
+        fail(what + (i == 8 ? " is not a decimal or 0x-hex number" : " is not a decimal number"));
+    }
+  }
+  const std::optional<trace_action> action = parse_action(f[4]);
+  if (!action) {
+    fail("field action: unknown action " + quote(f[4]) +
+         " (expected alloc, alloc_failed, free, free_held or stop_holding)");
+  }
+  e.action = *action;
+  const std::optional<trace_kind> kind = parse_kind(f[7]);
+  if (!kind) fail("field kind: unknown kind " + quote(f[7]) + " (expected buffer, svm, host or sub)");
+  e.kind = *kind;
+  check_event(e);
+  out = e;
+}
+
+void trace_reader::check_event(const trace_event& e) {
+  if (e.size > max_event_size) {
+    fail("field size: " + std::to_string(e.size) +
+         " bytes is above 2^62, larger than any device: corrupt input");
+  }
+  if (have_seq_ && e.seq <= last_seq_) {
+    fail("seq " + std::to_string(e.seq) + " does not follow " + std::to_string(last_seq_) +
+         ": seq must be strictly increasing");
+  }
+  if (options_.check_liveness) {
+    if (e.action == trace_action::alloc) {
+      if (!live_.insert(e.id, line_)) {
+        fail("alloc of id " + std::to_string(e.id) + ", which is already live (allocated at line " +
+             std::to_string(*live_.find(e.id)) + " and not freed)");
+      }
+    } else if (e.action == trace_action::free) {
+      if (!live_.erase(e.id)) {
+        fail("free of id " + std::to_string(e.id) +
+             ", which is not live (never allocated, or already freed)");
+      }
+    }
+  }
+  have_seq_ = true;
+  last_seq_ = e.seq;
+}
+
+namespace {
+
+// Parses a decimal u64 of at most 19 digits (which cannot overflow) ending in a blank. Returns
+// the position after it, or nullptr to send the line to the careful parser.
+inline const char* fast_decimal(const char* p, std::uint64_t& v) {
+  const char* start = p;
+  std::uint64_t x = 0;
+  unsigned d;
+  while ((d = static_cast<unsigned char>(*p) - '0') < 10) {
+    x = x * 10 + d;
+    ++p;
+  }
+  if (p == start || p - start > 19 || (*p != ' ' && *p != '\t')) return nullptr;
+  v = x;
+  return p;
+}
+
+inline const char* skip_blanks(const char* p) {
+  while (*p == ' ' || *p == '\t') ++p;
+  return p;
+}
+
+inline const char* word_end(const char* p) {
+  while (static_cast<unsigned char>(*p) > ' ') ++p;
+  return p;
+}
+
+}  // namespace
+
+bool trace_reader::parse_fast(trace_event& out) {
+  const char* p = buffer_.data() + pos_;
+  trace_event e;
+  if (!(p = fast_decimal(p, e.seq))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.time_ns))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.thread))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.queue))) return false;
+  p = skip_blanks(p);
+  const char* w = word_end(p);
+  const std::optional<trace_action> action = parse_action(std::string_view(p, static_cast<std::size_t>(w - p)));
+  if (!action || (*w != ' ' && *w != '\t')) return false;
+  e.action = *action;
+  if (!(p = fast_decimal(skip_blanks(w), e.id))) return false;
+  if (!(p = fast_decimal(skip_blanks(p), e.size))) return false;
+  p = skip_blanks(p);
+  w = word_end(p);
+  const std::optional<trace_kind> kind = parse_kind(std::string_view(p, static_cast<std::size_t>(w - p)));
+  if (!kind || (*w != ' ' && *w != '\t')) return false;
+  e.kind = *kind;
+  p = skip_blanks(w);
+  // flags: 0x-hex (what the writer emits) or decimal, then the end of the line.
+  std::uint64_t flags = 0;
+  if (p[0] == '0' && p[1] == 'x') {
+    p += 2;
+    const char* start = p;
+    for (;; ++p) {
+      const unsigned c = static_cast<unsigned char>(*p);
+      unsigned d;
+      if (c - '0' < 10) d = c - '0';
+      else if ((c | 0x20) - 'a' < 6) d = (c | 0x20) - 'a' + 10;
+      else break;
+      flags = flags << 4 | d;
+    }
+    if (p == start || p - start > 16) return false;
+  } else {
+    const char* start = p;
+    unsigned d;
+    while ((d = static_cast<unsigned char>(*p) - '0') < 10) {
+      flags = flags * 10 + d;
+      ++p;
+    }
+    if (p == start || p - start > 19) return false;
+  }
+  e.flags = flags;
+  if (*p != '\n') return false;  // trailing blanks, CR, end of input: the careful path decides
+  const std::size_t consumed = static_cast<std::size_t>(p + 1 - buffer_.data());
+  if (consumed > end_) return false;  // ran past the valid bytes (cannot happen with the sentinel)
+  ++line_;
+  check_event(e);  // throws for seq, size and liveness violations, naming this line
+  pos_ = consumed;
+  out = e;
+  return true;
+}
+
+namespace {
+read_result drain(trace_reader& reader) {
+  read_result result;
+  try {
+    trace_event e;
+    while (reader.next(e)) result.events.push_back(e);
+  } catch (const trace_error& error) {
+    result.error = error;
+  }
+  result.metadata = reader.metadata();
+  return result;
+}
+}  // namespace
+
+read_result read_all(const std::string& path, reader_options options) {
+  try {
+    trace_reader reader(path, options);
+    return drain(reader);
+  } catch (const trace_error& error) {
+    read_result result;
+    result.error = error;
+    return result;
+  }
+}
+
+read_result read_all_from_string(std::string text, std::string name, reader_options options) {
+  try {
+    trace_reader reader = trace_reader::from_string(std::move(text), std::move(name), options);
+    return drain(reader);
+  } catch (const trace_error& error) {
+    read_result result;
+    result.error = error;
+    return result;
+  }
+}
+
+}  // namespace clpool::trace

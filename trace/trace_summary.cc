@@ -1,0 +1,75 @@
+// What trace_summary and `clpool record` print about a trace: read with the strict reader, one
+// `key: value` per line, so scripts and tests can check a recorded trace:
+//
+//   events: 12
+//   alloc: 5            (likewise alloc_failed, free, free_held, stop_holding)
+//   alloc.buffer: 3     (allocations by kind: buffer, svm, host, sub)
+//   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
+//   live_at_end: 0      (blocks never freed)
+//   first_alloc_failed: seq 9 size 1048576 kind buffer
+//   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
+#include "trace/trace_summary.h"
+
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "trace/trace_reader.h"
+
+namespace clpool::trace {
+
+
+
+bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err) {
+  read_result read = read_all(path);
+  std::map<std::string, std::uint64_t> counts;
+  std::unordered_map<std::uint64_t, trace_event> live;
+  std::uint64_t device_bytes = 0, peak = 0;
+  const trace_event* first_failure = nullptr;
+  for (const trace_event& e : read.events) {
+    ++counts[std::string(to_string(e.action))];
+    const bool device = e.kind == trace_kind::buffer || e.kind == trace_kind::svm;
+    if (e.action == trace_action::alloc) {
+      ++counts["alloc." + std::string(to_string(e.kind))];
+      live[e.id] = e;
+      if (device) device_bytes += e.size;
+      if (device_bytes > peak) peak = device_bytes;
+    } else if (e.action == trace_action::free) {
+      auto it = live.find(e.id);
+      if (it != live.end()) {
+        const trace_kind k = it->second.kind;
+        if (k == trace_kind::buffer || k == trace_kind::svm) device_bytes -= it->second.size;
+        live.erase(it);
+      }
+    } else if (e.action == trace_action::alloc_failed && first_failure == nullptr) {
+      first_failure = &e;
+    }
+  }
+  std::fprintf(out, "events: %zu\n", read.events.size());
+  for (const char* action : {"alloc", "alloc_failed", "free", "free_held", "stop_holding"}) {
+    std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
+  }
+  for (const char* kind : {"buffer", "svm", "host", "sub"}) {
+    std::fprintf(out, "alloc.%s: %llu\n", kind,
+                static_cast<unsigned long long>(counts[std::string("alloc.") + kind]));
+  }
+  std::fprintf(out, "peak_device_bytes: %llu\n", static_cast<unsigned long long>(peak));
+  std::fprintf(out, "live_at_end: %zu\n", live.size());
+  if (first_failure != nullptr) {
+    std::fprintf(out, "first_alloc_failed: seq %llu size %llu kind %s\n",
+                static_cast<unsigned long long>(first_failure->seq),
+                static_cast<unsigned long long>(first_failure->size),
+                std::string(to_string(first_failure->kind)).c_str());
+  }
+  for (const auto& [key, value] : read.metadata) {
+    // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
+    if (key != "failure") std::fprintf(out, "meta.%s: %s\n", key.c_str(), value.c_str());
+  }
+  if (read.error) {
+    std::fprintf(err, "trace_summary: %s\n", read.error->what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace clpool::trace
