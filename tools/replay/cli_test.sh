@@ -87,4 +87,29 @@ TMPDIR="$T/no-such-dir" TEST_TMPDIR="$T/other" run 2 "$EX/pyopencl_pocl.trace" -
   fail "TMPDIR not honoured: $out"
 [[ $(find "$T/other" -name 'mockcl-vendors-*' | wc -l) == 0 ]] || fail "a directory went under TEST_TMPDIR"
 
+echo "--- --format: one writer per format, text on standard output unless another is there"
+F="$EX/fragmentation.trace"
+run 1 "$F" --capacity 1GiB --format json
+[[ "$out" == "{"* && "$out" == *'"exit_code": 1'* ]] || fail "--format json: $out"
+[[ "$out" == "$("$BIN" --no-progress "$F" --capacity 1GiB --json 2>&1)" ]] || fail "--format json differs from --json"
+run 1 "$F" --capacity 1GiB --format svg="$T/f.svg" --format json="$T/f.json"
+[[ "$out" == *"configuration pool:lb=4"* && "$out" == *"OUT OF MEMORY"* ]] || fail "text not on stdout: $out"
+[[ "$out" == *"--format svg: wrote $T/f.svg: the replay at --capacity"* ]] || fail "svg note: $out"
+[[ "$(head -c 4 "$T/f.svg")" == "<svg" && "$(head -c 1 "$T/f.json")" == "{" ]] || fail "--format files"
+run 1 --format svg "$F" --capacity 1GiB
+[[ "$out" == "<svg"* && "$out" != *"configuration pool"* ]] || fail "--format svg on standard output: ${out:0:200}"
+run 2 "$F" --capacity 1GiB --format html
+[[ "$out" == "clpool_replay: error: --format html: unknown format 'html' (known: json, svg, text)" ]] || fail "unknown format: $out"
+run 2 "$F" --capacity 1GiB --format json --format text
+[[ "$out" == *"--format json and --format text would all write to standard output"* ]] || fail "two on stdout: $out"
+run 2 "$F" --capacity 1GiB --format svg=
+[[ "$out" == *"'svg=' names no file"* ]] || fail "empty file: $out"
+run 2 "$F" --capacity 1GiB --format json="$F"
+[[ "$out" == *"--format json"* && "$(head -c 5 "$F")" != "{" ]] || fail "--format onto the trace: $out"
+run 2 "$F" --capacity 1GiB --format svg="$T/same" --format json="$T/same"
+[[ "$out" == *"is also the --format svg output"* ]] || fail "two formats, one file: $out"
+printf 'name = mine\n' > "$T/mine.profile"
+run 2 "$F" --capacity 1GiB --profile "$T/mine.profile" --svg "$T/mine.profile"
+[[ "$out" == *"--svg"* && "$(cat "$T/mine.profile")" == "name = mine" ]] || fail "--svg onto --profile: $out"
+
 (( fails == 0 )) && echo "all passed" || { echo "$fails failure(s)"; exit 1; }

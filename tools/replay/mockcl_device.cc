@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -119,15 +120,24 @@ cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
     throw mockcl_unavailable("mockcl refused to stop its call log: " + err);
   }
   // The mock refuses capacity 0; a 0-capacity device is emulated by refusing everything.
-  const std::uint64_t cap = spec.capacity == 0 ? 1 : spec.capacity;
-  const std::string devices =
-      "gpu:name=clpool_replay,capacity=" + std::to_string(cap) +
-      ",reported=" + std::to_string(no_max_alloc) + ",max_alloc=" + std::to_string(no_max_alloc) +
-      ",semantics=" + std::string(to_string(spec.semantics)) + ",profile=" + profile_ref;
-  std::string err = ctl.configure_devices(devices);
+  mockcl::device_config mock;
+  mock.name = "clpool_replay";
+  mock.capacity = spec.capacity == 0 ? 1 : spec.capacity;
+  mock.reported = no_max_alloc;
+  mock.max_alloc = no_max_alloc;
+  mock.semantics = spec.semantics;
+  // As the MOCKCL_DEVICES grammar defaults them for a gpu of this capacity and profile.
+  mock.oom_at_execution = spec.profile.oom_at == device_model::oom_point::execution;
+  mock.pinned = std::min<std::uint64_t>(mock.capacity / 4, std::uint64_t{1} << 30);
+  mock.profile = profile_ref;
+  mock.model = spec.profile;
+  std::string err = ctl.configure_devices(std::vector<mockcl::device_config>{mock});
   if (err.empty()) err = ctl.configure_schedule("eager");
   if (err.empty()) err = ctl.configure_backing("none");  // blocks need capacity, not compute
-  if (!err.empty()) throw mockcl_unavailable("mockcl refused device '" + devices + "': " + err);
+  if (!err.empty()) {
+    throw mockcl_unavailable("mockcl refused the replay's device (capacity " +
+                             std::to_string(mock.capacity) + ", profile " + profile_ref + "): " + err);
+  }
   cl_platform_id platform = mock_platform();
   if (platform == nullptr) {
     throw mockcl_unavailable("the OpenCL ICD loader does not list the mockcl platform (loaded " +
@@ -202,9 +212,13 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
 }
 
 device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semantics,
+                                 const device_model::device_profile& profile,
                                  const std::string& profile_ref) {
-  device_spec d{.capacity = capacity, .semantics = semantics, .backend = "mockcl"};
-  d.profile = device_model::load_profile(profile_ref);
+  device_spec d;
+  d.capacity = capacity;
+  d.semantics = semantics;
+  d.backend = "mockcl";
+  d.profile = profile;
   d.make_device = [this, profile_ref](const device_spec& s) {
     return make_mockcl_device(*this, s, profile_ref);
   };
@@ -215,6 +229,30 @@ std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const
                                                   const std::string& profile_ref) {
   return std::make_unique<mockcl_device>(backend.control(),
                                          configure_mock(backend, spec, profile_ref), spec);
+}
+
+namespace {
+
+class mockcl_device_backend final : public device_backend {
+ public:
+  mockcl_device_backend(mockcl_backend& mock, const backend_options& options)
+      : mock_(&mock), options_(options) {}
+  device_spec spec(std::uint64_t capacity) override {
+    device_spec d = mock_->spec(capacity, options_.semantics, options_.profile, options_.profile_ref);
+    d.host_capacity = options_.host_capacity;
+    return d;
+  }
+
+ private:
+  mockcl_backend* mock_;
+  backend_options options_;
+};
+
+}  // namespace
+
+std::unique_ptr<device_backend> open_mockcl_backend(const backend_options& options) {
+  return std::make_unique<mockcl_device_backend>(mockcl_backend::open(find_mockcl_so(options.mockcl_so)),
+                                                 options);
 }
 
 }  // namespace clpool::replay

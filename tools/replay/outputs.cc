@@ -2,14 +2,19 @@
 
 namespace clpool::replay {
 
-void refuse_clobbering(const std::vector<common::named_input>& inputs, const output_paths& out) {
-  common::refuse_if_same_file("--write-trace", out.write_trace, inputs);
-  common::refuse_if_same_file("--svg", out.svg, inputs);
+void refuse_clobbering(const std::vector<common::named_input>& inputs,
+                       const std::vector<named_output>& outputs) {
+  for (const named_output& o : outputs) common::refuse_if_same_file(o.label, o.path, inputs);
   common::refuse_if_same_file("standard output", "-", inputs);
-  if (!out.svg.empty() && !out.write_trace.empty() &&
-      (out.svg == out.write_trace || common::same_file(out.svg, out.write_trace))) {
-    throw common::output_error("--svg: '" + out.svg + "' is also the --write-trace output; "
-                               "give them different files");
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const named_output &a = outputs[i], &b = outputs[j];
+      if (a.path.empty() || b.path.empty()) continue;
+      if (a.path == b.path || common::same_file(a.path, b.path)) {
+        throw common::output_error(a.label + ": '" + a.path + "' is also the " + b.label +
+                                   " output; give them different files");
+      }
+    }
   }
 }
 

@@ -259,7 +259,7 @@ std::string render_svg(const replay_report& r, const std::string& title) {
       << "</text>\n";
   out << "<text x=\"" << left << "\" y=\"40\" fill=\"#555\">" << escape(to_string(r.config)) << ", "
       << (bounded ? escape(format_bytes(r.device.capacity)) : std::string("unbounded")) << " "
-      << escape(r.device.backend) << " device, " << escape(r.device.profile.name) << " profile, "
+      << escape(r.device.backend) << " device, " << escape(r.device.measured ? r.device.measured->name + " (measured)" : r.device.profile.name + " profile") << ", "
       << to_string(r.device.semantics) << " allocation; "
       << (r.ok() ? std::string("replayed cleanly") : "out of memory at event " + std::to_string(r.oom->event_index))
       << "</text>\n";

@@ -1,0 +1,164 @@
+#include "tools/replay/command_line.h"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/cli.h"
+#include "tools/replay/output_writer.h"
+
+namespace clpool::replay {
+namespace {
+
+std::string format_help() {
+  std::string s = "write the results in this format (repeatable): NAME on standard output, or "
+                  "NAME=FILE (written atomically, never onto an input). Without one on standard "
+                  "output, the text report goes there. Formats:";
+  for (const output_writer* w : all_writers()) {
+    s += " " + std::string(w->name()) + ": " + std::string(w->description()) + ";";
+  }
+  s.back() = '.';
+  return s;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
+  CLI::App app{
+      "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
+      "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
+      "the ICD loader), and reports whether and why it runs out of memory.\n"
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case (4GiB, "
+      "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
+      "most 2^62 bytes."};
+  app.footer(
+      "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
+      "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
+      "Exit codes:\n"
+      "  0  every replay ran cleanly (and --min-capacity found a capacity for every configuration)\n"
+      "  1  a replay reproduced an out-of-memory (or no capacity suffices for some configuration)\n"
+      "  2  bad input: a bad option value, an unreadable or malformed trace or CSV; or a device "
+      "that cannot answer truthfully (--device opencl)\n\n"
+      "Trace format: trace/FORMAT.md. Report fields: tools/replay/README.md.");
+  app.get_formatter()->column_width(34);
+
+  auto* trace_opt = app.add_option("trace", cl.trace_path,
+                                   "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
+  app.add_option("--rmm-csv", cl.rmm_path,
+                 "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
+                 "instead of a clpool trace")
+      ->excludes(trace_opt);
+  app.add_option("--capacity", cl.capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
+  auto* profile_opt = app.add_option("--profile", cl.profile_text,
+                 "how the device commits memory and reports running out: a built-in profile (nvidia, "
+                 "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
+                 "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
+                 "a profile file (device_model/profile.h has the grammar). With nvidia, --capacity "
+                 "is the free memory the program starts with, as nvidia-smi shows it");
+  app.add_option("--semantics", cl.semantics_text,
+                 "immediate: allocation fails at once when the device is full (the pool can free "
+                 "held blocks and retry); deferred: allocation succeeds and fails at first use "
+                 "(the pool cannot help); host_oom: like immediate, reported as "
+                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default: where the profile's device fails (nvidia: deferred)")
+      ->check(CLI::IsMember({"immediate", "deferred", "host_oom"}));
+  app.add_option("--device", cl.device_text,
+                 "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
+                 "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
+                 "cl_mem in the mock OpenCL ICD (//mockcl:libmockcl.so) through the system ICD loader, "
+                 "on a mock device with this capacity and semantics (pool/opencl's immediate or "
+                 "deferred buffer allocator; deferred blocks are migrated once to charge them); "
+                 "opencl[:PLATFORM[:INDEX]]: a real OpenCL device (PLATFORM an index or part of its "
+                 "name), with a ballast of real buffers so that the replay starts with exactly "
+                 "--capacity free (free memory is measured where the device can say, else taken "
+                 "to be its reported size); --min-capacity searches up to what it has free. Used only if it "
+                 "enforces its memory: it must refuse a fill one byte over what it has free, and "
+                 "the same fill before and after each replay must stop at the same byte (else "
+                 "exit 2; POCL never refuses). The report names the device, not a profile; "
+                 "--profile is refused with it");
+  app.add_option("--mockcl-so", cl.mockcl_so,
+                 "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
+                 "binary's runfiles)");
+  app.add_option("--host-capacity", cl.host_capacity_text,
+                 "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
+                 "--capacity or go through the pool, as on mockcl and under the layer's budget "
+                 "(default unlimited)");
+  auto* no_pool_opt = app.add_flag("--no-pool", cl.no_pool, "replay without a pool: every request goes to the device");
+  auto* lb_opt = app.add_option("--leading-bits", cl.leading_bits,
+                                "pool bin precision: 0-12 leading bits after the top bit (default 4, "
+                                "PyOpenCL's); more bits, less rounding, fewer hits")
+                     ->check(CLI::Range(0u, clpool::max_leading_bits));
+  auto* limit_opt = app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
+  auto* tmh_opt = app.add_option("--trim-max-held", cl.trim_max_held_text,
+                                 "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
+  auto* tr_opt = app.add_option("--trim-ratio", cl.trim_ratio,
+                                "trim policy: hold at most R x active bytes (R >= 0)");
+  app.add_flag("--min-capacity", cl.min_capacity,
+               "find by bisection the smallest capacity (a multiple of --granule) that replays with "
+               "no out-of-memory, for each configuration");
+  app.add_option("--granule", cl.granule_text, "resolution of --min-capacity (default 1MiB)");
+  auto* cmp_opt = app.add_option("--compare", cl.compare,
+                                 "replay several configurations side by side, e.g. --compare "
+                                 "nopool pool:lb=4 pool:lb=2,trim-ratio=0.5")
+                      ->expected(1, -1);
+  for (auto* o : {no_pool_opt, lb_opt, limit_opt, tmh_opt, tr_opt}) o->excludes(cmp_opt);
+  app.add_option("--format", cl.formats, format_help())->allow_extra_args(false);
+  app.add_flag("--json", cl.json, "print the report as JSON on stdout instead of text (--format json)");
+  app.add_option("--svg", cl.svg_path,
+                 "write a self-contained SVG timeline of active, held and managed bytes against "
+                 "capacity, with the out-of-memory point marked (first configuration; --format svg=FILE)");
+  app.add_option("--write-trace", cl.write_trace_path,
+                 "also write the input's events as a clpool trace (converts an RMM CSV); with no "
+                 "--capacity or --min-capacity, only converts");
+  auto* write_format_opt = app.add_option("--write-format", cl.write_format,
+                 "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
+                 "FORMAT.md)")
+      ->check(CLI::IsMember({"text", "binary"}));
+  auto* no_progress_opt = app.add_flag(
+      "--no-progress", cl.no_progress,
+      "no progress on stderr (it is shown only when stderr is a terminal: a bar for the "
+      "replay under way and, when there are several, the replays done of those expected "
+      "and an ETA)");
+  app.add_flag("--progress", cl.force_progress,
+               "show progress even when stderr is not a terminal, one line per update (at most "
+               "one every 2 s within a replay)")
+      ->excludes(no_progress_opt);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      for (const std::string& extra : app.remaining()) {
+        if (extra.size() < 2 || extra[0] != '-') continue;
+        std::vector<std::string> names;
+        for (const CLI::Option* o : app.get_options()) {
+          for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+        }
+        std::cerr << "clpool_replay: error: " << common::unknown_option(extra, names, "--help") << "\n";
+        return common::exit_usage;
+      }
+    }
+    const int rc = app.exit(e);
+    return rc == 0 ? common::exit_ok : common::exit_usage;
+  }
+  cl.profile_given = profile_opt->count() > 0;
+  cl.write_format_given = write_format_opt->count() > 0;
+  cl.leading_bits_given = lb_opt->count() > 0;
+  cl.limit_given = limit_opt->count() > 0;
+  cl.trim_max_held_given = tmh_opt->count() > 0;
+  cl.trim_ratio_given = tr_opt->count() > 0;
+  // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
+  for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.svg_path, &cl.write_trace_path, &cl.mockcl_so}) {
+    *path = common::under_working_directory(*path);
+  }
+  for (std::string& f : cl.formats) {
+    if (const std::size_t eq = f.find('='); eq != std::string::npos) {
+      f = f.substr(0, eq + 1) + common::under_working_directory(f.substr(eq + 1));
+    }
+  }
+  if (cl.profile_text.find('/') != std::string::npos) {
+    cl.profile_text = common::under_working_directory(cl.profile_text);
+  }
+  return std::nullopt;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,40 @@
+// clpool_replay's command line: every flag, as typed, and nothing decided yet. main.cc
+// validates it (plan), replays, and writes.
+#ifndef CLPOOL_TOOLS_REPLAY_COMMAND_LINE_H_
+#define CLPOOL_TOOLS_REPLAY_COMMAND_LINE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pool/bins.h"
+
+namespace clpool::replay {
+
+struct command_line {
+  std::string trace_path, rmm_path;
+  std::string capacity_text, limit_text, trim_max_held_text, granule_text = "1MiB";
+  std::string semantics_text;  // empty: the profile's
+  std::string profile_text = "nvidia";
+  bool profile_given = false;
+  std::string device_text = "sim", mockcl_so, host_capacity_text;
+  std::string svg_path, write_trace_path, write_format = "text";
+  bool write_format_given = false;
+  std::vector<std::string> formats;  // --format values
+  unsigned leading_bits = default_leading_bits;
+  bool leading_bits_given = false, limit_given = false, trim_max_held_given = false,
+       trim_ratio_given = false;
+  double trim_ratio = -1;
+  bool no_pool = false, min_capacity = false, json = false, no_progress = false,
+       force_progress = false;
+  std::vector<std::string> compare;
+};
+
+// Parses argv. Returns the exit code when parsing ends the run (--help: 0 after printing it; a
+// malformed or mistyped flag: 2 after one "clpool_replay: error: ..." line on stderr, with the
+// nearest flag when there is one). Relative paths are taken from where `bazel run` started.
+std::optional<int> parse_command_line(int argc, char** argv, command_line& out);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_TOOLS_REPLAY_COMMAND_LINE_H_
