@@ -236,6 +236,12 @@ int run(int argc, char** argv) {
                         real->description() + ")");
     }
   }
+  // After the device's own checks, so that a wrong --mockcl-so or device is named first.
+  if (capacity) {
+    if (std::string why = clpool::device_model::capacity_refusal(profile, *capacity, "--capacity"); !why.empty()) {
+      throw usage_error(why);
+    }
+  }
   const std::uint64_t host_capacity =
       host_capacity_text.empty() ? clpool::unlimited : parse_bytes(host_capacity_text, "--host-capacity");
   const auto make_spec = [&](std::uint64_t cap) {
