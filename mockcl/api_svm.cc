@@ -19,7 +19,10 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   int dev = ctx->devices[0]->index;
   const device_config& cfg = rt().devices[dev].cfg;
   if (!cfg.svm) return nullptr;
-  if (flags & ~kMemAccessFlags) return nullptr;  // Fine-grain and atomics are not supported.
+  // Fine-grain buffers where the device reports them (svm_capabilities); never atomics.
+  const cl_svm_mem_flags fine =
+      (svm_capabilities(rt()) & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0;
+  if (flags & ~(kMemAccessFlags | fine)) return nullptr;
   if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc)) return nullptr;
   if (alignment & (alignment - 1)) return nullptr;
   if (alignment > 4096) return nullptr;

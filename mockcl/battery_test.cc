@@ -523,6 +523,17 @@ TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
   this->Teardown();
 }
 
+// With no backing device SVM is coarse-grain only: a fine-grain request is refused.
+TYPED_TEST(Battery, NoFineGrainSvmWithoutABackingDevice) {
+  this->Setup("gpu-64m");
+  cl_device_svm_capabilities caps = 0;
+  this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr);
+  EXPECT_EQ(caps, cl_device_svm_capabilities(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER));
+  EXPECT_EQ(this->d_->clSVMAlloc(this->ctx_, CL_MEM_SVM_FINE_GRAIN_BUFFER, 64, 0), nullptr);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, HostPinnedBudgetIsSeparate) {
   this->Setup("gpu-64m:pinned=8m");
   std::vector<char> host(4 * kMiB);

@@ -227,18 +227,10 @@ std::string canonical_type(const std::vector<std::string>& words) {
 }
 
 bool is_image(const std::string& t) {
-  static const std::set<std::string> images = {"image1d_t",
-                                               "image1d_array_t",
-                                               "image1d_buffer_t",
-                                               "image2d_t",
-                                               "image2d_array_t",
-                                               "image2d_depth_t",
-                                               "image2d_array_depth_t",
-                                               "image2d_msaa_t",
-                                               "image2d_array_msaa_t",
-                                               "image2d_msaa_depth_t",
-                                               "image2d_array_msaa_depth_t",
-                                               "image3d_t"};
+  static const std::set<std::string> images = {
+      "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t",
+      "image2d_depth_t", "image2d_array_depth_t", "image2d_msaa_t", "image2d_array_msaa_t",
+      "image2d_msaa_depth_t", "image2d_array_msaa_depth_t", "image3d_t"};
   return images.count(t) != 0;
 }
 

@@ -386,6 +386,13 @@ class mock_runtime {
   std::vector<std::function<void()>> callbacks_;
 };
 
+// What a mock device with SVM offers: coarse-grain buffers, and fine-grain buffers where the
+// backing device has them (its SVM is the memory mockcl's blocks then live in).
+inline cl_device_svm_capabilities svm_capabilities(const mock_runtime& rt) {
+  return CL_DEVICE_SVM_COARSE_GRAIN_BUFFER |
+         (rt.pocl ? rt.pocl->svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER : 0);
+}
+
 // `s` escaped for a JSON string literal (call log).
 std::string json_escape(const std::string& s);
 
