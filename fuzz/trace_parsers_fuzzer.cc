@@ -9,8 +9,10 @@
 //     and with liveness checks on, an alloc names an id that is not live and a free one that is
 //     (the model keeps its own set of live ids);
 //   - an error is sticky: next() after a trace_error throws again;
-//   - round trip: the events delivered (up to the error, if any) written back with trace_writer,
-//     in text and in binary, read back to exactly the same events with no error.
+//   - every stack id an event names is defined in the reader's site table (version 2);
+//   - round trip: the events delivered (up to the error, if any) and the frames and stacks read,
+//     written back with trace_writer in text and in binary, read back to exactly the same events,
+//     frames and stack chains with no error.
 // A mismatch prints the reader, the input (escaped, first 512 bytes) and what differed, then aborts.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -120,12 +122,19 @@ bool drain(Reader& reader, std::vector<trace_event>& events, format_model& model
   return false;
 }
 
-void round_trip(const std::vector<trace_event>& events, bool check_liveness) {
+void round_trip(const std::vector<trace_event>& events, bool check_liveness,
+                const clpool::trace::site_table& sites = {}, unsigned version = 1) {
   for (const trace_encoding encoding : {trace_encoding::text, trace_encoding::binary}) {
     const std::string form = encoding == trace_encoding::text ? "text" : "binary";
     std::ostringstream out;
     {
-      trace_writer writer(out, encoding);
+      trace_writer writer(out, encoding, version);
+      if (version >= clpool::trace::sites_format_version) {
+        for (const auto& [id, frame] : sites.all_frames()) writer.write_frame(id, *frame);
+        for (const auto& [id, entry] : sites.stacks_in_order()) {
+          writer.write_stack(id, entry.parent, entry.frame);
+        }
+      }
       for (const trace_event& e : events) writer.write(e);
       writer.flush();
     }
@@ -136,6 +145,17 @@ void round_trip(const std::vector<trace_event>& events, bool check_liveness) {
       expect(reader.encoding() == encoding, form + " trace written back is read as the other form");
       trace_event e;
       while (reader.next(e)) again.push_back(e);
+      const clpool::trace::site_table& back = reader.sites();
+      expect(back.frame_count() == sites.frame_count() && back.stack_count() == sites.stack_count(),
+             form + " round trip changed the number of frames or stacks");
+      for (const auto& [id, frame] : sites.all_frames()) {
+        const clpool::trace::frame_info* f = back.find_frame(id);
+        expect(f != nullptr && *f == *frame, form + " round trip changed frame " + std::to_string(id));
+      }
+      for (const auto& [id, entry] : sites.stacks_in_order()) {
+        expect(back.frames_of(id) == sites.frames_of(id),
+               form + " round trip changed stack " + std::to_string(id));
+      }
     } catch (const trace_error& error) {
       fail("the " + form + " trace written back does not read: line " +
            std::to_string(error.line()) + ": " + error.problem());
@@ -154,15 +174,24 @@ void fuzz_trace_reader(const std::string& text, bool check_liveness) {
   std::vector<trace_event> events;
   format_model model;
   model.check_liveness = check_liveness;
+  clpool::trace::site_table sites;
+  unsigned version = 1;
   try {
     trace_reader reader =
         trace_reader::from_string(text, "<fuzz>", reader_options{check_liveness});
     drain(reader, events, model);
+    sites = reader.sites();
+    version = reader.version();
   } catch (const trace_error&) {
     expect(events.empty(), "the header was refused after events were delivered");
     return;  // the header was refused
   }
-  round_trip(events, check_liveness);
+  for (const trace_event& e : events) {
+    expect(sites.has_stack(e.stack), "event names an undefined stack: " + describe(e));
+    expect(version >= clpool::trace::sites_format_version || e.stack == 0,
+           "a version-1 trace delivered a stack id: " + describe(e));
+  }
+  round_trip(events, check_liveness, sites, version);
 }
 
 void fuzz_rmm(const std::string& text) {

@@ -168,6 +168,12 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
       } catch (const device_model::profile_error& e) {
         fail(std::string("is not a usable profile: ") + e.what());
       }
+    } else if (name == env_stacks) {
+      if (value != "none" && value != "native" && value != "python" && value != "all") {
+        fail("must be none, native, python or all, got " + quoted(value));
+      } else {
+        s.stacks = std::string(value);
+      }
     } else if (name == env_seed) {
       u64_or_error r = parse_u64(value);
       if (!r.value) {
@@ -180,12 +186,16 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
       errors.push_back(shown_name(name) +
                        " is not a setting of the clpool layer (known: CLPOOL_LAYER_TRACE, "
                        "CLPOOL_LAYER_BUDGET, CLPOOL_LAYER_PROFILE, CLPOOL_LAYER_FAIL_NTH, "
-                       "CLPOOL_LAYER_FAIL_PROB, CLPOOL_LAYER_SEED)");
+                       "CLPOOL_LAYER_FAIL_PROB, CLPOOL_LAYER_SEED, CLPOOL_LAYER_STACKS)");
     }
   }
   if (seed_given && !s.fail_probability && seen.count(env_fail_prob) == 0) {
     errors.push_back(std::string(env_seed) + " is set but " + std::string(env_fail_prob) +
                      " is not; the seed only drives random fault injection");
+  }
+  if (s.stacks != "none" && !s.trace_path && seen.count(env_trace) == 0) {
+    errors.push_back(std::string(env_stacks) + " is set but " + std::string(env_trace) +
+                     " is not; stacks are recorded in the trace");
   }
   if (s.profile && !s.budget_bytes && seen.count(env_budget) == 0) {
     errors.push_back(std::string(env_profile) + " is set but " + std::string(env_budget) +

@@ -26,6 +26,7 @@ inline constexpr std::string_view env_fail_nth = "CLPOOL_LAYER_FAIL_NTH";
 inline constexpr std::string_view env_fail_prob = "CLPOOL_LAYER_FAIL_PROB";
 inline constexpr std::string_view env_seed = "CLPOOL_LAYER_SEED";
 inline constexpr std::string_view env_profile = "CLPOOL_LAYER_PROFILE";
+inline constexpr std::string_view env_stacks = "CLPOOL_LAYER_STACKS";
 
 // Seed used for CLPOOL_LAYER_FAIL_PROB when CLPOOL_LAYER_SEED is not given, so that a run is
 // reproducible by default.
@@ -43,6 +44,9 @@ struct layer_settings {
   // CLPOOL_LAYER_PROFILE: how the budget's device commits memory (a device-model profile name
   // or file; device_model/profile.h). Without it the budget counts exact bytes.
   std::optional<device_model::device_profile> profile;
+  // CLPOOL_LAYER_STACKS: the allocation sites recorded with a trace (FORMAT.md "Sites"): none (the
+  // default), native, python or all (stacks/capture.h).
+  std::string stacks = "none";
 
   bool operator==(const layer_settings&) const = default;
 };

@@ -140,6 +140,22 @@ TEST(ParseLayerSettings, ProfileIsADeviceModelProfileAndNeedsABudget) {
   EXPECT_NE(missing.error_text().find("/no/such.profile: cannot be opened"), std::string::npos);
 }
 
+TEST(ParseLayerSettings, StacksAreAModeAndNeedATrace) {
+  for (const char* m : {"none", "native", "python", "all"}) {
+    parse_result r = parse({{"CLPOOL_LAYER_TRACE", "/tmp/t.trace"}, {"CLPOOL_LAYER_STACKS", m}});
+    ASSERT_TRUE(r.ok()) << r.error_text();
+    EXPECT_EQ(r.settings->stacks, m);
+  }
+  EXPECT_EQ(parse({{"CLPOOL_LAYER_TRACE", "/tmp/t.trace"}}).settings->stacks, "none");
+  parse_result bad = parse({{"CLPOOL_LAYER_TRACE", "/tmp/t.trace"}, {"CLPOOL_LAYER_STACKS", "yes"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error_text().find("CLPOOL_LAYER_STACKS"), std::string::npos) << bad.error_text();
+  EXPECT_NE(bad.error_text().find("none, native, python or all"), std::string::npos);
+  parse_result alone = parse({{"CLPOOL_LAYER_STACKS", "all"}});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.error_text().find("CLPOOL_LAYER_TRACE is not"), std::string::npos) << alone.error_text();
+}
+
 TEST(ParseLayerSettings, SeedNeedsProbability) {
   EXPECT_NE(error_of("CLPOOL_LAYER_SEED", "7").find("CLPOOL_LAYER_FAIL_PROB is not"),
             std::string::npos);

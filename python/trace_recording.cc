@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "stacks/capture.h"
 #include "trace/pool_recorder.h"
 #include "trace/trace_writer.h"
 
@@ -68,11 +69,13 @@ int open_under_the_rule(const std::string& path) {
     throw std::system_error(std::make_error_code(std::errc::file_exists),
                             "record_trace(\"" + path + "\"): not a regular file");
   }
-  const std::string ours = std::string("clpool-trace 1\n") + record_trace_marker + "\n";
+  // Ours with or without sites (version 2 or 1); both lines are the same length.
+  const std::string ours = std::string("clpool-trace 2\n") + record_trace_marker + "\n";
+  const std::string ours_v1 = std::string("clpool-trace 1\n") + record_trace_marker + "\n";
   if (st.st_size > 0) {
     std::string head(ours.size(), '\0');
     const ssize_t n = ::pread(fd, head.data(), head.size(), 0);
-    if (n != static_cast<ssize_t>(head.size()) || head != ours) {
+    if (n != static_cast<ssize_t>(head.size()) || (head != ours && head != ours_v1)) {
       ::close(fd);
       throw std::system_error(
           std::make_error_code(std::errc::file_exists),
@@ -101,7 +104,22 @@ std::unordered_map<trace_recording*, std::function<void()>>& active_traces() {
 // trace readable up to then.
 struct trace_recording::impl final : pool_observer {
   impl(int fd, const std::string& p)
-      : buf(fd), stream(&buf), writer(stream), recorder(writer), path(p) {}
+      : buf(fd),
+        stream(&buf),
+        writer(stream, trace::trace_encoding::text, trace::sites_format_version),
+        recorder(writer),
+        path(p),
+        sites(stacks::mode::python, {}, /*drop_self=*/false) {
+    // The Python stack of each allocation: every pool call holds the GIL (README.md, "Threads
+    // and the GIL"), and the recorder runs in it, on the allocating thread.
+    recorder.set_site_source([this](trace::trace_writer& w) {
+      stacks::definitions d;
+      const std::uint64_t id = sites.capture(d);
+      for (const auto& [fid, frame] : d.frames) w.write_frame(fid, frame);
+      for (const auto& st : d.stacks) w.write_stack(st.id, st.parent, st.frame);
+      return id;
+    });
+  }
 
   void on_event(const pool_event& event) noexcept override {
     recorder.on_event(event);
@@ -120,6 +138,7 @@ struct trace_recording::impl final : pool_observer {
   trace::trace_writer writer;
   trace::pool_recorder recorder;
   std::string path;
+  stacks::capturer sites;  // Python frames only: the program's code, not the pool's
   std::string flush_error;
   std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
 };

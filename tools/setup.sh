@@ -16,6 +16,9 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   # The install test (tools/install_test.sh): a consumer built with pkg-config and with CMake.
   cmake pkg-config
+  # The HTML page's browser test (//tools/replay:html_browser_test): headless Chromium, its
+  # WebDriver and Selenium.
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

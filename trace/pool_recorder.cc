@@ -51,6 +51,9 @@ void pool_recorder::on_event(const pool_event& event) noexcept {
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_)
             .count());
     e.thread = thread_number();
+    if (site_ && (e.action == trace_action::alloc || e.action == trace_action::alloc_failed)) {
+      e.stack = site_(writer_);
+    }
     writer_.write(e);
     ++next_seq_;
   } catch (const std::exception& x) {

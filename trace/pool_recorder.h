@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,12 @@ class pool_recorder final : public pool_observer {
 
   void on_event(const pool_event& event) noexcept override;
 
+  // Gives each alloc and alloc_failed a site (FORMAT.md "Sites"; the writer must be version 2):
+  // `site` is called on the allocating thread, under the pool's lock, writes the frame and stack
+  // definitions it needs through the writer and returns the stack id (0: none).
+  using site_source = std::function<std::uint64_t(trace_writer&)>;
+  void set_site_source(site_source site) { site_ = std::move(site); }
+
   // Trace events written so far.
   std::uint64_t events_recorded() const noexcept { return next_seq_; }
   // The first write error, or empty. Nothing is recorded after one.
@@ -49,6 +56,7 @@ class pool_recorder final : public pool_observer {
   std::uint64_t next_seq_ = 0;
   std::vector<std::thread::id> threads_;  // index = the thread's number in the trace
   std::string error_;
+  site_source site_;
 };
 
 }  // namespace clpool::trace

@@ -11,8 +11,12 @@
 
 namespace clpool::trace {
 
-// The format version this library reads and writes.
+// The format version written by default (no allocation sites), and the version with sites
+// (FORMAT.md, "Sites"): frame and stack tables and a stack id on alloc and alloc_failed. Readers
+// accept both; a writer writes version 2 only when asked to, so traces without sites stay
+// readable by older readers.
 inline constexpr unsigned format_version = 1;
+inline constexpr unsigned sites_format_version = 2;
 
 // The largest `size` a reader accepts (2^62): no device is that large, so anything above is
 // corrupt input.
@@ -57,6 +61,7 @@ struct trace_event {
   std::uint64_t size = 0;     // requested bytes (free: block size or 0)
   trace_kind kind = trace_kind::buffer;
   std::uint64_t flags = 0;    // OpenCL mem / SVM flags
+  std::uint64_t stack = 0;    // allocation site (version 2, alloc / alloc_failed); 0 = unknown
 
   friend bool operator==(const trace_event&, const trace_event&) = default;
 };

@@ -245,9 +245,9 @@ bool trace_reader::read_binary_header() {
   line_ = 1;
   if (end_ - pos_ < 16) fail("truncated binary header (16 bytes expected)");
   const unsigned char* h = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
-  if (h[8] != format_version) {
-    fail("unknown trace version '" + std::to_string(h[8]) + "' (binary form; this reader knows version " +
-         std::to_string(format_version) + ")");
+  if (h[8] != format_version && h[8] != sites_format_version) {
+    fail("unknown trace version '" + std::to_string(h[8]) + "' (binary form; this reader knows versions " +
+         std::to_string(format_version) + " and " + std::to_string(sites_format_version) + ")");
   }
   for (int i = 9; i < 16; ++i) {
     if (h[i] != 0) fail("corrupt binary header: reserved bytes are not zero");
@@ -279,8 +279,8 @@ inline const unsigned char* read_varint(const unsigned char* p, std::uint64_t& v
   return nullptr;
 }
 
-// The longest record: tag, 7 varints of 10 bytes.
-constexpr std::size_t max_record_bytes = 1 + 7 * 10;
+// The longest event record: tag, 8 varints of 10 bytes.
+constexpr std::size_t max_record_bytes = 1 + 8 * 10;
 
 }  // namespace
 
@@ -330,7 +330,16 @@ bool trace_reader::next_binary(trace_event& out) {
       pos_ = static_cast<std::size_t>(q - buffer_.data());
       continue;
     }
-    if ((tag & 0x80) != 0 || (tag & 7) > static_cast<unsigned>(trace_action::stop_holding)) {
+    if ((tag == 5 || tag == 6) && version_ >= sites_format_version) {  // a frame or stack record
+      const unsigned char* q = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_ + 1);
+      const std::string problem = parse_binary_site(
+          tag, q, reinterpret_cast<const unsigned char*>(buffer_.data() + end_), sites_);
+      if (!problem.empty()) fail(where() + problem);
+      pos_ = static_cast<std::size_t>(reinterpret_cast<const char*>(q) - buffer_.data());
+      continue;
+    }
+    const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
+    if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > static_cast<unsigned>(trace_action::stop_holding)) {
       fail(where() + "bad record tag " + std::to_string(tag) + " (corrupt or not a clpool binary trace)");
     }
     trace_event e;
@@ -345,6 +354,7 @@ bool trace_reader::next_binary(trace_event& out) {
     }
     ok = ok && (p = read_varint(p, e.id)) && (p = read_varint(p, e.size));
     if (ok && (tag & 0x20)) ok = (p = read_varint(p, e.flags)) != nullptr;
+    if (ok && has_stack) ok = (p = read_varint(p, e.stack)) != nullptr;
     if (!ok) fail(where() + "a number is longer than 64 bits (corrupt data)");
     if (p > limit) fail(where() + "truncated: the record runs past the end of the input");
     if (have_seq_) {
@@ -388,9 +398,10 @@ void trace_reader::read_header() {
   while (q > p && is_blank(line[q - 1])) --q;
   const std::string_view version = line.substr(p, q - p);
   std::uint64_t v = 0;
-  if (parse_decimal(version, v) != number_status::ok || v != format_version) {
-    fail("unknown trace version " + quote(version) + " (this reader knows version " +
-         std::to_string(format_version) + ")");
+  if (parse_decimal(version, v) != number_status::ok ||
+      (v != format_version && v != sites_format_version)) {
+    fail("unknown trace version " + quote(version) + " (this reader knows versions " +
+         std::to_string(format_version) + " and " + std::to_string(sites_format_version) + ")");
   }
   version_ = static_cast<unsigned>(v);
 }
@@ -438,6 +449,12 @@ bool trace_reader::next(trace_event& out) {
       note_comment(begin, end);
       continue;
     }
+    if (version_ >= sites_format_version && (*begin == 'f' || *begin == 's')) {
+      const std::string problem =
+          parse_site_line(std::string_view(begin, static_cast<std::size_t>(end - begin)), sites_);
+      if (!problem.empty()) fail(problem);
+      continue;
+    }
     parse_event(begin, end, out);
     event_line_ = line_;
     ++events_read_;
@@ -446,19 +463,27 @@ bool trace_reader::next(trace_event& out) {
 }
 
 void trace_reader::parse_event(const char* begin, const char* end, trace_event& out) {
-  std::string_view f[9];
+  std::string_view f[10];
   int n = 0;
+  const int most = version_ >= sites_format_version ? 10 : 9;
   const char* p = begin;
   while (p < end) {
     const char* start = p;
     while (p < end && !is_blank(*p)) ++p;
-    if (n == 9) {
-      fail("too many fields: expected 9 (seq time_ns thread queue action id size kind flags)");
+    if (n == most) {
+      fail(most == 9 ? "too many fields: expected 9 (seq time_ns thread queue action id size kind flags)"
+                     : "too many fields: expected 9 or 10 (seq time_ns thread queue action id size kind flags [stack])");
     }
     f[n++] = std::string_view(start, static_cast<std::size_t>(p - start));
     while (p < end && is_blank(*p)) ++p;
   }
-  if (n != 9) {
+  std::uint64_t stack_field = 0;
+  if (n == 10) {
+    if (parse_decimal(f[9], stack_field) != number_status::ok) {
+      fail("field stack: " + quote(f[9]) + " is not a decimal number");
+    }
+  }
+  if (n != 9 && n != 10) {
     fail("only " + std::to_string(n) +
          " fields: expected 9 (seq time_ns thread queue action id size kind flags)");
   }
@@ -491,11 +516,21 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
   const std::optional<trace_kind> kind = parse_kind(f[7]);
   if (!kind) fail("field kind: unknown kind " + quote(f[7]) + " (expected buffer, svm, host or sub)");
   e.kind = *kind;
+  e.stack = stack_field;
   check_event(e);
   out = e;
 }
 
 void trace_reader::check_event(const trace_event& e) {
+  if (e.stack != 0) {
+    if (e.action != trace_action::alloc && e.action != trace_action::alloc_failed) {
+      fail("field stack: only alloc and alloc_failed carry a stack, this " +
+           std::string(to_string(e.action)) + " names stack " + std::to_string(e.stack));
+    }
+    if (!sites_.has_stack(e.stack)) {
+      fail("field stack: stack " + std::to_string(e.stack) + " is not defined before this event");
+    }
+  }
   if (e.size > max_event_size) {
     fail("field size: " + std::to_string(e.size) +
          " bytes is above 2^62, larger than any device: corrupt input");
@@ -594,6 +629,17 @@ bool trace_reader::parse_fast(trace_event& out) {
     if (p == start || p - start > 19) return false;
   }
   e.flags = flags;
+  if (*p == ' ' && version_ >= sites_format_version) {
+    const char* start = ++p;
+    unsigned d;
+    std::uint64_t stack = 0;
+    while ((d = static_cast<unsigned char>(*p) - '0') < 10) {
+      stack = stack * 10 + d;
+      ++p;
+    }
+    if (p == start || p - start > 19) return false;
+    e.stack = stack;
+  }
   if (*p != '\n') return false;  // trailing blanks, CR, end of input: the careful path decides
   const std::size_t consumed = static_cast<std::size_t>(p + 1 - buffer_.data());
   if (consumed > end_) return false;  // ran past the valid bytes (cannot happen with the sentinel)
@@ -614,6 +660,7 @@ read_result drain(trace_reader& reader) {
     result.error = error;
   }
   result.metadata = reader.metadata();
+  result.sites = reader.sites();
   return result;
 }
 }  // namespace

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "trace/id_map.h"
+#include "trace/sites.h"
 #include "trace/trace_event.h"
 
 namespace clpool::trace {
@@ -86,6 +87,9 @@ class trace_reader {
   trace_encoding encoding() const noexcept { return encoding_; }
   // The `# key: value` comments read so far (at most 256 are kept).
   const trace_metadata& metadata() const noexcept { return metadata_; }
+  // The frames and stacks defined so far (version 2; empty for version 1 and RMM imports). A
+  // frame may be defined after the events that use it, so read it once the trace is drained.
+  const site_table& sites() const noexcept { return sites_; }
   // Bytes of the input consumed so far and the input's size (0 when unknown, e.g. a pipe); for
   // progress display.
   std::uint64_t bytes_consumed() const noexcept { return consumed_base_ + pos_; }
@@ -135,6 +139,7 @@ class trace_reader {
   std::uint64_t last_seq_ = 0;
   flat_id_map<std::uint64_t> live_;  // live id -> line of its alloc
   trace_metadata metadata_;
+  site_table sites_;
   std::unique_ptr<trace_error> error_;  // sticky: set once, rethrown by every later next()
 };
 
@@ -142,6 +147,7 @@ class trace_reader {
 struct read_result {
   std::vector<trace_event> events;  // every valid event before the error, if any
   trace_metadata metadata;
+  site_table sites;
   std::optional<trace_error> error;  // the first problem; nothing when the whole trace was valid
 };
 

@@ -83,7 +83,7 @@ TEST(TraceReaderErrors, NotATrace) {
 }
 
 TEST(TraceReaderErrors, UnknownVersion) {
-  expect_error("clpool-trace 2\n", 1, "unknown trace version '2'", 0);
+  expect_error("clpool-trace 3\n", 1, "unknown trace version '3'", 0);
   expect_error("clpool-trace x\n", 1, "unknown trace version 'x'", 0);
   expect_error("clpool-trace\n", 1, "not a clpool trace", 0);
 }

@@ -11,17 +11,18 @@ constexpr std::size_t flush_at = 60 * 1024;
 
 }  // namespace
 
-trace_writer::trace_writer(std::ostream& out, trace_encoding encoding)
-    : out_(&out), name_("<stream>"), encoding_(encoding) {
+trace_writer::trace_writer(std::ostream& out, trace_encoding encoding, unsigned version)
+    : out_(&out), name_("<stream>"), encoding_(encoding), version_(version) {
   write_header();
 }
 
 trace_writer::trace_writer(const std::string& path, trace_encoding encoding,
-                           const std::string& what)
+                           const std::string& what, unsigned version)
     : owned_(std::make_unique<common::atomic_output_file>(path, what)),
       out_(&owned_->stream()),
       name_(path),
-      encoding_(encoding) {
+      encoding_(encoding),
+      version_(version) {
   write_header();
 }
 
@@ -31,34 +32,27 @@ void trace_writer::commit() {
 }
 
 void trace_writer::write_header() {
+  if (version_ != format_version && version_ != sites_format_version) {
+    throw std::invalid_argument("trace_writer: unknown version " + std::to_string(version_));
+  }
   buffer_.reserve(flush_at + 256);
   if (encoding_ == trace_encoding::text) {
-    buffer_ = "clpool-trace " + std::to_string(format_version) + "\n";
+    buffer_ = "clpool-trace " + std::to_string(version_) + "\n";
   } else {
     buffer_.assign(binary_magic, sizeof binary_magic);
-    buffer_.push_back(static_cast<char>(format_version));
+    buffer_.push_back(static_cast<char>(version_));
     buffer_.append(7, '\0');
   }
 }
 
-namespace {
-
-void append_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-}  // namespace
 
 void trace_writer::write_binary(const trace_event& e) {
   const bool first = events_ == 1;  // already counted
   const bool has_flags = e.flags != 0;
   const bool has_tq = first || e.thread != last_thread_ || e.queue != last_queue_;
   const unsigned tag = static_cast<unsigned>(e.action) | static_cast<unsigned>(e.kind) << 3 |
-                       (has_flags ? 0x20u : 0u) | (has_tq ? 0x40u : 0u);
+                       (has_flags ? 0x20u : 0u) | (has_tq ? 0x40u : 0u) |
+                       (e.stack != 0 ? 0x80u : 0u);
   buffer_.push_back(static_cast<char>(tag));
   // seq: absolute in the first record, then the gap minus one (seq strictly increases).
   append_varint(buffer_, first ? e.seq : e.seq - prev_seq_ - 1);
@@ -72,6 +66,7 @@ void trace_writer::write_binary(const trace_event& e) {
   append_varint(buffer_, e.id);
   append_varint(buffer_, e.size);
   if (has_flags) append_varint(buffer_, e.flags);
+  if (e.stack != 0) append_varint(buffer_, e.stack);
   last_time_ = e.time_ns;
   last_thread_ = e.thread;
   last_queue_ = e.queue;
@@ -113,6 +108,11 @@ void trace_writer::write(const trace_event& e) {
     throw std::invalid_argument("trace_writer::write: size " + std::to_string(e.size) +
                                 " is above 2^62");
   }
+  if (e.stack != 0 && (version_ < sites_format_version || (e.action != trace_action::alloc &&
+                                                           e.action != trace_action::alloc_failed))) {
+    throw std::invalid_argument("trace_writer::write: a stack id needs a version-2 writer and an "
+                                "alloc or alloc_failed event");
+  }
   prev_seq_ = last_seq_;
   have_seq_ = true;
   last_seq_ = e.seq;
@@ -124,7 +124,7 @@ void trace_writer::write(const trace_event& e) {
   }
   // Formatted into a local array and appended once: appending field by field to the string cost
   // as much as the OpenCL layer's whole recording budget (tools/layer/README.md, "Cost").
-  char line[8 * 24 + 2 * 16];  // 7 numbers and a 0x-hex number (each <= 20 digits), 2 words, blanks
+  char line[9 * 24 + 2 * 16];  // 7 numbers and a 0x-hex number (each <= 20 digits), 2 words, blanks
   char* p = line;
   const auto number = [&p, &line](std::uint64_t v, int base = 10) {
     p = std::to_chars(p, line + sizeof line, v, base).ptr;
@@ -145,8 +145,23 @@ void trace_writer::write(const trace_event& e) {
   *p++ = '0';
   *p++ = 'x';
   number(e.flags, 16);
+  if (e.stack != 0) number(e.stack);
   p[-1] = '\n';
   buffer_.append(line, p);
+  if (buffer_.size() >= flush_at) flush_buffer();
+}
+
+void trace_writer::write_frame(std::uint64_t id, const frame_info& frame) {
+  if (version_ < sites_format_version) throw std::logic_error("trace_writer: frames need version 2");
+  if (encoding_ == trace_encoding::binary) append_frame_binary(buffer_, id, frame);
+  else append_frame_text(buffer_, id, frame);
+  if (buffer_.size() >= flush_at) flush_buffer();
+}
+
+void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint64_t frame) {
+  if (version_ < sites_format_version) throw std::logic_error("trace_writer: stacks need version 2");
+  if (encoding_ == trace_encoding::binary) append_stack_binary(buffer_, id, parent, frame);
+  else append_stack_text(buffer_, id, parent, frame);
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 

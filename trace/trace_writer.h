@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "common/output_file.h"
+#include "trace/sites.h"
 #include "trace/trace_event.h"
 
 namespace clpool::trace {
@@ -27,7 +28,10 @@ namespace clpool::trace {
 class trace_writer {
  public:
   // Writes to `out`, which must outlive the writer. Writes the header at once.
-  explicit trace_writer(std::ostream& out, trace_encoding encoding = trace_encoding::text);
+  // `version` is format_version (no sites) or sites_format_version (frames, stacks and a stack
+  // id on alloc events; FORMAT.md "Sites").
+  explicit trace_writer(std::ostream& out, trace_encoding encoding = trace_encoding::text,
+                        unsigned version = format_version);
 
   // Writes `path` through a temporary file in its directory (common/output_file.h):
   // `path` is replaced only by commit(), so a writer destroyed or killed before then leaves the
@@ -36,7 +40,8 @@ class trace_writer {
   // use the ostream constructor instead.
   // `what` names the output in messages (a flag, say).
   explicit trace_writer(const std::string& path, trace_encoding encoding = trace_encoding::text,
-                        const std::string& what = "trace_writer");
+                        const std::string& what = "trace_writer",
+                        unsigned version = format_version);
 
   trace_writer(const trace_writer&) = delete;
   trace_writer& operator=(const trace_writer&) = delete;
@@ -52,6 +57,14 @@ class trace_writer {
   // Writes one event. Throws std::invalid_argument, writing nothing, when seq does not increase
   // or size is above max_event_size: the reader would refuse the file.
   void write(const trace_event& event);
+
+  // Defines frame `id` / stack `id` (version 2 writers only; std::logic_error otherwise). The
+  // caller keeps ids unique and defines a stack's parent before it and a stack before the first
+  // event that names it; frames may come later (FORMAT.md "Sites").
+  void write_frame(std::uint64_t id, const frame_info& frame);
+  void write_stack(std::uint64_t id, std::uint64_t parent, std::uint64_t frame);
+
+  unsigned version() const noexcept { return version_; }
 
   // Writes buffered lines to the stream and flushes it. Throws std::runtime_error if the stream
   // failed (disk full, closed pipe).
@@ -78,6 +91,7 @@ class trace_writer {
   std::uint64_t prev_seq_ = 0;  // the seq before last_seq_ (binary deltas)
   std::uint64_t events_ = 0;
   trace_encoding encoding_;
+  unsigned version_;
   // Binary delta state: the previous record's time, thread and queue.
   std::uint64_t last_time_ = 0;
   std::uint64_t last_thread_ = 0;

@@ -163,8 +163,8 @@ TEST(TraceReaderBinary, MalformedInput) {
   expect_binary_error(good.substr(0, good.size() - 1), "truncated", 1);
   // Unknown version and corrupt header.
   std::string v2 = good;
-  v2[8] = 2;
-  expect_binary_error(v2, "unknown trace version '2'", 0);
+  v2[8] = 3;
+  expect_binary_error(v2, "unknown trace version '3'", 0);
   expect_binary_error(good.substr(0, 12), "truncated binary header", 0);
   // A bad tag (action 5) and the high bit.
   std::string bad_tag = good;

@@ -41,6 +41,49 @@ TRACE_TEXT = """clpool-trace 1
 6 60 0 1 free 2 0 svm 0x0
 """
 
+# Version 2 (FORMAT.md "Sites"): frames, stacks, stack ids on alloc and alloc_failed, a frame
+# defined after its use (the layer symbolizes lazily), escaped names.
+TRACE_SITES = """clpool-trace 2
+# source: seed
+frame 1 py 3 app.py %3Cmodule%3E
+stack 1 0 1
+frame 2 py 17 /src/my%20app/cache.py Cache.grow
+stack 2 1 2
+stack 3 2 3
+0 0 0 1 alloc 1 4096 buffer 0x1 2
+1 10 0 1 alloc 2 1048576 svm 0x0 3
+2 20 1 2 free 1 4096 buffer 0x0
+3 30 0 1 alloc_failed 0 8589934592 buffer 0x0 2
+4 40 0 1 alloc 3 64 buffer 0x0
+frame 3 native 0 /usr/lib/libapp.so grow_cache(unsigned%20long)
+"""
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def binary_sites():
+    """The binary form of a small version-2 trace: header, a frame, two stacks, events."""
+    out = bytearray(b"CLPTRACE" + bytes([2]) + bytes(7))
+    name, fn = b"app.py", b"main"
+    out += bytes([5]) + varint(1) + varint(0) + varint(9) + varint(len(name)) + name + varint(len(fn)) + fn
+    out += bytes([6]) + varint(1) + varint(0) + varint(1)
+    out += bytes([6]) + varint(2) + varint(1) + varint(7)  # frame 7 never defined
+    # alloc id 1 size 4096 with a stack (bit 7) and thread/queue (bit 6), seq 0, dt 0
+    out += bytes([0x80 | 0x40]) + varint(0) + varint(0) + varint(0) + varint(1) + varint(1) + varint(4096) + varint(2)
+    # alloc_failed size 2^30 stack 1
+    out += bytes([0x80 | 1]) + varint(0) + varint(2) + varint(0) + varint(1 << 30) + varint(1)
+    # free id 1
+    out += bytes([2]) + varint(0) + varint(2) + varint(1) + varint(4096)
+    return bytes(out)
+
+
 RMM = """Thread,Time,Action,Pointer,Size,Stream
 140573312345856,1700000000.006229,allocate,0x7f0000000000,25166061,0x55d0c8a1e0f0
 140573303953152,1700000000.014632,allocate,0x7f0001a000ed,134218152,0x0
@@ -66,6 +109,11 @@ def main():
     write(os.path.join(trace, "seed_trace_text"), TRACE_TEXT.encode() + bytes([0]))
     write(os.path.join(trace, "seed_trace_text_no_liveness"), TRACE_TEXT.encode() + bytes([1]))
     write(os.path.join(trace, "seed_trace_bad_line"), (TRACE_TEXT + "7 70 0 1 free 99 0 buffer 0x0\n").encode() + bytes([0]))
+    write(os.path.join(trace, "seed_trace_sites"), TRACE_SITES.encode() + bytes([0]))
+    write(os.path.join(trace, "seed_trace_sites_no_liveness"), TRACE_SITES.encode() + bytes([1]))
+    write(os.path.join(trace, "seed_trace_sites_undefined_stack"),
+          (TRACE_SITES + "5 50 0 1 alloc 9 1 buffer 0x0 44\n").encode() + bytes([0]))
+    write(os.path.join(trace, "seed_trace_sites_binary"), binary_sites() + bytes([0]))
     write(os.path.join(trace, "seed_rmm_csv"), RMM.encode() + bytes([2]))
 
 

@@ -15,6 +15,11 @@ each buffer, whatever the pool did with the memory. A request that raises an out
 ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
 too. The file is clpool's trace format (trace/FORMAT.md), which ``clpool_replay`` replays.
 
+With ``stacks=True`` (the default) each ``alloc`` and ``alloc_failed`` carries the Python stack that
+asked for it (file, function, line of each frame, at most 64 innermost frames), interned as the
+format's version-2 frame and stack tables, so ``clpool_replay`` can name the code that holds the
+memory at an out-of-memory. ``stacks=False`` writes version 1, as before.
+
 It needs neither pyopencl nor clpool's extension module; with the extension, frees carry the
 time the buffer died (clpool._core.DeathLog), without it the time they were written.
 """
@@ -23,6 +28,7 @@ import atexit
 import collections
 import operator
 import os
+import sys
 import threading
 import time
 import weakref
@@ -36,7 +42,67 @@ __all__ = ["recording", "Recording"]
 
 # The first lines of every trace written here; an existing file at the path is replaced only when
 # it is empty or begins with them (the OpenCL layer's rule for its own traces), never otherwise.
-HEADER = "clpool-trace 1\n# source: clpool.record\n"
+HEADER = "clpool-trace 2\n# source: clpool.record\n"
+HEADER_NO_STACKS = "clpool-trace 1\n# source: clpool.record\n"
+# Traces written here, with or without stacks (both headers are the same length).
+_OURS = (HEADER.encode(), HEADER_NO_STACKS.encode())
+
+# The innermost frames kept per allocation: deep enough for any application's call chain, and a
+# bound on the cost of a recursive caller.
+MAX_STACK_DEPTH = 64
+_THIS_FILE = __file__
+
+
+def _escape(text):
+    """FORMAT.md's percent-encoding of a frame's file or function (UTF-8, at most 600 bytes)."""
+    raw = text.encode("utf-8", "surrogateescape")[:600]
+    if not raw:
+        return "%"
+    out = []
+    for b in raw:
+        if b <= 0x20 or b >= 0x7F or b in (0x25, 0x23):  # blanks, controls, non-ASCII, '%', '#'
+            out.append("%%%02X" % b)
+        else:
+            out.append(chr(b))
+    return "".join(out)
+
+
+class _Stacks:
+    """Interns Python stacks as FORMAT.md's frame and stack lines. Not thread-safe: used under
+    the recording's lock."""
+
+    def __init__(self):
+        self._frames = {}   # (file, function, line) -> frame id
+        self._stacks = {}   # (parent stack id, frame id) -> stack id
+
+    @staticmethod
+    def capture():
+        """The caller's stack outside this module, innermost first, as (file, function, line)."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == _THIS_FILE:
+            frame = frame.f_back
+        chain = []
+        while frame is not None and len(chain) < MAX_STACK_DEPTH:
+            code = frame.f_code
+            chain.append((code.co_filename, getattr(code, "co_qualname", code.co_name),
+                          frame.f_lineno or 0))
+            frame = frame.f_back
+        return chain
+
+    def intern(self, chain, lines):
+        """The stack id of `chain` (innermost first); appends the definitions it needs."""
+        parent = 0
+        for key in reversed(chain):
+            frame_id = self._frames.get(key)
+            if frame_id is None:
+                frame_id = self._frames[key] = len(self._frames) + 1
+                lines.append(f"frame {frame_id} py {key[2]} {_escape(key[0])} {_escape(key[1])}\n")
+            stack_id = self._stacks.get((parent, frame_id))
+            if stack_id is None:
+                stack_id = self._stacks[(parent, frame_id)] = len(self._stacks) + 1
+                lines.append(f"stack {stack_id} {parent} {frame_id}\n")
+            parent = stack_id
+        return parent
 
 
 def _open_for_trace(path):
@@ -44,7 +110,7 @@ def _open_for_trace(path):
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
         head = os.pread(fd, len(HEADER), 0)
-        if head and head != HEADER.encode():
+        if head and head not in _OURS:
             raise FileExistsError(
                 f"clpool.record: {path!r} exists and is not a trace clpool.record wrote: not "
                 "overwriting it (remove it or choose another path)")
@@ -81,7 +147,7 @@ class Recording:
     Thread-safe: one lock orders the writes, so ``seq`` increases through the file.
     """
 
-    def __init__(self, allocator, path):
+    def __init__(self, allocator, path, stacks=True):
         if not callable(allocator):
             raise TypeError(
                 f"clpool.record.recording: the allocator must be callable (a pyopencl.tools "
@@ -96,7 +162,8 @@ class Recording:
         self._allocator = allocator
         self.path = path
         self._file = _open_for_trace(path)
-        self._file.write(HEADER)
+        self._stacks = _Stacks() if stacks else None
+        self._file.write(HEADER if stacks else HEADER_NO_STACKS)
         self._file.write(f"# allocator: {type(allocator).__module__}.{type(allocator).__name__}\n")
         self._file.flush()
         if _DeathLog is not None:
@@ -118,11 +185,12 @@ class Recording:
 
     def __call__(self, size):
         size = operator.index(size)
+        chain = _Stacks.capture() if self._stacks is not None else None
         try:
             buffer = self._allocator(size)
         except Exception as error:
             if _is_out_of_memory(error):
-                self._event("alloc_failed", 0, size, "buffer")
+                self._event("alloc_failed", 0, size, "buffer", chain)
             raise
         if buffer is None:  # zero bytes: PyOpenCL's allocators return None (its pools a buffer)
             return None
@@ -134,7 +202,7 @@ class Recording:
             self._next_id += 1
             ref = weakref.ref(buffer, self._note)
             self._live[id(ref)] = (ref, block_id, size, kind)
-            self._write("alloc", block_id, size, kind)
+            self._write("alloc", block_id, size, kind, chain)
         return buffer
 
     def allocate(self, size):
@@ -180,12 +248,12 @@ class Recording:
     def __exit__(self, *exc):
         self.close()
 
-    def _event(self, action, block_id, size, kind):
+    def _event(self, action, block_id, size, kind, chain=None):
         with self._lock:
             if not self._closed:
-                self._write(action, block_id, size, kind)
+                self._write(action, block_id, size, kind, chain)
 
-    def _write(self, action, block_id, size, kind):
+    def _write(self, action, block_id, size, kind, chain=None):
         # Under self._lock: the frees seen since the last write, then the event (if any).
         t = time.monotonic_ns() - self._start
         thread = self._threads.setdefault(threading.get_ident(), len(self._threads))
@@ -201,16 +269,19 @@ class Recording:
             lines.append(f"{self._seq} {died} {thread} 0 free {freed_id} {freed_size} {freed_kind} 0\n")
             self._seq += 1
         if action is not None:
-            lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0\n")
+            stack = ""
+            if chain:
+                stack = f" {self._stacks.intern(chain, lines)}"
+            lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0{stack}\n")
             self._seq += 1
         if lines:
             self._file.write("".join(lines))
             self._file.flush()
 
 
-def recording(allocator, path):
+def recording(allocator, path, stacks=True):
     """Returns ``allocator`` wrapped so that what the program asks of it is written to the clpool
     trace at ``path`` (created, or replaced only if it is a trace this module wrote). Call it, or
     its ``allocate``, as the allocator itself; close it (or use it as a context manager) to finish
-    the file, which also happens at exit."""
-    return Recording(allocator, path)
+    the file, which also happens at exit. ``stacks``: record each allocation's Python stack."""
+    return Recording(allocator, path, stacks)

@@ -20,13 +20,13 @@ def events(path):
     """The trace's event lines as (action, id, size, kind)."""
     with open(path) as f:
         lines = f.read().splitlines()
-    assert lines[0] == "clpool-trace 1", lines[0]
+    assert lines[0] in ("clpool-trace 1", "clpool-trace 2"), lines[0]
     out = []
     for line in lines[1:]:
-        if line.startswith("#"):
+        if line.startswith(("#", "frame ", "stack ")):
             continue
         fields = line.split()
-        assert len(fields) == 9, line
+        assert len(fields) == (10 if fields[4].startswith("alloc") and lines[0][-1] == "2" else 9), line
         out.append((fields[4], int(fields[5]), int(fields[6]), fields[7]))
     return out
 
@@ -113,6 +113,66 @@ class RecordTest(unittest.TestCase):
             with self.assertRaises(cl.MemoryError):
                 rec(1 << 40)
         self.assertEqual(events(self.path), [("alloc_failed", 0, 1 << 40, "buffer")])
+
+    def test_each_alloc_carries_its_python_stack(self):
+        def grow_cache(rec, cache, n):
+            cache.append(rec(n))         # the line the trace names
+
+        def refusing(size):
+            raise cl.MemoryError("clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, "no")
+        cache = []
+        with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
+            grow_cache(rec, cache, 4096)
+            grow_cache(rec, cache, 8192)   # the same frames but the caller's line
+            other = rec.allocate(100)      # through allocate(): record.py's own frames skipped
+        with clpool.record.recording(refusing, os.path.join(self.dir, "f.trace")) as failing:
+            with self.assertRaises(cl.MemoryError):
+                grow_cache(failing, cache, 1 << 40)
+        frames, stacks, allocs = {}, {}, []
+        for path in (self.path, os.path.join(self.dir, "f.trace")):
+            with open(path) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("clpool-trace 2\n"))
+            frames, stacks = {}, {}
+            for line in text.splitlines():
+                w = line.split()
+                if w[0] == "frame":
+                    frames[int(w[1])] = (w[2], int(w[3]), w[4], w[5])
+                elif w[0] == "stack":
+                    stacks[int(w[1])] = (int(w[2]), int(w[3]))
+                elif w[0].isdigit() and w[4].startswith("alloc"):
+                    allocs.append((path, int(w[9]), frames.copy(), stacks.copy()))
+
+        def chain(entry):
+            _, stack, frames, stacks = entry
+            out = []
+            while stack:
+                parent, frame = stacks[stack]
+                out.append(frames[frame])
+                stack = parent
+            return out
+        first, second, third, failed = (chain(a) for a in allocs)
+        me = os.path.abspath(__file__)
+        self.assertEqual(first[0][0], "py")
+        self.assertEqual(first[0][3], "RecordTest.test_each_alloc_carries_its_python_stack.<locals>.grow_cache")
+        self.assertEqual(os.path.abspath(first[0][2]), me)
+        self.assertEqual(first[1][3], "RecordTest.test_each_alloc_carries_its_python_stack")
+        self.assertEqual(first[0], second[0])       # the same line in grow_cache
+        self.assertEqual(first[1][1] + 1, second[1][1])  # called from the next line
+        self.assertEqual(first[2:], second[2:])      # from the same callers
+        self.assertEqual(third[0][3], "RecordTest.test_each_alloc_carries_its_python_stack")
+        self.assertNotIn("record.py", " ".join(f[2] for f in third))
+        self.assertTrue(failed[0][3].endswith("grow_cache"))
+        del cache, other
+
+    def test_stacks_false_writes_version_1(self):
+        with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path,
+                                     stacks=False) as rec:
+            a = rec(64)
+        with open(self.path) as f:
+            self.assertEqual(f.readline(), "clpool-trace 1\n")
+        self.assertEqual(events(self.path), [("alloc", 1, 64, "buffer")])
+        del a
 
     def test_replays_with_clpool_replay(self):
         replay = os.environ.get("CLPOOL_REPLAY")

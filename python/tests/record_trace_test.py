@@ -15,7 +15,7 @@ import clpool
 import clpool.pyopencl as cp
 import cltest
 
-HEADER = "clpool-trace 1\n# source: record_trace\n"
+HEADER = "clpool-trace 2\n# source: record_trace\n"
 
 
 def events(path):
@@ -66,6 +66,33 @@ class RecordTraceTest(unittest.TestCase):
         with open(self.path) as f:
             self.assertTrue(f.read().startswith(HEADER))
         del b
+
+    def test_each_allocation_carries_its_python_stack(self):
+        def fill_cache(cache, n):
+            cache.append(self.pool.allocate(n))   # the frame the trace names
+        cache = []
+        with self.pool.record_trace(self.path):
+            fill_cache(cache, 4096)
+            fill_cache(cache, 8192)
+        frames, stacks, allocs = {}, {}, []
+        with open(self.path) as f:
+            for line in f:
+                w = line.split()
+                if w[0] == "frame":
+                    frames[int(w[1])] = (w[2], int(w[3]), w[4], w[5])
+                elif w[0] == "stack":
+                    stacks[int(w[1])] = (int(w[2]), int(w[3]))
+                elif w[0].isdigit() and w[4] == "alloc":
+                    allocs.append(int(w[9]))
+        self.assertEqual(len(allocs), 2)
+        for stack in allocs:
+            parent, frame = stacks[stack]
+            self.assertEqual(frames[frame][0], "py")
+            self.assertTrue(frames[frame][3].endswith("fill_cache"), frames[frame])
+            self.assertTrue(frames[frame][2].endswith("record_trace_test.py"), frames[frame])
+            self.assertTrue(frames[stacks[parent][1]][3].endswith("test_each_allocation_carries_its_python_stack"))
+        self.assertEqual(stacks[allocs[0]][1], stacks[allocs[1]][1])  # the same line of fill_cache
+        del cache
 
     def test_with_block_ends_only_its_own_recording(self):
         first = self.pool.record_trace(self.path)

@@ -5,6 +5,7 @@
 // dlopens us with RTLD_LOCAL, and any other exported OpenCL name could bind the loader's own
 // symbols to ours. Every function the C side calls catches everything: no exception may cross
 // into the loader or an ICD thread.
+#include <dlfcn.h>
 #include <CL/cl_layer.h>
 
 #include <cstdio>
@@ -317,6 +318,16 @@ std::string configure() {
   }
   const bool recording = sink != nullptr;
   rec = new recorder(settings, std::move(sink));
+  if (recording && settings.stacks != "none") {
+    // Frames in the layer (dropped by the capturer itself), the ICD loader and the driver say
+    // nothing about the program: found from an address of each module.
+    std::vector<const void*> drop = {reinterpret_cast<const void*>(target->clCreateBuffer)};
+    if (void* loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+      drop.push_back(dlsym(loader, "clCreateBuffer"));
+      dlclose(loader);
+    }
+    rec->enable_stacks(std::make_unique<stacks::capturer>(*stacks::parse_mode(settings.stacks), drop));
+  }
   budget = settings.budget_bytes.value_or(0);
   // At exit, the sink stops writing through its memory map and trims the file's zero-filled
   // tail (trace_file_sink.h); events that driver threads record later are written directly.

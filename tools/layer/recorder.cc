@@ -45,6 +45,10 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
   std::lock_guard lock(mutex_);
   ticket t;
   t.block = block_info{next_id_++, size, kind, flags, counts_against_budget(kind)};
+  if (capturer_ && sink_ && !sink_failed_) {
+    t.block.stack = capturer_->capture(sites_);  // before the events that name it
+    if (!sites_.stacks.empty() || !sites_.frames.empty()) write_sites_locked(false);
+  }
   if (kind != trace::trace_kind::sub) {
     ++attempts_;
     // Draw for every attempt, refused or not, so a given seed fails the same attempts whatever
@@ -205,6 +209,10 @@ void recorder::process_exiting() noexcept {
   for (int attempt = 0; attempt < 1000; ++attempt) {
     if (mutex_.try_lock()) {
       std::lock_guard lock(mutex_, std::adopt_lock);
+      try {
+        write_sites_locked(/*symbolize=*/true);  // the native frames' names, once per address
+      } catch (...) {
+      }
       if (sink_ != nullptr) sink_->process_exiting();
       return;
     }
@@ -246,6 +254,9 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
   e.size = block.size;
   e.kind = block.kind;
   e.flags = block.flags;
+  if (action == trace::trace_action::alloc || action == trace::trace_action::alloc_failed) {
+    e.stack = block.stack;
+  }
   bool ok = false;
   try {
     ok = sink_->write(e);
@@ -256,6 +267,26 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
     ok = false;
   }
   if (!ok) sink_failed_locked(e.seq);
+}
+
+void recorder::enable_stacks(std::unique_ptr<stacks::capturer> capturer) {
+  std::lock_guard lock(mutex_);
+  capturer_ = std::move(capturer);
+}
+
+// Writes what the capturer defined; with `symbolize`, first the native frames waiting for names
+// (once per address). Called under the lock.
+void recorder::write_sites_locked(bool symbolize) {
+  if (!capturer_ || !sink_ || sink_failed_) return;
+  if (symbolize || capturer_->pending() >= 4096) capturer_->symbolize_pending(sites_);
+  if (sites_.stacks.empty() && sites_.frames.empty()) return;
+  bool ok = false;
+  try {
+    ok = sink_->sites(sites_);
+  } catch (const std::exception&) {
+  }
+  sites_.clear();
+  if (!ok) sink_failed_locked(next_seq_);
 }
 
 void recorder::sink_failed_locked(std::uint64_t seq) {

@@ -24,6 +24,7 @@
 
 #include "device_model/device_memory.h"
 #include "layer_api/layer_settings.h"
+#include "stacks/capture.h"
 #include "trace/trace_event.h"
 
 namespace clpool::layer {
@@ -35,6 +36,8 @@ class event_sink {
   // Writes one event. Returns false when it could not (disk full, say); the recorder then
   // reports the problem once on stderr and stops writing.
   virtual bool write(const trace::trace_event& event) = 0;
+  // Writes frame and stack definitions (FORMAT.md "Sites"). Returns false as write() does.
+  virtual bool sites(const stacks::definitions&) { return true; }
   // Writes a "# key: value" comment (one line; `key` one word). Returns false as write() does.
   virtual bool comment(std::string_view key, std::string_view value) = 0;
   // The process is exiting (exit() or a return from main; called once, with the recorder's lock
@@ -52,6 +55,7 @@ struct block_info {
   bool counted = false;  // whether its bytes count against the budget
   bool charged = false;  // counted and committed on the budget's device (at creation or first use)
   device_model::placement where = {};  // what it took on the budget's device (when charged)
+  std::uint64_t stack = 0;  // the allocation's site (FORMAT.md "Sites"); 0 when not captured
 };
 
 // Why an allocation was refused by the layer itself.
@@ -86,6 +90,10 @@ class recorder {
   // reserves the bytes or records alloc_failed (followed by a "# failure:" comment giving the
   // status and the reason) and refuses.
   ticket begin_alloc(std::uint64_t size, trace::trace_kind kind, std::uint64_t flags);
+
+  // Records each allocation's stack from now on (CLPOOL_LAYER_STACKS): begin_alloc captures it on
+  // the calling thread; native frames are symbolized at exit, or when 4096 addresses wait.
+  void enable_stacks(std::unique_ptr<stacks::capturer> capturer);
 
   // The driver allocated the block: records `alloc`.
   void commit_alloc(const block_info& block);
@@ -156,6 +164,7 @@ class recorder {
   void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,
                     std::string_view failure = {});
   void sink_failed_locked(std::uint64_t seq);
+  void write_sites_locked(bool symbolize);
   std::uint64_t thread_id_locked();
 
   const layer_settings settings_;
@@ -178,6 +187,8 @@ class recorder {
   // Ordered, to find the block containing a pointer (first_use_svm).
   std::map<const void*, block_info> svm_blocks_;
   const std::uint64_t instance_;  // distinguishes recorders in thread-local caches
+  std::unique_ptr<stacks::capturer> capturer_;  // null: no stacks
+  stacks::definitions sites_;                   // definitions not yet written (reused)
 };
 
 }  // namespace clpool::layer

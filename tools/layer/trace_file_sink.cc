@@ -27,7 +27,6 @@ constexpr int madvise_populate_write = MADV_POPULATE_WRITE;
 constexpr int madvise_populate_write = 23;  // Linux 5.14; older glibc headers lack the name
 #endif
 
-// What every trace the layer writes begins with; a file that does not is never truncated.
 
 // Counts the fork()s that led to this process. A child shares its parent's file (and memory
 // map), so an event it wrote would land in the middle of the parent's trace, and its exit would
@@ -223,6 +222,19 @@ class file_sink final : public event_sink {
     }
   }
 
+  bool sites(const stacks::definitions& d) override {
+    if (forked()) return true;
+    try {
+      for (const auto& st : d.stacks) writer_->write_stack(st.id, st.parent, st.frame);
+      for (const auto& [id, frame] : d.frames) writer_->write_frame(id, frame);
+      writer_->flush();
+      return true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      return false;
+    }
+  }
+
   bool comment(std::string_view key, std::string_view value) override {
     if (forked()) return true;
     try {
@@ -268,8 +280,12 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
                    path.c_str(), std::strerror(errno));
     }
     auto stream = std::make_unique<std::ostream>(output.get());
-    auto writer = std::make_unique<trace::trace_writer>(*stream);
+    const bool stacks = settings.stacks != "none";
+    auto writer = std::make_unique<trace::trace_writer>(
+        *stream, trace::trace_encoding::text,
+        stacks ? trace::sites_format_version : trace::format_version);
     writer->comment("source", "layer");
+    if (stacks) writer->comment("stacks", settings.stacks);
     if (settings.budget_bytes) writer->comment("budget", std::to_string(*settings.budget_bytes));
     if (settings.fail_nth) writer->comment("fail_nth", std::to_string(*settings.fail_nth));
     if (settings.fail_probability) {

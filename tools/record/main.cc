@@ -153,7 +153,7 @@ std::string child_environment(const record_options& o, const std::string& layer,
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
-    for (std::string_view ours : {env_trace, env_budget, env_profile}) {
+    for (std::string_view ours : {env_trace, env_budget, env_profile, env_stacks}) {
       if (name == ours) {
         return name + " is set in the environment; clpool record sets it from its flags (unset it)";
       }
@@ -188,6 +188,7 @@ std::string child_environment(const record_options& o, const std::string& layer,
   if (o.budget_bytes)
     env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
   if (o.profile) env.push_back(std::string(env_profile) + "=" + *o.profile);
+  env.push_back(std::string(env_stacks) + "=" + o.stacks);
   std::vector<const char*> entries;
   for (const std::string& e : env) entries.push_back(e.c_str());
   entries.push_back(nullptr);

@@ -8,7 +8,7 @@ namespace clpool::record {
 
 const char* const record_usage =
     "usage: clpool record [--budget SIZE [--profile P]] [--out FILE] [--force] [--layer PATH]\n"
-    "                     [--] PROGRAM [ARGS...]\n"
+    "                     [--stacks none|native|python|all] [--] PROGRAM [ARGS...]\n"
     "Runs PROGRAM with the clpool OpenCL layer loaded, so that every buffer and SVM allocation\n"
     "it makes is recorded to a clpool trace, prints the trace's summary on stderr, and exits\n"
     "with the program's status (128+N if a signal N killed it).\n"
@@ -19,6 +19,9 @@ const char* const record_usage =
     "                 file that is not a trace the layer wrote is never replaced\n"
     "  --force        replace the trace of an earlier recording at FILE\n"
     "  --layer PATH   the layer to load (default: libclpool_layer.so of this installation)\n"
+    "  --stacks MODE  the allocation sites recorded with each allocation: all (the default: the\n"
+    "                 native stack and, in a Python program, the Python stack), native, python,\n"
+    "                 or none (a version-1 trace, as without sites)\n"
     "\n"
     "OPENCL_LAYERS keeps the layers already set; the clpool layer is added last, i.e. outermost,\n"
     "so it records what the program asks before any other layer sees it. Other CLPOOL_LAYER_*\n"
@@ -27,9 +30,9 @@ const char* const record_usage =
 
 namespace {
 
-const std::vector<std::string> value_flags = {"--budget", "--profile", "--out", "--layer"};
-const std::vector<std::string> all_flags = {"--budget", "--profile", "--out",
-                                            "--layer",  "--force",   "--help"};
+const std::vector<std::string> value_flags = {"--budget", "--profile", "--out", "--layer", "--stacks"};
+const std::vector<std::string> all_flags = {"--budget", "--profile", "--out",   "--layer",
+                                            "--stacks", "--force",   "--help"};
 
 std::string unknown_flag(const std::string& typed) {
   return common::unknown_option(typed, all_flags, "clpool record --help");
@@ -53,6 +56,11 @@ std::string apply(record_options& o, const std::string& flag, const std::string&
     o.profile = value;
   } else if (flag == "--out") {
     o.out = value;
+  } else if (flag == "--stacks") {
+    if (value != "none" && value != "native" && value != "python" && value != "all") {
+      return "--stacks: '" + value + "' is not none, native, python or all";
+    }
+    o.stacks = value;
   } else {
     o.layer = value;
   }

@@ -18,6 +18,7 @@ struct record_options {
   std::string out = default_trace_path;       // --out: where the layer writes the trace
   bool force = false;                         // --force: replace an earlier trace at --out
   std::optional<std::string> layer;           // --layer: libclpool_layer.so, else found
+  std::string stacks = "all";                 // --stacks: none, native, python or all
   std::vector<std::string> program;           // the program and its arguments
   bool help = false;                          // --help: print usage, run nothing
 };

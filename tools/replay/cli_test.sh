@@ -106,8 +106,8 @@ run 1 "$F" --capacity 1GiB --format svg="$T/f.svg" --format json="$T/f.json"
 [[ "$(head -c 4 "$T/f.svg")" == "<svg" && "$(head -c 1 "$T/f.json")" == "{" ]] || fail "--format files"
 run 1 --format svg "$F" --capacity 1GiB
 [[ "$out" == "<svg"* && "$out" != *"configuration pool"* ]] || fail "--format svg on standard output: ${out:0:200}"
-run 2 "$F" --capacity 1GiB --format html
-[[ "$out" == "clpool_replay: error: --format html: unknown format 'html' (known: json, svg, text)" ]] || fail "unknown format: $out"
+run 2 "$F" --capacity 1GiB --format pdf
+[[ "$out" == "clpool_replay: error: --format pdf: unknown format 'pdf' (known: html, json, svg, text)" ]] || fail "unknown format: $out"
 run 2 "$F" --capacity 1GiB --format json --format text
 [[ "$out" == *"--format json and --format text would all write to standard output"* ]] || fail "two on stdout: $out"
 run 2 "$F" --capacity 1GiB --format svg=

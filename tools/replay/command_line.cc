@@ -106,6 +106,14 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   app.add_option("--svg", cl.svg_path,
                  "write a self-contained SVG timeline of active, held and managed bytes against "
                  "capacity, with the out-of-memory point marked (first configuration; --format svg=FILE)");
+  std::string html_path;
+  app.add_option("--html", html_path,
+                 "write a self-contained HTML page (works from file://) to explore the replay: live "
+                 "blocks over time or by allocation site, device used and capacity, pool held "
+                 "memory, the out-of-memory, each block's stack on hover (--format html=FILE)");
+  app.add_flag("--full-stacks", cl.full_stacks,
+               "a trace with allocation sites (FORMAT.md version 2): print every frame of each "
+               "site in the out-of-memory report, not only its innermost frame in the program");
   app.add_option("--write-trace", cl.write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");
@@ -150,6 +158,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.svg_path, &cl.write_trace_path, &cl.mockcl_so}) {
     *path = common::under_working_directory(*path);
   }
+  if (!html_path.empty()) cl.formats.push_back("html=" + html_path);
   for (std::string& f : cl.formats) {
     if (const std::size_t eq = f.find('='); eq != std::string::npos) {
       f = f.substr(0, eq + 1) + common::under_working_directory(f.substr(eq + 1));

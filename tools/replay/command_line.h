@@ -26,7 +26,7 @@ struct command_line {
        trim_ratio_given = false;
   double trim_ratio = -1;
   bool no_pool = false, min_capacity = false, json = false, no_progress = false,
-       force_progress = false;
+       force_progress = false, full_stacks = false;
   std::vector<std::string> compare;
 };
 

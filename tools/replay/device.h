@@ -27,6 +27,7 @@
 
 #include "device_model/device_memory.h"
 #include "tools/replay/handle_table.h"
+#include "tools/replay/site_ledger.h"
 #include "pool/errors.h"
 
 namespace clpool::replay {
@@ -110,9 +111,12 @@ class simulated_device final : public replay_device {
 struct device_allocator {
   using handle_type = std::uint64_t;
   replay_device* device = nullptr;  // not owned; outlives the pool
+  // Told of every block the pool gives back, so that it stops counting it as held; may be null.
+  site_ledger* ledger = nullptr;
 
   handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
   void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
+    if (ledger != nullptr) ledger->on_device_free(handle);
     device->deallocate(handle, bytes);
   }
 };

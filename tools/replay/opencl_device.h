@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "device_model/profile.h"
 #include "tools/replay/device_backend.h"
 #include "tools/replay/replay.h"
 

@@ -26,10 +26,10 @@ run_output one_oom(bool timeline) {
   return run;
 }
 
-TEST(OutputWriters, TheThreeFormatsAreRegisteredByName) {
+TEST(OutputWriters, TheFormatsAreRegisteredByName) {
   std::vector<std::string> names;
   for (const output_writer* w : all_writers()) names.emplace_back(w->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"json", "svg", "text"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"html", "json", "svg", "text"}));
   EXPECT_EQ(find_writer("nope"), nullptr);
   ASSERT_NE(find_writer("svg"), nullptr);
   EXPECT_TRUE(find_writer("svg")->needs_timeline());
@@ -87,7 +87,7 @@ TEST(OutputRequests, BadRequestsAreRefusedNamingThem) {
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   };
-  refused({"html"}, false, "--format html: unknown format 'html' (known: json, svg, text)");
+  refused({"pdf"}, false, "--format pdf: unknown format 'pdf' (known: html, json, svg, text)");
   refused({"svg="}, false, "'svg=' names no file");
   refused({"json", "text"}, false, "--format json and --format text would all write to standard output");
   refused({"text"}, true, "--format text and --json would all write to standard output");

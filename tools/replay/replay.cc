@@ -132,8 +132,11 @@ struct replayer::impl {
         sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;
     report.device.capacity = device->capacity();
+    if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>();
     if (c.use_pool) {
-      pool.emplace(device_allocator{device}, pool_options{c.leading_bits, c.limit, c.trim});
+      if (o.sites) ledger = std::make_unique<site_ledger>();
+      pool.emplace(device_allocator{device, ledger.get()},
+                   pool_options{c.leading_bits, c.limit, c.trim});
       observer = std::make_shared<replay_observer>();
       pool->set_observer(observer);
     }
@@ -179,6 +182,11 @@ struct replayer::impl {
     p.page_loss_bytes = device->used_bytes() - device->requested_bytes();
     p.capacity = device->capacity();
     p.limit = config.limit;
+    p.stack = e.stack;
+    if (ledger) {
+      p.live_sites = ledger->live_sites();
+      p.held_sites = ledger->held_sites();
+    }
     return p;
   }
 
@@ -333,13 +341,19 @@ struct replayer::impl {
       if (report.oom) {
         live.erase(e.id);
         free_slots.push_back(i);
+      } else if (ledger && slab[i].has_block()) {
+        ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), slab[i].handle());
       }
     } else {
       raw_block* slot = raw_live.insert(e.id, raw_block());
       if (slot == nullptr) already_live(e.id);
       if (e.kind == trace_kind::sub) return;
       raw_alloc(e, line, slot);
-      if (report.oom) raw_live.erase(e.id);
+      if (report.oom) {
+        raw_live.erase(e.id);
+      } else if (ledger && slot->handle != 0) {
+        ledger->on_alloc(e.id, e.stack, e.size, e.size, slot->handle);
+      }
     }
   }
 
@@ -347,12 +361,14 @@ struct replayer::impl {
     if (config.use_pool) {
       std::uint32_t i = 0;
       if (!live.erase(e.id, &i)) not_live(e.id);
+      if (ledger) ledger->on_free(e.id, /*pool_holds=*/true);  // until the device gets it back
       slab[i].release();  // gives the block back to the pool
       free_slots.push_back(i);
       host_free(e.id);
     } else {
       raw_block b;
       if (!raw_live.erase(e.id, &b)) not_live(e.id);
+      if (ledger) ledger->on_free(e.id, /*pool_holds=*/false);
       if (b.handle != 0) {
         device->deallocate(b.handle, b.bytes);
         raw_active -= b.bytes;
@@ -442,6 +458,7 @@ struct replayer::impl {
   std::unique_ptr<replay_device> owned;
   replay_device* device;
   bool deferred;  // call first_use() after each allocation
+  std::unique_ptr<site_ledger> ledger;  // with options.sites; outlives the pool, which reports to it
   std::optional<pool_type> pool;
   std::shared_ptr<replay_observer> observer;
   // Live allocations sit in a dense slab; the id map holds 4-byte slab indices, so its probes and

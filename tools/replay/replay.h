@@ -100,6 +100,11 @@ struct oom_point {
   std::uint64_t page_loss_bytes = 0;       // device committed - sizes committed (the device's pages)
   std::uint64_t retries = 0;               // the pool's retries for this request
   std::string message;                     // the pool's or the device's own words
+  std::uint64_t stack = 0;                 // the failing request's site (FORMAT.md "Sites"); 0: none
+  // With replay_options::sites: per allocation site, what was live at the failure, and (with a
+  // pool) the freed blocks the pool still held, largest first.
+  std::vector<site_usage> live_sites;
+  std::vector<site_usage> held_sites;
 };
 
 // One point of the timeline: the maxima over a run of consecutive events starting at `event`.
@@ -136,6 +141,9 @@ struct replay_report {
   // failing event last when there is one): the picture's zoom on the failure. Empty unless
   // replay_options::timeline.
   std::vector<timeline_point> timeline_tail;
+  // The trace's frames and stacks (FORMAT.md "Sites"), read to its end or its failure; null for
+  // inputs without sites.
+  std::shared_ptr<const trace::site_table> sites;
 
   bool ok() const { return !oom.has_value(); }
   // True when most sizeable allocations have pool-bin sizes (at least 16 of them, over half):
@@ -153,6 +161,7 @@ struct replay_options {
   bool timeline = false;               // sample active/held/managed bytes for a picture
   std::size_t max_timeline_points = 1024;  // downsampled (keeping maxima) to at most this many
   std::size_t timeline_tail_events = 64;   // kept at full resolution in timeline_tail
+  bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
 };
 
 // Applies events one at a time. Single-threaded.
@@ -217,6 +226,15 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
       return false;
     }
   };
+  // The sites of a trace that has them (the RMM importer has none), read once replay is done.
+  const auto with_sites = [&source](replay_report report) {
+    if constexpr (requires { source.sites(); }) {
+      if (!source.sites().empty()) {
+        report.sites = std::make_shared<const trace::site_table>(source.sites());
+      }
+    }
+    return report;
+  };
   int count = 0;  // events in the ring, starting at `head`
   int head = 0;
   while (count < 3 && read(ring[count])) ++count;
@@ -226,7 +244,16 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
   while (count > 0) {
     slot& s = ring[head];
     try {
-      if (!r.apply(s.event, s.line)) return r.report();
+      if (!r.apply(s.event, s.line)) {
+        if (options.sites) {  // frames may be defined after the failure: read them (not events)
+          try {
+            trace::trace_event rest;
+            while (read(s)) rest = s.event;
+          } catch (...) {
+          }
+        }
+        return with_sites(r.report());
+      }
     } catch (const replay_input_error& error) {
       throw trace::trace_error(source.name(), s.line, error.what(), n);
     }
@@ -242,7 +269,7 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
     if (count > 1) r.prefetch(ring[head == 2 ? 0 : head + 1].event, 0);
   }
   if (pending) throw *pending;
-  return r.report();
+  return with_sites(r.report());
 }
 
 // Replays events held in memory (tests, small traces).

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tools/replay/site_report.h"
+
 namespace clpool::replay {
 namespace {
 
@@ -74,7 +76,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
 
 }  // namespace
 
-std::string format_text(const config_result& result, const std::string& input) {
+std::string format_text(const config_result& result, const std::string& input, bool full_stacks) {
   std::ostringstream out;
   out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
   if (result.replay) {
@@ -92,6 +94,7 @@ std::string format_text(const config_result& result, const std::string& input) {
       out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
     } else {
       oom_text(out, r);
+      sites_text(out, r, full_stacks);
     }
     out << "summary (through the last event replayed):\n";
     row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
@@ -135,6 +138,13 @@ std::string format_text(const config_result& result, const std::string& input) {
           << "\n  (granule " << format_bytes_exact(m.granule) << ", " << m.replays << " replays";
       if (m.capacity > 0) out << "; " << format_bytes_exact(m.capacity - m.granule) << " runs out";
       out << ")\n";
+      const replay_report* below = m.one_granule_below ? &*m.one_granule_below : nullptr;
+      if (below != nullptr && below->oom && below->sites) {
+        // The allocation that fails one granule below is the one the minimum is there for.
+        out << "  set by the allocation at " << site_name(below->sites.get(), below->oom->stack)
+            << " (event " << below->oom->event_index << ", " << format_bytes(below->oom->requested_bytes)
+            << ")\n";
+      }
     } else {
       out << "minimum capacity: none: " << m.why_not << "\n";
     }
@@ -296,6 +306,7 @@ nlohmann::json to_json(const replay_report& r) {
                 {"page_loss_bytes", p.page_loss_bytes},
                 {"retries", p.retries},
                 {"message", p.message}};
+    sites_json(j["oom"], r);
   } else {
     j["oom"] = nullptr;
   }
@@ -309,6 +320,13 @@ nlohmann::json to_json(const min_capacity_result& m) {
   j["granule"] = m.granule;
   j["replays"] = m.replays;
   if (!m.found) j["why_not"] = m.why_not;
+  if (m.found && m.one_granule_below && m.one_granule_below->oom && m.one_granule_below->sites) {
+    const replay_report& below = *m.one_granule_below;
+    j["set_by"] = {{"event_index", below.oom->event_index},
+                   {"stack", below.oom->stack},
+                   {"site", site_name(below.sites.get(), below.oom->stack)},
+                   {"frames", stack_lines(below.sites.get(), below.oom->stack)}};
+  }
   return j;
 }
 

@@ -23,7 +23,9 @@ struct config_result {
 
 // The full text report of one configuration: the verdict, the first out-of-memory with every
 // figure, then peaks, hit rate and allocator calls. `input` names the trace.
-std::string format_text(const config_result& result, const std::string& input);
+// `full_stacks`: under each allocation site (a trace with sites), every frame of its stack.
+std::string format_text(const config_result& result, const std::string& input,
+                        bool full_stacks = false);
 
 // A table with one column per configuration (for --compare).
 std::string format_table(const std::vector<config_result>& results, const std::string& input);

@@ -13,7 +13,7 @@ class text_writer final : public output_writer {
   }
   std::optional<std::string> render(const run_output& run, std::string&) const override {
     return run.results.size() > 1 ? format_table(run.results, run.input)
-                                  : format_text(run.results.at(0), run.input);
+                                  : format_text(run.results.at(0), run.input, run.full_stacks);
   }
 };
 

@@ -27,6 +27,10 @@
 //   layer_recording    CLPOOL_LAYER_TRACE: two events per pair, into a memory-mapped file
 //   layer_recording_direct  CLPOOL_LAYER_TRACE=/dev/null: a device, written with one write(2)
 //                      per event (the layer's fallback, and how every event was written before)
+//   layer_recording_nostacks_deep  layer_recording, called 20 frames deeper (the baseline for:)
+//   layer_recording_stacks_deep    the same with CLPOOL_LAYER_STACKS=all (this program has no
+//                      Python, so: the native stack of each allocation); the stack depth
+//                      recorded per event is printed at the end
 #include <CL/cl.h>
 #include <CL/cl_icd.h>
 #include <CL/cl_layer.h>
@@ -37,7 +41,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -112,6 +118,42 @@ void pairs(benchmark::State& state, const cl_icd_dispatch& table, bool with_call
   }
 }
 
+// Runs pairs() `extra` frames deeper than the benchmark's own, as an application's allocations
+// are made from some depth.
+__attribute__((noinline)) void deep(benchmark::State& state, const cl_icd_dispatch& table, int extra) {
+  if (extra == 0) {
+    pairs(state, table);
+  } else {
+    deep(state, table, extra - 1);
+  }
+  benchmark::DoNotOptimize(extra);  // not a tail call: every frame stays on the stack
+}
+
+// Frames in the stack of the last alloc of a trace with stacks (FORMAT.md "Sites"); 0 if none.
+int recorded_depth(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::uint64_t, std::uint64_t> parent;
+  std::uint64_t last = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == "stack") {
+      std::uint64_t id = 0, up = 0;
+      words >> id >> up;
+      parent[id] = up;
+    } else if (line.find(" alloc ") != std::string::npos) {
+      std::string w, prev;
+      std::istringstream all(line);
+      while (all >> w) prev = w;
+      last = std::strtoull(prev.c_str(), nullptr, 10);
+    }
+  }
+  int depth = 0;
+  for (std::uint64_t s = last; s != 0 && depth < 1000; s = parent[s]) ++depth;
+  return depth;
+}
+
 void register_all() {
   static const cl_icd_dispatch no_settings = load_layer("no_settings", {});
   static const cl_icd_dispatch fail_nth =
@@ -121,6 +163,11 @@ void register_all() {
       load_layer("recording", {{"CLPOOL_LAYER_TRACE", scratch + "/layer_bench.trace"}});
   static const cl_icd_dispatch recording_direct =
       load_layer("recording_direct", {{"CLPOOL_LAYER_TRACE", "/dev/null"}});
+  static const cl_icd_dispatch recording_nostacks =
+      load_layer("recording_nostacks", {{"CLPOOL_LAYER_TRACE", scratch + "/nostacks.trace"}});
+  static const cl_icd_dispatch recording_stacks = load_layer(
+      "recording_stacks",
+      {{"CLPOOL_LAYER_TRACE", scratch + "/stacks.trace"}, {"CLPOOL_LAYER_STACKS", "all"}});
   // A fixed count bounds the recording's trace file (about 100 bytes per pair). CPU time is the
   // whole process's, so work a driver moves to its own threads is counted; on a shared machine it
   // is also steadier than the wall clock, which counts the time other processes had the core.
@@ -149,6 +196,14 @@ void register_all() {
                                [](benchmark::State& s) { pairs(s, recording_direct); })
       ->Iterations(iterations)
       ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_recording_nostacks_deep",
+                               [](benchmark::State& s) { deep(s, recording_nostacks, 20); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_recording_stacks_deep",
+                               [](benchmark::State& s) { deep(s, recording_stacks, 20); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
 }
 
 }  // namespace
@@ -168,6 +223,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (const int depth = recorded_depth(scratch + "/stacks.trace")) {
+    std::printf("layer_recording_stacks_deep: %d frames recorded per allocation\n", depth);
+  }
   std::filesystem::remove_all(scratch);
   return 0;
 }

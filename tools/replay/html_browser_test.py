@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""The --html page in a real browser: headless Chromium driven through Selenium and chromedriver.
+
+    html_browser_test.py CLPOOL_REPLAY TRACE
+
+Writes the page for TRACE (a trace with allocation sites whose out-of-memory is caused by
+ResultCache.remember), opens it from file://, and checks: no console error; the OOM marker and
+the top site are in the rendered DOM; hovering the largest live block shows its stack; switching
+to the by-site view draws without error; then a synthetic 1,000,000-event trace loads and zooms
+in bounded time. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR (bazel-testlogs/.../test.outputs).
+Needs chromium, chromium-driver and python3-selenium (tools/setup.sh installs them).
+"""
+import heapq
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+REPLAY, TRACE = sys.argv[1], sys.argv[2]
+OUT = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR") or tempfile.mkdtemp()
+TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+
+
+def write_page(trace, page, *flags):
+    r = subprocess.run([REPLAY, "--no-progress", trace, "--html", page, *flags],
+                       capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    assert "--format html: wrote" in r.stderr, r.stderr
+    return r
+
+
+def synthetic_trace(path, events):
+    """`events` events: 200 sites, blocks of 4 KiB to 4 MiB living 1 to 5,000 events."""
+    rng = random.Random(5)
+    with open(path, "w") as f:
+        f.write("clpool-trace 2\n")
+        for s in range(1, 201):
+            f.write(f"frame {s} py {s} /app/model.py layer_{s}\nstack {s} 0 {s}\n")
+        due, next_id, seq = [], 1, 0   # heap of (event at which to free, id)
+        while seq < events:
+            if due and due[0][0] <= seq:
+                _, i = heapq.heappop(due)
+                f.write(f"{seq} {seq * 100} 0 0 free {i} 0 buffer 0\n")
+            else:
+                size = rng.choice((4096, 65536, 1 << 20, 4 << 20))
+                f.write(f"{seq} {seq * 100} 0 0 alloc {next_id} {size} buffer 0 {rng.randint(1, 200)}\n")
+                heapq.heappush(due, (seq + rng.randint(1, 5000), next_id))
+                next_id += 1
+            seq += 1
+
+
+class HtmlBrowserTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("HOME", TMP)  # chromium wants a writable home
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--window-size=1400,1000", f"--user-data-dir={TMP}/chromium-profile"):
+            options.add_argument(arg)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        cls.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+
+    def open(self, page):
+        d = self.driver
+        d.get("file://" + os.path.abspath(page))
+        WebDriverWait(d, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+
+    def console_errors(self):
+        return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+
+    def test_page_names_the_site_and_shows_stacks(self):
+        page = os.path.join(TMP, "growing_cache.html")
+        write_page(TRACE, page, "--capacity", "32MiB")
+        d = self.driver
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        marker = d.find_element(By.ID, "oom-marker")
+        self.assertTrue(marker.is_displayed())
+        self.assertIn("OOM", marker.text)
+        self.assertIn("Out of memory at event", d.find_element(By.ID, "oom-summary").text)
+        top = d.find_element(By.CSS_SELECTOR, "#top-sites tbody tr td.site")
+        self.assertIn("ResultCache.remember", top.text)
+        # Hover the largest block still live at the failure: the tooltip shows its stack.
+        canvas = d.find_element(By.ID, "chart")
+        i = d.execute_script("return clpoolLargestLiveBlock()")
+        self.assertGreaterEqual(i, 0)
+        c = d.execute_script("return clpoolBlockCenter(arguments[0])", i)
+        w, h = canvas.size["width"], canvas.size["height"]
+        ActionChains(d).move_to_element_with_offset(canvas, int(c["x"] - w / 2), int(c["y"] - h / 2)).perform()
+        tip = d.find_element(By.ID, "tooltip")
+        WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
+        self.assertIn("at ", tip.text)
+        self.assertIn("growing_cache.py", tip.text)
+        self.assertIn("rounded", tip.text)
+        d.save_screenshot(os.path.join(OUT, "html_page_blocks.png"))
+        ActionChains(d).click().perform()  # pins it in the detail panel
+        self.assertIn("growing_cache.py", d.find_element(By.ID, "detail").text)
+        Select(d.find_element(By.ID, "mode")).select_by_value("sites")
+        d.find_element(By.ID, "zoom-in").click()
+        time.sleep(0.5)
+        d.save_screenshot(os.path.join(OUT, "html_page_sites.png"))
+        self.assertEqual(self.console_errors(), [])
+
+    def test_a_million_events_stay_responsive(self):
+        trace = os.path.join(TMP, "million.trace")
+        synthetic_trace(trace, 1_000_000)
+        page = os.path.join(TMP, "million.html")
+        start = time.monotonic()
+        r = write_page(trace, page, "--capacity", "64GiB", "--profile", "exact")
+        self.assertIn("replayed cleanly, 1000000 events", r.stdout)
+        written = time.monotonic() - start
+        d = self.driver
+        start = time.monotonic()
+        self.open(page)
+        loaded = time.monotonic() - start
+        note = d.find_element(By.ID, "sampling-note").text
+        self.assertIn("largest of", note)  # blocks were left out, and the page says so
+        ms = d.execute_script("""
+            const t = performance.now();
+            for (let k = 0; k < 5; k++) document.getElementById('zoom-in').click();
+            return new Promise(done => requestAnimationFrame(() => done(performance.now() - t)));""")
+        d.save_screenshot(os.path.join(OUT, "html_page_million.png"))
+        self.assertEqual(self.console_errors(), [])
+        print(f"1,000,000 events: page written in {written:.1f} s, loaded in {loaded:.1f} s, "
+              f"zoom and redraw {ms:.0f} ms; {note}")
+        self.assertLess(loaded, 30)
+        self.assertLess(ms, 2000)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)

@@ -1,0 +1,126 @@
+// Sites at an out-of-memory: which stacks hold the live memory and which freed blocks the pool
+// holds, by stack; the failing request's site; the minimum capacity's site; text and JSON.
+#include "tools/replay/site_report.h"
+
+#include <gtest/gtest.h>
+
+#include "tools/replay/min_capacity.h"
+#include "tools/replay/report_format.h"
+#include "trace/trace_reader.h"
+
+namespace clpool::replay {
+namespace {
+
+constexpr std::uint64_t MiB = 1 << 20;
+
+const std::string trace_text =
+    "clpool-trace 2\n"
+    "frame 1 py 40 app.py main\n"
+    "stack 1 0 1\n"
+    "frame 2 py 12 app.py Cache.grow\n"
+    "stack 2 1 2\n"
+    "frame 3 py 20 app.py scratch\n"
+    "stack 3 1 3\n"
+    "frame 4 py 100 /usr/lib/python3/dist-packages/pyopencl/array.py empty\n"
+    "stack 4 2 4\n"
+    "0 0 0 0 alloc 1 10485760 buffer 0 4\n"   // the cache: 3 x 10 MiB, through a library frame
+    "1 0 0 0 alloc 2 10485760 buffer 0 4\n"
+    "2 0 0 0 alloc 3 4194304 buffer 0 3\n"    // scratch, freed: the pool holds it
+    "3 0 0 0 free 3 0 buffer 0\n"
+    "4 0 0 0 alloc 4 10485760 buffer 0 4\n"
+    "5 0 0 0 alloc 5 20971520 buffer 0 3\n";  // the request that fails
+
+replay_report run(const std::string& text, const replay_config& config, std::uint64_t capacity) {
+  trace::trace_reader reader = trace::trace_reader::from_string(text, "t.trace", {.check_liveness = false});
+  replay_options options;
+  options.sites = true;
+  return replay_stream(reader, config, device_spec{capacity, alloc_semantics::deferred}, options);
+}
+
+TEST(SiteReport, LiveAndHeldMemoryPerSite) {
+  replay_config pool;  // default pool: keeps freed blocks
+  const replay_report r = run(trace_text, pool, 40 * MiB);
+  ASSERT_TRUE(r.oom);
+  ASSERT_TRUE(r.sites);
+  EXPECT_EQ(r.oom->stack, 3u);
+  ASSERT_EQ(r.oom->live_sites.size(), 1u);
+  EXPECT_EQ(r.oom->live_sites[0].stack, 4u);
+  EXPECT_EQ(r.oom->live_sites[0].requested_bytes, 30 * MiB);
+  EXPECT_EQ(r.oom->live_sites[0].blocks, 3u);
+  EXPECT_GE(r.oom->live_sites[0].rounded_bytes, 30 * MiB);
+  ASSERT_EQ(r.oom->held_sites.size(), 1u);  // deferred: the pool never freed what it held
+  EXPECT_EQ(r.oom->held_sites[0].stack, 3u);
+  EXPECT_EQ(r.oom->held_sites[0].requested_bytes, 4 * MiB);
+  // Named by the innermost frame of the program, not pyopencl's.
+  EXPECT_EQ(site_name(r.sites.get(), 4), "Cache.grow (app.py:12)");
+  const std::string text = format_text(config_result{pool, r, std::nullopt}, "t.trace");
+  EXPECT_NE(text.find("failing request's site    scratch (app.py:20)"), std::string::npos) << text;
+  EXPECT_NE(text.find("1. Cache.grow (app.py:12)"), std::string::npos) << text;
+  EXPECT_NE(text.find("sites whose freed blocks the pool still held:\n  1. scratch (app.py:20)"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("at empty ("), std::string::npos);
+  const std::string full = format_text(config_result{pool, r, std::nullopt}, "t.trace", true);
+  EXPECT_NE(full.find("at empty (/usr/lib/python3/dist-packages/pyopencl/array.py:100)"), std::string::npos) << full;
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["oom"]["site"], "scratch (app.py:20)");
+  EXPECT_EQ(j["oom"]["live_sites"][0]["site"], "Cache.grow (app.py:12)");
+  EXPECT_EQ(j["oom"]["live_sites"][0]["frames"].size(), 3u);
+  EXPECT_EQ(j["oom"]["held_sites"][0]["requested_bytes"], 4 * MiB);
+}
+
+TEST(SiteReport, NoPoolHoldsNothingAndTheDeviceGetsFreesBack) {
+  replay_config nopool;
+  nopool.use_pool = false;
+  const replay_report r = run(trace_text, nopool, 40 * MiB);
+  ASSERT_TRUE(r.oom);
+  ASSERT_EQ(r.oom->live_sites.size(), 1u);
+  EXPECT_EQ(r.oom->live_sites[0].rounded_bytes, 30 * MiB);
+  EXPECT_TRUE(r.oom->held_sites.empty());
+}
+
+TEST(SiteReport, ReusedHeldBlockIsNoLongerHeld) {
+  // The freed 4 MiB block is reused by the next request of the same size: held by nobody.
+  const std::string text = "clpool-trace 2\nframe 1 py 1 a.py f\nstack 1 0 1\nframe 2 py 2 a.py g\nstack 2 0 2\n"
+                           "0 0 0 0 alloc 1 4194304 buffer 0 1\n1 0 0 0 free 1 0 buffer 0\n"
+                           "2 0 0 0 alloc 2 4194304 buffer 0 2\n3 0 0 0 alloc 3 104857600 buffer 0 1\n";
+  const replay_report r = run(text, replay_config{}, 64 * MiB);
+  ASSERT_TRUE(r.oom);
+  EXPECT_TRUE(r.oom->held_sites.empty());
+  ASSERT_EQ(r.oom->live_sites.size(), 1u);
+  EXPECT_EQ(r.oom->live_sites[0].stack, 2u);
+}
+
+TEST(SiteReport, TracesWithoutSitesSayNothingAboutSites) {
+  const replay_report r =
+      run("clpool-trace 1\n0 0 0 0 alloc 1 104857600 buffer 0\n", replay_config{}, 64 * MiB);
+  ASSERT_TRUE(r.oom);
+  EXPECT_FALSE(r.sites);
+  const std::string text = format_text(config_result{replay_config{}, r, std::nullopt}, "t.trace");
+  EXPECT_EQ(text.find("site"), std::string::npos) << text;
+  EXPECT_FALSE(to_json(r)["oom"].contains("live_sites"));
+}
+
+TEST(SiteReport, MinimumCapacityNamesItsSite) {
+  const min_capacity_result m = find_min_capacity(
+      [&](std::uint64_t cap) { return run(trace_text, replay_config{}, cap); }, MiB);
+  ASSERT_TRUE(m.found);
+  config_result res{replay_config{}, std::nullopt, m};
+  const std::string text = format_text(res, "t.trace");
+  EXPECT_NE(text.find("set by the allocation at scratch (app.py:20)"), std::string::npos) << text;
+  EXPECT_EQ(to_json(m)["set_by"]["site"], "scratch (app.py:20)");
+}
+
+TEST(SiteReport, UserFrames) {
+  using trace::frame_info;
+  using trace::frame_lang;
+  EXPECT_TRUE(is_user_frame(frame_info{frame_lang::python, 1, "/home/me/app.py", "f"}));
+  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", "f"}));
+  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, "/usr/lib/python3.11/threading.py", "run"}));
+  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, "<frozen runpy>", "_run_code"}));
+  EXPECT_TRUE(is_user_frame(frame_info{frame_lang::native, 0, "/home/me/a.out", "grow_cache"}));
+  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, "/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main"}));
+  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, "/usr/bin/python3.11", "_PyEval_EvalFrameDefault"}));
+}
+
+}  // namespace
+}  // namespace clpool::replay
