@@ -175,6 +175,13 @@ std::vector<std::string> builtin_profile_names() {
   return names;
 }
 
+std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity, std::string_view what) {
+  if (capacity > profile.headroom) return "";
+  return std::string(what) + " " + common::format_bytes_exact(capacity) + " is not more than the headroom of profile '" +
+         profile.name + "', " + common::format_bytes_exact(profile.headroom) +
+         ": nothing would be usable (give a larger capacity or another profile)";
+}
+
 bool names_profile_file(std::string_view name_or_path) {
   return name_or_path.find('/') != std::string_view::npos ||
          (name_or_path.size() > 8 && name_or_path.substr(name_or_path.size() - 8) == ".profile");

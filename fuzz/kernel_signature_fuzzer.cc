@@ -8,14 +8,23 @@
 //   * every named kernel has a non-empty identifier name, and find_signature() finds a known one
 //     whose name is defined once (twice is a documented fallback: no signature);
 //   * an argument's size follows its kind: by-value, pointer, image, sampler and pipe arguments
-//     have a nonzero size clSetKernelArg must match; __local and opaque ones take any size (0).
+//     have a nonzero size clSetKernelArg must match; __local and opaque ones take any size (0);
+//   * scan_kernel_names (the names at program creation) gives distinct identifiers, among them
+//     every kernel the reader parsed; find_sorted_signature on sorted signatures agrees with
+//     find_signature;
+//   * the program-binary container (mockcl/program_binary.h) round-trips the source and its
+//     signatures, and the input itself, read as a binary, is refused or decoded without a crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include <set>
+#include <vector>
+
 #include "mockcl/kernel_signature.h"
+#include "mockcl/program_binary.h"
 
 namespace {
 
@@ -55,9 +64,43 @@ bool identifier(const std::string& s) {
 
 }  // namespace
 
+// The names at creation, the sorted lookup and the binary container (see the invariants above).
+void check_names_and_binary(const std::string& source, const mockcl::parsed_source& parsed,
+                            const std::uint8_t* data, std::size_t size) {
+  const std::vector<std::string> names = mockcl::scan_kernel_names(source);
+  const std::set<std::string> distinct(names.begin(), names.end());
+  expect(distinct.size() == names.size(), "scan_kernel_names repeats a name", source);
+  for (const std::string& n : names) expect(identifier(n), "a scanned name is not an identifier", source);
+  if (parsed.error.empty())
+    for (const mockcl::kernel_signature& k : parsed.kernels)
+      expect(distinct.count(k.name) == 1, "a parsed kernel is missing from scan_kernel_names", source);
+  std::vector<mockcl::kernel_signature> sorted = parsed.kernels;
+  mockcl::sort_signatures(sorted);
+  for (const mockcl::kernel_signature& k : parsed.kernels) {
+    const mockcl::kernel_signature* a = mockcl::find_signature(parsed.kernels, k.name);
+    const mockcl::kernel_signature* b = mockcl::find_sorted_signature(sorted, k.name);
+    expect((a == nullptr) == (b == nullptr), "find_sorted_signature disagrees with find_signature", source);
+  }
+  mockcl::program_binary bin{source, "-cl-std=CL2.0", names, parsed.kernels, {}};
+  const std::string encoded = mockcl::encode_program_binary(bin);
+  mockcl::program_binary back;
+  std::string why;
+  expect(mockcl::decode_program_binary(reinterpret_cast<const unsigned char*>(encoded.data()), encoded.size(),
+                                       back, why),
+         "a program binary does not decode", source);
+  mockcl::parsed_source again;
+  again.kernels = back.signatures;
+  expect(back.source == source && back.kernel_names == names &&
+             same(mockcl::parsed_source{"", parsed.kernels}, again),
+         "a program binary does not round-trip", source);
+  mockcl::program_binary ignored;
+  (void)mockcl::decode_program_binary(data, size, ignored, why);  // must only return
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string source(reinterpret_cast<const char*>(data), size);
   const mockcl::parsed_source first = mockcl::parse_kernel_signatures(source);
+  check_names_and_binary(source, first, data, size);
   expect(same(first, mockcl::parse_kernel_signatures(source)), "two reads differ", source);
   for (const mockcl::kernel_signature& k : first.kernels) {
     expect(identifier(k.name), "a kernel name is not an identifier", source);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -109,27 +110,12 @@ cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props,
   return make_context(c, props, std::move(devs), notify, data, err);
 }
 
-cl_int CL_API_CALL RetainContext(cl_context h) {
-  api_call c(rt(), entry_point::clRetainContext);
-  _cl_context* ctx = rt().context(h);
-  if (!ctx) return c.ret(CL_INVALID_CONTEXT);
-  ++ctx->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseContext(cl_context h) {
-  api_call c(rt(), entry_point::clReleaseContext);
-  c.handle("context", h);
-  if (h && h->type != object_type::context) return c.ret(CL_INVALID_CONTEXT);
-  return c.ret(rt().release(h, CL_INVALID_CONTEXT));
-}
-
 cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t size, void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetContextInfo);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);
   switch (param) {
-    case CL_CONTEXT_REFERENCE_COUNT: return c.ret(set_info_v(size, value, size_ret, cl_uint{ctx->refs}));
+    case CL_CONTEXT_REFERENCE_COUNT: return c.ret(set_info_v(size, value, size_ret, cl_uint{ctx->refs + ctx->holds}));
     case CL_CONTEXT_NUM_DEVICES:
       return c.ret(set_info_v(size, value, size_ret, static_cast<cl_uint>(ctx->devices.size())));
     case CL_CONTEXT_DEVICES:
@@ -158,8 +144,8 @@ void fill_context(cl_icd_dispatch& d) {
   d.clSetContextDestructorCallback = SetContextDestructorCallback;
   d.clCreateContext = CreateContext;
   d.clCreateContextFromType = CreateContextFromType;
-  d.clRetainContext = RetainContext;
-  d.clReleaseContext = ReleaseContext;
+  d.clRetainContext = retain<_cl_context>;
+  d.clReleaseContext = release<_cl_context>;
   d.clGetContextInfo = GetContextInfo;
 }
 

@@ -47,20 +47,6 @@ void add_mem(_cl_event* ev, _cl_mem* m) {
   rt().retain_internal(m);
 }
 
-// Submits, and for blocking calls waits; returns the call's status.
-cl_int finish_command(api_call& c, _cl_event* ev, cl_event* out, bool blocking) {
-  c.arg("command", ev->command_id);
-  if (!blocking) {
-    rt().submit(ev, out);
-    return CL_SUCCESS;
-  }
-  rt().retain_internal(ev);
-  rt().submit(ev, out);
-  cl_int s = rt().wait(c.lock(), {ev});
-  rt().release_internal(ev);
-  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
-}
-
 cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
                  const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
   cl_int s;

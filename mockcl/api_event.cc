@@ -1,4 +1,5 @@
 // Events: waits, status and profiling queries, user events and callbacks.
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -34,7 +35,7 @@ cl_int CL_API_CALL GetEventInfo(cl_event h, cl_event_info param, size_t size, vo
     case CL_EVENT_CONTEXT: return v(e->context);
     case CL_EVENT_COMMAND_TYPE: return v(e->command_type);
     case CL_EVENT_COMMAND_EXECUTION_STATUS: return v(e->status);
-    case CL_EVENT_REFERENCE_COUNT: return v(cl_uint{e->refs});
+    case CL_EVENT_REFERENCE_COUNT: return v(cl_uint{e->refs + e->holds});
     default: return c.ret(CL_INVALID_VALUE);
   }
 }
@@ -57,21 +58,6 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, si
   return c.ret(set_info_v(size, value, size_ret, t));
 }
 
-cl_int CL_API_CALL RetainEvent(cl_event h) {
-  api_call c(rt(), entry_point::clRetainEvent);
-  _cl_event* e = rt().event(h);
-  if (!e) return c.ret(CL_INVALID_EVENT);
-  ++e->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseEvent(cl_event h) {
-  api_call c(rt(), entry_point::clReleaseEvent);
-  c.handle("event", h);
-  if (h && h->type != object_type::event) return c.ret(CL_INVALID_EVENT);
-  return c.ret(rt().release(h, CL_INVALID_EVENT));
-}
-
 cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
   api_call c(rt(), entry_point::clCreateUserEvent);
   auto fail = [&](cl_int s) -> cl_event {
@@ -84,7 +70,7 @@ cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
   if (!ctx) return fail(CL_INVALID_CONTEXT);
   _cl_event* e = rt().objects.create<_cl_event>();
   e->context = ctx;
-  rt().retain_internal(ctx);
+  rt().hold(ctx);
   e->queue = nullptr;
   e->command_type = CL_COMMAND_USER;
   e->status = CL_SUBMITTED;
@@ -134,8 +120,8 @@ void fill_event(cl_icd_dispatch& d) {
   d.clWaitForEvents = WaitForEvents;
   d.clGetEventInfo = GetEventInfo;
   d.clGetEventProfilingInfo = GetEventProfilingInfo;
-  d.clRetainEvent = RetainEvent;
-  d.clReleaseEvent = ReleaseEvent;
+  d.clRetainEvent = retain<_cl_event>;
+  d.clReleaseEvent = release<_cl_event>;
   d.clCreateUserEvent = CreateUserEvent;
   d.clSetUserEventStatus = SetUserEventStatus;
   d.clSetEventCallback = SetEventCallback;

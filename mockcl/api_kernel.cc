@@ -10,6 +10,7 @@
 
 #include "mockcl/language.h"
 #include "mockcl/program_backing.h"
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -31,11 +32,11 @@ bool uniform_work_groups(const std::string& options) {
 _cl_kernel* new_kernel(_cl_program* p, const std::string& name) {
   _cl_kernel* k = rt().objects.create<_cl_kernel>();
   k->program = p;
-  rt().retain_internal(p);
+  rt().hold(p);
   ++p->kernels;
   k->name = name;
   k->args.clear();
-  const kernel_signature* sig = find_signature(p->signatures, name);
+  const kernel_signature* sig = find_sorted_signature(p->signatures, name);
   k->has_sig = sig != nullptr;
   k->sig = sig ? *sig : kernel_signature{};
   if (sig) k->args.assign(sig->args.size(), kernel_arg{});
@@ -134,22 +135,6 @@ cl_kernel CL_API_CALL CloneKernel(cl_kernel h, cl_int* err) {
   if (err) *err = CL_SUCCESS;
   c.ret(CL_SUCCESS);
   return k;
-}
-
-cl_int CL_API_CALL RetainKernel(cl_kernel h) {
-  api_call c(rt(), entry_point::clRetainKernel);
-  _cl_kernel* k = rt().kernel(h);
-  if (!k) return c.ret(CL_INVALID_KERNEL);
-  ++k->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseKernel(cl_kernel h) {
-  api_call c(rt(), entry_point::clReleaseKernel);
-  if (h && h->type != object_type::kernel) return c.ret(CL_INVALID_KERNEL);
-  _cl_kernel* k = h;
-  if (k && k->in_use && !k->released && k->refs == 1) --k->program->kernels;
-  return c.ret(rt().release(h, CL_INVALID_KERNEL));
 }
 
 kernel_arg* arg_slot(_cl_kernel* k, cl_uint index) {
@@ -251,7 +236,7 @@ cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size,
   switch (param) {
     case CL_KERNEL_FUNCTION_NAME: return c.ret(set_info_s(size, value, size_ret, k->name));
     case CL_KERNEL_NUM_ARGS: return v(static_cast<cl_uint>(k->args.size()));
-    case CL_KERNEL_REFERENCE_COUNT: return v(cl_uint{k->refs});
+    case CL_KERNEL_REFERENCE_COUNT: return v(cl_uint{k->refs + k->holds});
     case CL_KERNEL_CONTEXT: return v(k->program->context);
     case CL_KERNEL_PROGRAM: return v(k->program);
     case CL_KERNEL_ATTRIBUTES:
@@ -315,8 +300,8 @@ void fill_kernel(cl_icd_dispatch& d) {
   d.clCreateKernel = CreateKernel;
   d.clCreateKernelsInProgram = CreateKernelsInProgram;
   d.clCloneKernel = CloneKernel;
-  d.clRetainKernel = RetainKernel;
-  d.clReleaseKernel = ReleaseKernel;
+  d.clRetainKernel = retain<_cl_kernel>;
+  d.clReleaseKernel = release<_cl_kernel>;
   d.clSetKernelArg = SetKernelArg;
   d.clSetKernelArgSVMPointer = SetKernelArgSVMPointer;
   d.clSetKernelExecInfo = SetKernelExecInfo;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "mockcl/express_paths.h"
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -174,8 +175,8 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   m->device = -1;  // Never charged: it shares its parent's bytes.
   m->pinned = false;
   m->map_count = 0;
-  rt().retain_internal(parent);
-  rt().retain_internal(parent->context);
+  rt().hold(parent);
+  rt().hold(parent->context);
   c.arg("origin", region->origin);
   c.arg("size", region->size);
   c.handle("ret", m);
@@ -184,20 +185,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   return m;
 }
 
-cl_int CL_API_CALL RetainMemObject(cl_mem h) {
-  api_call c(rt(), entry_point::clRetainMemObject);
-  _cl_mem* m = rt().mem(h);
-  if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
-  ++m->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-[[gnu::noinline]] cl_int release_mem_general(cl_mem h) {
-  api_call c(rt(), entry_point::clReleaseMemObject);
-  c.handle("mem", h);
-  if (h && h->type != object_type::mem) return c.ret(CL_INVALID_MEM_OBJECT);
-  return c.ret(c.runtime().release_mem(h));
-}
+[[gnu::noinline]] cl_int release_mem_general(cl_mem h) { return release<_cl_mem>(h); }
 
 // The express path (mock_runtime::release_mem_express), else the general one as a tail call.
 cl_int CL_API_CALL ReleaseMemObject(cl_mem h) {
@@ -223,7 +211,7 @@ cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, vo
       return v(p);
     }
     case CL_MEM_MAP_COUNT: return v(cl_uint{m->map_count});
-    case CL_MEM_REFERENCE_COUNT: return v(cl_uint{m->refs});
+    case CL_MEM_REFERENCE_COUNT: return v(cl_uint{m->refs + m->holds});
     case CL_MEM_CONTEXT: return v(m->context);
     case CL_MEM_ASSOCIATED_MEMOBJECT: return v(m->parent);
     case CL_MEM_OFFSET: return v(m->offset);
@@ -270,7 +258,7 @@ void fill_memory(cl_icd_dispatch& d) {
   d.clCreateBuffer = CreateBuffer;
   d.clCreateBufferWithProperties = CreateBufferWithProperties;
   d.clCreateSubBuffer = CreateSubBuffer;
-  d.clRetainMemObject = RetainMemObject;
+  d.clRetainMemObject = retain<_cl_mem>;
   d.clReleaseMemObject = ReleaseMemObject;
   d.clGetMemObjectInfo = GetMemObjectInfo;
   d.clSetMemObjectDestructorCallback = SetMemObjectDestructorCallback;

@@ -195,7 +195,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_PARTITION_TYPE: return none();
     case CL_DEVICE_REFERENCE_COUNT: return v(cl_uint{1});
     case CL_DEVICE_SVM_CAPABILITIES:
-      return v(cl_device_svm_capabilities(d.svm ? CL_DEVICE_SVM_COARSE_GRAIN_BUFFER : 0));
+      return v(cl_device_svm_capabilities(d.svm ? svm_capabilities(rt()) : 0));
     case CL_DEVICE_NUMERIC_VERSION: return v(kVersion30);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION:
       return c.ret(set_list(size, value, size_ret, extensions_with_version(device_language())));

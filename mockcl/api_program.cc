@@ -1,13 +1,16 @@
 // Programs. With no backing device a build reads the kernels' signatures from the source
 // (kernel_signature.h): it fails, with a log, only where that reader refuses the source, and the
-// kernel names are the reader's (a binary's are scraped from it). In backing mode POCL builds and
+// kernel names are the reader's (a binary's are the container's, program_binary.h). In backing mode POCL builds and
 // answers (program_backing.cc), and the signatures are read too, for clSetKernelArg's checks.
 // Kernels: api_kernel.cc.
 #include <algorithm>
 #include <cstring>
-#include <regex>
+#include <string_view>
+#include <unordered_set>
 
 #include "mockcl/program_backing.h"
+#include "mockcl/program_binary.h"
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -16,22 +19,14 @@ namespace {
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
 
-std::vector<std::string> kernel_names(const std::string& src) {
-  std::vector<std::string> out;
-  static const std::regex re(R"((?:__kernel|kernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?void\s+([A-Za-z_][A-Za-z0-9_]*)\s*\()");
-  for (auto it = std::sregex_iterator(src.begin(), src.end(), re); it != std::sregex_iterator(); ++it)
-    out.push_back((*it)[1]);
-  return out;
-}
-
 // At a successful build of a source program: its kernels' signatures. With no backing device a
 // source the reader refuses fails the build, its message the build log, as a compiler's would;
 // in backing mode POCL's compiler has the last word and a refused source just has no signatures.
 cl_int read_signatures(_cl_program* p) {
-  p->signatures.clear();
   p->build_log.clear();
   p->build_failed = false;
-  if (!p->from_source) return CL_SUCCESS;
+  if (!p->from_source) return CL_SUCCESS;  // A binary's came with it (program_binary.h).
+  p->signatures.clear();
   parsed_source parsed = parse_kernel_signatures(p->source);
   if (!parsed.error.empty()) {
     if (rt().pocl) return CL_SUCCESS;
@@ -41,31 +36,34 @@ cl_int read_signatures(_cl_program* p) {
   }
   if (!rt().pocl) {  // The reader's names: a kernel in a comment is not one.
     p->kernel_names.clear();
+    std::unordered_set<std::string_view> seen;
     for (const kernel_signature& k : parsed.kernels)
-      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), k.name) ==
-          p->kernel_names.end())
-        p->kernel_names.push_back(k.name);
+      if (seen.insert(k.name).second) p->kernel_names.push_back(k.name);
   }
   p->signatures = std::move(parsed.kernels);
+  sort_signatures(p->signatures);
   return CL_SUCCESS;
 }
 
-cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int* err, char kind = 's',
-                       const void* data = nullptr, size_t size = 0) {
+// A program from source, or (bin non-null) from one of mockcl's binaries: its kernels and their
+// signatures are the binary's.
+cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int* err,
+                       program_binary* bin = nullptr) {
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
-  rt().retain_internal(ctx);
+  rt().hold(ctx);
   p->source = std::move(source);
-  p->options.clear();
-  p->kernel_names = kernel_names(p->source);
+  p->options = bin ? std::move(bin->options) : std::string();
+  p->kernel_names = bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source);
   p->built = false;
-  p->from_source = kind == 's';
+  p->from_source = !bin;
   p->build_failed = false;
   p->build_log.clear();
-  p->signatures.clear();
+  p->signatures = bin ? std::move(bin->signatures) : std::vector<kernel_signature>{};
+  sort_signatures(p->signatures);  // A container from elsewhere may hold them in any order.
   p->kernels = 0;
   if (rt().pocl) {
-    if (cl_int s = pocl_create_program(rt(), p, kind, data, size)) {
+    if (cl_int s = pocl_create_program(rt(), p, bin ? &bin->backing : nullptr)) {
       rt().release(p, CL_INVALID_PROGRAM);
       if (err) *err = s;
       c.ret(s);
@@ -112,13 +110,26 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
   if (!ctx) return fail(CL_INVALID_CONTEXT);
   if (n == 0 || !devs || !lengths || !bins) return fail(CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i) {
-    if (!rt().device(devs[i])) return fail(CL_INVALID_DEVICE);
+    if (!rt().device(devs[i]) ||
+        std::find(ctx->devices.begin(), ctx->devices.end(), devs[i]) == ctx->devices.end())
+      return fail(CL_INVALID_DEVICE);
     if (!bins[i] || lengths[i] == 0) return fail(CL_INVALID_VALUE);
-    if (status) status[i] = CL_SUCCESS;
   }
-  // Our "binary" is the source text (see CL_PROGRAM_BINARIES).
-  return new_program(c, ctx, std::string(reinterpret_cast<const char*>(bins[0]), lengths[0]), err, 'b', bins[0],
-                     lengths[0]);
+  // Each device's binary must be one of mockcl's containers (CL_PROGRAM_BINARIES); the program is
+  // made from the first (they are the same for every device of a context).
+  program_binary first;
+  bool all_valid = true;
+  for (cl_uint i = 0; i < n; ++i) {
+    program_binary b;
+    std::string why;
+    const bool ok = decode_program_binary(bins[i], lengths[i], i == 0 ? first : b, why);
+    if (status) status[i] = ok ? CL_SUCCESS : CL_INVALID_BINARY;
+    if (!ok) c.arg("invalid_binary", why);
+    all_valid = all_valid && ok;
+  }
+  if (!all_valid) return fail(CL_INVALID_BINARY);
+  std::string source = std::move(first.source);
+  return new_program(c, ctx, std::move(source), err, &first);
 }
 
 cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t length, cl_int* err) {
@@ -132,20 +143,6 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
   if (err) *err = s;
   c.ret(s);
   return nullptr;
-}
-
-cl_int CL_API_CALL RetainProgram(cl_program h) {
-  api_call c(rt(), entry_point::clRetainProgram);
-  _cl_program* p = rt().program(h);
-  if (!p) return c.ret(CL_INVALID_PROGRAM);
-  ++p->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseProgram(cl_program h) {
-  api_call c(rt(), entry_point::clReleaseProgram);
-  if (h && h->type != object_type::program) return c.ret(CL_INVALID_PROGRAM);
-  return c.ret(rt().release(h, CL_INVALID_PROGRAM));
 }
 
 cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, const char* options,
@@ -194,10 +191,14 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
     if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
-  rt().retain_internal(ctx);
+  rt().hold(ctx);
   p->source.clear();
   p->options = options ? options : "";
   p->kernel_names.clear();
+  p->from_source = false;  // Its kernels keep no signature (the slot may hold an old one's).
+  p->signatures.clear();
+  p->build_failed = false;
+  p->build_log.clear();
   p->kernels = 0;
   const cl_int s = pocl_link(rt(), p, options, n, inputs);
   if (!p->pocl_prog) {
@@ -224,23 +225,29 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
   }
   const auto& devs = p->context->devices;
   switch (param) {
-    case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs});
+    case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs + p->holds});
     case CL_PROGRAM_CONTEXT: return v(p->context);
     case CL_PROGRAM_NUM_DEVICES: return v(static_cast<cl_uint>(devs.size()));
     case CL_PROGRAM_DEVICES: return c.ret(set_info(size, value, size_ret, devs.data(), devs.size() * sizeof(cl_device_id)));
     case CL_PROGRAM_SOURCE: return c.ret(set_info_s(size, value, size_ret, p->source));
     case CL_PROGRAM_IL: return c.ret(set_info(size, value, size_ret, nullptr, 0));
-    case CL_PROGRAM_BINARY_SIZES: {
-      std::vector<size_t> sizes(devs.size(), p->source.size() + 1);
-      return c.ret(set_info(size, value, size_ret, sizes.data(), sizes.size() * sizeof(size_t)));
-    }
-    case CL_PROGRAM_BINARIES: {
-      size_t n = devs.size() * sizeof(unsigned char*);
+    case CL_PROGRAM_BINARY_SIZES: case CL_PROGRAM_BINARIES: {
+      // The same container for every device (program_binary.h).
+      program_binary b{p->source, p->options, p->kernel_names, p->signatures, {}};
+      if (rt().pocl && p->pocl_prog) {
+        if (cl_int e = pocl_binary(rt(), p, b.backing)) return c.ret(e);
+      }
+      const std::string bin = encode_program_binary(b);
+      if (param == CL_PROGRAM_BINARY_SIZES) {
+        std::vector<size_t> sizes(devs.size(), bin.size());
+        return c.ret(set_info(size, value, size_ret, sizes.data(), sizes.size() * sizeof(size_t)));
+      }
+      const size_t n = devs.size() * sizeof(unsigned char*);
       if (value) {
         if (size < n) return c.ret(CL_INVALID_VALUE);
         auto** out = static_cast<unsigned char**>(value);
         for (size_t i = 0; i < devs.size(); ++i)
-          if (out[i]) std::memcpy(out[i], p->source.c_str(), p->source.size() + 1);
+          if (out[i]) std::memcpy(out[i], bin.data(), bin.size());
       }
       if (size_ret) *size_ret = n;
       return c.ret(CL_SUCCESS);
@@ -287,8 +294,8 @@ void fill_program(cl_icd_dispatch& d) {
   d.clCreateProgramWithSource = CreateProgramWithSource;
   d.clCreateProgramWithBinary = CreateProgramWithBinary;
   d.clCreateProgramWithIL = CreateProgramWithIL;
-  d.clRetainProgram = RetainProgram;
-  d.clReleaseProgram = ReleaseProgram;
+  d.clRetainProgram = retain<_cl_program>;
+  d.clReleaseProgram = release<_cl_program>;
   d.clBuildProgram = BuildProgram;
   d.clCompileProgram = CompileProgram;
   d.clGetProgramInfo = GetProgramInfo;

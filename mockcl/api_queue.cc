@@ -1,5 +1,6 @@
 #include <algorithm>
 // Command queues (in-order and out-of-order), flush and finish.
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -34,7 +35,7 @@ cl_command_queue make_queue(api_call& c, cl_context h, cl_device_id dh,
   if (props & ~kSupported) return fail(CL_INVALID_QUEUE_PROPERTIES);
   _cl_command_queue* q = rt().objects.create<_cl_command_queue>();
   q->context = ctx;
-  rt().retain_internal(ctx);
+  rt().hold(ctx);
   q->device = dev;
   q->properties = props;
   q->properties_array.clear();
@@ -73,23 +74,6 @@ cl_command_queue CL_API_CALL CreateCommandQueueWithProperties(cl_context ctx, cl
   return make_queue(c, ctx, dev, p, err, props);
 }
 
-cl_int CL_API_CALL RetainCommandQueue(cl_command_queue h) {
-  api_call c(rt(), entry_point::clRetainCommandQueue);
-  _cl_command_queue* q = rt().queue(h);
-  if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
-  ++q->refs;
-  return c.ret(CL_SUCCESS);
-}
-
-cl_int CL_API_CALL ReleaseCommandQueue(cl_command_queue h) {
-  api_call c(rt(), entry_point::clReleaseCommandQueue);
-  c.handle("queue", h);
-  if (h && h->type != object_type::queue) return c.ret(CL_INVALID_COMMAND_QUEUE);
-  cl_int s = rt().release(h, CL_INVALID_COMMAND_QUEUE);
-  if (s == CL_SUCCESS) rt().run();  // Releasing a queue flushes it.
-  return c.ret(s);
-}
-
 cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info param, size_t size, void* value,
                                        size_t* size_ret) {
   api_call c(rt(), entry_point::clGetCommandQueueInfo);
@@ -99,7 +83,7 @@ cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info
   switch (param) {
     case CL_QUEUE_CONTEXT: return v(q->context);
     case CL_QUEUE_DEVICE: return v(q->device);
-    case CL_QUEUE_REFERENCE_COUNT: return v(cl_uint{q->refs});
+    case CL_QUEUE_REFERENCE_COUNT: return v(cl_uint{q->refs + q->holds});
     case CL_QUEUE_PROPERTIES: return v(q->properties);
     case CL_QUEUE_PROPERTIES_ARRAY:  // As given at creation; nothing for clCreateCommandQueue.
       return c.ret(set_info(size, value, size_ret,
@@ -138,8 +122,8 @@ cl_int CL_API_CALL Finish(cl_command_queue h) {
 void fill_queue(cl_icd_dispatch& d) {
   d.clCreateCommandQueue = CreateCommandQueue;
   d.clCreateCommandQueueWithProperties = CreateCommandQueueWithProperties;
-  d.clRetainCommandQueue = RetainCommandQueue;
-  d.clReleaseCommandQueue = ReleaseCommandQueue;
+  d.clRetainCommandQueue = retain<_cl_command_queue>;
+  d.clReleaseCommandQueue = release<_cl_command_queue>;
   d.clGetCommandQueueInfo = GetCommandQueueInfo;
   d.clFlush = Flush;
   d.clFinish = Finish;

@@ -19,7 +19,10 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   int dev = ctx->devices[0]->index;
   const device_config& cfg = rt().devices[dev].cfg;
   if (!cfg.svm) return nullptr;
-  if (flags & ~kMemAccessFlags) return nullptr;  // Fine-grain and atomics are not supported.
+  // Fine-grain buffers where the device reports them (svm_capabilities); never atomics.
+  const cl_svm_mem_flags fine =
+      (svm_capabilities(rt()) & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0;
+  if (flags & ~(kMemAccessFlags | fine)) return nullptr;
   if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc)) return nullptr;
   if (alignment & (alignment - 1)) return nullptr;
   if (alignment > 4096) return nullptr;
@@ -88,19 +91,6 @@ void use_block(_cl_event* ev, svm_allocation* b) {
   ev->svm_counted = true;
 }
 
-cl_int submit(api_call& c, _cl_event* ev, cl_event* out, bool blocking) {
-  c.arg("command", ev->command_id);
-  if (!blocking) {
-    rt().submit(ev, out);
-    return CL_SUCCESS;
-  }
-  rt().retain_internal(ev);
-  rt().submit(ev, out);
-  cl_int s = rt().wait(c.lock(), {ev});
-  rt().release_internal(ev);
-  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
-}
-
 cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
                                   void(CL_CALLBACK* fn)(cl_command_queue, cl_uint, void*[], void*), void* data,
                                   cl_uint n, const cl_event* wait, cl_event* out) {
@@ -131,7 +121,7 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
   ev->svm_free = fn ? std::vector<void*>(ptrs, ptrs + num) : live_ptrs;
   ev->svm_free_fn = fn;
   ev->svm_free_data = data;
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* dst, const void* src, size_t size,
@@ -150,7 +140,7 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
   ev->host = dst;
   ev->src = src;
   ev->bytes = size;
-  return c.ret(submit(c, ev, out, blocking));
+  return c.ret(finish_command(c, ev, out, blocking));
 }
 
 cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* pattern, size_t pattern_size,
@@ -169,7 +159,7 @@ cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* 
   ev->host = ptr;
   ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
   ev->bytes = size;
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr, size_t size,
@@ -183,7 +173,7 @@ cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_fl
   if (!b) return c.ret(CL_INVALID_VALUE);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", entry_point::clEnqueueSVMMap, n, wait);
   use_block(ev, b);
-  return c.ret(submit(c, ev, out, blocking));
+  return c.ret(finish_command(c, ev, out, blocking));
 }
 
 cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
@@ -195,7 +185,7 @@ cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, con
   if (!b) return c.ret(CL_INVALID_VALUE);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap", entry_point::clEnqueueSVMUnmap, n, wait);
   use_block(ev, b);
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs, const size_t*,
@@ -214,7 +204,7 @@ cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const v
   _cl_event* ev =
       rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate", entry_point::clEnqueueSVMMigrateMem, n, wait);
   for (svm_allocation* b : blocks) use_block(ev, b);
-  return c.ret(submit(c, ev, out, false));
+  return c.ret(finish_command(c, ev, out, false));
 }
 
 }  // namespace

@@ -71,6 +71,9 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   }
   const language_caps pocls = read_language(*p->d, p->device);
   p->language = decide_language(mock_language(), &pocls);
+  if (p->d->clGetDeviceInfo(p->device, CL_DEVICE_SVM_CAPABILITIES, sizeof p->svm_caps, &p->svm_caps, nullptr) !=
+      CL_SUCCESS)
+    p->svm_caps = 0;
   return p;
 }
 

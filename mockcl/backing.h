@@ -30,6 +30,9 @@ struct pocl_library {
   // What mock devices report about OpenCL C in backing mode: the mock's set intersected with
   // POCL's device (language.h), read once at load.
   language_caps language;
+  // POCL's device's CL_DEVICE_SVM_CAPABILITIES, read once at load: where it has fine-grain buffer
+  // SVM, mock devices that have SVM report and allocate it too (api_svm.cc).
+  cl_device_svm_capabilities svm_caps = 0;
 };
 
 // The table of any ICD object.

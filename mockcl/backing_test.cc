@@ -294,6 +294,31 @@ TEST_F(Backing, SvmBlocksArePoclsSvmAndKernelsSeeThem) {
   EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 0u);
 }
 
+// POCL's CPU device has fine-grain buffer SVM (this machine's POCL 3.1 reports it): so do the mock's
+// devices in backing mode, and such a block is used by host and kernel with no map in between.
+TEST_F(Backing, FineGrainBufferSvmWherePoclHasIt) {
+  open();
+  cl_device_svm_capabilities caps = 0;
+  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr), CL_SUCCESS);
+  EXPECT_EQ(caps, cl_device_svm_capabilities(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER));
+  ASSERT_EQ(build("__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }"), CL_SUCCESS);
+  cl_kernel k = kernel("twice");
+  auto* p = static_cast<int*>(d->clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, 4096, 0));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 4096u);
+  for (int i = 0; i < 1024; ++i) p[i] = i;  // no map: fine grain
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, p), CL_SUCCESS);
+  size_t global = 1024;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(q), CL_SUCCESS);
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(p[i], 2 * i) << i;
+  d->clSVMFree(ctx, p);
+  EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 0u);
+  // SVM atomics are not offered.
+  EXPECT_EQ(d->clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 4096, 0),
+            nullptr);
+}
+
 // One run's call log with object ids (process-wide counters) blanked.
 std::vector<std::string> seeded_run(const cl_icd_dispatch* d, mockcl::controller& ctl, cl_device_id dev) {
   ctl.reset();  // the host clock and command ids from zero

@@ -56,6 +56,9 @@ class mock_runtime::api_call {
   cl_int status_ = 0;
 };
 
+// Submits a new command (mock_runtime::new_command) and, for a blocking enqueue, waits for it;
+// the enqueue's status (a failed blocking command: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST).
+cl_int finish_command(mock_runtime::api_call& c, _cl_event* ev, cl_event* out, bool blocking);
 
 }  // namespace mockcl
 

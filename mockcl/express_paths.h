@@ -47,9 +47,9 @@ namespace mockcl {
   if (!mu.try_lock_fast()) [[unlikely]] return false;
   _cl_mem* m = h;
   const bool plain = !finish_slow_ && m && m->type == object_type::mem && m->in_use && !m->released &&
-                     m->refs == 1 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
+                     m->refs == 1 && m->holds == 0 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
                      !m->backing.data() && !m->pocl_mem && frees_.append_is_free() && m->context &&
-                     (m->context->internal > 1 || m->context->refs > 0);
+                     (m->context->holds > 1 || m->context->refs > 0);
   if (!plain) [[unlikely]] {
     mu.unlock_owner();
     return false;
@@ -63,7 +63,7 @@ namespace mockcl {
   m->last_use_end = 0;
   if (m->device >= 0) credit(m->device, m->context, m->size, /*pinned=*/false, m->where);
   m->device = -1;
-  --m->context->internal;
+  --m->context->holds;
   objects.retire(m);
   mu.unlock_owner();
   return true;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace mockcl {
 namespace {
@@ -85,6 +87,10 @@ source_text preprocess(const std::string& src) {
     text += c;
   }
   source_text out;
+  // Tokens are at most one per character; most sources average four or more characters a token.
+  // Reserving that once spares the repeated growth that made a large source's scan superlinear
+  // in practice.
+  out.tokens.reserve(text.size() / 4 + 16);
   int line = 1;
   size_t start = 0;
   while (start <= text.size()) {
@@ -221,18 +227,10 @@ std::string canonical_type(const std::vector<std::string>& words) {
 }
 
 bool is_image(const std::string& t) {
-  static const std::set<std::string> images = {"image1d_t",
-                                               "image1d_array_t",
-                                               "image1d_buffer_t",
-                                               "image2d_t",
-                                               "image2d_array_t",
-                                               "image2d_depth_t",
-                                               "image2d_array_depth_t",
-                                               "image2d_msaa_t",
-                                               "image2d_array_msaa_t",
-                                               "image2d_msaa_depth_t",
-                                               "image2d_array_msaa_depth_t",
-                                               "image3d_t"};
+  static const std::set<std::string> images = {
+      "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t",
+      "image2d_depth_t", "image2d_array_depth_t", "image2d_msaa_t", "image2d_array_msaa_t",
+      "image2d_msaa_depth_t", "image2d_array_msaa_depth_t", "image3d_t"};
   return images.count(t) != 0;
 }
 
@@ -348,7 +346,61 @@ std::string parse_param(const std::string& kernel, const std::vector<source_toke
   return "";
 }
 
+// For every '(' its matching ')' (npos when it has none), in one pass with an explicit stack:
+// skipping an attribute or a parameter list is then O(1), so no input makes the scan quadratic
+// (a run of `__kernel __attribute__((` with nothing closed rescanned the rest at each kernel),
+// and no input depth recurses.
+std::vector<size_t> match_parentheses(const std::vector<source_token>& t) {
+  std::vector<size_t> match(t.size(), std::string::npos), open;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].text == "(") {
+      open.push_back(i);
+    } else if (t[i].text == ")" && !open.empty()) {
+      match[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  return match;
+}
+
+// Whether t[i] starts a kernel's header, `__kernel [__attribute__((...))]* void
+// [__attribute__((...))]* name (`; if so the name's index.
+bool kernel_header(const std::vector<source_token>& t, const std::vector<size_t>& match, size_t i,
+                   size_t& name_at) {
+  if (t[i].text != "__kernel" && t[i].text != "kernel") return false;
+  size_t j = i + 1;
+  auto skip_attributes = [&] {
+    while (j < t.size() && t[j].text == "__attribute__") {
+      // An attribute with no balanced parentheses runs to the end, as a compiler would read it.
+      j = j + 1 < t.size() && match[j + 1] != std::string::npos ? match[j + 1] + 1 : t.size();
+    }
+  };
+  skip_attributes();
+  if (j >= t.size() || t[j].text != "void") return false;
+  ++j;
+  skip_attributes();
+  if (j + 1 >= t.size() || !ident_start(t[j].text[0]) || t[j + 1].text != "(") return false;
+  name_at = j;
+  return true;
+}
+
 }  // namespace
+
+std::vector<std::string> scan_kernel_names(const std::string& source) {
+  const source_text s = preprocess(source);
+  const std::vector<source_token>& t = s.tokens;
+  const std::vector<size_t> match = match_parentheses(t);
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < t.size(); ++i) {
+    size_t name_at;
+    if (!kernel_header(t, match, i, name_at)) continue;
+    const std::string& name = t[name_at].text;
+    if (std::all_of(name.begin(), name.end(), ident_char) && seen.insert(name).second) out.push_back(name);
+    i = match[name_at + 1] == std::string::npos ? t.size() : match[name_at + 1];
+  }
+  return out;
+}
 
 parsed_source parse_kernel_signatures(const std::string& source) {
   parsed_source out;
@@ -358,26 +410,11 @@ parsed_source parse_kernel_signatures(const std::string& source) {
     out.error = check_balance(t);
     if (!out.error.empty()) return out;
   }
-  std::map<std::string, int> seen;
+  const std::vector<size_t> match = match_parentheses(t);
+  std::unordered_map<std::string, int> seen;
   for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i].text != "__kernel" && t[i].text != "kernel") continue;
-    // __kernel [__attribute__((...))]* void [__attribute__((...))]* name (
-    size_t j = i + 1;
-    auto skip_attributes = [&] {
-      while (j < t.size() && t[j].text == "__attribute__") {
-        int depth = 0;
-        for (++j; j < t.size(); ++j) {
-          if (t[j].text == "(") ++depth;
-          if (t[j].text == ")" && --depth == 0) break;
-        }
-        ++j;
-      }
-    };
-    skip_attributes();
-    if (j >= t.size() || t[j].text != "void") continue;
-    ++j;
-    skip_attributes();
-    if (j + 1 >= t.size() || !ident_start(t[j].text[0]) || t[j + 1].text != "(") continue;
+    size_t j;
+    if (!kernel_header(t, match, i, j)) continue;
     // The tokenizer keeps '.' inside a word (for numbers): `void add.(` is no kernel a compiler
     // would build (found by kernel_signature_fuzzer).
     if (!std::all_of(t[j].text.begin(), t[j].text.end(), ident_char)) {
@@ -388,19 +425,14 @@ parsed_source parse_kernel_signatures(const std::string& source) {
     kernel_signature k;
     k.name = t[j].text;
     const int open_line = t[j + 1].line;
-    std::vector<source_token> params;
-    int depth = 1;
-    size_t e = j + 2;
-    for (; e < t.size(); ++e) {
-      if (t[e].text == "(") ++depth;
-      if (t[e].text == ")" && --depth == 0) break;
-      params.push_back(t[e]);
-    }
-    if (e >= t.size()) {
+    const size_t e = match[j + 1];
+    if (e == std::string::npos) {
       out.error =
           at_line(open_line) + "kernel '" + k.name + "': the parameter list's '(' is never closed";
       return out;
     }
+    std::vector<source_token> params(t.begin() + static_cast<std::ptrdiff_t>(j + 2),
+                                     t.begin() + static_cast<std::ptrdiff_t>(e));
     i = e;
     ++seen[k.name];
     if (!expand(params, s.macros)) {
@@ -447,6 +479,19 @@ const kernel_signature* find_signature(const std::vector<kernel_signature>& kern
   for (const kernel_signature& k : kernels)
     if (k.name == name) return k.known ? &k : nullptr;
   return nullptr;
+}
+
+void sort_signatures(std::vector<kernel_signature>& kernels) {
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const kernel_signature& a, const kernel_signature& b) { return a.name < b.name; });
+}
+
+const kernel_signature* find_sorted_signature(const std::vector<kernel_signature>& sorted,
+                                              const std::string& name) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
+                             [](const kernel_signature& k, const std::string& n) { return k.name < n; });
+  if (it == sorted.end() || it->name != name) return nullptr;
+  return it->known ? &*it : nullptr;
 }
 
 }  // namespace mockcl

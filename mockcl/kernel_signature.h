@@ -66,8 +66,19 @@ struct parsed_source {
 
 parsed_source parse_kernel_signatures(const std::string& source);
 
+// The kernels' names, in source order, each once: the headers parse_kernel_signatures reads, in
+// comments, literals and preprocessor lines no more, whether or not the rest would build. Linear
+// in the source, for any length of name or attribute and any nesting.
+std::vector<std::string> scan_kernel_names(const std::string& source);
+
 // The signature of kernel `name`, or null if it has none (not found, or unknown).
 const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels, const std::string& name);
+
+// The same on kernels sort_signatures ordered: O(log n) per lookup, so making every kernel of a
+// program with many is not quadratic.
+void sort_signatures(std::vector<kernel_signature>& kernels);
+const kernel_signature* find_sorted_signature(const std::vector<kernel_signature>& sorted,
+                                              const std::string& name);
 
 }  // namespace mockcl
 

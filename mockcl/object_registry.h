@@ -63,6 +63,7 @@ class object_registry {
     t->in_use = true;
     t->released = false;
     t->refs = 1;
+    t->holds = 0;
     t->internal = 0;
     t->id = ++next_id_;
     ++live_[live_index(type_of<T>())];
@@ -143,7 +144,7 @@ inline void object_registry::retire_all() {
       if (!o->in_use) return;
       o->in_use = false;
       o->released = true;
-      o->refs = o->internal = 0;
+      o->refs = o->holds = o->internal = 0;
       slab.retire(o);
     });
   };

@@ -48,16 +48,26 @@ inline const char* type_name(object_type t) {
   }
 }
 
-// Lifetime: `refs` counts the application's references; `internal` counts the runtime's own
-// (commands in flight, children, events of a queue). When refs reaches 0 the handle is
-// `released` (quarantined: using it is reported and refused); when both are 0 the object is
-// destroyed and its slot retired to its slab.
+// Lifetime, in three counts:
+// - `refs`: the application's references (clCreate*, clRetain*, clRelease*).
+// - `holds`: references other objects hold on it as the OpenCL object graph says: a queue holds
+//   its context, a buffer its context, a sub-buffer its buffer, a program its context, a kernel
+//   its program, an event its queue and context. Like the application's, they keep the handle
+//   valid: an application may release its context and go on using it through its queue's
+//   CL_QUEUE_CONTEXT, as it may on every real driver. CL_*_REFERENCE_COUNT is refs + holds.
+// - `internal`: the runtime's own (commands in flight hold their buffers and kernels, a queue its
+//   last command): they keep the object, not the handle.
+// When refs and holds are both 0 the handle is `released` (quarantined: using it is reported and
+// refused; releasing it again is a double release); when all three are 0 the object is destroyed
+// and its slot retired to its slab. The application cannot release a hold: a release with no
+// application reference left is a double release even while the object is held.
 struct object_header {
   const cl_icd_dispatch* dispatch = nullptr;
   object_type type = object_type::none;
   bool in_use = false;    // Between acquire and destruction.
   bool released = false;  // The application dropped its last reference.
   uint32_t refs = 0;
+  uint32_t holds = 0;
   uint32_t internal = 0;
   uint64_t id = 0;        // Unique over the process lifetime (slots are reused, ids are not).
   object_header* link = nullptr; // Slab free list (only while the slot is free).

@@ -34,28 +34,42 @@ std::vector<cl_program> twins(cl_uint n, const cl_program* progs) {
 
 }  // namespace
 
-cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, char kind, const void* data, size_t size) {
+cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, const std::string* binary) {
   cl_int err;
   cl_context pc = rt.pocl_context(p->context, err);
   if (!pc) return err;
   const cl_icd_dispatch& d = *rt.pocl->d;
-  if (kind == 'b') {
-    auto* bin = static_cast<const unsigned char*>(data);
-    p->pocl_prog = d.clCreateProgramWithBinary(pc, 1, &rt.pocl->device, &size, &bin, nullptr, &err);
-  } else {
-    // mockcl's devices have no images (CL_DEVICE_IMAGE_SUPPORT is false), but POCL's compiler
-    // predefines the image macros for its own device, so a program testing them would take an
-    // image path the device says it lacks (the CTS's kernel_preprocessor_macros checks exactly
-    // this). POCL refuses -U in build options, so the source starts by undefining them; `#line 1`
-    // keeps the build log's line numbers the user's. CL_PROGRAM_SOURCE still returns p->source.
-    static constexpr char kNoImages[] =
-        "#undef __IMAGE_SUPPORT__\n#undef __opencl_c_images\n#undef __opencl_c_read_write_images\n"
-        "#undef __opencl_c_3d_image_writes\n#line 1\n";
-    const char* parts[2] = {kNoImages, p->source.c_str()};
-    const size_t lengths[2] = {sizeof kNoImages - 1, p->source.size()};
-    p->pocl_prog = d.clCreateProgramWithSource(pc, 2, parts, lengths, &err);
+  if (binary && !binary->empty()) {
+    auto* bin = reinterpret_cast<const unsigned char*>(binary->data());
+    const size_t size = binary->size();
+    cl_int status = CL_SUCCESS;
+    p->pocl_prog = d.clCreateProgramWithBinary(pc, 1, &rt.pocl->device, &size, &bin, &status, &err);
+    // A POCL binary this POCL refuses (another version, another device) is rebuilt from the
+    // source the container carries, as a driver rebuilds a stale cached binary.
+    if (p->pocl_prog || p->source.empty()) return p->pocl_prog ? CL_SUCCESS : err;
   }
+  // mockcl's devices have no images (CL_DEVICE_IMAGE_SUPPORT is false), but POCL's compiler
+  // predefines the image macros for its own device, so a program testing them would take an
+  // image path the device says it lacks (the CTS's kernel_preprocessor_macros checks exactly
+  // this). POCL refuses -U in build options, so the source starts by undefining them; `#line 1`
+  // keeps the build log's line numbers the user's. CL_PROGRAM_SOURCE still returns p->source.
+  static constexpr char kNoImages[] =
+      "#undef __IMAGE_SUPPORT__\n#undef __opencl_c_images\n#undef __opencl_c_read_write_images\n"
+      "#undef __opencl_c_3d_image_writes\n#line 1\n";
+  const char* parts[2] = {kNoImages, p->source.c_str()};
+  const size_t lengths[2] = {sizeof kNoImages - 1, p->source.size()};
+  p->pocl_prog = d.clCreateProgramWithSource(pc, 2, parts, lengths, &err);
   return p->pocl_prog ? CL_SUCCESS : err;
+}
+
+cl_int pocl_binary(mock_runtime& rt, _cl_program* p, std::string& out) {
+  const cl_icd_dispatch& d = *rt.pocl->d;
+  size_t one = 0;
+  if (cl_int e = d.clGetProgramInfo(p->pocl_prog, CL_PROGRAM_BINARY_SIZES, sizeof one, &one, nullptr)) return e;
+  out.assign(one, '\0');
+  unsigned char* ptr = reinterpret_cast<unsigned char*>(out.data());
+  if (one == 0) return CL_SUCCESS;
+  return d.clGetProgramInfo(p->pocl_prog, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
 }
 
 cl_int pocl_build(mock_runtime& rt, _cl_program* p, const char* options, bool compile_only, cl_uint num_headers,
@@ -88,36 +102,11 @@ cl_int pocl_program_info(mock_runtime& rt, _cl_program* p, cl_program_info param
                          size_t* size_ret, bool& handled) {
   handled = true;
   switch (param) {
-    case CL_PROGRAM_BINARY_SIZES: case CL_PROGRAM_BINARIES: case CL_PROGRAM_NUM_KERNELS:
-    case CL_PROGRAM_KERNEL_NAMES: case CL_PROGRAM_IL:
+    case CL_PROGRAM_NUM_KERNELS: case CL_PROGRAM_KERNEL_NAMES: case CL_PROGRAM_IL:
       break;
     default: handled = false; return CL_SUCCESS;
   }
-  // One POCL device stands for all the context's devices: a binary per mock device.
-  const size_t devs = p->context->devices.size();
   const cl_icd_dispatch& d = *rt.pocl->d;
-  if (param == CL_PROGRAM_BINARY_SIZES) {
-    size_t one = 0;
-    if (cl_int e = d.clGetProgramInfo(p->pocl_prog, param, sizeof one, &one, nullptr)) return e;
-    std::vector<size_t> sizes(devs, one);
-    return set_info(size, value, size_ret, sizes.data(), sizes.size() * sizeof(size_t));
-  }
-  if (param == CL_PROGRAM_BINARIES) {
-    const size_t n = devs * sizeof(unsigned char*);
-    if (value) {
-      if (size < n) return CL_INVALID_VALUE;
-      auto** out = static_cast<unsigned char**>(value);
-      size_t one = 0;
-      if (cl_int e = d.clGetProgramInfo(p->pocl_prog, CL_PROGRAM_BINARY_SIZES, sizeof one, &one, nullptr)) return e;
-      std::vector<unsigned char> bin(one);
-      unsigned char* ptr = bin.data();
-      if (cl_int e = d.clGetProgramInfo(p->pocl_prog, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr)) return e;
-      for (size_t i = 0; i < devs; ++i)
-        if (out[i]) std::memcpy(out[i], bin.data(), one);
-    }
-    if (size_ret) *size_ret = n;
-    return CL_SUCCESS;
-  }
   return d.clGetProgramInfo(p->pocl_prog, param, size, value, size_ret);
 }
 

@@ -3,19 +3,24 @@
 #ifndef MOCKCL_PROGRAM_BACKING_H_
 #define MOCKCL_PROGRAM_BACKING_H_
 
+#include <string>
+
 #include "mockcl/runtime.h"
 
 namespace mockcl {
 
-// p's POCL twin, from p->source, or from a binary / IL when given (kind: 'b' binary).
-cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, char kind, const void* data, size_t size);
+// p's POCL twin: from `binary` (POCL's, carried in mockcl's container) when given and POCL takes
+// it, else from p->source.
+cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, const std::string* binary);
+// POCL's binary of p's twin.
+cl_int pocl_binary(mock_runtime& rt, _cl_program* p, std::string& out);
 // clBuildProgram / clCompileProgram on the twin (headers: mock programs); on success p's
 // kernel names become POCL's.
 cl_int pocl_build(mock_runtime& rt, _cl_program* p, const char* options, bool compile_only, cl_uint num_headers,
                   const cl_program* headers, const char** header_names);
 // clLinkProgram of mock programs into the new mock program `out` (already created).
 cl_int pocl_link(mock_runtime& rt, _cl_program* out, const char* options, cl_uint n, const cl_program* inputs);
-// The program queries POCL answers (binaries, kernel names, build info); `handled` false: not one.
+// The program queries POCL answers (kernel names, build info); `handled` false: not one.
 cl_int pocl_program_info(mock_runtime& rt, _cl_program* p, cl_program_info param, size_t size, void* value,
                          size_t* size_ret, bool& handled);
 cl_int pocl_build_info(mock_runtime& rt, _cl_program* p, cl_program_build_info param, size_t size, void* value,

@@ -151,4 +151,19 @@ svm_pool.free_held()
 queue.finish()
 assert outstanding(0) == 0, outstanding(0)
 print("ok: SVMAllocator, SVMPool")
+
+# python/README.md's one-liner: the context's Python object (and PyOpenCL's reference) goes at
+# once; the queue holds the context, so the allocator's first allocation works (object graph).
+import gc  # noqa: E402
+
+q1 = cl.CommandQueue(cl.Context([immediate]))
+gc.collect()
+alloc = cltools.ImmediateAllocator(q1)
+blk = alloc(4096)
+cl.enqueue_fill_buffer(q1, blk, np.int32(7), 0, 4096)
+q1.finish()
+blk.release()
+del alloc, blk
+q1.finish()
+print("ok: CommandQueue(Context(...)) allocates after its context's release")
 print("PASS")

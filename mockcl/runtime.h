@@ -125,28 +125,38 @@ class mock_runtime {
     m->pinned = pinned;
     m->map_count = 0;
     m->last_use_end = 0;
-    retain_internal(ctx);
+    hold(ctx);
   }
-  // clRelease*: quarantines on the last reference; reports double release.
+  // clRelease*: quarantines on the last reference; reports double release (also of an object
+  // only other objects still hold: the application has no reference left to drop).
   cl_int release(object_header* o, cl_int invalid_status) {
-    if (!o || o->released || !o->in_use) [[unlikely]] return release_invalid(o, invalid_status);
-    if (--o->refs > 0) return CL_SUCCESS;
-    o->released = true;
-    if (o->type == object_type::context) [[unlikely]] count_leaks(static_cast<_cl_context*>(o));
-    if (o->internal == 0) destroy(o);
+    if (!o || o->released || !o->in_use || o->refs == 0) [[unlikely]] return release_invalid(o, invalid_status);
+    if (--o->refs > 0 || o->holds > 0) return CL_SUCCESS;
+    unreferenced(o);
     return CL_SUCCESS;
   }
   // clReleaseMemObject's release: release() with the buffer's destruction inlined.
   [[gnu::always_inline]] cl_int release_mem(_cl_mem* m) {
-    if (!m || m->released || !m->in_use) [[unlikely]] return release_invalid(m, CL_INVALID_MEM_OBJECT);
-    if (--m->refs > 0) return CL_SUCCESS;
+    if (!m || m->released || !m->in_use || m->refs == 0) [[unlikely]]
+      return release_invalid(m, CL_INVALID_MEM_OBJECT);
+    if (--m->refs > 0 || m->holds > 0) return CL_SUCCESS;
     m->released = true;
     if (m->internal == 0) destroy_mem_inline(m);
     return CL_SUCCESS;
   }
+  // An edge of the object graph (objects.h): `o` stays valid while a dependent holds it.
+  void hold(object_header* o) { ++o->holds; }
+  void drop_hold(object_header* o) {
+    if (--o->holds == 0 && o->refs == 0) unreferenced(o);
+  }
   void retain_internal(object_header* o) { ++o->internal; }
   void release_internal(object_header* o) {
-    if (--o->internal == 0 && o->refs == 0) destroy(o);
+    if (--o->internal == 0 && o->released) destroy(o);
+  }
+  // The handle `h` if it is a live object of its type (reports use after release), else null.
+  template <typename T>
+  T* live(T* h) {
+    return check(h, type_name(object_registry::type_of<T>()));
   }
 
   // Charges `bytes` to a device (and context); returns 0 or the device's OOM status. `where`
@@ -308,6 +318,13 @@ class mock_runtime {
   }
   [[gnu::cold]] cl_int release_invalid(object_header* o, cl_int invalid_status);
   [[gnu::cold]] void count_leaks(_cl_context* ctx);
+  // Neither the application nor another object references `o` any more: its handle is released,
+  // and the object goes once the runtime's own references have too.
+  void unreferenced(object_header* o) {
+    o->released = true;
+    if (o->type == object_type::context) [[unlikely]] count_leaks(static_cast<_cl_context*>(o));
+    if (o->internal == 0) destroy(o);
+  }
   // Destroys an object whose references (application and internal) are all gone. Buffers, the
   // hot case, go straight to destroy_mem.
   void destroy(object_header* o) {
@@ -327,9 +344,9 @@ class mock_runtime {
     if (m->pocl_mem) [[unlikely]] pocl_drop(m);
     if (!m->maps.empty()) [[unlikely]] drop_mappings(m);
     if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
-    if (m->parent) [[unlikely]] release_internal(m->parent);
+    if (m->parent) [[unlikely]] drop_hold(m->parent);
     m->parent = nullptr;
-    release_internal(m->context);
+    drop_hold(m->context);
     objects.retire(m);
   }
   [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
@@ -368,6 +385,13 @@ class mock_runtime {
   misuse_reports reports_;
   std::vector<std::function<void()>> callbacks_;
 };
+
+// What a mock device with SVM offers: coarse-grain buffers, and fine-grain buffers where the
+// backing device has them (its SVM is the memory mockcl's blocks then live in).
+inline cl_device_svm_capabilities svm_capabilities(const mock_runtime& rt) {
+  return CL_DEVICE_SVM_COARSE_GRAIN_BUFFER |
+         (rt.pocl ? rt.pocl->svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER : 0);
+}
 
 // `s` escaped for a JSON string literal (call log).
 std::string json_escape(const std::string& s);

@@ -30,9 +30,9 @@ _cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type,
                                 cl_uint n, const cl_event* wait) {
   _cl_event* ev = objects.create<_cl_event>();
   ev->context = q->context;
-  retain_internal(q->context);
+  hold(q->context);
   ev->queue = q;
-  retain_internal(q);
+  hold(q);
   ev->command_type = type;
   ev->status = CL_QUEUED;
   ev->queued = ev->submitted = scheduler.now;
@@ -76,6 +76,20 @@ _cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type,
   }
   if (!faults_.empty()) ev->fault_status = faults_.on_command(e);
   return ev;
+}
+
+cl_int finish_command(mock_runtime::api_call& c, _cl_event* ev, cl_event* out, bool blocking) {
+  mock_runtime& rt = c.runtime();
+  c.arg("command", ev->command_id);
+  if (!blocking) {
+    rt.submit(ev, out);
+    return CL_SUCCESS;
+  }
+  rt.retain_internal(ev);
+  rt.submit(ev, out);
+  cl_int s = rt.wait(c.lock(), {ev});
+  rt.release_internal(ev);
+  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
 void mock_runtime::submit(_cl_event* ev, cl_event* out) {

@@ -70,7 +70,7 @@ struct free_record {
 struct misuse_reports {
   uint64_t use_after_release = 0;   // Calls that named a released (quarantined) handle.
   uint64_t double_release = 0;      // Releases of an already released handle.
-  uint64_t leaked_at_context_release = 0;  // Objects alive when their context's last user ref went.
+  uint64_t leaked_at_context_release = 0;  // Unfreed SVM blocks when their context went (objects hold theirs).
   uint64_t used_while_mapped = 0;   // maps=copy devices: commands that started while a buffer they
                                     // use (or one of its family) was mapped against them.
   std::vector<std::string> messages;  // One line per event, most recent last (bounded).

@@ -17,6 +17,9 @@ cp "$pkg"/*.py "$site/clpool/"
 cp "$core" "$site/clpool/_core.so"
 export PYTHONPATH="$site:$(dirname "$test_py")" PYTHONDONTWRITEBYTECODE=1
 export POCL_CACHE_DIR="$tmp/pocl-cache" CLPOOL_TEST_MODE="$mode"
+# PyOpenCL's binary cache lives under XDG_CACHE_HOME: a test's programs must not come from another
+# run's cache (a build under another configuration, or another device's binaries).
+export XDG_CACHE_HOME="$tmp/xdg-cache"
 export CLPOOL_PYTHON_README="$(realpath "$(dirname "$test_py")/../README.md")"
 # Under --config=asan the extension (and mockcl) are instrumented: the runtimes must be loaded
 # first into the uninstrumented interpreter. Python frees little at exit, so no leak check.

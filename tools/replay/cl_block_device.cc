@@ -25,11 +25,15 @@ cl_block_device::cl_block_device(cl_device_id device, std::uint64_t capacity,
 
 cl_block_device::~cl_block_device() { close(); }
 
-void cl_block_device::close() noexcept {
+void cl_block_device::release_blocks() noexcept {
   slots_.for_each_slot([this](std::uint64_t handle, const slot& s) {
     if (s.block.mem != nullptr) deallocate(handle, s.bytes);
   });
   if (queue_) clFinish(queue_.get());
+}
+
+void cl_block_device::close() noexcept {
+  release_blocks();
   immediate_.reset();
   deferred_.reset();
   queue_ = {};

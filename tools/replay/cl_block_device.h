@@ -46,6 +46,10 @@ class cl_block_device : public replay_device {
   // objects are gone (the mock's reset) calls it first.
   void close() noexcept;
 
+  // Releases every block still alive and waits for the queue; the context and queue stay (a
+  // subclass may still use them, e.g. to check the device once the replay's blocks are gone).
+  void release_blocks() noexcept;
+
   // Sum of the sizes of the blocks committed now (what a device without a free-memory query
   // can be said to hold; its own rounding is unknown).
   std::uint64_t committed_block_bytes() const noexcept { return committed_bytes_; }

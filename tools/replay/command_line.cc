@@ -70,7 +70,11 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "opencl[:PLATFORM[:INDEX]]: a real OpenCL device (PLATFORM an index or part of its "
                  "name), with a ballast of real buffers so that the replay starts with exactly "
                  "--capacity free (free memory is measured where the device can say, else taken "
-                 "to be its reported size); --min-capacity searches up to what it has free");
+                 "to be its reported size); --min-capacity searches up to what it has free. Used only if it "
+                 "enforces its memory: it must refuse a fill one byte over what it has free, and "
+                 "the same fill before and after each replay must stop at the same byte (else "
+                 "exit 2; POCL never refuses). The report names the device, not a profile; "
+                 "--profile is refused with it");
   app.add_option("--mockcl-so", cl.mockcl_so,
                  "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
                  "binary's runfiles)");
@@ -137,14 +141,12 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
         for (const CLI::Option* o : app.get_options()) {
           for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
         }
-        const std::string near = common::suggest_option(extra, names);
-        std::cerr << "clpool_replay: error: unknown option '" << extra << "'"
-                  << (near.empty() ? "" : "; did you mean " + near + "?") << " (see --help)\n";
-        return 2;
+        std::cerr << "clpool_replay: error: " << common::unknown_option(extra, names, "--help") << "\n";
+        return common::exit_usage;
       }
     }
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? common::exit_ok : common::exit_usage;
   }
   cl.profile_given = profile_opt->count() > 0;
   cl.write_format_given = write_format_opt->count() > 0;

@@ -11,7 +11,9 @@ class sim_backend final : public device_backend {
  public:
   explicit sim_backend(const backend_options& options) : options_(options) {}
   device_spec spec(std::uint64_t capacity) override {
-    device_spec d{.capacity = capacity, .semantics = options_.semantics};
+    device_spec d;
+    d.capacity = capacity;
+    d.semantics = options_.semantics;
     d.host_capacity = options_.host_capacity;
     d.profile = options_.profile;
     return d;

@@ -37,7 +37,8 @@ struct backend_options {
   device_model::device_profile profile;  // loaded once, by the caller
   std::string profile_ref = "exact";     // as the user gave it (a built-in name or a file)
   bool profile_given = false;            // --profile was on the command line
-  alloc_semantics semantics = alloc_semantics::immediate;
+  alloc_semantics semantics = alloc_semantics::immediate;  // --semantics, else the profile's
+  bool semantics_given = false;  // --semantics was given (else a real device's own failure point decides)
   std::uint64_t host_capacity = unlimited;
   std::string mockcl_so;  // --mockcl-so, or empty
 };

@@ -36,7 +36,6 @@ namespace trace = clpool::trace;
 constexpr int exit_clean = clpool::common::exit_ok;
 constexpr int exit_oom = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
-using clpool::common::under_working_directory;
 using clpool::common::usage_error;
 
 // Where events come from: a clpool trace or an RMM CSV log, re-opened for every replay (so memory
@@ -127,7 +126,7 @@ plan validate(const command_line& cl) {
   std::vector<named_output> outs{{"--write-trace", p.write_trace_path}};
   for (const output_request& o : p.outputs) outs.push_back({o.label, o.path});
   std::vector<clpool::common::named_input> ins{{"trace", p.in.trace_path}, {"--rmm-csv", p.in.rmm_path}};
-  if (cl.profile_given && cl.profile_text.find('/') != std::string::npos) ins.push_back({"--profile", cl.profile_text});
+  if (cl.profile_given && clpool::device_model::names_profile_file(cl.profile_text)) ins.push_back({"--profile", cl.profile_text});
   if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
   refuse_clobbering(ins, outs);
   if (!p.capacity && !p.min_capacity && p.write_trace_path.empty()) {
@@ -143,6 +142,7 @@ plan validate(const command_line& cl) {
   bo.semantics = !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
   bo.host_capacity = cl.host_capacity_text.empty() ? clpool::unlimited
                                                    : parse_bytes(cl.host_capacity_text, "--host-capacity");
+  bo.semantics_given = !cl.semantics_text.empty();
   bo.mockcl_so = cl.mockcl_so;
   p.configs = configurations(cl);
   if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
@@ -161,6 +161,12 @@ plan validate(const command_line& cl) {
   // Last: opening a device is the slowest check, and a real one prints what it found.
   p.backend = open_backend(cl.device_text, bo);
   if (p.capacity) p.backend->check_capacity(*p.capacity);
+  // After the device's own checks, so that a wrong --mockcl-so or device is named first.
+  if (p.capacity) {
+    if (std::string why = clpool::device_model::capacity_refusal(bo.profile, *p.capacity, "--capacity"); !why.empty()) {
+      throw usage_error(why);
+    }
+  }
   return p;
 }
 

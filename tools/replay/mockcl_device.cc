@@ -214,7 +214,10 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
 device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semantics,
                                  const device_model::device_profile& profile,
                                  const std::string& profile_ref) {
-  device_spec d{.capacity = capacity, .semantics = semantics, .backend = "mockcl"};
+  device_spec d;
+  d.capacity = capacity;
+  d.semantics = semantics;
+  d.backend = "mockcl";
   d.profile = profile;
   d.make_device = [this, profile_ref](const device_spec& s) {
     return make_mockcl_device(*this, s, profile_ref);

@@ -3,13 +3,23 @@
 // This answers "would this fit on a 16 GiB card?" on a larger card, and it is how the simulated
 // device is checked against hardware.
 //
-//   opencl_backend& b = opencl_backend::open(parse_opencl_target("opencl:NVIDIA"));
-//   replay_report r = replay_stream(reader, config, b.spec(16ull << 30, alloc_semantics::deferred, p));
+//   std::unique_ptr<device_backend> b = open_opencl_backend("opencl:NVIDIA", options);
+//   b->check_device();                                   // refuses a device that does not enforce
+//   replay_report r = replay_stream(reader, config, b->spec(16ull << 30));
+//   b->after_replay();                                   // refuses a replay the device moved under
+//
+// A real device's answers are trusted only once it has shown that it enforces its memory
+// (device_check.h): check_device() fills the whole device and must be refused, which also finds
+// where it reports running out (creation, first use or execution: the default --semantics); each
+// replay's device, once its ballast is placed, must refuse a fill of one byte more than
+// --capacity; and after the replay, with its blocks released, the same fill must stop at the same
+// byte, or free memory changed during the replay (another program) and the answer is refused.
+// Every refusal is device_untrusted (exit 2) saying what to do instead.
 //
 // Free memory at start comes from the device's free-memory query where it has one (the probe's:
-// NVML on NVIDIA, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD on AMD); otherwise it is taken to be CL_DEVICE_GLOBAL_MEM_SIZE, which
-// a device shared with other programs (or one that keeps headroom) does not have: the report
-// says which. Blocks and first use are cl_block_device's; the ballast is created and migrated
+// NVML on NVIDIA, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD on AMD); otherwise it is taken to be
+// CL_DEVICE_GLOBAL_MEM_SIZE, which a device shared with other programs (or one that keeps
+// headroom) does not have: the report says which. The ballast is created and migrated
 // (committed) in chunks of at most CL_DEVICE_MAX_MEM_ALLOC_SIZE, and released with the device.
 #ifndef CLPOOL_TOOLS_REPLAY_OPENCL_DEVICE_H_
 #define CLPOOL_TOOLS_REPLAY_OPENCL_DEVICE_H_
@@ -18,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -45,39 +56,10 @@ struct opencl_target {
 // Throws config_error for anything else ("opencl:", "opencl:x:y", "opencl:0:-1", ...).
 opencl_target parse_opencl_target(std::string_view text);
 
-class opencl_backend {
- public:
-  // Finds the device (throws opencl_unavailable naming the platforms there are) and reads its
-  // sizes. One backend per process.
-  static opencl_backend& open(const opencl_target& target);
-
-  // A device_spec for a replay starting with `capacity` free. `profile` only names the kind of
-  // device in the report: a real device behaves as it does.
-  device_spec spec(std::uint64_t capacity, alloc_semantics semantics,
-                   const device_model::device_profile& profile);
-
-  cl_device_id device() const noexcept { return device_; }
-  // "PLATFORM / DEVICE, N free at start (measured|as reported: no free-memory query)".
-  const std::string& description() const noexcept { return description_; }
-  std::uint64_t free_at_start() const noexcept { return free_at_start_; }
-  bool free_is_measured() const noexcept { return free_measured_; }
-  std::uint64_t max_alloc() const noexcept { return max_alloc_; }
-  // Reads the device's free memory now (empty when the device has no query).
-  const std::function<std::optional<std::uint64_t>()>& free_memory_query() const noexcept {
-    return query_;
-  }
-
- private:
-  opencl_backend() = default;
-  cl_device_id device_ = nullptr;
-  std::string description_;
-  std::uint64_t free_at_start_ = 0, max_alloc_ = 0;
-  bool free_measured_ = false;
-  std::function<std::optional<std::uint64_t>()> query_;
-};
-
-// --device opencl[:PLATFORM[:INDEX]] as a device_backend: opens the device (a line on stderr
-// names it and where its free memory came from).
+// --device opencl[:PLATFORM[:INDEX]] as a device_backend. Opens the device (throws
+// opencl_unavailable naming the platforms there are) and prints one line on stderr naming it and
+// where its free memory came from. Throws config_error for --profile: a real device behaves as
+// it does, and a profile describes a simulated one. One device per process.
 std::unique_ptr<device_backend> open_opencl_backend(std::string_view device, const backend_options& options);
 
 }  // namespace clpool::replay

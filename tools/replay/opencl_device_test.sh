@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --device opencl on mockcl loaded as an ordinary ICD (OCL_ICD_VENDORS, MOCKCL_DEVICES; not through
-# the control API): the answers equal --device mockcl's for the same profile, and every bad
-# target or capacity is refused with exit 2 and a clear message.
+# the control API), which enforces its memory: the answers equal --device mockcl's for the same
+# profile, and the report names the device rather than a profile. POCL, which does not enforce,
+# is refused. Every bad target, capacity or --profile is refused with exit 2 and a clear message.
 set -u
 BIN="$1"
 SO="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
@@ -13,15 +14,16 @@ echo "$SO" > "$T/icd/mockcl.icd"
 TR="$EX/pyopencl_layer.trace"
 
 # real ARGS...: clpool_replay on the mock as a real device (a 1 GiB card, the profile in $PROFILE).
-real() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-1g:profile=$PROFILE" "$BIN" --no-progress --profile "$PROFILE" "$@" 2>&1; }
+real() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-1g:profile=$PROFILE" "$BIN" --no-progress "$@" 2>&1; }
 mock() { env -u MOCKCL_DEVICES "$BIN" --no-progress --device mockcl --mockcl-so "$SO" --profile "$PROFILE" "$@" 2>&1; }
 
 same() {
   local what="$1"
   shift
   local a b
-  a="$(real "$TR" --device opencl "$@" | grep -v '^clpool_replay: device' | sed 's/device opencl/device X/; s/device: opencl/device: X/')"
-  b="$(mock "$TR" "$@" | sed 's/device mockcl/device X/; s/device: mockcl/device: X/')"
+  # The header names the device (a real one by its name, the mock by its profile): the rest must agree.
+  a="$(real "$TR" --device opencl "$@" | grep -v '^clpool_replay: device' | grep -v '^input ')"
+  b="$(mock "$TR" "$@" | grep -v '^input ')"
   if [[ "$a" == "$b" && -n "$a" ]]; then echo "ok: $PROFILE $what"
   else echo "FAIL: $PROFILE $what: opencl and mockcl differ"; diff <(echo "$a") <(echo "$b") | head -20; fails=$((fails + 1)); fi
 }
@@ -46,6 +48,25 @@ out="$(real "$TR" --device opencl --capacity 512MiB)"
 [[ "$out" == *"clpool_replay: device mockcl / mockcl gpu-1g, 1073741824 bytes free at start (as reported"* ]] &&
   echo "ok: device line" || { echo "FAIL: device line: $out" | head -3; fails=$((fails + 1)); }
 
+# The report names the device, its driver, how free memory was known and where it runs out: no profile.
+out="$(real "$TR" --device opencl --capacity 128MiB)"
+for want in "device: opencl, 128 MiB (134217728 bytes), deferred allocation, mockcl / mockcl gpu-1g (measured, no profile)" \
+  "  device                    mockcl / mockcl gpu-1g, driver " \
+  "  free memory at start      1 GiB (1073741824 bytes) (assumed: CL_DEVICE_GLOBAL_MEM_SIZE" \
+  "  out of memory at          first use (clEnqueueMigrateMemObjects: -4 CL_MEM_OBJECT_ALLOCATION_FAILURE)"; do
+  [[ "$out" == *"$want"* ]] && echo "ok: report has '$want'" || { echo "FAIL: report lacks '$want'"; fails=$((fails + 1)); }
+done
+[[ "$out" != *"nvidia profile"* ]] || { echo "FAIL: the report names a profile"; fails=$((fails + 1)); }
+out="$(real "$TR" --device opencl --capacity 128MiB --json)"
+[[ "$out" == *'"profile": null'* && "$out" == *'"failure_point": "first use'* ]] && echo "ok: json" ||
+  { echo "FAIL: json: $out" | head -5; fails=$((fails + 1)); }
+# With the exact profile the mock refuses at creation: the default semantics follow the device.
+PROFILE=exact
+out="$(real "$TR" --device opencl --capacity 64MiB)"
+[[ "$out" == *"immediate allocation"* && "$out" == *"out of memory at          creation (clCreateBuffer: -4"* ]] &&
+  echo "ok: creation-time device" || { echo "FAIL: creation-time device: $out" | head -5; fails=$((fails + 1)); }
+PROFILE=nvidia
+
 # expect RC FRAGMENT ARGS...
 expect() {
   local want="$1" fragment="$2"
@@ -67,6 +88,23 @@ expect 2 "--device opencl:PLATFORM:INDEX 3: no such device on platform 0 'mockcl
 expect 2 "more than the device has free" --device opencl --capacity 2GiB
 expect 0 "replayed cleanly" --device opencl:MOCK:0 --capacity 1GiB
 expect 2 "--mockcl-so needs --device mockcl" --device opencl --mockcl-so "$SO" --capacity 64MiB
+expect 2 "--profile cannot be used with --device opencl" --device opencl --profile nvidia --capacity 64MiB
+expect 2 "--profile cannot be used with --device opencl" --device opencl --profile exact --min-capacity
+
+# A device that does not enforce its memory is refused before any replay, with what to do instead:
+# POCL (its memory is the host's), for a replay and for a search alike.
+if [[ -r /etc/OpenCL/vendors/pocl.icd ]]; then
+  for args in "--capacity 64MiB --no-pool" "--min-capacity --compare nopool pool:lb=4"; do
+    # shellcheck disable=SC2086
+    out="$(OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd "$BIN" "$TR" --no-progress --device opencl $args 2>&1)"
+    rc=$?
+    if [[ $rc == 2 && "$out" == *"does not enforce its memory size"* && "$out" == *"Replay with --device sim or --device mockcl and a profile instead"* &&
+          "$out" != *"replayed cleanly"* && "$out" != *"minimum capacity"* ]]; then echo "ok: POCL refused ($args)"
+    else echo "FAIL: POCL $args -> exit $rc: $out" | head -5; fails=$((fails + 1)); fi
+  done
+else
+  echo "FAIL: no POCL ICD at /etc/OpenCL/vendors/pocl.icd"; fails=$((fails + 1))
+fi
 # --min-capacity cannot search above what the device has free.
 out="$(OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-64m:profile=nvidia" "$BIN" "$TR" --no-progress --device opencl --min-capacity --compare pool:lb=4 2>&1)"
 [[ $? == 1 && "$out" == *"no capacity"* || "$out" == *"even with all of the device's"* ]] &&

@@ -448,5 +448,4 @@ replay_report replay_events(const std::vector<trace_event>& events, const replay
   }
   return r.report();
 }
-
 }  // namespace clpool::replay

@@ -38,14 +38,26 @@ struct device_spec;
 // Builds the device for a spec; see mockcl_device.h.
 using device_factory = std::function<std::unique_ptr<replay_device>(const device_spec&)>;
 
+// What a real device (--device opencl) said about itself, for the report: it behaves as it does,
+// not as a profile says. Absent for sim and mockcl.
+struct measured_device {
+  std::string name;            // "PLATFORM / DEVICE"
+  std::string driver_version;  // CL_DRIVER_VERSION
+  std::uint64_t free_at_start = 0;
+  std::string free_memory_source;  // "queried: NVML" or "assumed: CL_DEVICE_GLOBAL_MEM_SIZE ..."
+  std::string failure_point;       // "first use (clEnqueueMigrateMemObjects: -4 CL_...)"
+  std::uint64_t usable_bytes = 0;  // what it accepted, filled with nothing else held
+};
+
 // The device a replay runs on: a simulated_device unless make_device is set (--device mockcl).
 struct device_spec {
   std::uint64_t capacity = unlimited;
   alloc_semantics semantics = alloc_semantics::immediate;
   std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
-  std::string backend = "sim";  // the device's name in reports: "sim" or "mockcl"
+  std::string backend = "sim";  // the device's name in reports: "sim", "mockcl" or "opencl"
   device_model::device_profile profile = {};  // how the device commits memory (default: exact)
   device_factory make_device = nullptr;  // empty: simulated_device(capacity, semantics)
+  std::optional<measured_device> measured = std::nullopt;  // a real device's own account (then no profile)
 };
 
 // The input broke a rule the engine depends on (alloc of a live id, free of an id that is not

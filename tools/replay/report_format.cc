@@ -26,6 +26,12 @@ std::string percent(double x) {
   return buf;
 }
 
+// "nvidia profile", or for a real device, its own name: it behaves as it does.
+std::string device_kind(const device_spec& d) {
+  if (d.measured) return d.measured->name + " (measured, no profile)";
+  return d.profile.name + " profile";
+}
+
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
   out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value << "\n";
 }
@@ -55,7 +61,8 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
     row(out, "lost to bin rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
   }
   row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
-                                        r.device.profile.name + " profile)");
+                                        (r.device.measured ? std::string("as the device reports it")
+                                                           : r.device.profile.name + " profile") + ")");
   if (pool) {
     row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
                                        (p.site == oom_site::first_use
@@ -75,8 +82,13 @@ std::string format_text(const config_result& result, const std::string& input, b
   if (result.replay) {
     const replay_report& r = *result.replay;
     out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
-        << to_string(r.device.semantics) << " allocation, " << r.device.profile.name
-        << " profile\n";
+        << to_string(r.device.semantics) << " allocation, " << device_kind(r.device) << "\n";
+    if (const auto& m = r.device.measured) {
+      row(out, "device", m->name + ", driver " + m->driver_version);
+      row(out, "free memory at start", both(m->free_at_start) + " (" + m->free_memory_source + ")");
+      row(out, "out of memory at", m->failure_point);
+      row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
+    }
     out << "result: ";
     if (r.ok()) {
       out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
@@ -214,8 +226,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
     // The capacity only when one was asked for; a minimum-capacity search has many.
     out << ", device " << r->device.backend;
     if (results[0].replay) out << " " << capacity_text(r->device.capacity);
-    out << ", " << to_string(r->device.semantics) << " allocation, " << r->device.profile.name
-        << " profile";
+    out << ", " << to_string(r->device.semantics) << " allocation, " << device_kind(r->device);
   }
   out << "\n";
   for (std::size_t i = 0; i < labels.size(); ++i) {
@@ -243,7 +254,15 @@ nlohmann::json to_json(const replay_report& r) {
   j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
-  j["profile"] = r.device.profile.name;
+  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(r.device.profile.name);
+  if (const auto& m = r.device.measured) {
+    j["measured_device"] = {{"name", m->name},
+                            {"driver_version", m->driver_version},
+                            {"free_at_start", m->free_at_start},
+                            {"free_memory_source", m->free_memory_source},
+                            {"failure_point", m->failure_point},
+                            {"usable_bytes", m->usable_bytes}};
+  }
   j["looks_recorded_below_a_pool"] = r.looks_recorded_below_a_pool();
   j["ok"] = r.ok();
   j["events"] = r.events;

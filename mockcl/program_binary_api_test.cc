@@ -1,0 +1,146 @@
+// Programs from binaries through the entry points (mode from MOCKCL_BACKING, the test runs in
+// both): CL_PROGRAM_BINARIES gives mockcl's container, from which clCreateProgramWithBinary
+// rebuilds the same kernels with the same signatures; a corrupt or foreign binary is
+// CL_INVALID_BINARY for its device, never a crash. In-process and through the loader.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mockcl/battery_fixture.h"
+
+namespace {
+
+using namespace mockcl_battery;  // NOLINT: the fixture's names
+
+template <typename T>
+class ProgramBinary : public Battery<T> {
+ protected:
+  cl_program Built(const char* src, const char* options = "") {
+    cl_int err;
+    cl_program p = this->d_->clCreateProgramWithSource(this->ctx_, 1, &src, nullptr, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(this->d_->clBuildProgram(p, 0, nullptr, options, nullptr, nullptr), CL_SUCCESS);
+    return p;
+  }
+  std::vector<unsigned char> Binary(cl_program p) {
+    size_t size = 0;
+    EXPECT_EQ(this->d_->clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr), CL_SUCCESS);
+    std::vector<unsigned char> bin(size);
+    unsigned char* ptr = bin.data();
+    EXPECT_EQ(this->d_->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr), CL_SUCCESS);
+    return bin;
+  }
+  cl_program FromBinary(const std::vector<unsigned char>& bin, cl_int* status, cl_int* err) {
+    const unsigned char* ptr = bin.data();
+    const size_t size = bin.size();
+    return this->d_->clCreateProgramWithBinary(this->ctx_, 1, this->devices_.data(), &size, &ptr, status, err);
+  }
+  // A kernel's argument count and each argument's type name.
+  std::string Describe(cl_kernel k) {
+    cl_uint n = 0;
+    EXPECT_EQ(this->d_->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr), CL_SUCCESS);
+    std::string out = std::to_string(n);
+    for (cl_uint i = 0; i < n; ++i) {
+      char name[64] = {};
+      EXPECT_EQ(this->d_->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+      out += std::string(" ") + name;
+    }
+    return out;
+  }
+};
+TYPED_TEST_SUITE(ProgramBinary, Backends, BackendNames);
+
+constexpr const char* kSource =
+    "__kernel void scale(__global float* a, const float s, int n) { a[get_global_id(0)] *= s; }\n"
+    "__kernel void fill(__global int* a, int v) { a[get_global_id(0)] = v; }\n";
+
+TYPED_TEST(ProgramBinary, RebuildsTheSameKernelsWithTheSameSignatures) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_program p = this->Built(kSource, "-cl-std=CL1.2 -cl-kernel-arg-info");
+  const std::vector<unsigned char> bin = this->Binary(p);
+  ASSERT_GT(bin.size(), 8u);
+  cl_int status = 1, err = 1;
+  cl_program q = this->FromBinary(bin, &status, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(status, CL_SUCCESS);
+  ASSERT_EQ(d->clBuildProgram(q, 0, nullptr, "-cl-std=CL1.2 -cl-kernel-arg-info", nullptr, nullptr), CL_SUCCESS);
+  char names[64] = {};
+  ASSERT_EQ(d->clGetProgramInfo(q, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr), CL_SUCCESS);
+  EXPECT_NE(std::string(names).find("scale"), std::string::npos) << names;
+  EXPECT_NE(std::string(names).find("fill"), std::string::npos) << names;
+  for (const char* name : {"scale", "fill"}) {
+    cl_kernel a = d->clCreateKernel(p, name, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    cl_kernel b = d->clCreateKernel(q, name, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(this->Describe(a), this->Describe(b)) << name;
+    d->clReleaseKernel(a);
+    d->clReleaseKernel(b);
+  }
+  cl_kernel k = d->clCreateKernel(q, "scale", &err);
+  EXPECT_EQ(this->Describe(k), "3 float* float int");
+  // The signature's checks hold for the rebuilt kernel: a double where a float goes is refused.
+  const double wrong = 2;
+  EXPECT_EQ(d->clSetKernelArg(k, 1, sizeof wrong, &wrong), CL_INVALID_ARG_SIZE);
+  EXPECT_EQ(d->clSetKernelArg(k, 3, sizeof(int), &err), CL_INVALID_ARG_INDEX);
+  // And it runs.
+  cl_mem m = this->Buf(4 * sizeof(float));
+  const float s = 2;
+  const int n = 4;
+  EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+  EXPECT_EQ(d->clSetKernelArg(k, 1, sizeof s, &s), CL_SUCCESS);
+  EXPECT_EQ(d->clSetKernelArg(k, 2, sizeof n, &n), CL_SUCCESS);
+  const size_t global = 4;
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  // A binary of the rebuilt program is a binary too.
+  cl_program r = this->FromBinary(this->Binary(q), &status, &err);
+  EXPECT_EQ(err, CL_SUCCESS);
+  d->clReleaseProgram(r);
+  d->clReleaseMemObject(m);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(q);
+  d->clReleaseProgram(p);
+  this->Teardown();
+}
+
+TYPED_TEST(ProgramBinary, CorruptOrForeignBinariesAreInvalidPerDevice) {
+  this->Setup("gpu-64m;gpu-64m");
+  auto* d = this->d_;
+  cl_program p = this->Built(kSource);
+  const std::vector<unsigned char> good = this->Binary(p);
+  d->clReleaseProgram(p);
+  const std::string text = kSource;
+  std::vector<std::vector<unsigned char>> bad = {
+      std::vector<unsigned char>(text.begin(), text.end()),          // source text, not a binary
+      std::vector<unsigned char>(good.begin(), good.end() - 1),      // truncated
+      std::vector<unsigned char>(good.begin(), good.begin() + 12),   // a header only
+      std::vector<unsigned char>(64, 0),                             // zeros
+  };
+  std::vector<unsigned char> flipped = good;
+  flipped[good.size() / 2] ^= 1;
+  bad.push_back(flipped);
+  // This context has both devices: a valid binary for one and a bad one for the other.
+  cl_int err;
+  cl_context ctx2 = d->clCreateContext(nullptr, 2, this->devices_.data(), nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  for (const auto& b : bad) {
+    const unsigned char* bins[2] = {good.data(), b.data()};
+    const size_t sizes[2] = {good.size(), b.size()};
+    cl_int status[2] = {1, 1};
+    err = 1;
+    cl_program q = d->clCreateProgramWithBinary(ctx2, 2, this->devices_.data(), sizes, bins, status, &err);
+    EXPECT_EQ(q, nullptr);
+    EXPECT_EQ(err, CL_INVALID_BINARY);
+    EXPECT_EQ(status[0], CL_SUCCESS);
+    EXPECT_EQ(status[1], CL_INVALID_BINARY);
+  }
+  d->clReleaseContext(ctx2);
+  EXPECT_EQ(this->ctl_->snapshot().live["program"], 0u);
+  this->Teardown();
+}
+
+}  // namespace
