@@ -129,6 +129,13 @@ class HtmlBrowserTest(unittest.TestCase):
         loaded = time.monotonic() - start
         note = d.find_element(By.ID, "sampling-note").text
         self.assertIn("largest of", note)  # blocks were left out, and the page says so
+        # The address layout is as tall as the live memory, not the sum of a fragmented past.
+        top, peak = d.execute_script("""
+            const D = window.clpoolData, B = D.blocks; let top = 0, peak = 0;
+            for (let i = 0; i < B.id.length; i++) top = Math.max(top, B.offset[i] + B.rounded[i]);
+            for (const p of D.timeline) peak = Math.max(peak, p[3]);
+            return [top, peak];""")
+        self.assertLess(top, 2 * peak, f"layout {top} bytes tall for a peak of {peak}")
         ms = d.execute_script("""
             const t = performance.now();
             for (let k = 0; k < 5; k++) document.getElementById('zoom-in').click();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -18,22 +19,22 @@ struct block {
   bool live_at_end = true;
 };
 
-// First fit in a simulated address space, as an allocator would place the blocks: a freed
-// block's range becomes a gap the next block that fits takes. Looks at the lowest 64 gaps only,
-// which bounds the cost per block on traces with many holes (a block then goes on top).
-class first_fit {
+// Best fit in a simulated address space, as an allocator would place the blocks: a freed block's
+// range becomes a gap (merged with its neighbours) that the smallest gap that fits serves next.
+// O(log n) per block, so the layout of half a million blocks stays as tall as the live memory.
+class best_fit {
  public:
   std::uint64_t place(std::uint64_t size) {
-    int looked = 0;
-    for (auto it = gaps_.begin(); it != gaps_.end() && looked < 64; ++it, ++looked) {
-      if (it->second < size) continue;
-      const std::uint64_t at = it->first, left = it->second - size;
-      gaps_.erase(it);
-      if (left != 0) gaps_[at + size] = left;
+    const auto it = by_size_.lower_bound({size, 0});
+    if (it == by_size_.end()) {
+      const std::uint64_t at = top_;
+      top_ += size;
       return at;
     }
-    const std::uint64_t at = top_;
-    top_ += size;
+    const auto [gap, at] = *it;
+    by_size_.erase(it);
+    gaps_.erase(at);
+    if (gap > size) add_gap(at + size, gap - size);
     return at;
   }
   void release(std::uint64_t at, std::uint64_t size) {
@@ -41,25 +42,32 @@ class first_fit {
     auto next = gaps_.lower_bound(at);
     if (next != gaps_.end() && next->first == at + size) {  // merge with the gap above
       size += next->second;
+      by_size_.erase({next->second, next->first});
       next = gaps_.erase(next);
     }
     if (next != gaps_.begin()) {
-      auto prev = std::prev(next);
+      const auto prev = std::prev(next);
       if (prev->first + prev->second == at) {  // and with the one below
-        prev->second += size;
-        return;
+        at = prev->first;
+        size += prev->second;
+        by_size_.erase({prev->second, prev->first});
+        gaps_.erase(prev);
       }
     }
     if (at + size == top_) {
-      top_ = at;
-      return;
+      top_ = at;  // the top of the layout comes down
+    } else {
+      add_gap(at, size);
     }
-    gaps_[at] = size;
   }
-  std::uint64_t top() const { return top_; }
 
  private:
-  std::map<std::uint64_t, std::uint64_t> gaps_;  // offset -> size
+  void add_gap(std::uint64_t at, std::uint64_t size) {
+    gaps_[at] = size;
+    by_size_.insert({size, at});
+  }
+  std::map<std::uint64_t, std::uint64_t> gaps_;                 // offset -> size
+  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, offset)
   std::uint64_t top_ = 0;
 };
 
@@ -84,7 +92,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   const bool pool = r.config.use_pool;
   std::vector<block> blocks;
   std::unordered_map<std::uint64_t, std::size_t> live;  // trace id -> index in blocks
-  first_fit layout;
+  best_fit layout;
   trace::trace_event e;
   std::uint64_t index = 0;
   while (index < r.events && reader.next(e)) {

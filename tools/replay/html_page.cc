@@ -64,7 +64,7 @@ if (D.oom) $("oom-summary").textContent = "Out of memory at event " + D.oom.even
 else $("oom-summary").textContent = "No out-of-memory: the replay ran cleanly.";
 $("sampling-note").textContent = (N < D.total_blocks
   ? "Showing the " + N + " largest of " + D.total_blocks + " blocks (by bytes x lifetime, " + (100 * D.drawn_area_fraction).toFixed(1) + "% of the area); the lines are the replay's totals, sampled keeping maxima."
-  : "All " + N + " blocks drawn.") + " Block bands: the rounded block (pale) and the requested bytes (solid); y is a first-fit address layout." +
+  : "All " + N + " blocks drawn.") + " Block bands: the rounded block (pale) and the requested bytes (solid); y is a best-fit address layout." +
   (D.has_sites ? "" : " This trace has no allocation sites (record with stacks).");
 function fill(id, rows) { const tb = $(id).querySelector("tbody");
   rows.forEach((r, i) => { const tr = document.createElement("tr");
@@ -172,6 +172,7 @@ $("legend").innerHTML = "<span><i style='background:#000'></i>device used</span>
 window.clpoolBlockCenter = i => ({ x: (sx((B.start[i] + Math.min(B.end[i], v1)) / 2)) / devicePixelRatio,
   y: sy(B.offset[i] + B.rounded[i] / 2) / devicePixelRatio });
 window.clpoolLargestLiveBlock = () => { let best = -1; for (let i = 0; i < N; i++) if (B.end[i] >= D.events && (best < 0 || B.rounded[i] > B.rounded[best])) best = i; return best; };
+window.clpoolData = D;
 draw(); document.body.dataset.ready = "1";
 </script></body></html>
 )HTML";
