@@ -30,6 +30,26 @@ std::string base_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// Where `path` would be written: its real path when it exists, else its directory's real path and
+// its name, so that "x.svg" and "./x.svg" compare equal before either exists. "" when the
+// directory does not exist either (writing there fails on its own, naming the flag).
+std::string where_written(const std::string& path) {
+  if (char* real = realpath(path.c_str(), nullptr)) {
+    std::string out(real);
+    free(real);
+    return out;
+  }
+  char* dir = realpath(dir_of(path).c_str(), nullptr);
+  if (dir == nullptr) return "";
+  std::string out(dir);
+  free(dir);
+  return (out == "/" ? out : out + "/") + base_of(path);
+}
+
+std::string shown(const std::string& path, const char* std_name) {
+  return path == "-" ? std::string(std_name) : "'" + path + "'";
+}
+
 }  // namespace
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -50,6 +70,29 @@ void refuse_if_same_file(const std::string& flag, const std::string& output,
       const std::string in_name = in.path == "-" ? "standard input" : "'" + in.path + "'";
       throw output_error(flag + ": " + out_name + " is the same file as the input " + in_name +
                          " (" + in.flag + "); refusing to overwrite it");
+    }
+  }
+}
+
+void refuse_overlaps(const io_files& files) {
+  for (std::size_t i = 0; i < files.outputs.size(); ++i) {
+    const named_input& out = files.outputs[i];
+    if (out.path.empty()) continue;
+    refuse_if_same_file(out.flag, out.path, files.inputs);
+    for (std::size_t j = 0; j < i; ++j) {
+      const named_input& earlier = files.outputs[j];
+      if (earlier.path.empty()) continue;
+      bool same = false;
+      if (out.path == "-" || earlier.path == "-") {
+        same = out.path == earlier.path;
+      } else {
+        const std::string a = where_written(out.path), b = where_written(earlier.path);
+        same = out.path == earlier.path || (!a.empty() && a == b) || same_file(out.path, earlier.path);
+      }
+      if (same) {
+        throw output_error(out.flag + ": " + shown(out.path, "standard output") + " is also the " + earlier.flag +
+                           " output; give them different files");
+      }
     }
   }
 }

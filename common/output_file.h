@@ -1,6 +1,7 @@
 // Outputs that never destroy inputs, and never leave a half-written file under the final name.
 //
-//   clpool::common::refuse_if_same_file("--write-trace", out_path, {{"--rmm-csv", csv_path}});
+//   clpool::common::refuse_overlaps({.inputs = {{"trace", trace_path}, {"--profile", profile}},
+//                                    .outputs = {{"--svg", svg_path}, {"--write-trace", out_path}}});
 //   clpool::common::atomic_output_file out(out_path);
 //   out.stream() << ...;
 //   out.commit();   // flush, fsync, rename over out_path; without it, out_path is untouched
@@ -47,6 +48,20 @@ struct named_input {
 // are compared: a terminal or /dev/null may be both read and written harmlessly.
 void refuse_if_same_file(const std::string& flag, const std::string& output,
                          const std::vector<named_input>& inputs);
+
+// A tool's files, declared in one place before anything is written: every file it reads (traces,
+// profiles, libraries, CSVs, layers) and every file it writes ("-" is standard input/output).
+// Entries with an empty path are ignored, so optional flags can be listed unconditionally.
+struct io_files {
+  std::vector<named_input> inputs;
+  std::vector<named_input> outputs;
+};
+
+// The one rule for outputs: throws output_error (one line naming both flags) when an output is
+// the same file as an input by any spelling (the same path, a relative path, a hard link, a
+// symlink, standard output redirected onto an input), or when two outputs name one file (which
+// would leave only the last one written).
+void refuse_overlaps(const io_files& files);
 
 // Writes `path` through a temporary file in its directory; commit() makes it appear atomically.
 class atomic_output_file {

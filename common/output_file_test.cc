@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -62,6 +64,61 @@ TEST_F(OutputFileTest, SameFileIsRefusedUnderEverySpelling) {
     EXPECT_NE(message_of("--out", path("a"), out), "");
   }
   EXPECT_EQ(read(path("a")), "data");
+}
+
+std::string overlap(const io_files& files) {
+  try {
+    refuse_overlaps(files);
+  } catch (const output_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The one rule: every declared output against every declared input, by every spelling, and
+// relative paths too (the test's working directory is made the files' directory).
+TEST_F(OutputFileTest, AnyOutputOnAnyInputIsRefused) {
+  write(path("t.trace"), "trace");
+  write(path("keep.profile"), "profile");
+  write(path("m.so"), "library");
+  ASSERT_EQ(link(path("m.so").c_str(), path("m_hard.so").c_str()), 0);
+  ASSERT_EQ(symlink(path("keep.profile").c_str(), path("p_link").c_str()), 0);
+  char old_cwd[4096];
+  ASSERT_NE(getcwd(old_cwd, sizeof old_cwd), nullptr);
+  ASSERT_EQ(chdir(dir_.c_str()), 0);
+  const std::vector<named_input> inputs = {
+      {"trace", path("t.trace")}, {"--profile", "keep.profile"}, {"--mockcl-so", "./m.so"}, {"--rmm-csv", ""}};
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"keep.profile", "--profile"}, {path("p_link"), "--profile"}, {"./keep.profile", "--profile"},
+      {"m.so", "--mockcl-so"},       {"m_hard.so", "--mockcl-so"},  {"sub/../t.trace", "trace"},
+      {"t.trace", "trace"}};
+  ASSERT_EQ(mkdir("sub", 0700), 0);
+  for (const auto& [out, in_flag] : cases) {
+    for (const char* out_flag : {"--svg", "--write-trace"}) {
+      const std::string m = overlap({.inputs = inputs, .outputs = {{"--json-file", ""}, {out_flag, out}}});
+      EXPECT_NE(m.find(std::string(out_flag) + ": '" + out + "' is the same file as the input"), std::string::npos)
+          << m;
+      EXPECT_NE(m.find("(" + in_flag + ")"), std::string::npos) << m;
+    }
+  }
+  // Nothing was touched, and distinct outputs pass.
+  EXPECT_EQ(read(path("keep.profile")), "profile");
+  EXPECT_EQ(read(path("m.so")), "library");
+  EXPECT_EQ(overlap({.inputs = inputs, .outputs = {{"--svg", "a.svg"}, {"--write-trace", "b.trace"}}}), "");
+  ASSERT_EQ(chdir(old_cwd), 0);
+}
+
+TEST_F(OutputFileTest, TwoOutputsOnOneFileAreRefusedBeforeEitherExists) {
+  char old_cwd[4096];
+  ASSERT_NE(getcwd(old_cwd, sizeof old_cwd), nullptr);
+  ASSERT_EQ(chdir(dir_.c_str()), 0);
+  const std::string m = overlap({.inputs = {}, .outputs = {{"--svg", "x.out"}, {"--write-trace", "./x.out"}}});
+  EXPECT_EQ(m, "--write-trace: './x.out' is also the --svg output; give them different files");
+  EXPECT_NE(overlap({.inputs = {}, .outputs = {{"--svg", path("x.out")}, {"--write-trace", "x.out"}}}), "");
+  EXPECT_EQ(overlap({.inputs = {}, .outputs = {{"--svg", "-"}, {"--write-trace", "-"}}}),
+            "--write-trace: standard output is also the --svg output; give them different files");
+  EXPECT_EQ(entries(), 0);
+  ASSERT_EQ(chdir(old_cwd), 0);
 }
 
 TEST_F(OutputFileTest, DifferentOrMissingFilesAreAllowed) {

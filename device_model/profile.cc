@@ -175,10 +175,21 @@ std::vector<std::string> builtin_profile_names() {
   return names;
 }
 
+std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity, std::string_view what) {
+  if (capacity > profile.headroom) return "";
+  return std::string(what) + " " + common::format_bytes_exact(capacity) + " is not more than the headroom of profile '" +
+         profile.name + "', " + common::format_bytes_exact(profile.headroom) +
+         ": nothing would be usable (give a larger capacity or another profile)";
+}
+
+bool names_profile_file(std::string_view name_or_path) {
+  return name_or_path.find('/') != std::string_view::npos ||
+         (name_or_path.size() > 8 && name_or_path.substr(name_or_path.size() - 8) == ".profile");
+}
+
 device_profile load_profile(std::string_view name_or_path) {
   const std::string arg(name_or_path);
-  const bool is_path = arg.find('/') != std::string::npos ||
-                       (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".profile") == 0);
+  const bool is_path = names_profile_file(arg);
   if (!is_path) {
     std::string names;
     for (std::size_t i = 0; i < builtin_profile_count; ++i) {

@@ -79,6 +79,16 @@ std::vector<std::string> builtin_profile_names();
 // ".profile" is a path). Throws profile_error for an unknown name or a bad file.
 device_profile load_profile(std::string_view name_or_path);
 
+// "" when a device of `capacity` bytes can have `profile`, else why not, naming both: a capacity
+// not above the profile's headroom leaves no usable byte ("--capacity 128 MiB is not more than the
+// headroom of profile 'big', 256 MiB: nothing would be usable"). `what` names the capacity's flag
+// or variable. Every tool that takes a capacity and a profile asks here.
+std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity, std::string_view what);
+
+// Whether load_profile reads `name_or_path` as a file (it contains '/' or ends in ".profile"),
+// for the tools that list the files they read.
+bool names_profile_file(std::string_view name_or_path);
+
 std::string_view to_string(oom_point point);
 
 // Largest values a profile may hold: beyond them the numbers describe no device.

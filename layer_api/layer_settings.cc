@@ -134,7 +134,11 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
         s.trace_path = std::string(value);
       }
     } else if (name == env_budget) {
+      // A budget is a device's size: the one limit of every capacity (common::max_device_bytes),
+      // as --budget and clpool_replay --capacity have it.
       u64_or_error r = parse_byte_size(value);
+      std::string why;
+      if (r.value && !common::parse_device_size(value, why)) r = {std::nullopt, quoted(value) + " " + why};
       if (!r.value) {
         fail(r.error);
       } else if (*r.value == 0) {
@@ -186,6 +190,11 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
   if (s.profile && !s.budget_bytes && seen.count(env_budget) == 0) {
     errors.push_back(std::string(env_profile) + " is set but " + std::string(env_budget) +
                      " is not; the profile shapes the budget's device");
+  }
+  if (s.profile && s.budget_bytes) {
+    if (std::string why = device_model::capacity_refusal(*s.profile, *s.budget_bytes, env_budget); !why.empty()) {
+      errors.push_back(why);
+    }
   }
   if (!errors.empty()) return {std::nullopt, std::move(errors)};
   return {std::move(s), {}};

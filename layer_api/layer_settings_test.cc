@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include <string>
 #include <vector>
 
@@ -49,6 +52,28 @@ TEST(ParseLayerSettings, BudgetTakesTheSharedGrammar) {
   EXPECT_EQ(parse({{"CLPOOL_LAYER_BUDGET", "256m"}}).settings->budget_bytes, 256ull << 20);
   EXPECT_EQ(error_of("CLPOOL_LAYER_BUDGET", "2GB"),
             "CLPOOL_LAYER_BUDGET \"2GB\" is ambiguous: decimal units are not accepted; write 2GiB");
+}
+
+// One limit for every budget (issue 21): the variable stops where --budget and --capacity stop.
+TEST(ParseLayerSettings, BudgetHasTheDeviceLimit) {
+  EXPECT_EQ(parse({{"CLPOOL_LAYER_BUDGET", "4611686018427387904"}}).settings->budget_bytes,
+            std::uint64_t{1} << 62);
+  for (const char* too_big : {"4611686018427387905", "18446744073709551615", "4194305TiB"}) {
+    const std::string e = error_of("CLPOOL_LAYER_BUDGET", too_big);
+    EXPECT_NE(e.find("is larger than the largest device, 2^62 bytes"), std::string::npos) << too_big << ": " << e;
+  }
+}
+
+// A budget not above its profile's headroom leaves nothing usable: refused, naming both.
+TEST(ParseLayerSettings, BudgetMustExceedTheProfilesHeadroom) {
+  const std::string profile = std::string(std::getenv("TEST_TMPDIR")) + "/big_headroom.profile";
+  std::ofstream(profile) << "name = big_headroom\nheadroom = 256MiB\n";
+  const parse_result r = parse({{"CLPOOL_LAYER_BUDGET", "128MiB"}, {"CLPOOL_LAYER_PROFILE", profile}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error_text(),
+            "CLPOOL_LAYER_BUDGET 128 MiB is not more than the headroom of profile 'big_headroom', 256 MiB: "
+            "nothing would be usable (give a larger capacity or another profile)");
+  EXPECT_TRUE(parse({{"CLPOOL_LAYER_BUDGET", "257MiB"}, {"CLPOOL_LAYER_PROFILE", profile}}).ok());
 }
 
 TEST(ParseProbability, Range) {

@@ -68,8 +68,13 @@ expect 2 "--output" --output "$T"
 expect 2 "--output" --output "$T/no/such/dir/x.profile"
 expect 2 "--output" --output /proc/clpool_probe.profile
 echo "precious" > "$T/notes.txt"
-expect 2 "is not a profile; refusing to overwrite it" --output "$T/notes.txt"
+expect 2 "is not a profile clpool_probe wrote (its first line does not start with '# Measured by clpool_probe'); refusing to overwrite it (--force replaces it)" --output "$T/notes.txt"
 [[ "$(cat "$T/notes.txt")" == precious ]] || { echo "FAIL: notes.txt was changed"; fails=$((fails + 1)); }
+# A hand-written profile (a valid one, with its comments) is not the probe's either (issue 21).
+printf '# my notes on this device\nname = mine\noom_at = creation\n' > "$T/mine.profile"
+cp "$T/mine.profile" "$T/mine.before"
+MOCKCL_DEVICES="gpu-64m" expect 2 "'$T/mine.profile' exists and is not a profile clpool_probe wrote" --output "$T/mine.profile"
+cmp -s "$T/mine.profile" "$T/mine.before" || { echo "FAIL: the hand-written profile was changed"; fails=$((fails + 1)); }
 # No platform at all.
 OCL_ICD_VENDORS="$T/empty-dir-that-does-not-exist" expect 2 "no OpenCL platform found"
 
@@ -104,6 +109,9 @@ for f in "# Measured by clpool_probe on 20" "# device: mockcl gpu-64m" "driver 1
 done
 expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile" --name replaced
 grep -q "^name = replaced$" "$T/gpu.profile" || { echo "FAIL: the profile was not replaced"; fails=$((fails + 1)); }
+# --force replaces what the probe did not write.
+MOCKCL_DEVICES="gpu-64m" expect 0 "wrote $T/mine.profile" --output "$T/mine.profile" --force
+head -1 "$T/mine.profile" | grep -q "^# Measured by clpool_probe on " || { echo "FAIL: --force did not replace mine.profile"; fails=$((fails + 1)); }
 ls -a "$T" | grep -q '\.tmp' && { echo "FAIL: a temporary file was left behind"; fails=$((fails + 1)); }
 
 # A mock device larger than the cap: it never refuses within it.

@@ -48,17 +48,19 @@ unsigned parse_index(const std::string& text, const char* flag) {
   return static_cast<unsigned>(std::stoul(text));
 }
 
-// An existing regular file must be a profile already: --output never replaces other data.
-void refuse_non_profile(const std::string& path) {
+// --output replaces only a profile clpool_probe wrote (its first line is profile_marker), so a
+// hand-written profile's comments, or any other file, survive unless --force says otherwise.
+// An empty file holds nothing to lose.
+void refuse_foreign_output(const std::string& path, bool force) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (force || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return;
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    clpool::device_model::parse_profile(text.str(), path);
-  } catch (const clpool::device_model::profile_error& e) {
-    throw usage_error("--output: '" + path + "' exists and is not a profile; refusing to overwrite it (" + e.what() + ")");
+  std::string first_line;
+  std::getline(in, first_line);
+  if (!written_by_probe(first_line)) {
+    throw usage_error("--output: '" + path + "' exists and is not a profile clpool_probe wrote (its first line " +
+                      "does not start with '" + std::string(profile_marker) +
+                      "'); refusing to overwrite it (--force replaces it)");
   }
 }
 
@@ -102,10 +104,12 @@ int run(int argc, char** argv) {
                  "never hold more than this in total (default 1GiB); a device that has not refused by "
                  "then cannot be measured (exit 1): raise it to probe a larger device");
   app.add_option("--output", output_path,
-                 "write the profile here (atomically; an existing file is replaced only if it is a profile)");
+                 "write the profile here (atomically; an existing file is replaced only if clpool_probe wrote it, "
+                 "or with --force)");
   app.add_option("--name", name, "the profile's name (default: the device's name, as [A-Za-z0-9_.-])");
   app.add_flag("--force", force, "with --output, write the profile even when the measurement is incomplete "
-                                 "(fields not measured keep the exact profile's values, and the file says which)");
+                                 "(fields not measured keep the exact profile's values, and the file says which), "
+                                 "and replace a file clpool_probe did not write");
   app.add_flag("--list", list, "list the platforms and devices with their indices, and exit");
 
   try {
@@ -147,7 +151,7 @@ int run(int argc, char** argv) {
   if (force && output_path.empty()) throw usage_error("--force needs --output");
   std::optional<clpool::common::atomic_output_file> out;
   if (!output_path.empty()) {
-    refuse_non_profile(output_path);
+    refuse_foreign_output(output_path, force);
     out.emplace(output_path, "--output");  // fails now on a directory or an unwritable place
   }
   if (list) {

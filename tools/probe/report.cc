@@ -117,8 +117,12 @@ std::string format_report(const probe_context& c, const measurement& m) {
   return out;
 }
 
+bool written_by_probe(std::string_view first_line) {
+  return first_line.substr(0, profile_marker.size()) == profile_marker;
+}
+
 std::string format_profile_file(const probe_context& c, const measurement& m, const device_profile& p) {
-  std::string out = "# Measured by clpool_probe on " + c.date + " (tools/probe/README.md).\n";
+  std::string out = std::string(profile_marker) + " on " + c.date + " (tools/probe/README.md).\n";
   for (const std::string& line : evidence(c, m)) out += "# " + line + "\n";
   if (!m.complete) {
     std::string unmeasured = m.refused ? "" : "oom_at, oom_status, ";

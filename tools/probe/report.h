@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/probe/measure.h"
@@ -24,6 +25,13 @@ struct probe_context {
   std::string date;                           // UTC, ISO 8601
   double seconds = 0;
 };
+
+// The first line of every profile file clpool_probe writes ("# Measured by clpool_probe on DATE
+// ..."): --output replaces only a file that begins with it.
+inline constexpr std::string_view profile_marker = "# Measured by clpool_probe";
+
+// Whether `first_line` is the first line of a profile clpool_probe wrote.
+bool written_by_probe(std::string_view first_line);
 
 // The device's name as a profile name: [A-Za-z0-9_.-], at most 64 characters.
 std::string profile_name_for(const std::string& device_name);

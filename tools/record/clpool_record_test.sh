@@ -113,6 +113,7 @@ bad() {  # bad MESSAGE ARGS...: clpool record ARGS exits 2 saying MESSAGE
 bad "--budget: '2GB' is ambiguous: decimal units are not accepted; write 2GiB" --budget 2GB --out "$T/x.trace" "${run_marker[@]}"
 bad "--budget: '0' is zero" --budget 0 --out "$T/x.trace" "${run_marker[@]}"
 bad "--budget: needs a value" --out "$T/x.trace" --budget
+bad "--budget 2 MiB is not more than the headroom of profile 'nvidia', 2688 KiB" --budget 2MiB --profile nvidia --out "$T/x.trace" "${run_marker[@]}"
 bad "--profile: profile 'nvidai': no such built-in profile" --budget 1GiB --profile nvidai --out "$T/x.trace" "${run_marker[@]}"
 bad "--profile: " --budget 1GiB --profile "$T/log.csv" --out "$T/x.trace" "${run_marker[@]}"
 bad "--profile: needs --budget" --profile nvidia --out "$T/x.trace" "${run_marker[@]}"
@@ -128,6 +129,11 @@ bad "unknown option '--frobnicate' (see clpool record --help)" --frobnicate "${r
 bad "--force takes no value" --force=yes "${run_marker[@]}"
 bad "--out: given twice" --out "$T/x.trace" --out "$T/y.trace" "${run_marker[@]}"
 bad "--layer: \"$T/nope.so\" is not a file" --layer "$T/nope.so" --out "$T/x.trace" "${run_marker[@]}"
+# Only a library exporting the layer entry points is a layer (issue 21): the program is not run.
+bad "--layer: '/etc/passwd' is not a loadable library (" --layer /etc/passwd --out "$T/x.trace" "${run_marker[@]}"
+libm="$(ldconfig -p 2>/dev/null | awk '/libm\.so\.6 /{print $NF; exit}')"
+[[ -n "$libm" ]] || libm=/lib/x86_64-linux-gnu/libm.so.6
+bad "--layer: '$libm' is not an OpenCL layer: it does not export clGetLayerInfo, clInitLayer" --layer "$libm" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_BUDGET=1GiB bad "CLPOOL_LAYER_BUDGET is set in the environment" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_TRACE="$T/x.trace" bad "CLPOOL_LAYER_TRACE is set in the environment" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_FAIL_NHT=3 bad "CLPOOL_LAYER_FAIL_NHT" --out "$T/x.trace" "${run_marker[@]}"
@@ -145,6 +151,17 @@ rec 127 --out "$T/x.trace" -- "$T/no-such-program"
 has "cannot run '$T/no-such-program'"
 rec 127 --out "$T/x.trace" -- no-such-program-in-path
 has "no such program in PATH"
+# There but not executable: said so, not "no such program" (issue 21).
+printf '#!/bin/sh\necho hi\n' >"$T/not-exec.sh"
+chmod 644 "$T/not-exec.sh"
+rec 127 --out "$T/x.trace" -- "$T/not-exec.sh"
+has "cannot run '$T/not-exec.sh': '$T/not-exec.sh' is not executable (Permission denied)"
+mkdir -p "$T/bin-noexec"
+cp "$T/not-exec.sh" "$T/bin-noexec/only-here"
+PATH="$T/bin-noexec:$PATH" rec 127 --out "$T/x.trace" -- only-here
+has "cannot run 'only-here': '$T/bin-noexec/only-here' is not executable"
+rec 127 --out "$T/x.trace" -- "$T/bin-noexec"
+has "is a directory"
 [[ ! -e "$T/x.trace" ]] || fail "a trace was left for a program that never ran"
 
 echo "=== help"

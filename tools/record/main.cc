@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "common/output_file.h"
+#include "device_model/profile.h"
+#include "layer_api/layer_library.h"
 #include "layer_api/layer_settings.h"
 #include "layer_api/trace_path.h"
 #include "trace/trace_summary.h"
@@ -80,20 +83,42 @@ std::string find_layer(std::string& looked_in) {
   return "";
 }
 
-// PROGRAM as execvp would find it, or "" when there is nothing to run.
-std::string resolve_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+// PROGRAM as execvp would find it, or "" with `problem` saying why there is nothing to run: no
+// such file, or a file that is there but cannot be executed (no execute permission, a directory),
+// which is a different mistake with a different fix.
+std::string resolve_program(const std::string& name, std::string& problem) {
+  const auto runnable = [&](const std::string& candidate, std::string& why) {
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) != 0) return false;
+    if (S_ISDIR(st.st_mode)) {
+      why = "'" + candidate + "' is a directory";
+    } else if (::access(candidate.c_str(), X_OK) != 0) {
+      why = "'" + candidate + "' is not executable (" + std::strerror(errno) + ")";
+    } else {
+      return true;
+    }
+    return false;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (runnable(name, problem)) return name;
+    if (problem.empty()) problem = "no such program";
+    return "";
+  }
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
   std::size_t start = 0;
+  std::string first_why;  // the first match that could not run, if nothing later can
   while (start <= dirs.size()) {
     std::size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
     const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
     const std::string candidate = dir + "/" + name;
-    if (is_regular_file(candidate) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    std::string why;
+    if (runnable(candidate, why)) return candidate;
+    if (first_why.empty()) first_why = why;
     start = end + 1;
   }
+  problem = first_why.empty() ? "no such program in PATH" : first_why;
   return "";
 }
 
@@ -288,17 +313,33 @@ int record(const std::vector<std::string>& args) {
                        "); give it with --layer PATH");
     }
   }
+  // The loader skips a library that is not a layer without a word, and the program would run
+  // unrecorded: check, as the loader will, that it loads and exports the layer entry points.
+  if (std::string refusal = clpool::layer::layer_library_refusal(o.layer ? "--layer" : "the layer", o.layer ? *o.layer : layer);
+      !refusal.empty()) {
+    return bad_usage(refusal);
+  }
   if (std::string problem = out_path_problem(o); !problem.empty()) return bad_usage(problem);
   std::vector<std::string> env;
   if (std::string problem = child_environment(o, layer, env); !problem.empty()) {
     return bad_usage(problem);
   }
-  const std::string program = resolve_program(o.program[0]);
+  std::string program_problem;
+  const std::string program = resolve_program(o.program[0], program_problem);
   if (program.empty()) {
-    std::fprintf(stderr, "clpool record: error: cannot run '%s': no such program%s\n",
-                 o.program[0].c_str(),
-                 o.program[0].find('/') == std::string::npos ? " in PATH" : "");
+    std::fprintf(stderr, "clpool record: error: cannot run '%s': %s\n", o.program[0].c_str(),
+                 program_problem.c_str());
     return exit_cannot_run;
+  }
+  // Every file clpool record reads, against the one it writes (common/output_file.h's rule).
+  try {
+    clpool::common::refuse_overlaps(
+        {.inputs = {{"--layer", layer},
+                    {"--profile", o.profile && clpool::device_model::names_profile_file(*o.profile) ? *o.profile : ""},
+                    {"PROGRAM", program}},
+         .outputs = {{"--out", o.out}}});
+  } catch (const clpool::common::output_error& e) {
+    return bad_usage(e.what());
   }
   // An earlier trace goes now (--force), so a program that makes no OpenCL call is not
   // summarised with the last run's events. The layer truncates it too; this is the same rule.

@@ -105,6 +105,11 @@ parse_outcome parse_record_options(const std::vector<std::string>& args) {
   if (o.profile && !o.budget_bytes) {
     return {std::nullopt, "--profile: needs --budget (a profile says how the budget is committed)"};
   }
+  if (o.profile) {
+    const std::string why =
+        device_model::capacity_refusal(device_model::load_profile(*o.profile), *o.budget_bytes, "--budget");
+    if (!why.empty()) return {std::nullopt, why};
+  }
   return {o, ""};
 }
 

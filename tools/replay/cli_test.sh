@@ -28,6 +28,14 @@ run 2 "$EX/fragmentation.trace" --capacity 1GiB --frobnicate
 [[ "$out" == "clpool_replay: error: unknown option '--frobnicate' (see --help)" ]] ||
   fail "--frobnicate: got '$out'"
 
+echo "--- a capacity not above the profile's headroom: refused, naming both (issue 21)"
+printf 'name = roomy\nheadroom = 256MiB\n' >"$T/roomy.profile"
+run 2 "$EX/fragmentation.trace" --capacity 128MiB --profile "$T/roomy.profile"
+[[ "$out" == "clpool_replay: error: --capacity 128 MiB is not more than the headroom of profile 'roomy', 256 MiB: nothing would be usable (give a larger capacity or another profile)" ]] ||
+  fail "headroom >= capacity: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 256MiB --profile "$T/roomy.profile"
+[[ "$out" == *"--capacity 256 MiB is not more than the headroom"* ]] || fail "headroom == capacity: got '$out'"
+
 echo "--- relative paths under bazel run are the user's (BUILD_WORKING_DIRECTORY)"
 mkdir -p "$T/wd/sub" "$T/elsewhere"
 cp "$EX/fragmentation.trace" "$T/wd/sub/x.trace"

@@ -124,7 +124,7 @@ plan validate(const command_line& cl) {
   std::vector<named_output> outs{{"--write-trace", p.write_trace_path}};
   for (const output_request& o : p.outputs) outs.push_back({o.label, o.path});
   std::vector<clpool::common::named_input> ins{{"trace", p.in.trace_path}, {"--rmm-csv", p.in.rmm_path}};
-  if (cl.profile_given && cl.profile_text.find('/') != std::string::npos) ins.push_back({"--profile", cl.profile_text});
+  if (clpool::device_model::names_profile_file(cl.profile_text)) ins.push_back({"--profile", cl.profile_text});
   if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
   refuse_clobbering(ins, outs);
   if (!p.capacity && !p.min_capacity && p.write_trace_path.empty()) {
@@ -152,6 +152,13 @@ plan validate(const command_line& cl) {
   // Last: opening a device is the slowest check, and a real one prints what it found.
   p.backend = open_backend(cl.device_text, bo);
   if (p.capacity) p.backend->check_capacity(*p.capacity);
+  // After the device's own checks, so that a wrong --mockcl-so or device is named first. A real
+  // device has no profile: its own headroom is what its checks find.
+  if (p.capacity && !p.backend->is_real_device()) {
+    if (std::string why = clpool::device_model::capacity_refusal(bo.profile, *p.capacity, "--capacity"); !why.empty()) {
+      throw usage_error(why);
+    }
+  }
   return p;
 }
 

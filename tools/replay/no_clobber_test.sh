@@ -55,6 +55,21 @@ rc=$?
 err="$("$REPLAY" --no-progress "$T/in.trace" --capacity 1GiB --svg "$T/both" --write-trace "$T/both" 2>&1)"
 [[ $? == 2 && "$err" == *"also the --write-trace output"* ]] && echo "ok: one file for two outputs refused" \
   || fail "two outputs on one file: '$err'"
+# Every input, not only the trace (issue 21): the --profile file and the --mockcl-so library, by
+# every spelling, against --svg and --write-trace.
+cp "$EX/../../../device_model/profiles/nvidia.profile" "$T/keep.profile" 2>/dev/null \
+  || printf 'name = kept\noom_at = creation\n' >"$T/keep.profile"
+printf 'not really a library\n' >"$T/m.so"
+ln -s "$T/keep.profile" "$T/link.profile"
+ln "$T/m.so" "$T/hard.so"
+for out in "$T/keep.profile" ../keep.profile "$T/link.profile"; do
+  refused --svg "$T/keep.profile" "$out" "$T/in.trace" --capacity 1GiB --profile ../keep.profile --svg "$out"
+  refused --write-trace "$T/keep.profile" "$out" "$T/in.trace" --profile "$T/keep.profile" --write-trace "$out"
+done
+for out in "$T/m.so" ../m.so "$T/hard.so"; do
+  refused --svg "$T/m.so" "$out" "$T/in.trace" --capacity 1GiB --device mockcl --mockcl-so ../m.so --svg "$out"
+  refused --write-trace "$T/m.so" "$out" "$T/in.trace" --device mockcl --mockcl-so "$T/m.so" --write-trace "$out"
+done
 cd "$T"
 
 # Outputs that are not regular files are written as they are, not replaced.

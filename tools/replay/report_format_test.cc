@@ -134,9 +134,10 @@ void expect_oom_mark(const std::string& svg, const replay_report& r, const std::
   // The request that did not fit stands on it, as tall as its rounded size.
   EXPECT_NEAR(svg_attr(svg, prefix + "oom-request", "height"),
               h * static_cast<double>(r.oom->rounded_bytes) / (bytes_hi - bytes_lo), 0.11);
-  // The failure and the whole request are inside the plot.
+  // The failure and the whole request are inside the plot; the events end at the failure, the
+  // last event replayed.
   EXPECT_LE(first, static_cast<double>(r.oom->event_index));
-  EXPECT_GT(last, static_cast<double>(r.oom->event_index));
+  EXPECT_EQ(last, static_cast<double>(r.oom->event_index));
   EXPECT_LE(bytes_lo, used);
   EXPECT_GE(bytes_hi, used + static_cast<double>(r.oom->rounded_bytes));
   EXPECT_GE(bytes_hi, static_cast<double>(r.device.capacity));
@@ -157,9 +158,9 @@ void expect_oom_mark(const std::string& svg, const replay_report& r, const std::
   EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(bytes_lo), static_cast<std::uint64_t>(bytes_hi),
                          powers_of_two))
       << bytes_lo << " to " << bytes_hi;
-  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last),
-                         one_two_fives))
-      << first << " to " << last;
+  // The event axis starts at a round tick; it ends at the last event, round or not.
+  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(first), one_two_fives))
+      << first;
 }
 
 TEST(Svg, TheOutOfMemoryMarkIsWhereTheReportSays) {
@@ -203,14 +204,68 @@ TEST(Svg, TheZoomSpansTheEventsBeforeTheFailure) {
   const double first = svg_attr(svg, "inset-plot", "data-event-first");
   EXPECT_LE(first, 2001.0 - 48);
   EXPECT_GE(first, 2001.0 - 64);
-  EXPECT_EQ(svg_attr(svg, "inset-plot", "data-event-last"), 2010.0);
-  EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 2500.0);
+  EXPECT_EQ(svg_attr(svg, "inset-plot", "data-event-last"), 2001.0) << "the zoom ends at the failure";
+  EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 2001.0) << "no empty stretch after the last event";
   EXPECT_GT(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 0.0) << "zoomed in bytes too";
   EXPECT_LE(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 700.0 * (1 << 20));
   EXPECT_NE(
       svg.find("Zoom on the failure: events " + std::to_string(static_cast<std::uint64_t>(first)) +
                " to 2001, one point per event"),
       std::string::npos);
+}
+
+// The last point of the polyline drawn in `colour` after the element with id `plot`: its y.
+double last_point_y(const std::string& svg, const std::string& plot, const std::string& colour) {
+  const std::size_t at = svg.find("id=\"" + plot + "\"");
+  const std::size_t line = svg.find("<polyline fill=\"none\" stroke=\"" + colour + "\"", at);
+  EXPECT_NE(line, std::string::npos) << colour;
+  const std::size_t points = svg.find("points=\"", line) + 8;
+  const std::string list = svg.substr(points, svg.find('"', points) - points);
+  const std::size_t comma = list.rfind(',');
+  return std::stod(list.substr(comma + 1));
+}
+
+// A small replay on a large device (issue 21): the byte axis fits the data, not the 8 GiB
+// capacity, which is said to be above the plot; the event axis ends at the last event.
+TEST(Svg, TheAxesFitTheData) {
+  const replay_report r = replay_events(events(), parse_config("pool"), {8ull << 30, alloc_semantics::immediate},
+                                        {.timeline = true});
+  ASSERT_TRUE(r.ok());
+  const std::string svg = render_svg(r, "t");
+  const double top = svg_attr(svg, "plot", "data-bytes-top");
+  EXPECT_GE(top, static_cast<double>(r.peak_managed_bytes));
+  EXPECT_LE(top, 2.0 * static_cast<double>(r.peak_managed_bytes)) << "the data fills the plot";
+  EXPECT_LT(top, 8.0 * (1 << 30));
+  EXPECT_NE(svg.find("id=\"capacity-off-plot\""), std::string::npos);
+  EXPECT_NE(svg.find("capacity 8 GiB: above the plot"), std::string::npos);
+  EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 3.0) << "4 events: 0 to 3";
+  // A capacity near the data is drawn as a line on the plot.
+  const replay_report near = replay_events(events(), parse_config("pool"), {1200ull << 20, alloc_semantics::immediate},
+                                           {.timeline = true});
+  const std::string near_svg = render_svg(near, "t");
+  EXPECT_EQ(near_svg.find("capacity-off-plot"), std::string::npos);
+  EXPECT_NE(near_svg.find(">capacity 1.17 GiB</text>"), std::string::npos);
+  EXPECT_GE(svg_attr(near_svg, "plot", "data-bytes-top"), 1200.0 * (1 << 20));
+}
+
+// A request that fails at first use (deferred device): the zoom's lines end at the figures its
+// label gives, which leave the failed request out (issue 21: the lines included it).
+TEST(Svg, TheZoomsLinesAgreeWithItsLabel) {
+  std::vector<trace_event> ev;
+  append(ev, trace_action::alloc, 1, 600 << 20);
+  append(ev, trace_action::alloc, 2, 600 << 20);
+  const replay_report r = replay_events(ev, parse_config("pool"), {1ull << 30, alloc_semantics::deferred},
+                                        {.timeline = true});
+  ASSERT_TRUE(r.oom.has_value());
+  ASSERT_EQ(r.oom->site, oom_site::first_use);
+  const std::string svg = render_svg(r, "t");
+  ASSERT_NE(svg.find("managed " + format_bytes(r.oom->managed_bytes)), std::string::npos);
+  const double top = svg_attr(svg, "inset-plot", "y"), h = svg_attr(svg, "inset-plot", "height");
+  const double lo = svg_attr(svg, "inset-plot", "data-bytes-bottom"), hi = svg_attr(svg, "inset-plot", "data-bytes-top");
+  const auto y_of = [&](std::uint64_t b) { return top + h * (1.0 - (static_cast<double>(b) - lo) / (hi - lo)); };
+  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#2ca02c"), y_of(r.oom->managed_bytes), 0.06) << "managed";
+  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#1f77b4"), y_of(r.oom->active_bytes), 0.06) << "active";
+  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#ff7f0e"), y_of(r.oom->held_bytes), 0.06) << "held";
 }
 
 TEST(Svg, NoFailureNoZoom) {

@@ -72,6 +72,32 @@ axis round_axis(std::uint64_t lo, std::uint64_t hi, std::uint64_t (*step_for)(st
   return a;
 }
 
+// An event axis: it starts at a round tick at or before `lo` and ends at `last`, the last event
+// drawn, so that no empty stretch follows the data; ticks are at whole steps up to it.
+axis event_axis(std::uint64_t lo, std::uint64_t last) {
+  last = std::max(last, lo + 1);
+  axis a;
+  a.step = event_step(last - lo);
+  a.lo = lo / a.step * a.step;
+  a.hi = last;
+  return a;
+}
+
+// The points as drawn: the failing event's own point (the zoom's last) shows the figures the
+// failure's label gives. The replay samples after the request, and a request that failed at
+// first use is still counted in the pool's figures there; the label, like the report, leaves
+// the failed request out, and the lines must agree with it.
+std::vector<timeline_point> with_failure_figures(std::vector<timeline_point> points, const oom_point& o) {
+  for (timeline_point& t : points) {
+    if (t.event != o.event_index) continue;
+    t.active_bytes = o.active_bytes;
+    t.held_bytes = o.held_bytes;
+    t.managed_bytes = o.managed_bytes;
+    t.device_used_bytes = o.device_used_bytes;
+  }
+  return points;
+}
+
 // One plot: where it is on the page and the events and bytes it spans.
 struct panel {
   std::string id;  // the plot rectangle's id; its marks' ids start with `mark_prefix`
@@ -152,6 +178,13 @@ void draw_series(std::ostringstream& out, const panel& p, const replay_report& r
 // drawn near the right edge, where the label would cover the mark.
 void draw_capacity(std::ostringstream& out, const panel& p, std::uint64_t capacity,
                    const std::optional<oom_point>& oom) {
+  if (capacity > p.bytes.hi) {
+    // Far above the data: drawing it would flatten the data into the bottom of the plot.
+    out << "<text id=\"" << p.mark_prefix << "capacity-off-plot\" x=\"" << p.x + p.w - 4 << "\" y=\""
+        << p.y + 14 << "\" text-anchor=\"end\" fill=\"#d62728\">capacity " << escape(format_bytes(capacity))
+        << ": above the plot</text>\n";
+    return;
+  }
   const double y = p.Y(static_cast<double>(capacity));
   out << "<line x1=\"" << p.x << "\" x2=\"" << p.x + p.w << "\" y1=\"" << num(y) << "\" y2=\""
       << num(y) << "\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/>\n";
@@ -200,12 +233,13 @@ void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
       std::max(o.event_index >= inset_events ? o.event_index - inset_events : 0,
                r.timeline_tail.front().event);
   panel p{"inset-plot", "inset-", left, inset_top, plot_w, inset_h, {}, {}};
-  p.events = round_axis(first, o.event_index + 1, event_step);
+  p.events = event_axis(first, o.event_index);
   // The axis starts at a round event at or before `first`: the tail usually reaches back to it.
   std::vector<timeline_point> points;
   for (const timeline_point& t : r.timeline_tail) {
     if (t.event >= p.events.lo && t.event <= o.event_index) points.push_back(t);
   }
+  points = with_failure_figures(std::move(points), o);
   std::uint64_t lo = o.device_used_bytes, hi = o.device_used_bytes + o.rounded_bytes;
   if (bounded) {
     lo = std::min(lo, r.device.capacity);
@@ -233,20 +267,22 @@ void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
 
 std::string render_svg(const replay_report& r, const std::string& title) {
   const bool bounded = r.device.capacity < unbounded_capacity(1);
-  std::uint64_t y_max = bounded ? r.device.capacity : 0;
-  for (const timeline_point& p : r.timeline) {
-    y_max = std::max({y_max, p.managed_bytes, p.device_used_bytes, p.active_bytes});
+  const std::vector<timeline_point> timeline = r.oom ? with_failure_figures(r.timeline, *r.oom) : r.timeline;
+  // The byte axis fits the data (every series drawn, and the failed request on top of the
+  // device's use); the capacity joins it when it is near the data, else it is said to be above.
+  std::uint64_t data_max = 0, last_event = r.events > 0 ? r.events - 1 : 0;
+  for (const timeline_point& p : timeline) {
+    data_max = std::max({data_max, p.managed_bytes, p.device_used_bytes, p.active_bytes, p.held_bytes});
+    last_event = std::max(last_event, p.event);
   }
-  if (r.oom) y_max = std::max(y_max, r.oom->device_used_bytes + r.oom->rounded_bytes);
-  y_max = std::max<std::uint64_t>(y_max + y_max / 20, 1);
-  const panel main_plot{"plot",
-                        "",
-                        left,
-                        top,
-                        plot_w,
-                        plot_h,
-                        round_axis(0, std::max<std::uint64_t>(r.events, 1), event_step),
-                        round_axis(0, y_max, byte_step)};
+  if (r.oom) {
+    data_max = std::max(data_max, r.oom->device_used_bytes + r.oom->rounded_bytes);
+    last_event = std::max(last_event, r.oom->event_index);
+  }
+  std::uint64_t y_max = data_max + data_max / 20;
+  if (bounded && r.device.capacity <= data_max + data_max / 2) y_max = std::max(y_max, r.device.capacity);
+  y_max = std::max<std::uint64_t>(y_max, 1);
+  const panel main_plot{"plot", "", left, top, plot_w, plot_h, event_axis(0, last_event), round_axis(0, y_max, byte_step)};
   const bool inset = r.oom.has_value() && !r.timeline_tail.empty();
   const double height = main_height + (inset ? inset_height : 0);
 
@@ -266,7 +302,7 @@ std::string render_svg(const replay_report& r, const std::string& title) {
   // Ticks at round values (powers of two in bytes; 1, 2, 5 x 10^k in events). Each timeline
   // point is the maximum over its run of events.
   draw_axes(out, main_plot);
-  draw_series(out, main_plot, r, r.timeline);
+  draw_series(out, main_plot, r, timeline);
   if (bounded) draw_capacity(out, main_plot, r.device.capacity, r.oom);
   if (r.oom) draw_oom(out, main_plot, *r.oom);
   // Legend, for both plots. A series drawn exactly under another is named as such, so its entry
