@@ -24,8 +24,10 @@
 #include "pool/errors.h"
 #include "pool/held_blocks.h"
 #include "pool/invariant.h"
+#include "pool/oom_ladder.h"
 #include "pool/pool_types.h"
 #include "pool/pooled_allocation.h"
+#include "pool/trim_budget.h"
 #include "sync/spin_lock.h"
 
 namespace clpool::detail {
@@ -43,8 +45,6 @@ class pool_state {
         held_(options.leading_bits),
         limit_(options.limit_bytes),
         trim_(options.trim),
-        trim_enabled_(options.trim.enabled()),
-        ratio_fixed_(ratio_lower_bound_fixed(options.trim.max_held_to_active_ratio)),
         plain_release_(true) {}
 
   pool_state(const pool_state&) = delete;
@@ -128,7 +128,7 @@ class pool_state {
       ++held_blocks_;
       held_bytes_ += rounded;
       CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
-      if (!trim_enabled_ || within_trim_budget_fast_locked()) [[likely]] {
+      if (!trim_.enabled() || trim_.within_fast(held_bytes_, active_bytes_)) [[likely]] {
         if constexpr (kOwner) {
           lock_.unlock_owner();
         } else {
@@ -264,13 +264,11 @@ class pool_state {
   }
 
   void set_trim_policy(const trim_policy& policy) {
-    validate_trim_policy(policy);
+    trim_budget::validate(policy);
     std::uint64_t excess = 0;
     {
       std::lock_guard<biased_lock> guard(lock_);
-      trim_ = policy;
-      trim_enabled_ = policy.enabled();
-      ratio_fixed_ = ratio_lower_bound_fixed(policy.max_held_to_active_ratio);
+      trim_.set(policy);
       update_plain_release_locked();
       excess = trim_excess_locked();
     }
@@ -279,7 +277,7 @@ class pool_state {
 
   trim_policy get_trim_policy() const {
     std::lock_guard<biased_lock> guard(lock_);
-    return trim_;
+    return trim_.policy();
   }
 
   std::uint64_t trim(std::uint64_t target_held_bytes) {
@@ -372,13 +370,6 @@ class pool_state {
     std::uint64_t deficit = 0;  // bytes that would have had to be free for the attempt to work
   };
 
-  static void validate_trim_policy(const trim_policy& policy) {
-    if (std::isnan(policy.max_held_to_active_ratio) || std::isinf(policy.max_held_to_active_ratio)) {
-      throw argument_error("trim_policy: max_held_to_active_ratio must be a finite number "
-                           "(negative turns the ratio bound off)");
-    }
-  }
-
   static std::string limit_text(std::uint64_t limit) {
     return limit == unlimited ? std::string("unlimited") : std::to_string(limit) + " bytes";
   }
@@ -406,40 +397,8 @@ class pool_state {
     if (last) delete this;
   }
 
-  // Held bytes above the trim policy's budget, or 0 when there is no policy or no excess.
-  std::uint64_t trim_excess_locked() const noexcept {
-    if (!trim_enabled_ || within_trim_budget_fast_locked()) return 0;
-    const std::uint64_t budget = held_budget_locked();
-    return held_bytes_ > budget ? held_bytes_ - budget : 0;
-  }
-
-  // True when held bytes are surely within the trim budget; false when they may not be. Most
-  // releases stay within budget, and this proves it with one integer multiply instead of the
-  // exact long double product (~40 instructions of x87 code): held at most a lower bound of
-  // ratio * active is at most floor(ratio * active), however the exact product rounds (every
-  // integer up to 2^64 is a long double).
-  bool within_trim_budget_fast_locked() const noexcept {
-    return held_bytes_ <= trim_.max_held_bytes &&
-           (ratio_fixed_ == kRatioOff || held_bytes_ <= ratio_lower_bound_bytes(active_bytes_));
-  }
-
-  // The ratio bound off (a negative ratio): ratio_fixed_'s marker.
-  static constexpr std::uint64_t kRatioOff = ~std::uint64_t{0};
-
-  // floor(ratio * 2^32), saturated below kRatioOff, or kRatioOff when the bound is off. Never
-  // above ratio * 2^32, so ratio_lower_bound_bytes() never overestimates the budget.
-  static std::uint64_t ratio_lower_bound_fixed(double ratio) noexcept {
-    if (!(ratio >= 0.0)) return kRatioOff;
-    const double scaled = std::floor(std::ldexp(ratio, 32));
-    if (scaled >= 18446744073709549568.0) return kRatioOff - 1;  // the largest double below 2^64
-    return static_cast<std::uint64_t>(scaled);
-  }
-
-  // A lower bound of ratio * active (to within 2^-32 * active): (active * ratio_fixed_) >> 32.
-  std::uint64_t ratio_lower_bound_bytes(std::uint64_t active) const noexcept {
-    const unsigned __int128 product = static_cast<unsigned __int128>(active) * ratio_fixed_ >> 32;
-    return product > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(product);
-  }
+  // Held bytes above the trim policy's budget (trim_budget.h), or 0.
+  std::uint64_t trim_excess_locked() const noexcept { return trim_.excess(held_bytes_, active_bytes_); }
 
   std::uint64_t managed_locked() const noexcept {
     return block_bytes_ + reserved_bytes_;
@@ -453,16 +412,6 @@ class pool_state {
                          active_rounded_bytes_locked(),
                          managed_locked(),
                          limit_};
-  }
-
-  std::uint64_t held_budget_locked() const noexcept {
-    std::uint64_t budget = trim_.max_held_bytes;
-    if (trim_.max_held_to_active_ratio >= 0.0) {
-      const long double by_ratio =
-          static_cast<long double>(trim_.max_held_to_active_ratio) * active_bytes_;
-      if (by_ratio < static_cast<long double>(budget)) budget = static_cast<std::uint64_t>(by_ratio);
-    }
-    return budget;
   }
 
   void notify_locked(pool_event_kind kind, std::uint64_t id, std::uint64_t bytes,
@@ -552,13 +501,9 @@ class pool_state {
     return activate_locked(handle, size, rounded, bin, pool_event_kind::miss);
   }
 
-  // The miss path with out-of-memory handling. After a failed attempt the pool takes the next of
-  // these steps and retries:
-  //   step 0: free held blocks (largest first) worth the shortfall;
-  //   step 1: free everything held;
-  //   step 2k + 2: call reclaim callback k (the retry may hit a block it released into this bin);
-  //   step 2k + 3: free everything held (what callback k released into other bins);
-  // and throws out_of_memory when the steps run out. A step with nothing to free is skipped.
+  // The miss path with out-of-memory handling: after a failed attempt the pool takes the next
+  // step of the retry ladder (oom_ladder.h) and retries, and throws out_of_memory when the steps
+  // run out.
   [[gnu::noinline]] allocation allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded) {
     failure why;
     if (auto got = allocate_with_retries(size, bin, rounded, why)) return std::move(*got);
@@ -578,9 +523,10 @@ class pool_state {
       if (auto got = attempt(size, bin, rounded, why)) return got;
       // Take the next step that can change anything; steps with nothing to free are skipped.
       for (;; ++step) {
-        if (step == 0) {
+        const oom_step next = oom_ladder_step(step);
+        if (next.kind == oom_step::free_shortfall) {
           if (free_largest_held(why.deficit, /*is_trim=*/false) != 0) break;
-        } else if (step % 2 == 1) {
+        } else if (next.kind == oom_step::free_all) {
           if (free_largest_held(unlimited, /*is_trim=*/false) != 0) break;
         } else {
           if (!callbacks_loaded) {
@@ -588,7 +534,7 @@ class pool_state {
             for (const auto& entry : callbacks_) callbacks.push_back(entry.second);
             callbacks_loaded = true;
           }
-          const std::size_t index = (step - 2) / 2;
+          const std::size_t index = next.callback;
           if (index >= callbacks.size()) return std::nullopt;
           {
             std::lock_guard<biased_lock> guard(lock_);
@@ -714,10 +660,8 @@ class pool_state {
   std::uint64_t active_bytes_ = 0;  // requested bytes of the active blocks
   std::uint64_t reserved_bytes_ = 0;  // blocks being allocated right now, outside lock_
   std::uint64_t limit_ = unlimited;
-  trim_policy trim_;
+  trim_budget trim_;
   bool holding_ = true;
-  bool trim_enabled_ = false;  // trim_.enabled(), cached for the release path
-  std::uint64_t ratio_fixed_ = kRatioOff;  // ratio_lower_bound_fixed(trim_'s ratio)
   // holding_ && !observer_: a release needs only bookkeeping, a push and the trim check.
   bool plain_release_ = true;
 

@@ -63,7 +63,7 @@ if [[ "${NO_BUILD:-0}" != 1 ]]; then
   targets=()
   for f in "${fuzzers[@]}"; do targets+=("//fuzz:$f"); done
   echo "fuzz.sh: bazel build --config=fuzz ${targets[*]}" >&2
-  if ! bazel build --config=fuzz --noshow_progress "${targets[@]}" >&2; then
+  if ! bazel build --config=fuzz --symlink_prefix=/ --noshow_progress "${targets[@]}" >&2; then
     echo "fuzz.sh: build failed" >&2
     exit 2
   fi

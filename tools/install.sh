@@ -59,7 +59,8 @@ flags=(-c "$mode")
 [[ "$mode" == opt ]] && flags=(--config=opt)  # .bazelrc's opt: -c opt -O2 -DNDEBUG, as the benchmarks
 echo "install.sh: building (${flags[*]})" >&2
 # shellcheck disable=SC2086  # the label lists are newline-separated words
-bazel build "${flags[@]}" --noshow_progress $all_set "${tools[@]}"
+# --symlink_prefix=/: bazel-bin keeps pointing at the default build (the READMEs' paths).
+bazel build "${flags[@]}" --symlink_prefix=/ --noshow_progress $all_set "${tools[@]}"
 bin="$(bazel info "${flags[@]}" bazel-bin 2>/dev/null)"
 
 mkdir -p "$prefix/include/clpool" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/clpool" "$prefix/bin" \

@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 py=/usr/bin/python3
 # Optimised: pybind11 at -O0 (Bazel's default fastbuild) makes a pool hit several times slower.
-bazel build --config=opt //python:_core.so >&2
+# --symlink_prefix=/: no convenience symlinks, so bazel-bin keeps pointing at the default build
+# that the READMEs' bazel-bin/... paths name (bazel info below finds the opt tree).
+bazel build --config=opt --symlink_prefix=/ //python:_core.so >&2
 core="$(bazel info --config=opt bazel-bin 2>/dev/null)/python/_core.so"
 suffix="$($py -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
 

@@ -24,6 +24,7 @@
 
 #include "pool/memory_pool.h"
 #include "pool/opencl/buffer_allocators.h"
+#include "pool/opencl/pool_front.h"
 #include "pool/opencl/queue_bound_allocation.h"
 
 namespace clpool::opencl {
@@ -46,13 +47,11 @@ struct buffer_pool_options {
 };
 
 template <block_allocator A = immediate_buffer_allocator>
-class buffer_pool {
+class buffer_pool : public pool_front<A> {
  public:
   // Takes the allocator. Throws argument_error for bad pool options.
   explicit buffer_pool(A allocator, buffer_pool_options options = {})
-      : context_(allocator.context()),
-        cross_queue_safety_(options.cross_queue_safety),
-        pool_(std::move(allocator), options.pool) {}
+      : buffer_pool(allocator.context(), std::move(allocator), options) {}
 
   // A buffer of at least `size` bytes, bound to `queue` when it is not null (see
   // queue_bound_allocation). A zero-size request gives an empty pooled_buffer. Throws
@@ -60,31 +59,26 @@ class buffer_pool {
   // when no block can be had, cl_error for other OpenCL failures.
   pooled_buffer<A> allocate(std::uint64_t size, cl_command_queue queue = nullptr) {
     if (queue != nullptr) check_bindable_queue(queue, context_, "buffer_pool::allocate");
-    return pooled_buffer<A>(pool_.allocate(size), context_, cross_queue_safety_, queue);
+    return pooled_buffer<A>(this->pool_.allocate(size), context_, cross_queue_safety_, queue);
   }
   pooled_buffer<A> operator()(std::uint64_t size, cl_command_queue queue = nullptr) {
     return allocate(size, queue);
   }
 
-  // The seeds' names, forwarded to the core pool.
-  std::uint64_t held_blocks() const { return pool_.held_blocks(); }
-  std::uint64_t active_blocks() const { return pool_.active_blocks(); }
-  std::uint64_t held_bytes() const { return pool_.held_bytes(); }
-  std::uint64_t active_bytes() const { return pool_.active_bytes(); }
-  std::uint64_t managed_bytes() const { return pool_.managed_bytes(); }
-  void free_held() { pool_.free_held(); }
-  void stop_holding() { pool_.stop_holding(); }
+  // Counters, free_held, stop_holding and pool(): pool_front.
 
   bool cross_queue_safety() const noexcept { return cross_queue_safety_; }
   cl_context context() const noexcept { return context_; }
-  // The core pool: counters, statistics, limits, trimming, observers, reclaim callbacks.
-  memory_pool<A>& pool() noexcept { return pool_; }
-  const memory_pool<A>& pool() const noexcept { return pool_; }
 
  private:
-  cl_context context_;  // owned by the allocator inside pool_
+  // The context is read before the allocator moves into the core pool.
+  buffer_pool(cl_context context, A&& allocator, const buffer_pool_options& options)
+      : pool_front<A>(std::move(allocator), options.pool),
+        context_(context),
+        cross_queue_safety_(options.cross_queue_safety) {}
+
+  cl_context context_;  // owned by the allocator inside the core pool
   bool cross_queue_safety_;
-  memory_pool<A> pool_;
 };
 
 }  // namespace clpool::opencl

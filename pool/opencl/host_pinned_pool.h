@@ -29,6 +29,7 @@
 #include "pool/memory_pool.h"
 #include "pool/opencl/cl_object.h"
 #include "pool/opencl/host_pinned_allocator.h"
+#include "pool/opencl/pool_front.h"
 
 namespace clpool::opencl {
 
@@ -83,23 +84,17 @@ class pinned_memory {
   std::vector<event_ref> transfers_;  // not yet known to be complete
 };
 
-class host_pinned_pool {
+class host_pinned_pool : public pool_front<host_pinned_allocator> {
  public:
+  // Throws argument_error for bad pool options.
   explicit host_pinned_pool(host_pinned_allocator allocator, pool_options options = {})
-      : pool_(std::move(allocator), options) {}
+      : pool_front(std::move(allocator), options) {}
 
   // A pinned block of at least `size` bytes. Throws out_of_memory, or cl_error for failures that
   // are not out-of-memory.
   pinned_memory allocate(std::uint64_t size) { return pinned_memory(pool_.allocate(size)); }
 
-  std::uint64_t held_blocks() const { return pool_.held_blocks(); }
-  std::uint64_t active_blocks() const { return pool_.active_blocks(); }
-  void free_held() { pool_.free_held(); }
-  void stop_holding() { pool_.stop_holding(); }
-  memory_pool<host_pinned_allocator>& pool() noexcept { return pool_; }
-
- private:
-  memory_pool<host_pinned_allocator> pool_;
+  // Counters, free_held, stop_holding and pool(): pool_front.
 };
 
 }  // namespace clpool::opencl

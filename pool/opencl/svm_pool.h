@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "pool/memory_pool.h"
+#include "pool/opencl/pool_front.h"
 #include "pool/opencl/queue_bound_allocation.h"
 #include "pool/opencl/svm_allocator.h"
 
@@ -50,13 +51,13 @@ class basic_pooled_svm : public queue_bound_allocation<A> {
 using pooled_svm = basic_pooled_svm<>;
 
 template <block_allocator A = svm_allocator>
-class basic_svm_pool {
+class basic_svm_pool : public pool_front<A> {
  public:
   using pooled_svm = basic_pooled_svm<A>;
 
   // Takes the allocator. Throws argument_error for bad pool options.
   explicit basic_svm_pool(A allocator, pool_options options = {})
-      : context_(allocator.context()), pool_(std::move(allocator), options) {}
+      : basic_svm_pool(allocator.context(), std::move(allocator), options) {}
 
   // An SVM block of at least `size` bytes, bound to in-order `queue` (or unbound when null: the
   // host waits for the block's previous queue). Throws invalid_use for an out-of-order or foreign
@@ -64,27 +65,22 @@ class basic_svm_pool {
   // OpenCL failures (the block then stays in the pool with its ordering intact).
   pooled_svm allocate(std::uint64_t size, cl_command_queue queue = nullptr) {
     if (queue != nullptr) check_bindable_queue(queue, context_, "svm_pool::allocate");
-    return pooled_svm(pool_.allocate(size), context_, /*track=*/true, queue);
+    return pooled_svm(this->pool_.allocate(size), context_, /*track=*/true, queue);
   }
   pooled_svm operator()(std::uint64_t size, cl_command_queue queue = nullptr) {
     return allocate(size, queue);
   }
 
-  std::uint64_t held_blocks() const { return pool_.held_blocks(); }
-  std::uint64_t active_blocks() const { return pool_.active_blocks(); }
-  std::uint64_t held_bytes() const { return pool_.held_bytes(); }
-  std::uint64_t active_bytes() const { return pool_.active_bytes(); }
-  std::uint64_t managed_bytes() const { return pool_.managed_bytes(); }
-  void free_held() { pool_.free_held(); }
-  void stop_holding() { pool_.stop_holding(); }
+  // Counters, free_held, stop_holding and pool(): pool_front.
 
   cl_context context() const noexcept { return context_; }
-  memory_pool<A>& pool() noexcept { return pool_; }
-  const memory_pool<A>& pool() const noexcept { return pool_; }
 
  private:
-  cl_context context_;  // owned by the allocator inside pool_
-  memory_pool<A> pool_;
+  // The context is read before the allocator moves into the core pool.
+  basic_svm_pool(cl_context context, A&& allocator, const pool_options& options)
+      : pool_front<A>(std::move(allocator), options), context_(context) {}
+
+  cl_context context_;  // owned by the allocator inside the core pool
 };
 using svm_pool = basic_svm_pool<>;
 

@@ -48,6 +48,8 @@ class device_backend {
   virtual ~device_backend() = default;
   // A spec for a replay starting with `capacity` bytes free.
   virtual device_spec spec(std::uint64_t capacity) = 0;
+  // True for a real device, which behaves as it does rather than as the profile says.
+  virtual bool is_real_device() const { return false; }
   // The largest capacity a replay can have (a real device's free memory), 0 when unbounded.
   virtual std::uint64_t largest_capacity() const { return 0; }
   // Throws config_error when no replay can start with `capacity` free (more than a real device

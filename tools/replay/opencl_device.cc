@@ -148,6 +148,7 @@ class opencl_device_backend final : public device_backend {
   opencl_device_backend(opened_device dev, const backend_options& options, bool semantics_given)
       : dev_(std::move(dev)), options_(options), semantics_given_(semantics_given) {}
 
+  bool is_real_device() const override { return true; }
   std::uint64_t largest_capacity() const override { return dev_.free_at_start; }
 
   void check_capacity(std::uint64_t capacity) const override {

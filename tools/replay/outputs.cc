@@ -4,8 +4,11 @@ namespace clpool::replay {
 
 void refuse_clobbering(const std::vector<common::named_input>& inputs,
                        const std::vector<named_output>& outputs) {
-  common::io_files files{.inputs = inputs, .outputs = {{"standard output", "-"}}};
-  for (const named_output& o : outputs) files.outputs.push_back({o.label, o.path});
+  common::io_files files{.inputs = inputs, .outputs = {}};
+  for (const named_output& o : outputs) {
+    if (!o.path.empty()) files.outputs.push_back({o.label, o.path});
+  }
+  files.outputs.push_back({"standard output", "-"});
   common::refuse_overlaps(files);
 }
 

@@ -19,7 +19,9 @@ struct named_output {
 
 // Throws common::output_error (one line naming the flag) when an output is the same file as an
 // input (any spelling, hard link or symlink), when two outputs name one file, or when standard
-// output is an input (a shell's `>> trace`). Call before the first replay.
+// output is an input (a shell's `>> trace`): common::refuse_overlaps over every file
+// clpool_replay reads (`inputs`: the trace or CSV, a --profile file, --mockcl-so) and writes.
+// Call before the first replay.
 void refuse_clobbering(const std::vector<common::named_input>& inputs,
                        const std::vector<named_output>& outputs);
 
