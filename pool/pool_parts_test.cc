@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "pool/oom_ladder.h"
+#include "pool/reclaim_registry.h"
 #include "pool/trim_budget.h"
 
 namespace clpool::detail {
@@ -57,6 +59,23 @@ TEST(OomLadder, FreeTheShortfallThenEverythingThenEachCallbackFollowedByEverythi
     EXPECT_EQ(oom_ladder_step(2 * k + 2).callback, k);
     EXPECT_EQ(oom_ladder_step(2 * k + 3).kind, oom_step::free_all);
   }
+}
+
+TEST(ReclaimRegistry, OrderIdsAndRemoval) {
+  reclaim_registry r;
+  std::vector<int> calls;
+  const auto a = r.add(reclaim_registry::wrap([&](std::uint64_t) { calls.push_back(1); }));
+  const auto b = r.add(reclaim_registry::wrap([&](std::uint64_t) { calls.push_back(2); }));
+  const auto c = r.add(reclaim_registry::wrap([&](std::uint64_t) { calls.push_back(3); }));
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(r.remove(b));
+  EXPECT_FALSE(r.remove(b)) << "already removed";
+  std::vector<reclaim_registry::shared_callback> copy;
+  r.copy_to(copy);
+  for (const auto& f : copy) (*f)(0);
+  EXPECT_EQ(calls, (std::vector<int>{1, 3})) << "registration order, without the removed one";
+  EXPECT_TRUE(r.remove(c));
+  EXPECT_THROW(reclaim_registry::wrap(reclaim_callback{}), argument_error);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "pool/oom_ladder.h"
 #include "pool/pool_types.h"
 #include "pool/pooled_allocation.h"
+#include "pool/reclaim_registry.h"
 #include "pool/trim_budget.h"
 #include "sync/spin_lock.h"
 
@@ -319,22 +320,14 @@ class pool_state {
   }
 
   reclaim_callback_id add_reclaim_callback(reclaim_callback callback) {
-    if (!callback) throw argument_error("add_reclaim_callback: the callback is empty");
-    auto shared = std::make_shared<const reclaim_callback>(std::move(callback));
+    auto shared = reclaim_registry::wrap(std::move(callback));
     std::lock_guard<biased_lock> guard(lock_);
-    callbacks_.emplace_back(++next_callback_id_, std::move(shared));
-    return next_callback_id_;
+    return reclaim_.add(std::move(shared));
   }
 
   bool remove_reclaim_callback(reclaim_callback_id id) {
     std::lock_guard<biased_lock> guard(lock_);
-    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
-      if (it->first == id) {
-        callbacks_.erase(it);
-        return true;
-      }
-    }
-    return false;
+    return reclaim_.remove(id);
   }
 
   void set_observer(std::shared_ptr<pool_observer> observer) {
@@ -531,7 +524,7 @@ class pool_state {
         } else {
           if (!callbacks_loaded) {
             std::lock_guard<biased_lock> guard(lock_);
-            for (const auto& entry : callbacks_) callbacks.push_back(entry.second);
+            reclaim_.copy_to(callbacks);
             callbacks_loaded = true;
           }
           const std::size_t index = next.callback;
@@ -671,8 +664,7 @@ class pool_state {
   std::uint64_t next_allocation_id_ = 0;
   pool_statistics stats_;
   std::shared_ptr<pool_observer> observer_;
-  reclaim_callback_id next_callback_id_ = 0;
-  std::vector<std::pair<reclaim_callback_id, std::shared_ptr<const reclaim_callback>>> callbacks_;
+  reclaim_registry reclaim_;
 };
 
 }  // namespace clpool::detail
