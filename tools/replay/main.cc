@@ -70,6 +70,8 @@ struct plan {
   std::string write_trace_path;
   trace::trace_encoding write_encoding = trace::trace_encoding::text;
   progress_style progress = progress_style::off;
+  bool sites = false;        // the trace has allocation sites (FORMAT.md version 2)
+  bool full_stacks = false;
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
   std::size_t passes() const { return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0)); }
@@ -148,6 +150,13 @@ plan validate(const command_line& cl) {
     throw usage_error("standard input can be read only once; --min-capacity, --compare and "
                       "--write-trace need a file");
   }
+  // Attribute memory to allocation sites when the trace has them (its header says version 2).
+  if (p.in.rmm_path.empty()) {
+    p.sites = p.in.trace_path == "-" ||
+              trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version() >=
+                  trace::sites_format_version;
+  }
+  p.full_stacks = cl.full_stacks;
   p.progress = choose_progress_style(cl.force_progress, cl.no_progress, ::isatty(STDERR_FILENO) == 1);
   // Last: opening a device is the slowest check, and a real one prints what it found.
   p.backend = open_backend(cl.device_text, bo);
@@ -164,11 +173,30 @@ plan validate(const command_line& cl) {
 
 void write_trace(const plan& p) {
   p.in.with_source([&](auto& source) {
-    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace");
+    // A trace with sites stays one: its stacks are written as they appear, before the events
+    // that name them, and its frames at the end (FORMAT.md allows frames after their use).
+    const bool with_sites = p.in.rmm_path.empty() && p.sites;
+    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace",
+                               with_sites ? trace::sites_format_version : trace::format_version);
     writer.comment("source", p.in.rmm_path.empty() ? "clpool trace " + p.in.trace_path
                                                     : "rmm csv " + p.in.rmm_path);
     trace::trace_event e;
-    while (source.next(e)) writer.write(e);
+    std::size_t stacks_written = 0;
+    while (source.next(e)) {
+      if constexpr (requires { source.sites(); }) {
+        const auto& stacks = source.sites().stacks_in_order();
+        for (; with_sites && stacks_written < stacks.size(); ++stacks_written) {
+          writer.write_stack(stacks[stacks_written].first, stacks[stacks_written].second.parent,
+                             stacks[stacks_written].second.frame);
+        }
+      }
+      writer.write(e);
+    }
+    if constexpr (requires { source.sites(); }) {
+      if (with_sites) {
+        for (const auto& [id, frame] : source.sites().all_frames()) writer.write_frame(id, *frame);
+      }
+    }
     writer.commit();
     return 0;
   });
@@ -183,6 +211,7 @@ run_output replay_all(plan& p) {
                                const std::string& label) {
     replay_options options;
     options.timeline = timeline;
+    options.sites = p.sites;
     progress_fn progress;
     if (printer.enabled()) {
       const auto show = [&printer, &overall, several_replays, label](
@@ -207,6 +236,8 @@ run_output replay_all(plan& p) {
 
   run_output out;
   out.input = p.in.name();
+  out.trace_path = p.in.rmm_path.empty() ? p.in.trace_path : std::string();
+  out.full_stacks = p.full_stacks;
   p.backend->check_device();
   const bool picture = p.needs_timeline();
   bool any_oom = false;
