@@ -85,7 +85,9 @@ TYPED_TEST(HostileSource, NulBytes) {
   // A NUL is a stray character to a compiler: the build may fail, but with a log, and if it
   // builds, the names are the well-formed kernels.
   EXPECT_TRUE(s == CL_SUCCESS || s == CL_BUILD_PROGRAM_FAILURE) << s;
-  if (s == CL_SUCCESS) EXPECT_EQ(names, "a;c");
+  if (s == CL_SUCCESS) {
+    EXPECT_EQ(names, "a;c");
+  }
   this->Teardown();
 }
 
