@@ -29,7 +29,8 @@ class event_hooks {
   [[gnu::always_inline]] void notify(pool_event_kind kind, std::uint64_t id, std::uint64_t bytes,
                                      std::uint64_t rounded, CountersFn&& counters) const noexcept {
     if (observer_) [[unlikely]] {
-      observer_->on_event(pool_event{kind, id, bytes, rounded, std::forward<CountersFn>(counters)()});
+      observer_->on_event(
+          pool_event{kind, id, bytes, rounded, std::forward<CountersFn>(counters)()});
     }
   }
 

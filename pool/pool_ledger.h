@@ -108,7 +108,7 @@ class pool_ledger {
   bool all_held() const noexcept { return blocks_ == held_blocks_; }
 
   pool_counters counters() const noexcept {
-    return pool_counters{held_blocks_, active_blocks(), held_bytes_, active_bytes_,
+    return pool_counters{held_blocks_,           active_blocks(), held_bytes_, active_bytes_,
                          active_rounded_bytes(), managed_bytes(), limit_};
   }
 
@@ -142,7 +142,7 @@ class pool_ledger {
   // adjacent on purpose: side by side, g++ updates two of them as one SSE vector, which takes
   // five or more instructions where two suffice (callgrind: +4 to +6 per allocate/release pair).
   std::uint64_t held_blocks_ = 0;
-  std::uint64_t blocks_ = 0;          // every block the pool manages: active and held
+  std::uint64_t blocks_ = 0;  // every block the pool manages: active and held
   std::uint64_t held_bytes_ = 0;
   std::uint64_t block_bytes_ = 0;     // their rounded bytes
   std::uint64_t active_bytes_ = 0;    // requested bytes of the active blocks
