@@ -23,14 +23,16 @@ class event_hooks {
   // Whether anyone listens. The pool's release fast path is taken only when nobody does.
   bool active() const noexcept { return observer_ != nullptr; }
 
-  // Announces one event. `counters` is called (and must return pool_counters) only when there is
-  // an observer: the common case without one must not compute the seven counters.
-  template <class CountersFn>
+  // Announces one event with the counters `source.counters()` returns (a pool_ledger, in the
+  // pool), read only when there is an observer: the common case without one must not compute
+  // them. A source object rather than a lambda because g++ outlines the lambda (a call where the
+  // counters used to be read in place); `counters()` is inline and reads fields.
+  template <class CounterSource>
   [[gnu::always_inline]] void notify(pool_event_kind kind, std::uint64_t id, std::uint64_t bytes,
-                                     std::uint64_t rounded, CountersFn&& counters) const noexcept {
+                                     std::uint64_t rounded,
+                                     const CounterSource& source) const noexcept {
     if (observer_) [[unlikely]] {
-      observer_->on_event(
-          pool_event{kind, id, bytes, rounded, std::forward<CountersFn>(counters)()});
+      observer_->on_event(pool_event{kind, id, bytes, rounded, source.counters()});
     }
   }
 

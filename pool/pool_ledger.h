@@ -107,7 +107,8 @@ class pool_ledger {
   // True when every block is held: with no other reference, the pool state can go.
   bool all_held() const noexcept { return blocks_ == held_blocks_; }
 
-  pool_counters counters() const noexcept {
+  // Inline always: read in place on every observed event (event_hooks.h).
+  [[gnu::always_inline]] pool_counters counters() const noexcept {
     return pool_counters{held_blocks_,           active_blocks(), held_bytes_, active_bytes_,
                          active_rounded_bytes(), managed_bytes(), limit_};
   }

@@ -210,15 +210,22 @@ struct recording_observer final : pool_observer {
   void on_event(const pool_event& event) noexcept override { events.push_back(event); }
 };
 
+// Stands in for the pool's ledger: counts how often the counters are read.
+struct counting_source {
+  mutable int reads = 0;
+  pool_counters value;
+  pool_counters counters() const noexcept {
+    ++reads;
+    return value;
+  }
+};
+
 TEST(EventHooks, NoObserverComputesNoCounters) {
   event_hooks hooks;
   EXPECT_FALSE(hooks.active());
-  int computed = 0;
-  hooks.notify(pool_event_kind::hit, 1, 8, 8, [&]() noexcept {
-    ++computed;
-    return pool_counters{};
-  });
-  EXPECT_EQ(computed, 0) << "the hit path must not pay for counters nobody reads";
+  counting_source source;
+  hooks.notify(pool_event_kind::hit, 1, 8, 8, source);
+  EXPECT_EQ(source.reads, 0) << "the hit path must not pay for counters nobody reads";
 }
 
 TEST(EventHooks, DeliversEventsAndHandsThePreviousObserverBack) {
@@ -228,11 +235,10 @@ TEST(EventHooks, DeliversEventsAndHandsThePreviousObserverBack) {
   hooks.swap(in);
   EXPECT_EQ(in, nullptr) << "there was no previous observer";
   EXPECT_TRUE(hooks.active());
-  hooks.notify(pool_event_kind::miss, 7, 100, 128, []() noexcept {
-    pool_counters c;
-    c.active_bytes = 100;
-    return c;
-  });
+  counting_source source;
+  source.value.active_bytes = 100;
+  hooks.notify(pool_event_kind::miss, 7, 100, 128, source);
+  EXPECT_EQ(source.reads, 1);
   ASSERT_EQ(first->events.size(), 1u);
   EXPECT_EQ(first->events[0].kind, pool_event_kind::miss);
   EXPECT_EQ(first->events[0].allocation_id, 7u);
@@ -243,8 +249,9 @@ TEST(EventHooks, DeliversEventsAndHandsThePreviousObserverBack) {
   hooks.swap(none);
   EXPECT_EQ(none, first) << "the caller gets the old observer, to destroy outside its lock";
   EXPECT_FALSE(hooks.active());
-  hooks.notify(pool_event_kind::release, 7, 100, 128, []() noexcept { return pool_counters{}; });
+  hooks.notify(pool_event_kind::release, 7, 100, 128, source);
   EXPECT_EQ(first->events.size(), 1u) << "a removed observer hears nothing";
+  EXPECT_EQ(source.reads, 1);
 }
 
 }  // namespace
