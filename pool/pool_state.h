@@ -1,5 +1,9 @@
 // The state behind a memory_pool: bins, counters, statistics and the allocator, shared by the pool
-// object and every allocation it handed out, and deleted when the last of them is gone.
+// object and every allocation it handed out, and deleted when the last of them is gone. This file
+// is the locking and the order of work; the parts it carries out under its lock each live in a
+// header of their own: the counters and statistics (pool_ledger.h), the observer (event_hooks.h),
+// the trim arithmetic (trim_budget.h), the retry ladder (oom_ladder.h) and the reclaim callbacks
+// (reclaim_registry.h).
 //
 // Locking: `lock_` (a biased_lock: no atomic read-modify-write while one thread uses the pool)
 // guards everything but the allocator, and is held only for short
@@ -22,9 +26,11 @@
 #include "sync/biased_lock.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
+#include "pool/event_hooks.h"
 #include "pool/held_blocks.h"
 #include "pool/invariant.h"
 #include "pool/oom_ladder.h"
+#include "pool/pool_ledger.h"
 #include "pool/pool_types.h"
 #include "pool/pooled_allocation.h"
 #include "pool/reclaim_registry.h"
@@ -44,7 +50,7 @@ class pool_state {
       : allocator_(std::move(allocator)),
         leading_bits_(options.leading_bits),
         held_(options.leading_bits),
-        limit_(options.limit_bytes),
+        ledger_(options.limit_bytes),
         trim_(options.trim),
         plain_release_(true) {}
 
@@ -122,14 +128,14 @@ class pool_state {
     // Fast path: holding, no observer, and the free list has room. The pool object is alive
     // while holding, so this is never the last reference.
     if (plain_release_ && held_.try_push_no_alloc(bin, handle)) [[likely]] {
-      CLPOOL_ASSERT(active_blocks_locked() > 0 && active_bytes_ >= size &&
-                    active_rounded_bytes_locked() >= rounded);
-      // The block moves from active to held: the totals (blocks_, block_bytes_) stay.
-      active_bytes_ -= size;
-      ++held_blocks_;
-      held_bytes_ += rounded;
+      CLPOOL_ASSERT(ledger_.active_blocks() > 0 && ledger_.active_bytes() >= size &&
+                    ledger_.active_rounded_bytes() >= rounded);
+      // The block moves from active to held: the totals (blocks, block bytes) stay.
+      ledger_.end_active(size);
+      ledger_.hold(rounded);
       CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
-      if (!trim_.enabled() || trim_.within_fast(held_bytes_, active_bytes_)) [[likely]] {
+      if (!trim_.enabled() || trim_.within_fast(ledger_.held_bytes(), ledger_.active_bytes()))
+          [[likely]] {
         if constexpr (kOwner) {
           lock_.unlock_owner();
         } else {
@@ -166,26 +172,22 @@ class pool_state {
     std::uint64_t trim_bytes = 0;
     {
       std::lock_guard<biased_lock> guard(lock_, std::adopt_lock);
-      CLPOOL_ASSERT(active_blocks_locked() > 0 && active_bytes_ >= size &&
-                    active_rounded_bytes_locked() >= rounded);
-      active_bytes_ -= size;
+      CLPOOL_ASSERT(ledger_.active_blocks() > 0 && ledger_.active_bytes() >= size &&
+                    ledger_.active_rounded_bytes() >= rounded);
+      ledger_.end_active(size);
       free_now = !holding_;
       if (!free_now) {
         try {
           held_.push(bin, handle);
-          ++held_blocks_;
-          held_bytes_ += rounded;
+          ledger_.hold(rounded);
         } catch (...) {
           free_now = true;  // a free list could not grow: hand the block back instead of losing it
         }
       }
-      if (free_now) {
-        --blocks_;
-        block_bytes_ -= rounded;
-      }
+      // The event carries the counters after the release, so a freed block is out of them first.
+      if (free_now) ledger_.drop(rounded);
       notify_locked(pool_event_kind::release, id, size, rounded);
       if (free_now) {
-        ++stats_.allocator_frees;
         notify_locked(pool_event_kind::allocator_free, 0, rounded, rounded);
       } else {
         trim_bytes = trim_excess_locked();
@@ -244,15 +246,15 @@ class pool_state {
     std::uint64_t excess = 0;
     {
       std::lock_guard<biased_lock> guard(lock_);
-      const std::uint64_t in_use = active_rounded_bytes_locked() + reserved_bytes_;
+      const std::uint64_t in_use = ledger_.in_use_bytes();
       if (limit < in_use) {
         throw argument_error("set_limit(" + std::to_string(limit) +
                              "): below the rounded bytes of live allocations (" +
                              std::to_string(in_use) + "); the limit is unchanged at " +
-                             limit_text(limit_));
+                             limit_text(ledger_.limit()));
       }
-      limit_ = limit;
-      const std::uint64_t managed = managed_locked();
+      ledger_.set_limit(limit);
+      const std::uint64_t managed = ledger_.managed_bytes();
       if (managed > limit) excess = managed - limit;
       notify_locked(pool_event_kind::limit_changed, 0, limit, 0);
     }
@@ -261,7 +263,7 @@ class pool_state {
 
   std::uint64_t limit() const {
     std::lock_guard<biased_lock> guard(lock_);
-    return limit_;
+    return ledger_.limit();
   }
 
   void set_trim_policy(const trim_policy& policy) {
@@ -285,23 +287,20 @@ class pool_state {
     std::uint64_t excess = 0;
     {
       std::lock_guard<biased_lock> guard(lock_);
-      if (held_bytes_ > target_held_bytes) excess = held_bytes_ - target_held_bytes;
+      const std::uint64_t held = ledger_.held_bytes();
+      if (held > target_held_bytes) excess = held - target_held_bytes;
     }
     return excess == 0 ? 0 : free_largest_held(excess, /*is_trim=*/true);
   }
 
   pool_counters counters() const {
     std::lock_guard<biased_lock> guard(lock_);
-    return counters_locked();
+    return ledger_.counters();
   }
 
   pool_statistics statistics() const {
     std::lock_guard<biased_lock> guard(lock_);
-    pool_statistics out = stats_;
-    // Every successful allocation is a hit or a miss and takes the next id, so the hit path
-    // need not count hits.
-    out.hits = next_allocation_id_ - stats_.misses;
-    return out;
+    return ledger_.statistics();
   }
 
   std::vector<held_bin_summary> held_bins() const {
@@ -333,7 +332,7 @@ class pool_state {
   void set_observer(std::shared_ptr<pool_observer> observer) {
     {
       std::lock_guard<biased_lock> guard(lock_);
-      observer_.swap(observer);
+      hooks_.swap(observer);
       update_plain_release_locked();
     }
     // The previous observer (now in `observer`) is destroyed here, outside the lock.
@@ -368,15 +367,10 @@ class pool_state {
   }
 
   void update_plain_release_locked() noexcept {
-    plain_release_ = holding_ && !observer_;
+    plain_release_ = holding_ && !hooks_.active();
   }
 
-  bool no_refs_locked() const noexcept { return blocks_ == held_blocks_ && extra_refs_ == 0; }
-
-  // Live blocks and their rounded bytes: all blocks minus the held ones. Derived, so that a hit
-  // or a release (which only moves a block between active and held) updates two counters fewer.
-  std::uint64_t active_blocks_locked() const noexcept { return blocks_ - held_blocks_; }
-  std::uint64_t active_rounded_bytes_locked() const noexcept { return block_bytes_ - held_bytes_; }
+  bool no_refs_locked() const noexcept { return ledger_.all_held() && extra_refs_ == 0; }
 
   // Drops one of extra_refs_ (taken for work done outside the lock, or the pool object's own) and
   // deletes the state if that was its last reference. The caller must not touch *this afterwards.
@@ -391,198 +385,46 @@ class pool_state {
   }
 
   // Held bytes above the trim policy's budget (trim_budget.h), or 0.
-  std::uint64_t trim_excess_locked() const noexcept { return trim_.excess(held_bytes_, active_bytes_); }
-
-  std::uint64_t managed_locked() const noexcept {
-    return block_bytes_ + reserved_bytes_;
+  std::uint64_t trim_excess_locked() const noexcept {
+    return trim_.excess(ledger_.held_bytes(), ledger_.active_bytes());
   }
 
-  pool_counters counters_locked() const noexcept {
-    return pool_counters{held_blocks_,
-                         active_blocks_locked(),
-                         held_bytes_,
-                         active_bytes_,
-                         active_rounded_bytes_locked(),
-                         managed_locked(),
-                         limit_};
-  }
-
-  void notify_locked(pool_event_kind kind, std::uint64_t id, std::uint64_t bytes,
-                     std::uint64_t rounded) const noexcept {
-    if (observer_) [[unlikely]] {
-      observer_->on_event(pool_event{kind, id, bytes, rounded, counters_locked()});
-    }
+  // The counters are read only when an observer listens (event_hooks.h), so this costs a pointer
+  // test on the hit path. Inline always: left to itself g++ calls it there, pointer test and all.
+  [[gnu::always_inline]] void notify_locked(pool_event_kind kind, std::uint64_t id,
+                                            std::uint64_t bytes,
+                                            std::uint64_t rounded) const noexcept {
+    hooks_.notify(kind, id, bytes, rounded, ledger_);
   }
 
   // A block just taken from the held lists becomes a live allocation. Caller holds lock_.
-  allocation activate_hit_locked(const handle_type& handle, std::uint64_t size,
-                                 std::uint64_t rounded, bin_id bin) noexcept {
-    --held_blocks_;
-    held_bytes_ -= rounded;
-    return activate_locked(handle, size, rounded, bin, pool_event_kind::hit);
+  [[gnu::always_inline]] allocation activate_hit_locked(const handle_type& handle,
+                                                        std::uint64_t size, std::uint64_t rounded,
+                                                        bin_id bin) noexcept {
+    return activate_locked(handle, size, rounded, bin, pool_event_kind::hit,
+                           ledger_.hit(size, rounded));  // hits are ids less misses (pool_ledger.h)
   }
 
-  // Turns a block into a live allocation. Caller holds lock_ and has already moved the block's
-  // bytes out of held (hit) or reserved (miss).
-  allocation activate_locked(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
-                             bin_id bin, pool_event_kind kind) noexcept {
-    active_bytes_ += size;
-    if (active_bytes_ > stats_.peak_active_bytes) stats_.peak_active_bytes = active_bytes_;
-    if (kind != pool_event_kind::hit) {  // hits are counted as ids less misses: see statistics()
-      ++stats_.misses;
-      ++blocks_;
-      block_bytes_ += rounded;
-      // Managed bytes grow only on a miss. Counted once the block exists, so a request that
-      // fails never shows in the peak.
-      const std::uint64_t managed = managed_locked();
-      if (managed > stats_.peak_managed_bytes) stats_.peak_managed_bytes = managed;
-    }
-    const std::uint64_t id = ++next_allocation_id_;
+  // Announces a block that has just become live allocation `id`. Caller holds lock_ and has
+  // entered it in the ledger (hit or miss).
+  [[gnu::always_inline]] allocation activate_locked(const handle_type& handle, std::uint64_t size,
+                                                    std::uint64_t rounded, bin_id bin,
+                                                    pool_event_kind kind,
+                                                    std::uint64_t id) noexcept {
     notify_locked(kind, id, size, rounded);
     CLPOOL_EXPENSIVE_ASSERT(state_is_valid_locked());
     return allocation(this, handle, size, rounded, bin, id);
   }
 
-  // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and
-  // fills `why` when the limit or the allocator said no; other allocator errors propagate.
+  // The miss path and out-of-memory handling, defined in pool_state_miss.h.
   std::optional<allocation> attempt(std::uint64_t size, bin_id bin, std::uint64_t rounded,
-                                    failure& why) {
-    {
-      std::lock_guard<biased_lock> guard(lock_);
-      handle_type handle;
-      if (held_.try_pop(bin, handle)) return activate_hit_locked(handle, size, rounded, bin);
-      const std::uint64_t in_use = active_rounded_bytes_locked() + reserved_bytes_;
-      if (rounded > unlimited - in_use) {
-        // Cannot fit even with nothing held: no retry can help.
-        throw argument_error("allocate(" + std::to_string(size) + "): a block of " +
-                             std::to_string(rounded) + " bytes on top of " +
-                             std::to_string(in_use) +
-                             " bytes in live blocks overflows 64-bit accounting");
-      }
-      const std::uint64_t managed = managed_locked();
-      // Room under the limit. The 64-bit range itself acts as the limit when there is none, so
-      // held bytes that stand in the way are freed like any other shortfall. (managed can exceed
-      // a limit that set_limit() just lowered, until its held blocks are freed.)
-      const std::uint64_t room = managed < limit_ ? limit_ - managed : 0;
-      if (rounded > room) {
-        why = failure{oom_cause::limit, 0, {}, rounded - room};
-        return std::nullopt;
-      }
-      reserved_bytes_ += rounded;  // counts against the limit while the allocator works
-    }
-    handle_type handle;
-    allocator_refusal refusal;
-    bool made = false;
-    try {
-      std::lock_guard<std::mutex> allocator_guard(allocator_mutex_);
-      made = call_allocator(rounded, handle, refusal);
-    } catch (...) {
-      std::lock_guard<biased_lock> guard(lock_);
-      reserved_bytes_ -= rounded;
-      throw;
-    }
-    std::lock_guard<biased_lock> guard(lock_);
-    reserved_bytes_ -= rounded;
-    if (!made) {
-      ++stats_.allocator_failures;
-      notify_locked(pool_event_kind::allocator_failed, 0, rounded, rounded);
-      why = failure{oom_cause::allocator, refusal.status, std::move(refusal.message), rounded};
-      return std::nullopt;
-    }
-    ++stats_.allocator_allocations;
-    notify_locked(pool_event_kind::allocator_allocate, 0, rounded, rounded);
-    return activate_locked(handle, size, rounded, bin, pool_event_kind::miss);
-  }
-
-  // The miss path with out-of-memory handling: after a failed attempt the pool takes the next
-  // step of the retry ladder (oom_ladder.h) and retries, and throws out_of_memory when the steps
-  // run out.
-  [[gnu::noinline]] allocation allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded) {
-    failure why;
-    if (auto got = allocate_with_retries(size, bin, rounded, why)) return std::move(*got);
-    oom_report report;
-    record_out_of_memory(size, rounded, why, &report);
-    throw out_of_memory(std::move(report));
-  }
-
-  // allocate_slow()'s attempts and retries; returns nothing, with the last refusal in `why`, when
-  // the steps run out.
+                                    failure& why);
+  [[gnu::noinline]] allocation allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded);
   std::optional<allocation> allocate_with_retries(std::uint64_t size, bin_id bin,
-                                                  std::uint64_t rounded, failure& why) {
-    std::vector<std::shared_ptr<const reclaim_callback>> callbacks;
-    bool callbacks_loaded = false;
-    unsigned step = 0;
-    for (;;) {
-      if (auto got = attempt(size, bin, rounded, why)) return got;
-      // Take the next step that can change anything; steps with nothing to free are skipped.
-      for (;; ++step) {
-        const oom_step next = oom_ladder_step(step);
-        if (next.kind == oom_step::free_shortfall) {
-          if (free_largest_held(why.deficit, /*is_trim=*/false) != 0) break;
-        } else if (next.kind == oom_step::free_all) {
-          if (free_largest_held(unlimited, /*is_trim=*/false) != 0) break;
-        } else {
-          if (!callbacks_loaded) {
-            std::lock_guard<biased_lock> guard(lock_);
-            reclaim_.copy_to(callbacks);
-            callbacks_loaded = true;
-          }
-          const std::size_t index = next.callback;
-          if (index >= callbacks.size()) return std::nullopt;
-          {
-            std::lock_guard<biased_lock> guard(lock_);
-            ++stats_.reclaim_calls;
-            notify_locked(pool_event_kind::reclaim, 0, size, rounded);
-          }
-          (*callbacks[index])(rounded);
-          break;
-        }
-      }
-      ++step;
-      std::lock_guard<biased_lock> guard(lock_);
-      ++stats_.oom_retries;
-      notify_locked(pool_event_kind::oom_retry, 0, size, rounded);
-    }
-  }
-
-  // Counts and announces a request that failed for good, and fills *report (if given) with the
-  // figures as they are now.
+                                                  std::uint64_t rounded, failure& why);
   void record_out_of_memory(std::uint64_t size, std::uint64_t rounded, failure& why,
-                            oom_report* report) {
-    std::lock_guard<biased_lock> guard(lock_);
-    ++stats_.ooms_raised;
-    notify_locked(pool_event_kind::out_of_memory, 0, size, rounded);
-    if (report == nullptr) return;
-    report->requested_bytes = size;
-    report->rounded_bytes = rounded;
-    report->active_bytes = active_bytes_;
-    report->active_rounded_bytes = active_rounded_bytes_locked();
-    report->held_bytes = held_bytes_;
-    report->managed_bytes = managed_locked();
-    report->limit_bytes = limit_;
-    report->cause = why.cause;
-    report->allocator_status = why.status;
-    report->allocator_message = std::move(why.message);
-  }
-
-  // The allocator call of one attempt: true with a block in `handle`, false with `refusal` filled
-  // when the allocator has no room, by whichever of the two ways it says so (allocator.h).
-  // A try_allocate that throws allocator_out_of_memory after all (say, through a helper that
-  // throws) still means "no room": the pool retries rather than passing it on.
-  bool call_allocator(std::uint64_t rounded, handle_type& handle, allocator_refusal& refusal) {
-    try {
-      if constexpr (allocator_reports_oom_by_value<A>) {
-        return allocator_.try_allocate(rounded, handle, refusal);
-      } else {
-        handle = allocator_.allocate(rounded);
-        return true;
-      }
-    } catch (const allocator_out_of_memory& e) {
-      refusal.status = e.status();
-      refusal.message = e.what();
-      return false;
-    }
-  }
+                            oom_report* report);
+  bool call_allocator(std::uint64_t rounded, handle_type& handle, allocator_refusal& refusal);
 
   // Frees held blocks, largest first, until at least `target` bytes are freed or none are held.
   // Allocator calls happen outside lock_, a batch at a time. Returns the bytes freed.
@@ -600,16 +442,8 @@ class pool_state {
           held_.try_pop(*bin, batch[n].handle);
           batch[n].bytes = bytes;
           ++n;
-          --held_blocks_;
-          held_bytes_ -= bytes;
-          --blocks_;
-          block_bytes_ -= bytes;
+          ledger_.free_held(bytes, is_trim);
           freed += bytes;
-          ++stats_.allocator_frees;
-          if (is_trim) {
-            ++stats_.blocks_trimmed;
-            stats_.bytes_trimmed += bytes;
-          }
           notify_locked(pool_event_kind::allocator_free, 0, bytes, bytes);
           if (is_trim) notify_locked(pool_event_kind::trim, 0, bytes, bytes);
         }
@@ -629,12 +463,7 @@ class pool_state {
   bool state_is_valid_locked() const {
     // One walk of the bins in use, however many blocks they hold.
     const auto census = held_.take_census();
-    return census.valid && census.blocks == held_blocks_ && census.bytes == held_bytes_ &&
-           blocks_ >= held_blocks_ && block_bytes_ >= held_bytes_ &&
-           active_rounded_bytes_locked() >= active_bytes_ &&
-           (active_blocks_locked() != 0 ||
-            (active_bytes_ == 0 && active_rounded_bytes_locked() == 0)) &&
-           managed_locked() <= limit_ && (holding_ || held_blocks_ == 0);
+    return census.valid && ledger_.is_consistent(census.blocks, census.bytes, holding_);
   }
 
   mutable biased_lock lock_;
@@ -643,30 +472,25 @@ class pool_state {
   const unsigned leading_bits_;
   held_blocks<handle_type> held_;
 
-  // The counters a hit or a release updates (held_blocks_, held_bytes_, active_bytes_) are never
-  // adjacent on purpose: side by side, g++ updates two of them as one SSE vector, which takes
-  // five or more instructions where two suffice (callgrind: +4 to +6 per allocate/release pair).
-  std::uint64_t held_blocks_ = 0;
-  std::uint64_t blocks_ = 0;        // every block the pool manages: active and held
-  std::uint64_t held_bytes_ = 0;
-  std::uint64_t block_bytes_ = 0;   // their rounded bytes
-  std::uint64_t active_bytes_ = 0;  // requested bytes of the active blocks
-  std::uint64_t reserved_bytes_ = 0;  // blocks being allocated right now, outside lock_
-  std::uint64_t limit_ = unlimited;
+  // A member, not a base or a pointer: its inline methods compile into the hit and release paths
+  // as the plain adds they are, at fixed offsets from `this`.
+  pool_ledger ledger_;
   trim_budget trim_;
   bool holding_ = true;
-  // holding_ && !observer_: a release needs only bookkeeping, a push and the trim check.
+  // holding_ && no observer: a release needs only bookkeeping, a push and the trim check.
   bool plain_release_ = true;
 
-  // References beyond the live allocations (counted by active_blocks_locked()): the pool object's, and
-  // one per release that works outside the lock. The last one out deletes the state.
+  // References beyond the live allocations (counted by ledger_.active_blocks()): the pool
+  // object's, and one per release that works outside the lock. The last one out deletes the state.
   std::uint64_t extra_refs_ = 1;
-  std::uint64_t next_allocation_id_ = 0;
-  pool_statistics stats_;
-  std::shared_ptr<pool_observer> observer_;
+  event_hooks hooks_;
   reclaim_registry reclaim_;
 };
 
 }  // namespace clpool::detail
+
+// The miss path's definitions: a header of their own, included here because they are members of
+// this class template (every user of pool_state needs them).
+#include "pool/pool_state_miss.h"  // IWYU pragma: export
 
 #endif  // CLPOOL_POOL_POOL_STATE_H_
