@@ -19,7 +19,7 @@ void mock_runtime::report_exit() {
   std::unique_lock<runtime_lock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel}) {
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler}) {
     total += live(t);
     if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
   }

@@ -213,9 +213,10 @@ void mock_runtime::execute(_cl_event* ev) {
     report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
            std::string(status_name(oom)));
   } else {
-    if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
+    if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_MAP_IMAGE ||
+        ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
       if (ev->host) {  // maps=copy (maps.cc)
-        if (ev->command_type == CL_COMMAND_MAP_BUFFER) execute_map(ev);
+        if (ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT) execute_map(ev);
         else execute_unmap(ev);
       }
     } else if (!ev->mems.empty()) {
