@@ -3,6 +3,7 @@
 // samplers and image kernel arguments, the device model's charge and credit, out-of-memory on a
 // full device, injected faults, and images and samplers in the exit leak count. The last test
 // checks that without a backing device there are still no images.
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -431,6 +432,29 @@ TYPED_TEST(Images, NoBackingDeviceMeansNoImages) {
   EXPECT_EQ(d->clCreateSampler(this->ctx_, CL_TRUE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err), nullptr);
   EXPECT_EQ(err, CL_INVALID_OPERATION);
   this->Teardown();
+}
+
+// The exit report names what the application never released, images and samplers included. Run
+// in a re-executed child ("threadsafe" death tests): POCL's threads do not survive a plain fork.
+TEST(ImagesAtExit, LeakReportCountsImagesAndSamplers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto leak = [] {
+    Backend b = ThroughLoader::get();
+    if (b.ctl->configure_backing("pocl") != "" || b.ctl->configure_devices("gpu-64m") != "") std::exit(3);
+    cl_device_id dev;
+    if (b.d->clGetDeviceIDs(b.platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS) std::exit(4);
+    cl_int err;
+    cl_context ctx = b.d->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    cl_image_format f{CL_RGBA, CL_UNORM_INT8};
+    b.d->clCreateImage2D(ctx, CL_MEM_READ_WRITE, &f, 4, 4, 0, nullptr, &err);
+    if (err != CL_SUCCESS) std::exit(5);
+    b.d->clCreateSampler(ctx, CL_TRUE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
+    if (err != CL_SUCCESS) std::exit(6);
+    b.d->clReleaseContext(ctx);  // The image and the sampler keep it.
+    std::exit(0);
+  };
+  EXPECT_EXIT(leak(), ::testing::ExitedWithCode(0),
+              "objects alive at process exit: context=1 mem=1 \\(images=1\\) sampler=1");
 }
 
 }  // namespace

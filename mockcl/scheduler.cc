@@ -157,9 +157,12 @@ uint64_t command_scheduler::duration(const _cl_event* ev) const {
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
+    case CL_COMMAND_READ_IMAGE: case CL_COMMAND_WRITE_IMAGE: case CL_COMMAND_COPY_IMAGE:
+    case CL_COMMAND_FILL_IMAGE: case CL_COMMAND_COPY_IMAGE_TO_BUFFER: case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
       return 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
     case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: return config_.kernel_ns;
-    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_UNMAP_MEM_OBJECT: case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_MAP_IMAGE: case CL_COMMAND_UNMAP_MEM_OBJECT:
+    case CL_COMMAND_MIGRATE_MEM_OBJECTS:
     case CL_COMMAND_SVM_MAP: case CL_COMMAND_SVM_UNMAP:
       return 1000;
     default: return 0;
