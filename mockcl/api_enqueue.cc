@@ -378,6 +378,7 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
       if (!b || b->freed) return c.ret(CL_INVALID_KERNEL_ARGS);
       blocks.push_back(b);
     }
+    if (a.sampler && !rt().sampler(a.sampler)) return c.ret(CL_INVALID_KERNEL_ARGS);  // Released since.
   }
   for (_cl_mem* m : ms)
     if ((s = rt().use_mem(m, q))) return c.ret(s);
@@ -392,6 +393,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
     ev->kernel = k;
     rt().retain_internal(k);
     ev->args = k->args;
+    for (const kernel_arg& a : ev->args)
+      if (a.sampler) rt().retain_internal(a.sampler);  // Dropped with the event (runtime.cc).
     ev->dims = dims;
     const size_t one = 1;
     for (cl_uint i = 0; i < dims; ++i) {

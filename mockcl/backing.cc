@@ -282,6 +282,9 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
           err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
         } else if (a.svm) {
           err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
+        } else if (a.sampler) {
+          cl_sampler ps = a.sampler->pocl_sampler;
+          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
         } else {
           err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
         }

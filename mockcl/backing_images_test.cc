@@ -312,6 +312,55 @@ TYPED_TEST(Images, SamplersAndImageKernelArguments) {
   this->Teardown();
 }
 
+// A lazy queue runs the launch after the application has released its sampler and images: the
+// launch holds them, and the sampler goes only once the launch has run.
+TYPED_TEST(Images, LaunchHoldsItsSamplerAndImages) {
+  ASSERT_EQ(this->ctl_->configure_schedule("lazy"), "");
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_int err;
+  const char* src =
+      "__kernel void k(read_only image2d_t in, sampler_t s, __global uint* out) {\n"
+      "  out[get_global_id(0)] = read_imageui(in, s, (int2)(get_global_id(0), 0)).x;\n"
+      "}\n";
+  cl_program prog = d->clCreateProgramWithSource(this->ctx_, 1, &src, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(d->clBuildProgram(prog, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel k = d->clCreateKernel(prog, "k", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  std::vector<uint8_t> texels = Ramp(4 * 4);
+  cl_mem in = this->Image(4, 1, nullptr, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, texels.data());
+  cl_sampler s = d->clCreateSampler(this->ctx_, CL_FALSE, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem out = this->Buf(4 * sizeof(cl_uint));
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof in, &in), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof s, &s), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 2, sizeof out, &out), CL_SUCCESS);
+  const size_t global = 4;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseSampler(s), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseMemObject(in), CL_SUCCESS);
+  EXPECT_EQ(this->ctl_->snapshot().live.at("sampler"), 1u) << "the queued launch holds it";
+  cl_uint got[4] = {};
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, out, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr), CL_SUCCESS);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], texels[i * 4]) << i;
+  EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->ctl_->snapshot().live.at("sampler"), 0u);
+  // A sampler released before the launch is enqueued: the launch is refused.
+  cl_sampler s2 = d->clCreateSampler(this->ctx_, CL_FALSE, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &err);
+  cl_mem in2 = this->Image(4, 1);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof in2, &in2), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof s2, &s2), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseSampler(s2), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_KERNEL_ARGS);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(prog);
+  EXPECT_EQ(d->clReleaseMemObject(in2), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseMemObject(out), CL_SUCCESS);
+  this->Teardown();
+}
+
 TYPED_TEST(Images, ChargedLikeBuffersAndCreditedAtRelease) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

@@ -218,6 +218,9 @@ struct kernel_arg {
   void* svm = nullptr;    // An SVM pointer argument.
   size_t size = 0;        // Backing mode: the value as given (null value: empty, e.g. local memory).
   std::vector<unsigned char> value;
+  // Backing mode: a sampler argument (not a reference; a launch's copy holds an internal one, so
+  // POCL's sampler outlives the command however early the application releases it).
+  cl_sampler sampler = nullptr;
 };
 
 struct event_callback {

@@ -138,15 +138,14 @@ cl_int pocl_set_arg(mock_runtime& rt, _cl_kernel* k, cl_uint index, size_t size,
   cl_mem m = nullptr;
   if (size == sizeof(cl_mem) && value) std::memcpy(&m, value, sizeof m);
   if (size == sizeof(cl_sampler) && value && rt.objects.is_sampler_slot(m)) {
-    // One of our samplers: POCL's twin now, and its handle's bytes again at the launch. The
-    // sampler must outlive the launches that use it, as on any driver.
+    // One of our samplers: POCL's twin now (POCL checks the argument's type), and again at each
+    // launch, which holds the sampler until it has run.
     auto* sm = reinterpret_cast<_cl_sampler*>(m);
     if (!sm->in_use || sm->released) return CL_INVALID_SAMPLER;
     cl_sampler ps = sm->pocl_sampler;
     if (cl_int e = rt.pocl->d->clSetKernelArg(k->pocl_kernel, index, size, &ps)) return e;
     a = kernel_arg{true, nullptr, nullptr, size, {}};
-    a.value.resize(sizeof ps);
-    std::memcpy(a.value.data(), &ps, sizeof ps);
+    a.sampler = sm;
     return CL_SUCCESS;
   }
   if (m && rt.objects.is_mem_slot(m)) {  // One of ours: a buffer or image argument, translated at the launch.

@@ -316,6 +316,8 @@ void mock_runtime::destroy_other(object_header* o) {
       e->mems.clear();
       e->callbacks.clear();
       e->svm.clear();
+      for (const kernel_arg& a : e->args)
+        if (a.sampler) release_internal(a.sampler);
       e->args.clear();
       if (e->kernel) release_internal(e->kernel);
       e->kernel = nullptr;

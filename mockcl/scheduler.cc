@@ -349,7 +349,10 @@ void mock_runtime::execute(_cl_event* ev) {
   mems_used.swap(ev->mems);
   for (cl_mem m : mems_used) release_internal(m);
   if (ev->kernel) {
-    ev->args.clear();
+    std::vector<kernel_arg> args;
+    args.swap(ev->args);
+    for (const kernel_arg& a : args)
+      if (a.sampler) release_internal(a.sampler);  // The launch's hold (api_enqueue.cc).
     release_internal(std::exchange(ev->kernel, nullptr));
   }
   std::vector<cl_event> deps;
