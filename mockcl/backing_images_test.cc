@@ -361,6 +361,46 @@ TYPED_TEST(Images, LaunchHoldsItsSamplerAndImages) {
   this->Teardown();
 }
 
+// An image on a buffer (IMAGE1D_BUFFER) shares the buffer's bytes and its charge, and holds it.
+TYPED_TEST(Images, ImageOnABufferSharesItsBytesAndCharge) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  constexpr size_t n = 64;
+  const std::vector<uint8_t> ramp = Ramp(n * 4);
+  cl_mem buf = this->Buf(n * 4);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, buf, CL_TRUE, 0, n * 4, ramp.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  const uint64_t charged = this->Outstanding();
+  cl_image_format f{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  desc.image_width = n;
+  desc.mem_object = buf;
+  cl_int err;
+  cl_mem img = d->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &f, &desc, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), charged);
+  cl_mem assoc = nullptr, ib = nullptr;
+  ASSERT_EQ(d->clGetMemObjectInfo(img, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc, &assoc, nullptr), CL_SUCCESS);
+  EXPECT_EQ(assoc, buf);
+  ASSERT_EQ(d->clGetImageInfo(img, CL_IMAGE_BUFFER, sizeof ib, &ib, nullptr), CL_SUCCESS);
+  EXPECT_EQ(ib, buf);
+  EXPECT_EQ(d->clReleaseMemObject(buf), CL_SUCCESS);  // The image keeps it.
+  std::vector<uint8_t> got(n * 4);
+  const size_t o[3] = {0, 0, 0}, r[3] = {n, 1, 1};
+  ASSERT_EQ(d->clEnqueueReadImage(this->q_, img, CL_TRUE, o, r, 0, 0, got.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got, ramp);
+  EXPECT_EQ(this->ctl_->snapshot().live.at("mem"), 2u);
+  EXPECT_EQ(d->clReleaseMemObject(img), CL_SUCCESS);
+  EXPECT_EQ(this->ctl_->snapshot().live.at("mem"), 0u);
+  EXPECT_LT(this->Outstanding(), charged);
+  // Another context's buffer, or an image, is no image's buffer.
+  desc.mem_object = this->Image(4, 4);
+  EXPECT_EQ(d->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &f, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_IMAGE_DESCRIPTOR);
+  EXPECT_EQ(d->clReleaseMemObject(desc.mem_object), CL_SUCCESS);
+  this->Teardown();
+}
+
 TYPED_TEST(Images, ChargedLikeBuffersAndCreditedAtRelease) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
