@@ -6,6 +6,7 @@
 // graph (an image holds its context, an image on a buffer that buffer, a sampler its context).
 // Without images every entry point here answers CL_INVALID_OPERATION (no image formats).
 #include <cstring>
+#include <vector>
 
 #include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
@@ -95,6 +96,28 @@ cl_int check_limits(const cl_image_desc& d) {
   return CL_SUCCESS;
 }
 
+// OpenCL's channel orders and types (CL_INVALID_IMAGE_FORMAT_DESCRIPTOR otherwise), and among
+// them those POCL supports for the type and flags (CL_IMAGE_FORMAT_NOT_SUPPORTED otherwise, where
+// POCL itself would answer CL_INVALID_OPERATION).
+cl_int check_format(cl_context pc, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format& f) {
+  if (f.image_channel_order < CL_R || f.image_channel_order > CL_ABGR ||
+      f.image_channel_data_type < CL_SNORM_INT8 || f.image_channel_data_type > CL_UNORM_INT_101010_2)
+    return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+  const cl_icd_dispatch& d = *rt().pocl->d;
+  // Only the access bits: the host-pointer flags do not change what POCL supports.
+  const cl_mem_flags given = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
+  const cl_mem_flags access = given ? given : CL_MEM_READ_WRITE;  // None given: read-write.
+  cl_uint n = 0;
+  if (d.clGetSupportedImageFormats(pc, access, type, 0, nullptr, &n) != CL_SUCCESS) return CL_SUCCESS;
+  std::vector<cl_image_format> all(n);
+  if (n == 0 || d.clGetSupportedImageFormats(pc, access, type, n, all.data(), nullptr) != CL_SUCCESS)
+    return CL_SUCCESS;  // POCL's creation decides.
+  for (const cl_image_format& g : all)
+    if (g.image_channel_order == f.image_channel_order && g.image_channel_data_type == f.image_channel_data_type)
+      return CL_SUCCESS;
+  return CL_IMAGE_FORMAT_NOT_SUPPORTED;
+}
+
 _cl_mem* image(cl_mem h) {
   _cl_mem* m = rt().mem(h);
   return m && m->is_image() ? m : nullptr;
@@ -116,6 +139,10 @@ cl_mem create_image(api_call& c, cl_context h, cl_mem_flags flags, const cl_imag
   if (!desc) return fail(CL_INVALID_IMAGE_DESCRIPTOR);
   if (cl_int bad = check_desc(*desc)) return fail(bad);
   if (cl_int big = check_limits(*desc)) return fail(big);
+  cl_int fs;
+  cl_context pc = r.pocl_context(ctx, fs);
+  if (!pc) return fail(fs);
+  if (cl_int bad = check_format(pc, flags, desc->image_type, *format)) return fail(bad);
   _cl_mem* buffer = nullptr;
   if (desc->mem_object) {
     buffer = r.mem(desc->mem_object);
