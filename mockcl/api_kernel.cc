@@ -162,7 +162,9 @@ cl_int check_arg(const kernel_arg_signature& a, size_t size, const void* value) 
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       cl_mem m = nullptr;
       if (value) std::memcpy(&m, value, sizeof m);
-      return !m || mem_value(size, value) ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // NULL: no buffer.
+      if (!m) return CL_SUCCESS;  // NULL: no buffer.
+      _cl_mem* buffer = mem_value(size, value);
+      return buffer && !buffer->is_image() ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // An image is no buffer.
     }
     case arg_kind::image: {  // Only backing mode with images has them (api_image.cc).
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;

@@ -308,6 +308,17 @@ TYPED_TEST(Images, SamplersAndImageKernelArguments) {
   cl_mem buf = this->Buf(16);
   EXPECT_EQ(d->clSetKernelArg(k, 0, sizeof buf, &buf), CL_INVALID_MEM_OBJECT);  // A buffer is no image.
   EXPECT_EQ(d->clSetKernelArg(k, 1, sizeof buf, &buf), CL_INVALID_SAMPLER);
+  cl_kernel touch = nullptr;
+  {
+    const char* bsrc = "__kernel void touch(__global uint* p) { p[0] = 1; }";
+    cl_program bp = d->clCreateProgramWithSource(this->ctx_, 1, &bsrc, nullptr, &err);
+    ASSERT_EQ(d->clBuildProgram(bp, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+    touch = d->clCreateKernel(bp, "touch", &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(d->clSetKernelArg(touch, 0, sizeof in, &in), CL_INVALID_MEM_OBJECT);  // An image is no buffer.
+    d->clReleaseKernel(touch);
+    d->clReleaseProgram(bp);
+  }
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof in, &in), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof s, &s), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 2, sizeof out, &out), CL_SUCCESS);
