@@ -25,10 +25,12 @@ _cl_command_queue* prologue(api_call& c, cl_command_queue h, cl_uint n, const cl
   return q;
 }
 
-// A buffer argument of a command on q: valid, same context, range inside it.
-cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out) {
+// A buffer argument of a command on q: valid, same context, range inside it. An image is no
+// buffer, except to the commands that take any memory object (unmap, migrate).
+cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out,
+                 bool any_mem = false) {
   out = rt().mem(h);
-  if (!out) return CL_INVALID_MEM_OBJECT;
+  if (!out || (out->is_image() && !any_mem)) return CL_INVALID_MEM_OBJECT;
   if (out->context != q->context) return CL_INVALID_CONTEXT;
   if (offset > out->size || bytes > out->size - offset) return CL_INVALID_VALUE;
   return CL_SUCCESS;
@@ -278,7 +280,7 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
   _cl_command_queue* q = prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
-  if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
+  if ((s = check_mem(q, buf, 0, 0, m, true))) return c.ret(s);
   auto* p = static_cast<unsigned char*>(ptr);
   // A maps=copy mapping is named by exactly the pointer its map returned; a shared one by any
   // pointer into the buffer.
@@ -308,7 +310,7 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
   std::vector<_cl_mem*> ms;
   for (cl_uint i = 0; i < num; ++i) {
     _cl_mem* m;
-    if ((s = check_mem(q, list[i], 0, 0, m))) return c.ret(s);
+    if ((s = check_mem(q, list[i], 0, 0, m, true))) return c.ret(s);
     c.handle("mem", m);
     ms.push_back(m);
   }
@@ -376,6 +378,7 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
       if (!b || b->freed) return c.ret(CL_INVALID_KERNEL_ARGS);
       blocks.push_back(b);
     }
+    if (a.sampler && !rt().sampler(a.sampler)) return c.ret(CL_INVALID_KERNEL_ARGS);  // Released since.
   }
   for (_cl_mem* m : ms)
     if ((s = rt().use_mem(m, q))) return c.ret(s);
@@ -390,6 +393,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
     ev->kernel = k;
     rt().retain_internal(k);
     ev->args = k->args;
+    for (const kernel_arg& a : ev->args)
+      if (a.sampler) rt().retain_internal(a.sampler);  // Dropped with the event (runtime.cc).
     ev->dims = dims;
     const size_t one = 1;
     for (cl_uint i = 0; i < dims; ++i) {

@@ -162,15 +162,26 @@ cl_int check_arg(const kernel_arg_signature& a, size_t size, const void* value) 
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       cl_mem m = nullptr;
       if (value) std::memcpy(&m, value, sizeof m);
-      return !m || mem_value(size, value) ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // NULL: no buffer.
+      if (!m) return CL_SUCCESS;  // NULL: no buffer.
+      _cl_mem* buffer = mem_value(size, value);
+      return buffer && !buffer->is_image() ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // An image is no buffer.
     }
-    case arg_kind::image:
-    case arg_kind::pipe:  // The mock has neither: no value is one.
+    case arg_kind::image: {  // Only backing mode with images has them (api_image.cc).
+      if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+      if (!value) return CL_INVALID_ARG_VALUE;
+      _cl_mem* m = mem_value(size, value);
+      return m && m->is_image() ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;
+    }
+    case arg_kind::pipe:  // The mock has none: no value is one.
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
       return value ? CL_INVALID_MEM_OBJECT : CL_INVALID_ARG_VALUE;
-    case arg_kind::sampler:
+    case arg_kind::sampler: {
       if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
-      return CL_INVALID_SAMPLER;
+      cl_sampler sm = nullptr;
+      if (value) std::memcpy(&sm, value, sizeof sm);
+      const bool ours = sm && rt().objects.is_sampler_slot(sm) && sm->in_use && !sm->released;
+      return ours ? CL_SUCCESS : CL_INVALID_SAMPLER;
+    }
     case arg_kind::value:
       if (size != a.size) return CL_INVALID_ARG_SIZE;
       return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;

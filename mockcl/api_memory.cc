@@ -1,6 +1,6 @@
 // Buffers and sub-buffers: creation with enforced capacity and the three allocation
 // semantics, the host-pinned budget, info, destructor callbacks and release (the bytes come
-// back when the last command using the buffer completes). Images are not simulated.
+// back when the last command using the buffer completes). Images: api_image.cc.
 #include <cstring>
 
 #include "mockcl/express_paths.h"
@@ -157,7 +157,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   };
   if (cl_int f = c.fault()) return fail(f);
   _cl_mem* parent = rt().mem(h);
-  if (!parent || parent->parent) return fail(CL_INVALID_MEM_OBJECT);
+  if (!parent || parent->parent || parent->is_image()) return fail(CL_INVALID_MEM_OBJECT);
   if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return fail(CL_INVALID_VALUE);
   cl_mem_flags sub_flags = 0;
   if (cl_int s = sub_buffer_flags(parent->flags, flags, sub_flags)) return fail(s);
@@ -201,7 +201,7 @@ cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, vo
   if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_MEM_TYPE: return v(cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+    case CL_MEM_TYPE: return v(cl_mem_object_type{m->is_image() ? m->desc.image_type : CL_MEM_OBJECT_BUFFER});
     case CL_MEM_FLAGS: return v(m->flags);
     case CL_MEM_SIZE: return v(m->size);
     case CL_MEM_HOST_PTR: {
@@ -244,14 +244,6 @@ cl_int CL_API_CALL GetPipeInfo(cl_mem h, cl_pipe_info, size_t, void*, size_t*) {
   return c.ret(CL_INVALID_MEM_OBJECT);
 }
 
-cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags, cl_mem_object_type, cl_uint,
-                                            cl_image_format*, cl_uint* n) {
-  api_call c(rt(), entry_point::clGetSupportedImageFormats);
-  if (!rt().context(h)) return c.ret(CL_INVALID_CONTEXT);
-  if (n) *n = 0;  // No image support.
-  return c.ret(CL_SUCCESS);
-}
-
 }  // namespace
 
 void fill_memory(cl_icd_dispatch& d) {
@@ -263,7 +255,6 @@ void fill_memory(cl_icd_dispatch& d) {
   d.clGetMemObjectInfo = GetMemObjectInfo;
   d.clSetMemObjectDestructorCallback = SetMemObjectDestructorCallback;
   d.clGetPipeInfo = GetPipeInfo;
-  d.clGetSupportedImageFormats = GetSupportedImageFormats;
 }
 
 }  // namespace mockcl

@@ -127,21 +127,26 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_MAX_CLOCK_FREQUENCY: return v(cl_uint{1000});
     case CL_DEVICE_ADDRESS_BITS: return v(cl_uint{64});
     case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return v(cl_ulong{d.max_alloc});
-    case CL_DEVICE_IMAGE_SUPPORT: return v(cl_bool{CL_FALSE});
+    case CL_DEVICE_IMAGE_SUPPORT: return v(cl_bool(device_language().images ? CL_TRUE : CL_FALSE));
+    // With images (backing mode), their limits are the backing device's: POCL creates them.
     case CL_DEVICE_MAX_READ_IMAGE_ARGS: case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
     case CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS: case CL_DEVICE_MAX_SAMPLERS:
+    case CL_DEVICE_IMAGE_PITCH_ALIGNMENT: case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
+      if (device_language().images) return c.ret(rt().pocl->d->clGetDeviceInfo(rt().pocl->device, param, size, value, size_ret));
+      return v(cl_uint{0});
+    case CL_DEVICE_IMAGE2D_MAX_WIDTH: case CL_DEVICE_IMAGE2D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_WIDTH:
+    case CL_DEVICE_IMAGE3D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_DEPTH: case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
+    case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
+      if (device_language().images) return c.ret(rt().pocl->d->clGetDeviceInfo(rt().pocl->device, param, size, value, size_ret));
+      return v(size_t{0});
     case CL_DEVICE_MAX_PIPE_ARGS: case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
     case CL_DEVICE_PIPE_MAX_PACKET_SIZE: case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
     case CL_DEVICE_MAX_ON_DEVICE_EVENTS: case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
     case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE: case CL_DEVICE_MAX_NUM_SUB_GROUPS:
-    case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: case CL_DEVICE_IMAGE_PITCH_ALIGNMENT:
-    case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT: case CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT:
+    case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: case CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT:
     case CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT: case CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT:
       return v(cl_uint{0});
-    case CL_DEVICE_IMAGE2D_MAX_WIDTH: case CL_DEVICE_IMAGE2D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_WIDTH:
-    case CL_DEVICE_IMAGE3D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_DEPTH: case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
-    case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: case CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE:
-    case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
+    case CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE: case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
       return v(size_t{0});
     case CL_DEVICE_MAX_PARAMETER_SIZE: return v(size_t{4096});
     case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return v(kMemBaseAddrAlignBits);

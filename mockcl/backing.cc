@@ -194,7 +194,7 @@ bool mock_runtime::pocl_runs(cl_command_type t) {
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
       return true;
-    default: return false;
+    default: return is_image_command(t);
   }
 }
 
@@ -282,6 +282,9 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
           err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
         } else if (a.svm) {
           err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
+        } else if (a.sampler) {
+          cl_sampler ps = a.sampler->pocl_sampler;
+          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
         } else {
           err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
         }
@@ -293,7 +296,7 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
                                      ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
       break;
     }
-    default: return CL_SUCCESS;
+    default: return is_image_command(ev->command_type) ? pocl_image_command(ev, pq) : CL_SUCCESS;
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
@@ -347,6 +350,12 @@ void mock_runtime::pocl_drop(object_header* o) {
       auto* k = static_cast<_cl_kernel*>(o);
       if (k->pocl_kernel) d.clReleaseKernel(k->pocl_kernel);
       k->pocl_kernel = nullptr;
+      break;
+    }
+    case object_type::sampler: {
+      auto* s = static_cast<_cl_sampler*>(o);
+      if (s->pocl_sampler) d.clReleaseSampler(s->pocl_sampler);
+      s->pocl_sampler = nullptr;
       break;
     }
     default: break;

@@ -58,6 +58,8 @@ cl_icd_dispatch build() {
   fill_event(d);
   fill_program(d);
   fill_kernel(d);
+  fill_image(d);
+  fill_image_enqueue(d);
   return d;
 }
 

@@ -96,6 +96,7 @@ language_caps decide_language(const language_caps& mock, const language_caps* ba
   for (const cl_name_version& e : mock.extensions)
     if (has_name(backing->extensions, e.name)) c.extensions.push_back(e);
   c.backing_features = backing->backing_features;
+  c.images = backing->images;
   return c;
 }
 
@@ -126,6 +127,7 @@ language_caps read_language(const cl_icd_dispatch& d, cl_device_id dev) {
   c.int64 = std::find(c.backing_features.begin(), c.backing_features.end(), "__opencl_c_int64") !=
             c.backing_features.end();
   c.extensions = std::move(exts);
+  c.images = query<cl_bool>(d, dev, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE;
   return c;
 }
 
@@ -149,6 +151,12 @@ std::vector<cl_name_version> c_features(const language_caps& caps) {
   if (caps.fp64) out.push_back(named("__opencl_c_fp64", k300));
   for (const atomic_feature& f : kAtomicFeatures)
     if (caps.atomic_memory & f.cap) out.push_back(named(f.name, k300));
+  if (caps.images) {
+    out.push_back(named("__opencl_c_images", k300));
+    for (const char* f : {"__opencl_c_read_write_images", "__opencl_c_3d_image_writes"})
+      if (std::find(caps.backing_features.begin(), caps.backing_features.end(), f) != caps.backing_features.end())
+        out.push_back(named(f, k300));
+  }
   return out;
 }
 

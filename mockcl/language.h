@@ -32,6 +32,10 @@ struct language_caps {
   // The OpenCL C features a backing device lists (empty for the mock's own set): a feature the
   // mock would derive but POCL's compiler does not define is dropped with its capability.
   std::vector<std::string> backing_features;
+  // CL_DEVICE_IMAGE_SUPPORT: only a backing device's images (POCL holds and samples them; the
+  // mock has no image engine of its own). With it come __opencl_c_images, and those of
+  // __opencl_c_read_write_images / __opencl_c_3d_image_writes that the backing compiler defines.
+  bool images = false;
 };
 
 // The mock GPU's own language: fp64, int64, OpenCL C 1.0-3.0, every atomic order and scope

@@ -21,9 +21,11 @@ bool maps_for_writing(cl_map_flags f) { return f & (CL_MAP_WRITE | CL_MAP_WRITE_
 // Whether command `ev` writes its i-th buffer (kernels may write any argument).
 bool writes(const _cl_event* ev, size_t i) {
   switch (ev->command_type) {
-    case CL_COMMAND_READ_BUFFER: return false;
+    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_READ_IMAGE: return false;
     case CL_COMMAND_MIGRATE_MEM_OBJECTS: return false;
-    case CL_COMMAND_COPY_BUFFER: return i == 1;
+    case CL_COMMAND_COPY_BUFFER: case CL_COMMAND_COPY_IMAGE: case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
+    case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
+      return i == 1;
     default: return true;
   }
 }
@@ -73,7 +75,10 @@ void mock_runtime::execute_map(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
   host_mapping* mp = find(m, ev->host);
   if (!mp) return;
-  if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
+  if (mp->image) {  // Backing mode only: POCL's image, read through the region.
+    if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION))
+      pocl_image_rw(m, ev->queue, false, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->copy.data());
+  } else if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
     if (pocl) pocl_transfer(m, ev->queue, false, mp->offset, mp->size, mp->copy.data());
     else if (unsigned char* b = bytes_of(m)) std::memcpy(mp->copy.data(), b + mp->offset, mp->size);
   }
@@ -84,7 +89,9 @@ void mock_runtime::execute_unmap(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
   host_mapping* mp = find(m, ev->host);
   if (!mp) return;
-  if (maps_for_writing(mp->flags)) {
+  if (maps_for_writing(mp->flags) && mp->image) {
+    pocl_image_rw(m, ev->queue, true, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->copy.data());
+  } else if (maps_for_writing(mp->flags)) {
     if (pocl) pocl_transfer(m, ev->queue, true, mp->offset, mp->size, mp->copy.data());
     else if (unsigned char* b = bytes_of(m)) std::memcpy(b + mp->offset, mp->copy.data(), mp->size);
   }

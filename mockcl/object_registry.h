@@ -36,6 +36,7 @@ class object_registry {
     else if constexpr (std::is_same_v<T, _cl_mem>) return object_type::mem;
     else if constexpr (std::is_same_v<T, _cl_event>) return object_type::event;
     else if constexpr (std::is_same_v<T, _cl_program>) return object_type::program;
+    else if constexpr (std::is_same_v<T, _cl_sampler>) return object_type::sampler;
     else {
       static_assert(std::is_same_v<T, _cl_kernel>, "not a handle type the registry holds");
       return object_type::kernel;
@@ -50,6 +51,7 @@ class object_registry {
     else if constexpr (std::is_same_v<T, _cl_mem>) return mems_;
     else if constexpr (std::is_same_v<T, _cl_event>) return events_;
     else if constexpr (std::is_same_v<T, _cl_program>) return programs_;
+    else if constexpr (std::is_same_v<T, _cl_sampler>) return samplers_;
     else return kernels_;
   }
 
@@ -88,6 +90,7 @@ class object_registry {
   bool contains(const void* p) const;
   // True if `p` is the address of a buffer's slot.
   bool is_mem_slot(const void* p) const { return mems_.contains(p); }
+  bool is_sampler_slot(const void* p) const { return samplers_.contains(p); }
 
   // Destruction, first half: the object is no longer live (its handle reads as released).
   // T: a handle type, or object_header for an object of any type.
@@ -129,13 +132,14 @@ class object_registry {
   object_slab<_cl_event> events_;
   object_slab<_cl_program> programs_;
   object_slab<_cl_kernel> kernels_;
+  object_slab<_cl_sampler> samplers_;
   uint64_t next_id_ = 0;
   std::array<uint64_t, 10> live_{};
 };
 
 inline bool object_registry::contains(const void* p) const {
   return contexts_.contains(p) || queues_.contains(p) || mems_.contains(p) || events_.contains(p) ||
-         programs_.contains(p) || kernels_.contains(p);
+         programs_.contains(p) || kernels_.contains(p) || samplers_.contains(p);
 }
 
 inline void object_registry::retire_all() {
@@ -154,6 +158,7 @@ inline void object_registry::retire_all() {
   kill(events_);
   kill(programs_);
   kill(kernels_);
+  kill(samplers_);
   live_.fill(0);
 }
 

@@ -31,6 +31,7 @@ enum class object_type : uint32_t {
   event,
   program,
   kernel,
+  sampler,
 };
 
 // "mem", "queue", ... (snapshot keys and messages).
@@ -44,6 +45,7 @@ inline const char* type_name(object_type t) {
     case object_type::event: return "event";
     case object_type::program: return "program";
     case object_type::kernel: return "kernel";
+    case object_type::sampler: return "sampler";
     default: return "none";
   }
 }
@@ -130,6 +132,10 @@ struct host_mapping {
   cl_map_flags flags = 0;
   bool active = false;      // Its map command has executed (and its unmap has not).
   bool unmapping = false;   // An unmap naming it was enqueued.
+  // A mapped image (backing mode): the region, and the copy's pitches (tight rows and slices).
+  bool image = false;
+  size_t origin[3] = {}, region[3] = {};
+  size_t row_pitch = 0, slice_pitch = 0;
 };
 }  // namespace mockcl
 
@@ -168,6 +174,24 @@ struct _cl_mem : mockcl::object_header {
   // answers {0}. Holds that buffer's id, so a reused slot (a new id) reads as "not given" without
   // the express create path resetting a field.
   uint64_t properties_given_for = 0;
+  // Backing mode: an image (api_image.cc) when `image_for` is this object's id (as above: a reused
+  // slot reads as a buffer). Its POCL twin is made at creation; `size` is what it is charged:
+  // width * height * depth * array size * element size.
+  uint64_t image_for = 0;
+  cl_image_format format{};
+  cl_image_desc desc{};
+  size_t element_size = 0;
+  bool is_image() const { return image_for == id; }
+};
+
+// A sampler (backing mode only: samplers exist where images do). It holds its context.
+struct _cl_sampler : mockcl::object_header {
+  cl_context context = nullptr;
+  cl_bool normalized = CL_TRUE;
+  cl_addressing_mode addressing = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter = CL_FILTER_NEAREST;
+  std::vector<cl_sampler_properties> properties;  // As given to WithProperties (terminator kept).
+  cl_sampler pocl_sampler = nullptr;  // POCL's twin, made at creation.
 };
 
 namespace mockcl {
@@ -194,6 +218,9 @@ struct kernel_arg {
   void* svm = nullptr;    // An SVM pointer argument.
   size_t size = 0;        // Backing mode: the value as given (null value: empty, e.g. local memory).
   std::vector<unsigned char> value;
+  // Backing mode: a sampler argument (not a reference; a launch's copy holds an internal one, so
+  // POCL's sampler outlives the command however early the application releases it).
+  cl_sampler sampler = nullptr;
 };
 
 struct event_callback {

@@ -48,11 +48,17 @@ cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, const std::string* 
     // source the container carries, as a driver rebuilds a stale cached binary.
     if (p->pocl_prog || p->source.empty()) return p->pocl_prog ? CL_SUCCESS : err;
   }
-  // mockcl's devices have no images (CL_DEVICE_IMAGE_SUPPORT is false), but POCL's compiler
-  // predefines the image macros for its own device, so a program testing them would take an
-  // image path the device says it lacks (the CTS's kernel_preprocessor_macros checks exactly
-  // this). POCL refuses -U in build options, so the source starts by undefining them; `#line 1`
-  // keeps the build log's line numbers the user's. CL_PROGRAM_SOURCE still returns p->source.
+  // Without images (POCL's device has none, language.h) POCL's compiler still predefines the
+  // image macros for its own device, so a program testing them would take an image path the
+  // device says it lacks (the CTS's kernel_preprocessor_macros checks exactly this). POCL refuses
+  // -U in build options, so the source starts by undefining them; `#line 1` keeps the build log's
+  // line numbers the user's. CL_PROGRAM_SOURCE still returns p->source.
+  if (device_language().images) {
+    const char* src = p->source.c_str();
+    const size_t length = p->source.size();
+    p->pocl_prog = d.clCreateProgramWithSource(pc, 1, &src, &length, &err);
+    return p->pocl_prog ? CL_SUCCESS : err;
+  }
   static constexpr char kNoImages[] =
       "#undef __IMAGE_SUPPORT__\n#undef __opencl_c_images\n#undef __opencl_c_read_write_images\n"
       "#undef __opencl_c_3d_image_writes\n#line 1\n";
@@ -131,7 +137,18 @@ cl_int pocl_set_arg(mock_runtime& rt, _cl_kernel* k, cl_uint index, size_t size,
   kernel_arg& a = k->args[index];
   cl_mem m = nullptr;
   if (size == sizeof(cl_mem) && value) std::memcpy(&m, value, sizeof m);
-  if (m && rt.objects.is_mem_slot(m)) {  // One of ours: a buffer argument, translated at the launch.
+  if (size == sizeof(cl_sampler) && value && rt.objects.is_sampler_slot(m)) {
+    // One of our samplers: POCL's twin now (POCL checks the argument's type), and again at each
+    // launch, which holds the sampler until it has run.
+    auto* sm = reinterpret_cast<_cl_sampler*>(m);
+    if (!sm->in_use || sm->released) return CL_INVALID_SAMPLER;
+    cl_sampler ps = sm->pocl_sampler;
+    if (cl_int e = rt.pocl->d->clSetKernelArg(k->pocl_kernel, index, size, &ps)) return e;
+    a = kernel_arg{true, nullptr, nullptr, size, {}};
+    a.sampler = sm;
+    return CL_SUCCESS;
+  }
+  if (m && rt.objects.is_mem_slot(m)) {  // One of ours: a buffer or image argument, translated at the launch.
     if (!m->in_use || m->released) return CL_INVALID_MEM_OBJECT;
     a = kernel_arg{true, m, nullptr, size, {}};
     return CL_SUCCESS;

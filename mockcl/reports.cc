@@ -19,9 +19,14 @@ void mock_runtime::report_exit() {
   std::unique_lock<runtime_lock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel}) {
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler}) {
     total += live(t);
     if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
+    if (t == object_type::mem && live(t)) {  // Images are mems too; named apart for the reader.
+      uint64_t images = 0;
+      objects.for_each_live<_cl_mem>([&](_cl_mem* m) { images += m->is_image(); });
+      if (images) detail += " (images=" + std::to_string(images) + ")";
+    }
   }
   if (!svm.empty()) detail += " svm=" + std::to_string(svm.size());
   if (total == 0) return;

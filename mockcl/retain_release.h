@@ -44,6 +44,12 @@ struct lifetime_entries<_cl_kernel> {
   static constexpr cl_int invalid = CL_INVALID_KERNEL;
 };
 
+template <>
+struct lifetime_entries<_cl_sampler> {
+  static constexpr entry_point retain = entry_point::clRetainSampler, release = entry_point::clReleaseSampler;
+  static constexpr cl_int invalid = CL_INVALID_SAMPLER;
+};
+
 template <typename T>
 cl_int CL_API_CALL retain(T* h) {
   using E = lifetime_entries<T>;

@@ -127,7 +127,7 @@ void mock_runtime::api_call::handle_slow(const char* key, const void* h) {
 std::string mock_runtime::configure_devices(const std::vector<device_config>& d) {
   if (d.empty()) return "device list is empty";
   if (d.size() > kMaxDevices) return "at most 16 devices are supported";
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel})
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler})
     if (live(t) != 0)
       return std::string("cannot reconfigure devices while objects are alive (") + type_name(t) +
              ": " + std::to_string(live(t)) + ")";
@@ -164,6 +164,7 @@ void mock_runtime::force_destroy_all() {
   scheduler.drop_pending();
   if (pocl) {  // POCL's twins go with them.
     objects.for_each_live<_cl_kernel>([&](_cl_kernel* k) { pocl_drop(k); });
+    objects.for_each_live<_cl_sampler>([&](_cl_sampler* s) { pocl_drop(s); });
     objects.for_each_live<_cl_program>([&](_cl_program* p) { pocl_drop(p); });
     objects.for_each_live<_cl_mem>([&](_cl_mem* m) { if (m->parent) pocl_drop(m); });
     objects.for_each_live<_cl_mem>([&](_cl_mem* m) { pocl_drop(m); });
@@ -174,6 +175,7 @@ void mock_runtime::force_destroy_all() {
     e->kernel = nullptr;
     e->args.clear();
   });
+  objects.for_each_live<_cl_sampler>([](_cl_sampler* s) { s->properties.clear(); });
   objects.for_each_live<_cl_mem>([](_cl_mem* m) {
     m->backing.reset();
     m->destructors.clear();
@@ -215,7 +217,7 @@ accounting_snapshot mock_runtime::snapshot() {
       [&](_cl_context* c) { s.contexts.push_back({c->id, c->outstanding, c->peak}); });
   for (size_t i = 0; i < kEntryCount; ++i)
     if (calls_[i]) s.calls[std::string(entry_name(static_cast<entry_point>(i)))] = calls_[i];
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel})
+  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler})
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
@@ -314,6 +316,8 @@ void mock_runtime::destroy_other(object_header* o) {
       e->mems.clear();
       e->callbacks.clear();
       e->svm.clear();
+      for (const kernel_arg& a : e->args)
+        if (a.sampler) release_internal(a.sampler);
       e->args.clear();
       if (e->kernel) release_internal(e->kernel);
       e->kernel = nullptr;
@@ -334,6 +338,13 @@ void mock_runtime::destroy_other(object_header* o) {
       k->args.clear();
       drop_hold(k->program);
       objects.retire(k);
+      break;
+    }
+    case object_type::sampler: {
+      auto* s = static_cast<_cl_sampler*>(o);
+      s->properties.clear();
+      drop_hold(s->context);
+      objects.retire(s);
       break;
     }
     default:

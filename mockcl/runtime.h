@@ -109,6 +109,7 @@ class mock_runtime {
   _cl_event* event(cl_event h) { return check(h, "event"); }
   _cl_program* program(cl_program h) { return check(h, "program"); }
   _cl_kernel* kernel(cl_kernel h) { return check(h, "kernel"); }
+  _cl_sampler* sampler(cl_sampler h) { return check(h, "sampler"); }
 
   // Fills a new buffer's fields (its slot comes from objects.create) and takes an internal
   // reference on its context. `device`: the device charged, or -1 when nothing is charged yet
@@ -237,6 +238,16 @@ class mock_runtime {
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
   cl_int pocl_execute(_cl_event* ev);
+  // Images and samplers (backing_image.cc): their twins, made at creation (`buffer`: the mock
+  // buffer an image is made on, or null); a blocking image read or write through q's twin (maps);
+  // and the image commands POCL runs.
+  cl_mem pocl_create_image(_cl_context* ctx, cl_mem_flags flags, const cl_image_format* format,
+                           const cl_image_desc* desc, _cl_mem* buffer, void* host_ptr, cl_int& err);
+  cl_sampler pocl_create_sampler(_cl_context* ctx, const cl_sampler_properties* props, cl_int& err);
+  cl_int pocl_image_rw(_cl_mem* m, _cl_command_queue* q, bool write, const size_t origin[3],
+                       const size_t region[3], size_t row_pitch, size_t slice_pitch, void* host);
+  static bool is_image_command(cl_command_type t);
+  cl_int pocl_image_command(_cl_event* ev, cl_command_queue pq);
   // Releases o's twin (its destruction).
   void pocl_drop(object_header* o);
   // Backing mode SVM: a zeroed block of POCL's SVM in ctx's twin, or null; and its free.
@@ -393,6 +404,10 @@ inline cl_device_svm_capabilities svm_capabilities(const mock_runtime& rt) {
          (rt.pocl ? rt.pocl->svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER : 0);
 }
 
+// An image's extent on each axis as its type counts them (api_image.cc): width, then height or
+// array size, then depth or array size; 1 where the type has no such axis.
+void image_extent(const cl_image_desc& d, size_t out[3]);
+
 // `s` escaped for a JSON string literal (call log).
 std::string json_escape(const std::string& s);
 
@@ -406,6 +421,8 @@ void fill_enqueue(cl_icd_dispatch& d);
 void fill_event(cl_icd_dispatch& d);
 void fill_program(cl_icd_dispatch& d);
 void fill_kernel(cl_icd_dispatch& d);
+void fill_image(cl_icd_dispatch& d);
+void fill_image_enqueue(cl_icd_dispatch& d);
 
 }  // namespace mockcl
 

@@ -157,9 +157,12 @@ uint64_t command_scheduler::duration(const _cl_event* ev) const {
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
+    case CL_COMMAND_READ_IMAGE: case CL_COMMAND_WRITE_IMAGE: case CL_COMMAND_COPY_IMAGE:
+    case CL_COMMAND_FILL_IMAGE: case CL_COMMAND_COPY_IMAGE_TO_BUFFER: case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
       return 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
     case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: return config_.kernel_ns;
-    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_UNMAP_MEM_OBJECT: case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_MAP_IMAGE: case CL_COMMAND_UNMAP_MEM_OBJECT:
+    case CL_COMMAND_MIGRATE_MEM_OBJECTS:
     case CL_COMMAND_SVM_MAP: case CL_COMMAND_SVM_UNMAP:
       return 1000;
     default: return 0;
@@ -213,9 +216,10 @@ void mock_runtime::execute(_cl_event* ev) {
     report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
            std::string(status_name(oom)));
   } else {
-    if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
+    if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_MAP_IMAGE ||
+        ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
       if (ev->host) {  // maps=copy (maps.cc)
-        if (ev->command_type == CL_COMMAND_MAP_BUFFER) execute_map(ev);
+        if (ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT) execute_map(ev);
         else execute_unmap(ev);
       }
     } else if (!ev->mems.empty()) {
@@ -345,7 +349,10 @@ void mock_runtime::execute(_cl_event* ev) {
   mems_used.swap(ev->mems);
   for (cl_mem m : mems_used) release_internal(m);
   if (ev->kernel) {
-    ev->args.clear();
+    std::vector<kernel_arg> args;
+    args.swap(ev->args);
+    for (const kernel_arg& a : args)
+      if (a.sampler) release_internal(a.sampler);  // The launch's hold (api_enqueue.cc).
     release_internal(std::exchange(ev->kernel, nullptr));
   }
   std::vector<cl_event> deps;
