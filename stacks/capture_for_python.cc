@@ -1,6 +1,8 @@
 // A shared library that Python loads with ctypes (python_capture_test.py): captures the calling
 // thread's stack with stacks::capturer and returns it as text, one frame per line, innermost
 // first ("py FILE:LINE FUNCTION" or "native MODULE FUNCTION").
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "stacks/capture.h"
@@ -9,10 +11,12 @@ namespace {
 clpool::stacks::capturer* g_capturer = nullptr;
 std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> g_stacks;
 std::map<std::uint64_t, clpool::trace::frame_info> g_frames;
-std::string g_text;
+std::mutex g_mutex;  // capturer is not thread-safe: its callers serialize (capture.h)
+thread_local std::string g_text;  // each thread reads back its own stack after the lock is gone
 }  // namespace
 
 extern "C" const char* clpool_test_capture(const char* which) {
+  std::lock_guard<std::mutex> lock(g_mutex);
   if (g_capturer == nullptr) {
     g_capturer = new clpool::stacks::capturer(*clpool::stacks::parse_mode(which), {});
   }
