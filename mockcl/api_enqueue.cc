@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "mockcl/enqueue_checks.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -11,30 +12,6 @@ namespace {
 
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
-
-// The shared prologue: fault, queue, wait list. Returns the queue or sets `status`.
-_cl_command_queue* prologue(api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
-  if ((status = c.fault())) return nullptr;
-  _cl_command_queue* q = rt().queue(h);
-  if (!q) {
-    status = CL_INVALID_COMMAND_QUEUE;
-    return nullptr;
-  }
-  c.handle("queue", q);
-  if ((status = rt().check_wait_list(n, wait, q->context))) return nullptr;
-  return q;
-}
-
-// A buffer argument of a command on q: valid, same context, range inside it. An image is no
-// buffer, except to the commands that take any memory object (unmap, migrate).
-cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out,
-                 bool any_mem = false) {
-  out = rt().mem(h);
-  if (!out || (out->is_image() && !any_mem)) return CL_INVALID_MEM_OBJECT;
-  if (out->context != q->context) return CL_INVALID_CONTEXT;
-  if (offset > out->size || bytes > out->size - offset) return CL_INVALID_VALUE;
-  return CL_SUCCESS;
-}
 
 // OpenCL 3.0: a read from a buffer created host-write-only or no-access (or a write to a
 // host-read-only or no-access one) is CL_INVALID_OPERATION. A sub-buffer inherits its buffer's.
@@ -44,15 +21,10 @@ bool host_access_refused(const _cl_mem* m, bool write) {
          (f & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
 }
 
-void add_mem(_cl_event* ev, _cl_mem* m) {
-  ev->mems.push_back(m);
-  rt().retain_internal(m);
-}
-
 cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
                  const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, offset, size, m))) return c.ret(s);
@@ -87,7 +59,7 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
                                      size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueCopyBuffer);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
   if ((s = check_mem(q, src, src_off, size, ms)) || (s = check_mem(q, dst, dst_off, size, md))) return c.ret(s);
@@ -126,7 +98,7 @@ cl_int rw_buffer_rect(api_call& c, bool write, cl_command_queue h, cl_mem buf, c
                       size_t host_slice_pitch, const void* ptr, cl_uint n, const cl_event* wait,
                       cl_event* out) {
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, 0, 0, m))) return c.ret(s);
@@ -183,7 +155,7 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
                                          cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueCopyBufferRect);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
   if ((s = check_mem(q, src, 0, 0, ms)) || (s = check_mem(q, dst, 0, 0, md))) return c.ret(s);
@@ -217,7 +189,7 @@ cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void*
                                      size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueFillBuffer);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, offset, size, m))) return c.ret(s);
@@ -245,7 +217,7 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
     return nullptr;
   };
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return fail(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, offset, size, m))) return fail(s);
@@ -277,7 +249,7 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
                                          cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueUnmapMemObject);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, 0, 0, m, true))) return c.ret(s);
@@ -303,7 +275,7 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
                                             cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueMigrateMemObjects);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (num == 0 || !list) return c.ret(CL_INVALID_VALUE);
   if (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)) return c.ret(CL_INVALID_VALUE);
@@ -356,7 +328,7 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
               const size_t* offset, const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
               cl_event* out) {
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_kernel* k = rt().kernel(kh);
   if (!k) return c.ret(CL_INVALID_KERNEL);
@@ -424,7 +396,7 @@ cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel k, cl_uint n, const
 cl_int sync_command(api_call& c, entry_point e, cl_command_type type, const char* kind, cl_command_queue h, cl_uint n,
                     const cl_event* wait, cl_event* out) {
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_event* ev = rt().new_command(q, type, kind, e, n, wait);
   return c.ret(finish_command(c, ev, out, false));

@@ -4,6 +4,7 @@
 // use, then hands a command to the scheduler; POCL runs it when it executes (backing_image.cc).
 #include <cstring>
 
+#include "mockcl/enqueue_checks.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -11,19 +12,6 @@ namespace {
 
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
-
-// As api_enqueue.cc's: fault, queue, wait list.
-_cl_command_queue* prologue(api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
-  if ((status = c.fault())) return nullptr;
-  _cl_command_queue* q = rt().queue(h);
-  if (!q) {
-    status = CL_INVALID_COMMAND_QUEUE;
-    return nullptr;
-  }
-  c.handle("queue", q);
-  if ((status = rt().check_wait_list(n, wait, q->context))) return nullptr;
-  return q;
-}
 
 // An image of a command on q: origin + region inside it, no empty axis.
 cl_int check_image(_cl_command_queue* q, cl_mem h, const size_t* origin, const size_t* region, _cl_mem*& out) {
@@ -38,26 +26,12 @@ cl_int check_image(_cl_command_queue* q, cl_mem h, const size_t* origin, const s
   return CL_SUCCESS;
 }
 
-// A buffer side: a buffer (not an image) of q's context with [offset, offset + bytes) inside it.
-cl_int check_buffer(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out) {
-  out = rt().mem(h);
-  if (!out || out->is_image()) return CL_INVALID_MEM_OBJECT;
-  if (out->context != q->context) return CL_INVALID_CONTEXT;
-  if (offset > out->size || bytes > out->size - offset) return CL_INVALID_VALUE;
-  return CL_SUCCESS;
-}
-
 bool host_access_refused(const _cl_mem* m, bool write) {
   return (m->flags & CL_MEM_HOST_NO_ACCESS) || (m->flags & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
 }
 
 size_t region_bytes(const _cl_mem* m, const size_t* region) {
   return m->element_size * region[0] * region[1] * region[2];
-}
-
-void add_mem(_cl_event* ev, _cl_mem* m) {
-  ev->mems.push_back(m);
-  rt().retain_internal(m);
 }
 
 void set3(size_t out[3], const size_t* in) {
@@ -68,7 +42,7 @@ cl_int rw_image(api_call& c, bool write, cl_command_queue h, cl_mem img, cl_bool
                 const size_t* region, size_t row_pitch, size_t slice_pitch, const void* ptr, cl_uint n,
                 const cl_event* wait, cl_event* out) {
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_image(q, img, origin, region, m))) return c.ret(s);
@@ -129,7 +103,7 @@ cl_int CL_API_CALL EnqueueCopyImage(cl_command_queue h, cl_mem src, cl_mem dst, 
                                     cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueCopyImage);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
   if ((s = check_image(q, src, src_origin, region, ms)) || (s = check_image(q, dst, dst_origin, region, md)))
@@ -151,7 +125,7 @@ cl_int CL_API_CALL EnqueueFillImage(cl_command_queue h, cl_mem img, const void* 
                                     const size_t* region, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueFillImage);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_image(q, img, origin, region, m))) return c.ret(s);
@@ -172,11 +146,11 @@ cl_int CL_API_CALL EnqueueCopyImageToBuffer(cl_command_queue h, cl_mem src, cl_m
                                             cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueCopyImageToBuffer);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
   if ((s = check_image(q, src, src_origin, region, ms))) return c.ret(s);
-  if ((s = check_buffer(q, dst, dst_offset, region_bytes(ms, region), md))) return c.ret(s);
+  if ((s = check_mem(q, dst, dst_offset, region_bytes(ms, region), md))) return c.ret(s);
   if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, "copy_image_to_buffer",
                                    entry_point::clEnqueueCopyImageToBuffer, n, wait);
@@ -194,11 +168,11 @@ cl_int CL_API_CALL EnqueueCopyBufferToImage(cl_command_queue h, cl_mem src, cl_m
                                             const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueCopyBufferToImage);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
   if ((s = check_image(q, dst, dst_origin, region, md))) return c.ret(s);
-  if ((s = check_buffer(q, src, src_offset, region_bytes(md, region), ms))) return c.ret(s);
+  if ((s = check_mem(q, src, src_offset, region_bytes(md, region), ms))) return c.ret(s);
   if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, "copy_buffer_to_image",
                                    entry_point::clEnqueueCopyBufferToImage, n, wait);
@@ -224,7 +198,7 @@ void* CL_API_CALL EnqueueMapImage(cl_command_queue h, cl_mem img, cl_bool blocki
     return nullptr;
   };
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return fail(s);
   _cl_mem* m;
   if ((s = check_image(q, img, origin, region, m))) return fail(s);
