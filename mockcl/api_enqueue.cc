@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mockcl/enqueue_checks.h"
+#include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -12,14 +13,6 @@ namespace {
 
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
-
-// OpenCL 3.0: a read from a buffer created host-write-only or no-access (or a write to a
-// host-read-only or no-access one) is CL_INVALID_OPERATION. A sub-buffer inherits its buffer's.
-bool host_access_refused(const _cl_mem* m, bool write) {
-  const cl_mem_flags f = m->flags | (m->parent ? m->parent->flags : 0);
-  return (f & CL_MEM_HOST_NO_ACCESS) ||
-         (f & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
-}
 
 cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
                  const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
@@ -32,7 +25,7 @@ cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_boo
   c.arg("offset", offset);
   c.arg("size", size);
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
-  if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
+  if (host_access_refused(m->flags, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
   _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write", entry_point::clEnqueueWriteBuffer, n, wait)
                         : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read", entry_point::clEnqueueReadBuffer, n, wait);
@@ -107,7 +100,7 @@ cl_int rw_buffer_rect(api_call& c, bool write, cl_command_queue h, cl_mem buf, c
   rect_side dev = make_rect_side(buffer_origin, buffer_row_pitch, buffer_slice_pitch);
   rect_side host = make_rect_side(host_origin, host_row_pitch, host_slice_pitch);
   if ((s = check_rect_side(m, dev, region)) || (s = rect_normalize(host, region))) return c.ret(s);
-  if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
+  if (host_access_refused(m->flags, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
   _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER_RECT, "write_rect",
                                            entry_point::clEnqueueWriteBufferRect, n, wait)
@@ -223,7 +216,7 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if ((s = check_mem(q, buf, offset, size, m))) return fail(s);
   c.handle("mem", m);
   if (size == 0) return fail(CL_INVALID_VALUE);
-  if (flags & ~(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) return fail(CL_INVALID_VALUE);
+  if ((s = check_map_flags(m->flags, flags))) return fail(s);
   if ((s = rt().use_mem(m, q))) return fail(s);
   // maps=copy, and every map in backing mode: the host gets its own copy, filled when the map
   // executes (maps.cc).

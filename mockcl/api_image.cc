@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mockcl/retain_release.h"
+#include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -142,12 +143,16 @@ cl_mem create_image(api_call& c, cl_context h, cl_mem_flags flags, const cl_imag
   cl_int fs;
   cl_context pc = r.pocl_context(ctx, fs);
   if (!pc) return fail(fs);
-  if (cl_int bad = check_format(pc, flags, desc->image_type, *format)) return fail(bad);
   _cl_mem* buffer = nullptr;
+  cl_mem_flags own_flags = flags;
   if (desc->mem_object) {
     buffer = r.mem(desc->mem_object);
     if (!buffer || buffer->is_image() || buffer->context != ctx) return fail(CL_INVALID_IMAGE_DESCRIPTOR);
+    // An image on a buffer takes the access bits it does not give from the buffer, and its
+    // host-pointer bits (OpenCL 3.0, clCreateImage).
+    if (cl_int bad = derived_mem_flags(buffer->flags, flags, own_flags)) return fail(bad);
   }
+  if (cl_int bad = check_format(pc, own_flags, desc->image_type, *format)) return fail(bad);
   cl_int s = CL_SUCCESS;
   cl_mem pm = r.pocl_create_image(ctx, flags, format, desc, buffer, host_ptr, s);
   if (!pm) return fail(s);
@@ -169,7 +174,7 @@ cl_mem create_image(api_call& c, cl_context h, cl_mem_flags flags, const cl_imag
     return fail(s);
   }
   _cl_mem* m = r.objects.create<_cl_mem>();
-  r.init_buffer(m, ctx, flags, bytes, host_ptr, charge_now ? dev : -1, pinned);
+  r.init_buffer(m, ctx, own_flags, bytes, host_ptr, charge_now ? dev : -1, pinned);
   m->where = where;
   m->pocl_mem = pm;
   m->image_for = m->id;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "mockcl/enqueue_checks.h"
+#include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -24,10 +25,6 @@ cl_int check_image(_cl_command_queue* q, cl_mem h, const size_t* origin, const s
   for (int i = 0; i < 3; ++i)
     if (region[i] == 0 || origin[i] > ext[i] || region[i] > ext[i] - origin[i]) return CL_INVALID_VALUE;
   return CL_SUCCESS;
-}
-
-bool host_access_refused(const _cl_mem* m, bool write) {
-  return (m->flags & CL_MEM_HOST_NO_ACCESS) || (m->flags & (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY));
 }
 
 size_t region_bytes(const _cl_mem* m, const size_t* region) {
@@ -55,7 +52,7 @@ cl_int rw_image(api_call& c, bool write, cl_command_queue h, cl_mem img, cl_bool
   const bool has_slices = region[2] > 1 || m->desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
   const size_t slice_rows = m->desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? 1 : region[1];
   if (slice_pitch != 0 && has_slices && slice_pitch < rows * slice_rows) return c.ret(CL_INVALID_VALUE);
-  if (host_access_refused(m, write)) return c.ret(CL_INVALID_OPERATION);
+  if (host_access_refused(m->flags, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
   _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_IMAGE, "write_image", entry_point::clEnqueueWriteImage,
                                            n, wait)
@@ -207,7 +204,7 @@ void* CL_API_CALL EnqueueMapImage(cl_command_queue h, cl_mem img, cl_bool blocki
   const cl_mem_object_type t = m->desc.image_type;
   const bool sliced = t == CL_MEM_OBJECT_IMAGE3D || t == CL_MEM_OBJECT_IMAGE2D_ARRAY || t == CL_MEM_OBJECT_IMAGE1D_ARRAY;
   if (sliced && !slice_pitch) return fail(CL_INVALID_VALUE);
-  if (flags & ~(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) return fail(CL_INVALID_VALUE);
+  if ((s = check_map_flags(m->flags, flags))) return fail(s);
   if ((s = rt().use_mem(m, q))) return fail(s);
   const size_t row = m->element_size * region[0];
   const size_t slice = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? row : row * region[1];

@@ -5,6 +5,7 @@
 
 #include "mockcl/express_paths.h"
 #include "mockcl/retain_release.h"
+#include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -13,39 +14,13 @@ namespace {
 using api_call = mock_runtime::api_call;
 mock_runtime& rt() { return mock_runtime::get(); }
 
-constexpr cl_mem_flags kHostAccess = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-constexpr cl_mem_flags kKnown = kMemAccessFlags | kHostAccess | CL_MEM_USE_HOST_PTR |
-                                CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-
 bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
-
-// The flags a sub-buffer has (OpenCL 3.0, clCreateSubBuffer): the device-access and host-access
-// bits it gives, each only if compatible with its parent's, else its parent's; and always the
-// parent's host-pointer bits, which it may not give itself. CL_INVALID_VALUE otherwise.
-cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags given, cl_mem_flags& out) {
-  if (given & ~kKnown) return CL_INVALID_VALUE;
-  if (given & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) return CL_INVALID_VALUE;
-  const cl_mem_flags access = given & kMemAccessFlags, host_access = given & kHostAccess;
-  if (multiple_bits(access) || multiple_bits(host_access)) return CL_INVALID_VALUE;
-  // A buffer created without access bits is read-write.
-  const cl_mem_flags parent_access =
-      (parent & kMemAccessFlags) ? parent & kMemAccessFlags : CL_MEM_READ_WRITE;
-  if (access && parent_access != CL_MEM_READ_WRITE && access != parent_access) return CL_INVALID_VALUE;
-  // Host access may narrow (to CL_MEM_HOST_NO_ACCESS from anything) but never widen or switch.
-  const cl_mem_flags parent_host = parent & kHostAccess;
-  if ((host_access & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)) && parent_host &&
-      host_access != parent_host)
-    return CL_INVALID_VALUE;
-  out = (access ? access : parent & kMemAccessFlags) | (host_access ? host_access : parent_host) |
-        (parent & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR));
-  return CL_SUCCESS;
-}
 
 [[gnu::always_inline]] inline cl_int check_flags(cl_mem_flags flags, void* host_ptr) {
   // The common case first: access bits only, no host pointer.
   if (!(flags & ~kMemAccessFlags) && !host_ptr) [[likely]] return multiple_bits(flags) ? CL_INVALID_VALUE : CL_SUCCESS;
-  if (flags & ~kKnown) return CL_INVALID_VALUE;
-  if (multiple_bits(flags & kMemAccessFlags) || multiple_bits(flags & kHostAccess)) return CL_INVALID_VALUE;
+  if (flags & ~kKnownMemFlags) return CL_INVALID_VALUE;
+  if (multiple_bits(flags & kMemAccessFlags) || multiple_bits(flags & kHostAccessFlags)) return CL_INVALID_VALUE;
   if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
     return CL_INVALID_VALUE;
   bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
@@ -160,7 +135,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   if (!parent || parent->parent || parent->is_image()) return fail(CL_INVALID_MEM_OBJECT);
   if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return fail(CL_INVALID_VALUE);
   cl_mem_flags sub_flags = 0;
-  if (cl_int s = sub_buffer_flags(parent->flags, flags, sub_flags)) return fail(s);
+  if (cl_int s = derived_mem_flags(parent->flags, flags, sub_flags)) return fail(s);
   const auto* region = static_cast<const cl_buffer_region*>(info);
   if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
   if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);

@@ -427,6 +427,67 @@ TYPED_TEST(Images, ImageOnABufferSharesItsBytesAndCharge) {
   this->Teardown();
 }
 
+// OpenCL 3.0, clCreateImage with a buffer: the image takes the access and host-access bits it
+// does not give from the buffer, may narrow but not widen or switch them, inherits the buffer's
+// host-pointer bits and may not give any; host reads and writes obey the inherited bits.
+TYPED_TEST(Images, ImageOnABufferInheritsItsFlags) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  constexpr size_t n = 16;
+  cl_image_format f{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  desc.image_width = n;
+  std::vector<uint8_t> host(n * 4, 3);
+  const size_t o[3] = {0, 0, 0}, r[3] = {n, 1, 1};
+  auto flags_of = [&](cl_mem m) {
+    cl_mem_flags fl = 0;
+    EXPECT_EQ(d->clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof fl, &fl, nullptr), CL_SUCCESS);
+    return fl;
+  };
+  cl_int err;
+
+  // Host-read-only buffer: the image, giving no host bits, is host-read-only too.
+  cl_mem ro = this->Buf(n * 4, nullptr, CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY);
+  desc.mem_object = ro;
+  cl_mem img = d->clCreateImage(this->ctx_, 0, &f, &desc, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(flags_of(img), cl_mem_flags(CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY));
+  EXPECT_EQ(d->clEnqueueReadImage(this->q_, img, CL_TRUE, o, r, 0, 0, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueWriteImage(this->q_, img, CL_TRUE, o, r, 0, 0, host.data(), 0, nullptr, nullptr),
+            CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clReleaseMemObject(img), CL_SUCCESS);
+  // Narrowing to no host access is allowed; then reads are refused as well.
+  img = d->clCreateImage(this->ctx_, CL_MEM_HOST_NO_ACCESS, &f, &desc, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueReadImage(this->q_, img, CL_TRUE, o, r, 0, 0, host.data(), 0, nullptr, nullptr),
+            CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clReleaseMemObject(img), CL_SUCCESS);
+  // Switching host access, or widening device access, is CL_INVALID_VALUE.
+  EXPECT_EQ(d->clCreateImage(this->ctx_, CL_MEM_HOST_WRITE_ONLY, &f, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &f, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateImage(this->ctx_, CL_MEM_WRITE_ONLY, &f, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clReleaseMemObject(ro), CL_SUCCESS);
+
+  // A buffer made with a host pointer: the image inherits the bit and may not give one.
+  cl_mem copied = this->Buf(n * 4, nullptr, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.data());
+  desc.mem_object = copied;
+  EXPECT_EQ(d->clCreateImage(this->ctx_, CL_MEM_COPY_HOST_PTR, &f, &desc, host.data(), &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateImage(this->ctx_, CL_MEM_ALLOC_HOST_PTR, &f, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  img = d->clCreateImage(this->ctx_, CL_MEM_WRITE_ONLY, &f, &desc, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(flags_of(img), cl_mem_flags(CL_MEM_WRITE_ONLY | CL_MEM_COPY_HOST_PTR));
+  EXPECT_EQ(d->clEnqueueWriteImage(this->q_, img, CL_TRUE, o, r, 0, 0, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseMemObject(img), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseMemObject(copied), CL_SUCCESS);
+  this->Teardown();
+}
+
 TYPED_TEST(Images, ChargedLikeBuffersAndCreditedAtRelease) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

@@ -1083,6 +1083,45 @@ TYPED_TEST(Battery, RectTransfersMoveTheRightBytesAndValidate) {
   this->Teardown();
 }
 
+// OpenCL 3.0, clEnqueueMapBuffer: a read map of a host-write-only or no-access buffer, or a write
+// map of a host-read-only or no-access one, is CL_INVALID_OPERATION; a sub-buffer carries its
+// buffer's host access; CL_MAP_WRITE_INVALIDATE_REGION excludes the other two bits.
+TYPED_TEST(Battery, MapsObeyHostAccessFlags) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  auto map = [&](cl_mem m, cl_map_flags f) {
+    cl_int err = 1;
+    void* p = d->clEnqueueMapBuffer(this->q_, m, CL_TRUE, f, 0, 128, 0, nullptr, nullptr, &err);
+    if (p) EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(p != nullptr, err == CL_SUCCESS);
+    return err;
+  };
+  cl_mem ro = this->Buf(256, nullptr, CL_MEM_HOST_READ_ONLY);
+  cl_mem wo = this->Buf(256, nullptr, CL_MEM_HOST_WRITE_ONLY);
+  cl_mem none = this->Buf(256, nullptr, CL_MEM_HOST_NO_ACCESS);
+  cl_mem rw = this->Buf(256);
+  EXPECT_EQ(map(ro, CL_MAP_READ), CL_SUCCESS);
+  EXPECT_EQ(map(ro, CL_MAP_WRITE), CL_INVALID_OPERATION);
+  EXPECT_EQ(map(ro, CL_MAP_WRITE_INVALIDATE_REGION), CL_INVALID_OPERATION);
+  EXPECT_EQ(map(wo, CL_MAP_WRITE), CL_SUCCESS);
+  EXPECT_EQ(map(wo, CL_MAP_WRITE_INVALIDATE_REGION), CL_SUCCESS);
+  EXPECT_EQ(map(wo, CL_MAP_READ), CL_INVALID_OPERATION);
+  EXPECT_EQ(map(wo, CL_MAP_READ | CL_MAP_WRITE), CL_INVALID_OPERATION);
+  EXPECT_EQ(map(none, CL_MAP_READ), CL_INVALID_OPERATION);
+  EXPECT_EQ(map(none, CL_MAP_WRITE), CL_INVALID_OPERATION);
+  EXPECT_EQ(map(rw, CL_MAP_READ | CL_MAP_WRITE), CL_SUCCESS);
+  EXPECT_EQ(map(rw, CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION), CL_INVALID_VALUE);
+  EXPECT_EQ(map(rw, CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION), CL_INVALID_VALUE);
+  const cl_buffer_region region{128, 128};
+  cl_int err;
+  cl_mem sub = d->clCreateSubBuffer(ro, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(map(sub, CL_MAP_READ), CL_SUCCESS);
+  EXPECT_EQ(map(sub, CL_MAP_WRITE), CL_INVALID_OPERATION);
+  for (cl_mem m : {sub, ro, wo, none, rw}) EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, ContextDestructorCallbacksRunLastFirstAtDestruction) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

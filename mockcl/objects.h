@@ -15,6 +15,7 @@
 
 #include "mockcl/host_memory.h"
 #include "mockcl/kernel_signature.h"
+#include "mockcl/mem_flags.h"
 #include "device_model/device_memory.h"
 #include "mockcl/rect.h"
 #include "mockcl/snapshot.h"
@@ -140,9 +141,6 @@ struct host_mapping {
 }  // namespace mockcl
 
 namespace mockcl {
-// The access flags of a buffer or SVM block; at most one may be given (none: read-write).
-inline constexpr cl_mem_flags kMemAccessFlags =
-    CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
 // CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits: a sub-buffer's origin must be a
 // multiple of it in bytes (128).
 inline constexpr cl_uint kMemBaseAddrAlignBits = 1024;

@@ -28,6 +28,8 @@ expect 2 "--cts-src needs a value" --cts-src
 expect 2 "--device 'gpu' is not pocl, mockcl or both" --device gpu
 expect 2 "--tests: 'image' is not one of" --tests api,image
 expect 2 "--tests is empty" --tests ""
+expect 2 "--image-args: 'a;b' is not a CTS image option" --image-args "small_images a;b"
+expect 2 "--image-args needs a value" --image-args
 expect 2 "--timeout '0' is not a positive" --timeout 0
 expect 2 "--budget 'x' is not a positive" --budget x
 expect 2 "--jobs '-1' is not a positive" --jobs -1
