@@ -224,7 +224,8 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   unsigned char* b = copy ? nullptr : rt().bytes_of(m);
   if (!copy && !b) return fail(CL_MAP_FAILURE);
   void* p = copy ? nullptr : b + offset;
-  if (copy && !(p = rt().map_copy(m, flags, offset, size))) return fail(CL_OUT_OF_HOST_MEMORY);
+  if (copy && !(p = rt().map_copy(m, flags, offset, size, mock_runtime::use_host_ptr_at(m, offset))))
+    return fail(CL_OUT_OF_HOST_MEMORY);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;

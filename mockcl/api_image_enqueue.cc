@@ -206,9 +206,21 @@ void* CL_API_CALL EnqueueMapImage(cl_command_queue h, cl_mem img, cl_bool blocki
   if (sliced && !slice_pitch) return fail(CL_INVALID_VALUE);
   if ((s = check_map_flags(m->flags, flags))) return fail(s);
   if ((s = rt().use_mem(m, q))) return fail(s);
-  const size_t row = m->element_size * region[0];
-  const size_t slice = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? row : row * region[1];
-  void* p = rt().map_copy(m, flags, 0, region_bytes(m, region));
+  // A copy of its own has tight pitches; an image made with CL_MEM_USE_HOST_PTR (or on a buffer
+  // made with it) is mapped in place, with the pitches of that memory (OpenCL 3.0: the pointer is
+  // derived from host_ptr).
+  size_t row = m->element_size * region[0];
+  size_t slice = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? row : row * region[1];
+  unsigned char* at = mock_runtime::use_host_ptr_at(m, 0);
+  if (at) {
+    row = m->desc.image_row_pitch ? m->desc.image_row_pitch : m->element_size * m->desc.image_width;
+    slice = m->desc.image_slice_pitch ? m->desc.image_slice_pitch
+            : t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? row
+                                                : row * m->desc.image_height;
+    at += origin[0] * m->element_size +
+          (t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? origin[1] * slice : origin[1] * row + origin[2] * slice);
+  }
+  void* p = rt().map_copy(m, flags, 0, region_bytes(m, region), at);
   if (!p) return fail(CL_OUT_OF_HOST_MEMORY);
   host_mapping& mp = m->maps.back();
   mp.image = true;

@@ -3,6 +3,7 @@
 // and the image commands POCL runs when mockcl's scheduler executes them. Members of mock_runtime;
 // the lock is held, and POCL is waited for before returning, as for buffers (backing.cc).
 #include "mockcl/backing.h"
+#include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -29,7 +30,9 @@ cl_mem mock_runtime::pocl_create_image(_cl_context* ctx, cl_mem_flags flags, con
     d.mem_object = pocl_buffer(buffer, err);
     if (!d.mem_object) return nullptr;
   }
-  cl_mem pm = pocl->d->clCreateImage(pc, flags, format, &d, host_ptr, &err);
+  // Host access stays mockcl's business, as for buffers: POCL's twin lets mockcl read and write
+  // it (a map for writing first reads the image; a host-write-only image must still be mapped).
+  cl_mem pm = pocl->d->clCreateImage(pc, flags & ~kHostAccessFlags, format, &d, host_ptr, &err);
   if (!pm || buffer || (flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR))) return pm;
   // A never-written image reads as zeros, as a buffer does (POCL's fresh memory is not cleared);
   // zero bits are a zero color in every channel type.

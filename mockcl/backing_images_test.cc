@@ -488,6 +488,79 @@ TYPED_TEST(Images, ImageOnABufferInheritsItsFlags) {
   this->Teardown();
 }
 
+// In backing mode a map is a copy, except for objects made with CL_MEM_USE_HOST_PTR: OpenCL
+// requires a pointer derived from host_ptr, holding the device's bytes (here POCL's) once the map
+// completes, and written back at the unmap. An image's map there has the host memory's pitches.
+// Host access is mockcl's to enforce: a host-write-only image is still filled for a write map.
+TYPED_TEST(Images, UseHostPtrMapsReturnTheHostMemory) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_int err;
+  // A buffer: a kernel-free way to change POCL's bytes is a fill.
+  alignas(128) static uint8_t host[512];
+  std::memset(host, 1, sizeof host);
+  cl_mem buf = this->Buf(sizeof host, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, host);
+  const uint8_t nine = 9;
+  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, buf, &nine, 1, 0, sizeof host, 0, nullptr, nullptr), CL_SUCCESS);
+  auto* p = static_cast<uint8_t*>(
+      d->clEnqueueMapBuffer(this->q_, buf, CL_TRUE, CL_MAP_WRITE, 128, 64, 0, nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(p, host + 128);
+  EXPECT_EQ(p[0], 9);
+  p[1] = 42;
+  ASSERT_EQ(d->clEnqueueUnmapMemObject(this->q_, buf, p, 0, nullptr, nullptr), CL_SUCCESS);
+  uint8_t got[2] = {};
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, buf, CL_TRUE, 128, 2, got, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got[0], 9);
+  EXPECT_EQ(got[1], 42);
+  EXPECT_EQ(d->clReleaseMemObject(buf), CL_SUCCESS);
+
+  // A 2D image with a padded row pitch, host-write-only: the map starts at the origin's texel in
+  // the host memory and reports its pitch.
+  constexpr size_t w = 8, h = 4, pitch = 48;  // 32 bytes of texels a row, 16 of padding.
+  alignas(128) static uint8_t pixels[pitch * h];
+  std::memset(pixels, 0, sizeof pixels);
+  cl_image_format f{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = w;
+  desc.image_height = h;
+  desc.image_row_pitch = pitch;
+  cl_mem img = d->clCreateImage(this->ctx_, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR | CL_MEM_HOST_WRITE_ONLY, &f,
+                                &desc, pixels, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const cl_uint color[4] = {7, 7, 7, 7};
+  const size_t all[3] = {w, h, 1}, zero[3] = {0, 0, 0};
+  ASSERT_EQ(d->clEnqueueFillImage(this->q_, img, color, zero, all, 0, nullptr, nullptr), CL_SUCCESS);
+  const size_t origin[3] = {2, 1, 0}, region[3] = {3, 2, 1};
+  size_t row_pitch = 0;
+  auto* t = static_cast<uint8_t*>(d->clEnqueueMapImage(this->q_, img, CL_TRUE, CL_MAP_WRITE, origin, region,
+                                                       &row_pitch, nullptr, 0, nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(t, pixels + 1 * pitch + 2 * 4);
+  EXPECT_EQ(row_pitch, pitch);
+  EXPECT_EQ(t[0], 7);            // Filled from POCL's image, though the host may not read it.
+  EXPECT_EQ(t[pitch + 11], 7);   // The region's last byte, on its second row.
+  t[pitch] = 99;                 // Texel (2, 2), red.
+  ASSERT_EQ(d->clEnqueueUnmapMemObject(this->q_, img, t, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  // Read it back through a plain image copy: (2, 2) is 99, its neighbours 7.
+  cl_mem out = this->Image(w, h);
+  ASSERT_EQ(d->clEnqueueCopyImage(this->q_, img, out, zero, zero, all, 0, nullptr, nullptr), CL_SUCCESS);
+  const std::vector<uint8_t> back = this->Read(out, w, h);
+  EXPECT_EQ(back[(2 * w + 2) * 4], 99);
+  EXPECT_EQ(back[(2 * w + 3) * 4], 7);
+  EXPECT_EQ(back[(1 * w + 2) * 4], 7);
+  // Reading it on the host is still refused.
+  EXPECT_EQ(d->clEnqueueMapImage(this->q_, img, CL_TRUE, CL_MAP_READ, origin, region, &row_pitch, nullptr, 0,
+                                 nullptr, nullptr, &err),
+            nullptr);
+  EXPECT_EQ(err, CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clReleaseMemObject(out), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseMemObject(img), CL_SUCCESS);
+  this->Teardown();
+}
+
 TYPED_TEST(Images, ChargedLikeBuffersAndCreditedAtRelease) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

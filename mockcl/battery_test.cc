@@ -1122,6 +1122,71 @@ TYPED_TEST(Battery, MapsObeyHostAccessFlags) {
   this->Teardown();
 }
 
+// OpenCL 3.0, clEnqueueMapBuffer: the map of a buffer made with CL_MEM_USE_HOST_PTR returns a
+// pointer derived from host_ptr (also on maps=copy devices, where other maps get a copy), and
+// the host memory holds the buffer's bytes once the map completes. CL_MEM_USES_SVM_POINTER says
+// whether that host_ptr is an SVM pointer.
+TYPED_TEST(Battery, UseHostPtrMapsReturnTheHostMemory) {
+  for (const char* devices : {"gpu-64m", "gpu-64m:maps=copy"}) {
+    SCOPED_TRACE(devices);
+    this->Setup(devices);
+    auto* d = this->d_;
+    alignas(128) static uint8_t host[1024];
+    for (size_t i = 0; i < sizeof host; ++i) host[i] = uint8_t(i);
+    cl_int err;
+    cl_mem buf = this->Buf(sizeof host, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, host);
+    auto* p = static_cast<uint8_t*>(
+        d->clEnqueueMapBuffer(this->q_, buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 256, 128, 0, nullptr, nullptr, &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(p, host + 256);
+    // A second map of the same bytes has the same address; each unmap ends one of them.
+    auto* p2 = static_cast<uint8_t*>(
+        d->clEnqueueMapBuffer(this->q_, buf, CL_TRUE, CL_MAP_READ, 256, 128, 0, nullptr, nullptr, &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(p2, p);
+    p[0] = 0xAB;
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, buf, p, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, buf, p2, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+    cl_uint maps = 9;
+    ASSERT_EQ(d->clGetMemObjectInfo(buf, CL_MEM_MAP_COUNT, sizeof maps, &maps, nullptr), CL_SUCCESS);
+    EXPECT_EQ(maps, 0u);
+    uint8_t got = 0;
+    ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, buf, CL_TRUE, 256, 1, &got, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(got, 0xAB);
+    // A sub-buffer's map is in its buffer's host memory.
+    const cl_buffer_region region{512, 256};
+    cl_mem sub = d->clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    void* q = d->clEnqueueMapBuffer(this->q_, sub, CL_TRUE, CL_MAP_READ, 16, 16, 0, nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(q, host + 512 + 16);
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, sub, q, 0, nullptr, nullptr), CL_SUCCESS);
+    // Not an SVM pointer; a buffer on an SVM pointer (and its sub-buffer) is.
+    cl_bool svm = CL_TRUE;
+    ASSERT_EQ(d->clGetMemObjectInfo(buf, CL_MEM_USES_SVM_POINTER, sizeof svm, &svm, nullptr), CL_SUCCESS);
+    EXPECT_EQ(svm, cl_bool{CL_FALSE});
+    void* s = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 1024, 0);
+    ASSERT_NE(s, nullptr);
+    cl_mem on_svm = this->Buf(1024, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, s);
+    cl_mem on_svm_sub = d->clCreateSubBuffer(on_svm, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    for (cl_mem m : {on_svm, on_svm_sub}) {
+      svm = CL_FALSE;
+      ASSERT_EQ(d->clGetMemObjectInfo(m, CL_MEM_USES_SVM_POINTER, sizeof svm, &svm, nullptr), CL_SUCCESS);
+      EXPECT_EQ(svm, cl_bool{CL_TRUE});
+    }
+    void* m = d->clEnqueueMapBuffer(this->q_, on_svm, CL_TRUE, CL_MAP_READ, 0, 1024, 0, nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(m, s);
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, on_svm, m, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+    for (cl_mem x : {on_svm_sub, on_svm, sub, buf}) EXPECT_EQ(d->clReleaseMemObject(x), CL_SUCCESS);
+    d->clSVMFree(this->ctx_, s);
+    this->Teardown();
+  }
+}
+
 TYPED_TEST(Battery, ContextDestructorCallbacksRunLastFirstAtDestruction) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

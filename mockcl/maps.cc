@@ -6,6 +6,9 @@
 // must be unmapped before any command that reads or writes it (or its parent or sub-buffers)
 // begins execution, and one mapped for reading before any command that writes it.
 // In backing mode (backing.h) every map is such a copy, filled from and written back to POCL.
+// An object made with CL_MEM_USE_HOST_PTR is the exception: OpenCL requires its map to return a
+// pointer derived from host_ptr, so its mapping lives in that memory, filled and written back
+// the same way.
 // Members of mock_runtime; the lock is held.
 #include <cstring>
 
@@ -30,11 +33,43 @@ bool writes(const _cl_event* ev, size_t i) {
   }
 }
 
-host_mapping* find(_cl_mem* m, const void* p) {
-  for (host_mapping& mp : m->maps)
-    if (mp.copy.data() == p) return &mp;
+// The mapping at `p` in the state given. Maps of an object made with CL_MEM_USE_HOST_PTR can
+// share an address, so the state picks the one meant: the first not yet executed (a map runs),
+// the first being unmapped (an unmap runs), the first not being unmapped (an unmap is enqueued).
+enum class stage { to_map, unmapping, mapped };
+host_mapping* find(_cl_mem* m, const void* p, stage st) {
+  for (host_mapping& mp : m->maps) {
+    if (mp.at != p) continue;
+    if (st == stage::to_map && !mp.active && !mp.unmapping) return &mp;
+    if (st == stage::unmapping && mp.unmapping) return &mp;
+    if (st == stage::mapped && !mp.unmapping) return &mp;
+  }
   return nullptr;
 }
+
+// Copies `slices` x `rows` rows of `row_bytes` between two pitched layouts.
+void copy_pitched(unsigned char* dst, size_t dst_row, size_t dst_slice, const unsigned char* src, size_t src_row,
+                  size_t src_slice, size_t row_bytes, size_t rows, size_t slices) {
+  for (size_t z = 0; z < slices; ++z)
+    for (size_t y = 0; y < rows; ++y)
+      std::memcpy(dst + z * dst_slice + y * dst_row, src + z * src_slice + y * src_row, row_bytes);
+}
+
+// A mapped image's region as rows of bytes, and the staging copy's tight pitches. A 1D array's
+// layers are its rows, which both layouts step by their slice pitch.
+struct image_rows {
+  size_t row_bytes, rows, slices;
+  size_t tight_row, tight_slice;      // The staging copy's pitches, as POCL is given them.
+  size_t host_row, host_slice;        // The steps between rows and slices in the host memory.
+  image_rows(const _cl_mem* m, const host_mapping& mp)
+      : row_bytes(m->element_size * mp.region[0]), rows(mp.region[1]), slices(mp.region[2]) {
+    const bool layered_1d = m->desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    tight_row = row_bytes;
+    tight_slice = layered_1d ? row_bytes : row_bytes * rows;
+    host_row = layered_1d ? mp.slice_pitch : mp.row_pitch;
+    host_slice = mp.slice_pitch;
+  }
+};
 
 void activate(_cl_mem* m, host_mapping& mp, bool on) {
   _cl_mem* root = root_of(m);
@@ -45,57 +80,117 @@ void activate(_cl_mem* m, host_mapping& mp, bool on) {
 
 }  // namespace
 
-void* mock_runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size) {
+unsigned char* mock_runtime::use_host_ptr_at(const _cl_mem* m, size_t offset) {
+  const _cl_mem* root = m->parent ? m->parent : m;
+  if (!(root->flags & CL_MEM_USE_HOST_PTR) || !root->host_ptr) return nullptr;
+  return static_cast<unsigned char*>(root->host_ptr) + (m->parent ? m->offset : 0) + offset;
+}
+
+void* mock_runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, void* at) {
   host_mapping mp;
-  if (!mp.copy.allocate(size)) return nullptr;
+  if (at) mp.at = at;
+  else if (!(mp.at = mp.copy.allocate(size))) return nullptr;
   mp.offset = offset;
   mp.size = size;
   mp.flags = flags;
   m->maps.push_back(std::move(mp));
-  return m->maps.back().copy.data();
+  return m->maps.back().at;
 }
 
 void mock_runtime::cancel_map(_cl_mem* m, const void* p) {
-  for (auto it = m->maps.begin(); it != m->maps.end(); ++it) {
-    if (it->copy.data() != p) continue;
-    if (it->active) activate(m, *it, false);
-    m->maps.erase(it);
-    return;
-  }
+  // An executed unmap's mapping, else a failed map's (the newest at `p`, never executed).
+  host_mapping* mp = find(m, p, stage::unmapping);
+  if (!mp)
+    for (auto it = m->maps.rbegin(); it != m->maps.rend() && !mp; ++it)
+      if (it->at == p && !it->active) mp = &*it;
+  if (!mp) return;
+  if (mp->active) activate(m, *mp, false);
+  m->maps.erase(m->maps.begin() + (mp - m->maps.data()));
 }
 
 bool mock_runtime::begin_unmap(_cl_mem* m, const void* p) {
-  host_mapping* mp = find(m, p);
-  if (!mp || mp->unmapping) return false;
+  host_mapping* mp = find(m, p, stage::mapped);
+  if (!mp) return false;
   mp->unmapping = true;
   return true;
 }
 
-void mock_runtime::execute_map(_cl_event* ev) {
+// A mapping on an object's CL_MEM_USE_HOST_PTR memory moves its bytes through a staging copy: the
+// backing device's twin may or may not alias that memory, and a copy onto itself is undefined.
+cl_int mock_runtime::execute_map(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
-  host_mapping* mp = find(m, ev->host);
-  if (!mp) return;
+  host_mapping* mp = find(m, ev->host, stage::to_map);
+  if (!mp) return CL_SUCCESS;
+  cl_int st = CL_SUCCESS;
+  const bool fill = !(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION);
+  const bool staged = mp->copy.data() == nullptr;
   if (mp->image) {  // Backing mode only: POCL's image, read through the region.
-    if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION))
-      pocl_image_rw(m, ev->queue, false, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->copy.data());
-  } else if (!(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
-    if (pocl) pocl_transfer(m, ev->queue, false, mp->offset, mp->size, mp->copy.data());
-    else if (unsigned char* b = bytes_of(m)) std::memcpy(mp->copy.data(), b + mp->offset, mp->size);
+    if (fill && !staged) {
+      st = pocl_image_rw(m, ev->queue, false, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->at);
+    } else if (fill) {
+      const image_rows r(m, *mp);
+      host_block tmp;
+      if (!tmp.allocate(r.row_bytes * r.rows * r.slices)) st = CL_OUT_OF_HOST_MEMORY;
+      else if (!(st = pocl_image_rw(m, ev->queue, false, mp->origin, mp->region, r.tight_row, r.tight_slice, tmp.data())))
+        copy_pitched(static_cast<unsigned char*>(mp->at), r.host_row, r.host_slice,
+                   static_cast<unsigned char*>(tmp.data()), r.tight_row, r.row_bytes * r.rows, r.row_bytes, r.rows,
+                   r.slices);
+    }
+  } else if (fill && pocl) {
+    if (!staged) {
+      st = pocl_transfer(m, ev->queue, false, mp->offset, mp->size, mp->at);
+    } else {
+      host_block tmp;
+      if (!tmp.allocate(mp->size)) st = CL_OUT_OF_HOST_MEMORY;
+      else if (!(st = pocl_transfer(m, ev->queue, false, mp->offset, mp->size, tmp.data())))
+        std::memcpy(mp->at, tmp.data(), mp->size);
+    }
+  } else if (fill) {
+    unsigned char* b = bytes_of(m);
+    if (b && b + mp->offset != mp->at) std::memcpy(mp->at, b + mp->offset, mp->size);
   }
-  activate(m, *mp, true);
+  activate(m, *mp, true);  // Even when it failed: the application still unmaps it.
+  return st;
 }
 
-void mock_runtime::execute_unmap(_cl_event* ev) {
+cl_int mock_runtime::execute_unmap(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
-  host_mapping* mp = find(m, ev->host);
-  if (!mp) return;
+  host_mapping* mp = find(m, ev->host, stage::unmapping);
+  if (!mp) return CL_SUCCESS;
+  cl_int st = CL_SUCCESS;
+  const bool staged = mp->copy.data() == nullptr;
   if (maps_for_writing(mp->flags) && mp->image) {
-    pocl_image_rw(m, ev->queue, true, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->copy.data());
+    if (!staged) {
+      st = pocl_image_rw(m, ev->queue, true, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->at);
+    } else {
+      const image_rows r(m, *mp);
+      host_block tmp;
+      if (!tmp.allocate(r.row_bytes * r.rows * r.slices)) {
+        st = CL_OUT_OF_HOST_MEMORY;
+      } else {
+        copy_pitched(static_cast<unsigned char*>(tmp.data()), r.tight_row, r.row_bytes * r.rows,
+                     static_cast<unsigned char*>(mp->at), r.host_row, r.host_slice, r.row_bytes, r.rows, r.slices);
+        st = pocl_image_rw(m, ev->queue, true, mp->origin, mp->region, r.tight_row, r.tight_slice, tmp.data());
+      }
+    }
+  } else if (maps_for_writing(mp->flags) && pocl) {
+    if (!staged) {
+      st = pocl_transfer(m, ev->queue, true, mp->offset, mp->size, mp->at);
+    } else {
+      host_block tmp;
+      if (!tmp.allocate(mp->size)) {
+        st = CL_OUT_OF_HOST_MEMORY;
+      } else {
+        std::memcpy(tmp.data(), mp->at, mp->size);
+        st = pocl_transfer(m, ev->queue, true, mp->offset, mp->size, tmp.data());
+      }
+    }
   } else if (maps_for_writing(mp->flags)) {
-    if (pocl) pocl_transfer(m, ev->queue, true, mp->offset, mp->size, mp->copy.data());
-    else if (unsigned char* b = bytes_of(m)) std::memcpy(b + mp->offset, mp->copy.data(), mp->size);
+    unsigned char* b = bytes_of(m);
+    if (b && b + mp->offset != mp->at) std::memcpy(b + mp->offset, mp->at, mp->size);
   }
   cancel_map(m, ev->host);
+  return st;
 }
 
 void mock_runtime::check_mapped_use(const _cl_event* ev) {

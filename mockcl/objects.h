@@ -127,7 +127,10 @@ struct mem_destructor {
 namespace mockcl {
 // A mapping on a maps=copy device: the host's own copy of [offset, offset + size) of a buffer.
 struct host_mapping {
-  host_block copy;           // What clEnqueueMapBuffer returned.
+  void* at = nullptr;        // What clEnqueueMap{Buffer,Image} returned: copy's bytes, or, for an
+                             // object made with CL_MEM_USE_HOST_PTR, its host memory (OpenCL
+                             // requires a pointer derived from host_ptr).
+  host_block copy;           // The host's own copy (empty when `at` is the host memory).
   size_t offset = 0;        // In the mapped mem object.
   size_t size = 0;
   cl_map_flags flags = 0;

@@ -199,7 +199,12 @@ class mock_runtime {
   // ---- maps=copy mappings (maps.cc) ----
   // A new mapping of m's [offset, offset + size) with its own zeroed host copy; its address, or
   // nullptr if the host refused. Inactive until execute_map().
-  void* map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size);
+  // `at`: where the mapping lives instead of a copy of its own (the memory of an object made
+  // with CL_MEM_USE_HOST_PTR; use_host_ptr_at()).
+  void* map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, void* at = nullptr);
+  // The address of m's byte `offset` in its CL_MEM_USE_HOST_PTR memory (a sub-buffer's in its
+  // buffer's); nullptr when m was not made with one.
+  static unsigned char* use_host_ptr_at(const _cl_mem* m, size_t offset);
   // Forgets the mapping at `p` (a failed map, or an executed unmap).
   void cancel_map(_cl_mem* m, const void* p);
   // Marks the mapping at `p` as being unmapped; false if m has no such mapping (or it is already
@@ -207,8 +212,9 @@ class mock_runtime {
   bool begin_unmap(_cl_mem* m, const void* p);
   // A map command (ev->host: its mapping) executes: copies the buffer's bytes to the host copy
   // (not for CL_MAP_WRITE_INVALIDATE_REGION); an unmap executes: copies a write mapping back.
-  void execute_map(_cl_event* ev);
-  void execute_unmap(_cl_event* ev);
+  // Each returns the command's status (the backing device's, or CL_OUT_OF_HOST_MEMORY).
+  cl_int execute_map(_cl_event* ev);
+  cl_int execute_unmap(_cl_event* ev);
   // Reports (misuse_reports::used_while_mapped) a command that starts while a buffer it uses is mapped
   // against it.
   void check_mapped_use(const _cl_event* ev);

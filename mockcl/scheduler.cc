@@ -219,8 +219,12 @@ void mock_runtime::execute(_cl_event* ev) {
     if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_MAP_IMAGE ||
         ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
       if (ev->host) {  // maps=copy (maps.cc)
-        if (ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT) execute_map(ev);
-        else execute_unmap(ev);
+        const cl_int e = ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT ? execute_map(ev) : execute_unmap(ev);
+        if (e != CL_SUCCESS) {
+          st = e;
+          report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed to move the mapped bytes: " +
+                 std::string(status_name(e)));
+        }
       }
     } else if (!ev->mems.empty()) {
       check_mapped_use(ev);
