@@ -206,7 +206,9 @@ cl_mem CL_API_CALL CreateImageWithProperties(cl_context ctx, const cl_mem_proper
     if (err) *err = CL_INVALID_PROPERTY;
     return c.ret(CL_INVALID_PROPERTY), nullptr;
   }
-  return create_image(c, ctx, flags, format, desc, host_ptr, err);
+  cl_mem m = create_image(c, ctx, flags, format, desc, host_ptr, err);
+  if (m && props) m->properties_given_for = m->id;  // CL_MEM_PROPERTIES returns the list given.
+  return m;
 }
 
 cl_mem CL_API_CALL CreateImage2D(cl_context ctx, cl_mem_flags flags, const cl_image_format* format, size_t w,
@@ -239,7 +241,9 @@ cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags flags, cl
   api_call c(rt(), entry_point::clGetSupportedImageFormats);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);
-  if (n > 0 && !formats) return c.ret(CL_INVALID_VALUE);
+  // OpenCL 3.0: num_entries 0 with a list is invalid; a count with no list only asks the number.
+  if (n == 0 && formats) return c.ret(CL_INVALID_VALUE);
+  if (!formats) n = 0;
   if (!images_on()) {
     if (n_ret) *n_ret = 0;  // No image support.
     return c.ret(CL_SUCCESS);

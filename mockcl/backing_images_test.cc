@@ -5,6 +5,7 @@
 // checks that without a backing device there are still no images.
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "mockcl/battery_fixture.h"
@@ -79,8 +80,51 @@ TYPED_TEST(Images, DeviceReportsPoclsImageSupportAndFormats) {
   bool rgba8 = false;
   for (const auto& f : fs) rgba8 |= f.image_channel_order == CL_RGBA && f.image_channel_data_type == CL_UNORM_INT8;
   EXPECT_TRUE(rgba8);  // Required of every device with images.
-  EXPECT_EQ(d->clGetSupportedImageFormats(this->ctx_, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 4, nullptr, &n),
+  // OpenCL 3.0: a count with no list asks only the number (the CTS's is_image_format_supported
+  // passes 128); a list with a count of 0 is CL_INVALID_VALUE.
+  cl_uint again = 0;
+  EXPECT_EQ(d->clGetSupportedImageFormats(this->ctx_, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 128, nullptr, &again),
+            CL_SUCCESS);
+  EXPECT_EQ(again, n);
+  EXPECT_EQ(d->clGetSupportedImageFormats(this->ctx_, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, fs.data(), &n),
             CL_INVALID_VALUE);
+  // A device listing 3D image formats for writing lists cl_khr_3d_image_writes (POCL does both).
+  ASSERT_EQ(d->clGetSupportedImageFormats(this->ctx_, CL_MEM_WRITE_ONLY, CL_MEM_OBJECT_IMAGE3D, 0, nullptr, &n),
+            CL_SUCCESS);
+  size_t len = 0;
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, 0, nullptr, &len), CL_SUCCESS);
+  std::string exts(len, '\0');
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, len, exts.data(), nullptr), CL_SUCCESS);
+  EXPECT_EQ(n > 0, exts.find("cl_khr_3d_image_writes") != std::string::npos) << exts;
+  EXPECT_GT(n, 0u);  // POCL 3.1 writes 3D images.
+  this->Teardown();
+}
+
+// CL_MEM_PROPERTIES of an image: the list clCreateImageWithProperties was given ({0}: one
+// entry), else nothing (the CTS's image_properties_queries).
+TYPED_TEST(Images, PropertiesQueryReturnsTheListGiven) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_image_format f{CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 4;
+  desc.image_height = 4;
+  const cl_mem_properties empty[1] = {0};
+  for (const cl_mem_properties* props : {empty, static_cast<const cl_mem_properties*>(nullptr)}) {
+    cl_int err;
+    cl_mem img = d->clCreateImageWithProperties(this->ctx_, props, CL_MEM_READ_WRITE, &f, &desc, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    size_t size = 99;
+    ASSERT_EQ(d->clGetMemObjectInfo(img, CL_MEM_PROPERTIES, 0, nullptr, &size), CL_SUCCESS);
+    EXPECT_EQ(size, props ? sizeof(cl_mem_properties) : 0u);
+    cl_mem_properties got = 5;
+    if (props) {
+      ASSERT_EQ(d->clGetMemObjectInfo(img, CL_MEM_PROPERTIES, sizeof got, &got, nullptr), CL_SUCCESS);
+      EXPECT_EQ(got, 0u);
+    }
+    EXPECT_EQ(d->clReleaseMemObject(img), CL_SUCCESS);
+  }
   this->Teardown();
 }
 

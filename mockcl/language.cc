@@ -97,6 +97,11 @@ language_caps decide_language(const language_caps& mock, const language_caps* ba
     if (has_name(backing->extensions, e.name)) c.extensions.push_back(e);
   c.backing_features = backing->backing_features;
   c.images = backing->images;
+  // Writes to 3D images come with images, where the backing device has them: a device listing 3D
+  // image formats for writing must list the extension (the CTS's consistency_3d_image_writes).
+  if (c.images)
+    for (const cl_name_version& e : backing->extensions)
+      if (std::strcmp(e.name, "cl_khr_3d_image_writes") == 0) c.extensions.push_back(e);
   return c;
 }
 

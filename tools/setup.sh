@@ -10,6 +10,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # OpenCL: the ICD loader, headers, POCL's CPU device and real clients.
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
+  # PyOpenCL's own test files on clpool's pool (tools/test.sh, when CLPOOL_PYOPENCL_SRC is set).
+  python3-pytest
   # Python bindings (python/): pybind11, the CPython headers, numpy for PageLockedMemoryPool.
   pybind11-dev python3-pybind11 python3-dev python3-numpy
   # Tools: command-line parsing, JSON, formatting.
