@@ -108,6 +108,8 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertIn("growing_cache.py", tip.text)
         self.assertIn("pool bin: ", tip.text)
         self.assertIn("device-committed: ", tip.text)
+        # The nvidia profile packs requests of at most 2 MiB at 512 B into shared 2 MiB pages.
+        self.assertIn("packed: it shares a 2.00 MiB page", tip.text)
         d.save_screenshot(os.path.join(OUT, "html_page_blocks.png"))
         ActionChains(d).click().perform()  # pins it in the detail panel
         self.assertIn("growing_cache.py", d.find_element(By.ID, "detail").text)
@@ -152,6 +154,9 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertGreater(oom["page_loss_bytes"], 0)
         self.assertIn(f"({oom['rounding_loss_bytes']} bytes)", d.find_element(By.ID, "bin-rounding").text)
         self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-rounding").text)
+        # No packing: all of it is each block's own page rounding, no shared page has free room.
+        self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-per-block").text)
+        self.assertEqual(d.find_element(By.ID, "page-shared-room").text, "0 B (0 bytes)")
         # The live cache blocks' sites table carries the device-committed bytes.
         top = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")[0].find_elements(By.TAG_NAME, "td")
         self.assertIn("ResultCache.remember", top[1].text)

@@ -204,6 +204,17 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["has_sites"] = !sites.empty();
   if (r.oom) {
     const oom_point& p = *r.oom;
+    // The device's page rounding in two parts (a v2 trace, whose replay kept every block's site):
+    // each committed block rounded on its own, and the free room of partly filled shared pages.
+    nlohmann::json page_split = nullptr;
+    if (reader.version() >= trace::sites_format_version) {
+      std::uint64_t per_block = 0;
+      for (const auto* list : {&p.live_sites, &p.held_sites}) {
+        for (const site_usage& u : *list) per_block += u.committed_bytes - u.rounded_bytes;
+      }
+      page_split = {{"per_block", per_block},
+                    {"shared_room", p.page_loss_bytes > per_block ? p.page_loss_bytes - per_block : 0}};
+    }
     j["oom"] = {{"event", p.event_index},
                 {"requested", p.requested_bytes},
                 {"rounded", p.rounded_bytes},
@@ -214,6 +225,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
                 {"active_rounded", p.active_rounded_bytes},
                 {"bin_rounding", p.rounding_loss_bytes},
                 {"page_rounding", p.page_loss_bytes},
+                {"page_rounding_split", page_split},
                 {"site", site_name(&sites, p.stack)},
                 {"frames", stack_lines(&sites, p.stack)},
                 {"live_sites", site_rows(p.live_sites, r)},

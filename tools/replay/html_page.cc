@@ -78,7 +78,9 @@ function profileText() { const P = D.profile;
   for (let i = 0; i < N; i++) if (B.end[i] >= D.events) { req += B.size[i]; bin += B.rounded[i]; com += B.committed[i]; n++; }
   $("rounding").innerHTML = (D.oom ? "<b>Rounding at the failure</b>: bin rounding <span id=bin-rounding>" + bytes(D.oom.bin_rounding) +
     "</span> (the pool's bins over the live blocks' requests" + (D.pool ? "" : "; no pool") + "), page rounding <span id=page-rounding>" + bytes(D.oom.page_rounding) +
-    "</span> (device committed - blocks' sizes, " + esc(profileText()) + ", shared pages' free room included). " : "") +
+    "</span> (device committed - blocks' sizes, " + esc(profileText()) + (D.oom.page_rounding_split ? ": <span id=page-per-block>" +
+    bytes(D.oom.page_rounding_split.per_block) + "</span> rounding each block, <span id=page-shared-room>" + bytes(D.oom.page_rounding_split.shared_room) +
+    "</span> free room in shared pages" : "") + "). " : "") +
     "The " + n + " drawn blocks live at the " + (D.oom ? "failure" : "end") + ": " + fmt(req) + " requested, " + fmt(bin) + " in pool bins, " +
     fmt(com) + " device-committed (each block rounded on its own)."; }
 function fill(id, rows) { const tb = $(id).querySelector("tbody");
@@ -170,6 +172,7 @@ function describe(i) { const s = D.stacks[B.stack[i]];
   return "<b>" + esc(s.site) + "</b><br>block id " + B.id[i] + "<br>requested: " + bytes(B.size[i]) +
     "<br>pool bin: " + (D.pool ? bytes(B.rounded[i]) + ", +" + (B.rounded[i] - B.size[i]) + " bytes bin rounding" : "no pool (the request itself)") +
     "<br>device-committed: " + bytes(B.committed[i]) + ", +" + (B.committed[i] - B.rounded[i]) + " bytes page rounding (" + esc(profileText()) + ")" +
+    (B.rounded[i] <= D.profile.pack_limit ? "<br>packed: it shares a " + fmt(D.profile.page) + " page with other requests; a page's free room is in the totals below the chart" : "") +
     "<br>lifetime: events " + B.start[i] + " to " +
     (B.end[i] > D.events - 1 ? "the end (still live)" : B.end[i] + ", " + ((B.t1[i] - B.t0[i]) / 1e6).toFixed(3) + " ms") +
     "<div class=frames>" + (s.frames.length ? s.frames.map(f => "at " + esc(f)).join("\n") : "(no stack recorded)") + "</div>"; }
