@@ -46,13 +46,7 @@ std::uint32_t device_memory::best_fit(std::uint32_t granules) const noexcept {
 }
 
 std::uint64_t device_memory::rounded(std::uint64_t bytes) const noexcept {
-  const std::uint64_t page = profile_.page;
-  if (bytes <= profile_.pack_limit) {
-    const std::uint64_t g = profile_.pack_granule;
-    return (bytes + g - 1) / g * g;
-  }
-  const std::uint64_t pages = bytes / page + (bytes % page != 0);
-  return pages > ~std::uint64_t{0} / page ? ~std::uint64_t{0} : pages * page;
+  return profile_rounded(profile_, bytes);
 }
 
 bool device_memory::fits(std::uint64_t bytes) const noexcept {

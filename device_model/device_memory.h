@@ -130,6 +130,18 @@ class device_memory {
   std::vector<std::uint64_t> has_room_;
 };
 
+// What the profile's rounding makes of a lone request of `bytes`: whole pages above pack_limit,
+// pack granules at or below it (exact bytes with the exact profile). device_memory::rounded().
+inline std::uint64_t profile_rounded(const device_profile& p, std::uint64_t bytes) noexcept {
+  if (bytes <= p.pack_limit) {
+    const std::uint64_t g = p.pack_granule;
+    return (bytes + g - 1) / g * g;
+  }
+  const std::uint64_t page = p.page;
+  const std::uint64_t pages = bytes / page + (bytes % page != 0);
+  return pages > ~std::uint64_t{0} / page ? ~std::uint64_t{0} : pages * page;
+}
+
 // True when a request of `bytes` is refused as CL_INVALID_BUFFER_SIZE on a device reporting
 // `max_alloc` as CL_DEVICE_MAX_MEM_ALLOC_SIZE (only where the profile says it is enforced).
 inline bool exceeds_max_alloc(const device_profile& p, std::uint64_t bytes, std::uint64_t max_alloc) {

@@ -11,6 +11,7 @@ in bounded time. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR (bazel-testlogs/
 Needs chromium, chromium-driver and python3-selenium (tools/setup.sh installs them).
 """
 import heapq
+import json
 import os
 import random
 import subprocess
@@ -105,7 +106,10 @@ class HtmlBrowserTest(unittest.TestCase):
         WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
         self.assertIn("at ", tip.text)
         self.assertIn("growing_cache.py", tip.text)
-        self.assertIn("rounded", tip.text)
+        self.assertIn("pool bin: ", tip.text)
+        self.assertIn("device-committed: ", tip.text)
+        # The nvidia profile packs requests of at most 2 MiB at 512 B into shared 2 MiB pages.
+        self.assertIn("packed: it shares a 2.00 MiB page", tip.text)
         d.save_screenshot(os.path.join(OUT, "html_page_blocks.png"))
         ActionChains(d).click().perform()  # pins it in the detail panel
         self.assertIn("growing_cache.py", d.find_element(By.ID, "detail").text)
@@ -113,6 +117,55 @@ class HtmlBrowserTest(unittest.TestCase):
         d.find_element(By.ID, "zoom-in").click()
         time.sleep(0.5)
         d.save_screenshot(os.path.join(OUT, "html_page_sites.png"))
+        self.assertEqual(self.console_errors(), [])
+
+    def test_hover_shows_the_devices_page_rounding(self):
+        # 2 MiB pages and no packing: every 1 MiB block of the cache (1114111 bytes in its pool
+        # bin) commits a whole 2 MiB page, so the three sizes differ visibly.
+        profile = os.path.join(TMP, "pages2m.profile")
+        with open(profile, "w") as f:
+            f.write("name = pages2m\npage = 2MiB\npack_limit = 0\n")
+        page = os.path.join(TMP, "growing_cache_pages.html")
+        write_page(TRACE, page, "--capacity", "32MiB", "--profile", profile)
+        d = self.driver
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        i = d.execute_script("return clpoolLargestLiveBlock()")
+        self.assertGreaterEqual(i, 0)
+        size, rounded, committed = d.execute_script(
+            "const B = clpoolData.blocks; return [B.size[arguments[0]], B.rounded[arguments[0]], B.committed[arguments[0]]]", i)
+        self.assertEqual((size, rounded, committed), (1048576, 1114111, 2097152))
+        canvas = d.find_element(By.ID, "chart")
+        c = d.execute_script("return clpoolBlockCenter(arguments[0])", i)
+        w, h = canvas.size["width"], canvas.size["height"]
+        ActionChains(d).move_to_element_with_offset(canvas, int(c["x"] - w / 2), int(c["y"] - h / 2)).perform()
+        tip = d.find_element(By.ID, "tooltip")
+        WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
+        text = tip.text
+        self.assertIn("requested: 1.00 MiB (1048576 bytes)", text)
+        self.assertIn("pool bin: 1.06 MiB (1114111 bytes), +65535 bytes bin rounding", text)
+        self.assertIn("device-committed: 2.00 MiB (2097152 bytes), +983041 bytes page rounding", text)
+        self.assertIn("pages2m profile: 2.00 MiB pages", text)
+        d.save_screenshot(os.path.join(OUT, "html_page_page_rounding.png"))
+        # The totals at the failure: the replay's own figures (clpool_replay's text report).
+        report = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--profile", profile, "--json"],
+                                capture_output=True, text=True)
+        oom = json.loads(report.stdout)["results"][0]["replay"]["oom"]
+        self.assertGreater(oom["page_loss_bytes"], 0)
+        self.assertIn(f"({oom['rounding_loss_bytes']} bytes)", d.find_element(By.ID, "bin-rounding").text)
+        self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-rounding").text)
+        # No packing: all of it is each block's own page rounding, no shared page has free room.
+        self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-per-block").text)
+        self.assertEqual(d.find_element(By.ID, "page-shared-room").text, "0 B (0 bytes)")
+        # The live cache blocks' sites table carries the device-committed bytes.
+        top = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")[0].find_elements(By.TAG_NAME, "td")
+        self.assertIn("ResultCache.remember", top[1].text)
+        self.assertEqual(top[4].text, "26.00 MiB")  # 13 blocks x one 2 MiB page
+        # Without the rounding layers the bands are drawn whole, and the page still draws cleanly.
+        d.find_element(By.ID, "show-rounding").click()
+        Select(d.find_element(By.ID, "mode")).select_by_value("sites")
+        Select(d.find_element(By.ID, "measure")).select_by_value("size")
+        time.sleep(0.3)
         self.assertEqual(self.console_errors(), [])
 
     def test_a_million_events_stay_responsive(self):

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device_model/device_memory.h"
 #include "pool/bins.h"
 #include "tools/replay/site_report.h"
 #include "trace/trace_reader.h"
@@ -14,7 +15,8 @@ namespace clpool::replay {
 namespace {
 
 struct block {
-  std::uint64_t id = 0, start = 0, end = 0, size = 0, rounded = 0, stack = 0, offset = 0;
+  // size: requested; rounded: the pool's bin; committed: what the device's profile makes of it.
+  std::uint64_t id = 0, start = 0, end = 0, size = 0, rounded = 0, committed = 0, stack = 0, offset = 0;
   std::uint64_t t0 = 0, t1 = 0;  // time_ns at alloc and free
   bool live_at_end = true;
 };
@@ -78,6 +80,7 @@ nlohmann::json site_rows(const std::vector<site_usage>& raw, const replay_report
     a.push_back({{"site", site_name(r.sites.get(), list[i].stack)},
                  {"requested", list[i].requested_bytes},
                  {"rounded", list[i].rounded_bytes},
+                 {"committed", list[i].committed_bytes},
                  {"blocks", list[i].blocks},
                  {"frames", stack_lines(r.sites.get(), list[i].stack)}});
   }
@@ -103,9 +106,10 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
       b.start = b.end = index;
       b.size = e.size;
       b.rounded = pool ? rounded_size(e.size, r.config.leading_bits) : e.size;
+      b.committed = device_model::profile_rounded(r.device.profile, b.rounded);
       b.stack = e.stack;
       b.t0 = b.t1 = e.time_ns;
-      b.offset = layout.place(b.rounded);
+      b.offset = layout.place(b.committed);
       live[e.id] = blocks.size();
       blocks.push_back(b);
     } else if (e.action == trace::trace_action::free) {
@@ -114,7 +118,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
         b.end = index;
         b.t1 = e.time_ns;
         b.live_at_end = false;
-        layout.release(b.offset, b.rounded);
+        layout.release(b.offset, b.committed);
         live.erase(it);
       }
     }
@@ -132,18 +136,18 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   }
   const std::size_t total_blocks = blocks.size();
   std::uint64_t total_area = 0, drawn_area = 0;
-  for (const block& b : blocks) total_area += b.rounded * (b.end - b.start);
+  for (const block& b : blocks) total_area += b.committed * (b.end - b.start);
   if (blocks.size() > limits.max_blocks) {
     // Keep the blocks that cover most of the picture: bytes x lifetime, live ones at the end first.
     std::nth_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(limits.max_blocks),
                      blocks.end(), [](const block& a, const block& b) {
                        if (a.live_at_end != b.live_at_end) return a.live_at_end;
-                       return a.rounded * (a.end - a.start) > b.rounded * (b.end - b.start);
+                       return a.committed * (a.end - a.start) > b.committed * (b.end - b.start);
                      });
     blocks.resize(limits.max_blocks);
     std::sort(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.start < b.start; });
   }
-  for (const block& b : blocks) drawn_area += b.rounded * (b.end - b.start);
+  for (const block& b : blocks) drawn_area += b.committed * (b.end - b.start);
 
   const trace::site_table& sites = reader.sites();
   std::unordered_map<std::uint64_t, std::size_t> stack_index;  // stack id -> index in "stacks"
@@ -152,7 +156,8 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   stack_index[0] = 0;
   nlohmann::json cols = {{"id", nlohmann::json::array()},    {"start", nlohmann::json::array()},
                          {"end", nlohmann::json::array()},   {"size", nlohmann::json::array()},
-                         {"rounded", nlohmann::json::array()}, {"offset", nlohmann::json::array()},
+                         {"rounded", nlohmann::json::array()}, {"committed", nlohmann::json::array()},
+                         {"offset", nlohmann::json::array()},
                          {"stack", nlohmann::json::array()}, {"t0", nlohmann::json::array()},
                          {"t1", nlohmann::json::array()}};
   for (const block& b : blocks) {
@@ -165,6 +170,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
     cols["end"].push_back(b.end);
     cols["size"].push_back(b.size);
     cols["rounded"].push_back(b.rounded);
+    cols["committed"].push_back(b.committed);
     cols["offset"].push_back(b.offset);
     cols["stack"].push_back(it->second);
     cols["t0"].push_back(b.t0);
@@ -182,6 +188,13 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["capacity"] = r.device.capacity;
   j["device"] = r.device.backend + ", " + std::string(to_string(r.device.semantics)) + " allocation, " +
                 r.device.profile.name + " profile";
+  // How the device rounds a block (the measured device of --device opencl has no profile: exact).
+  const device_model::device_profile& prof = r.device.profile;
+  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : prof.name},
+                  {"page", prof.page},
+                  {"pack_limit", prof.pack_limit},
+                  {"pack_granule", prof.pack_granule},
+                  {"headroom", prof.headroom}};
   j["events"] = r.events;
   j["blocks"] = cols;
   j["total_blocks"] = total_blocks;
@@ -191,12 +204,28 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["has_sites"] = !sites.empty();
   if (r.oom) {
     const oom_point& p = *r.oom;
+    // The device's page rounding in two parts (a v2 trace, whose replay kept every block's site):
+    // each committed block rounded on its own, and the free room of partly filled shared pages.
+    nlohmann::json page_split = nullptr;
+    if (reader.version() >= trace::sites_format_version) {
+      std::uint64_t per_block = 0;
+      for (const auto* list : {&p.live_sites, &p.held_sites}) {
+        for (const site_usage& u : *list) per_block += u.committed_bytes - u.rounded_bytes;
+      }
+      page_split = {{"per_block", per_block},
+                    {"shared_room", p.page_loss_bytes > per_block ? p.page_loss_bytes - per_block : 0}};
+    }
     j["oom"] = {{"event", p.event_index},
                 {"requested", p.requested_bytes},
                 {"rounded", p.rounded_bytes},
                 {"cause", std::string(to_string(p.site))},
                 {"device_used", p.device_used_bytes},
                 {"held", p.held_bytes},
+                {"active", p.active_bytes},
+                {"active_rounded", p.active_rounded_bytes},
+                {"bin_rounding", p.rounding_loss_bytes},
+                {"page_rounding", p.page_loss_bytes},
+                {"page_rounding_split", page_split},
                 {"site", site_name(&sites, p.stack)},
                 {"frames", stack_lines(&sites, p.stack)},
                 {"live_sites", site_rows(p.live_sites, r)},

@@ -56,8 +56,9 @@ struct replayer::impl {
   using pool_type = memory_pool<device_allocator>;
   using allocation = pool_type::allocation;
 
+  // `profile`: how the device rounds a block, for the sites' committed bytes (exact if unknown).
   impl(const replay_config& c, std::unique_ptr<replay_device> own, replay_device* d,
-       const replay_options& o)
+       const replay_options& o, const device_model::device_profile& profile = {})
       : config(c),
         options(o),
         owned(std::move(own)),
@@ -66,9 +67,9 @@ struct replayer::impl {
         sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;
     report.device.capacity = device->capacity();
-    if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>();
+    if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(profile);
     if (c.use_pool) {
-      if (o.sites) ledger = std::make_unique<site_ledger>();
+      if (o.sites) ledger = std::make_unique<site_ledger>(profile);
       pool.emplace(device_allocator{device, ledger.get()},
                    pool_options{c.leading_bits, c.limit, c.trim});
       observer = std::make_shared<replay_observer>();
@@ -414,7 +415,7 @@ replayer::replayer(const replay_config& config, const device_spec& device, repla
       device.make_device ? device.make_device(device)
                          : std::make_unique<simulated_device>(device.capacity, device.semantics, device.profile);
   replay_device* d = owned.get();
-  impl_ = std::make_unique<impl>(config, std::move(owned), d, options);
+  impl_ = std::make_unique<impl>(config, std::move(owned), d, options, device.profile);
   impl_->report.device = device;
 }
 

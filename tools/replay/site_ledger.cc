@@ -7,7 +7,8 @@ namespace clpool::replay {
 void site_ledger::on_alloc(std::uint64_t id, std::uint64_t stack, std::uint64_t requested,
                            std::uint64_t rounded, std::uint64_t handle) {
   if (handle != 0) held_.erase(handle);
-  live_[id] = block{stack, requested, rounded, handle};
+  const std::uint64_t committed = rounded == 0 ? 0 : device_model::profile_rounded(profile_, rounded);
+  live_[id] = block{stack, requested, rounded, committed, handle};
 }
 
 void site_ledger::on_free(std::uint64_t id, bool pool_holds) {
@@ -26,6 +27,7 @@ std::vector<site_usage> site_ledger::sum(const std::vector<const block*>& blocks
     u.stack = b->stack;
     u.requested_bytes += b->requested;
     u.rounded_bytes += b->rounded;
+    u.committed_bytes += b->committed;
     ++u.blocks;
   }
   std::vector<site_usage> out;

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device_model/device_memory.h"
+
 namespace clpool::replay {
 
 // The memory one allocation site (one stack id; 0 = allocations without a stack) holds.
@@ -17,11 +19,18 @@ struct site_usage {
   std::uint64_t stack = 0;
   std::uint64_t requested_bytes = 0;  // what the program asked for
   std::uint64_t rounded_bytes = 0;    // the blocks' sizes (the pool's bin rounding; = requested without a pool)
+  // What the device's profile commits for these blocks, each rounded on its own (whole pages, or
+  // pack granules for a shared request; = rounded on an exact-byte device). The room left in
+  // partly filled shared pages is the device's, not a site's, and is not in it.
+  std::uint64_t committed_bytes = 0;
   std::uint64_t blocks = 0;
 };
 
 class site_ledger {
  public:
+  // `profile`: how the device rounds each block it commits (committed_bytes).
+  explicit site_ledger(const device_model::device_profile& profile = {}) : profile_(profile) {}
+
   // A block `handle` (0: no device block, e.g. a sub-buffer) was handed out for trace id `id`.
   // When the pool held `handle` (a hit), it no longer does.
   void on_alloc(std::uint64_t id, std::uint64_t stack, std::uint64_t requested,
@@ -38,9 +47,10 @@ class site_ledger {
 
  private:
   struct block {
-    std::uint64_t stack, requested, rounded, handle;
+    std::uint64_t stack, requested, rounded, committed, handle;
   };
   static std::vector<site_usage> sum(const std::vector<const block*>& blocks);
+  device_model::device_profile profile_;
   std::unordered_map<std::uint64_t, block> live_;  // trace id -> block
   std::unordered_map<std::uint64_t, block> held_;  // device handle -> block the pool holds
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "tools/replay/config.h"
 
@@ -12,9 +13,20 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string_view x(suffix);
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
 std::string both(std::uint64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " bytes";
   return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
+// The device rounds what it commits (a profile with pages or pack granules): each site's committed
+// bytes say something the rounded bytes do not.
+bool rounds_pages(const replay_report& r) {
+  return !r.device.measured && !r.device.profile.exact_bytes();
 }
 
 void site_list(std::ostringstream& out, const char* title, const std::vector<site_usage>& raw,
@@ -28,6 +40,7 @@ void site_list(std::ostringstream& out, const char* title, const std::vector<sit
     out << "  " << (i + 1) << ". " << site_name(sites, u.stack) << "\n"
         << "     " << both(u.requested_bytes) << " requested";
     if (r.config.use_pool) out << ", " << both(u.rounded_bytes) << " rounded";
+    if (rounds_pages(r)) out << ", " << both(u.committed_bytes) << " committed";
     out << ", " << u.blocks << (u.blocks == 1 ? " block" : " blocks") << "\n";
     if (full_stacks) {
       for (const std::string& line : stack_lines(sites, u.stack)) out << "       at " << line << "\n";
@@ -51,6 +64,7 @@ nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_r
                  {"frames", stack_lines(r.sites.get(), u.stack)},
                  {"requested_bytes", u.requested_bytes},
                  {"rounded_bytes", u.rounded_bytes},
+                 {"committed_bytes", u.committed_bytes},
                  {"blocks", u.blocks}});
   }
   return a;
@@ -58,8 +72,20 @@ nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_r
 
 }  // namespace
 
+bool in_clpool_package(const trace::frame_info& f) {
+  const std::string& file = f.file;
+  const std::size_t slash = file.rfind('/');
+  if (slash == std::string::npos) return false;  // a bare file name: no package
+  const std::string dir = file.substr(0, slash);
+  if (dir != "clpool" && !ends_with(dir, "/clpool")) return false;
+  const std::string base = file.substr(slash + 1);
+  if (f.lang == trace::frame_lang::python) return ends_with(base, ".py");
+  return starts_with(base, "_core.") && (ends_with(base, ".so") || contains(base, ".so."));
+}
+
 bool is_user_frame(const trace::frame_info& f) {
   const std::string& file = f.file;
+  if (in_clpool_package(f)) return false;
   if (f.lang == trace::frame_lang::python) {
     return !(contains(file, "/site-packages/") || contains(file, "/dist-packages/") ||
              contains(file, "/lib/python3") || starts_with(file, "<frozen"));
@@ -91,6 +117,7 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const
     if (added) continue;
     it->second.requested_bytes += u.requested_bytes;
     it->second.rounded_bytes += u.rounded_bytes;
+    it->second.committed_bytes += u.committed_bytes;
     it->second.blocks += u.blocks;
   }
   std::vector<site_usage> out;

@@ -122,5 +122,110 @@ TEST(SiteReport, UserFrames) {
   EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, "/usr/bin/python3.11", "_PyEval_EvalFrameDefault"}));
 }
 
+TEST(SiteReport, ClpoolPackageFramesAreNotTheSite) {
+  using trace::frame_info;
+  using trace::frame_lang;
+  for (const char* file : {"python/clpool/pyopencl.py", "clpool/record.py",
+                           "/usr/lib/python3/dist-packages/clpool/pyopencl.py",
+                           "/home/me/venv/lib/python3.11/site-packages/clpool/_pool_api.py",
+                           "/work/repo/python/clpool/pyopencl.py"}) {
+    EXPECT_TRUE(in_clpool_package(frame_info{frame_lang::python, 1, file, "f"})) << file;
+    EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, file, "f"})) << file;
+  }
+  for (const char* file : {"/home/me/venv/site-packages/clpool/_core.so",
+                           "/home/me/build/clpool/_core.cpython-311-x86_64-linux-gnu.so"}) {
+    EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, file, "clpool::buffer_pool::allocate"})) << file;
+  }
+  // Not clpool's package: other directories and files whose names merely contain "clpool".
+  for (const char* file : {"/home/me/clpool_app/model.py", "/home/me/myclpool/app.py", "clpool.py",
+                           "/home/me/clpool/data/train.py"}) {
+    EXPECT_FALSE(in_clpool_package(frame_info{frame_lang::python, 1, file, "f"})) << file;
+    EXPECT_TRUE(is_user_frame(frame_info{frame_lang::python, 1, file, "f"})) << file;
+  }
+  EXPECT_FALSE(in_clpool_package(frame_info{frame_lang::native, 0, "/home/me/clpool/a.out", "main"}));
+  EXPECT_TRUE(is_user_frame(frame_info{frame_lang::native, 0, "/home/me/clpool/a.out", "main"}));
+}
+
+TEST(SiteReport, ProgramUsingClpoolsPoolIsNamedNotTheAllocator) {
+  // A PyOpenCL program allocating through clpool.pyopencl's pool, recorded by the layer: the
+  // innermost frames are clpool's extension and clpool/pyopencl.py, then the program's.
+  const std::string text =
+      "clpool-trace 2\n"
+      "frame 1 py 50 /home/me/app.py main\n"
+      "stack 1 0 1\n"
+      "frame 2 py 21 /home/me/app.py Cache.keep\n"
+      "stack 2 1 2\n"
+      "frame 3 py 88 /home/me/venv/lib/python3.11/site-packages/pyopencl/array.py Array.__init__\n"
+      "stack 3 2 3\n"
+      "frame 4 py 140 python/clpool/pyopencl.py MemoryPool.allocate\n"
+      "stack 4 3 4\n"
+      "frame 5 py 60 python/clpool/_pool_api.py _allocate\n"
+      "stack 5 4 5\n"
+      "frame 6 native 0 /home/me/venv/lib/python3.11/site-packages/clpool/_core.so clpool::buffer_pool::allocate\n"
+      "stack 6 5 6\n"
+      "0 0 0 0 alloc 1 10485760 buffer 0 6\n"
+      "1 0 0 0 alloc 2 104857600 buffer 0 6\n";
+  replay_config nopool;
+  nopool.use_pool = false;
+  const replay_report r = run(text, nopool, 64 * MiB);
+  ASSERT_TRUE(r.oom);
+  ASSERT_TRUE(r.sites);
+  EXPECT_EQ(site_name(r.sites.get(), 6), "Cache.keep (/home/me/app.py:21)");
+  ASSERT_EQ(r.oom->live_sites.size(), 1u);
+  EXPECT_EQ(site_name(r.sites.get(), r.oom->live_sites[0].stack), "Cache.keep (/home/me/app.py:21)");
+  // The clpool frames stay in the full stack, innermost first.
+  const std::vector<std::string> lines = stack_lines(r.sites.get(), 6);
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_NE(lines[0].find("clpool::buffer_pool::allocate"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("python/clpool/_pool_api.py"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("MemoryPool.allocate"), std::string::npos) << lines[2];
+  const std::string report = format_text(config_result{nopool, r, std::nullopt}, "t.trace");
+  EXPECT_NE(report.find("failing request's site    Cache.keep (/home/me/app.py:21)"), std::string::npos) << report;
+  EXPECT_EQ(report.find("MemoryPool.allocate"), std::string::npos) << report;
+  const std::string full = format_text(config_result{nopool, r, std::nullopt}, "t.trace", true);
+  EXPECT_NE(full.find("at MemoryPool.allocate (python/clpool/pyopencl.py:140)"), std::string::npos) << full;
+}
+
+TEST(SiteReport, OnlyClpoolFramesFallBackToTheInnermost) {
+  const std::string text =
+      "clpool-trace 2\nframe 1 py 140 python/clpool/pyopencl.py MemoryPool.allocate\nstack 1 0 1\n"
+      "0 0 0 0 alloc 1 104857600 buffer 0 1\n";
+  const replay_report r = run(text, replay_config{}, 64 * MiB);
+  ASSERT_TRUE(r.sites);
+  EXPECT_EQ(site_name(r.sites.get(), 1), "MemoryPool.allocate (python/clpool/pyopencl.py:140)");
+}
+
+TEST(SiteReport, CommittedBytesFollowTheDevicesPages) {
+  // 2 MiB pages, no packing: each 1 MiB block (1114111 bytes in its pool bin) commits 2 MiB.
+  device_model::device_profile pages;
+  pages.name = "pages";
+  pages.page = 2 * MiB;
+  const std::string text = "clpool-trace 2\nframe 1 py 3 a.py keep\nstack 1 0 1\n"
+                           "0 0 0 0 alloc 1 1048576 buffer 0 1\n1 0 0 0 alloc 2 1048576 buffer 0 1\n"
+                           "2 0 0 0 alloc 3 104857600 buffer 0 1\n";
+  trace::trace_reader reader = trace::trace_reader::from_string(text, "t.trace", {.check_liveness = false});
+  replay_options options;
+  options.sites = true;
+  device_spec spec{64 * MiB, alloc_semantics::immediate};
+  spec.profile = pages;
+  const replay_config pool;
+  const replay_report r = replay_stream(reader, pool, spec, options);
+  ASSERT_TRUE(r.oom);
+  ASSERT_EQ(r.oom->live_sites.size(), 1u);
+  EXPECT_EQ(r.oom->live_sites[0].requested_bytes, 2 * MiB);
+  EXPECT_EQ(r.oom->live_sites[0].rounded_bytes, 2 * 1114111u);
+  EXPECT_EQ(r.oom->live_sites[0].committed_bytes, 4 * MiB);
+  const std::string report = format_text(config_result{pool, r, std::nullopt}, "t.trace");
+  EXPECT_NE(report.find("2.12 MiB (2228222 bytes) rounded, 4 MiB (4194304 bytes) committed, 2 blocks"),
+            std::string::npos) << report;
+  EXPECT_EQ(to_json(r)["oom"]["live_sites"][0]["committed_bytes"], 4 * MiB);
+  // On an exact-byte device committed is the rounded size, and the text does not repeat it.
+  const replay_report exact = run(text, pool, 64 * MiB);
+  ASSERT_TRUE(exact.oom);
+  EXPECT_EQ(exact.oom->live_sites[0].committed_bytes, 2 * 1114111u);
+  const std::string plain = format_text(config_result{pool, exact, std::nullopt}, "t.trace");
+  EXPECT_EQ(plain.find("committed, "), std::string::npos) << plain;
+}
+
 }  // namespace
 }  // namespace clpool::replay

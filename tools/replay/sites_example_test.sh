@@ -2,13 +2,17 @@
 # The sites story end to end, over POCL: growing_cache.py (PyOpenCL) and growing_cache_c (C) are
 # recorded with `clpool record` (stacks by default), replayed to an out-of-memory, and the text
 # report and the HTML page name the function that holds the memory: ResultCache.remember for
-# Python, cache_put for C (from native frames).
-#   sites_example_test.sh CLPOOL CLPOOL_REPLAY GROWING_CACHE_PY GROWING_CACHE_C
+# Python, cache_put for C (from native frames). Then growing_cache.py over clpool's own pool
+# (--clpool-pool): the innermost frames of each allocation are in clpool/_core.so, and every site
+# is still named by a function of the program.
+#   sites_example_test.sh CLPOOL CLPOOL_REPLAY GROWING_CACHE_PY GROWING_CACHE_C CORE_SO PACKAGE_INIT_PY
 set -u
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PY_EXAMPLE="$(realpath "$3")"
 C_EXAMPLE="$(realpath "$4")"
+CORE_SO="$(realpath "$5")"
+PACKAGE="$(dirname "$(realpath "$6")")"
 T="${TEST_TMPDIR:-$(mktemp -d)}"
 cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache"
@@ -56,6 +60,26 @@ echo "=== C: growing_cache_c"
 "$CLPOOL" record --out "$T/c.trace" -- "$C_EXAMPLE" 40 >"$T/c.log" 2>&1 || { fail "recording growing_cache_c"; tail -5 "$T/c.log"; }
 grep -q '^frame .* native .* cache_put$' "$T/c.trace" || fail "no native frame for cache_put"
 check c "$T/c.trace" cache_put
+
+echo "=== PyOpenCL over clpool.pyopencl.MemoryPool: growing_cache.py --clpool-pool"
+mkdir -p "$T/site/clpool"
+cp "$PACKAGE"/*.py "$T/site/clpool/"
+cp "$CORE_SO" "$T/site/clpool/_core.so"
+PYTHONPATH="$T/site" PYTHONDONTWRITEBYTECODE=1 "${py_env[@]}" "$CLPOOL" record --out "$T/pool.trace" -- \
+  /usr/bin/python3 "$PY_EXAMPLE" --requests 40 --clpool-pool >"$T/pool.log" 2>&1 ||
+  { fail "recording growing_cache.py --clpool-pool"; tail -5 "$T/pool.log"; }
+grep -q "^frame .* native 0 $T/site/clpool/_core.so " "$T/pool.trace" || fail "no frame in clpool/_core.so"
+out="$("$REPLAY" --no-progress "$T/pool.trace" --capacity 32MiB --full-stacks 2>&1)"
+[[ $? == 1 ]] || fail "pool: clpool_replay did not run out of memory: $out"
+# The innermost frame of the failing request is clpool's; the site named is the program's.
+first="$(sed -n '/failing request/{n;p;q}' <<<"$out")"
+[[ "$first" == *"clpool/_core.so)" ]] || fail "pool: the failing request's innermost frame is '$first', want one in clpool/_core.so"
+names="$(sed -n -e "s/^  failing request's site *//p" -e 's/^  [0-9]*\. //p' <<<"$out")"
+echo "$names"
+[[ -n "$names" ]] || fail "pool: no sites in the report"
+while IFS= read -r name; do
+  [[ "$name" == *"growing_cache.py:"*")" ]] || fail "pool: site '$name' is not the program's"
+done <<<"$names"
 
 [[ $fails == 0 ]] || { echo "$fails failed"; exit 1; }
 echo "PASS"

@@ -31,6 +31,17 @@
 //   layer_recording_stacks_deep    the same with CLPOOL_LAYER_STACKS=all (this program has no
 //                      Python, so: the native stack of each allocation); the stack depth
 //                      recorded per event is printed at the end
+//   layer_recording_stacks_backtrace_deep  the same, with the capture's fallback unwinder, glibc's
+//                      backtrace(): this instance's dlopen("libunwind.so.8") is refused (the
+//                      benchmark interposes dlopen; it exits if the refusal never happened)
+//   layer_recording_nostacks_python_deep   layer_recording called from Python, 20 Python frames
+//                      deep (the baseline for:); libpython is dlopen'ed (no link dependency) and
+//                      initialised on first use, the pairs run in a C function called through
+//                      ctypes with the GIL held
+//   layer_recording_stacks_python_deep     the same with CLPOOL_LAYER_STACKS=python: the Python
+//                      stack walk alone (no native frames are read in a thread holding the GIL)
+//   layer_recording_stacks_all_python_deep the same with CLPOOL_LAYER_STACKS=all: native frames out
+//                      to the interpreter, then the Python stack
 #include <CL/cl.h>
 #include <CL/cl_icd.h>
 #include <CL/cl_layer.h>
@@ -38,6 +49,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +57,23 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
+
+// While set, dlopen("libunwind.so.8") fails: the layer instance being loaded falls back to glibc's
+// backtrace(). The executable's dlopen interposes on libc's for every module (the layer's copies
+// included); BUILD exports it (--export-dynamic-symbol).
+std::atomic<bool> refuse_libunwind{false};
+std::atomic<int> libunwind_refusals{0};
+
+extern "C" void* dlopen(const char* file, int mode) {
+  using dlopen_fn = void* (*)(const char*, int);
+  static const auto real = reinterpret_cast<dlopen_fn>(dlsym(RTLD_NEXT, "dlopen"));
+  if (refuse_libunwind && file != nullptr && std::string(file) == "libunwind.so.8") {
+    ++libunwind_refusals;
+    return nullptr;
+  }
+  return real(file, mode);
+}
 
 namespace {
 
@@ -154,6 +183,89 @@ int recorded_depth(const std::string& path) {
   return depth;
 }
 
+// CPython, embedded at run time for the Python configurations: libpython found with dlopen, its
+// C API with dlsym, so that the benchmark has no link dependency on it.
+struct embedded_python {
+  int (*run)(const char*) = nullptr;  // PyRun_SimpleString
+  int (*ensure)() = nullptr;          // PyGILState_Ensure
+  void (*release)(int) = nullptr;     // PyGILState_Release
+};
+
+benchmark::State* py_state = nullptr;
+const cl_icd_dispatch* py_table = nullptr;
+
+// Called from Python through ctypes (PYFUNCTYPE: the GIL stays held).
+extern "C" void layer_bench_python_body() { pairs(*py_state, *py_table); }
+
+const embedded_python* python() {
+  static const embedded_python* py = [] () -> const embedded_python* {
+    void* lib = nullptr;
+    for (const char* name : {"libpython3.13.so.1.0", "libpython3.12.so.1.0", "libpython3.11.so.1.0",
+                             "libpython3.10.so.1.0", "libpython3.9.so.1.0"}) {
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL)) != nullptr) break;
+    }
+    if (lib == nullptr) return nullptr;
+    auto* p = new embedded_python;
+    const auto init = reinterpret_cast<void (*)(int)>(dlsym(lib, "Py_InitializeEx"));
+    const auto save = reinterpret_cast<void* (*)()>(dlsym(lib, "PyEval_SaveThread"));
+    p->run = reinterpret_cast<int (*)(const char*)>(dlsym(lib, "PyRun_SimpleString"));
+    p->ensure = reinterpret_cast<int (*)()>(dlsym(lib, "PyGILState_Ensure"));
+    p->release = reinterpret_cast<void (*)(int)>(dlsym(lib, "PyGILState_Release"));
+    if (!init || !save || !p->run || !p->ensure || !p->release) return nullptr;
+    init(0);
+    char code[512];
+    std::snprintf(code, sizeof code,
+                  "import ctypes\n"
+                  "_body = ctypes.PYFUNCTYPE(None)(%llu)\n"
+                  "def deep(n):\n"
+                  "    if n == 0:\n"
+                  "        _body()\n"
+                  "    else:\n"
+                  "        deep(n - 1)\n",
+                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(&layer_bench_python_body)));
+    if (p->run(code) != 0) die("the embedded Python could not define its caller");
+    save();  // the GIL is taken by each run, as a Python thread would hold it
+    return p;
+  }();
+  return py;
+}
+
+// Runs pairs() on `table` from Python, `depth` Python frames deep. The layer instance must be
+// loaded after python() (its capture looks CPython up when it is created).
+void pairs_from_python(benchmark::State& state, const cl_icd_dispatch& table, int depth) {
+  const embedded_python* py = python();
+  const int gil = py->ensure();
+  py_state = &state;
+  py_table = &table;
+  const std::string call = "deep(" + std::to_string(depth) + ")";
+  if (py->run(call.c_str()) != 0) state.SkipWithError("the Python caller failed");
+  py->release(gil);
+}
+
+std::vector<std::pair<std::string, std::string>> stack_traces;  // (benchmark, trace path)
+
+// A Python configuration: its layer instance is created on first use, once Python runs.
+void register_python(const char* name, const std::string& stacks) {
+  const std::string trace = scratch + "/" + name + ".trace";
+  if (stacks != "none") stack_traces.emplace_back(name, trace);
+  benchmark::RegisterBenchmark(name, [name, stacks, trace](benchmark::State& s) {
+    if (python() == nullptr) {
+      s.SkipWithError("no libpython3.*.so.1.0 to embed");
+      return;
+    }
+    static std::map<std::string, cl_icd_dispatch> tables;
+    auto it = tables.find(name);
+    if (it == tables.end()) {
+      std::map<std::string, std::string> settings = {{"CLPOOL_LAYER_TRACE", trace}};
+      if (stacks != "none") settings["CLPOOL_LAYER_STACKS"] = stacks;
+      it = tables.emplace(name, load_layer(name, settings)).first;
+    }
+    pairs_from_python(s, it->second, 20);
+  })
+      ->Iterations(300000)
+      ->MeasureProcessCPUTime();
+}
+
 void register_all() {
   static const cl_icd_dispatch no_settings = load_layer("no_settings", {});
   static const cl_icd_dispatch fail_nth =
@@ -168,6 +280,14 @@ void register_all() {
   static const cl_icd_dispatch recording_stacks = load_layer(
       "recording_stacks",
       {{"CLPOOL_LAYER_TRACE", scratch + "/stacks.trace"}, {"CLPOOL_LAYER_STACKS", "all"}});
+  refuse_libunwind = true;
+  static const cl_icd_dispatch recording_stacks_backtrace = load_layer(
+      "recording_stacks_backtrace",
+      {{"CLPOOL_LAYER_TRACE", scratch + "/stacks_backtrace.trace"}, {"CLPOOL_LAYER_STACKS", "all"}});
+  refuse_libunwind = false;
+  if (libunwind_refusals == 0) die("the backtrace configuration's dlopen of libunwind was not seen");
+  stack_traces.emplace_back("layer_recording_stacks_deep", scratch + "/stacks.trace");
+  stack_traces.emplace_back("layer_recording_stacks_backtrace_deep", scratch + "/stacks_backtrace.trace");
   // A fixed count bounds the recording's trace file (about 100 bytes per pair). CPU time is the
   // whole process's, so work a driver moves to its own threads is counted; on a shared machine it
   // is also steadier than the wall clock, which counts the time other processes had the core.
@@ -204,6 +324,13 @@ void register_all() {
                                [](benchmark::State& s) { deep(s, recording_stacks, 20); })
       ->Iterations(iterations)
       ->MeasureProcessCPUTime();
+  benchmark::RegisterBenchmark("layer_recording_stacks_backtrace_deep",
+                               [](benchmark::State& s) { deep(s, recording_stacks_backtrace, 20); })
+      ->Iterations(iterations)
+      ->MeasureProcessCPUTime();
+  register_python("layer_recording_nostacks_python_deep", "none");
+  register_python("layer_recording_stacks_python_deep", "python");
+  register_python("layer_recording_stacks_all_python_deep", "all");
 }
 
 }  // namespace
@@ -223,8 +350,10 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  if (const int depth = recorded_depth(scratch + "/stacks.trace")) {
-    std::printf("layer_recording_stacks_deep: %d frames recorded per allocation\n", depth);
+  for (const auto& [name, trace] : stack_traces) {
+    if (const int depth = recorded_depth(trace)) {
+      std::printf("%s: %d frames recorded per allocation\n", name.c_str(), depth);
+    }
   }
   std::filesystem::remove_all(scratch);
   return 0;

@@ -3,12 +3,15 @@
 evicted (ResultCache.remember keeps a device copy of every answer). Each request also makes
 short-lived temporaries, which come and go.
 
-    growing_cache.py [--requests N]
+    growing_cache.py [--requests N] [--clpool-pool]
 
 Run it under `clpool record` (the OpenCL layer records every clCreateBuffer with the Python stack
 that made it), or set CLPOOL_APP_TRACE=PATH to record the same requests through clpool.record.
 Then `clpool_replay TRACE --capacity 64MiB` names ResultCache.remember as the site holding the
-memory. Needs python3-pyopencl and pocl-opencl-icd (tools/setup.sh installs both).
+memory. With --clpool-pool the arrays come from clpool.pyopencl.MemoryPool (the clpool package
+must be importable): under the layer the innermost frames of each allocation are then clpool's,
+and the sites are still named by this program's functions. Needs python3-pyopencl and
+pocl-opencl-icd (tools/setup.sh installs both).
 """
 import argparse
 import os
@@ -44,11 +47,18 @@ def serve(queue, cache, key, image):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=96)
+    parser.add_argument("--clpool-pool", action="store_true",
+                        help="allocate through clpool.pyopencl.MemoryPool")
     args = parser.parse_args()
     ctx = cl.Context(dev_type=cl.device_type.ALL)
     queue = cl.CommandQueue(ctx)
     allocator = None  # PyOpenCL's default: one clCreateBuffer per array, as the layer sees it
+    if args.clpool_pool:
+        import clpool.pyopencl
+        allocator = clpool.pyopencl.MemoryPool(clpool.pyopencl.ImmediateAllocator(queue))
     trace = os.environ.get("CLPOOL_APP_TRACE")
+    if trace and args.clpool_pool:
+        parser.error("CLPOOL_APP_TRACE records PyOpenCL's ImmediateAllocator: not with --clpool-pool")
     if trace:
         import clpool.record
         allocator = clpool.record.recording(cl_tools.ImmediateAllocator(queue), trace)

@@ -1,0 +1,96 @@
+// The data of the --html page: each block's requested, pool-bin and device-committed sizes (the
+// device profile's pages and pack granules), and the rounding totals at the failure.
+#include "tools/replay/html_data.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "trace/trace_reader.h"
+
+namespace clpool::replay {
+namespace {
+
+constexpr std::uint64_t MiB = 1 << 20;
+
+// Two 1 MiB blocks of the cache, one 4-byte block, then a request that cannot fit.
+const char* const trace_text =
+    "clpool-trace 2\n"
+    "frame 1 py 3 app.py keep\nstack 1 0 1\n"
+    "0 0 0 0 alloc 1 1048576 buffer 0 1\n"
+    "1 0 0 0 alloc 2 1048576 buffer 0 1\n"
+    "2 0 0 0 alloc 3 4 buffer 0 1\n"
+    "3 0 0 0 alloc 4 104857600 buffer 0 1\n";
+
+std::string write_trace() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_test.trace";
+  std::ofstream(path) << trace_text;
+  return path;
+}
+
+nlohmann::json data_for(const device_model::device_profile& profile) {
+  const std::string path = write_trace();
+  trace::trace_reader reader(path, {.check_liveness = false});
+  device_spec spec{64 * MiB, alloc_semantics::immediate};
+  spec.profile = profile;
+  replay_options options;
+  options.sites = true;
+  options.timeline = true;
+  const replay_report r = replay_stream(reader, replay_config{}, spec, options);
+  EXPECT_TRUE(r.oom);
+  return html_data(r, path, "t");
+}
+
+TEST(HtmlData, WholePagesShowInEachBlocksCommittedSize) {
+  device_model::device_profile pages;  // 2 MiB pages, nothing packed
+  pages.name = "pages";
+  pages.page = 2 * MiB;
+  const nlohmann::json d = data_for(pages);
+  const nlohmann::json& b = d["blocks"];
+  ASSERT_EQ(b["size"].size(), 4u);  // the failing request is drawn too
+  EXPECT_EQ(b["size"][0], 1048576u);
+  EXPECT_EQ(b["rounded"][0], 1114111u);  // the pool's bin (4 leading bits)
+  EXPECT_EQ(b["committed"][0], 2 * MiB);
+  EXPECT_EQ(b["committed"][2], 2 * MiB);  // 4 bytes take a whole page too
+  // Blocks are laid out by what the device commits: no two overlap.
+  EXPECT_EQ(b["offset"][1].get<std::uint64_t>() - b["offset"][0].get<std::uint64_t>(), 2 * MiB);
+  EXPECT_EQ(d["profile"]["page"], 2 * MiB);
+  const nlohmann::json& oom = d["oom"];
+  EXPECT_EQ(oom["bin_rounding"], 2 * (1114111u - 1048576u) + (4u - 4u));
+  // Page rounding: the device committed 6 MiB for blocks of 1114111 + 1114111 + 4 bytes.
+  const std::uint64_t page_loss = 6 * MiB - (2 * 1114111u + 4u);
+  EXPECT_EQ(oom["page_rounding"], page_loss);
+  EXPECT_EQ(oom["page_rounding_split"]["per_block"], page_loss);
+  EXPECT_EQ(oom["page_rounding_split"]["shared_room"], 0u);
+  EXPECT_EQ(oom["live_sites"][0]["committed"], 6 * MiB);
+}
+
+TEST(HtmlData, PackedBlocksRoundToGranulesAndSharedPagesKeepTheirRoom) {
+  device_model::device_profile packed;  // nvidia's rules: 2 MiB pages, up to 2 MiB packed at 512 B
+  packed.name = "packed";
+  packed.page = 2 * MiB;
+  packed.pack_limit = 2 * MiB;
+  packed.pack_granule = 512;
+  const nlohmann::json d = data_for(packed);
+  const nlohmann::json& b = d["blocks"];
+  EXPECT_EQ(b["committed"][0], 1114112u);  // 1114111 rounded to 512 B
+  EXPECT_EQ(b["committed"][2], 512u);
+  const nlohmann::json& split = d["oom"]["page_rounding_split"];
+  const std::uint64_t per_block = 2 * (1114112u - 1114111u) + (512u - 4u);
+  EXPECT_EQ(split["per_block"], per_block);
+  // Two 1114112-byte shares do not fit one 2 MiB page: two pages open, the 512 B share in one.
+  EXPECT_EQ(d["oom"]["page_rounding"], 4 * MiB - (2 * 1114111u + 4u));
+  EXPECT_EQ(split["shared_room"], 4 * MiB - (2 * 1114112u + 512u));
+}
+
+TEST(HtmlData, ExactBytesCommitTheBinSize) {
+  const nlohmann::json d = data_for(device_model::device_profile{});
+  EXPECT_EQ(d["blocks"]["committed"][0], 1114111u);
+  EXPECT_EQ(d["oom"]["page_rounding"], 0u);
+  EXPECT_EQ(d["oom"]["page_rounding_split"]["shared_room"], 0u);
+}
+
+}  // namespace
+}  // namespace clpool::replay
