@@ -14,6 +14,9 @@ PACKAGES=(
   python3-pytest
   # Python bindings (python/): pybind11, the CPython headers, numpy for PageLockedMemoryPool.
   pybind11-dev python3-pybind11 python3-dev python3-numpy
+  # Native stacks in traces (stacks/): libunwind, opened at run time; without it the capture falls
+  # back to glibc's backtrace, about six times slower (tools/layer/README.md).
+  libunwind8
   # Tools: command-line parsing, JSON, formatting.
   libcli11-dev nlohmann-json3-dev libfmt-dev
   # The install test (tools/install_test.sh): a consumer built with pkg-config and with CMake.
