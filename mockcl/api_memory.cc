@@ -193,7 +193,7 @@ cl_int CL_API_CALL GetMemObjectInfo(cl_mem h, cl_mem_info param, size_t size, vo
     case CL_MEM_USES_SVM_POINTER: {  // Made (or its buffer made) with CL_MEM_USE_HOST_PTR on an SVM pointer.
       const unsigned char* p = mock_runtime::use_host_ptr_at(m, 0);
       const svm_allocation* a = p ? rt().find_svm(p) : nullptr;
-      return v(cl_bool{a && !a->freed ? CL_TRUE : CL_FALSE});
+      return v(static_cast<cl_bool>(a && !a->freed ? CL_TRUE : CL_FALSE));
     }
     case CL_MEM_PROPERTIES: {
       // Only an empty list is accepted at creation: {0} if one was given, else nothing.
