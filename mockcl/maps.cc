@@ -12,6 +12,7 @@
 // Members of mock_runtime; the lock is held.
 #include <cstring>
 
+#include "mockcl/rect.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -47,14 +48,6 @@ host_mapping* find(_cl_mem* m, const void* p, stage st) {
   return nullptr;
 }
 
-// Copies `slices` x `rows` rows of `row_bytes` between two pitched layouts.
-void copy_pitched(unsigned char* dst, size_t dst_row, size_t dst_slice, const unsigned char* src, size_t src_row,
-                  size_t src_slice, size_t row_bytes, size_t rows, size_t slices) {
-  for (size_t z = 0; z < slices; ++z)
-    for (size_t y = 0; y < rows; ++y)
-      std::memcpy(dst + z * dst_slice + y * dst_row, src + z * src_slice + y * src_row, row_bytes);
-}
-
 // A mapped image's region as rows of bytes, and the staging copy's tight pitches. A 1D array's
 // layers are its rows, which both layouts step by their slice pitch.
 struct image_rows {
@@ -76,6 +69,44 @@ void activate(_cl_mem* m, host_mapping& mp, bool on) {
   uint32_t& count = maps_for_writing(mp.flags) ? root->write_mapped : root->read_mapped;
   count += on ? 1 : -1;
   mp.active = on;
+}
+
+// Moves a mapping's bytes between the object and the host memory at mp.at: to the host when a
+// map executes, back to the object when a write mapping is unmapped. In backing mode a mapping
+// in an object's CL_MEM_USE_HOST_PTR memory (no copy of its own) goes through a staging copy:
+// POCL's twin may or may not alias that memory, and a copy onto itself is undefined.
+cl_int move_mapped(mock_runtime& rt, _cl_mem* m, _cl_command_queue* q, host_mapping& mp, bool to_object) {
+  const bool staged = mp.copy.data() == nullptr;
+  auto* at = static_cast<unsigned char*>(mp.at);
+  if (mp.image) {  // Backing mode only: POCL's image, through the region.
+    if (!staged) return rt.pocl_image_rw(m, q, to_object, mp.origin, mp.region, mp.row_pitch, mp.slice_pitch, at);
+    const image_rows r(m, mp);
+    host_block tmp;
+    if (!tmp.allocate(r.row_bytes * r.rows * r.slices)) return CL_OUT_OF_HOST_MEMORY;
+    auto* t = static_cast<unsigned char*>(tmp.data());
+    const rect_side host{{0, 0, 0}, r.host_row, r.host_slice}, tight{{0, 0, 0}, r.tight_row, r.tight_slice};
+    const size_t region[3] = {r.row_bytes, r.rows, r.slices};
+    if (to_object) rect_copy(t, tight, at, host, region);
+    const cl_int st = rt.pocl_image_rw(m, q, to_object, mp.origin, mp.region, r.tight_row, r.tight_slice, t);
+    if (!to_object && st == CL_SUCCESS) rect_copy(at, host, t, tight, region);
+    return st;
+  }
+  if (rt.pocl) {
+    if (!staged) return rt.pocl_transfer(m, q, to_object, mp.offset, mp.size, at);
+    host_block tmp;
+    if (!tmp.allocate(mp.size)) return CL_OUT_OF_HOST_MEMORY;
+    if (to_object) std::memcpy(tmp.data(), at, mp.size);
+    const cl_int st = rt.pocl_transfer(m, q, to_object, mp.offset, mp.size, tmp.data());
+    if (!to_object && st == CL_SUCCESS) std::memcpy(at, tmp.data(), mp.size);
+    return st;
+  }
+  // mockcl's own bytes; a CL_MEM_USE_HOST_PTR mapping already is them.
+  unsigned char* b = rt.bytes_of(m);
+  if (b && b + mp.offset != at) {
+    if (to_object) std::memcpy(b + mp.offset, at, mp.size);
+    else std::memcpy(at, b + mp.offset, mp.size);
+  }
+  return CL_SUCCESS;
 }
 
 }  // namespace
@@ -115,40 +146,12 @@ bool mock_runtime::begin_unmap(_cl_mem* m, const void* p) {
   return true;
 }
 
-// A mapping on an object's CL_MEM_USE_HOST_PTR memory moves its bytes through a staging copy: the
-// backing device's twin may or may not alias that memory, and a copy onto itself is undefined.
 cl_int mock_runtime::execute_map(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
   host_mapping* mp = find(m, ev->host, stage::to_map);
   if (!mp) return CL_SUCCESS;
-  cl_int st = CL_SUCCESS;
-  const bool fill = !(mp->flags & CL_MAP_WRITE_INVALIDATE_REGION);
-  const bool staged = mp->copy.data() == nullptr;
-  if (mp->image) {  // Backing mode only: POCL's image, read through the region.
-    if (fill && !staged) {
-      st = pocl_image_rw(m, ev->queue, false, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->at);
-    } else if (fill) {
-      const image_rows r(m, *mp);
-      host_block tmp;
-      if (!tmp.allocate(r.row_bytes * r.rows * r.slices)) st = CL_OUT_OF_HOST_MEMORY;
-      else if (!(st = pocl_image_rw(m, ev->queue, false, mp->origin, mp->region, r.tight_row, r.tight_slice, tmp.data())))
-        copy_pitched(static_cast<unsigned char*>(mp->at), r.host_row, r.host_slice,
-                   static_cast<unsigned char*>(tmp.data()), r.tight_row, r.row_bytes * r.rows, r.row_bytes, r.rows,
-                   r.slices);
-    }
-  } else if (fill && pocl) {
-    if (!staged) {
-      st = pocl_transfer(m, ev->queue, false, mp->offset, mp->size, mp->at);
-    } else {
-      host_block tmp;
-      if (!tmp.allocate(mp->size)) st = CL_OUT_OF_HOST_MEMORY;
-      else if (!(st = pocl_transfer(m, ev->queue, false, mp->offset, mp->size, tmp.data())))
-        std::memcpy(mp->at, tmp.data(), mp->size);
-    }
-  } else if (fill) {
-    unsigned char* b = bytes_of(m);
-    if (b && b + mp->offset != mp->at) std::memcpy(mp->at, b + mp->offset, mp->size);
-  }
+  const cl_int st =
+      mp->flags & CL_MAP_WRITE_INVALIDATE_REGION ? CL_SUCCESS : move_mapped(*this, m, ev->queue, *mp, false);
   activate(m, *mp, true);  // Even when it failed: the application still unmaps it.
   return st;
 }
@@ -157,38 +160,7 @@ cl_int mock_runtime::execute_unmap(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
   host_mapping* mp = find(m, ev->host, stage::unmapping);
   if (!mp) return CL_SUCCESS;
-  cl_int st = CL_SUCCESS;
-  const bool staged = mp->copy.data() == nullptr;
-  if (maps_for_writing(mp->flags) && mp->image) {
-    if (!staged) {
-      st = pocl_image_rw(m, ev->queue, true, mp->origin, mp->region, mp->row_pitch, mp->slice_pitch, mp->at);
-    } else {
-      const image_rows r(m, *mp);
-      host_block tmp;
-      if (!tmp.allocate(r.row_bytes * r.rows * r.slices)) {
-        st = CL_OUT_OF_HOST_MEMORY;
-      } else {
-        copy_pitched(static_cast<unsigned char*>(tmp.data()), r.tight_row, r.row_bytes * r.rows,
-                     static_cast<unsigned char*>(mp->at), r.host_row, r.host_slice, r.row_bytes, r.rows, r.slices);
-        st = pocl_image_rw(m, ev->queue, true, mp->origin, mp->region, r.tight_row, r.tight_slice, tmp.data());
-      }
-    }
-  } else if (maps_for_writing(mp->flags) && pocl) {
-    if (!staged) {
-      st = pocl_transfer(m, ev->queue, true, mp->offset, mp->size, mp->at);
-    } else {
-      host_block tmp;
-      if (!tmp.allocate(mp->size)) {
-        st = CL_OUT_OF_HOST_MEMORY;
-      } else {
-        std::memcpy(tmp.data(), mp->at, mp->size);
-        st = pocl_transfer(m, ev->queue, true, mp->offset, mp->size, tmp.data());
-      }
-    }
-  } else if (maps_for_writing(mp->flags)) {
-    unsigned char* b = bytes_of(m);
-    if (b && b + mp->offset != mp->at) std::memcpy(b + mp->offset, mp->at, mp->size);
-  }
+  const cl_int st = maps_for_writing(mp->flags) ? move_mapped(*this, m, ev->queue, *mp, true) : CL_SUCCESS;
   cancel_map(m, ev->host);
   return st;
 }
