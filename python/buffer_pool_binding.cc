@@ -189,6 +189,14 @@ void bind_buffer_pools(py::module_& m) {
      "Makes (once per flavour) the PooledBuffer subclass of buffer_type (pyopencl.Buffer) that "
      "buffer pools hand out; with pycuda_methods, also free(), len() and int() (PyCUDA's "
      "PooledDeviceAllocation).");
+  m.def("binding", []() -> py::object {
+    std::string detail;
+    const char* kind = pooled_buffer_binding(&detail);
+    if (kind == nullptr) return py::none();
+    return py::make_tuple(kind, detail);
+  }, "(kind, detail) of the binding library pyopencl.Buffer was made with, as the pools use it: "
+     "'pybind11', 'nanobind' or 'generic' (python/foreign_binding.h); None before "
+     "install_pooled_buffer_type.");
   m.def("pooled_buffer_objects", &pooled_buffer_objects,
         "Python objects currently tied to pooled blocks (handed out, or kept for reuse).");
 

@@ -18,6 +18,12 @@ from clpool._pool_api import SingleArenaNames
 
 PooledBuffer = _core.install_pooled_buffer_type(_cl.Buffer)
 
+# How PooledBuffer was made, from the PyOpenCL that is loaded: ("pybind11" | "nanobind" |
+# "generic", what was found). pybind11 (PyOpenCL 2022.x, 2023.x) and nanobind of a known ABI
+# (2024.2 onwards) reuse each block's object across hits; "generic" makes one per hit
+# (python/README.md, "PyOpenCL versions").
+BINDING = _core.binding()
+
 
 class AllocatorBase:
     """PyOpenCL's AllocatorBase: what allocates buffers. allocator(size) returns a

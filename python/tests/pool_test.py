@@ -183,7 +183,8 @@ class PoolTest(unittest.TestCase):
         cid = id(c)
         del c                                    # back to the pool with its object
         d = p.allocate(4096)
-        self.assertEqual(id(d), cid)             # handed out again, not rebuilt
+        if cp.BINDING[0] != "generic":           # the generic path never reuses objects
+            self.assertEqual(id(d), cid)         # handed out again, not rebuilt
         d.tag = "mine"                           # something of the user's: not reused
         del d
         e = p.allocate(4096)
