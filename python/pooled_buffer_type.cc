@@ -452,6 +452,11 @@ void forget_block(block_record* record) noexcept {
   if (record->st == block_record::state::in_pool && Py_IsInitialized()) Py_DECREF(obj);
 }
 
+const void* pooled_buffer_owner(PyObject* object) noexcept {
+  auto it = objects().find(object);
+  return it == objects().end() ? nullptr : it->second->owner;
+}
+
 std::size_t pooled_buffer_objects() noexcept { return objects().size(); }
 
 }  // namespace clpool::python

@@ -56,6 +56,7 @@ class block_record {
 
   PyObject* object = nullptr;
   state st = state::in_pool;
+  const void* owner = nullptr;  // the pool's allocator that made the block, for MemoryPool.release
 
  protected:
   ~block_record() = default;  // deleted by the allocator that made it (forget_block first)
@@ -86,6 +87,10 @@ PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record
 // own reference to an object it owns (in_pool), or detaches an object a user still holds
 // (released_by_user), which then dies as a plain Buffer.
 void forget_block(block_record* record) noexcept;
+
+// The `owner` of the block `object` is tied to, or nullptr when it is tied to none (not a
+// PooledBuffer, or one whose block the pool freed).
+const void* pooled_buffer_owner(PyObject* object) noexcept;
 
 // Objects currently tied to a block (for tests and statistics).
 std::size_t pooled_buffer_objects() noexcept;

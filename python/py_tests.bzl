@@ -19,13 +19,29 @@ PY_TESTS = [
     ("binding_test", ["mockcl", "pocl"]),
 ]
 
+# The tests that exercise what the binding path decides (how PooledBuffer objects are made, reused
+# and freed): the generic path runs these only.
+GENERIC_PATH_TESTS = [
+    "binding_test",
+    "dropin_test",
+    "gc_safety_test",
+    "pool_test",
+    "record_test",
+    "seed_pycuda_test",
+    "seed_pyopencl_test",
+    "stress_test",
+]
+
 def clpool_py_tests(suffix = "", pyopencl_site = None, generic = False):
-    """One sh_test per PY_TESTS entry and device, named TEST_DEVICE + suffix.
+    """One sh_test per PY_TESTS entry and device, named TEST_DEVICE + suffix (with `generic`,
+    GENERIC_PATH_TESTS only).
 
     pyopencl_site: a label of a file directly in a site directory holding another PyOpenCL (put
     first on PYTHONPATH). generic: force the binding-independent path
     (CLPOOL_PYTHON_BINDING=generic, python/foreign_binding.h)."""
     for test, modes in PY_TESTS:
+        if generic and test not in GENERIC_PATH_TESTS:
+            continue
         for mode in modes:
             args = [
                 "$(rootpath //python:_core.so)",

@@ -192,8 +192,24 @@ class PoolTest(unittest.TestCase):
         e.bind_to_queue(self.queue)              # PooledBuffer's no-ops
         e.unbind_from_queue()
         cp.release(e)
-        cp.release(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 16))  # not pooled: left alone
         self.assertEqual(p.active_blocks, 0)
+        # What is not this pool's block is refused, never a silent no-op.
+        with self.assertRaises(TypeError):
+            cp.release(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 16))
+        with self.assertRaises(TypeError):
+            cp.release(None)
+        with self.assertRaises(TypeError):
+            p.release(None)
+        other = cp.MemoryPool(cp.ImmediateAllocator(self.queue))
+        theirs = other.allocate(4096)
+        with self.assertRaises(ValueError) as caught:
+            p.release(theirs)
+        self.assertIn("another pool's", str(caught.exception))
+        self.assertEqual(other.active_blocks, 1)
+        other.release(theirs)
+        self.assertEqual(other.active_blocks, 0)
+        with self.assertRaises(cl.LogicError):
+            other.release(theirs)
         with self.assertRaises(TypeError):
             cp.PooledBuffer()                    # made by pools only
 
