@@ -63,6 +63,7 @@ export LD_LIBRARY_PATH=$G/lib:$NVLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$G/bin:$PATH:$NVLIB/../bin:/usr/local/nvidia/bin
 export TMPDIR=$SCRATCH
 export POCL_CACHE_DIR=$SCRATCH/pocl
+export PYTHONUNBUFFERED=1
 BIN=$G/bin
 LIB=$G/lib
 DATA=$G/data
