@@ -49,6 +49,58 @@ TYPED_TEST(Battery, PlatformAndDeviceQueries) {
   this->Teardown();
 }
 
+// context_cost=: each live context holds device memory (as NVIDIA's driver's contexts do), given
+// back when it is destroyed; a context that does not fit is refused. free_query=amd: the device
+// answers AMD's free-memory query (free KiB = capacity - committed) and lists its extension.
+TYPED_TEST(Battery, ContextsCostMemoryAndTheFreeQueryAnswers) {
+  auto* d = this->d_;
+  constexpr cl_device_info free_amd = 0x4039;  // CL_DEVICE_GLOBAL_FREE_MEMORY_AMD
+  this->Setup("gpu-64m:context_cost=8m,free_query=amd;gpu-64m");
+  const auto free_kib = [&](cl_device_id dev, cl_int* status = nullptr) {
+    size_t kib[2] = {0, 0};
+    const cl_int s = d->clGetDeviceInfo(dev, free_amd, sizeof kib, kib, nullptr);
+    if (status) *status = s;
+    EXPECT_EQ(kib[0], kib[1]);
+    return kib[0];
+  };
+  EXPECT_EQ(this->Outstanding(), 8 * kMiB);
+  EXPECT_EQ(free_kib(this->devices_[0]), 56u * 1024);
+  char ext[4096];
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+  EXPECT_NE(std::string(ext).find("cl_amd_device_attribute_query"), std::string::npos) << ext;
+  // The second device: no cost, no query, no extension.
+  cl_int status = CL_SUCCESS;
+  free_kib(this->devices_[1], &status);
+  EXPECT_EQ(status, CL_INVALID_VALUE);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[1], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+  EXPECT_EQ(std::string(ext).find("cl_amd_device_attribute_query"), std::string::npos) << ext;
+  // A buffer and a second context both come off the free memory.
+  cl_int err = CL_SUCCESS;
+  cl_mem m = this->Buf(4 * kMiB);
+  cl_context second = d->clCreateContext(nullptr, 1, &this->devices_[0], nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(free_kib(this->devices_[0]), 44u * 1024);
+  EXPECT_EQ(d->clReleaseContext(second), CL_SUCCESS);
+  EXPECT_EQ(free_kib(this->devices_[0]), 52u * 1024);
+  EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+  // Both devices in one context: only the first one's memory is taken.
+  cl_context both = d->clCreateContext(nullptr, 2, this->devices_.data(), nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(free_kib(this->devices_[0]), 48u * 1024);
+  EXPECT_EQ(this->ctl_->snapshot().devices.at(1).outstanding, 0u);
+  EXPECT_EQ(d->clReleaseContext(both), CL_SUCCESS);
+  this->Teardown();
+  // Every context gone: all of it back.
+  EXPECT_EQ(this->Outstanding(), 0u);
+  // No room for a context: refused, and nothing is taken.
+  this->Setup("gpu-64m:context_cost=40m");
+  cl_context no_room = d->clCreateContext(nullptr, 1, &this->devices_[0], nullptr, nullptr, &err);
+  EXPECT_EQ(no_room, nullptr);
+  EXPECT_EQ(err, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  this->Teardown();
+}
+
 // A sub-buffer's flags (OpenCL 3.0, clCreateSubBuffer): access bits it gives must be compatible
 // with its parent's, those it does not give are inherited, and so are the parent's host-pointer bits
 // (the CTS's get_buffer_info reads CL_MEM_FLAGS = READ_WRITE | COPY_HOST_PTR on such a sub-buffer).
