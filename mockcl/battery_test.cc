@@ -1381,6 +1381,36 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
   this->Teardown();
 }
 
+// A driver that refuses CL_DEVICE_HALF_FP_CONFIG without cl_khr_fp16, as NVIDIA's does (a GPU
+// run of consistency_check, docs/device-facts.md): the query requires the extension, so the
+// refusal is consistent, not a failed query. The mock's dispatch with that one query refused.
+namespace refusing_half {
+decltype(cl_icd_dispatch::clGetDeviceInfo) g_real = nullptr;
+cl_int CL_API_CALL get_device_info(cl_device_id dev, cl_device_info param, size_t size,
+                                   void* value, size_t* size_ret) {
+  if (param == CL_DEVICE_HALF_FP_CONFIG) return CL_INVALID_VALUE;
+  return g_real(dev, param, size, value, size_ret);
+}
+}  // namespace refusing_half
+
+TYPED_TEST(Battery, HalfFpConfigMayBeRefusedWithoutFp16) {
+  this->Setup("gpu");
+  cl_icd_dispatch refusing = *this->d_;
+  refusing_half::g_real = this->d_->clGetDeviceInfo;
+  refusing.clGetDeviceInfo = refusing_half::get_device_info;
+  char ext[1024];
+  ASSERT_EQ(this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext,
+                                      nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(std::string(ext).find("cl_khr_fp16"), std::string::npos) << ext;
+  std::string all;
+  for (const auto& p :
+       mockcl::testing::device_consistency(refusing, this->b_.platform, this->devices_[0]))
+    all += p + "\n";
+  EXPECT_EQ(all, "");
+  this->Teardown();
+}
+
 // Every preset and profile reports queries that agree with each other (the CTS's consistency and
 // feature-macro rules; mockcl/consistency.cc).
 TYPED_TEST(Battery, DeviceQueriesAreConsistentForEveryPresetAndProfile) {

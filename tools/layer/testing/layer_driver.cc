@@ -308,6 +308,17 @@ void platforms() {
   char name[256] = {};
   CHECK_CL(clGetPlatformInfo(env.platform, CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr));
   std::fprintf(stderr, "layer_driver: platform: %s\n", name);
+  // Whether a buffer's destructor callbacks have run when clReleaseMemObject returns (POCL,
+  // mockcl) or run later on a driver thread (NVIDIA's driver): OpenCL promises only that they run
+  // once the object is deleted. The layer records a free in such a callback, so its order
+  // against the program's next calls is the driver's.
+  static std::atomic<bool> called{false};
+  cl_mem probe = buffer(env, CL_MEM_READ_WRITE, 64);
+  CHECK_CL(clSetMemObjectDestructorCallback(
+      probe, [](cl_mem, void*) { called.store(true); }, nullptr));
+  CHECK_CL(clReleaseMemObject(probe));
+  std::fprintf(stderr, "layer_driver: destructor callbacks: %s\n",
+               called.load() ? "synchronous" : "deferred");
   close_env(env);
 }
 
