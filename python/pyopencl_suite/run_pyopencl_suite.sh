@@ -2,8 +2,8 @@
 # PyOpenCL's own tests with a memory pool as the allocator of every array (pool_plugin.py).
 #
 #   python/pyopencl_suite/run_pyopencl_suite.sh --pyopencl-src DIR|ARCHIVE [--device pocl|mockcl]
-#       [--pool clpool|pyopencl|none] [--files test_array.py,...] [--pytest-args ARGS]
-#       [--pyopencl-site DIR] [--mockcl-so PATH] [--site DIR] [--out DIR]
+#       [--pool clpool|pyopencl|none] [--files test_array.py,...] [--select EXPR]
+#       [--pyopencl-site DIR] [--mockcl-so PATH] [--site DIR] [--out DIR] [--strict]
 #
 # DIR is a checkout of https://github.com/inducer/pyopencl, or ARCHIVE a `git archive` .tar.gz of
 # it (../shared/sources/pyopencl-2026.1.2.tar.gz), at the tag of the PyOpenCL under test: Debian's
@@ -13,16 +13,18 @@
 # "skipped" line and exits 0. The tests run with /usr/bin/python3, from a copy of the test/
 # folder, against one ICD: POCL (the system's .icd) or mockcl backed by POCL (MOCKCL_BACKING=pocl,
 # so kernels run). --files (default test_array.py, test_algorithm.py, test_clmath.py,
-# test_wrapper.py, test_enqueue_copy.py) and --pytest-args (e.g. "-k 'not slow'") choose the
-# tests. --site is a folder holding the clpool package (tools/python_install.sh DIR); the default
-# builds one in the output folder. Prints the pass/fail/skip/error counts from pytest's JUnit
+# test_wrapper.py, test_enqueue_copy.py) and --select (a pytest -k expression, e.g.
+# "not test_bitwise") choose the tests. --site is a folder holding the clpool package
+# (tools/python_install.sh DIR); the default builds one in the output folder. Prints the pass/fail/skip/error counts from pytest's JUnit
 # XML and writes results.xml and log.txt to --out (default: a temporary folder).
-# Exit status: 0 when pytest ran (whatever the counts), 2 bad usage or a missing input.
+# Exit status: 0 when pytest ran (whatever the counts; with --strict, only when no test failed or
+# errored, else 1), 2 bad usage or a missing input.
 set -euo pipefail
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+strict=0
 src="${CLPOOL_PYOPENCL_SRC:-}" device=pocl pool=clpool mockcl_so="" site="" out="" pyopencl_site=""
 files="test_array.py,test_algorithm.py,test_clmath.py,test_wrapper.py,test_enqueue_copy.py"
-pytest_args=""
+select=""
 value() {  # value FLAG ARGS...: the flag's argument, or exit 2
   if (($# < 2)) || [[ -z "$2" ]]; then
     echo "run_pyopencl_suite.sh: $1 needs a value" >&2
@@ -36,11 +38,12 @@ while (($#)); do
     --device) device="$(value "$@")" || exit 2; shift 2 ;;
     --pool) pool="$(value "$@")" || exit 2; shift 2 ;;
     --files) files="$(value "$@")" || exit 2; shift 2 ;;
-    --pytest-args) pytest_args="$(value "$@")" || exit 2; shift 2 ;;
+    --select) select="$(value "$@")" || exit 2; shift 2 ;;
     --pyopencl-site) pyopencl_site="$(value "$@")" || exit 2; shift 2 ;;
     --mockcl-so) mockcl_so="$(value "$@")" || exit 2; shift 2 ;;
     --site) site="$(value "$@")" || exit 2; shift 2 ;;
     --out) out="$(value "$@")" || exit 2; shift 2 ;;
+    --strict) strict=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run_pyopencl_suite.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -101,7 +104,8 @@ if [[ "$device" == mockcl ]]; then
 fi
 cd "$out/test"
 rc=0
-read -r -a extra <<< "$pytest_args"
+extra=()
+[[ -n "$select" ]] && extra=(-k "$select")
 /usr/bin/python3 -m pytest -p pool_plugin -q -rs --durations=10 --junitxml="$out/results.xml" \
   "${extra[@]}" "${names[@]}" > "$out/log.txt" 2>&1 || rc=$?
 # pytest: 0 all passed, 1 some failed; anything else means it did not run properly.
@@ -110,7 +114,7 @@ if ((rc > 1)); then
   echo "run_pyopencl_suite.sh: pytest exited $rc" >&2
   exit 2
 fi
-/usr/bin/python3 - "$out/results.xml" "$device" "$pool" "$loaded" <<'PY'
+/usr/bin/python3 - "$out/results.xml" "$device" "$pool" "$loaded" "$strict" <<'PY' || rc=$?
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else list(root)
@@ -123,6 +127,11 @@ for s in suites:
     for case in s.iter("testcase"):
         if case.find("failure") is not None or case.find("error") is not None:
             print(f"  not passed: {case.get('classname')}.{case.get('name')}")
+sys.exit(1 if sys.argv[5] == "1" and total["failures"] + total["errors"] else 0)
 PY
 grep -E '^pool plugin' "$out/log.txt" || true
 echo "log: $out/log.txt"
+if ((strict && rc != 0)); then
+  echo "run_pyopencl_suite.sh: --strict: tests failed (above)" >&2
+  exit 1
+fi
