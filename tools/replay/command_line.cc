@@ -137,6 +137,17 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                "one every 2 s within a replay)")
       ->excludes(no_progress_opt);
 
+  auto* diff_opt = app.add_option("--diff", cl.diff_paths,
+                 "compare two traces of a program, OLD NEW (before and after a change): each "
+                 "configuration's peak device memory and minimum capacity in both, and the "
+                 "allocation sites whose memory grew most; with the device and configuration "
+                 "options as for one trace; --format text or json")
+                     ->expected(2)
+                     ->excludes(trace_opt);
+  app.add_option("--max-growth", cl.max_growth_text,
+                 "with --diff: exit 1 when a configuration's peak device memory or minimum capacity "
+                 "grew by more than this, e.g. 5%")
+      ->needs(diff_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -164,6 +175,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.svg_path, &cl.write_trace_path, &cl.mockcl_so}) {
     *path = common::under_working_directory(*path);
   }
+  for (std::string& path : cl.diff_paths) path = common::under_working_directory(path);
   if (!html_path.empty()) cl.formats.push_back("html=" + html_path);
   for (std::string& f : cl.formats) {
     if (const std::size_t eq = f.find('='); eq != std::string::npos) {

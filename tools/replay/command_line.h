@@ -29,6 +29,8 @@ struct command_line {
        force_progress = false, full_stacks = false;
   std::vector<std::string> compare;
   std::vector<std::string> library_frames;  // --library-frames patterns
+  std::vector<std::string> diff_paths;      // --diff OLD NEW (diff.h)
+  std::string max_growth_text;              // --max-growth, with --diff
 };
 
 // Parses argv. Returns the exit code when parsing ends the run (--help: 0 after printing it; a
