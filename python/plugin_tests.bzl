@@ -34,3 +34,37 @@ def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None):
         data = data,
         tags = ["no_tsan"],
     )
+
+def clpool_plugin_example_test(name, pyopencl_site = None):
+    """examples/ci/python/example_test.sh: the example library's suite under the plugin, buggy
+    and fixed, and clpool_replay --diff of the two sessions."""
+    args = [
+        "$(rootpath //python:_core.so)",
+        "$(rootpath //python:clpool/__init__.py)",
+        "$(rootpath //tools/layer:libclpool_layer.so)",
+        "$(rootpath //mockcl:libmockcl_for_tests)",
+        "$(rootpath //tools/replay:clpool_replay_for_tests)",
+        "$(rootpath //examples/ci:python/tests/test_imagelib.py)",
+    ]
+    data = [
+        "//python:_core.so",
+        "//python:package_sources",
+        "//python:clpool/__init__.py",
+        "//tools/layer:libclpool_layer.so",
+        "//mockcl:libmockcl_for_tests",
+        "//tools/replay:clpool_replay_for_tests",
+        "//examples/ci:python_example",
+        "//examples/ci:python/tests/test_imagelib.py",
+    ]
+    if pyopencl_site:
+        args.append("$(rootpath %s)" % pyopencl_site)
+        data.append(pyopencl_site)
+        data.append(pyopencl_site.split(":")[0] + ":site")
+    native.sh_test(
+        name = name,
+        size = "medium",
+        srcs = ["//examples/ci:python/example_test.sh"],
+        args = args,
+        data = data,
+        tags = ["no_tsan"],
+    )

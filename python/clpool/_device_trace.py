@@ -278,6 +278,7 @@ class TraceFollower:
 
 
 class TestWindow:
+    __test__ = False   # not a pytest test class
     """What one test did to device memory, from its first event to now."""
 
     def __init__(self, follower):
@@ -304,13 +305,16 @@ class TestWindow:
 
     def own_blocks(self, upto=None):
         """(peak bytes, index of the event that reached it, blocks of the test live now): the test's
-        own device blocks (allocated since it began), over events[:upto]."""
+        own device blocks (allocated since it began, less those whose first use was refused), over
+        events[:upto]."""
         live = {}
         cur = peak = 0
         at = -1
         evs = self.events if upto is None else self.events[:upto]
+        # A block whose first use the device refused was created but never took device memory.
+        refused = {self.failing_id(e) for e in self.events if e.action == "failure"}
         for i, e in enumerate(evs):
-            if e.action == "alloc" and e.kind in DEVICE_KINDS:
+            if e.action == "alloc" and e.kind in DEVICE_KINDS and e.id not in refused:
                 live[e.id] = e
                 cur += e.size
                 if cur > peak:
@@ -333,8 +337,9 @@ class TestWindow:
         if self.call_start is None:
             return {}
         allocated = {}
+        refused = {self.failing_id(e) for e in self.events if e.action == "failure"}
         for e in self.events[self.call_start:]:
-            if e.action == "alloc" and e.kind in DEVICE_KINDS:
+            if e.action == "alloc" and e.kind in DEVICE_KINDS and e.id not in refused:
                 allocated[e.id] = e
             elif e.action == "free":
                 allocated.pop(e.id, None)
@@ -362,20 +367,19 @@ class TestWindow:
         a first use refused ('# failure: first use of id N ...'; a block refused again, as PyOpenCL
         retries after collecting garbage, counts once)."""
         out = []
-        refused = set()
         last = None
         for i, e in enumerate(self.events):
             if e.action == "alloc_failed":
-                if last is not None and (last.size, last.stack) == (e.size, e.stack):
-                    continue   # the same request again (PyOpenCL retries after collecting)
-                last = e
-                out.append((i, e))
+                request = (e.size, e.stack)
             elif e.action == "failure" and e.text.startswith("first use of id "):
-                words = e.text.split()
-                if len(words) > 4 and words[4] in refused:
-                    continue
-                refused.add(words[4] if len(words) > 4 else "")
-                out.append((i, e))
+                stack, size, _ = self.failure_stack(i, e)
+                request = (size, stack)
+            else:
+                continue
+            if request == last:
+                continue   # the same request again: PyOpenCL retries after collecting garbage
+            last = request
+            out.append((i, e))
         return out
 
     def failing_id(self, event):
