@@ -36,4 +36,6 @@ run() {
     --mockcl-so "$mockcl" --out "$out/$1" --device "$@"
 }
 run pocl --files test_wrapper.py,test_enqueue_copy.py,test_array.py --select "not ($slow)"
-run mockcl --files test_wrapper.py,test_enqueue_copy.py
+# test_get_info reads Image.image, which PyOpenCL 2026.1.2 no longer has: it fails on every device
+# with images whose vendor it does not exempt (POCL and Intel are), with any pool or none.
+run mockcl --files test_wrapper.py,test_enqueue_copy.py --select "not test_get_info"

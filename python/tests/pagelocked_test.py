@@ -56,7 +56,7 @@ class PageLockedTest(unittest.TestCase):
             "free, pool deleted": "h.base.free(); del pool",
             "free, then reused and freed again": "h.base.free(); g = pool.allocate(n, np.float32); "
                                                  "g.base.free(); pool.free_held(); del g",
-            "limit forces the block out": "h.base.free(); pool.set_limit(0)",
+            "limit forces the block out": "h.base.free(); pool.set_limit(1)",
         }
         for name, action in cases.items():
             code = textwrap.dedent(f"""

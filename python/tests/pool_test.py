@@ -95,6 +95,34 @@ class PoolTest(unittest.TestCase):
         p.allocate(4 * MiB)
         del keep
 
+    def test_set_limit_has_cupys_meaning_on_every_pool(self):
+        # One meaning across clpool's pools, CuPy's: size bytes or a fraction of the device; 0 or
+        # neither is no limit; get_limit() is 0 then. limit_bytes= is the older name of size.
+        p = self.pool
+        p.set_limit(size=2 * MiB)
+        self.assertEqual((p.limit, p.get_limit()), (2 * MiB, 2 * MiB))
+        p.set_limit(0)
+        self.assertEqual((p.limit, p.get_limit()), (None, 0))
+        p.set_limit(fraction=0.25)
+        self.assertEqual(p.get_limit(), self.queue.device.global_mem_size // 4)
+        p.set_limit()
+        self.assertEqual(p.get_limit(), 0)
+        p.set_limit(limit_bytes=3 * MiB)
+        self.assertEqual(p.get_limit(), 3 * MiB)
+        p.set_limit(limit_bytes=None)
+        self.assertEqual(p.get_limit(), 0)
+        with self.assertRaises(TypeError):
+            p.set_limit(size=MiB, limit_bytes=MiB)
+        with self.assertRaises(ValueError):
+            p.set_limit(size=MiB, fraction=0.5)
+        with self.assertRaises(ValueError):
+            p.set_limit(fraction=1.5)
+        pinned = clpool.PageLockedMemoryPool(self.queue)
+        pinned.set_limit(size=MiB)
+        self.assertEqual(pinned.get_limit(), MiB)
+        pinned.set_limit(0)
+        self.assertEqual(pinned.get_limit(), 0)
+
     @unittest.skipUnless(cltest.MODE == "mockcl", "needs the 64 MiB mock device")
     def test_device_out_of_memory(self):
         p = self.pool
