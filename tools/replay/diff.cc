@@ -43,8 +43,9 @@ bool device_kind(trace::trace_kind kind) {
   return kind == trace::trace_kind::buffer || kind == trace::trace_kind::svm;
 }
 
-// The key and name of a stack's site: the naming frame's function and file (so that a site
-// whose line moved between the two versions is still the same site), and its full name.
+// The key and name of a stack's site: the naming frame's function and file name (so that a site
+// whose line moved between the two versions, or whose checkout is elsewhere, is still the same
+// site), and its full name.
 struct site_id {
   std::string key, name;
 };
@@ -54,7 +55,9 @@ site_id identify(const trace::site_table* sites, std::uint64_t stack) {
   const std::uint64_t frame = naming_frame(*sites, stack);
   const trace::frame_info* f = sites->find_frame(frame);
   if (f == nullptr) return {site_name(sites, stack), site_name(sites, stack)};
-  return {f->function + "\n" + f->file, site_name(sites, stack)};
+  const std::size_t slash = f->file.rfind('/');
+  const std::string file = slash == std::string::npos ? f->file : f->file.substr(slash + 1);
+  return {f->function + "\n" + file, site_name(sites, stack)};
 }
 
 std::string describe_device(const run_output& run) {

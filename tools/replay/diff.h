@@ -29,7 +29,7 @@ double parse_growth(const std::string& text);
 // One allocation site's highest live memory over a trace: the bytes its live blocks (buffer and
 // SVM: device memory) asked for, at the site's own peak.
 struct site_peak {
-  std::string key;   // what matches it across traces: the naming frame's function and file
+  std::string key;   // what matches it across traces: the naming frame's function and file name
   std::string name;  // "Cache.put (app.py:17)"
   std::uint64_t peak_bytes = 0;
 };

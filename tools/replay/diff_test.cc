@@ -152,5 +152,20 @@ TEST(Diff, TheSiteThatGrewComesFirstAndTheGateSaysWhatGrew) {
   EXPECT_TRUE(compare_runs(a, run_with(1, 1), {}, b, run_with(100, 100), {}, std::nullopt).passed());
 }
 
+// Two checkouts at different paths: a site is its function in its file, wherever that lies.
+TEST(Diff, SitesMatchAcrossCheckouts) {
+  const std::string a = write_file("here.trace",
+      "clpool-trace 2\nframe 1 py 10 /home/ci/old/app/lib.py Cache.put\nstack 1 0 1\n"
+      "0 0 0 0 alloc 1 100 buffer 0 1\n");
+  const std::string b = write_file("there.trace",
+      "clpool-trace 2\nframe 1 py 11 /tmp/new/app/lib.py Cache.put\nstack 1 0 1\n"
+      "0 0 0 0 alloc 1 300 buffer 0 1\n");
+  const diff_result d = compare_runs(a, run_with(1, 1), site_peaks(a, {}), b, run_with(1, 1),
+                                     site_peaks(b, {}), std::nullopt);
+  ASSERT_EQ(d.sites.size(), 1u);
+  EXPECT_EQ(d.sites[0].name, "Cache.put (/tmp/new/app/lib.py:11)");
+  EXPECT_EQ(d.sites[0].change(), 200);
+}
+
 }  // namespace
 }  // namespace clpool::replay
