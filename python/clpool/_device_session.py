@@ -135,6 +135,11 @@ class DeviceSession:
         self.platforms = []
 
     def describe(self):
+        if getattr(self, "_described", None) is None:
+            self._described = self._describe()
+        return self._described
+
+    def _describe(self):
         if self.device:
             return (f"mockcl, {format_bytes(self.capacity)} ({self.capacity} bytes), "
                     f"{os.path.basename(self.profile)} profile" + self.backing_note())

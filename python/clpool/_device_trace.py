@@ -175,8 +175,9 @@ class TraceFollower:
             except FileNotFoundError:
                 return
         chunks = []
+        size = 4096   # most tests add a few lines, or none: read little first
         while True:
-            data = os.pread(self._fd, 1 << 16, self._offset)
+            data = os.pread(self._fd, size, self._offset)
             if not data:
                 break
             nul = data.find(b"\0")
@@ -184,8 +185,9 @@ class TraceFollower:
                 data = data[:nul]
             chunks.append(data)
             self._offset += len(data)
-            if nul >= 0 or len(data) < (1 << 16):
+            if nul >= 0 or len(data) < size:
                 break
+            size = 1 << 16
         if not chunks:
             return
         data = self._rest + b"".join(chunks)
@@ -290,6 +292,7 @@ class TestWindow:
         self.allocs_before = follower.allocations
         self.capacity = None     # device_capacity's, when the test has one
         self.limit = None        # limit_device_memory's
+        self.leak_limit = None   # limit_device_leaks's
         self.kind = None         # what failed the test: "oom", "limit", "leak" or None
         self.figures = None      # what the summary shows
 

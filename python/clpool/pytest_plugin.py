@@ -211,6 +211,8 @@ def pytest_runtest_setup(item):
         item.stash[_window_key] = w
         cap = _marker_value(item, "device_capacity")
         w.capacity = cap[0] if cap else None
+        w.limit = _marker_value(item, "limit_device_memory")
+        w.leak_limit = _marker_value(item, "limit_device_leaks")
         if cap:
             _state.session.set_budget(cap[0])
     yield
@@ -281,20 +283,19 @@ def pytest_runtest_makereport(item, call):
         return
     report = outcome.get_result()
     if call.when == "call":
-        w.follower.sync()
         problems = []
         kind = None
         if w.failures() and report.failed:
             problems += _oom_text(w, item)
             kind = "oom"
-        limit = _marker_value(item, "limit_device_memory")
+        limit = w.limit
         peak, at_peak = w.sites_at_peak()
         if limit is not None and peak > limit:
             problems += [f"clpool: peak device memory {both(peak)} is above the "
                          f"limit_device_memory limit of {both(limit)}"]
             problems += _site_list(w, at_peak, "sites holding the most device memory at the peak:")
             kind = kind or "limit"
-        leaks = _marker_value(item, "limit_device_leaks")
+        leaks = w.leak_limit
         live = w.live_from_call()
         leaked = sum(b.size for b in live.values())
         if leaks is not None and leaked > leaks:
@@ -305,7 +306,6 @@ def pytest_runtest_makereport(item, call):
             kind = kind or "leak"
         w.figures = {"peak": peak, "leaked": leaked, "top_site": at_peak[0][0] if at_peak else "",
                      "top_site_bytes": at_peak[0][1] if at_peak else 0}
-        w.limit = limit
         w.kind = kind
         if problems:
             text = "\n".join(problems)

@@ -25,6 +25,14 @@ mkdir -p "$out"
 trace="$out/device.trace"
 rm -f "$trace"
 name="$(basename "$binary")"
+# Where a user finds the outputs after the test: Bazel zips the undeclared outputs there.
+shown="$out"
+if [[ -n "${TEST_TARGET:-}" && -n "${TEST_UNDECLARED_OUTPUTS_DIR:-}" ]]; then
+  target="${TEST_TARGET#@*//}"
+  target="${target#//}"
+  package="${target%%:*}"
+  shown="bazel-testlogs/${package:+$package/}${target#*:}/test.outputs/outputs.zip"
+fi
 
 if [[ "$mockcl" != "-" ]]; then
   vendors="$(mktemp -d "${TEST_TMPDIR:-/tmp}/mockcl-vendors.XXXXXX")"
@@ -48,7 +56,7 @@ report() {  # report NAME CAPACITY PROFILE
   local rc=$?
   cat "$out/$1.txt"
   [[ $rc -eq 2 ]] && cat "$out/$1.err" >&2
-  echo "clpool_memory_test: trace $trace, page $out/$1.html"
+  echo "clpool_memory_test: the trace device.trace, the report $1.txt and the page $1.html are in $shown"
   return $rc
 }
 
