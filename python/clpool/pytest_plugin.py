@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import pytest
@@ -89,17 +88,19 @@ _state = _State()
 def pytest_load_initial_conftests(early_config, parser, args):
     """Before any conftest imports pyopencl: set up the device and initialise the ICD loader."""
     ns = early_config.known_args_namespace
-    if not _active(ns) or _is_xdist_controller(ns):
+    if not _active(ns):
         return
     on, device_text, profile_text, artifacts = _options(ns)
+    if artifacts:
+        _state.artifacts = os.path.abspath(artifacts)
+    if _is_xdist_controller(ns):
+        return
     try:
         device = parse_device(device_text) if device_text else None
         if device and profile_text:
             raise SetupError("--clpool-profile: the profile is --clpool-device's when it is given")
         profile = parse_profile(profile_text, "--clpool-profile") if profile_text else "exact"
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-        if artifacts:
-            _state.artifacts = os.path.abspath(artifacts)
         _state.workdir = make_workdir()
         session = DeviceSession(device, profile, _state.workdir, worker, _state.artifacts)
         session.prepare()
@@ -167,32 +168,48 @@ def _marker_value(item, name):
     return value
 
 
+_bad_marker_key = pytest.StashKey()
+
+
 def pytest_collection_modifyitems(session, config, items):
+    """Checks every marker before any test runs: a bad one is a usage error (exit 4). In an xdist
+    worker, where a usage error would crash the worker, the test fails with the message instead."""
     marked = 0
     for item in items:
-        for name in MARKERS:
-            v = _marker_value(item, name)
-            if v is None:
-                continue
-            marked += 1
-            if name == "device_capacity" and _state.session is not None:
-                capacity, profile = v
-                own = _state.session.profile
-                if profile is not None and profile != os.path.basename(own) and profile != own:
-                    how = ("--clpool-device " + profile + ":SIZE") if _state.session.device else (
-                        "--clpool-profile " + profile)
-                    raise pytest.UsageError(
-                        f"{item.nodeid}: @pytest.mark.device_capacity(profile={profile!r}): this "
-                        f"session's device commits memory by the {os.path.basename(own)} profile; "
-                        f"run with {how}")
-                try:
-                    check_capacity(capacity, own, f"{item.nodeid}: @pytest.mark.device_capacity")
-                except SetupError as e:
-                    raise pytest.UsageError(str(e)) from None
+        try:
+            marked += _check_markers(item)
+        except pytest.UsageError as e:
+            if not os.environ.get("PYTEST_XDIST_WORKER"):
+                raise
+            item.stash[_bad_marker_key] = str(e)
     if marked and not _active(config.option):
         config.issue_config_time_warning(
             pytest.PytestWarning("clpool: device-memory markers are ignored without --clpool, "
                                  "--clpool-device or --clpool-artifacts"), stacklevel=2)
+
+
+def _check_markers(item):
+    marked = 0
+    for name in MARKERS:
+        v = _marker_value(item, name)
+        if v is None:
+            continue
+        marked += 1
+        if name == "device_capacity" and _state.session is not None:
+            capacity, profile = v
+            own = _state.session.profile
+            if profile is not None and profile != os.path.basename(own) and profile != own:
+                how = ("--clpool-device " + profile + ":SIZE") if _state.session.device else (
+                    "--clpool-profile " + profile)
+                raise pytest.UsageError(
+                    f"{item.nodeid}: @pytest.mark.device_capacity(profile={profile!r}): this "
+                    f"session's device commits memory by the {os.path.basename(own)} profile; "
+                    f"run with {how}")
+            try:
+                check_capacity(capacity, own, f"{item.nodeid}: @pytest.mark.device_capacity")
+            except SetupError as e:
+                raise pytest.UsageError(str(e)) from None
+    return marked
 
 
 # --- per test ---
@@ -206,7 +223,7 @@ _window_key = pytest.StashKey()
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item):
-    if _state.session is not None:
+    if _state.session is not None and _bad_marker_key not in item.stash:
         w = TestWindow(_state.follower)
         item.stash[_window_key] = w
         cap = _marker_value(item, "device_capacity")
@@ -220,6 +237,9 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_call(item):
+    bad = item.stash.get(_bad_marker_key, None)
+    if bad is not None:   # (an xdist worker's) bad marker: the test fails, not the worker
+        pytest.fail(f"usage error: {bad}", pytrace=False)
     w = _window(item)
     if w is not None:
         w.mark_call()

@@ -175,6 +175,27 @@ def test_xdist_workers(suite):
     assert (art / "test_suite.py_test_leak_above" / "device.html").exists()
 
 
+def test_bad_marker_under_xdist_fails_its_test(pytester):
+    """In an xdist worker a usage error would crash the worker: the test fails with the message."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_it="""
+        import pytest
+
+        @pytest.mark.limit_device_memory("24 MB")
+        def test_bad():
+            pass
+
+        def test_good():
+            pass
+    """)
+    r = pytester.runpytest_subprocess(*DEVICE, "-n", "2", "-p", "no:cacheprovider")
+    out = r.stdout.str()
+    assert outcomes(r) == {"failed": 1, "passed": 1}, out
+    assert ("usage error: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
+            "is ambiguous: decimal units are not accepted; write 24MiB") in out
+    assert "INTERNALERROR" not in out + r.stderr.str()
+
+
 def test_system_device_observed(pytester):
     """Without --clpool-device, the tests' own device (POCL here), observed through the layer."""
     pytester.makeconftest(CONFTEST)
