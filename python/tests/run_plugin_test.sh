@@ -26,6 +26,13 @@ cp "$core" "$site/clpool/_core.so"
 export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$site" PYTHONDONTWRITEBYTECODE=1
 export POCL_CACHE_DIR="$tmp/pocl-cache" XDG_CACHE_HOME="$tmp/xdg-cache"
 unset OCL_ICD_VENDORS MOCKCL_DEVICES MOCKCL_BACKING OPENCL_LAYERS
+# Under --config=asan the extension, the layer and mockcl are instrumented: the runtimes must be
+# loaded first into the uninstrumented interpreter (and so into every pytester child, which
+# inherits the environment). Python frees little at exit, so no leak check.
+if ldd "$core" | grep libasan >/dev/null; then  # not -q: ldd must not die of SIGPIPE (pipefail)
+  export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
 /usr/bin/python3 -c 'import pyopencl; print("PyOpenCL", pyopencl.VERSION_TEXT, "from", pyopencl.__file__)'
 cd "$tmp"
 # shellcheck disable=SC2086

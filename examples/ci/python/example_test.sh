@@ -21,6 +21,11 @@ cp "$core" "$tmp/site/clpool/_core.so"
 export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$tmp/site:$tmp/project" PYTHONDONTWRITEBYTECODE=1
 export POCL_CACHE_DIR="$tmp/pocl-cache" XDG_CACHE_HOME="$tmp/xdg-cache"
 unset OCL_ICD_VENDORS MOCKCL_DEVICES MOCKCL_BACKING OPENCL_LAYERS
+# Under --config=asan: the sanitizer runtimes first, as python/tests/run_py_test.sh does.
+if ldd "$core" | grep libasan >/dev/null; then
+  export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
 /usr/bin/python3 -c 'import pyopencl; print("PyOpenCL", pyopencl.VERSION_TEXT, "from", pyopencl.__file__)'
 fail=0
 ok() { echo "ok: $1"; }
