@@ -29,16 +29,18 @@ check() {
 }
 
 check "common/ depends on no other clpool package" "//common/..." \
-  "//pool/... + //sync/... + //device_model/... + //trace/... + //mockcl/... + //tools/... + //python/... + //layer_api/... + //cl_device/..."
+  "//pool/... + //sync/... + //device_model/... + //trace/... + //mockcl/... + //tools/... + //python/... + //layer_api/... + //cl_device/... + //replay/..."
 check "sync/ depends on no other clpool package" "//sync/..." \
   "//common/... + //pool/... + //device_model/... + //trace/... + //mockcl/... + //tools/... + //python/..."
 check "the pool (core and OpenCL) reaches neither mockcl, the device model, traces nor tools" "//pool/..." \
-  "//mockcl/... + //device_model/... + //trace/... + //tools/... + //python/... + //layer_api/... + //cl_device/..."
+  "//mockcl/... + //device_model/... + //trace/... + //tools/... + //python/... + //layer_api/... + //cl_device/... + //replay/..."
 check "the device model reaches neither the pool, mockcl, traces nor tools" "//device_model/..." \
-  "//pool/... + //mockcl/... + //trace/... + //tools/... + //python/..."
+  "//pool/... + //mockcl/... + //trace/... + //tools/... + //python/... + //replay/..."
 check "the trace format reaches neither mockcl nor tools" "//trace/..." \
-  "//mockcl/... + //tools/... + //python/... + //device_model/..."
+  "//mockcl/... + //tools/... + //python/... + //device_model/... + //replay/..."
+check "the replay engine reaches neither mockcl, OpenCL devices, Python nor tools" "//replay/..." \
+  "//mockcl/... + //cl_device/... + //layer_api/... + //python/... + //tools/..."
 check "the Python package reaches neither the tools nor mockcl" "//python/..." \
   "//tools/... + //mockcl/..."
-check "mockcl reaches neither the pool nor tools" "//mockcl/..." "//pool/... + //tools/... + //python/... + //trace/..."
+check "mockcl reaches neither the pool nor tools" "//mockcl/..." "//pool/... + //tools/... + //python/... + //trace/... + //replay/..."
 exit $status

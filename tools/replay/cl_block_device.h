@@ -18,8 +18,8 @@
 
 #include "pool/opencl/buffer_allocators.h"
 #include "pool/opencl/cl_object.h"
-#include "tools/replay/device.h"
-#include "tools/replay/handle_table.h"
+#include "replay/device.h"
+#include "replay/handle_table.h"
 
 namespace clpool::replay {
 

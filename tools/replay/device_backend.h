@@ -21,7 +21,7 @@
 
 #include "device_model/profile.h"
 #include "pool/pool_types.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 

@@ -31,7 +31,7 @@
 
 #include "device_model/profile.h"
 #include "tools/replay/device_backend.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace mockcl {
 class controller;

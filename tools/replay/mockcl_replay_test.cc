@@ -17,9 +17,9 @@
 #include "pool/errors.h"
 #include "pool/opencl/buffer_pool.h"
 #include "pool/opencl/cl_object.h"
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "tools/replay/config.h"
+#include "replay/config.h"
 
 namespace clpool::replay {
 namespace {

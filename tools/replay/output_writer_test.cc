@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/replay/config.h"
+#include "replay/config.h"
 
 namespace clpool::replay {
 namespace {

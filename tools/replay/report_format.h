@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/replay/min_capacity.h"
-#include "tools/replay/replay.h"
+#include "replay/min_capacity.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <string_view>
 
-#include "tools/replay/config.h"
+#include "replay/config.h"
 
 namespace clpool::replay {
 namespace {

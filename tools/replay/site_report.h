@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 #include "trace/sites.h"
 
 namespace clpool::replay {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 #include "tools/replay/report_format.h"
 #include "trace/trace_reader.h"
 

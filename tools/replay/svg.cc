@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 
 namespace clpool::replay {
 namespace {

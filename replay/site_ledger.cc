@@ -1,4 +1,4 @@
-#include "tools/replay/site_ledger.h"
+#include "replay/site_ledger.h"
 
 #include <algorithm>
 

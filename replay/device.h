@@ -16,8 +16,8 @@
 //              like; mockcl's semantics=host_oom). The pool retries it the same way.
 // Replay models "first use" as immediately after the allocation (the trace carries no kernel
 // launches), by calling first_use() after every successful allocate.
-#ifndef CLPOOL_TOOLS_REPLAY_DEVICE_H_
-#define CLPOOL_TOOLS_REPLAY_DEVICE_H_
+#ifndef CLPOOL_REPLAY_DEVICE_H_
+#define CLPOOL_REPLAY_DEVICE_H_
 
 #include <cstdint>
 #include <optional>
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "device_model/device_memory.h"
-#include "tools/replay/handle_table.h"
-#include "tools/replay/site_ledger.h"
+#include "replay/handle_table.h"
+#include "replay/site_ledger.h"
 #include "pool/errors.h"
 
 namespace clpool::replay {
@@ -123,4 +123,4 @@ struct device_allocator {
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_DEVICE_H_
+#endif  // CLPOOL_REPLAY_DEVICE_H_

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 
 namespace clpool::replay {
 namespace {

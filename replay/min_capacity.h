@@ -6,15 +6,15 @@
 // the sense the tests check: the replay at the result was run and succeeded, and the replay one
 // granule below was run and failed. (Success need not be monotone in capacity for every pool
 // configuration; bisection still returns such an adjacent pair.)
-#ifndef CLPOOL_TOOLS_REPLAY_MIN_CAPACITY_H_
-#define CLPOOL_TOOLS_REPLAY_MIN_CAPACITY_H_
+#ifndef CLPOOL_REPLAY_MIN_CAPACITY_H_
+#define CLPOOL_REPLAY_MIN_CAPACITY_H_
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 
@@ -61,4 +61,4 @@ std::uint64_t bisection_replays(std::uint64_t span);
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_MIN_CAPACITY_H_
+#endif  // CLPOOL_REPLAY_MIN_CAPACITY_H_

@@ -9,7 +9,7 @@
 
 #include "pool/memory_pool.h"
 #include "pool/testing/fake_allocator.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::trace {

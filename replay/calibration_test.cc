@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "device_model/profile.h"
-#include "tools/replay/min_capacity.h"
-#include "tools/replay/replay.h"
+#include "replay/min_capacity.h"
+#include "replay/replay.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {

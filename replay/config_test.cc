@@ -1,4 +1,4 @@
-#include "tools/replay/config.h"
+#include "replay/config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
-#include "tools/replay/timeline_sampler.h"
+#include "replay/timeline_sampler.h"
 
 #include <algorithm>
 #include <utility>

@@ -3,8 +3,8 @@
 //
 // Only kept when the trace has sites (replay_options::sites): one hash-map entry per live or held
 // block, on top of the engine's own.
-#ifndef CLPOOL_TOOLS_REPLAY_SITE_LEDGER_H_
-#define CLPOOL_TOOLS_REPLAY_SITE_LEDGER_H_
+#ifndef CLPOOL_REPLAY_SITE_LEDGER_H_
+#define CLPOOL_REPLAY_SITE_LEDGER_H_
 
 #include <cstdint>
 #include <unordered_map>
@@ -57,4 +57,4 @@ class site_ledger {
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_SITE_LEDGER_H_
+#endif  // CLPOOL_REPLAY_SITE_LEDGER_H_

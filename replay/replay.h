@@ -15,8 +15,8 @@
 //
 // Deterministic: the same events, config and device give the same report. Memory is bounded by
 // the live set: the engine keeps one hash-map entry per live id and never the trace.
-#ifndef CLPOOL_TOOLS_REPLAY_REPLAY_H_
-#define CLPOOL_TOOLS_REPLAY_REPLAY_H_
+#ifndef CLPOOL_REPLAY_REPLAY_H_
+#define CLPOOL_REPLAY_REPLAY_H_
 
 #include <cstdint>
 #include <functional>
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "pool/memory_pool.h"
-#include "tools/replay/config.h"
-#include "tools/replay/device.h"
+#include "replay/config.h"
+#include "replay/device.h"
 #include "trace/id_map.h"
 #include "trace/trace_event.h"
 #include "trace/trace_reader.h"
@@ -279,4 +279,4 @@ replay_report replay_events(const std::vector<trace::trace_event>& events,
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_REPLAY_H_
+#endif  // CLPOOL_REPLAY_REPLAY_H_

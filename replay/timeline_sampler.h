@@ -1,13 +1,13 @@
 // The replay engine's timeline (replay_options::timeline): a bounded table of points that keeps
 // maxima, and the last events at full resolution. Internal to replay.cc.
-#ifndef CLPOOL_TOOLS_REPLAY_TIMELINE_SAMPLER_H_
-#define CLPOOL_TOOLS_REPLAY_TIMELINE_SAMPLER_H_
+#ifndef CLPOOL_REPLAY_TIMELINE_SAMPLER_H_
+#define CLPOOL_REPLAY_TIMELINE_SAMPLER_H_
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 
@@ -81,4 +81,4 @@ class timeline_sampler {
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_TIMELINE_SAMPLER_H_
+#endif  // CLPOOL_REPLAY_TIMELINE_SAMPLER_H_

@@ -1,4 +1,4 @@
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 #include <optional>
 #include <random>

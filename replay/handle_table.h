@@ -2,8 +2,8 @@
 // is reused, so the table follows the blocks alive at once, not every block ever made; release
 // never allocates (room for every slot on the free list is kept), so a noexcept deallocate may
 // use it.
-#ifndef CLPOOL_TOOLS_REPLAY_HANDLE_TABLE_H_
-#define CLPOOL_TOOLS_REPLAY_HANDLE_TABLE_H_
+#ifndef CLPOOL_REPLAY_HANDLE_TABLE_H_
+#define CLPOOL_REPLAY_HANDLE_TABLE_H_
 
 #include <cstdint>
 #include <utility>
@@ -47,4 +47,4 @@ class handle_table {
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_HANDLE_TABLE_H_
+#endif  // CLPOOL_REPLAY_HANDLE_TABLE_H_

@@ -3,8 +3,8 @@
 //   parse_bytes("4GiB")                          -> 4294967296
 //   parse_config("pool:lb=2,trim-ratio=0.5")      -> the pool, 2 leading bits, trim at 0.5 x active
 //   parse_config("nopool")                        -> every request goes straight to the device
-#ifndef CLPOOL_TOOLS_REPLAY_CONFIG_H_
-#define CLPOOL_TOOLS_REPLAY_CONFIG_H_
+#ifndef CLPOOL_REPLAY_CONFIG_H_
+#define CLPOOL_REPLAY_CONFIG_H_
 
 #include <cstdint>
 #include <stdexcept>
@@ -56,4 +56,4 @@ std::string to_string(const replay_config& config);
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_CONFIG_H_
+#endif  // CLPOOL_REPLAY_CONFIG_H_

@@ -1,4 +1,4 @@
-#include "tools/replay/device.h"
+#include "replay/device.h"
 
 #include <gtest/gtest.h>
 
