@@ -7,6 +7,7 @@
 #include <cstring>
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "common/byte_size.h"
@@ -215,6 +216,17 @@ device_profile load_profile(std::string_view name_or_path) {
   const std::string s = text.str();
   if (s.find('\0') != std::string::npos) throw profile_error("profile file " + arg + ": not text");
   return parse_profile(s, arg);
+}
+
+std::string_view to_string(alloc_semantics semantics) {
+  return alloc_semantics_names[static_cast<std::size_t>(semantics)];
+}
+
+std::optional<alloc_semantics> parse_semantics(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(alloc_semantics_names); ++i) {
+    if (word == alloc_semantics_names[i]) return static_cast<alloc_semantics>(i);
+  }
+  return std::nullopt;
 }
 
 alloc_semantics semantics_of(const device_profile& profile) {

@@ -20,6 +20,7 @@
 #define CLPOOL_DEVICE_MODEL_PROFILE_H_
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -52,6 +53,13 @@ struct device_profile {
 // immediate (creation fails with the profile's status), host_oom (creation fails with
 // CL_OUT_OF_HOST_MEMORY), deferred (creation succeeds; first use or execution fails).
 enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
+
+// The names of alloc_semantics, as every tool and MOCKCL_DEVICES spell them, in enum order.
+inline constexpr std::string_view alloc_semantics_names[] = {"immediate", "deferred", "host_oom"};
+
+// "immediate" / "deferred" / "host_oom", and back (nothing for any other word).
+std::string_view to_string(alloc_semantics semantics);
+std::optional<alloc_semantics> parse_semantics(std::string_view word);
 
 // The semantics of a profile's devices, from where and how they report out-of-memory: the one
 // mapping clpool_replay's simulated device and mockcl's devices both use.

@@ -21,15 +21,6 @@ std::string format_size(uint64_t v) {
   return clpool::common::format_bytes_exact(v, clpool::common::byte_units::letter);
 }
 
-std::string_view semantics_name(alloc_semantics s) {
-  switch (s) {
-    case alloc_semantics::immediate: return "immediate";
-    case alloc_semantics::deferred: return "deferred";
-    case alloc_semantics::host_oom: return "host_oom";
-  }
-  return "immediate";
-}
-
 // Max alloc for a capacity: a quarter, but at least min(capacity, 128 MiB), as OpenCL requires.
 uint64_t default_max_alloc(uint64_t capacity) {
   uint64_t floor = std::min<uint64_t>(capacity, 128ull << 20);
@@ -118,10 +109,9 @@ value_or_error<std::vector<device_config>> parse_devices(std::string_view text) 
           if (key == "max_alloc") d.max_alloc = s.value(), max_alloc_set = true;
           if (key == "pinned") d.pinned = s.value(), pinned_set = true;
         } else if (key == "semantics") {
-          if (val == "immediate") d.semantics = alloc_semantics::immediate;
-          else if (val == "deferred") d.semantics = alloc_semantics::deferred;
-          else if (val == "host_oom") d.semantics = alloc_semantics::host_oom;
-          else return R::fail(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
+          const std::optional<alloc_semantics> s = clpool::device_model::parse_semantics(val);
+          if (!s) return R::fail(what + ": " + quote(val) + " is not immediate, deferred or host_oom");
+          d.semantics = *s;
           semantics_set = true;
         } else if (key == "oom_at") {
           if (val == "enqueue") d.oom_at_execution = false;
@@ -182,7 +172,7 @@ std::string format_devices(const std::vector<device_config>& devices) {
     s += d.gpu ? "gpu" : "cpu";
     s += ":profile=" + d.profile + ",name=" + d.name + ",capacity=" + std::to_string(d.capacity) +
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
-         ",semantics=" + std::string(semantics_name(d.semantics)) +
+         ",semantics=" + std::string(clpool::device_model::to_string(d.semantics)) +
          ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +
          ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared");
   }

@@ -6,22 +6,6 @@
 
 namespace clpool::replay {
 
-std::string_view to_string(alloc_semantics semantics) {
-  switch (semantics) {
-    case alloc_semantics::immediate: return "immediate";
-    case alloc_semantics::deferred: return "deferred";
-    case alloc_semantics::host_oom: return "host_oom";
-  }
-  return "?";
-}
-
-std::optional<alloc_semantics> parse_semantics(std::string_view word) {
-  if (word == "immediate") return alloc_semantics::immediate;
-  if (word == "deferred") return alloc_semantics::deferred;
-  if (word == "host_oom") return alloc_semantics::host_oom;
-  return std::nullopt;
-}
-
 std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   device_model::placement where;
   if (semantics_ != alloc_semantics::deferred && !memory_.try_commit(bytes, where)) {

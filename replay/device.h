@@ -32,13 +32,12 @@
 
 namespace clpool::replay {
 
-// One home: next to the device profile (device_model/profile.h), with semantics_of().
+// One home: next to the device profile (device_model/profile.h), with semantics_of() and the
+// names (to_string, parse_semantics).
 using device_model::alloc_semantics;
+using device_model::parse_semantics;
 using device_model::semantics_of;
-
-// "immediate" / "deferred" / "host_oom", and back (nothing for any other word).
-std::string_view to_string(alloc_semantics semantics);
-std::optional<alloc_semantics> parse_semantics(std::string_view word);
+using device_model::to_string;
 
 class replay_device {
  public:

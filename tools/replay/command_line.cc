@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "device_model/profile.h"
 #include "tools/replay/output_writer.h"
 
 namespace clpool::replay {
@@ -60,7 +61,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "held blocks and retry); deferred: allocation succeeds and fails at first use "
                  "(the pool cannot help); host_oom: like immediate, reported as "
                  "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default: where the profile's device fails (nvidia: deferred)")
-      ->check(CLI::IsMember({"immediate", "deferred", "host_oom"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(device_model::alloc_semantics_names),
+                                                      std::end(device_model::alloc_semantics_names))));
   app.add_option("--device", cl.device_text,
                  "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
                  "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
