@@ -18,16 +18,6 @@
 
 namespace clpool::replay {
 
-struct min_capacity_result {
-  bool found = false;
-  std::uint64_t capacity = 0;  // the smallest clean capacity, a multiple of granule
-  std::uint64_t granule = 0;
-  std::uint64_t replays = 0;   // full replays run
-  std::string why_not;         // when !found: why no capacity helps
-  std::optional<replay_report> at_result;     // the clean replay at `capacity`
-  std::optional<replay_report> one_granule_below;  // the failing replay at capacity - granule
-};
-
 // The largest granule: 2^62, the largest size a trace may name. A larger granule would make every
 // candidate capacity above anything a trace can ask for, so the search would say nothing.
 inline constexpr std::uint64_t max_granule = trace::max_event_size;

@@ -11,20 +11,9 @@
 #include <vector>
 
 #include "device_model/device_memory.h"
+#include "replay/result.h"
 
 namespace clpool::replay {
-
-// The memory one allocation site (one stack id; 0 = allocations without a stack) holds.
-struct site_usage {
-  std::uint64_t stack = 0;
-  std::uint64_t requested_bytes = 0;  // what the program asked for
-  std::uint64_t rounded_bytes = 0;    // the blocks' sizes (the pool's bin rounding; = requested without a pool)
-  // What the device's profile commits for these blocks, each rounded on its own (whole pages, or
-  // pack granules for a shared request; = rounded on an exact-byte device). The room left in
-  // partly filled shared pages is the device's, not a site's, and is not in it.
-  std::uint64_t committed_bytes = 0;
-  std::uint64_t blocks = 0;
-};
 
 class site_ledger {
  public:

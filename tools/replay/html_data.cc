@@ -8,7 +8,7 @@
 
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
-#include "tools/replay/site_report.h"
+#include "replay/site_names.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {

@@ -1,0 +1,136 @@
+#include "replay/result_json.h"
+
+#include "replay/site_names.h"
+
+namespace clpool::replay {
+namespace {
+
+nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
+                              std::size_t top) {
+  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t i = 0; i < list.size() && i < top; ++i) {
+    const site_usage& u = list[i];
+    a.push_back({{"stack", u.stack},
+                 {"site", site_name(r.sites.get(), u.stack)},
+                 {"frames", stack_lines(r.sites.get(), u.stack)},
+                 {"requested_bytes", u.requested_bytes},
+                 {"rounded_bytes", u.rounded_bytes},
+                 {"committed_bytes", u.committed_bytes},
+                 {"blocks", u.blocks}});
+  }
+  return a;
+}
+
+}  // namespace
+
+void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top) {
+  if (!r.oom || !r.sites) return;
+  const oom_point& p = *r.oom;
+  oom["stack"] = p.stack;
+  oom["site"] = site_name(r.sites.get(), p.stack);
+  oom["frames"] = stack_lines(r.sites.get(), p.stack);
+  oom["live_sites"] = site_list_json(p.live_sites, r, top);
+  oom["held_sites"] = site_list_json(p.held_sites, r, top);
+}
+
+
+nlohmann::json to_json(const replay_report& r) {
+  nlohmann::json j;
+  j["config"] = to_string(r.config);
+  j["device"] = r.device.backend;
+  j["capacity"] = r.device.capacity;
+  j["semantics"] = std::string(to_string(r.device.semantics));
+  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(r.device.profile.name);
+  if (const auto& m = r.device.measured) {
+    j["measured_device"] = {{"name", m->name},
+                            {"driver_version", m->driver_version},
+                            {"free_at_start", m->free_at_start},
+                            {"free_memory_source", m->free_memory_source},
+                            {"failure_point", m->failure_point},
+                            {"usable_bytes", m->usable_bytes}};
+  }
+  j["looks_recorded_below_a_pool"] = r.looks_recorded_below_a_pool();
+  j["ok"] = r.ok();
+  j["events"] = r.events;
+  j["allocs"] = r.allocs;
+  j["frees"] = r.frees;
+  j["recorded_failures"] = r.recorded_failures;
+  j["recorded_failures_that_fit"] = r.recorded_failures_that_fit;
+  j["peak_active_bytes"] = r.peak_active_bytes;
+  j["peak_managed_bytes"] = r.peak_managed_bytes;
+  j["peak_device_bytes"] = r.peak_device_bytes;
+  j["peak_host_bytes"] = r.peak_host_bytes;
+  j["host_allocs"] = r.host_allocs;
+  j["hits"] = r.hits;
+  j["misses"] = r.misses;
+  j["hit_rate"] = r.hit_rate();
+  j["allocator_allocations"] = r.allocator_allocations;
+  j["allocator_frees"] = r.allocator_frees;
+  j["allocator_failures"] = r.allocator_failures;
+  j["oom_retries"] = r.oom_retries;
+  j["rescued_requests"] = r.rescued_requests;
+  if (r.oom) {
+    const oom_point& p = *r.oom;
+    j["oom"] = {{"event_index", p.event_index},
+                {"seq", p.seq},
+                {"line", p.line},
+                {"action", std::string(trace::to_string(p.action))},
+                {"id", p.id},
+                {"requested_bytes", p.requested_bytes},
+                {"rounded_bytes", p.rounded_bytes},
+                {"cause", std::string(to_string(p.site))},
+                {"recorded_failure", p.recorded_failure},
+                {"active_bytes", p.active_bytes},
+                {"active_rounded_bytes", p.active_rounded_bytes},
+                {"held_bytes", p.held_bytes},
+                {"managed_bytes", p.managed_bytes},
+                {"device_used_bytes", p.device_used_bytes},
+                {"capacity", p.capacity},
+                {"limit", p.limit == unlimited ? nlohmann::json(nullptr) : nlohmann::json(p.limit)},
+                {"held_in_other_bins_bytes", p.held_before_bytes},
+                {"rounding_loss_bytes", p.rounding_loss_bytes},
+                {"page_loss_bytes", p.page_loss_bytes},
+                {"retries", p.retries},
+                {"message", p.message}};
+    sites_json(j["oom"], r);
+  } else {
+    j["oom"] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::json to_json(const min_capacity_result& m) {
+  nlohmann::json j;
+  j["found"] = m.found;
+  j["capacity"] = m.found ? nlohmann::json(m.capacity) : nlohmann::json(nullptr);
+  j["granule"] = m.granule;
+  j["replays"] = m.replays;
+  if (!m.found) j["why_not"] = m.why_not;
+  if (m.found && m.one_granule_below && m.one_granule_below->oom && m.one_granule_below->sites) {
+    const replay_report& below = *m.one_granule_below;
+    j["set_by"] = {{"event_index", below.oom->event_index},
+                   {"stack", below.oom->stack},
+                   {"site", site_name(below.sites.get(), below.oom->stack)},
+                   {"frames", stack_lines(below.sites.get(), below.oom->stack)}};
+  }
+  return j;
+}
+
+nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
+                       int exit_code) {
+  nlohmann::json j;
+  j["input"] = input;
+  j["exit_code"] = exit_code;
+  j["results"] = nlohmann::json::array();
+  for (const config_result& res : results) {
+    nlohmann::json c;
+    c["config"] = to_string(res.config);
+    c["replay"] = res.replay ? to_json(*res.replay) : nlohmann::json(nullptr);
+    c["min_capacity"] = res.min_capacity ? to_json(*res.min_capacity) : nlohmann::json(nullptr);
+    j["results"].push_back(std::move(c));
+  }
+  return j;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,28 @@
+// The result model (result.h) as JSON: clpool_replay's --json, and the dict Python's
+// clpool.replay returns. Stable keys, byte counts as integers.
+#ifndef CLPOOL_REPLAY_RESULT_JSON_H_
+#define CLPOOL_REPLAY_RESULT_JSON_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "replay/result.h"
+
+namespace clpool::replay {
+
+// The same content as JSON (stable keys, byte counts as integers).
+nlohmann::json to_json(const replay_report& report);
+nlohmann::json to_json(const min_capacity_result& result);
+nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
+                       int exit_code);
+
+// The sites of an out-of-memory into its JSON object `oom`: {"site", "frames", "stack"} of the
+// failing request and the lists of the `top` sites (nothing when the replay kept no sites).
+void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top = 20);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_REPLAY_RESULT_JSON_H_
