@@ -1,9 +1,14 @@
-// The device seam of the replay engine: what replay needs from "a GPU with N bytes".
+// The device seam of the replay engine: what a replay needs from "a GPU with N bytes free".
 //
-// replay_device is the one interface a backend implements. simulated_device (below) is the
-// built-in one: pure bookkeeping, no memory touched. A mockcl-backed device (README.md, "Plugging
-// in mockcl") implements the same four calls over clCreateBuffer / clReleaseMemObject /
-// clEnqueueFillBuffer, so the engine and every report stay unchanged.
+// One seam, one hop: a device_backend opens a replay_device for each replay (open(capacity));
+// the engine allocates, frees and first-uses blocks on it, and its spec() is what the report says
+// of the device. simulated_device (below) is the built-in one: pure bookkeeping, no memory
+// touched; simulated_backend opens one per replay. clpool_replay's other backends (tools/replay:
+// mockcl_device.h, opencl_device.h) implement the same calls over clCreateBuffer /
+// clReleaseMemObject / clEnqueueMigrateMemObjects, so the engine and every report stay unchanged.
+//
+//   simulated_backend sim(device_spec{.semantics = alloc_semantics::deferred, .profile = p});
+//   replay_report r = replay_stream(reader, config, sim.open(128ull << 20));
 //
 // Two allocation semantics, because real OpenCL drivers differ:
 //   immediate: allocate() itself fails when the device is full. The pool sees the failure, frees
@@ -20,15 +25,15 @@
 #define CLPOOL_REPLAY_DEVICE_H_
 
 #include <cstdint>
-#include <optional>
+#include <memory>
+#include <stdexcept>
 #include <string>
-#include <string_view>
-#include <vector>
+#include <utility>
 
 #include "device_model/device_memory.h"
-#include "replay/handle_table.h"
-#include "replay/site_ledger.h"
 #include "pool/errors.h"
+#include "replay/handle_table.h"
+#include "replay/result.h"
 
 namespace clpool::replay {
 
@@ -41,7 +46,14 @@ using device_model::to_string;
 
 class replay_device {
  public:
+  explicit replay_device(device_spec spec) : spec_(std::move(spec)) {}
   virtual ~replay_device() = default;
+  replay_device(const replay_device&) = delete;
+  replay_device& operator=(const replay_device&) = delete;
+
+  // What the device is, as the report names it: its backend, capacity, semantics, profile, host
+  // budget, and for a real device its own account.
+  const device_spec& spec() const noexcept { return spec_; }
 
   // Creates a block of `bytes` (> 0) and returns a non-zero handle. With immediate semantics,
   // throws clpool::allocator_out_of_memory when it does not fit. Deferred devices do not fail here.
@@ -66,6 +78,9 @@ class replay_device {
   // Sum of the sizes of the committed blocks; used_bytes() - requested_bytes() is what the
   // device's page rounding costs (0 on an exact-byte device).
   virtual std::uint64_t requested_bytes() const noexcept = 0;
+
+ private:
+  device_spec spec_;
 };
 
 // A device that is only bookkeeping: its memory is a device_model::device_memory (the one
@@ -74,9 +89,12 @@ class replay_device {
 // thread-safe (replay is single-threaded and the pool serialises allocator calls anyway).
 class simulated_device final : public replay_device {
  public:
+  // The device `spec` describes: its capacity, semantics and profile.
+  explicit simulated_device(const device_spec& spec)
+      : replay_device(spec), memory_(spec.profile, spec.capacity), semantics_(spec.semantics) {}
   simulated_device(std::uint64_t capacity, alloc_semantics semantics,
                    const device_model::device_profile& profile = {})
-      : memory_(profile, capacity), semantics_(semantics) {}
+      : simulated_device(device_spec{.capacity = capacity, .semantics = semantics, .profile = profile}) {}
 
   std::uint64_t allocate(std::uint64_t bytes) override;
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;
@@ -106,18 +124,48 @@ class simulated_device final : public replay_device {
   handle_table<slot> slots_;
 };
 
-// The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
-struct device_allocator {
-  using handle_type = std::uint64_t;
-  replay_device* device = nullptr;  // not owned; outlives the pool
-  // Told of every block the pool gives back, so that it stops counting it as held; may be null.
-  site_ledger* ledger = nullptr;
+// The device cannot give an answer that can be trusted (it does not enforce its memory, or its
+// free memory changed during the replay). what() says so and what to do instead; exit 2.
+class device_untrusted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
-  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
-  void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
-    if (ledger != nullptr) ledger->on_device_free(handle);
-    device->deallocate(handle, bytes);
+// Where a replay's devices come from: open(capacity) is the seam; the rest are the checks a real
+// device needs (a simulated one passes them all).
+class device_backend {
+ public:
+  virtual ~device_backend() = default;
+  // The device for one replay starting with `capacity` bytes free. One at a time: a backend may
+  // refuse to open a second while the first is alive (one mock per process).
+  virtual std::unique_ptr<replay_device> open(std::uint64_t capacity) = 0;
+  // True for a real device, which behaves as it does rather than as the profile says.
+  virtual bool is_real_device() const { return false; }
+  // The largest capacity a replay can have (a real device's free memory), 0 when unbounded.
+  virtual std::uint64_t largest_capacity() const { return 0; }
+  // Throws config_error when no replay can start with `capacity` free (more than a real device
+  // has). Called before the first replay.
+  virtual void check_capacity(std::uint64_t capacity) const { (void)capacity; }
+  // Called once before the first replay (a --capacity replay or a --min-capacity search):
+  // throws device_untrusted when the device would not answer truthfully.
+  virtual void check_device() {}
+  // Called after each replay: throws device_untrusted when that replay's answer cannot be
+  // trusted (the device changed under it).
+  virtual void after_replay() {}
+};
+
+// simulated_devices, one per replay: `prototype` with the capacity asked for.
+class simulated_backend final : public device_backend {
+ public:
+  explicit simulated_backend(device_spec prototype) : prototype_(std::move(prototype)) {}
+  std::unique_ptr<replay_device> open(std::uint64_t capacity) override {
+    device_spec spec = prototype_;
+    spec.capacity = capacity;
+    return std::make_unique<simulated_device>(spec);
   }
+
+ private:
+  device_spec prototype_;
 };
 
 }  // namespace clpool::replay

@@ -72,7 +72,7 @@ TEST(PoolRecorder, ReplayGivesTheSameCounters) {
       replay::replay_config config;
       config.leading_bits = lb;
       config.trim = trim;
-      const replay::replay_report r = replay::replay_stream(reader, config, {});
+      const replay::replay_report r = replay::replay_stream(reader, config, replay::device_spec{});
       ASSERT_TRUE(r.ok());
       EXPECT_EQ(r.hits, rec.stats.hits) << "seed " << seed;
       EXPECT_EQ(r.misses, rec.stats.misses);

@@ -1,5 +1,6 @@
 #include "replay/replay.h"
 
+#include "replay/site_ledger.h"
 #include "replay/timeline_sampler.h"
 
 #include <algorithm>
@@ -29,6 +30,20 @@ class replay_observer final : public pool_observer {
   std::uint64_t peak_managed = 0;
 };
 
+// The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
+struct device_allocator {
+  using handle_type = std::uint64_t;
+  replay_device* device = nullptr;  // not owned; outlives the pool
+  // Told of every block the pool gives back, so that it stops counting it as held; may be null.
+  site_ledger* ledger = nullptr;
+
+  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
+  void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
+    if (ledger != nullptr) ledger->on_device_free(handle);
+    device->deallocate(handle, bytes);
+  }
+};
+
 struct raw_block {
   std::uint64_t handle = 0;  // 0: a host block (in host_live) or a sub-buffer
   std::uint64_t bytes = 0;
@@ -46,9 +61,8 @@ struct replayer::impl {
   using pool_type = memory_pool<device_allocator>;
   using allocation = pool_type::allocation;
 
-  // `profile`: how the device rounds a block, for the sites' committed bytes (exact if unknown).
   impl(const replay_config& c, std::unique_ptr<replay_device> own, replay_device* d,
-       const replay_options& o, const device_model::device_profile& profile = {})
+       const replay_options& o)
       : config(c),
         options(o),
         owned(std::move(own)),
@@ -56,10 +70,11 @@ struct replayer::impl {
         deferred(d->defers_allocation()),
         sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;
-    report.device.capacity = device->capacity();
-    if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(profile);
+    report.device = device->spec();
+    // The device's profile rounds each block, for the sites' committed bytes.
+    if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(report.device.profile);
     if (c.use_pool) {
-      if (o.sites) ledger = std::make_unique<site_ledger>(profile);
+      if (o.sites) ledger = std::make_unique<site_ledger>(report.device.profile);
       pool.emplace(device_allocator{device, ledger.get()},
                    pool_options{c.leading_bits, c.limit, c.trim});
       observer = std::make_shared<replay_observer>();
@@ -400,14 +415,14 @@ struct replayer::impl {
   timeline_sampler sampler;
 };
 
-replayer::replayer(const replay_config& config, const device_spec& device, replay_options options) {
-  std::unique_ptr<replay_device> owned =
-      device.make_device ? device.make_device(device)
-                         : std::make_unique<simulated_device>(device.capacity, device.semantics, device.profile);
-  replay_device* d = owned.get();
-  impl_ = std::make_unique<impl>(config, std::move(owned), d, options, device.profile);
-  impl_->report.device = device;
+replayer::replayer(const replay_config& config, std::unique_ptr<replay_device> device,
+                   replay_options options) {
+  replay_device* d = device.get();
+  impl_ = std::make_unique<impl>(config, std::move(device), d, options);
 }
+
+replayer::replayer(const replay_config& config, const device_spec& device, replay_options options)
+    : replayer(config, std::make_unique<simulated_device>(device), options) {}
 
 replayer::replayer(const replay_config& config, replay_device& device, replay_options options)
     : impl_(std::make_unique<impl>(config, nullptr, &device, options)) {}
@@ -431,12 +446,24 @@ void replayer::prefetch(const trace_event& event, int stage) const noexcept {
   }
 }
 
-replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
-                            const device_spec& device, const replay_options& options) {
-  replayer r(config, device, options);
+namespace {
+replay_report replay_all(replayer& r, const std::vector<trace_event>& events) {
   for (const trace_event& e : events) {
     if (!r.apply(e)) break;
   }
   return r.report();
+}
+}  // namespace
+
+replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
+                            const device_spec& device, const replay_options& options) {
+  replayer r(config, device, options);
+  return replay_all(r, events);
+}
+
+replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
+                            std::unique_ptr<replay_device> device, const replay_options& options) {
+  replayer r(config, std::move(device), options);
+  return replay_all(r, events);
 }
 }  // namespace clpool::replay

@@ -52,11 +52,13 @@ struct replay_options {
 // Applies events one at a time. Single-threaded.
 class replayer {
  public:
-  // Replays on the device `device` describes (device.make_device(device), or a simulated_device
-  // when that is empty); the replayer owns it. Throws clpool::argument_error for a pool
-  // configuration the pool refuses.
+  // Replays on `device` (from a device_backend's open()), which the replayer owns. Throws
+  // clpool::argument_error for a pool configuration the pool refuses.
+  replayer(const replay_config& config, std::unique_ptr<replay_device> device,
+           replay_options options = {});
+  // Replays on a simulated_device as `device` describes it.
   replayer(const replay_config& config, const device_spec& device, replay_options options = {});
-  // Replays on `device` (a mockcl-backed one, say), which must outlive the replayer.
+  // Replays on `device`, which must outlive the replayer.
   replayer(const replay_config& config, replay_device& device, replay_options options = {});
   ~replayer();
   replayer(const replayer&) = delete;
@@ -86,10 +88,10 @@ using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
 // A source of events: trace::trace_reader, or anything with the same next(), line(), name(),
 // bytes_consumed() and total_bytes() (the RMM CSV importer). Bad input is a trace_error naming the
 // file and line, thrown after every earlier event was applied.
+namespace detail {
 template <class Source>
-replay_report replay_stream(Source& source, const replay_config& config, const device_spec& device,
-                            const replay_options& options = {}, const progress_fn& progress = {}) {
-  replayer r(config, device, options);
+replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
+                            const progress_fn& progress) {
   // Two events of lookahead hide most of the live set's memory latency: the id map's slot for
   // event i + 2 and the block of event i + 1 are prefetched while event i is applied. A read error
   // in the lookahead is held until the events before it are applied, so results and error order
@@ -156,10 +158,31 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
   if (pending) throw *pending;
   return with_sites(r.report());
 }
+}  // namespace detail
+
+// Replays `source` on `device` (from a device_backend's open()).
+template <class Source>
+replay_report replay_stream(Source& source, const replay_config& config,
+                            std::unique_ptr<replay_device> device, const replay_options& options = {},
+                            const progress_fn& progress = {}) {
+  replayer r(config, std::move(device), options);
+  return detail::replay_stream(source, r, options, progress);
+}
+
+// Replays `source` on a simulated_device as `device` describes it.
+template <class Source>
+replay_report replay_stream(Source& source, const replay_config& config, const device_spec& device,
+                            const replay_options& options = {}, const progress_fn& progress = {}) {
+  replayer r(config, device, options);
+  return detail::replay_stream(source, r, options, progress);
+}
 
 // Replays events held in memory (tests, small traces).
 replay_report replay_events(const std::vector<trace::trace_event>& events,
                             const replay_config& config, const device_spec& device,
+                            const replay_options& options = {});
+replay_report replay_events(const std::vector<trace::trace_event>& events,
+                            const replay_config& config, std::unique_ptr<replay_device> device,
                             const replay_options& options = {});
 
 }  // namespace clpool::replay

@@ -161,10 +161,10 @@ TEST(Replay, FreeHeldAndStopHolding) {
 TEST(Replay, BadInputIsAnError) {
   events_builder b;
   b.free(5);
-  EXPECT_THROW(replay_events(b.events, pool_lb(4), {}), replay_input_error);
+  EXPECT_THROW(replay_events(b.events, pool_lb(4), device_spec{}), replay_input_error);
   events_builder c;
   c.alloc(5, 1).alloc(5, 1);
-  EXPECT_THROW(replay_events(c.events, replay_config{.use_pool = false}, {}), replay_input_error);
+  EXPECT_THROW(replay_events(c.events, replay_config{.use_pool = false}, device_spec{}), replay_input_error);
 }
 
 TEST(Replay, StreamErrorsNameFileAndLine) {
@@ -172,7 +172,7 @@ TEST(Replay, StreamErrorsNameFileAndLine) {
       "clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n\n1 0 0 0 free 2 10 buffer 0\n", "x.trace",
       {.check_liveness = false});
   try {
-    replay_stream(reader, pool_lb(4), {});
+    replay_stream(reader, pool_lb(4), device_spec{});
     FAIL() << "expected trace_error";
   } catch (const trace::trace_error& e) {
     EXPECT_EQ(e.line(), 4u);
@@ -200,7 +200,7 @@ TEST(Replay, StreamLookaheadKeepsPlainLoopOrder) {
         "2 0 0 0 alloc 3 1 buffer 0\ngarbage\n",
         "x.trace", {.check_liveness = false});
     try {
-      replay_stream(reader, pool_lb(12), {});
+      replay_stream(reader, pool_lb(12), device_spec{});
       FAIL() << "expected trace_error";
     } catch (const trace::trace_error& e) {
       EXPECT_EQ(e.line(), 5u) << e.what();
@@ -333,7 +333,7 @@ TEST(Replay, Deterministic) {
 TEST(Replay, TimelineIsBoundedAndKeepsThePeak) {
   const auto events = random_workload(3, 50000);
   const replay_report r =
-      replay_events(events, pool_lb(4), {}, {.timeline = true, .max_timeline_points = 64});
+      replay_events(events, pool_lb(4), device_spec{}, {.timeline = true, .max_timeline_points = 64});
   ASSERT_TRUE(r.ok());
   EXPECT_LE(r.timeline.size(), 65u);
   EXPECT_GE(r.timeline.size(), 16u);
@@ -348,7 +348,7 @@ TEST(Replay, TimelineTailIsTheLastEventsAtFullResolution) {
   const auto events = random_workload(5, 5000);
   const replay_config nopool = parse_config("nopool");  // a pool's retry could rescue the peak
   // One byte short of the unbounded peak: it fails, late in the trace.
-  const device_spec dev{replay_events(events, nopool, {}).peak_device_bytes - 1,
+  const device_spec dev{replay_events(events, nopool, device_spec{}).peak_device_bytes - 1,
                         alloc_semantics::immediate};
   const replay_report r =
       replay_events(events, nopool, dev,
@@ -371,7 +371,7 @@ TEST(Replay, TimelineTailIsTheLastEventsAtFullResolution) {
   }
   // A replay shorter than the tail keeps every event.
   const std::vector<trace_event> few(events.begin(), events.begin() + 10);
-  EXPECT_EQ(replay_events(few, pool_lb(4), {}, {.timeline = true}).timeline_tail.size(), 10u);
+  EXPECT_EQ(replay_events(few, pool_lb(4), device_spec{}, {.timeline = true}).timeline_tail.size(), 10u);
 }
 
 // `host` blocks (ALLOC_HOST_PTR) go to the host budget, never to the device or the pool.

@@ -5,7 +5,6 @@
 #define CLPOOL_REPLAY_RESULT_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +19,6 @@
 
 namespace clpool::replay {
 
-class replay_device;
 using device_model::alloc_semantics;
 
 // The memory one allocation site (one stack id; 0 = allocations without a stack) holds.
@@ -35,10 +33,6 @@ struct site_usage {
   std::uint64_t blocks = 0;
 };
 
-struct device_spec;
-// Builds the device for a spec; see mockcl_device.h.
-using device_factory = std::function<std::unique_ptr<replay_device>(const device_spec&)>;
-
 // What a real device (--device opencl) said about itself, for the report: it behaves as it does,
 // not as a profile says. Absent for sim and mockcl.
 struct measured_device {
@@ -50,14 +44,13 @@ struct measured_device {
   std::uint64_t usable_bytes = 0;  // what it accepted, filled with nothing else held
 };
 
-// The device a replay runs on: a simulated_device unless make_device is set (--device mockcl).
+// The device a replay ran on, as its report names it (replay_device::spec()).
 struct device_spec {
   std::uint64_t capacity = unlimited;
   alloc_semantics semantics = alloc_semantics::immediate;
   std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
   std::string backend = "sim";  // the device's name in reports: "sim", "mockcl" or "opencl"
   device_model::device_profile profile = {};  // how the device commits memory (default: exact)
-  device_factory make_device = nullptr;  // empty: simulated_device(capacity, semantics)
   std::optional<measured_device> measured = std::nullopt;  // a real device's own account (then no profile)
 };
 

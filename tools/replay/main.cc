@@ -226,7 +226,7 @@ run_output replay_all(plan& p) {
       progress = [show](std::uint64_t done, std::uint64_t total) { show(done, total, false); };
     }
     replay_report r = p.in.with_source([&](auto& source) {
-      return replay_stream(source, c, p.backend->spec(cap), options, progress);
+      return replay_stream(source, c, p.backend->open(cap), options, progress);
     });
     p.backend->after_replay();
     overall.end_replay();
