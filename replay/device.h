@@ -31,8 +31,8 @@
 #include <utility>
 
 #include "device_model/device_memory.h"
+#include "device_model/simulated_device.h"
 #include "pool/errors.h"
-#include "replay/handle_table.h"
 #include "replay/result.h"
 
 namespace clpool::replay {
@@ -83,15 +83,15 @@ class replay_device {
   device_spec spec_;
 };
 
-// A device that is only bookkeeping: its memory is a device_model::device_memory (the one
-// ledger, with the profile's pages, packing and headroom); handles index a slot table reused
-// through a free list, so memory is bounded by the blocks alive at once. Deterministic. Not
-// thread-safe (replay is single-threaded and the pool serialises allocator calls anyway).
+// A device that is only bookkeeping: device_model's simulated_device (the one ledger, with the
+// profile's pages, packing and headroom; the blocks and handles the pool's test device uses too)
+// behind the replay seam, with the semantics deciding when a block is committed. Deterministic.
+// Not thread-safe (replay is single-threaded and the pool serialises allocator calls anyway).
 class simulated_device final : public replay_device {
  public:
   // The device `spec` describes: its capacity, semantics and profile.
   explicit simulated_device(const device_spec& spec)
-      : replay_device(spec), memory_(spec.profile, spec.capacity), semantics_(spec.semantics) {}
+      : replay_device(spec), device_(spec.profile, spec.capacity), semantics_(spec.semantics) {}
   simulated_device(std::uint64_t capacity, alloc_semantics semantics,
                    const device_model::device_profile& profile = {})
       : simulated_device(device_spec{.capacity = capacity, .semantics = semantics, .profile = profile}) {}
@@ -102,26 +102,19 @@ class simulated_device final : public replay_device {
   bool defers_allocation() const noexcept override {
     return semantics_ == alloc_semantics::deferred;
   }
-  std::uint64_t used_bytes() const noexcept override { return memory_.committed(); }
-  std::uint64_t requested_bytes() const noexcept override { return memory_.requested(); }
-  std::uint64_t capacity() const noexcept override { return memory_.capacity(); }
-  std::uint64_t peak_used_bytes() const noexcept override { return memory_.peak_committed(); }
+  std::uint64_t used_bytes() const noexcept override { return memory().committed(); }
+  std::uint64_t requested_bytes() const noexcept override { return memory().requested(); }
+  std::uint64_t capacity() const noexcept override { return memory().capacity(); }
+  std::uint64_t peak_used_bytes() const noexcept override { return memory().peak_committed(); }
 
   // allocate() calls that threw out-of-memory.
   std::uint64_t failed_allocations() const noexcept { return failures_; }
-  const device_model::device_memory& memory() const noexcept { return memory_; }
+  const device_model::device_memory& memory() const noexcept { return device_.memory(); }
 
  private:
-  struct slot {
-    std::uint64_t bytes = 0;
-    bool committed = false;
-    device_model::placement where;
-  };
-
-  device_model::device_memory memory_;
+  device_model::simulated_device device_;
   alloc_semantics semantics_;
   std::uint64_t failures_ = 0;
-  handle_table<slot> slots_;
 };
 
 // The device cannot give an answer that can be trusted (it does not enforce its memory, or its

@@ -35,13 +35,14 @@ TEST(SimulatedDevice, DeferredFailsAtFirstUse) {
   EXPECT_EQ(d.used_bytes(), 0u);
 }
 
-TEST(SimulatedDevice, HandlesAreReusedAndNonZero) {
+TEST(SimulatedDevice, SlotsAreReusedAndHandlesNonZero) {
   simulated_device d(1000, alloc_semantics::immediate);
   const auto a = d.allocate(1);
   d.deallocate(a, 1);
   const auto b = d.allocate(1);
   EXPECT_NE(b, 0u);
-  EXPECT_EQ(a, b) << "slots are recycled, so memory tracks live blocks only";
+  EXPECT_EQ(a & 0xffffffffu, b & 0xffffffffu) << "slots are recycled, so memory tracks live blocks only";
+  EXPECT_NE(a, b) << "the slot's generation tells the handles apart";
 }
 
 TEST(Semantics, Names) {
