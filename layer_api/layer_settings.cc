@@ -71,9 +71,9 @@ u64_or_error parse_u64(std::string_view text) {
   return {value, {}};
 }
 
-u64_or_error parse_byte_size(std::string_view text) {
+u64_or_error parse_byte_size(std::string_view text, common::size_rules rules) {
   std::string why;
-  const std::optional<std::uint64_t> v = common::parse_byte_size(text, why);
+  const std::optional<std::uint64_t> v = common::parse_size(text, rules, why);
   if (!v) return {std::nullopt, quoted(text) + " " + why};
   return {v, {}};
 }
@@ -136,9 +136,7 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
     } else if (name == env_budget) {
       // A budget is a device's size: the one limit of every capacity (common::max_device_bytes),
       // as --budget and clpool_replay --capacity have it.
-      u64_or_error r = parse_byte_size(value);
-      std::string why;
-      if (r.value && !common::parse_device_size(value, why)) r = {std::nullopt, quoted(value) + " " + why};
+      const u64_or_error r = parse_byte_size(value, {.device = true});
       if (!r.value) {
         fail(r.error);
       } else if (*r.value == 0) {

@@ -52,7 +52,7 @@ value_or_error<device_config> parse_preset(std::string_view text) {
                                        " (expected gpu, cpu, gpu-SIZE or cpu-SIZE)");
   }
   if (text.find('-') != std::string_view::npos) {
-    auto s = parse_device_size(size_text);
+    auto s = parse_size(size_text, {.device = true});
     if (!s.ok()) return value_or_error<device_config>::fail("preset " + quote(text) + ": " + s.error());
     if (s.value() == 0) return value_or_error<device_config>::fail("preset " + quote(text) + ": capacity 0");
     d.capacity = s.value();
@@ -102,7 +102,7 @@ value_or_error<std::vector<device_config>> parse_devices(std::string_view text) 
           d.name = std::string(val);
         } else if (key == "capacity" || key == "reported" || key == "max_alloc" || key == "pinned") {
           const bool device_size = key == "capacity";
-          auto s = device_size ? parse_device_size(val) : parse_size(val);
+          auto s = parse_size(val, {.device = device_size});
           if (!s.ok()) return R::fail(what + ": " + s.error());
           if (key == "capacity") d.capacity = s.value(), capacity_set = true;
           if (key == "reported") d.reported = s.value(), reported_set = true;

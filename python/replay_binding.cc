@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "device_model/profile.h"
 #include "replay/config.h"
 #include "replay/device.h"
@@ -38,22 +39,17 @@ struct replay_request {
   std::optional<std::string> host_capacity;
 };
 
-std::uint64_t positive(std::uint64_t v, const std::string& text, const char* what) {
-  if (v == 0) throw config_error(std::string(what) + ": must be positive, got '" + text + "'");
-  return v;
-}
-
 // Everything checked before the first replay, as clpool_replay's plan is.
 std::string run(const replay_request& q) {
   std::vector<replay_config> configs;
   for (const std::string& c : q.configs) configs.push_back(parse_config(c));
   if (configs.empty()) throw config_error("no configuration to replay");
   std::optional<std::uint64_t> capacity;
-  if (q.capacity) capacity = positive(parse_device_bytes(*q.capacity, "capacity"), *q.capacity, "capacity");
+  if (q.capacity) capacity = common::size_option(*q.capacity, "capacity", {.device = true, .positive = true});
   if (!capacity && !q.min_capacity) {
     throw config_error("capacity is required (or min_capacity=True to find one)");
   }
-  const std::uint64_t granule = positive(parse_bytes(q.granule, "granule"), q.granule, "granule");
+  const std::uint64_t granule = common::size_option(q.granule, "granule", {.positive = true});
   check_granule(granule, "granule");
   device_spec device;
   device.profile = device_model::load_profile(q.profile);
@@ -64,7 +60,7 @@ std::string run(const replay_request& q) {
   } else {
     device.semantics = semantics_of(device.profile);
   }
-  if (q.host_capacity) device.host_capacity = parse_bytes(*q.host_capacity, "host_capacity");
+  if (q.host_capacity) device.host_capacity = common::size_option(*q.host_capacity, "host_capacity");
   if (capacity) {
     if (std::string why = device_model::capacity_refusal(device.profile, *capacity, "capacity"); !why.empty()) {
       throw config_error(why);

@@ -8,22 +8,9 @@
 #include <vector>
 
 #include "common/byte_size.h"
+#include "common/cli.h"
 
 namespace clpool::replay {
-
-std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
-  std::string why;
-  const std::optional<std::uint64_t> v = common::parse_byte_size(text, why);
-  if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
-  return *v;
-}
-
-std::uint64_t parse_device_bytes(std::string_view text, std::string_view what) {
-  std::string why;
-  const std::optional<std::uint64_t> v = common::parse_device_size(text, why);
-  if (!v) throw config_error(std::string(what) + ": '" + std::string(text) + "' " + why);
-  return *v;
-}
 
 replay_config parse_config(std::string_view text) {
   const std::string t(text);
@@ -66,15 +53,15 @@ replay_config parse_config(std::string_view text) {
       config.leading_bits = lb;
     } else if (key == "limit") {
       try {
-        config.limit = parse_bytes(value, "limit");
-      } catch (const config_error& e) {
+        config.limit = common::size_option(value, "limit");
+      } catch (const common::usage_error& e) {
         throw bad(e.what());
       }
       if (config.limit == 0) throw bad("limit must be positive");
     } else if (key == "trim-max-held") {
       try {
-        config.trim.max_held_bytes = parse_bytes(value, "trim-max-held");
-      } catch (const config_error& e) {
+        config.trim.max_held_bytes = common::size_option(value, "trim-max-held");
+      } catch (const common::usage_error& e) {
         throw bad(e.what());
       }
     } else if (key == "trim-ratio") {

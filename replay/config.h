@@ -1,6 +1,5 @@
-// Replay configurations and byte sizes as users type them.
+// Replay configurations as users type them (sizes in them: common/cli.h's size_option).
 //
-//   parse_bytes("4GiB")                          -> 4294967296
 //   parse_config("pool:lb=2,trim-ratio=0.5")      -> the pool, 2 leading bits, trim at 0.5 x active
 //   parse_config("nopool")                        -> every request goes straight to the device
 #ifndef CLPOOL_REPLAY_CONFIG_H_
@@ -23,14 +22,6 @@ class config_error : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
-
-// Parses a byte count in the one size grammar of common/byte_size.h (4096, 512MiB, 4g; "4GB"
-// is refused as ambiguous). Throws config_error "WHAT: 'TEXT' why" for anything else. Zero
-// parses; callers that need a positive size check it.
-std::uint64_t parse_bytes(std::string_view text, std::string_view what = "size");
-
-// parse_bytes for a device's size: also refuses more than common::max_device_bytes (2^62).
-std::uint64_t parse_device_bytes(std::string_view text, std::string_view what = "size");
 
 // Bytes for people, rounded ("1.50 MiB") or exact ("1048 MiB"): the one formatter of
 // common/byte_size.h.

@@ -16,6 +16,7 @@
 #include "cl_device/free_memory.h"
 #include "common/byte_size.h"
 #include "common/cli.h"
+#include "common/cli11.h"
 #include "common/output_file.h"
 #include "device_model/profile.h"
 #include "tools/probe/cl_port.h"
@@ -32,14 +33,6 @@ using clpool::common::usage_error;
 constexpr int exit_measured = clpool::common::exit_ok;
 constexpr int exit_incomplete = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
-
-std::uint64_t parse_max_bytes(const std::string& text) {
-  std::string why;
-  const std::optional<std::uint64_t> v = clpool::common::parse_byte_size(text, why);
-  if (!v) throw usage_error("--max-bytes: '" + text + "' " + why);
-  if (*v == 0) throw usage_error("--max-bytes: must be positive, got '" + text + "'");
-  return *v;
-}
 
 unsigned parse_index(const std::string& text, const char* flag) {
   if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
@@ -112,29 +105,11 @@ int run(int argc, char** argv) {
                                  "and replace a file clpool_probe did not write");
   app.add_flag("--list", list, "list the platforms and devices with their indices, and exit");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {  // --help
-    return app.exit(e);
-  } catch (const CLI::ExtrasError& e) {
-    // A mistyped flag: "did you mean", as every tool says it.
-    for (const std::string& extra : app.remaining()) {
-      if (extra.size() < 2 || extra[0] != '-') continue;
-      std::vector<std::string> names;
-      for (const CLI::Option* o : app.get_options()) {
-        for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
-      }
-      throw usage_error(clpool::common::unknown_option(extra, names, "--help"));
-    }
-    throw usage_error(std::string(e.what()) + " (see --help)");
-  } catch (const CLI::ParseError& e) {
-    // One line, like every other input error (CLI11's own message spans two).
-    throw usage_error(std::string(e.what()) + " (see --help)");
-  }
+  if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_probe")) return *rc;
 
   // Everything the user typed is checked before the device is touched.
   probe_limits limits;
-  limits.max_bytes = parse_max_bytes(max_bytes_text);
+  limits.max_bytes = clpool::common::size_option(max_bytes_text, "--max-bytes", {.positive = true});
   std::optional<std::string> platform;
   if (app.count("--platform") > 0) platform = platform_text;
   std::optional<unsigned> device;

@@ -50,8 +50,7 @@ constexpr const char* usage =
     "Replay a trace with clpool_replay (clpool_replay --help).\n";
 
 int bad_usage(const std::string& message) {
-  std::fprintf(stderr, "clpool record: error: %s\n", message.c_str());
-  return exit_bad_usage;
+  return clpool::common::report_usage_error("clpool record", message);
 }
 
 std::string real_path(const std::string& path) {
@@ -366,7 +365,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args[0] == "record") return record({args.begin() + 1, args.end()});
-  std::fprintf(stderr, "clpool: error: %s\n",
-               clpool::common::unknown_option(args[0], {"record"}, "clpool --help").c_str());
-  return exit_bad_usage;
+  return clpool::common::report_usage_error(
+      "clpool", clpool::common::unknown_option(args[0], {"record"}, "clpool --help"));
 }

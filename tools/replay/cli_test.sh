@@ -28,6 +28,24 @@ run 2 "$EX/fragmentation.trace" --capacity 1GiB --frobnicate
 [[ "$out" == "clpool_replay: error: unknown option '--frobnicate' (see --help)" ]] ||
   fail "--frobnicate: got '$out'"
 
+echo "--- CLI11's mistakes in the tool's words: one line, exit 2 (common/cli11.h)"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --capacity 2GiB
+[[ "$out" == "clpool_replay: error: --capacity: given twice" ]] || fail "--capacity twice: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --compare
+[[ "$out" == "clpool_replay: error: --compare: needs a value" ]] || fail "bare --compare: got '$out'"
+run 2 "$EX/fragmentation.trace" "$EX/fragmentation.trace" --capacity 1GiB
+[[ "$out" == "clpool_replay: error: unexpected argument '$EX/fragmentation.trace' (see --help)" ]] ||
+  fail "a second trace: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity ""
+[[ "$out" == "clpool_replay: error: --capacity: needs a value" ]] || fail "--capacity '': got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --svg ""
+[[ "$out" == "clpool_replay: error: --svg: needs a value" ]] || fail "--svg '': got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --leading-bits 99
+[[ "$out" == "clpool_replay: error: --leading-bits: Value 99 not in range 0 to 12 (see --help)" ]] ||
+  fail "--leading-bits 99: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --no-pool --compare pool
+[[ "$out" == "clpool_replay: error: --no-pool excludes --compare (see --help)" ]] || fail "--no-pool --compare: got '$out'"
+
 echo "--- a capacity not above the profile's headroom: refused, naming both (issue 21)"
 printf 'name = roomy\nheadroom = 256MiB\n' >"$T/roomy.profile"
 run 2 "$EX/fragmentation.trace" --capacity 128MiB --profile "$T/roomy.profile"

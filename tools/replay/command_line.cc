@@ -1,10 +1,9 @@
 #include "tools/replay/command_line.h"
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "common/cli11.h"
 #include "device_model/profile.h"
 #include "tools/replay/output_writer.h"
 
@@ -133,23 +132,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                "one every 2 s within a replay)")
       ->excludes(no_progress_opt);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      for (const std::string& extra : app.remaining()) {
-        if (extra.size() < 2 || extra[0] != '-') continue;
-        std::vector<std::string> names;
-        for (const CLI::Option* o : app.get_options()) {
-          for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
-        }
-        std::cerr << "clpool_replay: error: " << common::unknown_option(extra, names, "--help") << "\n";
-        return common::exit_usage;
-      }
-    }
-    const int rc = app.exit(e);
-    return rc == 0 ? common::exit_ok : common::exit_usage;
-  }
+  if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_replay")) return rc;
   cl.profile_given = profile_opt->count() > 0;
   cl.write_format_given = write_format_opt->count() > 0;
   cl.leading_bits_given = lb_opt->count() > 0;

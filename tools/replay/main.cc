@@ -36,6 +36,7 @@ namespace trace = clpool::trace;
 constexpr int exit_clean = clpool::common::exit_ok;
 constexpr int exit_oom = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
+using clpool::common::size_option;
 using clpool::common::usage_error;
 
 // Where events come from: a clpool trace or an RMM CSV log, re-opened for every replay (so memory
@@ -83,12 +84,6 @@ struct plan {
   }
 };
 
-std::uint64_t positive_bytes(const std::string& text, const char* flag, bool device = false) {
-  const std::uint64_t v = device ? parse_device_bytes(text, flag) : parse_bytes(text, flag);
-  if (v == 0) throw config_error(std::string(flag) + ": must be positive, got '" + text + "'");
-  return v;
-}
-
 std::vector<replay_config> configurations(const command_line& cl) {
   std::vector<replay_config> configs;
   for (const std::string& c : cl.compare) configs.push_back(parse_config(c));
@@ -100,8 +95,8 @@ std::vector<replay_config> configurations(const command_line& cl) {
   replay_config c;
   c.use_pool = !cl.no_pool;
   c.leading_bits = cl.leading_bits;
-  if (!cl.limit_text.empty()) c.limit = positive_bytes(cl.limit_text, "--limit");
-  if (cl.trim_max_held_given) c.trim.max_held_bytes = parse_bytes(cl.trim_max_held_text, "--trim-max-held");
+  if (!cl.limit_text.empty()) c.limit = size_option(cl.limit_text, "--limit", {.positive = true});
+  if (cl.trim_max_held_given) c.trim.max_held_bytes = size_option(cl.trim_max_held_text, "--trim-max-held");
   if (cl.trim_ratio_given) c.trim.max_held_to_active_ratio = cl.trim_ratio;
   return {c};
 }
@@ -113,9 +108,11 @@ plan validate(const command_line& cl) {
   if (p.in.trace_path.empty() && p.in.rmm_path.empty()) {
     throw usage_error("no input: give a trace file, or --rmm-csv FILE (see --help)");
   }
-  if (!cl.capacity_text.empty()) p.capacity = positive_bytes(cl.capacity_text, "--capacity", true);
+  if (!cl.capacity_text.empty()) {
+    p.capacity = size_option(cl.capacity_text, "--capacity", {.device = true, .positive = true});
+  }
   p.min_capacity = cl.min_capacity;
-  p.granule = positive_bytes(cl.granule_text, "--granule");
+  p.granule = size_option(cl.granule_text, "--granule", {.positive = true});
   check_granule(p.granule, "--granule");
   if (cl.write_format_given && cl.write_trace_path.empty()) {
     throw usage_error("--write-format needs --write-trace");
@@ -141,7 +138,7 @@ plan validate(const command_line& cl) {
   bo.profile_given = cl.profile_given;
   bo.semantics = !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
   bo.host_capacity = cl.host_capacity_text.empty() ? clpool::unlimited
-                                                   : parse_bytes(cl.host_capacity_text, "--host-capacity");
+                                                   : size_option(cl.host_capacity_text, "--host-capacity");
   bo.semantics_given = !cl.semantics_text.empty();
   bo.mockcl_so = cl.mockcl_so;
   p.configs = configurations(cl);
