@@ -44,13 +44,15 @@ bool valid_name(std::string_view s) {
 
 }  // namespace
 
-std::string_view to_string(oom_point point) {
-  switch (point) {
-    case oom_point::creation: return "creation";
-    case oom_point::first_use: return "first_use";
-    case oom_point::execution: return "execution";
+std::string_view to_string(refusal_point point) {
+  return refusal_point_names[static_cast<std::size_t>(point)];
+}
+
+std::optional<refusal_point> parse_refusal_point(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(refusal_point_names); ++i) {
+    if (word == refusal_point_names[i]) return static_cast<refusal_point>(i);
   }
-  return "?";
+  return std::nullopt;
 }
 
 device_profile parse_profile(std::string_view text, std::string_view source) {
@@ -92,10 +94,9 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
       if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
       p.name = std::string(value);
     } else if (key == "oom_at") {
-      if (value == "creation") p.oom_at = oom_point::creation;
-      else if (value == "first_use") p.oom_at = oom_point::first_use;
-      else if (value == "execution") p.oom_at = oom_point::execution;
-      else throw bad("is not creation, first_use or execution");
+      const std::optional<refusal_point> at = parse_refusal_point(value);
+      if (!at) throw bad("is not creation, first_use or execution");
+      p.oom_at = *at;
     } else if (key == "oom_status") {
       // A name from the one table (common/cl_status.h), or the code as a number.
       std::optional<std::int32_t> code = common::status_from_name(value);
@@ -230,7 +231,7 @@ std::optional<alloc_semantics> parse_semantics(std::string_view word) {
 }
 
 alloc_semantics semantics_of(const device_profile& profile) {
-  if (profile.oom_at != oom_point::creation) return alloc_semantics::deferred;
+  if (profile.oom_at != refusal_point::creation) return alloc_semantics::deferred;
   return profile.oom_status == common::status_out_of_host_memory ? alloc_semantics::host_oom
                                                          : alloc_semantics::immediate;
 }

@@ -28,16 +28,24 @@
 
 namespace clpool::device_model {
 
-// Where a device that is out of memory says so.
-enum class oom_point : std::uint8_t {
+// Where a device that is out of memory says so: a profile's oom_at, what clpool_probe measures,
+// what clpool_replay --device opencl finds by filling a device.
+enum class refusal_point : std::uint8_t {
   creation,   // clCreateBuffer / clSVMAlloc fail (AMD's and Intel's drivers, usually)
   first_use,  // creation succeeds; the first enqueue that uses the buffer fails (NVIDIA, POCL)
   execution,  // the enqueue succeeds; the command's event ends with the error
 };
 
+// Their names, as a profile's oom_at writes them, in enum order.
+inline constexpr std::string_view refusal_point_names[] = {"creation", "first_use", "execution"};
+
+// "creation", "first_use", "execution", and back (nothing for any other word).
+std::string_view to_string(refusal_point point);
+std::optional<refusal_point> parse_refusal_point(std::string_view word);
+
 struct device_profile {
   std::string name = "exact";
-  oom_point oom_at = oom_point::creation;
+  refusal_point oom_at = refusal_point::creation;
   std::int32_t oom_status = -4;  // CL_MEM_OBJECT_ALLOCATION_FAILURE
   std::uint64_t headroom = 0;
   std::uint64_t page = 1;
@@ -96,8 +104,6 @@ std::string capacity_refusal(const device_profile& profile, std::uint64_t capaci
 // Whether load_profile reads `name_or_path` as a file (it contains '/' or ends in ".profile"),
 // for the tools that list the files they read.
 bool names_profile_file(std::string_view name_or_path);
-
-std::string_view to_string(oom_point point);
 
 // Largest values a profile may hold: beyond them the numbers describe no device.
 inline constexpr std::uint64_t max_page = std::uint64_t{1} << 30;      // 1 GiB

@@ -33,7 +33,7 @@ TEST(Profile, BuiltinsAreTheFilesInTheRepository) {
 
 TEST(Profile, NvidiaIsWhatTheH100Measured) {
   const device_profile p = load_profile("nvidia");
-  EXPECT_EQ(p.oom_at, oom_point::first_use);
+  EXPECT_EQ(p.oom_at, refusal_point::first_use);
   EXPECT_EQ(p.oom_status, -4);
   EXPECT_EQ(p.headroom, 2688u * 1024);  // 2.625 MiB
   EXPECT_EQ(p.page, 2u << 20);
@@ -78,7 +78,7 @@ TEST(Profile, AcceptsCommentsSpacesAndStatusNames) {
       "t");
   EXPECT_EQ(p.name, "card-1");
   EXPECT_EQ(p.oom_status, -6);
-  EXPECT_EQ(p.oom_at, oom_point::execution);
+  EXPECT_EQ(p.oom_at, refusal_point::execution);
   EXPECT_EQ(p.page, 64u << 10);
   EXPECT_EQ(p.pack_limit, 4u << 10);
   EXPECT_EQ(p.pack_granule, 256u);

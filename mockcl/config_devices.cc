@@ -145,9 +145,9 @@ value_or_error<std::vector<device_config>> parse_devices(std::string_view text) 
       }
     }
     // The profile says where its device reports out-of-memory; semantics= and oom_at= override it.
-    using clpool::device_model::oom_point;
+    using clpool::device_model::refusal_point;
     if (!semantics_set) d.semantics = clpool::device_model::semantics_of(d.model);
-    if (!oom_at_set) d.oom_at_execution = d.model.oom_at == oom_point::execution;
+    if (!oom_at_set) d.oom_at_execution = d.model.oom_at == refusal_point::execution;
     if (capacity_set) {
       if (d.capacity == 0) return R::fail(where + ": capacity must be > 0");
       if (!reported_set) d.reported = d.capacity;

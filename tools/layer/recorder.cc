@@ -35,7 +35,7 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
       budget_(settings.profile ? *settings.profile : device_model::device_profile{},
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
       first_use_(settings.budget_bytes && settings.profile &&
-                 settings.profile->oom_at != device_model::oom_point::creation),
+                 settings.profile->oom_at != device_model::refusal_point::creation),
       watches_frees_(sink_ != nullptr || settings.budget_bytes.has_value()),
       rng_(settings.seed),
       instance_(instance_of(this)) {}

@@ -77,7 +77,7 @@ TEST(Recorder, BudgetWithAProfileCommitsPages) {
   const std::vector<std::string>& comments = sink->comments;
   layer_settings s = with_budget(64u << 20);
   s.profile = device_model::load_profile("nvidia");
-  s.profile->oom_at = device_model::oom_point::creation;
+  s.profile->oom_at = device_model::refusal_point::creation;
   s.profile->name = "nvidia-at-creation";
   recorder r(s, std::move(sink));
   EXPECT_FALSE(r.charges_at_first_use());

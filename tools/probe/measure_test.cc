@@ -61,7 +61,7 @@ class model_port : public device_port {
       return a;
     }
     a.result = attempt::kind::accepted;
-    if (p_.oom_at == oom_point::creation) {
+    if (p_.oom_at == refusal_point::creation) {
       placement pl;
       if (!mem_.try_commit(bytes, pl)) {
         a.result = attempt::kind::refused;
@@ -185,7 +185,7 @@ TEST(Measure, MaxAllocEnforcement) {
   // Above the device's usable memory: an out-of-memory, not an invalid size.
   EXPECT_FALSE(probe_model(p, 64 * MiB).max_alloc_enforced);
   EXPECT_EQ(probe_model(p, 64 * MiB).max_alloc_status, -4);
-  p.oom_at = oom_point::first_use;
+  p.oom_at = refusal_point::first_use;
   EXPECT_EQ(probe_model(p, 64 * MiB).max_alloc_status, 0) << "created, never touched";
 }
 

@@ -127,7 +127,7 @@ cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
   mock.max_alloc = no_max_alloc;
   mock.semantics = spec.semantics;
   // As the MOCKCL_DEVICES grammar defaults them for a gpu of this capacity and profile.
-  mock.oom_at_execution = spec.profile.oom_at == device_model::oom_point::execution;
+  mock.oom_at_execution = spec.profile.oom_at == device_model::refusal_point::execution;
   mock.pinned = std::min<std::uint64_t>(mock.capacity / 4, std::uint64_t{1} << 30);
   mock.profile = profile_ref;
   mock.model = spec.profile;
