@@ -9,13 +9,6 @@
 #include "mockcl/runtime.h"
 
 namespace mockcl {
-namespace {
-
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
-}  // namespace
-
 // What the devices report about OpenCL C (language.h): the mock's own set, or in backing mode its
 // intersection with POCL's device. Asking settles MOCKCL_BACKING's default (as a context does).
 const language_caps& device_language() {

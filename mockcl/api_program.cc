@@ -16,9 +16,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 // At a successful build of a source program: its kernels' signatures. With no backing device a
 // source the reader refuses fails the build, its message the build log, as a compiler's would;
 // in backing mode POCL's compiler has the last word and a refused source just has no signatures.
@@ -79,18 +76,13 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
 cl_program CL_API_CALL CreateProgramWithSource(cl_context h, cl_uint count, const char** strings,
                                                const size_t* lengths, cl_int* err) {
   api_call c(rt(), entry_point::clCreateProgramWithSource);
-  auto fail = [&](cl_int s) -> cl_program {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_program>(err, f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (count == 0 || !strings) return fail(CL_INVALID_VALUE);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (count == 0 || !strings) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   std::string src;
   for (cl_uint i = 0; i < count; ++i) {
-    if (!strings[i]) return fail(CL_INVALID_VALUE);
+    if (!strings[i]) return c.fail<cl_program>(err, CL_INVALID_VALUE);
     src += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
   }
   return new_program(c, ctx, std::move(src), err);
@@ -100,20 +92,15 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
                                                const size_t* lengths, const unsigned char** bins, cl_int* status,
                                                cl_int* err) {
   api_call c(rt(), entry_point::clCreateProgramWithBinary);
-  auto fail = [&](cl_int s) -> cl_program {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_program>(err, f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (n == 0 || !devs || !lengths || !bins) return fail(CL_INVALID_VALUE);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (n == 0 || !devs || !lengths || !bins) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i) {
     if (!rt().device(devs[i]) ||
         std::find(ctx->devices.begin(), ctx->devices.end(), devs[i]) == ctx->devices.end())
-      return fail(CL_INVALID_DEVICE);
-    if (!bins[i] || lengths[i] == 0) return fail(CL_INVALID_VALUE);
+      return c.fail<cl_program>(err, CL_INVALID_DEVICE);
+    if (!bins[i] || lengths[i] == 0) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   }
   // Each device's binary must be one of mockcl's containers (CL_PROGRAM_BINARIES); the program is
   // made from the first (they are the same for every device of a context).
@@ -127,7 +114,7 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
     if (!ok) c.arg("invalid_binary", why);
     all_valid = all_valid && ok;
   }
-  if (!all_valid) return fail(CL_INVALID_BINARY);
+  if (!all_valid) return c.fail<cl_program>(err, CL_INVALID_BINARY);
   std::string source = std::move(first.source);
   return new_program(c, ctx, std::move(source), err, &first);
 }
@@ -178,17 +165,12 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
                                    const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*), void* data,
                                    cl_int* err) {
   api_call c(rt(), entry_point::clLinkProgram);
-  auto fail = [&](cl_int s) -> cl_program {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (!rt().pocl) return fail(CL_INVALID_OPERATION);
-  if (n == 0 || !inputs) return fail(CL_INVALID_VALUE);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (!rt().pocl) return c.fail<cl_program>(err, CL_INVALID_OPERATION);
+  if (n == 0 || !inputs) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i)
-    if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
+    if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return c.fail<cl_program>(err, CL_INVALID_PROGRAM);
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
   rt().hold(ctx);
@@ -203,7 +185,7 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, c
   const cl_int s = pocl_link(rt(), p, options, n, inputs);
   if (!p->pocl_prog) {
     rt().release(p, CL_INVALID_PROGRAM);
-    return fail(s);
+    return c.fail<cl_program>(err, s);
   }
   p->built = s == CL_SUCCESS;
   if (notify) rt().defer([notify, p, data] { notify(p, data); });

@@ -7,9 +7,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
   api_call c(rt(), entry_point::clSVMAlloc);
   c.arg("size", size);
