@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # trace_summary's command line: --help is help (exit 0), bad usage exits 2, a trace is summarised.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$1"
 TRACE="$2"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check() {  # check WANT_RC FRAGMENT ARGS...
   local want="$1" fragment="$2" out rc
   shift 2
@@ -22,4 +21,4 @@ check 2 "trace_summary: unknown option '--frobnicate'" --frobnicate
 check 2 "usage: trace_summary TRACE" "$TRACE" "$TRACE"
 check 0 "events: " "$TRACE"
 check 1 "trace_summary: " /nonexistent/x.trace
-(( fails == 0 )) && echo "all passed" || exit 1
+finish

@@ -5,6 +5,7 @@
 # setting, without running the program and without touching a file.
 #   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 DRIVER="$(realpath "$2")"
 MOCKCL="$(realpath "$3")"
@@ -15,8 +16,6 @@ export POCL_CACHE_DIR="$T/pocl-cache"
 unset OPENCL_LAYERS
 # POCL's idle worker threads crash LeakSanitizer's exit-time tracer (as in layer_test).
 [[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # rec WANT_RC ARGS...: runs clpool record; its stderr+stdout in $out.
 rec() {
@@ -181,4 +180,4 @@ echo "=== help"
 out="$("$CLPOOL" --help)" && [[ "$out" == *"record"* ]] || fail "clpool --help"
 out="$("$CLPOOL" record --help)" && [[ "$out" == *"--budget SIZE"*"Exit status"* ]] || fail "clpool record --help"
 
-(( fails == 0 )) && echo "all passed" || { echo "$fails failed"; exit 1; }
+finish

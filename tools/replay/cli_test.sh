@@ -3,11 +3,10 @@
 # taken from where `bazel run` started, --device mockcl leaves no temporary directory behind, and
 # --svg says where the picture went and which replay it shows.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 EX="$(cd "$2" && pwd)"
 T="${TEST_TMPDIR:-$(mktemp -d)}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # run RC ARGS...: runs the binary into $out/$rc and checks the exit code.
 run() {
@@ -138,4 +137,4 @@ printf 'name = mine\n' > "$T/mine.profile"
 run 2 "$F" --capacity 1GiB --profile "$T/mine.profile" --svg "$T/mine.profile"
 [[ "$out" == *"--svg"* && "$(cat "$T/mine.profile")" == "name = mine" ]] || fail "--svg onto --profile: $out"
 
-(( fails == 0 )) && echo "all passed" || { echo "$fails failure(s)"; exit 1; }
+finish

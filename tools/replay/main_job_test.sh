@@ -2,12 +2,11 @@
 # Keeps the README's main job (tools/main.sh) true: runs its two commands on the shipped,
 # layer-recorded trace with the built clpool_replay and checks the lines the README quotes.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$1"
 TRACE="$2"
 MAIN="$3"
 T="${TEST_TMPDIR:-/tmp}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # main.sh must still run these commands on this trace.
 for f in "pyopencl_layer.trace" "--device mockcl --capacity 128MiB --semantics deferred --svg" \

@@ -3,6 +3,7 @@
 # the script by its repository-relative path (no checkout's absolute path); bad arguments exit 2.
 #   record_growing_cache_test.sh CLPOOL CORE_SO PACKAGE_INIT_PY RECORD_SH
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 export CLPOOL="$(realpath "$1")"
 core="$(realpath "$2")"
 pkg="$(dirname "$(realpath "$3")")"
@@ -13,8 +14,6 @@ mkdir -p "$T/site/clpool" "$T/out"
 cp "$pkg"/*.py "$T/site/clpool/"
 cp "$core" "$T/site/clpool/_core.so"
 unset OPENCL_LAYERS OCL_ICD_VENDORS
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 bash "$script" "$T/out" --requests 3 >"$T/log" 2>&1 || { fail "record_growing_cache.sh exit $?"; cat "$T/log"; }
 for t in layer app; do
@@ -34,4 +33,4 @@ rc=0; out="$(bash "$script" "$T/no/such/dir" 2>&1)" || rc=$?
 [[ $rc == 2 && "$out" == *"$T/no/such/dir is not a directory"* ]] || fail "missing OUT_DIR: exit $rc: $out"
 rc=0; out="$(bash "$script" 2>&1)" || rc=$?
 [[ $rc == 2 && "$out" == *"OUT_DIR"* ]] || fail "no OUT_DIR: exit $rc: $out"
-(( fails == 0 )) && echo "all passed" || exit 1
+finish

@@ -7,6 +7,7 @@
 # is still named by a function of the program.
 #   sites_example_test.sh CLPOOL CLPOOL_REPLAY GROWING_CACHE_PY GROWING_CACHE_C CORE_SO PACKAGE_INIT_PY
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PY_EXAMPLE="$(realpath "$3")"
@@ -25,8 +26,6 @@ if ldd "$REPLAY" | grep libasan >/dev/null; then
   py_env=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
           "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 fi
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # check NAME TRACE FUNCTION: replays TRACE at 32 MiB; the report's top site and the page name FUNCTION.
 check() {
@@ -81,5 +80,4 @@ while IFS= read -r name; do
   [[ "$name" == *"growing_cache.py:"*")" ]] || fail "pool: site '$name' is not the program's"
 done <<<"$names"
 
-[[ $fails == 0 ]] || { echo "$fails failed"; exit 1; }
-echo "PASS"
+finish
