@@ -15,8 +15,8 @@
 // are cleared by largest_nonempty_bin() and drain().
 //
 // Not synchronised: the owning pool_state guards it with its lock.
-#ifndef CLPOOL_POOL_HELD_BLOCKS_H_
-#define CLPOOL_POOL_HELD_BLOCKS_H_
+#ifndef CLPOOL_POOL_INTERNAL_HELD_BLOCKS_H_
+#define CLPOOL_POOL_INTERNAL_HELD_BLOCKS_H_
 
 #include <algorithm>
 #include <array>
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "pool/bins.h"
-#include "pool/invariant.h"
+#include "pool/internal/invariant.h"
 
 namespace clpool::detail {
 
@@ -190,4 +190,4 @@ class held_blocks {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_HELD_BLOCKS_H_
+#endif  // CLPOOL_POOL_INTERNAL_HELD_BLOCKS_H_

@@ -9,8 +9,8 @@
 // guards everything but the allocator, and is held only for short
 // bookkeeping. `allocator_mutex_` serialises calls into the allocator, which may be slow, so that
 // no allocator call ever happens under `lock_` and hits never wait for a miss.
-#ifndef CLPOOL_POOL_POOL_STATE_H_
-#define CLPOOL_POOL_POOL_STATE_H_
+#ifndef CLPOOL_POOL_INTERNAL_POOL_STATE_H_
+#define CLPOOL_POOL_INTERNAL_POOL_STATE_H_
 
 #include <array>
 #include <cmath>
@@ -26,15 +26,15 @@
 #include "sync/biased_lock.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
-#include "pool/event_hooks.h"
-#include "pool/held_blocks.h"
-#include "pool/invariant.h"
-#include "pool/oom_ladder.h"
-#include "pool/pool_ledger.h"
+#include "pool/internal/event_hooks.h"
+#include "pool/internal/held_blocks.h"
+#include "pool/internal/invariant.h"
+#include "pool/internal/oom_ladder.h"
+#include "pool/internal/pool_ledger.h"
 #include "pool/pool_types.h"
 #include "pool/pooled_allocation.h"
-#include "pool/reclaim_registry.h"
-#include "pool/trim_budget.h"
+#include "pool/internal/reclaim_registry.h"
+#include "pool/internal/trim_budget.h"
 #include "sync/spin_lock.h"
 
 namespace clpool::detail {
@@ -491,6 +491,6 @@ class pool_state {
 
 // The miss path's definitions: a header of their own, included here because they are members of
 // this class template (every user of pool_state needs them).
-#include "pool/pool_state_miss.h"  // IWYU pragma: export
+#include "pool/internal/pool_state_miss.h"  // IWYU pragma: export
 
-#endif  // CLPOOL_POOL_POOL_STATE_H_
+#endif  // CLPOOL_POOL_INTERNAL_POOL_STATE_H_

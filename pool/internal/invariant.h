@@ -1,8 +1,8 @@
 // Internal invariant checks. CLPOOL_ASSERT is on unless NDEBUG is defined (so in Bazel's default
 // fastbuild, off in --config=opt). CLPOOL_EXPENSIVE_ASSERT additionally needs
 // CLPOOL_EXPENSIVE_CHECKS, because its checks walk whole data structures (`*_is_valid()`).
-#ifndef CLPOOL_POOL_INVARIANT_H_
-#define CLPOOL_POOL_INVARIANT_H_
+#ifndef CLPOOL_POOL_INTERNAL_INVARIANT_H_
+#define CLPOOL_POOL_INTERNAL_INVARIANT_H_
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,4 +32,4 @@ namespace clpool::detail {
 #define CLPOOL_EXPENSIVE_ASSERT(condition) ((void)0)
 #endif
 
-#endif  // CLPOOL_POOL_INVARIANT_H_
+#endif  // CLPOOL_POOL_INTERNAL_INVARIANT_H_

@@ -2,8 +2,8 @@
 // locking and bookkeeping. pool_state keeps one under its lock and announces every event through
 // it. Without an observer an announcement is one pointer test and nothing else: the counters an
 // event carries are computed only when someone listens, so the hit path pays no more than that.
-#ifndef CLPOOL_POOL_EVENT_HOOKS_H_
-#define CLPOOL_POOL_EVENT_HOOKS_H_
+#ifndef CLPOOL_POOL_INTERNAL_EVENT_HOOKS_H_
+#define CLPOOL_POOL_INTERNAL_EVENT_HOOKS_H_
 
 #include <cstdint>
 #include <memory>
@@ -42,4 +42,4 @@ class event_hooks {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_EVENT_HOOKS_H_
+#endif  // CLPOOL_POOL_INTERNAL_EVENT_HOOKS_H_

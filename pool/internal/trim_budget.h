@@ -1,8 +1,8 @@
 // The trim policy's arithmetic, apart from the pool's locking and bookkeeping: how many held bytes
 // a policy allows for a given number of active bytes, and a cheap proof, for the release path,
 // that held bytes are within it. pool_state keeps one and asks it after every release.
-#ifndef CLPOOL_POOL_TRIM_BUDGET_H_
-#define CLPOOL_POOL_TRIM_BUDGET_H_
+#ifndef CLPOOL_POOL_INTERNAL_TRIM_BUDGET_H_
+#define CLPOOL_POOL_INTERNAL_TRIM_BUDGET_H_
 
 #include <cmath>
 #include <cstdint>
@@ -89,4 +89,4 @@ class trim_budget {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_TRIM_BUDGET_H_
+#endif  // CLPOOL_POOL_INTERNAL_TRIM_BUDGET_H_

@@ -6,8 +6,8 @@
 //
 // Every method is inline and trivial on purpose: the hit and release paths call them with the
 // pool's lock held and must compile to the same few adds and subtracts as before (no call).
-#ifndef CLPOOL_POOL_POOL_LEDGER_H_
-#define CLPOOL_POOL_POOL_LEDGER_H_
+#ifndef CLPOOL_POOL_INTERNAL_POOL_LEDGER_H_
+#define CLPOOL_POOL_INTERNAL_POOL_LEDGER_H_
 
 #include <cstdint>
 
@@ -155,4 +155,4 @@ class pool_ledger {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_POOL_LEDGER_H_
+#endif  // CLPOOL_POOL_INTERNAL_POOL_LEDGER_H_

@@ -2,8 +2,8 @@
 // registry alone, in registration order, with the ids that remove them. The pool keeps one under
 // its lock and walks a copy when it climbs the retry ladder (oom_ladder.h), so that a callback may
 // add or remove callbacks, or allocate, without deadlock.
-#ifndef CLPOOL_POOL_RECLAIM_REGISTRY_H_
-#define CLPOOL_POOL_RECLAIM_REGISTRY_H_
+#ifndef CLPOOL_POOL_INTERNAL_RECLAIM_REGISTRY_H_
+#define CLPOOL_POOL_INTERNAL_RECLAIM_REGISTRY_H_
 
 #include <memory>
 #include <utility>
@@ -53,4 +53,4 @@ class reclaim_registry {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_RECLAIM_REGISTRY_H_
+#endif  // CLPOOL_POOL_INTERNAL_RECLAIM_REGISTRY_H_

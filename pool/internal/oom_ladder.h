@@ -5,8 +5,8 @@
 //   step 2k + 2: call reclaim callback k (the retry may hit a block it released into this bin);
 //   step 2k + 3: free everything held (what callback k released into other bins);
 // and out_of_memory when the callbacks run out. The pool skips a step with nothing to free.
-#ifndef CLPOOL_POOL_OOM_LADDER_H_
-#define CLPOOL_POOL_OOM_LADDER_H_
+#ifndef CLPOOL_POOL_INTERNAL_OOM_LADDER_H_
+#define CLPOOL_POOL_INTERNAL_OOM_LADDER_H_
 
 #include <cstddef>
 
@@ -26,4 +26,4 @@ constexpr oom_step oom_ladder_step(unsigned step) noexcept {
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_OOM_LADDER_H_
+#endif  // CLPOOL_POOL_INTERNAL_OOM_LADDER_H_

@@ -4,10 +4,10 @@
 // they run out. Apart from pool_state.h because it is the other half of the pool's work (the hit
 // and release paths stay there, where their inlining is plain to see); none of it is on the hit
 // path. Included only from pool_state.h, at its end.
-#ifndef CLPOOL_POOL_POOL_STATE_MISS_H_
-#define CLPOOL_POOL_POOL_STATE_MISS_H_
+#ifndef CLPOOL_POOL_INTERNAL_POOL_STATE_MISS_H_
+#define CLPOOL_POOL_INTERNAL_POOL_STATE_MISS_H_
 
-#include "pool/pool_state.h"
+#include "pool/internal/pool_state.h"
 
 namespace clpool::detail {
 
@@ -160,4 +160,4 @@ inline bool pool_state<A>::call_allocator(std::uint64_t rounded, handle_type& ha
 
 }  // namespace clpool::detail
 
-#endif  // CLPOOL_POOL_POOL_STATE_MISS_H_
+#endif  // CLPOOL_POOL_INTERNAL_POOL_STATE_MISS_H_
