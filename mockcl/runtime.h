@@ -70,7 +70,6 @@ class mock_runtime {
   // ---- Configuration (lock held by caller where noted "locked") ----
   // False if the environment was invalid: the platform is then refused.
   bool platform_ok();
-  const std::string& env_error() { return env_error_; }
   // Replace devices/faults/schedule/call log. Errors as text; "" on success.
   std::string configure_devices(const std::vector<device_config>& d);
   std::string configure_faults(const std::vector<fault_rule>& f, bool append);
@@ -300,7 +299,6 @@ class mock_runtime {
   // Called by the ICD at process exit: reports live objects on stderr and in the call log.
   void report_exit();
   uint64_t live(object_type t) const { return objects.live(t); }
-  uint64_t live_svm() const { return svm.size(); }
 
  private:
   friend class api_call;

@@ -1,4 +1,6 @@
+// The locks of sync/: one battery for both, then what is the biased lock's own.
 #include "sync/biased_lock.h"
+#include "sync/spin_lock.h"
 
 #include <gtest/gtest.h>
 
@@ -8,24 +10,34 @@
 #include <vector>
 
 namespace clpool::detail {
+using clpool::spin_lock;
 namespace {
 
-TEST(BiasedLock, OwnerAloneIsExclusiveWithItself) {
-  biased_lock lock;
+// The battery every lock of sync/ passes: exclusive with itself, exact under contention (one
+// thread locking first, as the pool's owner does, then others arriving), handed over when its
+// first thread exits.
+template <class Lock>
+class LockBattery : public ::testing::Test {};
+using locks = ::testing::Types<spin_lock, biased_lock>;
+TYPED_TEST_SUITE(LockBattery, locks);
+
+TYPED_TEST(LockBattery, ExclusiveWithItself) {
+  TypeParam lock;
   long counter = 0;
   for (int i = 0; i < 1000; ++i) {
-    std::lock_guard<biased_lock> guard(lock);
+    std::lock_guard<TypeParam> guard(lock);
     ++counter;
   }
   EXPECT_EQ(counter, 1000);
 }
 
-TEST(BiasedLock, RevocationKeepsMutualExclusion) {
-  // The main thread biases the lock, then keeps locking while other threads arrive and revoke.
-  biased_lock lock;
-  long counter = 0;  // deliberately non-atomic
+TYPED_TEST(LockBattery, MutualExclusionWhileOthersArrive) {
+  // The main thread locks first (for the biased lock: takes the bias), then keeps locking while
+  // other threads arrive (and revoke it).
+  TypeParam lock;
+  long counter = 0;  // deliberately non-atomic: the lock must make it exact
   {
-    std::lock_guard<biased_lock> guard(lock);
+    std::lock_guard<TypeParam> guard(lock);
     ++counter;
   }
   constexpr int kThreads = 4;
@@ -34,31 +46,40 @@ TEST(BiasedLock, RevocationKeepsMutualExclusion) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kIterations; ++i) {
-        std::lock_guard<biased_lock> guard(lock);
+        std::lock_guard<TypeParam> guard(lock);
         ++counter;
       }
     });
   }
   for (int i = 0; i < kIterations; ++i) {
-    std::lock_guard<biased_lock> guard(lock);
+    std::lock_guard<TypeParam> guard(lock);
     ++counter;
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(counter, 1 + long{kThreads + 1} * kIterations);
 }
 
-TEST(BiasedLock, OwnerThreadExitsAndAnotherTakesOver) {
-  biased_lock lock;
+TYPED_TEST(LockBattery, FirstThreadExitsAndAnotherTakesOver) {
+  TypeParam lock;
   long counter = 0;
   std::thread([&] {
-    std::lock_guard<biased_lock> guard(lock);
+    std::lock_guard<TypeParam> guard(lock);
     ++counter;
   }).join();
   for (int i = 0; i < 100; ++i) {
-    std::lock_guard<biased_lock> guard(lock);
+    std::lock_guard<TypeParam> guard(lock);
     ++counter;
   }
   EXPECT_EQ(counter, 101);
+}
+
+TEST(SpinLock, TryLockFailsWhileHeld) {
+  spin_lock lock;
+  lock.lock();
+  EXPECT_FALSE(lock.try_lock());
+  lock.unlock();
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
 }
 
 // The pool's hit path: try_lock_fast() with unlock_owner(), falling back to lock()/unlock() once
