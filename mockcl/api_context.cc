@@ -33,7 +33,21 @@ cl_context make_context(api_call& c, const cl_context_properties* props, std::ve
   std::vector<cl_context_properties> p;
   if (cl_int s = check_properties(props, p)) return c.fail<cl_context>(err, s);
   rt().settle_backing();  // The first context decides MOCKCL_BACKING's default.
+  // A device whose contexts cost memory (context_cost=) commits it now; a device without the room
+  // refuses the context, as a real driver does.
+  std::vector<_cl_context::device_charge> own;
+  for (cl_device_id d : devs) {
+    device_state& dev = rt().devices[d->index];
+    if (dev.cfg.context_cost == 0) continue;
+    _cl_context::device_charge charge{.device = d->index, .bytes = dev.cfg.context_cost, .where = {}};
+    if (!dev.memory.try_commit(charge.bytes, charge.where)) {
+      for (const auto& o : own) rt().devices[o.device].memory.release(o.where, o.bytes);
+      return c.fail<cl_context>(err, CL_OUT_OF_RESOURCES);
+    }
+    own.push_back(charge);
+  }
   _cl_context* ctx = rt().objects.create<_cl_context>();
+  ctx->own_memory = std::move(own);
   ctx->device0 = devs[0]->index;
   ctx->charge_at_create = rt().devices[ctx->device0].cfg.semantics != alloc_semantics::deferred;
   ctx->max_alloc = UINT64_MAX;

@@ -20,6 +20,9 @@ const language_caps& device_language() {
 namespace {
 
 constexpr cl_version kVersion30 = CL_MAKE_VERSION(3, 0, 0);
+// free_query=amd (device_config::free_query): AMD's free-memory query and its extension.
+constexpr cl_device_info kGlobalFreeMemoryAmd = 0x4039;  // CL_DEVICE_GLOBAL_FREE_MEMORY_AMD
+constexpr const char* kAmdAttributeQuery = "cl_amd_device_attribute_query";
 
 template <typename T>
 cl_int set_list(size_t size, void* value, size_t* size_ret, const std::vector<T>& list) {
@@ -182,7 +185,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_VERSION: return s("OpenCL 3.0 mockcl");
     case CL_DEVICE_OPENCL_C_VERSION: return s("OpenCL C 1.2 mockcl");
     case CL_DEVICE_EXTENSIONS:
-      return s(extension_string(device_language()));
+      return s(extension_string(device_language()) + (d.free_query ? " " + std::string(kAmdAttributeQuery) : ""));
     case CL_DEVICE_BUILT_IN_KERNELS: return s("");
     case CL_DEVICE_IL_VERSION: return s("");
     case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return s("v0000-00-00-00");
@@ -195,8 +198,24 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
     case CL_DEVICE_SVM_CAPABILITIES:
       return v(cl_device_svm_capabilities(d.svm ? svm_capabilities(rt()) : 0));
     case CL_DEVICE_NUMERIC_VERSION: return v(kVersion30);
-    case CL_DEVICE_EXTENSIONS_WITH_VERSION:
-      return c.ret(set_list(size, value, size_ret, extensions_with_version(device_language())));
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
+      std::vector<cl_name_version> ext = extensions_with_version(device_language());
+      if (d.free_query) {
+        ext.emplace_back();
+        ext.back().version = CL_MAKE_VERSION(1, 0, 0);
+        std::strcpy(ext.back().name, kAmdAttributeQuery);
+      }
+      return c.ret(set_list(size, value, size_ret, ext));
+    }
+    case kGlobalFreeMemoryAmd: {
+      // free_query=amd: the device's free memory and its largest free block, in KiB, as AMD's
+      // driver answers (what clpool_probe and clpool_replay --device opencl read).
+      if (!d.free_query) return c.ret(CL_INVALID_VALUE);
+      const auto& memory = rt().devices[dev->index].memory;
+      const uint64_t free = memory.capacity() > memory.committed() ? memory.capacity() - memory.committed() : 0;
+      const size_t kib[2] = {static_cast<size_t>(free / 1024), static_cast<size_t>(free / 1024)};
+      return c.ret(set_info(size, value, size_ret, kib, sizeof kib));
+    }
     case CL_DEVICE_OPENCL_C_ALL_VERSIONS: {
       std::vector<cl_name_version> nv;
       for (cl_version ver : device_language().c_versions) {

@@ -49,6 +49,58 @@ TYPED_TEST(Battery, PlatformAndDeviceQueries) {
   this->Teardown();
 }
 
+// context_cost=: each live context holds device memory (as NVIDIA's driver's contexts do), given
+// back when it is destroyed; a context that does not fit is refused. free_query=amd: the device
+// answers AMD's free-memory query (free KiB = capacity - committed) and lists its extension.
+TYPED_TEST(Battery, ContextsCostMemoryAndTheFreeQueryAnswers) {
+  auto* d = this->d_;
+  constexpr cl_device_info free_amd = 0x4039;  // CL_DEVICE_GLOBAL_FREE_MEMORY_AMD
+  this->Setup("gpu-64m:context_cost=8m,free_query=amd;gpu-64m");
+  const auto free_kib = [&](cl_device_id dev, cl_int* status = nullptr) {
+    size_t kib[2] = {0, 0};
+    const cl_int s = d->clGetDeviceInfo(dev, free_amd, sizeof kib, kib, nullptr);
+    if (status) *status = s;
+    EXPECT_EQ(kib[0], kib[1]);
+    return kib[0];
+  };
+  EXPECT_EQ(this->Outstanding(), 8 * kMiB);
+  EXPECT_EQ(free_kib(this->devices_[0]), 56u * 1024);
+  char ext[4096];
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+  EXPECT_NE(std::string(ext).find("cl_amd_device_attribute_query"), std::string::npos) << ext;
+  // The second device: no cost, no query, no extension.
+  cl_int status = CL_SUCCESS;
+  free_kib(this->devices_[1], &status);
+  EXPECT_EQ(status, CL_INVALID_VALUE);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[1], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+  EXPECT_EQ(std::string(ext).find("cl_amd_device_attribute_query"), std::string::npos) << ext;
+  // A buffer and a second context both come off the free memory.
+  cl_int err = CL_SUCCESS;
+  cl_mem m = this->Buf(4 * kMiB);
+  cl_context second = d->clCreateContext(nullptr, 1, &this->devices_[0], nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(free_kib(this->devices_[0]), 44u * 1024);
+  EXPECT_EQ(d->clReleaseContext(second), CL_SUCCESS);
+  EXPECT_EQ(free_kib(this->devices_[0]), 52u * 1024);
+  EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+  // Both devices in one context: only the first one's memory is taken.
+  cl_context both = d->clCreateContext(nullptr, 2, this->devices_.data(), nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(free_kib(this->devices_[0]), 48u * 1024);
+  EXPECT_EQ(this->ctl_->snapshot().devices.at(1).outstanding, 0u);
+  EXPECT_EQ(d->clReleaseContext(both), CL_SUCCESS);
+  this->Teardown();
+  // Every context gone: all of it back.
+  EXPECT_EQ(this->Outstanding(), 0u);
+  // No room for a context: refused, and nothing is taken.
+  this->Setup("gpu-64m:context_cost=40m");
+  cl_context no_room = d->clCreateContext(nullptr, 1, &this->devices_[0], nullptr, nullptr, &err);
+  EXPECT_EQ(no_room, nullptr);
+  EXPECT_EQ(err, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  this->Teardown();
+}
+
 // A sub-buffer's flags (OpenCL 3.0, clCreateSubBuffer): access bits it gives must be compatible
 // with its parent's, those it does not give are inherited, and so are the parent's host-pointer bits
 // (the CTS's get_buffer_info reads CL_MEM_FLAGS = READ_WRITE | COPY_HOST_PTR on such a sub-buffer).
@@ -1352,6 +1404,36 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
   for (cl_kernel kk : {k, k3, k3u}) d->clReleaseKernel(kk);
   for (cl_program p : {prog, prog3, prog3u}) d->clReleaseProgram(p);
   d->clReleaseMemObject(a);
+  this->Teardown();
+}
+
+// A driver that refuses CL_DEVICE_HALF_FP_CONFIG without cl_khr_fp16, as NVIDIA's does (a GPU
+// run of consistency_check, docs/device-facts.md): the query requires the extension, so the
+// refusal is consistent, not a failed query. The mock's dispatch with that one query refused.
+namespace refusing_half {
+decltype(cl_icd_dispatch::clGetDeviceInfo) g_real = nullptr;
+cl_int CL_API_CALL get_device_info(cl_device_id dev, cl_device_info param, size_t size,
+                                   void* value, size_t* size_ret) {
+  if (param == CL_DEVICE_HALF_FP_CONFIG) return CL_INVALID_VALUE;
+  return g_real(dev, param, size, value, size_ret);
+}
+}  // namespace refusing_half
+
+TYPED_TEST(Battery, HalfFpConfigMayBeRefusedWithoutFp16) {
+  this->Setup("gpu");
+  cl_icd_dispatch refusing = *this->d_;
+  refusing_half::g_real = this->d_->clGetDeviceInfo;
+  refusing.clGetDeviceInfo = refusing_half::get_device_info;
+  char ext[1024];
+  ASSERT_EQ(this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext,
+                                      nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(std::string(ext).find("cl_khr_fp16"), std::string::npos) << ext;
+  std::string all;
+  for (const auto& p :
+       mockcl::testing::device_consistency(refusing, this->b_.platform, this->devices_[0]))
+    all += p + "\n";
+  EXPECT_EQ(all, "");
   this->Teardown();
 }
 

@@ -70,6 +70,13 @@ struct device_config {
   // the device model's profile (device_model/profile.h), by the name or path it was given as.
   std::string profile = "exact";
   clpool::device_model::device_profile model;
+  // Device memory each live context on the device takes (as a real driver's context does:
+  // NVIDIA's commits some when it is created), committed at clCreateContext and given back when
+  // the context is destroyed; 0: contexts are free.
+  uint64_t context_cost = 0;
+  // free_query=amd: answers CL_DEVICE_GLOBAL_FREE_MEMORY_AMD (free KiB: capacity - committed) and
+  // lists cl_amd_device_attribute_query, so that the tools' free-memory queries can be tested.
+  bool free_query = false;
   bool operator==(const device_config&) const = default;
 };
 

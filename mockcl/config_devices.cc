@@ -134,13 +134,22 @@ value_or_error<std::vector<device_config>> parse_devices(std::string_view text) 
           auto b = parse_bool(val, "svm");
           if (!b.ok()) return R::fail(where + ": " + b.error());
           d.svm = b.value();
+        } else if (key == "context_cost") {
+          auto s = parse_size(val);
+          if (!s.ok()) return R::fail(what + ": " + s.error());
+          d.context_cost = s.value();
+        } else if (key == "free_query") {
+          if (val == "amd") d.free_query = true;
+          else if (val == "none") d.free_query = false;
+          else return R::fail(what + ": " + quote(val) + " is not amd or none");
         } else if (key == "type") {
           if (val == "gpu") d.gpu = true;
           else if (val == "cpu") d.gpu = false;
           else return R::fail(what + ": " + quote(val) + " is not gpu or cpu");
         } else {
           return R::fail(where + ": unknown option " + quote(key) +
-                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile, maps)");
+                          " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile, maps, "
+                          "context_cost, free_query)");
         }
       }
     }
@@ -174,7 +183,8 @@ std::string format_devices(const std::vector<device_config>& devices) {
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
          ",semantics=" + std::string(clpool::device_model::to_string(d.semantics)) +
          ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +
-         ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared");
+         ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared") +
+         ",context_cost=" + std::to_string(d.context_cost) + ",free_query=" + (d.free_query ? "amd" : "none");
   }
   return s;
 }

@@ -106,6 +106,22 @@ TEST(ParseDevices, FormatRoundTrips) {
   EXPECT_EQ(again.value(), d);
 }
 
+TEST(ParseDevices, ContextCostAndFreeQueryParseAndRoundTrip) {
+  auto d = parse_devices("gpu;gpu-1g:context_cost=300m,free_query=amd;gpu:free_query=none").value();
+  EXPECT_EQ(d[0].context_cost, 0u);  // the defaults
+  EXPECT_FALSE(d[0].free_query);
+  EXPECT_EQ(d[1].context_cost, 300ull << 20);
+  EXPECT_TRUE(d[1].free_query);
+  EXPECT_FALSE(d[2].free_query);
+  auto again = parse_devices(format_devices(d));
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again.value(), d);
+  auto bad = parse_devices("gpu:free_query=nvml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "device 1 ('gpu:free_query=nvml'): free_query: 'nvml' is not amd or none");
+  EXPECT_FALSE(parse_devices("gpu:context_cost=2GB").ok());
+}
+
 TEST(ParseDevices, MapsOptionParsesRoundTripsAndRefusesRepeatsAndBadValues) {
   EXPECT_EQ(parse_devices("gpu").value()[0].maps, map_mode::shared);  // the default
   EXPECT_EQ(parse_devices("gpu:maps=shared").value()[0].maps, map_mode::shared);
@@ -132,7 +148,8 @@ TEST(ParseDevices, MapsOptionParsesRoundTripsAndRefusesRepeatsAndBadValues) {
   auto unknown = parse_devices("gpu:map=copy");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().find("unknown option 'map'"), std::string::npos) << unknown.error();
-  EXPECT_NE(unknown.error().find("maps)"), std::string::npos) << "the known options list maps";
+  EXPECT_NE(unknown.error().find("maps, "), std::string::npos) << "the known options list maps";
+  EXPECT_NE(unknown.error().find("context_cost, free_query)"), std::string::npos) << unknown.error();
 }
 
 TEST(ParseDevices, BadValuesSayWhatIsWrong) {

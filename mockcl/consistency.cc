@@ -23,6 +23,17 @@ struct consistency_checker {
            std::string(name) + ": query failed");
     return v;
   }
+  // A query that exists only with an extension the device may lack: without it, a refusal with
+  // CL_INVALID_VALUE is as good as answering 0 (NVIDIA's driver refuses
+  // CL_DEVICE_HALF_FP_CONFIG without cl_khr_fp16).
+  template <typename T>
+  T get_if(bool has_extension, cl_device_info param, const char* name) {
+    T v{};
+    const cl_int status = d.clGetDeviceInfo(dev, param, sizeof v, &v, nullptr);
+    expect(status == CL_SUCCESS || (!has_extension && status == CL_INVALID_VALUE),
+           std::string(name) + ": query failed");
+    return status == CL_SUCCESS ? v : T{};
+  }
   std::string str(cl_device_info param, const char* name) {
     size_t n = 0;
     if (d.clGetDeviceInfo(dev, param, 0, nullptr, &n) != CL_SUCCESS) {
@@ -99,7 +110,9 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
   c.expect(!fp64 || (dfp & dmin) == dmin, "CL_DEVICE_DOUBLE_FP_CONFIG lacks the fp64 minimum");
   // fp16 likewise.
   const bool fp16 = ext.count("cl_khr_fp16") != 0;
-  const auto hfp = c.get<cl_device_fp_config>(CL_DEVICE_HALF_FP_CONFIG, "CL_DEVICE_HALF_FP_CONFIG");
+  // CL_DEVICE_HALF_FP_CONFIG requires cl_khr_fp16 (OpenCL 3.0, the device queries' table).
+  const auto hfp = c.get_if<cl_device_fp_config>(fp16, CL_DEVICE_HALF_FP_CONFIG,
+                                                 "CL_DEVICE_HALF_FP_CONFIG");
   const auto hpref =
       c.get<cl_uint>(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, "PREFERRED_VECTOR_WIDTH_HALF");
   const auto hnat = c.get<cl_uint>(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF, "NATIVE_VECTOR_WIDTH_HALF");

@@ -103,6 +103,14 @@ struct _cl_context : mockcl::object_header {
   std::vector<std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>> destructors;
   cl_context pocl_ctx = nullptr;     // Backing mode: POCL's twin (lazy), and a queue of it for
   cl_command_queue pocl_q = nullptr; // creation-time transfers.
+  // What the context itself holds on its devices (device_config::context_cost), given back when
+  // it is destroyed.
+  struct device_charge {
+    int device = 0;
+    uint64_t bytes = 0;
+    clpool::device_model::placement where;
+  };
+  std::vector<device_charge> own_memory;
 };
 
 struct _cl_command_queue : mockcl::object_header {

@@ -293,6 +293,8 @@ void mock_runtime::destroy_other(object_header* o) {
         defer([fn, data, c] { fn(c, data); });
       }
       c->destructors.clear();
+      for (const auto& o : c->own_memory) devices[o.device].memory.release(o.where, o.bytes);
+      c->own_memory.clear();
       c->devices.clear();
       c->properties.clear();
       objects.retire(c);

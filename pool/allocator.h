@@ -8,6 +8,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -39,6 +40,9 @@ concept block_allocator =
 struct allocator_refusal {
   int status = 0;       // the backend's status code, e.g. CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
   std::string message;  // what the backend said, for people
+  // Set when a limit refused rather than the backend (limited_allocator, pool/shared_limit.h):
+  // that limit's bytes. The pool then reports oom_cause::limit with this limit.
+  std::uint64_t limit_bytes = std::numeric_limits<std::uint64_t>::max();
 };
 
 // A block allocator that can also say "no room" without throwing:

@@ -16,7 +16,14 @@ std::string describe(const oom_report& r) {
   std::snprintf(buf, sizeof buf, "out of memory: request of %llu bytes (rounded to %llu) failed",
                 static_cast<ull>(r.requested_bytes), static_cast<ull>(r.rounded_bytes));
   s += buf;
-  if (r.cause == oom_cause::limit) {
+  if (r.cause == oom_cause::limit && !r.allocator_message.empty()) {
+    // A limit the allocator enforces for several pools (pool/shared_limit.h).
+    std::snprintf(buf, sizeof buf, " because the shared limit of %llu bytes was reached (",
+                  static_cast<ull>(r.limit_bytes));
+    s += buf;
+    s += r.allocator_message;
+    s += ")";
+  } else if (r.cause == oom_cause::limit) {
     std::snprintf(buf, sizeof buf, " because the pool limit of %llu bytes was reached",
                   static_cast<ull>(r.limit_bytes));
     s += buf;

@@ -66,9 +66,10 @@ class limited_allocator {
   bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal& refusal) {
     if (limit_ && !limit_->try_take(bytes)) {
       refusal.status = shared_limit_status;
-      refusal.message = "a block of " + std::to_string(bytes) + " bytes would take the pool past "
-                        "its limit of " + std::to_string(limit_->limit()) + " bytes (" +
-                        std::to_string(limit_->used()) + " in use)";
+      refusal.limit_bytes = limit_->limit();
+      refusal.message = "a block of " + std::to_string(bytes) + " bytes would take the pools "
+                        "sharing the limit past it: " + std::to_string(limit_->used()) +
+                        " bytes in use";
       return false;
     }
     bool made = false;

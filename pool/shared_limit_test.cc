@@ -36,9 +36,13 @@ TYPED_TEST(SharedLimitTest, TwoPoolsShareOneLimit) {
     b.allocate(kBlock);
     ADD_FAILURE() << "the fourth block fits no limit";
   } catch (const out_of_memory& e) {
-    EXPECT_EQ(e.report().cause, oom_cause::allocator);
+    // Named as the limit it is, not as the device refusing.
+    EXPECT_EQ(e.report().cause, oom_cause::limit);
+    EXPECT_EQ(e.report().limit_bytes, 3 * kBlock);
     EXPECT_EQ(e.report().allocator_status, shared_limit_status);
-    EXPECT_NE(e.report().allocator_message.find("limit of 13053 bytes"), std::string::npos);
+    EXPECT_NE(e.report().allocator_message.find("13053 bytes in use"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("because the shared limit of 13053 bytes was reached"),
+              std::string::npos) << e.what();
   }
   a2.release();            // held by a: still counted
   EXPECT_EQ(limit->used(), 3 * kBlock);

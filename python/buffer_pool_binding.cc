@@ -94,6 +94,7 @@ bool recording_allocator::try_allocate(std::uint64_t bytes, handle_type& out,
   buffer_block block;
   if (!inner_.try_allocate(bytes, block, refusal)) return false;
   static_cast<buffer_block&>(out) = block;
+  record->owner = this;
   out.record = record.release();
   return true;
 }
@@ -189,6 +190,17 @@ void bind_buffer_pools(py::module_& m) {
      "Makes (once per flavour) the PooledBuffer subclass of buffer_type (pyopencl.Buffer) that "
      "buffer pools hand out; with pycuda_methods, also free(), len() and int() (PyCUDA's "
      "PooledDeviceAllocation).");
+  m.def("binding", []() -> py::object {
+    std::string detail;
+    const char* kind = pooled_buffer_binding(&detail);
+    if (kind == nullptr) return py::none();
+    return py::make_tuple(kind, detail);
+  }, "(kind, detail) of the binding library pyopencl.Buffer was made with, as the pools use it: "
+     "'pybind11', 'nanobind' or 'generic' (python/foreign_binding.h); None before "
+     "install_pooled_buffer_type.");
+  m.def("is_pooled_buffer", [](const py::handle& obj) {
+    return is_pooled_buffer_type(Py_TYPE(obj.ptr()));
+  }, py::arg("obj"), "True for a PooledBuffer of either flavour (clpool.pyopencl, clpool.pycuda).");
   m.def("pooled_buffer_objects", &pooled_buffer_objects,
         "Python objects currently tied to pooled blocks (handed out, or kept for reuse).");
 
@@ -228,7 +240,14 @@ void bind_buffer_pools(py::module_& m) {
          py::arg("object_type") = py::none())
       .def_property_readonly("is_deferred", [](py_buffer_pool& w) {
         return w.pool.allocator().inner().is_deferred();
-      });
+      })
+      .def("_owns", [](py_buffer_pool& w, const py::handle& buffer) -> py::object {
+        const void* owner = pooled_buffer_owner(buffer.ptr());
+        if (owner == nullptr) return py::none();
+        return py::bool_(owner == &w.pool.allocator());
+      }, py::arg("buffer"),
+         "True when `buffer` is tied to a block of this pool, False to another pool's, None to "
+         "none.");
   add_raw_method(cls, &g_allocate);
   add_raw_method(cls, &g_call);
   add_raw_method(cls, &g_malloc);

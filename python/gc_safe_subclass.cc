@@ -29,10 +29,16 @@ bool is_pybind11_instance_type(PyTypeObject* type) {
 }
 
 PyObject* make_gc_safe_subclass(PyObject* base, const char* name, const char* doc) {
-  if (!PyType_Check(base) || !is_pybind11_instance_type(reinterpret_cast<PyTypeObject*>(base))) {
-    PyErr_Format(PyExc_TypeError, "%s: the base is not a pybind11 class of this pybind11 ABI",
-                 name);
+  if (!PyType_Check(base)) {
+    PyErr_Format(PyExc_TypeError, "%s: the base is not a type", name);
     return nullptr;
+  }
+  if (!is_pybind11_instance_type(reinterpret_cast<PyTypeObject*>(base))) {
+    // Not pybind11 (PyOpenCL 2024.2 onwards is nanobind, whose dealloc untracks first): there is
+    // no defect to guard against, and no dealloc of this file's kind that could stand in for an
+    // unknown binding library's. The base serves as it is.
+    Py_INCREF(base);
+    return base;
   }
   if (g_types == kMaxTypes) {
     PyErr_SetString(PyExc_RuntimeError, "make_gc_safe_subclass: too many types");

@@ -13,8 +13,9 @@
 namespace clpool::python {
 
 // A new reference to a subclass of `base` named `name` (static storage) that Python code may
-// subclass further, or nullptr with an exception set when `base` is not a pybind11 class of this
-// ABI. At most 4 such types per process.
+// subclass further, when `base` is a pybind11 class of this ABI; `base` itself for any other
+// class (nanobind's dealloc untracks first). nullptr with an exception set when `base` is not a
+// type. At most 4 such types per process.
 PyObject* make_gc_safe_subclass(PyObject* base, const char* name, const char* doc);
 
 // True if `dealloc` is pybind11's instance dealloc of the shared internals (the layout checks of

@@ -116,7 +116,10 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       .def("record_trace", [](py::object self, const py::object& path) {
         W& w = self.cast<W&>();
         const std::string p = fspath(path, "record_trace");
-        stop_trace(w.core(), w.trace);
+        if (w.trace.active()) {
+          throw std::logic_error("record_trace(\"" + p + "\"): this pool is already recording "
+                                 "(call stop_trace(), or leave its with block, first)");
+        }
         W* raw = &w;
         std::shared_ptr<pool_observer> observer;
         try {

@@ -1,19 +1,26 @@
 #include "python/pooled_buffer_type.h"
 
+#include "python/foreign_binding.h"
 #include "python/gc_safe_subclass.h"
 
 #include <pybind11/pybind11.h>
 
+#include <cstring>
 #include <new>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace clpool::python {
 namespace {
 
 PyTypeObject* g_types[2] = {};        // [0] clpool.pyopencl.PooledBuffer, [1] PyCUDA's flavour
-destructor g_base_dealloc = nullptr;   // pyopencl.Buffer's tp_dealloc (pybind11's)
+PyTypeObject* g_base = nullptr;        // pyopencl.Buffer
+destructor g_base_dealloc = nullptr;   // its tp_dealloc (pybind11's or nanobind's)
 PyObject* g_from_int_ptr = nullptr;    // pyopencl.Buffer.from_int_ptr
 PyObject* g_logic_error = nullptr;     // pyopencl.LogicError, for a second release()
+binding_info g_binding;                // how pyopencl.Buffer was made (python/foreign_binding.h)
+bool g_reuse = true;                   // objects may be taken back (not on the generic path)
 
 // Object -> its block. Never destroyed: objects may outlive the module at interpreter exit.
 std::unordered_map<PyObject*, block_record*>& objects() {
@@ -25,12 +32,7 @@ pybind11::detail::instance* as_instance(PyObject* self) {
   return reinterpret_cast<pybind11::detail::instance*>(self);
 }
 
-// True when nothing of the last user's is attached to `self`, so that handing it to the next
-// user is indistinguishable from handing out a fresh object. Precondition: refcount 0, untracked.
-bool is_clean(PyObject* self) {
-  if (!is_pooled_buffer_type(Py_TYPE(self))) return false;  // __class__ was reassigned
-  pybind11::detail::instance* inst = as_instance(self);
-  if (inst->weakrefs != nullptr || inst->has_patients) return false;
+bool dict_is_empty(PyObject* self) {
   PyObject** dict = _PyObject_GetDictPtr(self);
   if (dict == nullptr) {  // could not even materialise the dict: keep out of the way
     PyErr_Clear();
@@ -39,11 +41,56 @@ bool is_clean(PyObject* self) {
   return *dict == nullptr || PyDict_GET_SIZE(*dict) == 0;
 }
 
-// Frees `self` for good, through pybind11's dealloc (which runs the C++ destructor: the object's
-// own clReleaseMemObject). `self` is untracked, so weakref callbacks and attribute destructors
-// that run in there may trigger a collection or release the GIL safely.
-void destroy(PyObject* self) { g_base_dealloc(self); }
+bool has_weak_references(PyObject* self) {
+  const Py_ssize_t offset = Py_TYPE(self)->tp_weaklistoffset;
+  return offset > 0 && *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + offset);
+}
 
+// True when nothing of the last user's is attached to `self`, so that handing it to the next
+// user is indistinguishable from handing out a fresh object. Precondition: refcount 0, untracked.
+// The generic path never reuses: it cannot see what the binding library attached.
+bool is_clean(PyObject* self) {
+  if (!g_reuse || !is_pooled_buffer_type(Py_TYPE(self))) return false;  // or __class__ changed
+  switch (g_binding.kind) {
+    case binding_kind::pybind11: {
+      pybind11::detail::instance* inst = as_instance(self);
+      if (inst->weakrefs != nullptr || inst->has_patients) return false;
+      return dict_is_empty(self);
+    }
+    case binding_kind::nanobind:
+      return !has_weak_references(self) && nanobind_instance_is_plain(self) &&
+             dict_is_empty(self);
+    case binding_kind::generic:
+      return false;
+  }
+  return false;
+}
+
+// Frees `self` for good, through the binding library's dealloc (which runs the C++ destructor:
+// the object's own clReleaseMemObject). `self` is untracked, so weakref callbacks and attribute
+// destructors that run in there may trigger a collection or release the GIL safely.
+// pybind11's dealloc serves its subclasses; otherwise the object becomes a plain Buffer first
+// (the subclass adds no slots: same layout), since CPython's subtype_dealloc would find this
+// function again as the nearest dealloc.
+void destroy(PyObject* self) {
+  if (g_binding.kind != binding_kind::pybind11 && Py_TYPE(self) != g_base) {
+    PyTypeObject* old = Py_TYPE(self);
+    Py_INCREF(g_base);
+    Py_SET_TYPE(self, g_base);
+    Py_DECREF(old);
+  }
+  g_base_dealloc(self);
+}
+
+// Unties `self` from its block for good; the block goes back if its user had not released it.
+void detach(std::unordered_map<PyObject*, block_record*>::iterator it) {
+  block_record* record = it->second;
+  objects().erase(it);
+  record->object = nullptr;
+  if (record->st == block_record::state::handed_out) record->give_back();
+}
+
+// pybind11 and nanobind: the type's dealloc, which may take the object back.
 void pooled_buffer_dealloc(PyObject* self) {
   PyObject_GC_UnTrack(self);  // first, always: see the header (pybind11 2.10 does not)
   auto& table = objects();
@@ -51,9 +98,7 @@ void pooled_buffer_dealloc(PyObject* self) {
   if (it == table.end()) return destroy(self);
   block_record* record = it->second;
   if (!is_clean(self)) {
-    table.erase(it);
-    record->object = nullptr;
-    if (record->st == block_record::state::handed_out) record->give_back();
+    detach(it);
     return destroy(self);
   }
   // Take the object back: it belongs to the record again, with the reference the last user
@@ -68,11 +113,39 @@ void pooled_buffer_dealloc(PyObject* self) {
   }
 }
 
+// generic: the type's finalizer (tp_finalize, run once by CPython's own dealloc before the
+// binding library's), which gives the block back and never keeps the object. The dealloc stays
+// CPython's, so that CPython itself checks the `__class__` switch in make_pooled_buffer.
+void pooled_buffer_finalize(PyObject* self) {
+  auto& table = objects();
+  auto it = table.find(self);
+  if (it != table.end()) detach(it);
+}
+
 PyObject* raise_released(const char* what) {
   if (g_logic_error != nullptr) {
-    // pyopencl.LogicError(routine, code, msg), as PyOpenCL's PooledBuffer raises it.
-    PyObject* err = PyObject_CallFunction(g_logic_error, "sis", what, -30 /*CL_INVALID_VALUE*/,
-                                          "the pooled buffer was already released");
+    // pyopencl.LogicError as PyOpenCL's own C++ raises it: from an _ErrorRecord(routine, code,
+    // message), so that str() says "ROUTINE failed: INVALID_VALUE - MESSAGE" (given the three
+    // values directly, PyOpenCL's errors print the routine alone).
+    const char* message = "the pooled buffer was already released";
+    PyObject* args = nullptr;
+    PyObject* cl = PyImport_ImportModule("pyopencl._cl");
+    PyObject* record_type = cl == nullptr ? nullptr : PyObject_GetAttrString(cl, "_ErrorRecord");
+    Py_XDECREF(cl);
+    PyObject* record = record_type == nullptr
+                           ? nullptr
+                           : PyObject_CallFunction(record_type, "sis", what,
+                                                   -30 /*CL_INVALID_VALUE*/, message);
+    Py_XDECREF(record_type);
+    if (record != nullptr) {
+      args = PyTuple_Pack(1, record);
+      Py_DECREF(record);
+    } else {
+      PyErr_Clear();
+      args = Py_BuildValue("(sis)", what, -30, message);
+    }
+    PyObject* err = args == nullptr ? nullptr : PyObject_Call(g_logic_error, args, nullptr);
+    Py_XDECREF(args);
     if (err != nullptr) {
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err)), err);
       Py_DECREF(err);
@@ -114,6 +187,14 @@ PyObject* pooled_buffer_int(PyObject* self) {
   return PyObject_GetAttrString(self, "int_ptr");
 }
 
+// The same as methods, for classes made through the binding library's metaclass, whose slots
+// come from their dunder methods.
+PyObject* pooled_buffer_len_method(PyObject* self, PyObject*) {
+  const Py_ssize_t n = pooled_buffer_len(self);
+  return n < 0 ? nullptr : PyLong_FromSsize_t(n);
+}
+PyObject* pooled_buffer_int_method(PyObject* self, PyObject*) { return pooled_buffer_int(self); }
+
 // PyOpenCL's PooledBuffer has both; a buffer pool has no queue binding.
 PyObject* pooled_buffer_bind_to_queue(PyObject*, PyObject*) { Py_RETURN_NONE; }
 PyObject* pooled_buffer_unbind_from_queue(PyObject*, PyObject*) { Py_RETURN_NONE; }
@@ -137,12 +218,23 @@ PyMethodDef g_pycuda_methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
+PyMethodDef g_pycuda_dunders[] = {
+    {"__len__", pooled_buffer_len_method, METH_NOARGS, "The bytes asked for."},
+    {"__int__", pooled_buffer_int_method, METH_NOARGS, "The cl_mem handle."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+const char* const g_docs[2] = {
+    "A pyopencl.Buffer from a clpool pool: its block goes back to the pool when the last "
+    "reference goes, or at release().",
+    "PyCUDA's PooledDeviceAllocation for OpenCL: a pyopencl.Buffer from a clpool pool, with "
+    "free(), len() (bytes asked for) and int() (the cl_mem handle).",
+};
+
 PyType_Slot g_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(pooled_buffer_dealloc)},
     {Py_tp_methods, g_methods},
-    {Py_tp_doc, const_cast<char*>(
-                    "A pyopencl.Buffer from a clpool pool: its block goes back to the pool when "
-                    "the last reference goes, or at release().")},
+    {Py_tp_doc, const_cast<char*>(g_docs[0])},
     {0, nullptr},
 };
 
@@ -152,9 +244,7 @@ PyType_Slot g_pycuda_slots[] = {
     {Py_sq_length, reinterpret_cast<void*>(pooled_buffer_len)},
     {Py_mp_length, reinterpret_cast<void*>(pooled_buffer_len)},
     {Py_nb_int, reinterpret_cast<void*>(pooled_buffer_int)},
-    {Py_tp_doc, const_cast<char*>(
-                    "PyCUDA's PooledDeviceAllocation for OpenCL: a pyopencl.Buffer from a clpool "
-                    "pool, with free(), len() (bytes asked for) and int() (the cl_mem handle).")},
+    {Py_tp_doc, const_cast<char*>(g_docs[1])},
     {0, nullptr},
 };
 
@@ -166,17 +256,77 @@ PyType_Spec g_specs[2] = {
      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, g_pycuda_slots},
 };
 
-// What the dealloc and the type switch rely on: a pybind11 instance (weak reference list where
-// pybind11 puts it, GC and a managed dict or none), made by pybind11's dealloc.
-bool check_layout(PyTypeObject* base, PyTypeObject* sub) {
+// What the pybind11 path's dealloc and type switch rely on: a pybind11 instance (weak reference
+// list where pybind11 puts it, GC and a managed dict or none), made by pybind11's dealloc.
+bool check_pybind11_layout(PyTypeObject* base, PyTypeObject* sub) {
+  return base->tp_weaklistoffset ==
+             static_cast<Py_ssize_t>(offsetof(pybind11::detail::instance, weakrefs)) &&
+         base->tp_free == sub->tp_free;
+}
+
+// What switching an object's type between `base` and `sub` needs (CPython's own rule for
+// `__class__` assignment): the same size, dict and weak-reference slots, and GC.
+bool same_layout(PyTypeObject* base, PyTypeObject* sub) {
   constexpr unsigned long kLayoutFlags = Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_MANAGED_DICT;
   return base->tp_basicsize == sub->tp_basicsize && base->tp_itemsize == 0 &&
          sub->tp_itemsize == 0 && base->tp_dictoffset == sub->tp_dictoffset &&
          base->tp_weaklistoffset == sub->tp_weaklistoffset &&
-         base->tp_weaklistoffset ==
-             static_cast<Py_ssize_t>(offsetof(pybind11::detail::instance, weakrefs)) &&
-         (base->tp_flags & kLayoutFlags) == (sub->tp_flags & kLayoutFlags) &&
-         base->tp_free == sub->tp_free;
+         (base->tp_flags & kLayoutFlags) == (sub->tp_flags & kLayoutFlags);
+}
+
+// pybind11: a C type from a spec, with this file's dealloc.
+PyObject* make_spec_subclass(PyObject* base, int flavour) {
+  PyObject* bases = PyTuple_Pack(1, base);
+  if (bases == nullptr) return nullptr;
+  PyObject* sub = PyType_FromSpecWithBases(&g_specs[flavour], bases);
+  Py_DECREF(bases);
+  return sub;
+}
+
+int add_methods(PyObject* type, PyMethodDef* defs) {
+  for (PyMethodDef* def = defs; def->ml_name != nullptr; ++def) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(type), def);
+    if (descr == nullptr) return -1;
+    const int rc = PyObject_SetAttrString(type, def->ml_name, descr);
+    Py_DECREF(descr);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+// nanobind and generic: a subclass made by the base's own metaclass, as `class PooledBuffer(
+// pyopencl.Buffer): __slots__ = ()` would make it (so the binding library registers it as it
+// registers any Python subclass), then given this file's methods and its dealloc (nanobind) or
+// finalizer (generic). Not subclassable further: the dealloc relies on the exact type.
+PyObject* make_metaclass_subclass(PyObject* base, int flavour) {
+  const PyType_Spec& spec = g_specs[flavour];
+  const char* qualname = std::strrchr(spec.name, '.') + 1;
+  const std::string module(spec.name, qualname - 1 - spec.name);
+  PyObject* slots = PyTuple_New(0);
+  PyObject* ns = slots == nullptr ? nullptr
+                                  : Py_BuildValue("{s:O,s:s,s:s,s:s}", "__slots__", slots,
+                                                  "__module__", module.c_str(), "__qualname__",
+                                                  qualname, "__doc__", g_docs[flavour]);
+  Py_XDECREF(slots);
+  if (ns == nullptr) return nullptr;
+  PyObject* sub = PyObject_CallFunction(reinterpret_cast<PyObject*>(Py_TYPE(base)), "s(O)O",
+                                        qualname, base, ns);
+  Py_DECREF(ns);
+  if (sub == nullptr) return nullptr;
+  if (add_methods(sub, flavour == 1 ? g_pycuda_methods : g_methods) != 0 ||
+      (flavour == 1 && add_methods(sub, g_pycuda_dunders) != 0)) {
+    Py_DECREF(sub);
+    return nullptr;
+  }
+  auto* t = reinterpret_cast<PyTypeObject*>(sub);
+  if (g_binding.kind == binding_kind::generic) {
+    t->tp_finalize = pooled_buffer_finalize;
+  } else {
+    t->tp_dealloc = pooled_buffer_dealloc;
+  }
+  t->tp_flags &= ~Py_TPFLAGS_BASETYPE;
+  PyType_Modified(t);
+  return sub;
 }
 
 }  // namespace
@@ -189,34 +339,37 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
     return nullptr;
   }
   auto* base = reinterpret_cast<PyTypeObject*>(buffer_type);
-  if (!is_pybind11_instance_type(base)) {
-    PyErr_SetString(PyExc_TypeError,
-                    "pyopencl.Buffer is not a pybind11 class of this pybind11 ABI");
+  if (g_base != nullptr && g_base != base) {
+    PyErr_SetString(PyExc_TypeError, "install_pooled_buffer_type: a different Buffer type");
     return nullptr;
   }
-  if (g_base_dealloc != nullptr && g_base_dealloc != base->tp_dealloc) {
-    PyErr_SetString(PyExc_TypeError, "install_pooled_buffer_type: a different Buffer type");
+  binding_info binding;
+  if (!classify_binding(base, binding)) return nullptr;
+  if (g_base != nullptr && binding.kind != g_binding.kind) binding = g_binding;
+  if ((base->tp_flags & Py_TPFLAGS_BASETYPE) == 0) {
+    PyErr_Format(PyExc_TypeError, "pyopencl.Buffer (%s) cannot be subclassed: clpool's pools "
+                 "need a Buffer subclass", binding.detail.c_str());
     return nullptr;
   }
   PyObject* from_int_ptr = PyObject_GetAttrString(buffer_type, "from_int_ptr");
   if (from_int_ptr == nullptr) return nullptr;
-  PyObject* bases = PyTuple_Pack(1, buffer_type);
-  if (bases == nullptr) {
-    Py_DECREF(from_int_ptr);
-    return nullptr;
-  }
-  PyObject* sub = PyType_FromSpecWithBases(&g_specs[flavour], bases);
-  Py_DECREF(bases);
+  g_binding = binding;  // the subclass's hooks depend on it
+  g_reuse = binding.kind != binding_kind::generic;
+  PyObject* sub = binding.kind == binding_kind::pybind11
+                      ? make_spec_subclass(buffer_type, flavour)
+                      : make_metaclass_subclass(buffer_type, flavour);
   if (sub == nullptr) {
     Py_DECREF(from_int_ptr);
     return nullptr;
   }
   auto* sub_type = reinterpret_cast<PyTypeObject*>(sub);
-  if (!check_layout(base, sub_type)) {
+  if (!same_layout(base, sub_type) ||
+      (binding.kind == binding_kind::pybind11 && !check_pybind11_layout(base, sub_type))) {
     Py_DECREF(sub);
     Py_DECREF(from_int_ptr);
-    PyErr_SetString(PyExc_TypeError,
-                    "pyopencl.Buffer's layout is not the one clpool's PooledBuffer needs");
+    PyErr_Format(PyExc_TypeError,
+                 "pyopencl.Buffer's layout (%s) is not the one clpool's PooledBuffer needs",
+                 binding.detail.c_str());
     return nullptr;
   }
   if (g_logic_error == nullptr) {
@@ -227,11 +380,19 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
     }
     PyErr_Clear();  // without LogicError, release() raises ValueError
   }
+  Py_XINCREF(buffer_type);
+  Py_XDECREF(reinterpret_cast<PyObject*>(g_base));
+  g_base = base;
   g_base_dealloc = base->tp_dealloc;
   Py_XDECREF(g_from_int_ptr);
   g_from_int_ptr = from_int_ptr;
   g_types[flavour] = sub_type;  // owned for the life of the process
   return sub_type;
+}
+
+const char* pooled_buffer_binding(std::string* detail) {
+  if (detail != nullptr) *detail = g_binding.detail;
+  return g_base == nullptr ? nullptr : to_string(g_binding.kind);
 }
 
 PyTypeObject* pooled_buffer_type(bool pycuda_methods) { return g_types[pycuda_methods ? 1 : 0]; }
@@ -247,24 +408,36 @@ PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record
   PyObject* obj = PyObject_Vectorcall(g_from_int_ptr, args, 2, nullptr);
   Py_DECREF(ptr);
   if (obj == nullptr) return nullptr;
-  if (Py_TYPE(obj) != type->tp_base || Py_REFCNT(obj) != 1) {
+  if (Py_TYPE(obj) != g_base || Py_REFCNT(obj) != 1) {
     Py_DECREF(obj);
     PyErr_SetString(PyExc_RuntimeError,
                     "pyopencl.Buffer.from_int_ptr returned a shared or unexpected object");
     return nullptr;
   }
+  if (g_reuse && g_binding.kind == binding_kind::nanobind && !nanobind_instance_is_plain(obj)) {
+    // Not the instance header clpool knows: never reuse objects in this process.
+    g_reuse = false;
+    g_binding.detail += "; objects not reused: a fresh Buffer's nanobind header was unexpected";
+  }
+  // Becomes a PooledBuffer: the same layout, our dealloc. The generic path lets CPython check
+  // the switch (`__class__` assignment); the others checked the layout once at install.
+  if (g_binding.kind == binding_kind::generic) {
+    if (PyObject_SetAttrString(obj, "__class__", reinterpret_cast<PyObject*>(type)) != 0) {
+      Py_DECREF(obj);
+      return nullptr;
+    }
+  } else {
+    Py_INCREF(type);  // instances of heap types own a reference to their type
+    PyTypeObject* old = Py_TYPE(obj);
+    Py_SET_TYPE(obj, type);
+    Py_DECREF(old);
+  }
   try {
     objects().emplace(obj, record);
   } catch (const std::bad_alloc&) {
-    Py_DECREF(obj);
+    Py_DECREF(obj);  // not in the table yet: destroyed as a plain Buffer
     return PyErr_NoMemory();
   }
-  // Becomes a PooledBuffer: the same layout, our dealloc. Instances of heap types own a
-  // reference to their type.
-  Py_INCREF(type);
-  PyTypeObject* old = Py_TYPE(obj);
-  Py_SET_TYPE(obj, type);
-  Py_DECREF(old);
   record->object = obj;
   return obj;
 }
@@ -277,6 +450,11 @@ void forget_block(block_record* record) noexcept {
   // in_pool: the record owned the object: it dies now (a plain dealloc, since it is out of the
   // table). released_by_user: a user still holds it; it dies as a plain Buffer later.
   if (record->st == block_record::state::in_pool && Py_IsInitialized()) Py_DECREF(obj);
+}
+
+const void* pooled_buffer_owner(PyObject* object) noexcept {
+  auto it = objects().find(object);
+  return it == objects().end() ? nullptr : it->second->owner;
 }
 
 std::size_t pooled_buffer_objects() noexcept { return objects().size(); }

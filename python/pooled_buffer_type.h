@@ -16,6 +16,10 @@
 //    it (no weak references, attributes or pybind11 keep-alive patients); otherwise the object
 //    is freed and the block gets a new one next time.
 //
+// How the subclass is made and whether objects are reused depends on the binding library PyOpenCL
+// was built with (python/foreign_binding.h): pybind11 (PyOpenCL 2022.x, 2023.x) and nanobind of a
+// known ABI (2024.2 onwards) reuse objects; anything else gets a new object per hit.
+//
 // Every function here must be called with the GIL held, and the pools that use it hold the GIL
 // in all their operations (python/README.md, "Threads and the GIL"), so the block records and the
 // object table need no lock of their own.
@@ -25,6 +29,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <string>
 
 namespace clpool::python {
 
@@ -51,6 +56,7 @@ class block_record {
 
   PyObject* object = nullptr;
   state st = state::in_pool;
+  const void* owner = nullptr;  // the pool's allocator that made the block, for MemoryPool.release
 
  protected:
   ~block_record() = default;  // deleted by the allocator that made it (forget_block first)
@@ -60,9 +66,13 @@ class block_record {
 // clpool.pyopencl.PooledBuffer, or with `pycuda_methods` clpool.pycuda.PooledDeviceAllocation,
 // which adds PyCUDA's free(), len() (the requested size) and int() (the cl_mem handle); those
 // stay off the PyOpenCL flavour, where len() would make PyOpenCL's Buffer look like a sequence.
-// Returns a borrowed reference, or nullptr with a Python exception set when pyopencl.Buffer is
-// not a pybind11 type with the layout this code relies on (another PyOpenCL build).
+// Returns a borrowed reference, or nullptr with a Python exception set when pyopencl.Buffer cannot
+// be subclassed with its own layout (or CLPOOL_PYTHON_BINDING is bad).
 PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_methods);
+
+// "pybind11", "nanobind" or "generic" (python/foreign_binding.h) once a type was installed, else
+// nullptr; `detail` gets what was found.
+const char* pooled_buffer_binding(std::string* detail);
 
 // The flavour's type, or nullptr before install_pooled_buffer_type made it.
 PyTypeObject* pooled_buffer_type(bool pycuda_methods);
@@ -77,6 +87,10 @@ PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record
 // own reference to an object it owns (in_pool), or detaches an object a user still holds
 // (released_by_user), which then dies as a plain Buffer.
 void forget_block(block_record* record) noexcept;
+
+// The `owner` of the block `object` is tied to, or nullptr when it is tied to none (not a
+// PooledBuffer, or one whose block the pool freed).
+const void* pooled_buffer_owner(PyObject* object) noexcept;
 
 // Objects currently tied to a block (for tests and statistics).
 std::size_t pooled_buffer_objects() noexcept;

@@ -64,10 +64,20 @@ int open_under_the_rule(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) throw_os_error(path, "cannot open");
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    throw std::system_error(std::make_error_code(std::errc::file_exists),
-                            "record_trace(\"" + path + "\"): not a regular file");
+    errno = err;
+    throw_os_error(path, "cannot stat");
+  }
+  // A character device or a pipe (/dev/null, a FIFO a reader drains): nothing there to destroy,
+  // and nothing to truncate.
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return fd;
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::system_error(std::make_error_code(std::errc::invalid_argument),
+                            "record_trace(\"" + path + "\"): not a regular file, a character "
+                            "device or a FIFO");
   }
   // Ours with or without sites (version 2 or 1); both lines are the same length.
   const std::string ours = std::string("clpool-trace 2\n") + record_trace_marker + "\n";
@@ -150,6 +160,10 @@ trace_recording::~trace_recording() {
 
 std::shared_ptr<pool_observer> trace_recording::start(const std::string& path,
                                                       std::function<void()> stop) {
+  if (impl_) {
+    throw std::logic_error("record_trace(\"" + path + "\"): this pool is already recording to \"" +
+                           impl_->path + "\"; call stop_trace() (or leave its with block) first");
+  }
   const int fd = open_under_the_rule(path);
   auto made = std::make_shared<impl>(fd, path);
   made->writer.comment("source", "record_trace");

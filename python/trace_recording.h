@@ -1,7 +1,8 @@
 // MemoryPool.record_trace(path): a pool's requests as a clpool trace, with the project's rule for
 // outputs: `path` is created, or replaced only when it is empty or a trace record_trace wrote
 // (its second line is "# source: record_trace"); anything else raises FileExistsError and is left
-// as it was. The file is complete after stop_trace(), the end of a `with` block, the pool's
+// as it was. A character device or a FIFO (/dev/null) is written as it is. One recording per pool
+// at a time: a second record_trace() before stop_trace() raises RuntimeError. The file is complete after stop_trace(), the end of a `with` block, the pool's
 // destruction or the interpreter's exit (atexit), and readable after a crash: whole lines are
 // written at least every flush_interval, and at once on stop.
 #ifndef CLPOOL_PYTHON_TRACE_RECORDING_H_
@@ -32,7 +33,9 @@ class trace_recording {
   ~trace_recording();
 
   // Opens `path` under the rule above and returns the observer to install on the pool. Throws
-  // std::system_error: errc::file_exists for a file that is not ours, else the OS error (errno). `stop` is what the interpreter's exit calls to finish the file.
+  // std::logic_error while a recording is active, std::system_error: errc::file_exists for a file
+  // that is not ours, else the OS error (errno). `stop` is what the interpreter's exit calls to
+  // finish the file.
   std::shared_ptr<pool_observer> start(const std::string& path, std::function<void()> stop);
 
   // After the observer was removed from the pool: writes what is left and closes the file.

@@ -47,6 +47,8 @@ struct replay_options {
   std::size_t max_timeline_points = 1024;  // downsampled (keeping maxima) to at most this many
   std::size_t timeline_tail_events = 64;   // kept at full resolution in timeline_tail
   bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
+  // The user's patterns of library frames, which never name a site (trace/library_frames.h).
+  std::vector<std::string> library_patterns;
 };
 
 // Applies events one at a time. Single-threaded.
@@ -114,10 +116,12 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
     }
   };
   // The sites of a trace that has them (the RMM importer has none), read once replay is done.
-  const auto with_sites = [&source](replay_report report) {
+  const auto with_sites = [&source, &options](replay_report report) {
     if constexpr (requires { source.sites(); }) {
       if (!source.sites().empty()) {
-        report.sites = std::make_shared<const trace::site_table>(source.sites());
+        auto table = std::make_shared<trace::site_table>(source.sites());
+        table->set_library_patterns(options.library_patterns);
+        report.sites = std::move(table);
       }
     }
     return report;

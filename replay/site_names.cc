@@ -2,50 +2,17 @@
 
 #include <algorithm>
 #include <map>
-#include <string_view>
 
 namespace clpool::replay {
-namespace {
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::string_view x(suffix);
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
-
-}  // namespace
-
-bool in_clpool_package(const trace::frame_info& f) {
-  const std::string& file = f.file;
-  const std::size_t slash = file.rfind('/');
-  if (slash == std::string::npos) return false;  // a bare file name: no package
-  const std::string dir = file.substr(0, slash);
-  if (dir != "clpool" && !ends_with(dir, "/clpool")) return false;
-  const std::string base = file.substr(slash + 1);
-  if (f.lang == trace::frame_lang::python) return ends_with(base, ".py");
-  return starts_with(base, "_core.") && (ends_with(base, ".so") || contains(base, ".so."));
-}
-
-bool is_user_frame(const trace::frame_info& f) {
-  const std::string& file = f.file;
-  if (in_clpool_package(f)) return false;
-  if (f.lang == trace::frame_lang::python) {
-    return !(contains(file, "/site-packages/") || contains(file, "/dist-packages/") ||
-             contains(file, "/lib/python3") || starts_with(file, "<frozen"));
-  }
-  return !(starts_with(file, "/lib/") || starts_with(file, "/lib64/") ||
-           starts_with(file, "/usr/lib/") || starts_with(file, "/usr/lib64/") ||
-           contains(file, "/bin/python") || starts_with(file, "linux-vdso"));
+bool is_user_frame(const trace::frame_info& f, const std::vector<std::string>& patterns) {
+  return !trace::is_library_frame(f, patterns);
 }
 
 std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack) {
   const std::vector<std::uint64_t> frames = sites.frames_of(stack);
   for (const std::uint64_t id : frames) {
     const trace::frame_info* f = sites.find_frame(id);
-    if (f != nullptr && is_user_frame(*f)) return id;
+    if (f != nullptr && is_user_frame(*f, sites.library_patterns())) return id;
   }
   return frames.empty() ? 0 : frames.front();
 }

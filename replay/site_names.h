@@ -8,21 +8,17 @@
 #include <vector>
 
 #include "replay/result.h"
+#include "trace/library_frames.h"
 #include "trace/sites.h"
 
 namespace clpool::replay {
 
-// True for a frame in clpool's own Python package, wherever it is installed or run from: a
-// Python file directly in a directory named `clpool` (python/clpool/pyopencl.py, .../site-packages/
-// clpool/record.py), or its extension module clpool/_core*.so. A pool's allocator is not the code
-// that holds the memory; its caller is.
-bool in_clpool_package(const trace::frame_info& frame);
-
-// True for a frame of the program itself, false for one in clpool's package (in_clpool_package)
-// or an installed library (site-packages, dist-packages, the Python standard library, frozen
-// modules; native frames in /lib, /usr/lib or the Python interpreter). A site is named by its
-// innermost user frame; every frame stays in the stack.
-bool is_user_frame(const trace::frame_info& frame);
+// True for a frame of the program itself: not a library frame by trace/library_frames.h's rule
+// (clpool's own package, installed packages wherever they live, the standard library, system and
+// runtime libraries, extension modules) nor one matching the user's `patterns`. A site is named
+// by its innermost user frame; every frame stays in the stack.
+bool is_user_frame(const trace::frame_info& frame, const std::vector<std::string>& patterns = {});
+using trace::in_clpool_package;
 
 // The frame that names `stack`: its innermost user frame, else its innermost frame; 0 for no stack.
 std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);

@@ -14,6 +14,12 @@
 #                                             array's allocator, on POCL, when CLPOOL_PYOPENCL_SRC
 #                                             names a checkout (else one "skipped" line; see
 #                                             python/README.md)
+#   6. python/compat/ci_pyopencl2026_suite.sh   a strict share of PyOpenCL 2026.1.2's own tests
+#                                             through clpool's pool on POCL and mockcl, when the
+#                                             source archives are there (../shared/sources or
+#                                             CLPOOL_PYOPENCL_SOURCES; else one "skipped" line)
+# Step 1 includes the Python battery on PyOpenCL 2026.1.2 (//python/compat) when those archives
+# are there; otherwise it says "PyOpenCL 2026.1.2 tests skipped" with the reason.
 # Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
 # (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
 set -euo pipefail
@@ -26,6 +32,10 @@ start=$SECONDS
 # shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
 bazel test ${CLPOOL_TEST_FLAGS:-} //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
+reason="$(cat "$(bazel info output_base 2>/dev/null)/external/pyopencl_2026/REASON" 2>/dev/null || true)"
+if [[ -n "${reason//[[:space:]]/}" ]]; then
+  echo "tools/test.sh: PyOpenCL 2026.1.2 tests skipped: $reason" >&2
+fi
 bash tools/check_layering.sh
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
@@ -35,4 +45,5 @@ echo "tools/test.sh: install test passed at $((SECONDS - start)) s" >&2
 bash tools/ci/sanitizers.sh 30 2
 bash tools/cts/run_cts.sh
 bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool
+bash python/compat/ci_pyopencl2026_suite.sh
 echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace clpool::trace {
@@ -93,10 +94,16 @@ class site_table {
   // Stacks in definition order (so each parent precedes its children).
   const std::vector<std::pair<std::uint64_t, stack_entry>>& stacks_in_order() const { return order_; }
 
+  // The user's patterns of library frames, which never name a site (trace/library_frames.h);
+  // not part of the trace.
+  void set_library_patterns(std::vector<std::string> patterns) { library_patterns_ = std::move(patterns); }
+  const std::vector<std::string>& library_patterns() const { return library_patterns_; }
+
  private:
   std::unordered_map<std::uint64_t, frame_info> frames_;
   std::unordered_map<std::uint64_t, stack_entry> stacks_;
   std::vector<std::pair<std::uint64_t, stack_entry>> order_;
+  std::vector<std::string> library_patterns_;
 };
 
 }  // namespace clpool::trace

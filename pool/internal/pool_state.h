@@ -360,6 +360,7 @@ class pool_state {
     int status = 0;
     std::string message;
     std::uint64_t deficit = 0;  // bytes that would have had to be free for the attempt to work
+    std::uint64_t limit = unlimited;  // a limit the allocator enforces (shared_limit), if it refused
   };
 
   static std::string limit_text(std::uint64_t limit) {

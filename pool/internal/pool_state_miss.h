@@ -52,7 +52,9 @@ inline auto pool_state<A>::attempt(std::uint64_t size, bin_id bin, std::uint64_t
   if (!made) {
     ledger_.count_allocator_failure();
     notify_locked(pool_event_kind::allocator_failed, 0, rounded, rounded);
-    why = failure{oom_cause::allocator, refusal.status, std::move(refusal.message), rounded};
+    const bool limited = refusal.limit_bytes != unlimited;
+    why = failure{limited ? oom_cause::limit : oom_cause::allocator, refusal.status,
+                  std::move(refusal.message), rounded, refusal.limit_bytes};
     return std::nullopt;
   }
   ledger_.count_allocator_allocation();
@@ -131,7 +133,7 @@ inline void pool_state<A>::record_out_of_memory(std::uint64_t size, std::uint64_
   report->active_rounded_bytes = ledger_.active_rounded_bytes();
   report->held_bytes = ledger_.held_bytes();
   report->managed_bytes = ledger_.managed_bytes();
-  report->limit_bytes = ledger_.limit();
+  report->limit_bytes = why.limit != unlimited ? why.limit : ledger_.limit();
   report->cause = why.cause;
   report->allocator_status = why.status;
   report->allocator_message = std::move(why.message);

@@ -4,6 +4,8 @@
     PYTHONPATH=/tmp/clpool-site /usr/bin/python3 python/bench/hit_bench.py --device pocl
     PYTHONPATH=/tmp/clpool-site /usr/bin/python3 python/bench/hit_bench.py --device mockcl \\
         --mockcl-so bazel-bin/mockcl/libmockcl.so
+    PYTHONPATH=/tmp/pyopencl-2026:/tmp/clpool-site ... # PyOpenCL 2026 (python/compat/build_pyopencl.sh)
+    ... --binding generic                               # clpool's binding-independent path
 
 Both pools live in one process over one ImmediateAllocator queue, and their cases run
 interleaved (A B C D, A B C D, ...), so that drift in the machine's speed hits both alike. A case
@@ -56,8 +58,10 @@ def child(args):
                 fn()
             times[key].append((time.thread_time_ns() - t0) / n)
     assert ours.statistics()["misses"] == 1, ours.statistics()
-    json.dump({f"{pool} {case}": statistics.median(t) for (pool, case), t in times.items()},
-              sys.stdout)
+    result = {f"{pool} {case}": statistics.median(t) for (pool, case), t in times.items()}
+    result["pyopencl"] = cl.VERSION_TEXT
+    result["binding"] = clpool.pyopencl.BINDING[0]
+    json.dump(result, sys.stdout)
 
 
 def main():
@@ -67,6 +71,8 @@ def main():
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--iterations", type=int, default=20000)
+    parser.add_argument("--binding", choices=("auto", "generic"), default="auto",
+                        help="generic: clpool's binding-independent path (CLPOOL_PYTHON_BINDING)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.processes < 1 or args.runs < 1 or args.iterations < 1:
@@ -74,6 +80,9 @@ def main():
     if args.child:
         return child(args)
     env = dict(os.environ)
+    env.pop("CLPOOL_PYTHON_BINDING", None)
+    if args.binding == "generic":
+        env["CLPOOL_PYTHON_BINDING"] = "generic"
     if args.device == "mockcl":
         if not args.mockcl_so or not os.path.isfile(args.mockcl_so):
             parser.error("--device mockcl needs --mockcl-so PATH to libmockcl.so")
@@ -87,8 +96,9 @@ def main():
                               "--runs", str(args.runs), "--iterations", str(args.iterations)],
                              env=env, check=True, capture_output=True, text=True).stdout
         medians.append(json.loads(out))
-    print(f"device {args.device}: {args.processes} processes x {args.runs} runs x "
-          f"{args.iterations} hits of 4096 bytes; thread CPU time per hit, ns")
+    print(f"PyOpenCL {medians[0]['pyopencl']}, clpool's {medians[0]['binding']} path, device "
+          f"{args.device}: {args.processes} processes x {args.runs} runs x {args.iterations} hits "
+          "of 4096 bytes; thread CPU time per hit, ns")
     print(f"{'case':10s} {'pyopencl min':>13s} {'median':>8s} {'clpool min':>11s} {'median':>8s}"
           f" {'ratio min':>10s} {'median':>8s}")
     for case in CASES:

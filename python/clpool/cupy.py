@@ -20,7 +20,6 @@ Limits are CuPy's: per device, set_limit(size=None, fraction=None) for the curre
 device, 0 meaning no limit; every arena on the device draws on it.
 """
 
-import numbers
 import threading
 import weakref
 
@@ -28,7 +27,7 @@ import pyopencl as _cl
 
 from clpool import _core
 from clpool import _default
-from clpool._pool_api import limit_bytes_from
+from clpool._pool_api import _UNSET, limit_from
 from clpool.pyopencl import PooledBuffer  # noqa: F401  (installs the buffer type)
 from clpool.svm import PooledSVM
 
@@ -182,18 +181,15 @@ class MemoryPool:
     def n_free_blocks(self):
         return sum(core.n_free_blocks() for core in self._cores())
 
-    def set_limit(self, size=None, fraction=None):
+    def set_limit(self, size=None, fraction=None, *, limit_bytes=_UNSET):
         """Limits the bytes this pool takes from the current queue's device: size in bytes, or
         fraction (0 to 1) of the device's global memory (CL_DEVICE_GLOBAL_MEM_SIZE; a mockcl
-        device's capacity). 0, or neither, means no limit. Existing blocks are not freed."""
-        if size is not None and (isinstance(size, bool) or not isinstance(size, numbers.Integral)):
-            raise TypeError(f"set_limit: size must be an int, not {type(size).__name__}")
-        if size is not None and size < 0:
-            raise ValueError(f"set_limit: size must not be negative, got {size}")
+        device's capacity). 0, or neither, means no limit. Existing blocks are not freed.
+        limit_bytes= is the older name of size."""
         device = get_current_queue().device
         total = device.global_mem_size if fraction is not None else 0
-        limit = limit_bytes_from(size, fraction, total, "set_limit")
-        self._limit_of(device).set_limit(None if not limit else limit)
+        self._limit_of(device).set_limit(
+            limit_from(size, fraction, total, "set_limit", limit_bytes))
 
     def get_limit(self):
         """The current queue's device's limit in bytes; 0 when there is none."""

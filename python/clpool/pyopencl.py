@@ -18,6 +18,12 @@ from clpool._pool_api import SingleArenaNames
 
 PooledBuffer = _core.install_pooled_buffer_type(_cl.Buffer)
 
+# How PooledBuffer was made, from the PyOpenCL that is loaded: ("pybind11" | "nanobind" |
+# "generic", what was found). pybind11 (PyOpenCL 2022.x, 2023.x) and nanobind of a known ABI
+# (2024.2 onwards) reuse each block's object across hits; "generic" makes one per hit
+# (python/README.md, "PyOpenCL versions").
+BINDING = _core.binding()
+
 
 class AllocatorBase:
     """PyOpenCL's AllocatorBase: what allocates buffers. allocator(size) returns a
@@ -81,10 +87,12 @@ class ImmediateAllocator(AllocatorBase):
 
 
 def release(buffer):
-    """Gives a pooled buffer's block back to its pool now: buffer.release(). Other objects are
-    left alone."""
-    if isinstance(buffer, PooledBuffer):
-        buffer.release()
+    """Gives a pooled buffer's block back to its pool now: buffer.release(). Anything but a
+    clpool PooledBuffer raises TypeError; a second release pyopencl.LogicError."""
+    if not _core.is_pooled_buffer(buffer):
+        raise TypeError("clpool.pyopencl.release: expected a clpool PooledBuffer (from a clpool "
+                        f"pool), got {type(buffer).__module__}.{type(buffer).__qualname__}")
+    buffer.release()
 
 
 class MemoryPool(SingleArenaNames, _core.BufferPool, AllocatorBase):
@@ -107,6 +115,11 @@ class MemoryPool(SingleArenaNames, _core.BufferPool, AllocatorBase):
         self.allocator = allocator
 
     def release(self, buffer):
+        """Gives `buffer`'s block back now (buffer.release()). A buffer this pool did not hand
+        out raises ValueError (TypeError for anything but a PooledBuffer); a second release
+        pyopencl.LogicError."""
+        if _core.is_pooled_buffer(buffer) and self._owns(buffer) is False:
+            raise ValueError(f"{type(self).__name__}.release: the buffer is another pool's")
         release(buffer)
 
 

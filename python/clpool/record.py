@@ -9,8 +9,9 @@ for, not what the pool asks the driver.
 ``DeferredAllocator``, ``MemoryPool``, ``SVMAllocator``, ``SVMPool``), or any callable that takes
 a size and returns a buffer, and is used in its place. Each request that returns a buffer is an
 ``alloc`` of the size requested; the buffer's ``free`` when the application drops it (a weak
-reference to the returned object: PyOpenCL's ``Buffer`` and ``PooledBuffer`` take them; the free
-is written before the next event, see ``Recording``), so the trace shows how long the program kept
+reference to the returned object where it takes them, as PyOpenCL 2022.x's do, else to a sentinel
+kept in its ``__dict__``, as for PyOpenCL 2024.2 onwards; the free is written before the next
+event, see ``Recording``), so the trace shows how long the program kept
 each buffer, whatever the pool did with the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``) is an
 ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
 too. The file is clpool's trace format (trace/FORMAT.md), which ``clpool_replay`` replays.
@@ -131,6 +132,34 @@ def _kind_of(obj):
     return "svm" if "SVM" in type(obj).__name__ else "buffer"
 
 
+class _DeathSentinel:
+    """Kept in the __dict__ of an object that takes no weak references: the object's dealloc
+    clears its dict, and this one's weak reference then reports the death."""
+    __slots__ = ("__weakref__",)
+
+
+# The attribute that holds a _DeathSentinel (PyOpenCL 2024.2 onwards).
+SENTINEL_ATTRIBUTE = "_clpool_record_sentinel"
+
+
+def _death_reference(obj, note):
+    """A weak reference whose callback `note` runs when `obj` dies: on `obj` itself where it
+    takes weak references (PyOpenCL 2022.x, pybind11), else on a sentinel in obj's __dict__
+    (PyOpenCL 2024.2 onwards, nanobind: its Buffer, PooledBuffer and PooledSVM take none)."""
+    try:
+        return weakref.ref(obj, note)
+    except TypeError:
+        pass
+    sentinel = _DeathSentinel()
+    try:
+        setattr(obj, SENTINEL_ATTRIBUTE, sentinel)
+    except (AttributeError, TypeError):
+        raise TypeError(
+            f"clpool.record: cannot see when a {type(obj).__module__}.{type(obj).__qualname__} "
+            "dies: it takes neither weak references nor attributes") from None
+    return weakref.ref(sentinel, note)
+
+
 class Recording:
     """Calls the wrapped allocator and writes what was asked of it. Use ``recording()``.
 
@@ -200,7 +229,7 @@ class Recording:
                 return buffer
             block_id = self._next_id
             self._next_id += 1
-            ref = weakref.ref(buffer, self._note)
+            ref = _death_reference(buffer, self._note)
             self._live[id(ref)] = (ref, block_id, size, kind)
             self._write("alloc", block_id, size, kind, chain)
         return buffer

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # PyOpenCL's own tests with a memory pool as the allocator of every array (pool_plugin.py).
 #
-#   python/pyopencl_suite/run_pyopencl_suite.sh --pyopencl-src DIR [--device pocl|mockcl]
-#       [--pool clpool|pyopencl|none] [--files test_array.py,...] [--mockcl-so PATH]
-#       [--site DIR] [--out DIR]
+#   python/pyopencl_suite/run_pyopencl_suite.sh --pyopencl-src DIR|ARCHIVE [--device pocl|mockcl]
+#       [--pool clpool|pyopencl|none] [--files test_array.py,...] [--select EXPR]
+#       [--pyopencl-site DIR] [--mockcl-so PATH] [--site DIR] [--out DIR] [--strict]
 #
-# DIR is a checkout of https://github.com/inducer/pyopencl at the tag of Debian's
-# python3-pyopencl, v2022.3.1 (not vendored: `git clone -b v2022.3.1 ...`); CLPOOL_PYOPENCL_SRC
-# may name it instead. Without one it prints one "skipped" line and exits 0. The tests run with
-# /usr/bin/python3 (Debian's PyOpenCL), from a copy of the checkout's test/ folder, against one
-# ICD: POCL (the system's .icd) or mockcl backed by POCL (MOCKCL_BACKING=pocl, so kernels run).
-# --site is a folder holding the clpool package (tools/python_install.sh DIR); the default
-# builds one in the output folder. Prints the pass/fail/skip/error counts from pytest's JUnit
+# DIR is a checkout of https://github.com/inducer/pyopencl, or ARCHIVE a `git archive` .tar.gz of
+# it (../shared/sources/pyopencl-2026.1.2.tar.gz), at the tag of the PyOpenCL under test: Debian's
+# python3-pyopencl v2022.3.1 by default, or the one in --pyopencl-site DIR (a site made by
+# python/compat/build_pyopencl.sh, put first on PYTHONPATH). A checkout whose version is not the
+# loaded PyOpenCL's is refused. CLPOOL_PYOPENCL_SRC may name DIR instead. Without one it prints one
+# "skipped" line and exits 0. The tests run with /usr/bin/python3, from a copy of the test/
+# folder, against one ICD: POCL (the system's .icd) or mockcl backed by POCL (MOCKCL_BACKING=pocl,
+# so kernels run). --files (default test_array.py, test_algorithm.py, test_clmath.py,
+# test_wrapper.py, test_enqueue_copy.py) and --select (a pytest -k expression, e.g.
+# "not test_bitwise") choose the tests. --site is a folder holding the clpool package
+# (tools/python_install.sh DIR); the default builds one in the output folder. Prints the pass/fail/skip/error counts from pytest's JUnit
 # XML and writes results.xml and log.txt to --out (default: a temporary folder).
-# Exit status: 0 when pytest ran (whatever the counts), 2 bad usage or a missing input.
+# Exit status: 0 when pytest ran (whatever the counts; with --strict, only when no test failed or
+# errored, else 1), 2 bad usage or a missing input.
 set -euo pipefail
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
-src="${CLPOOL_PYOPENCL_SRC:-}" device=pocl pool=clpool mockcl_so="" site="" out=""
-files="test_array.py,test_algorithm.py,test_clmath.py"
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+strict=0
+src="${CLPOOL_PYOPENCL_SRC:-}" device=pocl pool=clpool mockcl_so="" site="" out="" pyopencl_site=""
+files="test_array.py,test_algorithm.py,test_clmath.py,test_wrapper.py,test_enqueue_copy.py"
+select=""
 value() {  # value FLAG ARGS...: the flag's argument, or exit 2
   if (($# < 2)) || [[ -z "$2" ]]; then
     echo "run_pyopencl_suite.sh: $1 needs a value" >&2
@@ -31,9 +38,12 @@ while (($#)); do
     --device) device="$(value "$@")" || exit 2; shift 2 ;;
     --pool) pool="$(value "$@")" || exit 2; shift 2 ;;
     --files) files="$(value "$@")" || exit 2; shift 2 ;;
+    --select) select="$(value "$@")" || exit 2; shift 2 ;;
+    --pyopencl-site) pyopencl_site="$(value "$@")" || exit 2; shift 2 ;;
     --mockcl-so) mockcl_so="$(value "$@")" || exit 2; shift 2 ;;
     --site) site="$(value "$@")" || exit 2; shift 2 ;;
     --out) out="$(value "$@")" || exit 2; shift 2 ;;
+    --strict) strict=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run_pyopencl_suite.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -44,12 +54,35 @@ if [[ -z "$src" ]]; then
   echo "run_pyopencl_suite.sh: skipped (no PyOpenCL checkout: --pyopencl-src DIR or CLPOOL_PYOPENCL_SRC)"
   exit 0
 fi
-[[ -d "$src/test" ]] || { echo "run_pyopencl_suite.sh: $src has no test/ folder (a PyOpenCL checkout?)" >&2; exit 2; }
+if [[ -n "$pyopencl_site" ]]; then
+  [[ -f "$pyopencl_site/pyopencl/__init__.py" ]] ||
+    { echo "run_pyopencl_suite.sh: --pyopencl-site $pyopencl_site holds no pyopencl package" >&2; exit 2; }
+  pyopencl_site="$(cd "$pyopencl_site" && pwd)"
+fi
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 out="${out:-$(mktemp -d)}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
+if [[ -f "$src" && "$src" == *.tar.gz ]]; then  # a git archive: its test/ folder and version
+  mkdir -p "$out/src"
+  tar -xzf "$src" -C "$out/src" --strip-components=1 --wildcards '*/test/*' '*/pyproject.toml' 2>/dev/null ||
+    tar -xzf "$src" -C "$out/src" --strip-components=1 --wildcards '*/test/*' ||
+    { echo "run_pyopencl_suite.sh: $src is not a PyOpenCL archive with a test/ folder" >&2; exit 2; }
+  src="$out/src"
+fi
+[[ -d "$src/test" ]] || { echo "run_pyopencl_suite.sh: $src has no test/ folder (a PyOpenCL checkout?)" >&2; exit 2; }
+loaded="$(PYTHONPATH="$pyopencl_site" /usr/bin/python3 -c 'import pyopencl; print(pyopencl.VERSION_TEXT)')" ||
+  { echo "run_pyopencl_suite.sh: /usr/bin/python3 cannot import pyopencl" >&2; exit 2; }
+wanted=""
+if [[ -f "$src/pyproject.toml" ]]; then
+  wanted="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$src/pyproject.toml" | head -1)"
+fi
+if [[ -n "$wanted" && "$wanted" != "$loaded" ]]; then
+  echo "run_pyopencl_suite.sh: the tests are PyOpenCL $wanted's but PyOpenCL $loaded is loaded" \
+    "(--pyopencl-site names another)" >&2
+  exit 2
+fi
 IFS=, read -r -a names <<< "$files"
 for f in "${names[@]}"; do
   [[ -f "$src/test/$f" ]] || { echo "run_pyopencl_suite.sh: $src/test/$f does not exist" >&2; exit 2; }
@@ -60,7 +93,8 @@ if [[ -z "$site" ]]; then
 fi
 [[ -f "$site/clpool/__init__.py" ]] || { echo "run_pyopencl_suite.sh: $site holds no clpool package" >&2; exit 2; }
 rm -rf "$out/test" && cp -r "$src/test" "$out/test"
-export PYTHONPATH="$here:$site" CLPOOL_SUITE_POOL="$pool" PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$here:$site" CLPOOL_SUITE_POOL="$pool"
+export PYTHONDONTWRITEBYTECODE=1 XDG_CACHE_HOME="${XDG_CACHE_HOME:-$out/xdg-cache}"
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$out/pocl-cache}"
 if [[ "$device" == mockcl ]]; then
   [[ -f "$mockcl_so" ]] || { echo "run_pyopencl_suite.sh: --device mockcl needs --mockcl-so PATH" >&2; exit 2; }
@@ -70,22 +104,34 @@ if [[ "$device" == mockcl ]]; then
 fi
 cd "$out/test"
 rc=0
-/usr/bin/python3 -m pytest -p pool_plugin -q -rs --junitxml="$out/results.xml" "${names[@]}" \
-  > "$out/log.txt" 2>&1 || rc=$?
+extra=()
+[[ -n "$select" ]] && extra=(-k "$select")
+/usr/bin/python3 -m pytest -p pool_plugin -q -rs --durations=10 --junitxml="$out/results.xml" \
+  "${extra[@]}" "${names[@]}" > "$out/log.txt" 2>&1 || rc=$?
 # pytest: 0 all passed, 1 some failed; anything else means it did not run properly.
 if ((rc > 1)); then
   tail -20 "$out/log.txt" >&2
   echo "run_pyopencl_suite.sh: pytest exited $rc" >&2
   exit 2
 fi
-/usr/bin/python3 - "$out/results.xml" "$device" "$pool" <<'PY'
+/usr/bin/python3 - "$out/results.xml" "$device" "$pool" "$loaded" "$strict" <<'PY' || rc=$?
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else list(root)
 total = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
 passed = total["tests"] - total["failures"] - total["errors"] - total["skipped"]
-print(f"device {sys.argv[2]}, pool {sys.argv[3]}: {passed} passed, {total['failures']} failed, "
-      f"{total['errors']} errors, {total['skipped']} skipped of {total['tests']}")
+print(f"PyOpenCL {sys.argv[4]}, device {sys.argv[2]}, pool {sys.argv[3]}: {passed} passed, "
+      f"{total['failures']} failed, {total['errors']} errors, {total['skipped']} skipped of "
+      f"{total['tests']}")
+for s in suites:
+    for case in s.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            print(f"  not passed: {case.get('classname')}.{case.get('name')}")
+sys.exit(1 if sys.argv[5] == "1" and total["failures"] + total["errors"] else 0)
 PY
 grep -E '^pool plugin' "$out/log.txt" || true
 echo "log: $out/log.txt"
+if ((strict && rc != 0)); then
+  echo "run_pyopencl_suite.sh: --strict: tests failed (above)" >&2
+  exit 1
+fi

@@ -32,5 +32,13 @@ expect 2 "does not exist" --pyopencl-src "$tmp/fake" --files test_nothing.py
 expect 2 "holds no clpool package" --pyopencl-src "$tmp/fake" --files test_array.py --site "$tmp/emptysite"
 expect 2 "needs --mockcl-so" --pyopencl-src "$tmp/fake" --files test_array.py --device mockcl --site "$tmp/site"
 expect 2 "needs a value" --pyopencl-src
+expect 2 "holds no pyopencl package" --pyopencl-src "$tmp/fake" --files test_array.py --pyopencl-site "$tmp/emptysite"
+echo "not an archive" > "$tmp/bad.tar.gz"
+expect 2 "not a PyOpenCL archive" --pyopencl-src "$tmp/bad.tar.gz" --files test_array.py --site "$tmp/site"
+# A checkout of another version than the PyOpenCL loaded (Debian's 2022.3.1 here).
+mkdir -p "$tmp/v2026/test"
+touch "$tmp/v2026/test/test_array.py"
+printf '[project]\nname = "pyopencl"\nversion = "2026.1.2"\n' > "$tmp/v2026/pyproject.toml"
+expect 2 "the tests are PyOpenCL 2026.1.2's but PyOpenCL 2022.3.1 is loaded" --pyopencl-src "$tmp/v2026" --files test_array.py --site "$tmp/site"
 expect 2 "needs a value" --device "" --pyopencl-src "$tmp/fake"
 ((fails == 0))

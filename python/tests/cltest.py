@@ -1,5 +1,6 @@
 """Shared set-up for the clpool Python tests: the device the runner chose (CLPOOL_TEST_MODE)."""
 import os
+import weakref
 
 import pyopencl as cl
 
@@ -20,3 +21,29 @@ def context_and_queue(index=0):
     device = platform().get_devices()[index]
     ctx = cl.Context([device])
     return ctx, cl.CommandQueue(ctx)
+
+
+class _Sentinel:
+    __slots__ = ("__weakref__",)
+
+
+def watch(obj, callback):
+    """A weak reference whose callback runs while `obj` is being freed: on `obj` itself where it
+    takes weak references (PyOpenCL 2022.x objects), else on a sentinel in its __dict__, which its
+    dealloc clears (PyOpenCL 2024.2 onwards: nanobind objects take no weak references)."""
+    try:
+        return weakref.ref(obj, callback)
+    except TypeError:
+        sentinel = _Sentinel()
+        obj._cltest_sentinel = sentinel
+        return weakref.ref(sentinel, callback)
+
+
+def binding_gc_defect_exposed():
+    """True when clpool's buffers are freed by PyOpenCL 2022.3's own dealloc (the generic path,
+    forced by CLPOOL_PYTHON_BINDING=generic), which keeps pybind11 2.10's garbage-collector defect
+    (python/README.md, "Threads and the GIL"): a weak-reference callback that collects while such a
+    buffer is freed crashes, as it does for any pyopencl.Buffer. The pybind11 and nanobind paths
+    free clpool's buffers safely."""
+    import clpool.pyopencl
+    return clpool.pyopencl.BINDING[0] == "generic" and cl.VERSION[:2] == (2022, 3)

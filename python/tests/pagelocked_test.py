@@ -43,6 +43,51 @@ class PageLockedTest(unittest.TestCase):
         self.pool.free_all_blocks()
         self.assertEqual(self.pool.total_bytes(), 0)
 
+    def test_memory_stays_while_numpy_reaches_it(self):
+        # Whatever was freed or closed, an array (and a view of it) can still be written and read:
+        # the block's mapping lasts as long as an object over it. Each case in a child process,
+        # since a use of unmapped memory crashes (glibc's "corrupted double-linked list" on POCL,
+        # an AddressSanitizer report under --config=asan).
+        import os, subprocess, sys, textwrap
+        cases = {
+            "pool deleted, then free": "del pool; h.base.free()",
+            "free, then free_held": "h.base.free(); pool.free_held()",
+            "free, then stop_holding": "h.base.free(); pool.stop_holding()",
+            "free, pool deleted": "h.base.free(); del pool",
+            "free, then reused and freed again": "h.base.free(); g = pool.allocate(n, np.float32); "
+                                                 "g.base.free(); pool.free_held(); del g",
+            "limit forces the block out": "h.base.free(); pool.set_limit(1)",
+        }
+        for name, action in cases.items():
+            code = textwrap.dedent(f"""
+                import gc, sys
+                sys.path[:0] = {sys.path[:3]!r}
+                import numpy as np
+                import clpool, cltest
+                ctx, queue = cltest.context_and_queue()
+                pool = clpool.PageLockedMemoryPool(queue)
+                n = 1 << 16
+                h = pool.allocate(n, np.float32)
+                view = h[1:]
+                {action}
+                gc.collect()
+                for i in range(5):
+                    h[:] = i
+                    view[:] = i + 1
+                    assert h[0] == i and h.sum() == i + (n - 1) * (i + 1), h.sum()
+                other = clpool.PageLockedMemoryPool(queue).allocate(n, np.float32)
+                other[:] = 7
+                del h
+                view[:] = 2
+                assert view.sum() == 2 * (n - 1)
+                del view, other
+                print("ok")
+                """)
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               timeout=120, env=dict(os.environ))
+            self.assertEqual((r.returncode, r.stdout.strip()), (0, "ok"),
+                             f"{name}: {r.stdout}{r.stderr}")
+
     def test_bad_input(self):
         with self.assertRaises(ValueError):
             self.pool.allocate((-1, 2), np.float32)

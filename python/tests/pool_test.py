@@ -95,6 +95,34 @@ class PoolTest(unittest.TestCase):
         p.allocate(4 * MiB)
         del keep
 
+    def test_set_limit_has_cupys_meaning_on_every_pool(self):
+        # One meaning across clpool's pools, CuPy's: size bytes or a fraction of the device; 0 or
+        # neither is no limit; get_limit() is 0 then. limit_bytes= is the older name of size.
+        p = self.pool
+        p.set_limit(size=2 * MiB)
+        self.assertEqual((p.limit, p.get_limit()), (2 * MiB, 2 * MiB))
+        p.set_limit(0)
+        self.assertEqual((p.limit, p.get_limit()), (None, 0))
+        p.set_limit(fraction=0.25)
+        self.assertEqual(p.get_limit(), self.queue.device.global_mem_size // 4)
+        p.set_limit()
+        self.assertEqual(p.get_limit(), 0)
+        p.set_limit(limit_bytes=3 * MiB)
+        self.assertEqual(p.get_limit(), 3 * MiB)
+        p.set_limit(limit_bytes=None)
+        self.assertEqual(p.get_limit(), 0)
+        with self.assertRaises(TypeError):
+            p.set_limit(size=MiB, limit_bytes=MiB)
+        with self.assertRaises(ValueError):
+            p.set_limit(size=MiB, fraction=0.5)
+        with self.assertRaises(ValueError):
+            p.set_limit(fraction=1.5)
+        pinned = clpool.PageLockedMemoryPool(self.queue)
+        pinned.set_limit(size=MiB)
+        self.assertEqual(pinned.get_limit(), MiB)
+        pinned.set_limit(0)
+        self.assertEqual(pinned.get_limit(), 0)
+
     @unittest.skipUnless(cltest.MODE == "mockcl", "needs the 64 MiB mock device")
     def test_device_out_of_memory(self):
         p = self.pool
@@ -183,7 +211,8 @@ class PoolTest(unittest.TestCase):
         cid = id(c)
         del c                                    # back to the pool with its object
         d = p.allocate(4096)
-        self.assertEqual(id(d), cid)             # handed out again, not rebuilt
+        if cp.BINDING[0] != "generic":           # the generic path never reuses objects
+            self.assertEqual(id(d), cid)         # handed out again, not rebuilt
         d.tag = "mine"                           # something of the user's: not reused
         del d
         e = p.allocate(4096)
@@ -191,8 +220,24 @@ class PoolTest(unittest.TestCase):
         e.bind_to_queue(self.queue)              # PooledBuffer's no-ops
         e.unbind_from_queue()
         cp.release(e)
-        cp.release(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 16))  # not pooled: left alone
         self.assertEqual(p.active_blocks, 0)
+        # What is not this pool's block is refused, never a silent no-op.
+        with self.assertRaises(TypeError):
+            cp.release(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 16))
+        with self.assertRaises(TypeError):
+            cp.release(None)
+        with self.assertRaises(TypeError):
+            p.release(None)
+        other = cp.MemoryPool(cp.ImmediateAllocator(self.queue))
+        theirs = other.allocate(4096)
+        with self.assertRaises(ValueError) as caught:
+            p.release(theirs)
+        self.assertIn("another pool's", str(caught.exception))
+        self.assertEqual(other.active_blocks, 1)
+        other.release(theirs)
+        self.assertEqual(other.active_blocks, 0)
+        with self.assertRaises(cl.LogicError):
+            other.release(theirs)
         with self.assertRaises(TypeError):
             cp.PooledBuffer()                    # made by pools only
 

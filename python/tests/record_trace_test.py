@@ -54,6 +54,26 @@ class RecordTraceTest(unittest.TestCase):
             self.pool.record_trace("")
         self.assertEqual(self.pool.stop_trace(), 0)   # nothing was started
 
+    def test_a_device_or_fifo_is_written_as_it_is(self):
+        with self.pool.record_trace("/dev/null"):
+            b = self.pool.allocate(4096)
+            del b
+        self.assertGreater(self.pool.stop_trace(), -1)
+
+    def test_a_second_recording_is_refused_and_the_first_kept(self):
+        other = os.path.join(self.dir, "other.trace")
+        with self.pool.record_trace(self.path):
+            b = self.pool.allocate(4096)
+            with self.assertRaises(RuntimeError) as caught:
+                self.pool.record_trace(other)
+            self.assertIn("already recording", str(caught.exception))
+            del b
+        self.assertFalse(os.path.exists(other))
+        with open(self.path) as f:
+            events = [line.split()[4] for line in f if line[0].isdigit()]
+        self.assertIn("alloc", events)
+        self.assertIn("free", events)
+
     def test_empty_files_and_its_own_traces_are_replaced(self):
         open(self.path, "w").close()
         with self.pool.record_trace(self.path):
@@ -96,8 +116,9 @@ class RecordTraceTest(unittest.TestCase):
 
     def test_with_block_ends_only_its_own_recording(self):
         first = self.pool.record_trace(self.path)
+        self.pool.stop_trace()
         other = os.path.join(self.dir, "other.trace")
-        with self.pool.record_trace(other):       # replaces the first recording
+        with self.pool.record_trace(other):
             first.stop()                         # no longer the pool's recording: no effect
             b = self.pool.allocate(4096)
         self.assertEqual(events(other), ["alloc"])

@@ -1,8 +1,11 @@
 #!/bin/bash
 # Runs a Python test of the clpool package with Debian's /usr/bin/python3 (PyOpenCL's Python).
-#   run_py_test.sh CORE_SO PACKAGE_INIT_PY pocl|mockcl LIBMOCKCL_SO TEST_PY [CLPOOL_REPLAY]
+#   run_py_test.sh CORE_SO PACKAGE_INIT_PY pocl|mockcl LIBMOCKCL_SO TEST_PY [CLPOOL_REPLAY [PYOPENCL]]
 # Builds a site directory in $TEST_TMPDIR holding clpool/ (the package's .py files and _core.so),
-# and points the ICD loader at POCL (the system's vendors) or at the mock ICD alone.
+# and points the ICD loader at POCL (the system's vendors) or at the mock ICD alone. PYOPENCL: a
+# file in the package directory of another PyOpenCL (site/pyopencl/__init__.py of
+# python/compat/build_pyopencl.sh's site), whose site goes first on PYTHONPATH; without it,
+# Debian's PyOpenCL.
 set -euo pipefail
 core="$(realpath "$1")"
 pkg="$(dirname "$(realpath "$2")")"
@@ -10,12 +13,17 @@ mode="$3"
 mockcl_so="$(realpath "$4")"
 test_py="$(realpath "$5")"
 export CLPOOL_REPLAY="${6:+$(realpath "$6")}"
+pyopencl_site=""
+if [[ -n "${7:-}" ]]; then
+  # The site's directory as the runfiles tree has it (symlinks to each file), not realpath's.
+  pyopencl_site="$(cd "$(dirname "$7")/.." && pwd)"
+fi
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 site="$tmp/site"
 mkdir -p "$site/clpool"
 cp "$pkg"/*.py "$site/clpool/"
 cp "$core" "$site/clpool/_core.so"
-export PYTHONPATH="$site:$(dirname "$test_py")" PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$site:$(dirname "$test_py")" PYTHONDONTWRITEBYTECODE=1
 export POCL_CACHE_DIR="$tmp/pocl-cache" CLPOOL_TEST_MODE="$mode"
 # PyOpenCL's binary cache lives under XDG_CACHE_HOME: a test's programs must not come from another
 # run's cache (a build under another configuration, or another device's binaries).

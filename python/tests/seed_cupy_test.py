@@ -106,7 +106,11 @@ class CuPySeedTest(unittest.TestCase):
         a, b = self.pool.malloc(4096), self.pool.malloc(4096)
         with self.assertRaises(clpool.OutOfMemoryError) as caught:
             self.pool.malloc(4096)
-        self.assertIn("limit", str(caught.exception))
+        # Named as the device's limit, not as the device refusing.
+        self.assertIn(f"because the shared limit of {2 * ROUNDED_4096} bytes was reached",
+                      str(caught.exception))
+        self.assertEqual(caught.exception.cause, "limit")
+        self.assertEqual(caught.exception.limit_bytes, 2 * ROUNDED_4096)
         del b
         with cupy.using_queue(self.other):      # the limit is the device's, over all arenas:
             c = self.pool.malloc(4096)           # the other arena frees this one's held block

@@ -21,7 +21,6 @@ import tempfile
 import threading
 import time
 import unittest
-import weakref
 
 import numpy as np
 import pyopencl as cl
@@ -29,6 +28,8 @@ import pyopencl as cl
 import clpool
 import clpool.pyopencl as cp
 import cltest
+
+GC_DEFECT_EXPOSED = cltest.binding_gc_defect_exposed()
 
 SECONDS = float(os.environ.get("CLPOOL_STRESS_SECONDS", "8"))
 SEED = int(os.environ.get("CLPOOL_STRESS_SEED", str(time.time_ns() % 1000000)))
@@ -84,8 +85,11 @@ class Stress:
             cycle.append(cycle)  # freed by the collector only
             self.count("cycle")
         elif how == 3:
-            self.keepalive_callback(buf)
-            self.count("weakref+collect")
+            if GC_DEFECT_EXPOSED and isinstance(buf, cl.Buffer):
+                self.count("del (weakref+collect would hit PyOpenCL 2022.3's own defect)")
+            else:
+                self.keepalive_callback(buf)
+                self.count("weakref+collect")
         elif how == 4:
             buf.note = [1, 2, 3]  # an attribute: the object cannot be reused
             self.count("attribute")
@@ -100,7 +104,7 @@ class Stress:
     def keepalive_callback(self, buf):
         # A weak reference that survives the buffer, with a callback that runs the collector
         # while the buffer is being freed.
-        ref = weakref.ref(buf, lambda r: (gc.collect(), self._refs.discard(r)))
+        ref = cltest.watch(buf, lambda r: (gc.collect(), self._refs.discard(r)))
         self._refs.add(ref)
 
     _refs = set()

@@ -106,6 +106,18 @@ MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no 
 MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueNDRangeKernel: -4"
 MOCKCL_DEVICES="gpu-64m:semantics=host_oom" expect 0 "out of memory: at creation, clCreateBuffer -6 CL_OUT_OF_HOST_MEMORY"
 
+# A device whose contexts take memory and which says how much is free (as NVIDIA's driver and NVML
+# do; here mockcl's context_cost and AMD's query): free memory is read with the probe's context
+# open, so the headroom is the device's (4 MiB: the nvidia profile on 64 MiB), not the context's.
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,context_cost=16m,free_query=amd" expect 0 \
+  "headroom: free at start - usable = 4194304 B (4 MiB)" --max-bytes 64MiB
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,context_cost=16m,free_query=amd" expect 0 \
+  "free memory at start: 50331648 B (48 MiB), from CL_DEVICE_GLOBAL_FREE_MEMORY_AMD" --max-bytes 64MiB
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,context_cost=16m,free_query=amd" expect 0 \
+  "read with the probe's context open; before it: 67108864 B (64 MiB) (the context took 16777216 B (16 MiB))" --max-bytes 64MiB
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,context_cost=16m,free_query=amd" expect 0 \
+  "said 4194304 B (4 MiB) free when the fill was fullest (= free at start - fill)" --max-bytes 64MiB
+
 # A measured profile is written, with its evidence; an existing profile is replaced.
 expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile"
 for f in "# Measured by clpool_probe on 20" "# device: mockcl gpu-64m" "driver 1.0" "# page: 2097152 B" \

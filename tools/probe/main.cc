@@ -149,20 +149,23 @@ int run(int argc, char** argv) {
   c.date = utc_now();
   const free_memory_query query = find_free_memory_query(d);
   c.free_at_start = d.global_mem;
-  if (!query.name.empty()) {
-    if (const auto f = query.read()) {
-      c.free_at_start = *f;
-      c.free_source = query.name;
-      limits.at_full = [&] { c.free_at_full = query.read(); };
-    }
-  }
-  limits.free_at_start = c.free_at_start;
+  const std::optional<std::uint64_t> before_context =
+      query.name.empty() ? std::nullopt : query.read();
   limits.max_alloc = d.max_alloc;
 
   const auto start = std::chrono::steady_clock::now();
   measurement m;
   {
     cl_port port(d.device);
+    // Free memory at start is read with the probe's context and queue open: a driver's context
+    // takes device memory of its own (NVIDIA's does), which is not the device's headroom.
+    if (before_context) {
+      c.free_at_start = query.read().value_or(*before_context);
+      c.free_before_context = before_context;
+      c.free_source = query.name;
+      limits.at_full = [&] { c.free_at_full = query.read(); };
+    }
+    limits.free_at_start = c.free_at_start;
     m = measure(port, limits);
     for (const first_use_call& f : port.first_use_calls()) {
       c.first_use_calls.push_back(f.call + ": " + std::to_string(f.enqueue_status) +

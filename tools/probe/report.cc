@@ -41,6 +41,12 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
               (c.free_source.empty() ? ", assumed: CL_DEVICE_GLOBAL_MEM_SIZE (the device has no free-memory query)"
                                      : ", from " + c.free_source + " (CL_DEVICE_GLOBAL_MEM_SIZE " +
                                            with_bytes(c.global_mem) + ")"));
+  if (c.free_before_context) {
+    const std::uint64_t before = *c.free_before_context;
+    e.push_back("  read with the probe's context open; before it: " + with_bytes(before) +
+                (before >= c.free_at_start ? " (the context took " + with_bytes(before - c.free_at_start) + ")"
+                                           : std::string(" (more was free with the context open)")));
+  }
   e.push_back("max alloc: CL_DEVICE_MAX_MEM_ALLOC_SIZE " + with_bytes(c.max_alloc) + "; creating it + 1 byte: " +
               status_text(m.max_alloc_status) + " -> " + (m.max_alloc_enforced ? "enforced" : "not enforced"));
   std::string fill;

@@ -82,6 +82,18 @@ TEST(Report, FreeMemoryQueryIsCrossChecked) {
   EXPECT_NE(format_report(c, m).find("from NVML nvmlDeviceGetMemoryInfo"), std::string::npos);
 }
 
+TEST(Report, FreeMemoryBeforeTheContextIsShown) {
+  probe_context c;
+  c.free_source = "NVML nvmlDeviceGetMemoryInfo";
+  c.free_at_start = 64 << 20;
+  const measurement m = nvidia_like();
+  EXPECT_EQ(format_report(c, m).find("before it"), std::string::npos);  // not read: not shown
+  c.free_before_context = 80 << 20;
+  EXPECT_NE(format_report(c, m).find("read with the probe's context open; before it: 83886080 B (80 MiB) "
+                                     "(the context took 16777216 B (16 MiB))"),
+            std::string::npos) << format_report(c, m);
+}
+
 TEST(Report, ProfileNames) {
   EXPECT_EQ(profile_name_for("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3");
   EXPECT_EQ(profile_name_for(""), "probed");

@@ -115,6 +115,12 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   app.add_flag("--full-stacks", cl.full_stacks,
                "a trace with allocation sites (FORMAT.md version 2): print every frame of each "
                "site in the out-of-memory report, not only its innermost frame in the program");
+  app.add_option("--library-frames", cl.library_frames,
+                 "frames whose file matches this glob ('*' matches across '/') are library code "
+                 "and never name a site, beside the built-in rule (installed packages wherever "
+                 "they live, extension modules, system libraries; README \"Which code holds the "
+                 "memory\"); repeatable")
+      ->allow_extra_args(false);
   app.add_option("--write-trace", cl.write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");

@@ -28,6 +28,7 @@ struct command_line {
   bool no_pool = false, min_capacity = false, json = false, no_progress = false,
        force_progress = false, full_stacks = false;
   std::vector<std::string> compare;
+  std::vector<std::string> library_frames;  // --library-frames patterns
 };
 
 // Parses argv. Returns the exit code when parsing ends the run (--help: 0 after printing it; a

@@ -24,6 +24,7 @@
 #include "replay/replay.h"
 #include "tools/replay/report_format.h"
 #include "trace/rmm_import.h"
+#include "trace/library_frames.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_writer.h"
 
@@ -73,6 +74,7 @@ struct plan {
   progress_style progress = progress_style::off;
   bool sites = false;        // the trace has allocation sites (FORMAT.md version 2)
   bool full_stacks = false;
+  std::vector<std::string> library_patterns;  // --library-frames
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
   std::size_t passes() const { return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0)); }
@@ -154,6 +156,13 @@ plan validate(const command_line& cl) {
                   trace::sites_format_version;
   }
   p.full_stacks = cl.full_stacks;
+  for (const std::string& pattern : cl.library_frames) {
+    const std::string error = trace::library_pattern_error(pattern);
+    if (!error.empty()) {
+      throw usage_error("--library-frames '" + pattern + "': " + error);
+    }
+  }
+  p.library_patterns = cl.library_frames;
   p.progress = choose_progress_style(cl.force_progress, cl.no_progress, ::isatty(STDERR_FILENO) == 1);
   // Last: opening a device is the slowest check, and a real one prints what it found.
   p.backend = open_backend(cl.device_text, bo);
@@ -209,6 +218,7 @@ run_output replay_all(plan& p) {
     replay_options options;
     options.timeline = timeline;
     options.sites = p.sites;
+    options.library_patterns = p.library_patterns;
     progress_fn progress;
     if (printer.enabled()) {
       const auto show = [&printer, &overall, several_replays, label](

@@ -36,9 +36,13 @@ constexpr const char* instead =
 // The device as it was found, once per process.
 struct opened_device {
   cl_device::device_info info;
+  // Free memory at start: with a query, read while a context of ours is open (check_device()), as
+  // a real driver's context takes device memory (NVIDIA's does) and every replay runs in one.
   std::uint64_t free_at_start = 0, max_alloc = 0;
+  std::optional<std::uint64_t> free_before_context;  // the query's answer with no context open
   bool free_queried = false;
   std::string free_source;  // for the report
+  std::string query_name;   // the free-memory query's name, "" without one
   std::function<std::optional<std::uint64_t>()> query;
   std::string description;  // the stderr line: "PLATFORM / DEVICE, N bytes free at start (...)"
 
@@ -58,12 +62,19 @@ class opencl_device final : public cl_block_device {
  public:
   opencl_device(const opened_device& dev, const device_spec& spec, replay_check& check)
       : cl_block_device(dev.info.device, spec), dev_(dev), check_(&check) {
-    if (spec.capacity > dev.free_at_start) {
+    // What is free now that this replay's context is open (the device's query, where it has one):
+    // the ballast takes all of it but --capacity.
+    std::uint64_t free_now = dev.free_at_start;
+    if (dev.query) {
+      if (const auto f = dev.query()) free_now = *f;
+    }
+    if (spec.capacity > free_now) {
       throw opencl_unavailable("--capacity " + std::to_string(spec.capacity) +
-                               " bytes: more than the device has free (" + dev.description + ")");
+                               " bytes: more than the device has free with the replay's context open (" +
+                               std::to_string(free_now) + " bytes; " + dev.description + ")");
     }
     try {
-      place_ballast(dev.free_at_start - spec.capacity);
+      place_ballast(free_now - spec.capacity);
       // Ask the device: with the ballast placed, one byte more than --capacity must not fit.
       check_->before = fill_until_refused(context(), queue(), spec.capacity + 1, dev.chunk());
     } catch (...) {
@@ -168,6 +179,7 @@ class opencl_device_backend final : public device_backend {
     opencl::throw_if_failed(s, "clCreateContext");
     const auto queue = opencl::queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), id, nullptr, &s));
     opencl::throw_if_failed(s, "clCreateCommandQueueWithProperties");
+    read_free_with_context();
     const fill_result r = fill_until_refused(context.get(), queue.get(), dev_.free_at_start + 1, dev_.chunk());
     if (!r.enforced()) {
       throw device_untrusted(
@@ -204,6 +216,24 @@ class opencl_device_backend final : public device_backend {
     check_.reset();
     check_.emplace();
     return std::make_unique<opencl_device>(dev_, d, *check_);
+  }
+
+  // The device's free memory with a context and queue of ours open: what a replay, which runs in
+  // one, starts with. A driver's context takes memory of its own (NVIDIA's: some hundreds of MiB),
+  // which the query made before any context counted as free.
+  void read_free_with_context() {
+    if (!dev_.query || dev_.free_before_context) return;
+    const std::optional<std::uint64_t> now = dev_.query();
+    if (!now) return;
+    dev_.free_before_context = dev_.free_at_start;
+    dev_.free_at_start = *now;
+    const std::uint64_t before = *dev_.free_before_context;
+    dev_.free_source += ", with a context open (" + std::to_string(before) + " before it" +
+                        (before >= *now ? ": the context took " + std::to_string(before - *now) + ")" : ")");
+    dev_.description = dev_.info.platform_name + " / " + dev_.info.device_name + ", " +
+                       std::to_string(*now) + " bytes free with a context open (" +
+                       std::to_string(before) + " before it; measured: " + dev_.query_name + ")";
+    std::fprintf(stderr, "clpool_replay: device %s\n", dev_.description.c_str());
   }
 
   void after_replay() override {
@@ -290,6 +320,7 @@ std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
     dev.free_at_start = *free;
     dev.free_queried = true;
     dev.query = query.read;
+    dev.query_name = query.name;
     dev.free_source = "queried: " + query.name;
   } else {
     dev.free_at_start = dev.info.global_mem;

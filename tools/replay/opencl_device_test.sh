@@ -42,6 +42,27 @@ for case in nvidia:128MiB exact:64MiB; do
   done
 done
 
+# A device whose contexts take memory and which says how much is free (as NVIDIA's driver and NVML
+# do; here mockcl's context_cost and AMD's free-memory query): the free memory is read with a
+# context open, so the answers are the same as on a device whose contexts cost nothing.
+PROFILE=nvidia
+real() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-1g:profile=$PROFILE,context_cost=300m,free_query=amd" "$BIN" --no-progress "$@" 2>&1; }
+same "min capacity, contexts taking 300 MiB" --min-capacity --granule 2MiB --compare nopool pool:lb=4
+out="$(real "$TR" --device opencl --capacity 128MiB)"
+for want in "clpool_replay: device mockcl / mockcl gpu-1g, 1073741824 bytes free at start (measured: CL_DEVICE_GLOBAL_FREE_MEMORY_AMD)" \
+  "clpool_replay: device mockcl / mockcl gpu-1g, 759169024 bytes free with a context open (1073741824 before it; measured: CL_DEVICE_GLOBAL_FREE_MEMORY_AMD)" \
+  "  free memory at start      724 MiB (759169024 bytes) (queried: CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, with a context open (1073741824 before it: the context took 314572800))"; do
+  [[ "$out" == *"$want"* ]] && echo "ok: context cost: '$want'" || { echo "FAIL: context cost: no '$want' in:"; echo "$out" | head -12; fails=$((fails + 1)); }
+done
+expect_cost() {
+  local out rc
+  out="$(real "$TR" "$@")"; rc=$?
+  [[ $rc == 2 && "$out" == *"more than the device has free with the replay's context open (759169024 bytes"* ]] &&
+    echo "ok: context cost: $* refused" || { echo "FAIL: context cost: $* -> exit $rc"; echo "$out" | head -5; fails=$((fails + 1)); }
+}
+expect_cost --device opencl --capacity 800MiB
+real() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-1g:profile=$PROFILE" "$BIN" --no-progress "$@" 2>&1; }
+
 # The device line says where free memory came from.
 PROFILE=nvidia
 out="$(real "$TR" --device opencl --capacity 512MiB)"

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -125,10 +126,38 @@ std::vector<std::string> summary(const run_result& r, std::vector<trace_event>* 
   return lines;
 }
 
+// True when the driver runs a buffer's destructor callbacks after clReleaseMemObject returns
+// (layer_driver platforms asks it): the layer's frees then land later than the program's next
+// calls, in the driver's order, and only the events and their pairing can be checked.
+bool destructor_callbacks_deferred();
+
+// `actual` holds the `expected` events: in that order where the driver runs destructor
+// callbacks at release, in any order where it defers them. Returns whether the order was checked.
+bool expect_events(const std::vector<std::string>& actual, std::vector<std::string> expected) {
+  if (!destructor_callbacks_deferred()) {
+    EXPECT_EQ(actual, expected);
+    return true;
+  }
+  std::vector<std::string> sorted_actual = actual;
+  std::sort(sorted_actual.begin(), sorted_actual.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(sorted_actual, expected) << "(any order: the driver defers destructor callbacks)";
+  return false;
+}
+
 // The id of the n-th event (0-based) must equal the id of the m-th.
 void expect_same_block(const std::vector<trace_event>& e, std::size_t n, std::size_t m) {
   ASSERT_LT(std::max(n, m), e.size());
   EXPECT_EQ(e[n].id, e[m].id) << "events " << n << " and " << m;
+}
+
+bool destructor_callbacks_deferred() {
+  static const bool deferred = [] {
+    run_result r = run_driver("platforms", {});
+    EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+    return r.stderr_text.find("destructor callbacks: deferred") != std::string::npos;
+  }();
+  return deferred;
 }
 
 TEST(LayerOverIcd, RunsOverTheExpectedPlatform) {
@@ -142,19 +171,31 @@ TEST(LayerOverIcd, BuffersSubBuffersAndRetainAreFreedAtRealDestruction) {
   run_result r = run_driver("lifecycle", {});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<trace_event> e;
-  EXPECT_EQ(summary(r, &e), (std::vector<std::string>{
-                                "alloc 4096 buffer 0x1",
-                                "alloc 8192 host 0x11",
-                                "alloc 1024 sub 0x4",
-                                "free 1024 sub 0x4",
-                                "free 4096 buffer 0x1",
-                                "free 8192 host 0x11",
-                                "alloc 2048 buffer 0x2",
-                                "free 2048 buffer 0x2",
-                                "alloc_failed 1099511627776 buffer 0x1",
-                            }));
-  expect_same_block(e, 0, 4);
-  expect_same_block(e, 6, 7);
+  std::vector<std::string> expected = {
+      "alloc 4096 buffer 0x1",
+      "alloc 8192 host 0x11",
+      "alloc 1024 sub 0x4",
+      "free 1024 sub 0x4",
+      "free 4096 buffer 0x1",
+      "free 8192 host 0x11",
+      "alloc 2048 buffer 0x2",
+      "free 2048 buffer 0x2",
+  };
+  // 1 TiB: refused by a device that enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE (alloc_failed); created
+  // by one that does not (NVIDIA's driver, mockcl with the nvidia profile), and then released.
+  if (r.stderr_text.find("1099511627776-byte buffer created") != std::string::npos) {
+    expected.push_back("alloc 1099511627776 buffer 0x1");
+    expected.push_back("free 1099511627776 buffer 0x1");
+  } else {
+    EXPECT_NE(r.stderr_text.find("1099511627776-byte buffer refused"), std::string::npos) << r.stderr_text;
+    expected.push_back("alloc_failed 1099511627776 buffer 0x1");
+  }
+  // The reader checks that every free names a live block; with the driver's order, also which.
+  if (expect_events(summary(r, &e), expected)) {
+    expect_same_block(e, 0, 4);
+    expect_same_block(e, 6, 7);
+    if (e.size() == 10) expect_same_block(e, 8, 9);
+  }
 }
 
 TEST(LayerOverIcd, BufferUsedByQueuedCommandIsFreedAfterTheCommand) {
@@ -196,7 +237,7 @@ TEST(LayerOverIcd, BudgetIsEnforcedAndCreditedAtRealDestruction) {
   run_result r = run_driver("budget", {{"CLPOOL_LAYER_BUDGET", "1MiB"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<trace_event> e;
-  EXPECT_EQ(summary(r, &e), (std::vector<std::string>{
+  expect_events(summary(r, &e), (std::vector<std::string>{
                                 "alloc 524288 buffer 0x1",
                                 "alloc 524288 svm 0x1",
                                 "alloc_failed 1 buffer 0x1",

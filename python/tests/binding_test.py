@@ -1,0 +1,121 @@
+"""Which binding path clpool chose for the PyOpenCL that is loaded (python/foreign_binding.h), and
+what each path promises: pybind11 for PyOpenCL 2022.x/2023.x and nanobind for 2024.2 onwards reuse
+a block's object across hits; the generic path (forced with CLPOOL_PYTHON_BINDING=generic, as the
+*_generic test targets do) makes a new one per hit. Every path: the object is a pyopencl.Buffer of
+exactly the block, a kernel argument on POCL, and its block goes back however it is dropped."""
+import gc
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+import clpool._core
+import clpool.pyopencl as cp
+import cltest
+
+FORCED_GENERIC = os.environ.get("CLPOOL_PYTHON_BINDING") == "generic"
+NANOBIND_PYOPENCL = cl.VERSION >= (2024, 2)
+
+
+class BindingTest(unittest.TestCase):
+    def setUp(self):
+        self.ctx, self.queue = cltest.context_and_queue()
+        self.pool = cp.MemoryPool(cp.ImmediateAllocator(self.queue))
+
+    def test_path_follows_the_loaded_pyopencl(self):
+        kind, detail = cp.BINDING
+        if FORCED_GENERIC:
+            self.assertEqual(kind, "generic")
+            self.assertIn("CLPOOL_PYTHON_BINDING", detail)
+        elif NANOBIND_PYOPENCL:
+            self.assertEqual(kind, "nanobind", detail)
+            self.assertIn("nanobind ABI v21", detail)
+        else:
+            self.assertEqual(kind, "pybind11", detail)
+        self.assertEqual(clpool._core.binding(), cp.BINDING)
+
+    def test_objects_reused_only_on_a_known_binding(self):
+        objects = clpool._core.pooled_buffer_objects()  # other tests' pools may still hold some
+        b = self.pool.allocate(4096)
+        first = id(b)
+        handle = b.int_ptr
+        del b
+        b = self.pool.allocate(4096)
+        self.assertEqual(b.int_ptr, handle)  # the same block either way
+        if cp.BINDING[0] != "generic":
+            self.assertEqual(id(b), first)
+        self.assertEqual(clpool._core.pooled_buffer_objects(), objects + 1)
+        del b
+        held_objects = clpool._core.pooled_buffer_objects() - objects
+        self.assertEqual(held_objects, 0 if cp.BINDING[0] == "generic" else 1)
+
+    def test_attribute_or_weakref_makes_a_fresh_object(self):
+        b = self.pool.allocate(4096)
+        b.note = "the last user's"
+        first = id(b)
+        del b
+        b = self.pool.allocate(4096)
+        self.assertFalse(hasattr(b, "note"))
+        del b
+        self.assertEqual(self.pool.held_blocks, 1)
+        del first
+
+    def test_buffer_semantics(self):
+        b = self.pool.allocate(1000)
+        self.assertIsInstance(b, cl.Buffer)
+        self.assertIsInstance(b, cp.PooledBuffer)
+        self.assertEqual(type(b).__name__, "PooledBuffer")
+        self.assertEqual(type(b).__module__, "clpool.pyopencl")
+        self.assertEqual(b.size, self.pool.managed_bytes)
+        b.release()
+        with self.assertRaises(cl.LogicError) as cm:
+            b.release()
+        self.assertIn("already released", str(cm.exception))
+        self.assertIn("PooledBuffer.release", str(cm.exception))
+        with self.assertRaises(TypeError):  # not a base for further subclasses
+            type("Sub", (cp.PooledBuffer,), {})
+        del b
+        self.assertEqual((self.pool.active_blocks, self.pool.held_blocks), (0, 1))
+
+    def test_arrays_and_kernels(self):
+        a = cla.zeros(self.queue, 1024, np.float32, allocator=self.pool)
+        a += 2
+        if cltest.MODE == "pocl":
+            prg = cl.Program(self.ctx, "__kernel void inc(__global float *x) "
+                             "{ x[get_global_id(0)] += 1; }").build()
+            prg.inc(self.queue, (1024,), None, a.data)
+            self.assertTrue(np.all(a.get() == 3))
+        del a
+        gc.collect()
+        self.assertEqual(self.pool.active_blocks, 0)
+
+    def test_every_way_of_dropping(self):
+        for _ in range(3):
+            bufs = [self.pool.allocate(4096 * (i % 3 + 1)) for i in range(30)]
+            cycle = [bufs[0]]
+            cycle.append(cycle)
+            bufs[1].release()
+            sub = bufs[2].get_sub_region(0, 16)
+            del bufs, cycle
+            gc.collect()
+            # As with PyOpenCL's pool, a sub-buffer does not hold its parent's block (OpenCL
+            # keeps the parent cl_mem alive for it).
+            self.assertEqual(self.pool.active_blocks, 0)
+            self.assertEqual(sub.size, 16)
+            del sub
+
+    def test_bad_binding_setting_is_an_error(self):
+        env = dict(os.environ, CLPOOL_PYTHON_BINDING="fast")
+        r = subprocess.run([sys.executable, "-c", "import clpool.pyopencl"], env=env,
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("CLPOOL_PYTHON_BINDING=fast", r.stderr)
+        self.assertIn("ValueError", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
