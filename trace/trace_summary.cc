@@ -7,6 +7,9 @@
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
 //   live_at_end: 0      (blocks never freed)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
+//   release: 4, wait: 2 (version 3 only: FORMAT.md "Two moments of a free")
+//   peak_device_bytes_at_release: 2097152 (version 3 only: the peak with each block counted free
+//                                 from the program's release, not the driver's free)
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
 
@@ -25,20 +28,34 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
   std::map<std::string, std::uint64_t> counts;
   std::unordered_map<std::uint64_t, trace_event> live;
   std::uint64_t device_bytes = 0, peak = 0;
+  // The same sum with each block counted free from the program's release (version 3).
+  std::uint64_t held_by_program = 0, peak_program = 0;
+  std::unordered_map<std::uint64_t, bool> released;  // live id -> the program released it
   const trace_event* first_failure = nullptr;
+  const auto device_size = [](const trace_event& a) {
+    return a.kind == trace_kind::buffer || a.kind == trace_kind::svm ? a.size : 0;
+  };
   for (const trace_event& e : read.events) {
     ++counts[std::string(to_string(e.action))];
-    const bool device = e.kind == trace_kind::buffer || e.kind == trace_kind::svm;
     if (e.action == trace_action::alloc) {
       ++counts["alloc." + std::string(to_string(e.kind))];
       live[e.id] = e;
-      if (device) device_bytes += e.size;
+      device_bytes += device_size(e);
+      held_by_program += device_size(e);
       if (device_bytes > peak) peak = device_bytes;
+      if (held_by_program > peak_program) peak_program = held_by_program;
+    } else if (e.action == trace_action::release) {
+      auto it = live.find(e.id);
+      if (it != live.end() && !released[e.id]) {
+        released[e.id] = true;
+        held_by_program -= device_size(it->second);
+      }
     } else if (e.action == trace_action::free) {
       auto it = live.find(e.id);
       if (it != live.end()) {
-        const trace_kind k = it->second.kind;
-        if (k == trace_kind::buffer || k == trace_kind::svm) device_bytes -= it->second.size;
+        device_bytes -= device_size(it->second);
+        if (!released[e.id]) held_by_program -= device_size(it->second);
+        released.erase(e.id);
         live.erase(it);
       }
     } else if (e.action == trace_action::alloc_failed && first_failure == nullptr) {
@@ -54,6 +71,13 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
                 static_cast<unsigned long long>(counts[std::string("alloc.") + kind]));
   }
   std::fprintf(out, "peak_device_bytes: %llu\n", static_cast<unsigned long long>(peak));
+  if (read.version >= release_format_version) {
+    for (const char* action : {"release", "wait"}) {
+      std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
+    }
+    std::fprintf(out, "peak_device_bytes_at_release: %llu\n",
+                 static_cast<unsigned long long>(peak_program));
+  }
   std::fprintf(out, "live_at_end: %zu\n", live.size());
   if (first_failure != nullptr) {
     std::fprintf(out, "first_alloc_failed: seq %llu size %llu kind %s\n",
