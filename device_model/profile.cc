@@ -32,7 +32,8 @@ std::string_view trim(std::string_view s) {
 }
 
 constexpr const char* known_keys =
-    "name, oom_at, oom_status, headroom, page, pack_limit, pack_granule, max_alloc_enforced";
+    "name, oom_at, oom_status, headroom, page, pack_limit, pack_granule, max_alloc_enforced, "
+    "commands_finish";
 
 bool valid_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
@@ -51,6 +52,17 @@ std::string_view to_string(refusal_point point) {
 std::optional<refusal_point> parse_refusal_point(std::string_view word) {
   for (std::size_t i = 0; i < std::size(refusal_point_names); ++i) {
     if (word == refusal_point_names[i]) return static_cast<refusal_point>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(command_completion completion) {
+  return command_completion_names[static_cast<std::size_t>(completion)];
+}
+
+std::optional<command_completion> parse_command_completion(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(command_completion_names); ++i) {
+    if (word == command_completion_names[i]) return static_cast<command_completion>(i);
   }
   return std::nullopt;
 }
@@ -122,6 +134,10 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
       if (value == "yes") p.max_alloc_enforced = true;
       else if (value == "no") p.max_alloc_enforced = false;
       else throw bad("is not yes or no");
+    } else if (key == "commands_finish") {
+      const std::optional<command_completion> c = parse_command_completion(value);
+      if (!c) throw bad("is not promptly or at_wait");
+      p.commands_finish = *c;
     } else {
       throw profile_error(where + "unknown key '" + key + "' (known: " + known_keys + ")");
     }
@@ -168,6 +184,11 @@ std::string format_profile(const device_profile& p) {
       << "pack_limit = " << p.pack_limit << "B\n"
       << "pack_granule = " << p.pack_granule << "B\n"
       << "max_alloc_enforced = " << (p.max_alloc_enforced ? "yes" : "no") << "\n";
+  // Written only when it is not the default, so that profiles written before the key existed
+  // (the probe's) read back unchanged.
+  if (p.commands_finish != command_completion::promptly) {
+    out << "commands_finish = " << to_string(p.commands_finish) << "\n";
+  }
   return out.str();
 }
 

@@ -11,6 +11,7 @@
 //   pack_limit = 2MiB                  requests up to this share pages (0 = none)
 //   pack_granule = 512B                a shared request is rounded up to this
 //   max_alloc_enforced = no            yes | no
+//   commands_finish = promptly         promptly | at_wait: when queued commands run (below)
 //
 // Sizes are whole numbers with an optional unit B, KiB, MiB, GiB, TiB (or K, M, G, T). Every key
 // may appear once; a missing key keeps the `exact` profile's value. Anything else (an unknown
@@ -43,6 +44,19 @@ inline constexpr std::string_view refusal_point_names[] = {"creation", "first_us
 std::string_view to_string(refusal_point point);
 std::optional<refusal_point> parse_refusal_point(std::string_view word);
 
+// When a device runs the commands a program queues, which decides when memory the program
+// released is free (a driver gives a buffer back once the commands using it have run; FORMAT.md
+// "Two moments of a free"): promptly (a GPU: soon after they are queued, so a released block is
+// free at the program's release), or only when the program waits for them (clFinish,
+// clWaitForEvents, a blocking call: POCL's CPU device, which runs a queue when it is waited on).
+enum class command_completion : std::uint8_t { promptly, at_wait };
+
+// Their names, as a profile's commands_finish writes them, in enum order.
+inline constexpr std::string_view command_completion_names[] = {"promptly", "at_wait"};
+
+std::string_view to_string(command_completion completion);
+std::optional<command_completion> parse_command_completion(std::string_view word);
+
 struct device_profile {
   std::string name = "exact";
   refusal_point oom_at = refusal_point::creation;
@@ -52,6 +66,7 @@ struct device_profile {
   std::uint64_t pack_limit = 0;
   std::uint64_t pack_granule = 1;
   bool max_alloc_enforced = true;
+  command_completion commands_finish = command_completion::promptly;
 
   bool exact_bytes() const noexcept { return page == 1; }
   bool operator==(const device_profile&) const = default;

@@ -40,6 +40,21 @@ TEST(Profile, NvidiaIsWhatTheH100Measured) {
   EXPECT_EQ(p.pack_limit, 2u << 20);
   EXPECT_EQ(p.pack_granule, 512u);
   EXPECT_FALSE(p.max_alloc_enforced);
+  EXPECT_EQ(p.commands_finish, command_completion::promptly);
+}
+
+// When queued commands run decides when a released block is free (FORMAT.md "Two moments of a
+// free"): a GPU promptly, POCL's CPU device when the program waits; a missing key is promptly, and
+// format_profile writes the key only when it is not.
+TEST(Profile, CommandsFinish) {
+  EXPECT_EQ(load_profile("pocl").commands_finish, command_completion::at_wait);
+  EXPECT_EQ(load_profile("exact").commands_finish, command_completion::promptly);
+  EXPECT_EQ(parse_profile("", "t").commands_finish, command_completion::promptly);
+  EXPECT_EQ(parse_profile("commands_finish = at_wait\n", "t").commands_finish,
+            command_completion::at_wait);
+  EXPECT_EQ(format_profile(load_profile("nvidia")).find("commands_finish"), std::string::npos);
+  EXPECT_NE(format_profile(load_profile("pocl")).find("commands_finish = at_wait\n"),
+            std::string::npos);
 }
 
 // Where and how a profile's devices report out-of-memory decides the allocation semantics the
@@ -105,6 +120,7 @@ TEST(Profile, EveryBadInputNamesFileLineAndKey) {
       {"oom_status = -61\n", "oom_status: '-61' is not an out-of-memory status"},
       {"oom_status = CL_SUCCESS\n", "is not an out-of-memory status"},
       {"max_alloc_enforced = maybe\n", "max_alloc_enforced: 'maybe' is not yes or no"},
+      {"commands_finish = soon\n", "commands_finish: 'soon' is not promptly or at_wait"},
       {"name = a b\n", "name: 'a b' is not a name"},
       {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice"},
       {"page = 1M\npack_limit = 2M\n", "pack_limit: larger than page"},

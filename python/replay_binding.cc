@@ -37,6 +37,7 @@ struct replay_request {
   std::string profile = "nvidia";
   std::optional<std::string> semantics;
   std::optional<std::string> host_capacity;
+  std::optional<std::string> frees_at;  // FORMAT.md "Two moments of a free"; nothing: the profile's
 };
 
 // Everything checked before the first replay, as clpool_replay's plan is.
@@ -67,6 +68,10 @@ std::string run(const replay_request& q) {
     }
   }
   replay_options options;
+  if (q.frees_at) {
+    options.frees_at = parse_free_moment(*q.frees_at);
+    if (!options.frees_at) throw config_error("frees_at: '" + *q.frees_at + "' is not release, wait or driver");
+  }
   options.sites = trace::trace_reader(q.trace_path, {.check_liveness = false}).version() >=
                   trace::sites_format_version;
   simulated_backend backend(device);
@@ -99,10 +104,11 @@ void bind_replay(py::module_& m) {
       "replay_json",
       [](std::string trace_path, std::vector<std::string> configs, std::optional<std::string> capacity,
          bool min_capacity, std::string granule, std::string profile,
-         std::optional<std::string> semantics, std::optional<std::string> host_capacity) {
+         std::optional<std::string> semantics, std::optional<std::string> host_capacity,
+         std::optional<std::string> frees_at) {
         const replay_request q{std::move(trace_path), std::move(configs), std::move(capacity),
                                min_capacity,          std::move(granule), std::move(profile),
-                               std::move(semantics),  std::move(host_capacity)};
+                               std::move(semantics),  std::move(host_capacity), std::move(frees_at)};
         std::string out;
         std::optional<std::string> error;
         {
@@ -118,6 +124,7 @@ void bind_replay(py::module_& m) {
       },
       py::arg("trace_path"), py::arg("configs"), py::arg("capacity"), py::arg("min_capacity"),
       py::arg("granule"), py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"),
+      py::arg("frees_at"),
       "Replays a clpool trace on the simulated device; returns clpool_replay --json's document "
       "(a str). ValueError for a bad value or an unreadable trace. See clpool.replay.");
 }

@@ -1,5 +1,6 @@
 #include "replay/replay.h"
 
+#include "replay/free_schedule.h"
 #include "replay/site_ledger.h"
 #include "replay/timeline_sampler.h"
 
@@ -68,9 +69,12 @@ struct replayer::impl {
         owned(std::move(own)),
         device(d),
         deferred(d->defers_allocation()),
+        schedule(o.frees_at.value_or(free_moment_of(d->spec().profile))),
         sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;
     report.device = device->spec();
+    report.frees_at = schedule.moment();
+    report.frees_at_given = o.frees_at.has_value();
     // The device's profile rounds each block, for the sites' committed bytes.
     if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(report.device.profile);
     if (c.use_pool) {
@@ -100,6 +104,10 @@ struct replayer::impl {
 
   [[noreturn]] static void not_live(std::uint64_t id) {
     throw replay_input_error("free of id " + std::to_string(id) +
+                             ", which is not live (never allocated, or already freed)");
+  }
+  [[noreturn]] static void not_live_release(std::uint64_t id) {
+    throw replay_input_error("release of id " + std::to_string(id) +
                              ", which is not live (never allocated, or already freed)");
   }
   [[noreturn]] static void already_live(std::uint64_t id) {
@@ -250,6 +258,7 @@ struct replayer::impl {
   }
 
   void alloc(const trace_event& e, std::uint64_t line) {
+    if (schedule.freed_early(e.id)) already_live(e.id);  // released and freed early, not yet `free`d
     if (e.kind == trace_kind::host) {
       if (config.use_pool) {
         std::uint32_t* index = live.insert(e.id, 0);
@@ -297,25 +306,42 @@ struct replayer::impl {
     }
   }
 
-  void free(const trace_event& e) {
+  // Gives block `id` back (the pool or the device), when the rule says it is free.
+  void free(std::uint64_t id) {
     if (config.use_pool) {
       std::uint32_t i = 0;
-      if (!live.erase(e.id, &i)) not_live(e.id);
-      if (ledger) ledger->on_free(e.id, /*pool_holds=*/true);  // until the device gets it back
+      if (!live.erase(id, &i)) not_live(id);
+      if (ledger) ledger->on_free(id, /*pool_holds=*/true);  // until the device gets it back
       slab[i].release();  // gives the block back to the pool
       free_slots.push_back(i);
-      host_free(e.id);
+      host_free(id);
     } else {
       raw_block b;
-      if (!raw_live.erase(e.id, &b)) not_live(e.id);
-      if (ledger) ledger->on_free(e.id, /*pool_holds=*/false);
+      if (!raw_live.erase(id, &b)) not_live(id);
+      if (ledger) ledger->on_free(id, /*pool_holds=*/false);
       if (b.handle != 0) {
         device->deallocate(b.handle, b.bytes);
         raw_active -= b.bytes;
         ++report.allocator_frees;
       } else {
-        host_free(e.id);  // a host block (nothing for a sub-buffer)
+        host_free(id);  // a host block (nothing for a sub-buffer)
       }
+    }
+  }
+
+  // A version-3 release: the block stays live until the rule frees it (free_schedule.h).
+  void release(const trace_event& e) {
+    const bool is_live = config.use_pool ? live.find(e.id) != nullptr : raw_live.find(e.id) != nullptr;
+    // A block freed early is no longer in the maps: free_schedule names the second release.
+    if (!is_live && !schedule.freed_early(e.id)) not_live_release(e.id);
+    on_schedule(e);
+  }
+
+  void on_schedule(const trace_event& e) {
+    try {
+      schedule.on_event(e, [this](std::uint64_t id) { free(id); });
+    } catch (const std::invalid_argument& x) {
+      throw replay_input_error(x.what());
     }
   }
 
@@ -343,7 +369,15 @@ struct replayer::impl {
         break;
       case trace_action::free:
         ++report.frees;
-        free(e);
+        on_schedule(e);
+        break;
+      case trace_action::release:
+        ++report.releases;
+        release(e);
+        break;
+      case trace_action::wait:
+        ++report.waits;
+        on_schedule(e);
         break;
       case trace_action::free_held:
         ++report.free_held_calls;
@@ -398,6 +432,7 @@ struct replayer::impl {
   std::unique_ptr<replay_device> owned;
   replay_device* device;
   bool deferred;  // call first_use() after each allocation
+  free_schedule schedule;  // when released blocks are free (version 3)
   std::unique_ptr<site_ledger> ledger;  // with options.sites; outlives the pool, which reports to it
   std::optional<pool_type> pool;
   std::shared_ptr<replay_observer> observer;
@@ -441,7 +476,7 @@ void replayer::prefetch(const trace_event& event, int stage) const noexcept {
     m.raw_live.prefetch(event.id);
   } else if (stage != 0) {
     m.live.prefetch(event.id);
-  } else if (event.action == trace_action::free) {
+  } else if (event.action == trace_action::free || event.action == trace_action::release) {
     if (const std::uint32_t* i = m.live.find(event.id)) __builtin_prefetch(&m.slab[*i]);
   }
 }

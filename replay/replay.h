@@ -11,7 +11,9 @@
 // pool, as mockcl and the layer's budget do);
 // alloc_failed -> allocate, then release at once (the recorded run failed here; if the replay
 // fails too that is its out-of-memory); free -> release; free_held / stop_holding -> the pool's
-// calls (nothing without a pool). Replay stops at the first out-of-memory.
+// calls (nothing without a pool); release and wait (version 3) -> release where the rule of
+// replay_options::frees_at puts the block's free (free_schedule.h). Replay stops at the first
+// out-of-memory.
 //
 // Deterministic: the same events, config and device give the same report. Memory is bounded by
 // the live set: the engine keeps one hash-map entry per live id and never the trace.
@@ -49,6 +51,9 @@ struct replay_options {
   bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
   // The user's patterns of library frames, which never name a site (trace/library_frames.h).
   std::vector<std::string> library_patterns;
+  // When a block the program released is free (free_schedule.h); nothing: the moment the
+  // device's profile predicts (free_moment_of).
+  std::optional<free_moment> frees_at;
 };
 
 // Applies events one at a time. Single-threaded.

@@ -33,6 +33,8 @@ struct events_builder {
   }
   events_builder& alloc(std::uint64_t id, std::uint64_t size) { return add(trace_action::alloc, id, size); }
   events_builder& free(std::uint64_t id) { return add(trace_action::free, id, 0); }
+  events_builder& release(std::uint64_t id) { return add(trace_action::release, id, 0); }
+  events_builder& wait() { return add(trace_action::wait, 0, 0); }
 };
 
 replay_config pool_lb(unsigned lb) {
@@ -402,6 +404,77 @@ TEST(Replay, HostBudgetOutOfMemory) {
     EXPECT_EQ(r.oom->event_index, 2u);
     EXPECT_EQ(r.oom->active_bytes, 1024u);
     EXPECT_NE(r.oom->message.find("3000 of 4000"), std::string::npos) << r.oom->message;
+  }
+}
+
+// Version 3: a block the program released is free at its release, at the next wait, or at the
+// driver's free, as the rule says (free_schedule.h); the default is the profile's.
+TEST(ReplayFreesAt, EachRulePlacesTheFree) {
+  // Three blocks of 1 MiB: the program releases each before the next (no wait in between), waits
+  // after the third, and the recording driver freed all three at the end.
+  events_builder b;
+  b.alloc(1, 1 << 20).release(1).alloc(2, 1 << 20).release(2).alloc(3, 1 << 20).wait().release(3);
+  b.alloc(4, 1 << 20).free(1).free(2).free(3).free(4);
+  const replay_config nopool{.use_pool = false};
+  const auto peak = [&](std::optional<free_moment> m, const device_model::device_profile& profile = {}) {
+    replay_options o;
+    o.frees_at = m;
+    const replay_report r = replay_events(b.events, nopool, device_spec{.profile = profile}, o);
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.releases, 3u);
+    EXPECT_EQ(r.waits, 1u);
+    EXPECT_EQ(r.frees, 4u);
+    EXPECT_EQ(r.frees_at_given, m.has_value());
+    return r.peak_active_bytes >> 20;
+  };
+  EXPECT_EQ(peak(free_moment::release), 1u);  // each block gone before the next
+  EXPECT_EQ(peak(free_moment::wait), 3u);     // 1 and 2 go at the wait, after 3 arrived
+  EXPECT_EQ(peak(free_moment::driver), 4u);   // all four live at the end
+  // The default: the profile's commands_finish (exact and nvidia promptly, pocl at the wait).
+  EXPECT_EQ(peak(std::nullopt), 1u);
+  device_model::device_profile at_wait;
+  at_wait.commands_finish = device_model::command_completion::at_wait;
+  EXPECT_EQ(peak(std::nullopt, at_wait), 3u);
+  EXPECT_EQ(replay_events(b.events, nopool, device_spec{.profile = at_wait}).frees_at, free_moment::wait);
+  // Through the pool the same: with the release rule each block is a hit on the last one.
+  replay_options o;
+  o.frees_at = free_moment::release;
+  const replay_report pooled = replay_events(b.events, pool_lb(4), device_spec{}, o);
+  EXPECT_EQ(pooled.misses, 1u);
+  EXPECT_EQ(pooled.hits, 3u);
+}
+
+// A free that comes before the next wait frees the block then (rule wait); a second release,
+// a release of a block that is not live and an alloc of a block freed early but not yet `free`d
+// are input errors.
+TEST(ReplayFreesAt, DriverFreeBeforeTheWaitAndBadInput) {
+  events_builder b;
+  b.alloc(1, 100).release(1).free(1).alloc(2, 100).wait().free(2);
+  replay_options o;
+  o.frees_at = free_moment::wait;
+  const replay_report r = replay_events(b.events, replay_config{.use_pool = false}, device_spec{}, o);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.peak_active_bytes, 100u);
+  for (const free_moment m : {free_moment::release, free_moment::wait, free_moment::driver}) {
+    o.frees_at = m;
+    for (const bool pool : {false, true}) {
+      const replay_config c{.use_pool = pool};
+      events_builder twice;
+      twice.alloc(1, 10).release(1).release(1);
+      EXPECT_THROW(replay_events(twice.events, c, device_spec{}, o), replay_input_error) << to_string(m);
+      events_builder unknown;
+      unknown.release(7);
+      EXPECT_THROW(replay_events(unknown.events, c, device_spec{}, o), replay_input_error);
+    }
+  }
+  o.frees_at = free_moment::release;
+  events_builder early;
+  early.alloc(1, 10).release(1).alloc(1, 10);
+  EXPECT_THROW(replay_events(early.events, replay_config{}, device_spec{}, o), replay_input_error);
+  try {
+    replay_events(early.events, replay_config{}, device_spec{}, o);
+  } catch (const replay_input_error& e) {
+    EXPECT_STREQ(e.what(), "alloc of id 1, which is already live (allocated earlier and not freed)");
   }
 }
 

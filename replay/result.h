@@ -54,6 +54,23 @@ struct device_spec {
   std::optional<measured_device> measured = std::nullopt;  // a real device's own account (then no profile)
 };
 
+// When a block the program released is free in a replay (FORMAT.md "Two moments of a free"). A
+// trace of version 1 or 2 has one moment per free (its `free`), which every rule replays alike.
+enum class free_moment : std::uint8_t {
+  release,  // at the program's release: a device whose commands finish promptly (a GPU)
+  wait,     // at the program's next wait after its release, or at the driver's free if earlier
+  driver,   // at the driver's free, as the recording device gave the memory back
+};
+
+// Their names, as --frees-at and the JSON spell them, in enum order.
+inline constexpr std::string_view free_moment_names[] = {"release", "wait", "driver"};
+std::string_view to_string(free_moment moment);
+std::optional<free_moment> parse_free_moment(std::string_view word);
+
+// The moment the modelled device frees at: `release` where its profile's commands finish promptly,
+// `wait` where they run only when the program waits (commands_finish = at_wait).
+free_moment free_moment_of(const device_model::device_profile& profile);
+
 // Where an out-of-memory happened.
 enum class oom_site : std::uint8_t {
   allocator,  // the device refused the allocation (immediate semantics), after the pool's retries
@@ -110,6 +127,11 @@ struct replay_report {
   std::uint64_t allocs = 0, frees = 0, recorded_failures = 0, free_held_calls = 0,
                 stop_holding_calls = 0;
   std::uint64_t recorded_failures_that_fit = 0;  // alloc_failed events that succeeded here
+  // The trace's release and wait events (version 3), and the rule that placed each free: given
+  // (replay_options::frees_at) or, when `frees_at_given` is false, the device's profile's.
+  std::uint64_t releases = 0, waits = 0;
+  free_moment frees_at = free_moment::release;
+  bool frees_at_given = false;
   std::optional<oom_point> oom;  // the first out-of-memory; nothing when the replay was clean
   std::uint64_t peak_active_bytes = 0;
   std::uint64_t peak_managed_bytes = 0;

@@ -35,6 +35,13 @@ void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top) {
 }
 
 
+nlohmann::json frees_at_json(const replay_report& r) {
+  return {{"moment", std::string(to_string(r.frees_at))},
+          {"given", r.frees_at_given},
+          {"releases", r.releases},
+          {"waits", r.waits}};
+}
+
 nlohmann::json to_json(const replay_report& r) {
   nlohmann::json j;
   j["config"] = to_string(r.config);
@@ -70,6 +77,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["allocator_failures"] = r.allocator_failures;
   j["oom_retries"] = r.oom_retries;
   j["rescued_requests"] = r.rescued_requests;
+  if (r.releases != 0 || r.waits != 0) j["frees_at"] = frees_at_json(r);
   if (r.oom) {
     const oom_point& p = *r.oom;
     j["oom"] = {{"event_index", p.event_index},
@@ -107,6 +115,9 @@ nlohmann::json to_json(const min_capacity_result& m) {
   j["granule"] = m.granule;
   j["replays"] = m.replays;
   if (!m.found) j["why_not"] = m.why_not;
+  if (m.at_result && (m.at_result->releases != 0 || m.at_result->waits != 0)) {
+    j["frees_at"] = frees_at_json(*m.at_result);
+  }
   if (m.found && m.one_granule_below && m.one_granule_below->oom && m.one_granule_below->sites) {
     const replay_report& below = *m.one_granule_below;
     j["set_by"] = {{"event_index", below.oom->event_index},

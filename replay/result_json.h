@@ -19,6 +19,11 @@ nlohmann::json to_json(const min_capacity_result& result);
 nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
                        int exit_code);
 
+// When released blocks were free in `r` (FORMAT.md "Two moments of a free"): {"moment": "release"
+// | "wait" | "driver", "given": whether --frees-at chose it (else the profile did), "releases",
+// "waits": the trace's events}. Written where the trace has release or wait events.
+nlohmann::json frees_at_json(const replay_report& r);
+
 // The sites of an out-of-memory into its JSON object `oom`: {"site", "frames", "stack"} of the
 // failing request and the lists of the `top` sites (nothing when the replay kept no sites).
 void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top = 20);

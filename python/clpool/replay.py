@@ -22,6 +22,9 @@ same document as a dict: the same keys and values as ``--json`` (tools/replay/RE
 - ``profile``: how the device commits memory: ``"nvidia"`` (the default), ``"pocl"``,
   ``"exact"`` or a profile file; ``semantics``: ``"immediate"``, ``"deferred"`` or
   ``"host_oom"`` (default: the profile's); ``host_capacity``: the budget of ``host`` blocks.
+- ``frees_at``: for a trace with both moments of a free (version 3), when a block the program
+  released is free: ``"release"``, ``"wait"`` or ``"driver"`` (default: what the profile predicts;
+  trace/FORMAT.md, "Two moments of a free").
 
 ``result["exit_code"]`` is what ``clpool_replay`` would exit with: 0 clean, 1 an out-of-memory (or
 no capacity found). A bad value or an unreadable trace raises ``ValueError`` with
@@ -49,7 +52,7 @@ def _size(value, name):
 
 
 def replay(trace, capacity=None, config="pool", *, compare=None, min_capacity=False, granule="1MiB",
-           profile="nvidia", semantics=None, host_capacity=None):
+           profile="nvidia", semantics=None, host_capacity=None, frees_at=None):
     """Replays ``trace`` (see the module's documentation) and returns clpool_replay's --json as a dict."""
     if compare is not None:
         if config != "pool":
@@ -63,7 +66,8 @@ def replay(trace, capacity=None, config="pool", *, compare=None, min_capacity=Fa
         configs = [str(config)]
     document = _core.replay_json(os.fspath(trace), configs, _size(capacity, "capacity"), bool(min_capacity),
                                  _size(granule, "granule"), os.fspath(profile), semantics,
-                                 _size(host_capacity, "host_capacity"))
+                                 _size(host_capacity, "host_capacity"),
+                                 None if frees_at is None else str(frees_at))
     return json.loads(document)
 
 

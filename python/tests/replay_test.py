@@ -129,6 +129,26 @@ class ReplayTest(unittest.TestCase):
         self.assertIn("bad.trace", str(raised.exception))
         self.assertIn("bad.trace:3: free of id 7", str(raised.exception))
 
+    def test_frees_at_on_a_trace_with_both_moments_of_a_free(self):
+        # Version 3: the program releases each 2 MiB block before the next; the driver freed them
+        # all at the end (FORMAT.md "Two moments of a free").
+        v3 = os.path.join(self.dir, "v3.trace")
+        with open(v3, "w") as f:
+            f.write("clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
+                    "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
+                    "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n")
+        peaks = {}
+        for frees_at in ("release", "driver", None):
+            result = clpool.replay(v3, capacity="64MiB", config="nopool", profile="exact", frees_at=frees_at)
+            replay = result["results"][0]["replay"]
+            peaks[frees_at] = replay["peak_active_bytes"]
+            self.assertEqual(replay["frees_at"]["moment"], frees_at or "release")
+            self.assertEqual(replay["frees_at"]["given"], frees_at is not None)
+        self.assertEqual(peaks, {"release": 2 * MiB, "driver": 4 * MiB, None: 2 * MiB})
+        with self.assertRaises(ValueError) as raised:
+            clpool.replay(v3, capacity="64MiB", frees_at="later")
+        self.assertIn("frees_at: 'later'", str(raised.exception))
+
     def test_the_module_is_the_function(self):
         from clpool.replay import replay
         self.assertEqual(replay(self.trace, capacity="64MiB"), clpool.replay(self.trace, capacity="64MiB"))

@@ -137,4 +137,38 @@ printf 'name = mine\n' > "$T/mine.profile"
 run 2 "$F" --capacity 1GiB --profile "$T/mine.profile" --svg "$T/mine.profile"
 [[ "$out" == *"--svg"* && "$(cat "$T/mine.profile")" == "name = mine" ]] || fail "--svg onto --profile: $out"
 
+echo "--- a version-3 trace: --frees-at, the report names the rule (FORMAT.md 'Two moments of a free')"
+# Two 1 MiB blocks: the program releases the first before the second, waits, releases the second;
+# the recording driver freed both at the end.
+V3="$T/v3.trace"
+printf '%s\n' 'clpool-trace 3' '0 0 0 0 alloc 1 1048576 buffer 0' '1 0 0 0 release 1 1048576 buffer 0' \
+  '2 0 0 0 alloc 2 1048576 buffer 0' '3 0 0 1 wait 0 0 buffer 0' '4 0 0 0 release 2 1048576 buffer 0' \
+  '5 0 0 0 free 1 1048576 buffer 0' '6 0 0 0 free 2 1048576 buffer 0' > "$V3"
+for rule_peak in "release:1 MiB" "wait:2 MiB" "driver:2 MiB"; do
+  rule="${rule_peak%%:*}"
+  run 0 "$V3" --capacity 1GiB --no-pool --profile exact --frees-at "$rule"
+  [[ "$out" == *"frees at                  "*"(--frees-at $rule); the trace has 2 releases and 1 waits"* ]] ||
+    fail "--frees-at $rule: no rule line: $out"
+  [[ "$out" == *"peak active               ${rule_peak#*:} ("* ]] || fail "--frees-at $rule: peak: $out"
+  [[ "$out" == *"7 (2 alloc, 2 free, 0 alloc_failed, 2 release, 1 wait)"* ]] || fail "counts: $out"
+done
+run 0 "$V3" --capacity 1GiB --no-pool --profile pocl
+[[ "$out" == *"frees at                  the program's next wait after its release"*"(what the pocl profile predicts: its commands finish when the program waits; --frees-at to choose)"* ]] ||
+  fail "pocl default: $out"
+run 0 "$V3" --capacity 1GiB --no-pool --json
+got="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["replay"]["frees_at"])' <<<"$out")"
+[[ "$got" == "{'given': False, 'moment': 'release', 'releases': 2, 'waits': 1}" ]] || fail "json: $got"
+run 0 "$V3" --min-capacity --granule 1MiB --no-pool --profile exact --frees-at driver
+[[ "$out" == *"frees at"*"--frees-at driver"* && "$out" == *"minimum capacity: 2 MiB"* ]] || fail "min-capacity: $out"
+run 0 "$V3" --min-capacity --granule 1MiB --compare nopool pool --profile exact
+[[ "$out" == *$'\nfrees at the program\'s release'* ]] || fail "--compare table: $out"
+run 2 "$V3" --capacity 1GiB --frees-at later
+[[ "$out" == *"--frees-at"*"later"* && $(wc -l <<<"$out") == 1 ]] || fail "--frees-at later: $out"
+run 0 "$EX/fragmentation.trace" --capacity 8GiB --frees-at release
+[[ "$out" != *"frees at"* ]] || fail "a version-1 trace names a rule: $out"
+# --write-trace keeps version 3.
+run 0 "$V3" --write-trace "$T/v3b.trace" --write-format binary
+run 0 "$T/v3b.trace" --capacity 1GiB --no-pool --profile exact --frees-at release
+[[ "$out" == *"peak active               1 MiB ("* ]] || fail "binary copy of v3: $out"
+
 finish

@@ -5,6 +5,7 @@
 #include "common/cli.h"
 #include "common/cli11.h"
 #include "device_model/profile.h"
+#include "replay/result.h"
 #include "tools/replay/output_writer.h"
 
 namespace clpool::replay {
@@ -121,6 +122,16 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "they live, extension modules, system libraries; README \"Which code holds the "
                  "memory\"); repeatable")
       ->allow_extra_args(false);
+  app.add_option("--frees-at", cl.frees_at,
+                 "a trace with both moments of a free (FORMAT.md version 3): when a block the "
+                 "program released is free in the replay. release: at the program's release "
+                 "(clReleaseMemObject dropping its last reference, clEnqueueSVMFree); wait: at its "
+                 "next wait (clFinish, clWaitForEvents, a blocking call) or the driver's free if "
+                 "earlier; driver: when the recording driver gave the memory back. Default: the "
+                 "device's profile (commands_finish: promptly is release, at_wait is wait; nvidia: "
+                 "release)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(free_moment_names),
+                                                      std::end(free_moment_names))));
   app.add_option("--write-trace", cl.write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");

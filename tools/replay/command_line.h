@@ -29,6 +29,7 @@ struct command_line {
        force_progress = false, full_stacks = false;
   std::vector<std::string> compare;
   std::vector<std::string> library_frames;  // --library-frames patterns
+  std::string frees_at;  // --frees-at; empty: the device's profile decides
 };
 
 // Parses argv. Returns the exit code when parsing ends the run (--help: 0 after printing it; a

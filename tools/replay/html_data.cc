@@ -8,6 +8,7 @@
 
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
+#include "replay/free_schedule.h"
 #include "replay/site_names.h"
 #include "trace/trace_reader.h"
 
@@ -96,6 +97,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   std::vector<block> blocks;
   std::unordered_map<std::uint64_t, std::size_t> live;  // trace id -> index in blocks
   best_fit layout;
+  free_schedule schedule(r.frees_at);
   trace::trace_event e;
   std::uint64_t index = 0;
   while (index < r.events && reader.next(e)) {
@@ -112,15 +114,19 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
       b.offset = layout.place(b.committed);
       live[e.id] = blocks.size();
       blocks.push_back(b);
-    } else if (e.action == trace::trace_action::free) {
-      if (const auto it = live.find(e.id); it != live.end()) {
-        block& b = blocks[it->second];
-        b.end = index;
-        b.t1 = e.time_ns;
-        b.live_at_end = false;
-        layout.release(b.offset, b.committed);
-        live.erase(it);
-      }
+    } else {
+      // A block ends where the replay freed it: its free, or its release or a wait (version 3,
+      // by the rule the replay used).
+      schedule.on_event(e, [&](std::uint64_t id) {
+        if (const auto it = live.find(id); it != live.end()) {
+          block& b = blocks[it->second];
+          b.end = index;
+          b.t1 = e.time_ns;
+          b.live_at_end = false;
+          layout.release(b.offset, b.committed);
+          live.erase(it);
+        }
+      });
     }
     ++index;
   }

@@ -92,5 +92,28 @@ TEST(HtmlData, ExactBytesCommitTheBinSize) {
   EXPECT_EQ(d["oom"]["page_rounding_split"]["shared_room"], 0u);
 }
 
+// Version 3: a block's band ends where the replay freed it, by the rule the replay used.
+TEST(HtmlData, BlocksEndWhereTheRuleFreesThem) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v3.trace";
+  std::ofstream(path) << "clpool-trace 3\n"
+                         "0 0 0 0 alloc 1 4096 buffer 0\n"
+                         "1 0 0 0 release 1 4096 buffer 0\n"
+                         "2 0 0 0 alloc 2 4096 buffer 0\n"
+                         "3 0 0 0 wait 0 0 buffer 0\n"
+                         "4 0 0 0 free 1 4096 buffer 0\n"
+                         "5 0 0 0 free 2 4096 buffer 0\n";
+  for (const auto& [moment, end] : {std::pair{free_moment::release, 1u}, std::pair{free_moment::wait, 3u},
+                                    std::pair{free_moment::driver, 4u}}) {
+    trace::trace_reader reader(path, {.check_liveness = false});
+    replay_options options;
+    options.frees_at = moment;
+    const replay_report r = replay_stream(reader, replay_config{}, device_spec{64 * MiB}, options);
+    const nlohmann::json d = html_data(r, path, "t");
+    EXPECT_EQ(d["blocks"]["end"][0], end) << to_string(moment);
+    EXPECT_EQ(d["blocks"]["end"][1], 5u) << to_string(moment);
+  }
+}
+
 }  // namespace
 }  // namespace clpool::replay

@@ -73,6 +73,8 @@ struct plan {
   trace::trace_encoding write_encoding = trace::trace_encoding::text;
   progress_style progress = progress_style::off;
   bool sites = false;        // the trace has allocation sites (FORMAT.md version 2)
+  unsigned trace_version = trace::format_version;  // the input's (1 for an RMM CSV)
+  std::optional<free_moment> frees_at;  // --frees-at; nothing: the device's profile decides
   bool full_stacks = false;
   std::vector<std::string> library_patterns;  // --library-frames
 
@@ -151,10 +153,12 @@ plan validate(const command_line& cl) {
   }
   // Attribute memory to allocation sites when the trace has them (its header says version 2).
   if (p.in.rmm_path.empty()) {
-    p.sites = p.in.trace_path == "-" ||
-              trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version() >=
-                  trace::sites_format_version;
+    p.trace_version = p.in.trace_path == "-"
+                          ? trace::latest_format_version
+                          : trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version();
+    p.sites = p.trace_version >= trace::sites_format_version;
   }
+  if (!cl.frees_at.empty()) p.frees_at = parse_free_moment(cl.frees_at);
   p.full_stacks = cl.full_stacks;
   for (const std::string& pattern : cl.library_frames) {
     const std::string error = trace::library_pattern_error(pattern);
@@ -182,8 +186,12 @@ void write_trace(const plan& p) {
     // A trace with sites stays one: its stacks are written as they appear, before the events
     // that name them, and its frames at the end (FORMAT.md allows frames after their use).
     const bool with_sites = p.in.rmm_path.empty() && p.sites;
-    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace",
-                               with_sites ? trace::sites_format_version : trace::format_version);
+    // A version-3 trace (release and wait events) stays one too.
+    const unsigned version = p.in.rmm_path.empty() && p.trace_version >= trace::release_format_version
+                                 ? trace::release_format_version
+                             : with_sites ? trace::sites_format_version
+                                          : trace::format_version;
+    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace", version);
     writer.comment("source", p.in.rmm_path.empty() ? "clpool trace " + p.in.trace_path
                                                     : "rmm csv " + p.in.rmm_path);
     trace::trace_event e;
@@ -219,6 +227,7 @@ run_output replay_all(plan& p) {
     options.timeline = timeline;
     options.sites = p.sites;
     options.library_patterns = p.library_patterns;
+    options.frees_at = p.frees_at;
     progress_fn progress;
     if (printer.enabled()) {
       const auto show = [&printer, &overall, several_replays, label](

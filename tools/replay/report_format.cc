@@ -36,6 +36,38 @@ void row(std::ostringstream& out, const std::string& label, const std::string& v
   out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value << "\n";
 }
 
+// Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
+// has both; "" for one that has one moment per free, which every rule replays alike.
+std::string frees_at_text(const replay_report& r) {
+  if (r.releases == 0 && r.waits == 0) return "";
+  std::string s;
+  switch (r.frees_at) {
+    case free_moment::release:
+      s = "the program's release (clReleaseMemObject dropping its last reference, clEnqueueSVMFree)";
+      break;
+    case free_moment::wait:
+      s = "the program's next wait after its release (clFinish, clWaitForEvents, a blocking "
+          "call), or the driver's free if earlier";
+      break;
+    case free_moment::driver:
+      s = "the driver's free, as the recording device gave the memory back";
+      break;
+  }
+  if (r.frees_at_given) {
+    s += " (--frees-at " + std::string(to_string(r.frees_at)) + ")";
+  } else if (r.device.measured) {
+    s += " (the default for a real device; --frees-at to choose)";
+  } else {
+    s += " (what the " + r.device.profile.name + " profile predicts: its commands finish " +
+         (r.device.profile.commands_finish == device_model::command_completion::at_wait
+              ? "when the program waits"
+              : "promptly") +
+         "; --frees-at to choose)";
+  }
+  return s + "; the trace has " + std::to_string(r.releases) + " releases and " +
+         std::to_string(r.waits) + " waits";
+}
+
 void oom_text(std::ostringstream& out, const replay_report& r) {
   const oom_point& p = *r.oom;
   out << "OUT OF MEMORY at event " << p.event_index << " (seq " << p.seq;
@@ -89,6 +121,7 @@ std::string format_text(const config_result& result, const std::string& input, b
       row(out, "out of memory at", m->failure_point);
       row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
     }
+    if (const std::string f = frees_at_text(r); !f.empty()) row(out, "frees at", f);
     out << "result: ";
     if (r.ok()) {
       out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
@@ -99,7 +132,12 @@ std::string format_text(const config_result& result, const std::string& input, b
     out << "summary (through the last event replayed):\n";
     row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
                                     " alloc, " + std::to_string(r.frees) + " free, " +
-                                    std::to_string(r.recorded_failures) + " alloc_failed)");
+                                    std::to_string(r.recorded_failures) + " alloc_failed" +
+                                    (r.releases != 0 || r.waits != 0
+                                         ? ", " + std::to_string(r.releases) + " release, " +
+                                               std::to_string(r.waits) + " wait"
+                                         : std::string()) +
+                                    ")");
     row(out, "peak active", both(r.peak_active_bytes));
     if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
     row(out, "peak device used", both(r.peak_device_bytes));
@@ -129,6 +167,9 @@ std::string format_text(const config_result& result, const std::string& input, b
   }
   if (result.min_capacity) {
     const min_capacity_result& m = *result.min_capacity;
+    if (!result.replay && m.at_result) {
+      if (const std::string f = frees_at_text(*m.at_result); !f.empty()) row(out, "frees at", f);
+    }
     if (m.found) {
       // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
       const std::string exact = format_bytes_exact(m.capacity), rounded = format_bytes(m.capacity);
@@ -229,6 +270,9 @@ std::string format_table(const std::vector<config_result>& results, const std::s
     out << ", " << to_string(r->device.semantics) << " allocation, " << device_kind(r->device);
   }
   out << "\n";
+  if (const replay_report* r = first_report(results)) {
+    if (const std::string f = frees_at_text(*r); !f.empty()) out << "frees at " << f << "\n";
+  }
   for (std::size_t i = 0; i < labels.size(); ++i) {
     out << labels[i] << std::string(width[0] - labels[i].size() + 2, ' ');
     for (std::size_t c = 0; c < cols.size(); ++c) {
