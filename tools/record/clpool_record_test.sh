@@ -40,16 +40,17 @@ for icd in pocl mockcl; do
   has "live_at_end: 0"
   has "meta.source: layer"
   has "clpool record: exit status 0"
-  # Stacks by default (--stacks all): version 2, each alloc names a defined stack.
-  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 2" ]] || fail "no version-2 header in $d/life.trace"
+  # Stacks by default (--stacks all): version 3 (sites and the program's releases), each alloc
+  # names a defined stack.
+  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 3" ]] || fail "no version-3 header in $d/life.trace"
   grep -q '^# stacks: all$' "$d/life.trace" || fail "no '# stacks: all' in $d/life.trace"
   grep -Eq ' alloc .* 0x[0-9a-f]+ [0-9]+$' "$d/life.trace" || fail "no alloc with a stack id in $d/life.trace"
   grep -q '^frame .* native ' "$d/life.trace" || fail "no native frame in $d/life.trace"
   grep -q ' lifecycle' "$d/life.trace" || grep -q 'main' "$d/life.trace" || fail "the driver's frames are not named"
 
-  echo "--- --stacks none: a version-1 trace, as before"
+  echo "--- --stacks none: a version-3 trace without sites"
   rec 0 --stacks none --force --out "$d/life.trace" -- "$DRIVER" lifecycle
-  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 1" ]] || fail "--stacks none: not version 1"
+  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 3" ]] || fail "--stacks none: not version 3"
   ! grep -q '^stack ' "$d/life.trace" || fail "--stacks none wrote stacks"
   rec 2 --stacks sometimes --out "$d/x.trace" -- "$DRIVER" lifecycle
   has "--stacks: 'sometimes' is not none, native, python or all"

@@ -210,6 +210,32 @@ void deferred() {
   wait_for_frees(2);
 }
 
+// The program's moments (FORMAT.md "Two moments of a free"): a release while a queued command
+// still holds the buffer, a wait while it awaits the driver's free, and a retained buffer whose
+// first release is not the program's last.
+void release_wait() {
+  cl_env env = open_first_device();
+  cl_event gate = user_event(env);
+  const size_t size = 1 << 20;
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, size);  // alloc a
+  cl_event fill = gated_fill(env, a, size, gate);
+  CHECK_CL(clReleaseMemObject(a));                  // release a: the fill still holds it
+  cl_event done = user_event(env);
+  CHECK_CL(clSetUserEventStatus(done, CL_COMPLETE));
+  CHECK_CL(clWaitForEvents(1, &done));              // wait: a awaits its free
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc b
+  CHECK_CL(clRetainMemObject(b));
+  CHECK_CL(clReleaseMemObject(b));  // the program still holds b: no release
+  CHECK_CL(clReleaseMemObject(b));  // its last reference: free b (during the call, where nothing uses it)
+  wait_for_frees(1);
+  CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+  wait_for_frees(2);  // free a, once the fill ran
+  CHECK_CL(clReleaseEvent(fill));
+  CHECK_CL(clReleaseEvent(done));
+  CHECK_CL(clReleaseEvent(gate));
+  close_env(env);
+}
+
 // What the user's clEnqueueSVMFree callback saw.
 struct svm_callback_seen {
   int calls = 0;
@@ -615,6 +641,8 @@ int main(int argc, char** argv) {
     lifecycle();
   } else if (scenario == "deferred") {
     deferred();
+  } else if (scenario == "release_wait") {
+    release_wait();
   } else if (scenario == "svm") {
     svm();
   } else if (scenario == "budget") {
