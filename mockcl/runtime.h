@@ -367,6 +367,14 @@ class mock_runtime {
   [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
   void apply(const runtime_config& c);
   void execute(_cl_event* ev);
+  // execute()'s parts: the command's status (its dependencies, an injected fault, the charge at
+  // execution, then running it); moving its bytes on the host; a queued SVM free; its record and
+  // log line; what completing it releases.
+  cl_int command_status(_cl_event* ev, bool dep_failed);
+  cl_int move_bytes(_cl_event* ev);
+  void execute_svm_free(_cl_event* ev);
+  void record_command(_cl_event* ev, cl_int st);
+  void complete_command(_cl_event* ev, cl_int st);
   cl_int charge_at_execution(_cl_event* ev);
   void force_destroy_all();
   template <typename T>
