@@ -243,6 +243,9 @@ class mock_runtime {
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
   cl_int pocl_execute(_cl_event* ev);
+  // pocl_execute's rectangle commands and kernel launches, each finished on POCL's queue `pq`.
+  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq);
+  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq);
   // Images and samplers (backing_image.cc): their twins, made at creation (`buffer`: the mock
   // buffer an image is made on, or null); a blocking image read or write through q's twin (maps);
   // and the image commands POCL runs.
