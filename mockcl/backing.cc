@@ -198,6 +198,83 @@ bool mock_runtime::pocl_runs(cl_command_type t) {
   }
 }
 
+// The rectangle commands on the root buffers' twins. A sub-buffer side's origin becomes one byte
+// offset in its root; every other side keeps its coordinates, because POCL's overlap check for a
+// copy within one buffer reasons on (x, y, z) and reports a false CL_MEM_COPY_OVERLAP for
+// flattened origins (the CTS's bufferreadwriterect found it).
+cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq) {
+  const cl_icd_dispatch& d = *pocl->d;
+  cl_int err;
+  _cl_mem* m = ev->mems[0];
+  cl_mem pm = pocl_buffer(root_of(m), err);
+  if (!pm) return err;
+  auto origin = [&](const rect_side& side, const _cl_mem* of, size_t out[3]) {
+    if (!of || !of->parent) {
+      for (int i = 0; i < 3; ++i) out[i] = side.origin[i];
+      return;
+    }
+    size_t first = 0, end = 0;
+    rect_extent(side, ev->region, first, end);
+    out[0] = first + of->offset;
+    out[1] = out[2] = 0;
+  };
+  const rect_side& s = ev->rect_src;
+  const rect_side& t = ev->rect_dst;
+  size_t so[3], to[3];
+  if (ev->command_type == CL_COMMAND_COPY_BUFFER_RECT) {
+    cl_mem pt = pocl_buffer(root_of(ev->mems[1]), err);
+    if (!pt) return err;
+    origin(s, m, so);
+    origin(t, ev->mems[1], to);
+    err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch,
+                                    t.row_pitch, t.slice_pitch, 0, nullptr, nullptr);
+  } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
+    origin(s, m, so);
+    origin(t, nullptr, to);
+    err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
+                                    s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
+                                    nullptr, nullptr);
+  } else {
+    origin(t, m, to);
+    origin(s, nullptr, so);
+    err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
+                                     t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
+                                     nullptr, nullptr);
+  }
+  if (err == CL_SUCCESS) err = d.clFinish(pq);
+  return err;
+}
+
+// A kernel launch: its arguments on POCL's twins (buffers, SVM pointers, samplers, values), then
+// the range; an empty range does no work.
+cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq) {
+  const cl_icd_dispatch& d = *pocl->d;
+  cl_int err = CL_SUCCESS;
+  cl_kernel pk = ev->kernel->pocl_kernel;
+  for (size_t i = 0; i < ev->args.size(); ++i) {
+    const kernel_arg& a = ev->args[i];
+    if (a.mem) {
+      cl_mem pm = pocl_buffer(a.mem, err);
+      if (!pm) return err;
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
+    } else if (a.svm) {
+      err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
+    } else if (a.sampler) {
+      cl_sampler ps = a.sampler->pocl_sampler;
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
+    } else {
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
+    }
+    if (err != CL_SUCCESS) return err;
+  }
+  for (cl_uint i = 0; i < ev->dims; ++i)
+    if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
+  err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
+                                 ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) err = d.clFinish(pq);
+  return err;
+}
+
 cl_int mock_runtime::pocl_execute(_cl_event* ev) {
   cl_int err;
   cl_command_queue pq = pocl_queue(ev->queue, err);
@@ -229,73 +306,10 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
     }
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
-    case CL_COMMAND_COPY_BUFFER_RECT: {
-      // On the root buffers' twins. A sub-buffer side's origin becomes one byte offset in its
-      // root; every other side keeps its coordinates, because POCL's overlap check for a copy
-      // within one buffer reasons on (x, y, z) and reports a false CL_MEM_COPY_OVERLAP for
-      // flattened origins (the CTS's bufferreadwriterect found it).
-      _cl_mem* m = ev->mems[0];
-      cl_mem pm = pocl_buffer(root_of(m), err);
-      if (!pm) return err;
-      auto origin = [&](const rect_side& side, const _cl_mem* of, size_t out[3]) {
-        if (!of || !of->parent) {
-          for (int i = 0; i < 3; ++i) out[i] = side.origin[i];
-          return;
-        }
-        size_t first = 0, end = 0;
-        rect_extent(side, ev->region, first, end);
-        out[0] = first + of->offset;
-        out[1] = out[2] = 0;
-      };
-      const rect_side& s = ev->rect_src;
-      const rect_side& t = ev->rect_dst;
-      size_t so[3], to[3];
-      if (ev->command_type == CL_COMMAND_COPY_BUFFER_RECT) {
-        cl_mem pt = pocl_buffer(root_of(ev->mems[1]), err);
-        if (!pt) return err;
-        origin(s, m, so);
-        origin(t, ev->mems[1], to);
-        err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch,
-                                        t.row_pitch, t.slice_pitch, 0, nullptr, nullptr);
-      } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
-        origin(s, m, so);
-        origin(t, nullptr, to);
-        err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
-                                        s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
-                                        nullptr, nullptr);
-      } else {
-        origin(t, m, to);
-        origin(s, nullptr, so);
-        err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
-                                         t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
-                                         nullptr, nullptr);
-      }
-      break;
-    }
-    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: {
-      cl_kernel pk = ev->kernel->pocl_kernel;
-      for (size_t i = 0; i < ev->args.size(); ++i) {
-        const kernel_arg& a = ev->args[i];
-        if (a.mem) {
-          cl_mem pm = pocl_buffer(a.mem, err);
-          if (!pm) return err;
-          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
-        } else if (a.svm) {
-          err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
-        } else if (a.sampler) {
-          cl_sampler ps = a.sampler->pocl_sampler;
-          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
-        } else {
-          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
-        }
-        if (err != CL_SUCCESS) return err;
-      }
-      for (cl_uint i = 0; i < ev->dims; ++i)
-        if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
-      err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
-                                     ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
-      break;
-    }
+    case CL_COMMAND_COPY_BUFFER_RECT:
+      return pocl_rect(ev, pq);
+    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
+      return pocl_kernel(ev, pq);
     default: return is_image_command(ev->command_type) ? pocl_image_command(ev, pq) : CL_SUCCESS;
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);

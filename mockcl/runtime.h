@@ -243,6 +243,9 @@ class mock_runtime {
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
   cl_int pocl_execute(_cl_event* ev);
+  // pocl_execute's rectangle commands and kernel launches, each finished on POCL's queue `pq`.
+  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq);
+  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq);
   // Images and samplers (backing_image.cc): their twins, made at creation (`buffer`: the mock
   // buffer an image is made on, or null); a blocking image read or write through q's twin (maps);
   // and the image commands POCL runs.
@@ -367,6 +370,14 @@ class mock_runtime {
   [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
   void apply(const runtime_config& c);
   void execute(_cl_event* ev);
+  // execute()'s parts: the command's status (its dependencies, an injected fault, the charge at
+  // execution, then running it); moving its bytes on the host; a queued SVM free; its record and
+  // log line; what completing it releases.
+  cl_int command_status(_cl_event* ev, bool dep_failed);
+  cl_int move_bytes(_cl_event* ev);
+  void execute_svm_free(_cl_event* ev);
+  void record_command(_cl_event* ev, cl_int st);
+  void complete_command(_cl_event* ev, cl_int st);
   cl_int charge_at_execution(_cl_event* ev);
   void force_destroy_all();
   template <typename T>

@@ -131,6 +131,7 @@ nlohmann::json to_json(const min_capacity_result& m) {
 nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
                        int exit_code) {
   nlohmann::json j;
+  j["schema_version"] = result_schema_version;
   j["input"] = input;
   j["exit_code"] = exit_code;
   j["results"] = nlohmann::json::array();

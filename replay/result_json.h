@@ -1,5 +1,5 @@
-// The result model (result.h) as JSON: clpool_replay's --json, and the dict Python's
-// clpool.replay returns. Stable keys, byte counts as integers.
+// The result model (result.h) as JSON, one versioned schema: clpool_replay's --json, the document
+// its --html page embeds, and the dict Python's clpool.replay returns. Byte counts as integers.
 #ifndef CLPOOL_REPLAY_RESULT_JSON_H_
 #define CLPOOL_REPLAY_RESULT_JSON_H_
 
@@ -12,6 +12,11 @@
 #include "replay/result.h"
 
 namespace clpool::replay {
+
+// The version of the JSON document (to_json(results, ...), "schema_version"): raised whenever a
+// key is removed or changes meaning; new keys may appear without it. tools/replay/README.md
+// ("The JSON document") lists the keys.
+inline constexpr int result_schema_version = 1;
 
 // The same content as JSON (stable keys, byte counts as integers).
 nlohmann::json to_json(const replay_report& report);

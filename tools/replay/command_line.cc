@@ -22,16 +22,31 @@ std::string format_help() {
   return s;
 }
 
-}  // namespace
+// The options whose presence matters beyond their value (a default that was not typed).
+struct given_options {
+  CLI::Option* profile = nullptr;
+  CLI::Option* write_format = nullptr;
+  CLI::Option* leading_bits = nullptr;
+  CLI::Option* limit = nullptr;
+  CLI::Option* trim_max_held = nullptr;
+  CLI::Option* trim_ratio = nullptr;
+};
 
-std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
-  CLI::App app{
+// The aliases of --format, as typed; folded into command_line::formats after parsing.
+struct format_aliases {
+  std::vector<std::string> formats;  // --format's values
+  bool json = false;
+  std::string svg_path, html_path;
+};
+
+void describe_tool(CLI::App& app) {
+  app.description(
       "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
       "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
       "the ICD loader), and reports whether and why it runs out of memory.\n"
       "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case (4GiB, "
       "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
-      "most 2^62 bytes."};
+      "most 2^62 bytes.");
   app.footer(
       "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
       "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
@@ -42,7 +57,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
       "that cannot answer truthfully (--device opencl)\n\n"
       "Trace format: trace/FORMAT.md. Report fields: tools/replay/README.md.");
   app.get_formatter()->column_width(34);
+}
 
+void add_input_options(CLI::App& app, command_line& cl) {
   auto* trace_opt = app.add_option("trace", cl.trace_path,
                                    "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
   app.add_option("--rmm-csv", cl.rmm_path,
@@ -50,7 +67,10 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "instead of a clpool trace")
       ->excludes(trace_opt);
   app.add_option("--capacity", cl.capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
-  auto* profile_opt = app.add_option("--profile", cl.profile_text,
+}
+
+void add_device_options(CLI::App& app, command_line& cl, given_options& given) {
+  given.profile = app.add_option("--profile", cl.profile_text,
                  "how the device commits memory and reports running out: a built-in profile (nvidia, "
                  "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
                  "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
@@ -84,15 +104,18 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
                  "--capacity or go through the pool, as on mockcl and under the layer's budget "
                  "(default unlimited)");
+}
+
+void add_pool_options(CLI::App& app, command_line& cl, given_options& given) {
   auto* no_pool_opt = app.add_flag("--no-pool", cl.no_pool, "replay without a pool: every request goes to the device");
-  auto* lb_opt = app.add_option("--leading-bits", cl.leading_bits,
+  given.leading_bits = app.add_option("--leading-bits", cl.leading_bits,
                                 "pool bin precision: 0-12 leading bits after the top bit (default 4, "
                                 "PyOpenCL's); more bits, less rounding, fewer hits")
                      ->check(CLI::Range(0u, clpool::max_leading_bits));
-  auto* limit_opt = app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
-  auto* tmh_opt = app.add_option("--trim-max-held", cl.trim_max_held_text,
+  given.limit = app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
+  given.trim_max_held = app.add_option("--trim-max-held", cl.trim_max_held_text,
                                  "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
-  auto* tr_opt = app.add_option("--trim-ratio", cl.trim_ratio,
+  given.trim_ratio = app.add_option("--trim-ratio", cl.trim_ratio,
                                 "trim policy: hold at most R x active bytes (R >= 0)");
   app.add_flag("--min-capacity", cl.min_capacity,
                "find by bisection the smallest capacity (a multiple of --granule) that replays with "
@@ -102,14 +125,18 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                                  "replay several configurations side by side, e.g. --compare "
                                  "nopool pool:lb=4 pool:lb=2,trim-ratio=0.5")
                       ->expected(1, -1);
-  for (auto* o : {no_pool_opt, lb_opt, limit_opt, tmh_opt, tr_opt}) o->excludes(cmp_opt);
-  app.add_option("--format", cl.formats, format_help())->allow_extra_args(false);
-  app.add_flag("--json", cl.json, "print the report as JSON on stdout instead of text (--format json)");
-  app.add_option("--svg", cl.svg_path,
+  for (CLI::Option* o : {no_pool_opt, given.leading_bits, given.limit, given.trim_max_held, given.trim_ratio}) {
+    o->excludes(cmp_opt);
+  }
+}
+
+void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases, given_options& given) {
+  app.add_option("--format", aliases.formats, format_help())->allow_extra_args(false);
+  app.add_flag("--json", aliases.json, "print the report as JSON on stdout instead of text (--format json)");
+  app.add_option("--svg", aliases.svg_path,
                  "write a self-contained SVG timeline of active, held and managed bytes against "
                  "capacity, with the out-of-memory point marked (first configuration; --format svg=FILE)");
-  std::string html_path;
-  app.add_option("--html", html_path,
+  app.add_option("--html", aliases.html_path,
                  "write a self-contained HTML page (works from file://) to explore the replay: live "
                  "blocks over time or by allocation site, device used and capacity, pool held "
                  "memory, the out-of-memory, each block's stack on hover (--format html=FILE)");
@@ -135,7 +162,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   app.add_option("--write-trace", cl.write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");
-  auto* write_format_opt = app.add_option("--write-format", cl.write_format,
+  given.write_format = app.add_option("--write-format", cl.write_format,
                  "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
                  "FORMAT.md)")
       ->check(CLI::IsMember({"text", "binary"}));
@@ -149,26 +176,47 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                "one every 2 s within a replay)")
       ->excludes(no_progress_opt);
 
-  if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_replay")) return rc;
-  cl.profile_given = profile_opt->count() > 0;
-  cl.write_format_given = write_format_opt->count() > 0;
-  cl.leading_bits_given = lb_opt->count() > 0;
-  cl.limit_given = limit_opt->count() > 0;
-  cl.trim_max_held_given = tmh_opt->count() > 0;
-  cl.trim_ratio_given = tr_opt->count() > 0;
+}
+
+// After parsing: what was typed, paths as the user meant them, and one list of outputs in the one
+// grammar (--html, --json and --svg after --format's values, in that order, as the labels say).
+void finish(command_line& cl, const format_aliases& aliases, const given_options& given) {
+  cl.profile_given = given.profile->count() > 0;
+  cl.write_format_given = given.write_format->count() > 0;
+  cl.leading_bits_given = given.leading_bits->count() > 0;
+  cl.limit_given = given.limit->count() > 0;
+  cl.trim_max_held_given = given.trim_max_held->count() > 0;
+  cl.trim_ratio_given = given.trim_ratio->count() > 0;
   // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
-  for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.svg_path, &cl.write_trace_path, &cl.mockcl_so}) {
+  for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.write_trace_path, &cl.mockcl_so}) {
     *path = common::under_working_directory(*path);
   }
-  if (!html_path.empty()) cl.formats.push_back("html=" + html_path);
-  for (std::string& f : cl.formats) {
-    if (const std::size_t eq = f.find('='); eq != std::string::npos) {
-      f = f.substr(0, eq + 1) + common::under_working_directory(f.substr(eq + 1));
-    }
+  const auto file = [](const std::string& path) { return common::under_working_directory(path); };
+  for (const std::string& f : aliases.formats) {
+    const std::size_t eq = f.find('=');
+    cl.formats.push_back({eq == std::string::npos ? f : f.substr(0, eq + 1) + file(f.substr(eq + 1)), ""});
   }
+  if (!aliases.html_path.empty()) cl.formats.push_back({"html=" + file(aliases.html_path), "--format html"});
+  if (aliases.json) cl.formats.push_back({"json", "--json"});
+  if (!aliases.svg_path.empty()) cl.formats.push_back({"svg=" + file(aliases.svg_path), "--svg"});
   if (cl.profile_text.find('/') != std::string::npos) {
     cl.profile_text = common::under_working_directory(cl.profile_text);
   }
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
+  CLI::App app;
+  describe_tool(app);
+  given_options given;
+  format_aliases aliases;
+  add_input_options(app, cl);
+  add_device_options(app, cl, given);
+  add_pool_options(app, cl, given);
+  add_output_options(app, cl, aliases, given);
+  if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_replay")) return rc;
+  finish(cl, aliases, given);
   return std::nullopt;
 }
 

@@ -5,7 +5,7 @@
 
 Writes the page for TRACE (a trace with allocation sites whose out-of-memory is caused by
 ResultCache.remember), opens it from file://, and checks: no console error; the OOM marker and
-the top site are in the rendered DOM; hovering the largest live block shows its stack; switching
+the top site are in the rendered DOM; the page's result is --json's document; hovering the largest live block shows its stack; switching
 to the by-site view draws without error; then a synthetic 1,000,000-event trace loads and zooms
 in bounded time. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR (bazel-testlogs/.../test.outputs).
 Needs chromium, chromium-driver and python3-selenium (tools/setup.sh installs them).
@@ -82,6 +82,30 @@ class HtmlBrowserTest(unittest.TestCase):
 
     def console_errors(self):
         return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+
+    def test_page_reads_the_result_document(self):
+        """The page embeds --json's document and shows its figures: a trace without sites and the
+        minimum-capacity search's failing replay (one granule below), with no console error."""
+        trace = os.path.join(TMP, "nosites.trace")
+        with open(trace, "w") as f:
+            f.write("clpool-trace 1\n")
+            for i in range(1, 9):
+                f.write(f"{i} 0 0 0 alloc {i} {i << 20} buffer 0\n")
+        page = os.path.join(TMP, "nosites.html")
+        write_page(trace, page, "--min-capacity", "--profile", "exact", "--semantics", "immediate")
+        report = subprocess.run([REPLAY, "--no-progress", trace, "--json", "--min-capacity", "--profile",
+                                 "exact", "--semantics", "immediate"], capture_output=True, text=True)
+        d = self.driver
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        self.assertEqual(d.execute_script("return window.clpoolResult"), json.loads(report.stdout))
+        oom = d.execute_script("return window.clpoolReplay.oom")
+        self.assertEqual(oom["event_index"], 7)
+        summary = d.find_element(By.ID, "oom-summary").text
+        self.assertIn("Out of memory at event 7: request of 8.00 MiB", summary)
+        self.assertIn("at (no stack recorded)", summary)
+        # The search's failing replay, one granule below the minimum (38 MiB).
+        self.assertIn("capacity 37.00 MiB, 8 events replayed", d.find_element(By.ID, "subtitle").text)
 
     def test_page_names_the_site_and_shows_stacks(self):
         page = os.path.join(TMP, "growing_cache.html")

@@ -123,7 +123,7 @@ plan validate(const command_line& cl) {
   }
   p.write_trace_path = cl.write_trace_path;
   p.write_encoding = cl.write_format == "binary" ? trace::trace_encoding::binary : trace::trace_encoding::text;
-  p.outputs = parse_output_requests(cl.formats, cl.json, cl.svg_path);
+  p.outputs = parse_output_requests(cl.formats);
   std::vector<named_output> outs{{"--write-trace", p.write_trace_path}};
   for (const output_request& o : p.outputs) outs.push_back({o.label, o.path});
   std::vector<clpool::common::named_input> ins{{"trace", p.in.trace_path}, {"--rmm-csv", p.in.rmm_path}};

@@ -37,12 +37,18 @@ check() {
   top="$(grep -A1 'sites holding the most device memory' <<<"$out" | tail -1)"
   [[ "$top" == "  1. $fn "* ]] || fail "$name: top site is '$top', want $fn"
   echo "$out" | sed -n '/failing request/,/full-stacks/p'
-  # The page's data: the first live site at the failure (the table the page draws).
-  /usr/bin/python3 - "$T/$name.html" "$fn" <<'PY' || fail "$name: the page does not name $2"
+  # The page's documents: the result exactly as --json writes it, and the replay it shows, whose
+  # first live site at the failure is the table the page draws.
+  "$REPLAY" --no-progress "$trace" --capacity 32MiB --json >"$T/$name.json"
+  /usr/bin/python3 - "$T/$name.html" "$fn" "$T/$name.json" <<'PY' || fail "$name: the page does not name $fn, or its result is not --json's"
 import json, re, sys
 html = open(sys.argv[1]).read()
-data = json.loads(re.search(r'<script type="application/json" id="clpool-data">(.*?)</script>', html, re.S).group(1))
-site = data["oom"]["live_sites"][0]["site"]
+def inline(name):
+    return json.loads(re.search(r'<script type="application/json" id="%s">(.*?)</script>' % name, html, re.S).group(1))
+result, replay = inline("clpool-result"), inline("clpool-replay")
+assert result == json.load(open(sys.argv[3])), "the page's result differs from --json's"
+assert replay == result["results"][0]["replay"], "the page's replay is not the result's first"
+site = replay["oom"]["live_sites"][0]["site"]
 print("page top site:", site)
 sys.exit(0 if site.startswith(sys.argv[2] + " ") else 1)
 PY
@@ -51,7 +57,7 @@ PY
 echo "=== PyOpenCL: growing_cache.py"
 "${py_env[@]}" "$CLPOOL" record --out "$T/py.trace" -- /usr/bin/python3 "$PY_EXAMPLE" --requests 40 >"$T/py.log" 2>&1 ||
   { fail "recording growing_cache.py"; tail -5 "$T/py.log"; }
-head -1 "$T/py.trace" | grep -q 'clpool-trace 2' || fail "py.trace is not version 2"
+head -1 "$T/py.trace" | grep -q 'clpool-trace 3' || fail "py.trace is not version 3"
 grep -q '^frame .* py .*growing_cache.py ResultCache.remember$' "$T/py.trace" || fail "no Python frame for ResultCache.remember"
 check py "$T/py.trace" ResultCache.remember
 
