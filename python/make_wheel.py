@@ -1,9 +1,13 @@
 """Builds a clpool wheel offline from the package sources and the Bazel-built extension.
 
-    python3 python/make_wheel.py PKG_DIR CORE_SO EXT_SUFFIX OUT_DIR
+    python3 python/make_wheel.py PKG_DIR CORE_SO EXT_SUFFIX OUT_DIR [FILE...]
 
 The wheel is tagged for the running interpreter (e.g. cp311-cp311-linux_x86_64) and needs
-python3-pyopencl and python3-numpy at run time (not declared: Debian provides them).
+python3-pyopencl and python3-numpy at run time (not declared: Debian provides them). Each FILE
+(libclpool_layer.so, libmockcl.so, clpool_replay: what the pytest plugin runs) goes to
+clpool/_lib/. The pytest plugin is registered as a pytest11 entry point, so an installed clpool
+adds its options (--clpool, --clpool-device, ...) to every pytest run, doing nothing until one is
+given.
 """
 import base64
 import hashlib
@@ -20,7 +24,7 @@ def record_line(name, data):
     return f"{name},sha256={digest},{len(data)}"
 
 
-def main(pkg_dir, core_so, ext_suffix, out_dir):
+def main(pkg_dir, core_so, ext_suffix, out_dir, *libs):
     ver = f"cp{sys.version_info.major}{sys.version_info.minor}"
     plat = sysconfig.get_platform().replace("-", "_").replace(".", "_")
     tag = f"{ver}-{ver}-{plat}"
@@ -31,7 +35,11 @@ def main(pkg_dir, core_so, ext_suffix, out_dir):
                 files[f"clpool/{name}"] = f.read()
     with open(core_so, "rb") as f:
         files[f"clpool/_core{ext_suffix}"] = f.read()
+    for lib in libs:
+        with open(lib, "rb") as f:
+            files[f"clpool/_lib/{os.path.basename(lib)}"] = f.read()
     info = f"clpool-{VERSION}.dist-info"
+    files[f"{info}/entry_points.txt"] = b"[pytest11]\nclpool = clpool.pytest_plugin\n"
     files[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: clpool\nVersion: {VERSION}\n"
                                  "Summary: GPU memory pool with PyOpenCL's semantics\n").encode()
     files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: clpool python_wheel.py\n"
@@ -42,7 +50,8 @@ def main(pkg_dir, core_so, ext_suffix, out_dir):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in files.items():
             zi = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
-            zi.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
+            executable = name.endswith(".so") or name.startswith("clpool/_lib/")
+            zi.external_attr = (0o755 if executable else 0o644) << 16
             z.writestr(zi, data, zipfile.ZIP_DEFLATED)
     print(path)
 

@@ -12,6 +12,8 @@ PACKAGES=(
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
   # PyOpenCL's own test files on clpool's pool (tools/test.sh, when CLPOOL_PYOPENCL_SRC is set).
   python3-pytest
+  # The pytest plugin's tests with several workers (python/clpool/pytest_plugin.py).
+  python3-pytest-xdist
   # Python bindings (python/): pybind11, the CPython headers, numpy for PageLockedMemoryPool.
   pybind11-dev python3-pybind11 python3-dev python3-numpy
   # Native stacks in traces (stacks/): libunwind, opened at run time; without it the capture falls

@@ -4,6 +4,9 @@
 #   1b. tools/check_layering.sh              the package arrows of ARCHITECTURE.md (bazel query)
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
+#   2b. tools/build_defs/memory_test_test.sh the Bazel rule clpool_memory_test from a workspace of
+#                                             its own: examples/ci/cc's tests pass and fail as
+#                                             they should
 #   3. tools/ci/sanitizers.sh 30 2            the suite under ASan + UBSan, the concurrency tests
 #                                             under TSan, and a 30 s smoke of every fuzzer
 #   4. tools/cts/run_cts.sh                   the Khronos OpenCL-CTS subset on POCL and on mockcl
@@ -42,6 +45,7 @@ if [[ "${QUICK:-0}" == 1 ]]; then
 fi
 bash tools/install_test.sh
 echo "tools/test.sh: install test passed at $((SECONDS - start)) s" >&2
+bash tools/build_defs/memory_test_test.sh
 bash tools/ci/sanitizers.sh 30 2
 bash tools/cts/run_cts.sh
 bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool

@@ -1,13 +1,14 @@
 // The clpool OpenCL layer: the exported entry points (clGetLayerInfo, clInitLayer,
 // clInitLayerWithProperties, clDeinitLayer) and the wrapped dispatch slots.
 //
-// Only the four entry points are exported (-fvisibility=hidden plus layer.lds): an ICD loader
-// dlopens us with RTLD_LOCAL, and any other exported OpenCL name could bind the loader's own
-// symbols to ours. Every function the C side calls catches everything: no exception may cross
+// Only the four entry points and the clpool_layer_* control functions are exported
+// (-fvisibility=hidden plus layer.lds): an ICD loader dlopens us with RTLD_LOCAL, and any other
+// exported OpenCL name could bind the loader's own symbols to ours. Every function the C side calls catches everything: no exception may cross
 // into the loader or an ICD thread.
 #include <dlfcn.h>
 #include <CL/cl_layer.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -296,7 +297,8 @@ cl_int CL_API_CALL enqueue_svm_free(
 
 // With a budget the device reports it as its memory size (and caps its largest allocation), so a
 // program that sizes its work from CL_DEVICE_GLOBAL_MEM_SIZE behaves as on the smaller card.
-std::uint64_t budget = 0;  // 0: no budget; set once before the dispatch table is handed out
+// 0: no budget. Set before the dispatch table is handed out; clpool_layer_set_budget may change it.
+std::atomic<std::uint64_t> budget{0};
 
 cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, size_t value_size,
                                    void* value, size_t* value_size_ret) {
@@ -305,7 +307,8 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
       (name == CL_DEVICE_GLOBAL_MEM_SIZE || name == CL_DEVICE_MAX_MEM_ALLOC_SIZE)) {
     cl_ulong reported = 0;
     std::memcpy(&reported, value, sizeof(reported));
-    if (reported > budget) std::memcpy(value, &budget, sizeof(reported));
+    const cl_ulong now = budget.load(std::memory_order_relaxed);
+    if (reported > now) std::memcpy(value, &now, sizeof(reported));
   }
   return status;
 }
@@ -475,6 +478,41 @@ CLPOOL_LAYER_EXPORT cl_int CL_API_CALL clInitLayerWithProperties(
   (void)properties;
   return clpool::layer::init_layer(num_entries, target_dispatch, num_entries_ret,
                                    layer_dispatch_ret);
+}
+
+// --- In-process control (layer.lds exports these) ---
+//
+// For a harness inside the program itself, e.g. clpool's pytest plugin through ctypes (the loader
+// dlopened this file; dlopen of the same path returns the same copy): whether the loader
+// initialised the layer, and the budget for allocations from now on, so that one test can run on
+// a smaller device than the session's.
+
+// 0: the loader has not initialised the layer (no OpenCL call yet, or it was never listed in
+// OPENCL_LAYERS); 1: initialised without a budget; 2: initialised with a budget (it can be
+// changed); -1: a bad setting made it hide every platform.
+CLPOOL_LAYER_EXPORT int clpool_layer_state(void) {
+  std::lock_guard lock(clpool::layer::init_mutex);
+  if (!clpool::layer::initialised) return 0;
+  if (clpool::layer::layer_dispatch.clGetPlatformIDs != nullptr) return -1;
+  return clpool::layer::budget.load() != 0 ? 2 : 1;
+}
+
+// The budget now, in bytes; 0 without one (or before initialisation).
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_budget(void) {
+  return clpool::layer::budget.load();
+}
+
+// Sets the budget for allocations (and first uses) from now on; blocks already charged stay
+// charged, even above it. `bytes` must be more than the profile's headroom and at most 2^62.
+// Returns 0, or: -1 not initialised (or refused), -2 initialised without CLPOOL_LAYER_BUDGET (the
+// layer then wraps no allocation and cannot start now), -3 a bad `bytes`.
+CLPOOL_LAYER_EXPORT int clpool_layer_set_budget(unsigned long long bytes) {
+  const int state = clpool_layer_state();
+  if (state == 0 || state == -1) return -1;
+  if (state == 1) return -2;
+  if (!clpool::layer::rec->set_budget(bytes)) return -3;
+  clpool::layer::budget.store(bytes);
+  return 0;
 }
 
 CLPOOL_LAYER_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {

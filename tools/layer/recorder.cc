@@ -266,6 +266,18 @@ std::uint64_t recorder::queue_id(const void* queue) {
   return it->second;
 }
 
+bool recorder::set_budget(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (bytes > trace::max_event_size || bytes <= budget_.profile().headroom) return false;
+  budget_.set_capacity(bytes);
+  return true;
+}
+
+std::uint64_t recorder::budget_bytes() const {
+  std::lock_guard lock(mutex_);
+  return budget_.capacity();
+}
+
 std::uint64_t recorder::outstanding_bytes() const {
   std::lock_guard lock(mutex_);
   return budget_.committed();

@@ -159,6 +159,11 @@ class recorder {
   // A small dense id for `queue` (1, 2, ... in order of first sight; 0 for null).
   std::uint64_t queue_id(const void* queue);
 
+  // A new budget (CLPOOL_LAYER_BUDGET) for later allocations and first uses; what is committed
+  // stays, even above it. False, changing nothing, unless the profile's headroom < bytes <= 2^62.
+  bool set_budget(std::uint64_t bytes);
+  std::uint64_t budget_bytes() const;
+
   // Bytes of live counted blocks plus reservations, as the budget's device commits them.
   std::uint64_t outstanding_bytes() const;
 

@@ -267,6 +267,28 @@ TEST(Recorder, BudgetRefusesAndCreditsOnFree) {
   EXPECT_EQ(r.begin_alloc(1000, trace_kind::buffer, 0).refused, refusal::none);
 }
 
+// clpool_layer_set_budget: a new budget applies to later requests; what is charged stays charged.
+TEST(Recorder, SetBudgetChangesTheBudgetForLaterRequests) {
+  std::vector<trace_event> events;
+  auto sink = std::make_unique<vector_sink>(&events);
+  vector_sink* comments = sink.get();
+  recorder r(with_budget(1000), std::move(sink));
+  recorder::ticket a = r.begin_alloc(800, trace_kind::buffer, 0);
+  ASSERT_EQ(a.refused, refusal::none);
+  r.commit_alloc(a.block);
+  ASSERT_TRUE(r.set_budget(500));  // below what is charged: later requests fail
+  EXPECT_EQ(r.budget_bytes(), 500u);
+  EXPECT_EQ(r.begin_alloc(1, trace_kind::buffer, 0).refused, refusal::budget);
+  EXPECT_EQ(comments->comments.back(),
+            "failure: seq 1 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: budget "
+            "500 bytes, 800 outstanding");
+  ASSERT_TRUE(r.set_budget(std::uint64_t{1} << 62));
+  EXPECT_EQ(r.begin_alloc(1000, trace_kind::buffer, 0).refused, refusal::none);
+  EXPECT_FALSE(r.set_budget(0));
+  EXPECT_FALSE(r.set_budget((std::uint64_t{1} << 62) + 1));
+  EXPECT_EQ(r.budget_bytes(), std::uint64_t{1} << 62);
+}
+
 TEST(Recorder, HugeRequestDoesNotOverflowTheBudgetCheck) {
   recorder r(with_budget(1000), nullptr);
   EXPECT_EQ(r.begin_alloc(UINT64_MAX, trace_kind::buffer, 0).refused, refusal::budget);

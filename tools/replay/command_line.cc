@@ -67,6 +67,17 @@ void add_input_options(CLI::App& app, command_line& cl) {
                  "instead of a clpool trace")
       ->excludes(trace_opt);
   app.add_option("--capacity", cl.capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
+  auto* diff_opt = app.add_option("--diff", cl.diff_paths,
+                 "compare two traces of a program, OLD NEW (before and after a change): each "
+                 "configuration's peak device memory and minimum capacity in both, and the "
+                 "allocation sites whose memory grew most; with the device and configuration "
+                 "options as for one trace; --format text or json")
+                      ->expected(2)
+                      ->excludes(trace_opt);
+  app.add_option("--max-growth", cl.max_growth_text,
+                 "with --diff: exit 1 when a configuration's peak device memory or minimum capacity "
+                 "grew by more than this, e.g. 5%")
+      ->needs(diff_opt);
 }
 
 void add_device_options(CLI::App& app, command_line& cl, given_options& given) {
@@ -191,6 +202,7 @@ void finish(command_line& cl, const format_aliases& aliases, const given_options
   for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.write_trace_path, &cl.mockcl_so}) {
     *path = common::under_working_directory(*path);
   }
+  for (std::string& path : cl.diff_paths) path = common::under_working_directory(path);
   const auto file = [](const std::string& path) { return common::under_working_directory(path); };
   for (const std::string& f : aliases.formats) {
     const std::size_t eq = f.find('=');

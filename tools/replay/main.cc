@@ -18,6 +18,7 @@
 #include "replay/config.h"
 #include "tools/replay/device_backend.h"
 #include "replay/min_capacity.h"
+#include "tools/replay/diff.h"
 #include "tools/replay/output_writer.h"
 #include "tools/replay/outputs.h"
 #include "tools/replay/progress.h"
@@ -311,6 +312,19 @@ void write_outputs(const plan& p, const run_output& out) {
 int run(int argc, char** argv) {
   command_line cl;
   if (const std::optional<int> rc = parse_command_line(argc, argv, cl)) return *rc;
+  if (!cl.diff_paths.empty()) {  // --diff OLD NEW: each trace's unbounded replay and search (diff.h)
+    return run_diff(cl, [&cl](const std::string& path) {
+      command_line one = cl;
+      one.diff_paths.clear();
+      one.trace_path = path;
+      one.min_capacity = true;
+      one.formats.clear();
+      plan p = validate(one);
+      const std::uint64_t largest = p.backend->largest_capacity();
+      p.capacity = largest != 0 ? largest : clpool::common::max_device_bytes;
+      return replay_all(p);
+    });
+  }
   plan p = validate(cl);
   if (!p.write_trace_path.empty()) {
     write_trace(p);

@@ -170,7 +170,8 @@ std::vector<trace_event> read_trace() {
 TEST(EntryPoints, OnlyTheLayerEntryPointsAreExported) {
   void* h = layer().handle;
   for (const char* name :
-       {"clGetLayerInfo", "clInitLayer", "clInitLayerWithProperties", "clDeinitLayer"}) {
+       {"clGetLayerInfo", "clInitLayer", "clInitLayerWithProperties", "clDeinitLayer",
+        "clpool_layer_state", "clpool_layer_budget", "clpool_layer_set_budget"}) {
     EXPECT_NE(dlsym(h, name), nullptr) << name;
   }
   for (const char* name :
@@ -367,6 +368,45 @@ TEST(EntryPoints, BudgetIsReportedAsTheDeviceSize) {
                                            nullptr),
             CL_SUCCESS);
   EXPECT_EQ(size, cl_ulong{1} << 20);
+}
+
+// The in-process controls (clpool's pytest plugin): the state, and a budget changed for later
+// allocations and in what the device reports.
+TEST(EntryPoints, BudgetCanBeChangedInProcess) {
+  using state_fn = int (*)();
+  using budget_fn = unsigned long long (*)();
+  using set_fn = int (*)(unsigned long long);
+  const cl_icd_dispatch* t = layer().table;
+  auto state = reinterpret_cast<state_fn>(dlsym(layer().handle, "clpool_layer_state"));
+  auto budget = reinterpret_cast<budget_fn>(dlsym(layer().handle, "clpool_layer_budget"));
+  auto set = reinterpret_cast<set_fn>(dlsym(layer().handle, "clpool_layer_set_budget"));
+  ASSERT_TRUE(state && budget && set);
+  EXPECT_EQ(state(), 2);
+  EXPECT_EQ(budget(), 1ull << 20);
+  ASSERT_EQ(set(4096), 0);
+  cl_ulong size = 0;
+  ASSERT_EQ(t->clGetDeviceInfo(nullptr, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(size), &size, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(size, 4096u);
+  cl_int err = 1;
+  EXPECT_EQ(t->clCreateBuffer(fake_context, CL_MEM_READ_WRITE, 8192, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(set(0), -3);
+  EXPECT_EQ(set((1ull << 62) + 1), -3);
+  ASSERT_EQ(set(1ull << 20), 0);
+  cl_mem a = t->clCreateBuffer(fake_context, CL_MEM_READ_WRITE, 8192, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  destroy(a);
+  EXPECT_EQ(budget(), 1ull << 20);
+
+  // A copy loaded but never initialised, and one initialised without a budget.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string copy = std::string(tmp != nullptr ? tmp : "/tmp") + "/uninitialised.so";
+  std::filesystem::copy_file(layer_path, copy, std::filesystem::copy_options::overwrite_existing);
+  void* fresh = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(fresh, nullptr) << dlerror();
+  EXPECT_EQ(reinterpret_cast<state_fn>(dlsym(fresh, "clpool_layer_state"))(), 0);
+  EXPECT_EQ(reinterpret_cast<set_fn>(dlsym(fresh, "clpool_layer_set_budget"))(1 << 20), -1);
 }
 
 }  // namespace

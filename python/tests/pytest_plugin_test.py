@@ -1,0 +1,350 @@
+"""clpool.pytest_plugin, tested with pytest's own pytester: each marker passing and failing, the
+summary, the artifacts, xdist, the observed system device, bad markers and options, and OpenCL
+initialised before the plugin. Run by run_plugin_test.sh (python -m pytest -p pytester), which
+puts the clpool package, the layer, mockcl and clpool_replay where the plugin finds them.
+"""
+import re
+import sys
+import textwrap
+
+import pytest
+
+DEVICE = ["-p", "clpool.pytest_plugin", "--clpool-device", "nvidia:1GiB"]
+
+CONFTEST = """
+import pytest, pyopencl as cl
+
+@pytest.fixture(scope="session")
+def queue():
+    ctx = cl.create_some_context(interactive=False)
+    return cl.CommandQueue(ctx)
+
+MiB = 1 << 20
+
+def commit(queue, b):
+    # Commits the buffer on the device now (PyOpenCL's ImmediateAllocator does the same).
+    cl.enqueue_migrate_mem_objects(queue, [b], cl.mem_migration_flags.CONTENT_UNDEFINED)
+    return b
+
+def buffer(queue, n):
+    return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, n)
+"""
+
+SUITE = """
+import numpy as np, pyopencl as cl, pytest
+from conftest import commit, MiB
+
+kept = []
+
+def make(queue, n):
+    return commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, n))
+
+def hold(queue, n):
+    kept.append(commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, n)))
+
+def grow(queue, count):
+    out = []
+    for _ in range(count):
+        out.append(commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * MiB)))
+    return out
+
+def test_no_device_memory():
+    pass
+
+@pytest.mark.limit_device_memory("16 MiB")
+def test_peak_within(queue):
+    grow(queue, 3)
+
+@pytest.mark.limit_device_memory("8 MiB")
+def test_peak_above(queue):
+    grow(queue, 3)
+
+@pytest.mark.limit_device_leaks("1 MiB")
+def test_leak_within(queue):
+    a = make(queue, 2 * MiB)
+    del a
+
+@pytest.mark.limit_device_leaks(limit="1 MiB")
+def test_leak_above(queue):
+    hold(queue, 3 * MiB)
+
+@pytest.mark.device_capacity("64 MiB")
+def test_capacity_fits(queue):
+    a = make(queue, 24 * MiB)
+    b = make(queue, 24 * MiB)
+    assert queue.device.global_mem_size == 64 * MiB
+
+@pytest.mark.device_capacity("32 MiB", profile="nvidia")
+def test_capacity_too_small(queue):
+    a = make(queue, 24 * MiB)
+    b = make(queue, 24 * MiB)
+
+def test_kernel_computes(queue):
+    prg = cl.Program(queue.context, "__kernel void k(__global int* a) { a[get_global_id(0)] = 7; }").build()
+    buf = make(queue, 16)
+    prg.k(queue, (4,), None, buf)
+    out = np.zeros(4, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert list(out) == [7, 7, 7, 7]
+"""
+
+
+@pytest.fixture
+def suite(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_suite=SUITE)
+    return pytester
+
+
+def outcomes(result):
+    return result.parseoutcomes()
+
+
+def test_markers_summary_and_artifacts(suite):
+    art = suite.path / "art"
+    r = suite.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+    out = r.stdout.str()
+    o = outcomes(r)
+    assert o.get("passed") == 5 and o.get("failed") == 3, out
+    r.stdout.fnmatch_lines([
+        "FAILED test_suite.py::test_peak_above",
+        "FAILED test_suite.py::test_leak_above",
+        "FAILED test_suite.py::test_capacity_too_small",
+    ], consecutive=False)
+    # limit_device_memory: the peak, the limit, the site holding the memory at the peak.
+    assert ("clpool: peak device memory 12 MiB (12582912 bytes) is above the limit_device_memory "
+            "limit of 8 MiB (8388608 bytes)") in out
+    assert re.search(r"1\. grow \(test_suite\.py:\d+\)\n\s+12 MiB \(12582912 bytes\) in 3 blocks", out), out
+    # limit_device_leaks: what is left, and where it was allocated.
+    assert ("clpool: 3 MiB (3145728 bytes) of device memory the test allocated is still allocated "
+            "after it returned, above the limit_device_leaks limit of 1 MiB") in out
+    assert re.search(r"1\. hold \(test_suite\.py:\d+\)\n\s+3 MiB \(3145728 bytes\) in 1 block", out), out
+    # device_capacity: clpool's report, then the MemoryError.
+    assert ("clpool: out of device memory: a request of 24 MiB (25165824 bytes) failed at first use "
+            "by clEnqueueMigrateMemObjects") in out
+    assert "32 MiB (33554432 bytes), nvidia profile (device_capacity marker)" in out
+    assert "failing request's site    make (test_suite.py:" in out
+    assert "MemoryError" in out
+    # The passing tests did not fail for clpool's reasons.
+    for name in ("test_peak_within", "test_leak_within", "test_capacity_fits", "test_kernel_computes"):
+        assert f"FAILED test_suite.py::{name}" not in out
+    # The summary, largest peak first, with the top site.
+    summary = out[out.index("clpool device memory"):]
+    assert "device: mockcl, 1 GiB (1073741824 bytes), nvidia profile" in summary
+    rows = re.findall(r"^\s+(\S+ \S+)\s+(\S+ \S+)\s+(\d+)\s+(test_suite\.py::\S+)$", summary, re.M)
+    names = [row[3].split("::")[1] for row in rows]
+    assert names[:2] == ["test_capacity_fits", "test_capacity_too_small"], summary
+    assert names.index("test_peak_above") < names.index("test_leak_above") < names.index("test_leak_within")
+    assert "test_no_device_memory" not in names
+    row = dict((r[3].split("::")[1], r) for r in rows)
+    assert row["test_capacity_fits"][0] == "48 MiB" and row["test_capacity_fits"][2] == "2"
+    assert row["test_leak_above"][1] == "3 MiB"
+    assert re.search(r"test_suite\.py::test_peak_above\n\s+grow \(test_suite\.py:\d+\): 12 MiB", summary)
+    # Artifacts: a trace and a page per failing test, none for the passing ones.
+    dirs = sorted(p.name for p in art.iterdir() if p.is_dir())
+    assert dirs == ["test_suite.py_test_capacity_too_small", "test_suite.py_test_leak_above",
+                    "test_suite.py_test_peak_above"], dirs
+    for d in dirs:
+        trace = (art / d / "device.trace").read_text()
+        assert trace.startswith("clpool-trace 2\n# source: clpool pytest plugin\n")
+        page = (art / d / "device.html").read_text()
+        assert "<html" in page
+    page = (art / "test_suite.py_test_peak_above" / "device.html").read_text()
+    assert "grow" in page
+    replay = (art / "test_suite.py_test_capacity_too_small" / "replay.txt").read_text()
+    assert "OUT OF MEMORY" in replay and "test_capacity_too_small" in replay, replay
+    replay = (art / "test_suite.py_test_peak_above" / "replay.txt").read_text()
+    assert "OUT OF MEMORY" in replay and "grow" in replay, replay
+    assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
+    assert "artifacts: " + str(art) in out
+
+
+def test_xdist_workers(suite):
+    pytest.importorskip("xdist")
+    art = suite.path / "art"
+    r = suite.runpytest_subprocess(*DEVICE, "-n", "2", "--clpool-artifacts", str(art),
+                                   "-p", "no:cacheprovider")
+    out = r.stdout.str()
+    o = outcomes(r)
+    assert o.get("passed") == 5 and o.get("failed") == 3, out
+    summary = out[out.index("clpool device memory"):]
+    assert "device: mockcl, 1 GiB (1073741824 bytes), nvidia profile" in summary
+    assert re.search(r"12 MiB\s+0 B\s+3\s+test_suite\.py::test_peak_above", summary), summary
+    traces = sorted(p.name for p in art.glob("session-gw*.trace"))
+    assert traces == ["session-gw0.trace", "session-gw1.trace"], traces
+    assert (art / "test_suite.py_test_leak_above" / "device.html").exists()
+
+
+def test_bad_marker_under_xdist_fails_its_test(pytester):
+    """In an xdist worker a usage error would crash the worker: the test fails with the message."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_it="""
+        import pytest
+
+        @pytest.mark.limit_device_memory("24 MB")
+        def test_bad():
+            pass
+
+        def test_good():
+            pass
+    """)
+    r = pytester.runpytest_subprocess(*DEVICE, "-n", "2", "-p", "no:cacheprovider")
+    out = r.stdout.str()
+    assert outcomes(r) == {"failed": 1, "passed": 1}, out
+    assert ("usage error: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
+            "is ambiguous: decimal units are not accepted; write 24MiB") in out
+    assert "INTERNALERROR" not in out + r.stderr.str()
+
+
+def test_system_device_observed(pytester):
+    """Without --clpool-device, the tests' own device (POCL here), observed through the layer."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_pocl="""
+        import pytest
+        import pyopencl as cl
+        from conftest import commit, MiB
+
+        def alloc_twice(queue):
+            out = []
+            for _ in range(2):
+                out.append(commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 3 * MiB)))
+            return out
+
+        @pytest.mark.limit_device_memory("4 MiB")
+        def test_above(queue):
+            alloc_twice(queue)
+
+        @pytest.mark.device_capacity("4 MiB")
+        def test_small_device(queue):
+            assert queue.device.global_mem_size == 4 * MiB
+            alloc_twice(queue)
+    """)
+    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "--clpool", "-p", "no:cacheprovider")
+    out = r.stdout.str()
+    assert outcomes(r).get("failed") == 2, out
+    assert "device: the system's OpenCL (Portable Computing Language), observed" in out
+    assert re.search(r"1\. alloc_twice \(test_pocl\.py:\d+\)\n\s+6 MiB", out), out
+    # The exact profile (the default without --clpool-device): refused at creation.
+    assert ("clpool: out of device memory: a request of 3 MiB (3145728 bytes) failed at allocation"
+            in out), out
+    assert "4 MiB (4194304 bytes), exact profile (device_capacity marker)" in out
+
+
+BAD_MARKERS = [
+    ('limit_device_memory("24 MB")',
+     "test_it.py::test_it: @pytest.mark.limit_device_memory: the size '24 MB' is ambiguous: decimal "
+     "units are not accepted; write 24MiB"),
+    ("limit_device_memory()",
+     "test_it.py::test_it: @pytest.mark.limit_device_memory: takes one size, got 0 arguments; write "
+     "limit_device_memory(SIZE) with SIZE a string such as '512 MiB' or an int of bytes"),
+    ('limit_device_leaks("1 MiB", "2 MiB")',
+     "@pytest.mark.limit_device_leaks: takes one size, got 2 arguments"),
+    ('limit_device_leaks(-1)', "@pytest.mark.limit_device_leaks: the size -1 is negative"),
+    ('limit_device_memory(1.5)',
+     "@pytest.mark.limit_device_memory: the size 1.5 is not a size: give a string such as '512 MiB'"),
+    ('device_capacity("2 GiB", profil="nvidia")',
+     "@pytest.mark.device_capacity: unknown argument 'profil'; write device_capacity(SIZE, profile=NAME)"),
+    ('device_capacity("2 GiB", profile="pocl")',
+     "test_it.py::test_it: @pytest.mark.device_capacity(profile='pocl'): this session's device commits "
+     "memory by the nvidia profile; run with --clpool-device pocl:SIZE"),
+    ('device_capacity("2 MiB")',
+     "@pytest.mark.device_capacity: a capacity of 2 MiB leaves nothing usable: the nvidia profile "
+     "keeps 2.62 MiB for the driver"),
+    ('device_capacity("lots")', "@pytest.mark.device_capacity: the size 'lots' is not a number"),
+]
+
+
+@pytest.mark.parametrize("marker,message", BAD_MARKERS, ids=[m for m, _ in BAD_MARKERS])
+def test_bad_marker_is_a_usage_error(pytester, marker, message):
+    pytester.makepyfile(test_it=f"""
+        import pytest
+
+        @pytest.mark.{marker}
+        def test_it():
+            pass
+    """)
+    r = pytester.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider")
+    assert r.ret == 4, r.stdout.str() + r.stderr.str()
+    err = r.stderr.str()
+    assert "ERROR: " in err and message in err, err
+
+
+BAD_OPTIONS = [
+    (["--clpool-device", "nvidia:4GB"],
+     "ERROR: clpool: --clpool-device 'nvidia:4GB': the capacity '4GB' is ambiguous: decimal units "
+     "are not accepted; write 4GiB"),
+    (["--clpool-device", "4GiB"],
+     "ERROR: clpool: --clpool-device '4GiB': write PROFILE:CAPACITY, e.g. nvidia:4GiB"),
+    (["--clpool-device", "amd:4GiB"],
+     "ERROR: clpool: --clpool-device 'amd:4GiB': 'amd' is not a device profile: use one of exact, "
+     "nvidia, pocl or a profile file (a path)"),
+    (["--clpool-device", "nvidia:1MiB"],
+     "a capacity of 1 MiB leaves nothing usable: the nvidia profile keeps 2.62 MiB for the driver"),
+    (["--clpool", "--clpool-profile", "fast"],
+     "ERROR: clpool: --clpool-profile: 'fast' is not a device profile"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD_OPTIONS, ids=[" ".join(a) for a, _ in BAD_OPTIONS])
+def test_bad_option_is_a_usage_error(pytester, args, message):
+    pytester.makepyfile(test_it="def test_it():\n    pass\n")
+    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", *args, "-p", "no:cacheprovider")
+    assert r.ret == 4, r.stdout.str() + r.stderr.str()
+    assert message in r.stderr.str(), r.stderr.str()
+
+
+def test_opencl_initialised_before_the_plugin(pytester):
+    """PyOpenCL imported, and its ICD loader initialised on POCL, before pytest starts."""
+    pytester.makepyfile(test_it="def test_it():\n    pass\n")
+    script = pytester.makepyfile(run_it="""
+        import sys, pyopencl, pytest
+        pyopencl.get_platforms()
+        sys.exit(pytest.main(["-p", "clpool.pytest_plugin", "--clpool-device", "nvidia:1GiB",
+                              "-p", "no:cacheprovider", "test_it.py"]))
+    """)
+    r = pytester.run(sys.executable, str(script))
+    assert r.ret == 4, r.stdout.str() + r.stderr.str()
+    err = r.stderr.str()
+    assert ("ERROR: clpool: OpenCL was already initialised in this process before the clpool plugin "
+            "could load its layer and the mockcl device (pyopencl ") in err, err
+    assert "platforms: Portable Computing Language). Run pytest in a fresh process" in err
+
+
+def test_markers_without_the_plugin_active_are_ignored_with_a_warning(pytester):
+    pytester.makepyfile(test_it="""
+        import pytest
+
+        @pytest.mark.limit_device_memory("1 MiB")
+        def test_it():
+            pass
+    """)
+    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "-p", "no:cacheprovider")
+    assert outcomes(r).get("passed") == 1
+    assert "clpool: device-memory markers are ignored without --clpool" in r.stdout.str()
+    assert "clpool device memory" not in r.stdout.str()
+
+
+def test_the_fixed_suite_passes(suite):
+    """The same suite with each problem fixed (leak dropped, peak lowered, a smaller request)."""
+    fixed = (SUITE.replace("kept.append(commit(", "(commit(")
+             .replace('"8 MiB")\ndef test_peak_above', '"12 MiB")\ndef test_peak_above')
+             .replace("    a = make(queue, 24 * MiB)\n    b = make(queue, 24 * MiB)\n\ndef test_kernel",
+                      "    a = make(queue, 24 * MiB)\n\ndef test_kernel"))
+    assert fixed != SUITE
+    suite.makepyfile(test_suite=fixed)
+    r = suite.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider")
+    assert outcomes(r).get("passed") == 8, r.stdout.str()
+
+
+def test_a_second_session_replaces_the_layers_trace(pytester):
+    """The session trace the layer wrote (version 3: the program's releases beside the driver's
+    frees) is the plugin's to replace in the next session; another file is not."""
+    pytester.makepyfile(test_one="def test_nothing():\n    pass\n")
+    art = pytester.path / "art"
+    for _ in range(2):
+        r = pytester.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+        assert outcomes(r).get("passed") == 1, r.stdout.str() + r.stderr.str()
+    assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
+    (art / "session.trace").write_text("mine\n")
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+    assert "is not a trace the layer wrote" in r.stdout.str() + r.stderr.str()

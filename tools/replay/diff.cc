@@ -1,0 +1,366 @@
+#include "tools/replay/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/cli.h"
+#include "device_model/profile.h"
+#include "replay/config.h"
+#include "replay/free_schedule.h"
+#include "replay/site_names.h"
+#include "tools/replay/outputs.h"
+#include "trace/trace_reader.h"
+
+namespace clpool::replay {
+namespace {
+
+using common::usage_error;
+
+std::string both(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
+std::string signed_bytes(std::int64_t change) {
+  if (change == 0) return "0 bytes";
+  const std::uint64_t magnitude = change < 0 ? static_cast<std::uint64_t>(-change) : static_cast<std::uint64_t>(change);
+  return std::string(change < 0 ? "-" : "+") + format_bytes(magnitude);
+}
+
+std::string percent(double g) {
+  if (std::isinf(g)) return "new";
+  std::ostringstream s;
+  s << (g >= 0 ? "+" : "") << std::fixed << std::setprecision(1) << g * 100 << "%";
+  return s.str();
+}
+
+bool device_kind(trace::trace_kind kind) {
+  return kind == trace::trace_kind::buffer || kind == trace::trace_kind::svm;
+}
+
+// The key and name of a stack's site: the naming frame's function and file name (so that a site
+// whose line moved between the two versions, or whose checkout is elsewhere, is still the same
+// site), and its full name.
+struct site_id {
+  std::string key, name;
+};
+
+site_id identify(const trace::site_table* sites, std::uint64_t stack) {
+  if (sites == nullptr || stack == 0) return {"(no stack recorded)", "(no stack recorded)"};
+  const std::uint64_t frame = naming_frame(*sites, stack);
+  const trace::frame_info* f = sites->find_frame(frame);
+  if (f == nullptr) return {site_name(sites, stack), site_name(sites, stack)};
+  const std::size_t slash = f->file.rfind('/');
+  const std::string file = slash == std::string::npos ? f->file : f->file.substr(slash + 1);
+  return {f->function + "\n" + file, site_name(sites, stack)};
+}
+
+std::string describe_device(const run_output& run) {
+  for (const config_result& r : run.results) {
+    const std::optional<replay_report>& rep = r.replay;
+    if (!rep) continue;
+    std::string s = rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) +
+                    " allocation";
+    if (rep->device.measured) return s + ", " + rep->device.measured->name;
+    return s + ", " + rep->device.profile.name + " profile";
+  }
+  return "";
+}
+
+std::string min_text(const std::optional<std::uint64_t>& v) {
+  return v ? format_bytes_exact(*v) : std::string("none");
+}
+
+}  // namespace
+
+double parse_growth(const std::string& text) {
+  std::string s = text;
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  std::size_t start = 0;
+  while (start < s.size() && (s[start] == ' ' || s[start] == '\t')) ++start;
+  s = s.substr(start);
+  const auto bad = [&](const std::string& why) {
+    return usage_error("--max-growth: '" + text + "' " + why);
+  };
+  if (s.empty() || s.back() != '%') throw bad("needs a percent sign, e.g. 5%");
+  s.pop_back();
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  if (s.empty()) throw bad("is not a number");
+  if (s[0] == '-') throw bad("is negative");
+  std::size_t digits = 0, dots = 0;
+  for (const char c : s) {
+    if (c == '.') {
+      ++dots;
+    } else if (c >= '0' && c <= '9') {
+      ++digits;
+    } else {
+      throw bad("is not a number");
+    }
+  }
+  if (digits == 0 || dots > 1) throw bad("is not a number");
+  const double v = std::stod(s);
+  if (!std::isfinite(v) || v > 1e9) throw bad("is too large");
+  return v / 100;
+}
+
+double growth(std::uint64_t old_value, std::uint64_t new_value) {
+  if (old_value == 0) return new_value == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return (static_cast<double>(new_value) - static_cast<double>(old_value)) / static_cast<double>(old_value);
+}
+
+std::vector<site_peak> site_peaks(const std::string& trace_path,
+                                  const std::vector<std::string>& library_patterns, free_moment moment) {
+  // Frames may be defined after the events that use them (FORMAT.md), so the names come from a
+  // first pass to the end and the peaks from a second.
+  std::shared_ptr<trace::site_table> table;
+  {
+    trace::trace_reader reader(trace_path, {.check_liveness = false});
+    trace::trace_event e;
+    while (reader.next(e)) {
+    }
+    if (!reader.sites().empty()) {
+      table = std::make_shared<trace::site_table>(reader.sites());
+      table->set_library_patterns(library_patterns);
+    }
+  }
+  std::unordered_map<std::uint64_t, site_id> by_stack;
+  std::map<std::string, site_peak> by_key;
+  std::unordered_map<std::string, std::uint64_t> live_bytes;
+  struct block {
+    std::string key;
+    std::uint64_t size;
+  };
+  std::unordered_map<std::uint64_t, block> live;
+  trace::trace_reader reader(trace_path, {.check_liveness = false});
+  trace::trace_event e;
+  free_schedule schedule(moment);  // a version-3 trace's frees where the replays put them
+  while (reader.next(e)) {
+    if (e.action == trace::trace_action::alloc && device_kind(e.kind)) {
+      auto it = by_stack.find(e.stack);
+      if (it == by_stack.end()) it = by_stack.emplace(e.stack, identify(table.get(), e.stack)).first;
+      site_peak& p = by_key[it->second.key];
+      if (p.key.empty()) p = {it->second.key, it->second.name, 0};
+      const std::uint64_t now = live_bytes[it->second.key] += e.size;
+      p.peak_bytes = std::max(p.peak_bytes, now);
+      live[e.id] = {it->second.key, e.size};
+    } else {
+      schedule.on_event(e, [&](std::uint64_t id) {
+        if (auto it = live.find(id); it != live.end()) {
+          live_bytes[it->second.key] -= it->second.size;
+          live.erase(it);
+        }
+      });
+    }
+  }
+  std::vector<site_peak> out;
+  for (auto& [key, p] : by_key) out.push_back(std::move(p));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const site_peak& a, const site_peak& b) { return a.peak_bytes > b.peak_bytes; });
+  return out;
+}
+
+diff_result compare_runs(const std::string& old_path, const run_output& old_run,
+                         const std::vector<site_peak>& old_sites, const std::string& new_path,
+                         const run_output& new_run, const std::vector<site_peak>& new_sites,
+                         std::optional<double> max_growth) {
+  diff_result d;
+  d.old_path = old_path;
+  d.new_path = new_path;
+  d.device = describe_device(old_run);
+  d.max_growth = max_growth;
+  for (std::size_t i = 0; i < old_run.results.size() && i < new_run.results.size(); ++i) {
+    const config_result& a = old_run.results[i];
+    const config_result& b = new_run.results[i];
+    config_change c;
+    c.config = to_string(a.config);
+    if (a.replay) c.old_peak = a.replay->peak_device_bytes;
+    if (b.replay) c.new_peak = b.replay->peak_device_bytes;
+    if (a.min_capacity) {
+      d.granule = a.min_capacity->granule;
+      if (a.min_capacity->found) c.old_min = a.min_capacity->capacity;
+    }
+    if (b.min_capacity && b.min_capacity->found) c.new_min = b.min_capacity->capacity;
+    if (max_growth) {
+      const double g = growth(c.old_peak, c.new_peak);
+      if (g > *max_growth) d.over.push_back(c.config + "'s peak device memory grew " + percent(g));
+      if (c.old_min && !c.new_min) {
+        d.over.push_back(c.config + " no longer fits any device");
+      } else if (c.old_min && c.new_min) {
+        const double m = growth(*c.old_min, *c.new_min);
+        if (m > *max_growth) d.over.push_back(c.config + "'s minimum capacity grew " + percent(m));
+      }
+    }
+    d.configs.push_back(c);
+  }
+  std::map<std::string, site_change> sites;
+  for (const site_peak& p : old_sites) sites[p.key] = {p.name, p.peak_bytes, 0};
+  for (const site_peak& p : new_sites) {
+    site_change& s = sites[p.key];
+    s.name = p.name;
+    s.new_bytes = p.peak_bytes;
+  }
+  for (auto& [key, s] : sites) d.sites.push_back(s);
+  std::stable_sort(d.sites.begin(), d.sites.end(),
+                   [](const site_change& a, const site_change& b) { return a.change() > b.change(); });
+  return d;
+}
+
+std::string diff_text(const diff_result& d, std::size_t top) {
+  std::ostringstream out;
+  out << "old  " << d.old_path << "\nnew  " << d.new_path << "\n";
+  out << "device: " << d.device << "; peak: device memory on an unbounded device; minimum "
+      << "capacity: the smallest device with no out-of-memory";
+  if (d.granule != 0) out << ", in steps of " << format_bytes_exact(d.granule);
+  out << "\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"configuration", "peak old", "peak new", "change", "min capacity old", "min capacity new", "change"}};
+  for (const config_change& c : d.configs) {
+    const std::string min_change =
+        c.old_min && c.new_min ? percent(growth(*c.old_min, *c.new_min)) : (c.old_min ? "none fits" : "-");
+    rows.push_back({c.config, format_bytes(c.old_peak), format_bytes(c.new_peak),
+                    percent(growth(c.old_peak, c.new_peak)), min_text(c.old_min), min_text(c.new_min),
+                    min_change});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (std::size_t i = 0; i < rows[k].size(); ++i) {
+      const std::string& cell = rows[k][i];
+      const std::string pad(width[i] - cell.size(), ' ');
+      line += (i == 0 ? cell + pad : pad + cell);
+      if (i + 1 < rows[k].size()) line += "  ";
+    }
+    out << line << "\n";
+    if (k == 0) out << std::string(line.size(), '-') << "\n";
+  }
+  std::vector<const site_change*> grew, shrank;
+  for (const site_change& s : d.sites) {
+    if (s.change() > 0) grew.push_back(&s);
+  }
+  for (auto it = d.sites.rbegin(); it != d.sites.rend(); ++it) {
+    if (it->change() < 0) shrank.push_back(&*it);
+  }
+  const auto list = [&](const char* title, const std::vector<const site_change*>& v) {
+    if (v.empty()) return;
+    out << title << "\n";
+    for (std::size_t i = 0; i < v.size() && i < top; ++i) {
+      out << "  " << (i + 1) << ". " << v[i]->name << "\n     " << signed_bytes(v[i]->change()) << ": "
+          << both(v[i]->old_bytes) << " -> " << both(v[i]->new_bytes) << "\n";
+    }
+    if (v.size() > top) out << "  ... " << (v.size() - top) << " more\n";
+  };
+  list("sites whose memory grew most (each site's peak of live device memory, requested bytes):", grew);
+  list("sites whose memory shrank most:", shrank);
+  if (grew.empty() && shrank.empty()) out << "no site's peak changed\n";
+  if (d.max_growth) {
+    out << "--max-growth " << percent(*d.max_growth).substr(1) << ": ";
+    if (d.passed()) {
+      out << "passed\n";
+    } else {
+      out << "exceeded:";
+      for (std::size_t i = 0; i < d.over.size(); ++i) out << (i ? "; " : " ") << d.over[i];
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+nlohmann::json diff_json(const diff_result& d) {
+  nlohmann::json j;
+  j["old"] = d.old_path;
+  j["new"] = d.new_path;
+  j["device"] = d.device;
+  j["granule_bytes"] = d.granule;
+  const auto ratio = [](double g) -> nlohmann::json {
+    if (std::isinf(g)) return nullptr;
+    return g;
+  };
+  j["configurations"] = nlohmann::json::array();
+  for (const config_change& c : d.configs) {
+    nlohmann::json x;
+    x["config"] = c.config;
+    x["old"] = {{"peak_device_bytes", c.old_peak},
+                {"min_capacity", c.old_min ? nlohmann::json(*c.old_min) : nlohmann::json(nullptr)}};
+    x["new"] = {{"peak_device_bytes", c.new_peak},
+                {"min_capacity", c.new_min ? nlohmann::json(*c.new_min) : nlohmann::json(nullptr)}};
+    x["peak_growth"] = ratio(growth(c.old_peak, c.new_peak));
+    x["min_capacity_growth"] =
+        c.old_min && c.new_min ? ratio(growth(*c.old_min, *c.new_min)) : nlohmann::json(nullptr);
+    j["configurations"].push_back(x);
+  }
+  j["sites"] = nlohmann::json::array();
+  for (const site_change& s : d.sites) {
+    j["sites"].push_back({{"site", s.name},
+                          {"old_peak_bytes", s.old_bytes},
+                          {"new_peak_bytes", s.new_bytes},
+                          {"change_bytes", s.change()}});
+  }
+  j["max_growth"] = d.max_growth ? nlohmann::json(*d.max_growth) : nlohmann::json(nullptr);
+  j["exceeded"] = d.over;
+  j["passed"] = d.passed();
+  return j;
+}
+
+int run_diff(const command_line& cl, const std::function<run_output(const std::string&)>& replay) {
+  if (cl.diff_paths.size() != 2) throw usage_error("--diff takes two traces: OLD NEW");
+  if (!cl.trace_path.empty() || !cl.rmm_path.empty()) {
+    throw usage_error("--diff compares the two traces it names; give no other trace or --rmm-csv");
+  }
+  if (!cl.capacity_text.empty()) {
+    throw usage_error("--diff finds each configuration's peak and minimum capacity itself; "
+                      "drop --capacity");
+  }
+  if (!cl.write_trace_path.empty()) throw usage_error("--diff writes no trace; drop --write-trace");
+  for (const std::string& p : cl.diff_paths) {
+    if (p == "-") throw usage_error("--diff: each trace is replayed several times; give files, not '-'");
+  }
+  const std::optional<double> max_growth =
+      cl.max_growth_text.empty() ? std::nullopt : std::optional<double>(parse_growth(cl.max_growth_text));
+  std::vector<output_request> outputs = parse_output_requests(cl.formats);
+  std::vector<named_output> outs;
+  for (const output_request& o : outputs) {
+    if (o.writer->name() != "text" && o.writer->name() != "json") {
+      throw usage_error("--diff writes text or json; " + o.label + " shows one replay (run it without --diff)");
+    }
+    outs.push_back({o.label, o.path});
+  }
+  std::vector<common::named_input> ins{{"--diff OLD", cl.diff_paths[0]}, {"--diff NEW", cl.diff_paths[1]}};
+  if (device_model::names_profile_file(cl.profile_text)) ins.push_back({"--profile", cl.profile_text});
+  if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
+  refuse_clobbering(ins, outs);
+  const run_output old_run = replay(cl.diff_paths[0]);
+  const run_output new_run = replay(cl.diff_paths[1]);
+  // Each trace's sites with its frees where its replays put them (FORMAT.md "Two moments of a free").
+  const auto moment = [](const run_output& run) {
+    for (const config_result& r : run.results) {
+      if (r.replay) return r.replay->frees_at;
+    }
+    return free_moment::driver;
+  };
+  const diff_result d = compare_runs(
+      cl.diff_paths[0], old_run, site_peaks(cl.diff_paths[0], cl.library_frames, moment(old_run)),
+      cl.diff_paths[1], new_run, site_peaks(cl.diff_paths[1], cl.library_frames, moment(new_run)), max_growth);
+  const auto render = [&](const output_request& o) {
+    return o.writer->name() == "json" ? diff_json(d).dump(2) + "\n" : diff_text(d);
+  };
+  for (const output_request& o : outputs) {
+    if (o.path.empty()) continue;
+    write_text_file(o.label, o.path, render(o));
+    std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << "\n";
+  }
+  for (const output_request& o : outputs) {
+    if (o.path.empty()) std::cout << render(o);
+  }
+  return d.passed() ? common::exit_ok : common::exit_finding;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,171 @@
+// --diff's parts: the --max-growth grammar, growth, each site's peak over a trace, the comparison
+// and its gate, and the text and JSON. The command line itself: cli_test.sh's --diff cases.
+#include "tools/replay/diff.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include "common/cli.h"
+
+namespace clpool::replay {
+namespace {
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A cache site (line 10 in old, 12 in new: the same site) and a scratch site.
+const char* const old_trace =
+    "clpool-trace 2\n"
+    "frame 1 py 10 /app/lib.py Cache.put\n"
+    "frame 2 py 20 /app/lib.py scratch\n"
+    "frame 3 py 5 /usr/lib/python3/dist-packages/pyopencl/array.py Array.__init__\n"
+    "stack 1 0 1\n"
+    "stack 2 0 2\n"
+    "stack 3 1 3\n"
+    "0 0 0 0 alloc 1 100 buffer 0 3\n"
+    "1 0 0 0 alloc 2 1000 buffer 0 2\n"
+    "2 0 0 0 free 2 1000 buffer 0\n"
+    "3 0 0 0 alloc 3 100 buffer 0 1\n"
+    "4 0 0 0 alloc 4 5000 host 0 1\n"  // host memory: not device memory
+    "5 0 0 0 free 1 100 buffer 0\n";
+const char* const new_trace =
+    "clpool-trace 2\n"
+    "frame 1 py 12 /app/lib.py Cache.put\n"
+    "frame 2 py 20 /app/lib.py scratch\n"
+    "stack 1 0 1\n"
+    "stack 2 0 2\n"
+    "0 0 0 0 alloc 1 300 buffer 0 1\n"
+    "1 0 0 0 alloc 2 300 buffer 0 1\n"
+    "2 0 0 0 alloc 3 400 svm 0 2\n";
+
+TEST(Diff, MaxGrowthGrammar) {
+  EXPECT_DOUBLE_EQ(parse_growth("5%"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_growth(" 2.5 % "), 0.025);
+  EXPECT_DOUBLE_EQ(parse_growth("0%"), 0.0);
+  EXPECT_DOUBLE_EQ(parse_growth("150%"), 1.5);
+  const auto message = [](const std::string& text) {
+    try {
+      parse_growth(text);
+    } catch (const common::usage_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("5"), "--max-growth: '5' needs a percent sign, e.g. 5%");
+  EXPECT_EQ(message("-5%"), "--max-growth: '-5%' is negative");
+  EXPECT_EQ(message("five%"), "--max-growth: 'five%' is not a number");
+  EXPECT_EQ(message("1.2.3%"), "--max-growth: '1.2.3%' is not a number");
+  EXPECT_EQ(message("%"), "--max-growth: '%' is not a number");
+  EXPECT_EQ(message("1e400%"), "--max-growth: '1e400%' is not a number");
+}
+
+TEST(Diff, Growth) {
+  EXPECT_DOUBLE_EQ(growth(100, 105), 0.05);
+  EXPECT_DOUBLE_EQ(growth(100, 50), -0.5);
+  EXPECT_DOUBLE_EQ(growth(0, 0), 0.0);
+  EXPECT_TRUE(std::isinf(growth(0, 1)));
+}
+
+TEST(Diff, SitePeaksAreEachSitesOwnPeakOfDeviceMemory) {
+  const std::vector<site_peak> p = site_peaks(write_file("old.trace", old_trace), {});
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].name, "scratch (/app/lib.py:20)");
+  EXPECT_EQ(p[0].peak_bytes, 1000u);
+  // Named by the program's frame, not PyOpenCL's; both stacks are one site; host blocks excluded.
+  EXPECT_EQ(p[1].name, "Cache.put (/app/lib.py:10)");
+  EXPECT_EQ(p[1].peak_bytes, 200u);
+  const std::vector<site_peak> v1 = site_peaks(write_file("v1.trace",
+      "clpool-trace 1\n0 0 0 0 alloc 1 64 buffer 0\n1 0 0 0 alloc 2 64 buffer 0\n"), {});
+  ASSERT_EQ(v1.size(), 1u);
+  EXPECT_EQ(v1[0].name, "(no stack recorded)");
+  EXPECT_EQ(v1[0].peak_bytes, 128u);
+}
+
+run_output run_with(std::uint64_t peak, std::optional<std::uint64_t> min) {
+  run_output r;
+  config_result c;
+  c.config.use_pool = false;
+  replay_report rep;
+  rep.peak_device_bytes = peak;
+  rep.device.backend = "sim";
+  rep.device.semantics = alloc_semantics::deferred;
+  rep.device.profile.name = "nvidia";
+  c.replay = rep;
+  min_capacity_result m;
+  m.found = min.has_value();
+  m.capacity = min.value_or(0);
+  m.granule = 1 << 20;
+  c.min_capacity = m;
+  r.results.push_back(c);
+  return r;
+}
+
+TEST(Diff, TheSiteThatGrewComesFirstAndTheGateSaysWhatGrew) {
+  const std::string a = write_file("a.trace", old_trace);
+  const std::string b = write_file("b.trace", new_trace);
+  const diff_result d = compare_runs(a, run_with(100 << 20, 101u << 20), site_peaks(a, {}), b,
+                                     run_with(104 << 20, 110u << 20), site_peaks(b, {}), 0.05);
+  ASSERT_EQ(d.sites.size(), 2u);
+  EXPECT_EQ(d.sites[0].name, "Cache.put (/app/lib.py:12)");  // the new trace's line
+  EXPECT_EQ(d.sites[0].old_bytes, 200u);
+  EXPECT_EQ(d.sites[0].new_bytes, 600u);
+  EXPECT_EQ(d.sites[1].name, "scratch (/app/lib.py:20)");
+  EXPECT_EQ(d.sites[1].change(), -600);
+  ASSERT_EQ(d.over.size(), 1u);  // the peak grew 4%, the minimum capacity 8.9%
+  EXPECT_EQ(d.over[0], "nopool's minimum capacity grew +8.9%");
+  EXPECT_FALSE(d.passed());
+  const std::string text = diff_text(d);
+  EXPECT_NE(text.find("device: sim, deferred allocation, nvidia profile"), std::string::npos) << text;
+  EXPECT_NE(text.find("configuration  peak old  peak new  change  min capacity old  min capacity new  change\n"
+                      "-------------------------------------------------------------------------------------\n"
+                      "nopool          100 MiB   104 MiB   +4.0%           101 MiB           110 MiB   +8.9%\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sites whose memory grew most (each site's peak of live device memory, requested bytes):\n"
+                      "  1. Cache.put (/app/lib.py:12)\n     +400 B: 200 bytes -> 600 bytes\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sites whose memory shrank most:\n  1. scratch (/app/lib.py:20)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("--max-growth 5.0%: exceeded: nopool's minimum capacity grew +8.9%\n"), std::string::npos)
+      << text;
+  const nlohmann::json j = diff_json(d);
+  EXPECT_EQ(j["configurations"][0]["old"]["min_capacity"], 101u << 20);
+  EXPECT_EQ(j["configurations"][0]["new"]["peak_device_bytes"], 104u << 20);
+  EXPECT_EQ(j["sites"][0]["site"], "Cache.put (/app/lib.py:12)");
+  EXPECT_EQ(j["sites"][0]["change_bytes"], 400);
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_DOUBLE_EQ(j["max_growth"].get<double>(), 0.05);
+
+  // Within the gate; and a configuration that no longer fits any device fails it.
+  EXPECT_TRUE(compare_runs(a, run_with(100, 100), {}, b, run_with(104, 104), {}, 0.05).passed());
+  const diff_result none = compare_runs(a, run_with(100, 100), {}, b, run_with(100, std::nullopt), {}, 0.05);
+  ASSERT_EQ(none.over.size(), 1u);
+  EXPECT_EQ(none.over[0], "nopool no longer fits any device");
+  // No gate: never fails.
+  EXPECT_TRUE(compare_runs(a, run_with(1, 1), {}, b, run_with(100, 100), {}, std::nullopt).passed());
+}
+
+// Two checkouts at different paths: a site is its function in its file, wherever that lies.
+TEST(Diff, SitesMatchAcrossCheckouts) {
+  const std::string a = write_file("here.trace",
+      "clpool-trace 2\nframe 1 py 10 /home/ci/old/app/lib.py Cache.put\nstack 1 0 1\n"
+      "0 0 0 0 alloc 1 100 buffer 0 1\n");
+  const std::string b = write_file("there.trace",
+      "clpool-trace 2\nframe 1 py 11 /tmp/new/app/lib.py Cache.put\nstack 1 0 1\n"
+      "0 0 0 0 alloc 1 300 buffer 0 1\n");
+  const diff_result d = compare_runs(a, run_with(1, 1), site_peaks(a, {}), b, run_with(1, 1),
+                                     site_peaks(b, {}), std::nullopt);
+  ASSERT_EQ(d.sites.size(), 1u);
+  EXPECT_EQ(d.sites[0].name, "Cache.put (/tmp/new/app/lib.py:11)");
+  EXPECT_EQ(d.sites[0].change(), 200);
+}
+
+}  // namespace
+}  // namespace clpool::replay
