@@ -111,6 +111,35 @@ struct oom_point {
   std::vector<site_usage> held_sites;
 };
 
+// The capacity at an out-of-memory, summed (what the report and the page show, so that their
+// numbers add up): device used = live blocks as requested + their rounding to the pool's bins +
+// what the pool held + the device's page rounding (+ other: what those do not account for, 0 on
+// the simulated and mock devices); capacity = device used + headroom + free. And what the failing
+// request needed against what was free.
+struct capacity_sum {
+  std::uint64_t live_requested = 0;  // requested bytes of live blocks
+  std::uint64_t bin_rounding = 0;    // their pool bins minus their requests (0 without a pool)
+  std::uint64_t held = 0;            // freed blocks the pool held (0 without a pool)
+  std::uint64_t page_rounding = 0;   // device committed - blocks' sizes (the profile's pages)
+  std::uint64_t other = 0;           // device used beyond the four above
+  std::uint64_t device_used = 0;
+  std::uint64_t headroom = 0;        // what the driver never hands out (the profile's)
+  bool headroom_known = true;        // false on a real device: its own headroom is in `free`
+  std::uint64_t free = 0;            // capacity - device used - headroom
+  std::uint64_t capacity = 0;
+  // The failing request: its pool bin (= the request without a pool), and what the device would
+  // commit for it (whole pages, or a new shared page for a request small enough to share one:
+  // it failed because no shared page had room).
+  std::uint64_t request_rounded = 0;
+  std::uint64_t request_device = 0;
+  bool request_takes_new_shared_page = false;
+};
+
+// The sum at `p`, a replay's out-of-memory on `device` (`pool`: through the pool). Nothing when
+// the device is unbounded (the failure was the pool's limit or the host budget on an unbounded
+// device, and there is no capacity to sum to).
+std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device, bool pool);
+
 // One point of the timeline: the maxima over a run of consecutive events starting at `event`.
 struct timeline_point {
   std::uint64_t event = 0;

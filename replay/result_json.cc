@@ -35,6 +35,21 @@ void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top) {
 }
 
 
+nlohmann::json capacity_sum_json(const capacity_sum& s) {
+  return {{"live_requested_bytes", s.live_requested},
+          {"bin_rounding_bytes", s.bin_rounding},
+          {"held_bytes", s.held},
+          {"page_rounding_bytes", s.page_rounding},
+          {"other_bytes", s.other},
+          {"device_used_bytes", s.device_used},
+          {"headroom_bytes", s.headroom_known ? nlohmann::json(s.headroom) : nlohmann::json(nullptr)},
+          {"free_bytes", s.free},
+          {"capacity_bytes", s.capacity},
+          {"request_rounded_bytes", s.request_rounded},
+          {"request_device_bytes", s.request_device},
+          {"request_takes_new_shared_page", s.request_takes_new_shared_page}};
+}
+
 nlohmann::json frees_at_json(const replay_report& r) {
   return {{"moment", std::string(to_string(r.frees_at))},
           {"given", r.frees_at_given},
@@ -101,6 +116,9 @@ nlohmann::json to_json(const replay_report& r) {
                 {"page_loss_bytes", p.page_loss_bytes},
                 {"retries", p.retries},
                 {"message", p.message}};
+    if (const std::optional<capacity_sum> s = capacity_sum_at(p, r.device, r.config.use_pool)) {
+      j["oom"]["capacity_sum"] = capacity_sum_json(*s);
+    }
     sites_json(j["oom"], r);
   } else {
     j["oom"] = nullptr;

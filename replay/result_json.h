@@ -29,6 +29,13 @@ nlohmann::json to_json(const std::vector<config_result>& results, const std::str
 // "waits": the trace's events}. Written where the trace has release or wait events.
 nlohmann::json frees_at_json(const replay_report& r);
 
+// The capacity at an out-of-memory, summed (result.h, capacity_sum): live_requested_bytes +
+// bin_rounding_bytes + held_bytes + page_rounding_bytes + other_bytes = device_used_bytes;
+// device_used_bytes + headroom_bytes (null on a real device: its own is in free) + free_bytes =
+// capacity_bytes; and the failing request's request_rounded_bytes, request_device_bytes,
+// request_takes_new_shared_page. Under `oom` as `capacity_sum`, absent on an unbounded device.
+nlohmann::json capacity_sum_json(const capacity_sum& s);
+
 // The sites of an out-of-memory into its JSON object `oom`: {"site", "frames", "stack"} of the
 // failing request and the lists of the `top` sites (nothing when the replay kept no sites).
 void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top = 20);

@@ -68,6 +68,69 @@ std::string frees_at_text(const replay_report& r) {
          std::to_string(r.waits) + " waits";
 }
 
+// The request's line under the sum: what it needed against what was free (or, for the pool's
+// limit or the host budget, what it was refused against).
+std::string request_text(const capacity_sum& s, const replay_report& r) {
+  const oom_point& p = *r.oom;
+  const bool pool = r.config.use_pool;
+  if (p.site == oom_site::limit) {
+    return "the failing request's pool bin, " + both(s.request_rounded) + ", would take the pool's " +
+           both(p.managed_bytes) + " past its limit of " + both(p.limit);
+  }
+  if (p.site == oom_site::host) {
+    return "the failing request is host-pinned memory, refused by its own budget, not this capacity";
+  }
+  std::string how;
+  if (s.request_takes_new_shared_page) {
+    how = "a new " + format_bytes(s.request_device) + " page: no shared page had room for its " +
+          format_bytes(s.request_rounded);
+  } else if (s.request_device != s.request_rounded) {
+    how = format_bytes(s.request_rounded) + (pool ? " in its pool bin" : " requested") + ", in the " +
+          r.device.profile.name + " profile's " + format_bytes(r.device.profile.page) + " pages";
+  } else if (pool && s.request_rounded != p.requested_bytes) {
+    how = "its pool bin";
+  }
+  std::string line = "the failing request needs " + both(s.request_device) + " on the device" +
+                     (how.empty() ? "" : " (" + how + ")");
+  if (s.request_device > s.free) return line + ": " + both(s.request_device - s.free) + " more than is free";
+  return line + ", with " + both(s.free) + " free";
+}
+
+// The capacity at the failure as a sum whose lines add up (result.h, capacity_sum).
+void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
+  const std::optional<capacity_sum> sum = capacity_sum_at(*r.oom, r.device, r.config.use_pool);
+  if (!sum) return;
+  const capacity_sum& s = *sum;
+  const std::string where = r.device.measured ? std::string("as the device reports it")
+                                              : r.device.profile.name + " profile";
+  std::vector<std::pair<std::string, std::string>> lines;  // (operator and figure, what)
+  const auto add = [&lines](const char* op, std::uint64_t bytes, const std::string& what) {
+    lines.push_back({std::string(op) + both(bytes), what});
+  };
+  add("  ", s.live_requested, "live blocks, as requested");
+  if (r.config.use_pool) {
+    add("+ ", s.bin_rounding, "their rounding to the pool's bins");
+    add("+ ", s.held, "freed blocks the pool held");
+  }
+  add("+ ", s.page_rounding, "the device's page rounding (" + where + ")");
+  if (s.other != 0) add("+ ", s.other, "other device memory (not the pool's blocks)");
+  add("= ", s.device_used, "device used");
+  if (s.headroom_known) {
+    add("+ ", s.headroom, "headroom the driver never hands out (" + where + ")");
+    add("+ ", s.free, "free");
+  } else {
+    add("+ ", s.free, "free (the device's own headroom included)");
+  }
+  add("= ", s.capacity, "capacity");
+  std::size_t width = 0;
+  for (const auto& l : lines) width = std::max(width, l.first.size());
+  out << "capacity at the failure, summed:\n";
+  for (const auto& [figure, what] : lines) {
+    out << "  " << figure << std::string(width - figure.size() + 2, ' ') << what << "\n";
+  }
+  out << "  " << request_text(s, r) << "\n";
+}
+
 void oom_text(std::ostringstream& out, const replay_report& r) {
   const oom_point& p = *r.oom;
   out << "OUT OF MEMORY at event " << p.event_index << " (seq " << p.seq;
@@ -104,6 +167,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
   }
   if (p.recorded_failure) row(out, "recorded run", "also failed here (alloc_failed in the trace)");
   row(out, "message", p.message);
+  capacity_sum_text(out, r);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ grep -q "^frame .* native 0 $T/site/clpool/_core.so " "$T/pool.trace" || fail "n
 out="$("$REPLAY" --no-progress "$T/pool.trace" --capacity 32MiB --full-stacks 2>&1)"
 [[ $? == 1 ]] || fail "pool: clpool_replay did not run out of memory: $out"
 # The innermost frame of the failing request is clpool's; the site named is the program's.
-first="$(sed -n '/failing request/{n;p;q}' <<<"$out")"
+first="$(sed -n "/failing request's site/{n;p;q}" <<<"$out")"
 [[ "$first" == *"clpool/_core.so)" ]] || fail "pool: the failing request's innermost frame is '$first', want one in clpool/_core.so"
 names="$(sed -n -e "s/^  failing request's site *//p" -e 's/^  [0-9]*\. //p' <<<"$out")"
 echo "$names"
