@@ -51,6 +51,8 @@ struct replay_options {
   bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
   // The user's patterns of library frames, which never name a site (trace/library_frames.h).
   std::vector<std::string> library_patterns;
+  // How many innermost program frames make a site (--site-frames; trace::site_table::site_frames).
+  std::size_t site_frames = 1;
   // When a block the program released is free (free_schedule.h); nothing: the moment the
   // device's profile predicts (free_moment_of).
   std::optional<free_moment> frees_at;
@@ -126,6 +128,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
       if (!source.sites().empty()) {
         auto table = std::make_shared<trace::site_table>(source.sites());
         table->set_library_patterns(options.library_patterns);
+        table->set_site_frames(options.site_frames);
         report.sites = std::move(table);
       }
     }

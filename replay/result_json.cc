@@ -5,19 +5,34 @@
 namespace clpool::replay {
 namespace {
 
+nlohmann::json callers_json(const std::vector<caller_usage>& callers) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const caller_usage& c : callers) {
+    a.push_back({{"caller", c.name},
+                 {"requested_bytes", c.requested_bytes},
+                 {"rounded_bytes", c.rounded_bytes},
+                 {"committed_bytes", c.committed_bytes},
+                 {"blocks", c.blocks},
+                 {"callers", callers_json(c.callers)}});
+  }
+  return a;
+}
+
 nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
                               std::size_t top) {
   const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t i = 0; i < list.size() && i < top; ++i) {
     const site_usage& u = list[i];
+    const std::string name = site_name(r.sites.get(), u.stack);
     a.push_back({{"stack", u.stack},
-                 {"site", site_name(r.sites.get(), u.stack)},
+                 {"site", name},
                  {"frames", stack_lines(r.sites.get(), u.stack)},
                  {"requested_bytes", u.requested_bytes},
                  {"rounded_bytes", u.rounded_bytes},
                  {"committed_bytes", u.committed_bytes},
-                 {"blocks", u.blocks}});
+                 {"blocks", u.blocks},
+                 {"callers", callers_json(callers_of(raw, r.sites.get(), name))}});
   }
   return a;
 }

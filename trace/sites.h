@@ -98,12 +98,17 @@ class site_table {
   // not part of the trace.
   void set_library_patterns(std::vector<std::string> patterns) { library_patterns_ = std::move(patterns); }
   const std::vector<std::string>& library_patterns() const { return library_patterns_; }
+  // How many of a stack's innermost program frames make its site (clpool_replay --site-frames;
+  // 1: the innermost alone); not part of the trace.
+  void set_site_frames(std::size_t frames) { site_frames_ = frames == 0 ? 1 : frames; }
+  std::size_t site_frames() const { return site_frames_; }
 
  private:
   std::unordered_map<std::uint64_t, frame_info> frames_;
   std::unordered_map<std::uint64_t, stack_entry> stacks_;
   std::vector<std::pair<std::uint64_t, stack_entry>> order_;
   std::vector<std::string> library_patterns_;
+  std::size_t site_frames_ = 1;
 };
 
 }  // namespace clpool::trace

@@ -171,4 +171,14 @@ run 0 "$V3" --write-trace "$T/v3b.trace" --write-format binary
 run 0 "$T/v3b.trace" --capacity 1GiB --no-pool --profile exact --frees-at release
 [[ "$out" == *"peak active               1 MiB ("* ]] || fail "binary copy of v3: $out"
 
+echo "--- --site-frames N: a whole number from 1 to 64, else one line and exit 2"
+for v in x 0 -3 2.5 65; do
+  run 2 "$EX/growing_cache_layer.trace" --capacity 32MiB --site-frames "$v"
+  [[ "$out" == "clpool_replay: error: --site-frames: '$v' is not a whole number of frames from 1 to 64 (see --help)" ]] ||
+    fail "--site-frames $v: $out"
+done
+run 1 "$EX/growing_cache_layer.trace" --capacity 32MiB --site-frames 2
+[[ "$out" == *"1. ResultCache.remember (tools/replay/examples/growing_cache.py:30) from serve (tools/replay/examples/growing_cache.py:40)"* ]] ||
+  fail "--site-frames 2: $out"
+
 finish

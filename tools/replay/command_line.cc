@@ -154,6 +154,18 @@ void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases
   app.add_flag("--full-stacks", cl.full_stacks,
                "a trace with allocation sites (FORMAT.md version 2): print every frame of each "
                "site in the out-of-memory report, not only its innermost frame in the program");
+  app.add_option("--site-frames", cl.site_frames,
+                 "a trace with allocation sites: group allocations by their N innermost frames in "
+                 "the program (default 1: a site is the function that allocated; 2: that function "
+                 "and its caller, ...); under each site the report and the page show the callers "
+                 "that hold the most either way")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && std::stoi(v) >= 1 && std::stoi(v) <= 64) return "";
+            return "'" + v + "' is not a whole number of frames from 1 to 64";
+          },
+          "N"));
   app.add_option("--library-frames", cl.library_frames,
                  "frames whose file matches this glob ('*' matches across '/') are library code "
                  "and never name a site, beside the built-in rule (installed packages wherever "

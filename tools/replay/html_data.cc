@@ -199,8 +199,14 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   std::vector<block> blocks = read_blocks(reader, r);
   const std::size_t total_blocks = blocks.size();
   const double drawn = keep_largest(blocks, limits.max_blocks);
+  // Sites named as the replay named them (--library-frames, --site-frames).
+  trace::site_table sites = reader.sites();
+  if (r.sites) {
+    sites.set_library_patterns(r.sites->library_patterns());
+    sites.set_site_frames(r.sites->site_frames());
+  }
   nlohmann::json stacks;
-  nlohmann::json cols = block_columns(blocks, reader.sites(), stacks);
+  nlohmann::json cols = block_columns(blocks, sites, stacks);
   nlohmann::json timeline = nlohmann::json::array();
   for (const timeline_point& p : r.timeline) {
     timeline.push_back({p.event, p.active_bytes, p.held_bytes, p.managed_bytes, p.device_used_bytes});

@@ -78,6 +78,7 @@ struct plan {
   std::optional<free_moment> frees_at;  // --frees-at; nothing: the device's profile decides
   bool full_stacks = false;
   std::vector<std::string> library_patterns;  // --library-frames
+  std::size_t site_frames = 1;                 // --site-frames
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
   std::size_t passes() const { return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0)); }
@@ -161,6 +162,7 @@ plan validate(const command_line& cl) {
   }
   if (!cl.frees_at.empty()) p.frees_at = parse_free_moment(cl.frees_at);
   p.full_stacks = cl.full_stacks;
+  p.site_frames = cl.site_frames;
   for (const std::string& pattern : cl.library_frames) {
     const std::string error = trace::library_pattern_error(pattern);
     if (!error.empty()) {
@@ -229,6 +231,7 @@ run_output replay_all(plan& p) {
     options.sites = p.sites;
     options.library_patterns = p.library_patterns;
     options.frees_at = p.frees_at;
+    options.site_frames = p.site_frames;
     progress_fn progress;
     if (printer.enabled()) {
       const auto show = [&printer, &overall, several_replays, label](
