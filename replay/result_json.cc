@@ -20,24 +20,29 @@ nlohmann::json callers_json(const std::vector<caller_usage>& callers) {
 
 nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
                               std::size_t top) {
-  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
+  return site_usage_json(raw, r.sites.get(), top);
+}
+
+}  // namespace
+
+nlohmann::json site_usage_json(const std::vector<site_usage>& raw, const trace::site_table* sites,
+                               std::size_t top) {
+  const std::vector<site_usage> list = merge_by_site(raw, sites);
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t i = 0; i < list.size() && i < top; ++i) {
     const site_usage& u = list[i];
-    const std::string name = site_name(r.sites.get(), u.stack);
+    const std::string name = site_name(sites, u.stack);
     a.push_back({{"stack", u.stack},
                  {"site", name},
-                 {"frames", stack_lines(r.sites.get(), u.stack)},
+                 {"frames", stack_lines(sites, u.stack)},
                  {"requested_bytes", u.requested_bytes},
                  {"rounded_bytes", u.rounded_bytes},
                  {"committed_bytes", u.committed_bytes},
                  {"blocks", u.blocks},
-                 {"callers", callers_json(callers_of(raw, r.sites.get(), name))}});
+                 {"callers", callers_json(callers_of(raw, sites, name))}});
   }
   return a;
 }
-
-}  // namespace
 
 void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top) {
   if (!r.oom || !r.sites) return;

@@ -36,6 +36,11 @@ nlohmann::json frees_at_json(const replay_report& r);
 // request_takes_new_shared_page. Under `oom` as `capacity_sum`, absent on an unbounded device.
 nlohmann::json capacity_sum_json(const capacity_sum& s);
 
+// Per-stack usages `raw` as the JSON's site list: merged by site (site_names.h), the `top`
+// largest, each with its `stack`, `site`, `frames`, byte figures, `blocks` and `callers`.
+nlohmann::json site_usage_json(const std::vector<site_usage>& raw, const trace::site_table* sites,
+                               std::size_t top = 20);
+
 // The sites of an out-of-memory into its JSON object `oom`: {"site", "frames", "stack"} of the
 // failing request and the lists of the `top` sites (nothing when the replay kept no sites).
 void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top = 20);

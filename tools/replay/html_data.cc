@@ -9,6 +9,7 @@
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
 #include "replay/free_schedule.h"
+#include "replay/result_json.h"
 #include "replay/site_names.h"
 #include "trace/trace_reader.h"
 
@@ -191,6 +192,45 @@ nlohmann::json page_rounding_split(const replay_report& r, bool has_sites) {
           {"shared_room", p.page_loss_bytes > per_block ? p.page_loss_bytes - per_block : 0}};
 }
 
+// Without an out-of-memory, the sites at the peak: the event at which the blocks' device-committed
+// bytes add up to the most (the first such), and per stack what was live then, as the result's
+// site lists are (site_usage_json). Null at an out-of-memory, whose sites the result has.
+nlohmann::json peak_sites(const std::vector<block>& blocks, const replay_report& r,
+                          const trace::site_table& sites) {
+  if (r.oom || blocks.empty()) return nullptr;
+  // The change of live committed bytes at each event (a block lives from its start to its end),
+  // summed in event order: linear in the blocks and events, no sort.
+  std::uint64_t last = 0;
+  for (const block& b : blocks) last = std::max(last, b.end);
+  std::vector<std::int64_t> change(last + 1, 0);
+  for (const block& b : blocks) {
+    change[b.start] += static_cast<std::int64_t>(b.committed);
+    if (!b.live_at_end) change[b.end] -= static_cast<std::int64_t>(b.committed);
+  }
+  std::int64_t live = 0, best = -1;
+  std::uint64_t at = 0;
+  for (std::uint64_t event = 0; event <= last; ++event) {
+    live += change[event];
+    if (live > best) best = live, at = event;
+  }
+  std::unordered_map<std::uint64_t, site_usage> by_stack;
+  for (const block& b : blocks) {
+    if (b.start > at || (!b.live_at_end && b.end <= at)) continue;
+    site_usage& u = by_stack[b.stack];
+    u.stack = b.stack;
+    u.requested_bytes += b.size;
+    u.rounded_bytes += b.rounded;
+    u.committed_bytes += b.committed;
+    ++u.blocks;
+  }
+  std::vector<site_usage> list;
+  for (const auto& [stack, u] : by_stack) list.push_back(u);
+  std::sort(list.begin(), list.end(), [](const site_usage& a, const site_usage& b) {
+    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes : a.stack < b.stack;
+  });
+  return {{"event", at}, {"committed_bytes", best}, {"sites", site_usage_json(list, &sites)}};
+}
+
 }  // namespace
 
 nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
@@ -198,13 +238,14 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   trace::trace_reader reader(trace_path, {.check_liveness = false});
   std::vector<block> blocks = read_blocks(reader, r);
   const std::size_t total_blocks = blocks.size();
-  const double drawn = keep_largest(blocks, limits.max_blocks);
   // Sites named as the replay named them (--library-frames, --site-frames).
   trace::site_table sites = reader.sites();
   if (r.sites) {
     sites.set_library_patterns(r.sites->library_patterns());
     sites.set_site_frames(r.sites->site_frames());
   }
+  const nlohmann::json peak = peak_sites(blocks, r, sites);  // every block, before some are left out
+  const double drawn = keep_largest(blocks, limits.max_blocks);
   nlohmann::json stacks;
   nlohmann::json cols = block_columns(blocks, sites, stacks);
   nlohmann::json timeline = nlohmann::json::array();
@@ -226,6 +267,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["stacks"] = stacks;
   j["timeline"] = timeline;
   j["has_sites"] = !reader.sites().empty();
+  j["peak"] = peak;
   j["page_rounding_split"] = page_rounding_split(r, reader.version() >= trace::sites_format_version);
   return j;
 }

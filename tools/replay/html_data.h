@@ -22,7 +22,9 @@ struct html_limits {
 // Reads `trace_path` again (through event r.events - 1, the failing one included) and returns the
 // page's own data: the blocks, the stacks they name, the timeline, the profile's geometry and, at
 // an out-of-memory of a trace with sites, the page rounding split into each block's own and the
-// shared pages' free room. The replay's figures are not in it: the page reads them from the
+// shared pages' free room; without an out-of-memory, "peak": the event at which the live blocks'
+// device-committed bytes add up to the most, those bytes, and the sites then (as the result's site
+// lists, with callers). The replay's figures are not in it: the page reads them from the
 // result document (html_page). `title` heads the page. Throws trace::trace_error if the trace
 // cannot be read.
 nlohmann::json html_data(const replay_report& r, const std::string& trace_path,

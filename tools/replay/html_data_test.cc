@@ -147,5 +147,38 @@ TEST(HtmlData, BlocksEndWhereTheRuleFreesThem) {
   }
 }
 
+// Without an out-of-memory the page's sites are those at the peak: the event at which the live
+// blocks' device-committed bytes add up to the most, each site with what it held then (and its
+// callers). At an out-of-memory there is none: the result's sites at the failure are the table.
+TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_peak.trace";
+  std::ofstream(path) << "clpool-trace 2\n"
+                         "frame 1 py 9 app.py main\nstack 1 0 1\n"
+                         "frame 2 py 3 app.py load\nstack 2 1 2\n"
+                         "frame 3 py 5 app.py scratch\nstack 3 1 3\n"
+                         "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
+                         "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
+                         "2 0 0 0 alloc 3 2097152 buffer 0 3\n"   // the peak: 6 MiB live
+                         "3 0 0 0 free 2 0 buffer 0\n"
+                         "4 0 0 0 free 3 0 buffer 0\n"
+                         "5 0 0 0 alloc 4 1048576 buffer 0 2\n";  // 4 MiB
+  trace::trace_reader reader(path, {.check_liveness = false});
+  replay_options options;
+  options.sites = true;
+  const replay_report r = replay_stream(reader, replay_config{.use_pool = false}, device_spec{64 * MiB}, options);
+  ASSERT_FALSE(r.oom);
+  const nlohmann::json peak = html_data(r, path, "t")["peak"];
+  EXPECT_EQ(peak["event"], 2u);
+  EXPECT_EQ(peak["committed_bytes"], 6 * MiB);
+  ASSERT_EQ(peak["sites"].size(), 2u);
+  EXPECT_EQ(peak["sites"][0]["site"], "load (app.py:3)");
+  EXPECT_EQ(peak["sites"][0]["requested_bytes"], 3 * MiB);
+  EXPECT_EQ(peak["sites"][1]["site"], "scratch (app.py:5)");
+  EXPECT_EQ(peak["sites"][1]["blocks"], 2u);
+  EXPECT_EQ(peak["sites"][1]["callers"][0]["caller"], "main (app.py:9)");
+  EXPECT_TRUE(data_for(device_model::device_profile{}).data["peak"].is_null());
+}
+
 }  // namespace
 }  // namespace clpool::replay

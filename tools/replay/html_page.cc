@@ -30,7 +30,12 @@ canvas{display:block;width:100%;height:460px;cursor:crosshair}
 table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
 td.site,th.site{text-align:left} #legend span{display:inline-block;margin-right:14px}
 #legend i{display:inline-block;width:18px;height:3px;vertical-align:middle;margin-right:4px}
+#legend i.band{height:10px;border:1px solid #999}
 .note{color:#555;font-size:12px}
+#capacity-sum td{border:none;padding:1px 8px} #capacity-sum td.what{text-align:left}
+#capacity-sum tr.total td{border-top:1px solid #999;font-weight:600}
+button.expand{border:none;background:none;cursor:pointer;font:inherit;padding:0 4px 0 0;width:1.4em}
+tr.caller td.site{color:#444} tr.caller td{background:#fafafa}
 </style></head><body>
 <h1 id="title"></h1><div class="sub" id="subtitle"></div><div id="oom-summary"></div>
 <div id="controls">
@@ -46,9 +51,11 @@ td.site,th.site{text-align:left} #legend span{display:inline-block;margin-right:
 <div id="legend"></div>
 <p class="note" id="sampling-note"></p>
 <div id="rounding"></div>
+<div id="sum-wrap"><h2 style="font-size:15px">The capacity at the failure, summed</h2>
+<table id="capacity-sum"><tbody></tbody></table><p id="request-need"></p></div>
 <h2 style="font-size:15px">Selected block</h2><div id="detail">click a block</div>
-<h2 style="font-size:15px">Sites holding the most device memory at the failure</h2>
-<table id="top-sites"><thead><tr><th>#</th><th class="site">site (innermost program frame)</th><th>requested</th><th>pool bin</th><th>device-committed</th><th>blocks</th></tr></thead><tbody></tbody></table>
+<h2 style="font-size:15px" id="top-sites-title">Sites holding the most device memory at the failure</h2>
+<table id="top-sites"><thead><tr><th>#</th><th class="site">site (innermost program frame; &#9656; its callers)</th><th>requested</th><th>pool bin</th><th>device-committed</th><th>blocks</th></tr></thead><tbody></tbody></table>
 <div id="held-wrap"><h2 style="font-size:15px">Sites whose freed blocks the pool still held</h2>
 <table id="held-sites"><thead><tr><th>#</th><th class="site">site</th><th>requested</th><th>pool bin</th><th>device-committed</th><th>blocks</th></tr></thead><tbody></tbody></table></div>
 <script type="application/json" id="clpool-result">)HTML";
