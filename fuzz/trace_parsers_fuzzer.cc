@@ -83,6 +83,7 @@ struct format_model {
   bool have_seq = false;
   std::uint64_t last_seq = 0;
   std::unordered_set<std::uint64_t> live;
+  std::unordered_set<std::uint64_t> released;  // live blocks the program released (version 3)
 
   void accept(const trace_event& e) {
     expect(!have_seq || e.seq > last_seq, "seq does not increase: " + describe(e));
@@ -94,6 +95,10 @@ struct format_model {
       expect(live.insert(e.id).second, "alloc of a live id delivered: " + describe(e));
     } else if (e.action == trace_action::free) {
       expect(live.erase(e.id) == 1, "free of an id that is not live delivered: " + describe(e));
+      released.erase(e.id);
+    } else if (e.action == trace_action::release) {
+      expect(live.count(e.id) == 1, "release of an id that is not live delivered: " + describe(e));
+      expect(released.insert(e.id).second, "second release of a block delivered: " + describe(e));
     }
   }
 };
@@ -190,6 +195,9 @@ void fuzz_trace_reader(const std::string& text, bool check_liveness) {
     expect(sites.has_stack(e.stack), "event names an undefined stack: " + describe(e));
     expect(version >= clpool::trace::sites_format_version || e.stack == 0,
            "a version-1 trace delivered a stack id: " + describe(e));
+    expect(version >= clpool::trace::release_format_version ||
+               (e.action != trace_action::release && e.action != trace_action::wait),
+           "a trace of version " + std::to_string(version) + " delivered a release or wait: " + describe(e));
   }
   round_trip(events, check_liveness, sites, version);
 }
