@@ -6,11 +6,12 @@
 #include <cerrno>
 #include <cstring>
 #include <charconv>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/byte_size.h"
 #include "common/cl_status.h"
+#include "common/input_file.h"
 
 namespace clpool::device_model {
 
@@ -52,7 +53,10 @@ std::string_view to_string(oom_point point) {
   return "?";
 }
 
-device_profile parse_profile(std::string_view text, std::string_view source) {
+namespace {
+
+// parse_profile, and whether the text named the profile (`name = ...`).
+device_profile parse_profile_text(std::string_view text, std::string_view source, bool& named) {
   device_profile p;
   std::vector<std::string> seen;
   std::size_t line_no = 0;
@@ -90,6 +94,7 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
     if (key == "name") {
       if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
       p.name = std::string(value);
+      named = true;
     } else if (key == "oom_at") {
       if (value == "creation") p.oom_at = oom_point::creation;
       else if (value == "first_use") p.oom_at = oom_point::first_use;
@@ -126,6 +131,13 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
   }
   validate_profile(p, source);
   return p;
+}
+
+}  // namespace
+
+device_profile parse_profile(std::string_view text, std::string_view source) {
+  bool named = false;
+  return parse_profile_text(text, source, named);
 }
 
 void validate_profile(const device_profile& p, std::string_view source) {
@@ -207,14 +219,20 @@ device_profile load_profile(std::string_view name_or_path) {
   }
   if (!S_ISREG(st.st_mode)) throw profile_error("profile file " + arg + ": cannot be read: not a regular file");
   if (st.st_size > 64 * 1024) throw profile_error("profile file " + arg + ": larger than 64 KiB");
-  std::ifstream in(arg, std::ios::binary);
-  if (!in) throw profile_error("profile file " + arg + ": cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw profile_error("profile file " + arg + ": cannot be read");
-  const std::string s = text.str();
-  if (s.find('\0') != std::string::npos) throw profile_error("profile file " + arg + ": not text");
-  return parse_profile(s, arg);
+  // Read with the same bound: the file may have grown since stat().
+  std::string why;
+  const std::optional<std::string> text = common::read_bounded(arg, 64 * 1024, why);
+  if (!text) throw profile_error("profile file " + arg + ": cannot be read: " + why);
+  const std::string& s = *text;
+  if (const std::size_t nul = s.find('\0'); nul != std::string::npos) {
+    throw profile_error("profile file " + arg + ": not text (a NUL byte at byte " + std::to_string(nul) + ")");
+  }
+  bool named = false;
+  device_profile p = parse_profile_text(s, arg, named);
+  // Reports name the profile: a file without `name =` is called by its path, never "exact", the
+  // profile whose values it does not all have.
+  if (!named) p.name = arg;
+  return p;
 }
 
 alloc_semantics semantics_of(const device_profile& profile) {

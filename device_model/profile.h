@@ -3,7 +3,8 @@
 // name) or any file a user writes, in this grammar:
 //
 //   # comment                          blank lines and comments are ignored
-//   name = nvidia                      [A-Za-z0-9_.-]+, for reports
+//   name = nvidia                      [A-Za-z0-9_.-]+, for reports (a file without one is
+//                                      reported by its path)
 //   oom_at = first_use                 creation | first_use | execution
 //   oom_status = -4                    -4, -5 or -6, or CL_MEM_OBJECT_ALLOCATION_FAILURE, ...
 //   headroom = 2688KiB                 bytes the driver never hands out
