@@ -75,5 +75,9 @@ log="${TEST_TMPDIR:-/tmp}/calls.jsonl"
 out="$(MOCKCL_DEVICES="gpu-1g;cpu" MOCKCL_SCHEDULE="lazy,seed=3" MOCKCL_FAULTS="bytes:512m" MOCKCL_CALL_LOG="$log" clinfo -l 2>&1)"
 grep -q "mockcl gpu-1g" <<<"$out" || { echo "FAIL: good config refused: $out"; fail=1; }
 grep -q '"call":"clGetDeviceInfo"' "$log" || { echo "FAIL: call log empty"; fail=1; }
+# A call log that cannot be written (a full device) is said once on stderr; the platform still works.
+err="$(MOCKCL_CALL_LOG=/dev/full clinfo -l 2>&1 >/dev/null)"
+n="$(grep -c "mockcl: error: MOCKCL_CALL_LOG '/dev/full': cannot write: No space left on device" <<<"$err")"
+[[ "$n" == 1 ]] || { echo "FAIL: MOCKCL_CALL_LOG=/dev/full reported $n times: $err"; fail=1; }
 [[ $fail == 0 ]] && echo PASS
 exit $fail

@@ -215,8 +215,11 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  clpool::common::guard_standard_streams();
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    clpool::common::check_standard_output();  // the report, and what --help and --list print
+    return rc;
   } catch (const std::exception& e) {
     std::cerr << "clpool_probe: error: " << e.what() << "\n";
   }

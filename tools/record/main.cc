@@ -289,14 +289,23 @@ void print_summary(const std::string& out, int status) {
   std::fprintf(stderr, "clpool record: exit status %d\n", status);
 }
 
+// --help's text, checked: on a full or closed standard output, an error and exit 2.
+int print_usage(const char* text) {
+  std::fputs(text, stdout);
+  try {
+    clpool::common::check_standard_output();
+  } catch (const clpool::common::output_error& e) {
+    std::fprintf(stderr, "clpool: error: %s\n", e.what());
+    return exit_bad_usage;
+  }
+  return 0;
+}
+
 int record(const std::vector<std::string>& args) {
   const clpool::record::parse_outcome parsed = clpool::record::parse_record_options(args);
   if (!parsed.options) return bad_usage(parsed.error);
   record_options o = *parsed.options;
-  if (o.help) {
-    std::fputs(clpool::record::record_usage, stdout);
-    return 0;
-  }
+  if (o.help) return print_usage(clpool::record::record_usage);
   // Under `bazel run`, the program runs where the user started it, and paths are theirs.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY"); wd != nullptr && *wd != '\0') {
     if (::chdir(wd) != 0)
@@ -356,15 +365,13 @@ int record(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  clpool::common::guard_standard_streams();
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(usage, stderr);
     return exit_bad_usage;
   }
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(usage, stdout);
-    return 0;
-  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") return print_usage(usage);
   if (args[0] == "record") return record({args.begin() + 1, args.end()});
   std::fprintf(stderr, "clpool: error: %s\n",
                clpool::common::unknown_option(args[0], {"record"}, "clpool --help").c_str());
