@@ -10,6 +10,8 @@
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
 
+#include "common/text_escape.h"
+
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -63,7 +65,10 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
   }
   for (const auto& [key, value] : read.metadata) {
     // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
-    if (key != "failure") std::fprintf(out, "meta.%s: %s\n", key.c_str(), value.c_str());
+    // The comments come from the trace: printed in their printable form (common/text_escape.h).
+    if (key != "failure") {
+      std::fprintf(out, "meta.%s: %s\n", common::escape_text(key).c_str(), common::escape_text(value).c_str());
+    }
   }
   if (read.error) {
     std::fprintf(err, "trace_summary: %s\n", read.error->what());

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/text_escape.h"
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
 #include "tools/replay/site_report.h"
@@ -181,16 +182,16 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
     timeline.push_back({p.event, p.active_bytes, p.held_bytes, p.managed_bytes, p.device_used_bytes});
   }
   nlohmann::json j;
-  j["title"] = title;
+  j["title"] = common::escape_text(title);
   j["config"] = to_string(r.config);
   j["pool"] = pool;
   j["leading_bits"] = r.config.leading_bits;
   j["capacity"] = r.device.capacity;
   j["device"] = r.device.backend + ", " + std::string(to_string(r.device.semantics)) + " allocation, " +
-                r.device.profile.name + " profile";
+                common::escape_text(r.device.profile.name) + " profile";
   // How the device rounds a block (the measured device of --device opencl has no profile: exact).
   const device_model::device_profile& prof = r.device.profile;
-  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : prof.name},
+  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : common::escape_text(prof.name)},
                   {"page", prof.page},
                   {"pack_limit", prof.pack_limit},
                   {"pack_granule", prof.pack_granule},

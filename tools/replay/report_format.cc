@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/text_escape.h"
 #include "tools/replay/site_report.h"
 
 namespace clpool::replay {
@@ -28,8 +29,8 @@ std::string percent(double x) {
 
 // "nvidia profile", or for a real device, its own name: it behaves as it does.
 std::string device_kind(const device_spec& d) {
-  if (d.measured) return d.measured->name + " (measured, no profile)";
-  return d.profile.name + " profile";
+  if (d.measured) return common::escape_text(d.measured->name) + " (measured, no profile)";
+  return common::escape_text(d.profile.name) + " profile";
 }
 
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
@@ -62,7 +63,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
   }
   row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
                                         (r.device.measured ? std::string("as the device reports it")
-                                                           : r.device.profile.name + " profile") + ")");
+                                                           : common::escape_text(r.device.profile.name) + " profile") + ")");
   if (pool) {
     row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
                                        (p.site == oom_site::first_use
@@ -78,7 +79,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
 
 std::string format_text(const config_result& result, const std::string& input, bool full_stacks) {
   std::ostringstream out;
-  out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
+  out << "configuration " << to_string(result.config) << "  (input " << common::escape_text(input) << ")\n";
   if (result.replay) {
     const replay_report& r = *result.replay;
     out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
@@ -221,7 +222,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   std::size_t total_width = width[0];
   for (std::size_t c = 1; c < width.size(); ++c) total_width += width[c] + 2;
   std::ostringstream out;
-  out << "input " << input;
+  out << "input " << common::escape_text(input);
   if (const replay_report* r = first_report(results)) {
     // The capacity only when one was asked for; a minimum-capacity search has many.
     out << ", device " << r->device.backend;
@@ -254,7 +255,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
-  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(r.device.profile.name);
+  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(common::json_text(r.device.profile.name));
   if (const auto& m = r.device.measured) {
     j["measured_device"] = {{"name", m->name},
                             {"driver_version", m->driver_version},
@@ -333,7 +334,7 @@ nlohmann::json to_json(const min_capacity_result& m) {
 nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
                        int exit_code) {
   nlohmann::json j;
-  j["input"] = input;
+  j["input"] = common::json_text(input);
   j["exit_code"] = exit_code;
   j["results"] = nlohmann::json::array();
   for (const config_result& res : results) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <string_view>
 
+#include "common/text_escape.h"
 #include "tools/replay/config.h"
 
 namespace clpool::replay {
@@ -107,7 +108,10 @@ std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack) 
 std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
   if (sites == nullptr || stack == 0) return "(no stack recorded)";
   const std::uint64_t frame = naming_frame(*sites, stack);
-  return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : sites->describe_frame(frame);
+  // A frame's names come from the trace: in their printable form (common/text_escape.h) in every
+  // output, so a name cannot write to a terminal or break a JSON document.
+  return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)"
+                    : common::escape_text(sites->describe_frame(frame));
 }
 
 std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites) {
@@ -131,7 +135,7 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack) {
   std::vector<std::string> out;
   if (sites == nullptr) return out;
-  for (const std::uint64_t id : sites->frames_of(stack)) out.push_back(sites->describe_frame(id));
+  for (const std::uint64_t id : sites->frames_of(stack)) out.push_back(common::escape_text(sites->describe_frame(id)));
   return out;
 }
 
