@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,7 +197,8 @@ std::string child_environment(const record_options& o, const std::string& layer,
   return checked.ok() ? "" : checked.error_text();
 }
 
-// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it.
+// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it, and it is
+// killed if clpool dies (PR_SET_PDEATHSIG in run_program).
 volatile sig_atomic_t child_pid = 0;
 
 void forward_signal(int sig, siginfo_t* info, void*) {
@@ -233,12 +235,17 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
     std::fprintf(stderr, "clpool record: error: pipe: %s\n", std::strerror(errno));
     return 1;
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     std::fprintf(stderr, "clpool record: error: fork: %s\n", std::strerror(errno));
     return 1;
   }
   if (pid == 0) {
+    // The program does not outlive clpool record: killed with it even by SIGKILL, which clpool
+    // cannot pass on (the trace, written through a memory map, stays readable). Kept across exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(exit_cannot_run);  // it died before prctl took effect
     for (int sig : forwarded) ::signal(sig, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::close(exec_error[0]);
