@@ -193,4 +193,48 @@ TYPED_TEST(ProgramBinary, ADriverBinaryCutShortIsInvalidNotACrash) {
   this->Teardown();
 }
 
+// clCompileProgram then clLinkProgram: with no backing device the link joins the inputs' kernels
+// and signatures (it answered CL_INVALID_OPERATION); over POCL, POCL links. Either way the
+// kernels of both inputs take their arguments, and a kernel defined twice fails the link.
+TYPED_TEST(ProgramBinary, CompileThenLinkJoinsTheInputsKernels) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  const char* a = "float twice(float x);\n__kernel void scale(__global float* a, const float s) {\n"
+                  "  a[get_global_id(0)] = twice(a[get_global_id(0)]) * s; }\n";
+  const char* b = "float twice(float x) { return 2 * x; }\n"
+                  "__kernel void fill(__global int* a, int v, int n) { a[get_global_id(0)] = v + n; }\n";
+  cl_int err;
+  cl_program pa = d->clCreateProgramWithSource(this->ctx_, 1, &a, nullptr, &err);
+  cl_program pb = d->clCreateProgramWithSource(this->ctx_, 1, &b, nullptr, &err);
+  ASSERT_EQ(d->clCompileProgram(pa, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clCompileProgram(pb, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  cl_program_binary_type type = 0;
+  ASSERT_EQ(d->clGetProgramBuildInfo(pa, this->devices_[0], CL_PROGRAM_BINARY_TYPE, sizeof type, &type, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(type, static_cast<cl_program_binary_type>(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT));
+  const cl_program inputs[2] = {pa, pb};
+  cl_program linked = d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, inputs, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  for (const auto& [name, args] : {std::pair<const char*, cl_uint>{"scale", 2}, {"fill", 3}}) {
+    cl_kernel k = d->clCreateKernel(linked, name, &err);
+    ASSERT_EQ(err, CL_SUCCESS) << name;
+    cl_uint n = 0;
+    EXPECT_EQ(d->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr), CL_SUCCESS);
+    EXPECT_EQ(n, args) << name;
+    d->clReleaseKernel(k);
+  }
+  // Not compiled: no input for a link.
+  cl_program raw = d->clCreateProgramWithSource(this->ctx_, 1, &a, nullptr, &err);
+  const cl_program duplicate[2] = {pa, pa};
+  cl_program twice = d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, duplicate, nullptr, nullptr, &err);
+  EXPECT_NE(err, CL_SUCCESS);
+  if (twice != nullptr) d->clReleaseProgram(twice);
+  d->clReleaseProgram(raw);
+  d->clReleaseProgram(linked);
+  d->clReleaseProgram(pa);
+  d->clReleaseProgram(pb);
+  EXPECT_EQ(this->ctl_->snapshot().live["program"], 0u);
+  this->Teardown();
+}
+
 }  // namespace
