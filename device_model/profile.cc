@@ -141,10 +141,14 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
 }
 
 void validate_profile(const device_profile& p, std::string_view source) {
+  if (!valid_name(p.name)) throw profile_error(std::string(source) + ": name: '" + p.name + "' is not a name");
+  validate_profile_values(p, source);
+}
+
+void validate_profile_values(const device_profile& p, std::string_view source) {
   const auto bad = [&](const std::string& why) {
     return profile_error(std::string(source) + ": " + why);
   };
-  if (!valid_name(p.name)) throw bad("name: '" + p.name + "' is not a name");
   if (!common::is_out_of_memory_status(p.oom_status)) {
     throw bad("oom_status: " + std::to_string(p.oom_status) + " is not -4, -5 or -6");
   }

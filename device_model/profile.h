@@ -70,8 +70,11 @@ device_profile parse_profile(std::string_view text, std::string_view source);
 // The profile as text that parse_profile reads back to an equal profile.
 std::string format_profile(const device_profile& profile);
 
-// Checks a profile's values together; throws profile_error prefixed with `source`.
+// Checks a profile's name and values together; throws profile_error prefixed with `source`.
 void validate_profile(const device_profile& profile, std::string_view source);
+// The values only: a profile loaded from a file without `name =` is named by its path, which is
+// no profile name (load_profile).
+void validate_profile_values(const device_profile& profile, std::string_view source);
 
 // The names of the built-in profiles ("exact", "nvidia", "pocl").
 std::vector<std::string> builtin_profile_names();

@@ -1,5 +1,7 @@
 #include "device_model/profile.h"
 
+#include "device_model/device_memory.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -155,6 +157,8 @@ TEST(Profile, AFileWithoutANameIsCalledByItsPath) {
   std::ofstream(path) << "name = mine\npage = 4KiB\n";
   EXPECT_EQ(load_profile(path).name, "mine");
   EXPECT_EQ(parse_profile("page = 4KiB\n", "text").name, "exact");  // text alone has no path
+  // A device built on it (it refused the path as a name, so clpool_replay refused the profile).
+  EXPECT_NO_THROW(device_memory(p, std::uint64_t{1} << 30));
 }
 
 }  // namespace
