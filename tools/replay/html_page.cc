@@ -212,15 +212,16 @@ draw(); document.body.dataset.ready = "1";
 
 std::string html_page(const nlohmann::json& data) {
   std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  // Inside <script> only "</" can end the element early; JSON allows "<\/" for it.
+  // Inside <script> a "</script" ends the element early, and "<!--" then "<script" puts the
+  // tokenizer in a state where the element's own end tag does not end it: no '<' at all, then.
+  // In JSON text '<' appears only inside strings, where "\u003c" is the same character.
   std::string safe;
   safe.reserve(json.size());
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      safe += "<\\/";
-      ++i;
+  for (const char c : json) {
+    if (c == '<') {
+      safe += "\\u003c";
     } else {
-      safe += json[i];
+      safe += c;
     }
   }
   return std::string(page_head) + safe + page_tail;
