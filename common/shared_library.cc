@@ -326,7 +326,7 @@ std::string trial_load_refusal(const std::string& path, const std::vector<std::s
   if (timed_out) return "does not finish loading within 30 s (a trial load in a child process)";
   if (WIFSIGNALED(status)) {
     return "crashes the dynamic loader (" + signal_text(WTERMSIG(status)) +
-           " in a trial load in a child process)";
+           ", in a trial load in a child process)";
   }
   return message;
 }

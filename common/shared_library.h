@@ -35,7 +35,7 @@ bool defines_symbol(const std::string& path, const std::string& name);
 
 // "" when a child process can dlopen `path` (RTLD_NOW | RTLD_LOCAL) and find every name in
 // `exports`, else why not: the loader's message, the missing names, or the signal that killed the
-// child ("crashes the dynamic loader (signal 7, Bus error)"). Runs the library's initialisers in
+// child ("crashes the dynamic loader (signal 7, Bus error, in a trial load in a child process)"). Runs the library's initialisers in
 // the child only. Call only where forking is safe (a tool's start, one thread).
 std::string trial_load_refusal(const std::string& path, const std::vector<std::string>& exports);
 
