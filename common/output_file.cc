@@ -120,9 +120,16 @@ std::string resolve_output_path(const std::string& flag, const std::string& path
   throw output_error(flag + ": '" + path + "': " + std::strerror(ELOOP));
 }
 
+namespace {
+// Standard output was closed when the tool started (guard_standard_streams): /dev/stdout then
+// names the placeholder, and writing it must fail as writing standard output does.
+bool g_stdout_closed = false;
+}  // namespace
+
 void guard_standard_streams() {
   for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
     if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == STDOUT_FILENO) g_stdout_closed = true;
     // The wrong way round: reads of standard input and writes of the others fail (EBADF).
     const int opened = open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
     if (opened >= 0 && opened != fd) {
@@ -211,6 +218,9 @@ atomic_output_file::atomic_output_file(std::string path, std::string flag)
     if (S_ISDIR(st.st_mode)) fail("cannot write", EISDIR);
     if (!S_ISREG(st.st_mode)) {
       // A device, FIFO or socket: written in place (see the header).
+      if (g_stdout_closed && (target_ == "/dev/stdout" || target_ == "/dev/fd/1" || target_ == "/proc/self/fd/1")) {
+        fail("cannot write", EBADF);  // standard output is closed: not the placeholder behind it
+      }
       fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0) fail("cannot open", errno);
       buf_ = std::make_unique<fd_buffer>(fd_);

@@ -311,9 +311,19 @@ TEST_F(StandardOutputTest, AClosedStandardOutputIsAnErrorNotTheNextFile) {
     f.stream() << "svg";
     f.commit();
   }
+  // Nor does /dev/stdout lead to the placeholder, where the bytes would vanish.
+  std::string through_dev;
+  try {
+    atomic_output_file f("/dev/stdout", "--svg");
+    f.stream() << "svg";
+    f.commit();
+  } catch (const output_error& e) {
+    through_dev = e.what();
+  }
   dup2(saved_, STDOUT_FILENO);
   EXPECT_EQ(message, "standard output: cannot write: Bad file descriptor");
   EXPECT_EQ(read(path("out.svg")), "svg");
+  EXPECT_EQ(through_dev, "--svg: cannot write '/dev/stdout': Bad file descriptor");
 }
 
 TEST_F(StandardOutputTest, AWritableStandardOutputTakesEverything) {
