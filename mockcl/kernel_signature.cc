@@ -25,14 +25,19 @@ struct macro_definition {
 struct source_text {
   std::vector<source_token> tokens;
   std::map<std::string, macro_definition> macros;
-  // An #if chain whose condition could not be evaluated (pp_conditionals.h): every branch is
-  // kept, as a reader that evaluates nothing would, and each of its directives leaves a marker
-  // token (kUndecided) so that a parameter list spanning one is refused, never miscounted.
-  bool undecided = false;
-  std::map<int, std::string> undecided_lines;  // line -> its directive, for the message
-};
+  // The directives of #if chains whose condition could not be evaluated (pp_conditionals.h),
+  // in line order, each with the directive it could not evaluate: every branch of such a chain is
+  // kept, as a reader that evaluates nothing would, and a parameter list that a directive of one
+  // falls inside is refused, never miscounted.
+  std::vector<std::pair<int, std::string>> undecided;
 
-constexpr const char* kUndecided = "#?";
+  // The undecidable directive of a chain with a directive on a line in (first, last), or null.
+  const std::string* undecided_within(int first, int last) const {
+    auto it = std::upper_bound(undecided.begin(), undecided.end(), first,
+                               [](int l, const std::pair<int, std::string>& u) { return l < u.first; });
+    return it != undecided.end() && it->first < last ? &it->second : nullptr;
+  }
+};
 
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -113,16 +118,18 @@ source_text preprocess(const std::string& src, const pp_macros& predefined) {
     bool taken;         // a branch was chosen: the later ones are not
     bool active;        // the current branch is read
     bool undecided;     // a condition could not be evaluated: every branch is read
+    std::string directive;  // the directive it could not evaluate
   };
   std::vector<chain> chains;
   const auto active = [&] { return chains.empty() || chains.back().active; };
   const auto decide = [&](chain& c, pp_truth t, int line, const std::string& directive) {
-    if (t == pp_truth::unknown) c.undecided = true;
+    if (t == pp_truth::unknown && !c.undecided) {
+      c.undecided = true;
+      c.directive = directive;
+    }
     if (c.undecided) {
       c.active = c.outer_active;
-      out.undecided = true;
-      out.undecided_lines[line] = directive;
-      out.tokens.push_back({kUndecided, line});
+      if (c.outer_active) out.undecided.emplace_back(line, c.directive);
       return;
     }
     c.active = c.outer_active && !c.taken && t == pp_truth::yes;
@@ -144,7 +151,7 @@ source_text preprocess(const std::string& src, const pp_macros& predefined) {
       const std::string rest = word_at >= l.size() ? "" : l.substr(word_at + word.size());
       const std::string directive = l.substr(k);
       if (word == "if" || word == "ifdef" || word == "ifndef") {
-        chain c{active(), false, false, false};
+        chain c{active(), false, false, false, ""};
         if (!c.outer_active) {
           c.taken = true;  // inside a branch not read: so is all of this chain
         } else if (word == "if") {
@@ -174,10 +181,8 @@ source_text preprocess(const std::string& src, const pp_macros& predefined) {
           c.taken = true;
         }
       } else if (word == "endif" && !chains.empty()) {
-        if (chains.back().undecided && chains.back().outer_active) {
-          out.undecided_lines[line] = directive;
-          out.tokens.push_back({kUndecided, line});
-        }
+        const chain& c = chains.back();
+        if (c.undecided && c.outer_active) out.undecided.emplace_back(line, c.directive);
         chains.pop_back();
       } else if (!active()) {
         // A directive in a branch not read does nothing.
@@ -495,7 +500,7 @@ parsed_source parse_kernel_signatures(const std::string& source, const pp_macros
   parsed_source out;
   source_text s = preprocess(source, predefined);
   const std::vector<source_token>& t = s.tokens;
-  if (!s.undecided) {
+  if (s.undecided.empty()) {
     out.error = check_balance(t);
     if (!out.error.empty()) return out;
   }
@@ -525,11 +530,9 @@ parsed_source parse_kernel_signatures(const std::string& source, const pp_macros
     i = e;
     // A parameter list across a condition the mock could not evaluate: which parameters a
     // compiler would see is not known here, and a wrong count is worse than a refusal.
-    for (const source_token& x : params) {
-      if (x.text != kUndecided) continue;
+    if (const std::string* u = s.undecided_within(open_line, t[e].line)) {
       out.kernels.clear();
-      out.error = at_line(x.line) + "kernel '" + k.name + "': its parameters depend on '" +
-                  s.undecided_lines[x.line] +
+      out.error = at_line(open_line) + "kernel '" + k.name + "': its parameters depend on '" + *u +
                   "', which mockcl cannot evaluate without a compiler (a function-like or non-integer macro, "
                   "or a name an #include may define); build with a backing device (MOCKCL_BACKING=pocl)";
       return out;

@@ -244,13 +244,24 @@ TEST(KernelSignature, AConditionItCannotEvaluateIsRefusedInAParameterList) {
   parsed_source fn = parse_kernel_signatures(
       "#define HAS(x) 1\nkernel void k(int a,\n#if HAS(b)\nint b,\n#endif\nint c) {}");
   EXPECT_EQ(fn.error,
-            "<source>:3: error: kernel 'k': its parameters depend on '#if HAS(b)', which mockcl cannot evaluate "
+            "<source>:2: error: kernel 'k': its parameters depend on '#if HAS(b)', which mockcl cannot evaluate "
             "without a compiler (a function-like or non-integer macro, or a name an #include may define); build "
             "with a backing device (MOCKCL_BACKING=pocl)");
   // After an #include, an undefined name may be the header's.
   parsed_source inc = parse_kernel_signatures(
       "#include <philox.cl>\nkernel void k(int a,\n#ifdef PHILOX_W64\nlong b,\n#endif\nint c) {}");
   EXPECT_NE(inc.error.find("depend on '#ifdef PHILOX_W64'"), std::string::npos) << inc.error;
+  // Nor between `__kernel` and the name: the kernel is found and read.
+  parsed_source header = parse_kernel_signatures(
+      "#include <x.h>\n__kernel\n#ifdef WITH_HINT\n__attribute__((vec_type_hint(float4)))\n#endif\n"
+      "void h(__global float* a, int n) {}");
+  EXPECT_EQ(header.error, "");
+  ASSERT_NE(find_signature(header.kernels, "h"), nullptr);
+  EXPECT_EQ(find_signature(header.kernels, "h")->args.size(), 2u);
+  // A whole kernel in one: read as written (no guess at whether it exists).
+  parsed_source whole = parse_kernel_signatures("#include <x.h>\n#ifdef HAS_K\nkernel void k(int a) {}\n#endif\n");
+  EXPECT_EQ(whole.error, "");
+  ASSERT_NE(find_signature(whole.kernels, "k"), nullptr);
   // Outside every parameter list it does not matter.
   parsed_source body = parse_kernel_signatures(
       "#include <x.h>\nkernel void k(int a, int c) {\n#ifdef FROM_HEADER\n  a = 1;\n#endif\n}");
