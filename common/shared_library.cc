@@ -328,6 +328,12 @@ std::string trial_load_refusal(const std::string& path, const std::vector<std::s
     return "crashes the dynamic loader (" + signal_text(WTERMSIG(status)) +
            ", in a trial load in a child process)";
   }
+  // The child exits 0 once it has said what it found; anything else ended it early (a sanitizer
+  // that catches the fault exits with a status of its own).
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return "crashes the dynamic loader (the trial load in a child process exited with status " +
+           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+  }
   return message;
 }
 

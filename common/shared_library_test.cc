@@ -63,9 +63,9 @@ TEST(SharedLibrary, EveryTruncationIsRefusedBeforeLoading) {
 TEST(SharedLibrary, ALibraryThatCrashesOnLoadIsRefusedByTheTrial) {
   EXPECT_EQ(shared_library_refusal(crashing, {"tiny_entry"}), "");  // its headers are fine
   const std::string why = trial_load_refusal(crashing, {"tiny_entry"});
-  // SIGSEGV, or under a sanitizer that catches it, SIGABRT.
-  EXPECT_TRUE(contains(why, "crashes the dynamic loader (signal ")) << why;
-  EXPECT_TRUE(contains(why, ", in a trial load in a child process)")) << why;
+  // SIGSEGV; under ASan, which catches it, SIGABRT; under TSan an exit status of its own.
+  EXPECT_TRUE(contains(why, "crashes the dynamic loader (")) << why;
+  EXPECT_TRUE(contains(why, "in a child process")) << why;
 }
 
 TEST(SharedLibrary, HeadersOfAnotherKindAreNamed) {
