@@ -163,6 +163,16 @@ void check_standard_output() {
                      (!flushed && err != 0 ? std::strerror(err) : "an earlier write failed"));
 }
 
+bool standard_output_written(std::string_view tool) {
+  try {
+    check_standard_output();
+    return true;
+  } catch (const output_error& e) {
+    std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(tool.size()), tool.data(), e.what());
+    return false;
+  }
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&

@@ -60,6 +60,10 @@ void write_standard_output(std::string_view text);
 // REASON" if that, or any earlier write to them, failed. Call before exiting 0.
 void check_standard_output();
 
+// check_standard_output() for a tool without exceptions in its main: false, with
+// "TOOL: error: standard output: cannot write: REASON" on stderr, when it throws.
+bool standard_output_written(std::string_view tool);
+
 // True when both paths exist and are the same file (same st_dev and st_ino after following
 // symlinks): a different spelling, a hard link and a symlink all count.
 bool same_file(const std::string& a, const std::string& b);

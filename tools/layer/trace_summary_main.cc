@@ -7,21 +7,6 @@
 #include "common/output_file.h"
 #include "trace/trace_summary.h"
 
-namespace {
-
-// False, with the reason on stderr, when what went to standard output was lost.
-bool standard_output_written() {
-  try {
-    clpool::common::check_standard_output();
-    return true;
-  } catch (const clpool::common::output_error& e) {
-    std::fprintf(stderr, "trace_summary: error: %s\n", e.what());
-    return false;
-  }
-}
-
-}  // namespace
-
 constexpr const char* usage =
     "usage: trace_summary TRACE\n"
     "Reads a clpool trace strictly and prints one 'key: value' per line: events, counts per action\n"
@@ -33,7 +18,7 @@ int main(int argc, char** argv) {
   const std::string arg = argc == 2 ? argv[1] : "";
   if (arg == "--help" || arg == "-h") {
     std::fputs(usage, stdout);
-    return standard_output_written() ? 0 : 2;
+    return clpool::common::standard_output_written("trace_summary") ? 0 : 2;
   }
   if (argc != 2 || arg.empty() || (arg.size() > 1 && arg[0] == '-')) {
     if (argc == 2 && !arg.empty()) std::fprintf(stderr, "trace_summary: unknown option '%s'\n", argv[1]);
@@ -41,6 +26,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool valid = clpool::trace::print_trace_summary(arg, stdout, stderr);
-  if (!standard_output_written()) return 2;
+  if (!clpool::common::standard_output_written("trace_summary")) return 2;
   return valid ? 0 : 1;
 }

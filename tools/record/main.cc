@@ -299,13 +299,7 @@ void print_summary(const std::string& out, int status) {
 // --help's text, checked: on a full or closed standard output, an error and exit 2.
 int print_usage(const char* text) {
   std::fputs(text, stdout);
-  try {
-    clpool::common::check_standard_output();
-  } catch (const clpool::common::output_error& e) {
-    std::fprintf(stderr, "clpool: error: %s\n", e.what());
-    return exit_bad_usage;
-  }
-  return 0;
+  return clpool::common::standard_output_written("clpool") ? 0 : exit_bad_usage;
 }
 
 int record(const std::vector<std::string>& args) {
