@@ -6,12 +6,13 @@
 #include <cerrno>
 #include <cstring>
 #include <charconv>
-#include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "common/byte_size.h"
 #include "common/cl_status.h"
+#include "common/input_file.h"
 
 namespace clpool::device_model {
 
@@ -67,7 +68,10 @@ std::optional<command_completion> parse_command_completion(std::string_view word
   return std::nullopt;
 }
 
-device_profile parse_profile(std::string_view text, std::string_view source) {
+namespace {
+
+// parse_profile, and whether the text named the profile (`name = ...`).
+device_profile parse_profile_text(std::string_view text, std::string_view source, bool& named) {
   device_profile p;
   std::vector<std::string> seen;
   std::size_t line_no = 0;
@@ -105,6 +109,7 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
     if (key == "name") {
       if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
       p.name = std::string(value);
+      named = true;
     } else if (key == "oom_at") {
       const std::optional<refusal_point> at = parse_refusal_point(value);
       if (!at) throw bad("is not creation, first_use or execution");
@@ -146,11 +151,22 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
   return p;
 }
 
+}  // namespace
+
+device_profile parse_profile(std::string_view text, std::string_view source) {
+  bool named = false;
+  return parse_profile_text(text, source, named);
+}
+
 void validate_profile(const device_profile& p, std::string_view source) {
+  if (!valid_name(p.name)) throw profile_error(std::string(source) + ": name: '" + p.name + "' is not a name");
+  validate_profile_values(p, source);
+}
+
+void validate_profile_values(const device_profile& p, std::string_view source) {
   const auto bad = [&](const std::string& why) {
     return profile_error(std::string(source) + ": " + why);
   };
-  if (!valid_name(p.name)) throw bad("name: '" + p.name + "' is not a name");
   if (!common::is_out_of_memory_status(p.oom_status)) {
     throw bad("oom_status: " + std::to_string(p.oom_status) + " is not -4, -5 or -6");
   }
@@ -230,14 +246,20 @@ device_profile load_profile(std::string_view name_or_path) {
   }
   if (!S_ISREG(st.st_mode)) throw profile_error("profile file " + arg + ": cannot be read: not a regular file");
   if (st.st_size > 64 * 1024) throw profile_error("profile file " + arg + ": larger than 64 KiB");
-  std::ifstream in(arg, std::ios::binary);
-  if (!in) throw profile_error("profile file " + arg + ": cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw profile_error("profile file " + arg + ": cannot be read");
-  const std::string s = text.str();
-  if (s.find('\0') != std::string::npos) throw profile_error("profile file " + arg + ": not text");
-  return parse_profile(s, arg);
+  // Read with the same bound: the file may have grown since stat().
+  std::string why;
+  const std::optional<std::string> text = common::read_bounded(arg, 64 * 1024, why);
+  if (!text) throw profile_error("profile file " + arg + ": cannot be read: " + why);
+  const std::string& s = *text;
+  if (const std::size_t nul = s.find('\0'); nul != std::string::npos) {
+    throw profile_error("profile file " + arg + ": not text (a NUL byte at byte " + std::to_string(nul) + ")");
+  }
+  bool named = false;
+  device_profile p = parse_profile_text(s, arg, named);
+  // Reports name the profile: a file without `name =` is called by its path, never "exact", the
+  // profile whose values it does not all have.
+  if (!named) p.name = arg;
+  return p;
 }
 
 std::string_view to_string(alloc_semantics semantics) {

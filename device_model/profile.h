@@ -3,7 +3,8 @@
 // name) or any file a user writes, in this grammar:
 //
 //   # comment                          blank lines and comments are ignored
-//   name = nvidia                      [A-Za-z0-9_.-]+, for reports
+//   name = nvidia                      [A-Za-z0-9_.-]+, for reports (a file without one is
+//                                      reported by its path)
 //   oom_at = first_use                 creation | first_use | execution
 //   oom_status = -4                    -4, -5 or -6, or CL_MEM_OBJECT_ALLOCATION_FAILURE, ...
 //   headroom = 2688KiB                 bytes the driver never hands out
@@ -100,8 +101,11 @@ device_profile parse_profile(std::string_view text, std::string_view source);
 // The profile as text that parse_profile reads back to an equal profile.
 std::string format_profile(const device_profile& profile);
 
-// Checks a profile's values together; throws profile_error prefixed with `source`.
+// Checks a profile's name and values together; throws profile_error prefixed with `source`.
 void validate_profile(const device_profile& profile, std::string_view source);
+// The values only: a profile loaded from a file without `name =` is named by its path, which is
+// no profile name (load_profile).
+void validate_profile_values(const device_profile& profile, std::string_view source);
 
 // The names of the built-in profiles ("exact", "nvidia", "pocl").
 std::vector<std::string> builtin_profile_names();

@@ -1,5 +1,7 @@
 #include "device_model/profile.h"
 
+#include "device_model/device_memory.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -157,7 +159,22 @@ TEST(Profile, LoadNamesWhatIsWrong) {
   std::ofstream(path) << "page = 2MiB\nfoo = 1\n";
   EXPECT_NE(error_loading(path).find(path + ":2: unknown key 'foo'"), std::string::npos);
   std::ofstream(path, std::ios::binary) << std::string("page = 1\0x", 10);
-  EXPECT_NE(error_loading(path).find("not text"), std::string::npos);
+  EXPECT_NE(error_loading(path).find("not text (a NUL byte at byte 8)"), std::string::npos);
+}
+
+// A file without `name =` was reported as the "exact profile" although its page changed the
+// answer: it is called by its path.
+TEST(Profile, AFileWithoutANameIsCalledByItsPath) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/unnamed.profile";
+  std::ofstream(path) << "page = 4KiB\n";
+  const device_profile p = load_profile(path);
+  EXPECT_EQ(p.name, path);
+  EXPECT_EQ(p.page, 4096u);
+  std::ofstream(path) << "name = mine\npage = 4KiB\n";
+  EXPECT_EQ(load_profile(path).name, "mine");
+  EXPECT_EQ(parse_profile("page = 4KiB\n", "text").name, "exact");  // text alone has no path
+  // A device built on it (it refused the path as a name, so clpool_replay refused the profile).
+  EXPECT_NO_THROW(device_memory(p, std::uint64_t{1} << 30));
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <fstream>
+#include <optional>
 
+#include "common/input_file.h"
+#include "common/shared_library.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -24,18 +26,36 @@ std::string trim(std::string s) {
 
 _cl_mem* root_of(_cl_mem* m) { return m->parent ? m->parent : m; }
 
+std::string mock_as_driver(const std::string& lib) {
+  return "'" + lib + "' is mockcl itself, not a driver to back it (MOCKCL_POCL_ICD names POCL's .icd or "
+         "library, e.g. /etc/OpenCL/vendors/pocl.icd)";
+}
+
 }  // namespace
 
 std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::string& error) {
   std::string lib = icd.empty() ? kDefaultIcd : icd;
   if (lib.size() > 4 && lib.compare(lib.size() - 4, 4, ".icd") == 0) {
-    std::ifstream f(lib);
-    std::string line;
-    if (!f || !std::getline(f, line) || trim(line).empty()) {
-      error = "cannot read the library's path from '" + lib + "'";
+    // One line, the library's path; read with a bound (MOCKCL_POCL_ICD=/dev/zero must not hang).
+    std::string why;
+    const std::optional<std::string> line = clpool::common::read_first_line(lib, 4096, why);
+    if (!line || trim(*line).empty()) {
+      error = "cannot read the library's path from '" + lib + "'" + (why.empty() ? "" : ": " + why);
       return nullptr;
     }
-    lib = trim(line);
+    lib = trim(*line);
+  }
+  // A path is read as ELF before dlopen maps it (a library cut short dies of SIGBUS inside
+  // dlopen); a bare name is one the system's loader search finds, as an ICD loader does.
+  if (lib.find('/') != std::string::npos) {
+    if (std::string why = clpool::common::shared_library_refusal(lib, {}); !why.empty()) {
+      error = "'" + lib + "' " + why;
+      return nullptr;
+    }
+    if (clpool::common::defines_symbol(lib, "mockcl_configure")) {
+      error = mock_as_driver(lib);
+      return nullptr;
+    }
   }
   // RTLD_LOCAL, as ICD loaders do: POCL's exported cl* names stay out of the global scope. Never
   // closed (POCL keeps threads).
@@ -43,6 +63,12 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   if (!h) {
     const char* e = dlerror();
     error = "cannot load '" + lib + "': " + (e ? e : "unknown error");
+    return nullptr;
+  }
+  // This very library (or another copy of the mock), found by name: asking it for platforms
+  // would come back here, inside this runtime's initialisation.
+  if (dlsym(h, "mockcl_configure") != nullptr) {
+    error = mock_as_driver(lib);
     return nullptr;
   }
   using get_ids_fn = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);

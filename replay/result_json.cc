@@ -1,5 +1,6 @@
 #include "replay/result_json.h"
 
+#include "common/text_escape.h"
 #include "replay/site_names.h"
 
 namespace clpool::replay {
@@ -83,10 +84,10 @@ nlohmann::json to_json(const replay_report& r) {
   j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
-  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(r.device.profile.name);
+  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(common::json_text(r.device.profile.name));
   if (const auto& m = r.device.measured) {
-    j["measured_device"] = {{"name", m->name},
-                            {"driver_version", m->driver_version},
+    j["measured_device"] = {{"name", common::json_text(m->name)},
+                            {"driver_version", common::json_text(m->driver_version)},
                             {"free_at_start", m->free_at_start},
                             {"free_memory_source", m->free_memory_source},
                             {"failure_point", m->failure_point},
@@ -170,7 +171,7 @@ nlohmann::json to_json(const std::vector<config_result>& results, const std::str
                        int exit_code) {
   nlohmann::json j;
   j["schema_version"] = result_schema_version;
-  j["input"] = input;
+  j["input"] = common::json_text(input);
   j["exit_code"] = exit_code;
   j["results"] = nlohmann::json::array();
   for (const config_result& res : results) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "common/text_escape.h"
+
 namespace clpool::replay {
 bool is_user_frame(const trace::frame_info& f, const std::vector<std::string>& patterns) {
   return !trace::is_library_frame(f, patterns);
@@ -28,18 +30,28 @@ std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::u
   return out;
 }
 
+namespace {
+
+// A frame's names come from the trace: in their printable form (common/text_escape.h) in every
+// output, so a name cannot write to a terminal or break a JSON document.
+std::string printable_frame(const trace::site_table& sites, std::uint64_t frame) {
+  return common::escape_text(sites.describe_frame(frame));
+}
+
+}  // namespace
+
 std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
   if (sites == nullptr || stack == 0) return "(no stack recorded)";
   if (sites->site_frames() <= 1) {
     const std::uint64_t frame = naming_frame(*sites, stack);
-    return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : sites->describe_frame(frame);
+    return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : printable_frame(*sites, frame);
   }
   const std::vector<std::uint64_t> frames = program_frames(*sites, stack);
   if (frames.empty()) return "(stack " + std::to_string(stack) + " not defined)";
   std::string name;
   for (std::size_t i = 0; i < frames.size() && i < sites->site_frames(); ++i) {
     if (i != 0) name += " from ";
-    name += sites->describe_frame(frames[i]);
+    name += printable_frame(*sites, frames[i]);
   }
   return name;
 }
@@ -74,7 +86,7 @@ std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const 
     const std::vector<std::uint64_t> frames = program_frames(*sites, u.stack);
     std::vector<caller_usage>* level = &roots;
     for (std::size_t i = sites->site_frames(); i < frames.size() && i < sites->site_frames() + levels; ++i) {
-      const std::string name = sites->describe_frame(frames[i]);
+      const std::string name = printable_frame(*sites, frames[i]);
       auto it = std::find_if(level->begin(), level->end(), [&name](const caller_usage& c) { return c.name == name; });
       if (it == level->end()) {
         level->push_back(caller_usage{name});
@@ -109,7 +121,7 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack) {
   std::vector<std::string> out;
   if (sites == nullptr) return out;
-  for (const std::uint64_t id : sites->frames_of(stack)) out.push_back(sites->describe_frame(id));
+  for (const std::uint64_t id : sites->frames_of(stack)) out.push_back(printable_frame(*sites, id));
   return out;
 }
 

@@ -29,7 +29,8 @@ std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::u
 
 // "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites. A site
 // is the stack's innermost program frame, or its sites->site_frames() innermost program frames
-// (--site-frames N), named "Cache.grow (app.py:17) from serve (app.py:40)".
+// (--site-frames N), named "Cache.grow (app.py:17) from serve (app.py:40)". Every name here
+// (sites, callers, stack lines) is a frame's in its printable form (common/text_escape.h).
 std::string site_name(const trace::site_table* sites, std::uint64_t stack);
 
 // Within one site, the callers that hold the most: the program frames beyond the site's own, as a

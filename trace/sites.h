@@ -46,7 +46,8 @@ std::optional<frame_lang> parse_frame_lang(std::string_view word);
 // ' ', 0x7f and '#' become %XX; an empty name is written "%". escape_field never fails;
 // unescape_field returns false on a malformed escape.
 std::string escape_field(std::string_view text);
-bool unescape_field(std::string_view field, std::string& out);
+// `why`, when given, says which: "bad %-escape '%4' at byte 3" or "longer than 600 bytes (700)".
+bool unescape_field(std::string_view field, std::string& out, std::string* why = nullptr);
 
 class site_table;
 

@@ -28,6 +28,9 @@ inline constexpr std::uint64_t max_event_size = std::uint64_t{1} << 62;
 // The longest line (text trace) or row (RMM CSV) a reader accepts, in bytes: any real one is far
 // shorter, and a longer one is refused at once rather than read into memory.
 inline constexpr std::size_t max_line_bytes = 4096;
+// The most NUL bytes a text trace may end in (FORMAT.md): a recorder writing through a memory map
+// leaves less than one chunk (the layer's: 1 MiB) unwritten.
+inline constexpr std::uint64_t max_zero_tail_bytes = std::uint64_t{16} << 20;
 
 // The two encodings of version 1 (FORMAT.md): one event per text line, or the compact binary form
 // (varint records, about 5x smaller and several times faster to read). Readers accept both.

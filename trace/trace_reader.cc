@@ -239,6 +239,13 @@ bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
       }
     }
     pos_ = end_;
+    // A recorder leaves less than one of its chunks unwritten; more is not such a tail, and an
+    // endless one (a device of zeros) must not be read forever.
+    if (consumed_base_ + end_ - tail_at > max_zero_tail_bytes) {
+      ++line_;
+      fail("more than " + std::to_string(max_zero_tail_bytes >> 20) + " MiB of NUL bytes from byte " +
+           std::to_string(tail_at) + ": not the unwritten tail of a killed recorder (FORMAT.md)");
+    }
   }
   if (cut_off.empty()) return true;
   ++line_;
@@ -248,6 +255,19 @@ bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
 
 void trace_reader::read_header() {
   if (read_binary_header()) return;
+  // What the first bytes say before a line is looked for: a file of NULs (/dev/zero, a
+  // preallocated file never written) would otherwise be read to its end as a "zero tail".
+  const std::string_view head(buffer_.data() + pos_, end_ - pos_);
+  if (!head.empty() && head[0] == '\0') {
+    line_ = 1;
+    fail("not a clpool trace: it starts with NUL bytes (byte 0), not 'clpool-trace " +
+         std::to_string(format_version) + "' (a file of zeros, or one never written?)");
+  }
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") {
+    line_ = 1;
+    fail("starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; a clpool trace starts "
+         "with 'clpool-trace': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
+  }
   const char* begin;
   const char* end;
   if (!next_line(begin, end)) {

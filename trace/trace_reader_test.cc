@@ -337,5 +337,49 @@ TEST(TraceReaderZeroTail, ALongTailInAFile) {
   EXPECT_EQ(r.events.size(), 30000u);
 }
 
+// /dev/zero was read forever ("empty: no header" only at its end, never for a device): NULs
+// where the header belongs are refused at byte 0, and a zero tail is bounded.
+TEST(TraceReaderBounds, AFileOfZerosIsRefusedAtOnce) {
+  const trace_error e = [] {
+    try {
+      trace_reader r("/dev/zero");
+    } catch (const trace_error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "/dev/zero read as a trace";
+    return trace_error("", 0, "", 0);
+  }();
+  EXPECT_EQ(std::string(e.what()),
+            "/dev/zero:1: not a clpool trace: it starts with NUL bytes (byte 0), not 'clpool-trace 1' (a file "
+            "of zeros, or one never written?)");
+  expect_error(std::string(100, '\0'), 1, "it starts with NUL bytes (byte 0)", 0);
+}
+
+TEST(TraceReaderBounds, AZeroTailLongerThanARecorderLeavesIsAnError) {
+  const std::string path = temp_path("long_tail.trace");
+  const std::string events = header + "0 0 0 0 alloc 1 4096 buffer 0\n";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << events << std::string(max_zero_tail_bytes - 1, '\0');
+  }
+  read_result r = read_all(path);
+  EXPECT_FALSE(r.error) << r.error->what();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << std::string(std::size_t{2} << 20, '\0');
+  }
+  r = read_all(path);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->problem(), "more than 16 MiB of NUL bytes from byte " + std::to_string(events.size()) +
+                                    ": not the unwritten tail of a killed recorder (FORMAT.md)");
+  EXPECT_EQ(r.events.size(), 1u);
+}
+
+// A UTF-8 byte-order mark showed as '???clpool-trace 1'.
+TEST(TraceReaderBounds, AByteOrderMarkIsNamed) {
+  expect_error("\xEF\xBB\xBF" + header, 1,
+               "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header", 0);
+}
+
 }  // namespace
 }  // namespace clpool::trace

@@ -176,13 +176,19 @@ void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint
 void trace_writer::flush_buffer() {
   out_->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   buffer_.clear();
-  if (!*out_) throw std::runtime_error("trace_writer: write to " + name_ + " failed");
+  if (!*out_) {
+    if (owned_) owned_->commit();  // throws the file's error: its flag, path and the OS's reason
+    throw std::runtime_error("trace_writer: write to " + name_ + " failed");
+  }
 }
 
 void trace_writer::flush() {
   flush_buffer();
   out_->flush();
-  if (!*out_) throw std::runtime_error("trace_writer: flush of " + name_ + " failed");
+  if (!*out_) {
+    if (owned_) owned_->commit();
+    throw std::runtime_error("trace_writer: flush of " + name_ + " failed");
+  }
 }
 
 }  // namespace clpool::trace

@@ -104,6 +104,27 @@ TEST(TraceWriter, UnwritablePathThrows) {
 namespace clpool::trace {
 namespace {
 
+// --write-trace /dev/full (a full disk): the write's reason reaches the caller, naming the flag.
+TEST(TraceWriter, AFullDeviceIsAnErrorWithItsReason) {
+  for (const trace_encoding enc : {trace_encoding::text, trace_encoding::binary}) {
+    trace_writer w("/dev/full", enc, "--write-trace");
+    trace_event e;
+    e.action = trace_action::alloc;
+    e.size = 4096;
+    try {
+      for (std::uint64_t i = 0; i < 200000; ++i) {
+        e.seq = i;
+        e.id = i + 1;
+        w.write(e);
+      }
+      w.commit();
+      FAIL() << "/dev/full took the trace";
+    } catch (const std::exception& err) {
+      EXPECT_EQ(std::string(err.what()), "--write-trace: cannot write '/dev/full': No space left on device");
+    }
+  }
+}
+
 TEST(TraceWriterBinary, RoundTrip) {
   for (unsigned seed = 1; seed <= 5; ++seed) {
     const std::vector<trace_event> events = random_events(seed, 20000);

@@ -17,6 +17,7 @@
 #include "common/byte_size.h"
 #include "common/cli.h"
 #include "common/cli11.h"
+#include "common/input_file.h"
 #include "common/output_file.h"
 #include "device_model/profile.h"
 #include "tools/probe/cl_port.h"
@@ -47,9 +48,9 @@ unsigned parse_index(const std::string& text, const char* flag) {
 void refuse_foreign_output(const std::string& path, bool force) {
   struct stat st;
   if (force || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return;
-  std::ifstream in(path, std::ios::binary);
-  std::string first_line;
-  std::getline(in, first_line);
+  // The first line only, with a bound: a huge file with no newline is not read whole.
+  std::string why;
+  const std::string first_line = clpool::common::read_first_line(path, 4096, why).value_or("");
   if (!written_by_probe(first_line)) {
     throw usage_error("--output: '" + path + "' exists and is not a profile clpool_probe wrote (its first line " +
                       "does not start with '" + std::string(profile_marker) +
@@ -223,8 +224,11 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  clpool::common::guard_standard_streams();
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    clpool::common::check_standard_output();  // the report, and what --help and --list print
+    return rc;
   } catch (const std::exception& e) {
     std::cerr << "clpool_probe: error: " << e.what() << "\n";
   }

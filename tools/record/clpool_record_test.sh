@@ -3,13 +3,14 @@
 # OpenCL program) is recorded, the summary printed, the exit status passed on (0, 3, a signal),
 # the budget enforced as the layer does; and every bad input exits 2 with a message naming the
 # setting, without running the program and without touching a file.
-#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO
+#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO TRACE_SUMMARY
 set -u
 source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 DRIVER="$(realpath "$2")"
 MOCKCL="$(realpath "$3")"
 LAYER="$(realpath "$4")"
+SUMMARY="$(realpath "$5")"
 T="${TEST_TMPDIR:-$(mktemp -d)}"
 cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache"
@@ -71,6 +72,31 @@ for icd in pocl mockcl; do
   rec 143 --out "$d/term.trace" -- sh -c '"$0" lifecycle && kill -TERM $$' "$DRIVER"
   has "killed by signal 15"
   has "alloc.sub: 1"
+
+  echo "--- clpool record killed: SIGTERM and SIGINT go on to the program; with SIGKILL the"
+  echo "    program dies too (it ran on alone); the trace stays readable either way"
+  for sig in TERM INT KILL; do
+    rm -f "$d/killed.trace" "$d/killed.out"
+    "$CLPOOL" record --out "$d/killed.trace" -- "$DRIVER" end_wait >"$d/killed.out" 2>&1 &
+    rpid=$!
+    for _ in $(seq 300); do grep -q recorded "$d/killed.out" 2>/dev/null && break; sleep 0.1; done
+    child="$(pgrep -P "$rpid")"
+    [[ -n "$child" ]] || fail "SIG$sig: no program under clpool record"
+    kill "-$sig" "$rpid"
+    wait "$rpid" 2>/dev/null
+    krc=$?
+    [[ $krc == $((128 + $(kill -l "$sig"))) ]] || fail "SIG$sig: clpool record exited $krc"
+    gone=0
+    for _ in $(seq 50); do
+      # Gone, or a zombie waiting for a reaper: either way it no longer runs.
+      state="$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)"
+      [[ -z "$state" || "$state" == Z ]] && { gone=1; break; }
+      sleep 0.1
+    done
+    [[ $gone == 1 ]] || { fail "SIG$sig: the program ($child) outlived clpool record"; kill -9 "$child"; }
+    out="$("$SUMMARY" "$d/killed.trace" 2>&1)" || fail "SIG$sig: the trace is not readable: $out"
+    has "alloc.buffer: "
+  done
 
   echo "--- --budget fails allocations as the layer does (layer_driver checks each answer)"
   rec 0 --out "$d/budget.trace" --budget 1MiB -- "$DRIVER" budget

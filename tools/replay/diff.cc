@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "common/cli.h"
+#include "common/output_file.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
 #include "replay/config.h"
 #include "replay/free_schedule.h"
@@ -67,8 +69,9 @@ std::string describe_device(const run_output& run) {
     if (!rep) continue;
     std::string s = rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) +
                     " allocation";
-    if (rep->device.measured) return s + ", " + rep->device.measured->name;
-    return s + ", " + rep->device.profile.name + " profile";
+    // Device and profile names are a driver's or a profile file's: in their printable form.
+    if (rep->device.measured) return s + ", " + common::escape_text(rep->device.measured->name);
+    return s + ", " + common::escape_text(rep->device.profile.name) + " profile";
   }
   return "";
 }
@@ -213,7 +216,7 @@ diff_result compare_runs(const std::string& old_path, const run_output& old_run,
 
 std::string diff_text(const diff_result& d, std::size_t top) {
   std::ostringstream out;
-  out << "old  " << d.old_path << "\nnew  " << d.new_path << "\n";
+  out << "old  " << common::escape_text(d.old_path) << "\nnew  " << common::escape_text(d.new_path) << "\n";
   out << "device: " << d.device << "; peak: device memory on an unbounded device; minimum "
       << "capacity: the smallest device with no out-of-memory";
   if (d.granule != 0) out << ", in steps of " << format_bytes_exact(d.granule);
@@ -276,8 +279,8 @@ std::string diff_text(const diff_result& d, std::size_t top) {
 
 nlohmann::json diff_json(const diff_result& d) {
   nlohmann::json j;
-  j["old"] = d.old_path;
-  j["new"] = d.new_path;
+  j["old"] = common::json_text(d.old_path);
+  j["new"] = common::json_text(d.new_path);
   j["device"] = d.device;
   j["granule_bytes"] = d.granule;
   const auto ratio = [](double g) -> nlohmann::json {
@@ -352,14 +355,30 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
   const auto render = [&](const output_request& o) {
     return o.writer->name() == "json" ? diff_json(d).dump(2) + "\n" : diff_text(d);
   };
+  // As clpool_replay's other outputs (main.cc write_outputs): files first, then standard output;
+  // one that cannot be written is an error naming it and costs no other, and the run exits 2.
+  bool all_written = true;
+  const auto attempt = [&](const output_request& o, const auto& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      const bool named = what.rfind(o.label + ":", 0) == 0;  // common/output_file's errors name it
+      std::cerr << "clpool_replay: error: " << (named ? "" : o.label + ": ") << what << "\n";
+      all_written = false;
+    }
+  };
   for (const output_request& o : outputs) {
     if (o.path.empty()) continue;
-    write_text_file(o.label, o.path, render(o));
-    std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << "\n";
+    attempt(o, [&] {
+      write_text_file(o.label, o.path, render(o));
+      std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << "\n";
+    });
   }
   for (const output_request& o : outputs) {
-    if (o.path.empty()) std::cout << render(o);
+    if (o.path.empty()) attempt(o, [&] { common::write_standard_output(render(o)); });
   }
+  if (!all_written) return common::exit_usage;
   return d.passed() ? common::exit_ok : common::exit_finding;
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/text_escape.h"
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
 #include "replay/free_schedule.h"
@@ -253,10 +254,12 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
     timeline.push_back({p.event, p.active_bytes, p.held_bytes, p.managed_bytes, p.device_used_bytes});
   }
   nlohmann::json j;
-  j["title"] = title;
+  // The title names the trace file: in its printable form (common/text_escape.h), as every string
+  // from a trace or profile.
+  j["title"] = common::escape_text(title);
   // How the device rounds a block (the measured device of --device opencl has no profile: exact).
   const device_model::device_profile& prof = r.device.profile;
-  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : prof.name},
+  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : common::escape_text(prof.name)},
                   {"page", prof.page},
                   {"pack_limit", prof.pack_limit},
                   {"pack_granule", prof.pack_granule},

@@ -108,13 +108,17 @@ namespace {
 // The page inlines the result document exactly as --json writes it, the replay it shows in the
 // same schema, its own data, and html_page.js as it is in the source tree.
 TEST(HtmlPage, InlinesTheResultDocumentTheReplayTheDataAndTheScript) {
+  // No '<' in any inline document (\u003c): "</script" would end it early, and "<!--" then
+  // "<script" would keep its own end tag from ending it.
   nlohmann::json result = {{"schema_version", result_schema_version}, {"input", "a</script>b"}};
-  const std::string page = html_page(result, {{"events", 3}}, {{"title", "t"}});
-  EXPECT_NE(page.find("<script type=\"application/json\" id=\"clpool-result\">{\"input\":\"a<\\/script>b\","
+  const std::string page =
+      html_page(result, {{"events", 3}, {"site", "<!--<script>"}}, {{"title", "t<"}});
+  EXPECT_NE(page.find("<script type=\"application/json\" id=\"clpool-result\">{\"input\":\"a\\u003c/script>b\","
                       "\"schema_version\":1}</script>"),
             std::string::npos);
-  EXPECT_NE(page.find("id=\"clpool-replay\">{\"events\":3}</script>"), std::string::npos);
-  EXPECT_NE(page.find("id=\"clpool-data\">{\"title\":\"t\"}</script>"), std::string::npos);
+  EXPECT_NE(page.find("id=\"clpool-replay\">{\"events\":3,\"site\":\"\\u003c!--\\u003cscript>\"}</script>"),
+            std::string::npos);
+  EXPECT_NE(page.find("id=\"clpool-data\">{\"title\":\"t\\u003c\"}</script>"), std::string::npos);
   EXPECT_NE(page.find(html_page_script), std::string::npos);
   const char* src = std::getenv("HTML_PAGE_JS");
   ASSERT_NE(src, nullptr);

@@ -60,17 +60,18 @@ tr.caller td.site{color:#444} tr.caller td{background:#fafafa}
 <table id="held-sites"><thead><tr><th>#</th><th class="site">site</th><th>requested</th><th>pool bin</th><th>device-committed</th><th>blocks</th></tr></thead><tbody></tbody></table></div>
 <script type="application/json" id="clpool-result">)HTML";
 
-// JSON inside <script>: only "</" can end the element early; JSON allows "<\/" for it.
+// JSON inside <script>: a "</script" ends the element early, and "<!--" then "<script" puts the
+// tokenizer in a state where the element's own end tag does not end it: no '<' at all, then. In
+// JSON text '<' appears only inside strings, where "\u003c" is the same character.
 std::string script_safe(const nlohmann::json& j) {
   const std::string json = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string safe;
   safe.reserve(json.size());
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      safe += "<\\/";
-      ++i;
+  for (const char c : json) {
+    if (c == '<') {
+      safe += "\\u003c";
     } else {
-      safe += json[i];
+      safe += c;
     }
   }
   return safe;

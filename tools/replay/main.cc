@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/output_file.h"
 #include "device_model/profile.h"
 #include "tools/replay/command_line.h"
 #include "replay/config.h"
@@ -289,27 +290,47 @@ run_output replay_all(plan& p) {
   return out;
 }
 
-// Step 4: files first (each says on stderr what it holds), then standard output.
-void write_outputs(const plan& p, const run_output& out) {
+// Step 4: files first (each says on stderr what it holds), then standard output. An output that
+// cannot be rendered or written is reported and costs no other; returns false if any failed.
+bool write_outputs(const plan& p, const run_output& out) {
+  bool all_written = true;
+  const auto attempt = [&](const output_request& o, const auto& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      // Errors from common/output_file name a file's flag themselves.
+      const bool named = what.rfind(o.label + ":", 0) == 0;
+      std::cerr << "clpool_replay: error: " << (named ? "" : o.label + ": ") << what << "\n";
+      all_written = false;
+    }
+  };
   for (const output_request& o : p.outputs) {
     if (o.path.empty()) continue;
-    std::string note;
-    if (const std::optional<std::string> text = o.writer->render(out, note)) {
-      write_text_file(o.label, o.path, *text);
-      std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << (note.empty() ? "" : ": " + note) << "\n";
-    } else {
-      std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
-    }
+    attempt(o, [&] {
+      std::string note;
+      if (const std::optional<std::string> text = o.writer->render(out, note)) {
+        write_text_file(o.label, o.path, *text);
+        std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << (note.empty() ? "" : ": " + note) << "\n";
+      } else {
+        std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
+      }
+    });
   }
   if (const std::string warning = pooled_trace_warning(out.results); !warning.empty()) {
     std::cerr << "clpool_replay: " << warning;
   }
   for (const output_request& o : p.outputs) {
     if (!o.path.empty()) continue;
-    std::string note;
-    if (const std::optional<std::string> text = o.writer->render(out, note)) std::cout << *text;
-    if (!note.empty()) std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
+    attempt(o, [&] {
+      std::string note;
+      if (const std::optional<std::string> text = o.writer->render(out, note)) {
+        clpool::common::write_standard_output(*text);
+      }
+      if (!note.empty()) std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
+    });
   }
+  return all_written;
 }
 
 int run(int argc, char** argv) {
@@ -334,15 +355,18 @@ int run(int argc, char** argv) {
     if (!p.capacity && !p.min_capacity) return exit_clean;
   }
   const run_output out = replay_all(p);
-  write_outputs(p, out);
-  return out.exit_code;
+  // An output lost is the run's failure, whatever the replay found.
+  return write_outputs(p, out) ? out.exit_code : exit_bad_input;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  clpool::common::guard_standard_streams();
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    clpool::common::check_standard_output();  // --help, --version and the like
+    return rc;
   } catch (const clpool::trace::trace_error& e) {
     std::cerr << "clpool_replay: error: " << e.what() << "\n";
     if (e.line() > 1) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/text_escape.h"
 #include "tools/replay/site_report.h"
 
 namespace clpool::replay {
@@ -28,8 +29,8 @@ std::string percent(double x) {
 
 // "nvidia profile", or for a real device, its own name: it behaves as it does.
 std::string device_kind(const device_spec& d) {
-  if (d.measured) return d.measured->name + " (measured, no profile)";
-  return d.profile.name + " profile";
+  if (d.measured) return common::escape_text(d.measured->name) + " (measured, no profile)";
+  return common::escape_text(d.profile.name) + " profile";
 }
 
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
@@ -58,7 +59,7 @@ std::string frees_at_text(const replay_report& r) {
   } else if (r.device.measured) {
     s += " (the default for a real device; --frees-at to choose)";
   } else {
-    s += " (what the " + r.device.profile.name + " profile predicts: its commands finish " +
+    s += " (what the " + common::escape_text(r.device.profile.name) + " profile predicts: its commands finish " +
          (r.device.profile.commands_finish == device_model::command_completion::at_wait
               ? "when the program waits"
               : "promptly") +
@@ -86,7 +87,7 @@ std::string request_text(const capacity_sum& s, const replay_report& r) {
           format_bytes(s.request_rounded);
   } else if (s.request_device != s.request_rounded) {
     how = format_bytes(s.request_rounded) + (pool ? " in its pool bin" : " requested") + ", in the " +
-          r.device.profile.name + " profile's " + format_bytes(r.device.profile.page) + " pages";
+          common::escape_text(r.device.profile.name) + " profile's " + format_bytes(r.device.profile.page) + " pages";
   } else if (pool && s.request_rounded != p.requested_bytes) {
     how = "its pool bin";
   }
@@ -102,7 +103,7 @@ void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
   if (!sum) return;
   const capacity_sum& s = *sum;
   const std::string where = r.device.measured ? std::string("as the device reports it")
-                                              : r.device.profile.name + " profile";
+                                              : common::escape_text(r.device.profile.name) + " profile";
   std::vector<std::pair<std::string, std::string>> lines;  // (operator and figure, what)
   const auto add = [&lines](const char* op, std::uint64_t bytes, const std::string& what) {
     lines.push_back({std::string(op) + both(bytes), what});
@@ -157,7 +158,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
   }
   row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
                                         (r.device.measured ? std::string("as the device reports it")
-                                                           : r.device.profile.name + " profile") + ")");
+                                                           : common::escape_text(r.device.profile.name) + " profile") + ")");
   if (pool) {
     row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
                                        (p.site == oom_site::first_use
@@ -174,13 +175,13 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
 
 std::string format_text(const config_result& result, const std::string& input, bool full_stacks) {
   std::ostringstream out;
-  out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
+  out << "configuration " << to_string(result.config) << "  (input " << common::escape_text(input) << ")\n";
   if (result.replay) {
     const replay_report& r = *result.replay;
     out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
         << to_string(r.device.semantics) << " allocation, " << device_kind(r.device) << "\n";
     if (const auto& m = r.device.measured) {
-      row(out, "device", m->name + ", driver " + m->driver_version);
+      row(out, "device", common::escape_text(m->name) + ", driver " + common::escape_text(m->driver_version));
       row(out, "free memory at start", both(m->free_at_start) + " (" + m->free_memory_source + ")");
       row(out, "out of memory at", m->failure_point);
       row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
@@ -326,7 +327,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   std::size_t total_width = width[0];
   for (std::size_t c = 1; c < width.size(); ++c) total_width += width[c] + 2;
   std::ostringstream out;
-  out << "input " << input;
+  out << "input " << common::escape_text(input);
   if (const replay_report* r = first_report(results)) {
     // The capacity only when one was asked for; a minimum-capacity search has many.
     out << ", device " << r->device.backend;

@@ -299,5 +299,31 @@ TEST(SiteReport, SitesByCaller) {
   EXPECT_EQ(of_first[0].name, "main (app.py:90)");
 }
 
+// Frame names are the trace's: an ESC/OSC sequence, a newline, a NUL and bytes that are not UTF-8
+// were printed raw in the text report, and made --json throw (type_error 316).
+TEST(SiteReport, HostileFrameNamesAreEscapedInEveryOutput) {
+  const std::string hostile =
+      "clpool-trace 2\n"
+      "frame 1 py 10 %1B]0;pwned%07evil.py %FF%FEbad%0Aname%00x\n"
+      "frame 2 native 0 %3C/script%3E%E2%80%AE %1B[2J\n"
+      "stack 1 0 1\n"
+      "stack 2 1 2\n"
+      "0 0 0 0 alloc 1 10485760 buffer 0 2\n"
+      "1 0 0 0 alloc 2 40000000 buffer 0 1\n";
+  replay_config pool;
+  const replay_report r = run(hostile, pool, 40 * MiB);
+  ASSERT_TRUE(r.oom);
+  EXPECT_EQ(site_name(r.sites.get(), 1), "\\xFF\\xFEbad\\x0Aname\\x00x (\\x1B]0;pwned\\x07evil.py:10)");
+  const config_result result{pool, r, std::nullopt};
+  const std::string text = format_text(result, "t\x1b[31m.trace", true);
+  for (const char c : text) {
+    EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << "control byte " << int(c);
+  }
+  EXPECT_NE(text.find("(input t\\x1B[31m.trace)"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x1B[2J (</script>\\u202E)"), std::string::npos) << text;
+  const std::string json = to_json({result}, "t.trace", 1).dump(2);  // threw on the raw bytes
+  EXPECT_NE(json.find("\\\\xFF\\\\xFEbad"), std::string::npos) << json;
+}
+
 }  // namespace
 }  // namespace clpool::replay

@@ -594,7 +594,8 @@ struct freed_during_static_destruction {
 freed_during_static_destruction static_holder;
 
 // SCENARIO is end_<how>: return, exit_thread, _exit, abort, segv, sigkill, static_destruction,
-// local_static_destruction.
+// local_static_destruction, wait (prints "recorded" once the pairs are in the trace, then sleeps
+// for a minute: killed by whoever runs it).
 int end(const std::string& how) {
   cl_env env = open_first_device();
   if (how == "exit_thread") {
@@ -622,6 +623,13 @@ int end(const std::string& how) {
     *nowhere = 1;  // a real fault, not a raised signal
   }
   if (how == "sigkill") raise(SIGKILL);
+  if (how == "wait") {
+    // Recorded, then waits to be killed: what a launcher killed mid-run leaves behind.
+    std::printf("recorded\n");
+    std::fflush(stdout);
+    for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return 5;
+  }
   std::fprintf(stderr, "layer_driver: unknown ending %s\n", how.c_str());
   return 2;
 }
