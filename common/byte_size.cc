@@ -88,13 +88,21 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text, std::string&
   return std::nullopt;
 }
 
-std::optional<std::uint64_t> parse_device_size(std::string_view text, std::string& why) {
+std::optional<std::uint64_t> parse_size(std::string_view text, size_rules rules, std::string& why) {
   const std::optional<std::uint64_t> v = parse_byte_size(text, why);
-  if (v && *v > max_device_bytes) {
+  if (v && rules.device && *v > max_device_bytes) {
     why = "is larger than the largest device, 2^62 bytes (4 EiB)";
     return std::nullopt;
   }
+  if (v && rules.positive && *v == 0) {
+    why = "is zero";
+    return std::nullopt;
+  }
   return v;
+}
+
+std::optional<std::uint64_t> parse_device_size(std::string_view text, std::string& why) {
+  return parse_size(text, {.device = true}, why);
 }
 
 std::string format_bytes_exact(std::uint64_t bytes, byte_units units) {

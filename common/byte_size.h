@@ -24,8 +24,19 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text, std::string&
 // already treats larger sizes as corrupt, and sums of two such sizes cannot overflow.
 inline constexpr std::uint64_t max_device_bytes = std::uint64_t{1} << 62;
 
-// parse_byte_size, then refuses a size above max_device_bytes ("is larger than the largest
-// device, 2^62 bytes (4 EiB)").
+// What a size must be beyond the grammar: a device's size (at most max_device_bytes: "is larger
+// than the largest device, 2^62 bytes (4 EiB)"), and more than zero ("is zero").
+struct size_rules {
+  bool device = false;
+  bool positive = false;
+};
+
+// parse_byte_size with `rules`. The one size check under every tool's own error convention:
+// common/cli.h's size_option throws it as a usage error; mockcl's and the layer's parsers return
+// it by value, each quoting the text its way.
+std::optional<std::uint64_t> parse_size(std::string_view text, size_rules rules, std::string& why);
+
+// parse_size(text, {.device = true}, why).
 std::optional<std::uint64_t> parse_device_size(std::string_view text, std::string& why);
 
 // How format_bytes_exact spells a unit. `joined` and `letter` are what configuration strings

@@ -1,6 +1,7 @@
 #include "common/cli.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace clpool::common {
@@ -41,6 +42,37 @@ std::string unknown_option(std::string_view typed, const std::vector<std::string
   const bool is_option = !typed.empty() && typed[0] == '-';
   return std::string("unknown ") + (is_option ? "option" : "command") + " '" + std::string(typed) + "'" +
          (near.empty() ? "" : "; did you mean " + near + "?") + " (see " + std::string(help) + ")";
+}
+
+std::string given_twice(std::string_view flag, std::size_t times) {
+  return std::string(flag) + ": given " + (times == 2 ? std::string("twice") : std::to_string(times) + " times");
+}
+
+std::string needs_value(std::string_view flag) { return std::string(flag) + ": needs a value"; }
+
+std::string unexpected_argument(std::string_view argument, std::string_view help) {
+  return "unexpected argument '" + std::string(argument) + "' (see " + std::string(help) + ")";
+}
+
+std::uint64_t size_option(std::string_view text, std::string_view flag, size_rules rules) {
+  std::string why;
+  const bool positive = rules.positive;
+  rules.positive = false;  // a zero has its own words
+  const std::optional<std::uint64_t> v = parse_size(text, rules, why);
+  if (!v) throw usage_error(std::string(flag) + ": '" + std::string(text) + "' " + why);
+  if (positive && *v == 0) {
+    throw usage_error(std::string(flag) + ": must be positive, got '" + std::string(text) + "'");
+  }
+  return *v;
+}
+
+int report_usage_error(std::string_view tool, std::string_view message) {
+  std::string line = std::string(tool) + ": error: " + std::string(message);
+  for (char& c : line) {
+    if (c == '\n') c = ' ';  // one line, whatever the message holds
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+  return exit_usage;
 }
 
 std::string under_working_directory(const std::string& path) {

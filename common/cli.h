@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/byte_size.h"
+
 namespace clpool::common {
 
 // Exit codes. Every tool: 0 when it did what was asked; 2 for bad usage or bad input, with
@@ -42,6 +44,23 @@ std::string suggest_option(std::string_view typed, const std::vector<std::string
 // start with '-' is called a command. The suggestion is left out when none is close.
 std::string unknown_option(std::string_view typed, const std::vector<std::string>& names,
                            std::string_view help);
+
+// The one wording of each command-line mistake, for every tool (the CLI11 adapter, cli11.h, and
+// clpool record's own parser):
+//   given_twice("--out")                   -> "--out: given twice"  (given_twice("--out", 3): "3 times")
+//   needs_value("--budget")                -> "--budget: needs a value"
+//   unexpected_argument("b.trace", "--help") -> "unexpected argument 'b.trace' (see --help)"
+std::string given_twice(std::string_view flag, std::size_t times = 2);
+std::string needs_value(std::string_view flag);
+std::string unexpected_argument(std::string_view argument, std::string_view help);
+
+// A size typed on the command line, in the one grammar (byte_size.h) with `rules`: its value, or
+// usage_error "FLAG: 'TEXT' WHY" ("FLAG: must be positive, got 'TEXT'" for a zero). The throwing
+// adapter every tool's flags use (clpool_replay, clpool_probe, Python's clpool.replay).
+std::uint64_t size_option(std::string_view text, std::string_view flag, size_rules rules = {});
+
+// Prints "TOOL: error: MESSAGE" on one line to standard error and returns exit_usage.
+int report_usage_error(std::string_view tool, std::string_view message);
 
 // `path` as the user meant it: when BUILD_WORKING_DIRECTORY is set (bazel run), a relative path
 // is taken from that directory instead of the runfiles tree; "", "-" (stdin) and absolute paths

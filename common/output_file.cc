@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <vector>
 
 namespace clpool::common {
@@ -30,10 +32,58 @@ std::string base_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-// Where `path` would be written: its real path when it exists, else its directory's real path and
-// its name, so that "x.svg" and "./x.svg" compare equal before either exists. "" when the
-// directory does not exist either (writing there fails on its own, naming the flag).
-std::string where_written(const std::string& path) {
+// Writes every byte handed to it to a descriptor, through a 64 KiB buffer, and remembers the
+// first error (errno) instead of losing it in an ostream's state bits.
+class fd_buffer final : public std::streambuf {
+ public:
+  explicit fd_buffer(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  int error() const { return error_; }
+  // Writes what is buffered; false (error() set) when the descriptor refused it.
+  bool drain() {
+    const char* p = pbase();
+    std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    setp(buf_.data(), buf_.data() + buf_.size());
+    while (n > 0 && error_ == 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        error_ = w < 0 ? errno : EIO;
+        break;
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    return error_ == 0;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  int fd_;
+  std::vector<char> buf_;
+  int error_ = 0;
+};
+
+// Where `path` would be written: its real path when it exists, else where its symlinks lead (a
+// dangling link names a file to be created), its directory's real path and its name, so that
+// "x.svg", "./x.svg" and a link to x.svg compare equal before any exists. "" when the directory
+// does not exist either (writing there fails on its own, naming the flag).
+std::string where_written(const std::string& given) {
+  std::string path;
+  try {
+    path = resolve_output_path("", given);
+  } catch (const output_error&) {
+    return "";  // a loop: writing fails on its own
+  }
   if (char* real = realpath(path.c_str(), nullptr)) {
     std::string out(real);
     free(real);
@@ -51,6 +101,77 @@ std::string shown(const std::string& path, const char* std_name) {
 }
 
 }  // namespace
+
+std::string resolve_output_path(const std::string& flag, const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops <= 40; ++hops) {
+    struct stat st;
+    // A link that leads somewhere is left to the system (realpath, open): that also covers
+    // /dev/stdout's /proc links to a pipe. Only a dangling one is followed here, hop by hop.
+    if (stat(p.c_str(), &st) == 0) return p;
+    if (errno == ELOOP) break;
+    if (lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    std::vector<char> target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4095) + 1);
+    const ssize_t n = readlink(p.c_str(), target.data(), target.size());
+    if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) return p;  // changed under us: as given
+    const std::string link(target.data(), static_cast<std::size_t>(n));
+    p = link[0] == '/' ? link : dir_of(p) + "/" + link;
+  }
+  throw output_error(flag + ": '" + path + "': " + std::strerror(ELOOP));
+}
+
+namespace {
+// Standard output was closed when the tool started (guard_standard_streams): /dev/stdout then
+// names the placeholder, and writing it must fail as writing standard output does.
+bool g_stdout_closed = false;
+}  // namespace
+
+void guard_standard_streams() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == STDOUT_FILENO) g_stdout_closed = true;
+    // The wrong way round: reads of standard input and writes of the others fail (EBADF).
+    const int opened = open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      dup2(opened, fd);
+      close(opened);
+    }
+  }
+}
+
+void write_standard_output(std::string_view text) {
+  check_standard_output();  // what stdio holds goes first, in order
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDOUT_FILENO, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw output_error(std::string("standard output: cannot write: ") + std::strerror(n < 0 ? errno : EIO));
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void check_standard_output() {
+  // stdio first: std::cout, synchronised with stdio, flushes stdout itself and would take the
+  // reason with it.
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  std::cout.flush();
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return;
+  std::clearerr(stdout);
+  std::cout.clear();
+  throw output_error(std::string("standard output: cannot write: ") +
+                     (!flushed && err != 0 ? std::strerror(err) : "an earlier write failed"));
+}
+
+bool standard_output_written(std::string_view tool) {
+  try {
+    check_standard_output();
+    return true;
+  } catch (const output_error& e) {
+    std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(tool.size()), tool.data(), e.what());
+    return false;
+  }
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa, sb;
@@ -100,17 +221,23 @@ void refuse_overlaps(const io_files& files) {
 atomic_output_file::atomic_output_file(std::string path, std::string flag)
     : path_(std::move(path)), target_(path_), flag_(std::move(flag)) {
   if (path_.empty()) fail("is empty", 0);
+  // Write where the links lead (the link is kept), also for a link to a file not yet written.
+  target_ = resolve_output_path(flag_, path_);
   struct stat st;
-  if (stat(path_.c_str(), &st) == 0) {
+  if (stat(target_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail("cannot write", EISDIR);
     if (!S_ISREG(st.st_mode)) {
       // A device, FIFO or socket: written in place (see the header).
-      out_.open(path_, std::ios::binary | std::ios::out);
-      if (!out_) fail("cannot open", errno);
+      if (g_stdout_closed && (target_ == "/dev/stdout" || target_ == "/dev/fd/1" || target_ == "/proc/self/fd/1")) {
+        fail("cannot write", EBADF);  // standard output is closed: not the placeholder behind it
+      }
+      fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) fail("cannot open", errno);
+      buf_ = std::make_unique<fd_buffer>(fd_);
+      out_.rdbuf(buf_.get());
       return;
     }
-    // Replace a symlink's target, not the link.
-    if (char* real = realpath(path_.c_str(), nullptr)) {
+    if (char* real = realpath(target_.c_str(), nullptr)) {
       target_ = real;
       free(real);
     }
@@ -118,54 +245,59 @@ atomic_output_file::atomic_output_file(std::string path, std::string flag)
   std::string templ = dir_of(target_) + "/." + base_of(target_) + ".tmpXXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  fd_ = mkstemp(buf.data());
+  fd_ = mkostemp(buf.data(), O_CLOEXEC);
   if (fd_ < 0) fail("cannot create", errno);
   temp_ = buf.data();
   // mkstemp makes the file 0600; the output gets what a plain create would give it.
   const mode_t mask = umask(0);
   umask(mask);
   fchmod(fd_, 0666 & ~mask);
-  out_.open(temp_, std::ios::binary | std::ios::out | std::ios::trunc);
-  if (!out_) fail("cannot open", errno);
+  buf_ = std::make_unique<fd_buffer>(fd_);
+  out_.rdbuf(buf_.get());
 }
 
 atomic_output_file::~atomic_output_file() {
-  if (committed_) return;
-  out_.close();
+  if (!committed_) discard();
+}
+
+void atomic_output_file::discard() noexcept {
+  out_.rdbuf(nullptr);
   if (fd_ >= 0) close(fd_);
+  fd_ = -1;
   if (!temp_.empty()) unlink(temp_.c_str());
+  temp_.clear();
 }
 
 void atomic_output_file::fail(const std::string& what, int err) {
   std::string msg = flag_ + ": " + what + " '" + path_ + "'";
   if (err != 0) msg += ": " + std::string(std::strerror(err));
-  if (!temp_.empty()) {
-    out_.close();
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-    unlink(temp_.c_str());
-    temp_.clear();
-  }
+  discard();
   committed_ = true;  // nothing left to clean up
   throw output_error(msg);
 }
 
 void atomic_output_file::commit() {
   if (committed_) return;
+  auto& buf = static_cast<fd_buffer&>(*buf_);
   out_.flush();
-  if (!out_) fail("cannot write", errno);
-  out_.close();
-  if (out_.fail()) fail("cannot write", errno);
+  if (!buf.drain() || !out_) fail("cannot write", buf.error() != 0 ? buf.error() : EIO);
   if (temp_.empty()) {
+    // In place: what the device does with a close is its answer too.
+    const int fd = fd_;
+    fd_ = -1;
+    out_.rdbuf(nullptr);
+    if (close(fd) != 0) fail("cannot write", errno);
     committed_ = true;
     return;
   }
   // fsync before rename: otherwise a power cut can leave the new name pointing at empty data.
   if (fsync(fd_) != 0) fail("cannot write", errno);
-  close(fd_);
+  const int fd = fd_;
   fd_ = -1;
+  if (close(fd) != 0) fail("cannot write", errno);
   if (rename(temp_.c_str(), target_.c_str()) != 0) fail("cannot replace", errno);
   temp_.clear();
+  out_.rdbuf(nullptr);
   committed_ = true;
 }
 

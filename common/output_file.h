@@ -13,14 +13,24 @@
 //
 // Outputs that are not regular files (/dev/stdout, /dev/null, a FIFO, a terminal) are written in
 // place: they cannot be clobbered, and replacing /dev/null with a regular file would be a disaster.
-// A symlink to a regular file is resolved, so the target is replaced and the link kept.
+// A symlink is resolved, dangling or not (a link to a file not yet written), so the target is
+// written and the link kept; two outputs that resolve to one file are refused before either is
+// written.
+//
+// Every write, flush, fsync, close and rename is checked: a failure (a full disk, /dev/full, a
+// closed standard output) is an output_error naming the flag, the path and the OS's reason, never
+// a silent loss. Standard output is an output too: write_standard_output() and
+// check_standard_output(); guard_standard_streams() at a tool's start keeps a closed standard
+// stream from being reused by the first file the tool opens.
 #ifndef CLPOOL_COMMON_OUTPUT_FILE_H_
 #define CLPOOL_COMMON_OUTPUT_FILE_H_
 
-#include <fstream>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +41,28 @@ class output_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Where writing `path` lands: its symlinks followed (at most 40, relative ones from the link's
+// directory), even to a target that does not exist yet; the path itself when it is no link. Throws
+// output_error naming `flag` for a loop.
+std::string resolve_output_path(const std::string& flag, const std::string& path);
+
+// At a tool's start: a standard stream that is closed (`>&-`) is opened on /dev/null, the wrong
+// way round (so a write to a closed standard output fails with EBADF), so that the first file the
+// tool opens cannot take its descriptor and receive what was meant for the stream.
+void guard_standard_streams();
+
+// Writes `text` to standard output (after anything stdio holds for it), every byte, or throws
+// output_error "standard output: cannot write: REASON" (a full device, a closed stream).
+void write_standard_output(std::string_view text);
+
+// Flushes std::cout and stdio's stdout and throws output_error "standard output: cannot write:
+// REASON" if that, or any earlier write to them, failed. Call before exiting 0.
+void check_standard_output();
+
+// check_standard_output() for a tool without exceptions in its main: false, with
+// "TOOL: error: standard output: cannot write: REASON" on stderr, when it throws.
+bool standard_output_written(std::string_view tool);
 
 // True when both paths exist and are the same file (same st_dev and st_ino after following
 // symlinks): a different spelling, a hard link and a symlink all count.
@@ -77,8 +109,9 @@ class atomic_output_file {
 
   std::ostream& stream() { return out_; }
 
-  // Flushes, fsyncs and renames the temp file over `path`. Throws output_error if any step fails
-  // (then `path` is untouched and the temp file removed). Idempotent.
+  // Flushes, fsyncs, closes and renames the temp file over `path`. Throws output_error naming the
+  // flag, the path and the reason if any write before or any step now failed (then `path` is
+  // untouched and the temp file removed). Idempotent.
   void commit();
 
   const std::string& path() const { return path_; }
@@ -87,12 +120,14 @@ class atomic_output_file {
 
  private:
   [[noreturn]] void fail(const std::string& what, int err);
+  void discard() noexcept;
   std::string path_;    // as given, for messages
   std::string target_;  // what rename() replaces (symlinks resolved)
   std::string flag_;
   std::string temp_;
   int fd_ = -1;
-  std::ofstream out_;
+  std::unique_ptr<std::streambuf> buf_;  // writes to fd_, remembering the first error
+  std::ostream out_{nullptr};
   bool committed_ = false;
 };
 

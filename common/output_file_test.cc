@@ -1,9 +1,11 @@
 #include "common/output_file.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -193,6 +195,146 @@ TEST_F(OutputFileTest, UnwritablePlacesAreOneLineErrors) {
   } catch (const output_error& e) {
     EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos);
   }
+}
+
+// A dangling link given as an output was replaced by a regular file: now its target is written.
+TEST_F(OutputFileTest, ADanglingSymlinkKeepsTheLinkAndCreatesTheTarget) {
+  ASSERT_EQ(mkdir(path("o").c_str(), 0700), 0);
+  ASSERT_EQ(symlink("x", path("o/y").c_str()), 0);
+  atomic_output_file f(path("o/y"), "--write-trace");
+  f.stream() << "new";
+  f.commit();
+  struct stat st;
+  ASSERT_EQ(lstat(path("o/y").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(read(path("o/x")), "new");
+}
+
+// `--svg o/x --write-trace o/y` with o/y a link to x: both were written and the link replaced.
+TEST_F(OutputFileTest, TwoOutputsThroughALinkToAFileNotYetWrittenAreRefused) {
+  ASSERT_EQ(mkdir(path("o").c_str(), 0700), 0);
+  ASSERT_EQ(symlink("x", path("o/y").c_str()), 0);
+  ASSERT_EQ(symlink(path("o/y").c_str(), path("chain").c_str()), 0);
+  for (const std::string& second : {path("o/y"), path("chain")}) {
+    try {
+      refuse_overlaps({.inputs = {}, .outputs = {{"--svg", path("o/x")}, {"--write-trace", second}}});
+      ADD_FAILURE() << second << " accepted";
+    } catch (const output_error& e) {
+      EXPECT_EQ(std::string(e.what()), "--write-trace: '" + second + "' is also the --svg output; give them different files");
+    }
+  }
+  EXPECT_EQ(entries(), 2);  // o and chain: nothing written
+}
+
+TEST_F(OutputFileTest, ASymlinkLoopIsAnError) {
+  ASSERT_EQ(symlink("b", path("a").c_str()), 0);
+  ASSERT_EQ(symlink("a", path("b").c_str()), 0);
+  try {
+    atomic_output_file f(path("a"), "--svg");
+    FAIL() << "a loop was accepted";
+  } catch (const output_error& e) {
+    EXPECT_EQ(std::string(e.what()), "--svg: '" + path("a") + "': Too many levels of symbolic links");
+  }
+}
+
+// `--svg /dev/full` and a full disk: the write's failure is the commit's error, never lost.
+TEST_F(OutputFileTest, AFailedWriteIsAnErrorNamingTheOutput) {
+  atomic_output_file f("/dev/full", "--svg");
+  f.stream() << std::string(100000, 'x');
+  try {
+    f.commit();
+    FAIL() << "/dev/full took the bytes";
+  } catch (const output_error& e) {
+    EXPECT_EQ(std::string(e.what()), "--svg: cannot write '/dev/full': No space left on device");
+  }
+  atomic_output_file small("/dev/full", "--json");
+  small.stream() << "{}";
+  EXPECT_THROW(small.commit(), output_error);
+}
+
+// Standard output on a full device or closed: an error naming it, where the report was lost in
+// silence with exit 0.
+class StandardOutputTest : public OutputFileTest {
+ protected:
+  void SetUp() override {
+    OutputFileTest::SetUp();
+    std::fflush(stdout);
+    saved_ = dup(STDOUT_FILENO);
+    ASSERT_GE(saved_, 0);
+  }
+  void TearDown() override {
+    std::fflush(stdout);
+    std::clearerr(stdout);
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+  }
+  int saved_ = -1;
+};
+
+std::string error_writing(const std::string& text) {
+  try {
+    write_standard_output(text);
+    check_standard_output();
+  } catch (const output_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(StandardOutputTest, AFullDeviceIsAnError) {
+  // gtest reports on standard output too: the messages are checked once it is back.
+  const int full = open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  dup2(full, STDOUT_FILENO);
+  close(full);
+  const std::string direct = error_writing("report\n");
+  std::printf("through stdio\n");
+  std::string buffered;
+  try {
+    check_standard_output();
+  } catch (const output_error& e) {
+    buffered = e.what();
+  }
+  dup2(saved_, STDOUT_FILENO);
+  EXPECT_EQ(direct, "standard output: cannot write: No space left on device");
+  EXPECT_EQ(buffered, "standard output: cannot write: No space left on device");
+}
+
+TEST_F(StandardOutputTest, AClosedStandardOutputIsAnErrorNotTheNextFile) {
+  close(STDOUT_FILENO);
+  guard_standard_streams();
+  // The first file opened does not become standard output.
+  std::string message;
+  {
+    atomic_output_file f(path("out.svg"), "--svg");
+    message = error_writing("report\n");
+    f.stream() << "svg";
+    f.commit();
+  }
+  // Nor does /dev/stdout lead to the placeholder, where the bytes would vanish.
+  std::string through_dev;
+  try {
+    atomic_output_file f("/dev/stdout", "--svg");
+    f.stream() << "svg";
+    f.commit();
+  } catch (const output_error& e) {
+    through_dev = e.what();
+  }
+  dup2(saved_, STDOUT_FILENO);
+  EXPECT_EQ(message, "standard output: cannot write: Bad file descriptor");
+  EXPECT_EQ(read(path("out.svg")), "svg");
+  EXPECT_EQ(through_dev, "--svg: cannot write '/dev/stdout': Bad file descriptor");
+}
+
+TEST_F(StandardOutputTest, AWritableStandardOutputTakesEverything) {
+  const std::string file = path("stdout");
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  dup2(fd, STDOUT_FILENO);
+  close(fd);
+  std::printf("a");
+  EXPECT_EQ(error_writing(std::string(200000, 'b')), "");
+  EXPECT_EQ(read(file), "a" + std::string(200000, 'b'));
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ device_memory::device_memory(const device_profile& profile, std::uint64_t capaci
       exact_(profile.page == 1),
       capacity_(capacity),
       usable_(capacity > profile.headroom ? capacity - profile.headroom : 0) {
-  validate_profile(profile_, profile_.name);
+  validate_profile_values(profile_, profile_.name);
   if (profile_.pack_limit != 0) {
     granules_per_page_ = static_cast<std::uint32_t>(profile_.page / profile_.pack_granule);
     by_room_.assign(granules_per_page_, placement::no_page);

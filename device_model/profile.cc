@@ -6,11 +6,13 @@
 #include <cerrno>
 #include <cstring>
 #include <charconv>
-#include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "common/byte_size.h"
 #include "common/cl_status.h"
+#include "common/input_file.h"
 
 namespace clpool::device_model {
 
@@ -31,7 +33,8 @@ std::string_view trim(std::string_view s) {
 }
 
 constexpr const char* known_keys =
-    "name, oom_at, oom_status, headroom, page, pack_limit, pack_granule, max_alloc_enforced";
+    "name, oom_at, oom_status, headroom, page, pack_limit, pack_granule, max_alloc_enforced, "
+    "commands_finish";
 
 bool valid_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
@@ -43,16 +46,32 @@ bool valid_name(std::string_view s) {
 
 }  // namespace
 
-std::string_view to_string(oom_point point) {
-  switch (point) {
-    case oom_point::creation: return "creation";
-    case oom_point::first_use: return "first_use";
-    case oom_point::execution: return "execution";
-  }
-  return "?";
+std::string_view to_string(refusal_point point) {
+  return refusal_point_names[static_cast<std::size_t>(point)];
 }
 
-device_profile parse_profile(std::string_view text, std::string_view source) {
+std::optional<refusal_point> parse_refusal_point(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(refusal_point_names); ++i) {
+    if (word == refusal_point_names[i]) return static_cast<refusal_point>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(command_completion completion) {
+  return command_completion_names[static_cast<std::size_t>(completion)];
+}
+
+std::optional<command_completion> parse_command_completion(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(command_completion_names); ++i) {
+    if (word == command_completion_names[i]) return static_cast<command_completion>(i);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// parse_profile, and whether the text named the profile (`name = ...`).
+device_profile parse_profile_text(std::string_view text, std::string_view source, bool& named) {
   device_profile p;
   std::vector<std::string> seen;
   std::size_t line_no = 0;
@@ -90,11 +109,11 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
     if (key == "name") {
       if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
       p.name = std::string(value);
+      named = true;
     } else if (key == "oom_at") {
-      if (value == "creation") p.oom_at = oom_point::creation;
-      else if (value == "first_use") p.oom_at = oom_point::first_use;
-      else if (value == "execution") p.oom_at = oom_point::execution;
-      else throw bad("is not creation, first_use or execution");
+      const std::optional<refusal_point> at = parse_refusal_point(value);
+      if (!at) throw bad("is not creation, first_use or execution");
+      p.oom_at = *at;
     } else if (key == "oom_status") {
       // A name from the one table (common/cl_status.h), or the code as a number.
       std::optional<std::int32_t> code = common::status_from_name(value);
@@ -120,6 +139,10 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
       if (value == "yes") p.max_alloc_enforced = true;
       else if (value == "no") p.max_alloc_enforced = false;
       else throw bad("is not yes or no");
+    } else if (key == "commands_finish") {
+      const std::optional<command_completion> c = parse_command_completion(value);
+      if (!c) throw bad("is not promptly or at_wait");
+      p.commands_finish = *c;
     } else {
       throw profile_error(where + "unknown key '" + key + "' (known: " + known_keys + ")");
     }
@@ -128,11 +151,22 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
   return p;
 }
 
+}  // namespace
+
+device_profile parse_profile(std::string_view text, std::string_view source) {
+  bool named = false;
+  return parse_profile_text(text, source, named);
+}
+
 void validate_profile(const device_profile& p, std::string_view source) {
+  if (!valid_name(p.name)) throw profile_error(std::string(source) + ": name: '" + p.name + "' is not a name");
+  validate_profile_values(p, source);
+}
+
+void validate_profile_values(const device_profile& p, std::string_view source) {
   const auto bad = [&](const std::string& why) {
     return profile_error(std::string(source) + ": " + why);
   };
-  if (!valid_name(p.name)) throw bad("name: '" + p.name + "' is not a name");
   if (!common::is_out_of_memory_status(p.oom_status)) {
     throw bad("oom_status: " + std::to_string(p.oom_status) + " is not -4, -5 or -6");
   }
@@ -166,6 +200,11 @@ std::string format_profile(const device_profile& p) {
       << "pack_limit = " << p.pack_limit << "B\n"
       << "pack_granule = " << p.pack_granule << "B\n"
       << "max_alloc_enforced = " << (p.max_alloc_enforced ? "yes" : "no") << "\n";
+  // Written only when it is not the default, so that profiles written before the key existed
+  // (the probe's) read back unchanged.
+  if (p.commands_finish != command_completion::promptly) {
+    out << "commands_finish = " << to_string(p.commands_finish) << "\n";
+  }
   return out.str();
 }
 
@@ -207,18 +246,35 @@ device_profile load_profile(std::string_view name_or_path) {
   }
   if (!S_ISREG(st.st_mode)) throw profile_error("profile file " + arg + ": cannot be read: not a regular file");
   if (st.st_size > 64 * 1024) throw profile_error("profile file " + arg + ": larger than 64 KiB");
-  std::ifstream in(arg, std::ios::binary);
-  if (!in) throw profile_error("profile file " + arg + ": cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw profile_error("profile file " + arg + ": cannot be read");
-  const std::string s = text.str();
-  if (s.find('\0') != std::string::npos) throw profile_error("profile file " + arg + ": not text");
-  return parse_profile(s, arg);
+  // Read with the same bound: the file may have grown since stat().
+  std::string why;
+  const std::optional<std::string> text = common::read_bounded(arg, 64 * 1024, why);
+  if (!text) throw profile_error("profile file " + arg + ": cannot be read: " + why);
+  const std::string& s = *text;
+  if (const std::size_t nul = s.find('\0'); nul != std::string::npos) {
+    throw profile_error("profile file " + arg + ": not text (a NUL byte at byte " + std::to_string(nul) + ")");
+  }
+  bool named = false;
+  device_profile p = parse_profile_text(s, arg, named);
+  // Reports name the profile: a file without `name =` is called by its path, never "exact", the
+  // profile whose values it does not all have.
+  if (!named) p.name = arg;
+  return p;
+}
+
+std::string_view to_string(alloc_semantics semantics) {
+  return alloc_semantics_names[static_cast<std::size_t>(semantics)];
+}
+
+std::optional<alloc_semantics> parse_semantics(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(alloc_semantics_names); ++i) {
+    if (word == alloc_semantics_names[i]) return static_cast<alloc_semantics>(i);
+  }
+  return std::nullopt;
 }
 
 alloc_semantics semantics_of(const device_profile& profile) {
-  if (profile.oom_at != oom_point::creation) return alloc_semantics::deferred;
+  if (profile.oom_at != refusal_point::creation) return alloc_semantics::deferred;
   return profile.oom_status == common::status_out_of_host_memory ? alloc_semantics::host_oom
                                                          : alloc_semantics::immediate;
 }

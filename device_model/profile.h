@@ -3,7 +3,8 @@
 // name) or any file a user writes, in this grammar:
 //
 //   # comment                          blank lines and comments are ignored
-//   name = nvidia                      [A-Za-z0-9_.-]+, for reports
+//   name = nvidia                      [A-Za-z0-9_.-]+, for reports (a file without one is
+//                                      reported by its path)
 //   oom_at = first_use                 creation | first_use | execution
 //   oom_status = -4                    -4, -5 or -6, or CL_MEM_OBJECT_ALLOCATION_FAILURE, ...
 //   headroom = 2688KiB                 bytes the driver never hands out
@@ -11,6 +12,7 @@
 //   pack_limit = 2MiB                  requests up to this share pages (0 = none)
 //   pack_granule = 512B                a shared request is rounded up to this
 //   max_alloc_enforced = no            yes | no
+//   commands_finish = promptly         promptly | at_wait: when queued commands run (below)
 //
 // Sizes are whole numbers with an optional unit B, KiB, MiB, GiB, TiB (or K, M, G, T). Every key
 // may appear once; a missing key keeps the `exact` profile's value. Anything else (an unknown
@@ -20,6 +22,7 @@
 #define CLPOOL_DEVICE_MODEL_PROFILE_H_
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,22 +30,44 @@
 
 namespace clpool::device_model {
 
-// Where a device that is out of memory says so.
-enum class oom_point : std::uint8_t {
+// Where a device that is out of memory says so: a profile's oom_at, what clpool_probe measures,
+// what clpool_replay --device opencl finds by filling a device.
+enum class refusal_point : std::uint8_t {
   creation,   // clCreateBuffer / clSVMAlloc fail (AMD's and Intel's drivers, usually)
   first_use,  // creation succeeds; the first enqueue that uses the buffer fails (NVIDIA, POCL)
   execution,  // the enqueue succeeds; the command's event ends with the error
 };
 
+// Their names, as a profile's oom_at writes them, in enum order.
+inline constexpr std::string_view refusal_point_names[] = {"creation", "first_use", "execution"};
+
+// "creation", "first_use", "execution", and back (nothing for any other word).
+std::string_view to_string(refusal_point point);
+std::optional<refusal_point> parse_refusal_point(std::string_view word);
+
+// When a device runs the commands a program queues, which decides when memory the program
+// released is free (a driver gives a buffer back once the commands using it have run; FORMAT.md
+// "Two moments of a free"): promptly (a GPU: soon after they are queued, so a released block is
+// free at the program's release), or only when the program waits for them (clFinish,
+// clWaitForEvents, a blocking call: POCL's CPU device, which runs a queue when it is waited on).
+enum class command_completion : std::uint8_t { promptly, at_wait };
+
+// Their names, as a profile's commands_finish writes them, in enum order.
+inline constexpr std::string_view command_completion_names[] = {"promptly", "at_wait"};
+
+std::string_view to_string(command_completion completion);
+std::optional<command_completion> parse_command_completion(std::string_view word);
+
 struct device_profile {
   std::string name = "exact";
-  oom_point oom_at = oom_point::creation;
+  refusal_point oom_at = refusal_point::creation;
   std::int32_t oom_status = -4;  // CL_MEM_OBJECT_ALLOCATION_FAILURE
   std::uint64_t headroom = 0;
   std::uint64_t page = 1;
   std::uint64_t pack_limit = 0;
   std::uint64_t pack_granule = 1;
   bool max_alloc_enforced = true;
+  command_completion commands_finish = command_completion::promptly;
 
   bool exact_bytes() const noexcept { return page == 1; }
   bool operator==(const device_profile&) const = default;
@@ -52,6 +77,13 @@ struct device_profile {
 // immediate (creation fails with the profile's status), host_oom (creation fails with
 // CL_OUT_OF_HOST_MEMORY), deferred (creation succeeds; first use or execution fails).
 enum class alloc_semantics : std::uint8_t { immediate, deferred, host_oom };
+
+// The names of alloc_semantics, as every tool and MOCKCL_DEVICES spell them, in enum order.
+inline constexpr std::string_view alloc_semantics_names[] = {"immediate", "deferred", "host_oom"};
+
+// "immediate" / "deferred" / "host_oom", and back (nothing for any other word).
+std::string_view to_string(alloc_semantics semantics);
+std::optional<alloc_semantics> parse_semantics(std::string_view word);
 
 // The semantics of a profile's devices, from where and how they report out-of-memory: the one
 // mapping clpool_replay's simulated device and mockcl's devices both use.
@@ -69,8 +101,11 @@ device_profile parse_profile(std::string_view text, std::string_view source);
 // The profile as text that parse_profile reads back to an equal profile.
 std::string format_profile(const device_profile& profile);
 
-// Checks a profile's values together; throws profile_error prefixed with `source`.
+// Checks a profile's name and values together; throws profile_error prefixed with `source`.
 void validate_profile(const device_profile& profile, std::string_view source);
+// The values only: a profile loaded from a file without `name =` is named by its path, which is
+// no profile name (load_profile).
+void validate_profile_values(const device_profile& profile, std::string_view source);
 
 // The names of the built-in profiles ("exact", "nvidia", "pocl").
 std::vector<std::string> builtin_profile_names();
@@ -88,8 +123,6 @@ std::string capacity_refusal(const device_profile& profile, std::uint64_t capaci
 // Whether load_profile reads `name_or_path` as a file (it contains '/' or ends in ".profile"),
 // for the tools that list the files they read.
 bool names_profile_file(std::string_view name_or_path);
-
-std::string_view to_string(oom_point point);
 
 // Largest values a profile may hold: beyond them the numbers describe no device.
 inline constexpr std::uint64_t max_page = std::uint64_t{1} << 30;      // 1 GiB

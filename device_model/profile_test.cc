@@ -1,5 +1,7 @@
 #include "device_model/profile.h"
 
+#include "device_model/device_memory.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -33,13 +35,28 @@ TEST(Profile, BuiltinsAreTheFilesInTheRepository) {
 
 TEST(Profile, NvidiaIsWhatTheH100Measured) {
   const device_profile p = load_profile("nvidia");
-  EXPECT_EQ(p.oom_at, oom_point::first_use);
+  EXPECT_EQ(p.oom_at, refusal_point::first_use);
   EXPECT_EQ(p.oom_status, -4);
   EXPECT_EQ(p.headroom, 2688u * 1024);  // 2.625 MiB
   EXPECT_EQ(p.page, 2u << 20);
   EXPECT_EQ(p.pack_limit, 2u << 20);
   EXPECT_EQ(p.pack_granule, 512u);
   EXPECT_FALSE(p.max_alloc_enforced);
+  EXPECT_EQ(p.commands_finish, command_completion::promptly);
+}
+
+// When queued commands run decides when a released block is free (FORMAT.md "Two moments of a
+// free"): a GPU promptly, POCL's CPU device when the program waits; a missing key is promptly, and
+// format_profile writes the key only when it is not.
+TEST(Profile, CommandsFinish) {
+  EXPECT_EQ(load_profile("pocl").commands_finish, command_completion::at_wait);
+  EXPECT_EQ(load_profile("exact").commands_finish, command_completion::promptly);
+  EXPECT_EQ(parse_profile("", "t").commands_finish, command_completion::promptly);
+  EXPECT_EQ(parse_profile("commands_finish = at_wait\n", "t").commands_finish,
+            command_completion::at_wait);
+  EXPECT_EQ(format_profile(load_profile("nvidia")).find("commands_finish"), std::string::npos);
+  EXPECT_NE(format_profile(load_profile("pocl")).find("commands_finish = at_wait\n"),
+            std::string::npos);
 }
 
 // Where and how a profile's devices report out-of-memory decides the allocation semantics the
@@ -78,7 +95,7 @@ TEST(Profile, AcceptsCommentsSpacesAndStatusNames) {
       "t");
   EXPECT_EQ(p.name, "card-1");
   EXPECT_EQ(p.oom_status, -6);
-  EXPECT_EQ(p.oom_at, oom_point::execution);
+  EXPECT_EQ(p.oom_at, refusal_point::execution);
   EXPECT_EQ(p.page, 64u << 10);
   EXPECT_EQ(p.pack_limit, 4u << 10);
   EXPECT_EQ(p.pack_granule, 256u);
@@ -105,6 +122,7 @@ TEST(Profile, EveryBadInputNamesFileLineAndKey) {
       {"oom_status = -61\n", "oom_status: '-61' is not an out-of-memory status"},
       {"oom_status = CL_SUCCESS\n", "is not an out-of-memory status"},
       {"max_alloc_enforced = maybe\n", "max_alloc_enforced: 'maybe' is not yes or no"},
+      {"commands_finish = soon\n", "commands_finish: 'soon' is not promptly or at_wait"},
       {"name = a b\n", "name: 'a b' is not a name"},
       {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice"},
       {"page = 1M\npack_limit = 2M\n", "pack_limit: larger than page"},
@@ -141,7 +159,22 @@ TEST(Profile, LoadNamesWhatIsWrong) {
   std::ofstream(path) << "page = 2MiB\nfoo = 1\n";
   EXPECT_NE(error_loading(path).find(path + ":2: unknown key 'foo'"), std::string::npos);
   std::ofstream(path, std::ios::binary) << std::string("page = 1\0x", 10);
-  EXPECT_NE(error_loading(path).find("not text"), std::string::npos);
+  EXPECT_NE(error_loading(path).find("not text (a NUL byte at byte 8)"), std::string::npos);
+}
+
+// A file without `name =` was reported as the "exact profile" although its page changed the
+// answer: it is called by its path.
+TEST(Profile, AFileWithoutANameIsCalledByItsPath) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/unnamed.profile";
+  std::ofstream(path) << "page = 4KiB\n";
+  const device_profile p = load_profile(path);
+  EXPECT_EQ(p.name, path);
+  EXPECT_EQ(p.page, 4096u);
+  std::ofstream(path) << "name = mine\npage = 4KiB\n";
+  EXPECT_EQ(load_profile(path).name, "mine");
+  EXPECT_EQ(parse_profile("page = 4KiB\n", "text").name, "exact");  // text alone has no path
+  // A device built on it (it refused the path as a name, so clpool_replay refused the profile).
+  EXPECT_NO_THROW(device_memory(p, std::uint64_t{1} << 30));
 }
 
 }  // namespace

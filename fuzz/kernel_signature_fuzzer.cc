@@ -13,7 +13,10 @@
 //     every kernel the reader parsed; find_sorted_signature on sorted signatures agrees with
 //     find_signature;
 //   * the program-binary container (mockcl/program_binary.h) round-trips the source and its
-//     signatures, and the input itself, read as a binary, is refused or decoded without a crash.
+//     signatures, and the input itself, read as a binary, is refused or decoded without a crash,
+//     and read as POCL's binary (mockcl/pocl_binary_check.h) gets a verdict without a crash.
+// An input whose first line is `//opts: OPTIONS` is built with those options (-D, -U, -cl-std):
+// the #if chains are evaluated with them (mockcl/pp_conditionals.h), for names and signatures alike.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +27,8 @@
 #include <vector>
 
 #include "mockcl/kernel_signature.h"
+#include "mockcl/pocl_binary_check.h"
+#include "mockcl/pp_conditionals.h"
 #include "mockcl/program_binary.h"
 
 namespace {
@@ -65,9 +70,9 @@ bool identifier(const std::string& s) {
 }  // namespace
 
 // The names at creation, the sorted lookup and the binary container (see the invariants above).
-void check_names_and_binary(const std::string& source, const mockcl::parsed_source& parsed,
-                            const std::uint8_t* data, std::size_t size) {
-  const std::vector<std::string> names = mockcl::scan_kernel_names(source);
+void check_names_and_binary(const std::string& source, const mockcl::pp_macros& macros,
+                            const mockcl::parsed_source& parsed, const std::uint8_t* data, std::size_t size) {
+  const std::vector<std::string> names = mockcl::scan_kernel_names(source, macros);
   const std::set<std::string> distinct(names.begin(), names.end());
   expect(distinct.size() == names.size(), "scan_kernel_names repeats a name", source);
   for (const std::string& n : names) expect(identifier(n), "a scanned name is not an identifier", source);
@@ -95,13 +100,26 @@ void check_names_and_binary(const std::string& source, const mockcl::parsed_sour
          "a program binary does not round-trip", source);
   mockcl::program_binary ignored;
   (void)mockcl::decode_program_binary(data, size, ignored, why);  // must only return
+  (void)mockcl::check_pocl_binary(data, size, why);
+}
+
+// The options of the input's `//opts:` first line as a build's starting macros.
+mockcl::pp_macros macros_of(const std::string& source) {
+  mockcl::pp_macros m;
+  if (source.rfind("//opts:", 0) != 0) return m;
+  const mockcl::build_option_macros o = mockcl::parse_build_options(source.substr(7, source.find('\n') - 7));
+  for (const auto& [name, value] : o.defines) m.object_like[name] = value;
+  for (const std::string& name : o.undefines) m.object_like.erase(name);
+  if (o.cl_std != 0) m.object_like["__OPENCL_C_VERSION__"] = std::to_string(o.cl_std);
+  return m;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string source(reinterpret_cast<const char*>(data), size);
-  const mockcl::parsed_source first = mockcl::parse_kernel_signatures(source);
-  check_names_and_binary(source, first, data, size);
-  expect(same(first, mockcl::parse_kernel_signatures(source)), "two reads differ", source);
+  const mockcl::pp_macros macros = macros_of(source);
+  const mockcl::parsed_source first = mockcl::parse_kernel_signatures(source, macros);
+  check_names_and_binary(source, macros, first, data, size);
+  expect(same(first, mockcl::parse_kernel_signatures(source, macros)), "two reads differ", source);
   for (const mockcl::kernel_signature& k : first.kernels) {
     expect(identifier(k.name), "a kernel name is not an identifier", source);
     if (!k.known) {

@@ -12,7 +12,13 @@
 //   - every stack id an event names is defined in the reader's site table (version 2);
 //   - round trip: the events delivered (up to the error, if any) and the frames and stacks read,
 //     written back with trace_writer in text and in binary, read back to exactly the same events,
-//     frames and stack chains with no error.
+//     frames and stack chains with no error;
+//   - every output writer of clpool_replay (text, its --compare table, JSON, SVG, HTML) runs on
+//     every clpool trace the reader accepts whole (up to 2,000 events), replayed on a device of
+//     half its allocated bytes so that most run out of memory and name their sites: no writer
+//     throws, the text has no control character, the JSON parses, the SVG is well-formed XML,
+//     the page's data parses and cannot end its <script> (fuzz/output_checks.h), and every
+//     string in them is printable UTF-8, whatever bytes the trace's frame names hold.
 // A mismatch prints the reader, the input (escaped, first 512 bytes) and what differed, then aborts.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -25,6 +31,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include <unistd.h>
+
+#include "fuzz/output_checks.h"
+#include "replay/replay.h"
+#include "tools/replay/output_writer.h"
 #include "trace/rmm_import.h"
 #include "trace/trace_event.h"
 #include "trace/trace_reader.h"
@@ -83,6 +94,7 @@ struct format_model {
   bool have_seq = false;
   std::uint64_t last_seq = 0;
   std::unordered_set<std::uint64_t> live;
+  std::unordered_set<std::uint64_t> released;  // live blocks the program released (version 3)
 
   void accept(const trace_event& e) {
     expect(!have_seq || e.seq > last_seq, "seq does not increase: " + describe(e));
@@ -94,6 +106,10 @@ struct format_model {
       expect(live.insert(e.id).second, "alloc of a live id delivered: " + describe(e));
     } else if (e.action == trace_action::free) {
       expect(live.erase(e.id) == 1, "free of an id that is not live delivered: " + describe(e));
+      released.erase(e.id);
+    } else if (e.action == trace_action::release) {
+      expect(live.count(e.id) == 1, "release of an id that is not live delivered: " + describe(e));
+      expect(released.insert(e.id).second, "second release of a block delivered: " + describe(e));
     }
   }
 };
@@ -170,16 +186,79 @@ void round_trip(const std::vector<trace_event>& events, bool check_liveness,
   }
 }
 
+// The file the HTML writer reads the trace from again (one per process, rewritten per input).
+const std::string& trace_file(const std::string& text) {
+  static const std::string path = [] {
+    std::string templ = "/tmp/trace_parsers_fuzzer.XXXXXX";
+    const int fd = ::mkstemp(templ.data());
+    if (fd >= 0) ::close(fd);
+    return templ;
+  }();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f != nullptr) {
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  return path;
+}
+
+void run_writers(const std::string& text, unsigned version, const std::vector<trace_event>& events) {
+  namespace replay = clpool::replay;
+  std::uint64_t allocated = 0;
+  for (const trace_event& e : events) {
+    if (e.action == trace_action::alloc) allocated += std::min<std::uint64_t>(e.size, std::uint64_t{1} << 40);
+  }
+  replay::device_spec device;
+  device.capacity = std::max<std::uint64_t>(4096, allocated / 2);
+  device.semantics = clpool::device_model::alloc_semantics::deferred;
+  std::vector<replay::replay_config> configs(1);
+  if (text.size() % 3 == 0) configs.emplace_back().use_pool = false;  // --compare: the table
+  replay::run_output run;
+  run.input = "<fuzz>";
+  run.trace_path = trace_file(text);
+  run.full_stacks = text.size() % 2 == 0;
+  replay::replay_options options;
+  options.timeline = true;
+  options.sites = version >= clpool::trace::sites_format_version;
+  for (const replay::replay_config& c : configs) {
+    try {
+      trace_reader reader = trace_reader::from_string(text, "<fuzz>", reader_options{false});
+      run.results.push_back({c, replay::replay_stream(reader, c, device, options), std::nullopt});
+    } catch (const trace_error&) {
+      return;  // the engine refused what the reader let through: no outputs to check
+    }
+  }
+  for (const replay::output_writer* w : replay::all_writers()) {
+    const std::string name(w->name());
+    std::string note;
+    std::optional<std::string> out;
+    try {
+      out = w->render(run, note);
+    } catch (const std::exception& e) {
+      fail("the " + name + " writer threw on an accepted trace: " + e.what());
+    }
+    if (!out) continue;
+    std::string why;
+    if (name == "text") why = clpool::fuzz::check_text(*out);
+    else if (name == "json") why = clpool::fuzz::check_json(*out);
+    else if (name == "svg") why = clpool::fuzz::check_xml(*out);
+    else if (name == "html") why = clpool::fuzz::check_html(*out);
+    else why = clpool::fuzz::check_text(*out);
+    expect(why.empty(), "the " + name + " output: " + why);
+  }
+}
+
 void fuzz_trace_reader(const std::string& text, bool check_liveness) {
   std::vector<trace_event> events;
   format_model model;
   model.check_liveness = check_liveness;
   clpool::trace::site_table sites;
   unsigned version = 1;
+  bool whole = false;
   try {
     trace_reader reader =
         trace_reader::from_string(text, "<fuzz>", reader_options{check_liveness});
-    drain(reader, events, model);
+    whole = drain(reader, events, model);
     sites = reader.sites();
     version = reader.version();
   } catch (const trace_error&) {
@@ -190,8 +269,12 @@ void fuzz_trace_reader(const std::string& text, bool check_liveness) {
     expect(sites.has_stack(e.stack), "event names an undefined stack: " + describe(e));
     expect(version >= clpool::trace::sites_format_version || e.stack == 0,
            "a version-1 trace delivered a stack id: " + describe(e));
+    expect(version >= clpool::trace::release_format_version ||
+               (e.action != trace_action::release && e.action != trace_action::wait),
+           "a trace of version " + std::to_string(version) + " delivered a release or wait: " + describe(e));
   }
   round_trip(events, check_liveness, sites, version);
+  if (whole && check_liveness && events.size() <= 2000) run_writers(text, version, events);
 }
 
 void fuzz_rmm(const std::string& text) {

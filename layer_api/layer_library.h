@@ -12,10 +12,13 @@ namespace clpool::layer {
 // library that lacks one.
 inline constexpr const char* layer_entry_points[] = {"clGetLayerInfo", "clInitLayer"};
 
-// "" when `path` loads (dlopen) and exports every layer_entry_points name, else why not, naming
-// `flag` and the path: "--layer: '/etc/passwd' is not a loadable library (...)" or "--layer:
-// 'libm.so.6' is not an OpenCL layer: it does not export clGetLayerInfo, clInitLayer".
-// Loading runs the library's initialisers, as the loader would when the program starts.
+// "" when `path` is a shared library (common/shared_library.h: its ELF headers lie within the
+// file, and a child process can load it) that exports every layer_entry_points name, else why
+// not, naming `flag` and the path: "--layer: '/etc/passwd' is not a loadable library (not an ELF
+// shared library)", "--layer: 't.so' is not a loadable library (truncated or corrupt: ...)" or
+// "--layer: '/lib/x86_64-linux-gnu/libm.so.6' is not an OpenCL layer: it does not export
+// clGetLayerInfo, clInitLayer". `path` is a file: a name without '/' is one in the current
+// directory, never a library dlopen would search for. Nothing is loaded into this process.
 std::string layer_library_refusal(const std::string& flag, const std::string& path);
 
 }  // namespace clpool::layer

@@ -71,9 +71,9 @@ u64_or_error parse_u64(std::string_view text) {
   return {value, {}};
 }
 
-u64_or_error parse_byte_size(std::string_view text) {
+u64_or_error parse_byte_size(std::string_view text, common::size_rules rules) {
   std::string why;
-  const std::optional<std::uint64_t> v = common::parse_byte_size(text, why);
+  const std::optional<std::uint64_t> v = common::parse_size(text, rules, why);
   if (!v) return {std::nullopt, quoted(text) + " " + why};
   return {v, {}};
 }
@@ -106,90 +106,96 @@ probability_or_error parse_probability(std::string_view text) {
   return {value, {}};
 }
 
-parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
+namespace {
+
+// What the settings parsed so far hold, and what was given (for the checks across variables).
+struct parse_state {
   layer_settings s;
-  std::vector<std::string> errors;
-  std::set<std::string_view> seen;
   bool seed_given = false;
+};
 
-  for (const auto& entry : entries) {
-    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda below.
-    const std::string_view name = entry.first;
-    const std::string_view value = entry.second;
-    if (name.substr(0, env_prefix.size()) != env_prefix) continue;
-    if (!seen.insert(name).second) {
-      errors.push_back(shown_name(name) + " is set more than once");
-      continue;
-    }
-    auto fail = [&](const std::string& problem) {
-      errors.push_back(shown_name(name) + " " + problem);
-    };
+// Each variable's rule: applies `value` to `st`, or returns the problem ("" when it is good).
+using apply_fn = std::string (*)(std::string_view value, parse_state& st);
 
-    if (name == env_trace) {
-      if (value.empty()) {
-        fail("is empty; set it to the path of the trace file to write");
-      } else if (value.find('\0') != std::string_view::npos) {
-        fail("contains a NUL byte");
-      } else {
-        s.trace_path = std::string(value);
-      }
-    } else if (name == env_budget) {
-      // A budget is a device's size: the one limit of every capacity (common::max_device_bytes),
-      // as --budget and clpool_replay --capacity have it.
-      u64_or_error r = parse_byte_size(value);
-      std::string why;
-      if (r.value && !common::parse_device_size(value, why)) r = {std::nullopt, quoted(value) + " " + why};
-      if (!r.value) {
-        fail(r.error);
-      } else if (*r.value == 0) {
-        fail("must be greater than 0 bytes (unset it for no budget)");
-      } else {
-        s.budget_bytes = r.value;
-      }
-    } else if (name == env_fail_nth) {
-      u64_or_error r = parse_u64(value);
-      if (!r.value) {
-        fail(r.error);
-      } else if (*r.value == 0) {
-        fail("must be at least 1 (allocations are counted from 1)");
-      } else {
-        s.fail_nth = r.value;
-      }
-    } else if (name == env_fail_prob) {
-      probability_or_error r = parse_probability(value);
-      if (!r.value) {
-        fail(r.error);
-      } else {
-        s.fail_probability = r.value;
-      }
-    } else if (name == env_profile) {
-      try {
-        s.profile = device_model::load_profile(value);
-      } catch (const device_model::profile_error& e) {
-        fail(std::string("is not a usable profile: ") + e.what());
-      }
-    } else if (name == env_stacks) {
-      if (value != "none" && value != "native" && value != "python" && value != "all") {
-        fail("must be none, native, python or all, got " + quoted(value));
-      } else {
-        s.stacks = std::string(value);
-      }
-    } else if (name == env_seed) {
-      u64_or_error r = parse_u64(value);
-      if (!r.value) {
-        fail(r.error);
-      } else {
-        s.seed = *r.value;
-        seed_given = true;
-      }
-    } else {
-      errors.push_back(shown_name(name) +
-                       " is not a setting of the clpool layer (known: CLPOOL_LAYER_TRACE, "
-                       "CLPOOL_LAYER_BUDGET, CLPOOL_LAYER_PROFILE, CLPOOL_LAYER_FAIL_NTH, "
-                       "CLPOOL_LAYER_FAIL_PROB, CLPOOL_LAYER_SEED, CLPOOL_LAYER_STACKS)");
-    }
+std::string apply_trace(std::string_view value, parse_state& st) {
+  if (value.empty()) return "is empty; set it to the path of the trace file to write";
+  if (value.find('\0') != std::string_view::npos) return "contains a NUL byte";
+  st.s.trace_path = std::string(value);
+  return "";
+}
+
+std::string apply_budget(std::string_view value, parse_state& st) {
+  // A budget is a device's size: the one limit of every capacity (common::max_device_bytes),
+  // as --budget and clpool_replay --capacity have it.
+  const u64_or_error r = parse_byte_size(value, {.device = true});
+  if (!r.value) return r.error;
+  if (*r.value == 0) return "must be greater than 0 bytes (unset it for no budget)";
+  st.s.budget_bytes = r.value;
+  return "";
+}
+
+std::string apply_profile(std::string_view value, parse_state& st) {
+  try {
+    st.s.profile = device_model::load_profile(value);
+  } catch (const device_model::profile_error& e) {
+    return std::string("is not a usable profile: ") + e.what();
   }
-  if (seed_given && !s.fail_probability && seen.count(env_fail_prob) == 0) {
+  return "";
+}
+
+std::string apply_fail_nth(std::string_view value, parse_state& st) {
+  const u64_or_error r = parse_u64(value);
+  if (!r.value) return r.error;
+  if (*r.value == 0) return "must be at least 1 (allocations are counted from 1)";
+  st.s.fail_nth = r.value;
+  return "";
+}
+
+std::string apply_fail_prob(std::string_view value, parse_state& st) {
+  const probability_or_error r = parse_probability(value);
+  if (!r.value) return r.error;
+  st.s.fail_probability = r.value;
+  return "";
+}
+
+std::string apply_seed(std::string_view value, parse_state& st) {
+  const u64_or_error r = parse_u64(value);
+  if (!r.value) return r.error;
+  st.s.seed = *r.value;
+  st.seed_given = true;
+  return "";
+}
+
+std::string apply_stacks(std::string_view value, parse_state& st) {
+  if (value != "none" && value != "native" && value != "python" && value != "all") {
+    return "must be none, native, python or all, got " + quoted(value);
+  }
+  st.s.stacks = std::string(value);
+  return "";
+}
+
+// The layer's settings, one row each: the option table every CLPOOL_LAYER_* variable is read by.
+struct setting_row {
+  std::string_view name;
+  apply_fn apply;
+};
+constexpr setting_row setting_table[] = {
+    {env_trace, apply_trace},         {env_budget, apply_budget},       {env_profile, apply_profile},
+    {env_fail_nth, apply_fail_nth},   {env_fail_prob, apply_fail_prob}, {env_seed, apply_seed},
+    {env_stacks, apply_stacks},
+};
+
+std::string unknown_setting(std::string_view name) {
+  std::string known;
+  for (const setting_row& row : setting_table) known += (known.empty() ? "" : ", ") + std::string(row.name);
+  return shown_name(name) + " is not a setting of the clpool layer (known: " + known + ")";
+}
+
+// The rules across variables: a variable that means nothing without another.
+void check_together(const parse_state& st, const std::set<std::string_view>& seen,
+                    std::vector<std::string>& errors) {
+  const layer_settings& s = st.s;
+  if (st.seed_given && !s.fail_probability && seen.count(env_fail_prob) == 0) {
     errors.push_back(std::string(env_seed) + " is set but " + std::string(env_fail_prob) +
                      " is not; the seed only drives random fault injection");
   }
@@ -206,8 +212,33 @@ parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
       errors.push_back(why);
     }
   }
+}
+
+}  // namespace
+
+parse_result parse_layer_settings(const std::vector<env_entry>& entries) {
+  parse_state st;
+  std::vector<std::string> errors;
+  std::set<std::string_view> seen;
+  for (const auto& [name, value] : entries) {
+    if (name.substr(0, env_prefix.size()) != env_prefix) continue;
+    if (!seen.insert(name).second) {
+      errors.push_back(shown_name(name) + " is set more than once");
+      continue;
+    }
+    const setting_row* row = nullptr;
+    for (const setting_row& r : setting_table) {
+      if (r.name == name) row = &r;
+    }
+    if (row == nullptr) {
+      errors.push_back(unknown_setting(name));
+    } else if (const std::string problem = row->apply(value, st); !problem.empty()) {
+      errors.push_back(shown_name(name) + " " + problem);
+    }
+  }
+  check_together(st, seen, errors);
   if (!errors.empty()) return {std::nullopt, std::move(errors)};
-  return {std::move(s), {}};
+  return {std::move(st.s), {}};
 }
 
 parse_result parse_layer_settings_from_environ(const char* const* envp) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/byte_size.h"
 #include "device_model/profile.h"
 
 namespace clpool::layer {
@@ -90,7 +91,8 @@ u64_or_error parse_u64(std::string_view text);
 // A byte size in the one size grammar of common/byte_size.h: "2GiB", "4096", "512MiB", "2g"
 // (any case). Decimal units are refused: "2GB" is ambiguous (10^9 or 2^30). Must fit in 64 bits.
 // The error quotes the value: "'2GB' is ambiguous: decimal units are not accepted; write 2GiB".
-u64_or_error parse_byte_size(std::string_view text);
+// `rules`: a device's size (at most 2^62 bytes), or more than zero (common/byte_size.h).
+u64_or_error parse_byte_size(std::string_view text, common::size_rules rules = {});
 
 // A probability written as a plain decimal number in [0, 1]: "0", "1", "0.25", ".5".
 struct probability_or_error {

@@ -10,11 +10,15 @@ namespace clpool::layer {
 
 // How every trace the layer writes begins (trace/FORMAT.md's header and the layer's source line).
 inline constexpr char layer_header[] = "clpool-trace 1\n# source: layer\n";
-// The same with allocation sites (CLPOOL_LAYER_STACKS; FORMAT.md version 2): also the layer's.
+// The same with allocation sites (FORMAT.md version 2, the layer's before version 3) and what the
+// layer writes now (version 3: the program's releases and waits, sites with CLPOOL_LAYER_STACKS):
+// also the layer's.
 inline constexpr char layer_header_v2[] = "clpool-trace 2\n# source: layer\n";
+inline constexpr char layer_header_v3[] = "clpool-trace 3\n# source: layer\n";
 static_assert(sizeof layer_header == sizeof layer_header_v2);
+static_assert(sizeof layer_header == sizeof layer_header_v3);
 
-// Whether the file open as `fd` (for reading) begins with layer_header or layer_header_v2.
+// Whether the file open as `fd` (for reading) begins with one of the layer's headers.
 bool starts_with_layer_header(int fd);
 
 // The refusal for an existing file that is not the layer's: "\"x.csv\" exists and is not a trace

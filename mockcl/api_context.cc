@@ -8,9 +8,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 // Validates a zero-terminated property list; copies it (terminator included) into `out`.
 cl_int check_properties(const cl_context_properties* props, std::vector<cl_context_properties>& out) {
   out.clear();
@@ -32,14 +29,9 @@ using context_notify_fn = void(CL_CALLBACK*)(const char*, const void*, size_t, v
 
 cl_context make_context(api_call& c, const cl_context_properties* props, std::vector<cl_device_id> devs,
                         context_notify_fn notify, void* data, cl_int* err) {
-  auto fail = [&](cl_int s) -> cl_context {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (!notify && data) return fail(CL_INVALID_VALUE);
+  if (!notify && data) return c.fail<cl_context>(err, CL_INVALID_VALUE);
   std::vector<cl_context_properties> p;
-  if (cl_int s = check_properties(props, p)) return fail(s);
+  if (cl_int s = check_properties(props, p)) return c.fail<cl_context>(err, s);
   rt().settle_backing();  // The first context decides MOCKCL_BACKING's default.
   // A device whose contexts cost memory (context_cost=) commits it now; a device without the room
   // refuses the context, as a real driver does.
@@ -50,7 +42,7 @@ cl_context make_context(api_call& c, const cl_context_properties* props, std::ve
     _cl_context::device_charge charge{.device = d->index, .bytes = dev.cfg.context_cost, .where = {}};
     if (!dev.memory.try_commit(charge.bytes, charge.where)) {
       for (const auto& o : own) rt().devices[o.device].memory.release(o.where, o.bytes);
-      return fail(CL_OUT_OF_RESOURCES);
+      return c.fail<cl_context>(err, CL_OUT_OF_RESOURCES);
     }
     own.push_back(charge);
   }

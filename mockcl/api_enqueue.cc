@@ -11,9 +11,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
                  const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
   cl_int s;
@@ -204,28 +201,23 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
                                    size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out,
                                    cl_int* err) {
   api_call c(rt(), entry_point::clEnqueueMapBuffer);
-  auto fail = [&](cl_int s) -> void* {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
-  if (!q) return fail(s);
+  if (!q) return c.fail<void*>(err, s);
   _cl_mem* m;
-  if ((s = check_mem(q, buf, offset, size, m))) return fail(s);
+  if ((s = check_mem(q, buf, offset, size, m))) return c.fail<void*>(err, s);
   c.handle("mem", m);
-  if (size == 0) return fail(CL_INVALID_VALUE);
-  if ((s = check_map_flags(m->flags, flags))) return fail(s);
-  if ((s = rt().use_mem(m, q))) return fail(s);
+  if (size == 0) return c.fail<void*>(err, CL_INVALID_VALUE);
+  if ((s = check_map_flags(m->flags, flags))) return c.fail<void*>(err, s);
+  if ((s = rt().use_mem(m, q))) return c.fail<void*>(err, s);
   // maps=copy, and every map in backing mode: the host gets its own copy, filled when the map
   // executes (maps.cc).
   const bool copy = rt().devices[q->device->index].cfg.maps == map_mode::copy || rt().pocl;
   unsigned char* b = copy ? nullptr : rt().bytes_of(m);
-  if (!copy && !b) return fail(CL_MAP_FAILURE);
+  if (!copy && !b) return c.fail<void*>(err, CL_MAP_FAILURE);
   void* p = copy ? nullptr : b + offset;
   if (copy && !(p = rt().map_copy(m, flags, offset, size, mock_runtime::use_host_ptr_at(m, offset))))
-    return fail(CL_OUT_OF_HOST_MEMORY);
+    return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;

@@ -5,9 +5,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
   api_call c(rt(), entry_point::clWaitForEvents);
   if (cl_int f = c.fault()) return c.ret(f);
@@ -60,14 +57,9 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, si
 
 cl_event CL_API_CALL CreateUserEvent(cl_context h, cl_int* err) {
   api_call c(rt(), entry_point::clCreateUserEvent);
-  auto fail = [&](cl_int s) -> cl_event {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_event>(err, f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  if (!ctx) return c.fail<cl_event>(err, CL_INVALID_CONTEXT);
   _cl_event* e = rt().objects.create<_cl_event>();
   e->context = ctx;
   rt().hold(ctx);

@@ -15,9 +15,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 bool images_on() { return rt().pocl && device_language().images; }
 
 }  // namespace
@@ -127,39 +124,34 @@ _cl_mem* image(cl_mem h) {
 cl_mem create_image(api_call& c, cl_context h, cl_mem_flags flags, const cl_image_format* format,
                     const cl_image_desc* desc, void* host_ptr, cl_int* err) {
   mock_runtime& r = rt();
-  auto fail = [&](cl_int s) -> cl_mem {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_mem>(err, f);
   _cl_context* ctx = r.context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (!images_on()) return fail(CL_INVALID_OPERATION);
-  if (!format) return fail(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
-  if (!desc) return fail(CL_INVALID_IMAGE_DESCRIPTOR);
-  if (cl_int bad = check_desc(*desc)) return fail(bad);
-  if (cl_int big = check_limits(*desc)) return fail(big);
+  if (!ctx) return c.fail<cl_mem>(err, CL_INVALID_CONTEXT);
+  if (!images_on()) return c.fail<cl_mem>(err, CL_INVALID_OPERATION);
+  if (!format) return c.fail<cl_mem>(err, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+  if (!desc) return c.fail<cl_mem>(err, CL_INVALID_IMAGE_DESCRIPTOR);
+  if (cl_int bad = check_desc(*desc)) return c.fail<cl_mem>(err, bad);
+  if (cl_int big = check_limits(*desc)) return c.fail<cl_mem>(err, big);
   cl_int fs;
   cl_context pc = r.pocl_context(ctx, fs);
-  if (!pc) return fail(fs);
+  if (!pc) return c.fail<cl_mem>(err, fs);
   _cl_mem* buffer = nullptr;
   cl_mem_flags own_flags = flags;
   if (desc->mem_object) {
     buffer = r.mem(desc->mem_object);
-    if (!buffer || buffer->is_image() || buffer->context != ctx) return fail(CL_INVALID_IMAGE_DESCRIPTOR);
+    if (!buffer || buffer->is_image() || buffer->context != ctx) return c.fail<cl_mem>(err, CL_INVALID_IMAGE_DESCRIPTOR);
     // An image on a buffer takes the access bits it does not give from the buffer, and its
     // host-pointer bits (OpenCL 3.0, clCreateImage).
-    if (cl_int bad = derived_mem_flags(buffer->flags, flags, own_flags)) return fail(bad);
+    if (cl_int bad = derived_mem_flags(buffer->flags, flags, own_flags)) return c.fail<cl_mem>(err, bad);
   }
-  if (cl_int bad = check_format(pc, own_flags, desc->image_type, *format)) return fail(bad);
+  if (cl_int bad = check_format(pc, own_flags, desc->image_type, *format)) return c.fail<cl_mem>(err, bad);
   cl_int s = CL_SUCCESS;
   cl_mem pm = r.pocl_create_image(ctx, flags, format, desc, buffer, host_ptr, s);
-  if (!pm) return fail(s);
+  if (!pm) return c.fail<cl_mem>(err, s);
   size_t element = 0;
   if ((s = r.pocl->d->clGetImageInfo(pm, CL_IMAGE_ELEMENT_SIZE, sizeof element, &element, nullptr))) {
     r.pocl->d->clReleaseMemObject(pm);
-    return fail(s);
+    return c.fail<cl_mem>(err, s);
   }
   size_t ext[3];
   image_extent(*desc, ext);
@@ -171,7 +163,7 @@ cl_mem create_image(api_call& c, cl_context h, cl_mem_flags flags, const cl_imag
   clpool::device_model::placement where;
   if (charge_now && (s = r.charge(dev, ctx, bytes, pinned, where))) {
     r.pocl->d->clReleaseMemObject(pm);
-    return fail(s);
+    return c.fail<cl_mem>(err, s);
   }
   _cl_mem* m = r.objects.create<_cl_mem>();
   r.init_buffer(m, ctx, own_flags, bytes, host_ptr, charge_now ? dev : -1, pinned);
@@ -269,19 +261,14 @@ cl_int CL_API_CALL GetImageInfo(cl_mem h, cl_image_info param, size_t size, void
 
 cl_sampler create_sampler(api_call& c, cl_context h, const cl_sampler_properties* props, cl_int* err) {
   mock_runtime& r = rt();
-  auto fail = [&](cl_int s) -> cl_sampler {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_sampler>(err, f);
   _cl_context* ctx = r.context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (!images_on()) return fail(CL_INVALID_OPERATION);
-  if (cl_int bad = check_sampler_properties(props)) return fail(bad);
+  if (!ctx) return c.fail<cl_sampler>(err, CL_INVALID_CONTEXT);
+  if (!images_on()) return c.fail<cl_sampler>(err, CL_INVALID_OPERATION);
+  if (cl_int bad = check_sampler_properties(props)) return c.fail<cl_sampler>(err, bad);
   cl_int s = CL_SUCCESS;
   cl_sampler ps = r.pocl_create_sampler(ctx, props, s);
-  if (!ps) return fail(s);
+  if (!ps) return c.fail<cl_sampler>(err, s);
   _cl_sampler* sm = r.objects.create<_cl_sampler>();
   sm->context = ctx;
   sm->pocl_sampler = ps;

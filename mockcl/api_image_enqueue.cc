@@ -11,9 +11,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 // An image of a command on q: origin + region inside it, no empty axis.
 cl_int check_image(_cl_command_queue* q, cl_mem h, const size_t* origin, const size_t* region, _cl_mem*& out) {
   out = rt().mem(h);
@@ -189,23 +186,18 @@ void* CL_API_CALL EnqueueMapImage(cl_command_queue h, cl_mem img, cl_bool blocki
                                   size_t* slice_pitch, cl_uint n, const cl_event* wait, cl_event* out,
                                   cl_int* err) {
   api_call c(rt(), entry_point::clEnqueueMapImage);
-  auto fail = [&](cl_int s) -> void* {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
-  if (!q) return fail(s);
+  if (!q) return c.fail<void*>(err, s);
   _cl_mem* m;
-  if ((s = check_image(q, img, origin, region, m))) return fail(s);
+  if ((s = check_image(q, img, origin, region, m))) return c.fail<void*>(err, s);
   c.handle("mem", m);
-  if (!row_pitch) return fail(CL_INVALID_VALUE);
+  if (!row_pitch) return c.fail<void*>(err, CL_INVALID_VALUE);
   const cl_mem_object_type t = m->desc.image_type;
   const bool sliced = t == CL_MEM_OBJECT_IMAGE3D || t == CL_MEM_OBJECT_IMAGE2D_ARRAY || t == CL_MEM_OBJECT_IMAGE1D_ARRAY;
-  if (sliced && !slice_pitch) return fail(CL_INVALID_VALUE);
-  if ((s = check_map_flags(m->flags, flags))) return fail(s);
-  if ((s = rt().use_mem(m, q))) return fail(s);
+  if (sliced && !slice_pitch) return c.fail<void*>(err, CL_INVALID_VALUE);
+  if ((s = check_map_flags(m->flags, flags))) return c.fail<void*>(err, s);
+  if ((s = rt().use_mem(m, q))) return c.fail<void*>(err, s);
   // A copy of its own has tight pitches; an image made with CL_MEM_USE_HOST_PTR (or on a buffer
   // made with it) is mapped in place, with the pitches of that memory (OpenCL 3.0: the pointer is
   // derived from host_ptr).
@@ -221,7 +213,7 @@ void* CL_API_CALL EnqueueMapImage(cl_command_queue h, cl_mem img, cl_bool blocki
           (t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? origin[1] * slice : origin[1] * row + origin[2] * slice);
   }
   void* p = rt().map_copy(m, flags, 0, region_bytes(m, region), at);
-  if (!p) return fail(CL_OUT_OF_HOST_MEMORY);
+  if (!p) return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
   host_mapping& mp = m->maps.back();
   mp.image = true;
   set3(mp.origin, origin);

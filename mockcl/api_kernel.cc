@@ -16,9 +16,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 // Whether a program's kernels need global sizes that local sizes divide: on a device without
 // CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT (POCL's, in backing mode), for OpenCL C before 2.0 (the
 // default when no -cl-std names 2.0 or 3.0), or with -cl-uniform-work-group-size.
@@ -70,22 +67,17 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
 
 cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) {
   api_call c(rt(), entry_point::clCreateKernel);
-  auto fail = [&](cl_int s) -> cl_kernel {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_kernel>(err, f);
   _cl_program* p = rt().program(h);
-  if (!p) return fail(CL_INVALID_PROGRAM);
-  if (!p->built) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
-  if (!name) return fail(CL_INVALID_VALUE);
+  if (!p) return c.fail<cl_kernel>(err, CL_INVALID_PROGRAM);
+  if (!p->built) return c.fail<cl_kernel>(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  if (!name) return c.fail<cl_kernel>(err, CL_INVALID_VALUE);
   bool known = p->kernel_names.empty();
   for (const auto& k : p->kernel_names) known = known || k == name;
-  if (!known || (rt().pocl && p->kernel_names.empty())) return fail(CL_INVALID_KERNEL_NAME);
+  if (!known || (rt().pocl && p->kernel_names.empty())) return c.fail<cl_kernel>(err, CL_INVALID_KERNEL_NAME);
   cl_int s;
   _cl_kernel* k = make_kernel(p, name, s);
-  if (!k) return fail(s);
+  if (!k) return c.fail<cl_kernel>(err, s);
   c.handle("ret", k);
   if (err) *err = CL_SUCCESS;
   c.ret(CL_SUCCESS);
@@ -119,17 +111,12 @@ cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* 
 // backing mode, its own POCL twin: the values reach POCL at each launch).
 cl_kernel CL_API_CALL CloneKernel(cl_kernel h, cl_int* err) {
   api_call c(rt(), entry_point::clCloneKernel);
-  auto fail = [&](cl_int s) -> cl_kernel {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_kernel>(err, f);
   _cl_kernel* src = rt().kernel(h);
-  if (!src) return fail(CL_INVALID_KERNEL);
+  if (!src) return c.fail<cl_kernel>(err, CL_INVALID_KERNEL);
   cl_int s;
   _cl_kernel* k = make_kernel(src->program, src->name, s);
-  if (!k) return fail(s);
+  if (!k) return c.fail<cl_kernel>(err, s);
   k->args = src->args;
   c.handle("ret", k);
   if (err) *err = CL_SUCCESS;

@@ -11,9 +11,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
 
 [[gnu::always_inline]] inline cl_int check_flags(cl_mem_flags flags, void* host_ptr) {
@@ -33,29 +30,24 @@ bool multiple_bits(cl_mem_flags f) { return f & (f - 1); }
 template <bool kHooks>
 [[gnu::always_inline]] inline cl_mem create_buffer(api_call& c, cl_context h, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
   mock_runtime& rt = c.runtime();  // One load of the singleton on the hot path.
-  auto fail = [&](cl_int s) -> cl_mem {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
   if constexpr (kHooks) {
-    if (cl_int f = c.fault()) return fail(f);
+    if (cl_int f = c.fault()) return c.fail<cl_mem>(err, f);
     c.arg("size", size);
     c.arg("flags", flags);
   }
   _cl_context* ctx = rt.context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (cl_int s = check_flags(flags, host_ptr)) return fail(s);
+  if (!ctx) return c.fail<cl_mem>(err, CL_INVALID_CONTEXT);
+  if (cl_int s = check_flags(flags, host_ptr)) return c.fail<cl_mem>(err, s);
   // max_alloc: the smallest over the context's devices (cached at context creation).
-  if (size == 0 || size > ctx->max_alloc) return fail(CL_INVALID_BUFFER_SIZE);
+  if (size == 0 || size > ctx->max_alloc) return c.fail<cl_mem>(err, CL_INVALID_BUFFER_SIZE);
   int dev = ctx->device0;
   bool pinned = flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_USE_HOST_PTR);
   bool charge_now = pinned || ctx->charge_at_create;
   clpool::device_model::placement where;
   if (pinned) [[unlikely]] {
-    if (cl_int s = rt.charge_to<true>(dev, ctx, size, where)) return fail(s);
+    if (cl_int s = rt.charge_to<true>(dev, ctx, size, where)) return c.fail<cl_mem>(err, s);
   } else if (charge_now) {
-    if (cl_int s = rt.charge_to<false>(dev, ctx, size, where)) return fail(s);
+    if (cl_int s = rt.charge_to<false>(dev, ctx, size, where)) return c.fail<cl_mem>(err, s);
   }
   _cl_mem* m = rt.objects.create<_cl_mem>();
   rt.init_buffer(m, ctx, flags, size, host_ptr, charge_now ? dev : -1, pinned);
@@ -63,13 +55,13 @@ template <bool kHooks>
   if ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) && rt.pocl) [[unlikely]] {
     if (cl_int s = rt.pocl_init_buffer(m, host_ptr)) {  // Backing mode: POCL's twin from the host bytes.
       rt.release(m, CL_INVALID_MEM_OBJECT);
-      return fail(s);
+      return c.fail<cl_mem>(err, s);
     }
   } else if (flags & CL_MEM_COPY_HOST_PTR) [[unlikely]] {
     unsigned char* b = rt.bytes_of(m);
     if (!b) {
       rt.release(m, CL_INVALID_MEM_OBJECT);
-      return fail(CL_OUT_OF_HOST_MEMORY);
+      return c.fail<cl_mem>(err, CL_OUT_OF_HOST_MEMORY);
     }
     std::memcpy(b, host_ptr, size);
   }
@@ -125,21 +117,16 @@ cl_mem CL_API_CALL CreateBufferWithProperties(cl_context ctx, const cl_mem_prope
 cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_create_type type, const void* info,
                                    cl_int* err) {
   api_call c(rt(), entry_point::clCreateSubBuffer);
-  auto fail = [&](cl_int s) -> cl_mem {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_mem>(err, f);
   _cl_mem* parent = rt().mem(h);
-  if (!parent || parent->parent || parent->is_image()) return fail(CL_INVALID_MEM_OBJECT);
-  if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return fail(CL_INVALID_VALUE);
+  if (!parent || parent->parent || parent->is_image()) return c.fail<cl_mem>(err, CL_INVALID_MEM_OBJECT);
+  if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return c.fail<cl_mem>(err, CL_INVALID_VALUE);
   cl_mem_flags sub_flags = 0;
-  if (cl_int s = derived_mem_flags(parent->flags, flags, sub_flags)) return fail(s);
+  if (cl_int s = derived_mem_flags(parent->flags, flags, sub_flags)) return c.fail<cl_mem>(err, s);
   const auto* region = static_cast<const cl_buffer_region*>(info);
-  if (region->size == 0) return fail(CL_INVALID_BUFFER_SIZE);
-  if (region->origin > parent->size || region->size > parent->size - region->origin) return fail(CL_INVALID_VALUE);
-  if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+  if (region->size == 0) return c.fail<cl_mem>(err, CL_INVALID_BUFFER_SIZE);
+  if (region->origin > parent->size || region->size > parent->size - region->origin) return c.fail<cl_mem>(err, CL_INVALID_VALUE);
+  if (region->origin % (kMemBaseAddrAlignBits / 8) != 0) return c.fail<cl_mem>(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
   _cl_mem* m = rt().objects.create<_cl_mem>();
   m->context = parent->context;
   m->flags = sub_flags;

@@ -1,6 +1,7 @@
 // Platform and device entry points: the queries clinfo and PyOpenCL make, with plausible
 // values derived from each device's configuration.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,13 +10,6 @@
 #include "mockcl/runtime.h"
 
 namespace mockcl {
-namespace {
-
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
-}  // namespace
-
 // What the devices report about OpenCL C (language.h): the mock's own set, or in backing mode its
 // intersection with POCL's device. Asking settles MOCKCL_BACKING's default (as a context does).
 const language_caps& device_language() {
@@ -94,117 +88,150 @@ cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n
   return c.ret(n ? CL_SUCCESS : CL_DEVICE_NOT_FOUND);
 }
 
-cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t size, void* value,
-                                 size_t* size_ret) {
-  api_call c(rt(), entry_point::clGetDeviceInfo);
-  _cl_device_id* dev = rt().device(h);
-  if (!dev) return c.ret(CL_INVALID_DEVICE);
-  const device_config& d = rt().devices[dev->index].cfg;
-  auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
-  auto s = [&](const std::string& x) { return c.ret(set_info_s(size, value, size_ret, x)); };
-  auto none = [&]() { return c.ret(set_info(size, value, size_ret, nullptr, 0)); };
-  cl_uint cu = d.gpu ? 32 : 4;
+// The answer to one device query, written to the caller's buffer (set_info* over it).
+struct device_answer {
+  size_t size;
+  void* value;
+  size_t* size_ret;
+  template <class T>
+  cl_int v(T x) const { return set_info_v(size, value, size_ret, x); }
+  cl_int s(const std::string& x) const { return set_info_s(size, value, size_ret, x); }
+  cl_int none() const { return set_info(size, value, size_ret, nullptr, 0); }
+  template <class L>
+  cl_int list(const L& l) const { return set_list(size, value, size_ret, l); }
+  // The backing device's own answer (images in backing mode: POCL creates them).
+  cl_int backing(cl_device_info param) const {
+    return rt().pocl->d->clGetDeviceInfo(rt().pocl->device, param, size, value, size_ret);
+  }
+};
+
+// The device queries, in four groups; each answers its own and returns nothing for the others.
+// The compute limits: units, work sizes, vector widths, clock, images (the backing device's
+// with images), pipes and on-device queues (none).
+std::optional<cl_int> compute_info(cl_device_info param, const device_config& d, const device_answer& a) {
+  const cl_uint cu = d.gpu ? 32 : 4;
   switch (param) {
-    case CL_DEVICE_TYPE: return v(cl_device_type(d.gpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU));
-    case CL_DEVICE_VENDOR_ID: return v(cl_uint{0x6d6f636b});
-    case CL_DEVICE_MAX_COMPUTE_UNITS: return v(cu);
-    case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: return v(cl_uint{3});
+    case CL_DEVICE_TYPE: return a.v(cl_device_type(d.gpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU));
+    case CL_DEVICE_VENDOR_ID: return a.v(cl_uint{0x6d6f636b});
+    case CL_DEVICE_MAX_COMPUTE_UNITS: return a.v(cu);
+    case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: return a.v(cl_uint{3});
     case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
-      return c.ret(set_info(size, value, size_ret, kMaxWorkItemSizes, sizeof kMaxWorkItemSizes));
+      return set_info(a.size, a.value, a.size_ret, kMaxWorkItemSizes, sizeof kMaxWorkItemSizes);
     }
     case CL_DEVICE_MAX_WORK_GROUP_SIZE:
-      return v(kMaxWorkGroupSize);
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR: case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: return v(cl_uint{4});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return v(cl_uint{2});
+      return a.v(kMaxWorkGroupSize);
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR: case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: return a.v(cl_uint{4});
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return a.v(cl_uint{2});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG: case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
     case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
-      return v(cl_uint{1});
+      return a.v(cl_uint{1});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE:
     case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
-      return v(cl_uint{device_language().fp64 ? 1u : 0u});
+      return a.v(cl_uint{device_language().fp64 ? 1u : 0u});
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF:
     case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
-      return v(cl_uint{device_language().fp16 ? 1u : 0u});
-    case CL_DEVICE_MAX_CLOCK_FREQUENCY: return v(cl_uint{1000});
-    case CL_DEVICE_ADDRESS_BITS: return v(cl_uint{64});
-    case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return v(cl_ulong{d.max_alloc});
-    case CL_DEVICE_IMAGE_SUPPORT: return v(cl_bool(device_language().images ? CL_TRUE : CL_FALSE));
+      return a.v(cl_uint{device_language().fp16 ? 1u : 0u});
+    case CL_DEVICE_MAX_CLOCK_FREQUENCY: return a.v(cl_uint{1000});
+    case CL_DEVICE_ADDRESS_BITS: return a.v(cl_uint{64});
+    case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return a.v(cl_ulong{d.max_alloc});
+    case CL_DEVICE_IMAGE_SUPPORT: return a.v(cl_bool(device_language().images ? CL_TRUE : CL_FALSE));
     // With images (backing mode), their limits are the backing device's: POCL creates them.
     case CL_DEVICE_MAX_READ_IMAGE_ARGS: case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
     case CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS: case CL_DEVICE_MAX_SAMPLERS:
     case CL_DEVICE_IMAGE_PITCH_ALIGNMENT: case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
-      if (device_language().images) return c.ret(rt().pocl->d->clGetDeviceInfo(rt().pocl->device, param, size, value, size_ret));
-      return v(cl_uint{0});
+      if (device_language().images) return a.backing(param);
+      return a.v(cl_uint{0});
     case CL_DEVICE_IMAGE2D_MAX_WIDTH: case CL_DEVICE_IMAGE2D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_WIDTH:
     case CL_DEVICE_IMAGE3D_MAX_HEIGHT: case CL_DEVICE_IMAGE3D_MAX_DEPTH: case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
     case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
-      if (device_language().images) return c.ret(rt().pocl->d->clGetDeviceInfo(rt().pocl->device, param, size, value, size_ret));
-      return v(size_t{0});
+      if (device_language().images) return a.backing(param);
+      return a.v(size_t{0});
     case CL_DEVICE_MAX_PIPE_ARGS: case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
     case CL_DEVICE_PIPE_MAX_PACKET_SIZE: case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
     case CL_DEVICE_MAX_ON_DEVICE_EVENTS: case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
     case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE: case CL_DEVICE_MAX_NUM_SUB_GROUPS:
     case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: case CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT:
     case CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT: case CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT:
-      return v(cl_uint{0});
+      return a.v(cl_uint{0});
     case CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE: case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
-      return v(size_t{0});
-    case CL_DEVICE_MAX_PARAMETER_SIZE: return v(size_t{4096});
-    case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return v(kMemBaseAddrAlignBits);
-    case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return v(cl_uint{128});
+      return a.v(size_t{0});
+    default: return std::nullopt;
+  }
+}
+
+// Memory and arithmetic: parameter and alignment limits, the fp configurations, caches and sizes.
+std::optional<cl_int> memory_info(cl_device_info param, const device_config& d, const device_answer& a) {
+  switch (param) {
+    case CL_DEVICE_MAX_PARAMETER_SIZE: return a.v(size_t{4096});
+    case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return a.v(kMemBaseAddrAlignBits);
+    case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return a.v(cl_uint{128});
     case CL_DEVICE_SINGLE_FP_CONFIG:
-      return v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
+      return a.v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
     case CL_DEVICE_DOUBLE_FP_CONFIG:
-      return v(double_fp_config(device_language()));
+      return a.v(double_fp_config(device_language()));
     case CL_DEVICE_HALF_FP_CONFIG:
-      return v(half_fp_config(device_language()));
-    case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
-    case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return v(cl_uint{64});
-    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return v(cl_ulong{1 << 20});
-    case CL_DEVICE_GLOBAL_MEM_SIZE: return v(cl_ulong{d.reported});
-    case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: return v(cl_ulong{64 << 10});
-    case CL_DEVICE_MAX_CONSTANT_ARGS: return v(cl_uint{8});
-    case CL_DEVICE_LOCAL_MEM_TYPE: return v(cl_device_local_mem_type{CL_LOCAL});
-    case CL_DEVICE_LOCAL_MEM_SIZE: return v(cl_ulong{48 << 10});
-    case CL_DEVICE_ERROR_CORRECTION_SUPPORT: return v(cl_bool{CL_FALSE});
-    case CL_DEVICE_HOST_UNIFIED_MEMORY: return v(cl_bool(d.gpu ? CL_FALSE : CL_TRUE));
-    case CL_DEVICE_PROFILING_TIMER_RESOLUTION: return v(size_t{1});
+      return a.v(half_fp_config(device_language()));
+    case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return a.v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
+    case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return a.v(cl_uint{64});
+    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return a.v(cl_ulong{1 << 20});
+    case CL_DEVICE_GLOBAL_MEM_SIZE: return a.v(cl_ulong{d.reported});
+    case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: return a.v(cl_ulong{64 << 10});
+    case CL_DEVICE_MAX_CONSTANT_ARGS: return a.v(cl_uint{8});
+    case CL_DEVICE_LOCAL_MEM_TYPE: return a.v(cl_device_local_mem_type{CL_LOCAL});
+    case CL_DEVICE_LOCAL_MEM_SIZE: return a.v(cl_ulong{48 << 10});
+    case CL_DEVICE_ERROR_CORRECTION_SUPPORT: return a.v(cl_bool{CL_FALSE});
+    case CL_DEVICE_HOST_UNIFIED_MEMORY: return a.v(cl_bool(d.gpu ? CL_FALSE : CL_TRUE));
+    case CL_DEVICE_PROFILING_TIMER_RESOLUTION: return a.v(size_t{1});
+    default: return std::nullopt;
+  }
+}
+
+// What the device supports: availability, work groups, execution and queue properties.
+std::optional<cl_int> capability_info(cl_device_info param, const device_config& d, const device_answer& a) {
+  switch (param) {
     case CL_DEVICE_ENDIAN_LITTLE: case CL_DEVICE_AVAILABLE: case CL_DEVICE_COMPILER_AVAILABLE:
     case CL_DEVICE_LINKER_AVAILABLE: case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
-      return v(cl_bool{CL_TRUE});
+      return a.v(cl_bool{CL_TRUE});
     case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
-      return v(cl_bool(device_language().non_uniform_work_groups ? CL_TRUE : CL_FALSE));
+      return a.v(cl_bool(device_language().non_uniform_work_groups ? CL_TRUE : CL_FALSE));
     case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT: case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
     case CL_DEVICE_PIPE_SUPPORT: case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
-      return v(cl_bool{CL_FALSE});
-    case CL_DEVICE_EXECUTION_CAPABILITIES: return v(cl_device_exec_capabilities{CL_EXEC_KERNEL});
+      return a.v(cl_bool{CL_FALSE});
+    case CL_DEVICE_EXECUTION_CAPABILITIES: return a.v(cl_device_exec_capabilities{CL_EXEC_KERNEL});
     case CL_DEVICE_QUEUE_ON_HOST_PROPERTIES:
-      return v(cl_command_queue_properties(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE));
+      return a.v(cl_command_queue_properties(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE));
     case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES: case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
-      return v(cl_bitfield{0});
-    case CL_DEVICE_PLATFORM: return v(static_cast<cl_platform_id>(&rt().platform));
-    case CL_DEVICE_NAME: return s(d.name);
-    case CL_DEVICE_VENDOR: return s("clpool mockcl");
-    case CL_DRIVER_VERSION: return s("1.0");
-    case CL_DEVICE_PROFILE: return s("FULL_PROFILE");
-    case CL_DEVICE_VERSION: return s("OpenCL 3.0 mockcl");
-    case CL_DEVICE_OPENCL_C_VERSION: return s("OpenCL C 1.2 mockcl");
+      return a.v(cl_bitfield{0});
+    case CL_DEVICE_PLATFORM: return a.v(static_cast<cl_platform_id>(&rt().platform));
+    default: return std::nullopt;
+  }
+}
+
+// What the device is: its names, versions, extensions and features, partitions, SVM, atomics.
+std::optional<cl_int> identity_info(cl_device_info param, const device_config& d, const device_answer& a) {
+  switch (param) {
+    case CL_DEVICE_NAME: return a.s(d.name);
+    case CL_DEVICE_VENDOR: return a.s("clpool mockcl");
+    case CL_DRIVER_VERSION: return a.s("1.0");
+    case CL_DEVICE_PROFILE: return a.s("FULL_PROFILE");
+    case CL_DEVICE_VERSION: return a.s("OpenCL 3.0 mockcl");
+    case CL_DEVICE_OPENCL_C_VERSION: return a.s("OpenCL C 1.2 mockcl");
     case CL_DEVICE_EXTENSIONS:
-      return s(extension_string(device_language()) + (d.free_query ? " " + std::string(kAmdAttributeQuery) : ""));
-    case CL_DEVICE_BUILT_IN_KERNELS: return s("");
-    case CL_DEVICE_IL_VERSION: return s("");
-    case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return s("v0000-00-00-00");
-    case CL_DEVICE_PRINTF_BUFFER_SIZE: return v(size_t{1 << 20});
-    case CL_DEVICE_PARENT_DEVICE: return v(cl_device_id{nullptr});
-    case CL_DEVICE_PARTITION_PROPERTIES: return v(cl_device_partition_property{0});
-    case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: return v(cl_device_affinity_domain{0});
-    case CL_DEVICE_PARTITION_TYPE: return none();
-    case CL_DEVICE_REFERENCE_COUNT: return v(cl_uint{1});
+      return a.s(extension_string(device_language()) + (d.free_query ? " " + std::string(kAmdAttributeQuery) : ""));
+    case CL_DEVICE_BUILT_IN_KERNELS: return a.s("");
+    case CL_DEVICE_IL_VERSION: return a.s("");
+    case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return a.s("v0000-00-00-00");
+    case CL_DEVICE_PRINTF_BUFFER_SIZE: return a.v(size_t{1 << 20});
+    case CL_DEVICE_PARENT_DEVICE: return a.v(cl_device_id{nullptr});
+    case CL_DEVICE_PARTITION_PROPERTIES: return a.v(cl_device_partition_property{0});
+    case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: return a.v(cl_device_affinity_domain{0});
+    case CL_DEVICE_PARTITION_TYPE: return a.none();
+    case CL_DEVICE_REFERENCE_COUNT: return a.v(cl_uint{1});
     case CL_DEVICE_SVM_CAPABILITIES:
-      return v(cl_device_svm_capabilities(d.svm ? svm_capabilities(rt()) : 0));
-    case CL_DEVICE_NUMERIC_VERSION: return v(kVersion30);
+      return a.v(cl_device_svm_capabilities(d.svm ? svm_capabilities(rt()) : 0));
+    case CL_DEVICE_NUMERIC_VERSION: return a.v(kVersion30);
     case CL_DEVICE_EXTENSIONS_WITH_VERSION: {
       std::vector<cl_name_version> ext = extensions_with_version(device_language());
       if (d.free_query) {
@@ -212,16 +239,7 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
         ext.back().version = CL_MAKE_VERSION(1, 0, 0);
         std::strcpy(ext.back().name, kAmdAttributeQuery);
       }
-      return c.ret(set_list(size, value, size_ret, ext));
-    }
-    case kGlobalFreeMemoryAmd: {
-      // free_query=amd: the device's free memory and its largest free block, in KiB, as AMD's
-      // driver answers (what clpool_probe and clpool_replay --device opencl read).
-      if (!d.free_query) return c.ret(CL_INVALID_VALUE);
-      const auto& memory = rt().devices[dev->index].memory;
-      const uint64_t free = memory.capacity() > memory.committed() ? memory.capacity() - memory.committed() : 0;
-      const size_t kib[2] = {static_cast<size_t>(free / 1024), static_cast<size_t>(free / 1024)};
-      return c.ret(set_info(size, value, size_ret, kib, sizeof kib));
+      return a.list(ext);
     }
     case CL_DEVICE_OPENCL_C_ALL_VERSIONS: {
       std::vector<cl_name_version> nv;
@@ -230,20 +248,42 @@ cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t si
         nv.back().version = ver;
         std::strcpy(nv.back().name, "OpenCL C");
       }
-      return c.ret(set_list(size, value, size_ret, nv));
+      return a.list(nv);
     }
     case CL_DEVICE_OPENCL_C_FEATURES:
-      return c.ret(set_list(size, value, size_ret, c_features(device_language())));
+      return a.list(c_features(device_language()));
     case CL_DEVICE_ILS_WITH_VERSION:
     case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
-      return none();
+      return a.none();
     case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
-      return v(device_language().atomic_memory);
+      return a.v(device_language().atomic_memory);
     case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
-      return v(device_language().atomic_fence);
-    case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
-    default: return c.ret(CL_INVALID_VALUE);
+      return a.v(device_language().atomic_fence);
+    case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return a.v(size_t{32});
+    default: return std::nullopt;
   }
+}
+
+cl_int CL_API_CALL GetDeviceInfo(cl_device_id h, cl_device_info param, size_t size, void* value,
+                                 size_t* size_ret) {
+  api_call c(rt(), entry_point::clGetDeviceInfo);
+  _cl_device_id* dev = rt().device(h);
+  if (!dev) return c.ret(CL_INVALID_DEVICE);
+  const device_config& d = rt().devices[dev->index].cfg;
+  const device_answer a{size, value, size_ret};
+  if (param == kGlobalFreeMemoryAmd) {
+    // free_query=amd: the device's free memory and its largest free block, in KiB, as AMD's
+    // driver answers (what clpool_probe and clpool_replay --device opencl read).
+    if (!d.free_query) return c.ret(CL_INVALID_VALUE);
+    const auto& memory = rt().devices[dev->index].memory;
+    const uint64_t free = memory.capacity() > memory.committed() ? memory.capacity() - memory.committed() : 0;
+    const size_t kib[2] = {static_cast<size_t>(free / 1024), static_cast<size_t>(free / 1024)};
+    return c.ret(set_info(size, value, size_ret, kib, sizeof kib));
+  }
+  for (auto group : {compute_info, memory_info, capability_info, identity_info}) {
+    if (const std::optional<cl_int> status = group(param, d, a)) return c.ret(*status);
+  }
+  return c.ret(CL_INVALID_VALUE);
 }
 
 cl_int CL_API_CALL RetainDevice(cl_device_id h) {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "mockcl/language.h"
+#include "mockcl/pp_conditionals.h"
 #include "mockcl/program_backing.h"
 #include "mockcl/program_binary.h"
 #include "mockcl/retain_release.h"
@@ -16,8 +18,70 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
+// The macros a build of `options` starts with, for the signature reader's #if (pp_conditionals.h):
+// what an OpenCL 3.0 device's compiler predefines for the language it reports (device_language():
+// its extensions, its features under OpenCL C 3.0, __IMAGE_SUPPORT__ with images), then the
+// options' -D and -U. OpenCL C's floating constants are defined with no integer value.
+pp_macros program_macros(const std::string& options) {
+  const build_option_macros o = parse_build_options(options);
+  const language_caps& caps = device_language();
+  pp_macros m;
+  const int c_version = o.cl_std != 0 ? o.cl_std : 120;  // OpenCL C 1.2 unless -cl-std says
+  m.object_like = {
+      {"__OPENCL_VERSION__", "300"}, {"__OPENCL_C_VERSION__", std::to_string(c_version)},
+      {"CL_VERSION_1_0", "100"},     {"CL_VERSION_1_1", "110"},
+      {"CL_VERSION_1_2", "120"},     {"CL_VERSION_2_0", "200"},
+      {"CL_VERSION_3_0", "300"},     {"__ENDIAN_LITTLE__", "1"},
+      {"CHAR_BIT", "8"},             {"SCHAR_MAX", "127"},
+      {"SCHAR_MIN", "(-127-1)"},     {"UCHAR_MAX", "255"},
+      {"CHAR_MAX", "127"},           {"CHAR_MIN", "(-127-1)"},
+      {"SHRT_MAX", "32767"},         {"SHRT_MIN", "(-32767-1)"},
+      {"USHRT_MAX", "65535"},        {"INT_MAX", "2147483647"},
+      {"INT_MIN", "(-2147483647-1)"}, {"UINT_MAX", "0xffffffffU"},
+      {"LONG_MAX", "0x7fffffffffffffffL"}, {"LONG_MIN", "(-0x7fffffffffffffffL-1)"},
+      {"ULONG_MAX", "0xffffffffffffffffUL"}, {"FLT_DIG", "6"},
+      {"FLT_MANT_DIG", "24"},        {"FLT_MAX_10_EXP", "38"},
+      {"FLT_MAX_EXP", "128"},        {"FLT_MIN_10_EXP", "(-37)"},
+      {"FLT_MIN_EXP", "(-125)"},     {"FLT_RADIX", "2"},
+  };
+  if (caps.images) m.object_like["__IMAGE_SUPPORT__"] = "1";
+  std::string extensions = extension_string(caps);
+  for (size_t start = 0; start < extensions.size();) {
+    size_t end = extensions.find(' ', start);
+    if (end == std::string::npos) end = extensions.size();
+    if (end > start) m.object_like[extensions.substr(start, end - start)] = "1";
+    start = end + 1;
+  }
+  if (c_version >= 300) {
+    for (const cl_name_version& f : c_features(caps)) m.object_like[f.name] = "1";
+  }
+  for (const char* name : {"MAXFLOAT", "HUGE_VALF", "INFINITY", "NAN", "FLT_MAX", "FLT_MIN", "FLT_EPSILON",
+                           "M_E_F", "M_LOG2E_F", "M_LOG10E_F", "M_LN2_F", "M_LN10_F", "M_PI_F", "M_PI_2_F",
+                           "M_PI_4_F", "M_1_PI_F", "M_2_PI_F", "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"}) {
+    m.opaque.insert(name);
+  }
+  if (caps.fp64) {
+    for (const char* name : {"HUGE_VAL", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "M_E", "M_LOG2E", "M_LOG10E",
+                             "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI", "M_2_PI", "M_2_SQRTPI",
+                             "M_SQRT2", "M_SQRT1_2"}) {
+      m.opaque.insert(name);
+    }
+    for (const auto& [name, value] : {std::pair<const char*, const char*>{"DBL_DIG", "15"}, {"DBL_MANT_DIG", "53"},
+                                      {"DBL_MAX_10_EXP", "308"}, {"DBL_MAX_EXP", "1024"},
+                                      {"DBL_MIN_10_EXP", "(-307)"}, {"DBL_MIN_EXP", "(-1021)"}}) {
+      m.object_like[name] = value;
+    }
+  }
+  for (const auto& [name, value] : o.defines) {
+    m.opaque.erase(name);
+    m.object_like[name] = value;
+  }
+  for (const std::string& name : o.undefines) {
+    m.object_like.erase(name);
+    m.opaque.erase(name);
+  }
+  return m;
+}
 
 // At a successful build of a source program: its kernels' signatures. With no backing device a
 // source the reader refuses fails the build, its message the build log, as a compiler's would;
@@ -27,7 +91,7 @@ cl_int read_signatures(_cl_program* p) {
   p->build_failed = false;
   if (!p->from_source) return CL_SUCCESS;  // A binary's came with it (program_binary.h).
   p->signatures.clear();
-  parsed_source parsed = parse_kernel_signatures(p->source);
+  parsed_source parsed = parse_kernel_signatures(p->source, program_macros(p->options));
   if (!parsed.error.empty()) {
     if (rt().pocl) return CL_SUCCESS;
     p->build_failed = true;
@@ -54,8 +118,9 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
   rt().hold(ctx);
   p->source = std::move(source);
   p->options = bin ? std::move(bin->options) : std::string();
-  p->kernel_names = bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source);
+  p->kernel_names = bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source, program_macros(""));
   p->built = false;
+  p->compiled = false;
   p->from_source = !bin;
   p->build_failed = false;
   p->build_log.clear();
@@ -79,18 +144,13 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
 cl_program CL_API_CALL CreateProgramWithSource(cl_context h, cl_uint count, const char** strings,
                                                const size_t* lengths, cl_int* err) {
   api_call c(rt(), entry_point::clCreateProgramWithSource);
-  auto fail = [&](cl_int s) -> cl_program {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_program>(err, f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (count == 0 || !strings) return fail(CL_INVALID_VALUE);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (count == 0 || !strings) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   std::string src;
   for (cl_uint i = 0; i < count; ++i) {
-    if (!strings[i]) return fail(CL_INVALID_VALUE);
+    if (!strings[i]) return c.fail<cl_program>(err, CL_INVALID_VALUE);
     src += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
   }
   return new_program(c, ctx, std::move(src), err);
@@ -100,20 +160,15 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
                                                const size_t* lengths, const unsigned char** bins, cl_int* status,
                                                cl_int* err) {
   api_call c(rt(), entry_point::clCreateProgramWithBinary);
-  auto fail = [&](cl_int s) -> cl_program {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_program>(err, f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (n == 0 || !devs || !lengths || !bins) return fail(CL_INVALID_VALUE);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (n == 0 || !devs || !lengths || !bins) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i) {
     if (!rt().device(devs[i]) ||
         std::find(ctx->devices.begin(), ctx->devices.end(), devs[i]) == ctx->devices.end())
-      return fail(CL_INVALID_DEVICE);
-    if (!bins[i] || lengths[i] == 0) return fail(CL_INVALID_VALUE);
+      return c.fail<cl_program>(err, CL_INVALID_DEVICE);
+    if (!bins[i] || lengths[i] == 0) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   }
   // Each device's binary must be one of mockcl's containers (CL_PROGRAM_BINARIES); the program is
   // made from the first (they are the same for every device of a context).
@@ -127,7 +182,7 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
     if (!ok) c.arg("invalid_binary", why);
     all_valid = all_valid && ok;
   }
-  if (!all_valid) return fail(CL_INVALID_BINARY);
+  if (!all_valid) return c.fail<cl_program>(err, CL_INVALID_BINARY);
   std::string source = std::move(first.source);
   return new_program(c, ctx, std::move(source), err, &first);
 }
@@ -168,42 +223,76 @@ cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, co
   for (cl_uint i = 0; i < nh; ++i)
     if (!headers || !rt().program(headers[i])) return c.ret(CL_INVALID_VALUE);
   p->options = options ? options : "";
-  const cl_int s = rt().pocl ? pocl_build(rt(), p, options, true, nh, headers, names) : CL_SUCCESS;
+  cl_int s;
+  if (rt().pocl) {
+    s = pocl_build(rt(), p, options, true, nh, headers, names);
+  } else {
+    // With no compiler, compiling reads the signatures, as a build does; the link joins them.
+    s = read_signatures(p);
+    if (s == CL_BUILD_PROGRAM_FAILURE) s = CL_COMPILE_PROGRAM_FAILURE;
+  }
+  p->compiled = s == CL_SUCCESS;
   if (notify) rt().defer([notify, p, data] { notify(p, data); });
   return c.ret(s);
 }
 
-// Backing mode only (no backing device: CL_INVALID_OPERATION, as before).
+// With no backing device: the compiled inputs' kernels and signatures, joined (a kernel defined
+// in two inputs fails the link, as duplicate symbols do). Bodies are never compiled, so a call
+// to a function defined in another input links as it would.
+cl_int mock_link(_cl_program* p, cl_uint n, const cl_program* inputs) {
+  for (cl_uint i = 0; i < n; ++i) {
+    const _cl_program* in = inputs[i];
+    for (const std::string& name : in->kernel_names) {
+      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), name) != p->kernel_names.end()) {
+        p->build_failed = true;
+        p->build_log = "<link>: error: kernel '" + name + "' is defined in more than one input program\n";
+        p->kernel_names.clear();
+        p->signatures.clear();
+        return CL_LINK_PROGRAM_FAILURE;
+      }
+      p->kernel_names.push_back(name);
+    }
+    p->signatures.insert(p->signatures.end(), in->signatures.begin(), in->signatures.end());
+  }
+  sort_signatures(p->signatures);
+  return CL_SUCCESS;
+}
+
 cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, const char* options, cl_uint n,
                                    const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*), void* data,
                                    cl_int* err) {
   api_call c(rt(), entry_point::clLinkProgram);
-  auto fail = [&](cl_int s) -> cl_program {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
-  if (!rt().pocl) return fail(CL_INVALID_OPERATION);
-  if (n == 0 || !inputs) return fail(CL_INVALID_VALUE);
-  for (cl_uint i = 0; i < n; ++i)
-    if (!rt().program(inputs[i]) || !inputs[i]->pocl_prog) return fail(CL_INVALID_PROGRAM);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (n == 0 || !inputs) return c.fail<cl_program>(err, CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!rt().program(inputs[i]) || (rt().pocl && !inputs[i]->pocl_prog)) {
+      return c.fail<cl_program>(err, CL_INVALID_PROGRAM);
+    }
+    // An input must be compiled (or a built program, which is compiled too).
+    if (!rt().pocl && !inputs[i]->compiled && !inputs[i]->built) return c.fail<cl_program>(err, CL_INVALID_OPERATION);
+  }
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
   rt().hold(ctx);
   p->source.clear();
   p->options = options ? options : "";
   p->kernel_names.clear();
-  p->from_source = false;  // Its kernels keep no signature (the slot may hold an old one's).
+  p->from_source = false;  // Its kernels' signatures are its inputs' (none in backing mode).
+  p->compiled = false;
   p->signatures.clear();
   p->build_failed = false;
   p->build_log.clear();
   p->kernels = 0;
-  const cl_int s = pocl_link(rt(), p, options, n, inputs);
-  if (!p->pocl_prog) {
-    rt().release(p, CL_INVALID_PROGRAM);
-    return fail(s);
+  cl_int s;
+  if (rt().pocl) {
+    s = pocl_link(rt(), p, options, n, inputs);
+    if (!p->pocl_prog) {
+      rt().release(p, CL_INVALID_PROGRAM);
+      return c.fail<cl_program>(err, s);
+    }
+  } else {
+    s = mock_link(p, n, inputs);
   }
   p->built = s == CL_SUCCESS;
   if (notify) rt().defer([notify, p, data] { notify(p, data); });
@@ -272,9 +361,9 @@ cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_bu
   if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
   switch (param) {
     case CL_PROGRAM_BUILD_STATUS: {
-      const cl_build_status st = p->built          ? CL_BUILD_SUCCESS
-                                 : p->build_failed ? CL_BUILD_ERROR
-                                                   : CL_BUILD_NONE;
+      const cl_build_status st = p->built || p->compiled ? CL_BUILD_SUCCESS
+                                 : p->build_failed      ? CL_BUILD_ERROR
+                                                        : CL_BUILD_NONE;
       return c.ret(set_info_v(size, value, size_ret, st));
     }
     case CL_PROGRAM_BUILD_OPTIONS: return c.ret(set_info_s(size, value, size_ret, p->options));
@@ -282,7 +371,9 @@ cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_bu
       return c.ret(set_info_s(size, value, size_ret, p->build_log));
     case CL_PROGRAM_BINARY_TYPE:
       return c.ret(set_info_v(size, value, size_ret,
-                              cl_program_binary_type(p->built ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE : CL_PROGRAM_BINARY_TYPE_NONE)));
+                              cl_program_binary_type(p->built      ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+                                                     : p->compiled ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                                                                   : CL_PROGRAM_BINARY_TYPE_NONE)));
     case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: return c.ret(set_info_v(size, value, size_ret, size_t{0}));
     default: return c.ret(CL_INVALID_VALUE);
   }

@@ -6,9 +6,6 @@
 namespace mockcl {
 namespace {
 
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
-
 constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
 // Every property bit OpenCL defines: a bit outside them is an invalid value, a defined one the
 // mock does not support (device-side queues) is CL_INVALID_QUEUE_PROPERTIES.
@@ -18,21 +15,16 @@ constexpr cl_command_queue_properties kDefined =
 cl_command_queue make_queue(api_call& c, cl_context h, cl_device_id dh,
                             cl_command_queue_properties props, cl_int* err,
                             const cl_queue_properties* array = nullptr) {
-  auto fail = [&](cl_int s) -> cl_command_queue {
-    if (err) *err = s;
-    c.ret(s);
-    return nullptr;
-  };
-  if (cl_int f = c.fault()) return fail(f);
+  if (cl_int f = c.fault()) return c.fail<cl_command_queue>(err, f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return fail(CL_INVALID_CONTEXT);
+  if (!ctx) return c.fail<cl_command_queue>(err, CL_INVALID_CONTEXT);
   _cl_device_id* dev = rt().device(dh);
-  if (!dev) return fail(CL_INVALID_DEVICE);
+  if (!dev) return c.fail<cl_command_queue>(err, CL_INVALID_DEVICE);
   bool in_ctx = false;
   for (cl_device_id d : ctx->devices) in_ctx = in_ctx || d == dev;
-  if (!in_ctx) return fail(CL_INVALID_DEVICE);
-  if (props & ~kDefined) return fail(CL_INVALID_VALUE);
-  if (props & ~kSupported) return fail(CL_INVALID_QUEUE_PROPERTIES);
+  if (!in_ctx) return c.fail<cl_command_queue>(err, CL_INVALID_DEVICE);
+  if (props & ~kDefined) return c.fail<cl_command_queue>(err, CL_INVALID_VALUE);
+  if (props & ~kSupported) return c.fail<cl_command_queue>(err, CL_INVALID_QUEUE_PROPERTIES);
   _cl_command_queue* q = rt().objects.create<_cl_command_queue>();
   q->context = ctx;
   rt().hold(ctx);

@@ -2,13 +2,11 @@
 // commands, clEnqueueSVMFree included (executed in queue order, with its callback).
 #include <cstring>
 
+#include "mockcl/enqueue_checks.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
 namespace {
-
-using api_call = mock_runtime::api_call;
-mock_runtime& rt() { return mock_runtime::get(); }
 
 void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
   api_call c(rt(), entry_point::clSVMAlloc);
@@ -74,17 +72,6 @@ svm_allocation* svm_range(_cl_command_queue* q, const void* p, size_t size) {
   return b;
 }
 
-_cl_command_queue* prologue(api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait, cl_int& status) {
-  if ((status = c.fault())) return nullptr;
-  _cl_command_queue* q = rt().queue(h);
-  if (!q) {
-    status = CL_INVALID_COMMAND_QUEUE;
-    return nullptr;
-  }
-  if ((status = rt().check_wait_list(n, wait, q->context))) return nullptr;
-  return q;
-}
-
 void use_block(_cl_event* ev, svm_allocation* b) {
   ++b->pending;
   ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
@@ -96,7 +83,7 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
                                   cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMFree);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
   std::vector<svm_allocation*> blocks;
@@ -128,7 +115,7 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
                                     cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMemcpy);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!dst || !src || size == 0) return c.ret(CL_INVALID_VALUE);
   auto d = reinterpret_cast<uintptr_t>(dst), sr = reinterpret_cast<uintptr_t>(src);
@@ -147,7 +134,7 @@ cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* 
                                      size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMemFill);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!ptr || !pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
       size % pattern_size || reinterpret_cast<uintptr_t>(ptr) % pattern_size)
@@ -166,7 +153,7 @@ cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_fl
                                  cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMap);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
   svm_allocation* b = svm_range(q, ptr, size);
@@ -179,7 +166,7 @@ cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_fl
 cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMUnmap);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   svm_allocation* b = ptr ? svm_range(q, ptr, 0) : nullptr;
   if (!b) return c.ret(CL_INVALID_VALUE);
@@ -192,7 +179,7 @@ cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const v
                                         cl_mem_migration_flags, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMigrateMem);
   cl_int s;
-  _cl_command_queue* q = prologue(c, h, n, wait, s);
+  _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (num == 0 || !ptrs) return c.ret(CL_INVALID_VALUE);
   std::vector<svm_allocation*> blocks;

@@ -6,8 +6,10 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <fstream>
+#include <optional>
 
+#include "common/input_file.h"
+#include "common/shared_library.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -24,18 +26,36 @@ std::string trim(std::string s) {
 
 _cl_mem* root_of(_cl_mem* m) { return m->parent ? m->parent : m; }
 
+std::string mock_as_driver(const std::string& lib) {
+  return "'" + lib + "' is mockcl itself, not a driver to back it (MOCKCL_POCL_ICD names POCL's .icd or "
+         "library, e.g. /etc/OpenCL/vendors/pocl.icd)";
+}
+
 }  // namespace
 
 std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::string& error) {
   std::string lib = icd.empty() ? kDefaultIcd : icd;
   if (lib.size() > 4 && lib.compare(lib.size() - 4, 4, ".icd") == 0) {
-    std::ifstream f(lib);
-    std::string line;
-    if (!f || !std::getline(f, line) || trim(line).empty()) {
-      error = "cannot read the library's path from '" + lib + "'";
+    // One line, the library's path; read with a bound (MOCKCL_POCL_ICD=/dev/zero must not hang).
+    std::string why;
+    const std::optional<std::string> line = clpool::common::read_first_line(lib, 4096, why);
+    if (!line || trim(*line).empty()) {
+      error = "cannot read the library's path from '" + lib + "'" + (why.empty() ? "" : ": " + why);
       return nullptr;
     }
-    lib = trim(line);
+    lib = trim(*line);
+  }
+  // A path is read as ELF before dlopen maps it (a library cut short dies of SIGBUS inside
+  // dlopen); a bare name is one the system's loader search finds, as an ICD loader does.
+  if (lib.find('/') != std::string::npos) {
+    if (std::string why = clpool::common::shared_library_refusal(lib, {}); !why.empty()) {
+      error = "'" + lib + "' " + why;
+      return nullptr;
+    }
+    if (clpool::common::defines_symbol(lib, "mockcl_configure")) {
+      error = mock_as_driver(lib);
+      return nullptr;
+    }
   }
   // RTLD_LOCAL, as ICD loaders do: POCL's exported cl* names stay out of the global scope. Never
   // closed (POCL keeps threads).
@@ -43,6 +63,12 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   if (!h) {
     const char* e = dlerror();
     error = "cannot load '" + lib + "': " + (e ? e : "unknown error");
+    return nullptr;
+  }
+  // This very library (or another copy of the mock), found by name: asking it for platforms
+  // would come back here, inside this runtime's initialisation.
+  if (dlsym(h, "mockcl_configure") != nullptr) {
+    error = mock_as_driver(lib);
     return nullptr;
   }
   using get_ids_fn = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
@@ -198,6 +224,83 @@ bool mock_runtime::pocl_runs(cl_command_type t) {
   }
 }
 
+// The rectangle commands on the root buffers' twins. A sub-buffer side's origin becomes one byte
+// offset in its root; every other side keeps its coordinates, because POCL's overlap check for a
+// copy within one buffer reasons on (x, y, z) and reports a false CL_MEM_COPY_OVERLAP for
+// flattened origins (the CTS's bufferreadwriterect found it).
+cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq) {
+  const cl_icd_dispatch& d = *pocl->d;
+  cl_int err;
+  _cl_mem* m = ev->mems[0];
+  cl_mem pm = pocl_buffer(root_of(m), err);
+  if (!pm) return err;
+  auto origin = [&](const rect_side& side, const _cl_mem* of, size_t out[3]) {
+    if (!of || !of->parent) {
+      for (int i = 0; i < 3; ++i) out[i] = side.origin[i];
+      return;
+    }
+    size_t first = 0, end = 0;
+    rect_extent(side, ev->region, first, end);
+    out[0] = first + of->offset;
+    out[1] = out[2] = 0;
+  };
+  const rect_side& s = ev->rect_src;
+  const rect_side& t = ev->rect_dst;
+  size_t so[3], to[3];
+  if (ev->command_type == CL_COMMAND_COPY_BUFFER_RECT) {
+    cl_mem pt = pocl_buffer(root_of(ev->mems[1]), err);
+    if (!pt) return err;
+    origin(s, m, so);
+    origin(t, ev->mems[1], to);
+    err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch,
+                                    t.row_pitch, t.slice_pitch, 0, nullptr, nullptr);
+  } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
+    origin(s, m, so);
+    origin(t, nullptr, to);
+    err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
+                                    s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
+                                    nullptr, nullptr);
+  } else {
+    origin(t, m, to);
+    origin(s, nullptr, so);
+    err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
+                                     t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
+                                     nullptr, nullptr);
+  }
+  if (err == CL_SUCCESS) err = d.clFinish(pq);
+  return err;
+}
+
+// A kernel launch: its arguments on POCL's twins (buffers, SVM pointers, samplers, values), then
+// the range; an empty range does no work.
+cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq) {
+  const cl_icd_dispatch& d = *pocl->d;
+  cl_int err = CL_SUCCESS;
+  cl_kernel pk = ev->kernel->pocl_kernel;
+  for (size_t i = 0; i < ev->args.size(); ++i) {
+    const kernel_arg& a = ev->args[i];
+    if (a.mem) {
+      cl_mem pm = pocl_buffer(a.mem, err);
+      if (!pm) return err;
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
+    } else if (a.svm) {
+      err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
+    } else if (a.sampler) {
+      cl_sampler ps = a.sampler->pocl_sampler;
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
+    } else {
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
+    }
+    if (err != CL_SUCCESS) return err;
+  }
+  for (cl_uint i = 0; i < ev->dims; ++i)
+    if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
+  err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
+                                 ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) err = d.clFinish(pq);
+  return err;
+}
+
 cl_int mock_runtime::pocl_execute(_cl_event* ev) {
   cl_int err;
   cl_command_queue pq = pocl_queue(ev->queue, err);
@@ -229,73 +332,10 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
     }
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
-    case CL_COMMAND_COPY_BUFFER_RECT: {
-      // On the root buffers' twins. A sub-buffer side's origin becomes one byte offset in its
-      // root; every other side keeps its coordinates, because POCL's overlap check for a copy
-      // within one buffer reasons on (x, y, z) and reports a false CL_MEM_COPY_OVERLAP for
-      // flattened origins (the CTS's bufferreadwriterect found it).
-      _cl_mem* m = ev->mems[0];
-      cl_mem pm = pocl_buffer(root_of(m), err);
-      if (!pm) return err;
-      auto origin = [&](const rect_side& side, const _cl_mem* of, size_t out[3]) {
-        if (!of || !of->parent) {
-          for (int i = 0; i < 3; ++i) out[i] = side.origin[i];
-          return;
-        }
-        size_t first = 0, end = 0;
-        rect_extent(side, ev->region, first, end);
-        out[0] = first + of->offset;
-        out[1] = out[2] = 0;
-      };
-      const rect_side& s = ev->rect_src;
-      const rect_side& t = ev->rect_dst;
-      size_t so[3], to[3];
-      if (ev->command_type == CL_COMMAND_COPY_BUFFER_RECT) {
-        cl_mem pt = pocl_buffer(root_of(ev->mems[1]), err);
-        if (!pt) return err;
-        origin(s, m, so);
-        origin(t, ev->mems[1], to);
-        err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch,
-                                        t.row_pitch, t.slice_pitch, 0, nullptr, nullptr);
-      } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
-        origin(s, m, so);
-        origin(t, nullptr, to);
-        err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
-                                        s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
-                                        nullptr, nullptr);
-      } else {
-        origin(t, m, to);
-        origin(s, nullptr, so);
-        err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
-                                         t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
-                                         nullptr, nullptr);
-      }
-      break;
-    }
-    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: {
-      cl_kernel pk = ev->kernel->pocl_kernel;
-      for (size_t i = 0; i < ev->args.size(); ++i) {
-        const kernel_arg& a = ev->args[i];
-        if (a.mem) {
-          cl_mem pm = pocl_buffer(a.mem, err);
-          if (!pm) return err;
-          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
-        } else if (a.svm) {
-          err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
-        } else if (a.sampler) {
-          cl_sampler ps = a.sampler->pocl_sampler;
-          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
-        } else {
-          err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
-        }
-        if (err != CL_SUCCESS) return err;
-      }
-      for (cl_uint i = 0; i < ev->dims; ++i)
-        if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
-      err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
-                                     ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
-      break;
-    }
+    case CL_COMMAND_COPY_BUFFER_RECT:
+      return pocl_rect(ev, pq);
+    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
+      return pocl_kernel(ev, pq);
     default: return is_image_command(ev->command_type) ? pocl_image_command(ev, pq) : CL_SUCCESS;
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);

@@ -566,6 +566,32 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   this->Teardown();
 }
 
+// SVM commands go through the enqueue prologue every command shares: the call log names their
+// queue, as it does a buffer command's.
+TYPED_TEST(Battery, SvmCommandsLogTheirQueue) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  void* p = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 4096, 0);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+  int pat = 7;
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pat, sizeof pat, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMUnmap(this->q_, p, 0, nullptr, nullptr), CL_SUCCESS);
+  const accounting_snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(this->ctl_->configure_call_log(""), "");
+  std::vector<std::string> svm_calls;  // the lines of the SVM enqueues, in order
+  for (const std::string& line : s.call_log) {
+    if (line.find("\"call\":\"clEnqueueSVM") != std::string::npos) svm_calls.push_back(line);
+  }
+  ASSERT_EQ(svm_calls.size(), 3u);
+  for (const std::string& line : svm_calls) {
+    EXPECT_NE(line.find("\"queue\":\"queue#"), std::string::npos) << line;
+  }
+  d->clSVMFree(this->ctx_, p);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
   this->Setup("gpu-64m:svm=off");
   cl_device_svm_capabilities caps = 1;

@@ -31,6 +31,14 @@ class mock_runtime::api_call {
     status_ = s;
     return s;
   }
+  // A failed call of an entry point that returns an object (clCreateBuffer, ...): `s` goes to
+  // `errcode_ret` (when given) and the call log, and the object is null.
+  template <class T>
+  T fail(cl_int* errcode_ret, cl_int s) {
+    if (errcode_ret != nullptr) *errcode_ret = s;
+    ret(s);
+    return nullptr;
+  }
   // Key arguments for the call log (no-ops while the log is off; inline so that the
   // benchmark's hot path pays one predictable branch).
   void arg(const char* key, uint64_t v) {
@@ -55,6 +63,10 @@ class mock_runtime::api_call {
   entry_point entry_;
   cl_int status_ = 0;
 };
+
+// What every entry point's file calls them.
+using api_call = mock_runtime::api_call;
+inline mock_runtime& rt() { return mock_runtime::get(); }
 
 // Submits a new command (mock_runtime::new_command) and, for a blocking enqueue, waits for it;
 // the enqueue's status (a failed blocking command: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST).

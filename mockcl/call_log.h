@@ -1,5 +1,6 @@
 // call_recorder: the JSON-lines call log (MOCKCL_CALL_LOG): a file (appended and flushed line by line,
-// so a crash loses nothing written) or ":memory:" (kept for accounting_snapshot::call_log, at most `limit`
+// so a crash loses nothing written; a line that cannot be written is reported once on stderr and
+// the log stops) or ":memory:" (kept for accounting_snapshot::call_log, at most `limit`
 // lines), and the arguments of the call being logged. Not thread-safe: the runtime's lock is held.
 #ifndef MOCKCL_CALL_LOG_H_
 #define MOCKCL_CALL_LOG_H_
@@ -35,8 +36,11 @@ class call_recorder {
 
  private:
   void close() noexcept;
+  void report_failure(int error) noexcept;
 
   std::size_t limit_;
+  std::string path_;
+  bool failed_ = false;  // a write failed and was reported
   bool on_ = false;  // file_ || memory_
   std::FILE* file_ = nullptr;
   bool memory_ = false;

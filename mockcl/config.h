@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/byte_size.h"
 #include "device_model/profile.h"
 
 namespace mockcl {
@@ -133,11 +134,9 @@ struct runtime_config {
 std::vector<device_config> default_devices();
 
 // Parses a byte size in the one size grammar of common/byte_size.h: 4096, 256m, 512MiB, 8GiB
-// (any case; "8GB" is refused as ambiguous). Errors read "size 'TEXT' why".
-value_or_error<uint64_t> parse_size(std::string_view text);
-
-// parse_size for a device's capacity: at most 2^62 bytes (common::max_device_bytes).
-value_or_error<uint64_t> parse_device_size(std::string_view text);
+// (any case; "8GB" is refused as ambiguous), with `rules` (a device's capacity: at most 2^62
+// bytes). Errors read "size 'TEXT' why".
+value_or_error<uint64_t> parse_size(std::string_view text, clpool::common::size_rules rules = {});
 
 // Parses an OpenCL status: a negative integer or a name such as CL_OUT_OF_RESOURCES.
 value_or_error<int32_t> parse_status(std::string_view text);

@@ -52,16 +52,9 @@ value_or_error<bool> parse_bool(std::string_view text, std::string_view what) {
 
 using config_text::quote;
 
-value_or_error<uint64_t> parse_size(std::string_view text) {
+value_or_error<uint64_t> parse_size(std::string_view text, clpool::common::size_rules rules) {
   std::string why;
-  const std::optional<uint64_t> v = clpool::common::parse_byte_size(text, why);
-  if (!v) return value_or_error<uint64_t>::fail("size " + quote(text) + " " + why);
-  return *v;
-}
-
-value_or_error<uint64_t> parse_device_size(std::string_view text) {
-  std::string why;
-  const std::optional<uint64_t> v = clpool::common::parse_device_size(text, why);
+  const std::optional<uint64_t> v = clpool::common::parse_size(text, rules, why);
   if (!v) return value_or_error<uint64_t>::fail("size " + quote(text) + " " + why);
   return *v;
 }

@@ -74,11 +74,13 @@ cl_version parse_version(const std::string& s, const std::string& prefix) {
   return CL_MAKE_VERSION(major, minor, 0);
 }
 
-}  // namespace
+// The device's extensions (both queries agree) and its OpenCL C features (each version 3.0.0).
+struct device_words {
+  std::set<std::string> extensions, features;
+  bool feature(const char* f) const { return features.count(f) != 0; }
+};
 
-std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platform_id platform,
-                                            cl_device_id device) {
-  consistency_checker c{d, device, {}};
+device_words check_extensions(consistency_checker& c) {
   // Extensions: the string and the list with versions name the same set.
   const std::set<std::string> ext = words(c.str(CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS"));
   std::set<std::string> ext_v;
@@ -92,7 +94,11 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
     c.expect(nv.version == CL_MAKE_VERSION(3, 0, 0),
              std::string(nv.name) + ": feature version is not 3.0.0");
   }
-  auto feature = [&](const char* f) { return features.count(f) != 0; };
+  return {ext, features};
+}
+
+void check_fp(consistency_checker& c, const std::set<std::string>& ext, const device_words& w) {
+  const auto feature = [&](const char* f) { return w.feature(f); };
   // fp64: the extension, the config, the vector widths and the feature agree.
   const bool fp64 = ext.count("cl_khr_fp64") != 0;
   const auto dfp =
@@ -119,6 +125,10 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
   c.expect(fp16 == (hfp != 0), "cl_khr_fp16 and CL_DEVICE_HALF_FP_CONFIG disagree");
   c.expect(fp16 == (hpref != 0) && fp16 == (hnat != 0),
            "cl_khr_fp16 and the half vector widths disagree");
+}
+
+void check_atomics(consistency_checker& c, const device_words& w) {
+  const auto feature = [&](const char* f) { return w.feature(f); };
   // Atomics: OpenCL 3.0's minimum, the implications between orders and scopes, and the features.
   const auto mem =
       c.get<cl_device_atomic_capabilities>(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, "ATOMIC_MEMORY");
@@ -147,6 +157,10 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
   for (const auto& a : atomics)
     c.expect(feature(a.feature) == ((mem & a.cap) != 0),
              std::string(a.feature) + " and the atomic capabilities disagree");
+}
+
+void check_optional_features(consistency_checker& c, const device_words& w) {
+  const auto feature = [&](const char* f) { return w.feature(f); };
   // Optional features and the queries they go with (the CTS's features_macro pairs).
   const auto profile = c.str(CL_DEVICE_PROFILE, "CL_DEVICE_PROFILE");
   c.expect(profile != "FULL_PROFILE" || feature("__opencl_c_int64"),
@@ -190,6 +204,9 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
                  c.get<cl_uint>(CL_DEVICE_MAX_ON_DEVICE_EVENTS, "MAX_ON_DEVICE_EVENTS") == 0,
              "no device enqueue but nonzero on-device queue limits");
   }
+}
+
+void check_versions(consistency_checker& c, const cl_icd_dispatch& d, cl_platform_id platform) {
   // Versions: strings against numbers, OpenCL C versions against the list.
   const cl_version dev_num =
       c.get<cl_version>(CL_DEVICE_NUMERIC_VERSION, "CL_DEVICE_NUMERIC_VERSION");
@@ -222,6 +239,9 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
            "CL_DEVICE_OPENCL_C_VERSION is not in CL_DEVICE_OPENCL_C_ALL_VERSIONS");
   if (dev_num >= CL_MAKE_VERSION(3, 0, 0))
     c.expect(has_c(CL_MAKE_VERSION(3, 0, 0)), "an OpenCL 3.0 device without OpenCL C 3.0");
+}
+
+void check_il_and_built_ins(consistency_checker& c) {
   // IL and built-in kernels: the strings and the lists agree (both empty here).
   c.expect(c.str(CL_DEVICE_IL_VERSION, "CL_DEVICE_IL_VERSION").empty() ==
                c.list(CL_DEVICE_ILS_WITH_VERSION, "CL_DEVICE_ILS_WITH_VERSION").empty(),
@@ -230,6 +250,19 @@ std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platfor
       c.str(CL_DEVICE_BUILT_IN_KERNELS, "CL_DEVICE_BUILT_IN_KERNELS").empty() ==
           c.list(CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, "BUILT_IN_KERNELS_WITH_VERSION").empty(),
       "built-in kernel string and list disagree");
+}
+
+}  // namespace
+
+std::vector<std::string> device_consistency(const cl_icd_dispatch& d, cl_platform_id platform,
+                                            cl_device_id device) {
+  consistency_checker c{d, device, {}};
+  const device_words w = check_extensions(c);
+  check_fp(c, w.extensions, w);
+  check_atomics(c, w);
+  check_optional_features(c, w);
+  check_versions(c, d, platform);
+  check_il_and_built_ins(c);
   return c.problems;
 }
 

@@ -1,5 +1,6 @@
 // What every enqueue entry point on memory objects checks before it makes a command, written once
-// for the buffer commands (api_enqueue.cc) and the image commands (api_image_enqueue.cc).
+// for the buffer commands (api_enqueue.cc), the image commands (api_image_enqueue.cc) and the SVM
+// commands (api_svm.cc).
 #ifndef MOCKCL_ENQUEUE_CHECKS_H_
 #define MOCKCL_ENQUEUE_CHECKS_H_
 
@@ -7,7 +8,8 @@
 
 namespace mockcl {
 
-// The shared prologue: fault, queue, wait list. Returns the queue or sets `status`.
+// The shared prologue: fault, queue (named in the call log), wait list. Returns the queue or
+// sets `status`.
 _cl_command_queue* enqueue_prologue(mock_runtime::api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait,
                                     cl_int& status);
 

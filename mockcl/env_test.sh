@@ -8,9 +8,11 @@ echo "$so" > "$dir/mockcl.icd"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
 fail=0
 check() {  # check VAR VALUE EXPECTED_FRAGMENT
-  local err out
+  local err out rc
   err="$(env "$1=$2" clinfo -l 2>&1 >/dev/null)"
   out="$(env "$1=$2" clinfo -l 2>/dev/null)"
+  rc=$?
+  if ((rc >= 128)); then echo "FAIL: $1='$2': clinfo died of signal $((rc - 128)): $err"; fail=1; fi
   if grep -q mockcl <<<"$out"; then echo "FAIL: $1='$2' did not refuse the platform"; fail=1; fi
   if ! grep -qF "$1" <<<"$err" || ! grep -qF "$3" <<<"$err"; then
     echo "FAIL: $1='$2': stderr lacks '$3': $err"; fail=1
@@ -45,11 +47,37 @@ check MOCKCL_BACKING "" "is not pocl or none"
 check MOCKCL_POCL_ICD "" "path is empty"
 # pocl asked for but not loadable: refused (with no MOCKCL_BACKING the default falls back to none).
 MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/pocl.icd" "cannot read the library's path"
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "cannot load"
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "'/nonexistent/libpocl.so' cannot be read: No such file"
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "libnonexistent.so" "cannot load 'libnonexistent.so'"
+# mockcl asked to back itself (an .icd naming libmockcl.so, or a copy of it) is refused, not a
+# recursive initialisation (it aborted with __gnu_cxx::recursive_init_error).
+mkdir -p "$dir/other"
+echo "$so" > "$dir/other/self.icd"
+cp "$so" "$dir/other/copy.so"
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/self.icd" "is mockcl itself, not a driver to back it"
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/copy.so" "is mockcl itself, not a driver to back it"
+# A driver library cut short is refused from its headers (dlopen died of SIGBUS), and an .icd
+# that never ends is read with a bound.
+pocl_lib="$(head -n 1 /etc/OpenCL/vendors/pocl.icd)"
+[[ "$pocl_lib" == /* ]] || pocl_lib="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/$pocl_lib"
+if [[ ! -f "$pocl_lib" ]]; then
+  echo "FAIL: POCL's library not found at $pocl_lib"; fail=1
+else
+  for n in 1000 5000 100000 1000000; do
+    head -c "$n" "$pocl_lib" > "$dir/other/cut$n.so"
+    MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/cut$n.so" "is truncated or corrupt"
+  done
+fi
+ln -sf /dev/zero "$dir/other/zero.icd"
+MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/zero.icd" "its first line is longer than 4 KiB"
 # A good configuration is accepted, and the call log gets JSON lines.
 log="${TEST_TMPDIR:-/tmp}/calls.jsonl"
 out="$(MOCKCL_DEVICES="gpu-1g;cpu" MOCKCL_SCHEDULE="lazy,seed=3" MOCKCL_FAULTS="bytes:512m" MOCKCL_CALL_LOG="$log" clinfo -l 2>&1)"
 grep -q "mockcl gpu-1g" <<<"$out" || { echo "FAIL: good config refused: $out"; fail=1; }
 grep -q '"call":"clGetDeviceInfo"' "$log" || { echo "FAIL: call log empty"; fail=1; }
+# A call log that cannot be written (a full device) is said once on stderr; the platform still works.
+err="$(MOCKCL_CALL_LOG=/dev/full clinfo -l 2>&1 >/dev/null)"
+n="$(grep -c "mockcl: error: MOCKCL_CALL_LOG '/dev/full': cannot write: No space left on device" <<<"$err")"
+[[ "$n" == 1 ]] || { echo "FAIL: MOCKCL_CALL_LOG=/dev/full reported $n times: $err"; fail=1; }
 [[ $fail == 0 ]] && echo PASS
 exit $fail

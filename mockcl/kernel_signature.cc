@@ -1,5 +1,7 @@
 #include "mockcl/kernel_signature.h"
 
+#include "mockcl/pp_conditionals.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -23,7 +25,18 @@ struct macro_definition {
 struct source_text {
   std::vector<source_token> tokens;
   std::map<std::string, macro_definition> macros;
-  bool conditionals = false;  // #if / #ifdef / #ifndef / #elif seen: branches are not evaluated.
+  // The directives of #if chains whose condition could not be evaluated (pp_conditionals.h),
+  // in line order, each with the directive it could not evaluate: every branch of such a chain is
+  // kept, as a reader that evaluates nothing would, and a parameter list that a directive of one
+  // falls inside is refused, never miscounted.
+  std::vector<std::pair<int, std::string>> undecided;
+
+  // The undecidable directive of a chain with a directive on a line in (first, last), or null.
+  const std::string* undecided_within(int first, int last) const {
+    auto it = std::upper_bound(undecided.begin(), undecided.end(), first,
+                               [](int l, const std::pair<int, std::string>& u) { return l < u.first; });
+    return it != undecided.end() && it->first < last ? &it->second : nullptr;
+  }
 };
 
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
@@ -51,8 +64,10 @@ void tokenize(const std::string& text, int line, std::vector<source_token>& out)
 }
 
 // Removes comments and string/char literals (keeping newlines, so lines stay right), joins
-// continued lines, and takes preprocessor lines out, remembering #defines.
-source_text preprocess(const std::string& src) {
+// continued lines, and takes preprocessor lines out: #defines and #undefs are remembered, and
+// #if chains evaluated (pp_conditionals.h) with `predefined`, so that only the branches a
+// compiler would read give tokens.
+source_text preprocess(const std::string& src, const pp_macros& predefined) {
   std::string text;
   text.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -91,6 +106,35 @@ source_text preprocess(const std::string& src) {
   // Reserving that once spares the repeated growth that made a large source's scan superlinear
   // in practice.
   out.tokens.reserve(text.size() / 4 + 16);
+  pp_macros pm = predefined;
+  for (const auto& [name, value] : pm.object_like) {
+    macro_definition m;
+    tokenize(value, 0, m.body);
+    out.macros[name] = m;
+  }
+  // One frame per open #if chain.
+  struct chain {
+    bool outer_active;  // the lines around the chain are read
+    bool taken;         // a branch was chosen: the later ones are not
+    bool active;        // the current branch is read
+    bool undecided;     // a condition could not be evaluated: every branch is read
+    std::string directive;  // the directive it could not evaluate
+  };
+  std::vector<chain> chains;
+  const auto active = [&] { return chains.empty() || chains.back().active; };
+  const auto decide = [&](chain& c, pp_truth t, int line, const std::string& directive) {
+    if (t == pp_truth::unknown && !c.undecided) {
+      c.undecided = true;
+      c.directive = directive;
+    }
+    if (c.undecided) {
+      c.active = c.outer_active;
+      if (c.outer_active) out.undecided.emplace_back(line, c.directive);
+      return;
+    }
+    c.active = c.outer_active && !c.taken && t == pp_truth::yes;
+    c.taken = c.taken || c.active;
+  };
   int line = 1;
   size_t start = 0;
   while (start <= text.size()) {
@@ -101,10 +145,48 @@ source_text preprocess(const std::string& src) {
     if (k != std::string::npos && l[k] == '#') {
       std::vector<source_token> d;
       tokenize(l.substr(k + 1), line, d);
-      if (!d.empty() && (d[0].text == "if" || d[0].text == "ifdef" || d[0].text == "ifndef" ||
-                         d[0].text == "elif"))
-        out.conditionals = true;
-      if (d.size() >= 2 && d[0].text == "define") {
+      const std::string word = d.empty() ? "" : d[0].text;
+      // What follows the directive's word: the condition, for #if and #elif.
+      const size_t word_at = d.empty() ? l.size() : l.find(word, k + 1);
+      const std::string rest = word_at >= l.size() ? "" : l.substr(word_at + word.size());
+      const std::string directive = l.substr(k);
+      if (word == "if" || word == "ifdef" || word == "ifndef") {
+        chain c{active(), false, false, false, ""};
+        if (!c.outer_active) {
+          c.taken = true;  // inside a branch not read: so is all of this chain
+        } else if (word == "if") {
+          decide(c, evaluate_condition(rest, pm), line, directive);
+        } else {
+          const bool def = d.size() >= 2 && pm.defined(d[1].text);
+          pp_truth t = def == (word == "ifdef") ? pp_truth::yes : pp_truth::no;
+          if (d.size() < 2 || (!def && pm.include_seen)) t = pp_truth::unknown;
+          decide(c, t, line, directive);
+        }
+        chains.push_back(c);
+      } else if (word == "elif" && !chains.empty()) {
+        chain& c = chains.back();
+        if (c.undecided) {
+          decide(c, pp_truth::unknown, line, directive);
+        } else if (c.taken || !c.outer_active) {
+          c.active = false;
+        } else {
+          decide(c, evaluate_condition(rest, pm), line, directive);
+        }
+      } else if (word == "else" && !chains.empty()) {
+        chain& c = chains.back();
+        if (c.undecided) {
+          decide(c, pp_truth::unknown, line, directive);
+        } else {
+          c.active = c.outer_active && !c.taken;
+          c.taken = true;
+        }
+      } else if (word == "endif" && !chains.empty()) {
+        const chain& c = chains.back();
+        if (c.undecided && c.outer_active) out.undecided.emplace_back(line, c.directive);
+        chains.pop_back();
+      } else if (!active()) {
+        // A directive in a branch not read does nothing.
+      } else if (d.size() >= 2 && word == "define") {
         macro_definition m;
         // Function-like: '(' right after the name, with no space between.
         const size_t name_at = l.find(d[1].text, l.find("define") + 6);
@@ -112,10 +194,22 @@ source_text preprocess(const std::string& src) {
         m.function_like = after < l.size() && l[after] == '(';
         m.body.assign(d.begin() + 2, d.end());
         out.macros[d[1].text] = m;
-      } else if (d.size() >= 2 && d[0].text == "undef") {
+        pm.object_like.erase(d[1].text);
+        pm.function_like.erase(d[1].text);
+        if (m.function_like) {
+          pm.function_like.insert(d[1].text);
+        } else {
+          pm.object_like[d[1].text] = after < l.size() ? l.substr(after) : "";
+        }
+      } else if (d.size() >= 2 && word == "undef") {
         out.macros.erase(d[1].text);
+        pm.object_like.erase(d[1].text);
+        pm.function_like.erase(d[1].text);
+        pm.opaque.erase(d[1].text);
+      } else if (word == "include") {
+        pm.include_seen = true;
       }
-    } else {
+    } else if (active()) {
       tokenize(l, line, out.tokens);
     }
     if (end == text.size()) break;
@@ -386,8 +480,8 @@ bool kernel_header(const std::vector<source_token>& t, const std::vector<size_t>
 
 }  // namespace
 
-std::vector<std::string> scan_kernel_names(const std::string& source) {
-  const source_text s = preprocess(source);
+std::vector<std::string> scan_kernel_names(const std::string& source, const pp_macros& predefined) {
+  const source_text s = preprocess(source, predefined);
   const std::vector<source_token>& t = s.tokens;
   const std::vector<size_t> match = match_parentheses(t);
   std::vector<std::string> out;
@@ -402,11 +496,11 @@ std::vector<std::string> scan_kernel_names(const std::string& source) {
   return out;
 }
 
-parsed_source parse_kernel_signatures(const std::string& source) {
+parsed_source parse_kernel_signatures(const std::string& source, const pp_macros& predefined) {
   parsed_source out;
-  source_text s = preprocess(source);
+  source_text s = preprocess(source, predefined);
   const std::vector<source_token>& t = s.tokens;
-  if (!s.conditionals) {
+  if (s.undecided.empty()) {
     out.error = check_balance(t);
     if (!out.error.empty()) return out;
   }
@@ -434,6 +528,15 @@ parsed_source parse_kernel_signatures(const std::string& source) {
     std::vector<source_token> params(t.begin() + static_cast<std::ptrdiff_t>(j + 2),
                                      t.begin() + static_cast<std::ptrdiff_t>(e));
     i = e;
+    // A parameter list across a condition the mock could not evaluate: which parameters a
+    // compiler would see is not known here, and a wrong count is worse than a refusal.
+    if (const std::string* u = s.undecided_within(open_line, t[e].line)) {
+      out.kernels.clear();
+      out.error = at_line(open_line) + "kernel '" + k.name + "': its parameters depend on '" + *u +
+                  "', which mockcl cannot evaluate without a compiler (a function-like or non-integer macro, "
+                  "or a name an #include may define); build with a backing device (MOCKCL_BACKING=pocl)";
+      return out;
+    }
     ++seen[k.name];
     if (!expand(params, s.macros)) {
       k.known = false;
@@ -466,7 +569,8 @@ parsed_source parse_kernel_signatures(const std::string& source) {
     }
     out.kernels.push_back(k);
   }
-  // A name defined twice (e.g. in #if branches, which are not evaluated): no signature.
+  // A name defined twice (e.g. in the branches of an #if the mock could not evaluate): no
+  // signature.
   for (kernel_signature& k : out.kernels)
     if (seen[k.name] > 1) {
       k.known = false;

@@ -3,7 +3,9 @@
 // clSetKernelArg's checks answer as a real driver would. Pure functions, no runtime state.
 //
 // What it reads: every `__kernel` / `kernel` function's name and parameter list, after comments,
-// string literals and preprocessor lines are dropped. Each parameter's address space
+// string literals and preprocessor lines are dropped, and of an #if chain only the branch a
+// compiler would read: conditions are evaluated (pp_conditionals.h) with the device's predefined
+// macros, the build options' -D and -U, and the source's own #defines. Each parameter's address space
 // (`__global`/`global`, `__constant`, `__local`, `__private`), access qualifier for images, type
 // qualifiers (const, restrict, volatile), type and name. A type is sized when it is a scalar
 // (char ... double, half, unsigned spellings), a vector of 2, 3, 4, 8 or 16 of them (3 takes 4),
@@ -14,13 +16,15 @@
 //    known type) is kept as "opaque": counted, accepted with any nonzero size and a value.
 //  * Object-like macros (`#define T float`) are expanded in parameter lists (nested, a few levels).
 //    A parameter list that uses a function-like macro or one that pastes (##), or a kernel whose
-//    name is defined twice (as in `#if` branches, which are not evaluated), is "unknown": that
-//    kernel keeps no signature, and clSetKernelArg then accepts any index below 64 and any size, as
-//    before.
+//    name is defined twice, is "unknown": that kernel keeps no signature, and clSetKernelArg then
+//    accepts any index below 64 and any size, as before.
+//  * An #if condition it cannot evaluate (pp_conditionals.h says when) keeps every branch, as a
+//    reader that evaluates nothing; a kernel's parameter list that crosses such a chain is an
+//    error (below), never a guessed count.
 //
 // Errors (a build failure with this text as the build log, as a compiler would): a parameter list
-// whose parentheses do not close, parentheses or braces that do not balance in the source (when it
-// has no #if), a pointer parameter in the private address space, and size_t, ptrdiff_t, intptr_t,
+// whose parentheses do not close, parentheses or braces that do not balance in the source (when
+// every #if was evaluated), a parameter list across an #if it could not evaluate, a pointer parameter in the private address space, and size_t, ptrdiff_t, intptr_t,
 // uintptr_t or bool parameters (OpenCL C forbids them in kernels).
 #ifndef MOCKCL_KERNEL_SIGNATURE_H_
 #define MOCKCL_KERNEL_SIGNATURE_H_
@@ -30,6 +34,8 @@
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "mockcl/pp_conditionals.h"
 
 namespace mockcl {
 
@@ -64,12 +70,14 @@ struct parsed_source {
   std::vector<kernel_signature> kernels;
 };
 
-parsed_source parse_kernel_signatures(const std::string& source);
+// `predefined`: the macros a build starts with (the device's, then the options' -D and -U;
+// program_macros() in api_program.cc).
+parsed_source parse_kernel_signatures(const std::string& source, const pp_macros& predefined = {});
 
 // The kernels' names, in source order, each once: the headers parse_kernel_signatures reads, in
 // comments, literals and preprocessor lines no more, whether or not the rest would build. Linear
 // in the source, for any length of name or attribute and any nesting.
-std::vector<std::string> scan_kernel_names(const std::string& source);
+std::vector<std::string> scan_kernel_names(const std::string& source, const pp_macros& predefined = {});
 
 // The signature of kernel `name`, or null if it has none (not found, or unknown).
 const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels, const std::string& name);

@@ -173,8 +173,9 @@ TEST(KernelSignature, FallbacksKeepNoSignature) {
   parsed_source grows = parse_kernel_signatures(self + "\n__kernel void g(T a) {}");
   ASSERT_EQ(grows.error, "");
   EXPECT_EQ(find_signature(grows.kernels, "g"), nullptr);
+  // Both branches of an #if it cannot evaluate define the kernel: no signature.
   parsed_source branches = parse_kernel_signatures(
-      "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#else\n__kernel void k(__global "
+      "#if HAS(DOUBLE)\n__kernel void k(__global double* a)\n#else\n__kernel void k(__global "
       "float* a, int n)\n"
       "#endif\n{ }");
   ASSERT_EQ(branches.error, "");
@@ -183,6 +184,142 @@ TEST(KernelSignature, FallbacksKeepNoSignature) {
   parsed_source guarded = parse_kernel_signatures("#if 0\n{ (\n#endif\n__kernel void g(int x) {}");
   EXPECT_EQ(guarded.error, "");
   ASSERT_NE(find_signature(guarded.kernels, "g"), nullptr);
+}
+
+// #if chains are evaluated as a compiler would, with the build options' -D: PyOpenCL's Philox
+// kernel was counted 11 arguments where its `#if 2 > 2` leaves 9.
+TEST(KernelSignature, ConditionalsAreEvaluated) {
+  const std::string philox =
+      "kernel void philox(\n"
+      "    int k1,\n"
+      "    #if 2 > 2\n"
+      "    int k2, int k3,\n"
+      "    #endif\n"
+      "    int c0, int c1, int c2, int c3,\n"
+      "    global float *output, long out_size, float scale, float shift)\n"
+      "{\n"
+      "    #if 2 == 2\n"
+      "    int k = k1;\n"
+      "    #else\n"
+      "    int k = k2;\n"
+      "    #endif\n"
+      "}\n";
+  parsed_source p = parse_kernel_signatures(philox);
+  ASSERT_EQ(p.error, "");
+  ASSERT_NE(find_signature(p.kernels, "philox"), nullptr);
+  EXPECT_EQ(find_signature(p.kernels, "philox")->args.size(), 9u);
+
+  const std::string keyed = "kernel void k(int a,\n#if KEY > 2\nint b, int c,\n#endif\nint d) {}";
+  const auto count = [](const std::string& source, const std::string& options) -> int {
+    pp_macros m;
+    const build_option_macros o = parse_build_options(options);
+    for (const auto& [name, value] : o.defines) m.object_like[name] = value;
+    for (const std::string& name : o.undefines) m.object_like.erase(name);
+    parsed_source r = parse_kernel_signatures(source, m);
+    if (!r.error.empty()) return -1;
+    const kernel_signature* k = find_signature(r.kernels, r.kernels.empty() ? "" : r.kernels[0].name);
+    return k == nullptr ? -2 : static_cast<int>(k->args.size());
+  };
+  EXPECT_EQ(count(keyed, ""), 2);
+  EXPECT_EQ(count(keyed, "-DKEY=4"), 4);
+  EXPECT_EQ(count(keyed, "-D KEY=4 -U KEY"), 2);
+  EXPECT_EQ(count(keyed, "-cl-std=CL1.2 -D KEY=2"), 2);
+  const std::string branches =
+      "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#elif defined(USE_HALF) && !defined(NARROW)\n"
+      "__kernel void k(__global half* a, int n, int m)\n#else\n__kernel void k(__global float* a, int n)\n"
+      "#endif\n{ }";
+  EXPECT_EQ(count(branches, ""), 2);
+  EXPECT_EQ(count(branches, "-DUSE_DOUBLE"), 1);
+  EXPECT_EQ(count(branches, "-DUSE_HALF"), 3);
+  EXPECT_EQ(count(branches, "-DUSE_HALF -DNARROW"), 2);
+  // The source's own #defines, and a chain nested in a branch not taken.
+  EXPECT_EQ(count("#define N 3\n#if N >= 3 && (N % 2)\nkernel void k(int a, int b) {}\n#endif", ""), 2);
+  EXPECT_EQ(count("#if 0\n#if 1\nkernel void k(int a) {}\n#endif\n#else\nkernel void k(int a, int b) {}\n#endif",
+                  ""),
+            2);
+}
+
+// A condition it cannot evaluate, across a parameter list: a build error naming it, never a count.
+TEST(KernelSignature, AConditionItCannotEvaluateIsRefusedInAParameterList) {
+  parsed_source fn = parse_kernel_signatures(
+      "#define HAS(x) 1\nkernel void k(int a,\n#if HAS(b)\nint b,\n#endif\nint c) {}");
+  EXPECT_EQ(fn.error,
+            "<source>:2: error: kernel 'k': its parameters depend on '#if HAS(b)', which mockcl cannot evaluate "
+            "without a compiler (a function-like or non-integer macro, or a name an #include may define); build "
+            "with a backing device (MOCKCL_BACKING=pocl)");
+  // After an #include, an undefined name may be the header's.
+  parsed_source inc = parse_kernel_signatures(
+      "#include <philox.cl>\nkernel void k(int a,\n#ifdef PHILOX_W64\nlong b,\n#endif\nint c) {}");
+  EXPECT_NE(inc.error.find("depend on '#ifdef PHILOX_W64'"), std::string::npos) << inc.error;
+  // Nor between `__kernel` and the name: the kernel is found and read.
+  parsed_source header = parse_kernel_signatures(
+      "#include <x.h>\n__kernel\n#ifdef WITH_HINT\n__attribute__((vec_type_hint(float4)))\n#endif\n"
+      "void h(__global float* a, int n) {}");
+  EXPECT_EQ(header.error, "");
+  ASSERT_NE(find_signature(header.kernels, "h"), nullptr);
+  EXPECT_EQ(find_signature(header.kernels, "h")->args.size(), 2u);
+  // A whole kernel in one: read as written (no guess at whether it exists).
+  parsed_source whole = parse_kernel_signatures("#include <x.h>\n#ifdef HAS_K\nkernel void k(int a) {}\n#endif\n");
+  EXPECT_EQ(whole.error, "");
+  ASSERT_NE(find_signature(whole.kernels, "k"), nullptr);
+  // Outside every parameter list it does not matter.
+  parsed_source body = parse_kernel_signatures(
+      "#include <x.h>\nkernel void k(int a, int c) {\n#ifdef FROM_HEADER\n  a = 1;\n#endif\n}");
+  EXPECT_EQ(body.error, "");
+  ASSERT_NE(find_signature(body.kernels, "k"), nullptr);
+  EXPECT_EQ(find_signature(body.kernels, "k")->args.size(), 2u);
+}
+
+TEST(PreprocessorConditions, Expressions) {
+  pp_macros m;
+  m.object_like = {{"ONE", "1"}, {"TWO", "(ONE + ONE)"}, {"SELF", "SELF + 1"}, {"HEX", "0x10"}};
+  m.function_like = {"F"};
+  m.opaque = {"M_PI_F"};
+  const struct {
+    const char* expr;
+    pp_truth want;
+  } cases[] = {
+      {"1", pp_truth::yes},
+      {"0", pp_truth::no},
+      {"TWO == 2", pp_truth::yes},
+      {"HEX >> 4 == ONE", pp_truth::yes},
+      {"UNDEFINED", pp_truth::no},
+      {"defined ONE && defined(TWO) && !defined THREE", pp_truth::yes},
+      {"defined(M_PI_F)", pp_truth::yes},
+      {"M_PI_F > 3", pp_truth::unknown},
+      {"F(1)", pp_truth::unknown},
+      {"SELF", pp_truth::unknown},
+      {"1 / 0", pp_truth::unknown},
+      {"0 && 1 / 0", pp_truth::no},
+      {"1 || 1 / 0", pp_truth::yes},
+      {"1 || F(2)", pp_truth::unknown},  // function-like macros are not expanded at all
+      {"-1 < 0 ? 2 * 3 % 4 == 2 : 0", pp_truth::yes},
+      {"~0 == -1 && (5 ^ 3) == 6 && (5 | 2) == 7 && (6 & 3) == 2", pp_truth::yes},
+      {"010 == 8 && 1u == 1 && 2l + 1 == 3", pp_truth::yes},
+      {"1.5", pp_truth::unknown},
+      {"(1", pp_truth::unknown},
+      {"1 +", pp_truth::unknown},
+      {"", pp_truth::unknown},
+      {"1 1", pp_truth::unknown},
+      {"\"s\"", pp_truth::unknown},
+      {"0x", pp_truth::unknown},
+      {"99999999999999999999", pp_truth::unknown},
+  };
+  for (const auto& c : cases) EXPECT_EQ(evaluate_condition(c.expr, m), c.want) << c.expr;
+  m.include_seen = true;
+  EXPECT_EQ(evaluate_condition("UNDEFINED", m), pp_truth::unknown);
+  EXPECT_EQ(evaluate_condition("ONE", m), pp_truth::yes);
+}
+
+TEST(PreprocessorConditions, BuildOptions) {
+  const build_option_macros o = parse_build_options("-cl-std=CL2.0 -DA -D B=2 -DC=x=y -U D -UE -I /x -Werror");
+  ASSERT_EQ(o.defines.size(), 3u);
+  EXPECT_EQ(o.defines[0], (std::pair<std::string, std::string>{"A", "1"}));
+  EXPECT_EQ(o.defines[1], (std::pair<std::string, std::string>{"B", "2"}));
+  EXPECT_EQ(o.defines[2], (std::pair<std::string, std::string>{"C", "x=y"}));
+  EXPECT_EQ(o.undefines, (std::vector<std::string>{"D", "E"}));
+  EXPECT_EQ(o.cl_std, 200);
+  EXPECT_EQ(parse_build_options("").cl_std, 0);
 }
 
 // What a compiler refuses: the build fails with a log naming the line.

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
+#include "common/shared_library.h"
 #include "mockcl/mockcl_c.h"
 #include "mockcl/snapshot.h"
 
@@ -66,25 +68,25 @@ class icd_controller final : public controller {
   decltype(&mockcl_memory_use) memory_use_;
 };
 
+std::vector<std::string> required_names() {
+  return std::vector<std::string>(std::begin(required_symbols), std::end(required_symbols));
+}
+
+// The ELF checks (common/shared_library.h), as one sentence in this file's words: a file that
+// is some other library is "not the mockcl ICD".
+std::string file_refusal(const std::string& so_path) {
+  const std::string why = clpool::common::shared_library_refusal(so_path, required_names());
+  if (why.rfind("does not export ", 0) == 0) {
+    return "is not the mockcl ICD: it " + why + " (bazel build //mockcl:libmockcl.so)";
+  }
+  return why;
+}
+
 // dlopen()s a checked ICD, or returns null with `error` set.
 void* open_icd(const std::string& so_path, std::string& error) {
-  struct stat st;
-  if (stat(so_path.c_str(), &st) != 0) {
-    error = std::strerror(errno);
-    return nullptr;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    error = S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file";
-    return nullptr;
-  }
-  // Look before dlopen: dlopen's own messages for a text file are obscure, and a file that is
-  // not ELF must never reach the loader.
-  char magic[4] = {};
-  std::ifstream(so_path, std::ios::binary).read(magic, sizeof magic);
-  if (std::memcmp(magic, "\x7f" "ELF", 4) != 0) {
-    error = "is not an ELF shared library";
-    return nullptr;
-  }
+  // Look before dlopen: the loader trusts the file's headers, and a library cut short dies of
+  // SIGBUS inside dlopen; its own messages for a text file are obscure too.
+  if (error = file_refusal(so_path); !error.empty()) return nullptr;
   void* lib = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* e = dlerror();
@@ -105,8 +107,13 @@ void* open_icd(const std::string& so_path, std::string& error) {
 }  // namespace
 
 std::string check_icd(const std::string& so_path) {
-  std::string error;
-  if (void* lib = open_icd(so_path, error)) dlclose(lib);
+  // The file first, then a load in a child process: a library the checks cannot fault still
+  // costs only the child.
+  std::string error = file_refusal(so_path);
+  if (error.empty()) error = clpool::common::trial_load_refusal(so_path, required_names());
+  if (error.rfind("does not export ", 0) == 0) {
+    error = "is not the mockcl ICD: it " + error + " (bazel build //mockcl:libmockcl.so)";
+  }
   return error;
 }
 

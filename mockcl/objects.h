@@ -282,6 +282,7 @@ struct _cl_program : mockcl::object_header {
   std::string options;
   std::vector<std::string> kernel_names;
   bool built = false;
+  bool compiled = false;  // clCompileProgram succeeded: an input clLinkProgram takes
   // clCreateProgramWithSource: its kernels' signatures are read at build (kernel_signature.h), in
   // both modes. A program from a binary or IL has none (its kernels take any argument).
   bool from_source = false;

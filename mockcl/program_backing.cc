@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "mockcl/pocl_binary_check.h"
+
 namespace mockcl {
 namespace {
 
@@ -39,7 +41,12 @@ cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, const std::string* 
   cl_context pc = rt.pocl_context(p->context, err);
   if (!pc) return err;
   const cl_icd_dispatch& d = *rt.pocl->d;
-  if (binary && !binary->empty()) {
+  std::string why;
+  // Only a binary whose sizes were checked reaches POCL (pocl_binary_check.h; the container's
+  // decode refused a corrupt one); one of another format version is rebuilt from the source.
+  if (binary && !binary->empty() &&
+      check_pocl_binary(reinterpret_cast<const unsigned char*>(binary->data()), binary->size(), why) ==
+          pocl_binary_verdict::sound) {
     auto* bin = reinterpret_cast<const unsigned char*>(binary->data());
     const size_t size = binary->size();
     cl_int status = CL_SUCCESS;
@@ -47,6 +54,8 @@ cl_int pocl_create_program(mock_runtime& rt, _cl_program* p, const std::string* 
     // A POCL binary this POCL refuses (another version, another device) is rebuilt from the
     // source the container carries, as a driver rebuilds a stale cached binary.
     if (p->pocl_prog || p->source.empty()) return p->pocl_prog ? CL_SUCCESS : err;
+  } else if (binary && !binary->empty() && p->source.empty()) {
+    return CL_INVALID_BINARY;  // nothing to rebuild from
   }
   // Without images (POCL's device has none, language.h) POCL's compiler still predefines the
   // image macros for its own device, so a program testing them would take an image path the

@@ -5,6 +5,9 @@
 
 #include <cstring>
 
+#include "mockcl/byte_reader.h"
+#include "mockcl/pocl_binary_check.h"
+
 namespace mockcl {
 namespace {
 
@@ -33,49 +36,6 @@ class writer {
   std::string out;
 };
 
-class reader {
- public:
-  reader(const unsigned char* p, size_t n) : p_(p), n_(n) {}
-  bool u8(uint8_t& v) {
-    if (n_ < 1) return false;
-    v = *p_++;
-    --n_;
-    return true;
-  }
-  bool u32(uint32_t& v) {
-    if (n_ < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v |= uint32_t(p_[i]) << (8 * i);
-    p_ += 4;
-    n_ -= 4;
-    return true;
-  }
-  bool u64(uint64_t& v) {
-    if (n_ < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v |= uint64_t(p_[i]) << (8 * i);
-    p_ += 8;
-    n_ -= 8;
-    return true;
-  }
-  bool str(std::string& s) {
-    uint64_t len;
-    if (!u64(len) || len > n_) return false;
-    s.assign(reinterpret_cast<const char*>(p_), len);
-    p_ += len;
-    n_ -= len;
-    return true;
-  }
-  // A count of entries that each take at least `min_bytes`: refused if the rest cannot hold
-  // them (so a forged count allocates nothing).
-  bool count(uint32_t& c, size_t min_bytes) { return u32(c) && c <= n_ / min_bytes; }
-  size_t left() const { return n_; }
-
- private:
-  const unsigned char* p_;
-  size_t n_;
-};
-
 bool valid_address(uint64_t a) {
   return a == CL_KERNEL_ARG_ADDRESS_GLOBAL || a == CL_KERNEL_ARG_ADDRESS_LOCAL ||
          a == CL_KERNEL_ARG_ADDRESS_CONSTANT || a == CL_KERNEL_ARG_ADDRESS_PRIVATE;
@@ -87,7 +47,7 @@ bool valid_access(uint64_t a) {
 constexpr uint64_t kTypeQualifiers = CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT |
                                      CL_KERNEL_ARG_TYPE_VOLATILE | CL_KERNEL_ARG_TYPE_PIPE;
 
-bool read_signature(reader& r, kernel_signature& k) {
+bool read_signature(byte_reader& r, kernel_signature& k) {
   uint8_t known;
   uint32_t n;
   // An argument takes at least two empty strings, a kind, a size and three qualifiers.
@@ -150,7 +110,7 @@ bool decode_program_binary(const unsigned char* data, size_t size, program_binar
     why = "not a mockcl program binary";
     return false;
   }
-  reader h(data + sizeof kMagic, size - sizeof kMagic);
+  byte_reader h(data + sizeof kMagic, size - sizeof kMagic);
   uint32_t version, reserved;
   uint64_t payload;
   h.u32(version);
@@ -166,7 +126,7 @@ bool decode_program_binary(const unsigned char* data, size_t size, program_binar
     return false;
   }
   const unsigned char* body = data + kHeader;
-  reader sum(body + payload, 8);
+  byte_reader sum(body + payload, 8);
   uint64_t stored;
   sum.u64(stored);
   if (stored != fnv1a(body, payload)) {
@@ -174,7 +134,7 @@ bool decode_program_binary(const unsigned char* data, size_t size, program_binar
     return false;
   }
   program_binary p;
-  reader r(body, payload);
+  byte_reader r(body, payload);
   uint32_t n;
   bool ok = r.str(p.source) && r.str(p.options) && r.count(n, 8);
   for (uint32_t i = 0; ok && i < n; ++i) ok = r.str(p.kernel_names.emplace_back());
@@ -184,6 +144,16 @@ bool decode_program_binary(const unsigned char* data, size_t size, program_binar
   if (!ok) {
     why = "malformed mockcl program binary";
     return false;
+  }
+  // The driver's own binary is handed to the driver as it is: its sizes are checked here, so that
+  // one cut short or forged is this container's refusal, not the driver's crash.
+  if (!p.backing.empty()) {
+    std::string pocl_why;
+    if (check_pocl_binary(reinterpret_cast<const unsigned char*>(p.backing.data()), p.backing.size(), pocl_why) ==
+        pocl_binary_verdict::corrupt) {
+      why = "corrupt POCL binary inside the mockcl program binary: " + pocl_why;
+      return false;
+    }
   }
   out = std::move(p);
   return true;

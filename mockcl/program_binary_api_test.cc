@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mockcl/battery_fixture.h"
+#include "mockcl/program_binary.h"
 
 namespace {
 
@@ -139,6 +140,99 @@ TYPED_TEST(ProgramBinary, CorruptOrForeignBinariesAreInvalidPerDevice) {
     EXPECT_EQ(status[1], CL_INVALID_BINARY);
   }
   d->clReleaseContext(ctx2);
+  EXPECT_EQ(this->ctl_->snapshot().live["program"], 0u);
+  this->Teardown();
+}
+
+// The container's checksum is valid but the driver's binary inside it is cut short or forged:
+// POCL trusted its sizes (an assertion at pocl_binary.c:705 aborted the process, once a
+// SIGSEGV). Every cut is CL_INVALID_BINARY in both modes; a binary of another POCL format version
+// is rebuilt from the source in backing mode.
+TYPED_TEST(ProgramBinary, ADriverBinaryCutShortIsInvalidNotACrash) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_program p = this->Built(kSource);
+  const std::vector<unsigned char> good = this->Binary(p);
+  d->clReleaseProgram(p);
+  mockcl::program_binary decoded;
+  std::string why;
+  ASSERT_TRUE(mockcl::decode_program_binary(good.data(), good.size(), decoded, why)) << why;
+  // Without backing the container has no driver binary: a forged one stands in for it.
+  std::string pocl = decoded.backing;
+  if (pocl.empty()) {
+    pocl.assign("poclbin\0", 8);
+    pocl += std::string(8, '\1') + std::string("\x09\0\0\0\1\0\0\0", 8) + std::string(8, '\0') +
+            std::string("\1\0\0\0", 4) + std::string(40, 'A') + std::string(1, '\0') + std::string(64, '\xff');
+  }
+  const auto with_backing = [&](const std::string& backing) {
+    mockcl::program_binary b = decoded;
+    b.backing = backing;
+    const std::string bytes = mockcl::encode_program_binary(b);
+    return std::vector<unsigned char>(bytes.begin(), bytes.end());
+  };
+  for (size_t cut : {size_t{8}, size_t{77}, size_t{85}, pocl.size() / 3, pocl.size() / 2, pocl.size() - 1}) {
+    if (cut >= pocl.size()) continue;
+    cl_int status = 1, err = 1;
+    cl_program q = this->FromBinary(with_backing(pocl.substr(0, cut)), &status, &err);
+    EXPECT_EQ(q, nullptr) << cut;
+    EXPECT_EQ(err, CL_INVALID_BINARY) << cut;
+    EXPECT_EQ(status, CL_INVALID_BINARY) << cut;
+  }
+  // Another format version is not handed to POCL either: rebuilt from the container's source.
+  std::string stale = pocl;
+  stale[16] = 8;
+  cl_int status = 1, err = 1;
+  cl_program q = this->FromBinary(with_backing(stale), &status, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(d->clBuildProgram(q, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel k = d->clCreateKernel(q, "scale", &err);
+  EXPECT_EQ(err, CL_SUCCESS);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(q);
+  EXPECT_EQ(this->ctl_->snapshot().live["program"], 0u);
+  this->Teardown();
+}
+
+// clCompileProgram then clLinkProgram: with no backing device the link joins the inputs' kernels
+// and signatures (it answered CL_INVALID_OPERATION); over POCL, POCL links. Either way the
+// kernels of both inputs take their arguments, and a kernel defined twice fails the link.
+TYPED_TEST(ProgramBinary, CompileThenLinkJoinsTheInputsKernels) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  const char* a = "float twice(float x);\n__kernel void scale(__global float* a, const float s) {\n"
+                  "  a[get_global_id(0)] = twice(a[get_global_id(0)]) * s; }\n";
+  const char* b = "float twice(float x) { return 2 * x; }\n"
+                  "__kernel void fill(__global int* a, int v, int n) { a[get_global_id(0)] = v + n; }\n";
+  cl_int err;
+  cl_program pa = d->clCreateProgramWithSource(this->ctx_, 1, &a, nullptr, &err);
+  cl_program pb = d->clCreateProgramWithSource(this->ctx_, 1, &b, nullptr, &err);
+  ASSERT_EQ(d->clCompileProgram(pa, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clCompileProgram(pb, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  cl_program_binary_type type = 0;
+  ASSERT_EQ(d->clGetProgramBuildInfo(pa, this->devices_[0], CL_PROGRAM_BINARY_TYPE, sizeof type, &type, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(type, static_cast<cl_program_binary_type>(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT));
+  const cl_program inputs[2] = {pa, pb};
+  cl_program linked = d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, inputs, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  for (const auto& [name, args] : {std::pair<const char*, cl_uint>{"scale", 2}, {"fill", 3}}) {
+    cl_kernel k = d->clCreateKernel(linked, name, &err);
+    ASSERT_EQ(err, CL_SUCCESS) << name;
+    cl_uint n = 0;
+    EXPECT_EQ(d->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr), CL_SUCCESS);
+    EXPECT_EQ(n, args) << name;
+    d->clReleaseKernel(k);
+  }
+  // Not compiled: no input for a link.
+  cl_program raw = d->clCreateProgramWithSource(this->ctx_, 1, &a, nullptr, &err);
+  const cl_program duplicate[2] = {pa, pa};
+  cl_program twice = d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, duplicate, nullptr, nullptr, &err);
+  EXPECT_NE(err, CL_SUCCESS);
+  if (twice != nullptr) d->clReleaseProgram(twice);
+  d->clReleaseProgram(raw);
+  d->clReleaseProgram(linked);
+  d->clReleaseProgram(pa);
+  d->clReleaseProgram(pb);
   EXPECT_EQ(this->ctl_->snapshot().live["program"], 0u);
   this->Teardown();
 }

@@ -38,7 +38,10 @@ program_binary sample() {
   unknown.name = "other";
   unknown.known = false;
   p.signatures.push_back(unknown);
-  p.backing = std::string("\x7f" "ELF\0\1\2", 7);
+  // The header of a POCL binary of another format version (pocl_binary_check.h: "stale", kept and
+  // rebuilt from source in backing mode); a corrupt one is refused (ForgedDriverBinaryIsRefused).
+  p.backing = std::string("poclbin\0", 8) + std::string(8, '\x5a') + std::string("\x07\0\0\0", 4) +
+              std::string(69 - 12, '\0');
   return p;
 }
 
@@ -149,6 +152,17 @@ TEST(ProgramBinary, ForgedContentWithAValidChecksumIsRefused) {
   std::string long_source = payload;
   long_source.replace(0, 8, std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8));
   EXPECT_FALSE(decode(forge(long_source), out, why));
+}
+
+// The driver's binary inside a container with a valid checksum is checked too: a POCL binary cut
+// short is the container's refusal (POCL asserted on it).
+TEST(ProgramBinary, ForgedDriverBinaryIsRefused) {
+  program_binary p = sample();
+  p.backing = std::string("poclbin\0", 8) + std::string(8, '\x5a') + std::string("\x09\0\0\0\1\0\0\0", 8);
+  program_binary out;
+  std::string why;
+  EXPECT_FALSE(decode(encode_program_binary(p), out, why));
+  EXPECT_EQ(why, "corrupt POCL binary inside the mockcl program binary: shorter than a POCL binary's 77-byte header");
 }
 
 }  // namespace

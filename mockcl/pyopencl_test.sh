@@ -8,6 +8,7 @@ echo "$so" > "$dir/mockcl.icd"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
 export MOCKCL_DEVICES="gpu-64m;gpu-64m:semantics=deferred,name=deferred"
 export MOCKCL_BACKING=none  # the mock's own semantics; pyopencl_backing_test.sh computes on POCL
+export PYOPENCL_NO_CACHE=1  # every program built by the mock, none loaded from an earlier run's binary
 err="${TEST_TMPDIR:-/tmp}/stderr.txt"
 /usr/bin/python3 "$script" "$so" 2> >(tee "$err" >&2)
 sleep 0.2

@@ -70,7 +70,6 @@ class mock_runtime {
   // ---- Configuration (lock held by caller where noted "locked") ----
   // False if the environment was invalid: the platform is then refused.
   bool platform_ok();
-  const std::string& env_error() { return env_error_; }
   // Replace devices/faults/schedule/call log. Errors as text; "" on success.
   std::string configure_devices(const std::vector<device_config>& d);
   std::string configure_faults(const std::vector<fault_rule>& f, bool append);
@@ -244,6 +243,9 @@ class mock_runtime {
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
   cl_int pocl_execute(_cl_event* ev);
+  // pocl_execute's rectangle commands and kernel launches, each finished on POCL's queue `pq`.
+  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq);
+  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq);
   // Images and samplers (backing_image.cc): their twins, made at creation (`buffer`: the mock
   // buffer an image is made on, or null); a blocking image read or write through q's twin (maps);
   // and the image commands POCL runs.
@@ -300,7 +302,6 @@ class mock_runtime {
   // Called by the ICD at process exit: reports live objects on stderr and in the call log.
   void report_exit();
   uint64_t live(object_type t) const { return objects.live(t); }
-  uint64_t live_svm() const { return svm.size(); }
 
  private:
   friend class api_call;
@@ -369,6 +370,14 @@ class mock_runtime {
   [[gnu::cold, gnu::noinline]] void defer_destructors(_cl_mem* m);
   void apply(const runtime_config& c);
   void execute(_cl_event* ev);
+  // execute()'s parts: the command's status (its dependencies, an injected fault, the charge at
+  // execution, then running it); moving its bytes on the host; a queued SVM free; its record and
+  // log line; what completing it releases.
+  cl_int command_status(_cl_event* ev, bool dep_failed);
+  cl_int move_bytes(_cl_event* ev);
+  void execute_svm_free(_cl_event* ev);
+  void record_command(_cl_event* ev, cl_int st);
+  void complete_command(_cl_event* ev, cl_int st);
   cl_int charge_at_execution(_cl_event* ev);
   void force_destroy_all();
   template <typename T>

@@ -197,115 +197,13 @@ void mock_runtime::execute(_cl_event* ev) {
     start = std::max(start, ev->deps[i]->ended);
     if (i < ev->explicit_deps && ev->deps[i]->status < 0) dep_failed = true;
   }
-  cl_int st = CL_COMPLETE;
   const uint64_t dur = scheduler.duration(ev);
   struct completion_clock {  // Frees made while this command completes happen at its end.
     command_scheduler& s;
     ~completion_clock() { s.set_completion_time(0); }
   } clock{scheduler};
   scheduler.set_completion_time(start + dur);
-  if (dep_failed) {
-    st = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  } else if (ev->fault_status) {
-    st = ev->fault_status;
-    faults_.fired();
-    report("injected execution failure " + std::string(status_name(st)) + " into command " +
-           std::to_string(ev->command_id) + " (" + ev->kind + ")");
-  } else if (cl_int oom = charge_at_execution(ev); oom != CL_SUCCESS) {
-    st = oom;
-    report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
-           std::string(status_name(oom)));
-  } else {
-    if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_MAP_IMAGE ||
-        ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
-      if (ev->host) {  // maps=copy (maps.cc)
-        const cl_int e = ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT ? execute_map(ev) : execute_unmap(ev);
-        if (e != CL_SUCCESS) {
-          st = e;
-          report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed to move the mapped bytes: " +
-                 std::string(status_name(e)));
-        }
-      }
-    } else if (!ev->mems.empty()) {
-      check_mapped_use(ev);
-    }
-    // Backing mode: POCL runs data commands and kernels now, and mockcl waits for it.
-    if (pocl && pocl_runs(ev->command_type)) {
-      if (cl_int e = pocl_execute(ev); e != CL_SUCCESS) {
-        st = e;
-        report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed on the backing device: " +
-               std::string(status_name(e)));
-      }
-    } else switch (ev->command_type) {
-      case CL_COMMAND_WRITE_BUFFER:
-      case CL_COMMAND_READ_BUFFER: {
-        unsigned char* b = bytes_of(ev->mems[0]);
-        if (!b) st = CL_OUT_OF_HOST_MEMORY;
-        else if (ev->command_type == CL_COMMAND_WRITE_BUFFER) std::memcpy(b + ev->offset, ev->host, ev->bytes);
-        else std::memcpy(ev->host, b + ev->offset, ev->bytes);
-        break;
-      }
-      case CL_COMMAND_COPY_BUFFER: {
-        unsigned char* s = bytes_of(ev->mems[0]);
-        unsigned char* d = bytes_of(ev->mems[1]);
-        if (!s || !d) st = CL_OUT_OF_HOST_MEMORY;
-        else std::memmove(d + ev->offset, s + ev->src_offset, ev->bytes);
-        break;
-      }
-      case CL_COMMAND_READ_BUFFER_RECT:
-      case CL_COMMAND_WRITE_BUFFER_RECT:
-      case CL_COMMAND_COPY_BUFFER_RECT: {
-        const bool copy = ev->command_type == CL_COMMAND_COPY_BUFFER_RECT;
-        const bool write = ev->command_type == CL_COMMAND_WRITE_BUFFER_RECT;
-        unsigned char* b = bytes_of(ev->mems[0]);
-        unsigned char* other = copy ? bytes_of(ev->mems[1]) : static_cast<unsigned char*>(ev->host);
-        if (!b || !other)
-          st = CL_OUT_OF_HOST_MEMORY;
-        else if (write)
-          rect_copy(b, ev->rect_dst, other, ev->rect_src, ev->region);
-        else
-          rect_copy(other, ev->rect_dst, b, ev->rect_src, ev->region);
-        break;
-      }
-      case CL_COMMAND_FILL_BUFFER:
-      case CL_COMMAND_SVM_MEMFILL: {
-        unsigned char* b = ev->command_type == CL_COMMAND_FILL_BUFFER ? bytes_of(ev->mems[0])
-                                                                      : static_cast<unsigned char*>(ev->host);
-        if (!b) {
-          st = CL_OUT_OF_HOST_MEMORY;
-          break;
-        }
-        size_t off = ev->command_type == CL_COMMAND_FILL_BUFFER ? ev->offset : 0;
-        size_t n = ev->pattern.size();
-        for (size_t i = 0; i < ev->bytes; i += n) std::memcpy(b + off + i, ev->pattern.data(), n);
-        break;
-      }
-      case CL_COMMAND_SVM_MEMCPY: std::memmove(ev->host, ev->src, ev->bytes); break;
-      case CL_COMMAND_SVM_FREE: {
-        if (ev->svm_free_fn) {
-          auto fn = ev->svm_free_fn;
-          auto data = ev->svm_free_data;
-          std::vector<void*> ptrs = ev->svm_free;
-          cl_command_queue qh = q;
-          retain_internal(q);
-          defer([this, fn, data, ptrs, qh]() mutable {
-            fn(qh, static_cast<cl_uint>(ptrs.size()), ptrs.data(), data);
-            std::unique_lock<runtime_lock> lk(mu);
-            release_internal(qh);
-          });
-        } else {
-          for (void* p : ev->svm_free) {
-            auto it = svm.find(reinterpret_cast<uintptr_t>(p));
-            if (it == svm.end()) continue;
-            it->second.freed = true;
-            if (it->second.pending == 0) free_svm_now(it);
-          }
-        }
-        break;
-      }
-      default: break;
-    }
-  }
+  const cl_int st = command_status(ev, dep_failed);
   ev->started = start;
   ev->ended = start + dur;
   q->busy_until = std::max(q->busy_until, ev->ended);
@@ -321,9 +219,131 @@ void mock_runtime::execute(_cl_event* ev) {
       }
     }
   }
+  record_command(ev, st);
+  complete_command(ev, st);
+}
+
+cl_int mock_runtime::command_status(_cl_event* ev, bool dep_failed) {
+  if (dep_failed) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (ev->fault_status) {
+    faults_.fired();
+    report("injected execution failure " + std::string(status_name(ev->fault_status)) + " into command " +
+           std::to_string(ev->command_id) + " (" + ev->kind + ")");
+    return ev->fault_status;
+  }
+  if (cl_int oom = charge_at_execution(ev); oom != CL_SUCCESS) {
+    report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
+           std::string(status_name(oom)));
+    return oom;
+  }
+  cl_int st = CL_COMPLETE;
+  if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_MAP_IMAGE ||
+      ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
+    if (ev->host) {  // maps=copy (maps.cc)
+      const cl_int e = ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT ? execute_map(ev) : execute_unmap(ev);
+      if (e != CL_SUCCESS) {
+        st = e;
+        report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed to move the mapped bytes: " +
+               std::string(status_name(e)));
+      }
+    }
+  } else if (!ev->mems.empty()) {
+    check_mapped_use(ev);
+  }
+  // Backing mode: POCL runs data commands and kernels now, and mockcl waits for it.
+  if (pocl && pocl_runs(ev->command_type)) {
+    if (cl_int e = pocl_execute(ev); e != CL_SUCCESS) {
+      st = e;
+      report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed on the backing device: " +
+             std::string(status_name(e)));
+    }
+  } else if (ev->command_type == CL_COMMAND_SVM_FREE) {
+    execute_svm_free(ev);
+  } else if (cl_int e = move_bytes(ev); e != CL_SUCCESS) {
+    st = e;
+  }
+  return st;
+}
+
+cl_int mock_runtime::move_bytes(_cl_event* ev) {
+  cl_int st = CL_SUCCESS;
+  switch (ev->command_type) {
+    case CL_COMMAND_WRITE_BUFFER:
+    case CL_COMMAND_READ_BUFFER: {
+      unsigned char* b = bytes_of(ev->mems[0]);
+      if (!b) st = CL_OUT_OF_HOST_MEMORY;
+      else if (ev->command_type == CL_COMMAND_WRITE_BUFFER) std::memcpy(b + ev->offset, ev->host, ev->bytes);
+      else std::memcpy(ev->host, b + ev->offset, ev->bytes);
+      break;
+    }
+    case CL_COMMAND_COPY_BUFFER: {
+      unsigned char* s = bytes_of(ev->mems[0]);
+      unsigned char* d = bytes_of(ev->mems[1]);
+      if (!s || !d) st = CL_OUT_OF_HOST_MEMORY;
+      else std::memmove(d + ev->offset, s + ev->src_offset, ev->bytes);
+      break;
+    }
+    case CL_COMMAND_READ_BUFFER_RECT:
+    case CL_COMMAND_WRITE_BUFFER_RECT:
+    case CL_COMMAND_COPY_BUFFER_RECT: {
+      const bool copy = ev->command_type == CL_COMMAND_COPY_BUFFER_RECT;
+      const bool write = ev->command_type == CL_COMMAND_WRITE_BUFFER_RECT;
+      unsigned char* b = bytes_of(ev->mems[0]);
+      unsigned char* other = copy ? bytes_of(ev->mems[1]) : static_cast<unsigned char*>(ev->host);
+      if (!b || !other)
+        st = CL_OUT_OF_HOST_MEMORY;
+      else if (write)
+        rect_copy(b, ev->rect_dst, other, ev->rect_src, ev->region);
+      else
+        rect_copy(other, ev->rect_dst, b, ev->rect_src, ev->region);
+      break;
+    }
+    case CL_COMMAND_FILL_BUFFER:
+    case CL_COMMAND_SVM_MEMFILL: {
+      unsigned char* b = ev->command_type == CL_COMMAND_FILL_BUFFER ? bytes_of(ev->mems[0])
+                                                                    : static_cast<unsigned char*>(ev->host);
+      if (!b) {
+        st = CL_OUT_OF_HOST_MEMORY;
+        break;
+      }
+      size_t off = ev->command_type == CL_COMMAND_FILL_BUFFER ? ev->offset : 0;
+      size_t n = ev->pattern.size();
+      for (size_t i = 0; i < ev->bytes; i += n) std::memcpy(b + off + i, ev->pattern.data(), n);
+      break;
+    }
+    case CL_COMMAND_SVM_MEMCPY: std::memmove(ev->host, ev->src, ev->bytes); break;
+    default: break;
+  }
+  return st;
+}
+
+void mock_runtime::execute_svm_free(_cl_event* ev) {
+  _cl_command_queue* q = ev->queue;
+  if (ev->svm_free_fn) {
+    auto fn = ev->svm_free_fn;
+    auto data = ev->svm_free_data;
+    std::vector<void*> ptrs = ev->svm_free;
+    cl_command_queue qh = q;
+    retain_internal(q);
+    defer([this, fn, data, ptrs, qh]() mutable {
+      fn(qh, static_cast<cl_uint>(ptrs.size()), ptrs.data(), data);
+      std::unique_lock<runtime_lock> lk(mu);
+      release_internal(qh);
+    });
+  } else {
+    for (void* p : ev->svm_free) {
+      auto it = svm.find(reinterpret_cast<uintptr_t>(p));
+      if (it == svm.end()) continue;
+      it->second.freed = true;
+      if (it->second.pending == 0) free_svm_now(it);
+    }
+  }
+}
+
+void mock_runtime::record_command(_cl_event* ev, cl_int st) {
   command_record r;
   r.id = ev->command_id;
-  r.queue_id = q->id;
+  r.queue_id = ev->queue->id;
   r.kind = ev->kind;
   r.queued = ev->queued;
   r.start = ev->started;
@@ -340,7 +360,12 @@ void mock_runtime::execute(_cl_event* ev) {
              std::to_string(r.start) + ",\"end\":" + std::to_string(r.end) + ",\"mems\":[" + mems +
              "],\"status\":" + std::to_string(st) + "}");
   }
-  // Drop what the command held: buffers (their bytes may come back now), SVM uses, deps.
+}
+
+// Drops what the command held (buffers: their bytes may come back now; SVM uses; deps), sets its
+// status and breaks the queue's references to it.
+void mock_runtime::complete_command(_cl_event* ev, cl_int st) {
+  _cl_command_queue* q = ev->queue;
   if (ev->svm_counted) {
     for (const live_svm_range& s : ev->svm) {
       auto it = svm.find(s.address);

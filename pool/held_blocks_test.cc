@@ -1,4 +1,4 @@
-#include "pool/held_blocks.h"
+#include "pool/internal/held_blocks.h"
 
 #include <gtest/gtest.h>
 

@@ -32,7 +32,7 @@
 #include "pool/allocator.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
-#include "pool/pool_state.h"
+#include "pool/internal/pool_state.h"
 #include "pool/pool_types.h"
 #include "pool/pooled_allocation.h"
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <vector>
 
-#include "pool/event_hooks.h"
-#include "pool/oom_ladder.h"
-#include "pool/pool_ledger.h"
-#include "pool/reclaim_registry.h"
-#include "pool/trim_budget.h"
+#include "pool/internal/event_hooks.h"
+#include "pool/internal/oom_ladder.h"
+#include "pool/internal/pool_ledger.h"
+#include "pool/internal/reclaim_registry.h"
+#include "pool/internal/trim_budget.h"
 
 namespace clpool::detail {
 namespace {

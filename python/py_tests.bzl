@@ -17,6 +17,7 @@ PY_TESTS = [
     ("seed_cupy_test", ["mockcl", "pocl"]),
     ("seed_pycuda_test", ["mockcl", "pocl"]),
     ("binding_test", ["mockcl", "pocl"]),
+    ("replay_test", ["mockcl"]),
 ]
 
 # The tests that exercise what the binding path decides (how PooledBuffer objects are made, reused

@@ -2,9 +2,8 @@
 # tools/main.sh --help explains itself without running anything (no setup, no bazel); a bad
 # argument exits 2.
 set -u
+source "$(dirname "$0")/testing/test_lib.sh" || exit 1  # fail, die, finish
 MAIN="$1"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # A bazel that records being called: --help must not reach it.
 mkdir -p "$TEST_TMPDIR/bin"
 printf '#!/bin/sh\ntouch "%s/bazel-called"\nexit 3\n' "$TEST_TMPDIR" >"$TEST_TMPDIR/bin/bazel"
@@ -17,4 +16,4 @@ out="$(bash "$MAIN" --help 2>&1)"; rc=$?
 out="$(bash "$MAIN" --frobnicate 2>&1)"; rc=$?
 [[ $rc == 2 && "$out" == *"unknown argument '--frobnicate'"* ]] || fail "--frobnicate: exit $rc: $out"
 [[ ! -e "$TEST_TMPDIR/bazel-called" ]] || fail "bazel was run"
-(( fails == 0 )) && echo "all passed" || exit 1
+finish

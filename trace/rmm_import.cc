@@ -188,6 +188,10 @@ void rmm_csv_reader::read_header() {
   }
   consumed_ += row_.size() + 1;
   if (has_inner_cr(row_)) fail(cr_only_problem);
+  if (row_.rfind("\xEF\xBB\xBF", 0) == 0) {
+    fail("starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; an RMM log starts "
+         "with '" + std::string(expected_header) + "': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
+  }
   if (trim(row_) != expected_header) {
     fail("not an RMM log: the header is " + quote(row_) + ", expected '" +
          std::string(expected_header) + "'");

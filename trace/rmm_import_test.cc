@@ -67,6 +67,8 @@ TEST(RmmImport, BadCsv) {
   expect_error("", 1, "empty");
   expect_error("a,b,c\n", 1, "not an RMM log");
   expect_error("clpool-trace 1\n", 1, "not an RMM log");
+  expect_error("\xEF\xBB\xBF" + header, 1, "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header");
+  expect_error(std::string(5000, '\0'), 1, "longer than 4096 bytes");
   expect_error(header + "1,0,allocate,0x10,1\n", 2, "5 fields");
   expect_error(header + "1,0,allocate,0x10,1,0,7\n", 2, "7 fields");
   expect_error(header + "x,0,allocate,0x10,1,0\n", 2, "Thread 'x'");

@@ -30,7 +30,7 @@ std::string escape_field(std::string_view text) {
   return out;
 }
 
-bool unescape_field(std::string_view field, std::string& out) {
+bool unescape_field(std::string_view field, std::string& out, std::string* why) {
   out.clear();
   if (field == "%") return true;
   const auto digit = [](char c) -> int {
@@ -44,14 +44,28 @@ bool unescape_field(std::string_view field, std::string& out) {
       out.push_back(field[i]);
       continue;
     }
-    if (i + 2 >= field.size()) return false;
-    const int hi = digit(field[i + 1]);
-    const int lo = digit(field[i + 2]);
-    if (hi < 0 || lo < 0) return false;
+    const int hi = i + 1 < field.size() ? digit(field[i + 1]) : -1;
+    const int lo = i + 2 < field.size() ? digit(field[i + 2]) : -1;
+    if (hi < 0 || lo < 0) {
+      if (why != nullptr) {
+        std::string shown;
+        for (const char c : field.substr(i, 3)) {
+          shown += (static_cast<unsigned char>(c) > ' ' && static_cast<unsigned char>(c) < 0x7f) ? c : '?';
+        }
+        *why = "bad %-escape '" + shown + "' at byte " + std::to_string(i) + " (% takes two hex digits)";
+      }
+      return false;
+    }
     out.push_back(static_cast<char>(hi << 4 | lo));
     i += 2;
   }
-  return out.size() <= max_frame_text;
+  if (out.size() > max_frame_text) {
+    if (why != nullptr) {
+      *why = "longer than " + std::to_string(max_frame_text) + " bytes (" + std::to_string(out.size()) + ")";
+    }
+    return false;
+  }
+  return true;
 }
 
 std::string site_table::add_frame(std::uint64_t id, frame_info frame) {
@@ -190,9 +204,9 @@ std::string parse_site_line(std::string_view line, site_table& table) {
     const std::optional<frame_lang> lang = parse_frame_lang(f[2]);
     if (!lang) return "frame line: LANG must be py or native";
     info.lang = *lang;
-    if (!unescape_field(f[4], info.file) || !unescape_field(f[5], info.function)) {
-      return "frame line: a bad %-escape, or a name longer than 600 bytes";
-    }
+    std::string why;
+    if (!unescape_field(f[4], info.file, &why)) return "frame line: FILE: " + why;
+    if (!unescape_field(f[5], info.function, &why)) return "frame line: FUNCTION: " + why;
     return table.add_frame(id, std::move(info));
   }
   return "unknown site line";

@@ -46,7 +46,8 @@ std::optional<frame_lang> parse_frame_lang(std::string_view word);
 // ' ', 0x7f and '#' become %XX; an empty name is written "%". escape_field never fails;
 // unescape_field returns false on a malformed escape.
 std::string escape_field(std::string_view text);
-bool unescape_field(std::string_view field, std::string& out);
+// `why`, when given, says which: "bad %-escape '%4' at byte 3" or "longer than 600 bytes (700)".
+bool unescape_field(std::string_view field, std::string& out, std::string* why = nullptr);
 
 class site_table;
 
@@ -98,12 +99,17 @@ class site_table {
   // not part of the trace.
   void set_library_patterns(std::vector<std::string> patterns) { library_patterns_ = std::move(patterns); }
   const std::vector<std::string>& library_patterns() const { return library_patterns_; }
+  // How many of a stack's innermost program frames make its site (clpool_replay --site-frames;
+  // 1: the innermost alone); not part of the trace.
+  void set_site_frames(std::size_t frames) { site_frames_ = frames == 0 ? 1 : frames; }
+  std::size_t site_frames() const { return site_frames_; }
 
  private:
   std::unordered_map<std::uint64_t, frame_info> frames_;
   std::unordered_map<std::uint64_t, stack_entry> stacks_;
   std::vector<std::pair<std::uint64_t, stack_entry>> order_;
   std::vector<std::string> library_patterns_;
+  std::size_t site_frames_ = 1;
 };
 
 }  // namespace clpool::trace

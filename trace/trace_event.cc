@@ -9,6 +9,8 @@ std::string_view to_string(trace_action action) {
     case trace_action::free: return "free";
     case trace_action::free_held: return "free_held";
     case trace_action::stop_holding: return "stop_holding";
+    case trace_action::release: return "release";
+    case trace_action::wait: return "wait";
   }
   return "?";
 }
@@ -30,6 +32,8 @@ std::optional<trace_action> parse_action(std::string_view word) {
   if (word == "alloc_failed") return trace_action::alloc_failed;
   if (word == "free_held") return trace_action::free_held;
   if (word == "stop_holding") return trace_action::stop_holding;
+  if (word == "release") return trace_action::release;
+  if (word == "wait") return trace_action::wait;
   return std::nullopt;
 }
 

@@ -11,12 +11,15 @@
 
 namespace clpool::trace {
 
-// The format version written by default (no allocation sites), and the version with sites
-// (FORMAT.md, "Sites"): frame and stack tables and a stack id on alloc and alloc_failed. Readers
-// accept both; a writer writes version 2 only when asked to, so traces without sites stay
-// readable by older readers.
+// The format version written by default (no allocation sites), the version with sites
+// (FORMAT.md, "Sites"): frame and stack tables and a stack id on alloc and alloc_failed, and the
+// version with both moments of a free (FORMAT.md, "Two moments of a free"): the actions release
+// and wait, sites allowed. Readers accept all three; a writer writes version 2 or 3 only when
+// asked to, so traces without sites or releases stay readable by older readers.
 inline constexpr unsigned format_version = 1;
 inline constexpr unsigned sites_format_version = 2;
+inline constexpr unsigned release_format_version = 3;
+inline constexpr unsigned latest_format_version = release_format_version;
 
 // The largest `size` a reader accepts (2^62): no device is that large, so anything above is
 // corrupt input.
@@ -25,6 +28,9 @@ inline constexpr std::uint64_t max_event_size = std::uint64_t{1} << 62;
 // The longest line (text trace) or row (RMM CSV) a reader accepts, in bytes: any real one is far
 // shorter, and a longer one is refused at once rather than read into memory.
 inline constexpr std::size_t max_line_bytes = 4096;
+// The most NUL bytes a text trace may end in (FORMAT.md): a recorder writing through a memory map
+// leaves less than one chunk (the layer's: 1 MiB) unwritten.
+inline constexpr std::uint64_t max_zero_tail_bytes = std::uint64_t{16} << 20;
 
 // The two encodings of version 1 (FORMAT.md): one event per text line, or the compact binary form
 // (varint records, about 5x smaller and several times faster to read). Readers accept both.
@@ -40,6 +46,9 @@ enum class trace_action : std::uint8_t {
   free,          // block `id` was released
   free_held,     // the program told its pool to free held memory
   stop_holding,  // the program told its pool to stop holding
+  // Version 3 (FORMAT.md, "Two moments of a free"):
+  release,  // the program released block `id`; its memory is given back at its later `free`
+  wait,     // the program waited for queued commands (clFinish, clWaitForEvents, a blocking call)
 };
 
 // What kind of memory (FORMAT.md, field `kind`).

@@ -28,6 +28,8 @@ bool looks_cr_only(const char* p, std::size_t n) {
 constexpr const char* cr_only_problem =
     "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
 constexpr std::size_t max_metadata = 256;
+
+bool is_release_action(trace_action a) { return a == trace_action::release || a == trace_action::wait; }
 constexpr const char* field_names[9] = {"seq",  "time_ns", "thread", "queue", "action",
                                         "id",   "size",    "kind",   "flags"};
 
@@ -84,6 +86,15 @@ number_status parse_hex(std::string_view s, std::uint64_t& value) {
 }
 
 }  // namespace
+
+std::string known_versions() {
+  std::string out;
+  for (unsigned v = format_version; v <= latest_format_version; ++v) {
+    out += std::to_string(v);
+    out += v + 2 <= latest_format_version ? ", " : v + 1 == latest_format_version ? " and " : "";
+  }
+  return out;
+}
 
 trace_error::trace_error(std::string file, std::uint64_t line, std::string problem,
                          std::uint64_t events_read)
@@ -228,6 +239,13 @@ bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
       }
     }
     pos_ = end_;
+    // A recorder leaves less than one of its chunks unwritten; more is not such a tail, and an
+    // endless one (a device of zeros) must not be read forever.
+    if (consumed_base_ + end_ - tail_at > max_zero_tail_bytes) {
+      ++line_;
+      fail("more than " + std::to_string(max_zero_tail_bytes >> 20) + " MiB of NUL bytes from byte " +
+           std::to_string(tail_at) + ": not the unwritten tail of a killed recorder (FORMAT.md)");
+    }
   }
   if (cut_off.empty()) return true;
   ++line_;
@@ -237,6 +255,19 @@ bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
 
 void trace_reader::read_header() {
   if (read_binary_header()) return;
+  // What the first bytes say before a line is looked for: a file of NULs (/dev/zero, a
+  // preallocated file never written) would otherwise be read to its end as a "zero tail".
+  const std::string_view head(buffer_.data() + pos_, end_ - pos_);
+  if (!head.empty() && head[0] == '\0') {
+    line_ = 1;
+    fail("not a clpool trace: it starts with NUL bytes (byte 0), not 'clpool-trace " +
+         std::to_string(format_version) + "' (a file of zeros, or one never written?)");
+  }
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") {
+    line_ = 1;
+    fail("starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; a clpool trace starts "
+         "with 'clpool-trace': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
+  }
   const char* begin;
   const char* end;
   if (!next_line(begin, end)) {
@@ -256,10 +287,10 @@ void trace_reader::read_header() {
   while (q > p && is_blank(line[q - 1])) --q;
   const std::string_view version = line.substr(p, q - p);
   std::uint64_t v = 0;
-  if (parse_decimal(version, v) != number_status::ok ||
-      (v != format_version && v != sites_format_version)) {
+  if (parse_decimal(version, v) != number_status::ok || v < format_version ||
+      v > latest_format_version) {
     fail("unknown trace version " + quote(version) + " (this reader knows versions " +
-         std::to_string(format_version) + " and " + std::to_string(sites_format_version) + ")");
+         known_versions() + ")");
   }
   version_ = static_cast<unsigned>(v);
 }
@@ -368,7 +399,9 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
   const std::optional<trace_action> action = parse_action(f[4]);
   if (!action) {
     fail("field action: unknown action " + quote(f[4]) +
-         " (expected alloc, alloc_failed, free, free_held or stop_holding)");
+         (version_ < release_format_version
+              ? " (expected alloc, alloc_failed, free, free_held or stop_holding)"
+              : " (expected alloc, alloc_failed, free, free_held, stop_holding, release or wait)"));
   }
   e.action = *action;
   const std::optional<trace_kind> kind = parse_kind(f[7]);
@@ -397,17 +430,38 @@ void trace_reader::check_event(const trace_event& e) {
     fail("seq " + std::to_string(e.seq) + " does not follow " + std::to_string(last_seq_) +
          ": seq must be strictly increasing");
   }
+  if (is_release_action(e.action) && version_ < release_format_version) {
+    fail("action " + std::string(to_string(e.action)) + " needs version " +
+         std::to_string(release_format_version) + " (the header says version " +
+         std::to_string(version_) + ")");
+  }
   if (options_.check_liveness) {
+    // A live id's entry is the line of its alloc, or, once the program released it (version 3),
+    // the line of its release with released_bit set.
+    constexpr std::uint64_t released_bit = std::uint64_t{1} << 63;
     if (e.action == trace_action::alloc) {
       if (!live_.insert(e.id, line_)) {
-        fail("alloc of id " + std::to_string(e.id) + ", which is already live (allocated at line " +
-             std::to_string(*live_.find(e.id)) + " and not freed)");
+        const std::uint64_t at = *live_.find(e.id);
+        fail("alloc of id " + std::to_string(e.id) + ", which is already live (" +
+             ((at & released_bit) != 0 ? "released at line " : "allocated at line ") +
+             std::to_string(at & ~released_bit) + " and not freed)");
       }
     } else if (e.action == trace_action::free) {
       if (!live_.erase(e.id)) {
         fail("free of id " + std::to_string(e.id) +
              ", which is not live (never allocated, or already freed)");
       }
+    } else if (e.action == trace_action::release) {
+      std::uint64_t* at = live_.find(e.id);
+      if (at == nullptr) {
+        fail("release of id " + std::to_string(e.id) +
+             ", which is not live (never allocated, or already freed)");
+      }
+      if ((*at & released_bit) != 0) {
+        fail("release of id " + std::to_string(e.id) + ", which was already released at line " +
+             std::to_string(*at & ~released_bit) + " (a block is released once, then freed)");
+      }
+      *at = line_ | released_bit;
     }
   }
   have_seq_ = true;
@@ -423,6 +477,7 @@ read_result drain(trace_reader& reader) {
   } catch (const trace_error& error) {
     result.error = error;
   }
+  result.version = reader.version();
   result.metadata = reader.metadata();
   result.sites = reader.sites();
   return result;

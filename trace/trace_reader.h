@@ -143,9 +143,13 @@ class trace_reader {
   std::unique_ptr<trace_error> error_;  // sticky: set once, rethrown by every later next()
 };
 
+// "1, 2 and 3": the versions this reader knows, for messages.
+std::string known_versions();
+
 // Everything one trace holds, or as much as was valid.
 struct read_result {
   std::vector<trace_event> events;  // every valid event before the error, if any
+  unsigned version = 0;             // from the header (0: none was read)
   trace_metadata metadata;
   site_table sites;
   std::optional<trace_error> error;  // the first problem; nothing when the whole trace was valid

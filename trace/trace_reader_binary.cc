@@ -17,9 +17,9 @@ bool trace_reader::read_binary_header() {
   line_ = 1;
   if (end_ - pos_ < 16) fail("truncated binary header (16 bytes expected)");
   const unsigned char* h = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
-  if (h[8] != format_version && h[8] != sites_format_version) {
+  if (h[8] < format_version || h[8] > latest_format_version) {
     fail("unknown trace version '" + std::to_string(h[8]) + "' (binary form; this reader knows versions " +
-         std::to_string(format_version) + " and " + std::to_string(sites_format_version) + ")");
+         known_versions() + ")");
   }
   for (int i = 9; i < 16; ++i) {
     if (h[i] != 0) fail("corrupt binary header: reserved bytes are not zero");
@@ -111,7 +111,11 @@ bool trace_reader::next_binary(trace_event& out) {
       continue;
     }
     const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
-    if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > static_cast<unsigned>(trace_action::stop_holding)) {
+    // Actions 5 (release) and 6 (wait) exist from version 3 on; their records always set bit 6,
+    // so that a tag byte of exactly 5 or 6 stays a frame or stack record.
+    const unsigned last_action = static_cast<unsigned>(
+        version_ >= release_format_version ? trace_action::wait : trace_action::stop_holding);
+    if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > last_action) {
       fail(where() + "bad record tag " + std::to_string(tag) + " (corrupt or not a clpool binary trace)");
     }
     trace_event e;

@@ -83,9 +83,52 @@ TEST(TraceReaderErrors, NotATrace) {
 }
 
 TEST(TraceReaderErrors, UnknownVersion) {
-  expect_error("clpool-trace 3\n", 1, "unknown trace version '3'", 0);
+  expect_error("clpool-trace 4\n", 1, "unknown trace version '4' (this reader knows versions 1, 2 and 3)", 0);
+  expect_error("clpool-trace 0\n", 1, "unknown trace version '0'", 0);
   expect_error("clpool-trace x\n", 1, "unknown trace version 'x'", 0);
   expect_error("clpool-trace\n", 1, "not a clpool trace", 0);
+}
+
+// Version 3 (FORMAT.md "Two moments of a free"): the program's release and its waits, beside the
+// driver's free; sites allowed.
+TEST(TraceReaderV3, ReleaseAndWait) {
+  read_result r = read_all_from_string("clpool-trace 3\n"
+                                       "0 1 0 0 alloc 1 4096 buffer 0x1\n"
+                                       "1 2 0 0 release 1 4096 buffer 0x1\n"
+                                       "2 3 0 1 wait 0 0 buffer 0\n"
+                                       "3 4 1 0 free 1 4096 buffer 0x1\n"
+                                       "frame 1 py 3 a.py f\n"
+                                       "stack 1 0 1\n"
+                                       "4 5 0 0 alloc 1 8 svm 0 1\n",
+                                       "t.trace");
+  ASSERT_FALSE(r.error) << r.error->what();
+  EXPECT_EQ(r.version, 3u);
+  ASSERT_EQ(r.events.size(), 5u);
+  EXPECT_EQ(r.events[1], (trace_event{1, 2, 0, 0, trace_action::release, 1, 4096, trace_kind::buffer, 1}));
+  EXPECT_EQ(r.events[2].action, trace_action::wait);
+  EXPECT_EQ(r.events[2].queue, 1u);
+  EXPECT_EQ(r.events[4].stack, 1u);
+}
+
+TEST(TraceReaderV3, Errors) {
+  const std::string v3 = "clpool-trace 3\n";
+  // Only version 3 has them, on the fast path and the careful one.
+  expect_error(header + "0 0 0 0 release 1 4096 buffer 0\n", 2,
+               "action release needs version 3 (the header says version 1)", 0);
+  expect_error(header + "0 0 0 0 wait 0 0 buffer 0 \n", 2, "action wait needs version 3", 0);
+  expect_error("clpool-trace 2\n0 0 0 0 wait 0 0 buffer 0\n", 2,
+               "action wait needs version 3 (the header says version 2)", 0);
+  // A release names a live block, once.
+  expect_error(v3 + "0 0 0 0 release 5 1 buffer 0\n", 2, "release of id 5, which is not live", 0);
+  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 release 5 1 buffer 0\n",
+               4, "release of id 5, which was already released at line 3", 2);
+  // Released is still live until its free.
+  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 alloc 5 1 buffer 0\n",
+               4, "alloc of id 5, which is already live (released at line 3 and not freed)", 2);
+  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 free 5 1 buffer 0\n2 0 0 0 release 5 1 buffer 0\n",
+               4, "release of id 5, which is not live", 2);
+  expect_error(v3 + "0 0 0 0 launch 5 1 buffer 0\n", 2,
+               "unknown action 'launch' (expected alloc, alloc_failed, free, free_held, stop_holding, release or wait)", 0);
 }
 
 TEST(TraceReaderErrors, TruncatedLastLineKeepsEarlierEvents) {
@@ -292,6 +335,50 @@ TEST(TraceReaderZeroTail, ALongTailInAFile) {
   EXPECT_NE(std::string(r.error->what()).find("are followed by more data"), std::string::npos)
       << r.error->what();
   EXPECT_EQ(r.events.size(), 30000u);
+}
+
+// /dev/zero was read forever ("empty: no header" only at its end, never for a device): NULs
+// where the header belongs are refused at byte 0, and a zero tail is bounded.
+TEST(TraceReaderBounds, AFileOfZerosIsRefusedAtOnce) {
+  const trace_error e = [] {
+    try {
+      trace_reader r("/dev/zero");
+    } catch (const trace_error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "/dev/zero read as a trace";
+    return trace_error("", 0, "", 0);
+  }();
+  EXPECT_EQ(std::string(e.what()),
+            "/dev/zero:1: not a clpool trace: it starts with NUL bytes (byte 0), not 'clpool-trace 1' (a file "
+            "of zeros, or one never written?)");
+  expect_error(std::string(100, '\0'), 1, "it starts with NUL bytes (byte 0)", 0);
+}
+
+TEST(TraceReaderBounds, AZeroTailLongerThanARecorderLeavesIsAnError) {
+  const std::string path = temp_path("long_tail.trace");
+  const std::string events = header + "0 0 0 0 alloc 1 4096 buffer 0\n";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << events << std::string(max_zero_tail_bytes - 1, '\0');
+  }
+  read_result r = read_all(path);
+  EXPECT_FALSE(r.error) << r.error->what();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << std::string(std::size_t{2} << 20, '\0');
+  }
+  r = read_all(path);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->problem(), "more than 16 MiB of NUL bytes from byte " + std::to_string(events.size()) +
+                                    ": not the unwritten tail of a killed recorder (FORMAT.md)");
+  EXPECT_EQ(r.events.size(), 1u);
+}
+
+// A UTF-8 byte-order mark showed as '???clpool-trace 1'.
+TEST(TraceReaderBounds, AByteOrderMarkIsNamed) {
+  expect_error("\xEF\xBB\xBF" + header, 1,
+               "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header", 0);
 }
 
 }  // namespace

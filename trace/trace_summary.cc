@@ -7,12 +7,18 @@
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
 //   live_at_end: 0      (blocks never freed)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
+//   release: 4, wait: 2 (version 3 only: FORMAT.md "Two moments of a free")
+//   peak_device_bytes_at_release: 2097152 (version 3 only: the peak with each block counted free
+//                                 from the program's release, not the driver's free)
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
+
+#include "common/text_escape.h"
 
 #include "trace/trace_reader.h"
 
@@ -21,31 +27,56 @@ namespace clpool::trace {
 
 
 bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err) {
-  read_result read = read_all(path);
+  // Streamed: memory is bounded by the live blocks, never by the trace's length.
+  std::optional<trace_error> error;
+  std::optional<trace_reader> reader;
   std::map<std::string, std::uint64_t> counts;
   std::unordered_map<std::uint64_t, trace_event> live;
-  std::uint64_t device_bytes = 0, peak = 0;
-  const trace_event* first_failure = nullptr;
-  for (const trace_event& e : read.events) {
-    ++counts[std::string(to_string(e.action))];
-    const bool device = e.kind == trace_kind::buffer || e.kind == trace_kind::svm;
-    if (e.action == trace_action::alloc) {
-      ++counts["alloc." + std::string(to_string(e.kind))];
-      live[e.id] = e;
-      if (device) device_bytes += e.size;
-      if (device_bytes > peak) peak = device_bytes;
-    } else if (e.action == trace_action::free) {
-      auto it = live.find(e.id);
-      if (it != live.end()) {
-        const trace_kind k = it->second.kind;
-        if (k == trace_kind::buffer || k == trace_kind::svm) device_bytes -= it->second.size;
-        live.erase(it);
+  std::uint64_t device_bytes = 0, peak = 0, events = 0;
+  // The same sum with each block counted free from the program's release (version 3).
+  std::uint64_t held_by_program = 0, peak_program = 0;
+  std::unordered_map<std::uint64_t, bool> released;  // live id -> the program released it
+  std::optional<trace_event> first_failure;
+  const auto device_size = [](const trace_event& a) {
+    return a.kind == trace_kind::buffer || a.kind == trace_kind::svm ? a.size : 0;
+  };
+  try {
+    reader.emplace(path);
+    trace_event e;
+    while (reader->next(e)) {
+      ++events;
+      ++counts[std::string(to_string(e.action))];
+      if (e.action == trace_action::alloc) {
+        ++counts["alloc." + std::string(to_string(e.kind))];
+        live[e.id] = e;
+        device_bytes += device_size(e);
+        held_by_program += device_size(e);
+        if (device_bytes > peak) peak = device_bytes;
+        if (held_by_program > peak_program) peak_program = held_by_program;
+      } else if (e.action == trace_action::release) {
+        auto it = live.find(e.id);
+        if (it != live.end() && !released[e.id]) {
+          released[e.id] = true;
+          held_by_program -= device_size(it->second);
+        }
+      } else if (e.action == trace_action::free) {
+        auto it = live.find(e.id);
+        if (it != live.end()) {
+          device_bytes -= device_size(it->second);
+          if (!released[e.id]) held_by_program -= device_size(it->second);
+          released.erase(e.id);
+          live.erase(it);
+        }
+      } else if (e.action == trace_action::alloc_failed && !first_failure) {
+        first_failure = e;
       }
-    } else if (e.action == trace_action::alloc_failed && first_failure == nullptr) {
-      first_failure = &e;
     }
+  } catch (const trace_error& e) {
+    error = e;
   }
-  std::fprintf(out, "events: %zu\n", read.events.size());
+  const trace_metadata no_metadata;
+  const trace_metadata& metadata = reader ? reader->metadata() : no_metadata;
+  std::fprintf(out, "events: %llu\n", static_cast<unsigned long long>(events));
   for (const char* action : {"alloc", "alloc_failed", "free", "free_held", "stop_holding"}) {
     std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
   }
@@ -54,19 +85,29 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
                 static_cast<unsigned long long>(counts[std::string("alloc.") + kind]));
   }
   std::fprintf(out, "peak_device_bytes: %llu\n", static_cast<unsigned long long>(peak));
+  if (reader && reader->version() >= release_format_version) {
+    for (const char* action : {"release", "wait"}) {
+      std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
+    }
+    std::fprintf(out, "peak_device_bytes_at_release: %llu\n",
+                 static_cast<unsigned long long>(peak_program));
+  }
   std::fprintf(out, "live_at_end: %zu\n", live.size());
-  if (first_failure != nullptr) {
+  if (first_failure) {
     std::fprintf(out, "first_alloc_failed: seq %llu size %llu kind %s\n",
                 static_cast<unsigned long long>(first_failure->seq),
                 static_cast<unsigned long long>(first_failure->size),
                 std::string(to_string(first_failure->kind)).c_str());
   }
-  for (const auto& [key, value] : read.metadata) {
+  for (const auto& [key, value] : metadata) {
     // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
-    if (key != "failure") std::fprintf(out, "meta.%s: %s\n", key.c_str(), value.c_str());
+    // The comments come from the trace: printed in their printable form (common/text_escape.h).
+    if (key != "failure") {
+      std::fprintf(out, "meta.%s: %s\n", common::escape_text(key).c_str(), common::escape_text(value).c_str());
+    }
   }
-  if (read.error) {
-    std::fprintf(err, "trace_summary: %s\n", read.error->what());
+  if (error) {
+    std::fprintf(err, "trace_summary: %s\n", error->what());
     return false;
   }
   return true;

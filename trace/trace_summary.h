@@ -8,7 +8,8 @@
 
 namespace clpool::trace {
 
-// Reads the trace at `path` with the strict reader and prints one `key: value` per line to `out`.
+// Reads the trace at `path` with the strict reader, streaming (memory bounded by the live blocks),
+// and prints one `key: value` per line to `out`.
 // A malformed trace is summarised up to its error, and the reader's error goes to `err` prefixed
 // "trace_summary: "; returns whether the trace was valid.
 bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err);

@@ -32,7 +32,7 @@ void trace_writer::commit() {
 }
 
 void trace_writer::write_header() {
-  if (version_ != format_version && version_ != sites_format_version) {
+  if (version_ < format_version || version_ > latest_format_version) {
     throw std::invalid_argument("trace_writer: unknown version " + std::to_string(version_));
   }
   buffer_.reserve(flush_at + 256);
@@ -49,7 +49,10 @@ void trace_writer::write_header() {
 void trace_writer::write_binary(const trace_event& e) {
   const bool first = events_ == 1;  // already counted
   const bool has_flags = e.flags != 0;
-  const bool has_tq = first || e.thread != last_thread_ || e.queue != last_queue_;
+  // A release or wait record always carries thread and queue (bit 6), so that its tag byte is
+  // never exactly 5 or 6, a frame's or a stack's (FORMAT.md, "Two moments of a free").
+  const bool has_tq = first || e.thread != last_thread_ || e.queue != last_queue_ ||
+                      e.action == trace_action::release || e.action == trace_action::wait;
   const unsigned tag = static_cast<unsigned>(e.action) | static_cast<unsigned>(e.kind) << 3 |
                        (has_flags ? 0x20u : 0u) | (has_tq ? 0x40u : 0u) |
                        (e.stack != 0 ? 0x80u : 0u);
@@ -110,8 +113,13 @@ void trace_writer::write(const trace_event& e) {
   }
   if (e.stack != 0 && (version_ < sites_format_version || (e.action != trace_action::alloc &&
                                                            e.action != trace_action::alloc_failed))) {
-    throw std::invalid_argument("trace_writer::write: a stack id needs a version-2 writer and an "
-                                "alloc or alloc_failed event");
+    throw std::invalid_argument("trace_writer::write: a stack id needs a version-2 or -3 writer "
+                                "and an alloc or alloc_failed event");
+  }
+  if ((e.action == trace_action::release || e.action == trace_action::wait) &&
+      version_ < release_format_version) {
+    throw std::invalid_argument("trace_writer::write: a " + std::string(to_string(e.action)) +
+                                " event needs a version-3 writer");
   }
   prev_seq_ = last_seq_;
   have_seq_ = true;
@@ -152,14 +160,14 @@ void trace_writer::write(const trace_event& e) {
 }
 
 void trace_writer::write_frame(std::uint64_t id, const frame_info& frame) {
-  if (version_ < sites_format_version) throw std::logic_error("trace_writer: frames need version 2");
+  if (version_ < sites_format_version) throw std::logic_error("trace_writer: frames need version 2 or 3");
   if (encoding_ == trace_encoding::binary) append_frame_binary(buffer_, id, frame);
   else append_frame_text(buffer_, id, frame);
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 
 void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint64_t frame) {
-  if (version_ < sites_format_version) throw std::logic_error("trace_writer: stacks need version 2");
+  if (version_ < sites_format_version) throw std::logic_error("trace_writer: stacks need version 2 or 3");
   if (encoding_ == trace_encoding::binary) append_stack_binary(buffer_, id, parent, frame);
   else append_stack_text(buffer_, id, parent, frame);
   if (buffer_.size() >= flush_at) flush_buffer();
@@ -168,13 +176,19 @@ void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint
 void trace_writer::flush_buffer() {
   out_->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   buffer_.clear();
-  if (!*out_) throw std::runtime_error("trace_writer: write to " + name_ + " failed");
+  if (!*out_) {
+    if (owned_) owned_->commit();  // throws the file's error: its flag, path and the OS's reason
+    throw std::runtime_error("trace_writer: write to " + name_ + " failed");
+  }
 }
 
 void trace_writer::flush() {
   flush_buffer();
   out_->flush();
-  if (!*out_) throw std::runtime_error("trace_writer: flush of " + name_ + " failed");
+  if (!*out_) {
+    if (owned_) owned_->commit();
+    throw std::runtime_error("trace_writer: flush of " + name_ + " failed");
+  }
 }
 
 }  // namespace clpool::trace

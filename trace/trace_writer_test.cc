@@ -104,6 +104,27 @@ TEST(TraceWriter, UnwritablePathThrows) {
 namespace clpool::trace {
 namespace {
 
+// --write-trace /dev/full (a full disk): the write's reason reaches the caller, naming the flag.
+TEST(TraceWriter, AFullDeviceIsAnErrorWithItsReason) {
+  for (const trace_encoding enc : {trace_encoding::text, trace_encoding::binary}) {
+    trace_writer w("/dev/full", enc, "--write-trace");
+    trace_event e;
+    e.action = trace_action::alloc;
+    e.size = 4096;
+    try {
+      for (std::uint64_t i = 0; i < 200000; ++i) {
+        e.seq = i;
+        e.id = i + 1;
+        w.write(e);
+      }
+      w.commit();
+      FAIL() << "/dev/full took the trace";
+    } catch (const std::exception& err) {
+      EXPECT_EQ(std::string(err.what()), "--write-trace: cannot write '/dev/full': No space left on device");
+    }
+  }
+}
+
 TEST(TraceWriterBinary, RoundTrip) {
   for (unsigned seed = 1; seed <= 5; ++seed) {
     const std::vector<trace_event> events = random_events(seed, 20000);
@@ -163,8 +184,8 @@ TEST(TraceReaderBinary, MalformedInput) {
   expect_binary_error(good.substr(0, good.size() - 1), "truncated", 1);
   // Unknown version and corrupt header.
   std::string v2 = good;
-  v2[8] = 3;
-  expect_binary_error(v2, "unknown trace version '3'", 0);
+  v2[8] = 4;
+  expect_binary_error(v2, "unknown trace version '4'", 0);
   expect_binary_error(good.substr(0, 12), "truncated binary header", 0);
   // A bad tag (action 5) and the high bit.
   std::string bad_tag = good;
@@ -181,6 +202,41 @@ TEST(TraceReaderBinary, MalformedInput) {
   expect_binary_error(binary_of({{.seq = 0, .action = trace_action::alloc_failed, .size = max_event_size}}) .substr(0, 16) +
                           std::string("\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 13),
                       "above 2^62", 0);
+}
+
+// Version 3: release and wait round-trip in both encodings; their binary records always carry
+// thread and queue, so a tag byte of exactly 5 or 6 stays a frame or stack record; an older
+// writer refuses them, and an older binary trace holding action 5 or 6 is refused.
+TEST(TraceWriterV3, ReleaseAndWaitRoundTrip) {
+  const std::vector<trace_event> events = {
+      {.seq = 0, .action = trace_action::alloc, .id = 1, .size = 4096},
+      {.seq = 1, .action = trace_action::release, .id = 1, .size = 4096},
+      {.seq = 2, .action = trace_action::wait},
+      {.seq = 3, .action = trace_action::free, .id = 1, .size = 4096},
+      {.seq = 4, .action = trace_action::alloc, .id = 2, .size = 8, .kind = trace_kind::svm, .stack = 1},
+      {.seq = 5, .thread = 2, .queue = 3, .action = trace_action::release, .id = 2, .size = 8,
+       .kind = trace_kind::svm}};
+  for (const trace_encoding encoding : {trace_encoding::text, trace_encoding::binary}) {
+    std::ostringstream out;
+    {
+      trace_writer writer(out, encoding, release_format_version);
+      writer.write_frame(1, {.lang = frame_lang::python, .line = 3, .file = "a.py", .function = "f"});
+      writer.write_stack(1, 0, 1);
+      for (const auto& e : events) writer.write(e);
+    }
+    read_result r = read_all_from_string(out.str(), "v3");
+    ASSERT_FALSE(r.error) << r.error->what();
+    EXPECT_EQ(r.version, 3u);
+    ASSERT_EQ(r.events.size(), events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(r.events[i], events[i]) << i;
+  }
+  std::ostringstream old;
+  trace_writer v2(old, trace_encoding::binary, sites_format_version);
+  EXPECT_THROW(v2.write({.seq = 0, .action = trace_action::wait}), std::invalid_argument);
+  // A version-1 binary trace with an action-5 record (thread and queue set) is corrupt.
+  std::string bytes = binary_of({{.seq = 0, .thread = 1, .action = trace_action::alloc, .id = 1}});
+  bytes[16] = static_cast<char>(5 | 0x40);
+  expect_binary_error(bytes, "bad record tag 69", 0);
 }
 
 }  // namespace

@@ -9,3 +9,4 @@ page = 1B
 pack_limit = 0
 pack_granule = 1B
 max_alloc_enforced = yes
+commands_finish = promptly

@@ -12,3 +12,6 @@ page = 128B
 pack_limit = 0
 pack_granule = 1B
 max_alloc_enforced = yes
+# Queued commands run when the program waits for them (clFinish, clWaitForEvents, a blocking
+# call), so a buffer released while commands on it are queued is freed at the next wait.
+commands_finish = at_wait

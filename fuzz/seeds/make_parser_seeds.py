@@ -58,6 +58,23 @@ stack 3 2 3
 frame 3 native 0 /usr/lib/libapp.so grow_cache(unsigned%20long)
 """
 
+# Version 3 (FORMAT.md "Two moments of a free"): the program's release before the driver's free,
+# a wait, a block freed without a release, and sites.
+TRACE_RELEASES = """clpool-trace 3
+# source: seed
+frame 1 py 3 app.py main
+stack 1 0 1
+0 0 0 0 alloc 1 4096 buffer 0x1 1
+1 10 0 0 release 1 4096 buffer 0x1
+2 20 0 1 alloc 2 1048576 svm 0x0
+3 30 0 2 wait 0 0 buffer 0x0
+4 40 1 0 free 1 4096 buffer 0x1
+5 50 0 2 release 2 1048576 svm 0x0
+6 60 0 0 alloc 3 64 buffer 0x0 1
+7 70 1 2 free 2 0 svm 0x0
+8 80 0 0 free 3 64 buffer 0x0
+"""
+
 
 def varint(v):
     out = bytearray()
@@ -115,6 +132,11 @@ def main():
           (TRACE_SITES + "5 50 0 1 alloc 9 1 buffer 0x0 44\n").encode() + bytes([0]))
     write(os.path.join(trace, "seed_trace_sites_binary"), binary_sites() + bytes([0]))
     write(os.path.join(trace, "seed_rmm_csv"), RMM.encode() + bytes([2]))
+    write(os.path.join(trace, "seed_trace_releases"), TRACE_RELEASES.encode() + bytes([0]))
+    write(os.path.join(trace, "seed_trace_releases_no_liveness"), TRACE_RELEASES.encode() + bytes([1]))
+    write(os.path.join(trace, "seed_trace_releases_twice"),
+          (TRACE_RELEASES + "9 90 0 0 alloc 4 8 buffer 0x0\n10 91 0 0 release 4 8 buffer 0x0\n"
+           "11 92 0 0 release 4 8 buffer 0x0\n").encode() + bytes([0]))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 // Fake allocators for testing and benchmarking pools without a device.
 //
-// fake_device simulates a device of fixed capacity (its memory is the device model's ledger with
-// the exact profile): it tracks every outstanding block, reports
-// out-of-memory (by value from try_allocate, as allocator_out_of_memory from allocate), detects
-// double and mismatched frees, and can be told to fail with an error that is NOT out-of-memory.
+// fake_device simulates a device of fixed capacity: it is device_model's simulated_device (the
+// device model's ledger with the exact profile; the same blocks and handles clpool_replay's
+// simulated device uses), behind a lock, reporting out-of-memory (by value from try_allocate, as
+// allocator_out_of_memory from allocate), detecting double and mismatched frees, and able to be
+// told to fail with an error that is NOT out-of-memory.
 // fake_allocator and throwing_fake_allocator are block_allocators over it, one for each form of
 // the seam (allocator.h); the test keeps a shared_ptr to the device to inspect it while the pool
 // owns the allocator.
@@ -14,11 +15,12 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "device_model/device_memory.h"
+#include "device_model/simulated_device.h"
 #include "pool/allocator.h"
 #include "pool/errors.h"
 
@@ -34,18 +36,14 @@ class fake_device_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A simulated capacity-limited device. Thread-safe.
-//
-// Handles name a slot and its generation (slot + 1 in the low 32 bits, the slot's reuse count in
-// the high 32): freed slots are reused, so the device's memory follows the blocks outstanding,
-// not every block ever made, and a handle freed once is still recognised as freed after its slot
-// was reused. (A slot reused 2^32 times would repeat a handle, and slot 2^32 - 1 would carry into
-// the generation; no test comes near either.)
+// A simulated capacity-limited device. Thread-safe. Handles are device_model::simulated_device's:
+// a slot and its generation, so a handle freed once is still recognised as freed after its slot
+// was reused.
 class fake_device {
  public:
   using handle_type = std::uint64_t;
 
-  explicit fake_device(std::uint64_t capacity = unlimited) : memory_({}, capacity) {}
+  explicit fake_device(std::uint64_t capacity = unlimited) : device_({}, capacity) {}
 
   // Makes a block of `bytes` and returns true with its handle in `out`; or returns false, with
   // status fake_oom_status and a message in `refusal`, when outstanding + bytes > capacity; or
@@ -57,34 +55,19 @@ class fake_device {
       --armed_failures_;
       throw fake_device_error("fake_device: injected failure");
     }
-    device_model::placement where;
-    if (!memory_.try_commit(bytes, where)) {
+    const std::uint64_t handle = device_.allocate(bytes, /*commit=*/true);
+    if (handle == 0) {
       ++oom_failures_;
       // One snprintf, not to_string temporaries: fuzzers hit this on every out-of-memory.
       char message[96];
       std::snprintf(message, sizeof message, "fake_device: %llu bytes requested, %llu free",
                     static_cast<unsigned long long>(bytes),
-                    static_cast<unsigned long long>(memory_.free_bytes()));
+                    static_cast<unsigned long long>(device_.memory().free_bytes()));
       refusal.status = fake_oom_status;
       refusal.message = message;
       return false;
     }
-    std::uint32_t index;
-    if (free_slots_.empty()) {
-      index = static_cast<std::uint32_t>(slots_.size());
-      slots_.push_back(slot{});
-      // Room for every slot on the free list, so that deallocate (noexcept) never allocates.
-      free_slots_.reserve(slots_.capacity());
-    } else {
-      index = free_slots_.back();
-      free_slots_.pop_back();
-    }
-    slot& s = slots_[index];
-    s.bytes = bytes;
-    s.where = where;
-    s.live = true;
-    ++live_blocks_;
-    out = (std::uint64_t{s.generation} << 32) | (std::uint64_t{index} + 1);
+    out = handle;
     return true;
   }
 
@@ -96,20 +79,16 @@ class fake_device {
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept {
     std::lock_guard<std::mutex> guard(mutex_);
     ++deallocate_calls_;
-    slot* s = find_locked(handle);
-    if (s == nullptr) {
+    const std::optional<std::uint64_t> size = device_.live_bytes(handle);
+    if (!size) {
       errors_.push_back("free of unknown or already freed block " + std::to_string(handle));
       return;
     }
-    if (s->bytes != bytes) {
+    if (*size != bytes) {
       errors_.push_back("block " + std::to_string(handle) + " freed with size " +
-                        std::to_string(bytes) + ", allocated with " + std::to_string(s->bytes));
+                        std::to_string(bytes) + ", allocated with " + std::to_string(*size));
     }
-    memory_.release(s->where, s->bytes);
-    s->live = false;
-    ++s->generation;
-    --live_blocks_;
-    free_slots_.push_back(static_cast<std::uint32_t>((handle & 0xffffffffu) - 1));
+    device_.release(handle);
   }
 
   // The next `n` allocate calls throw fake_device_error.
@@ -120,28 +99,31 @@ class fake_device {
 
   void set_capacity(std::uint64_t capacity) {
     std::lock_guard<std::mutex> guard(mutex_);
-    memory_.set_capacity(capacity);
+    device_.memory().set_capacity(capacity);
   }
 
   std::uint64_t capacity() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return memory_.capacity();
+    return device_.memory().capacity();
   }
   std::uint64_t outstanding_bytes() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return memory_.committed();
+    return device_.memory().committed();
   }
-  std::uint64_t outstanding_blocks() const { return locked(live_blocks_); }
+  std::uint64_t outstanding_blocks() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return device_.live_blocks();
+  }
   std::uint64_t peak_bytes() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return memory_.peak_committed();
+    return device_.memory().peak_committed();
   }
   std::uint64_t allocate_calls() const { return locked(allocate_calls_); }
   std::uint64_t deallocate_calls() const { return locked(deallocate_calls_); }
   std::uint64_t oom_failures() const { return locked(oom_failures_); }
   bool is_outstanding(std::uint64_t handle) const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return find_locked(handle) != nullptr;
+    return device_.live_bytes(handle).has_value();
   }
   // Every bad free so far, in order; error_count() is its size without copying it.
   std::vector<std::string> errors() const {
@@ -154,38 +136,17 @@ class fake_device {
   }
 
  private:
-  struct slot {
-    std::uint64_t bytes = 0;
-    std::uint32_t generation = 0;
-    bool live = false;
-    device_model::placement where;
-  };
-
-  // The live block `handle` names, or nullptr.
-  slot* find_locked(std::uint64_t handle) {
-    const std::uint64_t index_plus_one = handle & 0xffffffffu;
-    if (index_plus_one == 0 || index_plus_one > slots_.size()) return nullptr;
-    slot& s = slots_[index_plus_one - 1];
-    return s.live && s.generation == (handle >> 32) ? &s : nullptr;
-  }
-  const slot* find_locked(std::uint64_t handle) const {
-    return const_cast<fake_device*>(this)->find_locked(handle);
-  }
-
   std::uint64_t locked(const std::uint64_t& field) const {
     std::lock_guard<std::mutex> guard(mutex_);
     return field;
   }
 
   mutable std::mutex mutex_;
-  device_model::device_memory memory_;  // the exact profile: every byte counts once
-  std::uint64_t live_blocks_ = 0;
+  device_model::simulated_device device_;  // the exact profile: every byte counts once
   std::uint64_t allocate_calls_ = 0;
   std::uint64_t deallocate_calls_ = 0;
   std::uint64_t oom_failures_ = 0;
   unsigned armed_failures_ = 0;
-  std::vector<slot> slots_;
-  std::vector<std::uint32_t> free_slots_;
   std::vector<std::string> errors_;
 };
 

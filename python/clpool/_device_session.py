@@ -187,8 +187,8 @@ class DeviceSession:
         if os.path.exists(self.trace_path):
             with open(self.trace_path, "rb") as f:
                 head = f.read(64)
-            if head and not head.startswith(b"clpool-trace 2\n# source: layer\n") and \
-                    not head.startswith(b"clpool-trace 1\n# source: layer\n"):
+            # The layer's traces of every version (3 since both moments of a free; 1 and 2 before).
+            if head and not any(head.startswith(b"clpool-trace %d\n# source: layer\n" % v) for v in (1, 2, 3)):
                 raise SetupError(f"--clpool-artifacts: {self.trace_path!r} exists and is not a "
                                  f"trace the layer wrote: not overwriting it")
         layers = os.environ.get("OPENCL_LAYERS")

@@ -155,7 +155,7 @@ def test_markers_summary_and_artifacts(suite):
     assert "OUT OF MEMORY" in replay and "test_capacity_too_small" in replay, replay
     replay = (art / "test_suite.py_test_peak_above" / "replay.txt").read_text()
     assert "OUT OF MEMORY" in replay and "grow" in replay, replay
-    assert (art / "session.trace").read_text().startswith("clpool-trace 2\n# source: layer\n")
+    assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
     assert "artifacts: " + str(art) in out
 
 
@@ -334,3 +334,17 @@ def test_the_fixed_suite_passes(suite):
     suite.makepyfile(test_suite=fixed)
     r = suite.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider")
     assert outcomes(r).get("passed") == 8, r.stdout.str()
+
+
+def test_a_second_session_replaces_the_layers_trace(pytester):
+    """The session trace the layer wrote (version 3: the program's releases beside the driver's
+    frees) is the plugin's to replace in the next session; another file is not."""
+    pytester.makepyfile(test_one="def test_nothing():\n    pass\n")
+    art = pytester.path / "art"
+    for _ in range(2):
+        r = pytester.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+        assert outcomes(r).get("passed") == 1, r.stdout.str() + r.stderr.str()
+    assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
+    (art / "session.trace").write_text("mine\n")
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+    assert "is not a trace the layer wrote" in r.stdout.str() + r.stderr.str()

@@ -1,6 +1,7 @@
 """Seeds 000 and 001, PyOpenCL's pool documentation: every name, called as the seed does, on
 clpool.pyopencl (python/README.md, "PyOpenCL's pools"). POCL and mockcl."""
 import gc
+import threading
 import unittest
 
 import numpy as np
@@ -167,12 +168,26 @@ class PyOpenCLSeedTest(unittest.TestCase):
         a = pool(4096)
         a.bind_to_queue(self.queue)
         cl.enqueue_copy(self.queue, a, np.ones(4096, np.uint8))
+        self.queue.finish()
+        self.assertEqual(bytes(memoryview(a._block))[:4], b"\x01\x01\x01\x01")
+        out_of_order = cl.CommandQueue(
+            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        with self.assertRaisesRegex(ValueError, "in-order"):
+            a.bind_to_queue(out_of_order)         # a pooled block is bound to in-order queues only
         a.release()
 
     def test_PooledSVM_unbind_from_queue(self):
         pool = self.svm_pool()
         a = pool.allocate(4096, self.queue)
-        a.unbind_from_queue()                     # waits for the queue
+        gate = cl.UserEvent(self.ctx)
+        cl.enqueue_marker(self.queue, wait_for=[gate])  # the queue's work waits for the gate
+        done = threading.Event()
+        waiter = threading.Thread(target=lambda: (a.unbind_from_queue(), done.set()))
+        waiter.start()
+        self.assertFalse(done.wait(0.3), "unbind_from_queue returned before the queue's work")
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        waiter.join(10)
+        self.assertTrue(done.is_set(), "unbind_from_queue did not return once the work was done")
         a.release()
 
     def test_SVMAllocator(self):

@@ -20,6 +20,7 @@
 
 #include "common/cl_status.h"
 #include "tools/layer/first_use.h"
+#include "tools/layer/waits.h"
 #include "layer_api/layer_settings.h"
 #include "tools/layer/recorder.h"
 #include "tools/layer/trace_file_sink.h"
@@ -76,9 +77,38 @@ void CL_CALLBACK on_mem_destroyed(cl_mem mem, void* user_data) noexcept {
   std::unique_ptr<block_info> block(static_cast<block_info*>(user_data));
   if (rec->charges_at_first_use()) forget_mem(mem);  // only then was it remembered
   try {
-    rec->free_block(*block, 0);
+    rec->free_block(*block, 0, mem);
   } catch (...) {
   }
+}
+
+// The program's own references to its buffers, for the moment it releases its last
+// (FORMAT.md "Two moments of a free"): wrapped only when recording.
+cl_int CL_API_CALL retain_mem_object(cl_mem mem) {
+  const cl_int status = target->clRetainMemObject(mem);
+  if (status == CL_SUCCESS) {
+    try {
+      rec->retain_mem(mem);
+    } catch (...) {
+    }
+  }
+  return status;
+}
+
+cl_int CL_API_CALL release_mem_object(cl_mem mem) {
+  std::uint64_t id = 0;
+  try {
+    id = rec->begin_release(mem);
+  } catch (...) {
+  }
+  const cl_int status = target->clReleaseMemObject(mem);
+  if (id != 0) {
+    try {
+      rec->end_release(mem, id, status == CL_SUCCESS);
+    } catch (...) {
+    }
+  }
+  return status;
 }
 
 // Common path of clCreateBuffer, clCreateBufferWithProperties and clCreateSubBuffer. `create`
@@ -111,6 +141,7 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     }
     *block = t.block;
     rec->commit_alloc(t.block);
+    rec->hold_mem(mem, t.block);  // before the callback is registered: it may run at once
     if (target->clSetMemObjectDestructorCallback(mem, on_mem_destroyed, block.get()) ==
         CL_SUCCESS) {
       // Charged at its first enqueue (first_use.h), which finds it by its handle.
@@ -241,6 +272,10 @@ cl_int CL_API_CALL enqueue_svm_free(
     call->user_callback = pfn_free_func;
     call->user_data = user_data;
     call->queue = rec->queue_id(queue);
+    // The program's release of each block, at the call; its `free` is the command's execution.
+    for (cl_uint i = 0; svm_pointers != nullptr && i < num_svm_pointers; ++i) {
+      rec->release_svm(svm_pointers[i], call->queue);
+    }
     if (pfn_free_func == nullptr &&
         target->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(cl_context), &call->context,
                                       nullptr) != CL_SUCCESS) {
@@ -381,6 +416,12 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
         }
         if (budget != 0) layer_dispatch.clGetDeviceInfo = get_device_info;
         if (rec->charges_at_first_use()) install_first_use(layer_dispatch, target, rec);
+        if (rec->recording()) {
+          layer_dispatch.clRetainMemObject = retain_mem_object;
+          layer_dispatch.clReleaseMemObject = release_mem_object;
+          // Over the wrappers above (first use), which the waits' wrappers call.
+          install_waits(layer_dispatch, target, num_entries, rec);
+        }
       }
       initialised = true;
     }

@@ -35,7 +35,7 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
       budget_(settings.profile ? *settings.profile : device_model::device_profile{},
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
       first_use_(settings.budget_bytes && settings.profile &&
-                 settings.profile->oom_at != device_model::oom_point::creation),
+                 settings.profile->oom_at != device_model::refusal_point::creation),
       watches_frees_(sink_ != nullptr || settings.budget_bytes.has_value()),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
@@ -168,10 +168,81 @@ void recorder::abort_alloc(const block_info& block, std::string_view failure) {
   if (!failure.empty()) write_locked(trace::trace_action::alloc_failed, block, 0, failure);
 }
 
-void recorder::free_block(const block_info& block, std::uint64_t queue) {
+void recorder::free_block(const block_info& block, std::uint64_t queue, const void* handle) {
   std::lock_guard lock(mutex_);
   if (block.charged) budget_.release(block.where, block.size);
+  if (sink_ != nullptr) {
+    if (handle != nullptr) {
+      // Destroyed while the program held it (it over-released, or the driver tore it down): forget
+      // it, unless the handle already names a newer buffer at the same address.
+      if (auto it = held_.find(handle); it != held_.end() && it->second.block.id == block.id) {
+        held_.erase(it);
+      }
+    }
+    // Freed during the program's own clReleaseMemObject: one moment, no `release` to record.
+    std::erase_if(releasing_, [&](const block_info& b) { return b.id == block.id; });
+    if (awaiting_free_.erase(block.id) != 0) awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
+  }
   write_locked(trace::trace_action::free, block, queue);
+}
+
+void recorder::hold_mem(const void* handle, const block_info& block) {
+  if (sink_ == nullptr) return;
+  std::lock_guard lock(mutex_);
+  held_[handle] = held_mem{block, 1};
+}
+
+void recorder::retain_mem(const void* handle) {
+  if (sink_ == nullptr) return;
+  std::lock_guard lock(mutex_);
+  if (auto it = held_.find(handle); it != held_.end()) ++it->second.refs;
+}
+
+std::uint64_t recorder::begin_release(const void* handle) {
+  if (sink_ == nullptr) return 0;
+  std::lock_guard lock(mutex_);
+  auto it = held_.find(handle);
+  if (it == held_.end() || --it->second.refs != 0) return 0;
+  // Forgotten before the driver may destroy it: a buffer created later at the same address is
+  // another block.
+  releasing_.push_back(it->second.block);
+  held_.erase(it);
+  return releasing_.back().id;
+}
+
+void recorder::end_release(const void* handle, std::uint64_t id, bool released) {
+  std::lock_guard lock(mutex_);
+  const auto it = std::find_if(releasing_.begin(), releasing_.end(),
+                               [id](const block_info& b) { return b.id == id; });
+  if (it == releasing_.end()) return;  // the driver freed it during the call: `free` said it all
+  const block_info block = *it;
+  releasing_.erase(it);
+  if (!released) {  // the driver refused the call: the program still holds its reference
+    held_.try_emplace(handle, held_mem{block, 1});
+    return;
+  }
+  awaiting_free_.insert(block.id);
+  awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
+  write_locked(trace::trace_action::release, block, 0);
+}
+
+void recorder::release_svm(const void* pointer, std::uint64_t queue) {
+  if (sink_ == nullptr || pointer == nullptr) return;
+  std::lock_guard lock(mutex_);
+  const auto it = svm_blocks_.find(pointer);
+  if (it == svm_blocks_.end() || awaiting_free_.count(it->second.id) != 0) return;
+  awaiting_free_.insert(it->second.id);
+  awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
+  write_locked(trace::trace_action::release, it->second, queue);
+}
+
+void recorder::note_wait(const void* queue) {
+  if (awaiting_count_.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard lock(mutex_);
+  if (awaiting_free_.empty()) return;
+  const std::uint64_t id =
+      queue == nullptr ? 0 : queues_.try_emplace(queue, queues_.size() + 1).first->second;
+  write_locked(trace::trace_action::wait, block_info{}, id);
 }
 
 void recorder::remember_svm(const void* pointer, const block_info& block) {
@@ -261,8 +332,8 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
   e.thread = thread_id_locked();
   e.queue = queue;
   e.action = action;
-  // FORMAT.md: alloc_failed names no live block, and writers use id 0 for it.
-  e.id = action == trace::trace_action::alloc_failed ? 0 : block.id;
+  // FORMAT.md: alloc_failed and wait name no live block, and writers use id 0 for them.
+  e.id = action == trace::trace_action::alloc_failed || action == trace::trace_action::wait ? 0 : block.id;
   e.size = block.size;
   e.kind = block.kind;
   e.flags = block.flags;

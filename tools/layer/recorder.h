@@ -11,6 +11,7 @@
 #ifndef CLPOOL_TOOLS_LAYER_RECORDER_H_
 #define CLPOOL_TOOLS_LAYER_RECORDER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -21,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "device_model/device_memory.h"
 #include "layer_api/layer_settings.h"
@@ -125,8 +128,28 @@ class recorder {
   // recorded.
   void abort_alloc(const block_info& block, std::string_view failure);
 
-  // The block's memory was given back: credits the budget and records `free` on `queue`.
-  void free_block(const block_info& block, std::uint64_t queue);
+  // The block's memory was given back: credits the budget and records `free` on `queue`. With
+  // the block's `handle` (a cl_mem the driver destroyed), forgets the program's references to it.
+  void free_block(const block_info& block, std::uint64_t queue, const void* handle = nullptr);
+
+  // --- The program's release (FORMAT.md "Two moments of a free"; only when recording) ---
+  // The program holds one reference to the buffer `handle`, which is `block` (called once the
+  // driver made it); clRetainMemObject adds one (retain_mem).
+  void hold_mem(const void* handle, const block_info& block);
+  void retain_mem(const void* handle);
+  // clReleaseMemObject is about to run on `handle`: when it drops the program's last reference,
+  // returns the block's id (else 0), and end_release() then records `release`, unless the driver
+  // destroyed the buffer during the call (its `free` is then both moments). `released` says
+  // whether the driver accepted the call (if not, the program still holds its reference).
+  std::uint64_t begin_release(const void* handle);
+  void end_release(const void* handle, std::uint64_t id, bool released);
+  // The program released the SVM block at `pointer` with clEnqueueSVMFree on `queue`: records
+  // `release`; its `free` follows when the command runs.
+  void release_svm(const void* pointer, std::uint64_t queue);
+  // The program waited for its queued commands (clFinish on `queue`, clWaitForEvents or a
+  // blocking call with `queue` null): records `wait`, only while a block it released awaits the
+  // driver's free (an earlier wait frees nothing in any replay). One relaxed load when none does.
+  void note_wait(const void* queue);
 
   // SVM pointers are freed by address, so the recorder keeps them in a map.
   void remember_svm(const void* pointer, const block_info& block);
@@ -194,6 +217,16 @@ class recorder {
   const std::uint64_t instance_;  // distinguishes recorders in thread-local caches
   std::unique_ptr<stacks::capturer> capturer_;  // null: no stacks
   stacks::definitions sites_;                   // definitions not yet written (reused)
+  // The program's release: each live buffer the program still holds and its references; the
+  // blocks inside a clReleaseMemObject call now; those released and awaiting the driver's free.
+  struct held_mem {
+    block_info block;
+    std::uint64_t refs = 1;
+  };
+  std::unordered_map<const void*, held_mem> held_;
+  std::vector<block_info> releasing_;
+  std::unordered_set<std::uint64_t> awaiting_free_;  // ids
+  std::atomic<std::size_t> awaiting_count_{0};       // awaiting_free_.size(), read unlocked
 };
 
 }  // namespace clpool::layer

@@ -40,6 +40,64 @@ layer_settings with_budget(std::uint64_t bytes) {
   return s;
 }
 
+// The program's release (FORMAT.md "Two moments of a free"): counted references, no `release`
+// when the driver frees during the call, `wait` only while a released block awaits its free, a
+// refused release keeps the reference, and an SVM release at clEnqueueSVMFree.
+TEST(Recorder, TheProgramsReleaseAndWait) {
+  std::vector<trace_event> events;
+  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
+  int handle_a = 0, handle_b = 0, svm = 0;
+  recorder::ticket a = r.begin_alloc(4096, trace_kind::buffer, 1);
+  r.commit_alloc(a.block);
+  r.hold_mem(&handle_a, a.block);
+  r.note_wait(nullptr);  // nothing released: no event
+  r.retain_mem(&handle_a);
+  EXPECT_EQ(r.begin_release(&handle_a), 0u);  // the program still holds one reference
+  const std::uint64_t id = r.begin_release(&handle_a);
+  EXPECT_EQ(id, a.block.id);
+  r.end_release(&handle_a, id, /*released=*/true);  // the driver did not free it in the call
+  r.note_wait(&events);                              // a awaits its free: a wait on queue 1
+  r.free_block(a.block, 0, &handle_a);
+  r.note_wait(nullptr);  // nothing awaits: no event
+  // b: the driver frees it during the program's call (one moment), then a refused release.
+  recorder::ticket b = r.begin_alloc(8, trace_kind::buffer, 0);
+  r.commit_alloc(b.block);
+  r.hold_mem(&handle_b, b.block);
+  const std::uint64_t id_b = r.begin_release(&handle_b);
+  r.free_block(b.block, 0, &handle_b);
+  r.end_release(&handle_b, id_b, true);
+  recorder::ticket c = r.begin_alloc(16, trace_kind::buffer, 0);
+  r.commit_alloc(c.block);
+  r.hold_mem(&handle_b, c.block);  // a new buffer at b's address
+  r.end_release(&handle_b, r.begin_release(&handle_b), /*released=*/false);
+  EXPECT_EQ(r.begin_release(&handle_b), c.block.id) << "a refused release keeps the reference";
+  // An SVM block released by clEnqueueSVMFree, freed when the command runs.
+  recorder::ticket s = r.begin_alloc(64, trace_kind::svm, 0);
+  r.remember_svm(&svm, s.block);
+  r.commit_alloc(s.block);
+  r.release_svm(&svm, 2);
+  r.free_block(*r.forget_svm(&svm), 2);
+  std::vector<std::string> got;
+  for (const trace_event& e : events) {
+    got.push_back(std::string(to_string(e.action)) + " " + std::to_string(e.id) + " q" + std::to_string(e.queue));
+  }
+  const std::string A = std::to_string(a.block.id), B = std::to_string(b.block.id),
+                    C = std::to_string(c.block.id), S = std::to_string(s.block.id);
+  EXPECT_EQ(got, (std::vector<std::string>{"alloc " + A + " q0", "release " + A + " q0", "wait 0 q1",
+                                           "free " + A + " q0", "alloc " + B + " q0", "free " + B + " q0",
+                                           "alloc " + C + " q0", "alloc " + S + " q0", "release " + S + " q2",
+                                           "free " + S + " q2"}));
+}
+
+// Without a trace nothing of the program's release is kept.
+TEST(Recorder, NoReleasesWithoutATrace) {
+  recorder r(with_budget(1 << 20), nullptr);
+  int handle = 0;
+  recorder::ticket a = r.begin_alloc(4096, trace_kind::buffer, 1);
+  r.hold_mem(&handle, a.block);
+  EXPECT_EQ(r.begin_release(&handle), 0u);
+}
+
 TEST(Recorder, AllocAndFreeAreRecordedInOrderWithDenseIds) {
   std::vector<trace_event> events;
   recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
@@ -77,7 +135,7 @@ TEST(Recorder, BudgetWithAProfileCommitsPages) {
   const std::vector<std::string>& comments = sink->comments;
   layer_settings s = with_budget(64u << 20);
   s.profile = device_model::load_profile("nvidia");
-  s.profile->oom_at = device_model::oom_point::creation;
+  s.profile->oom_at = device_model::refusal_point::creation;
   s.profile->name = "nvidia-at-creation";
   recorder r(s, std::move(sink));
   EXPECT_FALSE(r.charges_at_first_use());

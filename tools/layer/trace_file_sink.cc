@@ -281,9 +281,10 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
     }
     auto stream = std::make_unique<std::ostream>(output.get());
     const bool stacks = settings.stacks != "none";
-    auto writer = std::make_unique<trace::trace_writer>(
-        *stream, trace::trace_encoding::text,
-        stacks ? trace::sites_format_version : trace::format_version);
+    // Version 3 always: the program's releases and waits beside the driver's frees (FORMAT.md
+    // "Two moments of a free"), with sites when stacks are recorded.
+    auto writer = std::make_unique<trace::trace_writer>(*stream, trace::trace_encoding::text,
+                                                        trace::release_format_version);
     writer->comment("source", "layer");
     if (stacks) writer->comment("stacks", settings.stacks);
     if (settings.budget_bytes) writer->comment("budget", std::to_string(*settings.budget_bytes));

@@ -50,7 +50,7 @@ TEST(TraceFileSink, CreatesAMissingFile) {
   ASSERT_NE(sink, nullptr) << error;
   ASSERT_TRUE(sink->write(alloc_event()));
   // Flushed per event: complete without destroying the sink (a crash never destroys it).
-  EXPECT_EQ(read(p).rfind("clpool-trace 1\n# source: layer\n", 0), 0u) << read(p);
+  EXPECT_EQ(read(p).rfind("clpool-trace 3\n# source: layer\n", 0), 0u) << read(p).substr(0, 200);
   EXPECT_NE(read(p).find(" alloc 7 4096 "), std::string::npos);
 }
 
@@ -88,9 +88,14 @@ TEST(TraceFileSink, TracePathRefusalIsTheSameRule) {
   EXPECT_EQ(trace_path_refusal("/dev/null"), "");
   std::ofstream(p).flush();
   EXPECT_EQ(trace_path_refusal(p), "");  // empty
-  std::ofstream(p) << "clpool-trace 1\n# source: layer\n";
-  EXPECT_EQ(trace_path_refusal(p), "");
-  for (const char* other : {"clpool-trace 1\n# source: rmm csv x\n", "a,b\n", "clpool"}) {
+  // The layer's traces of every version it wrote: 1 and 2 before version 3, 3 now.
+  for (const char* ours : {"clpool-trace 1\n# source: layer\n", "clpool-trace 2\n# source: layer\n",
+                           "clpool-trace 3\n# source: layer\n"}) {
+    std::ofstream(p) << ours;
+    EXPECT_EQ(trace_path_refusal(p), "") << ours;
+  }
+  for (const char* other : {"clpool-trace 1\n# source: rmm csv x\n", "clpool-trace 3\n# source: clpool.record\n",
+                            "a,b\n", "clpool"}) {
     std::ofstream(p) << other;
     std::string error;
     EXPECT_EQ(open_trace_file(p, layer_settings{}, error), nullptr);

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # trace_summary's command line: --help is help (exit 0), bad usage exits 2, a trace is summarised.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$1"
 TRACE="$2"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check() {  # check WANT_RC FRAGMENT ARGS...
   local want="$1" fragment="$2" out rc
   shift 2
@@ -22,4 +21,15 @@ check 2 "trace_summary: unknown option '--frobnicate'" --frobnicate
 check 2 "usage: trace_summary TRACE" "$TRACE" "$TRACE"
 check 0 "events: " "$TRACE"
 check 1 "trace_summary: " /nonexistent/x.trace
-(( fails == 0 )) && echo "all passed" || exit 1
+# Version 3: the program's releases and waits, and the peak with each block free at its release
+# (two 1 MiB blocks the driver freed together at the end; the program held one at a time).
+v3="$TEST_TMPDIR/v3.trace"
+printf '%s\n' 'clpool-trace 3' '0 0 0 0 alloc 1 1048576 buffer 0' '1 0 0 0 release 1 1048576 buffer 0' \
+  '2 0 0 0 alloc 2 1048576 buffer 0' '3 0 0 0 release 2 1048576 buffer 0' '4 0 0 1 wait 0 0 buffer 0' \
+  '5 0 0 0 free 1 1048576 buffer 0' '6 0 0 0 free 2 1048576 buffer 0' > "$v3"
+out="$("$BIN" "$v3")"
+for want in "peak_device_bytes: 2097152" "release: 2" "wait: 1" "peak_device_bytes_at_release: 1048576"; do
+  [[ "$out" == *"$want"* ]] || fail "version 3 summary lacks '$want': $out"
+done
+[[ "$("$BIN" "$TRACE")" != *"release:"* ]] || fail "a version-1 summary has release lines"
+finish

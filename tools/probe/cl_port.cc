@@ -83,14 +83,14 @@ attempt cl_port::allocate(std::uint64_t bytes) {
     a.result = err == CL_INVALID_BUFFER_SIZE ? attempt::kind::invalid_size
                : common::is_out_of_memory_status(err) ? attempt::kind::refused
                                                             : attempt::kind::failed;
-    a.where = oom_point::creation;
+    a.where = refusal_point::creation;
     return a;
   }
   const auto [enqueued, executed] = first_use(m, use::migrate);
   if (enqueued != CL_SUCCESS || executed != CL_SUCCESS) {
     clReleaseMemObject(m);
     a.status = enqueued != CL_SUCCESS ? enqueued : executed;
-    a.where = enqueued != CL_SUCCESS ? oom_point::first_use : oom_point::execution;
+    a.where = enqueued != CL_SUCCESS ? refusal_point::first_use : refusal_point::execution;
     a.call = enqueued != CL_SUCCESS ? "clEnqueueMigrateMemObjects"
                                     : "clEnqueueMigrateMemObjects's event after clFinish";
     a.result = common::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;

@@ -41,20 +41,25 @@ for f in --platform --device --max-bytes --output --name --force --list "Exit co
   expect 0 "$f" --help
 done
 
-# Unknown flags and stray arguments.
+# Unknown flags and stray arguments; CLI11's mistakes in the tools' words (common/cli11.h).
 expect 2 "--bogus" --bogus
-expect 2 "stray" stray
+expect 2 "clpool_probe: error: unexpected argument 'stray' (see --help)" stray
+expect 2 "clpool_probe: error: --max-bytes: given twice" --max-bytes 1GiB --max-bytes 2GiB
+expect 2 "clpool_probe: error: --name: needs a value" --name
+# An empty --output is a mistake, not "no output": exit 2 before the device is touched.
+expect 2 "clpool_probe: error: --output: needs a value" --output ""
+expect 2 "clpool_probe: error: --output: needs a value" --output= --force
 # --max-bytes: zero, bad units, negative, fractional, empty.
 expect 2 "must be positive" --max-bytes 0
 expect 2 "must be positive, got '0KiB'" --max-bytes 0KiB
 expect 2 "--max-bytes: '12XB'" --max-bytes 12XB
 expect 2 "--max-bytes: '-5'" --max-bytes -5
 expect 2 "--max-bytes: '1.5GiB'" --max-bytes 1.5GiB
-expect 2 "--max-bytes" --max-bytes ""
+expect 2 "clpool_probe: error: --max-bytes: needs a value" --max-bytes ""
 # --platform: an index out of range, a name no platform has, an empty name, an ambiguous part.
 expect 2 "--platform 3: no such platform (there are 1: 0 'mockcl')" --platform 3
 expect 2 "--platform 'nvidia': no platform name contains it" --platform nvidia
-expect 2 "--platform: empty" --platform ""
+expect 2 "clpool_probe: error: --platform: needs a value" --platform ""
 OCL_ICD_VENDORS="$T/both" expect 2 "more than one platform name contains it" --platform o
 # --device: out of range, negative, not a number.
 expect 2 "--device 2: no such device on platform 0 'mockcl' (it has 2" --device 2

@@ -35,14 +35,14 @@
 namespace clpool::probe {
 
 using device_model::device_profile;
-using device_model::oom_point;
+using device_model::refusal_point;
 
 // What one attempt to allocate (create + touch) a buffer came to.
 struct attempt {
   enum class kind { accepted, refused, invalid_size, failed };
   kind result = kind::failed;
   std::int32_t status = 0;               // the OpenCL status, for all but accepted
-  oom_point where = oom_point::creation;  // refused: where the device said so
+  refusal_point where = refusal_point::creation;  // refused: where the device said so
   std::string call;                      // refused/failed: which call said so
   std::size_t id = 0;                    // accepted: the handle for release()
   bool ok() const { return result == kind::accepted; }
@@ -81,7 +81,7 @@ struct measurement {
   std::uint64_t usable = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> fill;  // (buffer size, count accepted)
   std::uint64_t smallest_refused = 0;                         // the last refusal's size; 0: none
-  oom_point oom_at = oom_point::creation;
+  refusal_point oom_at = refusal_point::creation;
   std::int32_t oom_status = 0;
   std::string oom_call;
   std::uint64_t headroom = 0;

@@ -9,10 +9,10 @@ std::uint64_t pick(std::mt19937_64& rng, std::uint64_t lo, std::uint64_t hi) {  
 }  // namespace
 
 device_model::device_profile random_profile(std::mt19937_64& rng, bool observable) {
-  using device_model::oom_point;
+  using device_model::refusal_point;
   device_model::device_profile p;
   p.name = "random";
-  p.oom_at = static_cast<oom_point>(pick(rng, 0, 2));
+  p.oom_at = static_cast<refusal_point>(pick(rng, 0, 2));
   static constexpr std::int32_t statuses[] = {-4, -5, -6};
   p.oom_status = statuses[pick(rng, 0, 2)];
   p.headroom = 4096 * pick(rng, 0, 16384);

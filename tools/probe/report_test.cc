@@ -16,7 +16,7 @@ measurement nvidia_like() {
   m.usable = 60 << 20;
   m.fill = {{32 << 20, 1}, {16 << 20, 1}, {8 << 20, 1}, {4 << 20, 1}};
   m.smallest_refused = 1;
-  m.oom_at = oom_point::first_use;
+  m.oom_at = refusal_point::first_use;
   m.oom_status = -4;
   m.oom_call = "clEnqueueMigrateMemObjects";
   m.headroom = 4 << 20;

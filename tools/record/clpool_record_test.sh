@@ -3,20 +3,20 @@
 # OpenCL program) is recorded, the summary printed, the exit status passed on (0, 3, a signal),
 # the budget enforced as the layer does; and every bad input exits 2 with a message naming the
 # setting, without running the program and without touching a file.
-#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO
+#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO TRACE_SUMMARY
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 DRIVER="$(realpath "$2")"
 MOCKCL="$(realpath "$3")"
 LAYER="$(realpath "$4")"
+SUMMARY="$(realpath "$5")"
 T="${TEST_TMPDIR:-$(mktemp -d)}"
 cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache"
 unset OPENCL_LAYERS
 # POCL's idle worker threads crash LeakSanitizer's exit-time tracer (as in layer_test).
 [[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # rec WANT_RC ARGS...: runs clpool record; its stderr+stdout in $out.
 rec() {
@@ -41,16 +41,17 @@ for icd in pocl mockcl; do
   has "live_at_end: 0"
   has "meta.source: layer"
   has "clpool record: exit status 0"
-  # Stacks by default (--stacks all): version 2, each alloc names a defined stack.
-  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 2" ]] || fail "no version-2 header in $d/life.trace"
+  # Stacks by default (--stacks all): version 3 (sites and the program's releases), each alloc
+  # names a defined stack.
+  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 3" ]] || fail "no version-3 header in $d/life.trace"
   grep -q '^# stacks: all$' "$d/life.trace" || fail "no '# stacks: all' in $d/life.trace"
   grep -Eq ' alloc .* 0x[0-9a-f]+ [0-9]+$' "$d/life.trace" || fail "no alloc with a stack id in $d/life.trace"
   grep -q '^frame .* native ' "$d/life.trace" || fail "no native frame in $d/life.trace"
   grep -q ' lifecycle' "$d/life.trace" || grep -q 'main' "$d/life.trace" || fail "the driver's frames are not named"
 
-  echo "--- --stacks none: a version-1 trace, as before"
+  echo "--- --stacks none: a version-3 trace without sites"
   rec 0 --stacks none --force --out "$d/life.trace" -- "$DRIVER" lifecycle
-  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 1" ]] || fail "--stacks none: not version 1"
+  [[ "$(head -1 "$d/life.trace")" == "clpool-trace 3" ]] || fail "--stacks none: not version 3"
   ! grep -q '^stack ' "$d/life.trace" || fail "--stacks none wrote stacks"
   rec 2 --stacks sometimes --out "$d/x.trace" -- "$DRIVER" lifecycle
   has "--stacks: 'sometimes' is not none, native, python or all"
@@ -71,6 +72,31 @@ for icd in pocl mockcl; do
   rec 143 --out "$d/term.trace" -- sh -c '"$0" lifecycle && kill -TERM $$' "$DRIVER"
   has "killed by signal 15"
   has "alloc.sub: 1"
+
+  echo "--- clpool record killed: SIGTERM and SIGINT go on to the program; with SIGKILL the"
+  echo "    program dies too (it ran on alone); the trace stays readable either way"
+  for sig in TERM INT KILL; do
+    rm -f "$d/killed.trace" "$d/killed.out"
+    "$CLPOOL" record --out "$d/killed.trace" -- "$DRIVER" end_wait >"$d/killed.out" 2>&1 &
+    rpid=$!
+    for _ in $(seq 300); do grep -q recorded "$d/killed.out" 2>/dev/null && break; sleep 0.1; done
+    child="$(pgrep -P "$rpid")"
+    [[ -n "$child" ]] || fail "SIG$sig: no program under clpool record"
+    kill "-$sig" "$rpid"
+    wait "$rpid" 2>/dev/null
+    krc=$?
+    [[ $krc == $((128 + $(kill -l "$sig"))) ]] || fail "SIG$sig: clpool record exited $krc"
+    gone=0
+    for _ in $(seq 50); do
+      # Gone, or a zombie waiting for a reaper: either way it no longer runs.
+      state="$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)"
+      [[ -z "$state" || "$state" == Z ]] && { gone=1; break; }
+      sleep 0.1
+    done
+    [[ $gone == 1 ]] || { fail "SIG$sig: the program ($child) outlived clpool record"; kill -9 "$child"; }
+    out="$("$SUMMARY" "$d/killed.trace" 2>&1)" || fail "SIG$sig: the trace is not readable: $out"
+    has "alloc.buffer: "
+  done
 
   echo "--- --budget fails allocations as the layer does (layer_driver checks each answer)"
   rec 0 --out "$d/budget.trace" --budget 1MiB -- "$DRIVER" budget
@@ -181,4 +207,4 @@ echo "=== help"
 out="$("$CLPOOL" --help)" && [[ "$out" == *"record"* ]] || fail "clpool --help"
 out="$("$CLPOOL" record --help)" && [[ "$out" == *"--budget SIZE"*"Exit status"* ]] || fail "clpool record --help"
 
-(( fails == 0 )) && echo "all passed" || { echo "$fails failed"; exit 1; }
+finish

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,8 +51,7 @@ constexpr const char* usage =
     "Replay a trace with clpool_replay (clpool_replay --help).\n";
 
 int bad_usage(const std::string& message) {
-  std::fprintf(stderr, "clpool record: error: %s\n", message.c_str());
-  return exit_bad_usage;
+  return clpool::common::report_usage_error("clpool record", message);
 }
 
 std::string real_path(const std::string& path) {
@@ -196,7 +196,8 @@ std::string child_environment(const record_options& o, const std::string& layer,
   return checked.ok() ? "" : checked.error_text();
 }
 
-// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it.
+// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it, and it is
+// killed if clpool dies (PR_SET_PDEATHSIG in run_program).
 volatile sig_atomic_t child_pid = 0;
 
 void forward_signal(int sig, siginfo_t* info, void*) {
@@ -233,12 +234,17 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
     std::fprintf(stderr, "clpool record: error: pipe: %s\n", std::strerror(errno));
     return 1;
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     std::fprintf(stderr, "clpool record: error: fork: %s\n", std::strerror(errno));
     return 1;
   }
   if (pid == 0) {
+    // The program does not outlive clpool record: killed with it even by SIGKILL, which clpool
+    // cannot pass on (the trace, written through a memory map, stays readable). Kept across exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(exit_cannot_run);  // it died before prctl took effect
     for (int sig : forwarded) ::signal(sig, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::close(exec_error[0]);
@@ -289,14 +295,17 @@ void print_summary(const std::string& out, int status) {
   std::fprintf(stderr, "clpool record: exit status %d\n", status);
 }
 
+// --help's text, checked: on a full or closed standard output, an error and exit 2.
+int print_usage(const char* text) {
+  std::fputs(text, stdout);
+  return clpool::common::standard_output_written("clpool") ? 0 : exit_bad_usage;
+}
+
 int record(const std::vector<std::string>& args) {
   const clpool::record::parse_outcome parsed = clpool::record::parse_record_options(args);
   if (!parsed.options) return bad_usage(parsed.error);
   record_options o = *parsed.options;
-  if (o.help) {
-    std::fputs(clpool::record::record_usage, stdout);
-    return 0;
-  }
+  if (o.help) return print_usage(clpool::record::record_usage);
   // Under `bazel run`, the program runs where the user started it, and paths are theirs.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY"); wd != nullptr && *wd != '\0') {
     if (::chdir(wd) != 0)
@@ -356,17 +365,14 @@ int record(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  clpool::common::guard_standard_streams();
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(usage, stderr);
     return exit_bad_usage;
   }
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(usage, stdout);
-    return 0;
-  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") return print_usage(usage);
   if (args[0] == "record") return record({args.begin() + 1, args.end()});
-  std::fprintf(stderr, "clpool: error: %s\n",
-               clpool::common::unknown_option(args[0], {"record"}, "clpool --help").c_str());
-  return exit_bad_usage;
+  return clpool::common::report_usage_error(
+      "clpool", clpool::common::unknown_option(args[0], {"record"}, "clpool --help"));
 }

@@ -4,11 +4,10 @@
 # warning for the layer's trace of the pooled program and not for the application-level trace.
 #   pooled_example_test.sh CLPOOL_REPLAY TRACE_SUMMARY EXAMPLES_DIR
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 REPLAY="$1"
 SUMMARY="$2"
 EX="$3"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 warning="the trace seems to be recorded below a memory pool"
 
 for t in pyopencl_pooled_layer pyopencl_pooled_app; do
@@ -25,4 +24,4 @@ out="$("$REPLAY" --no-progress "$EX/pyopencl_pooled_layer.trace" --min-capacity 
 out="$("$REPLAY" --no-progress "$EX/pyopencl_pooled_app.trace" --min-capacity --compare nopool pool:lb=4 2>&1)"
 [[ "$out" != *"$warning"* ]] || { fail "pool warning on the application-level trace"; echo "$out"; }
 [[ "$out" == *"minimum capacity  47 MiB    139 MiB"* ]] || { fail "app trace figures"; echo "$out"; }
-(( fails == 0 )) && echo "all passed" || exit 1
+finish

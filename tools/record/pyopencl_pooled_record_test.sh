@@ -5,6 +5,7 @@
 # asked the driver for (bin sizes, never those), and a bad --record-app path stops the program.
 #   pyopencl_pooled_record_test.sh CLPOOL CORE_SO PACKAGE_INIT_PY RECORD_SH TRACE_SUMMARY
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 export CLPOOL="$(realpath "$1")"
 core="$(realpath "$2")"
 pkg="$(dirname "$(realpath "$3")")"
@@ -16,8 +17,6 @@ mkdir -p "$T/site/clpool" "$T/out"
 cp "$pkg"/*.py "$T/site/clpool/"
 cp "$core" "$T/site/clpool/_core.so"
 unset OPENCL_LAYERS OCL_ICD_VENDORS
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 bash "$script" "$T/out" --steps 3 >"$T/log" 2>&1 || { fail "record_pyopencl_pooled.sh exit $?"; cat "$T/log"; }
 grep -q "clpool record: trace $T/out/pyopencl_pooled_layer.trace" "$T/log" || { fail "no summary"; cat "$T/log"; }
@@ -47,4 +46,4 @@ rc=0; out="$(bash "$script" 2>&1)" || rc=$?
 [[ $rc == 2 && "$out" == *"OUT_DIR"* ]] || fail "no OUT_DIR: exit $rc: $out"
 rc=0; out="$(PYTHONPATH="$T/site" /usr/bin/python3 "$(dirname "$script")/pyopencl_pooled.py" --steps 0 2>&1)" || rc=$?
 [[ $rc == 2 && "$out" == *"--steps: 0 is not a positive number of steps"* ]] || fail "--steps 0: exit $rc: $out"
-(( fails == 0 )) && echo "all passed" || exit 1
+finish

@@ -40,12 +40,12 @@ std::string unknown_flag(const std::string& typed) {
 
 // Applies one flag's value; returns an error naming the flag, or "".
 std::string apply(record_options& o, const std::string& flag, const std::string& value) {
-  if (value.empty()) return flag + ": needs a value";
+  if (value.empty()) return common::needs_value(flag);
   if (flag == "--budget") {
     std::string why;
-    const std::optional<std::uint64_t> bytes = common::parse_device_size(value, why);
+    const std::optional<std::uint64_t> bytes =
+        common::parse_size(value, {.device = true, .positive = true}, why);
     if (!bytes) return flag + ": '" + value + "' " + why;
-    if (*bytes == 0) return flag + ": '" + value + "' is zero: a device needs some memory";
     o.budget_bytes = bytes;
   } else if (flag == "--profile") {
     try {
@@ -96,7 +96,7 @@ parse_outcome parse_record_options(const std::vector<std::string>& args) {
       return {std::nullopt, flag == "--force" ? "--force takes no value" : unknown_flag(arg)};
     }
     for (const std::string& s : seen) {
-      if (s == flag) return {std::nullopt, flag + ": given twice"};
+      if (s == flag) return {std::nullopt, common::given_twice(flag)};
     }
     seen.push_back(flag);
     std::string value;

@@ -6,9 +6,8 @@
 
 namespace clpool::replay {
 
-cl_block_device::cl_block_device(cl_device_id device, std::uint64_t capacity,
-                                 alloc_semantics semantics)
-    : capacity_(capacity), semantics_(semantics) {
+cl_block_device::cl_block_device(cl_device_id device, const device_spec& spec)
+    : replay_device(spec), capacity_(spec.capacity), semantics_(spec.semantics) {
   cl_int s = CL_SUCCESS;
   context_ = opencl::context_ref::adopt(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
   opencl::throw_if_failed(s, "clCreateContext");

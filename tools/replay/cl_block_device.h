@@ -18,8 +18,9 @@
 
 #include "pool/opencl/buffer_allocators.h"
 #include "pool/opencl/cl_object.h"
-#include "tools/replay/device.h"
-#include "tools/replay/handle_table.h"
+#include "replay/device.h"
+#include "replay/handle_table.h"
+#include "replay/result.h"
 
 namespace clpool::replay {
 
@@ -36,9 +37,10 @@ class cl_block_device : public replay_device {
   std::uint64_t capacity() const noexcept override { return capacity_; }
 
  protected:
-  // Creates a context and an in-order queue on `device`. A capacity of 0 refuses everything
-  // (a device cannot be made smaller than nothing).
-  cl_block_device(cl_device_id device, std::uint64_t capacity, alloc_semantics semantics);
+  // Creates a context and an in-order queue on `device`, for a replay device as `spec` says
+  // (its capacity and semantics). A capacity of 0 refuses everything (a device cannot be made
+  // smaller than nothing).
+  cl_block_device(cl_device_id device, const device_spec& spec);
 
   // Releases every block still alive (a no-pool replay stops at its out-of-memory with live
   // blocks), waits for the queue, then releases the allocators, the queue and the context.

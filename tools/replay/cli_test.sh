@@ -3,11 +3,10 @@
 # taken from where `bazel run` started, --device mockcl leaves no temporary directory behind, and
 # --svg says where the picture went and which replay it shows.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 EX="$(cd "$2" && pwd)"
 T="${TEST_TMPDIR:-$(mktemp -d)}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # run RC ARGS...: runs the binary into $out/$rc and checks the exit code.
 run() {
@@ -27,6 +26,24 @@ run 2 "$EX/fragmentation.trace" --capacity 1GiB --min-capcity=yes
 run 2 "$EX/fragmentation.trace" --capacity 1GiB --frobnicate
 [[ "$out" == "clpool_replay: error: unknown option '--frobnicate' (see --help)" ]] ||
   fail "--frobnicate: got '$out'"
+
+echo "--- CLI11's mistakes in the tool's words: one line, exit 2 (common/cli11.h)"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --capacity 2GiB
+[[ "$out" == "clpool_replay: error: --capacity: given twice" ]] || fail "--capacity twice: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --compare
+[[ "$out" == "clpool_replay: error: --compare: needs a value" ]] || fail "bare --compare: got '$out'"
+run 2 "$EX/fragmentation.trace" "$EX/fragmentation.trace" --capacity 1GiB
+[[ "$out" == "clpool_replay: error: unexpected argument '$EX/fragmentation.trace' (see --help)" ]] ||
+  fail "a second trace: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity ""
+[[ "$out" == "clpool_replay: error: --capacity: needs a value" ]] || fail "--capacity '': got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --svg ""
+[[ "$out" == "clpool_replay: error: --svg: needs a value" ]] || fail "--svg '': got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --leading-bits 99
+[[ "$out" == "clpool_replay: error: --leading-bits: Value 99 not in range 0 to 12 (see --help)" ]] ||
+  fail "--leading-bits 99: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --no-pool --compare pool
+[[ "$out" == "clpool_replay: error: --no-pool excludes --compare (see --help)" ]] || fail "--no-pool --compare: got '$out'"
 
 echo "--- a capacity not above the profile's headroom: refused, naming both (issue 21)"
 printf 'name = roomy\nheadroom = 256MiB\n' >"$T/roomy.profile"
@@ -120,4 +137,48 @@ printf 'name = mine\n' > "$T/mine.profile"
 run 2 "$F" --capacity 1GiB --profile "$T/mine.profile" --svg "$T/mine.profile"
 [[ "$out" == *"--svg"* && "$(cat "$T/mine.profile")" == "name = mine" ]] || fail "--svg onto --profile: $out"
 
-(( fails == 0 )) && echo "all passed" || { echo "$fails failure(s)"; exit 1; }
+echo "--- a version-3 trace: --frees-at, the report names the rule (FORMAT.md 'Two moments of a free')"
+# Two 1 MiB blocks: the program releases the first before the second, waits, releases the second;
+# the recording driver freed both at the end.
+V3="$T/v3.trace"
+printf '%s\n' 'clpool-trace 3' '0 0 0 0 alloc 1 1048576 buffer 0' '1 0 0 0 release 1 1048576 buffer 0' \
+  '2 0 0 0 alloc 2 1048576 buffer 0' '3 0 0 1 wait 0 0 buffer 0' '4 0 0 0 release 2 1048576 buffer 0' \
+  '5 0 0 0 free 1 1048576 buffer 0' '6 0 0 0 free 2 1048576 buffer 0' > "$V3"
+for rule_peak in "release:1 MiB" "wait:2 MiB" "driver:2 MiB"; do
+  rule="${rule_peak%%:*}"
+  run 0 "$V3" --capacity 1GiB --no-pool --profile exact --frees-at "$rule"
+  [[ "$out" == *"frees at                  "*"(--frees-at $rule); the trace has 2 releases and 1 waits"* ]] ||
+    fail "--frees-at $rule: no rule line: $out"
+  [[ "$out" == *"peak active               ${rule_peak#*:} ("* ]] || fail "--frees-at $rule: peak: $out"
+  [[ "$out" == *"7 (2 alloc, 2 free, 0 alloc_failed, 2 release, 1 wait)"* ]] || fail "counts: $out"
+done
+run 0 "$V3" --capacity 1GiB --no-pool --profile pocl
+[[ "$out" == *"frees at                  the program's next wait after its release"*"(what the pocl profile predicts: its commands finish when the program waits; --frees-at to choose)"* ]] ||
+  fail "pocl default: $out"
+run 0 "$V3" --capacity 1GiB --no-pool --json
+got="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["replay"]["frees_at"])' <<<"$out")"
+[[ "$got" == "{'given': False, 'moment': 'release', 'releases': 2, 'waits': 1}" ]] || fail "json: $got"
+run 0 "$V3" --min-capacity --granule 1MiB --no-pool --profile exact --frees-at driver
+[[ "$out" == *"frees at"*"--frees-at driver"* && "$out" == *"minimum capacity: 2 MiB"* ]] || fail "min-capacity: $out"
+run 0 "$V3" --min-capacity --granule 1MiB --compare nopool pool --profile exact
+[[ "$out" == *$'\nfrees at the program\'s release'* ]] || fail "--compare table: $out"
+run 2 "$V3" --capacity 1GiB --frees-at later
+[[ "$out" == *"--frees-at"*"later"* && $(wc -l <<<"$out") == 1 ]] || fail "--frees-at later: $out"
+run 0 "$EX/fragmentation.trace" --capacity 8GiB --frees-at release
+[[ "$out" != *"frees at"* ]] || fail "a version-1 trace names a rule: $out"
+# --write-trace keeps version 3.
+run 0 "$V3" --write-trace "$T/v3b.trace" --write-format binary
+run 0 "$T/v3b.trace" --capacity 1GiB --no-pool --profile exact --frees-at release
+[[ "$out" == *"peak active               1 MiB ("* ]] || fail "binary copy of v3: $out"
+
+echo "--- --site-frames N: a whole number from 1 to 64, else one line and exit 2"
+for v in x 0 -3 2.5 65; do
+  run 2 "$EX/growing_cache_layer.trace" --capacity 32MiB --site-frames "$v"
+  [[ "$out" == "clpool_replay: error: --site-frames: '$v' is not a whole number of frames from 1 to 64 (see --help)" ]] ||
+    fail "--site-frames $v: $out"
+done
+run 1 "$EX/growing_cache_layer.trace" --capacity 32MiB --site-frames 2
+[[ "$out" == *"1. ResultCache.remember (tools/replay/examples/growing_cache.py:30) from serve (tools/replay/examples/growing_cache.py:40)"* ]] ||
+  fail "--site-frames 2: $out"
+
+finish

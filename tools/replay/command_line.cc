@@ -1,10 +1,11 @@
 #include "tools/replay/command_line.h"
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "common/cli11.h"
+#include "device_model/profile.h"
+#include "replay/result.h"
 #include "tools/replay/output_writer.h"
 
 namespace clpool::replay {
@@ -21,16 +22,31 @@ std::string format_help() {
   return s;
 }
 
-}  // namespace
+// The options whose presence matters beyond their value (a default that was not typed).
+struct given_options {
+  CLI::Option* profile = nullptr;
+  CLI::Option* write_format = nullptr;
+  CLI::Option* leading_bits = nullptr;
+  CLI::Option* limit = nullptr;
+  CLI::Option* trim_max_held = nullptr;
+  CLI::Option* trim_ratio = nullptr;
+};
 
-std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
-  CLI::App app{
+// The aliases of --format, as typed; folded into command_line::formats after parsing.
+struct format_aliases {
+  std::vector<std::string> formats;  // --format's values
+  bool json = false;
+  std::string svg_path, html_path;
+};
+
+void describe_tool(CLI::App& app) {
+  app.description(
       "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
       "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
       "the ICD loader), and reports whether and why it runs out of memory.\n"
       "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case (4GiB, "
       "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
-      "most 2^62 bytes."};
+      "most 2^62 bytes.");
   app.footer(
       "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
       "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
@@ -41,7 +57,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
       "that cannot answer truthfully (--device opencl)\n\n"
       "Trace format: trace/FORMAT.md. Report fields: tools/replay/README.md.");
   app.get_formatter()->column_width(34);
+}
 
+void add_input_options(CLI::App& app, command_line& cl) {
   auto* trace_opt = app.add_option("trace", cl.trace_path,
                                    "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
   app.add_option("--rmm-csv", cl.rmm_path,
@@ -49,7 +67,21 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "instead of a clpool trace")
       ->excludes(trace_opt);
   app.add_option("--capacity", cl.capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
-  auto* profile_opt = app.add_option("--profile", cl.profile_text,
+  auto* diff_opt = app.add_option("--diff", cl.diff_paths,
+                 "compare two traces of a program, OLD NEW (before and after a change): each "
+                 "configuration's peak device memory and minimum capacity in both, and the "
+                 "allocation sites whose memory grew most; with the device and configuration "
+                 "options as for one trace; --format text or json")
+                      ->expected(2)
+                      ->excludes(trace_opt);
+  app.add_option("--max-growth", cl.max_growth_text,
+                 "with --diff: exit 1 when a configuration's peak device memory or minimum capacity "
+                 "grew by more than this, e.g. 5%")
+      ->needs(diff_opt);
+}
+
+void add_device_options(CLI::App& app, command_line& cl, given_options& given) {
+  given.profile = app.add_option("--profile", cl.profile_text,
                  "how the device commits memory and reports running out: a built-in profile (nvidia, "
                  "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
                  "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
@@ -60,7 +92,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "held blocks and retry); deferred: allocation succeeds and fails at first use "
                  "(the pool cannot help); host_oom: like immediate, reported as "
                  "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default: where the profile's device fails (nvidia: deferred)")
-      ->check(CLI::IsMember({"immediate", "deferred", "host_oom"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(device_model::alloc_semantics_names),
+                                                      std::end(device_model::alloc_semantics_names))));
   app.add_option("--device", cl.device_text,
                  "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
                  "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
@@ -82,15 +115,18 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                  "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
                  "--capacity or go through the pool, as on mockcl and under the layer's budget "
                  "(default unlimited)");
+}
+
+void add_pool_options(CLI::App& app, command_line& cl, given_options& given) {
   auto* no_pool_opt = app.add_flag("--no-pool", cl.no_pool, "replay without a pool: every request goes to the device");
-  auto* lb_opt = app.add_option("--leading-bits", cl.leading_bits,
+  given.leading_bits = app.add_option("--leading-bits", cl.leading_bits,
                                 "pool bin precision: 0-12 leading bits after the top bit (default 4, "
                                 "PyOpenCL's); more bits, less rounding, fewer hits")
                      ->check(CLI::Range(0u, clpool::max_leading_bits));
-  auto* limit_opt = app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
-  auto* tmh_opt = app.add_option("--trim-max-held", cl.trim_max_held_text,
+  given.limit = app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
+  given.trim_max_held = app.add_option("--trim-max-held", cl.trim_max_held_text,
                                  "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
-  auto* tr_opt = app.add_option("--trim-ratio", cl.trim_ratio,
+  given.trim_ratio = app.add_option("--trim-ratio", cl.trim_ratio,
                                 "trim policy: hold at most R x active bytes (R >= 0)");
   app.add_flag("--min-capacity", cl.min_capacity,
                "find by bisection the smallest capacity (a multiple of --granule) that replays with "
@@ -100,30 +136,56 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                                  "replay several configurations side by side, e.g. --compare "
                                  "nopool pool:lb=4 pool:lb=2,trim-ratio=0.5")
                       ->expected(1, -1);
-  for (auto* o : {no_pool_opt, lb_opt, limit_opt, tmh_opt, tr_opt}) o->excludes(cmp_opt);
-  app.add_option("--format", cl.formats, format_help())->allow_extra_args(false);
-  app.add_flag("--json", cl.json, "print the report as JSON on stdout instead of text (--format json)");
-  app.add_option("--svg", cl.svg_path,
+  for (CLI::Option* o : {no_pool_opt, given.leading_bits, given.limit, given.trim_max_held, given.trim_ratio}) {
+    o->excludes(cmp_opt);
+  }
+}
+
+void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases, given_options& given) {
+  app.add_option("--format", aliases.formats, format_help())->allow_extra_args(false);
+  app.add_flag("--json", aliases.json, "print the report as JSON on stdout instead of text (--format json)");
+  app.add_option("--svg", aliases.svg_path,
                  "write a self-contained SVG timeline of active, held and managed bytes against "
                  "capacity, with the out-of-memory point marked (first configuration; --format svg=FILE)");
-  std::string html_path;
-  app.add_option("--html", html_path,
+  app.add_option("--html", aliases.html_path,
                  "write a self-contained HTML page (works from file://) to explore the replay: live "
                  "blocks over time or by allocation site, device used and capacity, pool held "
                  "memory, the out-of-memory, each block's stack on hover (--format html=FILE)");
   app.add_flag("--full-stacks", cl.full_stacks,
                "a trace with allocation sites (FORMAT.md version 2): print every frame of each "
                "site in the out-of-memory report, not only its innermost frame in the program");
+  app.add_option("--site-frames", cl.site_frames,
+                 "a trace with allocation sites: group allocations by their N innermost frames in "
+                 "the program (default 1: a site is the function that allocated; 2: that function "
+                 "and its caller, ...); under each site the report and the page show the callers "
+                 "that hold the most either way")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && std::stoi(v) >= 1 && std::stoi(v) <= 64) return "";
+            return "'" + v + "' is not a whole number of frames from 1 to 64";
+          },
+          "N"));
   app.add_option("--library-frames", cl.library_frames,
                  "frames whose file matches this glob ('*' matches across '/') are library code "
                  "and never name a site, beside the built-in rule (installed packages wherever "
                  "they live, extension modules, system libraries; README \"Which code holds the "
                  "memory\"); repeatable")
       ->allow_extra_args(false);
+  app.add_option("--frees-at", cl.frees_at,
+                 "a trace with both moments of a free (FORMAT.md version 3): when a block the "
+                 "program released is free in the replay. release: at the program's release "
+                 "(clReleaseMemObject dropping its last reference, clEnqueueSVMFree); wait: at its "
+                 "next wait (clFinish, clWaitForEvents, a blocking call) or the driver's free if "
+                 "earlier; driver: when the recording driver gave the memory back. Default: the "
+                 "device's profile (commands_finish: promptly is release, at_wait is wait; nvidia: "
+                 "release)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(free_moment_names),
+                                                      std::end(free_moment_names))));
   app.add_option("--write-trace", cl.write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");
-  auto* write_format_opt = app.add_option("--write-format", cl.write_format,
+  given.write_format = app.add_option("--write-format", cl.write_format,
                  "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
                  "FORMAT.md)")
       ->check(CLI::IsMember({"text", "binary"}));
@@ -137,54 +199,48 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
                "one every 2 s within a replay)")
       ->excludes(no_progress_opt);
 
-  auto* diff_opt = app.add_option("--diff", cl.diff_paths,
-                 "compare two traces of a program, OLD NEW (before and after a change): each "
-                 "configuration's peak device memory and minimum capacity in both, and the "
-                 "allocation sites whose memory grew most; with the device and configuration "
-                 "options as for one trace; --format text or json")
-                     ->expected(2)
-                     ->excludes(trace_opt);
-  app.add_option("--max-growth", cl.max_growth_text,
-                 "with --diff: exit 1 when a configuration's peak device memory or minimum capacity "
-                 "grew by more than this, e.g. 5%")
-      ->needs(diff_opt);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      for (const std::string& extra : app.remaining()) {
-        if (extra.size() < 2 || extra[0] != '-') continue;
-        std::vector<std::string> names;
-        for (const CLI::Option* o : app.get_options()) {
-          for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
-        }
-        std::cerr << "clpool_replay: error: " << common::unknown_option(extra, names, "--help") << "\n";
-        return common::exit_usage;
-      }
-    }
-    const int rc = app.exit(e);
-    return rc == 0 ? common::exit_ok : common::exit_usage;
-  }
-  cl.profile_given = profile_opt->count() > 0;
-  cl.write_format_given = write_format_opt->count() > 0;
-  cl.leading_bits_given = lb_opt->count() > 0;
-  cl.limit_given = limit_opt->count() > 0;
-  cl.trim_max_held_given = tmh_opt->count() > 0;
-  cl.trim_ratio_given = tr_opt->count() > 0;
+}
+
+// After parsing: what was typed, paths as the user meant them, and one list of outputs in the one
+// grammar (--html, --json and --svg after --format's values, in that order, as the labels say).
+void finish(command_line& cl, const format_aliases& aliases, const given_options& given) {
+  cl.profile_given = given.profile->count() > 0;
+  cl.write_format_given = given.write_format->count() > 0;
+  cl.leading_bits_given = given.leading_bits->count() > 0;
+  cl.limit_given = given.limit->count() > 0;
+  cl.trim_max_held_given = given.trim_max_held->count() > 0;
+  cl.trim_ratio_given = given.trim_ratio->count() > 0;
   // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
-  for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.svg_path, &cl.write_trace_path, &cl.mockcl_so}) {
+  for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.write_trace_path, &cl.mockcl_so}) {
     *path = common::under_working_directory(*path);
   }
   for (std::string& path : cl.diff_paths) path = common::under_working_directory(path);
-  if (!html_path.empty()) cl.formats.push_back("html=" + html_path);
-  for (std::string& f : cl.formats) {
-    if (const std::size_t eq = f.find('='); eq != std::string::npos) {
-      f = f.substr(0, eq + 1) + common::under_working_directory(f.substr(eq + 1));
-    }
+  const auto file = [](const std::string& path) { return common::under_working_directory(path); };
+  for (const std::string& f : aliases.formats) {
+    const std::size_t eq = f.find('=');
+    cl.formats.push_back({eq == std::string::npos ? f : f.substr(0, eq + 1) + file(f.substr(eq + 1)), ""});
   }
+  if (!aliases.html_path.empty()) cl.formats.push_back({"html=" + file(aliases.html_path), "--format html"});
+  if (aliases.json) cl.formats.push_back({"json", "--json"});
+  if (!aliases.svg_path.empty()) cl.formats.push_back({"svg=" + file(aliases.svg_path), "--svg"});
   if (cl.profile_text.find('/') != std::string::npos) {
     cl.profile_text = common::under_working_directory(cl.profile_text);
   }
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
+  CLI::App app;
+  describe_tool(app);
+  given_options given;
+  format_aliases aliases;
+  add_input_options(app, cl);
+  add_device_options(app, cl, given);
+  add_pool_options(app, cl, given);
+  add_output_options(app, cl, aliases, given);
+  if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_replay")) return rc;
+  finish(cl, aliases, given);
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pool/bins.h"
+#include "tools/replay/output_writer.h"
 
 namespace clpool::replay {
 
@@ -18,17 +19,21 @@ struct command_line {
   std::string profile_text = "nvidia";
   bool profile_given = false;
   std::string device_text = "sim", mockcl_so, host_capacity_text;
-  std::string svg_path, write_trace_path, write_format = "text";
+  std::string write_trace_path, write_format = "text";
   bool write_format_given = false;
-  std::vector<std::string> formats;  // --format values
+  // Every output, in the one grammar NAME[=FILE]: --format's values, then the aliases --html FILE,
+  // --json and --svg FILE as the formats they stand for (paths taken from where `bazel run` began).
+  std::vector<format_arg> formats;
   unsigned leading_bits = default_leading_bits;
   bool leading_bits_given = false, limit_given = false, trim_max_held_given = false,
        trim_ratio_given = false;
   double trim_ratio = -1;
-  bool no_pool = false, min_capacity = false, json = false, no_progress = false,
+  bool no_pool = false, min_capacity = false, no_progress = false,
        force_progress = false, full_stacks = false;
   std::vector<std::string> compare;
   std::vector<std::string> library_frames;  // --library-frames patterns
+  std::string frees_at;  // --frees-at; empty: the device's profile decides
+  std::size_t site_frames = 1;  // --site-frames
   std::vector<std::string> diff_paths;      // --diff OLD NEW (diff.h)
   std::string max_growth_text;              // --max-growth, with --diff
 };

@@ -38,19 +38,12 @@ attempt create_and_use(cl_context context, cl_command_queue queue, std::uint64_t
 
 }  // namespace
 
-std::string_view to_string(refusal_point point) {
-  switch (point) {
-    case refusal_point::creation: return "creation";
-    case refusal_point::first_use: return "first use";
-    case refusal_point::execution: return "execution";
-  }
-  return "?";
-}
-
 std::string fill_result::describe() const {
   static constexpr const char* calls[] = {"clCreateBuffer", "clEnqueueMigrateMemObjects",
                                           "the first use's event"};
-  return std::string(to_string(where)) + " (" + calls[static_cast<int>(where)] + ": " +
+  std::string point(to_string(where));  // in words: "first use"
+  std::replace(point.begin(), point.end(), '_', ' ');
+  return point + " (" + calls[static_cast<int>(where)] + ": " +
          std::to_string(status) + " " + opencl::status_name(status) + ")";
 }
 

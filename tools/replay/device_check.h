@@ -17,15 +17,14 @@
 #include <string>
 #include <string_view>
 
+#include "device_model/profile.h"
+
 namespace clpool::replay {
 
-// Where a device reports running out of memory (the probe's terms).
-enum class refusal_point : std::uint8_t {
-  creation,   // clCreateBuffer refused
-  first_use,  // clEnqueueMigrateMemObjects refused at the enqueue
-  execution,  // the migrate was accepted but its event ended in an error
-};
-std::string_view to_string(refusal_point point);
+// Where a device reports running out of memory, in the probe's and the profiles' terms: here
+// creation is clCreateBuffer refused, first_use clEnqueueMigrateMemObjects refused at the
+// enqueue, execution the migrate accepted but its event ended in an error.
+using device_model::refusal_point;
 
 struct fill_result {
   std::uint64_t limit = 0;     // what the fill was allowed to hold

@@ -10,10 +10,13 @@
 #include <unordered_map>
 
 #include "common/cli.h"
+#include "common/output_file.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
-#include "tools/replay/config.h"
+#include "replay/config.h"
+#include "replay/free_schedule.h"
+#include "replay/site_names.h"
 #include "tools/replay/outputs.h"
-#include "tools/replay/site_report.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -66,8 +69,9 @@ std::string describe_device(const run_output& run) {
     if (!rep) continue;
     std::string s = rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) +
                     " allocation";
-    if (rep->device.measured) return s + ", " + rep->device.measured->name;
-    return s + ", " + rep->device.profile.name + " profile";
+    // Device and profile names are a driver's or a profile file's: in their printable form.
+    if (rep->device.measured) return s + ", " + common::escape_text(rep->device.measured->name);
+    return s + ", " + common::escape_text(rep->device.profile.name) + " profile";
   }
   return "";
 }
@@ -114,7 +118,7 @@ double growth(std::uint64_t old_value, std::uint64_t new_value) {
 }
 
 std::vector<site_peak> site_peaks(const std::string& trace_path,
-                                  const std::vector<std::string>& library_patterns) {
+                                  const std::vector<std::string>& library_patterns, free_moment moment) {
   // Frames may be defined after the events that use them (FORMAT.md), so the names come from a
   // first pass to the end and the peaks from a second.
   std::shared_ptr<trace::site_table> table;
@@ -138,6 +142,7 @@ std::vector<site_peak> site_peaks(const std::string& trace_path,
   std::unordered_map<std::uint64_t, block> live;
   trace::trace_reader reader(trace_path, {.check_liveness = false});
   trace::trace_event e;
+  free_schedule schedule(moment);  // a version-3 trace's frees where the replays put them
   while (reader.next(e)) {
     if (e.action == trace::trace_action::alloc && device_kind(e.kind)) {
       auto it = by_stack.find(e.stack);
@@ -147,11 +152,13 @@ std::vector<site_peak> site_peaks(const std::string& trace_path,
       const std::uint64_t now = live_bytes[it->second.key] += e.size;
       p.peak_bytes = std::max(p.peak_bytes, now);
       live[e.id] = {it->second.key, e.size};
-    } else if (e.action == trace::trace_action::free) {
-      if (auto it = live.find(e.id); it != live.end()) {
-        live_bytes[it->second.key] -= it->second.size;
-        live.erase(it);
-      }
+    } else {
+      schedule.on_event(e, [&](std::uint64_t id) {
+        if (auto it = live.find(id); it != live.end()) {
+          live_bytes[it->second.key] -= it->second.size;
+          live.erase(it);
+        }
+      });
     }
   }
   std::vector<site_peak> out;
@@ -209,7 +216,7 @@ diff_result compare_runs(const std::string& old_path, const run_output& old_run,
 
 std::string diff_text(const diff_result& d, std::size_t top) {
   std::ostringstream out;
-  out << "old  " << d.old_path << "\nnew  " << d.new_path << "\n";
+  out << "old  " << common::escape_text(d.old_path) << "\nnew  " << common::escape_text(d.new_path) << "\n";
   out << "device: " << d.device << "; peak: device memory on an unbounded device; minimum "
       << "capacity: the smallest device with no out-of-memory";
   if (d.granule != 0) out << ", in steps of " << format_bytes_exact(d.granule);
@@ -272,8 +279,8 @@ std::string diff_text(const diff_result& d, std::size_t top) {
 
 nlohmann::json diff_json(const diff_result& d) {
   nlohmann::json j;
-  j["old"] = d.old_path;
-  j["new"] = d.new_path;
+  j["old"] = common::json_text(d.old_path);
+  j["new"] = common::json_text(d.new_path);
   j["device"] = d.device;
   j["granule_bytes"] = d.granule;
   const auto ratio = [](double g) -> nlohmann::json {
@@ -321,7 +328,7 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
   }
   const std::optional<double> max_growth =
       cl.max_growth_text.empty() ? std::nullopt : std::optional<double>(parse_growth(cl.max_growth_text));
-  std::vector<output_request> outputs = parse_output_requests(cl.formats, cl.json, cl.svg_path);
+  std::vector<output_request> outputs = parse_output_requests(cl.formats);
   std::vector<named_output> outs;
   for (const output_request& o : outputs) {
     if (o.writer->name() != "text" && o.writer->name() != "json") {
@@ -335,20 +342,43 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
   refuse_clobbering(ins, outs);
   const run_output old_run = replay(cl.diff_paths[0]);
   const run_output new_run = replay(cl.diff_paths[1]);
-  const diff_result d = compare_runs(cl.diff_paths[0], old_run, site_peaks(cl.diff_paths[0], cl.library_frames),
-                                     cl.diff_paths[1], new_run, site_peaks(cl.diff_paths[1], cl.library_frames),
-                                     max_growth);
+  // Each trace's sites with its frees where its replays put them (FORMAT.md "Two moments of a free").
+  const auto moment = [](const run_output& run) {
+    for (const config_result& r : run.results) {
+      if (r.replay) return r.replay->frees_at;
+    }
+    return free_moment::driver;
+  };
+  const diff_result d = compare_runs(
+      cl.diff_paths[0], old_run, site_peaks(cl.diff_paths[0], cl.library_frames, moment(old_run)),
+      cl.diff_paths[1], new_run, site_peaks(cl.diff_paths[1], cl.library_frames, moment(new_run)), max_growth);
   const auto render = [&](const output_request& o) {
     return o.writer->name() == "json" ? diff_json(d).dump(2) + "\n" : diff_text(d);
   };
+  // As clpool_replay's other outputs (main.cc write_outputs): files first, then standard output;
+  // one that cannot be written is an error naming it and costs no other, and the run exits 2.
+  bool all_written = true;
+  const auto attempt = [&](const output_request& o, const auto& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      const bool named = what.rfind(o.label + ":", 0) == 0;  // common/output_file's errors name it
+      std::cerr << "clpool_replay: error: " << (named ? "" : o.label + ": ") << what << "\n";
+      all_written = false;
+    }
+  };
   for (const output_request& o : outputs) {
     if (o.path.empty()) continue;
-    write_text_file(o.label, o.path, render(o));
-    std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << "\n";
+    attempt(o, [&] {
+      write_text_file(o.label, o.path, render(o));
+      std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << "\n";
+    });
   }
   for (const output_request& o : outputs) {
-    if (o.path.empty()) std::cout << render(o);
+    if (o.path.empty()) attempt(o, [&] { common::write_standard_output(render(o)); });
   }
+  if (!all_written) return common::exit_usage;
   return d.passed() ? common::exit_ok : common::exit_finding;
 }
 

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "replay/result.h"
 #include "tools/replay/command_line.h"
 #include "tools/replay/output_writer.h"
 
@@ -35,9 +36,11 @@ struct site_peak {
 };
 
 // Per site of `trace_path` (FORMAT.md "Sites"; one entry, "(no stack recorded)", for a trace
-// without them), largest peak first. `library_patterns`: --library-frames.
+// without them), largest peak first. `library_patterns`: --library-frames. `moment`: where a
+// version-3 trace's frees fall (free_schedule.h), as the replays had them.
 std::vector<site_peak> site_peaks(const std::string& trace_path,
-                                  const std::vector<std::string>& library_patterns);
+                                  const std::vector<std::string>& library_patterns,
+                                  free_moment moment = free_moment::driver);
 
 // A site in both traces (or one): its peak before and after.
 struct site_change {

@@ -5,7 +5,7 @@
 
 Writes the page for TRACE (a trace with allocation sites whose out-of-memory is caused by
 ResultCache.remember), opens it from file://, and checks: no console error; the OOM marker and
-the top site are in the rendered DOM; hovering the largest live block shows its stack; switching
+the top site are in the rendered DOM; the page's result is --json's document; hovering the largest live block shows its stack; switching
 to the by-site view draws without error; then a synthetic 1,000,000-event trace loads and zooms
 in bounded time. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR (bazel-testlogs/.../test.outputs).
 Needs chromium, chromium-driver and python3-selenium (tools/setup.sh installs them).
@@ -82,6 +82,30 @@ class HtmlBrowserTest(unittest.TestCase):
 
     def console_errors(self):
         return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+
+    def test_page_reads_the_result_document(self):
+        """The page embeds --json's document and shows its figures: a trace without sites and the
+        minimum-capacity search's failing replay (one granule below), with no console error."""
+        trace = os.path.join(TMP, "nosites.trace")
+        with open(trace, "w") as f:
+            f.write("clpool-trace 1\n")
+            for i in range(1, 9):
+                f.write(f"{i} 0 0 0 alloc {i} {i << 20} buffer 0\n")
+        page = os.path.join(TMP, "nosites.html")
+        write_page(trace, page, "--min-capacity", "--profile", "exact", "--semantics", "immediate")
+        report = subprocess.run([REPLAY, "--no-progress", trace, "--json", "--min-capacity", "--profile",
+                                 "exact", "--semantics", "immediate"], capture_output=True, text=True)
+        d = self.driver
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        self.assertEqual(d.execute_script("return window.clpoolResult"), json.loads(report.stdout))
+        oom = d.execute_script("return window.clpoolReplay.oom")
+        self.assertEqual(oom["event_index"], 7)
+        summary = d.find_element(By.ID, "oom-summary").text
+        self.assertIn("Out of memory at event 7: request of 8.00 MiB", summary)
+        self.assertIn("at (no stack recorded)", summary)
+        # The search's failing replay, one granule below the minimum (38 MiB).
+        self.assertIn("capacity 37.00 MiB, 8 events replayed", d.find_element(By.ID, "subtitle").text)
 
     def test_page_names_the_site_and_shows_stacks(self):
         page = os.path.join(TMP, "growing_cache.html")
@@ -166,6 +190,131 @@ class HtmlBrowserTest(unittest.TestCase):
         Select(d.find_element(By.ID, "mode")).select_by_value("sites")
         Select(d.find_element(By.ID, "measure")).select_by_value("size")
         time.sleep(0.3)
+        self.assertEqual(self.console_errors(), [])
+
+    def growing_cache_page(self, name, *flags):
+        page = os.path.join(TMP, name + ".html")
+        write_page(TRACE, page, *flags)
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        return self.driver
+
+    def test_site_colours_are_never_the_lines_colours(self):
+        """No site is drawn in the capacity's or the out-of-memory's red or the pool line's orange."""
+        d = self.growing_cache_page("palette", "--capacity", "32MiB")
+        palette = d.execute_script("return clpoolPalette()")
+        line_hues = []
+        for colour in (palette["lines"]["capacity"], palette["lines"]["oom"], palette["lines"]["pool"]):
+            r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+            mx, mn = max(r, g, b), min(r, g, b)
+            h = 0 if mx == mn else (60 * ((g - b) / (mx - mn)) % 360 if mx == r else
+                                    60 * ((b - r) / (mx - mn)) + 120 if mx == g else 60 * ((r - g) / (mx - mn)) + 240)
+            line_hues.append(h)
+        self.assertGreaterEqual(len(palette["sites"]), 5)
+        for colour in palette["sites"]:
+            self.assertTrue(colour.startswith("hsla("), colour)
+            h = float(colour[5:].split(",")[0])
+            for lh in line_hues:
+                self.assertGreaterEqual(min(abs(h - lh), 360 - abs(h - lh)), 25, f"site colour {colour} near a line's hue {lh}")
+        legend = d.find_element(By.ID, "legend").get_attribute("innerHTML")
+        self.assertIn("hsla(60,", legend)  # the largest site's colour, in the legend
+        self.assertNotIn("hsla(0,", legend)
+
+    def test_the_device_used_gap_and_the_headroom_are_bands(self):
+        """Above the drawn blocks, up to the device-used line: the free room of shared pages (a
+        band with a legend that gives it at the failure); below the capacity, the headroom."""
+        d = self.growing_cache_page("bands", "--capacity", "32MiB")
+        bands = d.execute_script("return clpoolBands()")
+        split = d.execute_script("return clpoolData.page_rounding_split")
+        self.assertGreater(bands["gap_buckets"], 0)
+        self.assertGreaterEqual(bands["largest_gap"], split["shared_room"])
+        self.assertEqual(bands["headroom"], 2752512)
+        gap = d.find_element(By.ID, "legend-gap").text
+        self.assertIn("free room in shared pages", gap)
+        self.assertIn("13.12 MiB of free room at the failure", gap)
+        self.assertIn("headroom the driver never hands out, 2.63 MiB", d.find_element(By.ID, "legend-headroom").text)
+        d.save_screenshot(os.path.join(OUT, "html_page_bands.png"))
+        Select(d.find_element(By.ID, "mode")).select_by_value("sites")
+        time.sleep(0.3)
+        self.assertGreater(d.execute_script("return clpoolBands()")["gap_buckets"], 0)
+        d.save_screenshot(os.path.join(OUT, "html_page_bands_sites.png"))
+        self.assertEqual(self.console_errors(), [])
+        # The exact-byte device has no headroom: no band, no legend entry.
+        d = self.growing_cache_page("bands_exact", "--capacity", "20MiB", "--profile", "exact")
+        self.assertEqual(d.execute_script("return clpoolBands()")["headroom"], 0)
+        self.assertEqual(d.find_elements(By.ID, "legend-headroom"), [])
+
+    def test_the_event_axis_is_numbered_to_its_end(self):
+        """Every label of the event axis is a number inside the canvas, none overlaps the next,
+        and the last is the end of the view, zoomed out and zoomed in."""
+        d = self.growing_cache_page("axis", "--capacity", "32MiB")
+        for zoom in range(3):
+            axis = d.execute_script("return clpoolXTicks()")
+            ticks = axis["ticks"]
+            self.assertGreaterEqual(len(ticks), 3, axis)
+            for a, b in zip(ticks, ticks[1:]):
+                self.assertLess(a["right"], b["left"], axis)
+            for tick in ticks:
+                self.assertTrue(tick["text"].isdigit(), axis)
+                self.assertGreaterEqual(tick["left"], 0)
+                self.assertLessEqual(tick["right"], axis["width"])
+            self.assertEqual(int(ticks[-1]["text"]), round(axis["end"]), axis)
+            d.find_element(By.ID, "zoom-in").click()
+            time.sleep(0.2)
+        d.save_screenshot(os.path.join(OUT, "html_page_axis_zoomed.png"))
+
+    def test_without_an_out_of_memory_the_sites_are_those_at_the_peak(self):
+        d = self.growing_cache_page("clean", "--capacity", "1GiB")
+        self.assertIsNone(d.execute_script("return clpoolReplay.oom"))
+        title = d.find_element(By.ID, "top-sites-title").text
+        self.assertIn("at the peak (event", title)
+        self.assertNotIn("failure", title)
+        peak = d.execute_script("return clpoolData.peak")
+        self.assertIn(f"event {peak['event']},", title)
+        rows = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")
+        self.assertGreater(len(rows), 0)
+        self.assertIn("ResultCache.remember", rows[0].find_elements(By.TAG_NAME, "td")[1].text)
+        # What the table sums to is what was live at that event.
+        self.assertEqual(sum(s["committed_bytes"] for s in peak["sites"]), peak["committed_bytes"])
+        self.assertFalse(d.find_element(By.ID, "sum-wrap").is_displayed())
+        d.save_screenshot(os.path.join(OUT, "html_page_no_oom_peak_sites.png"))
+
+    def test_the_capacity_at_the_failure_adds_up(self):
+        d = self.growing_cache_page("sum", "--capacity", "32MiB")
+        rows = d.find_elements(By.CSS_SELECTOR, "#capacity-sum tr")
+        figures = [(r.find_elements(By.TAG_NAME, "td")[0].text, int(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-bytes")),
+                    r.find_elements(By.TAG_NAME, "td")[2].text) for r in rows]
+        total, checked = 0, 0
+        for op, value, what in figures:
+            if op == "=":
+                self.assertEqual(total, value, f"{what}: the lines above add up to {total}, not {value}")
+                checked += 1
+            else:
+                total += value
+        self.assertEqual(checked, 2)
+        self.assertEqual(figures[-1], ("=", 33554432, "capacity"))
+        report = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--json"], capture_output=True, text=True)
+        s = json.loads(report.stdout)["results"][0]["replay"]["oom"]["capacity_sum"]
+        self.assertIn(("+", s["headroom_bytes"], "headroom the driver never hands out"), figures)
+        need = d.find_element(By.ID, "request-need").text
+        self.assertIn(f"needs 2.00 MiB ({s['request_device_bytes']} bytes) on the device", need)
+        self.assertIn("more than is free", need)
+
+    def test_a_site_expands_into_its_callers(self):
+        d = self.growing_cache_page("callers", "--capacity", "32MiB")
+        first = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")[0]
+        button = first.find_element(By.CSS_SELECTOR, "button.expand")
+        self.assertEqual(d.find_elements(By.CSS_SELECTOR, "#top-sites tr.caller"), [])
+        button.click()
+        callers = [r.text for r in d.find_elements(By.CSS_SELECTOR, "#top-sites tr.caller")]
+        self.assertGreaterEqual(len(callers), 2, callers)
+        self.assertIn("called from serve (", callers[0])
+        self.assertIn("called from main (", callers[1])
+        live = d.execute_script("return clpoolReplay.oom.live_sites[0]")
+        self.assertIn(f"{live['callers'][0]['blocks']}", callers[0].split()[-1])
+        d.save_screenshot(os.path.join(OUT, "html_page_callers.png"))
+        button.click()
+        self.assertEqual(d.find_elements(By.CSS_SELECTOR, "#top-sites tr.caller"), [])
         self.assertEqual(self.console_errors(), [])
 
     def test_a_million_events_stay_responsive(self):

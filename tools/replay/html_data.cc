@@ -6,9 +6,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/text_escape.h"
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
-#include "tools/replay/site_report.h"
+#include "replay/free_schedule.h"
+#include "replay/result_json.h"
+#include "replay/site_names.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -73,29 +76,15 @@ class best_fit {
   std::uint64_t top_ = 0;
 };
 
-nlohmann::json site_rows(const std::vector<site_usage>& raw, const replay_report& r) {
-  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
-  nlohmann::json a = nlohmann::json::array();
-  for (std::size_t i = 0; i < list.size() && i < 20; ++i) {
-    a.push_back({{"site", site_name(r.sites.get(), list[i].stack)},
-                 {"requested", list[i].requested_bytes},
-                 {"rounded", list[i].rounded_bytes},
-                 {"committed", list[i].committed_bytes},
-                 {"blocks", list[i].blocks},
-                 {"frames", stack_lines(r.sites.get(), list[i].stack)}});
-  }
-  return a;
-}
-
-}  // namespace
-
-nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
-                         const std::string& title, const html_limits& limits) {
-  trace::trace_reader reader(trace_path, {.check_liveness = false});
+// Every block allocated up to event r.events - 1 (the failing one included), with its lifetime,
+// sizes and place in a best-fit layout of what the device commits; frames defined after the
+// failure are read too (lazy symbolization).
+std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report& r) {
   const bool pool = r.config.use_pool;
   std::vector<block> blocks;
   std::unordered_map<std::uint64_t, std::size_t> live;  // trace id -> index in blocks
   best_fit layout;
+  free_schedule schedule(r.frees_at);
   trace::trace_event e;
   std::uint64_t index = 0;
   while (index < r.events && reader.next(e)) {
@@ -112,19 +101,22 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
       b.offset = layout.place(b.committed);
       live[e.id] = blocks.size();
       blocks.push_back(b);
-    } else if (e.action == trace::trace_action::free) {
-      if (const auto it = live.find(e.id); it != live.end()) {
-        block& b = blocks[it->second];
-        b.end = index;
-        b.t1 = e.time_ns;
-        b.live_at_end = false;
-        layout.release(b.offset, b.committed);
-        live.erase(it);
-      }
+    } else {
+      // A block ends where the replay freed it: its free, or its release or a wait (version 3,
+      // by the rule the replay used).
+      schedule.on_event(e, [&](std::uint64_t id) {
+        if (const auto it = live.find(id); it != live.end()) {
+          block& b = blocks[it->second];
+          b.end = index;
+          b.t1 = e.time_ns;
+          b.live_at_end = false;
+          layout.release(b.offset, b.committed);
+          live.erase(it);
+        }
+      });
     }
     ++index;
   }
-  // Frames may follow the failure (lazy symbolization): read the sites to the end.
   try {
     while (reader.next(e)) {
     }
@@ -134,32 +126,40 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   for (block& b : blocks) {
     if (b.live_at_end) b.end = last + 1;
   }
-  const std::size_t total_blocks = blocks.size();
+  return blocks;
+}
+
+// Keeps the `max` blocks that cover most of the picture (bytes x lifetime, live ones at the end
+// first), in start order. Returns the share of the total area they cover.
+double keep_largest(std::vector<block>& blocks, std::size_t max) {
+  const auto area = [](const block& b) { return b.committed * (b.end - b.start); };
   std::uint64_t total_area = 0, drawn_area = 0;
-  for (const block& b : blocks) total_area += b.committed * (b.end - b.start);
-  if (blocks.size() > limits.max_blocks) {
-    // Keep the blocks that cover most of the picture: bytes x lifetime, live ones at the end first.
-    std::nth_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(limits.max_blocks),
-                     blocks.end(), [](const block& a, const block& b) {
+  for (const block& b : blocks) total_area += area(b);
+  if (blocks.size() > max) {
+    std::nth_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(max), blocks.end(),
+                     [&](const block& a, const block& b) {
                        if (a.live_at_end != b.live_at_end) return a.live_at_end;
-                       return a.committed * (a.end - a.start) > b.committed * (b.end - b.start);
+                       return area(a) > area(b);
                      });
-    blocks.resize(limits.max_blocks);
+    blocks.resize(max);
     std::sort(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.start < b.start; });
   }
-  for (const block& b : blocks) drawn_area += b.committed * (b.end - b.start);
+  for (const block& b : blocks) drawn_area += area(b);
+  return total_area == 0 ? 1.0 : static_cast<double>(drawn_area) / static_cast<double>(total_area);
+}
 
-  const trace::site_table& sites = reader.sites();
-  std::unordered_map<std::uint64_t, std::size_t> stack_index;  // stack id -> index in "stacks"
-  nlohmann::json stacks = nlohmann::json::array();
+// The blocks as columns (the page reads arrays, not objects), each naming its stack by index in
+// `stacks` (index 0: no stack), which receives every stack drawn with its site and frames.
+nlohmann::json block_columns(const std::vector<block>& blocks, const trace::site_table& sites,
+                             nlohmann::json& stacks) {
+  std::unordered_map<std::uint64_t, std::size_t> stack_index;  // stack id -> index in stacks
+  stacks = nlohmann::json::array();
   stacks.push_back({{"site", "(no stack recorded)"}, {"frames", nlohmann::json::array()}});
   stack_index[0] = 0;
-  nlohmann::json cols = {{"id", nlohmann::json::array()},    {"start", nlohmann::json::array()},
-                         {"end", nlohmann::json::array()},   {"size", nlohmann::json::array()},
-                         {"rounded", nlohmann::json::array()}, {"committed", nlohmann::json::array()},
-                         {"offset", nlohmann::json::array()},
-                         {"stack", nlohmann::json::array()}, {"t0", nlohmann::json::array()},
-                         {"t1", nlohmann::json::array()}};
+  nlohmann::json cols;
+  for (const char* key : {"id", "start", "end", "size", "rounded", "committed", "offset", "stack", "t0", "t1"}) {
+    cols[key] = nlohmann::json::array();
+  }
   for (const block& b : blocks) {
     auto [it, added] = stack_index.emplace(b.stack, stacks.size());
     if (added) {
@@ -176,63 +176,102 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
     cols["t0"].push_back(b.t0);
     cols["t1"].push_back(b.t1);
   }
+  return cols;
+}
+
+// The device's page rounding at an out-of-memory in two parts (a v2 trace, whose replay kept
+// every block's site): each committed block rounded on its own, and the free room of partly
+// filled shared pages. Null when there is no failure or no sites.
+nlohmann::json page_rounding_split(const replay_report& r, bool has_sites) {
+  if (!r.oom || !has_sites) return nullptr;
+  const oom_point& p = *r.oom;
+  std::uint64_t per_block = 0;
+  for (const auto* list : {&p.live_sites, &p.held_sites}) {
+    for (const site_usage& u : *list) per_block += u.committed_bytes - u.rounded_bytes;
+  }
+  return {{"per_block", per_block},
+          {"shared_room", p.page_loss_bytes > per_block ? p.page_loss_bytes - per_block : 0}};
+}
+
+// Without an out-of-memory, the sites at the peak: the event at which the blocks' device-committed
+// bytes add up to the most (the first such), and per stack what was live then, as the result's
+// site lists are (site_usage_json). Null at an out-of-memory, whose sites the result has.
+nlohmann::json peak_sites(const std::vector<block>& blocks, const replay_report& r,
+                          const trace::site_table& sites) {
+  if (r.oom || blocks.empty()) return nullptr;
+  // The change of live committed bytes at each event (a block lives from its start to its end),
+  // summed in event order: linear in the blocks and events, no sort.
+  std::uint64_t last = 0;
+  for (const block& b : blocks) last = std::max(last, b.end);
+  std::vector<std::int64_t> change(last + 1, 0);
+  for (const block& b : blocks) {
+    change[b.start] += static_cast<std::int64_t>(b.committed);
+    if (!b.live_at_end) change[b.end] -= static_cast<std::int64_t>(b.committed);
+  }
+  std::int64_t live = 0, best = -1;
+  std::uint64_t at = 0;
+  for (std::uint64_t event = 0; event <= last; ++event) {
+    live += change[event];
+    if (live > best) best = live, at = event;
+  }
+  std::unordered_map<std::uint64_t, site_usage> by_stack;
+  for (const block& b : blocks) {
+    if (b.start > at || (!b.live_at_end && b.end <= at)) continue;
+    site_usage& u = by_stack[b.stack];
+    u.stack = b.stack;
+    u.requested_bytes += b.size;
+    u.rounded_bytes += b.rounded;
+    u.committed_bytes += b.committed;
+    ++u.blocks;
+  }
+  std::vector<site_usage> list;
+  for (const auto& [stack, u] : by_stack) list.push_back(u);
+  std::sort(list.begin(), list.end(), [](const site_usage& a, const site_usage& b) {
+    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes : a.stack < b.stack;
+  });
+  return {{"event", at}, {"committed_bytes", best}, {"sites", site_usage_json(list, &sites)}};
+}
+
+}  // namespace
+
+nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
+                         const std::string& title, const html_limits& limits) {
+  trace::trace_reader reader(trace_path, {.check_liveness = false});
+  std::vector<block> blocks = read_blocks(reader, r);
+  const std::size_t total_blocks = blocks.size();
+  // Sites named as the replay named them (--library-frames, --site-frames).
+  trace::site_table sites = reader.sites();
+  if (r.sites) {
+    sites.set_library_patterns(r.sites->library_patterns());
+    sites.set_site_frames(r.sites->site_frames());
+  }
+  const nlohmann::json peak = peak_sites(blocks, r, sites);  // every block, before some are left out
+  const double drawn = keep_largest(blocks, limits.max_blocks);
+  nlohmann::json stacks;
+  nlohmann::json cols = block_columns(blocks, sites, stacks);
   nlohmann::json timeline = nlohmann::json::array();
   for (const timeline_point& p : r.timeline) {
     timeline.push_back({p.event, p.active_bytes, p.held_bytes, p.managed_bytes, p.device_used_bytes});
   }
   nlohmann::json j;
-  j["title"] = title;
-  j["config"] = to_string(r.config);
-  j["pool"] = pool;
-  j["leading_bits"] = r.config.leading_bits;
-  j["capacity"] = r.device.capacity;
-  j["device"] = r.device.backend + ", " + std::string(to_string(r.device.semantics)) + " allocation, " +
-                r.device.profile.name + " profile";
+  // The title names the trace file: in its printable form (common/text_escape.h), as every string
+  // from a trace or profile.
+  j["title"] = common::escape_text(title);
   // How the device rounds a block (the measured device of --device opencl has no profile: exact).
   const device_model::device_profile& prof = r.device.profile;
-  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : prof.name},
+  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : common::escape_text(prof.name)},
                   {"page", prof.page},
                   {"pack_limit", prof.pack_limit},
                   {"pack_granule", prof.pack_granule},
                   {"headroom", prof.headroom}};
-  j["events"] = r.events;
   j["blocks"] = cols;
   j["total_blocks"] = total_blocks;
-  j["drawn_area_fraction"] = total_area == 0 ? 1.0 : static_cast<double>(drawn_area) / static_cast<double>(total_area);
+  j["drawn_area_fraction"] = drawn;
   j["stacks"] = stacks;
   j["timeline"] = timeline;
-  j["has_sites"] = !sites.empty();
-  if (r.oom) {
-    const oom_point& p = *r.oom;
-    // The device's page rounding in two parts (a v2 trace, whose replay kept every block's site):
-    // each committed block rounded on its own, and the free room of partly filled shared pages.
-    nlohmann::json page_split = nullptr;
-    if (reader.version() >= trace::sites_format_version) {
-      std::uint64_t per_block = 0;
-      for (const auto* list : {&p.live_sites, &p.held_sites}) {
-        for (const site_usage& u : *list) per_block += u.committed_bytes - u.rounded_bytes;
-      }
-      page_split = {{"per_block", per_block},
-                    {"shared_room", p.page_loss_bytes > per_block ? p.page_loss_bytes - per_block : 0}};
-    }
-    j["oom"] = {{"event", p.event_index},
-                {"requested", p.requested_bytes},
-                {"rounded", p.rounded_bytes},
-                {"cause", std::string(to_string(p.site))},
-                {"device_used", p.device_used_bytes},
-                {"held", p.held_bytes},
-                {"active", p.active_bytes},
-                {"active_rounded", p.active_rounded_bytes},
-                {"bin_rounding", p.rounding_loss_bytes},
-                {"page_rounding", p.page_loss_bytes},
-                {"page_rounding_split", page_split},
-                {"site", site_name(&sites, p.stack)},
-                {"frames", stack_lines(&sites, p.stack)},
-                {"live_sites", site_rows(p.live_sites, r)},
-                {"held_sites", site_rows(p.held_sites, r)}};
-  } else {
-    j["oom"] = nullptr;
-  }
+  j["has_sites"] = !reader.sites().empty();
+  j["peak"] = peak;
+  j["page_rounding_split"] = page_rounding_split(r, reader.version() >= trace::sites_format_version);
   return j;
 }
 

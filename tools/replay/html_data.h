@@ -1,6 +1,6 @@
 // The data behind clpool_replay's HTML page (--html, --format html): every block of the trace up
 // to the out-of-memory (or its end) with its lifetime, sizes, place and stack, plus the replay's
-// timeline and the sites at the failure, as one JSON object the page's script draws.
+// timeline, as one JSON object the page's script (html_page.js) draws beside the result document.
 #ifndef CLPOOL_TOOLS_REPLAY_HTML_DATA_H_
 #define CLPOOL_TOOLS_REPLAY_HTML_DATA_H_
 
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 
@@ -20,12 +20,23 @@ struct html_limits {
 };
 
 // Reads `trace_path` again (through event r.events - 1, the failing one included) and returns the
-// page's data. `title` heads the page. Throws trace::trace_error if the trace cannot be read.
+// page's own data: the blocks, the stacks they name, the timeline, the profile's geometry and, at
+// an out-of-memory of a trace with sites, the page rounding split into each block's own and the
+// shared pages' free room; without an out-of-memory, "peak": the event at which the live blocks'
+// device-committed bytes add up to the most, those bytes, and the sites then (as the result's site
+// lists, with callers). The replay's figures are not in it: the page reads them from the
+// result document (html_page). `title` heads the page. Throws trace::trace_error if the trace
+// cannot be read.
 nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
                          const std::string& title, const html_limits& limits = {});
 
-// The whole page: `data` (html_data) inlined with the script and styles; nothing is fetched.
-std::string html_page(const nlohmann::json& data);
+// The script of the page, html_page.js as it is in the source tree (embedded by the build).
+extern const char html_page_script[];
+
+// The whole page, three documents inlined with the script and styles; nothing is fetched:
+// `result`, the result document exactly as --json writes it (replay/result_json.h); `replay`, the
+// replay the page shows in the same schema (to_json(report)); `data`, html_data().
+std::string html_page(const nlohmann::json& result, const nlohmann::json& replay, const nlohmann::json& data);
 
 }  // namespace clpool::replay
 

@@ -6,7 +6,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
+#include "replay/result_json.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -30,7 +32,12 @@ std::string write_trace() {
   return path;
 }
 
-nlohmann::json data_for(const device_model::device_profile& profile) {
+// The page's data, with the replay's own figures (its "oom", in the result schema) beside it.
+struct page {
+  nlohmann::json data, oom;
+};
+
+page data_for(const device_model::device_profile& profile) {
   const std::string path = write_trace();
   trace::trace_reader reader(path, {.check_liveness = false});
   device_spec spec{64 * MiB, alloc_semantics::immediate};
@@ -40,14 +47,14 @@ nlohmann::json data_for(const device_model::device_profile& profile) {
   options.timeline = true;
   const replay_report r = replay_stream(reader, replay_config{}, spec, options);
   EXPECT_TRUE(r.oom);
-  return html_data(r, path, "t");
+  return {html_data(r, path, "t"), to_json(r)["oom"]};
 }
 
 TEST(HtmlData, WholePagesShowInEachBlocksCommittedSize) {
   device_model::device_profile pages;  // 2 MiB pages, nothing packed
   pages.name = "pages";
   pages.page = 2 * MiB;
-  const nlohmann::json d = data_for(pages);
+  const auto [d, oom] = data_for(pages);
   const nlohmann::json& b = d["blocks"];
   ASSERT_EQ(b["size"].size(), 4u);  // the failing request is drawn too
   EXPECT_EQ(b["size"][0], 1048576u);
@@ -57,14 +64,14 @@ TEST(HtmlData, WholePagesShowInEachBlocksCommittedSize) {
   // Blocks are laid out by what the device commits: no two overlap.
   EXPECT_EQ(b["offset"][1].get<std::uint64_t>() - b["offset"][0].get<std::uint64_t>(), 2 * MiB);
   EXPECT_EQ(d["profile"]["page"], 2 * MiB);
-  const nlohmann::json& oom = d["oom"];
-  EXPECT_EQ(oom["bin_rounding"], 2 * (1114111u - 1048576u) + (4u - 4u));
+  EXPECT_FALSE(d.contains("oom")) << "the replay's figures are the result document's, not the page's";
+  EXPECT_EQ(oom["rounding_loss_bytes"], 2 * (1114111u - 1048576u) + (4u - 4u));
   // Page rounding: the device committed 6 MiB for blocks of 1114111 + 1114111 + 4 bytes.
   const std::uint64_t page_loss = 6 * MiB - (2 * 1114111u + 4u);
-  EXPECT_EQ(oom["page_rounding"], page_loss);
-  EXPECT_EQ(oom["page_rounding_split"]["per_block"], page_loss);
-  EXPECT_EQ(oom["page_rounding_split"]["shared_room"], 0u);
-  EXPECT_EQ(oom["live_sites"][0]["committed"], 6 * MiB);
+  EXPECT_EQ(oom["page_loss_bytes"], page_loss);
+  EXPECT_EQ(d["page_rounding_split"]["per_block"], page_loss);
+  EXPECT_EQ(d["page_rounding_split"]["shared_room"], 0u);
+  EXPECT_EQ(oom["live_sites"][0]["committed_bytes"], 6 * MiB);
 }
 
 TEST(HtmlData, PackedBlocksRoundToGranulesAndSharedPagesKeepTheirRoom) {
@@ -73,23 +80,108 @@ TEST(HtmlData, PackedBlocksRoundToGranulesAndSharedPagesKeepTheirRoom) {
   packed.page = 2 * MiB;
   packed.pack_limit = 2 * MiB;
   packed.pack_granule = 512;
-  const nlohmann::json d = data_for(packed);
+  const auto [d, oom] = data_for(packed);
   const nlohmann::json& b = d["blocks"];
   EXPECT_EQ(b["committed"][0], 1114112u);  // 1114111 rounded to 512 B
   EXPECT_EQ(b["committed"][2], 512u);
-  const nlohmann::json& split = d["oom"]["page_rounding_split"];
+  const nlohmann::json& split = d["page_rounding_split"];
   const std::uint64_t per_block = 2 * (1114112u - 1114111u) + (512u - 4u);
   EXPECT_EQ(split["per_block"], per_block);
   // Two 1114112-byte shares do not fit one 2 MiB page: two pages open, the 512 B share in one.
-  EXPECT_EQ(d["oom"]["page_rounding"], 4 * MiB - (2 * 1114111u + 4u));
+  EXPECT_EQ(oom["page_loss_bytes"], 4 * MiB - (2 * 1114111u + 4u));
   EXPECT_EQ(split["shared_room"], 4 * MiB - (2 * 1114112u + 512u));
 }
 
 TEST(HtmlData, ExactBytesCommitTheBinSize) {
-  const nlohmann::json d = data_for(device_model::device_profile{});
+  const auto [d, oom] = data_for(device_model::device_profile{});
   EXPECT_EQ(d["blocks"]["committed"][0], 1114111u);
-  EXPECT_EQ(d["oom"]["page_rounding"], 0u);
-  EXPECT_EQ(d["oom"]["page_rounding_split"]["shared_room"], 0u);
+  EXPECT_EQ(oom["page_loss_bytes"], 0u);
+  EXPECT_EQ(d["page_rounding_split"]["shared_room"], 0u);
+}
+
+}  // namespace
+}  // namespace clpool::replay
+
+namespace clpool::replay {
+namespace {
+
+// The page inlines the result document exactly as --json writes it, the replay it shows in the
+// same schema, its own data, and html_page.js as it is in the source tree.
+TEST(HtmlPage, InlinesTheResultDocumentTheReplayTheDataAndTheScript) {
+  // No '<' in any inline document (\u003c): "</script" would end it early, and "<!--" then
+  // "<script" would keep its own end tag from ending it.
+  nlohmann::json result = {{"schema_version", result_schema_version}, {"input", "a</script>b"}};
+  const std::string page =
+      html_page(result, {{"events", 3}, {"site", "<!--<script>"}}, {{"title", "t<"}});
+  EXPECT_NE(page.find("<script type=\"application/json\" id=\"clpool-result\">{\"input\":\"a\\u003c/script>b\","
+                      "\"schema_version\":1}</script>"),
+            std::string::npos);
+  EXPECT_NE(page.find("id=\"clpool-replay\">{\"events\":3,\"site\":\"\\u003c!--\\u003cscript>\"}</script>"),
+            std::string::npos);
+  EXPECT_NE(page.find("id=\"clpool-data\">{\"title\":\"t\\u003c\"}</script>"), std::string::npos);
+  EXPECT_NE(page.find(html_page_script), std::string::npos);
+  const char* src = std::getenv("HTML_PAGE_JS");
+  ASSERT_NE(src, nullptr);
+  std::ifstream in(src);
+  const std::string js((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(js.empty());
+  EXPECT_EQ(js, html_page_script) << "the page carries the .js file verbatim";
+}
+
+// Version 3: a block's band ends where the replay freed it, by the rule the replay used.
+TEST(HtmlData, BlocksEndWhereTheRuleFreesThem) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v3.trace";
+  std::ofstream(path) << "clpool-trace 3\n"
+                         "0 0 0 0 alloc 1 4096 buffer 0\n"
+                         "1 0 0 0 release 1 4096 buffer 0\n"
+                         "2 0 0 0 alloc 2 4096 buffer 0\n"
+                         "3 0 0 0 wait 0 0 buffer 0\n"
+                         "4 0 0 0 free 1 4096 buffer 0\n"
+                         "5 0 0 0 free 2 4096 buffer 0\n";
+  for (const auto& [moment, end] : {std::pair{free_moment::release, 1u}, std::pair{free_moment::wait, 3u},
+                                    std::pair{free_moment::driver, 4u}}) {
+    trace::trace_reader reader(path, {.check_liveness = false});
+    replay_options options;
+    options.frees_at = moment;
+    const replay_report r = replay_stream(reader, replay_config{}, device_spec{64 * MiB}, options);
+    const nlohmann::json d = html_data(r, path, "t");
+    EXPECT_EQ(d["blocks"]["end"][0], end) << to_string(moment);
+    EXPECT_EQ(d["blocks"]["end"][1], 5u) << to_string(moment);
+  }
+}
+
+// Without an out-of-memory the page's sites are those at the peak: the event at which the live
+// blocks' device-committed bytes add up to the most, each site with what it held then (and its
+// callers). At an out-of-memory there is none: the result's sites at the failure are the table.
+TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_peak.trace";
+  std::ofstream(path) << "clpool-trace 2\n"
+                         "frame 1 py 9 app.py main\nstack 1 0 1\n"
+                         "frame 2 py 3 app.py load\nstack 2 1 2\n"
+                         "frame 3 py 5 app.py scratch\nstack 3 1 3\n"
+                         "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
+                         "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
+                         "2 0 0 0 alloc 3 2097152 buffer 0 3\n"   // the peak: 6 MiB live
+                         "3 0 0 0 free 2 0 buffer 0\n"
+                         "4 0 0 0 free 3 0 buffer 0\n"
+                         "5 0 0 0 alloc 4 1048576 buffer 0 2\n";  // 4 MiB
+  trace::trace_reader reader(path, {.check_liveness = false});
+  replay_options options;
+  options.sites = true;
+  const replay_report r = replay_stream(reader, replay_config{.use_pool = false}, device_spec{64 * MiB}, options);
+  ASSERT_FALSE(r.oom);
+  const nlohmann::json peak = html_data(r, path, "t")["peak"];
+  EXPECT_EQ(peak["event"], 2u);
+  EXPECT_EQ(peak["committed_bytes"], 6 * MiB);
+  ASSERT_EQ(peak["sites"].size(), 2u);
+  EXPECT_EQ(peak["sites"][0]["site"], "load (app.py:3)");
+  EXPECT_EQ(peak["sites"][0]["requested_bytes"], 3 * MiB);
+  EXPECT_EQ(peak["sites"][1]["site"], "scratch (app.py:5)");
+  EXPECT_EQ(peak["sites"][1]["blocks"], 2u);
+  EXPECT_EQ(peak["sites"][1]["callers"][0]["caller"], "main (app.py:9)");
+  EXPECT_TRUE(data_for(device_model::device_profile{}).data["peak"].is_null());
 }
 
 }  // namespace

@@ -13,16 +13,17 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/output_file.h"
 #include "device_model/profile.h"
 #include "tools/replay/command_line.h"
-#include "tools/replay/config.h"
+#include "replay/config.h"
 #include "tools/replay/device_backend.h"
+#include "replay/min_capacity.h"
 #include "tools/replay/diff.h"
-#include "tools/replay/min_capacity.h"
 #include "tools/replay/output_writer.h"
 #include "tools/replay/outputs.h"
 #include "tools/replay/progress.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 #include "tools/replay/report_format.h"
 #include "trace/rmm_import.h"
 #include "trace/library_frames.h"
@@ -38,6 +39,7 @@ namespace trace = clpool::trace;
 constexpr int exit_clean = clpool::common::exit_ok;
 constexpr int exit_oom = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
+using clpool::common::size_option;
 using clpool::common::usage_error;
 
 // Where events come from: a clpool trace or an RMM CSV log, re-opened for every replay (so memory
@@ -73,8 +75,11 @@ struct plan {
   trace::trace_encoding write_encoding = trace::trace_encoding::text;
   progress_style progress = progress_style::off;
   bool sites = false;        // the trace has allocation sites (FORMAT.md version 2)
+  unsigned trace_version = trace::format_version;  // the input's (1 for an RMM CSV)
+  std::optional<free_moment> frees_at;  // --frees-at; nothing: the device's profile decides
   bool full_stacks = false;
   std::vector<std::string> library_patterns;  // --library-frames
+  std::size_t site_frames = 1;                 // --site-frames
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
   std::size_t passes() const { return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0)); }
@@ -85,12 +90,6 @@ struct plan {
     return false;
   }
 };
-
-std::uint64_t positive_bytes(const std::string& text, const char* flag, bool device = false) {
-  const std::uint64_t v = device ? parse_device_bytes(text, flag) : parse_bytes(text, flag);
-  if (v == 0) throw config_error(std::string(flag) + ": must be positive, got '" + text + "'");
-  return v;
-}
 
 std::vector<replay_config> configurations(const command_line& cl) {
   std::vector<replay_config> configs;
@@ -103,8 +102,8 @@ std::vector<replay_config> configurations(const command_line& cl) {
   replay_config c;
   c.use_pool = !cl.no_pool;
   c.leading_bits = cl.leading_bits;
-  if (!cl.limit_text.empty()) c.limit = positive_bytes(cl.limit_text, "--limit");
-  if (cl.trim_max_held_given) c.trim.max_held_bytes = parse_bytes(cl.trim_max_held_text, "--trim-max-held");
+  if (!cl.limit_text.empty()) c.limit = size_option(cl.limit_text, "--limit", {.positive = true});
+  if (cl.trim_max_held_given) c.trim.max_held_bytes = size_option(cl.trim_max_held_text, "--trim-max-held");
   if (cl.trim_ratio_given) c.trim.max_held_to_active_ratio = cl.trim_ratio;
   return {c};
 }
@@ -116,16 +115,18 @@ plan validate(const command_line& cl) {
   if (p.in.trace_path.empty() && p.in.rmm_path.empty()) {
     throw usage_error("no input: give a trace file, or --rmm-csv FILE (see --help)");
   }
-  if (!cl.capacity_text.empty()) p.capacity = positive_bytes(cl.capacity_text, "--capacity", true);
+  if (!cl.capacity_text.empty()) {
+    p.capacity = size_option(cl.capacity_text, "--capacity", {.device = true, .positive = true});
+  }
   p.min_capacity = cl.min_capacity;
-  p.granule = positive_bytes(cl.granule_text, "--granule");
+  p.granule = size_option(cl.granule_text, "--granule", {.positive = true});
   check_granule(p.granule, "--granule");
   if (cl.write_format_given && cl.write_trace_path.empty()) {
     throw usage_error("--write-format needs --write-trace");
   }
   p.write_trace_path = cl.write_trace_path;
   p.write_encoding = cl.write_format == "binary" ? trace::trace_encoding::binary : trace::trace_encoding::text;
-  p.outputs = parse_output_requests(cl.formats, cl.json, cl.svg_path);
+  p.outputs = parse_output_requests(cl.formats);
   std::vector<named_output> outs{{"--write-trace", p.write_trace_path}};
   for (const output_request& o : p.outputs) outs.push_back({o.label, o.path});
   std::vector<clpool::common::named_input> ins{{"trace", p.in.trace_path}, {"--rmm-csv", p.in.rmm_path}};
@@ -144,7 +145,7 @@ plan validate(const command_line& cl) {
   bo.profile_given = cl.profile_given;
   bo.semantics = !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
   bo.host_capacity = cl.host_capacity_text.empty() ? clpool::unlimited
-                                                   : parse_bytes(cl.host_capacity_text, "--host-capacity");
+                                                   : size_option(cl.host_capacity_text, "--host-capacity");
   bo.semantics_given = !cl.semantics_text.empty();
   bo.mockcl_so = cl.mockcl_so;
   p.configs = configurations(cl);
@@ -155,11 +156,14 @@ plan validate(const command_line& cl) {
   }
   // Attribute memory to allocation sites when the trace has them (its header says version 2).
   if (p.in.rmm_path.empty()) {
-    p.sites = p.in.trace_path == "-" ||
-              trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version() >=
-                  trace::sites_format_version;
+    p.trace_version = p.in.trace_path == "-"
+                          ? trace::latest_format_version
+                          : trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version();
+    p.sites = p.trace_version >= trace::sites_format_version;
   }
+  if (!cl.frees_at.empty()) p.frees_at = parse_free_moment(cl.frees_at);
   p.full_stacks = cl.full_stacks;
+  p.site_frames = cl.site_frames;
   for (const std::string& pattern : cl.library_frames) {
     const std::string error = trace::library_pattern_error(pattern);
     if (!error.empty()) {
@@ -186,8 +190,12 @@ void write_trace(const plan& p) {
     // A trace with sites stays one: its stacks are written as they appear, before the events
     // that name them, and its frames at the end (FORMAT.md allows frames after their use).
     const bool with_sites = p.in.rmm_path.empty() && p.sites;
-    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace",
-                               with_sites ? trace::sites_format_version : trace::format_version);
+    // A version-3 trace (release and wait events) stays one too.
+    const unsigned version = p.in.rmm_path.empty() && p.trace_version >= trace::release_format_version
+                                 ? trace::release_format_version
+                             : with_sites ? trace::sites_format_version
+                                          : trace::format_version;
+    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace", version);
     writer.comment("source", p.in.rmm_path.empty() ? "clpool trace " + p.in.trace_path
                                                     : "rmm csv " + p.in.rmm_path);
     trace::trace_event e;
@@ -223,6 +231,8 @@ run_output replay_all(plan& p) {
     options.timeline = timeline;
     options.sites = p.sites;
     options.library_patterns = p.library_patterns;
+    options.frees_at = p.frees_at;
+    options.site_frames = p.site_frames;
     progress_fn progress;
     if (printer.enabled()) {
       const auto show = [&printer, &overall, several_replays, label](
@@ -237,7 +247,7 @@ run_output replay_all(plan& p) {
       progress = [show](std::uint64_t done, std::uint64_t total) { show(done, total, false); };
     }
     replay_report r = p.in.with_source([&](auto& source) {
-      return replay_stream(source, c, p.backend->spec(cap), options, progress);
+      return replay_stream(source, c, p.backend->open(cap), options, progress);
     });
     p.backend->after_replay();
     overall.end_replay();
@@ -280,27 +290,47 @@ run_output replay_all(plan& p) {
   return out;
 }
 
-// Step 4: files first (each says on stderr what it holds), then standard output.
-void write_outputs(const plan& p, const run_output& out) {
+// Step 4: files first (each says on stderr what it holds), then standard output. An output that
+// cannot be rendered or written is reported and costs no other; returns false if any failed.
+bool write_outputs(const plan& p, const run_output& out) {
+  bool all_written = true;
+  const auto attempt = [&](const output_request& o, const auto& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      // Errors from common/output_file name a file's flag themselves.
+      const bool named = what.rfind(o.label + ":", 0) == 0;
+      std::cerr << "clpool_replay: error: " << (named ? "" : o.label + ": ") << what << "\n";
+      all_written = false;
+    }
+  };
   for (const output_request& o : p.outputs) {
     if (o.path.empty()) continue;
-    std::string note;
-    if (const std::optional<std::string> text = o.writer->render(out, note)) {
-      write_text_file(o.label, o.path, *text);
-      std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << (note.empty() ? "" : ": " + note) << "\n";
-    } else {
-      std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
-    }
+    attempt(o, [&] {
+      std::string note;
+      if (const std::optional<std::string> text = o.writer->render(out, note)) {
+        write_text_file(o.label, o.path, *text);
+        std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << (note.empty() ? "" : ": " + note) << "\n";
+      } else {
+        std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
+      }
+    });
   }
   if (const std::string warning = pooled_trace_warning(out.results); !warning.empty()) {
     std::cerr << "clpool_replay: " << warning;
   }
   for (const output_request& o : p.outputs) {
     if (!o.path.empty()) continue;
-    std::string note;
-    if (const std::optional<std::string> text = o.writer->render(out, note)) std::cout << *text;
-    if (!note.empty()) std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
+    attempt(o, [&] {
+      std::string note;
+      if (const std::optional<std::string> text = o.writer->render(out, note)) {
+        clpool::common::write_standard_output(*text);
+      }
+      if (!note.empty()) std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
+    });
   }
+  return all_written;
 }
 
 int run(int argc, char** argv) {
@@ -313,8 +343,6 @@ int run(int argc, char** argv) {
       one.trace_path = path;
       one.min_capacity = true;
       one.formats.clear();
-      one.json = false;
-      one.svg_path.clear();
       plan p = validate(one);
       const std::uint64_t largest = p.backend->largest_capacity();
       p.capacity = largest != 0 ? largest : clpool::common::max_device_bytes;
@@ -327,15 +355,18 @@ int run(int argc, char** argv) {
     if (!p.capacity && !p.min_capacity) return exit_clean;
   }
   const run_output out = replay_all(p);
-  write_outputs(p, out);
-  return out.exit_code;
+  // An output lost is the run's failure, whatever the replay found.
+  return write_outputs(p, out) ? out.exit_code : exit_bad_input;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  clpool::common::guard_standard_streams();
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    clpool::common::check_standard_output();  // --help, --version and the like
+    return rc;
   } catch (const clpool::trace::trace_error& e) {
     std::cerr << "clpool_replay: error: " << e.what() << "\n";
     if (e.line() > 1) {

@@ -2,12 +2,11 @@
 # Keeps the README's main job (tools/main.sh) true: runs its two commands on the shipped,
 # layer-recorded trace with the built clpool_replay and checks the lines the README quotes.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$1"
 TRACE="$2"
 MAIN="$3"
 T="${TEST_TMPDIR:-/tmp}"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # main.sh must still run these commands on this trace.
 for f in "pyopencl_layer.trace" "--device mockcl --capacity 128MiB --semantics deferred --svg" \
@@ -24,7 +23,11 @@ for line in "device: mockcl, 128 MiB (134217728 bytes), deferred allocation, nvi
             "active (requested)        1 MiB (1048576 bytes)" \
             "held by the pool          83.01 MiB (87037962 bytes)" \
             "lost to page rounding     27.93 MiB (29288439 bytes)" \
-            "hit rate                  81.8% (153 hits, 34 misses)"; do
+            "hit rate                  81.8% (153 hits, 34 misses)" \
+            "  + 2.62 MiB (2752512 bytes)    headroom the driver never hands out (nvidia profile)" \
+            "  + 13.38 MiB (14024704 bytes)  free" \
+            "  = 128 MiB (134217728 bytes)   capacity" \
+            "the failing request needs 14 MiB (14680064 bytes) on the device"; do
   [[ $out == *"$line"* ]] || fail "replay output lacks '$line'"
 done
 [[ -s $T/oom.svg ]] && grep -q "<svg" "$T/oom.svg" || fail "no SVG written"

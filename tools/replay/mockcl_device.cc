@@ -86,7 +86,7 @@ constexpr std::uint64_t no_max_alloc = std::uint64_t{1} << 63;
 class mockcl_device final : public cl_block_device {
  public:
   mockcl_device(mockcl::controller& control, cl_device_id device, const device_spec& spec)
-      : cl_block_device(device, spec.capacity, spec.semantics), control_(&control) {}
+      : cl_block_device(device, spec), control_(&control) {}
 
   ~mockcl_device() override {
     close();
@@ -127,7 +127,7 @@ cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
   mock.max_alloc = no_max_alloc;
   mock.semantics = spec.semantics;
   // As the MOCKCL_DEVICES grammar defaults them for a gpu of this capacity and profile.
-  mock.oom_at_execution = spec.profile.oom_at == device_model::oom_point::execution;
+  mock.oom_at_execution = spec.profile.oom_at == device_model::refusal_point::execution;
   mock.pinned = std::min<std::uint64_t>(mock.capacity / 4, std::uint64_t{1} << 30);
   mock.profile = profile_ref;
   mock.model = spec.profile;
@@ -211,24 +211,11 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
   return *backend;
 }
 
-device_spec mockcl_backend::spec(std::uint64_t capacity, alloc_semantics semantics,
-                                 const device_model::device_profile& profile,
-                                 const std::string& profile_ref) {
-  device_spec d;
-  d.capacity = capacity;
-  d.semantics = semantics;
-  d.backend = "mockcl";
-  d.profile = profile;
-  d.make_device = [this, profile_ref](const device_spec& s) {
-    return make_mockcl_device(*this, s, profile_ref);
-  };
-  return d;
-}
-
-std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const device_spec& spec,
-                                                  const std::string& profile_ref) {
-  return std::make_unique<mockcl_device>(backend.control(),
-                                         configure_mock(backend, spec, profile_ref), spec);
+std::unique_ptr<replay_device> mockcl_backend::open_device(device_spec spec,
+                                                          const std::string& profile_ref) {
+  spec.backend = "mockcl";
+  const cl_device_id device = configure_mock(*this, spec, profile_ref);
+  return std::make_unique<mockcl_device>(control(), device, spec);
 }
 
 namespace {
@@ -237,10 +224,12 @@ class mockcl_device_backend final : public device_backend {
  public:
   mockcl_device_backend(mockcl_backend& mock, const backend_options& options)
       : mock_(&mock), options_(options) {}
-  device_spec spec(std::uint64_t capacity) override {
-    device_spec d = mock_->spec(capacity, options_.semantics, options_.profile, options_.profile_ref);
-    d.host_capacity = options_.host_capacity;
-    return d;
+  std::unique_ptr<replay_device> open(std::uint64_t capacity) override {
+    return mock_->open_device({.capacity = capacity,
+                               .semantics = options_.semantics,
+                               .host_capacity = options_.host_capacity,
+                               .profile = options_.profile},
+                              options_.profile_ref);
   }
 
  private:

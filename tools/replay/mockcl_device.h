@@ -4,7 +4,9 @@
 //
 //   mockcl_backend& b = mockcl_backend::open(find_mockcl_so(""));   // once, before any CL call
 //   replay_report r = replay_stream(reader, config,
-//                                   b.spec(4ull << 30, alloc_semantics::deferred, profile, "nvidia"));
+//                                   b.open_device({.capacity = 4ull << 30,
+//                                                  .semantics = alloc_semantics::deferred,
+//                                                  .profile = profile}, "nvidia"));
 //
 // alloc_semantics map onto the mock's and onto pool/opencl's allocators:
 //   immediate: mock semantics=immediate, blocks from immediate_buffer_allocator (create, then
@@ -31,7 +33,7 @@
 
 #include "device_model/profile.h"
 #include "tools/replay/device_backend.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace mockcl {
 class controller;
@@ -64,12 +66,13 @@ class mockcl_backend {
   // mockcl_unavailable if given another path. Throws mockcl_unavailable if the file is missing.
   static mockcl_backend& open(const std::string& so_path);
 
-  // A device_spec whose make_device builds a mockcl_device on this backend with `profile`,
-  // already loaded from `profile_ref` (a built-in name or a file). The mock is told the
-  // reference, not the profile: it is another library behind the ICD's C interface and keeps
-  // its own device model, so it reads the name (or file) itself.
-  device_spec spec(std::uint64_t capacity, alloc_semantics semantics,
-                   const device_model::device_profile& profile, const std::string& profile_ref);
+  // Configures the mock as `spec` says (its capacity, semantics and `profile`, already loaded
+  // from `profile_ref`, a built-in name or a file) and returns the mockcl_device on it, with a
+  // context and an in-order queue; spec().backend is "mockcl". The mock is told the reference,
+  // not the profile: it is another library behind the ICD's C interface and keeps its own device
+  // model, so it reads the name (or file) itself. Throws mockcl_unavailable when the mock refuses
+  // (e.g. because another mockcl_device is alive).
+  std::unique_ptr<replay_device> open_device(device_spec spec, const std::string& profile_ref);
 
   mockcl::controller& control() { return *control_; }
   const std::string& so_path() const { return so_path_; }
@@ -79,11 +82,6 @@ class mockcl_backend {
   std::string so_path_;
   std::unique_ptr<mockcl::controller> control_;
 };
-
-// Creates the mock device for `spec` (reconfiguring the mock: throws mockcl_unavailable when it
-// refuses, e.g. because another mockcl_device is alive) with a context and an in-order queue.
-std::unique_ptr<replay_device> make_mockcl_device(mockcl_backend& backend, const device_spec& spec,
-                                                  const std::string& profile_ref);
 
 // --device mockcl as a device_backend: opens the mock (find_mockcl_so(options.mockcl_so)).
 std::unique_ptr<device_backend> open_mockcl_backend(const backend_options& options);

@@ -17,9 +17,9 @@
 #include "pool/errors.h"
 #include "pool/opencl/buffer_pool.h"
 #include "pool/opencl/cl_object.h"
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 #include "tools/replay/mockcl_device.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -31,10 +31,18 @@ using trace::trace_kind;
 
 mockcl_backend& backend() { return mockcl_backend::open(mockcl::testing::mock_so_path()); }
 
-// A mock device spec with `profile_ref` loaded here, once, as clpool_replay's command line does.
-device_spec mock_spec(std::uint64_t capacity, alloc_semantics semantics,
-                      const std::string& profile_ref = "exact") {
-  return backend().spec(capacity, semantics, device_model::load_profile(profile_ref), profile_ref);
+// A mock device with `profile_ref` loaded here, once, as clpool_replay's command line does.
+std::unique_ptr<replay_device> mock_device(std::uint64_t capacity, alloc_semantics semantics,
+                                           const std::string& profile_ref = "exact") {
+  return backend().open_device({.capacity = capacity,
+                                .semantics = semantics,
+                                .profile = device_model::load_profile(profile_ref)},
+                               profile_ref);
+}
+
+// A simulated device as `spec` says, for the same replay on both.
+std::unique_ptr<replay_device> sim_device(const device_spec& spec) {
+  return std::make_unique<simulated_device>(spec);
 }
 
 // What the direct run saw at its first out-of-memory.
@@ -158,7 +166,7 @@ std::vector<trace_event> synthetic_trace() {
 void expect_same_oom(const std::vector<trace_event>& events, std::uint64_t capacity,
                      alloc_semantics semantics) {
   SCOPED_TRACE(std::string(to_string(semantics)) + " capacity " + std::to_string(capacity));
-  const replay_report r = replay_events(events, replay_config{}, mock_spec(capacity, semantics));
+  const replay_report r = replay_events(events, replay_config{}, mock_device(capacity, semantics));
   const std::optional<direct_oom> d = run_direct(events, capacity, semantics);
   ASSERT_TRUE(r.oom.has_value()) << "choose a capacity that runs out";
   ASSERT_TRUE(d.has_value());
@@ -204,7 +212,7 @@ TEST(MockclReplay, SimAndMockclAgreeOnImmediateOomPoint) {
                                    parse_config("pool:lb=2,trim-ratio=0.25")}) {
       const replay_report sim = replay_events(events, c, device_spec{cap});
       const replay_report mock =
-          replay_events(events, c, mock_spec(cap, alloc_semantics::immediate));
+          replay_events(events, c, mock_device(cap, alloc_semantics::immediate));
       ASSERT_TRUE(sim.oom && mock.oom);
       EXPECT_EQ(sim.oom->event_index, mock.oom->event_index);
       EXPECT_EQ(sim.oom->managed_bytes, mock.oom->managed_bytes);
@@ -219,7 +227,7 @@ TEST(MockclReplay, HostOomSemanticsMatchesImmediate) {
   const std::uint64_t cap = tight_capacity(events);
   const replay_report sim = replay_events(events, replay_config{}, device_spec{cap});
   const replay_report mock =
-      replay_events(events, replay_config{}, mock_spec(cap, alloc_semantics::host_oom));
+      replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::host_oom));
   ASSERT_TRUE(sim.oom && mock.oom);
   EXPECT_EQ(sim.oom->event_index, mock.oom->event_index);
   EXPECT_EQ(sim.oom->managed_bytes, mock.oom->managed_bytes);
@@ -235,8 +243,8 @@ TEST(MockclReplay, MinCapacityMatchesSim) {
       return find_min_capacity(
           [&](std::uint64_t cap) {
             return replay_events(events, c,
-                                 mock ? mock_spec(cap, alloc_semantics::deferred)
-                                      : device_spec{cap, alloc_semantics::deferred});
+                                 mock ? mock_device(cap, alloc_semantics::deferred)
+                                      : sim_device({cap, alloc_semantics::deferred}));
           },
           std::uint64_t{1} << 20);
     };
@@ -255,10 +263,12 @@ TEST(MockclReplay, EveryProfileGivesTheSimulatedDevicesAnswers) {
   for (const std::string& profile : device_model::builtin_profile_names()) {
     for (const replay_config& c : {replay_config{}, parse_config("nopool")}) {
       const auto on = [&](bool mock, std::uint64_t cap) {
-        device_spec d = mock ? mock_spec(cap, alloc_semantics::deferred, profile)
-                             : device_spec{cap, alloc_semantics::deferred};
-        d.profile = device_model::load_profile(profile);
-        return replay_events(events, c, d);
+        std::unique_ptr<replay_device> d =
+            mock ? mock_device(cap, alloc_semantics::deferred, profile)
+                 : sim_device({.capacity = cap,
+                               .semantics = alloc_semantics::deferred,
+                               .profile = device_model::load_profile(profile)});
+        return replay_events(events, c, std::move(d));
       };
       const min_capacity_result sim = find_min_capacity([&](std::uint64_t cap) { return on(false, cap); },
                                                         std::uint64_t{1} << 20);
@@ -286,10 +296,12 @@ TEST(MockclReplay, TheLargestTraceSizeIsAnOutOfMemoryEverywhere) {
       for (alloc_semantics sem : {alloc_semantics::immediate, alloc_semantics::deferred,
                                   alloc_semantics::host_oom}) {
         for (bool mock : {false, true}) {
-          device_spec d = mock ? mock_spec(std::uint64_t{1} << 30, sem, profile)
-                               : device_spec{std::uint64_t{1} << 30, sem};
-          d.profile = device_model::load_profile(profile);
-          const replay_report r = replay_events(events, c, d);
+          std::unique_ptr<replay_device> d =
+              mock ? mock_device(std::uint64_t{1} << 30, sem, profile)
+                   : sim_device({.capacity = std::uint64_t{1} << 30,
+                                 .semantics = sem,
+                                 .profile = device_model::load_profile(profile)});
+          const replay_report r = replay_events(events, c, std::move(d));
           ASSERT_TRUE(r.oom.has_value()) << profile << " " << to_string(c) << " mock " << mock;
           EXPECT_EQ(r.oom->event_index, 0u);
           EXPECT_EQ(r.oom->site, sem == alloc_semantics::deferred ? oom_site::first_use
@@ -303,8 +315,8 @@ TEST(MockclReplay, TheLargestTraceSizeIsAnOutOfMemoryEverywhere) {
 TEST(MockclReplay, Deterministic) {
   const auto events = shipped_trace();
   const std::uint64_t cap = tight_capacity(events);
-  const replay_report a = replay_events(events, replay_config{}, mock_spec(cap, alloc_semantics::deferred));
-  const replay_report b = replay_events(events, replay_config{}, mock_spec(cap, alloc_semantics::deferred));
+  const replay_report a = replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::deferred));
+  const replay_report b = replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::deferred));
   ASSERT_TRUE(a.oom && b.oom);
   EXPECT_EQ(a.oom->event_index, b.oom->event_index);
   EXPECT_EQ(a.oom->message, b.oom->message);
@@ -315,7 +327,7 @@ TEST(MockclReplay, Deterministic) {
 
 TEST(MockclReplay, NoObjectsLeftBetweenReplays) {
   const auto events = synthetic_trace();
-  replay_events(events, parse_config("nopool"), mock_spec(tight_capacity(events), alloc_semantics::immediate));
+  replay_events(events, parse_config("nopool"), mock_device(tight_capacity(events), alloc_semantics::immediate));
   // Reconfiguring is refused while any object lives: it must succeed now.
   for (const auto& [type, n] : backend().control().snapshot().live) EXPECT_EQ(n, 0u) << type;
   EXPECT_EQ(backend().control().configure_devices("gpu"), "");

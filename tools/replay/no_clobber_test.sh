@@ -2,13 +2,12 @@
 # Outputs never destroy inputs (issue 17): every output flag refuses the input under any spelling,
 # and a writer killed mid-write leaves the previous output intact.
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 REPLAY="$(realpath "$1")"
 SYNTH="$(realpath "$2")"
 EX="$(realpath "$3")"   # the examples directory
 T="${TEST_TMPDIR:-/tmp}/no_clobber"
 rm -rf "$T" && mkdir -p "$T/sub"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # refused FLAG INPUT OUTPUT ARGS...: exit 2, one line naming FLAG, INPUT byte-identical.
 refused() {
@@ -113,5 +112,4 @@ killed "--write-trace" "$T/conv.trace" "$REPLAY" --no-progress "$T/big.trace" --
 err="$("$SYNTH" "$T" --events 10 2>&1)"; rc=$?
 [[ $rc == 2 && "$err" == *"Is a directory"* ]] && echo "ok: synth to a directory" || fail "synth to a directory: $rc '$err'"
 
-if ((fails)); then echo "$fails failures"; exit 1; fi
-echo "all passed"
+finish

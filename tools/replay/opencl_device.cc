@@ -61,7 +61,7 @@ struct replay_check {
 class opencl_device final : public cl_block_device {
  public:
   opencl_device(const opened_device& dev, const device_spec& spec, replay_check& check)
-      : cl_block_device(dev.info.device, spec.capacity, spec.semantics), dev_(dev), check_(&check) {
+      : cl_block_device(dev.info.device, spec), dev_(dev), check_(&check) {
     // What is free now that this replay's context is open (the device's query, where it has one):
     // the ballast takes all of it but --capacity.
     std::uint64_t free_now = dev.free_at_start;
@@ -198,7 +198,7 @@ class opencl_device_backend final : public device_backend {
     }
   }
 
-  device_spec spec(std::uint64_t capacity) override {
+  std::unique_ptr<replay_device> open(std::uint64_t capacity) override {
     check_device();
     device_spec d;
     d.capacity = capacity;
@@ -213,12 +213,9 @@ class opencl_device_backend final : public device_backend {
                                  .free_memory_source = dev_.free_source,
                                  .failure_point = whole_->describe(),
                                  .usable_bytes = whole_->accepted};
-    d.make_device = [this](const device_spec& s) -> std::unique_ptr<replay_device> {
-      check_.reset();
-      check_.emplace();
-      return std::make_unique<opencl_device>(dev_, s, *check_);
-    };
-    return d;
+    check_.reset();
+    check_.emplace();
+    return std::make_unique<opencl_device>(dev_, d, *check_);
   }
 
   // The device's free memory with a context and queue of ours open: what a replay, which runs in

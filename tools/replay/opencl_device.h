@@ -5,7 +5,7 @@
 //
 //   std::unique_ptr<device_backend> b = open_opencl_backend("opencl:NVIDIA", options);
 //   b->check_device();                                   // refuses a device that does not enforce
-//   replay_report r = replay_stream(reader, config, b->spec(16ull << 30));
+//   replay_report r = replay_stream(reader, config, b->open(16ull << 30));
 //   b->after_replay();                                   // refuses a replay the device moved under
 //
 // A real device's answers are trusted only once it has shown that it enforces its memory
@@ -36,7 +36,7 @@
 
 #include "device_model/profile.h"
 #include "tools/replay/device_backend.h"
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 

@@ -114,7 +114,7 @@ mockcl::controller* OpenclDevice::control_ = nullptr;
 
 TEST_F(OpenclDevice, AnUndisturbedReplayIsTrusted) {
   hooked_source src{small_trace()};
-  const replay_report r = replay_stream(src, replay_config{}, backend_->spec(128 << 20));
+  const replay_report r = replay_stream(src, replay_config{}, backend_->open(128 << 20));
   EXPECT_TRUE(r.ok());
   EXPECT_NO_THROW(backend_->after_replay());
   ASSERT_TRUE(r.device.measured.has_value());
@@ -128,7 +128,7 @@ TEST_F(OpenclDevice, AnotherProgramAllocatingDuringTheReplayIsDetected) {
   hooked_source src{small_trace(), [&](std::size_t i) {
                       if (i == 30) other.hold(32 << 20);
                     }};
-  const replay_report r = replay_stream(src, parse_config("nopool"), backend_->spec(128 << 20));
+  const replay_report r = replay_stream(src, parse_config("nopool"), backend_->open(128 << 20));
   try {
     backend_->after_replay();
     FAIL() << "a replay during which 32 MiB were taken was trusted";
@@ -146,7 +146,7 @@ TEST_F(OpenclDevice, AnotherProgramReleasingDuringTheReplayIsDetected) {
   hooked_source src{small_trace(), [&](std::size_t i) {
                       if (i == 10) other.release();
                     }};
-  replay_stream(src, replay_config{}, backend_->spec(256 << 20));
+  replay_stream(src, replay_config{}, backend_->open(256 << 20));
   try {
     backend_->after_replay();
     FAIL() << "a replay during which 64 MiB were released was trusted";
@@ -161,7 +161,7 @@ TEST_F(OpenclDevice, ABallastThatCannotFitIsRefused) {
   other.hold(512 << 20);
   hooked_source src{small_trace()};
   try {
-    replay_stream(src, replay_config{}, backend_->spec(256 << 20));
+    replay_stream(src, replay_config{}, backend_->open(256 << 20));
     FAIL() << "a ballast that cannot fit was accepted";
   } catch (const opencl_unavailable& e) {
     EXPECT_NE(std::string(e.what()).find("could not hold the ballast"), std::string::npos) << e.what();

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "tools/replay/config.h"
+#include "replay/config.h"
 
 namespace clpool::replay {
 namespace {
@@ -44,8 +44,7 @@ std::vector<const output_writer*> all_writers() {
   return out;
 }
 
-std::vector<output_request> parse_output_requests(const std::vector<std::string>& formats,
-                                                  bool json, const std::string& svg_path) {
+std::vector<output_request> parse_output_requests(const std::vector<format_arg>& formats) {
   std::vector<output_request> out;
   const auto add = [&](std::string_view name, std::string path, std::string label) {
     const output_writer* w = find_writer(name);
@@ -56,17 +55,16 @@ std::vector<output_request> parse_output_requests(const std::vector<std::string>
     if (path == "-") path.clear();
     out.push_back({w, std::move(path), std::move(label)});
   };
-  for (const std::string& f : formats) {
-    const std::size_t eq = f.find('=');
-    const std::string name = f.substr(0, eq);
-    if (eq != std::string::npos && eq + 1 == f.size()) {
-      throw config_error("--format: '" + f + "' names no file (NAME=FILE, or NAME alone for "
+  for (const format_arg& f : formats) {
+    const std::size_t eq = f.spec.find('=');
+    const std::string name = f.spec.substr(0, eq);
+    if (eq != std::string::npos && eq + 1 == f.spec.size()) {
+      throw config_error("--format: '" + f.spec + "' names no file (NAME=FILE, or NAME alone for "
                          "standard output)");
     }
-    add(name, eq == std::string::npos ? "" : f.substr(eq + 1), "--format " + name);
+    add(name, eq == std::string::npos ? "" : f.spec.substr(eq + 1),
+        f.label.empty() ? "--format " + name : f.label);
   }
-  if (json) add("json", "", "--json");
-  if (!svg_path.empty()) add("svg", svg_path, "--svg");
   const auto to_stdout = std::count_if(out.begin(), out.end(),
                                        [](const output_request& r) { return r.path.empty(); });
   if (to_stdout > 1) {

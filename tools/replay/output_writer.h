@@ -66,13 +66,19 @@ struct output_request {
   std::string label;  // how the user asked for it, for messages: "--format svg", "--svg", "--json"
 };
 
-// Parses --format values (NAME or NAME=FILE; FILE '-' is standard output), with the older
-// spellings `--json` (json on standard output) and `--svg FILE` folded in. At most one output
-// goes to standard output; when none does, the text report goes there. Throws config_error
-// naming the value for an unknown format (with the known ones), an empty file name, or two
-// outputs on standard output.
-std::vector<output_request> parse_output_requests(const std::vector<std::string>& formats,
-                                                  bool json, const std::string& svg_path);
+// One output as the command line asked for it, in the one grammar NAME[=FILE] (FILE '-' is
+// standard output): --format's values, and its aliases translated by the command line in their
+// order (--html FILE: "html=FILE", labelled "--format html"; --json: "json", labelled "--json";
+// --svg FILE: "svg=FILE", labelled "--svg").
+struct format_arg {
+  std::string spec;   // NAME or NAME=FILE
+  std::string label;  // how the user asked, for messages; "" means "--format NAME"
+};
+
+// Parses the outputs asked for. At most one goes to standard output; when none does, the text
+// report goes there. Throws config_error naming the value for an unknown format (with the known
+// ones), an empty file name, or two outputs on standard output.
+std::vector<output_request> parse_output_requests(const std::vector<format_arg>& formats);
 
 }  // namespace clpool::replay
 

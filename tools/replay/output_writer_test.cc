@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/replay/config.h"
+#include "replay/config.h"
 
 namespace clpool::replay {
 namespace {
@@ -61,37 +61,39 @@ TEST(OutputWriters, SvgWithNoReplayWritesNothingAndSaysWhy) {
 }
 
 TEST(OutputRequests, TextGoesToStandardOutputUnlessAnotherDoes) {
-  auto r = parse_output_requests({}, false, "");
+  auto r = parse_output_requests({});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].writer->name(), "text");
   EXPECT_EQ(r[0].path, "");
 
-  r = parse_output_requests({"svg=a.svg"}, false, "");
+  r = parse_output_requests({{"svg=a.svg"}});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].path, "a.svg");
+  EXPECT_EQ(r[0].label, "--format svg");
   EXPECT_EQ(r[1].writer->name(), "text");
 
-  r = parse_output_requests({"json"}, false, "b.svg");
+  r = parse_output_requests({{"json"}, {"svg=b.svg", "--svg"}});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].writer->name(), "json");
   EXPECT_EQ(r[0].path, "");
   EXPECT_EQ(r[1].label, "--svg");
+  EXPECT_EQ(r[1].path, "b.svg");
 }
 
 TEST(OutputRequests, BadRequestsAreRefusedNamingThem) {
-  const auto refused = [](std::vector<std::string> f, bool json, const std::string& want) {
+  const auto refused = [](std::vector<format_arg> f, const std::string& want) {
     try {
-      parse_output_requests(f, json, "");
+      parse_output_requests(f);
       ADD_FAILURE() << "accepted; wanted '" << want << "'";
     } catch (const config_error& e) {
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   };
-  refused({"pdf"}, false, "--format pdf: unknown format 'pdf' (known: html, json, svg, text)");
-  refused({"svg="}, false, "'svg=' names no file");
-  refused({"json", "text"}, false, "--format json and --format text would all write to standard output");
-  refused({"text"}, true, "--format text and --json would all write to standard output");
-  refused({"svg=-"}, true, "standard output");
+  refused({{"pdf"}}, "--format pdf: unknown format 'pdf' (known: html, json, svg, text)");
+  refused({{"svg="}}, "'svg=' names no file");
+  refused({{"json"}, {"text"}}, "--format json and --format text would all write to standard output");
+  refused({{"text"}, {"json", "--json"}}, "--format text and --json would all write to standard output");
+  refused({{"svg=-"}, {"json", "--json"}}, "standard output");
 }
 
 }  // namespace

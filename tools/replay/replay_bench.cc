@@ -9,7 +9,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 #include "tools/replay/synth.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_writer.h"

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/text_escape.h"
 #include "tools/replay/site_report.h"
 
 namespace clpool::replay {
@@ -28,12 +29,107 @@ std::string percent(double x) {
 
 // "nvidia profile", or for a real device, its own name: it behaves as it does.
 std::string device_kind(const device_spec& d) {
-  if (d.measured) return d.measured->name + " (measured, no profile)";
-  return d.profile.name + " profile";
+  if (d.measured) return common::escape_text(d.measured->name) + " (measured, no profile)";
+  return common::escape_text(d.profile.name) + " profile";
 }
 
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
   out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value << "\n";
+}
+
+// Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
+// has both; "" for one that has one moment per free, which every rule replays alike.
+std::string frees_at_text(const replay_report& r) {
+  if (r.releases == 0 && r.waits == 0) return "";
+  std::string s;
+  switch (r.frees_at) {
+    case free_moment::release:
+      s = "the program's release (clReleaseMemObject dropping its last reference, clEnqueueSVMFree)";
+      break;
+    case free_moment::wait:
+      s = "the program's next wait after its release (clFinish, clWaitForEvents, a blocking "
+          "call), or the driver's free if earlier";
+      break;
+    case free_moment::driver:
+      s = "the driver's free, as the recording device gave the memory back";
+      break;
+  }
+  if (r.frees_at_given) {
+    s += " (--frees-at " + std::string(to_string(r.frees_at)) + ")";
+  } else if (r.device.measured) {
+    s += " (the default for a real device; --frees-at to choose)";
+  } else {
+    s += " (what the " + common::escape_text(r.device.profile.name) + " profile predicts: its commands finish " +
+         (r.device.profile.commands_finish == device_model::command_completion::at_wait
+              ? "when the program waits"
+              : "promptly") +
+         "; --frees-at to choose)";
+  }
+  return s + "; the trace has " + std::to_string(r.releases) + " releases and " +
+         std::to_string(r.waits) + " waits";
+}
+
+// The request's line under the sum: what it needed against what was free (or, for the pool's
+// limit or the host budget, what it was refused against).
+std::string request_text(const capacity_sum& s, const replay_report& r) {
+  const oom_point& p = *r.oom;
+  const bool pool = r.config.use_pool;
+  if (p.site == oom_site::limit) {
+    return "the failing request's pool bin, " + both(s.request_rounded) + ", would take the pool's " +
+           both(p.managed_bytes) + " past its limit of " + both(p.limit);
+  }
+  if (p.site == oom_site::host) {
+    return "the failing request is host-pinned memory, refused by its own budget, not this capacity";
+  }
+  std::string how;
+  if (s.request_takes_new_shared_page) {
+    how = "a new " + format_bytes(s.request_device) + " page: no shared page had room for its " +
+          format_bytes(s.request_rounded);
+  } else if (s.request_device != s.request_rounded) {
+    how = format_bytes(s.request_rounded) + (pool ? " in its pool bin" : " requested") + ", in the " +
+          common::escape_text(r.device.profile.name) + " profile's " + format_bytes(r.device.profile.page) + " pages";
+  } else if (pool && s.request_rounded != p.requested_bytes) {
+    how = "its pool bin";
+  }
+  std::string line = "the failing request needs " + both(s.request_device) + " on the device" +
+                     (how.empty() ? "" : " (" + how + ")");
+  if (s.request_device > s.free) return line + ": " + both(s.request_device - s.free) + " more than is free";
+  return line + ", with " + both(s.free) + " free";
+}
+
+// The capacity at the failure as a sum whose lines add up (result.h, capacity_sum).
+void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
+  const std::optional<capacity_sum> sum = capacity_sum_at(*r.oom, r.device, r.config.use_pool);
+  if (!sum) return;
+  const capacity_sum& s = *sum;
+  const std::string where = r.device.measured ? std::string("as the device reports it")
+                                              : common::escape_text(r.device.profile.name) + " profile";
+  std::vector<std::pair<std::string, std::string>> lines;  // (operator and figure, what)
+  const auto add = [&lines](const char* op, std::uint64_t bytes, const std::string& what) {
+    lines.push_back({std::string(op) + both(bytes), what});
+  };
+  add("  ", s.live_requested, "live blocks, as requested");
+  if (r.config.use_pool) {
+    add("+ ", s.bin_rounding, "their rounding to the pool's bins");
+    add("+ ", s.held, "freed blocks the pool held");
+  }
+  add("+ ", s.page_rounding, "the device's page rounding (" + where + ")");
+  if (s.other != 0) add("+ ", s.other, "other device memory (not the pool's blocks)");
+  add("= ", s.device_used, "device used");
+  if (s.headroom_known) {
+    add("+ ", s.headroom, "headroom the driver never hands out (" + where + ")");
+    add("+ ", s.free, "free");
+  } else {
+    add("+ ", s.free, "free (the device's own headroom included)");
+  }
+  add("= ", s.capacity, "capacity");
+  std::size_t width = 0;
+  for (const auto& l : lines) width = std::max(width, l.first.size());
+  out << "capacity at the failure, summed:\n";
+  for (const auto& [figure, what] : lines) {
+    out << "  " << figure << std::string(width - figure.size() + 2, ' ') << what << "\n";
+  }
+  out << "  " << request_text(s, r) << "\n";
 }
 
 void oom_text(std::ostringstream& out, const replay_report& r) {
@@ -62,7 +158,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
   }
   row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
                                         (r.device.measured ? std::string("as the device reports it")
-                                                           : r.device.profile.name + " profile") + ")");
+                                                           : common::escape_text(r.device.profile.name) + " profile") + ")");
   if (pool) {
     row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
                                        (p.site == oom_site::first_use
@@ -72,23 +168,25 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
   }
   if (p.recorded_failure) row(out, "recorded run", "also failed here (alloc_failed in the trace)");
   row(out, "message", p.message);
+  capacity_sum_text(out, r);
 }
 
 }  // namespace
 
 std::string format_text(const config_result& result, const std::string& input, bool full_stacks) {
   std::ostringstream out;
-  out << "configuration " << to_string(result.config) << "  (input " << input << ")\n";
+  out << "configuration " << to_string(result.config) << "  (input " << common::escape_text(input) << ")\n";
   if (result.replay) {
     const replay_report& r = *result.replay;
     out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
         << to_string(r.device.semantics) << " allocation, " << device_kind(r.device) << "\n";
     if (const auto& m = r.device.measured) {
-      row(out, "device", m->name + ", driver " + m->driver_version);
+      row(out, "device", common::escape_text(m->name) + ", driver " + common::escape_text(m->driver_version));
       row(out, "free memory at start", both(m->free_at_start) + " (" + m->free_memory_source + ")");
       row(out, "out of memory at", m->failure_point);
       row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
     }
+    if (const std::string f = frees_at_text(r); !f.empty()) row(out, "frees at", f);
     out << "result: ";
     if (r.ok()) {
       out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
@@ -99,7 +197,12 @@ std::string format_text(const config_result& result, const std::string& input, b
     out << "summary (through the last event replayed):\n";
     row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
                                     " alloc, " + std::to_string(r.frees) + " free, " +
-                                    std::to_string(r.recorded_failures) + " alloc_failed)");
+                                    std::to_string(r.recorded_failures) + " alloc_failed" +
+                                    (r.releases != 0 || r.waits != 0
+                                         ? ", " + std::to_string(r.releases) + " release, " +
+                                               std::to_string(r.waits) + " wait"
+                                         : std::string()) +
+                                    ")");
     row(out, "peak active", both(r.peak_active_bytes));
     if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
     row(out, "peak device used", both(r.peak_device_bytes));
@@ -129,6 +232,9 @@ std::string format_text(const config_result& result, const std::string& input, b
   }
   if (result.min_capacity) {
     const min_capacity_result& m = *result.min_capacity;
+    if (!result.replay && m.at_result) {
+      if (const std::string f = frees_at_text(*m.at_result); !f.empty()) row(out, "frees at", f);
+    }
     if (m.found) {
       // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
       const std::string exact = format_bytes_exact(m.capacity), rounded = format_bytes(m.capacity);
@@ -221,7 +327,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   std::size_t total_width = width[0];
   for (std::size_t c = 1; c < width.size(); ++c) total_width += width[c] + 2;
   std::ostringstream out;
-  out << "input " << input;
+  out << "input " << common::escape_text(input);
   if (const replay_report* r = first_report(results)) {
     // The capacity only when one was asked for; a minimum-capacity search has many.
     out << ", device " << r->device.backend;
@@ -229,6 +335,9 @@ std::string format_table(const std::vector<config_result>& results, const std::s
     out << ", " << to_string(r->device.semantics) << " allocation, " << device_kind(r->device);
   }
   out << "\n";
+  if (const replay_report* r = first_report(results)) {
+    if (const std::string f = frees_at_text(*r); !f.empty()) out << "frees at " << f << "\n";
+  }
   for (std::size_t i = 0; i < labels.size(); ++i) {
     out << labels[i] << std::string(width[0] - labels[i].size() + 2, ' ');
     for (std::size_t c = 0; c < cols.size(); ++c) {
@@ -246,104 +355,6 @@ std::string format_table(const std::vector<config_result>& results, const std::s
     }
   }
   return out.str();
-}
-
-nlohmann::json to_json(const replay_report& r) {
-  nlohmann::json j;
-  j["config"] = to_string(r.config);
-  j["device"] = r.device.backend;
-  j["capacity"] = r.device.capacity;
-  j["semantics"] = std::string(to_string(r.device.semantics));
-  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(r.device.profile.name);
-  if (const auto& m = r.device.measured) {
-    j["measured_device"] = {{"name", m->name},
-                            {"driver_version", m->driver_version},
-                            {"free_at_start", m->free_at_start},
-                            {"free_memory_source", m->free_memory_source},
-                            {"failure_point", m->failure_point},
-                            {"usable_bytes", m->usable_bytes}};
-  }
-  j["looks_recorded_below_a_pool"] = r.looks_recorded_below_a_pool();
-  j["ok"] = r.ok();
-  j["events"] = r.events;
-  j["allocs"] = r.allocs;
-  j["frees"] = r.frees;
-  j["recorded_failures"] = r.recorded_failures;
-  j["recorded_failures_that_fit"] = r.recorded_failures_that_fit;
-  j["peak_active_bytes"] = r.peak_active_bytes;
-  j["peak_managed_bytes"] = r.peak_managed_bytes;
-  j["peak_device_bytes"] = r.peak_device_bytes;
-  j["peak_host_bytes"] = r.peak_host_bytes;
-  j["host_allocs"] = r.host_allocs;
-  j["hits"] = r.hits;
-  j["misses"] = r.misses;
-  j["hit_rate"] = r.hit_rate();
-  j["allocator_allocations"] = r.allocator_allocations;
-  j["allocator_frees"] = r.allocator_frees;
-  j["allocator_failures"] = r.allocator_failures;
-  j["oom_retries"] = r.oom_retries;
-  j["rescued_requests"] = r.rescued_requests;
-  if (r.oom) {
-    const oom_point& p = *r.oom;
-    j["oom"] = {{"event_index", p.event_index},
-                {"seq", p.seq},
-                {"line", p.line},
-                {"action", std::string(trace::to_string(p.action))},
-                {"id", p.id},
-                {"requested_bytes", p.requested_bytes},
-                {"rounded_bytes", p.rounded_bytes},
-                {"cause", std::string(to_string(p.site))},
-                {"recorded_failure", p.recorded_failure},
-                {"active_bytes", p.active_bytes},
-                {"active_rounded_bytes", p.active_rounded_bytes},
-                {"held_bytes", p.held_bytes},
-                {"managed_bytes", p.managed_bytes},
-                {"device_used_bytes", p.device_used_bytes},
-                {"capacity", p.capacity},
-                {"limit", p.limit == unlimited ? nlohmann::json(nullptr) : nlohmann::json(p.limit)},
-                {"held_in_other_bins_bytes", p.held_before_bytes},
-                {"rounding_loss_bytes", p.rounding_loss_bytes},
-                {"page_loss_bytes", p.page_loss_bytes},
-                {"retries", p.retries},
-                {"message", p.message}};
-    sites_json(j["oom"], r);
-  } else {
-    j["oom"] = nullptr;
-  }
-  return j;
-}
-
-nlohmann::json to_json(const min_capacity_result& m) {
-  nlohmann::json j;
-  j["found"] = m.found;
-  j["capacity"] = m.found ? nlohmann::json(m.capacity) : nlohmann::json(nullptr);
-  j["granule"] = m.granule;
-  j["replays"] = m.replays;
-  if (!m.found) j["why_not"] = m.why_not;
-  if (m.found && m.one_granule_below && m.one_granule_below->oom && m.one_granule_below->sites) {
-    const replay_report& below = *m.one_granule_below;
-    j["set_by"] = {{"event_index", below.oom->event_index},
-                   {"stack", below.oom->stack},
-                   {"site", site_name(below.sites.get(), below.oom->stack)},
-                   {"frames", stack_lines(below.sites.get(), below.oom->stack)}};
-  }
-  return j;
-}
-
-nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
-                       int exit_code) {
-  nlohmann::json j;
-  j["input"] = input;
-  j["exit_code"] = exit_code;
-  j["results"] = nlohmann::json::array();
-  for (const config_result& res : results) {
-    nlohmann::json c;
-    c["config"] = to_string(res.config);
-    c["replay"] = res.replay ? to_json(*res.replay) : nlohmann::json(nullptr);
-    c["min_capacity"] = res.min_capacity ? to_json(*res.min_capacity) : nlohmann::json(nullptr);
-    j["results"].push_back(std::move(c));
-  }
-  return j;
 }
 
 }  // namespace clpool::replay

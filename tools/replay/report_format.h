@@ -6,20 +6,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "tools/replay/min_capacity.h"
-#include "tools/replay/replay.h"
+#include "replay/min_capacity.h"
+#include "replay/replay.h"
+#include "replay/result_json.h"
 
 namespace clpool::replay {
-
-// One configuration's results: the replay at the requested capacity (if one was given) and the
-// minimum capacity search (if one was asked for).
-struct config_result {
-  replay_config config;
-  std::optional<replay_report> replay;
-  std::optional<min_capacity_result> min_capacity;
-};
 
 // The full text report of one configuration: the verdict, the first out-of-memory with every
 // figure, then peaks, hit rate and allocator calls. `input` names the trace.
@@ -34,12 +25,6 @@ std::string format_table(const std::vector<config_result>& results, const std::s
 // (replay_report::looks_recorded_below_a_pool), a warning saying why comparing pool settings on
 // it says nothing and how to record the application's own requests.
 std::string pooled_trace_warning(const std::vector<config_result>& results);
-
-// The same content as JSON (stable keys, byte counts as integers).
-nlohmann::json to_json(const replay_report& report);
-nlohmann::json to_json(const min_capacity_result& result);
-nlohmann::json to_json(const std::vector<config_result>& results, const std::string& input,
-                       int exit_code);
 
 }  // namespace clpool::replay
 

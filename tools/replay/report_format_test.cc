@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "tools/replay/svg.h"
 
 namespace clpool::replay {
@@ -56,6 +58,63 @@ TEST(ReportFormat, JsonHasTheOomPoint) {
   EXPECT_EQ(j["results"][0]["replay"]["oom"]["event_index"], 3);
   EXPECT_EQ(j["results"][0]["replay"]["oom"]["requested_bytes"], 500ull << 20);
   EXPECT_TRUE(j["results"][0]["min_capacity"].is_null());
+}
+
+// The capacity at the failure adds up: in the text, in the JSON, with and without a pool, with
+// pages, packing and headroom (nvidia's rules), at first use and at allocation, and at the pool's
+// limit; the failing request's line says what it needed against what was free.
+TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
+  device_model::device_profile nv;  // the nvidia profile's rules
+  nv.name = "nv";
+  nv.page = 2 << 20;
+  nv.pack_limit = 2 << 20;
+  nv.pack_granule = 512;
+  nv.headroom = 2688 << 10;
+  std::vector<trace_event> ev;
+  for (std::uint64_t i = 1; i <= 40; ++i) append(ev, trace_action::alloc, i, i % 3 == 0 ? 1 << 20 : (5 << 20) + i);
+  for (std::uint64_t i = 1; i <= 40; i += 4) append(ev, trace_action::free, i, 0);
+  for (std::uint64_t i = 41; i <= 80; ++i) append(ev, trace_action::alloc, i, (3 << 20) + 7);
+  struct setting {
+    const char* config;
+    alloc_semantics semantics;
+    device_model::device_profile profile;
+    std::uint64_t capacity;
+  };
+  for (const setting& s : {setting{"pool:lb=4", alloc_semantics::deferred, nv, 160 << 20},
+                           setting{"nopool", alloc_semantics::deferred, nv, 160 << 20},
+                           setting{"pool:lb=2", alloc_semantics::immediate, nv, 150 << 20},
+                           setting{"pool:lb=4,limit=100MiB", alloc_semantics::immediate, nv, 1u << 30},
+                           setting{"nopool", alloc_semantics::immediate, device_model::device_profile{}, 100 << 20}}) {
+    config_result res;
+    res.config = parse_config(s.config);
+    device_spec d{s.capacity, s.semantics};
+    d.profile = s.profile;
+    res.replay = replay_events(ev, res.config, d);
+    ASSERT_FALSE(res.replay->ok()) << s.config;
+    const nlohmann::json j = to_json(*res.replay)["oom"]["capacity_sum"];
+    ASSERT_TRUE(j.is_object()) << s.config;
+    const auto n = [&j](const char* key) { return j[key].get<std::uint64_t>(); };
+    EXPECT_EQ(n("live_requested_bytes") + n("bin_rounding_bytes") + n("held_bytes") + n("page_rounding_bytes") +
+                  n("other_bytes"),
+              n("device_used_bytes")) << s.config;
+    EXPECT_EQ(n("other_bytes"), 0u) << s.config;
+    EXPECT_EQ(n("device_used_bytes") + n("headroom_bytes") + n("free_bytes"), n("capacity_bytes")) << s.config;
+    EXPECT_EQ(n("capacity_bytes"), s.capacity);
+    EXPECT_EQ(n("headroom_bytes"), s.profile.headroom);
+    const std::string text = format_text(res, "t.trace");
+    EXPECT_NE(text.find("capacity at the failure, summed:\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("(" + std::to_string(n("device_used_bytes")) + " bytes)  "), std::string::npos) << text;
+    EXPECT_TRUE(std::regex_search(text, std::regex("\\n  = [^\\n]*\\(" + std::to_string(s.capacity) + " bytes\\) +capacity\\n")))
+        << text;
+    const bool pool = res.config.use_pool;
+    EXPECT_EQ(text.find("freed blocks the pool held") != std::string::npos, pool) << text;
+    if (res.replay->oom->site == oom_site::limit) {
+      EXPECT_NE(text.find("past its limit of 100 MiB (104857600 bytes)"), std::string::npos) << text;
+    } else {
+      EXPECT_GT(n("request_device_bytes"), n("free_bytes")) << s.config;
+      EXPECT_NE(text.find("more than is free"), std::string::npos) << text;
+    }
+  }
 }
 
 TEST(ReportFormat, TableHasOneColumnPerConfig) {

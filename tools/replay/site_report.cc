@@ -1,10 +1,7 @@
 #include "tools/replay/site_report.h"
 
-#include <algorithm>
-#include <map>
-#include <string_view>
-
-#include "tools/replay/config.h"
+#include "replay/config.h"
+#include "replay/site_names.h"
 
 namespace clpool::replay {
 namespace {
@@ -20,6 +17,19 @@ bool rounds_pages(const replay_report& r) {
   return !r.device.measured && !r.device.profile.exact_bytes();
 }
 
+// A site's callers that hold the most, as a tree indented under it: "called from" then each
+// caller with its bytes (rounded to the pool's bins when there is a pool) and blocks.
+void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers, bool pool,
+                  std::size_t indent) {
+  if (callers.empty()) return;
+  if (indent == 7) out << "     called from" << (pool ? " (bytes in pool bins)" : "") << ":\n";
+  for (const caller_usage& c : callers) {
+    out << std::string(indent, ' ') << c.name << ": " << both(c.rounded_bytes) << " in " << c.blocks
+        << (c.blocks == 1 ? " block" : " blocks") << "\n";
+    callers_text(out, c.callers, pool, indent + 2);
+  }
+}
+
 void site_list(std::ostringstream& out, const char* title, const std::vector<site_usage>& raw,
                const replay_report& r, bool full_stacks, std::size_t top) {
   const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
@@ -33,6 +43,7 @@ void site_list(std::ostringstream& out, const char* title, const std::vector<sit
     if (r.config.use_pool) out << ", " << both(u.rounded_bytes) << " rounded";
     if (rounds_pages(r)) out << ", " << both(u.committed_bytes) << " committed";
     out << ", " << u.blocks << (u.blocks == 1 ? " block" : " blocks") << "\n";
+    callers_text(out, callers_of(raw, sites, site_name(sites, u.stack)), r.config.use_pool, 7);
     if (full_stacks) {
       for (const std::string& line : stack_lines(sites, u.stack)) out << "       at " << line << "\n";
     }
@@ -44,68 +55,7 @@ void site_list(std::ostringstream& out, const char* title, const std::vector<sit
   }
 }
 
-nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
-                              std::size_t top) {
-  const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
-  nlohmann::json a = nlohmann::json::array();
-  for (std::size_t i = 0; i < list.size() && i < top; ++i) {
-    const site_usage& u = list[i];
-    a.push_back({{"stack", u.stack},
-                 {"site", site_name(r.sites.get(), u.stack)},
-                 {"frames", stack_lines(r.sites.get(), u.stack)},
-                 {"requested_bytes", u.requested_bytes},
-                 {"rounded_bytes", u.rounded_bytes},
-                 {"committed_bytes", u.committed_bytes},
-                 {"blocks", u.blocks}});
-  }
-  return a;
-}
-
 }  // namespace
-
-bool is_user_frame(const trace::frame_info& f, const std::vector<std::string>& patterns) {
-  return !trace::is_library_frame(f, patterns);
-}
-
-std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack) {
-  const std::vector<std::uint64_t> frames = sites.frames_of(stack);
-  for (const std::uint64_t id : frames) {
-    const trace::frame_info* f = sites.find_frame(id);
-    if (f != nullptr && is_user_frame(*f, sites.library_patterns())) return id;
-  }
-  return frames.empty() ? 0 : frames.front();
-}
-
-std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
-  if (sites == nullptr || stack == 0) return "(no stack recorded)";
-  const std::uint64_t frame = naming_frame(*sites, stack);
-  return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : sites->describe_frame(frame);
-}
-
-std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites) {
-  std::map<std::string, site_usage> by_name;
-  for (const site_usage& u : list) {  // largest first, so the first stack seen is the largest
-    auto [it, added] = by_name.emplace(site_name(sites, u.stack), u);
-    if (added) continue;
-    it->second.requested_bytes += u.requested_bytes;
-    it->second.rounded_bytes += u.rounded_bytes;
-    it->second.committed_bytes += u.committed_bytes;
-    it->second.blocks += u.blocks;
-  }
-  std::vector<site_usage> out;
-  for (const auto& [name, u] : by_name) out.push_back(u);
-  std::stable_sort(out.begin(), out.end(), [](const site_usage& a, const site_usage& b) {
-    return a.rounded_bytes > b.rounded_bytes;
-  });
-  return out;
-}
-
-std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack) {
-  std::vector<std::string> out;
-  if (sites == nullptr) return out;
-  for (const std::uint64_t id : sites->frames_of(stack)) out.push_back(sites->describe_frame(id));
-  return out;
-}
 
 void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top) {
   if (!r.oom || !r.sites) return;
@@ -120,16 +70,6 @@ void sites_text(std::ostringstream& out, const replay_report& r, bool full_stack
     site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r, full_stacks, top);
   }
   if (!full_stacks) out << "  (--full-stacks prints every frame of each site)\n";
-}
-
-void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top) {
-  if (!r.oom || !r.sites) return;
-  const oom_point& p = *r.oom;
-  oom["stack"] = p.stack;
-  oom["site"] = site_name(r.sites.get(), p.stack);
-  oom["frames"] = stack_lines(r.sites.get(), p.stack);
-  oom["live_sites"] = site_list_json(p.live_sites, r, top);
-  oom["held_sites"] = site_list_json(p.held_sites, r, top);
 }
 
 }  // namespace clpool::replay

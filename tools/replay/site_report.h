@@ -1,5 +1,6 @@
-// Allocation sites in clpool_replay's answers: which code holds the memory at an out-of-memory
-// (replay_options::sites, FORMAT.md "Sites"), for the text report, JSON and the HTML page.
+// Allocation sites in clpool_replay's text report: which code holds the memory at an
+// out-of-memory (replay_options::sites, FORMAT.md "Sites"); the names come from
+// replay/site_names.h, as in the JSON and the page.
 #ifndef CLPOOL_TOOLS_REPLAY_SITE_REPORT_H_
 #define CLPOOL_TOOLS_REPLAY_SITE_REPORT_H_
 
@@ -8,42 +9,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "tools/replay/replay.h"
-#include "trace/library_frames.h"
-#include "trace/sites.h"
+#include "replay/result.h"
+#include "replay/site_names.h"
 
 namespace clpool::replay {
-
-// True for a frame of the program itself: not a library frame by trace/library_frames.h's rule
-// (clpool's own package, installed packages wherever they live, the standard library, system and
-// runtime libraries, extension modules) nor one matching the user's `patterns`. A site is named
-// by its innermost user frame; every frame stays in the stack.
-bool is_user_frame(const trace::frame_info& frame, const std::vector<std::string>& patterns = {});
-using trace::in_clpool_package;
-
-// The frame that names `stack`: its innermost user frame, else its innermost frame; 0 for no stack.
-std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);
-
-// "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites.
-std::string site_name(const trace::site_table* sites, std::uint64_t stack);
-
-// `list` with the stacks that share a site name (the same innermost program frame, reached
-// through different library frames) summed into one entry, which keeps the largest stack's id;
-// largest rounded bytes first.
-std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites);
-
-// Every frame of `stack`, innermost first, one string each.
-std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack);
 
 // The sites part of an out-of-memory's text report (nothing when the replay kept no sites): the
 // `top` sites holding the most live memory, then (with a pool) those whose freed blocks the pool
 // held, and the failing request's own site. `full_stacks`: every frame under each site.
 void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top = 5);
-
-// The same for JSON: {"site", "frames", "stack"} of the failing request and the lists.
-void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top = 20);
 
 }  // namespace clpool::replay
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/replay/min_capacity.h"
+#include "replay/min_capacity.h"
 #include "tools/replay/report_format.h"
 #include "trace/trace_reader.h"
 
@@ -225,6 +225,104 @@ TEST(SiteReport, CommittedBytesFollowTheDevicesPages) {
   EXPECT_EQ(exact.oom->live_sites[0].committed_bytes, 2 * 1114111u);
   const std::string plain = format_text(config_result{pool, exact, std::nullopt}, "t.trace");
   EXPECT_EQ(plain.find("committed, "), std::string::npos) << plain;
+}
+
+// Sites by caller: every allocation goes through the program's helper alloc(), called from
+// load_model (24 MiB: 3 x 8 MiB), from warm_cache (6 MiB) and, through warm_cache, from
+// refresh (3 MiB of them). A site is the helper; under it, its callers largest first, and
+// their callers; --site-frames 2 makes each caller's allocations a site of its own.
+const std::string helper_trace =
+    "clpool-trace 2\n"
+    "frame 1 py 90 app.py main\nstack 1 0 1\n"
+    "frame 2 py 10 app.py load_model\nstack 2 1 2\n"
+    "frame 3 py 20 app.py warm_cache\nstack 3 1 3\n"
+    "frame 4 py 30 app.py refresh\nstack 4 1 4\n"
+    "frame 5 py 21 app.py warm_cache\nstack 5 4 5\n"
+    "frame 6 py 5 app.py alloc\n"
+    "stack 6 2 6\nstack 7 3 6\nstack 8 5 6\n"
+    "frame 7 py 100 /usr/lib/python3/dist-packages/pyopencl/__init__.py Buffer\n"
+    "stack 9 6 7\nstack 10 7 7\nstack 11 8 7\n"
+    "0 0 0 0 alloc 1 8388608 buffer 0 9\n"
+    "1 0 0 0 alloc 2 8388608 buffer 0 9\n"
+    "2 0 0 0 alloc 3 8388608 buffer 0 9\n"
+    "3 0 0 0 alloc 4 3145728 buffer 0 10\n"
+    "4 0 0 0 alloc 5 3145728 buffer 0 11\n"
+    "5 0 0 0 alloc 6 33554432 buffer 0 11\n";
+
+TEST(SiteReport, SitesByCaller) {
+  const replay_config nopool{.use_pool = false};
+  const replay_report r = run(helper_trace, nopool, 40 * MiB);
+  ASSERT_TRUE(r.oom);
+  const std::vector<site_usage> merged = merge_by_site(r.oom->live_sites, r.sites.get());
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(site_name(r.sites.get(), merged[0].stack), "alloc (app.py:5)");
+  const std::vector<caller_usage> callers = callers_of(r.oom->live_sites, r.sites.get(), "alloc (app.py:5)");
+  ASSERT_EQ(callers.size(), 3u);
+  EXPECT_EQ(callers[0].name, "load_model (app.py:10)");
+  EXPECT_EQ(callers[0].requested_bytes, 24 * MiB);
+  EXPECT_EQ(callers[0].blocks, 3u);
+  EXPECT_EQ(callers[1].rounded_bytes, 3 * MiB);
+  ASSERT_EQ(callers[0].callers.size(), 1u);
+  EXPECT_EQ(callers[0].callers[0].name, "main (app.py:90)");
+  // warm_cache at line 20 (from main) and at line 21 (from refresh) are two callers.
+  const std::string text = format_text(config_result{nopool, r, std::nullopt}, "t.trace");
+  EXPECT_NE(text.find("  1. alloc (app.py:5)\n"
+                      "     30 MiB (31457280 bytes) requested, 5 blocks\n"
+                      "     called from:\n"
+                      "       load_model (app.py:10): 24 MiB (25165824 bytes) in 3 blocks\n"
+                      "         main (app.py:90): 24 MiB (25165824 bytes) in 3 blocks\n"
+                      "       warm_cache (app.py:20): 3 MiB (3145728 bytes) in 1 block\n"
+                      "         main (app.py:90): 3 MiB (3145728 bytes) in 1 block\n"
+                      "       warm_cache (app.py:21): 3 MiB (3145728 bytes) in 1 block\n"
+                      "         refresh (app.py:30): 3 MiB (3145728 bytes) in 1 block\n"),
+            std::string::npos) << text;
+  const nlohmann::json j = to_json(r)["oom"]["live_sites"][0]["callers"];
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["caller"], "load_model (app.py:10)");
+  EXPECT_EQ(j[0]["rounded_bytes"], 24 * MiB);
+  EXPECT_EQ(j[2]["callers"][0]["caller"], "refresh (app.py:30)");
+
+  // --site-frames 2: the helper and its caller make the site.
+  trace::trace_reader reader = trace::trace_reader::from_string(helper_trace, "t.trace", {.check_liveness = false});
+  replay_options options;
+  options.sites = true;
+  options.site_frames = 2;
+  const replay_report two =
+      replay_stream(reader, nopool, device_spec{40 * MiB, alloc_semantics::deferred}, options);
+  const std::vector<site_usage> by_two = merge_by_site(two.oom->live_sites, two.sites.get());
+  ASSERT_EQ(by_two.size(), 3u);
+  EXPECT_EQ(site_name(two.sites.get(), by_two[0].stack), "alloc (app.py:5) from load_model (app.py:10)");
+  EXPECT_EQ(by_two[0].requested_bytes, 24 * MiB);
+  const std::vector<caller_usage> of_first =
+      callers_of(two.oom->live_sites, two.sites.get(), "alloc (app.py:5) from load_model (app.py:10)");
+  ASSERT_EQ(of_first.size(), 1u);
+  EXPECT_EQ(of_first[0].name, "main (app.py:90)");
+}
+
+// Frame names are the trace's: an ESC/OSC sequence, a newline, a NUL and bytes that are not UTF-8
+// were printed raw in the text report, and made --json throw (type_error 316).
+TEST(SiteReport, HostileFrameNamesAreEscapedInEveryOutput) {
+  const std::string hostile =
+      "clpool-trace 2\n"
+      "frame 1 py 10 %1B]0;pwned%07evil.py %FF%FEbad%0Aname%00x\n"
+      "frame 2 native 0 %3C/script%3E%E2%80%AE %1B[2J\n"
+      "stack 1 0 1\n"
+      "stack 2 1 2\n"
+      "0 0 0 0 alloc 1 10485760 buffer 0 2\n"
+      "1 0 0 0 alloc 2 40000000 buffer 0 1\n";
+  replay_config pool;
+  const replay_report r = run(hostile, pool, 40 * MiB);
+  ASSERT_TRUE(r.oom);
+  EXPECT_EQ(site_name(r.sites.get(), 1), "\\xFF\\xFEbad\\x0Aname\\x00x (\\x1B]0;pwned\\x07evil.py:10)");
+  const config_result result{pool, r, std::nullopt};
+  const std::string text = format_text(result, "t\x1b[31m.trace", true);
+  for (const char c : text) {
+    EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << "control byte " << int(c);
+  }
+  EXPECT_NE(text.find("(input t\\x1B[31m.trace)"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x1B[2J (</script>\\u202E)"), std::string::npos) << text;
+  const std::string json = to_json({result}, "t.trace", 1).dump(2);  // threw on the raw bytes
+  EXPECT_NE(json.find("\\\\xFF\\\\xFEbad"), std::string::npos) << json;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 # is still named by a function of the program.
 #   sites_example_test.sh CLPOOL CLPOOL_REPLAY GROWING_CACHE_PY GROWING_CACHE_C CORE_SO PACKAGE_INIT_PY
 set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PY_EXAMPLE="$(realpath "$3")"
@@ -25,8 +26,6 @@ if ldd "$REPLAY" | grep libasan >/dev/null; then
   py_env=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
           "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 fi
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # check NAME TRACE FUNCTION: replays TRACE at 32 MiB; the report's top site and the page name FUNCTION.
 check() {
@@ -38,12 +37,18 @@ check() {
   top="$(grep -A1 'sites holding the most device memory' <<<"$out" | tail -1)"
   [[ "$top" == "  1. $fn "* ]] || fail "$name: top site is '$top', want $fn"
   echo "$out" | sed -n '/failing request/,/full-stacks/p'
-  # The page's data: the first live site at the failure (the table the page draws).
-  /usr/bin/python3 - "$T/$name.html" "$fn" <<'PY' || fail "$name: the page does not name $2"
+  # The page's documents: the result exactly as --json writes it, and the replay it shows, whose
+  # first live site at the failure is the table the page draws.
+  "$REPLAY" --no-progress "$trace" --capacity 32MiB --json >"$T/$name.json"
+  /usr/bin/python3 - "$T/$name.html" "$fn" "$T/$name.json" <<'PY' || fail "$name: the page does not name $fn, or its result is not --json's"
 import json, re, sys
 html = open(sys.argv[1]).read()
-data = json.loads(re.search(r'<script type="application/json" id="clpool-data">(.*?)</script>', html, re.S).group(1))
-site = data["oom"]["live_sites"][0]["site"]
+def inline(name):
+    return json.loads(re.search(r'<script type="application/json" id="%s">(.*?)</script>' % name, html, re.S).group(1))
+result, replay = inline("clpool-result"), inline("clpool-replay")
+assert result == json.load(open(sys.argv[3])), "the page's result differs from --json's"
+assert replay == result["results"][0]["replay"], "the page's replay is not the result's first"
+site = replay["oom"]["live_sites"][0]["site"]
 print("page top site:", site)
 sys.exit(0 if site.startswith(sys.argv[2] + " ") else 1)
 PY
@@ -52,7 +57,7 @@ PY
 echo "=== PyOpenCL: growing_cache.py"
 "${py_env[@]}" "$CLPOOL" record --out "$T/py.trace" -- /usr/bin/python3 "$PY_EXAMPLE" --requests 40 >"$T/py.log" 2>&1 ||
   { fail "recording growing_cache.py"; tail -5 "$T/py.log"; }
-head -1 "$T/py.trace" | grep -q 'clpool-trace 2' || fail "py.trace is not version 2"
+head -1 "$T/py.trace" | grep -q 'clpool-trace 3' || fail "py.trace is not version 3"
 grep -q '^frame .* py .*growing_cache.py ResultCache.remember$' "$T/py.trace" || fail "no Python frame for ResultCache.remember"
 check py "$T/py.trace" ResultCache.remember
 
@@ -72,7 +77,7 @@ grep -q "^frame .* native 0 $T/site/clpool/_core.so " "$T/pool.trace" || fail "n
 out="$("$REPLAY" --no-progress "$T/pool.trace" --capacity 32MiB --full-stacks 2>&1)"
 [[ $? == 1 ]] || fail "pool: clpool_replay did not run out of memory: $out"
 # The innermost frame of the failing request is clpool's; the site named is the program's.
-first="$(sed -n '/failing request/{n;p;q}' <<<"$out")"
+first="$(sed -n "/failing request's site/{n;p;q}" <<<"$out")"
 [[ "$first" == *"clpool/_core.so)" ]] || fail "pool: the failing request's innermost frame is '$first', want one in clpool/_core.so"
 names="$(sed -n -e "s/^  failing request's site *//p" -e 's/^  [0-9]*\. //p' <<<"$out")"
 echo "$names"
@@ -81,5 +86,4 @@ while IFS= read -r name; do
   [[ "$name" == *"growing_cache.py:"*")" ]] || fail "pool: site '$name' is not the program's"
 done <<<"$names"
 
-[[ $fails == 0 ]] || { echo "$fails failed"; exit 1; }
-echo "PASS"
+finish

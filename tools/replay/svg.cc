@@ -6,7 +6,8 @@
 #include <sstream>
 #include <vector>
 
-#include "tools/replay/min_capacity.h"
+#include "common/text_escape.h"
+#include "replay/min_capacity.h"
 
 namespace clpool::replay {
 namespace {
@@ -20,19 +21,9 @@ constexpr double inset_top = main_height + 45, inset_h = 200, inset_height = ins
 // window can start at a round event number.
 constexpr std::uint64_t inset_events = 48;
 
+// SVG's rule for text (common/text_escape.h): the printable form, then entities.
 std::string escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
-    }
-  }
-  return out;
+  return common::escape_xml(s);
 }
 
 std::string num(double v) {

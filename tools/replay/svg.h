@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "tools/replay/replay.h"
+#include "replay/replay.h"
 
 namespace clpool::replay {
 

@@ -1,9 +1,11 @@
 // clpool_synth_trace: writes a synthetic clpool trace (see synth.h), e.g. the 10 M-event trace
 // the throughput figures in README.md were measured on.
-#include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
+#include "common/cli11.h"
 #include "tools/replay/synth.h"
 #include "trace/trace_writer.h"
 
@@ -19,12 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "random seed (default 1)");
   bool binary = false;
   app.add_flag("--binary", binary, "write the compact binary form instead of text");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Bad input is exit 2, as in clpool_replay (CLI11's own codes are >= 100).
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_synth_trace")) return *rc;
   try {
     clpool::trace::trace_writer writer(
         out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text,
@@ -33,8 +30,7 @@ int main(int argc, char** argv) {
     clpool::replay::synthesize(o, [&](const clpool::trace::trace_event& e) { writer.write(e); });
     writer.commit();
   } catch (const std::exception& e) {
-    std::cerr << "clpool_synth_trace: error: " << e.what() << "\n";
-    return 2;
+    return clpool::common::report_usage_error("clpool_synth_trace", e.what());
   }
   return 0;
 }

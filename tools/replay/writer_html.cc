@@ -33,7 +33,8 @@ class html_writer final : public output_writer {
       return std::nullopt;
     }
     note = to_string(first.config) + " on " + format_bytes_exact(r->device.capacity);
-    return html_page(html_data(*r, run.trace_path, "clpool_replay: " + run.input));
+    return html_page(to_json(run.results, run.input, run.exit_code), to_json(*r),
+                     html_data(*r, run.trace_path, "clpool_replay: " + run.input));
   }
 };
 

@@ -210,6 +210,32 @@ void deferred() {
   wait_for_frees(2);
 }
 
+// The program's moments (FORMAT.md "Two moments of a free"): a release while a queued command
+// still holds the buffer, a wait while it awaits the driver's free, and a retained buffer whose
+// first release is not the program's last.
+void release_wait() {
+  cl_env env = open_first_device();
+  cl_event gate = user_event(env);
+  const size_t size = 1 << 20;
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, size);  // alloc a
+  cl_event fill = gated_fill(env, a, size, gate);
+  CHECK_CL(clReleaseMemObject(a));                  // release a: the fill still holds it
+  cl_event done = user_event(env);
+  CHECK_CL(clSetUserEventStatus(done, CL_COMPLETE));
+  CHECK_CL(clWaitForEvents(1, &done));              // wait: a awaits its free
+  cl_mem b = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc b
+  CHECK_CL(clRetainMemObject(b));
+  CHECK_CL(clReleaseMemObject(b));  // the program still holds b: no release
+  CHECK_CL(clReleaseMemObject(b));  // its last reference: free b (during the call, where nothing uses it)
+  wait_for_frees(1);
+  CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
+  wait_for_frees(2);  // free a, once the fill ran
+  CHECK_CL(clReleaseEvent(fill));
+  CHECK_CL(clReleaseEvent(done));
+  CHECK_CL(clReleaseEvent(gate));
+  close_env(env);
+}
+
 // What the user's clEnqueueSVMFree callback saw.
 struct svm_callback_seen {
   int calls = 0;
@@ -568,7 +594,8 @@ struct freed_during_static_destruction {
 freed_during_static_destruction static_holder;
 
 // SCENARIO is end_<how>: return, exit_thread, _exit, abort, segv, sigkill, static_destruction,
-// local_static_destruction.
+// local_static_destruction, wait (prints "recorded" once the pairs are in the trace, then sleeps
+// for a minute: killed by whoever runs it).
 int end(const std::string& how) {
   cl_env env = open_first_device();
   if (how == "exit_thread") {
@@ -596,6 +623,13 @@ int end(const std::string& how) {
     *nowhere = 1;  // a real fault, not a raised signal
   }
   if (how == "sigkill") raise(SIGKILL);
+  if (how == "wait") {
+    // Recorded, then waits to be killed: what a launcher killed mid-run leaves behind.
+    std::printf("recorded\n");
+    std::fflush(stdout);
+    for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return 5;
+  }
   std::fprintf(stderr, "layer_driver: unknown ending %s\n", how.c_str());
   return 2;
 }
@@ -615,6 +649,8 @@ int main(int argc, char** argv) {
     lifecycle();
   } else if (scenario == "deferred") {
     deferred();
+  } else if (scenario == "release_wait") {
+    release_wait();
   } else if (scenario == "svm") {
     svm();
   } else if (scenario == "budget") {

@@ -206,9 +206,13 @@ TEST(EntryPoints, InitRejectsBadArguments) {
 
 TEST(EntryPoints, UnwrappedSlotsAreNullSoTheyFallThrough) {
   const cl_icd_dispatch* t = layer().table;
-  EXPECT_EQ(t->clReleaseMemObject, nullptr);
   EXPECT_EQ(t->clEnqueueNDRangeKernel, nullptr);
+  EXPECT_EQ(t->clReleaseContext, nullptr);
   EXPECT_NE(t->clCreateBuffer, nullptr);
+  // Recording: the program's references and waits are watched (FORMAT.md "Two moments of a free").
+  EXPECT_NE(t->clReleaseMemObject, nullptr);
+  EXPECT_NE(t->clRetainMemObject, nullptr);
+  EXPECT_NE(t->clFinish, nullptr);
 }
 
 TEST(EntryPoints, BuffersAreFreedWhenTheDriverDestroysThemOnAnyThread) {

@@ -111,10 +111,18 @@ run_result run_driver(const std::string& scenario, std::map<std::string, std::st
 }
 
 // Reads the trace strictly and renders each event as "action size kind flags" (ids are checked by
-// the reader: every free names a live alloc).
-std::vector<std::string> summary(const run_result& r, std::vector<trace_event>* events = nullptr) {
+// the reader: every free names a live alloc). The program's releases and waits (FORMAT.md "Two
+// moments of a free"), which depend on when the driver frees, are left out unless asked for.
+std::vector<std::string> summary(const run_result& r, std::vector<trace_event>* events = nullptr,
+                                 bool releases = false) {
   clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
   EXPECT_FALSE(read.error) << read.error->what();
+  EXPECT_EQ(read.version, clpool::trace::release_format_version);
+  if (!releases) {
+    std::erase_if(read.events, [](const trace_event& e) {
+      return e.action == clpool::trace::trace_action::release || e.action == clpool::trace::trace_action::wait;
+    });
+  }
   std::vector<std::string> lines;
   for (const trace_event& e : read.events) {
     std::ostringstream line;
@@ -211,6 +219,26 @@ TEST(LayerOverIcd, BufferUsedByQueuedCommandIsFreedAfterTheCommand) {
   expect_same_block(e, 0, 2);
 }
 
+// The program's release where a queued command holds the buffer, and its wait while the buffer
+// awaits the driver's free; none for a release that is not the program's last, nor where the
+// driver destroys the buffer during the program's call (one moment: its `free`).
+TEST(LayerOverIcd, TheProgramsReleaseAndWaitBesideTheDriversFree) {
+  run_result r = run_driver("release_wait", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  std::vector<std::string> expected = {
+      "alloc 1048576 buffer 0x1", "release 1048576 buffer 0x1", "wait 0 buffer 0x0",
+      "alloc 4096 buffer 0x1",    "free 4096 buffer 0x1",       "free 1048576 buffer 0x1",
+  };
+  if (destructor_callbacks_deferred()) expected.insert(expected.begin() + 4, "release 4096 buffer 0x1");
+  EXPECT_EQ(summary(r, &e, /*releases=*/true), expected);
+  ASSERT_EQ(e.size(), expected.size());
+  expect_same_block(e, 0, 1);
+  expect_same_block(e, 0, e.size() - 1);
+  EXPECT_EQ(e[2].queue, 0u);  // clWaitForEvents: no queue
+  EXPECT_EQ(e[2].id, 0u);
+}
+
 TEST(LayerOverIcd, SvmFreesAreRecordedAtExecution) {
   run_result r = run_driver("svm", {});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
@@ -231,6 +259,14 @@ TEST(LayerOverIcd, SvmFreesAreRecordedAtExecution) {
   EXPECT_EQ(e[6].queue, 1u);
   expect_same_block(e, 2, 4);
   expect_same_block(e, 3, 7);
+  // clEnqueueSVMFree is the program's release, at the call; clSVMFree is both moments.
+  const std::vector<std::string> with = summary(r, nullptr, /*releases=*/true);
+  const auto at = [&with](const std::string& line) {
+    return std::find(with.begin(), with.end(), line) - with.begin();
+  };
+  EXPECT_LT(at("release 65536 svm 0x1"), at("alloc 4096 svm 0x1"));
+  EXPECT_LT(at("release 8192 svm 0x1"), at("free 8192 svm 0x1"));
+  EXPECT_EQ(std::count(with.begin(), with.end(), "release 1048576 svm 0x1"), 0);
 }
 
 TEST(LayerOverIcd, BudgetIsEnforcedAndCreditedAtRealDestruction) {

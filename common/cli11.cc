@@ -1,0 +1,103 @@
+#include "common/cli11.h"
+
+#include <cstdio>
+#include <iostream>
+#include <regex>
+
+#include "common/cli.h"
+
+namespace clpool::common {
+namespace {
+
+constexpr char help[] = "--help";
+
+// CLI11's own words for a count of values, "NAME: At Most 1 required but received 2" and
+// "NAME: 1 required TEXT missing": the only place that reads them.
+std::string counted_message(const std::string& what) {
+  static const std::regex at_most(R"(^(\S+): At Most \d+ required but received (\d+)$)");
+  static const std::regex missing(R"(^(\S+): \d+ required \S+ missing$)");
+  static const std::regex at_least(R"(^(\S+): At least \d+ required but received 0$)");
+  std::smatch m;
+  if (std::regex_match(what, m, at_most)) return given_twice(m[1].str(), std::stoul(m[2].str()));
+  if (std::regex_match(what, m, missing) || std::regex_match(what, m, at_least)) {
+    return needs_value(m[1].str());
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> long_option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  }
+  return names;
+}
+
+std::string cli11_error_message(const CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    std::vector<std::string> positional;  // after a "--", nothing is an option
+    bool options_end = false;
+    for (const std::string& extra : app.remaining()) {
+      if (extra == "--" && !options_end) {
+        options_end = true;
+      } else if (!options_end && extra.size() >= 2 && extra[0] == '-') {
+        return unknown_option(extra, long_option_names(app), help);
+      } else {
+        positional.push_back(extra);
+      }
+    }
+    if (!positional.empty()) return unexpected_argument(positional.front(), help);
+  }
+  std::string what = error.what();
+  if (std::string counted = counted_message(what); !counted.empty()) return counted;
+  for (char& c : what) {
+    if (c == '\n') c = ' ';
+  }
+  return what + " (see " + help + ")";
+}
+
+std::string empty_value_error(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_positional() || o->get_type_size() == 0 || o->count() == 0) continue;
+    for (const std::string& value : o->results()) {
+      if (value.empty()) return needs_value(o->get_name());
+    }
+  }
+  return "";
+}
+
+std::string empty_assignment_error(const CLI::App& app, int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 4 || arg.substr(0, 2) != "--" || arg.back() != '=') continue;
+    const std::string name(arg.substr(0, arg.size() - 1));
+    for (const std::string& known : long_option_names(app)) {
+      if (known == name) return needs_value(name);
+    }
+  }
+  return "";
+}
+
+std::optional<int> parse_cli(CLI::App& app, int argc, const char* const* argv, const std::string& tool) {
+  // CLI11 gives `--output=` the next argument as its value (`--output= --force` writes to a
+  // file called --force): refused before it can.
+  if (const std::string empty = empty_assignment_error(app, argc, argv); !empty.empty()) {
+    return report_usage_error(tool, empty);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  } catch (const CLI::ParseError& e) {
+    return report_usage_error(tool, cli11_error_message(app, e));
+  }
+  if (const std::string empty = empty_value_error(app); !empty.empty()) {
+    return report_usage_error(tool, empty);
+  }
+  return std::nullopt;
+}
+
+}  // namespace clpool::common

@@ -1,0 +1,33 @@
+// One escaping rule per output format for every string that came from a trace or a profile
+// (frame names and files, the input's name, profile and device names, metadata): a trace must
+// not be able to write to the user's terminal, break a JSON document, or end an SVG or HTML
+// element, and one bad name must not cost an output.
+//
+//   text  escape_text: UTF-8 kept; control characters (C0, DEL, C1), bidirectional-text controls
+//         and bytes that are not UTF-8 written as escapes: \xNN for a byte, \u202E for a
+//         character. Nothing else changes, so a well-formed name reads as it was written.
+//   JSON  json_text: escape_text's form, which is valid UTF-8 with no control character; the JSON
+//         encoder then quotes it (it could not encode bytes that are not UTF-8 at all).
+//   SVG, HTML (text and attribute values)
+//         escape_xml: escape_text's form (XML 1.0 cannot carry most control characters even as
+//         references), then & < > " ' as entities.
+//
+// No clpool tool writes CSV: the RMM CSV is an input only.
+#ifndef CLPOOL_COMMON_TEXT_ESCAPE_H_
+#define CLPOOL_COMMON_TEXT_ESCAPE_H_
+
+#include <string>
+#include <string_view>
+
+namespace clpool::common {
+
+std::string escape_text(std::string_view s);
+std::string json_text(std::string_view s);
+std::string escape_xml(std::string_view s);
+
+// True when escape_text(s) == s.
+bool is_printable_text(std::string_view s);
+
+}  // namespace clpool::common
+
+#endif  // CLPOOL_COMMON_TEXT_ESCAPE_H_

@@ -1,0 +1,158 @@
+"""clpool.replay: the replay engine in-process returns what clpool_replay --json prints, on a
+capacity that fits and on one that runs out, with the minimum-capacity search, and refuses bad
+values as the command line does."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import clpool.replay
+
+MiB = 1 << 20
+
+# A version-2 trace: a cache that keeps 3 MiB blocks (site Cache.keep) and a scratch buffer.
+TRACE = (
+    "clpool-trace 2\n"
+    "frame 1 py 40 app.py main\n"
+    "stack 1 0 1\n"
+    "frame 2 py 12 app.py Cache.keep\n"
+    "stack 2 1 2\n"
+    "frame 3 py 20 app.py scratch\n"
+    "stack 3 1 3\n"
+    "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
+    "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
+    "2 0 0 0 free 2 0 buffer 0\n"
+    "3 0 0 0 alloc 3 3145728 buffer 0 2\n"
+    "4 0 0 0 alloc 4 3145728 buffer 0 2\n"
+    "5 0 0 0 alloc 5 2097152 buffer 0 3\n"
+)
+
+
+class ReplayTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp()
+        cls.trace = os.path.join(cls.dir, "app.trace")
+        with open(cls.trace, "w") as f:
+            f.write(TRACE)
+
+    def cli(self, *args):
+        binary = os.environ.get("CLPOOL_REPLAY")
+        if not binary:
+            self.skipTest("CLPOOL_REPLAY (clpool_replay) not given")
+        run = subprocess.run([binary, self.trace, "--no-progress", "--json", *args],
+                             capture_output=True, text=True)
+        self.assertIn(run.returncode, (0, 1), run.stderr)
+        document = json.loads(run.stdout)
+        self.assertEqual(document["exit_code"], run.returncode)
+        return document
+
+    def test_a_capacity_that_fits(self):
+        result = clpool.replay(self.trace, capacity="64MiB")
+        self.assertEqual(result["exit_code"], 0)
+        (only,) = result["results"]
+        self.assertEqual(only["config"], "pool:lb=4")
+        replay = only["replay"]
+        self.assertTrue(replay["ok"])
+        self.assertIsNone(replay["oom"])
+        self.assertEqual(replay["device"], "sim")
+        self.assertEqual(replay["capacity"], 64 * MiB)
+        self.assertEqual(replay["profile"], "nvidia")
+        self.assertEqual(replay["semantics"], "deferred")
+        self.assertEqual(replay["events"], 6)
+        self.assertIsNone(only["min_capacity"])
+        self.assertEqual(result, self.cli("--capacity", "64MiB"))
+
+    def test_a_capacity_that_runs_out(self):
+        result = clpool.replay(self.trace, capacity=18 * MiB)
+        self.assertEqual(result["exit_code"], 1)
+        replay = result["results"][0]["replay"]
+        self.assertFalse(replay["ok"])
+        oom = replay["oom"]
+        self.assertEqual(oom["event_index"], 5)
+        self.assertEqual(oom["requested_bytes"], 2 * MiB)
+        self.assertEqual(oom["cause"], "deferred allocation failed at first use")
+        self.assertEqual(oom["site"], "scratch (app.py:20)")
+        self.assertEqual(oom["live_sites"][0]["site"], "Cache.keep (app.py:12)")
+        self.assertEqual(oom["live_sites"][0]["requested_bytes"], 9 * MiB)
+        self.assertEqual(result, self.cli("--capacity", "18MiB"))
+
+    def test_the_same_document_as_the_command_line(self):
+        for kwargs, args in [
+            (dict(capacity="12MiB", config="nopool"), ["--capacity", "12MiB", "--no-pool"]),
+            (dict(capacity="12MiB", profile="exact", semantics="immediate"),
+             ["--capacity", "12MiB", "--profile", "exact", "--semantics", "immediate"]),
+            (dict(min_capacity=True, compare=["nopool", "pool:lb=2,trim-ratio=0.5"]),
+             ["--min-capacity", "--compare", "nopool", "pool:lb=2,trim-ratio=0.5"]),
+            (dict(capacity="10MiB", min_capacity=True, granule="256KiB"),
+             ["--capacity", "10MiB", "--min-capacity", "--granule", "256KiB"]),
+        ]:
+            with self.subTest(kwargs=kwargs):
+                self.assertEqual(clpool.replay(self.trace, **kwargs), self.cli(*args))
+
+    def test_the_minimum_capacity(self):
+        result = clpool.replay(self.trace, min_capacity=True, config="nopool", profile="exact")
+        search = result["results"][0]["min_capacity"]
+        self.assertTrue(search["found"])
+        self.assertEqual(search["capacity"], 11 * MiB)  # 3 x 3 MiB + 2 MiB live at the end
+        self.assertIsNone(result["results"][0]["replay"])
+
+    def test_bad_values_are_refused_as_the_command_line_refuses_them(self):
+        for kwargs, message in [
+            (dict(capacity="8GB"), "capacity: '8GB' is ambiguous"),
+            (dict(capacity=0), "capacity: must be positive"),
+            (dict(), "capacity is required"),
+            (dict(capacity="1GiB", config="pool:lb=13"), "lb '13' must be a whole number"),
+            (dict(capacity="1GiB", profile="no-such-profile"), "no-such-profile"),
+            (dict(capacity="1GiB", semantics="lazy"), "semantics: 'lazy'"),
+            (dict(capacity="1MiB"), "headroom"),
+        ]:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaises(ValueError) as raised:
+                    clpool.replay(self.trace, **kwargs)
+                self.assertIn(message, str(raised.exception))
+        with self.assertRaises(ValueError) as raised:
+            clpool.replay(os.path.join(self.dir, "missing.trace"), capacity="1GiB")
+        self.assertIn("missing.trace", str(raised.exception))
+        with self.assertRaises(TypeError):
+            clpool.replay(self.trace, capacity=1.5)
+        with self.assertRaises(ValueError):
+            clpool.replay(self.trace, capacity="1GiB", config="nopool", compare=["pool"])
+
+    def test_a_malformed_trace_names_its_line(self):
+        bad = os.path.join(self.dir, "bad.trace")
+        with open(bad, "w") as f:
+            f.write("clpool-trace 1\n0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 free 7 0 buffer 0\n")
+        with self.assertRaises(ValueError) as raised:
+            clpool.replay(bad, capacity="1GiB")
+        self.assertIn("bad.trace", str(raised.exception))
+        self.assertIn("bad.trace:3: free of id 7", str(raised.exception))
+
+    def test_frees_at_on_a_trace_with_both_moments_of_a_free(self):
+        # Version 3: the program releases each 2 MiB block before the next; the driver freed them
+        # all at the end (FORMAT.md "Two moments of a free").
+        v3 = os.path.join(self.dir, "v3.trace")
+        with open(v3, "w") as f:
+            f.write("clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
+                    "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
+                    "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n")
+        peaks = {}
+        for frees_at in ("release", "driver", None):
+            result = clpool.replay(v3, capacity="64MiB", config="nopool", profile="exact", frees_at=frees_at)
+            replay = result["results"][0]["replay"]
+            peaks[frees_at] = replay["peak_active_bytes"]
+            self.assertEqual(replay["frees_at"]["moment"], frees_at or "release")
+            self.assertEqual(replay["frees_at"]["given"], frees_at is not None)
+        self.assertEqual(peaks, {"release": 2 * MiB, "driver": 4 * MiB, None: 2 * MiB})
+        with self.assertRaises(ValueError) as raised:
+            clpool.replay(v3, capacity="64MiB", frees_at="later")
+        self.assertIn("frees_at: 'later'", str(raised.exception))
+
+    def test_the_module_is_the_function(self):
+        from clpool.replay import replay
+        self.assertEqual(replay(self.trace, capacity="64MiB"), clpool.replay(self.trace, capacity="64MiB"))
+
+
+if __name__ == "__main__":
+    unittest.main()

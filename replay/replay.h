@@ -1,0 +1,202 @@
+// The replay engine: runs a trace through a configuration (the pool, or no pool) on a replay
+// device and reports whether it ran out of memory, where, and why.
+//
+//   trace_reader reader("run.trace", {.check_liveness = false});
+//   replay_report r = replay_stream(reader, parse_config("pool:lb=4"),
+//                                   {.capacity = 4ull << 30, .semantics = alloc_semantics::immediate});
+//   if (r.oom) ... r.oom->event_index, r.oom->rounded_bytes, ...
+//
+// What each trace action does: alloc -> allocate (a `sub` block gets no device memory; a `host`
+// block, host-pinned memory, is charged to the separate host budget, never to the device or the
+// pool, as mockcl and the layer's budget do);
+// alloc_failed -> allocate, then release at once (the recorded run failed here; if the replay
+// fails too that is its out-of-memory); free -> release; free_held / stop_holding -> the pool's
+// calls (nothing without a pool); release and wait (version 3) -> release where the rule of
+// replay_options::frees_at puts the block's free (free_schedule.h). Replay stops at the first
+// out-of-memory.
+//
+// Deterministic: the same events, config and device give the same report. Memory is bounded by
+// the live set: the engine keeps one hash-map entry per live id and never the trace.
+#ifndef CLPOOL_REPLAY_REPLAY_H_
+#define CLPOOL_REPLAY_REPLAY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pool/memory_pool.h"
+#include "replay/config.h"
+#include "replay/device.h"
+#include "replay/result.h"
+#include "trace/id_map.h"
+#include "trace/trace_event.h"
+#include "trace/trace_reader.h"
+
+namespace clpool::replay {
+
+// The input broke a rule the engine depends on (alloc of a live id, free of an id that is not
+// live). replay_stream() turns it into a trace_error naming the file and line.
+class replay_input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct replay_options {
+  bool timeline = false;               // sample active/held/managed bytes for a picture
+  std::size_t max_timeline_points = 1024;  // downsampled (keeping maxima) to at most this many
+  std::size_t timeline_tail_events = 64;   // kept at full resolution in timeline_tail
+  bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
+  // The user's patterns of library frames, which never name a site (trace/library_frames.h).
+  std::vector<std::string> library_patterns;
+  // How many innermost program frames make a site (--site-frames; trace::site_table::site_frames).
+  std::size_t site_frames = 1;
+  // When a block the program released is free (free_schedule.h); nothing: the moment the
+  // device's profile predicts (free_moment_of).
+  std::optional<free_moment> frees_at;
+};
+
+// Applies events one at a time. Single-threaded.
+class replayer {
+ public:
+  // Replays on `device` (from a device_backend's open()), which the replayer owns. Throws
+  // clpool::argument_error for a pool configuration the pool refuses.
+  replayer(const replay_config& config, std::unique_ptr<replay_device> device,
+           replay_options options = {});
+  // Replays on a simulated_device as `device` describes it.
+  replayer(const replay_config& config, const device_spec& device, replay_options options = {});
+  // Replays on `device`, which must outlive the replayer.
+  replayer(const replay_config& config, replay_device& device, replay_options options = {});
+  ~replayer();
+  replayer(const replayer&) = delete;
+  replayer& operator=(const replayer&) = delete;
+
+  // Applies one event read from `line` (0 if none). Returns false once the replay has run out of
+  // memory (this event or an earlier one; later events are ignored). Throws replay_input_error
+  // for an alloc of a live id or a free of an id that is not live, changing nothing.
+  bool apply(const trace::trace_event& event, std::uint64_t line = 0);
+
+  // Hints that `event` is coming, so its memory can be loaded early. Optional. Stage 1 (a few
+  // events ahead) loads the id map's slot; stage 0 (the next event) looks the id up and loads the
+  // live block it names.
+  void prefetch(const trace::trace_event& event, int stage) const noexcept;
+
+  // The report so far. Final once the input is exhausted or apply() returned false.
+  replay_report report() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+// Called now and then with (bytes consumed, total bytes or 0) while a replay reads its input.
+using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
+
+// A source of events: trace::trace_reader, or anything with the same next(), line(), name(),
+// bytes_consumed() and total_bytes() (the RMM CSV importer). Bad input is a trace_error naming the
+// file and line, thrown after every earlier event was applied.
+namespace detail {
+template <class Source>
+replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
+                            const progress_fn& progress) {
+  // Two events of lookahead hide most of the live set's memory latency: the id map's slot for
+  // event i + 2 and the block of event i + 1 are prefetched while event i is applied. A read error
+  // in the lookahead is held until the events before it are applied, so results and error order
+  // are those of a plain loop.
+  struct slot {
+    trace::trace_event event;
+    std::uint64_t line = 0;
+  };
+  slot ring[3];
+  std::optional<trace::trace_error> pending;
+  const auto read = [&](slot& s) {
+    if (pending) return false;
+    try {
+      if (!source.next(s.event)) return false;
+      s.line = source.line();
+      return true;
+    } catch (const trace::trace_error& error) {
+      pending = error;
+      return false;
+    }
+  };
+  // The sites of a trace that has them (the RMM importer has none), read once replay is done.
+  const auto with_sites = [&source, &options](replay_report report) {
+    if constexpr (requires { source.sites(); }) {
+      if (!source.sites().empty()) {
+        auto table = std::make_shared<trace::site_table>(source.sites());
+        table->set_library_patterns(options.library_patterns);
+        table->set_site_frames(options.site_frames);
+        report.sites = std::move(table);
+      }
+    }
+    return report;
+  };
+  int count = 0;  // events in the ring, starting at `head`
+  int head = 0;
+  while (count < 3 && read(ring[count])) ++count;
+  if (count > 1) r.prefetch(ring[1].event, 0);
+  if (count > 2) r.prefetch(ring[2].event, 1);
+  std::uint64_t n = 0;
+  while (count > 0) {
+    slot& s = ring[head];
+    try {
+      if (!r.apply(s.event, s.line)) {
+        if (options.sites) {  // frames may be defined after the failure: read them (not events)
+          try {
+            trace::trace_event rest;
+            while (read(s)) rest = s.event;
+          } catch (...) {
+          }
+        }
+        return with_sites(r.report());
+      }
+    } catch (const replay_input_error& error) {
+      throw trace::trace_error(source.name(), s.line, error.what(), n);
+    }
+    ++n;
+    if (progress && (n & 0xFFFFF) == 0) progress(source.bytes_consumed(), source.total_bytes());
+    // Refill the slot just applied with the event three ahead.
+    if (read(s)) {
+      r.prefetch(s.event, 1);
+    } else {
+      --count;
+    }
+    head = head == 2 ? 0 : head + 1;
+    if (count > 1) r.prefetch(ring[head == 2 ? 0 : head + 1].event, 0);
+  }
+  if (pending) throw *pending;
+  return with_sites(r.report());
+}
+}  // namespace detail
+
+// Replays `source` on `device` (from a device_backend's open()).
+template <class Source>
+replay_report replay_stream(Source& source, const replay_config& config,
+                            std::unique_ptr<replay_device> device, const replay_options& options = {},
+                            const progress_fn& progress = {}) {
+  replayer r(config, std::move(device), options);
+  return detail::replay_stream(source, r, options, progress);
+}
+
+// Replays `source` on a simulated_device as `device` describes it.
+template <class Source>
+replay_report replay_stream(Source& source, const replay_config& config, const device_spec& device,
+                            const replay_options& options = {}, const progress_fn& progress = {}) {
+  replayer r(config, device, options);
+  return detail::replay_stream(source, r, options, progress);
+}
+
+// Replays events held in memory (tests, small traces).
+replay_report replay_events(const std::vector<trace::trace_event>& events,
+                            const replay_config& config, const device_spec& device,
+                            const replay_options& options = {});
+replay_report replay_events(const std::vector<trace::trace_event>& events,
+                            const replay_config& config, std::unique_ptr<replay_device> device,
+                            const replay_options& options = {});
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_REPLAY_REPLAY_H_

@@ -1,0 +1,482 @@
+#include "replay/replay.h"
+
+#include <optional>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pool/memory_pool.h"
+#include "pool/testing/fake_allocator.h"
+#include "trace/trace_reader.h"
+
+namespace clpool::replay {
+namespace {
+
+using trace::trace_action;
+using trace::trace_event;
+using trace::trace_kind;
+
+// Builds events with increasing seq.
+struct events_builder {
+  std::vector<trace_event> events;
+  events_builder& add(trace_action a, std::uint64_t id, std::uint64_t size,
+                      trace_kind kind = trace_kind::buffer) {
+    trace_event e;
+    e.seq = events.size();
+    e.action = a;
+    e.id = id;
+    e.size = size;
+    e.kind = kind;
+    events.push_back(e);
+    return *this;
+  }
+  events_builder& alloc(std::uint64_t id, std::uint64_t size) { return add(trace_action::alloc, id, size); }
+  events_builder& free(std::uint64_t id) { return add(trace_action::free, id, 0); }
+  events_builder& release(std::uint64_t id) { return add(trace_action::release, id, 0); }
+  events_builder& wait() { return add(trace_action::wait, 0, 0); }
+};
+
+replay_config pool_lb(unsigned lb) {
+  replay_config c;
+  c.leading_bits = lb;
+  return c;
+}
+
+TEST(Replay, CleanRunCountsHitsMissesAndPeaks) {
+  events_builder b;
+  b.alloc(1, 1000).alloc(2, 2000).free(1).alloc(3, 1000).free(2).free(3);
+  const replay_report r = replay_events(b.events, pool_lb(12), {1 << 20, alloc_semantics::immediate});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.events, 6u);
+  EXPECT_EQ(r.allocs, 3u);
+  EXPECT_EQ(r.frees, 3u);
+  EXPECT_EQ(r.hits, 1u);
+  EXPECT_EQ(r.misses, 2u);
+  EXPECT_DOUBLE_EQ(r.hit_rate(), 1.0 / 3);
+  EXPECT_EQ(r.allocator_allocations, 2u);
+  EXPECT_EQ(r.peak_active_bytes, 3000u);
+  EXPECT_EQ(r.peak_managed_bytes, 3000u);
+  EXPECT_EQ(r.peak_device_bytes, 3000u);
+}
+
+TEST(Replay, FreeHeldRetryRescuesAnImmediateFailure) {
+  events_builder b;
+  b.alloc(1, 60).free(1).alloc(2, 50);  // 60 held + 50 > 100: the retry frees the held 60
+  const replay_report r = replay_events(b.events, pool_lb(12), {100, alloc_semantics::immediate});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.rescued_requests, 1u);
+  EXPECT_EQ(r.oom_retries, 1u);
+  EXPECT_EQ(r.allocator_failures, 1u);
+}
+
+TEST(Replay, DeferredFailureIsNotRescuedByTheRetry) {
+  events_builder b;
+  b.alloc(1, 60).free(1).alloc(2, 50);
+  const replay_report r = replay_events(b.events, pool_lb(12), {100, alloc_semantics::deferred});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->site, oom_site::first_use);
+  EXPECT_EQ(r.oom->event_index, 2u);
+  EXPECT_EQ(r.oom->requested_bytes, 50u);
+  EXPECT_EQ(r.oom->held_bytes, 60u) << "the held block still occupies the device";
+  EXPECT_EQ(r.oom->held_before_bytes, 60u);
+  EXPECT_EQ(r.oom->active_bytes, 0u);
+  EXPECT_EQ(r.oom->device_used_bytes, 60u);
+  EXPECT_EQ(r.rescued_requests, 0u);
+}
+
+TEST(Replay, OomReportShowsRoundingAndHeldBytes) {
+  // lb=0: every size rounds up to the next power of two minus one... e.g. 600 -> 1023.
+  events_builder b;
+  b.alloc(1, 600).alloc(2, 300).free(2).alloc(3, 2000);
+  const replay_report r = replay_events(b.events, pool_lb(0), {2500, alloc_semantics::immediate});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->site, oom_site::allocator);
+  EXPECT_EQ(r.oom->event_index, 3u);
+  EXPECT_EQ(r.oom->rounded_bytes, 2047u);
+  EXPECT_EQ(r.oom->active_bytes, 600u);
+  EXPECT_EQ(r.oom->active_rounded_bytes, 1023u);
+  EXPECT_EQ(r.oom->rounding_loss_bytes, 423u);
+  EXPECT_EQ(r.oom->held_before_bytes, 511u) << "block of id 2 was held in another bin";
+  EXPECT_EQ(r.oom->held_bytes, 0u) << "the retry freed it";
+  EXPECT_GE(r.oom->retries, 1u);
+  EXPECT_EQ(r.oom->capacity, 2500u);
+  EXPECT_FALSE(r.oom->recorded_failure);
+}
+
+TEST(Replay, LimitCause) {
+  replay_config c = pool_lb(12);
+  c.limit = 100;
+  events_builder b;
+  b.alloc(1, 60).alloc(2, 50);
+  const replay_report r = replay_events(b.events, c, {1 << 20, alloc_semantics::immediate});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->site, oom_site::limit);
+  EXPECT_EQ(r.oom->limit, 100u);
+}
+
+TEST(Replay, NoPoolGoesStraightToTheDevice) {
+  replay_config c;
+  c.use_pool = false;
+  events_builder b;
+  b.alloc(1, 60).free(1).alloc(2, 50).alloc(3, 51);
+  const replay_report r = replay_events(b.events, c, {100, alloc_semantics::immediate});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->event_index, 3u);
+  EXPECT_EQ(r.oom->active_bytes, 50u);
+  EXPECT_EQ(r.oom->rounded_bytes, 51u);
+  EXPECT_EQ(r.allocator_allocations, 2u);
+  EXPECT_EQ(r.allocator_frees, 1u);
+  EXPECT_EQ(r.peak_active_bytes, 60u);
+  EXPECT_EQ(r.hits + r.misses, 0u);
+}
+
+TEST(Replay, RecordedFailures) {
+  events_builder b;
+  b.alloc(1, 60).add(trace_action::alloc_failed, 0, 30).add(trace_action::alloc_failed, 0, 50);
+  const replay_report r = replay_events(b.events, pool_lb(12), {100, alloc_semantics::immediate});
+  EXPECT_EQ(r.recorded_failures, 2u);
+  EXPECT_EQ(r.recorded_failures_that_fit, 1u);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.oom->recorded_failure);
+  EXPECT_EQ(r.oom->event_index, 2u);
+}
+
+TEST(Replay, SubBuffersTakeNoDeviceMemory) {
+  events_builder b;
+  b.alloc(1, 80).add(trace_action::alloc, 2, 80, trace_kind::sub).free(2).free(1);
+  const replay_report r = replay_events(b.events, pool_lb(12), {100, alloc_semantics::immediate});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.peak_device_bytes, 80u);
+}
+
+TEST(Replay, FreeHeldAndStopHolding) {
+  events_builder b;
+  b.alloc(1, 60).free(1).add(trace_action::free_held, 0, 0).alloc(2, 70).add(trace_action::stop_holding, 0, 0).free(2);
+  const replay_report r = replay_events(b.events, pool_lb(12), {100, alloc_semantics::deferred});
+  EXPECT_TRUE(r.ok()) << "free_held returned the 60 bytes before the 70 were committed";
+  EXPECT_EQ(r.free_held_calls, 1u);
+  EXPECT_EQ(r.stop_holding_calls, 1u);
+  EXPECT_EQ(r.allocator_frees, 2u);
+}
+
+TEST(Replay, BadInputIsAnError) {
+  events_builder b;
+  b.free(5);
+  EXPECT_THROW(replay_events(b.events, pool_lb(4), device_spec{}), replay_input_error);
+  events_builder c;
+  c.alloc(5, 1).alloc(5, 1);
+  EXPECT_THROW(replay_events(c.events, replay_config{.use_pool = false}, device_spec{}), replay_input_error);
+}
+
+TEST(Replay, StreamErrorsNameFileAndLine) {
+  trace::trace_reader reader = trace::trace_reader::from_string(
+      "clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n\n1 0 0 0 free 2 10 buffer 0\n", "x.trace",
+      {.check_liveness = false});
+  try {
+    replay_stream(reader, pool_lb(4), device_spec{});
+    FAIL() << "expected trace_error";
+  } catch (const trace::trace_error& e) {
+    EXPECT_EQ(e.line(), 4u);
+    EXPECT_EQ(std::string(e.what()).rfind("x.trace:4: free of id 2", 0), 0u) << e.what();
+    EXPECT_EQ(e.events_read(), 1u);
+  }
+}
+
+TEST(Replay, StreamLookaheadKeepsPlainLoopOrder) {
+  // An out-of-memory before a malformed line: the replay stops at the OOM, as a plain loop would.
+  {
+    trace::trace_reader reader = trace::trace_reader::from_string(
+        "clpool-trace 1\n0 0 0 0 alloc 1 80 buffer 0\n1 0 0 0 alloc 2 80 buffer 0\n"
+        "2 0 0 0 alloc 3 1 buffer 0\ngarbage\n",
+        "x.trace", {.check_liveness = false});
+    const replay_report r = replay_stream(reader, pool_lb(12), {100, alloc_semantics::immediate});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.oom->event_index, 1u);
+    EXPECT_EQ(r.oom->line, 3u);
+  }
+  // A malformed line after valid events: every earlier event is applied, then the error.
+  {
+    trace::trace_reader reader = trace::trace_reader::from_string(
+        "clpool-trace 1\n0 0 0 0 alloc 1 10 buffer 0\n1 0 0 0 free 1 10 buffer 0\n"
+        "2 0 0 0 alloc 3 1 buffer 0\ngarbage\n",
+        "x.trace", {.check_liveness = false});
+    try {
+      replay_stream(reader, pool_lb(12), device_spec{});
+      FAIL() << "expected trace_error";
+    } catch (const trace::trace_error& e) {
+      EXPECT_EQ(e.line(), 5u) << e.what();
+      EXPECT_EQ(e.events_read(), 3u);
+    }
+  }
+}
+
+// A random workload: allocations of mixed sizes, frees of random live ids, occasional free_held.
+std::vector<trace_event> random_workload(unsigned seed, int n) {
+  std::mt19937_64 rng(seed);
+  events_builder b;
+  std::vector<std::uint64_t> live;
+  std::uint64_t next_id = 1;
+  for (int i = 0; i < n; ++i) {
+    const unsigned r = static_cast<unsigned>(rng() % 100);
+    if (r < 55 || live.empty()) {
+      const std::uint64_t size = rng() % 3 == 0 ? rng() % (1 << 22) : rng() % 4096 + 1;
+      b.alloc(next_id, size);
+      live.push_back(next_id++);
+    } else if (r < 98) {
+      const std::size_t k = rng() % live.size();
+      b.free(live[k]);
+      live[k] = live.back();
+      live.pop_back();
+    } else {
+      b.add(trace_action::free_held, 0, 0);
+    }
+  }
+  return b.events;
+}
+
+// Runs the same operations directly on memory_pool<fake_allocator> over a fake_device of the given
+// capacity and returns the index of the first out-of-memory, its report and the statistics then.
+struct direct_result {
+  std::optional<std::uint64_t> oom_index;
+  oom_report report;
+  pool_statistics stats;
+};
+
+direct_result run_directly(const std::vector<trace_event>& events, unsigned lb,
+                           std::uint64_t capacity) {
+  testing::fake_allocator alloc;
+  alloc.device->set_capacity(capacity);
+  memory_pool<testing::fake_allocator> pool(alloc, pool_options{lb, unlimited, {}});
+  std::unordered_map<std::uint64_t, memory_pool<testing::fake_allocator>::allocation> live;
+  direct_result out;
+  for (std::uint64_t i = 0; i < events.size(); ++i) {
+    const trace_event& e = events[i];
+    try {
+      if (e.action == trace_action::alloc) {
+        live.emplace(e.id, pool.allocate(e.size));
+      } else if (e.action == trace_action::free) {
+        live.erase(e.id);
+      } else if (e.action == trace_action::free_held) {
+        pool.free_held();
+      }
+    } catch (const out_of_memory& x) {
+      out.oom_index = i;
+      out.report = x.report();
+      break;
+    }
+  }
+  out.stats = pool.statistics();
+  return out;
+}
+
+TEST(Replay, OomPointMatchesThePoolRunDirectly) {
+  int ooms = 0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const auto events = random_workload(seed, 3000);
+    for (unsigned lb : {0u, 2u, 4u}) {
+      const std::uint64_t capacity = (8ull << 20) + seed * 12345;
+      const direct_result d = run_directly(events, lb, capacity);
+      const replay_report r = replay_events(events, pool_lb(lb), {capacity, alloc_semantics::immediate});
+      ASSERT_EQ(d.oom_index.has_value(), r.oom.has_value()) << "seed " << seed << " lb " << lb;
+      EXPECT_EQ(d.stats.hits, r.hits);
+      EXPECT_EQ(d.stats.misses, r.misses);
+      EXPECT_EQ(d.stats.allocator_allocations, r.allocator_allocations);
+      EXPECT_EQ(d.stats.allocator_frees, r.allocator_frees);
+      EXPECT_EQ(d.stats.oom_retries, r.oom_retries);
+      EXPECT_EQ(d.stats.peak_active_bytes, r.peak_active_bytes);
+      if (!d.oom_index) continue;
+      ++ooms;
+      EXPECT_EQ(*d.oom_index, r.oom->event_index) << "seed " << seed << " lb " << lb;
+      EXPECT_EQ(d.report.requested_bytes, r.oom->requested_bytes);
+      EXPECT_EQ(d.report.rounded_bytes, r.oom->rounded_bytes);
+      EXPECT_EQ(d.report.active_bytes, r.oom->active_bytes);
+      EXPECT_EQ(d.report.active_rounded_bytes, r.oom->active_rounded_bytes);
+      EXPECT_EQ(d.report.held_bytes, r.oom->held_bytes);
+      EXPECT_EQ(d.report.managed_bytes, r.oom->managed_bytes);
+    }
+  }
+  EXPECT_GT(ooms, 10) << "the workload should run out of memory often enough to test something";
+}
+
+bool same(const replay_report& a, const replay_report& b) {
+  const auto key = [](const replay_report& r) {
+    return std::make_tuple(r.events, r.allocs, r.frees, r.peak_active_bytes, r.peak_managed_bytes,
+                           r.peak_device_bytes, r.hits, r.misses, r.allocator_allocations,
+                           r.allocator_frees, r.allocator_failures, r.oom_retries, r.rescued_requests,
+                           r.oom.has_value());
+  };
+  if (key(a) != key(b) || a.timeline.size() != b.timeline.size()) return false;
+  for (std::size_t i = 0; i < a.timeline.size(); ++i) {
+    const auto& p = a.timeline[i];
+    const auto& q = b.timeline[i];
+    if (p.event != q.event || p.active_bytes != q.active_bytes || p.held_bytes != q.held_bytes ||
+        p.managed_bytes != q.managed_bytes || p.device_used_bytes != q.device_used_bytes) {
+      return false;
+    }
+  }
+  if (a.oom) {
+    return a.oom->event_index == b.oom->event_index && a.oom->message == b.oom->message &&
+           a.oom->managed_bytes == b.oom->managed_bytes && a.oom->held_before_bytes == b.oom->held_before_bytes;
+  }
+  return true;
+}
+
+TEST(Replay, Deterministic) {
+  const auto events = random_workload(7, 20000);
+  for (const char* sem : {"immediate", "deferred"}) {
+    const device_spec dev{6ull << 20, *parse_semantics(sem)};
+    const replay_report a = replay_events(events, pool_lb(4), dev, {.timeline = true});
+    const replay_report b = replay_events(events, pool_lb(4), dev, {.timeline = true});
+    EXPECT_TRUE(same(a, b)) << sem;
+  }
+}
+
+TEST(Replay, TimelineIsBoundedAndKeepsThePeak) {
+  const auto events = random_workload(3, 50000);
+  const replay_report r =
+      replay_events(events, pool_lb(4), device_spec{}, {.timeline = true, .max_timeline_points = 64});
+  ASSERT_TRUE(r.ok());
+  EXPECT_LE(r.timeline.size(), 65u);
+  EXPECT_GE(r.timeline.size(), 16u);
+  std::uint64_t peak = 0;
+  for (const auto& p : r.timeline) peak = std::max(peak, p.managed_bytes);
+  EXPECT_EQ(peak, r.peak_managed_bytes);
+}
+
+// The tail keeps the last events one point each, ending at the failing event, with the same
+// figures a full-resolution timeline has for them.
+TEST(Replay, TimelineTailIsTheLastEventsAtFullResolution) {
+  const auto events = random_workload(5, 5000);
+  const replay_config nopool = parse_config("nopool");  // a pool's retry could rescue the peak
+  // One byte short of the unbounded peak: it fails, late in the trace.
+  const device_spec dev{replay_events(events, nopool, device_spec{}).peak_device_bytes - 1,
+                        alloc_semantics::immediate};
+  const replay_report r =
+      replay_events(events, nopool, dev,
+                    {.timeline = true, .max_timeline_points = 64, .timeline_tail_events = 48});
+  ASSERT_FALSE(r.ok());
+  ASSERT_GT(r.events, 48u * 2);
+  const replay_report full =
+      replay_events(events, nopool, dev, {.timeline = true, .max_timeline_points = 1 << 20});
+  ASSERT_EQ(full.timeline.size(), r.events);
+  ASSERT_EQ(r.timeline_tail.size(), 48u);
+  EXPECT_EQ(r.timeline_tail.back().event, r.oom->event_index);
+  for (std::size_t i = 0; i < r.timeline_tail.size(); ++i) {
+    const timeline_point& p = r.timeline_tail[i];
+    const timeline_point& q = full.timeline[r.events - 48 + i];
+    EXPECT_EQ(p.event, q.event);
+    EXPECT_EQ(p.active_bytes, q.active_bytes);
+    EXPECT_EQ(p.held_bytes, q.held_bytes);
+    EXPECT_EQ(p.managed_bytes, q.managed_bytes);
+    EXPECT_EQ(p.device_used_bytes, q.device_used_bytes);
+  }
+  // A replay shorter than the tail keeps every event.
+  const std::vector<trace_event> few(events.begin(), events.begin() + 10);
+  EXPECT_EQ(replay_events(few, pool_lb(4), device_spec{}, {.timeline = true}).timeline_tail.size(), 10u);
+}
+
+// `host` blocks (ALLOC_HOST_PTR) go to the host budget, never to the device or the pool.
+TEST(Replay, HostBlocksChargeTheHostBudgetNotTheDevice) {
+  for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {
+    events_builder b;
+    b.add(trace_action::alloc, 1, 3000, trace_kind::host).alloc(2, 1024).free(1)
+        .add(trace_action::alloc, 3, 2000, trace_kind::host).free(3).free(2);
+    const replay_report r = replay_events(b.events, c, {1024, alloc_semantics::immediate});
+    EXPECT_TRUE(r.ok()) << to_string(c);
+    EXPECT_EQ(r.peak_device_bytes, 1024u);
+    EXPECT_EQ(r.peak_host_bytes, 3000u);
+    EXPECT_EQ(r.host_allocs, 2u);
+    EXPECT_EQ(r.allocator_allocations, 1u);
+  }
+}
+
+TEST(Replay, HostBudgetOutOfMemory) {
+  for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {
+    events_builder b;
+    b.add(trace_action::alloc, 1, 3000, trace_kind::host).alloc(2, 1024)
+        .add(trace_action::alloc, 3, 2000, trace_kind::host);
+    device_spec d{1 << 20, alloc_semantics::immediate};
+    d.host_capacity = 4000;
+    const replay_report r = replay_events(b.events, c, d);
+    ASSERT_TRUE(r.oom.has_value()) << to_string(c);
+    EXPECT_EQ(r.oom->site, oom_site::host);
+    EXPECT_EQ(r.oom->event_index, 2u);
+    EXPECT_EQ(r.oom->active_bytes, 1024u);
+    EXPECT_NE(r.oom->message.find("3000 of 4000"), std::string::npos) << r.oom->message;
+  }
+}
+
+// Version 3: a block the program released is free at its release, at the next wait, or at the
+// driver's free, as the rule says (free_schedule.h); the default is the profile's.
+TEST(ReplayFreesAt, EachRulePlacesTheFree) {
+  // Three blocks of 1 MiB: the program releases each before the next (no wait in between), waits
+  // after the third, and the recording driver freed all three at the end.
+  events_builder b;
+  b.alloc(1, 1 << 20).release(1).alloc(2, 1 << 20).release(2).alloc(3, 1 << 20).wait().release(3);
+  b.alloc(4, 1 << 20).free(1).free(2).free(3).free(4);
+  const replay_config nopool{.use_pool = false};
+  const auto peak = [&](std::optional<free_moment> m, const device_model::device_profile& profile = {}) {
+    replay_options o;
+    o.frees_at = m;
+    const replay_report r = replay_events(b.events, nopool, device_spec{.profile = profile}, o);
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.releases, 3u);
+    EXPECT_EQ(r.waits, 1u);
+    EXPECT_EQ(r.frees, 4u);
+    EXPECT_EQ(r.frees_at_given, m.has_value());
+    return r.peak_active_bytes >> 20;
+  };
+  EXPECT_EQ(peak(free_moment::release), 1u);  // each block gone before the next
+  EXPECT_EQ(peak(free_moment::wait), 3u);     // 1 and 2 go at the wait, after 3 arrived
+  EXPECT_EQ(peak(free_moment::driver), 4u);   // all four live at the end
+  // The default: the profile's commands_finish (exact and nvidia promptly, pocl at the wait).
+  EXPECT_EQ(peak(std::nullopt), 1u);
+  device_model::device_profile at_wait;
+  at_wait.commands_finish = device_model::command_completion::at_wait;
+  EXPECT_EQ(peak(std::nullopt, at_wait), 3u);
+  EXPECT_EQ(replay_events(b.events, nopool, device_spec{.profile = at_wait}).frees_at, free_moment::wait);
+  // Through the pool the same: with the release rule each block is a hit on the last one.
+  replay_options o;
+  o.frees_at = free_moment::release;
+  const replay_report pooled = replay_events(b.events, pool_lb(4), device_spec{}, o);
+  EXPECT_EQ(pooled.misses, 1u);
+  EXPECT_EQ(pooled.hits, 3u);
+}
+
+// A free that comes before the next wait frees the block then (rule wait); a second release,
+// a release of a block that is not live and an alloc of a block freed early but not yet `free`d
+// are input errors.
+TEST(ReplayFreesAt, DriverFreeBeforeTheWaitAndBadInput) {
+  events_builder b;
+  b.alloc(1, 100).release(1).free(1).alloc(2, 100).wait().free(2);
+  replay_options o;
+  o.frees_at = free_moment::wait;
+  const replay_report r = replay_events(b.events, replay_config{.use_pool = false}, device_spec{}, o);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.peak_active_bytes, 100u);
+  for (const free_moment m : {free_moment::release, free_moment::wait, free_moment::driver}) {
+    o.frees_at = m;
+    for (const bool pool : {false, true}) {
+      const replay_config c{.use_pool = pool};
+      events_builder twice;
+      twice.alloc(1, 10).release(1).release(1);
+      EXPECT_THROW(replay_events(twice.events, c, device_spec{}, o), replay_input_error) << to_string(m);
+      events_builder unknown;
+      unknown.release(7);
+      EXPECT_THROW(replay_events(unknown.events, c, device_spec{}, o), replay_input_error);
+    }
+  }
+  o.frees_at = free_moment::release;
+  events_builder early;
+  early.alloc(1, 10).release(1).alloc(1, 10);
+  EXPECT_THROW(replay_events(early.events, replay_config{}, device_spec{}, o), replay_input_error);
+  try {
+    replay_events(early.events, replay_config{}, device_spec{}, o);
+  } catch (const replay_input_error& e) {
+    EXPECT_STREQ(e.what(), "alloc of id 1, which is already live (allocated earlier and not freed)");
+  }
+}
+
+}  // namespace
+}  // namespace clpool::replay

@@ -1,0 +1,61 @@
+#include "replay/result.h"
+
+#include <iterator>
+
+#include "device_model/device_memory.h"
+
+namespace clpool::replay {
+
+std::string_view to_string(oom_site site) {
+  switch (site) {
+    case oom_site::allocator: return "device allocation failed";
+    case oom_site::limit: return "pool limit reached";
+    case oom_site::first_use: return "deferred allocation failed at first use";
+    case oom_site::host: return "host-pinned budget exceeded";
+  }
+  return "?";
+}
+
+std::string_view to_string(free_moment moment) {
+  return free_moment_names[static_cast<std::size_t>(moment)];
+}
+
+std::optional<free_moment> parse_free_moment(std::string_view word) {
+  for (std::size_t i = 0; i < std::size(free_moment_names); ++i) {
+    if (word == free_moment_names[i]) return static_cast<free_moment>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device, bool pool) {
+  if (p.capacity >= (std::uint64_t{1} << 62)) return std::nullopt;  // unbounded: nothing to sum to
+  capacity_sum s;
+  s.capacity = p.capacity;
+  s.live_requested = p.active_bytes;
+  if (pool) {
+    s.bin_rounding = p.active_rounded_bytes - p.active_bytes;
+    s.held = p.held_bytes;
+  }
+  s.page_rounding = p.page_loss_bytes;
+  s.device_used = p.device_used_bytes;
+  const std::uint64_t accounted = s.live_requested + s.bin_rounding + s.held + s.page_rounding;
+  s.other = s.device_used > accounted ? s.device_used - accounted : 0;
+  s.headroom_known = !device.measured.has_value();
+  s.headroom = s.headroom_known ? device.profile.headroom : 0;
+  const std::uint64_t taken = s.device_used + s.headroom;
+  s.free = s.capacity > taken ? s.capacity - taken : 0;
+  s.request_rounded = p.rounded_bytes;
+  const device_model::device_profile& prof = device.profile;
+  s.request_takes_new_shared_page = !device.measured && prof.pack_limit != 0 && p.rounded_bytes <= prof.pack_limit;
+  s.request_device = device.measured                     ? p.rounded_bytes
+                     : s.request_takes_new_shared_page ? prof.page
+                                                       : device_model::profile_rounded(prof, p.rounded_bytes);
+  return s;
+}
+
+free_moment free_moment_of(const device_model::device_profile& profile) {
+  return profile.commands_finish == device_model::command_completion::at_wait ? free_moment::wait
+                                                                               : free_moment::release;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,128 @@
+#include "replay/site_names.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/text_escape.h"
+
+namespace clpool::replay {
+bool is_user_frame(const trace::frame_info& f, const std::vector<std::string>& patterns) {
+  return !trace::is_library_frame(f, patterns);
+}
+
+std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack) {
+  const std::vector<std::uint64_t> frames = sites.frames_of(stack);
+  for (const std::uint64_t id : frames) {
+    const trace::frame_info* f = sites.find_frame(id);
+    if (f != nullptr && is_user_frame(*f, sites.library_patterns())) return id;
+  }
+  return frames.empty() ? 0 : frames.front();
+}
+
+std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::uint64_t stack) {
+  const std::vector<std::uint64_t> frames = sites.frames_of(stack);
+  std::vector<std::uint64_t> out;
+  for (const std::uint64_t id : frames) {
+    const trace::frame_info* f = sites.find_frame(id);
+    if (f != nullptr && is_user_frame(*f, sites.library_patterns())) out.push_back(id);
+  }
+  if (out.empty() && !frames.empty()) out.push_back(frames.front());
+  return out;
+}
+
+namespace {
+
+// A frame's names come from the trace: in their printable form (common/text_escape.h) in every
+// output, so a name cannot write to a terminal or break a JSON document.
+std::string printable_frame(const trace::site_table& sites, std::uint64_t frame) {
+  return common::escape_text(sites.describe_frame(frame));
+}
+
+}  // namespace
+
+std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
+  if (sites == nullptr || stack == 0) return "(no stack recorded)";
+  if (sites->site_frames() <= 1) {
+    const std::uint64_t frame = naming_frame(*sites, stack);
+    return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : printable_frame(*sites, frame);
+  }
+  const std::vector<std::uint64_t> frames = program_frames(*sites, stack);
+  if (frames.empty()) return "(stack " + std::to_string(stack) + " not defined)";
+  std::string name;
+  for (std::size_t i = 0; i < frames.size() && i < sites->site_frames(); ++i) {
+    if (i != 0) name += " from ";
+    name += printable_frame(*sites, frames[i]);
+  }
+  return name;
+}
+
+namespace {
+
+void add_usage(caller_usage& to, const site_usage& u) {
+  to.requested_bytes += u.requested_bytes;
+  to.rounded_bytes += u.rounded_bytes;
+  to.committed_bytes += u.committed_bytes;
+  to.blocks += u.blocks;
+}
+
+// Largest rounded bytes first (then by name, so the order is the same every time), `top` kept at
+// every level.
+void order(std::vector<caller_usage>& nodes, std::size_t top) {
+  std::sort(nodes.begin(), nodes.end(), [](const caller_usage& a, const caller_usage& b) {
+    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes : a.name < b.name;
+  });
+  if (nodes.size() > top) nodes.resize(top);
+  for (caller_usage& n : nodes) order(n.callers, top);
+}
+
+}  // namespace
+
+std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const trace::site_table* sites,
+                                     const std::string& site, std::size_t levels, std::size_t top) {
+  std::vector<caller_usage> roots;
+  if (sites == nullptr) return roots;
+  for (const site_usage& u : list) {
+    if (u.stack == 0 || site_name(sites, u.stack) != site) continue;
+    const std::vector<std::uint64_t> frames = program_frames(*sites, u.stack);
+    std::vector<caller_usage>* level = &roots;
+    for (std::size_t i = sites->site_frames(); i < frames.size() && i < sites->site_frames() + levels; ++i) {
+      const std::string name = printable_frame(*sites, frames[i]);
+      auto it = std::find_if(level->begin(), level->end(), [&name](const caller_usage& c) { return c.name == name; });
+      if (it == level->end()) {
+        level->push_back(caller_usage{name});
+        it = level->end() - 1;
+      }
+      add_usage(*it, u);
+      level = &it->callers;
+    }
+  }
+  order(roots, top);
+  return roots;
+}
+
+std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites) {
+  std::map<std::string, site_usage> by_name;
+  for (const site_usage& u : list) {  // largest first, so the first stack seen is the largest
+    auto [it, added] = by_name.emplace(site_name(sites, u.stack), u);
+    if (added) continue;
+    it->second.requested_bytes += u.requested_bytes;
+    it->second.rounded_bytes += u.rounded_bytes;
+    it->second.committed_bytes += u.committed_bytes;
+    it->second.blocks += u.blocks;
+  }
+  std::vector<site_usage> out;
+  for (const auto& [name, u] : by_name) out.push_back(u);
+  std::stable_sort(out.begin(), out.end(), [](const site_usage& a, const site_usage& b) {
+    return a.rounded_bytes > b.rounded_bytes;
+  });
+  return out;
+}
+
+std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack) {
+  std::vector<std::string> out;
+  if (sites == nullptr) return out;
+  for (const std::uint64_t id : sites->frames_of(stack)) out.push_back(printable_frame(*sites, id));
+  return out;
+}
+
+}  // namespace clpool::replay

@@ -1,0 +1,60 @@
+// Allocation sites by name: which frame of a stack (FORMAT.md "Sites") names the code that holds
+// the memory, for every output of a replay (the text report, the JSON, the HTML page).
+#ifndef CLPOOL_REPLAY_SITE_NAMES_H_
+#define CLPOOL_REPLAY_SITE_NAMES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "replay/result.h"
+#include "trace/library_frames.h"
+#include "trace/sites.h"
+
+namespace clpool::replay {
+
+// True for a frame of the program itself: not a library frame by trace/library_frames.h's rule
+// (clpool's own package, installed packages wherever they live, the standard library, system and
+// runtime libraries, extension modules) nor one matching the user's `patterns`. A site is named
+// by its innermost user frame; every frame stays in the stack.
+bool is_user_frame(const trace::frame_info& frame, const std::vector<std::string>& patterns = {});
+using trace::in_clpool_package;
+
+// The frame that names `stack`: its innermost user frame, else its innermost frame; 0 for no stack.
+std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);
+
+// The program's frames of `stack`, innermost first (library frames left out); its innermost frame
+// alone when none is the program's; empty for no stack.
+std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::uint64_t stack);
+
+// "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites. A site
+// is the stack's innermost program frame, or its sites->site_frames() innermost program frames
+// (--site-frames N), named "Cache.grow (app.py:17) from serve (app.py:40)". Every name here
+// (sites, callers, stack lines) is a frame's in its printable form (common/text_escape.h).
+std::string site_name(const trace::site_table* sites, std::uint64_t stack);
+
+// Within one site, the callers that hold the most: the program frames beyond the site's own, as a
+// tree `levels` deep (its callers, their callers, ...), each node the sum of the stacks through it.
+struct caller_usage {
+  std::string name;  // "serve (app.py:40)"
+  std::uint64_t requested_bytes = 0, rounded_bytes = 0, committed_bytes = 0, blocks = 0;
+  std::vector<caller_usage> callers;  // largest rounded bytes first
+};
+
+// The callers of site `site` (a site_name) among the per-stack usages `list` (a site_ledger's
+// live_sites() or held_sites(), not merged), largest first; empty for a site whose stacks end at
+// it. Each level keeps its `top` largest.
+std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const trace::site_table* sites,
+                                     const std::string& site, std::size_t levels = 2, std::size_t top = 3);
+
+// `list` with the stacks that share a site name (the same innermost program frame, reached
+// through different library frames) summed into one entry, which keeps the largest stack's id;
+// largest rounded bytes first.
+std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites);
+
+// Every frame of `stack`, innermost first, one string each.
+std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack);
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_REPLAY_SITE_NAMES_H_
