@@ -147,6 +147,55 @@ void read_dynamic_symbols(int fd, std::uint64_t size, const Elf64_Ehdr& eh, elf_
   }
 }
 
+// What is wrong with an ELF header for this process (class, byte order, machine, type, program
+// header size), or "".
+std::string header_refusal(const Elf64_Ehdr& eh) {
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64) return "is a 32-bit ELF file; this process is 64-bit";
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) return "is a big-endian ELF file; this machine is little-endian";
+  if (this_machine != EM_NONE && eh.e_machine != this_machine) {
+    return "is an ELF file for another machine (e_machine " + std::to_string(eh.e_machine) + "), not " +
+           this_machine_name;
+  }
+  if (eh.e_type != ET_DYN) {
+    return eh.e_type == ET_EXEC  ? "is an executable, not a shared library"
+           : eh.e_type == ET_REL ? "is an object file (.o), not a shared library"
+                                 : "is not a shared library (ELF type " + std::to_string(eh.e_type) + ")";
+  }
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum == PN_XNUM) {
+    return "is corrupt: no usable program headers";
+  }
+  return "";
+}
+
+// What is wrong with the program headers of a file of `size` bytes: a segment the loader maps
+// that lies outside the file, or no loadable or dynamic segment; "" if nothing.
+std::string segments_refusal(int fd, std::uint64_t size, const Elf64_Ehdr& eh) {
+  const std::uint64_t table = std::uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr);
+  if (!within(eh.e_phoff, table, size)) return truncated("program header table", eh.e_phoff + table, size);
+  std::vector<Elf64_Phdr> segments(eh.e_phnum);
+  if (!read_at(fd, segments.data(), table, eh.e_phoff)) return std::string("cannot be read: ") + std::strerror(errno);
+  bool loadable = false, dynamic = false;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const Elf64_Phdr& p = segments[i];
+    loadable |= p.p_type == PT_LOAD;
+    dynamic |= p.p_type == PT_DYNAMIC;
+    if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC && p.p_type != PT_INTERP &&
+        p.p_type != PT_GNU_RELRO) {
+      continue;
+    }
+    if (!within(p.p_offset, p.p_filesz, size)) {
+      return truncated(segment_name(p.p_type) + " " + std::to_string(i), p.p_offset + p.p_filesz, size);
+    }
+    if (p.p_type == PT_LOAD && p.p_filesz > p.p_memsz) {
+      return "is corrupt: loadable segment " + std::to_string(i) + " holds more bytes in the file than in memory";
+    }
+  }
+  if (!loadable || !dynamic) {
+    return "is not a shared library: it has no " + std::string(!loadable ? "loadable segment" : "dynamic segment");
+  }
+  return "";
+}
+
 elf_view check_elf(const std::string& path) {
   elf_view view;
   struct stat st;
@@ -178,64 +227,9 @@ elf_view check_elf(const std::string& path) {
     view.refusal = truncated("ELF header", sizeof eh, size);
     return view;
   }
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
-    view.refusal = "is a 32-bit ELF file; this process is 64-bit";
-    return view;
-  }
-  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-    view.refusal = "is a big-endian ELF file; this machine is little-endian";
-    return view;
-  }
-  if (this_machine != EM_NONE && eh.e_machine != this_machine) {
-    view.refusal = "is an ELF file for another machine (e_machine " + std::to_string(eh.e_machine) +
-                   "), not " + this_machine_name;
-    return view;
-  }
-  if (eh.e_type != ET_DYN) {
-    view.refusal = eh.e_type == ET_EXEC ? "is an executable, not a shared library"
-                   : eh.e_type == ET_REL ? "is an object file (.o), not a shared library"
-                                         : "is not a shared library (ELF type " + std::to_string(eh.e_type) + ")";
-    return view;
-  }
-  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum == PN_XNUM) {
-    view.refusal = "is corrupt: no usable program headers";
-    return view;
-  }
-  const std::uint64_t table = std::uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr);
-  if (!within(eh.e_phoff, table, size)) {
-    view.refusal = truncated("program header table", eh.e_phoff + table, size);
-    return view;
-  }
-  std::vector<Elf64_Phdr> segments(eh.e_phnum);
-  if (!read_at(fd.get(), segments.data(), table, eh.e_phoff)) {
-    view.refusal = std::string("cannot be read: ") + std::strerror(errno);
-    return view;
-  }
-  bool loadable = false, dynamic = false;
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    const Elf64_Phdr& p = segments[i];
-    loadable |= p.p_type == PT_LOAD;
-    dynamic |= p.p_type == PT_DYNAMIC;
-    if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC && p.p_type != PT_INTERP &&
-        p.p_type != PT_GNU_RELRO) {
-      continue;
-    }
-    if (!within(p.p_offset, p.p_filesz, size)) {
-      view.refusal = truncated(segment_name(p.p_type) + " " + std::to_string(i),
-                               p.p_offset + p.p_filesz, size);
-      return view;
-    }
-    if (p.p_type == PT_LOAD && p.p_filesz > p.p_memsz) {
-      view.refusal = "is corrupt: loadable segment " + std::to_string(i) + " holds more bytes in the file than in memory";
-      return view;
-    }
-  }
-  if (!loadable || !dynamic) {
-    view.refusal = "is not a shared library: it has no " +
-                   std::string(!loadable ? "loadable segment" : "dynamic segment");
-    return view;
-  }
-  read_dynamic_symbols(fd.get(), size, eh, view);
+  view.refusal = header_refusal(eh);
+  if (view.refusal.empty()) view.refusal = segments_refusal(fd.get(), size, eh);
+  if (view.refusal.empty()) read_dynamic_symbols(fd.get(), size, eh, view);
   return view;
 }
 

@@ -63,11 +63,9 @@ void tokenize(const std::string& text, int line, std::vector<source_token>& out)
   }
 }
 
-// Removes comments and string/char literals (keeping newlines, so lines stay right), joins
-// continued lines, and takes preprocessor lines out: #defines and #undefs are remembered, and
-// #if chains evaluated (pp_conditionals.h) with `predefined`, so that only the branches a
-// compiler would read give tokens.
-source_text preprocess(const std::string& src, const pp_macros& predefined) {
+// Removes comments and string/char literals, keeping newlines so that lines stay right, and joins
+// continued lines.
+std::string strip_comments_and_literals(const std::string& src) {
   std::string text;
   text.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -101,18 +99,59 @@ source_text preprocess(const std::string& src, const pp_macros& predefined) {
     }
     text += c;
   }
-  source_text out;
-  // Tokens are at most one per character; most sources average four or more characters a token.
-  // Reserving that once spares the repeated growth that made a large source's scan superlinear
-  // in practice.
-  out.tokens.reserve(text.size() / 4 + 16);
-  pp_macros pm = predefined;
-  for (const auto& [name, value] : pm.object_like) {
-    macro_definition m;
-    tokenize(value, 0, m.body);
-    out.macros[name] = m;
+  return text;
+}
+
+// The preprocessor lines of one source, in order: #defines and #undefs are remembered, and #if
+// chains evaluated (pp_conditionals.h) with the predefined macros, so that the caller reads only
+// the lines a compiler would.
+class directive_reader {
+ public:
+  directive_reader(const pp_macros& predefined, source_text& out) : pm_(predefined), out_(out) {
+    for (const auto& [name, value] : pm_.object_like) {
+      macro_definition m;
+      tokenize(value, 0, m.body);
+      out_.macros[name] = m;
+    }
   }
-  // One frame per open #if chain.
+
+  // Whether the current line is read (not inside a branch that is not taken).
+  bool active() const { return chains_.empty() || chains_.back().active; }
+
+  // The directive on line `l` (its '#' at `k`).
+  void read(const std::string& l, size_t k, int line) {
+    std::vector<source_token> d;
+    tokenize(l.substr(k + 1), line, d);
+    const std::string word = d.empty() ? "" : d[0].text;
+    // What follows the directive's word: the condition, for #if and #elif.
+    const size_t word_at = d.empty() ? l.size() : l.find(word, k + 1);
+    const std::string rest = word_at >= l.size() ? "" : l.substr(word_at + word.size());
+    const std::string directive = l.substr(k);
+    if (word == "if" || word == "ifdef" || word == "ifndef") {
+      open_chain(word, d, rest, line, directive);
+    } else if (word == "elif" && !chains_.empty()) {
+      elif_branch(rest, line, directive);
+    } else if (word == "else" && !chains_.empty()) {
+      else_branch(line, directive);
+    } else if (word == "endif" && !chains_.empty()) {
+      const chain& c = chains_.back();
+      if (c.undecided && c.outer_active) out_.undecided.emplace_back(line, c.directive);
+      chains_.pop_back();
+    } else if (!active()) {
+      // A directive in a branch not read does nothing.
+    } else if (d.size() >= 2 && word == "define") {
+      define(l, d);
+    } else if (d.size() >= 2 && word == "undef") {
+      out_.macros.erase(d[1].text);
+      forget(d[1].text);
+      pm_.opaque.erase(d[1].text);
+    } else if (word == "include") {
+      pm_.include_seen = true;
+    }
+  }
+
+ private:
+  // One open #if chain.
   struct chain {
     bool outer_active;  // the lines around the chain are read
     bool taken;         // a branch was chosen: the later ones are not
@@ -120,96 +159,105 @@ source_text preprocess(const std::string& src, const pp_macros& predefined) {
     bool undecided;     // a condition could not be evaluated: every branch is read
     std::string directive;  // the directive it could not evaluate
   };
-  std::vector<chain> chains;
-  const auto active = [&] { return chains.empty() || chains.back().active; };
-  const auto decide = [&](chain& c, pp_truth t, int line, const std::string& directive) {
+
+  void decide(chain& c, pp_truth t, int line, const std::string& directive) {
     if (t == pp_truth::unknown && !c.undecided) {
       c.undecided = true;
       c.directive = directive;
     }
     if (c.undecided) {
       c.active = c.outer_active;
-      if (c.outer_active) out.undecided.emplace_back(line, c.directive);
+      if (c.outer_active) out_.undecided.emplace_back(line, c.directive);
       return;
     }
     c.active = c.outer_active && !c.taken && t == pp_truth::yes;
     c.taken = c.taken || c.active;
-  };
+  }
+
+  void open_chain(const std::string& word, const std::vector<source_token>& d, const std::string& rest,
+                  int line, const std::string& directive) {
+    chain c{active(), false, false, false, ""};
+    if (!c.outer_active) {
+      c.taken = true;  // inside a branch not read: so is all of this chain
+    } else if (word == "if") {
+      decide(c, evaluate_condition(rest, pm_), line, directive);
+    } else {
+      const bool def = d.size() >= 2 && pm_.defined(d[1].text);
+      pp_truth t = def == (word == "ifdef") ? pp_truth::yes : pp_truth::no;
+      if (d.size() < 2 || (!def && pm_.include_seen)) t = pp_truth::unknown;
+      decide(c, t, line, directive);
+    }
+    chains_.push_back(c);
+  }
+
+  void elif_branch(const std::string& rest, int line, const std::string& directive) {
+    chain& c = chains_.back();
+    if (c.undecided) {
+      decide(c, pp_truth::unknown, line, directive);
+    } else if (c.taken || !c.outer_active) {
+      c.active = false;
+    } else {
+      decide(c, evaluate_condition(rest, pm_), line, directive);
+    }
+  }
+
+  void else_branch(int line, const std::string& directive) {
+    chain& c = chains_.back();
+    if (c.undecided) {
+      decide(c, pp_truth::unknown, line, directive);
+    } else {
+      c.active = c.outer_active && !c.taken;
+      c.taken = true;
+    }
+  }
+
+  void define(const std::string& l, const std::vector<source_token>& d) {
+    macro_definition m;
+    // Function-like: '(' right after the name, with no space between.
+    const size_t name_at = l.find(d[1].text, l.find("define") + 6);
+    const size_t after = name_at + d[1].text.size();
+    m.function_like = after < l.size() && l[after] == '(';
+    m.body.assign(d.begin() + 2, d.end());
+    out_.macros[d[1].text] = m;
+    forget(d[1].text);
+    if (m.function_like) {
+      pm_.function_like.insert(d[1].text);
+    } else {
+      pm_.object_like[d[1].text] = after < l.size() ? l.substr(after) : "";
+    }
+  }
+
+  // The conditions' view of a name no longer defined as it was.
+  void forget(const std::string& name) {
+    pm_.object_like.erase(name);
+    pm_.function_like.erase(name);
+  }
+
+  pp_macros pm_;
+  source_text& out_;
+  std::vector<chain> chains_;
+};
+
+// Comments and literals out (strip_comments_and_literals), directives read (directive_reader),
+// and the tokens of the lines a compiler would read.
+source_text preprocess(const std::string& src, const pp_macros& predefined) {
+  const std::string text = strip_comments_and_literals(src);
+  source_text out;
+  // Tokens are at most one per character; most sources average four or more characters a token.
+  // Reserving that once spares the repeated growth that made a large source's scan superlinear
+  // in practice.
+  out.tokens.reserve(text.size() / 4 + 16);
+  directive_reader directives(predefined, out);
   int line = 1;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    std::string l = text.substr(start, end - start);
-    size_t k = l.find_first_not_of(" \t\r");
+    const std::string l = text.substr(start, end - start);
+    const size_t k = l.find_first_not_of(" \t\r");
     if (k != std::string::npos && l[k] == '#') {
-      std::vector<source_token> d;
-      tokenize(l.substr(k + 1), line, d);
-      const std::string word = d.empty() ? "" : d[0].text;
-      // What follows the directive's word: the condition, for #if and #elif.
-      const size_t word_at = d.empty() ? l.size() : l.find(word, k + 1);
-      const std::string rest = word_at >= l.size() ? "" : l.substr(word_at + word.size());
-      const std::string directive = l.substr(k);
-      if (word == "if" || word == "ifdef" || word == "ifndef") {
-        chain c{active(), false, false, false, ""};
-        if (!c.outer_active) {
-          c.taken = true;  // inside a branch not read: so is all of this chain
-        } else if (word == "if") {
-          decide(c, evaluate_condition(rest, pm), line, directive);
-        } else {
-          const bool def = d.size() >= 2 && pm.defined(d[1].text);
-          pp_truth t = def == (word == "ifdef") ? pp_truth::yes : pp_truth::no;
-          if (d.size() < 2 || (!def && pm.include_seen)) t = pp_truth::unknown;
-          decide(c, t, line, directive);
-        }
-        chains.push_back(c);
-      } else if (word == "elif" && !chains.empty()) {
-        chain& c = chains.back();
-        if (c.undecided) {
-          decide(c, pp_truth::unknown, line, directive);
-        } else if (c.taken || !c.outer_active) {
-          c.active = false;
-        } else {
-          decide(c, evaluate_condition(rest, pm), line, directive);
-        }
-      } else if (word == "else" && !chains.empty()) {
-        chain& c = chains.back();
-        if (c.undecided) {
-          decide(c, pp_truth::unknown, line, directive);
-        } else {
-          c.active = c.outer_active && !c.taken;
-          c.taken = true;
-        }
-      } else if (word == "endif" && !chains.empty()) {
-        const chain& c = chains.back();
-        if (c.undecided && c.outer_active) out.undecided.emplace_back(line, c.directive);
-        chains.pop_back();
-      } else if (!active()) {
-        // A directive in a branch not read does nothing.
-      } else if (d.size() >= 2 && word == "define") {
-        macro_definition m;
-        // Function-like: '(' right after the name, with no space between.
-        const size_t name_at = l.find(d[1].text, l.find("define") + 6);
-        const size_t after = name_at + d[1].text.size();
-        m.function_like = after < l.size() && l[after] == '(';
-        m.body.assign(d.begin() + 2, d.end());
-        out.macros[d[1].text] = m;
-        pm.object_like.erase(d[1].text);
-        pm.function_like.erase(d[1].text);
-        if (m.function_like) {
-          pm.function_like.insert(d[1].text);
-        } else {
-          pm.object_like[d[1].text] = after < l.size() ? l.substr(after) : "";
-        }
-      } else if (d.size() >= 2 && word == "undef") {
-        out.macros.erase(d[1].text);
-        pm.object_like.erase(d[1].text);
-        pm.function_like.erase(d[1].text);
-        pm.opaque.erase(d[1].text);
-      } else if (word == "include") {
-        pm.include_seen = true;
-      }
-    } else if (active()) {
+      directives.read(l, k, line);
+    } else if (directives.active()) {
       tokenize(l, line, out.tokens);
     }
     if (end == text.size()) break;
@@ -328,11 +376,34 @@ bool is_image(const std::string& t) {
   return images.count(t) != 0;
 }
 
-// One parameter's tokens (macros expanded) -> its signature, or an error.
-std::string parse_param(const std::string& kernel, const std::vector<source_token>& t, kernel_arg_signature& a) {
+// What a parameter's words say before its kind is known.
+struct param_words {
   std::vector<std::string> words;  // Type words then, last, the name.
   int pointers = 0;
   bool const_before_star = false, pipe = false, tagged = false;
+};
+
+// The address and access qualifiers, each with its spelling without underscores.
+const std::map<std::string, cl_kernel_arg_address_qualifier>& address_qualifiers() {
+  static const auto* m = new std::map<std::string, cl_kernel_arg_address_qualifier>{
+      {"__global", CL_KERNEL_ARG_ADDRESS_GLOBAL},   {"global", CL_KERNEL_ARG_ADDRESS_GLOBAL},
+      {"__constant", CL_KERNEL_ARG_ADDRESS_CONSTANT}, {"constant", CL_KERNEL_ARG_ADDRESS_CONSTANT},
+      {"__local", CL_KERNEL_ARG_ADDRESS_LOCAL},     {"local", CL_KERNEL_ARG_ADDRESS_LOCAL},
+      {"__private", CL_KERNEL_ARG_ADDRESS_PRIVATE}, {"private", CL_KERNEL_ARG_ADDRESS_PRIVATE}};
+  return *m;
+}
+
+const std::map<std::string, cl_kernel_arg_access_qualifier>& access_qualifiers() {
+  static const auto* m = new std::map<std::string, cl_kernel_arg_access_qualifier>{
+      {"__read_only", CL_KERNEL_ARG_ACCESS_READ_ONLY},   {"read_only", CL_KERNEL_ARG_ACCESS_READ_ONLY},
+      {"__write_only", CL_KERNEL_ARG_ACCESS_WRITE_ONLY}, {"write_only", CL_KERNEL_ARG_ACCESS_WRITE_ONLY},
+      {"__read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE}, {"read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE}};
+  return *m;
+}
+
+// Reads one parameter's tokens into `p` and the qualifiers into `a`; an error or "".
+std::string read_param_words(const std::string& kernel, const std::vector<source_token>& t,
+                             kernel_arg_signature& a, param_words& p) {
   for (size_t i = 0; i < t.size(); ++i) {
     const std::string& w = t[i].text;
     if (w == "__attribute__") {  // Skip its balanced (( ... )).
@@ -341,77 +412,58 @@ std::string parse_param(const std::string& kernel, const std::vector<source_toke
         if (t[i].text == "(") ++depth;
         if (t[i].text == ")" && --depth == 0) break;
       }
-    } else if (w == "__global" || w == "global") {
-      a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
-    } else if (w == "__constant" || w == "constant") {
-      a.address = CL_KERNEL_ARG_ADDRESS_CONSTANT;
-    } else if (w == "__local" || w == "local") {
-      a.address = CL_KERNEL_ARG_ADDRESS_LOCAL;
-    } else if (w == "__private" || w == "private") {
-      a.address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
-    } else if (w == "__read_only" || w == "read_only") {
-      a.access = CL_KERNEL_ARG_ACCESS_READ_ONLY;
-    } else if (w == "__write_only" || w == "write_only") {
-      a.access = CL_KERNEL_ARG_ACCESS_WRITE_ONLY;
-    } else if (w == "__read_write" || w == "read_write") {
-      a.access = CL_KERNEL_ARG_ACCESS_READ_WRITE;
+    } else if (auto ad = address_qualifiers().find(w); ad != address_qualifiers().end()) {
+      a.address = ad->second;
+    } else if (auto ac = access_qualifiers().find(w); ac != access_qualifiers().end()) {
+      a.access = ac->second;
     } else if (w == "const") {
-      if (pointers == 0) const_before_star = true;
+      if (p.pointers == 0) p.const_before_star = true;
     } else if (w == "restrict" || w == "__restrict" || w == "__restrict__") {
       a.type_qualifier |= CL_KERNEL_ARG_TYPE_RESTRICT;
     } else if (w == "volatile") {
-      if (pointers == 0) a.type_qualifier |= CL_KERNEL_ARG_TYPE_VOLATILE;
+      if (p.pointers == 0) a.type_qualifier |= CL_KERNEL_ARG_TYPE_VOLATILE;
     } else if (w == "pipe") {
-      pipe = true;
+      p.pipe = true;
     } else if (w == "struct" || w == "union" || w == "enum") {
-      tagged = true;
-      words.push_back(w);
+      p.tagged = true;
+      p.words.push_back(w);
     } else if (w == "*") {
-      ++pointers;
+      ++p.pointers;
     } else if (w == "[") {  // An array parameter is a pointer.
-      ++pointers;
+      ++p.pointers;
       while (i < t.size() && t[i].text != "]") ++i;
     } else if (ident_start(w[0])) {
-      words.push_back(w);
+      p.words.push_back(w);
     } else {
       return at_line(t[i].line) + "kernel '" + kernel + "': unexpected '" + w + "' in a parameter";
     }
   }
-  if (words.empty())
-    return at_line(t.empty() ? 1 : t[0].line) + "kernel '" + kernel + "': a parameter has no type";
-  // The last word names the parameter, unless it is the only one (or completes "struct X").
-  const size_t type_words =
-      words.size() >= 2 && !(tagged && words.size() == 2) ? words.size() - 1 : words.size();
-  if (type_words < words.size()) a.name = words.back();
-  a.type_name = canonical_type(std::vector<std::string>(words.begin(), words.begin() + type_words));
-  const int line = t[0].line;
-  if (pipe) {
-    a.kind = arg_kind::pipe;
-    a.size = sizeof(cl_mem);
-    a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
-    a.type_qualifier |= CL_KERNEL_ARG_TYPE_PIPE;
-    return "";
+  return "";
+}
+
+// A pointer parameter's kind and size, from its address space.
+std::string pointer_param(const std::string& kernel, const param_words& p, int line, kernel_arg_signature& a) {
+  a.type_name += std::string(static_cast<size_t>(p.pointers), '*');
+  if (p.const_before_star) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
+  switch (a.address) {
+    case CL_KERNEL_ARG_ADDRESS_LOCAL:
+      a.kind = arg_kind::local;
+      a.size = 0;
+      return "";
+    case CL_KERNEL_ARG_ADDRESS_GLOBAL:
+    case CL_KERNEL_ARG_ADDRESS_CONSTANT:
+      if (a.address == CL_KERNEL_ARG_ADDRESS_CONSTANT) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
+      a.kind = arg_kind::pointer;
+      a.size = sizeof(cl_mem);
+      return "";
+    default:
+      return at_line(line) + "kernel '" + kernel + "': pointer parameter '" + a.name +
+             "' must be in the global, constant or local address space";
   }
-  if (pointers > 0) {
-    a.type_name += std::string(static_cast<size_t>(pointers), '*');
-    if (const_before_star) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
-    switch (a.address) {
-      case CL_KERNEL_ARG_ADDRESS_LOCAL:
-        a.kind = arg_kind::local;
-        a.size = 0;
-        return "";
-      case CL_KERNEL_ARG_ADDRESS_GLOBAL:
-      case CL_KERNEL_ARG_ADDRESS_CONSTANT:
-        if (a.address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
-          a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
-        a.kind = arg_kind::pointer;
-        a.size = sizeof(cl_mem);
-        return "";
-      default:
-        return at_line(line) + "kernel '" + kernel + "': pointer parameter '" + a.name +
-               "' must be in the global, constant or local address space";
-    }
-  }
+}
+
+// A parameter passed by value (an image, a sampler, a scalar or vector, or an opaque type).
+std::string value_param(const std::string& kernel, int line, kernel_arg_signature& a) {
   a.type_qualifier &= ~static_cast<cl_kernel_arg_type_qualifier>(CL_KERNEL_ARG_TYPE_RESTRICT);
   static const std::set<std::string> forbidden = {"bool", "size_t", "ptrdiff_t", "intptr_t",
                                                   "uintptr_t"};
@@ -437,6 +489,52 @@ std::string parse_param(const std::string& kernel, const std::vector<source_toke
     a.size = 0;
   }
   a.address = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+  return "";
+}
+
+// One parameter's tokens (macros expanded) -> its signature, or an error.
+std::string parse_param(const std::string& kernel, const std::vector<source_token>& t, kernel_arg_signature& a) {
+  param_words p;
+  if (std::string error = read_param_words(kernel, t, a, p); !error.empty()) return error;
+  if (p.words.empty())
+    return at_line(t.empty() ? 1 : t[0].line) + "kernel '" + kernel + "': a parameter has no type";
+  // The last word names the parameter, unless it is the only one (or completes "struct X").
+  const size_t type_words =
+      p.words.size() >= 2 && !(p.tagged && p.words.size() == 2) ? p.words.size() - 1 : p.words.size();
+  if (type_words < p.words.size()) a.name = p.words.back();
+  a.type_name = canonical_type(std::vector<std::string>(p.words.begin(), p.words.begin() + type_words));
+  const int line = t[0].line;
+  if (p.pipe) {
+    a.kind = arg_kind::pipe;
+    a.size = sizeof(cl_mem);
+    a.address = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+    a.type_qualifier |= CL_KERNEL_ARG_TYPE_PIPE;
+    return "";
+  }
+  if (p.pointers > 0) return pointer_param(kernel, p, line, a);
+  return value_param(kernel, line, a);
+}
+
+// Splits a kernel's parameter list (macros expanded) at its top-level commas and reads each
+// parameter into k.args; an error or "".
+std::string parse_params(const std::vector<source_token>& params, int open_line, kernel_signature& k) {
+  std::vector<source_token> one;
+  int level = 0;
+  for (size_t p = 0; p <= params.size(); ++p) {
+    if (p == params.size() || (params[p].text == "," && level == 0)) {
+      if (one.empty())
+        return at_line(p < params.size() ? params[p].line : open_line) + "kernel '" + k.name +
+               "': an empty parameter";
+      kernel_arg_signature a;
+      if (std::string error = parse_param(k.name, one, a); !error.empty()) return error;
+      k.args.push_back(a);
+      one.clear();
+      continue;
+    }
+    if (params[p].text == "(" || params[p].text == "[") ++level;
+    if (params[p].text == ")" || params[p].text == "]") --level;
+    one.push_back(params[p]);
+  }
   return "";
 }
 
@@ -547,26 +645,8 @@ parsed_source parse_kernel_signatures(const std::string& source, const pp_macros
       out.kernels.push_back(k);
       continue;
     }
-    std::vector<source_token> one;
-    int level = 0;
-    for (size_t p = 0; p <= params.size(); ++p) {
-      if (p == params.size() || (params[p].text == "," && level == 0)) {
-        if (one.empty()) {
-          out.error = at_line(p < params.size() ? params[p].line : open_line) + "kernel '" +
-                      k.name + "': an empty parameter";
-          return out;
-        }
-        kernel_arg_signature a;
-        out.error = parse_param(k.name, one, a);
-        if (!out.error.empty()) return out;
-        k.args.push_back(a);
-        one.clear();
-        continue;
-      }
-      if (params[p].text == "(" || params[p].text == "[") ++level;
-      if (params[p].text == ")" || params[p].text == "]") --level;
-      one.push_back(params[p]);
-    }
+    out.error = parse_params(params, open_line, k);
+    if (!out.error.empty()) return out;
     out.kernels.push_back(k);
   }
   // A name defined twice (e.g. in the branches of an #if the mock could not evaluate): no

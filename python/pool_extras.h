@@ -50,9 +50,9 @@ inline std::uint64_t limit_from(const pybind11::object& value, const char* who) 
 // None: off (-1); otherwise a non-negative real number.
 double ratio_from(const pybind11::object& value, const char* who);
 
+// The seeds' counters and sizes.
 template <class W, class... Extra>
-void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
-  namespace py = pybind11;
+void def_pool_counters(pybind11::class_<W, Extra...>& cls) {
   cls.def_property_readonly("held_blocks", [](W& w) { return w.core().held_blocks(); })
       .def_property_readonly("active_blocks", [](W& w) { return w.core().active_blocks(); })
       .def_property_readonly("held_bytes", [](W& w) { return w.core().held_bytes(); })
@@ -64,8 +64,14 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       .def("used_bytes", [](W& w) { return w.core().used_bytes(); })
       .def("free_bytes", [](W& w) { return w.core().free_bytes(); })
       .def("total_bytes", [](W& w) { return w.core().total_bytes(); })
-      .def("n_free_blocks", [](W& w) { return w.core().n_free_blocks(); })
-      .def("free_held", [](W& w) { w.core().free_held(); },
+      .def("n_free_blocks", [](W& w) { return w.core().n_free_blocks(); });
+}
+
+// Holding, the limit and the trim policy.
+template <class W, class... Extra>
+void def_pool_policies(pybind11::class_<W, Extra...>& cls) {
+  namespace py = pybind11;
+  cls.def("free_held", [](W& w) { w.core().free_held(); },
            "Gives every held block back to the device. Live allocations are untouched.")
       .def("free_all_blocks", [](W& w) { w.core().free_held(); }, "CuPy's name for free_held().")
       .def("stop_holding", [](W& w) { w.core().stop_holding(); },
@@ -86,8 +92,14 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
       }, py::arg("max_held_bytes") = py::none(), py::arg("ratio") = py::none())
       .def("trim", [](W& w, const py::object& target) {
         return w.core().trim(to_size(target, "trim"));
-      }, py::arg("target_held_bytes") = 0)
-      .def("add_reclaim_callback", [](W& w, py::object callback) {
+      }, py::arg("target_held_bytes") = 0);
+}
+
+// Reclaim callbacks: Python code that frees memory before the pool gives up.
+template <class W, class... Extra>
+void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
+  namespace py = pybind11;
+  cls.def("add_reclaim_callback", [](W& w, py::object callback) {
         if (!PyCallable_Check(callback.ptr())) {
           throw py::type_error("add_reclaim_callback: the callback must be callable");
         }
@@ -109,8 +121,14 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
            "Returns an id for remove_reclaim_callback.")
       .def("remove_reclaim_callback", [](W& w, reclaim_callback_id id) {
         return w.core().remove_reclaim_callback(id);
-      }, py::arg("callback_id"))
-      .def("statistics", [](W& w) {
+      }, py::arg("callback_id"));
+}
+
+// Statistics as a dict, and trace recording.
+template <class W, class... Extra>
+void def_pool_recording(pybind11::class_<W, Extra...>& cls) {
+  namespace py = pybind11;
+  cls.def("statistics", [](W& w) {
         return statistics_dict(w.core().counters(), w.core().statistics());
       })
       .def("record_trace", [](py::object self, const py::object& path) {
@@ -140,6 +158,14 @@ void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
                              [](W& w) { return w.trace.generation(); })
       .def("stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); },
            "Finishes the trace file; returns the number of events recorded.");
+}
+
+template <class W, class... Extra>
+void def_pool_extras(pybind11::class_<W, Extra...>& cls) {
+  def_pool_counters(cls);
+  def_pool_policies(cls);
+  def_pool_reclaim(cls);
+  def_pool_recording(cls);
 }
 
 }  // namespace clpool::python

@@ -110,6 +110,11 @@ class trace_reader {
   void parse_event(const char* begin, const char* end, trace_event& out);
   bool parse_fast(trace_event& out);
   bool next_binary(trace_event& out);
+  std::string binary_where(std::uint64_t record) const;
+  void read_binary_metadata(std::uint64_t record);
+  void read_binary_site(unsigned tag, std::uint64_t record);
+  const unsigned char* decode_binary_event(unsigned tag, const unsigned char* p, const unsigned char* limit,
+                                           std::uint64_t record, trace_event& e);
   bool read_binary_header();
   void check_event(const trace_event& e);
   void note_comment(const char* begin, const char* end);

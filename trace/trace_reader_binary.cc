@@ -56,6 +56,86 @@ constexpr std::size_t max_record_bytes = 1 + 8 * 10;
 
 }  // namespace
 
+// Where a record is, for an error's message ("binary record N at byte B: ").
+std::string trace_reader::binary_where(std::uint64_t record) const {
+  return "binary record " + std::to_string(record) + " at byte " + std::to_string(consumed_base_ + pos_) + ": ";
+}
+
+// A metadata record at pos_: its tag, varint length, key, varint length, value.
+void trace_reader::read_binary_metadata(std::uint64_t record) {
+  const char* q = buffer_.data() + pos_ + 1;
+  const char* const end = buffer_.data() + end_;
+  const auto read_text = [&](std::string& text) {
+    std::uint64_t n = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (q >= end || shift > 14) return false;  // lengths are at most 1024: two bytes
+      const std::uint64_t b = static_cast<unsigned char>(*q++);
+      n |= (b & 0x7f) << shift;
+      if (b < 0x80) break;
+    }
+    if (n > 1024 || static_cast<std::uint64_t>(end - q) < n) return false;
+    text.assign(q, n);
+    q += n;
+    return true;
+  };
+  std::string key, value;
+  if (!read_text(key) || !read_text(value)) fail(binary_where(record) + "truncated or corrupt metadata record");
+  if (metadata_.size() < 256) metadata_.emplace_back(std::move(key), std::move(value));
+  pos_ = static_cast<std::size_t>(q - buffer_.data());
+}
+
+// A frame (tag 5) or stack (tag 6) record at pos_.
+void trace_reader::read_binary_site(unsigned tag, std::uint64_t record) {
+  const unsigned char* q = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_ + 1);
+  const std::string problem =
+      parse_binary_site(tag, q, reinterpret_cast<const unsigned char*>(buffer_.data() + end_), sites_);
+  if (!problem.empty()) fail(binary_where(record) + problem);
+  pos_ = static_cast<std::size_t>(reinterpret_cast<const char*>(q) - buffer_.data());
+}
+
+// An event record's fields after its tag byte, read from p (valid up to limit) into e; returns
+// the position after the record. The previous record's thread, queue and time are the base of
+// this one's; they are updated by the caller once the event is checked.
+const unsigned char* trace_reader::decode_binary_event(unsigned tag, const unsigned char* p,
+                                                       const unsigned char* limit, std::uint64_t record,
+                                                       trace_event& e) {
+  const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
+  // Actions 5 (release) and 6 (wait) exist from version 3 on; their records always set bit 6,
+  // so that a tag byte of exactly 5 or 6 stays a frame or stack record.
+  const unsigned last_action = static_cast<unsigned>(
+      version_ >= release_format_version ? trace_action::wait : trace_action::stop_holding);
+  if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > last_action) {
+    fail(binary_where(record) + "bad record tag " + std::to_string(tag) +
+         " (corrupt or not a clpool binary trace)");
+  }
+  e.action = static_cast<trace_action>(tag & 7);
+  e.kind = static_cast<trace_kind>((tag >> 3) & 3);
+  std::uint64_t seq = 0, dt = 0;
+  bool ok = (p = read_varint(p, seq)) && (p = read_varint(p, dt));
+  if (ok && (tag & 0x40)) ok = (p = read_varint(p, e.thread)) && (p = read_varint(p, e.queue));
+  if (ok && !(tag & 0x40)) {
+    e.thread = prev_thread_;
+    e.queue = prev_queue_;
+  }
+  ok = ok && (p = read_varint(p, e.id)) && (p = read_varint(p, e.size));
+  if (ok && (tag & 0x20)) ok = (p = read_varint(p, e.flags)) != nullptr;
+  if (ok && has_stack) ok = (p = read_varint(p, e.stack)) != nullptr;
+  if (!ok) fail(binary_where(record) + "a number is longer than 64 bits (corrupt data)");
+  if (p > limit) fail(binary_where(record) + "truncated: the record runs past the end of the input");
+  if (have_seq_) {
+    if (seq >= ~std::uint64_t{0} - last_seq_) fail(binary_where(record) + "seq overflows 64 bits");
+    e.seq = last_seq_ + 1 + seq;
+  } else {
+    e.seq = seq;
+  }
+  e.time_ns = prev_time_ + ((dt >> 1) ^ (~(dt & 1) + 1));
+  if (e.size > max_event_size) {
+    fail(binary_where(record) + "size " + std::to_string(e.size) +
+         " bytes is above 2^62, larger than any device: corrupt input");
+  }
+  return p;
+}
+
 bool trace_reader::next_binary(trace_event& out) {
   for (;;) {
     if (end_ - pos_ < max_record_bytes + 2 * 1024 + 32 && !eof_) refill();
@@ -64,11 +144,6 @@ bool trace_reader::next_binary(trace_event& out) {
     const std::uint64_t record = line_ - 1;
     const unsigned char* start = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
     const unsigned char* limit = reinterpret_cast<const unsigned char*>(buffer_.data() + end_);
-    const unsigned char* p = start;
-    const auto where = [&] {
-      return "binary record " + std::to_string(record) + " at byte " +
-             std::to_string(consumed_base_ + pos_) + ": ";
-    };
     // Every varint read below stays inside the buffer's valid bytes only if the record is
     // complete; decode into a bounded scratch copy when the buffer's tail is short.
     unsigned char scratch[max_record_bytes + 16];
@@ -76,73 +151,20 @@ bool trace_reader::next_binary(trace_event& out) {
     if (avail < max_record_bytes) {
       std::memset(scratch, 0, sizeof scratch);
       std::memcpy(scratch, start, avail);
-      p = start = scratch;
+      start = scratch;
       limit = scratch + avail;
     }
-    const unsigned tag = *p++;
-    if (tag == 7) {  // a metadata record: varint length, key, varint length, value
-      const char* q = buffer_.data() + pos_ + 1;
-      const char* const end = buffer_.data() + end_;
-      const auto read_text = [&](std::string& text) {
-        std::uint64_t n = 0;
-        for (unsigned shift = 0;; shift += 7) {
-          if (q >= end || shift > 14) return false;  // lengths are at most 1024: two bytes
-          const std::uint64_t b = static_cast<unsigned char>(*q++);
-          n |= (b & 0x7f) << shift;
-          if (b < 0x80) break;
-        }
-        if (n > 1024 || static_cast<std::uint64_t>(end - q) < n) return false;
-        text.assign(q, n);
-        q += n;
-        return true;
-      };
-      std::string key, value;
-      if (!read_text(key) || !read_text(value)) fail(where() + "truncated or corrupt metadata record");
-      if (metadata_.size() < 256) metadata_.emplace_back(std::move(key), std::move(value));
-      pos_ = static_cast<std::size_t>(q - buffer_.data());
+    const unsigned tag = *start;
+    if (tag == 7) {
+      read_binary_metadata(record);
       continue;
     }
-    if ((tag == 5 || tag == 6) && version_ >= sites_format_version) {  // a frame or stack record
-      const unsigned char* q = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_ + 1);
-      const std::string problem = parse_binary_site(
-          tag, q, reinterpret_cast<const unsigned char*>(buffer_.data() + end_), sites_);
-      if (!problem.empty()) fail(where() + problem);
-      pos_ = static_cast<std::size_t>(reinterpret_cast<const char*>(q) - buffer_.data());
+    if ((tag == 5 || tag == 6) && version_ >= sites_format_version) {
+      read_binary_site(tag, record);
       continue;
-    }
-    const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
-    // Actions 5 (release) and 6 (wait) exist from version 3 on; their records always set bit 6,
-    // so that a tag byte of exactly 5 or 6 stays a frame or stack record.
-    const unsigned last_action = static_cast<unsigned>(
-        version_ >= release_format_version ? trace_action::wait : trace_action::stop_holding);
-    if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > last_action) {
-      fail(where() + "bad record tag " + std::to_string(tag) + " (corrupt or not a clpool binary trace)");
     }
     trace_event e;
-    e.action = static_cast<trace_action>(tag & 7);
-    e.kind = static_cast<trace_kind>((tag >> 3) & 3);
-    std::uint64_t seq = 0, dt = 0;
-    bool ok = (p = read_varint(p, seq)) && (p = read_varint(p, dt));
-    if (ok && (tag & 0x40)) ok = (p = read_varint(p, e.thread)) && (p = read_varint(p, e.queue));
-    if (ok && !(tag & 0x40)) {
-      e.thread = prev_thread_;
-      e.queue = prev_queue_;
-    }
-    ok = ok && (p = read_varint(p, e.id)) && (p = read_varint(p, e.size));
-    if (ok && (tag & 0x20)) ok = (p = read_varint(p, e.flags)) != nullptr;
-    if (ok && has_stack) ok = (p = read_varint(p, e.stack)) != nullptr;
-    if (!ok) fail(where() + "a number is longer than 64 bits (corrupt data)");
-    if (p > limit) fail(where() + "truncated: the record runs past the end of the input");
-    if (have_seq_) {
-      if (seq >= ~std::uint64_t{0} - last_seq_) fail(where() + "seq overflows 64 bits");
-      e.seq = last_seq_ + 1 + seq;
-    } else {
-      e.seq = seq;
-    }
-    e.time_ns = prev_time_ + ((dt >> 1) ^ (~(dt & 1) + 1));
-    if (e.size > max_event_size) {
-      fail(where() + "size " + std::to_string(e.size) + " bytes is above 2^62, larger than any device: corrupt input");
-    }
+    const unsigned char* p = decode_binary_event(tag, start + 1, limit, record, e);
     check_event(e);
     pos_ += static_cast<std::size_t>(p - start);
     prev_time_ = e.time_ns;
@@ -152,6 +174,5 @@ bool trace_reader::next_binary(trace_event& out) {
     return true;
   }
 }
-
 
 }  // namespace clpool::trace

@@ -13,6 +13,7 @@
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,10 +27,14 @@ namespace clpool::trace {
 
 
 
-bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err) {
-  // Streamed: memory is bounded by the live blocks, never by the trace's length.
-  std::optional<trace_error> error;
-  std::optional<trace_reader> reader;
+namespace {
+
+std::uint64_t device_size(const trace_event& a) {
+  return a.kind == trace_kind::buffer || a.kind == trace_kind::svm ? a.size : 0;
+}
+
+// The sums, one event at a time. Memory is bounded by the live blocks, never by the trace's length.
+struct summary {
   std::map<std::string, std::uint64_t> counts;
   std::unordered_map<std::uint64_t, trace_event> live;
   std::uint64_t device_bytes = 0, peak = 0, events = 0;
@@ -37,75 +42,84 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
   std::uint64_t held_by_program = 0, peak_program = 0;
   std::unordered_map<std::uint64_t, bool> released;  // live id -> the program released it
   std::optional<trace_event> first_failure;
-  const auto device_size = [](const trace_event& a) {
-    return a.kind == trace_kind::buffer || a.kind == trace_kind::svm ? a.size : 0;
-  };
+
+  void add(const trace_event& e) {
+    ++events;
+    ++counts[std::string(to_string(e.action))];
+    if (e.action == trace_action::alloc) {
+      ++counts["alloc." + std::string(to_string(e.kind))];
+      live[e.id] = e;
+      device_bytes += device_size(e);
+      held_by_program += device_size(e);
+      peak = std::max(peak, device_bytes);
+      peak_program = std::max(peak_program, held_by_program);
+    } else if (e.action == trace_action::release) {
+      auto it = live.find(e.id);
+      if (it != live.end() && !released[e.id]) {
+        released[e.id] = true;
+        held_by_program -= device_size(it->second);
+      }
+    } else if (e.action == trace_action::free) {
+      auto it = live.find(e.id);
+      if (it != live.end()) {
+        device_bytes -= device_size(it->second);
+        if (!released[e.id]) held_by_program -= device_size(it->second);
+        released.erase(e.id);
+        live.erase(it);
+      }
+    } else if (e.action == trace_action::alloc_failed && !first_failure) {
+      first_failure = e;
+    }
+  }
+
+  void print(std::FILE* out, unsigned version, const trace_metadata& metadata) {
+    std::fprintf(out, "events: %llu\n", static_cast<unsigned long long>(events));
+    for (const char* action : {"alloc", "alloc_failed", "free", "free_held", "stop_holding"}) {
+      std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
+    }
+    for (const char* kind : {"buffer", "svm", "host", "sub"}) {
+      std::fprintf(out, "alloc.%s: %llu\n", kind,
+                   static_cast<unsigned long long>(counts[std::string("alloc.") + kind]));
+    }
+    std::fprintf(out, "peak_device_bytes: %llu\n", static_cast<unsigned long long>(peak));
+    if (version >= release_format_version) {
+      for (const char* action : {"release", "wait"}) {
+        std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
+      }
+      std::fprintf(out, "peak_device_bytes_at_release: %llu\n", static_cast<unsigned long long>(peak_program));
+    }
+    std::fprintf(out, "live_at_end: %zu\n", live.size());
+    if (first_failure) {
+      std::fprintf(out, "first_alloc_failed: seq %llu size %llu kind %s\n",
+                   static_cast<unsigned long long>(first_failure->seq),
+                   static_cast<unsigned long long>(first_failure->size),
+                   std::string(to_string(first_failure->kind)).c_str());
+    }
+    for (const auto& [key, value] : metadata) {
+      // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
+      // The comments come from the trace: printed in their printable form (common/text_escape.h).
+      if (key != "failure") {
+        std::fprintf(out, "meta.%s: %s\n", common::escape_text(key).c_str(), common::escape_text(value).c_str());
+      }
+    }
+  }
+};
+
+}  // namespace
+
+bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err) {
+  std::optional<trace_error> error;
+  std::optional<trace_reader> reader;
+  summary sum;
   try {
     reader.emplace(path);
     trace_event e;
-    while (reader->next(e)) {
-      ++events;
-      ++counts[std::string(to_string(e.action))];
-      if (e.action == trace_action::alloc) {
-        ++counts["alloc." + std::string(to_string(e.kind))];
-        live[e.id] = e;
-        device_bytes += device_size(e);
-        held_by_program += device_size(e);
-        if (device_bytes > peak) peak = device_bytes;
-        if (held_by_program > peak_program) peak_program = held_by_program;
-      } else if (e.action == trace_action::release) {
-        auto it = live.find(e.id);
-        if (it != live.end() && !released[e.id]) {
-          released[e.id] = true;
-          held_by_program -= device_size(it->second);
-        }
-      } else if (e.action == trace_action::free) {
-        auto it = live.find(e.id);
-        if (it != live.end()) {
-          device_bytes -= device_size(it->second);
-          if (!released[e.id]) held_by_program -= device_size(it->second);
-          released.erase(e.id);
-          live.erase(it);
-        }
-      } else if (e.action == trace_action::alloc_failed && !first_failure) {
-        first_failure = e;
-      }
-    }
+    while (reader->next(e)) sum.add(e);
   } catch (const trace_error& e) {
     error = e;
   }
   const trace_metadata no_metadata;
-  const trace_metadata& metadata = reader ? reader->metadata() : no_metadata;
-  std::fprintf(out, "events: %llu\n", static_cast<unsigned long long>(events));
-  for (const char* action : {"alloc", "alloc_failed", "free", "free_held", "stop_holding"}) {
-    std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
-  }
-  for (const char* kind : {"buffer", "svm", "host", "sub"}) {
-    std::fprintf(out, "alloc.%s: %llu\n", kind,
-                static_cast<unsigned long long>(counts[std::string("alloc.") + kind]));
-  }
-  std::fprintf(out, "peak_device_bytes: %llu\n", static_cast<unsigned long long>(peak));
-  if (reader && reader->version() >= release_format_version) {
-    for (const char* action : {"release", "wait"}) {
-      std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
-    }
-    std::fprintf(out, "peak_device_bytes_at_release: %llu\n",
-                 static_cast<unsigned long long>(peak_program));
-  }
-  std::fprintf(out, "live_at_end: %zu\n", live.size());
-  if (first_failure) {
-    std::fprintf(out, "first_alloc_failed: seq %llu size %llu kind %s\n",
-                static_cast<unsigned long long>(first_failure->seq),
-                static_cast<unsigned long long>(first_failure->size),
-                std::string(to_string(first_failure->kind)).c_str());
-  }
-  for (const auto& [key, value] : metadata) {
-    // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
-    // The comments come from the trace: printed in their printable form (common/text_escape.h).
-    if (key != "failure") {
-      std::fprintf(out, "meta.%s: %s\n", common::escape_text(key).c_str(), common::escape_text(value).c_str());
-    }
-  }
+  sum.print(out, reader ? reader->version() : 0u, reader ? reader->metadata() : no_metadata);
   if (error) {
     std::fprintf(err, "trace_summary: %s\n", error->what());
     return false;

@@ -24,6 +24,25 @@ class NvmlMemory(ctypes.Structure):
     _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
 
 
+def opencl_library():
+    """The ICD loader with the argument types of the calls measured here."""
+    cl = ctypes.CDLL("libOpenCL.so.1")
+    cl.clCreateContext.restype = ctypes.c_void_p
+    cl.clCreateContext.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    cl.clCreateCommandQueueWithProperties.restype = ctypes.c_void_p
+    cl.clCreateCommandQueueWithProperties.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                                      ctypes.POINTER(ctypes.c_int)]
+    cl.clCreateBuffer.restype = ctypes.c_void_p
+    cl.clCreateBuffer.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p,
+                                  ctypes.POINTER(ctypes.c_int)]
+    cl.clEnqueueMigrateMemObjects.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint64,
+                                              ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+    for name in ("clReleaseMemObject", "clReleaseCommandQueue", "clReleaseContext", "clFinish"):
+        getattr(cl, name).argtypes = [ctypes.c_void_p]
+    return cl
+
+
 def main():
     want = sys.argv[1].lower() if len(sys.argv) > 1 else "nvidia"
     try:
@@ -44,20 +63,7 @@ def main():
         nvml.nvmlDeviceGetMemoryInfo(handle, ctypes.byref(m))
         return m.free
 
-    cl = ctypes.CDLL("libOpenCL.so.1")
-    cl.clCreateContext.restype = ctypes.c_void_p
-    cl.clCreateContext.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
-    cl.clCreateCommandQueueWithProperties.restype = ctypes.c_void_p
-    cl.clCreateCommandQueueWithProperties.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                                      ctypes.POINTER(ctypes.c_int)]
-    cl.clCreateBuffer.restype = ctypes.c_void_p
-    cl.clCreateBuffer.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p,
-                                  ctypes.POINTER(ctypes.c_int)]
-    cl.clEnqueueMigrateMemObjects.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint64,
-                                              ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
-    for name in ("clReleaseMemObject", "clReleaseCommandQueue", "clReleaseContext", "clFinish"):
-        getattr(cl, name).argtypes = [ctypes.c_void_p]
+    cl = opencl_library()
 
     rows = []
     last = [free(), time.monotonic()]

@@ -173,6 +173,76 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
 
 }  // namespace
 
+namespace {
+
+// The summary rows of one replay: events, peaks, the pool's hits, the allocator's calls.
+void summary_text(std::ostringstream& out, const replay_report& r) {
+  out << "summary (through the last event replayed):\n";
+  row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
+                                  " alloc, " + std::to_string(r.frees) + " free, " +
+                                  std::to_string(r.recorded_failures) + " alloc_failed" +
+                                  (r.releases != 0 || r.waits != 0
+                                       ? ", " + std::to_string(r.releases) + " release, " +
+                                             std::to_string(r.waits) + " wait"
+                                       : std::string()) +
+                                  ")");
+  row(out, "peak active", both(r.peak_active_bytes));
+  if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
+  row(out, "peak device used", both(r.peak_device_bytes));
+  if (r.host_allocs != 0) {
+    row(out, "peak host (pinned)",
+        both(r.peak_host_bytes) + " in " + std::to_string(r.host_allocs) +
+            " host blocks, charged to the host budget" +
+            (r.device.host_capacity == unlimited
+                 ? std::string(" (unlimited)")
+                 : " of " + both(r.device.host_capacity)));
+  }
+  if (r.config.use_pool) {
+    row(out, "hit rate", percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
+                             std::to_string(r.misses) + " misses)");
+  }
+  row(out, "allocator calls", std::to_string(r.allocator_allocations) + " allocations, " +
+                                  std::to_string(r.allocator_frees) + " frees, " +
+                                  std::to_string(r.allocator_failures) + " failed");
+  if (r.config.use_pool) {
+    row(out, "free_held retries", std::to_string(r.oom_retries) + " retries rescued " +
+                                      std::to_string(r.rescued_requests) + " requests");
+  }
+  if (r.recorded_failures_that_fit != 0) {
+    row(out, "recorded failures", std::to_string(r.recorded_failures_that_fit) +
+                                      " alloc_failed requests fit in this replay");
+  }
+}
+
+// The minimum capacity's lines, and the site of the allocation it is there for.
+void min_capacity_text(std::ostringstream& out, const config_result& result) {
+  const min_capacity_result& m = *result.min_capacity;
+  if (!result.replay && m.at_result) {
+    if (const std::string f = frees_at_text(*m.at_result); !f.empty()) row(out, "frees at", f);
+  }
+  if (m.found) {
+    // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
+    const std::string exact = format_bytes_exact(m.capacity), rounded = format_bytes(m.capacity);
+    out << "minimum capacity: " << exact;
+    if (rounded != exact) out << " = " << rounded;
+    out << " (" << m.capacity << " bytes)"
+        << "\n  (granule " << format_bytes_exact(m.granule) << ", " << m.replays << " replays";
+    if (m.capacity > 0) out << "; " << format_bytes_exact(m.capacity - m.granule) << " runs out";
+    out << ")\n";
+    const replay_report* below = m.one_granule_below ? &*m.one_granule_below : nullptr;
+    if (below != nullptr && below->oom && below->sites) {
+      // The allocation that fails one granule below is the one the minimum is there for.
+      out << "  set by the allocation at " << site_name(below->sites.get(), below->oom->stack)
+          << " (event " << below->oom->event_index << ", " << format_bytes(below->oom->requested_bytes)
+          << ")\n";
+    }
+  } else {
+    out << "minimum capacity: none: " << m.why_not << "\n";
+  }
+}
+
+}  // namespace
+
 std::string format_text(const config_result& result, const std::string& input, bool full_stacks) {
   std::ostringstream out;
   out << "configuration " << to_string(result.config) << "  (input " << common::escape_text(input) << ")\n";
@@ -194,67 +264,9 @@ std::string format_text(const config_result& result, const std::string& input, b
       oom_text(out, r);
       sites_text(out, r, full_stacks);
     }
-    out << "summary (through the last event replayed):\n";
-    row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
-                                    " alloc, " + std::to_string(r.frees) + " free, " +
-                                    std::to_string(r.recorded_failures) + " alloc_failed" +
-                                    (r.releases != 0 || r.waits != 0
-                                         ? ", " + std::to_string(r.releases) + " release, " +
-                                               std::to_string(r.waits) + " wait"
-                                         : std::string()) +
-                                    ")");
-    row(out, "peak active", both(r.peak_active_bytes));
-    if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
-    row(out, "peak device used", both(r.peak_device_bytes));
-    if (r.host_allocs != 0) {
-      row(out, "peak host (pinned)",
-          both(r.peak_host_bytes) + " in " + std::to_string(r.host_allocs) +
-              " host blocks, charged to the host budget" +
-              (r.device.host_capacity == unlimited
-                   ? std::string(" (unlimited)")
-                   : " of " + both(r.device.host_capacity)));
-    }
-    if (r.config.use_pool) {
-      row(out, "hit rate", percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
-                               std::to_string(r.misses) + " misses)");
-    }
-    row(out, "allocator calls", std::to_string(r.allocator_allocations) + " allocations, " +
-                                    std::to_string(r.allocator_frees) + " frees, " +
-                                    std::to_string(r.allocator_failures) + " failed");
-    if (r.config.use_pool) {
-      row(out, "free_held retries", std::to_string(r.oom_retries) + " retries rescued " +
-                                        std::to_string(r.rescued_requests) + " requests");
-    }
-    if (r.recorded_failures_that_fit != 0) {
-      row(out, "recorded failures", std::to_string(r.recorded_failures_that_fit) +
-                                        " alloc_failed requests fit in this replay");
-    }
+    summary_text(out, r);
   }
-  if (result.min_capacity) {
-    const min_capacity_result& m = *result.min_capacity;
-    if (!result.replay && m.at_result) {
-      if (const std::string f = frees_at_text(*m.at_result); !f.empty()) row(out, "frees at", f);
-    }
-    if (m.found) {
-      // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
-      const std::string exact = format_bytes_exact(m.capacity), rounded = format_bytes(m.capacity);
-      out << "minimum capacity: " << exact;
-      if (rounded != exact) out << " = " << rounded;
-      out << " (" << m.capacity << " bytes)"
-          << "\n  (granule " << format_bytes_exact(m.granule) << ", " << m.replays << " replays";
-      if (m.capacity > 0) out << "; " << format_bytes_exact(m.capacity - m.granule) << " runs out";
-      out << ")\n";
-      const replay_report* below = m.one_granule_below ? &*m.one_granule_below : nullptr;
-      if (below != nullptr && below->oom && below->sites) {
-        // The allocation that fails one granule below is the one the minimum is there for.
-        out << "  set by the allocation at " << site_name(below->sites.get(), below->oom->stack)
-            << " (event " << below->oom->event_index << ", " << format_bytes(below->oom->requested_bytes)
-            << ")\n";
-      }
-    } else {
-      out << "minimum capacity: none: " << m.why_not << "\n";
-    }
-  }
+  if (result.min_capacity) min_capacity_text(out, result);
   return out.str();
 }
 
