@@ -14,93 +14,13 @@
 #include <utility>
 #include <vector>
 
+#include "python/trace_output.h"
 #include "stacks/capture.h"
 #include "trace/pool_recorder.h"
 #include "trace/trace_writer.h"
 
 namespace clpool::python {
 namespace {
-
-// A streambuf over a file descriptor: trace_writer buffers lines and hands whole chunks over, so
-// each flush is one write(2) of complete lines.
-class fd_streambuf final : public std::streambuf {
- public:
-  explicit fd_streambuf(int fd) : fd_(fd) {}
-  ~fd_streambuf() override { ::close(fd_); }
-
- protected:
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    std::streamsize done = 0;
-    while (done < n) {
-      const ssize_t w = ::write(fd_, s + done, static_cast<std::size_t>(n - done));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return done;
-      }
-      done += w;
-    }
-    return done;
-  }
-  int_type overflow(int_type c) override {
-    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-    const char ch = traits_type::to_char_type(c);
-    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
-  }
-  int sync() override { return 0; }
-
- private:
-  int fd_;
-};
-
-// An OS error as std::system_error with errno (OSError's subclasses in Python).
-[[noreturn]] void throw_os_error(const std::string& path, const char* what) {
-  const int err = errno;
-  throw std::system_error(err, std::generic_category(),
-                          "record_trace(\"" + path + "\"): " + what);
-}
-
-// Opens `path` for a new trace without destroying a file that is not one of ours.
-int open_under_the_rule(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) throw_os_error(path, "cannot open");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    throw_os_error(path, "cannot stat");
-  }
-  // A character device or a pipe (/dev/null, a FIFO a reader drains): nothing there to destroy,
-  // and nothing to truncate.
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return fd;
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw std::system_error(std::make_error_code(std::errc::invalid_argument),
-                            "record_trace(\"" + path + "\"): not a regular file, a character "
-                            "device or a FIFO");
-  }
-  // Ours with or without sites (version 2 or 1); both lines are the same length.
-  const std::string ours = std::string("clpool-trace 2\n") + record_trace_marker + "\n";
-  const std::string ours_v1 = std::string("clpool-trace 1\n") + record_trace_marker + "\n";
-  if (st.st_size > 0) {
-    std::string head(ours.size(), '\0');
-    const ssize_t n = ::pread(fd, head.data(), head.size(), 0);
-    if (n != static_cast<ssize_t>(head.size()) || (head != ours && head != ours_v1)) {
-      ::close(fd);
-      throw std::system_error(
-          std::make_error_code(std::errc::file_exists),
-          "record_trace(\"" + path + "\"): the file exists and is not a trace record_trace "
-          "wrote: not overwriting it (remove it or choose another path)");
-    }
-  }
-  if (::ftruncate(fd, 0) != 0) {
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    throw_os_error(path, "cannot truncate");
-  }
-  return fd;
-}
 
 std::mutex g_active_mutex;
 std::unordered_map<trace_recording*, std::function<void()>>& active_traces() {
@@ -164,7 +84,7 @@ std::shared_ptr<pool_observer> trace_recording::start(const std::string& path,
     throw std::logic_error("record_trace(\"" + path + "\"): this pool is already recording to \"" +
                            impl_->path + "\"; call stop_trace() (or leave its with block) first");
   }
-  const int fd = open_under_the_rule(path);
+  const int fd = open_trace_output(path, record_trace_marker, "record_trace");
   auto made = std::make_shared<impl>(fd, path);
   made->writer.comment("source", "record_trace");
   made->writer.flush();  // the header now: a file cut short is still recognisably ours

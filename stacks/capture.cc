@@ -172,6 +172,32 @@ std::uint64_t capturer::intern_stack(std::uint64_t parent, std::uint64_t frame, 
   return it->second;
 }
 
+// A code object's file and qualified name, looked up once per code object.
+const std::pair<std::string, std::string>& capturer::python_code_names(void* code) {
+  python_api& api = *py_;
+  auto names = api.code_names.find(code);
+  if (names == api.code_names.end()) {
+    std::string qualname = api.text_attr(code, "co_qualname");
+    if (qualname.empty()) qualname = api.text_attr(code, "co_name");
+    names = api.code_names.emplace(code, std::make_pair(api.text_attr(code, "co_filename"), qualname)).first;
+    api.incref(code);  // keeps the key's address from being reused by another code object
+  }
+  return names->second;
+}
+
+// The frame id of (code, line), defined in `out` the first time.
+std::uint64_t capturer::python_frame(void* code, int line, definitions& out) {
+  auto [fit, added] = python_frames_.emplace(std::make_pair(static_cast<const void*>(code), line), next_frame_);
+  if (added) {
+    ++next_frame_;
+    const auto& names = python_code_names(code);
+    out.frames.emplace_back(fit->second, trace::frame_info{trace::frame_lang::python,
+                                                           static_cast<std::uint64_t>(line < 0 ? 0 : line),
+                                                           names.first, names.second});
+  }
+  return fit->second;
+}
+
 int capturer::python_frames(std::uint64_t* frames, int max, definitions& out) {
   python_api& api = *py_;
   if (!api.usable()) return 0;
@@ -181,25 +207,13 @@ int capturer::python_frames(std::uint64_t* frames, int max, definitions& out) {
   int k = 0;
   void* f = api.current_frame();
   if (f != nullptr) api.incref(f);
+  bool innermost = !skip_file_.empty();  // still in the run of frames skip_file_ drops
   while (f != nullptr && k < max) {
     void* code = api.frame_code(f);
     const int line = api.frame_line(f);
     if (code != nullptr) {
-      auto [fit, added] = python_frames_.emplace(std::make_pair(static_cast<const void*>(code), line), next_frame_);
-      if (added) {
-        ++next_frame_;
-        auto names = api.code_names.find(code);
-        if (names == api.code_names.end()) {
-          std::string qualname = api.text_attr(code, "co_qualname");
-          if (qualname.empty()) qualname = api.text_attr(code, "co_name");
-          names = api.code_names.emplace(code, std::make_pair(api.text_attr(code, "co_filename"), qualname)).first;
-          api.incref(code);  // keeps the key's address from being reused by another code object
-        }
-        out.frames.emplace_back(fit->second, trace::frame_info{trace::frame_lang::python,
-                                                               static_cast<std::uint64_t>(line < 0 ? 0 : line),
-                                                               names->second.first, names->second.second});
-      }
-      frames[k++] = fit->second;
+      if (innermost) innermost = python_code_names(code).first == skip_file_;
+      if (!innermost) frames[k++] = python_frame(code, line, out);
       api.decref(code);
     }
     void* back = api.frame_back(f);

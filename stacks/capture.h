@@ -65,6 +65,10 @@ class capturer {
 
   mode which() const { return mode_; }
 
+  // The innermost Python frames whose code is in `file` (a module's __file__, as co_filename
+  // has it) are not recorded: a recorder written in Python names its caller, not itself.
+  void skip_innermost_python_file(std::string file) { skip_file_ = std::move(file); }
+
   // Captures the calling thread's stack and returns its id (0: nothing captured). New stacks and
   // Python frames are appended to `out`; native frames wait for symbolize_pending().
   std::uint64_t capture(definitions& out);
@@ -80,6 +84,8 @@ class capturer {
   bool dropped(std::uintptr_t address) const;
   bool in_interpreter(std::uintptr_t address) const;
   int python_frames(std::uint64_t* frames, int max, definitions& out);
+  const std::pair<std::string, std::string>& python_code_names(void* code);
+  std::uint64_t python_frame(void* code, int line, definitions& out);
 
   mode mode_;
   int (*unw_backtrace_)(void**, int) = nullptr;
@@ -91,6 +97,7 @@ class capturer {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> stacks_;  // (parent, frame) -> id
   std::map<std::pair<const void*, int>, std::uint64_t> python_frames_;      // (code, line) -> frame id
   std::uint64_t next_frame_ = 1;
+  std::string skip_file_;
 };
 
 }  // namespace clpool::stacks

@@ -17,109 +17,29 @@ each buffer, whatever the pool did with the memory. A request that raises an out
 too. The file is clpool's trace format (trace/FORMAT.md), which ``clpool_replay`` replays.
 
 With ``stacks=True`` (the default) each ``alloc`` and ``alloc_failed`` carries the Python stack that
-asked for it (file, function, line of each frame, at most 64 innermost frames), interned as the
-format's version-2 frame and stack tables, so ``clpool_replay`` can name the code that holds the
-memory at an out-of-memory. ``stacks=False`` writes version 1, as before.
+asked for it (file, function, line of each frame, at most 48 innermost frames, this module's own
+left out), interned as the format's version-2 frame and stack tables, so ``clpool_replay`` can name
+the code that holds the memory at an out-of-memory. ``stacks=False`` writes version 1.
 
-It needs neither pyopencl nor clpool's extension module; with the extension, frees carry the
-time the buffer died (clpool._core.DeathLog), without it the time they were written.
+It does not import pyopencl. The file itself is written by the extension (clpool._core._RecordFile,
+python/record_file.h): the trace module's header and escaping, the OpenCL layer's stack capture, and
+the extension's one rule for a file already at the path (python/trace_output.h). Frees carry the
+time the buffer died (clpool._core.DeathLog).
 """
 
 import atexit
-import collections
 import operator
 import os
-import sys
 import threading
 import time
 import weakref
 
-try:
-    from clpool._core import DeathLog as _DeathLog
-except ImportError:  # the pure-Python copy, without the extension module
-    _DeathLog = None
+from clpool._core import DeathLog as _DeathLog
+from clpool._core import _RecordFile
 
 __all__ = ["recording", "Recording"]
 
-# The first lines of every trace written here; an existing file at the path is replaced only when
-# it is empty or begins with them (the OpenCL layer's rule for its own traces), never otherwise.
-HEADER = "clpool-trace 2\n# source: clpool.record\n"
-HEADER_NO_STACKS = "clpool-trace 1\n# source: clpool.record\n"
-# Traces written here, with or without stacks (both headers are the same length).
-_OURS = (HEADER.encode(), HEADER_NO_STACKS.encode())
-
-# The innermost frames kept per allocation: deep enough for any application's call chain, and a
-# bound on the cost of a recursive caller.
-MAX_STACK_DEPTH = 64
 _THIS_FILE = __file__
-
-
-def _escape(text):
-    """FORMAT.md's percent-encoding of a frame's file or function (UTF-8, at most 600 bytes)."""
-    raw = text.encode("utf-8", "surrogateescape")[:600]
-    if not raw:
-        return "%"
-    out = []
-    for b in raw:
-        if b <= 0x20 or b >= 0x7F or b in (0x25, 0x23):  # blanks, controls, non-ASCII, '%', '#'
-            out.append("%%%02X" % b)
-        else:
-            out.append(chr(b))
-    return "".join(out)
-
-
-class _Stacks:
-    """Interns Python stacks as FORMAT.md's frame and stack lines. Not thread-safe: used under
-    the recording's lock."""
-
-    def __init__(self):
-        self._frames = {}   # (file, function, line) -> frame id
-        self._stacks = {}   # (parent stack id, frame id) -> stack id
-
-    @staticmethod
-    def capture():
-        """The caller's stack outside this module, innermost first, as (file, function, line)."""
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename == _THIS_FILE:
-            frame = frame.f_back
-        chain = []
-        while frame is not None and len(chain) < MAX_STACK_DEPTH:
-            code = frame.f_code
-            chain.append((code.co_filename, getattr(code, "co_qualname", code.co_name),
-                          frame.f_lineno or 0))
-            frame = frame.f_back
-        return chain
-
-    def intern(self, chain, lines):
-        """The stack id of `chain` (innermost first); appends the definitions it needs."""
-        parent = 0
-        for key in reversed(chain):
-            frame_id = self._frames.get(key)
-            if frame_id is None:
-                frame_id = self._frames[key] = len(self._frames) + 1
-                lines.append(f"frame {frame_id} py {key[2]} {_escape(key[0])} {_escape(key[1])}\n")
-            stack_id = self._stacks.get((parent, frame_id))
-            if stack_id is None:
-                stack_id = self._stacks[(parent, frame_id)] = len(self._stacks) + 1
-                lines.append(f"stack {stack_id} {parent} {frame_id}\n")
-            parent = stack_id
-        return parent
-
-
-def _open_for_trace(path):
-    """Opens `path` for writing without destroying a file that is not a trace written here."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    try:
-        head = os.pread(fd, len(HEADER), 0)
-        if head and head not in _OURS:
-            raise FileExistsError(
-                f"clpool.record: {path!r} exists and is not a trace clpool.record wrote: not "
-                "overwriting it (remove it or choose another path)")
-        os.ftruncate(fd, 0)
-        return os.fdopen(fd, "w", encoding="ascii")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def _is_out_of_memory(error):
@@ -164,14 +84,13 @@ class Recording:
     """Calls the wrapped allocator and writes what was asked of it. Use ``recording()``.
 
     How frees are seen: each buffer handed out gets a weak reference whose callback is C code
-    (clpool._core.DeathLog's ``note``, which notes the time; without the extension, a deque's
-    ``append``). When the buffer dies, CPython calls it without running any Python code, and the
+    (clpool._core.DeathLog's ``note``, which notes the time). When the buffer dies, CPython calls it without running any Python code, and the
     next event this recording writes (or ``flush()``, ``close()``) writes the frees noted so far
     first. This matters: a Python callback (such as ``weakref.finalize``'s) that runs while
     PyOpenCL 2022.3 frees a buffer can crash the interpreter, because that PyOpenCL's objects
     stay visible to the garbage collector while they are being freed (pybind11 2.10; see
     python/pooled_buffer_type.h). A free's place among the allocations is exact; its timestamp
-    is when the buffer died (when it was written, without the extension).
+    is when the buffer died.
 
     Thread-safe: one lock orders the writes, so ``seq`` increases through the file.
     """
@@ -190,17 +109,11 @@ class Recording:
             raise ValueError("clpool.record.recording: path is empty")
         self._allocator = allocator
         self.path = path
-        self._file = _open_for_trace(path)
-        self._stacks = _Stacks() if stacks else None
-        self._file.write(HEADER if stacks else HEADER_NO_STACKS)
-        self._file.write(f"# allocator: {type(allocator).__module__}.{type(allocator).__name__}\n")
-        self._file.flush()
-        if _DeathLog is not None:
-            self._deaths = _DeathLog()   # (weak reference, time_ns) of buffers that died
-            self._note = self._deaths.note
-        else:
-            self._deaths = collections.deque()   # weak references of buffers that died
-            self._note = self._deaths.append
+        # FileExistsError for a file that is not a trace this module wrote; OSError otherwise.
+        self._file = _RecordFile(path, bool(stacks), f"{type(allocator).__module__}.{type(allocator).__name__}",
+                                 _THIS_FILE)
+        self._deaths = _DeathLog()   # (weak reference, time_ns) of buffers that died
+        self._note = self._deaths.note
         self._live = {}  # id(weak reference) -> (weak reference, block id, size, kind)
         self._lock = threading.Lock()
         self._seq = 0
@@ -214,12 +127,11 @@ class Recording:
 
     def __call__(self, size):
         size = operator.index(size)
-        chain = _Stacks.capture() if self._stacks is not None else None
         try:
             buffer = self._allocator(size)
         except Exception as error:
             if _is_out_of_memory(error):
-                self._event("alloc_failed", 0, size, "buffer", chain)
+                self._event("alloc_failed", 0, size, "buffer", True)
             raise
         if buffer is None:  # zero bytes: PyOpenCL's allocators return None (its pools a buffer)
             return None
@@ -231,7 +143,7 @@ class Recording:
             self._next_id += 1
             ref = _death_reference(buffer, self._note)
             self._live[id(ref)] = (ref, block_id, size, kind)
-            self._write("alloc", block_id, size, kind, chain)
+            self._write("alloc", block_id, size, kind, True)
         return buffer
 
     def allocate(self, size):
@@ -277,35 +189,25 @@ class Recording:
     def __exit__(self, *exc):
         self.close()
 
-    def _event(self, action, block_id, size, kind, chain=None):
+    def _event(self, action, block_id, size, kind, with_stack=False):
         with self._lock:
             if not self._closed:
-                self._write(action, block_id, size, kind, chain)
+                self._write(action, block_id, size, kind, with_stack)
 
-    def _write(self, action, block_id, size, kind, chain=None):
-        # Under self._lock: the frees seen since the last write, then the event (if any).
+    def _write(self, action, block_id, size, kind, with_stack=False):
+        # Under self._lock: the frees seen since the last write, then the event (if any). The
+        # stack is the caller's, captured by the extension without this module's frames.
         t = time.monotonic_ns() - self._start
         thread = self._threads.setdefault(threading.get_ident(), len(self._threads))
-        lines = []
-        if _DeathLog is not None:
-            deaths = [(ref, min(died - self._start, t)) for ref, died in self._deaths.drain()]
-        else:
-            deaths = []
-            while self._deaths:
-                deaths.append((self._deaths.popleft(), t))
-        for ref, died in deaths:
+        for ref, died in self._deaths.drain():
             _, freed_id, freed_size, freed_kind = self._live.pop(id(ref))
-            lines.append(f"{self._seq} {died} {thread} 0 free {freed_id} {freed_size} {freed_kind} 0\n")
+            self._file.write(self._seq, min(died - self._start, t), thread, "free", freed_id, freed_size,
+                             freed_kind)
             self._seq += 1
         if action is not None:
-            stack = ""
-            if chain:
-                stack = f" {self._stacks.intern(chain, lines)}"
-            lines.append(f"{self._seq} {t} {thread} 0 {action} {block_id} {size} {kind} 0{stack}\n")
+            self._file.write(self._seq, t, thread, action, block_id, size, kind, with_stack)
             self._seq += 1
-        if lines:
-            self._file.write("".join(lines))
-            self._file.flush()
+        self._file.flush()
 
 
 def recording(allocator, path, stacks=True):

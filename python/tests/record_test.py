@@ -219,6 +219,28 @@ class RecordTest(unittest.TestCase):
                 rec(64)
             self.assertEqual(events(self.path), [("alloc", 1, 64, "buffer"), ("free", 1, 64, "buffer")])
 
+    def test_frame_names_in_the_trace_modules_form(self):
+        # A file and a function whose names hold a blank, '#', '%' and a non-ASCII letter: written
+        # as the trace module escapes them (FORMAT.md: blanks, '#' and '%' as %XX), read back whole.
+        src = "def make(rec):\n    return rec(4096)\n"
+        space = {}
+        exec(compile(src, "/tmp/my dir/#odd%é.py", "exec"), space)
+        with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
+            a = space["make"](rec)
+        with open(self.path, encoding="utf-8") as f:
+            frames = [l.split() for l in f if l.startswith("frame ")]
+        self.assertIn(["py", "2", "/tmp/my%20dir/%23odd%25é.py", "make"], [f[2:] for f in frames])
+        # Replayed where it cannot fit, the failing request's site is named with the names as given.
+        result = subprocess.run([os.environ["CLPOOL_REPLAY"], "--no-progress", self.path,
+                                 "--capacity", "1KiB", "--profile", "exact"], capture_output=True, text=True)
+        self.assertIn("make (/tmp/my dir/#odd%é.py:2)", result.stdout, result.stdout + result.stderr)
+        del a
+
+    def test_a_failed_write_raises(self):
+        # The header is written at once: a full device fails the call, naming the path.
+        with self.assertRaisesRegex(RuntimeError, r'clpool\.record\("/dev/full"\): .*failed'):
+            clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), "/dev/full")
+
 
 if __name__ == "__main__":
     unittest.main()
