@@ -2,6 +2,7 @@
 # The whole test suite: installs what is missing, then
 #   1. bazel test //...                       every test, default toolchain (g++ 12)
 #   1b. tools/check_layering.sh              the package arrows of ARCHITECTURE.md (bazel query)
+#       tools/function_length.py             no production function over 80 lines
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
 #   2b. tools/build_defs/memory_test_test.sh the Bazel rule clpool_memory_test from a workspace of
@@ -40,6 +41,7 @@ if [[ -n "${reason//[[:space:]]/}" ]]; then
   echo "tools/test.sh: PyOpenCL 2026.1.2 tests skipped: $reason" >&2
 fi
 bash tools/check_layering.sh
+/usr/bin/python3 tools/function_length.py
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
 fi
