@@ -189,7 +189,7 @@ std::optional<cl_int> memory_info(cl_device_info param, const device_config& d, 
 }
 
 // What the device supports: availability, work groups, execution and queue properties.
-std::optional<cl_int> capability_info(cl_device_info param, const device_config& d, const device_answer& a) {
+std::optional<cl_int> capability_info(cl_device_info param, const device_config& /*d: not needed here*/, const device_answer& a) {
   switch (param) {
     case CL_DEVICE_ENDIAN_LITTLE: case CL_DEVICE_AVAILABLE: case CL_DEVICE_COMPILER_AVAILABLE:
     case CL_DEVICE_LINKER_AVAILABLE: case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:

@@ -81,8 +81,7 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
     }
     hi = hi == 0 ? 1 : hi * 2;
   }
-  // Invariant: hi succeeded; lo (when set) failed; lo < hi.
-  std::optional<std::uint64_t> lo;
+  // Invariant: hi succeeded; `low` (once known) failed; low < hi.
   std::optional<replay_report> lo_report;
   if (hi > 0) {
     // Capacity 0 is the natural lower end; it is tested like any other point.

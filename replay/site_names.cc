@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "common/text_escape.h"
 
@@ -89,7 +90,9 @@ std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const 
       const std::string name = printable_frame(*sites, frames[i]);
       auto it = std::find_if(level->begin(), level->end(), [&name](const caller_usage& c) { return c.name == name; });
       if (it == level->end()) {
-        level->push_back(caller_usage{name});
+        caller_usage c;
+        c.name = name;
+        level->push_back(std::move(c));
         it = level->end() - 1;
       }
       add_usage(*it, u);

@@ -140,10 +140,9 @@ void plan_probe(const CLI::App& app, const probe_args& a, probe_plan& p) {
   }
 }
 
-// What the report says of the device, and the limits it is measured within. `query` must outlive
-// the measurement: the limits read free memory through it when the device is full.
-void describe(const device_info& d, const free_memory_query& query, probe_limits& limits,
-              probe_context& c) {
+// What the report says of the device, and the limits it is measured within (free memory is read
+// by measure_device, with the context open).
+void describe(const device_info& d, probe_limits& limits, probe_context& c) {
   c.device_name = d.device_name;
   c.platform_name = d.platform_name;
   c.vendor = d.vendor;
@@ -203,7 +202,7 @@ int run(int argc, char** argv) {
   const device_info d = select_device(p.platform, p.device);
   const free_memory_query query = find_free_memory_query(d);
   probe_context c;
-  describe(d, query, p.limits, c);
+  describe(d, p.limits, c);
   const measurement m = measure_device(d, query, p.limits, c);
 
   const clpool::device_model::device_profile profile = m.profile(a.name.empty() ? profile_name_for(d.device_name) : a.name);
