@@ -95,8 +95,9 @@ void trace_reader::read_binary_site(unsigned tag, std::uint64_t record) {
 
 // An event record's fields after its tag byte, read from p (valid up to limit) into e; returns
 // the position after the record. The previous record's thread, queue and time are the base of
-// this one's; they are updated by the caller once the event is checked.
-const unsigned char* trace_reader::decode_binary_event(unsigned tag, const unsigned char* p,
+// this one's; they are updated by the caller once the event is checked. Inlined into next_binary,
+// its one caller: the hot path of reading a binary trace (a call per record cost 2 % of a replay).
+[[gnu::always_inline]] inline const unsigned char* trace_reader::decode_binary_event(unsigned tag, const unsigned char* p,
                                                        const unsigned char* limit, std::uint64_t record,
                                                        trace_event& e) {
   const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
