@@ -13,6 +13,14 @@ import os
 # blocks alias their parent, as for the layer's budget.
 DEVICE_KINDS = ("buffer", "svm")
 
+# What ends a block for a test's peak and leaks: the program's release (trace version 3, which the
+# layer writes), or the driver's free where no release came first. A driver frees a released
+# buffer only once the commands on it have run, which POCL does when the program waits: counted
+# at the driver's frees, a test that drops buffers without waiting would hold them all at once.
+# This is clpool_replay's rule for the exact and nvidia profiles and a real device (`--frees-at
+# release`); an out-of-memory's "live at the failure" stays the device's own view (driver frees).
+FREED = ("release", "free")
+
 _UNITS = (("KiB", "k", "kb", 10), ("MiB", "m", "mb", 20), ("GiB", "g", "gb", 30),
           ("TiB", "t", "tb", 40))
 MAX_DEVICE_BYTES = 1 << 62
@@ -322,7 +330,7 @@ class TestWindow:
                 cur += e.size
                 if cur > peak:
                     peak, at = cur, i
-            elif e.action == "free":
+            elif e.action in FREED:
                 b = live.pop(e.id, None)
                 if b is not None:
                     cur -= b.size
@@ -344,7 +352,7 @@ class TestWindow:
         for e in self.events[self.call_start:]:
             if e.action == "alloc" and e.kind in DEVICE_KINDS and e.id not in refused:
                 allocated[e.id] = e
-            elif e.action == "free":
+            elif e.action in FREED:
                 allocated.pop(e.id, None)
         return allocated
 
@@ -436,7 +444,9 @@ class TestWindow:
         for e in self.events:
             if e.stack:
                 stacks_used.add(e.stack)
-        lines = ["clpool-trace 2", "# source: clpool pytest plugin",
+        # Version 3 when the layer wrote it, so that the replay sees the program's releases.
+        version = 3 if (f.header or "").startswith("clpool-trace 3") else 2
+        lines = [f"clpool-trace {version}", "# source: clpool pytest plugin",
                  "# test: " + nodeid.replace("\n", " ")]
         needed_stacks, needed_frames = set(), set()
         for s in stacks_used:
@@ -454,6 +464,7 @@ class TestWindow:
 
         seq = 0
         ids = set()
+        released = set()
         for b in sorted(before, key=lambda b: b.seq):
             lines.append(f"{seq} 0 0 0 alloc {b.id} {b.size} {b.kind} 0x0 {known(b.stack)}")
             ids.add(b.id)
@@ -466,12 +477,18 @@ class TestWindow:
                 if e.id not in ids:
                     continue
                 ids.discard(e.id)
+                released.discard(e.id)
                 lines.append(f"{seq} 0 0 0 free {e.id} {e.size} {e.kind} {e.flags}")
             elif e.action == "alloc":
                 ids.add(e.id)
                 lines.append(f"{seq} 0 0 0 alloc {e.id} {e.size} {e.kind} {e.flags} {known(e.stack)}")
             elif e.action == "alloc_failed":
                 lines.append(f"{seq} 0 0 0 alloc_failed 0 {e.size} {e.kind} {e.flags} {known(e.stack)}")
+            elif e.action == "release" and version == 3 and e.id in ids and e.id not in released:
+                released.add(e.id)
+                lines.append(f"{seq} 0 0 0 release {e.id} {e.size} {e.kind} {e.flags}")
+            elif e.action == "wait" and version == 3:
+                lines.append(f"{seq} 0 0 0 wait {e.id} {e.size} {e.kind} {e.flags}")
             else:
                 continue
             seq += 1

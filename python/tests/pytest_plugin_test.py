@@ -146,7 +146,7 @@ def test_markers_summary_and_artifacts(suite):
                     "test_suite.py_test_peak_above"], dirs
     for d in dirs:
         trace = (art / d / "device.trace").read_text()
-        assert trace.startswith("clpool-trace 2\n# source: clpool pytest plugin\n")
+        assert trace.startswith("clpool-trace 3\n# source: clpool pytest plugin\n")
         page = (art / d / "device.html").read_text()
         assert "<html" in page
     page = (art / "test_suite.py_test_peak_above" / "device.html").read_text()
@@ -194,6 +194,42 @@ def test_bad_marker_under_xdist_fails_its_test(pytester):
     assert ("usage error: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
             "is ambiguous: decimal units are not accepted; write 24MiB") in out
     assert "INTERNALERROR" not in out + r.stderr.str()
+
+
+def test_a_released_buffer_is_free_for_the_peak(pytester):
+    """On POCL, observed: buffers filled on the queue and dropped without a wait are freed by the
+    driver only once the fills have run (at the end here); the test's peak and leaks count each
+    free from the program's release, as clpool_replay's rule for a real device does, so the peak
+    is one buffer, not eight, and the artifact trace carries the releases."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_late="""
+        import numpy as np, pyopencl as cl, pytest
+        from conftest import MiB
+
+        def fill_and_drop(queue):
+            for _ in range(8):
+                b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * MiB)
+                cl.enqueue_fill_buffer(queue, b, np.float32(1), 0, 4 * MiB)
+                del b
+
+        @pytest.mark.limit_device_memory("6 MiB")
+        @pytest.mark.limit_device_leaks("1 MiB")
+        def test_within(queue):
+            fill_and_drop(queue)
+
+        @pytest.mark.limit_device_memory("3 MiB")
+        def test_above(queue):
+            fill_and_drop(queue)
+    """)
+    art = pytester.path / "art"
+    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "--clpool", "--clpool-artifacts", str(art),
+                                      "-p", "no:cacheprovider")
+    out = r.stdout.str()
+    assert outcomes(r).get("passed") == 1 and outcomes(r).get("failed") == 1, out
+    assert "peak device memory 4 MiB (4194304 bytes) is above the limit_device_memory limit of 3 MiB" in out, out
+    trace = (art / "test_late.py_test_above" / "device.trace").read_text()
+    assert trace.startswith("clpool-trace 3\n"), trace[:40]
+    assert len(re.findall(r"^\d+ \d+ \d+ \d+ release ", trace, re.M)) == 8, trace
 
 
 def test_system_device_observed(pytester):
