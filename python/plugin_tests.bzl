@@ -16,6 +16,7 @@ def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None):
     data = [
         "//python:_core.so",
         "//python:package_sources",
+        "//python:tests/python_env.sh",
         "//python:clpool/__init__.py",
         "//python:tests/%s.py" % test,
         "//tools/layer:libclpool_layer.so",
@@ -49,6 +50,7 @@ def clpool_plugin_example_test(name, pyopencl_site = None):
     data = [
         "//python:_core.so",
         "//python:package_sources",
+        "//python:tests/python_env.sh",
         "//python:clpool/__init__.py",
         "//tools/layer:libclpool_layer.so",
         "//mockcl:libmockcl_for_tests",

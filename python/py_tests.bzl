@@ -55,6 +55,7 @@ def clpool_py_tests(suffix = "", pyopencl_site = None, generic = False):
             data = [
                 "//python:_core.so",
                 "//python:package_sources",
+                "//python:tests/python_env.sh",
                 "//python:clpool/__init__.py",
                 "//python:tests/%s.py" % test,
                 "//python:tests/cltest.py",

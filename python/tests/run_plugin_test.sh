@@ -8,6 +8,9 @@
 # of another PyOpenCL (python/compat/build_pyopencl.sh's site), whose site goes first on
 # PYTHONPATH; without it, Debian's PyOpenCL. Extra pytest arguments: $PLUGIN_TEST_ARGS.
 set -euo pipefail
+# From the repository's root or Bazel's runfiles root (where sh_test starts).
+# shellcheck source=python/tests/python_env.sh
+source python/tests/python_env.sh
 core="$(realpath "$1")"
 pkg="$(dirname "$(realpath "$2")")"
 export LIBCLPOOL_LAYER_SO="$(realpath "$3")"
@@ -15,27 +18,15 @@ export LIBMOCKCL_SO="$(realpath "$4")"
 export CLPOOL_REPLAY="$(realpath "$5")"
 test_py="$(realpath "$6")"
 pyopencl_site=""
-if [[ -n "${7:-}" ]]; then
-  pyopencl_site="$(cd "$(dirname "$7")/.." && pwd)"
-fi
+[[ -n "${7:-}" ]] && pyopencl_site="$(pyopencl_site_of "$7")"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 site="$tmp/site"
-mkdir -p "$site/clpool"
-cp "$pkg"/*.py "$site/clpool/"
-cp "$core" "$site/clpool/_core.so"
+clpool_site "$core" "$pkg" "$site"
 export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$site" PYTHONDONTWRITEBYTECODE=1
-export POCL_CACHE_DIR="$tmp/pocl-cache" XDG_CACHE_HOME="$tmp/xdg-cache"
+clpool_caches "$tmp"
 unset OCL_ICD_VENDORS MOCKCL_DEVICES MOCKCL_BACKING OPENCL_LAYERS
-# Under --config=asan the extension, the layer and mockcl are instrumented: the runtimes must be
-# loaded first into the uninstrumented interpreter (and so into every pytester child, which
-# inherits the environment). Python frees little at exit, so no leak check.
-if ldd "$core" | grep libasan >/dev/null; then  # not -q: ldd must not die of SIGPIPE (pipefail)
-  export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-  # An instrumented mockcl runs no kernels by default (POCL is not sanitizer-clean inside it):
-  # these tests check results, so they ask for POCL.
-  export MOCKCL_BACKING=pocl
-fi
+# Every pytester child inherits the environment; its tests check what kernels computed.
+clpool_sanitizer_env "$core" pocl
 /usr/bin/python3 -c 'import pyopencl; print("PyOpenCL", pyopencl.VERSION_TEXT, "from", pyopencl.__file__)'
 cd "$tmp"
 # shellcheck disable=SC2086

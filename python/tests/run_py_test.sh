@@ -7,6 +7,9 @@
 # python/compat/build_pyopencl.sh's site), whose site goes first on PYTHONPATH; without it,
 # Debian's PyOpenCL.
 set -euo pipefail
+# From the repository's root or Bazel's runfiles root (where sh_test starts).
+# shellcheck source=python/tests/python_env.sh
+source python/tests/python_env.sh
 core="$(realpath "$1")"
 pkg="$(dirname "$(realpath "$2")")"
 mode="$3"
@@ -14,27 +17,15 @@ mockcl_so="$(realpath "$4")"
 test_py="$(realpath "$5")"
 export CLPOOL_REPLAY="${6:+$(realpath "$6")}"
 pyopencl_site=""
-if [[ -n "${7:-}" ]]; then
-  # The site's directory as the runfiles tree has it (symlinks to each file), not realpath's.
-  pyopencl_site="$(cd "$(dirname "$7")/.." && pwd)"
-fi
+[[ -n "${7:-}" ]] && pyopencl_site="$(pyopencl_site_of "$7")"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 site="$tmp/site"
-mkdir -p "$site/clpool"
-cp "$pkg"/*.py "$site/clpool/"
-cp "$core" "$site/clpool/_core.so"
+clpool_site "$core" "$pkg" "$site"
 export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$site:$(dirname "$test_py")" PYTHONDONTWRITEBYTECODE=1
-export POCL_CACHE_DIR="$tmp/pocl-cache" CLPOOL_TEST_MODE="$mode"
-# PyOpenCL's binary cache lives under XDG_CACHE_HOME: a test's programs must not come from another
-# run's cache (a build under another configuration, or another device's binaries).
-export XDG_CACHE_HOME="$tmp/xdg-cache"
+export CLPOOL_TEST_MODE="$mode"
+clpool_caches "$tmp"
 export CLPOOL_PYTHON_README="$(realpath "$(dirname "$test_py")/../README.md")"
-# Under --config=asan the extension (and mockcl) are instrumented: the runtimes must be loaded
-# first into the uninstrumented interpreter. Python frees little at exit, so no leak check.
-if ldd "$core" | grep libasan >/dev/null; then  # not -q: ldd must not die of SIGPIPE (pipefail)
-  export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
+clpool_sanitizer_env "$core"
 case "$mode" in
   pocl) ;;
   mockcl)

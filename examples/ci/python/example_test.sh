@@ -6,6 +6,9 @@
 #   example_test.sh CORE_SO PACKAGE_INIT_PY LAYER_SO LIBMOCKCL_SO CLPOOL_REPLAY EXAMPLE_TEST_PY [PYOPENCL]
 # EXAMPLE_TEST_PY is examples/ci/python/tests/test_imagelib.py; PYOPENCL as in run_plugin_test.sh.
 set -uo pipefail
+# From Bazel's runfiles root, where sh_test starts (python/plugin_tests.bzl).
+# shellcheck source=python/tests/python_env.sh
+source python/tests/python_env.sh
 core="$(realpath "$1")"
 pkg="$(dirname "$(realpath "$2")")"
 export LIBCLPOOL_LAYER_SO="$(realpath "$3")"
@@ -13,22 +16,14 @@ export LIBMOCKCL_SO="$(realpath "$4")"
 export CLPOOL_REPLAY="$(realpath "$5")"
 example="$(dirname "$(dirname "$(realpath "$6")")")"
 pyopencl_site=""
-[[ -n "${7:-}" ]] && pyopencl_site="$(cd "$(dirname "$7")/.." && pwd)"
+[[ -n "${7:-}" ]] && pyopencl_site="$(pyopencl_site_of "$7")"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-mkdir -p "$tmp/site/clpool"
-cp "$pkg"/*.py "$tmp/site/clpool/"
-cp "$core" "$tmp/site/clpool/_core.so"
+clpool_site "$core" "$pkg" "$tmp/site"
 export PYTHONPATH="${pyopencl_site:+$pyopencl_site:}$tmp/site:$tmp/project" PYTHONDONTWRITEBYTECODE=1
-export POCL_CACHE_DIR="$tmp/pocl-cache" XDG_CACHE_HOME="$tmp/xdg-cache"
+clpool_caches "$tmp"
 unset OCL_ICD_VENDORS MOCKCL_DEVICES MOCKCL_BACKING OPENCL_LAYERS
-# Under --config=asan: the sanitizer runtimes first, as python/tests/run_py_test.sh does.
-if ldd "$core" | grep libasan >/dev/null; then
-  export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-  # An instrumented mockcl runs no kernels by default (POCL is not sanitizer-clean inside it):
-  # these tests check results, so they ask for POCL.
-  export MOCKCL_BACKING=pocl
-fi
+# Its tests check what kernels computed.
+clpool_sanitizer_env "$core" pocl
 /usr/bin/python3 -c 'import pyopencl; print("PyOpenCL", pyopencl.VERSION_TEXT, "from", pyopencl.__file__)'
 fail=0
 ok() { echo "ok: $1"; }
