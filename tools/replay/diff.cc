@@ -358,15 +358,8 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
   // As clpool_replay's other outputs (main.cc write_outputs): files first, then standard output;
   // one that cannot be written is an error naming it and costs no other, and the run exits 2.
   bool all_written = true;
-  const auto attempt = [&](const output_request& o, const auto& write) {
-    try {
-      write();
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      const bool named = what.rfind(o.label + ":", 0) == 0;  // common/output_file's errors name it
-      std::cerr << "clpool_replay: error: " << (named ? "" : o.label + ": ") << what << "\n";
-      all_written = false;
-    }
+  const auto attempt = [&](const output_request& o, const std::function<void()>& write) {
+    all_written &= attempt_output(o.label, write);
   };
   for (const output_request& o : outputs) {
     if (o.path.empty()) continue;

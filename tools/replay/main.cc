@@ -294,16 +294,8 @@ run_output replay_all(plan& p) {
 // cannot be rendered or written is reported and costs no other; returns false if any failed.
 bool write_outputs(const plan& p, const run_output& out) {
   bool all_written = true;
-  const auto attempt = [&](const output_request& o, const auto& write) {
-    try {
-      write();
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      // Errors from common/output_file name a file's flag themselves.
-      const bool named = what.rfind(o.label + ":", 0) == 0;
-      std::cerr << "clpool_replay: error: " << (named ? "" : o.label + ": ") << what << "\n";
-      all_written = false;
-    }
+  const auto attempt = [&](const output_request& o, const std::function<void()>& write) {
+    all_written &= attempt_output(o.label, write);
   };
   for (const output_request& o : p.outputs) {
     if (o.path.empty()) continue;

@@ -1,5 +1,8 @@
 #include "tools/replay/outputs.h"
 
+#include <exception>
+#include <iostream>
+
 namespace clpool::replay {
 
 void refuse_clobbering(const std::vector<common::named_input>& inputs,
@@ -16,6 +19,18 @@ void write_text_file(const std::string& flag, const std::string& path, const std
   common::atomic_output_file f(path, flag);
   f.stream() << text;
   f.commit();
+}
+
+bool attempt_output(const std::string& label, const std::function<void()>& write) {
+  try {
+    write();
+    return true;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    const bool named = what.rfind(label + ":", 0) == 0;
+    std::cerr << "clpool_replay: error: " << (named ? "" : label + ": ") << what << "\n";
+    return false;
+  }
 }
 
 }  // namespace clpool::replay

@@ -3,6 +3,7 @@
 #ifndef CLPOOL_TOOLS_REPLAY_OUTPUTS_H_
 #define CLPOOL_TOOLS_REPLAY_OUTPUTS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ void refuse_clobbering(const std::vector<common::named_input>& inputs,
 
 // Writes `text` to `path` through a temporary file renamed into place; errors name `flag`.
 void write_text_file(const std::string& flag, const std::string& path, const std::string& text);
+
+// Runs `write`, which renders and writes the output labelled `label`. If it throws, the error goes
+// to standard error ("clpool_replay: error: LABEL: ...", without a second LABEL when the message
+// already begins with it, as common/output_file's errors do) and the result is false: an output
+// that cannot be written costs no other, and the caller exits 2 once every output was tried.
+bool attempt_output(const std::string& label, const std::function<void()>& write);
 
 }  // namespace clpool::replay
 
