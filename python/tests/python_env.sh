@@ -14,6 +14,10 @@
 #                                            which runs no kernels by default, asked for POCL (for
 #                                            tests that check what kernels computed)
 
+# From the repository's root or Bazel's runfiles root: preload_env.
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh
+
 clpool_site() {
   mkdir -p "$3/clpool"
   cp "$2"/*.py "$3/clpool/"
@@ -29,9 +33,9 @@ clpool_caches() {
 }
 
 clpool_sanitizer_env() {
-  if ldd "$1" | grep libasan >/dev/null; then  # not -q: ldd must not die of SIGPIPE (pipefail)
-    export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  preload_env "$1"
+  if ((${#preload_env[@]})); then
+    export "${preload_env[@]:1}"
     if [[ "${2:-}" == pocl ]]; then
       export MOCKCL_BACKING=pocl
     fi

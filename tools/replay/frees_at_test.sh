@@ -17,11 +17,8 @@ cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache"
 unset OPENCL_LAYERS OCL_ICD_VENDORS
 [[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
-py_env=()
-if ldd "$REPLAY" | grep libasan >/dev/null; then
-  py_env=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-          "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-fi
+preload_env "$REPLAY"
+py_env=("${preload_env[@]}")
 
 for run in nowait wait; do
   args=()

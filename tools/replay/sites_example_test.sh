@@ -21,11 +21,8 @@ unset OPENCL_LAYERS OCL_ICD_VENDORS
 [[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 # Under --config=asan the layer is instrumented: the (uninstrumented) Python interpreter it is
 # loaded into must load the sanitizer runtimes first.
-py_env=()
-if ldd "$REPLAY" | grep libasan >/dev/null; then
-  py_env=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-          "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-fi
+preload_env "$REPLAY"
+py_env=("${preload_env[@]}")
 
 # check NAME TRACE FUNCTION: replays TRACE at 32 MiB; the report's top site and the page name FUNCTION.
 check() {

@@ -10,6 +10,9 @@
 # which --library-frames '*/vendor/*' turns into the program's line 15.
 #   sites_install_test.sh CLPOOL CLPOOL_REPLAY SITES_PROG_PY [PYOPENCL2026_INIT_PY]
 set -u
+# From Bazel's runfiles root, where sh_test starts (this script also runs as
+# //python/compat:sites_install_test_pyopencl2026).
+source tools/testing/test_lib.sh || exit 1  # fail, finish, preload_env
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PROG_DIR="$(dirname "$(realpath "$3")")"
@@ -20,12 +23,8 @@ cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache" XDG_CACHE_HOME="$T/xdg" PYTHONDONTWRITEBYTECODE=1
 unset OPENCL_LAYERS OCL_ICD_VENDORS PYTHONPATH
 [[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
-py_env=()
-if ldd "$REPLAY" | grep libasan >/dev/null; then
-  py_env=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)")
-fi
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+preload_env "$REPLAY"
+py_env=("${preload_env[@]}")
 cp -r "$PROG_DIR" "$T/prog"
 
 # record NAME PYTHON [PYTHONPATH]: records sites_prog.py and checks the site names.
@@ -77,8 +76,4 @@ else
   echo "PyOpenCL 2026 cases not run here: //python/compat:sites_install_test_pyopencl2026 runs them"
 fi
 
-if ((fails)); then
-  echo "$fails failure(s)"
-  exit 1
-fi
-echo "PASS"
+finish
