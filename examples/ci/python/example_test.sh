@@ -25,11 +25,10 @@ unset OCL_ICD_VENDORS MOCKCL_DEVICES MOCKCL_BACKING OPENCL_LAYERS
 # Its tests check what kernels computed.
 clpool_sanitizer_env "$core" pocl
 /usr/bin/python3 -c 'import pyopencl; print("PyOpenCL", pyopencl.VERSION_TEXT, "from", pyopencl.__file__)'
-fail=0
+# fail and finish: tools/testing/test_lib.sh (sourced by python_env.sh).
 ok() { echo "ok: $1"; }
-bad() { echo "FAIL: $1"; fail=1; }
 has() {  # has NAME FILE REGEX
-  if grep -qE -- "$3" "$2"; then ok "$1"; else bad "$1"; fi
+  if grep -qE -- "$3" "$2"; then ok "$1"; else fail "$1"; fi
 }
 
 # One checkout at a time, at one path: the project as a user has it, before and after the fixes.
@@ -45,7 +44,7 @@ run_suite() {  # run_suite VERSION
 run_suite buggy
 rc=$?
 cat "$tmp/buggy.txt"
-[[ $rc -eq 1 ]] && ok "buggy: exit 1" || bad "buggy: exit $rc"
+[[ $rc -eq 1 ]] && ok "buggy: exit 1" || fail "buggy: exit $rc"
 out="$tmp/buggy.txt"
 has "buggy: three failed" "$out" '^=+ 3 failed, 1 passed'
 has "the leak" "$out" '^clpool: 2 MiB \(2097152 bytes\) of device memory the test allocated is still allocated after it returned, above the limit_device_leaks limit of 1 MiB'
@@ -58,21 +57,21 @@ has "the out-of-memory's site" "$out" "^  failing request's site +enlarge \(imag
 has "the summary" "$out" '^ +1\.06 GiB +[0-9.]+ [KMG]?i?B +[0-9]+ +tests/test_imagelib\.py::test_enlarge_a_large_image$'
 for t in thumbnails:thumbnail smooth_all:smooth_all enlarge_a_large_image:enlarge; do
   page="$tmp/art-buggy/tests_test_imagelib.py_test_${t%%:*}/device.html"
-  if [[ -s "$page" ]] && grep -q "${t#*:}" "$page"; then ok "page of test_${t%%:*} names ${t#*:}"; else bad "page $page"; fi
+  if [[ -s "$page" ]] && grep -q "${t#*:}" "$page"; then ok "page of test_${t%%:*} names ${t#*:}"; else fail "page $page"; fi
 done
-[[ ! -e "$tmp/art-buggy/tests_test_imagelib.py_test_enlarge_small" ]] && ok "no page for a passing test" || bad "a passing test's page"
+[[ ! -e "$tmp/art-buggy/tests_test_imagelib.py_test_enlarge_small" ]] && ok "no page for a passing test" || fail "a passing test's page"
 
 run_suite fixed
 rc=$?
 cat "$tmp/fixed.txt"
-[[ $rc -eq 0 ]] && ok "fixed: exit 0" || bad "fixed: exit $rc"
+[[ $rc -eq 0 ]] && ok "fixed: exit 0" || fail "fixed: exit $rc"
 has "fixed: all pass" "$tmp/fixed.txt" '^=+ 4 passed'
 
 "$CLPOOL_REPLAY" --diff "$tmp/art-fixed/session.trace" "$tmp/art-buggy/session.trace" --no-pool \
   --max-growth 5% --no-progress > "$tmp/diff.txt" 2>&1
 rc=$?
 cat "$tmp/diff.txt"
-[[ $rc -eq 1 ]] && ok "diff: the gate fails (exit 1)" || bad "diff: exit $rc"
+[[ $rc -eq 1 ]] && ok "diff: the gate fails (exit 1)" || fail "diff: exit $rc"
 grep -A1 "^sites whose memory grew most" "$tmp/diff.txt" | grep -qE '^  1\. enlarge \(.*/project/imagelib\.py:[0-9]+\)$' \
-  && ok "diff: enlarge grew most" || bad "diff: enlarge grew most"
-exit $fail
+  && ok "diff: enlarge grew most" || fail "diff: enlarge grew most"
+finish
