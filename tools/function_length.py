@@ -29,13 +29,16 @@ def production(path):
     return name.endswith((".cc", ".h", ".py"))
 
 
+DIRECTIVE = re.compile(r"[ \t]*#")
+
+
 def strip_cpp(src):
     """Comments, string and character literals and preprocessor lines out; newlines kept."""
     out, i, n = [], 0, len(src)
     at_line_start = True
     while i < n:
         c = src[i]
-        if at_line_start and c == "#" or (at_line_start and c in " \t" and src[i:].lstrip(" \t").startswith("#")):
+        if at_line_start and DIRECTIVE.match(src, i):
             # A directive, with its continuation lines.
             j = i
             while True:
