@@ -1,5 +1,6 @@
 #include "python/record_file.h"
 
+#include <cstring>
 #include <ostream>
 #include <stdexcept>
 #include <system_error>
@@ -65,6 +66,9 @@ void record_file::close() {
     done->writer.commit();
   } catch (const std::exception& e) {
     throw std::runtime_error("clpool.record(\"" + path_ + "\"): " + e.what());
+  }
+  if (const int err = done->buf.close()) {
+    throw std::runtime_error("clpool.record(\"" + path_ + "\"): close failed: " + std::strerror(err));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 
 namespace clpool::python {
@@ -53,7 +54,17 @@ int open_trace_output(const std::string& path, const std::string& marker, const 
   return fd;
 }
 
-fd_streambuf::~fd_streambuf() { ::close(fd_); }
+fd_streambuf::~fd_streambuf() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int fd_streambuf::close() {
+  if (fd_ < 0) return 0;
+  const int r = ::close(fd_);
+  fd_ = -1;
+  // Linux releases the descriptor even when close reports EINTR; nothing was lost then.
+  return r == 0 || errno == EINTR ? 0 : errno;
+}
 
 std::streamsize fd_streambuf::xsputn(const char* s, std::streamsize n) {
   std::streamsize done = 0;

@@ -20,12 +20,16 @@ namespace clpool::python {
 // `who` begins every message: `who("path"): ...`.
 int open_trace_output(const std::string& path, const std::string& marker, const std::string& who);
 
-// A streambuf over a file descriptor, which it closes: trace_writer buffers lines and hands whole
+// A streambuf over a file descriptor, which it owns: trace_writer buffers lines and hands whole
 // chunks over, so each flush is one write(2) of complete lines.
 class fd_streambuf final : public std::streambuf {
  public:
   explicit fd_streambuf(int fd) : fd_(fd) {}
-  ~fd_streambuf() override;
+  ~fd_streambuf() override;  // closes the descriptor unless close() did
+
+  // Closes the descriptor now: 0, or the errno of a close that failed (a write the kernel could
+  // not finish, as on NFS); a writer checks it as it checks its writes.
+  int close();
   fd_streambuf(const fd_streambuf&) = delete;
   fd_streambuf& operator=(const fd_streambuf&) = delete;
 

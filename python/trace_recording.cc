@@ -114,6 +114,9 @@ std::uint64_t trace_recording::finish() {
       error = e.what();
     }
   }
+  if (const int err = done->buf.close(); err != 0 && error.empty()) {
+    error = std::string("close failed: ") + std::strerror(err);
+  }
   if (!error.empty()) throw std::runtime_error("record_trace(\"" + done->path + "\"): " + error);
   return events;
 }
