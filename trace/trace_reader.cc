@@ -114,6 +114,7 @@ trace_reader::trace_reader(name_tag, std::string name, reader_options options)
 trace_reader::trace_reader(const std::string& path, reader_options options)
     : trace_reader(name_tag{}, path == "-" ? std::string("<stdin>") : path, options) {
   if (path == "-") {
+    if (options_.follow) throw trace_error(name_, 0, "cannot follow standard input: follow a file", 0);
     file_.reset(stdin);
   } else {
     file_.reset(std::fopen(path.c_str(), "rb"));
@@ -121,11 +122,16 @@ trace_reader::trace_reader(const std::string& path, reader_options options)
     struct stat st {};
     if (::fstat(::fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode)) {
       total_bytes_ = static_cast<std::uint64_t>(st.st_size);
+    } else if (options_.follow) {
+      throw trace_error(name_, 0, "cannot follow it: not a regular file", 0);
     }
   }
   buffer_.resize(buffer_bytes);
   buffer_[0] = '\0';
   read_header();
+  if (options_.follow && encoding_ == trace_encoding::binary) {
+    throw trace_error(name_, 0, "cannot follow a binary trace while it is written: only text traces", 0);
+  }
 }
 
 trace_reader trace_reader::from_string(std::string text, std::string name, reader_options options) {
@@ -184,6 +190,11 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
     const void* nl = std::memchr(start, '\n', avail);
     if (nl != nullptr) {
       const char* stop = static_cast<const char*>(nl);
+      // Follow mode: a NUL before the newline is a line not yet written (a later writer's bytes
+      // beyond a gap): wait for it rather than read garbage.
+      if (options_.follow && std::memchr(start, '\0', static_cast<std::size_t>(stop - start)) != nullptr) {
+        return pause_at(start);
+      }
       if (static_cast<std::size_t>(stop - start) > max_line_bytes) {
         ++line_;
         if (looks_cr_only(start, static_cast<std::size_t>(stop - start))) fail(cr_only_problem);
@@ -197,7 +208,8 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
       ++line_;
       return true;
     }
-    if (at_zero_tail(start, avail)) return false;
+    if (options_.follow && std::memchr(start, '\0', avail) != nullptr) return pause_at(start);
+    if (!options_.follow && at_zero_tail(start, avail)) return false;
     const bool cr_only = looks_cr_only(start, avail);
     if (avail > max_line_bytes) {
       ++line_;
@@ -206,6 +218,7 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
            " bytes: not a trace event (binary or corrupt data?)");
     }
     if (eof_ || !refill()) {
+      if (options_.follow) return pause_at(buffer_.data() + pos_);
       if (pos_ == end_) return false;
       ++line_;
       if (cr_only) fail(cr_only_problem);
@@ -296,7 +309,7 @@ void trace_reader::read_header() {
 }
 
 void trace_reader::note_comment(const char* begin, const char* end) {
-  if (metadata_.size() >= max_metadata) return;
+  if (metadata_.size() >= max_metadata && !options_.on_comment) return;
   std::string_view s(begin + 1, static_cast<std::size_t>(end - begin - 1));
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
   const std::size_t colon = s.find(':');
@@ -308,11 +321,13 @@ void trace_reader::note_comment(const char* begin, const char* end) {
   std::string_view value = s.substr(colon + 1);
   while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
   while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
-  metadata_.emplace_back(std::string(key), std::string(value));
+  if (options_.on_comment) options_.on_comment(key, value);
+  if (metadata_.size() < max_metadata) metadata_.emplace_back(std::string(key), std::string(value));
 }
 
 bool trace_reader::next(trace_event& out) {
   if (error_) throw *error_;
+  if (paused_) resume();
   if (encoding_ == trace_encoding::binary) {
     if (!next_binary(out)) return false;
     event_line_ = line_;

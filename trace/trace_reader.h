@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,15 @@ struct reader_options {
   // own map of live ids (the replay engine) turns this off to avoid a second hash lookup per
   // event, and must then report those errors itself (see location()).
   bool check_liveness = true;
+  // Follow a text trace that is still being written (the OpenCL layer's, read by the pytest
+  // plugin while its tests run): where the bytes written so far end (the end of the file, a line
+  // not finished yet, or the zero-filled rest of a recorder's memory map), next() returns false
+  // and the reader keeps its place; a later next() reads on from there what was added. Nothing
+  // there is an error, a malformed line still is. A regular file only; not a binary trace.
+  bool follow = false;
+  // Called with each `# key: value` comment, in file order between the events around it (the
+  // layer's `# failure: ...` lines belong to the event before them). Not limited as metadata() is.
+  std::function<void(std::string_view key, std::string_view value)> on_comment;
 };
 
 // `# key: value` metadata comments, in file order.
@@ -105,6 +116,8 @@ class trace_reader {
   void read_header();
   bool next_line(const char*& begin, const char*& end);
   bool at_zero_tail(const char* start, std::size_t avail);
+  bool pause_at(const char* start);
+  void resume();
   bool refill();
   [[noreturn]] void fail(std::string problem);
   void parse_event(const char* begin, const char* end, trace_event& out);
@@ -129,6 +142,8 @@ class trace_reader {
   std::size_t pos_ = 0;     // next unread byte in buffer_
   std::size_t end_ = 0;     // end of valid bytes in buffer_
   bool eof_ = false;        // no more bytes to read into buffer_
+  bool paused_ = false;     // follow mode: stopped where the written bytes end, at resume_at_
+  std::uint64_t resume_at_ = 0;
   std::uint64_t consumed_base_ = 0;
   std::uint64_t total_bytes_ = 0;
   std::uint64_t line_ = 0;       // line of the last line read
