@@ -139,4 +139,9 @@ std::string format_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+std::string format_bytes_both(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
 }  // namespace clpool::common

@@ -55,6 +55,11 @@ std::string format_bytes_exact(std::uint64_t bytes, byte_units units = byte_unit
 // decimals), up to EiB.
 std::string format_bytes(std::uint64_t bytes);
 
+// Both, so that people can read it and scripts can grep it: "1.50 MiB (1572864 bytes)", and
+// "123 bytes" below 1 KiB. How every report states an amount of memory (clpool_replay's text,
+// the pytest plugin's failures).
+std::string format_bytes_both(std::uint64_t bytes);
+
 }  // namespace clpool::common
 
 #endif  // CLPOOL_COMMON_BYTE_SIZE_H_

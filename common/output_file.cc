@@ -218,12 +218,32 @@ void refuse_overlaps(const io_files& files) {
   }
 }
 
-atomic_output_file::atomic_output_file(std::string path, std::string flag)
+void make_output_directory(const std::string& path, const std::string& flag) {
+  const auto refuse = [&](const std::string& why) {
+    throw output_error(flag + ": cannot make the directory '" + path + "': " + why);
+  };
+  if (path.empty()) refuse("the path is empty");
+  if (::mkdir(path.c_str(), 0777) == 0) return;
+  const int err = errno;
+  struct stat st;
+  if (err != EEXIST || ::lstat(path.c_str(), &st) != 0) refuse(std::strerror(err));
+  if (S_ISLNK(st.st_mode)) refuse("a symbolic link is there (not followed)");
+  if (!S_ISDIR(st.st_mode)) refuse("something other than a directory is there");
+}
+
+atomic_output_file::atomic_output_file(std::string path, std::string flag, output_rules rules)
     : path_(std::move(path)), target_(path_), flag_(std::move(flag)) {
   if (path_.empty()) fail("is empty", 0);
-  // Write where the links lead (the link is kept), also for a link to a file not yet written.
-  target_ = resolve_output_path(flag_, path_);
   struct stat st;
+  if (rules.refuse_links && ::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    fail("refusing to write through a symbolic link at", 0);
+  }
+  // Write where the links lead (the link is kept), also for a link to a file not yet written.
+  if (!rules.refuse_links) target_ = resolve_output_path(flag_, path_);
+  if (rules.regular_only && ::stat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    fail(S_ISDIR(st.st_mode) ? "cannot write" : "refusing to write, not a regular file:",
+         S_ISDIR(st.st_mode) ? EISDIR : 0);
+  }
   if (stat(target_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail("cannot write", EISDIR);
     if (!S_ISREG(st.st_mode)) {

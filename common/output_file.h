@@ -95,13 +95,27 @@ struct io_files {
 // would leave only the last one written).
 void refuse_overlaps(const io_files& files);
 
+// What an output may be beyond the rule above. A harness that names its own files in a folder
+// (the pytest plugin's artifacts) refuses what it did not make there: a symbolic link at the name
+// (not followed, so its target is never written) and anything but a regular file (a FIFO would
+// block the write, a device would swallow it).
+struct output_rules {
+  bool refuse_links = false;
+  bool regular_only = false;
+};
+
+// Makes the directory `path` (its parent must exist), or takes the one already there. Throws
+// output_error "FLAG: cannot make the directory 'PATH': REASON" for anything else at `path` (a
+// file, a symbolic link, even to a directory, which is not followed) or what mkdir refuses.
+void make_output_directory(const std::string& path, const std::string& flag);
+
 // Writes `path` through a temporary file in its directory; commit() makes it appear atomically.
 class atomic_output_file {
  public:
   // Creates the temporary file (or opens a non-regular `path` in place). Throws output_error
   // naming `flag` and `path` and the OS error when it cannot (missing directory, a directory, no
-  // permission).
-  explicit atomic_output_file(std::string path, std::string flag = "output");
+  // permission), or when `rules` refuse what is at `path`.
+  explicit atomic_output_file(std::string path, std::string flag = "output", output_rules rules = {});
   atomic_output_file(const atomic_output_file&) = delete;
   atomic_output_file& operator=(const atomic_output_file&) = delete;
   // Without commit(): removes the temporary file; `path` keeps its old content.

@@ -252,6 +252,73 @@ TEST_F(OutputFileTest, AFailedWriteIsAnErrorNamingTheOutput) {
   EXPECT_THROW(small.commit(), output_error);
 }
 
+// output_rules: a harness's own files in its own folder (the pytest plugin's artifacts).
+TEST_F(OutputFileTest, RefusedLinksAreNotFollowedAndTheirTargetsKept) {
+  write(path("target"), "keep");
+  ASSERT_EQ(symlink(path("target").c_str(), path("link").c_str()), 0);
+  ASSERT_EQ(symlink(path("nowhere").c_str(), path("dangling").c_str()), 0);
+  for (const char* name : {"link", "dangling"}) {
+    try {
+      atomic_output_file f(path(name), "artifact", {.refuse_links = true});
+      FAIL() << name << " was accepted";
+    } catch (const output_error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "artifact: refusing to write through a symbolic link at '" + path(name) + "'");
+    }
+  }
+  EXPECT_EQ(read(path("target")), "keep");
+  struct stat st;
+  EXPECT_NE(::stat(path("nowhere").c_str(), &st), 0);
+  atomic_output_file plain(path("plain"), "artifact", {.refuse_links = true, .regular_only = true});
+  plain.stream() << "x";
+  plain.commit();
+  EXPECT_EQ(read(path("plain")), "x");
+}
+
+TEST_F(OutputFileTest, RegularOnlyRefusesFifosDevicesAndDirectories) {
+  ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
+  ASSERT_EQ(mkdir(path("dir").c_str(), 0700), 0);
+  const output_rules rules{.refuse_links = true, .regular_only = true};
+  EXPECT_THROW(atomic_output_file(path("fifo"), "a", rules), output_error);  // would block
+  EXPECT_THROW(atomic_output_file("/dev/null", "a", rules), output_error);
+  try {
+    atomic_output_file f(path("dir"), "a", rules);
+    FAIL();
+  } catch (const output_error& e) {
+    EXPECT_EQ(std::string(e.what()), "a: cannot write '" + path("dir") + "': Is a directory");
+  }
+}
+
+TEST_F(OutputFileTest, MakeOutputDirectory) {
+  make_output_directory(path("d"), "artifacts");
+  make_output_directory(path("d"), "artifacts");  // already there: taken
+  struct stat st;
+  ASSERT_EQ(::stat(path("d").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  write(path("f"), "x");
+  ASSERT_EQ(symlink(path("d").c_str(), path("l").c_str()), 0);
+  const auto message = [&](const std::string& name) {
+    try {
+      make_output_directory(path(name), "artifacts");
+    } catch (const output_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("f"), "artifacts: cannot make the directory '" + path("f") +
+                              "': something other than a directory is there");
+  EXPECT_EQ(message("l"), "artifacts: cannot make the directory '" + path("l") +
+                              "': a symbolic link is there (not followed)");
+  EXPECT_EQ(message("missing/sub"), "artifacts: cannot make the directory '" + path("missing/sub") +
+                                        "': No such file or directory");
+  try {
+    make_output_directory("", "artifacts");
+    FAIL() << "an empty path was taken";
+  } catch (const output_error& e) {
+    EXPECT_EQ(std::string(e.what()), "artifacts: cannot make the directory '': the path is empty");
+  }
+}
+
 // Standard output on a full device or closed: an error naming it, where the report was lost in
 // silence with exit 0.
 class StandardOutputTest : public OutputFileTest {

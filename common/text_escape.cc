@@ -112,4 +112,32 @@ bool is_printable_text(std::string_view s) {
   return true;
 }
 
+std::string file_name_for(std::string_view text, std::size_t max_bytes) {
+  if (max_bytes < 32) max_bytes = 32;
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const bool kept = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || (c == '.' && i != 0);
+    if (kept) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (out.empty()) return "%";
+  if (out.size() <= max_bytes) return out;
+  std::uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64 bits: stable across builds and runs
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+  std::size_t keep = max_bytes - 17;
+  // Never cut a %XX in two.
+  if (keep >= 1 && out[keep - 1] == '%') keep -= 1;
+  else if (keep >= 2 && out[keep - 2] == '%') keep -= 2;
+  std::string cut = out.substr(0, keep) + "~";
+  for (int shift = 60; shift >= 0; shift -= 4) cut += hex[(h >> shift) & 15];
+  return cut;
+}
+
 }  // namespace clpool::common

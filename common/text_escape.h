@@ -12,6 +12,13 @@
 //         escape_xml: escape_text's form (XML 1.0 cannot carry most control characters even as
 //         references), then & < > " ' as entities.
 //
+//   file name
+//         file_name_for: any text (a pytest test id) as one file name: letters, digits, '_' and
+//         '-' kept, every other byte (and a leading '.') as %XX, so that distinct texts give
+//         distinct names and none is "." or ".."; one longer than the limit keeps its first part
+//         and ends in '~' and a hash of the whole text ('~' is never kept, so a cut name cannot
+//         be another text's whole one).
+//
 // No clpool tool writes CSV: the RMM CSV is an input only.
 #ifndef CLPOOL_COMMON_TEXT_ESCAPE_H_
 #define CLPOOL_COMMON_TEXT_ESCAPE_H_
@@ -24,6 +31,9 @@ namespace clpool::common {
 std::string escape_text(std::string_view s);
 std::string json_text(std::string_view s);
 std::string escape_xml(std::string_view s);
+
+// At most `max_bytes` (at least 32) bytes.
+std::string file_name_for(std::string_view text, std::size_t max_bytes = 120);
 
 // True when escape_text(s) == s.
 bool is_printable_text(std::string_view s);

@@ -2,9 +2,11 @@
 // terminal, nothing that is not UTF-8, nothing that ends an XML element.
 #include "common/text_escape.h"
 
-#include <gtest/gtest.h>
-
+#include <set>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 namespace clpool::common {
 namespace {
@@ -45,6 +47,41 @@ TEST(TextEscape, BytesThatAreNotUtf8AreEscaped) {
 TEST(TextEscape, XmlGetsEntitiesAfterTheTextRule) {
   EXPECT_EQ(escape_xml("<script>&\"'\x1b</script>"), "&lt;script&gt;&amp;&quot;&#39;\\x1B&lt;/script&gt;");
   EXPECT_EQ(escape_xml("caf\xE9 \xE2\x82\xAC"), "caf\\xE9 \xE2\x82\xAC");
+}
+
+TEST(FileNameFor, DistinctTextsGiveDistinctNames) {
+  const std::vector<std::string> ids = {
+      "t.py::test[a b]", "t.py::test[a:b]", "t.py::test[a/b]", "t.py::test[a_b]", "t.py::test[a%20b]",
+      "t.py::test[a%2Fb]", ".", "..", "", "%", "t.py::test[\x1b[31m]", "t.py::test[\xC3\xA9]"};
+  std::set<std::string> names;
+  for (const std::string& id : ids) {
+    const std::string n = file_name_for(id);
+    EXPECT_TRUE(names.insert(n).second) << id << " -> " << n;
+    EXPECT_NE(n, ".");
+    EXPECT_NE(n, "..");
+    EXPECT_FALSE(n.empty());
+    EXPECT_EQ(n.find('/'), std::string::npos) << n;
+    for (const char c : n) EXPECT_TRUE(c > ' ' && c < 0x7f) << n;
+  }
+  EXPECT_EQ(file_name_for("test_suite.py::test_peak_above"), "test_suite.py%3A%3Atest_peak_above");
+  EXPECT_EQ(file_name_for(".hidden"), "%2Ehidden");
+}
+
+TEST(FileNameFor, LongIdsSharingAPrefixStayDistinct) {
+  const std::string prefix = "t.py::test_long[" + std::string(200, 'x');
+  std::set<std::string> names;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string n = file_name_for(prefix + std::to_string(i) + "]");
+    EXPECT_LE(n.size(), 120u);
+    EXPECT_NE(n.find('~'), std::string::npos);
+    EXPECT_TRUE(names.insert(n).second) << n;
+  }
+  // A cut never splits an escape: the part before '~' decodes.
+  const std::string n = file_name_for(std::string(150, ':'), 40);
+  EXPECT_LE(n.size(), 40u);
+  const std::string head = n.substr(0, n.find('~'));
+  EXPECT_EQ(head.size() % 3, 0u) << n;
+  EXPECT_EQ(file_name_for(std::string(150, ':'), 40), n);  // the same every time
 }
 
 }  // namespace
