@@ -1,5 +1,8 @@
 #include "trace/trace_writer.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
@@ -173,21 +176,30 @@ void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 
+namespace {
+// The OS's reason a stream write just failed, when the stream's buffer left one in errno.
+std::string os_reason(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
+}  // namespace
+
 void trace_writer::flush_buffer() {
+  errno = 0;
   out_->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   buffer_.clear();
   if (!*out_) {
+    const int err = errno;
     if (owned_) owned_->commit();  // throws the file's error: its flag, path and the OS's reason
-    throw std::runtime_error("trace_writer: write to " + name_ + " failed");
+    throw std::runtime_error("trace_writer: write to " + name_ + " failed" + os_reason(err));
   }
 }
 
 void trace_writer::flush() {
   flush_buffer();
+  errno = 0;
   out_->flush();
   if (!*out_) {
+    const int err = errno;
     if (owned_) owned_->commit();
-    throw std::runtime_error("trace_writer: flush of " + name_ + " failed");
+    throw std::runtime_error("trace_writer: flush of " + name_ + " failed" + os_reason(err));
   }
 }
 
