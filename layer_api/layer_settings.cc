@@ -124,6 +124,13 @@ std::string apply_trace(std::string_view value, parse_state& st) {
   return "";
 }
 
+std::string apply_errors(std::string_view value, parse_state& st) {
+  if (value.empty()) return "is empty; set it to the path of a file to append the layer's errors to";
+  if (value.find('\0') != std::string_view::npos) return "contains a NUL byte";
+  st.s.errors_path = std::string(value);
+  return "";
+}
+
 std::string apply_budget(std::string_view value, parse_state& st) {
   // A budget is a device's size: the one limit of every capacity (common::max_device_bytes),
   // as --budget and clpool_replay --capacity have it.
@@ -182,7 +189,7 @@ struct setting_row {
 constexpr setting_row setting_table[] = {
     {env_trace, apply_trace},         {env_budget, apply_budget},       {env_profile, apply_profile},
     {env_fail_nth, apply_fail_nth},   {env_fail_prob, apply_fail_prob}, {env_seed, apply_seed},
-    {env_stacks, apply_stacks},
+    {env_stacks, apply_stacks},       {env_errors, apply_errors},
 };
 
 std::string unknown_setting(std::string_view name) {

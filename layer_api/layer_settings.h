@@ -28,6 +28,7 @@ inline constexpr std::string_view env_fail_prob = "CLPOOL_LAYER_FAIL_PROB";
 inline constexpr std::string_view env_seed = "CLPOOL_LAYER_SEED";
 inline constexpr std::string_view env_profile = "CLPOOL_LAYER_PROFILE";
 inline constexpr std::string_view env_stacks = "CLPOOL_LAYER_STACKS";
+inline constexpr std::string_view env_errors = "CLPOOL_LAYER_ERRORS";
 
 // Seed used for CLPOOL_LAYER_FAIL_PROB when CLPOOL_LAYER_SEED is not given, so that a run is
 // reproducible by default.
@@ -48,6 +49,9 @@ struct layer_settings {
   // CLPOOL_LAYER_STACKS: the allocation sites recorded with a trace (FORMAT.md "Sites"): none (the
   // default), native, python or all (stacks/capture.h).
   std::string stacks = "none";
+  // CLPOOL_LAYER_ERRORS: a file the layer appends each of its errors to, one line each, beside
+  // stderr (clpool record reads it to know that the trace is incomplete).
+  std::optional<std::string> errors_path;
 
   bool operator==(const layer_settings&) const = default;
 };

@@ -99,8 +99,10 @@ TEST(ParseLayerSettings, AllSettings) {
                           {"CLPOOL_LAYER_BUDGET", "2GiB"},
                           {"CLPOOL_LAYER_FAIL_NTH", "3"},
                           {"CLPOOL_LAYER_FAIL_PROB", "0.01"},
-                          {"CLPOOL_LAYER_SEED", "42"}});
+                          {"CLPOOL_LAYER_SEED", "42"},
+                          {"CLPOOL_LAYER_ERRORS", "/tmp/layer errors.txt"}});
   ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_EQ(r.settings->errors_path, "/tmp/layer errors.txt");
   EXPECT_EQ(r.settings->trace_path, "/tmp/t.trace");
   EXPECT_EQ(r.settings->budget_bytes, 2ull << 30);
   EXPECT_EQ(r.settings->fail_nth, 3u);
@@ -118,6 +120,7 @@ TEST(ParseLayerSettings, ErrorsNameTheVariable) {
             std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_PROB", "1.5").find("between 0 and 1"), std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_BUGDET", "1GiB").find("not a setting"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_ERRORS", "").find("CLPOOL_LAYER_ERRORS is empty"), std::string::npos);
 }
 
 TEST(ParseLayerSettings, ProfileIsADeviceModelProfileAndNeedsABudget) {

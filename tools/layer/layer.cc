@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <CL/cl_layer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -513,6 +514,32 @@ CLPOOL_LAYER_EXPORT int clpool_layer_set_budget(unsigned long long bytes) {
   if (!clpool::layer::rec->set_budget(bytes)) return -3;
   clpool::layer::budget.store(bytes);
   return 0;
+}
+
+// 0 while every event reached the trace; else the length of the reason it is incomplete
+// (recorder::trace_failure), copied NUL-terminated into `buffer` (`size` bytes; cut to fit).
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_trace_error(char* buffer, unsigned long long size) {
+  if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return 0;
+  const std::string failure = clpool::layer::rec->trace_failure();
+  if (buffer != nullptr && size != 0) {
+    const std::size_t n = std::min<std::size_t>(failure.size(), static_cast<std::size_t>(size - 1));
+    std::memcpy(buffer, failure.data(), n);
+    buffer[n] = '\0';
+  }
+  return failure.size();
+}
+
+// The threads the layer has seen: up to `size` pairs of (OS thread id, the trace's `thread`) into
+// `os_ids` and `trace_ids`; returns how many it has seen (more than `size`: call again with room).
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_threads(unsigned long long* os_ids, unsigned long long* trace_ids,
+                                                            unsigned long long size) {
+  if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return 0;
+  const auto threads = clpool::layer::rec->threads();
+  for (std::size_t i = 0; i < threads.size() && i < size; ++i) {
+    os_ids[i] = threads[i].first;
+    trace_ids[i] = threads[i].second;
+  }
+  return threads.size();
 }
 
 CLPOOL_LAYER_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {

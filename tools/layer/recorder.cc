@@ -1,6 +1,10 @@
 #include "tools/layer/recorder.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -305,8 +309,21 @@ void recorder::process_exiting() noexcept {
 
 std::uint64_t recorder::thread_id_locked() {
   // Ids are assigned under the mutex, so they appear in the trace in order of first use.
-  if (this_thread.instance != instance_) this_thread = {instance_, next_thread_++};
+  if (this_thread.instance != instance_) {
+    this_thread = {instance_, next_thread_++};
+    threads_.emplace_back(static_cast<std::uint64_t>(::gettid()), this_thread.id);
+  }
   return this_thread.id;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> recorder::threads() const {
+  std::lock_guard lock(mutex_);
+  return threads_;
+}
+
+std::string recorder::trace_failure() const {
+  std::lock_guard lock(mutex_);
+  return trace_failure_;
 }
 
 void recorder::write_locked(trace::trace_action action, const block_info& block,
@@ -374,10 +391,21 @@ void recorder::write_sites_locked(bool symbolize) {
 
 void recorder::sink_failed_locked(std::uint64_t seq) {
   sink_failed_ = true;
-  std::fprintf(stderr,
-               "clpool_layer: error: could not write to the trace file; the trace is incomplete "
-               "after event %llu\n",
-               static_cast<unsigned long long>(seq));
+  const std::string reason = sink_ != nullptr ? sink_->error() : std::string();
+  trace_failure_ = "could not write to the trace file" + (reason.empty() ? std::string() : " (" + reason + ")") +
+                   "; the trace is incomplete after event " + std::to_string(seq);
+  std::fprintf(stderr, "clpool_layer: error: %s\n", trace_failure_.c_str());
+  if (settings_.errors_path) {
+    const int fd = ::open(settings_.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      const std::string line = trace_failure_ + "\n";
+      ssize_t w;
+      do {
+        w = ::write(fd, line.data(), line.size());
+      } while (w < 0 && errno == EINTR);
+      ::close(fd);
+    }
+  }
 }
 
 }  // namespace clpool::layer

@@ -47,6 +47,8 @@ class event_sink {
   // held): nothing will run after the last event, which may still come from a driver thread
   // during static destruction, so from now on each event must reach the file by itself.
   virtual void process_exiting() noexcept {}
+  // Why the last write, sites() or comment() that returned false failed ("" when unknown).
+  virtual std::string error() const { return ""; }
 };
 
 // One block the layer handed out, as the recorder remembers it until it is freed.
@@ -185,6 +187,15 @@ class recorder {
   // this very thread inside the recorder): the events are safe in the file anyway.
   void process_exiting() noexcept;
 
+  // "" while every event reached the trace; once one could not: "could not write to the trace
+  // file (REASON); the trace is incomplete after event N" (also on stderr, and appended to
+  // CLPOOL_LAYER_ERRORS when set). For a harness in the process (the pytest plugin).
+  std::string trace_failure() const;
+
+  // Each thread the recorder has seen: (its OS thread id, its `thread` in the trace), in the
+  // order of their ids. For a harness that must tell apart the threads it started from others.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> threads() const;
+
  private:
   int first_use_locked(block_info& block, const char* call, bool& newly_charged);
   void undo_first_use_locked(block_info& block);
@@ -199,6 +210,8 @@ class recorder {
   mutable std::mutex mutex_;
   std::unique_ptr<event_sink> sink_;
   bool sink_failed_ = false;
+  std::string trace_failure_;  // trace_failure()
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> threads_;  // threads()
   bool warned_oversize_ = false;
   const std::chrono::steady_clock::time_point start_;
   std::uint64_t next_seq_ = 0;

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -27,6 +32,7 @@ class vector_sink final : public event_sink {
     comments.push_back(std::string(key) + ": " + std::string(value));
     return true;
   }
+  std::string error() const override { return "No space left on device"; }
   std::vector<std::string> comments;
 
  private:
@@ -420,6 +426,46 @@ TEST(Recorder, SinkFailureStopsRecordingButNotAccounting) {
   EXPECT_FALSE(r.recording());
   EXPECT_EQ(events.size(), 1u);
   EXPECT_EQ(r.begin_alloc(8, trace_kind::buffer, 0).refused, refusal::budget);
+}
+
+// What a harness in the process asks (the pytest plugin through clpool_layer_trace_error and
+// clpool_layer_threads), and CLPOOL_LAYER_ERRORS for clpool record.
+TEST(Recorder, TheTraceFailureAndItsCauseAreKeptAndWrittenToTheErrorsFile) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string errors = std::string(tmp ? tmp : "/tmp") + "/recorder_errors.txt";
+  std::remove(errors.c_str());
+  layer_settings s = with_budget(100);
+  s.errors_path = errors;
+  std::vector<trace_event> events;
+  recorder r(s, std::make_unique<vector_sink>(&events, 1));
+  r.commit_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block);
+  EXPECT_EQ(r.trace_failure(), "");
+  testing::internal::CaptureStderr();
+  r.commit_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block);
+  const std::string said = testing::internal::GetCapturedStderr();
+  const std::string want =
+      "could not write to the trace file (No space left on device); the trace is incomplete after event 1";
+  EXPECT_EQ(r.trace_failure(), want);
+  EXPECT_NE(said.find(want), std::string::npos) << said;
+  std::ifstream in(errors);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, want);
+}
+
+TEST(Recorder, ThreadsAreKnownByTheirOsIds) {
+  std::vector<trace_event> events;
+  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
+  r.commit_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block);
+  std::uint64_t other = 0;
+  std::thread([&] {
+    other = static_cast<std::uint64_t>(::gettid());
+    r.commit_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block);
+  }).join();
+  const auto threads = r.threads();
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads[0], std::make_pair(static_cast<std::uint64_t>(::gettid()), std::uint64_t{0}));
+  EXPECT_EQ(threads[1], std::make_pair(other, std::uint64_t{1}));
 }
 
 }  // namespace

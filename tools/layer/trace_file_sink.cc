@@ -218,6 +218,7 @@ class file_sink final : public event_sink {
       return true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      error_ = e.what();
       return false;
     }
   }
@@ -231,6 +232,7 @@ class file_sink final : public event_sink {
       return true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      error_ = e.what();
       return false;
     }
   }
@@ -243,6 +245,7 @@ class file_sink final : public event_sink {
       return true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      error_ = e.what();
       return false;
     }
   }
@@ -251,12 +254,15 @@ class file_sink final : public event_sink {
     if (!forked()) output_->leave_map();
   }
 
+  std::string error() const override { return error_; }
+
  private:
   bool forked() const { return fork_generation.load(std::memory_order_relaxed) != generation_; }
 
   const std::uint64_t generation_ = fork_generation.load(std::memory_order_relaxed);
   // Declared in the order they are built; destroyed in reverse (the writer flushes into the
   // stream, the stream into the output).
+  std::string error_;  // the last failure's reason (error())
   std::unique_ptr<trace_output> output_;
   std::unique_ptr<std::ostream> stream_;
   std::unique_ptr<trace::trace_writer> writer_;

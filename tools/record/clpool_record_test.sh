@@ -73,6 +73,24 @@ for icd in pocl mockcl; do
   has "killed by signal 15"
   has "alloc.sub: 1"
 
+  echo "--- a trace the layer cannot finish (the file may not grow: a full disk) is an error, not"
+  echo "    exit 0; a program's own failure keeps its status"
+  out="$( (ulimit -f 1; trap '' XFSZ; "$CLPOOL" record --out "$d/full.trace" -- "$DRIVER" lifecycle) 2>&1)"
+  rc=$?
+  [[ $rc == 74 ]] || fail "an incomplete trace: exit $rc, want 74"
+  has "clpool record: error: the trace is incomplete: the layer could not write to the trace file"
+  has "File too large"
+  out="$( (ulimit -f 1; trap '' XFSZ; "$CLPOOL" record --force --out "$d/full.trace" -- sh -c '"$0" lifecycle; exit 5' "$DRIVER") 2>&1)"
+  rc=$?
+  [[ $rc == 5 ]] || fail "an incomplete trace of a failing program: exit $rc, want 5"
+  has "the trace is incomplete"
+  mkdir -p "$d/tmp"
+  TMPDIR="$d/tmp" rec 0 --force --out "$d/life.trace" -- "$DRIVER" lifecycle
+  [[ -z "$(ls -A "$d/tmp")" ]] || fail "clpool record left a file in TMPDIR: $(ls -A "$d/tmp")"
+  out="$(CLPOOL_LAYER_ERRORS=/tmp/mine "$CLPOOL" record --out "$d/y.trace" -- "$DRIVER" lifecycle 2>&1)"
+  [[ $? == 2 ]] || fail "CLPOOL_LAYER_ERRORS in the environment was not refused"
+  has "CLPOOL_LAYER_ERRORS is set in the environment; clpool record sets it"
+
   echo "--- clpool record killed: SIGTERM and SIGINT go on to the program; with SIGKILL the"
   echo "    program dies too (it ran on alone); the trace stays readable either way"
   for sig in TERM INT KILL; do

@@ -40,6 +40,8 @@ using clpool::record::record_options;
 // The shared conventions (common/cli.h); otherwise clpool record exits with its program's status.
 constexpr int exit_bad_usage = clpool::common::exit_usage;
 constexpr int exit_cannot_run = clpool::common::exit_cannot_run;
+// The program succeeded but its trace could not be written whole (EX_IOERR, sysexits.h).
+constexpr int exit_trace_incomplete = 74;
 
 constexpr const char* usage =
     "usage: clpool COMMAND [ARGS...]\n"
@@ -146,14 +148,14 @@ std::string out_path_problem(const record_options& o) {
 // layer's settings. Returns an error naming the variable when the caller's environment already
 // sets what clpool record sets, or when the result is not a valid layer configuration (the
 // layer's own parser says why: a misspelt CLPOOL_LAYER_* variable, a bad FAIL_NTH, ...).
-std::string child_environment(const record_options& o, const std::string& layer,
+std::string child_environment(const record_options& o, const std::string& layer, const std::string& errors,
                               std::vector<std::string>& env) {
   using namespace clpool::layer;
   std::string layers;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
-    for (std::string_view ours : {env_trace, env_budget, env_profile, env_stacks}) {
+    for (std::string_view ours : {env_trace, env_budget, env_profile, env_stacks, env_errors}) {
       if (name == ours) {
         return name + " is set in the environment; clpool record sets it from its flags (unset it)";
       }
@@ -189,6 +191,7 @@ std::string child_environment(const record_options& o, const std::string& layer,
     env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
   if (o.profile) env.push_back(std::string(env_profile) + "=" + *o.profile);
   env.push_back(std::string(env_stacks) + "=" + o.stacks);
+  env.push_back(std::string(env_errors) + "=" + errors);
   std::vector<const char*> entries;
   for (const std::string& e : env) entries.push_back(e.c_str());
   entries.push_back(nullptr);
@@ -295,6 +298,35 @@ void print_summary(const std::string& out, int status) {
   std::fprintf(stderr, "clpool record: exit status %d\n", status);
 }
 
+// Where the layer appends its errors (CLPOOL_LAYER_ERRORS): a file removed as soon as it is
+// made, reached through a descriptor the program inherits (/dev/fd/N), so that nothing is left
+// behind even when clpool record is killed. `path` is "" when none could be made.
+struct errors_file {
+  int fd = -1;
+  std::string path;
+  errors_file() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/clpool-record-errors-XXXXXX";
+    fd = ::mkstemp(templ.data());
+    if (fd < 0) return;
+    ::unlink(templ.c_str());
+    path = "/dev/fd/" + std::to_string(fd);
+  }
+  ~errors_file() {
+    if (fd >= 0) ::close(fd);
+  }
+  errors_file(const errors_file&) = delete;
+  errors_file& operator=(const errors_file&) = delete;
+  // The first line the layer wrote there ("" for none).
+  std::string first_error() const {
+    char buf[4096];
+    const ssize_t n = fd < 0 ? -1 : ::pread(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    const std::string text(buf, static_cast<std::size_t>(n));
+    return text.substr(0, text.find('\n'));
+  }
+};
+
 // --help's text, checked: on a full or closed standard output, an error and exit 2.
 int print_usage(const char* text) {
   std::fputs(text, stdout);
@@ -331,7 +363,9 @@ int record(const std::vector<std::string>& args) {
   }
   if (std::string problem = out_path_problem(o); !problem.empty()) return bad_usage(problem);
   std::vector<std::string> env;
-  if (std::string problem = child_environment(o, layer, env); !problem.empty()) {
+  const errors_file errors;
+  if (errors.path.empty()) return bad_usage(std::string("cannot create a file for the layer's errors: ") + std::strerror(errno));
+  if (std::string problem = child_environment(o, layer, errors.path, env); !problem.empty()) {
     return bad_usage(problem);
   }
   std::string program_problem;
@@ -359,6 +393,13 @@ int record(const std::vector<std::string>& args) {
   bool started = false;
   const int status = run_program(program, o.program, env, started);
   if (started) print_summary(o.out, status);
+  // A trace the layer could not finish (a full disk) is not the program's run: say so, and do
+  // not exit 0 for it.
+  if (const std::string lost = errors.first_error(); !lost.empty()) {
+    std::fprintf(stderr, "clpool record: error: the trace is incomplete: the layer %s\n",
+                 lost.c_str());
+    return status != 0 ? status : exit_trace_incomplete;
+  }
   return status;
 }
 
