@@ -23,12 +23,20 @@ class replay_observer final : public pool_observer {
  public:
   void on_event(const pool_event& e) noexcept override {
     last = e.counters;
+    if (e.counters.active_bytes > peak_active) {
+      peak_active = e.counters.active_bytes;
+      peak_active_event = *events - 1;
+    }
     if (e.counters.managed_bytes > peak_managed) peak_managed = e.counters.managed_bytes;
     if (e.kind == pool_event_kind::oom_retry) ++retries;
   }
+  explicit replay_observer(const std::uint64_t* events_applied) : events(events_applied) {}
   pool_counters last{};
   std::uint64_t retries = 0;
   std::uint64_t peak_managed = 0;
+  std::uint64_t peak_active = 0;
+  std::uint64_t peak_active_event = 0;
+  const std::uint64_t* events;  // the replay's count of events applied (the report's)
 };
 
 // The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
@@ -81,7 +89,7 @@ struct replayer::impl {
       if (o.sites) ledger = std::make_unique<site_ledger>(report.device.profile);
       pool.emplace(device_allocator{device, ledger.get()},
                    pool_options{c.leading_bits, c.limit, c.trim});
-      observer = std::make_shared<replay_observer>();
+      observer = std::make_shared<replay_observer>(&report.events);
       pool->set_observer(observer);
     }
   }
@@ -210,7 +218,11 @@ struct replayer::impl {
     }
     *slot = raw_block{handle, e.size};
     raw_active += e.size;
-    if (raw_active > report.peak_active_bytes) report.peak_active_bytes = raw_active;
+    ++raw_blocks;
+    if (raw_active > report.peak_active_bytes) {
+      report.peak_active_bytes = raw_active;
+      report.peak_active_event = report.events - 1;
+    }
   }
 
   void fill_raw_oom(oom_point& p, std::string message) {
@@ -322,6 +334,7 @@ struct replayer::impl {
       if (b.handle != 0) {
         device->deallocate(b.handle, b.bytes);
         raw_active -= b.bytes;
+        --raw_blocks;
         ++report.allocator_frees;
       } else {
         host_free(id);  // a host block (nothing for a sub-buffer)
@@ -346,7 +359,7 @@ struct replayer::impl {
   }
 
   bool apply(const trace_event& e, std::uint64_t line) {
-    if (report.oom) return false;
+    if (report.oom || report.stopped) return false;
     ++report.events;
     switch (e.action) {
       case trace_action::alloc:
@@ -389,7 +402,8 @@ struct replayer::impl {
         break;
     }
     if (options.timeline) sample();
-    return !report.oom;
+    if (options.stop_after_event && report.events > *options.stop_after_event) report.stopped = true;
+    return !report.oom && !report.stopped;
   }
 
   void sample() {
@@ -415,9 +429,15 @@ struct replayer::impl {
       r.allocator_frees = s.allocator_frees;
       r.allocator_failures = s.allocator_failures;
       r.oom_retries = s.oom_retries;
+      r.peak_active_event = observer->peak_active_event;
+      r.end_active_bytes = observer->last.active_bytes;
+      r.end_active_blocks = observer->last.active_blocks;
     } else {
       r.peak_managed_bytes = r.peak_active_bytes;
+      r.end_active_bytes = raw_active;
+      r.end_active_blocks = raw_blocks;
     }
+    if (ledger) r.end_live_sites = ledger->live_sites();
     if (options.timeline) {
       r.timeline = sampler.points();
       r.timeline_tail = sampler.tail();
@@ -444,6 +464,7 @@ struct replayer::impl {
   std::vector<std::uint32_t> free_slots;
   trace::flat_id_map<raw_block> raw_live;
   std::uint64_t raw_active = 0;
+  std::uint64_t raw_blocks = 0;  // live device blocks (raw_active's)
   std::optional<device_model::device_memory> host_memory;  // the host-pinned budget's ledger
   trace::flat_id_map<host_block> host_live;                // live host blocks
 

@@ -56,6 +56,10 @@ struct replay_options {
   // When a block the program released is free (free_schedule.h); nothing: the moment the
   // device's profile predicts (free_moment_of).
   std::optional<free_moment> frees_at;
+  // Stop after the event with this 0-based index, as if the input ended there: the report's end
+  // figures (end_active_bytes, end_live_sites) are then those of that moment, e.g. the peak's
+  // (replay_report::peak_active_event). apply() returns false from then on.
+  std::optional<std::uint64_t> stop_after_event;
 };
 
 // Applies events one at a time. Single-threaded.

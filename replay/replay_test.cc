@@ -480,3 +480,75 @@ TEST(ReplayFreesAt, DriverFreeBeforeTheWaitAndBadInput) {
 
 }  // namespace
 }  // namespace clpool::replay
+
+namespace clpool::replay {
+namespace {
+
+// The peak's event, the end's live blocks, and a replay stopped at the peak: what the pytest
+// plugin reports per test and clpool_replay --peak prints, from the one engine.
+TEST(ReplayPeakAndEnd, NoPool) {
+  events_builder b;
+  b.alloc(1, 100).alloc(2, 300).free(1).alloc(3, 50).alloc(4, 7).add(trace_action::alloc, 5, 999, trace_kind::host)
+      .add(trace_action::alloc, 6, 10, trace_kind::sub).free(2);
+  replay_config nopool;
+  nopool.use_pool = false;
+  const replay_report r = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate});
+  EXPECT_EQ(r.peak_active_bytes, 400u);
+  EXPECT_EQ(r.peak_active_event, 1u);  // the second alloc; later ones never reach 400 again
+  EXPECT_EQ(r.end_active_bytes, 57u);   // 3 and 4: host and sub blocks take no device memory
+  EXPECT_EQ(r.end_active_blocks, 2u);
+  EXPECT_FALSE(r.stopped);
+
+  replay_options at_peak;
+  at_peak.stop_after_event = r.peak_active_event;
+  const replay_report p = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_peak);
+  EXPECT_TRUE(p.stopped);
+  EXPECT_TRUE(p.ok());
+  EXPECT_EQ(p.events, 2u);
+  EXPECT_EQ(p.end_active_bytes, 400u);
+  EXPECT_EQ(p.end_active_blocks, 2u);
+}
+
+TEST(ReplayPeakAndEnd, WithAPoolAndSites) {
+  events_builder b;
+  b.alloc(1, 1000).alloc(2, 2000).free(1).alloc(3, 1000);
+  b.events[0].stack = 7;
+  b.events[1].stack = 8;
+  b.events[3].stack = 7;
+  replay_options o;
+  o.sites = true;
+  const replay_report r = replay_events(b.events, pool_lb(12), {1 << 20, alloc_semantics::immediate}, o);
+  EXPECT_EQ(r.peak_active_bytes, 3000u);
+  EXPECT_EQ(r.peak_active_event, 1u);
+  EXPECT_EQ(r.end_active_bytes, 3000u);
+  EXPECT_EQ(r.end_active_blocks, 2u);
+  ASSERT_EQ(r.end_live_sites.size(), 2u);
+  EXPECT_EQ(r.end_live_sites[0].stack, 8u);
+  EXPECT_EQ(r.end_live_sites[0].requested_bytes, 2000u);
+  EXPECT_EQ(r.end_live_sites[1].stack, 7u);
+  EXPECT_EQ(r.end_live_sites[1].requested_bytes, 1000u);
+}
+
+TEST(ReplayPeakAndEnd, ReleasesFreeAtTheRule) {
+  // Version 3: under `release` a released block is not live at the end; under `driver` it is
+  // until its free.
+  events_builder b;
+  b.alloc(1, 100).alloc(2, 200).release(2).alloc(3, 400);
+  replay_config nopool;
+  nopool.use_pool = false;
+  replay_options at_release;
+  at_release.frees_at = free_moment::release;
+  const replay_report r = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_release);
+  EXPECT_EQ(r.peak_active_bytes, 500u);
+  EXPECT_EQ(r.peak_active_event, 3u);
+  EXPECT_EQ(r.end_active_bytes, 500u);
+  replay_options at_driver;
+  at_driver.frees_at = free_moment::driver;
+  const replay_report d = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_driver);
+  EXPECT_EQ(d.peak_active_bytes, 700u);
+  EXPECT_EQ(d.end_active_bytes, 700u);
+  EXPECT_EQ(d.end_active_blocks, 3u);
+}
+
+}  // namespace
+}  // namespace clpool::replay

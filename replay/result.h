@@ -163,6 +163,10 @@ struct replay_report {
   bool frees_at_given = false;
   std::optional<oom_point> oom;  // the first out-of-memory; nothing when the replay was clean
   std::uint64_t peak_active_bytes = 0;
+  // The event (0-based, among those applied) that first brought the live blocks to
+  // peak_active_bytes; 0 when nothing was ever live. Replayed again up to it
+  // (replay_options::stop_after_event), the end figures below are those at the peak.
+  std::uint64_t peak_active_event = 0;
   std::uint64_t peak_managed_bytes = 0;
   std::uint64_t peak_device_bytes = 0;
   std::uint64_t peak_host_bytes = 0;   // `host` blocks, charged to the host budget
@@ -174,6 +178,18 @@ struct replay_report {
   std::uint64_t allocator_allocations = 0, allocator_frees = 0, allocator_failures = 0;
   std::uint64_t oom_retries = 0;       // the pool's retries after freeing held memory
   std::uint64_t rescued_requests = 0;  // requests that failed first and succeeded after a retry
+  // What was live where the replay ended (its last event, replay_options::stop_after_event, or
+  // the out-of-memory): live allocations, as requested, and how many (`host` and `sub` blocks
+  // take no device memory and are not in them). With replay_options::sites, the same per site,
+  // largest first (the blocks, with a pool, not what it holds).
+  std::uint64_t end_active_bytes = 0;
+  std::uint64_t end_active_blocks = 0;
+  std::vector<site_usage> end_live_sites;
+  bool stopped = false;  // ended at replay_options::stop_after_event
+  // With clpool_replay --peak: per site, what was live at the peak (a second pass, stopped at
+  // peak_active_event); `peak_asked` says it was asked for.
+  bool peak_asked = false;
+  std::vector<site_usage> peak_live_sites;
   std::vector<timeline_point> timeline;  // empty unless replay_options::timeline
   // The last replay_options::timeline_tail_events events, one point each, oldest first (the
   // failing event last when there is one): the picture's zoom on the failure. Empty unless

@@ -101,6 +101,13 @@ nlohmann::json to_json(const replay_report& r) {
   j["recorded_failures"] = r.recorded_failures;
   j["recorded_failures_that_fit"] = r.recorded_failures_that_fit;
   j["peak_active_bytes"] = r.peak_active_bytes;
+  j["peak_active_event"] = r.peak_active_event;
+  j["end_active_bytes"] = r.end_active_bytes;
+  j["end_active_blocks"] = r.end_active_blocks;
+  if (r.peak_asked && r.sites) {
+    j["peak_sites"] = site_list_json(r.peak_live_sites, r, 20);
+    j["end_sites"] = site_list_json(r.end_live_sites, r, 20);
+  }
   j["peak_managed_bytes"] = r.peak_managed_bytes;
   j["peak_device_bytes"] = r.peak_device_bytes;
   j["peak_host_bytes"] = r.peak_host_bytes;

@@ -121,6 +121,48 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const
   return out;
 }
 
+namespace {
+
+// "function (file:line)" with `root` taken off the front of the file, printable.
+std::string path_frame(const trace::site_table& sites, std::uint64_t id, const std::string& root) {
+  const trace::frame_info* f = sites.find_frame(id);
+  if (f == nullptr || root.empty() || f->file.size() <= root.size() ||
+      f->file.compare(0, root.size(), root) != 0 || f->file[root.size()] != '/') {
+    return printable_frame(sites, id);
+  }
+  trace::frame_info shown = *f;
+  shown.file = f->file.substr(root.size() + 1);
+  trace::site_table one;
+  one.add_frame(1, shown);
+  return common::escape_text(one.describe_frame(1));
+}
+
+}  // namespace
+
+std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, const site_path_rule& rule) {
+  if (sites == nullptr || stack == 0) return "(no stack recorded)";
+  const std::vector<std::uint64_t> frames = program_frames(*sites, stack);
+  if (frames.empty()) return "(stack " + std::to_string(stack) + " not defined)";
+  std::size_t shown = frames.size();
+  if (rule.frames != 0) {
+    shown = std::min(shown, rule.frames);
+  } else if (!rule.until_function.empty()) {
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const trace::frame_info* f = sites->find_frame(frames[i]);
+      if (f != nullptr && f->function == rule.until_function && f->file == rule.until_file) {
+        shown = i + 1;
+        break;
+      }
+    }
+  }
+  std::string name;
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (i != 0) name += " \u2190 ";  // ←
+    name += path_frame(*sites, frames[i], rule.root);
+  }
+  return name;
+}
+
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack) {
   std::vector<std::string> out;
   if (sites == nullptr) return out;

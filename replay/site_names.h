@@ -52,6 +52,25 @@ std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const 
 // largest rounded bytes first.
 std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites);
 
+// A site as the path through the program's own frames, from the allocation out to the code that
+// asked for it: "_buf (t.py:10) ← remember_forever (t.py:14) ← test_leaks (t.py:30)". The pytest
+// plugin names a test's sites so: allocations that all pass through one helper of the user's are
+// told apart by their callers, down to the test.
+struct site_path_rule {
+  // The innermost program frames to show; 0: out to the `until` frame, or all of them when the
+  // stack does not pass through it.
+  std::size_t frames = 0;
+  // The outermost frame to show (the test function): its file and function, as the trace holds
+  // them. Empty: no such frame.
+  std::string until_file, until_function;
+  // Files under this directory are shown relative to it (the test suite's root); empty: as is.
+  std::string root;
+};
+
+// The path of `stack` under `rule`, every frame in its printable form (common/text_escape.h);
+// "(no stack recorded)" for stack 0 or no sites.
+std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, const site_path_rule& rule);
+
 // Every frame of `stack`, innermost first, one string each.
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack);
 

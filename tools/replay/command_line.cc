@@ -166,6 +166,10 @@ void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases
             return "'" + v + "' is not a whole number of frames from 1 to 64";
           },
           "N"));
+  app.add_flag("--peak", cl.peak,
+               "also say what was live at the peak of active memory and at the end of the replay, "
+               "and, for a trace with allocation sites, which sites held it (one more pass over the "
+               "trace)");
   app.add_option("--library-frames", cl.library_frames,
                  "frames whose file matches this glob ('*' matches across '/') are library code "
                  "and never name a site, beside the built-in rule (installed packages wherever "

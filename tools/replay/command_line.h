@@ -34,6 +34,7 @@ struct command_line {
   std::vector<std::string> library_frames;  // --library-frames patterns
   std::string frees_at;  // --frees-at; empty: the device's profile decides
   std::size_t site_frames = 1;  // --site-frames
+  bool peak = false;            // --peak
   std::vector<std::string> diff_paths;      // --diff OLD NEW (diff.h)
   std::string max_growth_text;              // --max-growth, with --diff
 };

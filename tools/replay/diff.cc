@@ -24,10 +24,7 @@ namespace {
 
 using common::usage_error;
 
-std::string both(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " bytes";
-  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
-}
+std::string both(std::uint64_t bytes) { return common::format_bytes_both(bytes); }
 
 std::string signed_bytes(std::int64_t change) {
   if (change == 0) return "0 bytes";

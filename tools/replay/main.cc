@@ -80,6 +80,7 @@ struct plan {
   bool full_stacks = false;
   std::vector<std::string> library_patterns;  // --library-frames
   std::size_t site_frames = 1;                 // --site-frames
+  bool peak = false;                           // --peak
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
   std::size_t passes() const { return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0)); }
@@ -164,6 +165,7 @@ plan validate(const command_line& cl) {
   if (!cl.frees_at.empty()) p.frees_at = parse_free_moment(cl.frees_at);
   p.full_stacks = cl.full_stacks;
   p.site_frames = cl.site_frames;
+  p.peak = cl.peak;
   for (const std::string& pattern : cl.library_frames) {
     const std::string error = trace::library_pattern_error(pattern);
     if (!error.empty()) {
@@ -226,8 +228,9 @@ run_output replay_all(plan& p) {
   run_progress overall(p.configs.size());
   const bool several_replays = p.passes() > 1 || p.min_capacity;
   const auto replay_once = [&](const replay_config& c, std::uint64_t cap, bool timeline,
-                               const std::string& label) {
+                               const std::string& label, std::optional<std::uint64_t> stop_after = {}) {
     replay_options options;
+    options.stop_after_event = stop_after;
     options.timeline = timeline;
     options.sites = p.sites;
     options.library_patterns = p.library_patterns;
@@ -272,6 +275,14 @@ run_output replay_all(plan& p) {
       overall.start_replay(i, p.min_capacity ? 0 : 1);
       res.replay = replay_once(p.configs[i], *p.capacity, timeline, name);
       any_oom |= !res.replay->ok();
+      if (p.peak) {  // the same replay again, stopped where the peak was reached
+        res.replay->peak_asked = true;
+        if (p.sites && res.replay->peak_active_bytes != 0) {
+          res.replay->peak_live_sites =
+              replay_once(p.configs[i], *p.capacity, false, name + " up to its peak", res.replay->peak_active_event)
+                  .end_live_sites;
+        }
+      }
     }
     if (p.min_capacity) {
       std::uint64_t n = 0;

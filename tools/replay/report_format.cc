@@ -13,8 +13,7 @@ namespace {
 // "1.50 MiB (1572864 bytes)": both, so people can read it and scripts can grep it.
 std::string both(std::uint64_t bytes) {
   if (bytes == unlimited) return "unlimited";
-  if (bytes < 1024) return std::to_string(bytes) + " bytes";
-  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+  return common::format_bytes_both(bytes);
 }
 
 std::string capacity_text(std::uint64_t bytes) {
@@ -265,6 +264,7 @@ std::string format_text(const config_result& result, const std::string& input, b
       sites_text(out, r, full_stacks);
     }
     summary_text(out, r);
+    peak_and_end_text(out, r, full_stacks);
   }
   if (result.min_capacity) min_capacity_text(out, result);
   return out.str();

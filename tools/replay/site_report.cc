@@ -6,10 +6,7 @@
 namespace clpool::replay {
 namespace {
 
-std::string both(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " bytes";
-  return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
-}
+std::string both(std::uint64_t bytes) { return common::format_bytes_both(bytes); }
 
 // The device rounds what it commits (a profile with pages or pack granules): each site's committed
 // bytes say something the rounded bytes do not.
@@ -70,6 +67,21 @@ void sites_text(std::ostringstream& out, const replay_report& r, bool full_stack
     site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r, full_stacks, top);
   }
   if (!full_stacks) out << "  (--full-stacks prints every frame of each site)\n";
+}
+
+void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top) {
+  if (!r.peak_asked) return;
+  out << "at the peak (event " << r.peak_active_event << "): " << both(r.peak_active_bytes) << " live\n";
+  if (r.sites) {
+    site_list(out, "sites holding the most device memory at the peak (live blocks):", r.peak_live_sites, r,
+              full_stacks, top);
+  }
+  out << "live at the end (event " << (r.events == 0 ? 0 : r.events - 1) << "): " << both(r.end_active_bytes)
+      << " in " << r.end_active_blocks << (r.end_active_blocks == 1 ? " block" : " blocks") << "\n";
+  if (r.sites) {
+    site_list(out, "sites still holding device memory at the end (live blocks):", r.end_live_sites, r,
+              full_stacks, top);
+  }
 }
 
 }  // namespace clpool::replay

@@ -19,6 +19,10 @@ namespace clpool::replay {
 // held, and the failing request's own site. `full_stacks`: every frame under each site.
 void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top = 5);
 
+// With --peak: what was live at the peak and at the end, and (with sites) the `top` sites that
+// held it at each.
+void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top = 5);
+
 }  // namespace clpool::replay
 
 #endif  // CLPOOL_TOOLS_REPLAY_SITE_REPORT_H_

@@ -1,0 +1,307 @@
+// followed_session: a layer-shaped trace written piece by piece, windows cut over it, and each
+// window's figures against the engine's replay of the window's own trace (write_window_trace), as
+// clpool_replay reads it.
+#include "replay/followed_session.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/output_file.h"
+#include "replay/replay.h"
+#include "trace/trace_reader.h"
+
+namespace clpool::replay {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+// Writes a version-3 trace as the layer does: a header, then lines appended as they happen.
+class layer_trace {
+ public:
+  explicit layer_trace(const std::string& name) : path_(temp_path(name)) {
+    out_.open(path_, std::ios::trunc);
+    out_ << "clpool-trace 3\n# source: layer\n";
+    // Sites: t.py's helper _buf (line 10) called by remember (14) and by scratch (20), each from
+    // its test (30, 40), all under a library frame (pyopencl) and pytest's.
+    out_ << "frame 1 py 100 /usr/lib/python3/dist-packages/pyopencl/__init__.py Buffer.__init__\n"
+            "frame 2 py 10 /src/t.py _buf\n"
+            "frame 3 py 14 /src/t.py remember\n"
+            "frame 4 py 20 /src/t.py scratch\n"
+            "frame 5 py 30 /src/t.py test_leaks\n"
+            "frame 6 py 40 /src/t.py test_peak\n"
+            "frame 7 py 500 /usr/lib/python3/dist-packages/_pytest/python.py pytest_pyfunc_call\n"
+            "stack 1 0 7\nstack 2 1 5\nstack 3 2 3\nstack 4 3 2\nstack 5 4 1\n"  // test_leaks -> remember -> _buf
+            "stack 6 1 6\nstack 7 6 4\nstack 8 7 2\nstack 9 8 1\n";             // test_peak -> scratch -> _buf
+    out_.flush();
+  }
+  void event(const std::string& action, std::uint64_t id, std::uint64_t size, std::uint64_t stack = 0,
+             std::uint64_t thread = 0, const std::string& kind = "buffer") {
+    out_ << seq_++ << " 0 " << thread << " 0 " << action << " " << id << " " << size << " " << kind << " 0x0";
+    if (stack != 0) out_ << " " << stack;
+    out_ << "\n";
+    out_.flush();
+  }
+  void comment(const std::string& text) {
+    out_ << "# " << text << "\n";
+    out_.flush();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+  std::uint64_t seq_ = 0;
+};
+
+constexpr std::uint64_t leaks_stack = 5, peak_stack = 9;
+
+site_path_rule to_test(const std::string& test) {
+  site_path_rule r;
+  r.until_file = "/src/t.py";
+  r.until_function = test;
+  r.root = "/src";
+  return r;
+}
+
+TEST(FollowedSession, ANotYetWrittenTraceIsNothingYet) {
+  const std::string path = temp_path("fs_missing.trace");
+  ::unlink(path.c_str());
+  followed_session s(path);
+  EXPECT_FALSE(s.sync());
+  std::ofstream(path) << "clpool-tra";  // the header not whole yet
+  EXPECT_FALSE(s.sync());
+  std::ofstream(path) << "clpool-trace 3\n";
+  EXPECT_TRUE(s.sync());
+  EXPECT_EQ(s.events(), 0u);
+}
+
+TEST(FollowedSession, HelperSitesAreNamedByTheirPathToTheTest) {
+  layer_trace t("fs_helper.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc", 1, 3 << 20, leaks_stack);
+  t.event("alloc", 2, 1 << 20, leaks_stack);
+  t.event("release", 2, 1 << 20);
+  t.event("free", 2, 1 << 20);
+  s.sync();
+  s.mark_call_end();
+  const window_figures f = s.figures({.naming = to_test("test_leaks")});
+  EXPECT_EQ(f.peak_bytes, 4u << 20);
+  EXPECT_EQ(f.left_live_bytes, 3u << 20);
+  EXPECT_EQ(f.left_live_blocks, 1u);
+  EXPECT_EQ(f.allocations, 2u);
+  ASSERT_EQ(f.left_live_sites.size(), 1u);
+  EXPECT_EQ(f.left_live_sites[0].site, "_buf (t.py:10) \u2190 remember (t.py:14) \u2190 test_leaks (t.py:30)");
+  ASSERT_EQ(f.peak_sites.size(), 1u);
+  EXPECT_EQ(f.peak_sites[0].bytes, 4u << 20);
+  EXPECT_EQ(f.peak_sites[0].blocks, 2u);
+  // One frame: the helper alone, as before.
+  site_path_rule one = to_test("test_leaks");
+  one.frames = 1;
+  EXPECT_EQ(s.figures({.naming = one}).left_live_sites[0].site, "_buf (t.py:10)");
+  // Not under the test named: every program frame.
+  EXPECT_EQ(s.figures({.naming = to_test("test_other")}).left_live_sites[0].site,
+            "_buf (t.py:10) \u2190 remember (t.py:14) \u2190 test_leaks (t.py:30)");
+}
+
+TEST(FollowedSession, BlocksFromBeforeAndSetupAreNotTheCallsLeaks) {
+  layer_trace t("fs_before.trace");
+  t.event("alloc", 1, 100, leaks_stack);  // the session's, before the test
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  t.event("alloc", 2, 200, peak_stack);   // setup (a fixture)
+  s.sync();
+  s.mark_call();
+  t.event("release", 2, 200);
+  t.event("free", 2, 200);
+  t.event("release", 1, 100);             // a block from before, freed in the test
+  t.event("free", 1, 100);
+  t.event("alloc", 3, 50, peak_stack);
+  s.sync();
+  s.mark_call_end();
+  const window_figures f = s.figures({});
+  EXPECT_EQ(f.peak_bytes, 200u);
+  EXPECT_EQ(f.left_live_bytes, 50u);
+  EXPECT_EQ(f.allocations, 2u);
+  EXPECT_FALSE(f.oom.has_value());
+}
+
+TEST(FollowedSession, ARefusedBlockIsNotLiveAndTheOomNamesItsFirstUse) {
+  layer_trace t("fs_refused.trace");
+  t.event("alloc", 1, 700, leaks_stack);  // before the test
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc", 2, 200, peak_stack);
+  t.event("alloc", 3, 500, peak_stack);
+  t.comment("failure: first use of id 3 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: budget 1000 bytes");
+  t.comment("failure: first use of id 3 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: budget 1000 bytes");
+  t.event("alloc_failed", 0, 4000, peak_stack);
+  t.comment("failure: seq 4 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: budget");
+  s.sync();
+  s.mark_call_end();
+  const window_figures f = s.figures({.naming = to_test("test_peak")});
+  EXPECT_EQ(f.peak_bytes, 200u);        // block 3 never held device memory
+  EXPECT_EQ(f.left_live_bytes, 200u);
+  ASSERT_TRUE(f.oom.has_value());
+  EXPECT_EQ(f.oom->where, "at first use by clEnqueueWriteBuffer");
+  EXPECT_EQ(f.oom->requested_bytes, 500u);
+  EXPECT_EQ(f.oom->live_bytes, 900u);   // 1 from before and 2; not 3, the failing block
+  EXPECT_EQ(f.oom->live_before_bytes, 700u);
+  EXPECT_EQ(f.oom->live_blocks, 2u);
+  EXPECT_EQ(f.oom->more, 1u);           // the retry is the same request; the alloc_failed is another
+  EXPECT_EQ(f.oom->site, "_buf (t.py:10) \u2190 scratch (t.py:20) \u2190 test_peak (t.py:40)");
+  ASSERT_EQ(f.oom->live_sites.size(), 2u);
+  EXPECT_EQ(f.oom->live_sites[0].bytes, 700u);
+}
+
+TEST(FollowedSession, OtherThreadsAreTheSessions) {
+  layer_trace t("fs_threads.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc", 1, 100, peak_stack, 0);
+  t.event("alloc", 2, 1000, leaks_stack, 3);  // a thread that ran before the test
+  s.sync();
+  s.mark_call_end();
+  const window_figures f = s.figures({.other_threads = {3}});
+  EXPECT_EQ(f.peak_bytes, 100u);
+  EXPECT_EQ(f.left_live_bytes, 100u);
+  EXPECT_EQ(f.allocations, 1u);
+  EXPECT_EQ(f.other_thread_allocations, 1u);
+  EXPECT_EQ(f.other_thread_bytes, 1000u);
+  ASSERT_EQ(f.other_thread_sites.size(), 1u);
+  const window_figures all = s.figures({});
+  EXPECT_EQ(all.peak_bytes, 1100u);
+  EXPECT_EQ(all.other_thread_allocations, 0u);
+}
+
+// The window's own trace, replayed by the engine as clpool_replay reads a file, gives the
+// window's figures back.
+void expect_agreement(const followed_session& s, const std::string& name) {
+  const std::string path = temp_path(name);
+  s.write_window_trace(path, "t.py::" + name, window_trace::own);
+  trace::trace_reader reader(path, {.check_liveness = false});
+  replay_config nopool;
+  nopool.use_pool = false;
+  replay_options o;
+  o.sites = true;
+  o.frees_at = free_moment::release;
+  const replay_report r = replay_stream(reader, nopool, device_spec{}, o);
+  const window_figures f = s.figures({});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.peak_active_bytes, f.peak_bytes) << name;
+  // The own trace starts at setup; the left-live figure is the call's: here every test allocates
+  // in its call only.
+  EXPECT_EQ(r.end_active_bytes, f.left_live_bytes) << name;
+}
+
+TEST(FollowedSession, RandomWindowsAgreeWithTheirOwnTraceReplayed) {
+  layer_trace t("fs_random.trace");
+  followed_session s(t.path());
+  std::mt19937_64 rng(42);
+  std::uint64_t next_id = 1;
+  std::vector<std::uint64_t> live, released;
+  for (int window = 0; window < 50; ++window) {
+    s.sync();
+    s.begin_window();
+    s.mark_call();
+    std::vector<std::uint64_t> mine;
+    for (int i = 0; i < 40; ++i) {
+      const int what = static_cast<int>(rng() % 6);
+      if (what <= 2 || mine.empty()) {
+        const std::uint64_t id = next_id++;
+        t.event("alloc", id, 1 + rng() % 100000, rng() % 2 ? leaks_stack : peak_stack, 0,
+                rng() % 8 == 0 ? "host" : "buffer");
+        mine.push_back(id);
+      } else {
+        const std::size_t k = rng() % mine.size();
+        const std::uint64_t id = mine[k];
+        mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(k));
+        if (what == 3) {
+          t.event("free", id, 0);
+        } else {
+          t.event("release", id, 0);
+          if (what == 4) t.event("wait", 0, 0);
+          t.event("free", id, 0);
+        }
+      }
+    }
+    s.sync();
+    s.mark_call_end();
+    expect_agreement(s, "fs_random_" + std::to_string(window) + ".trace");
+    for (const std::uint64_t id : mine) live.push_back(id);
+  }
+}
+
+TEST(FollowedSession, TheDeviceTraceReplaysTheOom) {
+  layer_trace t("fs_device.trace");
+  t.event("alloc", 1, 700, leaks_stack);
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc", 2, 200, peak_stack);
+  t.event("alloc_failed", 0, 400, peak_stack);
+  t.comment("failure: seq 2 status -4 from the layer");
+  s.sync();
+  const std::string path = temp_path("fs_device_out.trace");
+  s.write_window_trace(path, "t.py::test_peak[a\nb]", window_trace::device);
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  EXPECT_NE(text.str().find("# test: t.py::test_peak[a\\x0Ab]\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("# failure: seq 2 status -4 from the layer\n"), std::string::npos) << text.str();
+  trace::trace_reader reader(path, {.check_liveness = false});
+  replay_config nopool;
+  nopool.use_pool = false;
+  replay_options o;
+  o.sites = true;
+  const replay_report r = replay_stream(reader, nopool, device_spec{1000, alloc_semantics::immediate}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->requested_bytes, 400u);
+  EXPECT_EQ(r.oom->active_bytes, 900u);
+  EXPECT_EQ(r.oom->seq, 2u);  // the session's own seq
+}
+
+TEST(FollowedSession, ArtifactsRefuseLinksAndSayWhy) {
+  layer_trace t("fs_links.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  const std::string target = temp_path("fs_link_target");
+  std::ofstream(target) << "keep\n";
+  const std::string link = temp_path("fs_link.trace");
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_THROW(s.write_window_trace(link, "t", window_trace::own), common::output_error);
+  std::stringstream kept;
+  kept << std::ifstream(target).rdbuf();
+  EXPECT_EQ(kept.str(), "keep\n");
+}
+
+TEST(FollowedSession, AMalformedTraceIsAnError) {
+  layer_trace t("fs_bad.trace");
+  followed_session s(t.path());
+  s.sync();
+  t.event("free", 99, 1);  // never allocated
+  EXPECT_THROW(s.sync(), trace::trace_error);
+}
+
+}  // namespace
+}  // namespace clpool::replay
