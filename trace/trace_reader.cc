@@ -1,7 +1,9 @@
 #include "trace/trace_reader.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -169,11 +171,28 @@ bool trace_reader::refill() {
   pos_ = 0;
   end_ = tail;
   // The last byte stays free for the NUL sentinel parse_fast() relies on.
-  const std::size_t n = std::fread(buffer_.data() + end_, 1, buffer_.size() - 1 - end_, file_.get());
+  std::size_t want = buffer_.size() - 1 - end_;
+  std::size_t n;
+  if (options_.follow) {
+    // Following, most looks find a few new lines before the zero-filled rest of a mapped chunk:
+    // read little first, more while the reads come back full; with pread() at the offset, so
+    // that a look costs one system call and no stdio seek.
+    want = std::min(want, follow_read_);
+    follow_read_ = std::min<std::size_t>(follow_read_ * 4, buffer_.size());
+    const ssize_t got = ::pread(::fileno(file_.get()), buffer_.data() + end_, want,
+                                static_cast<off_t>(consumed_base_ + end_));
+    if (got < 0) {
+      ++line_;
+      fail(std::string("read error: ") + std::strerror(errno));
+    }
+    n = static_cast<std::size_t>(got);
+  } else {
+    n = std::fread(buffer_.data() + end_, 1, want, file_.get());
+  }
   end_ += n;
   buffer_[end_] = '\0';
   if (n == 0) {
-    if (std::ferror(file_.get())) {
+    if (!options_.follow && std::ferror(file_.get())) {
       ++line_;
       fail(std::string("read error: ") + std::strerror(errno));
     }

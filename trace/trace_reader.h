@@ -144,6 +144,7 @@ class trace_reader {
   bool eof_ = false;        // no more bytes to read into buffer_
   bool paused_ = false;     // follow mode: stopped where the written bytes end, at resume_at_
   std::uint64_t resume_at_ = 0;
+  std::size_t follow_read_ = std::size_t{4} << 10;  // follow mode: the next read's size
   std::uint64_t consumed_base_ = 0;
   std::uint64_t total_bytes_ = 0;
   std::uint64_t line_ = 0;       // line of the last line read

@@ -19,14 +19,12 @@ bool trace_reader::pause_at(const char* start) {
 
 void trace_reader::resume() {
   paused_ = false;
-  std::clearerr(file_.get());
-  if (::fseeko(file_.get(), static_cast<off_t>(resume_at_), SEEK_SET) != 0) {
-    fail(std::string("cannot read on at byte ") + std::to_string(resume_at_) + ": " + std::strerror(errno));
-  }
+  // refill() reads with pread() at consumed_base_ + end_ in follow mode: no seek needed.
   consumed_base_ = resume_at_;
   pos_ = end_ = 0;
   buffer_[0] = '\0';
   eof_ = false;
+  follow_read_ = std::size_t{4} << 10;
 }
 
 }  // namespace clpool::trace
