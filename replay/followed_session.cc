@@ -56,12 +56,27 @@ bool parse_first_use(const std::string& text, std::uint64_t& id, std::string& ca
   return true;
 }
 
-// Sums `list` (per stack) by the name `naming` gives each stack; largest first, then by name.
-std::vector<named_usage> by_name(const std::vector<site_usage>& list, const trace::site_table* sites,
-                                 const site_path_rule& naming) {
+}  // namespace
+
+// A stack's name under `naming`, kept for the session: a suite names the same few stacks in every
+// test, and naming walks the stack and escapes every frame.
+std::string followed_session::name_of(std::uint64_t stack, const site_path_rule& naming) const {
+  name_key key{stack, naming.frames, naming.until_file, naming.until_function, naming.root};
+  if (const auto it = names_.find(key); it != names_.end()) return it->second;
+  std::string name = site_path_name(sites(), stack, naming);
+  if (name.find(" not defined)") == std::string::npos) {  // a frame defined later gets named then
+    if (names_.size() >= (std::size_t{1} << 16)) names_.clear();  // bounded
+    names_.emplace(std::move(key), name);
+  }
+  return name;
+}
+
+// Sums `list` (per stack) by the name each stack has under `naming`; largest first, then by name.
+std::vector<named_usage> followed_session::by_name(const std::vector<site_usage>& list,
+                                                   const site_path_rule& naming) const {
   std::map<std::string, named_usage> sums;
   for (const site_usage& u : list) {
-    const std::string name = site_path_name(sites, u.stack, naming);
+    const std::string name = name_of(u.stack, naming);
     named_usage& n = sums[name];
     n.site = name;
     n.bytes += u.requested_bytes;
@@ -72,6 +87,8 @@ std::vector<named_usage> by_name(const std::vector<site_usage>& list, const trac
   std::stable_sort(out.begin(), out.end(), [](const named_usage& a, const named_usage& b) { return a.bytes > b.bytes; });
   return out;
 }
+
+namespace {
 
 // The engine's replay of a window's own events: no pool, exact bytes, no capacity, every block
 // free at its release; with the sites.
@@ -109,6 +126,7 @@ bool followed_session::sync() {
 void followed_session::apply(const trace_event& e) {
   ++events_;
   last_seq_ = e.seq;
+  in_window_ = window_open_ && e.seq >= window_start_seq_;
   entry w;
   w.event = e;
   switch (e.action) {
@@ -133,11 +151,12 @@ void followed_session::apply(const trace_event& e) {
     default:
       break;
   }
-  if (window_open_) window_.push_back(std::move(w));
+  if (in_window_) window_.push_back(std::move(w));
 }
 
 void followed_session::on_comment(std::string_view key, std::string_view value) {
-  if (!window_open_ || key != "failure") return;
+  // A comment is the event's before it: in the window when that event is.
+  if (!in_window_ || key != "failure") return;
   // "seq N ...": the recorder's words for the alloc_failed just read; anything else (a first use
   // refused) is an out-of-memory of its own.
   if (value.substr(0, 4) == "seq " && !window_.empty() && window_.back().event.action == trace_action::alloc_failed &&
@@ -146,33 +165,42 @@ void followed_session::on_comment(std::string_view key, std::string_view value) 
     return;
   }
   entry w;
+  w.event.seq = last_seq_;  // a comment sorts with the event before it
   w.failure = true;
   w.text = std::string(value);
   window_.push_back(std::move(w));
 }
 
-void followed_session::begin_window() {
+std::uint64_t followed_session::next_seq_read() const { return events_ == 0 ? 0 : last_seq_ + 1; }
+
+void followed_session::begin_window(std::optional<std::uint64_t> from_seq) {
   window_.clear();
   window_open_ = true;
-  window_start_seq_ = events_ == 0 ? 0 : last_seq_ + 1;
-  call_start_ = call_end_ = 0;
+  window_start_seq_ = from_seq.value_or(next_seq_read());
+  call_start_seq_ = call_end_seq_ = 0;
   call_marked_ = call_ended_ = false;
 }
 
-void followed_session::mark_call() {
-  call_start_ = window_.size();
+void followed_session::mark_call(std::optional<std::uint64_t> from_seq) {
+  call_start_seq_ = from_seq.value_or(next_seq_read());
   call_marked_ = true;
 }
 
-void followed_session::mark_call_end() {
-  call_end_ = window_.size();
+void followed_session::mark_call_end(std::optional<std::uint64_t> at_seq) {
+  call_end_seq_ = at_seq.value_or(next_seq_read());
   call_ended_ = true;
+}
+
+std::size_t followed_session::index_of_seq(std::uint64_t seq) const {
+  return static_cast<std::size_t>(
+      std::partition_point(window_.begin(), window_.end(), [seq](const entry& w) { return w.event.seq < seq; }) -
+      window_.begin());
 }
 
 void followed_session::end_window() {
   window_open_ = false;
   window_.clear();
-  window_.shrink_to_fit();
+  if (window_.capacity() > (std::size_t{1} << 16)) window_.shrink_to_fit();  // a big test's, not kept
 }
 
 std::set<std::uint64_t> followed_session::refused_blocks() const {
@@ -218,25 +246,27 @@ std::vector<trace_event> followed_session::own_events(std::size_t from, std::siz
 
 window_figures followed_session::figures(const figure_options& options) const {
   window_figures f;
-  const trace::site_table* table = sites();
-  const std::vector<trace_event> all = own_events(0, window_.size(), options.other_threads);
+  if (window_.empty()) return f;  // most tests of a suite: nothing to replay
+  const std::vector<trace_event> all = own_events(0, until(), options.other_threads);
+  replay_report whole;
   if (!all.empty()) {
-    const replay_report whole = replay_own(all);
+    whole = replay_own(all);
     f.peak_bytes = whole.peak_active_bytes;
     if (f.peak_bytes != 0) {
-      f.peak_sites = by_name(replay_own(all, whole.peak_active_event).end_live_sites, table, options.naming);
+      f.peak_sites = by_name(replay_own(all, whole.peak_active_event).end_live_sites, options.naming);
     }
   }
   if (call_marked_) {
-    const std::vector<trace_event> call =
-        own_events(call_start_, call_ended_ ? call_end_ : window_.size(), options.other_threads);
-    const replay_report r = replay_own(call);
+    const std::vector<trace_event> call = own_events(index_of_seq(call_start_seq_), until(), options.other_threads);
+    // Most tests allocate in their call only: then the call's replay is the window's.
+    const replay_report r = call.empty() ? replay_report{} : call == all ? whole : replay_own(call);
     f.left_live_bytes = r.end_active_bytes;
     f.left_live_blocks = r.end_active_blocks;
-    f.left_live_sites = by_name(r.end_live_sites, table, options.naming);
+    f.left_live_sites = by_name(r.end_live_sites, options.naming);
   }
   std::vector<site_usage> others;
-  for (const entry& w : window_) {
+  for (std::size_t i = 0, n = until(); i < n; ++i) {
+    const entry& w = window_[i];
     const trace_event& e = w.event;
     if (w.failure || e.action != trace_action::alloc || !takes_device_memory(e.kind)) continue;
     if (options.other_threads.count(e.thread) == 0) {
@@ -247,7 +277,7 @@ window_figures followed_session::figures(const figure_options& options) const {
     f.other_thread_bytes += e.size;
     others.push_back(site_usage{e.stack, e.size, e.size, e.size, 1});
   }
-  f.other_thread_sites = by_name(others, table, options.naming);
+  f.other_thread_sites = by_name(others, options.naming);
   f.oom = first_oom(options);
   return f;
 }
@@ -314,12 +344,17 @@ std::optional<window_oom> followed_session::first_oom(const figure_options& opti
     oom.emplace();
     oom->where = std::move(where);
     oom->requested_bytes = size;
-    oom->site = site_path_name(sites(), stack, options.naming);
+    oom->site = name_of(stack, options.naming);
     oom->recorder_said = std::move(said);
     at = i;
     failing_id = id;
   }
-  if (!oom) return oom;
+  if (oom) describe_live(*oom, at, failing_id, options);
+  return oom;
+}
+
+void followed_session::describe_live(window_oom& oom, std::size_t at, std::uint64_t failing_id,
+                                     const figure_options& options) const {
   // The device's view just before the failure: blocks from before the window and the window's,
   // each live until its driver free; a block refused at its first use holds nothing.
   std::unordered_map<std::uint64_t, block> live;
@@ -342,13 +377,12 @@ std::optional<window_oom> followed_session::first_oom(const figure_options& opti
   std::vector<site_usage> usage;
   for (const auto& [id, b] : live) {
     if (refused.count(id) != 0) continue;
-    oom->live_bytes += b.size;
-    ++oom->live_blocks;
-    if (b.seq < window_start_seq_) oom->live_before_bytes += b.size;
+    oom.live_bytes += b.size;
+    ++oom.live_blocks;
+    if (b.seq < window_start_seq_) oom.live_before_bytes += b.size;
     usage.push_back(site_usage{b.stack, b.size, b.size, b.size, 1});
   }
-  oom->live_sites = by_name(usage, sites(), options.naming);
-  return oom;
+  oom.live_sites = by_name(usage, options.naming);
 }
 
 namespace {
@@ -382,7 +416,7 @@ void followed_session::write_window_trace(const std::string& path, const std::st
   std::vector<trace_event> events;
   std::vector<std::pair<std::size_t, std::string>> failures;  // after events[i - 1]
   if (what == window_trace::own) {
-    events = own_events(0, window_.size(), other_threads);
+    events = own_events(0, until(), other_threads);
   } else {
     for (const block& b : before_window()) {
       trace_event e;

@@ -24,8 +24,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -61,7 +63,7 @@ struct window_figures {
   std::uint64_t left_live_bytes = 0;      // allocated in the call phase, live at its end
   std::uint64_t left_live_blocks = 0;
   std::vector<named_usage> left_live_sites;
-  std::uint64_t allocations = 0;          // the window's own device allocations
+  std::uint64_t allocations = 0;          // the window's own device allocations (to the call's end)
   // Device allocations in the window by threads that were running before it began.
   std::uint64_t other_thread_allocations = 0;
   std::uint64_t other_thread_bytes = 0;
@@ -98,16 +100,24 @@ class followed_session {
   // throws again).
   bool sync();
 
-  // The window's phases. begin_window() ends a window still open; the others need one open.
-  void begin_window();
-  void mark_call();
-  void mark_call_end();
+  // The window's phases, each at a seq of the recorder's: the first seq of the window, of its call
+  // phase, and the first after the call (what the recorder will number next, as it said at that
+  // moment; the pytest plugin asks the layer, clpool_layer_next_seq). Events read later sort into
+  // them by their seq, so no read is needed at a boundary. Without one, the seq after the last
+  // event read. begin_window() ends a window still open; the others need one open.
+  void begin_window(std::optional<std::uint64_t> from_seq = std::nullopt);
+  void mark_call(std::optional<std::uint64_t> from_seq = std::nullopt);
+  void mark_call_end(std::optional<std::uint64_t> at_seq = std::nullopt);
   void end_window();
   bool in_window() const { return window_open_; }
+  // Events and failures in the open window so far (0: nothing to figure).
+  std::size_t window_entries() const { return window_.size(); }
 
-  // The open window's figures over what has been read (sync() first).
+  // The open window's figures over what has been read (sync() first), up to the end of its call
+  // phase once mark_call_end() has marked it: the peak from its start, what the call left live.
   window_figures figures(const figure_options& options) const;
-  // Writes the open window as a trace of its own to `path` (common/output_file.h, refusing a
+  // Writes the open window as a trace of its own to `path` (`own`: exactly the events its figures
+  // count, up to the same point; common/output_file.h, refusing a
   // symbolic link or anything but a regular file there); `test` goes into its `# test:` comment.
   // Throws common::output_error when it cannot be written.
   // `other_threads`: as figure_options's (own: the events the figures count).
@@ -141,8 +151,16 @@ class followed_session {
   std::vector<trace::trace_event> own_events(std::size_t from, std::size_t to,
                                              const std::set<std::uint64_t>& other_threads) const;
   std::set<std::uint64_t> refused_blocks() const;
+  // Where the window's figures and its own trace end: the end of its call phase once marked, else
+  // what has been read.
+  std::size_t until() const { return call_ended_ ? index_of_seq(call_end_seq_) : window_.size(); }
+  std::size_t index_of_seq(std::uint64_t seq) const;  // the first entry at or after `seq`
+  std::uint64_t next_seq_read() const;
   std::vector<block> before_window() const;
   std::optional<window_oom> first_oom(const figure_options& options) const;
+  std::string name_of(std::uint64_t stack, const site_path_rule& naming) const;
+  std::vector<named_usage> by_name(const std::vector<site_usage>& list, const site_path_rule& naming) const;
+  void describe_live(window_oom& oom, std::size_t at, std::uint64_t failing_id, const figure_options& options) const;
 
   std::string path_;
   std::unique_ptr<trace::trace_reader> reader_;
@@ -152,9 +170,21 @@ class followed_session {
   std::uint64_t last_seq_ = 0;
   bool window_open_ = false;
   std::uint64_t window_start_seq_ = 0;  // events at or above this seq are the window's
+  bool in_window_ = false;               // the event last read is
   std::vector<entry> window_;
-  std::size_t call_start_ = 0, call_end_ = 0;
+  std::uint64_t call_start_seq_ = 0, call_end_seq_ = 0;
   bool call_marked_ = false, call_ended_ = false;
+  struct name_key {
+    std::uint64_t stack;
+    std::size_t frames;
+    std::string until_file, until_function, root;
+    bool operator<(const name_key& o) const {
+      return std::tie(stack, frames, until_file, until_function, root) <
+             std::tie(o.stack, o.frames, o.until_file, o.until_function, o.root);
+    }
+  };
+  // Stacks' names by naming rule (name_of); a name with a frame not defined yet is not kept.
+  mutable std::map<name_key, std::string> names_;
 };
 
 }  // namespace clpool::replay

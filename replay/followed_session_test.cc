@@ -170,6 +170,29 @@ TEST(FollowedSession, ARefusedBlockIsNotLiveAndTheOomNamesItsFirstUse) {
   EXPECT_EQ(f.oom->live_sites[0].bytes, 700u);
 }
 
+TEST(FollowedSession, BoundariesAtSeqsSortEventsReadLater) {
+  // The plugin marks each phase at the seq the recorder will number next and reads once, at the
+  // end of the call: what was written before, in setup, in the call and after it sorts by seq.
+  layer_trace t("fs_seqs.trace");
+  followed_session s(t.path());
+  s.sync();
+  t.event("alloc", 1, 100, peak_stack);   // seq 0: before the window
+  s.begin_window(1);
+  t.event("alloc", 2, 200, peak_stack);   // seq 1: setup
+  s.mark_call(2);
+  t.event("alloc", 3, 400, peak_stack);   // seq 2: the call
+  t.event("release", 2, 200);             // seq 3
+  t.event("free", 2, 200);                // seq 4
+  s.mark_call_end(5);
+  t.event("alloc", 4, 800, peak_stack);   // seq 5: after the call (teardown)
+  s.sync();
+  const window_figures f = s.figures({});
+  EXPECT_EQ(f.peak_bytes, 600u);          // 2 and 3; neither 1 (before) nor 4 (after)
+  EXPECT_EQ(f.left_live_bytes, 400u);     // 3: the call's; 2 was setup's and is freed anyway
+  EXPECT_EQ(f.allocations, 2u);           // up to the end of the call, as the peak
+  EXPECT_EQ(s.window_entries(), 5u);
+}
+
 TEST(FollowedSession, OtherThreadsAreTheSessions) {
   layer_trace t("fs_threads.trace");
   followed_session s(t.path());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "common/text_escape.h"
@@ -11,12 +12,26 @@ bool is_user_frame(const trace::frame_info& f, const std::vector<std::string>& p
   return !trace::is_library_frame(f, patterns);
 }
 
-std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack) {
-  const std::vector<std::uint64_t> frames = sites.frames_of(stack);
-  for (const std::uint64_t id : frames) {
-    const trace::frame_info* f = sites.find_frame(id);
-    if (f != nullptr && is_user_frame(*f, sites.library_patterns())) return id;
+namespace {
+
+// A comprehension's own frame: Python 3.11 and older run `[f(x) for x in y]` in a frame of its own
+// (`g.<locals>.<listcomp>`), at the line of the frame that runs it, which says the same and more.
+bool is_comprehension_of(const trace::frame_info& f, const trace::frame_info* caller) {
+  if (caller == nullptr || f.lang != trace::frame_lang::python || f.file != caller->file || f.line != caller->line) {
+    return false;
   }
+  for (const std::string_view name : {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"}) {
+    if (f.function.size() >= name.size() && f.function.compare(f.function.size() - name.size(), name.size(), name) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack) {
+  const std::vector<std::uint64_t> frames = program_frames(sites, stack);
   return frames.empty() ? 0 : frames.front();
 }
 
@@ -28,7 +43,13 @@ std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::u
     if (f != nullptr && is_user_frame(*f, sites.library_patterns())) out.push_back(id);
   }
   if (out.empty() && !frames.empty()) out.push_back(frames.front());
-  return out;
+  std::vector<std::uint64_t> folded;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const trace::frame_info* f = sites.find_frame(out[i]);
+    if (f != nullptr && i + 1 < out.size() && is_comprehension_of(*f, sites.find_frame(out[i + 1]))) continue;
+    folded.push_back(out[i]);
+  }
+  return folded;
 }
 
 namespace {

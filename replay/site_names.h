@@ -20,11 +20,14 @@ namespace clpool::replay {
 bool is_user_frame(const trace::frame_info& frame, const std::vector<std::string>& patterns = {});
 using trace::in_clpool_package;
 
-// The frame that names `stack`: its innermost user frame, else its innermost frame; 0 for no stack.
+// The frame that names `stack`: its innermost program frame (program_frames), else its innermost
+// frame; 0 for no stack.
 std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);
 
-// The program's frames of `stack`, innermost first (library frames left out); its innermost frame
-// alone when none is the program's; empty for no stack.
+// The program's frames of `stack`, innermost first (library frames left out, and a comprehension's
+// own frame folded into the frame that runs it at the same line: Python 3.11's `<listcomp>`,
+// `<dictcomp>`, `<setcomp>`, `<genexpr>`); its innermost frame alone when none is the program's;
+// empty for no stack.
 std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::uint64_t stack);
 
 // "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites. A site

@@ -1,0 +1,77 @@
+// How sites are named: by the innermost program frame (clpool_replay), by the path out to a given
+// frame (the pytest plugin), and a Python 3.11 comprehension's own frame folded into its caller's.
+#include "replay/site_names.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace clpool::replay {
+namespace {
+
+trace::site_table table() {
+  trace::site_table t;
+  const auto py = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
+    EXPECT_EQ(t.add_frame(id, {trace::frame_lang::python, line, file, fn}), "");
+  };
+  py(1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", 100, "Buffer.__init__");
+  py(2, "/src/tests/t.py", 10, "_buf");
+  py(3, "/src/tests/t.py", 16, "big_scratch.<locals>.<listcomp>");
+  py(4, "/src/tests/t.py", 16, "big_scratch");
+  py(5, "/src/tests/t.py", 25, "test_scratch");
+  py(6, "/usr/lib/python3/dist-packages/_pytest/python.py", 195, "pytest_pyfunc_call");
+  py(7, "/src/tests/t.py", 30, "scratch.<locals>.<listcomp>");  // a comprehension that allocates
+  py(8, "/src/tests/t.py", 31, "scratch");                       // ... run from another line
+  // pytest -> test_scratch -> big_scratch -> <listcomp> -> _buf -> Buffer.__init__
+  EXPECT_EQ(t.add_stack(1, 0, 6), "");
+  EXPECT_EQ(t.add_stack(2, 1, 5), "");
+  EXPECT_EQ(t.add_stack(3, 2, 4), "");
+  EXPECT_EQ(t.add_stack(4, 3, 3), "");
+  EXPECT_EQ(t.add_stack(5, 4, 2), "");
+  EXPECT_EQ(t.add_stack(6, 5, 1), "");
+  // pytest -> scratch (line 31) -> <listcomp> (line 30) -> Buffer.__init__
+  EXPECT_EQ(t.add_stack(7, 1, 8), "");
+  EXPECT_EQ(t.add_stack(8, 7, 7), "");
+  EXPECT_EQ(t.add_stack(9, 8, 1), "");
+  return t;
+}
+
+TEST(SiteNames, AComprehensionsFrameIsFoldedIntoItsCallersAtTheSameLine) {
+  const trace::site_table t = table();
+  EXPECT_EQ(site_name(&t, 6), "_buf (/src/tests/t.py:10)");
+  site_path_rule to_test;
+  to_test.until_file = "/src/tests/t.py";
+  to_test.until_function = "test_scratch";
+  to_test.root = "/src";
+  EXPECT_EQ(site_path_name(&t, 6, to_test),
+            "_buf (tests/t.py:10) \u2190 big_scratch (tests/t.py:16) \u2190 test_scratch (tests/t.py:25)");
+  // A comprehension at another line than its caller's is a line of its own: kept.
+  EXPECT_EQ(site_name(&t, 9), "scratch.<locals>.<listcomp> (/src/tests/t.py:30)");
+}
+
+TEST(SiteNames, PathRules) {
+  const trace::site_table t = table();
+  site_path_rule rule;
+  EXPECT_EQ(site_path_name(&t, 6, rule),  // no test named: every program frame
+            "_buf (/src/tests/t.py:10) \u2190 big_scratch (/src/tests/t.py:16) \u2190 test_scratch (/src/tests/t.py:25)");
+  rule.frames = 2;
+  EXPECT_EQ(site_path_name(&t, 6, rule), "_buf (/src/tests/t.py:10) \u2190 big_scratch (/src/tests/t.py:16)");
+  rule.frames = 1;
+  rule.root = "/src/tests/t.py";  // a root that is a file's own path is no directory of it
+  EXPECT_EQ(site_path_name(&t, 6, rule), "_buf (/src/tests/t.py:10)");
+  EXPECT_EQ(site_path_name(&t, 0, rule), "(no stack recorded)");
+  EXPECT_EQ(site_path_name(nullptr, 6, rule), "(no stack recorded)");
+  EXPECT_EQ(site_path_name(&t, 99, rule), "(stack 99 not defined)");
+}
+
+TEST(SiteNames, PathNamesArePrintable) {
+  trace::site_table t;
+  EXPECT_EQ(t.add_frame(1, {trace::frame_lang::python, 2, "/r/evil\x1b[2J.py", "red\x1b[31m"}), "");
+  EXPECT_EQ(t.add_stack(1, 0, 1), "");
+  site_path_rule rule;
+  rule.root = "/r";
+  EXPECT_EQ(site_path_name(&t, 1, rule), "red\\x1B[31m (evil\\x1B[2J.py:2)");
+}
+
+}  // namespace
+}  // namespace clpool::replay
