@@ -47,6 +47,8 @@ constexpr char layer_name[] = "clpool_layer (allocation recorder, budget and fau
 // after static destruction, so the recorder must outlive everything.
 const cl_icd_dispatch* target = nullptr;
 recorder* rec = nullptr;
+// Why configure() refused the settings (clpool_layer_refusal); null while it did not.
+const std::string* refused_settings = nullptr;
 cl_icd_dispatch layer_dispatch{};
 std::mutex init_mutex;
 bool initialised = false;
@@ -397,6 +399,7 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
       target = target_dispatch;
       const std::string error = configure();
       if (!error.empty()) {
+        refused_settings = new std::string(error);  // never freed: clpool_layer_refusal may read it any time
         std::fprintf(stderr,
                      "clpool_layer: error: %s\nclpool_layer: refusing to run: every OpenCL "
                      "platform is hidden until the setting is fixed (see tools/layer/README.md)\n",
@@ -540,6 +543,27 @@ CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_threads(unsigned long long* 
     trace_ids[i] = threads[i].second;
   }
   return threads.size();
+}
+
+// The seq the trace's next event will get (0 before initialisation): a harness marks a moment
+// with it, every event before which has a lower seq (the pytest plugin's test boundaries).
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_next_seq(void) {
+  if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return 0;
+  return clpool::layer::rec->next_seq();
+}
+
+// 0 unless the layer refused its settings (clpool_layer_state() -1); then the length of why (what
+// it printed on stderr), copied NUL-terminated into `buffer` (`size` bytes; cut to fit).
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_refusal(char* buffer, unsigned long long size) {
+  std::lock_guard lock(clpool::layer::init_mutex);
+  const std::string* why = clpool::layer::refused_settings;
+  if (why == nullptr) return 0;
+  if (buffer != nullptr && size != 0) {
+    const std::size_t n = std::min<std::size_t>(why->size(), static_cast<std::size_t>(size - 1));
+    std::memcpy(buffer, why->data(), n);
+    buffer[n] = '\0';
+  }
+  return why->size();
 }
 
 CLPOOL_LAYER_EXPORT cl_int CL_API_CALL clDeinitLayer(void) {

@@ -321,6 +321,11 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> recorder::threads() const {
   return threads_;
 }
 
+std::uint64_t recorder::next_seq() const {
+  std::lock_guard lock(mutex_);
+  return next_seq_;
+}
+
 std::string recorder::trace_failure() const {
   std::lock_guard lock(mutex_);
   return trace_failure_;

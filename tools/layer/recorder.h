@@ -196,6 +196,10 @@ class recorder {
   // order of their ids. For a harness that must tell apart the threads it started from others.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> threads() const;
 
+  // The seq the next event will get: every event with a lower one is in the trace, or being
+  // written (a harness marks a moment with it, FORMAT.md's seq order).
+  std::uint64_t next_seq() const;
+
  private:
   int first_use_locked(block_info& block, const char* call, bool& newly_charged);
   void undo_first_use_locked(block_info& block);

@@ -453,6 +453,18 @@ TEST(Recorder, TheTraceFailureAndItsCauseAreKeptAndWrittenToTheErrorsFile) {
   EXPECT_EQ(line, want);
 }
 
+TEST(Recorder, NextSeqIsTheNextEventsSeq) {
+  std::vector<trace_event> events;
+  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
+  EXPECT_EQ(r.next_seq(), 0u);
+  r.commit_alloc(r.begin_alloc(1, trace_kind::buffer, 0).block);
+  EXPECT_EQ(r.next_seq(), 1u);
+  r.commit_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].seq, 1u);
+  EXPECT_EQ(r.next_seq(), 2u);
+}
+
 TEST(Recorder, ThreadsAreKnownByTheirOsIds) {
   std::vector<trace_event> events;
   recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
