@@ -4,7 +4,10 @@
 # the sites holding the memory, when the program exits non-zero, runs out of device memory, or
 # peaks above its limit.
 #   memory_test.sh CLPOOL LAYER_SO CLPOOL_REPLAY LIBMOCKCL_SO|- CAPACITY PROFILE LIMIT BINARY -- [ARGS...]
-# CAPACITY and LIMIT are bytes (LIMIT 0: none); LIBMOCKCL_SO "-": the system's OpenCL device.
+# CAPACITY and LIMIT are sizes as the rule's user wrote them ("256MiB", or bytes; LIMIT "-": none),
+# PROFILE a device profile; clpool_replay checks all three before anything runs (clpool's one size
+# grammar and the profile's headroom: the rule holds no copy of them). LIBMOCKCL_SO "-": the
+# system's OpenCL device.
 # The trace, the reports and the pages go to $TEST_UNDECLARED_OUTPUTS_DIR (else $TEST_TMPDIR).
 set -uo pipefail
 if [[ $# -lt 9 || "$9" != "--" ]]; then
@@ -34,14 +37,30 @@ if [[ -n "${TEST_TARGET:-}" && -n "${TEST_UNDECLARED_OUTPUTS_DIR:-}" ]]; then
   shown="bazel-testlogs/${package:+$package/}${target#*:}/test.outputs/outputs.zip"
 fi
 
+# A setting clpool refuses fails the test before the program runs, with clpool's message naming
+# the rule's attribute: the sizes and the profile as clpool_replay checks its --capacity and
+# --profile, on an empty trace.
+check() {  # check ATTRIBUTE SIZE PROFILE
+  local empty="${TEST_TMPDIR:-/tmp}/memory_test_empty.trace" said
+  printf 'clpool-trace 1\n' > "$empty"
+  if ! said="$("$replay" "$empty" --no-pool --capacity "$2" --profile "$3" --no-progress 2>&1 >/dev/null)"; then
+    said="${said#clpool_replay: error: }"
+    said="${said//--capacity/$1}"
+    echo "clpool_memory_test: FAIL: ${said//--profile/profile}"
+    exit 2
+  fi
+}
+check capacity "$capacity" "$profile"
+[[ "$limit" != "-" ]] && check limit "$limit" exact
+
 if [[ "$mockcl" != "-" ]]; then
   vendors="$(mktemp -d "${TEST_TMPDIR:-/tmp}/mockcl-vendors.XXXXXX")"
   realpath "$mockcl" > "$vendors/mockcl.icd"
   export OCL_ICD_VENDORS="$vendors" OCL_ICD_PLATFORM_SORT=none
   export MOCKCL_DEVICES="gpu-$capacity:profile=$profile"
-  where="a mockcl device of $capacity bytes, $profile profile"
+  where="a mockcl device of $capacity, $profile profile"
 else
-  where="the system's OpenCL device, the layer enforcing $capacity bytes ($profile profile)"
+  where="the system's OpenCL device, the layer enforcing $capacity ($profile profile)"
 fi
 echo "clpool_memory_test: $name $* on $where"
 # The layer enforces the capacity too, so that an out-of-memory is in the trace with its reason.
@@ -70,13 +89,13 @@ if grep -qE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ alloc_failed |^# failure: first use ' 
   grep -m1 '^# failure: ' "$trace" | sed 's/^# failure: /  the layer: /'
   report out_of_memory "$capacity" "$profile"
   failed=1
-elif [[ "$limit" != 0 ]]; then
+elif [[ "$limit" != "-" ]]; then
   # The peak of requested bytes is above LIMIT exactly when a replay on an exact-byte device of
   # LIMIT runs out of memory; its report names the sites at that point.
   report limit "$limit" exact > "$out/limit.log"
   rc=$?
   if [[ $rc -eq 1 ]]; then
-    echo "clpool_memory_test: FAIL: $name's peak device memory is above its limit of $limit bytes; the replay on a $limit-byte device:"
+    echo "clpool_memory_test: FAIL: $name's peak device memory is above its limit of $limit; the replay on a device of $limit:"
     cat "$out/limit.log"
     failed=1
   elif [[ $rc -ne 0 ]]; then
@@ -90,6 +109,6 @@ if [[ $status -ne 0 ]]; then
   failed=1
 fi
 if [[ $failed -eq 0 ]]; then
-  echo "clpool_memory_test: PASS: $name fits $where${limit:+ }$([[ "$limit" != 0 ]] && echo "and its limit of $limit bytes")"
+  echo "clpool_memory_test: PASS: $name fits $where$([[ "$limit" != "-" ]] && echo " and its limit of $limit")"
 fi
 exit $failed

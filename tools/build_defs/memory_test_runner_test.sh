@@ -24,21 +24,33 @@ expect() {  # expect NAME RC WANT_RC LOG REGEX...
   for re in "$@"; do grep -qE -- "$re" "$log" || { echo "  missing: $re"; good=0; }; done
   if [[ $good -eq 1 ]]; then echo "ok: $name"; else echo "FAIL: $name (exit $rc)"; cat "$log"; fail=1; fi
 }
-run fits 268435456 134217728 --tiles 24 --cache-limit 4
-expect "fits" $? 0 "$tmp/fits.log" "^clpool_memory_test: PASS: tile_cache fits a mockcl device of 268435456 bytes, nvidia profile and its limit of 134217728 bytes$"
-run oom 268435456 0 --tiles 24
+run fits 256MiB 134217728 --tiles 24 --cache-limit 4
+expect "fits" $? 0 "$tmp/fits.log" "^clpool_memory_test: PASS: tile_cache fits a mockcl device of 256MiB, nvidia profile and its limit of 134217728$"
+run oom 268435456 - --tiles 24
 expect "out of memory" $? 1 "$tmp/oom.log" \
-  "^clpool_memory_test: FAIL: tile_cache ran out of device memory on a mockcl device of 268435456 bytes, nvidia profile; clpool's report:$" \
+  "^clpool_memory_test: FAIL: tile_cache ran out of device memory on a mockcl device of 268435456, nvidia profile; clpool's report:$" \
   "^  the layer: first use of id [0-9]+ \(16777216 bytes\) by clEnqueueMigrateMemObjects" \
   "^  1\. TileCache::put\(" "^clpool_memory_test: FAIL: tile_cache exited with status 3$"
 [[ -s "$tmp/oom/out_of_memory.html" && -s "$tmp/oom/device.trace" ]] && echo "ok: out of memory: page and trace" || { echo "FAIL: no page"; fail=1; }
-run limit 268435456 134217728 --tiles 10
+run limit 268435456 128MiB --tiles 10
 expect "over the limit" $? 1 "$tmp/limit.log" \
-  "^clpool_memory_test: FAIL: tile_cache's peak device memory is above its limit of 134217728 bytes" \
+  "^clpool_memory_test: FAIL: tile_cache's peak device memory is above its limit of 128MiB" \
   "^  1\. TileCache::put\("
 grep -q "exited with status" "$tmp/limit.log" && { echo "FAIL: the program itself succeeded"; fail=1; }
-run bad_program 268435456 0 --bogus
+run bad_program 268435456 - --bogus
 expect "the program's own failure" $? 1 "$tmp/bad_program.log" "^clpool_memory_test: FAIL: no trace: tile_cache made no OpenCL allocation"
-bash "$runner" "${tools[@]}" 268435456 nvidia 0 > "$tmp/usage.log" 2>&1
+bash "$runner" "${tools[@]}" 268435456 nvidia - > "$tmp/usage.log" 2>&1
 expect "usage" $? 2 "$tmp/usage.log" "^memory_test.sh: usage: "
+# Settings clpool refuses, in clpool's words (the rule keeps no copy of them), before anything runs.
+run decimal 2GB - --tiles 1
+expect "a decimal capacity" $? 2 "$tmp/decimal.log" \
+  "^clpool_memory_test: FAIL: capacity: '2GB' is ambiguous: decimal units are not accepted; write 2GiB$"
+run headroom 2MiB - --tiles 1
+expect "a capacity within the headroom" $? 2 "$tmp/headroom.log" \
+  "^clpool_memory_test: FAIL: capacity 2 MiB is not more than the headroom of profile 'nvidia', 2688 KiB"
+run bad_limit 256MiB lots --tiles 1
+expect "a limit that is not a size" $? 2 "$tmp/bad_limit.log" "^clpool_memory_test: FAIL: limit: 'lots' is not"
+for c in decimal headroom bad_limit; do
+  grep -q "clpool_memory_test: tile_cache" "$tmp/$c.log" && { echo "FAIL: $c ran the program"; fail=1; }
+done
 exit $fail
