@@ -8,6 +8,7 @@
 #include "python/pinned_pool_binding.h"
 #include "python/record_file.h"
 #include "python/replay_binding.h"
+#include "python/session_binding.h"
 #include "python/svm_pool_binding.h"
 #include "python/trace_recording.h"
 
@@ -20,6 +21,7 @@ PYBIND11_MODULE(_core, m) {
   clpool::python::bind_death_log(m);
   clpool::python::bind_record_file(m);
   clpool::python::bind_replay(m);
+  clpool::python::bind_session(m);
   m.def("stop_all_traces", &clpool::python::stop_all_traces,
         "Finishes every trace a pool is still recording (run at exit).");
 }

@@ -1,7 +1,7 @@
 """The pytest plugin's tests (python/tests/pytest_plugin_test.py, with pytester), once per PyOpenCL:
 Debian's 2022.3.1 (//python) and 2026.1.2 (//python/compat, when its archives were found)."""
 
-def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site):
+def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site, size = "medium"):
     """An sh_test of SCRIPT CORE_SO PACKAGE_INIT_PY LAYER_SO LIBMOCKCL_SO CLPOOL_REPLAY TEST_PY
     [PYOPENCL], the arguments run_plugin_test.sh and examples/ci's example_test.sh both take."""
     args = [
@@ -29,19 +29,20 @@ def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site):
         data.append(pyopencl_site.split(":")[0] + ":site")
     native.sh_test(
         name = name,
-        size = "medium",
+        size = size,
         srcs = [script],
         args = args,
         data = data,
         tags = ["no_tsan"],
     )
 
-def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None):
+def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None, size = "medium"):
     """An sh_test running python/tests/TEST.py through python/tests/run_plugin_test.sh.
 
-    pyopencl_site: a label of a file directly in a site directory holding another PyOpenCL."""
+    pyopencl_site: a label of a file directly in a site directory holding another PyOpenCL.
+    size: the sh_test's (the long batteries are "large": a sanitized run is several times slower)."""
     _plugin_sh_test(name, "//python:tests/run_plugin_test.sh", "//python:tests/%s.py" % test, [],
-                    pyopencl_site)
+                    pyopencl_site, size)
 
 def clpool_plugin_example_test(name, pyopencl_site = None):
     """examples/ci/python/example_test.sh: the example library's suite under the plugin, buggy

@@ -1,8 +1,9 @@
-"""The OpenCL side of clpool.pytest_plugin: finds the layer, mockcl and clpool_replay, points the ICD
-loader at them before anything uses OpenCL, initialises it once, checks that it took, and then
-controls the layer's budget in-process (the layer's clpool_layer_* exports, through ctypes).
+"""The OpenCL side of clpool.pytest_plugin: its settings checked, the layer, mockcl and clpool_replay
+found and checked, the ICD loader pointed at them and initialised once before anything else uses
+OpenCL, and then the layer's controls in-process (its clpool_layer_* exports, through ctypes).
 
-No pyopencl import: the loader is initialised with one clGetPlatformIDs call through ctypes.
+No pyopencl import: the loader is initialised with one clGetPlatformIDs call through ctypes. Every
+rule this applies (sizes, profiles, capacities, libraries) is the engine's, asked of clpool._core.
 """
 
 import ctypes
@@ -11,56 +12,104 @@ import shutil
 import sys
 import tempfile
 
-from clpool._device_trace import MAX_DEVICE_BYTES, format_bytes, parse_size
-
-BUILTIN_PROFILES = ("exact", "nvidia", "pocl")
-# The device model's headroom per built-in profile (device_model/profiles/*.profile): a device
-# must have more than this.
-HEADROOM = {"exact": 0, "nvidia": 2752512, "pocl": 0}
+from clpool import _core
 
 # Variables the plugin sets for the ICD loader, the layer and the mock. The layer's are taken out
 # of the environment again once the loader has read them, so that a program a test starts does
 # not write into this process's trace.
 LAYER_VARIABLES = ("OPENCL_LAYERS", "CLPOOL_LAYER_TRACE", "CLPOOL_LAYER_BUDGET",
                    "CLPOOL_LAYER_PROFILE", "CLPOOL_LAYER_STACKS")
+# What each library must export: the layer's entry points and controls; an ICD.
+LAYER_EXPORTS = ["clGetLayerInfo", "clInitLayer", "clpool_layer_state", "clpool_layer_set_budget",
+                 "clpool_layer_trace_error", "clpool_layer_threads", "clpool_layer_next_seq",
+                 "clpool_layer_refusal"]
+MOCKCL_EXPORTS = ["clIcdGetPlatformIDsKHR", "mockcl_configure"]
 
 
 class SetupError(Exception):
     """A setting or a missing file that stops the session, with one message saying which."""
 
 
+class Settings:
+    """The plugin's options, checked. Raises SetupError naming the option for a bad one."""
+
+    def __init__(self, ns):
+        self.observe = bool(getattr(ns, "clpool", False))
+        device = getattr(ns, "clpool_device", None)
+        profile = getattr(ns, "clpool_profile", None)
+        artifacts = getattr(ns, "clpool_artifacts", None)
+        for flag, value in (("--clpool-device", device), ("--clpool-profile", profile),
+                            ("--clpool-artifacts", artifacts)):
+            if value is not None and not value.strip():
+                raise SetupError(f"{flag}: the value is empty")
+        self.active = bool(self.observe or device is not None or profile is not None
+                           or artifacts is not None)
+        self.summary = getattr(ns, "clpool_summary", 10)
+        if self.summary is not None and self.summary < 0:
+            raise SetupError(f"--clpool-summary: {self.summary} is negative (0: no table)")
+        self.site_frames = _site_frames(getattr(ns, "clpool_site_frames", "auto"))
+        self.replay_timeout = getattr(ns, "clpool_replay_timeout", 120.0)
+        if self.replay_timeout is not None and not self.replay_timeout > 0:
+            raise SetupError(f"--clpool-replay-timeout: {self.replay_timeout} is not a number of "
+                             f"seconds above 0")
+        self.device = parse_device(device) if device is not None else None
+        if self.device and profile is not None:
+            raise SetupError("--clpool-profile: the profile is --clpool-device's when it is given")
+        self.profile = self.device[0] if self.device else (
+            parse_profile(profile, "--clpool-profile") if profile is not None else "exact")
+        self.capacity = self.device[1] if self.device else None
+        self.artifacts = os.path.abspath(artifacts) if artifacts is not None else None
+
+
+def _site_frames(text):
+    if text in (None, "auto"):
+        return 0
+    if isinstance(text, str) and text.isdigit() and 1 <= int(text) <= 64:
+        return int(text)
+    raise SetupError(f"--clpool-site-frames: {text!r} is not 'auto' or a number of frames from 1 to 64")
+
+
 def parse_profile(text, what):
-    if text in BUILTIN_PROFILES:
-        return text
-    if "/" in text or text.endswith(".profile"):
-        if not os.path.isfile(text):
-            raise SetupError(f"{what}: profile file {text!r} does not exist")
-        return os.path.abspath(text)
-    raise SetupError(f"{what}: {text!r} is not a device profile: use one of "
-                     f"{', '.join(BUILTIN_PROFILES)} or a profile file (a path)")
+    """A built-in profile's name or a profile file's absolute path, checked by the device model
+    (a file that is not a regular readable file, or not a valid profile, is refused)."""
+    try:
+        _core.load_profile(text)
+    except ValueError as e:
+        raise SetupError(f"{what}: {e}") from None
+    return os.path.abspath(text) if _core.load_profile(text)["is_file"] else text
 
 
 def parse_device(text):
-    """'nvidia:4GiB' -> ('nvidia', 4294967296)."""
-    what = f"--clpool-device {text!r}"
+    """'nvidia:4GiB' -> ('nvidia', 4294967296), checked against the profile's headroom."""
+    what = f"--clpool-device {_core.escape_text(text)!r}"
     profile, sep, size = text.rpartition(":")
     if not sep or not profile or not size:
         raise SetupError(f"{what}: write PROFILE:CAPACITY, e.g. nvidia:4GiB "
-                         f"(profiles: {', '.join(BUILTIN_PROFILES)} or a profile file)")
+                         f"(profiles: {', '.join(_core.builtin_profiles())} or a profile file)")
     profile = parse_profile(profile, what)
-    try:
-        capacity = parse_size(size)
-    except ValueError as e:
-        raise SetupError(f"{what}: the capacity {e}") from None
+    capacity = parse_size(size, f"{what}: the capacity")
     check_capacity(capacity, profile, what)
     return profile, capacity
 
 
+def parse_size(value, what):
+    """The engine's size grammar (common/byte_size.h); SetupError "WHAT VALUE is ...". """
+    try:
+        return _core.parse_size(value)
+    except ValueError as e:
+        raise SetupError(f"{what} {e}") from None
+
+
 def check_capacity(capacity, profile, what):
-    headroom = HEADROOM.get(profile, 0)
-    if capacity <= headroom:
-        raise SetupError(f"{what}: a capacity of {format_bytes(capacity)} leaves nothing usable: "
-                         f"the {profile} profile keeps {format_bytes(headroom)} for the driver")
+    why = _core.capacity_refusal(profile, capacity, what + ":")
+    if capacity == 0:
+        why = f"{what}: the capacity must be more than 0"
+    if why:
+        raise SetupError(why)
+
+
+def profile_name(profile):
+    return _core.load_profile(profile)["name"] if profile else "exact"
 
 
 def _package_lib(name):
@@ -83,14 +132,30 @@ def find_file(variable, name, kind):
     """A file the plugin needs: $VARIABLE, else the package's _lib/ (a wheel from
     tools/python_install.sh), else beside an installed clpool on PATH. None when nowhere."""
     value = os.environ.get(variable)
-    if value:
+    if value is not None:
+        if not value.strip():
+            raise SetupError(f"${variable} is set but empty")
         if not os.path.exists(value):
-            raise SetupError(f"${variable} names {value!r}, which does not exist")
+            raise SetupError(f"${variable} names {_core.escape_text(value)!r}, which does not exist")
         return os.path.realpath(value)
     found = _package_lib(name) or _installed(kind, name)
     if found is None and kind == "bin":
         found = shutil.which(name)
     return os.path.realpath(found) if found else None
+
+
+def find_library(variable, name, exports, what):
+    """A library found as find_file does, then checked as the tools check one (ELF headers and a
+    trial load in a child: a file cut short or the wrong library is refused, never loaded)."""
+    path = find_file(variable, name, "lib")
+    if path is None:
+        raise SetupError(f"{what}cannot find {name}: set ${variable}, install clpool with "
+                         f"tools/python_install.sh, or put an installed clpool's bin/ on PATH")
+    why = _core.library_refusal(path, exports)
+    if why:
+        source = f"${variable}" if os.environ.get(variable) else "the installed"
+        raise SetupError(f"{what}{source} {name} {_core.escape_text(path)!r} cannot be used: {why}")
+    return path
 
 
 def _load_if_loaded(path):
@@ -111,41 +176,86 @@ def _platform_names(libcl):
     for p in ids:
         buf = ctypes.create_string_buffer(256)
         libcl.clGetPlatformInfo(ctypes.c_void_p(p), 0x0902, 256, buf, None)  # CL_PLATFORM_NAME
-        names.append(buf.value.decode("utf-8", "replace"))
+        names.append(_core.escape_text(buf.value))
     return status, names
 
 
-class DeviceSession:
-    """One process's OpenCL set-up: mockcl with a profile and capacity (`device`), or the system's
-    devices; always observed through the layer, which writes `trace_path`."""
+def _where_the_loader_looks():
+    vendors = os.environ.get("OCL_ICD_VENDORS")
+    if vendors:
+        there = "which does not exist" if not os.path.exists(vendors) else "which holds no usable .icd"
+        return f"OCL_ICD_VENDORS={_core.escape_text(vendors)!r}, {there}"
+    return "/etc/OpenCL/vendors/*.icd (OCL_ICD_VENDORS is not set)"
 
-    def __init__(self, device, profile, workdir, worker, artifacts=None):
-        self.device = device          # (profile, capacity) for mockcl, or None
-        self.profile = device[0] if device else profile
-        self.capacity = device[1] if device else None
+
+class Layer:
+    """The layer's controls in this process (tools/layer/layer.cc, "In-process control")."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        lib.clpool_layer_threads.restype = ctypes.c_ulonglong
+        lib.clpool_layer_threads.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)] * 2 + [ctypes.c_ulonglong]
+        lib.clpool_layer_set_budget.argtypes = [ctypes.c_ulonglong]
+        lib.clpool_layer_refusal.restype = ctypes.c_ulonglong
+        lib.clpool_layer_refusal.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong]
+
+    def state(self):
+        return self.lib.clpool_layer_state()
+
+    def refusal(self):
+        """Why the layer refused its settings ('' when it did not)."""
+        buf = ctypes.create_string_buffer(4096)
+        return _core.escape_text(buf.value) if self.lib.clpool_layer_refusal(buf, len(buf)) else ""
+
+    def set_budget(self, nbytes):
+        rc = self.lib.clpool_layer_set_budget(nbytes)
+        if rc != 0:
+            raise SetupError(f"the clpool layer refused a budget of {nbytes} bytes ({rc})")
+
+    def threads(self):
+        """{OS thread id: the trace's thread id} of every thread the layer has seen."""
+        size = 64
+        while True:
+            os_ids = (ctypes.c_ulonglong * size)()
+            trace_ids = (ctypes.c_ulonglong * size)()
+            n = self.lib.clpool_layer_threads(os_ids, trace_ids, size)
+            if n <= size:
+                return {os_ids[i]: trace_ids[i] for i in range(n)}
+            size = n
+
+
+class DeviceSession:
+    """One process's OpenCL set-up: mockcl with a profile and capacity (`settings.device`), or the
+    system's devices; always observed through the layer, which writes `trace_path`."""
+
+    def __init__(self, settings, workdir, worker):
+        self.settings = settings
+        self.device = settings.device
+        self.profile = settings.profile
+        self.capacity = settings.capacity
         self.worker = worker
         self.workdir = workdir        # private: the mock's vendors directory, the trace
-        self.artifacts = artifacts    # the trace goes there when given
-        self.layer_path = None
-        self.mockcl_path = None
-        self.trace_path = None
+        self.trace_path = os.path.join(settings.artifacts or workdir,
+                                       f"session{'-' + worker if worker else ''}.trace")
         self.layer = None
-        self.default_budget = None
+        self.layer_path = None
+        self.default_budget = self.capacity if self.device else 1 << 62
         self.saved = {}
         self.platforms = []
+        self._described = None
 
     def describe(self):
-        if getattr(self, "_described", None) is None:
-            self._described = self._describe()
+        if self._described is None:
+            if self.device:
+                self._described = (f"mockcl, {_core.format_bytes_both(self.capacity)}, "
+                                   f"{profile_name(self.profile)} profile{self.backing_note()}")
+            else:
+                self._described = (f"the system's OpenCL ({', '.join(self.platforms) or 'no platform'}), "
+                                   f"observed")
         return self._described
 
-    def _describe(self):
-        if self.device:
-            return (f"mockcl, {format_bytes(self.capacity)} ({self.capacity} bytes), "
-                    f"{os.path.basename(self.profile)} profile" + self.backing_note())
-        return f"the system's OpenCL ({', '.join(self.platforms) or 'no platform'}), observed"
-
-    def backing_note(self):
+    @staticmethod
+    def backing_note():
         b = os.environ.get("MOCKCL_BACKING")
         if b == "none":
             return ", kernels not run (MOCKCL_BACKING=none)"
@@ -159,108 +269,142 @@ class DeviceSession:
         os.environ[name] = value
 
     def prepare(self):
-        """Sets the variables and initialises the loader. Raises SetupError when anything is
-        missing, when OpenCL was already initialised in this process, or when the layer or the
-        mock refused its settings."""
-        self.layer_path = find_file("LIBCLPOOL_LAYER_SO", "libclpool_layer.so", "lib")
-        if self.layer_path is None:
-            raise SetupError("cannot find libclpool_layer.so: set $LIBCLPOOL_LAYER_SO, install "
-                             "clpool with tools/python_install.sh, or put an installed clpool's "
-                             "bin/ on PATH")
+        """Checks the libraries, sets the variables and initialises the loader. Raises SetupError
+        naming the one cause when anything is missing or refused."""
+        layer_path = self.layer_path = find_library("LIBCLPOOL_LAYER_SO", "libclpool_layer.so", LAYER_EXPORTS, "")
+        mockcl_path = None
         if self.device:
-            self.mockcl_path = find_file("LIBMOCKCL_SO", "libmockcl.so", "lib")
-            if self.mockcl_path is None:
-                raise SetupError("--clpool-device: cannot find libmockcl.so: set $LIBMOCKCL_SO, "
-                                 "install clpool with tools/python_install.sh, or put an installed "
-                                 "clpool's bin/ on PATH")
-        already = _load_if_loaded("libOpenCL.so.1") is not None
-        if os.environ.get("OPENCL_LAYERS") and self.layer_path in os.environ["OPENCL_LAYERS"].split(":"):
+            mockcl_path = find_library("LIBMOCKCL_SO", "libmockcl.so", MOCKCL_EXPORTS, "--clpool-device: ")
+        layers = os.environ.get("OPENCL_LAYERS")
+        if layers and layer_path in [os.path.realpath(p) for p in layers.split(":") if p]:
             raise SetupError("OPENCL_LAYERS already names the clpool layer (clpool record?): the "
                              "plugin loads it itself; run pytest without it")
-        tag = f"-{self.worker}" if self.worker else ""
-        if self.artifacts:
-            try:
-                os.makedirs(self.artifacts, exist_ok=True)
-            except OSError as e:
-                raise SetupError(f"--clpool-artifacts: cannot create {self.artifacts!r}: {e.strerror}") from None
-        self.trace_path = os.path.join(self.artifacts or self.workdir, f"session{tag}.trace")
-        if os.path.exists(self.trace_path):
-            with open(self.trace_path, "rb") as f:
-                head = f.read(64)
-            # The layer's traces of every version (3 since both moments of a free; 1 and 2 before).
-            if head and not any(head.startswith(b"clpool-trace %d\n# source: layer\n" % v) for v in (1, 2, 3)):
-                raise SetupError(f"--clpool-artifacts: {self.trace_path!r} exists and is not a "
-                                 f"trace the layer wrote: not overwriting it")
-        layers = os.environ.get("OPENCL_LAYERS")
-        self._set("OPENCL_LAYERS", (layers + ":" if layers else "") + self.layer_path)
+        if self.settings.artifacts:
+            self._prepare_artifacts()
+        self._set("OPENCL_LAYERS", (layers + ":" if layers else "") + layer_path)
         self._set("CLPOOL_LAYER_TRACE", self.trace_path)
         self._set("CLPOOL_LAYER_STACKS", "python")
-        self.default_budget = self.capacity if self.device else MAX_DEVICE_BYTES
         self._set("CLPOOL_LAYER_BUDGET", str(self.default_budget))
         self._set("CLPOOL_LAYER_PROFILE", self.profile)
         if self.device:
-            vendors = os.path.join(self.workdir, f"vendors{tag}")
-            os.makedirs(vendors, exist_ok=True)
-            with open(os.path.join(vendors, "mockcl.icd"), "w") as f:
-                f.write(self.mockcl_path + "\n")
-            self._set("OCL_ICD_VENDORS", vendors)
-            self._set("OCL_ICD_PLATFORM_SORT", "none")
-            self._set("MOCKCL_DEVICES", f"gpu-{self.capacity}:profile={self.profile}")
+            self._point_at_the_mock(mockcl_path)
+        self._initialise(layer_path)
+
+    def _prepare_artifacts(self):
+        """The artifacts folder (the user's path: made with its parents), and no link where the
+        session's trace goes: the plugin writes nothing through a link in its folder."""
+        try:
+            os.makedirs(self.settings.artifacts, exist_ok=True)
+        except OSError as e:
+            raise SetupError(f"--clpool-artifacts: cannot make {_core.escape_text(self.settings.artifacts)!r}: "
+                             f"{e.strerror}") from None
+        path = self.trace_path
+        shown = _core.escape_text(path)
+        if os.path.islink(path):
+            raise SetupError(f"--clpool-artifacts: {shown!r} is a symbolic link: not writing through it")
+        # Whether a file there may be replaced is the layer's rule (layer_api/trace_path.h): it
+        # refuses one that is not its trace, and the plugin says its words.
+
+    def _point_at_the_mock(self, mockcl_path):
+        vendors = os.path.join(self.workdir, "vendors")
+        os.makedirs(vendors, exist_ok=True)
+        with open(os.path.join(vendors, "mockcl.icd"), "w") as f:
+            f.write(mockcl_path + "\n")
+        self._set("OCL_ICD_VENDORS", vendors)
+        self._set("OCL_ICD_PLATFORM_SORT", "none")
+        self._set("MOCKCL_DEVICES", f"gpu-{self.capacity}:profile={self.profile}")
+
+    def _initialise(self, layer_path):
         try:
             libcl = ctypes.CDLL("libOpenCL.so.1")
         except OSError as e:
             raise SetupError(f"cannot load the OpenCL ICD loader libOpenCL.so.1: {e}") from None
         status, self.platforms = _platform_names(libcl)
-        self.layer = _load_if_loaded(self.layer_path)
-        state = self.layer.clpool_layer_state() if self.layer is not None else 0
+        lib = _load_if_loaded(layer_path)
+        self.layer = Layer(lib) if lib is not None else None
+        state = self.layer.state() if self.layer is not None else 0
         self.restore_layer_variables()
-        if state == 0:
-            pyopencl = sys.modules.get("pyopencl")
-            if pyopencl is not None:
-                who = f"pyopencl {getattr(pyopencl, 'VERSION_TEXT', '')} was imported"
-            elif already:
-                who = "the ICD loader libOpenCL.so.1 was loaded"
-            else:
-                who = "the layer did not load"
-            raise SetupError(
-                f"OpenCL was already initialised in this process before the clpool plugin could "
-                f"load its layer{' and the mockcl device' if self.device else ''} ({who}; platforms: "
-                f"{', '.join(self.platforms) or 'none'}). Run pytest in a fresh process with "
-                f"-p clpool.pytest_plugin (or the installed plugin), and create no OpenCL object "
-                f"before pytest starts.")
         if state == -1:
-            raise SetupError("the clpool layer refused its settings (its message is above on stderr)")
+            raise SetupError(f"the clpool layer refused its settings: {self.layer.refusal()}")
+        if state == 0 and self.platforms:
+            # The loader found platforms but never called the layer it was told of: it read
+            # OPENCL_LAYERS before the plugin set it, at an earlier first OpenCL call.
+            pyopencl = sys.modules.get("pyopencl")
+            who = (f"pyopencl {getattr(pyopencl, 'VERSION_TEXT', '')} was imported" if pyopencl is not None
+                   else "an OpenCL call came before the plugin's")
+            raise SetupError(self._too_late(who, self.platforms))
         if self.device and self.platforms != ["mockcl"]:
             raise SetupError(
                 f"--clpool-device: the mock device did not start (platforms: "
-                f"{', '.join(self.platforms) or 'none'}; clGetPlatformIDs said {status}; "
-                f"mockcl's message, if any, is above on stderr)")
+                f"{', '.join(self.platforms) or 'none'}; clGetPlatformIDs said {status}; mockcl's "
+                f"message, if any, is above on stderr)")
+        if state == 0:
+            raise SetupError(f"the OpenCL ICD loader found no platform (clGetPlatformIDs said "
+                             f"{status}): it looked in {_where_the_loader_looks()}")
+
+    def _too_late(self, who, platforms):
+        return (f"OpenCL was already initialised in this process before the clpool plugin could "
+                f"load its layer{' and the mockcl device' if self.device else ''} ({who}; "
+                f"platforms: {', '.join(platforms) or 'none'}). Run pytest in a fresh process with "
+                f"-p clpool.pytest_plugin (or the installed plugin), and create no OpenCL object "
+                f"before pytest starts.")
 
     def restore_layer_variables(self):
         for name in LAYER_VARIABLES:
             if name in self.saved:
-                old = self.saved.pop(name)
-                if old is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = old
+                self._restore(name)
 
     def restore(self):
-        self.restore_layer_variables()
-        for name, old in list(self.saved.items()):
-            if old is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = old
-        self.saved.clear()
+        for name in list(self.saved):
+            self._restore(name)
+
+    def _restore(self, name):
+        old = self.saved.pop(name)
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
     def set_budget(self, nbytes):
-        rc = self.layer.clpool_layer_set_budget(ctypes.c_ulonglong(nbytes))
-        if rc != 0:
-            raise SetupError(f"the clpool layer refused a budget of {nbytes} bytes ({rc})")
+        self.layer.set_budget(nbytes)
 
     def reset_budget(self):
         self.set_budget(self.default_budget)
+
+
+def trial_session(settings):
+    """The xdist controller runs no test and touches no OpenCL: it sets the device up once in a
+    child process, so that what would stop every worker (no platform, a library refused, a
+    profile the mock refuses) is one usage error here. Returns the problem, or ''."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its answer down the pipe, then out without any of pytest's exit work
+        os.close(r)
+        message = ""
+        workdir = make_workdir()
+        try:
+            # As the first worker: its session trace is the one the layer may refuse to replace.
+            DeviceSession(settings, workdir, "gw0").prepare()
+        except SetupError as e:
+            message = str(e)
+        except BaseException as e:  # anything else is still the answer, not the child's crash
+            message = f"setting the device up failed: {type(e).__name__}: {e}"
+        shutil.rmtree(workdir, ignore_errors=True)
+        os.write(w, message.encode("utf-8", "replace"))
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        data = os.read(r, 65536)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return (f"setting the device up killed a trial process (signal {os.WTERMSIG(status)}); "
+                f"run without -n to see where")
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def make_workdir():

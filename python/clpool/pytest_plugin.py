@@ -7,26 +7,30 @@
     @pytest.mark.limit_device_leaks("1 MiB")      # device memory the test leaves allocated
     @pytest.mark.device_capacity("2 GiB")         # run it on a smaller card (the session's profile)
 
-Per test: peak device bytes, bytes the test left live, allocations, and the site at the peak; a
+Per test: peak device bytes, bytes the test left live, allocations, and the sites at the peak; a
 summary at the end, sorted by peak; on an out-of-memory, clpool's report instead of a bare
 MemoryError; with --clpool-artifacts DIR, each failing test's trace and HTML page. The layer
 (tools/layer) records every OpenCL allocation of the process with its Python stack; the plugin
-reads that trace at test boundaries (clpool/_device_trace.py). See python/README.md, "pytest".
+follows that trace through clpool._core (replay/followed_session.h): the figures are the replay
+engine's, the names its sites', so a test's artifact trace replayed by clpool_replay says the same.
+This module is the manager: options, hooks, one function per marker. See python/README.md.
 """
 
 import gc
 import os
-import re
 import shutil
-import subprocess
+import sys
+import threading
 import time
 
 import pytest
 
-from clpool._device_session import (DeviceSession, SetupError, check_capacity, find_file,
-                                    make_workdir, parse_device, parse_profile)
-from clpool._device_trace import (MAX_DEVICE_BYTES, TestWindow, TraceFollower, both,
-                                  format_bytes, parse_size)
+from clpool import _core
+from clpool import _plugin_artifacts as artifacts
+from clpool import _plugin_options as options
+from clpool import _plugin_text as text
+from clpool._device_session import DeviceSession, SetupError, Settings, check_capacity, find_file
+from clpool._device_session import make_workdir, parse_size, profile_name, trial_session
 
 MARKERS = {
     "limit_device_memory": "limit_device_memory(limit): fail the test when its peak device memory "
@@ -38,6 +42,8 @@ MARKERS = {
 }
 
 _KEY = "clpool"
+_WORKER_ERROR = "clpool_usage_error"
+_WORKER_TRACE_LOST = "clpool_trace_lost"
 
 
 def pytest_addoption(parser):
@@ -51,22 +57,19 @@ def pytest_addoption(parser):
                      "implies --clpool")
     g.addoption("--clpool-profile", metavar="PROFILE", default=None,
                 help="without --clpool-device: the profile by which device_capacity's smaller "
-                     "device commits memory (exact, nvidia, pocl or a profile file; default exact)")
+                     "device commits memory (exact, nvidia, pocl or a profile file; default exact); "
+                     "implies --clpool")
     g.addoption("--clpool-artifacts", metavar="DIR", default=None,
                 help="write each failing test's trace and its clpool_replay HTML page (and the "
                      "session's trace) under DIR; implies --clpool")
     g.addoption("--clpool-summary", metavar="N", type=int, default=10,
-                help="tests in the end summary, by peak device memory (default 10; 0: none)")
-
-
-def _options(ns):
-    return (getattr(ns, "clpool", False), getattr(ns, "clpool_device", None),
-            getattr(ns, "clpool_profile", None), getattr(ns, "clpool_artifacts", None))
-
-
-def _active(ns):
-    on, device, _, artifacts = _options(ns)
-    return bool(on or device or artifacts)
+                help="tests in the end summary, by peak device memory (default 10; 0: no table)")
+    g.addoption("--clpool-site-frames", metavar="N", default="auto",
+                help="how a site is named: 'auto' (default), the program's frames from the "
+                     "allocation out to the test (a helper of yours is named with its callers); "
+                     "N: its N innermost frames in the program (1: the function that allocated)")
+    g.addoption("--clpool-replay-timeout", metavar="SECONDS", type=float, default=120.0,
+                help="how long clpool_replay may take for a failing test's page (default 120)")
 
 
 def _is_xdist_controller(ns):
@@ -74,323 +77,371 @@ def _is_xdist_controller(ns):
 
 
 class _State:
-    session = None
-    follower = None
+    """This process's session: None everywhere until the plugin is active in it."""
+    settings = None
+    session = None        # DeviceSession
+    follower = None       # clpool._core._FollowedSession over the layer's trace
     workdir = None
-    artifacts = None
-    replay = None
-    error = None
+    replay = None         # clpool_replay, or None (then `replay_missing` says why)
+    replay_missing = ""
+    rootdir = ""
+    trace_lost = ""       # why the session's trace stopped ("" while it is whole)
+    worker_errors = []    # the controller's: usage errors the workers found in markers
+    worker_trace_lost = []
 
 
 _state = _State()
+_results = []
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
-    """Before any conftest imports pyopencl: set up the device and initialise the ICD loader."""
-    ns = early_config.known_args_namespace
-    if not _active(ns):
-        return
-    on, device_text, profile_text, artifacts = _options(ns)
-    if artifacts:
-        _state.artifacts = os.path.abspath(artifacts)
-    if _is_xdist_controller(ns):
-        return
+    """Before any conftest imports pyopencl: the options checked (in the xdist controller too, so
+    that a bad one is one usage error), then the device set up and the ICD loader initialised."""
     try:
-        device = parse_device(device_text) if device_text else None
-        if device and profile_text:
-            raise SetupError("--clpool-profile: the profile is --clpool-device's when it is given")
-        profile = parse_profile(profile_text, "--clpool-profile") if profile_text else "exact"
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-        _state.workdir = make_workdir()
-        session = DeviceSession(device, profile, _state.workdir, worker, _state.artifacts)
-        session.prepare()
+        settings = Settings(early_config.known_args_namespace)
     except SetupError as e:
         raise pytest.UsageError(f"clpool: {e}") from None
+    if not settings.active:
+        return
+    problem = options.restore_rootdir(early_config)
+    if problem:
+        raise pytest.UsageError(f"clpool: {problem}")
+    _state.settings = settings
+    if _is_xdist_controller(early_config.known_args_namespace):
+        options.rewrite_for_workers(early_config)
+        problem = trial_session(settings)
+        if problem:
+            raise pytest.UsageError(f"clpool: {problem}")
+        return
+    _start_session(settings, str(early_config.rootpath))
+
+
+def _start_session(settings, rootdir):
+    workdir = make_workdir()
+    try:
+        session = DeviceSession(settings, workdir, os.environ.get("PYTEST_XDIST_WORKER", ""))
+        session.prepare()
+    except SetupError as e:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise pytest.UsageError(f"clpool: {e}") from None
+    _state.workdir = workdir
     _state.session = session
-    _state.follower = TraceFollower(session.trace_path, str(early_config.rootpath))
+    _state.follower = _core._FollowedSession(session.trace_path, session.layer_path)
+    _state.rootdir = os.path.realpath(rootdir)
     try:
         _state.replay = find_file("CLPOOL_REPLAY", "clpool_replay", "bin")
-    except SetupError:
-        _state.replay = None
+        if _state.replay is None:
+            _state.replay_missing = "clpool_replay not found (set $CLPOOL_REPLAY or put it on PATH)"
+    except SetupError as e:
+        _state.replay, _state.replay_missing = None, str(e)
 
 
 def pytest_configure(config):
     _results.clear()
-    for name, text in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {text}")
-    if _active(config.option) and not _is_xdist_controller(config.option) and _state.session is None:
-        # Without pytest_load_initial_conftests (the plugin came too late, e.g. from a conftest).
-        raise pytest.UsageError(
-            "clpool: the plugin must be loaded before conftest files run: pass -p "
-            "clpool.pytest_plugin on the command line (or install clpool, whose entry point "
-            "loads it), not pytest_plugins in a conftest")
+    for name, doc in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+    if _state.settings is None and not _is_xdist_controller(config.option):
+        try:
+            late = Settings(config.option).active
+        except SetupError:
+            late = True
+        if late:  # without pytest_load_initial_conftests: the plugin came too late (a conftest)
+            raise pytest.UsageError(
+                "clpool: the plugin must be loaded before conftest files run: pass -p "
+                "clpool.pytest_plugin on the command line (or install clpool, whose entry point "
+                "loads it), not pytest_plugins in a conftest")
 
 
 def pytest_unconfigure(config):
     s = _state.session
     if s is not None:
-        if _state.follower is not None:
-            _state.follower.close()
         s.restore()
         shutil.rmtree(_state.workdir, ignore_errors=True)
-        _state.session = None
+    _state.session = _state.follower = _state.settings = None
+    _state.trace_lost = ""
+    _state.worker_errors = []
+    _state.worker_trace_lost = []
 
 
-# --- markers ---
+# --- markers: checked at collection, one function each ---
 
-def _marker_value(item, name):
-    """The marker's validated value(s), or None; raises pytest.UsageError naming the test."""
+def _marker_args(item, name, key, extra=()):
+    """The marker's one size and its extra keyword arguments, or None; UsageError naming the test."""
     m = item.get_closest_marker(name)
     if m is None:
         return None
-    where = f"{item.nodeid}: @pytest.mark.{name}"
+    where = f"{_core.escape_text(item.nodeid)}: @pytest.mark.{name}"
     args, kwargs = list(m.args), dict(m.kwargs)
-    key = "capacity" if name == "device_capacity" else "limit"
     if key in kwargs:
         args.insert(0, kwargs.pop(key))
-    profile = kwargs.pop("profile", None) if name == "device_capacity" else None
-    usage = (f"{name}(SIZE{', profile=NAME' if name == 'device_capacity' else ''}) with SIZE a "
-             f"string such as '512 MiB' or an int of bytes")
+    extras = {k: kwargs.pop(k) for k in extra if k in kwargs}
+    usage = (f"{name}(SIZE{''.join(f', {k}=NAME' for k in extra)}) with SIZE a string such as "
+             f"'512 MiB' or an int of bytes")
     if kwargs:
         raise pytest.UsageError(f"{where}: unknown argument {sorted(kwargs)[0]!r}; write {usage}")
     if len(args) != 1:
         raise pytest.UsageError(f"{where}: takes one size, got {len(args)} arguments; write {usage}")
     try:
-        value = parse_size(args[0])
-    except ValueError as e:
-        raise pytest.UsageError(f"{where}: the size {e}; write {usage}") from None
-    if name == "device_capacity":
-        if value == 0:
-            raise pytest.UsageError(f"{where}: the capacity must be more than 0")
-        if profile is not None and not isinstance(profile, str):
-            raise pytest.UsageError(f"{where}: profile must be a string such as 'nvidia'")
-        return value, profile
-    return value
+        value = parse_size(args[0], "the size")
+    except SetupError as e:
+        raise pytest.UsageError(f"{where}: {e}; write {usage}") from None
+    return value, extras, where
 
 
-_bad_marker_key = pytest.StashKey()
+def _limit_device_memory(item):
+    got = _marker_args(item, "limit_device_memory", "limit")
+    return None if got is None else got[0]
+
+
+def _limit_device_leaks(item):
+    got = _marker_args(item, "limit_device_leaks", "limit")
+    return None if got is None else got[0]
+
+
+def _device_capacity(item):
+    """(capacity, profile) for a test on a smaller device than the session's."""
+    got = _marker_args(item, "device_capacity", "capacity", extra=("profile",))
+    if got is None:
+        return None
+    capacity, extras, where = got
+    profile = extras.get("profile")
+    if capacity == 0:
+        raise pytest.UsageError(f"{where}: the capacity must be more than 0")
+    if profile is not None and not isinstance(profile, str):
+        raise pytest.UsageError(f"{where}: profile must be a string such as 'nvidia'")
+    s = _state.session or _state.settings
+    if s is not None:
+        own = s.profile
+        if profile is not None and profile not in (own, os.path.basename(own)):
+            how = ("--clpool-device " + profile + ":SIZE") if s.device else ("--clpool-profile " + profile)
+            raise pytest.UsageError(
+                f"{where}(profile={profile!r}): this session's device commits memory by the "
+                f"{profile_name(own)} profile; run with {how}")
+        try:
+            check_capacity(capacity, own, where)
+        except SetupError as e:
+            raise pytest.UsageError(str(e)) from None
+        if s.device and capacity > s.device[1]:
+            raise pytest.UsageError(
+                f"{where}: {_core.format_bytes_both(capacity)} is larger than this session's device "
+                f"({_core.format_bytes_both(s.device[1])}, --clpool-device): a test can only run on a "
+                f"smaller one")
+    return capacity, profile
+
+
+_MARKER_CHECKS = {"limit_device_memory": _limit_device_memory, "limit_device_leaks": _limit_device_leaks,
+                  "device_capacity": _device_capacity}
+_marks_key = pytest.StashKey()
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Checks every marker before any test runs: a bad one is a usage error (exit 4). In an xdist
-    worker, where a usage error would crash the worker, the test fails with the message instead."""
-    marked = 0
+    """Checks every marker before any test runs: a bad one is a usage error (exit 4). An xdist
+    worker, where a usage error would crash it, runs nothing and tells the controller, which says
+    it once and exits 4."""
+    marked = False
     for item in items:
+        values = {}
         try:
-            marked += _check_markers(item)
+            for name, check in _MARKER_CHECKS.items():
+                values[name] = check(item)
         except pytest.UsageError as e:
             if not os.environ.get("PYTEST_XDIST_WORKER"):
                 raise
-            item.stash[_bad_marker_key] = str(e)
-    if marked and not _active(config.option):
+            getattr(config, "workeroutput", {})[_WORKER_ERROR] = str(e)
+            items[:] = []
+            return
+        marked = marked or any(v is not None for v in values.values())
+        item.stash[_marks_key] = values
+    if marked and _state.settings is None:
         config.issue_config_time_warning(
             pytest.PytestWarning("clpool: device-memory markers are ignored without --clpool, "
                                  "--clpool-device or --clpool-artifacts"), stacklevel=2)
 
 
-def _check_markers(item):
-    marked = 0
-    for name in MARKERS:
-        v = _marker_value(item, name)
-        if v is None:
-            continue
-        marked += 1
-        if name == "device_capacity" and _state.session is not None:
-            capacity, profile = v
-            own = _state.session.profile
-            if profile is not None and profile != os.path.basename(own) and profile != own:
-                how = ("--clpool-device " + profile + ":SIZE") if _state.session.device else (
-                    "--clpool-profile " + profile)
-                raise pytest.UsageError(
-                    f"{item.nodeid}: @pytest.mark.device_capacity(profile={profile!r}): this "
-                    f"session's device commits memory by the {os.path.basename(own)} profile; "
-                    f"run with {how}")
-            try:
-                check_capacity(capacity, own, f"{item.nodeid}: @pytest.mark.device_capacity")
-            except SetupError as e:
-                raise pytest.UsageError(str(e)) from None
-    return marked
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    out = getattr(node, "workeroutput", {}) or {}
+    if out.get(_WORKER_ERROR) and out[_WORKER_ERROR] not in _state.worker_errors:
+        _state.worker_errors.append(out[_WORKER_ERROR])
+    if out.get(_WORKER_TRACE_LOST):
+        _state.worker_trace_lost.append(out[_WORKER_TRACE_LOST])
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    if _state.trace_lost and hasattr(session.config, "workeroutput"):
+        session.config.workeroutput[_WORKER_TRACE_LOST] = _state.trace_lost
+    yield
+    if _state.worker_errors:
+        sys.stderr.write(f"ERROR: {_state.worker_errors[0]}\n")
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    elif (_state.trace_lost or _state.worker_trace_lost) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # --- per test ---
 
-def _window(item):
-    return item.stash.get(_window_key, None)
+class _Window:
+    """One test's place in the session's trace, and what its markers ask."""
+    __test__ = False
+
+    def __init__(self, marks):
+        self.capacity = marks["device_capacity"]
+        self.limit = marks["limit_device_memory"]
+        self.leak_limit = marks["limit_device_leaks"]
+        me = threading.current_thread()
+        # Threads already running: what they allocate now is the session's, not the test's.
+        self.threads_before = {t.native_id for t in threading.enumerate() if t is not me}
+        self.figures = None
+        self.kind = None       # what failed the test: "oom", "limit", "leak" or None
+        self.notes = []        # clpool's words on the test that are not a failure
+        self.artifact_errors = 0
 
 
 _window_key = pytest.StashKey()
 
 
+def _sync():
+    """Reads what the layer added; the first time the trace is found incomplete, keeps why."""
+    if _state.trace_lost:
+        return False
+    _state.trace_lost = _state.follower.sync()
+    return not _state.trace_lost
+
+
+def _other_threads(w):
+    if not w.threads_before:
+        return set()
+    return {tid for os_id, tid in _state.session.layer.threads().items() if os_id in w.threads_before}
+
+
+_NOTHING = {"peak": 0, "peak_sites": [], "left_live": 0, "left_live_blocks": 0, "left_live_sites": [],
+            "allocations": 0, "other_thread_allocations": 0, "other_thread_bytes": 0,
+            "other_thread_sites": [], "oom": None}
+
+
+def _figures(w, item):
+    if not _state.follower.window_entries:  # most tests: no device memory at all
+        return _NOTHING
+    s = _state.settings
+    func = getattr(item, "function", None)
+    code = getattr(func, "__code__", None)
+    return _state.follower.figures(
+        _other_threads(w), s.site_frames, code.co_filename if code else "",
+        # As the layer's Python stacks name a function (stacks/capture.cc): its qualified name
+        # where Python has one (3.11), else its name.
+        (getattr(code, "co_qualname", None) or code.co_name) if code else "", _state.rootdir)
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item):
-    if _state.session is not None and _bad_marker_key not in item.stash:
-        w = TestWindow(_state.follower)
+    if _state.session is not None and _marks_key in item.stash:
+        w = _Window(item.stash[_marks_key])
         item.stash[_window_key] = w
-        cap = _marker_value(item, "device_capacity")
-        w.capacity = cap[0] if cap else None
-        w.limit = _marker_value(item, "limit_device_memory")
-        w.leak_limit = _marker_value(item, "limit_device_leaks")
-        if cap:
-            _state.session.set_budget(cap[0])
+        # Each phase is marked at the seq the layer will give its next event; the trace is read
+        # once a test, at the end of its call, and what it holds sorts into the phases by seq.
+        _state.follower.begin_window()
+        if w.capacity:
+            _state.session.set_budget(w.capacity[0])
     yield
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_call(item):
-    bad = item.stash.get(_bad_marker_key, None)
-    if bad is not None:   # (an xdist worker's) bad marker: the test fails, not the worker
-        pytest.fail(f"usage error: {bad}", pytrace=False)
-    w = _window(item)
+    w = item.stash.get(_window_key, None)
     if w is not None:
-        w.mark_call()
+        _state.follower.mark_call()
     yield
-    if w is not None:
-        w.follower.sync()
-        if w.live_from_call():
-            gc.collect()   # blocks reachable only from cycles are not leaks
-            w.follower.sync()
-            # Some drivers (NVIDIA's) run the destructor callback that records a free after
-            # clReleaseMemObject returns: give such frees a moment before counting a leak.
-            for _ in range(5):
-                if not w.live_from_call():
-                    break
-                time.sleep(0.002)
-                w.follower.sync()
+    if w is None:
+        return
+    _state.follower.mark_call_end()
+    if not _sync():
+        return
+    w.figures = _figures(w, item)
+    if w.figures["left_live"]:
+        gc.collect()  # blocks reachable only from cycles are not leaks
+        # Some drivers (NVIDIA's) run the callback that records a free after clReleaseMemObject
+        # returns: give such frees a moment before counting a leak.
+        for _ in range(5):
+            _state.follower.mark_call_end()
+            _sync()
+            w.figures = _figures(w, item)
+            if not w.figures["left_live"]:
+                break
+            time.sleep(0.002)
 
 
-def _site_list(w, sites, title, top=5):
-    lines = [title]
-    for i, (name, nbytes, blocks, _) in enumerate(sites[:top], 1):
-        lines.append(f"  {i}. {name}")
-        lines.append(f"     {both(nbytes)} in {blocks} block{'s' if blocks != 1 else ''}")
-    if len(sites) > top:
-        rest = sum(s[1] for s in sites[top:])
-        lines.append(f"  ... {len(sites) - top} more sites, {both(rest)}")
-    return lines
-
-
-def _oom_text(w, item):
-    fails = w.failures()
-    index, event = fails[0]
-    stack, size, where = w.failure_stack(index, event)
-    s = _state.session
-    cap = w.capacity if w.capacity is not None else s.capacity
-    device = (f"{both(cap)}, {os.path.basename(s.profile)} profile"
-              + (" (device_capacity marker)" if w.capacity is not None else
-                 " (--clpool-device)" if s.device else "")) if cap else s.describe()
-    live = w.live_at(index)
-    live.pop(w.failing_id(event), None)   # created, but not committed: its first use failed
-    lines = [f"clpool: out of device memory: a request of {both(size)} failed {where}",
-             f"  device                    {device}",
-             f"  live at the failure       {both(sum(b.size for b in live.values()))} in "
-             f"{len(live)} block{'s' if len(live) != 1 else ''} ({both(sum(b.size for k, b in live.items() if k in w.before))} "
-             f"from before the test)",
-             f"  failing request's site    {w.follower.site_name(stack)}"]
-    if event.action == "failure":
-        lines.append(f"  the layer said            {event.text}")
-    lines += _site_list(w, w.sites(live.values()),
-                        "sites holding the most device memory at the failure (live blocks, requested bytes):")
-    if len(fails) > 1:
-        lines.append(f"({len(fails) - 1} more out-of-memory in this test)")
-    return lines
+def _problems(w, report):
+    f = w.figures
+    problems = []
+    if f["oom"] is not None and report.failed:
+        s = _state.session
+        cap = w.capacity[0] if w.capacity else s.capacity
+        device = (f"{_core.format_bytes_both(cap)}, {profile_name(s.profile)} profile"
+                  + (" (device_capacity marker)" if w.capacity else " (--clpool-device)" if s.device else "")
+                  ) if cap else s.describe()
+        problems += text.oom_lines(f["oom"], device)
+        w.kind = "oom"
+    if w.limit is not None and f["peak"] > w.limit:
+        problems += text.limit_lines(f, w.limit)
+        w.kind = w.kind or "limit"
+    if w.leak_limit is not None and f["left_live"] > w.leak_limit:
+        problems += text.leak_lines(f, w.leak_limit)
+        w.kind = w.kind or "leak"
+    return problems
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    w = _window(item)
+    w = item.stash.get(_window_key, None)
     if w is None:
         return
     report = outcome.get_result()
     if call.when == "call":
-        problems = []
-        kind = None
-        if w.failures() and report.failed:
-            problems += _oom_text(w, item)
-            kind = "oom"
-        limit = w.limit
-        peak, at_peak = w.sites_at_peak()
-        if limit is not None and peak > limit:
-            problems += [f"clpool: peak device memory {both(peak)} is above the "
-                         f"limit_device_memory limit of {both(limit)}"]
-            problems += _site_list(w, at_peak, "sites holding the most device memory at the peak:")
-            kind = kind or "limit"
-        leaks = w.leak_limit
-        live = w.live_from_call()
-        leaked = sum(b.size for b in live.values())
-        if leaks is not None and leaked > leaks:
-            problems += [f"clpool: {both(leaked)} of device memory the test allocated is still "
-                         f"allocated after it returned, above the limit_device_leaks limit of "
-                         f"{both(leaks)}"]
-            problems += _site_list(w, w.sites(live.values()), "sites of the blocks still allocated:")
-            kind = kind or "leak"
-        w.figures = {"peak": peak, "leaked": leaked, "top_site": at_peak[0][0] if at_peak else "",
-                     "top_site_bytes": at_peak[0][1] if at_peak else 0}
-        w.kind = kind
+        if _state.trace_lost:
+            report.sections.append(("clpool", f"no device-memory figures: {_state.trace_lost}"))
+            return
+        problems = _problems(w, report) if w.figures is not None else []
         if problems:
-            text = "\n".join(problems)
-            if report.failed and report.longrepr is not None:
-                text += "\n\n" + str(report.longrepr)
+            earlier = report.longrepr if report.failed else None
             report.outcome = "failed"
-            report.longrepr = text
-        if report.failed and _state.artifacts:
-            note = _write_artifacts(item, w)
-            report.sections.append(("clpool artifacts", note))
+            report.longrepr = text.longrepr(item, problems, earlier)
+        if report.failed and _state.settings.artifacts:
+            report.sections.append(("clpool artifacts", _write_artifacts(item, w)))
     elif call.when == "teardown":
-        w.end()
-        if w.capacity is not None:
-            _state.session.reset_budget()
-        figures = w.figures or {"peak": w.peak()[0], "leaked": 0,
-                                                  "top_site": "", "top_site_bytes": 0}
-        if not figures.get("top_site"):
-            _, at_peak = w.sites_at_peak()
-            if at_peak:
-                figures["top_site"], figures["top_site_bytes"] = at_peak[0][0], at_peak[0][1]
-        figures["allocations"] = w.allocations()
-        figures["device"] = _state.session.describe()
-        report.user_properties.append((_KEY, figures))
+        _end_test(item, w, report)
 
 
-def _artifact_dir(nodeid):
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[:150] or "test"
-    return os.path.join(_state.artifacts, name)
+def _end_test(item, w, report):
+    if w.figures is None and _sync():  # no call phase (a setup error): what it did
+        w.figures = _figures(w, item)
+    _state.follower.end_window()
+    if w.capacity:
+        _state.session.reset_budget()
+    if w.figures is None:
+        return
+    f = w.figures
+    report.user_properties.append((_KEY, {
+        "peak": f["peak"], "left_live": f["left_live"], "allocations": f["allocations"],
+        "peak_sites": [list(s) for s in f["peak_sites"][:1]],
+        "other_thread_allocations": f["other_thread_allocations"],
+        "other_thread_bytes": f["other_thread_bytes"],
+        "other_thread_sites": [list(s) for s in f["other_thread_sites"][:3]],
+        "device": _state.session.describe(), "artifact_errors": w.artifact_errors}))
 
 
 def _write_artifacts(item, w):
-    d = _artifact_dir(item.nodeid)
-    os.makedirs(d, exist_ok=True)
-    s = _state.session
-    if w.kind == "oom":
-        capacity = w.capacity if w.capacity is not None else s.default_budget
-        profile, with_before = s.profile, True
-    elif w.kind == "limit":
-        capacity, profile, with_before = w.limit, "exact", False
-    else:
-        capacity, profile, with_before = MAX_DEVICE_BYTES, "exact", False
-    trace = w.write_trace(os.path.join(d, "device.trace"), item.nodeid, with_before)
-    lines = [f"trace: {trace}"]
-    if _state.replay is None:
-        lines.append("no page: clpool_replay not found (set $CLPOOL_REPLAY or put it on PATH)")
-        return "\n".join(lines)
-    page = os.path.join(d, "device.html")
-    cmd = [_state.replay, trace, "--no-pool", "--profile", profile, "--capacity", str(capacity),
-           "--html", page, "--no-progress"]
-    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
-    with open(os.path.join(d, "replay.txt"), "w") as f:
-        f.write(r.stdout)
-    if r.returncode in (0, 1) and os.path.exists(page):
-        lines.append(f"page: {page}")
-        lines.append(f"replay: {os.path.join(d, 'replay.txt')} "
-                     f"({' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))})")
-    else:
-        lines.append(f"no page: clpool_replay exited {r.returncode}: {r.stderr.strip()[-500:]}")
+    """The test's trace, its replay's report and page (clpool/_plugin_artifacts.py); what to say."""
+    lines, errors = artifacts.write(
+        _state.follower, _state.session, _state.settings, _state.replay, _state.replay_missing,
+        item.nodeid, w.kind, w.capacity[0] if w.capacity else None, w.limit, _other_threads(w))
+    w.artifact_errors += errors
     return "\n".join(lines)
 
 
 # --- the summary ---
-
-_results = []
-
 
 def pytest_runtest_logreport(report):
     if report.when != "teardown":
@@ -401,31 +452,16 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not _active(config.option):
+    if _state.settings is None or _state.worker_errors:
         return
-    n = config.option.clpool_summary
-    tr = terminalreporter
-    tr.section("clpool device memory")
     devices = sorted({v.get("device", "") for _, v in _results} - {""})
     if _state.session is not None and not devices:
         devices = [_state.session.describe()]
-    for d in devices:
-        tr.write_line(f"device: {d}")
-    if not _results:
-        tr.write_line("no test allocated device memory" if n else "")
-        return
-    rows = sorted(_results, key=lambda r: (-r[1]["peak"], r[0]))
-    shown = [r for r in rows if r[1]["peak"] > 0][:max(n, 0)]
-    if not shown:
-        tr.write_line(f"{len(rows)} tests, none allocated device memory")
-        return
-    tr.write_line(f"{len(shown)} of {len(rows)} tests by peak device memory (their own allocations):")
-    tr.write_line(f"  {'peak':>10}  {'left live':>10}  {'allocs':>6}  test / top site at the peak")
-    for nodeid, v in shown:
-        tr.write_line(f"  {format_bytes(v['peak']):>10}  {format_bytes(v['leaked']):>10}  "
-                      f"{v.get('allocations', 0):>6}  {nodeid}")
-        if v.get("top_site"):
-            tr.write_line(f"  {'':>10}  {'':>10}  {'':>6}    {v['top_site']}: "
-                          f"{format_bytes(v['top_site_bytes'])}")
-    if _state.artifacts:
-        tr.write_line(f"artifacts: {_state.artifacts}")
+    notes = []
+    for lost in ([_state.trace_lost] if _state.trace_lost else []) + _state.worker_trace_lost:
+        notes.append(f"error: {lost}; no device-memory check ran after it, and the session fails")
+    errors = sum(v.get("artifact_errors", 0) for _, v in _results)
+    if errors:
+        notes.append(f"artifacts: {errors} could not be written in full (each test's 'clpool "
+                     f"artifacts' section says why)")
+    text.summary(terminalreporter, _results, devices, _state.settings.summary, _state.settings.artifacts, notes)

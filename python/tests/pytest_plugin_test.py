@@ -106,19 +106,23 @@ def test_markers_summary_and_artifacts(suite):
     out = r.stdout.str()
     o = outcomes(r)
     assert o.get("passed") == 5 and o.get("failed") == 3, out
+    # The short summary carries the test and clpool's reason.
     r.stdout.fnmatch_lines([
-        "FAILED test_suite.py::test_peak_above",
-        "FAILED test_suite.py::test_leak_above",
-        "FAILED test_suite.py::test_capacity_too_small",
+        "FAILED test_suite.py::test_peak_above - test_peak_above: clpool: peak*",
+        "FAILED test_suite.py::test_leak_above - test_leak_above: clpool: 3 MiB*",
+        "FAILED test_suite.py::test_capacity_too_small - test_capacity_too_small: c*",
     ], consecutive=False)
     # limit_device_memory: the peak, the limit, the site holding the memory at the peak.
     assert ("clpool: peak device memory 12 MiB (12582912 bytes) is above the limit_device_memory "
             "limit of 8 MiB (8388608 bytes)") in out
-    assert re.search(r"1\. grow \(test_suite\.py:\d+\)\n\s+12 MiB \(12582912 bytes\) in 3 blocks", out), out
+    # Sites by their path from the allocation out to the test (--clpool-site-frames auto).
+    assert re.search(r"1\. grow \(test_suite\.py:\d+\) ← test_peak_above \(test_suite\.py:\d+\)\n"
+                     r"\s+12 MiB \(12582912 bytes\) in 3 blocks", out), out
     # limit_device_leaks: what is left, and where it was allocated.
     assert ("clpool: 3 MiB (3145728 bytes) of device memory the test allocated is still allocated "
             "after it returned, above the limit_device_leaks limit of 1 MiB") in out
-    assert re.search(r"1\. hold \(test_suite\.py:\d+\)\n\s+3 MiB \(3145728 bytes\) in 1 block", out), out
+    assert re.search(r"1\. hold \(test_suite\.py:\d+\) ← test_leak_above \(test_suite\.py:\d+\)\n"
+                     r"\s+3 MiB \(3145728 bytes\) in 1 block", out), out
     # device_capacity: clpool's report, then the MemoryError.
     assert ("clpool: out of device memory: a request of 24 MiB (25165824 bytes) failed at first use "
             "by clEnqueueMigrateMemObjects") in out
@@ -139,21 +143,22 @@ def test_markers_summary_and_artifacts(suite):
     row = dict((r[3].split("::")[1], r) for r in rows)
     assert row["test_capacity_fits"][0] == "48 MiB" and row["test_capacity_fits"][2] == "2"
     assert row["test_leak_above"][1] == "3 MiB"
-    assert re.search(r"test_suite\.py::test_peak_above\n\s+grow \(test_suite\.py:\d+\): 12 MiB", summary)
+    assert re.search(r"test_suite\.py::test_peak_above\n\s+grow \(test_suite\.py:\d+\) ← test_peak_above "
+                     r"\(test_suite\.py:\d+\): 12 MiB", summary), summary
     # Artifacts: a trace and a page per failing test, none for the passing ones.
     dirs = sorted(p.name for p in art.iterdir() if p.is_dir())
-    assert dirs == ["test_suite.py_test_capacity_too_small", "test_suite.py_test_leak_above",
-                    "test_suite.py_test_peak_above"], dirs
+    assert dirs == ["test_suite.py%3A%3Atest_capacity_too_small", "test_suite.py%3A%3Atest_leak_above",
+                    "test_suite.py%3A%3Atest_peak_above"], dirs
     for d in dirs:
         trace = (art / d / "device.trace").read_text()
         assert trace.startswith("clpool-trace 3\n# source: clpool pytest plugin\n")
         page = (art / d / "device.html").read_text()
         assert "<html" in page
-    page = (art / "test_suite.py_test_peak_above" / "device.html").read_text()
+    page = (art / "test_suite.py%3A%3Atest_peak_above" / "device.html").read_text()
     assert "grow" in page
-    replay = (art / "test_suite.py_test_capacity_too_small" / "replay.txt").read_text()
+    replay = (art / "test_suite.py%3A%3Atest_capacity_too_small" / "replay.txt").read_text()
     assert "OUT OF MEMORY" in replay and "test_capacity_too_small" in replay, replay
-    replay = (art / "test_suite.py_test_peak_above" / "replay.txt").read_text()
+    replay = (art / "test_suite.py%3A%3Atest_peak_above" / "replay.txt").read_text()
     assert "OUT OF MEMORY" in replay and "grow" in replay, replay
     assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
     assert "artifacts: " + str(art) in out
@@ -172,11 +177,11 @@ def test_xdist_workers(suite):
     assert re.search(r"12 MiB\s+0 B\s+3\s+test_suite\.py::test_peak_above", summary), summary
     traces = sorted(p.name for p in art.glob("session-gw*.trace"))
     assert traces == ["session-gw0.trace", "session-gw1.trace"], traces
-    assert (art / "test_suite.py_test_leak_above" / "device.html").exists()
+    assert (art / "test_suite.py%3A%3Atest_leak_above" / "device.html").exists()
 
 
-def test_bad_marker_under_xdist_fails_its_test(pytester):
-    """In an xdist worker a usage error would crash the worker: the test fails with the message."""
+def test_bad_marker_under_xdist_is_one_usage_error(pytester):
+    """A bad marker under xdist: the workers run nothing, the controller says it once, exit 4."""
     pytest.importorskip("xdist")
     pytester.makepyfile(test_it="""
         import pytest
@@ -189,11 +194,13 @@ def test_bad_marker_under_xdist_fails_its_test(pytester):
             pass
     """)
     r = pytester.runpytest_subprocess(*DEVICE, "-n", "2", "-p", "no:cacheprovider")
-    out = r.stdout.str()
-    assert outcomes(r) == {"failed": 1, "passed": 1}, out
-    assert ("usage error: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
-            "is ambiguous: decimal units are not accepted; write 24MiB") in out
-    assert "INTERNALERROR" not in out + r.stderr.str()
+    out, err = r.stdout.str(), r.stderr.str()
+    assert r.ret == 4, out + err
+    assert err.count("ERROR: ") == 1, err
+    assert ("ERROR: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
+            "is ambiguous: decimal units are not accepted; write 24MiB") in err
+    assert "INTERNALERROR" not in out + err and "Traceback" not in out + err
+    assert "passed" not in out and "crashed" not in out
 
 
 def test_a_released_buffer_is_free_for_the_peak(pytester):
@@ -227,7 +234,7 @@ def test_a_released_buffer_is_free_for_the_peak(pytester):
     out = r.stdout.str()
     assert outcomes(r).get("passed") == 1 and outcomes(r).get("failed") == 1, out
     assert "peak device memory 4 MiB (4194304 bytes) is above the limit_device_memory limit of 3 MiB" in out, out
-    trace = (art / "test_late.py_test_above" / "device.trace").read_text()
+    trace = (art / "test_late.py%3A%3Atest_above" / "device.trace").read_text()
     assert trace.startswith("clpool-trace 3\n"), trace[:40]
     assert len(re.findall(r"^\d+ \d+ \d+ \d+ release ", trace, re.M)) == 8, trace
 
@@ -259,7 +266,7 @@ def test_system_device_observed(pytester):
     out = r.stdout.str()
     assert outcomes(r).get("failed") == 2, out
     assert "device: the system's OpenCL (Portable Computing Language), observed" in out
-    assert re.search(r"1\. alloc_twice \(test_pocl\.py:\d+\)\n\s+6 MiB", out), out
+    assert re.search(r"1\. alloc_twice \(test_pocl\.py:\d+\) ← test_above \(test_pocl\.py:\d+\)\n\s+6 MiB", out), out
     # The exact profile (the default without --clpool-device): refused at creation.
     assert ("clpool: out of device memory: a request of 3 MiB (3145728 bytes) failed at allocation"
             in out), out
@@ -284,8 +291,8 @@ BAD_MARKERS = [
      "test_it.py::test_it: @pytest.mark.device_capacity(profile='pocl'): this session's device commits "
      "memory by the nvidia profile; run with --clpool-device pocl:SIZE"),
     ('device_capacity("2 MiB")',
-     "@pytest.mark.device_capacity: a capacity of 2 MiB leaves nothing usable: the nvidia profile "
-     "keeps 2.62 MiB for the driver"),
+     "test_it.py::test_it: @pytest.mark.device_capacity: 2 MiB is not more than the headroom of "
+     "profile 'nvidia', 2688 KiB: nothing would be usable"),
     ('device_capacity("lots")', "@pytest.mark.device_capacity: the size 'lots' is not a number"),
 ]
 
@@ -312,12 +319,13 @@ BAD_OPTIONS = [
     (["--clpool-device", "4GiB"],
      "ERROR: clpool: --clpool-device '4GiB': write PROFILE:CAPACITY, e.g. nvidia:4GiB"),
     (["--clpool-device", "amd:4GiB"],
-     "ERROR: clpool: --clpool-device 'amd:4GiB': 'amd' is not a device profile: use one of exact, "
-     "nvidia, pocl or a profile file (a path)"),
+     "ERROR: clpool: --clpool-device 'amd:4GiB': profile 'amd': no such built-in profile (exact, "
+     "nvidia, pocl); a profile file's path must contain '/' or end in .profile"),
     (["--clpool-device", "nvidia:1MiB"],
-     "a capacity of 1 MiB leaves nothing usable: the nvidia profile keeps 2.62 MiB for the driver"),
+     "ERROR: clpool: --clpool-device 'nvidia:1MiB': 1 MiB is not more than the headroom of profile "
+     "'nvidia', 2688 KiB: nothing would be usable"),
     (["--clpool", "--clpool-profile", "fast"],
-     "ERROR: clpool: --clpool-profile: 'fast' is not a device profile"),
+     "ERROR: clpool: --clpool-profile: profile 'fast': no such built-in profile"),
 ]
 
 

@@ -31,7 +31,7 @@ PY
 
 [[ ${#libs[@]} -eq 0 ]] && exit 0
 # The installed plugin: found through the entry point, its files from clpool/_lib/.
-grep -qx "clpool = clpool.pytest_plugin" clpool-*.dist-info/entry_points.txt
+grep -qx "clpool.pytest_plugin = clpool.pytest_plugin" clpool-*.dist-info/entry_points.txt
 mkdir -p "$t/suite"
 cat > "$t/suite/test_one.py" <<'PY'
 import pyopencl as cl
@@ -51,3 +51,9 @@ echo "$out"
 grep -q "^device: mockcl, 1 GiB (1073741824 bytes), nvidia profile" <<< "$out"
 grep -qE "^ +1 MiB +0 B +1 +test_one.py::test_one$" <<< "$out"
 echo "wheel ok: the pytest plugin from the entry point, its files from clpool/_lib/"
+# The README's command, -p clpool.pytest_plugin, beside the installed entry point: one plugin.
+out="$(env -u LIBCLPOOL_LAYER_SO -u LIBMOCKCL_SO -u CLPOOL_REPLAY -u OCL_ICD_VENDORS PYTHONPATH="$t/site" \
+       PATH=/usr/bin:/bin POCL_CACHE_DIR="$t/pocl" /usr/bin/python3 -m pytest -p no:cacheprovider \
+       -p clpool.pytest_plugin --clpool-device nvidia:1GiB test_one.py 2>&1)" || { echo "$out"; exit 1; }
+grep -qE "^ +1 MiB +0 B +1 +test_one.py::test_one$" <<< "$out" || { echo "$out"; exit 1; }
+echo "wheel ok: -p clpool.pytest_plugin with the entry point installed"

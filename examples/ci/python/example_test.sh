@@ -48,18 +48,18 @@ cat "$tmp/buggy.txt"
 out="$tmp/buggy.txt"
 has "buggy: three failed" "$out" '^=+ 3 failed, 1 passed'
 has "the leak" "$out" '^clpool: 2 MiB \(2097152 bytes\) of device memory the test allocated is still allocated after it returned, above the limit_device_leaks limit of 1 MiB'
-has "the leak's site" "$out" '^  1\. thumbnail \(imagelib\.py:[0-9]+\)$'
+has "the leak's site" "$out" '^  1\. thumbnail \(imagelib\.py:[0-9]+\) ← test_thumbnails \(tests/test_imagelib\.py:[0-9]+\)$'
 has "the peak" "$out" '^clpool: peak device memory 64 MiB \(67108864 bytes\) is above the limit_device_memory limit of 16 MiB'
-has "the peak's site" "$out" '^  1\. smooth_all \(imagelib\.py:[0-9]+\)$'
+has "the peak's site" "$out" '^  1\. smooth_all \(imagelib\.py:[0-9]+\) ← test_smooth_all \(tests/test_imagelib\.py:[0-9]+\)$'
 has "the out-of-memory" "$out" '^clpool: out of device memory: a request of 1 GiB \(1073741824 bytes\) failed at first use by clEnqueueMigrateMemObjects$'
 has "on the 2 GiB card" "$out" '^  device +2 GiB \(2147483648 bytes\), nvidia profile \(device_capacity marker\)$'
-has "the out-of-memory's site" "$out" "^  failing request's site +enlarge \(imagelib\.py:[0-9]+\)$"
+has "the out-of-memory's site" "$out" "^  failing request's site +enlarge \(imagelib\.py:[0-9]+\) ← test_enlarge_a_large_image \(tests/test_imagelib\.py:[0-9]+\)$"
 has "the summary" "$out" '^ +1\.06 GiB +[0-9.]+ [KMG]?i?B +[0-9]+ +tests/test_imagelib\.py::test_enlarge_a_large_image$'
 for t in thumbnails:thumbnail smooth_all:smooth_all enlarge_a_large_image:enlarge; do
-  page="$tmp/art-buggy/tests_test_imagelib.py_test_${t%%:*}/device.html"
+  page="$tmp/art-buggy/tests%2Ftest_imagelib.py%3A%3Atest_${t%%:*}/device.html"
   if [[ -s "$page" ]] && grep -q "${t#*:}" "$page"; then ok "page of test_${t%%:*} names ${t#*:}"; else fail "page $page"; fi
 done
-[[ ! -e "$tmp/art-buggy/tests_test_imagelib.py_test_enlarge_small" ]] && ok "no page for a passing test" || fail "a passing test's page"
+[[ ! -e "$tmp/art-buggy/tests%2Ftest_imagelib.py%3A%3Atest_enlarge_small" ]] && ok "no page for a passing test" || fail "a passing test's page"
 
 run_suite fixed
 rc=$?
