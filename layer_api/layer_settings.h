@@ -29,6 +29,9 @@ inline constexpr std::string_view env_seed = "CLPOOL_LAYER_SEED";
 inline constexpr std::string_view env_profile = "CLPOOL_LAYER_PROFILE";
 inline constexpr std::string_view env_stacks = "CLPOOL_LAYER_STACKS";
 inline constexpr std::string_view env_errors = "CLPOOL_LAYER_ERRORS";
+inline constexpr std::string_view env_fail_first_use_nth = "CLPOOL_LAYER_FAIL_FIRST_USE_NTH";
+inline constexpr std::string_view env_report = "CLPOOL_LAYER_REPORT";
+inline constexpr std::string_view env_fail_until_free = "CLPOOL_LAYER_FAIL_UNTIL_FREE";
 
 // Seed used for CLPOOL_LAYER_FAIL_PROB when CLPOOL_LAYER_SEED is not given, so that a run is
 // reproducible by default.
@@ -52,6 +55,19 @@ struct layer_settings {
   // CLPOOL_LAYER_ERRORS: a file the layer appends each of its errors to, one line each, beside
   // stderr (clpool record reads it to know that the trace is incomplete).
   std::optional<std::string> errors_path;
+  // CLPOOL_LAYER_FAIL_FIRST_USE_NTH: the Nth first use of a block (1-based; a profile that commits
+  // at first use) fails with the profile's status, as FAIL_NTH fails the Nth allocation.
+  std::optional<std::uint64_t> fail_first_use_nth;
+  // CLPOOL_LAYER_REPORT: a file the layer appends its fault points to for a harness (clpool
+  // sweep): each allocation attempt and first use in order, each fault it injected, and what the
+  // program still held at exit (tools/layer/README.md, "The report").
+  std::optional<std::string> report_path;
+  // CLPOOL_LAYER_FAIL_UNTIL_FREE=1: after a failure FAIL_NTH or FAIL_FIRST_USE_NTH injected, the
+  // device stays full, as a real one would: every later request (an allocation, or a first use
+  // when the profile commits at first use) of at least that size fails too, until the program
+  // frees device memory. A retry without freeing (PyOpenCL's, after a garbage collection that
+  // freed nothing) fails again.
+  bool fail_until_free = false;
 
   bool operator==(const layer_settings&) const = default;
 };

@@ -121,6 +121,10 @@ TEST(ParseLayerSettings, ErrorsNameTheVariable) {
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_PROB", "1.5").find("between 0 and 1"), std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_BUGDET", "1GiB").find("not a setting"), std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_ERRORS", "").find("CLPOOL_LAYER_ERRORS is empty"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_REPORT", "").find("CLPOOL_LAYER_REPORT is empty"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "0").find("at least 1"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "yes").find("must be 1 (on) or 0 (off)"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "1").find("neither CLPOOL_LAYER_FAIL_NTH nor"), std::string::npos);
 }
 
 TEST(ParseLayerSettings, ProfileIsADeviceModelProfileAndNeedsABudget) {
@@ -157,6 +161,26 @@ TEST(ParseLayerSettings, StacksAreAModeAndNeedATrace) {
   parse_result alone = parse({{"CLPOOL_LAYER_STACKS", "all"}});
   ASSERT_FALSE(alone.ok());
   EXPECT_NE(alone.error_text().find("CLPOOL_LAYER_TRACE is not"), std::string::npos) << alone.error_text();
+}
+
+TEST(ParseLayerSettings, FailFirstUseNthNeedsAProfileThatCommitsAtFirstUse) {
+  const parse_result ok = parse_layer_settings({{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"},
+                                                {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"},
+                                                {"CLPOOL_LAYER_REPORT", "/tmp/r.txt"}});
+  ASSERT_TRUE(ok.ok()) << ok.error_text();
+  EXPECT_EQ(ok.settings->fail_first_use_nth, 3u);
+  EXPECT_EQ(ok.settings->report_path, "/tmp/r.txt");
+  for (const auto& env : std::vector<std::vector<env_entry>>{
+           {{"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}},
+           {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}},
+           {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "exact"}, {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}}}) {
+    const parse_result r = parse_layer_settings(env);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error_text().find("CLPOOL_LAYER_FAIL_FIRST_USE_NTH needs CLPOOL_LAYER_BUDGET and a "
+                                  "CLPOOL_LAYER_PROFILE whose device commits memory at first use"),
+              std::string::npos)
+        << r.error_text();
+  }
 }
 
 TEST(ParseLayerSettings, SeedNeedsProbability) {

@@ -128,7 +128,7 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     auto block = watch ? std::make_unique<block_info>() : nullptr;
     recorder::ticket t = rec->begin_alloc(size, kind, flags);
     if (t.refused != refusal::none) {
-      set_status(errcode_ret, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+      set_status(errcode_ret, t.status);
       return nullptr;
     }
     cl_int status = CL_SUCCESS;
@@ -359,6 +359,8 @@ std::string configure() {
   }
   const bool recording = sink != nullptr;
   rec = new recorder(settings, std::move(sink));
+  if (std::string error = rec->open_report(); !error.empty()) return std::string(env_report) + " " + error;
+  if (settings.report_path) std::atexit([] { rec->report_exit(); });
   if (recording && settings.stacks != "none") {
     // Frames in the layer (dropped by the capturer itself), the ICD loader and the driver say
     // nothing about the program: found from an address of each module.
@@ -550,6 +552,12 @@ CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_threads(unsigned long long* 
 CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_next_seq(void) {
   if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return 0;
   return clpool::layer::rec->next_seq();
+}
+
+// Writes the report's exit line now (recorder::report_exit; once): for a runtime whose own exit
+// frees the program's objects before the C library's atexit handlers run (Python's).
+CLPOOL_LAYER_EXPORT void clpool_layer_report_exit(void) {
+  if (clpool_layer_state() > 0 && clpool::layer::rec != nullptr) clpool::layer::rec->report_exit();
 }
 
 // 0 unless the layer refused its settings (clpool_layer_state() -1); then the length of why (what

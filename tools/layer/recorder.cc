@@ -1,5 +1,7 @@
 #include "tools/layer/recorder.h"
 
+#include "common/cl_status.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -44,6 +46,16 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
       rng_(settings.seed),
       instance_(instance_of(this)) {}
 
+int refusal_status(const layer_settings& settings) {
+  return settings.profile ? settings.profile->oom_status : -4;
+}
+
+std::string recorder::open_report() {
+  if (!settings_.report_path) return "";
+  std::lock_guard lock(mutex_);
+  return report_.open(*settings_.report_path);
+}
+
 recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kind,
                                        std::uint64_t flags) {
   std::lock_guard lock(mutex_);
@@ -62,8 +74,19 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
         static_cast<double>(rng_() >> 11) * 0x1.0p-53 < *settings_.fail_probability;
     if (settings_.fail_nth && attempts_ == *settings_.fail_nth) {
       t.refused = refusal::injected_nth;
+      if (settings_.fail_until_free && counts_against_budget(kind)) full_from_ = std::max<std::uint64_t>(size, 1);
+    } else if (full_from_ != 0 && counts_against_budget(kind) && size >= full_from_) {
+      t.refused = refusal::still_full;
     } else if (random_hit) {
       t.refused = refusal::injected_random;
+    }
+    if (report_.is_open()) {
+      report_.line("alloc " + std::to_string(attempts_) + " " + std::to_string(t.block.id) + " " +
+                   std::to_string(size) + " " + std::string(trace::to_string(kind)) + " " +
+                   std::to_string(t.block.stack));
+      if (t.refused == refusal::injected_nth) {
+        report_.line("injected alloc " + std::to_string(attempts_) + " " + std::to_string(t.block.id));
+      }
     }
   }
   if (t.refused == refusal::none && t.block.counted && !first_use_) {
@@ -74,7 +97,9 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
     }
   }
   if (t.refused != refusal::none) {
-    std::string why = "status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: ";
+    t.status = refusal_status(settings_);
+    std::string why = "status " + std::to_string(t.status) + " (" + std::string(common::status_name(t.status)) +
+                      ") from the layer: ";
     switch (t.refused) {
       case refusal::budget:
         why += "budget " + std::to_string(budget_.capacity()) + " bytes, " +
@@ -83,6 +108,9 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
         break;
       case refusal::injected_nth:
         why += "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth);
+        break;
+      case refusal::still_full:
+        why += "CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure";
         break;
       default:
         why += "CLPOOL_LAYER_FAIL_PROB";
@@ -142,22 +170,51 @@ void recorder::undo_first_use_svm(const void* start) {
 int recorder::first_use_locked(block_info& block, const char* call, bool& newly_charged) {
   newly_charged = false;
   if (!block.counted || block.charged) return 0;
-  if (budget_.try_commit(block.size, block.where)) {
+  ++first_uses_;
+  const bool injected = settings_.fail_first_use_nth && first_uses_ == *settings_.fail_first_use_nth;
+  const bool still_full = !injected && full_from_ != 0 && block.size >= full_from_;
+  if (injected && settings_.fail_until_free) full_from_ = std::max<std::uint64_t>(block.size, 1);
+  if (report_.is_open()) {
+    const std::string point = std::to_string(first_uses_) + " " + std::to_string(block.id) + " " +
+                              std::to_string(block.stack) + " " + call;
+    report_.line("first_use " + point);
+    if (injected) report_.line("injected first_use " + point);
+  }
+  if (!injected && !still_full && budget_.try_commit(block.size, block.where)) {
     block.charged = true;
     newly_charged = true;
     return 0;
   }
   const int status = settings_.profile->oom_status;
   if (sink_ != nullptr && !sink_failed_) {
+    const std::string why = injected     ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" + std::to_string(first_uses_)
+                            : still_full ? std::string("CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure")
+                                         : "budget " + std::to_string(budget_.capacity()) + " bytes, " +
+                                               std::to_string(budget_.committed()) + " committed";
     const std::string what = "first use of id " + std::to_string(block.id) + " (" +
                              std::to_string(block.size) + " bytes) by " + call + ": status " +
-                             std::to_string(status) + " from the layer: budget " +
-                             std::to_string(budget_.capacity()) + " bytes, " +
-                             std::to_string(budget_.committed()) + " committed (" +
+                             std::to_string(status) + " from the layer: " + why + " (" +
                              settings_.profile->name + " profile)";
     if (!sink_->comment("failure", what)) sink_failed_locked(next_seq_);
   }
   return status;
+}
+
+void recorder::report_exit() noexcept {
+  std::lock_guard lock(mutex_);
+  if (!report_.is_open() || exit_reported_) return;
+  exit_reported_ = true;
+  std::uint64_t blocks = 0, bytes = 0;
+  for (const auto& [handle, held] : held_) {
+    if (!counts_against_budget(held.block.kind)) continue;
+    ++blocks;
+    bytes += held.block.size;
+  }
+  for (const auto& [pointer, block] : svm_blocks_) {
+    ++blocks;
+    bytes += block.size;
+  }
+  report_.line("exit live_blocks " + std::to_string(blocks) + " live_bytes " + std::to_string(bytes));
 }
 
 void recorder::commit_alloc(const block_info& block) {
@@ -174,6 +231,7 @@ void recorder::abort_alloc(const block_info& block, std::string_view failure) {
 
 void recorder::free_block(const block_info& block, std::uint64_t queue, const void* handle) {
   std::lock_guard lock(mutex_);
+  if (counts_against_budget(block.kind)) memory_freed_locked();
   if (block.charged) budget_.release(block.where, block.size);
   if (sink_ != nullptr) {
     if (handle != nullptr) {
@@ -227,6 +285,7 @@ void recorder::end_release(const void* handle, std::uint64_t id, bool released) 
   }
   awaiting_free_.insert(block.id);
   awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
+  if (counts_against_budget(block.kind)) memory_freed_locked();  // the program gave it up
   write_locked(trace::trace_action::release, block, 0);
 }
 

@@ -28,6 +28,7 @@
 #include "device_model/device_memory.h"
 #include "layer_api/layer_settings.h"
 #include "stacks/capture.h"
+#include "tools/layer/report_file.h"
 #include "trace/trace_event.h"
 
 namespace clpool::layer {
@@ -67,9 +68,14 @@ struct block_info {
 enum class refusal : std::uint8_t {
   none,
   budget,           // outstanding + size would exceed CLPOOL_LAYER_BUDGET
+  still_full,       // CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing was freed since the injected failure
   injected_nth,     // it was the CLPOOL_LAYER_FAIL_NTH-th allocation
   injected_random,  // CLPOOL_LAYER_FAIL_PROB drew it
 };
+
+// What a refused request returns: the status the profile's device gives when out of memory (-4,
+// CL_MEM_OBJECT_ALLOCATION_FAILURE, without a profile).
+int refusal_status(const layer_settings& settings);
 
 // True for kinds that take new device memory (buffer, svm). `host` blocks live in host memory
 // and `sub` blocks alias their parent, so neither counts against the budget.
@@ -80,6 +86,9 @@ class recorder {
   // `sink` may be null: then nothing is written, but budget and fault injection still apply.
   recorder(const layer_settings& settings, std::unique_ptr<event_sink> sink);
 
+  // Opens CLPOOL_LAYER_REPORT when set (report_file.h). Returns an error message, "" on success.
+  std::string open_report();
+
   recorder(const recorder&) = delete;
   recorder& operator=(const recorder&) = delete;
 
@@ -87,6 +96,7 @@ class recorder {
   // whose bytes are reserved until commit_alloc or abort_alloc.
   struct ticket {
     refusal refused = refusal::none;
+    int status = 0;  // when refused: what the request returns (refusal_status)
     block_info block;
   };
 
@@ -187,6 +197,12 @@ class recorder {
   // this very thread inside the recorder): the events are safe in the file anyway.
   void process_exiting() noexcept;
 
+  // Appends to the report what the program still holds now (its buffers it has not released and
+  // its SVM blocks not freed): "exit live_blocks B live_bytes X", once: at exit (atexit), when a
+  // report is open, or before, when the program's own runtime asks at its exit
+  // (clpool_layer_report_exit: Python's atexit, before the interpreter frees its objects).
+  void report_exit() noexcept;
+
   // "" while every event reached the trace; once one could not: "could not write to the trace
   // file (REASON); the trace is incomplete after event N" (also on stderr, and appended to
   // CLPOOL_LAYER_ERRORS when set). For a harness in the process (the pytest plugin).
@@ -222,6 +238,13 @@ class recorder {
   std::uint64_t next_id_ = 1;
   std::uint64_t next_thread_ = 0;
   std::uint64_t attempts_ = 0;  // allocation attempts seen, for FAIL_NTH
+  std::uint64_t first_uses_ = 0;  // first-use charges tried, for FAIL_FIRST_USE_NTH
+  // FAIL_UNTIL_FREE: after the injected failure, requests of at least full_from_ bytes fail until
+  // device memory is freed (0: the device is not full).
+  std::uint64_t full_from_ = 0;
+  void memory_freed_locked() { full_from_ = 0; }
+  report_file report_;            // CLPOOL_LAYER_REPORT
+  bool exit_reported_ = false;    // report_exit() wrote its line
   // The simulated device of CLPOOL_LAYER_BUDGET (unbounded without one), with the profile of
   // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
   device_model::device_memory budget_;

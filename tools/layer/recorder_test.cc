@@ -453,6 +453,101 @@ TEST(Recorder, TheTraceFailureAndItsCauseAreKeptAndWrittenToTheErrorsFile) {
   EXPECT_EQ(line, want);
 }
 
+// CLPOOL_LAYER_FAIL_FIRST_USE_NTH and CLPOOL_LAYER_REPORT, what clpool sweep drives: the Nth first
+// use fails with the profile's status and nothing else does; the report lists every point in order,
+// the fault injected, and what was still held at exit.
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST(Recorder, FailFirstUseNthAndTheReport) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string report = std::string(tmp ? tmp : "/tmp") + "/recorder_report.txt";
+  std::remove(report.c_str());
+  std::vector<trace_event> events;
+  auto sink = std::make_unique<vector_sink>(&events);
+  const std::vector<std::string>& comments = sink->comments;
+  layer_settings s = with_budget(1u << 30);
+  s.profile = device_model::load_profile("nvidia");
+  s.fail_first_use_nth = 2;
+  s.report_path = report;
+  recorder r(s, std::move(sink));
+  ASSERT_EQ(r.open_report(), "");
+  std::vector<block_info> blocks;
+  for (int i = 0; i < 3; ++i) {
+    recorder::ticket t = r.begin_alloc(4096, trace_kind::buffer, 0);
+    ASSERT_EQ(t.refused, refusal::none);
+    r.commit_alloc(t.block);
+    r.hold_mem(&blocks + i + 1, t.block);  // the program holds it (a handle per block)
+    blocks.push_back(t.block);
+  }
+  EXPECT_EQ(r.first_use(blocks[0], "clEnqueueFillBuffer"), 0);
+  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), -4) << "the second first use";
+  EXPECT_NE(comments.back().find("first use of id 2 (4096 bytes) by clEnqueueWriteBuffer: status -4 from the "
+                                 "layer: CLPOOL_LAYER_FAIL_FIRST_USE_NTH=2 (nvidia profile)"),
+            std::string::npos)
+      << comments.back();
+  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), 0) << "a retry is another first use: it fits";
+  EXPECT_EQ(r.first_use(blocks[2], "clEnqueueNDRangeKernel"), 0);
+  r.report_exit();
+  // No stacks recorded here: stack 0.
+  EXPECT_EQ(lines_of(report), (std::vector<std::string>{
+                                  "alloc 1 1 4096 buffer 0", "alloc 2 2 4096 buffer 0", "alloc 3 3 4096 buffer 0",
+                                  "first_use 1 1 0 clEnqueueFillBuffer", "first_use 2 2 0 clEnqueueWriteBuffer",
+                                  "injected first_use 2 2 0 clEnqueueWriteBuffer", "first_use 3 2 0 clEnqueueWriteBuffer",
+                                  "first_use 4 3 0 clEnqueueNDRangeKernel", "exit live_blocks 3 live_bytes 12288"}));
+}
+
+TEST(Recorder, AnInjectedAllocationFailureIsReportedWithTheProfilesStatus) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string report = std::string(tmp ? tmp : "/tmp") + "/recorder_report2.txt";
+  std::remove(report.c_str());
+  layer_settings s;
+  s.fail_nth = 2;
+  s.report_path = report;
+  s.budget_bytes = 1u << 30;
+  s.profile = device_model::parse_profile("name = five\noom_status = -5\n", "five");
+  std::vector<trace_event> events;
+  recorder r(s, std::make_unique<vector_sink>(&events));
+  ASSERT_EQ(r.open_report(), "");
+  EXPECT_EQ(r.begin_alloc(10, trace_kind::buffer, 0).refused, refusal::none);
+  const recorder::ticket t = r.begin_alloc(20, trace_kind::svm, 0);
+  EXPECT_EQ(t.refused, refusal::injected_nth);
+  EXPECT_EQ(t.status, -5);
+  EXPECT_EQ(lines_of(report), (std::vector<std::string>{"alloc 1 1 10 buffer 0", "alloc 2 2 20 svm 0",
+                                                          "injected alloc 2 2"}));
+  EXPECT_EQ(recorder(layer_settings{}, nullptr).open_report(), "") << "no report asked: nothing opened";
+  layer_settings bad;
+  bad.report_path = "/nonexistent/dir/report.txt";
+  EXPECT_NE(recorder(bad, nullptr).open_report().find("No such file or directory"), std::string::npos);
+}
+
+// CLPOOL_LAYER_FAIL_UNTIL_FREE: after the injected failure the device stays full: a retry (as
+// PyOpenCL's after its garbage collection) fails too, a smaller request does not, and once the
+// program frees device memory requests fit again.
+TEST(Recorder, FailUntilFreeKeepsTheDeviceFullUntilAFree) {
+  layer_settings s;
+  s.fail_nth = 2;
+  s.fail_until_free = true;
+  std::vector<trace_event> events;
+  recorder r(s, std::make_unique<vector_sink>(&events));
+  const recorder::ticket a = r.begin_alloc(100, trace_kind::buffer, 0);
+  ASSERT_EQ(a.refused, refusal::none);
+  r.commit_alloc(a.block);
+  EXPECT_EQ(r.begin_alloc(4096, trace_kind::buffer, 0).refused, refusal::injected_nth);
+  EXPECT_EQ(r.begin_alloc(4096, trace_kind::buffer, 0).refused, refusal::still_full) << "the retry";
+  EXPECT_EQ(r.begin_alloc(8192, trace_kind::svm, 0).refused, refusal::still_full);
+  const recorder::ticket small = r.begin_alloc(10, trace_kind::buffer, 0);
+  EXPECT_EQ(small.refused, refusal::none) << "smaller than what failed";
+  r.commit_alloc(small.block);
+  EXPECT_EQ(r.begin_alloc(64, trace_kind::host, 0).refused, refusal::none) << "host memory is not the device's";
+  r.free_block(a.block, 0);
+  EXPECT_EQ(r.begin_alloc(4096, trace_kind::buffer, 0).refused, refusal::none) << "freed: it fits again";
+}
+
 TEST(Recorder, NextSeqIsTheNextEventsSeq) {
   std::vector<trace_event> events;
   recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
