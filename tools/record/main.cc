@@ -28,7 +28,9 @@
 #include "layer_api/layer_settings.h"
 #include "layer_api/trace_path.h"
 #include "trace/trace_summary.h"
+#include "tools/record/launch.h"
 #include "tools/record/record_options.h"
+#include "tools/record/sweep.h"
 #include "common/cli.h"
 
 extern char** environ;
@@ -36,6 +38,7 @@ extern char** environ;
 namespace {
 
 using clpool::record::record_options;
+using namespace clpool::record;  // launch.h
 
 // The shared conventions (common/cli.h); otherwise clpool record exits with its program's status.
 constexpr int exit_bad_usage = clpool::common::exit_usage;
@@ -49,79 +52,13 @@ constexpr const char* usage =
     "commands:\n"
     "  record   run a program under the clpool OpenCL layer and record its allocations to a trace\n"
     "           (clpool record --help)\n"
+    "  sweep    fail each device allocation (and first use) of a program in turn and say what the\n"
+    "           program did each time: handled, crashed, hung, leaked (clpool sweep --help)\n"
     "\n"
     "Replay a trace with clpool_replay (clpool_replay --help).\n";
 
 int bad_usage(const std::string& message) {
   return clpool::common::report_usage_error("clpool record", message);
-}
-
-std::string real_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
-}
-
-std::string dir_of(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-bool is_regular_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// The layer that belongs with this binary: DIR/lib/libclpool_layer.so next to DIR/bin/clpool in
-// an installation (tools/install.sh), or bazel-bin/tools/layer/ next to bazel-bin/tools/record/.
-// Found from the executable's real path, so a symlink to it (runfiles, PATH) finds it too.
-std::string find_layer(std::string& looked_in) {
-  const std::string bin_dir = dir_of(real_path("/proc/self/exe"));
-  for (const char* relative : {"/../lib/libclpool_layer.so", "/../layer/libclpool_layer.so"}) {
-    const std::string candidate = bin_dir + relative;
-    looked_in += (looked_in.empty() ? "" : ", ") + candidate;
-    if (is_regular_file(candidate)) return real_path(candidate);
-  }
-  return "";
-}
-
-// PROGRAM as execvp would find it, or "" with `problem` saying why there is nothing to run: no
-// such file, or a file that is there but cannot be executed (no execute permission, a directory),
-// which is a different mistake with a different fix.
-std::string resolve_program(const std::string& name, std::string& problem) {
-  const auto runnable = [&](const std::string& candidate, std::string& why) {
-    struct stat st;
-    if (::stat(candidate.c_str(), &st) != 0) return false;
-    if (S_ISDIR(st.st_mode)) {
-      why = "'" + candidate + "' is a directory";
-    } else if (::access(candidate.c_str(), X_OK) != 0) {
-      why = "'" + candidate + "' is not executable (" + std::strerror(errno) + ")";
-    } else {
-      return true;
-    }
-    return false;
-  };
-  if (name.find('/') != std::string::npos) {
-    if (runnable(name, problem)) return name;
-    if (problem.empty()) problem = "no such program";
-    return "";
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  std::string first_why;  // the first match that could not run, if nothing later can
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
-    const std::string candidate = dir + "/" + name;
-    std::string why;
-    if (runnable(candidate, why)) return candidate;
-    if (first_why.empty()) first_why = why;
-    start = end + 1;
-  }
-  problem = first_why.empty() ? "no such program in PATH" : first_why;
-  return "";
 }
 
 // The trace path rules: the layer's own (never replace a file that is not its trace), plus
@@ -144,59 +81,17 @@ std::string out_path_problem(const record_options& o) {
   return "";
 }
 
-// The program's environment: the caller's, with the layer appended to OPENCL_LAYERS and the
-// layer's settings. Returns an error naming the variable when the caller's environment already
-// sets what clpool record sets, or when the result is not a valid layer configuration (the
-// layer's own parser says why: a misspelt CLPOOL_LAYER_* variable, a bad FAIL_NTH, ...).
+// The program's environment (launch.h), with the settings clpool record's flags give.
 std::string child_environment(const record_options& o, const std::string& layer, const std::string& errors,
                               std::vector<std::string>& env) {
   using namespace clpool::layer;
-  std::string layers;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    for (std::string_view ours : {env_trace, env_budget, env_profile, env_stacks, env_errors}) {
-      if (name == ours) {
-        return name + " is set in the environment; clpool record sets it from its flags (unset it)";
-      }
-    }
-    if (name == "OPENCL_LAYERS") {
-      layers = entry.substr(name.size() + 1);
-      continue;
-    }
-    env.push_back(entry);
-  }
-  std::size_t start = 0;
-  while (start < layers.size()) {
-    std::size_t end = layers.find(':', start);
-    if (end == std::string::npos) end = layers.size();
-    const std::string other = layers.substr(start, end - start);
-    if (!other.empty() && real_path(other) == layer) {
-      return "OPENCL_LAYERS already loads " + other + "; clpool record adds the layer itself";
-    }
-    start = end + 1;
-  }
-  while (!layers.empty() && layers.back() == ':') layers.pop_back();
-  // ocl-icd and the Khronos loader make the last layer listed the outermost one.
-  env.push_back("OPENCL_LAYERS=" + (layers.empty() ? layer : layers + ":" + layer));
-  // Absolute: the layer opens it at the program's first OpenCL call, perhaps after a chdir.
-  std::string out = o.out;
-  if (out[0] != '/') {
-    char cwd[PATH_MAX];
-    if (::getcwd(cwd, sizeof cwd) == nullptr) return std::string("getcwd: ") + std::strerror(errno);
-    out = std::string(cwd) + "/" + out;
-  }
-  env.push_back(std::string(env_trace) + "=" + out);
-  if (o.budget_bytes)
-    env.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
-  if (o.profile) env.push_back(std::string(env_profile) + "=" + *o.profile);
-  env.push_back(std::string(env_stacks) + "=" + o.stacks);
-  env.push_back(std::string(env_errors) + "=" + errors);
-  std::vector<const char*> entries;
-  for (const std::string& e : env) entries.push_back(e.c_str());
-  entries.push_back(nullptr);
-  const parse_result checked = parse_layer_settings_from_environ(entries.data());
-  return checked.ok() ? "" : checked.error_text();
+  std::vector<std::string> settings = {std::string(env_trace) + "=" + absolute(o.out)};
+  if (o.budget_bytes) settings.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
+  if (o.profile) settings.push_back(std::string(env_profile) + "=" + *o.profile);
+  settings.push_back(std::string(env_stacks) + "=" + o.stacks);
+  settings.push_back(std::string(env_errors) + "=" + errors);
+  return layer_environment(layer, settings, {env_trace, env_budget, env_profile, env_stacks, env_errors},
+                           "clpool record", env);
 }
 
 // The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it, and it is
@@ -414,6 +309,7 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") return print_usage(usage);
   if (args[0] == "record") return record({args.begin() + 1, args.end()});
+  if (args[0] == "sweep") return clpool::record::run_sweep({args.begin() + 1, args.end()});
   return clpool::common::report_usage_error(
-      "clpool", clpool::common::unknown_option(args[0], {"record"}, "clpool --help"));
+      "clpool", clpool::common::unknown_option(args[0], {"record", "sweep"}, "clpool --help"));
 }

@@ -1,0 +1,293 @@
+// clpool sweep's order of work (sweep.h): every setting checked, the fault-free run, the points,
+// the runs side by side, the moved points sought again, the crashes' stacks, the reports.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "common/cli.h"
+#include "common/output_file.h"
+#include "device_model/profile.h"
+#include "layer_api/layer_library.h"
+#include "layer_api/layer_settings.h"
+#include "tools/record/launch.h"
+#include "tools/record/sweep.h"
+#include "tools/record/sweep_report.h"
+#include "tools/record/sweep_runs.h"
+
+extern char** environ;
+
+namespace clpool::record {
+namespace {
+
+constexpr int exit_clean = 0, exit_finding = 1, exit_usage = 2, exit_interrupted = 130;
+constexpr const char* marker = ".clpool-sweep";
+
+std::atomic<bool> interrupted{false};
+void on_interrupt(int) { interrupted = true; }
+
+int usage_error(const std::string& message) { return common::report_usage_error("clpool sweep", message); }
+
+// The output directory: made, or an earlier sweep's replaced with --force; anything else there
+// is refused, and only the sweep's own folders are ever removed.
+std::string prepare_out(const sweep_options& o) {
+  struct stat st;
+  if (::stat(o.out.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return "--out: '" + o.out + "' exists and is not a directory";
+    if (::access((o.out + "/" + marker).c_str(), F_OK) != 0) {
+      return "--out: '" + o.out + "' exists and is not a sweep's folder: not writing into it";
+    }
+    if (!o.force) return "--out: '" + o.out + "' holds an earlier sweep: pass --force to replace it";
+    for (const char* sub : {"/fault-free", "/runs"}) {
+      const std::string cmd = "rm -rf -- '" + o.out + sub + "'";
+      if (o.out.find('\'') != std::string::npos || std::system(cmd.c_str()) != 0) {
+        return "--out: cannot remove the earlier sweep's " + o.out + sub;
+      }
+    }
+  } else if (::mkdir(o.out.c_str(), 0777) != 0) {
+    return "--out: cannot make '" + o.out + "': " + std::strerror(errno);
+  }
+  std::ofstream(o.out + "/" + marker) << "clpool sweep\n";
+  ::mkdir((o.out + "/runs").c_str(), 0777);
+  return "";
+}
+
+// The environment every run shares: the layer with the sweep's profile on a budget no program
+// reaches (so that first uses are counted and failed where the profile's device fails), stacks,
+// and Python's faulthandler for a crash's Python stack.
+std::string base_environment(const sweep_options& o, const std::string& layer, std::vector<std::string>& env) {
+  using namespace clpool::layer;
+  const std::vector<std::string> settings = {
+      std::string(env_trace) + "=" + absolute(o.out) + "/fault-free/trace", std::string(env_stacks) + "=all",
+      std::string(env_profile) + "=" + o.profile, std::string(env_budget) + "=" + std::to_string(std::uint64_t{1} << 62)};
+  const std::string problem =
+      layer_environment(layer, settings,
+                        {env_trace, env_budget, env_profile, env_stacks, env_errors, env_report, env_fail_nth,
+                         env_fail_first_use_nth, env_fail_until_free, env_fail_prob, env_seed},
+                        "clpool sweep", env);
+  if (!problem.empty()) return problem;
+  // The trace is each run's own (run_plan::spec).
+  env.erase(std::remove_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("CLPOOL_LAYER_TRACE=", 0) == 0; }),
+            env.end());
+  env.push_back("PYTHONFAULTHANDLER=1");
+  return "";
+}
+
+// --check: PROGRAM BASELINE_DIR RUN_DIR exits 0 when the outputs agree.
+std::function<bool(const std::string&)> check_function(const std::string& program, const sweep_options& o,
+                                                       double timeout) {
+  const std::string baseline = absolute(o.out) + "/fault-free";
+  return [program, baseline, timeout](const std::string& run_dir) {
+    child_spec s;
+    s.program = program;
+    s.args = {program, baseline, run_dir};
+    for (char** e = environ; *e != nullptr; ++e) s.env.emplace_back(*e);
+    s.stdout_path = run_dir + "/check.txt";
+    s.stderr_path = run_dir + "/check.txt";
+    s.timeout_seconds = timeout;
+    const child_result r = run_child(s);
+    return r.started && !r.signaled && r.exit_code == 0;
+  };
+}
+
+struct setup {
+  sweep_options o;
+  std::string layer, program, check;
+  std::vector<std::string> env;
+};
+
+// Every check that needs no run, in the order a user would fix them. Returns an exit status to
+// stop with, or nothing.
+std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
+  const sweep_parse_outcome parsed = parse_sweep_options(args);
+  if (!parsed.options) return usage_error(parsed.error);
+  s.o = *parsed.options;
+  if (s.o.help) {
+    std::fputs(sweep_usage, stdout);
+    return common::standard_output_written("clpool") ? exit_clean : exit_usage;
+  }
+  std::string looked_in;
+  s.layer = s.o.layer ? real_path(*s.o.layer) : find_layer(looked_in);
+  if (s.layer.empty()) {
+    return usage_error(s.o.layer ? "--layer: '" + *s.o.layer + "' does not exist"
+                                 : "cannot find libclpool_layer.so (looked at " + looked_in + "); give it with --layer PATH");
+  }
+  if (std::string r = layer::layer_library_refusal(s.o.layer ? "--layer" : "the layer", s.layer); !r.empty()) {
+    return usage_error(r);
+  }
+  std::string problem;
+  s.program = resolve_program(s.o.program[0], problem);
+  if (s.program.empty()) return usage_error("cannot run '" + s.o.program[0] + "': " + problem);
+  if (s.o.check) {
+    s.check = resolve_program(*s.o.check, problem);
+    if (s.check.empty()) return usage_error("--check: cannot run '" + *s.o.check + "': " + problem);
+  }
+  try {
+    common::refuse_overlaps({.inputs = {{"PROGRAM", s.program}, {"--check", s.check}, {"--layer", s.layer}},
+                             .outputs = {{"--json", s.o.json.value_or("")}, {"--html", s.o.html.value_or("")}}});
+  } catch (const common::output_error& e) {
+    return usage_error(e.what());
+  }
+  if (std::string p = base_environment(s.o, s.layer, s.env); !p.empty()) return usage_error(p);
+  if (std::string p = prepare_out(s.o); !p.empty()) return usage_error(p);
+  return std::nullopt;
+}
+
+// The fault-free run: its time, its points; an exit status to stop with when it fails.
+std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_result& result) {
+  const std::string dir = absolute(s.o.out) + "/fault-free";
+  const child_result r = run_child(plan.spec(point_id{}, dir, 0));
+  result.fault_free_seconds = r.seconds;
+  std::string why;
+  if (!r.started) why = std::string("cannot start: ") + std::strerror(r.exec_error);
+  else if (r.signaled) why = "it was killed by signal " + std::to_string(r.signal);
+  else if (r.exit_code != 0) why = "it exits " + std::to_string(r.exit_code);
+  if (!why.empty()) {
+    std::cerr << "clpool sweep: error: the program fails without any fault injected: " << why << " (its output: "
+              << dir << "/stdout.txt, stderr.txt); nothing to sweep\n";
+    return exit_usage;
+  }
+  const device_model::device_profile profile = device_model::load_profile(s.o.profile);
+  result.profile = profile.name;
+  result.points = read_points(dir + "/report", dir + "/trace", profile.oom_at != device_model::refusal_point::creation,
+                              result.fault_free_live_at_exit, why);
+  if (!why.empty()) {
+    std::cerr << "clpool sweep: error: the fault-free run cannot be read: " << why << "\n";
+    return exit_usage;
+  }
+  return std::nullopt;
+}
+
+std::string options_text(const sweep_options& o) {
+  std::string t = "--profile " + o.profile;
+  if (o.timeout) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", *o.timeout);
+    t += std::string(" --timeout ") + b;
+  }
+  if (o.check) t += " --check " + *o.check;
+  if (o.until_free) t += " --until-free";
+  if (o.layer) t += " --layer " + *o.layer;
+  return t;
+}
+
+// Runs `points` side by side, classifying each as it ends.
+void run_points(const setup& s, const run_plan& plan, const run_context& ctx, std::vector<run_outcome>& runs) {
+  std::vector<child_spec> specs;
+  for (run_outcome& run : runs) specs.push_back(plan.spec(point_id{run.point.id.first_use, run.ran_as}, run.dir, ctx.timeout));
+  run_children(specs, s.o.jobs, [&](std::size_t i, const child_result& r) {
+    runs[i].result = r;
+    classify(runs[i], ctx);
+  }, interrupted);
+}
+
+// A run whose fault missed its point (not reached, or a block of another site: the program met
+// its points in another order) is run again where that run met the point, once.
+void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx, std::vector<run_outcome>& runs) {
+  std::vector<run_outcome> again;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    run_outcome& run = runs[i];
+    if (run.what == verdict::interrupted) continue;
+    std::optional<std::uint64_t> live;
+    std::string problem;
+    bool landed = false;
+    for (const failure_point& p : read_points(run.dir + "/report", run.dir + "/trace", run.point.id.first_use, live, problem)) {
+      if (p.id.first_use != run.point.id.first_use || p.id.n != run.ran_as) continue;
+      // A run that crashed before the layer named its native frames (it does so at exit) cannot
+      // say where it failed: its N is taken as the point's.
+      const bool named = p.site.find(" not defined)") == std::string::npos;
+      landed = !named || (p.site == run.point.site && p.ordinal == run.point.ordinal);
+    }
+    if (landed && run.what != verdict::unreached) continue;
+    const std::optional<std::uint64_t> n = moved_point(run, run.dir + "/report", run.dir + "/trace");
+    if (!n || *n == run.ran_as) {
+      if (!landed) {
+        run.what = verdict::unreached;
+        run.detail = "this run met the point's site fewer times, or in another order (" + run.detail + ")";
+      }
+      continue;
+    }
+    run_outcome moved = run;
+    moved.ran_as = *n;
+    moved.dir = run.dir + "-again";
+    again.push_back(moved);
+    where.push_back(i);
+  }
+  if (again.empty() || interrupted) return;
+  run_points(s, plan, ctx, again);
+  for (std::size_t k = 0; k < again.size(); ++k) runs[where[k]] = again[k];
+}
+
+int finish(const setup& s, sweep_result& result) {
+  std::sort(result.runs.begin(), result.runs.end(), [](const run_outcome& a, const run_outcome& b) {
+    if (a.what != b.what) return a.what < b.what;
+    return a.point.id.first_use != b.point.id.first_use ? !a.point.id.first_use : a.point.id.n < b.point.id.n;
+  });
+  bool written = write_sweep_reports(result, s.o);
+  bool finding = false;
+  for (const run_outcome& run : result.runs) {
+    finding |= run.what == verdict::crashed || run.what == verdict::hung || run.what == verdict::leaked;
+  }
+  if (interrupted) return exit_interrupted;
+  if (!written) return exit_usage;
+  return finding ? exit_finding : exit_clean;
+}
+
+}  // namespace
+
+int run_sweep(const std::vector<std::string>& args) {
+  const auto started = std::chrono::steady_clock::now();
+  setup s;
+  if (const std::optional<int> stop = validate(s, args)) return *stop;
+  struct sigaction action = {};
+  action.sa_handler = on_interrupt;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  run_plan plan(s.o, s.program, s.env);
+  if (s.o.gdb) plan.set_gdb(find_gdb());
+  if (std::string p = plan.prepare_python(absolute(s.o.out) + "/python", s.layer); !p.empty()) return usage_error(p);
+  sweep_result result;
+  result.program = s.o.program;
+  result.options_text = options_text(s.o);
+  result.jobs = s.o.jobs;
+  result.shard_index = s.o.shard_index;
+  result.shard_count = s.o.shard_count;
+  if (const std::optional<int> stop = fault_free_run(s, plan, result)) return *stop;
+  result.timeout = s.o.timeout.value_or(std::max(10.0, 10 * result.fault_free_seconds));
+  run_context ctx;
+  ctx.timeout = result.timeout;
+  ctx.baseline_live = result.fault_free_live_at_exit;
+  if (!s.check.empty()) ctx.check = check_function(s.check, s.o, result.timeout);
+  const std::vector<failure_point> selected =
+      select_points(result.points, s.o.points, s.o, result.left_out, result.left_out_why);
+  for (const failure_point& p : selected) {
+    run_outcome run;
+    run.point = p;
+    run.ran_as = p.id.n;
+    run.what = verdict::interrupted;  // until it runs
+    run.detail = "not run: the sweep was interrupted";
+    run.dir = absolute(s.o.out) + "/runs/" + (p.id.first_use ? "first-use-" : "alloc-") + std::to_string(p.id.n);
+    run.replay = plan.replay_command(result.options_text, p.id);
+    result.runs.push_back(std::move(run));
+  }
+  run_points(s, plan, ctx, result.runs);
+  seek_moved(s, plan, ctx, result.runs);
+  for (run_outcome& run : result.runs) {
+    if (run.what == verdict::interrupted) ++result.remaining;
+    if (run.what == verdict::crashed && run.result.started && !interrupted) {
+      run.crash_stack = crash_stack(plan, run, result.timeout);
+    }
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return finish(s, result);
+}
+
+}  // namespace clpool::record

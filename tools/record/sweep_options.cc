@@ -1,0 +1,200 @@
+#include "tools/record/sweep_options.h"
+
+#include <cmath>
+
+#include "common/cli.h"
+#include "device_model/profile.h"
+
+namespace clpool::record {
+
+const char* const sweep_usage =
+    "usage: clpool sweep [--profile P] [--points alloc|first-use|all] [--timeout SECONDS]\n"
+    "                    [--check PROGRAM] [-j N] [--shard K/N] [--max-runs N] [--seed S]\n"
+    "                    [--out DIR] [--force] [--json FILE] [--html FILE] [--only POINT]\n"
+    "                    [--until-free] [--no-gdb] [--layer PATH] [--] PROGRAM [ARGS...]\n"
+    "Runs PROGRAM once under the clpool OpenCL layer to find its failure points (each device\n"
+    "allocation and, with a profile whose device fails at first use, each first use of a\n"
+    "buffer), then once per point with exactly that point failing, as the profile's device\n"
+    "fails there, and says what each run did: handled, crashed, hung, leaked or silent.\n"
+    "\n"
+    "  --profile P       the device: exact, nvidia (the default), pocl or a profile file\n"
+    "  --points KINDS    alloc, first-use or all (the default) of the points\n"
+    "  --timeout S       a run is hung after S seconds (default: ten times the fault-free\n"
+    "                    run's time, at least 10 s)\n"
+    "  --check PROGRAM   a run that exits 0 is silent when PROGRAM BASELINE_DIR RUN_DIR exits\n"
+    "                    non-zero (each DIR holds the run's stdout.txt and stderr.txt)\n"
+    "  -j N              N runs at once (default 1)\n"
+    "  --shard K/N       only the points K, K+N, K+2N, ... (1 <= K <= N): a sweep spread over N\n"
+    "                    machines or jobs; their reports together are the whole sweep\n"
+    "  --max-runs N      at most N runs, the points sampled evenly (the report names the rest)\n"
+    "  --seed S          where the even sample starts (default 1)\n"
+    "  --out DIR         every run's trace, report and output (default clpool-sweep; an earlier\n"
+    "                    sweep's DIR needs --force)\n"
+    "  --json FILE       the report as JSON too (- for standard output, instead of the text)\n"
+    "  --html FILE       the report as a page too\n"
+    "  --only POINT      one run, failing POINT (alloc:7, first-use:3): a report's replay command\n"
+    "  --until-free      the device stays full after the failing point, as a real full device:\n"
+    "                    every request as large fails too until the program frees device memory\n"
+    "                    (a retry without freeing, such as PyOpenCL's, fails again); by default\n"
+    "                    exactly the point fails and nothing else\n"
+    "  --no-gdb          no native stack of a crash (by default a crashed run is run again under\n"
+    "                    gdb for it, when gdb is installed)\n"
+    "  --layer PATH      the layer to load (default: libclpool_layer.so of this installation)\n"
+    "\n"
+    "Exit status: 0 no run crashed, hung or leaked; 1 one did; 2 bad usage, or the program\n"
+    "fails without any fault injected (nothing swept); 130 interrupted (the report covers the\n"
+    "runs done and says how many remain).\n";
+
+namespace {
+
+const std::vector<std::string> value_flags = {"--profile", "--points", "--timeout", "--check", "-j",
+                                              "--shard",   "--max-runs", "--seed",  "--out",   "--json",
+                                              "--html",    "--only",     "--layer"};
+const std::vector<std::string> bare_flags = {"--force", "--no-gdb", "--until-free", "--help"};
+
+std::optional<std::uint64_t> whole(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  return std::stoull(text);
+}
+
+std::string apply_number(sweep_options& o, const std::string& flag, const std::string& value) {
+  const std::optional<std::uint64_t> n = whole(value);
+  if (!n) return flag + ": '" + value + "' is not a whole number";
+  if (flag == "-j") {
+    if (*n == 0 || *n > 1024) return "-j: " + value + " is not a number of runs at once from 1 to 1024";
+    o.jobs = *n;
+  } else if (flag == "--max-runs") {
+    if (*n == 0) return "--max-runs: must be at least 1";
+    o.max_runs = *n;
+  } else {
+    o.seed = *n;
+  }
+  return "";
+}
+
+std::string apply_shard(sweep_options& o, const std::string& value) {
+  const std::size_t slash = value.find('/');
+  const std::optional<std::uint64_t> k = whole(value.substr(0, slash));
+  const std::optional<std::uint64_t> n = slash == std::string::npos ? std::nullopt : whole(value.substr(slash + 1));
+  if (!k || !n) return "--shard: '" + value + "' is not K/N (e.g. 2/4)";
+  if (*k < 1 || *k > *n) return "--shard: " + value + ": K must be from 1 to N";
+  o.shard_index = *k - 1;
+  o.shard_count = *n;
+  return "";
+}
+
+std::string apply(sweep_options& o, const std::string& flag, const std::string& value) {
+  if (value.empty()) return common::needs_value(flag);
+  if (flag == "--profile") {
+    try {
+      device_model::load_profile(value);
+    } catch (const device_model::profile_error& e) {
+      return std::string("--profile: ") + e.what();
+    }
+    o.profile = value;
+  } else if (flag == "--points") {
+    if (value == "all") o.points = point_kinds::all;
+    else if (value == "alloc") o.points = point_kinds::alloc;
+    else if (value == "first-use") o.points = point_kinds::first_use;
+    else return "--points: '" + value + "' is not alloc, first-use or all";
+  } else if (flag == "--timeout") {
+    char* end = nullptr;
+    const double t = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0' || !std::isfinite(t) || t <= 0) {
+      return "--timeout: '" + value + "' is not a number of seconds above 0";
+    }
+    o.timeout = t;
+  } else if (flag == "--shard") {
+    return apply_shard(o, value);
+  } else if (flag == "-j" || flag == "--max-runs" || flag == "--seed") {
+    return apply_number(o, flag, value);
+  } else if (flag == "--only") {
+    o.only = parse_point(value);
+    if (!o.only) return "--only: '" + value + "' is not a point (alloc:N or first-use:N, N from 1)";
+  } else if (flag == "--check") {
+    o.check = value;
+  } else if (flag == "--out") {
+    o.out = value;
+  } else if (flag == "--json") {
+    o.json = value;
+  } else if (flag == "--html") {
+    o.html = value;
+  } else {
+    o.layer = value;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<point_id> parse_point(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return {};
+  const std::string kind = text.substr(0, colon);
+  const std::optional<std::uint64_t> n = whole(text.substr(colon + 1));
+  if (!n || *n == 0 || (kind != "alloc" && kind != "first-use")) return {};
+  return point_id{kind == "first-use", *n};
+}
+
+std::string to_string(const point_id& p) { return (p.first_use ? "first-use:" : "alloc:") + std::to_string(p.n); }
+
+sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
+  sweep_options o;
+  std::vector<std::string> seen;
+  std::size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.empty() || arg[0] != '-') break;  // the program
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+      return {o, ""};
+    }
+    const std::size_t eq = arg.find('=');
+    const std::string flag = arg.substr(0, eq);
+    if (eq == std::string::npos && (flag == "--force" || flag == "--no-gdb" || flag == "--until-free")) {
+      if (flag == "--force") o.force = true;
+      if (flag == "--no-gdb") o.gdb = false;
+      if (flag == "--until-free") o.until_free = true;
+      continue;
+    }
+    bool takes_value = false;
+    for (const std::string& f : value_flags) takes_value |= flag == f;
+    if (!takes_value) {
+      std::vector<std::string> all = value_flags;
+      all.insert(all.end(), bare_flags.begin(), bare_flags.end());
+      for (const std::string& b : bare_flags) {
+        if (flag == b) return {std::nullopt, flag + " takes no value"};
+      }
+      return {std::nullopt, common::unknown_option(arg, all, "clpool sweep --help")};
+    }
+    for (const std::string& s : seen) {
+      if (s == flag) return {std::nullopt, common::given_twice(flag)};
+    }
+    seen.push_back(flag);
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    }
+    if (std::string error = apply(o, flag, value); !error.empty()) return {std::nullopt, error};
+  }
+  o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (o.program.empty()) return {std::nullopt, "no program to run (clpool sweep [FLAGS] -- PROGRAM ARGS...)"};
+  const device_model::device_profile profile = device_model::load_profile(o.profile);
+  if (o.points == point_kinds::first_use && profile.oom_at == device_model::refusal_point::creation) {
+    return {std::nullopt, "--points first-use: the " + profile.name +
+                              " profile's device fails at creation, so a first use never fails there"};
+  }
+  if (o.only && o.only->first_use && profile.oom_at == device_model::refusal_point::creation) {
+    return {std::nullopt, "--only " + to_string(*o.only) + ": the " + profile.name +
+                              " profile's device fails at creation, not at first use"};
+  }
+  return {o, ""};
+}
+
+}  // namespace clpool::record

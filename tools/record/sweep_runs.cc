@@ -1,0 +1,218 @@
+// clpool sweep's runs: one per point with that point failing, side by side (-j), each classified
+// from what the program did and what the layer saw (its report), a point that moved (a program
+// whose allocations come in another order from run to run) sought again at its site, and a
+// crash's stacks.
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "tools/record/sweep_runs.h"
+
+namespace clpool::record {
+namespace {
+
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return "signal " + std::to_string(sig) + (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+}
+
+// What the layer's report of a run says: whether the fault landed, on which block, and what the
+// program held at its exit.
+struct run_report {
+  bool injected = false;
+  std::uint64_t injected_block = 0;
+  std::optional<std::uint64_t> live_at_exit;
+};
+
+run_report read_run_report(const std::string& path, bool first_use) {
+  run_report r;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string w, kind;
+    words >> w;
+    if (w == "injected") {
+      std::uint64_t n = 0, block = 0;
+      words >> kind >> n >> block;
+      if ((kind == "first_use") == first_use) {
+        r.injected = true;
+        r.injected_block = block;
+      }
+    } else if (w == "exit") {
+      std::string b, x;
+      std::uint64_t blocks = 0, bytes = 0;
+      if (words >> b >> blocks >> x >> bytes) r.live_at_exit = bytes;
+    }
+  }
+  return r;
+}
+
+std::string quoted(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") ==
+                        std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The frames of a Python stack faulthandler printed ("  File \"x.py\", line 3 in f").
+std::vector<std::string> python_stack(const std::string& stderr_path) {
+  std::vector<std::string> out;
+  std::ifstream in(stderr_path);
+  bool in_stack = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("most recent call first") != std::string::npos) {
+      in_stack = true;
+      continue;
+    }
+    if (in_stack && line.rfind("  File \"", 0) == 0) {
+      out.push_back("python: " + line.substr(2));
+      if (out.size() >= 12) break;
+    } else if (in_stack && !line.empty()) {
+      in_stack = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+extern const char sweep_sitecustomize[];  // sweep_sitecustomize.py, embedded
+
+run_plan::run_plan(const sweep_options& o, std::string program, std::vector<std::string> base_env)
+    : options_(o), program_(std::move(program)), base_env_(std::move(base_env)) {}
+
+std::string run_plan::prepare_python(const std::string& dir, const std::string& layer) {
+  ::mkdir(dir.c_str(), 0777);
+  std::ofstream out(dir + "/sitecustomize.py");
+  out << sweep_sitecustomize;
+  out.close();
+  if (!out) return "cannot write " + dir + "/sitecustomize.py";
+  std::string path = dir;
+  for (std::string& e : base_env_) {
+    if (e.rfind("PYTHONPATH=", 0) == 0) {
+      path += ":" + e.substr(11);
+      e.clear();
+    }
+  }
+  base_env_.erase(std::remove(base_env_.begin(), base_env_.end(), std::string()), base_env_.end());
+  python_env_ = {"PYTHONPATH=" + path, "CLPOOL_SWEEP_LAYER=" + layer};
+  return "";
+}
+
+child_spec run_plan::spec(const point_id& point, const std::string& dir, double timeout) const {
+  ::mkdir(dir.c_str(), 0777);
+  child_spec s;
+  s.program = program_;
+  s.args = options_.program;
+  s.env = base_env_;
+  s.env.insert(s.env.end(), python_env_.begin(), python_env_.end());
+  s.env.push_back("CLPOOL_LAYER_TRACE=" + dir + "/trace");
+  s.env.push_back("CLPOOL_LAYER_REPORT=" + dir + "/report");
+  s.env.push_back("CLPOOL_LAYER_ERRORS=" + dir + "/errors");
+  s.env.push_back("CLPOOL_SWEEP_RUN=" + dir);
+  if (point.n != 0) {
+    s.env.push_back(std::string(point.first_use ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" : "CLPOOL_LAYER_FAIL_NTH=") +
+                    std::to_string(point.n));
+    if (options_.until_free) s.env.push_back("CLPOOL_LAYER_FAIL_UNTIL_FREE=1");
+  }
+  s.stdout_path = dir + "/stdout.txt";
+  s.stderr_path = dir + "/stderr.txt";
+  s.timeout_seconds = timeout;
+  return s;
+}
+
+std::string run_plan::replay_command(const std::string& options_text, const point_id& point) const {
+  std::string cmd = "clpool sweep " + options_text + " --only " + to_string(point) + " --";
+  for (const std::string& a : options_.program) cmd += " " + quoted(a);
+  return cmd;
+}
+
+void classify(run_outcome& run, const run_context& ctx) {
+  const child_result& r = run.result;
+  const run_report rep = read_run_report(run.dir + "/report", run.point.id.first_use);
+  run.live_at_exit = rep.live_at_exit;
+  if (r.interrupted) {
+    run.what = verdict::interrupted;
+    run.detail = "stopped: the sweep was interrupted";
+  } else if (!r.started) {
+    run.what = verdict::crashed;
+    run.detail = std::string("could not start: ") + strerror(r.exec_error);
+  } else if (!rep.injected && !r.timed_out && !r.signaled) {
+    run.what = verdict::unreached;
+    run.detail = "the program ended before its " + to_string(point_id{run.point.id.first_use, run.ran_as}) +
+                 " (exit " + std::to_string(r.exit_code) + ")";
+  } else if (r.timed_out) {
+    run.what = verdict::hung;
+    char t[32];
+    std::snprintf(t, sizeof t, "%g", ctx.timeout);
+    run.detail = std::string("no end after ") + t + " s (--timeout)";
+  } else if (r.signaled) {
+    run.what = verdict::crashed;
+    run.detail = signal_text(r.signal) + (rep.injected ? " after the failure" : " before the failure");
+  } else if (ctx.baseline_live && rep.live_at_exit && *rep.live_at_exit > *ctx.baseline_live) {
+    run.what = verdict::leaked;
+    run.detail = "exit " + std::to_string(r.exit_code) + " holding " + std::to_string(*rep.live_at_exit) +
+                 " bytes of device memory, " + std::to_string(*ctx.baseline_live) + " without the failure";
+  } else if (r.exit_code == 0 && ctx.check && !ctx.check(run.dir)) {
+    run.what = verdict::silent;
+    run.detail = "exit 0, and --check says its output differs from the fault-free run's";
+  } else {
+    run.what = verdict::handled;
+    run.detail = r.exit_code == 0 ? "exit 0: recovered" : "exit " + std::to_string(r.exit_code) + ": reported";
+  }
+}
+
+std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& run, double timeout) {
+  // The Python stack first (faulthandler's, in the run's own output: under gdb below the program
+  // stops at the signal before faulthandler prints), then gdb's innermost native frames.
+  std::vector<std::string> out = python_stack(run.dir + "/stderr.txt");
+  if (plan.gdb().empty()) return out;
+  const std::string dir = run.dir + "/gdb";
+  child_spec s = plan.spec(point_id{run.point.id.first_use, run.ran_as}, dir, timeout);
+  std::vector<std::string> args = {plan.gdb(), "-q", "-batch", "-nx", "-ex", "set confirm off", "-ex", "run", "-ex",
+                                   "bt 24", "--args", s.program};
+  for (std::size_t i = 1; i < s.args.size(); ++i) args.push_back(s.args[i]);
+  s.program = plan.gdb();
+  s.args = args;
+  run_child(s);
+  std::ifstream in(dir + "/stdout.txt");
+  std::size_t native = 0;
+  for (std::string line; std::getline(in, line) && native < 8;) {
+    if (line.size() > 1 && line[0] == '#' && line[1] >= '0' && line[1] <= '9') {
+      out.push_back("native: " + line);
+      ++native;
+    }
+  }
+  return out;
+}
+
+std::string find_gdb() {
+  for (const char* p : {"/usr/bin/gdb", "/usr/local/bin/gdb"}) {
+    if (::access(p, X_OK) == 0) return p;
+  }
+  return "";
+}
+
+std::optional<std::uint64_t> moved_point(const run_outcome& run, const std::string& report_path,
+                                         const std::string& trace_path) {
+  std::optional<std::uint64_t> live;
+  std::string problem;
+  const std::vector<failure_point> seen = read_points(report_path, trace_path, run.point.id.first_use, live, problem);
+  for (const failure_point& p : seen) {
+    if (p.id.first_use == run.point.id.first_use && p.site == run.point.site && p.ordinal == run.point.ordinal) {
+      return p.id.n;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace clpool::record

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# clpool sweep end to end on mockcl: a C program and a Python one with one way each of meeting an
+# out-of-memory, every verdict (handled, recovered, crashed at the failure and later, hung, leaked,
+# silent), the reports (text, --json, --html), shards whose union is the whole sweep, --max-runs,
+# --only, Ctrl-C, a program that makes no allocation or fails without any fault, and every bad
+# input as one usage error (exit 2).
+#   sweep_test.sh CLPOOL SWEEP_VICTIM SWEEP_VICTIM_PY SAME_OUTPUT LIBMOCKCL_SO
+set -u
+source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+CLPOOL="$(realpath "$1")"
+VICTIM="$(realpath "$2")"
+VICTIM_PY="$(realpath "$3")"
+SAME="$(realpath "$4")"
+MOCKCL="$(realpath "$5")"
+T="${TEST_TMPDIR:-$(mktemp -d)}"
+cd "$T" || exit 1
+export OCL_ICD_VENDORS="$MOCKCL" POCL_CACHE_DIR="$T/pocl-cache"
+unset OPENCL_LAYERS
+[[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+n=0
+
+# sweep WANT_RC ARGS...: runs clpool sweep into a fresh folder; its output in $out.
+sweep() {
+  local want="$1"
+  shift
+  n=$((n + 1))
+  out="$("$CLPOOL" sweep --out "$T/s$n" "$@" 2>&1)"
+  rc=$?
+  [[ $rc == "$want" ]] || { fail "clpool sweep $* -> exit $rc, want $want"; echo "$out" | tail -20; }
+}
+has() { [[ "$out" == *"$1"* ]] || { fail "output lacks '$1'"; echo "$out" | head -30; }; }
+counts() { has "crashed $1, hung $2, leaked $3, silent $4, handled $5, not reached $6"; }
+
+echo "=== the C program, one mode at a time (3 allocations and 3 first uses each)"
+sweep 0 -- "$VICTIM" handles
+has "profile nvidia: 6 failure points (3 allocations, 3 first uses)"
+counts 0 0 0 0 6 0
+has "alloc:1 (1 MiB buffer): exit 1: reported"
+has "make_filled ("
+sweep 0 -- "$VICTIM" recovers
+counts 0 0 0 0 6 0
+has "exit 0: recovered"
+sweep 1 -- "$VICTIM" crashes
+counts 6 0 0 0 0 0
+has "signal 11 (SIGSEGV) after the failure"
+if command -v gdb >/dev/null; then has "native: #1"; has "in make_filled"; fi
+has "replay: clpool sweep --profile nvidia --only alloc:1 -- $VICTIM crashes"
+sweep 1 -- "$VICTIM" crashes_later
+counts 6 0 0 0 0 0
+sweep 1 --timeout 1 -j 3 -- "$VICTIM" hangs
+counts 0 6 0 0 0 0
+has "no end after 1 s (--timeout)"
+sweep 1 -- "$VICTIM" leaks
+counts 0 0 4 0 2 0
+has "alloc:3 (3 MiB buffer): exit 1 holding 3145728 bytes of device memory, 0 without the failure"
+sweep 0 -- "$VICTIM" silent
+counts 0 0 0 0 6 0  # without --check, exit 0 is recovered
+sweep 0 --check "$SAME" -- "$VICTIM" silent
+counts 0 0 0 6 0 0
+has "exit 0, and --check says its output differs from the fault-free run's"
+sweep 0 --profile exact -- "$VICTIM" handles
+has "profile exact: 3 failure points (3 allocations, 0 first uses)"
+
+echo "=== the reports"
+sweep 1 --json "$T/r.json" --html "$T/r.html" -- "$VICTIM" leaks
+/usr/bin/python3 - "$T/r.json" <<'PY' || fail "--json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema_version"] == 1 and j["tool"] == "clpool sweep", j
+assert len(j["points"]) == 6 and len(j["runs"]) == 6, j
+v = sorted(r["verdict"] for r in j["runs"])
+assert v == ["handled", "handled", "leaked", "leaked", "leaked", "leaked"], v
+leak = [r for r in j["runs"] if r["point"] == "alloc:3"][0]
+assert leak["live_at_exit_bytes"] == 3145728 and leak["exit_code"] == 1 and leak["signal"] is None, leak
+assert j["fault_free"]["live_at_exit_bytes"] == 0, j["fault_free"]
+assert leak["site"].startswith("make_filled (") and leak["replay"].endswith("leaks"), leak
+PY
+grep -q "<table>" "$T/r.html" && grep -q "leaked" "$T/r.html" || fail "--html"
+sweep 0 --json - -- "$VICTIM" handles
+[[ "$out" == "{"* ]] || fail "--json - printed more than the JSON"
+
+echo "=== shards: their union is the whole sweep, each point once"
+for k in 1 2 3; do
+  sweep 0 --shard "$k/3" --json "$T/shard$k.json" -- "$VICTIM" handles
+done
+sweep 0 --json "$T/whole.json" -- "$VICTIM" handles
+/usr/bin/python3 - "$T" <<'PY' || fail "the shards' union is not the whole sweep"
+import json, sys
+d = sys.argv[1]
+runs = lambda f: [r["point"] for r in json.load(open(f"{d}/{f}"))["runs"]]
+shards = [runs(f"shard{k}.json") for k in (1, 2, 3)]
+union = sorted(p for s in shards for p in s)
+assert union == sorted(runs("whole.json")) and len(union) == len(set(union)) == 6, (shards, runs("whole.json"))
+PY
+sweep 0 --max-runs 2 --seed 3 -- "$VICTIM" handles
+has "runs: 2 of 2"
+has "left out: 4 points (--max-runs 2: 2 of 6 points, evenly from the 1th (--seed 3))"
+sweep 1 --only first-use:2 -- "$VICTIM" leaks
+has "runs: 1 of 1"
+has "first-use:2 (2 MiB, clEnqueueMapBuffer): exit 1 holding 1048576 bytes"
+
+echo "=== Ctrl-C: the runs done are reported, the rest counted"
+"$CLPOOL" sweep --out "$T/int" --timeout 60 -- "$VICTIM" hangs > "$T/int.txt" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [[ -d "$T/int/runs/alloc-1" ]] && break; sleep 0.1; done
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+out="$(cat "$T/int.txt")"
+[[ $rc == 130 ]] || fail "interrupted: exit $rc, want 130"
+has "interrupted: 6 of 6 runs remain"
+[[ -z "$(pgrep -f "sweep_victim hangs")" ]] || fail "a run outlived the interrupted sweep"
+
+echo "=== programs with nothing to sweep"
+sweep 0 -- /bin/true
+has "0 failure points: the program made no device allocation; nothing to sweep"
+sweep 2 -- "$VICTIM" nonsense
+has "clpool sweep: error: the program fails without any fault injected: it exits 2"
+
+echo "=== bad input: one line, exit 2, nothing run"
+for c in "--shard 3/2|--shard: 3/2: K must be from 1 to N" "-j 0|-j: 0 is not a number of runs at once" \
+         "--timeout 0|--timeout: '0' is not a number of seconds above 0" "--points some|--points: 'some' is not alloc" \
+         "--check $T/nope|--check: cannot run '$T/nope': no such program" "--only alloc:0|--only: 'alloc:0' is not a point" \
+         "--profile exact --points first-use|--points first-use: the exact profile's device fails at creation" \
+         "--profile amd|--profile: profile 'amd': no such built-in profile" "--shard 1/0|--shard: 1/0: K must be from 1 to N" \
+         "--tiemout 3|unknown option '--tiemout'; did you mean --timeout?" "--max-runs 0|--max-runs: must be at least 1"; do
+  args="${c%%|*}"
+  # shellcheck disable=SC2086
+  sweep 2 $args -- "$VICTIM" handles
+  has "clpool sweep: error: ${c#*|}"
+  [[ ! -e "$T/s$n/fault-free" ]] || fail "$args: the program ran"
+done
+sweep 2
+has "no program to run"
+mkdir -p "$T/mine" && echo precious > "$T/mine/file"
+out="$("$CLPOOL" sweep --out "$T/mine" -- "$VICTIM" handles 2>&1)"
+[[ $? == 2 && "$out" == *"exists and is not a sweep's folder"* && -e "$T/mine/file" ]] || fail "--out on a folder that is not a sweep's"
+out="$("$CLPOOL" sweep --out "$T/s1" -- "$VICTIM" handles 2>&1)"
+[[ $? == 2 && "$out" == *"holds an earlier sweep: pass --force"* ]] || fail "--out on an earlier sweep without --force"
+out="$("$CLPOOL" sweep --force --out "$T/s1" -- "$VICTIM" handles 2>&1)"
+[[ $? == 0 ]] || fail "--force over an earlier sweep"
+
+echo "=== the Python program (--until-free: PyOpenCL retries a failed request once)"
+preload_env "$CLPOOL"
+if ((${#preload_env[@]})); then
+  echo "(the Python cases need Debian's uninstrumented python3 to load the sanitized layer and mock:"
+  echo " they run in the default build, as the other Python tests do)"
+else
+  sweep 0 --until-free -- /usr/bin/python3 "$VICTIM_PY" handles
+  counts 0 0 0 0 6 0
+  has "make_filled ($VICTIM_PY:27) ← main ($VICTIM_PY:42) ← <module> ($VICTIM_PY:67)"
+  sweep 1 --until-free -- /usr/bin/python3 "$VICTIM_PY" crashes
+  counts 6 0 0 0 0 0
+  has "python: File \"$VICTIM_PY\", line 56 in main"
+  sweep 1 --until-free --timeout 2 -j 3 -- /usr/bin/python3 "$VICTIM_PY" hangs
+  counts 0 6 0 0 0 0
+  sweep 1 --until-free -- /usr/bin/python3 "$VICTIM_PY" leaks
+  counts 0 0 4 0 2 0
+  sweep 0 -- /usr/bin/python3 "$VICTIM_PY" handles
+  has "exit 0: recovered"  # without --until-free, PyOpenCL's retry gets the memory
+fi
+finish
