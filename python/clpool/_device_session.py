@@ -22,7 +22,7 @@ LAYER_VARIABLES = ("OPENCL_LAYERS", "CLPOOL_LAYER_TRACE", "CLPOOL_LAYER_BUDGET",
 # What each library must export: the layer's entry points and controls; an ICD.
 LAYER_EXPORTS = ["clGetLayerInfo", "clInitLayer", "clpool_layer_state", "clpool_layer_set_budget",
                  "clpool_layer_trace_error", "clpool_layer_threads", "clpool_layer_next_seq",
-                 "clpool_layer_refusal"]
+                 "clpool_layer_refusal", "clpool_layer_fault_points", "clpool_layer_arm"]
 MOCKCL_EXPORTS = ["clIcdGetPlatformIDsKHR", "mockcl_configure"]
 
 
@@ -38,12 +38,24 @@ class Settings:
         device = getattr(ns, "clpool_device", None)
         profile = getattr(ns, "clpool_profile", None)
         artifacts = getattr(ns, "clpool_artifacts", None)
+        self.oom_sweep = bool(getattr(ns, "clpool_oom_sweep", False))
+        self.sweep_run = getattr(ns, "clpool_oom_sweep_run", None)
+        self.sweep_result = getattr(ns, "clpool_oom_sweep_result", None)
+        self.sweep_timeout = getattr(ns, "clpool_oom_sweep_timeout", None)
+        if self.sweep_timeout is not None and not self.sweep_timeout > 0:
+            raise SetupError(f"--clpool-oom-sweep-timeout: {self.sweep_timeout} is not a number of seconds above 0")
+        if self.sweep_run is not None:
+            kind, _, n = self.sweep_run.partition(":")
+            if not (self.sweep_run == "count" or (kind in ("alloc", "first-use") and n.isdigit() and int(n) >= 1)):
+                raise SetupError(f"--clpool-oom-sweep-run: {self.sweep_run!r} is not count, alloc:N or first-use:N")
+        if self.sweep_result is not None and self.sweep_run is None:
+            raise SetupError("--clpool-oom-sweep-result: only with --clpool-oom-sweep-run")
         for flag, value in (("--clpool-device", device), ("--clpool-profile", profile),
                             ("--clpool-artifacts", artifacts)):
             if value is not None and not value.strip():
                 raise SetupError(f"{flag}: the value is empty")
         self.active = bool(self.observe or device is not None or profile is not None
-                           or artifacts is not None)
+                           or artifacts is not None or self.oom_sweep or self.sweep_run)
         self.summary = getattr(ns, "clpool_summary", 10)
         if self.summary is not None and self.summary < 0:
             raise SetupError(f"--clpool-summary: {self.summary} is negative (0: no table)")
@@ -198,6 +210,8 @@ class Layer:
         lib.clpool_layer_set_budget.argtypes = [ctypes.c_ulonglong]
         lib.clpool_layer_refusal.restype = ctypes.c_ulonglong
         lib.clpool_layer_refusal.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong]
+        lib.clpool_layer_fault_points.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)] * 2
+        lib.clpool_layer_arm.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_int]
 
     def state(self):
         return self.lib.clpool_layer_state()
@@ -206,6 +220,17 @@ class Layer:
         """Why the layer refused its settings ('' when it did not)."""
         buf = ctypes.create_string_buffer(4096)
         return _core.escape_text(buf.value) if self.lib.clpool_layer_refusal(buf, len(buf)) else ""
+
+    def fault_points(self):
+        """(allocation attempts, first uses) the layer has counted so far."""
+        a, f = ctypes.c_ulonglong(), ctypes.c_ulonglong()
+        self.lib.clpool_layer_fault_points(ctypes.byref(a), ctypes.byref(f))
+        return a.value, f.value
+
+    def arm(self, first_use, n, until_free):
+        """Fails the nth allocation (first use) from now on (n 0: disarm)."""
+        if self.lib.clpool_layer_arm(int(first_use), n, int(until_free)) != 0:
+            raise SetupError("the clpool layer could not be armed (not initialised)")
 
     def set_budget(self, nbytes):
         rc = self.lib.clpool_layer_set_budget(nbytes)

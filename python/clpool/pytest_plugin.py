@@ -27,6 +27,7 @@ import pytest
 
 from clpool import _core
 from clpool import _plugin_artifacts as artifacts
+from clpool import _plugin_sweep as sweep
 from clpool import _plugin_options as options
 from clpool import _plugin_text as text
 from clpool._device_session import DeviceSession, SetupError, Settings, check_capacity, find_file
@@ -70,6 +71,19 @@ def pytest_addoption(parser):
                      "N: its N innermost frames in the program (1: the function that allocated)")
     g.addoption("--clpool-replay-timeout", metavar="SECONDS", type=float, default=120.0,
                 help="how long clpool_replay may take for a failing test's page (default 120)")
+    g.addoption("--clpool-oom-sweep", action="store_true", default=False,
+                help="instead of running each selected test, try every out-of-memory it can meet: "
+                     "it runs once to count its device allocations and first uses, then once per "
+                     "point with that point failing, each in a subprocess (an item of its own, which "
+                     "pytest-xdist distributes); implies --clpool")
+    g.addoption("--clpool-oom-sweep-timeout", metavar="SECONDS", type=float, default=None,
+                help="a sweep run is hung after this long (default: ten times the test's fault-free "
+                     "run, at least 10 s)")
+    g.addoption("--clpool-oom-sweep-run", metavar="count|alloc:N|first-use:N", default=None,
+                help="(one sweep run, as --clpool-oom-sweep starts it and its report's replay line "
+                     "names it)")
+    g.addoption("--clpool-oom-sweep-result", metavar="FILE", default=None,
+                help="(where that run writes what happened)")
 
 
 def _is_xdist_controller(ns):
@@ -88,6 +102,7 @@ class _State:
     trace_lost = ""       # why the session's trace stopped ("" while it is whole)
     worker_errors = []    # the controller's: usage errors the workers found in markers
     worker_trace_lost = []
+    child = None          # a sweep's child run (--clpool-oom-sweep-run): _plugin_sweep.ChildRun
 
 
 _state = _State()
@@ -129,6 +144,8 @@ def _start_session(settings, rootdir):
     _state.session = session
     _state.follower = _core._FollowedSession(session.trace_path, session.layer_path)
     _state.rootdir = os.path.realpath(rootdir)
+    if settings.sweep_run:
+        _state.child = sweep.ChildRun(settings.sweep_run, settings.sweep_result, session.layer)
     try:
         _state.replay = find_file("CLPOOL_REPLAY", "clpool_replay", "bin")
         if _state.replay is None:
@@ -139,6 +156,7 @@ def _start_session(settings, rootdir):
 
 def pytest_configure(config):
     _results.clear()
+    _sweep_verdicts.clear()
     for name, doc in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {doc}")
     if _state.settings is None and not _is_xdist_controller(config.option):
@@ -158,7 +176,7 @@ def pytest_unconfigure(config):
     if s is not None:
         s.restore()
         shutil.rmtree(_state.workdir, ignore_errors=True)
-    _state.session = _state.follower = _state.settings = None
+    _state.session = _state.follower = _state.settings = _state.child = None
     _state.trace_lost = ""
     _state.worker_errors = []
     _state.worker_trace_lost = []
@@ -257,6 +275,8 @@ def pytest_collection_modifyitems(session, config, items):
         config.issue_config_time_warning(
             pytest.PytestWarning("clpool: device-memory markers are ignored without --clpool, "
                                  "--clpool-device or --clpool-artifacts"), stacklevel=2)
+    if _state.settings is not None and _state.settings.oom_sweep and not _state.settings.sweep_run:
+        sweep.expand(session, config, items, _state.settings.sweep_timeout)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -272,6 +292,8 @@ def pytest_testnodedown(node, error):
 def pytest_sessionfinish(session, exitstatus):
     if _state.trace_lost and hasattr(session.config, "workeroutput"):
         session.config.workeroutput[_WORKER_TRACE_LOST] = _state.trace_lost
+    if _state.child is not None:
+        _state.child.write()
     yield
     if _state.worker_errors:
         sys.stderr.write(f"ERROR: {_state.worker_errors[0]}\n")
@@ -344,6 +366,8 @@ def pytest_runtest_setup(item):
         _state.follower.begin_window()
         if w.capacity:
             _state.session.set_budget(w.capacity[0])
+        if _state.child is not None:
+            _state.child.begin()
     yield
 
 
@@ -399,6 +423,12 @@ def pytest_runtest_makereport(item, call):
     if w is None:
         return
     report = outcome.get_result()
+    if _state.child is not None:
+        _state.child.phase_report(report)
+        if call.when == "call":
+            _state.child.call_report(call, report, w.figures)
+        elif call.when == "teardown":
+            _state.child.end(report)
     if call.when == "call":
         if _state.trace_lost:
             report.sections.append(("clpool", f"no device-memory figures: {_state.trace_lost}"))
@@ -443,7 +473,12 @@ def _write_artifacts(item, w):
 
 # --- the summary ---
 
+_sweep_verdicts = []
+
+
 def pytest_runtest_logreport(report):
+    if report.when == "call":
+        _sweep_verdicts.extend(v for k, v in report.user_properties if k == "clpool_oom_sweep")
     if report.when != "teardown":
         return
     for key, value in report.user_properties:
@@ -453,6 +488,10 @@ def pytest_runtest_logreport(report):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _state.settings is None or _state.worker_errors:
+        return
+    if _state.settings.oom_sweep:
+        terminalreporter.section("clpool oom sweep")
+        terminalreporter.write_line(sweep.summary_line(_sweep_verdicts))
         return
     devices = sorted({v.get("device", "") for _, v in _results} - {""})
     if _state.session is not None and not devices:

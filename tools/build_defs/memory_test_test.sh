@@ -57,6 +57,25 @@ assert b"TileCache::put" in z.read(sys.argv[2] + ".html")
 PY
 done
 
+# clpool_oom_sweep_test: Bazel runs its three shards; the test fails (tile_cache leaks on its error
+# path), each shard ran its share, the shards together every point once.
+if user_bazel test "${flags[@]}" //:tile_cache_oom_sweep_test > "$work/sweep.log" 2>&1; then
+  bad "tile_cache_oom_sweep_test passed"
+else
+  /usr/bin/python3 - "$testlogs/tile_cache_oom_sweep_test" <<'PY' && ok "tile_cache_oom_sweep_test: 3 shards, every point once, leaks found" || { tail -30 "$work/sweep.log" >&2; bad "tile_cache_oom_sweep_test's shards"; }
+import io, json, os, sys, zipfile
+d = sys.argv[1]
+points = []
+for k in (1, 2, 3):
+    shard = os.path.join(d, f"shard_{k}_of_3")
+    log = open(os.path.join(shard, "test.log")).read()
+    assert f"shard {k}/3" in log and "leaked:" in log, log[-2000:]
+    z = zipfile.ZipFile(os.path.join(shard, "test.outputs", "outputs.zip"))
+    points += [r["point"] for r in json.loads(z.read("sweep.json"))["runs"]]
+assert len(points) == len(set(points)) == 24, points
+PY
+fi
+
 # clpool's own check, not a copy in the rule: the test fails before the program runs.
 if user_bazel test "${flags[@]}" //bad:decimal_capacity > "$work/bad.log" 2>&1; then
   bad "a capacity of 2GB was accepted"

@@ -554,6 +554,22 @@ CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_next_seq(void) {
   return clpool::layer::rec->next_seq();
 }
 
+// The fault points so far: allocation attempts and first uses (recorder::fault_points).
+CLPOOL_LAYER_EXPORT void clpool_layer_fault_points(unsigned long long* attempts, unsigned long long* first_uses) {
+  std::pair<std::uint64_t, std::uint64_t> p{0, 0};
+  if (clpool_layer_state() > 0 && clpool::layer::rec != nullptr) p = clpool::layer::rec->fault_points();
+  if (attempts != nullptr) *attempts = p.first;
+  if (first_uses != nullptr) *first_uses = p.second;
+}
+
+// Fails the `n`th allocation attempt (first_use 0) or first use (1) from now on; `until_free` 1
+// keeps the device full after it; n 0 disarms (recorder::arm). Returns 0, or -1 not initialised.
+CLPOOL_LAYER_EXPORT int clpool_layer_arm(int first_use, unsigned long long n, int until_free) {
+  if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return -1;
+  clpool::layer::rec->arm(first_use != 0, n, until_free != 0);
+  return 0;
+}
+
 // Writes the report's exit line now (recorder::report_exit; once): for a runtime whose own exit
 // frees the program's objects before the C library's atexit handlers run (Python's).
 CLPOOL_LAYER_EXPORT void clpool_layer_report_exit(void) {

@@ -72,9 +72,9 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
     const bool random_hit =
         settings_.fail_probability &&
         static_cast<double>(rng_() >> 11) * 0x1.0p-53 < *settings_.fail_probability;
-    if (settings_.fail_nth && attempts_ == *settings_.fail_nth) {
+    if (fails_alloc(attempts_)) {
       t.refused = refusal::injected_nth;
-      if (settings_.fail_until_free && counts_against_budget(kind)) full_from_ = std::max<std::uint64_t>(size, 1);
+      if (until_free() && counts_against_budget(kind)) full_from_ = std::max<std::uint64_t>(size, 1);
     } else if (full_from_ != 0 && counts_against_budget(kind) && size >= full_from_) {
       t.refused = refusal::still_full;
     } else if (random_hit) {
@@ -107,7 +107,9 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
         if (settings_.profile) why += " (" + settings_.profile->name + " profile)";
         break;
       case refusal::injected_nth:
-        why += "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth);
+        why += settings_.fail_nth && attempts_ == *settings_.fail_nth
+                   ? "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth)
+                   : "an injected failure (clpool_layer_arm)";
         break;
       case refusal::still_full:
         why += "CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure";
@@ -171,9 +173,9 @@ int recorder::first_use_locked(block_info& block, const char* call, bool& newly_
   newly_charged = false;
   if (!block.counted || block.charged) return 0;
   ++first_uses_;
-  const bool injected = settings_.fail_first_use_nth && first_uses_ == *settings_.fail_first_use_nth;
+  const bool injected = fails_first_use(first_uses_);
   const bool still_full = !injected && full_from_ != 0 && block.size >= full_from_;
-  if (injected && settings_.fail_until_free) full_from_ = std::max<std::uint64_t>(block.size, 1);
+  if (injected && until_free()) full_from_ = std::max<std::uint64_t>(block.size, 1);
   if (report_.is_open()) {
     const std::string point = std::to_string(first_uses_) + " " + std::to_string(block.id) + " " +
                               std::to_string(block.stack) + " " + call;
@@ -187,7 +189,9 @@ int recorder::first_use_locked(block_info& block, const char* call, bool& newly_
   }
   const int status = settings_.profile->oom_status;
   if (sink_ != nullptr && !sink_failed_) {
-    const std::string why = injected     ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" + std::to_string(first_uses_)
+    const std::string why = injected     ? (settings_.fail_first_use_nth && first_uses_ == *settings_.fail_first_use_nth
+                                                ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" + std::to_string(first_uses_)
+                                                : std::string("an injected failure (clpool_layer_arm)"))
                             : still_full ? std::string("CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure")
                                          : "budget " + std::to_string(budget_.capacity()) + " bytes, " +
                                                std::to_string(budget_.committed()) + " committed";
@@ -378,6 +382,19 @@ std::uint64_t recorder::thread_id_locked() {
 std::vector<std::pair<std::uint64_t, std::uint64_t>> recorder::threads() const {
   std::lock_guard lock(mutex_);
   return threads_;
+}
+
+std::pair<std::uint64_t, std::uint64_t> recorder::fault_points() const {
+  std::lock_guard lock(mutex_);
+  return {attempts_, first_uses_};
+}
+
+void recorder::arm(bool first_use, std::uint64_t n, bool until_free) {
+  std::lock_guard lock(mutex_);
+  armed_alloc_ = !first_use && n != 0 ? attempts_ + n : 0;
+  armed_first_use_ = first_use && n != 0 ? first_uses_ + n : 0;
+  armed_until_free_ = n != 0 && until_free;
+  full_from_ = 0;
 }
 
 std::uint64_t recorder::next_seq() const {

@@ -216,6 +216,14 @@ class recorder {
   // written (a harness marks a moment with it, FORMAT.md's seq order).
   std::uint64_t next_seq() const;
 
+  // Fault points so far: allocation attempts (FAIL_NTH's count) and first-use charges
+  // (FAIL_FIRST_USE_NTH's).
+  std::pair<std::uint64_t, std::uint64_t> fault_points() const;
+  // Fails the `n`th allocation attempt (or first use) from now on, as FAIL_NTH (FAIL_FIRST_USE_NTH)
+  // would, and, with `until_free`, keeps the device full after it (FAIL_UNTIL_FREE). For a
+  // harness that sweeps one test at a time (the pytest plugin's --clpool-oom-sweep). n 0 disarms.
+  void arm(bool first_use, std::uint64_t n, bool until_free);
+
  private:
   int first_use_locked(block_info& block, const char* call, bool& newly_charged);
   void undo_first_use_locked(block_info& block);
@@ -242,6 +250,16 @@ class recorder {
   // FAIL_UNTIL_FREE: after the injected failure, requests of at least full_from_ bytes fail until
   // device memory is freed (0: the device is not full).
   std::uint64_t full_from_ = 0;
+  std::uint64_t armed_alloc_ = 0, armed_first_use_ = 0;  // arm(): the attempt / first use to fail
+  bool armed_until_free_ = false;
+  bool fails_alloc(std::uint64_t attempt) const {
+    return (settings_.fail_nth && attempt == *settings_.fail_nth) || (armed_alloc_ != 0 && attempt == armed_alloc_);
+  }
+  bool fails_first_use(std::uint64_t n) const {
+    return (settings_.fail_first_use_nth && n == *settings_.fail_first_use_nth) ||
+           (armed_first_use_ != 0 && n == armed_first_use_);
+  }
+  bool until_free() const { return settings_.fail_until_free || armed_until_free_; }
   void memory_freed_locked() { full_from_ = 0; }
   report_file report_;            // CLPOOL_LAYER_REPORT
   bool exit_reported_ = false;    // report_exit() wrote its line

@@ -548,6 +548,30 @@ TEST(Recorder, FailUntilFreeKeepsTheDeviceFullUntilAFree) {
   EXPECT_EQ(r.begin_alloc(4096, trace_kind::buffer, 0).refused, refusal::none) << "freed: it fits again";
 }
 
+TEST(Recorder, ArmedFromNowAndCountedPoints) {
+  layer_settings s = with_budget(1u << 30);
+  s.profile = device_model::load_profile("nvidia");
+  std::vector<trace_event> events;
+  recorder r(s, std::make_unique<vector_sink>(&events));
+  std::vector<block_info> blocks;
+  for (int i = 0; i < 2; ++i) {
+    const recorder::ticket t = r.begin_alloc(100, trace_kind::buffer, 0);
+    r.commit_alloc(t.block);
+    blocks.push_back(t.block);
+  }
+  EXPECT_EQ(r.first_use(blocks[0], "clEnqueueWriteBuffer"), 0);
+  EXPECT_EQ(r.fault_points(), std::make_pair(std::uint64_t{2}, std::uint64_t{1}));
+  r.arm(false, 2, true);  // the second attempt from now: attempt 4
+  EXPECT_EQ(r.begin_alloc(100, trace_kind::buffer, 0).refused, refusal::none);
+  EXPECT_EQ(r.begin_alloc(100, trace_kind::buffer, 0).refused, refusal::injected_nth);
+  EXPECT_EQ(r.begin_alloc(100, trace_kind::buffer, 0).refused, refusal::still_full) << "until free";
+  r.arm(true, 1, false);  // the next first use
+  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), -4);
+  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), 0) << "once: the retry fits";
+  r.arm(false, 0, false);  // disarmed
+  EXPECT_EQ(r.begin_alloc(100, trace_kind::buffer, 0).refused, refusal::none);
+}
+
 TEST(Recorder, NextSeqIsTheNextEventsSeq) {
   std::vector<trace_event> events;
   recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));

@@ -1,0 +1,299 @@
+"""clpool.pytest_plugin's --clpool-oom-sweep: every out-of-memory a test can meet, tried one by one.
+
+Each selected test runs once in a subprocess to count its failure points (its device allocations
+and, where the session's profile fails there, its buffers' first uses, from its setup to its
+teardown), then once per point in a subprocess with the layer failing exactly that point and
+keeping the device full until the test frees memory (clpool_layer_arm: PyOpenCL retries a failed
+request once after a garbage collection, which a real full device would refuse again). The
+(test, point) runs are pytest items of their own, so pytest-xdist distributes them. A run passes
+when the test passes or fails with an exception that names an out-of-memory, leaves no more device
+memory allocated than its fault-free run, and neither crashes nor hangs the process.
+
+The counts are made once per session (with xdist, by the first worker to need them, the others
+reading them: a lock file keyed by xdist's test run id).
+"""
+
+import fcntl
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from clpool import _core
+
+OOM_WORDS = ("MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_RESOURCES", "OUT_OF_HOST_MEMORY", "out of memory",
+             "out of device memory")
+OOM_TYPES = ("MemoryError", "OutOfMemoryError")
+_XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER_COUNT")
+
+
+def names_an_oom(typename, message):
+    """Whether a test's exception says it ran out of memory (PyOpenCL's MemoryError, a
+    RuntimeError with the status, clpool's or CuPy's OutOfMemoryError)."""
+    return typename.split(".")[-1] in OOM_TYPES or any(w.lower() in message.lower() for w in OOM_WORDS)
+
+
+# --- the child: one test, counted or with one point failing ---
+
+class ChildRun:
+    """In a child pytest (--clpool-oom-sweep-run): arms the layer at the test's start and writes
+    what happened to --clpool-oom-sweep-result at its end."""
+
+    def __init__(self, what, result_path, layer):
+        self.what = what
+        self.result_path = result_path
+        self.layer = layer
+        self.start = None
+        self.result = {"outcome": "not run", "exception": "", "message": "", "points": {}, "left_live": 0,
+                       "oom_site": "", "oom_where": "", "reached": None}
+
+    def begin(self):
+        self.start = self.layer.fault_points()
+        if self.what != "count":
+            kind, n = self.what.split(":")
+            self.layer.arm(kind == "first-use", int(n), True)
+
+    def call_report(self, call, report, figures):
+        if call.excinfo is not None:
+            self.result["exception"] = call.excinfo.typename
+            self.result["message"] = _core.escape_text(str(call.excinfo.value))[-2000:]
+        if figures is not None:
+            self.result["left_live"] = figures["left_live"]
+            if figures["oom"]:
+                self.result["oom_site"] = figures["oom"]["site"]
+                self.result["oom_where"] = figures["oom"]["where"]
+
+    def end(self, report):
+        if self.start is None:
+            return
+        end = self.layer.fault_points()
+        allocs, first_uses = end[0] - self.start[0], end[1] - self.start[1]
+        self.result["points"] = {"alloc": allocs, "first_use": first_uses}
+        if self.what != "count":
+            kind, n = self.what.split(":")
+            self.result["reached"] = (first_uses if kind == "first-use" else allocs) >= int(n)
+            self.layer.arm(False, 0, False)
+        self.result["outcome"] = report.outcome if self.result["outcome"] in ("not run", "passed") else \
+            self.result["outcome"]
+        self.start = None
+
+    def phase_report(self, report):
+        if report.failed and self.result["outcome"] in ("not run", "passed"):
+            self.result["outcome"] = "failed" if report.when == "call" else "error"
+        elif report.when == "call" and report.passed and self.result["outcome"] == "not run":
+            self.result["outcome"] = "passed"
+        elif report.when == "call" and report.skipped:
+            self.result["outcome"] = "skipped"
+
+    def write(self):
+        if not self.result_path:  # a replay typed by hand: the run's own report says it all
+            return
+        tmp = self.result_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.result, f)
+        os.replace(tmp, self.result_path)
+
+
+# --- the parent: counting, then one item per (test, point) ---
+
+def child_command(config, nodeid, what, result_path):
+    """The pytest command line of one child run, as the user could type it again."""
+    s = config.getoption
+    args = [sys.executable, "-m", "pytest", "-p", "clpool.pytest_plugin", "-p", "no:cacheprovider", "-q",
+            "--tb=short", "--clpool-summary", "0"]
+    if config.pluginmanager.hasplugin("xdist"):
+        args += ["-n", "0"]
+    if s("clpool_device"):
+        args += ["--clpool-device", s("clpool_device")]
+    elif s("clpool_profile"):
+        args += ["--clpool-profile", s("clpool_profile")]
+    else:
+        args += ["--clpool"]
+    args += [f"--clpool-oom-sweep-run={what}", f"--clpool-oom-sweep-result={result_path}", nodeid]
+    return args
+
+
+def child_env():
+    env = dict(os.environ)
+    for v in _XDIST_VARIABLES:
+        env.pop(v, None)
+    return env
+
+
+def run_child(config, nodeid, what, workdir, timeout):
+    """(result dict or None, returncode, seconds, timed_out, command)."""
+    fd, result_path = tempfile.mkstemp(prefix="run-", suffix=".json", dir=workdir)
+    os.close(fd)
+    os.unlink(result_path)
+    cmd = child_command(config, nodeid, what, result_path)
+    started = time.monotonic()
+    timed_out = False
+    with open(result_path + ".out", "wb") as out:
+        p = subprocess.Popen(cmd, cwd=str(config.rootpath), env=child_env(), stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(p.pid, signal.SIGKILL)
+            rc = p.wait()
+    seconds = time.monotonic() - started
+    try:
+        with open(result_path) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        result = None
+    with open(result_path + ".out", "rb") as f:
+        output = f.read()[-4000:].decode("utf-8", "replace")
+    return result, rc, seconds, timed_out, cmd, output
+
+
+def _cache_paths(config):
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    d = os.path.join(tempfile.gettempdir(), f"clpool-oom-sweep-{os.getuid()}-{run_id}")
+    os.makedirs(d, exist_ok=True)
+    return d, os.path.join(d, "counts.json"), os.path.join(d, "counts.lock")
+
+
+def counts_for(config, nodeids, timeout):
+    """{nodeid: count child's result} for every test, counted once per session."""
+    d, counts_path, lock_path = _cache_paths(config)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(counts_path) as f:
+                counts = json.load(f)
+        except (OSError, ValueError):
+            counts = {}
+        for nodeid in nodeids:
+            if nodeid in counts:
+                continue
+            result, rc, seconds, timed_out, cmd, output = run_child(config, nodeid, "count", d, timeout)
+            counts[nodeid] = {"result": result, "rc": rc, "seconds": seconds, "timed_out": timed_out,
+                              "output": output[-2000:]}
+        tmp = counts_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(counts, f)
+        os.replace(tmp, counts_path)
+    return counts, d
+
+
+class SweepFailure(Exception):
+    """A sweep run's finding, with the text pytest shows."""
+
+
+class SweepRun(pytest.Item):
+    """One (test, point) run of --clpool-oom-sweep, or the test's fault-free count when it failed."""
+
+    def __init__(self, *, test, what, count, workdir, timeout, **kwargs):
+        super().__init__(**kwargs)
+        self.test_nodeid = test.nodeid
+        self.test_location = test.location
+        self.what = what
+        self.count = count
+        self.workdir = workdir
+        self.timeout = timeout
+
+    def reportinfo(self):
+        return self.test_location[0], self.test_location[1], self.name
+
+    def runtest(self):
+        if self.what == "count":
+            raise SweepFailure(_count_failure(self.test_nodeid, self.count))
+        result, rc, seconds, timed_out, cmd, output = run_child(self.config, self.test_nodeid, self.what,
+                                                                self.workdir, self.timeout)
+        verdict, detail = judge(result, rc, timed_out, self.count, self.timeout)
+        self.user_properties.append(("clpool_oom_sweep", verdict))
+        if verdict in ("handled", "not reached"):
+            return
+        raise SweepFailure(_finding_text(self.test_nodeid, self.what, verdict, detail, result, cmd, output))
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, SweepFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+def judge(result, rc, timed_out, count, timeout):
+    """(verdict, detail): crashed, hung, leaked, unhandled, handled or not reached."""
+    if timed_out:
+        return "hung", f"no end after {timeout:g} s"
+    if rc < 0:
+        return "crashed", f"the process was killed by signal {-rc} ({signal.Signals(-rc).name})"
+    if result is None:
+        return "crashed", f"the process ended (exit {rc}) before the test did"
+    if result.get("reached") is False:
+        return "not reached", "the test met fewer points this time"
+    base = (count.get("result") or {}).get("left_live", 0)
+    if result["left_live"] > base:
+        return "leaked", (f"{_core.format_bytes_both(result['left_live'])} of device memory the test allocated "
+                          f"is still allocated after it, {_core.format_bytes_both(base)} without the failure")
+    if result["outcome"] in ("failed", "error") and not names_an_oom(result["exception"], result["message"]):
+        return "unhandled", (f"the test failed with {result['exception'] or 'an error'}, which does not say "
+                             f"it ran out of memory: {result['message'][:300]}")
+    return "handled", result["outcome"]
+
+
+def _count_failure(nodeid, count):
+    r = count.get("result")
+    why = ("it did not finish" if count.get("timed_out") else
+           f"exit {count.get('rc')}" if r is None else f"it {r['outcome']}")
+    return "\n".join([f"clpool oom sweep: {_core.escape_text(nodeid)} fails without any fault injected ({why}): "
+                      f"nothing to sweep"] + _output_lines(count.get("output", "")))
+
+
+def _output_lines(output):
+    """The end of a child's output, each line printable."""
+    return ["  its output (the end):"] + ["    " + _core.escape_text(line) for line in output.splitlines()[-25:]]
+
+
+def _finding_text(nodeid, what, verdict, detail, result, cmd, output):
+    kind, n = what.split(":")
+    lines = [f"clpool oom sweep: {_core.escape_text(nodeid)} with its {'first use' if kind == 'first-use' else 'allocation'} "
+             f"{n} failing: {verdict}: {detail}"]
+    if result and result.get("oom_site"):
+        lines.append(f"  the failing request    {result['oom_site']} ({result['oom_where']})")
+    lines.append("  replay: " + " ".join(shlex.quote(c) for c in cmd[:-1] if not c.startswith("--clpool-oom-sweep-result"))
+                 + " " + shlex.quote(cmd[-1]))
+    if verdict in ("crashed", "hung", "unhandled"):
+        # A crash's Python stack (faulthandler's) without pytest's own frames.
+        kept = [line for line in output.splitlines() if "/_pytest/" not in line and "/pluggy/" not in line
+                and "<frozen runpy>" not in line and not line.startswith("Extension modules:")]
+        lines += _output_lines("\n".join(kept))
+    return "\n".join(lines)
+
+
+def summary_line(verdicts):
+    """The session's sweep in one line: runs by verdict."""
+    order = ("crashed", "hung", "leaked", "unhandled", "handled", "not reached")
+    counts = {v: verdicts.count(v) for v in order}
+    return (f"clpool oom sweep: {len(verdicts)} runs: " + ", ".join(f"{v} {counts[v]}" for v in order)
+            + " (failing: crashed, hung, leaked, unhandled)")
+
+
+def expand(session, config, items, timeout):
+    """The sweep's items in place of `items`: for each test, one per failure point (or one that
+    fails when the test fails without a fault)."""
+    counts, workdir = counts_for(config, [item.nodeid for item in items], timeout)
+    out = []
+    for item in items:
+        count = counts[item.nodeid]
+        r = count.get("result")
+        parent = item.parent
+        if r is None or r["outcome"] not in ("passed", "skipped") or count.get("timed_out"):
+            out.append(SweepRun.from_parent(parent, name=f"{item.name}[oom-sweep:fault-free]", test=item,
+                                            what="count", count=count, workdir=workdir, timeout=timeout))
+            continue
+        run_timeout = timeout or max(10.0, 10 * count["seconds"])
+        for kind, key in (("alloc", "alloc"), ("first-use", "first_use")):
+            for n in range(1, r["points"].get(key, 0) + 1):
+                out.append(SweepRun.from_parent(parent, name=f"{item.name}[oom-sweep:{kind}:{n}]", test=item,
+                                                what=f"{kind}:{n}", count=count, workdir=workdir,
+                                                timeout=run_timeout))
+    items[:] = out

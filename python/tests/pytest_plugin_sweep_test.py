@@ -1,0 +1,133 @@
+"""clpool.pytest_plugin's --clpool-oom-sweep (issue 39): each test's failure points tried one by
+one in subprocesses, alone and under pytest-xdist: a test that handles an out-of-memory passes,
+one that crashes, mishandles (an exception that is not an out-of-memory), leaks or hangs fails
+with its finding and a replay command that reproduces it; a test that fails without any fault is
+said to; bad sweep options are usage errors. Run by run_plugin_test.sh.
+"""
+import re
+import subprocess
+
+import pytest
+
+DEVICE = ["-p", "clpool.pytest_plugin", "-p", "no:cacheprovider", "--clpool-device", "nvidia:1GiB"]
+SERIAL_AND_XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+CONFTEST = """
+import pytest, pyopencl as cl
+
+@pytest.fixture(scope="session")
+def queue():
+    return cl.CommandQueue(cl.create_some_context(interactive=False))
+"""
+
+SUITE = """
+import ctypes, time
+import numpy as np
+import pyopencl as cl
+
+kept = []
+
+def test_handles(queue):
+    try:
+        b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+        cl.enqueue_copy(queue, b, np.zeros(1 << 18, np.float32))
+    except cl.MemoryError:
+        pass
+
+def test_reports(queue):
+    b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    cl.enqueue_copy(queue, b, np.zeros(1 << 18, np.float32))
+
+def test_crashes(queue):
+    try:
+        b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    except cl.Error:
+        ctypes.memset(0, 1, 1)
+
+def test_mishandles(queue):
+    try:
+        b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    except cl.Error:
+        b = None
+    b.size
+
+def test_leaks(queue):
+    a = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    cl.enqueue_copy(queue, a, np.zeros(1 << 18, np.float32))
+    try:
+        cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 2 << 20)
+    except cl.Error:
+        kept.append(a)
+        raise
+
+def test_hangs(queue):
+    try:
+        cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    except cl.Error:
+        while True:
+            time.sleep(1)
+"""
+
+
+@pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
+def test_each_finding_with_its_replay(pytester, xdist):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_s=SUITE)
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", "--clpool-oom-sweep-timeout", "5", *xdist)
+    out = r.stdout.str()
+    assert r.ret == 1, out
+    # handles: 1 allocation + 1 first use; reports: 2 (a MemoryError names an out-of-memory);
+    # crashes, mishandles, hangs: 1 allocation each; leaks: 2 allocations (the second leaks the
+    # first buffer) + 1 first use (the first buffer's: the test fails with the MemoryError, handled).
+    assert ("clpool oom sweep: 10 runs: crashed 1, hung 1, leaked 1, unhandled 1, handled 6, not reached 0"
+            in out), out
+    for nodeid in ("test_s.py::test_crashes[oom-sweep:alloc:1]", "test_s.py::test_mishandles[oom-sweep:alloc:1]",
+                   "test_s.py::test_leaks[oom-sweep:alloc:2]", "test_s.py::test_hangs[oom-sweep:alloc:1]"):
+        assert f"FAILED {nodeid}" in out, out
+    assert "crashed: the process was killed by signal 11 (SIGSEGV)" in out
+    assert re.search(r'File ".*test_s\.py", line \d+ in test_crashes', out), out
+    assert ("unhandled: the test failed with AttributeError, which does not say it ran out of memory: "
+            "'NoneType' object has no attribute 'size'") in out
+    assert "the failing request    test_mishandles (test_s.py:" in out
+    assert "hung: no end after 5 s" in out
+    assert ("leaked: 1 MiB (1048576 bytes) of device memory the test allocated is still allocated after it, "
+            "0 bytes without the failure") in out
+    # The replay line reproduces the run: the test fails there as the sweep said.
+    line = re.search(r"replay: (.*--clpool-oom-sweep-run=alloc:1 test_s\.py::test_mishandles)", out).group(1)
+    again = subprocess.run(line, shell=True, cwd=pytester.path, capture_output=True, text=True)
+    assert again.returncode == 1 and "AttributeError" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_test_that_fails_without_a_fault_is_said_to(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_f="""
+import pyopencl as cl
+
+def test_broken(queue):
+    cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4096)
+    assert 1 == 2
+""")
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep")
+    out = r.stdout.str()
+    assert r.ret == 1, out
+    assert "FAILED test_f.py::test_broken[oom-sweep:fault-free]" in out
+    assert "clpool oom sweep: test_f.py::test_broken fails without any fault injected (it failed): nothing to sweep" in out
+
+
+def test_a_test_without_device_memory_has_no_runs(pytester):
+    pytester.makepyfile(test_n="def test_nothing():\n    pass\n")
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep")
+    assert r.ret == 5, r.stdout.str()  # no tests: no failure point, nothing ran
+    assert "clpool oom sweep: 0 runs" in r.stdout.str()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--clpool-oom-sweep-timeout", "0"], "--clpool-oom-sweep-timeout: 0.0 is not a number of seconds above 0"),
+    (["--clpool-oom-sweep-run", "alloc:0", "--clpool-oom-sweep-result", "r.json"],
+     "--clpool-oom-sweep-run: 'alloc:0' is not count, alloc:N or first-use:N"),
+    (["--clpool-oom-sweep-result", "r.json"], "--clpool-oom-sweep-result: only with --clpool-oom-sweep-run"),
+])
+def test_bad_sweep_options(pytester, args, message):
+    pytester.makepyfile(test_n="def test_nothing():\n    pass\n")
+    r = pytester.runpytest_subprocess(*DEVICE, *args)
+    assert r.ret == 4 and message in r.stderr.str(), r.stdout.str() + r.stderr.str()

@@ -1,0 +1,69 @@
+"""clpool_oom_sweep_test: every out-of-memory a program can meet, tried one by one, as a Bazel test.
+
+    load("@clpool//tools/build_defs:oom_sweep.bzl", "clpool_oom_sweep_test")
+
+    clpool_oom_sweep_test(
+        name = "app_oom_sweep_test",
+        binary = ":app",            # any executable target that uses OpenCL through the ICD loader
+        args = ["--frames", "64"],  # optional: the program's arguments
+        profile = "nvidia",         # where and how the device fails (exact, nvidia, pocl)
+        shard_count = 4,            # optional: Bazel spreads the runs over 4 shards
+    )
+
+The test runs `clpool sweep` (tools/record/README.md, "clpool sweep") on the program, on a mockcl
+device: a fault-free run finds its failure points, then one run per point fails exactly that
+point, and the test fails when any run crashed, hung or leaked device memory; its text report
+is in the log, and the JSON and the page with every run's trace are in the test's undeclared
+outputs. With shard_count, each shard runs every Nth point (TEST_SHARD_INDEX of
+TEST_TOTAL_SHARDS, the shards together the whole sweep), so Bazel's local jobs or its remote
+execution spread one sweep unchanged. Values are checked by clpool sweep itself when the test
+runs, in its own words.
+"""
+
+def clpool_oom_sweep_test(
+        name,
+        binary,
+        args = [],
+        profile = "nvidia",
+        points = "all",
+        until_free = False,
+        timeout_seconds = None,
+        device = "mockcl",
+        **kwargs):
+    """An sh_test that runs clpool sweep on `binary`.
+
+    Args:
+      name: the test's name.
+      binary: an executable target that uses OpenCL.
+      args: the program's arguments, passed through verbatim.
+      profile: exact, nvidia or pocl (or a profile file): where and how the device fails.
+      points: "all", "alloc" or "first-use".
+      until_free: after the failing point the device stays full until the program frees memory.
+      timeout_seconds: a run is hung after this long (default: from the fault-free run).
+      device: "mockcl" (the mock device; no GPU needed) or "system" (the machine's own device).
+      **kwargs: passed to sh_test (size, tags, shard_count, timeout, ...).
+    """
+    if device not in ["mockcl", "system"]:
+        fail("clpool_oom_sweep_test(name = \"%s\"): device = %r: use \"mockcl\" or \"system\"" % (name, device))
+    if type(args) != "list":
+        fail("clpool_oom_sweep_test(name = \"%s\"): args must be a list of strings" % name)
+    flags = ["--profile", profile, "--points", points]
+    if until_free:
+        flags.append("--until-free")
+    if timeout_seconds != None:
+        flags += ["--timeout", str(timeout_seconds)]
+    clpool = Label("//tools/build_defs:clpool")
+    layer = Label("//tools/build_defs:libclpool_layer.so")
+    mockcl = Label("//tools/build_defs:libmockcl.so")
+    native.sh_test(
+        name = name,
+        srcs = [Label("//tools/build_defs:oom_sweep_test.sh")],
+        args = [
+            "$(rootpath %s)" % clpool,
+            "$(rootpath %s)" % layer,
+            "$(rootpath %s)" % mockcl if device == "mockcl" else "-",
+            "$(rootpath %s)" % binary,
+        ] + flags + ["--"] + args,
+        data = [binary, clpool, layer] + ([mockcl] if device == "mockcl" else []),
+        **kwargs
+    )
