@@ -34,6 +34,29 @@ for f in --capacity --profile --semantics --no-pool --leading-bits --limit --tri
   expect 0 "$f" --help
 done
 
+# --peak: what was live at the peak and at the end, and which sites held it (a trace with sites).
+GCL="$EX/growing_cache_layer.trace"
+expect 0 "at the peak (event 500): 43.00 MiB (45089028 bytes) live" "$GCL" --capacity 1GiB --no-pool --peak
+expect 0 "sites holding the most device memory at the peak (live blocks):
+  1. ResultCache.remember (tools/replay/examples/growing_cache.py:30)
+     39 MiB (40894464 bytes) requested, 39 blocks" "$GCL" --capacity 1GiB --no-pool --peak
+expect 0 "live at the end (event 559): 0 bytes in 0 blocks" "$GCL" --capacity 1GiB --no-pool --peak
+out="$("$BIN" "$GCL" --capacity 1GiB --no-pool --peak --json --no-progress)"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())["results"][0]["replay"]
+assert r["peak_active_event"] == 500 and r["end_active_bytes"] == 0 and r["end_active_blocks"] == 0, r
+assert r["peak_sites"][0]["site"].startswith("ResultCache.remember") and r["peak_sites"][0]["blocks"] == 39, r["peak_sites"][0]
+assert r["end_sites"] == [], r["end_sites"]
+' <<< "$out" && echo "ok: --peak --json" || { echo "FAIL: --peak --json"; fails=$((fails + 1)); }
+# Without --peak, no peak sites (one pass), but the JSON has the peak's event and the end.
+out="$("$BIN" "$GCL" --capacity 1GiB --no-pool --json --no-progress)"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())["results"][0]["replay"]
+assert "peak_sites" not in r and r["peak_active_event"] == 500 and "end_active_bytes" in r, r
+' <<< "$out" && echo "ok: --json without --peak" || { echo "FAIL: --json without --peak"; fails=$((fails + 1)); }
+
 # The README's first command: the recorded PyOpenCL trace runs out of memory on a 128 MiB deferred
 # device, and not on an immediate one (the pool's retry rescues it).
 PY="$EX/pyopencl_pocl.trace"
