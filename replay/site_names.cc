@@ -179,6 +179,15 @@ std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, 
   std::string name;
   for (std::size_t i = 0; i < shown; ++i) {
     if (i != 0) name += " \u2190 ";  // ←
+    // Native frames without lines in one module: the module once, after the last of them
+    // ("upload_chunk \u2190 main (/bin/stage)"), not a long path repeated on every frame.
+    const trace::frame_info* f = sites->find_frame(frames[i]);
+    const trace::frame_info* next = i + 1 < shown ? sites->find_frame(frames[i + 1]) : nullptr;
+    if (f != nullptr && next != nullptr && f->lang == trace::frame_lang::native &&
+        next->lang == trace::frame_lang::native && f->line == 0 && next->line == 0 && f->file == next->file) {
+      name += common::escape_text(f->function);
+      continue;
+    }
     name += path_frame(*sites, frames[i], rule.root);
   }
   return name;

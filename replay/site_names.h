@@ -70,7 +70,8 @@ struct site_path_rule {
   std::string root;
 };
 
-// The path of `stack` under `rule`, every frame in its printable form (common/text_escape.h);
+// The path of `stack` under `rule`, every frame in its printable form (common/text_escape.h), a
+// run of native frames without lines in one module naming the module once, after its last frame;
 // "(no stack recorded)" for stack 0 or no sites.
 std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, const site_path_rule& rule);
 

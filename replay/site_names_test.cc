@@ -64,6 +64,30 @@ TEST(SiteNames, PathRules) {
   EXPECT_EQ(site_path_name(&t, 99, rule), "(stack 99 not defined)");
 }
 
+TEST(SiteNames, NativeFramesOfOneModuleNameItOnce) {
+  trace::site_table t;
+  const auto native = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
+    EXPECT_EQ(t.add_frame(id, {trace::frame_lang::native, line, file, fn}), "");
+  };
+  native(1, "/w/bin/stage", 0, "_start");
+  native(2, "/w/bin/stage", 0, "main");
+  native(3, "/w/bin/stage", 0, "upload_chunk");
+  native(4, "/w/src/stage.c", 40, "copy_chunk");  // with debug information: a line of its own
+  native(5, "/w/bin/stage", 0, "helper");
+  EXPECT_EQ(t.add_stack(1, 0, 1), "");
+  EXPECT_EQ(t.add_stack(2, 1, 2), "");
+  EXPECT_EQ(t.add_stack(3, 2, 3), "");
+  EXPECT_EQ(t.add_stack(4, 3, 4), "");
+  EXPECT_EQ(t.add_stack(5, 4, 5), "");
+  site_path_rule rule;
+  EXPECT_EQ(site_path_name(&t, 3, rule), "upload_chunk \u2190 main \u2190 _start (/w/bin/stage)");
+  rule.root = "/w";
+  EXPECT_EQ(site_path_name(&t, 5, rule),
+            "helper (bin/stage) \u2190 copy_chunk (src/stage.c:40) \u2190 upload_chunk \u2190 main \u2190 _start (bin/stage)");
+  rule.frames = 2;
+  EXPECT_EQ(site_path_name(&t, 3, rule), "upload_chunk \u2190 main (bin/stage)");
+}
+
 TEST(SiteNames, PathNamesArePrintable) {
   trace::site_table t;
   EXPECT_EQ(t.add_frame(1, {trace::frame_lang::python, 2, "/r/evil\x1b[2J.py", "red\x1b[31m"}), "");

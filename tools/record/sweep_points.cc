@@ -1,6 +1,7 @@
 // clpool sweep's failure points: what the fault-free run's report lists, named by the sites its
 // trace holds, and which of them a sweep (or a shard of it) runs.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -36,7 +37,16 @@ void name(failure_point& p, std::uint64_t stack, const trace_sites& t) {
     return;
   }
   p.site = replay::site_name(t.sites.get(), stack);
-  p.path = replay::site_path_name(t.sites.get(), stack, replay::site_path_rule{});
+  // The path's files relative to where the sweep runs, as a user typed the program's path: a
+  // native frame's file is its module's path, repeated on every frame.
+  static const std::string cwd = [] {
+    std::error_code ec;
+    const std::filesystem::path here = std::filesystem::current_path(ec);
+    return ec ? std::string() : here.string();
+  }();
+  replay::site_path_rule rule;
+  if (cwd != "/") rule.root = cwd;
+  p.path = replay::site_path_name(t.sites.get(), stack, rule);
 }
 
 }  // namespace

@@ -44,9 +44,14 @@ void headline(std::ostringstream& out, const sweep_result& r) {
   for (const std::string& a : r.program) program += (program.empty() ? "" : " ") + a;
   std::size_t allocs = 0, first_uses = 0;
   for (const failure_point& p : r.points) (p.id.first_use ? first_uses : allocs)++;
+  const auto counted = [](std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
   out << "clpool sweep: " << common::escape_text(program) << "\n"
-      << "profile " << common::escape_text(r.profile) << ": " << r.points.size() << " failure points (" << allocs
-      << " allocations, " << first_uses << " first uses) in the fault-free run (" << seconds(r.fault_free_seconds)
+      << "profile " << common::escape_text(r.profile) << ": "
+      << counted(r.points.size(), "failure point", "failure points") << " ("
+      << counted(allocs, "allocation", "allocations") << ", " << counted(first_uses, "first use", "first uses")
+      << ") in the fault-free run (" << seconds(r.fault_free_seconds)
       << ", " << (r.fault_free_live_at_exit ? common::format_bytes_both(*r.fault_free_live_at_exit) : "unknown")
       << " held at exit)\n";
   if (r.points.empty()) {

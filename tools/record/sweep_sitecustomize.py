@@ -4,6 +4,7 @@
 # was there before, if any, runs as it would have.
 import atexit
 import ctypes
+import gc
 import importlib.machinery
 import importlib.util
 import os
@@ -11,6 +12,13 @@ import sys
 
 
 def _report_exit():
+    # An uncaught exception's traceback is kept in sys.last_* for a debugger (PyErr_Print), and
+    # its frames keep their locals: the temporaries of the failing expression. The program no
+    # longer holds those, so they are let go before its memory is counted.
+    for name in ("last_exc", "last_type", "last_value", "last_traceback"):
+        if hasattr(sys, name):
+            setattr(sys, name, None)
+    gc.collect()
     layer = os.environ.get("CLPOOL_SWEEP_LAYER")
     try:
         ctypes.CDLL(layer, mode=os.RTLD_NOLOAD | os.RTLD_NOW).clpool_layer_report_exit()

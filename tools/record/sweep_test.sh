@@ -149,14 +149,17 @@ if ((${#preload_env[@]})); then
 else
   sweep 0 --until-free -- /usr/bin/python3 "$VICTIM_PY" handles
   counts 0 0 0 0 6 0
-  has "make_filled ($VICTIM_PY:27) ← main ($VICTIM_PY:42) ← <module> ($VICTIM_PY:67)"
+  has "make_filled ($VICTIM_PY:28) ← main ($VICTIM_PY:43) ← <module> ($VICTIM_PY:70)"
   sweep 1 --until-free -- /usr/bin/python3 "$VICTIM_PY" crashes
   counts 6 0 0 0 0 0
-  has "python: File \"$VICTIM_PY\", line 56 in main"
+  has "python: File \"$VICTIM_PY\", line 57 in main"
   sweep 1 --until-free --timeout 2 -j 3 -- /usr/bin/python3 "$VICTIM_PY" hangs
   counts 0 6 0 0 0 0
   sweep 1 --until-free -- /usr/bin/python3 "$VICTIM_PY" leaks
   counts 0 0 4 0 2 0
+  # What only the uncaught exception's traceback holds (sys.last_traceback) is not a leak.
+  sweep 0 --until-free -- /usr/bin/python3 "$VICTIM_PY" raises
+  counts 0 0 0 0 6 0
   sweep 0 -- /usr/bin/python3 "$VICTIM_PY" handles
   has "exit 0: recovered"  # without --until-free, PyOpenCL's retry gets the memory
 fi
