@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,6 +38,23 @@ def names_an_oom(typename, message):
     """Whether a test's exception says it ran out of memory (PyOpenCL's MemoryError, a
     RuntimeError with the status, clpool's or CuPy's OutOfMemoryError)."""
     return typename.split(".")[-1] in OOM_TYPES or any(w.lower() in message.lower() for w in OOM_WORDS)
+
+
+def add_options(g):
+    """The sweep's options, in the plugin's option group."""
+    g.addoption("--clpool-oom-sweep", action="store_true", default=False,
+                help="instead of running each selected test, try every out-of-memory it can meet: "
+                     "it runs once to count its device allocations and first uses, then once per "
+                     "point with that point failing, each in a subprocess (an item of its own, which "
+                     "pytest-xdist distributes); implies --clpool")
+    g.addoption("--clpool-oom-sweep-timeout", metavar="SECONDS", type=float, default=None,
+                help="a sweep run is hung after this long (default: ten times the test's fault-free "
+                     "run, at least 10 s)")
+    g.addoption("--clpool-oom-sweep-run", metavar="count|alloc:N|first-use:N", default=None,
+                help="(one sweep run, as --clpool-oom-sweep starts it and its report's replay line "
+                     "names it)")
+    g.addoption("--clpool-oom-sweep-result", metavar="FILE", default=None,
+                help="(where that run writes what happened)")
 
 
 # --- the child: one test, counted or with one point failing ---
@@ -119,10 +137,13 @@ def child_command(config, nodeid, what, result_path):
     return args
 
 
-def child_env():
+def child_env(workdir):
     env = dict(os.environ)
     for v in _XDIST_VARIABLES:
         env.pop(v, None)
+    # What a child leaves in its temporary folder (a crashed or hung one cannot clean up) goes
+    # with the session's scratch folder.
+    env["TMPDIR"] = workdir
     return env
 
 
@@ -135,7 +156,7 @@ def run_child(config, nodeid, what, workdir, timeout):
     started = time.monotonic()
     timed_out = False
     with open(result_path + ".out", "wb") as out:
-        p = subprocess.Popen(cmd, cwd=str(config.rootpath), env=child_env(), stdout=out, stderr=subprocess.STDOUT,
+        p = subprocess.Popen(cmd, cwd=str(config.rootpath), env=child_env(workdir), stdout=out, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             rc = p.wait(timeout=timeout)
@@ -154,10 +175,34 @@ def run_child(config, nodeid, what, workdir, timeout):
     return result, rc, seconds, timed_out, cmd, output
 
 
+SESSION_DIR_VARIABLE = "CLPOOL_OOM_SWEEP_DIR"
+
+
+def open_session_dir():
+    """The sweep's scratch folder (the counts, each run's result and output), made by the process
+    that starts the session (pytest, or xdist's controller) and named to its workers in the
+    environment; (folder, the variable's earlier value) for close_session_dir."""
+    d = tempfile.mkdtemp(prefix=f"clpool-oom-sweep-{os.getuid()}-")
+    earlier = os.environ.get(SESSION_DIR_VARIABLE)
+    os.environ[SESSION_DIR_VARIABLE] = d
+    return d, earlier
+
+
+def close_session_dir(opened):
+    """Removes the folder open_session_dir made, and restores the variable."""
+    d, earlier = opened
+    shutil.rmtree(d, ignore_errors=True)
+    if earlier is None:
+        os.environ.pop(SESSION_DIR_VARIABLE, None)
+    else:
+        os.environ[SESSION_DIR_VARIABLE] = earlier
+
+
 def _cache_paths(config):
-    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
-    d = os.path.join(tempfile.gettempdir(), f"clpool-oom-sweep-{os.getuid()}-{run_id}")
-    os.makedirs(d, exist_ok=True)
+    d = os.environ.get(SESSION_DIR_VARIABLE, "")
+    if not os.path.isdir(d):
+        raise pytest.UsageError(f"clpool: --clpool-oom-sweep: the session's folder ${SESSION_DIR_VARIABLE} "
+                                f"{d!r} is gone")
     return d, os.path.join(d, "counts.json"), os.path.join(d, "counts.lock")
 
 

@@ -71,19 +71,7 @@ def pytest_addoption(parser):
                      "N: its N innermost frames in the program (1: the function that allocated)")
     g.addoption("--clpool-replay-timeout", metavar="SECONDS", type=float, default=120.0,
                 help="how long clpool_replay may take for a failing test's page (default 120)")
-    g.addoption("--clpool-oom-sweep", action="store_true", default=False,
-                help="instead of running each selected test, try every out-of-memory it can meet: "
-                     "it runs once to count its device allocations and first uses, then once per "
-                     "point with that point failing, each in a subprocess (an item of its own, which "
-                     "pytest-xdist distributes); implies --clpool")
-    g.addoption("--clpool-oom-sweep-timeout", metavar="SECONDS", type=float, default=None,
-                help="a sweep run is hung after this long (default: ten times the test's fault-free "
-                     "run, at least 10 s)")
-    g.addoption("--clpool-oom-sweep-run", metavar="count|alloc:N|first-use:N", default=None,
-                help="(one sweep run, as --clpool-oom-sweep starts it and its report's replay line "
-                     "names it)")
-    g.addoption("--clpool-oom-sweep-result", metavar="FILE", default=None,
-                help="(where that run writes what happened)")
+    sweep.add_options(g)
 
 
 def _is_xdist_controller(ns):
@@ -103,6 +91,7 @@ class _State:
     worker_errors = []    # the controller's: usage errors the workers found in markers
     worker_trace_lost = []
     child = None          # a sweep's child run (--clpool-oom-sweep-run): _plugin_sweep.ChildRun
+    sweep_dir = None      # the sweep's scratch folder, where this process made it (open_session_dir)
 
 
 _state = _State()
@@ -128,8 +117,10 @@ def pytest_load_initial_conftests(early_config, parser, args):
         problem = trial_session(settings)
         if problem:
             raise pytest.UsageError(f"clpool: {problem}")
-        return
-    _start_session(settings, str(early_config.rootpath))
+    else:
+        _start_session(settings, str(early_config.rootpath))
+    if settings.oom_sweep and not settings.sweep_run and not os.environ.get("PYTEST_XDIST_WORKER"):
+        _state.sweep_dir = sweep.open_session_dir()  # before xdist starts its workers
 
 
 def _start_session(settings, rootdir):
@@ -176,7 +167,9 @@ def pytest_unconfigure(config):
     if s is not None:
         s.restore()
         shutil.rmtree(_state.workdir, ignore_errors=True)
-    _state.session = _state.follower = _state.settings = _state.child = None
+    if _state.sweep_dir is not None:
+        sweep.close_session_dir(_state.sweep_dir)
+    _state.session = _state.follower = _state.settings = _state.child = _state.sweep_dir = None
     _state.trace_lost = ""
     _state.worker_errors = []
     _state.worker_trace_lost = []

@@ -70,12 +70,17 @@ def test_hangs(queue):
 
 
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
-def test_each_finding_with_its_replay(pytester, xdist):
+def test_each_finding_with_its_replay(pytester, xdist, monkeypatch, tmp_path):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_s=SUITE)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", "--clpool-oom-sweep-timeout", "5", *xdist)
     out = r.stdout.str()
     assert r.ret == 1, out
+    # Nothing left behind, not even by the runs that crashed or hung.
+    assert not list(scratch.iterdir()), list(scratch.iterdir())
     # handles: 1 allocation + 1 first use; reports: 2 (a MemoryError names an out-of-memory);
     # crashes, mishandles, hangs: 1 allocation each; leaks: 2 allocations (the second leaks the
     # first buffer) + 1 first use (the first buffer's: the test fails with the MemoryError, handled).
