@@ -14,6 +14,7 @@ reading them: a lock file keyed by xdist's test run id).
 """
 
 import fcntl
+import gc
 import json
 import os
 import shlex
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 import pytest
 
@@ -116,6 +118,22 @@ class ChildRun:
         with open(tmp, "w") as f:
             json.dump(self.result, f)
         os.replace(tmp, self.result_path)
+
+
+def let_go_of_failure(exc):
+    """A test's exception keeps the frames it passed through, and their locals (the buffers the
+    code under test held when it failed), until pytest has made its report; sys.last_* keep them
+    for a debugger. A caller that handled the exception would have let them go, so before a sweep
+    run's memory is counted the frames' locals are cleared (their lines stay for the report)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:  # the exception and the ones it chains
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__
+    for name in ("last_exc", "last_type", "last_value", "last_traceback"):
+        if hasattr(sys, name):
+            setattr(sys, name, None)
+    gc.collect()
 
 
 # --- the parent: counting, then one item per (test, point) ---

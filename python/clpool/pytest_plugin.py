@@ -369,9 +369,11 @@ def pytest_runtest_call(item):
     w = item.stash.get(_window_key, None)
     if w is not None:
         _state.follower.mark_call()
-    yield
+    outcome = yield
     if w is None:
         return
+    if _state.child is not None and outcome.excinfo is not None:
+        sweep.let_go_of_failure(outcome.excinfo[1])
     _state.follower.mark_call_end()
     if not _sync():
         return

@@ -66,6 +66,14 @@ def test_hangs(queue):
     except cl.Error:
         while True:
             time.sleep(1)
+
+def two_buffers(queue):
+    a = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    return a, b
+
+def test_fails_holding(queue):  # a in two_buffers' frame, which the MemoryError's traceback keeps
+    two_buffers(queue)
 """
 
 
@@ -83,8 +91,9 @@ def test_each_finding_with_its_replay(pytester, xdist, monkeypatch, tmp_path):
     assert not list(scratch.iterdir()), list(scratch.iterdir())
     # handles: 1 allocation + 1 first use; reports: 2 (a MemoryError names an out-of-memory);
     # crashes, mishandles, hangs: 1 allocation each; leaks: 2 allocations (the second leaks the
-    # first buffer) + 1 first use (the first buffer's: the test fails with the MemoryError, handled).
-    assert ("clpool oom sweep: 10 runs: crashed 1, hung 1, leaked 1, unhandled 1, handled 6, not reached 0"
+    # first buffer) + 1 first use (the first buffer's: the test fails with the MemoryError, handled);
+    # fails_holding: 2 allocations, handled (what only the exception's frames hold is let go).
+    assert ("clpool oom sweep: 12 runs: crashed 1, hung 1, leaked 1, unhandled 1, handled 8, not reached 0"
             in out), out
     for nodeid in ("test_s.py::test_crashes[oom-sweep:alloc:1]", "test_s.py::test_mishandles[oom-sweep:alloc:1]",
                    "test_s.py::test_leaks[oom-sweep:alloc:2]", "test_s.py::test_hangs[oom-sweep:alloc:1]"):

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The example library's suite under clpool's pytest plugin (README.md, "Use it in CI"): with the
 # buggy imagelib the plugin fails the three tests, names each site and writes each page; with the
-# fixed one the same suite passes; clpool_replay --diff of the two session traces names the site
-# that grew and fails its gate.
+# fixed one the same suite passes, and so does its OOM sweep; clpool_replay --diff of the two
+# session traces names the site that grew and fails its gate.
 #   example_test.sh CORE_SO PACKAGE_INIT_PY LAYER_SO LIBMOCKCL_SO CLPOOL_REPLAY EXAMPLE_TEST_PY [PYOPENCL]
 # EXAMPLE_TEST_PY is examples/ci/python/tests/test_imagelib.py; PYOPENCL as in run_plugin_test.sh.
 set -uo pipefail
@@ -66,6 +66,16 @@ rc=$?
 cat "$tmp/fixed.txt"
 [[ $rc -eq 0 ]] && ok "fixed: exit 0" || fail "fixed: exit $rc"
 has "fixed: all pass" "$tmp/fixed.txt" '^=+ 4 passed'
+
+# The fixed imagelib's OOM sweep (python/README.md, "An OOM sweep of a test suite"): each
+# allocation and first use of its enlarge tests failing in turn, under pytest-xdist: all handled.
+(cd "$tmp/project" && /usr/bin/python3 -m pytest -p clpool.pytest_plugin --clpool-device nvidia:4GiB \
+   --clpool-oom-sweep -n 2 -p no:cacheprovider -k enlarge tests > "$tmp/sweep.txt" 2>&1)
+rc=$?
+cat "$tmp/sweep.txt"
+[[ $rc -eq 0 ]] && ok "sweep: exit 0" || fail "sweep: exit $rc"
+has "sweep: every run handled" "$tmp/sweep.txt" \
+  '^clpool oom sweep: [1-9][0-9]* runs: crashed 0, hung 0, leaked 0, unhandled 0, handled [1-9][0-9]*, not reached 0'
 
 "$CLPOOL_REPLAY" --diff "$tmp/art-fixed/session.trace" "$tmp/art-buggy/session.trace" --no-pool \
   --max-growth 5% --no-progress > "$tmp/diff.txt" 2>&1
