@@ -29,6 +29,7 @@ import traceback
 import pytest
 
 from clpool import _core
+from clpool import _plugin_text as text
 
 OOM_WORDS = ("MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_RESOURCES", "OUT_OF_HOST_MEMORY", "out of memory",
              "out of device memory")
@@ -85,6 +86,7 @@ class ChildRun:
             self.result["message"] = _core.escape_text(str(call.excinfo.value))[-2000:]
         if figures is not None:
             self.result["left_live"] = figures["left_live"]
+            self.result["left_live_sites"] = [list(site) for site in figures["left_live_sites"]]
             if figures["oom"]:
                 self.result["oom_site"] = figures["oom"]["site"]
                 self.result["oom_where"] = figures["oom"]["where"]
@@ -322,6 +324,9 @@ def _finding_text(nodeid, what, verdict, detail, result, cmd, output):
              f"{n} failing: {verdict}: {detail}"]
     if result and result.get("oom_site"):
         lines.append(f"  the failing request    {result['oom_site']} ({result['oom_where']})")
+    if verdict == "leaked" and result and result.get("left_live_sites"):
+        lines += ["  " + line for line in text.site_list([tuple(s) for s in result["left_live_sites"]],
+                                                         "sites of the blocks still allocated:")]
     lines.append("  replay: " + " ".join(shlex.quote(c) for c in cmd[:-1] if not c.startswith("--clpool-oom-sweep-result"))
                  + " " + shlex.quote(cmd[-1]))
     if verdict in ("crashed", "hung", "unhandled"):
@@ -330,6 +335,12 @@ def _finding_text(nodeid, what, verdict, detail, result, cmd, output):
                 and "<frozen runpy>" not in line and not line.startswith("Extension modules:")]
         lines += _output_lines("\n".join(kept))
     return "\n".join(lines)
+
+
+def terminal_summary(terminalreporter, config, verdicts):
+    if not config.option.collectonly:
+        terminalreporter.section("clpool oom sweep")
+        terminalreporter.write_line(summary_line(verdicts))
 
 
 def summary_line(verdicts):

@@ -485,8 +485,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _state.settings is None or _state.worker_errors:
         return
     if _state.settings.oom_sweep:
-        terminalreporter.section("clpool oom sweep")
-        terminalreporter.write_line(sweep.summary_line(_sweep_verdicts))
+        sweep.terminal_summary(terminalreporter, config, _sweep_verdicts)
         return
     devices = sorted({v.get("device", "") for _, v in _results} - {""})
     if _state.session is not None and not devices:

@@ -106,6 +106,8 @@ def test_each_finding_with_its_replay(pytester, xdist, monkeypatch, tmp_path):
     assert "hung: no end after 5 s" in out
     assert ("leaked: 1 MiB (1048576 bytes) of device memory the test allocated is still allocated after it, "
             "0 bytes without the failure") in out
+    assert re.search(r"  sites of the blocks still allocated:\n    1\. test_leaks \(test_s\.py:\d+\)\n"
+                     r"       1 MiB \(1048576 bytes\) in 1 block\n", out), out
     # The replay line reproduces the run: the test fails there as the sweep said.
     line = re.search(r"replay: (.*--clpool-oom-sweep-run=alloc:1 test_s\.py::test_mishandles)", out).group(1)
     again = subprocess.run(line, shell=True, cwd=pytester.path, capture_output=True, text=True)
