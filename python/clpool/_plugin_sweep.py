@@ -14,7 +14,6 @@ reading them: a lock file keyed by xdist's test run id).
 """
 
 import fcntl
-import gc
 import json
 import os
 import shlex
@@ -24,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 import pytest
 
@@ -85,11 +83,14 @@ class ChildRun:
             self.result["exception"] = call.excinfo.typename
             self.result["message"] = _core.escape_text(str(call.excinfo.value))[-2000:]
         if figures is not None:
-            self.result["left_live"] = figures["left_live"]
-            self.result["left_live_sites"] = [list(site) for site in figures["left_live_sites"]]
+            self.recount(figures)
             if figures["oom"]:
                 self.result["oom_site"] = figures["oom"]["site"]
                 self.result["oom_where"] = figures["oom"]["where"]
+
+    def recount(self, figures):
+        self.result["left_live"] = figures["left_live"]
+        self.result["left_live_sites"] = [list(site) for site in figures["left_live_sites"]]
 
     def end(self, report):
         if self.start is None:
@@ -122,20 +123,12 @@ class ChildRun:
         os.replace(tmp, self.result_path)
 
 
-def let_go_of_failure(exc):
-    """A test's exception keeps the frames it passed through, and their locals (the buffers the
-    code under test held when it failed), until pytest has made its report; sys.last_* keep them
-    for a debugger. A caller that handled the exception would have let them go, so before a sweep
-    run's memory is counted the frames' locals are cleared (their lines stay for the report)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:  # the exception and the ones it chains
-        seen.add(id(exc))
-        traceback.clear_frames(exc.__traceback__)
-        exc = exc.__cause__ or exc.__context__
+def forget_last_exception():
+    """pytest keeps a failed test's exception in sys.last_* for a debugger, and with it the frames
+    it passed through."""
     for name in ("last_exc", "last_type", "last_value", "last_traceback"):
         if hasattr(sys, name):
             setattr(sys, name, None)
-    gc.collect()
 
 
 # --- the parent: counting, then one item per (test, point) ---

@@ -13,7 +13,8 @@ MemoryError; with --clpool-artifacts DIR, each failing test's trace and HTML pag
 (tools/layer) records every OpenCL allocation of the process with its Python stack; the plugin
 follows that trace through clpool._core (replay/followed_session.h): the figures are the replay
 engine's, the names its sites', so a test's artifact trace replayed by clpool_replay says the same.
-This module is the manager: options, hooks, one function per marker. See python/README.md.
+This module is the manager: options and hooks; each marker's check is in _plugin_marks, the sweep
+in _plugin_sweep. See python/README.md.
 """
 
 import gc
@@ -27,20 +28,13 @@ import pytest
 
 from clpool import _core
 from clpool import _plugin_artifacts as artifacts
+from clpool import _plugin_marks as marks
 from clpool import _plugin_sweep as sweep
 from clpool import _plugin_options as options
 from clpool import _plugin_text as text
-from clpool._device_session import DeviceSession, SetupError, Settings, check_capacity, find_file
-from clpool._device_session import make_workdir, parse_size, profile_name, trial_session
+from clpool._device_session import DeviceSession, SetupError, Settings, find_file
+from clpool._device_session import make_workdir, profile_name, trial_session
 
-MARKERS = {
-    "limit_device_memory": "limit_device_memory(limit): fail the test when its peak device memory "
-                           "(its own allocations) exceeds limit, e.g. '512 MiB'",
-    "limit_device_leaks": "limit_device_leaks(limit): fail the test when more than limit of the "
-                          "device memory it allocated is still allocated when it returns, e.g. '1 MiB'",
-    "device_capacity": "device_capacity(capacity, profile=None): run the test on a device of that "
-                       "capacity (the session's profile), e.g. '2 GiB'",
-}
 
 _KEY = "clpool"
 _WORKER_ERROR = "clpool_usage_error"
@@ -148,7 +142,7 @@ def _start_session(settings, rootdir):
 def pytest_configure(config):
     _results.clear()
     _sweep_verdicts.clear()
-    for name, doc in MARKERS.items():
+    for name, doc in marks.MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {doc}")
     if _state.settings is None and not _is_xdist_controller(config.option):
         try:
@@ -175,74 +169,6 @@ def pytest_unconfigure(config):
     _state.worker_trace_lost = []
 
 
-# --- markers: checked at collection, one function each ---
-
-def _marker_args(item, name, key, extra=()):
-    """The marker's one size and its extra keyword arguments, or None; UsageError naming the test."""
-    m = item.get_closest_marker(name)
-    if m is None:
-        return None
-    where = f"{_core.escape_text(item.nodeid)}: @pytest.mark.{name}"
-    args, kwargs = list(m.args), dict(m.kwargs)
-    if key in kwargs:
-        args.insert(0, kwargs.pop(key))
-    extras = {k: kwargs.pop(k) for k in extra if k in kwargs}
-    usage = (f"{name}(SIZE{''.join(f', {k}=NAME' for k in extra)}) with SIZE a string such as "
-             f"'512 MiB' or an int of bytes")
-    if kwargs:
-        raise pytest.UsageError(f"{where}: unknown argument {sorted(kwargs)[0]!r}; write {usage}")
-    if len(args) != 1:
-        raise pytest.UsageError(f"{where}: takes one size, got {len(args)} arguments; write {usage}")
-    try:
-        value = parse_size(args[0], "the size")
-    except SetupError as e:
-        raise pytest.UsageError(f"{where}: {e}; write {usage}") from None
-    return value, extras, where
-
-
-def _limit_device_memory(item):
-    got = _marker_args(item, "limit_device_memory", "limit")
-    return None if got is None else got[0]
-
-
-def _limit_device_leaks(item):
-    got = _marker_args(item, "limit_device_leaks", "limit")
-    return None if got is None else got[0]
-
-
-def _device_capacity(item):
-    """(capacity, profile) for a test on a smaller device than the session's."""
-    got = _marker_args(item, "device_capacity", "capacity", extra=("profile",))
-    if got is None:
-        return None
-    capacity, extras, where = got
-    profile = extras.get("profile")
-    if capacity == 0:
-        raise pytest.UsageError(f"{where}: the capacity must be more than 0")
-    if profile is not None and not isinstance(profile, str):
-        raise pytest.UsageError(f"{where}: profile must be a string such as 'nvidia'")
-    s = _state.session or _state.settings
-    if s is not None:
-        own = s.profile
-        if profile is not None and profile not in (own, os.path.basename(own)):
-            how = ("--clpool-device " + profile + ":SIZE") if s.device else ("--clpool-profile " + profile)
-            raise pytest.UsageError(
-                f"{where}(profile={profile!r}): this session's device commits memory by the "
-                f"{profile_name(own)} profile; run with {how}")
-        try:
-            check_capacity(capacity, own, where)
-        except SetupError as e:
-            raise pytest.UsageError(str(e)) from None
-        if s.device and capacity > s.device[1]:
-            raise pytest.UsageError(
-                f"{where}: {_core.format_bytes_both(capacity)} is larger than this session's device "
-                f"({_core.format_bytes_both(s.device[1])}, --clpool-device): a test can only run on a "
-                f"smaller one")
-    return capacity, profile
-
-
-_MARKER_CHECKS = {"limit_device_memory": _limit_device_memory, "limit_device_leaks": _limit_device_leaks,
-                  "device_capacity": _device_capacity}
 _marks_key = pytest.StashKey()
 
 
@@ -254,8 +180,8 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         values = {}
         try:
-            for name, check in _MARKER_CHECKS.items():
-                values[name] = check(item)
+            for name, check in marks.CHECKS.items():
+                values[name] = check(item, _state.session or _state.settings)
         except pytest.UsageError as e:
             if not os.environ.get("PYTEST_XDIST_WORKER"):
                 raise
@@ -369,14 +295,16 @@ def pytest_runtest_call(item):
     w = item.stash.get(_window_key, None)
     if w is not None:
         _state.follower.mark_call()
-    outcome = yield
+    yield
     if w is None:
         return
-    if _state.child is not None and outcome.excinfo is not None:
-        sweep.let_go_of_failure(outcome.excinfo[1])
     _state.follower.mark_call_end()
-    if not _sync():
-        return
+    if _sync():
+        _count_left_live(w, item)
+
+
+def _count_left_live(w, item):
+    """The test's figures as of now, its blocks still live counted once frees have landed."""
     w.figures = _figures(w, item)
     if w.figures["left_live"]:
         gc.collect()  # blocks reachable only from cycles are not leaks
@@ -389,6 +317,20 @@ def pytest_runtest_call(item):
             if not w.figures["left_live"]:
                 break
             time.sleep(0.002)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    w = item.stash.get(_window_key, None)
+    if _state.child is not None and w is not None and w.figures is not None and w.figures["left_live"]:
+        # A sweep run's leak is counted again once pytest has let go of the test's exception,
+        # whose frames hold what the code under test held when it failed (a caller that handled
+        # the exception would have dropped it); the function's fixtures are still alive.
+        sweep.forget_last_exception()
+        _state.follower.mark_call_end()
+        if _sync():
+            _count_left_live(w, item)
+            _state.child.recount(w.figures)
 
 
 def _problems(w, report):

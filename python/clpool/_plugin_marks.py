@@ -1,0 +1,87 @@
+"""clpool.pytest_plugin's markers, one function each: checked at collection, where a bad one is
+a usage error naming the test (pytest's exit 4). Each returns its value for the test, or None
+when the test does not carry it."""
+
+import os
+
+import pytest
+
+from clpool import _core
+from clpool._device_session import SetupError, check_capacity, parse_size, profile_name
+
+MARKERS = {
+    "limit_device_memory": "limit_device_memory(limit): fail the test when its peak device memory "
+                           "(its own allocations) exceeds limit, e.g. '512 MiB'",
+    "limit_device_leaks": "limit_device_leaks(limit): fail the test when more than limit of the "
+                          "device memory it allocated is still allocated when it returns, e.g. '1 MiB'",
+    "device_capacity": "device_capacity(capacity, profile=None): run the test on a device of that "
+                       "capacity (the session's profile), e.g. '2 GiB'",
+}
+
+
+def _marker_args(item, name, key, extra=()):
+    """The marker's one size and its extra keyword arguments, or None; UsageError naming the test."""
+    m = item.get_closest_marker(name)
+    if m is None:
+        return None
+    where = f"{_core.escape_text(item.nodeid)}: @pytest.mark.{name}"
+    args, kwargs = list(m.args), dict(m.kwargs)
+    if key in kwargs:
+        args.insert(0, kwargs.pop(key))
+    extras = {k: kwargs.pop(k) for k in extra if k in kwargs}
+    usage = (f"{name}(SIZE{''.join(f', {k}=NAME' for k in extra)}) with SIZE a string such as "
+             f"'512 MiB' or an int of bytes")
+    if kwargs:
+        raise pytest.UsageError(f"{where}: unknown argument {sorted(kwargs)[0]!r}; write {usage}")
+    if len(args) != 1:
+        raise pytest.UsageError(f"{where}: takes one size, got {len(args)} arguments; write {usage}")
+    try:
+        value = parse_size(args[0], "the size")
+    except SetupError as e:
+        raise pytest.UsageError(f"{where}: {e}; write {usage}") from None
+    return value, extras, where
+
+
+def limit_device_memory(item, session):
+    got = _marker_args(item, "limit_device_memory", "limit")
+    return None if got is None else got[0]
+
+
+def limit_device_leaks(item, session):
+    got = _marker_args(item, "limit_device_leaks", "limit")
+    return None if got is None else got[0]
+
+
+def device_capacity(item, s):
+    """(capacity, profile) for a test on a smaller device than the session's (`s`: the
+    DeviceSession, or the Settings in xdist's controller, or None)."""
+    got = _marker_args(item, "device_capacity", "capacity", extra=("profile",))
+    if got is None:
+        return None
+    capacity, extras, where = got
+    profile = extras.get("profile")
+    if capacity == 0:
+        raise pytest.UsageError(f"{where}: the capacity must be more than 0")
+    if profile is not None and not isinstance(profile, str):
+        raise pytest.UsageError(f"{where}: profile must be a string such as 'nvidia'")
+    if s is not None:
+        own = s.profile
+        if profile is not None and profile not in (own, os.path.basename(own)):
+            how = ("--clpool-device " + profile + ":SIZE") if s.device else ("--clpool-profile " + profile)
+            raise pytest.UsageError(
+                f"{where}(profile={profile!r}): this session's device commits memory by the "
+                f"{profile_name(own)} profile; run with {how}")
+        try:
+            check_capacity(capacity, own, where)
+        except SetupError as e:
+            raise pytest.UsageError(str(e)) from None
+        if s.device and capacity > s.device[1]:
+            raise pytest.UsageError(
+                f"{where}: {_core.format_bytes_both(capacity)} is larger than this session's device "
+                f"({_core.format_bytes_both(s.device[1])}, --clpool-device): a test can only run on a "
+                f"smaller one")
+    return capacity, profile
+
+
+CHECKS = {"limit_device_memory": limit_device_memory, "limit_device_leaks": limit_device_leaks,
+          "device_capacity": device_capacity}
