@@ -83,6 +83,39 @@ std::vector<std::string> python_stack(const std::string& stderr_path) {
   return out;
 }
 
+// A sanitizer's error report in the run's stderr (a program built with ASan or UBSan ends with
+// exit 1, not a signal, when it meets a wild pointer): its SUMMARY line, or UBSan's "file:line:
+// col: runtime error: ..." (which has no summary unless asked); "" when none.
+std::string sanitizer_summary(const std::string& stderr_path) {
+  std::ifstream in(stderr_path);
+  std::string ubsan;
+  std::size_t read = 0;
+  for (std::string line; read < (1u << 20) && std::getline(in, line);) {
+    read += line.size() + 1;
+    if (line.rfind("SUMMARY: ", 0) == 0 && line.find("Sanitizer: ", 9) != std::string::npos) return line.substr(9);
+    if (ubsan.empty() && line.find(": runtime error: ") != std::string::npos) {
+      ubsan = "UndefinedBehaviorSanitizer: " + line;
+    }
+  }
+  return ubsan;
+}
+
+// The sanitizer report's own stack ("    #0 0x... in make_filled file.c:30"), innermost first.
+std::vector<std::string> sanitizer_stack(const std::string& stderr_path) {
+  std::vector<std::string> out;
+  std::ifstream in(stderr_path);
+  for (std::string line; std::getline(in, line) && out.size() < 8;) {
+    const std::size_t at = line.find_first_not_of(' ');
+    if (at != std::string::npos && at >= 2 && line.compare(at, 1, "#") == 0 && at + 1 < line.size() &&
+        line[at + 1] >= '0' && line[at + 1] <= '9') {
+      out.push_back("sanitizer: " + line.substr(at));
+    } else if (!out.empty()) {
+      break;  // the first stack only: the error's
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 extern const char sweep_sitecustomize[];  // sweep_sitecustomize.py, embedded
@@ -155,9 +188,13 @@ void classify(run_outcome& run, const run_context& ctx) {
     char t[32];
     std::snprintf(t, sizeof t, "%g", ctx.timeout);
     run.detail = std::string("no end after ") + t + " s (--timeout)";
-  } else if (r.signaled) {
+  } else if (const std::string summary = sanitizer_summary(run.dir + "/stderr.txt"); r.signaled || !summary.empty()) {
+    // A sanitizer's report ends the program with exit 1, or with an abort (abort_on_error).
     run.what = verdict::crashed;
-    run.detail = signal_text(r.signal) + (rep.injected ? " after the failure" : " before the failure");
+    const char* when = rep.injected ? " after the failure" : " before the failure";
+    run.detail = !r.signaled ? summary + " (exit " + std::to_string(r.exit_code) + ")" + when
+                 : summary.empty() ? signal_text(r.signal) + when
+                                   : signal_text(r.signal) + when + ": " + summary;
   } else if (ctx.baseline_live && rep.live_at_exit && *rep.live_at_exit > *ctx.baseline_live) {
     run.what = verdict::leaked;
     run.detail = "exit " + std::to_string(r.exit_code) + " holding " + std::to_string(*rep.live_at_exit) +
@@ -175,6 +212,12 @@ std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& ru
   // The Python stack first (faulthandler's, in the run's own output: under gdb below the program
   // stops at the signal before faulthandler prints), then gdb's innermost native frames.
   std::vector<std::string> out = python_stack(run.dir + "/stderr.txt");
+  // A sanitizer's report has the error's own stack, where gdb would stop at the abort after it.
+  const std::vector<std::string> frames = sanitizer_stack(run.dir + "/stderr.txt");
+  if (!frames.empty() || !run.result.signaled) {
+    out.insert(out.end(), frames.begin(), frames.end());
+    return out;
+  }
   if (plan.gdb().empty()) return out;
   const std::string dir = run.dir + "/gdb";
   child_spec s = plan.spec(point_id{run.point.id.first_use, run.ran_as}, dir, timeout);

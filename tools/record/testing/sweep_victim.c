@@ -1,6 +1,7 @@
 /* A small OpenCL program for clpool sweep's tests, with one way to meet an out-of-memory per mode:
  *
- *   sweep_victim MODE      MODE: handles, recovers, crashes, crashes_later, hangs, leaks, silent
+ *   sweep_victim MODE      MODE: handles, recovers, crashes, crashes_later, hangs, leaks, silent,
+ *                                uses_freed
  *
  * It makes three buffers (1, 2 and 3 MiB), fills each through a mapping (its first use), reads
  * them back and prints their checksum, then releases everything. What it does when a buffer
@@ -8,7 +9,9 @@
  * buffer it holds and tries again smaller, printing the same checksum (recovers); writes through
  * the NULL mapping (crashes); keeps going and writes through it at the end (crashes_later); waits
  * for a completion that never comes (hangs); exits 1 without releasing what it holds (leaks);
- * leaves that buffer out of the checksum and exits 0 (silent). Plain C, as a user's program is. */
+ * leaves that buffer out of the checksum and exits 0 (silent); reads host memory it has freed and
+ * exits 1 (uses_freed: AddressSanitizer's finding in an ASan build, unseen in another). Plain C,
+ * as a user's program is. */
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +54,12 @@ unsigned long checksum(cl_mem b, size_t bytes) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: sweep_victim handles|recovers|crashes|crashes_later|hangs|leaks|silent\n");
+    fprintf(stderr, "usage: sweep_victim handles|recovers|crashes|crashes_later|hangs|leaks|silent|uses_freed\n");
     return 2;
   }
   mode = argv[1];
   if (!is("handles") && !is("recovers") && !is("crashes") && !is("crashes_later") && !is("hangs") && !is("leaks") &&
-      !is("silent")) {
+      !is("silent") && !is("uses_freed")) {
     fprintf(stderr, "sweep_victim: unknown mode '%s'\n", mode);
     return 2;
   }
@@ -99,6 +102,13 @@ int main(int argc, char** argv) {
     }
     if (is("hangs")) {
       for (;;) pause(); /* waits for a completion that never comes */
+    }
+    if (is("uses_freed")) {
+      volatile char* message = (volatile char*)malloc(64);
+      free((void*)message);
+      fprintf(stderr, "sweep_victim: out of device memory (%d)\n", message[0]); /* read after free */
+      for (int j = 0; j < i; ++j) clReleaseMemObject(held[j]);
+      return 1;
     }
     if (is("leaks")) {
       fprintf(stderr, "sweep_victim: out of device memory; giving up\n");
