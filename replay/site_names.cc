@@ -62,6 +62,12 @@ std::string printable_frame(const trace::site_table& sites, std::uint64_t frame)
 
 }  // namespace
 
+bool is_unnamed_site(const trace::site_table* sites, std::uint64_t stack) {
+  if (sites == nullptr || stack == 0) return false;
+  const trace::frame_info* f = sites->find_frame(naming_frame(*sites, stack));
+  return f != nullptr && f->lang == trace::frame_lang::native && f->function.rfind("0x", 0) == 0;
+}
+
 std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
   if (sites == nullptr || stack == 0) return "(no stack recorded)";
   if (sites->site_frames() <= 1) {

@@ -30,6 +30,16 @@ std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);
 // empty for no stack.
 std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::uint64_t stack);
 
+// Whether `stack`'s site is a native function without a symbol, named by its offset ("0xe88
+// (/bin/app)"): a static function, or a binary linked without -rdynamic or stripped.
+bool is_unnamed_site(const trace::site_table* sites, std::uint64_t stack);
+
+// What a report says once under its sites when one of them is unnamed (is_unnamed_site).
+inline constexpr const char* unnamed_site_note =
+    "(a site named 0x... is a native function without a symbol: a static function, or a binary "
+    "linked without -rdynamic or stripped; link with -rdynamic to name it, build with -g for its "
+    "file and line)";
+
 // "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites. A site
 // is the stack's innermost program frame, or its sites->site_frames() innermost program frames
 // (--site-frames N), named "Cache.grow (app.py:17) from serve (app.py:40)". Every name here

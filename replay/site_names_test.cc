@@ -88,6 +88,21 @@ TEST(SiteNames, NativeFramesOfOneModuleNameItOnce) {
   EXPECT_EQ(site_path_name(&t, 3, rule), "upload_chunk \u2190 main (bin/stage)");
 }
 
+TEST(SiteNames, ANativeFunctionWithoutASymbolIsUnnamed) {
+  trace::site_table t;
+  EXPECT_EQ(t.add_frame(1, {trace::frame_lang::native, 0, "/w/bin/mesh", "main"}), "");
+  EXPECT_EQ(t.add_frame(2, {trace::frame_lang::native, 0, "/w/bin/mesh", "0xe88"}), "");
+  EXPECT_EQ(t.add_frame(3, {trace::frame_lang::python, 3, "/w/0x.py", "0xfeed"}), "");
+  EXPECT_EQ(t.add_stack(1, 0, 1), "");
+  EXPECT_EQ(t.add_stack(2, 1, 2), "");
+  EXPECT_EQ(t.add_stack(3, 0, 3), "");
+  EXPECT_FALSE(is_unnamed_site(&t, 1));
+  EXPECT_TRUE(is_unnamed_site(&t, 2));
+  EXPECT_FALSE(is_unnamed_site(&t, 3));  // a Python function may be called so
+  EXPECT_FALSE(is_unnamed_site(&t, 0));
+  EXPECT_FALSE(is_unnamed_site(nullptr, 2));
+}
+
 TEST(SiteNames, PathNamesArePrintable) {
   trace::site_table t;
   EXPECT_EQ(t.add_frame(1, {trace::frame_lang::python, 2, "/r/evil\x1b[2J.py", "red\x1b[31m"}), "");

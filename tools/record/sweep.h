@@ -27,6 +27,7 @@ struct failure_point {
   std::string site;           // the innermost frame of the program that asked (replay/site_names.h)
   std::string path;           // its whole path through the program, "f (a.c:3) ← main (a.c:9)"
   std::uint64_t ordinal = 0;  // its place among the points of its kind at its site, from 1
+  bool unnamed = false;       // the site is a native function without a symbol (replay/site_names.h)
 };
 
 // What one run did, worst first.

@@ -37,6 +37,7 @@ void name(failure_point& p, std::uint64_t stack, const trace_sites& t) {
     return;
   }
   p.site = replay::site_name(t.sites.get(), stack);
+  p.unnamed = replay::is_unnamed_site(t.sites.get(), stack);
   // The path's files relative to where the sweep runs, as a user typed the program's path: a
   // native frame's file is its module's path, repeated on every frame.
   static const std::string cwd = [] {

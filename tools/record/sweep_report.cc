@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -10,6 +11,7 @@
 #include "common/byte_size.h"
 #include "common/output_file.h"
 #include "common/text_escape.h"
+#include "replay/site_names.h"
 
 namespace clpool::record {
 namespace {
@@ -107,6 +109,9 @@ std::string sweep_text(const sweep_result& r) {
         run_lines(out, *runs[i], details);
       }
     }
+  }
+  if (std::any_of(r.points.begin(), r.points.end(), [](const failure_point& p) { return p.unnamed; })) {
+    out << "\n" << replay::unnamed_site_note << "\n";
   }
   if (!r.left_out.empty()) {
     out << "\nleft out: " << r.left_out.size() << " points (" << r.left_out_why << "):";

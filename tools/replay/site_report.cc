@@ -27,14 +27,17 @@ void callers_text(std::ostringstream& out, const std::vector<caller_usage>& call
   }
 }
 
-void site_list(std::ostringstream& out, const char* title, const std::vector<site_usage>& raw,
+// Lists the `top` sites of `raw`; true when one of them is unnamed (is_unnamed_site).
+bool site_list(std::ostringstream& out, const char* title, const std::vector<site_usage>& raw,
                const replay_report& r, bool full_stacks, std::size_t top) {
   const std::vector<site_usage> list = merge_by_site(raw, r.sites.get());
-  if (list.empty()) return;
+  if (list.empty()) return false;
+  bool unnamed = false;
   const trace::site_table* sites = r.sites.get();
   out << title << "\n";
   for (std::size_t i = 0; i < list.size() && i < top; ++i) {
     const site_usage& u = list[i];
+    unnamed = unnamed || is_unnamed_site(sites, u.stack);
     out << "  " << (i + 1) << ". " << site_name(sites, u.stack) << "\n"
         << "     " << both(u.requested_bytes) << " requested";
     if (r.config.use_pool) out << ", " << both(u.rounded_bytes) << " rounded";
@@ -50,6 +53,7 @@ void site_list(std::ostringstream& out, const char* title, const std::vector<sit
     for (std::size_t i = top; i < list.size(); ++i) rest += list[i].rounded_bytes;
     out << "  ... " << (list.size() - top) << " more sites, " << both(rest) << "\n";
   }
+  return unnamed;
 }
 
 }  // namespace
@@ -61,27 +65,31 @@ void sites_text(std::ostringstream& out, const replay_report& r, bool full_stack
   if (full_stacks) {
     for (const std::string& line : stack_lines(r.sites.get(), p.stack)) out << "       at " << line << "\n";
   }
-  site_list(out, "sites holding the most device memory at the failure (live blocks):", p.live_sites, r,
-            full_stacks, top);
+  bool unnamed = is_unnamed_site(r.sites.get(), p.stack);
+  unnamed |= site_list(out, "sites holding the most device memory at the failure (live blocks):", p.live_sites, r,
+                       full_stacks, top);
   if (r.config.use_pool) {
-    site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r, full_stacks, top);
+    unnamed |= site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r, full_stacks, top);
   }
   if (!full_stacks) out << "  (--full-stacks prints every frame of each site)\n";
+  if (unnamed) out << "  " << unnamed_site_note << "\n";
 }
 
 void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top) {
   if (!r.peak_asked) return;
   out << "at the peak (event " << r.peak_active_event << "): " << both(r.peak_active_bytes) << " live\n";
+  bool unnamed = false;
   if (r.sites) {
-    site_list(out, "sites holding the most device memory at the peak (live blocks):", r.peak_live_sites, r,
-              full_stacks, top);
+    unnamed = site_list(out, "sites holding the most device memory at the peak (live blocks):", r.peak_live_sites, r,
+                        full_stacks, top);
   }
   out << "live at the end (event " << (r.events == 0 ? 0 : r.events - 1) << "): " << both(r.end_active_bytes)
       << " in " << r.end_active_blocks << (r.end_active_blocks == 1 ? " block" : " blocks") << "\n";
   if (r.sites) {
-    site_list(out, "sites still holding device memory at the end (live blocks):", r.end_live_sites, r,
-              full_stacks, top);
+    unnamed |= site_list(out, "sites still holding device memory at the end (live blocks):", r.end_live_sites, r,
+                         full_stacks, top);
   }
+  if (unnamed) out << "  " << unnamed_site_note << "\n";
 }
 
 }  // namespace clpool::replay
