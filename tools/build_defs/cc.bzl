@@ -13,11 +13,18 @@ Every BUILD file that declares C++ targets loads them by the native names:
 # (--config=asan, fuzz, ...) still add their --copt flags on top.
 CLPOOL_COPTS = ["-std=c++20"]
 
-def cc_library(name, copts = [], **kwargs):
-    native.cc_library(name = name, copts = CLPOOL_COPTS + copts, **kwargs)
+def _copts(srcs, copts):
+    """C++20 for a target with C++ sources; none for one whose sources are all C (`.c`, `.h`),
+    which gcc would warn about (copts reach every source of a target, C or C++)."""
+    if type(srcs) == "list" and srcs and all([type(s) == "string" and s.endswith((".c", ".h")) for s in srcs]):
+        return copts
+    return CLPOOL_COPTS + copts
 
-def cc_binary(name, copts = [], **kwargs):
-    native.cc_binary(name = name, copts = CLPOOL_COPTS + copts, **kwargs)
+def cc_library(name, copts = [], srcs = [], **kwargs):
+    native.cc_library(name = name, srcs = srcs, copts = _copts(srcs, copts), **kwargs)
 
-def cc_test(name, copts = [], **kwargs):
-    native.cc_test(name = name, copts = CLPOOL_COPTS + copts, **kwargs)
+def cc_binary(name, copts = [], srcs = [], **kwargs):
+    native.cc_binary(name = name, srcs = srcs, copts = _copts(srcs, copts), **kwargs)
+
+def cc_test(name, copts = [], srcs = [], **kwargs):
+    native.cc_test(name = name, srcs = srcs, copts = _copts(srcs, copts), **kwargs)

@@ -18,13 +18,17 @@ installed), or on the machine's own OpenCL device with the layer enforcing `capa
 (the layer recorded a refusal), or when its peak device memory (the bytes its live buffers and
 SVM blocks asked for) exceeds `limit`; then it prints clpool_replay's report, which names the
 allocation sites holding the memory, and writes the trace, the report and the HTML page to the
-test's undeclared outputs (bazel-testlogs/.../test.outputs/). Link the program with -rdynamic so
-that its functions have names in the report. A device other than "mockcl" or "system", or an
+test's undeclared outputs (Bazel zips them: bazel-testlogs/PACKAGE/NAME/test.outputs/outputs.zip,
+or plain files there with --nozip_undeclared_test_outputs). Link the program with -rdynamic so
+that its functions have names in the report. A program that makes no device allocation passes,
+saying so. A device other than "mockcl" or "system", or an
 attribute that is not a string, fails at loading, naming the target; a size or profile that clpool
 refuses (clpool's one size grammar, a capacity not above the profile's headroom) fails the test
 before the program runs, with clpool's own message naming the attribute. See README.md, "Use it
 in CI".
 """
+
+load(":verbatim.bzl", "verbatim_args")
 
 _DEVICES = ["mockcl", "system"]
 
@@ -55,7 +59,8 @@ def clpool_memory_test(
       profile: exact, nvidia or pocl: how the device commits memory and where it reports running
         out (device_model/profiles/).
       limit: optional; the program's peak device memory (requested bytes) must not exceed it.
-      args: the program's arguments.
+      args: the program's arguments, passed through verbatim (no $(location) or "Make" variable
+        expansion, no splitting at blanks).
       device: "mockcl" (a mock device with this capacity; no GPU needed) or "system" (the
         machine's own OpenCL device, with the layer enforcing the capacity).
       **kwargs: passed to sh_test (size, tags, timeout, ...).
@@ -65,8 +70,7 @@ def clpool_memory_test(
     profile = _string(name, "profile", profile)
     if device not in _DEVICES:
         fail("clpool_memory_test(name = \"%s\"): device = %r: use \"mockcl\" or \"system\"" % (name, device))
-    if type(args) != "list":
-        fail("clpool_memory_test(name = \"%s\"): args must be a list of strings" % name)
+    args = verbatim_args("clpool_memory_test", name, args)
     record = Label("//tools/build_defs:clpool")
     layer = Label("//tools/build_defs:libclpool_layer.so")
     replay = Label("//tools/build_defs:clpool_replay")

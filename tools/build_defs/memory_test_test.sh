@@ -2,7 +2,9 @@
 # clpool_memory_test (tools/build_defs/memory_test.bzl) used from a workspace of its own, as a user
 # has it: examples/ci/cc/ (tile_cache and its three tests) with its loads pointed at @clpool.
 # tile_cache_memory_test must pass; tile_cache_oom_test and tile_cache_over_limit_test must fail,
-# naming TileCache::put and leaving the trace and the page in their outputs; a target with a bad
+# naming TileCache::put and leaving the trace and the page in their outputs; a user's C program
+# (mesh) builds without C++ flags, gets its arguments verbatim, passes when it allocates nothing
+# and has its static function explained; test logs hold no sandbox lines; a target with a bad
 # size must fail at loading with a message naming it. Run by tools/test.sh (Bazel cannot run
 # inside a Bazel test). Exit status 0 when every check held.
 set -uo pipefail
@@ -14,6 +16,67 @@ mkdir -p "$ws/bad"
 sed "s|/path/to/clpool|$repo|" tools/install/bazel_consumer/WORKSPACE.example > "$ws/WORKSPACE"
 sed 's|"//tools/build_defs:|"@clpool//tools/build_defs:|' examples/ci/cc/BUILD > "$ws/BUILD"
 cp examples/ci/cc/tile_cache.cc "$ws/"
+# The README's .bazelrc: Debian's linux-sandbox writes its debug lines into every test log.
+printf 'build --spawn_strategy=processwrapper-sandbox\n' > "$ws/.bazelrc"
+# A user's C program, linked without -rdynamic, allocating in a static function: it prints its
+# arguments, then makes N buffers of 1 MiB (N its first argument; 0: a context, no buffer).
+mkdir -p "$ws/mesh"
+cat > "$ws/mesh/mesh.c" <<'C'
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static cl_mem vertex_buffer(cl_context ctx, cl_command_queue q) {
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL, &err);
+  if (m != NULL) clEnqueueMigrateMemObjects(q, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL, NULL);
+  return m;
+}
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) printf("mesh: argument [%s]\n", argv[i]);
+  const int n = argc > 1 ? atoi(argv[1]) : 0;
+  cl_platform_id p;
+  cl_device_id d;
+  if (clGetPlatformIDs(1, &p, NULL) != CL_SUCCESS || clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL) != CL_SUCCESS) return 3;
+  cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, NULL);
+  cl_command_queue q = clCreateCommandQueueWithProperties(ctx, d, NULL, NULL);
+  cl_mem held[64];
+  for (int i = 0; i < n && i < 64; ++i) held[i] = vertex_buffer(ctx, q);
+  clFinish(q);
+  for (int i = 0; i < n && i < 64; ++i) clReleaseMemObject(held[i]);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+  return 0;
+}
+C
+cat > "$ws/mesh/BUILD" <<'MESH'
+load("@clpool//tools/build_defs:cc.bzl", "cc_binary")
+load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")
+
+cc_binary(
+    name = "mesh",
+    srcs = ["mesh.c"],
+    copts = ["-DCL_TARGET_OPENCL_VERSION=300"],
+    deps = ["@system_libs//:opencl"],
+)
+
+clpool_memory_test(
+    name = "no_allocation_test",
+    binary = ":mesh",
+    capacity = "64MiB",
+    args = ["0", "two words", "it's", "$HOME", "$(location :mesh)"],
+)
+
+clpool_memory_test(
+    name = "over_limit_test",
+    binary = ":mesh",
+    capacity = "64MiB",
+    limit = "2MiB",
+    args = ["3"],
+    tags = ["manual"],
+)
+MESH
 cat > "$ws/bad/BUILD" <<'BAD'
 load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")
 
@@ -23,8 +86,8 @@ clpool_memory_test(
     capacity = "2GB",
 )
 BAD
-# No .bazelrc (nor ~/.bazelrc), as the README's recipe; a disk cache of its own so that a second
-# run does not rebuild clpool's tools.
+# The README's recipe: its one-line .bazelrc, no ~/.bazelrc; a disk cache of its own so that a
+# second run does not rebuild clpool's tools.
 user_bazel() { env -u CC -u CXX bazel --nohome_rc --output_base="$work/bazel_out" "$@"; }
 trap 'user_bazel shutdown >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 flags=(--disk_cache="${HOME}/.cache/clpool-memory-test-disk" --jobs=2 --test_output=errors)
@@ -56,6 +119,32 @@ assert "device.trace" in names and sys.argv[2] + ".html" in names, names
 assert b"TileCache::put" in z.read(sys.argv[2] + ".html")
 PY
 done
+
+# A user's C program: built without C++ flags (no warning), its arguments verbatim, a test with no
+# device allocation passing with a note, a static function's site explained, a log with nothing
+# but the test's own lines.
+user_bazel test "${flags[@]}" //mesh:no_allocation_test > "$work/mesh.log" 2>&1 \
+  && ok "mesh's no_allocation_test passes" || { tail -40 "$work/mesh.log" >&2; bad "mesh's no_allocation_test"; }
+grep -q "valid for C++/ObjC++ but not for C" "$work/mesh.log" && bad "mesh.c was compiled with a C++ flag" \
+  || ok "mesh.c compiled without C++ flags"
+log="$testlogs/mesh/no_allocation_test/test.log"
+for want in "mesh: argument [two words]" "mesh: argument [it's]" 'mesh: argument [$HOME]' \
+            'mesh: argument [$(location :mesh)]' \
+            "clpool_memory_test: PASS: mesh made no device allocation through the OpenCL ICD loader"; do
+  grep -qF -- "$want" "$log" && ok "no_allocation_test: $want" || { cat "$log" >&2; bad "no_allocation_test lacks: $want"; }
+done
+grep -qE "linux-sandbox|src/main/tools/" "$log" && bad "sandbox lines in the test log" || ok "a clean test log"
+if user_bazel test "${flags[@]}" //mesh:over_limit_test > "$work/mesh_limit.log" 2>&1; then
+  bad "mesh's over_limit_test passed"
+else
+  log="$testlogs/mesh/over_limit_test/test.log"
+  grep -qE '^  1\. 0x[0-9a-f]+ \(.*/mesh\)$' "$log" && ok "over_limit_test names the static function by its offset" \
+    || { cat "$log" >&2; bad "over_limit_test's site"; }
+  grep -qF "(a site named 0x... is a native function without a symbol: a static function" "$log" \
+    && ok "over_limit_test says why" || bad "over_limit_test: no note on the unnamed site"
+  grep -qF "are in bazel-testlogs/mesh/over_limit_test/test.outputs/outputs.zip" "$log" \
+    && ok "over_limit_test says where its outputs are" || bad "over_limit_test: outputs' place"
+fi
 
 # clpool_oom_sweep_test: Bazel runs its three shards; the test fails (tile_cache leaks on its error
 # path), each shard ran its share, the shards together every point once.

@@ -20,6 +20,8 @@ execution spread one sweep unchanged. Values are checked by clpool sweep itself 
 runs, in its own words.
 """
 
+load(":verbatim.bzl", "verbatim_args")
+
 def clpool_oom_sweep_test(
         name,
         binary,
@@ -35,7 +37,8 @@ def clpool_oom_sweep_test(
     Args:
       name: the test's name.
       binary: an executable target that uses OpenCL.
-      args: the program's arguments, passed through verbatim.
+      args: the program's arguments, passed through verbatim (no $(location) or "Make" variable
+        expansion, no splitting at blanks).
       profile: exact, nvidia or pocl (or a profile file): where and how the device fails.
       points: "all", "alloc" or "first-use".
       until_free: after the failing point the device stays full until the program frees memory.
@@ -45,8 +48,7 @@ def clpool_oom_sweep_test(
     """
     if device not in ["mockcl", "system"]:
         fail("clpool_oom_sweep_test(name = \"%s\"): device = %r: use \"mockcl\" or \"system\"" % (name, device))
-    if type(args) != "list":
-        fail("clpool_oom_sweep_test(name = \"%s\"): args must be a list of strings" % name)
+    args = verbatim_args("clpool_oom_sweep_test", name, args)
     flags = ["--profile", profile, "--points", points]
     if until_free:
         flags.append("--until-free")
