@@ -102,6 +102,20 @@ using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
 // bytes_consumed() and total_bytes() (the RMM CSV importer). Bad input is a trace_error naming the
 // file and line, thrown after every earlier event was applied.
 namespace detail {
+// Whether `source` may hold release and wait events (a clpool trace of version 3 or later).
+template <class Source>
+bool reads_releases(const Source& source) {
+  if constexpr (requires { source.version(); }) {
+    return source.version() >= 3;
+  } else {
+    return false;
+  }
+}
+// Counts `e` into `report`'s whole-trace release and wait counts (replay_report::trace_releases).
+inline void count_release(const trace::trace_event& e, replay_report& report) {
+  if (e.action == trace::trace_action::release) ++report.trace_releases;
+  if (e.action == trace::trace_action::wait) ++report.trace_waits;
+}
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
@@ -148,14 +162,20 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
     slot& s = ring[head];
     try {
       if (!r.apply(s.event, s.line)) {
-        if (options.sites) {  // frames may be defined after the failure: read them (not events)
+        replay_report report = r.report();
+        // Frames may be defined after the failure, and a version-3 trace's releases and waits
+        // after it are counted (releases up to the failure: 23 of 74): read on, applying nothing.
+        report.trace_releases = report.releases;
+        report.trace_waits = report.waits;
+        if (options.sites || reads_releases(source)) {
           try {
-            trace::trace_event rest;
-            while (read(s)) rest = s.event;
-          } catch (...) {
+            for (int k = 1; k < count; ++k) count_release(ring[(head + k) % 3].event, report);
+            while (read(s)) count_release(s.event, report);
+            report.trace_counts_known = !pending;
+          } catch (...) {  // the report stands; only the counts past the failure are unknown
           }
         }
-        return with_sites(r.report());
+        return with_sites(std::move(report));
       }
     } catch (const replay_input_error& error) {
       throw trace::trace_error(source.name(), s.line, error.what(), n);
@@ -172,7 +192,11 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
     if (count > 1) r.prefetch(ring[head == 2 ? 0 : head + 1].event, 0);
   }
   if (pending) throw *pending;
-  return with_sites(r.report());
+  replay_report report = r.report();
+  report.trace_releases = report.releases;
+  report.trace_waits = report.waits;
+  report.trace_counts_known = true;
+  return with_sites(std::move(report));
 }
 }  // namespace detail
 

@@ -147,7 +147,7 @@ printf '%s\n' 'clpool-trace 3' '0 0 0 0 alloc 1 1048576 buffer 0' '1 0 0 0 relea
 for rule_peak in "release:1 MiB" "wait:2 MiB" "driver:2 MiB"; do
   rule="${rule_peak%%:*}"
   run 0 "$V3" --capacity 1GiB --no-pool --profile exact --frees-at "$rule"
-  [[ "$out" == *"frees at                  "*"(--frees-at $rule); the trace has 2 releases and 1 waits"* ]] ||
+  [[ "$out" == *"frees at                  "*"(--frees-at $rule); the trace has 2 releases and 1 wait"$'\n'* ]] ||
     fail "--frees-at $rule: no rule line: $out"
   [[ "$out" == *"peak active               ${rule_peak#*:} ("* ]] || fail "--frees-at $rule: peak: $out"
   [[ "$out" == *"7 (2 alloc, 2 free, 0 alloc_failed, 2 release, 1 wait)"* ]] || fail "counts: $out"
@@ -157,7 +157,17 @@ run 0 "$V3" --capacity 1GiB --no-pool --profile pocl
   fail "pocl default: $out"
 run 0 "$V3" --capacity 1GiB --no-pool --json
 got="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["replay"]["frees_at"])' <<<"$out")"
-[[ "$got" == "{'given': False, 'moment': 'release', 'releases': 2, 'waits': 1}" ]] || fail "json: $got"
+[[ "$got" == "{'given': False, 'moment': 'release', 'releases_in_trace': 2, 'releases_replayed': 2, 'waits_in_trace': 1, 'waits_replayed': 1}" ]] ||
+  fail "json: $got"
+# Counts say their scope: an out-of-memory at the second alloc (1 MiB free: with frees at the
+# driver, the first block is still live) has seen 1 of the trace's 2 releases and none of its wait.
+run 1 "$V3" --capacity 1MiB --no-pool --profile exact --semantics immediate --frees-at driver
+[[ "$out" == *"; releases up to the failure: 1 of 2; waits up to the failure: 0 of 1"$'\n'* ]] ||
+  fail "counts up to the failure: $out"
+run 1 "$V3" --capacity 1MiB --no-pool --profile exact --semantics immediate --frees-at driver --json
+got="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["replay"]["frees_at"])' <<<"$out")"
+[[ "$got" == "{'given': True, 'moment': 'driver', 'releases_in_trace': 2, 'releases_replayed': 1, 'waits_in_trace': 1, 'waits_replayed': 0}" ]] ||
+  fail "json up to the failure: $got"
 run 0 "$V3" --min-capacity --granule 1MiB --no-pool --profile exact --frees-at driver
 [[ "$out" == *"frees at"*"--frees-at driver"* && "$out" == *"minimum capacity: 2 MiB"* ]] || fail "min-capacity: $out"
 run 0 "$V3" --min-capacity --granule 1MiB --compare nopool pool --profile exact
