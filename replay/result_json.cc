@@ -4,8 +4,6 @@
 #include "replay/site_names.h"
 
 namespace clpool::replay {
-namespace {
-
 nlohmann::json callers_json(const std::vector<caller_usage>& callers) {
   nlohmann::json a = nlohmann::json::array();
   for (const caller_usage& c : callers) {
@@ -18,6 +16,8 @@ nlohmann::json callers_json(const std::vector<caller_usage>& callers) {
   }
   return a;
 }
+
+namespace {
 
 nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
                               std::size_t top) {

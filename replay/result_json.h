@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replay/result.h"
+#include "replay/site_names.h"
 
 namespace clpool::replay {
 
@@ -41,6 +42,10 @@ nlohmann::json frees_at_json(const replay_report& r);
 // free_to_program_bytes = capacity_bytes; and the failing request's request_rounded_bytes, request_device_bytes,
 // request_takes_new_shared_page. Under `oom` as `capacity_sum`, absent on an unbounded device.
 nlohmann::json capacity_sum_json(const capacity_sum& s);
+
+// A site's callers (site_names.h callers_of) as the JSON's "callers": each {"caller", the byte
+// figures, "blocks", "callers"}.
+nlohmann::json callers_json(const std::vector<caller_usage>& callers);
 
 // Per-stack usages `raw` as the JSON's site list: merged by site (site_names.h), the `top`
 // largest, each with its `stack`, `site`, `frames`, byte figures, `blocks` and `callers`.
