@@ -60,6 +60,9 @@ struct replay_options {
   // figures (end_active_bytes, end_live_sites) are then those of that moment, e.g. the peak's
   // (replay_report::peak_active_event). apply() returns false from then on.
   std::optional<std::uint64_t> stop_after_event;
+  // replay_stream calls its progress function every this many events read (a power of two):
+  // often enough for a caller that checks for an interrupt there (clpool.replay's Ctrl-C).
+  std::uint64_t progress_interval = std::uint64_t{1} << 20;
 };
 
 // Applies events one at a time. Single-threaded.
@@ -116,6 +119,20 @@ inline void count_release(const trace::trace_event& e, replay_report& report) {
   if (e.action == trace::trace_action::release) ++report.trace_releases;
   if (e.action == trace::trace_action::wait) ++report.trace_waits;
 }
+// `report` with the sites of a trace that has them (the RMM importer has none), read once the
+// replay is done.
+template <class Source>
+replay_report with_sites(const Source& source, const replay_options& options, replay_report report) {
+  if constexpr (requires { source.sites(); }) {
+    if (!source.sites().empty()) {
+      auto table = std::make_shared<trace::site_table>(source.sites());
+      table->set_library_patterns(options.library_patterns);
+      table->set_site_frames(options.site_frames);
+      report.sites = std::move(table);
+    }
+  }
+  return report;
+}
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
@@ -140,17 +157,8 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
       return false;
     }
   };
-  // The sites of a trace that has them (the RMM importer has none), read once replay is done.
   const auto with_sites = [&source, &options](replay_report report) {
-    if constexpr (requires { source.sites(); }) {
-      if (!source.sites().empty()) {
-        auto table = std::make_shared<trace::site_table>(source.sites());
-        table->set_library_patterns(options.library_patterns);
-        table->set_site_frames(options.site_frames);
-        report.sites = std::move(table);
-      }
-    }
-    return report;
+    return detail::with_sites(source, options, std::move(report));
   };
   int count = 0;  // events in the ring, starting at `head`
   int head = 0;
@@ -168,12 +176,14 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
         report.trace_releases = report.releases;
         report.trace_waits = report.waits;
         if (options.sites || reads_releases(source)) {
-          try {
-            for (int k = 1; k < count; ++k) count_release(ring[(head + k) % 3].event, report);
-            while (read(s)) count_release(s.event, report);
-            report.trace_counts_known = !pending;
-          } catch (...) {  // the report stands; only the counts past the failure are unknown
+          for (int k = 1; k < count; ++k) count_release(ring[(head + k) % 3].event, report);
+          while (read(s)) {
+            count_release(s.event, report);
+            if (progress && (++n & (options.progress_interval - 1)) == 0) {
+              progress(source.bytes_consumed(), source.total_bytes());
+            }
           }
+          report.trace_counts_known = !pending;
         }
         return with_sites(std::move(report));
       }
@@ -181,7 +191,9 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
       throw trace::trace_error(source.name(), s.line, error.what(), n);
     }
     ++n;
-    if (progress && (n & 0xFFFFF) == 0) progress(source.bytes_consumed(), source.total_bytes());
+    if (progress && (n & (options.progress_interval - 1)) == 0) {
+      progress(source.bytes_consumed(), source.total_bytes());
+    }
     // Refill the slot just applied with the event three ahead.
     if (read(s)) {
       r.prefetch(s.event, 1);

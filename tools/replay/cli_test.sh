@@ -137,6 +137,16 @@ printf 'name = mine\n' > "$T/mine.profile"
 run 2 "$F" --capacity 1GiB --profile "$T/mine.profile" --svg "$T/mine.profile"
 [[ "$out" == *"--svg"* && "$(cat "$T/mine.profile")" == "name = mine" ]] || fail "--svg onto --profile: $out"
 
+echo "--- a trace opened more than once: a directory, a FIFO refused before anything opens it (no wait)"
+mkfifo "$T/pipe.trace"
+out="$(timeout 20 "$BIN" --no-progress "$T/pipe.trace" --capacity 1GiB 2>&1)"; rc=$?
+[[ $rc == 2 && "$out" == "clpool_replay: error: $T/pipe.trace: is a FIFO (a named pipe): it can be read only once, and the replay reads its trace more than once; give a file" ]] ||
+  fail "a FIFO: exit $rc: $out"
+run 2 "$T" --capacity 1GiB
+[[ "$out" == "clpool_replay: error: $T: is a directory, not a trace" ]] || fail "a directory: $out"
+run 2 --diff "$T/pipe.trace" "$EX/fragmentation.trace"
+[[ "$out" == *"pipe.trace: is a FIFO"* ]] || fail "--diff of a FIFO: $out"
+
 echo "--- a version-3 trace: --frees-at, the report names the rule (FORMAT.md 'Two moments of a free')"
 # Two 1 MiB blocks: the program releases the first before the second, waits, releases the second;
 # the recording driver freed both at the end.
