@@ -72,4 +72,15 @@ std::optional<std::string> read_first_line(const std::string& path, std::size_t 
   return text;
 }
 
+std::string reread_input_refusal(const std::string& path) {
+  if (path.find('\0') != std::string::npos) return "holds a NUL byte: no file is named so";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  const char* why = "can be read only once, and the replay reads its trace more than once; give a file";
+  if (S_ISDIR(st.st_mode)) return "is a directory, not a trace";
+  if (S_ISFIFO(st.st_mode)) return std::string("is a FIFO (a named pipe): it ") + why;
+  if (S_ISSOCK(st.st_mode)) return std::string("is a socket: it ") + why;
+  return "";
+}
+
 }  // namespace clpool::common

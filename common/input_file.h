@@ -24,6 +24,15 @@ std::optional<std::string> read_bounded(const std::string& path, std::size_t max
 // not read), or nothing with `error` set as above.
 std::optional<std::string> read_first_line(const std::string& path, std::size_t max_bytes, std::string& error);
 
+// Why `path` cannot be an input that a tool opens more than once (clpool_replay's trace: its
+// version first, then each replay; clpool.replay's): "" when it can, else the reason, to follow
+// the path: "holds a NUL byte" (the OS would open the part before it), "is a directory", "is a
+// FIFO (a named pipe): ..." or "is a socket: ..." (read once; opening a FIFO with no writer waits
+// forever). Looks without opening. A path that does not exist or cannot be looked at is "" (its
+// reader names the OS's reason); a device is "" too: it is read and judged by what it holds, as
+// every input (/dev/zero: a trace that starts with NUL bytes).
+std::string reread_input_refusal(const std::string& path);
+
 }  // namespace clpool::common
 
 #endif  // CLPOOL_COMMON_INPUT_FILE_H_

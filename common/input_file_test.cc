@@ -60,5 +60,22 @@ TEST(InputFile, TheFirstLineReadsNoFurther) {
   EXPECT_EQ(read_first_line(temp("h", "short\n" + std::string(1 << 20, 'y')), 64, error), "short");
 }
 
+// What a tool that opens its input more than once refuses, without opening it (a FIFO with no
+// writer would wait forever): a NUL in the path, a directory, a FIFO, a socket. A file, a device
+// (judged by what it holds) and a path that does not open (its reader says why) pass.
+TEST(InputFile, WhatCannotBeReadTwiceIsRefusedUnopened) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string fifo = dir + "/fifo2";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(reread_input_refusal(temp("i", "clpool-trace 1\n")), "");
+  EXPECT_EQ(reread_input_refusal("/dev/zero"), "");
+  EXPECT_EQ(reread_input_refusal("/no/such/file"), "");
+  EXPECT_EQ(reread_input_refusal(temp("j", "x") + std::string(1, '\0') + "x"), "holds a NUL byte: no file is named so");
+  EXPECT_EQ(reread_input_refusal(dir), "is a directory, not a trace");
+  EXPECT_EQ(reread_input_refusal(fifo),
+            "is a FIFO (a named pipe): it can be read only once, and the replay reads its trace more than once; "
+            "give a file");
+}
+
 }  // namespace
 }  // namespace clpool::common

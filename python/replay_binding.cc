@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/input_file.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
 #include "replay/config.h"
 #include "replay/device.h"
@@ -40,8 +42,30 @@ struct replay_request {
   std::optional<std::string> frees_at;  // FORMAT.md "Two moments of a free"; nothing: the profile's
 };
 
+// Thrown by `interrupted_by_signal` out of a replay when Python has a signal to handle (Ctrl-C):
+// the Python error (KeyboardInterrupt) is already set.
+struct interrupted : std::exception {};
+
+// The replay's progress function: with the GIL for a moment, Python's signal handlers run
+// (PyErr_CheckSignals); one that raised (SIGINT's: KeyboardInterrupt) stops the replay.
+void interrupted_by_signal(std::uint64_t, std::uint64_t) {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw interrupted{};
+}
+
+// The trace and a profile file are named as the tools name them: what clpool_replay refuses
+// before opening (common/input_file.h: a NUL in the path, a directory, a FIFO, a socket) is a
+// ValueError here too.
+void check_path(const std::string& what, const std::string& path) {
+  if (const std::string why = common::reread_input_refusal(path); !why.empty()) {
+    throw config_error(what + ": '" + common::escape_text(path) + "' " + why);
+  }
+}
+
 // Everything checked before the first replay, as clpool_replay's plan is.
 std::string run(const replay_request& q) {
+  check_path("trace", q.trace_path);
+  if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
   std::vector<replay_config> configs;
   for (const std::string& c : q.configs) configs.push_back(parse_config(c));
   if (configs.empty()) throw config_error("no configuration to replay");
@@ -74,10 +98,12 @@ std::string run(const replay_request& q) {
   }
   options.sites = trace::trace_reader(q.trace_path, {.check_liveness = false}).version() >=
                   trace::sites_format_version;
+  options.progress_interval = std::uint64_t{1} << 14;  // Ctrl-C within milliseconds
   simulated_backend backend(device);
   const auto replay_at = [&](const replay_config& c, std::uint64_t cap) {
+    interrupted_by_signal(0, 0);
     trace::trace_reader reader(q.trace_path, {.check_liveness = false});
-    return replay_stream(reader, c, backend.open(cap), options);
+    return replay_stream(reader, c, backend.open(cap), options, interrupted_by_signal);
   };
   std::vector<config_result> results;
   bool any_oom = false;
@@ -111,14 +137,20 @@ void bind_replay(py::module_& m) {
                                std::move(semantics),  std::move(host_capacity), std::move(frees_at)};
         std::string out;
         std::optional<std::string> error;
+        bool stopped = false;
         {
           py::gil_scoped_release nogil;  // the replay touches no Python object
           try {
             out = run(q);
+          } catch (const interrupted&) {
+            stopped = true;
           } catch (const std::exception& e) {
             error = e.what();
           }
         }
+        // A signal's exception (KeyboardInterrupt) as Python raised it, also when the signal cut
+        // a read short (EINTR) before a check saw it.
+        if (stopped || (error && PyErr_CheckSignals() != 0)) throw py::error_already_set();
         if (error) throw py::value_error(*error);
         return out;
       },
@@ -126,7 +158,8 @@ void bind_replay(py::module_& m) {
       py::arg("granule"), py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"),
       py::arg("frees_at"),
       "Replays a clpool trace on the simulated device; returns clpool_replay --json's document "
-      "(a str). ValueError for a bad value or an unreadable trace. See clpool.replay.");
+      "(a str). ValueError for a bad value or an unreadable trace; KeyboardInterrupt on Ctrl-C "
+      "(Python's signal handlers run every 16384 events). See clpool.replay.");
 }
 
 }  // namespace clpool::python

@@ -102,6 +102,35 @@ TEST(PoolRecorder, RecordsOutOfMemoryAsAllocFailed) {
   EXPECT_EQ(r.oom->event_index, first_failed);
 }
 
+// Installed on a pool with live allocations: their releases are left out (a trace frees only what
+// it allocated), and the replay accepts what is written.
+TEST(PoolRecorder, ReleasesOfAllocationsMadeBeforeItAreLeftOut) {
+  std::ostringstream out;
+  {
+    trace_writer writer(out);
+    testing::fake_allocator alloc;
+    pool_type pool(alloc, pool_options{});
+    std::vector<pool_type::allocation> before;
+    for (int i = 0; i < 3; ++i) before.push_back(pool.allocate(4096));
+    auto recorder = std::make_shared<pool_recorder>(writer);
+    pool.set_observer(recorder);
+    pool_type::allocation during = pool.allocate(100);
+    before.clear();  // three releases the trace never allocated
+    during.release();
+    pool.set_observer(nullptr);
+    EXPECT_EQ(recorder->error(), "");
+    EXPECT_EQ(recorder->events_recorded(), 2u);
+  }
+  const read_result all = read_all_from_string(out.str(), "recorded");
+  ASSERT_FALSE(all.error) << all.error->what();
+  ASSERT_EQ(all.events.size(), 2u);
+  EXPECT_EQ(all.events[0].action, trace_action::alloc);
+  EXPECT_EQ(all.events[1].action, trace_action::free);
+  EXPECT_EQ(all.events[1].id, all.events[0].id);
+  trace_reader reader = trace_reader::from_string(out.str(), "recorded");
+  EXPECT_TRUE(replay::replay_stream(reader, {}, replay::device_spec{}).ok());
+}
+
 TEST(PoolRecorder, WriteErrorsAreKeptNotThrown) {
   std::ostringstream out;
   trace_writer writer(out);

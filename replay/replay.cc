@@ -507,7 +507,13 @@ replay_report replay_all(replayer& r, const std::vector<trace_event>& events) {
   for (const trace_event& e : events) {
     if (!r.apply(e)) break;
   }
-  return r.report();
+  replay_report report = r.report();
+  for (const trace_event& e : events) {  // the whole input's releases and waits
+    report.trace_releases += e.action == trace_action::release ? 1 : 0;
+    report.trace_waits += e.action == trace_action::wait ? 1 : 0;
+  }
+  report.trace_counts_known = true;
+  return report;
 }
 }  // namespace
 

@@ -60,6 +60,9 @@ struct replay_options {
   // figures (end_active_bytes, end_live_sites) are then those of that moment, e.g. the peak's
   // (replay_report::peak_active_event). apply() returns false from then on.
   std::optional<std::uint64_t> stop_after_event;
+  // replay_stream calls its progress function every this many events read (a power of two):
+  // often enough for a caller that checks for an interrupt there (clpool.replay's Ctrl-C).
+  std::uint64_t progress_interval = std::uint64_t{1} << 20;
 };
 
 // Applies events one at a time. Single-threaded.
@@ -102,6 +105,34 @@ using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
 // bytes_consumed() and total_bytes() (the RMM CSV importer). Bad input is a trace_error naming the
 // file and line, thrown after every earlier event was applied.
 namespace detail {
+// Whether `source` may hold release and wait events (a clpool trace of version 3 or later).
+template <class Source>
+bool reads_releases(const Source& source) {
+  if constexpr (requires { source.version(); }) {
+    return source.version() >= 3;
+  } else {
+    return false;
+  }
+}
+// Counts `e` into `report`'s whole-trace release and wait counts (replay_report::trace_releases).
+inline void count_release(const trace::trace_event& e, replay_report& report) {
+  if (e.action == trace::trace_action::release) ++report.trace_releases;
+  if (e.action == trace::trace_action::wait) ++report.trace_waits;
+}
+// `report` with the sites of a trace that has them (the RMM importer has none), read once the
+// replay is done.
+template <class Source>
+replay_report with_sites(const Source& source, const replay_options& options, replay_report report) {
+  if constexpr (requires { source.sites(); }) {
+    if (!source.sites().empty()) {
+      auto table = std::make_shared<trace::site_table>(source.sites());
+      table->set_library_patterns(options.library_patterns);
+      table->set_site_frames(options.site_frames);
+      report.sites = std::move(table);
+    }
+  }
+  return report;
+}
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
@@ -126,17 +157,8 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
       return false;
     }
   };
-  // The sites of a trace that has them (the RMM importer has none), read once replay is done.
   const auto with_sites = [&source, &options](replay_report report) {
-    if constexpr (requires { source.sites(); }) {
-      if (!source.sites().empty()) {
-        auto table = std::make_shared<trace::site_table>(source.sites());
-        table->set_library_patterns(options.library_patterns);
-        table->set_site_frames(options.site_frames);
-        report.sites = std::move(table);
-      }
-    }
-    return report;
+    return detail::with_sites(source, options, std::move(report));
   };
   int count = 0;  // events in the ring, starting at `head`
   int head = 0;
@@ -148,20 +170,30 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
     slot& s = ring[head];
     try {
       if (!r.apply(s.event, s.line)) {
-        if (options.sites) {  // frames may be defined after the failure: read them (not events)
-          try {
-            trace::trace_event rest;
-            while (read(s)) rest = s.event;
-          } catch (...) {
+        replay_report report = r.report();
+        // Frames may be defined after the failure, and a version-3 trace's releases and waits
+        // after it are counted (releases up to the failure: 23 of 74): read on, applying nothing.
+        report.trace_releases = report.releases;
+        report.trace_waits = report.waits;
+        if (options.sites || reads_releases(source)) {
+          for (int k = 1; k < count; ++k) count_release(ring[(head + k) % 3].event, report);
+          while (read(s)) {
+            count_release(s.event, report);
+            if (progress && (++n & (options.progress_interval - 1)) == 0) {
+              progress(source.bytes_consumed(), source.total_bytes());
+            }
           }
+          report.trace_counts_known = !pending;
         }
-        return with_sites(r.report());
+        return with_sites(std::move(report));
       }
     } catch (const replay_input_error& error) {
       throw trace::trace_error(source.name(), s.line, error.what(), n);
     }
     ++n;
-    if (progress && (n & 0xFFFFF) == 0) progress(source.bytes_consumed(), source.total_bytes());
+    if (progress && (n & (options.progress_interval - 1)) == 0) {
+      progress(source.bytes_consumed(), source.total_bytes());
+    }
     // Refill the slot just applied with the event three ahead.
     if (read(s)) {
       r.prefetch(s.event, 1);
@@ -172,7 +204,11 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
     if (count > 1) r.prefetch(ring[head == 2 ? 0 : head + 1].event, 0);
   }
   if (pending) throw *pending;
-  return with_sites(r.report());
+  replay_report report = r.report();
+  report.trace_releases = report.releases;
+  report.trace_waits = report.waits;
+  report.trace_counts_known = true;
+  return with_sites(std::move(report));
 }
 }  // namespace detail
 

@@ -159,6 +159,11 @@ struct replay_report {
   // The trace's release and wait events (version 3), and the rule that placed each free: given
   // (replay_options::frees_at) or, when `frees_at_given` is false, the device's profile's.
   std::uint64_t releases = 0, waits = 0;
+  // The same counts over the whole trace, read on past an out-of-memory (replay_stream counts the
+  // events it did not apply); `trace_counts_known` is false when the rest could not be read (a
+  // bad line after the failure), or for an input that replay_stream did not read on.
+  std::uint64_t trace_releases = 0, trace_waits = 0;
+  bool trace_counts_known = false;
   free_moment frees_at = free_moment::release;
   bool frees_at_given = false;
   std::optional<oom_point> oom;  // the first out-of-memory; nothing when the replay was clean
@@ -200,6 +205,9 @@ struct replay_report {
   std::shared_ptr<const trace::site_table> sites;
 
   bool ok() const { return !oom.has_value(); }
+  // The trace has release or wait events (version 3), up to the failure or after it: the report
+  // names the rule that placed each free.
+  bool has_releases() const { return releases + waits + trace_releases + trace_waits != 0; }
   // True when most sizeable allocations have pool-bin sizes (at least 16 of them, over half):
   // the trace holds a pool's requests to the driver, not the application's.
   bool looks_recorded_below_a_pool() const {

@@ -4,8 +4,6 @@
 #include "replay/site_names.h"
 
 namespace clpool::replay {
-namespace {
-
 nlohmann::json callers_json(const std::vector<caller_usage>& callers) {
   nlohmann::json a = nlohmann::json::array();
   for (const caller_usage& c : callers) {
@@ -18,6 +16,8 @@ nlohmann::json callers_json(const std::vector<caller_usage>& callers) {
   }
   return a;
 }
+
+namespace {
 
 nlohmann::json site_list_json(const std::vector<site_usage>& raw, const replay_report& r,
                               std::size_t top) {
@@ -63,8 +63,8 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
           {"page_rounding_bytes", s.page_rounding},
           {"other_bytes", s.other},
           {"device_used_bytes", s.device_used},
-          {"headroom_bytes", s.headroom_known ? nlohmann::json(s.headroom) : nlohmann::json(nullptr)},
-          {"free_bytes", s.free},
+          {"driver_headroom_bytes", s.headroom_known ? nlohmann::json(s.headroom) : nlohmann::json(nullptr)},
+          {"free_to_program_bytes", s.free},
           {"capacity_bytes", s.capacity},
           {"request_rounded_bytes", s.request_rounded},
           {"request_device_bytes", s.request_device},
@@ -72,10 +72,15 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
 }
 
 nlohmann::json frees_at_json(const replay_report& r) {
+  const auto in_trace = [&r](std::uint64_t n) {
+    return r.trace_counts_known ? nlohmann::json(n) : nlohmann::json(nullptr);
+  };
   return {{"moment", std::string(to_string(r.frees_at))},
           {"given", r.frees_at_given},
-          {"releases", r.releases},
-          {"waits", r.waits}};
+          {"releases_replayed", r.releases},
+          {"waits_replayed", r.waits},
+          {"releases_in_trace", in_trace(r.trace_releases)},
+          {"waits_in_trace", in_trace(r.trace_waits)}};
 }
 
 nlohmann::json to_json(const replay_report& r) {
@@ -120,7 +125,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["allocator_failures"] = r.allocator_failures;
   j["oom_retries"] = r.oom_retries;
   j["rescued_requests"] = r.rescued_requests;
-  if (r.releases != 0 || r.waits != 0) j["frees_at"] = frees_at_json(r);
+  if (r.has_releases()) j["frees_at"] = frees_at_json(r);
   if (r.oom) {
     const oom_point& p = *r.oom;
     j["oom"] = {{"event_index", p.event_index},
@@ -161,7 +166,7 @@ nlohmann::json to_json(const min_capacity_result& m) {
   j["granule"] = m.granule;
   j["replays"] = m.replays;
   if (!m.found) j["why_not"] = m.why_not;
-  if (m.at_result && (m.at_result->releases != 0 || m.at_result->waits != 0)) {
+  if (m.at_result && m.at_result->has_releases()) {
     j["frees_at"] = frees_at_json(*m.at_result);
   }
   if (m.found && m.one_granule_below && m.one_granule_below->oom && m.one_granule_below->sites) {

@@ -28,6 +28,7 @@ void pool_recorder::on_event(const pool_event& event) noexcept {
       e.size = event.bytes;
       break;
     case pool_event_kind::release:
+      if (live_.erase(event.allocation_id) == 0) return;  // allocated before the recorder came
       e.action = trace_action::free;
       e.id = event.allocation_id;
       e.size = event.bytes;
@@ -54,6 +55,7 @@ void pool_recorder::on_event(const pool_event& event) noexcept {
     if (site_ && (e.action == trace_action::alloc || e.action == trace_action::alloc_failed)) {
       e.stack = site_(writer_);
     }
+    if (e.action == trace_action::alloc) live_.insert(e.id);
     writer_.write(e);
     ++next_seq_;
   } catch (const std::exception& x) {

@@ -31,4 +31,7 @@ def leading_bits(value, who):
                         f"got {type(value).__qualname__}")
     if value < 0:
         raise ValueError(f"{who}: leading_bits_in_bin_id must not be negative, got {value}")
+    if value > 12:  # pool/bins.h max_leading_bits; a larger int would not even reach the pool
+        raise ValueError(f"{who}: leading_bits_in_bin_id {value} is out of range; it must be 0 to 12 "
+                         "(PyOpenCL's default is 4)")
     return value

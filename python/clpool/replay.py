@@ -28,7 +28,11 @@ same document as a dict: the same keys and values as ``--json`` (tools/replay/RE
 
 ``result["exit_code"]`` is what ``clpool_replay`` would exit with: 0 clean, 1 an out-of-memory (or
 no capacity found). A bad value or an unreadable trace raises ``ValueError`` with
-``clpool_replay``'s message. The replay releases the GIL.
+``clpool_replay``'s message; a trace path the tools refuse before opening it (a NUL byte in it, a
+directory, a FIFO or a socket: the replay reads its trace more than once) too. An argument of the
+wrong type raises ``TypeError`` naming the argument and what it takes. The replay releases the GIL;
+Ctrl-C stops it within milliseconds and raises ``KeyboardInterrupt`` (Python's signal handlers run
+every 16,384 events).
 """
 
 import json
@@ -51,23 +55,50 @@ def _size(value, name):
     return str(value)
 
 
+def _text(value, name, what):
+    """`value` as a str, or None; TypeError in clpool's words for anything but a str or None."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{name}: {what}, not {type(value).__name__}")
+
+
+def _path(value, name, what="a path (str, bytes or os.PathLike)"):
+    """A path (str, bytes or os.PathLike) as a str; TypeError naming `name` for anything else."""
+    try:
+        path = os.fspath(value)
+    except TypeError:
+        raise TypeError(f"{name}: {what}, not {type(value).__name__}") from None
+    return os.fsdecode(path)
+
+
+def _configs(config, compare):
+    if compare is None:
+        return [_text(config, "config", "a configuration such as 'pool:lb=4' or 'nopool'")]
+    if config != "pool":
+        raise ValueError("config and compare cannot both be given (compare lists every configuration)")
+    if isinstance(compare, (str, bytes)):
+        raise TypeError("compare: a list of configurations, not a str")
+    try:
+        configs = list(compare)
+    except TypeError:
+        raise TypeError(f"compare: a list of configurations, not {type(compare).__name__}") from None
+    if not configs:
+        raise ValueError("compare: no configuration")
+    return [_text(c, "compare", "each configuration a str such as 'pool:lb=4'") for c in configs]
+
+
 def replay(trace, capacity=None, config="pool", *, compare=None, min_capacity=False, granule="1MiB",
            profile="nvidia", semantics=None, host_capacity=None, frees_at=None):
     """Replays ``trace`` (see the module's documentation) and returns clpool_replay's --json as a dict."""
-    if compare is not None:
-        if config != "pool":
-            raise ValueError("config and compare cannot both be given (compare lists every configuration)")
-        if isinstance(compare, str):
-            raise TypeError("compare: a list of configurations, not a str")
-        configs = [str(c) for c in compare]
-        if not configs:
-            raise ValueError("compare: no configuration")
-    else:
-        configs = [str(config)]
-    document = _core.replay_json(os.fspath(trace), configs, _size(capacity, "capacity"), bool(min_capacity),
-                                 _size(granule, "granule"), os.fspath(profile), semantics,
-                                 _size(host_capacity, "host_capacity"),
-                                 None if frees_at is None else str(frees_at))
+    configs = _configs(config, compare)
+    if not isinstance(min_capacity, bool):
+        raise TypeError(f"min_capacity: True or False, not {type(min_capacity).__name__}")
+    if granule is None:
+        raise TypeError("granule: a size such as '1MiB', not None")
+    document = _core.replay_json(
+        _path(trace, "trace"), configs, _size(capacity, "capacity"), min_capacity, _size(granule, "granule"),
+        _path(profile, "profile", "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path"), _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
+        _size(host_capacity, "host_capacity"), _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"))
     return json.loads(document)
 
 

@@ -6,20 +6,27 @@
 #   PYTHONPATH=OUT_DIR /usr/bin/python3 -c 'import pyopencl; print(pyopencl.VERSION_TEXT)'
 #
 # SRC_DIR holds `git archive` outputs of the public repositories (python/README.md, "PyOpenCL
-# versions"); if it has a SHA256SUMS file, every archive is checked against it. The build (a few
-# minutes on 2 cores) is cached under ${CLPOOL_CACHE_DIR:-$HOME/.cache/clpool}/pyopencl-<key>,
-# keyed by the archives' checksums, this script and the interpreter, so a second run only copies.
+# versions"); if it has a SHA256SUMS file, every archive must be listed there with its checksum
+# (one that is not listed, or does not match, is named with the expected and the found sha256),
+# else each archive's sha256 is printed, unchecked. Every archive is tested as gzip before the
+# build (a corrupt one is named with its sha256). The build (minutes: python/README.md) is cached
+# under ${CLPOOL_CACHE_DIR:-$HOME/.cache/clpool}/pyopencl-<key>, keyed by the archives' checksums,
+# this script and the interpreter, so a second run only copies. It says what it builds and prints
+# each step with the time since the start, and the compile's progress in tens of percent.
 # OUT_DIR is replaced (it must be empty, missing, or a site this script made).
 #
 # Exit status: 0 built (or copied from the cache); 2 bad arguments; 3 an archive or a build tool
-# is missing (the message names each and where to get it); 1 the build itself failed.
+# is missing (the message names each and where to get it); 1 an archive not listed in SHA256SUMS,
+# not matching it or corrupt, or the build itself failed.
 set -euo pipefail
 
 usage() {
   echo "usage: $0 SRC_DIR OUT_DIR   (PYTHON=/usr/bin/python3 by default)" >&2
   exit 2
 }
-die() { echo "build_pyopencl: $*" >&2; exit "${2:-1}"; }
+die() { echo "build_pyopencl: $1" >&2; exit "${2:-1}"; }
+start=$SECONDS
+say() { echo "build_pyopencl: [$((SECONDS - start)) s] $*" >&2; }
 
 [[ $# -eq 2 ]] || usage
 src=$1
@@ -57,6 +64,31 @@ fi
 [[ "$(basename "${ARCHIVE[pyopencl]}")" == pyopencl-2026.1.2.tar.gz ]] ||
   die "this script builds PyOpenCL 2026.1.2; found $(basename "${ARCHIVE[pyopencl]}")" 2
 
+# The archives, checked before anything else: against SHA256SUMS when SRC_DIR has one (each must be
+# listed), and as gzip (a corrupt one is named, not left to tar's own words mid-build).
+declare -A SUM=()
+for name in "${!ARCHIVE[@]}"; do SUM[$name]=$(sha256sum < "${ARCHIVE[$name]}" | cut -d' ' -f1); done
+if [[ -f "$src/SHA256SUMS" ]]; then
+  for name in pyopencl compyte nanobind robin-map pytools typing_extensions; do
+    file=$(basename "${ARCHIVE[$name]}")
+    expected=$(awk -v f="$file" '$2 == f || $2 == "*" f { print $1; exit }' "$src/SHA256SUMS")
+    [[ -n "$expected" ]] ||
+      die "$src/$file is not listed in $src/SHA256SUMS (found sha256 ${SUM[$name]}): not checked, so not built; list it, or use the archive that is listed" 1
+    [[ "$expected" == "${SUM[$name]}" ]] ||
+      die "$src/$file does not match $src/SHA256SUMS: expected sha256 $expected, found ${SUM[$name]} (a corrupt or different archive)" 1
+  done
+else
+  for name in pyopencl compyte nanobind robin-map pytools typing_extensions; do
+    echo "build_pyopencl: note: $src has no SHA256SUMS: $(basename "${ARCHIVE[$name]}") not checked (sha256 ${SUM[$name]})" >&2
+  done
+fi
+for name in pyopencl compyte nanobind robin-map pytools typing_extensions; do
+  if ! why=$(gzip -t < "${ARCHIVE[$name]}" 2>&1); then
+    why=$(printf '%s' "$why" | tr '\n' ' ' | sed 's/^ *//; s/ *$//')
+    die "$src/$(basename "${ARCHIVE[$name]}") is corrupt (sha256 ${SUM[$name]}): $why" 1
+  fi
+done
+
 tools_missing=()
 for tool in cmake make g++ sha256sum tar; do
   command -v "$tool" >/dev/null || tools_missing+=("$tool")
@@ -68,15 +100,10 @@ done
 "$python" -c 'import numpy, platformdirs' 2>/dev/null ||
   die "$python lacks numpy or platformdirs (python3-numpy, python3-platformdirs)" 3
 
-if [[ -f "$src/SHA256SUMS" ]]; then
-  (cd "$src" && for a in "${ARCHIVE[@]}"; do grep " $(basename "$a")\$" SHA256SUMS; done |
-    sha256sum --check --quiet -) >&2 || die "checksums in $src/SHA256SUMS do not match" 1
-fi
-
 # The cache key: the archives, this script, the interpreter's version and ABI.
 key=$( {
   for name in pyopencl compyte nanobind robin-map pytools typing_extensions; do
-    sha256sum < "${ARCHIVE[$name]}"
+    echo "${SUM[$name]}  -"
   done
   sha256sum < "$0"
   "$python" -c 'import sys, sysconfig; print(sys.version, sysconfig.get_config_var("SOABI"))'
@@ -86,10 +113,13 @@ cached=$cache_root/pyopencl-2026.1.2-$key
 marker=.clpool-pyopencl-site
 
 if [[ ! -f "$cached/site/$marker" ]]; then
-  echo "build_pyopencl: building PyOpenCL 2026.1.2 into $cached (a few minutes)" >&2
+  say "building PyOpenCL 2026.1.2 (nanobind 2.15.0, pytools 2026.1.1, typing_extensions 4.12.2) for" \
+    "$python from $(for n in pyopencl compyte nanobind robin-map pytools typing_extensions; do
+      printf '%s ' "$(basename "${ARCHIVE[$n]}")"; done)into $cached (minutes; later runs copy it)"
   mkdir -p "$cache_root"
   work=$(mktemp -d "$cache_root/build.XXXXXX")
   trap 'rm -rf "$work"' EXIT
+  say "1/4 unpacking the archives"
   # Each archive holds one top-level directory (git archive --prefix): strip it.
   x() { mkdir -p "$2" && tar -xzf "$1" -C "$2" --strip-components=1; }
   x "${ARCHIVE[pyopencl]}" "$work/pyopencl"
@@ -107,12 +137,23 @@ if [[ ! -f "$cached/site/$marker" ]]; then
   (
     cd "$work/pyopencl"
     mkdir build && cd build
+    say "2/4 configuring the extension _cl (cmake)"
     PYTHONPATH="$work/nbpkg" cmake .. -DSKBUILD=1 -DSKBUILD_PROJECT_VERSION=2026.1.2 \
       -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$python" \
       -DPYTHON_EXECUTABLE="$python" > "$work/cmake.log" 2>&1 ||
       { tail -30 "$work/cmake.log" >&2; exit 1; }
-    make -j"$(nproc)" _cl > "$work/make.log" 2>&1 || { tail -40 "$work/make.log" >&2; exit 1; }
+    say "3/4 compiling _cl (make -j$(nproc) _cl; the log: $work/make.log while it runs)"
+    # make's "[ 42%]" lines, as a progress line per ten percent.
+    make -j"$(nproc)" _cl 2>&1 | tee "$work/make.log" | {
+      shown=-10
+      while IFS= read -r line; do
+        [[ "$line" =~ ^\[\ *([0-9]+)%\] ]] || continue
+        pct=${BASH_REMATCH[1]}
+        if ((pct >= shown + 10)); then shown=$((pct / 10 * 10)); say "3/4 compiling _cl: $pct%"; fi
+      done
+    } || { tail -40 "$work/make.log" >&2; exit 1; }
   ) || die "the build failed (logs above)" 1
+  say "4/4 assembling the site (pyopencl, pytools, typing_extensions, a siphash24 stand-in)"
 
   site=$work/site
   mkdir -p "$site"
@@ -173,6 +214,8 @@ assert pyopencl.VERSION_TEXT == "2026.1.2", pyopencl.VERSION_TEXT' ||
   rm -rf "$cached"
   mkdir -p "$cached"
   mv "$site" "$cached/site"
+else
+  say "PyOpenCL 2026.1.2 for $python already built in $cached: copying it"
 fi
 
 # OUT_DIR: replaced only when it is empty, missing, or a site this script made.
@@ -185,4 +228,4 @@ if [[ -e "$out" ]]; then
 fi
 mkdir -p "$(dirname "$out")"
 cp -r "$cached/site" "$out"
-echo "build_pyopencl: PyOpenCL 2026.1.2 in $out (PYTHONPATH=$out)" >&2
+say "PyOpenCL 2026.1.2 in $out (PYTHONPATH=$out)"

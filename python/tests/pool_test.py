@@ -274,6 +274,15 @@ class PoolTest(unittest.TestCase):
             cp.MemoryPool(cp.DeferredAllocator(self.ctx), leading_bits_in_bin_id=99)
         with self.assertRaises(ValueError):
             cp.MemoryPool(cp.DeferredAllocator(self.ctx), leading_bits_in_bin_id=-1)
+        # Beyond a C++ unsigned: clpool's words, not pybind11's "incompatible constructor arguments".
+        for pool_type in (cp.MemoryPool, cp.SVMPool):
+            with self.subTest(pool=pool_type.__name__):
+                allocator = (cp.DeferredAllocator(self.ctx) if pool_type is cp.MemoryPool
+                             else cp.SVMAllocator(self.ctx, queue=self.queue))
+                with self.assertRaises(ValueError) as raised:
+                    pool_type(allocator, leading_bits_in_bin_id=2 ** 70)
+                self.assertIn("leading_bits_in_bin_id 1180591620717411303424 is out of range; it must be 0 to 12",
+                              str(raised.exception))
         with self.assertRaises(TypeError):
             p.set_limit("big")
         with self.assertRaisesRegex(ValueError, "negative"):

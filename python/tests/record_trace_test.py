@@ -1,6 +1,7 @@
 """pool.record_trace(path): the project's rule for outputs (only an empty file or a trace
 record_trace wrote is replaced), and a file that is complete after stop_trace(), a `with` block
 or the interpreter's exit, and readable after a crash."""
+import gc
 import os
 import signal
 import subprocess
@@ -124,6 +125,41 @@ class RecordTraceTest(unittest.TestCase):
         self.assertEqual(events(other), ["alloc"])
         self.assertEqual(events(self.path), [])
         del b
+
+    def replay_accepts(self, path):
+        replay = os.environ.get("CLPOOL_REPLAY")
+        self.assertTrue(replay, "the test runs with CLPOOL_REPLAY (run_py_test.sh)")
+        run = subprocess.run([replay, path, "--capacity", "1GiB", "--no-progress"], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+
+    def check_started_while_live(self, allocate):
+        """python/README: a free of an allocation made before recording is not in the trace, and
+        clpool_replay replays what is."""
+        before = [allocate(100), allocate(5000)]
+        with self.pool.record_trace(self.path):
+            during = allocate(300)
+            del before[0]            # allocated before the trace: its free is left out
+            gc.collect()
+            kept = allocate(700)
+            del during
+            gc.collect()
+        self.assertEqual(events(self.path), ["alloc", "alloc", "free"])
+        self.replay_accepts(self.path)
+        with self.pool.record_trace(self.path):   # and a trace of frees of earlier blocks only
+            del before[:]
+            del kept
+            gc.collect()
+        self.assertEqual(events(self.path), [])
+        self.replay_accepts(self.path)
+
+    def test_started_while_buffers_are_live(self):
+        self.check_started_while_live(self.pool.allocate)
+
+    def test_started_while_svm_is_live(self):
+        if not self.ctx.devices[0].svm_capabilities:
+            self.skipTest("no SVM")
+        self.pool = cp.SVMPool(cp.SVMAllocator(self.ctx, queue=self.queue))
+        self.check_started_while_live(lambda n: self.pool.allocate(n, self.queue))
 
     def run_child(self, body):
         code = textwrap.dedent(f"""

@@ -3,8 +3,13 @@ capacity that fits and on one that runs out, with the minimum-capacity search, a
 values as the command line does."""
 import json
 import os
+import signal
+import socket
 import subprocess
+import sys
 import tempfile
+import textwrap
+import time
 import unittest
 
 import clpool.replay
@@ -148,6 +153,103 @@ class ReplayTest(unittest.TestCase):
         with self.assertRaises(ValueError) as raised:
             clpool.replay(v3, capacity="64MiB", frees_at="later")
         self.assertIn("frees_at: 'later'", str(raised.exception))
+
+    def test_paths_the_tools_refuse_are_refused_before_opening(self):
+        """A NUL in the path (it used to open the part before it), a directory, a FIFO (it used to
+        wait forever for a writer) and a socket: ValueError in clpool_replay's words, at once; a
+        device is read and judged by what it holds, as clpool_replay judges it."""
+        fifo = os.path.join(self.dir, "fifo.trace")
+        os.mkfifo(fifo)
+        sock_path = os.path.join(self.dir, "sock.trace")
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(sock_path)
+        self.addCleanup(sock.close)
+        for path, message in [
+            (self.trace + "\0.old", "trace: '%s\\x00.old' holds a NUL byte" % self.trace),
+            (self.dir, "trace: '%s' is a directory, not a trace" % self.dir),
+            (fifo, "trace: '%s' is a FIFO (a named pipe): it can be read only once" % fifo),
+            (sock_path, "trace: '%s' is a socket" % sock_path),
+            ("/dev/zero", "/dev/zero:1: not a clpool trace: it starts with NUL bytes"),
+            ("/dev/null", "/dev/null:1: empty: no header"),
+        ]:
+            with self.subTest(path=path):
+                start = time.monotonic()
+                with self.assertRaises(ValueError) as raised:
+                    clpool.replay(path, capacity="1GiB")
+                self.assertIn(message, str(raised.exception))
+                self.assertLess(time.monotonic() - start, 5)
+                if os.path.exists(path) and not os.path.isdir(path) and path.startswith(self.dir):
+                    cli = subprocess.run([os.environ["CLPOOL_REPLAY"], path, "--capacity", "1GiB"],
+                                         capture_output=True, text=True, timeout=60)
+                    self.assertEqual(cli.returncode, 2, cli.stderr)
+                    self.assertIn(message.split("' ", 1)[1], cli.stderr)
+        with self.assertRaises(ValueError) as raised:
+            clpool.replay(self.trace, capacity="1GiB", profile="nvidia\0")
+        self.assertIn("profile: 'nvidia\\x00' holds a NUL byte", str(raised.exception))
+        self.assertEqual(clpool.replay(os.fsencode(self.trace), capacity="64MiB")["exit_code"], 0)  # bytes: a path
+
+    def test_wrong_types_and_out_of_range_values_are_errors_in_clpools_words(self):
+        for kwargs, error, message in [
+            (dict(capacity="1GiB", semantics=3), TypeError, "semantics: 'immediate', 'deferred' or 'host_oom', not int"),
+            (dict(capacity="1GiB", frees_at=3), TypeError, "frees_at: 'release', 'wait' or 'driver', not int"),
+            (dict(capacity="1GiB", config=3), TypeError, "config: a configuration such as 'pool:lb=4' or 'nopool', not int"),
+            (dict(capacity="1GiB", compare=[3]), TypeError, "compare: each configuration a str"),
+            (dict(capacity="1GiB", compare=3), TypeError, "compare: a list of configurations, not int"),
+            (dict(capacity="1GiB", min_capacity="yes"), TypeError, "min_capacity: True or False, not str"),
+            (dict(capacity="1GiB", profile=3), TypeError, "profile: a profile's name"),
+            (dict(capacity=b"1GiB"), TypeError, "capacity: a size is an int or a str"),
+            (dict(capacity=2 ** 70), ValueError, "capacity: '1180591620717411303424' is larger than 2^64 - 1 bytes"),
+            (dict(capacity="1GiB", min_capacity=True, granule=2 ** 70), ValueError, "granule: '1180591620717411303424'"),
+            (dict(capacity="1GiB", config="pool:lb=%d" % 2 ** 70), ValueError, "lb '1180591620717411303424'"),
+            (dict(capacity="1GiB", host_capacity=-1), ValueError, "host_capacity: '-1' is negative"),
+        ]:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaises(error) as raised:
+                    clpool.replay(self.trace, **kwargs)
+                self.assertIn(message, str(raised.exception))
+                self.assertNotIn("Invoked with", str(raised.exception))
+                self.assertNotIn("incompatible function arguments", str(raised.exception))
+        with self.assertRaises(TypeError) as raised:
+            clpool.replay(3, capacity="1GiB")
+        self.assertEqual(str(raised.exception), "trace: a path (str, bytes or os.PathLike), not int")
+
+    def test_ctrl_c_stops_the_replay_and_raises_keyboard_interrupt(self):
+        """SIGINT during a long search (the replay runs with the GIL released) raises
+        KeyboardInterrupt within a fraction of a second."""
+        big = os.path.join(self.dir, "big.trace")
+        with open(big, "w") as f:
+            f.write("clpool-trace 1\n")
+            seq = 0
+            for i in range(1, 150001):   # 300,000 events of growing blocks, freed one behind
+                f.write(f"{seq} 0 0 0 alloc {i} {4096 + (i % 4096) * 256} buffer 0\n")
+                seq += 1
+                if i > 1:
+                    f.write(f"{seq} 0 0 0 free {i - 1} 0 buffer 0\n")
+                    seq += 1
+        code = textwrap.dedent(f"""
+            import sys, time
+            import clpool.replay
+            print("started", flush=True)
+            start = time.monotonic()
+            try:
+                clpool.replay({big!r}, min_capacity=True, granule="4KiB", compare=["nopool", "pool"])
+                print("finished", time.monotonic() - start, flush=True)
+            except KeyboardInterrupt:
+                print("interrupted", time.monotonic() - start, flush=True)
+        """)
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        self.assertEqual(child.stdout.readline().strip(), "started")
+        time.sleep(1.0)   # well into the search (a search of both configurations takes seconds)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+        latency = time.monotonic() - sent
+        print(f"SIGINT to exit: {latency * 1000:.0f} ms; child: {out.strip()}", file=sys.stderr)
+        self.assertEqual(child.returncode, 0, err)
+        self.assertTrue(out.startswith("interrupted"), out + err)
+        self.assertLess(latency, 0.5)
+        self.assertEqual(err, "")
 
     def test_the_module_is_the_function(self):
         from clpool.replay import replay

@@ -137,6 +137,16 @@ printf 'name = mine\n' > "$T/mine.profile"
 run 2 "$F" --capacity 1GiB --profile "$T/mine.profile" --svg "$T/mine.profile"
 [[ "$out" == *"--svg"* && "$(cat "$T/mine.profile")" == "name = mine" ]] || fail "--svg onto --profile: $out"
 
+echo "--- a trace opened more than once: a directory, a FIFO refused before anything opens it (no wait)"
+mkfifo "$T/pipe.trace"
+out="$(timeout 20 "$BIN" --no-progress "$T/pipe.trace" --capacity 1GiB 2>&1)"; rc=$?
+[[ $rc == 2 && "$out" == "clpool_replay: error: $T/pipe.trace: is a FIFO (a named pipe): it can be read only once, and the replay reads its trace more than once; give a file" ]] ||
+  fail "a FIFO: exit $rc: $out"
+run 2 "$T" --capacity 1GiB
+[[ "$out" == "clpool_replay: error: $T: is a directory, not a trace" ]] || fail "a directory: $out"
+run 2 --diff "$T/pipe.trace" "$EX/fragmentation.trace"
+[[ "$out" == *"pipe.trace: is a FIFO"* ]] || fail "--diff of a FIFO: $out"
+
 echo "--- a version-3 trace: --frees-at, the report names the rule (FORMAT.md 'Two moments of a free')"
 # Two 1 MiB blocks: the program releases the first before the second, waits, releases the second;
 # the recording driver freed both at the end.
@@ -147,7 +157,7 @@ printf '%s\n' 'clpool-trace 3' '0 0 0 0 alloc 1 1048576 buffer 0' '1 0 0 0 relea
 for rule_peak in "release:1 MiB" "wait:2 MiB" "driver:2 MiB"; do
   rule="${rule_peak%%:*}"
   run 0 "$V3" --capacity 1GiB --no-pool --profile exact --frees-at "$rule"
-  [[ "$out" == *"frees at                  "*"(--frees-at $rule); the trace has 2 releases and 1 waits"* ]] ||
+  [[ "$out" == *"frees at                  "*"(--frees-at $rule); the trace has 2 releases and 1 wait"$'\n'* ]] ||
     fail "--frees-at $rule: no rule line: $out"
   [[ "$out" == *"peak active               ${rule_peak#*:} ("* ]] || fail "--frees-at $rule: peak: $out"
   [[ "$out" == *"7 (2 alloc, 2 free, 0 alloc_failed, 2 release, 1 wait)"* ]] || fail "counts: $out"
@@ -157,7 +167,17 @@ run 0 "$V3" --capacity 1GiB --no-pool --profile pocl
   fail "pocl default: $out"
 run 0 "$V3" --capacity 1GiB --no-pool --json
 got="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["replay"]["frees_at"])' <<<"$out")"
-[[ "$got" == "{'given': False, 'moment': 'release', 'releases': 2, 'waits': 1}" ]] || fail "json: $got"
+[[ "$got" == "{'given': False, 'moment': 'release', 'releases_in_trace': 2, 'releases_replayed': 2, 'waits_in_trace': 1, 'waits_replayed': 1}" ]] ||
+  fail "json: $got"
+# Counts say their scope: an out-of-memory at the second alloc (1 MiB free: with frees at the
+# driver, the first block is still live) has seen 1 of the trace's 2 releases and none of its wait.
+run 1 "$V3" --capacity 1MiB --no-pool --profile exact --semantics immediate --frees-at driver
+[[ "$out" == *"; releases up to the failure: 1 of 2; waits up to the failure: 0 of 1"$'\n'* ]] ||
+  fail "counts up to the failure: $out"
+run 1 "$V3" --capacity 1MiB --no-pool --profile exact --semantics immediate --frees-at driver --json
+got="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["replay"]["frees_at"])' <<<"$out")"
+[[ "$got" == "{'given': True, 'moment': 'driver', 'releases_in_trace': 2, 'releases_replayed': 1, 'waits_in_trace': 1, 'waits_replayed': 0}" ]] ||
+  fail "json up to the failure: $got"
 run 0 "$V3" --min-capacity --granule 1MiB --no-pool --profile exact --frees-at driver
 [[ "$out" == *"frees at"*"--frees-at driver"* && "$out" == *"minimum capacity: 2 MiB"* ]] || fail "min-capacity: $out"
 run 0 "$V3" --min-capacity --granule 1MiB --compare nopool pool --profile exact

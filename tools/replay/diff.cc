@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/cli.h"
 #include "common/output_file.h"
@@ -16,7 +17,9 @@
 #include "replay/config.h"
 #include "replay/free_schedule.h"
 #include "replay/site_names.h"
+#include "replay/result_json.h"
 #include "tools/replay/outputs.h"
+#include "tools/replay/site_report.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -114,56 +117,157 @@ double growth(std::uint64_t old_value, std::uint64_t new_value) {
   return (static_cast<double>(new_value) - static_cast<double>(old_value)) / static_cast<double>(old_value);
 }
 
-std::vector<site_peak> site_peaks(const std::string& trace_path,
-                                  const std::vector<std::string>& library_patterns, free_moment moment) {
-  // Frames may be defined after the events that use them (FORMAT.md), so the names come from a
-  // first pass to the end and the peaks from a second.
-  std::shared_ptr<trace::site_table> table;
-  {
-    trace::trace_reader reader(trace_path, {.check_liveness = false});
-    trace::trace_event e;
-    while (reader.next(e)) {
-    }
-    if (!reader.sites().empty()) {
-      table = std::make_shared<trace::site_table>(reader.sites());
-      table->set_library_patterns(library_patterns);
+namespace {
+
+// The whole trace's frames and stacks (they may be defined after the events that use them,
+// FORMAT.md); null for a trace without sites.
+std::shared_ptr<trace::site_table> read_sites(const std::string& path, const std::vector<std::string>& patterns) {
+  trace::trace_reader reader(path, {.check_liveness = false});
+  trace::trace_event e;
+  while (reader.next(e)) {
+  }
+  if (reader.sites().empty()) return nullptr;
+  auto table = std::make_shared<trace::site_table>(reader.sites());
+  table->set_library_patterns(patterns);
+  return table;
+}
+
+// Each device block (buffer, SVM) of the trace: on_alloc(event index, event) at its alloc,
+// on_free(id) where the replays free it (a version-3 trace's frees by `moment`, free_schedule.h).
+template <class Alloc, class Free>
+void walk_blocks(const std::string& path, free_moment moment, Alloc on_alloc, Free on_free) {
+  trace::trace_reader reader(path, {.check_liveness = false});
+  trace::trace_event e;
+  free_schedule schedule(moment);
+  for (std::uint64_t index = 0; reader.next(e); ++index) {
+    if (e.action == trace::trace_action::alloc && device_kind(e.kind)) {
+      on_alloc(index, e);
+    } else {
+      schedule.on_event(e, on_free);
     }
   }
+}
+
+// What the site's lines held at its peak: the live blocks of its stacks, `live` (per stack),
+// summed per line (site name), largest first, each with its callers.
+std::vector<site_line> lines_at_peak(const std::vector<std::uint64_t>& stacks,
+                                     const std::unordered_map<std::uint64_t, site_usage>& live,
+                                     const trace::site_table* sites) {
+  std::vector<site_usage> held;
+  for (const std::uint64_t stack : stacks) {
+    const auto it = live.find(stack);
+    if (it != live.end() && it->second.blocks != 0) held.push_back(it->second);
+  }
+  std::map<std::string, site_line> by_name;
+  for (const site_usage& u : held) {
+    site_line& l = by_name[site_name(sites, u.stack)];
+    l.bytes += u.requested_bytes;
+    l.blocks += u.blocks;
+  }
+  std::vector<site_line> lines;
+  for (auto& [name, l] : by_name) {
+    l.name = name;
+    l.callers = callers_of(held, sites, name);
+    lines.push_back(std::move(l));
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const site_line& a, const site_line& b) { return a.bytes > b.bytes; });
+  return lines;
+}
+
+// A second walk to each site's peak (`peak_at`: the event index at which it first reached it):
+// what each of its lines held then (site_peak::lines), and the site named by its largest line.
+void fill_lines(const std::string& path, free_moment moment, const trace::site_table* sites,
+                const std::unordered_map<std::uint64_t, site_id>& by_stack,
+                const std::unordered_map<std::string, std::uint64_t>& peak_at,
+                std::map<std::string, site_peak>& by_key) {
+  std::map<std::uint64_t, std::vector<site_peak*>> due;
+  for (const auto& [key, index] : peak_at) due[index].push_back(&by_key.at(key));
+  std::unordered_map<std::uint64_t, site_usage> live;  // per stack
+  std::unordered_map<std::string, std::vector<std::uint64_t>> stacks_of;  // per key, in first use order
+  std::unordered_set<std::uint64_t> seen;
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> blocks;  // id -> stack, size
+  walk_blocks(
+      path, moment,
+      [&](std::uint64_t index, const trace::trace_event& e) {
+        site_usage& u = live[e.stack];
+        if (seen.insert(e.stack).second) stacks_of[by_stack.at(e.stack).key].push_back(e.stack);
+        u.stack = e.stack;
+        u.requested_bytes += e.size, u.rounded_bytes += e.size, u.committed_bytes += e.size, ++u.blocks;
+        blocks[e.id] = {e.stack, e.size};
+        const auto it = due.find(index);
+        if (it == due.end()) return;
+        for (site_peak* p : it->second) {
+          p->lines = lines_at_peak(stacks_of[p->key], live, sites);
+          if (!p->lines.empty()) p->name = p->lines.front().name;
+        }
+      },
+      [&](std::uint64_t id) {
+        const auto it = blocks.find(id);
+        if (it == blocks.end()) return;
+        site_usage& u = live[it->second.first];
+        u.requested_bytes -= it->second.second, u.rounded_bytes -= it->second.second;
+        u.committed_bytes -= it->second.second, --u.blocks;
+        blocks.erase(it);
+      });
+}
+
+}  // namespace
+
+std::vector<site_peak> site_peaks(const std::string& trace_path,
+                                  const std::vector<std::string>& library_patterns, free_moment moment) {
+  // Names from a first pass to the end, the peaks from a second, what each line held at its
+  // site's peak from a third.
+  const std::shared_ptr<trace::site_table> table = read_sites(trace_path, library_patterns);
   std::unordered_map<std::uint64_t, site_id> by_stack;
   std::map<std::string, site_peak> by_key;
-  std::unordered_map<std::string, std::uint64_t> live_bytes;
-  struct block {
-    std::string key;
-    std::uint64_t size;
-  };
-  std::unordered_map<std::uint64_t, block> live;
-  trace::trace_reader reader(trace_path, {.check_liveness = false});
-  trace::trace_event e;
-  free_schedule schedule(moment);  // a version-3 trace's frees where the replays put them
-  while (reader.next(e)) {
-    if (e.action == trace::trace_action::alloc && device_kind(e.kind)) {
-      auto it = by_stack.find(e.stack);
-      if (it == by_stack.end()) it = by_stack.emplace(e.stack, identify(table.get(), e.stack)).first;
-      site_peak& p = by_key[it->second.key];
-      if (p.key.empty()) p = {it->second.key, it->second.name, 0};
-      const std::uint64_t now = live_bytes[it->second.key] += e.size;
-      p.peak_bytes = std::max(p.peak_bytes, now);
-      live[e.id] = {it->second.key, e.size};
-    } else {
-      schedule.on_event(e, [&](std::uint64_t id) {
+  std::unordered_map<std::string, std::uint64_t> live_bytes, peak_at;
+  std::unordered_map<std::uint64_t, std::pair<std::string, std::uint64_t>> live;  // id -> key, size
+  walk_blocks(
+      trace_path, moment,
+      [&](std::uint64_t index, const trace::trace_event& e) {
+        auto it = by_stack.find(e.stack);
+        if (it == by_stack.end()) it = by_stack.emplace(e.stack, identify(table.get(), e.stack)).first;
+        site_peak& p = by_key[it->second.key];
+        if (p.key.empty()) p = {it->second.key, it->second.name, 0, {}};
+        const std::uint64_t now = live_bytes[it->second.key] += e.size;
+        if (now > p.peak_bytes) p.peak_bytes = now, peak_at[p.key] = index;
+        live[e.id] = {it->second.key, e.size};
+      },
+      [&](std::uint64_t id) {
         if (auto it = live.find(id); it != live.end()) {
-          live_bytes[it->second.key] -= it->second.size;
+          live_bytes[it->second.first] -= it->second.second;
           live.erase(it);
         }
       });
-    }
-  }
+  fill_lines(trace_path, moment, table.get(), by_stack, peak_at, by_key);
   std::vector<site_peak> out;
   for (auto& [key, p] : by_key) out.push_back(std::move(p));
   std::stable_sort(out.begin(), out.end(),
                    [](const site_peak& a, const site_peak& b) { return a.peak_bytes > b.peak_bytes; });
   return out;
 }
+
+namespace {
+
+// Names `c` by the line that holds its change (site_change): of the trace that has more of the
+// site (`more`), the line whose bytes at the site's peak differ most from the same line's in the
+// other (`less`, perhaps null); a line only one trace has counts from 0.
+void name_by_line(site_change& c, const site_peak* more, const site_peak* less) {
+  c.name = more->name;
+  std::int64_t best = std::numeric_limits<std::int64_t>::min();
+  for (const site_line& l : more->lines) {
+    std::uint64_t before = 0;
+    if (less != nullptr) {
+      for (const site_line& o : less->lines) {
+        if (o.name == l.name) before = o.bytes;
+      }
+    }
+    const std::int64_t d = static_cast<std::int64_t>(l.bytes) - static_cast<std::int64_t>(before);
+    if (d > best) best = d, c.name = l.name, c.callers = l.callers;
+  }
+}
+
+}  // namespace
 
 diff_result compare_runs(const std::string& old_path, const run_output& old_run,
                          const std::vector<site_peak>& old_sites, const std::string& new_path,
@@ -198,14 +302,19 @@ diff_result compare_runs(const std::string& old_path, const run_output& old_run,
     }
     d.configs.push_back(c);
   }
-  std::map<std::string, site_change> sites;
-  for (const site_peak& p : old_sites) sites[p.key] = {p.name, p.peak_bytes, 0};
-  for (const site_peak& p : new_sites) {
-    site_change& s = sites[p.key];
-    s.name = p.name;
-    s.new_bytes = p.peak_bytes;
+  std::map<std::string, std::pair<const site_peak*, const site_peak*>> sites;  // key -> old, new
+  for (const site_peak& p : old_sites) sites[p.key].first = &p;
+  for (const site_peak& p : new_sites) sites[p.key].second = &p;
+  for (const auto& [key, both] : sites) {
+    const auto [before, after] = both;
+    site_change s;
+    s.old_bytes = before != nullptr ? before->peak_bytes : 0;
+    s.new_bytes = after != nullptr ? after->peak_bytes : 0;
+    const bool grew = s.change() >= 0;
+    const site_peak* more = grew ? (after != nullptr ? after : before) : (before != nullptr ? before : after);
+    name_by_line(s, more, more == after ? before : after);
+    d.sites.push_back(std::move(s));
   }
-  for (auto& [key, s] : sites) d.sites.push_back(s);
   std::stable_sort(d.sites.begin(), d.sites.end(),
                    [](const site_change& a, const site_change& b) { return a.change() > b.change(); });
   return d;
@@ -255,6 +364,7 @@ std::string diff_text(const diff_result& d, std::size_t top) {
     for (std::size_t i = 0; i < v.size() && i < top; ++i) {
       out << "  " << (i + 1) << ". " << v[i]->name << "\n     " << signed_bytes(v[i]->change()) << ": "
           << both(v[i]->old_bytes) << " -> " << both(v[i]->new_bytes) << "\n";
+      callers_text(out, v[i]->callers, " (live at the site's peak, requested bytes)");
     }
     if (v.size() > top) out << "  ... " << (v.size() - top) << " more\n";
   };
@@ -302,7 +412,8 @@ nlohmann::json diff_json(const diff_result& d) {
     j["sites"].push_back({{"site", s.name},
                           {"old_peak_bytes", s.old_bytes},
                           {"new_peak_bytes", s.new_bytes},
-                          {"change_bytes", s.change()}});
+                          {"change_bytes", s.change()},
+                          {"callers", callers_json(s.callers)}});
   }
   j["max_growth"] = d.max_growth ? nlohmann::json(*d.max_growth) : nlohmann::json(nullptr);
   j["exceeded"] = d.over;

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replay/result.h"
+#include "replay/site_names.h"
 #include "tools/replay/command_line.h"
 #include "tools/replay/output_writer.h"
 
@@ -27,12 +28,23 @@ namespace clpool::replay {
 // anything else (a missing '%', a negative or non-finite number).
 double parse_growth(const std::string& text);
 
+// One line of a site (a site name, as the report names it: "Cache.put (app.py:17)") at the site's
+// peak: the bytes its live blocks asked for then, and its callers that held them (site_names.h
+// callers_of: the report's "called from" tree).
+struct site_line {
+  std::string name;
+  std::uint64_t bytes = 0;
+  std::uint64_t blocks = 0;
+  std::vector<caller_usage> callers;
+};
+
 // One allocation site's highest live memory over a trace: the bytes its live blocks (buffer and
 // SVM: device memory) asked for, at the site's own peak.
 struct site_peak {
   std::string key;   // what matches it across traces: the naming frame's function and file name
-  std::string name;  // "Cache.put (app.py:17)"
+  std::string name;  // "Cache.put (app.py:17)": its line holding the most at the peak
   std::uint64_t peak_bytes = 0;
+  std::vector<site_line> lines;  // what each of its lines held at the peak, largest first
 };
 
 // Per site of `trace_path` (FORMAT.md "Sites"; one entry, "(no stack recorded)", for a trace
@@ -42,9 +54,12 @@ std::vector<site_peak> site_peaks(const std::string& trace_path,
                                   const std::vector<std::string>& library_patterns,
                                   free_moment moment = free_moment::driver);
 
-// A site in both traces (or one): its peak before and after.
+// A site in both traces (or one): its peak before and after, named by the line that holds the
+// change: the line whose live bytes at the site's peak grew most (for a site that shrank, fell
+// most), in the trace that has more of it, with its callers there.
 struct site_change {
-  std::string name;  // the new trace's name when it has the site, else the old one's
+  std::string name;  // "Cache.put (app.py:18)"
+  std::vector<caller_usage> callers;
   std::uint64_t old_bytes = 0, new_bytes = 0;
   std::int64_t change() const {
     return static_cast<std::int64_t>(new_bytes) - static_cast<std::int64_t>(old_bytes);

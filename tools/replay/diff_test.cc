@@ -167,5 +167,60 @@ TEST(Diff, SitesMatchAcrossCheckouts) {
   EXPECT_EQ(d.sites[0].change(), 200);
 }
 
+// compute_features makes a 32 MiB temporary at line 24, freed at once, and keeps 1 MiB of features
+// per call at line 25: 3 calls before the change, 10 after. The memory grew at line 25, though line
+// 24 allocates first and holds the most at the peak.
+std::string featstore(int calls) {
+  std::string t =
+      "clpool-trace 2\n"
+      "frame 1 py 60 /app/featstore.py main\nframe 2 py 40 /app/featstore.py build_index\n"
+      "frame 3 py 24 /app/featstore.py compute_features\nframe 4 py 25 /app/featstore.py compute_features\n"
+      "stack 1 0 1\nstack 2 1 2\nstack 3 2 3\nstack 4 2 4\n";
+  int seq = 0;
+  const auto line = [&](const std::string& action, int id, std::uint64_t size, const char* stack) {
+    t += std::to_string(seq) + " 0 0 0 " + action + " " + std::to_string(id) + " " + std::to_string(size) +
+         " buffer 0" + stack + "\n";
+    ++seq;
+  };
+  for (int i = 0; i < calls; ++i) {
+    line("alloc", 2 * i + 1, 32u << 20, " 3");  // the temporary
+    line("alloc", 2 * i + 2, 1u << 20, " 4");   // the features kept
+    line("free", 2 * i + 1, 32u << 20, "");
+  }
+  return t;
+}
+
+TEST(Diff, TheSiteIsNamedByTheLineThatHoldsTheGrowthWithItsCallers) {
+  const std::string a = write_file("featstore_old.trace", featstore(3));
+  const std::string b = write_file("featstore_new.trace", featstore(10));
+  const std::vector<site_peak> before = site_peaks(a, {});
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].peak_bytes, 35u << 20);
+  ASSERT_EQ(before[0].lines.size(), 2u);  // at the peak: the temporary and 3 kept
+  EXPECT_EQ(before[0].lines[0].name, "compute_features (/app/featstore.py:24)");
+  EXPECT_EQ(before[0].lines[1].bytes, 3u << 20);
+  const diff_result d = compare_runs(a, run_with(1, 1), before, b, run_with(1, 1), site_peaks(b, {}), std::nullopt);
+  ASSERT_EQ(d.sites.size(), 1u);
+  EXPECT_EQ(d.sites[0].name, "compute_features (/app/featstore.py:25)");
+  EXPECT_EQ(d.sites[0].change(), 7 << 20);
+  const std::string text = diff_text(d);
+  EXPECT_NE(text.find("  1. compute_features (/app/featstore.py:25)\n"
+                      "     +7 MiB: 35 MiB (36700160 bytes) -> 42 MiB (44040192 bytes)\n"
+                      "     called from (live at the site's peak, requested bytes):\n"
+                      "       build_index (/app/featstore.py:40): 10 MiB (10485760 bytes) in 10 blocks\n"
+                      "         main (/app/featstore.py:60): 10 MiB (10485760 bytes) in 10 blocks\n"),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = diff_json(d);
+  EXPECT_EQ(j["sites"][0]["site"], "compute_features (/app/featstore.py:25)");
+  EXPECT_EQ(j["sites"][0]["callers"][0]["caller"], "build_index (/app/featstore.py:40)");
+  EXPECT_EQ(j["sites"][0]["callers"][0]["callers"][0]["caller"], "main (/app/featstore.py:60)");
+  EXPECT_EQ(j["sites"][0]["callers"][0]["blocks"], 10u);
+  // The other way round (the features fell from 10 to 3): named by the line that lost them.
+  const diff_result back = compare_runs(b, run_with(1, 1), site_peaks(b, {}), a, run_with(1, 1), before, std::nullopt);
+  EXPECT_EQ(back.sites[0].name, "compute_features (/app/featstore.py:25)");
+  EXPECT_EQ(back.sites[0].change(), -(7 << 20));
+}
+
 }  // namespace
 }  // namespace clpool::replay

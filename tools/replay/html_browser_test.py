@@ -102,10 +102,10 @@ class HtmlBrowserTest(unittest.TestCase):
         oom = d.execute_script("return window.clpoolReplay.oom")
         self.assertEqual(oom["event_index"], 7)
         summary = d.find_element(By.ID, "oom-summary").text
-        self.assertIn("Out of memory at event 7: request of 8.00 MiB", summary)
+        self.assertIn("Out of memory at event 7: request of 8 MiB", summary)
         self.assertIn("at (no stack recorded)", summary)
         # The search's failing replay, one granule below the minimum (38 MiB).
-        self.assertIn("capacity 37.00 MiB, 8 events replayed", d.find_element(By.ID, "subtitle").text)
+        self.assertIn("capacity 37 MiB, 8 events replayed (up to the failure)", d.find_element(By.ID, "subtitle").text)
 
     def test_page_names_the_site_and_shows_stacks(self):
         page = os.path.join(TMP, "growing_cache.html")
@@ -133,7 +133,7 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertIn("pool bin: ", tip.text)
         self.assertIn("device-committed: ", tip.text)
         # The nvidia profile packs requests of at most 2 MiB at 512 B into shared 2 MiB pages.
-        self.assertIn("packed: it shares a 2.00 MiB page", tip.text)
+        self.assertIn("packed: it shares a 2 MiB page", tip.text)
         d.save_screenshot(os.path.join(OUT, "html_page_blocks.png"))
         ActionChains(d).click().perform()  # pins it in the detail panel
         self.assertIn("growing_cache.py", d.find_element(By.ID, "detail").text)
@@ -166,10 +166,10 @@ class HtmlBrowserTest(unittest.TestCase):
         tip = d.find_element(By.ID, "tooltip")
         WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
         text = tip.text
-        self.assertIn("requested: 1.00 MiB (1048576 bytes)", text)
+        self.assertIn("requested: 1 MiB (1048576 bytes)", text)
         self.assertIn("pool bin: 1.06 MiB (1114111 bytes), +65535 bytes bin rounding", text)
-        self.assertIn("device-committed: 2.00 MiB (2097152 bytes), +983041 bytes page rounding", text)
-        self.assertIn("pages2m profile: 2.00 MiB pages", text)
+        self.assertIn("device-committed: 2 MiB (2097152 bytes), +983041 bytes page rounding", text)
+        self.assertIn("pages2m profile: 2 MiB pages", text)
         d.save_screenshot(os.path.join(OUT, "html_page_page_rounding.png"))
         # The totals at the failure: the replay's own figures (clpool_replay's text report).
         report = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--profile", profile, "--json"],
@@ -180,11 +180,11 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-rounding").text)
         # No packing: all of it is each block's own page rounding, no shared page has free room.
         self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-per-block").text)
-        self.assertEqual(d.find_element(By.ID, "page-shared-room").text, "0 B (0 bytes)")
+        self.assertEqual(d.find_element(By.ID, "page-shared-room").text, "0 bytes")
         # The live cache blocks' sites table carries the device-committed bytes.
         top = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")[0].find_elements(By.TAG_NAME, "td")
         self.assertIn("ResultCache.remember", top[1].text)
-        self.assertEqual(top[4].text, "26.00 MiB")  # 13 blocks x one 2 MiB page
+        self.assertEqual(top[4].text, "26 MiB")  # 13 blocks x one 2 MiB page
         # Without the rounding layers the bands are drawn whole, and the page still draws cleanly.
         d.find_element(By.ID, "show-rounding").click()
         Select(d.find_element(By.ID, "mode")).select_by_value("sites")
@@ -232,7 +232,8 @@ class HtmlBrowserTest(unittest.TestCase):
         gap = d.find_element(By.ID, "legend-gap").text
         self.assertIn("free room in shared pages", gap)
         self.assertIn("13.12 MiB of free room at the failure", gap)
-        self.assertIn("headroom the driver never hands out, 2.63 MiB", d.find_element(By.ID, "legend-headroom").text)
+        # The text report's words and digits: 2752512 bytes are 2.625 MiB, "2.62 MiB" in the report.
+        self.assertIn("the driver's headroom, never handed out, 2.62 MiB", d.find_element(By.ID, "legend-headroom").text)
         d.save_screenshot(os.path.join(OUT, "html_page_bands.png"))
         Select(d.find_element(By.ID, "mode")).select_by_value("sites")
         time.sleep(0.3)
@@ -295,10 +296,20 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertEqual(figures[-1], ("=", 33554432, "capacity"))
         report = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--json"], capture_output=True, text=True)
         s = json.loads(report.stdout)["results"][0]["replay"]["oom"]["capacity_sum"]
-        self.assertIn(("+", s["headroom_bytes"], "headroom the driver never hands out"), figures)
+        self.assertIn(("+", s["driver_headroom_bytes"], "the driver's headroom, never handed out (nvidia profile)"), figures)
+        self.assertIn(("+", s["free_to_program_bytes"], "free to the program"), figures)
         need = d.find_element(By.ID, "request-need").text
-        self.assertIn(f"needs 2.00 MiB ({s['request_device_bytes']} bytes) on the device", need)
-        self.assertIn("more than is free", need)
+        self.assertIn(f"needs 2 MiB ({s['request_device_bytes']} bytes) on the device", need)
+        self.assertIn("more than is free to the program.", need)
+        # Row by row, the rendered sum is the text report's, to the last digit.
+        text = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB"], capture_output=True, text=True).stdout
+        lines = text.split("capacity at the failure, summed:\n")[1].splitlines()
+        for r, line in zip(rows, lines):
+            cells = [td.text for td in r.find_elements(By.TAG_NAME, "td")]
+            self.assertEqual(" ".join(line.split()), " ".join(" ".join(cells).split()), line)
+        self.assertEqual(need, lines[len(rows)].strip()[0].upper() + lines[len(rows)].strip()[1:] + ".")
+        live = d.find_element(By.ID, "rounding").text
+        self.assertIn("The 14 blocks live at the failure (all drawn): 14 MiB requested", live)
 
     def test_a_site_expands_into_its_callers(self):
         d = self.growing_cache_page("callers", "--capacity", "32MiB")

@@ -12,6 +12,7 @@
 #include "replay/free_schedule.h"
 #include "replay/result_json.h"
 #include "replay/site_names.h"
+#include "tools/replay/report_format.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -76,9 +77,10 @@ class best_fit {
   std::uint64_t top_ = 0;
 };
 
-// Every block allocated up to event r.events - 1 (the failing one included), with its lifetime,
-// sizes and place in a best-fit layout of what the device commits; frames defined after the
-// failure are read too (lazy symbolization).
+// Every block allocated up to event r.events - 1, with its lifetime, sizes and place in a
+// best-fit layout of what the device commits: the failing request got no memory and is no block
+// (the live blocks at the failure are the replay's). Frames defined after the failure are read
+// too (lazy symbolization).
 std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report& r) {
   const bool pool = r.config.use_pool;
   std::vector<block> blocks;
@@ -88,8 +90,9 @@ std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report&
   trace::trace_event e;
   std::uint64_t index = 0;
   while (index < r.events && reader.next(e)) {
+    const bool failing = r.oom && index == r.oom->event_index;
     if (e.action == trace::trace_action::alloc && e.kind != trace::trace_kind::sub &&
-        e.kind != trace::trace_kind::host && e.size != 0) {
+        e.kind != trace::trace_kind::host && e.size != 0 && !failing) {
       block b;
       b.id = e.id;
       b.start = b.end = index;
@@ -232,6 +235,63 @@ nlohmann::json peak_sites(const std::vector<block>& blocks, const replay_report&
   return {{"event", at}, {"committed_bytes", best}, {"sites", site_usage_json(list, &sites)}};
 }
 
+// The blocks of `blocks` live where the replay ended (the failure, or the last event): their count
+// and bytes, as requested, in pool bins and device-committed.
+nlohmann::json live_sum(const std::vector<block>& blocks) {
+  std::uint64_t n = 0, requested = 0, rounded = 0, committed = 0;
+  for (const block& b : blocks) {
+    if (!b.live_at_end) continue;
+    ++n, requested += b.size, rounded += b.rounded, committed += b.committed;
+  }
+  return {{"blocks", n}, {"requested_bytes", requested}, {"rounded_bytes", rounded}, {"committed_bytes", committed}};
+}
+
+// Every byte count under `j` that the page shows as a figure (a key ending in "_bytes", a
+// capacity, a limit, a page's geometry), into `out`.
+void collect_figures(const nlohmann::json& j, std::set<std::uint64_t>& out, bool figure = false) {
+  if (j.is_number_unsigned()) {
+    if (figure) out.insert(j.get<std::uint64_t>());
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      const bool named = key.ends_with("_bytes") || key == "capacity" || key == "limit" || key == "page" ||
+                         key == "pack_limit" || key == "pack_granule" || key == "headroom" ||
+                         key == "per_block" || key == "shared_room" || key == "bytes";
+      collect_figures(value, out, named);
+    }
+  } else if (j.is_array()) {
+    for (const auto& value : j) collect_figures(value, out, figure);
+  }
+}
+
+// Each figure of the page as the text report writes it (common::format_bytes): the page rounds
+// nothing itself, so the two never differ in a digit. Keyed by the byte count in decimal.
+nlohmann::json bytes_text(const replay_report& r, const nlohmann::json& data) {
+  std::set<std::uint64_t> figures;
+  collect_figures(to_json(r), figures);
+  collect_figures(data, figures);
+  for (const char* column : {"size", "rounded", "committed"}) {  // each block's, for its hover
+    for (const auto& v : data["blocks"][column]) figures.insert(v.get<std::uint64_t>());
+  }
+  nlohmann::json text = nlohmann::json::object();
+  for (const std::uint64_t b : figures) text[std::to_string(b)] = format_bytes(b);
+  return text;
+}
+
+// At an out-of-memory on a bounded device: the capacity summed, row by row, and the failing
+// request's line, in the text report's words (report_format.h); null otherwise.
+void capacity_sum_figures(const replay_report& r, nlohmann::json& j) {
+  j["capacity_sum"] = nullptr;
+  j["request_text"] = nullptr;
+  if (!r.oom) return;
+  const std::optional<capacity_sum> s = capacity_sum_at(*r.oom, r.device, r.config.use_pool);
+  if (!s) return;
+  j["capacity_sum"] = nlohmann::json::array();
+  for (const capacity_sum_row& row : capacity_sum_rows(*s, r)) {
+    j["capacity_sum"].push_back({{"op", row.op}, {"bytes", row.bytes}, {"what", row.what}, {"total", row.total}});
+  }
+  j["request_text"] = capacity_request_text(*s, r);
+}
+
 }  // namespace
 
 nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
@@ -246,6 +306,7 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
     sites.set_site_frames(r.sites->site_frames());
   }
   const nlohmann::json peak = peak_sites(blocks, r, sites);  // every block, before some are left out
+  const nlohmann::json live_all = live_sum(blocks);
   const double drawn = keep_largest(blocks, limits.max_blocks);
   nlohmann::json stacks;
   nlohmann::json cols = block_columns(blocks, sites, stacks);
@@ -272,6 +333,12 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["has_sites"] = !reader.sites().empty();
   j["peak"] = peak;
   j["page_rounding_split"] = page_rounding_split(r, reader.version() >= trace::sites_format_version);
+  // The blocks live at the end, all and drawn (the page's sentence under the chart).
+  j["live_at_end"] = {{"all", live_all}, {"drawn", live_sum(blocks)}};
+  capacity_sum_figures(r, j);
+  j["free_to_program_name"] = free_to_program_name;
+  j["driver_headroom_name"] = driver_headroom_name;
+  j["bytes_text"] = bytes_text(r, j);
   return j;
 }
 

@@ -56,7 +56,7 @@ TEST(HtmlData, WholePagesShowInEachBlocksCommittedSize) {
   pages.page = 2 * MiB;
   const auto [d, oom] = data_for(pages);
   const nlohmann::json& b = d["blocks"];
-  ASSERT_EQ(b["size"].size(), 4u);  // the failing request is drawn too
+  ASSERT_EQ(b["size"].size(), 3u);  // the failing request got no memory: no block
   EXPECT_EQ(b["size"][0], 1048576u);
   EXPECT_EQ(b["rounded"][0], 1114111u);  // the pool's bin (4 leading bits)
   EXPECT_EQ(b["committed"][0], 2 * MiB);
@@ -92,6 +92,37 @@ TEST(HtmlData, PackedBlocksRoundToGranulesAndSharedPagesKeepTheirRoom) {
   EXPECT_EQ(split["shared_room"], 4 * MiB - (2 * 1114112u + 512u));
 }
 
+// The page writes each figure as the text report does (the page rounds nothing): its byte texts
+// are common::format_bytes's, its capacity sum is the report's rows, and the blocks it says are
+// live at the failure are the replay's, without the failing request.
+TEST(HtmlData, TheFiguresAreTheTextReportsOwn) {
+  device_model::device_profile nv;  // a headroom of 2.625 MiB: 2.62 in C's rounding, 2.63 in JS's
+  nv.name = "nv";
+  nv.page = 2 * MiB;
+  nv.pack_limit = 2 * MiB;
+  nv.pack_granule = 512;
+  nv.headroom = 2688 << 10;
+  const auto [d, oom] = data_for(nv);
+  EXPECT_EQ(d["bytes_text"]["2752512"], "2.62 MiB");
+  EXPECT_EQ(d["bytes_text"]["67108864"], "64 MiB");  // the capacity
+  EXPECT_EQ(d["bytes_text"]["1048576"], "1 MiB");    // a block's size, for its hover
+  const nlohmann::json& sum = d["capacity_sum"];
+  ASSERT_TRUE(sum.is_array());
+  const nlohmann::json& s = oom["capacity_sum"];
+  EXPECT_EQ(sum[sum.size() - 3]["what"], "the driver's headroom, never handed out (nv profile)");
+  EXPECT_EQ(sum[sum.size() - 3]["bytes"], s["driver_headroom_bytes"]);
+  EXPECT_EQ(sum[sum.size() - 2]["what"], "free to the program");
+  EXPECT_EQ(sum[sum.size() - 2]["bytes"], s["free_to_program_bytes"]);
+  EXPECT_NE(d["request_text"].get<std::string>().find("more than is free to the program"), std::string::npos);
+  const nlohmann::json& live = d["live_at_end"]["all"];
+  EXPECT_EQ(live["blocks"], 3u);
+  EXPECT_EQ(live["requested_bytes"], oom["active_bytes"]);
+  EXPECT_EQ(d["live_at_end"]["drawn"], live);
+  for (const auto& [bytes, text] : d["bytes_text"].items()) {
+    EXPECT_EQ(text, format_bytes(std::stoull(bytes))) << bytes;
+  }
+}
+
 TEST(HtmlData, ExactBytesCommitTheBinSize) {
   const auto [d, oom] = data_for(device_model::device_profile{});
   EXPECT_EQ(d["blocks"]["committed"][0], 1114111u);
@@ -114,7 +145,7 @@ TEST(HtmlPage, InlinesTheResultDocumentTheReplayTheDataAndTheScript) {
   const std::string page =
       html_page(result, {{"events", 3}, {"site", "<!--<script>"}}, {{"title", "t<"}});
   EXPECT_NE(page.find("<script type=\"application/json\" id=\"clpool-result\">{\"input\":\"a\\u003c/script>b\","
-                      "\"schema_version\":1}</script>"),
+                      "\"schema_version\":" + std::to_string(result_schema_version) + "}</script>"),
             std::string::npos);
   EXPECT_NE(page.find("id=\"clpool-replay\">{\"events\":3,\"site\":\"\\u003c!--\\u003cscript>\"}</script>"),
             std::string::npos);

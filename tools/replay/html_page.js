@@ -14,34 +14,46 @@ const DEVICE = R.device + ", " + R.semantics + " allocation, " +
   (R.measured_device ? R.measured_device.name + " (measured, no profile)" : R.profile + " profile");
 const oomSite = () => OOM.site || "(no stack recorded)";
 const B = D.blocks, N = B.id.length, $ = id => document.getElementById(id);
-function fmt(b) { const u = ["B","KiB","MiB","GiB","TiB"]; let i = 0, x = b;
-  while (x >= 1024 && i < 4) { x /= 1024; i++; } return (i ? x.toFixed(2) : x) + " " + u[i]; }
+// Byte figures as the text report writes them: the page rounds nothing itself. Every figure it
+// shows is in D.bytes_text, written by clpool_replay with the text report's own formatting
+// (common::format_bytes); a sum the page makes on the fly (a site's live bytes under the pointer
+// in the by-site view) is shown exactly, in bytes.
+function fmt(b) { const t = D.bytes_text[b]; return t !== undefined ? t : b + " bytes"; }
+function bytes(b) { return b < 1024 ? b + " bytes" : fmt(b) + " (" + b + " bytes)"; }
+// An axis label: a multiple of a power of two that is at least a quarter of the unit it is
+// written in, so two decimals are exact (what format_bytes prints for it, no rounding).
+function axisLabel(b) { const u = ["B","KiB","MiB","GiB","TiB","PiB","EiB"]; let i = 0, unit = 1;
+  while (b >= unit * 1024 && i < 6) { unit *= 1024; i++; }
+  return (b % unit === 0 ? String(b / unit) : (b / unit).toFixed(2)) + " " + u[i]; }
 function esc(s) { return String(s).replace(/[&<>]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;"})[c]); }
 // Site colours: hues from yellow-green through blue to violet (60 to 320 degrees), never the
 // capacity's and the out-of-memory's red nor the pool line's orange (LINE_COLORS).
 const LINE_COLORS = { device: "#000000", pool: "#e67e00", capacity: "#dd0000", oom: "#dd0000" };
 function hue(k) { return 60 + (k * 137.508) % 260; }
 $("title").textContent = D.title;
-$("subtitle").textContent = R.config + " on " + DEVICE + ", capacity " + fmt(CAPACITY) + ", " + EVENTS + " events replayed";
+$("subtitle").textContent = R.config + " on " + DEVICE + ", capacity " + fmt(CAPACITY) + ", " + EVENTS + " events replayed" +
+  (OOM ? " (up to the failure)" : "");
 if (OOM) $("oom-summary").textContent = "Out of memory at event " + OOM.event_index + ": request of " + fmt(OOM.requested_bytes) +
   " (" + OOM.cause + ") at " + oomSite() + "; device used " + fmt(OOM.device_used_bytes) + (POOL ? ", pool held " + fmt(OOM.held_bytes) : "");
 else $("oom-summary").textContent = "No out-of-memory: the replay ran cleanly.";
+const SCOPE = OOM ? "up to the failure" : "in the trace";
 $("sampling-note").textContent = (N < D.total_blocks
-  ? "Showing the " + N + " largest of " + D.total_blocks + " blocks (by bytes x lifetime, " + (100 * D.drawn_area_fraction).toFixed(1) + "% of the area); the lines are the replay's totals, sampled keeping maxima."
-  : "All " + N + " blocks drawn.") +  " Block bands: the bytes requested (solid), the pool's bin rounding (pale) and the device's page rounding (hatched); y is a best-fit address layout of what the device commits." +
+  ? "Showing the " + N + " largest of the " + D.total_blocks + " blocks allocated " + SCOPE + " (by bytes x lifetime, " + (100 * D.drawn_area_fraction).toFixed(1) + "% of the area); the lines are the replay's totals, sampled keeping maxima."
+  : "All " + N + " blocks allocated " + SCOPE + " drawn.") +  " Block bands: the bytes requested (solid), the pool's bin rounding (pale) and the device's page rounding (hatched); y is a best-fit address layout of what the device commits." +
   (D.has_sites ? "" : " This trace has no allocation sites (record with stacks).");
 function profileText() { const P = D.profile;
   if (P.page <= 1) return P.name + " profile: exact bytes";
   return P.name + " profile: " + fmt(P.page) + " pages" + (P.pack_limit ? ", requests up to " + fmt(P.pack_limit) + " packed at " + fmt(P.pack_granule) : ""); }
-{ let req = 0, bin = 0, com = 0, n = 0;  // the drawn blocks live at the end (the failure, if any)
-  for (let i = 0; i < N; i++) if (B.end[i] >= EVENTS) { req += B.size[i]; bin += B.rounded[i]; com += B.committed[i]; n++; }
+{ const all = D.live_at_end.all, drawn = D.live_at_end.drawn;  // the blocks live at the end (the failure, if any)
+  const live = (drawn.blocks === all.blocks ? "The " + all.blocks + " blocks live at the " + (OOM ? "failure" : "end") + " (all drawn)"
+    : "Of the " + all.blocks + " blocks live at the " + (OOM ? "failure" : "end") + ", the " + drawn.blocks + " drawn");
   $("rounding").innerHTML = (OOM ? "<b>Rounding at the failure</b>: bin rounding <span id=bin-rounding>" + bytes(OOM.rounding_loss_bytes) +
     "</span> (the pool's bins over the live blocks' requests" + (POOL ? "" : "; no pool") + "), page rounding <span id=page-rounding>" + bytes(OOM.page_loss_bytes) +
     "</span> (device committed - blocks' sizes, " + esc(profileText()) + (D.page_rounding_split ? ": <span id=page-per-block>" +
     bytes(D.page_rounding_split.per_block) + "</span> rounding each block, <span id=page-shared-room>" + bytes(D.page_rounding_split.shared_room) +
     "</span> free room in shared pages" : "") + "). " : "") +
-    "The " + n + " drawn blocks live at the " + (OOM ? "failure" : "end") + ": " + fmt(req) + " requested, " + fmt(bin) + " in pool bins, " +
-    fmt(com) + " device-committed (each block rounded on its own)."; }
+    live + ": " + fmt(drawn.requested_bytes) + " requested, " + fmt(drawn.rounded_bytes) + " in pool bins, " +
+    fmt(drawn.committed_bytes) + " device-committed (each block rounded on its own)."; }
 // A sites table: one row per site; a site with callers (replay/site_names.h callers_of) gets a
 // button that shows the callers that hold the most beneath it, and theirs beneath them.
 function cells(r) { return "<td>" + fmt(r.requested_bytes) + "</td><td>" + fmt(r.rounded_bytes) + "</td><td>" +
@@ -67,26 +79,14 @@ else if (D.peak) { $("top-sites-title").textContent = "Sites holding the most de
   fill("top-sites", D.peak.sites); }
 else $("top-sites-title").textContent = "No allocation sites: no block was allocated";
 if (!POOL || !OOM || !(OOM.held_sites || []).length) $("held-wrap").style.display = "none";
-// The capacity at the failure as a sum that adds up (the text report's "capacity at the failure,
-// summed"; replay/result.h capacity_sum). Each figure's bytes are in data-bytes.
-{ const S = OOM && OOM.capacity_sum;
-  if (!S) $("sum-wrap").style.display = "none";
-  else { const rows = [["", S.live_requested_bytes, "live blocks, as requested"]];
-    if (POOL) rows.push(["+", S.bin_rounding_bytes, "their rounding to the pool's bins"], ["+", S.held_bytes, "freed blocks the pool held"]);
-    rows.push(["+", S.page_rounding_bytes, "the device's page rounding (" + profileText() + ")"]);
-    if (S.other_bytes) rows.push(["+", S.other_bytes, "other device memory (not the pool's blocks)"]);
-    rows.push(["=", S.device_used_bytes, "device used", "total"]);
-    if (S.headroom_bytes !== null) rows.push(["+", S.headroom_bytes, "headroom the driver never hands out"], ["+", S.free_bytes, "free"]);
-    else rows.push(["+", S.free_bytes, "free (the device's own headroom included)"]);
-    rows.push(["=", S.capacity_bytes, "capacity", "total"]);
-    $("capacity-sum").querySelector("tbody").innerHTML = rows.map(([op, b, what, cls]) => "<tr" + (cls ? " class=" + cls : "") + "><td>" + op +
-      "</td><td data-bytes=" + b + ">" + bytes(b) + "</td><td class=what>" + esc(what) + "</td></tr>").join("");
-    $("request-need").textContent = OOM.cause === "pool limit reached" ? "The failing request's pool bin (" + fmt(S.request_rounded_bytes) +
-        ") would take the pool past its limit of " + fmt(OOM.limit) + "." :
-      OOM.cause === "host-pinned budget exceeded" ? "The failing request is host-pinned memory, refused by its own budget." :
-      "The failing request needs " + bytes(S.request_device_bytes) + " on the device" + (S.request_takes_new_shared_page ?
-        " (a new " + fmt(S.request_device_bytes) + " page: no shared page had room for its " + fmt(S.request_rounded_bytes) + ")" : "") +
-      (S.request_device_bytes > S.free_bytes ? ": " + bytes(S.request_device_bytes - S.free_bytes) + " more than is free." : ", with " + bytes(S.free_bytes) + " free."); } }
+// The capacity at the failure as a sum that adds up, row by row as the text report's "capacity at
+// the failure, summed" (clpool_replay writes both: report_format.h capacity_sum_rows), and the
+// failing request's line under it. Each figure's bytes are in data-bytes.
+{ const rows = D.capacity_sum;
+  if (!rows) $("sum-wrap").style.display = "none";
+  else { $("capacity-sum").querySelector("tbody").innerHTML = rows.map(r => "<tr" + (r.total ? " class=total" : "") + "><td>" + r.op +
+      "</td><td data-bytes=" + r.bytes + ">" + bytes(r.bytes) + "</td><td class=what>" + esc(r.what) + "</td></tr>").join("");
+    $("request-need").textContent = D.request_text.charAt(0).toUpperCase() + D.request_text.slice(1) + "."; } }
 // Sites: stacks grouped by the name of their site, the largest first, colours by rank.
 const siteOf = D.stacks.map(s => s.site), siteIdx = new Map(), siteBytes = [];
 for (let i = 0; i < N; i++) { const s = siteOf[B.stack[i]]; if (!siteIdx.has(s)) { siteIdx.set(s, siteIdx.size); siteBytes.push(0); }
@@ -206,7 +206,8 @@ function draw() {
     ctx.lineTo(cv.width, sy(CAPACITY)); ctx.stroke(); ctx.setLineDash([]); }
   ctx.restore();
   ctx.fillStyle = "#333"; ctx.font = (11 * devicePixelRatio) + "px sans-serif";
-  for (let k = 0; k <= 4; k++) { const b = yMax / 1.05 * k / 4; ctx.fillText(fmt(Math.round(b)), 2, sy(b) + 4); }
+  { let step = 1; while (yMax / 1.05 / step > 5) step *= 2;
+    for (let b = 0; b <= yMax / 1.05; b += step) ctx.fillText(axisLabel(b), 2, sy(b) + 4); }
   drawXAxis();
   const m = $("oom-marker");
   if (OOM && OOM.event_index >= v0 && OOM.event_index <= v1) { m.style.display = ""; m.style.left = (sx(OOM.event_index + 0.5) / devicePixelRatio) + "px"; }
@@ -222,7 +223,6 @@ window.addEventListener("mouseup", ev => { if (drag && !drag.moved) pick(ev, tru
 function blockAt(px, py) { const e = ex(px), b = by(py);
   for (let i = N - 1; i >= 0; i--) if (B.start[i] <= e && e < Math.max(B.end[i], B.start[i] + (v1 - v0) / cv.width) && B.offset[i] <= b && b < B.offset[i] + B.committed[i]) return i;
   return -1; }
-function bytes(b) { return fmt(b) + " (" + b + " bytes)"; }
 function describe(i) { const s = D.stacks[B.stack[i]];
   return "<b>" + esc(s.site) + "</b><br>block id " + B.id[i] + "<br>requested: " + bytes(B.size[i]) +
     "<br>pool bin: " + (POOL ? bytes(B.rounded[i]) + ", +" + (B.rounded[i] - B.size[i]) + " bytes bin rounding" : "no pool (the request itself)") +
@@ -261,7 +261,7 @@ function swatch(color, cross) { return "<i class=band style='background:repeatin
     [D.profile.pack_limit ? "free room in shared pages" : "", POOL ? "blocks the pool holds" : "", N < D.total_blocks ? "the blocks not drawn" : "",
      !D.profile.pack_limit && !POOL && N >= D.total_blocks ? "the layout's free space" : ""].filter(x => x).join(", ") +
     (OOM && split ? " (" + fmt(split.shared_room) + " of free room at the failure)" : "") + "</span>" +
-  (capShown && HEADROOM > 0 ? "<span id=legend-headroom>" + swatch(HEADROOM_COLOR, true) + "headroom the driver never hands out, " + fmt(HEADROOM) + "</span>" : "") +
+  (capShown && HEADROOM > 0 ? "<span id=legend-headroom>" + swatch(HEADROOM_COLOR, true) + D.driver_headroom_name + ", never handed out, " + fmt(HEADROOM) + "</span>" : "") +
   "<span>band: solid requested, pale pool bin, hatched device pages</span>" +
   rank.slice(0, TOP).map(s => "<span><i style='background:" + siteColor(siteRank[s], 1) + "'></i>" + esc(siteNames[s]) + "</span>").join(""); }
 // For tests and scripts: where block i is drawn, in CSS pixels of the canvas.

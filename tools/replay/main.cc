@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/input_file.h"
+#include "common/text_escape.h"
 #include "common/output_file.h"
 #include "device_model/profile.h"
 #include "tools/replay/command_line.h"
@@ -110,12 +112,24 @@ std::vector<replay_config> configurations(const command_line& cl) {
 }
 
 // Step 2: every check that needs no replay, in the order a user would fix them.
-plan validate(const command_line& cl) {
-  plan p;
-  p.in = {cl.trace_path, cl.rmm_path};
-  if (p.in.trace_path.empty() && p.in.rmm_path.empty()) {
+// The input, or a usage error: none given, or a trace path that cannot be opened more than once.
+input input_of(const command_line& cl) {
+  if (cl.trace_path.empty() && cl.rmm_path.empty()) {
     throw usage_error("no input: give a trace file, or --rmm-csv FILE (see --help)");
   }
+  // The trace is opened more than once (its version, then each replay): a FIFO would be read
+  // once and then waited on forever; refused before anything opens it.
+  if (!cl.trace_path.empty() && cl.trace_path != "-") {
+    if (const std::string why = clpool::common::reread_input_refusal(cl.trace_path); !why.empty()) {
+      throw usage_error(clpool::common::escape_text(cl.trace_path) + ": " + why);
+    }
+  }
+  return {cl.trace_path, cl.rmm_path};
+}
+
+plan validate(const command_line& cl) {
+  plan p;
+  p.in = input_of(cl);
   if (!cl.capacity_text.empty()) {
     p.capacity = size_option(cl.capacity_text, "--capacity", {.device = true, .positive = true});
   }

@@ -24,8 +24,9 @@ for line in "device: mockcl, 128 MiB (134217728 bytes), deferred allocation, nvi
             "held by the pool          83.01 MiB (87037962 bytes)" \
             "lost to page rounding     27.93 MiB (29288439 bytes)" \
             "hit rate                  81.8% (153 hits, 34 misses)" \
-            "  + 2.62 MiB (2752512 bytes)    headroom the driver never hands out (nvidia profile)" \
-            "  + 13.38 MiB (14024704 bytes)  free" \
+            "device used / capacity    112 MiB / 128 MiB (134217728 bytes), 13.38 MiB (14024704 bytes) free to the program + 2.62 MiB (2752512 bytes) the driver's headroom" \
+            "  + 2.62 MiB (2752512 bytes)    the driver's headroom, never handed out (nvidia profile)" \
+            "  + 13.38 MiB (14024704 bytes)  free to the program"$'\n' \
             "  = 128 MiB (134217728 bytes)   capacity" \
             "the failing request needs 14 MiB (14680064 bytes) on the device"; do
   [[ $out == *"$line"* ]] || fail "replay output lacks '$line'"

@@ -36,10 +36,31 @@ void row(std::ostringstream& out, const std::string& label, const std::string& v
   out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value << "\n";
 }
 
+// "s" after a count other than 1.
+std::string counted(std::uint64_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// The release and wait events with their scope: the whole trace's for a replay that read it all,
+// else those up to the failure out of the trace's.
+std::string release_counts_text(const replay_report& r) {
+  if (!r.oom && !r.stopped) {
+    return "the trace has " + counted(r.releases, "release") + " and " + counted(r.waits, "wait");
+  }
+  const std::string where = r.oom ? "up to the failure" : "up to the event replayed last";
+  const auto of = [&r](std::uint64_t n, std::uint64_t total) {
+    return std::to_string(n) + (r.trace_counts_known ? " of " + std::to_string(total) : std::string());
+  };
+  return "releases " + where + ": " + of(r.releases, r.trace_releases) + "; waits " + where + ": " +
+         of(r.waits, r.trace_waits) + (r.trace_counts_known ? "" : " (the rest of the trace unread)");
+}
+
+}  // namespace
+
 // Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
 // has both; "" for one that has one moment per free, which every rule replays alike.
 std::string frees_at_text(const replay_report& r) {
-  if (r.releases == 0 && r.waits == 0) return "";
+  if (!r.has_releases()) return "";
   std::string s;
   switch (r.frees_at) {
     case free_moment::release:
@@ -64,13 +85,10 @@ std::string frees_at_text(const replay_report& r) {
               : "promptly") +
          "; --frees-at to choose)";
   }
-  return s + "; the trace has " + std::to_string(r.releases) + " releases and " +
-         std::to_string(r.waits) + " waits";
+  return s + "; " + release_counts_text(r);
 }
 
-// The request's line under the sum: what it needed against what was free (or, for the pool's
-// limit or the host budget, what it was refused against).
-std::string request_text(const capacity_sum& s, const replay_report& r) {
+std::string capacity_request_text(const capacity_sum& s, const replay_report& r) {
   const oom_point& p = *r.oom;
   const bool pool = r.config.use_pool;
   if (p.site == oom_site::limit) {
@@ -92,43 +110,68 @@ std::string request_text(const capacity_sum& s, const replay_report& r) {
   }
   std::string line = "the failing request needs " + both(s.request_device) + " on the device" +
                      (how.empty() ? "" : " (" + how + ")");
-  if (s.request_device > s.free) return line + ": " + both(s.request_device - s.free) + " more than is free";
-  return line + ", with " + both(s.free) + " free";
+  if (s.request_device > s.free) {
+    return line + ": " + both(s.request_device - s.free) + " more than is " + free_to_program_name;
+  }
+  return line + ", with " + both(s.free) + " " + free_to_program_name;
 }
+
+std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const replay_report& r) {
+  const std::string where = r.device.measured ? std::string("as the device reports it")
+                                              : common::escape_text(r.device.profile.name) + " profile";
+  std::vector<capacity_sum_row> rows;
+  const auto add = [&rows](const char* op, std::uint64_t bytes, const std::string& what) {
+    rows.push_back({op, bytes, what, op[0] == '='});
+  };
+  add("", s.live_requested, "live blocks, as requested");
+  if (r.config.use_pool) {
+    add("+", s.bin_rounding, "their rounding to the pool's bins");
+    add("+", s.held, "freed blocks the pool held");
+  }
+  add("+", s.page_rounding, "the device's page rounding (" + where + ")");
+  if (s.other != 0) add("+", s.other, "other device memory (not the pool's blocks)");
+  add("=", s.device_used, "device used");
+  if (s.headroom_known) {
+    add("+", s.headroom, std::string(driver_headroom_name) + ", never handed out (" + where + ")");
+    add("+", s.free, free_to_program_name);
+  } else {
+    add("+", s.free, std::string(free_to_program_name) + " (the device's own headroom included)");
+  }
+  add("=", s.capacity, "capacity");
+  return rows;
+}
+
+namespace {
 
 // The capacity at the failure as a sum whose lines add up (result.h, capacity_sum).
 void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
   const std::optional<capacity_sum> sum = capacity_sum_at(*r.oom, r.device, r.config.use_pool);
   if (!sum) return;
   const capacity_sum& s = *sum;
-  const std::string where = r.device.measured ? std::string("as the device reports it")
-                                              : common::escape_text(r.device.profile.name) + " profile";
   std::vector<std::pair<std::string, std::string>> lines;  // (operator and figure, what)
-  const auto add = [&lines](const char* op, std::uint64_t bytes, const std::string& what) {
-    lines.push_back({std::string(op) + both(bytes), what});
-  };
-  add("  ", s.live_requested, "live blocks, as requested");
-  if (r.config.use_pool) {
-    add("+ ", s.bin_rounding, "their rounding to the pool's bins");
-    add("+ ", s.held, "freed blocks the pool held");
+  for (const capacity_sum_row& row : capacity_sum_rows(s, r)) {
+    lines.push_back({(row.op.empty() ? std::string(" ") : row.op) + " " + both(row.bytes), row.what});
   }
-  add("+ ", s.page_rounding, "the device's page rounding (" + where + ")");
-  if (s.other != 0) add("+ ", s.other, "other device memory (not the pool's blocks)");
-  add("= ", s.device_used, "device used");
-  if (s.headroom_known) {
-    add("+ ", s.headroom, "headroom the driver never hands out (" + where + ")");
-    add("+ ", s.free, "free");
-  } else {
-    add("+ ", s.free, "free (the device's own headroom included)");
-  }
-  add("= ", s.capacity, "capacity");
   std::size_t width = 0;
   for (const auto& l : lines) width = std::max(width, l.first.size());
   out << "capacity at the failure, summed:\n";
   for (const auto& [figure, what] : lines) {
     out << "  " << figure << std::string(width - figure.size() + 2, ' ') << what << "\n";
   }
-  out << "  " << request_text(s, r) << "\n";
+  out << "  " << capacity_request_text(s, r) << "\n";
+}
+
+// After "device used / capacity": what was left, under the names the sum gives it (nothing on an
+// unbounded device).
+std::string left_of_capacity(const oom_point& p, const replay_report& r) {
+  const std::optional<capacity_sum> s = capacity_sum_at(p, r.device, r.config.use_pool);
+  if (!s) return "";
+  if (!s->headroom_known) {
+    return ", " + both(s->free) + " " + free_to_program_name + " (the device's own headroom included)";
+  }
+  std::string text = ", " + both(s->free) + " " + free_to_program_name;
+  if (s->headroom != 0) text += " + " + both(s->headroom) + " " + driver_headroom_name;
+  return text;
 }
 
 void oom_text(std::ostringstream& out, const replay_report& r) {
@@ -148,9 +191,8 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
     row(out, "held by the pool", both(p.held_bytes));
     row(out, "managed by the pool", both(p.managed_bytes));
   }
-  row(out, "device used / capacity",
-      format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) + ", " +
-          both(p.capacity >= p.device_used_bytes ? p.capacity - p.device_used_bytes : 0) + " free");
+  row(out, "device used / capacity", format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) +
+                                         left_of_capacity(p, r));
   if (p.limit != unlimited) row(out, "pool limit", both(p.limit));
   if (pool) {
     row(out, "lost to bin rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");

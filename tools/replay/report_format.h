@@ -12,6 +12,31 @@
 
 namespace clpool::replay {
 
+// The two names of what an out-of-memory left of the capacity, the same in the text report, the
+// page and the JSON (capacity_sum's free_to_program_bytes and driver_headroom_bytes): what a
+// request could still have had, and what the driver keeps and never hands out (the profile's).
+inline constexpr char free_to_program_name[] = "free to the program";
+inline constexpr char driver_headroom_name[] = "the driver's headroom";
+
+// One line of the capacity at an out-of-memory, summed (result.h capacity_sum): "+", the bytes,
+// what they are; `total` for the "=" lines. The text report and the page write these same rows.
+struct capacity_sum_row {
+  std::string op;  // "", "+" or "="
+  std::uint64_t bytes = 0;
+  std::string what;
+  bool total = false;
+};
+std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const replay_report& r);
+
+// The line under the sum: what the failing request needed on the device against what was free to
+// the program (or, for the pool's limit or the host budget, what it was refused against).
+std::string capacity_request_text(const capacity_sum& s, const replay_report& r);
+
+// "the program's release (...) (...); releases up to the failure: 23 of 74; waits up to the
+// failure: 1 of 1": which moment of each free the replay used and how many releases and waits it
+// saw, against the whole trace's; "" for a trace without release or wait events.
+std::string frees_at_text(const replay_report& r);
+
 // The full text report of one configuration: the verdict, the first out-of-memory with every
 // figure, then peaks, hit rate and allocator calls. `input` names the trace.
 // `full_stacks`: under each allocation site (a trace with sites), every frame of its stack.

@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "common/byte_size.h"
 #include "tools/replay/svg.h"
 
 namespace clpool::replay {
@@ -98,11 +99,21 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
                   n("other_bytes"),
               n("device_used_bytes")) << s.config;
     EXPECT_EQ(n("other_bytes"), 0u) << s.config;
-    EXPECT_EQ(n("device_used_bytes") + n("headroom_bytes") + n("free_bytes"), n("capacity_bytes")) << s.config;
+    EXPECT_EQ(n("device_used_bytes") + n("driver_headroom_bytes") + n("free_to_program_bytes"), n("capacity_bytes"))
+        << s.config;
     EXPECT_EQ(n("capacity_bytes"), s.capacity);
-    EXPECT_EQ(n("headroom_bytes"), s.profile.headroom);
+    EXPECT_EQ(n("driver_headroom_bytes"), s.profile.headroom);
     const std::string text = format_text(res, "t.trace");
     EXPECT_NE(text.find("capacity at the failure, summed:\n"), std::string::npos) << text;
+    // "free" is one figure everywhere: the row above the sum names the sum's two figures.
+    const auto both = [](std::uint64_t b) { return common::format_bytes_both(b); };
+    if (res.replay->oom->site != oom_site::limit) {
+      std::string left = both(n("free_to_program_bytes")) + " free to the program";
+      if (s.profile.headroom != 0) left += " + " + both(n("driver_headroom_bytes")) + " the driver's headroom";
+      EXPECT_NE(text.find("  device used / capacity    "), std::string::npos) << text;
+      EXPECT_NE(text.find(left + "\n"), std::string::npos) << left << "\n" << text;
+      EXPECT_NE(text.find("  + " + both(n("free_to_program_bytes"))), std::string::npos) << text;
+    }
     EXPECT_NE(text.find("(" + std::to_string(n("device_used_bytes")) + " bytes)  "), std::string::npos) << text;
     EXPECT_TRUE(std::regex_search(text, std::regex("\\n  = [^\\n]*\\(" + std::to_string(s.capacity) + " bytes\\) +capacity\\n")))
         << text;
@@ -111,8 +122,8 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
     if (res.replay->oom->site == oom_site::limit) {
       EXPECT_NE(text.find("past its limit of 100 MiB (104857600 bytes)"), std::string::npos) << text;
     } else {
-      EXPECT_GT(n("request_device_bytes"), n("free_bytes")) << s.config;
-      EXPECT_NE(text.find("more than is free"), std::string::npos) << text;
+      EXPECT_GT(n("request_device_bytes"), n("free_to_program_bytes")) << s.config;
+      EXPECT_NE(text.find("more than is free to the program\n"), std::string::npos) << text;
     }
   }
 }

@@ -14,16 +14,11 @@ bool rounds_pages(const replay_report& r) {
   return !r.device.measured && !r.device.profile.exact_bytes();
 }
 
-// A site's callers that hold the most, as a tree indented under it: "called from" then each
-// caller with its bytes (rounded to the pool's bins when there is a pool) and blocks.
-void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers, bool pool,
-                  std::size_t indent) {
-  if (callers.empty()) return;
-  if (indent == 7) out << "     called from" << (pool ? " (bytes in pool bins)" : "") << ":\n";
+void caller_tree(std::ostringstream& out, const std::vector<caller_usage>& callers, std::size_t indent) {
   for (const caller_usage& c : callers) {
     out << std::string(indent, ' ') << c.name << ": " << both(c.rounded_bytes) << " in " << c.blocks
         << (c.blocks == 1 ? " block" : " blocks") << "\n";
-    callers_text(out, c.callers, pool, indent + 2);
+    caller_tree(out, c.callers, indent + 2);
   }
 }
 
@@ -43,7 +38,8 @@ bool site_list(std::ostringstream& out, const char* title, const std::vector<sit
     if (r.config.use_pool) out << ", " << both(u.rounded_bytes) << " rounded";
     if (rounds_pages(r)) out << ", " << both(u.committed_bytes) << " committed";
     out << ", " << u.blocks << (u.blocks == 1 ? " block" : " blocks") << "\n";
-    callers_text(out, callers_of(raw, sites, site_name(sites, u.stack)), r.config.use_pool, 7);
+    callers_text(out, callers_of(raw, sites, site_name(sites, u.stack)),
+                 r.config.use_pool ? " (bytes in pool bins)" : "");
     if (full_stacks) {
       for (const std::string& line : stack_lines(sites, u.stack)) out << "       at " << line << "\n";
     }
@@ -57,6 +53,13 @@ bool site_list(std::ostringstream& out, const char* title, const std::vector<sit
 }
 
 }  // namespace
+
+void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers, const std::string& what,
+                  std::size_t indent) {
+  if (callers.empty()) return;
+  out << std::string(indent - 2, ' ') << "called from" << what << ":\n";
+  caller_tree(out, callers, indent);
+}
 
 void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top) {
   if (!r.oom || !r.sites) return;

@@ -14,6 +14,12 @@
 
 namespace clpool::replay {
 
+// A site's callers that hold the most, as the report writes them under a site: "called from" and
+// `what` (" (bytes in pool bins)"), then each caller with its bytes (rounded: the pool's bins) and
+// blocks, its callers indented beneath; nothing for no callers.
+void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers, const std::string& what,
+                  std::size_t indent = 7);
+
 // The sites part of an out-of-memory's text report (nothing when the replay kept no sites): the
 // `top` sites holding the most live memory, then (with a pool) those whose freed blocks the pool
 // held, and the failing request's own site. `full_stacks`: every frame under each site.
