@@ -247,12 +247,14 @@ cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size,
 cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
                                           void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetKernelWorkGroupInfo);
-  if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
-  if (rt().pocl) return c.ret(pocl_work_group_info(rt(), h, param, size, value, size_ret));
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  // The launch check's limit (make_kernel): in backing mode POCL's, at most the device's
+  // CL_DEVICE_MAX_WORK_GROUP_SIZE, so a program sizing its work-groups by it can launch them.
+  if (param == CL_KERNEL_WORK_GROUP_SIZE) return v(k->max_work_group);
+  if (rt().pocl) return c.ret(pocl_work_group_info(rt(), k, param, size, value, size_ret));
   switch (param) {
-    case CL_KERNEL_WORK_GROUP_SIZE:
-      return v(kMaxWorkGroupSize);
     case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
       size_t z[3] = {0, 0, 0};
       return c.ret(set_info(size, value, size_ret, z, sizeof z));
