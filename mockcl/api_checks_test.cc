@@ -1,7 +1,10 @@
-// Argument checks a real driver makes, through the entry points, in-process and through the
-// loader, in the mode MOCKCL_BACKING gives: battery_test runs this file with no backing device,
-// api_checks_backing_test with POCL behind. Found by hashcat (issue 43): a kernel's work-group
-// size above the device's.
+// Argument checks a real driver makes (POCL 3.1 answers each of these the same way), through the
+// entry points, in-process and through the loader, in the mode MOCKCL_BACKING gives: battery_test
+// runs this file with no backing device, api_checks_backing_test with POCL behind. Found by
+// piglit's OpenCL suite and hashcat (issue 43): a property given twice, the device lists of
+// clBuildProgram / clCompileProgram / clLinkProgram, user data without a callback, embedded
+// headers without names (forwarded to POCL, which crashed), clGetProgramBuildInfo's device, and a
+// kernel's work-group size above the device's.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -36,6 +39,112 @@ class ApiChecks : public Battery<T> {
   cl_program program_ = nullptr;
 };
 TYPED_TEST_SUITE(ApiChecks, Backends, BackendNames);
+
+void CL_CALLBACK no_op(cl_program, void*) {}
+
+TYPED_TEST(ApiChecks, AContextPropertyGivenTwiceIsInvalidProperty) {
+  const auto platform = reinterpret_cast<cl_context_properties>(this->b_.platform);
+  cl_context_properties twice[] = {CL_CONTEXT_PLATFORM, platform, CL_CONTEXT_PLATFORM, platform, 0};
+  cl_device_id dev = this->dev();
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(this->d_->clCreateContext(twice, 1, &dev, nullptr, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_PROPERTY);
+  err = CL_SUCCESS;
+  EXPECT_EQ(this->d_->clCreateContextFromType(twice, CL_DEVICE_TYPE_ALL, nullptr, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_PROPERTY);
+  cl_context_properties sync_twice[] = {CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, CL_CONTEXT_INTEROP_USER_SYNC,
+                                        CL_FALSE, 0};
+  err = CL_SUCCESS;
+  EXPECT_EQ(this->d_->clCreateContext(sync_twice, 1, &dev, nullptr, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_PROPERTY);
+  cl_context_properties once[] = {CL_CONTEXT_PLATFORM, platform, CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, 0};
+  cl_context ok = this->d_->clCreateContext(once, 1, &dev, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(this->d_->clReleaseContext(ok), CL_SUCCESS);
+}
+
+TYPED_TEST(ApiChecks, BuildAndCompileCheckTheDeviceListAndTheCallback) {
+  const cl_device_id dev = this->dev();
+  const cl_device_id null_device = nullptr;
+  const cl_device_id not_a_device = reinterpret_cast<cl_device_id>(&this->program_);
+  const auto* d = this->d_;
+  cl_program p = this->program_;
+  int data = 0;
+  EXPECT_EQ(d->clBuildProgram(p, 1, nullptr, "", nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clBuildProgram(p, 0, &dev, "", nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clBuildProgram(p, 1, &dev, "", nullptr, &data), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clBuildProgram(p, 1, &null_device, "", nullptr, nullptr), CL_INVALID_DEVICE);
+  EXPECT_EQ(d->clBuildProgram(p, 1, &not_a_device, "", nullptr, nullptr), CL_INVALID_DEVICE);
+  EXPECT_EQ(d->clCompileProgram(p, 1, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, &dev, "", 0, nullptr, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, nullptr, nullptr, &data), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 1, &null_device, "", 0, nullptr, nullptr, nullptr, nullptr), CL_INVALID_DEVICE);
+  // Nothing was built by the refused calls.
+  cl_build_status status = CL_BUILD_SUCCESS;
+  ASSERT_EQ(d->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr), CL_SUCCESS);
+  EXPECT_EQ(status, CL_BUILD_NONE);
+  EXPECT_EQ(d->clBuildProgram(p, 1, &dev, "", no_op, &data), CL_SUCCESS);
+  EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+}
+
+// piglit's clcompileprogram: headers without names, names without headers, a NULL name. In
+// backing mode each reached POCL's clCompileProgram, which dereferenced the NULL names and crashed.
+TYPED_TEST(ApiChecks, CompileRefusesHeadersWithoutNames) {
+  const auto* d = this->d_;
+  const char* header_src = "#define ONE 1\n";
+  cl_int err;
+  cl_program header = d->clCreateProgramWithSource(this->ctx_, 1, &header_src, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const char* name = "one.h";
+  const char* null_name = nullptr;
+  cl_program p = this->program_;
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, nullptr, &name, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, &header, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, &name, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, &null_name, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, &name, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseProgram(header), CL_SUCCESS);
+}
+
+TYPED_TEST(ApiChecks, LinkChecksTheDeviceListAndTheCallback) {
+  const auto* d = this->d_;
+  const cl_device_id dev = this->dev();
+  const cl_device_id null_device = nullptr;
+  ASSERT_EQ(d->clCompileProgram(this->program_, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  int data = 0;
+  struct bad_call {
+    cl_uint n;
+    const cl_device_id* list;
+    void* data;
+    cl_int want;
+  };
+  for (const bad_call& b : {bad_call{1, nullptr, nullptr, CL_INVALID_VALUE}, bad_call{0, &dev, nullptr, CL_INVALID_VALUE},
+                            bad_call{0, nullptr, &data, CL_INVALID_VALUE},
+                            bad_call{1, &null_device, nullptr, CL_INVALID_DEVICE}}) {
+    cl_int err = CL_SUCCESS;
+    EXPECT_EQ(d->clLinkProgram(this->ctx_, b.n, b.list, "", 1, &this->program_, nullptr, b.data, &err), nullptr);
+    EXPECT_EQ(err, b.want) << b.n << " devices";
+  }
+  EXPECT_EQ(this->ctl_->snapshot().live.at("program"), 1u);  // The refused links made none.
+  cl_int err;
+  cl_program linked = d->clLinkProgram(this->ctx_, 1, &dev, "", 1, &this->program_, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseProgram(linked), CL_SUCCESS);
+}
+
+TYPED_TEST(ApiChecks, BuildInfoNeedsOneOfTheProgramsDevices) {
+  const auto* d = this->d_;
+  ASSERT_EQ(d->clBuildProgram(this->program_, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  cl_build_status status = CL_BUILD_NONE;
+  EXPECT_EQ(d->clGetProgramBuildInfo(this->program_, nullptr, CL_PROGRAM_BUILD_STATUS, sizeof status, &status,
+                                     nullptr),
+            CL_INVALID_DEVICE);
+  EXPECT_EQ(d->clGetProgramBuildInfo(this->program_, this->dev(), CL_PROGRAM_BUILD_STATUS, sizeof status, &status,
+                                     nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(status, CL_BUILD_SUCCESS);
+}
 
 // A kernel's CL_KERNEL_WORK_GROUP_SIZE is never above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE,
 // and a launch of that size is accepted. In backing mode POCL's own was passed through (4096 on
