@@ -3,8 +3,8 @@
 // runs this file with no backing device, api_checks_backing_test with POCL behind. Found by
 // piglit's OpenCL suite and hashcat (issue 43): a property given twice, the device lists of
 // clBuildProgram / clCompileProgram / clLinkProgram, user data without a callback, embedded
-// headers without names (forwarded to POCL, which crashed), clGetProgramBuildInfo's device, and a
-// kernel's work-group size above the device's.
+// headers without names (forwarded to POCL, which crashed), clGetProgramBuildInfo's device, the
+// platform's cl_khr_icd function, and a kernel's work-group size above the device's.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -144,6 +144,21 @@ TYPED_TEST(ApiChecks, BuildInfoNeedsOneOfTheProgramsDevices) {
                                      nullptr),
             CL_SUCCESS);
   EXPECT_EQ(status, CL_BUILD_SUCCESS);
+}
+
+// The platform lists cl_khr_icd, so its function is there (POCL gives its own for the name).
+TYPED_TEST(ApiChecks, ThePlatformGivesItsIcdFunction) {
+  const auto* d = this->d_;
+  using get_ids = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
+  void* f = d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, "clIcdGetPlatformIDsKHR");
+  ASSERT_NE(f, nullptr);
+  cl_platform_id p = nullptr;
+  cl_uint n = 0;
+  ASSERT_EQ(reinterpret_cast<get_ids>(f)(1, &p, &n), CL_SUCCESS);
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(p, this->b_.platform);
+  EXPECT_EQ(d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, "clNoSuchFunctionKHR"), nullptr);
+  EXPECT_EQ(d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, nullptr), nullptr);
 }
 
 // A kernel's CL_KERNEL_WORK_GROUP_SIZE is never above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE,

@@ -302,15 +302,18 @@ cl_int CL_API_CALL CreateSubDevices(cl_device_id h, const cl_device_partition_pr
   return c.ret(rt().device(h) ? CL_INVALID_VALUE : CL_INVALID_DEVICE);
 }
 
-void* CL_API_CALL GetExtensionFunctionAddress(const char* name) {
-  // No extension functions; the ICD-level ones are exported by icd.cc.
-  (void)name;
+// The one extension function the platform lists (cl_khr_icd): clIcdGetPlatformIDsKHR, which
+// answers as clGetPlatformIDs does (and is counted as it). POCL gives its own for the same name.
+// icd.cc's exported clGetExtensionFunctionAddress is the loader's, with its own copy.
+void* extension_function(const char* name) {
+  if (name && std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void*>(&GetPlatformIDs);
   return nullptr;
 }
 
-void* CL_API_CALL GetExtensionFunctionAddressForPlatform(cl_platform_id, const char* name) {
-  (void)name;
-  return nullptr;
+void* CL_API_CALL GetExtensionFunctionAddress(const char* name) { return extension_function(name); }
+
+void* CL_API_CALL GetExtensionFunctionAddressForPlatform(cl_platform_id p, const char* name) {
+  return p == &rt().platform ? extension_function(name) : nullptr;
 }
 
 cl_int CL_API_CALL UnloadCompiler() { return CL_SUCCESS; }
