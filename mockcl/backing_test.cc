@@ -596,14 +596,15 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
       const auto pf = features(pocl_dev);
       EXPECT_NE(std::find(pf.begin(), pf.end(), f), pf.end()) << f << " is not POCL's";
     }
-    // fp64 is reported exactly when POCL's device has it.
+    // fp64 and the 64-bit atomics (piglit's int64 atomics tests) are reported exactly when POCL's
+    // device has them.
     char ext[2048], pext[4096];
     ASSERT_EQ(d->clGetDeviceInfo(devs[i], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
               CL_SUCCESS);
     ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_EXTENSIONS, sizeof pext, pext, nullptr),
               CL_SUCCESS);
-    EXPECT_EQ(std::string(ext).find("cl_khr_fp64") != std::string::npos,
-              std::string(pext).find("cl_khr_fp64") != std::string::npos);
+    for (const char* e : {"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
+      EXPECT_EQ(std::string(ext).find(e) != std::string::npos, std::string(pext).find(e) != std::string::npos) << e;
   }
 }
 
