@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/enqueue_checks.h"
 #include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
@@ -283,10 +284,11 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
 }
 
 // clEnqueueNDRangeKernel's geometry rules (OpenCL 3.0): dimensions, sizes, offsets, and the
-// work-group size against the device and the kernel (POCL's limits in backing mode). A global
-// size of 0 is valid since 2.1 (the launch does nothing).
-cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const size_t* global,
-                     const size_t* local) {
+// work-group size against the device (compute_shape.h: POCL's device's in backing mode) and the
+// kernel (POCL's limits in backing mode). A global size of 0 is valid since 2.1 (the launch does
+// nothing).
+cl_int check_ndrange(const compute_shape& device, _cl_kernel* k, cl_uint dims, const size_t* offset,
+                     const size_t* global, const size_t* local) {
   if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
   if (!global) return CL_INVALID_GLOBAL_WORK_SIZE;
   for (cl_uint i = 0; i < dims; ++i) {
@@ -301,11 +303,11 @@ cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const si
   const bool uniform = k->uniform_work_groups;
   size_t items = 1;
   for (cl_uint i = 0; i < dims; ++i) {
-    if (local[i] > kMaxWorkItemSizes[i]) return CL_INVALID_WORK_ITEM_SIZE;
+    if (local[i] > device.max_work_items[i]) return CL_INVALID_WORK_ITEM_SIZE;
     if (local[i] == 0) return CL_INVALID_WORK_GROUP_SIZE;
     if (uniform && global[i] % local[i] != 0) return CL_INVALID_WORK_GROUP_SIZE;
     if (has_reqd && local[i] != reqd[i]) return CL_INVALID_WORK_GROUP_SIZE;
-    items *= local[i];  // At most 1024^3: no overflow.
+    if (__builtin_mul_overflow(items, local[i], &items)) return CL_INVALID_WORK_GROUP_SIZE;
   }
   return items > kernel_max ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
 }
@@ -320,7 +322,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
   if (!k) return c.ret(CL_INVALID_KERNEL);
   c.handle("kernel", k);
   if (k->program->context != q->context) return c.ret(CL_INVALID_CONTEXT);
-  if (type == CL_COMMAND_NDRANGE_KERNEL && (s = check_ndrange(k, dims, offset, global, local)))
+  if (type == CL_COMMAND_NDRANGE_KERNEL &&
+      (s = check_ndrange(device_shape(rt().devices[q->device->index].cfg.gpu), k, dims, offset, global, local)))
     return c.ret(s);
   std::vector<_cl_mem*> ms;
   std::vector<svm_allocation*> blocks;

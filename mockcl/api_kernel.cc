@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/language.h"
 #include "mockcl/program_backing.h"
 #include "mockcl/retain_release.h"
@@ -52,7 +53,10 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
   // POCL counts the arguments; a signature that disagrees (a macro the reader took otherwise) is
   // dropped.
   if (k->has_sig && k->sig.args.size() != k->args.size()) k->has_sig = false;
-  k->max_work_group = kMaxWorkGroupSize;
+  // The device's limit (every preset's and POCL's device's is the same for all of a context's
+  // devices), and in backing mode at most POCL's kernel's.
+  const size_t device_max = device_shape(rt().devices[p->context->device0].cfg.gpu).max_work_group;
+  k->max_work_group = device_max;
   for (size_t& r : k->reqd_work_group) r = 0;
   k->uniform_work_groups = uniform_work_groups(p->options);
   if (rt().pocl) {
@@ -60,7 +64,7 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
                          &k->max_work_group, nullptr);
     pocl_work_group_info(rt(), k, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof k->reqd_work_group,
                          k->reqd_work_group, nullptr);
-    k->max_work_group = std::min(k->max_work_group, kMaxWorkGroupSize);
+    k->max_work_group = std::min(k->max_work_group, device_max);
   }
   return k;
 }

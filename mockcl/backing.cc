@@ -95,6 +95,13 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
     error = "'" + lib + "' has no device";
     return nullptr;
   }
+  const char* bad_query = nullptr;
+  std::optional<compute_shape> shape = read_shape(*p->d, p->device, bad_query);
+  if (!shape) {
+    error = "'" + lib + "': its device gives no usable " + bad_query;
+    return nullptr;
+  }
+  p->shape = *shape;
   const language_caps pocls = read_language(*p->d, p->device);
   p->language = decide_language(mock_language(), &pocls);
   if (p->d->clGetDeviceInfo(p->device, CL_DEVICE_SVM_CAPABILITIES, sizeof p->svm_caps, &p->svm_caps, nullptr) !=

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/language.h"
 
 namespace mockcl {
@@ -30,6 +31,9 @@ struct pocl_library {
   // What mock devices report about OpenCL C in backing mode: the mock's set intersected with
   // POCL's device (language.h), read once at load.
   language_caps language;
+  // What mock devices report about their compute resources in backing mode (compute_shape.h):
+  // POCL's device's, read once at load.
+  compute_shape shape;
   // POCL's device's CL_DEVICE_SVM_CAPABILITIES, read once at load: where it has fine-grain buffer
   // SVM, mock devices that have SVM report and allocate it too (api_svm.cc).
   cl_device_svm_capabilities svm_caps = 0;

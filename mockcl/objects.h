@@ -155,10 +155,6 @@ namespace mockcl {
 // CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits: a sub-buffer's origin must be a
 // multiple of it in bytes (128).
 inline constexpr cl_uint kMemBaseAddrAlignBits = 1024;
-// Every mock device's work-group limits (CL_DEVICE_MAX_WORK_GROUP_SIZE, _MAX_WORK_ITEM_SIZES),
-// which clEnqueueNDRangeKernel enforces.
-inline constexpr size_t kMaxWorkGroupSize = 1024;
-inline constexpr size_t kMaxWorkItemSizes[3] = {1024, 1024, 64};
 }  // namespace mockcl
 
 struct _cl_mem : mockcl::object_header {
