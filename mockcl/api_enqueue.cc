@@ -211,24 +211,28 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if (size == 0) return c.fail<void*>(err, CL_INVALID_VALUE);
   if ((s = check_map_flags(m->flags, flags))) return c.fail<void*>(err, s);
   if ((s = rt().use_mem(m, q))) return c.fail<void*>(err, s);
-  // maps=copy, and every map in backing mode: the host gets its own copy, filled when the map
-  // executes (maps.cc).
-  const bool copy = rt().devices[q->device->index].cfg.maps == map_mode::copy || rt().pocl;
-  unsigned char* b = copy ? nullptr : rt().bytes_of(m);
-  if (!copy && !b) return c.fail<void*>(err, CL_MAP_FAILURE);
-  void* p = copy ? nullptr : b + offset;
-  if (copy && !(p = rt().map_copy(m, flags, offset, size, mock_runtime::use_host_ptr_at(m, offset))))
-    return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
+  // maps=copy, and in backing mode an object made with CL_MEM_USE_HOST_PTR: the host gets its own
+  // copy (or that memory), filled when the map executes (maps.cc). A maps=shared device in backing
+  // mode: POCL's mapping of the twin, the buffer's bytes. In none mode: the mock's bytes.
+  const bool copy_device = rt().devices[q->device->index].cfg.maps == map_mode::copy;
+  unsigned char* host_at = mock_runtime::use_host_ptr_at(m, offset);
+  const bool backing = rt().pocl && !copy_device && !host_at;
+  const bool copy = !backing && (copy_device || rt().pocl);
+  unsigned char* b = copy || backing ? nullptr : rt().bytes_of(m);
+  if (!copy && !backing && !b) return c.fail<void*>(err, CL_MAP_FAILURE);
+  void* p = b ? b + offset : nullptr;
+  if (backing && !(p = rt().map_backing(m, flags, offset, size, s))) return c.fail<void*>(err, s);
+  if (copy && !(p = rt().map_copy(m, flags, offset, size, host_at))) return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;
   ev->bytes = size;
-  if (copy) ev->host = p;
+  if (copy || backing) ev->host = p;
   ++m->map_count;
   s = finish_command(c, ev, out, blocking);
   if (err) *err = s;
   c.ret(s);
-  if (s != CL_SUCCESS && copy) rt().cancel_map(m, p);  // the caller has no pointer to unmap
+  if (s != CL_SUCCESS && (copy || backing)) rt().cancel_map(m, p);  // the caller has no pointer to unmap
   return s == CL_SUCCESS ? p : nullptr;
 }
 

@@ -144,6 +144,10 @@ struct host_mapping {
   cl_map_flags flags = 0;
   bool active = false;      // Its map command has executed (and its unmap has not).
   bool unmapping = false;   // An unmap naming it was enqueued.
+  // Backing mode on a maps=shared device: `at` is POCL's own mapping of the buffer's twin (its
+  // device is the CPU: the buffer's bytes, no copy), mapped at the enqueue, unmapped on POCL when
+  // the unmap executes (maps.cc, map_backing).
+  bool backing = false;
   // A mapped image (backing mode): the region, and the copy's pitches (tight rows and slices).
   bool image = false;
   size_t origin[3] = {}, region[3] = {};

@@ -201,6 +201,10 @@ class mock_runtime {
   // `at`: where the mapping lives instead of a copy of its own (the memory of an object made
   // with CL_MEM_USE_HOST_PTR; use_host_ptr_at()).
   void* map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, void* at = nullptr);
+  // Backing mode, a maps=shared device: a new mapping of m's [offset, offset + size) that is POCL's
+  // own mapping of the twin (the buffer's bytes: no copy at the map nor at the unmap); nullptr
+  // with `err` set if POCL refuses.
+  void* map_backing(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, cl_int& err);
   // The address of m's byte `offset` in its CL_MEM_USE_HOST_PTR memory (a sub-buffer's in its
   // buffer's); nullptr when m was not made with one.
   static unsigned char* use_host_ptr_at(const _cl_mem* m, size_t offset);
@@ -219,6 +223,9 @@ class mock_runtime {
   void check_mapped_use(const _cl_event* ev);
   // A buffer is destroyed with mappings left.
   [[gnu::cold]] void drop_mappings(_cl_mem* m);
+  // A map_backing mapping goes (its unmap executed, its map failed, its buffer destroyed): POCL
+  // unmaps it. Nothing for any other mapping.
+  void unmap_backing(_cl_mem* m, host_mapping& mp);
   void free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it);
 
   // ---- Backing device (backing.cc) ----
@@ -359,8 +366,8 @@ class mock_runtime {
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
     m->device = -1;
     m->backing.reset();
+    if (!m->maps.empty()) [[unlikely]] drop_mappings(m);  // Before the twin goes: POCL unmaps.
     if (m->pocl_mem) [[unlikely]] pocl_drop(m);
-    if (!m->maps.empty()) [[unlikely]] drop_mappings(m);
     if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
     if (m->parent) [[unlikely]] drop_hold(m->parent);
     m->parent = nullptr;
