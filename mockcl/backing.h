@@ -12,7 +12,9 @@
 #define MOCKCL_BACKING_H_
 
 #include <CL/cl_icd.h>
+#include <time.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,6 +40,16 @@ struct pocl_library {
   // SVM, mock devices that have SVM report and allocate it too (api_svm.cc).
   cl_device_svm_capabilities svm_caps = 0;
 };
+
+// The clock POCL 3.1 stamps its events with (CLOCK_MONOTONIC_RAW, in ns), which backing mode's
+// profiling information and host timers use, so that the mock's QUEUED and SUBMIT and POCL's START
+// and END compare. A START or END outside the mock's own bracket of the command is not used
+// (mock_runtime::execute), should another POCL use another clock.
+inline uint64_t pocl_clock_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+  return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
+}
 
 // The table of any ICD object.
 template <typename T>

@@ -244,7 +244,11 @@ struct _cl_event : mockcl::object_header {
   cl_command_queue queue = nullptr;  // Null for user events (internal ref otherwise).
   cl_command_type command_type = 0;
   cl_int status = CL_QUEUED;
-  uint64_t queued = 0, submitted = 0, started = 0, ended = 0;
+  uint64_t queued = 0, submitted = 0, started = 0, ended = 0;  // The virtual clock's.
+  // Backing mode, a command on a profiling queue: QUEUED, SUBMIT, START and END on the real clock
+  // POCL's events use (pocl_clock_ns, backing.h), START and END POCL's own for a command POCL ran;
+  // clGetEventProfilingInfo answers them. All 0 otherwise.
+  uint64_t real[4] = {};
   uint64_t command_id = 0;
   const char* kind = "";
   std::vector<cl_event> deps;  // Internal refs; the first `explicit_deps` came from a wait list.

@@ -245,14 +245,18 @@ class mock_runtime {
   // At creation of a buffer with COPY_HOST_PTR / USE_HOST_PTR: its twin, from the host memory.
   cl_int pocl_init_buffer(_cl_mem* m, void* host_ptr);
   // Blocking read or write of m's [offset, offset + n) through q's twin.
-  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host);
+  // `pe`, if not null, gets POCL's event of the transfer (the caller releases it).
+  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host,
+                       cl_event* pe = nullptr);
   // Whether POCL runs commands of this type (the others stay host-side: SVM, maps, markers).
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
-  cl_int pocl_execute(_cl_event* ev);
+  // `pe`, if not null, gets POCL's event of the command's work where there is one (the caller
+  // releases it): its START and END are the command's (a profiling queue's twin profiles).
+  cl_int pocl_execute(_cl_event* ev, cl_event* pe = nullptr);
   // pocl_execute's rectangle commands and kernel launches, each finished on POCL's queue `pq`.
-  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq);
-  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq);
+  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq, cl_event* pe);
+  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq, cl_event* pe);
   // Images and samplers (backing_image.cc): their twins, made at creation (`buffer`: the mock
   // buffer an image is made on, or null); a blocking image read or write through q's twin (maps);
   // and the image commands POCL runs.
@@ -382,6 +386,8 @@ class mock_runtime {
   // log line; what completing it releases.
   cl_int command_status(_cl_event* ev, bool dep_failed);
   cl_int move_bytes(_cl_event* ev);
+  // Backing mode, a profiled command has run: its real START and END (_cl_event::real).
+  void settle_real_profile(_cl_event* ev);
   void execute_svm_free(_cl_event* ev);
   void record_command(_cl_event* ev, cl_int st);
   void complete_command(_cl_event* ev, cl_int st);
