@@ -7,6 +7,8 @@
 // platform's cl_khr_icd function, and a kernel's work-group size above the device's.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -190,6 +192,69 @@ TYPED_TEST(ApiChecks, AKernelsWorkGroupSizeFitsTheDevice) {
   EXPECT_EQ(d->clReleaseEvent(e), CL_SUCCESS);
   EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
   EXPECT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
+}
+
+}  // namespace
+
+namespace {
+
+using namespace mockcl_battery;  // NOLINT: the fixture's names
+
+// At exit the ICD says what the program left, as the program's: the counts (what scripts match),
+// then the ids, which the call log's creation lines name; a released context its buffer keeps is
+// listed apart. (The in-process runtime has no exit report: it is the ICD's, icd.cc.)
+// The child's stderr: the ids it printed, then the report naming them.
+class names_its_leaks : public ::testing::MatcherInterface<const std::string&> {
+ public:
+  bool MatchAndExplain(const std::string& err, ::testing::MatchResultListener*) const override {
+    unsigned long long ctx = 0, mem = 0;
+    const size_t at = err.find("context ");
+    if (at == std::string::npos || std::sscanf(err.c_str() + at, "context %llu, buffer %llu", &ctx, &mem) != 2)
+      return false;
+    const std::string want = "mockcl: objects alive at process exit: context=1 mem=1; the program never released them "
+                             "(mockcl holds none of its own): context (kept by others: #" + std::to_string(ctx) +
+                             "); mem #" + std::to_string(mem) + ";\n";
+    return err.find(want) != std::string::npos;
+  }
+  void DescribeTo(std::ostream* os) const override { *os << "names the context (kept by the buffer) and the buffer"; }
+};
+
+TEST(ExitReport, NamesWhatTheProgramLeftAsItsOwn) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string log = ::testing::TempDir() + "exit_report_log.jsonl";
+  std::remove(log.c_str());
+  auto leave = [&log] {
+    const Backend b = ThroughLoader::get();
+    if (b.ctl->configure_call_log(log) != "") std::exit(2);
+    cl_device_id dev;
+    if (b.d->clGetDeviceIDs(b.platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS) std::exit(3);
+    cl_int err;
+    cl_context ctx = b.d->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    cl_mem gone = b.d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    cl_mem left = b.d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    if (err != CL_SUCCESS) std::exit(4);
+    b.d->clReleaseMemObject(gone);
+    b.d->clReleaseContext(ctx);  // `left` keeps it.
+    std::fprintf(stderr, "context %llu, buffer %llu\n", static_cast<unsigned long long>(b.ctl->object_id(ctx)),
+                 static_cast<unsigned long long>(b.ctl->object_id(left)));
+    std::exit(0);
+  };
+  EXPECT_EXIT(leave(), ::testing::ExitedWithCode(0), ::testing::Matcher<const std::string&>(new names_its_leaks));
+  // The call log's report names every id, and each id's creation is a line of the log.
+  std::ifstream in(log);
+  std::string line, report, all;
+  while (std::getline(in, line)) {
+    all += line + "\n";
+    if (line.find("objects alive at process exit") != std::string::npos) report = line;
+  }
+  unsigned long long ctx = 0, mem = 0;
+  const size_t at = report.find("context (kept by others: #");
+  ASSERT_NE(at, std::string::npos) << all;
+  ASSERT_EQ(std::sscanf(report.c_str() + at, "context (kept by others: #%llu); mem #%llu;", &ctx, &mem), 2) << report;
+  EXPECT_NE(all.find("\"call\":\"clCreateContext\",\"args\":{\"ret\":\"context#" + std::to_string(ctx) + "\""),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("\"ret\":\"mem#" + std::to_string(mem) + "\""), std::string::npos) << all;
 }
 
 }  // namespace
