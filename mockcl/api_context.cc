@@ -8,11 +8,14 @@
 namespace mockcl {
 namespace {
 
-// Validates a zero-terminated property list; copies it (terminator included) into `out`.
+// Validates a zero-terminated property list; copies it (terminator included) into `out`. A name
+// given twice is CL_INVALID_PROPERTY (OpenCL 3.0, clCreateContext), as POCL answers.
 cl_int check_properties(const cl_context_properties* props, std::vector<cl_context_properties>& out) {
   out.clear();
   if (!props) return CL_SUCCESS;
   for (size_t i = 0; props[i] != 0; i += 2) {
+    for (size_t j = 0; j < out.size(); j += 2)
+      if (out[j] == props[i]) return CL_INVALID_PROPERTY;
     if (props[i] == CL_CONTEXT_PLATFORM) {
       if (reinterpret_cast<cl_platform_id>(props[i + 1]) != &rt().platform) return CL_INVALID_PLATFORM;
     } else if (props[i] != CL_CONTEXT_INTEROP_USER_SYNC) {

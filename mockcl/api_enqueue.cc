@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/enqueue_checks.h"
 #include "mockcl/mem_flags.h"
 #include "mockcl/runtime.h"
@@ -210,24 +211,28 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if (size == 0) return c.fail<void*>(err, CL_INVALID_VALUE);
   if ((s = check_map_flags(m->flags, flags))) return c.fail<void*>(err, s);
   if ((s = rt().use_mem(m, q))) return c.fail<void*>(err, s);
-  // maps=copy, and every map in backing mode: the host gets its own copy, filled when the map
-  // executes (maps.cc).
-  const bool copy = rt().devices[q->device->index].cfg.maps == map_mode::copy || rt().pocl;
-  unsigned char* b = copy ? nullptr : rt().bytes_of(m);
-  if (!copy && !b) return c.fail<void*>(err, CL_MAP_FAILURE);
-  void* p = copy ? nullptr : b + offset;
-  if (copy && !(p = rt().map_copy(m, flags, offset, size, mock_runtime::use_host_ptr_at(m, offset))))
-    return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
+  // maps=copy, and in backing mode an object made with CL_MEM_USE_HOST_PTR: the host gets its own
+  // copy (or that memory), filled when the map executes (maps.cc). A maps=shared device in backing
+  // mode: POCL's mapping of the twin, the buffer's bytes. In none mode: the mock's bytes.
+  const bool copy_device = rt().devices[q->device->index].cfg.maps == map_mode::copy;
+  unsigned char* host_at = mock_runtime::use_host_ptr_at(m, offset);
+  const bool backing = rt().pocl && !copy_device && !host_at;
+  const bool copy = !backing && (copy_device || rt().pocl);
+  unsigned char* b = copy || backing ? nullptr : rt().bytes_of(m);
+  if (!copy && !backing && !b) return c.fail<void*>(err, CL_MAP_FAILURE);
+  void* p = b ? b + offset : nullptr;
+  if (backing && !(p = rt().map_backing(m, flags, offset, size, s))) return c.fail<void*>(err, s);
+  if (copy && !(p = rt().map_copy(m, flags, offset, size, host_at))) return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;
   ev->bytes = size;
-  if (copy) ev->host = p;
+  if (copy || backing) ev->host = p;
   ++m->map_count;
   s = finish_command(c, ev, out, blocking);
   if (err) *err = s;
   c.ret(s);
-  if (s != CL_SUCCESS && copy) rt().cancel_map(m, p);  // the caller has no pointer to unmap
+  if (s != CL_SUCCESS && (copy || backing)) rt().cancel_map(m, p);  // the caller has no pointer to unmap
   return s == CL_SUCCESS ? p : nullptr;
 }
 
@@ -283,10 +288,11 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
 }
 
 // clEnqueueNDRangeKernel's geometry rules (OpenCL 3.0): dimensions, sizes, offsets, and the
-// work-group size against the device and the kernel (POCL's limits in backing mode). A global
-// size of 0 is valid since 2.1 (the launch does nothing).
-cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const size_t* global,
-                     const size_t* local) {
+// work-group size against the device (compute_shape.h: POCL's device's in backing mode) and the
+// kernel (POCL's limits in backing mode). A global size of 0 is valid since 2.1 (the launch does
+// nothing).
+cl_int check_ndrange(const compute_shape& device, _cl_kernel* k, cl_uint dims, const size_t* offset,
+                     const size_t* global, const size_t* local) {
   if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
   if (!global) return CL_INVALID_GLOBAL_WORK_SIZE;
   for (cl_uint i = 0; i < dims; ++i) {
@@ -301,11 +307,11 @@ cl_int check_ndrange(_cl_kernel* k, cl_uint dims, const size_t* offset, const si
   const bool uniform = k->uniform_work_groups;
   size_t items = 1;
   for (cl_uint i = 0; i < dims; ++i) {
-    if (local[i] > kMaxWorkItemSizes[i]) return CL_INVALID_WORK_ITEM_SIZE;
+    if (local[i] > device.max_work_items[i]) return CL_INVALID_WORK_ITEM_SIZE;
     if (local[i] == 0) return CL_INVALID_WORK_GROUP_SIZE;
     if (uniform && global[i] % local[i] != 0) return CL_INVALID_WORK_GROUP_SIZE;
     if (has_reqd && local[i] != reqd[i]) return CL_INVALID_WORK_GROUP_SIZE;
-    items *= local[i];  // At most 1024^3: no overflow.
+    if (__builtin_mul_overflow(items, local[i], &items)) return CL_INVALID_WORK_GROUP_SIZE;
   }
   return items > kernel_max ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
 }
@@ -320,7 +326,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
   if (!k) return c.ret(CL_INVALID_KERNEL);
   c.handle("kernel", k);
   if (k->program->context != q->context) return c.ret(CL_INVALID_CONTEXT);
-  if (type == CL_COMMAND_NDRANGE_KERNEL && (s = check_ndrange(k, dims, offset, global, local)))
+  if (type == CL_COMMAND_NDRANGE_KERNEL &&
+      (s = check_ndrange(device_shape(rt().devices[q->device->index].cfg.gpu), k, dims, offset, global, local)))
     return c.ret(s);
   std::vector<_cl_mem*> ms;
   std::vector<svm_allocation*> blocks;

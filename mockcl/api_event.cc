@@ -44,12 +44,15 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, si
   if (!e) return c.ret(CL_INVALID_EVENT);
   if (!e->queue || !(e->queue->properties & CL_QUEUE_PROFILING_ENABLE) || e->status != CL_COMPLETE)
     return c.ret(CL_PROFILING_INFO_NOT_AVAILABLE);
+  // In backing mode the real times (POCL's clock; POCL's START and END where it ran the command),
+  // else the virtual clock's.
+  const bool real = e->real[0] != 0;
   cl_ulong t;
   switch (param) {
-    case CL_PROFILING_COMMAND_QUEUED: t = e->queued; break;
-    case CL_PROFILING_COMMAND_SUBMIT: t = e->submitted; break;
-    case CL_PROFILING_COMMAND_START: t = e->started; break;
-    case CL_PROFILING_COMMAND_END: case CL_PROFILING_COMMAND_COMPLETE: t = e->ended; break;
+    case CL_PROFILING_COMMAND_QUEUED: t = real ? e->real[0] : e->queued; break;
+    case CL_PROFILING_COMMAND_SUBMIT: t = real ? e->real[1] : e->submitted; break;
+    case CL_PROFILING_COMMAND_START: t = real ? e->real[2] : e->started; break;
+    case CL_PROFILING_COMMAND_END: case CL_PROFILING_COMMAND_COMPLETE: t = real ? e->real[3] : e->ended; break;
     default: return c.ret(CL_INVALID_VALUE);
   }
   return c.ret(set_info_v(size, value, size_ret, t));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/language.h"
 #include "mockcl/program_backing.h"
 #include "mockcl/retain_release.h"
@@ -52,7 +53,10 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
   // POCL counts the arguments; a signature that disagrees (a macro the reader took otherwise) is
   // dropped.
   if (k->has_sig && k->sig.args.size() != k->args.size()) k->has_sig = false;
-  k->max_work_group = kMaxWorkGroupSize;
+  // The device's limit (every preset's and POCL's device's is the same for all of a context's
+  // devices), and in backing mode at most POCL's kernel's.
+  const size_t device_max = device_shape(rt().devices[p->context->device0].cfg.gpu).max_work_group;
+  k->max_work_group = device_max;
   for (size_t& r : k->reqd_work_group) r = 0;
   k->uniform_work_groups = uniform_work_groups(p->options);
   if (rt().pocl) {
@@ -60,7 +64,7 @@ _cl_kernel* make_kernel(_cl_program* p, const std::string& name, cl_int& s) {
                          &k->max_work_group, nullptr);
     pocl_work_group_info(rt(), k, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof k->reqd_work_group,
                          k->reqd_work_group, nullptr);
-    k->max_work_group = std::min(k->max_work_group, kMaxWorkGroupSize);
+    k->max_work_group = std::min(k->max_work_group, device_max);
   }
   return k;
 }
@@ -247,12 +251,14 @@ cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size,
 cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
                                           void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetKernelWorkGroupInfo);
-  if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
-  if (rt().pocl) return c.ret(pocl_work_group_info(rt(), h, param, size, value, size_ret));
+  _cl_kernel* k = rt().kernel(h);
+  if (!k) return c.ret(CL_INVALID_KERNEL);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
+  // The launch check's limit (make_kernel): in backing mode POCL's, at most the device's
+  // CL_DEVICE_MAX_WORK_GROUP_SIZE, so a program sizing its work-groups by it can launch them.
+  if (param == CL_KERNEL_WORK_GROUP_SIZE) return v(k->max_work_group);
+  if (rt().pocl) return c.ret(pocl_work_group_info(rt(), k, param, size, value, size_ret));
   switch (param) {
-    case CL_KERNEL_WORK_GROUP_SIZE:
-      return v(kMaxWorkGroupSize);
     case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
       size_t z[3] = {0, 0, 0};
       return c.ret(set_info(size, value, size_ret, z, sizeof z));

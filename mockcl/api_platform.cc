@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/dispatch.h"
 #include "mockcl/language.h"
 #include "mockcl/runtime.h"
@@ -16,6 +17,14 @@ const language_caps& device_language() {
   rt().settle_backing();
   static const language_caps mock = decide_language(mock_language(), nullptr);
   return rt().pocl ? rt().pocl->language : mock;
+}
+
+// The compute limits (compute_shape.h): the preset's own, or in backing mode POCL's device's.
+const compute_shape& device_shape(bool gpu) {
+  rt().settle_backing();
+  static const compute_shape mock_gpu = mock_shape(true), mock_cpu = mock_shape(false);
+  if (rt().pocl) return rt().pocl->shape;
+  return gpu ? mock_gpu : mock_cpu;
 }
 
 namespace {
@@ -109,31 +118,14 @@ struct device_answer {
 // The compute limits: units, work sizes, vector widths, clock, images (the backing device's
 // with images), pipes and on-device queues (none).
 std::optional<cl_int> compute_info(cl_device_info param, const device_config& d, const device_answer& a) {
-  const cl_uint cu = d.gpu ? 32 : 4;
+  // Compute units, work sizes, vector widths, local memory, parameter limits, clock.
+  const language_caps& language = device_language();
+  if (auto s = shape_info(device_shape(d.gpu), language.fp64, language.fp16, param, a.size, a.value, a.size_ret))
+    return s;
   switch (param) {
     case CL_DEVICE_TYPE: return a.v(cl_device_type(d.gpu ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU));
     case CL_DEVICE_VENDOR_ID: return a.v(cl_uint{0x6d6f636b});
-    case CL_DEVICE_MAX_COMPUTE_UNITS: return a.v(cu);
     case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: return a.v(cl_uint{3});
-    case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
-      return set_info(a.size, a.value, a.size_ret, kMaxWorkItemSizes, sizeof kMaxWorkItemSizes);
-    }
-    case CL_DEVICE_MAX_WORK_GROUP_SIZE:
-      return a.v(kMaxWorkGroupSize);
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR: case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: return a.v(cl_uint{4});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: return a.v(cl_uint{2});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT: case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG: case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
-    case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
-      return a.v(cl_uint{1});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE:
-    case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
-      return a.v(cl_uint{device_language().fp64 ? 1u : 0u});
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF:
-    case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
-      return a.v(cl_uint{device_language().fp16 ? 1u : 0u});
-    case CL_DEVICE_MAX_CLOCK_FREQUENCY: return a.v(cl_uint{1000});
     case CL_DEVICE_ADDRESS_BITS: return a.v(cl_uint{64});
     case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return a.v(cl_ulong{d.max_alloc});
     case CL_DEVICE_IMAGE_SUPPORT: return a.v(cl_bool(device_language().images ? CL_TRUE : CL_FALSE));
@@ -164,23 +156,11 @@ std::optional<cl_int> compute_info(cl_device_info param, const device_config& d,
 // Memory and arithmetic: parameter and alignment limits, the fp configurations, caches and sizes.
 std::optional<cl_int> memory_info(cl_device_info param, const device_config& d, const device_answer& a) {
   switch (param) {
-    case CL_DEVICE_MAX_PARAMETER_SIZE: return a.v(size_t{4096});
     case CL_DEVICE_MEM_BASE_ADDR_ALIGN: return a.v(kMemBaseAddrAlignBits);
     case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: return a.v(cl_uint{128});
-    case CL_DEVICE_SINGLE_FP_CONFIG:
-      return a.v(cl_device_fp_config(CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_FMA));
-    case CL_DEVICE_DOUBLE_FP_CONFIG:
-      return a.v(double_fp_config(device_language()));
     case CL_DEVICE_HALF_FP_CONFIG:
       return a.v(half_fp_config(device_language()));
-    case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: return a.v(cl_device_mem_cache_type{CL_READ_WRITE_CACHE});
-    case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: return a.v(cl_uint{64});
-    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: return a.v(cl_ulong{1 << 20});
     case CL_DEVICE_GLOBAL_MEM_SIZE: return a.v(cl_ulong{d.reported});
-    case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: return a.v(cl_ulong{64 << 10});
-    case CL_DEVICE_MAX_CONSTANT_ARGS: return a.v(cl_uint{8});
-    case CL_DEVICE_LOCAL_MEM_TYPE: return a.v(cl_device_local_mem_type{CL_LOCAL});
-    case CL_DEVICE_LOCAL_MEM_SIZE: return a.v(cl_ulong{48 << 10});
     case CL_DEVICE_ERROR_CORRECTION_SUPPORT: return a.v(cl_bool{CL_FALSE});
     case CL_DEVICE_HOST_UNIFIED_MEMORY: return a.v(cl_bool(d.gpu ? CL_FALSE : CL_TRUE));
     case CL_DEVICE_PROFILING_TIMER_RESOLUTION: return a.v(size_t{1});
@@ -223,7 +203,6 @@ std::optional<cl_int> identity_info(cl_device_info param, const device_config& d
     case CL_DEVICE_BUILT_IN_KERNELS: return a.s("");
     case CL_DEVICE_IL_VERSION: return a.s("");
     case CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED: return a.s("v0000-00-00-00");
-    case CL_DEVICE_PRINTF_BUFFER_SIZE: return a.v(size_t{1 << 20});
     case CL_DEVICE_PARENT_DEVICE: return a.v(cl_device_id{nullptr});
     case CL_DEVICE_PARTITION_PROPERTIES: return a.v(cl_device_partition_property{0});
     case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: return a.v(cl_device_affinity_domain{0});
@@ -259,7 +238,6 @@ std::optional<cl_int> identity_info(cl_device_info param, const device_config& d
       return a.v(device_language().atomic_memory);
     case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
       return a.v(device_language().atomic_fence);
-    case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return a.v(size_t{32});
     default: return std::nullopt;
   }
 }
@@ -302,15 +280,18 @@ cl_int CL_API_CALL CreateSubDevices(cl_device_id h, const cl_device_partition_pr
   return c.ret(rt().device(h) ? CL_INVALID_VALUE : CL_INVALID_DEVICE);
 }
 
-void* CL_API_CALL GetExtensionFunctionAddress(const char* name) {
-  // No extension functions; the ICD-level ones are exported by icd.cc.
-  (void)name;
+// The one extension function the platform lists (cl_khr_icd): clIcdGetPlatformIDsKHR, which
+// answers as clGetPlatformIDs does (and is counted as it). POCL gives its own for the same name.
+// icd.cc's exported clGetExtensionFunctionAddress is the loader's, with its own copy.
+void* extension_function(const char* name) {
+  if (name && std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void*>(&GetPlatformIDs);
   return nullptr;
 }
 
-void* CL_API_CALL GetExtensionFunctionAddressForPlatform(cl_platform_id, const char* name) {
-  (void)name;
-  return nullptr;
+void* CL_API_CALL GetExtensionFunctionAddress(const char* name) { return extension_function(name); }
+
+void* CL_API_CALL GetExtensionFunctionAddressForPlatform(cl_platform_id p, const char* name) {
+  return p == &rt().platform ? extension_function(name) : nullptr;
 }
 
 cl_int CL_API_CALL UnloadCompiler() { return CL_SUCCESS; }
@@ -320,7 +301,7 @@ cl_int CL_API_CALL GetHostTimer(cl_device_id h, cl_ulong* t) {
   api_call c(rt(), entry_point::clGetHostTimer);
   if (!rt().device(h)) return c.ret(CL_INVALID_DEVICE);
   if (!t) return c.ret(CL_INVALID_VALUE);
-  *t = rt().scheduler.now;
+  *t = rt().pocl ? pocl_clock_ns() : rt().scheduler.now;  // Profiling's clock (backing.h).
   return c.ret(CL_SUCCESS);
 }
 
@@ -328,7 +309,7 @@ cl_int CL_API_CALL GetDeviceAndHostTimer(cl_device_id h, cl_ulong* dt, cl_ulong*
   api_call c(rt(), entry_point::clGetDeviceAndHostTimer);
   if (!rt().device(h)) return c.ret(CL_INVALID_DEVICE);
   if (!dt || !ht) return c.ret(CL_INVALID_VALUE);
-  *dt = *ht = rt().scheduler.now;
+  *dt = *ht = rt().pocl ? pocl_clock_ns() : rt().scheduler.now;  // Profiling's clock (backing.h).
   return c.ret(CL_SUCCESS);
 }
 

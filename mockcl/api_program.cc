@@ -200,12 +200,36 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
   return nullptr;
 }
 
-cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, const char* options,
+// The arguments clBuildProgram, clCompileProgram and clLinkProgram share (OpenCL 3.0), checked
+// before anything reaches POCL, as POCL checks them: a device count without a list or a list
+// without a count, and user data without a callback, are CL_INVALID_VALUE; a listed device that
+// is not one of the context's (NULL included) is CL_INVALID_DEVICE.
+cl_int check_build_args(const _cl_context* ctx, cl_uint n, const cl_device_id* list, bool has_notify,
+                        const void* data) {
+  if ((n == 0) != (list == nullptr)) return CL_INVALID_VALUE;
+  if (!has_notify && data) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < n; ++i)
+    if (std::find(ctx->devices.begin(), ctx->devices.end(), list[i]) == ctx->devices.end()) return CL_INVALID_DEVICE;
+  return CL_SUCCESS;
+}
+
+// clCompileProgram's embedded headers: a count with no programs or no names, or programs or names
+// with no count, is CL_INVALID_VALUE, and so is a NULL name or a handle that is no live program
+// (POCL dereferences the names without a check).
+cl_int check_headers(cl_uint n, const cl_program* headers, const char** names) {
+  if ((n == 0) != (headers == nullptr) || (n == 0) != (names == nullptr)) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < n; ++i)
+    if (!names[i] || !rt().program(headers[i])) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* list, const char* options,
                                 void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
   api_call c(rt(), entry_point::clBuildProgram);
   if (cl_int f = c.fault()) return c.ret(f);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
+  if (cl_int s = check_build_args(p->context, n, list, notify != nullptr, data)) return c.ret(s);
   p->options = options ? options : "";
   cl_int s = rt().pocl ? pocl_build(rt(), p, options, false, 0, nullptr, nullptr) : CL_SUCCESS;
   if (s == CL_SUCCESS) s = read_signatures(p);
@@ -214,14 +238,14 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint, const cl_device_id*, cons
   return c.ret(s);
 }
 
-cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint, const cl_device_id*, const char* options, cl_uint nh,
-                                  const cl_program* headers, const char** names,
+cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint n, const cl_device_id* list, const char* options,
+                                  cl_uint nh, const cl_program* headers, const char** names,
                                   void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
   api_call c(rt(), entry_point::clCompileProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
-  for (cl_uint i = 0; i < nh; ++i)
-    if (!headers || !rt().program(headers[i])) return c.ret(CL_INVALID_VALUE);
+  if (cl_int s = check_build_args(p->context, n, list, notify != nullptr, data)) return c.ret(s);
+  if (cl_int s = check_headers(nh, headers, names)) return c.ret(s);
   p->options = options ? options : "";
   cl_int s;
   if (rt().pocl) {
@@ -258,12 +282,13 @@ cl_int mock_link(_cl_program* p, cl_uint n, const cl_program* inputs) {
   return CL_SUCCESS;
 }
 
-cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint, const cl_device_id*, const char* options, cl_uint n,
-                                   const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*), void* data,
-                                   cl_int* err) {
+cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint num_devices, const cl_device_id* list, const char* options,
+                                   cl_uint n, const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*),
+                                   void* data, cl_int* err) {
   api_call c(rt(), entry_point::clLinkProgram);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (cl_int s = check_build_args(ctx, num_devices, list, notify != nullptr, data)) return c.fail<cl_program>(err, s);
   if (n == 0 || !inputs) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i) {
     if (!rt().program(inputs[i]) || (rt().pocl && !inputs[i]->pocl_prog)) {
@@ -353,11 +378,14 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
   }
 }
 
-cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id, cl_program_build_info param, size_t size,
+cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id dev, cl_program_build_info param, size_t size,
                                        void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetProgramBuildInfo);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
+  // The device must be one of the program's (its context's): NULL is CL_INVALID_DEVICE.
+  const auto& devs = p->context->devices;
+  if (std::find(devs.begin(), devs.end(), dev) == devs.end()) return c.ret(CL_INVALID_DEVICE);
   if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
   switch (param) {
     case CL_PROGRAM_BUILD_STATUS: {

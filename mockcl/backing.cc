@@ -95,6 +95,13 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
     error = "'" + lib + "' has no device";
     return nullptr;
   }
+  const char* bad_query = nullptr;
+  std::optional<compute_shape> shape = read_shape(*p->d, p->device, bad_query);
+  if (!shape) {
+    error = "'" + lib + "': its device gives no usable " + bad_query;
+    return nullptr;
+  }
+  p->shape = *shape;
   const language_caps pocls = read_language(*p->d, p->device);
   p->language = decide_language(mock_language(), &pocls);
   if (p->d->clGetDeviceInfo(p->device, CL_DEVICE_SVM_CAPABILITIES, sizeof p->svm_caps, &p->svm_caps, nullptr) !=
@@ -157,8 +164,9 @@ cl_command_queue mock_runtime::pocl_queue(_cl_command_queue* q, cl_int& err) {
   if (!q->pocl_q) {
     cl_context pc = pocl_context(q->context, err);
     if (!pc) return nullptr;
-    // In order: mockcl hands POCL one command at a time and waits for it.
-    q->pocl_q = pocl->d->clCreateCommandQueue(pc, pocl->device, 0, &err);
+    // In order: mockcl hands POCL one command at a time and waits for it. A profiling queue's twin
+    // profiles: its events' START and END are the commands' (mock_runtime::execute).
+    q->pocl_q = pocl->d->clCreateCommandQueue(pc, pocl->device, q->properties & CL_QUEUE_PROFILING_ENABLE, &err);
   }
   return q->pocl_q;
 }
@@ -200,7 +208,8 @@ cl_int mock_runtime::pocl_init_buffer(_cl_mem* m, void* host_ptr) {
   return m->pocl_mem ? CL_SUCCESS : err;
 }
 
-cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host) {
+cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host,
+                                   cl_event* pe) {
   cl_int err;
   cl_command_queue pq = pocl_queue(q, err);
   if (!pq) return err;
@@ -208,8 +217,8 @@ cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write,
   cl_mem pm = pocl_buffer(root, err);
   if (!pm) return err;
   offset += m->parent ? m->offset : 0;
-  return write ? pocl->d->clEnqueueWriteBuffer(pq, pm, CL_TRUE, offset, n, host, 0, nullptr, nullptr)
-               : pocl->d->clEnqueueReadBuffer(pq, pm, CL_TRUE, offset, n, host, 0, nullptr, nullptr);
+  return write ? pocl->d->clEnqueueWriteBuffer(pq, pm, CL_TRUE, offset, n, host, 0, nullptr, pe)
+               : pocl->d->clEnqueueReadBuffer(pq, pm, CL_TRUE, offset, n, host, 0, nullptr, pe);
 }
 
 bool mock_runtime::pocl_runs(cl_command_type t) {
@@ -228,7 +237,7 @@ bool mock_runtime::pocl_runs(cl_command_type t) {
 // offset in its root; every other side keeps its coordinates, because POCL's overlap check for a
 // copy within one buffer reasons on (x, y, z) and reports a false CL_MEM_COPY_OVERLAP for
 // flattened origins (the CTS's bufferreadwriterect found it).
-cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq) {
+cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq, cl_event* pe) {
   const cl_icd_dispatch& d = *pocl->d;
   cl_int err;
   _cl_mem* m = ev->mems[0];
@@ -253,19 +262,19 @@ cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq) {
     origin(s, m, so);
     origin(t, ev->mems[1], to);
     err = d.clEnqueueCopyBufferRect(pq, pm, pt, so, to, ev->region, s.row_pitch, s.slice_pitch,
-                                    t.row_pitch, t.slice_pitch, 0, nullptr, nullptr);
+                                    t.row_pitch, t.slice_pitch, 0, nullptr, pe);
   } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
     origin(s, m, so);
     origin(t, nullptr, to);
     err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
                                     s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
-                                    nullptr, nullptr);
+                                    nullptr, pe);
   } else {
     origin(t, m, to);
     origin(s, nullptr, so);
     err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
                                      t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
-                                     nullptr, nullptr);
+                                     nullptr, pe);
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
@@ -273,7 +282,7 @@ cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq) {
 
 // A kernel launch: its arguments on POCL's twins (buffers, SVM pointers, samplers, values), then
 // the range; an empty range does no work.
-cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq) {
+cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq, cl_event* pe) {
   const cl_icd_dispatch& d = *pocl->d;
   cl_int err = CL_SUCCESS;
   cl_kernel pk = ev->kernel->pocl_kernel;
@@ -296,21 +305,21 @@ cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq) {
   for (cl_uint i = 0; i < ev->dims; ++i)
     if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
   err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
-                                 ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, nullptr);
+                                 ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, pe);
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
 }
 
-cl_int mock_runtime::pocl_execute(_cl_event* ev) {
+cl_int mock_runtime::pocl_execute(_cl_event* ev, cl_event* pe) {
   cl_int err;
   cl_command_queue pq = pocl_queue(ev->queue, err);
   if (!pq) return err;
   const cl_icd_dispatch& d = *pocl->d;
   switch (ev->command_type) {
     case CL_COMMAND_READ_BUFFER:
-      return pocl_transfer(ev->mems[0], ev->queue, false, ev->offset, ev->bytes, ev->host);
+      return pocl_transfer(ev->mems[0], ev->queue, false, ev->offset, ev->bytes, ev->host, pe);
     case CL_COMMAND_WRITE_BUFFER:
-      return pocl_transfer(ev->mems[0], ev->queue, true, ev->offset, ev->bytes, ev->host);
+      return pocl_transfer(ev->mems[0], ev->queue, true, ev->offset, ev->bytes, ev->host, pe);
     case CL_COMMAND_COPY_BUFFER: {
       _cl_mem* s = ev->mems[0];
       _cl_mem* t = ev->mems[1];
@@ -319,7 +328,7 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
       cl_mem pt = pocl_buffer(root_of(t), err);
       if (!pt) return err;
       err = d.clEnqueueCopyBuffer(pq, ps, pt, ev->src_offset + (s->parent ? s->offset : 0),
-                                  ev->offset + (t->parent ? t->offset : 0), ev->bytes, 0, nullptr, nullptr);
+                                  ev->offset + (t->parent ? t->offset : 0), ev->bytes, 0, nullptr, pe);
       break;
     }
     case CL_COMMAND_FILL_BUFFER: {
@@ -327,15 +336,15 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev) {
       cl_mem pm = pocl_buffer(root_of(m), err);
       if (!pm) return err;
       err = d.clEnqueueFillBuffer(pq, pm, ev->pattern.data(), ev->pattern.size(),
-                                  ev->offset + (m->parent ? m->offset : 0), ev->bytes, 0, nullptr, nullptr);
+                                  ev->offset + (m->parent ? m->offset : 0), ev->bytes, 0, nullptr, pe);
       break;
     }
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
-      return pocl_rect(ev, pq);
+      return pocl_rect(ev, pq, pe);
     case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
-      return pocl_kernel(ev, pq);
+      return pocl_kernel(ev, pq, pe);
     default: return is_image_command(ev->command_type) ? pocl_image_command(ev, pq) : CL_SUCCESS;
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);

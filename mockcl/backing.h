@@ -12,10 +12,13 @@
 #define MOCKCL_BACKING_H_
 
 #include <CL/cl_icd.h>
+#include <time.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
+#include "mockcl/compute_shape.h"
 #include "mockcl/language.h"
 
 namespace mockcl {
@@ -30,10 +33,23 @@ struct pocl_library {
   // What mock devices report about OpenCL C in backing mode: the mock's set intersected with
   // POCL's device (language.h), read once at load.
   language_caps language;
+  // What mock devices report about their compute resources in backing mode (compute_shape.h):
+  // POCL's device's, read once at load.
+  compute_shape shape;
   // POCL's device's CL_DEVICE_SVM_CAPABILITIES, read once at load: where it has fine-grain buffer
   // SVM, mock devices that have SVM report and allocate it too (api_svm.cc).
   cl_device_svm_capabilities svm_caps = 0;
 };
+
+// The clock POCL 3.1 stamps its events with (CLOCK_MONOTONIC_RAW, in ns), which backing mode's
+// profiling information and host timers use, so that the mock's QUEUED and SUBMIT and POCL's START
+// and END compare. A START or END outside the mock's own bracket of the command is not used
+// (mock_runtime::execute), should another POCL use another clock.
+inline uint64_t pocl_clock_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+  return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
+}
 
 // The table of any ICD object.
 template <typename T>

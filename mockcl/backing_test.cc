@@ -4,10 +4,7 @@
 // reads as zeros in both modes.
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -548,24 +545,9 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
   ASSERT_EQ(d->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 3, devs, &n), CL_SUCCESS);
   ASSERT_EQ(n, 3u);
   // POCL's own device, loaded here as mockcl loads it (its .icd names the library).
-  std::ifstream icd("/etc/OpenCL/vendors/pocl.icd");
-  std::string lib;
-  ASSERT_TRUE(std::getline(icd, lib)) << "no POCL ICD";
-  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(h, nullptr) << dlerror();
-  using get_address_fn = void*(CL_API_CALL*)(const char*);
-  using get_ids_fn = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
-  auto address = reinterpret_cast<get_address_fn>(dlsym(h, "clGetExtensionFunctionAddress"));
-  ASSERT_NE(address, nullptr);
-  auto ids = reinterpret_cast<get_ids_fn>(address("clIcdGetPlatformIDsKHR"));
-  ASSERT_NE(ids, nullptr);
-  cl_platform_id pocl_platform = nullptr;
-  cl_uint np = 0;
-  ASSERT_EQ(ids(1, &pocl_platform, &np), CL_SUCCESS);
-  const cl_icd_dispatch& pd = **reinterpret_cast<cl_icd_dispatch* const*>(pocl_platform);
-  cl_device_id pocl_dev = nullptr;
-  ASSERT_EQ(pd.clGetDeviceIDs(pocl_platform, CL_DEVICE_TYPE_ALL, 1, &pocl_dev, nullptr),
-            CL_SUCCESS);
+  const mockcl::testing::direct_device pocl = mockcl::testing::pocl_device();
+  const cl_icd_dispatch& pd = *pocl.d;
+  const cl_device_id pocl_dev = pocl.device;
   cl_bool pocl_non_uniform = CL_TRUE;
   ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
                                sizeof pocl_non_uniform, &pocl_non_uniform, nullptr),
@@ -596,14 +578,15 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
       const auto pf = features(pocl_dev);
       EXPECT_NE(std::find(pf.begin(), pf.end(), f), pf.end()) << f << " is not POCL's";
     }
-    // fp64 is reported exactly when POCL's device has it.
+    // fp64 and the 64-bit atomics (piglit's int64 atomics tests) are reported exactly when POCL's
+    // device has them.
     char ext[2048], pext[4096];
     ASSERT_EQ(d->clGetDeviceInfo(devs[i], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
               CL_SUCCESS);
     ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_EXTENSIONS, sizeof pext, pext, nullptr),
               CL_SUCCESS);
-    EXPECT_EQ(std::string(ext).find("cl_khr_fp64") != std::string::npos,
-              std::string(pext).find("cl_khr_fp64") != std::string::npos);
+    for (const char* e : {"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
+      EXPECT_EQ(std::string(ext).find(e) != std::string::npos, std::string(pext).find(e) != std::string::npos) << e;
   }
 }
 

@@ -39,7 +39,8 @@ struct language_caps {
 };
 
 // The mock GPU's own language: fp64, int64, OpenCL C 1.0-3.0, every atomic order and scope
-// (OpenCL 3.0's minimum included), the int32 atomics and byte-addressable-store extensions.
+// (OpenCL 3.0's minimum included), the int32 and int64 atomics and byte-addressable-store
+// extensions.
 language_caps mock_language();
 
 // What a device reports: `mock` alone, or its intersection with `backing` (POCL's device).

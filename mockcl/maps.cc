@@ -5,7 +5,9 @@
 // mapped for writing is undefined to commands until it is unmapped; a buffer mapped for writing
 // must be unmapped before any command that reads or writes it (or its parent or sub-buffers)
 // begins execution, and one mapped for reading before any command that writes it.
-// In backing mode (backing.h) every map is such a copy, filled from and written back to POCL.
+// In backing mode (backing.h) a maps=copy device's maps are such copies, filled from and written
+// back to POCL; on a maps=shared device (the default) a buffer's map is POCL's own mapping of its
+// twin, the buffer's bytes, as POCL's CPU device gives them (map_backing): nothing is copied.
 // An object made with CL_MEM_USE_HOST_PTR is the exception: OpenCL requires its map to return a
 // pointer derived from host_ptr, so its mapping lives in that memory, filled and written back
 // the same way.
@@ -76,6 +78,7 @@ void activate(_cl_mem* m, host_mapping& mp, bool on) {
 // in an object's CL_MEM_USE_HOST_PTR memory (no copy of its own) goes through a staging copy:
 // POCL's twin may or may not alias that memory, and a copy onto itself is undefined.
 cl_int move_mapped(mock_runtime& rt, _cl_mem* m, _cl_command_queue* q, host_mapping& mp, bool to_object) {
+  if (mp.backing) return CL_SUCCESS;  // POCL's own mapping: the bytes are the buffer's.
   const bool staged = mp.copy.data() == nullptr;
   auto* at = static_cast<unsigned char*>(mp.at);
   if (mp.image) {  // Backing mode only: POCL's image, through the region.
@@ -128,6 +131,34 @@ void* mock_runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size
   return m->maps.back().at;
 }
 
+void* mock_runtime::map_backing(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, cl_int& err) {
+  _cl_mem* root = root_of(m);
+  cl_mem twin = pocl_buffer(root, err);
+  if (!twin) return nullptr;
+  // Blocking, on the context's twin queue, which is idle (mockcl waits for every POCL command): the
+  // address is the application's at once, and the mock's own map command orders the bytes.
+  void* p = pocl->d->clEnqueueMapBuffer(root->context->pocl_q, twin, CL_TRUE, flags, offset + (m->parent ? m->offset : 0),
+                                        size, 0, nullptr, nullptr, &err);
+  if (!p) return nullptr;
+  host_mapping mp;
+  mp.at = p;
+  mp.offset = offset;
+  mp.size = size;
+  mp.flags = flags;
+  mp.backing = true;
+  m->maps.push_back(std::move(mp));
+  return p;
+}
+
+void mock_runtime::unmap_backing(_cl_mem* m, host_mapping& mp) {
+  _cl_mem* root = root_of(m);
+  if (!mp.backing || !root->pocl_mem) return;
+  cl_command_queue pq = root->context->pocl_q;
+  if (pocl->d->clEnqueueUnmapMemObject(pq, root->pocl_mem, mp.at, 0, nullptr, nullptr) == CL_SUCCESS)
+    pocl->d->clFinish(pq);
+  mp.backing = false;
+}
+
 void mock_runtime::cancel_map(_cl_mem* m, const void* p) {
   // An executed unmap's mapping, else a failed map's (the newest at `p`, never executed).
   host_mapping* mp = find(m, p, stage::unmapping);
@@ -136,6 +167,7 @@ void mock_runtime::cancel_map(_cl_mem* m, const void* p) {
       if (it->at == p && !it->active) mp = &*it;
   if (!mp) return;
   if (mp->active) activate(m, *mp, false);
+  unmap_backing(m, *mp);
   m->maps.erase(m->maps.begin() + (mp - m->maps.data()));
 }
 
@@ -181,8 +213,10 @@ void mock_runtime::check_mapped_use(const _cl_event* ev) {
 }
 
 void mock_runtime::drop_mappings(_cl_mem* m) {
-  for (host_mapping& mp : m->maps)
+  for (host_mapping& mp : m->maps) {
     if (mp.active) activate(m, mp, false);
+    unmap_backing(m, mp);
+  }
   m->maps.clear();
 }
 

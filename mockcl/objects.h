@@ -144,6 +144,10 @@ struct host_mapping {
   cl_map_flags flags = 0;
   bool active = false;      // Its map command has executed (and its unmap has not).
   bool unmapping = false;   // An unmap naming it was enqueued.
+  // Backing mode on a maps=shared device: `at` is POCL's own mapping of the buffer's twin (its
+  // device is the CPU: the buffer's bytes, no copy), mapped at the enqueue, unmapped on POCL when
+  // the unmap executes (maps.cc, map_backing).
+  bool backing = false;
   // A mapped image (backing mode): the region, and the copy's pitches (tight rows and slices).
   bool image = false;
   size_t origin[3] = {}, region[3] = {};
@@ -155,10 +159,6 @@ namespace mockcl {
 // CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits: a sub-buffer's origin must be a
 // multiple of it in bytes (128).
 inline constexpr cl_uint kMemBaseAddrAlignBits = 1024;
-// Every mock device's work-group limits (CL_DEVICE_MAX_WORK_GROUP_SIZE, _MAX_WORK_ITEM_SIZES),
-// which clEnqueueNDRangeKernel enforces.
-inline constexpr size_t kMaxWorkGroupSize = 1024;
-inline constexpr size_t kMaxWorkItemSizes[3] = {1024, 1024, 64};
 }  // namespace mockcl
 
 struct _cl_mem : mockcl::object_header {
@@ -244,7 +244,11 @@ struct _cl_event : mockcl::object_header {
   cl_command_queue queue = nullptr;  // Null for user events (internal ref otherwise).
   cl_command_type command_type = 0;
   cl_int status = CL_QUEUED;
-  uint64_t queued = 0, submitted = 0, started = 0, ended = 0;
+  uint64_t queued = 0, submitted = 0, started = 0, ended = 0;  // The virtual clock's.
+  // Backing mode, a command on a profiling queue: QUEUED, SUBMIT, START and END on the real clock
+  // POCL's events use (pocl_clock_ns, backing.h), START and END POCL's own for a command POCL ran;
+  // clGetEventProfilingInfo answers them. All 0 otherwise.
+  uint64_t real[4] = {};
   uint64_t command_id = 0;
   const char* kind = "";
   std::vector<cl_event> deps;  // Internal refs; the first `explicit_deps` came from a wait list.

@@ -201,6 +201,10 @@ class mock_runtime {
   // `at`: where the mapping lives instead of a copy of its own (the memory of an object made
   // with CL_MEM_USE_HOST_PTR; use_host_ptr_at()).
   void* map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, void* at = nullptr);
+  // Backing mode, a maps=shared device: a new mapping of m's [offset, offset + size) that is POCL's
+  // own mapping of the twin (the buffer's bytes: no copy at the map nor at the unmap); nullptr
+  // with `err` set if POCL refuses.
+  void* map_backing(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, cl_int& err);
   // The address of m's byte `offset` in its CL_MEM_USE_HOST_PTR memory (a sub-buffer's in its
   // buffer's); nullptr when m was not made with one.
   static unsigned char* use_host_ptr_at(const _cl_mem* m, size_t offset);
@@ -219,6 +223,9 @@ class mock_runtime {
   void check_mapped_use(const _cl_event* ev);
   // A buffer is destroyed with mappings left.
   [[gnu::cold]] void drop_mappings(_cl_mem* m);
+  // A map_backing mapping goes (its unmap executed, its map failed, its buffer destroyed): POCL
+  // unmaps it. Nothing for any other mapping.
+  void unmap_backing(_cl_mem* m, host_mapping& mp);
   void free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it);
 
   // ---- Backing device (backing.cc) ----
@@ -238,14 +245,18 @@ class mock_runtime {
   // At creation of a buffer with COPY_HOST_PTR / USE_HOST_PTR: its twin, from the host memory.
   cl_int pocl_init_buffer(_cl_mem* m, void* host_ptr);
   // Blocking read or write of m's [offset, offset + n) through q's twin.
-  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host);
+  // `pe`, if not null, gets POCL's event of the transfer (the caller releases it).
+  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host,
+                       cl_event* pe = nullptr);
   // Whether POCL runs commands of this type (the others stay host-side: SVM, maps, markers).
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
-  cl_int pocl_execute(_cl_event* ev);
+  // `pe`, if not null, gets POCL's event of the command's work where there is one (the caller
+  // releases it): its START and END are the command's (a profiling queue's twin profiles).
+  cl_int pocl_execute(_cl_event* ev, cl_event* pe = nullptr);
   // pocl_execute's rectangle commands and kernel launches, each finished on POCL's queue `pq`.
-  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq);
-  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq);
+  cl_int pocl_rect(_cl_event* ev, cl_command_queue pq, cl_event* pe);
+  cl_int pocl_kernel(_cl_event* ev, cl_command_queue pq, cl_event* pe);
   // Images and samplers (backing_image.cc): their twins, made at creation (`buffer`: the mock
   // buffer an image is made on, or null); a blocking image read or write through q's twin (maps);
   // and the image commands POCL runs.
@@ -359,8 +370,8 @@ class mock_runtime {
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
     m->device = -1;
     m->backing.reset();
+    if (!m->maps.empty()) [[unlikely]] drop_mappings(m);  // Before the twin goes: POCL unmaps.
     if (m->pocl_mem) [[unlikely]] pocl_drop(m);
-    if (!m->maps.empty()) [[unlikely]] drop_mappings(m);
     if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
     if (m->parent) [[unlikely]] drop_hold(m->parent);
     m->parent = nullptr;
@@ -375,6 +386,8 @@ class mock_runtime {
   // log line; what completing it releases.
   cl_int command_status(_cl_event* ev, bool dep_failed);
   cl_int move_bytes(_cl_event* ev);
+  // Backing mode, a profiled command has run: its real START and END (_cl_event::real).
+  void settle_real_profile(_cl_event* ev);
   void execute_svm_free(_cl_event* ev);
   void record_command(_cl_event* ev, cl_int st);
   void complete_command(_cl_event* ev, cl_int st);

@@ -37,6 +37,8 @@ _cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type,
   ev->status = CL_QUEUED;
   ev->queued = ev->submitted = scheduler.now;
   ev->started = ev->ended = 0;
+  ev->real[0] = pocl && (q->properties & CL_QUEUE_PROFILING_ENABLE) ? pocl_clock_ns() : 0;
+  ev->real[1] = ev->real[2] = ev->real[3] = 0;
   ev->command_id = scheduler.next_command_id();
   ev->kind = kind;
   ev->deps.clear();
@@ -203,7 +205,9 @@ void mock_runtime::execute(_cl_event* ev) {
     ~completion_clock() { s.set_completion_time(0); }
   } clock{scheduler};
   scheduler.set_completion_time(start + dur);
+  if (ev->real[0]) ev->real[1] = pocl_clock_ns();  // Backing mode's real profile: submitted now.
   const cl_int st = command_status(ev, dep_failed);
+  if (ev->real[0]) settle_real_profile(ev);
   ev->started = start;
   ev->ended = start + dur;
   q->busy_until = std::max(q->busy_until, ev->ended);
@@ -252,7 +256,14 @@ cl_int mock_runtime::command_status(_cl_event* ev, bool dep_failed) {
   }
   // Backing mode: POCL runs data commands and kernels now, and mockcl waits for it.
   if (pocl && pocl_runs(ev->command_type)) {
-    if (cl_int e = pocl_execute(ev); e != CL_SUCCESS) {
+    cl_event pe = nullptr;
+    const cl_int e = pocl_execute(ev, ev->real[0] ? &pe : nullptr);
+    if (pe) {  // POCL's START and END of its work (settle_real_profile checks them).
+      pocl->d->clGetEventProfilingInfo(pe, CL_PROFILING_COMMAND_START, sizeof ev->real[2], &ev->real[2], nullptr);
+      pocl->d->clGetEventProfilingInfo(pe, CL_PROFILING_COMMAND_END, sizeof ev->real[3], &ev->real[3], nullptr);
+      pocl->d->clReleaseEvent(pe);
+    }
+    if (e != CL_SUCCESS) {
       st = e;
       report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed on the backing device: " +
              std::string(status_name(e)));
@@ -263,6 +274,17 @@ cl_int mock_runtime::command_status(_cl_event* ev, bool dep_failed) {
     st = e;
   }
   return st;
+}
+
+void mock_runtime::settle_real_profile(_cl_event* ev) {
+  const uint64_t now = pocl_clock_ns();
+  uint64_t* r = ev->real;
+  // POCL's START and END, where it ran the command and they lie within the mock's bracket of it;
+  // else the bracket itself (a marker, a map, a command that failed, another POCL's clock).
+  if (!(r[1] <= r[2] && r[2] <= r[3] && r[3] <= now)) {
+    r[2] = r[1];
+    r[3] = now;
+  }
 }
 
 cl_int mock_runtime::move_bytes(_cl_event* ev) {

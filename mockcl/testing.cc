@@ -89,4 +89,24 @@ cl_platform_id loader_mock_platform() {
   return nullptr;
 }
 
+direct_device pocl_device() {
+  std::ifstream icd("/etc/OpenCL/vendors/pocl.icd");
+  std::string lib;
+  if (!std::getline(icd, lib)) die("no POCL ICD at /etc/OpenCL/vendors/pocl.icd");
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) die("cannot load POCL '" + lib + "': " + dlerror());
+  using get_address_fn = void*(CL_API_CALL*)(const char*);
+  using get_ids_fn = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
+  auto address = reinterpret_cast<get_address_fn>(dlsym(h, "clGetExtensionFunctionAddress"));
+  if (!address) die(lib + " has no clGetExtensionFunctionAddress");
+  auto ids = reinterpret_cast<get_ids_fn>(address("clIcdGetPlatformIDsKHR"));
+  direct_device out;
+  cl_uint n = 0;
+  if (!ids || ids(1, &out.platform, &n) != CL_SUCCESS || n == 0) die(lib + " lists no platform");
+  out.d = *reinterpret_cast<const cl_icd_dispatch* const*>(out.platform);
+  if (out.d->clGetDeviceIDs(out.platform, CL_DEVICE_TYPE_ALL, 1, &out.device, nullptr) != CL_SUCCESS)
+    die(lib + " has no device");
+  return out;
+}
+
 }  // namespace mockcl::testing

@@ -46,6 +46,16 @@ const cl_icd_dispatch* loader_dispatch();
 // The platform named "mockcl" as the loader reports it, or nullptr.
 cl_platform_id loader_mock_platform();
 
+// POCL's first device, loaded as mockcl's backing loads it (the library /etc/OpenCL/vendors/pocl.icd
+// names, dlopened RTLD_LOCAL: the same instance the backing uses), with POCL's own dispatch table:
+// what the backing device answers, to compare the mock's devices with. Aborts if POCL is missing.
+struct direct_device {
+  const cl_icd_dispatch* d = nullptr;
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+};
+direct_device pocl_device();
+
 }  // namespace mockcl::testing
 
 #endif  // MOCKCL_TESTING_H_

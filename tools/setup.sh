@@ -10,6 +10,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # OpenCL: the ICD loader, headers, POCL's CPU device and real clients.
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
+  # Real OpenCL programs on POCL and on mockcl (//tools/real_programs: hashcat_test, clpeak_test);
+  # piglit's OpenCL profile is a manual test there and is not installed here (it pulls in Mesa).
+  hashcat clpeak
   # PyOpenCL's own test files on clpool's pool (tools/test.sh, when CLPOOL_PYOPENCL_SRC is set).
   python3-pytest
   # The pytest plugin's tests with several workers (python/clpool/pytest_plugin.py).
