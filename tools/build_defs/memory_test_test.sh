@@ -58,6 +58,7 @@ cc_binary(
     name = "mesh",
     srcs = ["mesh.c"],
     copts = ["-DCL_TARGET_OPENCL_VERSION=300"],
+    visibility = ["//bad:__pkg__"],
     deps = ["@system_libs//:opencl"],
 )
 
@@ -82,7 +83,7 @@ load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")
 
 clpool_memory_test(
     name = "decimal_capacity",
-    binary = "//:tile_cache",
+    binary = "//mesh",
     capacity = "2GB",
 )
 BAD
