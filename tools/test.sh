@@ -23,9 +23,11 @@
 #                                             source archives are there (../shared/sources or
 #                                             CLPOOL_PYOPENCL_SOURCES; else one "skipped" line)
 #   7. tools/real_programs/real_program.sh piglit
-#                                             piglit's OpenCL profile on POCL and on mockcl, test
-#                                             by test, when piglit is installed (else one "skipped"
-#                                             line; tools/real_programs/README.md)
+#                                             piglit's OpenCL api tests (42, about 25 s) on POCL
+#                                             and on mockcl, test by test, when piglit is installed
+#                                             (else one "skipped" line); the whole cl profile
+#                                             (about 30 min here) is //tools/real_programs:piglit_test
+#                                             (tools/real_programs/README.md)
 # Step 1 includes the Python battery on PyOpenCL 2026.1.2 (//python/compat) when those archives
 # are there; otherwise it says "PyOpenCL 2026.1.2 tests skipped" with the reason.
 # Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
@@ -57,5 +59,5 @@ bash tools/cts/run_cts.sh
 bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool
 bash python/compat/ci_pyopencl2026_suite.sh
 bazel build //mockcl:libmockcl.so  # the default build's, after the sanitizer builds of step 3
-bash tools/real_programs/real_program.sh piglit bazel-bin/mockcl/libmockcl.so
+PIGLIT_INCLUDE=api bash tools/real_programs/real_program.sh piglit bazel-bin/mockcl/libmockcl.so
 echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2

@@ -58,7 +58,9 @@ check_clpeak() {
 }
 
 check_piglit() {
-  local -a cmd=(piglit run -j 2 -l quiet cl)
+  local -a cmd=(piglit run -j 2 -l quiet)
+  [[ -z "${PIGLIT_INCLUDE:-}" ]] || cmd+=(-t "$PIGLIT_INCLUDE")
+  cmd+=(cl)
   command_text="${cmd[*]}"
   on pocl piglit-pocl "${cmd[@]}" "$out/piglit-results-pocl"
   seconds_pocl=$seconds
