@@ -101,10 +101,6 @@ std::optional<std::uint64_t> parse_size(std::string_view text, size_rules rules,
   return v;
 }
 
-std::optional<std::uint64_t> parse_device_size(std::string_view text, std::string& why) {
-  return parse_size(text, {.device = true}, why);
-}
-
 std::string format_bytes_exact(std::uint64_t bytes, byte_units units) {
   static const char* const spaced[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   static const char* const letter[] = {"", "k", "m", "g", "t"};

@@ -36,9 +36,6 @@ struct size_rules {
 // it by value, each quoting the text its way.
 std::optional<std::uint64_t> parse_size(std::string_view text, size_rules rules, std::string& why);
 
-// parse_size(text, {.device = true}, why).
-std::optional<std::uint64_t> parse_device_size(std::string_view text, std::string& why);
-
 // How format_bytes_exact spells a unit. `joined` and `letter` are what configuration strings
 // use, and parse_byte_size reads all three back to the same number.
 enum class byte_units {

@@ -93,14 +93,16 @@ TEST(ByteSize, RefusedSpellings) {
 
 TEST(DeviceSize, LargestDeviceIsTwoToThe62) {
   std::string why;
-  EXPECT_EQ(parse_device_size("4194304TiB", why), max_device_bytes);
-  EXPECT_EQ(parse_device_size("4611686018427387904", why), std::uint64_t{1} << 62);
-  EXPECT_FALSE(parse_device_size("4611686018427387905", why));
+  size_rules device;
+  device.device = true;
+  EXPECT_EQ(parse_size("4194304TiB", device, why), max_device_bytes);
+  EXPECT_EQ(parse_size("4611686018427387904", device, why), std::uint64_t{1} << 62);
+  EXPECT_FALSE(parse_size("4611686018427387905", device, why));
   EXPECT_EQ(why, "is larger than the largest device, 2^62 bytes (4 EiB)");
   why.clear();
-  EXPECT_FALSE(parse_device_size("18446744073709551615", why));
+  EXPECT_FALSE(parse_size("18446744073709551615", device, why));
   EXPECT_EQ(why, "is larger than the largest device, 2^62 bytes (4 EiB)");
-  EXPECT_FALSE(parse_device_size("2GB", why));
+  EXPECT_FALSE(parse_size("2GB", device, why));
   EXPECT_EQ(why, "is ambiguous: decimal units are not accepted; write 2GiB");
 }
 

@@ -873,8 +873,6 @@ TYPED_TEST(BatteryInProcessOnly, FreeRecordsStopAtTheirCapAndReleasesGoOn) {
   this->Teardown();
 }
 
-// An entry point the mock does not implement (images) answers CL_INVALID_OPERATION, and the call
-// is counted and logged like any other, so a program's use of it shows (found by the CTS).
 // The devices report no intermediate language (CL_DEVICE_IL_VERSION ""), so creating a program
 // from IL is CL_INVALID_OPERATION on a valid context, whatever the IL (the CTS's
 // consistency_il_programs), and CL_INVALID_CONTEXT without one.
@@ -895,6 +893,9 @@ TYPED_TEST(Battery, NoIntermediateLanguage) {
   this->Teardown();
 }
 
+// An entry point the mock does not implement (images, with no backing device) answers
+// CL_INVALID_OPERATION, and the call is counted and logged like any other, so a program's use of
+// it shows (found by the CTS).
 TYPED_TEST(Battery, UnimplementedEntryPointsAreLoggedCalls) {
   this->Setup("gpu-64m");
   ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");

@@ -1,6 +1,5 @@
 #include "mockcl/dispatch.h"
 
-#include <cstring>
 #include <type_traits>
 
 #include "mockcl/runtime.h"
@@ -68,16 +67,6 @@ cl_icd_dispatch build() {
 const cl_icd_dispatch* dispatch_table() {
   static const cl_icd_dispatch table = build();
   return &table;
-}
-
-void* entry_address(const char* name) {
-  if (!name) return nullptr;
-  const cl_icd_dispatch* d = dispatch_table();
-#define MOCKCL_ENTRY(n) \
-  if (std::strcmp(name, #n) == 0) return reinterpret_cast<void*>(d->n);
-#include "mockcl/entry_points.inc"
-#undef MOCKCL_ENTRY
-  return nullptr;
 }
 
 }  // namespace mockcl

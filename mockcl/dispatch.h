@@ -11,10 +11,6 @@ namespace mockcl {
 // The process-wide table, built once; every handle's first member points at it.
 const cl_icd_dispatch* dispatch_table();
 
-// Looks up an entry point of the mock by OpenCL name (for clGetExtensionFunctionAddress*);
-// nullptr if unknown.
-void* entry_address(const char* name);
-
 }  // namespace mockcl
 
 #endif  // MOCKCL_DISPATCH_H_

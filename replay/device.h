@@ -10,7 +10,7 @@
 //   simulated_backend sim(device_spec{.semantics = alloc_semantics::deferred, .profile = p});
 //   replay_report r = replay_stream(reader, config, sim.open(128ull << 20));
 //
-// Two allocation semantics, because real OpenCL drivers differ:
+// Three allocation semantics, because real OpenCL drivers differ:
 //   immediate: allocate() itself fails when the device is full. The pool sees the failure, frees
 //              held blocks and retries (this is what fake_device in pool/testing does).
 //   deferred:  allocate() always succeeds (like clCreateBuffer on most drivers, which only

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Production functions longer than the project allows (80 lines; DEVELOPERS.md, "Style").
+"""Production functions longer than the project allows (80 lines; CONTRIBUTING.md, "Two length checks").
 
     tools/function_length.py [--max N] [ROOT]
 

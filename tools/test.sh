@@ -29,35 +29,67 @@
 #                                             (about 30 min here) is //tools/real_programs:piglit_test
 #                                             (tools/real_programs/README.md)
 # Step 1 includes the Python battery on PyOpenCL 2026.1.2 (//python/compat) when those archives
-# are there; otherwise it says "PyOpenCL 2026.1.2 tests skipped" with the reason.
+# are there; otherwise it says "PyOpenCL 2026.1.2 tests skipped" with the reason, and under CI
+# fails (steps 1 and 6: a CI machine must test both PyOpenCLs).
 # Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
 # (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
+# At the end, passed or not, it prints each step's time and the ten slowest tests of steps 1 and
+# 3's ASan run (tools/ci/slowest_tests.py, from Bazel's build event files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+start=$SECONDS
+steps=()
+CLPOOL_BEP_DIR="$(mktemp -d "${TMPDIR:-/tmp}/clpool-test-bep.XXXXXX")"
+export CLPOOL_BEP_DIR
+finish() {
+  local status=$?
+  echo "tools/test.sh: the steps, in seconds (the whole run: $((SECONDS - start)) s):" >&2
+  printf '  %s\n' "${steps[@]}" >&2
+  /usr/bin/python3 tools/ci/slowest_tests.py default="$CLPOOL_BEP_DIR/default.json" \
+    asan="$CLPOOL_BEP_DIR/asan.json" >&2 2>/dev/null || true
+  rm -rf "$CLPOOL_BEP_DIR"
+  exit $status
+}
+trap finish EXIT
+# step NAME COMMAND...: runs COMMAND, noting its time under NAME (and FAILED when it fails).
+step() {
+  local name=$1 t=$SECONDS
+  shift
+  if "$@"; then
+    steps+=("$(printf '%5d  %s' $((SECONDS - t)) "$name")")
+  else
+    local rc=$?
+    steps+=("$(printf '%5d  %s FAILED (exit %d)' $((SECONDS - t)) "$name" "$rc")")
+    return "$rc"
+  fi
+}
+step setup bash tools/setup.sh
 if [[ -n "${CI:-}" ]]; then
   export CLPOOL_TEST_FLAGS="--config=ci ${CLPOOL_TEST_FLAGS:-}"
 fi
-start=$SECONDS
 # shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
-bazel test ${CLPOOL_TEST_FLAGS:-} //... "$@"
+step "1 bazel test //..." bazel test ${CLPOOL_TEST_FLAGS:-} --build_event_json_file="$CLPOOL_BEP_DIR/default.json" //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
 reason="$(cat "$(bazel info output_base 2>/dev/null)/external/pyopencl_2026/REASON" 2>/dev/null || true)"
 if [[ -n "${reason//[[:space:]]/}" ]]; then
+  if [[ -n "${CI:-}" ]]; then
+    echo "tools/test.sh: error: PyOpenCL 2026.1.2 tests did not run under CI: $reason" >&2
+    exit 1
+  fi
   echo "tools/test.sh: PyOpenCL 2026.1.2 tests skipped: $reason" >&2
 fi
-bash tools/check_layering.sh
-/usr/bin/python3 tools/function_length.py
+step "1b check_layering.sh" bash tools/check_layering.sh
+step "1b function_length.py" /usr/bin/python3 tools/function_length.py
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
 fi
-bash tools/install_test.sh
-echo "tools/test.sh: install test passed at $((SECONDS - start)) s" >&2
-bash tools/build_defs/memory_test_test.sh
-bash tools/ci/sanitizers.sh 30 2
-bash tools/cts/run_cts.sh
-bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool
-bash python/compat/ci_pyopencl2026_suite.sh
-bazel build //mockcl:libmockcl.so  # the default build's, after the sanitizer builds of step 3
-PIGLIT_INCLUDE=api bash tools/real_programs/real_program.sh piglit bazel-bin/mockcl/libmockcl.so
+step "2 install_test.sh" bash tools/install_test.sh
+step "2b memory_test_test.sh" bash tools/build_defs/memory_test_test.sh
+step "3 sanitizers.sh" bash tools/ci/sanitizers.sh 30 2
+step "4 run_cts.sh" bash tools/cts/run_cts.sh
+step "5 run_pyopencl_suite.sh" bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool
+step "6 ci_pyopencl2026_suite.sh" bash python/compat/ci_pyopencl2026_suite.sh
+# The default build's libmockcl.so, after the sanitizer builds of step 3.
+step "7 piglit api" bash -c 'bazel build //mockcl:libmockcl.so &&
+  PIGLIT_INCLUDE=api bash tools/real_programs/real_program.sh piglit bazel-bin/mockcl/libmockcl.so'
 echo "tools/test.sh: all steps passed in $((SECONDS - start)) s" >&2

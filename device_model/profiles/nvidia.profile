@@ -1,5 +1,5 @@
 # nvidia: NVIDIA's OpenCL driver, as measured on an H100 80GB (driver 580.159.04, OpenCL 3.0
-# CUDA 13.0.98) by reading the free memory after create + migrate (shared/notes/gpu-facts.md).
+# CUDA 13.0.98) by reading the free memory after create + migrate (docs/device-facts.md).
 # --capacity with this profile is the free memory the program starts with (nvidia-smi's "free").
 name = nvidia
 # clCreateBuffer never fails for lack of memory; the first enqueue that uses the buffer

@@ -1,6 +1,7 @@
 // Internal invariant checks. CLPOOL_ASSERT is on unless NDEBUG is defined (so in Bazel's default
-// fastbuild, off in --config=opt). CLPOOL_EXPENSIVE_ASSERT additionally needs
-// CLPOOL_EXPENSIVE_CHECKS, because its checks walk whole data structures (`*_is_valid()`).
+// fastbuild, off in --config=opt). CLPOOL_EXPENSIVE_ASSERT is on exactly when
+// CLPOOL_EXPENSIVE_CHECKS is defined, whatever NDEBUG says (the pool's tests define it, so they
+// check under --config=opt too), because its checks walk whole data structures (`*_is_valid()`).
 #ifndef CLPOOL_POOL_INTERNAL_INVARIANT_H_
 #define CLPOOL_POOL_INTERNAL_INVARIANT_H_
 

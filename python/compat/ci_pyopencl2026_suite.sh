@@ -5,12 +5,17 @@
 # near two minutes: test_wrapper.py and test_enqueue_copy.py whole, test_array.py without its 24
 # slowest tests (which hold three quarters of its time; test_outoforderqueue_indexing, which fails
 # with any pool on POCL, is among them). The full files: python/README.md, "PyOpenCL's own tests
-# through the pool". Without the archives: one "skipped" line, exit 0.
+# through the pool". Without the archives: one "skipped" line, exit 0; under CI (CI set) that is
+# an error, exit 1, so a CI machine without them cannot pass without testing PyOpenCL 2026.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 sources="${CLPOOL_PYOPENCL_SOURCES:-$repo/../shared/sources}"
 archive="$sources/pyopencl-2026.1.2.tar.gz"
 if [[ ! -f "$archive" ]]; then
+  if [[ -n "${CI:-}" ]]; then
+    echo "ci_pyopencl2026_suite.sh: error: no $archive under CI (set CLPOOL_PYOPENCL_SOURCES)" >&2
+    exit 1
+  fi
   echo "ci_pyopencl2026_suite.sh: skipped (no $archive; set CLPOOL_PYOPENCL_SOURCES)"
   exit 0
 fi

@@ -38,8 +38,10 @@ step() {
 }
 
 # CLPOOL_TEST_FLAGS: extra flags for both bazel test steps (tools/test.sh sets --config=ci in CI).
+# CLPOOL_BEP_DIR (tools/test.sh sets it): the ASan run's build event file goes there, asan.json.
 # shellcheck disable=SC2086
-[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan ${CLPOOL_TEST_FLAGS:-} //...
+[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan ${CLPOOL_TEST_FLAGS:-} \
+  ${CLPOOL_BEP_DIR:+--build_event_json_file=$CLPOOL_BEP_DIR/asan.json} //...
 [[ "${SKIP_TSAN:-0}" == 1 ]] ||
   step tsan bazel test --config=tsan ${CLPOOL_TEST_FLAGS:-} --build_tests_only \
     --test_tag_filters=concurrency,-no_tsan //...
