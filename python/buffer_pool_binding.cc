@@ -18,6 +18,8 @@
 #include <variant>
 
 #include "pool/opencl/buffer_allocators.h"
+#include "pool/opencl/cl_object.h"
+#include "pool/opencl/queue_sync.h"
 #include "pool/shared_limit.h"
 #include "python/errors_binding.h"
 #include "python/pool_extras.h"
@@ -86,6 +88,7 @@ class buffer_record final : public block_record {
   }
   std::uint64_t requested_size() const noexcept override { return live.size(); }
   core_pool::allocation live;  // while handed out
+  bool handed_out_before = false;  // a user has had the block: its commands may still be queued
 };
 
 bool recording_allocator::try_allocate(std::uint64_t bytes, handle_type& out,
@@ -124,6 +127,9 @@ struct py_buffer_pool {
   core_pool pool;
   trace_recording trace;
   PyTypeObject* type;  // the PooledBuffer flavour this pool hands out
+  // The ImmediateAllocator's queue when it is out-of-order (the allocator holds a reference),
+  // else null: a reused block then orders that queue first (buffer_pool_allocate).
+  cl_command_queue out_of_order_queue = nullptr;
 };
 
 // The size argument: an int (the fast path) or anything with __index__.
@@ -153,6 +159,11 @@ PyObject* buffer_pool_allocate(PyObject* self, PyObject* size) {
   try {
     core_pool::allocation a = w->pool.allocate(bytes);
     auto* record = static_cast<buffer_record*>(a.handle().record);
+    // An out-of-order queue may run the new user's commands before the last user's (a write
+    // before a read still queued): order them, as clReleaseMemObject's deferred free would.
+    if (w->out_of_order_queue != nullptr && record->handed_out_before) {
+      opencl::order_after_enqueued(w->out_of_order_queue);
+    }
     PyObject* object = record->object;
     if (object != nullptr && record->st == block_record::state::released_by_user) {
       // Its last user called release() and still holds it: the block gets a new object.
@@ -166,6 +177,7 @@ PyObject* buffer_pool_allocate(PyObject* self, PyObject* size) {
     // The record's reference to the object becomes the caller's.
     record->live = std::move(a);
     record->st = block_record::state::handed_out;
+    record->handed_out_before = true;
     return object;
   } catch (...) {
     set_python_error("MemoryPool.allocate(" + std::to_string(bytes) + " bytes)");
@@ -233,7 +245,11 @@ void bind_buffer_pools(py::module_& m) {
                               reinterpret_cast<cl_context>(handle), flags))
                         : either_buffer_allocator(immediate_buffer_allocator(
                               reinterpret_cast<cl_command_queue>(handle), {.flags = flags}));
-           return new py_buffer_pool(std::move(allocator), leading_bits, std::move(limit), type);
+           const auto queue = reinterpret_cast<cl_command_queue>(handle);
+           const bool out_of_order = !deferred && opencl::queue_is_out_of_order(queue);
+           auto* pool = new py_buffer_pool(std::move(allocator), leading_bits, std::move(limit), type);
+           if (out_of_order) pool->out_of_order_queue = queue;
+           return pool;
          }),
          py::arg("int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE, py::arg("leading_bits") = 4,
          py::arg("deferred") = false, py::arg("shared_limit") = nullptr,

@@ -18,6 +18,7 @@ PY_TESTS = [
     ("seed_pycuda_test", ["mockcl", "pocl"]),
     ("binding_test", ["mockcl", "pocl"]),
     ("replay_test", ["mockcl"]),
+    ("out_of_order_test", ["mockcl", "pocl"]),
 ]
 
 # The tests that exercise what the binding path decides (how PooledBuffer objects are made, reused

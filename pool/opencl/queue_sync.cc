@@ -16,6 +16,11 @@ cl_event marker_after(cl_command_queue pending) {
   return owned.release_ownership();
 }
 
+void order_after_enqueued(cl_command_queue queue) {
+  throw_if_failed(clEnqueueBarrierWithWaitList(queue, 0, nullptr, nullptr),
+                  "clEnqueueBarrierWithWaitList", "a reused block's out-of-order queue");
+}
+
 void wait_for_queue(cl_command_queue queue) {
   cl_event marker = nullptr;
   if (clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker) != CL_SUCCESS) {

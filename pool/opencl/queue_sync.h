@@ -28,6 +28,12 @@ void hand_over(cl_command_queue& pending, cl_command_queue to);
 // Returns nullptr when `pending` is null. Does not release `pending`. Throws cl_error on failure.
 cl_event marker_after(cl_command_queue pending);
 
+// Makes every command enqueued later on `queue` wait for every command enqueued on it so far,
+// without blocking the host: a barrier with no wait list, which orders an out-of-order queue too.
+// For a block reused on the out-of-order queue its last user's commands were enqueued on: that
+// queue may otherwise run the new user's writes before the old user's reads. Throws cl_error.
+void order_after_enqueued(cl_command_queue queue);
+
 // Blocks the host until every command enqueued so far on `queue` completes: a marker and
 // clWaitForEvents (falling back to clFinish if the marker cannot be enqueued). Unlike clFinish it
 // does not wait for work enqueued later by other threads. Throws cl_error if waiting fails.
