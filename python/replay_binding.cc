@@ -1,7 +1,10 @@
-// clpool._core.replay_json: the replay engine (replay/) in-process, for clpool.replay
-// (clpool/replay.py). Replays a clpool trace on the simulated device, per configuration at a
-// capacity and/or with the minimum-capacity search, exactly as clpool_replay --device sim does,
-// and returns the result model as clpool_replay --json writes it (replay/result_json.h).
+// clpool._core.replay_json and diff_json: the replay engine (replay/) in-process, for clpool.replay
+// and clpool.replay.diff (clpool/replay.py). replay_json replays a clpool trace on the simulated
+// device, per configuration at a capacity and/or with the minimum-capacity search, exactly as
+// clpool_replay --device sim does, and returns the result model as clpool_replay --json writes it
+// (replay/result_json.h). diff_json replays two traces as clpool_replay --diff does (each
+// configuration on an unbounded device and searched) and returns the engine's diff as
+// clpool_replay --diff --format json writes it (replay/diff.h).
 #include "python/replay_binding.h"
 
 #include <pybind11/stl.h>
@@ -18,6 +21,7 @@
 #include "device_model/profile.h"
 #include "replay/config.h"
 #include "replay/device.h"
+#include "replay/diff.h"
 #include "replay/min_capacity.h"
 #include "replay/replay.h"
 #include "replay/result_json.h"
@@ -42,6 +46,19 @@ struct replay_request {
   std::optional<std::string> frees_at;  // FORMAT.md "Two moments of a free"; nothing: the profile's
 };
 
+// clpool.replay.diff's arguments: two traces and, as replay_request's, the configurations and the
+// device; no capacity (each configuration is replayed unbounded and searched, as --diff does).
+struct diff_request {
+  std::string old_path, new_path;
+  std::vector<std::string> configs;
+  std::string granule = "1MiB";
+  std::string profile = "nvidia";
+  std::optional<std::string> semantics;
+  std::optional<std::string> host_capacity;
+  std::optional<std::string> frees_at;
+  std::optional<std::string> max_growth;  // "5%": the gate (replay/diff.h parse_growth)
+};
+
 // Thrown by `interrupted_by_signal` out of a replay when Python has a signal to handle (Ctrl-C):
 // the Python error (KeyboardInterrupt) is already set.
 struct interrupted : std::exception {};
@@ -62,51 +79,64 @@ void check_path(const std::string& what, const std::string& path) {
   }
 }
 
-// Everything checked before the first replay, as clpool_replay's plan is.
-std::string run(const replay_request& q) {
-  check_path("trace", q.trace_path);
-  if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
+std::vector<replay_config> parse_configs(const std::vector<std::string>& texts) {
   std::vector<replay_config> configs;
-  for (const std::string& c : q.configs) configs.push_back(parse_config(c));
+  for (const std::string& c : texts) configs.push_back(parse_config(c));
   if (configs.empty()) throw config_error("no configuration to replay");
-  std::optional<std::uint64_t> capacity;
-  if (q.capacity) capacity = common::size_option(*q.capacity, "capacity", {.device = true, .positive = true});
-  if (!capacity && !q.min_capacity) {
-    throw config_error("capacity is required (or min_capacity=True to find one)");
-  }
-  const std::uint64_t granule = common::size_option(q.granule, "granule", {.positive = true});
-  check_granule(granule, "granule");
+  return configs;
+}
+
+// The simulated device as the arguments describe it: the profile (by name or file), semantics
+// (default: the profile's) and host budget.
+device_spec device_of(const std::string& profile, const std::optional<std::string>& semantics,
+                      const std::optional<std::string>& host_capacity) {
   device_spec device;
-  device.profile = device_model::load_profile(q.profile);
-  if (q.semantics) {
-    const std::optional<alloc_semantics> s = parse_semantics(*q.semantics);
-    if (!s) throw config_error("semantics: '" + *q.semantics + "' is not immediate, deferred or host_oom");
+  device.profile = device_model::load_profile(profile);
+  if (semantics) {
+    const std::optional<alloc_semantics> s = parse_semantics(*semantics);
+    if (!s) throw config_error("semantics: '" + *semantics + "' is not immediate, deferred or host_oom");
     device.semantics = *s;
   } else {
     device.semantics = semantics_of(device.profile);
   }
-  if (q.host_capacity) device.host_capacity = common::size_option(*q.host_capacity, "host_capacity");
-  if (capacity) {
-    if (std::string why = device_model::capacity_refusal(device.profile, *capacity, "capacity"); !why.empty()) {
-      throw config_error(why);
-    }
-  }
+  if (host_capacity) device.host_capacity = common::size_option(*host_capacity, "host_capacity");
+  return device;
+}
+
+std::uint64_t granule_of(const std::string& text) {
+  const std::uint64_t granule = common::size_option(text, "granule", {.positive = true});
+  check_granule(granule, "granule");
+  return granule;
+}
+
+std::optional<free_moment> frees_at_of(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  const std::optional<free_moment> m = parse_free_moment(*text);
+  if (!m) throw config_error("frees_at: '" + *text + "' is not release, wait or driver");
+  return m;
+}
+
+// Every configuration of `configs` replayed from `trace_path` on `device`: at `capacity` when
+// given, and searched when `min_capacity`, as clpool_replay's replay_all does; `any_oom`: whether
+// a replay ran out or a search found nothing.
+std::vector<config_result> replay_configs(const std::string& trace_path,
+                                          const std::vector<replay_config>& configs, const device_spec& device,
+                                          std::optional<free_moment> frees_at,
+                                          std::optional<std::uint64_t> capacity, bool min_capacity,
+                                          std::uint64_t granule, bool& any_oom) {
   replay_options options;
-  if (q.frees_at) {
-    options.frees_at = parse_free_moment(*q.frees_at);
-    if (!options.frees_at) throw config_error("frees_at: '" + *q.frees_at + "' is not release, wait or driver");
-  }
-  options.sites = trace::trace_reader(q.trace_path, {.check_liveness = false}).version() >=
+  options.frees_at = frees_at;
+  options.sites = trace::trace_reader(trace_path, {.check_liveness = false}).version() >=
                   trace::sites_format_version;
   options.progress_interval = std::uint64_t{1} << 14;  // Ctrl-C within milliseconds
   simulated_backend backend(device);
   const auto replay_at = [&](const replay_config& c, std::uint64_t cap) {
     interrupted_by_signal(0, 0);
-    trace::trace_reader reader(q.trace_path, {.check_liveness = false});
+    trace::trace_reader reader(trace_path, {.check_liveness = false});
     return replay_stream(reader, c, backend.open(cap), options, interrupted_by_signal);
   };
   std::vector<config_result> results;
-  bool any_oom = false;
+  any_oom = false;
   for (const replay_config& c : configs) {
     config_result res;
     res.config = c;
@@ -114,13 +144,90 @@ std::string run(const replay_request& q) {
       res.replay = replay_at(c, *capacity);
       any_oom |= !res.replay->ok();
     }
-    if (q.min_capacity) {
+    if (min_capacity) {
       res.min_capacity = find_min_capacity([&](std::uint64_t cap) { return replay_at(c, cap); }, granule);
       any_oom |= !res.min_capacity->found;
     }
     results.push_back(std::move(res));
   }
+  return results;
+}
+
+// Everything checked before the first replay, as clpool_replay's plan is.
+std::string run(const replay_request& q) {
+  check_path("trace", q.trace_path);
+  if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
+  const std::vector<replay_config> configs = parse_configs(q.configs);
+  std::optional<std::uint64_t> capacity;
+  if (q.capacity) capacity = common::size_option(*q.capacity, "capacity", {.device = true, .positive = true});
+  if (!capacity && !q.min_capacity) {
+    throw config_error("capacity is required (or min_capacity=True to find one)");
+  }
+  const std::uint64_t granule = granule_of(q.granule);
+  const device_spec device = device_of(q.profile, q.semantics, q.host_capacity);
+  if (capacity) {
+    if (std::string why = device_model::capacity_refusal(device.profile, *capacity, "capacity"); !why.empty()) {
+      throw config_error(why);
+    }
+  }
+  const std::optional<free_moment> frees_at = frees_at_of(q.frees_at);
+  bool any_oom = false;
+  const std::vector<config_result> results =
+      replay_configs(q.trace_path, configs, device, frees_at, capacity, q.min_capacity, granule, any_oom);
   return to_json(results, q.trace_path, any_oom ? 1 : 0).dump();
+}
+
+// clpool_replay --diff's checks (tools/replay/diff_command.cc run_diff) that apply to two paths and
+// no command line, then both traces replayed as its main.cc does for --diff: every configuration at
+// the largest capacity the simulated device takes (its peak) and searched.
+std::string run_diff(const diff_request& q) {
+  // "-" would be standard input to the reader, which a diff cannot read the several times it must.
+  const auto check_trace = [](const std::string& what, const std::string& path) {
+    if (path == "-") {
+      throw config_error(what + ": each trace is replayed several times; give a file, not '-'");
+    }
+    check_path(what, path);
+  };
+  check_trace("old", q.old_path);
+  check_trace("new", q.new_path);
+  const std::optional<double> max_growth =
+      q.max_growth ? std::optional<double>(parse_growth(*q.max_growth, "max_growth")) : std::nullopt;
+  if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
+  const std::vector<replay_config> configs = parse_configs(q.configs);
+  const std::uint64_t granule = granule_of(q.granule);
+  const device_spec device = device_of(q.profile, q.semantics, q.host_capacity);
+  const std::optional<free_moment> frees_at = frees_at_of(q.frees_at);
+  bool any_oom = false;
+  const std::vector<config_result> old_run =
+      replay_configs(q.old_path, configs, device, frees_at, common::max_device_bytes, true, granule, any_oom);
+  const std::vector<config_result> new_run =
+      replay_configs(q.new_path, configs, device, frees_at, common::max_device_bytes, true, granule, any_oom);
+  interrupted_by_signal(0, 0);  // the sites' passes over both traces take no progress function
+  return diff_json(diff_traces(q.old_path, old_run, q.new_path, new_run, {}, max_growth)).dump();
+}
+
+// Runs `work` (run or run_diff) with the GIL released (the engine touches no Python object) and
+// returns its document; a C++ error becomes ValueError, Ctrl-C KeyboardInterrupt.
+template <class Work>
+std::string call_engine(const Work& work) {
+  std::string out;
+  std::optional<std::string> error;
+  bool stopped = false;
+  {
+    py::gil_scoped_release nogil;
+    try {
+      out = work();
+    } catch (const interrupted&) {
+      stopped = true;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  // A signal's exception (KeyboardInterrupt) as Python raised it, also when the signal cut
+  // a read short (EINTR) before a check saw it.
+  if (stopped || (error && PyErr_CheckSignals() != 0)) throw py::error_already_set();
+  if (error) throw py::value_error(*error);
+  return out;
 }
 
 }  // namespace
@@ -135,24 +242,7 @@ void bind_replay(py::module_& m) {
         const replay_request q{std::move(trace_path), std::move(configs), std::move(capacity),
                                min_capacity,          std::move(granule), std::move(profile),
                                std::move(semantics),  std::move(host_capacity), std::move(frees_at)};
-        std::string out;
-        std::optional<std::string> error;
-        bool stopped = false;
-        {
-          py::gil_scoped_release nogil;  // the replay touches no Python object
-          try {
-            out = run(q);
-          } catch (const interrupted&) {
-            stopped = true;
-          } catch (const std::exception& e) {
-            error = e.what();
-          }
-        }
-        // A signal's exception (KeyboardInterrupt) as Python raised it, also when the signal cut
-        // a read short (EINTR) before a check saw it.
-        if (stopped || (error && PyErr_CheckSignals() != 0)) throw py::error_already_set();
-        if (error) throw py::value_error(*error);
-        return out;
+        return call_engine([&q] { return run(q); });
       },
       py::arg("trace_path"), py::arg("configs"), py::arg("capacity"), py::arg("min_capacity"),
       py::arg("granule"), py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"),
@@ -160,6 +250,21 @@ void bind_replay(py::module_& m) {
       "Replays a clpool trace on the simulated device; returns clpool_replay --json's document "
       "(a str). ValueError for a bad value or an unreadable trace; KeyboardInterrupt on Ctrl-C "
       "(Python's signal handlers run every 16384 events). See clpool.replay.");
+  m.def(
+      "diff_json",
+      [](std::string old_path, std::string new_path, std::vector<std::string> configs, std::string granule,
+         std::string profile, std::optional<std::string> semantics, std::optional<std::string> host_capacity,
+         std::optional<std::string> frees_at, std::optional<std::string> max_growth) {
+        const diff_request q{std::move(old_path),      std::move(new_path),  std::move(configs),
+                             std::move(granule),       std::move(profile),   std::move(semantics),
+                             std::move(host_capacity), std::move(frees_at), std::move(max_growth)};
+        return call_engine([&q] { return run_diff(q); });
+      },
+      py::arg("old_path"), py::arg("new_path"), py::arg("configs"), py::arg("granule"), py::arg("profile"),
+      py::arg("semantics"), py::arg("host_capacity"), py::arg("frees_at"), py::arg("max_growth"),
+      "Replays two clpool traces on the simulated device as clpool_replay --diff does; returns its "
+      "--format json document (a str). ValueError for a bad value or an unreadable trace; "
+      "KeyboardInterrupt on Ctrl-C. See clpool.replay.diff.");
 }
 
 }  // namespace clpool::python

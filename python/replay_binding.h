@@ -1,4 +1,4 @@
-// clpool._core.replay_json: the replay engine in-process (python/clpool/replay.py wraps it).
+// clpool._core.replay_json and diff_json: the replay engine in-process (python/clpool/replay.py wraps them).
 #ifndef CLPOOL_PYTHON_REPLAY_BINDING_H_
 #define CLPOOL_PYTHON_REPLAY_BINDING_H_
 

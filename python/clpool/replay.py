@@ -33,6 +33,16 @@ directory, a FIFO or a socket: the replay reads its trace more than once) too. A
 wrong type raises ``TypeError`` naming the argument and what it takes. The replay releases the GIL;
 Ctrl-C stops it within milliseconds and raises ``KeyboardInterrupt`` (Python's signal handlers run
 every 16,384 events).
+
+``clpool.replay.diff(old, new, ...)`` compares two traces of one program (before and after a
+change): it is ``clpool_replay --diff OLD NEW --format json`` on the simulated device and returns
+the same document as a dict (tools/replay/README.md, "Two traces of one program"): each
+configuration's peak device memory and minimum capacity in both, the sites whose memory grew
+and shrank, and with ``max_growth`` (a percentage as the command line writes it, ``"5%"``) the
+gate: ``result["passed"]`` is False when a configuration grew more (``clpool_replay`` would exit
+1). ``config`` or ``compare``, ``granule``, ``profile``, ``semantics``, ``host_capacity`` and
+``frees_at`` are ``replay``'s; there is no capacity (each configuration is replayed on an
+unbounded device and searched). Paths, values and types are checked as ``replay`` checks them.
 """
 
 import json
@@ -42,7 +52,7 @@ import types
 
 from clpool import _core
 
-__all__ = ["replay"]
+__all__ = ["replay", "diff"]
 
 
 def _size(value, name):
@@ -99,6 +109,22 @@ def replay(trace, capacity=None, config="pool", *, compare=None, min_capacity=Fa
         _path(trace, "trace"), configs, _size(capacity, "capacity"), min_capacity, _size(granule, "granule"),
         _path(profile, "profile", "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path"), _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
         _size(host_capacity, "host_capacity"), _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"))
+    return json.loads(document)
+
+
+def diff(old, new, config="pool", *, compare=None, granule="1MiB", profile="nvidia", semantics=None,
+         host_capacity=None, frees_at=None, max_growth=None):
+    """Compares trace ``old`` with trace ``new`` (see the module's documentation) and returns
+    clpool_replay --diff's --format json as a dict."""
+    configs = _configs(config, compare)
+    if granule is None:
+        raise TypeError("granule: a size such as '1MiB', not None")
+    document = _core.diff_json(
+        _path(old, "old"), _path(new, "new"), configs, _size(granule, "granule"),
+        _path(profile, "profile", "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path"),
+        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"), _size(host_capacity, "host_capacity"),
+        _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
+        _text(max_growth, "max_growth", "a percentage such as '5%'"))
     return json.loads(document)
 
 

@@ -1,8 +1,10 @@
 """clpool.replay: the replay engine in-process returns what clpool_replay --json prints, on a
 capacity that fits and on one that runs out, with the minimum-capacity search, and refuses bad
-values as the command line does."""
+values as the command line does; clpool.replay.diff returns what clpool_replay --diff --format json
+prints, and refuses bad values likewise."""
 import json
 import os
+import pathlib
 import signal
 import socket
 import subprocess
@@ -31,6 +33,22 @@ TRACE = (
     "3 0 0 0 alloc 3 3145728 buffer 0 2\n"
     "4 0 0 0 alloc 4 3145728 buffer 0 2\n"
     "5 0 0 0 alloc 5 2097152 buffer 0 3\n"
+)
+
+# TRACE before a change: its cache kept two blocks, not three (Cache.keep's 6 MiB became 9 MiB).
+OLD_TRACE = (
+    "clpool-trace 2\n"
+    "frame 1 py 40 app.py main\n"
+    "stack 1 0 1\n"
+    "frame 2 py 12 app.py Cache.keep\n"
+    "stack 2 1 2\n"
+    "frame 3 py 20 app.py scratch\n"
+    "stack 3 1 3\n"
+    "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
+    "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
+    "2 0 0 0 free 2 0 buffer 0\n"
+    "3 0 0 0 alloc 3 3145728 buffer 0 2\n"
+    "4 0 0 0 alloc 5 2097152 buffer 0 3\n"
 )
 
 
@@ -251,9 +269,139 @@ class ReplayTest(unittest.TestCase):
         self.assertLess(latency, 0.5)
         self.assertEqual(err, "")
 
+    def cli_diff(self, *args, new=None):
+        binary = os.environ.get("CLPOOL_REPLAY")
+        if not binary:
+            self.skipTest("CLPOOL_REPLAY (clpool_replay) not given")
+        run = subprocess.run([binary, "--diff", self.old, new or self.trace, "--no-progress", "--format", "json",
+                              *args], capture_output=True, text=True)
+        self.assertIn(run.returncode, (0, 1), run.stderr)
+        document = json.loads(run.stdout)
+        self.assertEqual(document["passed"], run.returncode == 0)
+        return document
+
+    def write_old(self):
+        self.old = os.path.join(self.dir, "old.trace")
+        with open(self.old, "w") as f:
+            f.write(OLD_TRACE)
+
+    def test_diff_names_what_grew(self):
+        self.write_old()
+        result = clpool.replay.diff(self.old, self.trace, config="nopool", profile="exact")
+        self.assertEqual(result["schema_version"], 1)
+        self.assertEqual((result["old"], result["new"]), (self.old, self.trace))
+        self.assertEqual(result["device"], "sim, immediate allocation, exact profile")
+        self.assertEqual(result["granule_bytes"], MiB)
+        (config,) = result["configurations"]
+        self.assertEqual(config["config"], "nopool")
+        self.assertEqual(config["old"], {"peak_device_bytes": 8 * MiB, "min_capacity": 8 * MiB})
+        self.assertEqual(config["new"], {"peak_device_bytes": 11 * MiB, "min_capacity": 11 * MiB})
+        self.assertAlmostEqual(config["peak_growth"], 3 / 8)
+        self.assertAlmostEqual(config["min_capacity_growth"], 3 / 8)
+        grew, same = result["sites"]
+        self.assertEqual((grew["site"], grew["old_peak_bytes"], grew["new_peak_bytes"], grew["change_bytes"]),
+                         ("Cache.keep (app.py:12)", 6 * MiB, 9 * MiB, 3 * MiB))
+        self.assertEqual([(c["caller"], c["requested_bytes"], c["blocks"]) for c in grew["callers"]],
+                         [("main (app.py:40)", 9 * MiB, 3)])
+        self.assertEqual((same["site"], same["change_bytes"]), ("scratch (app.py:20)", 0))
+        self.assertEqual((result["max_growth"], result["exceeded"], result["passed"]), (None, [], True))
+        # The other way round the cache shrank; a trace against itself changes nothing.
+        back = clpool.replay.diff(self.trace, self.old, config="nopool", profile="exact")
+        self.assertEqual(back["sites"][-1]["change_bytes"], -3 * MiB)
+        itself = clpool.replay.diff(self.old, pathlib.Path(self.old), config="nopool", profile="exact")
+        self.assertEqual({s["change_bytes"] for s in itself["sites"]}, {0})
+        self.assertEqual(itself["configurations"][0]["peak_growth"], 0.0)
+
+    def test_diff_gate(self):
+        self.write_old()
+        over = clpool.replay.diff(self.old, self.trace, config="nopool", profile="exact", max_growth="5%")
+        self.assertEqual(over["max_growth"], 0.05)
+        self.assertEqual(over["exceeded"], ["nopool's peak device memory grew +37.5%",
+                                            "nopool's minimum capacity grew +37.5%"])
+        self.assertFalse(over["passed"])
+        within = clpool.replay.diff(self.old, self.trace, config="nopool", profile="exact", max_growth=" 37.5 %")
+        self.assertEqual((within["exceeded"], within["passed"]), ([], True))
+
+    def test_diff_the_same_document_as_the_command_line(self):
+        self.write_old()
+        for kwargs, args in [
+            (dict(), []),
+            (dict(config="nopool", max_growth="5%"), ["--no-pool", "--max-growth", "5%"]),
+            (dict(compare=["nopool", "pool:lb=2,trim-ratio=0.5"], granule="256KiB", max_growth="50%"),
+             ["--compare", "nopool", "pool:lb=2,trim-ratio=0.5", "--granule", "256KiB", "--max-growth", "50%"]),
+            (dict(profile="pocl", semantics="immediate", frees_at="driver"),
+             ["--profile", "pocl", "--semantics", "immediate", "--frees-at", "driver"]),
+        ]:
+            with self.subTest(kwargs=kwargs):
+                self.assertEqual(clpool.replay.diff(self.old, self.trace, **kwargs), self.cli_diff(*args))
+
+    def test_diff_follows_frees_at(self):
+        """A version-3 trace: the program releases each 2 MiB block before the next, the driver
+        freed them all at the end (FORMAT.md "Two moments of a free"). Freed at the release the
+        peak is one block, at the driver's free both: the diff's figures and its site follow."""
+        v1 = os.path.join(self.dir, "diff_v1.trace")
+        with open(v1, "w") as f:
+            f.write("clpool-trace 1\n0 0 0 0 alloc 1 2097152 buffer 0\n")
+        v3 = os.path.join(self.dir, "diff_v3.trace")
+        with open(v3, "w") as f:
+            f.write("clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
+                    "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
+                    "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n")
+        self.old = v1
+        for frees_at, new_peak in [("release", 2 * MiB), ("driver", 4 * MiB)]:
+            with self.subTest(frees_at=frees_at):
+                result = clpool.replay.diff(v1, v3, config="nopool", profile="exact", frees_at=frees_at)
+                self.assertEqual(result["configurations"][0]["new"]["peak_device_bytes"], new_peak)
+                self.assertEqual(result["sites"][0]["new_peak_bytes"], new_peak)
+                self.assertEqual(result, self.cli_diff("--no-pool", "--profile", "exact", "--frees-at", frees_at,
+                                                       new=v3))
+
+    def test_diff_refuses_bad_values_and_paths_in_clpools_words(self):
+        self.write_old()
+        fifo = os.path.join(self.dir, "diff_fifo.trace")
+        os.mkfifo(fifo)
+        for args, kwargs, error, message in [
+            ((self.old, self.trace), dict(max_growth="5"), ValueError, "max_growth: '5' needs a percent sign, e.g. 5%"),
+            ((self.old, self.trace), dict(max_growth="-1%"), ValueError, "max_growth: '-1%' is negative"),
+            ((self.old, self.trace), dict(max_growth=5), TypeError, "max_growth: a percentage such as '5%', not int"),
+            ((self.old, self.trace), dict(config="pool:lb=13"), ValueError, "lb '13' must be a whole number"),
+            ((self.old, self.trace), dict(granule=0), ValueError, "granule: must be positive"),
+            ((self.old, self.trace), dict(granule=None), TypeError, "granule: a size such as '1MiB', not None"),
+            ((self.old, self.trace), dict(profile="no-such-profile"), ValueError, "no-such-profile"),
+            ((self.old, self.trace), dict(semantics="lazy"), ValueError, "semantics: 'lazy'"),
+            ((self.old, self.trace), dict(frees_at=3), TypeError, "frees_at: 'release', 'wait' or 'driver', not int"),
+            ((self.old, self.trace), dict(compare=3), TypeError, "compare: a list of configurations, not int"),
+            ((self.old, self.trace), dict(config="nopool", compare=["pool"]), ValueError, "config and compare"),
+            ((3, self.trace), dict(), TypeError, "old: a path (str, bytes or os.PathLike), not int"),
+            ((self.old, None), dict(), TypeError, "new: a path (str, bytes or os.PathLike), not NoneType"),
+            (("-", self.trace), dict(), ValueError, "old: each trace is replayed several times; give a file, not '-'"),
+            ((self.old, self.dir), dict(), ValueError, "new: '%s' is a directory, not a trace" % self.dir),
+            ((fifo, self.trace), dict(), ValueError, "old: '%s' is a FIFO (a named pipe)" % fifo),
+            ((self.old, self.trace + "\0.x"), dict(), ValueError, "new: '%s\\x00.x' holds a NUL byte" % self.trace),
+            ((os.path.join(self.dir, "missing.trace"), self.trace), dict(), ValueError, "missing.trace:0: cannot open"),
+            (("/dev/zero", self.trace), dict(), ValueError, "/dev/zero:1: not a clpool trace"),
+        ]:
+            with self.subTest(args=args, kwargs=kwargs):
+                start = time.monotonic()
+                with self.assertRaises(error) as raised:
+                    clpool.replay.diff(*args, **kwargs)
+                self.assertIn(message, str(raised.exception))
+                self.assertNotIn("incompatible function arguments", str(raised.exception))
+                self.assertLess(time.monotonic() - start, 5)
+        with self.assertRaises(TypeError):  # a diff has no capacity: each configuration is searched
+            clpool.replay.diff(self.old, self.trace, capacity="1GiB")
+        # What the command line refuses alike, exit 2.
+        cli = subprocess.run([os.environ["CLPOOL_REPLAY"], "--diff", self.old, self.trace, "--max-growth", "5"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(cli.returncode, 2, cli.stderr)
+        self.assertIn("'5' needs a percent sign, e.g. 5%", cli.stderr)
+
     def test_the_module_is_the_function(self):
         from clpool.replay import replay
         self.assertEqual(replay(self.trace, capacity="64MiB"), clpool.replay(self.trace, capacity="64MiB"))
+        from clpool.replay import diff
+        self.assertIs(diff, clpool.replay.diff)
+        self.assertEqual(clpool.replay.__all__, ["replay", "diff"])
 
 
 if __name__ == "__main__":

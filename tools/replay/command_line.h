@@ -35,7 +35,7 @@ struct command_line {
   std::string frees_at;  // --frees-at; empty: the device's profile decides
   std::size_t site_frames = 1;  // --site-frames
   bool peak = false;            // --peak
-  std::vector<std::string> diff_paths;      // --diff OLD NEW (diff.h)
+  std::vector<std::string> diff_paths;      // --diff OLD NEW (diff_command.h)
   std::string max_growth_text;              // --max-growth, with --diff
 };
 

@@ -46,6 +46,7 @@ check "--compare and json: exit 0" test "$rc" -eq 0
 check "json written" /usr/bin/python3 - d.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 1, d.get("schema_version")  # replay/diff.h diff_schema_version
 assert [c["config"] for c in d["configurations"]] == ["nopool", "pool:lb=4"], d["configurations"]
 c = d["configurations"][0]
 assert c["new"]["peak_device_bytes"] > c["old"]["peak_device_bytes"] > 0

@@ -21,7 +21,7 @@
 #include "replay/config.h"
 #include "tools/replay/device_backend.h"
 #include "replay/min_capacity.h"
-#include "tools/replay/diff.h"
+#include "tools/replay/diff_command.h"
 #include "tools/replay/output_writer.h"
 #include "tools/replay/outputs.h"
 #include "tools/replay/progress.h"
@@ -353,7 +353,7 @@ bool write_outputs(const plan& p, const run_output& out) {
 int run(int argc, char** argv) {
   command_line cl;
   if (const std::optional<int> rc = parse_command_line(argc, argv, cl)) return *rc;
-  if (!cl.diff_paths.empty()) {  // --diff OLD NEW: each trace's unbounded replay and search (diff.h)
+  if (!cl.diff_paths.empty()) {  // --diff OLD NEW: each trace's unbounded replay and search (diff_command.h)
     return run_diff(cl, [&cl](const std::string& path) {
       command_line one = cl;
       one.diff_paths.clear();

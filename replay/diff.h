@@ -1,16 +1,13 @@
-// clpool_replay --diff OLD NEW: two traces of one program (before and after a change) side by
-// side: each configuration's peak device memory and minimum capacity in both, and the allocation
-// sites whose memory grew most; with --max-growth P%, a gate that exits 1 when a configuration
-// needs more than P% more than before. Text and JSON through --format, as every report.
-//
-// main.cc hands run_diff a function that replays one trace with the command line's device and
-// configurations and returns what clpool_replay would report for it (run_output, with the
-// unbounded replay and the --min-capacity search of every configuration).
-#ifndef CLPOOL_TOOLS_REPLAY_DIFF_H_
-#define CLPOOL_TOOLS_REPLAY_DIFF_H_
+// The diff of two traces of one program (before and after a change), the engine's model of it:
+// each configuration's peak device memory and minimum capacity in both, the allocation sites whose
+// memory grew most, and the --max-growth gate; and its JSON, one versioned document (as
+// result_json.h's). clpool_replay --diff (tools/replay/diff_command.h) replays both traces on its
+// device and writes this model as text or JSON; Python's clpool.replay.diff replays them on the
+// simulated device and returns the JSON as a dict (python/replay_binding.cc).
+#ifndef CLPOOL_REPLAY_DIFF_H_
+#define CLPOOL_REPLAY_DIFF_H_
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,14 +16,25 @@
 
 #include "replay/result.h"
 #include "replay/site_names.h"
-#include "tools/replay/command_line.h"
-#include "tools/replay/output_writer.h"
 
 namespace clpool::replay {
 
-// "5%", "2.5 %", "0%" -> 0.05, 0.025, 0. Throws common::usage_error naming --max-growth for
-// anything else (a missing '%', a negative or non-finite number).
-double parse_growth(const std::string& text);
+// The version of the diff's JSON document (diff_json, "schema_version"): raised whenever a key is
+// removed or changes meaning; new keys may appear without it. tools/replay/README.md ("Two traces
+// of one program") lists the keys. A site's "callers" are result_json.h's callers_json: a change
+// there that raises result_schema_version raises this one too.
+// Version 1: the first with a schema_version (the document had the same keys before, unversioned).
+inline constexpr int diff_schema_version = 1;
+
+// "5%", "2.5 %", "0%" -> 0.05, 0.025, 0. Throws common::usage_error naming `what` (the option or
+// argument that gave it) for anything else (a missing '%', a negative or non-finite number).
+double parse_growth(const std::string& text, const std::string& what = "--max-growth");
+
+// (new - old) / old; +infinity when old is 0 and new is not; 0 when both are.
+double growth(std::uint64_t old_value, std::uint64_t new_value);
+
+// A growth as the text and the gate's messages write it: "+4.0%", "-50.0%", "new" (from 0).
+std::string growth_percent(double g);
 
 // One line of a site (a site name, as the report names it: "Cache.put (app.py:17)") at the site's
 // peak: the bytes its live blocks asked for then, and its callers that held them (site_names.h
@@ -85,24 +93,24 @@ struct diff_result {
   bool passed() const { return over.empty(); }
 };
 
-// (new - old) / old; +infinity when old is 0 and new is not; 0 when both are.
-double growth(std::uint64_t old_value, std::uint64_t new_value);
-
-// Compares two runs and their sites; fills `over` when `max_growth` is given.
-diff_result compare_runs(const std::string& old_path, const run_output& old_run,
+// Compares two traces' replays and their sites; fills `over` when `max_growth` is given. Each
+// run is one config_result per configuration, in the same order in both: the replay on an
+// unbounded device (its peak) and the minimum-capacity search.
+diff_result compare_runs(const std::string& old_path, const std::vector<config_result>& old_run,
                          const std::vector<site_peak>& old_sites, const std::string& new_path,
-                         const run_output& new_run, const std::vector<site_peak>& new_sites,
+                         const std::vector<config_result>& new_run, const std::vector<site_peak>& new_sites,
                          std::optional<double> max_growth);
 
-std::string diff_text(const diff_result& d, std::size_t top_sites = 5);
-nlohmann::json diff_json(const diff_result& d);
+// The whole diff once both traces are replayed: each trace's sites (its frees where its replays
+// put them, FORMAT.md "Two moments of a free"), then compare_runs.
+diff_result diff_traces(const std::string& old_path, const std::vector<config_result>& old_run,
+                        const std::string& new_path, const std::vector<config_result>& new_run,
+                        const std::vector<std::string>& library_patterns, std::optional<double> max_growth);
 
-// The whole of `clpool_replay --diff OLD NEW`: checks the command line (no other input, no
-// --capacity, only text and json outputs, no output onto an input), replays both traces with
-// `replay`, writes the outputs, and returns the exit status (0; 1 when --max-growth is exceeded).
-// Throws common::usage_error for a bad command line.
-int run_diff(const command_line& cl, const std::function<run_output(const std::string&)>& replay);
+// The diff as its versioned JSON document: "schema_version" (diff_schema_version), "old", "new",
+// "device", "granule_bytes", "configurations", "sites", "max_growth", "exceeded", "passed".
+nlohmann::json diff_json(const diff_result& d);
 
 }  // namespace clpool::replay
 
-#endif  // CLPOOL_TOOLS_REPLAY_DIFF_H_
+#endif  // CLPOOL_REPLAY_DIFF_H_

@@ -1,46 +1,27 @@
-#include "tools/replay/diff.h"
+#include "replay/diff.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
-#include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/cli.h"
-#include "common/output_file.h"
 #include "common/text_escape.h"
-#include "device_model/profile.h"
 #include "replay/config.h"
 #include "replay/free_schedule.h"
-#include "replay/site_names.h"
 #include "replay/result_json.h"
-#include "tools/replay/outputs.h"
-#include "tools/replay/site_report.h"
+#include "replay/site_names.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
 namespace {
 
 using common::usage_error;
-
-std::string both(std::uint64_t bytes) { return common::format_bytes_both(bytes); }
-
-std::string signed_bytes(std::int64_t change) {
-  if (change == 0) return "0 bytes";
-  const std::uint64_t magnitude = change < 0 ? static_cast<std::uint64_t>(-change) : static_cast<std::uint64_t>(change);
-  return std::string(change < 0 ? "-" : "+") + format_bytes(magnitude);
-}
-
-std::string percent(double g) {
-  if (std::isinf(g)) return "new";
-  std::ostringstream s;
-  s << (g >= 0 ? "+" : "") << std::fixed << std::setprecision(1) << g * 100 << "%";
-  return s.str();
-}
 
 bool device_kind(trace::trace_kind kind) {
   return kind == trace::trace_kind::buffer || kind == trace::trace_kind::svm;
@@ -63,8 +44,8 @@ site_id identify(const trace::site_table* sites, std::uint64_t stack) {
   return {f->function + "\n" + file, site_name(sites, stack)};
 }
 
-std::string describe_device(const run_output& run) {
-  for (const config_result& r : run.results) {
+std::string describe_device(const std::vector<config_result>& run) {
+  for (const config_result& r : run) {
     const std::optional<replay_report>& rep = r.replay;
     if (!rep) continue;
     std::string s = rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) +
@@ -76,20 +57,16 @@ std::string describe_device(const run_output& run) {
   return "";
 }
 
-std::string min_text(const std::optional<std::uint64_t>& v) {
-  return v ? format_bytes_exact(*v) : std::string("none");
-}
-
 }  // namespace
 
-double parse_growth(const std::string& text) {
+double parse_growth(const std::string& text, const std::string& what) {
   std::string s = text;
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
   std::size_t start = 0;
   while (start < s.size() && (s[start] == ' ' || s[start] == '\t')) ++start;
   s = s.substr(start);
   const auto bad = [&](const std::string& why) {
-    return usage_error("--max-growth: '" + text + "' " + why);
+    return usage_error(what + ": '" + text + "' " + why);
   };
   if (s.empty() || s.back() != '%') throw bad("needs a percent sign, e.g. 5%");
   s.pop_back();
@@ -115,6 +92,13 @@ double parse_growth(const std::string& text) {
 double growth(std::uint64_t old_value, std::uint64_t new_value) {
   if (old_value == 0) return new_value == 0 ? 0.0 : std::numeric_limits<double>::infinity();
   return (static_cast<double>(new_value) - static_cast<double>(old_value)) / static_cast<double>(old_value);
+}
+
+std::string growth_percent(double g) {
+  if (std::isinf(g)) return "new";
+  std::ostringstream s;
+  s << (g >= 0 ? "+" : "") << std::fixed << std::setprecision(1) << g * 100 << "%";
+  return s.str();
 }
 
 namespace {
@@ -269,18 +253,18 @@ void name_by_line(site_change& c, const site_peak* more, const site_peak* less) 
 
 }  // namespace
 
-diff_result compare_runs(const std::string& old_path, const run_output& old_run,
+diff_result compare_runs(const std::string& old_path, const std::vector<config_result>& old_run,
                          const std::vector<site_peak>& old_sites, const std::string& new_path,
-                         const run_output& new_run, const std::vector<site_peak>& new_sites,
+                         const std::vector<config_result>& new_run, const std::vector<site_peak>& new_sites,
                          std::optional<double> max_growth) {
   diff_result d;
   d.old_path = old_path;
   d.new_path = new_path;
   d.device = describe_device(old_run);
   d.max_growth = max_growth;
-  for (std::size_t i = 0; i < old_run.results.size() && i < new_run.results.size(); ++i) {
-    const config_result& a = old_run.results[i];
-    const config_result& b = new_run.results[i];
+  for (std::size_t i = 0; i < old_run.size() && i < new_run.size(); ++i) {
+    const config_result& a = old_run[i];
+    const config_result& b = new_run[i];
     config_change c;
     c.config = to_string(a.config);
     if (a.replay) c.old_peak = a.replay->peak_device_bytes;
@@ -292,12 +276,12 @@ diff_result compare_runs(const std::string& old_path, const run_output& old_run,
     if (b.min_capacity && b.min_capacity->found) c.new_min = b.min_capacity->capacity;
     if (max_growth) {
       const double g = growth(c.old_peak, c.new_peak);
-      if (g > *max_growth) d.over.push_back(c.config + "'s peak device memory grew " + percent(g));
+      if (g > *max_growth) d.over.push_back(c.config + "'s peak device memory grew " + growth_percent(g));
       if (c.old_min && !c.new_min) {
         d.over.push_back(c.config + " no longer fits any device");
       } else if (c.old_min && c.new_min) {
         const double m = growth(*c.old_min, *c.new_min);
-        if (m > *max_growth) d.over.push_back(c.config + "'s minimum capacity grew " + percent(m));
+        if (m > *max_growth) d.over.push_back(c.config + "'s minimum capacity grew " + growth_percent(m));
       }
     }
     d.configs.push_back(c);
@@ -320,72 +304,24 @@ diff_result compare_runs(const std::string& old_path, const run_output& old_run,
   return d;
 }
 
-std::string diff_text(const diff_result& d, std::size_t top) {
-  std::ostringstream out;
-  out << "old  " << common::escape_text(d.old_path) << "\nnew  " << common::escape_text(d.new_path) << "\n";
-  out << "device: " << d.device << "; peak: device memory on an unbounded device; minimum "
-      << "capacity: the smallest device with no out-of-memory";
-  if (d.granule != 0) out << ", in steps of " << format_bytes_exact(d.granule);
-  out << "\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"configuration", "peak old", "peak new", "change", "min capacity old", "min capacity new", "change"}};
-  for (const config_change& c : d.configs) {
-    const std::string min_change =
-        c.old_min && c.new_min ? percent(growth(*c.old_min, *c.new_min)) : (c.old_min ? "none fits" : "-");
-    rows.push_back({c.config, format_bytes(c.old_peak), format_bytes(c.new_peak),
-                    percent(growth(c.old_peak, c.new_peak)), min_text(c.old_min), min_text(c.new_min),
-                    min_change});
-  }
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& r : rows) {
-    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (std::size_t i = 0; i < rows[k].size(); ++i) {
-      const std::string& cell = rows[k][i];
-      const std::string pad(width[i] - cell.size(), ' ');
-      line += (i == 0 ? cell + pad : pad + cell);
-      if (i + 1 < rows[k].size()) line += "  ";
+diff_result diff_traces(const std::string& old_path, const std::vector<config_result>& old_run,
+                        const std::string& new_path, const std::vector<config_result>& new_run,
+                        const std::vector<std::string>& library_patterns, std::optional<double> max_growth) {
+  // Each trace's sites with its frees where its replays put them (FORMAT.md "Two moments of a
+  // free"): the profile's rule or --frees-at, as the first replay applied it.
+  const auto moment = [](const std::vector<config_result>& run) {
+    for (const config_result& r : run) {
+      if (r.replay) return r.replay->frees_at;
     }
-    out << line << "\n";
-    if (k == 0) out << std::string(line.size(), '-') << "\n";
-  }
-  std::vector<const site_change*> grew, shrank;
-  for (const site_change& s : d.sites) {
-    if (s.change() > 0) grew.push_back(&s);
-  }
-  for (auto it = d.sites.rbegin(); it != d.sites.rend(); ++it) {
-    if (it->change() < 0) shrank.push_back(&*it);
-  }
-  const auto list = [&](const char* title, const std::vector<const site_change*>& v) {
-    if (v.empty()) return;
-    out << title << "\n";
-    for (std::size_t i = 0; i < v.size() && i < top; ++i) {
-      out << "  " << (i + 1) << ". " << v[i]->name << "\n     " << signed_bytes(v[i]->change()) << ": "
-          << both(v[i]->old_bytes) << " -> " << both(v[i]->new_bytes) << "\n";
-      callers_text(out, v[i]->callers, " (live at the site's peak, requested bytes)");
-    }
-    if (v.size() > top) out << "  ... " << (v.size() - top) << " more\n";
+    return free_moment::driver;
   };
-  list("sites whose memory grew most (each site's peak of live device memory, requested bytes):", grew);
-  list("sites whose memory shrank most:", shrank);
-  if (grew.empty() && shrank.empty()) out << "no site's peak changed\n";
-  if (d.max_growth) {
-    out << "--max-growth " << percent(*d.max_growth).substr(1) << ": ";
-    if (d.passed()) {
-      out << "passed\n";
-    } else {
-      out << "exceeded:";
-      for (std::size_t i = 0; i < d.over.size(); ++i) out << (i ? "; " : " ") << d.over[i];
-      out << "\n";
-    }
-  }
-  return out.str();
+  return compare_runs(old_path, old_run, site_peaks(old_path, library_patterns, moment(old_run)), new_path,
+                      new_run, site_peaks(new_path, library_patterns, moment(new_run)), max_growth);
 }
 
 nlohmann::json diff_json(const diff_result& d) {
   nlohmann::json j;
+  j["schema_version"] = diff_schema_version;
   j["old"] = common::json_text(d.old_path);
   j["new"] = common::json_text(d.new_path);
   j["device"] = d.device;
@@ -419,68 +355,6 @@ nlohmann::json diff_json(const diff_result& d) {
   j["exceeded"] = d.over;
   j["passed"] = d.passed();
   return j;
-}
-
-int run_diff(const command_line& cl, const std::function<run_output(const std::string&)>& replay) {
-  if (cl.diff_paths.size() != 2) throw usage_error("--diff takes two traces: OLD NEW");
-  if (!cl.trace_path.empty() || !cl.rmm_path.empty()) {
-    throw usage_error("--diff compares the two traces it names; give no other trace or --rmm-csv");
-  }
-  if (!cl.capacity_text.empty()) {
-    throw usage_error("--diff finds each configuration's peak and minimum capacity itself; "
-                      "drop --capacity");
-  }
-  if (!cl.write_trace_path.empty()) throw usage_error("--diff writes no trace; drop --write-trace");
-  for (const std::string& p : cl.diff_paths) {
-    if (p == "-") throw usage_error("--diff: each trace is replayed several times; give files, not '-'");
-  }
-  const std::optional<double> max_growth =
-      cl.max_growth_text.empty() ? std::nullopt : std::optional<double>(parse_growth(cl.max_growth_text));
-  std::vector<output_request> outputs = parse_output_requests(cl.formats);
-  std::vector<named_output> outs;
-  for (const output_request& o : outputs) {
-    if (o.writer->name() != "text" && o.writer->name() != "json") {
-      throw usage_error("--diff writes text or json; " + o.label + " shows one replay (run it without --diff)");
-    }
-    outs.push_back({o.label, o.path});
-  }
-  std::vector<common::named_input> ins{{"--diff OLD", cl.diff_paths[0]}, {"--diff NEW", cl.diff_paths[1]}};
-  if (device_model::names_profile_file(cl.profile_text)) ins.push_back({"--profile", cl.profile_text});
-  if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
-  refuse_clobbering(ins, outs);
-  const run_output old_run = replay(cl.diff_paths[0]);
-  const run_output new_run = replay(cl.diff_paths[1]);
-  // Each trace's sites with its frees where its replays put them (FORMAT.md "Two moments of a free").
-  const auto moment = [](const run_output& run) {
-    for (const config_result& r : run.results) {
-      if (r.replay) return r.replay->frees_at;
-    }
-    return free_moment::driver;
-  };
-  const diff_result d = compare_runs(
-      cl.diff_paths[0], old_run, site_peaks(cl.diff_paths[0], cl.library_frames, moment(old_run)),
-      cl.diff_paths[1], new_run, site_peaks(cl.diff_paths[1], cl.library_frames, moment(new_run)), max_growth);
-  const auto render = [&](const output_request& o) {
-    return o.writer->name() == "json" ? diff_json(d).dump(2) + "\n" : diff_text(d);
-  };
-  // As clpool_replay's other outputs (main.cc write_outputs): files first, then standard output;
-  // one that cannot be written is an error naming it and costs no other, and the run exits 2.
-  bool all_written = true;
-  const auto attempt = [&](const output_request& o, const std::function<void()>& write) {
-    all_written &= attempt_output(o.label, write);
-  };
-  for (const output_request& o : outputs) {
-    if (o.path.empty()) continue;
-    attempt(o, [&] {
-      write_text_file(o.label, o.path, render(o));
-      std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << "\n";
-    });
-  }
-  for (const output_request& o : outputs) {
-    if (o.path.empty()) attempt(o, [&] { common::write_standard_output(render(o)); });
-  }
-  if (!all_written) return common::exit_usage;
-  return d.passed() ? common::exit_ok : common::exit_finding;
 }
 
 }  // namespace clpool::replay
