@@ -38,7 +38,7 @@ expect "over the limit" $? 1 "$tmp/limit.log" \
   "^  1\. TileCache::put\("
 grep -q "exited with status" "$tmp/limit.log" && { echo "FAIL: the program itself succeeded"; fail=1; }
 run bad_program 268435456 - --bogus
-expect "the program's own failure" $? 1 "$tmp/bad_program.log" "^clpool_memory_test: FAIL: tile_cache exited with status 2 (it made no device allocation)"
+expect "the program's own failure" $? 1 "$tmp/bad_program.log" "^clpool_memory_test: FAIL: tile_cache exited with status 2 \(it made no device allocation\)"
 bash "$runner" "${tools[@]}" 268435456 nvidia - > "$tmp/usage.log" 2>&1
 expect "usage" $? 2 "$tmp/usage.log" "^memory_test.sh: usage: "
 # Settings clpool refuses, in clpool's words (the rule keeps no copy of them), before anything runs.
