@@ -79,5 +79,39 @@ class FunctionLengthTest(unittest.TestCase):
         self.assertEqual(run("/no/such/dir").returncode, 2)
 
 
+class FileLengthTest(unittest.TestCase):
+    def tree(self, files):
+        return FunctionLengthTest.tree(self, files)
+
+    @staticmethod
+    def lines(n):
+        return "".join(f"int v{i} = {i};\n" for i in range(n))
+
+    def test_a_file_over_the_limit_fails_and_is_named(self):
+        r = run(self.tree({"pkg/a.cc": self.lines(501), "pkg/b.cc": self.lines(500)}))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.splitlines(), ["pkg/a.cc: 501 lines (at most 500)"])
+        self.assertIn("1 production file(s) over 500 lines", r.stderr)
+
+    def test_tests_and_the_limit_flag(self):
+        root = self.tree({"pkg/a_test.cc": self.lines(900), "pkg/a.py": self.lines(30)})
+        self.assertEqual(run(root).returncode, 0)
+        r = run(root, "--max-file-lines", "20")
+        self.assertEqual(r.stdout.splitlines(), ["pkg/a.py: 30 lines (at most 20)"])
+        r = run(root, "--max-file-lines", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--max-file-lines must be at least 1", r.stderr)
+
+    def test_a_file_held_at_its_ceiling_may_shrink_but_not_grow(self):
+        held = "mockcl/kernel_signature.cc"
+        r = run(self.tree({held: self.lines(600)}))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(f"{held}: 600 lines, over 500 (held at its 681: split it)", r.stderr)
+        r = run(self.tree({held: self.lines(682)}))
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout.splitlines(),
+                         [f"{held}: 682 lines (at most 500; it had 681 and may not grow)"])
+
+
 if __name__ == "__main__":
     unittest.main()
