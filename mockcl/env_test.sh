@@ -3,81 +3,81 @@
 # message on stderr naming the variable and the problem. A real client (clinfo) observes it.
 set -uo pipefail
 so="$(realpath "$1")"
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh  # fail, finish, mockcl_icd; from the runfiles root
 dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/vendors.XXXXXX")"
-echo "$so" > "$dir/mockcl.icd"
+mockcl_icd "$dir" "$so"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
-fail=0
-check() {  # check VAR VALUE EXPECTED_FRAGMENT
+refused() {  # refused VAR VALUE EXPECTED_FRAGMENT
   local err out rc
   err="$(env "$1=$2" clinfo -l 2>&1 >/dev/null)"
   out="$(env "$1=$2" clinfo -l 2>/dev/null)"
   rc=$?
-  if ((rc >= 128)); then echo "FAIL: $1='$2': clinfo died of signal $((rc - 128)): $err"; fail=1; fi
-  if grep -q mockcl <<<"$out"; then echo "FAIL: $1='$2' did not refuse the platform"; fail=1; fi
+  if ((rc >= 128)); then fail "$1='$2': clinfo died of signal $((rc - 128)): $err"; fi
+  if grep -q mockcl <<<"$out"; then fail "$1='$2' did not refuse the platform"; fi
   if ! grep -qF "$1" <<<"$err" || ! grep -qF "$3" <<<"$err"; then
-    echo "FAIL: $1='$2': stderr lacks '$3': $err"; fail=1
+    fail "$1='$2': stderr lacks '$3': $err"
   else
     echo "ok: $1='$2' -> $err"
   fi
 }
-check MOCKCL_DEVICES "gpu-lots" "size 'lots' is not a number"
-check MOCKCL_DEVICES "gpu-2GB" "size '2GB' is ambiguous: decimal units are not accepted; write 2GiB"
-check MOCKCL_DEVICES "gpu-18446744073709551615" "is larger than the largest device, 2^62 bytes"
-check MOCKCL_DEVICES "gpu:capacity=1m,capacity=2m" "capacity given twice"
-check MOCKCL_DEVICES "gpu:name=a,name=b" "name given twice"
-check MOCKCL_DEVICES "" "device list is empty"
-check MOCKCL_DEVICES "tpu" "unknown preset 'tpu'"
-check MOCKCL_DEVICES "gpu:semantics=later" "is not immediate, deferred or host_oom"
-check MOCKCL_DEVICES "gpu:bogus=1" "unknown option 'bogus'"
-check MOCKCL_DEVICES "gpu-1g:max_alloc=4g" "exceeds reported size"
-check MOCKCL_FAULTS "nth:clNope:1" "unknown entry point 'clNope'"
-check MOCKCL_FAULTS "prob:clCreateBuffer:2:1" "not a number in [0, 1]"
-check MOCKCL_FAULTS "" "fault list is empty"
-check MOCKCL_FAULTS "exec:clCreateBuffer:1" "clCreateBuffer enqueues no command, so the rule could never fire"
-check MOCKCL_FAULTS "nth:clGetDeviceInfo:1" "clGetDeviceInfo never fails"
-check MOCKCL_DEVICES "gpu:capacity=1g,capacity=2g" "capacity given twice"
-check MOCKCL_SCHEDULE "sometimes" "'sometimes' is not eager, lazy"
-check MOCKCL_SCHEDULE "lazy,seed=x" "seed"
-check MOCKCL_SCHEDULE "seed=1,seed=2" "seed given twice"
-check MOCKCL_CALL_LOG "" "path is empty"
-check MOCKCL_CALL_LOG "/nonexistent/dir/log.jsonl" "cannot open"
-check MOCKCL_DEVICE "gpu" "unknown variable MOCKCL_DEVICE"
-check MOCKCL_BACKING "gpu" "'gpu' is not pocl or none"
-check MOCKCL_BACKING "" "is not pocl or none"
-check MOCKCL_POCL_ICD "" "path is empty"
+refused MOCKCL_DEVICES "gpu-lots" "size 'lots' is not a number"
+refused MOCKCL_DEVICES "gpu-2GB" "size '2GB' is ambiguous: decimal units are not accepted; write 2GiB"
+refused MOCKCL_DEVICES "gpu-18446744073709551615" "is larger than the largest device, 2^62 bytes"
+refused MOCKCL_DEVICES "gpu:capacity=1m,capacity=2m" "capacity given twice"
+refused MOCKCL_DEVICES "gpu:name=a,name=b" "name given twice"
+refused MOCKCL_DEVICES "" "device list is empty"
+refused MOCKCL_DEVICES "tpu" "unknown preset 'tpu'"
+refused MOCKCL_DEVICES "gpu:semantics=later" "is not immediate, deferred or host_oom"
+refused MOCKCL_DEVICES "gpu:bogus=1" "unknown option 'bogus'"
+refused MOCKCL_DEVICES "gpu-1g:max_alloc=4g" "exceeds reported size"
+refused MOCKCL_FAULTS "nth:clNope:1" "unknown entry point 'clNope'"
+refused MOCKCL_FAULTS "prob:clCreateBuffer:2:1" "not a number in [0, 1]"
+refused MOCKCL_FAULTS "" "fault list is empty"
+refused MOCKCL_FAULTS "exec:clCreateBuffer:1" "clCreateBuffer enqueues no command, so the rule could never fire"
+refused MOCKCL_FAULTS "nth:clGetDeviceInfo:1" "clGetDeviceInfo never fails"
+refused MOCKCL_DEVICES "gpu:capacity=1g,capacity=2g" "capacity given twice"
+refused MOCKCL_SCHEDULE "sometimes" "'sometimes' is not eager, lazy"
+refused MOCKCL_SCHEDULE "lazy,seed=x" "seed"
+refused MOCKCL_SCHEDULE "seed=1,seed=2" "seed given twice"
+refused MOCKCL_CALL_LOG "" "path is empty"
+refused MOCKCL_CALL_LOG "/nonexistent/dir/log.jsonl" "cannot open"
+refused MOCKCL_DEVICE "gpu" "unknown variable MOCKCL_DEVICE"
+refused MOCKCL_BACKING "gpu" "'gpu' is not pocl or none"
+refused MOCKCL_BACKING "" "is not pocl or none"
+refused MOCKCL_POCL_ICD "" "path is empty"
 # pocl asked for but not loadable: refused (with no MOCKCL_BACKING the default falls back to none).
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/pocl.icd" "cannot read the library's path"
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "'/nonexistent/libpocl.so' cannot be read: No such file"
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "libnonexistent.so" "cannot load 'libnonexistent.so'"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "/nonexistent/pocl.icd" "cannot read the library's path"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "'/nonexistent/libpocl.so' cannot be read: No such file"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "libnonexistent.so" "cannot load 'libnonexistent.so'"
 # mockcl asked to back itself (an .icd naming libmockcl.so, or a copy of it) is refused, not a
 # recursive initialisation (it aborted with __gnu_cxx::recursive_init_error).
 mkdir -p "$dir/other"
 echo "$so" > "$dir/other/self.icd"
 cp "$so" "$dir/other/copy.so"
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/self.icd" "is mockcl itself, not a driver to back it"
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/copy.so" "is mockcl itself, not a driver to back it"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/self.icd" "is mockcl itself, not a driver to back it"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/copy.so" "is mockcl itself, not a driver to back it"
 # A driver library cut short is refused from its headers (dlopen died of SIGBUS), and an .icd
 # that never ends is read with a bound.
 pocl_lib="$(head -n 1 /etc/OpenCL/vendors/pocl.icd)"
 [[ "$pocl_lib" == /* ]] || pocl_lib="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/$pocl_lib"
 if [[ ! -f "$pocl_lib" ]]; then
-  echo "FAIL: POCL's library not found at $pocl_lib"; fail=1
+  fail "POCL's library not found at $pocl_lib"
 else
   for n in 1000 5000 100000 1000000; do
     head -c "$n" "$pocl_lib" > "$dir/other/cut$n.so"
-    MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/cut$n.so" "is truncated or corrupt"
+    MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/cut$n.so" "is truncated or corrupt"
   done
 fi
 ln -sf /dev/zero "$dir/other/zero.icd"
-MOCKCL_BACKING=pocl check MOCKCL_POCL_ICD "$dir/other/zero.icd" "its first line is longer than 4 KiB"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/zero.icd" "its first line is longer than 4 KiB"
 # A good configuration is accepted, and the call log gets JSON lines.
 log="${TEST_TMPDIR:-/tmp}/calls.jsonl"
 out="$(MOCKCL_DEVICES="gpu-1g;cpu" MOCKCL_SCHEDULE="lazy,seed=3" MOCKCL_FAULTS="bytes:512m" MOCKCL_CALL_LOG="$log" clinfo -l 2>&1)"
-grep -q "mockcl gpu-1g" <<<"$out" || { echo "FAIL: good config refused: $out"; fail=1; }
-grep -q '"call":"clGetDeviceInfo"' "$log" || { echo "FAIL: call log empty"; fail=1; }
+grep -q "mockcl gpu-1g" <<<"$out" || { fail "good config refused: $out"; }
+grep -q '"call":"clGetDeviceInfo"' "$log" || { fail "call log empty"; }
 # A call log that cannot be written (a full device) is said once on stderr; the platform still works.
 err="$(MOCKCL_CALL_LOG=/dev/full clinfo -l 2>&1 >/dev/null)"
 n="$(grep -c "mockcl: error: MOCKCL_CALL_LOG '/dev/full': cannot write: No space left on device" <<<"$err")"
-[[ "$n" == 1 ]] || { echo "FAIL: MOCKCL_CALL_LOG=/dev/full reported $n times: $err"; fail=1; }
-[[ $fail == 0 ]] && echo PASS
-exit $fail
+[[ "$n" == 1 ]] || { fail "MOCKCL_CALL_LOG=/dev/full reported $n times: $err"; }
+finish

@@ -3,8 +3,10 @@
 set -euo pipefail
 so="$(realpath "$1")"
 script="$(realpath "$2")"
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh  # mockcl_icd; from the runfiles root
 dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/vendors.XXXXXX")"
-echo "$so" > "$dir/mockcl.icd"
+mockcl_icd "$dir" "$so"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none
 export MOCKCL_DEVICES="gpu-64m;gpu-64m:semantics=deferred,name=deferred"
 export MOCKCL_BACKING=none  # the mock's own semantics; pyopencl_backing_test.sh computes on POCL

@@ -92,9 +92,10 @@ BAD
 user_bazel() { env -u CC -u CXX bazel --nohome_rc --output_base="$work/bazel_out" "$@"; }
 trap 'user_bazel shutdown >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 flags=(--disk_cache="${HOME}/.cache/clpool-memory-test-disk" --jobs=2 --test_output=errors)
-fail=0
+# shellcheck source=tools/testing/test_lib.sh
+source "$repo/tools/testing/test_lib.sh"  # fail, finish
 ok() { echo "memory_test_test: ok: $1"; }
-bad() { echo "memory_test_test: FAILED: $1" >&2; fail=1; }
+bad() { fail "memory_test_test: $1"; }
 cd "$ws"
 
 user_bazel test "${flags[@]}" //:tile_cache_memory_test > "$work/pass.log" 2>&1 \
@@ -174,5 +175,4 @@ else
     "$testlogs/bad/decimal_capacity/test.log" \
     && ok "capacity = \"2GB\" is refused in clpool's words" || { cat "$work/bad.log" >&2; bad "the 2GB message"; }
 fi
-[[ $fail -eq 0 ]] && echo "memory_test_test: all checks passed"
-exit $fail
+finish

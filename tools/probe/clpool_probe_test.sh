@@ -5,7 +5,8 @@ set -u
 BIN="$1"
 SO="$(realpath "$2")"
 T="${TEST_TMPDIR:-/tmp}"
-fails=0
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh  # fail, finish, expect_run; from the runfiles root
 
 mkdir -p "$T/mock" "$T/both"
 echo "$SO" > "$T/mock/mockcl.icd"
@@ -17,24 +18,7 @@ export MOCKCL_DEVICES="gpu-64m:profile=nvidia;cpu-64m"
 
 # expect RC FRAGMENT ARGS...: checks the exit code and that stdout+stderr contain FRAGMENT; an
 # exit 2 must say why on exactly one stderr line.
-expect() {
-  local want_rc="$1" fragment="$2"
-  shift 2
-  local out rc
-  out="$("$BIN" "$@" 2>"$T/stderr")"
-  rc=$?
-  out="$out$(cat "$T/stderr")"
-  if [[ "$rc" != "$want_rc" ]]; then
-    echo "FAIL: clpool_probe $* -> exit $rc, want $want_rc"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  if [[ "$out" != *"$fragment"* ]]; then
-    echo "FAIL: clpool_probe $*: output lacks '$fragment'"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  if [[ "$rc" == 2 && "$(wc -l < "$T/stderr")" != 1 ]]; then
-    echo "FAIL: clpool_probe $*: want one error line on stderr, got:"; cat "$T/stderr"; fails=$((fails + 1)); return
-  fi
-  echo "ok: $* -> $rc"
-}
+expect() { EXPECT_ONE_ERROR_LINE=1 expect_run "$1" "$2" "$BIN" "${@:3}"; }
 
 # --help lists every option and the exit codes.
 for f in --platform --device --max-bytes --output --name --force --list "Exit codes" "capacity is not"; do
@@ -74,12 +58,12 @@ expect 2 "--output" --output "$T/no/such/dir/x.profile"
 expect 2 "--output" --output /proc/clpool_probe.profile
 echo "precious" > "$T/notes.txt"
 expect 2 "is not a profile clpool_probe wrote (its first line does not start with '# Measured by clpool_probe'); refusing to overwrite it (--force replaces it)" --output "$T/notes.txt"
-[[ "$(cat "$T/notes.txt")" == precious ]] || { echo "FAIL: notes.txt was changed"; fails=$((fails + 1)); }
+[[ "$(cat "$T/notes.txt")" == precious ]] || { fail "notes.txt was changed"; }
 # A hand-written profile (a valid one, with its comments) is not the probe's either (issue 21).
 printf '# my notes on this device\nname = mine\noom_at = creation\n' > "$T/mine.profile"
 cp "$T/mine.profile" "$T/mine.before"
 MOCKCL_DEVICES="gpu-64m" expect 2 "'$T/mine.profile' exists and is not a profile clpool_probe wrote" --output "$T/mine.profile"
-cmp -s "$T/mine.profile" "$T/mine.before" || { echo "FAIL: the hand-written profile was changed"; fails=$((fails + 1)); }
+cmp -s "$T/mine.profile" "$T/mine.before" || { fail "the hand-written profile was changed"; }
 # No platform at all.
 OCL_ICD_VENDORS="$T/empty-dir-that-does-not-exist" expect 2 "no OpenCL platform found"
 
@@ -122,18 +106,18 @@ MOCKCL_DEVICES="gpu-64m:profile=nvidia,context_cost=16m,free_query=amd" expect 0
 expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile"
 for f in "# Measured by clpool_probe on 20" "# device: mockcl gpu-64m" "driver 1.0" "# page: 2097152 B" \
          "oom_at = first_use" "page = 2097152B" "pack_granule = 512B" "max_alloc_enforced = no"; do
-  grep -qF -- "$f" "$T/gpu.profile" || { echo "FAIL: gpu.profile lacks '$f'"; fails=$((fails + 1)); }
+  grep -qF -- "$f" "$T/gpu.profile" || { fail "gpu.profile lacks '$f'"; }
 done
 expect 0 "wrote $T/gpu.profile" --output "$T/gpu.profile" --name replaced
-grep -q "^name = replaced$" "$T/gpu.profile" || { echo "FAIL: the profile was not replaced"; fails=$((fails + 1)); }
+grep -q "^name = replaced$" "$T/gpu.profile" || { fail "the profile was not replaced"; }
 # --force replaces what the probe did not write.
 MOCKCL_DEVICES="gpu-64m" expect 0 "wrote $T/mine.profile" --output "$T/mine.profile" --force
-head -1 "$T/mine.profile" | grep -q "^# Measured by clpool_probe on " || { echo "FAIL: --force did not replace mine.profile"; fails=$((fails + 1)); }
-ls -a "$T" | grep -q '\.tmp' && { echo "FAIL: a temporary file was left behind"; fails=$((fails + 1)); }
+head -1 "$T/mine.profile" | grep -q "^# Measured by clpool_probe on " || { fail "--force did not replace mine.profile"; }
+ls -a "$T" | grep -q '\.tmp' && { fail "a temporary file was left behind"; }
 
 # A mock device larger than the cap: it never refuses within it.
 MOCKCL_DEVICES="gpu-2g" expect 1 "cannot be measured within the cap" --max-bytes 64MiB --output "$T/big.profile"
-[[ -e "$T/big.profile" ]] && { echo "FAIL: an incomplete profile was written without --force"; fails=$((fails + 1)); }
+[[ -e "$T/big.profile" ]] && { fail "an incomplete profile was written without --force"; }
 
 # POCL: capacity not enforced (host memory), so the bounded mode stops at --max-bytes and exits 1;
 # it still tells that max alloc is enforced.
@@ -144,11 +128,10 @@ echo "POCL bounded probe: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 expect 1 "CL_INVALID_BUFFER_SIZE -> enforced" --max-bytes 32MiB
 expect 1 "where and how this device reports it is unknown" --max-bytes 32MiB
 expect 1 "no profile written" --max-bytes 32MiB --output "$T/pocl.profile"
-[[ -e "$T/pocl.profile" ]] && { echo "FAIL: POCL's incomplete profile was written without --force"; fails=$((fails + 1)); }
+[[ -e "$T/pocl.profile" ]] && { fail "POCL's incomplete profile was written without --force"; }
 expect 1 "wrote $T/pocl.profile" --max-bytes 32MiB --output "$T/pocl.profile" --force
 for f in "# INCOMPLETE (written with --force)" "max_alloc_enforced = yes"; do
-  grep -qF -- "$f" "$T/pocl.profile" || { echo "FAIL: pocl.profile lacks '$f'"; fails=$((fails + 1)); }
+  grep -qF -- "$f" "$T/pocl.profile" || { fail "pocl.profile lacks '$f'"; }
 done
 
-echo "$fails failure(s)"
-[[ "$fails" == 0 ]]
+finish

@@ -5,24 +5,15 @@ BIN="$1"
 EX="$2"   # the examples directory
 LAYER_SO="$3"   # an ELF shared library that is not the mock
 T="${TEST_TMPDIR:-/tmp}"
-fails=0
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh  # fail, finish, expect_run; from the runfiles root
 
 # expect RC FRAGMENT ARGS...: runs the binary; checks the exit code and that stdout+stderr contain
 # FRAGMENT. The cases reason in exact bytes, so they run with --profile exact unless they name one.
 expect() {
-  local want_rc="$1" fragment="$2"
-  shift 2
-  local out rc profile=(--profile exact)
-  [[ " $* " == *" --profile "* ]] && profile=()
-  out="$("$BIN" --no-progress "${profile[@]}" "$@" 2>&1)"
-  rc=$?
-  if [[ "$rc" != "$want_rc" ]]; then
-    echo "FAIL: clpool_replay $* -> exit $rc, want $want_rc"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  if [[ "$out" != *"$fragment"* ]]; then
-    echo "FAIL: clpool_replay $*: output lacks '$fragment'"; echo "$out" | head -20; fails=$((fails + 1)); return
-  fi
-  echo "ok: $* -> $rc"
+  local profile=(--profile exact)
+  [[ " ${*:3} " == *" --profile "* ]] && profile=()
+  expect_run "$1" "$2" "$BIN" --no-progress "${profile[@]}" "${@:3}"
 }
 
 CSV="$EX/rmm_log.csv"
@@ -48,14 +39,14 @@ r = json.loads(sys.stdin.read())["results"][0]["replay"]
 assert r["peak_active_event"] == 500 and r["end_active_bytes"] == 0 and r["end_active_blocks"] == 0, r
 assert r["peak_sites"][0]["site"].startswith("ResultCache.remember") and r["peak_sites"][0]["blocks"] == 39, r["peak_sites"][0]
 assert r["end_sites"] == [], r["end_sites"]
-' <<< "$out" && echo "ok: --peak --json" || { echo "FAIL: --peak --json"; fails=$((fails + 1)); }
+' <<< "$out" && echo "ok: --peak --json" || { fail "--peak --json"; }
 # Without --peak, no peak sites (one pass), but the JSON has the peak's event and the end.
 out="$("$BIN" "$GCL" --capacity 1GiB --no-pool --json --no-progress)"
 /usr/bin/python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read())["results"][0]["replay"]
 assert "peak_sites" not in r and r["peak_active_event"] == 500 and "end_active_bytes" in r, r
-' <<< "$out" && echo "ok: --json without --peak" || { echo "FAIL: --json without --peak"; fails=$((fails + 1)); }
+' <<< "$out" && echo "ok: --json without --peak" || { fail "--json without --peak"; }
 
 # The README's first command: the recorded PyOpenCL trace runs out of memory on a 128 MiB deferred
 # device, and not on an immediate one (the pool's retry rescues it).
@@ -77,7 +68,7 @@ expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare 
 expect 0 "20 of 20 allocations of 4 KiB or more have sizes a PyOpenCL-style pool rounds to" "$T/pooled.trace" --capacity 64MiB
 out="$("$BIN" "$EX/pyopencl_layer.trace" --no-progress --capacity 1GiB 2>&1)"
 [[ "$out" != *"recorded below a memory pool"* ]] && echo "ok: no pool warning on the application's trace" ||
-  { echo "FAIL: pool warning on the shipped trace"; fails=$((fails + 1)); }
+  { fail "pool warning on the shipped trace"; }
 
 # Profiles: nvidia is the default (deferred, pages); a profile is named in the report; a bad one is
 # refused before any replay, naming the file, the line and the key.
@@ -116,32 +107,32 @@ expect 0 "minimum capacity" "$TR" --capacity 2GiB --min-capacity --compare nopoo
 expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --compare nopool pool:lb=4
 expect 0 "\"exit_code\": 0" "$TR" --capacity 2GiB --json
 expect 1 "\"event_index\"" "$TR" --capacity 1GiB --json
-cat "$TR" | "$BIN" --no-progress - --capacity 2GiB >/dev/null && echo "ok: stdin" || { echo "FAIL: stdin"; fails=$((fails + 1)); }
+cat "$TR" | "$BIN" --no-progress - --capacity 2GiB >/dev/null && echo "ok: stdin" || { fail "stdin"; }
 a="$("$BIN" --no-progress --rmm-csv "$EX/rmm_log.csv" --capacity 1GiB --json | grep -v '"input"')"
 b="$("$BIN" --no-progress --rmm-csv - --capacity 1GiB --json < "$EX/rmm_log.csv" | grep -v '"input"')"
-[[ "$a" == "$b" ]] && echo "ok: --rmm-csv - reads stdin" || { echo "FAIL: --rmm-csv -"; fails=$((fails + 1)); }
+[[ "$a" == "$b" ]] && echo "ok: --rmm-csv - reads stdin" || { fail "--rmm-csv -"; }
 
 # Pictures.
 expect 1 "OUT OF MEMORY" "$TR" --capacity 1GiB --svg "$T/oom.svg"
-grep -q "OOM at event" "$T/oom.svg" && grep -q "</svg>" "$T/oom.svg" && echo "ok: svg" || { echo "FAIL: svg"; fails=$((fails + 1)); }
+grep -q "OOM at event" "$T/oom.svg" && grep -q "</svg>" "$T/oom.svg" && echo "ok: svg" || { fail "svg"; }
 
 # Conversion: the RMM CSV as a trace replays the same.
 expect 0 "" --rmm-csv "$CSV" --write-trace "$T/rmm.trace"
 a="$("$BIN" --no-progress --rmm-csv "$CSV" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
 b="$("$BIN" --no-progress "$T/rmm.trace" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
-[[ "$a" == "$b" ]] && echo "ok: converted trace replays identically" || { echo "FAIL: converted replay differs"; fails=$((fails + 1)); }
+[[ "$a" == "$b" ]] && echo "ok: converted trace replays identically" || { fail "converted replay differs"; }
 
 # The binary form replays exactly like the text it was converted from.
 expect 0 "" "$TR" --write-trace "$T/frag.bin" --write-format binary
 a="$("$BIN" --no-progress "$TR" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
 b="$("$BIN" --no-progress "$T/frag.bin" --capacity 1GiB --json | grep -v -e '"input"' -e '"line"')"
-[[ "$a" == "$b" ]] && echo "ok: binary trace replays identically" || { echo "FAIL: binary replay differs"; fails=$((fails + 1)); }
+[[ "$a" == "$b" ]] && echo "ok: binary trace replays identically" || { fail "binary replay differs"; }
 expect 2 "not in {text,binary}" "$TR" --write-trace "$T/x" --write-format xml
 
 # Determinism: the same trace and configuration give identical reports.
 a="$("$BIN" --no-progress "$TR" --capacity 1GiB --json)"
 b="$("$BIN" --no-progress "$TR" --capacity 1GiB --json)"
-[[ "$a" == "$b" ]] && echo "ok: deterministic" || { echo "FAIL: reports differ"; fails=$((fails + 1)); }
+[[ "$a" == "$b" ]] && echo "ok: deterministic" || { fail "reports differ"; }
 
 # Bad values: each gets a clear error and exit code 2.
 expect 2 "no input" --capacity 1GiB
@@ -222,5 +213,5 @@ for d in sim mockcl; do
 done
 expect 2 "--host-capacity" "$T/host.trace" --capacity 1000 --host-capacity -5
 
-if ((fails)); then echo "$fails failures"; exit 1; fi
+finish
 echo "all passed"

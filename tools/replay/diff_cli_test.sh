@@ -8,12 +8,9 @@ set -uo pipefail
 replay="$(realpath "$1")"
 examples="$(realpath "$2")"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh  # fail, finish, check; from the runfiles root (before the cd)
 cd "$tmp"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok: $name"; else echo "FAIL: $name"; fail=1; fi
-}
 new="$examples/growing_cache_app.trace"
 lines=$(wc -l < "$new")
 head -n $((lines * 4 / 10)) "$new" > old.trace
@@ -28,7 +25,7 @@ check "the site that grew is named first" \
   grep -A1 -x "sites whose memory grew most (each site's peak of live device memory, requested bytes):" out.txt
 grep -A1 -x "sites whose memory grew most (each site's peak of live device memory, requested bytes):" out.txt \
   | grep -q '^  1\. ResultCache\.remember (tools/replay/examples/growing_cache\.py:[0-9]*)$' \
-  && echo "ok: ResultCache.remember grew most" || { echo "FAIL: ResultCache.remember grew most"; fail=1; }
+  && echo "ok: ResultCache.remember grew most" || fail "ResultCache.remember grew most"
 
 "$replay" --diff old.trace new.trace --no-pool --no-progress --max-growth 5% > gate.txt 2>&1
 rc=$?
@@ -63,7 +60,7 @@ bad() {  # bad "MESSAGE" ARGS...
   if [[ $rc -eq 2 && ! -s bad.out ]] && head -n 1 bad.err | grep -qF -- "$message"; then
     echo "ok: bad: $*"
   else
-    echo "FAIL: bad: $* (exit $rc)"; cat bad.out bad.err; fail=1
+    fail "bad: $* (exit $rc)"; cat bad.out bad.err
   fi
 }
 bad "clpool_replay: error: --max-growth: '5' needs a percent sign, e.g. 5%" --diff old.trace new.trace --max-growth 5
@@ -76,4 +73,4 @@ bad "clpool_replay: error: --format json: 'old.trace' is the same file as the in
 bad "clpool_replay: error: --diff: each trace is replayed several times; give files, not '-'" --diff - new.trace
 bad "clpool_replay: error: missing.trace:0: cannot open: No such file or directory" --diff missing.trace new.trace
 check "old.trace untouched" cmp -s old.trace <(head -n $((lines * 4 / 10)) "$new")
-exit $fail
+finish

@@ -8,9 +8,9 @@ BIN="$1"
 SO="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 EX="$3"
 T="${TEST_TMPDIR:-/tmp}"
-fails=0
-mkdir -p "$T/icd"
-echo "$SO" > "$T/icd/mockcl.icd"
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh  # fail, finish, expect_run, mockcl_icd; from the runfiles root
+mockcl_icd "$T/icd" "$SO"
 TR="$EX/pyopencl_layer.trace"
 
 # real ARGS...: clpool_replay on the mock as a real device (a 1 GiB card, the profile in $PROFILE).
@@ -38,7 +38,7 @@ for case in nvidia:128MiB exact:64MiB; do
   for key in event_index requested_bytes rounded_bytes active_bytes held_bytes managed_bytes; do
     va="$(echo "$a" | grep -m1 "\"$key\"")"; vb="$(echo "$b" | grep -m1 "\"$key\"")"
     if [[ -n "$va" && "$va" == "$vb" ]]; then echo "ok: $PROFILE $cap $key"
-    else echo "FAIL: $PROFILE $cap $key: '$va' vs '$vb'"; fails=$((fails + 1)); fi
+    else fail "$PROFILE $cap $key: '$va' vs '$vb'"; fi
   done
 done
 
@@ -75,9 +75,9 @@ for want in "device: opencl, 128 MiB (134217728 bytes), deferred allocation, moc
   "  device                    mockcl / mockcl gpu-1g, driver " \
   "  free memory at start      1 GiB (1073741824 bytes) (assumed: CL_DEVICE_GLOBAL_MEM_SIZE" \
   "  out of memory at          first use (clEnqueueMigrateMemObjects: -4 CL_MEM_OBJECT_ALLOCATION_FAILURE)"; do
-  [[ "$out" == *"$want"* ]] && echo "ok: report has '$want'" || { echo "FAIL: report lacks '$want'"; fails=$((fails + 1)); }
+  [[ "$out" == *"$want"* ]] && echo "ok: report has '$want'" || { fail "report lacks '$want'"; }
 done
-[[ "$out" != *"nvidia profile"* ]] || { echo "FAIL: the report names a profile"; fails=$((fails + 1)); }
+[[ "$out" != *"nvidia profile"* ]] || { fail "the report names a profile"; }
 out="$(real "$TR" --device opencl --capacity 128MiB --json)"
 [[ "$out" == *'"profile": null'* && "$out" == *'"failure_point": "first use'* ]] && echo "ok: json" ||
   { echo "FAIL: json: $out" | head -5; fails=$((fails + 1)); }
@@ -89,16 +89,7 @@ out="$(real "$TR" --device opencl --capacity 64MiB)"
 PROFILE=nvidia
 
 # expect RC FRAGMENT ARGS...
-expect() {
-  local want="$1" fragment="$2"
-  shift 2
-  local out rc
-  out="$(real "$TR" "$@")"
-  rc=$?
-  if [[ $rc != "$want" || "$out" != *"$fragment"* ]]; then
-    echo "FAIL: $* -> exit $rc, want $want with '$fragment'"; echo "$out" | head -5; fails=$((fails + 1))
-  else echo "ok: $* -> $rc"; fi
-}
+expect() { expect_run "$1" "$2" real "$TR" "${@:3}"; }
 expect 2 "names no platform" --device opencl: --capacity 64MiB
 expect 2 "device index that is not a small whole number" --device opencl:0:x --capacity 64MiB
 expect 2 "device index that is not a small whole number" --device opencl:0:-1 --capacity 64MiB
@@ -124,12 +115,12 @@ if [[ -r /etc/OpenCL/vendors/pocl.icd ]]; then
     else echo "FAIL: POCL $args -> exit $rc: $out" | head -5; fails=$((fails + 1)); fi
   done
 else
-  echo "FAIL: no POCL ICD at /etc/OpenCL/vendors/pocl.icd"; fails=$((fails + 1))
+  fail "no POCL ICD at /etc/OpenCL/vendors/pocl.icd"
 fi
 # --min-capacity cannot search above what the device has free.
 out="$(OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-64m:profile=nvidia" "$BIN" "$TR" --no-progress --device opencl --min-capacity --compare pool:lb=4 2>&1)"
 [[ $? == 1 && "$out" == *"no capacity"* || "$out" == *"even with all of the device's"* ]] &&
   echo "ok: min-capacity bounded by free memory" || { echo "FAIL: bounded min-capacity: $out" | head -5; fails=$((fails + 1)); }
 
-if ((fails)); then echo "$fails failures"; exit 1; fi
+finish
 echo "all passed"
