@@ -48,7 +48,7 @@ _expect() {
   rc=$?
   expect_err="$(cat "$err")"
   rm -f "$err"
-  expect_out="$expect_out${expect_err:+$'\n'$expect_err}"
+  expect_out="$expect_out${expect_out:+${expect_err:+$'\n'}}$expect_err"
   local found=1
   if [[ $mode == text ]]; then
     [[ "$expect_out" == *"$pattern"* ]] || found=0
