@@ -11,8 +11,11 @@ PACKAGES=(
   # OpenCL: the ICD loader, headers, POCL's CPU device and real clients.
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
   # Real OpenCL programs on POCL and on mockcl (//tools/real_programs: hashcat_test, clpeak_test);
-  # piglit's OpenCL profile is a manual test there and is not installed here (it pulls in Mesa).
+  # piglit is not installed here (it pulls in Mesa); where it is, tools/test.sh's step 7 runs its
+  # OpenCL api tests, and its whole cl profile is a manual test.
   hashcat clpeak
+  # The Python linter (tools/test.sh, step 1b): unused imports, undefined names.
+  python3-pyflakes
   # PyOpenCL's own test files on clpool's pool (tools/test.sh, when CLPOOL_PYOPENCL_SRC is set).
   python3-pytest
   # The pytest plugin's tests with several workers (python/clpool/pytest_plugin.py).

@@ -2,7 +2,10 @@
 # The whole test suite: installs what is missing, then
 #   1. bazel test //...                       every test, default toolchain (g++ 12)
 #   1b. tools/check_layering.sh              the package arrows of ARCHITECTURE.md (bazel query)
-#       tools/function_length.py             no production function over 80 lines
+#       tools/function_length.py             no production function over 80 lines, no production
+#                                             file over 500 (CONTRIBUTING.md)
+#       pyflakes                              every tracked Python file: no unused import, no
+#                                             undefined name
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
 #   2b. tools/build_defs/memory_test_test.sh the Bazel rule clpool_memory_test from a workspace of
@@ -80,6 +83,7 @@ if [[ -n "${reason//[[:space:]]/}" ]]; then
 fi
 step "1b check_layering.sh" bash tools/check_layering.sh
 step "1b function_length.py" /usr/bin/python3 tools/function_length.py
+step "1b pyflakes" bash -c 'git ls-files -z "*.py" | xargs -0 /usr/bin/python3 -m pyflakes'
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
 fi

@@ -28,8 +28,10 @@ import pyopencl as _cl
 from clpool import _core
 from clpool import _default
 from clpool._pool_api import _UNSET, limit_from
-from clpool.pyopencl import PooledBuffer  # noqa: F401  (installs the buffer type)
+from clpool import pyopencl as _pyopencl
 from clpool.svm import PooledSVM
+
+del _pyopencl  # imported for its side effect: it installs the PooledBuffer type
 
 __all__ = ["MemoryPool", "malloc", "malloc_managed", "set_allocator", "get_allocator",
            "get_current_queue", "using_queue"]

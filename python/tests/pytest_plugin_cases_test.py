@@ -8,9 +8,7 @@ pytest_plugin_test.py is.
 """
 import os
 import re
-import resource
 import shutil
-import stat
 
 import pytest
 

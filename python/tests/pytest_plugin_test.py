@@ -5,7 +5,6 @@ puts the clpool package, the layer, mockcl and clpool_replay where the plugin fi
 """
 import re
 import sys
-import textwrap
 
 import pytest
 

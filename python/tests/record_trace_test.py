@@ -10,9 +10,6 @@ import tempfile
 import textwrap
 import unittest
 
-import numpy as np
-
-import clpool
 import clpool.pyopencl as cp
 import cltest
 

@@ -17,7 +17,6 @@ import argparse
 import sys
 import warnings
 
-import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 

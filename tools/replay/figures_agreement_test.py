@@ -12,7 +12,6 @@ only text the page writes for a byte count (html_page.js: fmt, D.bytes_text) and
 sum and request line are the rows it draws (D.capacity_sum, D.request_text).
 """
 import glob
-import html
 import json
 import os
 import re
