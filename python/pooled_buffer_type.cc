@@ -442,6 +442,19 @@ PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record
   return obj;
 }
 
+namespace {
+
+// True while a Python object may still be freed here: the interpreter runs, or it is finalizing
+// on this thread. Py_FinalizeEx clears Py_IsInitialized() before it clears the modules, and a
+// pool in a module's globals dies there: the objects it kept must die with it, or their own
+// references to the cl_mem outlive the program (mockcl's exit report named them). After
+// finalization no thread state is current, and the object is left alone.
+bool python_objects_can_die() noexcept {
+  return Py_IsInitialized() || _PyThreadState_UncheckedGet() != nullptr;
+}
+
+}  // namespace
+
 void forget_block(block_record* record) noexcept {
   PyObject* obj = record->object;
   if (obj == nullptr) return;
@@ -449,7 +462,7 @@ void forget_block(block_record* record) noexcept {
   objects().erase(obj);
   // in_pool: the record owned the object: it dies now (a plain dealloc, since it is out of the
   // table). released_by_user: a user still holds it; it dies as a plain Buffer later.
-  if (record->st == block_record::state::in_pool && Py_IsInitialized()) Py_DECREF(obj);
+  if (record->st == block_record::state::in_pool && python_objects_can_die()) Py_DECREF(obj);
 }
 
 const void* pooled_buffer_owner(PyObject* object) noexcept {

@@ -4,6 +4,7 @@ mockcl (a 64 MiB immediate device and a deferred one) and on POCL (where device 
 import gc
 import os
 import subprocess
+import sys
 import unittest
 
 import numpy as np
@@ -291,6 +292,35 @@ class PoolTest(unittest.TestCase):
             p.set_trim(ratio="half")
         with self.assertRaisesRegex(ValueError, "finite"):
             p.set_trim(ratio=float("nan"))
+
+
+# A program that keeps its pool in a module's globals until it exits, as scripts do: the pool dies
+# while Python finalizes, and every cl_mem it held, and every buffer object it kept for reuse (with
+# the object's own reference to its cl_mem), must be released then, as PyOpenCL's own pool does.
+EXIT_SCRIPT = """
+import sys
+import pyopencl as cl
+import clpool.pyopencl as cp
+import cltest
+
+ctx, queue = cltest.context_and_queue()
+pool = cp.MemoryPool(cp.ImmediateAllocator(queue))
+kept = pool.allocate(1 << 20)
+del kept                                # its block and its object are held for reuse
+live = pool.allocate(1 << 16)           # still a user's at exit
+assert pool.held_blocks == 1 and pool.active_blocks == 1
+print("done")
+"""
+
+
+class ExitTest(unittest.TestCase):
+    def test_a_pool_in_a_modules_globals_releases_everything_at_exit(self):
+        run = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.strip(), "done")
+        # mockcl names, at exit, every OpenCL object the program left (on POCL there is no report).
+        self.assertNotIn("objects alive at process exit", run.stderr)
 
 
 if __name__ == "__main__":
