@@ -1,7 +1,7 @@
 """The pytest plugin's tests (python/tests/pytest_plugin_test.py, with pytester), once per PyOpenCL:
 Debian's 2022.3.1 (//python) and 2026.1.2 (//python/compat, when its archives were found)."""
 
-def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site, size = "medium"):
+def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site, size = "medium", tags = []):
     """An sh_test of SCRIPT CORE_SO PACKAGE_INIT_PY LAYER_SO LIBMOCKCL_SO CLPOOL_REPLAY TEST_PY
     [PYOPENCL], the arguments run_plugin_test.sh and examples/ci's example_test.sh both take."""
     args = [
@@ -33,16 +33,17 @@ def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site, size = "me
         srcs = [script],
         args = args,
         data = data,
-        tags = ["no_tsan"],
+        tags = ["no_tsan"] + tags,
     )
 
-def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None, size = "medium"):
+def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None, size = "medium", tags = []):
     """An sh_test running python/tests/TEST.py through python/tests/run_plugin_test.sh.
 
     pyopencl_site: a label of a file directly in a site directory holding another PyOpenCL.
-    size: the sh_test's (the long batteries are "large": a sanitized run is several times slower)."""
+    size: the sh_test's (the long batteries are "large": a sanitized run is several times slower).
+    tags: added to the sh_test's."""
     _plugin_sh_test(name, "//python:tests/run_plugin_test.sh", "//python:tests/%s.py" % test, [],
-                    pyopencl_site, size)
+                    pyopencl_site, size, tags)
 
 def clpool_plugin_example_test(name, pyopencl_site = None):
     """examples/ci/python/example_test.sh: the example library's suite under the plugin, buggy
