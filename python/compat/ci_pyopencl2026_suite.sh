@@ -5,8 +5,9 @@
 # near two minutes: test_wrapper.py and test_enqueue_copy.py whole, test_array.py without its 24
 # slowest tests (which hold three quarters of its time; test_outoforderqueue_indexing, a race that
 # PyOpenCL's pool can lose on POCL and clpool's pool no longer does, is among them). The full
-# files: python/README.md, "PyOpenCL's own tests through the pool". Without the archives: one "skipped" line, exit 0; under CI (CI set) that is
-# an error, exit 1, so a CI machine without them cannot pass without testing PyOpenCL 2026.
+# files: python/README.md, "PyOpenCL's own tests through the pool". Without the archives: one
+# "skipped" line, exit 0; under CI (CI set) that is an error, exit 1, so a CI machine without them
+# cannot pass without testing PyOpenCL 2026.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 sources="${CLPOOL_PYOPENCL_SOURCES:-$repo/../shared/sources}"
