@@ -18,8 +18,8 @@ import clpool.replay
 
 MiB = 1 << 20
 
-# A version-2 trace: a cache that keeps 3 MiB blocks (site Cache.keep) and a scratch buffer.
-TRACE = (
+# The two traces' header and sites: main calls Cache.keep (stack 2) and scratch (stack 3).
+SITES = (
     "clpool-trace 2\n"
     "frame 1 py 40 app.py main\n"
     "stack 1 0 1\n"
@@ -27,6 +27,10 @@ TRACE = (
     "stack 2 1 2\n"
     "frame 3 py 20 app.py scratch\n"
     "stack 3 1 3\n"
+)
+
+# A version-2 trace: a cache that keeps 3 MiB blocks (site Cache.keep) and a scratch buffer.
+TRACE = SITES + (
     "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
     "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
     "2 0 0 0 free 2 0 buffer 0\n"
@@ -36,14 +40,7 @@ TRACE = (
 )
 
 # TRACE before a change: its cache kept two blocks, not three (Cache.keep's 6 MiB became 9 MiB).
-OLD_TRACE = (
-    "clpool-trace 2\n"
-    "frame 1 py 40 app.py main\n"
-    "stack 1 0 1\n"
-    "frame 2 py 12 app.py Cache.keep\n"
-    "stack 2 1 2\n"
-    "frame 3 py 20 app.py scratch\n"
-    "stack 3 1 3\n"
+OLD_TRACE = SITES + (
     "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
     "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
     "2 0 0 0 free 2 0 buffer 0\n"
