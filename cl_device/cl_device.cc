@@ -11,10 +11,12 @@ std::vector<cl_platform_id> platforms() {
   cl_uint n = 0;
   // ocl-icd answers -1001 (CL_PLATFORM_NOT_FOUND_KHR) when it finds no ICD at all.
   if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0) {
-    throw selection_error("no OpenCL platform found (no ICD installed, or OCL_ICD_VENDORS points at none)");
+    throw selection_error(
+        "no OpenCL platform found (no ICD installed, or OCL_ICD_VENDORS points at none)");
   }
   std::vector<cl_platform_id> p(n);
-  if (clGetPlatformIDs(n, p.data(), nullptr) != CL_SUCCESS) throw selection_error("clGetPlatformIDs failed");
+  if (clGetPlatformIDs(n, p.data(), nullptr) != CL_SUCCESS)
+    throw selection_error("clGetPlatformIDs failed");
   return p;
 }
 
@@ -51,7 +53,9 @@ T device_value(cl_device_id d, cl_device_info what) {
   return v;
 }
 
-bool is_gpu(cl_device_id d) { return (device_value<cl_device_type>(d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0; }
+bool is_gpu(cl_device_id d) {
+  return (device_value<cl_device_type>(d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0;
+}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -61,24 +65,29 @@ std::string lower(std::string s) {
 std::string platform_names(const std::vector<cl_platform_id>& ps) {
   std::string s;
   for (std::size_t i = 0; i < ps.size(); ++i) {
-    s += (i ? ", " : "") + std::to_string(i) + " '" + platform_string(ps[i], CL_PLATFORM_NAME) + "'";
+    s +=
+        (i ? ", " : "") + std::to_string(i) + " '" + platform_string(ps[i], CL_PLATFORM_NAME) + "'";
   }
   return s;
 }
 
-unsigned pick_platform(const std::vector<cl_platform_id>& ps, const std::string& arg, const std::string& label) {
-  const bool is_index = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](unsigned char c) { return std::isdigit(c); });
+unsigned pick_platform(const std::vector<cl_platform_id>& ps, const std::string& arg,
+                       const std::string& label) {
+  const bool is_index = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](unsigned char c) {
+    return std::isdigit(c);
+  });
   if (is_index) {
     if (arg.size() > 9 || std::stoul(arg) >= ps.size()) {
-      throw selection_error(label + " " + arg + ": no such platform (there are " + std::to_string(ps.size()) +
-                            ": " + platform_names(ps) + ")");
+      throw selection_error(label + " " + arg + ": no such platform (there are " +
+                            std::to_string(ps.size()) + ": " + platform_names(ps) + ")");
     }
     return static_cast<unsigned>(std::stoul(arg));
   }
   if (arg.empty()) throw selection_error(label + ": empty (give an index or part of a name)");
   std::vector<unsigned> hits;
   for (unsigned i = 0; i < ps.size(); ++i) {
-    if (lower(platform_string(ps[i], CL_PLATFORM_NAME)).find(lower(arg)) != std::string::npos) hits.push_back(i);
+    if (lower(platform_string(ps[i], CL_PLATFORM_NAME)).find(lower(arg)) != std::string::npos)
+      hits.push_back(i);
   }
   if (hits.size() != 1) {
     throw selection_error(label + " '" + arg + "': " + (hits.empty() ? "no" : "more than one") +
@@ -107,9 +116,8 @@ device_info describe_device(cl_platform_id p, unsigned pi, cl_device_id d, unsig
   return info;
 }
 
-
-device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device,
-                          const selection_labels& labels) {
+device_info select_device(const std::optional<std::string>& platform,
+                          const std::optional<unsigned>& device, const selection_labels& labels) {
   const std::vector<cl_platform_id> ps = platforms();
   if (!platform && !device) {
     for (unsigned pi = 0; pi < ps.size(); ++pi) {
@@ -122,16 +130,18 @@ device_info select_device(const std::optional<std::string>& platform, const std:
       const std::vector<cl_device_id> ds = devices(ps[pi]);
       if (!ds.empty()) return describe_device(ps[pi], pi, ds[0], 0);
     }
-    throw selection_error("no OpenCL device found on " + std::to_string(ps.size()) + " platform(s)");
+    throw selection_error("no OpenCL device found on " + std::to_string(ps.size()) +
+                          " platform(s)");
   }
   const unsigned pi = platform ? pick_platform(ps, *platform, labels.platform) : 0;
   const std::vector<cl_device_id> ds = devices(ps[pi]);
-  const std::string where = "platform " + std::to_string(pi) + " '" + platform_string(ps[pi], CL_PLATFORM_NAME) + "'";
+  const std::string where =
+      "platform " + std::to_string(pi) + " '" + platform_string(ps[pi], CL_PLATFORM_NAME) + "'";
   if (ds.empty()) throw selection_error(where + " has no devices");
   if (device) {
     if (*device >= ds.size()) {
-      throw selection_error(labels.device + " " + std::to_string(*device) + ": no such device on " + where + " (it has " +
-                            std::to_string(ds.size()) + ", numbered from 0)");
+      throw selection_error(labels.device + " " + std::to_string(*device) + ": no such device on " +
+                            where + " (it has " + std::to_string(ds.size()) + ", numbered from 0)");
     }
     return describe_device(ps[pi], pi, ds[*device], *device);
   }

@@ -35,7 +35,8 @@ struct selection_labels {
   std::string platform = "--platform";
   std::string device = "--device";
 };
-device_info select_device(const std::optional<std::string>& platform, const std::optional<unsigned>& device,
+device_info select_device(const std::optional<std::string>& platform,
+                          const std::optional<unsigned>& device,
                           const selection_labels& labels = {});
 
 // What `device` (the `device_index`-th of `platform`, itself the `platform_index`-th) reports.

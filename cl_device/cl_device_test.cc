@@ -26,8 +26,8 @@ class ClDevice : public ::testing::Test {
 };
 mockcl::controller* ClDevice::control_ = nullptr;
 
-std::string refusal(const std::optional<std::string>& platform, const std::optional<unsigned>& device,
-                    const selection_labels& labels = {}) {
+std::string refusal(const std::optional<std::string>& platform,
+                    const std::optional<unsigned>& device, const selection_labels& labels = {}) {
   try {
     select_device(platform, device, labels);
   } catch (const selection_error& e) {
@@ -66,8 +66,10 @@ TEST_F(ClDevice, RefusalsNameWhatExists) {
   EXPECT_EQ(refusal("nvidia", std::nullopt),
             "--platform 'nvidia': no platform name contains it (platforms: 0 'mockcl')");
   EXPECT_EQ(refusal("", std::nullopt), "--platform: empty (give an index or part of a name)");
-  EXPECT_EQ(refusal("0", 2u), "--device 2: no such device on platform 0 'mockcl' (it has 2, numbered from 0)");
-  EXPECT_EQ(refusal("9999999999", std::nullopt).rfind("--platform 9999999999: no such platform", 0), 0u);
+  EXPECT_EQ(refusal("0", 2u),
+            "--device 2: no such device on platform 0 'mockcl' (it has 2, numbered from 0)");
+  EXPECT_EQ(refusal("9999999999", std::nullopt).rfind("--platform 9999999999: no such platform", 0),
+            0u);
   const selection_labels labels{"--device opencl:PLATFORM", "--device opencl::INDEX"};
   EXPECT_EQ(refusal("7", std::nullopt, labels).rfind("--device opencl:PLATFORM 7: ", 0), 0u);
   EXPECT_EQ(refusal("0", 5u, labels).rfind("--device opencl::INDEX 5: ", 0), 0u);

@@ -23,12 +23,14 @@ free_memory_query amd_query(const device_info& d) {
   q.name = "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD";
   q.read = [dev]() -> std::optional<std::uint64_t> {
     std::size_t kib[2] = {0, 0};  // total free, largest free block
-    if (clGetDeviceInfo(dev, device_global_free_memory_amd, sizeof kib, kib, nullptr) != CL_SUCCESS) {
+    if (clGetDeviceInfo(dev, device_global_free_memory_amd, sizeof kib, kib, nullptr) !=
+        CL_SUCCESS) {
       return std::nullopt;
     }
     return std::uint64_t{kib[0]} * 1024;
   };
-  if (!q.read()) return {.name = "", .note = "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD did not answer", .read = {}};
+  if (!q.read())
+    return {.name = "", .note = "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD did not answer", .read = {}};
   return q;
 }
 
@@ -59,13 +61,15 @@ void bind(void* lib, F& f, const char* name) {
 free_memory_query nvml_query(const device_info& d) {
   auto api = std::make_shared<nvml_api>();
   api->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (api->lib == nullptr) return {.name = "", .note = "libnvidia-ml.so.1 cannot be loaded", .read = {}};
+  if (api->lib == nullptr)
+    return {.name = "", .note = "libnvidia-ml.so.1 cannot be loaded", .read = {}};
   bind(api->lib, api->init, "nvmlInit_v2");
   bind(api->lib, api->by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
   bind(api->lib, api->count, "nvmlDeviceGetCount_v2");
   bind(api->lib, api->by_index, "nvmlDeviceGetHandleByIndex_v2");
   bind(api->lib, api->memory, "nvmlDeviceGetMemoryInfo");
-  if (!api->init || !api->by_bus_id || !api->count || !api->by_index || !api->memory || api->init() != 0) {
+  if (!api->init || !api->by_bus_id || !api->count || !api->by_index || !api->memory ||
+      api->init() != 0) {
     return {.name = "", .note = "NVML does not initialise", .read = {}};
   }
   bind(api->lib, api->shutdown, "nvmlShutdown");
@@ -74,14 +78,19 @@ free_memory_query nvml_query(const device_info& d) {
   if (clGetDeviceInfo(d.device, device_pci_bus_id_nv, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
       clGetDeviceInfo(d.device, device_pci_slot_id_nv, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
     // Older drivers lack the domain query; domain 0 is then the only one they support.
-    if (clGetDeviceInfo(d.device, device_pci_domain_id_nv, sizeof domain, &domain, nullptr) != CL_SUCCESS) domain = 0;
+    if (clGetDeviceInfo(d.device, device_pci_domain_id_nv, sizeof domain, &domain, nullptr) !=
+        CL_SUCCESS)
+      domain = 0;
     char id[32];
-    std::snprintf(id, sizeof id, "%08x:%02x:%02x.%x", domain, bus & 0xff, (slot >> 3) & 0x1f, slot & 7);
+    std::snprintf(id, sizeof id, "%08x:%02x:%02x.%x", domain, bus & 0xff, (slot >> 3) & 0x1f,
+                  slot & 7);
     if (api->by_bus_id(id, &dev) != 0) dev = nullptr;
   }
   unsigned n = 0;
   if (dev == nullptr && api->count(&n) == 0 && n == 1 && api->by_index(0, &dev) != 0) dev = nullptr;
-  if (dev == nullptr) return {.name = "", .note = "no NVML device matches the OpenCL device's PCI address", .read = {}};
+  if (dev == nullptr)
+    return {
+        .name = "", .note = "no NVML device matches the OpenCL device's PCI address", .read = {}};
   free_memory_query q;
   q.name = "NVML nvmlDeviceGetMemoryInfo";
   q.read = [api, dev]() -> std::optional<std::uint64_t> {

@@ -40,10 +40,8 @@ struct named_unit {
   const char* decimal;  // the ambiguous decimal spelling that is refused
   unsigned shift;
 };
-constexpr named_unit units[] = {{"KiB", "k", "kb", 10},
-                                {"MiB", "m", "mb", 20},
-                                {"GiB", "g", "gb", 30},
-                                {"TiB", "t", "tb", 40}};
+constexpr named_unit units[] = {
+    {"KiB", "k", "kb", 10}, {"MiB", "m", "mb", 20}, {"GiB", "g", "gb", 30}, {"TiB", "t", "tb", 40}};
 
 }  // namespace
 
@@ -78,8 +76,8 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text, std::string&
       return value << n.shift;
     }
     if (unit == n.decimal) {
-      why = "is ambiguous: decimal units are not accepted; write " + std::string(s.substr(0, digits)) +
-            n.name;
+      why = "is ambiguous: decimal units are not accepted; write " +
+            std::string(s.substr(0, digits)) + n.name;
       return std::nullopt;
     }
   }
@@ -109,9 +107,12 @@ std::string format_bytes_exact(std::uint64_t bytes, byte_units units) {
     if (bytes != 0 && (bytes & ((std::uint64_t{1} << shift) - 1)) == 0) {
       const std::string n = std::to_string(bytes >> shift);
       switch (units) {
-        case byte_units::spaced: return n + " " + spaced[i];
-        case byte_units::joined: return n + spaced[i];
-        case byte_units::letter: return n + letter[i];
+        case byte_units::spaced:
+          return n + " " + spaced[i];
+        case byte_units::joined:
+          return n + spaced[i];
+        case byte_units::letter:
+          return n + letter[i];
       }
     }
   }
@@ -128,7 +129,8 @@ std::string format_bytes(std::uint64_t bytes) {
   }
   char buf[48];
   if (i == 0 || (bytes & ((std::uint64_t{1} << (10 * i)) - 1)) == 0) {
-    std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes >> (10 * i)), names[i]);
+    std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes >> (10 * i)),
+                  names[i]);
   } else {
     std::snprintf(buf, sizeof buf, "%.2f %s", v, names[i]);
   }

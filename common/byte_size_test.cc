@@ -121,9 +121,10 @@ TEST(FormatBytesExact, TheLargestExactUnitInEachSpelling) {
 }
 
 TEST(FormatBytesExact, EverySpellingParsesBack) {
-  for (const std::uint64_t v : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4097}, std::uint64_t{1} << 10,
-                                std::uint64_t{3} << 20, std::uint64_t{5} << 30, std::uint64_t{7} << 40,
-                                (std::uint64_t{1} << 62) - 1, std::uint64_t{1} << 62}) {
+  for (const std::uint64_t v :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{4097}, std::uint64_t{1} << 10,
+        std::uint64_t{3} << 20, std::uint64_t{5} << 30, std::uint64_t{7} << 40,
+        (std::uint64_t{1} << 62) - 1, std::uint64_t{1} << 62}) {
     for (const byte_units u : {byte_units::spaced, byte_units::joined, byte_units::letter}) {
       std::string why;
       const std::optional<std::uint64_t> back = parse_byte_size(format_bytes_exact(v, u), why);

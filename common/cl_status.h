@@ -13,10 +13,11 @@
 
 namespace clpool::common {
 
-inline constexpr std::int32_t status_mem_object_allocation_failure = -4;  // CL_MEM_OBJECT_ALLOCATION_FAILURE
-inline constexpr std::int32_t status_out_of_resources = -5;               // CL_OUT_OF_RESOURCES
-inline constexpr std::int32_t status_out_of_host_memory = -6;             // CL_OUT_OF_HOST_MEMORY
-inline constexpr std::int32_t status_invalid_buffer_size = -61;           // CL_INVALID_BUFFER_SIZE
+inline constexpr std::int32_t status_mem_object_allocation_failure =
+    -4;                                                          // CL_MEM_OBJECT_ALLOCATION_FAILURE
+inline constexpr std::int32_t status_out_of_resources = -5;      // CL_OUT_OF_RESOURCES
+inline constexpr std::int32_t status_out_of_host_memory = -6;    // CL_OUT_OF_HOST_MEMORY
+inline constexpr std::int32_t status_invalid_buffer_size = -61;  // CL_INVALID_BUFFER_SIZE
 
 // True for the three statuses real drivers use when there is no room: NVIDIA and AMD answer -4,
 // Intel's NEO -6, and some drivers -5 for the same condition (docs/device-facts.md).

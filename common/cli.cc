@@ -40,12 +40,14 @@ std::string unknown_option(std::string_view typed, const std::vector<std::string
                            std::string_view help) {
   const std::string near = suggest_option(typed, names);
   const bool is_option = !typed.empty() && typed[0] == '-';
-  return std::string("unknown ") + (is_option ? "option" : "command") + " '" + std::string(typed) + "'" +
-         (near.empty() ? "" : "; did you mean " + near + "?") + " (see " + std::string(help) + ")";
+  return std::string("unknown ") + (is_option ? "option" : "command") + " '" + std::string(typed) +
+         "'" + (near.empty() ? "" : "; did you mean " + near + "?") + " (see " + std::string(help) +
+         ")";
 }
 
 std::string given_twice(std::string_view flag, std::size_t times) {
-  return std::string(flag) + ": given " + (times == 2 ? std::string("twice") : std::to_string(times) + " times");
+  return std::string(flag) + ": given " +
+         (times == 2 ? std::string("twice") : std::to_string(times) + " times");
 }
 
 std::string needs_value(std::string_view flag) { return std::string(flag) + ": needs a value"; }

@@ -47,8 +47,8 @@ std::string unknown_option(std::string_view typed, const std::vector<std::string
 
 // The one wording of each command-line mistake, for every tool (the CLI11 adapter, cli11.h, and
 // clpool record's own parser):
-//   given_twice("--out")                   -> "--out: given twice"  (given_twice("--out", 3): "3 times")
-//   needs_value("--budget")                -> "--budget: needs a value"
+//   given_twice("--out")                   -> "--out: given twice"  (given_twice("--out", 3): "3
+//   times") needs_value("--budget")                -> "--budget: needs a value"
 //   unexpected_argument("b.trace", "--help") -> "unexpected argument 'b.trace' (see --help)"
 std::string given_twice(std::string_view flag, std::size_t times = 2);
 std::string needs_value(std::string_view flag);

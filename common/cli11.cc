@@ -81,7 +81,8 @@ std::string empty_assignment_error(const CLI::App& app, int argc, const char* co
   return "";
 }
 
-std::optional<int> parse_cli(CLI::App& app, int argc, const char* const* argv, const std::string& tool) {
+std::optional<int> parse_cli(CLI::App& app, int argc, const char* const* argv,
+                             const std::string& tool) {
   // CLI11 gives `--output=` the next argument as its value (`--output= --force` writes to a
   // file called --force): refused before it can.
   if (const std::string empty = empty_assignment_error(app, argc, argv); !empty.empty()) {

@@ -3,7 +3,8 @@
 // record's own parser words its mistakes with the same functions (cli.h).
 //
 //   CLI::App app{"..."};   // options added as usual
-//   if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_probe")) return *rc;
+//   if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_probe")) return
+//   *rc;
 //
 // What CLI11 says in two lines without the tool's name becomes "TOOL: error: WHAT" on one:
 //   --capacity 1GiB --capacity 2GiB   -> "--capacity: given twice"
@@ -27,7 +28,8 @@ namespace clpool::common {
 // (printed on standard output), exit_usage after one "TOOL: error: ..." line on standard error
 // (cli11_error_message). Nothing when the run goes on. An option given an empty value ("") is a
 // mistake too: no option of a clpool tool means "nothing" by an empty string.
-std::optional<int> parse_cli(CLI::App& app, int argc, const char* const* argv, const std::string& tool);
+std::optional<int> parse_cli(CLI::App& app, int argc, const char* const* argv,
+                             const std::string& tool);
 
 // The one-line message for a parse error of `app` (for tests and parse_cli).
 std::string cli11_error_message(const CLI::App& app, const CLI::ParseError& error);

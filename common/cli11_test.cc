@@ -31,7 +31,8 @@ struct tool {
     args.insert(args.begin(), "tool");
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
-    if (std::string e = empty_assignment_error(app, static_cast<int>(argv.size()), argv.data()); !e.empty()) {
+    if (std::string e = empty_assignment_error(app, static_cast<int>(argv.size()), argv.data());
+        !e.empty()) {
       if (rc != nullptr) *rc = exit_usage;
       return e;
     }
@@ -47,8 +48,10 @@ struct tool {
 };
 
 TEST(Cli11, AnOptionGivenTwice) {
-  EXPECT_EQ(tool().parse({"t", "--capacity", "1GiB", "--capacity", "2GiB"}), "--capacity: given twice");
-  EXPECT_EQ(tool().parse({"t", "--output=a", "--output=b", "--output=c"}), "--output: given 3 times");
+  EXPECT_EQ(tool().parse({"t", "--capacity", "1GiB", "--capacity", "2GiB"}),
+            "--capacity: given twice");
+  EXPECT_EQ(tool().parse({"t", "--output=a", "--output=b", "--output=c"}),
+            "--output: given 3 times");
 }
 
 TEST(Cli11, AnOptionWithoutItsValue) {
@@ -63,7 +66,8 @@ TEST(Cli11, AnEmptyValueIsRefused) {
       << "CLI11 alone would take --quiet as the file";
   EXPECT_EQ(tool().parse({"t", "--", "--output="}), "unexpected argument '--output=' (see --help)");
   EXPECT_EQ(tool().parse({"t", "--compare", "pool", ""}), "--compare: needs a value");
-  EXPECT_EQ(tool().parse({"", "--capacity", "1GiB"}), "") << "a positional argument is the tool's to check";
+  EXPECT_EQ(tool().parse({"", "--capacity", "1GiB"}), "")
+      << "a positional argument is the tool's to check";
 }
 
 TEST(Cli11, ASecondPositionalArgument) {
@@ -88,7 +92,8 @@ TEST(Cli11, ParseCliReportsOneLineAndExit2) {
   const char* argv[] = {"tool", "a", "b"};
   testing::internal::CaptureStderr();
   const std::optional<int> rc = parse_cli(t.app, 3, argv, "mytool");
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "mytool: error: unexpected argument 'b' (see --help)\n");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "mytool: error: unexpected argument 'b' (see --help)\n");
   EXPECT_EQ(rc, exit_usage);
   tool good;
   const char* ok[] = {"tool", "a", "--capacity", "1GiB"};

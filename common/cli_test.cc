@@ -7,7 +7,7 @@
 namespace clpool::common {
 namespace {
 
-const std::vector<std::string> names = {"--capacity", "--compare", "--granule", "--json",
+const std::vector<std::string> names = {"--capacity", "--compare", "--granule",     "--json",
                                         "--svg",      "--limit",   "--min-capacity"};
 
 TEST(EditDistance, Basics) {
@@ -95,8 +95,9 @@ TEST(SizeOption, ADeviceIsAtMostTwoToThe62) {
     size_option("18446744073709551615", "--capacity", {.device = true});
     ADD_FAILURE() << "accepted 2^64 - 1";
   } catch (const usage_error& e) {
-    EXPECT_STREQ(e.what(), "--capacity: '18446744073709551615' is larger than the largest device, "
-                           "2^62 bytes (4 EiB)");
+    EXPECT_STREQ(e.what(),
+                 "--capacity: '18446744073709551615' is larger than the largest device, "
+                 "2^62 bytes (4 EiB)");
   }
 }
 

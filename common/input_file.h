@@ -4,7 +4,8 @@
 //
 //   std::string error;
 //   const std::optional<std::string> text = clpool::common::read_bounded(path, 64 * 1024, error);
-//   if (!text) throw ...(path + ": " + error);   // "larger than 64 KiB", "No such file or directory"
+//   if (!text) throw ...(path + ": " + error);   // "larger than 64 KiB", "No such file or
+//   directory"
 #ifndef CLPOOL_COMMON_INPUT_FILE_H_
 #define CLPOOL_COMMON_INPUT_FILE_H_
 
@@ -18,11 +19,13 @@ namespace clpool::common {
 // be opened or read, "is a directory", or "larger than N" when it holds more than `max_bytes`
 // (N in the units of common/byte_size.h). Devices and FIFOs are read too, up to the bound; a FIFO
 // with no writer reads as empty instead of blocking.
-std::optional<std::string> read_bounded(const std::string& path, std::size_t max_bytes, std::string& error);
+std::optional<std::string> read_bounded(const std::string& path, std::size_t max_bytes,
+                                        std::string& error);
 
 // The first line of `path` (without its '\n'; at most `max_bytes`, the rest of a longer line is
 // not read), or nothing with `error` set as above.
-std::optional<std::string> read_first_line(const std::string& path, std::size_t max_bytes, std::string& error);
+std::optional<std::string> read_first_line(const std::string& path, std::size_t max_bytes,
+                                           std::string& error);
 
 // Why `path` cannot be an input that a tool opens more than once (clpool_replay's trace: its
 // version first, then each replay; clpool.replay's): "" when it can, else the reason, to follow

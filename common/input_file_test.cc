@@ -70,10 +70,12 @@ TEST(InputFile, WhatCannotBeReadTwiceIsRefusedUnopened) {
   EXPECT_EQ(reread_input_refusal(temp("i", "clpool-trace 1\n")), "");
   EXPECT_EQ(reread_input_refusal("/dev/zero"), "");
   EXPECT_EQ(reread_input_refusal("/no/such/file"), "");
-  EXPECT_EQ(reread_input_refusal(temp("j", "x") + std::string(1, '\0') + "x"), "holds a NUL byte: no file is named so");
+  EXPECT_EQ(reread_input_refusal(temp("j", "x") + std::string(1, '\0') + "x"),
+            "holds a NUL byte: no file is named so");
   EXPECT_EQ(reread_input_refusal(dir), "is a directory, not a trace");
   EXPECT_EQ(reread_input_refusal(fifo),
-            "is a FIFO (a named pipe): it can be read only once, and the replay reads its trace more than once; "
+            "is a FIFO (a named pipe): it can be read only once, and the replay reads its trace "
+            "more than once; "
             "give a file");
 }
 

@@ -36,7 +36,9 @@ std::string base_of(const std::string& p) {
 // first error (errno) instead of losing it in an ostream's state bits.
 class fd_buffer final : public std::streambuf {
  public:
-  explicit fd_buffer(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  explicit fd_buffer(int fd) : fd_(fd), buf_(64 * 1024) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
   int error() const { return error_; }
   // Writes what is buffered; false (error() set) when the descriptor refused it.
   bool drain() {
@@ -113,7 +115,8 @@ std::string resolve_output_path(const std::string& flag, const std::string& path
     if (lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
     std::vector<char> target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4095) + 1);
     const ssize_t n = readlink(p.c_str(), target.data(), target.size());
-    if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) return p;  // changed under us: as given
+    if (n <= 0 || static_cast<std::size_t>(n) >= target.size())
+      return p;  // changed under us: as given
     const std::string link(target.data(), static_cast<std::size_t>(n));
     p = link[0] == '/' ? link : dir_of(p) + "/" + link;
   }
@@ -144,7 +147,9 @@ void write_standard_output(std::string_view text) {
   while (!text.empty()) {
     const ssize_t n = ::write(STDOUT_FILENO, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw output_error(std::string("standard output: cannot write: ") + std::strerror(n < 0 ? errno : EIO));
+    if (n <= 0)
+      throw output_error(std::string("standard output: cannot write: ") +
+                         std::strerror(n < 0 ? errno : EIO));
     text.remove_prefix(static_cast<std::size_t>(n));
   }
 }
@@ -208,11 +213,12 @@ void refuse_overlaps(const io_files& files) {
         same = out.path == earlier.path;
       } else {
         const std::string a = where_written(out.path), b = where_written(earlier.path);
-        same = out.path == earlier.path || (!a.empty() && a == b) || same_file(out.path, earlier.path);
+        same =
+            out.path == earlier.path || (!a.empty() && a == b) || same_file(out.path, earlier.path);
       }
       if (same) {
-        throw output_error(out.flag + ": " + shown(out.path, "standard output") + " is also the " + earlier.flag +
-                           " output; give them different files");
+        throw output_error(out.flag + ": " + shown(out.path, "standard output") + " is also the " +
+                           earlier.flag + " output; give them different files");
       }
     }
   }
@@ -248,7 +254,8 @@ atomic_output_file::atomic_output_file(std::string path, std::string flag, outpu
     if (S_ISDIR(st.st_mode)) fail("cannot write", EISDIR);
     if (!S_ISREG(st.st_mode)) {
       // A device, FIFO or socket: written in place (see the header).
-      if (g_stdout_closed && (target_ == "/dev/stdout" || target_ == "/dev/fd/1" || target_ == "/proc/self/fd/1")) {
+      if (g_stdout_closed &&
+          (target_ == "/dev/stdout" || target_ == "/dev/fd/1" || target_ == "/proc/self/fd/1")) {
         fail("cannot write", EBADF);  // standard output is closed: not the placeholder behind it
       }
       fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);

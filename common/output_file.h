@@ -1,7 +1,8 @@
 // Outputs that never destroy inputs, and never leave a half-written file under the final name.
 //
 //   clpool::common::refuse_overlaps({.inputs = {{"trace", trace_path}, {"--profile", profile}},
-//                                    .outputs = {{"--svg", svg_path}, {"--write-trace", out_path}}});
+//                                    .outputs = {{"--svg", svg_path}, {"--write-trace",
+//                                    out_path}}});
 //   clpool::common::atomic_output_file out(out_path);
 //   out.stream() << ...;
 //   out.commit();   // flush, fsync, rename over out_path; without it, out_path is untouched
@@ -115,7 +116,8 @@ class atomic_output_file {
   // Creates the temporary file (or opens a non-regular `path` in place). Throws output_error
   // naming `flag` and `path` and the OS error when it cannot (missing directory, a directory, no
   // permission), or when `rules` refuse what is at `path`.
-  explicit atomic_output_file(std::string path, std::string flag = "output", output_rules rules = {});
+  explicit atomic_output_file(std::string path, std::string flag = "output",
+                              output_rules rules = {});
   atomic_output_file(const atomic_output_file&) = delete;
   atomic_output_file& operator=(const atomic_output_file&) = delete;
   // Without commit(): removes the temporary file; `path` keeps its old content.

@@ -37,7 +37,8 @@ class OutputFileTest : public ::testing::Test {
   int entries() const {
     int n = 0;
     DIR* d = opendir(dir_.c_str());
-    while (dirent* e = readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+    while (dirent* e = readdir(d))
+      n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
     closedir(d);
     return n;
   }
@@ -88,8 +89,10 @@ TEST_F(OutputFileTest, AnyOutputOnAnyInputIsRefused) {
   char old_cwd[4096];
   ASSERT_NE(getcwd(old_cwd, sizeof old_cwd), nullptr);
   ASSERT_EQ(chdir(dir_.c_str()), 0);
-  const std::vector<named_input> inputs = {
-      {"trace", path("t.trace")}, {"--profile", "keep.profile"}, {"--mockcl-so", "./m.so"}, {"--rmm-csv", ""}};
+  const std::vector<named_input> inputs = {{"trace", path("t.trace")},
+                                           {"--profile", "keep.profile"},
+                                           {"--mockcl-so", "./m.so"},
+                                           {"--rmm-csv", ""}};
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"keep.profile", "--profile"}, {path("p_link"), "--profile"}, {"./keep.profile", "--profile"},
       {"m.so", "--mockcl-so"},       {"m_hard.so", "--mockcl-so"},  {"sub/../t.trace", "trace"},
@@ -97,8 +100,10 @@ TEST_F(OutputFileTest, AnyOutputOnAnyInputIsRefused) {
   ASSERT_EQ(mkdir("sub", 0700), 0);
   for (const auto& [out, in_flag] : cases) {
     for (const char* out_flag : {"--svg", "--write-trace"}) {
-      const std::string m = overlap({.inputs = inputs, .outputs = {{"--json-file", ""}, {out_flag, out}}});
-      EXPECT_NE(m.find(std::string(out_flag) + ": '" + out + "' is the same file as the input"), std::string::npos)
+      const std::string m =
+          overlap({.inputs = inputs, .outputs = {{"--json-file", ""}, {out_flag, out}}});
+      EXPECT_NE(m.find(std::string(out_flag) + ": '" + out + "' is the same file as the input"),
+                std::string::npos)
           << m;
       EXPECT_NE(m.find("(" + in_flag + ")"), std::string::npos) << m;
     }
@@ -106,7 +111,9 @@ TEST_F(OutputFileTest, AnyOutputOnAnyInputIsRefused) {
   // Nothing was touched, and distinct outputs pass.
   EXPECT_EQ(read(path("keep.profile")), "profile");
   EXPECT_EQ(read(path("m.so")), "library");
-  EXPECT_EQ(overlap({.inputs = inputs, .outputs = {{"--svg", "a.svg"}, {"--write-trace", "b.trace"}}}), "");
+  EXPECT_EQ(
+      overlap({.inputs = inputs, .outputs = {{"--svg", "a.svg"}, {"--write-trace", "b.trace"}}}),
+      "");
   ASSERT_EQ(chdir(old_cwd), 0);
 }
 
@@ -114,9 +121,12 @@ TEST_F(OutputFileTest, TwoOutputsOnOneFileAreRefusedBeforeEitherExists) {
   char old_cwd[4096];
   ASSERT_NE(getcwd(old_cwd, sizeof old_cwd), nullptr);
   ASSERT_EQ(chdir(dir_.c_str()), 0);
-  const std::string m = overlap({.inputs = {}, .outputs = {{"--svg", "x.out"}, {"--write-trace", "./x.out"}}});
+  const std::string m =
+      overlap({.inputs = {}, .outputs = {{"--svg", "x.out"}, {"--write-trace", "./x.out"}}});
   EXPECT_EQ(m, "--write-trace: './x.out' is also the --svg output; give them different files");
-  EXPECT_NE(overlap({.inputs = {}, .outputs = {{"--svg", path("x.out")}, {"--write-trace", "x.out"}}}), "");
+  EXPECT_NE(
+      overlap({.inputs = {}, .outputs = {{"--svg", path("x.out")}, {"--write-trace", "x.out"}}}),
+      "");
   EXPECT_EQ(overlap({.inputs = {}, .outputs = {{"--svg", "-"}, {"--write-trace", "-"}}}),
             "--write-trace: standard output is also the --svg output; give them different files");
   EXPECT_EQ(entries(), 0);
@@ -217,10 +227,12 @@ TEST_F(OutputFileTest, TwoOutputsThroughALinkToAFileNotYetWrittenAreRefused) {
   ASSERT_EQ(symlink(path("o/y").c_str(), path("chain").c_str()), 0);
   for (const std::string& second : {path("o/y"), path("chain")}) {
     try {
-      refuse_overlaps({.inputs = {}, .outputs = {{"--svg", path("o/x")}, {"--write-trace", second}}});
+      refuse_overlaps(
+          {.inputs = {}, .outputs = {{"--svg", path("o/x")}, {"--write-trace", second}}});
       ADD_FAILURE() << second << " accepted";
     } catch (const output_error& e) {
-      EXPECT_EQ(std::string(e.what()), "--write-trace: '" + second + "' is also the --svg output; give them different files");
+      EXPECT_EQ(std::string(e.what()), "--write-trace: '" + second +
+                                           "' is also the --svg output; give them different files");
     }
   }
   EXPECT_EQ(entries(), 2);  // o and chain: nothing written
@@ -233,7 +245,8 @@ TEST_F(OutputFileTest, ASymlinkLoopIsAnError) {
     atomic_output_file f(path("a"), "--svg");
     FAIL() << "a loop was accepted";
   } catch (const output_error& e) {
-    EXPECT_EQ(std::string(e.what()), "--svg: '" + path("a") + "': Too many levels of symbolic links");
+    EXPECT_EQ(std::string(e.what()),
+              "--svg: '" + path("a") + "': Too many levels of symbolic links");
   }
 }
 

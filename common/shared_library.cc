@@ -30,7 +30,8 @@ constexpr std::uint16_t this_machine = EM_NONE;  // not checked
 constexpr const char* this_machine_name = "this machine";
 #endif
 static_assert(sizeof(void*) == 8, "the ELF checks read 64-bit objects");
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the ELF checks read little-endian objects");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the ELF checks read little-endian objects");
 
 // The dynamic symbol table is read whole; a library with more than this in it is not one a
 // tool is asked to load (libLLVM's is about 10 MiB).
@@ -70,11 +71,16 @@ bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset) {
 
 std::string segment_name(std::uint32_t type) {
   switch (type) {
-    case PT_LOAD: return "loadable segment";
-    case PT_DYNAMIC: return "dynamic segment";
-    case PT_INTERP: return "interpreter segment";
-    case PT_NOTE: return "note segment";
-    default: return "segment";
+    case PT_LOAD:
+      return "loadable segment";
+    case PT_DYNAMIC:
+      return "dynamic segment";
+    case PT_INTERP:
+      return "interpreter segment";
+    case PT_NOTE:
+      return "note segment";
+    default:
+      return "segment";
   }
 }
 
@@ -85,16 +91,16 @@ std::string truncated(const std::string& what, std::uint64_t end, std::uint64_t 
 
 // The checked file: its headers and, when it has section headers, its defined dynamic symbols.
 struct elf_view {
-  std::string refusal;             // "" when the file passed
-  bool symbols_known = false;      // a dynamic symbol table was read
-  std::set<std::string> defined;   // defined global or weak dynamic symbols
+  std::string refusal;            // "" when the file passed
+  bool symbols_known = false;     // a dynamic symbol table was read
+  std::set<std::string> defined;  // defined global or weak dynamic symbols
 };
 
 void read_dynamic_symbols(int fd, std::uint64_t size, const Elf64_Ehdr& eh, elf_view& view) {
   if (eh.e_shoff == 0 || eh.e_shnum == 0) return;  // stripped of sections: dlsym decides
   if (eh.e_shentsize != sizeof(Elf64_Shdr)) {
-    view.refusal = "is corrupt: section header size " + std::to_string(eh.e_shentsize) + ", expected " +
-                   std::to_string(sizeof(Elf64_Shdr));
+    view.refusal = "is corrupt: section header size " + std::to_string(eh.e_shentsize) +
+                   ", expected " + std::to_string(sizeof(Elf64_Shdr));
     return;
   }
   const std::uint64_t table = std::uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr);
@@ -151,15 +157,17 @@ void read_dynamic_symbols(int fd, std::uint64_t size, const Elf64_Ehdr& eh, elf_
 // header size), or "".
 std::string header_refusal(const Elf64_Ehdr& eh) {
   if (eh.e_ident[EI_CLASS] != ELFCLASS64) return "is a 32-bit ELF file; this process is 64-bit";
-  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) return "is a big-endian ELF file; this machine is little-endian";
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return "is a big-endian ELF file; this machine is little-endian";
   if (this_machine != EM_NONE && eh.e_machine != this_machine) {
-    return "is an ELF file for another machine (e_machine " + std::to_string(eh.e_machine) + "), not " +
-           this_machine_name;
+    return "is an ELF file for another machine (e_machine " + std::to_string(eh.e_machine) +
+           "), not " + this_machine_name;
   }
   if (eh.e_type != ET_DYN) {
-    return eh.e_type == ET_EXEC  ? "is an executable, not a shared library"
-           : eh.e_type == ET_REL ? "is an object file (.o), not a shared library"
-                                 : "is not a shared library (ELF type " + std::to_string(eh.e_type) + ")";
+    return eh.e_type == ET_EXEC ? "is an executable, not a shared library"
+           : eh.e_type == ET_REL
+               ? "is an object file (.o), not a shared library"
+               : "is not a shared library (ELF type " + std::to_string(eh.e_type) + ")";
   }
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum == PN_XNUM) {
     return "is corrupt: no usable program headers";
@@ -171,9 +179,11 @@ std::string header_refusal(const Elf64_Ehdr& eh) {
 // that lies outside the file, or no loadable or dynamic segment; "" if nothing.
 std::string segments_refusal(int fd, std::uint64_t size, const Elf64_Ehdr& eh) {
   const std::uint64_t table = std::uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr);
-  if (!within(eh.e_phoff, table, size)) return truncated("program header table", eh.e_phoff + table, size);
+  if (!within(eh.e_phoff, table, size))
+    return truncated("program header table", eh.e_phoff + table, size);
   std::vector<Elf64_Phdr> segments(eh.e_phnum);
-  if (!read_at(fd, segments.data(), table, eh.e_phoff)) return std::string("cannot be read: ") + std::strerror(errno);
+  if (!read_at(fd, segments.data(), table, eh.e_phoff))
+    return std::string("cannot be read: ") + std::strerror(errno);
   bool loadable = false, dynamic = false;
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const Elf64_Phdr& p = segments[i];
@@ -184,14 +194,17 @@ std::string segments_refusal(int fd, std::uint64_t size, const Elf64_Ehdr& eh) {
       continue;
     }
     if (!within(p.p_offset, p.p_filesz, size)) {
-      return truncated(segment_name(p.p_type) + " " + std::to_string(i), p.p_offset + p.p_filesz, size);
+      return truncated(segment_name(p.p_type) + " " + std::to_string(i), p.p_offset + p.p_filesz,
+                       size);
     }
     if (p.p_type == PT_LOAD && p.p_filesz > p.p_memsz) {
-      return "is corrupt: loadable segment " + std::to_string(i) + " holds more bytes in the file than in memory";
+      return "is corrupt: loadable segment " + std::to_string(i) +
+             " holds more bytes in the file than in memory";
     }
   }
   if (!loadable || !dynamic) {
-    return "is not a shared library: it has no " + std::string(!loadable ? "loadable segment" : "dynamic segment");
+    return "is not a shared library: it has no " +
+           std::string(!loadable ? "loadable segment" : "dynamic segment");
   }
   return "";
 }
@@ -235,12 +248,14 @@ elf_view check_elf(const std::string& path) {
 
 std::string signal_text(int sig) {
   const char* name = ::strsignal(sig);
-  return "signal " + std::to_string(sig) + (name != nullptr ? std::string(", ") + name : std::string());
+  return "signal " + std::to_string(sig) +
+         (name != nullptr ? std::string(", ") + name : std::string());
 }
 
 }  // namespace
 
-std::string shared_library_refusal(const std::string& path, const std::vector<std::string>& exports) {
+std::string shared_library_refusal(const std::string& path,
+                                   const std::vector<std::string>& exports) {
   const elf_view view = check_elf(path);
   if (!view.refusal.empty() || !view.symbols_known) return view.refusal;
   std::string missing;
@@ -257,7 +272,8 @@ bool defines_symbol(const std::string& path, const std::string& name) {
 
 std::string trial_load_refusal(const std::string& path, const std::vector<std::string>& exports) {
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return std::string("cannot be checked: pipe: ") + std::strerror(errno);
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return std::string("cannot be checked: pipe: ") + std::strerror(errno);
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int error = errno;

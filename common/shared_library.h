@@ -26,7 +26,8 @@ namespace clpool::common {
 // dynamic segment, or (when the file has a dynamic symbol table) a name of `exports` it does not
 // define. Reads at most the headers and the dynamic symbol and string tables (each bounded by the
 // file's size); never maps or runs anything.
-std::string shared_library_refusal(const std::string& path, const std::vector<std::string>& exports);
+std::string shared_library_refusal(const std::string& path,
+                                   const std::vector<std::string>& exports);
 
 // Whether the file defines the dynamic symbol `name` (false also when it cannot be read as ELF or
 // has no section headers). Used to tell clpool's own mock from a driver (it defines
@@ -35,8 +36,9 @@ bool defines_symbol(const std::string& path, const std::string& name);
 
 // "" when a child process can dlopen `path` (RTLD_NOW | RTLD_LOCAL) and find every name in
 // `exports`, else why not: the loader's message, the missing names, or the signal that killed the
-// child ("crashes the dynamic loader (signal 7, Bus error, in a trial load in a child process)"). Runs the library's initialisers in
-// the child only. Call only where forking is safe (a tool's start, one thread).
+// child ("crashes the dynamic loader (signal 7, Bus error, in a trial load in a child process)").
+// Runs the library's initialisers in the child only. Call only where forking is safe (a tool's
+// start, one thread).
 std::string trial_load_refusal(const std::string& path, const std::vector<std::string>& exports);
 
 }  // namespace clpool::common

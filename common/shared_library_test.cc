@@ -30,7 +30,9 @@ std::string write_temp(const std::string& name, const std::string& bytes) {
   return path;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 TEST(SharedLibrary, ARealLibraryPassesBothChecks) {
   EXPECT_EQ(shared_library_refusal(good, {"tiny_entry"}), "");
@@ -49,8 +51,9 @@ TEST(SharedLibrary, AMissingExportIsNamedByBothChecks) {
 TEST(SharedLibrary, EveryTruncationIsRefusedBeforeLoading) {
   const std::string whole = bytes_of(good);
   ASSERT_GT(whole.size(), 4096u);
-  for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{63}, std::size_t{64}, std::size_t{200},
-                           std::size_t{1000}, std::size_t{5000}, whole.size() / 2, whole.size() - 1}) {
+  for (std::size_t size :
+       {std::size_t{0}, std::size_t{3}, std::size_t{63}, std::size_t{64}, std::size_t{200},
+        std::size_t{1000}, std::size_t{5000}, whole.size() / 2, whole.size() - 1}) {
     if (size >= whole.size()) continue;
     const std::string path = write_temp("cut.so", whole.substr(0, size));
     const std::string why = shared_library_refusal(path, {"tiny_entry"});
@@ -75,11 +78,14 @@ TEST(SharedLibrary, HeadersOfAnotherKindAreNamed) {
     b.replace(at, value.size(), value);
     return shared_library_refusal(write_temp("patched.so", b), {});
   };
-  EXPECT_EQ(patched(EI_CLASS, std::string(1, ELFCLASS32)), "is a 32-bit ELF file; this process is 64-bit");
-  EXPECT_EQ(patched(EI_DATA, std::string(1, ELFDATA2MSB)), "is a big-endian ELF file; this machine is little-endian");
+  EXPECT_EQ(patched(EI_CLASS, std::string(1, ELFCLASS32)),
+            "is a 32-bit ELF file; this process is 64-bit");
+  EXPECT_EQ(patched(EI_DATA, std::string(1, ELFDATA2MSB)),
+            "is a big-endian ELF file; this machine is little-endian");
   EXPECT_TRUE(contains(patched(offsetof(Elf64_Ehdr, e_machine), std::string("\xb7\x00", 2)),
                        "is an ELF file for another machine (e_machine 183)"));
-  EXPECT_EQ(patched(offsetof(Elf64_Ehdr, e_type), std::string("\x02\x00", 2)), "is an executable, not a shared library");
+  EXPECT_EQ(patched(offsetof(Elf64_Ehdr, e_type), std::string("\x02\x00", 2)),
+            "is an executable, not a shared library");
   EXPECT_EQ(patched(offsetof(Elf64_Ehdr, e_type), std::string("\x01\x00", 2)),
             "is an object file (.o), not a shared library");
   // A program header table said to lie far beyond the file.
@@ -88,10 +94,13 @@ TEST(SharedLibrary, HeadersOfAnotherKindAreNamed) {
 }
 
 TEST(SharedLibrary, FilesThatAreNotLibraries) {
-  EXPECT_EQ(shared_library_refusal(write_temp("text.so", "hello\n"), {}), "is not an ELF shared library");
-  EXPECT_EQ(shared_library_refusal(std::getenv("TEST_TMPDIR"), {}), "is a directory, not a shared library");
+  EXPECT_EQ(shared_library_refusal(write_temp("text.so", "hello\n"), {}),
+            "is not an ELF shared library");
+  EXPECT_EQ(shared_library_refusal(std::getenv("TEST_TMPDIR"), {}),
+            "is a directory, not a shared library");
   EXPECT_EQ(shared_library_refusal("/dev/zero", {}), "is not a regular file");
-  EXPECT_EQ(shared_library_refusal("/nonexistent/lib.so", {}), "cannot be read: No such file or directory");
+  EXPECT_EQ(shared_library_refusal("/nonexistent/lib.so", {}),
+            "cannot be read: No such file or directory");
   EXPECT_TRUE(contains(trial_load_refusal("/nonexistent/lib.so", {}), "cannot be loaded: "));
 }
 

@@ -91,12 +91,23 @@ std::string escape_xml(std::string_view s) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -133,8 +144,10 @@ std::string file_name_for(std::string_view text, std::size_t max_bytes) {
   for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
   std::size_t keep = max_bytes - 17;
   // Never cut a %XX in two.
-  if (keep >= 1 && out[keep - 1] == '%') keep -= 1;
-  else if (keep >= 2 && out[keep - 2] == '%') keep -= 2;
+  if (keep >= 1 && out[keep - 1] == '%')
+    keep -= 1;
+  else if (keep >= 2 && out[keep - 2] == '%')
+    keep -= 2;
   std::string cut = out.substr(0, keep) + "~";
   for (int shift = 60; shift >= 0; shift -= 4) cut += hex[(h >> shift) & 15];
   return cut;

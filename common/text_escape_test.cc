@@ -12,8 +12,8 @@ namespace clpool::common {
 namespace {
 
 TEST(TextEscape, WellFormedNamesAreUnchanged) {
-  for (const std::string s : {"Cache.grow (app.py:42)", "grüße_ß (/src/my app/café.py:1)", "日本語", "a\\b", "",
-                              "emoji \xF0\x9F\x98\x80"}) {
+  for (const std::string s : {"Cache.grow (app.py:42)", "grüße_ß (/src/my app/café.py:1)", "日本語",
+                              "a\\b", "", "emoji \xF0\x9F\x98\x80"}) {
     EXPECT_EQ(escape_text(s), s);
     EXPECT_EQ(json_text(s), s);
     EXPECT_TRUE(is_printable_text(s)) << s;
@@ -24,17 +24,21 @@ TEST(TextEscape, WellFormedNamesAreUnchanged) {
 TEST(TextEscape, ControlCharactersAreEscaped) {
   EXPECT_EQ(escape_text("\x1b]0;pwned\x07name"), "\\x1B]0;pwned\\x07name");
   EXPECT_EQ(escape_text(std::string("a\nb\r\tc\0d\x7f", 9)), "a\\x0Ab\\x0D\\x09c\\x00d\\x7F");
-  EXPECT_EQ(escape_text("\xC2\x9B" "31m"), "\\x9B31m");  // C1 CSI, UTF-8 encoded
-  EXPECT_EQ(escape_text("abc\xE2\x80\xAE" "cba"), "abc\\u202Ecba");  // right-to-left override
+  EXPECT_EQ(escape_text("\xC2\x9B"
+                        "31m"),
+            "\\x9B31m");  // C1 CSI, UTF-8 encoded
+  EXPECT_EQ(escape_text("abc\xE2\x80\xAE"
+                        "cba"),
+            "abc\\u202Ecba");  // right-to-left override
   EXPECT_FALSE(is_printable_text("a\nb"));
 }
 
 // A frame name that is not UTF-8 made --json fail (json.exception.type_error.316).
 TEST(TextEscape, BytesThatAreNotUtf8AreEscaped) {
   EXPECT_EQ(escape_text("caf\xE9"), "caf\\xE9");
-  EXPECT_EQ(escape_text("\xC0\xAF"), "\\xC0\\xAF");          // overlong '/'
+  EXPECT_EQ(escape_text("\xC0\xAF"), "\\xC0\\xAF");           // overlong '/'
   EXPECT_EQ(escape_text("\xED\xA0\x80"), "\\xED\\xA0\\x80");  // a surrogate
-  EXPECT_EQ(escape_text("\xE2\x82"), "\\xE2\\x82");          // cut short
+  EXPECT_EQ(escape_text("\xE2\x82"), "\\xE2\\x82");           // cut short
   EXPECT_EQ(escape_text("\xF5\x80\x80\x80"), "\\xF5\\x80\\x80\\x80");
   EXPECT_FALSE(is_printable_text("caf\xE9"));
   // Every byte value alone: the result is printable UTF-8.
@@ -45,14 +49,24 @@ TEST(TextEscape, BytesThatAreNotUtf8AreEscaped) {
 }
 
 TEST(TextEscape, XmlGetsEntitiesAfterTheTextRule) {
-  EXPECT_EQ(escape_xml("<script>&\"'\x1b</script>"), "&lt;script&gt;&amp;&quot;&#39;\\x1B&lt;/script&gt;");
+  EXPECT_EQ(escape_xml("<script>&\"'\x1b</script>"),
+            "&lt;script&gt;&amp;&quot;&#39;\\x1B&lt;/script&gt;");
   EXPECT_EQ(escape_xml("caf\xE9 \xE2\x82\xAC"), "caf\\xE9 \xE2\x82\xAC");
 }
 
 TEST(FileNameFor, DistinctTextsGiveDistinctNames) {
-  const std::vector<std::string> ids = {
-      "t.py::test[a b]", "t.py::test[a:b]", "t.py::test[a/b]", "t.py::test[a_b]", "t.py::test[a%20b]",
-      "t.py::test[a%2Fb]", ".", "..", "", "%", "t.py::test[\x1b[31m]", "t.py::test[\xC3\xA9]"};
+  const std::vector<std::string> ids = {"t.py::test[a b]",
+                                        "t.py::test[a:b]",
+                                        "t.py::test[a/b]",
+                                        "t.py::test[a_b]",
+                                        "t.py::test[a%20b]",
+                                        "t.py::test[a%2Fb]",
+                                        ".",
+                                        "..",
+                                        "",
+                                        "%",
+                                        "t.py::test[\x1b[31m]",
+                                        "t.py::test[\xC3\xA9]"};
   std::set<std::string> names;
   for (const std::string& id : ids) {
     const std::string n = file_name_for(id);

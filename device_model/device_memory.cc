@@ -28,8 +28,10 @@ void device_memory::add_room(std::uint32_t p) noexcept {
 void device_memory::remove_room(std::uint32_t p) noexcept {
   shared_page& pg = pages_[p];
   const std::uint32_t g = pg.free_granules;
-  if (pg.newer != placement::no_page) pages_[pg.newer].older = pg.older;
-  else by_room_[g] = pg.older;
+  if (pg.newer != placement::no_page)
+    pages_[pg.newer].older = pg.older;
+  else
+    by_room_[g] = pg.older;
   if (pg.older != placement::no_page) pages_[pg.older].newer = pg.newer;
   pg.newer = pg.older = placement::no_page;
   if (by_room_[g] == placement::no_page) has_room_[g / 64] &= ~(std::uint64_t{1} << (g % 64));
@@ -55,7 +57,8 @@ bool device_memory::fits(std::uint64_t bytes) const noexcept {
     return need <= usable_ && committed_ <= usable_ - need;
   }
   // A shared request fits in a page with room, or in a new page.
-  const auto granules = static_cast<std::uint32_t>((bytes + profile_.pack_granule - 1) / profile_.pack_granule);
+  const auto granules =
+      static_cast<std::uint32_t>((bytes + profile_.pack_granule - 1) / profile_.pack_granule);
   if (best_fit(granules) != placement::no_page) return true;
   return profile_.page <= usable_ && committed_ <= usable_ - profile_.page;
 }

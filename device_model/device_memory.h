@@ -37,9 +37,9 @@ namespace clpool::device_model {
 // What committing one request took, so that releasing it gives back exactly that.
 struct placement {
   static constexpr std::uint32_t no_page = ~std::uint32_t{0};
-  std::uint64_t whole = 0;              // bytes of whole pages (or exact bytes) it holds
-  std::uint32_t page = no_page;         // its shared page, or no_page
-  std::uint32_t granules = 0;           // its share of that page, in pack granules
+  std::uint64_t whole = 0;       // bytes of whole pages (or exact bytes) it holds
+  std::uint32_t page = no_page;  // its shared page, or no_page
+  std::uint32_t granules = 0;    // its share of that page, in pack granules
 };
 
 class device_memory {
@@ -91,7 +91,9 @@ class device_memory {
   // Sum of the sizes of the requests committed now; committed() - requested() is lost to the
   // device's rounding (pages, packing granules, partly filled shared pages).
   std::uint64_t requested() const noexcept { return requested_; }
-  std::uint64_t free_bytes() const noexcept { return committed_ < usable_ ? usable_ - committed_ : 0; }
+  std::uint64_t free_bytes() const noexcept {
+    return committed_ < usable_ ? usable_ - committed_ : 0;
+  }
   std::uint64_t shared_pages_open() const noexcept { return shared_open_; }
   const device_profile& profile() const noexcept { return profile_; }
 
@@ -144,7 +146,8 @@ inline std::uint64_t profile_rounded(const device_profile& p, std::uint64_t byte
 
 // True when a request of `bytes` is refused as CL_INVALID_BUFFER_SIZE on a device reporting
 // `max_alloc` as CL_DEVICE_MAX_MEM_ALLOC_SIZE (only where the profile says it is enforced).
-inline bool exceeds_max_alloc(const device_profile& p, std::uint64_t bytes, std::uint64_t max_alloc) {
+inline bool exceeds_max_alloc(const device_profile& p, std::uint64_t bytes,
+                              std::uint64_t max_alloc) {
   return p.max_alloc_enforced && bytes > max_alloc;
 }
 

@@ -30,12 +30,12 @@ TEST(DeviceMemoryNvidia, MatchesTheH100Granularity) {
   const device_profile p = nvidia();
   EXPECT_EQ(committed_by(p, 2 * MiB + 1, 1), 4 * MiB);
   EXPECT_EQ(committed_by(p, 17825791, 1), 18 * MiB);
-  EXPECT_EQ(committed_by(p, 1, 16384), 8 * MiB);             // 512 B each, 4096 per page
-  EXPECT_EQ(committed_by(p, 4 * KiB, 16384), 64 * MiB);      // exactly
-  EXPECT_EQ(committed_by(p, 1 * MiB, 256), 256 * MiB);       // two per page
-  EXPECT_EQ(committed_by(p, 512 * KiB + 1, 3), 2 * MiB);     // three per page
+  EXPECT_EQ(committed_by(p, 1, 16384), 8 * MiB);          // 512 B each, 4096 per page
+  EXPECT_EQ(committed_by(p, 4 * KiB, 16384), 64 * MiB);   // exactly
+  EXPECT_EQ(committed_by(p, 1 * MiB, 256), 256 * MiB);    // two per page
+  EXPECT_EQ(committed_by(p, 512 * KiB + 1, 3), 2 * MiB);  // three per page
   EXPECT_EQ(committed_by(p, 512 * KiB + 1, 4), 4 * MiB);
-  EXPECT_EQ(committed_by(p, 1114111, 1), 2 * MiB);           // PyOpenCL's 1 MiB bin: a page
+  EXPECT_EQ(committed_by(p, 1114111, 1), 2 * MiB);  // PyOpenCL's 1 MiB bin: a page
   EXPECT_EQ(committed_by(p, 1114111, 2), 4 * MiB);
   EXPECT_EQ(committed_by(p, 2 * MiB, 3), 6 * MiB);
 }

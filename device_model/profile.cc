@@ -4,8 +4,8 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <charconv>
+#include <cstring>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -39,7 +39,8 @@ constexpr const char* known_keys =
 bool valid_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      return false;
   }
   return true;
 }
@@ -107,7 +108,8 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
       return *v;
     };
     if (key == "name") {
-      if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
+      if (!valid_name(value))
+        throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
       p.name = std::string(value);
       named = true;
     } else if (key == "oom_at") {
@@ -117,15 +119,17 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
     } else if (key == "oom_status") {
       // A name from the one table (common/cl_status.h), or the code as a number.
       std::optional<std::int32_t> code = common::status_from_name(value);
-      for (const std::int32_t oom : {common::status_mem_object_allocation_failure, common::status_out_of_resources,
-                                     common::status_out_of_host_memory}) {
+      for (const std::int32_t oom :
+           {common::status_mem_object_allocation_failure, common::status_out_of_resources,
+            common::status_out_of_host_memory}) {
         if (value == std::to_string(oom)) code = oom;
       }
       if (code && common::is_out_of_memory_status(*code)) {
         p.oom_status = *code;
       } else {
-        throw bad("is not an out-of-memory status (-4 CL_MEM_OBJECT_ALLOCATION_FAILURE, -5 "
-                  "CL_OUT_OF_RESOURCES, -6 CL_OUT_OF_HOST_MEMORY)");
+        throw bad(
+            "is not an out-of-memory status (-4 CL_MEM_OBJECT_ALLOCATION_FAILURE, -5 "
+            "CL_OUT_OF_RESOURCES, -6 CL_OUT_OF_HOST_MEMORY)");
       }
     } else if (key == "headroom") {
       p.headroom = size();
@@ -136,9 +140,12 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
     } else if (key == "pack_granule") {
       p.pack_granule = size();
     } else if (key == "max_alloc_enforced") {
-      if (value == "yes") p.max_alloc_enforced = true;
-      else if (value == "no") p.max_alloc_enforced = false;
-      else throw bad("is not yes or no");
+      if (value == "yes")
+        p.max_alloc_enforced = true;
+      else if (value == "no")
+        p.max_alloc_enforced = false;
+      else
+        throw bad("is not yes or no");
     } else if (key == "commands_finish") {
       const std::optional<command_completion> c = parse_command_completion(value);
       if (!c) throw bad("is not promptly or at_wait");
@@ -159,7 +166,8 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
 }
 
 void validate_profile(const device_profile& p, std::string_view source) {
-  if (!valid_name(p.name)) throw profile_error(std::string(source) + ": name: '" + p.name + "' is not a name");
+  if (!valid_name(p.name))
+    throw profile_error(std::string(source) + ": name: '" + p.name + "' is not a name");
   validate_profile_values(p, source);
 }
 
@@ -174,7 +182,8 @@ void validate_profile_values(const device_profile& p, std::string_view source) {
   if (p.page > max_page) throw bad("page: " + std::to_string(p.page) + " bytes is more than 1 GiB");
   if (p.headroom > max_headroom) throw bad("headroom: more than 1 TiB");
   if (p.pack_granule == 0) throw bad("pack_granule: must be at least 1 byte");
-  if (p.pack_limit > p.page) throw bad("pack_limit: larger than page (shared requests live in one page)");
+  if (p.pack_limit > p.page)
+    throw bad("pack_limit: larger than page (shared requests live in one page)");
   if (p.pack_limit != 0 && p.page == 1) throw bad("pack_limit: needs a page larger than 1 byte");
   if (p.pack_limit != 0 && p.pack_granule > p.pack_limit) {
     throw bad("pack_granule: larger than pack_limit");
@@ -210,14 +219,17 @@ std::string format_profile(const device_profile& p) {
 
 std::vector<std::string> builtin_profile_names() {
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < builtin_profile_count; ++i) names.emplace_back(builtin_profiles[i].name);
+  for (std::size_t i = 0; i < builtin_profile_count; ++i)
+    names.emplace_back(builtin_profiles[i].name);
   return names;
 }
 
-std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity, std::string_view what) {
+std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity,
+                             std::string_view what) {
   if (capacity > profile.headroom) return "";
-  return std::string(what) + " " + common::format_bytes_exact(capacity) + " is not more than the headroom of profile '" +
-         profile.name + "', " + common::format_bytes_exact(profile.headroom) +
+  return std::string(what) + " " + common::format_bytes_exact(capacity) +
+         " is not more than the headroom of profile '" + profile.name + "', " +
+         common::format_bytes_exact(profile.headroom) +
          ": nothing would be usable (give a larger capacity or another profile)";
 }
 
@@ -244,7 +256,8 @@ device_profile load_profile(std::string_view name_or_path) {
   if (::stat(arg.c_str(), &st) != 0) {
     throw profile_error("profile file " + arg + ": cannot be opened: " + std::strerror(errno));
   }
-  if (!S_ISREG(st.st_mode)) throw profile_error("profile file " + arg + ": cannot be read: not a regular file");
+  if (!S_ISREG(st.st_mode))
+    throw profile_error("profile file " + arg + ": cannot be read: not a regular file");
   if (st.st_size > 64 * 1024) throw profile_error("profile file " + arg + ": larger than 64 KiB");
   // Read with the same bound: the file may have grown since stat().
   std::string why;
@@ -252,7 +265,8 @@ device_profile load_profile(std::string_view name_or_path) {
   if (!text) throw profile_error("profile file " + arg + ": cannot be read: " + why);
   const std::string& s = *text;
   if (const std::size_t nul = s.find('\0'); nul != std::string::npos) {
-    throw profile_error("profile file " + arg + ": not text (a NUL byte at byte " + std::to_string(nul) + ")");
+    throw profile_error("profile file " + arg + ": not text (a NUL byte at byte " +
+                        std::to_string(nul) + ")");
   }
   bool named = false;
   device_profile p = parse_profile_text(s, arg, named);
@@ -276,7 +290,7 @@ std::optional<alloc_semantics> parse_semantics(std::string_view word) {
 alloc_semantics semantics_of(const device_profile& profile) {
   if (profile.oom_at != refusal_point::creation) return alloc_semantics::deferred;
   return profile.oom_status == common::status_out_of_host_memory ? alloc_semantics::host_oom
-                                                         : alloc_semantics::immediate;
+                                                                 : alloc_semantics::immediate;
 }
 
 }  // namespace clpool::device_model

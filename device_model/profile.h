@@ -118,7 +118,8 @@ device_profile load_profile(std::string_view name_or_path);
 // not above the profile's headroom leaves no usable byte ("--capacity 128 MiB is not more than the
 // headroom of profile 'big', 256 MiB: nothing would be usable"). `what` names the capacity's flag
 // or variable. Every tool that takes a capacity and a profile asks here.
-std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity, std::string_view what);
+std::string capacity_refusal(const device_profile& profile, std::uint64_t capacity,
+                             std::string_view what);
 
 // Whether load_profile reads `name_or_path` as a file (it contains '/' or ends in ".profile"),
 // for the tools that list the files they read.
@@ -127,7 +128,7 @@ bool names_profile_file(std::string_view name_or_path);
 // Largest values a profile may hold: beyond them the numbers describe no device.
 inline constexpr std::uint64_t max_page = std::uint64_t{1} << 30;      // 1 GiB
 inline constexpr std::uint64_t max_headroom = std::uint64_t{1} << 40;  // 1 TiB
-inline constexpr std::uint64_t max_granules_per_page = 65536;         // page / pack_granule
+inline constexpr std::uint64_t max_granules_per_page = 65536;          // page / pack_granule
 
 }  // namespace clpool::device_model
 

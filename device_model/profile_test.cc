@@ -8,7 +8,6 @@
 #include <fstream>
 #include <sstream>
 
-
 namespace clpool::device_model {
 namespace {
 
@@ -151,9 +150,12 @@ TEST(Profile, LoadNamesWhatIsWrong) {
   };
   EXPECT_NE(error_loading("amd").find("no such built-in profile (exact, nvidia, pocl)"),
             std::string::npos);
-  EXPECT_NE(error_loading("/no/such.profile").find("/no/such.profile: cannot be opened: No such file"),
-            std::string::npos);
-  EXPECT_NE(error_loading("device_model/").find("device_model/: cannot be read: not a regular file"), std::string::npos);
+  EXPECT_NE(
+      error_loading("/no/such.profile").find("/no/such.profile: cannot be opened: No such file"),
+      std::string::npos);
+  EXPECT_NE(
+      error_loading("device_model/").find("device_model/: cannot be read: not a regular file"),
+      std::string::npos);
 
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/bad.profile";
   std::ofstream(path) << "page = 2MiB\nfoo = 1\n";

@@ -28,7 +28,8 @@ namespace clpool::device_model {
 class simulated_device {
  public:
   // A device of `capacity` bytes with `profile`'s rules.
-  simulated_device(const device_profile& profile, std::uint64_t capacity) : memory_(profile, capacity) {}
+  simulated_device(const device_profile& profile, std::uint64_t capacity)
+      : memory_(profile, capacity) {}
 
   // Makes a block of `bytes` (> 0), committed now when `commit`, and returns its handle; or
   // returns 0, changing nothing, when `commit` and it does not fit.

@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "mockcl/config.h"
 #include "layer_api/layer_settings.h"
+#include "mockcl/config.h"
 
 namespace {
 
@@ -155,8 +155,8 @@ void fuzz_schedule(std::string_view text) {
 
 // Environment: NAME=VALUE lines; names often get the MOCKCL_ prefix so the parser sees them.
 void fuzz_env(FuzzedDataProvider& in) {
-  static constexpr const char* kNames[] = {"MOCKCL_DEVICES", "MOCKCL_FAULTS", "MOCKCL_SCHEDULE",
-                                           "MOCKCL_CALL_LOG", "MOCKCL_", "PATH"};
+  static constexpr const char* kNames[] = {"MOCKCL_DEVICES",  "MOCKCL_FAULTS", "MOCKCL_SCHEDULE",
+                                           "MOCKCL_CALL_LOG", "MOCKCL_",       "PATH"};
   std::vector<std::pair<std::string, std::string>> vars;
   while (in.remaining_bytes() > 0 && vars.size() < 8) {
     std::string name = in.ConsumeBool() ? kNames[in.ConsumeIntegralInRange<unsigned>(0, 5)]
@@ -225,10 +225,10 @@ void fuzz_layer_u64(std::string_view text) {
   const auto r = clpool::layer::parse_u64(text);
   expect(r.value.has_value() != !r.error.empty(), "parse_u64: both or neither of value and error");
   const auto want = reference_u64(text);
-  expect(r.value == want, "parse_u64 " +
-                              (r.value ? "= " + std::to_string(*r.value) : "fails (" + r.error + ")") +
-                              ", the documented grammar says " +
-                              (want ? std::to_string(*want) : std::string("error")));
+  expect(r.value == want,
+         "parse_u64 " + (r.value ? "= " + std::to_string(*r.value) : "fails (" + r.error + ")") +
+             ", the documented grammar says " +
+             (want ? std::to_string(*want) : std::string("error")));
 }
 
 void fuzz_layer_byte_size(std::string_view text) {
@@ -236,11 +236,10 @@ void fuzz_layer_byte_size(std::string_view text) {
   expect(r.value.has_value() != !r.error.empty(),
          "parse_byte_size: both or neither of value and error");
   const auto want = reference_byte_size(text);
-  expect(r.value == want,
-         "parse_byte_size " +
-             (r.value ? "= " + std::to_string(*r.value) : "fails (" + r.error + ")") +
-             ", the documented grammar says " +
-             (want ? std::to_string(*want) : std::string("error")));
+  expect(
+      r.value == want,
+      "parse_byte_size " + (r.value ? "= " + std::to_string(*r.value) : "fails (" + r.error + ")") +
+          ", the documented grammar says " + (want ? std::to_string(*want) : std::string("error")));
 }
 
 void fuzz_layer_probability(std::string_view text) {
@@ -256,8 +255,9 @@ void fuzz_layer_probability(std::string_view text) {
         expect(!dot, "parse_probability accepted two dots");
         dot = true;
       } else {
-        expect(c >= '0' && c <= '9', "parse_probability accepted a character other than digits "
-                                     "and '.'");
+        expect(c >= '0' && c <= '9',
+               "parse_probability accepted a character other than digits "
+               "and '.'");
       }
     }
   }
@@ -278,8 +278,7 @@ void fuzz_layer_text(std::string_view text) {
   std::string lines;
   if (s.budget_bytes) lines += "CLPOOL_LAYER_BUDGET=" + std::to_string(*s.budget_bytes) + "\n";
   if (s.fail_nth) lines += "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*s.fail_nth) + "\n";
-  const bool path_fits_a_line =
-      s.trace_path && s.trace_path->find('\n') == std::string::npos;
+  const bool path_fits_a_line = s.trace_path && s.trace_path->find('\n') == std::string::npos;
   if (path_fits_a_line) lines += "CLPOOL_LAYER_TRACE=" + *s.trace_path + "\n";
   const auto rendered = parse_layer_settings_text(lines);
   expect(rendered.ok(), "settings rendered back as \"" + escaped(lines) +
@@ -295,11 +294,17 @@ void fuzz_layer_text(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  static constexpr const char* kParsers[] = {
-      "mockcl::parse_size",     "mockcl::parse_status",          "mockcl::parse_preset",
-      "mockcl::parse_devices",  "mockcl::parse_faults",          "mockcl::parse_schedule",
-      "mockcl::config_from_env", "layer::parse_u64",             "layer::parse_byte_size",
-      "layer::parse_probability", "layer::parse_layer_settings_text"};
+  static constexpr const char* kParsers[] = {"mockcl::parse_size",
+                                             "mockcl::parse_status",
+                                             "mockcl::parse_preset",
+                                             "mockcl::parse_devices",
+                                             "mockcl::parse_faults",
+                                             "mockcl::parse_schedule",
+                                             "mockcl::config_from_env",
+                                             "layer::parse_u64",
+                                             "layer::parse_byte_size",
+                                             "layer::parse_probability",
+                                             "layer::parse_layer_settings_text"};
   const unsigned which = in.ConsumeIntegralInRange<unsigned>(0, 10);
   g_context.parser = kParsers[which];
   if (which == 6) {
@@ -309,16 +314,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text = in.ConsumeRemainingBytesAsString();
   g_context.input = text;
   switch (which) {
-    case 0: fuzz_size(text); break;
-    case 1: fuzz_status(text); break;
-    case 2: fuzz_preset(text); break;
-    case 3: fuzz_devices(text); break;
-    case 4: fuzz_faults(text); break;
-    case 5: fuzz_schedule(text); break;
-    case 7: fuzz_layer_u64(text); break;
-    case 8: fuzz_layer_byte_size(text); break;
-    case 9: fuzz_layer_probability(text); break;
-    default: fuzz_layer_text(text); break;
+    case 0:
+      fuzz_size(text);
+      break;
+    case 1:
+      fuzz_status(text);
+      break;
+    case 2:
+      fuzz_preset(text);
+      break;
+    case 3:
+      fuzz_devices(text);
+      break;
+    case 4:
+      fuzz_faults(text);
+      break;
+    case 5:
+      fuzz_schedule(text);
+      break;
+    case 7:
+      fuzz_layer_u64(text);
+      break;
+    case 8:
+      fuzz_layer_byte_size(text);
+      break;
+    case 9:
+      fuzz_layer_probability(text);
+      break;
+    default:
+      fuzz_layer_text(text);
+      break;
   }
   return 0;
 }

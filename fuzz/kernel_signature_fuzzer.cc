@@ -16,7 +16,8 @@
 //     signatures, and the input itself, read as a binary, is refused or decoded without a crash,
 //     and read as POCL's binary (mockcl/pocl_binary_check.h) gets a verdict without a crash.
 // An input whose first line is `//opts: OPTIONS` is built with those options (-D, -U, -cl-std):
-// the #if chains are evaluated with them (mockcl/pp_conditionals.h), for names and signatures alike.
+// the #if chains are evaluated with them (mockcl/pp_conditionals.h), for names and signatures
+// alike.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -60,8 +61,8 @@ bool same(const mockcl::parsed_source& a, const mockcl::parsed_source& b) {
 bool identifier(const std::string& s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     if (!ok) return false;
   }
   return true;
@@ -71,27 +72,31 @@ bool identifier(const std::string& s) {
 
 // The names at creation, the sorted lookup and the binary container (see the invariants above).
 void check_names_and_binary(const std::string& source, const mockcl::pp_macros& macros,
-                            const mockcl::parsed_source& parsed, const std::uint8_t* data, std::size_t size) {
+                            const mockcl::parsed_source& parsed, const std::uint8_t* data,
+                            std::size_t size) {
   const std::vector<std::string> names = mockcl::scan_kernel_names(source, macros);
   const std::set<std::string> distinct(names.begin(), names.end());
   expect(distinct.size() == names.size(), "scan_kernel_names repeats a name", source);
-  for (const std::string& n : names) expect(identifier(n), "a scanned name is not an identifier", source);
+  for (const std::string& n : names)
+    expect(identifier(n), "a scanned name is not an identifier", source);
   if (parsed.error.empty())
     for (const mockcl::kernel_signature& k : parsed.kernels)
-      expect(distinct.count(k.name) == 1, "a parsed kernel is missing from scan_kernel_names", source);
+      expect(distinct.count(k.name) == 1, "a parsed kernel is missing from scan_kernel_names",
+             source);
   std::vector<mockcl::kernel_signature> sorted = parsed.kernels;
   mockcl::sort_signatures(sorted);
   for (const mockcl::kernel_signature& k : parsed.kernels) {
     const mockcl::kernel_signature* a = mockcl::find_signature(parsed.kernels, k.name);
     const mockcl::kernel_signature* b = mockcl::find_sorted_signature(sorted, k.name);
-    expect((a == nullptr) == (b == nullptr), "find_sorted_signature disagrees with find_signature", source);
+    expect((a == nullptr) == (b == nullptr), "find_sorted_signature disagrees with find_signature",
+           source);
   }
   mockcl::program_binary bin{source, "-cl-std=CL2.0", names, parsed.kernels, {}};
   const std::string encoded = mockcl::encode_program_binary(bin);
   mockcl::program_binary back;
   std::string why;
-  expect(mockcl::decode_program_binary(reinterpret_cast<const unsigned char*>(encoded.data()), encoded.size(),
-                                       back, why),
+  expect(mockcl::decode_program_binary(reinterpret_cast<const unsigned char*>(encoded.data()),
+                                       encoded.size(), back, why),
          "a program binary does not decode", source);
   mockcl::parsed_source again;
   again.kernels = back.signatures;
@@ -107,7 +112,8 @@ void check_names_and_binary(const std::string& source, const mockcl::pp_macros& 
 mockcl::pp_macros macros_of(const std::string& source) {
   mockcl::pp_macros m;
   if (source.rfind("//opts:", 0) != 0) return m;
-  const mockcl::build_option_macros o = mockcl::parse_build_options(source.substr(7, source.find('\n') - 7));
+  const mockcl::build_option_macros o =
+      mockcl::parse_build_options(source.substr(7, source.find('\n') - 7));
   for (const auto& [name, value] : o.defines) m.object_like[name] = value;
   for (const std::string& name : o.undefines) m.object_like.erase(name);
   if (o.cl_std != 0) m.object_like["__OPENCL_C_VERSION__"] = std::to_string(o.cl_std);

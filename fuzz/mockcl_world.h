@@ -34,7 +34,7 @@ struct mockcl_world {
   const cl_icd_dispatch* d = mockcl::dispatch();
   cl_device_id device = nullptr;
   cl_context context = nullptr;
-  std::vector<cl_command_queue> queues;   // in-order
+  std::vector<cl_command_queue> queues;  // in-order
   cl_command_queue out_of_order = nullptr;
   cl_program program = nullptr;
   cl_kernel kernel = nullptr;

@@ -27,8 +27,8 @@ inline std::string check_text(const std::string& text) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     if (!common::is_printable_text(std::string_view(text).substr(start, end - start))) {
-      return "text output line at byte " + std::to_string(start) + " is not printable: " +
-             common::escape_text(text.substr(start, end - start));
+      return "text output line at byte " + std::to_string(start) +
+             " is not printable: " + common::escape_text(text.substr(start, end - start));
     }
     start = end + 1;
   }
@@ -39,11 +39,14 @@ inline std::string check_text(const std::string& text) {
 inline std::string check_json_strings(const nlohmann::json& j) {
   if (j.is_string()) {
     const std::string& s = j.get_ref<const std::string&>();
-    return common::is_printable_text(s) ? "" : "a JSON string is not printable: " + common::escape_text(s);
+    return common::is_printable_text(s)
+               ? ""
+               : "a JSON string is not printable: " + common::escape_text(s);
   }
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!common::is_printable_text(it.key())) return "a JSON key is not printable: " + common::escape_text(it.key());
+      if (!common::is_printable_text(it.key()))
+        return "a JSON key is not printable: " + common::escape_text(it.key());
       if (std::string why = check_json_strings(it.value()); !why.empty()) return why;
     }
   }
@@ -81,7 +84,9 @@ inline std::string check_xml(const std::string& x) {
       const std::string digits = e.substr(hex ? 2 : 1);
       if (digits.empty()) return false;
       for (char d : digits) {
-        if (!(std::isdigit(static_cast<unsigned char>(d)) || (hex && std::isxdigit(static_cast<unsigned char>(d))))) return false;
+        if (!(std::isdigit(static_cast<unsigned char>(d)) ||
+              (hex && std::isxdigit(static_cast<unsigned char>(d)))))
+          return false;
       }
       return true;
     }
@@ -103,7 +108,8 @@ inline std::string check_xml(const std::string& x) {
     }
     if (c == '>') return "a raw '>' in text at byte " + std::to_string(i);
     if (c != '<') {
-      if (open.empty() && !std::isspace(static_cast<unsigned char>(c))) return "text outside the root at byte " + std::to_string(i);
+      if (open.empty() && !std::isspace(static_cast<unsigned char>(c)))
+        return "text outside the root at byte " + std::to_string(i);
       ++i;
       continue;
     }
@@ -116,13 +122,16 @@ inline std::string check_xml(const std::string& x) {
     const bool closing = i + 1 < x.size() && x[i + 1] == '/';
     std::size_t j = i + (closing ? 2 : 1);
     const std::size_t name_start = j;
-    while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' || x[j] == ':' || x[j] == '_')) ++j;
+    while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' ||
+                            x[j] == ':' || x[j] == '_'))
+      ++j;
     const std::string name = x.substr(name_start, j - name_start);
     if (name.empty()) return "a '<' that starts no tag at byte " + std::to_string(i);
     if (closing) {
       while (j < x.size() && std::isspace(static_cast<unsigned char>(x[j]))) ++j;
       if (j >= x.size() || x[j] != '>') return "bad end tag at byte " + std::to_string(i);
-      if (open.empty() || open.back() != name) return "end tag </" + name + "> does not match at byte " + std::to_string(i);
+      if (open.empty() || open.back() != name)
+        return "end tag </" + name + "> does not match at byte " + std::to_string(i);
       open.pop_back();
       i = j + 1;
       continue;
@@ -133,7 +142,9 @@ inline std::string check_xml(const std::string& x) {
       if (j >= x.size()) return "unterminated tag <" + name;
       if (x[j] == '>' || (x[j] == '/' && j + 1 < x.size() && x[j + 1] == '>')) break;
       const std::size_t an = j;
-      while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' || x[j] == ':' || x[j] == '_')) ++j;
+      while (j < x.size() && (std::isalnum(static_cast<unsigned char>(x[j])) || x[j] == '-' ||
+                              x[j] == ':' || x[j] == '_'))
+        ++j;
       if (j == an || j + 1 >= x.size() || x[j] != '=' || (x[j + 1] != '"' && x[j + 1] != '\'')) {
         return "bad attribute in <" + name + "> at byte " + std::to_string(j);
       }
@@ -178,8 +189,10 @@ inline std::string check_html(const std::string& page) {
     const std::size_t end = page.find("</script>", start);
     if (end == std::string::npos) return std::string("the ") + id + " island is never closed";
     const std::string data = page.substr(start, end - start);
-    if (data.find('<') != std::string::npos) return std::string("the ") + id + " island holds a '<'";
-    if (std::string why = check_json(data); !why.empty()) return std::string("the page's ") + id + ": " + why;
+    if (data.find('<') != std::string::npos)
+      return std::string("the ") + id + " island holds a '<'";
+    if (std::string why = check_json(data); !why.empty())
+      return std::string("the page's ") + id + ": " + why;
     rest += page.substr(from, at - from);
     from = end;
   }

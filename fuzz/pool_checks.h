@@ -12,9 +12,11 @@ namespace clpool::fuzz {
 // the caller's: both fuzzers abort with their operation report. Inline, so a caller whose expect
 // is an inline compare pays one comparison per field and nothing else.
 template <class Expect>
-[[gnu::always_inline]] inline void expect_counters_and_statistics(
-    const pool_counters& c, const pool_statistics& s, const pool_counters& want_c,
-    const pool_statistics& want_s, Expect&& expect) {
+[[gnu::always_inline]] inline void expect_counters_and_statistics(const pool_counters& c,
+                                                                  const pool_statistics& s,
+                                                                  const pool_counters& want_c,
+                                                                  const pool_statistics& want_s,
+                                                                  Expect&& expect) {
   expect("counters.held_blocks", c.held_blocks, want_c.held_blocks);
   expect("counters.held_bytes", c.held_bytes, want_c.held_bytes);
   expect("counters.active_blocks", c.active_blocks, want_c.active_blocks);
@@ -24,8 +26,7 @@ template <class Expect>
   expect("counters.limit_bytes", c.limit_bytes, want_c.limit_bytes);
   expect("statistics.hits", s.hits, want_s.hits);
   expect("statistics.misses", s.misses, want_s.misses);
-  expect("statistics.allocator_allocations", s.allocator_allocations,
-         want_s.allocator_allocations);
+  expect("statistics.allocator_allocations", s.allocator_allocations, want_s.allocator_allocations);
   expect("statistics.allocator_failures", s.allocator_failures, want_s.allocator_failures);
   expect("statistics.allocator_frees", s.allocator_frees, want_s.allocator_frees);
   expect("statistics.oom_retries", s.oom_retries, want_s.oom_retries);

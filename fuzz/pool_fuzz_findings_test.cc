@@ -21,9 +21,9 @@ using testing::fake_device;
 // check `rounded > unlimited - managed` (managed includes HELD bytes) and throw argument_error
 // before freeing any held block.
 TEST(PoolFuzzFindings, RequestThatFitsOnceHeldIsFreedSucceedsEvenIfHeldPlusRequestOverflows) {
-  auto device = std::make_shared<fake_device>();  // unlimited capacity
+  auto device = std::make_shared<fake_device>();             // unlimited capacity
   memory_pool<fake_allocator> pool(fake_allocator{device});  // leading_bits 4, no limit
-  const std::uint64_t first = std::uint64_t{1} << 63;       // rounds to 2^63 + 2^59 - 1
+  const std::uint64_t first = std::uint64_t{1} << 63;        // rounds to 2^63 + 2^59 - 1
   pool.allocate(first).release();                            // now held
   ASSERT_EQ(pool.held_bytes(), rounded_size(first, default_leading_bits));
   const std::uint64_t second = (std::uint64_t{1} << 63) + (std::uint64_t{1} << 60);  // another bin

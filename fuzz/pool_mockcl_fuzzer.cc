@@ -69,15 +69,28 @@ constexpr std::size_t kMaxLive = 64;
 // ----------------------------------------------------------------------------------------------
 // Configuration and operations.
 
-enum class pool_kind : std::uint8_t { immediate, immediate_wait, deferred, svm, svm_free_queue, pinned };
+enum class pool_kind : std::uint8_t {
+  immediate,
+  immediate_wait,
+  deferred,
+  svm,
+  svm_free_queue,
+  pinned
+};
 const char* name_of(pool_kind k) {
   switch (k) {
-    case pool_kind::immediate: return "buffer_pool<immediate_buffer_allocator>";
-    case pool_kind::immediate_wait: return "buffer_pool<immediate_buffer_allocator{wait_for_allocation}>";
-    case pool_kind::deferred: return "buffer_pool<deferred_buffer_allocator>";
-    case pool_kind::svm: return "svm_pool (no free queue: clSVMFree)";
-    case pool_kind::svm_free_queue: return "svm_pool (free queue: clEnqueueSVMFree)";
-    case pool_kind::pinned: return "host_pinned_pool";
+    case pool_kind::immediate:
+      return "buffer_pool<immediate_buffer_allocator>";
+    case pool_kind::immediate_wait:
+      return "buffer_pool<immediate_buffer_allocator{wait_for_allocation}>";
+    case pool_kind::deferred:
+      return "buffer_pool<deferred_buffer_allocator>";
+    case pool_kind::svm:
+      return "svm_pool (no free queue: clSVMFree)";
+    case pool_kind::svm_free_queue:
+      return "svm_pool (free queue: clEnqueueSVMFree)";
+    case pool_kind::pinned:
+      return "host_pinned_pool";
   }
   return "?";
 }
@@ -97,13 +110,22 @@ enum entry : std::uint8_t {
   e_count
 };
 const char* const kEntryNames[e_count] = {
-    "clCreateBuffer", "clEnqueueMigrateMemObjects", "clWaitForEvents", "clSVMAlloc",
-    "clEnqueueMapBuffer", "clEnqueueFillBuffer", "clEnqueueSVMMemFill", "clEnqueueNDRangeKernel",
-    "clFinish"};
+    "clCreateBuffer",      "clEnqueueMigrateMemObjects", "clWaitForEvents",
+    "clSVMAlloc",          "clEnqueueMapBuffer",         "clEnqueueFillBuffer",
+    "clEnqueueSVMMemFill", "clEnqueueNDRangeKernel",     "clFinish"};
 
 enum class op_kind : std::uint8_t {
-  allocate, release, free_held, stop_holding, set_limit, trim, use_fill, use_kernel, finish,
-  fault_nth, fault_exec
+  allocate,
+  release,
+  free_held,
+  stop_holding,
+  set_limit,
+  trim,
+  use_fill,
+  use_kernel,
+  finish,
+  fault_nth,
+  fault_exec
 };
 
 struct op {
@@ -118,15 +140,33 @@ std::string describe(const op& o) {
   char buf[200];
   const auto a = static_cast<unsigned long long>(o.a);
   switch (o.kind) {
-    case op_kind::allocate: std::snprintf(buf, sizeof buf, "allocate(%llu)", a); break;
-    case op_kind::release: std::snprintf(buf, sizeof buf, "live[%llu].release()", a); break;
-    case op_kind::free_held: std::snprintf(buf, sizeof buf, "free_held()"); break;
-    case op_kind::stop_holding: std::snprintf(buf, sizeof buf, "stop_holding()"); break;
-    case op_kind::set_limit: std::snprintf(buf, sizeof buf, "set_limit(%llu)", a); break;
-    case op_kind::trim: std::snprintf(buf, sizeof buf, "trim(%llu)", a); break;
-    case op_kind::use_fill: std::snprintf(buf, sizeof buf, "fill live[%llu] on the queue", a); break;
-    case op_kind::use_kernel: std::snprintf(buf, sizeof buf, "kernel(live[%llu]) on the queue", a); break;
-    case op_kind::finish: std::snprintf(buf, sizeof buf, "clFinish(queue)"); break;
+    case op_kind::allocate:
+      std::snprintf(buf, sizeof buf, "allocate(%llu)", a);
+      break;
+    case op_kind::release:
+      std::snprintf(buf, sizeof buf, "live[%llu].release()", a);
+      break;
+    case op_kind::free_held:
+      std::snprintf(buf, sizeof buf, "free_held()");
+      break;
+    case op_kind::stop_holding:
+      std::snprintf(buf, sizeof buf, "stop_holding()");
+      break;
+    case op_kind::set_limit:
+      std::snprintf(buf, sizeof buf, "set_limit(%llu)", a);
+      break;
+    case op_kind::trim:
+      std::snprintf(buf, sizeof buf, "trim(%llu)", a);
+      break;
+    case op_kind::use_fill:
+      std::snprintf(buf, sizeof buf, "fill live[%llu] on the queue", a);
+      break;
+    case op_kind::use_kernel:
+      std::snprintf(buf, sizeof buf, "kernel(live[%llu]) on the queue", a);
+      break;
+    case op_kind::finish:
+      std::snprintf(buf, sizeof buf, "clFinish(queue)");
+      break;
     case op_kind::fault_nth:
       std::snprintf(buf, sizeof buf, "fault nth:%s:%llu:%s", kEntryNames[o.b], a,
                     status_name(o.status));
@@ -204,7 +244,7 @@ struct model {
   }
   int oom_code() const {
     return dev.semantics == mockcl::alloc_semantics::host_oom ? CL_OUT_OF_HOST_MEMORY
-                                                        : CL_MEM_OBJECT_ALLOCATION_FAILURE;
+                                                              : CL_MEM_OBJECT_ALLOCATION_FAILURE;
   }
 
   // A call of `e`: the status an armed nth rule injects, or 0.
@@ -251,7 +291,8 @@ struct model {
       return a;
     };
     if (is_svm(kind)) {
-      if (r > dev.max_alloc) return fail(CL_INVALID_BUFFER_SIZE, false);  // checked by the allocator
+      if (r > dev.max_alloc)
+        return fail(CL_INVALID_BUFFER_SIZE, false);  // checked by the allocator
       if (call(e_svm_alloc) != 0) return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, true);  // NULL
       if (charge(r, false) != 0) return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, false);
       return a;
@@ -328,8 +369,7 @@ struct model {
 
   // The pool's allocate(), step by step (memory_pool.h / pool_state.h). Returns "hit", "miss",
   // "out_of_memory", "argument_error" or "cl_error"; `error_status` gets a cl_error's status.
-  std::string allocate(std::uint64_t size, int& error_status, bool& fault_decided,
-                       bool& hit) {
+  std::string allocate(std::uint64_t size, int& error_status, bool& fault_decided, bool& hit) {
     hit = false;
     if (size == 0) return "empty";
     const std::uint64_t r = rounded_size(size, leading_bits);
@@ -430,8 +470,12 @@ struct run {
   std::vector<op> ops;
   model m;
   std::unique_ptr<mockcl_world> w;
-  std::optional<pool_box<buffer_pool<immediate_buffer_allocator>, pooled_buffer<immediate_buffer_allocator>>> imm;
-  std::optional<pool_box<buffer_pool<deferred_buffer_allocator>, pooled_buffer<deferred_buffer_allocator>>> def;
+  std::optional<
+      pool_box<buffer_pool<immediate_buffer_allocator>, pooled_buffer<immediate_buffer_allocator>>>
+      imm;
+  std::optional<
+      pool_box<buffer_pool<deferred_buffer_allocator>, pooled_buffer<deferred_buffer_allocator>>>
+      def;
   std::optional<pool_box<svm_pool, pooled_svm>> svm;
   std::optional<pool_box<host_pinned_pool, pinned_memory>> pin;
   std::size_t frees_seen = 0;
@@ -526,10 +570,12 @@ struct run {
         fail("mockcl freed " + f.kind + " #" + std::to_string(f.id) +
              ", which is not a block the pool holds");
       }
-      if (it->second.live) fail("mockcl freed the block of a live allocation (#" + std::to_string(f.id) + ")");
+      if (it->second.live)
+        fail("mockcl freed the block of a live allocation (#" + std::to_string(f.id) + ")");
       const bool pinned = kind == pool_kind::pinned;
       const std::uint64_t credited = it->second.charged && !pinned ? it->second.rounded : 0;
-      if (!pinned) expect_eq("bytes credited by the free of #" + std::to_string(f.id), f.size, credited);
+      if (!pinned)
+        expect_eq("bytes credited by the free of #" + std::to_string(f.id), f.size, credited);
       if (it->second.charged && !m.charges_at_creation()) m.credit(it->second.rounded, pinned);
       freed.push_back(it->second.rounded);
       m.blocks.erase(it);
@@ -540,7 +586,8 @@ struct run {
       std::string a, b;
       for (auto x : freed) a += " " + std::to_string(x);
       for (auto x : m.freed_sizes) b += " " + std::to_string(x);
-      fail("blocks really freed at mockcl (sizes:" + a + ") are not those the model freed (sizes:" + b + ")");
+      fail("blocks really freed at mockcl (sizes:" + a +
+           ") are not those the model freed (sizes:" + b + ")");
     }
     m.freed_sizes.clear();
     expect_eq("buffers made and released by failed allocator calls, not yet freed at mockcl",
@@ -561,8 +608,8 @@ struct run {
               live(is_svm(kind) ? "svm" : "mem"), m.blocks.size());
     for (int e = 0; e < e_count; ++e) {
       auto it = s.calls.find(kEntryNames[e]);
-      expect_eq(std::string("calls of ") + kEntryNames[e],
-                it == s.calls.end() ? 0 : it->second, m.calls[e]);
+      expect_eq(std::string("calls of ") + kEntryNames[e], it == s.calls.end() ? 0 : it->second,
+                m.calls[e]);
     }
     expect_eq("faults fired", s.faults_fired, m.faults_fired);
     expect_eq("use_after_release reports", s.reports.use_after_release, 0);
@@ -589,7 +636,8 @@ struct run {
     int want_status = 0;
     bool fault = false, hit = false;
     const std::string want = m.allocate(size, want_status, fault, hit);
-    o.result = want == "cl_error" ? "cl_error(" + std::string(status_name(want_status)) + ")" : want;
+    o.result =
+        want == "cl_error" ? "cl_error(" + std::string(status_name(want_status)) + ")" : want;
     std::string got;
     int got_status = 0;
     std::optional<oom_report> report;
@@ -602,7 +650,8 @@ struct run {
           got = "empty";
           return;
         }
-        if (!a.has_block() || a.size() != size) fail("the new allocation has no block or the wrong size");
+        if (!a.has_block() || a.size() != size)
+          fail("the new allocation has no block or the wrong size");
         box.live.push_back(std::move(a));
         id = block_id(box.live.size() - 1);
         got = "ok";
@@ -624,7 +673,8 @@ struct run {
     }
     const bool ok_wanted = want == "hit" || want == "miss";
     if ((ok_wanted ? std::string("ok") : want) != got) {
-      fail("allocate gave " + (got == "cl_error" ? "cl_error(" + std::string(status_name(got_status)) + ")" : got) +
+      fail("allocate gave " +
+           (got == "cl_error" ? "cl_error(" + std::string(status_name(got_status)) + ")" : got) +
            ", the model expected " + o.result);
     }
     if (got == "cl_error") {
@@ -645,7 +695,8 @@ struct run {
                std::to_string(r) + " bytes");
         }
       } else {
-        if (m.blocks.count(id) != 0) fail("a miss returned block #" + std::to_string(id) + ", which the pool already had");
+        if (m.blocks.count(id) != 0)
+          fail("a miss returned block #" + std::to_string(id) + ", which the pool already had");
         m.blocks[id] = block_info{r, m.charges_at_creation(), false};
       }
       m.blocks[id].live = true;
@@ -658,7 +709,8 @@ struct run {
       expect_eq("oom_report.active_rounded_bytes", report->active_rounded_bytes, m.active_rounded);
       if (report->cause != m.last_cause) fail("oom_report.cause differs from the model's");
       if (report->cause == oom_cause::allocator) {
-        expect_eq("oom_report.allocator_status", static_cast<std::uint64_t>(report->allocator_status),
+        expect_eq("oom_report.allocator_status",
+                  static_cast<std::uint64_t>(report->allocator_status),
                   static_cast<std::uint64_t>(m.last_allocator_status));
       }
       // The guarantee, independently of the model: with the device charging at creation and no
@@ -711,18 +763,22 @@ struct run {
     if (is_svm(kind)) {
       void* p = svm->live[i].ptr();
       if (kernel) {
-        if (d->clSetKernelArgSVMPointer(w->kernel, 0, p) != CL_SUCCESS) fail("clSetKernelArgSVMPointer failed");
+        if (d->clSetKernelArgSVMPointer(w->kernel, 0, p) != CL_SUCCESS)
+          fail("clSetKernelArgSVMPointer failed");
         const size_t global = 1;
-        got = d->clEnqueueNDRangeKernel(q, w->kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+        got = d->clEnqueueNDRangeKernel(q, w->kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                        nullptr);
       } else {
         got = d->clEnqueueSVMMemFill(q, p, &pattern, 1, 1, 0, nullptr, nullptr);
       }
     } else {
       cl_mem mem = imm ? imm->live[i].mem() : def->live[i].mem();
       if (kernel) {
-        if (d->clSetKernelArg(w->kernel, 0, sizeof(cl_mem), &mem) != CL_SUCCESS) fail("clSetKernelArg failed");
+        if (d->clSetKernelArg(w->kernel, 0, sizeof(cl_mem), &mem) != CL_SUCCESS)
+          fail("clSetKernelArg failed");
         const size_t global = 1;
-        got = d->clEnqueueNDRangeKernel(q, w->kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+        got = d->clEnqueueNDRangeKernel(q, w->kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                        nullptr);
       } else {
         got = d->clEnqueueFillBuffer(q, mem, &pattern, 1, 0, 1, 0, nullptr, nullptr);
       }
@@ -737,8 +793,12 @@ struct run {
 
   void execute(op& o) {
     switch (o.kind) {
-      case op_kind::allocate: do_allocate(o); break;
-      case op_kind::release: do_release(o); break;
+      case op_kind::allocate:
+        do_allocate(o);
+        break;
+      case op_kind::release:
+        do_release(o);
+        break;
       case op_kind::free_held:
         m.free_largest(kMax, false);
         with_mut_core([](auto& p) { p.free_held(); });
@@ -763,15 +823,20 @@ struct run {
         break;
       }
       case op_kind::trim: {
-        const std::uint64_t want = m.held_bytes > o.a ? m.free_largest(m.held_bytes - o.a, true) : 0;
+        const std::uint64_t want =
+            m.held_bytes > o.a ? m.free_largest(m.held_bytes - o.a, true) : 0;
         std::uint64_t got = 0;
         with_mut_core([&](auto& p) { got = p.trim(o.a); });
         o.result = std::to_string(want) + " bytes freed";
         expect_eq("trim() result", got, want);
         break;
       }
-      case op_kind::use_fill: do_use(o, false); break;
-      case op_kind::use_kernel: do_use(o, true); break;
+      case op_kind::use_fill:
+        do_use(o, false);
+        break;
+      case op_kind::use_kernel:
+        do_use(o, true);
+        break;
       case op_kind::finish: {
         const int want = m.call(e_finish);
         const cl_int got = w->d->clFinish(w->queue(0));
@@ -826,48 +891,71 @@ struct run {
 
 std::uint64_t consume_capacity(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange<unsigned>(0, 5)) {
-    case 0: return 64ull << 10;
-    case 1: return 1ull << 20;
-    case 2: return 16ull << 20;
-    case 3: return 256ull << 20;
-    case 4: return in.ConsumeIntegralInRange<std::uint64_t>(1, 1 << 20);
-    default: return in.ConsumeIntegralInRange<std::uint64_t>(1, 64ull << 20);
+    case 0:
+      return 64ull << 10;
+    case 1:
+      return 1ull << 20;
+    case 2:
+      return 16ull << 20;
+    case 3:
+      return 256ull << 20;
+    case 4:
+      return in.ConsumeIntegralInRange<std::uint64_t>(1, 1 << 20);
+    default:
+      return in.ConsumeIntegralInRange<std::uint64_t>(1, 64ull << 20);
   }
 }
 
 std::uint64_t consume_size(FuzzedDataProvider& in, const model& m) {
   const std::uint64_t cap = m.kind == pool_kind::pinned ? m.dev.pinned : m.dev.capacity;
   switch (in.ConsumeIntegralInRange<unsigned>(0, 11)) {
-    case 0: return 0;
-    case 1: return 1;
-    case 2: return m.dev.max_alloc + in.ConsumeIntegralInRange<std::uint64_t>(0, 2) - 1;  // edge
-    case 3: return m.dev.max_alloc + 1 + in.ConsumeIntegralInRange<std::uint64_t>(0, 1 << 20);
-    case 4: return cap + in.ConsumeIntegralInRange<std::uint64_t>(0, 2) - 1;
-    case 5: return kMax - in.ConsumeIntegralInRange<std::uint64_t>(0, 64);
+    case 0:
+      return 0;
+    case 1:
+      return 1;
+    case 2:
+      return m.dev.max_alloc + in.ConsumeIntegralInRange<std::uint64_t>(0, 2) - 1;  // edge
+    case 3:
+      return m.dev.max_alloc + 1 + in.ConsumeIntegralInRange<std::uint64_t>(0, 1 << 20);
+    case 4:
+      return cap + in.ConsumeIntegralInRange<std::uint64_t>(0, 2) - 1;
+    case 5:
+      return kMax - in.ConsumeIntegralInRange<std::uint64_t>(0, 64);
     case 6: {
       const unsigned k = in.ConsumeIntegralInRange<unsigned>(0, 40);
       return (std::uint64_t{1} << k) + in.ConsumeIntegralInRange<std::uint64_t>(0, 2) - 1;
     }
     case 7:
-    case 8: return in.ConsumeIntegralInRange<std::uint64_t>(1, cap / 2 + 1);
-    default: return in.ConsumeIntegralInRange<std::uint64_t>(1, 4096);
+    case 8:
+      return in.ConsumeIntegralInRange<std::uint64_t>(1, cap / 2 + 1);
+    default:
+      return in.ConsumeIntegralInRange<std::uint64_t>(1, 4096);
   }
 }
 
 std::uint64_t consume_bytes(FuzzedDataProvider& in, const model& m) {
   switch (in.ConsumeIntegralInRange<unsigned>(0, 5)) {
-    case 0: return unlimited;
-    case 1: return 0;
-    case 2: return m.active_rounded;
-    case 3: return m.managed();
-    default: return in.ConsumeIntegralInRange<std::uint64_t>(0, m.managed() + 4096);
+    case 0:
+      return unlimited;
+    case 1:
+      return 0;
+    case 2:
+      return m.active_rounded;
+    case 3:
+      return m.managed();
+    default:
+      return in.ConsumeIntegralInRange<std::uint64_t>(0, m.managed() + 4096);
   }
 }
 
 int consume_status(FuzzedDataProvider& in) {
-  static const int kStatuses[] = {CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES,
-                                  CL_OUT_OF_HOST_MEMORY, CL_INVALID_VALUE, CL_INVALID_OPERATION,
-                                  CL_INVALID_BUFFER_SIZE, CL_DEVICE_NOT_AVAILABLE};
+  static const int kStatuses[] = {CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                                  CL_OUT_OF_RESOURCES,
+                                  CL_OUT_OF_HOST_MEMORY,
+                                  CL_INVALID_VALUE,
+                                  CL_INVALID_OPERATION,
+                                  CL_INVALID_BUFFER_SIZE,
+                                  CL_DEVICE_NOT_AVAILABLE};
   return kStatuses[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kStatuses) - 1)];
 }
 
@@ -875,14 +963,22 @@ int consume_status(FuzzedDataProvider& in) {
 int consume_entry(FuzzedDataProvider& in, pool_kind k, bool exec) {
   std::vector<int> es;
   switch (k) {
-    case pool_kind::immediate: es = {e_create_buffer, e_migrate, e_fill, e_kernel, e_finish}; break;
+    case pool_kind::immediate:
+      es = {e_create_buffer, e_migrate, e_fill, e_kernel, e_finish};
+      break;
     case pool_kind::immediate_wait:
       es = {e_create_buffer, e_migrate, e_wait, e_fill, e_kernel, e_finish};
       break;
-    case pool_kind::deferred: es = {e_create_buffer, e_fill, e_kernel, e_finish}; break;
+    case pool_kind::deferred:
+      es = {e_create_buffer, e_fill, e_kernel, e_finish};
+      break;
     case pool_kind::svm:
-    case pool_kind::svm_free_queue: es = {e_svm_alloc, e_svm_fill, e_kernel, e_finish}; break;
-    case pool_kind::pinned: es = {e_create_buffer, e_map, e_finish}; break;
+    case pool_kind::svm_free_queue:
+      es = {e_svm_alloc, e_svm_fill, e_kernel, e_finish};
+      break;
+    case pool_kind::pinned:
+      es = {e_create_buffer, e_map, e_finish};
+      break;
   }
   if (exec) {  // commands only
     std::vector<int> cmds;
@@ -909,15 +1005,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   mockcl::device_config& dev = r.dev;
   dev.name = "fuzz";
   const unsigned sem = in.ConsumeIntegralInRange<unsigned>(0, 2);
-  dev.semantics = sem == 0 ? mockcl::alloc_semantics::immediate
+  dev.semantics = sem == 0   ? mockcl::alloc_semantics::immediate
                   : sem == 1 ? mockcl::alloc_semantics::deferred
                              : mockcl::alloc_semantics::host_oom;
   dev.capacity = consume_capacity(in);
   switch (in.ConsumeIntegralInRange<unsigned>(0, 3)) {
-    case 0: dev.max_alloc = dev.capacity; break;
-    case 1: dev.max_alloc = std::max<std::uint64_t>(1, dev.capacity / 4); break;
-    case 2: dev.max_alloc = dev.capacity * 2; break;  // above capacity: OOM, not -61
-    default: dev.max_alloc = in.ConsumeIntegralInRange<std::uint64_t>(1, 1 << 16); break;
+    case 0:
+      dev.max_alloc = dev.capacity;
+      break;
+    case 1:
+      dev.max_alloc = std::max<std::uint64_t>(1, dev.capacity / 4);
+      break;
+    case 2:
+      dev.max_alloc = dev.capacity * 2;
+      break;  // above capacity: OOM, not -61
+    default:
+      dev.max_alloc = in.ConsumeIntegralInRange<std::uint64_t>(1, 1 << 16);
+      break;
   }
   dev.reported = std::max(dev.capacity, dev.max_alloc);
   dev.pinned = in.ConsumeBool() ? std::max<std::uint64_t>(1, dev.capacity / 4)
@@ -927,7 +1031,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.m.leading_bits = r.leading_bits;
 
   r.w = std::make_unique<mockcl_world>(
-      [&](const std::string& why) { r.fail("mockcl setup: " + why); }, std::vector<mockcl::device_config>{dev}, 1, "eager");
+      [&](const std::string& why) { r.fail("mockcl setup: " + why); },
+      std::vector<mockcl::device_config>{dev}, 1, "eager");
   {
     pool_options po;
     po.leading_bits = r.leading_bits;
@@ -1007,7 +1112,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     r.ops.push_back(o);
     r.execute(r.ops.back());
-    if (trace) std::fprintf(stderr, "pool_mockcl_fuzzer: #%zu %s\n", r.ops.size() - 1, describe(r.ops.back()).c_str());
+    if (trace)
+      std::fprintf(stderr, "pool_mockcl_fuzzer: #%zu %s\n", r.ops.size() - 1,
+                   describe(r.ops.back()).c_str());
     r.check_pool();
     r.check_device(false);
   }

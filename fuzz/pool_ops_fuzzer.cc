@@ -73,10 +73,10 @@ using pool_t = memory_pool<allocator_t>;
 namespace clpool::fuzz {
 namespace {
 
-using testing::fake_device;
-using testing::fake_device_error;
 using fuzz_sut::allocator_t;
 using fuzz_sut::pool_t;
+using testing::fake_device;
+using testing::fake_device_error;
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 // Operations per input: 128 here; pool_ops_deep_fuzzer (fuzz/BUILD) takes 512, enough to reach
@@ -113,7 +113,6 @@ bool trace_mode() {
   return trace;
 }
 
-
 // ----------------------------------------------------------------------------------------------
 // Operations, as decoded, and what happened. Kept compact; formatted only on failure.
 
@@ -132,7 +131,7 @@ enum class op_kind : std::uint8_t {
 
 enum class outcome : std::uint8_t {
   none,
-  ok,              // allocate: empty (size 0), hit or miss; others: done
+  ok,  // allocate: empty (size 0), hit or miss; others: done
   hit,
   miss,
   out_of_memory,
@@ -142,13 +141,20 @@ enum class outcome : std::uint8_t {
 
 const char* name_of(outcome o) {
   switch (o) {
-    case outcome::none: return "-";
-    case outcome::ok: return "ok";
-    case outcome::hit: return "hit";
-    case outcome::miss: return "miss";
-    case outcome::out_of_memory: return "out_of_memory";
-    case outcome::argument_error: return "argument_error";
-    case outcome::device_error: return "fake_device_error";
+    case outcome::none:
+      return "-";
+    case outcome::ok:
+      return "ok";
+    case outcome::hit:
+      return "hit";
+    case outcome::miss:
+      return "miss";
+    case outcome::out_of_memory:
+      return "out_of_memory";
+    case outcome::argument_error:
+      return "argument_error";
+    case outcome::device_error:
+      return "fake_device_error";
   }
   return "?";
 }
@@ -175,8 +181,12 @@ std::string describe(const op& o) {
       std::snprintf(buf, sizeof buf, "live[%llu] = std::move(live[%llu])",
                     static_cast<unsigned long long>(o.a), static_cast<unsigned long long>(o.b));
       break;
-    case op_kind::free_held: std::snprintf(buf, sizeof buf, "free_held()"); break;
-    case op_kind::stop_holding: std::snprintf(buf, sizeof buf, "stop_holding()"); break;
+    case op_kind::free_held:
+      std::snprintf(buf, sizeof buf, "free_held()");
+      break;
+    case op_kind::stop_holding:
+      std::snprintf(buf, sizeof buf, "stop_holding()");
+      break;
     case op_kind::set_limit:
       std::snprintf(buf, sizeof buf, "set_limit(%llu)", static_cast<unsigned long long>(o.a));
       break;
@@ -284,7 +294,7 @@ struct model {
   held_table held;  // rounded block size -> blocks
   std::uint64_t held_bytes = 0;
   std::uint64_t held_blocks = 0;
-  bin_id highest_bin_held = 0;  // the pool's bin table has at least this many entries
+  bin_id highest_bin_held = 0;   // the pool's bin table has at least this many entries
   std::vector<live_block> live;  // in the order the fuzzer keeps its allocations
   std::uint64_t active_bytes = 0;
   std::uint64_t active_rounded = 0;
@@ -476,7 +486,8 @@ struct run {
   // Inlined compare; the message is built only on failure, out of line.
   [[gnu::always_inline]] void expect_eq(const char* what, std::uint64_t pool_value,
                                         std::uint64_t model_value) const {
-    if (pool_value != model_value) [[unlikely]] fail_eq(what, pool_value, model_value);
+    if (pool_value != model_value) [[unlikely]]
+      fail_eq(what, pool_value, model_value);
   }
 
   [[noreturn, gnu::noinline, gnu::cold]] void fail_eq(const char* what, std::uint64_t pool_value,
@@ -528,10 +539,9 @@ struct run {
               bin.blocks != expected->blocks) {
             fail("held bins: pool holds " + std::to_string(bin.blocks) + " x " +
                  std::to_string(bin.block_bytes) + " bytes where the model " +
-                 (expected == m.held.end()
-                      ? std::string("holds nothing more")
-                      : "holds " + std::to_string(expected->blocks) + " x " +
-                            std::to_string(expected->bytes)));
+                 (expected == m.held.end() ? std::string("holds nothing more")
+                                           : "holds " + std::to_string(expected->blocks) + " x " +
+                                                 std::to_string(expected->bytes)));
           }
           if (bin.block_bytes != alloc_size(bin.bin, leading_bits)) {
             fail("held bin with wrong size");
@@ -604,8 +614,9 @@ struct run {
     if (size != 0) {
       if (!a.has_block() || a.size() != size || a.rounded_size() != rounded ||
           !device->is_outstanding(a.handle())) {
-        fail("the new allocation has no block, the wrong size or a block the device does not "
-             "know");
+        fail(
+            "the new allocation has no block, the wrong size or a block the device does not "
+            "know");
       }
       live.push_back(std::move(a));
     } else if (a.has_block()) {
@@ -616,9 +627,8 @@ struct run {
   void check_allocate_outcome(const op& o, outcome got, std::uint64_t size, std::uint64_t rounded,
                               std::uint64_t active_rounded_before, std::uint64_t capacity,
                               std::uint64_t limit, bool armed, const oom_report* report) const {
-    const outcome want = (o.expected == outcome::hit || o.expected == outcome::miss)
-                             ? outcome::ok
-                             : o.expected;
+    const outcome want =
+        (o.expected == outcome::hit || o.expected == outcome::miss) ? outcome::ok : o.expected;
     if (got != want) {
       fail(std::string("allocate returned ") + name_of(got) + ", the model expected " +
            name_of(o.expected));
@@ -652,7 +662,9 @@ struct run {
   void execute(op& o) {
     o.expected = outcome::ok;  // the operations that can fail set their own expectation
     switch (o.kind) {
-      case op_kind::allocate: do_allocate(o); break;
+      case op_kind::allocate:
+        do_allocate(o);
+        break;
       case op_kind::release: {
         const std::size_t i = static_cast<std::size_t>(o.a);
         m.release(i);
@@ -759,52 +771,72 @@ std::uint64_t near(std::uint64_t center, FuzzedDataProvider& in) {
 // A size: the edges the issue names, sizes relative to the device, and small sizes.
 std::uint64_t consume_size(FuzzedDataProvider& in, std::uint64_t capacity) {
   switch (in.ConsumeIntegralInRange<unsigned>(0, 15)) {
-    case 0: return 0;
-    case 1: return 1;
+    case 0:
+      return 0;
+    case 1:
+      return 1;
     case 2: {  // a power of two, -1, exact or +1
       const unsigned k = in.ConsumeIntegralInRange<unsigned>(0, 63);
       const int d = in.ConsumeIntegralInRange<int>(-1, 1);
       return (std::uint64_t{1} << k) + static_cast<std::uint64_t>(static_cast<std::int64_t>(d));
     }
-    case 3: return near(std::uint64_t{1} << 32, in);
-    case 4: return near(std::uint64_t{1} << 63, in);
-    case 5: return kMax - in.ConsumeIntegralInRange<std::uint64_t>(0, 64);
-    case 6: return in.ConsumeIntegral<std::uint64_t>();
+    case 3:
+      return near(std::uint64_t{1} << 32, in);
+    case 4:
+      return near(std::uint64_t{1} << 63, in);
+    case 5:
+      return kMax - in.ConsumeIntegralInRange<std::uint64_t>(0, 64);
+    case 6:
+      return in.ConsumeIntegral<std::uint64_t>();
     case 7:
     case 8:
     case 9: {  // log-uniform up to twice the capacity (or 2^40 on an unlimited device)
-      const std::uint64_t top = capacity >= (std::uint64_t{1} << 40) ? std::uint64_t{1} << 41
-                                                                     : capacity * 2 + 1;
+      const std::uint64_t top =
+          capacity >= (std::uint64_t{1} << 40) ? std::uint64_t{1} << 41 : capacity * 2 + 1;
       const unsigned bits = in.ConsumeIntegralInRange<unsigned>(0, 63);
       const std::uint64_t v = in.ConsumeIntegral<std::uint64_t>();
       const std::uint64_t masked = bits == 63 ? v : v & ((std::uint64_t{1} << (bits + 1)) - 1);
       return top == 0 ? masked : masked % top;
     }
-    default: return in.ConsumeIntegralInRange<std::uint64_t>(1, 4096);
+    default:
+      return in.ConsumeIntegralInRange<std::uint64_t>(1, 4096);
   }
 }
 
 std::uint64_t consume_capacity(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange<unsigned>(0, 7)) {
-    case 0: return unlimited;
-    case 1: return near(std::uint64_t{1} << 32, in);
-    case 2: return near(std::uint64_t{1} << 63, in);
-    case 3: return in.ConsumeIntegral<std::uint64_t>();
-    case 4: return std::uint64_t{1} << in.ConsumeIntegralInRange<unsigned>(0, 63);
-    case 5: return in.ConsumeIntegralInRange<std::uint64_t>(0, 1 << 20);
-    default: return in.ConsumeIntegralInRange<std::uint64_t>(0, 1 << 16);
+    case 0:
+      return unlimited;
+    case 1:
+      return near(std::uint64_t{1} << 32, in);
+    case 2:
+      return near(std::uint64_t{1} << 63, in);
+    case 3:
+      return in.ConsumeIntegral<std::uint64_t>();
+    case 4:
+      return std::uint64_t{1} << in.ConsumeIntegralInRange<unsigned>(0, 63);
+    case 5:
+      return in.ConsumeIntegralInRange<std::uint64_t>(0, 1 << 20);
+    default:
+      return in.ConsumeIntegralInRange<std::uint64_t>(0, 1 << 16);
   }
 }
 
 // A byte count for limits, trim targets and max_held: relative to what is managed now.
 std::uint64_t consume_bytes(FuzzedDataProvider& in, const model& m) {
   switch (in.ConsumeIntegralInRange<unsigned>(0, 7)) {
-    case 0: return unlimited;
-    case 1: return 0;
-    case 2: return m.active_rounded;
-    case 3: return m.managed();
-    case 4: return m.managed() + in.ConsumeIntegralInRange<std::uint64_t>(0, 4096);
-    case 5: return in.ConsumeIntegral<std::uint64_t>();
+    case 0:
+      return unlimited;
+    case 1:
+      return 0;
+    case 2:
+      return m.active_rounded;
+    case 3:
+      return m.managed();
+    case 4:
+      return m.managed() + in.ConsumeIntegralInRange<std::uint64_t>(0, 4096);
+    case 5:
+      return in.ConsumeIntegral<std::uint64_t>();
     default: {
       const std::uint64_t top = m.managed() == 0 ? 4096 : m.managed();
       return in.ConsumeIntegralInRange<std::uint64_t>(0, top);
@@ -814,16 +846,26 @@ std::uint64_t consume_bytes(FuzzedDataProvider& in, const model& m) {
 
 double consume_ratio(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange<unsigned>(0, 9)) {
-    case 0: return -1.0;
-    case 1: return 0.0;
-    case 2: return 0.5;
-    case 3: return 1.0;
-    case 4: return 2.0;
-    case 5: return std::numeric_limits<double>::quiet_NaN();
-    case 6: return std::numeric_limits<double>::infinity();
-    case 7: return -std::numeric_limits<double>::infinity();
-    case 8: return std::numeric_limits<double>::max();
-    default: return in.ConsumeFloatingPoint<double>();
+    case 0:
+      return -1.0;
+    case 1:
+      return 0.0;
+    case 2:
+      return 0.5;
+    case 3:
+      return 1.0;
+    case 4:
+      return 2.0;
+    case 5:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 6:
+      return std::numeric_limits<double>::infinity();
+    case 7:
+      return -std::numeric_limits<double>::infinity();
+    case 8:
+      return std::numeric_limits<double>::max();
+    default:
+      return in.ConsumeFloatingPoint<double>();
   }
 }
 

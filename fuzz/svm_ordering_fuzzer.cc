@@ -55,14 +55,25 @@ using namespace clpool::opencl;
 constexpr std::size_t kMaxOps = 96;
 constexpr std::size_t kMaxLive = 16;
 
-enum class pool_kind : std::uint8_t { svm, svm_free_first, svm_free_last, buffer_immediate, buffer_deferred };
+enum class pool_kind : std::uint8_t {
+  svm,
+  svm_free_first,
+  svm_free_last,
+  buffer_immediate,
+  buffer_deferred
+};
 const char* name_of(pool_kind k) {
   switch (k) {
-    case pool_kind::svm: return "svm_pool, no free queue (host waits, clSVMFree)";
-    case pool_kind::svm_free_first: return "svm_pool, free queue = queue 0 (clEnqueueSVMFree)";
-    case pool_kind::svm_free_last: return "svm_pool, free queue = the last in-order queue";
-    case pool_kind::buffer_immediate: return "buffer_pool<immediate_buffer_allocator> (allocator queue 0), cross_queue_safety";
-    case pool_kind::buffer_deferred: return "buffer_pool<deferred_buffer_allocator>, cross_queue_safety";
+    case pool_kind::svm:
+      return "svm_pool, no free queue (host waits, clSVMFree)";
+    case pool_kind::svm_free_first:
+      return "svm_pool, free queue = queue 0 (clEnqueueSVMFree)";
+    case pool_kind::svm_free_last:
+      return "svm_pool, free queue = the last in-order queue";
+    case pool_kind::buffer_immediate:
+      return "buffer_pool<immediate_buffer_allocator> (allocator queue 0), cross_queue_safety";
+    case pool_kind::buffer_deferred:
+      return "buffer_pool<deferred_buffer_allocator>, cross_queue_safety";
   }
   return "?";
 }
@@ -71,8 +82,17 @@ bool is_svm(pool_kind k) {
 }
 
 enum class op_kind : std::uint8_t {
-  allocate, use_fill, use_kernel, use_copy, bind, unbind, release, enqueue_release, free_held,
-  flush, finish
+  allocate,
+  use_fill,
+  use_kernel,
+  use_copy,
+  bind,
+  unbind,
+  release,
+  enqueue_release,
+  free_held,
+  flush,
+  finish
 };
 
 struct op {
@@ -131,17 +151,40 @@ struct run {
   std::string describe(const op& o) const {
     std::string s;
     switch (o.kind) {
-      case op_kind::allocate: s = "allocate(" + std::to_string(4096 * (1 + o.a)) + ", queue " + queue_name(o.b) + ")"; break;
-      case op_kind::use_fill: s = "fill live[" + std::to_string(o.a) + "] on its queue"; break;
-      case op_kind::use_kernel: s = "kernel(live[" + std::to_string(o.a) + "]) on its queue"; break;
-      case op_kind::use_copy: s = "copy live[" + std::to_string(o.b) + "] -> live[" + std::to_string(o.a) + "] on their queue"; break;
-      case op_kind::bind: s = "live[" + std::to_string(o.a) + "].bind_to_queue(" + queue_name(o.b) + ")"; break;
-      case op_kind::unbind: s = "live[" + std::to_string(o.a) + "].unbind_from_queue()"; break;
-      case op_kind::release: s = "live[" + std::to_string(o.a) + "].release()"; break;
-      case op_kind::enqueue_release: s = "live[" + std::to_string(o.a) + "].enqueue_release(" + queue_name(o.b) + ")"; break;
-      case op_kind::free_held: s = "free_held()"; break;
-      case op_kind::flush: s = "clFlush(queue " + queue_name(o.b) + ")"; break;
-      case op_kind::finish: s = "clFinish(queue " + queue_name(o.b) + ")"; break;
+      case op_kind::allocate:
+        s = "allocate(" + std::to_string(4096 * (1 + o.a)) + ", queue " + queue_name(o.b) + ")";
+        break;
+      case op_kind::use_fill:
+        s = "fill live[" + std::to_string(o.a) + "] on its queue";
+        break;
+      case op_kind::use_kernel:
+        s = "kernel(live[" + std::to_string(o.a) + "]) on its queue";
+        break;
+      case op_kind::use_copy:
+        s = "copy live[" + std::to_string(o.b) + "] -> live[" + std::to_string(o.a) +
+            "] on their queue";
+        break;
+      case op_kind::bind:
+        s = "live[" + std::to_string(o.a) + "].bind_to_queue(" + queue_name(o.b) + ")";
+        break;
+      case op_kind::unbind:
+        s = "live[" + std::to_string(o.a) + "].unbind_from_queue()";
+        break;
+      case op_kind::release:
+        s = "live[" + std::to_string(o.a) + "].release()";
+        break;
+      case op_kind::enqueue_release:
+        s = "live[" + std::to_string(o.a) + "].enqueue_release(" + queue_name(o.b) + ")";
+        break;
+      case op_kind::free_held:
+        s = "free_held()";
+        break;
+      case op_kind::flush:
+        s = "clFlush(queue " + queue_name(o.b) + ")";
+        break;
+      case op_kind::finish:
+        s = "clFinish(queue " + queue_name(o.b) + ")";
+        break;
     }
     return s + (o.result.empty() ? "" : " -> " + o.result);
   }
@@ -171,9 +214,14 @@ struct run {
           std::string ms;
           for (auto m : c.mems) ms += " " + std::to_string(m);
           for (auto v : c.svm) ms += " svm" + std::to_string(v.address);
-          std::fprintf(stderr, "cmd %llu q%llu %s %llu..%llu [%s]\n", (unsigned long long)c.id, (unsigned long long)c.queue_id, c.kind.c_str(), (unsigned long long)c.start, (unsigned long long)c.end, ms.c_str());
+          std::fprintf(stderr, "cmd %llu q%llu %s %llu..%llu [%s]\n", (unsigned long long)c.id,
+                       (unsigned long long)c.queue_id, c.kind.c_str(), (unsigned long long)c.start,
+                       (unsigned long long)c.end, ms.c_str());
         }
-        for (const auto& f : s.frees) std::fprintf(stderr, "free %s id %llu addr %llu size %llu time %llu\n", f.kind.c_str(), (unsigned long long)f.id, (unsigned long long)f.address, (unsigned long long)f.size, (unsigned long long)f.time);
+        for (const auto& f : s.frees)
+          std::fprintf(stderr, "free %s id %llu addr %llu size %llu time %llu\n", f.kind.c_str(),
+                       (unsigned long long)f.id, (unsigned long long)f.address,
+                       (unsigned long long)f.size, (unsigned long long)f.time);
       }
       fail(r.violation);
     }
@@ -197,8 +245,8 @@ struct driver {
   void check_pool() const {
     const pool_counters c = pool->pool().counters();
     if (c.active_blocks != live.size()) {
-      r.fail("the pool counts " + std::to_string(c.active_blocks) + " active blocks, the fuzzer holds " +
-             std::to_string(live.size()));
+      r.fail("the pool counts " + std::to_string(c.active_blocks) +
+             " active blocks, the fuzzer holds " + std::to_string(live.size()));
     }
     if (!pool->pool().state_is_valid()) r.fail("state_is_valid() is false");
   }
@@ -211,24 +259,32 @@ struct driver {
     cl_int st = CL_SUCCESS;
     if constexpr (std::is_same_v<P, pooled_svm>) {
       if (how == 0) {
-        st = d->clEnqueueSVMMemFill(queue, s.block.ptr(), &pattern, sizeof pattern, bytes, 0, nullptr, nullptr);
+        st = d->clEnqueueSVMMemFill(queue, s.block.ptr(), &pattern, sizeof pattern, bytes, 0,
+                                    nullptr, nullptr);
       } else if (how == 1) {
-        if (d->clSetKernelArgSVMPointer(r.w->kernel, 0, s.block.ptr()) != CL_SUCCESS) r.fail("clSetKernelArgSVMPointer failed");
+        if (d->clSetKernelArgSVMPointer(r.w->kernel, 0, s.block.ptr()) != CL_SUCCESS)
+          r.fail("clSetKernelArgSVMPointer failed");
         const size_t global = 1;
-        st = d->clEnqueueNDRangeKernel(queue, r.w->kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+        st = d->clEnqueueNDRangeKernel(queue, r.w->kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                       nullptr);
       } else {
-        st = d->clEnqueueSVMMemcpy(queue, CL_FALSE, s.block.ptr(), other->block.ptr(), bytes, 0, nullptr, nullptr);
+        st = d->clEnqueueSVMMemcpy(queue, CL_FALSE, s.block.ptr(), other->block.ptr(), bytes, 0,
+                                   nullptr, nullptr);
       }
     } else {
       cl_mem mem = s.block.mem();
       if (how == 0) {
-        st = d->clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, bytes, 0, nullptr, nullptr);
+        st = d->clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, bytes, 0, nullptr,
+                                    nullptr);
       } else if (how == 1) {
-        if (d->clSetKernelArg(r.w->kernel, 0, sizeof(cl_mem), &mem) != CL_SUCCESS) r.fail("clSetKernelArg failed");
+        if (d->clSetKernelArg(r.w->kernel, 0, sizeof(cl_mem), &mem) != CL_SUCCESS)
+          r.fail("clSetKernelArg failed");
         const size_t global = 1;
-        st = d->clEnqueueNDRangeKernel(queue, r.w->kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+        st = d->clEnqueueNDRangeKernel(queue, r.w->kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                       nullptr);
       } else {
-        st = d->clEnqueueCopyBuffer(queue, other->block.mem(), mem, 0, 0, bytes, 0, nullptr, nullptr);
+        st = d->clEnqueueCopyBuffer(queue, other->block.mem(), mem, 0, 0, bytes, 0, nullptr,
+                                    nullptr);
       }
     }
     if (st != CL_SUCCESS) r.fail("enqueueing the use failed with " + std::string(status_name(st)));
@@ -272,7 +328,8 @@ struct driver {
           break;
         }
         P b = pool->allocate(size, r.q(o.b));
-        if (!b.has_block() || b.queue() != r.q(o.b)) r.fail("the new allocation is not bound to its queue");
+        if (!b.has_block() || b.queue() != r.q(o.b))
+          r.fail("the new allocation is not bound to its queue");
         const std::uint64_t key = key_of(b);
         live.push_back({std::move(b), {++r.next_user, key, size}});
         o.result = "user " + std::to_string(r.next_user) + ", block " + std::to_string(key);
@@ -320,7 +377,8 @@ struct driver {
         std::size_t executed = 0;
         for (const auto& c : snap.commands) {
           if (is_svm(r.kind)) {
-            for (const auto& range : c.svm) executed += range.address == s.info.key && c.kind != "svm_free";
+            for (const auto& range : c.svm)
+              executed += range.address == s.info.key && c.kind != "svm_free";
           } else {
             for (std::uint64_t m : c.mems) executed += m == s.info.key && c.kind != "migrate";
           }
@@ -349,9 +407,15 @@ struct driver {
         live.erase(live.begin() + o.a);
         break;
       }
-      case op_kind::free_held: pool->free_held(); break;
-      case op_kind::flush: r.w->d->clFlush(r.q(o.b)); break;
-      case op_kind::finish: r.w->d->clFinish(r.q(o.b)); break;
+      case op_kind::free_held:
+        pool->free_held();
+        break;
+      case op_kind::flush:
+        r.w->d->clFlush(r.q(o.b));
+        break;
+      case op_kind::finish:
+        r.w->d->clFinish(r.q(o.b));
+        break;
     }
   }
 
@@ -459,22 +523,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case pool_kind::svm:
     case pool_kind::svm_free_first:
     case pool_kind::svm_free_last: {
-      cl_command_queue free_queue = r.kind == pool_kind::svm ? nullptr
+      cl_command_queue free_queue = r.kind == pool_kind::svm              ? nullptr
                                     : r.kind == pool_kind::svm_free_first ? q0
                                                                           : r.w->queue(r.nq - 1);
-      drive<svm_pool, pooled_svm>(
-          r, in, std::make_unique<svm_pool>(svm_allocator(r.w->context, 0, CL_MEM_READ_WRITE, free_queue)));
+      drive<svm_pool, pooled_svm>(r, in,
+                                  std::make_unique<svm_pool>(svm_allocator(
+                                      r.w->context, 0, CL_MEM_READ_WRITE, free_queue)));
       break;
     }
     case pool_kind::buffer_immediate:
       drive<buffer_pool<immediate_buffer_allocator>, pooled_buffer<immediate_buffer_allocator>>(
-          r, in, std::make_unique<buffer_pool<immediate_buffer_allocator>>(
-                     immediate_buffer_allocator(q0), buffer_pool_options{.cross_queue_safety = true}));
+          r, in,
+          std::make_unique<buffer_pool<immediate_buffer_allocator>>(
+              immediate_buffer_allocator(q0), buffer_pool_options{.cross_queue_safety = true}));
       break;
     case pool_kind::buffer_deferred:
       drive<buffer_pool<deferred_buffer_allocator>, pooled_buffer<deferred_buffer_allocator>>(
-          r, in, std::make_unique<buffer_pool<deferred_buffer_allocator>>(
-                     deferred_buffer_allocator(r.w->context), buffer_pool_options{.cross_queue_safety = true}));
+          r, in,
+          std::make_unique<buffer_pool<deferred_buffer_allocator>>(
+              deferred_buffer_allocator(r.w->context),
+              buffer_pool_options{.cross_queue_safety = true}));
       break;
   }
   // Every event the pool made (markers; the fuzzer asks for none) was released.
@@ -490,7 +558,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.w.reset();
   const mockcl::accounting_snapshot end = mockcl::control().snapshot();
   for (const auto& d : end.devices) {
-    if (d.outstanding != 0) r.fail("outstanding bytes at teardown: " + std::to_string(d.outstanding));
+    if (d.outstanding != 0)
+      r.fail("outstanding bytes at teardown: " + std::to_string(d.outstanding));
   }
   for (const auto& [k, n] : end.live) {
     if (n != 0) r.fail("live mockcl " + k + " objects at teardown: " + std::to_string(n));

@@ -19,7 +19,8 @@
 //     throws, the text has no control character, the JSON parses, the SVG is well-formed XML,
 //     the page's data parses and cannot end its <script> (fuzz/output_checks.h), and every
 //     string in them is printable UTF-8, whatever bytes the trace's frame names hold.
-// A mismatch prints the reader, the input (escaped, first 512 bytes) and what differed, then aborts.
+// A mismatch prints the reader, the input (escaped, first 512 bytes) and what differed, then
+// aborts.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -72,7 +73,8 @@ std::string escaped(std::string_view s, std::size_t limit = 512) {
 }
 
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "\n==== trace_parsers_fuzzer: %s broke its contract ====\n"
+  std::fprintf(stderr,
+               "\n==== trace_parsers_fuzzer: %s broke its contract ====\n"
                "input (%zu bytes): \"%s\"\n%s\n",
                g_reader, g_input.size(), escaped(g_input).c_str(), what.c_str());
   std::fflush(stderr);
@@ -166,7 +168,8 @@ void round_trip(const std::vector<trace_event>& events, bool check_liveness,
              form + " round trip changed the number of frames or stacks");
       for (const auto& [id, frame] : sites.all_frames()) {
         const clpool::trace::frame_info* f = back.find_frame(id);
-        expect(f != nullptr && *f == *frame, form + " round trip changed frame " + std::to_string(id));
+        expect(f != nullptr && *f == *frame,
+               form + " round trip changed frame " + std::to_string(id));
       }
       for (const auto& [id, entry] : sites.stacks_in_order()) {
         expect(back.frames_of(id) == sites.frames_of(id),
@@ -180,8 +183,8 @@ void round_trip(const std::vector<trace_event>& events, bool check_liveness,
                                               " events written, " + std::to_string(again.size()) +
                                               " read back");
     for (std::size_t i = 0; i < events.size(); ++i) {
-      expect(again[i] == events[i], form + " round trip changed event " + std::to_string(i) +
-                                        ": " + describe(events[i]) + " -> " + describe(again[i]));
+      expect(again[i] == events[i], form + " round trip changed event " + std::to_string(i) + ": " +
+                                        describe(events[i]) + " -> " + describe(again[i]));
     }
   }
 }
@@ -202,11 +205,13 @@ const std::string& trace_file(const std::string& text) {
   return path;
 }
 
-void run_writers(const std::string& text, unsigned version, const std::vector<trace_event>& events) {
+void run_writers(const std::string& text, unsigned version,
+                 const std::vector<trace_event>& events) {
   namespace replay = clpool::replay;
   std::uint64_t allocated = 0;
   for (const trace_event& e : events) {
-    if (e.action == trace_action::alloc) allocated += std::min<std::uint64_t>(e.size, std::uint64_t{1} << 40);
+    if (e.action == trace_action::alloc)
+      allocated += std::min<std::uint64_t>(e.size, std::uint64_t{1} << 40);
   }
   replay::device_spec device;
   device.capacity = std::max<std::uint64_t>(4096, allocated / 2);
@@ -239,11 +244,16 @@ void run_writers(const std::string& text, unsigned version, const std::vector<tr
     }
     if (!out) continue;
     std::string why;
-    if (name == "text") why = clpool::fuzz::check_text(*out);
-    else if (name == "json") why = clpool::fuzz::check_json(*out);
-    else if (name == "svg") why = clpool::fuzz::check_xml(*out);
-    else if (name == "html") why = clpool::fuzz::check_html(*out);
-    else why = clpool::fuzz::check_text(*out);
+    if (name == "text")
+      why = clpool::fuzz::check_text(*out);
+    else if (name == "json")
+      why = clpool::fuzz::check_json(*out);
+    else if (name == "svg")
+      why = clpool::fuzz::check_xml(*out);
+    else if (name == "html")
+      why = clpool::fuzz::check_html(*out);
+    else
+      why = clpool::fuzz::check_text(*out);
     expect(why.empty(), "the " + name + " output: " + why);
   }
 }
@@ -256,8 +266,7 @@ void fuzz_trace_reader(const std::string& text, bool check_liveness) {
   unsigned version = 1;
   bool whole = false;
   try {
-    trace_reader reader =
-        trace_reader::from_string(text, "<fuzz>", reader_options{check_liveness});
+    trace_reader reader = trace_reader::from_string(text, "<fuzz>", reader_options{check_liveness});
     whole = drain(reader, events, model);
     sites = reader.sites();
     version = reader.version();
@@ -271,7 +280,8 @@ void fuzz_trace_reader(const std::string& text, bool check_liveness) {
            "a version-1 trace delivered a stack id: " + describe(e));
     expect(version >= clpool::trace::release_format_version ||
                (e.action != trace_action::release && e.action != trace_action::wait),
-           "a trace of version " + std::to_string(version) + " delivered a release or wait: " + describe(e));
+           "a trace of version " + std::to_string(version) +
+               " delivered a release or wait: " + describe(e));
   }
   round_trip(events, check_liveness, sites, version);
   if (whole && check_liveness && events.size() <= 2000) run_writers(text, version, events);

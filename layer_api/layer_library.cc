@@ -9,7 +9,8 @@ namespace clpool::layer {
 std::string layer_library_refusal(const std::string& flag, const std::string& path) {
   // A path, never a name for dlopen's search: `--layer l.so` is the file in this directory.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  const std::vector<std::string> names(std::begin(layer_entry_points), std::end(layer_entry_points));
+  const std::vector<std::string> names(std::begin(layer_entry_points),
+                                       std::end(layer_entry_points));
   // The file's headers first (a library cut short kills dlopen with SIGBUS), then a load in a
   // child process, as the loader will load it in the program (initialisers run, but not here).
   std::string why = common::shared_library_refusal(file, names);

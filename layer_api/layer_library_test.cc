@@ -25,7 +25,8 @@ TEST(LayerLibrary, ATextFileIsNotALibrary) {
 TEST(LayerLibrary, AnOrdinaryLibraryIsNotALayer) {
   const std::string libm = "/lib/x86_64-linux-gnu/libm.so.6";
   EXPECT_EQ(layer_library_refusal("--layer", libm),
-            "--layer: '" + libm + "' is not an OpenCL layer: it does not export clGetLayerInfo, clInitLayer");
+            "--layer: '" + libm +
+                "' is not an OpenCL layer: it does not export clGetLayerInfo, clInitLayer");
 }
 
 // `--layer l.so` names the file in the current directory; dlopen("l.so") would search the
@@ -43,7 +44,8 @@ TEST(LayerLibrary, ANameWithoutASlashIsAFileHere) {
   ASSERT_NE(getcwd(old, sizeof old), nullptr);
   ASSERT_EQ(chdir(dir.c_str()), 0);
   EXPECT_EQ(layer_library_refusal("--layer", "l.so"), "");
-  EXPECT_NE(layer_library_refusal("--layer", "libm.so.6").find("'libm.so.6' is not a loadable library (cannot be read: No such file"),
+  EXPECT_NE(layer_library_refusal("--layer", "libm.so.6")
+                .find("'libm.so.6' is not a loadable library (cannot be read: No such file"),
             std::string::npos);
   ASSERT_EQ(chdir(old), 0);
 }
@@ -58,7 +60,8 @@ TEST(LayerLibrary, ATruncatedLayerIsRefused) {
     const std::string cut = std::string(std::getenv("TEST_TMPDIR")) + "/t.so";
     std::ofstream(cut, std::ios::binary) << bytes.substr(0, size);
     const std::string m = layer_library_refusal("--layer", cut);
-    EXPECT_NE(m.find("is not a loadable library (truncated or corrupt: "), std::string::npos) << size << ": " << m;
+    EXPECT_NE(m.find("is not a loadable library (truncated or corrupt: "), std::string::npos)
+        << size << ": " << m;
   }
 }
 
@@ -67,7 +70,8 @@ TEST(LayerLibrary, MissingAndEmptyFiles) {
             std::string::npos);
   const std::string empty = std::string(std::getenv("TEST_TMPDIR")) + "/empty.so";
   std::ofstream{empty};
-  EXPECT_NE(layer_library_refusal("--layer", empty).find("is not a loadable library"), std::string::npos);
+  EXPECT_NE(layer_library_refusal("--layer", empty).find("is not a loadable library"),
+            std::string::npos);
 }
 
 }  // namespace

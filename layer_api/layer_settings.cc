@@ -125,14 +125,16 @@ std::string apply_trace(std::string_view value, parse_state& st) {
 }
 
 std::string apply_errors(std::string_view value, parse_state& st) {
-  if (value.empty()) return "is empty; set it to the path of a file to append the layer's errors to";
+  if (value.empty())
+    return "is empty; set it to the path of a file to append the layer's errors to";
   if (value.find('\0') != std::string_view::npos) return "contains a NUL byte";
   st.s.errors_path = std::string(value);
   return "";
 }
 
 std::string apply_report(std::string_view value, parse_state& st) {
-  if (value.empty()) return "is empty; set it to the path of a file to append the layer's report to";
+  if (value.empty())
+    return "is empty; set it to the path of a file to append the layer's report to";
   if (value.find('\0') != std::string_view::npos) return "contains a NUL byte";
   st.s.report_path = std::string(value);
   return "";
@@ -208,15 +210,23 @@ struct setting_row {
   apply_fn apply;
 };
 constexpr setting_row setting_table[] = {
-    {env_trace, apply_trace},         {env_budget, apply_budget},       {env_profile, apply_profile},
-    {env_fail_nth, apply_fail_nth},   {env_fail_prob, apply_fail_prob}, {env_seed, apply_seed},
-    {env_stacks, apply_stacks},       {env_errors, apply_errors},       {env_report, apply_report},
-    {env_fail_first_use_nth, apply_fail_first_use_nth}, {env_fail_until_free, apply_fail_until_free},
+    {env_trace, apply_trace},
+    {env_budget, apply_budget},
+    {env_profile, apply_profile},
+    {env_fail_nth, apply_fail_nth},
+    {env_fail_prob, apply_fail_prob},
+    {env_seed, apply_seed},
+    {env_stacks, apply_stacks},
+    {env_errors, apply_errors},
+    {env_report, apply_report},
+    {env_fail_first_use_nth, apply_fail_first_use_nth},
+    {env_fail_until_free, apply_fail_until_free},
 };
 
 std::string unknown_setting(std::string_view name) {
   std::string known;
-  for (const setting_row& row : setting_table) known += (known.empty() ? "" : ", ") + std::string(row.name);
+  for (const setting_row& row : setting_table)
+    known += (known.empty() ? "" : ", ") + std::string(row.name);
   return shown_name(name) + " is not a setting of the clpool layer (known: " + known + ")";
 }
 
@@ -237,17 +247,21 @@ void check_together(const parse_state& st, const std::set<std::string_view>& see
                      " is not; the profile shapes the budget's device");
   }
   if (s.fail_until_free && !s.fail_nth && !s.fail_first_use_nth) {
-    errors.push_back(std::string(env_fail_until_free) + " is set but neither " + std::string(env_fail_nth) + " nor " +
-                     std::string(env_fail_first_use_nth) + " is: it keeps the device full after their failure");
+    errors.push_back(std::string(env_fail_until_free) + " is set but neither " +
+                     std::string(env_fail_nth) + " nor " + std::string(env_fail_first_use_nth) +
+                     " is: it keeps the device full after their failure");
   }
-  if (s.fail_first_use_nth &&
-      (!s.budget_bytes || !s.profile || s.profile->oom_at == device_model::refusal_point::creation)) {
-    errors.push_back(std::string(env_fail_first_use_nth) + " needs " + std::string(env_budget) + " and a " +
-                     std::string(env_profile) + " whose device commits memory at first use (nvidia); "
-                     "with one that fails at creation, fail an allocation with " + std::string(env_fail_nth));
+  if (s.fail_first_use_nth && (!s.budget_bytes || !s.profile ||
+                               s.profile->oom_at == device_model::refusal_point::creation)) {
+    errors.push_back(std::string(env_fail_first_use_nth) + " needs " + std::string(env_budget) +
+                     " and a " + std::string(env_profile) +
+                     " whose device commits memory at first use (nvidia); "
+                     "with one that fails at creation, fail an allocation with " +
+                     std::string(env_fail_nth));
   }
   if (s.profile && s.budget_bytes) {
-    if (std::string why = device_model::capacity_refusal(*s.profile, *s.budget_bytes, env_budget); !why.empty()) {
+    if (std::string why = device_model::capacity_refusal(*s.profile, *s.budget_bytes, env_budget);
+        !why.empty()) {
       errors.push_back(why);
     }
   }

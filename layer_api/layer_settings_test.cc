@@ -60,7 +60,8 @@ TEST(ParseLayerSettings, BudgetHasTheDeviceLimit) {
             std::uint64_t{1} << 62);
   for (const char* too_big : {"4611686018427387905", "18446744073709551615", "4194305TiB"}) {
     const std::string e = error_of("CLPOOL_LAYER_BUDGET", too_big);
-    EXPECT_NE(e.find("is larger than the largest device, 2^62 bytes"), std::string::npos) << too_big << ": " << e;
+    EXPECT_NE(e.find("is larger than the largest device, 2^62 bytes"), std::string::npos)
+        << too_big << ": " << e;
   }
 }
 
@@ -68,10 +69,12 @@ TEST(ParseLayerSettings, BudgetHasTheDeviceLimit) {
 TEST(ParseLayerSettings, BudgetMustExceedTheProfilesHeadroom) {
   const std::string profile = std::string(std::getenv("TEST_TMPDIR")) + "/big_headroom.profile";
   std::ofstream(profile) << "name = big_headroom\nheadroom = 256MiB\n";
-  const parse_result r = parse({{"CLPOOL_LAYER_BUDGET", "128MiB"}, {"CLPOOL_LAYER_PROFILE", profile}});
+  const parse_result r =
+      parse({{"CLPOOL_LAYER_BUDGET", "128MiB"}, {"CLPOOL_LAYER_PROFILE", profile}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error_text(),
-            "CLPOOL_LAYER_BUDGET 128 MiB is not more than the headroom of profile 'big_headroom', 256 MiB: "
+            "CLPOOL_LAYER_BUDGET 128 MiB is not more than the headroom of profile 'big_headroom', "
+            "256 MiB: "
             "nothing would be usable (give a larger capacity or another profile)");
   EXPECT_TRUE(parse({{"CLPOOL_LAYER_BUDGET", "257MiB"}, {"CLPOOL_LAYER_PROFILE", profile}}).ok());
 }
@@ -120,22 +123,26 @@ TEST(ParseLayerSettings, ErrorsNameTheVariable) {
             std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_PROB", "1.5").find("between 0 and 1"), std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_BUGDET", "1GiB").find("not a setting"), std::string::npos);
-  EXPECT_NE(error_of("CLPOOL_LAYER_ERRORS", "").find("CLPOOL_LAYER_ERRORS is empty"), std::string::npos);
-  EXPECT_NE(error_of("CLPOOL_LAYER_REPORT", "").find("CLPOOL_LAYER_REPORT is empty"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_ERRORS", "").find("CLPOOL_LAYER_ERRORS is empty"),
+            std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_REPORT", "").find("CLPOOL_LAYER_REPORT is empty"),
+            std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "0").find("at least 1"), std::string::npos);
-  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "yes").find("must be 1 (on) or 0 (off)"), std::string::npos);
-  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "1").find("neither CLPOOL_LAYER_FAIL_NTH nor"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "yes").find("must be 1 (on) or 0 (off)"),
+            std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "1").find("neither CLPOOL_LAYER_FAIL_NTH nor"),
+            std::string::npos);
 }
 
 TEST(ParseLayerSettings, ProfileIsADeviceModelProfileAndNeedsABudget) {
-  const parse_result r = parse_layer_settings(
-      {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  const parse_result r =
+      parse_layer_settings({{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
   ASSERT_TRUE(r.ok()) << r.error_text();
   EXPECT_EQ(r.settings->profile, device_model::load_profile("nvidia"));
   EXPECT_NE(error_of("CLPOOL_LAYER_PROFILE", "nvidia").find("CLPOOL_LAYER_BUDGET is not"),
             std::string::npos);
-  const parse_result bad = parse_layer_settings(
-      {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "amd"}});
+  const parse_result bad =
+      parse_layer_settings({{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "amd"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error_text().find("CLPOOL_LAYER_PROFILE is not a usable profile: profile 'amd': "
                                   "no such built-in profile"),
@@ -154,17 +161,20 @@ TEST(ParseLayerSettings, StacksAreAModeAndNeedATrace) {
     EXPECT_EQ(r.settings->stacks, m);
   }
   EXPECT_EQ(parse({{"CLPOOL_LAYER_TRACE", "/tmp/t.trace"}}).settings->stacks, "none");
-  parse_result bad = parse({{"CLPOOL_LAYER_TRACE", "/tmp/t.trace"}, {"CLPOOL_LAYER_STACKS", "yes"}});
+  parse_result bad =
+      parse({{"CLPOOL_LAYER_TRACE", "/tmp/t.trace"}, {"CLPOOL_LAYER_STACKS", "yes"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error_text().find("CLPOOL_LAYER_STACKS"), std::string::npos) << bad.error_text();
   EXPECT_NE(bad.error_text().find("none, native, python or all"), std::string::npos);
   parse_result alone = parse({{"CLPOOL_LAYER_STACKS", "all"}});
   ASSERT_FALSE(alone.ok());
-  EXPECT_NE(alone.error_text().find("CLPOOL_LAYER_TRACE is not"), std::string::npos) << alone.error_text();
+  EXPECT_NE(alone.error_text().find("CLPOOL_LAYER_TRACE is not"), std::string::npos)
+      << alone.error_text();
 }
 
 TEST(ParseLayerSettings, FailFirstUseNthNeedsAProfileThatCommitsAtFirstUse) {
-  const parse_result ok = parse_layer_settings({{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"},
+  const parse_result ok = parse_layer_settings({{"CLPOOL_LAYER_BUDGET", "4GiB"},
+                                                {"CLPOOL_LAYER_PROFILE", "nvidia"},
                                                 {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"},
                                                 {"CLPOOL_LAYER_REPORT", "/tmp/r.txt"}});
   ASSERT_TRUE(ok.ok()) << ok.error_text();
@@ -173,7 +183,9 @@ TEST(ParseLayerSettings, FailFirstUseNthNeedsAProfileThatCommitsAtFirstUse) {
   for (const auto& env : std::vector<std::vector<env_entry>>{
            {{"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}},
            {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}},
-           {{"CLPOOL_LAYER_BUDGET", "4GiB"}, {"CLPOOL_LAYER_PROFILE", "exact"}, {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}}}) {
+           {{"CLPOOL_LAYER_BUDGET", "4GiB"},
+            {"CLPOOL_LAYER_PROFILE", "exact"},
+            {"CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "3"}}}) {
     const parse_result r = parse_layer_settings(env);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error_text().find("CLPOOL_LAYER_FAIL_FIRST_USE_NTH needs CLPOOL_LAYER_BUDGET and a "

@@ -17,7 +17,8 @@ bool starts_with_layer_header(int fd) {
 }
 
 std::string not_a_layer_trace(const std::string& path) {
-  return "\"" + path + "\" exists and is not a trace the layer wrote: not overwriting it "
+  return "\"" + path +
+         "\" exists and is not a trace the layer wrote: not overwriting it "
          "(remove it or choose another path)";
 }
 

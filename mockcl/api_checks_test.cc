@@ -37,7 +37,8 @@ class ApiChecks : public Battery<T> {
     Battery<T>::TearDown();
   }
   cl_device_id dev() const { return this->devices_[0]; }
-  static constexpr const char* kSource = "__kernel void k(__global int* a) { a[get_global_id(0)] = 1; }\n";
+  static constexpr const char* kSource =
+      "__kernel void k(__global int* a) { a[get_global_id(0)] = 1; }\n";
   cl_program program_ = nullptr;
 };
 TYPED_TEST_SUITE(ApiChecks, Backends, BackendNames);
@@ -52,14 +53,16 @@ TYPED_TEST(ApiChecks, AContextPropertyGivenTwiceIsInvalidProperty) {
   EXPECT_EQ(this->d_->clCreateContext(twice, 1, &dev, nullptr, nullptr, &err), nullptr);
   EXPECT_EQ(err, CL_INVALID_PROPERTY);
   err = CL_SUCCESS;
-  EXPECT_EQ(this->d_->clCreateContextFromType(twice, CL_DEVICE_TYPE_ALL, nullptr, nullptr, &err), nullptr);
+  EXPECT_EQ(this->d_->clCreateContextFromType(twice, CL_DEVICE_TYPE_ALL, nullptr, nullptr, &err),
+            nullptr);
   EXPECT_EQ(err, CL_INVALID_PROPERTY);
-  cl_context_properties sync_twice[] = {CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, CL_CONTEXT_INTEROP_USER_SYNC,
-                                        CL_FALSE, 0};
+  cl_context_properties sync_twice[] = {CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE,
+                                        CL_CONTEXT_INTEROP_USER_SYNC, CL_FALSE, 0};
   err = CL_SUCCESS;
   EXPECT_EQ(this->d_->clCreateContext(sync_twice, 1, &dev, nullptr, nullptr, &err), nullptr);
   EXPECT_EQ(err, CL_INVALID_PROPERTY);
-  cl_context_properties once[] = {CL_CONTEXT_PLATFORM, platform, CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, 0};
+  cl_context_properties once[] = {CL_CONTEXT_PLATFORM, platform, CL_CONTEXT_INTEROP_USER_SYNC,
+                                  CL_TRUE, 0};
   cl_context ok = this->d_->clCreateContext(once, 1, &dev, nullptr, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(this->d_->clReleaseContext(ok), CL_SUCCESS);
@@ -77,13 +80,19 @@ TYPED_TEST(ApiChecks, BuildAndCompileCheckTheDeviceListAndTheCallback) {
   EXPECT_EQ(d->clBuildProgram(p, 1, &dev, "", nullptr, &data), CL_INVALID_VALUE);
   EXPECT_EQ(d->clBuildProgram(p, 1, &null_device, "", nullptr, nullptr), CL_INVALID_DEVICE);
   EXPECT_EQ(d->clBuildProgram(p, 1, &not_a_device, "", nullptr, nullptr), CL_INVALID_DEVICE);
-  EXPECT_EQ(d->clCompileProgram(p, 1, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, &dev, "", 0, nullptr, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, nullptr, nullptr, &data), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 1, &null_device, "", 0, nullptr, nullptr, nullptr, nullptr), CL_INVALID_DEVICE);
+  EXPECT_EQ(d->clCompileProgram(p, 1, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, &dev, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, nullptr, nullptr, &data),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 1, &null_device, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_INVALID_DEVICE);
   // Nothing was built by the refused calls.
   cl_build_status status = CL_BUILD_SUCCESS;
-  ASSERT_EQ(d->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(status, CL_BUILD_NONE);
   EXPECT_EQ(d->clBuildProgram(p, 1, &dev, "", no_op, &data), CL_SUCCESS);
   EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
@@ -100,12 +109,18 @@ TYPED_TEST(ApiChecks, CompileRefusesHeadersWithoutNames) {
   const char* name = "one.h";
   const char* null_name = nullptr;
   cl_program p = this->program_;
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, nullptr, &name, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, &header, nullptr, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, &name, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, &null_name, nullptr, nullptr), CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, &name, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, nullptr, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, nullptr, &name, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, &header, nullptr, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, &name, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, &null_name, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 1, &header, &name, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(d->clReleaseProgram(header), CL_SUCCESS);
 }
 
@@ -113,7 +128,9 @@ TYPED_TEST(ApiChecks, LinkChecksTheDeviceListAndTheCallback) {
   const auto* d = this->d_;
   const cl_device_id dev = this->dev();
   const cl_device_id null_device = nullptr;
-  ASSERT_EQ(d->clCompileProgram(this->program_, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clCompileProgram(this->program_, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr),
+      CL_SUCCESS);
   int data = 0;
   struct bad_call {
     cl_uint n;
@@ -121,16 +138,20 @@ TYPED_TEST(ApiChecks, LinkChecksTheDeviceListAndTheCallback) {
     void* data;
     cl_int want;
   };
-  for (const bad_call& b : {bad_call{1, nullptr, nullptr, CL_INVALID_VALUE}, bad_call{0, &dev, nullptr, CL_INVALID_VALUE},
-                            bad_call{0, nullptr, &data, CL_INVALID_VALUE},
-                            bad_call{1, &null_device, nullptr, CL_INVALID_DEVICE}}) {
+  for (const bad_call& b :
+       {bad_call{1, nullptr, nullptr, CL_INVALID_VALUE},
+        bad_call{0, &dev, nullptr, CL_INVALID_VALUE}, bad_call{0, nullptr, &data, CL_INVALID_VALUE},
+        bad_call{1, &null_device, nullptr, CL_INVALID_DEVICE}}) {
     cl_int err = CL_SUCCESS;
-    EXPECT_EQ(d->clLinkProgram(this->ctx_, b.n, b.list, "", 1, &this->program_, nullptr, b.data, &err), nullptr);
+    EXPECT_EQ(
+        d->clLinkProgram(this->ctx_, b.n, b.list, "", 1, &this->program_, nullptr, b.data, &err),
+        nullptr);
     EXPECT_EQ(err, b.want) << b.n << " devices";
   }
   EXPECT_EQ(this->ctl_->snapshot().live.at("program"), 1u);  // The refused links made none.
   cl_int err;
-  cl_program linked = d->clLinkProgram(this->ctx_, 1, &dev, "", 1, &this->program_, nullptr, nullptr, &err);
+  cl_program linked =
+      d->clLinkProgram(this->ctx_, 1, &dev, "", 1, &this->program_, nullptr, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(d->clReleaseProgram(linked), CL_SUCCESS);
 }
@@ -139,11 +160,11 @@ TYPED_TEST(ApiChecks, BuildInfoNeedsOneOfTheProgramsDevices) {
   const auto* d = this->d_;
   ASSERT_EQ(d->clBuildProgram(this->program_, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
   cl_build_status status = CL_BUILD_NONE;
-  EXPECT_EQ(d->clGetProgramBuildInfo(this->program_, nullptr, CL_PROGRAM_BUILD_STATUS, sizeof status, &status,
-                                     nullptr),
+  EXPECT_EQ(d->clGetProgramBuildInfo(this->program_, nullptr, CL_PROGRAM_BUILD_STATUS,
+                                     sizeof status, &status, nullptr),
             CL_INVALID_DEVICE);
-  EXPECT_EQ(d->clGetProgramBuildInfo(this->program_, this->dev(), CL_PROGRAM_BUILD_STATUS, sizeof status, &status,
-                                     nullptr),
+  EXPECT_EQ(d->clGetProgramBuildInfo(this->program_, this->dev(), CL_PROGRAM_BUILD_STATUS,
+                                     sizeof status, &status, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(status, CL_BUILD_SUCCESS);
 }
@@ -152,14 +173,16 @@ TYPED_TEST(ApiChecks, BuildInfoNeedsOneOfTheProgramsDevices) {
 TYPED_TEST(ApiChecks, ThePlatformGivesItsIcdFunction) {
   const auto* d = this->d_;
   using get_ids = cl_int(CL_API_CALL*)(cl_uint, cl_platform_id*, cl_uint*);
-  void* f = d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, "clIcdGetPlatformIDsKHR");
+  void* f =
+      d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, "clIcdGetPlatformIDsKHR");
   ASSERT_NE(f, nullptr);
   cl_platform_id p = nullptr;
   cl_uint n = 0;
   ASSERT_EQ(reinterpret_cast<get_ids>(f)(1, &p, &n), CL_SUCCESS);
   EXPECT_EQ(n, 1u);
   EXPECT_EQ(p, this->b_.platform);
-  EXPECT_EQ(d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, "clNoSuchFunctionKHR"), nullptr);
+  EXPECT_EQ(d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, "clNoSuchFunctionKHR"),
+            nullptr);
   EXPECT_EQ(d->clGetExtensionFunctionAddressForPlatform(this->b_.platform, nullptr), nullptr);
 }
 
@@ -174,12 +197,15 @@ TYPED_TEST(ApiChecks, AKernelsWorkGroupSizeFitsTheDevice) {
   cl_kernel k = d->clCreateKernel(this->program_, "k", &err);
   ASSERT_EQ(err, CL_SUCCESS);
   size_t kernel_max = 0, device_max = 0, items[3] = {};
-  ASSERT_EQ(d->clGetKernelWorkGroupInfo(k, this->dev(), CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_max, &kernel_max,
-                                        nullptr),
+  ASSERT_EQ(d->clGetKernelWorkGroupInfo(k, this->dev(), CL_KERNEL_WORK_GROUP_SIZE,
+                                        sizeof kernel_max, &kernel_max, nullptr),
             CL_SUCCESS);
-  ASSERT_EQ(d->clGetDeviceInfo(this->dev(), CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof device_max, &device_max, nullptr),
+  ASSERT_EQ(d->clGetDeviceInfo(this->dev(), CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof device_max,
+                               &device_max, nullptr),
             CL_SUCCESS);
-  ASSERT_EQ(d->clGetDeviceInfo(this->dev(), CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetDeviceInfo(this->dev(), CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr),
+      CL_SUCCESS);
   EXPECT_GT(kernel_max, 0u);
   EXPECT_LE(kernel_max, device_max);
   cl_mem m = this->Buf(kernel_max * sizeof(int));
@@ -187,7 +213,8 @@ TYPED_TEST(ApiChecks, AKernelsWorkGroupSizeFitsTheDevice) {
   EXPECT_LE(kernel_max, items[0]);
   const size_t local = kernel_max, global = kernel_max;  // One group as large as the kernel takes.
   cl_event e = nullptr;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, &local, 0, nullptr, &e), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, &local, 0, nullptr, &e),
+            CL_SUCCESS);
   ASSERT_EQ(d->clWaitForEvents(1, &e), CL_SUCCESS);
   EXPECT_EQ(d->clReleaseEvent(e), CL_SUCCESS);
   EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
@@ -209,14 +236,18 @@ class names_its_leaks : public ::testing::MatcherInterface<const std::string&> {
   bool MatchAndExplain(const std::string& err, ::testing::MatchResultListener*) const override {
     unsigned long long ctx = 0, mem = 0;
     const size_t at = err.find("context ");
-    if (at == std::string::npos || std::sscanf(err.c_str() + at, "context %llu, buffer %llu", &ctx, &mem) != 2)
+    if (at == std::string::npos ||
+        std::sscanf(err.c_str() + at, "context %llu, buffer %llu", &ctx, &mem) != 2)
       return false;
-    const std::string want = "mockcl: objects alive at process exit: context=1 mem=1; the program never released them "
-                             "(mockcl holds none of its own): context (kept by others: #" + std::to_string(ctx) +
-                             "); mem #" + std::to_string(mem) + ";\n";
+    const std::string want =
+        "mockcl: objects alive at process exit: context=1 mem=1; the program never released them "
+        "(mockcl holds none of its own): context (kept by others: #" +
+        std::to_string(ctx) + "); mem #" + std::to_string(mem) + ";\n";
     return err.find(want) != std::string::npos;
   }
-  void DescribeTo(std::ostream* os) const override { *os << "names the context (kept by the buffer) and the buffer"; }
+  void DescribeTo(std::ostream* os) const override {
+    *os << "names the context (kept by the buffer) and the buffer";
+  }
 };
 
 TEST(ExitReport, NamesWhatTheProgramLeftAsItsOwn) {
@@ -227,7 +258,8 @@ TEST(ExitReport, NamesWhatTheProgramLeftAsItsOwn) {
     const Backend b = ThroughLoader::get();
     if (b.ctl->configure_call_log(log) != "") std::exit(2);
     cl_device_id dev;
-    if (b.d->clGetDeviceIDs(b.platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS) std::exit(3);
+    if (b.d->clGetDeviceIDs(b.platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS)
+      std::exit(3);
     cl_int err;
     cl_context ctx = b.d->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
     cl_mem gone = b.d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
@@ -235,11 +267,13 @@ TEST(ExitReport, NamesWhatTheProgramLeftAsItsOwn) {
     if (err != CL_SUCCESS) std::exit(4);
     b.d->clReleaseMemObject(gone);
     b.d->clReleaseContext(ctx);  // `left` keeps it.
-    std::fprintf(stderr, "context %llu, buffer %llu\n", static_cast<unsigned long long>(b.ctl->object_id(ctx)),
+    std::fprintf(stderr, "context %llu, buffer %llu\n",
+                 static_cast<unsigned long long>(b.ctl->object_id(ctx)),
                  static_cast<unsigned long long>(b.ctl->object_id(left)));
     std::exit(0);
   };
-  EXPECT_EXIT(leave(), ::testing::ExitedWithCode(0), ::testing::Matcher<const std::string&>(new names_its_leaks));
+  EXPECT_EXIT(leave(), ::testing::ExitedWithCode(0),
+              ::testing::Matcher<const std::string&>(new names_its_leaks));
   // The call log's report names every id, and each id's creation is a line of the log.
   std::ifstream in(log);
   std::string line, report, all;
@@ -250,8 +284,12 @@ TEST(ExitReport, NamesWhatTheProgramLeftAsItsOwn) {
   unsigned long long ctx = 0, mem = 0;
   const size_t at = report.find("context (kept by others: #");
   ASSERT_NE(at, std::string::npos) << all;
-  ASSERT_EQ(std::sscanf(report.c_str() + at, "context (kept by others: #%llu); mem #%llu;", &ctx, &mem), 2) << report;
-  EXPECT_NE(all.find("\"call\":\"clCreateContext\",\"args\":{\"ret\":\"context#" + std::to_string(ctx) + "\""),
+  ASSERT_EQ(
+      std::sscanf(report.c_str() + at, "context (kept by others: #%llu); mem #%llu;", &ctx, &mem),
+      2)
+      << report;
+  EXPECT_NE(all.find("\"call\":\"clCreateContext\",\"args\":{\"ret\":\"context#" +
+                     std::to_string(ctx) + "\""),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("\"ret\":\"mem#" + std::to_string(mem) + "\""), std::string::npos) << all;

@@ -10,14 +10,16 @@ namespace {
 
 // Validates a zero-terminated property list; copies it (terminator included) into `out`. A name
 // given twice is CL_INVALID_PROPERTY (OpenCL 3.0, clCreateContext), as POCL answers.
-cl_int check_properties(const cl_context_properties* props, std::vector<cl_context_properties>& out) {
+cl_int check_properties(const cl_context_properties* props,
+                        std::vector<cl_context_properties>& out) {
   out.clear();
   if (!props) return CL_SUCCESS;
   for (size_t i = 0; props[i] != 0; i += 2) {
     for (size_t j = 0; j < out.size(); j += 2)
       if (out[j] == props[i]) return CL_INVALID_PROPERTY;
     if (props[i] == CL_CONTEXT_PLATFORM) {
-      if (reinterpret_cast<cl_platform_id>(props[i + 1]) != &rt().platform) return CL_INVALID_PLATFORM;
+      if (reinterpret_cast<cl_platform_id>(props[i + 1]) != &rt().platform)
+        return CL_INVALID_PLATFORM;
     } else if (props[i] != CL_CONTEXT_INTEROP_USER_SYNC) {
       return CL_INVALID_PROPERTY;
     }
@@ -30,8 +32,9 @@ cl_int check_properties(const cl_context_properties* props, std::vector<cl_conte
 
 using context_notify_fn = void(CL_CALLBACK*)(const char*, const void*, size_t, void*);
 
-cl_context make_context(api_call& c, const cl_context_properties* props, std::vector<cl_device_id> devs,
-                        context_notify_fn notify, void* data, cl_int* err) {
+cl_context make_context(api_call& c, const cl_context_properties* props,
+                        std::vector<cl_device_id> devs, context_notify_fn notify, void* data,
+                        cl_int* err) {
   if (!notify && data) return c.fail<cl_context>(err, CL_INVALID_VALUE);
   std::vector<cl_context_properties> p;
   if (cl_int s = check_properties(props, p)) return c.fail<cl_context>(err, s);
@@ -42,7 +45,8 @@ cl_context make_context(api_call& c, const cl_context_properties* props, std::ve
   for (cl_device_id d : devs) {
     device_state& dev = rt().devices[d->index];
     if (dev.cfg.context_cost == 0) continue;
-    _cl_context::device_charge charge{.device = d->index, .bytes = dev.cfg.context_cost, .where = {}};
+    _cl_context::device_charge charge{
+        .device = d->index, .bytes = dev.cfg.context_cost, .where = {}};
     if (!dev.memory.try_commit(charge.bytes, charge.where)) {
       for (const auto& o : own) rt().devices[o.device].memory.release(o.where, o.bytes);
       return c.fail<cl_context>(err, CL_OUT_OF_RESOURCES);
@@ -71,8 +75,9 @@ cl_context make_context(api_call& c, const cl_context_properties* props, std::ve
   return ctx;
 }
 
-cl_context CL_API_CALL CreateContext(const cl_context_properties* props, cl_uint n, const cl_device_id* devices,
-                                     context_notify_fn notify, void* data, cl_int* err) {
+cl_context CL_API_CALL CreateContext(const cl_context_properties* props, cl_uint n,
+                                     const cl_device_id* devices, context_notify_fn notify,
+                                     void* data, cl_int* err) {
   api_call c(rt(), entry_point::clCreateContext);
   if (cl_int f = c.fault()) {
     if (err) *err = f;
@@ -96,8 +101,9 @@ cl_context CL_API_CALL CreateContext(const cl_context_properties* props, cl_uint
   return make_context(c, props, std::move(devs), notify, data, err);
 }
 
-cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props, cl_device_type type,
-                                             context_notify_fn notify, void* data, cl_int* err) {
+cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props,
+                                             cl_device_type type, context_notify_fn notify,
+                                             void* data, cl_int* err) {
   api_call c(rt(), entry_point::clCreateContextFromType);
   if (cl_int f = c.fault()) {
     if (err) *err = f;
@@ -119,20 +125,24 @@ cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props,
   return make_context(c, props, std::move(devs), notify, data, err);
 }
 
-cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetContextInfo(cl_context h, cl_context_info param, size_t size, void* value,
+                                  size_t* size_ret) {
   api_call c(rt(), entry_point::clGetContextInfo);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.ret(CL_INVALID_CONTEXT);
   switch (param) {
-    case CL_CONTEXT_REFERENCE_COUNT: return c.ret(set_info_v(size, value, size_ret, cl_uint{ctx->refs + ctx->holds}));
+    case CL_CONTEXT_REFERENCE_COUNT:
+      return c.ret(set_info_v(size, value, size_ret, cl_uint{ctx->refs + ctx->holds}));
     case CL_CONTEXT_NUM_DEVICES:
       return c.ret(set_info_v(size, value, size_ret, static_cast<cl_uint>(ctx->devices.size())));
     case CL_CONTEXT_DEVICES:
-      return c.ret(set_info(size, value, size_ret, ctx->devices.data(), ctx->devices.size() * sizeof(cl_device_id)));
+      return c.ret(set_info(size, value, size_ret, ctx->devices.data(),
+                            ctx->devices.size() * sizeof(cl_device_id)));
     case CL_CONTEXT_PROPERTIES:
       return c.ret(set_info(size, value, size_ret, ctx->properties.data(),
                             ctx->properties.size() * sizeof(cl_context_properties)));
-    default: return c.ret(CL_INVALID_VALUE);
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 

@@ -12,8 +12,9 @@
 namespace mockcl {
 namespace {
 
-cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking, size_t offset, size_t size,
-                 const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_bool blocking,
+                 size_t offset, size_t size, const void* ptr, cl_uint n, const cl_event* wait,
+                 cl_event* out) {
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -25,8 +26,10 @@ cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_boo
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
   if (host_access_refused(m->flags, write)) return c.ret(CL_INVALID_OPERATION);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
-  _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write", entry_point::clEnqueueWriteBuffer, n, wait)
-                        : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read", entry_point::clEnqueueReadBuffer, n, wait);
+  _cl_event* ev = write ? rt().new_command(q, CL_COMMAND_WRITE_BUFFER, "write",
+                                           entry_point::clEnqueueWriteBuffer, n, wait)
+                        : rt().new_command(q, CL_COMMAND_READ_BUFFER, "read",
+                                           entry_point::clEnqueueReadBuffer, n, wait);
   add_mem(ev, m);
   ev->host = const_cast<void*>(ptr);
   ev->offset = offset;
@@ -34,30 +37,36 @@ cl_int rw_buffer(api_call& c, bool write, cl_command_queue h, cl_mem buf, cl_boo
   return c.ret(finish_command(c, ev, out, blocking));
 }
 
-cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
-                                     void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset,
+                                     size_t size, void* ptr, cl_uint n, const cl_event* wait,
+                                     cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueReadBuffer);
   return rw_buffer(c, false, q, b, blocking, offset, size, ptr, n, wait, out);
 }
 
-cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
-                                      const void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset,
+                                      size_t size, const void* ptr, cl_uint n, const cl_event* wait,
+                                      cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueWriteBuffer);
   return rw_buffer(c, true, q, b, blocking, offset, size, ptr, n, wait, out);
 }
 
-cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst, size_t src_off, size_t dst_off,
-                                     size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst, size_t src_off,
+                                     size_t dst_off, size_t size, cl_uint n, const cl_event* wait,
+                                     cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueCopyBuffer);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   _cl_mem *ms, *md;
-  if ((s = check_mem(q, src, src_off, size, ms)) || (s = check_mem(q, dst, dst_off, size, md))) return c.ret(s);
+  if ((s = check_mem(q, src, src_off, size, ms)) || (s = check_mem(q, dst, dst_off, size, md)))
+    return c.ret(s);
   if (size == 0) return c.ret(CL_INVALID_VALUE);
-  if (ms == md && src_off < dst_off + size && dst_off < src_off + size) return c.ret(CL_MEM_COPY_OVERLAP);
+  if (ms == md && src_off < dst_off + size && dst_off < src_off + size)
+    return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy", entry_point::clEnqueueCopyBuffer, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy",
+                                   entry_point::clEnqueueCopyBuffer, n, wait);
   add_mem(ev, ms);
   add_mem(ev, md);
   ev->src_offset = src_off;
@@ -176,8 +185,9 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void* pattern, size_t pattern_size,
-                                     size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void* pattern,
+                                     size_t pattern_size, size_t offset, size_t size, cl_uint n,
+                                     const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueFillBuffer);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -190,17 +200,19 @@ cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue h, cl_mem buf, const void*
       offset % pattern_size || size % pattern_size)
     return c.ret(CL_INVALID_VALUE);
   if ((s = rt().use_mem(m, q))) return c.ret(s);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_FILL_BUFFER, "fill", entry_point::clEnqueueFillBuffer, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_FILL_BUFFER, "fill",
+                                   entry_point::clEnqueueFillBuffer, n, wait);
   add_mem(ev, m);
-  ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
+  ev->pattern.assign(static_cast<const unsigned char*>(pattern),
+                     static_cast<const unsigned char*>(pattern) + pattern_size);
   ev->offset = offset;
   ev->bytes = size;
   return c.ret(finish_command(c, ev, out, false));
 }
 
-void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool blocking, cl_map_flags flags,
-                                   size_t offset, size_t size, cl_uint n, const cl_event* wait, cl_event* out,
-                                   cl_int* err) {
+void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool blocking,
+                                   cl_map_flags flags, size_t offset, size_t size, cl_uint n,
+                                   const cl_event* wait, cl_event* out, cl_int* err) {
   api_call c(rt(), entry_point::clEnqueueMapBuffer);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -222,8 +234,10 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   if (!copy && !backing && !b) return c.fail<void*>(err, CL_MAP_FAILURE);
   void* p = b ? b + offset : nullptr;
   if (backing && !(p = rt().map_backing(m, flags, offset, size, s))) return c.fail<void*>(err, s);
-  if (copy && !(p = rt().map_copy(m, flags, offset, size, host_at))) return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
+  if (copy && !(p = rt().map_copy(m, flags, offset, size, host_at)))
+    return c.fail<void*>(err, CL_OUT_OF_HOST_MEMORY);
+  _cl_event* ev =
+      rt().new_command(q, CL_COMMAND_MAP_BUFFER, "map", entry_point::clEnqueueMapBuffer, n, wait);
   add_mem(ev, m);
   ev->offset = offset;
   ev->bytes = size;
@@ -232,12 +246,13 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   s = finish_command(c, ev, out, blocking);
   if (err) *err = s;
   c.ret(s);
-  if (s != CL_SUCCESS && (copy || backing)) rt().cancel_map(m, p);  // the caller has no pointer to unmap
+  if (s != CL_SUCCESS && (copy || backing))
+    rt().cancel_map(m, p);  // the caller has no pointer to unmap
   return s == CL_SUCCESS ? p : nullptr;
 }
 
-cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* ptr, cl_uint n, const cl_event* wait,
-                                         cl_event* out) {
+cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* ptr, cl_uint n,
+                                         const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueUnmapMemObject);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -255,21 +270,23 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
     if (m->map_count <= copies || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
   }
   --m->map_count;
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap", entry_point::clEnqueueUnmapMemObject, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap",
+                                   entry_point::clEnqueueUnmapMemObject, n, wait);
   add_mem(ev, m);
   if (copy) ev->host = ptr;
   return c.ret(finish_command(c, ev, out, false));
 }
 
 cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, const cl_mem* list,
-                                            cl_mem_migration_flags flags, cl_uint n, const cl_event* wait,
-                                            cl_event* out) {
+                                            cl_mem_migration_flags flags, cl_uint n,
+                                            const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueMigrateMemObjects);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (num == 0 || !list) return c.ret(CL_INVALID_VALUE);
-  if (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)) return c.ret(CL_INVALID_VALUE);
+  if (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED))
+    return c.ret(CL_INVALID_VALUE);
   std::vector<_cl_mem*> ms;
   for (cl_uint i = 0; i < num; ++i) {
     _cl_mem* m;
@@ -281,7 +298,8 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
     for (_cl_mem* m : ms)
       if ((s = rt().use_mem(m, q))) return c.ret(s);
   }
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate", entry_point::clEnqueueMigrateMemObjects, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate",
+                                   entry_point::clEnqueueMigrateMemObjects, n, wait);
   for (_cl_mem* m : ms) add_mem(ev, m);
   ev->to_host = flags & CL_MIGRATE_MEM_OBJECT_HOST;
   return c.ret(finish_command(c, ev, out, false));
@@ -316,9 +334,9 @@ cl_int check_ndrange(const compute_shape& device, _cl_kernel* k, cl_uint dims, c
   return items > kernel_max ? CL_INVALID_WORK_GROUP_SIZE : CL_SUCCESS;
 }
 
-cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue h, cl_kernel kh, cl_uint dims,
-              const size_t* offset, const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
-              cl_event* out) {
+cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue h, cl_kernel kh,
+              cl_uint dims, const size_t* offset, const size_t* global, const size_t* local,
+              cl_uint n, const cl_event* wait, cl_event* out) {
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -327,7 +345,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
   c.handle("kernel", k);
   if (k->program->context != q->context) return c.ret(CL_INVALID_CONTEXT);
   if (type == CL_COMMAND_NDRANGE_KERNEL &&
-      (s = check_ndrange(device_shape(rt().devices[q->device->index].cfg.gpu), k, dims, offset, global, local)))
+      (s = check_ndrange(device_shape(rt().devices[q->device->index].cfg.gpu), k, dims, offset,
+                         global, local)))
     return c.ret(s);
   std::vector<_cl_mem*> ms;
   std::vector<svm_allocation*> blocks;
@@ -343,7 +362,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
       if (!b || b->freed) return c.ret(CL_INVALID_KERNEL_ARGS);
       blocks.push_back(b);
     }
-    if (a.sampler && !rt().sampler(a.sampler)) return c.ret(CL_INVALID_KERNEL_ARGS);  // Released since.
+    if (a.sampler && !rt().sampler(a.sampler))
+      return c.ret(CL_INVALID_KERNEL_ARGS);  // Released since.
   }
   for (_cl_mem* m : ms)
     if ((s = rt().use_mem(m, q))) return c.ret(s);
@@ -373,21 +393,24 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
-                                        const size_t* global, const size_t* local, cl_uint n, const cl_event* wait,
+cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims,
+                                        const size_t* offset, const size_t* global,
+                                        const size_t* local, cl_uint n, const cl_event* wait,
                                         cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueNDRangeKernel);
-  return launch(c, entry_point::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims, offset, global, local, n,
-                wait, out);
+  return launch(c, entry_point::clEnqueueNDRangeKernel, CL_COMMAND_NDRANGE_KERNEL, q, k, dims,
+                offset, global, local, n, wait, out);
 }
 
-cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel k, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel k, cl_uint n, const cl_event* wait,
+                               cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueTask);
-  return launch(c, entry_point::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, nullptr, nullptr, n, wait, out);
+  return launch(c, entry_point::clEnqueueTask, CL_COMMAND_TASK, q, k, 1, nullptr, nullptr, nullptr,
+                n, wait, out);
 }
 
-cl_int sync_command(api_call& c, entry_point e, cl_command_type type, const char* kind, cl_command_queue h, cl_uint n,
-                    const cl_event* wait, cl_event* out) {
+cl_int sync_command(api_call& c, entry_point e, cl_command_type type, const char* kind,
+                    cl_command_queue h, cl_uint n, const cl_event* wait, cl_event* out) {
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
@@ -395,32 +418,39 @@ cl_int sync_command(api_call& c, entry_point e, cl_command_type type, const char
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait,
+                                             cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueMarkerWithWaitList);
-  return sync_command(c, entry_point::clEnqueueMarkerWithWaitList, CL_COMMAND_MARKER, "marker", q, n, wait, out);
+  return sync_command(c, entry_point::clEnqueueMarkerWithWaitList, CL_COMMAND_MARKER, "marker", q,
+                      n, wait, out);
 }
 
-cl_int CL_API_CALL EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n, const cl_event* wait,
+                                              cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueBarrierWithWaitList);
-  return sync_command(c, entry_point::clEnqueueBarrierWithWaitList, CL_COMMAND_BARRIER, "barrier", q, n, wait, out);
+  return sync_command(c, entry_point::clEnqueueBarrierWithWaitList, CL_COMMAND_BARRIER, "barrier",
+                      q, n, wait, out);
 }
 
 cl_int CL_API_CALL EnqueueMarker(cl_command_queue q, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueMarker);
   if (!out) return c.ret(CL_INVALID_VALUE);
-  return sync_command(c, entry_point::clEnqueueMarker, CL_COMMAND_MARKER, "marker", q, 0, nullptr, out);
+  return sync_command(c, entry_point::clEnqueueMarker, CL_COMMAND_MARKER, "marker", q, 0, nullptr,
+                      out);
 }
 
 cl_int CL_API_CALL EnqueueBarrier(cl_command_queue q) {
   api_call c(rt(), entry_point::clEnqueueBarrier);
-  return sync_command(c, entry_point::clEnqueueBarrier, CL_COMMAND_BARRIER, "barrier", q, 0, nullptr, nullptr);
+  return sync_command(c, entry_point::clEnqueueBarrier, CL_COMMAND_BARRIER, "barrier", q, 0,
+                      nullptr, nullptr);
 }
 
 cl_int CL_API_CALL EnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event* wait) {
   api_call c(rt(), entry_point::clEnqueueWaitForEvents);
   if (n == 0 || !wait) return c.ret(CL_INVALID_VALUE);
   // 1.1 semantics: later commands wait for these events, i.e. a barrier with a wait list.
-  return sync_command(c, entry_point::clEnqueueWaitForEvents, CL_COMMAND_BARRIER, "wait_for_events", q, n, wait, nullptr);
+  return sync_command(c, entry_point::clEnqueueWaitForEvents, CL_COMMAND_BARRIER, "wait_for_events",
+                      q, n, wait, nullptr);
 }
 
 }  // namespace

@@ -22,23 +22,30 @@ cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
   return c.ret(worst < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS);
 }
 
-cl_int CL_API_CALL GetEventInfo(cl_event h, cl_event_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetEventInfo(cl_event h, cl_event_info param, size_t size, void* value,
+                                size_t* size_ret) {
   api_call c(rt(), entry_point::clGetEventInfo);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_EVENT_COMMAND_QUEUE: return v(static_cast<cl_command_queue>(e->queue));
-    case CL_EVENT_CONTEXT: return v(e->context);
-    case CL_EVENT_COMMAND_TYPE: return v(e->command_type);
-    case CL_EVENT_COMMAND_EXECUTION_STATUS: return v(e->status);
-    case CL_EVENT_REFERENCE_COUNT: return v(cl_uint{e->refs + e->holds});
-    default: return c.ret(CL_INVALID_VALUE);
+    case CL_EVENT_COMMAND_QUEUE:
+      return v(static_cast<cl_command_queue>(e->queue));
+    case CL_EVENT_CONTEXT:
+      return v(e->context);
+    case CL_EVENT_COMMAND_TYPE:
+      return v(e->command_type);
+    case CL_EVENT_COMMAND_EXECUTION_STATUS:
+      return v(e->status);
+    case CL_EVENT_REFERENCE_COUNT:
+      return v(cl_uint{e->refs + e->holds});
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 
-cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, size_t size, void* value,
-                                         size_t* size_ret) {
+cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, size_t size,
+                                         void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetEventProfilingInfo);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
@@ -49,11 +56,21 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event h, cl_profiling_info param, si
   const bool real = e->real[0] != 0;
   cl_ulong t;
   switch (param) {
-    case CL_PROFILING_COMMAND_QUEUED: t = real ? e->real[0] : e->queued; break;
-    case CL_PROFILING_COMMAND_SUBMIT: t = real ? e->real[1] : e->submitted; break;
-    case CL_PROFILING_COMMAND_START: t = real ? e->real[2] : e->started; break;
-    case CL_PROFILING_COMMAND_END: case CL_PROFILING_COMMAND_COMPLETE: t = real ? e->real[3] : e->ended; break;
-    default: return c.ret(CL_INVALID_VALUE);
+    case CL_PROFILING_COMMAND_QUEUED:
+      t = real ? e->real[0] : e->queued;
+      break;
+    case CL_PROFILING_COMMAND_SUBMIT:
+      t = real ? e->real[1] : e->submitted;
+      break;
+    case CL_PROFILING_COMMAND_START:
+      t = real ? e->real[2] : e->started;
+      break;
+    case CL_PROFILING_COMMAND_END:
+    case CL_PROFILING_COMMAND_COMPLETE:
+      t = real ? e->real[3] : e->ended;
+      break;
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
   return c.ret(set_info_v(size, value, size_ret, t));
 }
@@ -98,12 +115,13 @@ cl_int CL_API_CALL SetUserEventStatus(cl_event h, cl_int status) {
   return c.ret(CL_SUCCESS);
 }
 
-cl_int CL_API_CALL SetEventCallback(cl_event h, cl_int type, void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
-                                    void* data) {
+cl_int CL_API_CALL SetEventCallback(cl_event h, cl_int type,
+                                    void(CL_CALLBACK* fn)(cl_event, cl_int, void*), void* data) {
   api_call c(rt(), entry_point::clSetEventCallback);
   _cl_event* e = rt().event(h);
   if (!e) return c.ret(CL_INVALID_EVENT);
-  if (!fn || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING)) return c.ret(CL_INVALID_VALUE);
+  if (!fn || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING))
+    return c.ret(CL_INVALID_VALUE);
   e->callbacks.push_back({type, fn, data});
   if (e->status <= type) rt().set_status(e, e->status);  // Already there: call it now.
   return c.ret(CL_SUCCESS);

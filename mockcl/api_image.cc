@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "mockcl/retain_release.h"
 #include "mockcl/mem_flags.h"
+#include "mockcl/retain_release.h"
 #include "mockcl/runtime.h"
 
 namespace mockcl {
@@ -23,11 +23,22 @@ void image_extent(const cl_image_desc& d, size_t out[3]) {
   out[0] = d.image_width;
   out[1] = out[2] = 1;
   switch (d.image_type) {
-    case CL_MEM_OBJECT_IMAGE1D_ARRAY: out[1] = d.image_array_size; break;
-    case CL_MEM_OBJECT_IMAGE2D: out[1] = d.image_height; break;
-    case CL_MEM_OBJECT_IMAGE2D_ARRAY: out[1] = d.image_height; out[2] = d.image_array_size; break;
-    case CL_MEM_OBJECT_IMAGE3D: out[1] = d.image_height; out[2] = d.image_depth; break;
-    default: break;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+      out[1] = d.image_array_size;
+      break;
+    case CL_MEM_OBJECT_IMAGE2D:
+      out[1] = d.image_height;
+      break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+      out[1] = d.image_height;
+      out[2] = d.image_array_size;
+      break;
+    case CL_MEM_OBJECT_IMAGE3D:
+      out[1] = d.image_height;
+      out[2] = d.image_depth;
+      break;
+    default:
+      break;
   }
 }
 
@@ -37,10 +48,15 @@ namespace {
 // the type with no extent (OpenCL 3.0: CL_INVALID_IMAGE_DESCRIPTOR).
 cl_int check_desc(const cl_image_desc& d) {
   switch (d.image_type) {
-    case CL_MEM_OBJECT_IMAGE1D: case CL_MEM_OBJECT_IMAGE1D_BUFFER: case CL_MEM_OBJECT_IMAGE1D_ARRAY:
-    case CL_MEM_OBJECT_IMAGE2D: case CL_MEM_OBJECT_IMAGE2D_ARRAY: case CL_MEM_OBJECT_IMAGE3D:
+    case CL_MEM_OBJECT_IMAGE1D:
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE2D:
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE3D:
       break;
-    default: return CL_INVALID_IMAGE_DESCRIPTOR;
+    default:
+      return CL_INVALID_IMAGE_DESCRIPTOR;
   }
   size_t ext[3];
   image_extent(d, ext);
@@ -55,14 +71,21 @@ cl_int check_sampler_properties(const cl_sampler_properties* p) {
     int key;
     bool ok;
     switch (p[0]) {
-      case CL_SAMPLER_NORMALIZED_COORDS: key = 0; ok = v == CL_TRUE || v == CL_FALSE; break;
+      case CL_SAMPLER_NORMALIZED_COORDS:
+        key = 0;
+        ok = v == CL_TRUE || v == CL_FALSE;
+        break;
       case CL_SAMPLER_ADDRESSING_MODE:
         key = 1;
         ok = v == CL_ADDRESS_NONE || v == CL_ADDRESS_CLAMP_TO_EDGE || v == CL_ADDRESS_CLAMP ||
              v == CL_ADDRESS_REPEAT || v == CL_ADDRESS_MIRRORED_REPEAT;
         break;
-      case CL_SAMPLER_FILTER_MODE: key = 2; ok = v == CL_FILTER_NEAREST || v == CL_FILTER_LINEAR; break;
-      default: return CL_INVALID_VALUE;
+      case CL_SAMPLER_FILTER_MODE:
+        key = 2;
+        ok = v == CL_FILTER_NEAREST || v == CL_FILTER_LINEAR;
+        break;
+      default:
+        return CL_INVALID_VALUE;
     }
     if (!ok || seen[key]) return CL_INVALID_VALUE;
     seen[key] = true;
@@ -79,7 +102,8 @@ cl_int check_limits(const cl_image_desc& d) {
     return p.d->clGetDeviceInfo(p.device, param, sizeof v, &v, nullptr) == CL_SUCCESS ? v : 0;
   };
   const bool three = d.image_type == CL_MEM_OBJECT_IMAGE3D;
-  const bool array = d.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY || d.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  const bool array =
+      d.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY || d.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
   size_t max[3] = {limit(three ? CL_DEVICE_IMAGE3D_MAX_WIDTH : CL_DEVICE_IMAGE2D_MAX_WIDTH),
                    limit(three ? CL_DEVICE_IMAGE3D_MAX_HEIGHT : CL_DEVICE_IMAGE2D_MAX_HEIGHT),
                    three ? limit(CL_DEVICE_IMAGE3D_MAX_DEPTH) : 1};
@@ -97,21 +121,26 @@ cl_int check_limits(const cl_image_desc& d) {
 // OpenCL's channel orders and types (CL_INVALID_IMAGE_FORMAT_DESCRIPTOR otherwise), and among
 // them those POCL supports for the type and flags (CL_IMAGE_FORMAT_NOT_SUPPORTED otherwise, where
 // POCL itself would answer CL_INVALID_OPERATION).
-cl_int check_format(cl_context pc, cl_mem_flags flags, cl_mem_object_type type, const cl_image_format& f) {
+cl_int check_format(cl_context pc, cl_mem_flags flags, cl_mem_object_type type,
+                    const cl_image_format& f) {
   if (f.image_channel_order < CL_R || f.image_channel_order > CL_ABGR ||
-      f.image_channel_data_type < CL_SNORM_INT8 || f.image_channel_data_type > CL_UNORM_INT_101010_2)
+      f.image_channel_data_type < CL_SNORM_INT8 ||
+      f.image_channel_data_type > CL_UNORM_INT_101010_2)
     return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
   const cl_icd_dispatch& d = *rt().pocl->d;
   // Only the access bits: the host-pointer flags do not change what POCL supports.
   const cl_mem_flags given = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
   const cl_mem_flags access = given ? given : CL_MEM_READ_WRITE;  // None given: read-write.
   cl_uint n = 0;
-  if (d.clGetSupportedImageFormats(pc, access, type, 0, nullptr, &n) != CL_SUCCESS) return CL_SUCCESS;
+  if (d.clGetSupportedImageFormats(pc, access, type, 0, nullptr, &n) != CL_SUCCESS)
+    return CL_SUCCESS;
   std::vector<cl_image_format> all(n);
-  if (n == 0 || d.clGetSupportedImageFormats(pc, access, type, n, all.data(), nullptr) != CL_SUCCESS)
+  if (n == 0 ||
+      d.clGetSupportedImageFormats(pc, access, type, n, all.data(), nullptr) != CL_SUCCESS)
     return CL_SUCCESS;  // POCL's creation decides.
   for (const cl_image_format& g : all)
-    if (g.image_channel_order == f.image_channel_order && g.image_channel_data_type == f.image_channel_data_type)
+    if (g.image_channel_order == f.image_channel_order &&
+        g.image_channel_data_type == f.image_channel_data_type)
       return CL_SUCCESS;
   return CL_IMAGE_FORMAT_NOT_SUPPORTED;
 }
@@ -139,17 +168,21 @@ cl_mem create_image(api_call& c, cl_context h, cl_mem_flags flags, const cl_imag
   cl_mem_flags own_flags = flags;
   if (desc->mem_object) {
     buffer = r.mem(desc->mem_object);
-    if (!buffer || buffer->is_image() || buffer->context != ctx) return c.fail<cl_mem>(err, CL_INVALID_IMAGE_DESCRIPTOR);
+    if (!buffer || buffer->is_image() || buffer->context != ctx)
+      return c.fail<cl_mem>(err, CL_INVALID_IMAGE_DESCRIPTOR);
     // An image on a buffer takes the access bits it does not give from the buffer, and its
     // host-pointer bits (OpenCL 3.0, clCreateImage).
-    if (cl_int bad = derived_mem_flags(buffer->flags, flags, own_flags)) return c.fail<cl_mem>(err, bad);
+    if (cl_int bad = derived_mem_flags(buffer->flags, flags, own_flags))
+      return c.fail<cl_mem>(err, bad);
   }
-  if (cl_int bad = check_format(pc, own_flags, desc->image_type, *format)) return c.fail<cl_mem>(err, bad);
+  if (cl_int bad = check_format(pc, own_flags, desc->image_type, *format))
+    return c.fail<cl_mem>(err, bad);
   cl_int s = CL_SUCCESS;
   cl_mem pm = r.pocl_create_image(ctx, flags, format, desc, buffer, host_ptr, s);
   if (!pm) return c.fail<cl_mem>(err, s);
   size_t element = 0;
-  if ((s = r.pocl->d->clGetImageInfo(pm, CL_IMAGE_ELEMENT_SIZE, sizeof element, &element, nullptr))) {
+  if ((s = r.pocl->d->clGetImageInfo(pm, CL_IMAGE_ELEMENT_SIZE, sizeof element, &element,
+                                     nullptr))) {
     r.pocl->d->clReleaseMemObject(pm);
     return c.fail<cl_mem>(err, s);
   }
@@ -190,9 +223,10 @@ cl_mem CL_API_CALL CreateImage(cl_context ctx, cl_mem_flags flags, const cl_imag
   return create_image(c, ctx, flags, format, desc, host_ptr, err);
 }
 
-cl_mem CL_API_CALL CreateImageWithProperties(cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
-                                             const cl_image_format* format, const cl_image_desc* desc,
-                                             void* host_ptr, cl_int* err) {
+cl_mem CL_API_CALL CreateImageWithProperties(cl_context ctx, const cl_mem_properties* props,
+                                             cl_mem_flags flags, const cl_image_format* format,
+                                             const cl_image_desc* desc, void* host_ptr,
+                                             cl_int* err) {
   api_call c(rt(), entry_point::clCreateImageWithProperties);
   if (props && props[0] != 0) {  // No image property is supported (as for buffers).
     if (err) *err = CL_INVALID_PROPERTY;
@@ -203,8 +237,8 @@ cl_mem CL_API_CALL CreateImageWithProperties(cl_context ctx, const cl_mem_proper
   return m;
 }
 
-cl_mem CL_API_CALL CreateImage2D(cl_context ctx, cl_mem_flags flags, const cl_image_format* format, size_t w,
-                                 size_t h, size_t pitch, void* host_ptr, cl_int* err) {
+cl_mem CL_API_CALL CreateImage2D(cl_context ctx, cl_mem_flags flags, const cl_image_format* format,
+                                 size_t w, size_t h, size_t pitch, void* host_ptr, cl_int* err) {
   api_call c(rt(), entry_point::clCreateImage2D);
   cl_image_desc d{};
   d.image_type = CL_MEM_OBJECT_IMAGE2D;
@@ -214,9 +248,9 @@ cl_mem CL_API_CALL CreateImage2D(cl_context ctx, cl_mem_flags flags, const cl_im
   return create_image(c, ctx, flags, format, &d, host_ptr, err);
 }
 
-cl_mem CL_API_CALL CreateImage3D(cl_context ctx, cl_mem_flags flags, const cl_image_format* format, size_t w,
-                                 size_t h, size_t depth, size_t row_pitch, size_t slice_pitch, void* host_ptr,
-                                 cl_int* err) {
+cl_mem CL_API_CALL CreateImage3D(cl_context ctx, cl_mem_flags flags, const cl_image_format* format,
+                                 size_t w, size_t h, size_t depth, size_t row_pitch,
+                                 size_t slice_pitch, void* host_ptr, cl_int* err) {
   api_call c(rt(), entry_point::clCreateImage3D);
   cl_image_desc d{};
   d.image_type = CL_MEM_OBJECT_IMAGE3D;
@@ -228,7 +262,8 @@ cl_mem CL_API_CALL CreateImage3D(cl_context ctx, cl_mem_flags flags, const cl_im
   return create_image(c, ctx, flags, format, &d, host_ptr, err);
 }
 
-cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags flags, cl_mem_object_type type, cl_uint n,
+cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags flags,
+                                            cl_mem_object_type type, cl_uint n,
                                             cl_image_format* formats, cl_uint* n_ret) {
   api_call c(rt(), entry_point::clGetSupportedImageFormats);
   _cl_context* ctx = rt().context(h);
@@ -246,7 +281,8 @@ cl_int CL_API_CALL GetSupportedImageFormats(cl_context h, cl_mem_flags flags, cl
   return c.ret(rt().pocl->d->clGetSupportedImageFormats(pc, flags, type, n, formats, n_ret));
 }
 
-cl_int CL_API_CALL GetImageInfo(cl_mem h, cl_image_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetImageInfo(cl_mem h, cl_image_info param, size_t size, void* value,
+                                size_t* size_ret) {
   api_call c(rt(), entry_point::clGetImageInfo);
   _cl_mem* m = image(h);
   if (!m) return c.ret(CL_INVALID_MEM_OBJECT);
@@ -259,7 +295,8 @@ cl_int CL_API_CALL GetImageInfo(cl_mem h, cl_image_info param, size_t size, void
 
 // ---- Samplers ----
 
-cl_sampler create_sampler(api_call& c, cl_context h, const cl_sampler_properties* props, cl_int* err) {
+cl_sampler create_sampler(api_call& c, cl_context h, const cl_sampler_properties* props,
+                          cl_int* err) {
   mock_runtime& r = rt();
   if (cl_int f = c.fault()) return c.fail<cl_sampler>(err, f);
   _cl_context* ctx = r.context(h);
@@ -273,7 +310,8 @@ cl_sampler create_sampler(api_call& c, cl_context h, const cl_sampler_properties
   sm->context = ctx;
   sm->pocl_sampler = ps;
   sm->properties.clear();
-  for (const cl_sampler_properties* p = props; p && *p; p += 2) sm->properties.insert(sm->properties.end(), p, p + 2);
+  for (const cl_sampler_properties* p = props; p && *p; p += 2)
+    sm->properties.insert(sm->properties.end(), p, p + 2);
   if (props) sm->properties.push_back(0);
   r.hold(ctx);
   c.handle("ret", sm);
@@ -282,32 +320,45 @@ cl_sampler create_sampler(api_call& c, cl_context h, const cl_sampler_properties
   return sm;
 }
 
-cl_sampler CL_API_CALL CreateSamplerWithProperties(cl_context ctx, const cl_sampler_properties* props, cl_int* err) {
+cl_sampler CL_API_CALL CreateSamplerWithProperties(cl_context ctx,
+                                                   const cl_sampler_properties* props,
+                                                   cl_int* err) {
   api_call c(rt(), entry_point::clCreateSamplerWithProperties);
   return create_sampler(c, ctx, props, err);
 }
 
-cl_sampler CL_API_CALL CreateSampler(cl_context ctx, cl_bool normalized, cl_addressing_mode addressing,
-                                     cl_filter_mode filter, cl_int* err) {
+cl_sampler CL_API_CALL CreateSampler(cl_context ctx, cl_bool normalized,
+                                     cl_addressing_mode addressing, cl_filter_mode filter,
+                                     cl_int* err) {
   api_call c(rt(), entry_point::clCreateSampler);
-  const cl_sampler_properties props[] = {CL_SAMPLER_NORMALIZED_COORDS, normalized, CL_SAMPLER_ADDRESSING_MODE,
-                                         addressing, CL_SAMPLER_FILTER_MODE, filter, 0};
+  const cl_sampler_properties props[] = {CL_SAMPLER_NORMALIZED_COORDS,
+                                         normalized,
+                                         CL_SAMPLER_ADDRESSING_MODE,
+                                         addressing,
+                                         CL_SAMPLER_FILTER_MODE,
+                                         filter,
+                                         0};
   cl_sampler s = create_sampler(c, ctx, props, err);
   if (s) s->properties.clear();  // Made by clCreateSampler: CL_SAMPLER_PROPERTIES is empty.
   return s;
 }
 
-cl_int CL_API_CALL GetSamplerInfo(cl_sampler h, cl_sampler_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetSamplerInfo(cl_sampler h, cl_sampler_info param, size_t size, void* value,
+                                  size_t* size_ret) {
   api_call c(rt(), entry_point::clGetSamplerInfo);
   _cl_sampler* s = rt().sampler(h);
   if (!s) return c.ret(CL_INVALID_SAMPLER);
   switch (param) {
-    case CL_SAMPLER_REFERENCE_COUNT: return c.ret(set_info_v(size, value, size_ret, cl_uint{s->refs + s->holds}));
-    case CL_SAMPLER_CONTEXT: return c.ret(set_info_v(size, value, size_ret, cl_context{s->context}));
+    case CL_SAMPLER_REFERENCE_COUNT:
+      return c.ret(set_info_v(size, value, size_ret, cl_uint{s->refs + s->holds}));
+    case CL_SAMPLER_CONTEXT:
+      return c.ret(set_info_v(size, value, size_ret, cl_context{s->context}));
     case CL_SAMPLER_PROPERTIES:
-      return c.ret(set_info(size, value, size_ret, s->properties.empty() ? nullptr : s->properties.data(),
+      return c.ret(set_info(size, value, size_ret,
+                            s->properties.empty() ? nullptr : s->properties.data(),
                             s->properties.size() * sizeof(cl_sampler_properties)));
-    default: return c.ret(rt().pocl->d->clGetSamplerInfo(s->pocl_sampler, param, size, value, size_ret));
+    default:
+      return c.ret(rt().pocl->d->clGetSamplerInfo(s->pocl_sampler, param, size, value, size_ret));
   }
 }
 

@@ -78,7 +78,8 @@ cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) 
   if (!name) return c.fail<cl_kernel>(err, CL_INVALID_VALUE);
   bool known = p->kernel_names.empty();
   for (const auto& k : p->kernel_names) known = known || k == name;
-  if (!known || (rt().pocl && p->kernel_names.empty())) return c.fail<cl_kernel>(err, CL_INVALID_KERNEL_NAME);
+  if (!known || (rt().pocl && p->kernel_names.empty()))
+    return c.fail<cl_kernel>(err, CL_INVALID_KERNEL_NAME);
   cl_int s;
   _cl_kernel* k = make_kernel(p, name, s);
   if (!k) return c.fail<cl_kernel>(err, s);
@@ -88,7 +89,8 @@ cl_kernel CL_API_CALL CreateKernel(cl_program h, const char* name, cl_int* err) 
   return k;
 }
 
-cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* out, cl_uint* num_ret) {
+cl_int CL_API_CALL CreateKernelsInProgram(cl_program h, cl_uint num, cl_kernel* out,
+                                          cl_uint* num_ret) {
   api_call c(rt(), entry_point::clCreateKernelsInProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
@@ -155,7 +157,8 @@ cl_int check_arg(const kernel_arg_signature& a, size_t size, const void* value) 
       if (value) std::memcpy(&m, value, sizeof m);
       if (!m) return CL_SUCCESS;  // NULL: no buffer.
       _cl_mem* buffer = mem_value(size, value);
-      return buffer && !buffer->is_image() ? CL_SUCCESS : CL_INVALID_MEM_OBJECT;  // An image is no buffer.
+      return buffer && !buffer->is_image() ? CL_SUCCESS
+                                           : CL_INVALID_MEM_OBJECT;  // An image is no buffer.
     }
     case arg_kind::image: {  // Only backing mode with images has them (api_image.cc).
       if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
@@ -220,7 +223,8 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void
   a->svm = const_cast<void*>(value);
   a->size = 0;
   a->value.clear();
-  if (rt().pocl && !value) return c.ret(CL_INVALID_ARG_VALUE);  // kept for the launch as an SVM pointer
+  if (rt().pocl && !value)
+    return c.ret(CL_INVALID_ARG_VALUE);  // kept for the launch as an SVM pointer
   if (value && !rt().find_svm(value)) return c.ret(CL_INVALID_ARG_VALUE);
   return c.ret(CL_SUCCESS);
 }
@@ -230,26 +234,34 @@ cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info, size_t, c
   return c.ret(rt().kernel(h) ? CL_SUCCESS : CL_INVALID_KERNEL);
 }
 
-cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value,
+                                 size_t* size_ret) {
   api_call c(rt(), entry_point::clGetKernelInfo);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_KERNEL_FUNCTION_NAME: return c.ret(set_info_s(size, value, size_ret, k->name));
-    case CL_KERNEL_NUM_ARGS: return v(static_cast<cl_uint>(k->args.size()));
-    case CL_KERNEL_REFERENCE_COUNT: return v(cl_uint{k->refs + k->holds});
-    case CL_KERNEL_CONTEXT: return v(k->program->context);
-    case CL_KERNEL_PROGRAM: return v(k->program);
+    case CL_KERNEL_FUNCTION_NAME:
+      return c.ret(set_info_s(size, value, size_ret, k->name));
+    case CL_KERNEL_NUM_ARGS:
+      return v(static_cast<cl_uint>(k->args.size()));
+    case CL_KERNEL_REFERENCE_COUNT:
+      return v(cl_uint{k->refs + k->holds});
+    case CL_KERNEL_CONTEXT:
+      return v(k->program->context);
+    case CL_KERNEL_PROGRAM:
+      return v(k->program);
     case CL_KERNEL_ATTRIBUTES:
       if (rt().pocl) return c.ret(pocl_kernel_info(rt(), k, param, size, value, size_ret));
       return c.ret(set_info_s(size, value, size_ret, ""));
-    default: return c.ret(CL_INVALID_VALUE);
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 
-cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_work_group_info param, size_t size,
-                                          void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id,
+                                          cl_kernel_work_group_info param, size_t size, void* value,
+                                          size_t* size_ret) {
   api_call c(rt(), entry_point::clGetKernelWorkGroupInfo);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);
@@ -263,14 +275,18 @@ cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel h, cl_device_id, cl_kernel_w
       size_t z[3] = {0, 0, 0};
       return c.ret(set_info(size, value, size_ret, z, sizeof z));
     }
-    case CL_KERNEL_LOCAL_MEM_SIZE: case CL_KERNEL_PRIVATE_MEM_SIZE: return v(cl_ulong{0});
-    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: return v(size_t{32});
-    default: return c.ret(CL_INVALID_VALUE);
+    case CL_KERNEL_LOCAL_MEM_SIZE:
+    case CL_KERNEL_PRIVATE_MEM_SIZE:
+      return v(cl_ulong{0});
+    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
+      return v(size_t{32});
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 
-cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_info param, size_t size, void* value,
-                                    size_t* size_ret) {
+cl_int CL_API_CALL GetKernelArgInfo(cl_kernel h, cl_uint index, cl_kernel_arg_info param,
+                                    size_t size, void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetKernelArgInfo);
   _cl_kernel* k = rt().kernel(h);
   if (!k) return c.ret(CL_INVALID_KERNEL);

@@ -1,8 +1,8 @@
 // Programs. With no backing device a build reads the kernels' signatures from the source
 // (kernel_signature.h): it fails, with a log, only where that reader refuses the source, and the
-// kernel names are the reader's (a binary's are the container's, program_binary.h). In backing mode POCL builds and
-// answers (program_backing.cc), and the signatures are read too, for clSetKernelArg's checks.
-// Kernels: api_kernel.cc.
+// kernel names are the reader's (a binary's are the container's, program_binary.h). In backing mode
+// POCL builds and answers (program_backing.cc), and the signatures are read too, for
+// clSetKernelArg's checks. Kernels: api_kernel.cc.
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -28,21 +28,36 @@ pp_macros program_macros(const std::string& options) {
   pp_macros m;
   const int c_version = o.cl_std != 0 ? o.cl_std : 120;  // OpenCL C 1.2 unless -cl-std says
   m.object_like = {
-      {"__OPENCL_VERSION__", "300"}, {"__OPENCL_C_VERSION__", std::to_string(c_version)},
-      {"CL_VERSION_1_0", "100"},     {"CL_VERSION_1_1", "110"},
-      {"CL_VERSION_1_2", "120"},     {"CL_VERSION_2_0", "200"},
-      {"CL_VERSION_3_0", "300"},     {"__ENDIAN_LITTLE__", "1"},
-      {"CHAR_BIT", "8"},             {"SCHAR_MAX", "127"},
-      {"SCHAR_MIN", "(-127-1)"},     {"UCHAR_MAX", "255"},
-      {"CHAR_MAX", "127"},           {"CHAR_MIN", "(-127-1)"},
-      {"SHRT_MAX", "32767"},         {"SHRT_MIN", "(-32767-1)"},
-      {"USHRT_MAX", "65535"},        {"INT_MAX", "2147483647"},
-      {"INT_MIN", "(-2147483647-1)"}, {"UINT_MAX", "0xffffffffU"},
-      {"LONG_MAX", "0x7fffffffffffffffL"}, {"LONG_MIN", "(-0x7fffffffffffffffL-1)"},
-      {"ULONG_MAX", "0xffffffffffffffffUL"}, {"FLT_DIG", "6"},
-      {"FLT_MANT_DIG", "24"},        {"FLT_MAX_10_EXP", "38"},
-      {"FLT_MAX_EXP", "128"},        {"FLT_MIN_10_EXP", "(-37)"},
-      {"FLT_MIN_EXP", "(-125)"},     {"FLT_RADIX", "2"},
+      {"__OPENCL_VERSION__", "300"},
+      {"__OPENCL_C_VERSION__", std::to_string(c_version)},
+      {"CL_VERSION_1_0", "100"},
+      {"CL_VERSION_1_1", "110"},
+      {"CL_VERSION_1_2", "120"},
+      {"CL_VERSION_2_0", "200"},
+      {"CL_VERSION_3_0", "300"},
+      {"__ENDIAN_LITTLE__", "1"},
+      {"CHAR_BIT", "8"},
+      {"SCHAR_MAX", "127"},
+      {"SCHAR_MIN", "(-127-1)"},
+      {"UCHAR_MAX", "255"},
+      {"CHAR_MAX", "127"},
+      {"CHAR_MIN", "(-127-1)"},
+      {"SHRT_MAX", "32767"},
+      {"SHRT_MIN", "(-32767-1)"},
+      {"USHRT_MAX", "65535"},
+      {"INT_MAX", "2147483647"},
+      {"INT_MIN", "(-2147483647-1)"},
+      {"UINT_MAX", "0xffffffffU"},
+      {"LONG_MAX", "0x7fffffffffffffffL"},
+      {"LONG_MIN", "(-0x7fffffffffffffffL-1)"},
+      {"ULONG_MAX", "0xffffffffffffffffUL"},
+      {"FLT_DIG", "6"},
+      {"FLT_MANT_DIG", "24"},
+      {"FLT_MAX_10_EXP", "38"},
+      {"FLT_MAX_EXP", "128"},
+      {"FLT_MIN_10_EXP", "(-37)"},
+      {"FLT_MIN_EXP", "(-125)"},
+      {"FLT_RADIX", "2"},
   };
   if (caps.images) m.object_like["__IMAGE_SUPPORT__"] = "1";
   std::string extensions = extension_string(caps);
@@ -55,20 +70,24 @@ pp_macros program_macros(const std::string& options) {
   if (c_version >= 300) {
     for (const cl_name_version& f : c_features(caps)) m.object_like[f.name] = "1";
   }
-  for (const char* name : {"MAXFLOAT", "HUGE_VALF", "INFINITY", "NAN", "FLT_MAX", "FLT_MIN", "FLT_EPSILON",
-                           "M_E_F", "M_LOG2E_F", "M_LOG10E_F", "M_LN2_F", "M_LN10_F", "M_PI_F", "M_PI_2_F",
-                           "M_PI_4_F", "M_1_PI_F", "M_2_PI_F", "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"}) {
+  for (const char* name : {"MAXFLOAT", "HUGE_VALF",   "INFINITY",     "NAN",       "FLT_MAX",
+                           "FLT_MIN",  "FLT_EPSILON", "M_E_F",        "M_LOG2E_F", "M_LOG10E_F",
+                           "M_LN2_F",  "M_LN10_F",    "M_PI_F",       "M_PI_2_F",  "M_PI_4_F",
+                           "M_1_PI_F", "M_2_PI_F",    "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"}) {
     m.opaque.insert(name);
   }
   if (caps.fp64) {
-    for (const char* name : {"HUGE_VAL", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "M_E", "M_LOG2E", "M_LOG10E",
-                             "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI", "M_2_PI", "M_2_SQRTPI",
-                             "M_SQRT2", "M_SQRT1_2"}) {
+    for (const char* name : {"HUGE_VAL", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "M_E", "M_LOG2E",
+                             "M_LOG10E", "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI",
+                             "M_2_PI", "M_2_SQRTPI", "M_SQRT2", "M_SQRT1_2"}) {
       m.opaque.insert(name);
     }
-    for (const auto& [name, value] : {std::pair<const char*, const char*>{"DBL_DIG", "15"}, {"DBL_MANT_DIG", "53"},
-                                      {"DBL_MAX_10_EXP", "308"}, {"DBL_MAX_EXP", "1024"},
-                                      {"DBL_MIN_10_EXP", "(-307)"}, {"DBL_MIN_EXP", "(-1021)"}}) {
+    for (const auto& [name, value] : {std::pair<const char*, const char*>{"DBL_DIG", "15"},
+                                      {"DBL_MANT_DIG", "53"},
+                                      {"DBL_MAX_10_EXP", "308"},
+                                      {"DBL_MAX_EXP", "1024"},
+                                      {"DBL_MIN_10_EXP", "(-307)"},
+                                      {"DBL_MIN_EXP", "(-1021)"}}) {
       m.object_like[name] = value;
     }
   }
@@ -118,7 +137,8 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
   rt().hold(ctx);
   p->source = std::move(source);
   p->options = bin ? std::move(bin->options) : std::string();
-  p->kernel_names = bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source, program_macros(""));
+  p->kernel_names =
+      bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source, program_macros(""));
   p->built = false;
   p->compiled = false;
   p->from_source = !bin;
@@ -157,8 +177,8 @@ cl_program CL_API_CALL CreateProgramWithSource(cl_context h, cl_uint count, cons
 }
 
 cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl_device_id* devs,
-                                               const size_t* lengths, const unsigned char** bins, cl_int* status,
-                                               cl_int* err) {
+                                               const size_t* lengths, const unsigned char** bins,
+                                               cl_int* status, cl_int* err) {
   api_call c(rt(), entry_point::clCreateProgramWithBinary);
   if (cl_int f = c.fault()) return c.fail<cl_program>(err, f);
   _cl_context* ctx = rt().context(h);
@@ -187,7 +207,8 @@ cl_program CL_API_CALL CreateProgramWithBinary(cl_context h, cl_uint n, const cl
   return new_program(c, ctx, std::move(source), err, &first);
 }
 
-cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t length, cl_int* err) {
+cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t length,
+                                           cl_int* err) {
   api_call c(rt(), entry_point::clCreateProgramWithIL);
   // mockcl's devices take no intermediate language (CL_DEVICE_IL_VERSION is empty, in both modes),
   // so a valid context gets CL_INVALID_OPERATION whatever the IL (OpenCL 3.0; the CTS's
@@ -204,12 +225,13 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
 // before anything reaches POCL, as POCL checks them: a device count without a list or a list
 // without a count, and user data without a callback, are CL_INVALID_VALUE; a listed device that
 // is not one of the context's (NULL included) is CL_INVALID_DEVICE.
-cl_int check_build_args(const _cl_context* ctx, cl_uint n, const cl_device_id* list, bool has_notify,
-                        const void* data) {
+cl_int check_build_args(const _cl_context* ctx, cl_uint n, const cl_device_id* list,
+                        bool has_notify, const void* data) {
   if ((n == 0) != (list == nullptr)) return CL_INVALID_VALUE;
   if (!has_notify && data) return CL_INVALID_VALUE;
   for (cl_uint i = 0; i < n; ++i)
-    if (std::find(ctx->devices.begin(), ctx->devices.end(), list[i]) == ctx->devices.end()) return CL_INVALID_DEVICE;
+    if (std::find(ctx->devices.begin(), ctx->devices.end(), list[i]) == ctx->devices.end())
+      return CL_INVALID_DEVICE;
   return CL_SUCCESS;
 }
 
@@ -223,8 +245,9 @@ cl_int check_headers(cl_uint n, const cl_program* headers, const char** names) {
   return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* list, const char* options,
-                                void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
+cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* list,
+                                const char* options, void(CL_CALLBACK* notify)(cl_program, void*),
+                                void* data) {
   api_call c(rt(), entry_point::clBuildProgram);
   if (cl_int f = c.fault()) return c.ret(f);
   _cl_program* p = rt().program(h);
@@ -238,9 +261,10 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* lis
   return c.ret(s);
 }
 
-cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint n, const cl_device_id* list, const char* options,
-                                  cl_uint nh, const cl_program* headers, const char** names,
-                                  void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
+cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint n, const cl_device_id* list,
+                                  const char* options, cl_uint nh, const cl_program* headers,
+                                  const char** names, void(CL_CALLBACK* notify)(cl_program, void*),
+                                  void* data) {
   api_call c(rt(), entry_point::clCompileProgram);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
@@ -267,9 +291,11 @@ cl_int mock_link(_cl_program* p, cl_uint n, const cl_program* inputs) {
   for (cl_uint i = 0; i < n; ++i) {
     const _cl_program* in = inputs[i];
     for (const std::string& name : in->kernel_names) {
-      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), name) != p->kernel_names.end()) {
+      if (std::find(p->kernel_names.begin(), p->kernel_names.end(), name) !=
+          p->kernel_names.end()) {
         p->build_failed = true;
-        p->build_log = "<link>: error: kernel '" + name + "' is defined in more than one input program\n";
+        p->build_log =
+            "<link>: error: kernel '" + name + "' is defined in more than one input program\n";
         p->kernel_names.clear();
         p->signatures.clear();
         return CL_LINK_PROGRAM_FAILURE;
@@ -282,20 +308,23 @@ cl_int mock_link(_cl_program* p, cl_uint n, const cl_program* inputs) {
   return CL_SUCCESS;
 }
 
-cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint num_devices, const cl_device_id* list, const char* options,
-                                   cl_uint n, const cl_program* inputs, void(CL_CALLBACK* notify)(cl_program, void*),
-                                   void* data, cl_int* err) {
+cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint num_devices, const cl_device_id* list,
+                                   const char* options, cl_uint n, const cl_program* inputs,
+                                   void(CL_CALLBACK* notify)(cl_program, void*), void* data,
+                                   cl_int* err) {
   api_call c(rt(), entry_point::clLinkProgram);
   _cl_context* ctx = rt().context(h);
   if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
-  if (cl_int s = check_build_args(ctx, num_devices, list, notify != nullptr, data)) return c.fail<cl_program>(err, s);
+  if (cl_int s = check_build_args(ctx, num_devices, list, notify != nullptr, data))
+    return c.fail<cl_program>(err, s);
   if (n == 0 || !inputs) return c.fail<cl_program>(err, CL_INVALID_VALUE);
   for (cl_uint i = 0; i < n; ++i) {
     if (!rt().program(inputs[i]) || (rt().pocl && !inputs[i]->pocl_prog)) {
       return c.fail<cl_program>(err, CL_INVALID_PROGRAM);
     }
     // An input must be compiled (or a built program, which is compiled too).
-    if (!rt().pocl && !inputs[i]->compiled && !inputs[i]->built) return c.fail<cl_program>(err, CL_INVALID_OPERATION);
+    if (!rt().pocl && !inputs[i]->compiled && !inputs[i]->built)
+      return c.fail<cl_program>(err, CL_INVALID_OPERATION);
   }
   _cl_program* p = rt().objects.create<_cl_program>();
   p->context = ctx;
@@ -327,7 +356,8 @@ cl_program CL_API_CALL LinkProgram(cl_context h, cl_uint num_devices, const cl_d
   return p;
 }
 
-cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t size, void* value,
+                                  size_t* size_ret) {
   api_call c(rt(), entry_point::clGetProgramInfo);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
@@ -339,13 +369,21 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
   }
   const auto& devs = p->context->devices;
   switch (param) {
-    case CL_PROGRAM_REFERENCE_COUNT: return v(cl_uint{p->refs + p->holds});
-    case CL_PROGRAM_CONTEXT: return v(p->context);
-    case CL_PROGRAM_NUM_DEVICES: return v(static_cast<cl_uint>(devs.size()));
-    case CL_PROGRAM_DEVICES: return c.ret(set_info(size, value, size_ret, devs.data(), devs.size() * sizeof(cl_device_id)));
-    case CL_PROGRAM_SOURCE: return c.ret(set_info_s(size, value, size_ret, p->source));
-    case CL_PROGRAM_IL: return c.ret(set_info(size, value, size_ret, nullptr, 0));
-    case CL_PROGRAM_BINARY_SIZES: case CL_PROGRAM_BINARIES: {
+    case CL_PROGRAM_REFERENCE_COUNT:
+      return v(cl_uint{p->refs + p->holds});
+    case CL_PROGRAM_CONTEXT:
+      return v(p->context);
+    case CL_PROGRAM_NUM_DEVICES:
+      return v(static_cast<cl_uint>(devs.size()));
+    case CL_PROGRAM_DEVICES:
+      return c.ret(
+          set_info(size, value, size_ret, devs.data(), devs.size() * sizeof(cl_device_id)));
+    case CL_PROGRAM_SOURCE:
+      return c.ret(set_info_s(size, value, size_ret, p->source));
+    case CL_PROGRAM_IL:
+      return c.ret(set_info(size, value, size_ret, nullptr, 0));
+    case CL_PROGRAM_BINARY_SIZES:
+    case CL_PROGRAM_BINARIES: {
       // The same container for every device (program_binary.h).
       program_binary b{p->source, p->options, p->kernel_names, p->signatures, {}};
       if (rt().pocl && p->pocl_prog) {
@@ -366,44 +404,52 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
       if (size_ret) *size_ret = n;
       return c.ret(CL_SUCCESS);
     }
-    case CL_PROGRAM_NUM_KERNELS: return v(p->kernel_names.size());
+    case CL_PROGRAM_NUM_KERNELS:
+      return v(p->kernel_names.size());
     case CL_PROGRAM_KERNEL_NAMES: {
       std::string names;
       for (const auto& k : p->kernel_names) names += (names.empty() ? "" : ";") + k;
       return c.ret(set_info_s(size, value, size_ret, names));
     }
-    case CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT: case CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT:
+    case CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT:
+    case CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT:
       return v(cl_bool{CL_FALSE});
-    default: return c.ret(CL_INVALID_VALUE);
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 
-cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id dev, cl_program_build_info param, size_t size,
-                                       void* value, size_t* size_ret) {
+cl_int CL_API_CALL GetProgramBuildInfo(cl_program h, cl_device_id dev, cl_program_build_info param,
+                                       size_t size, void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetProgramBuildInfo);
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   // The device must be one of the program's (its context's): NULL is CL_INVALID_DEVICE.
   const auto& devs = p->context->devices;
   if (std::find(devs.begin(), devs.end(), dev) == devs.end()) return c.ret(CL_INVALID_DEVICE);
-  if (rt().pocl && p->pocl_prog) return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
+  if (rt().pocl && p->pocl_prog)
+    return c.ret(pocl_build_info(rt(), p, param, size, value, size_ret));
   switch (param) {
     case CL_PROGRAM_BUILD_STATUS: {
       const cl_build_status st = p->built || p->compiled ? CL_BUILD_SUCCESS
-                                 : p->build_failed      ? CL_BUILD_ERROR
-                                                        : CL_BUILD_NONE;
+                                 : p->build_failed       ? CL_BUILD_ERROR
+                                                         : CL_BUILD_NONE;
       return c.ret(set_info_v(size, value, size_ret, st));
     }
-    case CL_PROGRAM_BUILD_OPTIONS: return c.ret(set_info_s(size, value, size_ret, p->options));
+    case CL_PROGRAM_BUILD_OPTIONS:
+      return c.ret(set_info_s(size, value, size_ret, p->options));
     case CL_PROGRAM_BUILD_LOG:
       return c.ret(set_info_s(size, value, size_ret, p->build_log));
     case CL_PROGRAM_BINARY_TYPE:
-      return c.ret(set_info_v(size, value, size_ret,
-                              cl_program_binary_type(p->built      ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE
-                                                     : p->compiled ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
-                                                                   : CL_PROGRAM_BINARY_TYPE_NONE)));
-    case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE: return c.ret(set_info_v(size, value, size_ret, size_t{0}));
-    default: return c.ret(CL_INVALID_VALUE);
+      return c.ret(
+          set_info_v(size, value, size_ret,
+                     cl_program_binary_type(p->built      ? CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+                                            : p->compiled ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                                                          : CL_PROGRAM_BINARY_TYPE_NONE)));
+    case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE:
+      return c.ret(set_info_v(size, value, size_ret, size_t{0}));
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 

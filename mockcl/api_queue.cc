@@ -6,7 +6,8 @@
 namespace mockcl {
 namespace {
 
-constexpr cl_command_queue_properties kSupported = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+constexpr cl_command_queue_properties kSupported =
+    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
 // Every property bit OpenCL defines: a bit outside them is an invalid value, a defined one the
 // mock does not support (device-side queues) is CL_INVALID_QUEUE_PROPERTIES.
 constexpr cl_command_queue_properties kDefined =
@@ -44,14 +45,15 @@ cl_command_queue make_queue(api_call& c, cl_context h, cl_device_id dh,
   return q;
 }
 
-cl_command_queue CL_API_CALL CreateCommandQueue(cl_context ctx, cl_device_id dev, cl_command_queue_properties props,
-                                                cl_int* err) {
+cl_command_queue CL_API_CALL CreateCommandQueue(cl_context ctx, cl_device_id dev,
+                                                cl_command_queue_properties props, cl_int* err) {
   api_call c(rt(), entry_point::clCreateCommandQueue);
   return make_queue(c, ctx, dev, props, err);
 }
 
 cl_command_queue CL_API_CALL CreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
-                                                              const cl_queue_properties* props, cl_int* err) {
+                                                              const cl_queue_properties* props,
+                                                              cl_int* err) {
   api_call c(rt(), entry_point::clCreateCommandQueueWithProperties);
   cl_command_queue_properties p = 0;
   for (size_t i = 0; props && props[i] != 0; i += 2) {
@@ -66,24 +68,31 @@ cl_command_queue CL_API_CALL CreateCommandQueueWithProperties(cl_context ctx, cl
   return make_queue(c, ctx, dev, p, err, props);
 }
 
-cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info param, size_t size, void* value,
-                                       size_t* size_ret) {
+cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue h, cl_command_queue_info param, size_t size,
+                                       void* value, size_t* size_ret) {
   api_call c(rt(), entry_point::clGetCommandQueueInfo);
   _cl_command_queue* q = rt().queue(h);
   if (!q) return c.ret(CL_INVALID_COMMAND_QUEUE);
   auto v = [&](auto x) { return c.ret(set_info_v(size, value, size_ret, x)); };
   switch (param) {
-    case CL_QUEUE_CONTEXT: return v(q->context);
-    case CL_QUEUE_DEVICE: return v(q->device);
-    case CL_QUEUE_REFERENCE_COUNT: return v(cl_uint{q->refs + q->holds});
-    case CL_QUEUE_PROPERTIES: return v(q->properties);
+    case CL_QUEUE_CONTEXT:
+      return v(q->context);
+    case CL_QUEUE_DEVICE:
+      return v(q->device);
+    case CL_QUEUE_REFERENCE_COUNT:
+      return v(cl_uint{q->refs + q->holds});
+    case CL_QUEUE_PROPERTIES:
+      return v(q->properties);
     case CL_QUEUE_PROPERTIES_ARRAY:  // As given at creation; nothing for clCreateCommandQueue.
       return c.ret(set_info(size, value, size_ret,
                             q->properties_array.empty() ? nullptr : q->properties_array.data(),
                             q->properties_array.size() * sizeof(cl_queue_properties)));
-    case CL_QUEUE_SIZE: return c.ret(CL_INVALID_COMMAND_QUEUE);  // Host queues have no size.
-    case CL_QUEUE_DEVICE_DEFAULT: return v(cl_command_queue{nullptr});
-    default: return c.ret(CL_INVALID_VALUE);
+    case CL_QUEUE_SIZE:
+      return c.ret(CL_INVALID_COMMAND_QUEUE);  // Host queues have no size.
+    case CL_QUEUE_DEVICE_DEFAULT:
+      return v(cl_command_queue{nullptr});
+    default:
+      return c.ret(CL_INVALID_VALUE);
   }
 }
 

@@ -21,7 +21,8 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   const cl_svm_mem_flags fine =
       (svm_capabilities(rt()) & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0;
   if (flags & ~(kMemAccessFlags | fine)) return nullptr;
-  if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc)) return nullptr;
+  if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc))
+    return nullptr;
   if (alignment & (alignment - 1)) return nullptr;
   if (alignment > 4096) return nullptr;
   clpool::device_model::placement where;
@@ -30,8 +31,9 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
     return nullptr;
   }
   svm_allocation b;
-  void* p = rt().pocl ? (b.pocl_svm = rt().pocl_svm_alloc(ctx, flags, size, alignment ? alignment : 128))
-                      : b.block.allocate(size, alignment ? alignment : 128);
+  void* p = rt().pocl
+                ? (b.pocl_svm = rt().pocl_svm_alloc(ctx, flags, size, alignment ? alignment : 128))
+                : b.block.allocate(size, alignment ? alignment : 128);
   if (!p) {
     rt().credit(dev, ctx, size, false, where);
     c.ret(CL_OUT_OF_HOST_MEMORY);
@@ -79,8 +81,8 @@ void use_block(_cl_event* ev, svm_allocation* b) {
 }
 
 cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
-                                  void(CL_CALLBACK* fn)(cl_command_queue, cl_uint, void*[], void*), void* data,
-                                  cl_uint n, const cl_event* wait, cl_event* out) {
+                                  void(CL_CALLBACK* fn)(cl_command_queue, cl_uint, void*[], void*),
+                                  void* data, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMFree);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -90,7 +92,8 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
   std::vector<void*> live_ptrs;
   for (cl_uint i = 0; i < num; ++i) {
     c.arg("ptr", reinterpret_cast<uint64_t>(ptrs[i]));
-    if (!ptrs[i]) continue;  // Like clSVMFree(NULL): nothing to do (PyOpenCL passes NULL after a failed alloc).
+    if (!ptrs[i])
+      continue;  // Like clSVMFree(NULL): nothing to do (PyOpenCL passes NULL after a failed alloc).
     live_ptrs.push_back(ptrs[i]);
     auto it = rt().svm.find(reinterpret_cast<uintptr_t>(ptrs[i]));
     if (it == rt().svm.end() || it->second.freed || it->second.free_enqueued) {
@@ -99,7 +102,8 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
     }
     blocks.push_back(&it->second);
   }
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_FREE, "svm_free", entry_point::clEnqueueSVMFree, n, wait);
+  _cl_event* ev =
+      rt().new_command(q, CL_COMMAND_SVM_FREE, "svm_free", entry_point::clEnqueueSVMFree, n, wait);
   for (svm_allocation* b : blocks) {
     b->free_enqueued = true;
     ev->svm.push_back({reinterpret_cast<uint64_t>(b->data()), b->size});
@@ -111,8 +115,9 @@ cl_int CL_API_CALL EnqueueSVMFree(cl_command_queue h, cl_uint num, void* ptrs[],
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* dst, const void* src, size_t size,
-                                    cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* dst,
+                                    const void* src, size_t size, cl_uint n, const cl_event* wait,
+                                    cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMemcpy);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -120,7 +125,8 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
   if (!dst || !src || size == 0) return c.ret(CL_INVALID_VALUE);
   auto d = reinterpret_cast<uintptr_t>(dst), sr = reinterpret_cast<uintptr_t>(src);
   if (d < sr + size && sr < d + size) return c.ret(CL_MEM_COPY_OVERLAP);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy", entry_point::clEnqueueSVMMemcpy, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy",
+                                   entry_point::clEnqueueSVMMemcpy, n, wait);
   // Either side may be plain host memory; SVM sides are recorded and held.
   if (svm_allocation* b = svm_range(q, src, size)) use_block(ev, b);
   if (svm_allocation* b = svm_range(q, dst, size)) use_block(ev, b);
@@ -130,27 +136,31 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
   return c.ret(finish_command(c, ev, out, blocking));
 }
 
-cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* pattern, size_t pattern_size,
-                                     size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* pattern,
+                                     size_t pattern_size, size_t size, cl_uint n,
+                                     const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMemFill);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
-  if (!ptr || !pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
-      size % pattern_size || reinterpret_cast<uintptr_t>(ptr) % pattern_size)
+  if (!ptr || !pattern || pattern_size == 0 || pattern_size > 128 ||
+      (pattern_size & (pattern_size - 1)) || size % pattern_size ||
+      reinterpret_cast<uintptr_t>(ptr) % pattern_size)
     return c.ret(CL_INVALID_VALUE);
   svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMFILL, "svm_memfill", entry_point::clEnqueueSVMMemFill, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMFILL, "svm_memfill",
+                                   entry_point::clEnqueueSVMMemFill, n, wait);
   use_block(ev, b);
   ev->host = ptr;
-  ev->pattern.assign(static_cast<const unsigned char*>(pattern), static_cast<const unsigned char*>(pattern) + pattern_size);
+  ev->pattern.assign(static_cast<const unsigned char*>(pattern),
+                     static_cast<const unsigned char*>(pattern) + pattern_size);
   ev->bytes = size;
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr, size_t size,
-                                 cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr,
+                                 size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMap);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -158,25 +168,29 @@ cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_fl
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
   svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", entry_point::clEnqueueSVMMap, n, wait);
+  _cl_event* ev =
+      rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", entry_point::clEnqueueSVMMap, n, wait);
   use_block(ev, b);
   return c.ret(finish_command(c, ev, out, blocking));
 }
 
-cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, const cl_event* wait,
+                                   cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMUnmap);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   svm_allocation* b = ptr ? svm_range(q, ptr, 0) : nullptr;
   if (!b) return c.ret(CL_INVALID_VALUE);
-  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap", entry_point::clEnqueueSVMUnmap, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_UNMAP, "svm_unmap",
+                                   entry_point::clEnqueueSVMUnmap, n, wait);
   use_block(ev, b);
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs, const size_t*,
-                                        cl_mem_migration_flags, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs,
+                                        const size_t*, cl_mem_migration_flags, cl_uint n,
+                                        const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMigrateMem);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
@@ -188,8 +202,8 @@ cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const v
     if (!b) return c.ret(CL_INVALID_VALUE);
     blocks.push_back(b);
   }
-  _cl_event* ev =
-      rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate", entry_point::clEnqueueSVMMigrateMem, n, wait);
+  _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate",
+                                   entry_point::clEnqueueSVMMigrateMem, n, wait);
   for (svm_allocation* b : blocks) use_block(ev, b);
   return c.ret(finish_command(c, ev, out, false));
 }

@@ -1,6 +1,7 @@
 // The backing device's POCL side: loading POCL's ICD, the lazy POCL twins of mock objects, and
-// the commands POCL runs when mockcl's scheduler executes them. See backing.h. Members of mock_runtime
-// are called with the lock held; POCL is called under it and waited for before returning.
+// the commands POCL runs when mockcl's scheduler executes them. See backing.h. Members of
+// mock_runtime are called with the lock held; POCL is called under it and waited for before
+// returning.
 #include "mockcl/backing.h"
 
 #include <dlfcn.h>
@@ -18,7 +19,9 @@ namespace {
 constexpr const char* kDefaultIcd = "/etc/OpenCL/vendors/pocl.icd";
 
 std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  while (!s.empty() &&
+         (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+    s.pop_back();
   size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
   return s.substr(i);
@@ -27,7 +30,8 @@ std::string trim(std::string s) {
 _cl_mem* root_of(_cl_mem* m) { return m->parent ? m->parent : m; }
 
 std::string mock_as_driver(const std::string& lib) {
-  return "'" + lib + "' is mockcl itself, not a driver to back it (MOCKCL_POCL_ICD names POCL's .icd or "
+  return "'" + lib +
+         "' is mockcl itself, not a driver to back it (MOCKCL_POCL_ICD names POCL's .icd or "
          "library, e.g. /etc/OpenCL/vendors/pocl.icd)";
 }
 
@@ -76,7 +80,8 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   // POclIcdGetPlatformIDsKHR), else by name.
   using get_address_fn = void*(CL_API_CALL*)(const char*);
   auto get = reinterpret_cast<get_ids_fn>(dlsym(h, "clIcdGetPlatformIDsKHR"));
-  if (auto ext = reinterpret_cast<get_address_fn>(dlsym(h, "clGetExtensionFunctionAddress")); !get && ext)
+  if (auto ext = reinterpret_cast<get_address_fn>(dlsym(h, "clGetExtensionFunctionAddress"));
+      !get && ext)
     get = reinterpret_cast<get_ids_fn>(ext("clIcdGetPlatformIDsKHR"));
   if (!get) get = reinterpret_cast<get_ids_fn>(dlsym(h, "clGetPlatformIDs"));
   if (!get) {
@@ -91,7 +96,8 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   }
   p->d = table_of(p->platform);
   if (!p->d || !p->d->clGetDeviceIDs ||
-      p->d->clGetDeviceIDs(p->platform, CL_DEVICE_TYPE_ALL, 1, &p->device, &n) != CL_SUCCESS || !p->device) {
+      p->d->clGetDeviceIDs(p->platform, CL_DEVICE_TYPE_ALL, 1, &p->device, &n) != CL_SUCCESS ||
+      !p->device) {
     error = "'" + lib + "' has no device";
     return nullptr;
   }
@@ -104,8 +110,8 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   p->shape = *shape;
   const language_caps pocls = read_language(*p->d, p->device);
   p->language = decide_language(mock_language(), &pocls);
-  if (p->d->clGetDeviceInfo(p->device, CL_DEVICE_SVM_CAPABILITIES, sizeof p->svm_caps, &p->svm_caps, nullptr) !=
-      CL_SUCCESS)
+  if (p->d->clGetDeviceInfo(p->device, CL_DEVICE_SVM_CAPABILITIES, sizeof p->svm_caps, &p->svm_caps,
+                            nullptr) != CL_SUCCESS)
     p->svm_caps = 0;
   return p;
 }
@@ -122,8 +128,8 @@ std::string mock_runtime::configure_backing(backing_mode mode, const std::string
   if (!pocl_lib_) pocl_lib_ = pocl_library::load(icd, error);
   if (!pocl_lib_) {
     backing_mode_ = backing_mode::none;
-    return "MOCKCL_BACKING=pocl: cannot use POCL (MOCKCL_POCL_ICD='" + (icd.empty() ? std::string("unset") : icd) +
-           "'): " + error;
+    return "MOCKCL_BACKING=pocl: cannot use POCL (MOCKCL_POCL_ICD='" +
+           (icd.empty() ? std::string("unset") : icd) + "'): " + error;
   }
   pocl = pocl_lib_.get();
   return "";
@@ -166,7 +172,8 @@ cl_command_queue mock_runtime::pocl_queue(_cl_command_queue* q, cl_int& err) {
     if (!pc) return nullptr;
     // In order: mockcl hands POCL one command at a time and waits for it. A profiling queue's twin
     // profiles: its events' START and END are the commands' (mock_runtime::execute).
-    q->pocl_q = pocl->d->clCreateCommandQueue(pc, pocl->device, q->properties & CL_QUEUE_PROFILING_ENABLE, &err);
+    q->pocl_q = pocl->d->clCreateCommandQueue(pc, pocl->device,
+                                              q->properties & CL_QUEUE_PROFILING_ENABLE, &err);
   }
   return q->pocl_q;
 }
@@ -180,8 +187,9 @@ cl_mem mock_runtime::pocl_buffer(_cl_mem* m, cl_int& err) {
     cl_mem root = pocl_buffer(m->parent, err);
     if (!root) return nullptr;
     cl_buffer_region r{m->offset, m->size};
-    m->pocl_mem = pocl->d->clCreateSubBuffer(root, m->flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY),
-                                             CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    m->pocl_mem = pocl->d->clCreateSubBuffer(
+        root, m->flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY),
+        CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
     return m->pocl_mem;
   }
   // Access flags stay mockcl's business: POCL's buffer is read-write, so a fill is always allowed.
@@ -189,7 +197,8 @@ cl_mem mock_runtime::pocl_buffer(_cl_mem* m, cl_int& err) {
   if (!pm) return nullptr;
   // A never-written buffer reads as zeros (POCL's fresh memory is not cleared).
   const cl_uchar zero = 0;
-  err = pocl->d->clEnqueueFillBuffer(m->context->pocl_q, pm, &zero, 1, 0, m->size, 0, nullptr, nullptr);
+  err = pocl->d->clEnqueueFillBuffer(m->context->pocl_q, pm, &zero, 1, 0, m->size, 0, nullptr,
+                                     nullptr);
   if (err == CL_SUCCESS) err = pocl->d->clFinish(m->context->pocl_q);
   if (err != CL_SUCCESS) {
     pocl->d->clReleaseMemObject(pm);
@@ -208,8 +217,8 @@ cl_int mock_runtime::pocl_init_buffer(_cl_mem* m, void* host_ptr) {
   return m->pocl_mem ? CL_SUCCESS : err;
 }
 
-cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host,
-                                   cl_event* pe) {
+cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset,
+                                   size_t n, void* host, cl_event* pe) {
   cl_int err;
   cl_command_queue pq = pocl_queue(q, err);
   if (!pq) return err;
@@ -223,13 +232,18 @@ cl_int mock_runtime::pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write,
 
 bool mock_runtime::pocl_runs(cl_command_type t) {
   switch (t) {
-    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
-    case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
+    case CL_COMMAND_READ_BUFFER:
+    case CL_COMMAND_WRITE_BUFFER:
+    case CL_COMMAND_COPY_BUFFER:
+    case CL_COMMAND_FILL_BUFFER:
+    case CL_COMMAND_NDRANGE_KERNEL:
+    case CL_COMMAND_TASK:
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
       return true;
-    default: return is_image_command(t);
+    default:
+      return is_image_command(t);
   }
 }
 
@@ -266,15 +280,14 @@ cl_int mock_runtime::pocl_rect(_cl_event* ev, cl_command_queue pq, cl_event* pe)
   } else if (ev->command_type == CL_COMMAND_READ_BUFFER_RECT) {
     origin(s, m, so);
     origin(t, nullptr, to);
-    err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch,
-                                    s.slice_pitch, t.row_pitch, t.slice_pitch, ev->host, 0,
-                                    nullptr, pe);
+    err = d.clEnqueueReadBufferRect(pq, pm, CL_TRUE, so, to, ev->region, s.row_pitch, s.slice_pitch,
+                                    t.row_pitch, t.slice_pitch, ev->host, 0, nullptr, pe);
   } else {
     origin(t, m, to);
     origin(s, nullptr, so);
-    err = d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch,
-                                     t.slice_pitch, s.row_pitch, s.slice_pitch, ev->host, 0,
-                                     nullptr, pe);
+    err =
+        d.clEnqueueWriteBufferRect(pq, pm, CL_TRUE, to, so, ev->region, t.row_pitch, t.slice_pitch,
+                                   s.row_pitch, s.slice_pitch, ev->host, 0, nullptr, pe);
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
@@ -298,14 +311,16 @@ cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq, cl_event* p
       cl_sampler ps = a.sampler->pocl_sampler;
       err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof ps, &ps);
     } else {
-      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size, a.value.empty() ? nullptr : a.value.data());
+      err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), a.size,
+                             a.value.empty() ? nullptr : a.value.data());
     }
     if (err != CL_SUCCESS) return err;
   }
   for (cl_uint i = 0; i < ev->dims; ++i)
     if (ev->work[3 + i] == 0) return CL_SUCCESS;  // An empty range (valid since 2.1): no work.
-  err = d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
-                                 ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, pe);
+  err =
+      d.clEnqueueNDRangeKernel(pq, pk, ev->dims, ev->has_offset ? ev->work : nullptr, ev->work + 3,
+                               ev->has_local ? ev->work + 6 : nullptr, 0, nullptr, pe);
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
 }
@@ -328,7 +343,8 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev, cl_event* pe) {
       cl_mem pt = pocl_buffer(root_of(t), err);
       if (!pt) return err;
       err = d.clEnqueueCopyBuffer(pq, ps, pt, ev->src_offset + (s->parent ? s->offset : 0),
-                                  ev->offset + (t->parent ? t->offset : 0), ev->bytes, 0, nullptr, pe);
+                                  ev->offset + (t->parent ? t->offset : 0), ev->bytes, 0, nullptr,
+                                  pe);
       break;
     }
     case CL_COMMAND_FILL_BUFFER: {
@@ -336,22 +352,26 @@ cl_int mock_runtime::pocl_execute(_cl_event* ev, cl_event* pe) {
       cl_mem pm = pocl_buffer(root_of(m), err);
       if (!pm) return err;
       err = d.clEnqueueFillBuffer(pq, pm, ev->pattern.data(), ev->pattern.size(),
-                                  ev->offset + (m->parent ? m->offset : 0), ev->bytes, 0, nullptr, pe);
+                                  ev->offset + (m->parent ? m->offset : 0), ev->bytes, 0, nullptr,
+                                  pe);
       break;
     }
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
       return pocl_rect(ev, pq, pe);
-    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK:
+    case CL_COMMAND_NDRANGE_KERNEL:
+    case CL_COMMAND_TASK:
       return pocl_kernel(ev, pq, pe);
-    default: return is_image_command(ev->command_type) ? pocl_image_command(ev, pq) : CL_SUCCESS;
+    default:
+      return is_image_command(ev->command_type) ? pocl_image_command(ev, pq) : CL_SUCCESS;
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;
 }
 
-void* mock_runtime::pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
+void* mock_runtime::pocl_svm_alloc(_cl_context* ctx, cl_svm_mem_flags flags, size_t size,
+                                   cl_uint alignment) {
   cl_int err;
   cl_context pc = pocl_context(ctx, err);
   if (!pc || !pocl->d->clSVMAlloc) return nullptr;
@@ -407,7 +427,8 @@ void mock_runtime::pocl_drop(object_header* o) {
       s->pocl_sampler = nullptr;
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -29,7 +29,7 @@ struct pocl_library {
   static std::unique_ptr<pocl_library> load(const std::string& icd, std::string& error);
   const cl_icd_dispatch* d = nullptr;  // POCL's table, shared by all its objects.
   cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;       // POCL's first device; every mock device maps to it.
+  cl_device_id device = nullptr;  // POCL's first device; every mock device maps to it.
   // What mock devices report about OpenCL C in backing mode: the mock's set intersected with
   // POCL's device (language.h), read once at load.
   language_caps language;

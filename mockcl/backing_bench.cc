@@ -43,7 +43,9 @@ cl_platform_id platform_named(const char* name) {
 Device make(const char* platform) {
   const cl_icd_dispatch* d = mockcl::testing::loader_dispatch();
   cl_device_id dev;
-  if (d->clGetDeviceIDs(platform_named(platform), CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS) std::abort();
+  if (d->clGetDeviceIDs(platform_named(platform), CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) !=
+      CL_SUCCESS)
+    std::abort();
   cl_int err;
   cl_context ctx = d->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
   cl_command_queue q = d->clCreateCommandQueue(ctx, dev, 0, &err);
@@ -95,8 +97,8 @@ void map_unmap(benchmark::State& state, Device& v) {
   cl_int err;
   if (!v.big) v.big = v.d->clCreateBuffer(v.ctx, CL_MEM_READ_WRITE, kMapBytes, nullptr, &err);
   for (auto _ : state) {
-    void* p = v.d->clEnqueueMapBuffer(v.q, v.big, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, kMapBytes, 0, nullptr,
-                                      nullptr, &err);
+    void* p = v.d->clEnqueueMapBuffer(v.q, v.big, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, kMapBytes,
+                                      0, nullptr, nullptr, &err);
     if (!p) std::abort();
     static_cast<char*>(p)[0] += 1;
     v.d->clEnqueueUnmapMemObject(v.q, v.big, p, 0, nullptr, nullptr);
@@ -106,7 +108,9 @@ void map_unmap(benchmark::State& state, Device& v) {
 
 void BM_KernelLaunchFinish_MockclBacking(benchmark::State& s) { launch_finish(s, mockcl_device()); }
 void BM_KernelLaunchFinish_PoclDirect(benchmark::State& s) { launch_finish(s, pocl_device()); }
-void BM_KernelLaunchWaitEvent_MockclBacking(benchmark::State& s) { launch_wait(s, mockcl_device()); }
+void BM_KernelLaunchWaitEvent_MockclBacking(benchmark::State& s) {
+  launch_wait(s, mockcl_device());
+}
 void BM_KernelLaunchWaitEvent_PoclDirect(benchmark::State& s) { launch_wait(s, pocl_device()); }
 void BM_WriteRead256B_MockclBacking(benchmark::State& s) { write_read(s, mockcl_device()); }
 void BM_WriteRead256B_PoclDirect(benchmark::State& s) { write_read(s, pocl_device()); }
@@ -124,10 +128,11 @@ BENCHMARK(BM_MapUnmap128MiB_PoclDirect)->Unit(benchmark::kMillisecond);
 }  // namespace
 
 int main(int argc, char** argv) {
-  setenv("MOCKCL_BACKING", "pocl", 1);  // before any CL call
+  setenv("MOCKCL_BACKING", "pocl", 1);    // before any CL call
   setenv("MOCKCL_DEVICES", "gpu-1g", 0);  // room for the 128 MiB buffer (max alloc 256 MiB)
   const char* so = std::getenv("LIBMOCKCL_SO");
-  mockcl::testing::use_mock_and_pocl(mockcl::testing::mock_so_path(so ? so : "mockcl/libmockcl.so"));
+  mockcl::testing::use_mock_and_pocl(
+      mockcl::testing::mock_so_path(so ? so : "mockcl/libmockcl.so"));
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

@@ -20,9 +20,9 @@ cl_mem buffer_side(mock_runtime& rt, _cl_mem* m, size_t& offset, cl_int& err) {
 
 }  // namespace
 
-cl_mem mock_runtime::pocl_create_image(_cl_context* ctx, cl_mem_flags flags, const cl_image_format* format,
-                                       const cl_image_desc* desc, _cl_mem* buffer, void* host_ptr,
-                                       cl_int& err) {
+cl_mem mock_runtime::pocl_create_image(_cl_context* ctx, cl_mem_flags flags,
+                                       const cl_image_format* format, const cl_image_desc* desc,
+                                       _cl_mem* buffer, void* host_ptr, cl_int& err) {
   cl_context pc = pocl_context(ctx, err);
   if (!pc) return nullptr;
   cl_image_desc d = *desc;
@@ -48,29 +48,36 @@ cl_mem mock_runtime::pocl_create_image(_cl_context* ctx, cl_mem_flags flags, con
   return pm;
 }
 
-cl_sampler mock_runtime::pocl_create_sampler(_cl_context* ctx, const cl_sampler_properties* props, cl_int& err) {
+cl_sampler mock_runtime::pocl_create_sampler(_cl_context* ctx, const cl_sampler_properties* props,
+                                             cl_int& err) {
   cl_context pc = pocl_context(ctx, err);
   if (!pc) return nullptr;
   return pocl->d->clCreateSamplerWithProperties(pc, props, &err);
 }
 
-cl_int mock_runtime::pocl_image_rw(_cl_mem* m, _cl_command_queue* q, bool write, const size_t origin[3],
-                                   const size_t region[3], size_t row_pitch, size_t slice_pitch, void* host) {
+cl_int mock_runtime::pocl_image_rw(_cl_mem* m, _cl_command_queue* q, bool write,
+                                   const size_t origin[3], const size_t region[3], size_t row_pitch,
+                                   size_t slice_pitch, void* host) {
   cl_int err;
   cl_command_queue pq = pocl_queue(q, err);
   if (!pq) return err;
-  return write ? pocl->d->clEnqueueWriteImage(pq, m->pocl_mem, CL_TRUE, origin, region, row_pitch, slice_pitch,
-                                              host, 0, nullptr, nullptr)
-               : pocl->d->clEnqueueReadImage(pq, m->pocl_mem, CL_TRUE, origin, region, row_pitch, slice_pitch,
-                                             host, 0, nullptr, nullptr);
+  return write ? pocl->d->clEnqueueWriteImage(pq, m->pocl_mem, CL_TRUE, origin, region, row_pitch,
+                                              slice_pitch, host, 0, nullptr, nullptr)
+               : pocl->d->clEnqueueReadImage(pq, m->pocl_mem, CL_TRUE, origin, region, row_pitch,
+                                             slice_pitch, host, 0, nullptr, nullptr);
 }
 
 bool mock_runtime::is_image_command(cl_command_type t) {
   switch (t) {
-    case CL_COMMAND_READ_IMAGE: case CL_COMMAND_WRITE_IMAGE: case CL_COMMAND_COPY_IMAGE:
-    case CL_COMMAND_FILL_IMAGE: case CL_COMMAND_COPY_IMAGE_TO_BUFFER: case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
+    case CL_COMMAND_READ_IMAGE:
+    case CL_COMMAND_WRITE_IMAGE:
+    case CL_COMMAND_COPY_IMAGE:
+    case CL_COMMAND_FILL_IMAGE:
+    case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
+    case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -84,34 +91,35 @@ cl_int mock_runtime::pocl_image_command(_cl_event* ev, cl_command_queue pq) {
   size_t offset = ev->offset;
   switch (ev->command_type) {
     case CL_COMMAND_READ_IMAGE:
-      return pocl_image_rw(a, ev->queue, false, ev->rect_src.origin, ev->region, ev->rect_src.row_pitch,
-                           ev->rect_src.slice_pitch, ev->host);
+      return pocl_image_rw(a, ev->queue, false, ev->rect_src.origin, ev->region,
+                           ev->rect_src.row_pitch, ev->rect_src.slice_pitch, ev->host);
     case CL_COMMAND_WRITE_IMAGE:
-      return pocl_image_rw(a, ev->queue, true, ev->rect_dst.origin, ev->region, ev->rect_src.row_pitch,
-                           ev->rect_src.slice_pitch, ev->host);
+      return pocl_image_rw(a, ev->queue, true, ev->rect_dst.origin, ev->region,
+                           ev->rect_src.row_pitch, ev->rect_src.slice_pitch, ev->host);
     case CL_COMMAND_COPY_IMAGE:
-      err = d.clEnqueueCopyImage(pq, a->pocl_mem, b->pocl_mem, ev->rect_src.origin, ev->rect_dst.origin,
-                                 ev->region, 0, nullptr, nullptr);
+      err = d.clEnqueueCopyImage(pq, a->pocl_mem, b->pocl_mem, ev->rect_src.origin,
+                                 ev->rect_dst.origin, ev->region, 0, nullptr, nullptr);
       break;
     case CL_COMMAND_FILL_IMAGE:
-      err = d.clEnqueueFillImage(pq, a->pocl_mem, ev->pattern.data(), ev->rect_dst.origin, ev->region, 0,
-                                 nullptr, nullptr);
+      err = d.clEnqueueFillImage(pq, a->pocl_mem, ev->pattern.data(), ev->rect_dst.origin,
+                                 ev->region, 0, nullptr, nullptr);
       break;
     case CL_COMMAND_COPY_IMAGE_TO_BUFFER: {
       cl_mem pb = buffer_side(*this, b, offset, err);
       if (!pb) return err;
-      err = d.clEnqueueCopyImageToBuffer(pq, a->pocl_mem, pb, ev->rect_src.origin, ev->region, offset, 0,
-                                         nullptr, nullptr);
+      err = d.clEnqueueCopyImageToBuffer(pq, a->pocl_mem, pb, ev->rect_src.origin, ev->region,
+                                         offset, 0, nullptr, nullptr);
       break;
     }
     case CL_COMMAND_COPY_BUFFER_TO_IMAGE: {
       cl_mem pa = buffer_side(*this, a, offset, err);
       if (!pa) return err;
-      err = d.clEnqueueCopyBufferToImage(pq, pa, b->pocl_mem, offset, ev->rect_dst.origin, ev->region, 0,
-                                         nullptr, nullptr);
+      err = d.clEnqueueCopyBufferToImage(pq, pa, b->pocl_mem, offset, ev->rect_dst.origin,
+                                         ev->region, 0, nullptr, nullptr);
       break;
     }
-    default: return CL_SUCCESS;
+    default:
+      return CL_SUCCESS;
   }
   if (err == CL_SUCCESS) err = d.clFinish(pq);
   return err;

@@ -29,13 +29,15 @@ class BackingMaps : public Battery<T> {
     mems_.push_back(m);
     std::vector<int> v(n);
     for (size_t i = 0; i < n; ++i) v[i] = first + static_cast<int>(i);
-    EXPECT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, m, CL_TRUE, 0, n * sizeof(int), v.data(), 0, nullptr, nullptr),
+    EXPECT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, m, CL_TRUE, 0, n * sizeof(int), v.data(), 0,
+                                             nullptr, nullptr),
               CL_SUCCESS);
     return m;
   }
   int* Map(cl_mem m, cl_map_flags flags, size_t offset, size_t bytes) {
     cl_int err;
-    void* p = this->d_->clEnqueueMapBuffer(this->q_, m, CL_TRUE, flags, offset, bytes, 0, nullptr, nullptr, &err);
+    void* p = this->d_->clEnqueueMapBuffer(this->q_, m, CL_TRUE, flags, offset, bytes, 0, nullptr,
+                                           nullptr, &err);
     EXPECT_EQ(err, CL_SUCCESS);
     return static_cast<int*>(p);
   }
@@ -46,8 +48,8 @@ class BackingMaps : public Battery<T> {
   }
   int ReadOne(cl_mem m, size_t index) {
     int v = -1;
-    EXPECT_EQ(this->d_->clEnqueueReadBuffer(this->q_, m, CL_TRUE, index * sizeof(int), sizeof v, &v, 0, nullptr,
-                                            nullptr),
+    EXPECT_EQ(this->d_->clEnqueueReadBuffer(this->q_, m, CL_TRUE, index * sizeof(int), sizeof v, &v,
+                                            0, nullptr, nullptr),
               CL_SUCCESS);
     return v;
   }
@@ -84,7 +86,8 @@ TYPED_TEST(BackingMaps, ASubBuffersMapIsItsParentsBytes) {
   cl_mem m = this->Filled(kInts, 0);
   const cl_buffer_region r{1024, 4096};
   cl_int err;
-  cl_mem sub = this->d_->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  cl_mem sub =
+      this->d_->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   int* whole = this->Map(m, CL_MAP_READ, 0, kInts * sizeof(int));
   int* part = this->Map(sub, CL_MAP_READ, 8, 16);

@@ -20,54 +20,117 @@ struct query {
   cl_device_info param;
   const char* name;
 };
-#define Q(x) query{x, #x}
+#define Q(x) \
+  query { x, #x }
 const query kDeviceQueries[] = {
-    Q(CL_DEVICE_TYPE), Q(CL_DEVICE_VENDOR_ID), Q(CL_DEVICE_MAX_COMPUTE_UNITS),
-    Q(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS), Q(CL_DEVICE_MAX_WORK_GROUP_SIZE),
-    Q(CL_DEVICE_MAX_WORK_ITEM_SIZES), Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR),
-    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT), Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT),
-    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG), Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT),
-    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE), Q(CL_DEVICE_MAX_CLOCK_FREQUENCY),
-    Q(CL_DEVICE_ADDRESS_BITS), Q(CL_DEVICE_MAX_READ_IMAGE_ARGS), Q(CL_DEVICE_MAX_WRITE_IMAGE_ARGS),
-    Q(CL_DEVICE_MAX_MEM_ALLOC_SIZE), Q(CL_DEVICE_IMAGE2D_MAX_WIDTH), Q(CL_DEVICE_IMAGE2D_MAX_HEIGHT),
-    Q(CL_DEVICE_IMAGE3D_MAX_WIDTH), Q(CL_DEVICE_IMAGE3D_MAX_HEIGHT), Q(CL_DEVICE_IMAGE3D_MAX_DEPTH),
-    Q(CL_DEVICE_IMAGE_SUPPORT), Q(CL_DEVICE_MAX_PARAMETER_SIZE), Q(CL_DEVICE_MAX_SAMPLERS),
-    Q(CL_DEVICE_MEM_BASE_ADDR_ALIGN), Q(CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE),
-    Q(CL_DEVICE_SINGLE_FP_CONFIG), Q(CL_DEVICE_GLOBAL_MEM_CACHE_TYPE),
-    Q(CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE), Q(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE),
-    Q(CL_DEVICE_GLOBAL_MEM_SIZE), Q(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE),
-    Q(CL_DEVICE_MAX_CONSTANT_ARGS), Q(CL_DEVICE_LOCAL_MEM_TYPE), Q(CL_DEVICE_LOCAL_MEM_SIZE),
-    Q(CL_DEVICE_ERROR_CORRECTION_SUPPORT), Q(CL_DEVICE_PROFILING_TIMER_RESOLUTION),
-    Q(CL_DEVICE_ENDIAN_LITTLE), Q(CL_DEVICE_AVAILABLE), Q(CL_DEVICE_COMPILER_AVAILABLE),
-    Q(CL_DEVICE_EXECUTION_CAPABILITIES), Q(CL_DEVICE_QUEUE_ON_HOST_PROPERTIES), Q(CL_DEVICE_NAME),
-    Q(CL_DEVICE_VENDOR), Q(CL_DEVICE_PROFILE), Q(CL_DEVICE_VERSION), Q(CL_DEVICE_EXTENSIONS),
-    Q(CL_DEVICE_PLATFORM), Q(CL_DEVICE_DOUBLE_FP_CONFIG), Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF),
-    Q(CL_DEVICE_HOST_UNIFIED_MEMORY), Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR),
-    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT), Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_INT),
-    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG), Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT),
-    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE), Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF),
-    Q(CL_DEVICE_OPENCL_C_VERSION), Q(CL_DEVICE_LINKER_AVAILABLE), Q(CL_DEVICE_BUILT_IN_KERNELS),
-    Q(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE), Q(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE), Q(CL_DEVICE_PARENT_DEVICE),
-    Q(CL_DEVICE_PARTITION_MAX_SUB_DEVICES), Q(CL_DEVICE_PARTITION_PROPERTIES),
-    Q(CL_DEVICE_PARTITION_AFFINITY_DOMAIN), Q(CL_DEVICE_PARTITION_TYPE), Q(CL_DEVICE_REFERENCE_COUNT),
-    Q(CL_DEVICE_PREFERRED_INTEROP_USER_SYNC), Q(CL_DEVICE_PRINTF_BUFFER_SIZE),
-    Q(CL_DEVICE_IMAGE_PITCH_ALIGNMENT), Q(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT),
-    Q(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS), Q(CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE),
-    Q(CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES), Q(CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE),
-    Q(CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE), Q(CL_DEVICE_MAX_ON_DEVICE_QUEUES),
-    Q(CL_DEVICE_MAX_ON_DEVICE_EVENTS), Q(CL_DEVICE_SVM_CAPABILITIES),
-    Q(CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE), Q(CL_DEVICE_MAX_PIPE_ARGS),
-    Q(CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS), Q(CL_DEVICE_PIPE_MAX_PACKET_SIZE),
-    Q(CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT), Q(CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT),
-    Q(CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT), Q(CL_DEVICE_IL_VERSION),
-    Q(CL_DEVICE_MAX_NUM_SUB_GROUPS), Q(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS),
-    Q(CL_DEVICE_NUMERIC_VERSION), Q(CL_DEVICE_EXTENSIONS_WITH_VERSION), Q(CL_DEVICE_ILS_WITH_VERSION),
-    Q(CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION), Q(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES),
-    Q(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES), Q(CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT),
-    Q(CL_DEVICE_OPENCL_C_ALL_VERSIONS), Q(CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE),
-    Q(CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT), Q(CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT),
-    Q(CL_DEVICE_OPENCL_C_FEATURES), Q(CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES),
-    Q(CL_DEVICE_PIPE_SUPPORT), Q(CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED), Q(CL_DRIVER_VERSION),
+    Q(CL_DEVICE_TYPE),
+    Q(CL_DEVICE_VENDOR_ID),
+    Q(CL_DEVICE_MAX_COMPUTE_UNITS),
+    Q(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS),
+    Q(CL_DEVICE_MAX_WORK_GROUP_SIZE),
+    Q(CL_DEVICE_MAX_WORK_ITEM_SIZES),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE),
+    Q(CL_DEVICE_MAX_CLOCK_FREQUENCY),
+    Q(CL_DEVICE_ADDRESS_BITS),
+    Q(CL_DEVICE_MAX_READ_IMAGE_ARGS),
+    Q(CL_DEVICE_MAX_WRITE_IMAGE_ARGS),
+    Q(CL_DEVICE_MAX_MEM_ALLOC_SIZE),
+    Q(CL_DEVICE_IMAGE2D_MAX_WIDTH),
+    Q(CL_DEVICE_IMAGE2D_MAX_HEIGHT),
+    Q(CL_DEVICE_IMAGE3D_MAX_WIDTH),
+    Q(CL_DEVICE_IMAGE3D_MAX_HEIGHT),
+    Q(CL_DEVICE_IMAGE3D_MAX_DEPTH),
+    Q(CL_DEVICE_IMAGE_SUPPORT),
+    Q(CL_DEVICE_MAX_PARAMETER_SIZE),
+    Q(CL_DEVICE_MAX_SAMPLERS),
+    Q(CL_DEVICE_MEM_BASE_ADDR_ALIGN),
+    Q(CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE),
+    Q(CL_DEVICE_SINGLE_FP_CONFIG),
+    Q(CL_DEVICE_GLOBAL_MEM_CACHE_TYPE),
+    Q(CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE),
+    Q(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE),
+    Q(CL_DEVICE_GLOBAL_MEM_SIZE),
+    Q(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE),
+    Q(CL_DEVICE_MAX_CONSTANT_ARGS),
+    Q(CL_DEVICE_LOCAL_MEM_TYPE),
+    Q(CL_DEVICE_LOCAL_MEM_SIZE),
+    Q(CL_DEVICE_ERROR_CORRECTION_SUPPORT),
+    Q(CL_DEVICE_PROFILING_TIMER_RESOLUTION),
+    Q(CL_DEVICE_ENDIAN_LITTLE),
+    Q(CL_DEVICE_AVAILABLE),
+    Q(CL_DEVICE_COMPILER_AVAILABLE),
+    Q(CL_DEVICE_EXECUTION_CAPABILITIES),
+    Q(CL_DEVICE_QUEUE_ON_HOST_PROPERTIES),
+    Q(CL_DEVICE_NAME),
+    Q(CL_DEVICE_VENDOR),
+    Q(CL_DEVICE_PROFILE),
+    Q(CL_DEVICE_VERSION),
+    Q(CL_DEVICE_EXTENSIONS),
+    Q(CL_DEVICE_PLATFORM),
+    Q(CL_DEVICE_DOUBLE_FP_CONFIG),
+    Q(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF),
+    Q(CL_DEVICE_HOST_UNIFIED_MEMORY),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_INT),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE),
+    Q(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF),
+    Q(CL_DEVICE_OPENCL_C_VERSION),
+    Q(CL_DEVICE_LINKER_AVAILABLE),
+    Q(CL_DEVICE_BUILT_IN_KERNELS),
+    Q(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE),
+    Q(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE),
+    Q(CL_DEVICE_PARENT_DEVICE),
+    Q(CL_DEVICE_PARTITION_MAX_SUB_DEVICES),
+    Q(CL_DEVICE_PARTITION_PROPERTIES),
+    Q(CL_DEVICE_PARTITION_AFFINITY_DOMAIN),
+    Q(CL_DEVICE_PARTITION_TYPE),
+    Q(CL_DEVICE_REFERENCE_COUNT),
+    Q(CL_DEVICE_PREFERRED_INTEROP_USER_SYNC),
+    Q(CL_DEVICE_PRINTF_BUFFER_SIZE),
+    Q(CL_DEVICE_IMAGE_PITCH_ALIGNMENT),
+    Q(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT),
+    Q(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS),
+    Q(CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE),
+    Q(CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES),
+    Q(CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE),
+    Q(CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE),
+    Q(CL_DEVICE_MAX_ON_DEVICE_QUEUES),
+    Q(CL_DEVICE_MAX_ON_DEVICE_EVENTS),
+    Q(CL_DEVICE_SVM_CAPABILITIES),
+    Q(CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE),
+    Q(CL_DEVICE_MAX_PIPE_ARGS),
+    Q(CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS),
+    Q(CL_DEVICE_PIPE_MAX_PACKET_SIZE),
+    Q(CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT),
+    Q(CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT),
+    Q(CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT),
+    Q(CL_DEVICE_IL_VERSION),
+    Q(CL_DEVICE_MAX_NUM_SUB_GROUPS),
+    Q(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS),
+    Q(CL_DEVICE_NUMERIC_VERSION),
+    Q(CL_DEVICE_EXTENSIONS_WITH_VERSION),
+    Q(CL_DEVICE_ILS_WITH_VERSION),
+    Q(CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION),
+    Q(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES),
+    Q(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES),
+    Q(CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT),
+    Q(CL_DEVICE_OPENCL_C_ALL_VERSIONS),
+    Q(CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE),
+    Q(CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT),
+    Q(CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT),
+    Q(CL_DEVICE_OPENCL_C_FEATURES),
+    Q(CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES),
+    Q(CL_DEVICE_PIPE_SUPPORT),
+    Q(CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED),
+    Q(CL_DRIVER_VERSION),
     Q(CL_DEVICE_HALF_FP_CONFIG),
 };
 #undef Q
@@ -85,15 +148,21 @@ const std::map<cl_device_info, const char*> kIntended = {
     {CL_DEVICE_PLATFORM, "the mock's platform"},
     {CL_DEVICE_GLOBAL_MEM_SIZE, "capacity: the mock's configuration (reported=)"},
     {CL_DEVICE_MAX_MEM_ALLOC_SIZE, "the mock's configuration (max_alloc=)"},
-    {CL_DEVICE_HOST_UNIFIED_MEMORY, "a GPU preset is a discrete device: its memory is the mock's, not the host's"},
-    {CL_DEVICE_EXECUTION_CAPABILITIES, "no native kernels (clEnqueueNativeKernel is not implemented)"},
-    {CL_DEVICE_SVM_CAPABILITIES, "no SVM atomics, and fine-grain only where POCL has it and svm=on"},
-    {CL_DEVICE_EXTENSIONS, "the intersection with the mock's (language.h): no API extension the mock lacks "
-                           "(cl_khr_command_buffer, cl_khr_spir)"},
+    {CL_DEVICE_HOST_UNIFIED_MEMORY,
+     "a GPU preset is a discrete device: its memory is the mock's, not the host's"},
+    {CL_DEVICE_EXECUTION_CAPABILITIES,
+     "no native kernels (clEnqueueNativeKernel is not implemented)"},
+    {CL_DEVICE_SVM_CAPABILITIES,
+     "no SVM atomics, and fine-grain only where POCL has it and svm=on"},
+    {CL_DEVICE_EXTENSIONS,
+     "the intersection with the mock's (language.h): no API extension the mock lacks "
+     "(cl_khr_command_buffer, cl_khr_spir)"},
     {CL_DEVICE_EXTENSIONS_WITH_VERSION, "as CL_DEVICE_EXTENSIONS"},
-    {CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, "all-devices scope dropped: POCL's compiler does not define its feature"},
+    {CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES,
+     "all-devices scope dropped: POCL's compiler does not define its feature"},
     {CL_DEVICE_OPENCL_C_FEATURES, "the features of the reported capabilities, in the mock's order"},
-    {CL_DEVICE_BUILT_IN_KERNELS, "no built-in kernels (clCreateProgramWithBuiltInKernels is not implemented)"},
+    {CL_DEVICE_BUILT_IN_KERNELS,
+     "no built-in kernels (clCreateProgramWithBuiltInKernels is not implemented)"},
     {CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, "as CL_DEVICE_BUILT_IN_KERNELS"},
     {CL_DEVICE_PARTITION_MAX_SUB_DEVICES, "no sub-devices"},
     {CL_DEVICE_PARTITION_PROPERTIES, "no sub-devices"},
@@ -147,7 +216,8 @@ class BackingQueries : public ::testing::Test {
     ASSERT_EQ(ctl_->configure_backing("pocl"), "");
     d_ = mockcl::testing::loader_dispatch();
     cl_uint n = 0;
-    ASSERT_EQ(d_->clGetDeviceIDs(mockcl::testing::loader_mock_platform(), CL_DEVICE_TYPE_ALL, 3, devs_, &n),
+    ASSERT_EQ(d_->clGetDeviceIDs(mockcl::testing::loader_mock_platform(), CL_DEVICE_TYPE_ALL, 3,
+                                 devs_, &n),
               CL_SUCCESS);
     ASSERT_EQ(n, 3u);
     pocl_ = mockcl::testing::pocl_device();
@@ -165,15 +235,18 @@ TEST_F(BackingQueries, EveryDeviceQueryIsPoclsOrAnIntendedDifference) {
     char name[64] = {};
     ASSERT_EQ(d_->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
     for (const query& q : kDeviceQueries) {
-      const answer mine = ask([&](size_t s, void* v, size_t* r) { return d_->clGetDeviceInfo(dev, q.param, s, v, r); });
-      const answer pocls =
-          ask([&](size_t s, void* v, size_t* r) { return pocl_.d->clGetDeviceInfo(pocl_.device, q.param, s, v, r); });
+      const answer mine = ask(
+          [&](size_t s, void* v, size_t* r) { return d_->clGetDeviceInfo(dev, q.param, s, v, r); });
+      const answer pocls = ask([&](size_t s, void* v, size_t* r) {
+        return pocl_.d->clGetDeviceInfo(pocl_.device, q.param, s, v, r);
+      });
       if (mine == pocls) continue;
       const auto it = kIntended.find(q.param);
-      std::printf("%s on %s: POCL %s, mock %s: %s\n", q.name, name, show(pocls).c_str(), show(mine).c_str(),
-                  it == kIntended.end() ? "NOT INTENDED" : it->second);
-      EXPECT_NE(it, kIntended.end()) << q.name << " on " << name << " differs from POCL's device: POCL "
-                                     << show(pocls) << ", mock " << show(mine);
+      std::printf("%s on %s: POCL %s, mock %s: %s\n", q.name, name, show(pocls).c_str(),
+                  show(mine).c_str(), it == kIntended.end() ? "NOT INTENDED" : it->second);
+      EXPECT_NE(it, kIntended.end())
+          << q.name << " on " << name << " differs from POCL's device: POCL " << show(pocls)
+          << ", mock " << show(mine);
     }
   }
 }
@@ -182,7 +255,8 @@ TEST_F(BackingQueries, EveryDeviceQueryIsPoclsOrAnIntendedDifference) {
 // build's answers are POCL's (the work-group size is at most the device's, which is POCL's).
 TEST_F(BackingQueries, KernelAndBuildQueriesArePocls) {
   const char* src =
-      "__kernel void k(__global float* a, __local float* t) { t[get_local_id(0)] = a[get_global_id(0)];"
+      "__kernel void k(__global float* a, __local float* t) { t[get_local_id(0)] = "
+      "a[get_global_id(0)];"
       " barrier(CLK_LOCAL_MEM_FENCE); a[get_global_id(0)] = t[0]; }";
   struct side {
     const cl_icd_dispatch* d;
@@ -201,11 +275,13 @@ TEST_F(BackingQueries, KernelAndBuildQueriesArePocls) {
     s.k = s.d->clCreateKernel(s.prog, "k", &err);
     ASSERT_EQ(err, CL_SUCCESS);
   }
-  for (const query& q : {query{CL_KERNEL_WORK_GROUP_SIZE, "CL_KERNEL_WORK_GROUP_SIZE"},
-                         query{CL_KERNEL_COMPILE_WORK_GROUP_SIZE, "CL_KERNEL_COMPILE_WORK_GROUP_SIZE"},
-                         query{CL_KERNEL_LOCAL_MEM_SIZE, "CL_KERNEL_LOCAL_MEM_SIZE"},
-                         query{CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE"},
-                         query{CL_KERNEL_PRIVATE_MEM_SIZE, "CL_KERNEL_PRIVATE_MEM_SIZE"}}) {
+  for (const query& q :
+       {query{CL_KERNEL_WORK_GROUP_SIZE, "CL_KERNEL_WORK_GROUP_SIZE"},
+        query{CL_KERNEL_COMPILE_WORK_GROUP_SIZE, "CL_KERNEL_COMPILE_WORK_GROUP_SIZE"},
+        query{CL_KERNEL_LOCAL_MEM_SIZE, "CL_KERNEL_LOCAL_MEM_SIZE"},
+        query{CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+              "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE"},
+        query{CL_KERNEL_PRIVATE_MEM_SIZE, "CL_KERNEL_PRIVATE_MEM_SIZE"}}) {
     answer a[2];
     for (int i = 0; i < 2; ++i)
       a[i] = ask([&](size_t z, void* v, size_t* r) {

@@ -71,8 +71,10 @@ class Backing : public ::testing::Test {
   cl_mem buffer(size_t bytes, cl_int* err_out = nullptr) {
     cl_int err;
     cl_mem m = d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, nullptr, &err);
-    if (err_out) *err_out = err;
-    else EXPECT_EQ(err, CL_SUCCESS);
+    if (err_out)
+      *err_out = err;
+    else
+      EXPECT_EQ(err, CL_SUCCESS);
     if (m) mems.push_back(m);
     return m;
   }
@@ -99,14 +101,17 @@ TEST_F(Backing, VectorAddComputesThroughTheLoader) {
   ASSERT_EQ(d->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, nullptr), CL_SUCCESS);
   EXPECT_STREQ(name, "vadd");
   size_t wg = 0;
-  EXPECT_EQ(d->clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr),
+            CL_SUCCESS);
   EXPECT_GT(wg, 0u);
   constexpr size_t n = 4096;
   std::vector<float> a(n), b(n), c(n, -1.f);
   for (size_t i = 0; i < n; ++i) a[i] = float(i), b[i] = float(2 * i);
   cl_mem ma = buffer(n * 4), mb = buffer(n * 4), mc = buffer(n * 4);
-  ASSERT_EQ(d->clEnqueueWriteBuffer(q, ma, CL_FALSE, 0, n * 4, a.data(), 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueWriteBuffer(q, mb, CL_TRUE, 0, n * 4, b.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(q, ma, CL_FALSE, 0, n * 4, a.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(q, mb, CL_TRUE, 0, n * 4, b.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   const float kf = 0.5f;
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof(cl_mem), &ma), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof(cl_mem), &mb), CL_SUCCESS);
@@ -117,8 +122,10 @@ TEST_F(Backing, VectorAddComputesThroughTheLoader) {
   ASSERT_EQ(d->clSetKernelArg(k, 3, sizeof kf, &kf), CL_SUCCESS);
   size_t global = n, local = 64;
   cl_event ev;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &ev), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, mc, CL_TRUE, 0, n * 4, c.data(), 1, &ev, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &ev),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, mc, CL_TRUE, 0, n * 4, c.data(), 1, &ev, nullptr),
+            CL_SUCCESS);
   cl_int st = 1;
   d->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, nullptr);
   EXPECT_EQ(st, CL_COMPLETE);
@@ -127,30 +134,37 @@ TEST_F(Backing, VectorAddComputesThroughTheLoader) {
   // Copy, fill and map see the same bytes as kernels.
   ASSERT_EQ(d->clEnqueueCopyBuffer(q, mc, ma, 0, 0, n * 4, 0, nullptr, nullptr), CL_SUCCESS);
   const float two = 2.f;
-  ASSERT_EQ(d->clEnqueueFillBuffer(q, mb, &two, sizeof two, 0, n * 4, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueFillBuffer(q, mb, &two, sizeof two, 0, n * 4, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   cl_int err;
-  auto* p = static_cast<float*>(d->clEnqueueMapBuffer(q, mc, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n * 4, 0,
-                                                        nullptr, nullptr, &err));
+  auto* p = static_cast<float*>(d->clEnqueueMapBuffer(q, mc, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                                      n * 4, 0, nullptr, nullptr, &err));
   ASSERT_EQ(err, CL_SUCCESS);
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(p[i], float(i) + float(2 * i) * 0.5f + 1.f) << i;
   p[7] = 42.f;
   ASSERT_EQ(d->clEnqueueUnmapMemObject(q, mc, p, 0, nullptr, nullptr), CL_SUCCESS);
   float got = 0;
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, mc, CL_TRUE, 7 * 4, 4, &got, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, mc, CL_TRUE, 7 * 4, 4, &got, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(got, 42.f);
 }
 
 TEST_F(Backing, BrokenSourceFailsToBuildWithPoclsLog) {
   open();
-  ASSERT_EQ(build("__kernel void broken(__global int* p) { p[0] = undeclared_thing; }"), CL_BUILD_PROGRAM_FAILURE);
+  ASSERT_EQ(build("__kernel void broken(__global int* p) { p[0] = undeclared_thing; }"),
+            CL_BUILD_PROGRAM_FAILURE);
   cl_build_status status = CL_BUILD_SUCCESS;
-  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(status, CL_BUILD_ERROR);
   size_t n = 0;
   ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n), CL_SUCCESS);
   std::string log(n, '\0');
-  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr),
+            CL_SUCCESS);
   EXPECT_NE(log.find("undeclared_thing"), std::string::npos) << log;
   cl_int err;
   EXPECT_EQ(d->clCreateKernel(prog, "broken", &err), nullptr);
@@ -169,13 +183,16 @@ TEST_F(Backing, ImageMacrosFollowTheDeviceAndLinesStayTheUsers) {
   cl_mem out = buffer(2 * sizeof(int));
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof out, &out), CL_SUCCESS);
   const size_t one = 1;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   int got[2] = {-1, -1};
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof got, got, 0, nullptr, nullptr),
+            CL_SUCCESS);
   // POCL's device has images, and so does the mock device over it: the macros are defined. (On
   // a device without them they would not be, and a never-written buffer reads as zeros.)
   cl_bool images = CL_FALSE;
-  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(images, CL_TRUE);
   EXPECT_EQ(got[0], 1);
   EXPECT_EQ(got[1], 1);
@@ -185,7 +202,8 @@ TEST_F(Backing, ImageMacrosFollowTheDeviceAndLinesStayTheUsers) {
   size_t n = 0;
   ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n), CL_SUCCESS);
   std::string log(n, '\0');
-  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr),
+            CL_SUCCESS);
   EXPECT_NE(log.find(":3:"), std::string::npos) << log;
 }
 
@@ -213,7 +231,8 @@ TEST_F(Backing, KernelNamesAndArgumentCountsArePocls) {
   cl_kernel k = kernel("touch");
   size_t launch = 1;
   // An argument not set: the launch is refused, as OpenCL says.
-  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &launch, nullptr, 0, nullptr, nullptr), CL_INVALID_KERNEL_ARGS);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &launch, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_KERNEL_ARGS);
 }
 
 TEST_F(Backing, OutOfMemoryAtMocksCapacityWithAKernelLaunchAsFirstUse) {
@@ -227,7 +246,8 @@ TEST_F(Backing, OutOfMemoryAtMocksCapacityWithAKernelLaunchAsFirstUse) {
   size_t global = 1024;
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof(cl_mem), &bufs[i]), CL_SUCCESS);
-    ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+              CL_SUCCESS);
   }
   EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 12u << 20);
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof(cl_mem), &bufs[2]), CL_SUCCESS);
@@ -235,7 +255,8 @@ TEST_F(Backing, OutOfMemoryAtMocksCapacityWithAKernelLaunchAsFirstUse) {
             CL_MEM_OBJECT_ALLOCATION_FAILURE);
   ASSERT_EQ(d->clFinish(q), CL_SUCCESS);
   int v[2] = {};
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, bufs[1], CL_TRUE, 1020 * 4, sizeof v, v, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, bufs[1], CL_TRUE, 1020 * 4, sizeof v, v, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(v[0], 1);  // touched once
   EXPECT_EQ(v[1], 1);
 }
@@ -245,25 +266,30 @@ TEST_F(Backing, HostPointerBuffersSubBuffersAndCompileLink) {
   cl_int err;
   const char* src = "__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }";
   cl_program obj = d->clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
-  ASSERT_EQ(d->clCompileProgram(obj, 1, &dev, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clCompileProgram(obj, 1, &dev, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_SUCCESS);
   prog = d->clLinkProgram(ctx, 1, &dev, "", 1, &obj, nullptr, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   d->clReleaseProgram(obj);
   cl_kernel k = kernel("twice");
   std::vector<int> host(1024);
   for (int i = 0; i < 1024; ++i) host[i] = i;
-  cl_mem copied = d->clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4096, host.data(), &err);
+  cl_mem copied =
+      d->clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4096, host.data(), &err);
   ASSERT_EQ(err, CL_SUCCESS);
   mems.push_back(copied);
   cl_buffer_region r{2048, 1024};
-  cl_mem sub = d->clCreateSubBuffer(copied, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  cl_mem sub =
+      d->clCreateSubBuffer(copied, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   mems.insert(mems.begin(), sub);  // released before its buffer
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof sub, &sub), CL_SUCCESS);
   size_t global = 256;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   std::vector<int> out(1024);
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, copied, CL_TRUE, 0, 4096, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(q, copied, CL_TRUE, 0, 4096, out.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(out[i], i >= 512 && i < 768 ? 2 * i : i) << i;
   int first = -1;
   ASSERT_EQ(d->clEnqueueReadBuffer(q, sub, CL_TRUE, 0, 4, &first, 0, nullptr, nullptr), CL_SUCCESS);
@@ -281,10 +307,12 @@ TEST_F(Backing, SvmBlocksArePoclsSvmAndKernelsSeeThem) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 4096u);
   const int three = 3;
-  ASSERT_EQ(d->clEnqueueSVMMemFill(q, p, &three, sizeof three, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMemFill(q, p, &three, sizeof three, 4096, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, p + 512), CL_SUCCESS);  // inside the block
   size_t global = 512;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clEnqueueSVMMap(q, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr), CL_SUCCESS);
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(p[i], i >= 512 ? 6 : 3) << i;
   ASSERT_EQ(d->clEnqueueSVMUnmap(q, p, 0, nullptr, nullptr), CL_SUCCESS);
@@ -293,46 +321,57 @@ TEST_F(Backing, SvmBlocksArePoclsSvmAndKernelsSeeThem) {
   EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 0u);
 }
 
-// POCL's CPU device has fine-grain buffer SVM (this machine's POCL 3.1 reports it): so do the mock's
-// devices in backing mode, and such a block is used by host and kernel with no map in between.
+// POCL's CPU device has fine-grain buffer SVM (this machine's POCL 3.1 reports it): so do the
+// mock's devices in backing mode, and such a block is used by host and kernel with no map in
+// between.
 TEST_F(Backing, FineGrainBufferSvmWherePoclHasIt) {
   open();
   cl_device_svm_capabilities caps = 0;
-  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr), CL_SUCCESS);
-  EXPECT_EQ(caps, cl_device_svm_capabilities(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER));
-  ASSERT_EQ(build("__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }"), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(caps, cl_device_svm_capabilities(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER |
+                                             CL_DEVICE_SVM_FINE_GRAIN_BUFFER));
+  ASSERT_EQ(build("__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }"),
+            CL_SUCCESS);
   cl_kernel k = kernel("twice");
-  auto* p = static_cast<int*>(d->clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, 4096, 0));
+  auto* p = static_cast<int*>(
+      d->clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, 4096, 0));
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 4096u);
   for (int i = 0; i < 1024; ++i) p[i] = i;  // no map: fine grain
   ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, p), CL_SUCCESS);
   size_t global = 1024;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clFinish(q), CL_SUCCESS);
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(p[i], 2 * i) << i;
   d->clSVMFree(ctx, p);
   EXPECT_EQ(ctl->snapshot().devices.at(0).outstanding, 0u);
   // SVM atomics are not offered.
-  EXPECT_EQ(d->clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 4096, 0),
-            nullptr);
+  EXPECT_EQ(
+      d->clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS,
+                    4096, 0),
+      nullptr);
 }
 
 // One run's call log with object ids (process-wide counters) blanked.
-std::vector<std::string> seeded_run(const cl_icd_dispatch* d, mockcl::controller& ctl, cl_device_id dev) {
+std::vector<std::string> seeded_run(const cl_icd_dispatch* d, mockcl::controller& ctl,
+                                    cl_device_id dev) {
   ctl.reset();  // the host clock and command ids from zero
   EXPECT_EQ(ctl.configure_backing("pocl"), "");
   EXPECT_EQ(ctl.configure_schedule("lazy,seed=7"), "");
   EXPECT_EQ(ctl.configure_call_log(":memory:"), "");
   cl_int err;
   cl_context ctx = d->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-  cl_command_queue q = d->clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  cl_command_queue q =
+      d->clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
   const char* src = kVecAdd;
   cl_program p = d->clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
   EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
   cl_kernel k = d->clCreateKernel(p, "touch", &err);
   std::vector<cl_mem> ms;
-  for (int i = 0; i < 4; ++i) ms.push_back(d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err));
+  for (int i = 0; i < 4; ++i)
+    ms.push_back(d->clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, nullptr, &err));
   size_t global = 1024;
   for (int r = 0; r < 3; ++r)
     for (cl_mem m : ms) {
@@ -379,9 +418,14 @@ TEST_F(Backing, NeverWrittenBuffersReadAsZerosInBothModes) {
     std::vector<unsigned char> junk(1 << 16, 0xab), out(1 << 16, 0x11);
     for (int round = 0; round < 3; ++round) {
       cl_mem m = buffer(junk.size());
-      ASSERT_EQ(d->clEnqueueReadBuffer(q, m, CL_TRUE, 0, out.size(), out.data(), 0, nullptr, nullptr), CL_SUCCESS);
-      for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 0) << mode << " round " << round << " byte " << i;
-      ASSERT_EQ(d->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, junk.size(), junk.data(), 0, nullptr, nullptr), CL_SUCCESS);
+      ASSERT_EQ(
+          d->clEnqueueReadBuffer(q, m, CL_TRUE, 0, out.size(), out.data(), 0, nullptr, nullptr),
+          CL_SUCCESS);
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_EQ(out[i], 0) << mode << " round " << round << " byte " << i;
+      ASSERT_EQ(
+          d->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, junk.size(), junk.data(), 0, nullptr, nullptr),
+          CL_SUCCESS);
       d->clReleaseMemObject(m);
       mems.clear();
     }
@@ -450,19 +494,19 @@ TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
   std::vector<unsigned char> image(w * h * depth);
   for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<unsigned char>(i * 7 + 3);
   cl_mem img = buffer(image.size());
-  ASSERT_EQ(d->clEnqueueWriteBuffer(q, img, CL_TRUE, 0, image.size(), image.data(), 0, nullptr,
-                                    nullptr),
-            CL_SUCCESS);
+  ASSERT_EQ(
+      d->clEnqueueWriteBuffer(q, img, CL_TRUE, 0, image.size(), image.data(), 0, nullptr, nullptr),
+      CL_SUCCESS);
   const size_t from[3] = {2, 3, 163}, to[3] = {4, 15, 36}, block[3] = {43, 4, 130};
   cl_event done;
-  ASSERT_EQ(d->clEnqueueCopyBufferRect(q, img, img, from, to, block, w, w * h, w, w * h, 0,
-                                       nullptr, &done),
+  ASSERT_EQ(d->clEnqueueCopyBufferRect(q, img, img, from, to, block, w, w * h, w, w * h, 0, nullptr,
+                                       &done),
             CL_SUCCESS);
   ASSERT_EQ(d->clWaitForEvents(1, &done), CL_SUCCESS);
   cl_int status = 1;
-  ASSERT_EQ(d->clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                              nullptr),
-            CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(status, CL_COMPLETE);
   d->clReleaseEvent(done);
   std::vector<unsigned char> expect = image, result(image.size());
@@ -471,9 +515,9 @@ TEST_F(Backing, RectTransfersRunOnPoclsBuffers) {
       for (size_t x = 0; x < block[0]; ++x)
         expect[(to[2] + z) * w * h + (to[1] + y) * w + to[0] + x] =
             image[(from[2] + z) * w * h + (from[1] + y) * w + from[0] + x];
-  ASSERT_EQ(d->clEnqueueReadBuffer(q, img, CL_TRUE, 0, result.size(), result.data(), 0, nullptr,
-                                   nullptr),
-            CL_SUCCESS);
+  ASSERT_EQ(
+      d->clEnqueueReadBuffer(q, img, CL_TRUE, 0, result.size(), result.data(), 0, nullptr, nullptr),
+      CL_SUCCESS);
   EXPECT_TRUE(result == expect);
 }
 
@@ -520,7 +564,8 @@ TEST_F(Backing, NDRangeChecksUsePoclsKernelLimits) {
   ASSERT_EQ(d->clSetKernelArg(touch, 0, sizeof a, &a), CL_SUCCESS);
   const size_t seven = 7;
   cl_event launch = nullptr;
-  const cl_int r = d->clEnqueueNDRangeKernel(q, touch, 1, nullptr, &seven, &two, 0, nullptr, &launch);
+  const cl_int r =
+      d->clEnqueueNDRangeKernel(q, touch, 1, nullptr, &seven, &two, 0, nullptr, &launch);
   if (non_uniform) {
     ASSERT_EQ(r, CL_SUCCESS);  // Accepted: then it must run, not fail inside POCL.
     ASSERT_EQ(d->clWaitForEvents(1, &launch), CL_SUCCESS);
@@ -585,8 +630,11 @@ TEST_F(Backing, DeviceQueriesAreConsistentAndPoclsLanguage) {
               CL_SUCCESS);
     ASSERT_EQ(pd.clGetDeviceInfo(pocl_dev, CL_DEVICE_EXTENSIONS, sizeof pext, pext, nullptr),
               CL_SUCCESS);
-    for (const char* e : {"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
-      EXPECT_EQ(std::string(ext).find(e) != std::string::npos, std::string(pext).find(e) != std::string::npos) << e;
+    for (const char* e :
+         {"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
+      EXPECT_EQ(std::string(ext).find(e) != std::string::npos,
+                std::string(pext).find(e) != std::string::npos)
+          << e;
   }
 }
 

@@ -50,7 +50,8 @@ TYPED_TEST(BackingTiming, AKernelProfilesAsTheTimePoclTookToRunIt) {
   const size_t one = 1;
   cl_event e = nullptr;
   const uint64_t before = raw_ns();
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &one, &one, 0, nullptr, &e), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &one, &one, 0, nullptr, &e),
+            CL_SUCCESS);
   ASSERT_EQ(d->clWaitForEvents(1, &e), CL_SUCCESS);
   const uint64_t after = raw_ns();
   const cl_ulong queued = this->Profile(e, CL_PROFILING_COMMAND_QUEUED);

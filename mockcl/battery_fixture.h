@@ -16,8 +16,8 @@
 
 namespace mockcl_battery {
 
-using mockcl::controller;
 using mockcl::accounting_snapshot;
+using mockcl::controller;
 
 struct Backend {
   const cl_icd_dispatch* d;
@@ -62,9 +62,11 @@ class Battery : public ::testing::Test {
     cl_uint n = 0;
     ASSERT_EQ(d_->clGetDeviceIDs(b_.platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n), CL_SUCCESS);
     devices_.resize(n);
-    ASSERT_EQ(d_->clGetDeviceIDs(b_.platform, CL_DEVICE_TYPE_ALL, n, devices_.data(), nullptr), CL_SUCCESS);
+    ASSERT_EQ(d_->clGetDeviceIDs(b_.platform, CL_DEVICE_TYPE_ALL, n, devices_.data(), nullptr),
+              CL_SUCCESS);
     cl_int err;
-    cl_context_properties cp[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(b_.platform), 0};
+    cl_context_properties cp[] = {CL_CONTEXT_PLATFORM,
+                                  reinterpret_cast<cl_context_properties>(b_.platform), 0};
     ctx_ = d_->clCreateContext(cp, 1, devices_.data(), nullptr, nullptr, &err);
     ASSERT_EQ(err, CL_SUCCESS);
     q_ = NewQueue(props);
@@ -76,7 +78,8 @@ class Battery : public ::testing::Test {
     EXPECT_EQ(err, CL_SUCCESS);
     return q;
   }
-  cl_mem Buf(size_t size, cl_int* err_out = nullptr, cl_mem_flags flags = CL_MEM_READ_WRITE, void* host = nullptr) {
+  cl_mem Buf(size_t size, cl_int* err_out = nullptr, cl_mem_flags flags = CL_MEM_READ_WRITE,
+             void* host = nullptr) {
     cl_int err;
     cl_mem m = d_->clCreateBuffer(ctx_, flags, size, host, &err);
     if (err_out) {
@@ -98,7 +101,8 @@ class Battery : public ::testing::Test {
   }
   cl_int Status(cl_event e) {
     cl_int s = 1;
-    EXPECT_EQ(d_->clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d_->clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, nullptr),
+              CL_SUCCESS);
     return s;
   }
   uint64_t Outstanding() { return ctl_->snapshot().devices.at(0).outstanding; }

@@ -17,25 +17,31 @@
 namespace {
 
 using namespace mockcl_battery;  // NOLINT: the fixture's names, as the tests were written
-using mockcl::controller;
 using mockcl::accounting_snapshot;
+using mockcl::controller;
 
 TYPED_TEST_SUITE(Battery, Backends, BackendNames);
 
 TYPED_TEST(Battery, PlatformAndDeviceQueries) {
   auto* d = this->d_;
   char buf[256];
-  ASSERT_EQ(d->clGetPlatformInfo(this->b_.platform, CL_PLATFORM_EXTENSIONS, sizeof buf, buf, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetPlatformInfo(this->b_.platform, CL_PLATFORM_EXTENSIONS, sizeof buf, buf, nullptr),
+      CL_SUCCESS);
   EXPECT_NE(std::string(buf).find("cl_khr_icd"), std::string::npos);
-  ASSERT_EQ(d->clGetPlatformInfo(this->b_.platform, CL_PLATFORM_ICD_SUFFIX_KHR, sizeof buf, buf, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      d->clGetPlatformInfo(this->b_.platform, CL_PLATFORM_ICD_SUFFIX_KHR, sizeof buf, buf, nullptr),
+      CL_SUCCESS);
   this->Setup("gpu-1g:reported=2g,name=small;cpu");
   ASSERT_EQ(this->devices_.size(), 2u);
   cl_ulong mem = 0, max_alloc = 0;
   d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, nullptr);
-  d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
+  d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc,
+                     nullptr);
   EXPECT_EQ(mem, 2ull << 30);  // Reported differs from the enforced capacity.
   EXPECT_EQ(max_alloc, 256ull << 20);
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_NAME, sizeof buf, buf, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_NAME, sizeof buf, buf, nullptr),
+            CL_SUCCESS);
   EXPECT_STREQ(buf, "small");
   cl_device_type t;
   d->clGetDeviceInfo(this->devices_[1], CL_DEVICE_TYPE, sizeof t, &t, nullptr);
@@ -66,13 +72,15 @@ TYPED_TEST(Battery, ContextsCostMemoryAndTheFreeQueryAnswers) {
   EXPECT_EQ(this->Outstanding(), 8 * kMiB);
   EXPECT_EQ(free_kib(this->devices_[0]), 56u * 1024);
   char ext[4096];
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
+            CL_SUCCESS);
   EXPECT_NE(std::string(ext).find("cl_amd_device_attribute_query"), std::string::npos) << ext;
   // The second device: no cost, no query, no extension.
   cl_int status = CL_SUCCESS;
   free_kib(this->devices_[1], &status);
   EXPECT_EQ(status, CL_INVALID_VALUE);
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[1], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[1], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(std::string(ext).find("cl_amd_device_attribute_query"), std::string::npos) << ext;
   // A buffer and a second context both come off the free memory.
   cl_int err = CL_SUCCESS;
@@ -102,8 +110,9 @@ TYPED_TEST(Battery, ContextsCostMemoryAndTheFreeQueryAnswers) {
 }
 
 // A sub-buffer's flags (OpenCL 3.0, clCreateSubBuffer): access bits it gives must be compatible
-// with its parent's, those it does not give are inherited, and so are the parent's host-pointer bits
-// (the CTS's get_buffer_info reads CL_MEM_FLAGS = READ_WRITE | COPY_HOST_PTR on such a sub-buffer).
+// with its parent's, those it does not give are inherited, and so are the parent's host-pointer
+// bits (the CTS's get_buffer_info reads CL_MEM_FLAGS = READ_WRITE | COPY_HOST_PTR on such a
+// sub-buffer).
 TYPED_TEST(Battery, SubBufferFlagsFollowTheParent) {
   this->Setup("gpu");
   const auto* d = this->d_;
@@ -204,15 +213,18 @@ TYPED_TEST(Battery, DeferredSemanticsChargeAtFirstUse) {
   auto* d = this->d_;
   cl_mem a = this->Buf(40 * kMiB), b = this->Buf(40 * kMiB), c = this->Buf(40 * kMiB);
   EXPECT_EQ(this->Outstanding(), 0u);  // Creation charges nothing.
-  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, nullptr),
+  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
+                                          0, nullptr, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
-  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, nullptr), CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
   int x = 7;
   EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, c, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr),
             CL_MEM_OBJECT_ALLOCATION_FAILURE);
   d->clReleaseMemObject(a);
-  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, c, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, c, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
   d->clReleaseMemObject(b);
   d->clReleaseMemObject(c);
@@ -226,7 +238,8 @@ TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
   cl_mem a = this->Buf(40 * kMiB), b = this->Buf(40 * kMiB);
   cl_event ea, eb;
   ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &a, 0, 0, nullptr, &ea), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, &eb), CL_SUCCESS);  // Accepted...
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &b, 0, 0, nullptr, &eb),
+            CL_SUCCESS);  // Accepted...
   EXPECT_EQ(d->clWaitForEvents(1, &eb), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
   EXPECT_EQ(this->Status(ea), CL_COMPLETE);
   EXPECT_EQ(this->Status(eb), CL_MEM_OBJECT_ALLOCATION_FAILURE);  // ...fails in its event.
@@ -235,7 +248,8 @@ TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
             CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
   d->clReleaseMemObject(a);
-  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
   d->clReleaseEvent(ea);
   d->clReleaseEvent(eb);
@@ -249,15 +263,18 @@ TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   cl_mem a = this->Buf(4096), b = this->Buf(4096);
   std::vector<int> in(1024), out(1024, 0);
   for (int i = 0; i < 1024; ++i) in[i] = i * 3;
-  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4096, in.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4096, in.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clEnqueueCopyBuffer(this->q_, a, b, 0, 0, 4096, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4096, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4096, out.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(in, out);
   int pat = 0x01020304;
-  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 64, 128, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 64, 128, 0, nullptr, nullptr),
+            CL_SUCCESS);
   cl_int err;
-  auto* p = static_cast<int*>(d->clEnqueueMapBuffer(this->q_, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 4096, 0,
-                                                    nullptr, nullptr, &err));
+  auto* p = static_cast<int*>(d->clEnqueueMapBuffer(
+      this->q_, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 4096, 0, nullptr, nullptr, &err));
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(p[15], 45);
   EXPECT_EQ(p[16], pat);
@@ -268,24 +285,29 @@ TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   d->clGetMemObjectInfo(b, CL_MEM_MAP_COUNT, sizeof maps, &maps, nullptr);
   EXPECT_EQ(maps, 1u);
   ASSERT_EQ(d->clEnqueueUnmapMemObject(this->q_, b, p, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4, out.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(out[0], -1);
-  EXPECT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 4000, 200, out.data(), 0, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(
+      d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 4000, 200, out.data(), 0, nullptr, nullptr),
+      CL_INVALID_VALUE);
   EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   // Sub-buffers share their parent's bytes.
   cl_buffer_region r{1024, 1024};
   cl_mem sub = d->clCreateSubBuffer(b, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   int v = 0;
-  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, sub, CL_TRUE, 0, 4, &v, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, sub, CL_TRUE, 0, 4, &v, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(v, 256 * 3);
   cl_buffer_region bad{1000, 16};
   EXPECT_EQ(d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &bad, &err), nullptr);
   EXPECT_EQ(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
   // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits: 1024 bits allow an origin of 128 bytes.
   cl_uint align_bits = 0;
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
-                               nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                               &align_bits, nullptr),
+            CL_SUCCESS);
   cl_buffer_region aligned{align_bits / 8, 16};
   cl_mem sub2 = d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &aligned, &err);
   EXPECT_EQ(err, CL_SUCCESS);
@@ -341,10 +363,12 @@ TYPED_TEST(Battery, RealFreeIsNotRecordedBeforeTheLastUseEnds) {
   auto* d = this->d_;
   cl_mem a = this->Buf(kMiB);
   const cl_uint pattern = 7;
-  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, a, &pattern, 4, 0, kMiB, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, a, &pattern, 4, 0, kMiB, 0, nullptr, nullptr),
+            CL_SUCCESS);
   void* p = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, kMiB, 0);
   ASSERT_NE(p, nullptr);
-  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pattern, 4, kMiB, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pattern, 4, kMiB, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
   d->clSVMFree(this->ctx_, p);
   accounting_snapshot s = this->ctl_->snapshot();
@@ -373,13 +397,14 @@ TYPED_TEST(Battery, EventStatusPropagatesAndProfilingAnswers) {
     std::atomic<int>* called;
     std::atomic<int>* seen;
   } cbctx{&called, &seen};
-  ASSERT_EQ(d->clSetEventCallback(m2, CL_COMPLETE,
-                                  [](cl_event, cl_int s, void* p) {
-                                    auto* c = static_cast<Ctx*>(p);
-                                    c->seen->store(s);
-                                    c->called->fetch_add(1);
-                                  },
-                                  &cbctx),
+  ASSERT_EQ(d->clSetEventCallback(
+                m2, CL_COMPLETE,
+                [](cl_event, cl_int s, void* p) {
+                  auto* c = static_cast<Ctx*>(p);
+                  c->seen->store(s);
+                  c->called->fetch_add(1);
+                },
+                &cbctx),
             CL_SUCCESS);
   ASSERT_EQ(d->clSetUserEventStatus(gate, -42), CL_SUCCESS);
   EXPECT_EQ(d->clWaitForEvents(1, &m2), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
@@ -392,9 +417,12 @@ TYPED_TEST(Battery, EventStatusPropagatesAndProfilingAnswers) {
   int x = 3;
   ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, &w), CL_SUCCESS);
   cl_ulong q = 0, s = 0, e = 0;
-  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_START, sizeof s, &s, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_END, sizeof e, &e, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_START, sizeof s, &s, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_END, sizeof e, &e, nullptr),
+            CL_SUCCESS);
   EXPECT_LE(q, s);
   EXPECT_LT(s, e);
   for (cl_event ev : {gate, m1, m2, w}) d->clReleaseEvent(ev);
@@ -412,7 +440,8 @@ TYPED_TEST(Battery, CommandLogShowsCrossQueueOrdering) {
   ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof(cl_mem), &a), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof(cl_mem), &b), CL_SUCCESS);
   size_t g = 64;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   int x = 0;
   // Unordered use of `a` on q2: it overlaps the kernel in virtual time.
   ASSERT_EQ(d->clEnqueueWriteBuffer(q2, a, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
@@ -428,9 +457,9 @@ TYPED_TEST(Battery, CommandLogShowsCrossQueueOrdering) {
   uint64_t ida = this->ctl_->object_id(a);
   EXPECT_EQ(kern.mems, (std::vector<uint64_t>{ida, this->ctl_->object_id(b)}));
   EXPECT_EQ(s.commands[1].queue_id, this->ctl_->object_id(q2));
-  EXPECT_LT(s.commands[1].start, kern.end);   // The race is visible.
+  EXPECT_LT(s.commands[1].start, kern.end);  // The race is visible.
   EXPECT_EQ(s.commands[2].kind, "marker");
-  EXPECT_GE(s.commands[3].start, kern.end);   // The marker orders it.
+  EXPECT_GE(s.commands[3].start, kern.end);  // The marker orders it.
   d->clReleaseEvent(mk);
   d->clReleaseKernel(k);
   d->clReleaseProgram(prog);
@@ -451,9 +480,12 @@ TYPED_TEST(Battery, LazyModeAndSeededOutOfOrder) {
     size_t before = this->ctl_->snapshot().commands.size();
     int x = 0;
     cl_event last;
-    for (cl_mem m : ms) EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, m, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+    for (cl_mem m : ms)
+      EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, m, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr),
+                CL_SUCCESS);
     EXPECT_EQ(d->clEnqueueBarrierWithWaitList(this->q_, 0, nullptr, nullptr), CL_SUCCESS);
-    EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, ms[0], CL_FALSE, 0, 4, &x, 0, nullptr, &last), CL_SUCCESS);
+    EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, ms[0], CL_FALSE, 0, 4, &x, 0, nullptr, &last),
+              CL_SUCCESS);
     if (sched.find("lazy") != std::string::npos) {
       EXPECT_EQ(this->Status(last), CL_QUEUED);  // Nothing runs before a flush.
       EXPECT_EQ(this->ctl_->snapshot().commands.size(), before);
@@ -497,14 +529,18 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   void* p = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 32 * kMiB, 0);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 48 * kMiB, 0), nullptr);  // OOM: NULL.
-  EXPECT_EQ(d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 65 * kMiB, 0), nullptr);  // Above max alloc.
+  EXPECT_EQ(d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 65 * kMiB, 0),
+            nullptr);  // Above max alloc.
   int pat = 5;
-  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pat, sizeof pat, 4096, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pat, sizeof pat, 4096, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(static_cast<int*>(p)[1023], 5);
   ASSERT_EQ(d->clEnqueueSVMUnmap(this->q_, p, 0, nullptr, nullptr), CL_SUCCESS);
   std::vector<int> host(16, 9);
-  ASSERT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, p, host.data(), 64, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, p, host.data(), 64, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(static_cast<int*>(p)[15], 9);
   EXPECT_EQ(this->ctl_->snapshot().live["svm"], 1u);
   // A kernel gated by a user event uses the block; the queued free runs only after it.
@@ -514,14 +550,16 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
   ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, p), CL_SUCCESS);
   ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 1, static_cast<char*>(p) + 64), CL_SUCCESS);
   size_t g = 1;
-  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
   static std::atomic<int> freed_calls{0};
   freed_calls = 0;
   void* ptrs[] = {p};
   cl_event fe;
   ASSERT_EQ(d->clEnqueueSVMFree(this->q_, 1, ptrs, nullptr, nullptr, 0, nullptr, &fe), CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 32 * kMiB);  // Not yet executed (lazy).
-  EXPECT_EQ(d->clEnqueueSVMFree(this->q_, 1, ptrs, nullptr, nullptr, 0, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clEnqueueSVMFree(this->q_, 1, ptrs, nullptr, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);
   ASSERT_EQ(d->clWaitForEvents(1, &fe), CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 0u);
   accounting_snapshot s = this->ctl_->snapshot();
@@ -549,13 +587,14 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
     cl_context ctx;
   } fctx{d, this->ctx_};
   void* qs[] = {q};
-  ASSERT_EQ(d->clEnqueueSVMFree(this->q_, 1, qs,
-                                [](cl_command_queue, cl_uint n, void* ps[], void* data) {
-                                  auto* f = static_cast<Free*>(data);
-                                  for (cl_uint i = 0; i < n; ++i) f->d->clSVMFree(f->ctx, ps[i]);
-                                  freed_calls++;
-                                },
-                                &fctx, 0, nullptr, nullptr),
+  ASSERT_EQ(d->clEnqueueSVMFree(
+                this->q_, 1, qs,
+                [](cl_command_queue, cl_uint n, void* ps[], void* data) {
+                  auto* f = static_cast<Free*>(data);
+                  for (cl_uint i = 0; i < n; ++i) f->d->clSVMFree(f->ctx, ps[i]);
+                  freed_calls++;
+                },
+                &fctx, 0, nullptr, nullptr),
             CL_SUCCESS);
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   EXPECT_EQ(freed_calls.load(), 1);
@@ -575,8 +614,10 @@ TYPED_TEST(Battery, SvmCommandsLogTheirQueue) {
   ASSERT_NE(p, nullptr);
   ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");
   int pat = 7;
-  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pat, sizeof pat, 4096, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, p, &pat, sizeof pat, 4096, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_READ, p, 4096, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clEnqueueSVMUnmap(this->q_, p, 0, nullptr, nullptr), CL_SUCCESS);
   const accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(this->ctl_->configure_call_log(""), "");
@@ -595,7 +636,8 @@ TYPED_TEST(Battery, SvmCommandsLogTheirQueue) {
 TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
   this->Setup("gpu-64m:svm=off");
   cl_device_svm_capabilities caps = 1;
-  this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr);
+  this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps,
+                            nullptr);
   EXPECT_EQ(caps, 0u);
   EXPECT_EQ(this->d_->clSVMAlloc(this->ctx_, 0, 64, 0), nullptr);
   this->Teardown();
@@ -605,7 +647,8 @@ TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
 TYPED_TEST(Battery, NoFineGrainSvmWithoutABackingDevice) {
   this->Setup("gpu-64m");
   cl_device_svm_capabilities caps = 0;
-  this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr);
+  this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps,
+                            nullptr);
   EXPECT_EQ(caps, cl_device_svm_capabilities(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER));
   EXPECT_EQ(this->d_->clSVMAlloc(this->ctx_, CL_MEM_SVM_FINE_GRAIN_BUFFER, 64, 0), nullptr);
   EXPECT_EQ(this->Outstanding(), 0u);
@@ -624,7 +667,8 @@ TYPED_TEST(Battery, HostPinnedBudgetIsSeparate) {
   EXPECT_EQ(s.devices[0].outstanding, 0u);
   EXPECT_EQ(s.devices[0].pinned_outstanding, 8 * kMiB);
   // USE_HOST_PTR maps onto the application's memory.
-  void* p = this->d_->clEnqueueMapBuffer(this->q_, b, CL_TRUE, CL_MAP_READ, 0, 16, 0, nullptr, nullptr, &err);
+  void* p = this->d_->clEnqueueMapBuffer(this->q_, b, CL_TRUE, CL_MAP_READ, 0, 16, 0, nullptr,
+                                         nullptr, &err);
   EXPECT_EQ(p, host.data());
   this->d_->clEnqueueUnmapMemObject(this->q_, b, p, 0, nullptr, nullptr);
   this->d_->clReleaseMemObject(a);
@@ -648,7 +692,7 @@ TYPED_TEST(Battery, FaultNthCall) {
   ASSERT_EQ(this->ctl_->configure_faults("nth:*:2"), "");
   EXPECT_EQ(this->d_->clRetainMemObject(a), CL_SUCCESS);
   EXPECT_EQ(this->d_->clRetainMemObject(a), CL_SUCCESS);  // Retain/release/info calls never fail...
-  EXPECT_EQ(this->d_->clFlush(this->q_), CL_SUCCESS);      // ...the first failable call passes,
+  EXPECT_EQ(this->d_->clFlush(this->q_), CL_SUCCESS);     // ...the first failable call passes,
   EXPECT_EQ(this->d_->clFlush(this->q_), CL_OUT_OF_RESOURCES);  // the second fails.
   ASSERT_EQ(this->ctl_->configure_faults(""), "");
   this->d_->clReleaseMemObject(a);
@@ -705,14 +749,17 @@ TYPED_TEST(Battery, FaultExecFailsTheCommandNotTheCall) {
   cl_mem a = this->Buf(64);
   int x = 0;
   cl_event e1, e2, after;
-  ASSERT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, &e1), CL_SUCCESS);
-  ASSERT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, &e2), CL_SUCCESS);
+  ASSERT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, &e1),
+            CL_SUCCESS);
+  ASSERT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, &e2),
+            CL_SUCCESS);
   ASSERT_EQ(this->d_->clEnqueueMarkerWithWaitList(this->q_, 1, &e2, &after), CL_SUCCESS);
   EXPECT_EQ(this->d_->clFinish(this->q_), CL_SUCCESS);
   EXPECT_EQ(this->Status(e1), CL_COMPLETE);
   EXPECT_EQ(this->Status(e2), CL_OUT_OF_RESOURCES);
   EXPECT_EQ(this->Status(after), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-  EXPECT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(this->d_->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_SUCCESS);
   accounting_snapshot s = this->ctl_->snapshot();
   EXPECT_EQ(s.commands.at(1).status, CL_OUT_OF_RESOURCES);
   for (cl_event e : {e1, e2, after}) this->d_->clReleaseEvent(e);
@@ -728,7 +775,8 @@ TYPED_TEST(Battery, QuarantineDoubleReleaseAndLeaks) {
   size_t sz = 0;
   EXPECT_EQ(d->clGetMemObjectInfo(a, CL_MEM_SIZE, sizeof sz, &sz, nullptr), CL_INVALID_MEM_OBJECT);
   int x = 0;
-  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_INVALID_MEM_OBJECT);
   EXPECT_EQ(d->clReleaseMemObject(a), CL_INVALID_MEM_OBJECT);
   cl_mem leak = this->Buf(64);
   (void)leak;
@@ -775,14 +823,17 @@ TYPED_TEST(Battery, QueuePropertiesGetTheirOwnErrors) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
   cl_int err = CL_SUCCESS;
-  EXPECT_EQ(d->clCreateCommandQueue(this->ctx_, this->devices_[0], cl_command_queue_properties{1} << 40, &err),
+  EXPECT_EQ(d->clCreateCommandQueue(this->ctx_, this->devices_[0],
+                                    cl_command_queue_properties{1} << 40, &err),
             nullptr);
   EXPECT_EQ(err, CL_INVALID_VALUE);
-  EXPECT_EQ(d->clCreateCommandQueue(this->ctx_, this->devices_[0],
-                                    CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err),
-            nullptr);
+  EXPECT_EQ(
+      d->clCreateCommandQueue(this->ctx_, this->devices_[0],
+                              CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err),
+      nullptr);
   EXPECT_EQ(err, CL_INVALID_QUEUE_PROPERTIES);
-  cl_command_queue q = d->clCreateCommandQueue(this->ctx_, this->devices_[0], CL_QUEUE_PROFILING_ENABLE, &err);
+  cl_command_queue q =
+      d->clCreateCommandQueue(this->ctx_, this->devices_[0], CL_QUEUE_PROFILING_ENABLE, &err);
   EXPECT_EQ(err, CL_SUCCESS);
   if (q != nullptr) d->clReleaseCommandQueue(q);
   this->Teardown();
@@ -793,57 +844,58 @@ TYPED_TEST(Battery, QueuePropertiesGetTheirOwnErrors) {
 // records, whichever path each call took (a call log forces the general path). Checked on an
 // exact-byte device and on one that commits NVIDIA's pages at creation.
 TYPED_TEST(Battery, ExpressAndGeneralPathsAgree) {
-  for (const auto& [device, peak] : {std::pair{"gpu-64m", 6 * kMiB},
-                                     std::pair{"gpu-64m:profile=nvidia,semantics=immediate", 8 * kMiB}}) {
-  SCOPED_TRACE(device);
-  auto run = [this, device = device](bool general) {
-    this->ctl_->reset();
-    this->Setup(device);
-    if (general) {
-      EXPECT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+  for (const auto& [device, peak] :
+       {std::pair{"gpu-64m", 6 * kMiB},
+        std::pair{"gpu-64m:profile=nvidia,semantics=immediate", 8 * kMiB}}) {
+    SCOPED_TRACE(device);
+    auto run = [this, device = device](bool general) {
+      this->ctl_->reset();
+      this->Setup(device);
+      if (general) {
+        EXPECT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+      }
+      auto* d = this->d_;
+      cl_mem a = this->Buf(kMiB);
+      cl_mem b = this->Buf(2 * kMiB, nullptr, CL_MEM_READ_ONLY);
+      cl_mem c = this->Buf(3 * kMiB);
+      EXPECT_EQ(d->clReleaseMemObject(b), CL_SUCCESS);
+      EXPECT_EQ(d->clRetainMemObject(a), CL_SUCCESS);
+      EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);  // refs 2 -> 1: not destroyed
+      EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+      EXPECT_EQ(d->clReleaseMemObject(c), CL_SUCCESS);
+      EXPECT_EQ(d->clReleaseMemObject(c), CL_INVALID_MEM_OBJECT);  // double release
+      cl_int err;
+      EXPECT_EQ(this->Buf(0, &err), nullptr);
+      EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
+      EXPECT_EQ(this->Buf(65 * kMiB, &err), nullptr);  // above capacity
+      EXPECT_NE(err, CL_SUCCESS);
+      EXPECT_EQ(this->Buf(kMiB, &err, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY), nullptr);
+      EXPECT_EQ(err, CL_INVALID_VALUE);
+      accounting_snapshot s = this->ctl_->snapshot();
+      if (general) {
+        EXPECT_EQ(this->ctl_->configure_call_log(""), "");
+      }
+      this->Teardown();
+      return s;
+    };
+    const accounting_snapshot express = run(false), general = run(true);
+    EXPECT_EQ(express.calls, general.calls);
+    EXPECT_EQ(express.calls.at("clCreateBuffer"), 6u);
+    EXPECT_EQ(express.calls.at("clReleaseMemObject"), 5u);
+    EXPECT_EQ(express.now, general.now);
+    EXPECT_EQ(express.devices.at(0).outstanding, 0u);
+    EXPECT_EQ(express.devices.at(0).peak, general.devices.at(0).peak);
+    EXPECT_EQ(express.devices.at(0).peak, peak);
+    EXPECT_EQ(express.reports.double_release, 1u);
+    EXPECT_EQ(general.reports.double_release, 1u);
+    ASSERT_EQ(express.frees.size(), 3u);
+    ASSERT_EQ(general.frees.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(express.frees[i].kind, "mem");
+      EXPECT_EQ(express.frees[i].size, general.frees[i].size);
+      EXPECT_EQ(express.frees[i].time, general.frees[i].time);
     }
-    auto* d = this->d_;
-    cl_mem a = this->Buf(kMiB);
-    cl_mem b = this->Buf(2 * kMiB, nullptr, CL_MEM_READ_ONLY);
-    cl_mem c = this->Buf(3 * kMiB);
-    EXPECT_EQ(d->clReleaseMemObject(b), CL_SUCCESS);
-    EXPECT_EQ(d->clRetainMemObject(a), CL_SUCCESS);
-    EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);  // refs 2 -> 1: not destroyed
-    EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
-    EXPECT_EQ(d->clReleaseMemObject(c), CL_SUCCESS);
-    EXPECT_EQ(d->clReleaseMemObject(c), CL_INVALID_MEM_OBJECT);  // double release
-    cl_int err;
-    EXPECT_EQ(this->Buf(0, &err), nullptr);
-    EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
-    EXPECT_EQ(this->Buf(65 * kMiB, &err), nullptr);  // above capacity
-    EXPECT_NE(err, CL_SUCCESS);
-    EXPECT_EQ(this->Buf(kMiB, &err, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY), nullptr);
-    EXPECT_EQ(err, CL_INVALID_VALUE);
-    accounting_snapshot s = this->ctl_->snapshot();
-    if (general) {
-      EXPECT_EQ(this->ctl_->configure_call_log(""), "");
-    }
-    this->Teardown();
-    return s;
-  };
-  const accounting_snapshot express = run(false), general = run(true);
-  EXPECT_EQ(express.calls, general.calls);
-  EXPECT_EQ(express.calls.at("clCreateBuffer"), 6u);
-  EXPECT_EQ(express.calls.at("clReleaseMemObject"), 5u);
-  EXPECT_EQ(express.now, general.now);
-  EXPECT_EQ(express.devices.at(0).outstanding, 0u);
-  EXPECT_EQ(express.devices.at(0).peak, general.devices.at(0).peak);
-  EXPECT_EQ(express.devices.at(0).peak, peak);
-  EXPECT_EQ(express.reports.double_release, 1u);
-  EXPECT_EQ(general.reports.double_release, 1u);
-  ASSERT_EQ(express.frees.size(), 3u);
-  ASSERT_EQ(general.frees.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(express.frees[i].kind, "mem");
-    EXPECT_EQ(express.frees[i].size, general.frees[i].size);
-    EXPECT_EQ(express.frees[i].time, general.frees[i].time);
-  }
-  EXPECT_EQ(express.frees[0].size, 2 * kMiB);
+    EXPECT_EQ(express.frees[0].size, 2 * kMiB);
   }
 }
 
@@ -880,7 +932,8 @@ TYPED_TEST(Battery, NoIntermediateLanguage) {
   this->Setup("gpu");
   const auto* d = this->d_;
   size_t n = 1;
-  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_IL_VERSION, 0, nullptr, &n), CL_SUCCESS);
+  ASSERT_EQ(d->clGetDeviceInfo(this->devices_[0], CL_DEVICE_IL_VERSION, 0, nullptr, &n),
+            CL_SUCCESS);
   EXPECT_EQ(n, 1u);  // "" with its terminator.
   const unsigned char spirv[8] = {0x03, 0x02, 0x23, 0x07, 0, 0, 1, 0};
   cl_int err = CL_SUCCESS;
@@ -904,7 +957,8 @@ TYPED_TEST(Battery, UnimplementedEntryPointsAreLoggedCalls) {
   desc.image_type = CL_MEM_OBJECT_IMAGE2D;
   desc.image_width = desc.image_height = 16;
   cl_int err = CL_SUCCESS;
-  EXPECT_EQ(this->d_->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err), nullptr);
+  EXPECT_EQ(this->d_->clCreateImage(this->ctx_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err),
+            nullptr);
   EXPECT_EQ(err, CL_INVALID_OPERATION);
   accounting_snapshot s = this->ctl_->snapshot();
   ASSERT_EQ(this->ctl_->configure_call_log(""), "");
@@ -951,20 +1005,24 @@ TYPED_TEST(Battery, LegacyMarkersBarriersAndDestructorCallbacks) {
   cl_mem a = this->Buf(64), b = this->Buf(64);
   static std::vector<int> order;
   order.clear();
-  auto note = [](cl_mem, void* p) { order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p))); };
+  auto note = [](cl_mem, void* p) {
+    order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p)));
+  };
   ASSERT_EQ(d->clSetMemObjectDestructorCallback(a, note, reinterpret_cast<void*>(1)), CL_SUCCESS);
   ASSERT_EQ(d->clSetMemObjectDestructorCallback(a, note, reinterpret_cast<void*>(2)), CL_SUCCESS);
   int x = 0;
-  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, a, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_SUCCESS);
   cl_event mk;
   ASSERT_EQ(d->clEnqueueMarker(this->q_, &mk), CL_SUCCESS);  // OpenCL 1.1 marker: after everything.
   ASSERT_EQ(d->clEnqueueBarrier(this->q_), CL_SUCCESS);
-  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_FALSE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d->clEnqueueWaitForEvents(this->q_, 1, &mk), CL_SUCCESS);
   ASSERT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
   EXPECT_TRUE(order.empty());  // The queued write still uses it.
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
-  d->clFlush(this->q_);        // Any call runs callbacks made due.
+  d->clFlush(this->q_);                        // Any call runs callbacks made due.
   EXPECT_EQ(order, (std::vector<int>{2, 1}));  // Reverse order of registration.
   accounting_snapshot s = this->ctl_->snapshot();
   std::vector<std::string> kinds;
@@ -1008,13 +1066,16 @@ TYPED_TEST(Battery, HugeDeviceIsBackedLazily) {
   EXPECT_EQ(this->Buf(1, &err), nullptr);  // Full.
   std::vector<char> chunk(kMiB, 'z'), back(kMiB);
   for (cl_mem m : ms) {
-    ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, m, CL_FALSE, (8ull << 30), kMiB, chunk.data(), 0, nullptr, nullptr),
+    ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, m, CL_FALSE, (8ull << 30), kMiB, chunk.data(), 0,
+                                      nullptr, nullptr),
               CL_SUCCESS);
-    ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, m, CL_TRUE, (8ull << 30), kMiB, back.data(), 0, nullptr, nullptr),
+    ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, m, CL_TRUE, (8ull << 30), kMiB, back.data(), 0,
+                                     nullptr, nullptr),
               CL_SUCCESS);
     EXPECT_EQ(back, chunk);
   }
-  void* p = d->clEnqueueMapBuffer(this->q_, ms[0], CL_TRUE, CL_MAP_READ, (15ull << 30), 4096, 0, nullptr, nullptr, &err);
+  void* p = d->clEnqueueMapBuffer(this->q_, ms[0], CL_TRUE, CL_MAP_READ, (15ull << 30), 4096, 0,
+                                  nullptr, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(static_cast<char*>(p)[100], 0);
   d->clEnqueueUnmapMemObject(this->q_, ms[0], p, 0, nullptr, nullptr);
@@ -1214,13 +1275,13 @@ TYPED_TEST(Battery, UseHostPtrMapsReturnTheHostMemory) {
     for (size_t i = 0; i < sizeof host; ++i) host[i] = uint8_t(i);
     cl_int err;
     cl_mem buf = this->Buf(sizeof host, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, host);
-    auto* p = static_cast<uint8_t*>(
-        d->clEnqueueMapBuffer(this->q_, buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 256, 128, 0, nullptr, nullptr, &err));
+    auto* p = static_cast<uint8_t*>(d->clEnqueueMapBuffer(
+        this->q_, buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 256, 128, 0, nullptr, nullptr, &err));
     ASSERT_EQ(err, CL_SUCCESS);
     EXPECT_EQ(p, host + 256);
     // A second map of the same bytes has the same address; each unmap ends one of them.
-    auto* p2 = static_cast<uint8_t*>(
-        d->clEnqueueMapBuffer(this->q_, buf, CL_TRUE, CL_MAP_READ, 256, 128, 0, nullptr, nullptr, &err));
+    auto* p2 = static_cast<uint8_t*>(d->clEnqueueMapBuffer(this->q_, buf, CL_TRUE, CL_MAP_READ, 256,
+                                                           128, 0, nullptr, nullptr, &err));
     ASSERT_EQ(err, CL_SUCCESS);
     EXPECT_EQ(p2, p);
     p[0] = 0xAB;
@@ -1228,34 +1289,41 @@ TYPED_TEST(Battery, UseHostPtrMapsReturnTheHostMemory) {
     EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, buf, p2, 0, nullptr, nullptr), CL_SUCCESS);
     EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
     cl_uint maps = 9;
-    ASSERT_EQ(d->clGetMemObjectInfo(buf, CL_MEM_MAP_COUNT, sizeof maps, &maps, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d->clGetMemObjectInfo(buf, CL_MEM_MAP_COUNT, sizeof maps, &maps, nullptr),
+              CL_SUCCESS);
     EXPECT_EQ(maps, 0u);
     uint8_t got = 0;
-    ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, buf, CL_TRUE, 256, 1, &got, 0, nullptr, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, buf, CL_TRUE, 256, 1, &got, 0, nullptr, nullptr),
+              CL_SUCCESS);
     EXPECT_EQ(got, 0xAB);
     // A sub-buffer's map is in its buffer's host memory.
     const cl_buffer_region region{512, 256};
     cl_mem sub = d->clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     ASSERT_EQ(err, CL_SUCCESS);
-    void* q = d->clEnqueueMapBuffer(this->q_, sub, CL_TRUE, CL_MAP_READ, 16, 16, 0, nullptr, nullptr, &err);
+    void* q = d->clEnqueueMapBuffer(this->q_, sub, CL_TRUE, CL_MAP_READ, 16, 16, 0, nullptr,
+                                    nullptr, &err);
     ASSERT_EQ(err, CL_SUCCESS);
     EXPECT_EQ(q, host + 512 + 16);
     EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, sub, q, 0, nullptr, nullptr), CL_SUCCESS);
     // Not an SVM pointer; a buffer on an SVM pointer (and its sub-buffer) is.
     cl_bool svm = CL_TRUE;
-    ASSERT_EQ(d->clGetMemObjectInfo(buf, CL_MEM_USES_SVM_POINTER, sizeof svm, &svm, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d->clGetMemObjectInfo(buf, CL_MEM_USES_SVM_POINTER, sizeof svm, &svm, nullptr),
+              CL_SUCCESS);
     EXPECT_EQ(svm, cl_bool{CL_FALSE});
     void* s = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 1024, 0);
     ASSERT_NE(s, nullptr);
     cl_mem on_svm = this->Buf(1024, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, s);
-    cl_mem on_svm_sub = d->clCreateSubBuffer(on_svm, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    cl_mem on_svm_sub =
+        d->clCreateSubBuffer(on_svm, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     ASSERT_EQ(err, CL_SUCCESS);
     for (cl_mem m : {on_svm, on_svm_sub}) {
       svm = CL_FALSE;
-      ASSERT_EQ(d->clGetMemObjectInfo(m, CL_MEM_USES_SVM_POINTER, sizeof svm, &svm, nullptr), CL_SUCCESS);
+      ASSERT_EQ(d->clGetMemObjectInfo(m, CL_MEM_USES_SVM_POINTER, sizeof svm, &svm, nullptr),
+                CL_SUCCESS);
       EXPECT_EQ(svm, cl_bool{CL_TRUE});
     }
-    void* m = d->clEnqueueMapBuffer(this->q_, on_svm, CL_TRUE, CL_MAP_READ, 0, 1024, 0, nullptr, nullptr, &err);
+    void* m = d->clEnqueueMapBuffer(this->q_, on_svm, CL_TRUE, CL_MAP_READ, 0, 1024, 0, nullptr,
+                                    nullptr, &err);
     ASSERT_EQ(err, CL_SUCCESS);
     EXPECT_EQ(m, s);
     EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, on_svm, m, 0, nullptr, nullptr), CL_SUCCESS);
@@ -1413,8 +1481,8 @@ TYPED_TEST(Battery, NDRangeGeometryIsValidated) {
 // refusal is consistent, not a failed query. The mock's dispatch with that one query refused.
 namespace refusing_half {
 decltype(cl_icd_dispatch::clGetDeviceInfo) g_real = nullptr;
-cl_int CL_API_CALL get_device_info(cl_device_id dev, cl_device_info param, size_t size,
-                                   void* value, size_t* size_ret) {
+cl_int CL_API_CALL get_device_info(cl_device_id dev, cl_device_info param, size_t size, void* value,
+                                   size_t* size_ret) {
   if (param == CL_DEVICE_HALF_FP_CONFIG) return CL_INVALID_VALUE;
   return g_real(dev, param, size, value, size_ret);
 }
@@ -1426,9 +1494,9 @@ TYPED_TEST(Battery, HalfFpConfigMayBeRefusedWithoutFp16) {
   refusing_half::g_real = this->d_->clGetDeviceInfo;
   refusing.clGetDeviceInfo = refusing_half::get_device_info;
   char ext[1024];
-  ASSERT_EQ(this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext,
-                                      nullptr),
-            CL_SUCCESS);
+  ASSERT_EQ(
+      this->d_->clGetDeviceInfo(this->devices_[0], CL_DEVICE_EXTENSIONS, sizeof ext, ext, nullptr),
+      CL_SUCCESS);
   ASSERT_EQ(std::string(ext).find("cl_khr_fp16"), std::string::npos) << ext;
   std::string all;
   for (const auto& p :

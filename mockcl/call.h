@@ -1,4 +1,5 @@
-// mock_runtime::api_call: the RAII around one entry-point call. Included by runtime.h (after mock_runtime).
+// mock_runtime::api_call: the RAII around one entry-point call. Included by runtime.h (after
+// mock_runtime).
 #ifndef MOCKCL_CALL_H_
 #define MOCKCL_CALL_H_
 
@@ -19,8 +20,10 @@ class mock_runtime::api_call {
   }
   // The lock is held from construction to here (wait() drops it only while it blocks).
   ~api_call() {
-    if (rt_.finish_slow_) [[unlikely]] finish_slow();  // Unlocks.
-    else rt_.mu.unlock();
+    if (rt_.finish_slow_) [[unlikely]]
+      finish_slow();  // Unlocks.
+    else
+      rt_.mu.unlock();
   }
   api_call(const api_call&) = delete;
   api_call& operator=(const api_call&) = delete;

@@ -15,7 +15,8 @@ std::string call_recorder::configure(const std::string& path) {
   }
   file_ = std::fopen(path.c_str(), "a");
   on_ = file_ != nullptr;
-  if (file_ == nullptr) return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
+  if (file_ == nullptr)
+    return "cannot open call log '" + path + "' for writing: " + std::strerror(errno);
   path_ = path;
   failed_ = false;
   return "";
@@ -29,8 +30,9 @@ void call_recorder::close() noexcept {
 
 void call_recorder::report_failure(int error) noexcept {
   failed_ = true;
-  std::fprintf(stderr, "mockcl: error: MOCKCL_CALL_LOG '%s': cannot write: %s; later calls are not logged\n",
-               path_.c_str(), std::strerror(error));
+  std::fprintf(
+      stderr, "mockcl: error: MOCKCL_CALL_LOG '%s': cannot write: %s; later calls are not logged\n",
+      path_.c_str(), std::strerror(error));
 }
 
 void call_recorder::write(const std::string& line) {
@@ -38,8 +40,8 @@ void call_recorder::write(const std::string& line) {
     // Each line whole and flushed, so a crash loses nothing written; a line that does not get
     // there (a full disk, /dev/full) is said once, on stderr, and the log stops.
     errno = 0;
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fputc('\n', file_) == EOF ||
-        std::fflush(file_) != 0) {
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() ||
+        std::fputc('\n', file_) == EOF || std::fflush(file_) != 0) {
       report_failure(errno != 0 ? errno : EIO);
     }
   }

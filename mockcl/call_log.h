@@ -1,7 +1,7 @@
-// call_recorder: the JSON-lines call log (MOCKCL_CALL_LOG): a file (appended and flushed line by line,
-// so a crash loses nothing written; a line that cannot be written is reported once on stderr and
-// the log stops) or ":memory:" (kept for accounting_snapshot::call_log, at most `limit`
-// lines), and the arguments of the call being logged. Not thread-safe: the runtime's lock is held.
+// call_recorder: the JSON-lines call log (MOCKCL_CALL_LOG): a file (appended and flushed line by
+// line, so a crash loses nothing written; a line that cannot be written is reported once on stderr
+// and the log stops) or ":memory:" (kept for accounting_snapshot::call_log, at most `limit` lines),
+// and the arguments of the call being logged. Not thread-safe: the runtime's lock is held.
 #ifndef MOCKCL_CALL_LOG_H_
 #define MOCKCL_CALL_LOG_H_
 
@@ -41,7 +41,7 @@ class call_recorder {
   std::size_t limit_;
   std::string path_;
   bool failed_ = false;  // a write failed and was reported
-  bool on_ = false;  // file_ || memory_
+  bool on_ = false;      // file_ || memory_
   std::FILE* file_ = nullptr;
   bool memory_ = false;
   std::vector<std::string> lines_;

@@ -19,9 +19,9 @@ namespace mockcl {
 
 struct compute_shape {
   cl_uint compute_units = 0;
-  size_t max_work_group = 0;        // CL_DEVICE_MAX_WORK_GROUP_SIZE
-  size_t max_work_items[3] = {};    // CL_DEVICE_MAX_WORK_ITEM_SIZES (three dimensions)
-  size_t preferred_multiple = 0;    // CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+  size_t max_work_group = 0;      // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  size_t max_work_items[3] = {};  // CL_DEVICE_MAX_WORK_ITEM_SIZES (three dimensions)
+  size_t preferred_multiple = 0;  // CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
   cl_ulong local_mem_size = 0;
   cl_device_local_mem_type local_mem_type = CL_LOCAL;
   size_t max_parameter_size = 0;
@@ -47,13 +47,14 @@ compute_shape mock_shape(bool gpu);
 // A real device's (POCL's), read through its dispatch table; nullopt, with `error` naming the
 // query, if one fails or makes no sense (no compute unit, a work-group size of 0, work-item sizes
 // that cannot hold a work-group).
-std::optional<compute_shape> read_shape(const cl_icd_dispatch& d, cl_device_id device, const char*& error);
+std::optional<compute_shape> read_shape(const cl_icd_dispatch& d, cl_device_id device,
+                                        const char*& error);
 
 // Answers `param` from `shape` (clGetDeviceInfo's size protocol), or nullopt if it is not one of
 // the shape's queries. The double and half widths (and the double configuration) are 0 unless
 // `fp64` / `fp16` (language.h).
-std::optional<cl_int> shape_info(const compute_shape& shape, bool fp64, bool fp16, cl_device_info param, size_t size,
-                                 void* value, size_t* size_ret);
+std::optional<cl_int> shape_info(const compute_shape& shape, bool fp64, bool fp16,
+                                 cl_device_info param, size_t size, void* value, size_t* size_ret);
 
 // What a mock device of that type reports now (api_platform.cc): mock_shape(gpu), or in backing
 // mode POCL's device's. Settles MOCKCL_BACKING's default, as a context does.

@@ -13,7 +13,8 @@ namespace {
 cl_device_info broken = 0;
 cl_uint units = 2;
 
-cl_int CL_API_CALL fake_info(cl_device_id, cl_device_info param, size_t size, void* value, size_t* size_ret) {
+cl_int CL_API_CALL fake_info(cl_device_id, cl_device_info param, size_t size, void* value,
+                             size_t* size_ret) {
   if (param == broken) return CL_INVALID_VALUE;
   const size_t n = param == CL_DEVICE_MAX_WORK_ITEM_SIZES ? 3 * sizeof(size_t) : size;
   if (value) {
@@ -75,28 +76,37 @@ TEST(ComputeShape, AnswersItsQueriesAndNoOther) {
   EXPECT_EQ(mock_shape(false).compute_units, 4u);
   EXPECT_LE(gpu.max_work_group, gpu.max_work_items[0]);
   size_t wg = 0, n = 0;
-  ASSERT_EQ(shape_info(gpu, true, false, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, &n), CL_SUCCESS);
+  ASSERT_EQ(shape_info(gpu, true, false, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, &n),
+            CL_SUCCESS);
   EXPECT_EQ(wg, 1024u);
   EXPECT_EQ(n, sizeof wg);
   size_t items[3] = {};
-  ASSERT_EQ(shape_info(gpu, true, false, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      shape_info(gpu, true, false, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(items[2], 64u);
-  EXPECT_EQ(shape_info(gpu, true, false, CL_DEVICE_MAX_WORK_ITEM_SIZES, 8, items, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(shape_info(gpu, true, false, CL_DEVICE_MAX_WORK_ITEM_SIZES, 8, items, nullptr),
+            CL_INVALID_VALUE);
   cl_uint width = 9;
-  ASSERT_EQ(shape_info(gpu, true, false, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, sizeof width, &width, nullptr),
+  ASSERT_EQ(shape_info(gpu, true, false, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, sizeof width, &width,
+                       nullptr),
             CL_SUCCESS);
   EXPECT_EQ(width, 1u);
-  ASSERT_EQ(shape_info(gpu, false, false, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, sizeof width, &width, nullptr),
+  ASSERT_EQ(shape_info(gpu, false, false, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, sizeof width,
+                       &width, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(width, 0u);  // No fp64: no double vectors, whatever the device says.
   cl_device_fp_config fp = 1;
-  ASSERT_EQ(shape_info(gpu, false, false, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, nullptr), CL_SUCCESS);
+  ASSERT_EQ(shape_info(gpu, false, false, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(fp, 0u);
-  ASSERT_EQ(shape_info(gpu, false, false, CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, sizeof width, &width, nullptr),
+  ASSERT_EQ(shape_info(gpu, false, false, CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, sizeof width,
+                       &width, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(width, 0u);
   EXPECT_FALSE(shape_info(gpu, true, true, CL_DEVICE_NAME, 0, nullptr, nullptr).has_value());
-  EXPECT_FALSE(shape_info(gpu, true, true, CL_DEVICE_GLOBAL_MEM_SIZE, 0, nullptr, nullptr).has_value());
+  EXPECT_FALSE(
+      shape_info(gpu, true, true, CL_DEVICE_GLOBAL_MEM_SIZE, 0, nullptr, nullptr).has_value());
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ template <typename T>
 class value_or_error {
  public:
   value_or_error(T value) : v_(std::move(value)) {}  // NOLINT: implicit on purpose.
-  static value_or_error fail(std::string message) { return value_or_error(error_tag{std::move(message)}); }
+  static value_or_error fail(std::string message) {
+    return value_or_error(error_tag{std::move(message)});
+  }
   bool ok() const { return v_.index() == 0; }
   const T& value() const { return std::get<0>(v_); }
   T& value() { return std::get<0>(v_); }
@@ -46,26 +48,28 @@ using clpool::device_model::alloc_semantics;
 // How clEnqueueMapBuffer gives the host a buffer's bytes.
 enum class map_mode {
   shared,  // the mapped pointer is the buffer's own storage (a shared-memory device, e.g. POCL's
-            // CPU device): host writes reach the device at once, whatever the rules say.
+           // CPU device): host writes reach the device at once, whatever the rules say.
   copy,    // a discrete device: a mapping is a separate host copy, filled from the buffer when
-            // the map executes (unless CL_MAP_WRITE_INVALIDATE_REGION) and written back when the
-            // unmap executes (write maps only). A command that starts while its buffer (or a
-            // buffer of the same family) is mapped against it is reported (misuse_reports::used_while_mapped).
+           // the map executes (unless CL_MAP_WRITE_INVALIDATE_REGION) and written back when the
+           // unmap executes (write maps only). A command that starts while its buffer (or a
+           // buffer of the same family) is mapped against it is reported
+           // (misuse_reports::used_while_mapped).
 };
 
 // One simulated device.
 struct device_config {
   std::string name = "mockcl gpu-256m";  // CL_DEVICE_NAME.
-  bool gpu = true;                      // CL_DEVICE_TYPE_GPU, else CL_DEVICE_TYPE_CPU.
-  uint64_t capacity = 256ull << 20;     // Enforced global memory capacity in bytes.
-  uint64_t reported = 256ull << 20;     // CL_DEVICE_GLOBAL_MEM_SIZE (may differ from capacity).
-  uint64_t max_alloc = 128ull << 20;    // CL_DEVICE_MAX_MEM_ALLOC_SIZE; above: CL_INVALID_BUFFER_SIZE.
+  bool gpu = true;                       // CL_DEVICE_TYPE_GPU, else CL_DEVICE_TYPE_CPU.
+  uint64_t capacity = 256ull << 20;      // Enforced global memory capacity in bytes.
+  uint64_t reported = 256ull << 20;      // CL_DEVICE_GLOBAL_MEM_SIZE (may differ from capacity).
+  uint64_t max_alloc =
+      128ull << 20;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE; above: CL_INVALID_BUFFER_SIZE.
   alloc_semantics semantics = alloc_semantics::immediate;
-  bool oom_at_execution = false;        // Deferred only: charge when the command executes, so
-                                        // out-of-memory shows in its event status, not the enqueue.
-  bool svm = true;                      // Coarse-grain buffer SVM supported.
-  uint64_t pinned = 64ull << 20;        // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
-  map_mode maps = map_mode::shared;      // maps=shared|copy: what a mapped pointer is (see map_mode).
+  bool oom_at_execution = false;     // Deferred only: charge when the command executes, so
+                                     // out-of-memory shows in its event status, not the enqueue.
+  bool svm = true;                   // Coarse-grain buffer SVM supported.
+  uint64_t pinned = 64ull << 20;     // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
+  map_mode maps = map_mode::shared;  // maps=shared|copy: what a mapped pointer is (see map_mode).
   // How device memory is committed (pages, packing, headroom) and whether max_alloc is enforced:
   // the device model's profile (device_model/profile.h), by the name or path it was given as.
   std::string profile = "exact";
@@ -87,14 +91,14 @@ enum class schedule_mode {
 
 struct schedule_config {
   schedule_mode mode = schedule_mode::eager;
-  uint64_t seed = 0;             // 0: out-of-order queues run ready commands FIFO; else seeded pick.
-  uint64_t kernel_ns = 10000;    // Virtual duration of one kernel launch.
+  uint64_t seed = 0;           // 0: out-of-order queues run ready commands FIFO; else seeded pick.
+  uint64_t kernel_ns = 10000;  // Virtual duration of one kernel launch.
   bool operator==(const schedule_config&) const = default;
 };
 
 enum class fault_kind {
-  nth_call,      // the Nth call (1-based, counted from the rule's installation) of `entry` fails.
-  bytes_above,   // an allocation that would take a device's outstanding bytes above `threshold`.
+  nth_call,     // the Nth call (1-based, counted from the rule's installation) of `entry` fails.
+  bytes_above,  // an allocation that would take a device's outstanding bytes above `threshold`.
   probability,  // each call of `entry` fails with probability p, from `seed`.
   exec,         // the Nth command enqueued through `entry` is accepted but executes with `status`.
 };
@@ -113,9 +117,11 @@ struct fault_rule {
 // Everything the environment can set.
 // MOCKCL_BACKING: where kernels run and buffer bytes live.
 enum class backing_mode {
-  automatic,  // not given: pocl when POCL's ICD can be loaded (decided at the first context), else kNone.
-  none,  // no compute: kernels are timed no-ops, bytes live in host memory (fast; fuzzers, benchmarks).
-  pocl,  // a backing POCL device runs the kernels and holds the bytes (mockcl/backing.h).
+  automatic,  // not given: pocl when POCL's ICD can be loaded (decided at the first context), else
+              // kNone.
+  none,       // no compute: kernels are timed no-ops, bytes live in host memory (fast; fuzzers,
+              // benchmarks).
+  pocl,       // a backing POCL device runs the kernels and holds the bytes (mockcl/backing.h).
 };
 
 // "pocl" | "none"; anything else is an error.
@@ -124,10 +130,10 @@ value_or_error<backing_mode> parse_backing(std::string_view text);
 struct runtime_config {
   std::vector<device_config> devices;  // Never empty once parsed.
   backing_mode backing = backing_mode::automatic;
-  std::string pocl_icd;               // MOCKCL_POCL_ICD: a .icd file or POCL's library; empty: default.
+  std::string pocl_icd;  // MOCKCL_POCL_ICD: a .icd file or POCL's library; empty: default.
   schedule_config schedule;
   std::vector<fault_rule> faults;
-  std::string call_log;               // Path of the JSON-lines call log; empty: off.
+  std::string call_log;  // Path of the JSON-lines call log; empty: off.
 };
 
 // The default device list: one "gpu-256m" device.
@@ -141,7 +147,8 @@ value_or_error<uint64_t> parse_size(std::string_view text, clpool::common::size_
 // Parses an OpenCL status: a negative integer or a name such as CL_OUT_OF_RESOURCES.
 value_or_error<int32_t> parse_status(std::string_view text);
 
-// The name of an OpenCL status code ("CL_SUCCESS", ...), or "CL_UNKNOWN_ERROR" (common/cl_status.h).
+// The name of an OpenCL status code ("CL_SUCCESS", ...), or "CL_UNKNOWN_ERROR"
+// (common/cl_status.h).
 std::string_view status_name(int32_t status);
 
 // Parses one preset ("gpu", "gpu-8g", "cpu", "cpu-2g", ...) into a device.
@@ -164,7 +171,8 @@ value_or_error<schedule_config> parse_schedule(std::string_view text);
 
 // The whole configuration from environment variables given as (name, value) pairs. Every
 // variable whose name starts with MOCKCL_ must be a known one with a valid, non-empty value.
-value_or_error<runtime_config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars);
+value_or_error<runtime_config> config_from_env(
+    const std::vector<std::pair<std::string, std::string>>& vars);
 
 }  // namespace mockcl
 

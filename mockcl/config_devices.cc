@@ -9,10 +9,10 @@
 
 namespace mockcl {
 
+using config_text::parse_bool;
+using config_text::parse_uint;
 using config_text::quote;
 using config_text::split;
-using config_text::parse_uint;
-using config_text::parse_bool;
 
 namespace {
 
@@ -49,12 +49,14 @@ value_or_error<device_config> parse_preset(std::string_view text) {
     d.semantics = alloc_semantics::immediate;
   } else {
     return value_or_error<device_config>::fail("unknown preset " + quote(text) +
-                                       " (expected gpu, cpu, gpu-SIZE or cpu-SIZE)");
+                                               " (expected gpu, cpu, gpu-SIZE or cpu-SIZE)");
   }
   if (text.find('-') != std::string_view::npos) {
     auto s = parse_size(size_text, {.device = true});
-    if (!s.ok()) return value_or_error<device_config>::fail("preset " + quote(text) + ": " + s.error());
-    if (s.value() == 0) return value_or_error<device_config>::fail("preset " + quote(text) + ": capacity 0");
+    if (!s.ok())
+      return value_or_error<device_config>::fail("preset " + quote(text) + ": " + s.error());
+    if (s.value() == 0)
+      return value_or_error<device_config>::fail("preset " + quote(text) + ": capacity 0");
     d.capacity = s.value();
   }
   d.reported = d.capacity;
@@ -68,7 +70,8 @@ namespace {
 
 // Which of a device's figures its options set (else its preset's and profile's apply).
 struct options_set {
-  bool capacity = false, reported = false, max_alloc = false, pinned = false, semantics = false, oom_at = false;
+  bool capacity = false, reported = false, max_alloc = false, pinned = false, semantics = false,
+       oom_at = false;
 };
 
 // One key=value option of a device, applied to `d`. Returns the problem, "" when it is good.
@@ -77,7 +80,8 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
                                 const std::string& where, device_config& d, options_set& set) {
   if (key == "name") {
     if (val.empty()) return what + " is empty";
-    if (val.find_first_of(";,:=") != std::string_view::npos) return what + " must not contain ; , : or =";
+    if (val.find_first_of(";,:=") != std::string_view::npos)
+      return what + " must not contain ; , : or =";
     d.name = std::string(val);
   } else if (key == "capacity" || key == "reported" || key == "max_alloc" || key == "pinned") {
     auto s = parse_size(val, {.device = key == "capacity"});
@@ -92,9 +96,12 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
     d.semantics = *s;
     set.semantics = true;
   } else if (key == "oom_at") {
-    if (val == "enqueue") d.oom_at_execution = false;
-    else if (val == "execution") d.oom_at_execution = true;
-    else return what + ": " + quote(val) + " is not enqueue or execution";
+    if (val == "enqueue")
+      d.oom_at_execution = false;
+    else if (val == "execution")
+      d.oom_at_execution = true;
+    else
+      return what + ": " + quote(val) + " is not enqueue or execution";
     set.oom_at = true;
   } else if (key == "profile") {
     if (val.empty()) return what + " is empty";
@@ -105,9 +112,12 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
     }
     d.profile = std::string(val);
   } else if (key == "maps") {
-    if (val == "shared") d.maps = map_mode::shared;
-    else if (val == "copy") d.maps = map_mode::copy;
-    else return what + ": " + quote(val) + " is not shared or copy";
+    if (val == "shared")
+      d.maps = map_mode::shared;
+    else if (val == "copy")
+      d.maps = map_mode::copy;
+    else
+      return what + ": " + quote(val) + " is not shared or copy";
   } else if (key == "svm") {
     auto b = parse_bool(val, "svm");
     if (!b.ok()) return where + ": " + b.error();
@@ -117,16 +127,23 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
     if (!s.ok()) return what + ": " + s.error();
     d.context_cost = s.value();
   } else if (key == "free_query") {
-    if (val == "amd") d.free_query = true;
-    else if (val == "none") d.free_query = false;
-    else return what + ": " + quote(val) + " is not amd or none";
+    if (val == "amd")
+      d.free_query = true;
+    else if (val == "none")
+      d.free_query = false;
+    else
+      return what + ": " + quote(val) + " is not amd or none";
   } else if (key == "type") {
-    if (val == "gpu") d.gpu = true;
-    else if (val == "cpu") d.gpu = false;
-    else return what + ": " + quote(val) + " is not gpu or cpu";
+    if (val == "gpu")
+      d.gpu = true;
+    else if (val == "cpu")
+      d.gpu = false;
+    else
+      return what + ": " + quote(val) + " is not gpu or cpu";
   } else {
     return where + ": unknown option " + quote(key) +
-           " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, profile, maps, "
+           " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, "
+           "profile, maps, "
            "context_cost, free_query)";
   }
   return "";
@@ -143,12 +160,14 @@ std::string complete_device(device_config& d, const options_set& set, const std:
     if (d.capacity == 0) return where + ": capacity must be > 0";
     if (!set.reported) d.reported = d.capacity;
     if (!set.max_alloc) d.max_alloc = default_max_alloc(d.capacity);
-    if (!set.pinned) d.pinned = d.gpu ? std::min<uint64_t>(d.capacity / 4, 1ull << 30) : d.capacity / 2;
+    if (!set.pinned)
+      d.pinned = d.gpu ? std::min<uint64_t>(d.capacity / 4, 1ull << 30) : d.capacity / 2;
   }
   if (d.reported == 0) return where + ": reported must be > 0";
   if (d.max_alloc == 0) return where + ": max_alloc must be > 0";
   if (d.max_alloc > d.reported) {
-    return where + ": max_alloc " + format_size(d.max_alloc) + " exceeds reported size " + format_size(d.reported);
+    return where + ": max_alloc " + format_size(d.max_alloc) + " exceeds reported size " +
+           format_size(d.reported);
   }
   return "";
 }
@@ -174,7 +193,8 @@ value_or_error<device_config> parse_device(std::string_view item, std::size_t in
     std::vector<std::string_view> seen;
     for (std::string_view kv : split(opts, ',')) {
       auto eq = kv.find('=');
-      if (eq == std::string_view::npos) return R::fail(where + ": option " + quote(kv) + " is not key=value");
+      if (eq == std::string_view::npos)
+        return R::fail(where + ": option " + quote(kv) + " is not key=value");
       std::string_view key = kv.substr(0, eq), val = kv.substr(eq + 1);
       std::string what = where + ": " + std::string(key);
       for (std::string_view k : seen)
@@ -200,7 +220,8 @@ value_or_error<std::vector<device_config>> parse_devices(std::string_view text) 
     if (!d.ok()) return R::fail(d.error());
     out.push_back(std::move(d.value()));
   }
-  if (out.size() > 16) return R::fail("at most 16 devices are supported, got " + std::to_string(out.size()));
+  if (out.size() > 16)
+    return R::fail("at most 16 devices are supported, got " + std::to_string(out.size()));
   return out;
 }
 
@@ -212,9 +233,11 @@ std::string format_devices(const std::vector<device_config>& devices) {
     s += ":profile=" + d.profile + ",name=" + d.name + ",capacity=" + std::to_string(d.capacity) +
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
          ",semantics=" + std::string(clpool::device_model::to_string(d.semantics)) +
-         ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") + ",svm=" + (d.svm ? "on" : "off") +
-         ",pinned=" + std::to_string(d.pinned) + ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared") +
-         ",context_cost=" + std::to_string(d.context_cost) + ",free_query=" + (d.free_query ? "amd" : "none");
+         ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") +
+         ",svm=" + (d.svm ? "on" : "off") + ",pinned=" + std::to_string(d.pinned) +
+         ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared") +
+         ",context_cost=" + std::to_string(d.context_cost) +
+         ",free_query=" + (d.free_query ? "amd" : "none");
   }
   return s;
 }

@@ -6,10 +6,10 @@
 
 namespace mockcl {
 
+using config_text::parse_bool;
+using config_text::parse_uint;
 using config_text::quote;
 using config_text::split;
-using config_text::parse_uint;
-using config_text::parse_bool;
 
 value_or_error<backing_mode> parse_backing(std::string_view text) {
   if (text == "pocl") return backing_mode::pocl;
@@ -17,7 +17,8 @@ value_or_error<backing_mode> parse_backing(std::string_view text) {
   return value_or_error<backing_mode>::fail("'" + std::string(text) + "' is not pocl or none");
 }
 
-value_or_error<runtime_config> config_from_env(const std::vector<std::pair<std::string, std::string>>& vars) {
+value_or_error<runtime_config> config_from_env(
+    const std::vector<std::pair<std::string, std::string>>& vars) {
   using R = value_or_error<runtime_config>;
   runtime_config c;
   c.devices = default_devices();
@@ -27,7 +28,9 @@ value_or_error<runtime_config> config_from_env(const std::vector<std::pair<std::
     const std::string& name = var.first;
     const std::string& value = var.second;
     if (name.rfind("MOCKCL_", 0) != 0) continue;
-    auto fail = [&](const std::string& why) { return R::fail(name + "=" + quote(value) + ": " + why); };
+    auto fail = [&](const std::string& why) {
+      return R::fail(name + "=" + quote(value) + ": " + why);
+    };
     for (const std::string& n : seen)
       if (n == name) return R::fail(name + " given twice");
     seen.push_back(name);
@@ -55,8 +58,9 @@ value_or_error<runtime_config> config_from_env(const std::vector<std::pair<std::
       c.pocl_icd = value;
     } else {
       return R::fail("unknown variable " + name +
-                      " (known: MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG, MOCKCL_BACKING,"
-                      " MOCKCL_POCL_ICD)");
+                     " (known: MOCKCL_DEVICES, MOCKCL_FAULTS, MOCKCL_SCHEDULE, MOCKCL_CALL_LOG, "
+                     "MOCKCL_BACKING,"
+                     " MOCKCL_POCL_ICD)");
     }
   }
   return c;

@@ -5,15 +5,15 @@
 #include <charconv>
 #include <cmath>
 
-#include "mockcl/entry_points.h"
 #include "mockcl/config_text.h"
+#include "mockcl/entry_points.h"
 
 namespace mockcl {
 
+using config_text::parse_bool;
+using config_text::parse_uint;
 using config_text::quote;
 using config_text::split;
-using config_text::parse_uint;
-using config_text::parse_bool;
 
 namespace {
 
@@ -23,7 +23,8 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 // clRelease* never fail"), so an nth or prob rule on one could never fire.
 bool never_counted(std::string_view entry) {
   return starts_with(entry, "clRetain") || starts_with(entry, "clRelease") ||
-         (starts_with(entry, "clGet") && entry.size() > 4 && entry.substr(entry.size() - 4) == "Info");
+         (starts_with(entry, "clGet") && entry.size() > 4 &&
+          entry.substr(entry.size() - 4) == "Info");
 }
 
 // Only clEnqueue* entry points create commands, so only they can carry an exec rule.
@@ -55,18 +56,21 @@ value_or_error<fault_rule> parse_fault(std::string_view text) {
     if (auto e = entry_ok(parts[1]); !e.empty()) return R::fail(e);
     r.entry = std::string(parts[1]);
     if (r.kind == fault_kind::nth_call && never_counted(r.entry))
-      return R::fail(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
-                      "are not counted), so the rule could never fire");
+      return R::fail(where + ": " + r.entry +
+                     " never fails (clGet*Info, clRetain* and clRelease* "
+                     "are not counted), so the rule could never fire");
     if (r.kind == fault_kind::exec && !enqueues(r.entry))
-      return R::fail(where + ": " + r.entry + " enqueues no command, so the rule could never fire "
-                      "(exec rules name a clEnqueue* entry point or *)");
+      return R::fail(where + ": " + r.entry +
+                     " enqueues no command, so the rule could never fire "
+                     "(exec rules name a clEnqueue* entry point or *)");
     auto n = parse_uint(parts[2], "N");
     if (!n.ok()) return R::fail(where + ": " + n.error());
     if (n.value() == 0) return R::fail(where + ": N counts from 1");
     r.n = n.value();
     if (auto e = status_at(3); !e.empty()) return R::fail(e);
   } else if (kind == "bytes") {
-    if (parts.size() < 2 || parts.size() > 3) return R::fail(where + ": expected bytes:SIZE[:STATUS]");
+    if (parts.size() < 2 || parts.size() > 3)
+      return R::fail(where + ": expected bytes:SIZE[:STATUS]");
     r.kind = fault_kind::bytes_above;
     auto s = parse_size(parts[1]);
     if (!s.ok()) return R::fail(where + ": " + s.error());
@@ -79,8 +83,9 @@ value_or_error<fault_rule> parse_fault(std::string_view text) {
     if (auto e = entry_ok(parts[1]); !e.empty()) return R::fail(e);
     r.entry = std::string(parts[1]);
     if (never_counted(r.entry))
-      return R::fail(where + ": " + r.entry + " never fails (clGet*Info, clRetain* and clRelease* "
-                      "are not counted), so the rule could never fire");
+      return R::fail(where + ": " + r.entry +
+                     " never fails (clGet*Info, clRetain* and clRelease* "
+                     "are not counted), so the rule could never fire");
     std::string p(parts[2]);
     char* end = nullptr;
     double v = p.empty() ? NAN : std::strtod(p.c_str(), &end);
@@ -92,7 +97,8 @@ value_or_error<fault_rule> parse_fault(std::string_view text) {
     r.seed = seed.value();
     if (auto e = status_at(4); !e.empty()) return R::fail(e);
   } else {
-    return R::fail(where + ": unknown kind " + quote(kind) + " (expected nth, bytes, prob or exec)");
+    return R::fail(where + ": unknown kind " + quote(kind) +
+                   " (expected nth, bytes, prob or exec)");
   }
   return r;
 }

@@ -5,10 +5,10 @@
 
 namespace mockcl {
 
+using config_text::parse_bool;
+using config_text::parse_uint;
 using config_text::quote;
 using config_text::split;
-using config_text::parse_uint;
-using config_text::parse_bool;
 
 value_or_error<schedule_config> parse_schedule(std::string_view text) {
   using R = value_or_error<schedule_config>;

@@ -24,7 +24,8 @@ TEST(ParseSize, SuffixesAndErrors) {
   EXPECT_EQ(parse_devices("gpu-256MiB").value()[0].capacity, 256ull << 20);
   EXPECT_EQ(parse_size("1gb").error(),
             "size '1gb' is ambiguous: decimal units are not accepted; write 1GiB");
-  for (const char* bad : {"", "k", "-1", "1.5g", "12x", "1gb", "99999999999999999999", "20000000t"}) {
+  for (const char* bad :
+       {"", "k", "-1", "1.5g", "12x", "1gb", "99999999999999999999", "20000000t"}) {
     auto r = parse_size(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
@@ -42,8 +43,9 @@ TEST(ParseDevices, LargestDeviceIs2To62) {
       << r.error();
   r = parse_devices("gpu:capacity=4611686018427387905");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("capacity: size '4611686018427387905' is larger than the largest device"),
-            std::string::npos)
+  EXPECT_NE(
+      r.error().find("capacity: size '4611686018427387905' is larger than the largest device"),
+      std::string::npos)
       << r.error();
   // What a device reports may be larger (clpool_replay reports 2^63 so that nothing is
   // CL_INVALID_BUFFER_SIZE); only its real capacity is bounded.
@@ -84,7 +86,9 @@ TEST(ParseDevices, PresetsAndOptions) {
   EXPECT_FALSE(d[1].gpu);
   EXPECT_EQ(d[1].capacity, 4ull << 30);
 
-  d = parse_devices("gpu:name=small,capacity=1g,reported=2g,max_alloc=512m,semantics=deferred,svm=off,pinned=64m")
+  d = parse_devices(
+          "gpu:name=small,capacity=1g,reported=2g,max_alloc=512m,semantics=deferred,svm=off,pinned="
+          "64m")
           .value();
   EXPECT_EQ(d[0].name, "small");
   EXPECT_EQ(d[0].capacity, 1ull << 30);
@@ -94,13 +98,15 @@ TEST(ParseDevices, PresetsAndOptions) {
   EXPECT_FALSE(d[0].svm);
   EXPECT_EQ(d[0].pinned, 64ull << 20);
 
-  EXPECT_EQ(parse_devices("gpu-64m:semantics=host_oom").value()[0].semantics, alloc_semantics::host_oom);
+  EXPECT_EQ(parse_devices("gpu-64m:semantics=host_oom").value()[0].semantics,
+            alloc_semantics::host_oom);
   EXPECT_TRUE(parse_devices("gpu:semantics=deferred,oom_at=execution").value()[0].oom_at_execution);
   EXPECT_FALSE(parse_devices("gpu:oom_at=later").ok());
 }
 
 TEST(ParseDevices, FormatRoundTrips) {
-  auto d = parse_devices("gpu-8g:semantics=deferred,reported=16g,oom_at=execution;cpu-2g:svm=off").value();
+  auto d = parse_devices("gpu-8g:semantics=deferred,reported=16g,oom_at=execution;cpu-2g:svm=off")
+               .value();
   auto again = parse_devices(format_devices(d));
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_EQ(again.value(), d);
@@ -149,7 +155,8 @@ TEST(ParseDevices, MapsOptionParsesRoundTripsAndRefusesRepeatsAndBadValues) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().find("unknown option 'map'"), std::string::npos) << unknown.error();
   EXPECT_NE(unknown.error().find("maps, "), std::string::npos) << "the known options list maps";
-  EXPECT_NE(unknown.error().find("context_cost, free_query)"), std::string::npos) << unknown.error();
+  EXPECT_NE(unknown.error().find("context_cost, free_query)"), std::string::npos)
+      << unknown.error();
 }
 
 TEST(ParseDevices, BadValuesSayWhatIsWrong) {
@@ -180,7 +187,9 @@ TEST(ParseDevices, BadValuesSayWhatIsWrong) {
 }
 
 TEST(ParseFaults, FourKinds) {
-  auto f = parse_faults("nth:clCreateBuffer:3;bytes:1g;prob:clSVMAlloc:0.25:7:CL_OUT_OF_HOST_MEMORY;exec:clEnqueueNDRangeKernel:2:-5")
+  auto f = parse_faults(
+               "nth:clCreateBuffer:3;bytes:1g;prob:clSVMAlloc:0.25:7:CL_OUT_OF_HOST_MEMORY;exec:"
+               "clEnqueueNDRangeKernel:2:-5")
                .value();
   ASSERT_EQ(f.size(), 4u);
   EXPECT_EQ(f[0].kind, fault_kind::nth_call);
@@ -284,15 +293,16 @@ TEST(ConfigFromEnv, DefaultsAndEveryVariable) {
 
 TEST(ConfigFromEnv, EachBadValueNamesTheVariable) {
   Env cases[] = {
-      {{"MOCKCL_DEVICES", "gpu-lots"}}, {{"MOCKCL_DEVICES", ""}},     {{"MOCKCL_FAULTS", "nth:x:1"}},
-      {{"MOCKCL_SCHEDULE", "soon"}},    {{"MOCKCL_CALL_LOG", ""}},    {{"MOCKCL_DEVICE", "gpu"}},
+      {{"MOCKCL_DEVICES", "gpu-lots"}}, {{"MOCKCL_DEVICES", ""}},  {{"MOCKCL_FAULTS", "nth:x:1"}},
+      {{"MOCKCL_SCHEDULE", "soon"}},    {{"MOCKCL_CALL_LOG", ""}}, {{"MOCKCL_DEVICE", "gpu"}},
   };
   for (const auto& env : cases) {
     auto r = config_from_env(env);
     ASSERT_FALSE(r.ok()) << env[0].first;
     EXPECT_NE(r.error().find(env[0].first), std::string::npos) << r.error();
   }
-  EXPECT_NE(config_from_env({{"MOCKCL_DEVICE", "gpu"}}).error().find("unknown variable"), std::string::npos);
+  EXPECT_NE(config_from_env({{"MOCKCL_DEVICE", "gpu"}}).error().find("unknown variable"),
+            std::string::npos);
 }
 
 TEST(accounting_snapshot, JsonRoundTrip) {

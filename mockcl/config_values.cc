@@ -37,7 +37,7 @@ value_or_error<uint64_t> parse_uint(std::string_view text, std::string_view what
     return value_or_error<uint64_t>::fail(std::string(what) + " " + quote(text) + " is too large");
   if (ec != std::errc() || p != text.data() + text.size())
     return value_or_error<uint64_t>::fail(std::string(what) + " " + quote(text) +
-                                   " is not a non-negative integer");
+                                          " is not a non-negative integer");
   return v;
 }
 
@@ -45,7 +45,7 @@ value_or_error<bool> parse_bool(std::string_view text, std::string_view what) {
   if (text == "on" || text == "true" || text == "1") return true;
   if (text == "off" || text == "false" || text == "0") return false;
   return value_or_error<bool>::fail(std::string(what) + " " + quote(text) +
-                             " is not one of on, off, true, false, 1, 0");
+                                    " is not one of on, off, true, false, 1, 0");
 }
 
 }  // namespace config_text
@@ -70,7 +70,7 @@ value_or_error<int32_t> parse_status(std::string_view text) {
     if (ec == std::errc() && p == text.data() + text.size() && v < 0) return v;
   }
   return value_or_error<int32_t>::fail("status " + quote(text) +
-                                " is neither a negative integer nor a known CL_ error name");
+                                       " is neither a negative integer nor a known CL_ error name");
 }
 
 std::string_view status_name(int32_t status) { return clpool::common::status_name(status); }

@@ -117,8 +117,8 @@ void check_fp(consistency_checker& c, const std::set<std::string>& ext, const de
   // fp16 likewise.
   const bool fp16 = ext.count("cl_khr_fp16") != 0;
   // CL_DEVICE_HALF_FP_CONFIG requires cl_khr_fp16 (OpenCL 3.0, the device queries' table).
-  const auto hfp = c.get_if<cl_device_fp_config>(fp16, CL_DEVICE_HALF_FP_CONFIG,
-                                                 "CL_DEVICE_HALF_FP_CONFIG");
+  const auto hfp =
+      c.get_if<cl_device_fp_config>(fp16, CL_DEVICE_HALF_FP_CONFIG, "CL_DEVICE_HALF_FP_CONFIG");
   const auto hpref =
       c.get<cl_uint>(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, "PREFERRED_VECTOR_WIDTH_HALF");
   const auto hnat = c.get<cl_uint>(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF, "NATIVE_VECTOR_WIDTH_HALF");

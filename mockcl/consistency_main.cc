@@ -2,7 +2,8 @@
 // feature-macro tests check a device) run on every device the system's ICD loader lists: mockcl's
 // rules held against a real driver (NVIDIA's, POCL), with no mock behind.
 //
-//   consistency_check [PLATFORM_PART]     e.g. OCL_ICD_VENDORS=/tmp/icd/nvidia.icd consistency_check NVIDIA
+//   consistency_check [PLATFORM_PART]     e.g. OCL_ICD_VENDORS=/tmp/icd/nvidia.icd
+//   consistency_check NVIDIA
 //
 // Prints each device with its inconsistencies (none: "consistent"). Exit 0 when every device
 // checked is consistent, 1 when one is not, 2 when no platform matches.
@@ -62,7 +63,9 @@ int main(int argc, char** argv) {
       const std::vector<std::string> problems = mockcl::testing::device_consistency(d, p, dev);
       std::printf("%s / %s (%s, %s): %s\n", name.c_str(), info(dev, CL_DEVICE_NAME).c_str(),
                   info(dev, CL_DEVICE_VERSION).c_str(), info(dev, CL_DRIVER_VERSION).c_str(),
-                  problems.empty() ? "consistent" : (std::to_string(problems.size()) + " inconsistencies").c_str());
+                  problems.empty()
+                      ? "consistent"
+                      : (std::to_string(problems.size()) + " inconsistencies").c_str());
       for (const std::string& s : problems) std::printf("  %s\n", s.c_str());
       if (!problems.empty()) ++inconsistent;
     }

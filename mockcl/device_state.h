@@ -2,8 +2,8 @@
 #ifndef MOCKCL_DEVICE_STATE_H_
 #define MOCKCL_DEVICE_STATE_H_
 
-#include "mockcl/config.h"
 #include "device_model/device_memory.h"
+#include "mockcl/config.h"
 
 namespace mockcl {
 
@@ -11,7 +11,9 @@ namespace mockcl {
 // mockcl counts device bytes).
 struct device_state {
   explicit device_state(const device_config& c)
-      : cfg(c), memory(c.model, c.capacity), pinned(clpool::device_model::device_profile{}, c.pinned) {}
+      : cfg(c),
+        memory(c.model, c.capacity),
+        pinned(clpool::device_model::device_profile{}, c.pinned) {}
   device_config cfg;
   clpool::device_model::device_memory memory;  // global memory, by the device's profile
   clpool::device_model::device_memory pinned;  // the host-pinned budget, in exact bytes

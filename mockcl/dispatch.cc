@@ -20,9 +20,12 @@ struct stub_entry<E, R(CL_API_CALL*)(A...)> {
     mock_runtime::api_call c(mock_runtime::get(), E);
     c.ret(CL_INVALID_OPERATION);
     (set_err(a), ...);
-    if constexpr (std::is_same_v<R, cl_int>) return CL_INVALID_OPERATION;
-    else if constexpr (std::is_void_v<R>) return;
-    else return R{};
+    if constexpr (std::is_same_v<R, cl_int>)
+      return CL_INVALID_OPERATION;
+    else if constexpr (std::is_void_v<R>)
+      return;
+    else
+      return R{};
   }
   template <typename T>
   static void set_err(T v) {

@@ -2,8 +2,8 @@
 
 namespace mockcl {
 
-_cl_command_queue* enqueue_prologue(mock_runtime::api_call& c, cl_command_queue h, cl_uint n, const cl_event* wait,
-                                    cl_int& status) {
+_cl_command_queue* enqueue_prologue(mock_runtime::api_call& c, cl_command_queue h, cl_uint n,
+                                    const cl_event* wait, cl_int& status) {
   mock_runtime& rt = c.runtime();
   if ((status = c.fault())) return nullptr;
   _cl_command_queue* q = rt.queue(h);
@@ -16,7 +16,8 @@ _cl_command_queue* enqueue_prologue(mock_runtime::api_call& c, cl_command_queue 
   return q;
 }
 
-cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out, bool any_mem) {
+cl_int check_mem(_cl_command_queue* q, cl_mem h, size_t offset, size_t bytes, _cl_mem*& out,
+                 bool any_mem) {
   out = mock_runtime::get().mem(h);
   if (!out || (out->is_image() && !any_mem)) return CL_INVALID_MEM_OBJECT;
   if (out->context != q->context) return CL_INVALID_CONTEXT;

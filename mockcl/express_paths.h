@@ -16,13 +16,17 @@
 
 namespace mockcl {
 
-[[gnu::always_inline]] inline _cl_mem* mock_runtime::create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
-                                                      const void* host_ptr) {
-  if (!mu.try_lock_fast()) [[unlikely]] return nullptr;
+[[gnu::always_inline]] inline _cl_mem* mock_runtime::create_buffer_express(cl_context h,
+                                                                           cl_mem_flags flags,
+                                                                           size_t size,
+                                                                           const void* host_ptr) {
+  if (!mu.try_lock_fast()) [[unlikely]]
+    return nullptr;
   _cl_context* ctx = h;
-  const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == object_type::context && ctx->in_use &&
-                     !ctx->released && !(flags & ~kMemAccessFlags) && !(flags & (flags - 1)) && !host_ptr &&
-                     size != 0 && size <= ctx->max_alloc && objects.has_free<_cl_mem>();
+  const bool plain = !hooks_ && !finish_slow_ && ctx && ctx->type == object_type::context &&
+                     ctx->in_use && !ctx->released && !(flags & ~kMemAccessFlags) &&
+                     !(flags & (flags - 1)) && !host_ptr && size != 0 && size <= ctx->max_alloc &&
+                     objects.has_free<_cl_mem>();
   if (!plain) [[unlikely]] {
     mu.unlock_owner();
     return nullptr;
@@ -30,8 +34,8 @@ namespace mockcl {
   const int dev = ctx->device0;
   // No fault rule is installed (hooks_ is false), so the charge needs no fault check.
   clpool::device_model::placement where;
-  if (ctx->charge_at_create && charge_to<false, /*kFaults=*/false>(dev, ctx, size, where) != CL_SUCCESS)
-      [[unlikely]] {
+  if (ctx->charge_at_create &&
+      charge_to<false, /*kFaults=*/false>(dev, ctx, size, where) != CL_SUCCESS) [[unlikely]] {
     mu.unlock_owner();
     return nullptr;  // the general path reports the out-of-memory
   }
@@ -44,11 +48,13 @@ namespace mockcl {
   return m;
 }
 [[gnu::always_inline]] inline bool mock_runtime::release_mem_express(cl_mem h) {
-  if (!mu.try_lock_fast()) [[unlikely]] return false;
+  if (!mu.try_lock_fast()) [[unlikely]]
+    return false;
   _cl_mem* m = h;
-  const bool plain = !finish_slow_ && m && m->type == object_type::mem && m->in_use && !m->released &&
-                     m->refs == 1 && m->holds == 0 && m->internal == 0 && !m->parent && !m->pinned && m->destructors.empty() &&
-                     !m->backing.data() && !m->pocl_mem && frees_.append_is_free() && m->context &&
+  const bool plain = !finish_slow_ && m && m->type == object_type::mem && m->in_use &&
+                     !m->released && m->refs == 1 && m->holds == 0 && m->internal == 0 &&
+                     !m->parent && !m->pinned && m->destructors.empty() && !m->backing.data() &&
+                     !m->pocl_mem && frees_.append_is_free() && m->context &&
                      (m->context->holds > 1 || m->context->refs > 0);
   if (!plain) [[unlikely]] {
     mu.unlock_owner();
@@ -68,7 +74,6 @@ namespace mockcl {
   mu.unlock_owner();
   return true;
 }
-
 
 }  // namespace mockcl
 

@@ -42,7 +42,7 @@ cl_int fault_injector::on_call(entry_point e, std::string& what) {
 }
 
 cl_int fault_injector::on_charge(uint64_t committed, uint64_t bytes, cl_int oom_status,
-                                std::string& what) {
+                                 std::string& what) {
   for (const installed_rule& f : rules_) {
     if (f.rule.kind != fault_kind::bytes_above) continue;
     if (committed + bytes <= f.rule.threshold) continue;

@@ -1,5 +1,5 @@
-// free_record_log: the record of every buffer and SVM block the runtime freed (accounting_snapshot::frees), kept
-// compact because the hot release path writes one per buffer.
+// free_record_log: the record of every buffer and SVM block the runtime freed
+// (accounting_snapshot::frees), kept compact because the hot release path writes one per buffer.
 //
 // 32 bytes a record, in 2 MiB chunks (a transparent huge page where the kernel allows it): the
 // release path first-touches its records, and a fault per 4 KiB page cost more than the rest of a
@@ -29,7 +29,8 @@ class free_record_log {
 
   // Records one free (a no-op once `limit` are kept, or when the host refuses a chunk).
   void add(bool svm, uint64_t id, uint64_t address, uint64_t size, uint64_t time) {
-    if (next_ == end_ && !grow()) [[unlikely]] return;
+    if (next_ == end_ && !grow()) [[unlikely]]
+      return;
     *next_++ = record_slot{svm ? (id | kSvm) : id, address, size, time};
   }
 

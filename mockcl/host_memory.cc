@@ -28,8 +28,8 @@ void* host_block::allocate(std::size_t size, std::size_t align) {
   reset();
   if (size == 0) size = 1;
   if (size >= kMapThreshold || align > 4096) {
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     data_ = p;
     mapped_ = true;
@@ -47,8 +47,10 @@ void* host_block::allocate(std::size_t size, std::size_t align) {
 }
 
 void host_block::free_block() {
-  if (mapped_) munmap(data_, size_);
-  else std::free(data_);
+  if (mapped_)
+    munmap(data_, size_);
+  else
+    std::free(data_);
   data_ = nullptr;
   size_ = 0;
   mapped_ = false;

@@ -22,7 +22,8 @@ template <typename T>
 class HostileSource : public Battery<T> {
  protected:
   // Creates and builds `src`; the build's status, and the program's kernel names (";"-joined).
-  cl_int Build(const std::string& src, std::string* names = nullptr, cl_uint* kernels_made = nullptr) {
+  cl_int Build(const std::string& src, std::string* names = nullptr,
+               cl_uint* kernels_made = nullptr) {
     const char* p = src.data();
     const size_t len = src.size();
     cl_int err;
@@ -32,9 +33,12 @@ class HostileSource : public Battery<T> {
     const cl_int built = this->d_->clBuildProgram(prog, 0, nullptr, "", nullptr, nullptr);
     if (built == CL_SUCCESS && names) {
       size_t n = 0;
-      EXPECT_EQ(this->d_->clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n), CL_SUCCESS);
+      EXPECT_EQ(this->d_->clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n),
+                CL_SUCCESS);
       names->assign(n, '\0');
-      EXPECT_EQ(this->d_->clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, n, names->data(), nullptr), CL_SUCCESS);
+      EXPECT_EQ(
+          this->d_->clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, n, names->data(), nullptr),
+          CL_SUCCESS);
       names->resize(n ? n - 1 : 0);
     }
     if (built == CL_SUCCESS && kernels_made) {
@@ -56,7 +60,8 @@ TYPED_TEST(HostileSource, NamesOfAnyLength) {
   for (size_t len : {size_t{30000}, size_t{1} << 20}) {
     const std::string name(len, 'k');
     std::string names;
-    ASSERT_EQ(this->Build("__kernel void " + name + "(__global int* a) { a[0] = 1; }", &names), CL_SUCCESS);
+    ASSERT_EQ(this->Build("__kernel void " + name + "(__global int* a) { a[0] = 1; }", &names),
+              CL_SUCCESS);
     EXPECT_EQ(names, name);
   }
   this->Teardown();
@@ -96,20 +101,23 @@ TYPED_TEST(HostileSource, DeepNesting) {
   const size_t depth = 200000;
   // Balanced, in a kernel's body.
   std::string names;
-  EXPECT_EQ(this->Build("__kernel void k(__global int* a) { " + std::string(depth, '{') + std::string(depth, '}') +
-                            " }",
+  EXPECT_EQ(this->Build("__kernel void k(__global int* a) { " + std::string(depth, '{') +
+                            std::string(depth, '}') + " }",
                         &names),
             CL_SUCCESS);
   EXPECT_EQ(names, "k");
   // In a parameter list: past the reader's expansion bound that kernel keeps no signature
   // (kernel_signature.h); whatever the verdict, it is reached without a crash.
-  const cl_int in_params = this->Build(
-      "__kernel void k(__global int* a" + std::string(depth, '(') + std::string(depth, ')') + ") {}", &names);
+  const cl_int in_params = this->Build("__kernel void k(__global int* a" + std::string(depth, '(') +
+                                           std::string(depth, ')') + ") {}",
+                                       &names);
   EXPECT_TRUE(in_params == CL_SUCCESS || in_params == CL_BUILD_PROGRAM_FAILURE) << in_params;
   // Unbalanced: a build failure, with a log.
-  EXPECT_EQ(this->Build("__kernel void k(int a) { " + std::string(depth, '(') + " }"), CL_BUILD_PROGRAM_FAILURE);
+  EXPECT_EQ(this->Build("__kernel void k(int a) { " + std::string(depth, '(') + " }"),
+            CL_BUILD_PROGRAM_FAILURE);
   // Under #if the reader does not check the balance (branches are not evaluated): no crash.
-  const cl_int conditional = this->Build("#if 1\n__kernel void k(int a) " + std::string(depth, '(') + "\n#endif\n");
+  const cl_int conditional =
+      this->Build("#if 1\n__kernel void k(int a) " + std::string(depth, '(') + "\n#endif\n");
   EXPECT_TRUE(conditional == CL_SUCCESS || conditional == CL_BUILD_PROGRAM_FAILURE) << conditional;
   this->Teardown();
 }
@@ -126,7 +134,8 @@ TYPED_TEST(HostileSource, ManyKernelsTakeLinearTime) {
   auto source = [](int n) {
     std::string s;
     for (int i = 0; i < n; ++i)
-      s += "__kernel void k" + std::to_string(i) + "(__global float* a, const int n) { a[0] = n; }\n";
+      s += "__kernel void k" + std::to_string(i) +
+           "(__global float* a, const int n) { a[0] = n; }\n";
     return s;
   };
   auto best = [&](int n) {
@@ -139,7 +148,8 @@ TYPED_TEST(HostileSource, ManyKernelsTakeLinearTime) {
       EXPECT_EQ(this->Build(src, &names, &made), CL_SUCCESS);
       EXPECT_EQ(made, static_cast<cl_uint>(n));
       EXPECT_EQ(std::count(names.begin(), names.end(), ';'), n - 1);
-      best_s = std::min(best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      best_s = std::min(
+          best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     return best_s;
   };
@@ -147,7 +157,8 @@ TYPED_TEST(HostileSource, ManyKernelsTakeLinearTime) {
   this->RecordProperty("seconds_2500", std::to_string(small));
   this->RecordProperty("seconds_20000", std::to_string(large));
   EXPECT_LT(large, 16 * small) << "2,500 kernels: " << small << " s, 20,000: " << large << " s";
-  std::printf("2,500 kernels: %.3f s, 20,000 kernels: %.3f s (ratio %.2f)\n", small, large, large / small);
+  std::printf("2,500 kernels: %.3f s, 20,000 kernels: %.3f s (ratio %.2f)\n", small, large,
+              large / small);
   this->Teardown();
 }
 

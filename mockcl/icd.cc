@@ -30,7 +30,8 @@ void copy_error(const std::string& e, char* err, size_t size) {
   err[n] = '\0';
 }
 
-cl_int CL_API_CALL get_platform_ids(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
+cl_int CL_API_CALL get_platform_ids(cl_uint num_entries, cl_platform_id* platforms,
+                                    cl_uint* num_platforms) {
   mockcl::mock_runtime& rt = mockcl::mock_runtime::get();
   if ((num_entries == 0 && platforms) || (!platforms && !num_platforms)) return CL_INVALID_VALUE;
   if (!rt.platform_ok()) {
@@ -47,13 +48,14 @@ cl_int CL_API_CALL get_platform_ids(cl_uint num_entries, cl_platform_id* platfor
 
 extern "C" {
 
-CL_API_ENTRY cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id* platforms,
+CL_API_ENTRY cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
+                                                       cl_platform_id* platforms,
                                                        cl_uint* num_platforms) {
   return get_platform_ids(num_entries, platforms, num_platforms);
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size,
-                                                  void* value, size_t* size_ret) {
+CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param,
+                                                  size_t size, void* value, size_t* size_ret) {
   return mockcl::dispatch()->clGetPlatformInfo(p, param, size, value, size_ret);
 }
 
@@ -61,7 +63,8 @@ CL_API_ENTRY void* CL_API_CALL clGetExtensionFunctionAddress(const char* name) {
   if (!name) return nullptr;
   // Internal addresses, never the exported names: those could resolve to the loader's
   // same-named functions through symbol interposition.
-  if (std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void*>(&get_platform_ids);
+  if (std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0)
+    return reinterpret_cast<void*>(&get_platform_ids);
   if (std::strcmp(name, "clGetPlatformInfo") == 0)
     return reinterpret_cast<void*>(mockcl::dispatch()->clGetPlatformInfo);
   return nullptr;
@@ -74,13 +77,20 @@ int mockcl_configure(const char* what, const char* value, char* err, size_t err_
   }
   mockcl::controller& c = mockcl::control();
   std::string w(what), e;
-  if (w == "devices") e = c.configure_devices(std::string_view(value));
-  else if (w == "faults") e = c.configure_faults(value);
-  else if (w == "add_fault") e = c.add_fault(value);
-  else if (w == "schedule") e = c.configure_schedule(value);
-  else if (w == "call_log") e = c.configure_call_log(value);
-  else if (w == "backing") e = c.configure_backing(value);
-  else e = "mockcl_configure: unknown item '" + w + "'";
+  if (w == "devices")
+    e = c.configure_devices(std::string_view(value));
+  else if (w == "faults")
+    e = c.configure_faults(value);
+  else if (w == "add_fault")
+    e = c.add_fault(value);
+  else if (w == "schedule")
+    e = c.configure_schedule(value);
+  else if (w == "call_log")
+    e = c.configure_call_log(value);
+  else if (w == "backing")
+    e = c.configure_backing(value);
+  else
+    e = "mockcl_configure: unknown item '" + w + "'";
   copy_error(e, err, err_size);
   return e.empty() ? CL_SUCCESS : CL_INVALID_VALUE;
 }

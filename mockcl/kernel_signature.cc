@@ -33,8 +33,9 @@ struct source_text {
 
   // The undecidable directive of a chain with a directive on a line in (first, last), or null.
   const std::string* undecided_within(int first, int last) const {
-    auto it = std::upper_bound(undecided.begin(), undecided.end(), first,
-                               [](int l, const std::pair<int, std::string>& u) { return l < u.first; });
+    auto it =
+        std::upper_bound(undecided.begin(), undecided.end(), first,
+                         [](int l, const std::pair<int, std::string>& u) { return l < u.first; });
     return it != undecided.end() && it->first < last ? &it->second : nullptr;
   }
 };
@@ -153,10 +154,10 @@ class directive_reader {
  private:
   // One open #if chain.
   struct chain {
-    bool outer_active;  // the lines around the chain are read
-    bool taken;         // a branch was chosen: the later ones are not
-    bool active;        // the current branch is read
-    bool undecided;     // a condition could not be evaluated: every branch is read
+    bool outer_active;      // the lines around the chain are read
+    bool taken;             // a branch was chosen: the later ones are not
+    bool active;            // the current branch is read
+    bool undecided;         // a condition could not be evaluated: every branch is read
     std::string directive;  // the directive it could not evaluate
   };
 
@@ -174,8 +175,8 @@ class directive_reader {
     c.taken = c.taken || c.active;
   }
 
-  void open_chain(const std::string& word, const std::vector<source_token>& d, const std::string& rest,
-                  int line, const std::string& directive) {
+  void open_chain(const std::string& word, const std::vector<source_token>& d,
+                  const std::string& rest, int line, const std::string& directive) {
     chain c{active(), false, false, false, ""};
     if (!c.outer_active) {
       c.taken = true;  // inside a branch not read: so is all of this chain
@@ -369,10 +370,18 @@ std::string canonical_type(const std::vector<std::string>& words) {
 }
 
 bool is_image(const std::string& t) {
-  static const std::set<std::string> images = {
-      "image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t",
-      "image2d_depth_t", "image2d_array_depth_t", "image2d_msaa_t", "image2d_array_msaa_t",
-      "image2d_msaa_depth_t", "image2d_array_msaa_depth_t", "image3d_t"};
+  static const std::set<std::string> images = {"image1d_t",
+                                               "image1d_array_t",
+                                               "image1d_buffer_t",
+                                               "image2d_t",
+                                               "image2d_array_t",
+                                               "image2d_depth_t",
+                                               "image2d_array_depth_t",
+                                               "image2d_msaa_t",
+                                               "image2d_array_msaa_t",
+                                               "image2d_msaa_depth_t",
+                                               "image2d_array_msaa_depth_t",
+                                               "image3d_t"};
   return images.count(t) != 0;
 }
 
@@ -386,18 +395,21 @@ struct param_words {
 // The address and access qualifiers, each with its spelling without underscores.
 const std::map<std::string, cl_kernel_arg_address_qualifier>& address_qualifiers() {
   static const auto* m = new std::map<std::string, cl_kernel_arg_address_qualifier>{
-      {"__global", CL_KERNEL_ARG_ADDRESS_GLOBAL},   {"global", CL_KERNEL_ARG_ADDRESS_GLOBAL},
+      {"__global", CL_KERNEL_ARG_ADDRESS_GLOBAL},     {"global", CL_KERNEL_ARG_ADDRESS_GLOBAL},
       {"__constant", CL_KERNEL_ARG_ADDRESS_CONSTANT}, {"constant", CL_KERNEL_ARG_ADDRESS_CONSTANT},
-      {"__local", CL_KERNEL_ARG_ADDRESS_LOCAL},     {"local", CL_KERNEL_ARG_ADDRESS_LOCAL},
-      {"__private", CL_KERNEL_ARG_ADDRESS_PRIVATE}, {"private", CL_KERNEL_ARG_ADDRESS_PRIVATE}};
+      {"__local", CL_KERNEL_ARG_ADDRESS_LOCAL},       {"local", CL_KERNEL_ARG_ADDRESS_LOCAL},
+      {"__private", CL_KERNEL_ARG_ADDRESS_PRIVATE},   {"private", CL_KERNEL_ARG_ADDRESS_PRIVATE}};
   return *m;
 }
 
 const std::map<std::string, cl_kernel_arg_access_qualifier>& access_qualifiers() {
   static const auto* m = new std::map<std::string, cl_kernel_arg_access_qualifier>{
-      {"__read_only", CL_KERNEL_ARG_ACCESS_READ_ONLY},   {"read_only", CL_KERNEL_ARG_ACCESS_READ_ONLY},
-      {"__write_only", CL_KERNEL_ARG_ACCESS_WRITE_ONLY}, {"write_only", CL_KERNEL_ARG_ACCESS_WRITE_ONLY},
-      {"__read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE}, {"read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE}};
+      {"__read_only", CL_KERNEL_ARG_ACCESS_READ_ONLY},
+      {"read_only", CL_KERNEL_ARG_ACCESS_READ_ONLY},
+      {"__write_only", CL_KERNEL_ARG_ACCESS_WRITE_ONLY},
+      {"write_only", CL_KERNEL_ARG_ACCESS_WRITE_ONLY},
+      {"__read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE},
+      {"read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE}};
   return *m;
 }
 
@@ -442,7 +454,8 @@ std::string read_param_words(const std::string& kernel, const std::vector<source
 }
 
 // A pointer parameter's kind and size, from its address space.
-std::string pointer_param(const std::string& kernel, const param_words& p, int line, kernel_arg_signature& a) {
+std::string pointer_param(const std::string& kernel, const param_words& p, int line,
+                          kernel_arg_signature& a) {
   a.type_name += std::string(static_cast<size_t>(p.pointers), '*');
   if (p.const_before_star) a.type_qualifier |= CL_KERNEL_ARG_TYPE_CONST;
   switch (a.address) {
@@ -493,16 +506,19 @@ std::string value_param(const std::string& kernel, int line, kernel_arg_signatur
 }
 
 // One parameter's tokens (macros expanded) -> its signature, or an error.
-std::string parse_param(const std::string& kernel, const std::vector<source_token>& t, kernel_arg_signature& a) {
+std::string parse_param(const std::string& kernel, const std::vector<source_token>& t,
+                        kernel_arg_signature& a) {
   param_words p;
   if (std::string error = read_param_words(kernel, t, a, p); !error.empty()) return error;
   if (p.words.empty())
     return at_line(t.empty() ? 1 : t[0].line) + "kernel '" + kernel + "': a parameter has no type";
   // The last word names the parameter, unless it is the only one (or completes "struct X").
-  const size_t type_words =
-      p.words.size() >= 2 && !(p.tagged && p.words.size() == 2) ? p.words.size() - 1 : p.words.size();
+  const size_t type_words = p.words.size() >= 2 && !(p.tagged && p.words.size() == 2)
+                                ? p.words.size() - 1
+                                : p.words.size();
   if (type_words < p.words.size()) a.name = p.words.back();
-  a.type_name = canonical_type(std::vector<std::string>(p.words.begin(), p.words.begin() + type_words));
+  a.type_name =
+      canonical_type(std::vector<std::string>(p.words.begin(), p.words.begin() + type_words));
   const int line = t[0].line;
   if (p.pipe) {
     a.kind = arg_kind::pipe;
@@ -517,7 +533,8 @@ std::string parse_param(const std::string& kernel, const std::vector<source_toke
 
 // Splits a kernel's parameter list (macros expanded) at its top-level commas and reads each
 // parameter into k.args; an error or "".
-std::string parse_params(const std::vector<source_token>& params, int open_line, kernel_signature& k) {
+std::string parse_params(const std::vector<source_token>& params, int open_line,
+                         kernel_signature& k) {
   std::vector<source_token> one;
   int level = 0;
   for (size_t p = 0; p <= params.size(); ++p) {
@@ -588,7 +605,8 @@ std::vector<std::string> scan_kernel_names(const std::string& source, const pp_m
     size_t name_at;
     if (!kernel_header(t, match, i, name_at)) continue;
     const std::string& name = t[name_at].text;
-    if (std::all_of(name.begin(), name.end(), ident_char) && seen.insert(name).second) out.push_back(name);
+    if (std::all_of(name.begin(), name.end(), ident_char) && seen.insert(name).second)
+      out.push_back(name);
     i = match[name_at + 1] == std::string::npos ? t.size() : match[name_at + 1];
   }
   return out;
@@ -630,9 +648,11 @@ parsed_source parse_kernel_signatures(const std::string& source, const pp_macros
     // compiler would see is not known here, and a wrong count is worse than a refusal.
     if (const std::string* u = s.undecided_within(open_line, t[e].line)) {
       out.kernels.clear();
-      out.error = at_line(open_line) + "kernel '" + k.name + "': its parameters depend on '" + *u +
-                  "', which mockcl cannot evaluate without a compiler (a function-like or non-integer macro, "
-                  "or a name an #include may define); build with a backing device (MOCKCL_BACKING=pocl)";
+      out.error =
+          at_line(open_line) + "kernel '" + k.name + "': its parameters depend on '" + *u +
+          "', which mockcl cannot evaluate without a compiler (a function-like or non-integer "
+          "macro, "
+          "or a name an #include may define); build with a backing device (MOCKCL_BACKING=pocl)";
       return out;
     }
     ++seen[k.name];
@@ -659,21 +679,24 @@ parsed_source parse_kernel_signatures(const std::string& source, const pp_macros
   return out;
 }
 
-const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels, const std::string& name) {
+const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels,
+                                       const std::string& name) {
   for (const kernel_signature& k : kernels)
     if (k.name == name) return k.known ? &k : nullptr;
   return nullptr;
 }
 
 void sort_signatures(std::vector<kernel_signature>& kernels) {
-  std::stable_sort(kernels.begin(), kernels.end(),
-                   [](const kernel_signature& a, const kernel_signature& b) { return a.name < b.name; });
+  std::stable_sort(
+      kernels.begin(), kernels.end(),
+      [](const kernel_signature& a, const kernel_signature& b) { return a.name < b.name; });
 }
 
 const kernel_signature* find_sorted_signature(const std::vector<kernel_signature>& sorted,
                                               const std::string& name) {
-  auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
-                             [](const kernel_signature& k, const std::string& n) { return k.name < n; });
+  auto it =
+      std::lower_bound(sorted.begin(), sorted.end(), name,
+                       [](const kernel_signature& k, const std::string& n) { return k.name < n; });
   if (it == sorted.end() || it->name != name) return nullptr;
   return it->known ? &*it : nullptr;
 }

@@ -5,7 +5,8 @@
 // What it reads: every `__kernel` / `kernel` function's name and parameter list, after comments,
 // string literals and preprocessor lines are dropped, and of an #if chain only the branch a
 // compiler would read: conditions are evaluated (pp_conditionals.h) with the device's predefined
-// macros, the build options' -D and -U, and the source's own #defines. Each parameter's address space
+// macros, the build options' -D and -U, and the source's own #defines. Each parameter's address
+// space
 // (`__global`/`global`, `__constant`, `__local`, `__private`), access qualifier for images, type
 // qualifiers (const, restrict, volatile), type and name. A type is sized when it is a scalar
 // (char ... double, half, unsigned spellings), a vector of 2, 3, 4, 8 or 16 of them (3 takes 4),
@@ -24,8 +25,9 @@
 //
 // Errors (a build failure with this text as the build log, as a compiler would): a parameter list
 // whose parentheses do not close, parentheses or braces that do not balance in the source (when
-// every #if was evaluated), a parameter list across an #if it could not evaluate, a pointer parameter in the private address space, and size_t, ptrdiff_t, intptr_t,
-// uintptr_t or bool parameters (OpenCL C forbids them in kernels).
+// every #if was evaluated), a parameter list across an #if it could not evaluate, a pointer
+// parameter in the private address space, and size_t, ptrdiff_t, intptr_t, uintptr_t or bool
+// parameters (OpenCL C forbids them in kernels).
 #ifndef MOCKCL_KERNEL_SIGNATURE_H_
 #define MOCKCL_KERNEL_SIGNATURE_H_
 
@@ -77,10 +79,12 @@ parsed_source parse_kernel_signatures(const std::string& source, const pp_macros
 // The kernels' names, in source order, each once: the headers parse_kernel_signatures reads, in
 // comments, literals and preprocessor lines no more, whether or not the rest would build. Linear
 // in the source, for any length of name or attribute and any nesting.
-std::vector<std::string> scan_kernel_names(const std::string& source, const pp_macros& predefined = {});
+std::vector<std::string> scan_kernel_names(const std::string& source,
+                                           const pp_macros& predefined = {});
 
 // The signature of kernel `name`, or null if it has none (not found, or unknown).
-const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels, const std::string& name);
+const kernel_signature* find_signature(const std::vector<kernel_signature>& kernels,
+                                       const std::string& name);
 
 // The same on kernels sort_signatures ordered: O(log n) per lookup, so making every kernel of a
 // program with many is not quadratic.

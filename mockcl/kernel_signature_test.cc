@@ -217,7 +217,8 @@ TEST(KernelSignature, ConditionalsAreEvaluated) {
     for (const std::string& name : o.undefines) m.object_like.erase(name);
     parsed_source r = parse_kernel_signatures(source, m);
     if (!r.error.empty()) return -1;
-    const kernel_signature* k = find_signature(r.kernels, r.kernels.empty() ? "" : r.kernels[0].name);
+    const kernel_signature* k =
+        find_signature(r.kernels, r.kernels.empty() ? "" : r.kernels[0].name);
     return k == nullptr ? -2 : static_cast<int>(k->args.size());
   };
   EXPECT_EQ(count(keyed, ""), 2);
@@ -225,16 +226,20 @@ TEST(KernelSignature, ConditionalsAreEvaluated) {
   EXPECT_EQ(count(keyed, "-D KEY=4 -U KEY"), 2);
   EXPECT_EQ(count(keyed, "-cl-std=CL1.2 -D KEY=2"), 2);
   const std::string branches =
-      "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#elif defined(USE_HALF) && !defined(NARROW)\n"
-      "__kernel void k(__global half* a, int n, int m)\n#else\n__kernel void k(__global float* a, int n)\n"
+      "#ifdef USE_DOUBLE\n__kernel void k(__global double* a)\n#elif defined(USE_HALF) && "
+      "!defined(NARROW)\n"
+      "__kernel void k(__global half* a, int n, int m)\n#else\n__kernel void k(__global float* a, "
+      "int n)\n"
       "#endif\n{ }";
   EXPECT_EQ(count(branches, ""), 2);
   EXPECT_EQ(count(branches, "-DUSE_DOUBLE"), 1);
   EXPECT_EQ(count(branches, "-DUSE_HALF"), 3);
   EXPECT_EQ(count(branches, "-DUSE_HALF -DNARROW"), 2);
   // The source's own #defines, and a chain nested in a branch not taken.
-  EXPECT_EQ(count("#define N 3\n#if N >= 3 && (N % 2)\nkernel void k(int a, int b) {}\n#endif", ""), 2);
-  EXPECT_EQ(count("#if 0\n#if 1\nkernel void k(int a) {}\n#endif\n#else\nkernel void k(int a, int b) {}\n#endif",
+  EXPECT_EQ(count("#define N 3\n#if N >= 3 && (N % 2)\nkernel void k(int a, int b) {}\n#endif", ""),
+            2);
+  EXPECT_EQ(count("#if 0\n#if 1\nkernel void k(int a) {}\n#endif\n#else\nkernel void k(int a, int "
+                  "b) {}\n#endif",
                   ""),
             2);
 }
@@ -244,8 +249,10 @@ TEST(KernelSignature, AConditionItCannotEvaluateIsRefusedInAParameterList) {
   parsed_source fn = parse_kernel_signatures(
       "#define HAS(x) 1\nkernel void k(int a,\n#if HAS(b)\nint b,\n#endif\nint c) {}");
   EXPECT_EQ(fn.error,
-            "<source>:2: error: kernel 'k': its parameters depend on '#if HAS(b)', which mockcl cannot evaluate "
-            "without a compiler (a function-like or non-integer macro, or a name an #include may define); build "
+            "<source>:2: error: kernel 'k': its parameters depend on '#if HAS(b)', which mockcl "
+            "cannot evaluate "
+            "without a compiler (a function-like or non-integer macro, or a name an #include may "
+            "define); build "
             "with a backing device (MOCKCL_BACKING=pocl)");
   // After an #include, an undefined name may be the header's.
   parsed_source inc = parse_kernel_signatures(
@@ -259,7 +266,8 @@ TEST(KernelSignature, AConditionItCannotEvaluateIsRefusedInAParameterList) {
   ASSERT_NE(find_signature(header.kernels, "h"), nullptr);
   EXPECT_EQ(find_signature(header.kernels, "h")->args.size(), 2u);
   // A whole kernel in one: read as written (no guess at whether it exists).
-  parsed_source whole = parse_kernel_signatures("#include <x.h>\n#ifdef HAS_K\nkernel void k(int a) {}\n#endif\n");
+  parsed_source whole =
+      parse_kernel_signatures("#include <x.h>\n#ifdef HAS_K\nkernel void k(int a) {}\n#endif\n");
   EXPECT_EQ(whole.error, "");
   ASSERT_NE(find_signature(whole.kernels, "k"), nullptr);
   // Outside every parameter list it does not matter.
@@ -312,7 +320,8 @@ TEST(PreprocessorConditions, Expressions) {
 }
 
 TEST(PreprocessorConditions, BuildOptions) {
-  const build_option_macros o = parse_build_options("-cl-std=CL2.0 -DA -D B=2 -DC=x=y -U D -UE -I /x -Werror");
+  const build_option_macros o =
+      parse_build_options("-cl-std=CL2.0 -DA -D B=2 -DC=x=y -U D -UE -I /x -Werror");
   ASSERT_EQ(o.defines.size(), 3u);
   EXPECT_EQ(o.defines[0], (std::pair<std::string, std::string>{"A", "1"}));
   EXPECT_EQ(o.defines[1], (std::pair<std::string, std::string>{"B", "2"}));
@@ -337,7 +346,8 @@ TEST(KernelSignature, HostileSourcesFailLikeACompiler) {
       {"__kernel void k(bool b) {}", "cannot be of type bool"},
       {"__kernel void k(int a, , int b) {}", "an empty parameter"},
       {"__kernel void k(int a; int b) {}", "unexpected ';'"},
-      {"__kernel void add.(__global int* a) {}", "<source>:1: error: 'add.' is not a valid kernel name"},
+      {"__kernel void add.(__global int* a) {}",
+       "<source>:1: error: 'add.' is not a valid kernel name"},
   };
   for (const auto& b : bad) {
     SCOPED_TRACE(b.source);

@@ -163,7 +163,8 @@ std::vector<cl_name_version> c_features(const language_caps& caps) {
   if (caps.images) {
     out.push_back(named("__opencl_c_images", k300));
     for (const char* f : {"__opencl_c_read_write_images", "__opencl_c_3d_image_writes"})
-      if (std::find(caps.backing_features.begin(), caps.backing_features.end(), f) != caps.backing_features.end())
+      if (std::find(caps.backing_features.begin(), caps.backing_features.end(), f) !=
+          caps.backing_features.end())
         out.push_back(named(f, k300));
   }
   return out;

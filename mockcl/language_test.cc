@@ -54,7 +54,8 @@ TEST(Language, BackingModeReportsTheIntersection) {
   pocl.atomic_fence = CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL |
                       CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
   pocl.c_versions = {CL_MAKE_VERSION(1, 2, 0), CL_MAKE_VERSION(3, 0, 0)};
-  pocl.extensions = {nv("cl_khr_byte_addressable_store"), nv("cl_khr_spir"), nv("cl_khr_int64_base_atomics")};
+  pocl.extensions = {nv("cl_khr_byte_addressable_store"), nv("cl_khr_spir"),
+                     nv("cl_khr_int64_base_atomics")};
   pocl.backing_features = {"__opencl_c_int64", "__opencl_c_atomic_order_acq_rel",
                            "__opencl_c_atomic_scope_device", "__opencl_c_images"};
   const language_caps c = decide_language(mock, &pocl);
@@ -70,7 +71,8 @@ TEST(Language, BackingModeReportsTheIntersection) {
   EXPECT_TRUE(has(ext, "cl_khr_byte_addressable_store"));
   EXPECT_FALSE(has(ext, "cl_khr_spir"));                       // POCL's alone.
   EXPECT_FALSE(has(ext, "cl_khr_global_int32_base_atomics"));  // The mock's alone.
-  EXPECT_TRUE(has(ext, "cl_khr_int64_base_atomics"));  // Both have it (piglit's int64 atomics tests).
+  EXPECT_TRUE(
+      has(ext, "cl_khr_int64_base_atomics"));  // Both have it (piglit's int64 atomics tests).
   EXPECT_FALSE(has(ext, "cl_khr_int64_extended_atomics"));
   EXPECT_EQ(c.atomic_memory & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES, 0u);
   EXPECT_EQ(c.atomic_memory & CL_DEVICE_ATOMIC_ORDER_SEQ_CST, 0u);

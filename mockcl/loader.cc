@@ -21,8 +21,8 @@ namespace {
 
 // What makes a library the mockcl ICD rather than any ICD or any .so (the layer, say).
 constexpr const char* required_symbols[] = {"clIcdGetPlatformIDsKHR", "mockcl_configure",
-                                            "mockcl_reset", "mockcl_snapshot_json",
-                                            "mockcl_object_id", "mockcl_memory_use"};
+                                            "mockcl_reset",           "mockcl_snapshot_json",
+                                            "mockcl_object_id",       "mockcl_memory_use"};
 
 class icd_controller final : public controller {
  public:
@@ -33,12 +33,20 @@ class icd_controller final : public controller {
         object_id_(reinterpret_cast<decltype(object_id_)>(dlsym(lib, "mockcl_object_id"))),
         memory_use_(reinterpret_cast<decltype(memory_use_)>(dlsym(lib, "mockcl_memory_use"))) {}
 
-  std::string configure_devices(std::string_view spec) override { return configure("devices", spec); }
+  std::string configure_devices(std::string_view spec) override {
+    return configure("devices", spec);
+  }
   std::string configure_faults(std::string_view spec) override { return configure("faults", spec); }
   std::string add_fault(std::string_view rule) override { return configure("add_fault", rule); }
-  std::string configure_schedule(std::string_view spec) override { return configure("schedule", spec); }
-  std::string configure_call_log(std::string_view path) override { return configure("call_log", path); }
-  std::string configure_backing(std::string_view mode) override { return configure("backing", mode); }
+  std::string configure_schedule(std::string_view spec) override {
+    return configure("schedule", spec);
+  }
+  std::string configure_call_log(std::string_view path) override {
+    return configure("call_log", path);
+  }
+  std::string configure_backing(std::string_view mode) override {
+    return configure("backing", mode);
+  }
   void reset() override { reset_(); }
   accounting_snapshot snapshot() override {
     std::string buf(snapshot_(nullptr, 0) + 1, '\0');

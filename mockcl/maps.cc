@@ -22,17 +22,25 @@ namespace {
 
 _cl_mem* root_of(_cl_mem* m) { return m->parent ? m->parent : m; }
 
-bool maps_for_writing(cl_map_flags f) { return f & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION); }
+bool maps_for_writing(cl_map_flags f) {
+  return f & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION);
+}
 
 // Whether command `ev` writes its i-th buffer (kernels may write any argument).
 bool writes(const _cl_event* ev, size_t i) {
   switch (ev->command_type) {
-    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_READ_IMAGE: return false;
-    case CL_COMMAND_MIGRATE_MEM_OBJECTS: return false;
-    case CL_COMMAND_COPY_BUFFER: case CL_COMMAND_COPY_IMAGE: case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
+    case CL_COMMAND_READ_BUFFER:
+    case CL_COMMAND_READ_IMAGE:
+      return false;
+    case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+      return false;
+    case CL_COMMAND_COPY_BUFFER:
+    case CL_COMMAND_COPY_IMAGE:
+    case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
     case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
       return i == 1;
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -54,8 +62,8 @@ host_mapping* find(_cl_mem* m, const void* p, stage st) {
 // layers are its rows, which both layouts step by their slice pitch.
 struct image_rows {
   size_t row_bytes, rows, slices;
-  size_t tight_row, tight_slice;      // The staging copy's pitches, as POCL is given them.
-  size_t host_row, host_slice;        // The steps between rows and slices in the host memory.
+  size_t tight_row, tight_slice;  // The staging copy's pitches, as POCL is given them.
+  size_t host_row, host_slice;    // The steps between rows and slices in the host memory.
   image_rows(const _cl_mem* m, const host_mapping& mp)
       : row_bytes(m->element_size * mp.region[0]), rows(mp.region[1]), slices(mp.region[2]) {
     const bool layered_1d = m->desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
@@ -77,20 +85,25 @@ void activate(_cl_mem* m, host_mapping& mp, bool on) {
 // map executes, back to the object when a write mapping is unmapped. In backing mode a mapping
 // in an object's CL_MEM_USE_HOST_PTR memory (no copy of its own) goes through a staging copy:
 // POCL's twin may or may not alias that memory, and a copy onto itself is undefined.
-cl_int move_mapped(mock_runtime& rt, _cl_mem* m, _cl_command_queue* q, host_mapping& mp, bool to_object) {
+cl_int move_mapped(mock_runtime& rt, _cl_mem* m, _cl_command_queue* q, host_mapping& mp,
+                   bool to_object) {
   if (mp.backing) return CL_SUCCESS;  // POCL's own mapping: the bytes are the buffer's.
   const bool staged = mp.copy.data() == nullptr;
   auto* at = static_cast<unsigned char*>(mp.at);
   if (mp.image) {  // Backing mode only: POCL's image, through the region.
-    if (!staged) return rt.pocl_image_rw(m, q, to_object, mp.origin, mp.region, mp.row_pitch, mp.slice_pitch, at);
+    if (!staged)
+      return rt.pocl_image_rw(m, q, to_object, mp.origin, mp.region, mp.row_pitch, mp.slice_pitch,
+                              at);
     const image_rows r(m, mp);
     host_block tmp;
     if (!tmp.allocate(r.row_bytes * r.rows * r.slices)) return CL_OUT_OF_HOST_MEMORY;
     auto* t = static_cast<unsigned char*>(tmp.data());
-    const rect_side host{{0, 0, 0}, r.host_row, r.host_slice}, tight{{0, 0, 0}, r.tight_row, r.tight_slice};
+    const rect_side host{{0, 0, 0}, r.host_row, r.host_slice},
+        tight{{0, 0, 0}, r.tight_row, r.tight_slice};
     const size_t region[3] = {r.row_bytes, r.rows, r.slices};
     if (to_object) rect_copy(t, tight, at, host, region);
-    const cl_int st = rt.pocl_image_rw(m, q, to_object, mp.origin, mp.region, r.tight_row, r.tight_slice, t);
+    const cl_int st =
+        rt.pocl_image_rw(m, q, to_object, mp.origin, mp.region, r.tight_row, r.tight_slice, t);
     if (!to_object && st == CL_SUCCESS) rect_copy(at, host, t, tight, region);
     return st;
   }
@@ -106,8 +119,10 @@ cl_int move_mapped(mock_runtime& rt, _cl_mem* m, _cl_command_queue* q, host_mapp
   // mockcl's own bytes; a CL_MEM_USE_HOST_PTR mapping already is them.
   unsigned char* b = rt.bytes_of(m);
   if (b && b + mp.offset != at) {
-    if (to_object) std::memcpy(b + mp.offset, at, mp.size);
-    else std::memcpy(at, b + mp.offset, mp.size);
+    if (to_object)
+      std::memcpy(b + mp.offset, at, mp.size);
+    else
+      std::memcpy(at, b + mp.offset, mp.size);
   }
   return CL_SUCCESS;
 }
@@ -122,8 +137,10 @@ unsigned char* mock_runtime::use_host_ptr_at(const _cl_mem* m, size_t offset) {
 
 void* mock_runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, void* at) {
   host_mapping mp;
-  if (at) mp.at = at;
-  else if (!(mp.at = mp.copy.allocate(size))) return nullptr;
+  if (at)
+    mp.at = at;
+  else if (!(mp.at = mp.copy.allocate(size)))
+    return nullptr;
   mp.offset = offset;
   mp.size = size;
   mp.flags = flags;
@@ -131,14 +148,16 @@ void* mock_runtime::map_copy(_cl_mem* m, cl_map_flags flags, size_t offset, size
   return m->maps.back().at;
 }
 
-void* mock_runtime::map_backing(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size, cl_int& err) {
+void* mock_runtime::map_backing(_cl_mem* m, cl_map_flags flags, size_t offset, size_t size,
+                                cl_int& err) {
   _cl_mem* root = root_of(m);
   cl_mem twin = pocl_buffer(root, err);
   if (!twin) return nullptr;
   // Blocking, on the context's twin queue, which is idle (mockcl waits for every POCL command): the
   // address is the application's at once, and the mock's own map command orders the bytes.
-  void* p = pocl->d->clEnqueueMapBuffer(root->context->pocl_q, twin, CL_TRUE, flags, offset + (m->parent ? m->offset : 0),
-                                        size, 0, nullptr, nullptr, &err);
+  void* p = pocl->d->clEnqueueMapBuffer(root->context->pocl_q, twin, CL_TRUE, flags,
+                                        offset + (m->parent ? m->offset : 0), size, 0, nullptr,
+                                        nullptr, &err);
   if (!p) return nullptr;
   host_mapping mp;
   mp.at = p;
@@ -154,7 +173,8 @@ void mock_runtime::unmap_backing(_cl_mem* m, host_mapping& mp) {
   _cl_mem* root = root_of(m);
   if (!mp.backing || !root->pocl_mem) return;
   cl_command_queue pq = root->context->pocl_q;
-  if (pocl->d->clEnqueueUnmapMemObject(pq, root->pocl_mem, mp.at, 0, nullptr, nullptr) == CL_SUCCESS)
+  if (pocl->d->clEnqueueUnmapMemObject(pq, root->pocl_mem, mp.at, 0, nullptr, nullptr) ==
+      CL_SUCCESS)
     pocl->d->clFinish(pq);
   mp.backing = false;
 }
@@ -182,8 +202,9 @@ cl_int mock_runtime::execute_map(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
   host_mapping* mp = find(m, ev->host, stage::to_map);
   if (!mp) return CL_SUCCESS;
-  const cl_int st =
-      mp->flags & CL_MAP_WRITE_INVALIDATE_REGION ? CL_SUCCESS : move_mapped(*this, m, ev->queue, *mp, false);
+  const cl_int st = mp->flags & CL_MAP_WRITE_INVALIDATE_REGION
+                        ? CL_SUCCESS
+                        : move_mapped(*this, m, ev->queue, *mp, false);
   activate(m, *mp, true);  // Even when it failed: the application still unmaps it.
   return st;
 }
@@ -192,7 +213,8 @@ cl_int mock_runtime::execute_unmap(_cl_event* ev) {
   _cl_mem* m = ev->mems[0];
   host_mapping* mp = find(m, ev->host, stage::unmapping);
   if (!mp) return CL_SUCCESS;
-  const cl_int st = maps_for_writing(mp->flags) ? move_mapped(*this, m, ev->queue, *mp, true) : CL_SUCCESS;
+  const cl_int st =
+      maps_for_writing(mp->flags) ? move_mapped(*this, m, ev->queue, *mp, true) : CL_SUCCESS;
   cancel_map(m, ev->host);
   return st;
 }
@@ -205,9 +227,11 @@ void mock_runtime::check_mapped_use(const _cl_event* ev) {
     if (!by_write && !(writes(ev, i) && root->read_mapped > 0)) continue;
     ++reports_.used_while_mapped;
     report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") started while mem #" +
-           std::to_string(m->id) + (m != root ? " (a sub-buffer of mem #" + std::to_string(root->id) + ")" : "") +
+           std::to_string(m->id) +
+           (m != root ? " (a sub-buffer of mem #" + std::to_string(root->id) + ")" : "") +
            " was mapped for " + (by_write ? "writing" : "reading") +
-           ": OpenCL requires the unmap first (the mapped region is undefined to commands until then)");
+           ": OpenCL requires the unmap first (the mapped region is undefined to commands until "
+           "then)");
     return;  // one report per command
   }
 }

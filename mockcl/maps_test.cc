@@ -18,7 +18,8 @@ class MapsTest : public ::testing::Test {
   void Open(const std::string& devices) {
     ASSERT_EQ(ctl().configure_devices(devices), "");
     cl_device_id dev = nullptr;
-    ASSERT_EQ(d()->clGetDeviceIDs(mockcl::platform(), CL_DEVICE_TYPE_ALL, 1, &dev, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d()->clGetDeviceIDs(mockcl::platform(), CL_DEVICE_TYPE_ALL, 1, &dev, nullptr),
+              CL_SUCCESS);
     cl_int err = CL_SUCCESS;
     ctx_ = d()->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
     ASSERT_EQ(err, CL_SUCCESS);
@@ -40,14 +41,16 @@ class MapsTest : public ::testing::Test {
   }
   unsigned char* Map(cl_mem m, cl_map_flags flags, size_t offset = 0, size_t bytes = kBytes) {
     cl_int err = CL_SUCCESS;
-    void* p = d()->clEnqueueMapBuffer(q_, m, CL_TRUE, flags, offset, bytes, 0, nullptr, nullptr, &err);
+    void* p =
+        d()->clEnqueueMapBuffer(q_, m, CL_TRUE, flags, offset, bytes, 0, nullptr, nullptr, &err);
     EXPECT_EQ(err, CL_SUCCESS);
     EXPECT_NE(p, nullptr);
     return static_cast<unsigned char*>(p);
   }
   std::vector<unsigned char> Read(cl_mem m) {
     std::vector<unsigned char> out(kBytes, 0xee);
-    EXPECT_EQ(d()->clEnqueueReadBuffer(q_, m, CL_TRUE, 0, kBytes, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d()->clEnqueueReadBuffer(q_, m, CL_TRUE, 0, kBytes, out.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
     return out;
   }
   static std::vector<unsigned char> Pattern(int seed) {
@@ -70,11 +73,13 @@ TEST_F(MapsTest, PersistentlyMappedWritesNeverReachTheDeviceAndTheUseIsReported)
   unsigned char* host = Map(pinned, CL_MAP_READ | CL_MAP_WRITE);
   const std::vector<unsigned char> data = Pattern(3);
   std::memcpy(host, data.data(), kBytes);
-  EXPECT_EQ(Read(pinned), std::vector<unsigned char>(kBytes, 0)) << "the device saw host writes made while mapped";
+  EXPECT_EQ(Read(pinned), std::vector<unsigned char>(kBytes, 0))
+      << "the device saw host writes made while mapped";
   EXPECT_EQ(UsedWhileMapped(), 1u);
   const auto messages = ctl().snapshot().reports.messages;
   ASSERT_FALSE(messages.empty());
-  EXPECT_NE(messages.back().find("(read) started while mem #"), std::string::npos) << messages.back();
+  EXPECT_NE(messages.back().find("(read) started while mem #"), std::string::npos)
+      << messages.back();
   EXPECT_NE(messages.back().find("was mapped for writing"), std::string::npos) << messages.back();
   EXPECT_EQ(d()->clEnqueueUnmapMemObject(q_, pinned, host, 0, nullptr, nullptr), CL_SUCCESS);
   EXPECT_EQ(Read(pinned), data) << "the unmap writes the host copy back";
@@ -104,10 +109,12 @@ TEST_F(MapsTest, MappedPointerAsTransferSourceAndDestinationIsLegal) {
   unsigned char* host = Map(pinned, CL_MAP_READ | CL_MAP_WRITE);
   const std::vector<unsigned char> data = Pattern(5);
   std::memcpy(host, data.data(), kBytes);
-  ASSERT_EQ(d()->clEnqueueWriteBuffer(q_, dev, CL_TRUE, 0, kBytes, host, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d()->clEnqueueWriteBuffer(q_, dev, CL_TRUE, 0, kBytes, host, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(Read(dev), data);
   std::memset(host, 0, kBytes);
-  ASSERT_EQ(d()->clEnqueueReadBuffer(q_, dev, CL_TRUE, 0, kBytes, host, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d()->clEnqueueReadBuffer(q_, dev, CL_TRUE, 0, kBytes, host, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(std::memcmp(host, data.data(), kBytes), 0);
   EXPECT_EQ(UsedWhileMapped(), 0u);
   EXPECT_EQ(d()->clEnqueueUnmapMemObject(q_, pinned, host, 0, nullptr, nullptr), CL_SUCCESS);
@@ -120,7 +127,8 @@ TEST_F(MapsTest, MapCopiesTheBufferInUnlessInvalidating) {
   Open("gpu:maps=copy");
   cl_mem m = Buffer();
   const std::vector<unsigned char> data = Pattern(9);
-  ASSERT_EQ(d()->clEnqueueWriteBuffer(q_, m, CL_TRUE, 0, kBytes, data.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d()->clEnqueueWriteBuffer(q_, m, CL_TRUE, 0, kBytes, data.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   unsigned char* r = Map(m, CL_MAP_READ, 16, 64);
   EXPECT_EQ(std::memcmp(r, data.data() + 16, 64), 0);
   EXPECT_EQ(Read(m), data) << "commands may read a buffer mapped for reading";
@@ -130,7 +138,8 @@ TEST_F(MapsTest, MapCopiesTheBufferInUnlessInvalidating) {
   EXPECT_EQ(Read(m), data);
 
   unsigned char* w = Map(m, CL_MAP_WRITE_INVALIDATE_REGION, 0, 8);
-  EXPECT_EQ(std::vector<unsigned char>(w, w + 8), std::vector<unsigned char>(8, 0)) << "nothing copied in";
+  EXPECT_EQ(std::vector<unsigned char>(w, w + 8), std::vector<unsigned char>(8, 0))
+      << "nothing copied in";
   std::memset(w, 0xab, 8);
   ASSERT_EQ(d()->clEnqueueUnmapMemObject(q_, m, w, 0, nullptr, nullptr), CL_SUCCESS);
   std::vector<unsigned char> expect = data;
@@ -144,7 +153,8 @@ TEST_F(MapsTest, WritingABufferMappedForReadingAndUsingASubBufferAreReported) {
   cl_mem m = Buffer();
   unsigned char* r = Map(m, CL_MAP_READ);
   const int zero = 0;
-  ASSERT_EQ(d()->clEnqueueFillBuffer(q_, m, &zero, sizeof zero, 0, kBytes, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d()->clEnqueueFillBuffer(q_, m, &zero, sizeof zero, 0, kBytes, 0, nullptr, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(d()->clFinish(q_), CL_SUCCESS);
   EXPECT_EQ(UsedWhileMapped(), 1u);
   EXPECT_NE(ctl().snapshot().reports.messages.back().find("mapped for reading"), std::string::npos);
@@ -152,16 +162,20 @@ TEST_F(MapsTest, WritingABufferMappedForReadingAndUsingASubBufferAreReported) {
 
   cl_buffer_region region{1024, 1024};
   cl_int err = CL_SUCCESS;
-  cl_mem sub = d()->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  cl_mem sub =
+      d()->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   unsigned char* w = Map(m, CL_MAP_WRITE, 0, 16);  // another region of the parent
   std::vector<unsigned char> out(16);
-  ASSERT_EQ(d()->clEnqueueReadBuffer(q_, sub, CL_TRUE, 0, 16, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d()->clEnqueueReadBuffer(q_, sub, CL_TRUE, 0, 16, out.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(UsedWhileMapped(), 2u);
-  EXPECT_NE(ctl().snapshot().reports.messages.back().find("a sub-buffer of mem #"), std::string::npos)
+  EXPECT_NE(ctl().snapshot().reports.messages.back().find("a sub-buffer of mem #"),
+            std::string::npos)
       << ctl().snapshot().reports.messages.back();
   ASSERT_EQ(d()->clEnqueueUnmapMemObject(q_, m, w, 0, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d()->clEnqueueReadBuffer(q_, sub, CL_TRUE, 0, 16, out.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d()->clEnqueueReadBuffer(q_, sub, CL_TRUE, 0, 16, out.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(UsedWhileMapped(), 2u);
   d()->clReleaseMemObject(sub);
   d()->clReleaseMemObject(m);

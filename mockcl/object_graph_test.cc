@@ -14,7 +14,8 @@ class ObjectGraph : public Battery<T> {
  protected:
   cl_uint ContextRefs(cl_context c) {
     cl_uint n = 0;
-    EXPECT_EQ(this->d_->clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, nullptr), CL_SUCCESS);
+    EXPECT_EQ(this->d_->clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, nullptr),
+              CL_SUCCESS);
     return n;
   }
   // Nothing is left alive and nothing was misused.
@@ -37,7 +38,8 @@ TYPED_TEST(ObjectGraph, QueueKeepsItsContext) {
   auto* d = this->d_;
   ASSERT_EQ(d->clReleaseContext(this->ctx_), CL_SUCCESS);
   cl_context c = nullptr;
-  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_CONTEXT, sizeof c, &c, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetCommandQueueInfo(this->q_, CL_QUEUE_CONTEXT, sizeof c, &c, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(c, this->ctx_);
   EXPECT_EQ(this->ContextRefs(c), 1u);  // the queue's
   ASSERT_EQ(d->clRetainContext(c), CL_SUCCESS);
@@ -45,8 +47,8 @@ TYPED_TEST(ObjectGraph, QueueKeepsItsContext) {
   cl_int err;
   cl_mem m = d->clCreateBuffer(c, CL_MEM_READ_WRITE, 4096, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
-  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
-                                          nullptr),
+  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
+                                          0, nullptr, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
@@ -87,24 +89,29 @@ TYPED_TEST(ObjectGraph, SubBufferKeepsItsBuffer) {
   cl_mem parent = this->Buf(4096);
   cl_buffer_region r{1024, 1024};
   cl_int err;
-  cl_mem sub = d->clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  cl_mem sub =
+      d->clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   ASSERT_EQ(d->clReleaseMemObject(parent), CL_SUCCESS);
   cl_mem assoc = nullptr;
-  ASSERT_EQ(d->clGetMemObjectInfo(sub, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc, &assoc, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetMemObjectInfo(sub, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc, &assoc, nullptr),
+            CL_SUCCESS);
   ASSERT_EQ(assoc, parent);
   size_t size = 0;
   EXPECT_EQ(d->clGetMemObjectInfo(assoc, CL_MEM_SIZE, sizeof size, &size, nullptr), CL_SUCCESS);
   EXPECT_EQ(size, 4096u);
   cl_uint refs = 0;
-  EXPECT_EQ(d->clGetMemObjectInfo(assoc, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clGetMemObjectInfo(assoc, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(refs, 1u);
   int x = 7;
-  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, assoc, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, assoc, CL_TRUE, 0, sizeof x, &x, 0, nullptr, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 4096u);  // the parent's bytes are still charged
   EXPECT_EQ(d->clReleaseMemObject(sub), CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 0u);  // and go with the sub-buffer
-  EXPECT_EQ(d->clGetMemObjectInfo(assoc, CL_MEM_SIZE, sizeof size, &size, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(d->clGetMemObjectInfo(assoc, CL_MEM_SIZE, sizeof size, &size, nullptr),
+            CL_INVALID_MEM_OBJECT);
   EXPECT_EQ(this->ctl_->snapshot().reports.use_after_release, 1u);
   this->Teardown();
 }
@@ -139,7 +146,8 @@ TYPED_TEST(ObjectGraph, KernelKeepsItsProgram) {
   ASSERT_EQ(kp, p);
   ASSERT_EQ(d->clRetainProgram(kp), CL_SUCCESS);
   cl_uint refs = 0;
-  EXPECT_EQ(d->clGetProgramInfo(kp, CL_PROGRAM_REFERENCE_COUNT, sizeof refs, &refs, nullptr), CL_SUCCESS);
+  EXPECT_EQ(d->clGetProgramInfo(kp, CL_PROGRAM_REFERENCE_COUNT, sizeof refs, &refs, nullptr),
+            CL_SUCCESS);
   EXPECT_EQ(refs, 2u);
   cl_int err;
   cl_kernel k2 = d->clCreateKernel(kp, "touch", &err);

@@ -31,12 +31,18 @@ class object_registry {
   // The handle type's object_type.
   template <typename T>
   static constexpr object_type type_of() {
-    if constexpr (std::is_same_v<T, _cl_context>) return object_type::context;
-    else if constexpr (std::is_same_v<T, _cl_command_queue>) return object_type::queue;
-    else if constexpr (std::is_same_v<T, _cl_mem>) return object_type::mem;
-    else if constexpr (std::is_same_v<T, _cl_event>) return object_type::event;
-    else if constexpr (std::is_same_v<T, _cl_program>) return object_type::program;
-    else if constexpr (std::is_same_v<T, _cl_sampler>) return object_type::sampler;
+    if constexpr (std::is_same_v<T, _cl_context>)
+      return object_type::context;
+    else if constexpr (std::is_same_v<T, _cl_command_queue>)
+      return object_type::queue;
+    else if constexpr (std::is_same_v<T, _cl_mem>)
+      return object_type::mem;
+    else if constexpr (std::is_same_v<T, _cl_event>)
+      return object_type::event;
+    else if constexpr (std::is_same_v<T, _cl_program>)
+      return object_type::program;
+    else if constexpr (std::is_same_v<T, _cl_sampler>)
+      return object_type::sampler;
     else {
       static_assert(std::is_same_v<T, _cl_kernel>, "not a handle type the registry holds");
       return object_type::kernel;
@@ -46,13 +52,20 @@ class object_registry {
   // The slab of the handle type.
   template <typename T>
   object_slab<T>& slab() {
-    if constexpr (std::is_same_v<T, _cl_context>) return contexts_;
-    else if constexpr (std::is_same_v<T, _cl_command_queue>) return queues_;
-    else if constexpr (std::is_same_v<T, _cl_mem>) return mems_;
-    else if constexpr (std::is_same_v<T, _cl_event>) return events_;
-    else if constexpr (std::is_same_v<T, _cl_program>) return programs_;
-    else if constexpr (std::is_same_v<T, _cl_sampler>) return samplers_;
-    else return kernels_;
+    if constexpr (std::is_same_v<T, _cl_context>)
+      return contexts_;
+    else if constexpr (std::is_same_v<T, _cl_command_queue>)
+      return queues_;
+    else if constexpr (std::is_same_v<T, _cl_mem>)
+      return mems_;
+    else if constexpr (std::is_same_v<T, _cl_event>)
+      return events_;
+    else if constexpr (std::is_same_v<T, _cl_program>)
+      return programs_;
+    else if constexpr (std::is_same_v<T, _cl_sampler>)
+      return samplers_;
+    else
+      return kernels_;
   }
 
   // A new object with one application reference and a fresh id; its own fields keep what the
@@ -83,7 +96,8 @@ class object_registry {
   // Whether `h` is a live handle of `type`, a released one (use after release), or neither.
   static handle_state state_of(const object_header* h, object_type type) {
     if (!h || h->type != type) return handle_state::foreign;
-    if (h->released || !h->in_use) [[unlikely]] return handle_state::released;
+    if (h->released || !h->in_use) [[unlikely]]
+      return handle_state::released;
     return handle_state::live;
   }
   // True if `p` is the address of a slot of one of the slabs (safe to read as an object_header).
@@ -98,8 +112,10 @@ class object_registry {
   void forget(T* o) {
     o->in_use = false;
     o->released = true;
-    if constexpr (std::is_same_v<T, object_header>) --live_[live_index(o->type)];
-    else --live_[live_index(type_of<T>())];
+    if constexpr (std::is_same_v<T, object_header>)
+      --live_[live_index(o->type)];
+    else
+      --live_[live_index(type_of<T>())];
   }
   // Destruction, second half: the slot goes to its slab's quarantine.
   template <typename T>

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "device_model/device_memory.h"
 #include "mockcl/host_memory.h"
 #include "mockcl/kernel_signature.h"
 #include "mockcl/mem_flags.h"
-#include "device_model/device_memory.h"
 #include "mockcl/rect.h"
 #include "mockcl/snapshot.h"
 
@@ -38,16 +38,26 @@ enum class object_type : uint32_t {
 // "mem", "queue", ... (snapshot keys and messages).
 inline const char* type_name(object_type t) {
   switch (t) {
-    case object_type::platform: return "platform";
-    case object_type::device: return "device";
-    case object_type::context: return "context";
-    case object_type::queue: return "queue";
-    case object_type::mem: return "mem";
-    case object_type::event: return "event";
-    case object_type::program: return "program";
-    case object_type::kernel: return "kernel";
-    case object_type::sampler: return "sampler";
-    default: return "none";
+    case object_type::platform:
+      return "platform";
+    case object_type::device:
+      return "device";
+    case object_type::context:
+      return "context";
+    case object_type::queue:
+      return "queue";
+    case object_type::mem:
+      return "mem";
+    case object_type::event:
+      return "event";
+    case object_type::program:
+      return "program";
+    case object_type::kernel:
+      return "kernel";
+    case object_type::sampler:
+      return "sampler";
+    default:
+      return "none";
   }
 }
 
@@ -72,8 +82,8 @@ struct object_header {
   uint32_t refs = 0;
   uint32_t holds = 0;
   uint32_t internal = 0;
-  uint64_t id = 0;        // Unique over the process lifetime (slots are reused, ids are not).
-  object_header* link = nullptr; // Slab free list (only while the slot is free).
+  uint64_t id = 0;  // Unique over the process lifetime (slots are reused, ids are not).
+  object_header* link = nullptr;  // Slab free list (only while the slot is free).
 };
 
 }  // namespace mockcl
@@ -101,8 +111,8 @@ struct _cl_context : mockcl::object_header {
   void* notify_data = nullptr;
   // clSetContextDestructorCallback: run last-registered first when the context is destroyed.
   std::vector<std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>> destructors;
-  cl_context pocl_ctx = nullptr;     // Backing mode: POCL's twin (lazy), and a queue of it for
-  cl_command_queue pocl_q = nullptr; // creation-time transfers.
+  cl_context pocl_ctx = nullptr;      // Backing mode: POCL's twin (lazy), and a queue of it for
+  cl_command_queue pocl_q = nullptr;  // creation-time transfers.
   // What the context itself holds on its devices (device_config::context_cost), given back when
   // it is destroyed.
   struct device_charge {
@@ -121,9 +131,9 @@ struct _cl_command_queue : mockcl::object_header {
   // for CL_QUEUE_PROPERTIES_ARRAY.
   std::vector<cl_queue_properties> properties_array;
   bool out_of_order = false;
-  cl_event last = nullptr;          // In-order: last enqueued command (internal ref).
-  cl_event last_barrier = nullptr;  // Out-of-order: last barrier (internal ref).
-  uint64_t busy_until = 0;          // Virtual time the queue's engine is next free.
+  cl_event last = nullptr;            // In-order: last enqueued command (internal ref).
+  cl_event last_barrier = nullptr;    // Out-of-order: last barrier (internal ref).
+  uint64_t busy_until = 0;            // Virtual time the queue's engine is next free.
   cl_command_queue pocl_q = nullptr;  // Backing mode: POCL's twin (lazy).
 };
 
@@ -135,15 +145,15 @@ struct mem_destructor {
 namespace mockcl {
 // A mapping on a maps=copy device: the host's own copy of [offset, offset + size) of a buffer.
 struct host_mapping {
-  void* at = nullptr;        // What clEnqueueMap{Buffer,Image} returned: copy's bytes, or, for an
-                             // object made with CL_MEM_USE_HOST_PTR, its host memory (OpenCL
-                             // requires a pointer derived from host_ptr).
-  host_block copy;           // The host's own copy (empty when `at` is the host memory).
-  size_t offset = 0;        // In the mapped mem object.
+  void* at = nullptr;  // What clEnqueueMap{Buffer,Image} returned: copy's bytes, or, for an
+                       // object made with CL_MEM_USE_HOST_PTR, its host memory (OpenCL
+                       // requires a pointer derived from host_ptr).
+  host_block copy;     // The host's own copy (empty when `at` is the host memory).
+  size_t offset = 0;   // In the mapped mem object.
   size_t size = 0;
   cl_map_flags flags = 0;
-  bool active = false;      // Its map command has executed (and its unmap has not).
-  bool unmapping = false;   // An unmap naming it was enqueued.
+  bool active = false;     // Its map command has executed (and its unmap has not).
+  bool unmapping = false;  // An unmap naming it was enqueued.
   // Backing mode on a maps=shared device: `at` is POCL's own mapping of the buffer's twin (its
   // device is the CPU: the buffer's bytes, no copy), mapped at the enqueue, unmapped on POCL when
   // the unmap executes (maps.cc, map_backing).
@@ -165,20 +175,20 @@ struct _cl_mem : mockcl::object_header {
   cl_context context = nullptr;
   cl_mem_flags flags = 0;
   size_t size = 0;
-  void* host_ptr = nullptr;     // CL_MEM_USE_HOST_PTR: the application's memory.
-  cl_mem parent = nullptr;      // Sub-buffer: its buffer (internal ref), at `offset`.
+  void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR: the application's memory.
+  cl_mem parent = nullptr;   // Sub-buffer: its buffer (internal ref), at `offset`.
   size_t offset = 0;
-  int device = -1;              // Device charged for it; -1: not charged (deferred, unused).
+  int device = -1;  // Device charged for it; -1: not charged (deferred, unused).
   clpool::device_model::placement where;  // What the charge took on that device.
-  bool pinned = false;          // Charged to the host-pinned budget instead of device memory.
+  bool pinned = false;  // Charged to the host-pinned budget instead of device memory.
   uint32_t map_count = 0;
   std::vector<mockcl::host_mapping> maps;  // maps=copy mappings of this object (not its family).
-  uint32_t write_mapped = 0;    // Root buffer: active copy mappings for writing in its family;
-  uint32_t read_mapped = 0;     // and for reading only.
-  uint64_t last_use_end = 0;    // Virtual end of the last executed command that used it.
-  mockcl::host_block backing;    // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
+  uint32_t write_mapped = 0;   // Root buffer: active copy mappings for writing in its family;
+  uint32_t read_mapped = 0;    // and for reading only.
+  uint64_t last_use_end = 0;   // Virtual end of the last executed command that used it.
+  mockcl::host_block backing;  // Lazily allocated bytes (not for sub-buffers/USE_HOST_PTR).
   std::vector<mem_destructor> destructors;
-  cl_mem pocl_mem = nullptr;    // Backing mode: POCL's twin, made at first use (zero-filled).
+  cl_mem pocl_mem = nullptr;  // Backing mode: POCL's twin, made at first use (zero-filled).
   // clCreateBufferWithProperties was given a (necessarily empty) property list: CL_MEM_PROPERTIES
   // answers {0}. Holds that buffer's id, so a reused slot (a new id) reads as "not given" without
   // the express create path resetting a field.
@@ -200,7 +210,7 @@ struct _cl_sampler : mockcl::object_header {
   cl_addressing_mode addressing = CL_ADDRESS_CLAMP;
   cl_filter_mode filter = CL_FILTER_NEAREST;
   std::vector<cl_sampler_properties> properties;  // As given to WithProperties (terminator kept).
-  cl_sampler pocl_sampler = nullptr;  // POCL's twin, made at creation.
+  cl_sampler pocl_sampler = nullptr;              // POCL's twin, made at creation.
 };
 
 namespace mockcl {
@@ -212,10 +222,11 @@ struct svm_allocation {
   int device = 0;
   clpool::device_model::placement where;  // what its charge took on the device
   host_block block;
-  void* pocl_svm = nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
+  void* pocl_svm =
+      nullptr;  // Backing mode: the block is POCL's SVM allocation instead (backing.h).
   void* data() const { return pocl_svm ? pocl_svm : block.data(); }
-  uint32_t pending = 0;   // Commands in flight that use it.
-  bool freed = false;     // clSVMFree or an executed clEnqueueSVMFree asked for it.
+  uint32_t pending = 0;  // Commands in flight that use it.
+  bool freed = false;    // clSVMFree or an executed clEnqueueSVMFree asked for it.
   bool free_enqueued = false;
   uint64_t last_use_end = 0;  // Virtual end of the last executed command that used it.
 };
@@ -223,9 +234,9 @@ struct svm_allocation {
 
 struct kernel_arg {
   bool set = false;
-  cl_mem mem = nullptr;   // A buffer argument (not a reference: the launch takes one).
-  void* svm = nullptr;    // An SVM pointer argument.
-  size_t size = 0;        // Backing mode: the value as given (null value: empty, e.g. local memory).
+  cl_mem mem = nullptr;  // A buffer argument (not a reference: the launch takes one).
+  void* svm = nullptr;   // An SVM pointer argument.
+  size_t size = 0;       // Backing mode: the value as given (null value: empty, e.g. local memory).
   std::vector<unsigned char> value;
   // Backing mode: a sampler argument (not a reference; a launch's copy holds an internal one, so
   // POCL's sampler outlives the command however early the application releases it).
@@ -253,15 +264,15 @@ struct _cl_event : mockcl::object_header {
   const char* kind = "";
   std::vector<cl_event> deps;  // Internal refs; the first `explicit_deps` came from a wait list.
   size_t explicit_deps = 0;
-  std::vector<cl_mem> mems;    // Internal refs, dropped at completion.
+  std::vector<cl_mem> mems;  // Internal refs, dropped at completion.
   std::vector<mockcl::live_svm_range> svm;
   std::vector<event_callback> callbacks;
-  cl_int fault_status = 0;     // Nonzero: an injected execution failure.
+  cl_int fault_status = 0;  // Nonzero: an injected execution failure.
   // Payload of data-moving commands.
-  void* host = nullptr;        // read: destination; write: source; SVM memcpy/fill: destination.
-  const void* src = nullptr;   // SVM memcpy: source.
-  bool svm_counted = false;    // `svm` ranges hold a pending use on their blocks.
-  bool to_host = false;        // A migration to the host: charges nothing.
+  void* host = nullptr;       // read: destination; write: source; SVM memcpy/fill: destination.
+  const void* src = nullptr;  // SVM memcpy: source.
+  bool svm_counted = false;   // `svm` ranges hold a pending use on their blocks.
+  bool to_host = false;       // A migration to the host: charges nothing.
   size_t offset = 0, bytes = 0, src_offset = 0;
   // Rect transfers: the region, and the source and destination sides (the host's side of a read
   // or write too), pitches normalized at the enqueue.
@@ -293,7 +304,7 @@ struct _cl_program : mockcl::object_header {
   bool build_failed = false;  // No backing device: the signature reader refused the source.
   std::string build_log;      // Its message (no backing device).
   std::vector<mockcl::kernel_signature> signatures;
-  uint32_t kernels = 0;  // Live kernels (they keep the program).
+  uint32_t kernels = 0;            // Live kernels (they keep the program).
   cl_program pocl_prog = nullptr;  // Backing mode: POCL's twin.
 };
 

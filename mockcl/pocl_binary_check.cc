@@ -20,7 +20,8 @@ constexpr size_t kArgFixed = 4 + 4 + 8 + 4 + 4;
 bool identifier(const std::string& s) {
   if (s.empty() || s.size() > 256) return false;
   for (const char c : s) {
-    if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+    if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+      return false;
   }
   return true;
 }
@@ -35,7 +36,8 @@ bool safe_path(const std::string& p) {
   for (size_t start = 1; start <= p.size();) {
     size_t end = p.find('/', start);
     if (end == std::string::npos) end = p.size();
-    if (p.compare(start, end - start, "..") == 0 || p.compare(start, end - start, ".") == 0 || end == start) {
+    if (p.compare(start, end - start, "..") == 0 || p.compare(start, end - start, ".") == 0 ||
+        end == start) {
       return false;
     }
     start = end + 1;
@@ -51,7 +53,8 @@ bool str(byte_reader& r, std::string& s, uint32_t max) {
 // Files filling exactly `bytes` bytes of `r`.
 bool files(byte_reader& r, uint64_t bytes, std::string& why) {
   if (bytes > r.left()) {
-    why = "its files need " + std::to_string(bytes) + " bytes, " + std::to_string(r.left()) + " are left";
+    why = "its files need " + std::to_string(bytes) + " bytes, " + std::to_string(r.left()) +
+          " are left";
     return false;
   }
   const size_t end = r.left() - bytes;
@@ -95,22 +98,23 @@ bool kernel(byte_reader& r, uint32_t index, std::string& why) {
     why = which + " (" + name + "): its counts are cut off";
     return false;
   }
-  const bool ok = r.u64(wg) && r.u64(wg) && r.u64(wg) && r.skip(uint64_t{locals} * 8) && r.u32(attr_len) &&
-                  r.skip(attr_len) && r.u64(wg);
+  const bool ok = r.u64(wg) && r.u64(wg) && r.u64(wg) && r.skip(uint64_t{locals} * 8) &&
+                  r.u32(attr_len) && r.skip(attr_len) && r.u64(wg);
   if (!ok || r.left() < end) {
     why = which + " (" + name + "): its metadata is cut off";
     return false;
   }
   // The argument info: exactly `arginfo` bytes holding `args` arguments.
   if (arginfo > r.left() - end || args > arginfo / (kArgFixed + 8)) {
-    why = which + " (" + name + "): " + std::to_string(args) + " arguments in " + std::to_string(arginfo) +
-          " bytes of argument info do not fit its record";
+    why = which + " (" + name + "): " + std::to_string(args) + " arguments in " +
+          std::to_string(arginfo) + " bytes of argument info do not fit its record";
     return false;
   }
   const size_t info_end = r.left() - arginfo;
   for (uint32_t a = 0; a < args; ++a) {
     std::string arg_name, type_name;
-    if (!r.skip(kArgFixed) || !str(r, arg_name, 1024) || !str(r, type_name, 1024) || r.left() < info_end) {
+    if (!r.skip(kArgFixed) || !str(r, arg_name, 1024) || !str(r, type_name, 1024) ||
+        r.left() < info_end) {
       why = which + " (" + name + "): argument " + std::to_string(a) + " is cut off";
       return false;
     }
@@ -120,8 +124,8 @@ bool kernel(byte_reader& r, uint32_t index, std::string& why) {
     return false;
   }
   if (r.left() - end != files_size) {
-    why = which + " (" + name + "): its files' size " + std::to_string(files_size) + " is not the " +
-          std::to_string(r.left() - end) + " bytes left in its record";
+    why = which + " (" + name + "): its files' size " + std::to_string(files_size) +
+          " is not the " + std::to_string(r.left() - end) + " bytes left in its record";
     return false;
   }
   return files(r, files_size, why);
@@ -131,8 +135,9 @@ bool kernel(byte_reader& r, uint32_t index, std::string& why) {
 
 pocl_binary_verdict check_pocl_binary(const unsigned char* data, size_t size, std::string& why) {
   if (data == nullptr || size < kHeaderBytes || std::memcmp(data, kMagic, sizeof kMagic) != 0) {
-    why = size < kHeaderBytes ? "shorter than a POCL binary's " + std::to_string(kHeaderBytes) + "-byte header"
-                              : "not a POCL binary (no 'poclbin' header)";
+    why = size < kHeaderBytes
+              ? "shorter than a POCL binary's " + std::to_string(kHeaderBytes) + "-byte header"
+              : "not a POCL binary (no 'poclbin' header)";
     return pocl_binary_verdict::corrupt;
   }
   byte_reader r(data + sizeof kMagic, size - sizeof kMagic);
@@ -152,7 +157,8 @@ pocl_binary_verdict check_pocl_binary(const unsigned char* data, size_t size, st
   r.bytes(kHashBytes, hash);
   for (size_t i = 0; i < kHashBytes - 1; ++i) {
     const char c = hash[i];
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c == '/' && i == 2))) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          (c == '/' && i == 2))) {
       why = "its build hash is not one POCL writes";
       return pocl_binary_verdict::corrupt;
     }
@@ -174,7 +180,8 @@ pocl_binary_verdict check_pocl_binary(const unsigned char* data, size_t size, st
   }
   // A kernel record takes at least its sizes, a name, counts, work-group size, attributes, flags.
   if (kernels == 0 || kernels > r.left() / (20 + 5 + 8 + 24 + 4 + 8)) {
-    why = std::to_string(kernels) + " kernels cannot fit in the " + std::to_string(r.left()) + " bytes left";
+    why = std::to_string(kernels) + " kernels cannot fit in the " + std::to_string(r.left()) +
+          " bytes left";
     return pocl_binary_verdict::corrupt;
   }
   for (uint32_t k = 0; k < kernels; ++k) {

@@ -38,7 +38,8 @@ struct binary_parts {
   uint32_t args = 2;
 };
 
-std::string kernel_record(const binary_parts& p, const std::string& name, const std::string& file_path) {
+std::string kernel_record(const binary_parts& p, const std::string& name,
+                          const std::string& file_path) {
   writer files;
   files.file(file_path, std::string(100, 'k'));
   writer info;

@@ -45,7 +45,9 @@ bool lex(std::string_view s, std::vector<std::string>& out) {
 // An integer literal's value; false for anything else (a float, a bad digit, an overflow).
 bool literal(const std::string& t, int64_t& v) {
   size_t end = t.size();
-  while (end > 0 && (t[end - 1] == 'u' || t[end - 1] == 'U' || t[end - 1] == 'l' || t[end - 1] == 'L')) --end;
+  while (end > 0 &&
+         (t[end - 1] == 'u' || t[end - 1] == 'U' || t[end - 1] == 'l' || t[end - 1] == 'L'))
+    --end;
   const std::string digits = t.substr(0, end);
   if (digits.empty()) return false;
   int base = 10;
@@ -61,12 +63,18 @@ bool literal(const std::string& t, int64_t& v) {
   for (size_t i = start; i < digits.size(); ++i) {
     const char c = digits[i];
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return false;
     if (d >= base) return false;
-    if (x > (std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(d)) / static_cast<uint64_t>(base)) return false;
+    if (x > (std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(d)) /
+                static_cast<uint64_t>(base))
+      return false;
     x = x * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
   }
   v = static_cast<int64_t>(x);
@@ -78,8 +86,8 @@ constexpr size_t kMaxTokens = 4096;
 
 // `defined` resolved, macros expanded, other identifiers 0: the tokens an evaluator reads. False
 // (unknown) as the header says.
-bool expand(const std::vector<std::string>& in, const pp_macros& m, std::set<std::string>& hidden, int depth,
-            std::vector<std::string>& out) {
+bool expand(const std::vector<std::string>& in, const pp_macros& m, std::set<std::string>& hidden,
+            int depth, std::vector<std::string>& out) {
   if (depth > kMaxDepth) return false;
   for (size_t i = 0; i < in.size(); ++i) {
     if (out.size() > kMaxTokens) return false;
@@ -92,7 +100,8 @@ bool expand(const std::vector<std::string>& in, const pp_macros& m, std::set<std
       std::string name;
       if (i + 1 < in.size() && ident_start(in[i + 1][0])) {
         name = in[++i];
-      } else if (i + 3 < in.size() && in[i + 1] == "(" && ident_start(in[i + 2][0]) && in[i + 3] == ")") {
+      } else if (i + 3 < in.size() && in[i + 1] == "(" && ident_start(in[i + 2][0]) &&
+                 in[i + 3] == ")") {
         name = in[i + 2];
         i += 3;
       } else {
@@ -110,7 +119,8 @@ bool expand(const std::vector<std::string>& in, const pp_macros& m, std::set<std
       if (!ok) return false;
       continue;
     }
-    if (m.function_like.count(t) != 0 || m.opaque.count(t) != 0 || hidden.count(t) != 0) return false;
+    if (m.function_like.count(t) != 0 || m.opaque.count(t) != 0 || hidden.count(t) != 0)
+      return false;
     if (m.include_seen) return false;  // perhaps defined by the header the mock cannot read
     out.push_back("0");
   }
@@ -202,7 +212,8 @@ class evaluator {
     if (o == ">=") return {a.v >= b.v, true};
     if (o == "<<" || o == ">>") {
       if (b.v < 0 || b.v > 63) return {0, false};
-      return {static_cast<int64_t>(o == "<<" ? ua << b.v : static_cast<uint64_t>(a.v >> b.v)), true};
+      return {static_cast<int64_t>(o == "<<" ? ua << b.v : static_cast<uint64_t>(a.v >> b.v)),
+              true};
     }
     if (o == "+") return {static_cast<int64_t>(ua + ub), true};
     if (o == "-") return {static_cast<int64_t>(ua - ub), true};
@@ -231,7 +242,8 @@ class evaluator {
     } else if (accept("(")) {
       out = conditional();
       if (!accept(")")) ok_ = false;
-    } else if (const std::string* t = peek(); t != nullptr && std::isdigit(static_cast<unsigned char>((*t)[0]))) {
+    } else if (const std::string* t = peek();
+               t != nullptr && std::isdigit(static_cast<unsigned char>((*t)[0]))) {
       ++pos_;
       if (!literal(*t, out.v)) out.known = false;
     } else {
@@ -282,9 +294,11 @@ build_option_macros parse_build_options(std::string_view options) {
         continue;
       }
       const size_t eq = arg.find('=');
-      out.defines.emplace_back(arg.substr(0, eq), eq == std::string::npos ? "1" : arg.substr(eq + 1));
-    } else if (w.rfind("-cl-std=CL", 0) == 0 && w.size() == 13 && std::isdigit(static_cast<unsigned char>(w[10])) &&
-               w[11] == '.' && std::isdigit(static_cast<unsigned char>(w[12]))) {
+      out.defines.emplace_back(arg.substr(0, eq),
+                               eq == std::string::npos ? "1" : arg.substr(eq + 1));
+    } else if (w.rfind("-cl-std=CL", 0) == 0 && w.size() == 13 &&
+               std::isdigit(static_cast<unsigned char>(w[10])) && w[11] == '.' &&
+               std::isdigit(static_cast<unsigned char>(w[12]))) {
       out.cl_std = 100 * (w[10] - '0') + 10 * (w[12] - '0');
     }
   }

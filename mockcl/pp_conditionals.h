@@ -31,7 +31,8 @@ struct pp_macros {
   bool include_seen = false;
 
   bool defined(const std::string& name) const {
-    return object_like.count(name) != 0 || function_like.count(name) != 0 || opaque.count(name) != 0;
+    return object_like.count(name) != 0 || function_like.count(name) != 0 ||
+           opaque.count(name) != 0;
   }
 };
 

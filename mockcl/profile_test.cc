@@ -19,7 +19,8 @@ class MockclProfile : public ::testing::Test {
     ctl_.reset();
     ASSERT_EQ(ctl_.configure_devices(devices), "");
     cl_device_id dev;
-    ASSERT_EQ(d_->clGetDeviceIDs(mockcl::platform(), CL_DEVICE_TYPE_ALL, 1, &dev, nullptr), CL_SUCCESS);
+    ASSERT_EQ(d_->clGetDeviceIDs(mockcl::platform(), CL_DEVICE_TYPE_ALL, 1, &dev, nullptr),
+              CL_SUCCESS);
     cl_int err;
     ctx_ = d_->clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
     ASSERT_EQ(err, CL_SUCCESS);
@@ -141,8 +142,7 @@ TEST(MockclProfileConfig, ParsesRoundTripsAndRefusesBadProfiles) {
   EXPECT_EQ(mockcl::parse_devices(mockcl::format_devices(r.value())).value(), r.value());
 
   EXPECT_EQ(mockcl::parse_devices("gpu").value().at(0).profile, "exact");
-  for (const auto& [text, fragment] :
-       std::vector<std::pair<const char*, const char*>>{
+  for (const auto& [text, fragment] : std::vector<std::pair<const char*, const char*>>{
            {"gpu:profile=amd", "profile: profile 'amd': no such built-in profile"},
            {"gpu:profile=", "profile is empty"},
            {"gpu:profile=/no/such.profile", "/no/such.profile: cannot be opened"},

@@ -51,7 +51,8 @@ bool read_signature(byte_reader& r, kernel_signature& k) {
   uint8_t known;
   uint32_t n;
   // An argument takes at least two empty strings, a kind, a size and three qualifiers.
-  if (!r.str(k.name) || !r.u8(known) || known > 1 || !r.count(n, 8 + 8 + 1 + 8 + 4 + 4 + 8)) return false;
+  if (!r.str(k.name) || !r.u8(known) || known > 1 || !r.count(n, 8 + 8 + 1 + 8 + 4 + 4 + 8))
+    return false;
   k.known = known == 1;
   k.args.resize(n);
   for (kernel_arg_signature& a : k.args) {
@@ -105,7 +106,8 @@ std::string encode_program_binary(const program_binary& p) {
   return std::move(out.out);
 }
 
-bool decode_program_binary(const unsigned char* data, size_t size, program_binary& out, std::string& why) {
+bool decode_program_binary(const unsigned char* data, size_t size, program_binary& out,
+                           std::string& why) {
   if (!data || size < kHeader + 8 || std::memcmp(data, kMagic, sizeof kMagic) != 0) {
     why = "not a mockcl program binary";
     return false;
@@ -117,8 +119,8 @@ bool decode_program_binary(const unsigned char* data, size_t size, program_binar
   h.u32(reserved);
   h.u64(payload);
   if (version != kProgramBinaryVersion || reserved != 0) {
-    why = "mockcl program binary of version " + std::to_string(version) + ", this mockcl reads version " +
-          std::to_string(kProgramBinaryVersion);
+    why = "mockcl program binary of version " + std::to_string(version) +
+          ", this mockcl reads version " + std::to_string(kProgramBinaryVersion);
     return false;
   }
   if (payload != size - kHeader - 8) {
@@ -149,8 +151,8 @@ bool decode_program_binary(const unsigned char* data, size_t size, program_binar
   // one cut short or forged is this container's refusal, not the driver's crash.
   if (!p.backing.empty()) {
     std::string pocl_why;
-    if (check_pocl_binary(reinterpret_cast<const unsigned char*>(p.backing.data()), p.backing.size(), pocl_why) ==
-        pocl_binary_verdict::corrupt) {
+    if (check_pocl_binary(reinterpret_cast<const unsigned char*>(p.backing.data()),
+                          p.backing.size(), pocl_why) == pocl_binary_verdict::corrupt) {
       why = "corrupt POCL binary inside the mockcl program binary: " + pocl_why;
       return false;
     }

@@ -28,13 +28,14 @@ struct program_binary {
   std::string options;                    // The options of its last build.
   std::vector<std::string> kernel_names;  // In the program's order.
   std::vector<kernel_signature> signatures;
-  std::string backing;                    // POCL's binary of it, or empty.
+  std::string backing;  // POCL's binary of it, or empty.
 };
 
 std::string encode_program_binary(const program_binary& p);
 
 // The container in [data, data + size), or false with the reason in `why`.
-bool decode_program_binary(const unsigned char* data, size_t size, program_binary& out, std::string& why);
+bool decode_program_binary(const unsigned char* data, size_t size, program_binary& out,
+                           std::string& why);
 
 }  // namespace mockcl
 

@@ -27,16 +27,19 @@ class ProgramBinary : public Battery<T> {
   }
   std::vector<unsigned char> Binary(cl_program p) {
     size_t size = 0;
-    EXPECT_EQ(this->d_->clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr), CL_SUCCESS);
+    EXPECT_EQ(this->d_->clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr),
+              CL_SUCCESS);
     std::vector<unsigned char> bin(size);
     unsigned char* ptr = bin.data();
-    EXPECT_EQ(this->d_->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(this->d_->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr),
+              CL_SUCCESS);
     return bin;
   }
   cl_program FromBinary(const std::vector<unsigned char>& bin, cl_int* status, cl_int* err) {
     const unsigned char* ptr = bin.data();
     const size_t size = bin.size();
-    return this->d_->clCreateProgramWithBinary(this->ctx_, 1, this->devices_.data(), &size, &ptr, status, err);
+    return this->d_->clCreateProgramWithBinary(this->ctx_, 1, this->devices_.data(), &size, &ptr,
+                                               status, err);
   }
   // A kernel's argument count and each argument's type name.
   std::string Describe(cl_kernel k) {
@@ -45,7 +48,9 @@ class ProgramBinary : public Battery<T> {
     std::string out = std::to_string(n);
     for (cl_uint i = 0; i < n; ++i) {
       char name[64] = {};
-      EXPECT_EQ(this->d_->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr), CL_SUCCESS);
+      EXPECT_EQ(
+          this->d_->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, nullptr),
+          CL_SUCCESS);
       out += std::string(" ") + name;
     }
     return out;
@@ -67,9 +72,11 @@ TYPED_TEST(ProgramBinary, RebuildsTheSameKernelsWithTheSameSignatures) {
   cl_program q = this->FromBinary(bin, &status, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(status, CL_SUCCESS);
-  ASSERT_EQ(d->clBuildProgram(q, 0, nullptr, "-cl-std=CL1.2 -cl-kernel-arg-info", nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clBuildProgram(q, 0, nullptr, "-cl-std=CL1.2 -cl-kernel-arg-info", nullptr, nullptr),
+            CL_SUCCESS);
   char names[64] = {};
-  ASSERT_EQ(d->clGetProgramInfo(q, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetProgramInfo(q, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr),
+            CL_SUCCESS);
   EXPECT_NE(std::string(names).find("scale"), std::string::npos) << names;
   EXPECT_NE(std::string(names).find("fill"), std::string::npos) << names;
   for (const char* name : {"scale", "fill"}) {
@@ -95,7 +102,9 @@ TYPED_TEST(ProgramBinary, RebuildsTheSameKernelsWithTheSameSignatures) {
   EXPECT_EQ(d->clSetKernelArg(k, 1, sizeof s, &s), CL_SUCCESS);
   EXPECT_EQ(d->clSetKernelArg(k, 2, sizeof n, &n), CL_SUCCESS);
   const size_t global = 4;
-  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(
+      d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   // A binary of the rebuilt program is a binary too.
   cl_program r = this->FromBinary(this->Binary(q), &status, &err);
@@ -116,10 +125,10 @@ TYPED_TEST(ProgramBinary, CorruptOrForeignBinariesAreInvalidPerDevice) {
   d->clReleaseProgram(p);
   const std::string text = kSource;
   std::vector<std::vector<unsigned char>> bad = {
-      std::vector<unsigned char>(text.begin(), text.end()),          // source text, not a binary
-      std::vector<unsigned char>(good.begin(), good.end() - 1),      // truncated
-      std::vector<unsigned char>(good.begin(), good.begin() + 12),   // a header only
-      std::vector<unsigned char>(64, 0),                             // zeros
+      std::vector<unsigned char>(text.begin(), text.end()),         // source text, not a binary
+      std::vector<unsigned char>(good.begin(), good.end() - 1),     // truncated
+      std::vector<unsigned char>(good.begin(), good.begin() + 12),  // a header only
+      std::vector<unsigned char>(64, 0),                            // zeros
   };
   std::vector<unsigned char> flipped = good;
   flipped[good.size() / 2] ^= 1;
@@ -133,7 +142,8 @@ TYPED_TEST(ProgramBinary, CorruptOrForeignBinariesAreInvalidPerDevice) {
     const size_t sizes[2] = {good.size(), b.size()};
     cl_int status[2] = {1, 1};
     err = 1;
-    cl_program q = d->clCreateProgramWithBinary(ctx2, 2, this->devices_.data(), sizes, bins, status, &err);
+    cl_program q =
+        d->clCreateProgramWithBinary(ctx2, 2, this->devices_.data(), sizes, bins, status, &err);
     EXPECT_EQ(q, nullptr);
     EXPECT_EQ(err, CL_INVALID_BINARY);
     EXPECT_EQ(status[0], CL_SUCCESS);
@@ -162,7 +172,8 @@ TYPED_TEST(ProgramBinary, ADriverBinaryCutShortIsInvalidNotACrash) {
   if (pocl.empty()) {
     pocl.assign("poclbin\0", 8);
     pocl += std::string(8, '\1') + std::string("\x09\0\0\0\1\0\0\0", 8) + std::string(8, '\0') +
-            std::string("\1\0\0\0", 4) + std::string(40, 'A') + std::string(1, '\0') + std::string(64, '\xff');
+            std::string("\1\0\0\0", 4) + std::string(40, 'A') + std::string(1, '\0') +
+            std::string(64, '\xff');
   }
   const auto with_backing = [&](const std::string& backing) {
     mockcl::program_binary b = decoded;
@@ -170,7 +181,8 @@ TYPED_TEST(ProgramBinary, ADriverBinaryCutShortIsInvalidNotACrash) {
     const std::string bytes = mockcl::encode_program_binary(b);
     return std::vector<unsigned char>(bytes.begin(), bytes.end());
   };
-  for (size_t cut : {size_t{8}, size_t{77}, size_t{85}, pocl.size() / 3, pocl.size() / 2, pocl.size() - 1}) {
+  for (size_t cut :
+       {size_t{8}, size_t{77}, size_t{85}, pocl.size() / 3, pocl.size() / 2, pocl.size() - 1}) {
     if (cut >= pocl.size()) continue;
     cl_int status = 1, err = 1;
     cl_program q = this->FromBinary(with_backing(pocl.substr(0, cut)), &status, &err);
@@ -199,21 +211,27 @@ TYPED_TEST(ProgramBinary, ADriverBinaryCutShortIsInvalidNotACrash) {
 TYPED_TEST(ProgramBinary, CompileThenLinkJoinsTheInputsKernels) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
-  const char* a = "float twice(float x);\n__kernel void scale(__global float* a, const float s) {\n"
-                  "  a[get_global_id(0)] = twice(a[get_global_id(0)]) * s; }\n";
-  const char* b = "float twice(float x) { return 2 * x; }\n"
-                  "__kernel void fill(__global int* a, int v, int n) { a[get_global_id(0)] = v + n; }\n";
+  const char* a =
+      "float twice(float x);\n__kernel void scale(__global float* a, const float s) {\n"
+      "  a[get_global_id(0)] = twice(a[get_global_id(0)]) * s; }\n";
+  const char* b =
+      "float twice(float x) { return 2 * x; }\n"
+      "__kernel void fill(__global int* a, int v, int n) { a[get_global_id(0)] = v + n; }\n";
   cl_int err;
   cl_program pa = d->clCreateProgramWithSource(this->ctx_, 1, &a, nullptr, &err);
   cl_program pb = d->clCreateProgramWithSource(this->ctx_, 1, &b, nullptr, &err);
-  ASSERT_EQ(d->clCompileProgram(pa, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
-  ASSERT_EQ(d->clCompileProgram(pb, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clCompileProgram(pa, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clCompileProgram(pb, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_SUCCESS);
   cl_program_binary_type type = 0;
-  ASSERT_EQ(d->clGetProgramBuildInfo(pa, this->devices_[0], CL_PROGRAM_BINARY_TYPE, sizeof type, &type, nullptr),
+  ASSERT_EQ(d->clGetProgramBuildInfo(pa, this->devices_[0], CL_PROGRAM_BINARY_TYPE, sizeof type,
+                                     &type, nullptr),
             CL_SUCCESS);
   EXPECT_EQ(type, static_cast<cl_program_binary_type>(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT));
   const cl_program inputs[2] = {pa, pb};
-  cl_program linked = d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, inputs, nullptr, nullptr, &err);
+  cl_program linked =
+      d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, inputs, nullptr, nullptr, &err);
   ASSERT_EQ(err, CL_SUCCESS);
   for (const auto& [name, args] : {std::pair<const char*, cl_uint>{"scale", 2}, {"fill", 3}}) {
     cl_kernel k = d->clCreateKernel(linked, name, &err);
@@ -226,7 +244,8 @@ TYPED_TEST(ProgramBinary, CompileThenLinkJoinsTheInputsKernels) {
   // Not compiled: no input for a link.
   cl_program raw = d->clCreateProgramWithSource(this->ctx_, 1, &a, nullptr, &err);
   const cl_program duplicate[2] = {pa, pa};
-  cl_program twice = d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, duplicate, nullptr, nullptr, &err);
+  cl_program twice =
+      d->clLinkProgram(this->ctx_, 0, nullptr, "", 2, duplicate, nullptr, nullptr, &err);
   EXPECT_NE(err, CL_SUCCESS);
   if (twice != nullptr) d->clReleaseProgram(twice);
   d->clReleaseProgram(raw);

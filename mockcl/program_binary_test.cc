@@ -46,7 +46,8 @@ program_binary sample() {
 }
 
 bool decode(const std::string& s, program_binary& out, std::string& why) {
-  return decode_program_binary(reinterpret_cast<const unsigned char*>(s.data()), s.size(), out, why);
+  return decode_program_binary(reinterpret_cast<const unsigned char*>(s.data()), s.size(), out,
+                               why);
 }
 
 TEST(ProgramBinary, RoundTripKeepsEverything) {
@@ -158,11 +159,14 @@ TEST(ProgramBinary, ForgedContentWithAValidChecksumIsRefused) {
 // short is the container's refusal (POCL asserted on it).
 TEST(ProgramBinary, ForgedDriverBinaryIsRefused) {
   program_binary p = sample();
-  p.backing = std::string("poclbin\0", 8) + std::string(8, '\x5a') + std::string("\x09\0\0\0\1\0\0\0", 8);
+  p.backing =
+      std::string("poclbin\0", 8) + std::string(8, '\x5a') + std::string("\x09\0\0\0\1\0\0\0", 8);
   program_binary out;
   std::string why;
   EXPECT_FALSE(decode(encode_program_binary(p), out, why));
-  EXPECT_EQ(why, "corrupt POCL binary inside the mockcl program binary: shorter than a POCL binary's 77-byte header");
+  EXPECT_EQ(why,
+            "corrupt POCL binary inside the mockcl program binary: shorter than a POCL binary's "
+            "77-byte header");
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ std::string live_ids(object_registry& objects, const char* name, size_t cap) {
   auto list = [&](std::vector<uint64_t>& ids) {
     std::sort(ids.begin(), ids.end());
     std::string out;
-    for (size_t i = 0; i < ids.size() && (cap == 0 || i < cap); ++i) out += " #" + std::to_string(ids[i]);
+    for (size_t i = 0; i < ids.size() && (cap == 0 || i < cap); ++i)
+      out += " #" + std::to_string(ids[i]);
     if (cap != 0 && ids.size() > cap) out += " and " + std::to_string(ids.size() - cap) + " more";
     return out;
   };
@@ -48,7 +49,9 @@ void mock_runtime::report_exit() {
   std::unique_lock<runtime_lock> lk(mu);
   uint64_t total = svm.size();
   std::string detail;
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler}) {
+  for (object_type t :
+       {object_type::context, object_type::queue, object_type::mem, object_type::event,
+        object_type::program, object_type::kernel, object_type::sampler}) {
     total += live(t);
     if (live(t)) detail += std::string(" ") + type_name(t) + "=" + std::to_string(live(t));
     if (t == object_type::mem && live(t)) {  // Images are mems too; named apart for the reader.
@@ -60,14 +63,18 @@ void mock_runtime::report_exit() {
   if (!svm.empty()) detail += " svm=" + std::to_string(svm.size());
   if (total == 0) return;
   auto ids = [&](size_t cap) {
-    return live_ids<_cl_context>(objects, "context", cap) + live_ids<_cl_command_queue>(objects, "queue", cap) +
+    return live_ids<_cl_context>(objects, "context", cap) +
+           live_ids<_cl_command_queue>(objects, "queue", cap) +
            live_ids<_cl_mem>(objects, "mem", cap) + live_ids<_cl_event>(objects, "event", cap) +
-           live_ids<_cl_program>(objects, "program", cap) + live_ids<_cl_kernel>(objects, "kernel", cap) +
+           live_ids<_cl_program>(objects, "program", cap) +
+           live_ids<_cl_kernel>(objects, "kernel", cap) +
            live_ids<_cl_sampler>(objects, "sampler", cap);
   };
   const std::string msg = "objects alive at process exit:" + detail +
                           "; the program never released them (mockcl holds none of its own):";
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(scheduler.now) + ",\"report\":\"" + json_escape(msg + ids(0)) + "\"}");
+  if (log_enabled())
+    log_line("{\"t\":" + std::to_string(scheduler.now) + ",\"report\":\"" +
+             json_escape(msg + ids(0)) + "\"}");
   std::fprintf(stderr, "mockcl: %s%s\n", msg.c_str(), ids(8).c_str());
 }
 
@@ -79,8 +86,9 @@ void mock_runtime::report_use_after_release(const object_header* o, const char* 
 void mock_runtime::report(const std::string& message) {
   if (reports_.messages.size() >= kMaxMessages) reports_.messages.erase(reports_.messages.begin());
   reports_.messages.push_back(message);
-  if (log_enabled()) log_line("{\"t\":" + std::to_string(scheduler.now) + ",\"report\":\"" + json_escape(message) + "\"}");
+  if (log_enabled())
+    log_line("{\"t\":" + std::to_string(scheduler.now) + ",\"report\":\"" + json_escape(message) +
+             "\"}");
 }
-
 
 }  // namespace mockcl

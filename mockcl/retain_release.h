@@ -14,7 +14,8 @@ template <typename T>
 struct lifetime_entries;
 template <>
 struct lifetime_entries<_cl_context> {
-  static constexpr entry_point retain = entry_point::clRetainContext, release = entry_point::clReleaseContext;
+  static constexpr entry_point retain = entry_point::clRetainContext,
+                               release = entry_point::clReleaseContext;
   static constexpr cl_int invalid = CL_INVALID_CONTEXT;
 };
 template <>
@@ -25,28 +26,33 @@ struct lifetime_entries<_cl_command_queue> {
 };
 template <>
 struct lifetime_entries<_cl_mem> {
-  static constexpr entry_point retain = entry_point::clRetainMemObject, release = entry_point::clReleaseMemObject;
+  static constexpr entry_point retain = entry_point::clRetainMemObject,
+                               release = entry_point::clReleaseMemObject;
   static constexpr cl_int invalid = CL_INVALID_MEM_OBJECT;
 };
 template <>
 struct lifetime_entries<_cl_event> {
-  static constexpr entry_point retain = entry_point::clRetainEvent, release = entry_point::clReleaseEvent;
+  static constexpr entry_point retain = entry_point::clRetainEvent,
+                               release = entry_point::clReleaseEvent;
   static constexpr cl_int invalid = CL_INVALID_EVENT;
 };
 template <>
 struct lifetime_entries<_cl_program> {
-  static constexpr entry_point retain = entry_point::clRetainProgram, release = entry_point::clReleaseProgram;
+  static constexpr entry_point retain = entry_point::clRetainProgram,
+                               release = entry_point::clReleaseProgram;
   static constexpr cl_int invalid = CL_INVALID_PROGRAM;
 };
 template <>
 struct lifetime_entries<_cl_kernel> {
-  static constexpr entry_point retain = entry_point::clRetainKernel, release = entry_point::clReleaseKernel;
+  static constexpr entry_point retain = entry_point::clRetainKernel,
+                               release = entry_point::clReleaseKernel;
   static constexpr cl_int invalid = CL_INVALID_KERNEL;
 };
 
 template <>
 struct lifetime_entries<_cl_sampler> {
-  static constexpr entry_point retain = entry_point::clRetainSampler, release = entry_point::clReleaseSampler;
+  static constexpr entry_point retain = entry_point::clRetainSampler,
+                               release = entry_point::clReleaseSampler;
   static constexpr cl_int invalid = CL_INVALID_SAMPLER;
 };
 
@@ -73,8 +79,10 @@ cl_int CL_API_CALL release(T* h) {
     if (h && h->in_use && !h->released && h->refs == 1) --h->program->kernels;
   }
   cl_int s;
-  if constexpr (std::is_same_v<T, _cl_mem>) s = rt.release_mem(h);
-  else s = rt.release(h, E::invalid);
+  if constexpr (std::is_same_v<T, _cl_mem>)
+    s = rt.release_mem(h);
+  else
+    s = rt.release(h, E::invalid);
   if constexpr (std::is_same_v<T, _cl_command_queue>) {
     if (s == CL_SUCCESS) rt.run();  // Releasing a queue flushes it.
   }

@@ -69,7 +69,8 @@ mock_runtime::mock_runtime() {
     env_error_ = "MOCKCL_CALL_LOG='" + base_.call_log + "': cannot open for writing";
   }
   if (!env_ok_) {
-    std::fprintf(stderr, "mockcl: invalid configuration, platform refused: %s\n", env_error_.c_str());
+    std::fprintf(stderr, "mockcl: invalid configuration, platform refused: %s\n",
+                 env_error_.c_str());
   }
 }
 
@@ -127,7 +128,9 @@ void mock_runtime::api_call::handle_slow(const char* key, const void* h) {
 std::string mock_runtime::configure_devices(const std::vector<device_config>& d) {
   if (d.empty()) return "device list is empty";
   if (d.size() > kMaxDevices) return "at most 16 devices are supported";
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler})
+  for (object_type t :
+       {object_type::context, object_type::queue, object_type::mem, object_type::event,
+        object_type::program, object_type::kernel, object_type::sampler})
     if (live(t) != 0)
       return std::string("cannot reconfigure devices while objects are alive (") + type_name(t) +
              ": " + std::to_string(live(t)) + ")";
@@ -166,7 +169,9 @@ void mock_runtime::force_destroy_all() {
     objects.for_each_live<_cl_kernel>([&](_cl_kernel* k) { pocl_drop(k); });
     objects.for_each_live<_cl_sampler>([&](_cl_sampler* s) { pocl_drop(s); });
     objects.for_each_live<_cl_program>([&](_cl_program* p) { pocl_drop(p); });
-    objects.for_each_live<_cl_mem>([&](_cl_mem* m) { if (m->parent) pocl_drop(m); });
+    objects.for_each_live<_cl_mem>([&](_cl_mem* m) {
+      if (m->parent) pocl_drop(m);
+    });
     objects.for_each_live<_cl_mem>([&](_cl_mem* m) { pocl_drop(m); });
     objects.for_each_live<_cl_command_queue>([&](_cl_command_queue* q) { pocl_drop(q); });
     objects.for_each_live<_cl_context>([&](_cl_context* c) { pocl_drop(c); });
@@ -211,13 +216,17 @@ accounting_snapshot mock_runtime::snapshot() {
   std::unique_lock<runtime_lock> lk(mu);
   accounting_snapshot s;
   for (const auto& d : devices)
-    s.devices.push_back({d.cfg.name, d.cfg.capacity, d.memory.committed(), d.memory.peak_committed(),
-                         d.pinned.committed(), d.pinned.peak_committed()});
-  objects.for_each_live<_cl_context>(
-      [&](_cl_context* c) { s.contexts.push_back({c->id, c->outstanding, c->peak}); });
+    s.devices.push_back({d.cfg.name, d.cfg.capacity, d.memory.committed(),
+                         d.memory.peak_committed(), d.pinned.committed(),
+                         d.pinned.peak_committed()});
+  objects.for_each_live<_cl_context>([&](_cl_context* c) {
+    s.contexts.push_back({c->id, c->outstanding, c->peak});
+  });
   for (size_t i = 0; i < kEntryCount; ++i)
     if (calls_[i]) s.calls[std::string(entry_name(static_cast<entry_point>(i)))] = calls_[i];
-  for (object_type t : {object_type::context, object_type::queue, object_type::mem, object_type::event, object_type::program, object_type::kernel, object_type::sampler})
+  for (object_type t :
+       {object_type::context, object_type::queue, object_type::mem, object_type::event,
+        object_type::program, object_type::kernel, object_type::sampler})
     s.live[type_name(t)] = live(t);
   s.live["svm"] = svm.size();
   s.commands = commands_;
@@ -382,7 +391,6 @@ svm_allocation* mock_runtime::find_svm(const void* p) {
   if (a >= it->first && a < it->first + std::max<size_t>(it->second.size, 1)) return &it->second;
   return nullptr;
 }
-
 
 void mock_runtime::free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it) {
   svm_allocation& b = it->second;

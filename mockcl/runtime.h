@@ -23,16 +23,16 @@
 #include <string>
 #include <vector>
 
+#include "device_model/device_memory.h"
 #include "mockcl/backing.h"
 #include "mockcl/call_log.h"
 #include "mockcl/config.h"
+#include "mockcl/device_state.h"
 #include "mockcl/entry_points.h"
 #include "mockcl/fault_injector.h"
 #include "mockcl/free_records.h"
-#include "mockcl/device_state.h"
 #include "mockcl/host_memory.h"
 #include "mockcl/info.h"  // set_info, which every entry point that answers a query uses
-#include "device_model/device_memory.h"
 #include "mockcl/object_registry.h"
 #include "mockcl/objects.h"
 #include "mockcl/scheduler.h"
@@ -95,8 +95,8 @@ class mock_runtime {
   std::map<uintptr_t, svm_allocation> svm;
 
   // ---- Express paths (lock NOT held; express_paths.h): clCreateBuffer and clReleaseMemObject ----
-  [[gnu::always_inline]] inline _cl_mem* create_buffer_express(cl_context h, cl_mem_flags flags, size_t size,
-                                                               const void* host_ptr);
+  [[gnu::always_inline]] inline _cl_mem* create_buffer_express(cl_context h, cl_mem_flags flags,
+                                                               size_t size, const void* host_ptr);
   [[gnu::always_inline]] inline bool release_mem_express(cl_mem h);
 
   // Validation: the object if `h` is a live handle of the type; reports use after release.
@@ -130,7 +130,8 @@ class mock_runtime {
   // clRelease*: quarantines on the last reference; reports double release (also of an object
   // only other objects still hold: the application has no reference left to drop).
   cl_int release(object_header* o, cl_int invalid_status) {
-    if (!o || o->released || !o->in_use || o->refs == 0) [[unlikely]] return release_invalid(o, invalid_status);
+    if (!o || o->released || !o->in_use || o->refs == 0) [[unlikely]]
+      return release_invalid(o, invalid_status);
     if (--o->refs > 0 || o->holds > 0) return CL_SUCCESS;
     unreferenced(o);
     return CL_SUCCESS;
@@ -163,11 +164,13 @@ class mock_runtime {
   // receives what the charge took, for credit().
   cl_int charge(int dev, _cl_context* ctx, uint64_t bytes, bool pinned,
                 clpool::device_model::placement& where) {
-    return pinned ? charge_to<true>(dev, ctx, bytes, where) : charge_to<false>(dev, ctx, bytes, where);
+    return pinned ? charge_to<true>(dev, ctx, bytes, where)
+                  : charge_to<false>(dev, ctx, bytes, where);
   }
   // kFaults false: the caller knows no fault rule is installed (the express create path).
   template <bool kPinned, bool kFaults = true>
-  cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes, clpool::device_model::placement& where) {
+  cl_int charge_to(int dev, _cl_context* ctx, uint64_t bytes,
+                   clpool::device_model::placement& where) {
     device_state& d = devices[dev];
     clpool::device_model::device_memory& memory = kPinned ? d.pinned : d.memory;
     if (!kPinned && kFaults && !faults_.empty()) [[unlikely]] {
@@ -175,7 +178,8 @@ class mock_runtime {
       if (!memory.fits(bytes)) return oom_status(d);
       if (cl_int f = charge_fault(d, bytes)) return f;
     }
-    if (!memory.try_commit(bytes, where)) [[unlikely]] return oom_status(d);
+    if (!memory.try_commit(bytes, where)) [[unlikely]]
+      return oom_status(d);
     if (ctx) {
       ctx->outstanding += bytes;
       if (ctx->outstanding > ctx->peak) ctx->peak = ctx->outstanding;
@@ -185,8 +189,10 @@ class mock_runtime {
   void credit(int dev, _cl_context* ctx, uint64_t bytes, bool pinned,
               const clpool::device_model::placement& where) {
     device_state& d = devices[dev];
-    if (pinned) [[unlikely]] d.pinned.release(where, bytes);
-    else d.memory.release(where, bytes);
+    if (pinned) [[unlikely]]
+      d.pinned.release(where, bytes);
+    else
+      d.memory.release(where, bytes);
     if (ctx) ctx->outstanding -= bytes;
   }
   // Deferred semantics: charges the root buffer of m to q's device at first use.
@@ -218,8 +224,8 @@ class mock_runtime {
   // Each returns the command's status (the backing device's, or CL_OUT_OF_HOST_MEMORY).
   cl_int execute_map(_cl_event* ev);
   cl_int execute_unmap(_cl_event* ev);
-  // Reports (misuse_reports::used_while_mapped) a command that starts while a buffer it uses is mapped
-  // against it.
+  // Reports (misuse_reports::used_while_mapped) a command that starts while a buffer it uses is
+  // mapped against it.
   void check_mapped_use(const _cl_event* ev);
   // A buffer is destroyed with mappings left.
   [[gnu::cold]] void drop_mappings(_cl_mem* m);
@@ -236,7 +242,8 @@ class mock_runtime {
   std::string configure_backing(backing_mode mode, const std::string& icd);
   // At context creation: a automatic mode becomes pocl if POCL's ICD loads, else none.
   void settle_backing() {
-    if (!backing_settled_) [[unlikely]] settle_backing_slow();
+    if (!backing_settled_) [[unlikely]]
+      settle_backing_slow();
   }
   // POCL twins, made lazily; null with `err` set if POCL refuses. A buffer's is zero-filled.
   cl_context pocl_context(_cl_context* c, cl_int& err);
@@ -246,8 +253,8 @@ class mock_runtime {
   cl_int pocl_init_buffer(_cl_mem* m, void* host_ptr);
   // Blocking read or write of m's [offset, offset + n) through q's twin.
   // `pe`, if not null, gets POCL's event of the transfer (the caller releases it).
-  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n, void* host,
-                       cl_event* pe = nullptr);
+  cl_int pocl_transfer(_cl_mem* m, _cl_command_queue* q, bool write, size_t offset, size_t n,
+                       void* host, cl_event* pe = nullptr);
   // Whether POCL runs commands of this type (the others stay host-side: SVM, maps, markers).
   static bool pocl_runs(cl_command_type t);
   // Runs a command on POCL and waits for it; its status.
@@ -277,8 +284,8 @@ class mock_runtime {
   // Validates a wait list; returns 0 or CL_INVALID_EVENT_WAIT_LIST / CL_INVALID_CONTEXT.
   cl_int check_wait_list(cl_uint n, const cl_event* list, _cl_context* ctx);
   // A new command on q with the given wait list. Its exec fault is decided here.
-  _cl_event* new_command(_cl_command_queue* q, cl_command_type type, const char* kind, entry_point e,
-                         cl_uint n, const cl_event* wait);
+  _cl_event* new_command(_cl_command_queue* q, cl_command_type type, const char* kind,
+                         entry_point e, cl_uint n, const cl_event* wait);
   // Makes the command visible to the scheduler; runs it in eager mode. If `out` is non-null
   // the application gets a reference to the event.
   void submit(_cl_event* ev, cl_event* out);
@@ -343,7 +350,8 @@ class mock_runtime {
     return s;
   }
   static cl_int oom_status(const device_state& d) {
-    return d.cfg.semantics == alloc_semantics::host_oom ? CL_OUT_OF_HOST_MEMORY : d.cfg.model.oom_status;
+    return d.cfg.semantics == alloc_semantics::host_oom ? CL_OUT_OF_HOST_MEMORY
+                                                        : d.cfg.model.oom_status;
   }
   [[gnu::cold]] cl_int release_invalid(object_header* o, cl_int invalid_status);
   [[gnu::cold]] void count_leaks(_cl_context* ctx);
@@ -351,14 +359,17 @@ class mock_runtime {
   // and the object goes once the runtime's own references have too.
   void unreferenced(object_header* o) {
     o->released = true;
-    if (o->type == object_type::context) [[unlikely]] count_leaks(static_cast<_cl_context*>(o));
+    if (o->type == object_type::context) [[unlikely]]
+      count_leaks(static_cast<_cl_context*>(o));
     if (o->internal == 0) destroy(o);
   }
   // Destroys an object whose references (application and internal) are all gone. Buffers, the
   // hot case, go straight to destroy_mem.
   void destroy(object_header* o) {
-    if (o->type == object_type::mem) destroy_mem(static_cast<_cl_mem*>(o));
-    else destroy_other(o);
+    if (o->type == object_type::mem)
+      destroy_mem(static_cast<_cl_mem*>(o));
+    else
+      destroy_other(o);
   }
   void destroy_other(object_header* o);
   void destroy_mem(_cl_mem* m);  // Out of line: destroy_mem_inline for every caller but one.
@@ -370,10 +381,14 @@ class mock_runtime {
     if (m->device >= 0) credit(m->device, m->context, m->size, m->pinned, m->where);
     m->device = -1;
     m->backing.reset();
-    if (!m->maps.empty()) [[unlikely]] drop_mappings(m);  // Before the twin goes: POCL unmaps.
-    if (m->pocl_mem) [[unlikely]] pocl_drop(m);
-    if (!m->destructors.empty()) [[unlikely]] defer_destructors(m);
-    if (m->parent) [[unlikely]] drop_hold(m->parent);
+    if (!m->maps.empty()) [[unlikely]]
+      drop_mappings(m);  // Before the twin goes: POCL unmaps.
+    if (m->pocl_mem) [[unlikely]]
+      pocl_drop(m);
+    if (!m->destructors.empty()) [[unlikely]]
+      defer_destructors(m);
+    if (m->parent) [[unlikely]]
+      drop_hold(m->parent);
     m->parent = nullptr;
     drop_hold(m->context);
     objects.retire(m);
@@ -396,9 +411,13 @@ class mock_runtime {
   template <typename T>
   T* check(T* h, const char* what) {
     switch (object_registry::state_of(h, object_registry::type_of<T>())) {
-      case object_registry::handle_state::live: return h;
-      case object_registry::handle_state::released: [[unlikely]] report_use_after_release(h, what); break;
-      case object_registry::handle_state::foreign: break;
+      case object_registry::handle_state::live:
+        return h;
+      case object_registry::handle_state::released:
+        [[unlikely]] report_use_after_release(h, what);
+        break;
+      case object_registry::handle_state::foreign:
+        break;
     }
     return nullptr;
   }

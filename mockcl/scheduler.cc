@@ -26,8 +26,8 @@ cl_int mock_runtime::check_wait_list(cl_uint n, const cl_event* list, _cl_contex
   return CL_SUCCESS;
 }
 
-_cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type, const char* kind, entry_point e,
-                                cl_uint n, const cl_event* wait) {
+_cl_event* mock_runtime::new_command(_cl_command_queue* q, cl_command_type type, const char* kind,
+                                     entry_point e, cl_uint n, const cl_event* wait) {
   _cl_event* ev = objects.create<_cl_event>();
   ev->context = q->context;
   hold(q->context);
@@ -154,20 +154,34 @@ _cl_event* command_scheduler::take_next() {
 
 uint64_t command_scheduler::duration(const _cl_event* ev) const {
   switch (ev->command_type) {
-    case CL_COMMAND_READ_BUFFER: case CL_COMMAND_WRITE_BUFFER: case CL_COMMAND_COPY_BUFFER:
-    case CL_COMMAND_FILL_BUFFER: case CL_COMMAND_SVM_MEMCPY: case CL_COMMAND_SVM_MEMFILL:
+    case CL_COMMAND_READ_BUFFER:
+    case CL_COMMAND_WRITE_BUFFER:
+    case CL_COMMAND_COPY_BUFFER:
+    case CL_COMMAND_FILL_BUFFER:
+    case CL_COMMAND_SVM_MEMCPY:
+    case CL_COMMAND_SVM_MEMFILL:
     case CL_COMMAND_READ_BUFFER_RECT:
     case CL_COMMAND_WRITE_BUFFER_RECT:
     case CL_COMMAND_COPY_BUFFER_RECT:
-    case CL_COMMAND_READ_IMAGE: case CL_COMMAND_WRITE_IMAGE: case CL_COMMAND_COPY_IMAGE:
-    case CL_COMMAND_FILL_IMAGE: case CL_COMMAND_COPY_IMAGE_TO_BUFFER: case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
+    case CL_COMMAND_READ_IMAGE:
+    case CL_COMMAND_WRITE_IMAGE:
+    case CL_COMMAND_COPY_IMAGE:
+    case CL_COMMAND_FILL_IMAGE:
+    case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
+    case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
       return 1000 + ev->bytes / 16;  // ~16 GB/s plus a fixed launch cost.
-    case CL_COMMAND_NDRANGE_KERNEL: case CL_COMMAND_TASK: return config_.kernel_ns;
-    case CL_COMMAND_MAP_BUFFER: case CL_COMMAND_MAP_IMAGE: case CL_COMMAND_UNMAP_MEM_OBJECT:
+    case CL_COMMAND_NDRANGE_KERNEL:
+    case CL_COMMAND_TASK:
+      return config_.kernel_ns;
+    case CL_COMMAND_MAP_BUFFER:
+    case CL_COMMAND_MAP_IMAGE:
+    case CL_COMMAND_UNMAP_MEM_OBJECT:
     case CL_COMMAND_MIGRATE_MEM_OBJECTS:
-    case CL_COMMAND_SVM_MAP: case CL_COMMAND_SVM_UNMAP:
+    case CL_COMMAND_SVM_MAP:
+    case CL_COMMAND_SVM_UNMAP:
       return 1000;
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -231,24 +245,25 @@ cl_int mock_runtime::command_status(_cl_event* ev, bool dep_failed) {
   if (dep_failed) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   if (ev->fault_status) {
     faults_.fired();
-    report("injected execution failure " + std::string(status_name(ev->fault_status)) + " into command " +
-           std::to_string(ev->command_id) + " (" + ev->kind + ")");
+    report("injected execution failure " + std::string(status_name(ev->fault_status)) +
+           " into command " + std::to_string(ev->command_id) + " (" + ev->kind + ")");
     return ev->fault_status;
   }
   if (cl_int oom = charge_at_execution(ev); oom != CL_SUCCESS) {
-    report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed at execution: " +
-           std::string(status_name(oom)));
+    report("command " + std::to_string(ev->command_id) + " (" + ev->kind +
+           ") failed at execution: " + std::string(status_name(oom)));
     return oom;
   }
   cl_int st = CL_COMPLETE;
   if (ev->command_type == CL_COMMAND_MAP_BUFFER || ev->command_type == CL_COMMAND_MAP_IMAGE ||
       ev->command_type == CL_COMMAND_UNMAP_MEM_OBJECT) {
     if (ev->host) {  // maps=copy (maps.cc)
-      const cl_int e = ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT ? execute_map(ev) : execute_unmap(ev);
+      const cl_int e =
+          ev->command_type != CL_COMMAND_UNMAP_MEM_OBJECT ? execute_map(ev) : execute_unmap(ev);
       if (e != CL_SUCCESS) {
         st = e;
-        report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed to move the mapped bytes: " +
-               std::string(status_name(e)));
+        report("command " + std::to_string(ev->command_id) + " (" + ev->kind +
+               ") failed to move the mapped bytes: " + std::string(status_name(e)));
       }
     }
   } else if (!ev->mems.empty()) {
@@ -259,14 +274,16 @@ cl_int mock_runtime::command_status(_cl_event* ev, bool dep_failed) {
     cl_event pe = nullptr;
     const cl_int e = pocl_execute(ev, ev->real[0] ? &pe : nullptr);
     if (pe) {  // POCL's START and END of its work (settle_real_profile checks them).
-      pocl->d->clGetEventProfilingInfo(pe, CL_PROFILING_COMMAND_START, sizeof ev->real[2], &ev->real[2], nullptr);
-      pocl->d->clGetEventProfilingInfo(pe, CL_PROFILING_COMMAND_END, sizeof ev->real[3], &ev->real[3], nullptr);
+      pocl->d->clGetEventProfilingInfo(pe, CL_PROFILING_COMMAND_START, sizeof ev->real[2],
+                                       &ev->real[2], nullptr);
+      pocl->d->clGetEventProfilingInfo(pe, CL_PROFILING_COMMAND_END, sizeof ev->real[3],
+                                       &ev->real[3], nullptr);
       pocl->d->clReleaseEvent(pe);
     }
     if (e != CL_SUCCESS) {
       st = e;
-      report("command " + std::to_string(ev->command_id) + " (" + ev->kind + ") failed on the backing device: " +
-             std::string(status_name(e)));
+      report("command " + std::to_string(ev->command_id) + " (" + ev->kind +
+             ") failed on the backing device: " + std::string(status_name(e)));
     }
   } else if (ev->command_type == CL_COMMAND_SVM_FREE) {
     execute_svm_free(ev);
@@ -293,16 +310,21 @@ cl_int mock_runtime::move_bytes(_cl_event* ev) {
     case CL_COMMAND_WRITE_BUFFER:
     case CL_COMMAND_READ_BUFFER: {
       unsigned char* b = bytes_of(ev->mems[0]);
-      if (!b) st = CL_OUT_OF_HOST_MEMORY;
-      else if (ev->command_type == CL_COMMAND_WRITE_BUFFER) std::memcpy(b + ev->offset, ev->host, ev->bytes);
-      else std::memcpy(ev->host, b + ev->offset, ev->bytes);
+      if (!b)
+        st = CL_OUT_OF_HOST_MEMORY;
+      else if (ev->command_type == CL_COMMAND_WRITE_BUFFER)
+        std::memcpy(b + ev->offset, ev->host, ev->bytes);
+      else
+        std::memcpy(ev->host, b + ev->offset, ev->bytes);
       break;
     }
     case CL_COMMAND_COPY_BUFFER: {
       unsigned char* s = bytes_of(ev->mems[0]);
       unsigned char* d = bytes_of(ev->mems[1]);
-      if (!s || !d) st = CL_OUT_OF_HOST_MEMORY;
-      else std::memmove(d + ev->offset, s + ev->src_offset, ev->bytes);
+      if (!s || !d)
+        st = CL_OUT_OF_HOST_MEMORY;
+      else
+        std::memmove(d + ev->offset, s + ev->src_offset, ev->bytes);
       break;
     }
     case CL_COMMAND_READ_BUFFER_RECT:
@@ -322,8 +344,9 @@ cl_int mock_runtime::move_bytes(_cl_event* ev) {
     }
     case CL_COMMAND_FILL_BUFFER:
     case CL_COMMAND_SVM_MEMFILL: {
-      unsigned char* b = ev->command_type == CL_COMMAND_FILL_BUFFER ? bytes_of(ev->mems[0])
-                                                                    : static_cast<unsigned char*>(ev->host);
+      unsigned char* b = ev->command_type == CL_COMMAND_FILL_BUFFER
+                             ? bytes_of(ev->mems[0])
+                             : static_cast<unsigned char*>(ev->host);
       if (!b) {
         st = CL_OUT_OF_HOST_MEMORY;
         break;
@@ -333,8 +356,11 @@ cl_int mock_runtime::move_bytes(_cl_event* ev) {
       for (size_t i = 0; i < ev->bytes; i += n) std::memcpy(b + off + i, ev->pattern.data(), n);
       break;
     }
-    case CL_COMMAND_SVM_MEMCPY: std::memmove(ev->host, ev->src, ev->bytes); break;
-    default: break;
+    case CL_COMMAND_SVM_MEMCPY:
+      std::memmove(ev->host, ev->src, ev->bytes);
+      break;
+    default:
+      break;
   }
   return st;
 }
@@ -377,10 +403,10 @@ void mock_runtime::record_command(_cl_event* ev, cl_int st) {
   if (log_enabled()) {
     std::string mems;
     for (uint64_t id : r.mems) mems += (mems.empty() ? "" : ",") + std::to_string(id);
-    log_line("{\"t\":" + std::to_string(ev->ended) + ",\"exec\":\"" + r.kind + "\",\"command\":" +
-             std::to_string(r.id) + ",\"queue\":" + std::to_string(r.queue_id) + ",\"start\":" +
-             std::to_string(r.start) + ",\"end\":" + std::to_string(r.end) + ",\"mems\":[" + mems +
-             "],\"status\":" + std::to_string(st) + "}");
+    log_line("{\"t\":" + std::to_string(ev->ended) + ",\"exec\":\"" + r.kind +
+             "\",\"command\":" + std::to_string(r.id) + ",\"queue\":" + std::to_string(r.queue_id) +
+             ",\"start\":" + std::to_string(r.start) + ",\"end\":" + std::to_string(r.end) +
+             ",\"mems\":[" + mems + "],\"status\":" + std::to_string(st) + "}");
   }
 }
 

@@ -4,8 +4,8 @@
 // CL_INVALID_MEM_OBJECT (and the like) instead of crashing. So slots are never returned to the
 // OS, and a destroyed object goes through a bounded FIFO quarantine: its slot is reused only
 // after `kQuarantine` newer objects of its type were destroyed. While quarantined or free, a
-// slot keeps its dispatch pointer and type and reads as released (object_header::in_use is false), so
-// validation is O(1) and safe. acquire/retire are O(1) with no allocation on the hot path: the
+// slot keeps its dispatch pointer and type and reads as released (object_header::in_use is false),
+// so validation is O(1) and safe. acquire/retire are O(1) with no allocation on the hot path: the
 // quarantine is a fixed ring, and the free list is intrusive (object_header::link).
 // Not thread-safe: the runtime's lock guards it.
 #ifndef MOCKCL_SLAB_H_
@@ -29,7 +29,8 @@ class object_slab {
   // A default-constructed or previously retired T (its fields keep their old values; the
   // caller re-initialises them). Never null.
   T* acquire() {
-    if (!free_) [[unlikely]] grow();
+    if (!free_) [[unlikely]]
+      grow();
     T* t = free_;
     free_ = static_cast<T*>(t->link);
     return t;

@@ -17,9 +17,10 @@ namespace mockcl {
 // whole pages, shared pages counted once.
 struct device_stats {
   std::string name;
-  uint64_t capacity = 0;      // Enforced capacity (free memory at start; the profile's headroom is in it).
-  uint64_t outstanding = 0;   // Bytes committed now (buffers + SVM, excluding host-pinned).
-  uint64_t peak = 0;          // Highest `outstanding` since the last reset.
+  uint64_t capacity =
+      0;  // Enforced capacity (free memory at start; the profile's headroom is in it).
+  uint64_t outstanding = 0;  // Bytes committed now (buffers + SVM, excluding host-pinned).
+  uint64_t peak = 0;         // Highest `outstanding` since the last reset.
   uint64_t pinned_outstanding = 0;
   uint64_t pinned_peak = 0;
 };
@@ -49,9 +50,9 @@ struct command_record {
   uint64_t queued = 0;    // Virtual ns at enqueue.
   uint64_t start = 0;     // Virtual ns when it started on its queue.
   uint64_t end = 0;       // Virtual ns when it completed.
-  std::vector<uint64_t> mems;  // Ids of the mem objects it used (sub-buffers: their own id).
-  std::vector<live_svm_range> svm;   // SVM ranges it used (whole allocations for kernel arguments).
-  int32_t status = 0;          // CL_COMPLETE (0) or the error it ended with.
+  std::vector<uint64_t> mems;       // Ids of the mem objects it used (sub-buffers: their own id).
+  std::vector<live_svm_range> svm;  // SVM ranges it used (whole allocations for kernel arguments).
+  int32_t status = 0;               // CL_COMPLETE (0) or the error it ended with.
 };
 
 // The moment memory really went back to a device: a buffer destroyed (released and no longer
@@ -68,26 +69,27 @@ struct free_record {
 
 // Misuse detected by the runtime.
 struct misuse_reports {
-  uint64_t use_after_release = 0;   // Calls that named a released (quarantined) handle.
-  uint64_t double_release = 0;      // Releases of an already released handle.
-  uint64_t leaked_at_context_release = 0;  // Unfreed SVM blocks when their context went (objects hold theirs).
-  uint64_t used_while_mapped = 0;   // maps=copy devices: commands that started while a buffer they
-                                    // use (or one of its family) was mapped against them.
+  uint64_t use_after_release = 0;  // Calls that named a released (quarantined) handle.
+  uint64_t double_release = 0;     // Releases of an already released handle.
+  uint64_t leaked_at_context_release =
+      0;  // Unfreed SVM blocks when their context went (objects hold theirs).
+  uint64_t used_while_mapped = 0;  // maps=copy devices: commands that started while a buffer they
+                                   // use (or one of its family) was mapped against them.
   std::vector<std::string> messages;  // One line per event, most recent last (bounded).
 };
 
 struct accounting_snapshot {
   std::vector<device_stats> devices;
   std::vector<context_stats> contexts;
-  std::map<std::string, uint64_t> calls;   // Per entry point name, calls since reset (nonzero only).
-  std::map<std::string, uint64_t> live;    // Live objects by type: context, queue, mem, event,
-                                           // program, kernel, svm.
-  std::vector<command_record> commands;     // Executed commands since reset.
-  std::vector<free_record> frees;           // Real frees since reset, in order.
-  std::vector<std::string> call_log;       // JSON lines kept in memory (call log ":memory:").
+  std::map<std::string, uint64_t> calls;  // Per entry point name, calls since reset (nonzero only).
+  std::map<std::string, uint64_t> live;   // Live objects by type: context, queue, mem, event,
+                                          // program, kernel, svm.
+  std::vector<command_record> commands;   // Executed commands since reset.
+  std::vector<free_record> frees;         // Real frees since reset, in order.
+  std::vector<std::string> call_log;      // JSON lines kept in memory (call log ":memory:").
   misuse_reports reports;
-  uint64_t faults_fired = 0;               // Injected failures since reset.
-  uint64_t now = 0;                        // Host virtual clock (ns).
+  uint64_t faults_fired = 0;  // Injected failures since reset.
+  uint64_t now = 0;           // Host virtual clock (ns).
 };
 
 // Serialises a snapshot as one JSON document (the ICD's C API carries it this way).

@@ -32,8 +32,7 @@ cl_icd_dispatch build_loader_table() {
   if (!lib) die(std::string("cannot load the ICD loader libOpenCL.so.1: ") + dlerror());
   cl_icd_dispatch d;
   std::memset(&d, 0, sizeof d);
-#define MOCKCL_ENTRY(name) \
-  d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, #name));
+#define MOCKCL_ENTRY(name) d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, #name));
 #include "mockcl/entry_points.inc"
 #undef MOCKCL_ENTRY
   return d;
@@ -104,7 +103,8 @@ direct_device pocl_device() {
   cl_uint n = 0;
   if (!ids || ids(1, &out.platform, &n) != CL_SUCCESS || n == 0) die(lib + " lists no platform");
   out.d = *reinterpret_cast<const cl_icd_dispatch* const*>(out.platform);
-  if (out.d->clGetDeviceIDs(out.platform, CL_DEVICE_TYPE_ALL, 1, &out.device, nullptr) != CL_SUCCESS)
+  if (out.d->clGetDeviceIDs(out.platform, CL_DEVICE_TYPE_ALL, 1, &out.device, nullptr) !=
+      CL_SUCCESS)
     die(lib + " has no device");
   return out;
 }

@@ -46,9 +46,10 @@ const cl_icd_dispatch* loader_dispatch();
 // The platform named "mockcl" as the loader reports it, or nullptr.
 cl_platform_id loader_mock_platform();
 
-// POCL's first device, loaded as mockcl's backing loads it (the library /etc/OpenCL/vendors/pocl.icd
-// names, dlopened RTLD_LOCAL: the same instance the backing uses), with POCL's own dispatch table:
-// what the backing device answers, to compare the mock's devices with. Aborts if POCL is missing.
+// POCL's first device, loaded as mockcl's backing loads it (the library
+// /etc/OpenCL/vendors/pocl.icd names, dlopened RTLD_LOCAL: the same instance the backing uses),
+// with POCL's own dispatch table: what the backing device answers, to compare the mock's devices
+// with. Aborts if POCL is missing.
 struct direct_device {
   const cl_icd_dispatch* d = nullptr;
   cl_platform_id platform = nullptr;

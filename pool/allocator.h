@@ -26,14 +26,14 @@ namespace clpool {
 //     must not throw: there is nobody to report to on the release path.
 // The pool serialises its calls to one allocator, so an allocator need not be thread-safe itself.
 template <class A>
-concept block_allocator =
-    std::is_nothrow_copy_constructible_v<typename A::handle_type> &&
+concept block_allocator = std::is_nothrow_copy_constructible_v<typename A::handle_type> &&
     std::is_nothrow_copy_assignable_v<typename A::handle_type> &&
     std::is_default_constructible_v<typename A::handle_type> &&
     requires(A& a, std::uint64_t bytes, typename A::handle_type h) {
-      { a.allocate(bytes) } -> std::same_as<typename A::handle_type>;
-      { a.deallocate(h, bytes) } noexcept;
-    };
+  { a.allocate(bytes) } -> std::same_as<typename A::handle_type>;
+  { a.deallocate(h, bytes) }
+  noexcept;
+};
 
 // What an allocator says when the device has no room for a block: the same two facts
 // allocator_out_of_memory carries, for the oom_report.
@@ -55,11 +55,10 @@ struct allocator_refusal {
 // an exception costs microseconds where a returned status costs nanoseconds, so an allocator that
 // learns about out-of-memory from a status code should provide it.
 template <class A>
-concept allocator_reports_oom_by_value =
-    block_allocator<A> &&
+concept allocator_reports_oom_by_value = block_allocator<A> &&
     requires(A& a, std::uint64_t bytes, typename A::handle_type& out, allocator_refusal& why) {
-      { a.try_allocate(bytes, out, why) } -> std::same_as<bool>;
-    };
+  { a.try_allocate(bytes, out, why) } -> std::same_as<bool>;
+};
 
 // allocate() for an allocator whose try_allocate() does the work: a refusal becomes
 // allocator_out_of_memory with the same status and message.

@@ -39,7 +39,9 @@ constexpr bool leading_bits_is_valid(unsigned leading_bits) {
 
 // The number of distinct bin ids for `leading_bits`: every id is below this.
 // Precondition: leading_bits_is_valid(leading_bits).
-constexpr std::uint64_t bin_count(unsigned leading_bits) { return std::uint64_t{64} << leading_bits; }
+constexpr std::uint64_t bin_count(unsigned leading_bits) {
+  return std::uint64_t{64} << leading_bits;
+}
 
 // The bin holding `size`. Size 0 shares bin 0 with size 1 (a pool never allocates it).
 // Precondition: leading_bits_is_valid(leading_bits).

@@ -50,16 +50,16 @@ enum class oom_cause : std::uint8_t {
 // What the pool knew when it gave up on a request. Byte figures are taken after the retries, so
 // they show what was still in use when the request failed.
 struct oom_report {
-  std::uint64_t requested_bytes = 0;  // the size asked for
-  std::uint64_t rounded_bytes = 0;    // the size of the block it needed (its bin's size)
-  std::uint64_t active_bytes = 0;     // requested bytes in live allocations
+  std::uint64_t requested_bytes = 0;       // the size asked for
+  std::uint64_t rounded_bytes = 0;         // the size of the block it needed (its bin's size)
+  std::uint64_t active_bytes = 0;          // requested bytes in live allocations
   std::uint64_t active_rounded_bytes = 0;  // rounded bytes in live allocations
-  std::uint64_t held_bytes = 0;       // bytes the pool still held
-  std::uint64_t managed_bytes = 0;    // active rounded + held
-  std::uint64_t limit_bytes = unlimited;  // the pool's limit, or `unlimited`
+  std::uint64_t held_bytes = 0;            // bytes the pool still held
+  std::uint64_t managed_bytes = 0;         // active rounded + held
+  std::uint64_t limit_bytes = unlimited;   // the pool's limit, or `unlimited`
   oom_cause cause = oom_cause::allocator;
-  int allocator_status = 0;           // the allocator's status, when cause == allocator
-  std::string allocator_message;      // the allocator's message, when cause == allocator
+  int allocator_status = 0;       // the allocator's status, when cause == allocator
+  std::string allocator_message;  // the allocator's message, when cause == allocator
 };
 
 // The pool could not satisfy a request after freeing held memory and calling every reclaim

@@ -46,7 +46,8 @@ class memory_pool {
   using allocation = pooled_allocation<A>;
 
   // Makes a pool over `allocator` (moved in; the pool owns it). Throws argument_error, and makes
-  // nothing, if options.leading_bits is above max_leading_bits or the trim ratio is NaN or infinite.
+  // nothing, if options.leading_bits is above max_leading_bits or the trim ratio is NaN or
+  // infinite.
   explicit memory_pool(A allocator = A(), pool_options options = {})
       : state_(make_state(std::move(allocator), options)) {}
 
@@ -117,7 +118,9 @@ class memory_pool {
   }
 
   // Unregisters a callback. Returns false if `id` is not registered.
-  bool remove_reclaim_callback(reclaim_callback_id id) { return state_->remove_reclaim_callback(id); }
+  bool remove_reclaim_callback(reclaim_callback_id id) {
+    return state_->remove_reclaim_callback(id);
+  }
 
   // Installs (or, with nullptr, removes) the observer that receives every pool_event.
   void set_observer(std::shared_ptr<pool_observer> observer) {
@@ -166,22 +169,22 @@ class memory_pool {
   A& allocator() noexcept { return state_->allocator(); }
 
   // Walks every bin marked in use (held_blocks.h: a bin keeps its mark after its last block is
-  // taken, until the search for the largest held block or free_held() clears it) and checks the counters against them: O(marked bins plus one
-  // bitmap word per 64 bins up to the highest), whatever the number of held blocks. For tests and
-  // asserts.
+  // taken, until the search for the largest held block or free_held() clears it) and checks the
+  // counters against them: O(marked bins plus one bitmap word per 64 bins up to the highest),
+  // whatever the number of held blocks. For tests and asserts.
   bool state_is_valid() const { return state_->state_is_valid(); }
 
  private:
   static detail::pool_state<A>* make_state(A&& allocator, const pool_options& options) {
     if (!leading_bits_is_valid(options.leading_bits)) {
       throw argument_error("memory_pool: leading_bits " + std::to_string(options.leading_bits) +
-                           " is out of range; it must be 0 to " +
-                           std::to_string(max_leading_bits) + " (PyOpenCL's default is " +
-                           std::to_string(default_leading_bits) + ")");
+                           " is out of range; it must be 0 to " + std::to_string(max_leading_bits) +
+                           " (PyOpenCL's default is " + std::to_string(default_leading_bits) + ")");
     }
     if (!std::isfinite(options.trim.max_held_to_active_ratio)) {
-      throw argument_error("memory_pool: trim_policy.max_held_to_active_ratio must be finite "
-                           "(negative turns it off)");
+      throw argument_error(
+          "memory_pool: trim_policy.max_held_to_active_ratio must be finite "
+          "(negative turns it off)");
     }
     return new detail::pool_state<A>(std::move(allocator), options);
   }

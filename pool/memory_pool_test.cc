@@ -170,7 +170,8 @@ TEST(MemoryPool, ForEachHeldBinVisitsWhatHeldBinsReturns) {
   p.for_each_held_bin([&](const held_bin_summary&) { ++calls; });
   EXPECT_EQ(calls, 0);  // nothing held yet
   std::vector<pool::allocation> live;
-  for (std::uint64_t size : {100u, 100u, 100u, 5000u, 7u, 1u << 20}) live.push_back(p.allocate(size));
+  for (std::uint64_t size : {100u, 100u, 100u, 5000u, 7u, 1u << 20})
+    live.push_back(p.allocate(size));
   live.clear();  // every block goes back to its bin
   std::vector<held_bin_summary> visited;
   p.for_each_held_bin([&](const held_bin_summary& b) { visited.push_back(b); });
@@ -311,9 +312,8 @@ TEST(MemoryPool, ReclaimCallbacksRunInOrderAndCanRescue) {
   pool p(fake_allocator{dev});
   std::optional<pool::allocation> cache = p.allocate(7000);
   std::vector<std::string> calls;
-  p.add_reclaim_callback([&](std::uint64_t needed) {
-    calls.push_back("first:" + std::to_string(needed));
-  });
+  p.add_reclaim_callback(
+      [&](std::uint64_t needed) { calls.push_back("first:" + std::to_string(needed)); });
   p.add_reclaim_callback([&](std::uint64_t) {
     calls.push_back("second");
     cache.reset();  // like a garbage collector dropping a cached array
@@ -409,7 +409,8 @@ TEST(MemoryPool, TrimPolicyRatio) {
   EXPECT_LE(p.held_bytes(), 5'000u);
   keep.release();
   EXPECT_EQ(p.held_bytes(), 0u);
-  EXPECT_THROW(p.set_trim_policy(trim_policy{.max_held_to_active_ratio = std::numeric_limits<double>::quiet_NaN()}),
+  EXPECT_THROW(p.set_trim_policy(trim_policy{.max_held_to_active_ratio =
+                                                 std::numeric_limits<double>::quiet_NaN()}),
                argument_error);
   EXPECT_EQ(p.get_trim_policy().max_held_to_active_ratio, 0.5);
 }
@@ -489,8 +490,8 @@ TEST(MemoryPool, ObserverSeesEventsInOrder) {
   std::vector<std::string> kinds;
   for (const auto& e : obs->events) kinds.push_back(to_string(e.kind));
   const std::vector<std::string> expected = {
-      "allocator_allocate", "miss", "release", "hit", "allocator_failed",
-      "out_of_memory", "release", "allocator_free", "free_held"};
+      "allocator_allocate", "miss",    "release",        "hit",      "allocator_failed",
+      "out_of_memory",      "release", "allocator_free", "free_held"};
   EXPECT_EQ(kinds, expected);
   EXPECT_EQ(obs->events[1].allocation_id, obs->events[3].allocation_id - 1);
   EXPECT_EQ(obs->events[1].counters.active_bytes, 3000u);

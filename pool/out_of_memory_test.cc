@@ -42,10 +42,10 @@ struct path {
   }
 };
 
-using paths = ::testing::Types<path<testing::fake_allocator, false>,
-                               path<testing::fake_allocator, true>,
-                               path<testing::throwing_fake_allocator, false>,
-                               path<testing::throwing_fake_allocator, true>>;
+using paths =
+    ::testing::Types<path<testing::fake_allocator, false>, path<testing::fake_allocator, true>,
+                     path<testing::throwing_fake_allocator, false>,
+                     path<testing::throwing_fake_allocator, true>>;
 
 static_assert(allocator_reports_oom_by_value<testing::fake_allocator>);
 static_assert(!allocator_reports_oom_by_value<testing::throwing_fake_allocator>);
@@ -205,7 +205,7 @@ TYPED_TEST(OutOfMemory, ObserverSeesTheSameRetryEvents) {
   const std::vector<std::string> expected = {
       "allocator_failed", "allocator_free", "oom_retry",  // step 0: free the held block
       "allocator_failed", "reclaim",        "oom_retry",  // step 2: the callback (step 1 skipped)
-      "allocator_failed", "out_of_memory"};                // step 3 frees nothing: give up
+      "allocator_failed", "out_of_memory"};               // step 3 frees nothing: give up
   EXPECT_EQ(obs->kinds, expected);
   const pool_statistics s = this->p.statistics();
   EXPECT_EQ(s.oom_retries, 2u);

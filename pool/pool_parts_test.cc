@@ -30,7 +30,8 @@ TEST(TrimBudget, CapAndRatio) {
   const trim_budget cap(trim_policy{.max_held_bytes = 1000, .max_held_to_active_ratio = -1});
   EXPECT_EQ(cap.excess(1500, 0), 500u);
   EXPECT_EQ(cap.excess(1000, 0), 0u);
-  const trim_budget ratio(trim_policy{.max_held_bytes = unlimited, .max_held_to_active_ratio = 0.25});
+  const trim_budget ratio(
+      trim_policy{.max_held_bytes = unlimited, .max_held_to_active_ratio = 0.25});
   EXPECT_EQ(ratio.budget(4000), 1000u);
   EXPECT_EQ(ratio.excess(1200, 4000), 200u);
   EXPECT_EQ(ratio.excess(1000, 4000), 0u);
@@ -39,17 +40,21 @@ TEST(TrimBudget, CapAndRatio) {
 }
 
 TEST(TrimBudget, RefusesANonFiniteRatio) {
-  EXPECT_THROW(trim_budget::validate({.max_held_bytes = unlimited,
-                                      .max_held_to_active_ratio = std::numeric_limits<double>::quiet_NaN()}),
-               argument_error);
-  EXPECT_THROW(trim_budget::validate({.max_held_bytes = unlimited,
-                                      .max_held_to_active_ratio = std::numeric_limits<double>::infinity()}),
-               argument_error);
-  EXPECT_NO_THROW(trim_budget::validate({.max_held_bytes = unlimited, .max_held_to_active_ratio = -3}));
+  EXPECT_THROW(
+      trim_budget::validate({.max_held_bytes = unlimited,
+                             .max_held_to_active_ratio = std::numeric_limits<double>::quiet_NaN()}),
+      argument_error);
+  EXPECT_THROW(
+      trim_budget::validate({.max_held_bytes = unlimited,
+                             .max_held_to_active_ratio = std::numeric_limits<double>::infinity()}),
+      argument_error);
+  EXPECT_NO_THROW(
+      trim_budget::validate({.max_held_bytes = unlimited, .max_held_to_active_ratio = -3}));
 }
 
 // The fast proof is sound: whenever it says "within", the exact budget agrees.
-RC_GTEST_PROP(TrimBudget, FastProofIsSound, (std::uint64_t held, std::uint64_t active, std::uint64_t cap)) {
+RC_GTEST_PROP(TrimBudget, FastProofIsSound,
+              (std::uint64_t held, std::uint64_t active, std::uint64_t cap)) {
   const double ratio = *rc::gen::element(0.0, 0.001, 0.25, 0.5, 1.0, 1.5, 3.0, 1e6, 1e12);
   const trim_budget b(trim_policy{.max_held_bytes = cap, .max_held_to_active_ratio = ratio});
   if (b.within_fast(held, active)) RC_ASSERT(held <= b.budget(active));

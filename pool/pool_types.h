@@ -15,31 +15,31 @@ namespace clpool {
 //   managed_bytes == active_rounded_bytes + held_bytes
 // and managed_bytes is exactly what the allocator has outstanding on the pool's behalf.
 struct pool_counters {
-  std::uint64_t held_blocks = 0;     // blocks the pool keeps for reuse
-  std::uint64_t active_blocks = 0;   // blocks in live allocations
-  std::uint64_t held_bytes = 0;      // rounded bytes of held blocks
-  std::uint64_t active_bytes = 0;    // requested bytes of live allocations
+  std::uint64_t held_blocks = 0;           // blocks the pool keeps for reuse
+  std::uint64_t active_blocks = 0;         // blocks in live allocations
+  std::uint64_t held_bytes = 0;            // rounded bytes of held blocks
+  std::uint64_t active_bytes = 0;          // requested bytes of live allocations
   std::uint64_t active_rounded_bytes = 0;  // rounded bytes of live allocations
-  std::uint64_t managed_bytes = 0;   // held + active rounded (+ requests in flight)
+  std::uint64_t managed_bytes = 0;         // held + active rounded (+ requests in flight)
   std::uint64_t limit_bytes = unlimited;   // the pool's limit, or `unlimited`
 };
 
 // Cumulative statistics since the pool was made. Every successful non-empty request is exactly
 // one hit or one miss; every failed one is one ooms_raised.
 struct pool_statistics {
-  std::uint64_t peak_active_bytes = 0;   // highest active_bytes seen
-  std::uint64_t peak_managed_bytes = 0;  // highest managed_bytes seen
-  std::uint64_t hits = 0;                // requests served from a held block
-  std::uint64_t misses = 0;              // requests served by a new block from the allocator
+  std::uint64_t peak_active_bytes = 0;      // highest active_bytes seen
+  std::uint64_t peak_managed_bytes = 0;     // highest managed_bytes seen
+  std::uint64_t hits = 0;                   // requests served from a held block
+  std::uint64_t misses = 0;                 // requests served by a new block from the allocator
   std::uint64_t allocator_allocations = 0;  // successful allocator calls (allocate/try_allocate)
   std::uint64_t allocator_failures = 0;     // allocator calls that reported out-of-memory
   std::uint64_t allocator_frees = 0;        // allocator.deallocate calls
-  std::uint64_t oom_retries = 0;         // retries after freeing held memory or a reclaim callback
-  std::uint64_t reclaim_calls = 0;       // reclaim callbacks called
-  std::uint64_t ooms_raised = 0;         // requests that failed: out_of_memory thrown by allocate()
-                                         // or std::nullopt from try_allocate()
-  std::uint64_t blocks_trimmed = 0;      // held blocks freed by the trim policy or trim()
-  std::uint64_t bytes_trimmed = 0;       // their rounded bytes
+  std::uint64_t oom_retries = 0;     // retries after freeing held memory or a reclaim callback
+  std::uint64_t reclaim_calls = 0;   // reclaim callbacks called
+  std::uint64_t ooms_raised = 0;     // requests that failed: out_of_memory thrown by allocate()
+                                     // or std::nullopt from try_allocate()
+  std::uint64_t blocks_trimmed = 0;  // held blocks freed by the trim policy or trim()
+  std::uint64_t bytes_trimmed = 0;   // their rounded bytes
 };
 
 // Bounds on held memory, checked whenever a block is given back to the pool. Off by default, so a

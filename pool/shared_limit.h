@@ -38,7 +38,9 @@ class shared_limit {
       if (used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed)) return true;
     }
   }
-  void give_back(std::uint64_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+  void give_back(std::uint64_t bytes) noexcept {
+    used_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
 
   void set_limit(std::uint64_t limit_bytes) noexcept {
     limit_.store(limit_bytes, std::memory_order_relaxed);
@@ -67,9 +69,10 @@ class limited_allocator {
     if (limit_ && !limit_->try_take(bytes)) {
       refusal.status = shared_limit_status;
       refusal.limit_bytes = limit_->limit();
-      refusal.message = "a block of " + std::to_string(bytes) + " bytes would take the pools "
-                        "sharing the limit past it: " + std::to_string(limit_->used()) +
-                        " bytes in use";
+      refusal.message = "a block of " + std::to_string(bytes) +
+                        " bytes would take the pools "
+                        "sharing the limit past it: " +
+                        std::to_string(limit_->used()) + " bytes in use";
       return false;
     }
     bool made = false;
@@ -102,9 +105,8 @@ class limited_allocator {
   const A& inner() const noexcept { return inner_; }
   const std::shared_ptr<shared_limit>& limit() const noexcept { return limit_; }
   // Forwarded for the OpenCL pools (buffer_pool, svm_pool read the allocator's context).
-  auto context() const noexcept requires requires(const A& a) { a.context(); } {
-    return inner_.context();
-  }
+  auto context() const noexcept requires requires(const A& a) { a.context(); }
+  { return inner_.context(); }
 
  private:
   A inner_;

@@ -42,12 +42,13 @@ TYPED_TEST(SharedLimitTest, TwoPoolsShareOneLimit) {
     EXPECT_EQ(e.report().allocator_status, shared_limit_status);
     EXPECT_NE(e.report().allocator_message.find("13053 bytes in use"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("because the shared limit of 13053 bytes was reached"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
-  a2.release();            // held by a: still counted
+  a2.release();  // held by a: still counted
   EXPECT_EQ(limit->used(), 3 * kBlock);
   EXPECT_THROW(b.allocate(kBlock), out_of_memory);
-  a.free_held();           // gone from the device: b may have it
+  a.free_held();  // gone from the device: b may have it
   EXPECT_EQ(limit->used(), 2 * kBlock);
   auto b2 = b.allocate(kBlock);
   EXPECT_EQ(limit->used(), 3 * kBlock);

@@ -87,7 +87,7 @@ class buffer_record final : public block_record {
     a.release();
   }
   std::uint64_t requested_size() const noexcept override { return live.size(); }
-  core_pool::allocation live;  // while handed out
+  core_pool::allocation live;      // while handed out
   bool handed_out_before = false;  // a user has had the block: its commands may still be queued
 };
 
@@ -194,76 +194,94 @@ PyMethodDef g_malloc = {"malloc", buffer_pool_allocate, METH_O, "CuPy's name for
 }  // namespace
 
 void bind_buffer_pools(py::module_& m) {
-  m.def("install_pooled_buffer_type", [](py::handle buffer_type, bool pycuda_methods) {
-    PyTypeObject* t = install_pooled_buffer_type(buffer_type.ptr(), pycuda_methods);
-    if (t == nullptr) throw py::error_already_set();
-    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
-  }, py::arg("buffer_type"), py::arg("pycuda_methods") = false,
-     "Makes (once per flavour) the PooledBuffer subclass of buffer_type (pyopencl.Buffer) that "
-     "buffer pools hand out; with pycuda_methods, also free(), len() and int() (PyCUDA's "
-     "PooledDeviceAllocation).");
-  m.def("binding", []() -> py::object {
-    std::string detail;
-    const char* kind = pooled_buffer_binding(&detail);
-    if (kind == nullptr) return py::none();
-    return py::make_tuple(kind, detail);
-  }, "(kind, detail) of the binding library pyopencl.Buffer was made with, as the pools use it: "
-     "'pybind11', 'nanobind' or 'generic' (python/foreign_binding.h); None before "
-     "install_pooled_buffer_type.");
-  m.def("is_pooled_buffer", [](const py::handle& obj) {
-    return is_pooled_buffer_type(Py_TYPE(obj.ptr()));
-  }, py::arg("obj"), "True for a PooledBuffer of either flavour (clpool.pyopencl, clpool.pycuda).");
+  m.def(
+      "install_pooled_buffer_type",
+      [](py::handle buffer_type, bool pycuda_methods) {
+        PyTypeObject* t = install_pooled_buffer_type(buffer_type.ptr(), pycuda_methods);
+        if (t == nullptr) throw py::error_already_set();
+        return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
+      },
+      py::arg("buffer_type"), py::arg("pycuda_methods") = false,
+      "Makes (once per flavour) the PooledBuffer subclass of buffer_type (pyopencl.Buffer) that "
+      "buffer pools hand out; with pycuda_methods, also free(), len() and int() (PyCUDA's "
+      "PooledDeviceAllocation).");
+  m.def(
+      "binding",
+      []() -> py::object {
+        std::string detail;
+        const char* kind = pooled_buffer_binding(&detail);
+        if (kind == nullptr) return py::none();
+        return py::make_tuple(kind, detail);
+      },
+      "(kind, detail) of the binding library pyopencl.Buffer was made with, as the pools use it: "
+      "'pybind11', 'nanobind' or 'generic' (python/foreign_binding.h); None before "
+      "install_pooled_buffer_type.");
+  m.def(
+      "is_pooled_buffer",
+      [](const py::handle& obj) { return is_pooled_buffer_type(Py_TYPE(obj.ptr())); },
+      py::arg("obj"),
+      "True for a PooledBuffer of either flavour (clpool.pyopencl, clpool.pycuda).");
   m.def("pooled_buffer_objects", &pooled_buffer_objects,
         "Python objects currently tied to pooled blocks (handed out, or kept for reuse).");
 
-  py::class_<shared_limit, std::shared_ptr<shared_limit>>(m, "SharedLimit",
-      "One byte limit that several pools (arenas) draw on; None is no limit.")
+  py::class_<shared_limit, std::shared_ptr<shared_limit>>(
+      m, "SharedLimit", "One byte limit that several pools (arenas) draw on; None is no limit.")
       .def(py::init([](const py::object& limit) {
              return std::make_shared<shared_limit>(limit_from(limit, "SharedLimit"));
-           }), py::arg("limit_bytes") = py::none())
-      .def("set_limit", [](shared_limit& l, const py::object& limit) {
-        l.set_limit(limit_from(limit, "SharedLimit.set_limit"));
-      }, py::arg("limit_bytes"))
-      .def_property_readonly("limit", [](const shared_limit& l) -> py::object {
-        return l.limit() == unlimited ? py::object(py::none()) : py::object(py::int_(l.limit()));
-      })
+           }),
+           py::arg("limit_bytes") = py::none())
+      .def(
+          "set_limit",
+          [](shared_limit& l, const py::object& limit) {
+            l.set_limit(limit_from(limit, "SharedLimit.set_limit"));
+          },
+          py::arg("limit_bytes"))
+      .def_property_readonly("limit",
+                             [](const shared_limit& l) -> py::object {
+                               return l.limit() == unlimited ? py::object(py::none())
+                                                             : py::object(py::int_(l.limit()));
+                             })
       .def_property_readonly("used_bytes", &shared_limit::used);
 
   py::class_<py_buffer_pool> cls(m, "BufferPool");
   cls.def(py::init([](std::uintptr_t handle, cl_mem_flags flags, unsigned leading_bits,
                       bool deferred, std::shared_ptr<shared_limit> limit,
                       const py::handle& object_type) {
-           PyTypeObject* type = object_type.is_none()
-                                    ? pooled_buffer_type(false)
-                                    : reinterpret_cast<PyTypeObject*>(object_type.ptr());
-           if (type == nullptr || !is_pooled_buffer_type(type)) {
-             throw py::type_error("BufferPool: object_type must be a type made by "
-                                  "install_pooled_buffer_type (call it first)");
-           }
-           either_buffer_allocator allocator =
-               deferred ? either_buffer_allocator(deferred_buffer_allocator(
-                              reinterpret_cast<cl_context>(handle), flags))
-                        : either_buffer_allocator(immediate_buffer_allocator(
-                              reinterpret_cast<cl_command_queue>(handle), {.flags = flags}));
-           const auto queue = reinterpret_cast<cl_command_queue>(handle);
-           const bool out_of_order = !deferred && opencl::queue_is_out_of_order(queue);
-           auto* pool = new py_buffer_pool(std::move(allocator), leading_bits, std::move(limit), type);
-           if (out_of_order) pool->out_of_order_queue = queue;
-           return pool;
-         }),
-         py::arg("int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE, py::arg("leading_bits") = 4,
-         py::arg("deferred") = false, py::arg("shared_limit") = nullptr,
-         py::arg("object_type") = py::none())
-      .def_property_readonly("is_deferred", [](py_buffer_pool& w) {
-        return w.pool.allocator().inner().is_deferred();
-      })
-      .def("_owns", [](py_buffer_pool& w, const py::handle& buffer) -> py::object {
-        const void* owner = pooled_buffer_owner(buffer.ptr());
-        if (owner == nullptr) return py::none();
-        return py::bool_(owner == &w.pool.allocator());
-      }, py::arg("buffer"),
-         "True when `buffer` is tied to a block of this pool, False to another pool's, None to "
-         "none.");
+            PyTypeObject* type = object_type.is_none()
+                                     ? pooled_buffer_type(false)
+                                     : reinterpret_cast<PyTypeObject*>(object_type.ptr());
+            if (type == nullptr || !is_pooled_buffer_type(type)) {
+              throw py::type_error(
+                  "BufferPool: object_type must be a type made by "
+                  "install_pooled_buffer_type (call it first)");
+            }
+            either_buffer_allocator allocator =
+                deferred ? either_buffer_allocator(deferred_buffer_allocator(
+                               reinterpret_cast<cl_context>(handle), flags))
+                         : either_buffer_allocator(immediate_buffer_allocator(
+                               reinterpret_cast<cl_command_queue>(handle), {.flags = flags}));
+            const auto queue = reinterpret_cast<cl_command_queue>(handle);
+            const bool out_of_order = !deferred && opencl::queue_is_out_of_order(queue);
+            auto* pool =
+                new py_buffer_pool(std::move(allocator), leading_bits, std::move(limit), type);
+            if (out_of_order) pool->out_of_order_queue = queue;
+            return pool;
+          }),
+          py::arg("int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE, py::arg("leading_bits") = 4,
+          py::arg("deferred") = false, py::arg("shared_limit") = nullptr,
+          py::arg("object_type") = py::none())
+      .def_property_readonly(
+          "is_deferred", [](py_buffer_pool& w) { return w.pool.allocator().inner().is_deferred(); })
+      .def(
+          "_owns",
+          [](py_buffer_pool& w, const py::handle& buffer) -> py::object {
+            const void* owner = pooled_buffer_owner(buffer.ptr());
+            if (owner == nullptr) return py::none();
+            return py::bool_(owner == &w.pool.allocator());
+          },
+          py::arg("buffer"),
+          "True when `buffer` is tied to a block of this pool, False to another pool's, None to "
+          "none.");
   add_raw_method(cls, &g_allocate);
   add_raw_method(cls, &g_call);
   add_raw_method(cls, &g_malloc);

@@ -18,8 +18,7 @@ struct death {
 };
 
 struct death_log_object {
-  PyObject_HEAD
-  std::vector<death>* deaths;
+  PyObject_HEAD std::vector<death>* deaths;
   std::mutex* mutex;  // drain() may run on another thread than a callback
 };
 
@@ -115,9 +114,9 @@ PyType_Slot g_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(death_log_dealloc)},
     {Py_tp_methods, g_methods},
     {Py_sq_length, reinterpret_cast<void*>(death_log_len)},
-    {Py_tp_doc, const_cast<char*>(
-                    "A weakref callback that notes (ref, time.monotonic_ns()) without running "
-                    "Python code; drain() returns what it noted.")},
+    {Py_tp_doc,
+     const_cast<char*>("A weakref callback that notes (ref, time.monotonic_ns()) without running "
+                       "Python code; drain() returns what it noted.")},
     {0, nullptr},
 };
 

@@ -28,7 +28,8 @@ void raise_out_of_memory(const out_of_memory& e) {
   figures["cause"] = r.cause == oom_cause::limit ? "limit" : "allocator";
   figures["allocator_status"] = r.allocator_status;
   figures["allocator_message"] = r.allocator_message;
-  py::object exc = py::module_::import("clpool._errors").attr("make_out_of_memory")(e.what(), figures);
+  py::object exc =
+      py::module_::import("clpool._errors").attr("make_out_of_memory")(e.what(), figures);
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }
 

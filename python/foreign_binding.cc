@@ -20,8 +20,7 @@ namespace {
 constexpr int kNanobindAbis[] = {21};
 
 struct nanobind_instance_v21 {
-  PyObject_HEAD
-  std::int32_t offset;
+  PyObject_HEAD std::int32_t offset;
   std::uint8_t state_bits;
   std::uint8_t clear_keep_alive;
   std::uint16_t unused;
@@ -79,7 +78,8 @@ bool is_nanobind_class(PyTypeObject* type) {
     PyErr_Clear();
     return false;
   }
-  const bool ok = PyUnicode_Check(module) && PyUnicode_CompareWithASCIIString(module, "nanobind") == 0;
+  const bool ok =
+      PyUnicode_Check(module) && PyUnicode_CompareWithASCIIString(module, "nanobind") == 0;
   Py_DECREF(module);
   return ok;
 }
@@ -88,9 +88,12 @@ bool is_nanobind_class(PyTypeObject* type) {
 
 const char* to_string(binding_kind kind) noexcept {
   switch (kind) {
-    case binding_kind::pybind11: return "pybind11";
-    case binding_kind::nanobind: return "nanobind";
-    case binding_kind::generic: return "generic";
+    case binding_kind::pybind11:
+      return "pybind11";
+    case binding_kind::nanobind:
+      return "nanobind";
+    case binding_kind::generic:
+      return "generic";
   }
   return "generic";
 }

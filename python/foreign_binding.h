@@ -32,7 +32,8 @@ const char* to_string(binding_kind kind) noexcept;
 
 struct binding_info {
   binding_kind kind = binding_kind::generic;
-  std::string detail;  // what was found: "nanobind ABI v21_gcc_libstdcpp_cxxabi1018", or why generic
+  std::string
+      detail;  // what was found: "nanobind ABI v21_gcc_libstdcpp_cxxabi1018", or why generic
 };
 
 // Classifies `type` (must be a type object). Returns false with a Python exception set only for a

@@ -157,23 +157,25 @@ void bind_pinned_pool(py::module_& m) {
                                {static_cast<py::ssize_t>(b.size())}, {1});
       })
       .def_property_readonly("size", &py_pinned_block::size)
-      .def("__len__", [](const py_pinned_block& b) {
-        if (!b.has_block()) throw py::value_error("PooledHostAllocation: the block was freed");
-        return b.size();
-      }, "PyCUDA's PooledHostAllocation.__len__(): the block's size in bytes.")
+      .def(
+          "__len__",
+          [](const py_pinned_block& b) {
+            if (!b.has_block()) throw py::value_error("PooledHostAllocation: the block was freed");
+            return b.size();
+          },
+          "PyCUDA's PooledHostAllocation.__len__(): the block's size in bytes.")
       .def_property_readonly("has_block", &py_pinned_block::has_block)
-      .def_property_readonly("host_ptr", [](py_pinned_block& b) {
-        return reinterpret_cast<std::uintptr_t>(b.data());
-      })
+      .def_property_readonly(
+          "host_ptr", [](py_pinned_block& b) { return reinterpret_cast<std::uintptr_t>(b.data()); })
       .def_property_readonly("mem_int_ptr", &py_pinned_block::mem)
       .def("free", &py_pinned_block::free);
   py::class_<py_pinned_pool> cls(m, "PinnedPool");
   cls.def(py::init([](std::uintptr_t queue, cl_mem_flags flags, unsigned leading_bits) {
-           return new py_pinned_pool(reinterpret_cast<cl_command_queue>(queue), flags,
-                                     leading_bits);
-         }),
-         py::arg("queue_int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE,
-         py::arg("leading_bits") = 4)
+            return new py_pinned_pool(reinterpret_cast<cl_command_queue>(queue), flags,
+                                      leading_bits);
+          }),
+          py::arg("queue_int_ptr"), py::arg("flags") = CL_MEM_READ_WRITE,
+          py::arg("leading_bits") = 4)
       .def("allocate", [](py_pinned_pool& w, const py::handle& size) -> py::object {
         const std::uint64_t bytes = to_size(size, "PageLockedMemoryPool.allocate");
         if (bytes == 0) return py::none();

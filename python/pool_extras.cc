@@ -38,8 +38,10 @@ double ratio_from(const py::object& value, const char* who) {
   }
   const double ratio = value.cast<double>();
   if (!(ratio >= 0.0) || std::isinf(ratio)) {
-    throw py::value_error(std::string(who) + ": ratio must be a finite number >= 0 (None turns "
-                          "it off), got " + std::string(py::str(value)));
+    throw py::value_error(std::string(who) +
+                          ": ratio must be a finite number >= 0 (None turns "
+                          "it off), got " +
+                          std::string(py::str(value)));
   }
   return ratio;
 }

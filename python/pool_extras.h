@@ -59,8 +59,7 @@ void def_pool_counters(pybind11::class_<W, Extra...>& cls) {
       .def_property_readonly("active_bytes", [](W& w) { return w.core().active_bytes(); })
       .def_property_readonly("managed_bytes", [](W& w) { return w.core().managed_bytes(); })
       .def_property_readonly("leading_bits", [](W& w) { return w.core().leading_bits(); })
-      .def_property_readonly("leading_bits_in_bin_id",
-                             [](W& w) { return w.core().leading_bits(); })
+      .def_property_readonly("leading_bits_in_bin_id", [](W& w) { return w.core().leading_bits(); })
       .def("used_bytes", [](W& w) { return w.core().used_bytes(); })
       .def("free_bytes", [](W& w) { return w.core().free_bytes(); })
       .def("total_bytes", [](W& w) { return w.core().total_bytes(); })
@@ -71,93 +70,109 @@ void def_pool_counters(pybind11::class_<W, Extra...>& cls) {
 template <class W, class... Extra>
 void def_pool_policies(pybind11::class_<W, Extra...>& cls) {
   namespace py = pybind11;
-  cls.def("free_held", [](W& w) { w.core().free_held(); },
-           "Gives every held block back to the device. Live allocations are untouched.")
-      .def("free_all_blocks", [](W& w) { w.core().free_held(); }, "CuPy's name for free_held().")
-      .def("stop_holding", [](W& w) { w.core().stop_holding(); },
-           "From now on, released blocks go straight back to the device; frees what is held.")
+  cls.def(
+         "free_held", [](W& w) { w.core().free_held(); },
+         "Gives every held block back to the device. Live allocations are untouched.")
+      .def(
+          "free_all_blocks", [](W& w) { w.core().free_held(); }, "CuPy's name for free_held().")
+      .def(
+          "stop_holding", [](W& w) { w.core().stop_holding(); },
+          "From now on, released blocks go straight back to the device; frees what is held.")
       .def_property_readonly("is_holding", [](W& w) { return w.core().is_holding(); })
-      .def("set_limit", [](W& w, const py::object& limit) {
-        w.core().set_limit(limit_from(limit, "set_limit"));
-      }, py::arg("limit_bytes"))
-      .def_property_readonly("limit", [](W& w) -> py::object {
-        const std::uint64_t l = w.core().limit();
-        return l == unlimited ? py::object(py::none()) : py::object(py::int_(l));
-      })
-      .def("set_trim", [](W& w, const py::object& max_held, const py::object& ratio) {
-        trim_policy p;
-        p.max_held_bytes = limit_from(max_held, "set_trim");
-        p.max_held_to_active_ratio = ratio_from(ratio, "set_trim");
-        w.core().set_trim_policy(p);
-      }, py::arg("max_held_bytes") = py::none(), py::arg("ratio") = py::none())
-      .def("trim", [](W& w, const py::object& target) {
-        return w.core().trim(to_size(target, "trim"));
-      }, py::arg("target_held_bytes") = 0);
+      .def(
+          "set_limit",
+          [](W& w, const py::object& limit) { w.core().set_limit(limit_from(limit, "set_limit")); },
+          py::arg("limit_bytes"))
+      .def_property_readonly("limit",
+                             [](W& w) -> py::object {
+                               const std::uint64_t l = w.core().limit();
+                               return l == unlimited ? py::object(py::none())
+                                                     : py::object(py::int_(l));
+                             })
+      .def(
+          "set_trim",
+          [](W& w, const py::object& max_held, const py::object& ratio) {
+            trim_policy p;
+            p.max_held_bytes = limit_from(max_held, "set_trim");
+            p.max_held_to_active_ratio = ratio_from(ratio, "set_trim");
+            w.core().set_trim_policy(p);
+          },
+          py::arg("max_held_bytes") = py::none(), py::arg("ratio") = py::none())
+      .def(
+          "trim",
+          [](W& w, const py::object& target) { return w.core().trim(to_size(target, "trim")); },
+          py::arg("target_held_bytes") = 0);
 }
 
 // Reclaim callbacks: Python code that frees memory before the pool gives up.
 template <class W, class... Extra>
 void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
   namespace py = pybind11;
-  cls.def("add_reclaim_callback", [](W& w, py::object callback) {
-        if (!PyCallable_Check(callback.ptr())) {
-          throw py::type_error("add_reclaim_callback: the callback must be callable");
-        }
-        // Runs with the GIL (every pool call holds it, or the pool re-takes it for this), outside
-        // the pool's locks; it may free blocks of this pool or of others. Errors are reported as
-        // unraisable: the pool goes on to its next step.
-        auto shared = std::make_shared<py::object>(std::move(callback));
-        return w.core().add_reclaim_callback([shared](std::uint64_t bytes) {
-          py::gil_scoped_acquire gil;
-          try {
-            (*shared)(bytes);
-          } catch (py::error_already_set& e) {
-            e.discard_as_unraisable("clpool: a pool's reclaim callback");
-          }
-        });
-      }, py::arg("callback"),
-           "callback(bytes_needed) runs when a request fails even after the pool freed what it "
-           "holds; it may free memory (another pool's held blocks, say), then the pool retries. "
-           "Returns an id for remove_reclaim_callback.")
-      .def("remove_reclaim_callback", [](W& w, reclaim_callback_id id) {
-        return w.core().remove_reclaim_callback(id);
-      }, py::arg("callback_id"));
+  cls.def(
+         "add_reclaim_callback",
+         [](W& w, py::object callback) {
+           if (!PyCallable_Check(callback.ptr())) {
+             throw py::type_error("add_reclaim_callback: the callback must be callable");
+           }
+           // Runs with the GIL (every pool call holds it, or the pool re-takes it for this),
+           // outside the pool's locks; it may free blocks of this pool or of others. Errors are
+           // reported as unraisable: the pool goes on to its next step.
+           auto shared = std::make_shared<py::object>(std::move(callback));
+           return w.core().add_reclaim_callback([shared](std::uint64_t bytes) {
+             py::gil_scoped_acquire gil;
+             try {
+               (*shared)(bytes);
+             } catch (py::error_already_set& e) {
+               e.discard_as_unraisable("clpool: a pool's reclaim callback");
+             }
+           });
+         },
+         py::arg("callback"),
+         "callback(bytes_needed) runs when a request fails even after the pool freed what it "
+         "holds; it may free memory (another pool's held blocks, say), then the pool retries. "
+         "Returns an id for remove_reclaim_callback.")
+      .def(
+          "remove_reclaim_callback",
+          [](W& w, reclaim_callback_id id) { return w.core().remove_reclaim_callback(id); },
+          py::arg("callback_id"));
 }
 
 // Statistics as a dict, and trace recording.
 template <class W, class... Extra>
 void def_pool_recording(pybind11::class_<W, Extra...>& cls) {
   namespace py = pybind11;
-  cls.def("statistics", [](W& w) {
-        return statistics_dict(w.core().counters(), w.core().statistics());
-      })
-      .def("record_trace", [](py::object self, const py::object& path) {
-        W& w = self.cast<W&>();
-        const std::string p = fspath(path, "record_trace");
-        if (w.trace.active()) {
-          throw std::logic_error("record_trace(\"" + p + "\"): this pool is already recording "
-                                 "(call stop_trace(), or leave its with block, first)");
-        }
-        W* raw = &w;
-        std::shared_ptr<pool_observer> observer;
-        try {
-          observer = w.trace.start(p, [raw] { stop_trace(raw->core(), raw->trace); });
-        } catch (const std::system_error& e) {
-          // OSError(errno, message, path): Python picks FileExistsError, PermissionError, ...
-          PyErr_SetObject(PyExc_OSError,
-                          py::make_tuple(e.code().value(), e.what(), p).ptr());
-          throw py::error_already_set();
-        }
-        w.core().set_observer(std::move(observer));
-        return py::module_::import("clpool._trace").attr("TraceContext")(self);
-      }, py::arg("path"),
-           "Records the application's requests to `path` (a clpool trace for clpool_replay) "
-           "until stop_trace(), the end of a `with` block, or exit. Replaces only an empty file "
-           "or a trace record_trace wrote (FileExistsError otherwise).")
-      .def_property_readonly("_trace_generation",
-                             [](W& w) { return w.trace.generation(); })
-      .def("stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); },
-           "Finishes the trace file; returns the number of events recorded.");
+  cls.def("statistics",
+          [](W& w) { return statistics_dict(w.core().counters(), w.core().statistics()); })
+      .def(
+          "record_trace",
+          [](py::object self, const py::object& path) {
+            W& w = self.cast<W&>();
+            const std::string p = fspath(path, "record_trace");
+            if (w.trace.active()) {
+              throw std::logic_error("record_trace(\"" + p +
+                                     "\"): this pool is already recording "
+                                     "(call stop_trace(), or leave its with block, first)");
+            }
+            W* raw = &w;
+            std::shared_ptr<pool_observer> observer;
+            try {
+              observer = w.trace.start(p, [raw] { stop_trace(raw->core(), raw->trace); });
+            } catch (const std::system_error& e) {
+              // OSError(errno, message, path): Python picks FileExistsError, PermissionError, ...
+              PyErr_SetObject(PyExc_OSError, py::make_tuple(e.code().value(), e.what(), p).ptr());
+              throw py::error_already_set();
+            }
+            w.core().set_observer(std::move(observer));
+            return py::module_::import("clpool._trace").attr("TraceContext")(self);
+          },
+          py::arg("path"),
+          "Records the application's requests to `path` (a clpool trace for clpool_replay) "
+          "until stop_trace(), the end of a `with` block, or exit. Replaces only an empty file "
+          "or a trace record_trace wrote (FileExistsError otherwise).")
+      .def_property_readonly("_trace_generation", [](W& w) { return w.trace.generation(); })
+      .def(
+          "stop_trace", [](W& w) { return stop_trace(w.core(), w.trace); },
+          "Finishes the trace file; returns the number of events recorded.");
 }
 
 template <class W, class... Extra>

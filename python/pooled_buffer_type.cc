@@ -15,12 +15,12 @@ namespace clpool::python {
 namespace {
 
 PyTypeObject* g_types[2] = {};        // [0] clpool.pyopencl.PooledBuffer, [1] PyCUDA's flavour
-PyTypeObject* g_base = nullptr;        // pyopencl.Buffer
-destructor g_base_dealloc = nullptr;   // its tp_dealloc (pybind11's or nanobind's)
-PyObject* g_from_int_ptr = nullptr;    // pyopencl.Buffer.from_int_ptr
-PyObject* g_logic_error = nullptr;     // pyopencl.LogicError, for a second release()
-binding_info g_binding;                // how pyopencl.Buffer was made (python/foreign_binding.h)
-bool g_reuse = true;                   // objects may be taken back (not on the generic path)
+PyTypeObject* g_base = nullptr;       // pyopencl.Buffer
+destructor g_base_dealloc = nullptr;  // its tp_dealloc (pybind11's or nanobind's)
+PyObject* g_from_int_ptr = nullptr;   // pyopencl.Buffer.from_int_ptr
+PyObject* g_logic_error = nullptr;    // pyopencl.LogicError, for a second release()
+binding_info g_binding;               // how pyopencl.Buffer was made (python/foreign_binding.h)
+bool g_reuse = true;                  // objects may be taken back (not on the generic path)
 
 // Object -> its block. Never destroyed: objects may outlive the module at interpreter exit.
 std::unordered_map<PyObject*, block_record*>& objects() {
@@ -58,8 +58,7 @@ bool is_clean(PyObject* self) {
       return dict_is_empty(self);
     }
     case binding_kind::nanobind:
-      return !has_weak_references(self) && nanobind_instance_is_plain(self) &&
-             dict_is_empty(self);
+      return !has_weak_references(self) && nanobind_instance_is_plain(self) && dict_is_empty(self);
     case binding_kind::generic:
       return false;
   }
@@ -132,10 +131,10 @@ PyObject* raise_released(const char* what) {
     PyObject* cl = PyImport_ImportModule("pyopencl._cl");
     PyObject* record_type = cl == nullptr ? nullptr : PyObject_GetAttrString(cl, "_ErrorRecord");
     Py_XDECREF(cl);
-    PyObject* record = record_type == nullptr
-                           ? nullptr
-                           : PyObject_CallFunction(record_type, "sis", what,
-                                                   -30 /*CL_INVALID_VALUE*/, message);
+    PyObject* record =
+        record_type == nullptr
+            ? nullptr
+            : PyObject_CallFunction(record_type, "sis", what, -30 /*CL_INVALID_VALUE*/, message);
     Py_XDECREF(record_type);
     if (record != nullptr) {
       args = PyTuple_Pack(1, record);
@@ -183,9 +182,7 @@ Py_ssize_t pooled_buffer_len(PyObject* self) {
   return static_cast<Py_ssize_t>(it->second->requested_size());
 }
 
-PyObject* pooled_buffer_int(PyObject* self) {
-  return PyObject_GetAttrString(self, "int_ptr");
-}
+PyObject* pooled_buffer_int(PyObject* self) { return PyObject_GetAttrString(self, "int_ptr"); }
 
 // The same as methods, for classes made through the binding library's metaclass, whose slots
 // come from their dunder methods.
@@ -347,8 +344,10 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
   if (!classify_binding(base, binding)) return nullptr;
   if (g_base != nullptr && binding.kind != g_binding.kind) binding = g_binding;
   if ((base->tp_flags & Py_TPFLAGS_BASETYPE) == 0) {
-    PyErr_Format(PyExc_TypeError, "pyopencl.Buffer (%s) cannot be subclassed: clpool's pools "
-                 "need a Buffer subclass", binding.detail.c_str());
+    PyErr_Format(PyExc_TypeError,
+                 "pyopencl.Buffer (%s) cannot be subclassed: clpool's pools "
+                 "need a Buffer subclass",
+                 binding.detail.c_str());
     return nullptr;
   }
   PyObject* from_int_ptr = PyObject_GetAttrString(buffer_type, "from_int_ptr");

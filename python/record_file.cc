@@ -18,7 +18,8 @@ struct record_file::state {
   state(int fd, bool stacks)
       : buf(fd),
         stream(&buf),
-        writer(stream, trace::trace_encoding::text, stacks ? trace::sites_format_version : trace::format_version),
+        writer(stream, trace::trace_encoding::text,
+               stacks ? trace::sites_format_version : trace::format_version),
         sites(stacks ? stacks::mode::python : stacks::mode::none, {}, /*drop_self=*/false) {}
 
   fd_streambuf buf;
@@ -68,7 +69,8 @@ void record_file::close() {
     throw std::runtime_error("clpool.record(\"" + path_ + "\"): " + e.what());
   }
   if (const int err = done->buf.close()) {
-    throw std::runtime_error("clpool.record(\"" + path_ + "\"): close failed: " + std::strerror(err));
+    throw std::runtime_error("clpool.record(\"" + path_ +
+                             "\"): close failed: " + std::strerror(err));
   }
 }
 
@@ -96,7 +98,8 @@ void bind_record_file(py::module_& m) {
                return std::make_unique<record_file>(path, stacks, allocator, skip_file);
              } catch (const std::system_error& e) {
                // OSError(errno, message, path): Python picks FileExistsError, PermissionError, ...
-               PyErr_SetObject(PyExc_OSError, py::make_tuple(e.code().value(), e.what(), path).ptr());
+               PyErr_SetObject(PyExc_OSError,
+                               py::make_tuple(e.code().value(), e.what(), path).ptr());
                throw py::error_already_set();
              }
            }),
@@ -104,8 +107,8 @@ void bind_record_file(py::module_& m) {
       .def(
           "write",
           [](record_file& f, std::uint64_t seq, std::uint64_t time_ns, std::uint64_t thread,
-             const std::string& action, std::uint64_t id, std::uint64_t size, const std::string& kind,
-             bool with_stack) {
+             const std::string& action, std::uint64_t id, std::uint64_t size,
+             const std::string& kind, bool with_stack) {
             trace::trace_event e;
             e.seq = seq;
             e.time_ns = time_ns;

@@ -27,7 +27,8 @@ class record_file {
   // Opens `path` under the rule and writes the header (version 2 with stacks, else 1) and
   // "# allocator: `allocator`". `skip_file`: record.py's __file__, whose frames are not recorded.
   // Throws std::system_error as open_trace_output does.
-  record_file(const std::string& path, bool stacks, const std::string& allocator, const std::string& skip_file);
+  record_file(const std::string& path, bool stacks, const std::string& allocator,
+              const std::string& skip_file);
   ~record_file();
   record_file(const record_file&) = delete;
   record_file& operator=(const record_file&) = delete;

@@ -94,7 +94,8 @@ device_spec device_of(const std::string& profile, const std::optional<std::strin
   device.profile = device_model::load_profile(profile);
   if (semantics) {
     const std::optional<alloc_semantics> s = parse_semantics(*semantics);
-    if (!s) throw config_error("semantics: '" + *semantics + "' is not immediate, deferred or host_oom");
+    if (!s)
+      throw config_error("semantics: '" + *semantics + "' is not immediate, deferred or host_oom");
     device.semantics = *s;
   } else {
     device.semantics = semantics_of(device.profile);
@@ -120,7 +121,8 @@ std::optional<free_moment> frees_at_of(const std::optional<std::string>& text) {
 // given, and searched when `min_capacity`, as clpool_replay's replay_all does; `any_oom`: whether
 // a replay ran out or a search found nothing.
 std::vector<config_result> replay_configs(const std::string& trace_path,
-                                          const std::vector<replay_config>& configs, const device_spec& device,
+                                          const std::vector<replay_config>& configs,
+                                          const device_spec& device,
                                           std::optional<free_moment> frees_at,
                                           std::optional<std::uint64_t> capacity, bool min_capacity,
                                           std::uint64_t granule, bool& any_oom) {
@@ -145,7 +147,8 @@ std::vector<config_result> replay_configs(const std::string& trace_path,
       any_oom |= !res.replay->ok();
     }
     if (min_capacity) {
-      res.min_capacity = find_min_capacity([&](std::uint64_t cap) { return replay_at(c, cap); }, granule);
+      res.min_capacity =
+          find_min_capacity([&](std::uint64_t cap) { return replay_at(c, cap); }, granule);
       any_oom |= !res.min_capacity->found;
     }
     results.push_back(std::move(res));
@@ -159,21 +162,23 @@ std::string run(const replay_request& q) {
   if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
   const std::vector<replay_config> configs = parse_configs(q.configs);
   std::optional<std::uint64_t> capacity;
-  if (q.capacity) capacity = common::size_option(*q.capacity, "capacity", {.device = true, .positive = true});
+  if (q.capacity)
+    capacity = common::size_option(*q.capacity, "capacity", {.device = true, .positive = true});
   if (!capacity && !q.min_capacity) {
     throw config_error("capacity is required (or min_capacity=True to find one)");
   }
   const std::uint64_t granule = granule_of(q.granule);
   const device_spec device = device_of(q.profile, q.semantics, q.host_capacity);
   if (capacity) {
-    if (std::string why = device_model::capacity_refusal(device.profile, *capacity, "capacity"); !why.empty()) {
+    if (std::string why = device_model::capacity_refusal(device.profile, *capacity, "capacity");
+        !why.empty()) {
       throw config_error(why);
     }
   }
   const std::optional<free_moment> frees_at = frees_at_of(q.frees_at);
   bool any_oom = false;
-  const std::vector<config_result> results =
-      replay_configs(q.trace_path, configs, device, frees_at, capacity, q.min_capacity, granule, any_oom);
+  const std::vector<config_result> results = replay_configs(
+      q.trace_path, configs, device, frees_at, capacity, q.min_capacity, granule, any_oom);
   return to_json(results, q.trace_path, any_oom ? 1 : 0).dump();
 }
 
@@ -191,17 +196,18 @@ std::string run_diff(const diff_request& q) {
   check_trace("old", q.old_path);
   check_trace("new", q.new_path);
   const std::optional<double> max_growth =
-      q.max_growth ? std::optional<double>(parse_growth(*q.max_growth, "max_growth")) : std::nullopt;
+      q.max_growth ? std::optional<double>(parse_growth(*q.max_growth, "max_growth"))
+                   : std::nullopt;
   if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
   const std::vector<replay_config> configs = parse_configs(q.configs);
   const std::uint64_t granule = granule_of(q.granule);
   const device_spec device = device_of(q.profile, q.semantics, q.host_capacity);
   const std::optional<free_moment> frees_at = frees_at_of(q.frees_at);
   bool any_oom = false;
-  const std::vector<config_result> old_run =
-      replay_configs(q.old_path, configs, device, frees_at, common::max_device_bytes, true, granule, any_oom);
-  const std::vector<config_result> new_run =
-      replay_configs(q.new_path, configs, device, frees_at, common::max_device_bytes, true, granule, any_oom);
+  const std::vector<config_result> old_run = replay_configs(
+      q.old_path, configs, device, frees_at, common::max_device_bytes, true, granule, any_oom);
+  const std::vector<config_result> new_run = replay_configs(
+      q.new_path, configs, device, frees_at, common::max_device_bytes, true, granule, any_oom);
   interrupted_by_signal(0, 0);  // the sites' passes over both traces take no progress function
   return diff_json(diff_traces(q.old_path, old_run, q.new_path, new_run, {}, max_growth)).dump();
 }
@@ -235,13 +241,14 @@ std::string call_engine(const Work& work) {
 void bind_replay(py::module_& m) {
   m.def(
       "replay_json",
-      [](std::string trace_path, std::vector<std::string> configs, std::optional<std::string> capacity,
-         bool min_capacity, std::string granule, std::string profile,
-         std::optional<std::string> semantics, std::optional<std::string> host_capacity,
-         std::optional<std::string> frees_at) {
-        const replay_request q{std::move(trace_path), std::move(configs), std::move(capacity),
-                               min_capacity,          std::move(granule), std::move(profile),
-                               std::move(semantics),  std::move(host_capacity), std::move(frees_at)};
+      [](std::string trace_path, std::vector<std::string> configs,
+         std::optional<std::string> capacity, bool min_capacity, std::string granule,
+         std::string profile, std::optional<std::string> semantics,
+         std::optional<std::string> host_capacity, std::optional<std::string> frees_at) {
+        const replay_request q{
+            std::move(trace_path), std::move(configs),       std::move(capacity),
+            min_capacity,          std::move(granule),       std::move(profile),
+            std::move(semantics),  std::move(host_capacity), std::move(frees_at)};
         return call_engine([&q] { return run(q); });
       },
       py::arg("trace_path"), py::arg("configs"), py::arg("capacity"), py::arg("min_capacity"),
@@ -252,16 +259,18 @@ void bind_replay(py::module_& m) {
       "(Python's signal handlers run every 16384 events). See clpool.replay.");
   m.def(
       "diff_json",
-      [](std::string old_path, std::string new_path, std::vector<std::string> configs, std::string granule,
-         std::string profile, std::optional<std::string> semantics, std::optional<std::string> host_capacity,
-         std::optional<std::string> frees_at, std::optional<std::string> max_growth) {
-        const diff_request q{std::move(old_path),      std::move(new_path),  std::move(configs),
-                             std::move(granule),       std::move(profile),   std::move(semantics),
+      [](std::string old_path, std::string new_path, std::vector<std::string> configs,
+         std::string granule, std::string profile, std::optional<std::string> semantics,
+         std::optional<std::string> host_capacity, std::optional<std::string> frees_at,
+         std::optional<std::string> max_growth) {
+        const diff_request q{std::move(old_path),      std::move(new_path), std::move(configs),
+                             std::move(granule),       std::move(profile),  std::move(semantics),
                              std::move(host_capacity), std::move(frees_at), std::move(max_growth)};
         return call_engine([&q] { return run_diff(q); });
       },
-      py::arg("old_path"), py::arg("new_path"), py::arg("configs"), py::arg("granule"), py::arg("profile"),
-      py::arg("semantics"), py::arg("host_capacity"), py::arg("frees_at"), py::arg("max_growth"),
+      py::arg("old_path"), py::arg("new_path"), py::arg("configs"), py::arg("granule"),
+      py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"), py::arg("frees_at"),
+      py::arg("max_growth"),
       "Replays two clpool traces on the simulated device as clpool_replay --diff does; returns its "
       "--format json document (a str). ValueError for a bad value or an unreadable trace; "
       "KeyboardInterrupt on Ctrl-C. See clpool.replay.diff.");

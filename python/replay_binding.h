@@ -1,4 +1,5 @@
-// clpool._core.replay_json and diff_json: the replay engine in-process (python/clpool/replay.py wraps them).
+// clpool._core.replay_json and diff_json: the replay engine in-process (python/clpool/replay.py
+// wraps them).
 #ifndef CLPOOL_PYTHON_REPLAY_BINDING_H_
 #define CLPOOL_PYTHON_REPLAY_BINDING_H_
 

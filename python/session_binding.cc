@@ -39,7 +39,8 @@ py::list usage_list(const std::vector<named_usage>& list) {
 }
 
 replay::figure_options options_of(const std::set<std::uint64_t>& other_threads, std::size_t frames,
-                                  std::string until_file, std::string until_function, std::string root) {
+                                  std::string until_file, std::string until_function,
+                                  std::string root) {
   replay::figure_options o;
   o.other_threads = other_threads;
   o.naming.frames = frames;
@@ -81,7 +82,8 @@ py::dict figures_dict(const replay::window_figures& f) {
 // Text from Python as bytes: a str's surrogate escapes (file names that are not UTF-8) become
 // their bytes again.
 std::string bytes_of(const py::handle& text) {
-  if (PyBytes_Check(text.ptr())) return std::string(py::bytes(py::reinterpret_borrow<py::object>(text)));
+  if (PyBytes_Check(text.ptr()))
+    return std::string(py::bytes(py::reinterpret_borrow<py::object>(text)));
   py::object encoded = py::reinterpret_steal<py::object>(
       PyUnicode_AsEncodedString(text.ptr(), "utf-8", "surrogateescape"));
   if (!encoded) throw py::error_already_set();
@@ -93,7 +95,8 @@ std::string bytes_of(const py::handle& text) {
 std::uint64_t parse_size(const py::handle& value) {
   std::string why;
   if (PyBool_Check(value.ptr()) || !(PyLong_Check(value.ptr()) || PyUnicode_Check(value.ptr()))) {
-    throw py::value_error(py::repr(value).cast<std::string>() + " is not a size: give a string such as '512 MiB' or an int of bytes");
+    throw py::value_error(py::repr(value).cast<std::string>() +
+                          " is not a size: give a string such as '512 MiB' or an int of bytes");
   }
   if (PyLong_Check(value.ptr())) {
     const py::int_ v = py::reinterpret_borrow<py::int_>(value);
@@ -120,11 +123,13 @@ class plugin_session {
       : session_(std::move(trace_path)) {
     if (!layer_path) return;
     layer_ = ::dlopen(layer_path->c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (layer_ == nullptr) throw py::value_error("the clpool layer " + *layer_path + " is not loaded in this process");
+    if (layer_ == nullptr)
+      throw py::value_error("the clpool layer " + *layer_path + " is not loaded in this process");
     next_seq_ = reinterpret_cast<next_seq_fn>(::dlsym(layer_, "clpool_layer_next_seq"));
     trace_error_ = reinterpret_cast<trace_error_fn>(::dlsym(layer_, "clpool_layer_trace_error"));
     if (next_seq_ == nullptr || trace_error_ == nullptr) {
-      throw py::value_error("the clpool layer " + *layer_path + " does not export clpool_layer_next_seq "
+      throw py::value_error("the clpool layer " + *layer_path +
+                            " does not export clpool_layer_next_seq "
                             "and clpool_layer_trace_error");
     }
   }
@@ -169,7 +174,8 @@ void bind_followed_session(py::module_& m) {
   py::class_<plugin_session>(m, "_FollowedSession",
                              "The layer's trace of this process, followed as it is written and cut "
                              "into one window per test (replay/followed_session.h).")
-      .def(py::init<std::string, std::optional<std::string>>(), py::arg("trace_path"), py::arg("layer_path"))
+      .def(py::init<std::string, std::optional<std::string>>(), py::arg("trace_path"),
+           py::arg("layer_path"))
       .def("sync", &plugin_session::sync,
            "Reads what the layer added: '' while the trace is whole, else why it is not.")
       .def("begin_window", [](plugin_session& p) { p.session().begin_window(p.now()); })
@@ -177,27 +183,30 @@ void bind_followed_session(py::module_& m) {
       .def("mark_call_end", [](plugin_session& p) { p.session().mark_call_end(p.now()); })
       .def("end_window", [](plugin_session& p) { p.session().end_window(); })
       .def_property_readonly("in_window", [](plugin_session& p) { return p.session().in_window(); })
-      .def_property_readonly("window_entries", [](plugin_session& p) { return p.session().window_entries(); })
-      .def_property_readonly("allocations", [](plugin_session& p) { return p.session().allocations(); })
+      .def_property_readonly("window_entries",
+                             [](plugin_session& p) { return p.session().window_entries(); })
+      .def_property_readonly("allocations",
+                             [](plugin_session& p) { return p.session().allocations(); })
       .def_property_readonly("events", [](plugin_session& p) { return p.session().events(); })
       .def(
           "figures",
           [](plugin_session& p, const std::set<std::uint64_t>& other_threads, std::size_t frames,
              std::string until_file, std::string until_function, std::string root) {
-            return figures_dict(p.session().figures(options_of(other_threads, frames, std::move(until_file),
-                                                               std::move(until_function), std::move(root))));
+            return figures_dict(
+                p.session().figures(options_of(other_threads, frames, std::move(until_file),
+                                               std::move(until_function), std::move(root))));
           },
-          py::arg("other_threads"), py::arg("frames"), py::arg("until_file"), py::arg("until_function"),
-          py::arg("root"),
+          py::arg("other_threads"), py::arg("frames"), py::arg("until_file"),
+          py::arg("until_function"), py::arg("root"),
           "The open window's figures (a dict; sizes in bytes, sites as (name, bytes, blocks)).")
       .def(
           "write_window_trace",
           [](plugin_session& p, const std::string& path, const py::handle& test, bool device,
              const std::set<std::uint64_t>& other_threads) {
             try {
-              p.session().write_window_trace(path, bytes_of(test),
-                                             device ? replay::window_trace::device : replay::window_trace::own,
-                                             other_threads);
+              p.session().write_window_trace(
+                  path, bytes_of(test),
+                  device ? replay::window_trace::device : replay::window_trace::own, other_threads);
             } catch (const std::exception& e) {  // common::output_error, the writer's errors
               throw py::value_error(common::escape_text(e.what()));
             }
@@ -214,11 +223,12 @@ void bind_rules(py::module_& m) {
   m.def("format_bytes_both", &common::format_bytes_both, py::arg("bytes"),
         "'1.50 MiB (1572864 bytes)', '123 bytes'.");
   m.def(
-      "escape_text", [](const py::handle& text) { return common::escape_text(bytes_of(text)); }, py::arg("text"),
-      "Text a terminal can show as it is (common/text_escape.h).");
+      "escape_text", [](const py::handle& text) { return common::escape_text(bytes_of(text)); },
+      py::arg("text"), "Text a terminal can show as it is (common/text_escape.h).");
   m.def(
       "file_name_for", [](const py::handle& text) { return common::file_name_for(bytes_of(text)); },
-      py::arg("text"), "One file name for any text, distinct for distinct texts (common/text_escape.h).");
+      py::arg("text"),
+      "One file name for any text, distinct for distinct texts (common/text_escape.h).");
   m.def(
       "load_profile",
       [](const std::string& name_or_path) {
@@ -234,12 +244,14 @@ void bind_rules(py::module_& m) {
           throw py::value_error(common::escape_text(e.what()));
         }
       },
-      py::arg("name_or_path"), "A device profile by name or path (a dict); ValueError saying why not.");
+      py::arg("name_or_path"),
+      "A device profile by name or path (a dict); ValueError saying why not.");
   m.def(
       "capacity_refusal",
       [](const std::string& profile, std::uint64_t capacity, const std::string& what) {
         try {
-          return device_model::capacity_refusal(device_model::load_profile(profile), capacity, what);
+          return device_model::capacity_refusal(device_model::load_profile(profile), capacity,
+                                                what);
         } catch (const device_model::profile_error& e) {
           return common::escape_text(e.what());
         }
@@ -281,7 +293,8 @@ void bind_rules(py::module_& m) {
         }
       },
       py::arg("path"), py::arg("what"),
-      "Makes the directory (its parent must exist) or takes the one there; ValueError for a file or "
+      "Makes the directory (its parent must exist) or takes the one there; ValueError for a file "
+      "or "
       "a symbolic link there, or what mkdir refuses.");
 }
 

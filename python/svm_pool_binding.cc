@@ -66,56 +66,63 @@ struct py_svm_pool {
 }  // namespace
 
 void bind_svm_pool(py::module_& m) {
-  m.def("make_svm_base", [](py::handle svm_type) {
-    PyObject* t = make_gc_safe_subclass(
-        svm_type.ptr(), "clpool.pyopencl.SVMBase",
-        "pyopencl.SVM with a dealloc that is safe against the garbage collector (the base of "
-        "clpool.pyopencl.PooledSVM).");
-    if (t == nullptr) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(t);
-  }, py::arg("svm_type"));
+  m.def(
+      "make_svm_base",
+      [](py::handle svm_type) {
+        PyObject* t = make_gc_safe_subclass(
+            svm_type.ptr(), "clpool.pyopencl.SVMBase",
+            "pyopencl.SVM with a dealloc that is safe against the garbage collector (the base of "
+            "clpool.pyopencl.PooledSVM).");
+        if (t == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(t);
+      },
+      py::arg("svm_type"));
   using gil_release = py::call_guard<py::gil_scoped_release>;
   py::class_<py_svm_block>(m, "SVMBlock", py::buffer_protocol())
       .def_buffer([](py_svm_block& b) {
         if (!b.get().has_block()) throw py::value_error("SVMBlock: the block was released");
-        return py::buffer_info(b.get().ptr(), 1, py::format_descriptor<std::uint8_t>::format(),
-                               1, {static_cast<py::ssize_t>(b.get().size())}, {1});
+        return py::buffer_info(b.get().ptr(), 1, py::format_descriptor<std::uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(b.get().size())}, {1});
       })
-      .def_property_readonly("svm_ptr", [](py_svm_block& b) {
-        return reinterpret_cast<std::uintptr_t>(b.get().ptr());
-      })
+      .def_property_readonly(
+          "svm_ptr",
+          [](py_svm_block& b) { return reinterpret_cast<std::uintptr_t>(b.get().ptr()); })
       .def_property_readonly("size", [](py_svm_block& b) { return b.get().size(); })
       .def_property_readonly("has_block", [](py_svm_block& b) { return b.get().has_block(); })
-      .def_property_readonly("queue_int_ptr", [](py_svm_block& b) {
-        return reinterpret_cast<std::uintptr_t>(b.get().queue());
-      })
+      .def_property_readonly(
+          "queue_int_ptr",
+          [](py_svm_block& b) { return reinterpret_cast<std::uintptr_t>(b.get().queue()); })
       .def("release", &py_svm_block::release)
-      .def("enqueue_release", [](py_svm_block& b, std::uintptr_t q) {
-        b.get().enqueue_release(as_queue(q));
-      }, py::arg("queue_int_ptr") = 0)
-      .def("bind_to_queue", [](py_svm_block& b, std::uintptr_t q) {
-        b.get().bind_to_queue(as_queue(q));
-      }, py::arg("queue_int_ptr"))
-      .def("unbind_from_queue", [](py_svm_block& b) { b.get().unbind_from_queue(); },
-           gil_release());
+      .def(
+          "enqueue_release",
+          [](py_svm_block& b, std::uintptr_t q) { b.get().enqueue_release(as_queue(q)); },
+          py::arg("queue_int_ptr") = 0)
+      .def(
+          "bind_to_queue",
+          [](py_svm_block& b, std::uintptr_t q) { b.get().bind_to_queue(as_queue(q)); },
+          py::arg("queue_int_ptr"))
+      .def(
+          "unbind_from_queue", [](py_svm_block& b) { b.get().unbind_from_queue(); }, gil_release());
   py::class_<py_svm_pool> cls(m, "SVMPool");
   cls.def(py::init([](std::uintptr_t context, cl_uint alignment, cl_svm_mem_flags flags,
                       std::uintptr_t queue, unsigned leading_bits,
                       std::shared_ptr<shared_limit> limit) {
-           return new py_svm_pool(svm_allocator(reinterpret_cast<cl_context>(context), alignment,
-                                                flags, as_queue(queue)),
-                                  leading_bits, std::move(limit));
-         }),
-         py::arg("context_int_ptr"), py::arg("alignment") = 0,
-         py::arg("flags") = CL_MEM_READ_WRITE, py::arg("queue_int_ptr") = 0,
-         py::arg("leading_bits") = 4, py::arg("shared_limit") = nullptr)
-      .def("allocate", [](py_svm_pool& w, const py::handle& size, std::uintptr_t queue)
-                           -> py::object {
-        const std::uint64_t bytes = to_size(size, "SVMPool.allocate");
-        if (bytes == 0) return py::none();
-        return py::cast(new py_svm_block(w.pool.allocate(bytes, as_queue(queue))),
-                        py::return_value_policy::take_ownership);
-      }, py::arg("size"), py::arg("queue_int_ptr") = 0);
+            return new py_svm_pool(svm_allocator(reinterpret_cast<cl_context>(context), alignment,
+                                                 flags, as_queue(queue)),
+                                   leading_bits, std::move(limit));
+          }),
+          py::arg("context_int_ptr"), py::arg("alignment") = 0,
+          py::arg("flags") = CL_MEM_READ_WRITE, py::arg("queue_int_ptr") = 0,
+          py::arg("leading_bits") = 4, py::arg("shared_limit") = nullptr)
+      .def(
+          "allocate",
+          [](py_svm_pool& w, const py::handle& size, std::uintptr_t queue) -> py::object {
+            const std::uint64_t bytes = to_size(size, "SVMPool.allocate");
+            if (bytes == 0) return py::none();
+            return py::cast(new py_svm_block(w.pool.allocate(bytes, as_queue(queue))),
+                            py::return_value_policy::take_ownership);
+          },
+          py::arg("size"), py::arg("queue_int_ptr") = 0);
   def_pool_extras(cls);
 }
 

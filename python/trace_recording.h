@@ -2,9 +2,10 @@
 // outputs: `path` is created, or replaced only when it is empty or a trace record_trace wrote
 // (its second line is "# source: record_trace"); anything else raises FileExistsError and is left
 // as it was. A character device or a FIFO (/dev/null) is written as it is. One recording per pool
-// at a time: a second record_trace() before stop_trace() raises RuntimeError. The file is complete after stop_trace(), the end of a `with` block, the pool's
-// destruction or the interpreter's exit (atexit), and readable after a crash: whole lines are
-// written at least every flush_interval, and at once on stop.
+// at a time: a second record_trace() before stop_trace() raises RuntimeError. The file is complete
+// after stop_trace(), the end of a `with` block, the pool's destruction or the interpreter's exit
+// (atexit), and readable after a crash: whole lines are written at least every flush_interval, and
+// at once on stop.
 #ifndef CLPOOL_PYTHON_TRACE_RECORDING_H_
 #define CLPOOL_PYTHON_TRACE_RECORDING_H_
 

@@ -32,8 +32,8 @@ replay_report replay_at(bool pool, const char* profile, std::uint64_t capacity) 
 }
 
 std::uint64_t min_capacity(bool pool, const char* profile, std::uint64_t granule) {
-  const min_capacity_result m = find_min_capacity(
-      [&](std::uint64_t cap) { return replay_at(pool, profile, cap); }, granule);
+  const min_capacity_result m =
+      find_min_capacity([&](std::uint64_t cap) { return replay_at(pool, profile, cap); }, granule);
   EXPECT_TRUE(m.found);
   return m.capacity;
 }
@@ -50,8 +50,8 @@ TEST(CalibrationNvidia, NeedsWhatTheH100Needed) {
 TEST(CalibrationNvidia, FailsWhereTheH100FailedJustBelow) {
   // 86.625 MiB free (90832896 bytes) failed on the H100 without a pool, 286.625 MiB with one;
   // both at event 1147, the second 19 MiB alloc.
-  for (const auto& [pool, capacity] : {std::pair{false, std::uint64_t{90832896}},
-                                       std::pair{true, 286 * MiB + 640 * KiB}}) {
+  for (const auto& [pool, capacity] :
+       {std::pair{false, std::uint64_t{90832896}}, std::pair{true, 286 * MiB + 640 * KiB}}) {
     const replay_report r = replay_at(pool, "nvidia", capacity);
     ASSERT_FALSE(r.ok()) << "pool " << pool;
     EXPECT_EQ(r.oom->event_index, 1147u) << "pool " << pool;

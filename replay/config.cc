@@ -46,7 +46,8 @@ replay_config parse_config(std::string_view text) {
     if (key == "lb" || key == "leading-bits") {
       unsigned lb = 0;
       const auto r = std::from_chars(value.data(), value.data() + value.size(), lb);
-      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !leading_bits_is_valid(lb)) {
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size() ||
+          !leading_bits_is_valid(lb)) {
         throw bad("lb '" + std::string(value) + "' must be a whole number from 0 to " +
                   std::to_string(max_leading_bits));
       }

@@ -10,13 +10,12 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   const std::uint64_t handle = device_.allocate(bytes, semantics_ != alloc_semantics::deferred);
   if (handle == 0) {
     ++failures_;
-    const int status = semantics_ == alloc_semantics::host_oom
-                           ? common::status_out_of_host_memory
-                           : memory().profile().oom_status;
-    throw allocator_out_of_memory(
-        status, "simulated device: " + std::to_string(bytes) + " bytes requested, " +
-                    std::to_string(memory().free_bytes()) + " of " +
-                    std::to_string(memory().usable()) + " usable free");
+    const int status = semantics_ == alloc_semantics::host_oom ? common::status_out_of_host_memory
+                                                               : memory().profile().oom_status;
+    throw allocator_out_of_memory(status, "simulated device: " + std::to_string(bytes) +
+                                              " bytes requested, " +
+                                              std::to_string(memory().free_bytes()) + " of " +
+                                              std::to_string(memory().usable()) + " usable free");
   }
   return handle;
 }

@@ -94,7 +94,8 @@ class simulated_device final : public replay_device {
       : replay_device(spec), device_(spec.profile, spec.capacity), semantics_(spec.semantics) {}
   simulated_device(std::uint64_t capacity, alloc_semantics semantics,
                    const device_model::device_profile& profile = {})
-      : simulated_device(device_spec{.capacity = capacity, .semantics = semantics, .profile = profile}) {}
+      : simulated_device(
+            device_spec{.capacity = capacity, .semantics = semantics, .profile = profile}) {}
 
   std::uint64_t allocate(std::uint64_t bytes) override;
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;

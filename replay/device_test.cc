@@ -41,7 +41,8 @@ TEST(SimulatedDevice, SlotsAreReusedAndHandlesNonZero) {
   d.deallocate(a, 1);
   const auto b = d.allocate(1);
   EXPECT_NE(b, 0u);
-  EXPECT_EQ(a & 0xffffffffu, b & 0xffffffffu) << "slots are recycled, so memory tracks live blocks only";
+  EXPECT_EQ(a & 0xffffffffu, b & 0xffffffffu)
+      << "slots are recycled, so memory tracks live blocks only";
   EXPECT_NE(a, b) << "the slot's generation tells the handles apart";
 }
 

@@ -48,8 +48,8 @@ std::string describe_device(const std::vector<config_result>& run) {
   for (const config_result& r : run) {
     const std::optional<replay_report>& rep = r.replay;
     if (!rep) continue;
-    std::string s = rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) +
-                    " allocation";
+    std::string s =
+        rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) + " allocation";
     // Device and profile names are a driver's or a profile file's: in their printable form.
     if (rep->device.measured) return s + ", " + common::escape_text(rep->device.measured->name);
     return s + ", " + common::escape_text(rep->device.profile.name) + " profile";
@@ -91,7 +91,8 @@ double parse_growth(const std::string& text, const std::string& what) {
 
 double growth(std::uint64_t old_value, std::uint64_t new_value) {
   if (old_value == 0) return new_value == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return (static_cast<double>(new_value) - static_cast<double>(old_value)) / static_cast<double>(old_value);
+  return (static_cast<double>(new_value) - static_cast<double>(old_value)) /
+         static_cast<double>(old_value);
 }
 
 std::string growth_percent(double g) {
@@ -105,7 +106,8 @@ namespace {
 
 // The whole trace's frames and stacks (they may be defined after the events that use them,
 // FORMAT.md); null for a trace without sites.
-std::shared_ptr<trace::site_table> read_sites(const std::string& path, const std::vector<std::string>& patterns) {
+std::shared_ptr<trace::site_table> read_sites(const std::string& path,
+                                              const std::vector<std::string>& patterns) {
   trace::trace_reader reader(path, {.check_liveness = false});
   trace::trace_event e;
   while (reader.next(e)) {
@@ -154,7 +156,8 @@ std::vector<site_line> lines_at_peak(const std::vector<std::uint64_t>& stacks,
     l.callers = callers_of(held, sites, name);
     lines.push_back(std::move(l));
   }
-  std::stable_sort(lines.begin(), lines.end(), [](const site_line& a, const site_line& b) { return a.bytes > b.bytes; });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const site_line& a, const site_line& b) { return a.bytes > b.bytes; });
   return lines;
 }
 
@@ -167,16 +170,19 @@ void fill_lines(const std::string& path, free_moment moment, const trace::site_t
   std::map<std::uint64_t, std::vector<site_peak*>> due;
   for (const auto& [key, index] : peak_at) due[index].push_back(&by_key.at(key));
   std::unordered_map<std::uint64_t, site_usage> live;  // per stack
-  std::unordered_map<std::string, std::vector<std::uint64_t>> stacks_of;  // per key, in first use order
+  std::unordered_map<std::string, std::vector<std::uint64_t>>
+      stacks_of;  // per key, in first use order
   std::unordered_set<std::uint64_t> seen;
-  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> blocks;  // id -> stack, size
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>>
+      blocks;  // id -> stack, size
   walk_blocks(
       path, moment,
       [&](std::uint64_t index, const trace::trace_event& e) {
         site_usage& u = live[e.stack];
         if (seen.insert(e.stack).second) stacks_of[by_stack.at(e.stack).key].push_back(e.stack);
         u.stack = e.stack;
-        u.requested_bytes += e.size, u.rounded_bytes += e.size, u.committed_bytes += e.size, ++u.blocks;
+        u.requested_bytes += e.size, u.rounded_bytes += e.size, u.committed_bytes += e.size,
+            ++u.blocks;
         blocks[e.id] = {e.stack, e.size};
         const auto it = due.find(index);
         if (it == due.end()) return;
@@ -198,7 +204,8 @@ void fill_lines(const std::string& path, free_moment moment, const trace::site_t
 }  // namespace
 
 std::vector<site_peak> site_peaks(const std::string& trace_path,
-                                  const std::vector<std::string>& library_patterns, free_moment moment) {
+                                  const std::vector<std::string>& library_patterns,
+                                  free_moment moment) {
   // Names from a first pass to the end, the peaks from a second, what each line held at its
   // site's peak from a third.
   const std::shared_ptr<trace::site_table> table = read_sites(trace_path, library_patterns);
@@ -210,7 +217,8 @@ std::vector<site_peak> site_peaks(const std::string& trace_path,
       trace_path, moment,
       [&](std::uint64_t index, const trace::trace_event& e) {
         auto it = by_stack.find(e.stack);
-        if (it == by_stack.end()) it = by_stack.emplace(e.stack, identify(table.get(), e.stack)).first;
+        if (it == by_stack.end())
+          it = by_stack.emplace(e.stack, identify(table.get(), e.stack)).first;
         site_peak& p = by_key[it->second.key];
         if (p.key.empty()) p = {it->second.key, it->second.name, 0, {}};
         const std::uint64_t now = live_bytes[it->second.key] += e.size;
@@ -226,8 +234,9 @@ std::vector<site_peak> site_peaks(const std::string& trace_path,
   fill_lines(trace_path, moment, table.get(), by_stack, peak_at, by_key);
   std::vector<site_peak> out;
   for (auto& [key, p] : by_key) out.push_back(std::move(p));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const site_peak& a, const site_peak& b) { return a.peak_bytes > b.peak_bytes; });
+  std::stable_sort(out.begin(), out.end(), [](const site_peak& a, const site_peak& b) {
+    return a.peak_bytes > b.peak_bytes;
+  });
   return out;
 }
 
@@ -255,7 +264,8 @@ void name_by_line(site_change& c, const site_peak* more, const site_peak* less) 
 
 diff_result compare_runs(const std::string& old_path, const std::vector<config_result>& old_run,
                          const std::vector<site_peak>& old_sites, const std::string& new_path,
-                         const std::vector<config_result>& new_run, const std::vector<site_peak>& new_sites,
+                         const std::vector<config_result>& new_run,
+                         const std::vector<site_peak>& new_sites,
                          std::optional<double> max_growth) {
   diff_result d;
   d.old_path = old_path;
@@ -276,12 +286,14 @@ diff_result compare_runs(const std::string& old_path, const std::vector<config_r
     if (b.min_capacity && b.min_capacity->found) c.new_min = b.min_capacity->capacity;
     if (max_growth) {
       const double g = growth(c.old_peak, c.new_peak);
-      if (g > *max_growth) d.over.push_back(c.config + "'s peak device memory grew " + growth_percent(g));
+      if (g > *max_growth)
+        d.over.push_back(c.config + "'s peak device memory grew " + growth_percent(g));
       if (c.old_min && !c.new_min) {
         d.over.push_back(c.config + " no longer fits any device");
       } else if (c.old_min && c.new_min) {
         const double m = growth(*c.old_min, *c.new_min);
-        if (m > *max_growth) d.over.push_back(c.config + "'s minimum capacity grew " + growth_percent(m));
+        if (m > *max_growth)
+          d.over.push_back(c.config + "'s minimum capacity grew " + growth_percent(m));
       }
     }
     d.configs.push_back(c);
@@ -295,18 +307,21 @@ diff_result compare_runs(const std::string& old_path, const std::vector<config_r
     s.old_bytes = before != nullptr ? before->peak_bytes : 0;
     s.new_bytes = after != nullptr ? after->peak_bytes : 0;
     const bool grew = s.change() >= 0;
-    const site_peak* more = grew ? (after != nullptr ? after : before) : (before != nullptr ? before : after);
+    const site_peak* more =
+        grew ? (after != nullptr ? after : before) : (before != nullptr ? before : after);
     name_by_line(s, more, more == after ? before : after);
     d.sites.push_back(std::move(s));
   }
-  std::stable_sort(d.sites.begin(), d.sites.end(),
-                   [](const site_change& a, const site_change& b) { return a.change() > b.change(); });
+  std::stable_sort(d.sites.begin(), d.sites.end(), [](const site_change& a, const site_change& b) {
+    return a.change() > b.change();
+  });
   return d;
 }
 
 diff_result diff_traces(const std::string& old_path, const std::vector<config_result>& old_run,
                         const std::string& new_path, const std::vector<config_result>& new_run,
-                        const std::vector<std::string>& library_patterns, std::optional<double> max_growth) {
+                        const std::vector<std::string>& library_patterns,
+                        std::optional<double> max_growth) {
   // Each trace's sites with its frees where its replays put them (FORMAT.md "Two moments of a
   // free"): the profile's rule or --frees-at, as the first replay applied it.
   const auto moment = [](const std::vector<config_result>& run) {
@@ -315,8 +330,9 @@ diff_result diff_traces(const std::string& old_path, const std::vector<config_re
     }
     return free_moment::driver;
   };
-  return compare_runs(old_path, old_run, site_peaks(old_path, library_patterns, moment(old_run)), new_path,
-                      new_run, site_peaks(new_path, library_patterns, moment(new_run)), max_growth);
+  return compare_runs(old_path, old_run, site_peaks(old_path, library_patterns, moment(old_run)),
+                      new_path, new_run, site_peaks(new_path, library_patterns, moment(new_run)),
+                      max_growth);
 }
 
 nlohmann::json diff_json(const diff_result& d) {

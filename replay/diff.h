@@ -76,8 +76,8 @@ struct site_change {
 
 // One configuration's figures in both traces.
 struct config_change {
-  std::string config;  // "nopool", "pool:lb=4", ...
-  std::uint64_t old_peak = 0, new_peak = 0;  // device bytes on an unbounded device
+  std::string config;                             // "nopool", "pool:lb=4", ...
+  std::uint64_t old_peak = 0, new_peak = 0;       // device bytes on an unbounded device
   std::optional<std::uint64_t> old_min, new_min;  // minimum capacity; none when no capacity helps
 };
 
@@ -88,7 +88,7 @@ struct diff_result {
   std::vector<config_change> configs;
   std::vector<site_change> sites;  // largest growth first (then largest shrink last)
   std::optional<double> max_growth;
-  std::vector<std::string> over;   // with max_growth: what grew more than it allows
+  std::vector<std::string> over;  // with max_growth: what grew more than it allows
 
   bool passed() const { return over.empty(); }
 };
@@ -98,14 +98,15 @@ struct diff_result {
 // unbounded device (its peak) and the minimum-capacity search.
 diff_result compare_runs(const std::string& old_path, const std::vector<config_result>& old_run,
                          const std::vector<site_peak>& old_sites, const std::string& new_path,
-                         const std::vector<config_result>& new_run, const std::vector<site_peak>& new_sites,
-                         std::optional<double> max_growth);
+                         const std::vector<config_result>& new_run,
+                         const std::vector<site_peak>& new_sites, std::optional<double> max_growth);
 
 // The whole diff once both traces are replayed: each trace's sites (its frees where its replays
 // put them, FORMAT.md "Two moments of a free"), then compare_runs.
 diff_result diff_traces(const std::string& old_path, const std::vector<config_result>& old_run,
                         const std::string& new_path, const std::vector<config_result>& new_run,
-                        const std::vector<std::string>& library_patterns, std::optional<double> max_growth);
+                        const std::vector<std::string>& library_patterns,
+                        std::optional<double> max_growth);
 
 // The diff as its versioned JSON document: "schema_version" (diff_schema_version), "old", "new",
 // "device", "granule_bytes", "configurations", "sites", "max_growth", "exceeded", "passed".

@@ -94,8 +94,10 @@ TEST(Diff, SitePeaksAreEachSitesOwnPeakOfDeviceMemory) {
   // Named by the program's frame, not PyOpenCL's; both stacks are one site; host blocks excluded.
   EXPECT_EQ(p[1].name, "Cache.put (/app/lib.py:10)");
   EXPECT_EQ(p[1].peak_bytes, 200u);
-  const std::vector<site_peak> v1 = site_peaks(write_file("v1.trace",
-      "clpool-trace 1\n0 0 0 0 alloc 1 64 buffer 0\n1 0 0 0 alloc 2 64 buffer 0\n"), {});
+  const std::vector<site_peak> v1 = site_peaks(
+      write_file("v1.trace",
+                 "clpool-trace 1\n0 0 0 0 alloc 1 64 buffer 0\n1 0 0 0 alloc 2 64 buffer 0\n"),
+      {});
   ASSERT_EQ(v1.size(), 1u);
   EXPECT_EQ(v1[0].name, "(no stack recorded)");
   EXPECT_EQ(v1[0].peak_bytes, 128u);
@@ -151,21 +153,25 @@ TEST(Diff, TheSiteThatGrewComesFirstAndTheGateSaysWhatGrew) {
 
   // Within the gate; and a configuration that no longer fits any device fails it.
   EXPECT_TRUE(compare_runs(a, run_with(100, 100), {}, b, run_with(104, 104), {}, 0.05).passed());
-  const diff_result none = compare_runs(a, run_with(100, 100), {}, b, run_with(100, std::nullopt), {}, 0.05);
+  const diff_result none =
+      compare_runs(a, run_with(100, 100), {}, b, run_with(100, std::nullopt), {}, 0.05);
   ASSERT_EQ(none.over.size(), 1u);
   EXPECT_EQ(none.over[0], "nopool no longer fits any device");
   // No gate: never fails.
-  EXPECT_TRUE(compare_runs(a, run_with(1, 1), {}, b, run_with(100, 100), {}, std::nullopt).passed());
+  EXPECT_TRUE(
+      compare_runs(a, run_with(1, 1), {}, b, run_with(100, 100), {}, std::nullopt).passed());
 }
 
 // Two checkouts at different paths: a site is its function in its file, wherever that lies.
 TEST(Diff, SitesMatchAcrossCheckouts) {
-  const std::string a = write_file("here.trace",
-      "clpool-trace 2\nframe 1 py 10 /home/ci/old/app/lib.py Cache.put\nstack 1 0 1\n"
-      "0 0 0 0 alloc 1 100 buffer 0 1\n");
-  const std::string b = write_file("there.trace",
-      "clpool-trace 2\nframe 1 py 11 /tmp/new/app/lib.py Cache.put\nstack 1 0 1\n"
-      "0 0 0 0 alloc 1 300 buffer 0 1\n");
+  const std::string a =
+      write_file("here.trace",
+                 "clpool-trace 2\nframe 1 py 10 /home/ci/old/app/lib.py Cache.put\nstack 1 0 1\n"
+                 "0 0 0 0 alloc 1 100 buffer 0 1\n");
+  const std::string b =
+      write_file("there.trace",
+                 "clpool-trace 2\nframe 1 py 11 /tmp/new/app/lib.py Cache.put\nstack 1 0 1\n"
+                 "0 0 0 0 alloc 1 300 buffer 0 1\n");
   const diff_result d = compare_runs(a, run_with(1, 1), site_peaks(a, {}), b, run_with(1, 1),
                                      site_peaks(b, {}), std::nullopt);
   ASSERT_EQ(d.sites.size(), 1u);
@@ -180,12 +186,13 @@ std::string featstore(int calls) {
   std::string t =
       "clpool-trace 2\n"
       "frame 1 py 60 /app/featstore.py main\nframe 2 py 40 /app/featstore.py build_index\n"
-      "frame 3 py 24 /app/featstore.py compute_features\nframe 4 py 25 /app/featstore.py compute_features\n"
+      "frame 3 py 24 /app/featstore.py compute_features\nframe 4 py 25 /app/featstore.py "
+      "compute_features\n"
       "stack 1 0 1\nstack 2 1 2\nstack 3 2 3\nstack 4 2 4\n";
   int seq = 0;
   const auto line = [&](const std::string& action, int id, std::uint64_t size, const char* stack) {
-    t += std::to_string(seq) + " 0 0 0 " + action + " " + std::to_string(id) + " " + std::to_string(size) +
-         " buffer 0" + stack + "\n";
+    t += std::to_string(seq) + " 0 0 0 " + action + " " + std::to_string(id) + " " +
+         std::to_string(size) + " buffer 0" + stack + "\n";
     ++seq;
   };
   for (int i = 0; i < calls; ++i) {
@@ -205,7 +212,8 @@ TEST(Diff, TheSiteIsNamedByTheLineThatHoldsTheGrowthWithItsCallers) {
   ASSERT_EQ(before[0].lines.size(), 2u);  // at the peak: the temporary and 3 kept
   EXPECT_EQ(before[0].lines[0].name, "compute_features (/app/featstore.py:24)");
   EXPECT_EQ(before[0].lines[1].bytes, 3u << 20);
-  const diff_result d = compare_runs(a, run_with(1, 1), before, b, run_with(1, 1), site_peaks(b, {}), std::nullopt);
+  const diff_result d =
+      compare_runs(a, run_with(1, 1), before, b, run_with(1, 1), site_peaks(b, {}), std::nullopt);
   ASSERT_EQ(d.sites.size(), 1u);
   EXPECT_EQ(d.sites[0].name, "compute_features (/app/featstore.py:25)");
   EXPECT_EQ(d.sites[0].change(), 7 << 20);
@@ -220,7 +228,8 @@ TEST(Diff, TheSiteIsNamedByTheLineThatHoldsTheGrowthWithItsCallers) {
   EXPECT_EQ(j["sites"][0]["callers"][0]["callers"][0]["caller"], "main (/app/featstore.py:60)");
   EXPECT_EQ(j["sites"][0]["callers"][0]["blocks"], 10u);
   // The other way round (the features fell from 10 to 3): named by the line that lost them.
-  const diff_result back = compare_runs(b, run_with(1, 1), site_peaks(b, {}), a, run_with(1, 1), before, std::nullopt);
+  const diff_result back =
+      compare_runs(b, run_with(1, 1), site_peaks(b, {}), a, run_with(1, 1), before, std::nullopt);
   EXPECT_EQ(back.sites[0].name, "compute_features (/app/featstore.py:25)");
   EXPECT_EQ(back.sites[0].change(), -(7 << 20));
 }
@@ -228,49 +237,54 @@ TEST(Diff, TheSiteIsNamedByTheLineThatHoldsTheGrowthWithItsCallers) {
 // The JSON is one versioned document: schema_version and exactly the keys README.md lists, byte
 // counts as integers, a growth from 0 (or a minimum capacity that is gone) as null.
 TEST(Diff, TheJsonIsAVersionedDocument) {
-  diff_result d = compare_runs("a\x01.trace", run_with(0, 4u << 20), {}, "b.trace", run_with(3u << 20, std::nullopt),
-                               {}, std::nullopt);
+  diff_result d = compare_runs("a\x01.trace", run_with(0, 4u << 20), {}, "b.trace",
+                               run_with(3u << 20, std::nullopt), {}, std::nullopt);
   const nlohmann::json j = diff_json(d);
   EXPECT_EQ(j["schema_version"], diff_schema_version);
   EXPECT_EQ(diff_schema_version, 1);
   std::vector<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"configurations", "device", "exceeded", "granule_bytes", "max_growth",
-                                            "new", "old", "passed", "schema_version", "sites"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"configurations", "device", "exceeded", "granule_bytes",
+                                            "max_growth", "new", "old", "passed", "schema_version",
+                                            "sites"}));
   EXPECT_EQ(j["old"], "a\\x01.trace");  // a file name in its printable form (common::json_text)
   EXPECT_EQ(j["granule_bytes"], 1u << 20);
   const nlohmann::json& c = j["configurations"][0];
   EXPECT_EQ(c["old"]["peak_device_bytes"], 0u);
   EXPECT_EQ(c["new"]["peak_device_bytes"], 3u << 20);
-  EXPECT_TRUE(c["peak_growth"].is_null());           // from 0: no finite fraction
-  EXPECT_TRUE(c["new"]["min_capacity"].is_null());   // no capacity fits
+  EXPECT_TRUE(c["peak_growth"].is_null());          // from 0: no finite fraction
+  EXPECT_TRUE(c["new"]["min_capacity"].is_null());  // no capacity fits
   EXPECT_TRUE(c["min_capacity_growth"].is_null());
   EXPECT_TRUE(j["max_growth"].is_null());
   EXPECT_EQ(j["exceeded"], nlohmann::json::array());
   EXPECT_EQ(j["passed"], true);
   // With the gate: what went over, in the words of the text.
-  d = compare_runs("a.trace", run_with(0, 4u << 20), {}, "b.trace", run_with(3u << 20, std::nullopt), {}, 0.0);
+  d = compare_runs("a.trace", run_with(0, 4u << 20), {}, "b.trace",
+                   run_with(3u << 20, std::nullopt), {}, 0.0);
   EXPECT_EQ(diff_json(d)["exceeded"], (nlohmann::json{"nopool's peak device memory grew new",
-                                                       "nopool no longer fits any device"}));
+                                                      "nopool no longer fits any device"}));
   EXPECT_EQ(diff_json(d)["passed"], false);
 }
 
 // diff_traces reads each trace's sites with its frees where its replays put them: a version-3
 // trace whose program released a block long before the driver freed it.
 TEST(Diff, TheSitesFollowTheReplaysMomentOfAFree) {
-  const std::string v3 = write_file("v3.trace",
-      "clpool-trace 3\n"
-      "0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
-      "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
-      "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n");
+  const std::string v3 =
+      write_file("v3.trace",
+                 "clpool-trace 3\n"
+                 "0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
+                 "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
+                 "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n");
   const auto at = [](free_moment m) {
     std::vector<config_result> run = run_with(1, 1);
     run[0].replay->frees_at = m;
     return run;
   };
-  const diff_result released = diff_traces(v3, at(free_moment::release), v3, at(free_moment::driver), {}, std::nullopt);
+  const diff_result released =
+      diff_traces(v3, at(free_moment::release), v3, at(free_moment::driver), {}, std::nullopt);
   ASSERT_EQ(released.sites.size(), 1u);
-  EXPECT_EQ(released.sites[0].old_bytes, 2u << 20);  // freed at the program's release: one at a time
+  EXPECT_EQ(released.sites[0].old_bytes,
+            2u << 20);  // freed at the program's release: one at a time
   EXPECT_EQ(released.sites[0].new_bytes, 4u << 20);  // freed by the driver at the end: both live
 }
 

@@ -43,7 +43,8 @@ bool parse_first_use(const std::string& text, std::uint64_t& id, std::string& ca
   std::size_t p = prefix.size();
   std::uint64_t v = 0;
   const std::size_t digits = p;
-  while (p < text.size() && text[p] >= '0' && text[p] <= '9') v = v * 10 + static_cast<std::uint64_t>(text[p++] - '0');
+  while (p < text.size() && text[p] >= '0' && text[p] <= '9')
+    v = v * 10 + static_cast<std::uint64_t>(text[p++] - '0');
   if (p == digits) return false;
   id = v;
   const std::size_t by = text.find(" by ", p);
@@ -84,7 +85,8 @@ std::vector<named_usage> followed_session::by_name(const std::vector<site_usage>
   }
   std::vector<named_usage> out;
   for (auto& [name, n] : sums) out.push_back(std::move(n));
-  std::stable_sort(out.begin(), out.end(), [](const named_usage& a, const named_usage& b) { return a.bytes > b.bytes; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const named_usage& a, const named_usage& b) { return a.bytes > b.bytes; });
   return out;
 }
 
@@ -92,7 +94,8 @@ namespace {
 
 // The engine's replay of a window's own events: no pool, exact bytes, no capacity, every block
 // free at its release; with the sites.
-replay_report replay_own(const std::vector<trace_event>& events, std::optional<std::uint64_t> stop_after = {}) {
+replay_report replay_own(const std::vector<trace_event>& events,
+                         std::optional<std::uint64_t> stop_after = {}) {
   replay_config nopool;
   nopool.use_pool = false;
   replay_options options;
@@ -107,7 +110,9 @@ replay_report replay_own(const std::vector<trace_event>& events, std::optional<s
 followed_session::followed_session(std::string trace_path) : path_(std::move(trace_path)) {}
 followed_session::~followed_session() = default;
 
-const trace::site_table* followed_session::sites() const { return reader_ ? &reader_->sites() : nullptr; }
+const trace::site_table* followed_session::sites() const {
+  return reader_ ? &reader_->sites() : nullptr;
+}
 unsigned followed_session::version() const { return reader_ ? reader_->version() : 0; }
 
 bool followed_session::sync() {
@@ -159,8 +164,8 @@ void followed_session::on_comment(std::string_view key, std::string_view value) 
   if (!in_window_ || key != "failure") return;
   // "seq N ...": the recorder's words for the alloc_failed just read; anything else (a first use
   // refused) is an out-of-memory of its own.
-  if (value.substr(0, 4) == "seq " && !window_.empty() && window_.back().event.action == trace_action::alloc_failed &&
-      !window_.back().failure) {
+  if (value.substr(0, 4) == "seq " && !window_.empty() &&
+      window_.back().event.action == trace_action::alloc_failed && !window_.back().failure) {
     window_.back().text = std::string(value);
     return;
   }
@@ -193,14 +198,16 @@ void followed_session::mark_call_end(std::optional<std::uint64_t> at_seq) {
 
 std::size_t followed_session::index_of_seq(std::uint64_t seq) const {
   return static_cast<std::size_t>(
-      std::partition_point(window_.begin(), window_.end(), [seq](const entry& w) { return w.event.seq < seq; }) -
+      std::partition_point(window_.begin(), window_.end(),
+                           [seq](const entry& w) { return w.event.seq < seq; }) -
       window_.begin());
 }
 
 void followed_session::end_window() {
   window_open_ = false;
   window_.clear();
-  if (window_.capacity() > (std::size_t{1} << 16)) window_.shrink_to_fit();  // a big test's, not kept
+  if (window_.capacity() > (std::size_t{1} << 16))
+    window_.shrink_to_fit();  // a big test's, not kept
 }
 
 std::set<std::uint64_t> followed_session::refused_blocks() const {
@@ -213,8 +220,8 @@ std::set<std::uint64_t> followed_session::refused_blocks() const {
   return out;
 }
 
-std::vector<trace_event> followed_session::own_events(std::size_t from, std::size_t to,
-                                                      const std::set<std::uint64_t>& other_threads) const {
+std::vector<trace_event> followed_session::own_events(
+    std::size_t from, std::size_t to, const std::set<std::uint64_t>& other_threads) const {
   const std::set<std::uint64_t> refused = refused_blocks();
   std::set<std::uint64_t> mine;  // blocks allocated in [from, to) that count
   std::vector<trace_event> out;
@@ -253,11 +260,13 @@ window_figures followed_session::figures(const figure_options& options) const {
     whole = replay_own(all);
     f.peak_bytes = whole.peak_active_bytes;
     if (f.peak_bytes != 0) {
-      f.peak_sites = by_name(replay_own(all, whole.peak_active_event).end_live_sites, options.naming);
+      f.peak_sites =
+          by_name(replay_own(all, whole.peak_active_event).end_live_sites, options.naming);
     }
   }
   if (call_marked_) {
-    const std::vector<trace_event> call = own_events(index_of_seq(call_start_seq_), until(), options.other_threads);
+    const std::vector<trace_event> call =
+        own_events(index_of_seq(call_start_seq_), until(), options.other_threads);
     // Most tests allocate in their call only: then the call's replay is the window's.
     const replay_report r = call.empty() ? replay_report{} : call == all ? whole : replay_own(call);
     f.left_live_bytes = r.end_active_bytes;
@@ -288,12 +297,14 @@ std::vector<followed_session::block> followed_session::before_window() const {
     if (b.seq < window_start_seq_ || events_ == 0) out.push_back(b);
   }
   for (const entry& w : window_) {  // freed during the window
-    if (!w.failure && w.event.action == trace_action::free && w.known && w.named.seq < window_start_seq_) {
+    if (!w.failure && w.event.action == trace_action::free && w.known &&
+        w.named.seq < window_start_seq_) {
       out.push_back(w.named);
     }
   }
   std::sort(out.begin(), out.end(), [](const block& a, const block& b) { return a.seq < b.seq; });
-  out.erase(std::unique(out.begin(), out.end(), [](const block& a, const block& b) { return a.seq == b.seq; }),
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const block& a, const block& b) { return a.seq == b.seq; }),
             out.end());
   return out;
 }
@@ -317,9 +328,10 @@ std::optional<window_oom> followed_session::first_oom(const figure_options& opti
     } else if (std::string call; w.failure && parse_first_use(w.text, id, call)) {
       where = "at first use by " + call;
       said = w.text;
-      const auto it = std::find_if(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(i), [&](const entry& x) {
-        return !x.failure && x.event.action == trace_action::alloc && x.event.id == id;
-      });
+      const auto it = std::find_if(
+          window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(i), [&](const entry& x) {
+            return !x.failure && x.event.action == trace_action::alloc && x.event.id == id;
+          });
       const auto live = live_.find(id);
       if (it != window_.begin() + static_cast<std::ptrdiff_t>(i)) {
         size = it->event.size;
@@ -370,7 +382,8 @@ void followed_session::describe_live(window_oom& oom, std::size_t at, std::uint6
       if (parse_first_use(w.text, id, call)) refused.insert(id);
       continue;
     }
-    if (w.event.action == trace_action::alloc && takes_device_memory(w.event.kind)) live[w.event.id] = w.named;
+    if (w.event.action == trace_action::alloc && takes_device_memory(w.event.kind))
+      live[w.event.id] = w.named;
     if (w.event.action == trace_action::free) live.erase(w.event.id);
   }
   refused.insert(failing_id);
@@ -388,7 +401,8 @@ void followed_session::describe_live(window_oom& oom, std::size_t at, std::uint6
 namespace {
 
 // The stacks `used` need (each with its callers) and their frames, written parents first.
-void write_sites(trace::trace_writer& out, const trace::site_table* table, const std::set<std::uint64_t>& used) {
+void write_sites(trace::trace_writer& out, const trace::site_table* table,
+                 const std::set<std::uint64_t>& used) {
   if (table == nullptr || used.empty()) return;
   std::unordered_map<std::uint64_t, trace::site_table::stack_entry> parent_of;
   for (const auto& [id, st] : table->stacks_in_order()) parent_of.emplace(id, st);
@@ -411,7 +425,8 @@ void write_sites(trace::trace_writer& out, const trace::site_table* table, const
 
 }  // namespace
 
-void followed_session::write_window_trace(const std::string& path, const std::string& test, window_trace what,
+void followed_session::write_window_trace(const std::string& path, const std::string& test,
+                                          window_trace what,
                                           const std::set<std::uint64_t>& other_threads) const {
   std::vector<trace_event> events;
   std::vector<std::pair<std::size_t, std::string>> failures;  // after events[i - 1]
@@ -444,11 +459,13 @@ void followed_session::write_window_trace(const std::string& path, const std::st
   }
   common::atomic_output_file file(path, "artifact", {.refuse_links = true, .regular_only = true});
   {
-    trace::trace_writer out(file.stream(), trace::trace_encoding::text, trace::release_format_version);
+    trace::trace_writer out(file.stream(), trace::trace_encoding::text,
+                            trace::release_format_version);
     out.comment("source", "clpool pytest plugin");
     out.comment("test", common::escape_text(test));
-    out.comment("events", what == window_trace::own ? "the test's own (what its figures count)"
-                                                    : "the device's: what was live before the test, every thread's");
+    out.comment("events", what == window_trace::own
+                              ? "the test's own (what its figures count)"
+                              : "the device's: what was live before the test, every thread's");
     write_sites(out, sites(), used);
     std::size_t next_failure = 0;
     for (std::size_t i = 0; i <= events.size(); ++i) {

@@ -22,9 +22,9 @@
 #define CLPOOL_REPLAY_FOLLOWED_SESSION_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
-#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -46,24 +46,24 @@ struct named_usage {
 
 // The first out-of-memory the recorder saw in a window.
 struct window_oom {
-  std::string where;                 // "at allocation", "at first use by clEnqueueWriteBuffer"
+  std::string where;  // "at allocation", "at first use by clEnqueueWriteBuffer"
   std::uint64_t requested_bytes = 0;
-  std::string site;                  // the failing request's
-  std::string recorder_said;         // the recorder's `# failure:` words, if any
-  std::uint64_t live_bytes = 0;      // live on the device then (the failing block not counted)
+  std::string site;              // the failing request's
+  std::string recorder_said;     // the recorder's `# failure:` words, if any
+  std::uint64_t live_bytes = 0;  // live on the device then (the failing block not counted)
   std::uint64_t live_blocks = 0;
   std::uint64_t live_before_bytes = 0;  // of those, blocks allocated before the window began
   std::vector<named_usage> live_sites;
-  std::uint64_t more = 0;            // further out-of-memories in the window
+  std::uint64_t more = 0;  // further out-of-memories in the window
 };
 
 struct window_figures {
-  std::uint64_t peak_bytes = 0;           // the window's own live device blocks, at their most
-  std::vector<named_usage> peak_sites;    // what held them then
-  std::uint64_t left_live_bytes = 0;      // allocated in the call phase, live at its end
+  std::uint64_t peak_bytes = 0;         // the window's own live device blocks, at their most
+  std::vector<named_usage> peak_sites;  // what held them then
+  std::uint64_t left_live_bytes = 0;    // allocated in the call phase, live at its end
   std::uint64_t left_live_blocks = 0;
   std::vector<named_usage> left_live_sites;
-  std::uint64_t allocations = 0;          // the window's own device allocations (to the call's end)
+  std::uint64_t allocations = 0;  // the window's own device allocations (to the call's end)
   // Device allocations in the window by threads that were running before it began.
   std::uint64_t other_thread_allocations = 0;
   std::uint64_t other_thread_bytes = 0;
@@ -139,10 +139,10 @@ class followed_session {
   // One thing in a window: an event (with the block it names), or a recorder's failure comment.
   struct entry {
     trace::trace_event event;
-    block named;              // alloc: itself; free and release: the block as allocated
-    bool known = false;       // free/release: the block was live in the session
-    bool failure = false;     // a `# failure:` comment, not an event
-    std::string text;         // its words
+    block named;           // alloc: itself; free and release: the block as allocated
+    bool known = false;    // free/release: the block was live in the session
+    bool failure = false;  // a `# failure:` comment, not an event
+    std::string text;      // its words
   };
 
  private:
@@ -159,8 +159,10 @@ class followed_session {
   std::vector<block> before_window() const;
   std::optional<window_oom> first_oom(const figure_options& options) const;
   std::string name_of(std::uint64_t stack, const site_path_rule& naming) const;
-  std::vector<named_usage> by_name(const std::vector<site_usage>& list, const site_path_rule& naming) const;
-  void describe_live(window_oom& oom, std::size_t at, std::uint64_t failing_id, const figure_options& options) const;
+  std::vector<named_usage> by_name(const std::vector<site_usage>& list,
+                                   const site_path_rule& naming) const;
+  void describe_live(window_oom& oom, std::size_t at, std::uint64_t failing_id,
+                     const figure_options& options) const;
 
   std::string path_;
   std::unique_ptr<trace::trace_reader> reader_;
@@ -170,7 +172,7 @@ class followed_session {
   std::uint64_t last_seq_ = 0;
   bool window_open_ = false;
   std::uint64_t window_start_seq_ = 0;  // events at or above this seq are the window's
-  bool in_window_ = false;               // the event last read is
+  bool in_window_ = false;              // the event last read is
   std::vector<entry> window_;
   std::uint64_t call_start_seq_ = 0, call_end_seq_ = 0;
   bool call_marked_ = false, call_ended_ = false;

@@ -41,13 +41,16 @@ class layer_trace {
             "frame 5 py 30 /src/t.py test_leaks\n"
             "frame 6 py 40 /src/t.py test_peak\n"
             "frame 7 py 500 /usr/lib/python3/dist-packages/_pytest/python.py pytest_pyfunc_call\n"
-            "stack 1 0 7\nstack 2 1 5\nstack 3 2 3\nstack 4 3 2\nstack 5 4 1\n"  // test_leaks -> remember -> _buf
-            "stack 6 1 6\nstack 7 6 4\nstack 8 7 2\nstack 9 8 1\n";             // test_peak -> scratch -> _buf
+            "stack 1 0 7\nstack 2 1 5\nstack 3 2 3\nstack 4 3 2\nstack 5 4 1\n"  // test_leaks ->
+                                                                                 // remember -> _buf
+            "stack 6 1 6\nstack 7 6 4\nstack 8 7 2\nstack 9 8 1\n";  // test_peak -> scratch -> _buf
     out_.flush();
   }
-  void event(const std::string& action, std::uint64_t id, std::uint64_t size, std::uint64_t stack = 0,
-             std::uint64_t thread = 0, const std::string& kind = "buffer") {
-    out_ << seq_++ << " 0 " << thread << " 0 " << action << " " << id << " " << size << " " << kind << " 0x0";
+  void event(const std::string& action, std::uint64_t id, std::uint64_t size,
+             std::uint64_t stack = 0, std::uint64_t thread = 0,
+             const std::string& kind = "buffer") {
+    out_ << seq_++ << " 0 " << thread << " 0 " << action << " " << id << " " << size << " " << kind
+         << " 0x0";
     if (stack != 0) out_ << " " << stack;
     out_ << "\n";
     out_.flush();
@@ -104,7 +107,8 @@ TEST(FollowedSession, HelperSitesAreNamedByTheirPathToTheTest) {
   EXPECT_EQ(f.left_live_blocks, 1u);
   EXPECT_EQ(f.allocations, 2u);
   ASSERT_EQ(f.left_live_sites.size(), 1u);
-  EXPECT_EQ(f.left_live_sites[0].site, "_buf (t.py:10) \u2190 remember (t.py:14) \u2190 test_leaks (t.py:30)");
+  EXPECT_EQ(f.left_live_sites[0].site,
+            "_buf (t.py:10) \u2190 remember (t.py:14) \u2190 test_leaks (t.py:30)");
   ASSERT_EQ(f.peak_sites.size(), 1u);
   EXPECT_EQ(f.peak_sites[0].bytes, 4u << 20);
   EXPECT_EQ(f.peak_sites[0].blocks, 2u);
@@ -123,12 +127,12 @@ TEST(FollowedSession, BlocksFromBeforeAndSetupAreNotTheCallsLeaks) {
   followed_session s(t.path());
   s.sync();
   s.begin_window();
-  t.event("alloc", 2, 200, peak_stack);   // setup (a fixture)
+  t.event("alloc", 2, 200, peak_stack);  // setup (a fixture)
   s.sync();
   s.mark_call();
   t.event("release", 2, 200);
   t.event("free", 2, 200);
-  t.event("release", 1, 100);             // a block from before, freed in the test
+  t.event("release", 1, 100);  // a block from before, freed in the test
   t.event("free", 1, 100);
   t.event("alloc", 3, 50, peak_stack);
   s.sync();
@@ -149,22 +153,26 @@ TEST(FollowedSession, ARefusedBlockIsNotLiveAndTheOomNamesItsFirstUse) {
   s.mark_call();
   t.event("alloc", 2, 200, peak_stack);
   t.event("alloc", 3, 500, peak_stack);
-  t.comment("failure: first use of id 3 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: budget 1000 bytes");
-  t.comment("failure: first use of id 3 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: budget 1000 bytes");
+  t.comment(
+      "failure: first use of id 3 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
+      "budget 1000 bytes");
+  t.comment(
+      "failure: first use of id 3 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
+      "budget 1000 bytes");
   t.event("alloc_failed", 0, 4000, peak_stack);
   t.comment("failure: seq 4 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: budget");
   s.sync();
   s.mark_call_end();
   const window_figures f = s.figures({.naming = to_test("test_peak")});
-  EXPECT_EQ(f.peak_bytes, 200u);        // block 3 never held device memory
+  EXPECT_EQ(f.peak_bytes, 200u);  // block 3 never held device memory
   EXPECT_EQ(f.left_live_bytes, 200u);
   ASSERT_TRUE(f.oom.has_value());
   EXPECT_EQ(f.oom->where, "at first use by clEnqueueWriteBuffer");
   EXPECT_EQ(f.oom->requested_bytes, 500u);
-  EXPECT_EQ(f.oom->live_bytes, 900u);   // 1 from before and 2; not 3, the failing block
+  EXPECT_EQ(f.oom->live_bytes, 900u);  // 1 from before and 2; not 3, the failing block
   EXPECT_EQ(f.oom->live_before_bytes, 700u);
   EXPECT_EQ(f.oom->live_blocks, 2u);
-  EXPECT_EQ(f.oom->more, 1u);           // the retry is the same request; the alloc_failed is another
+  EXPECT_EQ(f.oom->more, 1u);  // the retry is the same request; the alloc_failed is another
   EXPECT_EQ(f.oom->site, "_buf (t.py:10) \u2190 scratch (t.py:20) \u2190 test_peak (t.py:40)");
   ASSERT_EQ(f.oom->live_sites.size(), 2u);
   EXPECT_EQ(f.oom->live_sites[0].bytes, 700u);
@@ -176,20 +184,20 @@ TEST(FollowedSession, BoundariesAtSeqsSortEventsReadLater) {
   layer_trace t("fs_seqs.trace");
   followed_session s(t.path());
   s.sync();
-  t.event("alloc", 1, 100, peak_stack);   // seq 0: before the window
+  t.event("alloc", 1, 100, peak_stack);  // seq 0: before the window
   s.begin_window(1);
-  t.event("alloc", 2, 200, peak_stack);   // seq 1: setup
+  t.event("alloc", 2, 200, peak_stack);  // seq 1: setup
   s.mark_call(2);
-  t.event("alloc", 3, 400, peak_stack);   // seq 2: the call
-  t.event("release", 2, 200);             // seq 3
-  t.event("free", 2, 200);                // seq 4
+  t.event("alloc", 3, 400, peak_stack);  // seq 2: the call
+  t.event("release", 2, 200);            // seq 3
+  t.event("free", 2, 200);               // seq 4
   s.mark_call_end(5);
-  t.event("alloc", 4, 800, peak_stack);   // seq 5: after the call (teardown)
+  t.event("alloc", 4, 800, peak_stack);  // seq 5: after the call (teardown)
   s.sync();
   const window_figures f = s.figures({});
-  EXPECT_EQ(f.peak_bytes, 600u);          // 2 and 3; neither 1 (before) nor 4 (after)
-  EXPECT_EQ(f.left_live_bytes, 400u);     // 3: the call's; 2 was setup's and is freed anyway
-  EXPECT_EQ(f.allocations, 2u);           // up to the end of the call, as the peak
+  EXPECT_EQ(f.peak_bytes, 600u);       // 2 and 3; neither 1 (before) nor 4 (after)
+  EXPECT_EQ(f.left_live_bytes, 400u);  // 3: the call's; 2 was setup's and is freed anyway
+  EXPECT_EQ(f.allocations, 2u);        // up to the end of the call, as the peak
   EXPECT_EQ(s.window_entries(), 5u);
 }
 
@@ -289,13 +297,15 @@ TEST(FollowedSession, TheDeviceTraceReplaysTheOom) {
   std::stringstream text;
   text << std::ifstream(path).rdbuf();
   EXPECT_NE(text.str().find("# test: t.py::test_peak[a\\x0Ab]\n"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("# failure: seq 2 status -4 from the layer\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("# failure: seq 2 status -4 from the layer\n"), std::string::npos)
+      << text.str();
   trace::trace_reader reader(path, {.check_liveness = false});
   replay_config nopool;
   nopool.use_pool = false;
   replay_options o;
   o.sites = true;
-  const replay_report r = replay_stream(reader, nopool, device_spec{1000, alloc_semantics::immediate}, o);
+  const replay_report r =
+      replay_stream(reader, nopool, device_spec{1000, alloc_semantics::immediate}, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.oom->requested_bytes, 400u);
   EXPECT_EQ(r.oom->active_bytes, 900u);

@@ -43,8 +43,8 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
       largest != 0 ? std::min(largest / granule, unbounded_capacity(granule) / granule)
                    : unbounded_capacity(granule) / granule;
   if (largest != 0 && top_k == 0) {
-    result.why_not = "the device has less than one granule free (" + std::to_string(largest) +
-                     " bytes)";
+    result.why_not =
+        "the device has less than one granule free (" + std::to_string(largest) + " bytes)";
     return result;
   }
   const auto attempt = [&](std::uint64_t k, std::uint64_t replays_left) {
@@ -55,17 +55,18 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
 
   replay_report unbounded = attempt(top_k, 0);
   if (!unbounded.ok()) {
-    result.why_not = (largest != 0 ? "it runs out of memory even with all of the device's " +
-                                         std::to_string(largest) + " bytes free ("
-                                   : std::string("it runs out of memory even on an unbounded device (")) +
-                     std::string(to_string(unbounded.oom->site)) + " at event " +
-                     std::to_string(unbounded.oom->event_index) + ")";
+    result.why_not =
+        (largest != 0 ? "it runs out of memory even with all of the device's " +
+                            std::to_string(largest) + " bytes free ("
+                      : std::string("it runs out of memory even on an unbounded device (")) +
+        std::string(to_string(unbounded.oom->site)) + " at event " +
+        std::to_string(unbounded.oom->event_index) + ")";
     return result;
   }
   // Upper bound: the unbounded replay's peak, rounded up to a granule; doubled while it fails
   // (a retry can make a capacity-bounded run differ from the unbounded one).
-  std::uint64_t hi = unbounded.peak_device_bytes / granule +
-                     (unbounded.peak_device_bytes % granule != 0 ? 1 : 0);
+  std::uint64_t hi =
+      unbounded.peak_device_bytes / granule + (unbounded.peak_device_bytes % granule != 0 ? 1 : 0);
   std::optional<replay_report> hi_report;
   for (;;) {
     if (hi >= top_k) {

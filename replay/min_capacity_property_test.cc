@@ -14,15 +14,14 @@ constexpr std::uint64_t top = std::uint64_t{1} << 62;
 
 // Sizes in [lo, 2^62], half of them at or next to the edges where rounding goes wrong.
 rc::Gen<std::uint64_t> size_in(std::uint64_t lo) {
-  return rc::gen::oneOf(
-      rc::gen::elementOf(std::vector<std::uint64_t>{lo, lo + 1, top, top - 1, top / 2, top / 2 + 1,
-                                                   top / 3, (top / 3) * 2 + 1,
-                                                   std::uint64_t{1} << 20}),
-      rc::gen::inRange<std::uint64_t>(lo, top + 1),
-      rc::gen::map(rc::gen::inRange(0, 63), [lo](int b) {
-        const std::uint64_t v = std::uint64_t{1} << b;
-        return v < lo ? lo : v > top ? top : v;
-      }));
+  return rc::gen::oneOf(rc::gen::elementOf(std::vector<std::uint64_t>{
+                            lo, lo + 1, top, top - 1, top / 2, top / 2 + 1, top / 3,
+                            (top / 3) * 2 + 1, std::uint64_t{1} << 20}),
+                        rc::gen::inRange<std::uint64_t>(lo, top + 1),
+                        rc::gen::map(rc::gen::inRange(0, 63), [lo](int b) {
+                          const std::uint64_t v = std::uint64_t{1} << b;
+                          return v < lo ? lo : v > top ? top : v;
+                        }));
 }
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t g) { return (n / g + (n % g != 0)) * g; }
@@ -31,7 +30,8 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t g) { return (n / g + (n % 
 // retry can make it), which makes the search double its upper bound.
 RC_GTEST_PROP(MinCapacityProperty, ModelAnswerIsTheRoundedNeed, ()) {
   const std::uint64_t granule = *size_in(1).as("granule");
-  const std::uint64_t need = *rc::gen::oneOf(rc::gen::just<std::uint64_t>(0), size_in(1)).as("need");
+  const std::uint64_t need =
+      *rc::gen::oneOf(rc::gen::just<std::uint64_t>(0), size_in(1)).as("need");
   const unsigned peak_shift = *rc::gen::inRange(0u, 4u).as("peak shift");
   std::uint64_t calls = 0;
   const auto run = [&](std::uint64_t cap) {

@@ -118,7 +118,8 @@ TEST(MinCapacity, LimitMakesItImpossible) {
   std::vector<trace_event> events(1);
   events[0].size = 2 << 20;
   const auto run = [&](std::uint64_t capacity) {
-    return replay_events(events, parse_config("pool:limit=1MiB"), {capacity, alloc_semantics::immediate});
+    return replay_events(events, parse_config("pool:limit=1MiB"),
+                         {capacity, alloc_semantics::immediate});
   };
   const min_capacity_result m = find_min_capacity(run, 1 << 20);
   EXPECT_FALSE(m.found);

@@ -94,7 +94,8 @@ TEST(PoolRecorder, RecordsOutOfMemoryAsAllocFailed) {
   EXPECT_EQ(failed, rec.stats.ooms_raised);
   // Replayed on the same device, it fails at the first recorded failure.
   trace_reader reader = trace_reader::from_string(rec.text, "recorded");
-  const replay::replay_report r = replay::replay_stream(reader, {}, {4 << 20, replay::alloc_semantics::immediate});
+  const replay::replay_report r =
+      replay::replay_stream(reader, {}, {4 << 20, replay::alloc_semantics::immediate});
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.oom->recorded_failure);
   std::uint64_t first_failed = 0;

@@ -234,12 +234,13 @@ struct replayer::impl {
   // mockcl keeps it). Returns false at its out-of-memory; records a live block in host_live.
   bool host_alloc(const trace_event& e, std::uint64_t line) {
     ++report.host_allocs;
-    if (!host_memory) host_memory.emplace(device_model::device_profile{}, report.device.host_capacity);
+    if (!host_memory)
+      host_memory.emplace(device_model::device_profile{}, report.device.host_capacity);
     host_block b{{}, e.size};
     if (!host_memory->try_commit(e.size, b.where)) {
       oom_point& p = start_oom(e, line, oom_site::host);
-      p.message = "the host-pinned budget could not take " + std::to_string(e.size) + " bytes: " +
-                  std::to_string(host_memory->committed()) + " of " +
+      p.message = "the host-pinned budget could not take " + std::to_string(e.size) +
+                  " bytes: " + std::to_string(host_memory->committed()) + " of " +
                   std::to_string(host_memory->capacity()) + " bytes in use";
       if (config.use_pool) {
         const pool_counters& c = observer->last;
@@ -270,7 +271,8 @@ struct replayer::impl {
   }
 
   void alloc(const trace_event& e, std::uint64_t line) {
-    if (schedule.freed_early(e.id)) already_live(e.id);  // released and freed early, not yet `free`d
+    if (schedule.freed_early(e.id))
+      already_live(e.id);  // released and freed early, not yet `free`d
     if (e.kind == trace_kind::host) {
       if (config.use_pool) {
         std::uint32_t* index = live.insert(e.id, 0);
@@ -324,7 +326,7 @@ struct replayer::impl {
       std::uint32_t i = 0;
       if (!live.erase(id, &i)) not_live(id);
       if (ledger) ledger->on_free(id, /*pool_holds=*/true);  // until the device gets it back
-      slab[i].release();  // gives the block back to the pool
+      slab[i].release();                                     // gives the block back to the pool
       free_slots.push_back(i);
       host_free(id);
     } else {
@@ -344,7 +346,8 @@ struct replayer::impl {
 
   // A version-3 release: the block stays live until the rule frees it (free_schedule.h).
   void release(const trace_event& e) {
-    const bool is_live = config.use_pool ? live.find(e.id) != nullptr : raw_live.find(e.id) != nullptr;
+    const bool is_live =
+        config.use_pool ? live.find(e.id) != nullptr : raw_live.find(e.id) != nullptr;
     // A block freed early is no longer in the maps: free_schedule names the second release.
     if (!is_live && !schedule.freed_early(e.id)) not_live_release(e.id);
     on_schedule(e);
@@ -402,7 +405,8 @@ struct replayer::impl {
         break;
     }
     if (options.timeline) sample();
-    if (options.stop_after_event && report.events > *options.stop_after_event) report.stopped = true;
+    if (options.stop_after_event && report.events > *options.stop_after_event)
+      report.stopped = true;
     return !report.oom && !report.stopped;
   }
 
@@ -451,9 +455,10 @@ struct replayer::impl {
   // Destroyed last to first: live blocks go back to the pool, the pool to the device.
   std::unique_ptr<replay_device> owned;
   replay_device* device;
-  bool deferred;  // call first_use() after each allocation
+  bool deferred;           // call first_use() after each allocation
   free_schedule schedule;  // when released blocks are free (version 3)
-  std::unique_ptr<site_ledger> ledger;  // with options.sites; outlives the pool, which reports to it
+  std::unique_ptr<site_ledger>
+      ledger;  // with options.sites; outlives the pool, which reports to it
   std::optional<pool_type> pool;
   std::shared_ptr<replay_observer> observer;
   // Live allocations sit in a dense slab; the id map holds 4-byte slab indices, so its probes and
@@ -464,7 +469,7 @@ struct replayer::impl {
   std::vector<std::uint32_t> free_slots;
   trace::flat_id_map<raw_block> raw_live;
   std::uint64_t raw_active = 0;
-  std::uint64_t raw_blocks = 0;  // live device blocks (raw_active's)
+  std::uint64_t raw_blocks = 0;                            // live device blocks (raw_active's)
   std::optional<device_model::device_memory> host_memory;  // the host-pinned budget's ledger
   trace::flat_id_map<host_block> host_live;                // live host blocks
 

@@ -3,7 +3,8 @@
 //
 //   trace_reader reader("run.trace", {.check_liveness = false});
 //   replay_report r = replay_stream(reader, parse_config("pool:lb=4"),
-//                                   {.capacity = 4ull << 30, .semantics = alloc_semantics::immediate});
+//                                   {.capacity = 4ull << 30, .semantics =
+//                                   alloc_semantics::immediate});
 //   if (r.oom) ... r.oom->event_index, r.oom->rounded_bytes, ...
 //
 // What each trace action does: alloc -> allocate (a `sub` block gets no device memory; a `host`
@@ -45,7 +46,7 @@ class replay_input_error : public std::runtime_error {
 };
 
 struct replay_options {
-  bool timeline = false;               // sample active/held/managed bytes for a picture
+  bool timeline = false;                   // sample active/held/managed bytes for a picture
   std::size_t max_timeline_points = 1024;  // downsampled (keeping maxima) to at most this many
   std::size_t timeline_tail_events = 64;   // kept at full resolution in timeline_tail
   bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
@@ -122,7 +123,8 @@ inline void count_release(const trace::trace_event& e, replay_report& report) {
 // `report` with the sites of a trace that has them (the RMM importer has none), read once the
 // replay is done.
 template <class Source>
-replay_report with_sites(const Source& source, const replay_options& options, replay_report report) {
+replay_report with_sites(const Source& source, const replay_options& options,
+                         replay_report report) {
   if constexpr (requires { source.sites(); }) {
     if (!source.sites().empty()) {
       auto table = std::make_shared<trace::site_table>(source.sites());
@@ -215,8 +217,8 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
 // Replays `source` on `device` (from a device_backend's open()).
 template <class Source>
 replay_report replay_stream(Source& source, const replay_config& config,
-                            std::unique_ptr<replay_device> device, const replay_options& options = {},
-                            const progress_fn& progress = {}) {
+                            std::unique_ptr<replay_device> device,
+                            const replay_options& options = {}, const progress_fn& progress = {}) {
   replayer r(config, std::move(device), options);
   return detail::replay_stream(source, r, options, progress);
 }

@@ -31,7 +31,9 @@ struct events_builder {
     events.push_back(e);
     return *this;
   }
-  events_builder& alloc(std::uint64_t id, std::uint64_t size) { return add(trace_action::alloc, id, size); }
+  events_builder& alloc(std::uint64_t id, std::uint64_t size) {
+    return add(trace_action::alloc, id, size);
+  }
   events_builder& free(std::uint64_t id) { return add(trace_action::free, id, 0); }
   events_builder& release(std::uint64_t id) { return add(trace_action::release, id, 0); }
   events_builder& wait() { return add(trace_action::wait, 0, 0); }
@@ -46,7 +48,8 @@ replay_config pool_lb(unsigned lb) {
 TEST(Replay, CleanRunCountsHitsMissesAndPeaks) {
   events_builder b;
   b.alloc(1, 1000).alloc(2, 2000).free(1).alloc(3, 1000).free(2).free(3);
-  const replay_report r = replay_events(b.events, pool_lb(12), {1 << 20, alloc_semantics::immediate});
+  const replay_report r =
+      replay_events(b.events, pool_lb(12), {1 << 20, alloc_semantics::immediate});
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.events, 6u);
   EXPECT_EQ(r.allocs, 3u);
@@ -152,7 +155,12 @@ TEST(Replay, SubBuffersTakeNoDeviceMemory) {
 
 TEST(Replay, FreeHeldAndStopHolding) {
   events_builder b;
-  b.alloc(1, 60).free(1).add(trace_action::free_held, 0, 0).alloc(2, 70).add(trace_action::stop_holding, 0, 0).free(2);
+  b.alloc(1, 60)
+      .free(1)
+      .add(trace_action::free_held, 0, 0)
+      .alloc(2, 70)
+      .add(trace_action::stop_holding, 0, 0)
+      .free(2);
   const replay_report r = replay_events(b.events, pool_lb(12), {100, alloc_semantics::deferred});
   EXPECT_TRUE(r.ok()) << "free_held returned the 60 bytes before the 70 were committed";
   EXPECT_EQ(r.free_held_calls, 1u);
@@ -166,7 +174,8 @@ TEST(Replay, BadInputIsAnError) {
   EXPECT_THROW(replay_events(b.events, pool_lb(4), device_spec{}), replay_input_error);
   events_builder c;
   c.alloc(5, 1).alloc(5, 1);
-  EXPECT_THROW(replay_events(c.events, replay_config{.use_pool = false}, device_spec{}), replay_input_error);
+  EXPECT_THROW(replay_events(c.events, replay_config{.use_pool = false}, device_spec{}),
+               replay_input_error);
 }
 
 TEST(Replay, StreamErrorsNameFileAndLine) {
@@ -277,7 +286,8 @@ TEST(Replay, OomPointMatchesThePoolRunDirectly) {
     for (unsigned lb : {0u, 2u, 4u}) {
       const std::uint64_t capacity = (8ull << 20) + seed * 12345;
       const direct_result d = run_directly(events, lb, capacity);
-      const replay_report r = replay_events(events, pool_lb(lb), {capacity, alloc_semantics::immediate});
+      const replay_report r =
+          replay_events(events, pool_lb(lb), {capacity, alloc_semantics::immediate});
       ASSERT_EQ(d.oom_index.has_value(), r.oom.has_value()) << "seed " << seed << " lb " << lb;
       EXPECT_EQ(d.stats.hits, r.hits);
       EXPECT_EQ(d.stats.misses, r.misses);
@@ -303,8 +313,8 @@ bool same(const replay_report& a, const replay_report& b) {
   const auto key = [](const replay_report& r) {
     return std::make_tuple(r.events, r.allocs, r.frees, r.peak_active_bytes, r.peak_managed_bytes,
                            r.peak_device_bytes, r.hits, r.misses, r.allocator_allocations,
-                           r.allocator_frees, r.allocator_failures, r.oom_retries, r.rescued_requests,
-                           r.oom.has_value());
+                           r.allocator_frees, r.allocator_failures, r.oom_retries,
+                           r.rescued_requests, r.oom.has_value());
   };
   if (key(a) != key(b) || a.timeline.size() != b.timeline.size()) return false;
   for (std::size_t i = 0; i < a.timeline.size(); ++i) {
@@ -317,7 +327,8 @@ bool same(const replay_report& a, const replay_report& b) {
   }
   if (a.oom) {
     return a.oom->event_index == b.oom->event_index && a.oom->message == b.oom->message &&
-           a.oom->managed_bytes == b.oom->managed_bytes && a.oom->held_before_bytes == b.oom->held_before_bytes;
+           a.oom->managed_bytes == b.oom->managed_bytes &&
+           a.oom->held_before_bytes == b.oom->held_before_bytes;
   }
   return true;
 }
@@ -334,8 +345,8 @@ TEST(Replay, Deterministic) {
 
 TEST(Replay, TimelineIsBoundedAndKeepsThePeak) {
   const auto events = random_workload(3, 50000);
-  const replay_report r =
-      replay_events(events, pool_lb(4), device_spec{}, {.timeline = true, .max_timeline_points = 64});
+  const replay_report r = replay_events(events, pool_lb(4), device_spec{},
+                                        {.timeline = true, .max_timeline_points = 64});
   ASSERT_TRUE(r.ok());
   EXPECT_LE(r.timeline.size(), 65u);
   EXPECT_GE(r.timeline.size(), 16u);
@@ -373,15 +384,20 @@ TEST(Replay, TimelineTailIsTheLastEventsAtFullResolution) {
   }
   // A replay shorter than the tail keeps every event.
   const std::vector<trace_event> few(events.begin(), events.begin() + 10);
-  EXPECT_EQ(replay_events(few, pool_lb(4), device_spec{}, {.timeline = true}).timeline_tail.size(), 10u);
+  EXPECT_EQ(replay_events(few, pool_lb(4), device_spec{}, {.timeline = true}).timeline_tail.size(),
+            10u);
 }
 
 // `host` blocks (ALLOC_HOST_PTR) go to the host budget, never to the device or the pool.
 TEST(Replay, HostBlocksChargeTheHostBudgetNotTheDevice) {
   for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {
     events_builder b;
-    b.add(trace_action::alloc, 1, 3000, trace_kind::host).alloc(2, 1024).free(1)
-        .add(trace_action::alloc, 3, 2000, trace_kind::host).free(3).free(2);
+    b.add(trace_action::alloc, 1, 3000, trace_kind::host)
+        .alloc(2, 1024)
+        .free(1)
+        .add(trace_action::alloc, 3, 2000, trace_kind::host)
+        .free(3)
+        .free(2);
     const replay_report r = replay_events(b.events, c, {1024, alloc_semantics::immediate});
     EXPECT_TRUE(r.ok()) << to_string(c);
     EXPECT_EQ(r.peak_device_bytes, 1024u);
@@ -394,7 +410,8 @@ TEST(Replay, HostBlocksChargeTheHostBudgetNotTheDevice) {
 TEST(Replay, HostBudgetOutOfMemory) {
   for (const replay_config& c : {pool_lb(12), parse_config("nopool")}) {
     events_builder b;
-    b.add(trace_action::alloc, 1, 3000, trace_kind::host).alloc(2, 1024)
+    b.add(trace_action::alloc, 1, 3000, trace_kind::host)
+        .alloc(2, 1024)
         .add(trace_action::alloc, 3, 2000, trace_kind::host);
     device_spec d{1 << 20, alloc_semantics::immediate};
     d.host_capacity = 4000;
@@ -416,7 +433,8 @@ TEST(ReplayFreesAt, EachRulePlacesTheFree) {
   b.alloc(1, 1 << 20).release(1).alloc(2, 1 << 20).release(2).alloc(3, 1 << 20).wait().release(3);
   b.alloc(4, 1 << 20).free(1).free(2).free(3).free(4);
   const replay_config nopool{.use_pool = false};
-  const auto peak = [&](std::optional<free_moment> m, const device_model::device_profile& profile = {}) {
+  const auto peak = [&](std::optional<free_moment> m,
+                        const device_model::device_profile& profile = {}) {
     replay_options o;
     o.frees_at = m;
     const replay_report r = replay_events(b.events, nopool, device_spec{.profile = profile}, o);
@@ -435,7 +453,8 @@ TEST(ReplayFreesAt, EachRulePlacesTheFree) {
   device_model::device_profile at_wait;
   at_wait.commands_finish = device_model::command_completion::at_wait;
   EXPECT_EQ(peak(std::nullopt, at_wait), 3u);
-  EXPECT_EQ(replay_events(b.events, nopool, device_spec{.profile = at_wait}).frees_at, free_moment::wait);
+  EXPECT_EQ(replay_events(b.events, nopool, device_spec{.profile = at_wait}).frees_at,
+            free_moment::wait);
   // Through the pool the same: with the release rule each block is a hit on the last one.
   replay_options o;
   o.frees_at = free_moment::release;
@@ -452,7 +471,8 @@ TEST(ReplayFreesAt, DriverFreeBeforeTheWaitAndBadInput) {
   b.alloc(1, 100).release(1).free(1).alloc(2, 100).wait().free(2);
   replay_options o;
   o.frees_at = free_moment::wait;
-  const replay_report r = replay_events(b.events, replay_config{.use_pool = false}, device_spec{}, o);
+  const replay_report r =
+      replay_events(b.events, replay_config{.use_pool = false}, device_spec{}, o);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.peak_active_bytes, 100u);
   for (const free_moment m : {free_moment::release, free_moment::wait, free_moment::driver}) {
@@ -461,7 +481,8 @@ TEST(ReplayFreesAt, DriverFreeBeforeTheWaitAndBadInput) {
       const replay_config c{.use_pool = pool};
       events_builder twice;
       twice.alloc(1, 10).release(1).release(1);
-      EXPECT_THROW(replay_events(twice.events, c, device_spec{}, o), replay_input_error) << to_string(m);
+      EXPECT_THROW(replay_events(twice.events, c, device_spec{}, o), replay_input_error)
+          << to_string(m);
       events_builder unknown;
       unknown.release(7);
       EXPECT_THROW(replay_events(unknown.events, c, device_spec{}, o), replay_input_error);
@@ -474,7 +495,8 @@ TEST(ReplayFreesAt, DriverFreeBeforeTheWaitAndBadInput) {
   try {
     replay_events(early.events, replay_config{}, device_spec{}, o);
   } catch (const replay_input_error& e) {
-    EXPECT_STREQ(e.what(), "alloc of id 1, which is already live (allocated earlier and not freed)");
+    EXPECT_STREQ(e.what(),
+                 "alloc of id 1, which is already live (allocated earlier and not freed)");
   }
 }
 
@@ -488,20 +510,27 @@ namespace {
 // plugin reports per test and clpool_replay --peak prints, from the one engine.
 TEST(ReplayPeakAndEnd, NoPool) {
   events_builder b;
-  b.alloc(1, 100).alloc(2, 300).free(1).alloc(3, 50).alloc(4, 7).add(trace_action::alloc, 5, 999, trace_kind::host)
-      .add(trace_action::alloc, 6, 10, trace_kind::sub).free(2);
+  b.alloc(1, 100)
+      .alloc(2, 300)
+      .free(1)
+      .alloc(3, 50)
+      .alloc(4, 7)
+      .add(trace_action::alloc, 5, 999, trace_kind::host)
+      .add(trace_action::alloc, 6, 10, trace_kind::sub)
+      .free(2);
   replay_config nopool;
   nopool.use_pool = false;
   const replay_report r = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate});
   EXPECT_EQ(r.peak_active_bytes, 400u);
   EXPECT_EQ(r.peak_active_event, 1u);  // the second alloc; later ones never reach 400 again
-  EXPECT_EQ(r.end_active_bytes, 57u);   // 3 and 4: host and sub blocks take no device memory
+  EXPECT_EQ(r.end_active_bytes, 57u);  // 3 and 4: host and sub blocks take no device memory
   EXPECT_EQ(r.end_active_blocks, 2u);
   EXPECT_FALSE(r.stopped);
 
   replay_options at_peak;
   at_peak.stop_after_event = r.peak_active_event;
-  const replay_report p = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_peak);
+  const replay_report p =
+      replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_peak);
   EXPECT_TRUE(p.stopped);
   EXPECT_TRUE(p.ok());
   EXPECT_EQ(p.events, 2u);
@@ -517,7 +546,8 @@ TEST(ReplayPeakAndEnd, WithAPoolAndSites) {
   b.events[3].stack = 7;
   replay_options o;
   o.sites = true;
-  const replay_report r = replay_events(b.events, pool_lb(12), {1 << 20, alloc_semantics::immediate}, o);
+  const replay_report r =
+      replay_events(b.events, pool_lb(12), {1 << 20, alloc_semantics::immediate}, o);
   EXPECT_EQ(r.peak_active_bytes, 3000u);
   EXPECT_EQ(r.peak_active_event, 1u);
   EXPECT_EQ(r.end_active_bytes, 3000u);
@@ -538,13 +568,15 @@ TEST(ReplayPeakAndEnd, ReleasesFreeAtTheRule) {
   nopool.use_pool = false;
   replay_options at_release;
   at_release.frees_at = free_moment::release;
-  const replay_report r = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_release);
+  const replay_report r =
+      replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_release);
   EXPECT_EQ(r.peak_active_bytes, 500u);
   EXPECT_EQ(r.peak_active_event, 3u);
   EXPECT_EQ(r.end_active_bytes, 500u);
   replay_options at_driver;
   at_driver.frees_at = free_moment::driver;
-  const replay_report d = replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_driver);
+  const replay_report d =
+      replay_events(b.events, nopool, {1 << 20, alloc_semantics::immediate}, at_driver);
   EXPECT_EQ(d.peak_active_bytes, 700u);
   EXPECT_EQ(d.end_active_bytes, 700u);
   EXPECT_EQ(d.end_active_blocks, 3u);

@@ -8,10 +8,14 @@ namespace clpool::replay {
 
 std::string_view to_string(oom_site site) {
   switch (site) {
-    case oom_site::allocator: return "device allocation failed";
-    case oom_site::limit: return "pool limit reached";
-    case oom_site::first_use: return "deferred allocation failed at first use";
-    case oom_site::host: return "host-pinned budget exceeded";
+    case oom_site::allocator:
+      return "device allocation failed";
+    case oom_site::limit:
+      return "pool limit reached";
+    case oom_site::first_use:
+      return "deferred allocation failed at first use";
+    case oom_site::host:
+      return "host-pinned budget exceeded";
   }
   return "?";
 }
@@ -27,7 +31,8 @@ std::optional<free_moment> parse_free_moment(std::string_view word) {
   return std::nullopt;
 }
 
-std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device, bool pool) {
+std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device,
+                                            bool pool) {
   if (p.capacity >= (std::uint64_t{1} << 62)) return std::nullopt;  // unbounded: nothing to sum to
   capacity_sum s;
   s.capacity = p.capacity;
@@ -46,16 +51,19 @@ std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spe
   s.free = s.capacity > taken ? s.capacity - taken : 0;
   s.request_rounded = p.rounded_bytes;
   const device_model::device_profile& prof = device.profile;
-  s.request_takes_new_shared_page = !device.measured && prof.pack_limit != 0 && p.rounded_bytes <= prof.pack_limit;
-  s.request_device = device.measured                     ? p.rounded_bytes
-                     : s.request_takes_new_shared_page ? prof.page
-                                                       : device_model::profile_rounded(prof, p.rounded_bytes);
+  s.request_takes_new_shared_page =
+      !device.measured && prof.pack_limit != 0 && p.rounded_bytes <= prof.pack_limit;
+  s.request_device = device.measured ? p.rounded_bytes
+                     : s.request_takes_new_shared_page
+                         ? prof.page
+                         : device_model::profile_rounded(prof, p.rounded_bytes);
   return s;
 }
 
 free_moment free_moment_of(const device_model::device_profile& profile) {
-  return profile.commands_finish == device_model::command_completion::at_wait ? free_moment::wait
-                                                                               : free_moment::release;
+  return profile.commands_finish == device_model::command_completion::at_wait
+             ? free_moment::wait
+             : free_moment::release;
 }
 
 }  // namespace clpool::replay

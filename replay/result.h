@@ -25,7 +25,8 @@ using device_model::alloc_semantics;
 struct site_usage {
   std::uint64_t stack = 0;
   std::uint64_t requested_bytes = 0;  // what the program asked for
-  std::uint64_t rounded_bytes = 0;    // the blocks' sizes (the pool's bin rounding; = requested without a pool)
+  std::uint64_t rounded_bytes =
+      0;  // the blocks' sizes (the pool's bin rounding; = requested without a pool)
   // What the device's profile commits for these blocks, each rounded on its own (whole pages, or
   // pack granules for a shared request; = rounded on an exact-byte device). The room left in
   // partly filled shared pages is the device's, not a site's, and is not in it.
@@ -51,7 +52,8 @@ struct device_spec {
   std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
   std::string backend = "sim";  // the device's name in reports: "sim", "mockcl" or "opencl"
   device_model::device_profile profile = {};  // how the device commits memory (default: exact)
-  std::optional<measured_device> measured = std::nullopt;  // a real device's own account (then no profile)
+  std::optional<measured_device> measured =
+      std::nullopt;  // a real device's own account (then no profile)
 };
 
 // When a block the program released is free in a replay (FORMAT.md "Two moments of a free"). A
@@ -91,7 +93,7 @@ struct oom_point {
   std::uint64_t requested_bytes = 0;
   std::uint64_t rounded_bytes = 0;  // the block the pool needed (= requested without a pool)
   oom_site site = oom_site::allocator;
-  bool recorded_failure = false;   // the trace says the recorded run failed here too
+  bool recorded_failure = false;           // the trace says the recorded run failed here too
   std::uint64_t active_bytes = 0;          // requested bytes of live allocations
   std::uint64_t active_rounded_bytes = 0;  // their rounded bytes
   std::uint64_t held_bytes = 0;            // held by the pool at the failure
@@ -99,12 +101,12 @@ struct oom_point {
   std::uint64_t device_used_bytes = 0;     // committed on the device
   std::uint64_t capacity = 0;
   std::uint64_t limit = unlimited;
-  std::uint64_t held_before_bytes = 0;     // held in other bins when the request arrived
-  std::uint64_t rounding_loss_bytes = 0;   // active_rounded_bytes - active_bytes (the pool's bins)
-  std::uint64_t page_loss_bytes = 0;       // device committed - sizes committed (the device's pages)
-  std::uint64_t retries = 0;               // the pool's retries for this request
-  std::string message;                     // the pool's or the device's own words
-  std::uint64_t stack = 0;                 // the failing request's site (FORMAT.md "Sites"); 0: none
+  std::uint64_t held_before_bytes = 0;    // held in other bins when the request arrived
+  std::uint64_t rounding_loss_bytes = 0;  // active_rounded_bytes - active_bytes (the pool's bins)
+  std::uint64_t page_loss_bytes = 0;      // device committed - sizes committed (the device's pages)
+  std::uint64_t retries = 0;              // the pool's retries for this request
+  std::string message;                    // the pool's or the device's own words
+  std::uint64_t stack = 0;                // the failing request's site (FORMAT.md "Sites"); 0: none
   // With replay_options::sites: per allocation site, what was live at the failure, and (with a
   // pool) the freed blocks the pool still held, largest first.
   std::vector<site_usage> live_sites;
@@ -123,9 +125,9 @@ struct capacity_sum {
   std::uint64_t page_rounding = 0;   // device committed - blocks' sizes (the profile's pages)
   std::uint64_t other = 0;           // device used beyond the four above
   std::uint64_t device_used = 0;
-  std::uint64_t headroom = 0;        // what the driver never hands out (the profile's)
-  bool headroom_known = true;        // false on a real device: its own headroom is in `free`
-  std::uint64_t free = 0;            // capacity - device used - headroom
+  std::uint64_t headroom = 0;  // what the driver never hands out (the profile's)
+  bool headroom_known = true;  // false on a real device: its own headroom is in `free`
+  std::uint64_t free = 0;      // capacity - device used - headroom
   std::uint64_t capacity = 0;
   // The failing request: its pool bin (= the request without a pool), and what the device would
   // commit for it (whole pages, or a new shared page for a request small enough to share one:
@@ -138,7 +140,8 @@ struct capacity_sum {
 // The sum at `p`, a replay's out-of-memory on `device` (`pool`: through the pool). Nothing when
 // the device is unbounded (the failure was the pool's limit or the host budget on an unbounded
 // device, and there is no capacity to sum to).
-std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device, bool pool);
+std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device,
+                                            bool pool);
 
 // One point of the timeline: the maxima over a run of consecutive events starting at `event`.
 struct timeline_point {
@@ -152,7 +155,7 @@ struct timeline_point {
 struct replay_report {
   replay_config config;
   device_spec device;
-  std::uint64_t events = 0;   // events applied (through the failing one)
+  std::uint64_t events = 0;  // events applied (through the failing one)
   std::uint64_t allocs = 0, frees = 0, recorded_failures = 0, free_held_calls = 0,
                 stop_holding_calls = 0;
   std::uint64_t recorded_failures_that_fit = 0;  // alloc_failed events that succeeded here
@@ -174,8 +177,8 @@ struct replay_report {
   std::uint64_t peak_active_event = 0;
   std::uint64_t peak_managed_bytes = 0;
   std::uint64_t peak_device_bytes = 0;
-  std::uint64_t peak_host_bytes = 0;   // `host` blocks, charged to the host budget
-  std::uint64_t host_allocs = 0;       // `host` alloc events
+  std::uint64_t peak_host_bytes = 0;  // `host` blocks, charged to the host budget
+  std::uint64_t host_allocs = 0;      // `host` alloc events
   // Allocations of at least 4 KiB, and those whose size is the top of a PyOpenCL pool bin
   // (leading bits 4, e.g. 1114111 for 1 MiB): a trace recorded below a pool is full of them.
   std::uint64_t sized_allocs = 0, bin_sized_allocs = 0;
@@ -215,7 +218,8 @@ struct replay_report {
   }
   // hits / (hits + misses), 0 when there were none.
   double hit_rate() const {
-    return hits + misses == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(hits + misses);
+    return hits + misses == 0 ? 0.0
+                              : static_cast<double>(hits) / static_cast<double>(hits + misses);
   }
 };
 
@@ -223,9 +227,9 @@ struct min_capacity_result {
   bool found = false;
   std::uint64_t capacity = 0;  // the smallest clean capacity, a multiple of granule
   std::uint64_t granule = 0;
-  std::uint64_t replays = 0;   // full replays run
-  std::string why_not;         // when !found: why no capacity helps
-  std::optional<replay_report> at_result;     // the clean replay at `capacity`
+  std::uint64_t replays = 0;                       // full replays run
+  std::string why_not;                             // when !found: why no capacity helps
+  std::optional<replay_report> at_result;          // the clean replay at `capacity`
   std::optional<replay_report> one_granule_below;  // the failing replay at capacity - granule
 };
 

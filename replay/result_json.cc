@@ -55,7 +55,6 @@ void sites_json(nlohmann::json& oom, const replay_report& r, std::size_t top) {
   oom["held_sites"] = site_list_json(p.held_sites, r, top);
 }
 
-
 nlohmann::json capacity_sum_json(const capacity_sum& s) {
   return {{"live_requested_bytes", s.live_requested},
           {"bin_rounding_bytes", s.bin_rounding},
@@ -63,7 +62,8 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
           {"page_rounding_bytes", s.page_rounding},
           {"other_bytes", s.other},
           {"device_used_bytes", s.device_used},
-          {"driver_headroom_bytes", s.headroom_known ? nlohmann::json(s.headroom) : nlohmann::json(nullptr)},
+          {"driver_headroom_bytes",
+           s.headroom_known ? nlohmann::json(s.headroom) : nlohmann::json(nullptr)},
           {"free_to_program_bytes", s.free},
           {"capacity_bytes", s.capacity},
           {"request_rounded_bytes", s.request_rounded},
@@ -89,7 +89,8 @@ nlohmann::json to_json(const replay_report& r) {
   j["device"] = r.device.backend;
   j["capacity"] = r.device.capacity;
   j["semantics"] = std::string(to_string(r.device.semantics));
-  j["profile"] = r.device.measured ? nlohmann::json(nullptr) : nlohmann::json(common::json_text(r.device.profile.name));
+  j["profile"] = r.device.measured ? nlohmann::json(nullptr)
+                                   : nlohmann::json(common::json_text(r.device.profile.name));
   if (const auto& m = r.device.measured) {
     j["measured_device"] = {{"name", common::json_text(m->name)},
                             {"driver_version", common::json_text(m->driver_version)},

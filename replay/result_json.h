@@ -39,8 +39,9 @@ nlohmann::json frees_at_json(const replay_report& r);
 // The capacity at an out-of-memory, summed (result.h, capacity_sum): live_requested_bytes +
 // bin_rounding_bytes + held_bytes + page_rounding_bytes + other_bytes = device_used_bytes;
 // device_used_bytes + driver_headroom_bytes (null on a real device: its own is in free) +
-// free_to_program_bytes = capacity_bytes; and the failing request's request_rounded_bytes, request_device_bytes,
-// request_takes_new_shared_page. Under `oom` as `capacity_sum`, absent on an unbounded device.
+// free_to_program_bytes = capacity_bytes; and the failing request's request_rounded_bytes,
+// request_device_bytes, request_takes_new_shared_page. Under `oom` as `capacity_sum`, absent on an
+// unbounded device.
 nlohmann::json capacity_sum_json(const capacity_sum& s);
 
 // A site's callers (site_names.h callers_of) as the JSON's "callers": each {"caller", the byte

@@ -7,7 +7,8 @@ namespace clpool::replay {
 void site_ledger::on_alloc(std::uint64_t id, std::uint64_t stack, std::uint64_t requested,
                            std::uint64_t rounded, std::uint64_t handle) {
   if (handle != 0) held_.erase(handle);
-  const std::uint64_t committed = rounded == 0 ? 0 : device_model::profile_rounded(profile_, rounded);
+  const std::uint64_t committed =
+      rounded == 0 ? 0 : device_model::profile_rounded(profile_, rounded);
   live_[id] = block{stack, requested, rounded, committed, handle};
 }
 
@@ -34,7 +35,8 @@ std::vector<site_usage> site_ledger::sum(const std::vector<const block*>& blocks
   out.reserve(by_stack.size());
   for (const auto& [stack, u] : by_stack) out.push_back(u);
   std::sort(out.begin(), out.end(), [](const site_usage& a, const site_usage& b) {
-    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes : a.stack < b.stack;
+    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes
+                                              : a.stack < b.stack;
   });
   return out;
 }

@@ -17,11 +17,13 @@ namespace {
 // A comprehension's own frame: Python 3.11 and older run `[f(x) for x in y]` in a frame of its own
 // (`g.<locals>.<listcomp>`), at the line of the frame that runs it, which says the same and more.
 bool is_comprehension_of(const trace::frame_info& f, const trace::frame_info* caller) {
-  if (caller == nullptr || f.lang != trace::frame_lang::python || f.file != caller->file || f.line != caller->line) {
+  if (caller == nullptr || f.lang != trace::frame_lang::python || f.file != caller->file ||
+      f.line != caller->line) {
     return false;
   }
   for (const std::string_view name : {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"}) {
-    if (f.function.size() >= name.size() && f.function.compare(f.function.size() - name.size(), name.size(), name) == 0) {
+    if (f.function.size() >= name.size() &&
+        f.function.compare(f.function.size() - name.size(), name.size(), name) == 0) {
       return true;
     }
   }
@@ -46,7 +48,8 @@ std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::u
   std::vector<std::uint64_t> folded;
   for (std::size_t i = 0; i < out.size(); ++i) {
     const trace::frame_info* f = sites.find_frame(out[i]);
-    if (f != nullptr && i + 1 < out.size() && is_comprehension_of(*f, sites.find_frame(out[i + 1]))) continue;
+    if (f != nullptr && i + 1 < out.size() && is_comprehension_of(*f, sites.find_frame(out[i + 1])))
+      continue;
     folded.push_back(out[i]);
   }
   return folded;
@@ -72,7 +75,8 @@ std::string site_name(const trace::site_table* sites, std::uint64_t stack) {
   if (sites == nullptr || stack == 0) return "(no stack recorded)";
   if (sites->site_frames() <= 1) {
     const std::uint64_t frame = naming_frame(*sites, stack);
-    return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)" : printable_frame(*sites, frame);
+    return frame == 0 ? "(stack " + std::to_string(stack) + " not defined)"
+                      : printable_frame(*sites, frame);
   }
   const std::vector<std::uint64_t> frames = program_frames(*sites, stack);
   if (frames.empty()) return "(stack " + std::to_string(stack) + " not defined)";
@@ -105,17 +109,20 @@ void order(std::vector<caller_usage>& nodes, std::size_t top) {
 
 }  // namespace
 
-std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const trace::site_table* sites,
-                                     const std::string& site, std::size_t levels, std::size_t top) {
+std::vector<caller_usage> callers_of(const std::vector<site_usage>& list,
+                                     const trace::site_table* sites, const std::string& site,
+                                     std::size_t levels, std::size_t top) {
   std::vector<caller_usage> roots;
   if (sites == nullptr) return roots;
   for (const site_usage& u : list) {
     if (u.stack == 0 || site_name(sites, u.stack) != site) continue;
     const std::vector<std::uint64_t> frames = program_frames(*sites, u.stack);
     std::vector<caller_usage>* level = &roots;
-    for (std::size_t i = sites->site_frames(); i < frames.size() && i < sites->site_frames() + levels; ++i) {
+    for (std::size_t i = sites->site_frames();
+         i < frames.size() && i < sites->site_frames() + levels; ++i) {
       const std::string name = printable_frame(*sites, frames[i]);
-      auto it = std::find_if(level->begin(), level->end(), [&name](const caller_usage& c) { return c.name == name; });
+      auto it = std::find_if(level->begin(), level->end(),
+                             [&name](const caller_usage& c) { return c.name == name; });
       if (it == level->end()) {
         caller_usage c;
         c.name = name;
@@ -130,7 +137,8 @@ std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const 
   return roots;
 }
 
-std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites) {
+std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list,
+                                      const trace::site_table* sites) {
   std::map<std::string, site_usage> by_name;
   for (const site_usage& u : list) {  // largest first, so the first stack seen is the largest
     auto [it, added] = by_name.emplace(site_name(sites, u.stack), u);
@@ -166,7 +174,8 @@ std::string path_frame(const trace::site_table& sites, std::uint64_t id, const s
 
 }  // namespace
 
-std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, const site_path_rule& rule) {
+std::string site_path_name(const trace::site_table* sites, std::uint64_t stack,
+                           const site_path_rule& rule) {
   if (sites == nullptr || stack == 0) return "(no stack recorded)";
   const std::vector<std::uint64_t> frames = program_frames(*sites, stack);
   if (frames.empty()) return "(stack " + std::to_string(stack) + " not defined)";
@@ -190,7 +199,8 @@ std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, 
     const trace::frame_info* f = sites->find_frame(frames[i]);
     const trace::frame_info* next = i + 1 < shown ? sites->find_frame(frames[i + 1]) : nullptr;
     if (f != nullptr && next != nullptr && f->lang == trace::frame_lang::native &&
-        next->lang == trace::frame_lang::native && f->line == 0 && next->line == 0 && f->file == next->file) {
+        next->lang == trace::frame_lang::native && f->line == 0 && next->line == 0 &&
+        f->file == next->file) {
       name += common::escape_text(f->function);
       continue;
     }

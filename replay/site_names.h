@@ -57,13 +57,15 @@ struct caller_usage {
 // The callers of site `site` (a site_name) among the per-stack usages `list` (a site_ledger's
 // live_sites() or held_sites(), not merged), largest first; empty for a site whose stacks end at
 // it. Each level keeps its `top` largest.
-std::vector<caller_usage> callers_of(const std::vector<site_usage>& list, const trace::site_table* sites,
-                                     const std::string& site, std::size_t levels = 2, std::size_t top = 3);
+std::vector<caller_usage> callers_of(const std::vector<site_usage>& list,
+                                     const trace::site_table* sites, const std::string& site,
+                                     std::size_t levels = 2, std::size_t top = 3);
 
 // `list` with the stacks that share a site name (the same innermost program frame, reached
 // through different library frames) summed into one entry, which keeps the largest stack's id;
 // largest rounded bytes first.
-std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list, const trace::site_table* sites);
+std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list,
+                                      const trace::site_table* sites);
 
 // A site as the path through the program's own frames, from the allocation out to the code that
 // asked for it: "_buf (t.py:10) ← remember_forever (t.py:14) ← test_leaks (t.py:30)". The pytest
@@ -83,7 +85,8 @@ struct site_path_rule {
 // The path of `stack` under `rule`, every frame in its printable form (common/text_escape.h), a
 // run of native frames without lines in one module naming the module once, after its last frame;
 // "(no stack recorded)" for stack 0 or no sites.
-std::string site_path_name(const trace::site_table* sites, std::uint64_t stack, const site_path_rule& rule);
+std::string site_path_name(const trace::site_table* sites, std::uint64_t stack,
+                           const site_path_rule& rule);
 
 // Every frame of `stack`, innermost first, one string each.
 std::vector<std::string> stack_lines(const trace::site_table* sites, std::uint64_t stack);

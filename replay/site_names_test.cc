@@ -21,7 +21,7 @@ trace::site_table table() {
   py(5, "/src/tests/t.py", 25, "test_scratch");
   py(6, "/usr/lib/python3/dist-packages/_pytest/python.py", 195, "pytest_pyfunc_call");
   py(7, "/src/tests/t.py", 30, "scratch.<locals>.<listcomp>");  // a comprehension that allocates
-  py(8, "/src/tests/t.py", 31, "scratch");                       // ... run from another line
+  py(8, "/src/tests/t.py", 31, "scratch");                      // ... run from another line
   // pytest -> test_scratch -> big_scratch -> <listcomp> -> _buf -> Buffer.__init__
   EXPECT_EQ(t.add_stack(1, 0, 6), "");
   EXPECT_EQ(t.add_stack(2, 1, 5), "");
@@ -44,7 +44,8 @@ TEST(SiteNames, AComprehensionsFrameIsFoldedIntoItsCallersAtTheSameLine) {
   to_test.until_function = "test_scratch";
   to_test.root = "/src";
   EXPECT_EQ(site_path_name(&t, 6, to_test),
-            "_buf (tests/t.py:10) \u2190 big_scratch (tests/t.py:16) \u2190 test_scratch (tests/t.py:25)");
+            "_buf (tests/t.py:10) \u2190 big_scratch (tests/t.py:16) \u2190 test_scratch "
+            "(tests/t.py:25)");
   // A comprehension at another line than its caller's is a line of its own: kept.
   EXPECT_EQ(site_name(&t, 9), "scratch.<locals>.<listcomp> (/src/tests/t.py:30)");
 }
@@ -53,9 +54,11 @@ TEST(SiteNames, PathRules) {
   const trace::site_table t = table();
   site_path_rule rule;
   EXPECT_EQ(site_path_name(&t, 6, rule),  // no test named: every program frame
-            "_buf (/src/tests/t.py:10) \u2190 big_scratch (/src/tests/t.py:16) \u2190 test_scratch (/src/tests/t.py:25)");
+            "_buf (/src/tests/t.py:10) \u2190 big_scratch (/src/tests/t.py:16) \u2190 test_scratch "
+            "(/src/tests/t.py:25)");
   rule.frames = 2;
-  EXPECT_EQ(site_path_name(&t, 6, rule), "_buf (/src/tests/t.py:10) \u2190 big_scratch (/src/tests/t.py:16)");
+  EXPECT_EQ(site_path_name(&t, 6, rule),
+            "_buf (/src/tests/t.py:10) \u2190 big_scratch (/src/tests/t.py:16)");
   rule.frames = 1;
   rule.root = "/src/tests/t.py";  // a root that is a file's own path is no directory of it
   EXPECT_EQ(site_path_name(&t, 6, rule), "_buf (/src/tests/t.py:10)");
@@ -83,7 +86,8 @@ TEST(SiteNames, NativeFramesOfOneModuleNameItOnce) {
   EXPECT_EQ(site_path_name(&t, 3, rule), "upload_chunk \u2190 main \u2190 _start (/w/bin/stage)");
   rule.root = "/w";
   EXPECT_EQ(site_path_name(&t, 5, rule),
-            "helper (bin/stage) \u2190 copy_chunk (src/stage.c:40) \u2190 upload_chunk \u2190 main \u2190 _start (bin/stage)");
+            "helper (bin/stage) \u2190 copy_chunk (src/stage.c:40) \u2190 upload_chunk \u2190 main "
+            "\u2190 _start (bin/stage)");
   rule.frames = 2;
   EXPECT_EQ(site_path_name(&t, 3, rule), "upload_chunk \u2190 main (bin/stage)");
 }

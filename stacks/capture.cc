@@ -78,10 +78,14 @@ std::optional<mode> parse_mode(std::string_view word) {
 
 std::string_view to_string(mode m) {
   switch (m) {
-    case mode::none: return "none";
-    case mode::native: return "native";
-    case mode::python: return "python";
-    case mode::all: return "all";
+    case mode::none:
+      return "none";
+    case mode::native:
+      return "native";
+    case mode::python:
+      return "python";
+    case mode::all:
+      return "all";
   }
   return "?";
 }
@@ -91,11 +95,12 @@ std::string_view to_string(mode m) {
 struct capturer::python_api {
   int (*is_initialized)() = find<int (*)()>("Py_IsInitialized");
   int (*gil_check)() = find<int (*)()>("PyGILState_Check");
-  void* (*current_frame)() = find<void* (*)()>("PyEval_GetFrame");  // borrowed
+  void* (*current_frame)() = find<void* (*)()>("PyEval_GetFrame");         // borrowed
   void* (*frame_back)(void*) = find<void* (*)(void*)>("PyFrame_GetBack");  // new reference
   void* (*frame_code)(void*) = find<void* (*)(void*)>("PyFrame_GetCode");  // new reference
   int (*frame_line)(void*) = find<int (*)(void*)>("PyFrame_GetLineNumber");
-  void* (*get_attr)(void*, const char*) = find<void* (*)(void*, const char*)>("PyObject_GetAttrString");
+  void* (*get_attr)(void*,
+                    const char*) = find<void* (*)(void*, const char*)>("PyObject_GetAttrString");
   const char* (*utf8)(void*) = find<const char* (*)(void*)>("PyUnicode_AsUTF8");
   void (*incref)(void*) = find<void (*)(void*)>("Py_IncRef");
   void (*decref)(void*) = find<void (*)(void*)>("Py_DecRef");
@@ -128,7 +133,8 @@ struct capturer::python_api {
   }
 };
 
-capturer::capturer(mode m, const std::vector<const void*>& drop_modules, bool drop_self) : mode_(m) {
+capturer::capturer(mode m, const std::vector<const void*>& drop_modules, bool drop_self)
+    : mode_(m) {
   if (mode_ == mode::none) return;
   for (const void* a : drop_modules) {
     if (a != nullptr) add_module_of(a, drop_);
@@ -179,7 +185,9 @@ const std::pair<std::string, std::string>& capturer::python_code_names(void* cod
   if (names == api.code_names.end()) {
     std::string qualname = api.text_attr(code, "co_qualname");
     if (qualname.empty()) qualname = api.text_attr(code, "co_name");
-    names = api.code_names.emplace(code, std::make_pair(api.text_attr(code, "co_filename"), qualname)).first;
+    names =
+        api.code_names.emplace(code, std::make_pair(api.text_attr(code, "co_filename"), qualname))
+            .first;
     api.incref(code);  // keeps the key's address from being reused by another code object
   }
   return names->second;
@@ -187,13 +195,15 @@ const std::pair<std::string, std::string>& capturer::python_code_names(void* cod
 
 // The frame id of (code, line), defined in `out` the first time.
 std::uint64_t capturer::python_frame(void* code, int line, definitions& out) {
-  auto [fit, added] = python_frames_.emplace(std::make_pair(static_cast<const void*>(code), line), next_frame_);
+  auto [fit, added] =
+      python_frames_.emplace(std::make_pair(static_cast<const void*>(code), line), next_frame_);
   if (added) {
     ++next_frame_;
     const auto& names = python_code_names(code);
-    out.frames.emplace_back(fit->second, trace::frame_info{trace::frame_lang::python,
-                                                           static_cast<std::uint64_t>(line < 0 ? 0 : line),
-                                                           names.first, names.second});
+    out.frames.emplace_back(
+        fit->second, trace::frame_info{trace::frame_lang::python,
+                                       static_cast<std::uint64_t>(line < 0 ? 0 : line), names.first,
+                                       names.second});
   }
   return fit->second;
 }
@@ -238,7 +248,8 @@ std::uint64_t capturer::capture(definitions& out) {
     for (int i = 0; i < n && k < max_depth; ++i) {
       const auto a = reinterpret_cast<std::uintptr_t>(addresses[i]);
       if (dropped(a)) continue;
-      if (python && in_interpreter(a)) break;  // the interpreter's frames: the Python stack says more
+      if (python && in_interpreter(a))
+        break;  // the interpreter's frames: the Python stack says more
       if (mode_ != mode::python) frames[k++] = frame_for_address(reinterpret_cast<void*>(a - 1));
     }
   }

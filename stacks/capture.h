@@ -94,8 +94,9 @@ class capturer {
   std::unique_ptr<python_api> py_;
   std::unordered_map<void*, std::uint64_t> address_frames_;
   std::vector<std::pair<std::uint64_t, void*>> pending_;  // frame id, address: not yet symbolized
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> stacks_;  // (parent, frame) -> id
-  std::map<std::pair<const void*, int>, std::uint64_t> python_frames_;      // (code, line) -> frame id
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>
+      stacks_;                                                          // (parent, frame) -> id
+  std::map<std::pair<const void*, int>, std::uint64_t> python_frames_;  // (code, line) -> frame id
   std::uint64_t next_frame_ = 1;
   std::string skip_file_;
 };

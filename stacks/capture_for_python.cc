@@ -11,7 +11,7 @@ namespace {
 clpool::stacks::capturer* g_capturer = nullptr;
 std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> g_stacks;
 std::map<std::uint64_t, clpool::trace::frame_info> g_frames;
-std::mutex g_mutex;  // capturer is not thread-safe: its callers serialize (capture.h)
+std::mutex g_mutex;               // capturer is not thread-safe: its callers serialize (capture.h)
 thread_local std::string g_text;  // each thread reads back its own stack after the lock is gone
 }  // namespace
 

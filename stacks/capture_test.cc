@@ -61,7 +61,8 @@ TEST(Capture, DroppedModulesAndModesNoneAndPythonWithoutPython) {
   definitions d;
   const std::uint64_t id = grow_cache_for_test(self_dropped, d);
   self_dropped.symbolize_pending(d);
-  for (const std::string& s : names(d, id)) EXPECT_EQ(s.find("grow_cache_for_test"), std::string::npos) << s;
+  for (const std::string& s : names(d, id))
+    EXPECT_EQ(s.find("grow_cache_for_test"), std::string::npos) << s;
   capturer none(mode::none, {}, false);
   EXPECT_EQ(grow_cache_for_test(none, d), 0u);
   capturer python(mode::python, {}, false);  // no interpreter in this process: nothing

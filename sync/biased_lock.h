@@ -43,7 +43,8 @@ class biased_lock {
   // Acquires the lock. For the bias owner: a store and two loads, no read-modify-write.
   void lock() noexcept {
     const std::uintptr_t me = this_thread_token();
-    if (bias_.load(std::memory_order_relaxed) == me && enter_as_owner(me)) [[likely]] return;
+    if (bias_.load(std::memory_order_relaxed) == me && enter_as_owner(me)) [[likely]]
+      return;
     lock_slow(me);
   }
 

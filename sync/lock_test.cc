@@ -87,9 +87,9 @@ TEST(SpinLock, TryLockFailsWhileHeld) {
 // quarter of the time, so revocation lands while the owner is using it.
 TEST(BiasedLock, FastPathOwnerAndOtherThreadsKeepMutualExclusion) {
   biased_lock lock;
-  long counter = 0;  // deliberately non-atomic
+  long counter = 0;                    // deliberately non-atomic
   ASSERT_FALSE(lock.try_lock_fast());  // nobody has taken the bias yet: not a fast-path case
-  lock.lock();  // takes the bias, where the process barrier exists
+  lock.lock();                         // takes the bias, where the process barrier exists
   ++counter;
   lock.unlock();
   const bool biased = process_barrier_available();

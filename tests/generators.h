@@ -44,8 +44,9 @@ inline rc::Gen<std::uint64_t> any_size() {
   return full_range(rc::gen::weightedOneOf<std::uint64_t>(
       {{6, spread},
        {2, edge},
-       {1, rc::gen::element<std::uint64_t>(0, 1, 2, 3, ~std::uint64_t{0}, ~std::uint64_t{0} - 1,
-                                           std::uint64_t{1} << 32, (std::uint64_t{1} << 32) - 1)}}));
+       {1,
+        rc::gen::element<std::uint64_t>(0, 1, 2, 3, ~std::uint64_t{0}, ~std::uint64_t{0} - 1,
+                                        std::uint64_t{1} << 32, (std::uint64_t{1} << 32) - 1)}}));
 }
 
 // A valid leading_bits value.

@@ -79,7 +79,8 @@ struct model {
   std::uint64_t budget() const {
     std::uint64_t b = trim.max_held_bytes;
     if (trim.max_held_to_active_ratio >= 0.0) {
-      const long double r = static_cast<long double>(trim.max_held_to_active_ratio) * active_bytes();
+      const long double r =
+          static_cast<long double>(trim.max_held_to_active_ratio) * active_bytes();
       if (r < static_cast<long double>(b)) b = static_cast<std::uint64_t>(r);
     }
     return b;
@@ -283,7 +284,8 @@ struct set_trim_policy_cmd : command {
   }
   void apply(model& m) const override {
     m.trim = policy;
-    if (m.trim.enabled() && m.held_bytes() > m.budget()) m.free_largest(m.held_bytes() - m.budget());
+    if (m.trim.enabled() && m.held_bytes() > m.budget())
+      m.free_largest(m.held_bytes() - m.budget());
   }
   void run(const model& m, system_under_test& s) const override {
     model expected = m;
@@ -304,16 +306,17 @@ RC_GTEST_PROP(PoolModel, HeldActiveBookkeepingMatchesTheModel, ()) {
   auto device = std::make_shared<fake_device>(initial.capacity);
   system_under_test sut{
       device,
-      std::make_unique<pool_t>(fake_allocator{device}, pool_options{.leading_bits = initial.leading_bits}),
+      std::make_unique<pool_t>(fake_allocator{device},
+                               pool_options{.leading_bits = initial.leading_bits}),
       {}};
-  rc::state::check(initial, sut,
-                   // Weighted by repetition: mostly allocate and release, so pools fill up and
-                   // hold many bins before the rarer commands reshape them.
-                   rc::state::gen::execOneOfWithArgs<
-                       allocate_cmd, allocate_cmd, allocate_cmd, allocate_cmd, allocate_cmd,
-                       allocate_cmd, release_cmd, release_cmd, release_cmd, release_cmd,
-                       free_held_cmd, stop_holding_cmd, set_limit_cmd, trim_cmd,
-                       set_trim_policy_cmd>());
+  rc::state::check(
+      initial, sut,
+      // Weighted by repetition: mostly allocate and release, so pools fill up and
+      // hold many bins before the rarer commands reshape them.
+      rc::state::gen::execOneOfWithArgs<allocate_cmd, allocate_cmd, allocate_cmd, allocate_cmd,
+                                        allocate_cmd, allocate_cmd, release_cmd, release_cmd,
+                                        release_cmd, release_cmd, free_held_cmd, stop_holding_cmd,
+                                        set_limit_cmd, trim_cmd, set_trim_policy_cmd>());
   // Teardown: nothing may leak, whichever order things go in.
   const bool pool_first = *rc::gen::arbitrary<bool>();
   if (pool_first) sut.pool.reset();

@@ -1,8 +1,8 @@
 // flat_id_map<V>: an open-addressing hash map from 64-bit ids to values, for the live set of a
 // trace. The reader and the replay engine do one lookup per event, so this is on the hot path:
 // one flat array, linear probing, no allocation per insert, and backward-shift deletion (no
-// tombstones, so a long trace with heavy id reuse never degrades). Key and value share a slot. Memory is proportional to the
-// peak live set, not to the trace length.
+// tombstones, so a long trace with heavy id reuse never degrades). Key and value share a slot.
+// Memory is proportional to the peak live set, not to the trace length.
 //
 // Every u64 is a valid key (ids come from pointers, counters, anything), so occupancy is kept in a
 // separate byte array instead of a sentinel key. Not thread-safe.

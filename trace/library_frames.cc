@@ -55,14 +55,16 @@ bool in_standard_library(const split_path& p) {
 }
 
 bool is_extension_module(std::string_view base) {
-  return (base.find(".cpython-") != std::string_view::npos && base.find(".so") != std::string_view::npos) ||
+  return (base.find(".cpython-") != std::string_view::npos &&
+          base.find(".so") != std::string_view::npos) ||
          ends_with(base, ".abi3.so");
 }
 
 bool is_runtime_library(std::string_view base) {
   constexpr std::string_view kPrefixes[] = {
-      "libOpenCL.so", "libpocl.so", "libnvidia-opencl.so", "libcuda.so", "libamdocl",
-      "libigdrcl.so", "libpython", "python", "linux-vdso", "libclpool_layer.so", "libmockcl.so",
+      "libOpenCL.so", "libpocl.so",         "libnvidia-opencl.so", "libcuda.so",
+      "libamdocl",    "libigdrcl.so",       "libpython",           "python",
+      "linux-vdso",   "libclpool_layer.so", "libmockcl.so",
   };
   for (std::string_view p : kPrefixes) {
     if (starts_with(base, p)) return true;

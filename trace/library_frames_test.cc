@@ -24,30 +24,30 @@ TEST(LibraryFrames, ProgramFramesWhereverTheyAre) {
 }
 
 TEST(LibraryFrames, InstalledPythonPackagesAnywhere) {
-  for (const char* file : {
-           "/usr/lib/python3/dist-packages/pyopencl/array.py",
-           "/home/me/venv/lib/python3.11/site-packages/foo/bar.py",
-           "/opt/conda/envs/gpu/lib/python3.11/site-packages/pyopencl/array.py",
-           "/usr/lib/python3.11/threading.py", "/home/me/venv/lib/python3.11/abc.py",
-           "/root/.pyenv/versions/3.11.7/lib/python3.11/runpy.py", "<frozen runpy>",
-           // PyOpenCL built into a directory on PYTHONPATH, as python/compat does.
-           "/tmp/site/pyopencl/array.py", "/tmp/site/pytools/__init__.py",
-           "/data/pkgs/numpy/core/fromnumeric.py", "/x/clpool/record.py"}) {
+  for (const char* file :
+       {"/usr/lib/python3/dist-packages/pyopencl/array.py",
+        "/home/me/venv/lib/python3.11/site-packages/foo/bar.py",
+        "/opt/conda/envs/gpu/lib/python3.11/site-packages/pyopencl/array.py",
+        "/usr/lib/python3.11/threading.py", "/home/me/venv/lib/python3.11/abc.py",
+        "/root/.pyenv/versions/3.11.7/lib/python3.11/runpy.py", "<frozen runpy>",
+        // PyOpenCL built into a directory on PYTHONPATH, as python/compat does.
+        "/tmp/site/pyopencl/array.py", "/tmp/site/pytools/__init__.py",
+        "/data/pkgs/numpy/core/fromnumeric.py", "/x/clpool/record.py"}) {
     EXPECT_TRUE(is_library_frame(py(file))) << file;
   }
 }
 
 TEST(LibraryFrames, NativeLibrariesAndExtensions) {
-  for (const char* file : {
-           "/tmp/site/pyopencl/_cl.cpython-311-x86_64-linux-gnu.so",
-           "/home/me/elsewhere/_ext.cpython-312-x86_64-linux-gnu.so", "/somewhere/mod.abi3.so",
-           "/home/me/venv/lib/python3.11/site-packages/numpy.libs/libopenblas64_p-r0.so",
-           "/opt/wheels/numpy.libs/libgfortran.so.5", "/lib/x86_64-linux-gnu/libc.so.6",
-           "/usr/lib/x86_64-linux-gnu/libpocl.so.2", "/opt/conda/lib/libOpenCL.so.1",
-           "/usr/local/nvidia/lib64/libnvidia-opencl.so.1", "/opt/py/bin/python3.11",
-           "/opt/py/lib/libpython3.11.so.1.0", "linux-vdso.so.1",
-           "/work/bazel-bin/mockcl/libmockcl.so", "/x/tools/layer/libclpool_layer.so",
-           "/x/clpool/_core.cpython-311-x86_64-linux-gnu.so"}) {
+  for (const char* file :
+       {"/tmp/site/pyopencl/_cl.cpython-311-x86_64-linux-gnu.so",
+        "/home/me/elsewhere/_ext.cpython-312-x86_64-linux-gnu.so", "/somewhere/mod.abi3.so",
+        "/home/me/venv/lib/python3.11/site-packages/numpy.libs/libopenblas64_p-r0.so",
+        "/opt/wheels/numpy.libs/libgfortran.so.5", "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libpocl.so.2", "/opt/conda/lib/libOpenCL.so.1",
+        "/usr/local/nvidia/lib64/libnvidia-opencl.so.1", "/opt/py/bin/python3.11",
+        "/opt/py/lib/libpython3.11.so.1.0", "linux-vdso.so.1",
+        "/work/bazel-bin/mockcl/libmockcl.so", "/x/tools/layer/libclpool_layer.so",
+        "/x/clpool/_core.cpython-311-x86_64-linux-gnu.so"}) {
     EXPECT_TRUE(is_library_frame(native(file))) << file;
   }
 }

@@ -48,9 +48,9 @@ void pool_recorder::on_event(const pool_event& event) noexcept {
   }
   try {
     e.seq = next_seq_;
-    e.time_ns = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_)
-            .count());
+    e.time_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - start_)
+                                               .count());
     e.thread = thread_number();
     if (site_ && (e.action == trace_action::alloc || e.action == trace_action::alloc_failed)) {
       e.stack = site_(writer_);

@@ -10,9 +10,9 @@
 // requested bytes); release -> free; out_of_memory -> alloc_failed (id 0); free_held ->
 // free_held; stop_holding -> stop_holding. A recorder installed on a pool with live allocations
 // leaves their releases out: a trace frees only what it allocated (FORMAT.md: a free names a live
-// alloc), so a replay accepts it; it keeps the ids of the allocations it wrote that are still live. Allocator-level events (allocator_allocate,
-// allocator_free, trim, oom_retry, ...) are consequences of the pool's configuration, which a
-// replay re-creates, so they are not recorded.
+// alloc), so a replay accepts it; it keeps the ids of the allocations it wrote that are still live.
+// Allocator-level events (allocator_allocate, allocator_free, trim, oom_retry, ...) are
+// consequences of the pool's configuration, which a replay re-creates, so they are not recorded.
 //
 // The observer runs under the pool's lock, so events arrive in the order they took effect and
 // seq follows that order. It must not throw: a write error (disk full) is kept, recording stops,
@@ -57,7 +57,7 @@ class pool_recorder final : public pool_observer {
   trace_writer& writer_;
   std::chrono::steady_clock::time_point start_;
   std::uint64_t next_seq_ = 0;
-  std::vector<std::thread::id> threads_;  // index = the thread's number in the trace
+  std::vector<std::thread::id> threads_;    // index = the thread's number in the trace
   std::unordered_set<std::uint64_t> live_;  // allocation ids written and not yet released
   std::string error_;
   site_source site_;

@@ -42,7 +42,8 @@ bool parse_address(std::string_view s, std::uint64_t& v) {
     v = 0;
     return true;
   }
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return parse_number(s.substr(2), v, 16);
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    return parse_number(s.substr(2), v, 16);
   return parse_number(s, v, 10);
 }
 
@@ -85,9 +86,9 @@ bool parse_time(std::string_view s, std::uint64_t& ns) {
     // 0 by 31-day months is monotone, which is all an informational clock needs).
     const std::string_view date = s.substr(0, space);
     std::uint64_t y = 0, m = 0, d = 0;
-    if (date.size() != 10 || date[4] != '-' || date[7] != '-' || !parse_number(date.substr(0, 4), y, 10) ||
-        !parse_number(date.substr(5, 2), m, 10) || !parse_number(date.substr(8, 2), d, 10) ||
-        !is_calendar_date(y, m, d)) {
+    if (date.size() != 10 || date[4] != '-' || date[7] != '-' ||
+        !parse_number(date.substr(0, 4), y, 10) || !parse_number(date.substr(5, 2), m, 10) ||
+        !parse_number(date.substr(8, 2), d, 10) || !is_calendar_date(y, m, d)) {
       return false;
     }
     std::uint64_t t = 0;
@@ -98,8 +99,8 @@ bool parse_time(std::string_view s, std::uint64_t& ns) {
   if (s.find(':') != std::string_view::npos) {
     std::uint64_t h = 0, mi = 0, sec = 0, frac = 0;
     if (s.size() < 8 || s[2] != ':' || s[5] != ':' || !parse_number(s.substr(0, 2), h, 10) ||
-        !parse_number(s.substr(3, 2), mi, 10) || !parse_number(s.substr(6, 2), sec, 10) ||
-        h > 23 || mi > 59 || sec > 60) {
+        !parse_number(s.substr(3, 2), mi, 10) || !parse_number(s.substr(6, 2), sec, 10) || h > 23 ||
+        mi > 59 || sec > 60) {
       return false;
     }
     if (s.size() > 8) {
@@ -119,7 +120,8 @@ bool parse_time(std::string_view s, std::uint64_t& ns) {
 
 }  // namespace
 
-rmm_csv_reader::rmm_csv_reader(std::unique_ptr<std::istream> in, std::string name, std::uint64_t total)
+rmm_csv_reader::rmm_csv_reader(std::unique_ptr<std::istream> in, std::string name,
+                               std::uint64_t total)
     : in_(std::move(in)), name_(std::move(name)), total_(total) {}
 
 rmm_csv_reader::rmm_csv_reader(const std::string& path)
@@ -189,8 +191,10 @@ void rmm_csv_reader::read_header() {
   consumed_ += row_.size() + 1;
   if (has_inner_cr(row_)) fail(cr_only_problem);
   if (row_.rfind("\xEF\xBB\xBF", 0) == 0) {
-    fail("starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; an RMM log starts "
-         "with '" + std::string(expected_header) + "': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
+    fail(
+        "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; an RMM log starts "
+        "with '" +
+        std::string(expected_header) + "': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
   }
   if (trim(row_) != expected_header) {
     fail("not an RMM log: the header is " + quote(row_) + ", expected '" +
@@ -234,10 +238,12 @@ bool rmm_csv_reader::next(trace_event& out) {
   }
   trace_event e;
   std::uint64_t thread = 0, time = 0, pointer = 0, stream = 0;
-  if (!parse_number(f[0], thread, 10)) fail("Thread " + quote(f[0]) + " is not a decimal thread id");
+  if (!parse_number(f[0], thread, 10))
+    fail("Thread " + quote(f[0]) + " is not a decimal thread id");
   if (!parse_time(f[1], time)) {
     fail("Time " + quote(f[1]) +
-         " is not a time (seconds since the epoch, HH:MM:SS.ffffff, or YYYY-MM-DD HH:MM:SS.fff on a real calendar day)");
+         " is not a time (seconds since the epoch, HH:MM:SS.ffffff, or YYYY-MM-DD HH:MM:SS.fff on "
+         "a real calendar day)");
   }
   if (f[2] == "allocate") {
     e.action = trace_action::alloc;
@@ -248,11 +254,13 @@ bool rmm_csv_reader::next(trace_event& out) {
   } else {
     fail("Action " + quote(f[2]) + " is unknown (expected allocate, free or allocate failure)");
   }
-  if (!parse_address(f[3], pointer)) fail("Pointer " + quote(f[3]) + " is not a 0x-hex or decimal address");
+  if (!parse_address(f[3], pointer))
+    fail("Pointer " + quote(f[3]) + " is not a 0x-hex or decimal address");
   if (!f[4].empty() && f[4][0] == '-') fail("Size " + quote(f[4]) + " is negative");
   if (!parse_number(f[4], e.size, 10)) fail("Size " + quote(f[4]) + " is not a decimal byte count");
   if (e.size > max_event_size) fail("Size " + quote(f[4]) + " is above 2^62: corrupt input");
-  if (!parse_address(f[5], stream)) fail("Stream " + quote(f[5]) + " is not a 0x-hex or decimal stream");
+  if (!parse_address(f[5], stream))
+    fail("Stream " + quote(f[5]) + " is not a 0x-hex or decimal stream");
 
   if (pointer == 0 && e.size == 0 && e.action != trace_action::alloc_failed) {
     // Zero-byte allocations may all return null, and several may be outstanding: each gets its
@@ -260,7 +268,8 @@ bool rmm_csv_reader::next(trace_event& out) {
     if (e.action == trace_action::alloc) {
       e.id = null_id_base - null_live_++;
     } else {
-      if (null_live_ == 0) fail("free of pointer " + quote(f[3]) + ", which is not live (no zero-byte allocation is)");
+      if (null_live_ == 0)
+        fail("free of pointer " + quote(f[3]) + ", which is not live (no zero-byte allocation is)");
       e.id = null_id_base - --null_live_;
     }
   } else if (e.action == trace_action::alloc) {
@@ -271,7 +280,8 @@ bool rmm_csv_reader::next(trace_event& out) {
     e.id = pointer;
   } else if (e.action == trace_action::free) {
     if (!live_.erase(pointer)) {
-      fail("free of pointer " + quote(f[3]) + ", which is not live (never allocated, or already freed)");
+      fail("free of pointer " + quote(f[3]) +
+           ", which is not live (never allocated, or already freed)");
     }
     e.id = pointer;
   }

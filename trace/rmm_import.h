@@ -70,7 +70,7 @@ class rmm_csv_reader {
   std::uint64_t event_line_ = 0;
   std::uint64_t seq_ = 0;
   std::optional<std::uint64_t> first_time_ns_;
-  flat_id_map<std::uint64_t> live_;     // pointer -> line of its allocate
+  flat_id_map<std::uint64_t> live_;  // pointer -> line of its allocate
   static constexpr std::uint64_t null_id_base = ~std::uint64_t{0};
   std::uint64_t null_live_ = 0;         // outstanding zero-byte allocations at (nil)
   flat_id_map<std::uint64_t> threads_;  // RMM thread id -> small id

@@ -16,14 +16,16 @@ std::vector<trace_event> read_csv(const std::string& text) {
 }
 
 TEST(RmmImport, MapsRowsToEvents) {
-  const auto events = read_csv(header +
-                               "140573312345856,1634567890.123456,allocate,0x7f8a40000000,1024,0x7f8a38001020\n"
-                               "140573303953152,1634567890.234567,allocate,0x7f8a40000400,2048,0x0\n"
-                               "140573312345856,1634567890.345678,free,0x7f8a40000000,1024,0x7f8a38001020\n"
-                               "140573312345856,1634567890.4,allocate failure,0x0,4096,0x0\n"
-                               "140573312345856,1634567890.5,deallocate,0x7f8a40000400,2048,0x0\n");
+  const auto events =
+      read_csv(header +
+               "140573312345856,1634567890.123456,allocate,0x7f8a40000000,1024,0x7f8a38001020\n"
+               "140573303953152,1634567890.234567,allocate,0x7f8a40000400,2048,0x0\n"
+               "140573312345856,1634567890.345678,free,0x7f8a40000000,1024,0x7f8a38001020\n"
+               "140573312345856,1634567890.4,allocate failure,0x0,4096,0x0\n"
+               "140573312345856,1634567890.5,deallocate,0x7f8a40000400,2048,0x0\n");
   ASSERT_EQ(events.size(), 5u);
-  EXPECT_EQ(events[0], (trace_event{0, 0, 0, 1, trace_action::alloc, 0x7f8a40000000, 1024, trace_kind::buffer, 0}));
+  EXPECT_EQ(events[0], (trace_event{0, 0, 0, 1, trace_action::alloc, 0x7f8a40000000, 1024,
+                                    trace_kind::buffer, 0}));
   EXPECT_EQ(events[1].thread, 1u);
   EXPECT_EQ(events[1].queue, 0u) << "stream 0 is queue 0";
   EXPECT_EQ(events[1].time_ns, 111111000u);
@@ -67,7 +69,8 @@ TEST(RmmImport, BadCsv) {
   expect_error("", 1, "empty");
   expect_error("a,b,c\n", 1, "not an RMM log");
   expect_error("clpool-trace 1\n", 1, "not an RMM log");
-  expect_error("\xEF\xBB\xBF" + header, 1, "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header");
+  expect_error("\xEF\xBB\xBF" + header, 1,
+               "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header");
   expect_error(std::string(5000, '\0'), 1, "longer than 4096 bytes");
   expect_error(header + "1,0,allocate,0x10,1\n", 2, "5 fields");
   expect_error(header + "1,0,allocate,0x10,1,0,7\n", 2, "7 fields");
@@ -80,8 +83,10 @@ TEST(RmmImport, BadCsv) {
   expect_error(header + "1,0,allocate,0x10,1e3,0\n", 2, "Size '1e3'");
   expect_error(header + "1,0,allocate,0x10,9223372036854775807,0\n", 2, "above 2^62");
   expect_error(header + "1,0,allocate,0x10,1,stream\n", 2, "Stream 'stream'");
-  expect_error(header + "1,0,allocate,0x10,1,0\n1,0,free,0x20,1,0\n", 3, "free of pointer '0x20', which is not live", 1);
-  expect_error(header + "1,0,allocate,0x10,1,0\n1,0,allocate,0x10,1,0\n", 3, "already live (allocated at line 2", 1);
+  expect_error(header + "1,0,allocate,0x10,1,0\n1,0,free,0x20,1,0\n", 3,
+               "free of pointer '0x20', which is not live", 1);
+  expect_error(header + "1,0,allocate,0x10,1,0\n1,0,allocate,0x10,1,0\n", 3,
+               "already live (allocated at line 2", 1);
   expect_error(header + "1,0,allocate,0x10,1,0\n1,0,free,0x1", 3, "truncated", 1);
 }
 
@@ -91,7 +96,8 @@ TEST(RmmImport, AnOverlongRowIsRefusedAtOnce) {
   expect_error(header + std::string(max_line_bytes + 1, '1') + "\n", 2,
                "row is longer than 4096 bytes");
   expect_error(std::string(1 << 20, 'x'), 1, "row is longer than 4096 bytes");
-  expect_error(header + std::string(max_line_bytes, '1') + "\n", 2, "1 fields: expected 6");  // at the limit: read
+  expect_error(header + std::string(max_line_bytes, '1') + "\n", 2,
+               "1 fields: expected 6");  // at the limit: read
 }
 
 TEST(RmmImport, ShippedExampleReads) {
@@ -106,9 +112,7 @@ TEST(RmmImport, ShippedExampleReads) {
   EXPECT_EQ(failed, 1u);
 }
 
-TEST(RmmImport, MissingFile) {
-  EXPECT_THROW(rmm_csv_reader("no/such/file.csv"), trace_error);
-}
+TEST(RmmImport, MissingFile) { EXPECT_THROW(rmm_csv_reader("no/such/file.csv"), trace_error); }
 
 }  // namespace
 }  // namespace clpool::trace
@@ -141,8 +145,9 @@ TEST(RmmImport, ZeroByteNullAllocationsMayOverlap) {
   EXPECT_NE(csv_error(header + "1,0,allocate,(nil),0,0\n1,0,free,(nil),0,0\n1,0,free,(nil),0,0\n")
                 .find("log.csv:4: free of pointer '(nil)', which is not live"),
             std::string::npos);
-  EXPECT_NE(csv_error(header + "1,0,allocate,(nil),4,0\n1,0,allocate,(nil),4,0\n").find("already live"),
-            std::string::npos);
+  EXPECT_NE(
+      csv_error(header + "1,0,allocate,(nil),4,0\n1,0,allocate,(nil),4,0\n").find("already live"),
+      std::string::npos);
 }
 
 TEST(RmmImport, ImpossibleDatesAreRefused) {
@@ -154,9 +159,11 @@ TEST(RmmImport, ImpossibleDatesAreRefused) {
 }
 
 TEST(RmmImport, CrOnlyLineEndsAreNamed) {
-  EXPECT_NE(csv_error("Thread,Time,Action,Pointer,Size,Stream\r1,0,allocate,0x10,1,0\r").find("bare CR"),
-            std::string::npos);
-  EXPECT_EQ(read_csv("Thread,Time,Action,Pointer,Size,Stream\r\n1,0,allocate,0x10,1,0\r\n").size(), 1u);
+  EXPECT_NE(
+      csv_error("Thread,Time,Action,Pointer,Size,Stream\r1,0,allocate,0x10,1,0\r").find("bare CR"),
+      std::string::npos);
+  EXPECT_EQ(read_csv("Thread,Time,Action,Pointer,Size,Stream\r\n1,0,allocate,0x10,1,0\r\n").size(),
+            1u);
 }
 
 TEST(RmmImport, DirectoryIsNamedAsSuch) {

@@ -50,9 +50,12 @@ bool unescape_field(std::string_view field, std::string& out, std::string* why) 
       if (why != nullptr) {
         std::string shown;
         for (const char c : field.substr(i, 3)) {
-          shown += (static_cast<unsigned char>(c) > ' ' && static_cast<unsigned char>(c) < 0x7f) ? c : '?';
+          shown += (static_cast<unsigned char>(c) > ' ' && static_cast<unsigned char>(c) < 0x7f)
+                       ? c
+                       : '?';
         }
-        *why = "bad %-escape '" + shown + "' at byte " + std::to_string(i) + " (% takes two hex digits)";
+        *why = "bad %-escape '" + shown + "' at byte " + std::to_string(i) +
+               " (% takes two hex digits)";
       }
       return false;
     }
@@ -61,7 +64,8 @@ bool unescape_field(std::string_view field, std::string& out, std::string* why) 
   }
   if (out.size() > max_frame_text) {
     if (why != nullptr) {
-      *why = "longer than " + std::to_string(max_frame_text) + " bytes (" + std::to_string(out.size()) + ")";
+      *why = "longer than " + std::to_string(max_frame_text) + " bytes (" +
+             std::to_string(out.size()) + ")";
     }
     return false;
   }
@@ -183,7 +187,8 @@ std::string parse_site_line(std::string_view line, site_table& table) {
   if (f.empty()) return "empty site line";
   if (f[0] == "stack") {
     if (f.size() != 4) {
-      return "a stack line has 4 fields (stack ID PARENT FRAME), this one has " + std::to_string(f.size());
+      return "a stack line has 4 fields (stack ID PARENT FRAME), this one has " +
+             std::to_string(f.size());
     }
     std::uint64_t id, parent, frame;
     if (!parse_u64(f[1], id) || !parse_u64(f[2], parent) || !parse_u64(f[3], frame)) {
@@ -266,7 +271,8 @@ void append_frame_text(std::string& out, std::uint64_t id, const frame_info& f) 
   out.append(" ").append(escape_bounded(f.function)).push_back('\n');
 }
 
-void append_stack_text(std::string& out, std::uint64_t id, std::uint64_t parent, std::uint64_t frame) {
+void append_stack_text(std::string& out, std::uint64_t id, std::uint64_t parent,
+                       std::uint64_t frame) {
   out.append("stack ").append(std::to_string(id)).append(" ").append(std::to_string(parent));
   out.append(" ").append(std::to_string(frame)).push_back('\n');
 }
@@ -283,7 +289,8 @@ void append_frame_binary(std::string& out, std::uint64_t id, const frame_info& f
   }
 }
 
-void append_stack_binary(std::string& out, std::uint64_t id, std::uint64_t parent, std::uint64_t frame) {
+void append_stack_binary(std::string& out, std::uint64_t id, std::uint64_t parent,
+                         std::uint64_t frame) {
   out.push_back(static_cast<char>(6));
   append_varint(out, id);
   append_varint(out, parent);

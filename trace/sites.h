@@ -32,9 +32,9 @@ enum class frame_lang : std::uint8_t { python, native };
 
 struct frame_info {
   frame_lang lang = frame_lang::python;
-  std::uint64_t line = 0;   // source line; 0 when unknown (a native frame without debug info)
-  std::string file;         // Python: the source file. Native: the module (or source file)
-  std::string function;     // Python: the function. Native: the symbol, or "0x<offset>"
+  std::uint64_t line = 0;  // source line; 0 when unknown (a native frame without debug info)
+  std::string file;        // Python: the source file. Native: the module (or source file)
+  std::string function;    // Python: the function. Native: the symbol, or "0x<offset>"
 
   friend bool operator==(const frame_info&, const frame_info&) = default;
 };
@@ -60,9 +60,11 @@ std::string parse_binary_site(unsigned tag, const unsigned char*& p, const unsig
                               site_table& table);
 // Appends the text line / binary record defining a frame or a stack.
 void append_frame_text(std::string& out, std::uint64_t id, const frame_info& frame);
-void append_stack_text(std::string& out, std::uint64_t id, std::uint64_t parent, std::uint64_t frame);
+void append_stack_text(std::string& out, std::uint64_t id, std::uint64_t parent,
+                       std::uint64_t frame);
 void append_frame_binary(std::string& out, std::uint64_t id, const frame_info& frame);
-void append_stack_binary(std::string& out, std::uint64_t id, std::uint64_t parent, std::uint64_t frame);
+void append_stack_binary(std::string& out, std::uint64_t id, std::uint64_t parent,
+                         std::uint64_t frame);
 void append_varint(std::string& out, std::uint64_t v);
 
 class site_table {
@@ -93,11 +95,15 @@ class site_table {
     std::uint64_t frame;
   };
   // Stacks in definition order (so each parent precedes its children).
-  const std::vector<std::pair<std::uint64_t, stack_entry>>& stacks_in_order() const { return order_; }
+  const std::vector<std::pair<std::uint64_t, stack_entry>>& stacks_in_order() const {
+    return order_;
+  }
 
   // The user's patterns of library frames, which never name a site (trace/library_frames.h);
   // not part of the trace.
-  void set_library_patterns(std::vector<std::string> patterns) { library_patterns_ = std::move(patterns); }
+  void set_library_patterns(std::vector<std::string> patterns) {
+    library_patterns_ = std::move(patterns);
+  }
   const std::vector<std::string>& library_patterns() const { return library_patterns_; }
   // How many of a stack's innermost program frames make its site (clpool_replay --site-frames;
   // 1: the innermost alone); not part of the trace.

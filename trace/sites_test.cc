@@ -16,8 +16,9 @@ namespace {
 const std::string v2 = "clpool-trace 2\n";
 
 TEST(Sites, EscapeRoundTripsBlanksPercentHashAndEmpty) {
-  for (const std::string& s : std::vector<std::string>{"", "plain", "a b\tc", "100%", "#x", "operator new(unsigned long)",
-                              std::string("nul\0in", 6), "\xc3\xa9t\xc3\xa9"}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "plain", "a b\tc", "100%", "#x", "operator new(unsigned long)",
+                                std::string("nul\0in", 6), "\xc3\xa9t\xc3\xa9"}) {
     const std::string e = escape_field(s);
     EXPECT_EQ(e.find_first_of(" \t\n#"), std::string::npos) << e;
     std::string back;
@@ -88,9 +89,11 @@ TEST(Sites, EachBadSiteLineIsAClearErrorAndKeepsEarlierEvents) {
       {"frame 1 py 1 a\n", 2, "a frame line has 6 fields", 0},
       {"frame 1 rust 1 a b\n", 2, "LANG must be py or native", 0},
       {"frame 1 py x a b\n", 2, "ID and LINE must be decimal", 0},
-      {"frame 1 py 1 a%2 b\n", 2, "frame line: FILE: bad %-escape '%2' at byte 1 (% takes two hex digits)", 0},
+      {"frame 1 py 1 a%2 b\n", 2,
+       "frame line: FILE: bad %-escape '%2' at byte 1 (% takes two hex digits)", 0},
       {"frame 1 py 1 a b%zz\n", 2, "frame line: FUNCTION: bad %-escape '%zz' at byte 1", 0},
-      {"frame 1 py 1 a " + std::string(601, 'x') + "\n", 2, "frame line: FUNCTION: longer than 600 bytes (601)", 0},
+      {"frame 1 py 1 a " + std::string(601, 'x') + "\n", 2,
+       "frame line: FUNCTION: longer than 600 bytes (601)", 0},
       {"frame 1 py 1 " + std::string(300, 'x') + std::string(100, '%') + " b\n", 2,
        "frame line: FILE: bad %-escape '%%%' at byte 300", 0},
       {"stack -1 0 1\n", 2, "must be decimal numbers", 0},
@@ -116,8 +119,10 @@ std::string write_sample(trace_encoding encoding) {
     w.write_stack(1, 0, 1);
     w.write_stack(2, 1, 2);
     w.write(trace_event{.seq = 0, .time_ns = 5, .id = 1, .size = 100, .stack = 2});
-    w.write(trace_event{.seq = 1, .time_ns = 6, .action = trace_action::free, .id = 1, .size = 100});
-    w.write(trace_event{.seq = 2, .time_ns = 7, .action = trace_action::alloc_failed, .size = 1 << 30, .stack = 1});
+    w.write(
+        trace_event{.seq = 1, .time_ns = 6, .action = trace_action::free, .id = 1, .size = 100});
+    w.write(trace_event{
+        .seq = 2, .time_ns = 7, .action = trace_action::alloc_failed, .size = 1 << 30, .stack = 1});
     w.write_frame(2, frame_info{frame_lang::native, 0, "/usr/lib/libx.so", "grow_cache(int)"});
     w.flush();
   }
@@ -142,8 +147,9 @@ TEST(Sites, WriterRoundTripsTextAndBinary) {
 
 TEST(Sites, IdsUpTo2To64Minus1ReadInText) {
   // Found by trace_parsers_fuzzer: a binary trace's 20-digit ids, written back as text.
-  read_result r = read_all_from_string(v2 + "stack 18446744073709551615 0 18446744073709551614\n"
-                                            "0 1 0 0 alloc 1 1 buffer 0 18446744073709551615\n");
+  read_result r = read_all_from_string(v2 +
+                                       "stack 18446744073709551615 0 18446744073709551614\n"
+                                       "0 1 0 0 alloc 1 1 buffer 0 18446744073709551615\n");
   ASSERT_FALSE(r.error) << r.error->what();
   EXPECT_EQ(r.events[0].stack, 18446744073709551615u);
   read_result over = read_all_from_string(v2 + "stack 18446744073709551616 0 1\n");
@@ -164,7 +170,8 @@ TEST(Sites, LongNamesAreCutToFitALine) {
   std::ostringstream out;
   {
     trace_writer w(out, trace_encoding::text, sites_format_version);
-    w.write_frame(1, frame_info{frame_lang::python, 1, std::string(5000, ' '), std::string(5000, 'f')});
+    w.write_frame(
+        1, frame_info{frame_lang::python, 1, std::string(5000, ' '), std::string(5000, 'f')});
   }
   read_result r = read_all_from_string(out.str());
   ASSERT_FALSE(r.error) << r.error->what();
@@ -180,13 +187,15 @@ TEST(Sites, BinaryCorruptSiteRecordsAreErrors) {
   ASSERT_NE(frame_at, std::string::npos);
   read_result cut = read_all_from_string(good.substr(0, frame_at + 4));
   ASSERT_TRUE(cut.error);
-  EXPECT_NE(std::string(cut.error->what()).find("frame record"), std::string::npos) << cut.error->what();
+  EXPECT_NE(std::string(cut.error->what()).find("frame record"), std::string::npos)
+      << cut.error->what();
   // A version-1 binary trace refuses a stack bit and site tags.
   std::string v1 = good;
   v1[8] = 1;
   read_result old = read_all_from_string(v1);
   ASSERT_TRUE(old.error);
-  EXPECT_NE(std::string(old.error->what()).find("bad record tag"), std::string::npos) << old.error->what();
+  EXPECT_NE(std::string(old.error->what()).find("bad record tag"), std::string::npos)
+      << old.error->what();
 }
 
 }  // namespace

@@ -4,23 +4,34 @@ namespace clpool::trace {
 
 std::string_view to_string(trace_action action) {
   switch (action) {
-    case trace_action::alloc: return "alloc";
-    case trace_action::alloc_failed: return "alloc_failed";
-    case trace_action::free: return "free";
-    case trace_action::free_held: return "free_held";
-    case trace_action::stop_holding: return "stop_holding";
-    case trace_action::release: return "release";
-    case trace_action::wait: return "wait";
+    case trace_action::alloc:
+      return "alloc";
+    case trace_action::alloc_failed:
+      return "alloc_failed";
+    case trace_action::free:
+      return "free";
+    case trace_action::free_held:
+      return "free_held";
+    case trace_action::stop_holding:
+      return "stop_holding";
+    case trace_action::release:
+      return "release";
+    case trace_action::wait:
+      return "wait";
   }
   return "?";
 }
 
 std::string_view to_string(trace_kind kind) {
   switch (kind) {
-    case trace_kind::buffer: return "buffer";
-    case trace_kind::svm: return "svm";
-    case trace_kind::host: return "host";
-    case trace_kind::sub: return "sub";
+    case trace_kind::buffer:
+      return "buffer";
+    case trace_kind::svm:
+      return "svm";
+    case trace_kind::host:
+      return "host";
+    case trace_kind::sub:
+      return "sub";
   }
   return "?";
 }

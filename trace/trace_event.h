@@ -66,11 +66,11 @@ struct trace_event {
   std::uint64_t thread = 0;   // small id of the recording thread
   std::uint64_t queue = 0;    // command queue / stream id; 0 = none
   trace_action action = trace_action::alloc;
-  std::uint64_t id = 0;       // handle id, unique among live blocks
-  std::uint64_t size = 0;     // requested bytes (free: block size or 0)
+  std::uint64_t id = 0;    // handle id, unique among live blocks
+  std::uint64_t size = 0;  // requested bytes (free: block size or 0)
   trace_kind kind = trace_kind::buffer;
-  std::uint64_t flags = 0;    // OpenCL mem / SVM flags
-  std::uint64_t stack = 0;    // allocation site (version 2, alloc / alloc_failed); 0 = unknown
+  std::uint64_t flags = 0;  // OpenCL mem / SVM flags
+  std::uint64_t stack = 0;  // allocation site (version 2, alloc / alloc_failed); 0 = unknown
 
   friend bool operator==(const trace_event&, const trace_event&) = default;
 };

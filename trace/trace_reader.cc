@@ -31,9 +31,11 @@ constexpr const char* cr_only_problem =
     "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
 constexpr std::size_t max_metadata = 256;
 
-bool is_release_action(trace_action a) { return a == trace_action::release || a == trace_action::wait; }
-constexpr const char* field_names[9] = {"seq",  "time_ns", "thread", "queue", "action",
-                                        "id",   "size",    "kind",   "flags"};
+bool is_release_action(trace_action a) {
+  return a == trace_action::release || a == trace_action::wait;
+}
+constexpr const char* field_names[9] = {"seq", "time_ns", "thread", "queue", "action",
+                                        "id",  "size",    "kind",   "flags"};
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -77,10 +79,14 @@ number_status parse_hex(std::string_view s, std::uint64_t& value) {
   std::uint64_t v = 0;
   for (const char c : s) {
     unsigned d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return number_status::not_a_number;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return number_status::not_a_number;
     v = v << 4 | d;
   }
   value = v;
@@ -116,7 +122,8 @@ trace_reader::trace_reader(name_tag, std::string name, reader_options options)
 trace_reader::trace_reader(const std::string& path, reader_options options)
     : trace_reader(name_tag{}, path == "-" ? std::string("<stdin>") : path, options) {
   if (path == "-") {
-    if (options_.follow) throw trace_error(name_, 0, "cannot follow standard input: follow a file", 0);
+    if (options_.follow)
+      throw trace_error(name_, 0, "cannot follow standard input: follow a file", 0);
     file_.reset(stdin);
   } else {
     file_.reset(std::fopen(path.c_str(), "rb"));
@@ -132,7 +139,8 @@ trace_reader::trace_reader(const std::string& path, reader_options options)
   buffer_[0] = '\0';
   read_header();
   if (options_.follow && encoding_ == trace_encoding::binary) {
-    throw trace_error(name_, 0, "cannot follow a binary trace while it is written: only text traces", 0);
+    throw trace_error(name_, 0,
+                      "cannot follow a binary trace while it is written: only text traces", 0);
   }
 }
 
@@ -156,7 +164,8 @@ void trace_reader::fail(std::string problem) {
 }
 
 trace_error trace_reader::error_at_last_event(std::string problem) const {
-  return trace_error(name_, event_line_, std::move(problem), events_read_ == 0 ? 0 : events_read_ - 1);
+  return trace_error(name_, event_line_, std::move(problem),
+                     events_read_ == 0 ? 0 : events_read_ - 1);
 }
 
 bool trace_reader::refill() {
@@ -211,7 +220,8 @@ bool trace_reader::next_line(const char*& begin, const char*& end) {
       const char* stop = static_cast<const char*>(nl);
       // Follow mode: a NUL before the newline is a line not yet written (a later writer's bytes
       // beyond a gap): wait for it rather than read garbage.
-      if (options_.follow && std::memchr(start, '\0', static_cast<std::size_t>(stop - start)) != nullptr) {
+      if (options_.follow &&
+          std::memchr(start, '\0', static_cast<std::size_t>(stop - start)) != nullptr) {
         return pause_at(start);
       }
       if (static_cast<std::size_t>(stop - start) > max_line_bytes) {
@@ -275,8 +285,9 @@ bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
     // endless one (a device of zeros) must not be read forever.
     if (consumed_base_ + end_ - tail_at > max_zero_tail_bytes) {
       ++line_;
-      fail("more than " + std::to_string(max_zero_tail_bytes >> 20) + " MiB of NUL bytes from byte " +
-           std::to_string(tail_at) + ": not the unwritten tail of a killed recorder (FORMAT.md)");
+      fail("more than " + std::to_string(max_zero_tail_bytes >> 20) +
+           " MiB of NUL bytes from byte " + std::to_string(tail_at) +
+           ": not the unwritten tail of a killed recorder (FORMAT.md)");
     }
   }
   if (cut_off.empty()) return true;
@@ -297,8 +308,10 @@ void trace_reader::read_header() {
   }
   if (head.substr(0, 3) == "\xEF\xBB\xBF") {
     line_ = 1;
-    fail("starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; a clpool trace starts "
-         "with 'clpool-trace': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
+    fail(
+        "starts with a UTF-8 byte-order mark (bytes EF BB BF) before its header; a clpool trace "
+        "starts "
+        "with 'clpool-trace': remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
   }
   const char* begin;
   const char* end;
@@ -394,8 +407,10 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
     const char* start = p;
     while (p < end && !is_blank(*p)) ++p;
     if (n == most) {
-      fail(most == 9 ? "too many fields: expected 9 (seq time_ns thread queue action id size kind flags)"
-                     : "too many fields: expected 9 or 10 (seq time_ns thread queue action id size kind flags [stack])");
+      fail(most == 9
+               ? "too many fields: expected 9 (seq time_ns thread queue action id size kind flags)"
+               : "too many fields: expected 9 or 10 (seq time_ns thread queue action id size kind "
+                 "flags [stack])");
     }
     f[n++] = std::string_view(start, static_cast<std::size_t>(p - start));
     while (p < end && is_blank(*p)) ++p;
@@ -424,8 +439,10 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
     if (st == number_status::ok) continue;
     std::string what = std::string("field ") + field_names[i] + ": " + quote(f[i]);
     switch (st) {
-      case number_status::negative: fail(what + " is negative");
-      case number_status::overflow: fail(what + " does not fit in 64 bits");
+      case number_status::negative:
+        fail(what + " is negative");
+      case number_status::overflow:
+        fail(what + " does not fit in 64 bits");
       default:
         fail(what + (i == 8 ? " is not a decimal or 0x-hex number" : " is not a decimal number"));
     }
@@ -439,7 +456,8 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
   }
   e.action = *action;
   const std::optional<trace_kind> kind = parse_kind(f[7]);
-  if (!kind) fail("field kind: unknown kind " + quote(f[7]) + " (expected buffer, svm, host or sub)");
+  if (!kind)
+    fail("field kind: unknown kind " + quote(f[7]) + " (expected buffer, svm, host or sub)");
   e.kind = *kind;
   e.stack = stack_field;
   check_event(e);

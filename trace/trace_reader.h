@@ -31,8 +31,7 @@ namespace clpool::trace {
 // A malformed or unreadable trace. what() is "FILE:LINE: PROBLEM" (LINE 0: the file as a whole).
 class trace_error : public std::runtime_error {
  public:
-  trace_error(std::string file, std::uint64_t line, std::string problem,
-              std::uint64_t events_read);
+  trace_error(std::string file, std::uint64_t line, std::string problem, std::uint64_t events_read);
 
   const std::string& file() const noexcept { return file_; }
   std::uint64_t line() const noexcept { return line_; }
@@ -126,8 +125,9 @@ class trace_reader {
   std::string binary_where(std::uint64_t record) const;
   void read_binary_metadata(std::uint64_t record);
   void read_binary_site(unsigned tag, std::uint64_t record);
-  const unsigned char* decode_binary_event(unsigned tag, const unsigned char* p, const unsigned char* limit,
-                                           std::uint64_t record, trace_event& e);
+  const unsigned char* decode_binary_event(unsigned tag, const unsigned char* p,
+                                           const unsigned char* limit, std::uint64_t record,
+                                           trace_event& e);
   bool read_binary_header();
   void check_event(const trace_event& e);
   void note_comment(const char* begin, const char* end);
@@ -138,17 +138,17 @@ class trace_reader {
     void operator()(std::FILE* f) const noexcept;
   };
   std::unique_ptr<std::FILE, file_closer> file_;  // null when reading from memory
-  std::string buffer_;      // the whole text (from_string) or a window of the file
-  std::size_t pos_ = 0;     // next unread byte in buffer_
-  std::size_t end_ = 0;     // end of valid bytes in buffer_
-  bool eof_ = false;        // no more bytes to read into buffer_
-  bool paused_ = false;     // follow mode: stopped where the written bytes end, at resume_at_
+  std::string buffer_;   // the whole text (from_string) or a window of the file
+  std::size_t pos_ = 0;  // next unread byte in buffer_
+  std::size_t end_ = 0;  // end of valid bytes in buffer_
+  bool eof_ = false;     // no more bytes to read into buffer_
+  bool paused_ = false;  // follow mode: stopped where the written bytes end, at resume_at_
   std::uint64_t resume_at_ = 0;
   std::size_t follow_read_ = std::size_t{4} << 10;  // follow mode: the next read's size
   std::uint64_t consumed_base_ = 0;
   std::uint64_t total_bytes_ = 0;
-  std::uint64_t line_ = 0;       // line of the last line read
-  std::uint64_t event_line_ = 0; // line of the last event returned
+  std::uint64_t line_ = 0;        // line of the last line read
+  std::uint64_t event_line_ = 0;  // line of the last event returned
   std::uint64_t events_read_ = 0;
   unsigned version_ = 0;
   trace_encoding encoding_ = trace_encoding::text;

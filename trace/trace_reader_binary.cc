@@ -18,8 +18,8 @@ bool trace_reader::read_binary_header() {
   if (end_ - pos_ < 16) fail("truncated binary header (16 bytes expected)");
   const unsigned char* h = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_);
   if (h[8] < format_version || h[8] > latest_format_version) {
-    fail("unknown trace version '" + std::to_string(h[8]) + "' (binary form; this reader knows versions " +
-         known_versions() + ")");
+    fail("unknown trace version '" + std::to_string(h[8]) +
+         "' (binary form; this reader knows versions " + known_versions() + ")");
   }
   for (int i = 9; i < 16; ++i) {
     if (h[i] != 0) fail("corrupt binary header: reserved bytes are not zero");
@@ -58,7 +58,8 @@ constexpr std::size_t max_record_bytes = 1 + 8 * 10;
 
 // Where a record is, for an error's message ("binary record N at byte B: ").
 std::string trace_reader::binary_where(std::uint64_t record) const {
-  return "binary record " + std::to_string(record) + " at byte " + std::to_string(consumed_base_ + pos_) + ": ";
+  return "binary record " + std::to_string(record) + " at byte " +
+         std::to_string(consumed_base_ + pos_) + ": ";
 }
 
 // A metadata record at pos_: its tag, varint length, key, varint length, value.
@@ -79,7 +80,8 @@ void trace_reader::read_binary_metadata(std::uint64_t record) {
     return true;
   };
   std::string key, value;
-  if (!read_text(key) || !read_text(value)) fail(binary_where(record) + "truncated or corrupt metadata record");
+  if (!read_text(key) || !read_text(value))
+    fail(binary_where(record) + "truncated or corrupt metadata record");
   if (metadata_.size() < 256) metadata_.emplace_back(std::move(key), std::move(value));
   pos_ = static_cast<std::size_t>(q - buffer_.data());
 }
@@ -87,8 +89,8 @@ void trace_reader::read_binary_metadata(std::uint64_t record) {
 // A frame (tag 5) or stack (tag 6) record at pos_.
 void trace_reader::read_binary_site(unsigned tag, std::uint64_t record) {
   const unsigned char* q = reinterpret_cast<const unsigned char*>(buffer_.data() + pos_ + 1);
-  const std::string problem =
-      parse_binary_site(tag, q, reinterpret_cast<const unsigned char*>(buffer_.data() + end_), sites_);
+  const std::string problem = parse_binary_site(
+      tag, q, reinterpret_cast<const unsigned char*>(buffer_.data() + end_), sites_);
   if (!problem.empty()) fail(binary_where(record) + problem);
   pos_ = static_cast<std::size_t>(reinterpret_cast<const char*>(q) - buffer_.data());
 }
@@ -97,9 +99,9 @@ void trace_reader::read_binary_site(unsigned tag, std::uint64_t record) {
 // the position after the record. The previous record's thread, queue and time are the base of
 // this one's; they are updated by the caller once the event is checked. Inlined into next_binary,
 // its one caller: the hot path of reading a binary trace (a call per record cost 2 % of a replay).
-[[gnu::always_inline]] inline const unsigned char* trace_reader::decode_binary_event(unsigned tag, const unsigned char* p,
-                                                       const unsigned char* limit, std::uint64_t record,
-                                                       trace_event& e) {
+[[gnu::always_inline]] inline const unsigned char* trace_reader::decode_binary_event(
+    unsigned tag, const unsigned char* p, const unsigned char* limit, std::uint64_t record,
+    trace_event& e) {
   const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
   // Actions 5 (release) and 6 (wait) exist from version 3 on; their records always set bit 6,
   // so that a tag byte of exactly 5 or 6 stays a frame or stack record.
@@ -122,7 +124,8 @@ void trace_reader::read_binary_site(unsigned tag, std::uint64_t record) {
   if (ok && (tag & 0x20)) ok = (p = read_varint(p, e.flags)) != nullptr;
   if (ok && has_stack) ok = (p = read_varint(p, e.stack)) != nullptr;
   if (!ok) fail(binary_where(record) + "a number is longer than 64 bits (corrupt data)");
-  if (p > limit) fail(binary_where(record) + "truncated: the record runs past the end of the input");
+  if (p > limit)
+    fail(binary_where(record) + "truncated: the record runs past the end of the input");
   if (have_seq_) {
     if (seq >= ~std::uint64_t{0} - last_seq_) fail(binary_where(record) + "seq overflows 64 bits");
     e.seq = last_seq_ + 1 + seq;

@@ -46,14 +46,16 @@ bool trace_reader::parse_fast(trace_event& out) {
   if (!(p = fast_decimal(skip_blanks(p), e.queue))) return false;
   p = skip_blanks(p);
   const char* w = word_end(p);
-  const std::optional<trace_action> action = parse_action(std::string_view(p, static_cast<std::size_t>(w - p)));
+  const std::optional<trace_action> action =
+      parse_action(std::string_view(p, static_cast<std::size_t>(w - p)));
   if (!action || (*w != ' ' && *w != '\t')) return false;
   e.action = *action;
   if (!(p = fast_decimal(skip_blanks(w), e.id))) return false;
   if (!(p = fast_decimal(skip_blanks(p), e.size))) return false;
   p = skip_blanks(p);
   w = word_end(p);
-  const std::optional<trace_kind> kind = parse_kind(std::string_view(p, static_cast<std::size_t>(w - p)));
+  const std::optional<trace_kind> kind =
+      parse_kind(std::string_view(p, static_cast<std::size_t>(w - p)));
   if (!kind || (*w != ' ' && *w != '\t')) return false;
   e.kind = *kind;
   p = skip_blanks(w);
@@ -65,9 +67,12 @@ bool trace_reader::parse_fast(trace_event& out) {
     for (;; ++p) {
       const unsigned c = static_cast<unsigned char>(*p);
       unsigned d;
-      if (c - '0' < 10) d = c - '0';
-      else if ((c | 0x20) - 'a' < 6) d = (c | 0x20) - 'a' + 10;
-      else break;
+      if (c - '0' < 10)
+        d = c - '0';
+      else if ((c | 0x20) - 'a' < 6)
+        d = (c | 0x20) - 'a' + 10;
+      else
+        break;
       flags = flags << 4 | d;
     }
     if (p == start || p - start > 16) return false;

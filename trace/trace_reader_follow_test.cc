@@ -32,11 +32,14 @@ class growing_file {
   ~growing_file() { ::close(fd_); }
   void append(const std::string& s) { write_at(size_, s); }
   void write_at(std::size_t at, const std::string& s) {
-    ASSERT_EQ(::pwrite(fd_, s.data(), s.size(), static_cast<off_t>(at)), static_cast<ssize_t>(s.size()));
+    ASSERT_EQ(::pwrite(fd_, s.data(), s.size(), static_cast<off_t>(at)),
+              static_cast<ssize_t>(s.size()));
     if (at + s.size() > size_) size_ = at + s.size();
   }
   // Zeros up to `bytes` from the written end: a memory map's unwritten rest.
-  void zeros(std::size_t bytes) { ASSERT_EQ(::ftruncate(fd_, static_cast<off_t>(size_ + bytes)), 0); }
+  void zeros(std::size_t bytes) {
+    ASSERT_EQ(::ftruncate(fd_, static_cast<off_t>(size_ + bytes)), 0);
+  }
   std::size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
@@ -103,8 +106,10 @@ TEST(TraceReaderFollow, ManyLinesAcrossBufferRefills) {
   for (int round = 0; round < 5; ++round) {
     std::string chunk;
     for (int i = 0; i < 30000; ++i, ++next) {
-      chunk += std::to_string(2 * next) + " 0 0 0 alloc " + std::to_string(next) + " 4096 buffer 0x0\n";
-      chunk += std::to_string(2 * next + 1) + " 0 0 0 free " + std::to_string(next) + " 4096 buffer 0x0\n";
+      chunk +=
+          std::to_string(2 * next) + " 0 0 0 alloc " + std::to_string(next) + " 4096 buffer 0x0\n";
+      chunk += std::to_string(2 * next + 1) + " 0 0 0 free " + std::to_string(next) +
+               " 4096 buffer 0x0\n";
     }
     f.append(chunk.substr(0, chunk.size() - 7));  // the last line cut short
     trace_event e;
@@ -127,11 +132,14 @@ TEST(TraceReaderFollow, CommentsArriveBetweenTheirEvents) {
   trace_reader r(f.path(), o);
   trace_event e;
   while (r.next(e)) ++events;
-  f.append("# failure: first use of id 1 (10 bytes) by clEnqueueWriteBuffer: status -4\n"
-           "# prose, not a key: value\n1 0 0 0 free 1 10 buffer 0x0\n");
+  f.append(
+      "# failure: first use of id 1 (10 bytes) by clEnqueueWriteBuffer: status -4\n"
+      "# prose, not a key: value\n1 0 0 0 free 1 10 buffer 0x0\n");
   while (r.next(e)) ++events;
-  EXPECT_EQ(seen, (std::vector<std::string>{
-                      "0 source=layer", "1 failure=first use of id 1 (10 bytes) by clEnqueueWriteBuffer: status -4"}));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{
+                "0 source=layer",
+                "1 failure=first use of id 1 (10 bytes) by clEnqueueWriteBuffer: status -4"}));
   EXPECT_EQ(events, 2u);
 }
 

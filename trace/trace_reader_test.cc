@@ -35,21 +35,24 @@ void expect_error(const std::string& text, std::uint64_t line, const std::string
 }
 
 TEST(TraceReader, ReadsEventsCommentsAndMetadata) {
-  read_result r = read_all_from_string(header +
-                                       "# source: test\n"
-                                       "# a prose comment: ignored as metadata? no, key has blanks\n"
-                                       "\n"
-                                       "0 10 1 2 alloc 7 4096 svm 0x11\n"
-                                       "  \t\n"
-                                       "5\t20  1 0 free 7 4096 svm 17   \n"
-                                       "6 30 0 0 alloc_failed 0 1 host 0\n"
-                                       "7 31 0 0 free_held 0 0 buffer 0\n"
-                                       "8 32 0 0 stop_holding 0 0 buffer 0\n"
-                                       "9 33 0 0 alloc 7 0 sub 0\r\n");
+  read_result r =
+      read_all_from_string(header +
+                           "# source: test\n"
+                           "# a prose comment: ignored as metadata? no, key has blanks\n"
+                           "\n"
+                           "0 10 1 2 alloc 7 4096 svm 0x11\n"
+                           "  \t\n"
+                           "5\t20  1 0 free 7 4096 svm 17   \n"
+                           "6 30 0 0 alloc_failed 0 1 host 0\n"
+                           "7 31 0 0 free_held 0 0 buffer 0\n"
+                           "8 32 0 0 stop_holding 0 0 buffer 0\n"
+                           "9 33 0 0 alloc 7 0 sub 0\r\n");
   ASSERT_FALSE(r.error) << r.error->what();
   ASSERT_EQ(r.events.size(), 6u);
-  EXPECT_EQ(r.events[0], (trace_event{0, 10, 1, 2, trace_action::alloc, 7, 4096, trace_kind::svm, 0x11}));
-  EXPECT_EQ(r.events[1], (trace_event{5, 20, 1, 0, trace_action::free, 7, 4096, trace_kind::svm, 17}));
+  EXPECT_EQ(r.events[0],
+            (trace_event{0, 10, 1, 2, trace_action::alloc, 7, 4096, trace_kind::svm, 0x11}));
+  EXPECT_EQ(r.events[1],
+            (trace_event{5, 20, 1, 0, trace_action::free, 7, 4096, trace_kind::svm, 17}));
   EXPECT_EQ(r.events[2].action, trace_action::alloc_failed);
   EXPECT_EQ(r.events[2].kind, trace_kind::host);
   EXPECT_EQ(r.events[3].action, trace_action::free_held);
@@ -83,7 +86,8 @@ TEST(TraceReaderErrors, NotATrace) {
 }
 
 TEST(TraceReaderErrors, UnknownVersion) {
-  expect_error("clpool-trace 4\n", 1, "unknown trace version '4' (this reader knows versions 1, 2 and 3)", 0);
+  expect_error("clpool-trace 4\n", 1,
+               "unknown trace version '4' (this reader knows versions 1, 2 and 3)", 0);
   expect_error("clpool-trace 0\n", 1, "unknown trace version '0'", 0);
   expect_error("clpool-trace x\n", 1, "unknown trace version 'x'", 0);
   expect_error("clpool-trace\n", 1, "not a clpool trace", 0);
@@ -92,19 +96,21 @@ TEST(TraceReaderErrors, UnknownVersion) {
 // Version 3 (FORMAT.md "Two moments of a free"): the program's release and its waits, beside the
 // driver's free; sites allowed.
 TEST(TraceReaderV3, ReleaseAndWait) {
-  read_result r = read_all_from_string("clpool-trace 3\n"
-                                       "0 1 0 0 alloc 1 4096 buffer 0x1\n"
-                                       "1 2 0 0 release 1 4096 buffer 0x1\n"
-                                       "2 3 0 1 wait 0 0 buffer 0\n"
-                                       "3 4 1 0 free 1 4096 buffer 0x1\n"
-                                       "frame 1 py 3 a.py f\n"
-                                       "stack 1 0 1\n"
-                                       "4 5 0 0 alloc 1 8 svm 0 1\n",
-                                       "t.trace");
+  read_result r = read_all_from_string(
+      "clpool-trace 3\n"
+      "0 1 0 0 alloc 1 4096 buffer 0x1\n"
+      "1 2 0 0 release 1 4096 buffer 0x1\n"
+      "2 3 0 1 wait 0 0 buffer 0\n"
+      "3 4 1 0 free 1 4096 buffer 0x1\n"
+      "frame 1 py 3 a.py f\n"
+      "stack 1 0 1\n"
+      "4 5 0 0 alloc 1 8 svm 0 1\n",
+      "t.trace");
   ASSERT_FALSE(r.error) << r.error->what();
   EXPECT_EQ(r.version, 3u);
   ASSERT_EQ(r.events.size(), 5u);
-  EXPECT_EQ(r.events[1], (trace_event{1, 2, 0, 0, trace_action::release, 1, 4096, trace_kind::buffer, 1}));
+  EXPECT_EQ(r.events[1],
+            (trace_event{1, 2, 0, 0, trace_action::release, 1, 4096, trace_kind::buffer, 1}));
   EXPECT_EQ(r.events[2].action, trace_action::wait);
   EXPECT_EQ(r.events[2].queue, 1u);
   EXPECT_EQ(r.events[4].stack, 1u);
@@ -120,15 +126,20 @@ TEST(TraceReaderV3, Errors) {
                "action wait needs version 3 (the header says version 2)", 0);
   // A release names a live block, once.
   expect_error(v3 + "0 0 0 0 release 5 1 buffer 0\n", 2, "release of id 5, which is not live", 0);
-  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 release 5 1 buffer 0\n",
+  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 release 5 1 "
+                    "buffer 0\n",
                4, "release of id 5, which was already released at line 3", 2);
   // Released is still live until its free.
-  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 alloc 5 1 buffer 0\n",
-               4, "alloc of id 5, which is already live (released at line 3 and not freed)", 2);
-  expect_error(v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 free 5 1 buffer 0\n2 0 0 0 release 5 1 buffer 0\n",
-               4, "release of id 5, which is not live", 2);
+  expect_error(
+      v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 alloc 5 1 buffer 0\n",
+      4, "alloc of id 5, which is already live (released at line 3 and not freed)", 2);
+  expect_error(
+      v3 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 free 5 1 buffer 0\n2 0 0 0 release 5 1 buffer 0\n",
+      4, "release of id 5, which is not live", 2);
   expect_error(v3 + "0 0 0 0 launch 5 1 buffer 0\n", 2,
-               "unknown action 'launch' (expected alloc, alloc_failed, free, free_held, stop_holding, release or wait)", 0);
+               "unknown action 'launch' (expected alloc, alloc_failed, free, free_held, "
+               "stop_holding, release or wait)",
+               0);
 }
 
 TEST(TraceReaderErrors, TruncatedLastLineKeepsEarlierEvents) {
@@ -145,20 +156,24 @@ TEST(TraceReaderErrors, WrongFieldCount) {
 }
 
 TEST(TraceReaderErrors, Garbage) {
-  expect_error(header + "0 0 0 0 alloc 1 4096 buffer 0\n\x01\x02garbage\xff\n", 3, "only 1 fields", 1);
-  expect_error(header + "zero 0 0 0 alloc 1 4096 buffer 0\n", 2, "field seq: 'zero' is not a decimal number", 0);
+  expect_error(header + "0 0 0 0 alloc 1 4096 buffer 0\n\x01\x02garbage\xff\n", 3, "only 1 fields",
+               1);
+  expect_error(header + "zero 0 0 0 alloc 1 4096 buffer 0\n", 2,
+               "field seq: 'zero' is not a decimal number", 0);
   expect_error(header + "0 0 0 0 alloc 1 12k buffer 0\n", 2, "field size: '12k'", 0);
   expect_error(header + "0 0 0 0 alloc 1 1 buffer 0xZZ\n", 2, "field flags", 0);
   expect_error(header + std::string(5000, 'x') + "\n", 2, "longer than 4096", 0);
 }
 
 TEST(TraceReaderErrors, NegativeAndAbsurdSizes) {
-  expect_error(header + "0 0 0 0 alloc 1 -4096 buffer 0\n", 2, "field size: '-4096' is negative", 0);
+  expect_error(header + "0 0 0 0 alloc 1 -4096 buffer 0\n", 2, "field size: '-4096' is negative",
+               0);
   expect_error(header + "0 0 0 0 alloc 1 4611686018427387905 buffer 0\n", 2, "above 2^62", 0);
   expect_error(header + "0 0 0 0 alloc 1 99999999999999999999 buffer 0\n", 2,
                "does not fit in 64 bits", 0);
   // Exactly 2^62 is the largest accepted size.
-  EXPECT_FALSE(read_all_from_string(header + "0 0 0 0 alloc 1 4611686018427387904 buffer 0\n").error);
+  EXPECT_FALSE(
+      read_all_from_string(header + "0 0 0 0 alloc 1 4611686018427387904 buffer 0\n").error);
 }
 
 TEST(TraceReaderErrors, SeqMustIncrease) {
@@ -175,18 +190,21 @@ TEST(TraceReaderErrors, AllocOfLiveId) {
 
 TEST(TraceReaderErrors, FreeOfUnknownId) {
   expect_error(header + "0 0 0 0 free 9 1 buffer 0\n", 2, "free of id 9, which is not live", 0);
-  expect_error(header + "0 0 0 0 alloc 9 1 buffer 0\n1 0 0 0 free 9 1 buffer 0\n2 0 0 0 free 9 1 buffer 0\n",
-               4, "free of id 9", 2);
+  expect_error(
+      header + "0 0 0 0 alloc 9 1 buffer 0\n1 0 0 0 free 9 1 buffer 0\n2 0 0 0 free 9 1 buffer 0\n",
+      4, "free of id 9", 2);
 }
 
 TEST(TraceReaderErrors, IdsMayBeReusedAfterFree) {
-  EXPECT_FALSE(read_all_from_string(header + "0 0 0 0 alloc 9 1 buffer 0\n1 0 0 0 free 9 1 buffer 0\n"
-                                             "2 0 0 0 alloc 9 1 buffer 0\n")
+  EXPECT_FALSE(read_all_from_string(header +
+                                    "0 0 0 0 alloc 9 1 buffer 0\n1 0 0 0 free 9 1 buffer 0\n"
+                                    "2 0 0 0 alloc 9 1 buffer 0\n")
                    .error);
 }
 
 TEST(TraceReaderErrors, LivenessCheckCanBeTurnedOff) {
-  read_result r = read_all_from_string(header + "0 0 0 0 free 9 1 buffer 0\n", "t", {.check_liveness = false});
+  read_result r =
+      read_all_from_string(header + "0 0 0 0 free 9 1 buffer 0\n", "t", {.check_liveness = false});
   EXPECT_FALSE(r.error);
   EXPECT_EQ(r.events.size(), 1u);
 }
@@ -197,7 +215,8 @@ TEST(TraceReaderErrors, UnknownActionAndKind) {
 }
 
 TEST(TraceReaderErrors, ErrorIsSticky) {
-  trace_reader reader = trace_reader::from_string(header + "0 0 0 0 bogus 1 1 buffer 0\n0 0 0 0 alloc 1 1 buffer 0\n");
+  trace_reader reader = trace_reader::from_string(
+      header + "0 0 0 0 bogus 1 1 buffer 0\n0 0 0 0 alloc 1 1 buffer 0\n");
   trace_event e;
   EXPECT_THROW(reader.next(e), trace_error);
   EXPECT_THROW(reader.next(e), trace_error);
@@ -267,10 +286,12 @@ namespace {
 TEST(TraceReader, CrOnlyLineEndsAreNamed) {
   expect_error("clpool-trace 1\r0 0 0 0 alloc 1 10 buffer 0\r", 1, "bare CR", 0);
   std::string long_cr = "clpool-trace 1\r";
-  for (int i = 0; i < 400; ++i) long_cr += std::to_string(i) + " 0 0 0 alloc " + std::to_string(i + 1) + " 10 buffer 0\r";
+  for (int i = 0; i < 400; ++i)
+    long_cr += std::to_string(i) + " 0 0 0 alloc " + std::to_string(i + 1) + " 10 buffer 0\r";
   expect_error(long_cr + "\n", 1, "bare CR", 0);
   expect_error(long_cr, 1, "bare CR", 0);
-  read_result ok = read_all_from_string("clpool-trace 1\r\n0 0 0 0 alloc 1 10 buffer 0\r\n", "t.trace");
+  read_result ok =
+      read_all_from_string("clpool-trace 1\r\n0 0 0 0 alloc 1 10 buffer 0\r\n", "t.trace");
   EXPECT_FALSE(ok.error) << ok.error->what();
   EXPECT_EQ(ok.events.size(), 1u);
   const trace_error garbage = error_of(std::string("\x01\x02\r\x03garbage\n", 12));
@@ -350,7 +371,8 @@ TEST(TraceReaderBounds, AFileOfZerosIsRefusedAtOnce) {
     return trace_error("", 0, "", 0);
   }();
   EXPECT_EQ(std::string(e.what()),
-            "/dev/zero:1: not a clpool trace: it starts with NUL bytes (byte 0), not 'clpool-trace 1' (a file "
+            "/dev/zero:1: not a clpool trace: it starts with NUL bytes (byte 0), not 'clpool-trace "
+            "1' (a file "
             "of zeros, or one never written?)");
   expect_error(std::string(100, '\0'), 1, "it starts with NUL bytes (byte 0)", 0);
 }
@@ -370,7 +392,8 @@ TEST(TraceReaderBounds, AZeroTailLongerThanARecorderLeavesIsAnError) {
   }
   r = read_all(path);
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(r.error->problem(), "more than 16 MiB of NUL bytes from byte " + std::to_string(events.size()) +
+  EXPECT_EQ(r.error->problem(), "more than 16 MiB of NUL bytes from byte " +
+                                    std::to_string(events.size()) +
                                     ": not the unwritten tail of a killed recorder (FORMAT.md)");
   EXPECT_EQ(r.events.size(), 1u);
 }

@@ -25,8 +25,6 @@
 
 namespace clpool::trace {
 
-
-
 namespace {
 
 std::uint64_t device_size(const trace_event& a) {
@@ -86,7 +84,8 @@ struct summary {
       for (const char* action : {"release", "wait"}) {
         std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
       }
-      std::fprintf(out, "peak_device_bytes_at_release: %llu\n", static_cast<unsigned long long>(peak_program));
+      std::fprintf(out, "peak_device_bytes_at_release: %llu\n",
+                   static_cast<unsigned long long>(peak_program));
     }
     std::fprintf(out, "live_at_end: %zu\n", live.size());
     if (first_failure) {
@@ -99,7 +98,8 @@ struct summary {
       // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.
       // The comments come from the trace: printed in their printable form (common/text_escape.h).
       if (key != "failure") {
-        std::fprintf(out, "meta.%s: %s\n", common::escape_text(key).c_str(), common::escape_text(value).c_str());
+        std::fprintf(out, "meta.%s: %s\n", common::escape_text(key).c_str(),
+                     common::escape_text(value).c_str());
       }
     }
   }

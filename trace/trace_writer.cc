@@ -48,7 +48,6 @@ void trace_writer::write_header() {
   }
 }
 
-
 void trace_writer::write_binary(const trace_event& e) {
   const bool first = events_ == 1;  // already counted
   const bool has_flags = e.flags != 0;
@@ -87,8 +86,9 @@ trace_writer::~trace_writer() {
 void trace_writer::comment(std::string_view key, std::string_view value) {
   if (key.empty() || key.find_first_of(" \t:\r\n") != std::string_view::npos ||
       value.find_first_of("\r\n") != std::string_view::npos) {
-    throw std::invalid_argument("trace_writer::comment: the key must be one word without ':' and "
-                                "neither may contain a newline");
+    throw std::invalid_argument(
+        "trace_writer::comment: the key must be one word without ':' and "
+        "neither may contain a newline");
   }
   if (encoding_ == trace_encoding::binary) {
     if (key.size() > 1024 || value.size() > 1024) {
@@ -114,10 +114,12 @@ void trace_writer::write(const trace_event& e) {
     throw std::invalid_argument("trace_writer::write: size " + std::to_string(e.size) +
                                 " is above 2^62");
   }
-  if (e.stack != 0 && (version_ < sites_format_version || (e.action != trace_action::alloc &&
-                                                           e.action != trace_action::alloc_failed))) {
-    throw std::invalid_argument("trace_writer::write: a stack id needs a version-2 or -3 writer "
-                                "and an alloc or alloc_failed event");
+  if (e.stack != 0 &&
+      (version_ < sites_format_version ||
+       (e.action != trace_action::alloc && e.action != trace_action::alloc_failed))) {
+    throw std::invalid_argument(
+        "trace_writer::write: a stack id needs a version-2 or -3 writer "
+        "and an alloc or alloc_failed event");
   }
   if ((e.action == trace_action::release || e.action == trace_action::wait) &&
       version_ < release_format_version) {
@@ -163,22 +165,30 @@ void trace_writer::write(const trace_event& e) {
 }
 
 void trace_writer::write_frame(std::uint64_t id, const frame_info& frame) {
-  if (version_ < sites_format_version) throw std::logic_error("trace_writer: frames need version 2 or 3");
-  if (encoding_ == trace_encoding::binary) append_frame_binary(buffer_, id, frame);
-  else append_frame_text(buffer_, id, frame);
+  if (version_ < sites_format_version)
+    throw std::logic_error("trace_writer: frames need version 2 or 3");
+  if (encoding_ == trace_encoding::binary)
+    append_frame_binary(buffer_, id, frame);
+  else
+    append_frame_text(buffer_, id, frame);
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 
 void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint64_t frame) {
-  if (version_ < sites_format_version) throw std::logic_error("trace_writer: stacks need version 2 or 3");
-  if (encoding_ == trace_encoding::binary) append_stack_binary(buffer_, id, parent, frame);
-  else append_stack_text(buffer_, id, parent, frame);
+  if (version_ < sites_format_version)
+    throw std::logic_error("trace_writer: stacks need version 2 or 3");
+  if (encoding_ == trace_encoding::binary)
+    append_stack_binary(buffer_, id, parent, frame);
+  else
+    append_stack_text(buffer_, id, parent, frame);
   if (buffer_.size() >= flush_at) flush_buffer();
 }
 
 namespace {
 // The OS's reason a stream write just failed, when the stream's buffer left one in errno.
-std::string os_reason(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
+std::string os_reason(int err) {
+  return err != 0 ? std::string(": ") + std::strerror(err) : std::string();
+}
 }  // namespace
 
 void trace_writer::flush_buffer() {

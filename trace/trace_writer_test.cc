@@ -70,7 +70,8 @@ TEST(TraceWriter, RoundTrip) {
     read_result r = read_all_from_string(out.str(), "roundtrip");
     ASSERT_FALSE(r.error) << r.error->what();
     ASSERT_EQ(r.events.size(), events.size());
-    for (std::size_t i = 0; i < events.size(); ++i) ASSERT_EQ(r.events[i], events[i]) << "event " << i;
+    for (std::size_t i = 0; i < events.size(); ++i)
+      ASSERT_EQ(r.events[i], events[i]) << "event " << i;
     ASSERT_EQ(r.metadata.size(), 1u);
     EXPECT_EQ(r.metadata[0].second, "round-trip test");
   }
@@ -87,7 +88,8 @@ TEST(TraceWriter, RefusesWhatTheReaderWouldRefuse) {
   trace_writer writer(out);
   writer.write(trace_event{.seq = 3});
   EXPECT_THROW(writer.write(trace_event{.seq = 3}), std::invalid_argument);
-  EXPECT_THROW(writer.write(trace_event{.seq = 4, .size = max_event_size + 1}), std::invalid_argument);
+  EXPECT_THROW(writer.write(trace_event{.seq = 4, .size = max_event_size + 1}),
+               std::invalid_argument);
   EXPECT_THROW(writer.comment("two words", "x"), std::invalid_argument);
   EXPECT_THROW(writer.comment("k", "line\nbreak"), std::invalid_argument);
   writer.write(trace_event{.seq = 4});
@@ -120,7 +122,8 @@ TEST(TraceWriter, AFullDeviceIsAnErrorWithItsReason) {
       w.commit();
       FAIL() << "/dev/full took the trace";
     } catch (const std::exception& err) {
-      EXPECT_EQ(std::string(err.what()), "--write-trace: cannot write '/dev/full': No space left on device");
+      EXPECT_EQ(std::string(err.what()),
+                "--write-trace: cannot write '/dev/full': No space left on device");
     }
   }
 }
@@ -138,7 +141,8 @@ TEST(TraceWriterBinary, RoundTrip) {
     read_result r = read_all_from_string(bytes, "roundtrip.bin");
     ASSERT_FALSE(r.error) << r.error->what();
     ASSERT_EQ(r.events.size(), events.size());
-    for (std::size_t i = 0; i < events.size(); ++i) ASSERT_EQ(r.events[i], events[i]) << "event " << i;
+    for (std::size_t i = 0; i < events.size(); ++i)
+      ASSERT_EQ(r.events[i], events[i]) << "event " << i;
     ASSERT_EQ(r.metadata.size(), 1u);
     EXPECT_EQ(r.metadata[0].second, "binary round-trip test");
   }
@@ -167,7 +171,8 @@ std::string binary_of(const std::vector<trace_event>& events) {
   return out.str();
 }
 
-void expect_binary_error(const std::string& bytes, const std::string& fragment, std::uint64_t valid) {
+void expect_binary_error(const std::string& bytes, const std::string& fragment,
+                         std::uint64_t valid) {
   read_result r = read_all_from_string(bytes, "t.bin");
   ASSERT_TRUE(r.error) << "no error";
   EXPECT_NE(std::string(r.error->what()).find(fragment), std::string::npos) << r.error->what();
@@ -197,11 +202,14 @@ TEST(TraceReaderBinary, MalformedInput) {
   longnum += std::string(11, '\xff');
   expect_binary_error(longnum, "longer than 64 bits", 0);
   // Liveness rules apply as in text: a free of an unknown id.
-  expect_binary_error(binary_of({{.seq = 0, .action = trace_action::free, .id = 9}}), "free of id 9", 0);
+  expect_binary_error(binary_of({{.seq = 0, .action = trace_action::free, .id = 9}}),
+                      "free of id 9", 0);
   // An absurd size.
-  expect_binary_error(binary_of({{.seq = 0, .action = trace_action::alloc_failed, .size = max_event_size}}) .substr(0, 16) +
-                          std::string("\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 13),
-                      "above 2^62", 0);
+  expect_binary_error(
+      binary_of({{.seq = 0, .action = trace_action::alloc_failed, .size = max_event_size}})
+              .substr(0, 16) +
+          std::string("\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 13),
+      "above 2^62", 0);
 }
 
 // Version 3: release and wait round-trip in both encodings; their binary records always carry
@@ -213,14 +221,25 @@ TEST(TraceWriterV3, ReleaseAndWaitRoundTrip) {
       {.seq = 1, .action = trace_action::release, .id = 1, .size = 4096},
       {.seq = 2, .action = trace_action::wait},
       {.seq = 3, .action = trace_action::free, .id = 1, .size = 4096},
-      {.seq = 4, .action = trace_action::alloc, .id = 2, .size = 8, .kind = trace_kind::svm, .stack = 1},
-      {.seq = 5, .thread = 2, .queue = 3, .action = trace_action::release, .id = 2, .size = 8,
+      {.seq = 4,
+       .action = trace_action::alloc,
+       .id = 2,
+       .size = 8,
+       .kind = trace_kind::svm,
+       .stack = 1},
+      {.seq = 5,
+       .thread = 2,
+       .queue = 3,
+       .action = trace_action::release,
+       .id = 2,
+       .size = 8,
        .kind = trace_kind::svm}};
   for (const trace_encoding encoding : {trace_encoding::text, trace_encoding::binary}) {
     std::ostringstream out;
     {
       trace_writer writer(out, encoding, release_format_version);
-      writer.write_frame(1, {.lang = frame_lang::python, .line = 3, .file = "a.py", .function = "f"});
+      writer.write_frame(1,
+                         {.lang = frame_lang::python, .line = 3, .file = "a.py", .function = "f"});
       writer.write_stack(1, 0, 1);
       for (const auto& e : events) writer.write(e);
     }

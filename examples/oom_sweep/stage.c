@@ -31,8 +31,9 @@ int upload_chunk(cl_mem result, int i) {
   cl_int status;
   cl_mem staging = clCreateBuffer(ctx, CL_MEM_READ_WRITE, CHUNK_BYTES, NULL, &status);
   if (failed(status, "clCreateBuffer (staging)")) return 1;
-  unsigned char* p = (unsigned char*)clEnqueueMapBuffer(
-      queue, staging, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, CHUNK_BYTES, 0, NULL, NULL, &status);
+  unsigned char* p =
+      (unsigned char*)clEnqueueMapBuffer(queue, staging, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+                                         CHUNK_BYTES, 0, NULL, NULL, &status);
 #ifndef UNCHECKED_MAP
   if (failed(status, "clEnqueueMapBuffer (staging)")) {
     clReleaseMemObject(staging);

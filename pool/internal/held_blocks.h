@@ -9,10 +9,10 @@
 // The bitmap (bit b set when bin b's list may be non-empty; always set when it is) lets "the
 // largest held block" and every walk (for_each, for_each_bin, drain, is_valid, take_census) visit
 // only bins that were pushed to, so their cost is the number of such bins plus one word per 64
-// bins up to the highest bin ever used. A push sets the bit; a pop leaves it, so the hit path and the
-// release path each do one bitmap write fewer than an exact bitmap would need (a hit that empties
-// a list and a release that refills it is the pool's most common pair). Bits of lists found empty
-// are cleared by largest_nonempty_bin() and drain().
+// bins up to the highest bin ever used. A push sets the bit; a pop leaves it, so the hit path and
+// the release path each do one bitmap write fewer than an exact bitmap would need (a hit that
+// empties a list and a release that refills it is the pool's most common pair). Bits of lists found
+// empty are cleared by largest_nonempty_bin() and drain().
 //
 // Not synchronised: the owning pool_state guards it with its lock.
 #ifndef CLPOOL_POOL_INTERNAL_HELD_BLOCKS_H_
@@ -79,7 +79,8 @@ class held_blocks {
   // if a row cannot be allocated or a list cannot grow.
   void push(bin_id bin, const Handle& handle) {
     std::unique_ptr<std::vector<Handle>[]>& row = rows_[bin >> leading_bits_];
-    if (row == nullptr) [[unlikely]] row = std::make_unique<std::vector<Handle>[]>(column_mask_ + 1);
+    if (row == nullptr) [[unlikely]]
+      row = std::make_unique<std::vector<Handle>[]>(column_mask_ + 1);
     row[bin & column_mask_].push_back(handle);
     set_bit(bin);
     top_word_ = std::max(top_word_, bin / 64 + 1);
@@ -134,7 +135,7 @@ class held_blocks {
 
   // is_valid()'s check and the totals an owner compares with its own counters, in one walk.
   struct census {
-    bool valid = true;        // what is_valid() returns
+    bool valid = true;         // what is_valid() returns
     std::uint64_t blocks = 0;  // blocks held
     std::uint64_t bytes = 0;   // their bytes, each block counted at its bin's size (mod 2^64)
   };
@@ -183,9 +184,9 @@ class held_blocks {
   const unsigned leading_bits_;
   const bin_id column_mask_;  // 2^leading_bits - 1: a bin's index within its row
   // rows_[exponent][mantissa]: the lists of the bins with that exponent; null until first used.
-  std::array<std::unique_ptr<std::vector<Handle>[]>, 64> rows_{};
-  std::unique_ptr<std::uint64_t[]> marked_;   // word_count(leading_bits) words: bin b's bit
-  std::uint64_t top_word_ = 0;                 // words [top_word_, word_count) are all zero
+  std::array<std::unique_ptr<std::vector<Handle>[]>, 64> rows_ {};
+  std::unique_ptr<std::uint64_t[]> marked_;  // word_count(leading_bits) words: bin b's bit
+  std::uint64_t top_word_ = 0;               // words [top_word_, word_count) are all zero
 };
 
 }  // namespace clpool::detail

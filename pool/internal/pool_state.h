@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "pool/allocator.h"
-#include "sync/biased_lock.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
 #include "pool/internal/event_hooks.h"
@@ -31,10 +30,11 @@
 #include "pool/internal/invariant.h"
 #include "pool/internal/oom_ladder.h"
 #include "pool/internal/pool_ledger.h"
-#include "pool/pool_types.h"
-#include "pool/pooled_allocation.h"
 #include "pool/internal/reclaim_registry.h"
 #include "pool/internal/trim_budget.h"
+#include "pool/pool_types.h"
+#include "pool/pooled_allocation.h"
+#include "sync/biased_lock.h"
 #include "sync/spin_lock.h"
 
 namespace clpool::detail {
@@ -65,7 +65,8 @@ class pool_state {
   [[gnu::always_inline]] allocation allocate(std::uint64_t size) {
     if (size == 0) return allocation{};  // defined as "no block"; no allocator call
     const auto [bin, rounded, exponent] = locate(size, leading_bits_);
-    if (!lock_.try_lock_fast()) [[unlikely]] return allocate_contended(size, bin, rounded);
+    if (!lock_.try_lock_fast()) [[unlikely]]
+      return allocate_contended(size, bin, rounded);
     handle_type handle;
     if (held_.try_pop(bin, exponent, handle)) [[likely]] {
       allocation hit = activate_hit_locked(handle, size, rounded, bin);
@@ -108,7 +109,8 @@ class pool_state {
   [[gnu::noinline]] void give_back(const handle_type& handle, std::uint64_t size,
                                    std::uint64_t rounded, bin_id bin, std::uint64_t id) noexcept {
     // Everything but the uncontended lock is a tail call, so this path needs no stack frame.
-    if (!lock_.try_lock_fast()) [[unlikely]] return give_back_contended(handle, size, rounded, bin, id);
+    if (!lock_.try_lock_fast()) [[unlikely]]
+      return give_back_contended(handle, size, rounded, bin, id);
     give_back_locked</*kOwner=*/true>(handle, size, rounded, bin, id);
   }
 
@@ -360,16 +362,15 @@ class pool_state {
     int status = 0;
     std::string message;
     std::uint64_t deficit = 0;  // bytes that would have had to be free for the attempt to work
-    std::uint64_t limit = unlimited;  // a limit the allocator enforces (shared_limit), if it refused
+    std::uint64_t limit =
+        unlimited;  // a limit the allocator enforces (shared_limit), if it refused
   };
 
   static std::string limit_text(std::uint64_t limit) {
     return limit == unlimited ? std::string("unlimited") : std::to_string(limit) + " bytes";
   }
 
-  void update_plain_release_locked() noexcept {
-    plain_release_ = holding_ && !hooks_.active();
-  }
+  void update_plain_release_locked() noexcept { plain_release_ = holding_ && !hooks_.active(); }
 
   bool no_refs_locked() const noexcept { return ledger_.all_held() && extra_refs_ == 0; }
 

@@ -19,9 +19,11 @@ class trim_budget {
 
   // Throws argument_error for a ratio that is not a finite number.
   static void validate(const trim_policy& policy) {
-    if (std::isnan(policy.max_held_to_active_ratio) || std::isinf(policy.max_held_to_active_ratio)) {
-      throw argument_error("trim_policy: max_held_to_active_ratio must be a finite number "
-                           "(negative turns the ratio bound off)");
+    if (std::isnan(policy.max_held_to_active_ratio) ||
+        std::isinf(policy.max_held_to_active_ratio)) {
+      throw argument_error(
+          "trim_policy: max_held_to_active_ratio must be a finite number "
+          "(negative turns the ratio bound off)");
     }
   }
 
@@ -40,8 +42,10 @@ class trim_budget {
   std::uint64_t budget(std::uint64_t active) const noexcept {
     std::uint64_t budget = policy_.max_held_bytes;
     if (policy_.max_held_to_active_ratio >= 0.0) {
-      const long double by_ratio = static_cast<long double>(policy_.max_held_to_active_ratio) * active;
-      if (by_ratio < static_cast<long double>(budget)) budget = static_cast<std::uint64_t>(by_ratio);
+      const long double by_ratio =
+          static_cast<long double>(policy_.max_held_to_active_ratio) * active;
+      if (by_ratio < static_cast<long double>(budget))
+        budget = static_cast<std::uint64_t>(by_ratio);
     }
     return budget;
   }
@@ -83,7 +87,7 @@ class trim_budget {
   }
 
   trim_policy policy_;
-  bool enabled_ = false;                  // policy_.enabled(), cached for the release path
+  bool enabled_ = false;                   // policy_.enabled(), cached for the release path
   std::uint64_t ratio_fixed_ = ratio_off;  // ratio_lower_bound_fixed(policy_'s ratio)
 };
 

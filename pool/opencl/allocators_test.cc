@@ -5,10 +5,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <thread>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -25,17 +25,31 @@ namespace {
 using testing::device_env;
 using testing::test_device;
 
-enum class kind { deferred, immediate_migrate, immediate_write, immediate_wait, svm, svm_queue,
-                  host_pinned };
+enum class kind {
+  deferred,
+  immediate_migrate,
+  immediate_write,
+  immediate_wait,
+  svm,
+  svm_queue,
+  host_pinned
+};
 const char* kind_name(kind k) {
   switch (k) {
-    case kind::deferred: return "deferred";
-    case kind::immediate_migrate: return "immediate_migrate";
-    case kind::immediate_write: return "immediate_write";
-    case kind::immediate_wait: return "immediate_wait";
-    case kind::svm: return "svm";
-    case kind::svm_queue: return "svm_queue";
-    case kind::host_pinned: return "host_pinned";
+    case kind::deferred:
+      return "deferred";
+    case kind::immediate_migrate:
+      return "immediate_migrate";
+    case kind::immediate_write:
+      return "immediate_write";
+    case kind::immediate_wait:
+      return "immediate_wait";
+    case kind::svm:
+      return "svm";
+    case kind::svm_queue:
+      return "svm_queue";
+    case kind::host_pinned:
+      return "host_pinned";
   }
   return "?";
 }
@@ -46,9 +60,11 @@ struct buffer_io {
     std::vector<unsigned char> out(bytes), in(bytes, 0);
     for (std::uint64_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(i * 7 + 1);
     ASSERT_EQ(clEnqueueWriteBuffer(env.queue(), b.mem, CL_TRUE, 0, bytes, out.data(), 0, nullptr,
-                                   nullptr), CL_SUCCESS);
-    ASSERT_EQ(clEnqueueReadBuffer(env.queue(), b.mem, CL_TRUE, 0, bytes, in.data(), 0, nullptr,
-                                  nullptr), CL_SUCCESS);
+                                   nullptr),
+              CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueReadBuffer(env.queue(), b.mem, CL_TRUE, 0, bytes, in.data(), 0, nullptr, nullptr),
+        CL_SUCCESS);
     EXPECT_EQ(in, out);
     // Commands hold references until the runtime's threads retire them: poll for a moment.
     cl_uint refs = 0;
@@ -64,8 +80,8 @@ struct buffer_io {
   // is out-of-memory (a lazy device commits memory here).
   static void first_use(const device_env& env, const buffer_block& b, std::uint64_t bytes) {
     const unsigned char one = 1;
-    const cl_int s = clEnqueueWriteBuffer(env.queue(), b.mem, CL_TRUE, bytes - 1, 1, &one, 0,
-                                          nullptr, nullptr);
+    const cl_int s =
+        clEnqueueWriteBuffer(env.queue(), b.mem, CL_TRUE, bytes - 1, 1, &one, 0, nullptr, nullptr);
     EXPECT_TRUE(s == CL_SUCCESS || is_out_of_memory_status(s))
         << "first use of " << bytes << " bytes gave " << status_name(s);
   }
@@ -92,10 +108,12 @@ struct svm_traits {
     ASSERT_NE(b.ptr, nullptr);
     std::vector<unsigned char> out(bytes), in(bytes, 0);
     for (std::uint64_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(i * 5 + 3);
-    ASSERT_EQ(clEnqueueSVMMemcpy(env.queue(), CL_TRUE, b.ptr, out.data(), bytes, 0, nullptr,
-                                 nullptr), CL_SUCCESS);
-    ASSERT_EQ(clEnqueueSVMMemcpy(env.queue(), CL_TRUE, in.data(), b.ptr, bytes, 0, nullptr,
-                                 nullptr), CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueSVMMemcpy(env.queue(), CL_TRUE, b.ptr, out.data(), bytes, 0, nullptr, nullptr),
+        CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueSVMMemcpy(env.queue(), CL_TRUE, in.data(), b.ptr, bytes, 0, nullptr, nullptr),
+        CL_SUCCESS);
     EXPECT_EQ(in, out);
   }
   static bool same(const svm_block& a, const svm_block& b) { return a.ptr == b.ptr; }
@@ -115,17 +133,20 @@ struct pinned_traits {
     for (std::uint64_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(i * 3 + 2);
     std::memcpy(host, out.data(), bytes);
     cl_int status = CL_SUCCESS;
-    mem_ref dev = mem_ref::adopt(
-        clCreateBuffer(env.context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+    mem_ref dev =
+        mem_ref::adopt(clCreateBuffer(env.context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
     ASSERT_EQ(status, CL_SUCCESS);
-    ASSERT_EQ(clEnqueueWriteBuffer(env.queue(), dev.get(), CL_TRUE, 0, bytes, host, 0, nullptr,
-                                   nullptr), CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueWriteBuffer(env.queue(), dev.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+        CL_SUCCESS);
     ASSERT_EQ(clEnqueueReadBuffer(env.queue(), dev.get(), CL_TRUE, 0, bytes, in.data(), 0, nullptr,
-                                  nullptr), CL_SUCCESS);
+                                  nullptr),
+              CL_SUCCESS);
     EXPECT_EQ(in, out) << "pinned memory -> device";
     std::memset(host, 0, bytes);
-    ASSERT_EQ(clEnqueueReadBuffer(env.queue(), dev.get(), CL_TRUE, 0, bytes, host, 0, nullptr,
-                                  nullptr), CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueReadBuffer(env.queue(), dev.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+        CL_SUCCESS);
     EXPECT_EQ(std::memcmp(host, out.data(), bytes), 0) << "device -> pinned memory";
   }
   static bool same(const pinned_block& a, const pinned_block& b) { return a.mem == b.mem; }
@@ -137,13 +158,20 @@ struct pinned_traits {
 template <class F>
 void with_kind(kind k, F&& f) {
   switch (k) {
-    case kind::deferred: return f(deferred_traits{});
-    case kind::immediate_migrate: return f(immediate_traits<force_method::migrate, false>{});
-    case kind::immediate_write: return f(immediate_traits<force_method::write, false>{});
-    case kind::immediate_wait: return f(immediate_traits<force_method::automatic, true>{});
-    case kind::svm: return f(svm_traits<false>{});
-    case kind::svm_queue: return f(svm_traits<true>{});
-    case kind::host_pinned: return f(pinned_traits{});
+    case kind::deferred:
+      return f(deferred_traits{});
+    case kind::immediate_migrate:
+      return f(immediate_traits<force_method::migrate, false>{});
+    case kind::immediate_write:
+      return f(immediate_traits<force_method::write, false>{});
+    case kind::immediate_wait:
+      return f(immediate_traits<force_method::automatic, true>{});
+    case kind::svm:
+      return f(svm_traits<false>{});
+    case kind::svm_queue:
+      return f(svm_traits<true>{});
+    case kind::host_pinned:
+      return f(pinned_traits{});
   }
 }
 
@@ -200,13 +228,16 @@ TEST_P(allocator_battery, AboveMaxAllocIsClErrorNotOutOfMemory) {
       const std::uint64_t bytes = max_alloc() + 1;
       try {
         auto block = a.allocate(bytes);
-        if (refused) ADD_FAILURE() << "allocating max_alloc + 1 bytes succeeded; " << probe.description;
-        else T::first_use(*this, block, bytes);
+        if (refused)
+          ADD_FAILURE() << "allocating max_alloc + 1 bytes succeeded; " << probe.description;
+        else
+          T::first_use(*this, block, bytes);
         a.deallocate(block, bytes);
       } catch (const allocator_out_of_memory& e) {
         if (refused) ADD_FAILURE() << "reported as out-of-memory: " << e.what();
       } catch (const cl_error& e) {
-        if (!refused) ADD_FAILURE() << probe.description << ", yet the allocator threw " << e.what();
+        if (!refused)
+          ADD_FAILURE() << probe.description << ", yet the allocator threw " << e.what();
         EXPECT_EQ(e.status(), CL_INVALID_BUFFER_SIZE) << e.what();
         EXPECT_STREQ(e.name(), "CL_INVALID_BUFFER_SIZE");
         EXPECT_FALSE(e.call().empty());
@@ -215,8 +246,9 @@ TEST_P(allocator_battery, AboveMaxAllocIsClErrorNotOutOfMemory) {
     expect_no_context_leak();
   });
   if (!refused) {
-    GTEST_SKIP() << "the CL_INVALID_BUFFER_SIZE expectation does not apply: " << probe.description
-                 << "; checked instead that the request succeeds or is out-of-memory, leaking nothing";
+    GTEST_SKIP()
+        << "the CL_INVALID_BUFFER_SIZE expectation does not apply: " << probe.description
+        << "; checked instead that the request succeeds or is out-of-memory, leaking nothing";
   }
 }
 
@@ -309,8 +341,7 @@ TEST_P(allocator_battery, ManyBlocksAllDistinct) {
   });
 }
 
-std::string battery_name(
-    const ::testing::TestParamInfo<std::tuple<test_device, kind>>& info) {
+std::string battery_name(const ::testing::TestParamInfo<std::tuple<test_device, kind>>& info) {
   ::testing::TestParamInfo<test_device> d(std::get<0>(info.param), info.index);
   return testing::test_device_name(d) + "_" + kind_name(std::get<1>(info.param));
 }

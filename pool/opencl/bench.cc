@@ -34,9 +34,11 @@ struct device {
     cl_int status = CL_SUCCESS;
     context = context_ref::adopt(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &status));
     throw_if_failed(status, "clCreateContext");
-    queue = queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), dev, nullptr, &status));
+    queue =
+        queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), dev, nullptr, &status));
     throw_if_failed(status, "clCreateCommandQueueWithProperties");
-    other = queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), dev, nullptr, &status));
+    other =
+        queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), dev, nullptr, &status));
     throw_if_failed(status, "clCreateCommandQueueWithProperties");
     svm = (device_svm_capabilities(dev) & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
     std::fprintf(stderr, "device: %s / %s\n", platform_name(platform).c_str(),

@@ -22,7 +22,7 @@ cl_mem create_buffer(cl_context context, cl_mem_flags flags, std::uint64_t bytes
   cl_int status = CL_SUCCESS;
   cl_mem mem = clCreateBuffer(context, flags, static_cast<size_t>(bytes), nullptr, &status);
   if (status == CL_SUCCESS && mem == nullptr) status = CL_OUT_OF_HOST_MEMORY;
-  if (status == CL_SUCCESS) return mem;  // the failure text is built only on failure
+  if (status == CL_SUCCESS) return mem;         // the failure text is built only on failure
   if (mem != nullptr) clReleaseMemObject(mem);  // a failing status with an object: not ours to keep
   allocation_succeeded(status, "clCreateBuffer", std::to_string(bytes) + " bytes", refusal);
   return nullptr;  // out-of-memory (any other status threw above)
@@ -65,8 +65,8 @@ immediate_buffer_allocator::immediate_buffer_allocator(cl_command_queue queue,
   queue_ = queue_ref::retain(queue);
   context_ = context_ref::retain(queue_context(queue));
   if (method_ == force_method::automatic) {
-    method_ = device_version(queue_device(queue)) >= 120 ? force_method::migrate
-                                                         : force_method::write;
+    method_ =
+        device_version(queue_device(queue)) >= 120 ? force_method::migrate : force_method::write;
   }
 }
 
@@ -85,8 +85,8 @@ bool immediate_buffer_allocator::try_allocate(std::uint64_t bytes, buffer_block&
   if (method_ == force_method::migrate) {
     cl_mem m = mem.get();
     call = "clEnqueueMigrateMemObjects";
-    status = clEnqueueMigrateMemObjects(queue_.get(), 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
-                                        0, nullptr, event_out);
+    status = clEnqueueMigrateMemObjects(
+        queue_.get(), 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, event_out);
   } else {
     static const unsigned char zeros[4] = {0, 0, 0, 0};
     call = "clEnqueueWriteBuffer";
@@ -106,9 +106,8 @@ bool immediate_buffer_allocator::try_allocate(std::uint64_t bytes, buffer_block&
     }
   }
   // On failure `mem` is released by its owner before we return or throw: nothing leaks.
-  if (!allocation_succeeded(status, call,
-                            "forcing the allocation of " + std::to_string(bytes) + " bytes",
-                            refusal)) {
+  if (!allocation_succeeded(
+          status, call, "forcing the allocation of " + std::to_string(bytes) + " bytes", refusal)) {
     return false;
   }
   out = buffer_block{mem.release_ownership(), nullptr};

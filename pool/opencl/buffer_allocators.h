@@ -23,7 +23,8 @@
 namespace clpool::opencl {
 
 // One pooled buffer. `pending_queue` is an owned reference to the in-order queue on which work on
-// the buffer may still be pending, or null; the pool wrappers maintain it and deallocate releases it.
+// the buffer may still be pending, or null; the pool wrappers maintain it and deallocate releases
+// it.
 struct buffer_block {
   cl_mem mem = nullptr;
   cl_command_queue pending_queue = nullptr;
@@ -87,7 +88,8 @@ class immediate_buffer_allocator {
 
   // Retains `queue` and its context. Throws invalid_use for a null queue or unusable flags, and
   // cl_error when the queue cannot be queried.
-  explicit immediate_buffer_allocator(cl_command_queue queue, immediate_buffer_options options = {});
+  explicit immediate_buffer_allocator(cl_command_queue queue,
+                                      immediate_buffer_options options = {});
 
   // As deferred_buffer_allocator's, with the forcing (and the wait, if asked for) included.
   bool try_allocate(std::uint64_t bytes, buffer_block& out, clpool::allocator_refusal& refusal);

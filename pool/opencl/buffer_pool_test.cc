@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <numeric>
-#include <thread>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pool/opencl/cl_error.h"
@@ -96,8 +96,9 @@ TEST_P(buffer_pool_test, CrossQueueSafetyOrdersReuseOnTheDevice) {
   pooled_buffer<> b = pool.allocate(kBytes, other_queue());
   std::vector<unsigned char> out(kBytes, 0);
   cl_event read = nullptr;
-  ASSERT_EQ(clEnqueueReadBuffer(other_queue(), b, CL_FALSE, 0, kBytes, out.data(), 0, nullptr,
-                                &read), CL_SUCCESS);
+  ASSERT_EQ(
+      clEnqueueReadBuffer(other_queue(), b, CL_FALSE, 0, kBytes, out.data(), 0, nullptr, &read),
+      CL_SUCCESS);
   event_ref read_ref = event_ref::adopt(read);
   clFlush(other_queue());
   EXPECT_FALSE(completes_within(read, 100)) << "reuse on another queue did not wait";

@@ -1,5 +1,6 @@
 // Typed errors for the OpenCL side of clpool, and the rule that sorts OpenCL statuses into
-// "out of memory" (the pool frees held memory and retries) and "everything else" (reported at once).
+// "out of memory" (the pool frees held memory and retries) and "everything else" (reported at
+// once).
 #ifndef CLPOOL_POOL_OPENCL_CL_ERROR_H_
 #define CLPOOL_POOL_OPENCL_CL_ERROR_H_
 

@@ -22,8 +22,9 @@ template class cl_ref<cl_mem>;
 
 cl_context queue_context(cl_command_queue queue) {
   cl_context context = nullptr;
-  throw_if_failed(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, nullptr),
-                  "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)");
+  throw_if_failed(
+      clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, nullptr),
+      "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)");
   return context;
 }
 
@@ -36,9 +37,8 @@ cl_device_id queue_device(cl_command_queue queue) {
 
 bool queue_is_out_of_order(cl_command_queue queue) {
   cl_command_queue_properties props = 0;
-  throw_if_failed(
-      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, nullptr),
-      "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)");
+  throw_if_failed(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof(props), &props, nullptr),
+                  "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)");
   return (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
 }
 

@@ -31,8 +31,8 @@ namespace clpool::opencl {
 
 // One pinned block: the (always mapped) buffer and its mapped host address.
 struct pinned_block {
-  cl_mem mem = nullptr;       // never an argument of a command: see the contract above
-  void* host_ptr = nullptr;   // pinned host memory, valid until the block is freed
+  cl_mem mem = nullptr;      // never an argument of a command: see the contract above
+  void* host_ptr = nullptr;  // pinned host memory, valid until the block is freed
 };
 
 class host_pinned_allocator {

@@ -22,8 +22,8 @@ event_ref pinned_memory::transfer(bool to_device, cl_command_queue queue, cl_mem
   if (!has_block()) throw invalid_use(std::string(who) + ": the block was released");
   if (bytes == whole) bytes = size();
   if (bytes > size()) {
-    throw invalid_use(std::string(who) + ": " + std::to_string(bytes) + " bytes exceed the block's " +
-                      std::to_string(size()));
+    throw invalid_use(std::string(who) + ": " + std::to_string(bytes) +
+                      " bytes exceed the block's " + std::to_string(size()));
   }
   if (buffer == mem()) {
     throw invalid_use(std::string(who) +
@@ -33,7 +33,8 @@ event_ref pinned_memory::transfer(bool to_device, cl_command_queue queue, cl_mem
   std::erase_if(transfers_, [](const event_ref& e) {
     cl_int s = CL_QUEUED;
     return clGetEventInfo(e.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s, nullptr) ==
-               CL_SUCCESS && (s == CL_COMPLETE || s < 0);
+               CL_SUCCESS &&
+           (s == CL_COMPLETE || s < 0);
   });
   cl_event ev = nullptr;
   const cl_bool block = blocking ? CL_TRUE : CL_FALSE;

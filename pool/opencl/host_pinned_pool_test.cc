@@ -46,8 +46,9 @@ TEST_P(host_pinned_pool_test, BlocksAreMappedAndTransferToTheDevice) {
     event_ref up = m.write_to(queue(), dev.get());
     ASSERT_TRUE(up);
     std::vector<unsigned char> out(n);
-    ASSERT_EQ(clEnqueueReadBuffer(queue(), dev.get(), CL_TRUE, 0, n, out.data(), 0, nullptr,
-                                  nullptr), CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueReadBuffer(queue(), dev.get(), CL_TRUE, 0, n, out.data(), 0, nullptr, nullptr),
+        CL_SUCCESS);
     EXPECT_EQ(out, src);
     EXPECT_EQ(testing::event_status(up.get()), CL_COMPLETE);
     // Device -> host into pinned memory.
@@ -62,8 +63,9 @@ TEST_P(host_pinned_pool_test, BlocksAreMappedAndTransferToTheDevice) {
     std::memset(m.data(), 7, 16);
     m.write_to(queue(), dev.get(), 100, 16, /*blocking=*/true);
     std::vector<unsigned char> part(18);
-    ASSERT_EQ(clEnqueueReadBuffer(queue(), dev.get(), CL_TRUE, 99, 18, part.data(), 0, nullptr,
-                                  nullptr), CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueReadBuffer(queue(), dev.get(), CL_TRUE, 99, 18, part.data(), 0, nullptr, nullptr),
+        CL_SUCCESS);
     EXPECT_EQ(part.front(), pattern);
     EXPECT_EQ(std::vector<unsigned char>(part.begin() + 1, part.end() - 1),
               std::vector<unsigned char>(16, 7));
@@ -102,8 +104,9 @@ TEST_P(host_pinned_pool_test, FreeWaitsForTheBlocksTransfers) {
   EXPECT_EQ(status_at_free, CL_COMPLETE) << "free() returned before the block's transfer ended";
   EXPECT_EQ(pool.held_blocks(), 1u);
   std::vector<unsigned char> out(4096);
-  ASSERT_EQ(clEnqueueReadBuffer(queue(), dev.get(), CL_TRUE, 0, 4096, out.data(), 0, nullptr,
-                                nullptr), CL_SUCCESS);
+  ASSERT_EQ(
+      clEnqueueReadBuffer(queue(), dev.get(), CL_TRUE, 0, 4096, out.data(), 0, nullptr, nullptr),
+      CL_SUCCESS);
   EXPECT_EQ(out, std::vector<unsigned char>(4096, 9));
 }
 

@@ -73,8 +73,8 @@ struct world {
     context = context_ref::adopt(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
     throw_if_failed(s, "clCreateContext");
     for (int i = 0; i < n; ++i) {
-      queues.push_back(queue_ref::adopt(
-          clCreateCommandQueueWithProperties(context.get(), device, nullptr, &s)));
+      queues.push_back(
+          queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), device, nullptr, &s)));
       throw_if_failed(s, "clCreateCommandQueueWithProperties");
     }
   }
@@ -100,7 +100,10 @@ leak_report leaks() {
     r.outstanding += d.outstanding;
     r.pinned += d.pinned_outstanding;
   }
-  auto live = [&](const char* k) { auto it = s.live.find(k); return it == s.live.end() ? 0 : it->second; };
+  auto live = [&](const char* k) {
+    auto it = s.live.find(k);
+    return it == s.live.end() ? 0 : it->second;
+  };
   r.mems = live("mem");
   r.svms = live("svm");
   return r;
@@ -115,38 +118,40 @@ std::uint64_t device_outstanding() { return ctl().snapshot().devices.at(0).outst
 // ---- OOM retry ---------------------------------------------------------------------------------
 
 void check_oom_retry(const std::string& semantics) {
-  EXPECT_TRUE(rc::check("OOM retry after free_held (" + semantics + ")", [&](const std::vector<std::pair<bool, std::uint32_t>>& ops) {
-    constexpr std::uint64_t capacity = 64 * MiB;
-    {
-      world w("gpu-64m:max_alloc=64m,semantics=" + semantics);
-      buffer_pool<> pool{immediate_buffer_allocator(w.q(0))};
-      std::vector<pooled_buffer<>> live;
-      for (const auto& [is_alloc, arg] : ops) {
-        if (is_alloc || live.empty()) {
-          const std::uint64_t size = 1 + arg % (24 * MiB);
-          const std::uint64_t rounded = rounded_size(size, pool.pool().leading_bits());
-          const std::uint64_t active = pool.pool().counters().active_rounded_bytes;
-          const bool must_fit = rounded <= capacity - active;
-          try {
-            live.push_back(pool.allocate(size));
-          } catch (const clpool::out_of_memory& e) {
-            RC_ASSERT(!must_fit);
-            RC_ASSERT(e.report().cause == clpool::oom_cause::allocator);
-            RC_ASSERT(is_out_of_memory_status(e.report().allocator_status));
+  EXPECT_TRUE(rc::check(
+      "OOM retry after free_held (" + semantics + ")",
+      [&](const std::vector<std::pair<bool, std::uint32_t>>& ops) {
+        constexpr std::uint64_t capacity = 64 * MiB;
+        {
+          world w("gpu-64m:max_alloc=64m,semantics=" + semantics);
+          buffer_pool<> pool{immediate_buffer_allocator(w.q(0))};
+          std::vector<pooled_buffer<>> live;
+          for (const auto& [is_alloc, arg] : ops) {
+            if (is_alloc || live.empty()) {
+              const std::uint64_t size = 1 + arg % (24 * MiB);
+              const std::uint64_t rounded = rounded_size(size, pool.pool().leading_bits());
+              const std::uint64_t active = pool.pool().counters().active_rounded_bytes;
+              const bool must_fit = rounded <= capacity - active;
+              try {
+                live.push_back(pool.allocate(size));
+              } catch (const clpool::out_of_memory& e) {
+                RC_ASSERT(!must_fit);
+                RC_ASSERT(e.report().cause == clpool::oom_cause::allocator);
+                RC_ASSERT(is_out_of_memory_status(e.report().allocator_status));
+              }
+            } else {
+              live.erase(live.begin() + arg % live.size());
+            }
+            RC_ASSERT(pool.pool().state_is_valid());
+            // The pool's accounting is exactly what the device has charged.
+            RC_ASSERT(device_outstanding() == pool.managed_bytes());
           }
-        } else {
-          live.erase(live.begin() + arg % live.size());
+          RC_CLASSIFY(pool.pool().statistics().oom_retries > 0, "freed held memory and retried");
+          RC_CLASSIFY(pool.pool().statistics().ooms_raised > 0, "raised out_of_memory");
         }
-        RC_ASSERT(pool.pool().state_is_valid());
-        // The pool's accounting is exactly what the device has charged.
-        RC_ASSERT(device_outstanding() == pool.managed_bytes());
-      }
-      RC_CLASSIFY(pool.pool().statistics().oom_retries > 0, "freed held memory and retried");
-      RC_CLASSIFY(pool.pool().statistics().ooms_raised > 0, "raised out_of_memory");
-    }
-    const leak_report r = leaks();
-    RC_ASSERT(r.clean());
-  }));
+        const leak_report r = leaks();
+        RC_ASSERT(r.clean());
+      }));
 }
 
 TEST(MockclOomRetry, ImmediateSemantics) { check_oom_retry("immediate"); }
@@ -156,7 +161,10 @@ TEST(MockclOomRetry, HostOomSemantics) { check_oom_retry("host_oom"); }
 // Every event the pools create (markers; the tests themselves ask for none) is released.
 void check_events_released() {
   const auto calls = ctl().snapshot().calls;
-  auto count = [&](const char* e) { auto it = calls.find(e); return it == calls.end() ? 0 : it->second; };
+  auto count = [&](const char* e) {
+    auto it = calls.find(e);
+    return it == calls.end() ? 0 : it->second;
+  };
   RC_ASSERT(count("clEnqueueMarkerWithWaitList") == count("clReleaseEvent"));
   RC_TAG(count("clEnqueueMarkerWithWaitList") > 0 ? "markers used" : "no markers");
 }
@@ -169,7 +177,9 @@ struct op {
   int b = 0;
 };
 
-void showValue(const op& o, std::ostream& os) { os << "{" << o.code << "," << o.a << "," << o.b << "}"; }
+void showValue(const op& o, std::ostream& os) {
+  os << "{" << o.code << "," << o.a << "," << o.b << "}";
+}
 
 // One live allocation of the test and the user id it was handed out under.
 template <class P>
@@ -216,24 +226,35 @@ std::map<std::uint64_t, std::vector<int>> run_ordering(const world& w, Pool& poo
           use_block(u.block);
         }
         break;
-      case 2: if (qi >= 0) u.block.bind_to_queue(w.q(qi)); break;
-      case 3: live.erase(live.begin() + o.a % live.size()); break;
+      case 2:
+        if (qi >= 0) u.block.bind_to_queue(w.q(qi));
+        break;
+      case 3:
+        live.erase(live.begin() + o.a % live.size());
+        break;
       case 4:
         u.block.enqueue_release(w.q(qi));
         live.erase(live.begin() + o.a % live.size());
         break;
-      case 5: u.block.unbind_from_queue(); break;
-      case 6: pool.free_held(); break;
-      default: if (qi >= 0) clFlush(w.q(qi)); break;
+      case 5:
+        u.block.unbind_from_queue();
+        break;
+      case 6:
+        pool.free_held();
+        break;
+      default:
+        if (qi >= 0) clFlush(w.q(qi));
+        break;
     }
   }
   return labels;
 }
 
 rc::Gen<std::vector<op>> ops_gen() {
-  return rc::gen::container<std::vector<op>>(rc::gen::build<op>(
-      rc::gen::set(&op::code, rc::gen::inRange(0, 8)), rc::gen::set(&op::a, rc::gen::inRange(0, 64)),
-      rc::gen::set(&op::b, rc::gen::inRange(0, 64))));
+  return rc::gen::container<std::vector<op>>(
+      rc::gen::build<op>(rc::gen::set(&op::code, rc::gen::inRange(0, 8)),
+                         rc::gen::set(&op::a, rc::gen::inRange(0, 64)),
+                         rc::gen::set(&op::b, rc::gen::inRange(0, 64))));
 }
 
 TEST(MockclOrdering, SvmPoolOverRandomInterleavingsOnThreeQueues) {
@@ -245,14 +266,14 @@ TEST(MockclOrdering, SvmPoolOverRandomInterleavingsOnThreeQueues) {
       {
         world w("gpu-256m", 3, schedule);
         {
-          svm_pool pool{svm_allocator(w.context.get(), 0, CL_MEM_READ_WRITE,
-                                      free_queue ? w.q(0) : nullptr)};
+          svm_pool pool{
+              svm_allocator(w.context.get(), 0, CL_MEM_READ_WRITE, free_queue ? w.q(0) : nullptr)};
           const cl_uint pattern = 0xabcdef01;
           labels = run_ordering(
               w, pool, ops,
               [&](pooled_svm& p) {
-                RC_ASSERT(clEnqueueSVMMemFill(p.queue(), p.ptr(), &pattern, sizeof(pattern),
-                                              4096, 0, nullptr, nullptr) == CL_SUCCESS);
+                RC_ASSERT(clEnqueueSVMMemFill(p.queue(), p.ptr(), &pattern, sizeof(pattern), 4096,
+                                              0, nullptr, nullptr) == CL_SUCCESS);
               },
               [](pooled_svm& p) { return reinterpret_cast<std::uint64_t>(p.ptr()); });
         }
@@ -277,8 +298,8 @@ TEST(MockclOrdering, BufferPoolWithCrossQueueSafety) {
         labels = run_ordering(
             w, pool, ops,
             [&](pooled_buffer<>& b) {
-              RC_ASSERT(clEnqueueFillBuffer(b.queue(), b.mem(), &pattern, sizeof(pattern), 0,
-                                            4096, 0, nullptr, nullptr) == CL_SUCCESS);
+              RC_ASSERT(clEnqueueFillBuffer(b.queue(), b.mem(), &pattern, sizeof(pattern), 0, 4096,
+                                            0, nullptr, nullptr) == CL_SUCCESS);
             },
             [](pooled_buffer<>& b) { return ctl().object_id(b.mem()); });
       }
@@ -311,7 +332,8 @@ TEST(MockclOrdering, BufferPoolWithoutSafetyIsCaughtByTheChecker) {
   }
   const auto commands = ctl().snapshot().commands;
   std::vector<mockcl::command_record> fills;
-  for (const auto& r : commands) if (r.kind == "fill") fills.push_back(r);
+  for (const auto& r : commands)
+    if (r.kind == "fill") fills.push_back(r);
   ASSERT_EQ(fills.size(), 2u);
   EXPECT_LT(fills[1].start, fills[0].end) << "without safety the second user overlaps the first";
 }
@@ -332,7 +354,8 @@ int run_mixed(const std::vector<op>& ops, const std::string& fault = "") {
     std::optional<buffer_pool<>> bp;
     std::optional<svm_pool> sp;
     try {
-      bp.emplace(immediate_buffer_allocator(w->q(0)), buffer_pool_options{.cross_queue_safety = true});
+      bp.emplace(immediate_buffer_allocator(w->q(0)),
+                 buffer_pool_options{.cross_queue_safety = true});
       sp.emplace(svm_allocator(w->context.get(), 0, CL_MEM_READ_WRITE, w->q(0)));
     } catch (const clpool::pool_error&) {
       ++errors;
@@ -354,7 +377,8 @@ int run_mixed(const std::vector<op>& ops, const std::string& fault = "") {
             if (!buffers.empty()) {
               auto& b = buffers[o.a % buffers.size()];
               if (b.queue() != nullptr) {
-                const cl_int s = clEnqueueFillBuffer(b.queue(), b, &pattern, 4, 0, 4, 0, nullptr, nullptr);
+                const cl_int s =
+                    clEnqueueFillBuffer(b.queue(), b, &pattern, 4, 0, 4, 0, nullptr, nullptr);
                 if (s != CL_SUCCESS) throw cl_error(s, "clEnqueueFillBuffer");
               }
             }
@@ -398,9 +422,15 @@ std::vector<std::string> sweep_entries() {
   // Releases and retains cannot fail on a real runtime (and a failed release leaks by definition);
   // mockcl never fails clGet*Info either, and refuses nth rules on them as never firing (they
   // were inert here before); every other entry point the pools call is swept.
-  return {"clCreateBuffer", "clEnqueueMigrateMemObjects", "clSVMAlloc",
-          "clEnqueueSVMFree", "clEnqueueMarkerWithWaitList", "clEnqueueBarrierWithWaitList",
-          "clFlush", "clFinish", "clEnqueueFillBuffer"};
+  return {"clCreateBuffer",
+          "clEnqueueMigrateMemObjects",
+          "clSVMAlloc",
+          "clEnqueueSVMFree",
+          "clEnqueueMarkerWithWaitList",
+          "clEnqueueBarrierWithWaitList",
+          "clFlush",
+          "clFinish",
+          "clEnqueueFillBuffer"};
 }
 
 TEST(MockclFaultSweep, EveryCallPositionFailsCleanly) {
@@ -518,7 +548,8 @@ TEST(MockclDeferred, DeferredAllocatorOverCommitsAndTheErrorComesAtFirstUse) {
     world w("gpu-64m:max_alloc=64m,semantics=deferred");
     buffer_pool<deferred_buffer_allocator> pool{deferred_buffer_allocator(w.context.get())};
     pooled_buffer<deferred_buffer_allocator> a = pool.allocate(40 * MiB);
-    pooled_buffer<deferred_buffer_allocator> b = pool.allocate(40 * MiB);  // over-committed: no error
+    pooled_buffer<deferred_buffer_allocator> b =
+        pool.allocate(40 * MiB);  // over-committed: no error
     EXPECT_EQ(pool.managed_bytes(), 2 * a.rounded_size());
     EXPECT_EQ(device_outstanding(), 0u) << "a deferred device charges nothing at creation";
     const cl_uint pattern = 0;
@@ -559,7 +590,8 @@ TEST(MockclDeferred, WaitForAllocationCatchesExecutionTimeFailures) {
   {
     world w("gpu-64m:max_alloc=64m");
     // The migrate is accepted but fails when it runs: only a waiting allocator sees it.
-    ASSERT_EQ(ctl().add_fault("exec:clEnqueueMigrateMemObjects:1:CL_MEM_OBJECT_ALLOCATION_FAILURE"), "");
+    ASSERT_EQ(ctl().add_fault("exec:clEnqueueMigrateMemObjects:1:CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+              "");
     buffer_pool<> pool{immediate_buffer_allocator(w.q(0), {.wait_for_allocation = true})};
     EXPECT_THROW(pool.allocate(1 * MiB), clpool::out_of_memory);
     EXPECT_EQ(live_count("mem"), 0u);
@@ -597,7 +629,8 @@ TEST(MockclFixedDefects, ClFinishAdvancesTheHostClock) {
   {
     world w("gpu-64m", 2);
     cl_int s = CL_SUCCESS;
-    mem_ref m = mem_ref::adopt(clCreateBuffer(w.context.get(), CL_MEM_READ_WRITE, MiB, nullptr, &s));
+    mem_ref m =
+        mem_ref::adopt(clCreateBuffer(w.context.get(), CL_MEM_READ_WRITE, MiB, nullptr, &s));
     const cl_uint pattern = 1;
     ASSERT_EQ(clEnqueueFillBuffer(w.q(0), m.get(), &pattern, 4, 0, MiB, 0, nullptr, nullptr), 0);
     ASSERT_EQ(clFinish(w.q(0)), CL_SUCCESS);
@@ -605,7 +638,8 @@ TEST(MockclFixedDefects, ClFinishAdvancesTheHostClock) {
     w.finish();
   }
   std::vector<mockcl::command_record> fills;
-  for (const auto& r : ctl().snapshot().commands) if (r.kind == "fill") fills.push_back(r);
+  for (const auto& r : ctl().snapshot().commands)
+    if (r.kind == "fill") fills.push_back(r);
   ASSERT_EQ(fills.size(), 2u);
   EXPECT_GE(fills[1].start, fills[0].end) << "the host waited for the first fill with clFinish";
 }

@@ -19,7 +19,8 @@ namespace clpool::opencl {
 namespace {
 
 static_assert(std::is_base_of_v<pool_front<immediate_buffer_allocator>, buffer_pool<>>);
-static_assert(std::is_base_of_v<pool_front<deferred_buffer_allocator>, buffer_pool<deferred_buffer_allocator>>);
+static_assert(std::is_base_of_v<pool_front<deferred_buffer_allocator>,
+                                buffer_pool<deferred_buffer_allocator>>);
 static_assert(std::is_base_of_v<pool_front<svm_allocator>, svm_pool>);
 static_assert(std::is_base_of_v<pool_front<host_pinned_allocator>, host_pinned_pool>);
 
@@ -43,7 +44,8 @@ void expect_figures(const Pool& pool, const figures& want) {
 template <class Pool, class Allocate>
 void forwarders_battery(Pool& pool, Allocate allocate) {
   constexpr std::uint64_t big = 1 << 20, small = 3000;
-  const std::uint64_t rounded = rounded_size(big, default_leading_bits) + rounded_size(small, default_leading_bits);
+  const std::uint64_t rounded =
+      rounded_size(big, default_leading_bits) + rounded_size(small, default_leading_bits);
   ASSERT_GT(rounded, big + small);  // the bins round both up
   expect_figures(pool, {0, 0, 0, 0, 0});
   {
@@ -66,12 +68,15 @@ class pool_front_test : public testing::device_test {};
 
 TEST_P(pool_front_test, BufferPool) {
   buffer_pool<> pool{immediate_buffer_allocator(queue())};
-  forwarders_battery(pool, [&](buffer_pool<>& p, std::uint64_t n) { return p.allocate(n, queue()); });
+  forwarders_battery(pool,
+                     [&](buffer_pool<>& p, std::uint64_t n) { return p.allocate(n, queue()); });
 }
 
 TEST_P(pool_front_test, DeferredBufferPool) {
   buffer_pool<deferred_buffer_allocator> pool{deferred_buffer_allocator(context())};
-  forwarders_battery(pool, [](buffer_pool<deferred_buffer_allocator>& p, std::uint64_t n) { return p.allocate(n); });
+  forwarders_battery(pool, [](buffer_pool<deferred_buffer_allocator>& p, std::uint64_t n) {
+    return p.allocate(n);
+  });
 }
 
 TEST_P(pool_front_test, SvmPool) {

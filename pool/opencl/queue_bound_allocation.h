@@ -92,8 +92,9 @@ class queue_bound_allocation {
     pending = next.release_ownership();
   }
 
-  // Waits for the work enqueued so far on the bound queue (wait_for_queue) and unbinds. Does nothing when unbound. Throws
-  // invalid_use on a released allocation, cl_error if the wait fails (still bound then).
+  // Waits for the work enqueued so far on the bound queue (wait_for_queue) and unbinds. Does
+  // nothing when unbound. Throws invalid_use on a released allocation, cl_error if the wait fails
+  // (still bound then).
   void unbind_from_queue() {
     require_block("unbind_from_queue");
     cl_command_queue& pending = block_.handle().pending_queue;

@@ -44,7 +44,8 @@ void hand_over(cl_command_queue& pending, cl_command_queue to) {
     event_ref marker = event_ref::adopt(marker_after(pending));
     cl_event wait = marker.get();
     throw_if_failed(clEnqueueBarrierWithWaitList(to, 1, &wait, nullptr),
-                    "clEnqueueBarrierWithWaitList", "new queue waiting for the block's previous queue");
+                    "clEnqueueBarrierWithWaitList",
+                    "new queue waiting for the block's previous queue");
   }
   clReleaseCommandQueue(pending);
   pending = nullptr;

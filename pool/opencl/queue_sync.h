@@ -19,8 +19,9 @@ namespace clpool::opencl {
 // Makes `to` wait for every command enqueued so far on `pending`; with `to` == nullptr the host
 // waits. `pending` is an owned reference (or null: nothing to do). On success the
 // reference is released and `pending` becomes null; when `to == pending` nothing is enqueued (an
-// in-order queue already orders the work); with `to` == nullptr it calls wait_for_queue. Every event it creates is released. On failure it
-// throws cl_error and leaves `pending` unchanged, so the block keeps its ordering obligation.
+// in-order queue already orders the work); with `to` == nullptr it calls wait_for_queue. Every
+// event it creates is released. On failure it throws cl_error and leaves `pending` unchanged, so
+// the block keeps its ordering obligation.
 void hand_over(cl_command_queue& pending, cl_command_queue to);
 
 // Like hand_over, but returns an owned event that completes when every command enqueued so far

@@ -28,16 +28,19 @@ svm_allocator::svm_allocator(cl_context context, cl_uint alignment, cl_svm_mem_f
     max_alloc = std::min(max_alloc, device_max_alloc(device));
   }
   if (!any) {
-    throw unsupported_feature("svm_allocator: no device of the context supports SVM "
-                              "(CL_DEVICE_SVM_CAPABILITIES is 0 or not available)");
+    throw unsupported_feature(
+        "svm_allocator: no device of the context supports SVM "
+        "(CL_DEVICE_SVM_CAPABILITIES is 0 or not available)");
   }
   if ((flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) != 0 && (all & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) == 0) {
-    throw unsupported_feature("svm_allocator: CL_MEM_SVM_FINE_GRAIN_BUFFER requested but the "
-                              "devices lack CL_DEVICE_SVM_FINE_GRAIN_BUFFER");
+    throw unsupported_feature(
+        "svm_allocator: CL_MEM_SVM_FINE_GRAIN_BUFFER requested but the "
+        "devices lack CL_DEVICE_SVM_FINE_GRAIN_BUFFER");
   }
   if ((flags & CL_MEM_SVM_ATOMICS) != 0 && (all & CL_DEVICE_SVM_ATOMICS) == 0) {
-    throw unsupported_feature("svm_allocator: CL_MEM_SVM_ATOMICS requested but the devices lack "
-                              "CL_DEVICE_SVM_ATOMICS");
+    throw unsupported_feature(
+        "svm_allocator: CL_MEM_SVM_ATOMICS requested but the devices lack "
+        "CL_DEVICE_SVM_ATOMICS");
   }
   max_alloc_ = max_alloc;
   if (queue != nullptr) {
@@ -45,8 +48,9 @@ svm_allocator::svm_allocator(cl_context context, cl_uint alignment, cl_svm_mem_f
       throw invalid_use("svm_allocator: the queue belongs to another context");
     }
     if (queue_is_out_of_order(queue)) {
-      throw invalid_use("svm_allocator: the free queue is out-of-order; frees must be ordered "
-                        "after the work enqueued before them, which needs an in-order queue");
+      throw invalid_use(
+          "svm_allocator: the free queue is out-of-order; frees must be ordered "
+          "after the work enqueued before them, which needs an in-order queue");
     }
   }
   context_ = context_ref::retain(context);
@@ -67,8 +71,8 @@ bool svm_allocator::try_allocate(std::uint64_t bytes, svm_block& out,
   void* ptr = clSVMAlloc(context_.get(), flags_, static_cast<size_t>(bytes), alignment_);
   if (ptr == nullptr) {
     refusal.status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-    refusal.message =
-        "clSVMAlloc returned NULL for " + std::to_string(bytes) + " bytes (treated as out of memory)";
+    refusal.message = "clSVMAlloc returned NULL for " + std::to_string(bytes) +
+                      " bytes (treated as out of memory)";
     return false;
   }
   out = svm_block{ptr, nullptr};

@@ -75,8 +75,9 @@ TEST_P(svm_pool_test, SameQueueReuseIsAHitAndKeepsTheBinding) {
   {
     pooled_svm a = pool.allocate(kBytes, queue());
     first = a.ptr();
-    ASSERT_EQ(clEnqueueSVMMemcpy(queue(), CL_FALSE, a.ptr(), src_.data(), kBytes, 0, nullptr,
-                                 nullptr), CL_SUCCESS);
+    ASSERT_EQ(
+        clEnqueueSVMMemcpy(queue(), CL_FALSE, a.ptr(), src_.data(), kBytes, 0, nullptr, nullptr),
+        CL_SUCCESS);
   }
   pooled_svm b = pool.allocate(kBytes, queue());
   EXPECT_EQ(b.ptr(), first);
@@ -102,8 +103,9 @@ TEST_P(svm_pool_test, ReuseOnAnotherQueueWaitsOnTheDeviceNotTheHost) {
   EXPECT_EQ(b.queue(), other_queue());
   std::vector<unsigned char> out(kBytes, 0);
   cl_event read = nullptr;
-  ASSERT_EQ(clEnqueueSVMMemcpy(other_queue(), CL_FALSE, out.data(), b.ptr(), kBytes, 0, nullptr,
-                               &read), CL_SUCCESS);
+  ASSERT_EQ(
+      clEnqueueSVMMemcpy(other_queue(), CL_FALSE, out.data(), b.ptr(), kBytes, 0, nullptr, &read),
+      CL_SUCCESS);
   event_ref read_ref = event_ref::adopt(read);
   clFlush(other_queue());
   EXPECT_FALSE(completes_within(read, 100)) << "the new user ran before the old user's write";
@@ -141,8 +143,9 @@ TEST_P(svm_pool_test, BindToQueueMovesTheBlockAcrossQueuesInOrder) {
   EXPECT_EQ(a.queue(), other_queue());
   std::vector<unsigned char> out(kBytes, 0);
   cl_event read = nullptr;
-  ASSERT_EQ(clEnqueueSVMMemcpy(other_queue(), CL_FALSE, out.data(), a.ptr(), kBytes, 0, nullptr,
-                               &read), CL_SUCCESS);
+  ASSERT_EQ(
+      clEnqueueSVMMemcpy(other_queue(), CL_FALSE, out.data(), a.ptr(), kBytes, 0, nullptr, &read),
+      CL_SUCCESS);
   event_ref read_ref = event_ref::adopt(read);
   clFlush(other_queue());
   EXPECT_FALSE(completes_within(read, 100));
@@ -201,8 +204,7 @@ TEST_P(svm_pool_test, OutOfOrderQueuesAreRejectedWithAClearError) {
   EXPECT_EQ(a.queue(), queue()) << "a rejected bind must leave the binding as it was";
   EXPECT_THROW(a.enqueue_release(out_of_order_queue()), invalid_use);
   EXPECT_TRUE(a.has_block());
-  EXPECT_THROW(
-      svm_allocator(context(), 0, CL_MEM_READ_WRITE, out_of_order_queue()), invalid_use);
+  EXPECT_THROW(svm_allocator(context(), 0, CL_MEM_READ_WRITE, out_of_order_queue()), invalid_use);
 }
 
 TEST_P(svm_pool_test, MisuseGivesTypedErrors) {
@@ -228,7 +230,8 @@ TEST_P(svm_pool_test, MisuseGivesTypedErrors) {
   context_ref other_ctx =
       context_ref::adopt(clCreateContext(nullptr, 1, &d, nullptr, nullptr, &status));
   ASSERT_EQ(status, CL_SUCCESS);
-  cl_command_queue foreign = clCreateCommandQueueWithProperties(other_ctx.get(), d, nullptr, &status);
+  cl_command_queue foreign =
+      clCreateCommandQueueWithProperties(other_ctx.get(), d, nullptr, &status);
   ASSERT_EQ(status, CL_SUCCESS);
   queue_ref foreign_ref = queue_ref::adopt(foreign);
   EXPECT_THROW(svm_allocator(context(), 0, CL_MEM_READ_WRITE, foreign), invalid_use);
@@ -275,7 +278,8 @@ TEST_P(svm_pool_test, PoolDestroyedWithBoundLiveBlocks) {
     pooled_svm held = pool.allocate(kBytes, queue());
   }
   ASSERT_EQ(clEnqueueSVMMemcpy(other_queue(), CL_TRUE, keep.ptr(), src_.data(), kBytes, 0, nullptr,
-                               nullptr), CL_SUCCESS);
+                               nullptr),
+            CL_SUCCESS);
   keep.release();
 }
 

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
     errno = 0;
     pairs = std::strtol(argv[1], &end, 10);
     if (argc > 2 || end == argv[1] || *end != '\0' || errno != 0 || pairs < 0) {
-      std::fprintf(stderr, "hit_loop: bad arguments; usage: hit_loop [PAIRS], PAIRS a whole number >= 0\n");
+      std::fprintf(stderr,
+                   "hit_loop: bad arguments; usage: hit_loop [PAIRS], PAIRS a whole number >= 0\n");
       return 2;
     }
   }

@@ -143,7 +143,8 @@ double run_mixed_once(const workload& w, const trim_policy& trim, mixed_result& 
   const auto stop = std::chrono::steady_clock::now();
   const pool_counters c = pool->counters();
   out.held_over_live = static_cast<double>(c.held_bytes) / static_cast<double>(c.active_bytes);
-  out.managed_over_live = static_cast<double>(c.managed_bytes) / static_cast<double>(c.active_bytes);
+  out.managed_over_live =
+      static_cast<double>(c.managed_bytes) / static_cast<double>(c.active_bytes);
   const pool_statistics s = pool->statistics();
   out.hit_rate = static_cast<double>(s.hits) / static_cast<double>(s.hits + s.misses);
   return std::chrono::duration<double>(stop - start).count();
@@ -153,9 +154,9 @@ void run_mixed(benchmark::State& state, const trim_policy& trim) {
   const workload& w = mixed_workload();
   mixed_result r;
   for (auto _ : state) state.SetIterationTime(run_mixed_once(w, trim, r));
-  state.counters["ns_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * w.ops.size()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * w.ops.size()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["held_over_live"] = r.held_over_live;
   state.counters["managed_over_live"] = r.managed_over_live;
   state.counters["hit_rate"] = r.hit_rate;
@@ -166,7 +167,8 @@ BENCHMARK(BM_Mixed)->Unit(benchmark::kMillisecond)->Iterations(3)->UseManualTime
 
 // The trim policy's held budget as a fraction of active bytes: argument / 100.
 void BM_MixedTrimmed(benchmark::State& state) {
-  run_mixed(state, trim_policy{.max_held_to_active_ratio = static_cast<double>(state.range(0)) / 100});
+  run_mixed(state,
+            trim_policy{.max_held_to_active_ratio = static_cast<double>(state.range(0)) / 100});
 }
 BENCHMARK(BM_MixedTrimmed)
     ->Arg(50)

@@ -19,11 +19,12 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
 void print_counters(const char* when, const pool_t& pool, const fake_device& device) {
   const clpool::pool_counters c = pool.counters();
-  std::printf("  %-34s active %4llu blocks %7.1f MiB | held %3llu blocks %7.1f MiB | "
-              "managed %6.1f MiB | device %6.1f MiB\n",
-              when, static_cast<unsigned long long>(c.active_blocks), c.active_bytes / double(kMiB),
-              static_cast<unsigned long long>(c.held_blocks), c.held_bytes / double(kMiB),
-              c.managed_bytes / double(kMiB), device.outstanding_bytes() / double(kMiB));
+  std::printf(
+      "  %-34s active %4llu blocks %7.1f MiB | held %3llu blocks %7.1f MiB | "
+      "managed %6.1f MiB | device %6.1f MiB\n",
+      when, static_cast<unsigned long long>(c.active_blocks), c.active_bytes / double(kMiB),
+      static_cast<unsigned long long>(c.held_blocks), c.held_bytes / double(kMiB),
+      c.managed_bytes / double(kMiB), device.outstanding_bytes() / double(kMiB));
 }
 
 }  // namespace

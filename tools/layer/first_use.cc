@@ -146,7 +146,8 @@ cl_int CL_API_CALL set_kernel_arg_svm_pointer(cl_kernel kernel, cl_uint index, c
 cl_int CL_API_CALL release_kernel(cl_kernel kernel) {
   cl_uint refs = 0;
   const bool last = target->clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs,
-                                            nullptr) == CL_SUCCESS && refs == 1;
+                                            nullptr) == CL_SUCCESS &&
+                    refs == 1;
   const cl_int status = target->clReleaseKernel(kernel);
   if (status == CL_SUCCESS && last) {
     std::lock_guard lock(registry_mutex());
@@ -161,9 +162,9 @@ cl_int CL_API_CALL release_kernel(cl_kernel kernel) {
     if (!(what)) return charges.status(); \
   } while (0)
 
-cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset,
-                                       size_t size, void* ptr, cl_uint n, const cl_event* wait,
-                                       cl_event* event) {
+cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking,
+                                       size_t offset, size_t size, void* ptr, cl_uint n,
+                                       const cl_event* wait, cl_event* event) {
   enqueue_charges charges("clEnqueueReadBuffer");
   CHARGE(charges.mem(b));
   return charges.finish(
@@ -264,9 +265,9 @@ cl_int CL_API_CALL enqueue_migrate(cl_command_queue q, cl_uint num, const cl_mem
   return charges.finish(target->clEnqueueMigrateMemObjects(q, num, list, flags, n, wait, event));
 }
 
-cl_int CL_API_CALL enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t* offset,
-                                   const size_t* global, const size_t* local, cl_uint n,
-                                   const cl_event* wait, cl_event* event) {
+cl_int CL_API_CALL enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint dim,
+                                   const size_t* offset, const size_t* global, const size_t* local,
+                                   cl_uint n, const cl_event* wait, cl_event* event) {
   enqueue_charges charges("clEnqueueNDRangeKernel");
   CHARGE(use_kernel(charges, k));
   return charges.finish(

@@ -3,10 +3,10 @@
 //
 // Only the four entry points and the clpool_layer_* control functions are exported
 // (-fvisibility=hidden plus layer.lds): an ICD loader dlopens us with RTLD_LOCAL, and any other
-// exported OpenCL name could bind the loader's own symbols to ours. Every function the C side calls catches everything: no exception may cross
-// into the loader or an ICD thread.
-#include <dlfcn.h>
+// exported OpenCL name could bind the loader's own symbols to ours. Every function the C side calls
+// catches everything: no exception may cross into the loader or an ICD thread.
 #include <CL/cl_layer.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,11 +20,11 @@
 #include <string>
 
 #include "common/cl_status.h"
-#include "tools/layer/first_use.h"
-#include "tools/layer/waits.h"
 #include "layer_api/layer_settings.h"
+#include "tools/layer/first_use.h"
 #include "tools/layer/recorder.h"
 #include "tools/layer/trace_file_sink.h"
+#include "tools/layer/waits.h"
 
 extern char** environ;
 
@@ -359,7 +359,8 @@ std::string configure() {
   }
   const bool recording = sink != nullptr;
   rec = new recorder(settings, std::move(sink));
-  if (std::string error = rec->open_report(); !error.empty()) return std::string(env_report) + " " + error;
+  if (std::string error = rec->open_report(); !error.empty())
+    return std::string(env_report) + " " + error;
   if (settings.report_path) std::atexit([] { rec->report_exit(); });
   if (recording && settings.stacks != "none") {
     // Frames in the layer (dropped by the capturer itself), the ICD loader and the driver say
@@ -369,7 +370,8 @@ std::string configure() {
       drop.push_back(dlsym(loader, "clCreateBuffer"));
       dlclose(loader);
     }
-    rec->enable_stacks(std::make_unique<stacks::capturer>(*stacks::parse_mode(settings.stacks), drop));
+    rec->enable_stacks(
+        std::make_unique<stacks::capturer>(*stacks::parse_mode(settings.stacks), drop));
   }
   budget = settings.budget_bytes.value_or(0);
   // At exit, the sink stops writing through its memory map and trims the file's zero-filled
@@ -401,7 +403,8 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
       target = target_dispatch;
       const std::string error = configure();
       if (!error.empty()) {
-        refused_settings = new std::string(error);  // never freed: clpool_layer_refusal may read it any time
+        refused_settings =
+            new std::string(error);  // never freed: clpool_layer_refusal may read it any time
         std::fprintf(stderr,
                      "clpool_layer: error: %s\nclpool_layer: refusing to run: every OpenCL "
                      "platform is hidden until the setting is fixed (see tools/layer/README.md)\n",
@@ -523,7 +526,8 @@ CLPOOL_LAYER_EXPORT int clpool_layer_set_budget(unsigned long long bytes) {
 
 // 0 while every event reached the trace; else the length of the reason it is incomplete
 // (recorder::trace_failure), copied NUL-terminated into `buffer` (`size` bytes; cut to fit).
-CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_trace_error(char* buffer, unsigned long long size) {
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_trace_error(char* buffer,
+                                                                unsigned long long size) {
   if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return 0;
   const std::string failure = clpool::layer::rec->trace_failure();
   if (buffer != nullptr && size != 0) {
@@ -536,7 +540,8 @@ CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_trace_error(char* buffer, un
 
 // The threads the layer has seen: up to `size` pairs of (OS thread id, the trace's `thread`) into
 // `os_ids` and `trace_ids`; returns how many it has seen (more than `size`: call again with room).
-CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_threads(unsigned long long* os_ids, unsigned long long* trace_ids,
+CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_threads(unsigned long long* os_ids,
+                                                            unsigned long long* trace_ids,
                                                             unsigned long long size) {
   if (clpool_layer_state() <= 0 || clpool::layer::rec == nullptr) return 0;
   const auto threads = clpool::layer::rec->threads();
@@ -555,9 +560,11 @@ CLPOOL_LAYER_EXPORT unsigned long long clpool_layer_next_seq(void) {
 }
 
 // The fault points so far: allocation attempts and first uses (recorder::fault_points).
-CLPOOL_LAYER_EXPORT void clpool_layer_fault_points(unsigned long long* attempts, unsigned long long* first_uses) {
+CLPOOL_LAYER_EXPORT void clpool_layer_fault_points(unsigned long long* attempts,
+                                                   unsigned long long* first_uses) {
   std::pair<std::uint64_t, std::uint64_t> p{0, 0};
-  if (clpool_layer_state() > 0 && clpool::layer::rec != nullptr) p = clpool::layer::rec->fault_points();
+  if (clpool_layer_state() > 0 && clpool::layer::rec != nullptr)
+    p = clpool::layer::rec->fault_points();
   if (attempts != nullptr) *attempts = p.first;
   if (first_uses != nullptr) *first_uses = p.second;
 }

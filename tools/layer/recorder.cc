@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -74,7 +74,8 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
         static_cast<double>(rng_() >> 11) * 0x1.0p-53 < *settings_.fail_probability;
     if (fails_alloc(attempts_)) {
       t.refused = refusal::injected_nth;
-      if (until_free() && counts_against_budget(kind)) full_from_ = std::max<std::uint64_t>(size, 1);
+      if (until_free() && counts_against_budget(kind))
+        full_from_ = std::max<std::uint64_t>(size, 1);
     } else if (full_from_ != 0 && counts_against_budget(kind) && size >= full_from_) {
       t.refused = refusal::still_full;
     } else if (random_hit) {
@@ -85,7 +86,8 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
                    std::to_string(size) + " " + std::string(trace::to_string(kind)) + " " +
                    std::to_string(t.block.stack));
       if (t.refused == refusal::injected_nth) {
-        report_.line("injected alloc " + std::to_string(attempts_) + " " + std::to_string(t.block.id));
+        report_.line("injected alloc " + std::to_string(attempts_) + " " +
+                     std::to_string(t.block.id));
       }
     }
   }
@@ -98,8 +100,8 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
   }
   if (t.refused != refusal::none) {
     t.status = refusal_status(settings_);
-    std::string why = "status " + std::to_string(t.status) + " (" + std::string(common::status_name(t.status)) +
-                      ") from the layer: ";
+    std::string why = "status " + std::to_string(t.status) + " (" +
+                      std::string(common::status_name(t.status)) + ") from the layer: ";
     switch (t.refused) {
       case refusal::budget:
         why += "budget " + std::to_string(budget_.capacity()) + " bytes, " +
@@ -189,12 +191,14 @@ int recorder::first_use_locked(block_info& block, const char* call, bool& newly_
   }
   const int status = settings_.profile->oom_status;
   if (sink_ != nullptr && !sink_failed_) {
-    const std::string why = injected     ? (settings_.fail_first_use_nth && first_uses_ == *settings_.fail_first_use_nth
-                                                ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" + std::to_string(first_uses_)
-                                                : std::string("an injected failure (clpool_layer_arm)"))
-                            : still_full ? std::string("CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure")
-                                         : "budget " + std::to_string(budget_.capacity()) + " bytes, " +
-                                               std::to_string(budget_.committed()) + " committed";
+    const std::string why =
+        injected ? (settings_.fail_first_use_nth && first_uses_ == *settings_.fail_first_use_nth
+                        ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" + std::to_string(first_uses_)
+                        : std::string("an injected failure (clpool_layer_arm)"))
+        : still_full
+            ? std::string("CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure")
+            : "budget " + std::to_string(budget_.capacity()) + " bytes, " +
+                  std::to_string(budget_.committed()) + " committed";
     const std::string what = "first use of id " + std::to_string(block.id) + " (" +
                              std::to_string(block.size) + " bytes) by " + call + ": status " +
                              std::to_string(status) + " from the layer: " + why + " (" +
@@ -218,7 +222,8 @@ void recorder::report_exit() noexcept {
     ++blocks;
     bytes += block.size;
   }
-  report_.line("exit live_blocks " + std::to_string(blocks) + " live_bytes " + std::to_string(bytes));
+  report_.line("exit live_blocks " + std::to_string(blocks) + " live_bytes " +
+               std::to_string(bytes));
 }
 
 void recorder::commit_alloc(const block_info& block) {
@@ -247,7 +252,8 @@ void recorder::free_block(const block_info& block, std::uint64_t queue, const vo
     }
     // Freed during the program's own clReleaseMemObject: one moment, no `release` to record.
     std::erase_if(releasing_, [&](const block_info& b) { return b.id == block.id; });
-    if (awaiting_free_.erase(block.id) != 0) awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
+    if (awaiting_free_.erase(block.id) != 0)
+      awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
   }
   write_locked(trace::trace_action::free, block, queue);
 }
@@ -431,7 +437,9 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
   e.queue = queue;
   e.action = action;
   // FORMAT.md: alloc_failed and wait name no live block, and writers use id 0 for them.
-  e.id = action == trace::trace_action::alloc_failed || action == trace::trace_action::wait ? 0 : block.id;
+  e.id = action == trace::trace_action::alloc_failed || action == trace::trace_action::wait
+             ? 0
+             : block.id;
   e.size = block.size;
   e.kind = block.kind;
   e.flags = block.flags;
@@ -473,11 +481,13 @@ void recorder::write_sites_locked(bool symbolize) {
 void recorder::sink_failed_locked(std::uint64_t seq) {
   sink_failed_ = true;
   const std::string reason = sink_ != nullptr ? sink_->error() : std::string();
-  trace_failure_ = "could not write to the trace file" + (reason.empty() ? std::string() : " (" + reason + ")") +
+  trace_failure_ = "could not write to the trace file" +
+                   (reason.empty() ? std::string() : " (" + reason + ")") +
                    "; the trace is incomplete after event " + std::to_string(seq);
   std::fprintf(stderr, "clpool_layer: error: %s\n", trace_failure_.c_str());
   if (settings_.errors_path) {
-    const int fd = ::open(settings_.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int fd =
+        ::open(settings_.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       const std::string line = trace_failure_ + "\n";
       ssize_t w;

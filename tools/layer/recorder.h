@@ -238,14 +238,14 @@ class recorder {
   mutable std::mutex mutex_;
   std::unique_ptr<event_sink> sink_;
   bool sink_failed_ = false;
-  std::string trace_failure_;  // trace_failure()
+  std::string trace_failure_;                                     // trace_failure()
   std::vector<std::pair<std::uint64_t, std::uint64_t>> threads_;  // threads()
   bool warned_oversize_ = false;
   const std::chrono::steady_clock::time_point start_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t next_id_ = 1;
   std::uint64_t next_thread_ = 0;
-  std::uint64_t attempts_ = 0;  // allocation attempts seen, for FAIL_NTH
+  std::uint64_t attempts_ = 0;    // allocation attempts seen, for FAIL_NTH
   std::uint64_t first_uses_ = 0;  // first-use charges tried, for FAIL_FIRST_USE_NTH
   // FAIL_UNTIL_FREE: after the injected failure, requests of at least full_from_ bytes fail until
   // device memory is freed (0: the device is not full).
@@ -253,7 +253,8 @@ class recorder {
   std::uint64_t armed_alloc_ = 0, armed_first_use_ = 0;  // arm(): the attempt / first use to fail
   bool armed_until_free_ = false;
   bool fails_alloc(std::uint64_t attempt) const {
-    return (settings_.fail_nth && attempt == *settings_.fail_nth) || (armed_alloc_ != 0 && attempt == armed_alloc_);
+    return (settings_.fail_nth && attempt == *settings_.fail_nth) ||
+           (armed_alloc_ != 0 && attempt == armed_alloc_);
   }
   bool fails_first_use(std::uint64_t n) const {
     return (settings_.fail_first_use_nth && n == *settings_.fail_first_use_nth) ||
@@ -261,8 +262,8 @@ class recorder {
   }
   bool until_free() const { return settings_.fail_until_free || armed_until_free_; }
   void memory_freed_locked() { full_from_ = 0; }
-  report_file report_;            // CLPOOL_LAYER_REPORT
-  bool exit_reported_ = false;    // report_exit() wrote its line
+  report_file report_;          // CLPOOL_LAYER_REPORT
+  bool exit_reported_ = false;  // report_exit() wrote its line
   // The simulated device of CLPOOL_LAYER_BUDGET (unbounded without one), with the profile of
   // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
   device_model::device_memory budget_;
@@ -272,7 +273,7 @@ class recorder {
   std::unordered_map<const void*, std::uint64_t> queues_;
   // Ordered, to find the block containing a pointer (first_use_svm).
   std::map<const void*, block_info> svm_blocks_;
-  const std::uint64_t instance_;  // distinguishes recorders in thread-local caches
+  const std::uint64_t instance_;                // distinguishes recorders in thread-local caches
   std::unique_ptr<stacks::capturer> capturer_;  // null: no stacks
   stacks::definitions sites_;                   // definitions not yet written (reused)
   // The program's release: each live buffer the program still holds and its references; the

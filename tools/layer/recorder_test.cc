@@ -62,7 +62,7 @@ TEST(Recorder, TheProgramsReleaseAndWait) {
   const std::uint64_t id = r.begin_release(&handle_a);
   EXPECT_EQ(id, a.block.id);
   r.end_release(&handle_a, id, /*released=*/true);  // the driver did not free it in the call
-  r.note_wait(&events);                              // a awaits its free: a wait on queue 1
+  r.note_wait(&events);                             // a awaits its free: a wait on queue 1
   r.free_block(a.block, 0, &handle_a);
   r.note_wait(nullptr);  // nothing awaits: no event
   // b: the driver frees it during the program's call (one moment), then a refused release.
@@ -85,14 +85,15 @@ TEST(Recorder, TheProgramsReleaseAndWait) {
   r.free_block(*r.forget_svm(&svm), 2);
   std::vector<std::string> got;
   for (const trace_event& e : events) {
-    got.push_back(std::string(to_string(e.action)) + " " + std::to_string(e.id) + " q" + std::to_string(e.queue));
+    got.push_back(std::string(to_string(e.action)) + " " + std::to_string(e.id) + " q" +
+                  std::to_string(e.queue));
   }
   const std::string A = std::to_string(a.block.id), B = std::to_string(b.block.id),
                     C = std::to_string(c.block.id), S = std::to_string(s.block.id);
-  EXPECT_EQ(got, (std::vector<std::string>{"alloc " + A + " q0", "release " + A + " q0", "wait 0 q1",
-                                           "free " + A + " q0", "alloc " + B + " q0", "free " + B + " q0",
-                                           "alloc " + C + " q0", "alloc " + S + " q0", "release " + S + " q2",
-                                           "free " + S + " q2"}));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "alloc " + A + " q0", "release " + A + " q0", "wait 0 q1", "free " + A + " q0",
+                     "alloc " + B + " q0", "free " + B + " q0", "alloc " + C + " q0",
+                     "alloc " + S + " q0", "release " + S + " q2", "free " + S + " q2"}));
 }
 
 // Without a trace nothing of the program's release is kept.
@@ -154,7 +155,8 @@ TEST(Recorder, BudgetWithAProfileCommitsPages) {
   while (r.begin_alloc(2u << 20, trace_kind::buffer, 0).refused == refusal::none) ++pages;
   EXPECT_EQ(pages, 30);
   ASSERT_FALSE(comments.empty());
-  EXPECT_NE(comments.back().find("budget 67108864 bytes, 62914560 outstanding (nvidia-at-creation profile)"),
+  EXPECT_NE(comments.back().find(
+                "budget 67108864 bytes, 62914560 outstanding (nvidia-at-creation profile)"),
             std::string::npos)
       << comments.back();
   r.free_block(a.block, 0);
@@ -185,12 +187,14 @@ TEST(Recorder, FirstUseProfileChargesAtFirstUse) {
   EXPECT_EQ(r.first_use(blocks[0], "clEnqueueFillBuffer"), 0) << "a second use charges nothing";
   EXPECT_EQ(r.first_use(blocks[1], "clEnqueueFillBuffer"), 0);
   EXPECT_EQ(r.outstanding_bytes(), 4u << 20);
-  EXPECT_EQ(r.first_use(blocks[2], "clEnqueueWriteBuffer"), -4) << "5.375 MiB usable: no third page";
+  EXPECT_EQ(r.first_use(blocks[2], "clEnqueueWriteBuffer"), -4)
+      << "5.375 MiB usable: no third page";
   ASSERT_FALSE(comments.empty());
-  EXPECT_NE(comments.back().find("failure: first use of id 3 (2097152 bytes) by clEnqueueWriteBuffer: "
-                                 "status -4 from the layer: budget 8388608 bytes, 4194304 committed "
-                                 "(nvidia profile)"),
-            std::string::npos)
+  EXPECT_NE(
+      comments.back().find("failure: first use of id 3 (2097152 bytes) by clEnqueueWriteBuffer: "
+                           "status -4 from the layer: budget 8388608 bytes, 4194304 committed "
+                           "(nvidia profile)"),
+      std::string::npos)
       << comments.back();
   r.free_block(blocks[2], 0);  // never charged: nothing to credit
   EXPECT_EQ(r.outstanding_bytes(), 4u << 20);
@@ -444,7 +448,8 @@ TEST(Recorder, TheTraceFailureAndItsCauseAreKeptAndWrittenToTheErrorsFile) {
   r.commit_alloc(r.begin_alloc(2, trace_kind::buffer, 0).block);
   const std::string said = testing::internal::GetCapturedStderr();
   const std::string want =
-      "could not write to the trace file (No space left on device); the trace is incomplete after event 1";
+      "could not write to the trace file (No space left on device); the trace is incomplete after "
+      "event 1";
   EXPECT_EQ(r.trace_failure(), want);
   EXPECT_NE(said.find(want), std::string::npos) << said;
   std::ifstream in(errors);
@@ -486,19 +491,23 @@ TEST(Recorder, FailFirstUseNthAndTheReport) {
   }
   EXPECT_EQ(r.first_use(blocks[0], "clEnqueueFillBuffer"), 0);
   EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), -4) << "the second first use";
-  EXPECT_NE(comments.back().find("first use of id 2 (4096 bytes) by clEnqueueWriteBuffer: status -4 from the "
-                                 "layer: CLPOOL_LAYER_FAIL_FIRST_USE_NTH=2 (nvidia profile)"),
+  EXPECT_NE(comments.back().find(
+                "first use of id 2 (4096 bytes) by clEnqueueWriteBuffer: status -4 from the "
+                "layer: CLPOOL_LAYER_FAIL_FIRST_USE_NTH=2 (nvidia profile)"),
             std::string::npos)
       << comments.back();
-  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), 0) << "a retry is another first use: it fits";
+  EXPECT_EQ(r.first_use(blocks[1], "clEnqueueWriteBuffer"), 0)
+      << "a retry is another first use: it fits";
   EXPECT_EQ(r.first_use(blocks[2], "clEnqueueNDRangeKernel"), 0);
   r.report_exit();
   // No stacks recorded here: stack 0.
-  EXPECT_EQ(lines_of(report), (std::vector<std::string>{
-                                  "alloc 1 1 4096 buffer 0", "alloc 2 2 4096 buffer 0", "alloc 3 3 4096 buffer 0",
-                                  "first_use 1 1 0 clEnqueueFillBuffer", "first_use 2 2 0 clEnqueueWriteBuffer",
-                                  "injected first_use 2 2 0 clEnqueueWriteBuffer", "first_use 3 2 0 clEnqueueWriteBuffer",
-                                  "first_use 4 3 0 clEnqueueNDRangeKernel", "exit live_blocks 3 live_bytes 12288"}));
+  EXPECT_EQ(
+      lines_of(report),
+      (std::vector<std::string>{
+          "alloc 1 1 4096 buffer 0", "alloc 2 2 4096 buffer 0", "alloc 3 3 4096 buffer 0",
+          "first_use 1 1 0 clEnqueueFillBuffer", "first_use 2 2 0 clEnqueueWriteBuffer",
+          "injected first_use 2 2 0 clEnqueueWriteBuffer", "first_use 3 2 0 clEnqueueWriteBuffer",
+          "first_use 4 3 0 clEnqueueNDRangeKernel", "exit live_blocks 3 live_bytes 12288"}));
 }
 
 TEST(Recorder, AnInjectedAllocationFailureIsReportedWithTheProfilesStatus) {
@@ -517,12 +526,15 @@ TEST(Recorder, AnInjectedAllocationFailureIsReportedWithTheProfilesStatus) {
   const recorder::ticket t = r.begin_alloc(20, trace_kind::svm, 0);
   EXPECT_EQ(t.refused, refusal::injected_nth);
   EXPECT_EQ(t.status, -5);
-  EXPECT_EQ(lines_of(report), (std::vector<std::string>{"alloc 1 1 10 buffer 0", "alloc 2 2 20 svm 0",
-                                                          "injected alloc 2 2"}));
-  EXPECT_EQ(recorder(layer_settings{}, nullptr).open_report(), "") << "no report asked: nothing opened";
+  EXPECT_EQ(lines_of(report),
+            (std::vector<std::string>{"alloc 1 1 10 buffer 0", "alloc 2 2 20 svm 0",
+                                      "injected alloc 2 2"}));
+  EXPECT_EQ(recorder(layer_settings{}, nullptr).open_report(), "")
+      << "no report asked: nothing opened";
   layer_settings bad;
   bad.report_path = "/nonexistent/dir/report.txt";
-  EXPECT_NE(recorder(bad, nullptr).open_report().find("No such file or directory"), std::string::npos);
+  EXPECT_NE(recorder(bad, nullptr).open_report().find("No such file or directory"),
+            std::string::npos);
 }
 
 // CLPOOL_LAYER_FAIL_UNTIL_FREE: after the injected failure the device stays full: a retry (as
@@ -543,9 +555,11 @@ TEST(Recorder, FailUntilFreeKeepsTheDeviceFullUntilAFree) {
   const recorder::ticket small = r.begin_alloc(10, trace_kind::buffer, 0);
   EXPECT_EQ(small.refused, refusal::none) << "smaller than what failed";
   r.commit_alloc(small.block);
-  EXPECT_EQ(r.begin_alloc(64, trace_kind::host, 0).refused, refusal::none) << "host memory is not the device's";
+  EXPECT_EQ(r.begin_alloc(64, trace_kind::host, 0).refused, refusal::none)
+      << "host memory is not the device's";
   r.free_block(a.block, 0);
-  EXPECT_EQ(r.begin_alloc(4096, trace_kind::buffer, 0).refused, refusal::none) << "freed: it fits again";
+  EXPECT_EQ(r.begin_alloc(4096, trace_kind::buffer, 0).refused, refusal::none)
+      << "freed: it fits again";
 }
 
 TEST(Recorder, ArmedFromNowAndCountedPoints) {

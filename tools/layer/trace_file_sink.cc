@@ -27,7 +27,6 @@ constexpr int madvise_populate_write = MADV_POPULATE_WRITE;
 constexpr int madvise_populate_write = 23;  // Linux 5.14; older glibc headers lack the name
 #endif
 
-
 // Counts the fork()s that led to this process. A child shares its parent's file (and memory
 // map), so an event it wrote would land in the middle of the parent's trace, and its exit would
 // trim the parent's file: a sink opened in another generation records nothing (driver threads do

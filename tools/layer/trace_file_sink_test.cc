@@ -94,8 +94,8 @@ TEST(TraceFileSink, TracePathRefusalIsTheSameRule) {
     std::ofstream(p) << ours;
     EXPECT_EQ(trace_path_refusal(p), "") << ours;
   }
-  for (const char* other : {"clpool-trace 1\n# source: rmm csv x\n", "clpool-trace 3\n# source: clpool.record\n",
-                            "a,b\n", "clpool"}) {
+  for (const char* other : {"clpool-trace 1\n# source: rmm csv x\n",
+                            "clpool-trace 3\n# source: clpool.record\n", "a,b\n", "clpool"}) {
     std::ofstream(p) << other;
     std::string error;
     EXPECT_EQ(open_trace_file(p, layer_settings{}, error), nullptr);

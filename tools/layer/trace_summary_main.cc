@@ -9,7 +9,8 @@
 
 constexpr const char* usage =
     "usage: trace_summary TRACE\n"
-    "Reads a clpool trace strictly and prints one 'key: value' per line: events, counts per action\n"
+    "Reads a clpool trace strictly and prints one 'key: value' per line: events, counts per "
+    "action\n"
     "and kind, peak_device_bytes, live_at_end, first_alloc_failed and the trace's comments.\n"
     "Exit status: 0 valid trace, 1 malformed trace, 2 bad usage or output lost.\n";
 
@@ -21,7 +22,8 @@ int main(int argc, char** argv) {
     return clpool::common::standard_output_written("trace_summary") ? 0 : 2;
   }
   if (argc != 2 || arg.empty() || (arg.size() > 1 && arg[0] == '-')) {
-    if (argc == 2 && !arg.empty()) std::fprintf(stderr, "trace_summary: unknown option '%s'\n", argv[1]);
+    if (argc == 2 && !arg.empty())
+      std::fprintf(stderr, "trace_summary: unknown option '%s'\n", argv[1]);
     std::fputs(usage, stderr);
     return 2;
   }

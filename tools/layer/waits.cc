@@ -23,24 +23,24 @@ cl_int waited(cl_int status, cl_command_queue queue = nullptr) {
 
 cl_int waited_if(cl_bool blocking, cl_int status) { return blocking ? waited(status) : status; }
 
-cl_int CL_API_CALL finish(cl_command_queue q) {
-  return waited(next.clFinish(q), q);
-}
+cl_int CL_API_CALL finish(cl_command_queue q) { return waited(next.clFinish(q), q); }
 
 cl_int CL_API_CALL wait_for_events(cl_uint n, const cl_event* events) {
   return waited(next.clWaitForEvents(n, events));
 }
 
-cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset,
-                                       size_t size, void* ptr, cl_uint n, const cl_event* wait,
-                                       cl_event* event) {
-  return waited_if(blocking, next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, wait, event));
+cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking,
+                                       size_t offset, size_t size, void* ptr, cl_uint n,
+                                       const cl_event* wait, cl_event* event) {
+  return waited_if(blocking,
+                   next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, n, wait, event));
 }
 
 cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking,
                                         size_t offset, size_t size, const void* ptr, cl_uint n,
                                         const cl_event* wait, cl_event* event) {
-  return waited_if(blocking, next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, n, wait, event));
+  return waited_if(blocking,
+                   next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, n, wait, event));
 }
 
 cl_int CL_API_CALL enqueue_read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking,
@@ -49,9 +49,10 @@ cl_int CL_API_CALL enqueue_read_buffer_rect(cl_command_queue q, cl_mem b, cl_boo
                                             size_t buffer_slice_pitch, size_t host_row_pitch,
                                             size_t host_slice_pitch, void* ptr, cl_uint n,
                                             const cl_event* wait, cl_event* event) {
-  return waited_if(blocking, next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region,
-                                                          buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                                                          host_slice_pitch, ptr, n, wait, event));
+  return waited_if(
+      blocking, next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region,
+                                             buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                             host_slice_pitch, ptr, n, wait, event));
 }
 
 cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking,
@@ -60,16 +61,18 @@ cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem b, cl_bo
                                              size_t buffer_slice_pitch, size_t host_row_pitch,
                                              size_t host_slice_pitch, const void* ptr, cl_uint n,
                                              const cl_event* wait, cl_event* event) {
-  return waited_if(blocking, next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region,
-                                                           buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                                                           host_slice_pitch, ptr, n, wait, event));
+  return waited_if(
+      blocking, next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region,
+                                              buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                              host_slice_pitch, ptr, n, wait, event));
 }
 
 void* CL_API_CALL enqueue_map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking,
                                      cl_map_flags flags, size_t offset, size_t size, cl_uint n,
                                      const cl_event* wait, cl_event* event, cl_int* errcode_ret) {
   cl_int status = CL_SUCCESS;
-  void* mapped = next.clEnqueueMapBuffer(q, b, blocking, flags, offset, size, n, wait, event, &status);
+  void* mapped =
+      next.clEnqueueMapBuffer(q, b, blocking, flags, offset, size, n, wait, event, &status);
   if (mapped != nullptr) waited_if(blocking, status);
   if (errcode_ret != nullptr) *errcode_ret = status;
   return mapped;
@@ -98,7 +101,9 @@ void install_waits(cl_icd_dispatch& table, const cl_icd_dispatch* target, cl_uin
   void* const* from_layer = reinterpret_cast<void* const*>(&table);
   void* to[slots] = {};
   for (std::size_t i = 0; i < slots; ++i) {
-    to[i] = from_layer[i] != nullptr ? from_layer[i] : i < target_entries ? from_target[i] : nullptr;
+    to[i] = from_layer[i] != nullptr ? from_layer[i]
+            : i < target_entries     ? from_target[i]
+                                     : nullptr;
   }
   std::memcpy(&next, to, sizeof next);
   table.clFinish = finish;

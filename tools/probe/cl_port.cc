@@ -6,8 +6,8 @@ namespace clpool::probe {
 namespace {
 
 const char* call_name(int how) {
-  static const char* names[] = {"clEnqueueMigrateMemObjects", "clEnqueueWriteBuffer", "clEnqueueFillBuffer",
-                                "clEnqueueNDRangeKernel"};
+  static const char* names[] = {"clEnqueueMigrateMemObjects", "clEnqueueWriteBuffer",
+                                "clEnqueueFillBuffer", "clEnqueueNDRangeKernel"};
   return names[how];
 }
 
@@ -41,7 +41,8 @@ std::pair<cl_int, cl_int> cl_port::first_use(cl_mem m, use how) {
   cl_int err = CL_SUCCESS;
   switch (how) {
     case use::migrate:
-      err = clEnqueueMigrateMemObjects(queue_, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr, &ev);
+      err = clEnqueueMigrateMemObjects(queue_, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0,
+                                       nullptr, &ev);
       break;
     case use::write:
       err = clEnqueueWriteBuffer(queue_, m, CL_FALSE, 0, 1, &byte, 0, nullptr, &ev);
@@ -57,7 +58,8 @@ std::pair<cl_int, cl_int> cl_port::first_use(cl_mem m, use how) {
       if (k == nullptr) return {kernel_status_, CL_SUCCESS};
       const std::size_t one = 1;
       err = clSetKernelArg(k, 0, sizeof m, &m);
-      if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(queue_, k, 1, nullptr, &one, nullptr, 0, nullptr, &ev);
+      if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(queue_, k, 1, nullptr, &one, nullptr, 0, nullptr, &ev);
       break;
     }
   }
@@ -66,7 +68,8 @@ std::pair<cl_int, cl_int> cl_port::first_use(cl_mem m, use how) {
   // (mockcl's waits return -14 then); the event is what counts.
   clFinish(queue_);
   cl_int status = CL_COMPLETE;
-  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS) {
+  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+      CL_SUCCESS) {
     status = CL_INVALID_EVENT;
   }
   clReleaseEvent(ev);
@@ -80,9 +83,9 @@ attempt cl_port::allocate(std::uint64_t bytes) {
   if (m == nullptr) {
     a.call = "clCreateBuffer";
     a.status = err;
-    a.result = err == CL_INVALID_BUFFER_SIZE ? attempt::kind::invalid_size
+    a.result = err == CL_INVALID_BUFFER_SIZE          ? attempt::kind::invalid_size
                : common::is_out_of_memory_status(err) ? attempt::kind::refused
-                                                            : attempt::kind::failed;
+                                                      : attempt::kind::failed;
     a.where = refusal_point::creation;
     return a;
   }
@@ -93,7 +96,8 @@ attempt cl_port::allocate(std::uint64_t bytes) {
     a.where = enqueued != CL_SUCCESS ? refusal_point::first_use : refusal_point::execution;
     a.call = enqueued != CL_SUCCESS ? "clEnqueueMigrateMemObjects"
                                     : "clEnqueueMigrateMemObjects's event after clFinish";
-    a.result = common::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;
+    a.result =
+        common::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;
     if (a.result == attempt::kind::refused) record_first_use_calls(bytes);
     return a;
   }
@@ -150,9 +154,9 @@ attempt cl_port::create_untouched(std::uint64_t bytes) {
     return a;
   }
   a.status = err;
-  a.result = err == CL_INVALID_BUFFER_SIZE ? attempt::kind::invalid_size
+  a.result = err == CL_INVALID_BUFFER_SIZE          ? attempt::kind::invalid_size
              : common::is_out_of_memory_status(err) ? attempt::kind::refused
-                                                          : attempt::kind::failed;
+                                                    : attempt::kind::failed;
   return a;
 }
 

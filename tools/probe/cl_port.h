@@ -14,8 +14,9 @@
 
 namespace clpool::probe {
 
-// What each first-use call (migrate, write, fill, kernel) said for a buffer the device had no room for (evidence of where
-// out-of-memory appears); filled at the first refusal at first use or execution.
+// What each first-use call (migrate, write, fill, kernel) said for a buffer the device had no room
+// for (evidence of where out-of-memory appears); filled at the first refusal at first use or
+// execution.
 struct first_use_call {
   std::string call;
   cl_int enqueue_status = 0;

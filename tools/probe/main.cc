@@ -36,7 +36,8 @@ constexpr int exit_incomplete = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
 
 unsigned parse_index(const std::string& text, const char* flag) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
     throw usage_error(std::string(flag) + ": '" + text + "' is not an index (0, 1, ...)");
   }
   return static_cast<unsigned>(std::stoul(text));
@@ -52,7 +53,8 @@ void refuse_foreign_output(const std::string& path, bool force) {
   std::string why;
   const std::string first_line = clpool::common::read_first_line(path, 4096, why).value_or("");
   if (!written_by_probe(first_line)) {
-    throw usage_error("--output: '" + path + "' exists and is not a profile clpool_probe wrote (its first line " +
+    throw usage_error("--output: '" + path +
+                      "' exists and is not a profile clpool_probe wrote (its first line " +
                       "does not start with '" + std::string(profile_marker) +
                       "'); refusing to overwrite it (--force replaces it)");
   }
@@ -75,19 +77,26 @@ struct probe_args {
 
 void add_options(CLI::App& app, probe_args& a) {
   app.description(
-      "clpool_probe: measures an OpenCL device through OpenCL alone (buffers created, used and released) "
-      "and writes a device profile for clpool_replay --profile, mockcl (MOCKCL_DEVICES=gpu-16g:profile=FILE) "
-      "and the layer (CLPOOL_LAYER_PROFILE=FILE): where out-of-memory appears and with which status, whether "
-      "CL_DEVICE_MAX_MEM_ALLOC_SIZE is enforced, the headroom, the page, and the packing of small requests.\n"
+      "clpool_probe: measures an OpenCL device through OpenCL alone (buffers created, used and "
+      "released) "
+      "and writes a device profile for clpool_replay --profile, mockcl "
+      "(MOCKCL_DEVICES=gpu-16g:profile=FILE) "
+      "and the layer (CLPOOL_LAYER_PROFILE=FILE): where out-of-memory appears and with which "
+      "status, whether "
+      "CL_DEVICE_MAX_MEM_ALLOC_SIZE is enforced, the headroom, the page, and the packing of small "
+      "requests.\n"
       "It fills the device until it refuses: run it on an idle device.\n"
       "Sizes accept plain bytes or a B, KiB, MiB, GiB, TiB (or K, M, G, T) suffix.");
   app.footer(
       "Exit codes:\n"
       "  0  everything was measured (and the profile written with --output)\n"
-      "  1  measured but incomplete: the device never refused within --max-bytes (its capacity is not\n"
-      "     enforced, e.g. POCL, or larger than the cap) or its answers fit no profile; no profile is\n"
+      "  1  measured but incomplete: the device never refused within --max-bytes (its capacity is "
+      "not\n"
+      "     enforced, e.g. POCL, or larger than the cap) or its answers fit no profile; no profile "
+      "is\n"
       "     written unless --force\n"
-      "  2  bad input: a bad option, no such platform or device, an output that cannot be written, or\n"
+      "  2  bad input: a bad option, no such platform or device, an output that cannot be written, "
+      "or\n"
       "     an OpenCL error the probe cannot interpret\n\n"
       "What is measured and how: tools/probe/README.md.");
   app.get_formatter()->column_width(30);
@@ -95,21 +104,25 @@ void add_options(CLI::App& app, probe_args& a) {
   app.add_option("--platform", a.platform_text,
                  "platform: an index (0, 1, ...) or part of its name that only one platform has "
                  "(case-insensitive); default: the platform of the first GPU, else the first");
-  app.add_option("--device", a.device_text,
-                 "device index on that platform (platform 0 without --platform); default: its first GPU, else "
-                 "its first device");
-  app.add_option("--max-bytes", a.max_bytes_text,
-                 "never hold more than this in total (default 1GiB); a device that has not refused by "
-                 "then cannot be measured (exit 1): raise it to probe a larger device");
+  app.add_option(
+      "--device", a.device_text,
+      "device index on that platform (platform 0 without --platform); default: its first GPU, else "
+      "its first device");
+  app.add_option(
+      "--max-bytes", a.max_bytes_text,
+      "never hold more than this in total (default 1GiB); a device that has not refused by "
+      "then cannot be measured (exit 1): raise it to probe a larger device");
   app.add_option("--output", a.output_path,
-                 "write the profile here (atomically; an existing file is replaced only if clpool_probe wrote it, "
+                 "write the profile here (atomically; an existing file is replaced only if "
+                 "clpool_probe wrote it, "
                  "or with --force)");
-  app.add_option("--name", a.name, "the profile's name (default: the device's name, as [A-Za-z0-9_.-])");
-  app.add_flag("--force", a.force, "with --output, write the profile even when the measurement is incomplete "
-                                 "(fields not measured keep the exact profile's values, and the file says which), "
-                                 "and replace a file clpool_probe did not write");
+  app.add_option("--name", a.name,
+                 "the profile's name (default: the device's name, as [A-Za-z0-9_.-])");
+  app.add_flag("--force", a.force,
+               "with --output, write the profile even when the measurement is incomplete "
+               "(fields not measured keep the exact profile's values, and the file says which), "
+               "and replace a file clpool_probe did not write");
   app.add_flag("--list", a.list, "list the platforms and devices with their indices, and exit");
-
 }
 
 // Everything the user typed, checked before the device is touched.
@@ -121,7 +134,8 @@ struct probe_plan {
 };
 
 void plan_probe(const CLI::App& app, const probe_args& a, probe_plan& p) {
-  p.limits.max_bytes = clpool::common::size_option(a.max_bytes_text, "--max-bytes", {.positive = true});
+  p.limits.max_bytes =
+      clpool::common::size_option(a.max_bytes_text, "--max-bytes", {.positive = true});
   if (app.count("--platform") > 0) p.platform = a.platform_text;
   if (app.count("--device") > 0) p.device = parse_index(a.device_text, "--device");
   if (!a.name.empty()) {
@@ -160,8 +174,8 @@ void describe(const device_info& d, probe_limits& limits, probe_context& c) {
 
 // Measures the device, every buffer, the queue and the context released before it returns.
 // Free memory comes from `query` where the device has one.
-measurement measure_device(const device_info& d, const free_memory_query& query, probe_limits& limits,
-                           probe_context& c) {
+measurement measure_device(const device_info& d, const free_memory_query& query,
+                           probe_limits& limits, probe_context& c) {
   const std::optional<std::uint64_t> before_context =
       query.name.empty() ? std::nullopt : query.read();
   const auto start = std::chrono::steady_clock::now();
@@ -179,8 +193,9 @@ measurement measure_device(const device_info& d, const free_memory_query& query,
     limits.free_at_start = c.free_at_start;
     m = measure(port, limits);
     for (const first_use_call& f : port.first_use_calls()) {
-      c.first_use_calls.push_back(f.call + ": " + std::to_string(f.enqueue_status) +
-                                  (f.enqueue_status == 0 ? ", event " + std::to_string(f.event_status) : ""));
+      c.first_use_calls.push_back(
+          f.call + ": " + std::to_string(f.enqueue_status) +
+          (f.enqueue_status == 0 ? ", event " + std::to_string(f.event_status) : ""));
     }
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -191,7 +206,8 @@ int run(int argc, char** argv) {
   CLI::App app;
   probe_args a;
   add_options(app, a);
-  if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_probe")) return *rc;
+  if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_probe"))
+    return *rc;
   probe_plan p;
   plan_probe(app, a, p);
   if (a.list) {
@@ -205,7 +221,8 @@ int run(int argc, char** argv) {
   describe(d, p.limits, c);
   const measurement m = measure_device(d, query, p.limits, c);
 
-  const clpool::device_model::device_profile profile = m.profile(a.name.empty() ? profile_name_for(d.device_name) : a.name);
+  const clpool::device_model::device_profile profile =
+      m.profile(a.name.empty() ? profile_name_for(d.device_name) : a.name);
   std::cout << format_report(c, m);
   if (m.complete) std::cout << "profile:\n" << clpool::device_model::format_profile(profile);
   if (p.out) {
@@ -214,7 +231,8 @@ int run(int argc, char** argv) {
       p.out->commit();
       std::cout << "wrote " << a.output_path << "\n";
     } else {
-      std::cout << "no profile written to " << a.output_path << " (incomplete; --force writes it anyway)\n";
+      std::cout << "no profile written to " << a.output_path
+                << " (incomplete; --force writes it anyway)\n";
     }
   }
   return m.complete ? exit_measured : exit_incomplete;

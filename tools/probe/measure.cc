@@ -69,7 +69,8 @@ class prober {
           m_.oom_call = a.call;
         } else if (a.where != m_.oom_at || a.status != m_.oom_status) {
           throw stop{"the device refused in two ways: " + m_.oom_call + " " +
-                     std::to_string(m_.oom_status) + ", then " + a.call + " " + std::to_string(a.status)};
+                     std::to_string(m_.oom_status) + ", then " + a.call + " " +
+                     std::to_string(a.status)};
         }
         return false;
       case attempt::kind::invalid_size:
@@ -86,7 +87,8 @@ class prober {
   // Whether `first` and then `second` bytes both fit now (both released afterwards).
   bool pair_fits(std::uint64_t first, std::uint64_t second) {
     holding h(d_);
-    if (!try_alloc(h, first)) throw stop{"a buffer that must fit was refused (" + std::to_string(first) + " bytes)"};
+    if (!try_alloc(h, first))
+      throw stop{"a buffer that must fit was refused (" + std::to_string(first) + " bytes)"};
     return try_alloc(h, second);
   }
 
@@ -96,7 +98,8 @@ class prober {
     m_.max_alloc_enforced = a.result == attempt::kind::invalid_size;
     if (a.result == attempt::kind::failed) {
       throw probe_failure(a.call + " failed with " + std::to_string(a.status) + " creating " +
-                          std::to_string(l_.max_alloc + 1) + " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1)");
+                          std::to_string(l_.max_alloc + 1) +
+                          " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1)");
     }
   }
 
@@ -135,11 +138,13 @@ class prober {
                  " more would pass the cap; give a power of two above the device's free memory"};
     }
     if (!m_.refused) {
-      throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes (--max-bytes) without "
+      throw stop{"the device accepted " + std::to_string(m_.usable) +
+                 " bytes (--max-bytes) without "
                  "refusing: its limit cannot be measured within the cap (capacity not enforced, or "
                  "larger than the cap" +
                  (l_.free_at_start >= l_.max_bytes
-                      ? ": it reports " + std::to_string(l_.free_at_start) + " bytes free, so give --max-bytes more than that)"
+                      ? ": it reports " + std::to_string(l_.free_at_start) +
+                            " bytes free, so give --max-bytes more than that)"
                       : ")")};
     }
     if (m_.usable == 0) throw stop{"the device refused even 1 byte"};
@@ -147,7 +152,8 @@ class prober {
       throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes, more than the " +
                  std::to_string(l_.free_at_start) + " free at start: the headroom cannot be known"};
     }
-    if (l_.free_at_start - m_.usable > device_model::max_headroom) throw stop{"headroom above 1 TiB"};
+    if (l_.free_at_start - m_.usable > device_model::max_headroom)
+      throw stop{"headroom above 1 TiB"};
     m_.headroom = l_.free_at_start - m_.usable;
     m_.headroom_measured = true;
   }
@@ -160,8 +166,10 @@ class prober {
     unsigned lo = 0, hi = x;
     while (lo < hi) {
       const unsigned mid = (lo + hi) / 2;
-      if (pair_fits(m_.page_window - pow2(mid), 1)) hi = mid;
-      else lo = mid + 1;
+      if (pair_fits(m_.page_window - pow2(mid), 1))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     if (lo == x) {
       throw stop{"the page is at least " + std::to_string(m_.page_window) +
@@ -183,8 +191,10 @@ class prober {
     std::uint64_t lo = 1, hi = p - 1;  // pair_fits(lo, 1) holds; find the largest such
     while (lo < hi) {
       const std::uint64_t mid = lo + (hi - lo + 1) / 2;
-      if (pair_fits(mid, 1)) lo = mid;
-      else hi = mid - 1;
+      if (pair_fits(mid, 1))
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     m_.pack_seen = lo;
     // The granule is a power of two (it divides the page) and at most the pack limit.
@@ -205,8 +215,10 @@ class prober {
       unsigned elo = 1, ehi = f + 1;  // ehi: none fits, g = 2^f
       while (elo < ehi) {
         const unsigned mid = (elo + ehi) / 2;
-        if (pair_fits(pow2(f) - pow2(mid) + 1, 1)) ehi = mid;
-        else elo = mid + 1;
+        if (pair_fits(pow2(f) - pow2(mid) + 1, 1))
+          ehi = mid;
+        else
+          elo = mid + 1;
       }
       g = elo == f + 1 ? pow2(f) : pow2(elo - 1);
     }

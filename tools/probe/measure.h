@@ -41,10 +41,10 @@ using device_model::refusal_point;
 struct attempt {
   enum class kind { accepted, refused, invalid_size, failed };
   kind result = kind::failed;
-  std::int32_t status = 0;               // the OpenCL status, for all but accepted
+  std::int32_t status = 0;                        // the OpenCL status, for all but accepted
   refusal_point where = refusal_point::creation;  // refused: where the device said so
-  std::string call;                      // refused/failed: which call said so
-  std::size_t id = 0;                    // accepted: the handle for release()
+  std::string call;                               // refused/failed: which call said so
+  std::size_t id = 0;                             // accepted: the handle for release()
   bool ok() const { return result == kind::accepted; }
 };
 
@@ -87,12 +87,12 @@ struct measurement {
   std::uint64_t headroom = 0;
   bool headroom_measured = false;
 
-  std::optional<std::uint64_t> page;           // measured page
-  std::uint64_t page_window = 0;               // X, the released fill buffer
-  std::optional<std::uint64_t> pack_seen;      // min(pack_limit, page - granule); 0 = no packing
+  std::optional<std::uint64_t> page;       // measured page
+  std::uint64_t page_window = 0;           // X, the released fill buffer
+  std::optional<std::uint64_t> pack_seen;  // min(pack_limit, page - granule); 0 = no packing
   std::optional<std::uint64_t> pack_limit, pack_granule;
-  std::uint64_t granule_fill = 0;              // buffers of granule_fill_size filling a page,
-  std::uint64_t granule_fill_size = 0;         // leaving granule_fill_size free, for the granule
+  std::uint64_t granule_fill = 0;       // buffers of granule_fill_size filling a page,
+  std::uint64_t granule_fill_size = 0;  // leaving granule_fill_size free, for the granule
 
   std::uint64_t allocations = 0;  // attempts made (create + touch), all phases
   bool complete = false;          // every field of the profile was measured

@@ -114,7 +114,8 @@ TEST(Measure, BuiltinProfilesAtAlignedCapacities) {
     // The probe does not measure when queued commands run (commands_finish): promptly, its default.
     device_profile want = p;
     want.commands_finish = device_model::command_completion::promptly;
-    EXPECT_EQ(m.profile(p.name), want) << name << " measured as\n" << format_profile(m.profile(p.name));
+    EXPECT_EQ(m.profile(p.name), want) << name << " measured as\n"
+                                       << format_profile(m.profile(p.name));
     EXPECT_LT(m.allocations, 400u) << name;
   }
 }
@@ -148,7 +149,8 @@ TEST(Measure, CapThatStopsTheFillShortIsNotTakenForTheLimit) {
   limits.max_bytes = 1000 * MiB;
   const measurement m = probe_model(device_model::load_profile("exact"), 900 * MiB, limits);
   EXPECT_FALSE(m.complete);
-  EXPECT_NE(m.incomplete.find("before the device's limit was certain"), std::string::npos) << m.incomplete;
+  EXPECT_NE(m.incomplete.find("before the device's limit was certain"), std::string::npos)
+      << m.incomplete;
   // A power-of-two cap above the device's memory measures it.
   limits.max_bytes = 1024 * MiB;
   EXPECT_TRUE(probe_model(device_model::load_profile("exact"), 900 * MiB, limits).complete);
@@ -172,12 +174,14 @@ TEST(Measure, LimitsOfWhatCanBeMeasuredAreSaid) {
   few.max_allocations = 1000;
   measurement m = probe_model(p, 256 * MiB, few);
   EXPECT_FALSE(m.complete);
-  EXPECT_NE(m.incomplete.find("the pack limit is tiny against the page"), std::string::npos) << m.incomplete;
+  EXPECT_NE(m.incomplete.find("the pack limit is tiny against the page"), std::string::npos)
+      << m.incomplete;
   EXPECT_EQ(m.page, 4 * MiB) << "what came before is kept";
   // Buffers of at most one page (max alloc) leave no window to see the page in.
   m = probe_model(p, 256 * MiB, {}, 4 * MiB);
   EXPECT_FALSE(m.complete);
-  EXPECT_NE(m.incomplete.find("the page is at least 4194304 bytes"), std::string::npos) << m.incomplete;
+  EXPECT_NE(m.incomplete.find("the page is at least 4194304 bytes"), std::string::npos)
+      << m.incomplete;
 }
 
 TEST(Measure, MaxAllocEnforcement) {

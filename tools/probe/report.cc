@@ -34,66 +34,80 @@ std::string printable(std::string s) {
 // The evidence, one finding per line, shared by the report and the profile file's header.
 std::vector<std::string> evidence(const probe_context& c, const measurement& m) {
   std::vector<std::string> e;
-  e.push_back("device: " + printable(c.device_name) + " (platform " + std::to_string(c.platform_index) + " '" +
-              printable(c.platform_name) + "', device " + std::to_string(c.device_index) + ", vendor " +
-              printable(c.vendor) + ", driver " + printable(c.driver_version) + ", " + printable(c.device_version) + ")");
+  e.push_back("device: " + printable(c.device_name) + " (platform " +
+              std::to_string(c.platform_index) + " '" + printable(c.platform_name) + "', device " +
+              std::to_string(c.device_index) + ", vendor " + printable(c.vendor) + ", driver " +
+              printable(c.driver_version) + ", " + printable(c.device_version) + ")");
   e.push_back("free memory at start: " + with_bytes(c.free_at_start) +
-              (c.free_source.empty() ? ", assumed: CL_DEVICE_GLOBAL_MEM_SIZE (the device has no free-memory query)"
-                                     : ", from " + c.free_source + " (CL_DEVICE_GLOBAL_MEM_SIZE " +
-                                           with_bytes(c.global_mem) + ")"));
+              (c.free_source.empty()
+                   ? ", assumed: CL_DEVICE_GLOBAL_MEM_SIZE (the device has no free-memory query)"
+                   : ", from " + c.free_source + " (CL_DEVICE_GLOBAL_MEM_SIZE " +
+                         with_bytes(c.global_mem) + ")"));
   if (c.free_before_context) {
     const std::uint64_t before = *c.free_before_context;
     e.push_back("  read with the probe's context open; before it: " + with_bytes(before) +
-                (before >= c.free_at_start ? " (the context took " + with_bytes(before - c.free_at_start) + ")"
-                                           : std::string(" (more was free with the context open)")));
+                (before >= c.free_at_start
+                     ? " (the context took " + with_bytes(before - c.free_at_start) + ")"
+                     : std::string(" (more was free with the context open)")));
   }
-  e.push_back("max alloc: CL_DEVICE_MAX_MEM_ALLOC_SIZE " + with_bytes(c.max_alloc) + "; creating it + 1 byte: " +
-              status_text(m.max_alloc_status) + " -> " + (m.max_alloc_enforced ? "enforced" : "not enforced"));
+  e.push_back("max alloc: CL_DEVICE_MAX_MEM_ALLOC_SIZE " + with_bytes(c.max_alloc) +
+              "; creating it + 1 byte: " + status_text(m.max_alloc_status) + " -> " +
+              (m.max_alloc_enforced ? "enforced" : "not enforced"));
   std::string fill;
-  for (const auto& [size, n] : m.fill) fill += (fill.empty() ? "" : " + ") + std::to_string(n) + " x " + format_bytes_exact(size);
-  e.push_back("fill: " + (fill.empty() ? std::string("nothing") : fill) + " = " + with_bytes(m.usable) +
-              " accepted" +
-              (m.smallest_refused != 0 ? "; the last refusal was " + format_bytes_exact(m.smallest_refused)
-                         : "; never refused (cap --max-bytes " + format_bytes_exact(c.max_bytes) + ")"));
+  for (const auto& [size, n] : m.fill)
+    fill += (fill.empty() ? "" : " + ") + std::to_string(n) + " x " + format_bytes_exact(size);
+  e.push_back("fill: " + (fill.empty() ? std::string("nothing") : fill) + " = " +
+              with_bytes(m.usable) + " accepted" +
+              (m.smallest_refused != 0
+                   ? "; the last refusal was " + format_bytes_exact(m.smallest_refused)
+                   : "; never refused (cap --max-bytes " + format_bytes_exact(c.max_bytes) + ")"));
   if (c.free_at_full) {
     // A mismatch means the driver commits something besides the buffers (or someone else
     // allocated meanwhile): the headroom is then not the driver's alone.
     const std::uint64_t expected = c.free_at_start - std::min(c.free_at_start, m.usable);
     e.push_back("cross-check: " + c.free_source + " said " + with_bytes(*c.free_at_full) +
                 " free when the fill was fullest (" +
-                (*c.free_at_full == expected ? std::string("= free at start - fill")
-                                             : "MISMATCH: free at start - fill = " + std::to_string(expected)) +
+                (*c.free_at_full == expected
+                     ? std::string("= free at start - fill")
+                     : "MISMATCH: free at start - fill = " + std::to_string(expected)) +
                 ")");
   }
   if (m.refused) {
-    e.push_back("out of memory: at " + std::string(device_model::to_string(m.oom_at)) + ", " + m.oom_call + " " +
-                status_text(m.oom_status));
-    for (const std::string& call : c.first_use_calls) e.push_back("  first use of a buffer with no room: " + call);
+    e.push_back("out of memory: at " + std::string(device_model::to_string(m.oom_at)) + ", " +
+                m.oom_call + " " + status_text(m.oom_status));
+    for (const std::string& call : c.first_use_calls)
+      e.push_back("  first use of a buffer with no room: " + call);
     e.push_back("usable: " + with_bytes(m.usable) + " (the largest total accepted); headroom: " +
-                (m.headroom_measured ? "free at start - usable = " + with_bytes(m.headroom) : std::string("not known")));
+                (m.headroom_measured ? "free at start - usable = " + with_bytes(m.headroom)
+                                     : std::string("not known")));
   }
   if (!m.refused) {
-    e.push_back("out of memory: never seen, so where and how this device reports it is unknown; usable memory, "
-                "headroom, page and packing are not measured");
+    e.push_back(
+        "out of memory: never seen, so where and how this device reports it is unknown; usable "
+        "memory, "
+        "headroom, page and packing are not measured");
   }
   if (m.page) {
     const std::uint64_t x = m.page_window, p = *m.page;
-    e.push_back("page: " + with_bytes(p) + ": in a free window of " + format_bytes_exact(x) + ", " + std::to_string(x - p) +
-                " B then 1 B fit" + (p > 1 ? ", " + std::to_string(x - p / 2) + " B then 1 B do not" : ""));
+    e.push_back("page: " + with_bytes(p) + ": in a free window of " + format_bytes_exact(x) + ", " +
+                std::to_string(x - p) + " B then 1 B fit" +
+                (p > 1 ? ", " + std::to_string(x - p / 2) + " B then 1 B do not" : ""));
   }
   if (m.pack_seen) {
     const std::uint64_t p = *m.page;
     if (*m.pack_seen == 0) {
       e.push_back("packing: none seen: with one page free, 1 B then 1 B do not both fit");
     } else {
-      e.push_back("pack limit: with one page free, " + std::to_string(*m.pack_seen) + " B then 1 B fit, " +
-                  std::to_string(*m.pack_seen + 1) + " B then 1 B do not" +
-                  (*m.pack_limit == p ? " (page - granule: every request up to the page is shared)" : ""));
+      e.push_back(
+          "pack limit: with one page free, " + std::to_string(*m.pack_seen) + " B then 1 B fit, " +
+          std::to_string(*m.pack_seen + 1) + " B then 1 B do not" +
+          (*m.pack_limit == p ? " (page - granule: every request up to the page is shared)" : ""));
       const std::uint64_t g = *m.pack_granule, f = m.granule_fill_size;
       std::string why = "the pack limit is 1 B";
       if (f > 0) {
-        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + format_bytes_exact(f) + " leave " + format_bytes_exact(f) +
-              " of a page: " + (2 * g <= f ? std::to_string(f - 2 * g + 1) + " B then 1 B fit, " : std::string()) +
+        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + format_bytes_exact(f) +
+              " leave " + format_bytes_exact(f) + " of a page: " +
+              (2 * g <= f ? std::to_string(f - 2 * g + 1) + " B then 1 B fit, " : std::string()) +
               std::to_string(f - g + 1) + " B then 1 B do not";
       }
       e.push_back("pack granule: " + with_bytes(g) + " (" + why + ")");
@@ -101,7 +115,8 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
   }
   char took[64];
   std::snprintf(took, sizeof took, "%.3f s", c.seconds);
-  e.push_back("allocations: " + std::to_string(m.allocations) + " (create + first use), in " + took);
+  e.push_back("allocations: " + std::to_string(m.allocations) + " (create + first use), in " +
+              took);
   return e;
 }
 
@@ -110,7 +125,8 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
 std::string profile_name_for(const std::string& device_name) {
   std::string s;
   for (char ch : device_name) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+    const bool ok =
+        std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
     if (s.size() < 64) s += ok ? ch : '_';
   }
   return s.empty() ? "probed" : s;
@@ -127,7 +143,8 @@ bool written_by_probe(std::string_view first_line) {
   return first_line.substr(0, profile_marker.size()) == profile_marker;
 }
 
-std::string format_profile_file(const probe_context& c, const measurement& m, const device_profile& p) {
+std::string format_profile_file(const probe_context& c, const measurement& m,
+                                const device_profile& p) {
   std::string out = std::string(profile_marker) + " on " + c.date + " (tools/probe/README.md).\n";
   for (const std::string& line : evidence(c, m)) out += "# " + line + "\n";
   if (!m.complete) {
@@ -135,8 +152,8 @@ std::string format_profile_file(const probe_context& c, const measurement& m, co
     if (!m.headroom_measured) unmeasured += "headroom, ";
     if (!m.page) unmeasured += "page, ";
     unmeasured += "pack_limit, pack_granule";
-    out += "# INCOMPLETE (written with --force): " + printable(m.incomplete) + "\n# Not measured, so the exact profile's values: " +
-           unmeasured + ".\n";
+    out += "# INCOMPLETE (written with --force): " + printable(m.incomplete) +
+           "\n# Not measured, so the exact profile's values: " + unmeasured + ".\n";
   }
   return out + format_profile(p);
 }

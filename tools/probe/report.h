@@ -20,7 +20,8 @@ struct probe_context {
   std::uint64_t global_mem = 0, max_alloc = 0, max_bytes = 0;
   std::uint64_t free_at_start = 0;
   std::string free_source;  // the query's name, or "" for CL_DEVICE_GLOBAL_MEM_SIZE assumed free
-  std::optional<std::uint64_t> free_before_context;  // the query's answer before the probe's context
+  std::optional<std::uint64_t>
+      free_before_context;                    // the query's answer before the probe's context
   std::optional<std::uint64_t> free_at_full;  // the query's answer when the fill was fullest
   std::vector<std::string> first_use_calls;   // "clEnqueueWriteBuffer: -4", ...
   std::string date;                           // UTC, ISO 8601
@@ -41,7 +42,8 @@ std::string profile_name_for(const std::string& device_name);
 std::string format_report(const probe_context& c, const measurement& m);
 
 // The profile file: a comment header (device, driver, date, evidence) and the profile.
-std::string format_profile_file(const probe_context& c, const measurement& m, const device_profile& p);
+std::string format_profile_file(const probe_context& c, const measurement& m,
+                                const device_profile& p);
 
 }  // namespace clpool::probe
 

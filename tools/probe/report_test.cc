@@ -60,9 +60,13 @@ TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
   EXPECT_TRUE(p.max_alloc_enforced);
   const std::string text = format_profile_file(c, m, p);
   EXPECT_EQ(device_model::parse_profile(text, "probed"), p);
-  EXPECT_NE(text.find("# INCOMPLETE (written with --force): never refused"), std::string::npos) << text;
-  EXPECT_NE(text.find("# Not measured, so the exact profile's values: oom_at, oom_status, headroom, page,"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("# INCOMPLETE (written with --force): never refused"), std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "# Not measured, so the exact profile's values: oom_at, oom_status, headroom, page,"),
+      std::string::npos)
+      << text;
   const std::string report = format_report(c, m);
   EXPECT_NE(report.find("-61 CL_INVALID_BUFFER_SIZE -> enforced"), std::string::npos) << report;
   EXPECT_NE(report.find("never refused (cap --max-bytes 64 MiB)"), std::string::npos) << report;
@@ -75,10 +79,14 @@ TEST(Report, FreeMemoryQueryIsCrossChecked) {
   c.free_at_start = 64 << 20;
   const measurement m = nvidia_like();  // 60 MiB usable
   c.free_at_full = 4 << 20;
-  EXPECT_NE(format_report(c, m).find("said 4194304 B (4 MiB) free when the fill was fullest (= free at start - fill)"),
-            std::string::npos) << format_report(c, m);
+  EXPECT_NE(format_report(c, m).find(
+                "said 4194304 B (4 MiB) free when the fill was fullest (= free at start - fill)"),
+            std::string::npos)
+      << format_report(c, m);
   c.free_at_full = 3 << 20;  // the driver took 1 MiB more than the fill asked for
-  EXPECT_NE(format_report(c, m).find("(MISMATCH: free at start - fill = 4194304)"), std::string::npos) << format_report(c, m);
+  EXPECT_NE(format_report(c, m).find("(MISMATCH: free at start - fill = 4194304)"),
+            std::string::npos)
+      << format_report(c, m);
   EXPECT_NE(format_report(c, m).find("from NVML nvmlDeviceGetMemoryInfo"), std::string::npos);
 }
 
@@ -89,9 +97,11 @@ TEST(Report, FreeMemoryBeforeTheContextIsShown) {
   const measurement m = nvidia_like();
   EXPECT_EQ(format_report(c, m).find("before it"), std::string::npos);  // not read: not shown
   c.free_before_context = 80 << 20;
-  EXPECT_NE(format_report(c, m).find("read with the probe's context open; before it: 83886080 B (80 MiB) "
-                                     "(the context took 16777216 B (16 MiB))"),
-            std::string::npos) << format_report(c, m);
+  EXPECT_NE(
+      format_report(c, m).find("read with the probe's context open; before it: 83886080 B (80 MiB) "
+                               "(the context took 16777216 B (16 MiB))"),
+      std::string::npos)
+      << format_report(c, m);
 }
 
 TEST(Report, ProfileNames) {

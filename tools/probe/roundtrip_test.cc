@@ -54,17 +54,22 @@ class RoundTrip : public ::testing::Test {
     const std::string out = tmpdir() + "/probed" + n + ".profile";
     const std::string log = tmpdir() + "/probe" + n + ".log";
     std::ofstream(in) << device_model::format_profile(p);
-    setenv("MOCKCL_DEVICES", ("gpu:capacity=" + std::to_string(capacity) + ",profile=" + in).c_str(), 1);
-    const std::string cmd = "'" + std::string(std::getenv("CLPOOL_PROBE")) + "' --output '" + out + "' > '" + log + "' 2>&1";
+    setenv("MOCKCL_DEVICES",
+           ("gpu:capacity=" + std::to_string(capacity) + ",profile=" + in).c_str(), 1);
+    const std::string cmd = "'" + std::string(std::getenv("CLPOOL_PROBE")) + "' --output '" + out +
+                            "' > '" + log + "' 2>&1";
     const auto start = std::chrono::steady_clock::now();
     const int status = std::system(cmd.c_str());
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << "exit " << WEXITSTATUS(status) << " probing\n" << device_model::format_profile(p) << slurp(log);
+        << "exit " << WEXITSTATUS(status) << " probing\n"
+        << device_model::format_profile(p) << slurp(log);
     EXPECT_LT(seconds, 10.0) << "a probe on mockcl is fast";
-    std::cout << p.name << " (oom_at " << device_model::to_string(p.oom_at) << " " << p.oom_status << ", page "
-              << p.page << ", pack " << p.pack_limit << "/" << p.pack_granule << ", headroom " << p.headroom
-              << ", capacity " << capacity << "): probed in " << seconds << " s\n";
+    std::cout << p.name << " (oom_at " << device_model::to_string(p.oom_at) << " " << p.oom_status
+              << ", page " << p.page << ", pack " << p.pack_limit << "/" << p.pack_granule
+              << ", headroom " << p.headroom << ", capacity " << capacity << "): probed in "
+              << seconds << " s\n";
     device_profile got = device_model::load_profile(out);
     got.name = p.name;  // the name is the device's, not the profile's
     return got;
@@ -92,10 +97,13 @@ TEST_F(RoundTrip, RandomObservableProfiles) {
     const device_profile p = testing::random_profile(rng, /*observable=*/true);
     kinds.insert("oom_at " + std::string(device_model::to_string(p.oom_at)));
     kinds.insert("oom_status " + std::to_string(p.oom_status));
-    kinds.insert(p.page == 1 ? "exact" : p.pack_limit == 0 ? "pages" : p.pack_limit == p.page ? "packs to page" : "packs below page");
+    kinds.insert(p.page == 1              ? "exact"
+                 : p.pack_limit == 0      ? "pages"
+                 : p.pack_limit == p.page ? "packs to page"
+                                          : "packs below page");
     kinds.insert(p.max_alloc_enforced ? "max_alloc enforced" : "max_alloc not enforced");
     EXPECT_EQ(probe(p, testing::capacity_for(p, rng, 0)), p) << "seed " << seed << "\n"
-                                                              << device_model::format_profile(p);
+                                                             << device_model::format_profile(p);
   }
   EXPECT_EQ(kinds.size(), 3u + 3u + 4u + 2u) << "the seeds no longer cover every kind of profile";
 }

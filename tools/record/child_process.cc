@@ -22,7 +22,8 @@ struct running {
 };
 
 int open_output(const std::string& path) {
-  return ::open(path.empty() ? "/dev/null" : path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return ::open(path.empty() ? "/dev/null" : path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                0644);
 }
 
 // In the child: its own process group, output to the files, killed with its parent, then exec.
@@ -35,7 +36,8 @@ int open_output(const std::string& path) {
   const int in = ::open("/dev/null", O_RDONLY);
   const int out = open_output(spec.stdout_path);
   const int err = open_output(spec.stderr_path);
-  if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) {
+  if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 ||
+      ::dup2(err, 2) < 0) {
     const int e = errno;
     (void)!::write(error_pipe, &e, sizeof e);
     ::_exit(127);
@@ -147,7 +149,8 @@ std::size_t run_children(const std::vector<child_spec>& specs, std::size_t jobs,
 child_result run_child(const child_spec& spec) {
   child_result out;
   const std::atomic<bool> never{false};
-  run_children({spec}, 1, [&out](std::size_t, const child_result& r) { out = r; }, never);
+  run_children(
+      {spec}, 1, [&out](std::size_t, const child_result& r) { out = r; }, never);
   return out;
 }
 

@@ -15,9 +15,9 @@
 namespace clpool::record {
 
 struct child_spec {
-  std::string program;            // a path (launch.h's resolve_program)
-  std::vector<std::string> args;  // argv, argv[0] included
-  std::vector<std::string> env;   // NAME=value
+  std::string program;                   // a path (launch.h's resolve_program)
+  std::vector<std::string> args;         // argv, argv[0] included
+  std::vector<std::string> env;          // NAME=value
   std::string stdout_path, stderr_path;  // files the output goes to (created); "" to /dev/null
   double timeout_seconds = 0;            // 0: none
 };
@@ -29,7 +29,7 @@ struct child_result {
   bool interrupted = false;  // killed because the run was interrupted
   bool signaled = false;     // ended by a signal (its own, or the kill above)
   int signal = 0;
-  int exit_code = 0;         // when it exited
+  int exit_code = 0;  // when it exited
   double seconds = 0;
 };
 

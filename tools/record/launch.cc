@@ -97,7 +97,8 @@ std::string layer_environment(const std::string& layer, const std::vector<std::s
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
     for (std::string_view mine : ours) {
-      if (name == mine) return name + " is set in the environment; " + tool + " sets it from its flags (unset it)";
+      if (name == mine)
+        return name + " is set in the environment; " + tool + " sets it from its flags (unset it)";
     }
     if (name == "OPENCL_LAYERS") {
       layers = entry.substr(name.size() + 1);

@@ -22,16 +22,16 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/output_file.h"
 #include "device_model/profile.h"
 #include "layer_api/layer_library.h"
 #include "layer_api/layer_settings.h"
 #include "layer_api/trace_path.h"
-#include "trace/trace_summary.h"
 #include "tools/record/launch.h"
 #include "tools/record/record_options.h"
 #include "tools/record/sweep.h"
-#include "common/cli.h"
+#include "trace/trace_summary.h"
 
 extern char** environ;
 
@@ -82,15 +82,17 @@ std::string out_path_problem(const record_options& o) {
 }
 
 // The program's environment (launch.h), with the settings clpool record's flags give.
-std::string child_environment(const record_options& o, const std::string& layer, const std::string& errors,
-                              std::vector<std::string>& env) {
+std::string child_environment(const record_options& o, const std::string& layer,
+                              const std::string& errors, std::vector<std::string>& env) {
   using namespace clpool::layer;
   std::vector<std::string> settings = {std::string(env_trace) + "=" + absolute(o.out)};
-  if (o.budget_bytes) settings.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
+  if (o.budget_bytes)
+    settings.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
   if (o.profile) settings.push_back(std::string(env_profile) + "=" + *o.profile);
   settings.push_back(std::string(env_stacks) + "=" + o.stacks);
   settings.push_back(std::string(env_errors) + "=" + errors);
-  return layer_environment(layer, settings, {env_trace, env_budget, env_profile, env_stacks, env_errors},
+  return layer_environment(layer, settings,
+                           {env_trace, env_budget, env_profile, env_stacks, env_errors},
                            "clpool record", env);
 }
 
@@ -201,7 +203,8 @@ struct errors_file {
   std::string path;
   errors_file() {
     const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/clpool-record-errors-XXXXXX";
+    std::string templ =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/clpool-record-errors-XXXXXX";
     fd = ::mkstemp(templ.data());
     if (fd < 0) return;
     ::unlink(templ.c_str());
@@ -252,14 +255,17 @@ int record(const std::vector<std::string>& args) {
   }
   // The loader skips a library that is not a layer without a word, and the program would run
   // unrecorded: check, as the loader will, that it loads and exports the layer entry points.
-  if (std::string refusal = clpool::layer::layer_library_refusal(o.layer ? "--layer" : "the layer", o.layer ? *o.layer : layer);
+  if (std::string refusal = clpool::layer::layer_library_refusal(o.layer ? "--layer" : "the layer",
+                                                                 o.layer ? *o.layer : layer);
       !refusal.empty()) {
     return bad_usage(refusal);
   }
   if (std::string problem = out_path_problem(o); !problem.empty()) return bad_usage(problem);
   std::vector<std::string> env;
   const errors_file errors;
-  if (errors.path.empty()) return bad_usage(std::string("cannot create a file for the layer's errors: ") + std::strerror(errno));
+  if (errors.path.empty())
+    return bad_usage(std::string("cannot create a file for the layer's errors: ") +
+                     std::strerror(errno));
   if (std::string problem = child_environment(o, layer, errors.path, env); !problem.empty()) {
     return bad_usage(problem);
   }
@@ -274,7 +280,9 @@ int record(const std::vector<std::string>& args) {
   try {
     clpool::common::refuse_overlaps(
         {.inputs = {{"--layer", layer},
-                    {"--profile", o.profile && clpool::device_model::names_profile_file(*o.profile) ? *o.profile : ""},
+                    {"--profile", o.profile && clpool::device_model::names_profile_file(*o.profile)
+                                      ? *o.profile
+                                      : ""},
                     {"PROGRAM", program}},
          .outputs = {{"--out", o.out}}});
   } catch (const clpool::common::output_error& e) {

@@ -1,8 +1,8 @@
 #include "tools/record/record_options.h"
 
 #include "common/byte_size.h"
-#include "device_model/profile.h"
 #include "common/cli.h"
+#include "device_model/profile.h"
 
 namespace clpool::record {
 
@@ -30,8 +30,9 @@ const char* const record_usage =
 
 namespace {
 
-const std::vector<std::string> value_flags = {"--budget", "--profile", "--out", "--layer", "--stacks"};
-const std::vector<std::string> all_flags = {"--budget", "--profile", "--out",   "--layer",
+const std::vector<std::string> value_flags = {"--budget", "--profile", "--out", "--layer",
+                                              "--stacks"};
+const std::vector<std::string> all_flags = {"--budget", "--profile", "--out", "--layer",
                                             "--stacks", "--force",   "--help"};
 
 std::string unknown_flag(const std::string& typed) {
@@ -114,8 +115,8 @@ parse_outcome parse_record_options(const std::vector<std::string>& args) {
     return {std::nullopt, "--profile: needs --budget (a profile says how the budget is committed)"};
   }
   if (o.profile) {
-    const std::string why =
-        device_model::capacity_refusal(device_model::load_profile(*o.profile), *o.budget_bytes, "--budget");
+    const std::string why = device_model::capacity_refusal(device_model::load_profile(*o.profile),
+                                                           *o.budget_bytes, "--budget");
     if (!why.empty()) return {std::nullopt, why};
   }
   return {o, ""};

@@ -27,7 +27,7 @@ struct failure_point {
   std::string site;           // the innermost frame of the program that asked (replay/site_names.h)
   std::string path;           // its whole path through the program, "f (a.c:3) ← main (a.c:9)"
   std::uint64_t ordinal = 0;  // its place among the points of its kind at its site, from 1
-  bool unnamed = false;       // the site is a native function without a symbol (replay/site_names.h)
+  bool unnamed = false;  // the site is a native function without a symbol (replay/site_names.h)
 };
 
 // What one run did, worst first.
@@ -36,30 +36,30 @@ const char* to_string(verdict v);
 
 struct run_outcome {
   failure_point point;
-  std::uint64_t ran_as = 0;   // the N the run failed (the point's own, or where the point moved)
+  std::uint64_t ran_as = 0;  // the N the run failed (the point's own, or where the point moved)
   verdict what = verdict::handled;
-  std::string detail;         // "exit 1", "signal 11 (SIGSEGV)", "no end after 30 s", ...
+  std::string detail;  // "exit 1", "signal 11 (SIGSEGV)", "no end after 30 s", ...
   child_result result;
-  std::string dir;            // the run's trace, report and output
+  std::string dir;                            // the run's trace, report and output
   std::optional<std::uint64_t> live_at_exit;  // bytes the program held when it exited
   std::vector<std::string> crash_stack;       // gdb's frames, then the Python stack (faulthandler)
-  std::string replay;         // the one-line command that runs it again
+  std::string replay;                         // the one-line command that runs it again
 };
 
 struct sweep_result {
   std::vector<std::string> program;
-  std::string profile;        // its name
-  std::string options_text;   // the flags a replay command repeats (--profile ..., --timeout ...)
-  std::vector<failure_point> points;     // every point of the fault-free run
-  std::vector<failure_point> left_out;   // not run: another shard's, or outside --max-runs
+  std::string profile;       // its name
+  std::string options_text;  // the flags a replay command repeats (--profile ..., --timeout ...)
+  std::vector<failure_point> points;    // every point of the fault-free run
+  std::vector<failure_point> left_out;  // not run: another shard's, or outside --max-runs
   std::string left_out_why;
   double fault_free_seconds = 0;
   std::optional<std::uint64_t> fault_free_live_at_exit;
   double timeout = 0;
   std::uint64_t jobs = 1, shard_index = 0, shard_count = 1;
-  std::vector<run_outcome> runs;         // worst first
-  std::size_t remaining = 0;             // not run: interrupted
-  double seconds = 0;                    // the whole sweep
+  std::vector<run_outcome> runs;  // worst first
+  std::size_t remaining = 0;      // not run: interrupted
+  double seconds = 0;             // the whole sweep
 };
 
 // `clpool sweep ARGS`: returns the exit status (sweep_options.h's usage says which).
@@ -69,14 +69,15 @@ int run_sweep(const std::vector<std::string>& args);
 
 // The points a layer report lists (report_file.h's lines), named through the trace the same run
 // wrote (its stacks), `first_uses` only when the profile's device fails at first use.
-std::vector<failure_point> read_points(const std::string& report, const std::string& trace, bool first_uses,
-                                       std::optional<std::uint64_t>& live_at_exit, std::string& problem);
+std::vector<failure_point> read_points(const std::string& report, const std::string& trace,
+                                       bool first_uses, std::optional<std::uint64_t>& live_at_exit,
+                                       std::string& problem);
 
 // The points a sweep runs: of `kinds`, this shard's (every shard_count-th from shard_index), then
 // at most `max_runs` of them sampled evenly from a start `seed` picks; the others in `left_out`.
 std::vector<failure_point> select_points(const std::vector<failure_point>& all, point_kinds kinds,
-                                         const sweep_options& o, std::vector<failure_point>& left_out,
-                                         std::string& why);
+                                         const sweep_options& o,
+                                         std::vector<failure_point>& left_out, std::string& why);
 
 }  // namespace clpool::record
 

@@ -33,7 +33,9 @@ constexpr const char* marker = ".clpool-sweep";
 std::atomic<bool> interrupted{false};
 void on_interrupt(int) { interrupted = true; }
 
-int usage_error(const std::string& message) { return common::report_usage_error("clpool sweep", message); }
+int usage_error(const std::string& message) {
+  return common::report_usage_error("clpool sweep", message);
+}
 
 // The output directory: made, or an earlier sweep's replaced with --force; anything else there
 // is refused, and only the sweep's own folders are ever removed.
@@ -44,7 +46,8 @@ std::string prepare_out(const sweep_options& o) {
     if (::access((o.out + "/" + marker).c_str(), F_OK) != 0) {
       return "--out: '" + o.out + "' exists and is not a sweep's folder: not writing into it";
     }
-    if (!o.force) return "--out: '" + o.out + "' holds an earlier sweep: pass --force to replace it";
+    if (!o.force)
+      return "--out: '" + o.out + "' holds an earlier sweep: pass --force to replace it";
     for (const char* sub : {"/fault-free", "/runs"}) {
       const std::string cmd = "rm -rf -- '" + o.out + sub + "'";
       if (o.out.find('\'') != std::string::npos || std::system(cmd.c_str()) != 0) {
@@ -62,27 +65,31 @@ std::string prepare_out(const sweep_options& o) {
 // The environment every run shares: the layer with the sweep's profile on a budget no program
 // reaches (so that first uses are counted and failed where the profile's device fails), stacks,
 // and Python's faulthandler for a crash's Python stack.
-std::string base_environment(const sweep_options& o, const std::string& layer, std::vector<std::string>& env) {
+std::string base_environment(const sweep_options& o, const std::string& layer,
+                             std::vector<std::string>& env) {
   using namespace clpool::layer;
   const std::vector<std::string> settings = {
-      std::string(env_trace) + "=" + absolute(o.out) + "/fault-free/trace", std::string(env_stacks) + "=all",
-      std::string(env_profile) + "=" + o.profile, std::string(env_budget) + "=" + std::to_string(std::uint64_t{1} << 62)};
-  const std::string problem =
-      layer_environment(layer, settings,
-                        {env_trace, env_budget, env_profile, env_stacks, env_errors, env_report, env_fail_nth,
-                         env_fail_first_use_nth, env_fail_until_free, env_fail_prob, env_seed},
-                        "clpool sweep", env);
+      std::string(env_trace) + "=" + absolute(o.out) + "/fault-free/trace",
+      std::string(env_stacks) + "=all", std::string(env_profile) + "=" + o.profile,
+      std::string(env_budget) + "=" + std::to_string(std::uint64_t{1} << 62)};
+  const std::string problem = layer_environment(
+      layer, settings,
+      {env_trace, env_budget, env_profile, env_stacks, env_errors, env_report, env_fail_nth,
+       env_fail_first_use_nth, env_fail_until_free, env_fail_prob, env_seed},
+      "clpool sweep", env);
   if (!problem.empty()) return problem;
   // The trace is each run's own (run_plan::spec).
-  env.erase(std::remove_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("CLPOOL_LAYER_TRACE=", 0) == 0; }),
-            env.end());
+  env.erase(
+      std::remove_if(env.begin(), env.end(),
+                     [](const std::string& e) { return e.rfind("CLPOOL_LAYER_TRACE=", 0) == 0; }),
+      env.end());
   env.push_back("PYTHONFAULTHANDLER=1");
   return "";
 }
 
 // --check: PROGRAM BASELINE_DIR RUN_DIR exits 0 when the outputs agree.
-std::function<bool(const std::string&)> check_function(const std::string& program, const sweep_options& o,
-                                                       double timeout) {
+std::function<bool(const std::string&)> check_function(const std::string& program,
+                                                       const sweep_options& o, double timeout) {
   const std::string baseline = absolute(o.out) + "/fault-free";
   return [program, baseline, timeout](const std::string& run_dir) {
     child_spec s;
@@ -117,9 +124,11 @@ std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
   s.layer = s.o.layer ? real_path(*s.o.layer) : find_layer(looked_in);
   if (s.layer.empty()) {
     return usage_error(s.o.layer ? "--layer: '" + *s.o.layer + "' does not exist"
-                                 : "cannot find libclpool_layer.so (looked at " + looked_in + "); give it with --layer PATH");
+                                 : "cannot find libclpool_layer.so (looked at " + looked_in +
+                                       "); give it with --layer PATH");
   }
-  if (std::string r = layer::layer_library_refusal(s.o.layer ? "--layer" : "the layer", s.layer); !r.empty()) {
+  if (std::string r = layer::layer_library_refusal(s.o.layer ? "--layer" : "the layer", s.layer);
+      !r.empty()) {
     return usage_error(r);
   }
   std::string problem;
@@ -130,8 +139,9 @@ std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
     if (s.check.empty()) return usage_error("--check: cannot run '" + *s.o.check + "': " + problem);
   }
   try {
-    common::refuse_overlaps({.inputs = {{"PROGRAM", s.program}, {"--check", s.check}, {"--layer", s.layer}},
-                             .outputs = {{"--json", s.o.json.value_or("")}, {"--html", s.o.html.value_or("")}}});
+    common::refuse_overlaps(
+        {.inputs = {{"PROGRAM", s.program}, {"--check", s.check}, {"--layer", s.layer}},
+         .outputs = {{"--json", s.o.json.value_or("")}, {"--html", s.o.html.value_or("")}}});
   } catch (const common::output_error& e) {
     return usage_error(e.what());
   }
@@ -146,17 +156,21 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
   const child_result r = run_child(plan.spec(point_id{}, dir, 0));
   result.fault_free_seconds = r.seconds;
   std::string why;
-  if (!r.started) why = std::string("cannot start: ") + std::strerror(r.exec_error);
-  else if (r.signaled) why = "it was killed by signal " + std::to_string(r.signal);
-  else if (r.exit_code != 0) why = "it exits " + std::to_string(r.exit_code);
+  if (!r.started)
+    why = std::string("cannot start: ") + std::strerror(r.exec_error);
+  else if (r.signaled)
+    why = "it was killed by signal " + std::to_string(r.signal);
+  else if (r.exit_code != 0)
+    why = "it exits " + std::to_string(r.exit_code);
   if (!why.empty()) {
-    std::cerr << "clpool sweep: error: the program fails without any fault injected: " << why << " (its output: "
-              << dir << "/stdout.txt, stderr.txt); nothing to sweep\n";
+    std::cerr << "clpool sweep: error: the program fails without any fault injected: " << why
+              << " (its output: " << dir << "/stdout.txt, stderr.txt); nothing to sweep\n";
     return exit_usage;
   }
   const device_model::device_profile profile = device_model::load_profile(s.o.profile);
   result.profile = profile.name;
-  result.points = read_points(dir + "/report", dir + "/trace", profile.oom_at != device_model::refusal_point::creation,
+  result.points = read_points(dir + "/report", dir + "/trace",
+                              profile.oom_at != device_model::refusal_point::creation,
                               result.fault_free_live_at_exit, why);
   if (!why.empty()) {
     std::cerr << "clpool sweep: error: the fault-free run cannot be read: " << why << "\n";
@@ -179,18 +193,24 @@ std::string options_text(const sweep_options& o) {
 }
 
 // Runs `points` side by side, classifying each as it ends.
-void run_points(const setup& s, const run_plan& plan, const run_context& ctx, std::vector<run_outcome>& runs) {
+void run_points(const setup& s, const run_plan& plan, const run_context& ctx,
+                std::vector<run_outcome>& runs) {
   std::vector<child_spec> specs;
-  for (run_outcome& run : runs) specs.push_back(plan.spec(point_id{run.point.id.first_use, run.ran_as}, run.dir, ctx.timeout));
-  run_children(specs, s.o.jobs, [&](std::size_t i, const child_result& r) {
-    runs[i].result = r;
-    classify(runs[i], ctx);
-  }, interrupted);
+  for (run_outcome& run : runs)
+    specs.push_back(plan.spec(point_id{run.point.id.first_use, run.ran_as}, run.dir, ctx.timeout));
+  run_children(
+      specs, s.o.jobs,
+      [&](std::size_t i, const child_result& r) {
+        runs[i].result = r;
+        classify(runs[i], ctx);
+      },
+      interrupted);
 }
 
 // A run whose fault missed its point (not reached, or a block of another site: the program met
 // its points in another order) is run again where that run met the point, once.
-void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx, std::vector<run_outcome>& runs) {
+void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx,
+                std::vector<run_outcome>& runs) {
   std::vector<run_outcome> again;
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -199,7 +219,8 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx, st
     std::optional<std::uint64_t> live;
     std::string problem;
     bool landed = false;
-    for (const failure_point& p : read_points(run.dir + "/report", run.dir + "/trace", run.point.id.first_use, live, problem)) {
+    for (const failure_point& p : read_points(run.dir + "/report", run.dir + "/trace",
+                                              run.point.id.first_use, live, problem)) {
       if (p.id.first_use != run.point.id.first_use || p.id.n != run.ran_as) continue;
       // A run that crashed before the layer named its native frames (it does so at exit) cannot
       // say where it failed: its N is taken as the point's.
@@ -207,11 +228,13 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx, st
       landed = !named || (p.site == run.point.site && p.ordinal == run.point.ordinal);
     }
     if (landed && run.what != verdict::unreached) continue;
-    const std::optional<std::uint64_t> n = moved_point(run, run.dir + "/report", run.dir + "/trace");
+    const std::optional<std::uint64_t> n =
+        moved_point(run, run.dir + "/report", run.dir + "/trace");
     if (!n || *n == run.ran_as) {
       if (!landed) {
         run.what = verdict::unreached;
-        run.detail = "this run met the point's site fewer times, or in another order (" + run.detail + ")";
+        run.detail =
+            "this run met the point's site fewer times, or in another order (" + run.detail + ")";
       }
       continue;
     }
@@ -229,12 +252,14 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx, st
 int finish(const setup& s, sweep_result& result) {
   std::sort(result.runs.begin(), result.runs.end(), [](const run_outcome& a, const run_outcome& b) {
     if (a.what != b.what) return a.what < b.what;
-    return a.point.id.first_use != b.point.id.first_use ? !a.point.id.first_use : a.point.id.n < b.point.id.n;
+    return a.point.id.first_use != b.point.id.first_use ? !a.point.id.first_use
+                                                        : a.point.id.n < b.point.id.n;
   });
   bool written = write_sweep_reports(result, s.o);
   bool finding = false;
   for (const run_outcome& run : result.runs) {
-    finding |= run.what == verdict::crashed || run.what == verdict::hung || run.what == verdict::leaked;
+    finding |=
+        run.what == verdict::crashed || run.what == verdict::hung || run.what == verdict::leaked;
   }
   if (interrupted) return exit_interrupted;
   if (!written) return exit_usage;
@@ -253,7 +278,8 @@ int run_sweep(const std::vector<std::string>& args) {
   ::sigaction(SIGTERM, &action, nullptr);
   run_plan plan(s.o, s.program, s.env);
   if (s.o.gdb) plan.set_gdb(find_gdb());
-  if (std::string p = plan.prepare_python(absolute(s.o.out) + "/python", s.layer); !p.empty()) return usage_error(p);
+  if (std::string p = plan.prepare_python(absolute(s.o.out) + "/python", s.layer); !p.empty())
+    return usage_error(p);
   sweep_result result;
   result.program = s.o.program;
   result.options_text = options_text(s.o);
@@ -274,7 +300,8 @@ int run_sweep(const std::vector<std::string>& args) {
     run.ran_as = p.id.n;
     run.what = verdict::interrupted;  // until it runs
     run.detail = "not run: the sweep was interrupted";
-    run.dir = absolute(s.o.out) + "/runs/" + (p.id.first_use ? "first-use-" : "alloc-") + std::to_string(p.id.n);
+    run.dir = absolute(s.o.out) + "/runs/" + (p.id.first_use ? "first-use-" : "alloc-") +
+              std::to_string(p.id.n);
     run.replay = plan.replay_command(result.options_text, p.id);
     result.runs.push_back(std::move(run));
   }
@@ -286,7 +313,8 @@ int run_sweep(const std::vector<std::string>& args) {
       run.crash_stack = crash_stack(plan, run, result.timeout);
     }
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return finish(s, result);
 }
 

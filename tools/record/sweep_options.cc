@@ -47,13 +47,14 @@ const char* const sweep_usage =
 
 namespace {
 
-const std::vector<std::string> value_flags = {"--profile", "--points", "--timeout", "--check", "-j",
-                                              "--shard",   "--max-runs", "--seed",  "--out",   "--json",
-                                              "--html",    "--only",     "--layer"};
+const std::vector<std::string> value_flags = {
+    "--profile", "--points", "--timeout", "--check", "-j",     "--shard", "--max-runs",
+    "--seed",    "--out",    "--json",    "--html",  "--only", "--layer"};
 const std::vector<std::string> bare_flags = {"--force", "--no-gdb", "--until-free", "--help"};
 
 std::optional<std::uint64_t> whole(const std::string& text) {
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+    return {};
   return std::stoull(text);
 }
 
@@ -61,7 +62,8 @@ std::string apply_number(sweep_options& o, const std::string& flag, const std::s
   const std::optional<std::uint64_t> n = whole(value);
   if (!n) return flag + ": '" + value + "' is not a whole number";
   if (flag == "-j") {
-    if (*n == 0 || *n > 1024) return "-j: " + value + " is not a number of runs at once from 1 to 1024";
+    if (*n == 0 || *n > 1024)
+      return "-j: " + value + " is not a number of runs at once from 1 to 1024";
     o.jobs = *n;
   } else if (flag == "--max-runs") {
     if (*n == 0) return "--max-runs: must be at least 1";
@@ -75,7 +77,8 @@ std::string apply_number(sweep_options& o, const std::string& flag, const std::s
 std::string apply_shard(sweep_options& o, const std::string& value) {
   const std::size_t slash = value.find('/');
   const std::optional<std::uint64_t> k = whole(value.substr(0, slash));
-  const std::optional<std::uint64_t> n = slash == std::string::npos ? std::nullopt : whole(value.substr(slash + 1));
+  const std::optional<std::uint64_t> n =
+      slash == std::string::npos ? std::nullopt : whole(value.substr(slash + 1));
   if (!k || !n) return "--shard: '" + value + "' is not K/N (e.g. 2/4)";
   if (*k < 1 || *k > *n) return "--shard: " + value + ": K must be from 1 to N";
   o.shard_index = *k - 1;
@@ -93,10 +96,14 @@ std::string apply(sweep_options& o, const std::string& flag, const std::string& 
     }
     o.profile = value;
   } else if (flag == "--points") {
-    if (value == "all") o.points = point_kinds::all;
-    else if (value == "alloc") o.points = point_kinds::alloc;
-    else if (value == "first-use") o.points = point_kinds::first_use;
-    else return "--points: '" + value + "' is not alloc, first-use or all";
+    if (value == "all")
+      o.points = point_kinds::all;
+    else if (value == "alloc")
+      o.points = point_kinds::alloc;
+    else if (value == "first-use")
+      o.points = point_kinds::first_use;
+    else
+      return "--points: '" + value + "' is not alloc, first-use or all";
   } else if (flag == "--timeout") {
     char* end = nullptr;
     const double t = std::strtod(value.c_str(), &end);
@@ -136,7 +143,9 @@ std::optional<point_id> parse_point(const std::string& text) {
   return point_id{kind == "first-use", *n};
 }
 
-std::string to_string(const point_id& p) { return (p.first_use ? "first-use:" : "alloc:") + std::to_string(p.n); }
+std::string to_string(const point_id& p) {
+  return (p.first_use ? "first-use:" : "alloc:") + std::to_string(p.n);
+}
 
 sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
   sweep_options o;
@@ -155,7 +164,8 @@ sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
     }
     const std::size_t eq = arg.find('=');
     const std::string flag = arg.substr(0, eq);
-    if (eq == std::string::npos && (flag == "--force" || flag == "--no-gdb" || flag == "--until-free")) {
+    if (eq == std::string::npos &&
+        (flag == "--force" || flag == "--no-gdb" || flag == "--until-free")) {
       if (flag == "--force") o.force = true;
       if (flag == "--no-gdb") o.gdb = false;
       if (flag == "--until-free") o.until_free = true;
@@ -184,11 +194,14 @@ sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
     if (std::string error = apply(o, flag, value); !error.empty()) return {std::nullopt, error};
   }
   o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (o.program.empty()) return {std::nullopt, "no program to run (clpool sweep [FLAGS] -- PROGRAM ARGS...)"};
+  if (o.program.empty())
+    return {std::nullopt, "no program to run (clpool sweep [FLAGS] -- PROGRAM ARGS...)"};
   const device_model::device_profile profile = device_model::load_profile(o.profile);
-  if (o.points == point_kinds::first_use && profile.oom_at == device_model::refusal_point::creation) {
-    return {std::nullopt, "--points first-use: the " + profile.name +
-                              " profile's device fails at creation, so a first use never fails there"};
+  if (o.points == point_kinds::first_use &&
+      profile.oom_at == device_model::refusal_point::creation) {
+    return {std::nullopt,
+            "--points first-use: the " + profile.name +
+                " profile's device fails at creation, so a first use never fails there"};
   }
   if (o.only && o.only->first_use && profile.oom_at == device_model::refusal_point::creation) {
     return {std::nullopt, "--only " + to_string(*o.only) + ": the " + profile.name +

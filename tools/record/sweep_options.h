@@ -24,24 +24,24 @@ std::optional<point_id> parse_point(const std::string& text);
 std::string to_string(const point_id& p);
 
 struct sweep_options {
-  std::string profile = "nvidia";        // --profile: where and how the device fails
-  point_kinds points = point_kinds::all; // --points
-  std::optional<double> timeout;         // --timeout SECONDS; nothing: from the fault-free run
-  std::optional<std::string> check;      // --check PROGRAM: compares a run's output with the baseline
-  std::uint64_t jobs = 1;                // -j N
-  std::uint64_t shard_index = 0;         // --shard K/N: K - 1
+  std::string profile = "nvidia";         // --profile: where and how the device fails
+  point_kinds points = point_kinds::all;  // --points
+  std::optional<double> timeout;          // --timeout SECONDS; nothing: from the fault-free run
+  std::optional<std::string> check;  // --check PROGRAM: compares a run's output with the baseline
+  std::uint64_t jobs = 1;            // -j N
+  std::uint64_t shard_index = 0;     // --shard K/N: K - 1
   std::uint64_t shard_count = 1;
-  std::optional<std::uint64_t> max_runs; // --max-runs N: points sampled evenly
-  std::uint64_t seed = 1;                // --seed: where the even sample starts
-  std::string out = "clpool-sweep";      // --out DIR: every run's trace, report and output
-  bool force = false;                    // --force: replace an earlier sweep's DIR
-  std::optional<std::string> json;       // --json FILE ("-": standard output)
-  std::optional<std::string> html;       // --html FILE
-  std::optional<std::string> layer;      // --layer PATH
-  std::optional<point_id> only;          // --only POINT: that one run (a report's replay command)
-  bool gdb = true;                       // --no-gdb: no native stack of a crash
-  bool until_free = false;               // --until-free: the device stays full after the failure
-  std::vector<std::string> program;      // the program and its arguments
+  std::optional<std::uint64_t> max_runs;  // --max-runs N: points sampled evenly
+  std::uint64_t seed = 1;                 // --seed: where the even sample starts
+  std::string out = "clpool-sweep";       // --out DIR: every run's trace, report and output
+  bool force = false;                     // --force: replace an earlier sweep's DIR
+  std::optional<std::string> json;        // --json FILE ("-": standard output)
+  std::optional<std::string> html;        // --html FILE
+  std::optional<std::string> layer;       // --layer PATH
+  std::optional<point_id> only;           // --only POINT: that one run (a report's replay command)
+  bool gdb = true;                        // --no-gdb: no native stack of a crash
+  bool until_free = false;                // --until-free: the device stays full after the failure
+  std::vector<std::string> program;       // the program and its arguments
   bool help = false;
 };
 

@@ -54,19 +54,27 @@ void name(failure_point& p, std::uint64_t stack, const trace_sites& t) {
 
 const char* to_string(verdict v) {
   switch (v) {
-    case verdict::crashed: return "crashed";
-    case verdict::hung: return "hung";
-    case verdict::leaked: return "leaked";
-    case verdict::silent: return "silent";
-    case verdict::handled: return "handled";
-    case verdict::unreached: return "not reached";
-    case verdict::interrupted: return "interrupted";
+    case verdict::crashed:
+      return "crashed";
+    case verdict::hung:
+      return "hung";
+    case verdict::leaked:
+      return "leaked";
+    case verdict::silent:
+      return "silent";
+    case verdict::handled:
+      return "handled";
+    case verdict::unreached:
+      return "not reached";
+    case verdict::interrupted:
+      return "interrupted";
   }
   return "?";
 }
 
-std::vector<failure_point> read_points(const std::string& report, const std::string& trace, bool first_uses,
-                                       std::optional<std::uint64_t>& live_at_exit, std::string& problem) {
+std::vector<failure_point> read_points(const std::string& report, const std::string& trace,
+                                       bool first_uses, std::optional<std::uint64_t>& live_at_exit,
+                                       std::string& problem) {
   std::vector<failure_point> points;
   std::vector<std::uint64_t> stacks;  // each point's, as the report gives it
   std::ifstream in(report);
@@ -113,15 +121,16 @@ std::vector<failure_point> read_points(const std::string& report, const std::str
 }
 
 std::vector<failure_point> select_points(const std::vector<failure_point>& all, point_kinds kinds,
-                                         const sweep_options& o, std::vector<failure_point>& left_out,
-                                         std::string& why) {
+                                         const sweep_options& o,
+                                         std::vector<failure_point>& left_out, std::string& why) {
   std::vector<failure_point> wanted;
   for (const failure_point& p : all) {
     if (o.only) {
       if (p.id == *o.only) wanted.push_back(p);
       continue;
     }
-    if ((kinds == point_kinds::alloc && p.id.first_use) || (kinds == point_kinds::first_use && !p.id.first_use)) {
+    if ((kinds == point_kinds::alloc && p.id.first_use) ||
+        (kinds == point_kinds::first_use && !p.id.first_use)) {
       continue;
     }
     wanted.push_back(p);
@@ -131,8 +140,9 @@ std::vector<failure_point> select_points(const std::vector<failure_point>& all, 
     (i % o.shard_count == o.shard_index ? shard : left_out).push_back(wanted[i]);
   }
   if (o.shard_count > 1) {
-    why = "in shard " + std::to_string(o.shard_index + 1) + "/" + std::to_string(o.shard_count) + ": every " +
-          std::to_string(o.shard_count) + "th point from the " + std::to_string(o.shard_index + 1) + "th";
+    why = "in shard " + std::to_string(o.shard_index + 1) + "/" + std::to_string(o.shard_count) +
+          ": every " + std::to_string(o.shard_count) + "th point from the " +
+          std::to_string(o.shard_index + 1) + "th";
   }
   if (!o.max_runs || shard.size() <= *o.max_runs) return shard;
   // Evenly: M of P points, the first at an offset the seed picks, then every P/M.
@@ -142,9 +152,9 @@ std::vector<failure_point> select_points(const std::vector<failure_point>& all, 
   for (std::size_t i = 0; i < m; ++i) keep[offset + i * p / m] = true;
   std::vector<failure_point> sampled;
   for (std::size_t i = 0; i < p; ++i) (keep[i] ? sampled : left_out).push_back(shard[i]);
-  why += std::string(why.empty() ? "" : "; ") + "--max-runs " + std::to_string(m) + ": " + std::to_string(m) +
-         " of " + std::to_string(p) + " points, evenly from the " + std::to_string(offset + 1) + "th (--seed " +
-         std::to_string(o.seed) + ")";
+  why += std::string(why.empty() ? "" : "; ") + "--max-runs " + std::to_string(m) + ": " +
+         std::to_string(m) + " of " + std::to_string(p) + " points, evenly from the " +
+         std::to_string(offset + 1) + "th (--seed " + std::to_string(o.seed) + ")";
   std::sort(left_out.begin(), left_out.end(), [](const failure_point& a, const failure_point& b) {
     return a.id.first_use != b.id.first_use ? !a.id.first_use : a.id.n < b.id.n;
   });

@@ -16,8 +16,9 @@
 namespace clpool::record {
 namespace {
 
-constexpr verdict order[] = {verdict::crashed, verdict::hung,      verdict::leaked,     verdict::silent,
-                             verdict::handled, verdict::unreached, verdict::interrupted};
+constexpr verdict order[] = {verdict::crashed,    verdict::hung,    verdict::leaked,
+                             verdict::silent,     verdict::handled, verdict::unreached,
+                             verdict::interrupted};
 
 std::string seconds(double s) {
   char b[32];
@@ -26,15 +27,18 @@ std::string seconds(double s) {
 }
 
 std::string point_text(const failure_point& p) {
-  return to_string(p.id) + " (" + common::format_bytes(p.bytes) + (p.id.first_use ? ", " + p.what : " " + p.what) + ")";
+  return to_string(p.id) + " (" + common::format_bytes(p.bytes) +
+         (p.id.first_use ? ", " + p.what : " " + p.what) + ")";
 }
 
 // Runs of one verdict by the site they failed at, in the order of their first run.
-std::vector<std::pair<std::string, std::vector<const run_outcome*>>> by_site(const sweep_result& r, verdict v) {
+std::vector<std::pair<std::string, std::vector<const run_outcome*>>> by_site(const sweep_result& r,
+                                                                             verdict v) {
   std::vector<std::pair<std::string, std::vector<const run_outcome*>>> groups;
   for (const run_outcome& run : r.runs) {
     if (run.what != v) continue;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == run.point.site; });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == run.point.site; });
     if (it == groups.end()) it = groups.insert(groups.end(), {run.point.site, {}});
     it->second.push_back(&run);
   }
@@ -52,9 +56,11 @@ void headline(std::ostringstream& out, const sweep_result& r) {
   out << "clpool sweep: " << common::escape_text(program) << "\n"
       << "profile " << common::escape_text(r.profile) << ": "
       << counted(r.points.size(), "failure point", "failure points") << " ("
-      << counted(allocs, "allocation", "allocations") << ", " << counted(first_uses, "first use", "first uses")
-      << ") in the fault-free run (" << seconds(r.fault_free_seconds)
-      << ", " << (r.fault_free_live_at_exit ? common::format_bytes_both(*r.fault_free_live_at_exit) : "unknown")
+      << counted(allocs, "allocation", "allocations") << ", "
+      << counted(first_uses, "first use", "first uses") << ") in the fault-free run ("
+      << seconds(r.fault_free_seconds) << ", "
+      << (r.fault_free_live_at_exit ? common::format_bytes_both(*r.fault_free_live_at_exit)
+                                    : "unknown")
       << " held at exit)\n";
   if (r.points.empty()) {
     out << "0 failure points: the program made no device allocation; nothing to sweep\n";
@@ -62,8 +68,9 @@ void headline(std::ostringstream& out, const sweep_result& r) {
   }
   std::map<verdict, std::size_t> count;
   for (const run_outcome& run : r.runs) ++count[run.what];
-  out << "runs: " << r.runs.size() - count[verdict::interrupted] << " of " << r.runs.size() << " in "
-      << seconds(r.seconds) << " (-j " << r.jobs << ", timeout " << seconds(r.timeout) << ")";
+  out << "runs: " << r.runs.size() - count[verdict::interrupted] << " of " << r.runs.size()
+      << " in " << seconds(r.seconds) << " (-j " << r.jobs << ", timeout " << seconds(r.timeout)
+      << ")";
   if (r.shard_count > 1) out << ", shard " << r.shard_index + 1 << "/" << r.shard_count;
   out << "\n ";
   const char* sep = " ";
@@ -74,14 +81,16 @@ void headline(std::ostringstream& out, const sweep_result& r) {
   }
   out << "\n";
   if (r.remaining != 0) {
-    out << "interrupted: " << r.remaining << " of " << r.runs.size() << " runs remain (the report covers those done)\n";
+    out << "interrupted: " << r.remaining << " of " << r.runs.size()
+        << " runs remain (the report covers those done)\n";
   }
 }
 
 void run_lines(std::ostringstream& out, const run_outcome& run, bool details) {
   out << "    " << point_text(run.point) << ": " << common::escape_text(run.detail) << "\n";
   if (!details) return;
-  for (const std::string& frame : run.crash_stack) out << "      " << common::escape_text(frame) << "\n";
+  for (const std::string& frame : run.crash_stack)
+    out << "      " << common::escape_text(frame) << "\n";
   out << "      replay: " << common::escape_text(run.replay) << "\n";
 }
 
@@ -95,7 +104,8 @@ std::string sweep_text(const sweep_result& r) {
     if (groups.empty()) continue;
     std::size_t n = 0;
     for (const auto& g : groups) n += g.second.size();
-    out << "\n" << to_string(v) << ": " << n << (n == 1 ? " run" : " runs") << " at " << groups.size()
+    out << "\n"
+        << to_string(v) << ": " << n << (n == 1 ? " run" : " runs") << " at " << groups.size()
         << (groups.size() == 1 ? " site" : " sites") << "\n";
     const bool details = v != verdict::handled && v != verdict::interrupted;
     for (const auto& [site, runs] : groups) {
@@ -110,12 +120,14 @@ std::string sweep_text(const sweep_result& r) {
       }
     }
   }
-  if (std::any_of(r.points.begin(), r.points.end(), [](const failure_point& p) { return p.unnamed; })) {
+  if (std::any_of(r.points.begin(), r.points.end(),
+                  [](const failure_point& p) { return p.unnamed; })) {
     out << "\n" << replay::unnamed_site_note << "\n";
   }
   if (!r.left_out.empty()) {
     out << "\nleft out: " << r.left_out.size() << " points (" << r.left_out_why << "):";
-    for (std::size_t i = 0; i < r.left_out.size() && i < 20; ++i) out << " " << to_string(r.left_out[i].id);
+    for (std::size_t i = 0; i < r.left_out.size() && i < 20; ++i)
+      out << " " << to_string(r.left_out[i].id);
     out << (r.left_out.size() > 20 ? " ..." : "") << "\n";
   }
   return out.str();
@@ -124,9 +136,14 @@ std::string sweep_text(const sweep_result& r) {
 std::string sweep_json(const sweep_result& r) {
   using nlohmann::json;
   const auto point = [](const failure_point& p) {
-    return json{{"point", to_string(p.id)}, {"kind", p.id.first_use ? "first_use" : "alloc"}, {"n", p.id.n},
-                {"block_bytes", p.bytes}, {"what", common::json_text(p.what)}, {"site", common::json_text(p.site)},
-                {"path", common::json_text(p.path)}, {"ordinal_at_site", p.ordinal}};
+    return json{{"point", to_string(p.id)},
+                {"kind", p.id.first_use ? "first_use" : "alloc"},
+                {"n", p.id.n},
+                {"block_bytes", p.bytes},
+                {"what", common::json_text(p.what)},
+                {"site", common::json_text(p.site)},
+                {"path", common::json_text(p.path)},
+                {"ordinal_at_site", p.ordinal}};
   };
   json j;
   j["schema_version"] = sweep_schema_version;
@@ -134,8 +151,10 @@ std::string sweep_json(const sweep_result& r) {
   j["program"] = json::array();
   for (const std::string& a : r.program) j["program"].push_back(common::json_text(a));
   j["profile"] = common::json_text(r.profile);
-  j["fault_free"] = {{"seconds", r.fault_free_seconds},
-                     {"live_at_exit_bytes", r.fault_free_live_at_exit ? json(*r.fault_free_live_at_exit) : json(nullptr)}};
+  j["fault_free"] = {
+      {"seconds", r.fault_free_seconds},
+      {"live_at_exit_bytes",
+       r.fault_free_live_at_exit ? json(*r.fault_free_live_at_exit) : json(nullptr)}};
   j["timeout_seconds"] = r.timeout;
   j["jobs"] = r.jobs;
   j["shard"] = {{"index", r.shard_index + 1}, {"count", r.shard_count}};
@@ -167,22 +186,27 @@ std::string sweep_json(const sweep_result& r) {
 
 std::string sweep_html(const sweep_result& r) {
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clpool sweep</title>\n"
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clpool "
+         "sweep</title>\n"
          "<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}h1{font-size:1.3em}"
          "pre{background:#f6f6f6;padding:.6em;overflow:auto}table{border-collapse:collapse}"
          "td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}"
-         ".crashed,.hung,.leaked{color:#b00020;font-weight:600}.silent{color:#a15c00;font-weight:600}"
+         ".crashed,.hung,.leaked{color:#b00020;font-weight:600}.silent{color:#a15c00;font-weight:"
+         "600}"
          "</style></head><body>\n<h1>clpool sweep</h1>\n<pre>";
   std::ostringstream head;
   headline(head, r);
-  out << common::escape_xml(head.str()) << "</pre>\n<table><tr><th>verdict</th><th>point</th><th>site</th>"
+  out << common::escape_xml(head.str())
+      << "</pre>\n<table><tr><th>verdict</th><th>point</th><th>site</th>"
       << "<th>what happened</th><th>replay</th></tr>\n";
   for (const run_outcome& run : r.runs) {
     const std::string v = to_string(run.what);
-    out << "<tr><td class=\"" << (v == "not reached" ? "unreached" : v) << "\">" << common::escape_xml(v)
-        << "</td><td>" << common::escape_xml(point_text(run.point)) << "</td><td>" << common::escape_xml(run.point.path)
-        << "</td><td>" << common::escape_xml(run.detail);
-    for (const std::string& f : run.crash_stack) out << "<br><code>" << common::escape_xml(f) << "</code>";
+    out << "<tr><td class=\"" << (v == "not reached" ? "unreached" : v) << "\">"
+        << common::escape_xml(v) << "</td><td>" << common::escape_xml(point_text(run.point))
+        << "</td><td>" << common::escape_xml(run.point.path) << "</td><td>"
+        << common::escape_xml(run.detail);
+    for (const std::string& f : run.crash_stack)
+      out << "<br><code>" << common::escape_xml(f) << "</code>";
     out << "</td><td><code>" << common::escape_xml(run.replay) << "</code></td></tr>\n";
   }
   out << "</table>\n</body></html>\n";

@@ -19,7 +19,8 @@ namespace {
 
 std::string signal_text(int sig) {
   const char* name = sigabbrev_np(sig);
-  return "signal " + std::to_string(sig) + (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+  return "signal " + std::to_string(sig) +
+         (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
 }
 
 // What the layer's report of a run says: whether the fault landed, on which block, and what the
@@ -54,8 +55,10 @@ run_report read_run_report(const std::string& path, bool first_use) {
 }
 
 std::string quoted(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") ==
-                        std::string::npos) {
+  if (!s.empty() &&
+      s.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") ==
+          std::string::npos) {
     return s;
   }
   std::string out = "'";
@@ -92,7 +95,8 @@ std::string sanitizer_summary(const std::string& stderr_path) {
   std::size_t read = 0;
   for (std::string line; read < (1u << 20) && std::getline(in, line);) {
     read += line.size() + 1;
-    if (line.rfind("SUMMARY: ", 0) == 0 && line.find("Sanitizer: ", 9) != std::string::npos) return line.substr(9);
+    if (line.rfind("SUMMARY: ", 0) == 0 && line.find("Sanitizer: ", 9) != std::string::npos)
+      return line.substr(9);
     if (ubsan.empty() && line.find(": runtime error: ") != std::string::npos) {
       ubsan = "UndefinedBehaviorSanitizer: " + line;
     }
@@ -106,8 +110,8 @@ std::vector<std::string> sanitizer_stack(const std::string& stderr_path) {
   std::ifstream in(stderr_path);
   for (std::string line; std::getline(in, line) && out.size() < 8;) {
     const std::size_t at = line.find_first_not_of(' ');
-    if (at != std::string::npos && at >= 2 && line.compare(at, 1, "#") == 0 && at + 1 < line.size() &&
-        line[at + 1] >= '0' && line[at + 1] <= '9') {
+    if (at != std::string::npos && at >= 2 && line.compare(at, 1, "#") == 0 &&
+        at + 1 < line.size() && line[at + 1] >= '0' && line[at + 1] <= '9') {
       out.push_back("sanitizer: " + line.substr(at));
     } else if (!out.empty()) {
       break;  // the first stack only: the error's
@@ -153,7 +157,8 @@ child_spec run_plan::spec(const point_id& point, const std::string& dir, double 
   s.env.push_back("CLPOOL_LAYER_ERRORS=" + dir + "/errors");
   s.env.push_back("CLPOOL_SWEEP_RUN=" + dir);
   if (point.n != 0) {
-    s.env.push_back(std::string(point.first_use ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH=" : "CLPOOL_LAYER_FAIL_NTH=") +
+    s.env.push_back(std::string(point.first_use ? "CLPOOL_LAYER_FAIL_FIRST_USE_NTH="
+                                                : "CLPOOL_LAYER_FAIL_NTH=") +
                     std::to_string(point.n));
     if (options_.until_free) s.env.push_back("CLPOOL_LAYER_FAIL_UNTIL_FREE=1");
   }
@@ -181,30 +186,34 @@ void classify(run_outcome& run, const run_context& ctx) {
     run.detail = std::string("could not start: ") + strerror(r.exec_error);
   } else if (!rep.injected && !r.timed_out && !r.signaled) {
     run.what = verdict::unreached;
-    run.detail = "the program ended before its " + to_string(point_id{run.point.id.first_use, run.ran_as}) +
-                 " (exit " + std::to_string(r.exit_code) + ")";
+    run.detail = "the program ended before its " +
+                 to_string(point_id{run.point.id.first_use, run.ran_as}) + " (exit " +
+                 std::to_string(r.exit_code) + ")";
   } else if (r.timed_out) {
     run.what = verdict::hung;
     char t[32];
     std::snprintf(t, sizeof t, "%g", ctx.timeout);
     run.detail = std::string("no end after ") + t + " s (--timeout)";
-  } else if (const std::string summary = sanitizer_summary(run.dir + "/stderr.txt"); r.signaled || !summary.empty()) {
+  } else if (const std::string summary = sanitizer_summary(run.dir + "/stderr.txt");
+             r.signaled || !summary.empty()) {
     // A sanitizer's report ends the program with exit 1, or with an abort (abort_on_error).
     run.what = verdict::crashed;
     const char* when = rep.injected ? " after the failure" : " before the failure";
-    run.detail = !r.signaled ? summary + " (exit " + std::to_string(r.exit_code) + ")" + when
+    run.detail = !r.signaled       ? summary + " (exit " + std::to_string(r.exit_code) + ")" + when
                  : summary.empty() ? signal_text(r.signal) + when
                                    : signal_text(r.signal) + when + ": " + summary;
   } else if (ctx.baseline_live && rep.live_at_exit && *rep.live_at_exit > *ctx.baseline_live) {
     run.what = verdict::leaked;
-    run.detail = "exit " + std::to_string(r.exit_code) + " holding " + std::to_string(*rep.live_at_exit) +
-                 " bytes of device memory, " + std::to_string(*ctx.baseline_live) + " without the failure";
+    run.detail = "exit " + std::to_string(r.exit_code) + " holding " +
+                 std::to_string(*rep.live_at_exit) + " bytes of device memory, " +
+                 std::to_string(*ctx.baseline_live) + " without the failure";
   } else if (r.exit_code == 0 && ctx.check && !ctx.check(run.dir)) {
     run.what = verdict::silent;
     run.detail = "exit 0, and --check says its output differs from the fault-free run's";
   } else {
     run.what = verdict::handled;
-    run.detail = r.exit_code == 0 ? "exit 0: recovered" : "exit " + std::to_string(r.exit_code) + ": reported";
+    run.detail = r.exit_code == 0 ? "exit 0: recovered"
+                                  : "exit " + std::to_string(r.exit_code) + ": reported";
   }
 }
 
@@ -221,8 +230,9 @@ std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& ru
   if (plan.gdb().empty()) return out;
   const std::string dir = run.dir + "/gdb";
   child_spec s = plan.spec(point_id{run.point.id.first_use, run.ran_as}, dir, timeout);
-  std::vector<std::string> args = {plan.gdb(), "-q", "-batch", "-nx", "-ex", "set confirm off", "-ex", "run", "-ex",
-                                   "bt 24", "--args", s.program};
+  std::vector<std::string> args = {plan.gdb(),        "-q",     "-batch", "-nx", "-ex",
+                                   "set confirm off", "-ex",    "run",    "-ex", "bt 24",
+                                   "--args",          s.program};
   for (std::size_t i = 1; i < s.args.size(); ++i) args.push_back(s.args[i]);
   s.program = plan.gdb();
   s.args = args;
@@ -249,9 +259,11 @@ std::optional<std::uint64_t> moved_point(const run_outcome& run, const std::stri
                                          const std::string& trace_path) {
   std::optional<std::uint64_t> live;
   std::string problem;
-  const std::vector<failure_point> seen = read_points(report_path, trace_path, run.point.id.first_use, live, problem);
+  const std::vector<failure_point> seen =
+      read_points(report_path, trace_path, run.point.id.first_use, live, problem);
   for (const failure_point& p : seen) {
-    if (p.id.first_use == run.point.id.first_use && p.site == run.point.site && p.ordinal == run.point.ordinal) {
+    if (p.id.first_use == run.point.id.first_use && p.site == run.point.site &&
+        p.ordinal == run.point.ordinal) {
       return p.id.n;
     }
   }

@@ -31,7 +31,7 @@ class run_plan {
   const sweep_options& options_;
   std::string program_;
   std::vector<std::string> base_env_;
-  std::string gdb_;  // "" when crashes get no native stack
+  std::string gdb_;                      // "" when crashes get no native stack
   std::vector<std::string> python_env_;  // PYTHONPATH, CLPOOL_SWEEP_LAYER (prepare_python)
 };
 

@@ -12,9 +12,10 @@ namespace clpool::replay {
 namespace {
 
 std::string format_help() {
-  std::string s = "write the results in this format (repeatable): NAME on standard output, or "
-                  "NAME=FILE (written atomically, never onto an input). Without one on standard "
-                  "output, the text report goes there. Formats:";
+  std::string s =
+      "write the results in this format (repeatable): NAME on standard output, or "
+      "NAME=FILE (written atomically, never onto an input). Without one on standard "
+      "output, the text report goes there. Formats:";
   for (const output_writer* w : all_writers()) {
     s += " " + std::string(w->name()) + ": " + std::string(w->description()) + ";";
   }
@@ -42,16 +43,20 @@ struct format_aliases {
 void describe_tool(CLI::App& app) {
   app.description(
       "clpool_replay: replays an allocation trace through the clpool memory pool (or no pool) on a "
-      "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device through "
+      "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device "
+      "through "
       "the ICD loader), and reports whether and why it runs out of memory.\n"
-      "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case (4GiB, "
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case "
+      "(4GiB, "
       "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
       "most 2^62 bytes.");
   app.footer(
-      "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated options "
+      "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated "
+      "options "
       "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
       "Exit codes:\n"
-      "  0  every replay ran cleanly (and --min-capacity found a capacity for every configuration)\n"
+      "  0  every replay ran cleanly (and --min-capacity found a capacity for every "
+      "configuration)\n"
       "  1  a replay reproduced an out-of-memory (or no capacity suffices for some configuration)\n"
       "  2  bad input: a bad option value, an unreadable or malformed trace or CSV; or a device "
       "that cannot answer truthfully (--device opencl)\n\n"
@@ -60,57 +65,67 @@ void describe_tool(CLI::App& app) {
 }
 
 void add_input_options(CLI::App& app, command_line& cl) {
-  auto* trace_opt = app.add_option("trace", cl.trace_path,
-                                   "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
-  app.add_option("--rmm-csv", cl.rmm_path,
-                 "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
-                 "instead of a clpool trace")
+  auto* trace_opt = app.add_option(
+      "trace", cl.trace_path,
+      "clpool trace file to replay, text or binary (trace/FORMAT.md); '-' reads stdin");
+  app.add_option(
+         "--rmm-csv", cl.rmm_path,
+         "read an RMM logging_resource_adaptor CSV log (Thread,Time,Action,Pointer,Size,Stream) "
+         "instead of a clpool trace")
       ->excludes(trace_opt);
-  app.add_option("--capacity", cl.capacity_text, "device capacity, e.g. 4GiB; required unless --min-capacity");
-  auto* diff_opt = app.add_option("--diff", cl.diff_paths,
-                 "compare two traces of a program, OLD NEW (before and after a change): each "
-                 "configuration's peak device memory and minimum capacity in both, and the "
-                 "allocation sites whose memory grew most; with the device and configuration "
-                 "options as for one trace; --format text or json")
-                      ->expected(2)
-                      ->excludes(trace_opt);
-  app.add_option("--max-growth", cl.max_growth_text,
-                 "with --diff: exit 1 when a configuration's peak device memory or minimum capacity "
-                 "grew by more than this, e.g. 5%")
+  app.add_option("--capacity", cl.capacity_text,
+                 "device capacity, e.g. 4GiB; required unless --min-capacity");
+  auto* diff_opt =
+      app.add_option("--diff", cl.diff_paths,
+                     "compare two traces of a program, OLD NEW (before and after a change): each "
+                     "configuration's peak device memory and minimum capacity in both, and the "
+                     "allocation sites whose memory grew most; with the device and configuration "
+                     "options as for one trace; --format text or json")
+          ->expected(2)
+          ->excludes(trace_opt);
+  app.add_option(
+         "--max-growth", cl.max_growth_text,
+         "with --diff: exit 1 when a configuration's peak device memory or minimum capacity "
+         "grew by more than this, e.g. 5%")
       ->needs(diff_opt);
 }
 
 void add_device_options(CLI::App& app, command_line& cl, given_options& given) {
-  given.profile = app.add_option("--profile", cl.profile_text,
-                 "how the device commits memory and reports running out: a built-in profile (nvidia, "
-                 "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
-                 "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
-                 "a profile file (device_model/profile.h has the grammar). With nvidia, --capacity "
-                 "is the free memory the program starts with, as nvidia-smi shows it");
+  given.profile = app.add_option(
+      "--profile", cl.profile_text,
+      "how the device commits memory and reports running out: a built-in profile (nvidia, "
+      "the default: 2 MiB pages, small requests packed at 512 B, 2.625 MiB headroom, "
+      "out-of-memory at first use; pocl; exact: every byte counts once, no headroom) or "
+      "a profile file (device_model/profile.h has the grammar). With nvidia, --capacity "
+      "is the free memory the program starts with, as nvidia-smi shows it");
   app.add_option("--semantics", cl.semantics_text,
                  "immediate: allocation fails at once when the device is full (the pool can free "
                  "held blocks and retry); deferred: allocation succeeds and fails at first use "
                  "(the pool cannot help); host_oom: like immediate, reported as "
-                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default: where the profile's device fails (nvidia: deferred)")
-      ->check(CLI::IsMember(std::vector<std::string>(std::begin(device_model::alloc_semantics_names),
-                                                      std::end(device_model::alloc_semantics_names))));
-  app.add_option("--device", cl.device_text,
-                 "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
-                 "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
-                 "cl_mem in the mock OpenCL ICD (//mockcl:libmockcl.so) through the system ICD loader, "
-                 "on a mock device with this capacity and semantics (pool/opencl's immediate or "
-                 "deferred buffer allocator; deferred blocks are migrated once to charge them); "
-                 "opencl[:PLATFORM[:INDEX]]: a real OpenCL device (PLATFORM an index or part of its "
-                 "name), with a ballast of real buffers so that the replay starts with exactly "
-                 "--capacity free (free memory is measured where the device can say, else taken "
-                 "to be its reported size); --min-capacity searches up to what it has free. Used only if it "
-                 "enforces its memory: it must refuse a fill one byte over what it has free, and "
-                 "the same fill before and after each replay must stop at the same byte (else "
-                 "exit 2; POCL never refuses). The report names the device, not a profile; "
-                 "--profile is refused with it");
-  app.add_option("--mockcl-so", cl.mockcl_so,
-                 "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
-                 "binary's runfiles)");
+                 "CL_OUT_OF_HOST_MEMORY (mockcl's host_oom). Default: where the profile's device "
+                 "fails (nvidia: deferred)")
+      ->check(
+          CLI::IsMember(std::vector<std::string>(std::begin(device_model::alloc_semantics_names),
+                                                 std::end(device_model::alloc_semantics_names))));
+  app.add_option(
+      "--device", cl.device_text,
+      "sim (default): the built-in simulated device, pure bookkeeping, fastest (use it for "
+      "--min-capacity on long traces and for benchmarks); mockcl: every block is a real "
+      "cl_mem in the mock OpenCL ICD (//mockcl:libmockcl.so) through the system ICD loader, "
+      "on a mock device with this capacity and semantics (pool/opencl's immediate or "
+      "deferred buffer allocator; deferred blocks are migrated once to charge them); "
+      "opencl[:PLATFORM[:INDEX]]: a real OpenCL device (PLATFORM an index or part of its "
+      "name), with a ballast of real buffers so that the replay starts with exactly "
+      "--capacity free (free memory is measured where the device can say, else taken "
+      "to be its reported size); --min-capacity searches up to what it has free. Used only if it "
+      "enforces its memory: it must refuse a fill one byte over what it has free, and "
+      "the same fill before and after each replay must stop at the same byte (else "
+      "exit 2; POCL never refuses). The report names the device, not a profile; "
+      "--profile is refused with it");
+  app.add_option(
+      "--mockcl-so", cl.mockcl_so,
+      "--device mockcl: path of libmockcl.so (default: $LIBMOCKCL_SO, else the copy in the "
+      "binary's runfiles)");
   app.add_option("--host-capacity", cl.host_capacity_text,
                  "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
                  "--capacity or go through the pool, as on mockcl and under the layer's budget "
@@ -118,39 +133,49 @@ void add_device_options(CLI::App& app, command_line& cl, given_options& given) {
 }
 
 void add_pool_options(CLI::App& app, command_line& cl, given_options& given) {
-  auto* no_pool_opt = app.add_flag("--no-pool", cl.no_pool, "replay without a pool: every request goes to the device");
-  given.leading_bits = app.add_option("--leading-bits", cl.leading_bits,
-                                "pool bin precision: 0-12 leading bits after the top bit (default 4, "
-                                "PyOpenCL's); more bits, less rounding, fewer hits")
-                     ->check(CLI::Range(0u, clpool::max_leading_bits));
-  given.limit = app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
-  given.trim_max_held = app.add_option("--trim-max-held", cl.trim_max_held_text,
-                                 "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
+  auto* no_pool_opt = app.add_flag("--no-pool", cl.no_pool,
+                                   "replay without a pool: every request goes to the device");
+  given.leading_bits =
+      app.add_option("--leading-bits", cl.leading_bits,
+                     "pool bin precision: 0-12 leading bits after the top bit (default 4, "
+                     "PyOpenCL's); more bits, less rounding, fewer hits")
+          ->check(CLI::Range(0u, clpool::max_leading_bits));
+  given.limit =
+      app.add_option("--limit", cl.limit_text, "pool limit: managed bytes never exceed this");
+  given.trim_max_held = app.add_option(
+      "--trim-max-held", cl.trim_max_held_text,
+      "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
   given.trim_ratio = app.add_option("--trim-ratio", cl.trim_ratio,
-                                "trim policy: hold at most R x active bytes (R >= 0)");
-  app.add_flag("--min-capacity", cl.min_capacity,
-               "find by bisection the smallest capacity (a multiple of --granule) that replays with "
-               "no out-of-memory, for each configuration");
+                                    "trim policy: hold at most R x active bytes (R >= 0)");
+  app.add_flag(
+      "--min-capacity", cl.min_capacity,
+      "find by bisection the smallest capacity (a multiple of --granule) that replays with "
+      "no out-of-memory, for each configuration");
   app.add_option("--granule", cl.granule_text, "resolution of --min-capacity (default 1MiB)");
   auto* cmp_opt = app.add_option("--compare", cl.compare,
                                  "replay several configurations side by side, e.g. --compare "
                                  "nopool pool:lb=4 pool:lb=2,trim-ratio=0.5")
                       ->expected(1, -1);
-  for (CLI::Option* o : {no_pool_opt, given.leading_bits, given.limit, given.trim_max_held, given.trim_ratio}) {
+  for (CLI::Option* o :
+       {no_pool_opt, given.leading_bits, given.limit, given.trim_max_held, given.trim_ratio}) {
     o->excludes(cmp_opt);
   }
 }
 
-void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases, given_options& given) {
+void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases,
+                        given_options& given) {
   app.add_option("--format", aliases.formats, format_help())->allow_extra_args(false);
-  app.add_flag("--json", aliases.json, "print the report as JSON on stdout instead of text (--format json)");
-  app.add_option("--svg", aliases.svg_path,
-                 "write a self-contained SVG timeline of active, held and managed bytes against "
-                 "capacity, with the out-of-memory point marked (first configuration; --format svg=FILE)");
-  app.add_option("--html", aliases.html_path,
-                 "write a self-contained HTML page (works from file://) to explore the replay: live "
-                 "blocks over time or by allocation site, device used and capacity, pool held "
-                 "memory, the out-of-memory, each block's stack on hover (--format html=FILE)");
+  app.add_flag("--json", aliases.json,
+               "print the report as JSON on stdout instead of text (--format json)");
+  app.add_option(
+      "--svg", aliases.svg_path,
+      "write a self-contained SVG timeline of active, held and managed bytes against "
+      "capacity, with the out-of-memory point marked (first configuration; --format svg=FILE)");
+  app.add_option(
+      "--html", aliases.html_path,
+      "write a self-contained HTML page (works from file://) to explore the replay: live "
+      "blocks over time or by allocation site, device used and capacity, pool held "
+      "memory, the out-of-memory, each block's stack on hover (--format html=FILE)");
   app.add_flag("--full-stacks", cl.full_stacks,
                "a trace with allocation sites (FORMAT.md version 2): print every frame of each "
                "site in the out-of-memory report, not only its innermost frame in the program");
@@ -161,15 +186,17 @@ void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases
                  "that hold the most either way")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
+            const bool digits = !v.empty() && v.size() <= 2 &&
+                                v.find_first_not_of("0123456789") == std::string::npos;
             if (digits && std::stoi(v) >= 1 && std::stoi(v) <= 64) return "";
             return "'" + v + "' is not a whole number of frames from 1 to 64";
           },
           "N"));
-  app.add_flag("--peak", cl.peak,
-               "also say what was live at the peak of active memory and at the end of the replay, "
-               "and, for a trace with allocation sites, which sites held it (one more pass over the "
-               "trace)");
+  app.add_flag(
+      "--peak", cl.peak,
+      "also say what was live at the peak of active memory and at the end of the replay, "
+      "and, for a trace with allocation sites, which sites held it (one more pass over the "
+      "trace)");
   app.add_option("--library-frames", cl.library_frames,
                  "frames whose file matches this glob ('*' matches across '/') are library code "
                  "and never name a site, beside the built-in rule (installed packages wherever "
@@ -184,15 +211,17 @@ void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases
                  "earlier; driver: when the recording driver gave the memory back. Default: the "
                  "device's profile (commands_finish: promptly is release, at_wait is wait; nvidia: "
                  "release)")
-      ->check(CLI::IsMember(std::vector<std::string>(std::begin(free_moment_names),
-                                                      std::end(free_moment_names))));
+      ->check(CLI::IsMember(
+          std::vector<std::string>(std::begin(free_moment_names), std::end(free_moment_names))));
   app.add_option("--write-trace", cl.write_trace_path,
                  "also write the input's events as a clpool trace (converts an RMM CSV); with no "
                  "--capacity or --min-capacity, only converts");
-  given.write_format = app.add_option("--write-format", cl.write_format,
-                 "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
-                 "FORMAT.md)")
-      ->check(CLI::IsMember({"text", "binary"}));
+  given.write_format =
+      app.add_option(
+             "--write-format", cl.write_format,
+             "encoding of --write-trace: text (default) or binary (compact, faster to replay; "
+             "FORMAT.md)")
+          ->check(CLI::IsMember({"text", "binary"}));
   auto* no_progress_opt = app.add_flag(
       "--no-progress", cl.no_progress,
       "no progress on stderr (it is shown only when stderr is a terminal: a bar for the "
@@ -202,7 +231,6 @@ void add_output_options(CLI::App& app, command_line& cl, format_aliases& aliases
                "show progress even when stderr is not a terminal, one line per update (at most "
                "one every 2 s within a replay)")
       ->excludes(no_progress_opt);
-
 }
 
 // After parsing: what was typed, paths as the user meant them, and one list of outputs in the one
@@ -222,9 +250,11 @@ void finish(command_line& cl, const format_aliases& aliases, const given_options
   const auto file = [](const std::string& path) { return common::under_working_directory(path); };
   for (const std::string& f : aliases.formats) {
     const std::size_t eq = f.find('=');
-    cl.formats.push_back({eq == std::string::npos ? f : f.substr(0, eq + 1) + file(f.substr(eq + 1)), ""});
+    cl.formats.push_back(
+        {eq == std::string::npos ? f : f.substr(0, eq + 1) + file(f.substr(eq + 1)), ""});
   }
-  if (!aliases.html_path.empty()) cl.formats.push_back({"html=" + file(aliases.html_path), "--format html"});
+  if (!aliases.html_path.empty())
+    cl.formats.push_back({"html=" + file(aliases.html_path), "--format html"});
   if (aliases.json) cl.formats.push_back({"json", "--json"});
   if (!aliases.svg_path.empty()) cl.formats.push_back({"svg=" + file(aliases.svg_path), "--svg"});
   if (cl.profile_text.find('/') != std::string::npos) {

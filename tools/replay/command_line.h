@@ -28,13 +28,13 @@ struct command_line {
   bool leading_bits_given = false, limit_given = false, trim_max_held_given = false,
        trim_ratio_given = false;
   double trim_ratio = -1;
-  bool no_pool = false, min_capacity = false, no_progress = false,
-       force_progress = false, full_stacks = false;
+  bool no_pool = false, min_capacity = false, no_progress = false, force_progress = false,
+       full_stacks = false;
   std::vector<std::string> compare;
   std::vector<std::string> library_frames;  // --library-frames patterns
-  std::string frees_at;  // --frees-at; empty: the device's profile decides
-  std::size_t site_frames = 1;  // --site-frames
-  bool peak = false;            // --peak
+  std::string frees_at;                     // --frees-at; empty: the device's profile decides
+  std::size_t site_frames = 1;              // --site-frames
+  bool peak = false;                        // --peak
   std::vector<std::string> diff_paths;      // --diff OLD NEW (diff_command.h)
   std::string max_growth_text;              // --max-growth, with --diff
 };

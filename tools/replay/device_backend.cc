@@ -4,7 +4,8 @@
 #include "tools/replay/opencl_device.h"
 
 namespace clpool::replay {
-std::unique_ptr<device_backend> open_backend(std::string_view device, const backend_options& options) {
+std::unique_ptr<device_backend> open_backend(std::string_view device,
+                                             const backend_options& options) {
   const bool opencl = device.substr(0, 6) == "opencl";
   if (device != "sim" && device != "mockcl" && !opencl) {
     throw config_error("--device: '" + std::string(device) +

@@ -32,7 +32,8 @@ struct backend_options {
   std::string profile_ref = "exact";     // as the user gave it (a built-in name or a file)
   bool profile_given = false;            // --profile was on the command line
   alloc_semantics semantics = alloc_semantics::immediate;  // --semantics, else the profile's
-  bool semantics_given = false;  // --semantics was given (else a real device's own failure point decides)
+  bool semantics_given =
+      false;  // --semantics was given (else a real device's own failure point decides)
   std::uint64_t host_capacity = unlimited;
   std::string mockcl_so;  // --mockcl-so, or empty
 };
@@ -40,7 +41,8 @@ struct backend_options {
 // The backend `device` names ("sim", "mockcl", "opencl[:PLATFORM[:INDEX]]"). Throws
 // config_error for an unknown name or options that do not fit it (--mockcl-so without mockcl,
 // --profile with opencl), and the backend's own errors when it cannot be opened.
-std::unique_ptr<device_backend> open_backend(std::string_view device, const backend_options& options);
+std::unique_ptr<device_backend> open_backend(std::string_view device,
+                                             const backend_options& options);
 
 }  // namespace clpool::replay
 

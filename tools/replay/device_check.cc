@@ -30,7 +30,8 @@ attempt create_and_use(cl_context context, cl_command_queue queue, std::uint64_t
   a.where = refusal_point::execution;
   cl_int finish = clFinish(queue);
   cl_int event_status = CL_SUCCESS;
-  clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof event_status, &event_status, nullptr);
+  clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof event_status, &event_status,
+                 nullptr);
   clReleaseEvent(done);
   a.status = event_status < 0 ? event_status : finish;
   return a;
@@ -43,8 +44,8 @@ std::string fill_result::describe() const {
                                           "the first use's event"};
   std::string point(to_string(where));  // in words: "first use"
   std::replace(point.begin(), point.end(), '_', ' ');
-  return point + " (" + calls[static_cast<int>(where)] + ": " +
-         std::to_string(status) + " " + opencl::status_name(status) + ")";
+  return point + " (" + calls[static_cast<int>(where)] + ": " + std::to_string(status) + " " +
+         opencl::status_name(status) + ")";
 }
 
 fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::uint64_t limit,
@@ -63,8 +64,9 @@ fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::
   try {
     for (std::uint64_t attempts = 0; r.accepted < limit; ++attempts) {
       if (attempts == 200000) {
-        throw std::runtime_error("checking the device's memory: 200000 buffers without a limit "
-                                 "in sight; the device's answers follow no pattern");
+        throw std::runtime_error(
+            "checking the device's memory: 200000 buffers without a limit "
+            "in sight; the device's answers follow no pattern");
       }
       const std::uint64_t bytes = std::min(chunk, limit - r.accepted);
       const attempt a = create_and_use(context, queue, bytes);
@@ -76,8 +78,9 @@ fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::
       }
       if (a.mem != nullptr) clReleaseMemObject(a.mem);
       if (!common::is_out_of_memory_status(a.status)) {
-        opencl::throw_if_failed(a.status, "checking the device's memory",
-                                std::to_string(bytes) + "-byte buffer, " + std::string(to_string(a.where)));
+        opencl::throw_if_failed(
+            a.status, "checking the device's memory",
+            std::to_string(bytes) + "-byte buffer, " + std::string(to_string(a.where)));
       }
       if (!r.refused) {
         r.refused = true;

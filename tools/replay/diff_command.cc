@@ -25,7 +25,8 @@ std::string both(std::uint64_t bytes) { return common::format_bytes_both(bytes);
 
 std::string signed_bytes(std::int64_t change) {
   if (change == 0) return "0 bytes";
-  const std::uint64_t magnitude = change < 0 ? static_cast<std::uint64_t>(-change) : static_cast<std::uint64_t>(change);
+  const std::uint64_t magnitude =
+      change < 0 ? static_cast<std::uint64_t>(-change) : static_cast<std::uint64_t>(change);
   return std::string(change < 0 ? "-" : "+") + format_bytes(magnitude);
 }
 
@@ -37,19 +38,21 @@ std::string min_text(const std::optional<std::uint64_t>& v) {
 
 std::string diff_text(const diff_result& d, std::size_t top) {
   std::ostringstream out;
-  out << "old  " << common::escape_text(d.old_path) << "\nnew  " << common::escape_text(d.new_path) << "\n";
+  out << "old  " << common::escape_text(d.old_path) << "\nnew  " << common::escape_text(d.new_path)
+      << "\n";
   out << "device: " << d.device << "; peak: device memory on an unbounded device; minimum "
       << "capacity: the smallest device with no out-of-memory";
   if (d.granule != 0) out << ", in steps of " << format_bytes_exact(d.granule);
   out << "\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"configuration", "peak old", "peak new", "change", "min capacity old", "min capacity new", "change"}};
+  std::vector<std::vector<std::string>> rows = {{"configuration", "peak old", "peak new", "change",
+                                                 "min capacity old", "min capacity new", "change"}};
   for (const config_change& c : d.configs) {
-    const std::string min_change =
-        c.old_min && c.new_min ? growth_percent(growth(*c.old_min, *c.new_min)) : (c.old_min ? "none fits" : "-");
+    const std::string min_change = c.old_min && c.new_min
+                                       ? growth_percent(growth(*c.old_min, *c.new_min))
+                                       : (c.old_min ? "none fits" : "-");
     rows.push_back({c.config, format_bytes(c.old_peak), format_bytes(c.new_peak),
-                    growth_percent(growth(c.old_peak, c.new_peak)), min_text(c.old_min), min_text(c.new_min),
-                    min_change});
+                    growth_percent(growth(c.old_peak, c.new_peak)), min_text(c.old_min),
+                    min_text(c.new_min), min_change});
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
@@ -77,13 +80,14 @@ std::string diff_text(const diff_result& d, std::size_t top) {
     if (v.empty()) return;
     out << title << "\n";
     for (std::size_t i = 0; i < v.size() && i < top; ++i) {
-      out << "  " << (i + 1) << ". " << v[i]->name << "\n     " << signed_bytes(v[i]->change()) << ": "
-          << both(v[i]->old_bytes) << " -> " << both(v[i]->new_bytes) << "\n";
+      out << "  " << (i + 1) << ". " << v[i]->name << "\n     " << signed_bytes(v[i]->change())
+          << ": " << both(v[i]->old_bytes) << " -> " << both(v[i]->new_bytes) << "\n";
       callers_text(out, v[i]->callers, " (live at the site's peak, requested bytes)");
     }
     if (v.size() > top) out << "  ... " << (v.size() - top) << " more\n";
   };
-  list("sites whose memory grew most (each site's peak of live device memory, requested bytes):", grew);
+  list("sites whose memory grew most (each site's peak of live device memory, requested bytes):",
+       grew);
   list("sites whose memory shrank most:", shrank);
   if (grew.empty() && shrank.empty()) out << "no site's peak changed\n";
   if (d.max_growth) {
@@ -105,31 +109,37 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
     throw usage_error("--diff compares the two traces it names; give no other trace or --rmm-csv");
   }
   if (!cl.capacity_text.empty()) {
-    throw usage_error("--diff finds each configuration's peak and minimum capacity itself; "
-                      "drop --capacity");
+    throw usage_error(
+        "--diff finds each configuration's peak and minimum capacity itself; "
+        "drop --capacity");
   }
   if (!cl.write_trace_path.empty()) throw usage_error("--diff writes no trace; drop --write-trace");
   for (const std::string& p : cl.diff_paths) {
-    if (p == "-") throw usage_error("--diff: each trace is replayed several times; give files, not '-'");
+    if (p == "-")
+      throw usage_error("--diff: each trace is replayed several times; give files, not '-'");
   }
   const std::optional<double> max_growth =
-      cl.max_growth_text.empty() ? std::nullopt : std::optional<double>(parse_growth(cl.max_growth_text));
+      cl.max_growth_text.empty() ? std::nullopt
+                                 : std::optional<double>(parse_growth(cl.max_growth_text));
   std::vector<output_request> outputs = parse_output_requests(cl.formats);
   std::vector<named_output> outs;
   for (const output_request& o : outputs) {
     if (o.writer->name() != "text" && o.writer->name() != "json") {
-      throw usage_error("--diff writes text or json; " + o.label + " shows one replay (run it without --diff)");
+      throw usage_error("--diff writes text or json; " + o.label +
+                        " shows one replay (run it without --diff)");
     }
     outs.push_back({o.label, o.path});
   }
-  std::vector<common::named_input> ins{{"--diff OLD", cl.diff_paths[0]}, {"--diff NEW", cl.diff_paths[1]}};
-  if (device_model::names_profile_file(cl.profile_text)) ins.push_back({"--profile", cl.profile_text});
+  std::vector<common::named_input> ins{{"--diff OLD", cl.diff_paths[0]},
+                                       {"--diff NEW", cl.diff_paths[1]}};
+  if (device_model::names_profile_file(cl.profile_text))
+    ins.push_back({"--profile", cl.profile_text});
   if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
   refuse_clobbering(ins, outs);
   const run_output old_run = replay(cl.diff_paths[0]);
   const run_output new_run = replay(cl.diff_paths[1]);
-  const diff_result d = diff_traces(cl.diff_paths[0], old_run.results, cl.diff_paths[1], new_run.results,
-                                    cl.library_frames, max_growth);
+  const diff_result d = diff_traces(cl.diff_paths[0], old_run.results, cl.diff_paths[1],
+                                    new_run.results, cl.library_frames, max_growth);
   const auto render = [&](const output_request& o) {
     return o.writer->name() == "json" ? diff_json(d).dump(2) + "\n" : diff_text(d);
   };

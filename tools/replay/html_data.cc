@@ -20,7 +20,8 @@ namespace {
 
 struct block {
   // size: requested; rounded: the pool's bin; committed: what the device's profile makes of it.
-  std::uint64_t id = 0, start = 0, end = 0, size = 0, rounded = 0, committed = 0, stack = 0, offset = 0;
+  std::uint64_t id = 0, start = 0, end = 0, size = 0, rounded = 0, committed = 0, stack = 0,
+                offset = 0;
   std::uint64_t t0 = 0, t1 = 0;  // time_ns at alloc and free
   bool live_at_end = true;
 };
@@ -72,7 +73,7 @@ class best_fit {
     gaps_[at] = size;
     by_size_.insert({size, at});
   }
-  std::map<std::uint64_t, std::uint64_t> gaps_;                 // offset -> size
+  std::map<std::uint64_t, std::uint64_t> gaps_;                // offset -> size
   std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, offset)
   std::uint64_t top_ = 0;
 };
@@ -139,13 +140,14 @@ double keep_largest(std::vector<block>& blocks, std::size_t max) {
   std::uint64_t total_area = 0, drawn_area = 0;
   for (const block& b : blocks) total_area += area(b);
   if (blocks.size() > max) {
-    std::nth_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(max), blocks.end(),
-                     [&](const block& a, const block& b) {
+    std::nth_element(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(max),
+                     blocks.end(), [&](const block& a, const block& b) {
                        if (a.live_at_end != b.live_at_end) return a.live_at_end;
                        return area(a) > area(b);
                      });
     blocks.resize(max);
-    std::sort(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.start < b.start; });
+    std::sort(blocks.begin(), blocks.end(),
+              [](const block& a, const block& b) { return a.start < b.start; });
   }
   for (const block& b : blocks) drawn_area += area(b);
   return total_area == 0 ? 1.0 : static_cast<double>(drawn_area) / static_cast<double>(total_area);
@@ -160,13 +162,15 @@ nlohmann::json block_columns(const std::vector<block>& blocks, const trace::site
   stacks.push_back({{"site", "(no stack recorded)"}, {"frames", nlohmann::json::array()}});
   stack_index[0] = 0;
   nlohmann::json cols;
-  for (const char* key : {"id", "start", "end", "size", "rounded", "committed", "offset", "stack", "t0", "t1"}) {
+  for (const char* key :
+       {"id", "start", "end", "size", "rounded", "committed", "offset", "stack", "t0", "t1"}) {
     cols[key] = nlohmann::json::array();
   }
   for (const block& b : blocks) {
     auto [it, added] = stack_index.emplace(b.stack, stacks.size());
     if (added) {
-      stacks.push_back({{"site", site_name(&sites, b.stack)}, {"frames", stack_lines(&sites, b.stack)}});
+      stacks.push_back(
+          {{"site", site_name(&sites, b.stack)}, {"frames", stack_lines(&sites, b.stack)}});
     }
     cols["id"].push_back(b.id);
     cols["start"].push_back(b.start);
@@ -230,7 +234,8 @@ nlohmann::json peak_sites(const std::vector<block>& blocks, const replay_report&
   std::vector<site_usage> list;
   for (const auto& [stack, u] : by_stack) list.push_back(u);
   std::sort(list.begin(), list.end(), [](const site_usage& a, const site_usage& b) {
-    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes : a.stack < b.stack;
+    return a.rounded_bytes != b.rounded_bytes ? a.rounded_bytes > b.rounded_bytes
+                                              : a.stack < b.stack;
   });
   return {{"event", at}, {"committed_bytes", best}, {"sites", site_usage_json(list, &sites)}};
 }
@@ -243,7 +248,10 @@ nlohmann::json live_sum(const std::vector<block>& blocks) {
     if (!b.live_at_end) continue;
     ++n, requested += b.size, rounded += b.rounded, committed += b.committed;
   }
-  return {{"blocks", n}, {"requested_bytes", requested}, {"rounded_bytes", rounded}, {"committed_bytes", committed}};
+  return {{"blocks", n},
+          {"requested_bytes", requested},
+          {"rounded_bytes", rounded},
+          {"committed_bytes", committed}};
 }
 
 // Every byte count under `j` that the page shows as a figure (a key ending in "_bytes", a
@@ -253,9 +261,10 @@ void collect_figures(const nlohmann::json& j, std::set<std::uint64_t>& out, bool
     if (figure) out.insert(j.get<std::uint64_t>());
   } else if (j.is_object()) {
     for (const auto& [key, value] : j.items()) {
-      const bool named = key.ends_with("_bytes") || key == "capacity" || key == "limit" || key == "page" ||
-                         key == "pack_limit" || key == "pack_granule" || key == "headroom" ||
-                         key == "per_block" || key == "shared_room" || key == "bytes";
+      const bool named = key.ends_with("_bytes") || key == "capacity" || key == "limit" ||
+                         key == "page" || key == "pack_limit" || key == "pack_granule" ||
+                         key == "headroom" || key == "per_block" || key == "shared_room" ||
+                         key == "bytes";
       collect_figures(value, out, named);
     }
   } else if (j.is_array()) {
@@ -287,7 +296,8 @@ void capacity_sum_figures(const replay_report& r, nlohmann::json& j) {
   if (!s) return;
   j["capacity_sum"] = nlohmann::json::array();
   for (const capacity_sum_row& row : capacity_sum_rows(*s, r)) {
-    j["capacity_sum"].push_back({{"op", row.op}, {"bytes", row.bytes}, {"what", row.what}, {"total", row.total}});
+    j["capacity_sum"].push_back(
+        {{"op", row.op}, {"bytes", row.bytes}, {"what", row.what}, {"total", row.total}});
   }
   j["request_text"] = capacity_request_text(*s, r);
 }
@@ -305,14 +315,16 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
     sites.set_library_patterns(r.sites->library_patterns());
     sites.set_site_frames(r.sites->site_frames());
   }
-  const nlohmann::json peak = peak_sites(blocks, r, sites);  // every block, before some are left out
+  const nlohmann::json peak =
+      peak_sites(blocks, r, sites);  // every block, before some are left out
   const nlohmann::json live_all = live_sum(blocks);
   const double drawn = keep_largest(blocks, limits.max_blocks);
   nlohmann::json stacks;
   nlohmann::json cols = block_columns(blocks, sites, stacks);
   nlohmann::json timeline = nlohmann::json::array();
   for (const timeline_point& p : r.timeline) {
-    timeline.push_back({p.event, p.active_bytes, p.held_bytes, p.managed_bytes, p.device_used_bytes});
+    timeline.push_back(
+        {p.event, p.active_bytes, p.held_bytes, p.managed_bytes, p.device_used_bytes});
   }
   nlohmann::json j;
   // The title names the trace file: in its printable form (common/text_escape.h), as every string
@@ -320,11 +332,12 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["title"] = common::escape_text(title);
   // How the device rounds a block (the measured device of --device opencl has no profile: exact).
   const device_model::device_profile& prof = r.device.profile;
-  j["profile"] = {{"name", r.device.measured ? "none (measured device)" : common::escape_text(prof.name)},
-                  {"page", prof.page},
-                  {"pack_limit", prof.pack_limit},
-                  {"pack_granule", prof.pack_granule},
-                  {"headroom", prof.headroom}};
+  j["profile"] = {
+      {"name", r.device.measured ? "none (measured device)" : common::escape_text(prof.name)},
+      {"page", prof.page},
+      {"pack_limit", prof.pack_limit},
+      {"pack_granule", prof.pack_granule},
+      {"headroom", prof.headroom}};
   j["blocks"] = cols;
   j["total_blocks"] = total_blocks;
   j["drawn_area_fraction"] = drawn;
@@ -332,7 +345,8 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   j["timeline"] = timeline;
   j["has_sites"] = !reader.sites().empty();
   j["peak"] = peak;
-  j["page_rounding_split"] = page_rounding_split(r, reader.version() >= trace::sites_format_version);
+  j["page_rounding_split"] =
+      page_rounding_split(r, reader.version() >= trace::sites_format_version);
   // The blocks live at the end, all and drawn (the page's sentence under the chart).
   j["live_at_end"] = {{"all", live_all}, {"drawn", live_sum(blocks)}};
   capacity_sum_figures(r, j);

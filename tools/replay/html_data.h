@@ -36,7 +36,8 @@ extern const char html_page_script[];
 // The whole page, three documents inlined with the script and styles; nothing is fetched:
 // `result`, the result document exactly as --json writes it (replay/result_json.h); `replay`, the
 // replay the page shows in the same schema (to_json(report)); `data`, html_data().
-std::string html_page(const nlohmann::json& result, const nlohmann::json& replay, const nlohmann::json& data);
+std::string html_page(const nlohmann::json& result, const nlohmann::json& replay,
+                      const nlohmann::json& data);
 
 }  // namespace clpool::replay
 

@@ -64,7 +64,8 @@ TEST(HtmlData, WholePagesShowInEachBlocksCommittedSize) {
   // Blocks are laid out by what the device commits: no two overlap.
   EXPECT_EQ(b["offset"][1].get<std::uint64_t>() - b["offset"][0].get<std::uint64_t>(), 2 * MiB);
   EXPECT_EQ(d["profile"]["page"], 2 * MiB);
-  EXPECT_FALSE(d.contains("oom")) << "the replay's figures are the result document's, not the page's";
+  EXPECT_FALSE(d.contains("oom"))
+      << "the replay's figures are the result document's, not the page's";
   EXPECT_EQ(oom["rounding_loss_bytes"], 2 * (1114111u - 1048576u) + (4u - 4u));
   // Page rounding: the device committed 6 MiB for blocks of 1114111 + 1114111 + 4 bytes.
   const std::uint64_t page_loss = 6 * MiB - (2 * 1114111u + 4u);
@@ -113,7 +114,8 @@ TEST(HtmlData, TheFiguresAreTheTextReportsOwn) {
   EXPECT_EQ(sum[sum.size() - 3]["bytes"], s["driver_headroom_bytes"]);
   EXPECT_EQ(sum[sum.size() - 2]["what"], "free to the program");
   EXPECT_EQ(sum[sum.size() - 2]["bytes"], s["free_to_program_bytes"]);
-  EXPECT_NE(d["request_text"].get<std::string>().find("more than is free to the program"), std::string::npos);
+  EXPECT_NE(d["request_text"].get<std::string>().find("more than is free to the program"),
+            std::string::npos);
   const nlohmann::json& live = d["live_at_end"]["all"];
   EXPECT_EQ(live["blocks"], 3u);
   EXPECT_EQ(live["requested_bytes"], oom["active_bytes"]);
@@ -144,11 +146,16 @@ TEST(HtmlPage, InlinesTheResultDocumentTheReplayTheDataAndTheScript) {
   nlohmann::json result = {{"schema_version", result_schema_version}, {"input", "a</script>b"}};
   const std::string page =
       html_page(result, {{"events", 3}, {"site", "<!--<script>"}}, {{"title", "t<"}});
-  EXPECT_NE(page.find("<script type=\"application/json\" id=\"clpool-result\">{\"input\":\"a\\u003c/script>b\","
-                      "\"schema_version\":" + std::to_string(result_schema_version) + "}</script>"),
-            std::string::npos);
-  EXPECT_NE(page.find("id=\"clpool-replay\">{\"events\":3,\"site\":\"\\u003c!--\\u003cscript>\"}</script>"),
-            std::string::npos);
+  EXPECT_NE(
+      page.find(
+          "<script type=\"application/json\" id=\"clpool-result\">{\"input\":\"a\\u003c/script>b\","
+          "\"schema_version\":" +
+          std::to_string(result_schema_version) + "}</script>"),
+      std::string::npos);
+  EXPECT_NE(
+      page.find(
+          "id=\"clpool-replay\">{\"events\":3,\"site\":\"\\u003c!--\\u003cscript>\"}</script>"),
+      std::string::npos);
   EXPECT_NE(page.find("id=\"clpool-data\">{\"title\":\"t\\u003c\"}</script>"), std::string::npos);
   EXPECT_NE(page.find(html_page_script), std::string::npos);
   const char* src = std::getenv("HTML_PAGE_JS");
@@ -170,8 +177,9 @@ TEST(HtmlData, BlocksEndWhereTheRuleFreesThem) {
                          "3 0 0 0 wait 0 0 buffer 0\n"
                          "4 0 0 0 free 1 4096 buffer 0\n"
                          "5 0 0 0 free 2 4096 buffer 0\n";
-  for (const auto& [moment, end] : {std::pair{free_moment::release, 1u}, std::pair{free_moment::wait, 3u},
-                                    std::pair{free_moment::driver, 4u}}) {
+  for (const auto& [moment, end] :
+       {std::pair{free_moment::release, 1u}, std::pair{free_moment::wait, 3u},
+        std::pair{free_moment::driver, 4u}}) {
     trace::trace_reader reader(path, {.check_liveness = false});
     replay_options options;
     options.frees_at = moment;
@@ -194,14 +202,15 @@ TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
                          "frame 3 py 5 app.py scratch\nstack 3 1 3\n"
                          "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
                          "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
-                         "2 0 0 0 alloc 3 2097152 buffer 0 3\n"   // the peak: 6 MiB live
+                         "2 0 0 0 alloc 3 2097152 buffer 0 3\n"  // the peak: 6 MiB live
                          "3 0 0 0 free 2 0 buffer 0\n"
                          "4 0 0 0 free 3 0 buffer 0\n"
                          "5 0 0 0 alloc 4 1048576 buffer 0 2\n";  // 4 MiB
   trace::trace_reader reader(path, {.check_liveness = false});
   replay_options options;
   options.sites = true;
-  const replay_report r = replay_stream(reader, replay_config{.use_pool = false}, device_spec{64 * MiB}, options);
+  const replay_report r =
+      replay_stream(reader, replay_config{.use_pool = false}, device_spec{64 * MiB}, options);
   ASSERT_FALSE(r.oom);
   const nlohmann::json peak = html_data(r, path, "t")["peak"];
   EXPECT_EQ(peak["event"], 2u);

@@ -79,11 +79,13 @@ std::string script_safe(const nlohmann::json& j) {
 
 }  // namespace
 
-std::string html_page(const nlohmann::json& result, const nlohmann::json& replay, const nlohmann::json& data) {
+std::string html_page(const nlohmann::json& result, const nlohmann::json& replay,
+                      const nlohmann::json& data) {
   return std::string(page_head) + script_safe(result) +
-         "</script>\n<script type=\"application/json\" id=\"clpool-replay\">" + script_safe(replay) +
-         "</script>\n<script type=\"application/json\" id=\"clpool-data\">" + script_safe(data) +
-         "</script>\n<script>\n" + html_page_script + "</script></body></html>\n";
+         "</script>\n<script type=\"application/json\" id=\"clpool-replay\">" +
+         script_safe(replay) + "</script>\n<script type=\"application/json\" id=\"clpool-data\">" +
+         script_safe(data) + "</script>\n<script>\n" + html_page_script +
+         "</script></body></html>\n";
 }
 
 }  // namespace clpool::replay

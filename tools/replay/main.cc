@@ -14,21 +14,21 @@
 
 #include "common/cli.h"
 #include "common/input_file.h"
-#include "common/text_escape.h"
 #include "common/output_file.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
-#include "tools/replay/command_line.h"
 #include "replay/config.h"
-#include "tools/replay/device_backend.h"
 #include "replay/min_capacity.h"
+#include "replay/replay.h"
+#include "tools/replay/command_line.h"
+#include "tools/replay/device_backend.h"
 #include "tools/replay/diff_command.h"
 #include "tools/replay/output_writer.h"
 #include "tools/replay/outputs.h"
 #include "tools/replay/progress.h"
-#include "replay/replay.h"
 #include "tools/replay/report_format.h"
-#include "trace/rmm_import.h"
 #include "trace/library_frames.h"
+#include "trace/rmm_import.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_writer.h"
 
@@ -76,16 +76,18 @@ struct plan {
   std::string write_trace_path;
   trace::trace_encoding write_encoding = trace::trace_encoding::text;
   progress_style progress = progress_style::off;
-  bool sites = false;        // the trace has allocation sites (FORMAT.md version 2)
+  bool sites = false;  // the trace has allocation sites (FORMAT.md version 2)
   unsigned trace_version = trace::format_version;  // the input's (1 for an RMM CSV)
   std::optional<free_moment> frees_at;  // --frees-at; nothing: the device's profile decides
   bool full_stacks = false;
   std::vector<std::string> library_patterns;  // --library-frames
-  std::size_t site_frames = 1;                 // --site-frames
-  bool peak = false;                           // --peak
+  std::size_t site_frames = 1;                // --site-frames
+  bool peak = false;                          // --peak
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
-  std::size_t passes() const { return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0)); }
+  std::size_t passes() const {
+    return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0));
+  }
   bool needs_timeline() const {
     for (const output_request& o : outputs) {
       if (o.writer->needs_timeline()) return true;
@@ -98,15 +100,17 @@ std::vector<replay_config> configurations(const command_line& cl) {
   std::vector<replay_config> configs;
   for (const std::string& c : cl.compare) configs.push_back(parse_config(c));
   if (!configs.empty()) return configs;
-  if (cl.no_pool && (cl.leading_bits_given || cl.limit_given || cl.trim_max_held_given ||
-                     cl.trim_ratio_given)) {
-    throw usage_error("--no-pool cannot be combined with pool options (--leading-bits, --limit, --trim-*)");
+  if (cl.no_pool &&
+      (cl.leading_bits_given || cl.limit_given || cl.trim_max_held_given || cl.trim_ratio_given)) {
+    throw usage_error(
+        "--no-pool cannot be combined with pool options (--leading-bits, --limit, --trim-*)");
   }
   replay_config c;
   c.use_pool = !cl.no_pool;
   c.leading_bits = cl.leading_bits;
   if (!cl.limit_text.empty()) c.limit = size_option(cl.limit_text, "--limit", {.positive = true});
-  if (cl.trim_max_held_given) c.trim.max_held_bytes = size_option(cl.trim_max_held_text, "--trim-max-held");
+  if (cl.trim_max_held_given)
+    c.trim.max_held_bytes = size_option(cl.trim_max_held_text, "--trim-max-held");
   if (cl.trim_ratio_given) c.trim.max_held_to_active_ratio = cl.trim_ratio;
   return {c};
 }
@@ -140,12 +144,15 @@ plan validate(const command_line& cl) {
     throw usage_error("--write-format needs --write-trace");
   }
   p.write_trace_path = cl.write_trace_path;
-  p.write_encoding = cl.write_format == "binary" ? trace::trace_encoding::binary : trace::trace_encoding::text;
+  p.write_encoding =
+      cl.write_format == "binary" ? trace::trace_encoding::binary : trace::trace_encoding::text;
   p.outputs = parse_output_requests(cl.formats);
   std::vector<named_output> outs{{"--write-trace", p.write_trace_path}};
   for (const output_request& o : p.outputs) outs.push_back({o.label, o.path});
-  std::vector<clpool::common::named_input> ins{{"trace", p.in.trace_path}, {"--rmm-csv", p.in.rmm_path}};
-  if (clpool::device_model::names_profile_file(cl.profile_text)) ins.push_back({"--profile", cl.profile_text});
+  std::vector<clpool::common::named_input> ins{{"trace", p.in.trace_path},
+                                               {"--rmm-csv", p.in.rmm_path}};
+  if (clpool::device_model::names_profile_file(cl.profile_text))
+    ins.push_back({"--profile", cl.profile_text});
   if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
   refuse_clobbering(ins, outs);
   if (!p.capacity && !p.min_capacity && p.write_trace_path.empty()) {
@@ -158,22 +165,26 @@ plan validate(const command_line& cl) {
   bo.profile = clpool::device_model::load_profile(cl.profile_text);  // the one load
   bo.profile_ref = cl.profile_text;
   bo.profile_given = cl.profile_given;
-  bo.semantics = !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
-  bo.host_capacity = cl.host_capacity_text.empty() ? clpool::unlimited
-                                                   : size_option(cl.host_capacity_text, "--host-capacity");
+  bo.semantics =
+      !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
+  bo.host_capacity = cl.host_capacity_text.empty()
+                         ? clpool::unlimited
+                         : size_option(cl.host_capacity_text, "--host-capacity");
   bo.semantics_given = !cl.semantics_text.empty();
   bo.mockcl_so = cl.mockcl_so;
   p.configs = configurations(cl);
   if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
       (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty())) {
-    throw usage_error("standard input can be read only once; --min-capacity, --compare and "
-                      "--write-trace need a file");
+    throw usage_error(
+        "standard input can be read only once; --min-capacity, --compare and "
+        "--write-trace need a file");
   }
   // Attribute memory to allocation sites when the trace has them (its header says version 2).
   if (p.in.rmm_path.empty()) {
-    p.trace_version = p.in.trace_path == "-"
-                          ? trace::latest_format_version
-                          : trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version();
+    p.trace_version =
+        p.in.trace_path == "-"
+            ? trace::latest_format_version
+            : trace::trace_reader(p.in.trace_path, {.check_liveness = false}).version();
     p.sites = p.trace_version >= trace::sites_format_version;
   }
   if (!cl.frees_at.empty()) p.frees_at = parse_free_moment(cl.frees_at);
@@ -187,14 +198,17 @@ plan validate(const command_line& cl) {
     }
   }
   p.library_patterns = cl.library_frames;
-  p.progress = choose_progress_style(cl.force_progress, cl.no_progress, ::isatty(STDERR_FILENO) == 1);
+  p.progress =
+      choose_progress_style(cl.force_progress, cl.no_progress, ::isatty(STDERR_FILENO) == 1);
   // Last: opening a device is the slowest check, and a real one prints what it found.
   p.backend = open_backend(cl.device_text, bo);
   if (p.capacity) p.backend->check_capacity(*p.capacity);
   // After the device's own checks, so that a wrong --mockcl-so or device is named first. A real
   // device has no profile: its own headroom is what its checks find.
   if (p.capacity && !p.backend->is_real_device()) {
-    if (std::string why = clpool::device_model::capacity_refusal(bo.profile, *p.capacity, "--capacity"); !why.empty()) {
+    if (std::string why =
+            clpool::device_model::capacity_refusal(bo.profile, *p.capacity, "--capacity");
+        !why.empty()) {
       throw usage_error(why);
     }
   }
@@ -207,13 +221,14 @@ void write_trace(const plan& p) {
     // that name them, and its frames at the end (FORMAT.md allows frames after their use).
     const bool with_sites = p.in.rmm_path.empty() && p.sites;
     // A version-3 trace (release and wait events) stays one too.
-    const unsigned version = p.in.rmm_path.empty() && p.trace_version >= trace::release_format_version
-                                 ? trace::release_format_version
-                             : with_sites ? trace::sites_format_version
-                                          : trace::format_version;
+    const unsigned version =
+        p.in.rmm_path.empty() && p.trace_version >= trace::release_format_version
+            ? trace::release_format_version
+        : with_sites ? trace::sites_format_version
+                     : trace::format_version;
     trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace", version);
     writer.comment("source", p.in.rmm_path.empty() ? "clpool trace " + p.in.trace_path
-                                                    : "rmm csv " + p.in.rmm_path);
+                                                   : "rmm csv " + p.in.rmm_path);
     trace::trace_event e;
     std::size_t stacks_written = 0;
     while (source.next(e)) {
@@ -242,7 +257,8 @@ run_output replay_all(plan& p) {
   run_progress overall(p.configs.size());
   const bool several_replays = p.passes() > 1 || p.min_capacity;
   const auto replay_once = [&](const replay_config& c, std::uint64_t cap, bool timeline,
-                               const std::string& label, std::optional<std::uint64_t> stop_after = {}) {
+                               const std::string& label,
+                               std::optional<std::uint64_t> stop_after = {}) {
     replay_options options;
     options.stop_after_event = stop_after;
     options.timeline = timeline;
@@ -293,7 +309,8 @@ run_output replay_all(plan& p) {
         res.replay->peak_asked = true;
         if (p.sites && res.replay->peak_active_bytes != 0) {
           res.replay->peak_live_sites =
-              replay_once(p.configs[i], *p.capacity, false, name + " up to its peak", res.replay->peak_active_event)
+              replay_once(p.configs[i], *p.capacity, false, name + " up to its peak",
+                          res.replay->peak_active_event)
                   .end_live_sites;
         }
       }
@@ -328,7 +345,8 @@ bool write_outputs(const plan& p, const run_output& out) {
       std::string note;
       if (const std::optional<std::string> text = o.writer->render(out, note)) {
         write_text_file(o.label, o.path, *text);
-        std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path << (note.empty() ? "" : ": " + note) << "\n";
+        std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path
+                  << (note.empty() ? "" : ": " + note) << "\n";
       } else {
         std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
       }
@@ -353,7 +371,8 @@ bool write_outputs(const plan& p, const run_output& out) {
 int run(int argc, char** argv) {
   command_line cl;
   if (const std::optional<int> rc = parse_command_line(argc, argv, cl)) return *rc;
-  if (!cl.diff_paths.empty()) {  // --diff OLD NEW: each trace's unbounded replay and search (diff_command.h)
+  if (!cl.diff_paths
+           .empty()) {  // --diff OLD NEW: each trace's unbounded replay and search (diff_command.h)
     return run_diff(cl, [&cl](const std::string& path) {
       command_line one = cl;
       one.diff_paths.clear();

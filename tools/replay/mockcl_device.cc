@@ -77,7 +77,6 @@ void drop_mockcl_environment() {
   }
 }
 
-
 // Large enough that no request is CL_INVALID_BUFFER_SIZE: 2^63, above the largest size a trace
 // names (2^62) even after the pool rounds it up to its bin (2^62 + 2^58 - 1 with 4 leading bits),
 // so that every device calls such a request an out-of-memory.
@@ -136,7 +135,8 @@ cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
   if (err.empty()) err = ctl.configure_backing("none");  // blocks need capacity, not compute
   if (!err.empty()) {
     throw mockcl_unavailable("mockcl refused the replay's device (capacity " +
-                             std::to_string(mock.capacity) + ", profile " + profile_ref + "): " + err);
+                             std::to_string(mock.capacity) + ", profile " + profile_ref +
+                             "): " + err);
   }
   cl_platform_id platform = mock_platform();
   if (platform == nullptr) {
@@ -178,7 +178,8 @@ std::string find_mockcl_so(const std::string& flag) {
   }
   throw mockcl_unavailable(
       "--device mockcl: libmockcl.so not found; pass --mockcl-so PATH or set LIBMOCKCL_SO "
-      "(bazel build //mockcl:libmockcl.so), or use --device sim. Looked at:" + looked);
+      "(bazel build //mockcl:libmockcl.so), or use --device sim. Looked at:" +
+      looked);
 }
 
 mockcl_backend::mockcl_backend(std::string so_path, std::unique_ptr<mockcl::controller> control)
@@ -188,8 +189,8 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
   static std::unique_ptr<mockcl_backend> backend;
   if (backend) {
     if (backend->so_path_ != so_path) {
-      throw mockcl_unavailable("mockcl is already loaded from " + backend->so_path_ +
-                               ", not " + so_path);
+      throw mockcl_unavailable("mockcl is already loaded from " + backend->so_path_ + ", not " +
+                               so_path);
     }
     return *backend;
   }
@@ -212,7 +213,7 @@ mockcl_backend& mockcl_backend::open(const std::string& so_path) {
 }
 
 std::unique_ptr<replay_device> mockcl_backend::open_device(device_spec spec,
-                                                          const std::string& profile_ref) {
+                                                           const std::string& profile_ref) {
   spec.backend = "mockcl";
   const cl_device_id device = configure_mock(*this, spec, profile_ref);
   return std::make_unique<mockcl_device>(control(), device, spec);
@@ -240,8 +241,8 @@ class mockcl_device_backend final : public device_backend {
 }  // namespace
 
 std::unique_ptr<device_backend> open_mockcl_backend(const backend_options& options) {
-  return std::make_unique<mockcl_device_backend>(mockcl_backend::open(find_mockcl_so(options.mockcl_so)),
-                                                 options);
+  return std::make_unique<mockcl_device_backend>(
+      mockcl_backend::open(find_mockcl_so(options.mockcl_so)), options);
 }
 
 }  // namespace clpool::replay

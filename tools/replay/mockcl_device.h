@@ -32,8 +32,8 @@
 #include <string>
 
 #include "device_model/profile.h"
-#include "tools/replay/device_backend.h"
 #include "replay/replay.h"
+#include "tools/replay/device_backend.h"
 
 namespace mockcl {
 class controller;
@@ -62,8 +62,9 @@ class mockcl_backend {
  public:
   // Removes MOCKCL_* variables from the environment (a note on stderr names each: the replay
   // configures the mock completely), points the ICD loader at `so_path` only (OCL_ICD_VENDORS;
-  // must come before the process's first OpenCL call) and opens its control API. Later calls return the same backend and throw
-  // mockcl_unavailable if given another path. Throws mockcl_unavailable if the file is missing.
+  // must come before the process's first OpenCL call) and opens its control API. Later calls return
+  // the same backend and throw mockcl_unavailable if given another path. Throws mockcl_unavailable
+  // if the file is missing.
   static mockcl_backend& open(const std::string& so_path);
 
   // Configures the mock as `spec` says (its capacity, semantics and `profile`, already loaded

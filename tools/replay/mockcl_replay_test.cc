@@ -18,8 +18,8 @@
 #include "pool/opencl/buffer_pool.h"
 #include "pool/opencl/cl_object.h"
 #include "replay/min_capacity.h"
-#include "tools/replay/mockcl_device.h"
 #include "replay/replay.h"
+#include "tools/replay/mockcl_device.h"
 #include "trace/trace_reader.h"
 
 namespace clpool::replay {
@@ -59,15 +59,17 @@ std::optional<direct_oom> run_direct(const std::vector<trace_event>& events, std
                                      alloc_semantics semantics, MakeAllocator make) {
   mockcl::controller& ctl = backend().control();
   ctl.reset();
-  const std::string err = ctl.configure_devices(
-      "gpu:capacity=" + std::to_string(capacity) + ",reported=4611686018427387904,max_alloc="
-      "4611686018427387904,semantics=" + std::string(to_string(semantics)));
+  const std::string err = ctl.configure_devices("gpu:capacity=" + std::to_string(capacity) +
+                                                ",reported=4611686018427387904,max_alloc="
+                                                "4611686018427387904,semantics=" +
+                                                std::string(to_string(semantics)));
   EXPECT_EQ(err, "");
   cl_platform_id platform = mockcl::testing::loader_mock_platform();
   cl_device_id device = nullptr;
   EXPECT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
   cl_int s = CL_SUCCESS;
-  auto context = opencl::context_ref::adopt(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
+  auto context =
+      opencl::context_ref::adopt(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &s));
   auto queue = opencl::queue_ref::adopt(
       clCreateCommandQueueWithProperties(context.get(), device, nullptr, &s));
   std::optional<direct_oom> result;
@@ -78,8 +80,8 @@ std::optional<direct_oom> run_direct(const std::vector<trace_event>& events, std
     for (std::size_t i = 0; i < events.size() && !result; ++i) {
       const trace_event& e = events[i];
       const auto oom = [&](bool first_use) {
-        result = direct_oom{i, pool.active_bytes(), pool.held_bytes(), pool.managed_bytes(),
-                            first_use};
+        result =
+            direct_oom{i, pool.active_bytes(), pool.held_bytes(), pool.managed_bytes(), first_use};
       };
       switch (e.action) {
         case trace_action::alloc:
@@ -131,8 +133,7 @@ std::optional<direct_oom> run_direct(const std::vector<trace_event>& events, std
   if (semantics == alloc_semantics::immediate) {
     return run_direct<opencl::immediate_buffer_allocator>(
         events, capacity, semantics, [](cl_context, cl_command_queue q) {
-          return opencl::immediate_buffer_allocator(
-              q, {.method = opencl::force_method::migrate});
+          return opencl::immediate_buffer_allocator(q, {.method = opencl::force_method::migrate});
         });
   }
   return run_direct<opencl::deferred_buffer_allocator>(
@@ -208,8 +209,8 @@ TEST(MockclReplay, SyntheticTraceMatchesDirectPool) {
 TEST(MockclReplay, SimAndMockclAgreeOnImmediateOomPoint) {
   for (const auto& events : {shipped_trace(), synthetic_trace()}) {
     const std::uint64_t cap = tight_capacity(events);
-    for (const replay_config& c : {replay_config{}, parse_config("nopool"),
-                                   parse_config("pool:lb=2,trim-ratio=0.25")}) {
+    for (const replay_config& c :
+         {replay_config{}, parse_config("nopool"), parse_config("pool:lb=2,trim-ratio=0.25")}) {
       const replay_report sim = replay_events(events, c, device_spec{cap});
       const replay_report mock =
           replay_events(events, c, mock_device(cap, alloc_semantics::immediate));
@@ -231,7 +232,8 @@ TEST(MockclReplay, HostOomSemanticsMatchesImmediate) {
   ASSERT_TRUE(sim.oom && mock.oom);
   EXPECT_EQ(sim.oom->event_index, mock.oom->event_index);
   EXPECT_EQ(sim.oom->managed_bytes, mock.oom->managed_bytes);
-  EXPECT_NE(mock.oom->message.find("CL_OUT_OF_HOST_MEMORY"), std::string::npos) << mock.oom->message;
+  EXPECT_NE(mock.oom->message.find("CL_OUT_OF_HOST_MEMORY"), std::string::npos)
+      << mock.oom->message;
 }
 
 // --min-capacity on mockcl: each bisection step reconfigures the mock (every object of the
@@ -270,13 +272,14 @@ TEST(MockclReplay, EveryProfileGivesTheSimulatedDevicesAnswers) {
                                .profile = device_model::load_profile(profile)});
         return replay_events(events, c, std::move(d));
       };
-      const min_capacity_result sim = find_min_capacity([&](std::uint64_t cap) { return on(false, cap); },
-                                                        std::uint64_t{1} << 20);
-      const min_capacity_result mock = find_min_capacity([&](std::uint64_t cap) { return on(true, cap); },
-                                                         std::uint64_t{1} << 20);
+      const min_capacity_result sim = find_min_capacity(
+          [&](std::uint64_t cap) { return on(false, cap); }, std::uint64_t{1} << 20);
+      const min_capacity_result mock = find_min_capacity(
+          [&](std::uint64_t cap) { return on(true, cap); }, std::uint64_t{1} << 20);
       ASSERT_TRUE(sim.found && mock.found) << profile << " " << to_string(c);
       EXPECT_EQ(sim.capacity, mock.capacity) << profile << " " << to_string(c);
-      const replay_report a = on(false, sim.capacity - (1 << 20)), b = on(true, sim.capacity - (1 << 20));
+      const replay_report a = on(false, sim.capacity - (1 << 20)),
+                          b = on(true, sim.capacity - (1 << 20));
       ASSERT_TRUE(a.oom && b.oom) << profile;
       EXPECT_EQ(a.oom->event_index, b.oom->event_index) << profile;
       EXPECT_EQ(a.oom->device_used_bytes, b.oom->device_used_bytes) << profile;
@@ -293,8 +296,8 @@ TEST(MockclReplay, TheLargestTraceSizeIsAnOutOfMemoryEverywhere) {
       {.seq = 0, .action = trace_action::alloc, .id = 1, .size = trace::max_event_size}};
   for (const std::string& profile : device_model::builtin_profile_names()) {
     for (const replay_config& c : {replay_config{}, parse_config("nopool")}) {
-      for (alloc_semantics sem : {alloc_semantics::immediate, alloc_semantics::deferred,
-                                  alloc_semantics::host_oom}) {
+      for (alloc_semantics sem :
+           {alloc_semantics::immediate, alloc_semantics::deferred, alloc_semantics::host_oom}) {
         for (bool mock : {false, true}) {
           std::unique_ptr<replay_device> d =
               mock ? mock_device(std::uint64_t{1} << 30, sem, profile)
@@ -304,8 +307,8 @@ TEST(MockclReplay, TheLargestTraceSizeIsAnOutOfMemoryEverywhere) {
           const replay_report r = replay_events(events, c, std::move(d));
           ASSERT_TRUE(r.oom.has_value()) << profile << " " << to_string(c) << " mock " << mock;
           EXPECT_EQ(r.oom->event_index, 0u);
-          EXPECT_EQ(r.oom->site, sem == alloc_semantics::deferred ? oom_site::first_use
-                                                                   : oom_site::allocator);
+          EXPECT_EQ(r.oom->site,
+                    sem == alloc_semantics::deferred ? oom_site::first_use : oom_site::allocator);
         }
       }
     }
@@ -315,8 +318,10 @@ TEST(MockclReplay, TheLargestTraceSizeIsAnOutOfMemoryEverywhere) {
 TEST(MockclReplay, Deterministic) {
   const auto events = shipped_trace();
   const std::uint64_t cap = tight_capacity(events);
-  const replay_report a = replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::deferred));
-  const replay_report b = replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::deferred));
+  const replay_report a =
+      replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::deferred));
+  const replay_report b =
+      replay_events(events, replay_config{}, mock_device(cap, alloc_semantics::deferred));
   ASSERT_TRUE(a.oom && b.oom);
   EXPECT_EQ(a.oom->event_index, b.oom->event_index);
   EXPECT_EQ(a.oom->message, b.oom->message);
@@ -327,7 +332,8 @@ TEST(MockclReplay, Deterministic) {
 
 TEST(MockclReplay, NoObjectsLeftBetweenReplays) {
   const auto events = synthetic_trace();
-  replay_events(events, parse_config("nopool"), mock_device(tight_capacity(events), alloc_semantics::immediate));
+  replay_events(events, parse_config("nopool"),
+                mock_device(tight_capacity(events), alloc_semantics::immediate));
   // Reconfiguring is refused while any object lives: it must succeed now.
   for (const auto& [type, n] : backend().control().snapshot().live) EXPECT_EQ(n, 0u) << type;
   EXPECT_EQ(backend().control().configure_devices("gpu"), "");

@@ -10,11 +10,11 @@
 #include <optional>
 #include <vector>
 
+#include "cl_device/cl_device.h"
+#include "cl_device/free_memory.h"
 #include "common/cl_status.h"
 #include "pool/opencl/cl_error.h"
 #include "pool/opencl/cl_object.h"
-#include "cl_device/cl_device.h"
-#include "cl_device/free_memory.h"
 #include "tools/replay/cl_block_device.h"
 #include "tools/replay/device_check.h"
 
@@ -69,9 +69,10 @@ class opencl_device final : public cl_block_device {
       if (const auto f = dev.query()) free_now = *f;
     }
     if (spec.capacity > free_now) {
-      throw opencl_unavailable("--capacity " + std::to_string(spec.capacity) +
-                               " bytes: more than the device has free with the replay's context open (" +
-                               std::to_string(free_now) + " bytes; " + dev.description + ")");
+      throw opencl_unavailable(
+          "--capacity " + std::to_string(spec.capacity) +
+          " bytes: more than the device has free with the replay's context open (" +
+          std::to_string(free_now) + " bytes; " + dev.description + ")");
     }
     try {
       place_ballast(free_now - spec.capacity);
@@ -111,7 +112,8 @@ class opencl_device final : public cl_block_device {
   // placed); otherwise the committed blocks' sizes, the device's rounding unknown.
   std::uint64_t used_bytes() const noexcept override {
     if (baseline_free_ && dev_.query) {
-      if (const auto now = dev_.query(); now && *now <= *baseline_free_) return *baseline_free_ - *now;
+      if (const auto now = dev_.query(); now && *now <= *baseline_free_)
+        return *baseline_free_ - *now;
     }
     return committed_block_bytes();
   }
@@ -175,12 +177,15 @@ class opencl_device_backend final : public device_backend {
     if (whole_) return;
     cl_int s = CL_SUCCESS;
     cl_device_id id = dev_.info.device;
-    const auto context = opencl::context_ref::adopt(clCreateContext(nullptr, 1, &id, nullptr, nullptr, &s));
+    const auto context =
+        opencl::context_ref::adopt(clCreateContext(nullptr, 1, &id, nullptr, nullptr, &s));
     opencl::throw_if_failed(s, "clCreateContext");
-    const auto queue = opencl::queue_ref::adopt(clCreateCommandQueueWithProperties(context.get(), id, nullptr, &s));
+    const auto queue = opencl::queue_ref::adopt(
+        clCreateCommandQueueWithProperties(context.get(), id, nullptr, &s));
     opencl::throw_if_failed(s, "clCreateCommandQueueWithProperties");
     read_free_with_context();
-    const fill_result r = fill_until_refused(context.get(), queue.get(), dev_.free_at_start + 1, dev_.chunk());
+    const fill_result r =
+        fill_until_refused(context.get(), queue.get(), dev_.free_at_start + 1, dev_.chunk());
     if (!r.enforced()) {
       throw device_untrusted(
           "--device opencl: " + dev_.info.platform_name + " / " + dev_.info.device_name +
@@ -188,13 +193,15 @@ class opencl_device_backend final : public device_backend {
           " bytes in " + std::to_string(r.buffers) + " buffers, one byte more than the " +
           std::to_string(dev_.free_at_start) + " it has free (" + dev_.free_source +
           "), without refusing any (created and first used). A replay on it would never run out "
-          "of memory, so its answers would be wrong. " + instead);
+          "of memory, so its answers would be wrong. " +
+          instead);
     }
     whole_ = r;
     if (!semantics_given_) {
       options_.semantics = r.where != refusal_point::creation ? alloc_semantics::deferred
-                           : r.status == common::status_out_of_host_memory ? alloc_semantics::host_oom
-                                                                                 : alloc_semantics::immediate;
+                           : r.status == common::status_out_of_host_memory
+                               ? alloc_semantics::host_oom
+                               : alloc_semantics::immediate;
     }
   }
 
@@ -228,8 +235,9 @@ class opencl_device_backend final : public device_backend {
     dev_.free_before_context = dev_.free_at_start;
     dev_.free_at_start = *now;
     const std::uint64_t before = *dev_.free_before_context;
-    dev_.free_source += ", with a context open (" + std::to_string(before) + " before it" +
-                        (before >= *now ? ": the context took " + std::to_string(before - *now) + ")" : ")");
+    dev_.free_source +=
+        ", with a context open (" + std::to_string(before) + " before it" +
+        (before >= *now ? ": the context took " + std::to_string(before - *now) + ")" : ")");
     dev_.description = dev_.info.platform_name + " / " + dev_.info.device_name + ", " +
                        std::to_string(*now) + " bytes free with a context open (" +
                        std::to_string(before) + " before it; measured: " + dev_.query_name + ")";
@@ -250,7 +258,8 @@ class opencl_device_backend final : public device_backend {
           " changed during the replay: with the ballast placed it accepted " +
           std::to_string(c.before.accepted) + " bytes before the replay and " +
           std::to_string(c.after.accepted) + " after it (" +
-          (c.after.accepted < c.before.accepted ? "something else allocated" : "something else released") +
+          (c.after.accepted < c.before.accepted ? "something else allocated"
+                                                : "something else released") +
           " memory on the device meanwhile, or the ballast was moved), so the replay's answer is "
           "not the device's and is not reported. Rerun when nothing else uses the device.");
     }
@@ -305,10 +314,9 @@ std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
   }
   opened_device dev;
   try {
-    dev.info = cl_device::select_device(target.platform.empty() ? std::nullopt
-                                                            : std::optional<std::string>(target.platform),
-                                    target.index,
-                                    {"--device opencl:PLATFORM", "--device opencl:PLATFORM:INDEX"});
+    dev.info = cl_device::select_device(
+        target.platform.empty() ? std::nullopt : std::optional<std::string>(target.platform),
+        target.index, {"--device opencl:PLATFORM", "--device opencl:PLATFORM:INDEX"});
   } catch (const cl_device::selection_error& e) {
     throw opencl_unavailable(e.what());
   }
@@ -327,8 +335,8 @@ std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
     dev.free_source = "assumed: CL_DEVICE_GLOBAL_MEM_SIZE, the device has no free-memory query";
   }
   dev.description =
-      dev.info.platform_name + " / " + dev.info.device_name + ", " + std::to_string(dev.free_at_start) +
-      " bytes free at start (" +
+      dev.info.platform_name + " / " + dev.info.device_name + ", " +
+      std::to_string(dev.free_at_start) + " bytes free at start (" +
       (dev.free_queried ? "measured: " + query.name
                         : std::string("as reported: the device has no free-memory query, so "
                                       "the ballast assumes all of CL_DEVICE_GLOBAL_MEM_SIZE "

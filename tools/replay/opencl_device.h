@@ -35,8 +35,8 @@
 #include <string_view>
 
 #include "device_model/profile.h"
-#include "tools/replay/device_backend.h"
 #include "replay/replay.h"
+#include "tools/replay/device_backend.h"
 
 namespace clpool::replay {
 
@@ -60,7 +60,8 @@ opencl_target parse_opencl_target(std::string_view text);
 // opencl_unavailable naming the platforms there are) and prints one line on stderr naming it and
 // where its free memory came from. Throws config_error for --profile: a real device behaves as
 // it does, and a profile describes a simulated one. One device per process.
-std::unique_ptr<device_backend> open_opencl_backend(std::string_view device, const backend_options& options);
+std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
+                                                    const backend_options& options);
 
 }  // namespace clpool::replay
 

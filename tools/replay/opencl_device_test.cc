@@ -164,7 +164,8 @@ TEST_F(OpenclDevice, ABallastThatCannotFitIsRefused) {
     replay_stream(src, replay_config{}, backend_->open(256 << 20));
     FAIL() << "a ballast that cannot fit was accepted";
   } catch (const opencl_unavailable& e) {
-    EXPECT_NE(std::string(e.what()).find("could not hold the ballast"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("could not hold the ballast"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -19,7 +19,8 @@ std::map<std::string, std::unique_ptr<output_writer>, std::less<>>& registry() {
 
 std::string known_formats() {
   std::string s;
-  for (const output_writer* w : all_writers()) s += (s.empty() ? "" : ", ") + std::string(w->name());
+  for (const output_writer* w : all_writers())
+    s += (s.empty() ? "" : ", ") + std::string(w->name());
   return s;
 }
 
@@ -49,8 +50,8 @@ std::vector<output_request> parse_output_requests(const std::vector<format_arg>&
   const auto add = [&](std::string_view name, std::string path, std::string label) {
     const output_writer* w = find_writer(name);
     if (w == nullptr) {
-      throw config_error(label + ": unknown format '" + std::string(name) + "' (known: " +
-                         known_formats() + ")");
+      throw config_error(label + ": unknown format '" + std::string(name) +
+                         "' (known: " + known_formats() + ")");
     }
     if (path == "-") path.clear();
     out.push_back({w, std::move(path), std::move(label)});
@@ -59,20 +60,22 @@ std::vector<output_request> parse_output_requests(const std::vector<format_arg>&
     const std::size_t eq = f.spec.find('=');
     const std::string name = f.spec.substr(0, eq);
     if (eq != std::string::npos && eq + 1 == f.spec.size()) {
-      throw config_error("--format: '" + f.spec + "' names no file (NAME=FILE, or NAME alone for "
+      throw config_error("--format: '" + f.spec +
+                         "' names no file (NAME=FILE, or NAME alone for "
                          "standard output)");
     }
     add(name, eq == std::string::npos ? "" : f.spec.substr(eq + 1),
         f.label.empty() ? "--format " + name : f.label);
   }
-  const auto to_stdout = std::count_if(out.begin(), out.end(),
-                                       [](const output_request& r) { return r.path.empty(); });
+  const auto to_stdout =
+      std::count_if(out.begin(), out.end(), [](const output_request& r) { return r.path.empty(); });
   if (to_stdout > 1) {
     std::string which;
     for (const output_request& r : out) {
       if (r.path.empty()) which += (which.empty() ? "" : " and ") + r.label;
     }
-    throw config_error(which + " would all write to standard output; give all but one a file "
+    throw config_error(which +
+                       " would all write to standard output; give all but one a file "
                        "(--format NAME=FILE)");
   }
   if (to_stdout == 0) add("text", "", "the report");

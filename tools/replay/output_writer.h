@@ -24,8 +24,9 @@ struct run_output {
   std::string input;                   // the trace or CSV, as the user named it
   std::vector<config_result> results;  // one per configuration, in --compare order
   int exit_code = 0;                   // what clpool_replay will exit with
-  std::string trace_path;              // the clpool trace read ("" for an RMM CSV), for writers that read it again
-  bool full_stacks = false;            // --full-stacks
+  std::string
+      trace_path;  // the clpool trace read ("" for an RMM CSV), for writers that read it again
+  bool full_stacks = false;  // --full-stacks
 };
 
 class output_writer {

@@ -91,8 +91,10 @@ TEST(OutputRequests, BadRequestsAreRefusedNamingThem) {
   };
   refused({{"pdf"}}, "--format pdf: unknown format 'pdf' (known: html, json, svg, text)");
   refused({{"svg="}}, "'svg=' names no file");
-  refused({{"json"}, {"text"}}, "--format json and --format text would all write to standard output");
-  refused({{"text"}, {"json", "--json"}}, "--format text and --json would all write to standard output");
+  refused({{"json"}, {"text"}},
+          "--format json and --format text would all write to standard output");
+  refused({{"text"}, {"json", "--json"}},
+          "--format text and --json would all write to standard output");
   refused({{"svg=-"}, {"json", "--json"}}, "standard output");
 }
 

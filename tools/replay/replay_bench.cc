@@ -35,8 +35,8 @@ const std::string& trace_path(trace::trace_encoding encoding) {
 }
 
 void set_rate(benchmark::State& state, std::uint64_t events) {
-  state.counters["events/s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
+                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The text reader alone, with its liveness checks.
@@ -52,8 +52,12 @@ void BM_Read(benchmark::State& state, trace::trace_encoding encoding) {
   }
   set_rate(state, n);
 }
-BENCHMARK_CAPTURE(BM_Read, text, trace::trace_encoding::text)->Unit(benchmark::kMillisecond)->MinTime(3);
-BENCHMARK_CAPTURE(BM_Read, binary, trace::trace_encoding::binary)->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_Read, text, trace::trace_encoding::text)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
+BENCHMARK_CAPTURE(BM_Read, binary, trace::trace_encoding::binary)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
 
 // What clpool_replay does: stream the file through the pool on a simulated device with the given
 // profile ("exact": every byte once; "nvidia": pages, packing and headroom, deferred as on NVIDIA).
@@ -72,7 +76,8 @@ void BM_ReplayFile(benchmark::State& state, replay_config config, trace::trace_e
   }
   set_rate(state, n);
 }
-BENCHMARK_CAPTURE(BM_ReplayFile, pool_lb4_text, replay_config{}, trace::trace_encoding::text, "exact")
+BENCHMARK_CAPTURE(BM_ReplayFile, pool_lb4_text, replay_config{}, trace::trace_encoding::text,
+                  "exact")
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3);
 BENCHMARK_CAPTURE(BM_ReplayFile, pool_lb4_binary, replay_config{}, trace::trace_encoding::binary,
@@ -101,7 +106,8 @@ void BM_ReplayEngine(benchmark::State& state) {
     return v;
   }();
   for (auto _ : state) {
-    const replay_report r = replay_events(events, {}, {std::uint64_t{1} << 40, alloc_semantics::immediate});
+    const replay_report r =
+        replay_events(events, {}, {std::uint64_t{1} << 40, alloc_semantics::immediate});
     benchmark::DoNotOptimize(r.events);
   }
   set_rate(state, events.size());

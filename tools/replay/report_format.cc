@@ -33,7 +33,8 @@ std::string device_kind(const device_spec& d) {
 }
 
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
-  out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value << "\n";
+  out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value
+      << "\n";
 }
 
 // "s" after a count other than 1.
@@ -49,10 +50,12 @@ std::string release_counts_text(const replay_report& r) {
   }
   const std::string where = r.oom ? "up to the failure" : "up to the event replayed last";
   const auto of = [&r](std::uint64_t n, std::uint64_t total) {
-    return std::to_string(n) + (r.trace_counts_known ? " of " + std::to_string(total) : std::string());
+    return std::to_string(n) +
+           (r.trace_counts_known ? " of " + std::to_string(total) : std::string());
   };
   return "releases " + where + ": " + of(r.releases, r.trace_releases) + "; waits " + where + ": " +
-         of(r.waits, r.trace_waits) + (r.trace_counts_known ? "" : " (the rest of the trace unread)");
+         of(r.waits, r.trace_waits) +
+         (r.trace_counts_known ? "" : " (the rest of the trace unread)");
 }
 
 }  // namespace
@@ -64,7 +67,8 @@ std::string frees_at_text(const replay_report& r) {
   std::string s;
   switch (r.frees_at) {
     case free_moment::release:
-      s = "the program's release (clReleaseMemObject dropping its last reference, clEnqueueSVMFree)";
+      s = "the program's release (clReleaseMemObject dropping its last reference, "
+          "clEnqueueSVMFree)";
       break;
     case free_moment::wait:
       s = "the program's next wait after its release (clFinish, clWaitForEvents, a blocking "
@@ -79,7 +83,8 @@ std::string frees_at_text(const replay_report& r) {
   } else if (r.device.measured) {
     s += " (the default for a real device; --frees-at to choose)";
   } else {
-    s += " (what the " + common::escape_text(r.device.profile.name) + " profile predicts: its commands finish " +
+    s += " (what the " + common::escape_text(r.device.profile.name) +
+         " profile predicts: its commands finish " +
          (r.device.profile.commands_finish == device_model::command_completion::at_wait
               ? "when the program waits"
               : "promptly") +
@@ -92,19 +97,22 @@ std::string capacity_request_text(const capacity_sum& s, const replay_report& r)
   const oom_point& p = *r.oom;
   const bool pool = r.config.use_pool;
   if (p.site == oom_site::limit) {
-    return "the failing request's pool bin, " + both(s.request_rounded) + ", would take the pool's " +
-           both(p.managed_bytes) + " past its limit of " + both(p.limit);
+    return "the failing request's pool bin, " + both(s.request_rounded) +
+           ", would take the pool's " + both(p.managed_bytes) + " past its limit of " +
+           both(p.limit);
   }
   if (p.site == oom_site::host) {
-    return "the failing request is host-pinned memory, refused by its own budget, not this capacity";
+    return "the failing request is host-pinned memory, refused by its own budget, not this "
+           "capacity";
   }
   std::string how;
   if (s.request_takes_new_shared_page) {
     how = "a new " + format_bytes(s.request_device) + " page: no shared page had room for its " +
           format_bytes(s.request_rounded);
   } else if (s.request_device != s.request_rounded) {
-    how = format_bytes(s.request_rounded) + (pool ? " in its pool bin" : " requested") + ", in the " +
-          common::escape_text(r.device.profile.name) + " profile's " + format_bytes(r.device.profile.page) + " pages";
+    how = format_bytes(s.request_rounded) + (pool ? " in its pool bin" : " requested") +
+          ", in the " + common::escape_text(r.device.profile.name) + " profile's " +
+          format_bytes(r.device.profile.page) + " pages";
   } else if (pool && s.request_rounded != p.requested_bytes) {
     how = "its pool bin";
   }
@@ -117,8 +125,9 @@ std::string capacity_request_text(const capacity_sum& s, const replay_report& r)
 }
 
 std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const replay_report& r) {
-  const std::string where = r.device.measured ? std::string("as the device reports it")
-                                              : common::escape_text(r.device.profile.name) + " profile";
+  const std::string where = r.device.measured
+                                ? std::string("as the device reports it")
+                                : common::escape_text(r.device.profile.name) + " profile";
   std::vector<capacity_sum_row> rows;
   const auto add = [&rows](const char* op, std::uint64_t bytes, const std::string& what) {
     rows.push_back({op, bytes, what, op[0] == '='});
@@ -150,7 +159,8 @@ void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
   const capacity_sum& s = *sum;
   std::vector<std::pair<std::string, std::string>> lines;  // (operator and figure, what)
   for (const capacity_sum_row& row : capacity_sum_rows(s, r)) {
-    lines.push_back({(row.op.empty() ? std::string(" ") : row.op) + " " + both(row.bytes), row.what});
+    lines.push_back(
+        {(row.op.empty() ? std::string(" ") : row.op) + " " + both(row.bytes), row.what});
   }
   std::size_t width = 0;
   for (const auto& l : lines) width = std::max(width, l.first.size());
@@ -167,7 +177,8 @@ std::string left_of_capacity(const oom_point& p, const replay_report& r) {
   const std::optional<capacity_sum> s = capacity_sum_at(p, r.device, r.config.use_pool);
   if (!s) return "";
   if (!s->headroom_known) {
-    return ", " + both(s->free) + " " + free_to_program_name + " (the device's own headroom included)";
+    return ", " + both(s->free) + " " + free_to_program_name +
+           " (the device's own headroom included)";
   }
   std::string text = ", " + both(s->free) + " " + free_to_program_name;
   if (s->headroom != 0) text += " + " + both(s->headroom) + " " + driver_headroom_name;
@@ -191,20 +202,24 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
     row(out, "held by the pool", both(p.held_bytes));
     row(out, "managed by the pool", both(p.managed_bytes));
   }
-  row(out, "device used / capacity", format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) +
-                                         left_of_capacity(p, r));
+  row(out, "device used / capacity",
+      format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) +
+          left_of_capacity(p, r));
   if (p.limit != unlimited) row(out, "pool limit", both(p.limit));
   if (pool) {
-    row(out, "lost to bin rounding", both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
+    row(out, "lost to bin rounding",
+        both(p.rounding_loss_bytes) + " (live blocks' rounded - requested)");
   }
-  row(out, "lost to page rounding", both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
-                                        (r.device.measured ? std::string("as the device reports it")
-                                                           : common::escape_text(r.device.profile.name) + " profile") + ")");
+  row(out, "lost to page rounding",
+      both(p.page_loss_bytes) + " (device committed - blocks' sizes, " +
+          (r.device.measured ? std::string("as the device reports it")
+                             : common::escape_text(r.device.profile.name) + " profile") +
+          ")");
   if (pool) {
-    row(out, "held in other bins", both(p.held_before_bytes) + " when the request arrived" +
-                                       (p.site == oom_site::first_use
-                                            ? " (still committed: the pool never saw a failure)"
-                                            : " (the retry returned what it could)"));
+    row(out, "held in other bins",
+        both(p.held_before_bytes) + " when the request arrived" +
+            (p.site == oom_site::first_use ? " (still committed: the pool never saw a failure)"
+                                           : " (the retry returned what it could)"));
     row(out, "pool retries", std::to_string(p.retries) + " for this request");
   }
   if (p.recorded_failure) row(out, "recorded run", "also failed here (alloc_failed in the trace)");
@@ -219,14 +234,14 @@ namespace {
 // The summary rows of one replay: events, peaks, the pool's hits, the allocator's calls.
 void summary_text(std::ostringstream& out, const replay_report& r) {
   out << "summary (through the last event replayed):\n";
-  row(out, "events replayed", std::to_string(r.events) + " (" + std::to_string(r.allocs) +
-                                  " alloc, " + std::to_string(r.frees) + " free, " +
-                                  std::to_string(r.recorded_failures) + " alloc_failed" +
-                                  (r.releases != 0 || r.waits != 0
-                                       ? ", " + std::to_string(r.releases) + " release, " +
-                                             std::to_string(r.waits) + " wait"
-                                       : std::string()) +
-                                  ")");
+  row(out, "events replayed",
+      std::to_string(r.events) + " (" + std::to_string(r.allocs) + " alloc, " +
+          std::to_string(r.frees) + " free, " + std::to_string(r.recorded_failures) +
+          " alloc_failed" +
+          (r.releases != 0 || r.waits != 0 ? ", " + std::to_string(r.releases) + " release, " +
+                                                 std::to_string(r.waits) + " wait"
+                                           : std::string()) +
+          ")");
   row(out, "peak active", both(r.peak_active_bytes));
   if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
   row(out, "peak device used", both(r.peak_device_bytes));
@@ -234,24 +249,26 @@ void summary_text(std::ostringstream& out, const replay_report& r) {
     row(out, "peak host (pinned)",
         both(r.peak_host_bytes) + " in " + std::to_string(r.host_allocs) +
             " host blocks, charged to the host budget" +
-            (r.device.host_capacity == unlimited
-                 ? std::string(" (unlimited)")
-                 : " of " + both(r.device.host_capacity)));
+            (r.device.host_capacity == unlimited ? std::string(" (unlimited)")
+                                                 : " of " + both(r.device.host_capacity)));
   }
   if (r.config.use_pool) {
-    row(out, "hit rate", percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
-                             std::to_string(r.misses) + " misses)");
+    row(out, "hit rate",
+        percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
+            std::to_string(r.misses) + " misses)");
   }
-  row(out, "allocator calls", std::to_string(r.allocator_allocations) + " allocations, " +
-                                  std::to_string(r.allocator_frees) + " frees, " +
-                                  std::to_string(r.allocator_failures) + " failed");
+  row(out, "allocator calls",
+      std::to_string(r.allocator_allocations) + " allocations, " +
+          std::to_string(r.allocator_frees) + " frees, " + std::to_string(r.allocator_failures) +
+          " failed");
   if (r.config.use_pool) {
-    row(out, "free_held retries", std::to_string(r.oom_retries) + " retries rescued " +
-                                      std::to_string(r.rescued_requests) + " requests");
+    row(out, "free_held retries",
+        std::to_string(r.oom_retries) + " retries rescued " + std::to_string(r.rescued_requests) +
+            " requests");
   }
   if (r.recorded_failures_that_fit != 0) {
-    row(out, "recorded failures", std::to_string(r.recorded_failures_that_fit) +
-                                      " alloc_failed requests fit in this replay");
+    row(out, "recorded failures",
+        std::to_string(r.recorded_failures_that_fit) + " alloc_failed requests fit in this replay");
   }
 }
 
@@ -274,8 +291,8 @@ void min_capacity_text(std::ostringstream& out, const config_result& result) {
     if (below != nullptr && below->oom && below->sites) {
       // The allocation that fails one granule below is the one the minimum is there for.
       out << "  set by the allocation at " << site_name(below->sites.get(), below->oom->stack)
-          << " (event " << below->oom->event_index << ", " << format_bytes(below->oom->requested_bytes)
-          << ")\n";
+          << " (event " << below->oom->event_index << ", "
+          << format_bytes(below->oom->requested_bytes) << ")\n";
     }
   } else {
     out << "minimum capacity: none: " << m.why_not << "\n";
@@ -286,13 +303,15 @@ void min_capacity_text(std::ostringstream& out, const config_result& result) {
 
 std::string format_text(const config_result& result, const std::string& input, bool full_stacks) {
   std::ostringstream out;
-  out << "configuration " << to_string(result.config) << "  (input " << common::escape_text(input) << ")\n";
+  out << "configuration " << to_string(result.config) << "  (input " << common::escape_text(input)
+      << ")\n";
   if (result.replay) {
     const replay_report& r = *result.replay;
     out << "device: " << r.device.backend << ", " << capacity_text(r.device.capacity) << ", "
         << to_string(r.device.semantics) << " allocation, " << device_kind(r.device) << "\n";
     if (const auto& m = r.device.measured) {
-      row(out, "device", common::escape_text(m->name) + ", driver " + common::escape_text(m->driver_version));
+      row(out, "device",
+          common::escape_text(m->name) + ", driver " + common::escape_text(m->driver_version));
       row(out, "free memory at start", both(m->free_at_start) + " (" + m->free_memory_source + ")");
       row(out, "out of memory at", m->failure_point);
       row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
@@ -357,7 +376,8 @@ std::string format_table(const std::vector<config_result>& results, const std::s
       add(c, "OOM request (rounded)", r.ok() ? "-" : format_bytes(r.oom->rounded_bytes));
       add(c, "OOM cause", r.ok() ? "-" : std::string(to_string(r.oom->site)));
       add(c, "held at OOM request", r.ok() ? "-" : format_bytes(r.oom->held_before_bytes));
-      add(c, "lost to bin rounding at OOM", r.ok() ? "-" : format_bytes(r.oom->rounding_loss_bytes));
+      add(c, "lost to bin rounding at OOM",
+          r.ok() ? "-" : format_bytes(r.oom->rounding_loss_bytes));
       add(c, "lost to page rounding at OOM", r.ok() ? "-" : format_bytes(r.oom->page_loss_bytes));
       add(c, "events replayed", std::to_string(r.events));
       add(c, "peak active", format_bytes(r.peak_active_bytes));
@@ -404,8 +424,8 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   // A "none" in the table is explained below it, as the single-configuration report does.
   for (const config_result& res : results) {
     if (res.min_capacity && !res.min_capacity->found) {
-      out << "minimum capacity of " << to_string(res.config) << ": none: " << res.min_capacity->why_not
-          << "\n";
+      out << "minimum capacity of " << to_string(res.config)
+          << ": none: " << res.min_capacity->why_not << "\n";
     }
   }
   return out.str();

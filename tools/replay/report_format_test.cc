@@ -41,10 +41,11 @@ TEST(ReportFormat, TextNamesEveryFigure) {
   res.replay = replay_events(events(), res.config, {1ull << 30, alloc_semantics::immediate});
   ASSERT_FALSE(res.replay->ok());
   const std::string text = format_text(res, "t.trace");
-  for (const char* s : {"OUT OF MEMORY at event 3", "request rounded to", "active (requested)",
-                        "held by the pool", "managed by the pool", "device used / capacity",
-                        "lost to bin rounding", "lost to page rounding", "held in other bins", "pool retries", "peak active",
-                        "peak managed", "hit rate", "allocator calls", "free_held retries"}) {
+  for (const char* s :
+       {"OUT OF MEMORY at event 3", "request rounded to", "active (requested)", "held by the pool",
+        "managed by the pool", "device used / capacity", "lost to bin rounding",
+        "lost to page rounding", "held in other bins", "pool retries", "peak active",
+        "peak managed", "hit rate", "allocator calls", "free_held retries"}) {
     EXPECT_NE(text.find(s), std::string::npos) << "missing '" << s << "' in\n" << text;
   }
 }
@@ -72,7 +73,8 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
   nv.pack_granule = 512;
   nv.headroom = 2688 << 10;
   std::vector<trace_event> ev;
-  for (std::uint64_t i = 1; i <= 40; ++i) append(ev, trace_action::alloc, i, i % 3 == 0 ? 1 << 20 : (5 << 20) + i);
+  for (std::uint64_t i = 1; i <= 40; ++i)
+    append(ev, trace_action::alloc, i, i % 3 == 0 ? 1 << 20 : (5 << 20) + i);
   for (std::uint64_t i = 1; i <= 40; i += 4) append(ev, trace_action::free, i, 0);
   for (std::uint64_t i = 41; i <= 80; ++i) append(ev, trace_action::alloc, i, (3 << 20) + 7);
   struct setting {
@@ -81,11 +83,12 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
     device_model::device_profile profile;
     std::uint64_t capacity;
   };
-  for (const setting& s : {setting{"pool:lb=4", alloc_semantics::deferred, nv, 160 << 20},
-                           setting{"nopool", alloc_semantics::deferred, nv, 160 << 20},
-                           setting{"pool:lb=2", alloc_semantics::immediate, nv, 150 << 20},
-                           setting{"pool:lb=4,limit=100MiB", alloc_semantics::immediate, nv, 1u << 30},
-                           setting{"nopool", alloc_semantics::immediate, device_model::device_profile{}, 100 << 20}}) {
+  for (const setting& s :
+       {setting{"pool:lb=4", alloc_semantics::deferred, nv, 160 << 20},
+        setting{"nopool", alloc_semantics::deferred, nv, 160 << 20},
+        setting{"pool:lb=2", alloc_semantics::immediate, nv, 150 << 20},
+        setting{"pool:lb=4,limit=100MiB", alloc_semantics::immediate, nv, 1u << 30},
+        setting{"nopool", alloc_semantics::immediate, device_model::device_profile{}, 100 << 20}}) {
     config_result res;
     res.config = parse_config(s.config);
     device_spec d{s.capacity, s.semantics};
@@ -95,11 +98,13 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
     const nlohmann::json j = to_json(*res.replay)["oom"]["capacity_sum"];
     ASSERT_TRUE(j.is_object()) << s.config;
     const auto n = [&j](const char* key) { return j[key].get<std::uint64_t>(); };
-    EXPECT_EQ(n("live_requested_bytes") + n("bin_rounding_bytes") + n("held_bytes") + n("page_rounding_bytes") +
-                  n("other_bytes"),
-              n("device_used_bytes")) << s.config;
+    EXPECT_EQ(n("live_requested_bytes") + n("bin_rounding_bytes") + n("held_bytes") +
+                  n("page_rounding_bytes") + n("other_bytes"),
+              n("device_used_bytes"))
+        << s.config;
     EXPECT_EQ(n("other_bytes"), 0u) << s.config;
-    EXPECT_EQ(n("device_used_bytes") + n("driver_headroom_bytes") + n("free_to_program_bytes"), n("capacity_bytes"))
+    EXPECT_EQ(n("device_used_bytes") + n("driver_headroom_bytes") + n("free_to_program_bytes"),
+              n("capacity_bytes"))
         << s.config;
     EXPECT_EQ(n("capacity_bytes"), s.capacity);
     EXPECT_EQ(n("driver_headroom_bytes"), s.profile.headroom);
@@ -109,18 +114,24 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
     const auto both = [](std::uint64_t b) { return common::format_bytes_both(b); };
     if (res.replay->oom->site != oom_site::limit) {
       std::string left = both(n("free_to_program_bytes")) + " free to the program";
-      if (s.profile.headroom != 0) left += " + " + both(n("driver_headroom_bytes")) + " the driver's headroom";
+      if (s.profile.headroom != 0)
+        left += " + " + both(n("driver_headroom_bytes")) + " the driver's headroom";
       EXPECT_NE(text.find("  device used / capacity    "), std::string::npos) << text;
       EXPECT_NE(text.find(left + "\n"), std::string::npos) << left << "\n" << text;
       EXPECT_NE(text.find("  + " + both(n("free_to_program_bytes"))), std::string::npos) << text;
     }
-    EXPECT_NE(text.find("(" + std::to_string(n("device_used_bytes")) + " bytes)  "), std::string::npos) << text;
-    EXPECT_TRUE(std::regex_search(text, std::regex("\\n  = [^\\n]*\\(" + std::to_string(s.capacity) + " bytes\\) +capacity\\n")))
+    EXPECT_NE(text.find("(" + std::to_string(n("device_used_bytes")) + " bytes)  "),
+              std::string::npos)
+        << text;
+    EXPECT_TRUE(std::regex_search(
+        text,
+        std::regex("\\n  = [^\\n]*\\(" + std::to_string(s.capacity) + " bytes\\) +capacity\\n")))
         << text;
     const bool pool = res.config.use_pool;
     EXPECT_EQ(text.find("freed blocks the pool held") != std::string::npos, pool) << text;
     if (res.replay->oom->site == oom_site::limit) {
-      EXPECT_NE(text.find("past its limit of 100 MiB (104857600 bytes)"), std::string::npos) << text;
+      EXPECT_NE(text.find("past its limit of 100 MiB (104857600 bytes)"), std::string::npos)
+          << text;
     } else {
       EXPECT_GT(n("request_device_bytes"), n("free_to_program_bytes")) << s.config;
       EXPECT_NE(text.find("more than is free to the program\n"), std::string::npos) << text;
@@ -148,19 +159,20 @@ TEST(ReportFormat, NoPoolTextHasNoPoolLines) {
   res.replay = replay_events(events(), res.config, {1ull << 30, alloc_semantics::immediate});
   ASSERT_TRUE(res.replay->oom.has_value());
   const std::string text = format_text(res, "t.trace");
-  for (const char* s : {"request rounded to", "active (rounded)", "held by the pool", "managed by the pool",
-                        "lost to bin rounding", "held in other bins", "pool retries", "peak managed",
-                        "hit rate"}) {
+  for (const char* s :
+       {"request rounded to", "active (rounded)", "held by the pool", "managed by the pool",
+        "lost to bin rounding", "held in other bins", "pool retries", "peak managed", "hit rate"}) {
     EXPECT_EQ(text.find(s), std::string::npos) << "'" << s << "' in\n" << text;
   }
-  for (const char* s : {"active  ", "device used / capacity", "lost to page rounding", "peak active"}) {
+  for (const char* s :
+       {"active  ", "device used / capacity", "lost to page rounding", "peak active"}) {
     EXPECT_NE(text.find(s), std::string::npos) << "missing '" << s << "' in\n" << text;
   }
 }
 
 TEST(Svg, SelfContainedWithCapacityAndOom) {
-  const replay_report r = replay_events(events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate},
-                                        {.timeline = true});
+  const replay_report r = replay_events(
+      events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate}, {.timeline = true});
   const std::string svg = render_svg(r, "title with <angle> & ampersand");
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
@@ -229,21 +241,22 @@ void expect_oom_mark(const std::string& svg, const replay_report& r, const std::
                          powers_of_two))
       << bytes_lo << " to " << bytes_hi;
   // The event axis starts at a round tick; it ends at the last event, round or not.
-  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(first), one_two_fives))
+  EXPECT_TRUE(round_ends(static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(first),
+                         one_two_fives))
       << first;
 }
 
 TEST(Svg, TheOutOfMemoryMarkIsWhereTheReportSays) {
-  const replay_report r = replay_events(events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate},
-                                        {.timeline = true});
+  const replay_report r = replay_events(
+      events(), parse_config("pool"), {1ull << 30, alloc_semantics::immediate}, {.timeline = true});
   ASSERT_TRUE(r.oom.has_value());
   const std::string svg = render_svg(r, "t");
   expect_oom_mark(svg, r, "plot", "");
   expect_oom_mark(svg, r, "inset-plot", "inset-");
   EXPECT_EQ(svg_attr(svg, "plot", "data-bytes-bottom"), 0.0) << "the main plot starts at zero";
   // The labels give the report's figures, requested and rounded.
-  EXPECT_NE(svg.find(format_bytes(r.oom->requested_bytes) + " requested (" + format_bytes(r.oom->rounded_bytes) +
-                     " rounded)"),
+  EXPECT_NE(svg.find(format_bytes(r.oom->requested_bytes) + " requested (" +
+                     format_bytes(r.oom->rounded_bytes) + " rounded)"),
             std::string::npos);
   EXPECT_NE(svg.find("held " + format_bytes(r.oom->held_bytes) + ", managed " +
                      format_bytes(r.oom->managed_bytes)),
@@ -274,8 +287,10 @@ TEST(Svg, TheZoomSpansTheEventsBeforeTheFailure) {
   const double first = svg_attr(svg, "inset-plot", "data-event-first");
   EXPECT_LE(first, 2001.0 - 48);
   EXPECT_GE(first, 2001.0 - 64);
-  EXPECT_EQ(svg_attr(svg, "inset-plot", "data-event-last"), 2001.0) << "the zoom ends at the failure";
-  EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 2001.0) << "no empty stretch after the last event";
+  EXPECT_EQ(svg_attr(svg, "inset-plot", "data-event-last"), 2001.0)
+      << "the zoom ends at the failure";
+  EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 2001.0)
+      << "no empty stretch after the last event";
   EXPECT_GT(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 0.0) << "zoomed in bytes too";
   EXPECT_LE(svg_attr(svg, "inset-plot", "data-bytes-bottom"), 700.0 * (1 << 20));
   EXPECT_NE(
@@ -298,8 +313,8 @@ double last_point_y(const std::string& svg, const std::string& plot, const std::
 // A small replay on a large device (issue 21): the byte axis fits the data, not the 8 GiB
 // capacity, which is said to be above the plot; the event axis ends at the last event.
 TEST(Svg, TheAxesFitTheData) {
-  const replay_report r = replay_events(events(), parse_config("pool"), {8ull << 30, alloc_semantics::immediate},
-                                        {.timeline = true});
+  const replay_report r = replay_events(
+      events(), parse_config("pool"), {8ull << 30, alloc_semantics::immediate}, {.timeline = true});
   ASSERT_TRUE(r.ok());
   const std::string svg = render_svg(r, "t");
   const double top = svg_attr(svg, "plot", "data-bytes-top");
@@ -310,8 +325,9 @@ TEST(Svg, TheAxesFitTheData) {
   EXPECT_NE(svg.find("capacity 8 GiB: above the plot"), std::string::npos);
   EXPECT_EQ(svg_attr(svg, "plot", "data-event-last"), 3.0) << "4 events: 0 to 3";
   // A capacity near the data is drawn as a line on the plot.
-  const replay_report near = replay_events(events(), parse_config("pool"), {1200ull << 20, alloc_semantics::immediate},
-                                           {.timeline = true});
+  const replay_report near =
+      replay_events(events(), parse_config("pool"), {1200ull << 20, alloc_semantics::immediate},
+                    {.timeline = true});
   const std::string near_svg = render_svg(near, "t");
   EXPECT_EQ(near_svg.find("capacity-off-plot"), std::string::npos);
   EXPECT_NE(near_svg.find(">capacity 1.17 GiB</text>"), std::string::npos);
@@ -324,17 +340,22 @@ TEST(Svg, TheZoomsLinesAgreeWithItsLabel) {
   std::vector<trace_event> ev;
   append(ev, trace_action::alloc, 1, 600 << 20);
   append(ev, trace_action::alloc, 2, 600 << 20);
-  const replay_report r = replay_events(ev, parse_config("pool"), {1ull << 30, alloc_semantics::deferred},
-                                        {.timeline = true});
+  const replay_report r = replay_events(
+      ev, parse_config("pool"), {1ull << 30, alloc_semantics::deferred}, {.timeline = true});
   ASSERT_TRUE(r.oom.has_value());
   ASSERT_EQ(r.oom->site, oom_site::first_use);
   const std::string svg = render_svg(r, "t");
   ASSERT_NE(svg.find("managed " + format_bytes(r.oom->managed_bytes)), std::string::npos);
   const double top = svg_attr(svg, "inset-plot", "y"), h = svg_attr(svg, "inset-plot", "height");
-  const double lo = svg_attr(svg, "inset-plot", "data-bytes-bottom"), hi = svg_attr(svg, "inset-plot", "data-bytes-top");
-  const auto y_of = [&](std::uint64_t b) { return top + h * (1.0 - (static_cast<double>(b) - lo) / (hi - lo)); };
-  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#2ca02c"), y_of(r.oom->managed_bytes), 0.06) << "managed";
-  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#1f77b4"), y_of(r.oom->active_bytes), 0.06) << "active";
+  const double lo = svg_attr(svg, "inset-plot", "data-bytes-bottom"),
+               hi = svg_attr(svg, "inset-plot", "data-bytes-top");
+  const auto y_of = [&](std::uint64_t b) {
+    return top + h * (1.0 - (static_cast<double>(b) - lo) / (hi - lo));
+  };
+  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#2ca02c"), y_of(r.oom->managed_bytes), 0.06)
+      << "managed";
+  EXPECT_NEAR(last_point_y(svg, "inset-plot", "#1f77b4"), y_of(r.oom->active_bytes), 0.06)
+      << "active";
   EXPECT_NEAR(last_point_y(svg, "inset-plot", "#ff7f0e"), y_of(r.oom->held_bytes), 0.06) << "held";
 }
 

@@ -14,7 +14,8 @@ bool rounds_pages(const replay_report& r) {
   return !r.device.measured && !r.device.profile.exact_bytes();
 }
 
-void caller_tree(std::ostringstream& out, const std::vector<caller_usage>& callers, std::size_t indent) {
+void caller_tree(std::ostringstream& out, const std::vector<caller_usage>& callers,
+                 std::size_t indent) {
   for (const caller_usage& c : callers) {
     out << std::string(indent, ' ') << c.name << ": " << both(c.rounded_bytes) << " in " << c.blocks
         << (c.blocks == 1 ? " block" : " blocks") << "\n";
@@ -41,7 +42,8 @@ bool site_list(std::ostringstream& out, const char* title, const std::vector<sit
     callers_text(out, callers_of(raw, sites, site_name(sites, u.stack)),
                  r.config.use_pool ? " (bytes in pool bins)" : "");
     if (full_stacks) {
-      for (const std::string& line : stack_lines(sites, u.stack)) out << "       at " << line << "\n";
+      for (const std::string& line : stack_lines(sites, u.stack))
+        out << "       at " << line << "\n";
     }
   }
   if (list.size() > top) {
@@ -54,43 +56,49 @@ bool site_list(std::ostringstream& out, const char* title, const std::vector<sit
 
 }  // namespace
 
-void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers, const std::string& what,
-                  std::size_t indent) {
+void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers,
+                  const std::string& what, std::size_t indent) {
   if (callers.empty()) return;
   out << std::string(indent - 2, ' ') << "called from" << what << ":\n";
   caller_tree(out, callers, indent);
 }
 
-void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top) {
+void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks,
+                std::size_t top) {
   if (!r.oom || !r.sites) return;
   const oom_point& p = *r.oom;
   out << "  failing request's site    " << site_name(r.sites.get(), p.stack) << "\n";
   if (full_stacks) {
-    for (const std::string& line : stack_lines(r.sites.get(), p.stack)) out << "       at " << line << "\n";
+    for (const std::string& line : stack_lines(r.sites.get(), p.stack))
+      out << "       at " << line << "\n";
   }
   bool unnamed = is_unnamed_site(r.sites.get(), p.stack);
-  unnamed |= site_list(out, "sites holding the most device memory at the failure (live blocks):", p.live_sites, r,
-                       full_stacks, top);
+  unnamed |= site_list(out, "sites holding the most device memory at the failure (live blocks):",
+                       p.live_sites, r, full_stacks, top);
   if (r.config.use_pool) {
-    unnamed |= site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r, full_stacks, top);
+    unnamed |= site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r,
+                         full_stacks, top);
   }
   if (!full_stacks) out << "  (--full-stacks prints every frame of each site)\n";
   if (unnamed) out << "  " << unnamed_site_note << "\n";
 }
 
-void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool full_stacks, std::size_t top) {
+void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool full_stacks,
+                       std::size_t top) {
   if (!r.peak_asked) return;
-  out << "at the peak (event " << r.peak_active_event << "): " << both(r.peak_active_bytes) << " live\n";
+  out << "at the peak (event " << r.peak_active_event << "): " << both(r.peak_active_bytes)
+      << " live\n";
   bool unnamed = false;
   if (r.sites) {
-    unnamed = site_list(out, "sites holding the most device memory at the peak (live blocks):", r.peak_live_sites, r,
-                        full_stacks, top);
+    unnamed = site_list(out, "sites holding the most device memory at the peak (live blocks):",
+                        r.peak_live_sites, r, full_stacks, top);
   }
-  out << "live at the end (event " << (r.events == 0 ? 0 : r.events - 1) << "): " << both(r.end_active_bytes)
-      << " in " << r.end_active_blocks << (r.end_active_blocks == 1 ? " block" : " blocks") << "\n";
+  out << "live at the end (event " << (r.events == 0 ? 0 : r.events - 1)
+      << "): " << both(r.end_active_bytes) << " in " << r.end_active_blocks
+      << (r.end_active_blocks == 1 ? " block" : " blocks") << "\n";
   if (r.sites) {
-    unnamed |= site_list(out, "sites still holding device memory at the end (live blocks):", r.end_live_sites, r,
-                         full_stacks, top);
+    unnamed |= site_list(out, "sites still holding device memory at the end (live blocks):",
+                         r.end_live_sites, r, full_stacks, top);
   }
   if (unnamed) out << "  " << unnamed_site_note << "\n";
 }

@@ -23,15 +23,16 @@ const std::string trace_text =
     "stack 3 1 3\n"
     "frame 4 py 100 /usr/lib/python3/dist-packages/pyopencl/array.py empty\n"
     "stack 4 2 4\n"
-    "0 0 0 0 alloc 1 10485760 buffer 0 4\n"   // the cache: 3 x 10 MiB, through a library frame
+    "0 0 0 0 alloc 1 10485760 buffer 0 4\n"  // the cache: 3 x 10 MiB, through a library frame
     "1 0 0 0 alloc 2 10485760 buffer 0 4\n"
-    "2 0 0 0 alloc 3 4194304 buffer 0 3\n"    // scratch, freed: the pool holds it
+    "2 0 0 0 alloc 3 4194304 buffer 0 3\n"  // scratch, freed: the pool holds it
     "3 0 0 0 free 3 0 buffer 0\n"
     "4 0 0 0 alloc 4 10485760 buffer 0 4\n"
     "5 0 0 0 alloc 5 20971520 buffer 0 3\n";  // the request that fails
 
 replay_report run(const std::string& text, const replay_config& config, std::uint64_t capacity) {
-  trace::trace_reader reader = trace::trace_reader::from_string(text, "t.trace", {.check_liveness = false});
+  trace::trace_reader reader =
+      trace::trace_reader::from_string(text, "t.trace", {.check_liveness = false});
   replay_options options;
   options.sites = true;
   return replay_stream(reader, config, device_spec{capacity, alloc_semantics::deferred}, options);
@@ -57,10 +58,13 @@ TEST(SiteReport, LiveAndHeldMemoryPerSite) {
   EXPECT_NE(text.find("failing request's site    scratch (app.py:20)"), std::string::npos) << text;
   EXPECT_NE(text.find("1. Cache.grow (app.py:12)"), std::string::npos) << text;
   EXPECT_NE(text.find("sites whose freed blocks the pool still held:\n  1. scratch (app.py:20)"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find("at empty ("), std::string::npos);
   const std::string full = format_text(config_result{pool, r, std::nullopt}, "t.trace", true);
-  EXPECT_NE(full.find("at empty (/usr/lib/python3/dist-packages/pyopencl/array.py:100)"), std::string::npos) << full;
+  EXPECT_NE(full.find("at empty (/usr/lib/python3/dist-packages/pyopencl/array.py:100)"),
+            std::string::npos)
+      << full;
   const nlohmann::json j = to_json(r);
   EXPECT_EQ(j["oom"]["site"], "scratch (app.py:20)");
   EXPECT_EQ(j["oom"]["live_sites"][0]["site"], "Cache.grow (app.py:12)");
@@ -80,9 +84,10 @@ TEST(SiteReport, NoPoolHoldsNothingAndTheDeviceGetsFreesBack) {
 
 TEST(SiteReport, ReusedHeldBlockIsNoLongerHeld) {
   // The freed 4 MiB block is reused by the next request of the same size: held by nobody.
-  const std::string text = "clpool-trace 2\nframe 1 py 1 a.py f\nstack 1 0 1\nframe 2 py 2 a.py g\nstack 2 0 2\n"
-                           "0 0 0 0 alloc 1 4194304 buffer 0 1\n1 0 0 0 free 1 0 buffer 0\n"
-                           "2 0 0 0 alloc 2 4194304 buffer 0 2\n3 0 0 0 alloc 3 104857600 buffer 0 1\n";
+  const std::string text =
+      "clpool-trace 2\nframe 1 py 1 a.py f\nstack 1 0 1\nframe 2 py 2 a.py g\nstack 2 0 2\n"
+      "0 0 0 0 alloc 1 4194304 buffer 0 1\n1 0 0 0 free 1 0 buffer 0\n"
+      "2 0 0 0 alloc 2 4194304 buffer 0 2\n3 0 0 0 alloc 3 104857600 buffer 0 1\n";
   const replay_report r = run(text, replay_config{}, 64 * MiB);
   ASSERT_TRUE(r.oom);
   EXPECT_TRUE(r.oom->held_sites.empty());
@@ -114,12 +119,16 @@ TEST(SiteReport, UserFrames) {
   using trace::frame_info;
   using trace::frame_lang;
   EXPECT_TRUE(is_user_frame(frame_info{frame_lang::python, 1, "/home/me/app.py", "f"}));
-  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", "f"}));
-  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, "/usr/lib/python3.11/threading.py", "run"}));
+  EXPECT_FALSE(is_user_frame(frame_info{
+      frame_lang::python, 1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", "f"}));
+  EXPECT_FALSE(
+      is_user_frame(frame_info{frame_lang::python, 1, "/usr/lib/python3.11/threading.py", "run"}));
   EXPECT_FALSE(is_user_frame(frame_info{frame_lang::python, 1, "<frozen runpy>", "_run_code"}));
   EXPECT_TRUE(is_user_frame(frame_info{frame_lang::native, 0, "/home/me/a.out", "grow_cache"}));
-  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, "/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main"}));
-  EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, "/usr/bin/python3.11", "_PyEval_EvalFrameDefault"}));
+  EXPECT_FALSE(is_user_frame(
+      frame_info{frame_lang::native, 0, "/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main"}));
+  EXPECT_FALSE(is_user_frame(
+      frame_info{frame_lang::native, 0, "/usr/bin/python3.11", "_PyEval_EvalFrameDefault"}));
 }
 
 TEST(SiteReport, ClpoolPackageFramesAreNotTheSite) {
@@ -134,7 +143,9 @@ TEST(SiteReport, ClpoolPackageFramesAreNotTheSite) {
   }
   for (const char* file : {"/home/me/venv/site-packages/clpool/_core.so",
                            "/home/me/build/clpool/_core.cpython-311-x86_64-linux-gnu.so"}) {
-    EXPECT_FALSE(is_user_frame(frame_info{frame_lang::native, 0, file, "clpool::buffer_pool::allocate"})) << file;
+    EXPECT_FALSE(
+        is_user_frame(frame_info{frame_lang::native, 0, file, "clpool::buffer_pool::allocate"}))
+        << file;
   }
   // Not clpool's package: other directories and files whose names merely contain "clpool".
   for (const char* file : {"/home/me/clpool_app/model.py", "/home/me/myclpool/app.py", "clpool.py",
@@ -142,7 +153,8 @@ TEST(SiteReport, ClpoolPackageFramesAreNotTheSite) {
     EXPECT_FALSE(in_clpool_package(frame_info{frame_lang::python, 1, file, "f"})) << file;
     EXPECT_TRUE(is_user_frame(frame_info{frame_lang::python, 1, file, "f"})) << file;
   }
-  EXPECT_FALSE(in_clpool_package(frame_info{frame_lang::native, 0, "/home/me/clpool/a.out", "main"}));
+  EXPECT_FALSE(
+      in_clpool_package(frame_info{frame_lang::native, 0, "/home/me/clpool/a.out", "main"}));
   EXPECT_TRUE(is_user_frame(frame_info{frame_lang::native, 0, "/home/me/clpool/a.out", "main"}));
 }
 
@@ -161,7 +173,8 @@ TEST(SiteReport, ProgramUsingClpoolsPoolIsNamedNotTheAllocator) {
       "stack 4 3 4\n"
       "frame 5 py 60 python/clpool/_pool_api.py _allocate\n"
       "stack 5 4 5\n"
-      "frame 6 native 0 /home/me/venv/lib/python3.11/site-packages/clpool/_core.so clpool::buffer_pool::allocate\n"
+      "frame 6 native 0 /home/me/venv/lib/python3.11/site-packages/clpool/_core.so "
+      "clpool::buffer_pool::allocate\n"
       "stack 6 5 6\n"
       "0 0 0 0 alloc 1 10485760 buffer 0 6\n"
       "1 0 0 0 alloc 2 104857600 buffer 0 6\n";
@@ -172,7 +185,8 @@ TEST(SiteReport, ProgramUsingClpoolsPoolIsNamedNotTheAllocator) {
   ASSERT_TRUE(r.sites);
   EXPECT_EQ(site_name(r.sites.get(), 6), "Cache.keep (/home/me/app.py:21)");
   ASSERT_EQ(r.oom->live_sites.size(), 1u);
-  EXPECT_EQ(site_name(r.sites.get(), r.oom->live_sites[0].stack), "Cache.keep (/home/me/app.py:21)");
+  EXPECT_EQ(site_name(r.sites.get(), r.oom->live_sites[0].stack),
+            "Cache.keep (/home/me/app.py:21)");
   // The clpool frames stay in the full stack, innermost first.
   const std::vector<std::string> lines = stack_lines(r.sites.get(), 6);
   ASSERT_EQ(lines.size(), 6u);
@@ -180,10 +194,13 @@ TEST(SiteReport, ProgramUsingClpoolsPoolIsNamedNotTheAllocator) {
   EXPECT_NE(lines[1].find("python/clpool/_pool_api.py"), std::string::npos) << lines[1];
   EXPECT_NE(lines[2].find("MemoryPool.allocate"), std::string::npos) << lines[2];
   const std::string report = format_text(config_result{nopool, r, std::nullopt}, "t.trace");
-  EXPECT_NE(report.find("failing request's site    Cache.keep (/home/me/app.py:21)"), std::string::npos) << report;
+  EXPECT_NE(report.find("failing request's site    Cache.keep (/home/me/app.py:21)"),
+            std::string::npos)
+      << report;
   EXPECT_EQ(report.find("MemoryPool.allocate"), std::string::npos) << report;
   const std::string full = format_text(config_result{nopool, r, std::nullopt}, "t.trace", true);
-  EXPECT_NE(full.find("at MemoryPool.allocate (python/clpool/pyopencl.py:140)"), std::string::npos) << full;
+  EXPECT_NE(full.find("at MemoryPool.allocate (python/clpool/pyopencl.py:140)"), std::string::npos)
+      << full;
 }
 
 TEST(SiteReport, OnlyClpoolFramesFallBackToTheInnermost) {
@@ -200,10 +217,12 @@ TEST(SiteReport, CommittedBytesFollowTheDevicesPages) {
   device_model::device_profile pages;
   pages.name = "pages";
   pages.page = 2 * MiB;
-  const std::string text = "clpool-trace 2\nframe 1 py 3 a.py keep\nstack 1 0 1\n"
-                           "0 0 0 0 alloc 1 1048576 buffer 0 1\n1 0 0 0 alloc 2 1048576 buffer 0 1\n"
-                           "2 0 0 0 alloc 3 104857600 buffer 0 1\n";
-  trace::trace_reader reader = trace::trace_reader::from_string(text, "t.trace", {.check_liveness = false});
+  const std::string text =
+      "clpool-trace 2\nframe 1 py 3 a.py keep\nstack 1 0 1\n"
+      "0 0 0 0 alloc 1 1048576 buffer 0 1\n1 0 0 0 alloc 2 1048576 buffer 0 1\n"
+      "2 0 0 0 alloc 3 104857600 buffer 0 1\n";
+  trace::trace_reader reader =
+      trace::trace_reader::from_string(text, "t.trace", {.check_liveness = false});
   replay_options options;
   options.sites = true;
   device_spec spec{64 * MiB, alloc_semantics::immediate};
@@ -216,8 +235,10 @@ TEST(SiteReport, CommittedBytesFollowTheDevicesPages) {
   EXPECT_EQ(r.oom->live_sites[0].rounded_bytes, 2 * 1114111u);
   EXPECT_EQ(r.oom->live_sites[0].committed_bytes, 4 * MiB);
   const std::string report = format_text(config_result{pool, r, std::nullopt}, "t.trace");
-  EXPECT_NE(report.find("2.12 MiB (2228222 bytes) rounded, 4 MiB (4194304 bytes) committed, 2 blocks"),
-            std::string::npos) << report;
+  EXPECT_NE(
+      report.find("2.12 MiB (2228222 bytes) rounded, 4 MiB (4194304 bytes) committed, 2 blocks"),
+      std::string::npos)
+      << report;
   EXPECT_EQ(to_json(r)["oom"]["live_sites"][0]["committed_bytes"], 4 * MiB);
   // On an exact-byte device committed is the rounded size, and the text does not repeat it.
   const replay_report exact = run(text, pool, 64 * MiB);
@@ -256,7 +277,8 @@ TEST(SiteReport, SitesByCaller) {
   const std::vector<site_usage> merged = merge_by_site(r.oom->live_sites, r.sites.get());
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_EQ(site_name(r.sites.get(), merged[0].stack), "alloc (app.py:5)");
-  const std::vector<caller_usage> callers = callers_of(r.oom->live_sites, r.sites.get(), "alloc (app.py:5)");
+  const std::vector<caller_usage> callers =
+      callers_of(r.oom->live_sites, r.sites.get(), "alloc (app.py:5)");
   ASSERT_EQ(callers.size(), 3u);
   EXPECT_EQ(callers[0].name, "load_model (app.py:10)");
   EXPECT_EQ(callers[0].requested_bytes, 24 * MiB);
@@ -275,7 +297,8 @@ TEST(SiteReport, SitesByCaller) {
                       "         main (app.py:90): 3 MiB (3145728 bytes) in 1 block\n"
                       "       warm_cache (app.py:21): 3 MiB (3145728 bytes) in 1 block\n"
                       "         refresh (app.py:30): 3 MiB (3145728 bytes) in 1 block\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   const nlohmann::json j = to_json(r)["oom"]["live_sites"][0]["callers"];
   ASSERT_EQ(j.size(), 3u);
   EXPECT_EQ(j[0]["caller"], "load_model (app.py:10)");
@@ -283,7 +306,8 @@ TEST(SiteReport, SitesByCaller) {
   EXPECT_EQ(j[2]["callers"][0]["caller"], "refresh (app.py:30)");
 
   // --site-frames 2: the helper and its caller make the site.
-  trace::trace_reader reader = trace::trace_reader::from_string(helper_trace, "t.trace", {.check_liveness = false});
+  trace::trace_reader reader =
+      trace::trace_reader::from_string(helper_trace, "t.trace", {.check_liveness = false});
   replay_options options;
   options.sites = true;
   options.site_frames = 2;
@@ -291,10 +315,11 @@ TEST(SiteReport, SitesByCaller) {
       replay_stream(reader, nopool, device_spec{40 * MiB, alloc_semantics::deferred}, options);
   const std::vector<site_usage> by_two = merge_by_site(two.oom->live_sites, two.sites.get());
   ASSERT_EQ(by_two.size(), 3u);
-  EXPECT_EQ(site_name(two.sites.get(), by_two[0].stack), "alloc (app.py:5) from load_model (app.py:10)");
+  EXPECT_EQ(site_name(two.sites.get(), by_two[0].stack),
+            "alloc (app.py:5) from load_model (app.py:10)");
   EXPECT_EQ(by_two[0].requested_bytes, 24 * MiB);
-  const std::vector<caller_usage> of_first =
-      callers_of(two.oom->live_sites, two.sites.get(), "alloc (app.py:5) from load_model (app.py:10)");
+  const std::vector<caller_usage> of_first = callers_of(
+      two.oom->live_sites, two.sites.get(), "alloc (app.py:5) from load_model (app.py:10)");
   ASSERT_EQ(of_first.size(), 1u);
   EXPECT_EQ(of_first[0].name, "main (app.py:90)");
 }
@@ -313,7 +338,8 @@ TEST(SiteReport, HostileFrameNamesAreEscapedInEveryOutput) {
   replay_config pool;
   const replay_report r = run(hostile, pool, 40 * MiB);
   ASSERT_TRUE(r.oom);
-  EXPECT_EQ(site_name(r.sites.get(), 1), "\\xFF\\xFEbad\\x0Aname\\x00x (\\x1B]0;pwned\\x07evil.py:10)");
+  EXPECT_EQ(site_name(r.sites.get(), 1),
+            "\\xFF\\xFEbad\\x0Aname\\x00x (\\x1B]0;pwned\\x07evil.py:10)");
   const config_result result{pool, r, std::nullopt};
   const std::string text = format_text(result, "t\x1b[31m.trace", true);
   for (const char c : text) {

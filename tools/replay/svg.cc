@@ -22,9 +22,7 @@ constexpr double inset_top = main_height + 45, inset_h = 200, inset_height = ins
 constexpr std::uint64_t inset_events = 48;
 
 // SVG's rule for text (common/text_escape.h): the printable form, then entities.
-std::string escape(const std::string& s) {
-  return common::escape_xml(s);
-}
+std::string escape(const std::string& s) { return common::escape_xml(s); }
 
 std::string num(double v) {
   char buf[32];
@@ -78,7 +76,8 @@ axis event_axis(std::uint64_t lo, std::uint64_t last) {
 // failure's label gives. The replay samples after the request, and a request that failed at
 // first use is still counted in the pool's figures there; the label, like the report, leaves
 // the failed request out, and the lines must agree with it.
-std::vector<timeline_point> with_failure_figures(std::vector<timeline_point> points, const oom_point& o) {
+std::vector<timeline_point> with_failure_figures(std::vector<timeline_point> points,
+                                                 const oom_point& o) {
   for (timeline_point& t : points) {
     if (t.event != o.event_index) continue;
     t.active_bytes = o.active_bytes;
@@ -171,9 +170,9 @@ void draw_capacity(std::ostringstream& out, const panel& p, std::uint64_t capaci
                    const std::optional<oom_point>& oom) {
   if (capacity > p.bytes.hi) {
     // Far above the data: drawing it would flatten the data into the bottom of the plot.
-    out << "<text id=\"" << p.mark_prefix << "capacity-off-plot\" x=\"" << p.x + p.w - 4 << "\" y=\""
-        << p.y + 14 << "\" text-anchor=\"end\" fill=\"#d62728\">capacity " << escape(format_bytes(capacity))
-        << ": above the plot</text>\n";
+    out << "<text id=\"" << p.mark_prefix << "capacity-off-plot\" x=\"" << p.x + p.w - 4
+        << "\" y=\"" << p.y + 14 << "\" text-anchor=\"end\" fill=\"#d62728\">capacity "
+        << escape(format_bytes(capacity)) << ": above the plot</text>\n";
     return;
   }
   const double y = p.Y(static_cast<double>(capacity));
@@ -258,12 +257,14 @@ void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
 
 std::string render_svg(const replay_report& r, const std::string& title) {
   const bool bounded = r.device.capacity < unbounded_capacity(1);
-  const std::vector<timeline_point> timeline = r.oom ? with_failure_figures(r.timeline, *r.oom) : r.timeline;
+  const std::vector<timeline_point> timeline =
+      r.oom ? with_failure_figures(r.timeline, *r.oom) : r.timeline;
   // The byte axis fits the data (every series drawn, and the failed request on top of the
   // device's use); the capacity joins it when it is near the data, else it is said to be above.
   std::uint64_t data_max = 0, last_event = r.events > 0 ? r.events - 1 : 0;
   for (const timeline_point& p : timeline) {
-    data_max = std::max({data_max, p.managed_bytes, p.device_used_bytes, p.active_bytes, p.held_bytes});
+    data_max =
+        std::max({data_max, p.managed_bytes, p.device_used_bytes, p.active_bytes, p.held_bytes});
     last_event = std::max(last_event, p.event);
   }
   if (r.oom) {
@@ -271,9 +272,17 @@ std::string render_svg(const replay_report& r, const std::string& title) {
     last_event = std::max(last_event, r.oom->event_index);
   }
   std::uint64_t y_max = data_max + data_max / 20;
-  if (bounded && r.device.capacity <= data_max + data_max / 2) y_max = std::max(y_max, r.device.capacity);
+  if (bounded && r.device.capacity <= data_max + data_max / 2)
+    y_max = std::max(y_max, r.device.capacity);
   y_max = std::max<std::uint64_t>(y_max, 1);
-  const panel main_plot{"plot", "", left, top, plot_w, plot_h, event_axis(0, last_event), round_axis(0, y_max, byte_step)};
+  const panel main_plot{"plot",
+                        "",
+                        left,
+                        top,
+                        plot_w,
+                        plot_h,
+                        event_axis(0, last_event),
+                        round_axis(0, y_max, byte_step)};
   const bool inset = r.oom.has_value() && !r.timeline_tail.empty();
   const double height = main_height + (inset ? inset_height : 0);
 
@@ -282,13 +291,16 @@ std::string render_svg(const replay_report& r, const std::string& title) {
       << "\" viewBox=\"0 0 " << width << " " << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(title)
-      << "</text>\n";
+  out << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">"
+      << escape(title) << "</text>\n";
   out << "<text x=\"" << left << "\" y=\"40\" fill=\"#555\">" << escape(to_string(r.config)) << ", "
       << (bounded ? escape(format_bytes(r.device.capacity)) : std::string("unbounded")) << " "
-      << escape(r.device.backend) << " device, " << escape(r.device.measured ? r.device.measured->name + " (measured)" : r.device.profile.name + " profile") << ", "
-      << to_string(r.device.semantics) << " allocation; "
-      << (r.ok() ? std::string("replayed cleanly") : "out of memory at event " + std::to_string(r.oom->event_index))
+      << escape(r.device.backend) << " device, "
+      << escape(r.device.measured ? r.device.measured->name + " (measured)"
+                                  : r.device.profile.name + " profile")
+      << ", " << to_string(r.device.semantics) << " allocation; "
+      << (r.ok() ? std::string("replayed cleanly")
+                 : "out of memory at event " + std::to_string(r.oom->event_index))
       << "</text>\n";
   // Ticks at round values (powers of two in bytes; 1, 2, 5 x 10^k in events). Each timeline
   // point is the maximum over its run of events.
@@ -299,14 +311,15 @@ std::string render_svg(const replay_report& r, const std::string& title) {
   // Legend, for both plots. A series drawn exactly under another is named as such, so its entry
   // is not a puzzle.
   std::size_t same_as_managed = 0;
-  for (const timeline_point& p : r.timeline) same_as_managed += p.device_used_bytes == p.managed_bytes;
+  for (const timeline_point& p : r.timeline)
+    same_as_managed += p.device_used_bytes == p.managed_bytes;
   const bool used_hidden = !r.timeline.empty() && same_as_managed * 100 >= r.timeline.size() * 99;
   double lx = left;
   const double ly = main_height - 22;
   for (const series& s : all_series) {
     if (!drawn(s, r)) continue;
-    out << "<line x1=\"" << lx << "\" x2=\"" << lx + 24 << "\" y1=\"" << ly - 4 << "\" y2=\"" << ly - 4
-        << "\" stroke=\"" << s.colour << "\" stroke-width=\"2\"";
+    out << "<line x1=\"" << lx << "\" x2=\"" << lx + 24 << "\" y1=\"" << ly - 4 << "\" y2=\""
+        << ly - 4 << "\" stroke=\"" << s.colour << "\" stroke-width=\"2\"";
     if (*s.dash) out << " stroke-dasharray=\"" << s.dash << "\"";
     std::string name = s.name;
     if (used_hidden && s.field == &timeline_point::device_used_bytes) name += " (= managed)";

@@ -5,7 +5,8 @@
 
 namespace clpool::replay {
 
-void synthesize(const synth_options& o, const std::function<void(const trace::trace_event&)>& sink) {
+void synthesize(const synth_options& o,
+                const std::function<void(const trace::trace_event&)>& sink) {
   std::mt19937_64 rng(o.seed);
   std::vector<std::uint64_t> live;       // ids of live blocks
   std::vector<std::uint64_t> live_size;  // their sizes

@@ -21,7 +21,8 @@ struct synth_options {
 
 // Calls `sink` with each event in order; every live block is freed by the end when the event
 // budget allows (the last events are frees).
-void synthesize(const synth_options& options, const std::function<void(const trace::trace_event&)>& sink);
+void synthesize(const synth_options& options,
+                const std::function<void(const trace::trace_event&)>& sink);
 
 }  // namespace clpool::replay
 

@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "random seed (default 1)");
   bool binary = false;
   app.add_flag("--binary", binary, "write the compact binary form instead of text");
-  if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_synth_trace")) return *rc;
+  if (const std::optional<int> rc =
+          clpool::common::parse_cli(app, argc, argv, "clpool_synth_trace"))
+    return *rc;
   try {
     clpool::trace::trace_writer writer(
         out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text,

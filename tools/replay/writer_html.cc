@@ -28,8 +28,9 @@ class html_writer final : public output_writer {
       return std::nullopt;
     }
     if (run.trace_path.empty() || run.trace_path == "-") {
-      note = "nothing written: the page reads the trace again, so it needs a clpool trace file "
-             "(convert an RMM CSV with --write-trace first)";
+      note =
+          "nothing written: the page reads the trace again, so it needs a clpool trace file "
+          "(convert an RMM CSV with --write-trace first)";
       return std::nullopt;
     }
     note = to_string(first.config) + " on " + format_bytes_exact(r->device.capacity);

@@ -8,7 +8,9 @@ namespace {
 class json_writer final : public output_writer {
  public:
   std::string_view name() const override { return "json"; }
-  std::string_view description() const override { return "the report as JSON (--json: on standard output)"; }
+  std::string_view description() const override {
+    return "the report as JSON (--json: on standard output)";
+  }
   std::optional<std::string> render(const run_output& run, std::string&) const override {
     return to_json(run.results, run.input, run.exit_code).dump(2) + "\n";
   }

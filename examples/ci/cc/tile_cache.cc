@@ -30,7 +30,8 @@ static void check(cl_int err, const char* what) {
 // A buffer on the device now: created, then migrated (as PyOpenCL's ImmediateAllocator does), so
 // that a device which commits memory at first use runs out here. Inlined, so that the site of
 // each buffer is its caller.
-__attribute__((always_inline)) inline cl_mem device_buffer(cl_context ctx, cl_command_queue q, size_t bytes) {
+__attribute__((always_inline)) inline cl_mem device_buffer(cl_context ctx, cl_command_queue q,
+                                                           size_t bytes) {
   cl_int err = CL_SUCCESS;
   cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, nullptr, &err);
   check(err, "clCreateBuffer");
@@ -62,7 +63,8 @@ class TileCache {
   std::deque<cl_mem> tiles_;
 };
 
-__attribute__((noinline)) void render_tile(cl_context ctx, cl_command_queue q, TileCache& cache, int i) {
+__attribute__((noinline)) void render_tile(cl_context ctx, cl_command_queue q, TileCache& cache,
+                                           int i) {
   cl_mem tile = device_buffer(ctx, q, tile_bytes);
   const int value = i;
   check(clEnqueueFillBuffer(q, tile, &value, sizeof value, 0, 4096, 0, nullptr, nullptr), "fill");

@@ -3,11 +3,11 @@
 #include <CL/cl_ext.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "pool/opencl/cl_error.h"
 
@@ -187,8 +187,9 @@ max_alloc_probe probe_max_alloc(const device_env& env) {
                             &p.status);
   if (m != nullptr) clReleaseMemObject(m);
   const std::string who = env.device_info().id + " (" + env.device_info().full_name + ")";
-  const std::string created = "creating CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1 = " +
-                              std::to_string(bytes) + " bytes gave " + status_name(p.status);
+  const std::string created =
+      "creating CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1 = " + std::to_string(bytes) + " bytes gave " +
+      status_name(p.status);
   p.description = who + (p.enforced() ? " enforces" : " does not enforce") +
                   " CL_DEVICE_MAX_MEM_ALLOC_SIZE: " + created;
   return p;
@@ -207,8 +208,7 @@ void open_gate(cl_event gate) {
 
 cl_int event_status(cl_event event) {
   cl_int s = 0;
-  const cl_int q =
-      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s, nullptr);
+  const cl_int q = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s, nullptr);
   return q == CL_SUCCESS ? s : q;
 }
 

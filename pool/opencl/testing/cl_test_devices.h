@@ -102,10 +102,10 @@ class device_test : public ::testing::TestWithParam<test_device>, public device_
 };
 
 // Skips the test unless the env's device supports SVM.
-#define CLPOOL_SKIP_WITHOUT_SVM(env)                                                   \
-  do {                                                                                \
-    const std::string clpool_reason = (env).svm_missing();                            \
-    if (!clpool_reason.empty()) GTEST_SKIP() << clpool_reason;                        \
+#define CLPOOL_SKIP_WITHOUT_SVM(env)                           \
+  do {                                                         \
+    const std::string clpool_reason = (env).svm_missing();     \
+    if (!clpool_reason.empty()) GTEST_SKIP() << clpool_reason; \
   } while (0)
 
 // Whether a device enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE, asked of the device rather than
@@ -116,7 +116,7 @@ struct max_alloc_probe {
   std::uint64_t max_alloc = 0;
   cl_int status = CL_SUCCESS;  // what clCreateBuffer(max_alloc + 1) answered
   bool enforced() const { return status == CL_INVALID_BUFFER_SIZE; }
-  std::string description;     // e.g. "pocl:0 (...) enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE ..."
+  std::string description;  // e.g. "pocl:0 (...) enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE ..."
 };
 max_alloc_probe probe_max_alloc(const device_env& env);
 
@@ -133,9 +133,9 @@ bool completes_within(cl_event event, int ms);
 
 }  // namespace clpool::opencl::testing
 
-#define CLPOOL_INSTANTIATE_DEVICE_TESTS(suite)                                                   \
-  INSTANTIATE_TEST_SUITE_P(AllDevices, suite,                                                    \
-                           ::testing::ValuesIn(::clpool::opencl::testing::test_devices()),       \
+#define CLPOOL_INSTANTIATE_DEVICE_TESTS(suite)                                             \
+  INSTANTIATE_TEST_SUITE_P(AllDevices, suite,                                              \
+                           ::testing::ValuesIn(::clpool::opencl::testing::test_devices()), \
                            ::clpool::opencl::testing::test_device_name)
 
 #endif  // CLPOOL_POOL_OPENCL_TESTING_CL_TEST_DEVICES_H_

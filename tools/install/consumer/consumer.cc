@@ -51,7 +51,10 @@ int main() {
   if (err != CL_SUCCESS) return fail("clCreateCommandQueueWithProperties failed");
   {
     clpool::opencl::buffer_pool<> buffers{clpool::opencl::immediate_buffer_allocator(queue)};
-    { auto b = buffers.allocate(4 << 20, queue); if (b.mem() == nullptr) return fail("no buffer"); }
+    {
+      auto b = buffers.allocate(4 << 20, queue);
+      if (b.mem() == nullptr) return fail("no buffer");
+    }
     if (buffers.held_bytes() < (4u << 20)) return fail("the buffer was not held for reuse");
   }
   clReleaseCommandQueue(queue);

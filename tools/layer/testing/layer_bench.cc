@@ -149,7 +149,8 @@ void pairs(benchmark::State& state, const cl_icd_dispatch& table, bool with_call
 
 // Runs pairs() `extra` frames deeper than the benchmark's own, as an application's allocations
 // are made from some depth.
-__attribute__((noinline)) void deep(benchmark::State& state, const cl_icd_dispatch& table, int extra) {
+__attribute__((noinline)) void deep(benchmark::State& state, const cl_icd_dispatch& table,
+                                    int extra) {
   if (extra == 0) {
     pairs(state, table);
   } else {
@@ -198,7 +199,7 @@ const cl_icd_dispatch* py_table = nullptr;
 extern "C" void layer_bench_python_body() { pairs(*py_state, *py_table); }
 
 const embedded_python* python() {
-  static const embedded_python* py = [] () -> const embedded_python* {
+  static const embedded_python* py = []() -> const embedded_python* {
     void* lib = nullptr;
     for (const char* name : {"libpython3.13.so.1.0", "libpython3.12.so.1.0", "libpython3.11.so.1.0",
                              "libpython3.10.so.1.0", "libpython3.9.so.1.0"}) {
@@ -222,7 +223,8 @@ const embedded_python* python() {
                   "        _body()\n"
                   "    else:\n"
                   "        deep(n - 1)\n",
-                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(&layer_bench_python_body)));
+                  static_cast<unsigned long long>(
+                      reinterpret_cast<std::uintptr_t>(&layer_bench_python_body)));
     if (p->run(code) != 0) die("the embedded Python could not define its caller");
     save();  // the GIL is taken by each run, as a Python thread would hold it
     return p;
@@ -248,20 +250,22 @@ std::vector<std::pair<std::string, std::string>> stack_traces;  // (benchmark, t
 void register_python(const char* name, const std::string& stacks) {
   const std::string trace = scratch + "/" + name + ".trace";
   if (stacks != "none") stack_traces.emplace_back(name, trace);
-  benchmark::RegisterBenchmark(name, [name, stacks, trace](benchmark::State& s) {
-    if (python() == nullptr) {
-      s.SkipWithError("no libpython3.*.so.1.0 to embed");
-      return;
-    }
-    static std::map<std::string, cl_icd_dispatch> tables;
-    auto it = tables.find(name);
-    if (it == tables.end()) {
-      std::map<std::string, std::string> settings = {{"CLPOOL_LAYER_TRACE", trace}};
-      if (stacks != "none") settings["CLPOOL_LAYER_STACKS"] = stacks;
-      it = tables.emplace(name, load_layer(name, settings)).first;
-    }
-    pairs_from_python(s, it->second, 20);
-  })
+  benchmark::RegisterBenchmark(
+      name,
+      [name, stacks, trace](benchmark::State& s) {
+        if (python() == nullptr) {
+          s.SkipWithError("no libpython3.*.so.1.0 to embed");
+          return;
+        }
+        static std::map<std::string, cl_icd_dispatch> tables;
+        auto it = tables.find(name);
+        if (it == tables.end()) {
+          std::map<std::string, std::string> settings = {{"CLPOOL_LAYER_TRACE", trace}};
+          if (stacks != "none") settings["CLPOOL_LAYER_STACKS"] = stacks;
+          it = tables.emplace(name, load_layer(name, settings)).first;
+        }
+        pairs_from_python(s, it->second, 20);
+      })
       ->Iterations(300000)
       ->MeasureProcessCPUTime();
 }
@@ -282,12 +286,14 @@ void register_all() {
       {{"CLPOOL_LAYER_TRACE", scratch + "/stacks.trace"}, {"CLPOOL_LAYER_STACKS", "all"}});
   refuse_libunwind = true;
   static const cl_icd_dispatch recording_stacks_backtrace = load_layer(
-      "recording_stacks_backtrace",
-      {{"CLPOOL_LAYER_TRACE", scratch + "/stacks_backtrace.trace"}, {"CLPOOL_LAYER_STACKS", "all"}});
+      "recording_stacks_backtrace", {{"CLPOOL_LAYER_TRACE", scratch + "/stacks_backtrace.trace"},
+                                     {"CLPOOL_LAYER_STACKS", "all"}});
   refuse_libunwind = false;
-  if (libunwind_refusals == 0) die("the backtrace configuration's dlopen of libunwind was not seen");
+  if (libunwind_refusals == 0)
+    die("the backtrace configuration's dlopen of libunwind was not seen");
   stack_traces.emplace_back("layer_recording_stacks_deep", scratch + "/stacks.trace");
-  stack_traces.emplace_back("layer_recording_stacks_backtrace_deep", scratch + "/stacks_backtrace.trace");
+  stack_traces.emplace_back("layer_recording_stacks_backtrace_deep",
+                            scratch + "/stacks_backtrace.trace");
   // A fixed count bounds the recording's trace file (about 100 bytes per pair). CPU time is the
   // whole process's, so work a driver moves to its own threads is counted; on a shared machine it
   // is also steadier than the wall clock, which counts the time other processes had the core.

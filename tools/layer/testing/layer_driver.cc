@@ -219,14 +219,15 @@ void release_wait() {
   const size_t size = 1 << 20;
   cl_mem a = buffer(env, CL_MEM_READ_WRITE, size);  // alloc a
   cl_event fill = gated_fill(env, a, size, gate);
-  CHECK_CL(clReleaseMemObject(a));                  // release a: the fill still holds it
+  CHECK_CL(clReleaseMemObject(a));  // release a: the fill still holds it
   cl_event done = user_event(env);
   CHECK_CL(clSetUserEventStatus(done, CL_COMPLETE));
   CHECK_CL(clWaitForEvents(1, &done));              // wait: a awaits its free
   cl_mem b = buffer(env, CL_MEM_READ_WRITE, 4096);  // alloc b
   CHECK_CL(clRetainMemObject(b));
   CHECK_CL(clReleaseMemObject(b));  // the program still holds b: no release
-  CHECK_CL(clReleaseMemObject(b));  // its last reference: free b (during the call, where nothing uses it)
+  CHECK_CL(clReleaseMemObject(
+      b));  // its last reference: free b (during the call, where nothing uses it)
   wait_for_frees(1);
   CHECK_CL(clSetUserEventStatus(gate, CL_COMPLETE));
   wait_for_frees(2);  // free a, once the fill ran
@@ -391,8 +392,10 @@ void first_use() {
   cl_mem b = buffer(env, CL_MEM_READ_WRITE, two);
   cl_mem c = buffer(env, CL_MEM_READ_WRITE, two);  // creation does not charge
   const int pattern = 7;
-  CHECK_CL(clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
-  CHECK_CL(clEnqueueFillBuffer(env.queue, b, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, a, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
+  CHECK_CL(
+      clEnqueueFillBuffer(env.queue, b, &pattern, sizeof pattern, 0, two, 0, nullptr, nullptr));
   std::vector<char> host(two, 1);
   CHECK(clEnqueueWriteBuffer(env.queue, c, CL_TRUE, 0, two, host.data(), 0, nullptr, nullptr) ==
         CL_MEM_OBJECT_ALLOCATION_FAILURE);
@@ -411,8 +414,8 @@ void first_use() {
   CHECK_CL(clFinish(env.queue));
   CHECK_CL(clReleaseMemObject(a));  // its page goes back once the driver destroys it
   wait_for_frees(1);
-  CHECK_CL(clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
-                                  nullptr));
+  CHECK_CL(
+      clEnqueueNDRangeKernel(env.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
   CHECK_CL(clFinish(env.queue));
   CHECK_CL(clReleaseKernel(kernel));
   CHECK_CL(clReleaseProgram(program));

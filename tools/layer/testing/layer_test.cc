@@ -120,7 +120,8 @@ std::vector<std::string> summary(const run_result& r, std::vector<trace_event>* 
   EXPECT_EQ(read.version, clpool::trace::release_format_version);
   if (!releases) {
     std::erase_if(read.events, [](const trace_event& e) {
-      return e.action == clpool::trace::trace_action::release || e.action == clpool::trace::trace_action::wait;
+      return e.action == clpool::trace::trace_action::release ||
+             e.action == clpool::trace::trace_action::wait;
     });
   }
   std::vector<std::string> lines;
@@ -180,14 +181,9 @@ TEST(LayerOverIcd, BuffersSubBuffersAndRetainAreFreedAtRealDestruction) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<trace_event> e;
   std::vector<std::string> expected = {
-      "alloc 4096 buffer 0x1",
-      "alloc 8192 host 0x11",
-      "alloc 1024 sub 0x4",
-      "free 1024 sub 0x4",
-      "free 4096 buffer 0x1",
-      "free 8192 host 0x11",
-      "alloc 2048 buffer 0x2",
-      "free 2048 buffer 0x2",
+      "alloc 4096 buffer 0x1", "alloc 8192 host 0x11", "alloc 1024 sub 0x4",
+      "free 1024 sub 0x4",     "free 4096 buffer 0x1", "free 8192 host 0x11",
+      "alloc 2048 buffer 0x2", "free 2048 buffer 0x2",
   };
   // 1 TiB: refused by a device that enforces CL_DEVICE_MAX_MEM_ALLOC_SIZE (alloc_failed); created
   // by one that does not (NVIDIA's driver, mockcl with the nvidia profile), and then released.
@@ -195,7 +191,8 @@ TEST(LayerOverIcd, BuffersSubBuffersAndRetainAreFreedAtRealDestruction) {
     expected.push_back("alloc 1099511627776 buffer 0x1");
     expected.push_back("free 1099511627776 buffer 0x1");
   } else {
-    EXPECT_NE(r.stderr_text.find("1099511627776-byte buffer refused"), std::string::npos) << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("1099511627776-byte buffer refused"), std::string::npos)
+        << r.stderr_text;
     expected.push_back("alloc_failed 1099511627776 buffer 0x1");
   }
   // The reader checks that every free names a live block; with the driver's order, also which.
@@ -230,7 +227,8 @@ TEST(LayerOverIcd, TheProgramsReleaseAndWaitBesideTheDriversFree) {
       "alloc 1048576 buffer 0x1", "release 1048576 buffer 0x1", "wait 0 buffer 0x0",
       "alloc 4096 buffer 0x1",    "free 4096 buffer 0x1",       "free 1048576 buffer 0x1",
   };
-  if (destructor_callbacks_deferred()) expected.insert(expected.begin() + 4, "release 4096 buffer 0x1");
+  if (destructor_callbacks_deferred())
+    expected.insert(expected.begin() + 4, "release 4096 buffer 0x1");
   EXPECT_EQ(summary(r, &e, /*releases=*/true), expected);
   ASSERT_EQ(e.size(), expected.size());
   expect_same_block(e, 0, 1);
@@ -274,18 +272,18 @@ TEST(LayerOverIcd, BudgetIsEnforcedAndCreditedAtRealDestruction) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   std::vector<trace_event> e;
   expect_events(summary(r, &e), (std::vector<std::string>{
-                                "alloc 524288 buffer 0x1",
-                                "alloc 524288 svm 0x1",
-                                "alloc_failed 1 buffer 0x1",
-                                "alloc_failed 1 svm 0x1",
-                                "alloc 4194304 host 0x11",
-                                "alloc_failed 524288 buffer 0x1",
-                                "free 524288 buffer 0x1",
-                                "alloc 524288 buffer 0x1",
-                                "free 524288 buffer 0x1",
-                                "free 4194304 host 0x11",
-                                "free 524288 svm 0x1",
-                            }));
+                                    "alloc 524288 buffer 0x1",
+                                    "alloc 524288 svm 0x1",
+                                    "alloc_failed 1 buffer 0x1",
+                                    "alloc_failed 1 svm 0x1",
+                                    "alloc 4194304 host 0x11",
+                                    "alloc_failed 524288 buffer 0x1",
+                                    "free 524288 buffer 0x1",
+                                    "alloc 524288 buffer 0x1",
+                                    "free 524288 buffer 0x1",
+                                    "free 4194304 host 0x11",
+                                    "free 524288 svm 0x1",
+                                }));
   clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
   bool has_budget = false;
   for (const auto& [key, value] : read.metadata) {
@@ -297,8 +295,8 @@ TEST(LayerOverIcd, BudgetIsEnforcedAndCreditedAtRealDestruction) {
 // CLPOOL_LAYER_PROFILE=nvidia: buffers are charged, in 2 MiB pages, by their first enqueue, and
 // the enqueue that does not fit fails (the driver checks the status; see layer_driver first_use).
 TEST(LayerOverIcd, ANvidiaProfileChargesAtFirstUse) {
-  run_result r = run_driver("first_use", {{"CLPOOL_LAYER_BUDGET", "8MiB"},
-                                          {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  run_result r = run_driver("first_use",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(summary(r), (std::vector<std::string>{
                             "alloc 2097152 buffer 0x1",
@@ -510,7 +508,8 @@ TEST_P(BadSetting, ProgramFailsWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layer, BadSetting,
-    testing::Values(bad_setting{"CLPOOL_LAYER_BUDGET", "2GB", "\"2GB\" is ambiguous: decimal units are not accepted; write 2GiB"},
+    testing::Values(bad_setting{"CLPOOL_LAYER_BUDGET", "2GB",
+                                "\"2GB\" is ambiguous: decimal units are not accepted; write 2GiB"},
                     bad_setting{"CLPOOL_LAYER_BUDGET", "0", "greater than 0"},
                     bad_setting{"CLPOOL_LAYER_BUDGET", "-1GiB", "is negative"},
                     bad_setting{"CLPOOL_LAYER_FAIL_NTH", "zero", "not a non-negative"},

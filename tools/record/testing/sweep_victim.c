@@ -28,8 +28,8 @@ static int is(const char* m) { return strcmp(mode, m) == 0; }
  * used (then *status says why). */
 cl_mem make_filled(size_t bytes, unsigned char value, cl_int* status, unsigned char** mapped_out) {
   cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, status);
-  unsigned char* p = (unsigned char*)clEnqueueMapBuffer(queue, b, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL,
-                                                        NULL, b != NULL ? status : &(cl_int){0});
+  unsigned char* p = (unsigned char*)clEnqueueMapBuffer(
+      queue, b, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, b != NULL ? status : &(cl_int){0});
   *mapped_out = p;
   if (p == NULL) {
     if (is("crashes")) memset(p, value, bytes); /* assumes the mapping worked */
@@ -54,12 +54,14 @@ unsigned long checksum(cl_mem b, size_t bytes) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: sweep_victim handles|recovers|crashes|crashes_later|hangs|leaks|silent|uses_freed\n");
+    fprintf(stderr,
+            "usage: sweep_victim "
+            "handles|recovers|crashes|crashes_later|hangs|leaks|silent|uses_freed\n");
     return 2;
   }
   mode = argv[1];
-  if (!is("handles") && !is("recovers") && !is("crashes") && !is("crashes_later") && !is("hangs") && !is("leaks") &&
-      !is("silent") && !is("uses_freed")) {
+  if (!is("handles") && !is("recovers") && !is("crashes") && !is("crashes_later") && !is("hangs") &&
+      !is("leaks") && !is("silent") && !is("uses_freed")) {
     fprintf(stderr, "sweep_victim: unknown mode '%s'\n", mode);
     return 2;
   }
@@ -89,14 +91,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (is("recovers")) {
-      for (int j = i - 1; j >= 0 && held[i] == NULL; --j) {  /* give up a bigger one, try again */
+      for (int j = i - 1; j >= 0 && held[i] == NULL; --j) { /* give up a bigger one, try again */
         if (held[j] == NULL) continue;
         clReleaseMemObject(held[j]);
         held[j] = NULL;
         held[i] = make_filled(sizes[i], (unsigned char)(i + 1), &status, &mapped);
-        if (held[i] != NULL) held[j] = make_filled(sizes[j], (unsigned char)(j + 1), &status, &mapped);
+        if (held[i] != NULL)
+          held[j] = make_filled(sizes[j], (unsigned char)(j + 1), &status, &mapped);
       }
-      if (held[i] == NULL) held[i] = make_filled(sizes[i], (unsigned char)(i + 1), &status, &mapped);
+      if (held[i] == NULL)
+        held[i] = make_filled(sizes[i], (unsigned char)(i + 1), &status, &mapped);
       if (held[i] == NULL) return 1;
       continue;
     }
@@ -106,7 +110,8 @@ int main(int argc, char** argv) {
     if (is("uses_freed")) {
       volatile char* message = (volatile char*)malloc(64);
       free((void*)message);
-      fprintf(stderr, "sweep_victim: out of device memory (%d)\n", message[0]); /* read after free */
+      fprintf(stderr, "sweep_victim: out of device memory (%d)\n",
+              message[0]); /* read after free */
       for (int j = 0; j < i; ++j) clReleaseMemObject(held[j]);
       return 1;
     }
@@ -121,7 +126,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 3; ++i) {
     if (held[i] != NULL) sum += checksum(held[i], sizes[i]);
   }
-  if (is("crashes_later") && lost >= 0) lost_mapping[0] = 1; /* the summary step trusts every buffer */
+  if (is("crashes_later") && lost >= 0)
+    lost_mapping[0] = 1; /* the summary step trusts every buffer */
   printf("checksum %lu\n", sum);
   for (int i = 0; i < 3; ++i) {
     if (held[i] != NULL) clReleaseMemObject(held[i]);
