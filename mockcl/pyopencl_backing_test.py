@@ -47,7 +47,9 @@ assert (out == 0).all()
 print("ok: fresh buffer reads as zeros")
 
 # ElementwiseKernel.
-lin = ElementwiseKernel(ctx, "float a, float *x, float b, float *y, float *z", "z[i] = a*x[i] + b*y[i]", "lin")
+lin = ElementwiseKernel(
+    ctx, "float a, float *x, float b, float *y, float *z", "z[i] = a*x[i] + b*y[i]", "lin"
+)
 xs = cla.to_device(queue, np.arange(1000, dtype=np.float32))
 ys = cla.to_device(queue, np.ones(1000, dtype=np.float32))
 zs = cla.empty_like(xs)

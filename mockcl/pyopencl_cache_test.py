@@ -17,12 +17,15 @@ phase, computes = sys.argv[2], sys.argv[3] == "compute"
 platform = [p for p in cl.get_platforms() if p.name == "mockcl"][0]
 ctx = cl.Context([platform.get_devices()[0]])
 queue = cl.CommandQueue(ctx)
-prg = cl.Program(ctx, """
+prg = cl.Program(
+    ctx,
+    """
 __kernel void axpy(__global float* y, __global const float* x, const float a, const int n) {
   int i = get_global_id(0);
   if (i < n) y[i] += a * x[i];
 }
-""").build()
+""",
+).build()
 calls = snapshot()["calls"]
 from_binary = calls.get("clCreateProgramWithBinary", 0)
 if phase == "build":

@@ -42,10 +42,14 @@ def main(pkg_dir, core_so, ext_suffix, out_dir, *libs):
     # Named as its module, so that `-p clpool.pytest_plugin` beside the installed entry point
     # registers it once (pytest skips a plugin already registered under the name -p gives).
     files[f"{info}/entry_points.txt"] = b"[pytest11]\nclpool.pytest_plugin = clpool.pytest_plugin\n"
-    files[f"{info}/METADATA"] = (f"Metadata-Version: 2.1\nName: clpool\nVersion: {VERSION}\n"
-                                 "Summary: GPU memory pool with PyOpenCL's semantics\n").encode()
-    files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: clpool python_wheel.py\n"
-                              f"Root-Is-Purelib: false\nTag: {tag}\n").encode()
+    files[f"{info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: clpool\nVersion: {VERSION}\n"
+        "Summary: GPU memory pool with PyOpenCL's semantics\n"
+    ).encode()
+    files[f"{info}/WHEEL"] = (
+        f"Wheel-Version: 1.0\nGenerator: clpool python_wheel.py\n"
+        f"Root-Is-Purelib: false\nTag: {tag}\n"
+    ).encode()
     record = [record_line(n, d) for n, d in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
     path = os.path.join(out_dir, f"clpool-{VERSION}-{tag}.whl")

@@ -25,23 +25,35 @@ class PythonCaptureTest(unittest.TestCase):
 
         def allocate_in_cache():
             return lib.clpool_test_capture(b"all").decode()
+
         text = allocate_in_cache()
         lines = text.splitlines()
         py = [l for l in lines if l.startswith("py ")]
         self.assertTrue(py, text)
-        self.assertTrue(py[0].endswith(" PythonCaptureTest.test_python_frames_with_the_gil.<locals>.allocate_in_cache"), text)
+        self.assertTrue(
+            py[0].endswith(
+                " PythonCaptureTest.test_python_frames_with_the_gil.<locals>.allocate_in_cache"
+            ),
+            text,
+        )
         self.assertIn(__file__.split("/")[-1], py[0])
-        self.assertTrue(any(l.endswith(" PythonCaptureTest.test_python_frames_with_the_gil") for l in py), text)
+        self.assertTrue(
+            any(l.endswith(" PythonCaptureTest.test_python_frames_with_the_gil") for l in py), text
+        )
         # No interpreter frames between the call site and the Python frames.
         self.assertFalse(any("_PyEval_EvalFrame" in l for l in lines), text)
         again = allocate_in_cache()  # the same site: the same innermost frames
-        self.assertEqual(lines[:len(lines) - len(py) + 1], again.splitlines()[:len(lines) - len(py) + 1])
+        self.assertEqual(
+            lines[: len(lines) - len(py) + 1], again.splitlines()[: len(lines) - len(py) + 1]
+        )
 
     def test_without_the_gil_only_native_frames_and_no_crash(self):
         lib = load(ctypes.CDLL)
         out = []
+
         def worker():
             out.append(lib.clpool_test_capture(b"all").decode())
+
         threads = [threading.Thread(target=worker) for _ in range(4)]
         for t in threads:
             t.start()

@@ -67,7 +67,7 @@ def strip_cpp(src):
             out.append("\n" * src.count("\n", i, k))
             i = k
             continue
-        m = re.match(r'(?:u8|u|U|L)?R"([^(\s]*)\(', src[i:i + 24]) if c in 'uULR' else None
+        m = re.match(r'(?:u8|u|U|L)?R"([^(\s]*)\(', src[i : i + 24]) if c in "uULR" else None
         if m and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_")):
             end = ")" + m.group(1) + '"'
             k = src.find(end, i + m.end())
@@ -101,9 +101,15 @@ def long_cpp_functions(path, text, limit):
             head = " ".join(s[last:i].split())
             kind = "block"
             if all(k in ("namespace", "class") for k, _, _ in stack):
-                if re.search(r"\bnamespace\b", head) and ")" not in head or head.startswith('extern ""'):
+                if (
+                    re.search(r"\bnamespace\b", head)
+                    and ")" not in head
+                    or head.startswith('extern ""')
+                ):
                     kind = "namespace"
-                elif re.match(r"(template\s*<.*>\s*)?(struct|class|union|enum)\b", head) and not head.endswith(")"):
+                elif re.match(
+                    r"(template\s*<.*>\s*)?(struct|class|union|enum)\b", head
+                ) and not head.endswith(")"):
                     kind = "class"
                 elif ")" in head and not head.endswith("="):
                     kind = "function"
@@ -124,8 +130,12 @@ def long_python_functions(path, text, limit):
         tree = ast.parse(text)
     except SyntaxError:
         return []
-    return [(path, n.lineno, n.end_lineno - n.lineno + 1, n.name) for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > limit]
+    return [
+        (path, n.lineno, n.end_lineno - n.lineno + 1, n.name)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.end_lineno - n.lineno + 1 > limit
+    ]
 
 
 # Production files over 500 lines when the file check came, and their lengths then: a ratchet
@@ -154,8 +164,13 @@ def long_file(rel, text, limit):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=80, help="the most lines a function may have")
-    parser.add_argument("--max-file-lines", type=int, default=500, metavar="M",
-                        help="the most lines a production file may have (FILE_CEILINGS aside)")
+    parser.add_argument(
+        "--max-file-lines",
+        type=int,
+        default=500,
+        metavar="M",
+        help="the most lines a production file may have (FILE_CEILINGS aside)",
+    )
     parser.add_argument("root", nargs="?", default=".")
     args = parser.parse_args()
     if args.max < 1:
@@ -187,13 +202,21 @@ def main():
         print(message, file=sys.stderr)
     if found or files_over:
         if found:
-            print(f"function_length: {len(found)} production function(s) over {args.max} lines", file=sys.stderr)
+            print(
+                f"function_length: {len(found)} production function(s) over {args.max} lines",
+                file=sys.stderr,
+            )
         if files_over:
-            print(f"function_length: {len(files_over)} production file(s) over {args.max_file_lines} lines",
-                  file=sys.stderr)
+            print(
+                f"function_length: {len(files_over)} production file(s) over {args.max_file_lines} lines",
+                file=sys.stderr,
+            )
         return 1
-    print(f"function_length: ok: no production function over {args.max} lines, no production file "
-          f"over {args.max_file_lines} lines but {len(held)} held at their length", file=sys.stderr)
+    print(
+        f"function_length: ok: no production function over {args.max} lines, no production file "
+        f"over {args.max_file_lines} lines but {len(held)} held at their length",
+        file=sys.stderr,
+    )
     return 0
 
 

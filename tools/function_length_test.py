@@ -30,7 +30,14 @@ class FunctionLengthTest(unittest.TestCase):
         return root
 
     def test_a_function_over_the_limit_fails_and_is_named(self):
-        root = self.tree({"pkg/a.cc": "namespace x {\n" + cpp_function("ok", 80) + cpp_function("big", 81) + "}\n"})
+        root = self.tree(
+            {
+                "pkg/a.cc": "namespace x {\n"
+                + cpp_function("ok", 80)
+                + cpp_function("big", 81)
+                + "}\n"
+            }
+        )
         r = run(root)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(r.stdout.splitlines(), ["pkg/a.cc:82: big is 81 lines (at most 80)"])
@@ -43,13 +50,16 @@ class FunctionLengthTest(unittest.TestCase):
     def test_members_lambdas_and_multi_line_signatures(self):
         method = "struct s {\n" + cpp_function("m", 81, "  int {name}(int a) const {{") + "};\n"
         signature = cpp_function("f", 81, "template <class T>\nvoid {name}(\n    T& a) {{").replace(
-            "  return a;\n", "  auto l = [&] { return a; };\n")
+            "  return a;\n", "  auto l = [&] { return a; };\n"
+        )
         r = run(self.tree({"a.h": method, "b.cc": signature}))
         self.assertEqual(r.returncode, 1)
         self.assertEqual(sorted(l.split(":")[0] for l in r.stdout.splitlines()), ["a.h", "b.cc"])
 
     def test_braces_in_comments_literals_and_directives_do_not_count(self):
-        text = textwrap.dedent('''\
+        text = (
+            textwrap.dedent(
+                """\
             #define OPEN(x) (x) {
             // a comment with a brace {
             /* and another { */
@@ -58,7 +68,10 @@ class FunctionLengthTest(unittest.TestCase):
             const char* r = R"js(function f() { return 1; })js";
             char c = '{';
             }
-            ''') + cpp_function("ok", 80)
+            """
+            )
+            + cpp_function("ok", 80)
+        )
         r = run(self.tree({"a.cc": text}))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
@@ -70,8 +83,18 @@ class FunctionLengthTest(unittest.TestCase):
 
     def test_tests_fuzzers_benchmarks_and_helpers_are_left_out(self):
         big = cpp_function("big", 200)
-        r = run(self.tree({"a/x_test.cc": big, "fuzz/f.cc": big, "a/testing/h.cc": big,
-                           "a/y_bench.cc": big, "tests/t.cc": big, "third_party/z.cc": big}))
+        r = run(
+            self.tree(
+                {
+                    "a/x_test.cc": big,
+                    "fuzz/f.cc": big,
+                    "a/testing/h.cc": big,
+                    "a/y_bench.cc": big,
+                    "tests/t.cc": big,
+                    "third_party/z.cc": big,
+                }
+            )
+        )
         self.assertEqual(r.returncode, 0, r.stdout)
 
     def test_bad_arguments(self):
@@ -109,8 +132,9 @@ class FileLengthTest(unittest.TestCase):
         self.assertIn(f"{held}: 600 lines, over 500 (held at its 681: split it)", r.stderr)
         r = run(self.tree({held: self.lines(682)}))
         self.assertEqual(r.returncode, 1)
-        self.assertEqual(r.stdout.splitlines(),
-                         [f"{held}: 682 lines (at most 500; it had 681 and may not grow)"])
+        self.assertEqual(
+            r.stdout.splitlines(), [f"{held}: 682 lines (at most 500; it had 681 and may not grow)"]
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,13 @@ def bazel_packages(repo):
         if rel != "." and ("WORKSPACE" in files or "WORKSPACE.bazel" in files):
             dirs[:] = []  # another repository
             continue
-        dirs[:] = [d for d in dirs if not d.startswith(".") and not d.startswith("bazel-")
-                   and not (rel == "." and d == "third_party")]
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and not d.startswith("bazel-")
+            and not (rel == "." and d == "third_party")
+        ]
         if "BUILD" in files or "BUILD.bazel" in files:
             out.append("//" if rel == "." else rel + "/")
     return sorted(out)
@@ -49,7 +54,7 @@ def read_table(repo):
         text = f.read()
     if BEGIN not in text or END not in text:
         raise ValueError(f"{path}: no layering table (the markers {BEGIN} and {END})")
-    body = text[text.index(BEGIN) + len(BEGIN):text.index(END)]
+    body = text[text.index(BEGIN) + len(BEGIN) : text.index(END)]
     table = {}
     for number, line in enumerate(body.splitlines(), 1):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -57,7 +62,9 @@ def read_table(repo):
             continue  # the header, its rule, prose
         names = re.findall(r"`([^`]+)`", cells[0])
         if len(names) != 1 or not (names[0].endswith("/") or names[0] == "//"):
-            raise ValueError(f"layering table: row '{line.strip()}': the first cell names one package")
+            raise ValueError(
+                f"layering table: row '{line.strip()}': the first cell names one package"
+            )
         package = names[0]
         if package in table:
             raise ValueError(f"layering table: {package} has two rows")
@@ -76,8 +83,10 @@ def problems(repo):
     out = []
     for p in packages:
         if p not in table:
-            out.append(f"package {p} has no row in ARCHITECTURE.md's layering table: add one saying "
-                       f"what it may depend on")
+            out.append(
+                f"package {p} has no row in ARCHITECTURE.md's layering table: add one saying "
+                f"what it may depend on"
+            )
     for p, allowed in sorted(table.items()):
         if p not in packages:
             out.append(f"the layering table has a row for {p}, which is not a Bazel package")
@@ -116,7 +125,11 @@ def queries(repo):
         if not forbidden:
             continue
         allowed = ", ".join(sorted(table[p]))
-        name = f"{p} depends on {allowed} and what they may use" if allowed else f"{p} depends on no other package"
+        name = (
+            f"{p} depends on {allowed} and what they may use"
+            if allowed
+            else f"{p} depends on no other package"
+        )
         out.append((name, label(p), " + ".join(label(q) for q in forbidden)))
     return out
 
@@ -124,7 +137,9 @@ def queries(repo):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["check", "queries"])
-    parser.add_argument("--repo", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    parser.add_argument(
+        "--repo", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    )
     args = parser.parse_args()
     repo = os.path.abspath(args.repo)
     found = problems(repo)

@@ -50,10 +50,14 @@ class LayeringTest(unittest.TestCase):
 
     def test_a_row_without_a_package_fails(self):
         found = layering.problems(tree([p for p in ALL if p != "side"]))
-        self.assertTrue(any("row for side/, which is not a Bazel package" in p for p in found), found)
+        self.assertTrue(
+            any("row for side/, which is not a Bazel package" in p for p in found), found
+        )
 
     def test_a_row_naming_an_unknown_package_fails(self):
-        table = TABLE.replace("| `core/` | on base | `base/` |", "| `core/` | on base | `base/`, `nowhere/` |")
+        table = TABLE.replace(
+            "| `core/` | on base | `base/` |", "| `core/` | on base | `base/`, `nowhere/` |"
+        )
         found = layering.problems(tree(ALL, table))
         self.assertTrue(any("core/ names nowhere/, which has no row" in p for p in found), found)
 
@@ -72,8 +76,10 @@ class LayeringTest(unittest.TestCase):
         self.assertEqual(layering.problems(root), [])
 
     def test_queries_forbid_what_the_closure_does_not_allow(self):
-        q = {name.split(" ")[0]: (source, forbidden.split(" + ")) for name, source, forbidden in
-             layering.queries(tree(ALL))}
+        q = {
+            name.split(" ")[0]: (source, forbidden.split(" + "))
+            for name, source, forbidden in layering.queries(tree(ALL))
+        }
         self.assertNotIn("tests/", q, "a row of `*` is not checked")
         source, forbidden = q["engine/"]
         self.assertEqual(source, "//engine:all")

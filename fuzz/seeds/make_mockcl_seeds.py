@@ -39,30 +39,72 @@ SEM_IMMEDIATE, SEM_DEFERRED, SEM_HOST_OOM = range(3)
 CAP_64K, CAP_1M, CAP_16M = 0, 1, 2
 MAX_EQ_CAP, MAX_QUARTER, MAX_TWICE = 0, 1, 2
 # Operation picks (pool_mockcl_fuzzer.cc: 0..31).
-P_ALLOC, P_RELEASE, P_FILL, P_KERNEL, P_FREE_HELD, P_STOP, P_LIMIT, P_TRIM, P_FINISH, P_NTH, P_EXEC = (
-    0, 11, 17, 19, 20, 21, 22, 24, 25, 26, 30)
-CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY, CL_INVALID_VALUE = range(4)
+(
+    P_ALLOC,
+    P_RELEASE,
+    P_FILL,
+    P_KERNEL,
+    P_FREE_HELD,
+    P_STOP,
+    P_LIMIT,
+    P_TRIM,
+    P_FINISH,
+    P_NTH,
+    P_EXEC,
+) = (0, 11, 17, 19, 20, 21, 22, 24, 25, 26, 30)
+(
+    CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    CL_OUT_OF_RESOURCES,
+    CL_OUT_OF_HOST_MEMORY,
+    CL_INVALID_VALUE,
+) = range(4)
 CAPS = {CAP_64K: 64 << 10, CAP_1M: 1 << 20, CAP_16M: 16 << 20}
 # Entry lists per kind (consume_entry), and the command entries for exec rules.
 ENTRIES = {
-    IMMEDIATE: ["clCreateBuffer", "clEnqueueMigrateMemObjects", "clEnqueueFillBuffer", "clEnqueueNDRangeKernel", "clFinish"],
-    IMMEDIATE_WAIT: ["clCreateBuffer", "clEnqueueMigrateMemObjects", "clWaitForEvents", "clEnqueueFillBuffer", "clEnqueueNDRangeKernel", "clFinish"],
+    IMMEDIATE: [
+        "clCreateBuffer",
+        "clEnqueueMigrateMemObjects",
+        "clEnqueueFillBuffer",
+        "clEnqueueNDRangeKernel",
+        "clFinish",
+    ],
+    IMMEDIATE_WAIT: [
+        "clCreateBuffer",
+        "clEnqueueMigrateMemObjects",
+        "clWaitForEvents",
+        "clEnqueueFillBuffer",
+        "clEnqueueNDRangeKernel",
+        "clFinish",
+    ],
     DEFERRED: ["clCreateBuffer", "clEnqueueFillBuffer", "clEnqueueNDRangeKernel", "clFinish"],
     SVM: ["clSVMAlloc", "clEnqueueSVMMemFill", "clEnqueueNDRangeKernel", "clFinish"],
     SVM_FREE_QUEUE: ["clSVMAlloc", "clEnqueueSVMMemFill", "clEnqueueNDRangeKernel", "clFinish"],
     PINNED: ["clCreateBuffer", "clEnqueueMapBuffer", "clFinish"],
 }
-COMMANDS = {"clEnqueueMigrateMemObjects", "clEnqueueFillBuffer", "clEnqueueNDRangeKernel", "clEnqueueSVMMemFill"}
+COMMANDS = {
+    "clEnqueueMigrateMemObjects",
+    "clEnqueueFillBuffer",
+    "clEnqueueNDRangeKernel",
+    "clEnqueueSVMMemFill",
+}
 
 
 class PoolSeed:
-    def __init__(self, kind, sem, cap, max_alloc, lb=4, pool_first=True, pinned_quarter=True, pinned=None):
+    def __init__(
+        self, kind, sem, cap, max_alloc, lb=4, pool_first=True, pinned_quarter=True, pinned=None
+    ):
         self.e, self.kind, self.live = Enc(), kind, 0
         self.cap = CAPS[cap]
-        self.max = {MAX_EQ_CAP: self.cap, MAX_QUARTER: max(1, self.cap // 4), MAX_TWICE: self.cap * 2}[max_alloc]
+        self.max = {
+            MAX_EQ_CAP: self.cap,
+            MAX_QUARTER: max(1, self.cap // 4),
+            MAX_TWICE: self.cap * 2,
+        }[max_alloc]
         self.pinned = max(1, self.cap // 4) if pinned_quarter else pinned
         e = self.e
-        e.rng(0, 5, kind).rng(0, 6, lb).flag(pool_first).rng(0, 2, sem).rng(0, 5, cap).rng(0, 3, max_alloc)
+        e.rng(0, 5, kind).rng(0, 6, lb).flag(pool_first).rng(0, 2, sem).rng(0, 5, cap).rng(
+            0, 3, max_alloc
+        )
         e.flag(pinned_quarter)
         if not pinned_quarter:
             e.rng(1, 1 << 20, pinned)
@@ -159,7 +201,9 @@ def pool_mockcl_seeds():
 
     s = PoolSeed(IMMEDIATE_WAIT, SEM_HOST_OOM, CAP_64K, MAX_TWICE)
     s.alloc_small(4096).release(0)
-    s.fault("clEnqueueMigrateMemObjects", 1, CL_INVALID_VALUE, execute=True).alloc_small(2000, ok=False)
+    s.fault("clEnqueueMigrateMemObjects", 1, CL_INVALID_VALUE, execute=True).alloc_small(
+        2000, ok=False
+    )
     s.fault("clWaitForEvents", 1, CL_OUT_OF_RESOURCES).alloc_small(2000)  # retried after freeing
     s.fault("clCreateBuffer", 2, CL_OUT_OF_HOST_MEMORY).alloc_small(3000).alloc_small(3000)
     s.limit_managed().alloc_small(100, ok=False).limit_unlimited().alloc_cap_edge(2, ok=False)
@@ -182,14 +226,27 @@ def pool_mockcl_seeds():
 
 # ---- svm_ordering_fuzzer -----------------------------------------------------------------------
 O_SVM, O_SVM_FREE_FIRST, O_SVM_FREE_LAST, O_BUF_IMMEDIATE, O_BUF_DEFERRED = range(5)
-Q_ALLOC, Q_FILL, Q_KERNEL, Q_COPY, Q_BIND, Q_UNBIND, Q_RELEASE, Q_ENQ_RELEASE, Q_FREE_HELD, Q_FLUSH, Q_FINISH = (
-    0, 8, 11, 14, 16, 19, 20, 23, 26, 27, 30)
+(
+    Q_ALLOC,
+    Q_FILL,
+    Q_KERNEL,
+    Q_COPY,
+    Q_BIND,
+    Q_UNBIND,
+    Q_RELEASE,
+    Q_ENQ_RELEASE,
+    Q_FREE_HELD,
+    Q_FLUSH,
+    Q_FINISH,
+) = (0, 8, 11, 14, 16, 19, 20, 23, 26, 27, 30)
 
 
 class OrderSeed:
     def __init__(self, kind, nq, lazy, seed=0, kernel=0, pool_first=True):
         self.e, self.nq, self.live = Enc(), nq, 0
-        self.e.rng(0, 4, kind).rng(2, 4, nq).flag(lazy).rng(0, 3, seed).rng(0, 2, kernel).flag(pool_first)
+        self.e.rng(0, 4, kind).rng(2, 4, nq).flag(lazy).rng(0, 3, seed).rng(0, 2, kernel).flag(
+            pool_first
+        )
 
     def index(self, i):
         if self.live > 1:
@@ -280,7 +337,10 @@ def svm_ordering_seeds():
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "fuzz/corpus"
-    for sub, seeds in (("pool_mockcl", pool_mockcl_seeds()), ("svm_ordering", svm_ordering_seeds())):
+    for sub, seeds in (
+        ("pool_mockcl", pool_mockcl_seeds()),
+        ("svm_ordering", svm_ordering_seeds()),
+    ):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
         for name, data in seeds.items():
             with open(os.path.join(root, sub, name), "wb") as f:

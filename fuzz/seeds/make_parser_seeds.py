@@ -15,18 +15,30 @@ CONFIG = {
     0: ["512m", "0", "18446744073709551615", "16777216t", "8G"],
     1: ["CL_OUT_OF_RESOURCES", "-4", "CL_SUCCESS", "-2147483648"],
     2: ["gpu", "gpu-8g", "cpu-2g", "cpu"],
-    3: ["gpu", "gpu-8g:semantics=deferred,reported=16g;cpu-2g:svm=off",
+    3: [
+        "gpu",
+        "gpu-8g:semantics=deferred,reported=16g;cpu-2g:svm=off",
         "gpu:name=small,capacity=1g,reported=2g,max_alloc=512m,semantics=deferred,svm=off,pinned=64m",
-        "gpu-64m:semantics=host_oom"],
-    4: ["nth:clCreateBuffer:3:CL_OUT_OF_RESOURCES", "bytes:512m", "exec:clEnqueueNDRangeKernel:1:-5",
-        "prob:clCreateBuffer:0.5:7", "nth:*:10;bytes:1g"],
+        "gpu-64m:semantics=host_oom",
+    ],
+    4: [
+        "nth:clCreateBuffer:3:CL_OUT_OF_RESOURCES",
+        "bytes:512m",
+        "exec:clEnqueueNDRangeKernel:1:-5",
+        "prob:clCreateBuffer:0.5:7",
+        "nth:*:10;bytes:1g",
+    ],
     5: ["eager", "lazy,seed=42,kernel_ns=1000", "eager,lazy"],
     6: ["MOCKCL_DEVICES=gpu-8g\nMOCKCL_SCHEDULE=lazy"],
     7: ["0", "18446744073709551615", "18446744073709551616", "007", "+1"],
     8: ["2GiB", "512MiB", "4096", "1B", "2GB", "16777215TiB", "16777216TiB"],
     9: ["0", "1", "0.25", ".5", "1.0000001", "1e-3"],
-    10: ["CLPOOL_LAYER_TRACE=/tmp/t.trace\nCLPOOL_LAYER_BUDGET=2GiB\nCLPOOL_LAYER_FAIL_NTH=3",
-         "CLPOOL_LAYER_FAIL_PROB=0.01\nCLPOOL_LAYER_SEED=7", "CLPOOL_LAYER_BUGDET=1", "CLPOOL_LAYER_BUDGET"],
+    10: [
+        "CLPOOL_LAYER_TRACE=/tmp/t.trace\nCLPOOL_LAYER_BUDGET=2GiB\nCLPOOL_LAYER_FAIL_NTH=3",
+        "CLPOOL_LAYER_FAIL_PROB=0.01\nCLPOOL_LAYER_SEED=7",
+        "CLPOOL_LAYER_BUGDET=1",
+        "CLPOOL_LAYER_BUDGET",
+    ],
 }
 
 TRACE_TEXT = """clpool-trace 1
@@ -89,11 +101,29 @@ def binary_sites():
     """The binary form of a small version-2 trace: header, a frame, two stacks, events."""
     out = bytearray(b"CLPTRACE" + bytes([2]) + bytes(7))
     name, fn = b"app.py", b"main"
-    out += bytes([5]) + varint(1) + varint(0) + varint(9) + varint(len(name)) + name + varint(len(fn)) + fn
+    out += (
+        bytes([5])
+        + varint(1)
+        + varint(0)
+        + varint(9)
+        + varint(len(name))
+        + name
+        + varint(len(fn))
+        + fn
+    )
     out += bytes([6]) + varint(1) + varint(0) + varint(1)
     out += bytes([6]) + varint(2) + varint(1) + varint(7)  # frame 7 never defined
     # alloc id 1 size 4096 with a stack (bit 7) and thread/queue (bit 6), seq 0, dt 0
-    out += bytes([0x80 | 0x40]) + varint(0) + varint(0) + varint(0) + varint(1) + varint(1) + varint(4096) + varint(2)
+    out += (
+        bytes([0x80 | 0x40])
+        + varint(0)
+        + varint(0)
+        + varint(0)
+        + varint(1)
+        + varint(1)
+        + varint(4096)
+        + varint(2)
+    )
     # alloc_failed size 2^30 stack 1
     out += bytes([0x80 | 1]) + varint(0) + varint(2) + varint(0) + varint(1 << 30) + varint(1)
     # free id 1
@@ -120,23 +150,38 @@ def main():
     os.makedirs(config, exist_ok=True)
     for selector, texts in CONFIG.items():
         for i, text in enumerate(texts):
-            write(os.path.join(config, "seed_%02d_%d" % (selector, i)), text.encode() + bytes([selector]))
+            write(
+                os.path.join(config, "seed_%02d_%d" % (selector, i)),
+                text.encode() + bytes([selector]),
+            )
     trace = os.path.join(root, "trace_parsers")
     os.makedirs(trace, exist_ok=True)
     write(os.path.join(trace, "seed_trace_text"), TRACE_TEXT.encode() + bytes([0]))
     write(os.path.join(trace, "seed_trace_text_no_liveness"), TRACE_TEXT.encode() + bytes([1]))
-    write(os.path.join(trace, "seed_trace_bad_line"), (TRACE_TEXT + "7 70 0 1 free 99 0 buffer 0x0\n").encode() + bytes([0]))
+    write(
+        os.path.join(trace, "seed_trace_bad_line"),
+        (TRACE_TEXT + "7 70 0 1 free 99 0 buffer 0x0\n").encode() + bytes([0]),
+    )
     write(os.path.join(trace, "seed_trace_sites"), TRACE_SITES.encode() + bytes([0]))
     write(os.path.join(trace, "seed_trace_sites_no_liveness"), TRACE_SITES.encode() + bytes([1]))
-    write(os.path.join(trace, "seed_trace_sites_undefined_stack"),
-          (TRACE_SITES + "5 50 0 1 alloc 9 1 buffer 0x0 44\n").encode() + bytes([0]))
+    write(
+        os.path.join(trace, "seed_trace_sites_undefined_stack"),
+        (TRACE_SITES + "5 50 0 1 alloc 9 1 buffer 0x0 44\n").encode() + bytes([0]),
+    )
     write(os.path.join(trace, "seed_trace_sites_binary"), binary_sites() + bytes([0]))
     write(os.path.join(trace, "seed_rmm_csv"), RMM.encode() + bytes([2]))
     write(os.path.join(trace, "seed_trace_releases"), TRACE_RELEASES.encode() + bytes([0]))
-    write(os.path.join(trace, "seed_trace_releases_no_liveness"), TRACE_RELEASES.encode() + bytes([1]))
-    write(os.path.join(trace, "seed_trace_releases_twice"),
-          (TRACE_RELEASES + "9 90 0 0 alloc 4 8 buffer 0x0\n10 91 0 0 release 4 8 buffer 0x0\n"
-           "11 92 0 0 release 4 8 buffer 0x0\n").encode() + bytes([0]))
+    write(
+        os.path.join(trace, "seed_trace_releases_no_liveness"), TRACE_RELEASES.encode() + bytes([1])
+    )
+    write(
+        os.path.join(trace, "seed_trace_releases_twice"),
+        (
+            TRACE_RELEASES + "9 90 0 0 alloc 4 8 buffer 0x0\n10 91 0 0 release 4 8 buffer 0x0\n"
+            "11 92 0 0 release 4 8 buffer 0x0\n"
+        ).encode()
+        + bytes([0]),
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,18 @@ import os
 import sys
 
 # Operation selectors (pool_ops_fuzzer.cc: pick in 0..31).
-ALLOC, RELEASE, MOVE, FREE_HELD, STOP, LIMIT, TRIM, POLICY, CAPACITY, INJECT = 0, 12, 20, 22, 24, 25, 27, 28, 30, 31
+ALLOC, RELEASE, MOVE, FREE_HELD, STOP, LIMIT, TRIM, POLICY, CAPACITY, INJECT = (
+    0,
+    12,
+    20,
+    22,
+    24,
+    25,
+    27,
+    28,
+    30,
+    31,
+)
 # ALLOC (0..9) requests through try_allocate(); ALLOC_THROWING (10, 11) through allocate(), whose
 # hit path is the pool's inlined fast path and whose out-of-memory is the out_of_memory exception.
 ALLOC_THROWING = 10
@@ -62,14 +73,20 @@ def seeds(lb):
     out = {}
     e = header(Enc(), lb, UNLIMITED)
     # With one live allocation the release index has range 0 and consumes no byte.
-    small(e.byte(ALLOC), 100); e.byte(RELEASE); small(e.byte(ALLOC), 100)
-    small(e.byte(ALLOC), 200); e.byte(RELEASE).byte(0); e.byte(FREE_HELD)
+    small(e.byte(ALLOC), 100)
+    e.byte(RELEASE)
+    small(e.byte(ALLOC), 100)
+    small(e.byte(ALLOC), 200)
+    e.byte(RELEASE).byte(0)
+    e.byte(FREE_HELD)
     out["seed_hit_after_release"] = e.data()
 
     e = header(Enc(), lb, CAP_64K)
     for n in (30000, 20000, 10000):
         small(e.byte(ALLOC), n % 4096 + 1)
-    pow2(e.byte(ALLOC), 15, 0); e.byte(RELEASE).byte(0); e.byte(RELEASE).byte(0)
+    pow2(e.byte(ALLOC), 15, 0)
+    e.byte(RELEASE).byte(0)
+    e.byte(RELEASE).byte(0)
     pow2(e.byte(ALLOC), 16, 0)  # needs the held blocks freed
     out["seed_oom_frees_held"] = e.data()
 
@@ -78,17 +95,23 @@ def seeds(lb):
         pow2(e.byte(ALLOC), k, d)
     e.byte(ALLOC).byte(0)  # size 0
     e.byte(ALLOC).byte(5).byte(0)  # 2^64 - 1
-    e.byte(RELEASE).byte(0); pow2(e.byte(ALLOC), 0, 0)  # a hit on the released 1-byte block
-    e.byte(MOVE).byte(1).byte(2); e.byte(STOP)
+    e.byte(RELEASE).byte(0)
+    pow2(e.byte(ALLOC), 0, 0)  # a hit on the released 1-byte block
+    e.byte(MOVE).byte(1).byte(2)
+    e.byte(STOP)
     out["seed_edge_sizes"] = e.data()
 
     e = header(Enc(), lb, UNLIMITED)
     for n in (1000, 2000, 3000):
         small(e.byte(ALLOC), n)
-    e.byte(RELEASE).byte(0); e.byte(RELEASE).byte(0)
+    e.byte(RELEASE).byte(0)
+    e.byte(RELEASE).byte(0)
     e.byte(POLICY).byte(0).byte(1).byte(3)  # max_held = 0 ... ratio 1.0
-    e.byte(LIMIT).byte(2); e.byte(TRIM).byte(1); e.byte(LIMIT).byte(0)
-    e.byte(INJECT).byte(1); small(e.byte(ALLOC), 4000)
+    e.byte(LIMIT).byte(2)
+    e.byte(TRIM).byte(1)
+    e.byte(LIMIT).byte(0)
+    e.byte(INJECT).byte(1)
+    small(e.byte(ALLOC), 4000)
     e.byte(CAPACITY).byte(0).byte(2)  # capacity = active rounded bytes
     small(e.byte(ALLOC), 1)  # out of memory at the device
     out["seed_policy_limit_trim_inject"] = e.data()
@@ -96,16 +119,20 @@ def seeds(lb):
     # 24 bytes, so pool_ops_fuzzer (max_len 32) keeps all of it: allocate()'s fast-path hit and
     # its out_of_memory exception.
     e = header(Enc(), lb, CAP_64K)
-    small(e.byte(ALLOC_THROWING), 100); e.byte(RELEASE); small(e.byte(ALLOC_THROWING), 100)
+    small(e.byte(ALLOC_THROWING), 100)
+    e.byte(RELEASE)
+    small(e.byte(ALLOC_THROWING), 100)
     pow2(e.byte(ALLOC_THROWING), 16, 0)  # 64 KiB on a 64 KiB device with 100 B live: out of memory
-    e.byte(RELEASE); pow2(e.byte(ALLOC_THROWING), 15, 0)
+    e.byte(RELEASE)
+    pow2(e.byte(ALLOC_THROWING), 15, 0)
     out["seed_allocate_fast_hit_and_oom"] = e.data()
     return out
 
 
 def deep_seeds(lb):
     """Long sequences for pool_ops_deep_fuzzer (up to 512 operations): the fuzzer's limit of 256
-    live allocations, then releases in a scattered order, a trim policy, and hits on what is held."""
+    live allocations, then releases in a scattered order, a trim policy, and hits on what is held.
+    """
     out = seeds(lb)
     e = header(Enc(), lb, UNLIMITED)
     for i in range(256):  # every live slot; one more allocate would be skipped
@@ -117,16 +144,20 @@ def deep_seeds(lb):
     e.byte(POLICY).byte(1).byte(4)  # max_held = unlimited, ratio 2.0
     for i in range(120):
         small(e.byte(ALLOC), 1 + (i * 37) % 4000)  # mostly hits on the held blocks
-    e.byte(TRIM).byte(1); e.byte(FREE_HELD); e.byte(STOP)
+    e.byte(TRIM).byte(1)
+    e.byte(FREE_HELD)
+    e.byte(STOP)
     out["seed_deep_many_live"] = e.data()
     return out
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "fuzz/corpus"
-    for sub, make in (("pool_ops", lambda: seeds(4)),
-                      ("pool_ops_high_lb", lambda: seeds(3)),  # high_lb: 9 + 3 = 12
-                      ("pool_ops_deep", lambda: deep_seeds(4))):
+    for sub, make in (
+        ("pool_ops", lambda: seeds(4)),
+        ("pool_ops_high_lb", lambda: seeds(3)),  # high_lb: 9 + 3 = 12
+        ("pool_ops_deep", lambda: deep_seeds(4)),
+    ):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
         for name, data in make().items():
             with open(os.path.join(root, sub, name), "wb") as f:

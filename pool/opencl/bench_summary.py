@@ -19,11 +19,17 @@ for b in data["benchmarks"]:
         continue
     real[b["run_name"]].append(b["real_time"])
     cpu[b["run_name"]].append(b["cpu_time"])
-print(f"{'benchmark':32s} {'real min':>10s} {'real med':>10s} {'cpu min':>10s} {'cpu med':>10s}  (ns)")
+print(
+    f"{'benchmark':32s} {'real min':>10s} {'real med':>10s} {'cpu min':>10s} {'cpu med':>10s}  (ns)"
+)
 for name in real:
-    print(f"{name:32s} {min(real[name]):10.1f} {statistics.median(real[name]):10.1f} "
-          f"{min(cpu[name]):10.1f} {statistics.median(cpu[name]):10.1f}")
+    print(
+        f"{name:32s} {min(real[name]):10.1f} {statistics.median(real[name]):10.1f} "
+        f"{min(cpu[name]):10.1f} {statistics.median(cpu[name]):10.1f}"
+    )
 if "BM_ImmediateAllocation" in real and "BM_BufferPoolHit" in real:
     im, hit = real["BM_ImmediateAllocation"], real["BM_BufferPoolHit"]
-    print(f"immediate/pool-hit (real time): median {statistics.median(im) / statistics.median(hit):.0f}x, "
-          f"min/min {min(im) / min(hit):.0f}x")
+    print(
+        f"immediate/pool-hit (real time): median {statistics.median(im) / statistics.median(hit):.0f}x, "
+        f"min/min {min(im) / min(hit):.0f}x"
+    )

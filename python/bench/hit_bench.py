@@ -35,8 +35,11 @@ def child(args):
 
     import clpool.pyopencl
 
-    platform = next(p for p in cl.get_platforms()
-                    if ("mockcl" if args.device == "mockcl" else "Portable") in p.name)
+    platform = next(
+        p
+        for p in cl.get_platforms()
+        if ("mockcl" if args.device == "mockcl" else "Portable") in p.name
+    )
     ctx = cl.Context([platform.get_devices()[0]])
     queue = cl.CommandQueue(ctx)
     theirs = pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(queue))
@@ -71,8 +74,12 @@ def main():
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--iterations", type=int, default=20000)
-    parser.add_argument("--binding", choices=("auto", "generic"), default="auto",
-                        help="generic: clpool's binding-independent path (CLPOOL_PYTHON_BINDING)")
+    parser.add_argument(
+        "--binding",
+        choices=("auto", "generic"),
+        default="auto",
+        help="generic: clpool's binding-independent path (CLPOOL_PYTHON_BINDING)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.processes < 1 or args.runs < 1 or args.iterations < 1:
@@ -92,22 +99,42 @@ def main():
         env.update(OCL_ICD_VENDORS=vendors, MOCKCL_DEVICES="gpu-1g", MOCKCL_BACKING="none")
     medians = []
     for _ in range(args.processes):
-        out = subprocess.run([sys.executable, __file__, "--child", "--device", args.device,
-                              "--runs", str(args.runs), "--iterations", str(args.iterations)],
-                             env=env, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                "--device",
+                args.device,
+                "--runs",
+                str(args.runs),
+                "--iterations",
+                str(args.iterations),
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         medians.append(json.loads(out))
-    print(f"PyOpenCL {medians[0]['pyopencl']}, clpool's {medians[0]['binding']} path, device "
-          f"{args.device}: {args.processes} processes x {args.runs} runs x {args.iterations} hits "
-          "of 4096 bytes; thread CPU time per hit, ns")
-    print(f"{'case':10s} {'pyopencl min':>13s} {'median':>8s} {'clpool min':>11s} {'median':>8s}"
-          f" {'ratio min':>10s} {'median':>8s}")
+    print(
+        f"PyOpenCL {medians[0]['pyopencl']}, clpool's {medians[0]['binding']} path, device "
+        f"{args.device}: {args.processes} processes x {args.runs} runs x {args.iterations} hits "
+        "of 4096 bytes; thread CPU time per hit, ns"
+    )
+    print(
+        f"{'case':10s} {'pyopencl min':>13s} {'median':>8s} {'clpool min':>11s} {'median':>8s}"
+        f" {'ratio min':>10s} {'median':>8s}"
+    )
     for case in CASES:
         theirs = [m[f"pyopencl {case}"] for m in medians]
         ours = [m[f"clpool {case}"] for m in medians]
         ratios = [o / t for o, t in zip(ours, theirs)]
-        print(f"{case:10s} {min(theirs):13.0f} {statistics.median(theirs):8.0f} "
-              f"{min(ours):11.0f} {statistics.median(ours):8.0f} "
-              f"{min(ratios):10.2f} {statistics.median(ratios):8.2f}")
+        print(
+            f"{case:10s} {min(theirs):13.0f} {statistics.median(theirs):8.0f} "
+            f"{min(ours):11.0f} {statistics.median(ours):8.0f} "
+            f"{min(ratios):10.2f} {statistics.median(ratios):8.2f}"
+        )
 
 
 if __name__ == "__main__":

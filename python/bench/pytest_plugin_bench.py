@@ -72,21 +72,38 @@ def test_ten_buffers(queue, i):
 
 def find(variable, name):
     import clpool
+
     path = os.environ.get(variable) or os.path.join(os.path.dirname(clpool.__file__), "_lib", name)
     if not os.path.exists(path):
-        sys.exit(f"pytest_plugin_bench: {name} not found (set ${variable} or run tools/python_install.sh)")
+        sys.exit(
+            f"pytest_plugin_bench: {name} not found (set ${variable} or run tools/python_install.sh)"
+        )
     return path
 
 
 def run(directory, active, out, env):
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "clpool.pytest_plugin"]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "clpool.pytest_plugin",
+    ]
     if active:
         args += ["--clpool-device", "nvidia:4GiB"]
     e = dict(env, BENCH_OUT=out)
-    if not active:   # the same device, without the plugin
-        e.update(OCL_ICD_VENDORS=os.path.join(directory, "vendors"), OCL_ICD_PLATFORM_SORT="none",
-                 MOCKCL_DEVICES="gpu-4294967296:profile=nvidia")
-    r = subprocess.run(args + ["test_suite.py"], cwd=directory, env=e, capture_output=True, text=True)
+    if not active:  # the same device, without the plugin
+        e.update(
+            OCL_ICD_VENDORS=os.path.join(directory, "vendors"),
+            OCL_ICD_PLATFORM_SORT="none",
+            MOCKCL_DEVICES="gpu-4294967296:profile=nvidia",
+        )
+    r = subprocess.run(
+        args + ["test_suite.py"], cwd=directory, env=e, capture_output=True, text=True
+    )
     if r.returncode != 0:
         sys.exit(f"pytest_plugin_bench: pytest failed:\n{r.stdout}\n{r.stderr}")
     with open(out) as f:
@@ -97,13 +114,16 @@ def run(directory, active, out, env):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tests", type=int, default=200, help="tests of each kind (default 200)")
-    p.add_argument("--runs", type=int, default=5, help="runs with and without the plugin (default 5)")
+    p.add_argument(
+        "--runs", type=int, default=5, help="runs with and without the plugin (default 5)"
+    )
     a = p.parse_args()
     if a.tests < 20 or a.runs < 1:
         p.error("--tests must be at least 20 and --runs at least 1")
     mockcl = find("LIBMOCKCL_SO", "libmockcl.so")
     find("LIBCLPOOL_LAYER_SO", "libclpool_layer.so")
     import pyopencl
+
     with tempfile.TemporaryDirectory(prefix="clpool-plugin-bench-") as d:
         with open(os.path.join(d, "conftest.py"), "w") as f:
             f.write(CONFTEST)
@@ -117,8 +137,10 @@ def main():
         for i in range(a.runs):
             for active in (False, True) if i % 2 == 0 else (True, False):
                 results[active].append(run(d, active, os.path.join(d, "times.json"), env))
-    print(f"PyOpenCL {pyopencl.VERSION_TEXT}; {a.tests} tests of each kind, {a.runs} runs each way; "
-          "per test, the median over a run's tests (us): min / median over the runs")
+    print(
+        f"PyOpenCL {pyopencl.VERSION_TEXT}; {a.tests} tests of each kind, {a.runs} runs each way; "
+        "per test, the median over a run's tests (us): min / median over the runs"
+    )
     print(f"{'kind':<12} {'without':>17} {'with the plugin':>17} {'added':>17}")
     for kind in ("test_empty", "test_one_buffer", "test_ten_buffers"):
         base = [r[kind] * 1e6 for r in results[False]]

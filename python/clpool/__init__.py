@@ -22,11 +22,14 @@ __all__ = ["CLError", "OutOfMemoryError", "PageLockedMemoryPool"]
 def __getattr__(name):
     if name == "OutOfMemoryError":
         from clpool._errors import out_of_memory_error_class
+
         return out_of_memory_error_class()
     if name == "PageLockedMemoryPool":
         from clpool.pagelocked import PageLockedMemoryPool
+
         return PageLockedMemoryPool
     if name == "pyopencl":
         import importlib
+
         return importlib.import_module("clpool.pyopencl")
     raise AttributeError(f"module 'clpool' has no attribute {name!r}")

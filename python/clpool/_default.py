@@ -11,6 +11,7 @@ def queue():
     with _lock:
         if "queue" not in _state:
             import pyopencl
+
             context = pyopencl.create_some_context(interactive=False)
             _state["context"] = context
             _state["queue"] = pyopencl.CommandQueue(context)

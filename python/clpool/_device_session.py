@@ -17,12 +17,26 @@ from clpool import _core
 # Variables the plugin sets for the ICD loader, the layer and the mock. The layer's are taken out
 # of the environment again once the loader has read them, so that a program a test starts does
 # not write into this process's trace.
-LAYER_VARIABLES = ("OPENCL_LAYERS", "CLPOOL_LAYER_TRACE", "CLPOOL_LAYER_BUDGET",
-                   "CLPOOL_LAYER_PROFILE", "CLPOOL_LAYER_STACKS")
+LAYER_VARIABLES = (
+    "OPENCL_LAYERS",
+    "CLPOOL_LAYER_TRACE",
+    "CLPOOL_LAYER_BUDGET",
+    "CLPOOL_LAYER_PROFILE",
+    "CLPOOL_LAYER_STACKS",
+)
 # What each library must export: the layer's entry points and controls; an ICD.
-LAYER_EXPORTS = ["clGetLayerInfo", "clInitLayer", "clpool_layer_state", "clpool_layer_set_budget",
-                 "clpool_layer_trace_error", "clpool_layer_threads", "clpool_layer_next_seq",
-                 "clpool_layer_refusal", "clpool_layer_fault_points", "clpool_layer_arm"]
+LAYER_EXPORTS = [
+    "clGetLayerInfo",
+    "clInitLayer",
+    "clpool_layer_state",
+    "clpool_layer_set_budget",
+    "clpool_layer_trace_error",
+    "clpool_layer_threads",
+    "clpool_layer_next_seq",
+    "clpool_layer_refusal",
+    "clpool_layer_fault_points",
+    "clpool_layer_arm",
+]
 MOCKCL_EXPORTS = ["clIcdGetPlatformIDsKHR", "mockcl_configure"]
 
 
@@ -43,32 +57,53 @@ class Settings:
         self.sweep_result = getattr(ns, "clpool_oom_sweep_result", None)
         self.sweep_timeout = getattr(ns, "clpool_oom_sweep_timeout", None)
         if self.sweep_timeout is not None and not self.sweep_timeout > 0:
-            raise SetupError(f"--clpool-oom-sweep-timeout: {self.sweep_timeout} is not a number of seconds above 0")
+            raise SetupError(
+                f"--clpool-oom-sweep-timeout: {self.sweep_timeout} is not a number of seconds above 0"
+            )
         if self.sweep_run is not None:
             kind, _, n = self.sweep_run.partition(":")
-            if not (self.sweep_run == "count" or (kind in ("alloc", "first-use") and n.isdigit() and int(n) >= 1)):
-                raise SetupError(f"--clpool-oom-sweep-run: {self.sweep_run!r} is not count, alloc:N or first-use:N")
+            if not (
+                self.sweep_run == "count"
+                or (kind in ("alloc", "first-use") and n.isdigit() and int(n) >= 1)
+            ):
+                raise SetupError(
+                    f"--clpool-oom-sweep-run: {self.sweep_run!r} is not count, alloc:N or first-use:N"
+                )
         if self.sweep_result is not None and self.sweep_run is None:
             raise SetupError("--clpool-oom-sweep-result: only with --clpool-oom-sweep-run")
-        for flag, value in (("--clpool-device", device), ("--clpool-profile", profile),
-                            ("--clpool-artifacts", artifacts)):
+        for flag, value in (
+            ("--clpool-device", device),
+            ("--clpool-profile", profile),
+            ("--clpool-artifacts", artifacts),
+        ):
             if value is not None and not value.strip():
                 raise SetupError(f"{flag}: the value is empty")
-        self.active = bool(self.observe or device is not None or profile is not None
-                           or artifacts is not None or self.oom_sweep or self.sweep_run)
+        self.active = bool(
+            self.observe
+            or device is not None
+            or profile is not None
+            or artifacts is not None
+            or self.oom_sweep
+            or self.sweep_run
+        )
         self.summary = getattr(ns, "clpool_summary", 10)
         if self.summary is not None and self.summary < 0:
             raise SetupError(f"--clpool-summary: {self.summary} is negative (0: no table)")
         self.site_frames = _site_frames(getattr(ns, "clpool_site_frames", "auto"))
         self.replay_timeout = getattr(ns, "clpool_replay_timeout", 120.0)
         if self.replay_timeout is not None and not self.replay_timeout > 0:
-            raise SetupError(f"--clpool-replay-timeout: {self.replay_timeout} is not a number of "
-                             f"seconds above 0")
+            raise SetupError(
+                f"--clpool-replay-timeout: {self.replay_timeout} is not a number of "
+                f"seconds above 0"
+            )
         self.device = parse_device(device) if device is not None else None
         if self.device and profile is not None:
             raise SetupError("--clpool-profile: the profile is --clpool-device's when it is given")
-        self.profile = self.device[0] if self.device else (
-            parse_profile(profile, "--clpool-profile") if profile is not None else "exact")
+        self.profile = (
+            self.device[0]
+            if self.device
+            else (parse_profile(profile, "--clpool-profile") if profile is not None else "exact")
+        )
         self.capacity = self.device[1] if self.device else None
         self.artifacts = os.path.abspath(artifacts) if artifacts is not None else None
 
@@ -78,7 +113,9 @@ def _site_frames(text):
         return 0
     if isinstance(text, str) and text.isdigit() and 1 <= int(text) <= 64:
         return int(text)
-    raise SetupError(f"--clpool-site-frames: {text!r} is not 'auto' or a number of frames from 1 to 64")
+    raise SetupError(
+        f"--clpool-site-frames: {text!r} is not 'auto' or a number of frames from 1 to 64"
+    )
 
 
 def parse_profile(text, what):
@@ -96,8 +133,10 @@ def parse_device(text):
     what = f"--clpool-device {_core.escape_text(text)!r}"
     profile, sep, size = text.rpartition(":")
     if not sep or not profile or not size:
-        raise SetupError(f"{what}: write PROFILE:CAPACITY, e.g. nvidia:4GiB "
-                         f"(profiles: {', '.join(_core.builtin_profiles())} or a profile file)")
+        raise SetupError(
+            f"{what}: write PROFILE:CAPACITY, e.g. nvidia:4GiB "
+            f"(profiles: {', '.join(_core.builtin_profiles())} or a profile file)"
+        )
     profile = parse_profile(profile, what)
     capacity = parse_size(size, f"{what}: the capacity")
     check_capacity(capacity, profile, what)
@@ -105,7 +144,7 @@ def parse_device(text):
 
 
 def parse_size(value, what):
-    """The engine's size grammar (common/byte_size.h); SetupError "WHAT VALUE is ...". """
+    """The engine's size grammar (common/byte_size.h); SetupError "WHAT VALUE is ..."."""
     try:
         return _core.parse_size(value)
     except ValueError as e:
@@ -148,7 +187,9 @@ def find_file(variable, name, kind):
         if not value.strip():
             raise SetupError(f"${variable} is set but empty")
         if not os.path.exists(value):
-            raise SetupError(f"${variable} names {_core.escape_text(value)!r}, which does not exist")
+            raise SetupError(
+                f"${variable} names {_core.escape_text(value)!r}, which does not exist"
+            )
         return os.path.realpath(value)
     found = _package_lib(name) or _installed(kind, name)
     if found is None and kind == "bin":
@@ -161,8 +202,10 @@ def find_library(variable, name, exports, what):
     trial load in a child: a file cut short or the wrong library is refused, never loaded)."""
     path = find_file(variable, name, "lib")
     if path is None:
-        raise SetupError(f"{what}cannot find {name}: set ${variable}, install clpool with "
-                         f"tools/python_install.sh, or put an installed clpool's bin/ on PATH")
+        raise SetupError(
+            f"{what}cannot find {name}: set ${variable}, install clpool with "
+            f"tools/python_install.sh, or put an installed clpool's bin/ on PATH"
+        )
     why = _core.library_refusal(path, exports)
     if why:
         source = f"${variable}" if os.environ.get(variable) else "the installed"
@@ -195,7 +238,9 @@ def _platform_names(libcl):
 def _where_the_loader_looks():
     vendors = os.environ.get("OCL_ICD_VENDORS")
     if vendors:
-        there = "which does not exist" if not os.path.exists(vendors) else "which holds no usable .icd"
+        there = (
+            "which does not exist" if not os.path.exists(vendors) else "which holds no usable .icd"
+        )
         return f"OCL_ICD_VENDORS={_core.escape_text(vendors)!r}, {there}"
     return "/etc/OpenCL/vendors/*.icd (OCL_ICD_VENDORS is not set)"
 
@@ -206,7 +251,9 @@ class Layer:
     def __init__(self, lib):
         self.lib = lib
         lib.clpool_layer_threads.restype = ctypes.c_ulonglong
-        lib.clpool_layer_threads.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)] * 2 + [ctypes.c_ulonglong]
+        lib.clpool_layer_threads.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)] * 2 + [
+            ctypes.c_ulonglong
+        ]
         lib.clpool_layer_set_budget.argtypes = [ctypes.c_ulonglong]
         lib.clpool_layer_refusal.restype = ctypes.c_ulonglong
         lib.clpool_layer_refusal.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong]
@@ -259,9 +306,10 @@ class DeviceSession:
         self.profile = settings.profile
         self.capacity = settings.capacity
         self.worker = worker
-        self.workdir = workdir        # private: the mock's vendors directory, the trace
-        self.trace_path = os.path.join(settings.artifacts or workdir,
-                                       f"session{'-' + worker if worker else ''}.trace")
+        self.workdir = workdir  # private: the mock's vendors directory, the trace
+        self.trace_path = os.path.join(
+            settings.artifacts or workdir, f"session{'-' + worker if worker else ''}.trace"
+        )
         self.layer = None
         self.layer_path = None
         self.default_budget = self.capacity if self.device else 1 << 62
@@ -272,11 +320,15 @@ class DeviceSession:
     def describe(self):
         if self._described is None:
             if self.device:
-                self._described = (f"mockcl, {_core.format_bytes_both(self.capacity)}, "
-                                   f"{profile_name(self.profile)} profile{self.backing_note()}")
+                self._described = (
+                    f"mockcl, {_core.format_bytes_both(self.capacity)}, "
+                    f"{profile_name(self.profile)} profile{self.backing_note()}"
+                )
             else:
-                self._described = (f"the system's OpenCL ({', '.join(self.platforms) or 'no platform'}), "
-                                   f"observed")
+                self._described = (
+                    f"the system's OpenCL ({', '.join(self.platforms) or 'no platform'}), "
+                    f"observed"
+                )
         return self._described
 
     @staticmethod
@@ -284,7 +336,9 @@ class DeviceSession:
         b = os.environ.get("MOCKCL_BACKING")
         if b == "none":
             return ", kernels not run (MOCKCL_BACKING=none)"
-        if b == "pocl" or os.path.exists(os.environ.get("MOCKCL_POCL_ICD", "/etc/OpenCL/vendors/pocl.icd")):
+        if b == "pocl" or os.path.exists(
+            os.environ.get("MOCKCL_POCL_ICD", "/etc/OpenCL/vendors/pocl.icd")
+        ):
             return ", kernels on POCL"
         return ", kernels not run (no POCL)"
 
@@ -296,14 +350,20 @@ class DeviceSession:
     def prepare(self):
         """Checks the libraries, sets the variables and initialises the loader. Raises SetupError
         naming the one cause when anything is missing or refused."""
-        layer_path = self.layer_path = find_library("LIBCLPOOL_LAYER_SO", "libclpool_layer.so", LAYER_EXPORTS, "")
+        layer_path = self.layer_path = find_library(
+            "LIBCLPOOL_LAYER_SO", "libclpool_layer.so", LAYER_EXPORTS, ""
+        )
         mockcl_path = None
         if self.device:
-            mockcl_path = find_library("LIBMOCKCL_SO", "libmockcl.so", MOCKCL_EXPORTS, "--clpool-device: ")
+            mockcl_path = find_library(
+                "LIBMOCKCL_SO", "libmockcl.so", MOCKCL_EXPORTS, "--clpool-device: "
+            )
         layers = os.environ.get("OPENCL_LAYERS")
         if layers and layer_path in [os.path.realpath(p) for p in layers.split(":") if p]:
-            raise SetupError("OPENCL_LAYERS already names the clpool layer (clpool record?): the "
-                             "plugin loads it itself; run pytest without it")
+            raise SetupError(
+                "OPENCL_LAYERS already names the clpool layer (clpool record?): the "
+                "plugin loads it itself; run pytest without it"
+            )
         if self.settings.artifacts:
             self._prepare_artifacts()
         self._set("OPENCL_LAYERS", (layers + ":" if layers else "") + layer_path)
@@ -321,12 +381,16 @@ class DeviceSession:
         try:
             os.makedirs(self.settings.artifacts, exist_ok=True)
         except OSError as e:
-            raise SetupError(f"--clpool-artifacts: cannot make {_core.escape_text(self.settings.artifacts)!r}: "
-                             f"{e.strerror}") from None
+            raise SetupError(
+                f"--clpool-artifacts: cannot make {_core.escape_text(self.settings.artifacts)!r}: "
+                f"{e.strerror}"
+            ) from None
         path = self.trace_path
         shown = _core.escape_text(path)
         if os.path.islink(path):
-            raise SetupError(f"--clpool-artifacts: {shown!r} is a symbolic link: not writing through it")
+            raise SetupError(
+                f"--clpool-artifacts: {shown!r} is a symbolic link: not writing through it"
+            )
         # Whether a file there may be replaced is the layer's rule (layer_api/trace_path.h): it
         # refuses one that is not its trace, and the plugin says its words.
 
@@ -355,24 +419,32 @@ class DeviceSession:
             # The loader found platforms but never called the layer it was told of: it read
             # OPENCL_LAYERS before the plugin set it, at an earlier first OpenCL call.
             pyopencl = sys.modules.get("pyopencl")
-            who = (f"pyopencl {getattr(pyopencl, 'VERSION_TEXT', '')} was imported" if pyopencl is not None
-                   else "an OpenCL call came before the plugin's")
+            who = (
+                f"pyopencl {getattr(pyopencl, 'VERSION_TEXT', '')} was imported"
+                if pyopencl is not None
+                else "an OpenCL call came before the plugin's"
+            )
             raise SetupError(self._too_late(who, self.platforms))
         if self.device and self.platforms != ["mockcl"]:
             raise SetupError(
                 f"--clpool-device: the mock device did not start (platforms: "
                 f"{', '.join(self.platforms) or 'none'}; clGetPlatformIDs said {status}; mockcl's "
-                f"message, if any, is above on stderr)")
+                f"message, if any, is above on stderr)"
+            )
         if state == 0:
-            raise SetupError(f"the OpenCL ICD loader found no platform (clGetPlatformIDs said "
-                             f"{status}): it looked in {_where_the_loader_looks()}")
+            raise SetupError(
+                f"the OpenCL ICD loader found no platform (clGetPlatformIDs said "
+                f"{status}): it looked in {_where_the_loader_looks()}"
+            )
 
     def _too_late(self, who, platforms):
-        return (f"OpenCL was already initialised in this process before the clpool plugin could "
-                f"load its layer{' and the mockcl device' if self.device else ''} ({who}; "
-                f"platforms: {', '.join(platforms) or 'none'}). Run pytest in a fresh process with "
-                f"-p clpool.pytest_plugin (or the installed plugin), and create no OpenCL object "
-                f"before pytest starts.")
+        return (
+            f"OpenCL was already initialised in this process before the clpool plugin could "
+            f"load its layer{' and the mockcl device' if self.device else ''} ({who}; "
+            f"platforms: {', '.join(platforms) or 'none'}). Run pytest in a fresh process with "
+            f"-p clpool.pytest_plugin (or the installed plugin), and create no OpenCL object "
+            f"before pytest starts."
+        )
 
     def restore_layer_variables(self):
         for name in LAYER_VARIABLES:
@@ -427,8 +499,10 @@ def trial_session(settings):
     os.close(r)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        return (f"setting the device up killed a trial process (signal {os.WTERMSIG(status)}); "
-                f"run without -n to see where")
+        return (
+            f"setting the device up killed a trial process (signal {os.WTERMSIG(status)}); "
+            f"run without -n to see where"
+        )
     return b"".join(chunks).decode("utf-8", "replace")
 
 

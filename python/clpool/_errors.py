@@ -1,8 +1,17 @@
 """clpool.OutOfMemoryError, made on first use so that importing clpool does not import pyopencl."""
 
-_FIGURES = ("requested_bytes", "rounded_bytes", "active_bytes", "active_rounded_bytes",
-            "held_bytes", "managed_bytes", "limit_bytes", "cause", "allocator_status",
-            "allocator_message")
+_FIGURES = (
+    "requested_bytes",
+    "rounded_bytes",
+    "active_bytes",
+    "active_rounded_bytes",
+    "held_bytes",
+    "managed_bytes",
+    "limit_bytes",
+    "cause",
+    "allocator_status",
+    "allocator_message",
+)
 
 _class = None
 
@@ -13,6 +22,7 @@ def out_of_memory_error_class():
     if _class is None:
         try:
             import pyopencl
+
             base = pyopencl.MemoryError
         except ImportError:
             base = MemoryError

@@ -13,7 +13,18 @@ from clpool import _core
 WHAT = "--clpool-artifacts"
 
 
-def write(follower, session, settings, replay, replay_missing, nodeid, kind, capacity, limit, other_threads):
+def write(
+    follower,
+    session,
+    settings,
+    replay,
+    replay_missing,
+    nodeid,
+    kind,
+    capacity,
+    limit,
+    other_threads,
+):
     """Returns (lines, errors): what to say of the test's artifacts, and how many failed."""
     d = os.path.join(settings.artifacts, _core.file_name_for(nodeid))
     try:
@@ -42,12 +53,27 @@ def _replay_args(session, kind, capacity, limit):
 def _replay(replay, d, trace, profile, capacity, timeout):
     page, report_txt = os.path.join(d, "device.html"), os.path.join(d, "replay.txt")
     scratch = os.path.join(d, f".device.html.{os.getpid()}.tmp")
-    args = [trace, "--no-pool", "--profile", profile, "--capacity", str(capacity), "--peak", "--no-progress"]
+    args = [
+        trace,
+        "--no-pool",
+        "--profile",
+        profile,
+        "--capacity",
+        str(capacity),
+        "--peak",
+        "--no-progress",
+    ]
     try:
-        r = subprocess.run([replay] + args + ["--html", scratch], capture_output=True,
-                           timeout=timeout, stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            [replay] + args + ["--html", scratch],
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
-        return [f"no page: clpool_replay did not finish in {timeout:g} s (--clpool-replay-timeout)"], 1
+        return [
+            f"no page: clpool_replay did not finish in {timeout:g} s (--clpool-replay-timeout)"
+        ], 1
     except OSError as e:
         return [f"no page: cannot run {_core.escape_text(replay)!r}: {e.strerror}"], 1
     finally:
@@ -55,8 +81,10 @@ def _replay(replay, d, trace, profile, capacity, timeout):
     if r.returncode not in (0, 1) or html is None:
         said = _core.escape_text(r.stderr.strip()[-500:])
         if r.returncode < 0:
-            return [f"no page: clpool_replay was killed by signal {-r.returncode} "
-                    f"({signal.Signals(-r.returncode).name}): {said}"], 1
+            return [
+                f"no page: clpool_replay was killed by signal {-r.returncode} "
+                f"({signal.Signals(-r.returncode).name}): {said}"
+            ], 1
         return [f"no page: clpool_replay exited {r.returncode}: {said}"], 1
     try:
         _core.write_output_file(report_txt, r.stdout, WHAT)
@@ -64,7 +92,10 @@ def _replay(replay, d, trace, profile, capacity, timeout):
     except ValueError as e:
         return [f"not written: {e}"], 1
     shown = " ".join(["clpool_replay", "device.trace"] + args[1:])
-    return [f"page: {_core.escape_text(page)}", f"replay: {_core.escape_text(report_txt)} ({shown})"], 0
+    return [
+        f"page: {_core.escape_text(page)}",
+        f"replay: {_core.escape_text(report_txt)} ({shown})",
+    ], 0
 
 
 def _read_and_remove(path):

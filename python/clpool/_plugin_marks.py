@@ -11,11 +11,11 @@ from clpool._device_session import SetupError, check_capacity, parse_size, profi
 
 MARKERS = {
     "limit_device_memory": "limit_device_memory(limit): fail the test when its peak device memory "
-                           "(its own allocations) exceeds limit, e.g. '512 MiB'",
+    "(its own allocations) exceeds limit, e.g. '512 MiB'",
     "limit_device_leaks": "limit_device_leaks(limit): fail the test when more than limit of the "
-                          "device memory it allocated is still allocated when it returns, e.g. '1 MiB'",
+    "device memory it allocated is still allocated when it returns, e.g. '1 MiB'",
     "device_capacity": "device_capacity(capacity, profile=None): run the test on a device of that "
-                       "capacity (the session's profile), e.g. '2 GiB'",
+    "capacity (the session's profile), e.g. '2 GiB'",
 }
 
 
@@ -29,12 +29,16 @@ def _marker_args(item, name, key, extra=()):
     if key in kwargs:
         args.insert(0, kwargs.pop(key))
     extras = {k: kwargs.pop(k) for k in extra if k in kwargs}
-    usage = (f"{name}(SIZE{''.join(f', {k}=NAME' for k in extra)}) with SIZE a string such as "
-             f"'512 MiB' or an int of bytes")
+    usage = (
+        f"{name}(SIZE{''.join(f', {k}=NAME' for k in extra)}) with SIZE a string such as "
+        f"'512 MiB' or an int of bytes"
+    )
     if kwargs:
         raise pytest.UsageError(f"{where}: unknown argument {sorted(kwargs)[0]!r}; write {usage}")
     if len(args) != 1:
-        raise pytest.UsageError(f"{where}: takes one size, got {len(args)} arguments; write {usage}")
+        raise pytest.UsageError(
+            f"{where}: takes one size, got {len(args)} arguments; write {usage}"
+        )
     try:
         value = parse_size(args[0], "the size")
     except SetupError as e:
@@ -67,10 +71,15 @@ def device_capacity(item, s):
     if s is not None:
         own = s.profile
         if profile is not None and profile not in (own, os.path.basename(own)):
-            how = ("--clpool-device " + profile + ":SIZE") if s.device else ("--clpool-profile " + profile)
+            how = (
+                ("--clpool-device " + profile + ":SIZE")
+                if s.device
+                else ("--clpool-profile " + profile)
+            )
             raise pytest.UsageError(
                 f"{where}(profile={profile!r}): this session's device commits memory by the "
-                f"{profile_name(own)} profile; run with {how}")
+                f"{profile_name(own)} profile; run with {how}"
+            )
         try:
             check_capacity(capacity, own, where)
         except SetupError as e:
@@ -79,9 +88,13 @@ def device_capacity(item, s):
             raise pytest.UsageError(
                 f"{where}: {_core.format_bytes_both(capacity)} is larger than this session's device "
                 f"({_core.format_bytes_both(s.device[1])}, --clpool-device): a test can only run on a "
-                f"smaller one")
+                f"smaller one"
+            )
     return capacity, profile
 
 
-CHECKS = {"limit_device_memory": limit_device_memory, "limit_device_leaks": limit_device_leaks,
-          "device_capacity": device_capacity}
+CHECKS = {
+    "limit_device_memory": limit_device_memory,
+    "limit_device_leaks": limit_device_leaks,
+    "device_capacity": device_capacity,
+}

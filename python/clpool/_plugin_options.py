@@ -15,8 +15,14 @@ import copy
 import os
 import shlex
 
-VALUE_OPTIONS = ("--clpool-device", "--clpool-profile", "--clpool-artifacts", "--clpool-summary",
-                 "--clpool-site-frames", "--clpool-replay-timeout")
+VALUE_OPTIONS = (
+    "--clpool-device",
+    "--clpool-profile",
+    "--clpool-artifacts",
+    "--clpool-summary",
+    "--clpool-site-frames",
+    "--clpool-replay-timeout",
+)
 PATH_OPTIONS = ("--clpool-artifacts", "--clpool-profile")
 
 
@@ -57,17 +63,26 @@ def restore_rootdir(config):
         return None
     try:
         from _pytest.config.findpaths import determine_setup
-        ns, unknown = config._parser.parse_known_and_unknown_args(joined(words), namespace=copy.copy(config.option))
-        rootpath, inipath, _ = determine_setup(ns.inifilename, ns.file_or_dir + unknown,
-                                               rootdir_cmd_arg=ns.rootdir or None, config=config)
+
+        ns, unknown = config._parser.parse_known_and_unknown_args(
+            joined(words), namespace=copy.copy(config.option)
+        )
+        rootpath, inipath, _ = determine_setup(
+            ns.inifilename,
+            ns.file_or_dir + unknown,
+            rootdir_cmd_arg=ns.rootdir or None,
+            config=config,
+        )
     except Exception:  # another pytest than the ones this knows: leave its choice alone
         return None
     if inipath != config.inipath:
         value = _path_values(words)[0]
-        return (f"{value!r}: pytest read this existing path as a test path when it looked for its "
-                f"configuration (it reads the command line before clpool's options are known), so it "
-                f"found {config.inipath or 'no ini file'} instead of {inipath or 'none'}: write the "
-                f"option with '=' ({PATH_OPTIONS[0]}={value}), or pass --rootdir")
+        return (
+            f"{value!r}: pytest read this existing path as a test path when it looked for its "
+            f"configuration (it reads the command line before clpool's options are known), so it "
+            f"found {config.inipath or 'no ini file'} instead of {inipath or 'none'}: write the "
+            f"option with '=' ({PATH_OPTIONS[0]}={value}), or pass --rootdir"
+        )
     if rootpath != config.rootpath and hasattr(config, "_rootpath"):
         config._rootpath = rootpath
         config._parser.extra_info["rootdir"] = str(rootpath)
@@ -81,8 +96,9 @@ def rewrite_for_workers(config):
     args = [str(a) for a in params.args or ()]
     if joined(args) != args:
         try:
-            config.invocation_params = type(params)(args=tuple(joined(args)), plugins=params.plugins,
-                                                    dir=params.dir)
+            config.invocation_params = type(params)(
+                args=tuple(joined(args)), plugins=params.plugins, dir=params.dir
+            )
         except TypeError:  # another pytest's InvocationParams: the workers read it as it was
             pass
     env = os.environ.get("PYTEST_ADDOPTS")

@@ -29,8 +29,13 @@ import pytest
 from clpool import _core
 from clpool import _plugin_text as text
 
-OOM_WORDS = ("MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_RESOURCES", "OUT_OF_HOST_MEMORY", "out of memory",
-             "out of device memory")
+OOM_WORDS = (
+    "MEM_OBJECT_ALLOCATION_FAILURE",
+    "OUT_OF_RESOURCES",
+    "OUT_OF_HOST_MEMORY",
+    "out of memory",
+    "out of device memory",
+)
 OOM_TYPES = ("MemoryError", "OutOfMemoryError")
 _XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER_COUNT")
 
@@ -38,27 +43,47 @@ _XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XD
 def names_an_oom(typename, message):
     """Whether a test's exception says it ran out of memory (PyOpenCL's MemoryError, a
     RuntimeError with the status, clpool's or CuPy's OutOfMemoryError)."""
-    return typename.split(".")[-1] in OOM_TYPES or any(w.lower() in message.lower() for w in OOM_WORDS)
+    return typename.split(".")[-1] in OOM_TYPES or any(
+        w.lower() in message.lower() for w in OOM_WORDS
+    )
 
 
 def add_options(g):
     """The sweep's options, in the plugin's option group."""
-    g.addoption("--clpool-oom-sweep", action="store_true", default=False,
-                help="instead of running each selected test, try every out-of-memory it can meet: "
-                     "it runs once to count its device allocations and first uses, then once per "
-                     "point with that point failing, each in a subprocess (an item of its own, which "
-                     "pytest-xdist distributes); implies --clpool")
-    g.addoption("--clpool-oom-sweep-timeout", metavar="SECONDS", type=float, default=None,
-                help="a sweep run is hung after this long (default: ten times the test's fault-free "
-                     "run, at least 10 s)")
-    g.addoption("--clpool-oom-sweep-run", metavar="count|alloc:N|first-use:N", default=None,
-                help="(one sweep run, as --clpool-oom-sweep starts it and its report's replay line "
-                     "names it)")
-    g.addoption("--clpool-oom-sweep-result", metavar="FILE", default=None,
-                help="(where that run writes what happened)")
+    g.addoption(
+        "--clpool-oom-sweep",
+        action="store_true",
+        default=False,
+        help="instead of running each selected test, try every out-of-memory it can meet: "
+        "it runs once to count its device allocations and first uses, then once per "
+        "point with that point failing, each in a subprocess (an item of its own, which "
+        "pytest-xdist distributes); implies --clpool",
+    )
+    g.addoption(
+        "--clpool-oom-sweep-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="a sweep run is hung after this long (default: ten times the test's fault-free "
+        "run, at least 10 s)",
+    )
+    g.addoption(
+        "--clpool-oom-sweep-run",
+        metavar="count|alloc:N|first-use:N",
+        default=None,
+        help="(one sweep run, as --clpool-oom-sweep starts it and its report's replay line "
+        "names it)",
+    )
+    g.addoption(
+        "--clpool-oom-sweep-result",
+        metavar="FILE",
+        default=None,
+        help="(where that run writes what happened)",
+    )
 
 
 # --- the child: one test, counted or with one point failing ---
+
 
 class ChildRun:
     """In a child pytest (--clpool-oom-sweep-run): arms the layer at the test's start and writes
@@ -69,8 +94,16 @@ class ChildRun:
         self.result_path = result_path
         self.layer = layer
         self.start = None
-        self.result = {"outcome": "not run", "exception": "", "message": "", "points": {}, "left_live": 0,
-                       "oom_site": "", "oom_where": "", "reached": None}
+        self.result = {
+            "outcome": "not run",
+            "exception": "",
+            "message": "",
+            "points": {},
+            "left_live": 0,
+            "oom_site": "",
+            "oom_where": "",
+            "reached": None,
+        }
 
     def begin(self):
         self.start = self.layer.fault_points()
@@ -102,8 +135,11 @@ class ChildRun:
             kind, n = self.what.split(":")
             self.result["reached"] = (first_uses if kind == "first-use" else allocs) >= int(n)
             self.layer.arm(False, 0, False)
-        self.result["outcome"] = report.outcome if self.result["outcome"] in ("not run", "passed") else \
-            self.result["outcome"]
+        self.result["outcome"] = (
+            report.outcome
+            if self.result["outcome"] in ("not run", "passed")
+            else self.result["outcome"]
+        )
         self.start = None
 
     def phase_report(self, report):
@@ -133,11 +169,23 @@ def forget_last_exception():
 
 # --- the parent: counting, then one item per (test, point) ---
 
+
 def child_command(config, nodeid, what, result_path):
     """The pytest command line of one child run, as the user could type it again."""
     s = config.getoption
-    args = [sys.executable, "-m", "pytest", "-p", "clpool.pytest_plugin", "-p", "no:cacheprovider", "-q",
-            "--tb=short", "--clpool-summary", "0"]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "clpool.pytest_plugin",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--tb=short",
+        "--clpool-summary",
+        "0",
+    ]
     if config.pluginmanager.hasplugin("xdist"):
         args += ["-n", "0"]
     if s("clpool_device"):
@@ -169,8 +217,15 @@ def run_child(config, nodeid, what, workdir, timeout):
     started = time.monotonic()
     timed_out = False
     with open(result_path + ".out", "wb") as out:
-        p = subprocess.Popen(cmd, cwd=str(config.rootpath), env=child_env(workdir), stdout=out, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen(
+            cmd,
+            cwd=str(config.rootpath),
+            env=child_env(workdir),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -214,8 +269,10 @@ def close_session_dir(opened):
 def _cache_paths(config):
     d = os.environ.get(SESSION_DIR_VARIABLE, "")
     if not os.path.isdir(d):
-        raise pytest.UsageError(f"clpool: --clpool-oom-sweep: the session's folder ${SESSION_DIR_VARIABLE} "
-                                f"{d!r} is gone")
+        raise pytest.UsageError(
+            f"clpool: --clpool-oom-sweep: the session's folder ${SESSION_DIR_VARIABLE} "
+            f"{d!r} is gone"
+        )
     return d, os.path.join(d, "counts.json"), os.path.join(d, "counts.lock")
 
 
@@ -232,9 +289,16 @@ def counts_for(config, nodeids, timeout):
         for nodeid in nodeids:
             if nodeid in counts:
                 continue
-            result, rc, seconds, timed_out, cmd, output = run_child(config, nodeid, "count", d, timeout)
-            counts[nodeid] = {"result": result, "rc": rc, "seconds": seconds, "timed_out": timed_out,
-                              "output": output[-2000:]}
+            result, rc, seconds, timed_out, cmd, output = run_child(
+                config, nodeid, "count", d, timeout
+            )
+            counts[nodeid] = {
+                "result": result,
+                "rc": rc,
+                "seconds": seconds,
+                "timed_out": timed_out,
+                "output": output[-2000:],
+            }
         tmp = counts_path + ".tmp"
         with open(tmp, "w") as f:
             json.dump(counts, f)
@@ -264,13 +328,16 @@ class SweepRun(pytest.Item):
     def runtest(self):
         if self.what == "count":
             raise SweepFailure(_count_failure(self.test_nodeid, self.count))
-        result, rc, seconds, timed_out, cmd, output = run_child(self.config, self.test_nodeid, self.what,
-                                                                self.workdir, self.timeout)
+        result, rc, seconds, timed_out, cmd, output = run_child(
+            self.config, self.test_nodeid, self.what, self.workdir, self.timeout
+        )
         verdict, detail = judge(result, rc, timed_out, self.count, self.timeout)
         self.user_properties.append(("clpool_oom_sweep", verdict))
         if verdict in ("handled", "not reached"):
             return
-        raise SweepFailure(_finding_text(self.test_nodeid, self.what, verdict, detail, result, cmd, output))
+        raise SweepFailure(
+            _finding_text(self.test_nodeid, self.what, verdict, detail, result, cmd, output)
+        )
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, SweepFailure):
@@ -290,42 +357,79 @@ def judge(result, rc, timed_out, count, timeout):
         return "not reached", "the test met fewer points this time"
     base = (count.get("result") or {}).get("left_live", 0)
     if result["left_live"] > base:
-        return "leaked", (f"{_core.format_bytes_both(result['left_live'])} of device memory the test allocated "
-                          f"is still allocated after it, {_core.format_bytes_both(base)} without the failure")
-    if result["outcome"] in ("failed", "error") and not names_an_oom(result["exception"], result["message"]):
-        return "unhandled", (f"the test failed with {result['exception'] or 'an error'}, which does not say "
-                             f"it ran out of memory: {result['message'][:300]}")
+        return "leaked", (
+            f"{_core.format_bytes_both(result['left_live'])} of device memory the test allocated "
+            f"is still allocated after it, {_core.format_bytes_both(base)} without the failure"
+        )
+    if result["outcome"] in ("failed", "error") and not names_an_oom(
+        result["exception"], result["message"]
+    ):
+        return "unhandled", (
+            f"the test failed with {result['exception'] or 'an error'}, which does not say "
+            f"it ran out of memory: {result['message'][:300]}"
+        )
     return "handled", result["outcome"]
 
 
 def _count_failure(nodeid, count):
     r = count.get("result")
-    why = ("it did not finish" if count.get("timed_out") else
-           f"exit {count.get('rc')}" if r is None else f"it {r['outcome']}")
-    return "\n".join([f"clpool oom sweep: {_core.escape_text(nodeid)} fails without any fault injected ({why}): "
-                      f"nothing to sweep"] + _output_lines(count.get("output", "")))
+    why = (
+        "it did not finish"
+        if count.get("timed_out")
+        else f"exit {count.get('rc')}"
+        if r is None
+        else f"it {r['outcome']}"
+    )
+    return "\n".join(
+        [
+            f"clpool oom sweep: {_core.escape_text(nodeid)} fails without any fault injected ({why}): "
+            f"nothing to sweep"
+        ]
+        + _output_lines(count.get("output", ""))
+    )
 
 
 def _output_lines(output):
     """The end of a child's output, each line printable."""
-    return ["  its output (the end):"] + ["    " + _core.escape_text(line) for line in output.splitlines()[-25:]]
+    return ["  its output (the end):"] + [
+        "    " + _core.escape_text(line) for line in output.splitlines()[-25:]
+    ]
 
 
 def _finding_text(nodeid, what, verdict, detail, result, cmd, output):
     kind, n = what.split(":")
-    lines = [f"clpool oom sweep: {_core.escape_text(nodeid)} with its {'first use' if kind == 'first-use' else 'allocation'} "
-             f"{n} failing: {verdict}: {detail}"]
+    lines = [
+        f"clpool oom sweep: {_core.escape_text(nodeid)} with its {'first use' if kind == 'first-use' else 'allocation'} "
+        f"{n} failing: {verdict}: {detail}"
+    ]
     if result and result.get("oom_site"):
         lines.append(f"  the failing request    {result['oom_site']} ({result['oom_where']})")
     if verdict == "leaked" and result and result.get("left_live_sites"):
-        lines += ["  " + line for line in text.site_list([tuple(s) for s in result["left_live_sites"]],
-                                                         "sites of the blocks still allocated:")]
-    lines.append("  replay: " + " ".join(shlex.quote(c) for c in cmd[:-1] if not c.startswith("--clpool-oom-sweep-result"))
-                 + " " + shlex.quote(cmd[-1]))
+        lines += [
+            "  " + line
+            for line in text.site_list(
+                [tuple(s) for s in result["left_live_sites"]],
+                "sites of the blocks still allocated:",
+            )
+        ]
+    lines.append(
+        "  replay: "
+        + " ".join(
+            shlex.quote(c) for c in cmd[:-1] if not c.startswith("--clpool-oom-sweep-result")
+        )
+        + " "
+        + shlex.quote(cmd[-1])
+    )
     if verdict in ("crashed", "hung", "unhandled"):
         # A crash's Python stack (faulthandler's) without pytest's own frames.
-        kept = [line for line in output.splitlines() if "/_pytest/" not in line and "/pluggy/" not in line
-                and "<frozen runpy>" not in line and not line.startswith("Extension modules:")]
+        kept = [
+            line
+            for line in output.splitlines()
+            if "/_pytest/" not in line
+            and "/pluggy/" not in line
+            and "<frozen runpy>" not in line
+            and not line.startswith("Extension modules:")
+        ]
         lines += _output_lines("\n".join(kept))
     return "\n".join(lines)
 
@@ -340,8 +444,11 @@ def summary_line(verdicts):
     """The session's sweep in one line: runs by verdict."""
     order = ("crashed", "hung", "leaked", "unhandled", "handled", "not reached")
     counts = {v: verdicts.count(v) for v in order}
-    return (f"clpool oom sweep: {len(verdicts)} runs: " + ", ".join(f"{v} {counts[v]}" for v in order)
-            + " (failing: crashed, hung, leaked, unhandled)")
+    return (
+        f"clpool oom sweep: {len(verdicts)} runs: "
+        + ", ".join(f"{v} {counts[v]}" for v in order)
+        + " (failing: crashed, hung, leaked, unhandled)"
+    )
 
 
 def expand(session, config, items, timeout):
@@ -354,13 +461,30 @@ def expand(session, config, items, timeout):
         r = count.get("result")
         parent = item.parent
         if r is None or r["outcome"] not in ("passed", "skipped") or count.get("timed_out"):
-            out.append(SweepRun.from_parent(parent, name=f"{item.name}[oom-sweep:fault-free]", test=item,
-                                            what="count", count=count, workdir=workdir, timeout=timeout))
+            out.append(
+                SweepRun.from_parent(
+                    parent,
+                    name=f"{item.name}[oom-sweep:fault-free]",
+                    test=item,
+                    what="count",
+                    count=count,
+                    workdir=workdir,
+                    timeout=timeout,
+                )
+            )
             continue
         run_timeout = timeout or max(10.0, 10 * count["seconds"])
         for kind, key in (("alloc", "alloc"), ("first-use", "first_use")):
             for n in range(1, r["points"].get(key, 0) + 1):
-                out.append(SweepRun.from_parent(parent, name=f"{item.name}[oom-sweep:{kind}:{n}]", test=item,
-                                                what=f"{kind}:{n}", count=count, workdir=workdir,
-                                                timeout=run_timeout))
+                out.append(
+                    SweepRun.from_parent(
+                        parent,
+                        name=f"{item.name}[oom-sweep:{kind}:{n}]",
+                        test=item,
+                        what=f"{kind}:{n}",
+                        count=count,
+                        workdir=workdir,
+                        timeout=run_timeout,
+                    )
+                )
     items[:] = out

@@ -27,30 +27,36 @@ def site_list(sites, title, top=5):
 
 
 def oom_lines(oom, device):
-    lines = [f"clpool: out of device memory: a request of {both(oom['requested'])} failed {oom['where']}",
-             f"  device                    {device}",
-             f"  live at the failure       {both(oom['live'])} in {plural(oom['live_blocks'], 'block')} "
-             f"({both(oom['live_before'])} from before the test)",
-             f"  failing request's site    {oom['site']}"]
+    lines = [
+        f"clpool: out of device memory: a request of {both(oom['requested'])} failed {oom['where']}",
+        f"  device                    {device}",
+        f"  live at the failure       {both(oom['live'])} in {plural(oom['live_blocks'], 'block')} "
+        f"({both(oom['live_before'])} from before the test)",
+        f"  failing request's site    {oom['site']}",
+    ]
     if oom["recorder_said"]:
         lines.append(f"  the layer said            {oom['recorder_said']}")
-    lines += site_list(oom["live_sites"], "sites holding the most device memory at the failure "
-                                          "(live blocks, requested bytes):")
+    lines += site_list(
+        oom["live_sites"],
+        "sites holding the most device memory at the failure " "(live blocks, requested bytes):",
+    )
     if oom["more"]:
         lines.append(f"({plural(oom['more'], 'more out-of-memory')} in this test)")
     return lines
 
 
 def limit_lines(figures, limit):
-    return ([f"clpool: peak device memory {both(figures['peak'])} is above the limit_device_memory "
-             f"limit of {both(limit)}"]
-            + site_list(figures["peak_sites"], "sites holding the most device memory at the peak:"))
+    return [
+        f"clpool: peak device memory {both(figures['peak'])} is above the limit_device_memory "
+        f"limit of {both(limit)}"
+    ] + site_list(figures["peak_sites"], "sites holding the most device memory at the peak:")
 
 
 def leak_lines(figures, limit):
-    return ([f"clpool: {both(figures['left_live'])} of device memory the test allocated is still "
-             f"allocated after it returned, above the limit_device_leaks limit of {both(limit)}"]
-            + site_list(figures["left_live_sites"], "sites of the blocks still allocated:"))
+    return [
+        f"clpool: {both(figures['left_live'])} of device memory the test allocated is still "
+        f"allocated after it returned, above the limit_device_leaks limit of {both(limit)}"
+    ] + site_list(figures["left_live_sites"], "sites of the blocks still allocated:")
 
 
 def longrepr(item, problems, earlier):
@@ -58,13 +64,22 @@ def longrepr(item, problems, earlier):
     whole: the test's location and its first line as the crash line (--tb=line, -r), every line
     as the traceback (the default styles), and the test's own failure after it. A structure
     pytest-xdist carries from a worker to the controller unchanged."""
-    from _pytest._code.code import ReprEntryNative, ReprExceptionInfo, ReprFileLocation, ReprTraceback
+    from _pytest._code.code import (
+        ReprEntryNative,
+        ReprExceptionInfo,
+        ReprFileLocation,
+        ReprTraceback,
+    )
+
     path, lineno, _ = item.location
     text = list(problems)
     if earlier is not None:
         text += ["", str(earlier)]
-    crash = ReprFileLocation(str(item.path) if hasattr(item, "path") else path, (lineno or 0) + 1,
-                             f"{_core.escape_text(item.name)}: {problems[0]}")
+    crash = ReprFileLocation(
+        str(item.path) if hasattr(item, "path") else path,
+        (lineno or 0) + 1,
+        f"{_core.escape_text(item.name)}: {problems[0]}",
+    )
     tb = ReprTraceback([ReprEntryNative([line + "\n" for line in text])], None, "native")
     return ReprExceptionInfo(tb, crash)
 
@@ -92,11 +107,15 @@ def _table(tr, results, shown_max):
     if not shown:
         tr.write_line(f"{plural(len(rows), 'test')}, none allocated device memory")
         return
-    tr.write_line(f"{len(shown)} of {plural(len(rows), 'test')} by peak device memory (their own allocations):")
+    tr.write_line(
+        f"{len(shown)} of {plural(len(rows), 'test')} by peak device memory (their own allocations):"
+    )
     tr.write_line(f"  {'peak':>10}  {'left live':>10}  {'allocs':>6}  test / top site at the peak")
     for nodeid, v in shown:
-        tr.write_line(f"  {short(v['peak']):>10}  {short(v['left_live']):>10}  {v['allocations']:>6}  "
-                      f"{_core.escape_text(nodeid)}")
+        tr.write_line(
+            f"  {short(v['peak']):>10}  {short(v['left_live']):>10}  {v['allocations']:>6}  "
+            f"{_core.escape_text(nodeid)}"
+        )
         if v["peak_sites"]:
             name, nbytes, _ = v["peak_sites"][0]
             tr.write_line(f"  {'':>10}  {'':>10}  {'':>6}    {name}: {short(nbytes)}")
@@ -115,7 +134,9 @@ def _other_threads(tr, results):
             s[0] += b
             s[1] += n
     top = sorted(((name, b, n) for name, (b, n) in sites.items()), key=lambda t: (-t[1], t[0]))
-    tr.write_line(f"the session's: {plural(count, 'allocation')}, {both(nbytes)}, by threads that were "
-                  f"running before their test began (not charged to any test)")
+    tr.write_line(
+        f"the session's: {plural(count, 'allocation')}, {both(nbytes)}, by threads that were "
+        f"running before their test began (not charged to any test)"
+    )
     for line in site_list(top, "  their sites:", top=3)[1:]:
         tr.write_line("  " + line)

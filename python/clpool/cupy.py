@@ -33,8 +33,15 @@ from clpool.svm import PooledSVM
 
 del _pyopencl  # imported for its side effect: it installs the PooledBuffer type
 
-__all__ = ["MemoryPool", "malloc", "malloc_managed", "set_allocator", "get_allocator",
-           "get_current_queue", "using_queue"]
+__all__ = [
+    "MemoryPool",
+    "malloc",
+    "malloc_managed",
+    "set_allocator",
+    "get_allocator",
+    "get_current_queue",
+    "using_queue",
+]
 
 _current = threading.local()
 
@@ -52,8 +59,10 @@ class using_queue:
 
     def __init__(self, queue):
         if not isinstance(queue, _cl.CommandQueue):
-            raise TypeError(f"using_queue: expected a pyopencl.CommandQueue, got "
-                            f"{type(queue).__module__}.{type(queue).__qualname__}")
+            raise TypeError(
+                f"using_queue: expected a pyopencl.CommandQueue, got "
+                f"{type(queue).__module__}.{type(queue).__qualname__}"
+            )
         self.queue = queue
 
     def __enter__(self):
@@ -97,11 +106,13 @@ class MemoryPool:
         if allocator is None:
             allocator = malloc
         if allocator is not malloc and allocator is not malloc_managed:
-            raise TypeError("MemoryPool: allocator must be clpool.cupy.malloc or "
-                            f"malloc_managed (OpenCL buffers or SVM), got {allocator!r}")
+            raise TypeError(
+                "MemoryPool: allocator must be clpool.cupy.malloc or "
+                f"malloc_managed (OpenCL buffers or SVM), got {allocator!r}"
+            )
         self._managed = allocator.managed
-        self._arenas = {}   # queue.int_ptr -> (queue, clpool._core pool)
-        self._limits = {}   # device.int_ptr -> clpool._core.SharedLimit
+        self._arenas = {}  # queue.int_ptr -> (queue, clpool._core pool)
+        self._limits = {}  # device.int_ptr -> clpool._core.SharedLimit
         self._lock = threading.Lock()
 
     # --- arenas ------------------------------------------------------------------------------
@@ -117,12 +128,15 @@ class MemoryPool:
         if entry is not None:
             return entry[1]
         if queue.properties & _cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE:
-            raise ValueError("MemoryPool: an arena reuses blocks without synchronisation, which "
-                             "needs an in-order queue; this one is out-of-order")
+            raise ValueError(
+                "MemoryPool: an arena reuses blocks without synchronisation, which "
+                "needs an in-order queue; this one is out-of-order"
+            )
         limit = self._limit_of(queue.device)
         if self._managed:
-            core = _core.SVMPool(queue.context.int_ptr, 0, int(_cl.svm_mem_flags.READ_WRITE),
-                                 queue.int_ptr, 4, limit)
+            core = _core.SVMPool(
+                queue.context.int_ptr, 0, int(_cl.svm_mem_flags.READ_WRITE), queue.int_ptr, 4, limit
+            )
         else:
             core = _core.BufferPool(queue.int_ptr, int(_cl.mem_flags.READ_WRITE), 4, False, limit)
         core.add_reclaim_callback(_free_siblings(weakref.ref(self), queue.int_ptr))
@@ -191,7 +205,8 @@ class MemoryPool:
         device = get_current_queue().device
         total = device.global_mem_size if fraction is not None else 0
         self._limit_of(device).set_limit(
-            limit_from(size, fraction, total, "set_limit", limit_bytes))
+            limit_from(size, fraction, total, "set_limit", limit_bytes)
+        )
 
     def get_limit(self):
         """The current queue's device's limit in bytes; 0 when there is none."""
@@ -201,6 +216,7 @@ class MemoryPool:
 
 def _free_siblings(pool_ref, own_key):
     """An arena's reclaim callback: the held blocks of the pool's other arenas."""
+
     def reclaim(_bytes_needed):
         pool = pool_ref()
         if pool is None:
@@ -209,6 +225,7 @@ def _free_siblings(pool_ref, own_key):
             others = [core for key, (_, core) in pool._arenas.items() if key != own_key]
         for core in others:
             core.free_held()
+
     return reclaim
 
 
@@ -239,6 +256,7 @@ def _install_array_hook():
     if _patched:
         return
     import pyopencl.array as cl_array
+
     original = cl_array.Array.__init__
 
     def __init__(self, cq, shape, dtype, order="C", allocator=None, data=None, *args, **kwargs):

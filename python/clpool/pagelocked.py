@@ -20,14 +20,17 @@ def _plain_dtype(numpy, dtype, who):
     except TypeError as e:
         raise TypeError(f"{who}: {dtype!r} is not a numpy dtype") from e
     if dtype.hasobject:
-        raise TypeError(f"{who}: dtype {dtype} holds references to Python objects; pinned memory "
-                        "holds plain data only")
+        raise TypeError(
+            f"{who}: dtype {dtype} holds references to Python objects; pinned memory "
+            "holds plain data only"
+        )
     return dtype
 
 
 def _shape(shape, who):
     """A tuple of non-negative ints from an int or a sequence of integers (numpy's too)."""
     import operator
+
     if isinstance(shape, bool):
         raise TypeError(f"{who}: shape must be an int or a sequence of ints, not bool")
     try:
@@ -36,8 +39,9 @@ def _shape(shape, who):
         try:
             dims = tuple(shape)
         except TypeError:
-            raise TypeError(f"{who}: shape must be an int or a sequence of ints, "
-                            f"not {type(shape).__name__}") from None
+            raise TypeError(
+                f"{who}: shape must be an int or a sequence of ints, " f"not {type(shape).__name__}"
+            ) from None
         for d in dims:
             if isinstance(d, bool) or not hasattr(type(d), "__index__"):
                 raise TypeError(f"{who}: shape must be ints, got {shape!r}")
@@ -61,18 +65,22 @@ class PageLockedAllocator:
 
     def __init__(self, queue_or_context=None, flags=0):
         import pyopencl
+
         if isinstance(queue_or_context, int) and not isinstance(queue_or_context, bool):
-            queue_or_context, flags = None, queue_or_context   # PyCUDA's PageLockedAllocator(flags)
+            queue_or_context, flags = None, queue_or_context  # PyCUDA's PageLockedAllocator(flags)
         if queue_or_context is None:
             from clpool import _default
+
             queue_or_context = _default.queue()
         if isinstance(queue_or_context, pyopencl.Context):
             queue = pyopencl.CommandQueue(queue_or_context)
         elif isinstance(queue_or_context, pyopencl.CommandQueue):
             queue = queue_or_context
         else:
-            raise TypeError("PageLockedAllocator: expected a pyopencl.CommandQueue or Context, got "
-                            f"{type(queue_or_context).__module__}.{type(queue_or_context).__qualname__}")
+            raise TypeError(
+                "PageLockedAllocator: expected a pyopencl.CommandQueue or Context, got "
+                f"{type(queue_or_context).__module__}.{type(queue_or_context).__qualname__}"
+            )
         self.queue = queue
         self.context = queue.context
         self.flags = _pinned_flags(pyopencl, flags)
@@ -80,14 +88,17 @@ class PageLockedAllocator:
 
 def _pinned_flags(pyopencl, flags):
     from clpool import _host_alloc_flags as h
+
     if flags is None:
         flags = 0
     if isinstance(flags, bool) or not isinstance(flags, int):
         raise TypeError(f"PageLockedAllocator: flags must be an int, not {type(flags).__name__}")
     if isinstance(flags, h.host_alloc_flags):
         if flags & h.host_alloc_flags.WRITECOMBINED:
-            raise ValueError("PageLockedAllocator: OpenCL has no write-combined host memory "
-                             "(CL_MEM_HOST_WRITE_ONLY memory cannot be mapped for reading)")
+            raise ValueError(
+                "PageLockedAllocator: OpenCL has no write-combined host memory "
+                "(CL_MEM_HOST_WRITE_ONLY memory cannot be mapped for reading)"
+            )
         return int(pyopencl.mem_flags.READ_WRITE)
     return mem_flags(flags or None, "PageLockedAllocator")
 
@@ -98,17 +109,22 @@ class PageLockedMemoryPool(SingleArenaNames, _core.PinnedPool):
 
     def __init__(self, allocator=None, mem_flags_=None, leading_bits_in_bin_id=4):
         import pyopencl
+
         if allocator is None or isinstance(allocator, pyopencl.CommandQueue):
             allocator = PageLockedAllocator(allocator, mem_flags_)
         elif not isinstance(allocator, PageLockedAllocator):
-            raise TypeError("PageLockedMemoryPool: expected a PageLockedAllocator or a "
-                            f"pyopencl.CommandQueue, got {type(allocator).__module__}."
-                            f"{type(allocator).__qualname__}")
+            raise TypeError(
+                "PageLockedMemoryPool: expected a PageLockedAllocator or a "
+                f"pyopencl.CommandQueue, got {type(allocator).__module__}."
+                f"{type(allocator).__qualname__}"
+            )
         elif mem_flags_ is not None:
             raise TypeError("PageLockedMemoryPool: flags belong to the PageLockedAllocator")
-        super().__init__(cl_handle(allocator.queue, "CommandQueue", "PageLockedMemoryPool"),
-                         allocator.flags,
-                         leading_bits(leading_bits_in_bin_id, "PageLockedMemoryPool"))
+        super().__init__(
+            cl_handle(allocator.queue, "CommandQueue", "PageLockedMemoryPool"),
+            allocator.flags,
+            leading_bits(leading_bits_in_bin_id, "PageLockedMemoryPool"),
+        )
         self.allocator = allocator
         self.queue = allocator.queue
 
@@ -117,6 +133,7 @@ class PageLockedMemoryPool(SingleArenaNames, _core.PinnedPool):
         (with .free()). Dtypes that hold Python objects are refused (TypeError): the block's
         bytes are recycled, and numpy would take them for object pointers."""
         import numpy
+
         who = "PageLockedMemoryPool.allocate"
         dtype = _plain_dtype(numpy, dtype, who)
         shape = _shape(shape, who)

@@ -26,10 +26,18 @@ from clpool.pagelocked import PageLockedAllocator, PageLockedMemoryPool
 
 import pyopencl.tools as _cl_tools
 
-__all__ = ["DeviceMemoryPool", "PooledDeviceAllocation", "PageLockedMemoryPool",
-           "PageLockedAllocator", "PooledHostAllocation", "host_alloc_flags",
-           "make_default_context", "get_default_device", "context_dependent_memoize",
-           "clear_context_caches"]
+__all__ = [
+    "DeviceMemoryPool",
+    "PooledDeviceAllocation",
+    "PageLockedMemoryPool",
+    "PageLockedAllocator",
+    "PooledHostAllocation",
+    "host_alloc_flags",
+    "make_default_context",
+    "get_default_device",
+    "context_dependent_memoize",
+    "clear_context_caches",
+]
 
 # PyCUDA's kernel caches keyed by context: PyOpenCL's own, by first argument (a context).
 context_dependent_memoize = _cl_tools.first_arg_dependent_memoize
@@ -67,8 +75,11 @@ class DeviceMemoryPool(_pyopencl.MemoryPool):
 # clpool.pycuda.autoinit: PyCUDA's pycuda.autoinit. A module registered here, so that
 # `import clpool.pycuda.autoinit` works without clpool.pycuda being a package; its device,
 # context and queue are the default ones, made on first use.
-autoinit = types.ModuleType(__name__ + ".autoinit", "PyCUDA's pycuda.autoinit for OpenCL: "
-                            "device, context and queue, the defaults clpool's pools use.")
+autoinit = types.ModuleType(
+    __name__ + ".autoinit",
+    "PyCUDA's pycuda.autoinit for OpenCL: "
+    "device, context and queue, the defaults clpool's pools use.",
+)
 
 
 def _autoinit_getattr(name):

@@ -37,6 +37,7 @@ class AllocatorBase:
 
 def _size(size, who):
     import operator
+
     if isinstance(size, bool):
         raise TypeError(f"{who}: size must be an integer, not bool")
     size = operator.index(size)
@@ -82,7 +83,8 @@ class ImmediateAllocator(AllocatorBase):
             return None
         buf = _cl.Buffer(self.context, self.mem_flags, size)
         _cl.enqueue_migrate_mem_objects(
-            self.queue, [buf], _cl.mem_migration_flags.CONTENT_UNDEFINED)
+            self.queue, [buf], _cl.mem_migration_flags.CONTENT_UNDEFINED
+        )
         return buf
 
 
@@ -90,8 +92,10 @@ def release(buffer):
     """Gives a pooled buffer's block back to its pool now: buffer.release(). Anything but a
     clpool PooledBuffer raises TypeError; a second release pyopencl.LogicError."""
     if not _core.is_pooled_buffer(buffer):
-        raise TypeError("clpool.pyopencl.release: expected a clpool PooledBuffer (from a clpool "
-                        f"pool), got {type(buffer).__module__}.{type(buffer).__qualname__}")
+        raise TypeError(
+            "clpool.pyopencl.release: expected a clpool PooledBuffer (from a clpool "
+            f"pool), got {type(buffer).__module__}.{type(buffer).__qualname__}"
+        )
     buffer.release()
 
 
@@ -106,12 +110,19 @@ class MemoryPool(SingleArenaNames, _core.BufferPool, AllocatorBase):
 
     def __init__(self, allocator, leading_bits_in_bin_id=4, *, _shared_limit=None):
         if not isinstance(allocator, (ImmediateAllocator, DeferredAllocator)):
-            raise TypeError(f"{type(self).__name__}: allocator must be clpool.pyopencl."
-                            "ImmediateAllocator or DeferredAllocator, got "
-                            f"{type(allocator).__module__}.{type(allocator).__qualname__}")
-        super().__init__(allocator._handle, allocator.mem_flags,
-                         leading_bits(leading_bits_in_bin_id, type(self).__name__),
-                         allocator._deferred, _shared_limit, self._object_type)
+            raise TypeError(
+                f"{type(self).__name__}: allocator must be clpool.pyopencl."
+                "ImmediateAllocator or DeferredAllocator, got "
+                f"{type(allocator).__module__}.{type(allocator).__qualname__}"
+            )
+        super().__init__(
+            allocator._handle,
+            allocator.mem_flags,
+            leading_bits(leading_bits_in_bin_id, type(self).__name__),
+            allocator._deferred,
+            _shared_limit,
+            self._object_type,
+        )
         self.allocator = allocator
 
     def release(self, buffer):
@@ -126,5 +137,6 @@ class MemoryPool(SingleArenaNames, _core.BufferPool, AllocatorBase):
 def __getattr__(name):
     if name in ("SVMAllocator", "SVMPool", "PooledSVM"):
         from clpool import svm
+
         return getattr(svm, name)
     raise AttributeError(f"module 'clpool.pyopencl' has no attribute {name!r}")

@@ -43,28 +43,58 @@ _WORKER_TRACE_LOST = "clpool_trace_lost"
 
 def pytest_addoption(parser):
     g = parser.getgroup("clpool", "device memory (clpool)")
-    g.addoption("--clpool", action="store_true", default=False,
-                help="observe device memory through the clpool OpenCL layer on whatever OpenCL "
-                     "device the tests use")
-    g.addoption("--clpool-device", metavar="PROFILE:CAPACITY", default=None,
-                help="run the session on a mock OpenCL device (mockcl) with that profile and "
-                     "capacity, e.g. nvidia:4GiB (kernels run on POCL where it is installed); "
-                     "implies --clpool")
-    g.addoption("--clpool-profile", metavar="PROFILE", default=None,
-                help="without --clpool-device: the profile by which device_capacity's smaller "
-                     "device commits memory (exact, nvidia, pocl or a profile file; default exact); "
-                     "implies --clpool")
-    g.addoption("--clpool-artifacts", metavar="DIR", default=None,
-                help="write each failing test's trace and its clpool_replay HTML page (and the "
-                     "session's trace) under DIR; implies --clpool")
-    g.addoption("--clpool-summary", metavar="N", type=int, default=10,
-                help="tests in the end summary, by peak device memory (default 10; 0: no table)")
-    g.addoption("--clpool-site-frames", metavar="N", default="auto",
-                help="how a site is named: 'auto' (default), the program's frames from the "
-                     "allocation out to the test (a helper of yours is named with its callers); "
-                     "N: its N innermost frames in the program (1: the function that allocated)")
-    g.addoption("--clpool-replay-timeout", metavar="SECONDS", type=float, default=120.0,
-                help="how long clpool_replay may take for a failing test's page (default 120)")
+    g.addoption(
+        "--clpool",
+        action="store_true",
+        default=False,
+        help="observe device memory through the clpool OpenCL layer on whatever OpenCL "
+        "device the tests use",
+    )
+    g.addoption(
+        "--clpool-device",
+        metavar="PROFILE:CAPACITY",
+        default=None,
+        help="run the session on a mock OpenCL device (mockcl) with that profile and "
+        "capacity, e.g. nvidia:4GiB (kernels run on POCL where it is installed); "
+        "implies --clpool",
+    )
+    g.addoption(
+        "--clpool-profile",
+        metavar="PROFILE",
+        default=None,
+        help="without --clpool-device: the profile by which device_capacity's smaller "
+        "device commits memory (exact, nvidia, pocl or a profile file; default exact); "
+        "implies --clpool",
+    )
+    g.addoption(
+        "--clpool-artifacts",
+        metavar="DIR",
+        default=None,
+        help="write each failing test's trace and its clpool_replay HTML page (and the "
+        "session's trace) under DIR; implies --clpool",
+    )
+    g.addoption(
+        "--clpool-summary",
+        metavar="N",
+        type=int,
+        default=10,
+        help="tests in the end summary, by peak device memory (default 10; 0: no table)",
+    )
+    g.addoption(
+        "--clpool-site-frames",
+        metavar="N",
+        default="auto",
+        help="how a site is named: 'auto' (default), the program's frames from the "
+        "allocation out to the test (a helper of yours is named with its callers); "
+        "N: its N innermost frames in the program (1: the function that allocated)",
+    )
+    g.addoption(
+        "--clpool-replay-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=120.0,
+        help="how long clpool_replay may take for a failing test's page (default 120)",
+    )
     sweep.add_options(g)
 
 
@@ -74,18 +104,19 @@ def _is_xdist_controller(ns):
 
 class _State:
     """This process's session: None everywhere until the plugin is active in it."""
+
     settings = None
-    session = None        # DeviceSession
-    follower = None       # clpool._core._FollowedSession over the layer's trace
+    session = None  # DeviceSession
+    follower = None  # clpool._core._FollowedSession over the layer's trace
     workdir = None
-    replay = None         # clpool_replay, or None (then `replay_missing` says why)
+    replay = None  # clpool_replay, or None (then `replay_missing` says why)
     replay_missing = ""
     rootdir = ""
-    trace_lost = ""       # why the session's trace stopped ("" while it is whole)
-    worker_errors = []    # the controller's: usage errors the workers found in markers
+    trace_lost = ""  # why the session's trace stopped ("" while it is whole)
+    worker_errors = []  # the controller's: usage errors the workers found in markers
     worker_trace_lost = []
-    child = None          # a sweep's child run (--clpool-oom-sweep-run): _plugin_sweep.ChildRun
-    sweep_dir = None      # the sweep's scratch folder, where this process made it (open_session_dir)
+    child = None  # a sweep's child run (--clpool-oom-sweep-run): _plugin_sweep.ChildRun
+    sweep_dir = None  # the sweep's scratch folder, where this process made it (open_session_dir)
 
 
 _state = _State()
@@ -153,7 +184,8 @@ def pytest_configure(config):
             raise pytest.UsageError(
                 "clpool: the plugin must be loaded before conftest files run: pass -p "
                 "clpool.pytest_plugin on the command line (or install clpool, whose entry point "
-                "loads it), not pytest_plugins in a conftest")
+                "loads it), not pytest_plugins in a conftest"
+            )
 
 
 def pytest_unconfigure(config):
@@ -192,8 +224,12 @@ def pytest_collection_modifyitems(session, config, items):
         item.stash[_marks_key] = values
     if marked and _state.settings is None:
         config.issue_config_time_warning(
-            pytest.PytestWarning("clpool: device-memory markers are ignored without --clpool, "
-                                 "--clpool-device or --clpool-artifacts"), stacklevel=2)
+            pytest.PytestWarning(
+                "clpool: device-memory markers are ignored without --clpool, "
+                "--clpool-device or --clpool-artifacts"
+            ),
+            stacklevel=2,
+        )
     if _state.settings is not None and _state.settings.oom_sweep and not _state.settings.sweep_run:
         sweep.expand(session, config, items, _state.settings.sweep_timeout)
 
@@ -217,14 +253,18 @@ def pytest_sessionfinish(session, exitstatus):
     if _state.worker_errors:
         sys.stderr.write(f"ERROR: {_state.worker_errors[0]}\n")
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
-    elif (_state.trace_lost or _state.worker_trace_lost) and session.exitstatus == pytest.ExitCode.OK:
+    elif (
+        _state.trace_lost or _state.worker_trace_lost
+    ) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # --- per test ---
 
+
 class _Window:
     """One test's place in the session's trace, and what its markers ask."""
+
     __test__ = False
 
     def __init__(self, marks):
@@ -235,8 +275,8 @@ class _Window:
         # Threads already running: what they allocate now is the session's, not the test's.
         self.threads_before = {t.native_id for t in threading.enumerate() if t is not me}
         self.figures = None
-        self.kind = None       # what failed the test: "oom", "limit", "leak" or None
-        self.notes = []        # clpool's words on the test that are not a failure
+        self.kind = None  # what failed the test: "oom", "limit", "leak" or None
+        self.notes = []  # clpool's words on the test that are not a failure
         self.artifact_errors = 0
 
 
@@ -254,12 +294,23 @@ def _sync():
 def _other_threads(w):
     if not w.threads_before:
         return set()
-    return {tid for os_id, tid in _state.session.layer.threads().items() if os_id in w.threads_before}
+    return {
+        tid for os_id, tid in _state.session.layer.threads().items() if os_id in w.threads_before
+    }
 
 
-_NOTHING = {"peak": 0, "peak_sites": [], "left_live": 0, "left_live_blocks": 0, "left_live_sites": [],
-            "allocations": 0, "other_thread_allocations": 0, "other_thread_bytes": 0,
-            "other_thread_sites": [], "oom": None}
+_NOTHING = {
+    "peak": 0,
+    "peak_sites": [],
+    "left_live": 0,
+    "left_live_blocks": 0,
+    "left_live_sites": [],
+    "allocations": 0,
+    "other_thread_allocations": 0,
+    "other_thread_bytes": 0,
+    "other_thread_sites": [],
+    "oom": None,
+}
 
 
 def _figures(w, item):
@@ -269,10 +320,14 @@ def _figures(w, item):
     func = getattr(item, "function", None)
     code = getattr(func, "__code__", None)
     return _state.follower.figures(
-        _other_threads(w), s.site_frames, code.co_filename if code else "",
+        _other_threads(w),
+        s.site_frames,
+        code.co_filename if code else "",
         # As the layer's Python stacks name a function (stacks/capture.cc): its qualified name
         # where Python has one (3.11), else its name.
-        (getattr(code, "co_qualname", None) or code.co_name) if code else "", _state.rootdir)
+        (getattr(code, "co_qualname", None) or code.co_name) if code else "",
+        _state.rootdir,
+    )
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -322,7 +377,12 @@ def _count_left_live(w, item):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item):
     w = item.stash.get(_window_key, None)
-    if _state.child is not None and w is not None and w.figures is not None and w.figures["left_live"]:
+    if (
+        _state.child is not None
+        and w is not None
+        and w.figures is not None
+        and w.figures["left_live"]
+    ):
         # A sweep run's leak is counted again once pytest has let go of the test's exception,
         # whose frames hold what the code under test held when it failed (a caller that handled
         # the exception would have dropped it); the function's fixtures are still alive.
@@ -339,9 +399,20 @@ def _problems(w, report):
     if f["oom"] is not None and report.failed:
         s = _state.session
         cap = w.capacity[0] if w.capacity else s.capacity
-        device = (f"{_core.format_bytes_both(cap)}, {profile_name(s.profile)} profile"
-                  + (" (device_capacity marker)" if w.capacity else " (--clpool-device)" if s.device else "")
-                  ) if cap else s.describe()
+        device = (
+            (
+                f"{_core.format_bytes_both(cap)}, {profile_name(s.profile)} profile"
+                + (
+                    " (device_capacity marker)"
+                    if w.capacity
+                    else " (--clpool-device)"
+                    if s.device
+                    else ""
+                )
+            )
+            if cap
+            else s.describe()
+        )
         problems += text.oom_lines(f["oom"], device)
         w.kind = "oom"
     if w.limit is not None and f["peak"] > w.limit:
@@ -390,20 +461,38 @@ def _end_test(item, w, report):
     if w.figures is None:
         return
     f = w.figures
-    report.user_properties.append((_KEY, {
-        "peak": f["peak"], "left_live": f["left_live"], "allocations": f["allocations"],
-        "peak_sites": [list(s) for s in f["peak_sites"][:1]],
-        "other_thread_allocations": f["other_thread_allocations"],
-        "other_thread_bytes": f["other_thread_bytes"],
-        "other_thread_sites": [list(s) for s in f["other_thread_sites"][:3]],
-        "device": _state.session.describe(), "artifact_errors": w.artifact_errors}))
+    report.user_properties.append(
+        (
+            _KEY,
+            {
+                "peak": f["peak"],
+                "left_live": f["left_live"],
+                "allocations": f["allocations"],
+                "peak_sites": [list(s) for s in f["peak_sites"][:1]],
+                "other_thread_allocations": f["other_thread_allocations"],
+                "other_thread_bytes": f["other_thread_bytes"],
+                "other_thread_sites": [list(s) for s in f["other_thread_sites"][:3]],
+                "device": _state.session.describe(),
+                "artifact_errors": w.artifact_errors,
+            },
+        )
+    )
 
 
 def _write_artifacts(item, w):
     """The test's trace, its replay's report and page (clpool/_plugin_artifacts.py); what to say."""
     lines, errors = artifacts.write(
-        _state.follower, _state.session, _state.settings, _state.replay, _state.replay_missing,
-        item.nodeid, w.kind, w.capacity[0] if w.capacity else None, w.limit, _other_threads(w))
+        _state.follower,
+        _state.session,
+        _state.settings,
+        _state.replay,
+        _state.replay_missing,
+        item.nodeid,
+        w.kind,
+        w.capacity[0] if w.capacity else None,
+        w.limit,
+        _other_threads(w),
+    )
     w.artifact_errors += errors
     return "\n".join(lines)
 
@@ -437,6 +526,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         notes.append(f"error: {lost}; no device-memory check ran after it, and the session fails")
     errors = sum(v.get("artifact_errors", 0) for _, v in _results)
     if errors:
-        notes.append(f"artifacts: {errors} could not be written in full (each test's 'clpool "
-                     f"artifacts' section says why)")
-    text.summary(terminalreporter, _results, devices, _state.settings.summary, _state.settings.artifacts, notes)
+        notes.append(
+            f"artifacts: {errors} could not be written in full (each test's 'clpool "
+            f"artifacts' section says why)"
+        )
+    text.summary(
+        terminalreporter,
+        _results,
+        devices,
+        _state.settings.summary,
+        _state.settings.artifacts,
+        notes,
+    )

@@ -55,6 +55,7 @@ def _kind_of(obj):
 class _DeathSentinel:
     """Kept in the __dict__ of an object that takes no weak references: the object's dealloc
     clears its dict, and this one's weak reference then reports the death."""
+
     __slots__ = ("__weakref__",)
 
 
@@ -76,7 +77,8 @@ def _death_reference(obj, note):
     except (AttributeError, TypeError):
         raise TypeError(
             f"clpool.record: cannot see when a {type(obj).__module__}.{type(obj).__qualname__} "
-            "dies: it takes neither weak references nor attributes") from None
+            "dies: it takes neither weak references nor attributes"
+        ) from None
     return weakref.ref(sentinel, note)
 
 
@@ -99,20 +101,26 @@ class Recording:
         if not callable(allocator):
             raise TypeError(
                 f"clpool.record.recording: the allocator must be callable (a pyopencl.tools "
-                f"allocator or pool), not {type(allocator).__name__}")
+                f"allocator or pool), not {type(allocator).__name__}"
+            )
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(
                 f"clpool.record.recording: path must be a str or os.PathLike, not "
-                f"{type(path).__name__}")
+                f"{type(path).__name__}"
+            )
         path = os.fsdecode(path)
         if not path:
             raise ValueError("clpool.record.recording: path is empty")
         self._allocator = allocator
         self.path = path
         # FileExistsError for a file that is not a trace this module wrote; OSError otherwise.
-        self._file = _RecordFile(path, bool(stacks), f"{type(allocator).__module__}.{type(allocator).__name__}",
-                                 _THIS_FILE)
-        self._deaths = _DeathLog()   # (weak reference, time_ns) of buffers that died
+        self._file = _RecordFile(
+            path,
+            bool(stacks),
+            f"{type(allocator).__module__}.{type(allocator).__name__}",
+            _THIS_FILE,
+        )
+        self._deaths = _DeathLog()  # (weak reference, time_ns) of buffers that died
         self._note = self._deaths.note
         self._live = {}  # id(weak reference) -> (weak reference, block id, size, kind)
         self._lock = threading.Lock()
@@ -201,8 +209,15 @@ class Recording:
         thread = self._threads.setdefault(threading.get_ident(), len(self._threads))
         for ref, died in self._deaths.drain():
             _, freed_id, freed_size, freed_kind = self._live.pop(id(ref))
-            self._file.write(self._seq, min(died - self._start, t), thread, "free", freed_id, freed_size,
-                             freed_kind)
+            self._file.write(
+                self._seq,
+                min(died - self._start, t),
+                thread,
+                "free",
+                freed_id,
+                freed_size,
+                freed_kind,
+            )
             self._seq += 1
         if action is not None:
             self._file.write(self._seq, t, thread, action, block_id, size, kind, with_stack)

@@ -59,7 +59,9 @@ def _size(value, name):
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(f"{name}: a size is an int or a str such as '8GiB', not {type(value).__name__}")
+        raise TypeError(
+            f"{name}: a size is an int or a str such as '8GiB', not {type(value).__name__}"
+        )
     if isinstance(value, int) and value < 0:
         raise ValueError(f"{name}: '{value}' is negative")
     return str(value)
@@ -85,20 +87,35 @@ def _configs(config, compare):
     if compare is None:
         return [_text(config, "config", "a configuration such as 'pool:lb=4' or 'nopool'")]
     if config != "pool":
-        raise ValueError("config and compare cannot both be given (compare lists every configuration)")
+        raise ValueError(
+            "config and compare cannot both be given (compare lists every configuration)"
+        )
     if isinstance(compare, (str, bytes)):
         raise TypeError("compare: a list of configurations, not a str")
     try:
         configs = list(compare)
     except TypeError:
-        raise TypeError(f"compare: a list of configurations, not {type(compare).__name__}") from None
+        raise TypeError(
+            f"compare: a list of configurations, not {type(compare).__name__}"
+        ) from None
     if not configs:
         raise ValueError("compare: no configuration")
     return [_text(c, "compare", "each configuration a str such as 'pool:lb=4'") for c in configs]
 
 
-def replay(trace, capacity=None, config="pool", *, compare=None, min_capacity=False, granule="1MiB",
-           profile="nvidia", semantics=None, host_capacity=None, frees_at=None):
+def replay(
+    trace,
+    capacity=None,
+    config="pool",
+    *,
+    compare=None,
+    min_capacity=False,
+    granule="1MiB",
+    profile="nvidia",
+    semantics=None,
+    host_capacity=None,
+    frees_at=None,
+):
     """Replays ``trace`` (see the module's documentation) and returns clpool_replay's --json as a dict."""
     configs = _configs(config, compare)
     if not isinstance(min_capacity, bool):
@@ -106,25 +123,56 @@ def replay(trace, capacity=None, config="pool", *, compare=None, min_capacity=Fa
     if granule is None:
         raise TypeError("granule: a size such as '1MiB', not None")
     document = _core.replay_json(
-        _path(trace, "trace"), configs, _size(capacity, "capacity"), min_capacity, _size(granule, "granule"),
-        _path(profile, "profile", "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path"), _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
-        _size(host_capacity, "host_capacity"), _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"))
+        _path(trace, "trace"),
+        configs,
+        _size(capacity, "capacity"),
+        min_capacity,
+        _size(granule, "granule"),
+        _path(
+            profile,
+            "profile",
+            "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path",
+        ),
+        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
+        _size(host_capacity, "host_capacity"),
+        _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
+    )
     return json.loads(document)
 
 
-def diff(old, new, config="pool", *, compare=None, granule="1MiB", profile="nvidia", semantics=None,
-         host_capacity=None, frees_at=None, max_growth=None):
+def diff(
+    old,
+    new,
+    config="pool",
+    *,
+    compare=None,
+    granule="1MiB",
+    profile="nvidia",
+    semantics=None,
+    host_capacity=None,
+    frees_at=None,
+    max_growth=None,
+):
     """Compares trace ``old`` with trace ``new`` (see the module's documentation) and returns
     clpool_replay --diff's --format json as a dict."""
     configs = _configs(config, compare)
     if granule is None:
         raise TypeError("granule: a size such as '1MiB', not None")
     document = _core.diff_json(
-        _path(old, "old"), _path(new, "new"), configs, _size(granule, "granule"),
-        _path(profile, "profile", "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path"),
-        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"), _size(host_capacity, "host_capacity"),
+        _path(old, "old"),
+        _path(new, "new"),
+        configs,
+        _size(granule, "granule"),
+        _path(
+            profile,
+            "profile",
+            "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path",
+        ),
+        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
+        _size(host_capacity, "host_capacity"),
         _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
-        _text(max_growth, "max_growth", "a percentage such as '5%'"))
+        _text(max_growth, "max_growth", "a percentage such as '5%'"),
+    )
     return json.loads(document)
 
 

@@ -70,7 +70,9 @@ class SVMAllocator:
         if isinstance(alignment, bool) or not isinstance(alignment, int):
             raise TypeError(f"SVMAllocator: alignment must be an int, got {alignment!r}")
         if alignment < 0 or alignment & (alignment - 1):
-            raise ValueError(f"SVMAllocator: alignment must be 0 or a power of two, got {alignment}")
+            raise ValueError(
+                f"SVMAllocator: alignment must be 0 or a power of two, got {alignment}"
+            )
         self.context, self.alignment, self.queue = context, alignment, queue
         self.flags = int(_cl.svm_mem_flags.READ_WRITE if flags is None else flags)
         self._queue = _queue_ptr(queue, "SVMAllocator")
@@ -85,11 +87,18 @@ class SVMPool(SingleArenaNames, _core.SVMPool):
 
     def __init__(self, allocator, leading_bits_in_bin_id=4, *, _shared_limit=None):
         if not isinstance(allocator, SVMAllocator):
-            raise TypeError("SVMPool: allocator must be clpool.pyopencl.SVMAllocator, got "
-                            f"{type(allocator).__qualname__}")
-        super().__init__(allocator._handle, allocator.alignment, allocator.flags,
-                         allocator._queue, leading_bits(leading_bits_in_bin_id, "SVMPool"),
-                         _shared_limit)
+            raise TypeError(
+                "SVMPool: allocator must be clpool.pyopencl.SVMAllocator, got "
+                f"{type(allocator).__qualname__}"
+            )
+        super().__init__(
+            allocator._handle,
+            allocator.alignment,
+            allocator.flags,
+            allocator._queue,
+            leading_bits(leading_bits_in_bin_id, "SVMPool"),
+            _shared_limit,
+        )
         self.allocator = allocator
 
     def allocate(self, size, queue=None):

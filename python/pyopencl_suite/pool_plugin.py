@@ -30,6 +30,7 @@ _stats = {"pools": 0, "arrays": 0}
 def _make_pool(cq):
     if POOL == "clpool":
         import clpool.pyopencl as cp
+
         if isinstance(cq, cl.CommandQueue):
             return cp.MemoryPool(cp.ImmediateAllocator(cq))
         return cp.MemoryPool(cp.DeferredAllocator(cq))
@@ -70,4 +71,5 @@ def pytest_runtest_teardown(item, nextitem):
 
 def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
-        f"pool plugin: {POOL}; {_stats['arrays']} arrays allocated from {_stats['pools']} pools")
+        f"pool plugin: {POOL}; {_stats['arrays']} arrays allocated from {_stats['pools']} pools"
+    )

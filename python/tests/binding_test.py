@@ -106,8 +106,9 @@ class BindingTest(unittest.TestCase):
         a = cla.zeros(self.queue, 1024, np.float32, allocator=self.pool)
         a += 2
         if cltest.MODE == "pocl":
-            prg = cl.Program(self.ctx, "__kernel void inc(__global float *x) "
-                             "{ x[get_global_id(0)] += 1; }").build()
+            prg = cl.Program(
+                self.ctx, "__kernel void inc(__global float *x) " "{ x[get_global_id(0)] += 1; }"
+            ).build()
             prg.inc(self.queue, (1024,), None, a.data)
             self.assertTrue(np.all(a.get() == 3))
         del a
@@ -131,8 +132,12 @@ class BindingTest(unittest.TestCase):
 
     def test_bad_binding_setting_is_an_error(self):
         env = dict(os.environ, CLPOOL_PYTHON_BINDING="fast")
-        r = subprocess.run([sys.executable, "-c", "import clpool.pyopencl"], env=env,
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-c", "import clpool.pyopencl"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("CLPOOL_PYTHON_BINDING=fast", r.stderr)
         self.assertIn("ValueError", r.stderr)

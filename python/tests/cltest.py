@@ -46,4 +46,5 @@ def binding_gc_defect_exposed():
     buffer is freed crashes, as it does for any pyopencl.Buffer. The pybind11 and nanobind paths
     free clpool's buffers safely."""
     import clpool.pyopencl
+
     return clpool.pyopencl.BINDING[0] == "generic" and cl.VERSION[:2] == (2022, 3)

@@ -28,8 +28,8 @@ def program(queue, pool, n=4096):
     b = cla.zeros(queue, n, np.float32, allocator=pool)
     prg = cl.Program(ctx, SRC).build()
     prg.scale(queue, (n,), None, a.data, b.data, np.float32(3))
-    c = a + b * 2                    # elementwise kernels; results use the same allocator
-    scratch = pool(n * 4)            # a raw pooled buffer in enqueue_copy
+    c = a + b * 2  # elementwise kernels; results use the same allocator
+    scratch = pool(n * 4)  # a raw pooled buffer in enqueue_copy
     cl.enqueue_copy(queue, scratch, c.data)
     out = np.empty(n, np.float32)
     cl.enqueue_copy(queue, out, scratch).wait()

@@ -32,29 +32,39 @@ def collect(_):
 
 def run_child(body):
     code = PRELUDE.format(path=sys.path[:3]) + textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ))
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
 
 
 class GcSafetyTest(unittest.TestCase):
     @unittest.skipUnless(cl.VERSION[:2] == (2022, 3), "the defect is PyOpenCL 2022.3's")
     def test_pyopencl_alone_crashes_when_the_collector_runs_in_a_buffer_dealloc(self):
         # No clpool at all: the defect this file is about, so that the explanation stays true.
-        r = run_child("""
+        r = run_child(
+            """
             for i in range(10):
                 b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
                 r = weakref.ref(b, collect)
                 del b
             print("survived", calls[0])
-            """)
+            """
+        )
         # Killed by a signal: SIGSEGV (SIGABRT when AddressSanitizer is preloaded and reports it).
         self.assertLess(r.returncode, 0, r.stdout + r.stderr)
 
-    @unittest.skipIf(cltest.binding_gc_defect_exposed(),
-                     "generic path on PyOpenCL 2022.3: buffers are freed by its own pybind11 2.10 "
-                     "dealloc, with its defect (cltest.binding_gc_defect_exposed)")
+    @unittest.skipIf(
+        cltest.binding_gc_defect_exposed(),
+        "generic path on PyOpenCL 2022.3: buffers are freed by its own pybind11 2.10 "
+        "dealloc, with its defect (cltest.binding_gc_defect_exposed)",
+    )
     def test_clpool_objects_survive_the_same(self):
-        r = run_child("""
+        r = run_child(
+            """
             import clpool, clpool.pyopencl as cp
             pool = cp.MemoryPool(cp.ImmediateAllocator(queue))
             for i in range(200):
@@ -70,14 +80,16 @@ class GcSafetyTest(unittest.TestCase):
                     r = watch(s, collect)
                     del s
             print("survived", calls[0])
-            """)
+            """
+        )
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("survived", r.stdout)
 
     def test_record_frees_without_python_in_the_dealloc(self):
         # clpool.record over PyOpenCL's own allocator, with the collector running on every
         # allocation in four threads: the old weakref.finalize version crashed here.
-        r = run_child("""
+        r = run_child(
+            """
             import os, tempfile, threading
             import pyopencl.tools as cl_tools
             import clpool.record
@@ -96,7 +108,8 @@ class GcSafetyTest(unittest.TestCase):
             lines = [l.split() for l in open(path) if l[0].isdigit()]
             print("allocs", sum(l[4] == "alloc" for l in lines), "frees",
                   sum(l[4] == "free" for l in lines))
-            """)
+            """
+        )
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("allocs 800 frees 800", r.stdout)
 
@@ -113,8 +126,9 @@ class GcSafetyTest(unittest.TestCase):
             print(out)
             """
         plain = run_child(body)
-        with_clpool = run_child("import clpool, clpool.pyopencl, clpool.record\n" +
-                                textwrap.dedent(body))
+        with_clpool = run_child(
+            "import clpool, clpool.pyopencl, clpool.record\n" + textwrap.dedent(body)
+        )
         self.assertEqual(plain.returncode, 0, plain.stderr)
         self.assertEqual(with_clpool.returncode, 0, with_clpool.stderr)
         self.assertEqual(plain.stdout, with_clpool.stdout)

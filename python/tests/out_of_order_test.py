@@ -21,7 +21,8 @@ class OutOfOrderQueueTest(unittest.TestCase):
     def setUp(self):
         self.ctx, _ = cltest.context_and_queue()
         self.queue = cl.CommandQueue(
-            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        )
         self.gates = []
 
     def tearDown(self):

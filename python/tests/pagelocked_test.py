@@ -49,17 +49,19 @@ class PageLockedTest(unittest.TestCase):
         # since a use of unmapped memory crashes (glibc's "corrupted double-linked list" on POCL,
         # an AddressSanitizer report under --config=asan).
         import os, subprocess, sys, textwrap
+
         cases = {
             "pool deleted, then free": "del pool; h.base.free()",
             "free, then free_held": "h.base.free(); pool.free_held()",
             "free, then stop_holding": "h.base.free(); pool.stop_holding()",
             "free, pool deleted": "h.base.free(); del pool",
             "free, then reused and freed again": "h.base.free(); g = pool.allocate(n, np.float32); "
-                                                 "g.base.free(); pool.free_held(); del g",
+            "g.base.free(); pool.free_held(); del g",
             "limit forces the block out": "h.base.free(); pool.set_limit(1)",
         }
         for name, action in cases.items():
-            code = textwrap.dedent(f"""
+            code = textwrap.dedent(
+                f"""
                 import gc, sys
                 sys.path[:0] = {sys.path[:3]!r}
                 import numpy as np
@@ -82,11 +84,18 @@ class PageLockedTest(unittest.TestCase):
                 assert view.sum() == 2 * (n - 1)
                 del view, other
                 print("ok")
-                """)
-            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                               timeout=120, env=dict(os.environ))
-            self.assertEqual((r.returncode, r.stdout.strip()), (0, "ok"),
-                             f"{name}: {r.stdout}{r.stderr}")
+                """
+            )
+            r = subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=dict(os.environ),
+            )
+            self.assertEqual(
+                (r.returncode, r.stdout.strip()), (0, "ok"), f"{name}: {r.stdout}{r.stderr}"
+            )
 
     def test_bad_input(self):
         with self.assertRaises(ValueError):
@@ -104,7 +113,7 @@ class PageLockedTest(unittest.TestCase):
             self.pool.allocate((True,), np.float32)
         with self.assertRaises(TypeError):
             self.pool.allocate({"a": 1}.items(), np.float32)
-        with self.assertRaises(ValueError):      # 2**70 bytes: beyond any size
+        with self.assertRaises(ValueError):  # 2**70 bytes: beyond any size
             self.pool.allocate((1 << 62, 1 << 5), np.float64)
         self.assertEqual(self.pool.active_blocks, 0)
 
@@ -113,12 +122,11 @@ class PageLockedTest(unittest.TestCase):
         a = self.pool.allocate((4,), np.float64)
         a[:] = [1.5, 2.5, 3.5, 4.5]
         a.base.free()
-        for dtype in (object, np.dtype([("x", np.int32), ("o", object)]),
-                      np.dtype((object, (2,)))):
+        for dtype in (object, np.dtype([("x", np.int32), ("o", object)]), np.dtype((object, (2,)))):
             with self.subTest(dtype=dtype), self.assertRaises(TypeError):
                 self.pool.allocate((4,), dtype)
         self.assertEqual(self.pool.active_blocks, 0)
-        self.assertEqual(self.pool.held_blocks, 1)   # nothing lost: the block is still there
+        self.assertEqual(self.pool.held_blocks, 1)  # nothing lost: the block is still there
 
     def test_shapes_orders_and_alignment(self):
         for shape in (7, (2, 3), [2, 3], np.array([2, 3]), (np.int64(5),), (), (1, 0, 4)):
@@ -130,7 +138,7 @@ class PageLockedTest(unittest.TestCase):
                         self.assertEqual(a.shape, expected.shape)
                         self.assertEqual(a.strides, expected.strides)
                         self.assertTrue(a.flags.aligned)
-                        a[...] = 0   # writable through the whole extent
+                        a[...] = 0  # writable through the whole extent
         gc.collect()
         self.assertEqual(self.pool.active_blocks, 0)
 

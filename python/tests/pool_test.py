@@ -16,7 +16,7 @@ import clpool.pyopencl as cp
 import cltest
 
 MiB = cltest.MiB
-ROUNDED_1MIB = (1 << 20) + (1 << 16) - 1   # PyOpenCL's bins, 4 leading bits
+ROUNDED_1MIB = (1 << 20) + (1 << 16) - 1  # PyOpenCL's bins, 4 leading bits
 
 
 class PoolTest(unittest.TestCase):
@@ -189,8 +189,9 @@ class PoolTest(unittest.TestCase):
         with open(path) as f:
             text = f.read()
         self.assertIn("alloc", text)
-        run = subprocess.run([replay, path, "--capacity", "64MiB", "--no-progress"],
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [replay, path, "--capacity", "64MiB", "--no-progress"], capture_output=True, text=True
+        )
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertIn("replayed cleanly, 7 events", run.stdout)
         self.assertIn("1 hits, 2 misses", run.stdout)  # as the application saw
@@ -201,24 +202,24 @@ class PoolTest(unittest.TestCase):
         self.assertIsInstance(b, cl.Buffer)
         self.assertIsInstance(b, cp.PooledBuffer)
         mem = b.int_ptr
-        b.release()                              # PyOpenCL's PooledBuffer.release()
+        b.release()  # PyOpenCL's PooledBuffer.release()
         self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
         with self.assertRaises(cl.LogicError):
-            b.release()                          # a second release is an error, as in PyOpenCL
-        c = p.allocate(4096)                     # the same block; `b` still exists, so a new object
+            b.release()  # a second release is an error, as in PyOpenCL
+        c = p.allocate(4096)  # the same block; `b` still exists, so a new object
         self.assertEqual(c.int_ptr, mem)
         self.assertIsNot(c, b)
         del b
         cid = id(c)
-        del c                                    # back to the pool with its object
+        del c  # back to the pool with its object
         d = p.allocate(4096)
-        if cp.BINDING[0] != "generic":           # the generic path never reuses objects
-            self.assertEqual(id(d), cid)         # handed out again, not rebuilt
-        d.tag = "mine"                           # something of the user's: not reused
+        if cp.BINDING[0] != "generic":  # the generic path never reuses objects
+            self.assertEqual(id(d), cid)  # handed out again, not rebuilt
+        d.tag = "mine"  # something of the user's: not reused
         del d
         e = p.allocate(4096)
         self.assertFalse(hasattr(e, "tag"))
-        e.bind_to_queue(self.queue)              # PooledBuffer's no-ops
+        e.bind_to_queue(self.queue)  # PooledBuffer's no-ops
         e.unbind_from_queue()
         cp.release(e)
         self.assertEqual(p.active_blocks, 0)
@@ -240,7 +241,7 @@ class PoolTest(unittest.TestCase):
         with self.assertRaises(cl.LogicError):
             other.release(theirs)
         with self.assertRaises(TypeError):
-            cp.PooledBuffer()                    # made by pools only
+            cp.PooledBuffer()  # made by pools only
 
     def test_sizes_beyond_the_device(self):
         p = self.pool
@@ -278,12 +279,17 @@ class PoolTest(unittest.TestCase):
         # Beyond a C++ unsigned: clpool's words, not pybind11's "incompatible constructor arguments".
         for pool_type in (cp.MemoryPool, cp.SVMPool):
             with self.subTest(pool=pool_type.__name__):
-                allocator = (cp.DeferredAllocator(self.ctx) if pool_type is cp.MemoryPool
-                             else cp.SVMAllocator(self.ctx, queue=self.queue))
+                allocator = (
+                    cp.DeferredAllocator(self.ctx)
+                    if pool_type is cp.MemoryPool
+                    else cp.SVMAllocator(self.ctx, queue=self.queue)
+                )
                 with self.assertRaises(ValueError) as raised:
-                    pool_type(allocator, leading_bits_in_bin_id=2 ** 70)
-                self.assertIn("leading_bits_in_bin_id 1180591620717411303424 is out of range; it must be 0 to 12",
-                              str(raised.exception))
+                    pool_type(allocator, leading_bits_in_bin_id=2**70)
+                self.assertIn(
+                    "leading_bits_in_bin_id 1180591620717411303424 is out of range; it must be 0 to 12",
+                    str(raised.exception),
+                )
         with self.assertRaises(TypeError):
             p.set_limit("big")
         with self.assertRaisesRegex(ValueError, "negative"):
@@ -315,8 +321,9 @@ print("done")
 
 class ExitTest(unittest.TestCase):
     def test_a_pool_in_a_modules_globals_releases_everything_at_exit(self):
-        run = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True,
-                             timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=120
+        )
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(run.stdout.strip(), "done")
         # mockcl names, at exit, every OpenCL object the program left (on POCL there is no report).

@@ -73,6 +73,7 @@ def no_crash(r):
 
 # --- sites that name the user's code ---
 
+
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
 def test_a_helper_is_named_with_its_callers_down_to_the_test(pytester, xdist):
     pytester.makeconftest(CONFTEST)
@@ -80,28 +81,42 @@ def test_a_helper_is_named_with_its_callers_down_to_the_test(pytester, xdist):
     r = run(pytester, *DEVICE, *xdist)
     out = r.stdout.str()
     assert r.ret == 1, out
-    leak = (r"_buf \(test_x\.py:7\) ← remember_forever \(test_x\.py:10\) ← "
-            r"test_leaks_into_a_cache \(test_x\.py:20\)")
+    leak = (
+        r"_buf \(test_x\.py:7\) ← remember_forever \(test_x\.py:10\) ← "
+        r"test_leaks_into_a_cache \(test_x\.py:20\)"
+    )
     peak = r"_buf \(test_x\.py:7\) ← big_scratch \(test_x\.py:15\) ← test_peaks \(test_x\.py:24\)"
-    assert re.search(r"sites of the blocks still allocated:\n  1\. " + leak + r"\n\s+2 MiB", out), out
-    assert re.search(r"sites holding the most device memory at the peak:\n  1\. " + peak + r"\n\s+12 MiB", out), out
-    summary = out[out.index("clpool device memory"):]
+    assert re.search(
+        r"sites of the blocks still allocated:\n  1\. " + leak + r"\n\s+2 MiB", out
+    ), out
+    assert re.search(
+        r"sites holding the most device memory at the peak:\n  1\. " + peak + r"\n\s+12 MiB", out
+    ), out
+    summary = out[out.index("clpool device memory") :]
     assert re.search(r"test_x\.py::test_peaks\n\s+" + peak + ": 12 MiB", summary), summary
-    assert re.search(r"test_x\.py::test_leaks_into_a_cache\n\s+" + leak + ": 2 MiB", summary), summary
+    assert re.search(
+        r"test_x\.py::test_leaks_into_a_cache\n\s+" + leak + ": 2 MiB", summary
+    ), summary
 
 
-@pytest.mark.parametrize("frames,want", [
-    ("1", r"_buf \(test_x\.py:7\)\n"),
-    ("2", r"_buf \(test_x\.py:7\) ← remember_forever \(test_x\.py:10\)\n"),
-])
+@pytest.mark.parametrize(
+    "frames,want",
+    [
+        ("1", r"_buf \(test_x\.py:7\)\n"),
+        ("2", r"_buf \(test_x\.py:7\) ← remember_forever \(test_x\.py:10\)\n"),
+    ],
+)
 def test_site_frames_sets_the_depth(pytester, frames, want):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_x=HELPER_SUITE)
     r = run(pytester, *DEVICE, "--clpool-site-frames", frames)
-    assert re.search(r"sites of the blocks still allocated:\n  1\. " + want, r.stdout.str()), r.stdout.str()
+    assert re.search(
+        r"sites of the blocks still allocated:\n  1\. " + want, r.stdout.str()
+    ), r.stdout.str()
 
 
 # --- pytest-xdist, and artifact paths in every form ---
+
 
 def _artifact_forms(pytester):
     outside = pytester.path.parent / (pytester.path.name + "-art")
@@ -129,7 +144,9 @@ def test_any_artifacts_path(pytester, xdist, where, form, existing):
     for test in ("test_leaks_into_a_cache", "test_peaks"):
         assert (art / f"test_x.py%3A%3A{test}" / "device.html").is_file(), sorted(os.listdir(art))
     traces = sorted(p.name for p in art.glob("session*.trace"))
-    assert traces == (["session-gw0.trace", "session-gw1.trace"] if xdist else ["session.trace"]), traces
+    assert traces == (
+        ["session-gw0.trace", "session-gw1.trace"] if xdist else ["session.trace"]
+    ), traces
 
 
 def test_an_existing_outside_folder_that_would_hide_the_ini_file_is_named(pytester):
@@ -149,13 +166,18 @@ def test_an_existing_outside_folder_that_would_hide_the_ini_file_is_named(pytest
 
 # --- every error names its cause, once, before any test runs ---
 
+
 def _bad_library(pytester, kind):
     layer, mock = os.environ["LIBCLPOOL_LAYER_SO"], os.environ["LIBMOCKCL_SO"]
     cut = pytester.path / "cut.so"
     with open(layer if kind.startswith("layer") else mock, "rb") as f:
         cut.write_bytes(f.read(5000))
     return {
-        "layer_missing": ("LIBCLPOOL_LAYER_SO", str(pytester.path / "nope.so"), "which does not exist"),
+        "layer_missing": (
+            "LIBCLPOOL_LAYER_SO",
+            str(pytester.path / "nope.so"),
+            "which does not exist",
+        ),
         "layer_cut": ("LIBCLPOOL_LAYER_SO", str(cut), "cannot be used: "),
         "layer_is_the_mock": ("LIBCLPOOL_LAYER_SO", mock, "does not export clGetLayerInfo"),
         "layer_empty": ("LIBCLPOOL_LAYER_SO", "", "$LIBCLPOOL_LAYER_SO is set but empty"),
@@ -165,8 +187,17 @@ def _bad_library(pytester, kind):
 
 
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
-@pytest.mark.parametrize("kind", ["layer_missing", "layer_cut", "layer_is_the_mock", "layer_empty",
-                                  "mock_cut", "mock_is_the_layer"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "layer_missing",
+        "layer_cut",
+        "layer_is_the_mock",
+        "layer_empty",
+        "mock_cut",
+        "mock_is_the_layer",
+    ],
+)
 def test_a_library_that_cannot_be_used_is_named(pytester, monkeypatch, xdist, kind):
     pytester.makepyfile(test_x="def test_it():\n    pass\n")
     variable, value, message = _bad_library(pytester, kind)
@@ -185,9 +216,10 @@ def test_no_platform_says_where_the_loader_looked(pytester, monkeypatch, xdist):
     monkeypatch.setenv("OCL_ICD_VENDORS", str(pytester.path / "no-vendors"))
     r = run(pytester, *PLUGIN, "--clpool", *xdist)
     assert r.ret == 4, everything(r)
-    assert ("ERROR: clpool: the OpenCL ICD loader found no platform (clGetPlatformIDs said -1001): "
-            f"it looked in OCL_ICD_VENDORS='{pytester.path / 'no-vendors'}', which does not exist"
-            ) in r.stderr.str(), r.stderr.str()
+    assert (
+        "ERROR: clpool: the OpenCL ICD loader found no platform (clGetPlatformIDs said -1001): "
+        f"it looked in OCL_ICD_VENDORS='{pytester.path / 'no-vendors'}', which does not exist"
+    ) in r.stderr.str(), r.stderr.str()
     no_crash(r)
 
 
@@ -195,7 +227,10 @@ def _profile_file(pytester, kind):
     if kind == "refused":
         bad = pytester.path / "bad.profile"
         bad.write_text("name = bad\noom_at = sometimes\n")
-        return str(bad), "bad.profile:2: oom_at: 'sometimes' is not creation, first_use or execution"
+        return (
+            str(bad),
+            "bad.profile:2: oom_at: 'sometimes' is not creation, first_use or execution",
+        )
     if kind == "fifo":
         fifo = pytester.path / "fifo.profile"
         os.mkfifo(fifo)
@@ -223,15 +258,36 @@ def test_a_profile_file_that_cannot_be_used_is_named(pytester, xdist, kind):
 
 
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
-@pytest.mark.parametrize("args,message", [
-    (["--clpool-device", "nvidia:4GB"], "--clpool-device 'nvidia:4GB': the capacity '4GB' is ambiguous"),
-    (["--clpool-device", ""], "--clpool-device: the value is empty"),
-    (["--clpool-artifacts", ""], "--clpool-artifacts: the value is empty"),
-    (["--clpool-profile", ""], "--clpool-profile: the value is empty"),
-    (["--clpool", "--clpool-summary", "-1"], "--clpool-summary: -1 is negative"),
-    (["--clpool", "--clpool-site-frames", "0"], "--clpool-site-frames: '0' is not 'auto' or a number"),
-    (["--clpool", "--clpool-replay-timeout", "0"], "--clpool-replay-timeout: 0.0 is not a number"),
-], ids=["decimal", "empty_device", "empty_artifacts", "empty_profile", "summary", "frames", "timeout"])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--clpool-device", "nvidia:4GB"],
+            "--clpool-device 'nvidia:4GB': the capacity '4GB' is ambiguous",
+        ),
+        (["--clpool-device", ""], "--clpool-device: the value is empty"),
+        (["--clpool-artifacts", ""], "--clpool-artifacts: the value is empty"),
+        (["--clpool-profile", ""], "--clpool-profile: the value is empty"),
+        (["--clpool", "--clpool-summary", "-1"], "--clpool-summary: -1 is negative"),
+        (
+            ["--clpool", "--clpool-site-frames", "0"],
+            "--clpool-site-frames: '0' is not 'auto' or a number",
+        ),
+        (
+            ["--clpool", "--clpool-replay-timeout", "0"],
+            "--clpool-replay-timeout: 0.0 is not a number",
+        ),
+    ],
+    ids=[
+        "decimal",
+        "empty_device",
+        "empty_artifacts",
+        "empty_profile",
+        "summary",
+        "frames",
+        "timeout",
+    ],
+)
 def test_a_bad_option_is_one_usage_error(pytester, xdist, args, message):
     pytester.makepyfile(test_x="def test_it():\n    pass\n")
     r = run(pytester, *PLUGIN, *args, *xdist)
@@ -267,8 +323,17 @@ def _artifact_dir(art, test="test_first"):
 
 
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
-@pytest.mark.parametrize("obstacle", ["file_for_the_folder", "folder_for_the_trace", "link_at_the_trace",
-                                      "link_at_the_report", "replay_not_executable", "replay_fails"])
+@pytest.mark.parametrize(
+    "obstacle",
+    [
+        "file_for_the_folder",
+        "folder_for_the_trace",
+        "link_at_the_trace",
+        "link_at_the_report",
+        "replay_not_executable",
+        "replay_fails",
+    ],
+)
 def test_an_artifact_that_cannot_be_written_is_a_note(pytester, monkeypatch, xdist, obstacle):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_f=FAILING)
@@ -291,7 +356,9 @@ def test_an_artifact_that_cannot_be_written_is_a_note(pytester, monkeypatch, xdi
         (d / "device.trace").mkdir(parents=True)
     elif obstacle.startswith("link_at"):
         d.mkdir()
-        os.symlink(victim, d / ("device.trace" if obstacle == "link_at_the_trace" else "replay.txt"))
+        os.symlink(
+            victim, d / ("device.trace" if obstacle == "link_at_the_trace" else "replay.txt")
+        )
     else:
         tool = pytester.path / "replay-tool"
         tool.write_text("#!/bin/sh\necho broken >&2\nexit 3\n")
@@ -312,7 +379,9 @@ def test_an_artifact_that_cannot_be_written_is_a_note(pytester, monkeypatch, xdi
 def test_a_full_disk_is_a_note(pytester, xdist):
     """The files may not grow (RLIMIT_FSIZE, as a full disk) once the test has run: the artifacts
     are notes, the next test runs, and the session trace (already allocated) is not hurt."""
-    pytester.makeconftest(CONFTEST + """
+    pytester.makeconftest(
+        CONFTEST
+        + """
 import resource, signal
 
 @pytest.fixture
@@ -321,11 +390,18 @@ def full_disk():
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     yield lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))
     resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-""")
+"""
+    )
     # 200 blocks: the test's trace is larger than the 4 KiB a file may now grow to.
-    pytester.makepyfile(test_f=FAILING.replace("def test_first(queue):", "def test_first(queue, full_disk):")
-                        .replace("2 * MiB))", "2 * MiB))\n    more = [cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4096) "
-                                 "for _ in range(200)]\n    full_disk()"))
+    pytester.makepyfile(
+        test_f=FAILING.replace(
+            "def test_first(queue):", "def test_first(queue, full_disk):"
+        ).replace(
+            "2 * MiB))",
+            "2 * MiB))\n    more = [cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4096) "
+            "for _ in range(200)]\n    full_disk()",
+        )
+    )
     art = pytester.path / "art"
     r = run(pytester, *DEVICE, *xdist, "--clpool-artifacts", str(art))
     no_crash(r)
@@ -355,7 +431,8 @@ def test_a_hanging_replay_tool_times_out(pytester, monkeypatch, xdist):
 def test_every_test_id_has_a_folder_of_its_own(pytester, xdist):
     long = "x" * 160
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_p=f"""
+    pytester.makepyfile(
+        test_p=f"""
 import pyopencl as cl, pytest
 from conftest import commit, MiB
 
@@ -363,7 +440,8 @@ from conftest import commit, MiB
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6], ids=["a b", "a:b", "a/b", "a_b", "{long}1", "{long}2"])
 def test_p(queue, n):
     b = commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, (1 + n) * MiB))
-""")
+"""
+    )
     art = pytester.path / "art"
     r = run(pytester, *DEVICE, *xdist, "--clpool-artifacts", str(art))
     no_crash(r)
@@ -380,15 +458,20 @@ def test_p(queue, n):
 
 # --- a session trace that cannot be written fails the session and never yields false leaks ---
 
+
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
 def test_a_lost_session_trace_fails_the_session_loudly(pytester, xdist):
-    pytester.makeconftest(CONFTEST + """
+    pytester.makeconftest(
+        CONFTEST
+        + """
 import resource, signal
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 # The layer's first chunk of the trace (1 MiB) is already allocated: the next one cannot be.
 resource.setrlimit(resource.RLIMIT_FSIZE, (1536 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
-""")
-    pytester.makepyfile(test_l="""
+"""
+    )
+    pytester.makepyfile(
+        test_l="""
 import pyopencl as cl, pytest
 from conftest import commit, MiB
 
@@ -400,24 +483,30 @@ def test_many(queue):
 def test_after(queue):
     bufs = [cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 64) for _ in range(800)]
     del bufs
-""")
+"""
+    )
     r = run(pytester, *DEVICE, *xdist, "--clpool-artifacts", "art")
     no_crash(r)
     out = r.stdout.str()
     assert r.ret == 1, out
     assert r.parseoutcomes().get("passed") == 2, out  # the tests themselves passed
     assert "still allocated after it returned" not in out, out  # no false leak
-    assert re.search(r"error: could not write to the trace file \(.*File too large\); the trace is "
-                     r"incomplete after event \d+; no device-memory check ran after it, and the "
-                     r"session fails", out), out
+    assert re.search(
+        r"error: could not write to the trace file \(.*File too large\); the trace is "
+        r"incomplete after event \d+; no device-memory check ran after it, and the "
+        r"session fails",
+        out,
+    ), out
 
 
 # --- output a terminal can trust ---
 
+
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
 def test_names_with_terminal_escapes_are_escaped(pytester, xdist):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_e="""
+    pytester.makepyfile(
+        test_e="""
 import pyopencl as cl, pytest
 from conftest import commit, MiB
 
@@ -430,7 +519,8 @@ alloc.__code__ = alloc.__code__.replace(co_name="red\\x1b[31m", co_qualname="red
 @pytest.mark.limit_device_memory("1 MiB")
 def test_escapes(queue):
     b = alloc(queue)
-""")
+"""
+    )
     r = run(pytester, *DEVICE, *xdist)
     out = everything(r)
     assert "\x1b" not in out, repr(out)
@@ -439,12 +529,13 @@ def test_escapes(queue):
 
 # --- the summary, --tb=line, device_capacity, refused blocks, threads ---
 
+
 def test_summary_zero_means_no_table(pytester):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_x=HELPER_SUITE)
     r = run(pytester, *DEVICE, "--clpool-summary", "0")
     out = r.stdout.str()
-    summary = out[out.index("clpool device memory"):]
+    summary = out[out.index("clpool device memory") :]
     assert "by peak device memory" not in summary and "none allocated" not in summary, summary
     assert "device: mockcl, 1 GiB (1073741824 bytes), nvidia profile" in summary
 
@@ -455,32 +546,43 @@ def test_tb_line_and_the_short_summary_carry_the_test_and_the_reason(pytester, x
     pytester.makepyfile(test_x=HELPER_SUITE)
     r = run(pytester, *DEVICE, *xdist, "--tb=line", "-rf")
     out = r.stdout.str()
-    assert re.search(r"test_x\.py:18: test_leaks_into_a_cache: clpool: 2 MiB \(2097152 bytes\) of device "
-                     r"memory the test allocated is still allocated after it returned", out), out
-    assert re.search(r"test_x\.py:22: test_peaks: clpool: peak device memory 12 MiB \(12582912 bytes\) is "
-                     r"above the limit_device_memory limit of 8 MiB", out), out
+    assert re.search(
+        r"test_x\.py:18: test_leaks_into_a_cache: clpool: 2 MiB \(2097152 bytes\) of device "
+        r"memory the test allocated is still allocated after it returned",
+        out,
+    ), out
+    assert re.search(
+        r"test_x\.py:22: test_peaks: clpool: peak device memory 12 MiB \(12582912 bytes\) is "
+        r"above the limit_device_memory limit of 8 MiB",
+        out,
+    ), out
     assert "FAILED test_x.py::test_peaks - test_peaks: clpool: peak" in out, out
 
 
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
 def test_device_capacity_above_the_sessions_device_is_a_usage_error(pytester, xdist):
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
 import pytest
 
 @pytest.mark.device_capacity("1 GiB")
 def test_big():
     pass
-""")
+"""
+    )
     r = run(pytester, *PLUGIN, "--clpool-device", "nvidia:256MiB", *xdist)
     assert r.ret == 4, everything(r)
-    assert ("test_x.py::test_big: @pytest.mark.device_capacity: 1 GiB (1073741824 bytes) is larger than "
-            "this session's device (256 MiB (268435456 bytes), --clpool-device)") in r.stderr.str()
+    assert (
+        "test_x.py::test_big: @pytest.mark.device_capacity: 1 GiB (1073741824 bytes) is larger than "
+        "this session's device (256 MiB (268435456 bytes), --clpool-device)"
+    ) in r.stderr.str()
     no_crash(r)
 
 
 def test_a_block_refused_at_first_use_is_not_live_nor_in_the_peak(pytester):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_r="""
+    pytester.makepyfile(
+        test_r="""
 import pyopencl as cl, pytest
 from conftest import commit, MiB
 
@@ -490,7 +592,8 @@ def test_refused(queue):
     b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 24 * MiB)
     with pytest.raises(cl.MemoryError):
         commit(queue, b)
-""")
+"""
+    )
     r = run(pytester, *DEVICE)
     out = r.stdout.str()
     assert r.ret == 0, out
@@ -499,7 +602,9 @@ def test_refused(queue):
 
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
 def test_threads_running_before_the_test_are_the_sessions(pytester, xdist):
-    pytester.makeconftest(CONFTEST + """
+    pytester.makeconftest(
+        CONFTEST
+        + """
 import queue as q, threading
 
 @pytest.fixture(scope="session")
@@ -517,8 +622,10 @@ def worker(queue):
     t.start()
     yield jobs
     jobs.put(None)
-""")
-    pytester.makepyfile(test_t="""
+"""
+    )
+    pytester.makepyfile(
+        test_t="""
 import pytest
 from conftest import MiB
 
@@ -530,9 +637,13 @@ def test_starts_the_session_thread(worker):
 def test_asks_the_session_thread(queue, worker):
     worker.put(8 * MiB)
     worker.join()
-""")
+"""
+    )
     r = run(pytester, *DEVICE, *xdist, *(["--dist", "loadfile"] if xdist else []))
     out = r.stdout.str()
     assert r.ret == 0, out
-    assert re.search(r"the session's: 1 allocation, 8 MiB \(8388608 bytes\), by threads that were running "
-                     r"before their test began", out), out
+    assert re.search(
+        r"the session's: 1 allocation, 8 MiB \(8388608 bytes\), by threads that were running "
+        r"before their test began",
+        out,
+    ), out

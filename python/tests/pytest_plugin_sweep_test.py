@@ -85,7 +85,9 @@ def test_each_finding_with_its_replay(pytester, xdist, monkeypatch, tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
-    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", "--clpool-oom-sweep-timeout", "5", *xdist)
+    r = pytester.runpytest_subprocess(
+        *DEVICE, "--clpool-oom-sweep", "--clpool-oom-sweep-timeout", "5", *xdist
+    )
     out = r.stdout.str()
     assert r.ret == 1, out
     # Nothing left behind, not even by the runs that crashed or hung.
@@ -94,43 +96,67 @@ def test_each_finding_with_its_replay(pytester, xdist, monkeypatch, tmp_path):
     # crashes, mishandles, hangs: 1 allocation each; leaks: 2 allocations (the second leaks the
     # first buffer) + 1 first use (the first buffer's: the test fails with the MemoryError, handled);
     # fails_holding: 2 allocations, handled (what only the exception's frames hold is let go).
-    assert ("clpool oom sweep: 12 runs: crashed 1, hung 1, leaked 1, unhandled 1, handled 8, not reached 0"
-            in out), out
-    for nodeid in ("test_s.py::test_crashes[oom-sweep:alloc:1]", "test_s.py::test_mishandles[oom-sweep:alloc:1]",
-                   "test_s.py::test_leaks[oom-sweep:alloc:2]", "test_s.py::test_hangs[oom-sweep:alloc:1]"):
+    assert (
+        "clpool oom sweep: 12 runs: crashed 1, hung 1, leaked 1, unhandled 1, handled 8, not reached 0"
+        in out
+    ), out
+    for nodeid in (
+        "test_s.py::test_crashes[oom-sweep:alloc:1]",
+        "test_s.py::test_mishandles[oom-sweep:alloc:1]",
+        "test_s.py::test_leaks[oom-sweep:alloc:2]",
+        "test_s.py::test_hangs[oom-sweep:alloc:1]",
+    ):
         assert f"FAILED {nodeid}" in out, out
     # Under the sanitizers' preload (CI's ASan step), ASan turns the segfault into an abort.
-    crash = "signal 6 (SIGABRT)" if "abort_on_error=1" in os.environ.get("ASAN_OPTIONS", "") else "signal 11 (SIGSEGV)"
+    crash = (
+        "signal 6 (SIGABRT)"
+        if "abort_on_error=1" in os.environ.get("ASAN_OPTIONS", "")
+        else "signal 11 (SIGSEGV)"
+    )
     assert f"crashed: the process was killed by {crash}" in out, out
     assert re.search(r'File ".*test_s\.py", line \d+ in test_crashes', out), out
-    assert ("unhandled: the test failed with AttributeError, which does not say it ran out of memory: "
-            "'NoneType' object has no attribute 'size'") in out
+    assert (
+        "unhandled: the test failed with AttributeError, which does not say it ran out of memory: "
+        "'NoneType' object has no attribute 'size'"
+    ) in out
     assert "the failing request    test_mishandles (test_s.py:" in out
     assert "hung: no end after 5 s" in out
-    assert ("leaked: 1 MiB (1048576 bytes) of device memory the test allocated is still allocated after it, "
-            "0 bytes without the failure") in out
-    assert re.search(r"  sites of the blocks still allocated:\n    1\. test_leaks \(test_s\.py:\d+\)\n"
-                     r"       1 MiB \(1048576 bytes\) in 1 block\n", out), out
+    assert (
+        "leaked: 1 MiB (1048576 bytes) of device memory the test allocated is still allocated after it, "
+        "0 bytes without the failure"
+    ) in out
+    assert re.search(
+        r"  sites of the blocks still allocated:\n    1\. test_leaks \(test_s\.py:\d+\)\n"
+        r"       1 MiB \(1048576 bytes\) in 1 block\n",
+        out,
+    ), out
     # The replay line reproduces the run: the test fails there as the sweep said.
-    line = re.search(r"replay: (.*--clpool-oom-sweep-run=alloc:1 test_s\.py::test_mishandles)", out).group(1)
+    line = re.search(
+        r"replay: (.*--clpool-oom-sweep-run=alloc:1 test_s\.py::test_mishandles)", out
+    ).group(1)
     again = subprocess.run(line, shell=True, cwd=pytester.path, capture_output=True, text=True)
     assert again.returncode == 1 and "AttributeError" in again.stdout, again.stdout + again.stderr
 
 
 def test_a_test_that_fails_without_a_fault_is_said_to(pytester):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_f="""
+    pytester.makepyfile(
+        test_f="""
 import pyopencl as cl
 
 def test_broken(queue):
     cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4096)
     assert 1 == 2
-""")
+"""
+    )
     r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep")
     out = r.stdout.str()
     assert r.ret == 1, out
     assert "FAILED test_f.py::test_broken[oom-sweep:fault-free]" in out
-    assert "clpool oom sweep: test_f.py::test_broken fails without any fault injected (it failed): nothing to sweep" in out
+    assert (
+        "clpool oom sweep: test_f.py::test_broken fails without any fault injected (it failed): nothing to sweep"
+        in out
+    )
 
 
 def test_a_test_without_device_memory_has_no_runs(pytester):
@@ -140,12 +166,23 @@ def test_a_test_without_device_memory_has_no_runs(pytester):
     assert "clpool oom sweep: 0 runs" in r.stdout.str()
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--clpool-oom-sweep-timeout", "0"], "--clpool-oom-sweep-timeout: 0.0 is not a number of seconds above 0"),
-    (["--clpool-oom-sweep-run", "alloc:0", "--clpool-oom-sweep-result", "r.json"],
-     "--clpool-oom-sweep-run: 'alloc:0' is not count, alloc:N or first-use:N"),
-    (["--clpool-oom-sweep-result", "r.json"], "--clpool-oom-sweep-result: only with --clpool-oom-sweep-run"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--clpool-oom-sweep-timeout", "0"],
+            "--clpool-oom-sweep-timeout: 0.0 is not a number of seconds above 0",
+        ),
+        (
+            ["--clpool-oom-sweep-run", "alloc:0", "--clpool-oom-sweep-result", "r.json"],
+            "--clpool-oom-sweep-run: 'alloc:0' is not count, alloc:N or first-use:N",
+        ),
+        (
+            ["--clpool-oom-sweep-result", "r.json"],
+            "--clpool-oom-sweep-result: only with --clpool-oom-sweep-run",
+        ),
+    ],
+)
 def test_bad_sweep_options(pytester, args, message):
     pytester.makepyfile(test_n="def test_nothing():\n    pass\n")
     r = pytester.runpytest_subprocess(*DEVICE, *args)

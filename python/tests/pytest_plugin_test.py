@@ -101,53 +101,85 @@ def outcomes(result):
 
 def test_markers_summary_and_artifacts(suite):
     art = suite.path / "art"
-    r = suite.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+    r = suite.runpytest_subprocess(
+        *DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider"
+    )
     out = r.stdout.str()
     o = outcomes(r)
     assert o.get("passed") == 5 and o.get("failed") == 3, out
     # The short summary carries the test and clpool's reason.
-    r.stdout.fnmatch_lines([
-        "FAILED test_suite.py::test_peak_above - test_peak_above: clpool: peak*",
-        "FAILED test_suite.py::test_leak_above - test_leak_above: clpool: 3 MiB*",
-        "FAILED test_suite.py::test_capacity_too_small - test_capacity_too_small: c*",
-    ], consecutive=False)
+    r.stdout.fnmatch_lines(
+        [
+            "FAILED test_suite.py::test_peak_above - test_peak_above: clpool: peak*",
+            "FAILED test_suite.py::test_leak_above - test_leak_above: clpool: 3 MiB*",
+            "FAILED test_suite.py::test_capacity_too_small - test_capacity_too_small: c*",
+        ],
+        consecutive=False,
+    )
     # limit_device_memory: the peak, the limit, the site holding the memory at the peak.
-    assert ("clpool: peak device memory 12 MiB (12582912 bytes) is above the limit_device_memory "
-            "limit of 8 MiB (8388608 bytes)") in out
+    assert (
+        "clpool: peak device memory 12 MiB (12582912 bytes) is above the limit_device_memory "
+        "limit of 8 MiB (8388608 bytes)"
+    ) in out
     # Sites by their path from the allocation out to the test (--clpool-site-frames auto).
-    assert re.search(r"1\. grow \(test_suite\.py:\d+\) ← test_peak_above \(test_suite\.py:\d+\)\n"
-                     r"\s+12 MiB \(12582912 bytes\) in 3 blocks", out), out
+    assert re.search(
+        r"1\. grow \(test_suite\.py:\d+\) ← test_peak_above \(test_suite\.py:\d+\)\n"
+        r"\s+12 MiB \(12582912 bytes\) in 3 blocks",
+        out,
+    ), out
     # limit_device_leaks: what is left, and where it was allocated.
-    assert ("clpool: 3 MiB (3145728 bytes) of device memory the test allocated is still allocated "
-            "after it returned, above the limit_device_leaks limit of 1 MiB") in out
-    assert re.search(r"1\. hold \(test_suite\.py:\d+\) ← test_leak_above \(test_suite\.py:\d+\)\n"
-                     r"\s+3 MiB \(3145728 bytes\) in 1 block", out), out
+    assert (
+        "clpool: 3 MiB (3145728 bytes) of device memory the test allocated is still allocated "
+        "after it returned, above the limit_device_leaks limit of 1 MiB"
+    ) in out
+    assert re.search(
+        r"1\. hold \(test_suite\.py:\d+\) ← test_leak_above \(test_suite\.py:\d+\)\n"
+        r"\s+3 MiB \(3145728 bytes\) in 1 block",
+        out,
+    ), out
     # device_capacity: clpool's report, then the MemoryError.
-    assert ("clpool: out of device memory: a request of 24 MiB (25165824 bytes) failed at first use "
-            "by clEnqueueMigrateMemObjects") in out
+    assert (
+        "clpool: out of device memory: a request of 24 MiB (25165824 bytes) failed at first use "
+        "by clEnqueueMigrateMemObjects"
+    ) in out
     assert "32 MiB (33554432 bytes), nvidia profile (device_capacity marker)" in out
     assert "failing request's site    make (test_suite.py:" in out
     assert "MemoryError" in out
     # The passing tests did not fail for clpool's reasons.
-    for name in ("test_peak_within", "test_leak_within", "test_capacity_fits", "test_kernel_computes"):
+    for name in (
+        "test_peak_within",
+        "test_leak_within",
+        "test_capacity_fits",
+        "test_kernel_computes",
+    ):
         assert f"FAILED test_suite.py::{name}" not in out
     # The summary, largest peak first, with the top site.
-    summary = out[out.index("clpool device memory"):]
+    summary = out[out.index("clpool device memory") :]
     assert "device: mockcl, 1 GiB (1073741824 bytes), nvidia profile" in summary
     rows = re.findall(r"^\s+(\S+ \S+)\s+(\S+ \S+)\s+(\d+)\s+(test_suite\.py::\S+)$", summary, re.M)
     names = [row[3].split("::")[1] for row in rows]
     assert names[:2] == ["test_capacity_fits", "test_capacity_too_small"], summary
-    assert names.index("test_peak_above") < names.index("test_leak_above") < names.index("test_leak_within")
+    assert (
+        names.index("test_peak_above")
+        < names.index("test_leak_above")
+        < names.index("test_leak_within")
+    )
     assert "test_no_device_memory" not in names
     row = dict((r[3].split("::")[1], r) for r in rows)
     assert row["test_capacity_fits"][0] == "48 MiB" and row["test_capacity_fits"][2] == "2"
     assert row["test_leak_above"][1] == "3 MiB"
-    assert re.search(r"test_suite\.py::test_peak_above\n\s+grow \(test_suite\.py:\d+\) ← test_peak_above "
-                     r"\(test_suite\.py:\d+\): 12 MiB", summary), summary
+    assert re.search(
+        r"test_suite\.py::test_peak_above\n\s+grow \(test_suite\.py:\d+\) ← test_peak_above "
+        r"\(test_suite\.py:\d+\): 12 MiB",
+        summary,
+    ), summary
     # Artifacts: a trace and a page per failing test, none for the passing ones.
     dirs = sorted(p.name for p in art.iterdir() if p.is_dir())
-    assert dirs == ["test_suite.py%3A%3Atest_capacity_too_small", "test_suite.py%3A%3Atest_leak_above",
-                    "test_suite.py%3A%3Atest_peak_above"], dirs
+    assert dirs == [
+        "test_suite.py%3A%3Atest_capacity_too_small",
+        "test_suite.py%3A%3Atest_leak_above",
+        "test_suite.py%3A%3Atest_peak_above",
+    ], dirs
     for d in dirs:
         trace = (art / d / "device.trace").read_text()
         assert trace.startswith("clpool-trace 3\n# source: clpool pytest plugin\n")
@@ -166,12 +198,13 @@ def test_markers_summary_and_artifacts(suite):
 def test_xdist_workers(suite):
     pytest.importorskip("xdist")
     art = suite.path / "art"
-    r = suite.runpytest_subprocess(*DEVICE, "-n", "2", "--clpool-artifacts", str(art),
-                                   "-p", "no:cacheprovider")
+    r = suite.runpytest_subprocess(
+        *DEVICE, "-n", "2", "--clpool-artifacts", str(art), "-p", "no:cacheprovider"
+    )
     out = r.stdout.str()
     o = outcomes(r)
     assert o.get("passed") == 5 and o.get("failed") == 3, out
-    summary = out[out.index("clpool device memory"):]
+    summary = out[out.index("clpool device memory") :]
     assert "device: mockcl, 1 GiB (1073741824 bytes), nvidia profile" in summary
     assert re.search(r"12 MiB\s+0 B\s+3\s+test_suite\.py::test_peak_above", summary), summary
     traces = sorted(p.name for p in art.glob("session-gw*.trace"))
@@ -182,7 +215,8 @@ def test_xdist_workers(suite):
 def test_bad_marker_under_xdist_is_one_usage_error(pytester):
     """A bad marker under xdist: the workers run nothing, the controller says it once, exit 4."""
     pytest.importorskip("xdist")
-    pytester.makepyfile(test_it="""
+    pytester.makepyfile(
+        test_it="""
         import pytest
 
         @pytest.mark.limit_device_memory("24 MB")
@@ -191,13 +225,16 @@ def test_bad_marker_under_xdist_is_one_usage_error(pytester):
 
         def test_good():
             pass
-    """)
+    """
+    )
     r = pytester.runpytest_subprocess(*DEVICE, "-n", "2", "-p", "no:cacheprovider")
     out, err = r.stdout.str(), r.stderr.str()
     assert r.ret == 4, out + err
     assert err.count("ERROR: ") == 1, err
-    assert ("ERROR: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
-            "is ambiguous: decimal units are not accepted; write 24MiB") in err
+    assert (
+        "ERROR: test_it.py::test_bad: @pytest.mark.limit_device_memory: the size '24 MB' "
+        "is ambiguous: decimal units are not accepted; write 24MiB"
+    ) in err
     assert "INTERNALERROR" not in out + err and "Traceback" not in out + err
     assert "passed" not in out and "crashed" not in out
 
@@ -210,7 +247,8 @@ def test_a_released_buffer_is_free_for_the_peak(pytester):
     with only its `free` where the fill had already run and POCL destroyed the buffer inside the
     program's clReleaseMemObject (FORMAT.md "Two moments of a free"); which one is a race."""
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_late="""
+    pytester.makepyfile(
+        test_late="""
         import numpy as np, pyopencl as cl, pytest
         from conftest import MiB
 
@@ -228,13 +266,24 @@ def test_a_released_buffer_is_free_for_the_peak(pytester):
         @pytest.mark.limit_device_memory("3 MiB")
         def test_above(queue):
             fill_and_drop(queue)
-    """)
+    """
+    )
     art = pytester.path / "art"
-    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "--clpool", "--clpool-artifacts", str(art),
-                                      "-p", "no:cacheprovider")
+    r = pytester.runpytest_subprocess(
+        "-p",
+        "clpool.pytest_plugin",
+        "--clpool",
+        "--clpool-artifacts",
+        str(art),
+        "-p",
+        "no:cacheprovider",
+    )
     out = r.stdout.str()
     assert outcomes(r).get("passed") == 1 and outcomes(r).get("failed") == 1, out
-    assert "peak device memory 4 MiB (4194304 bytes) is above the limit_device_memory limit of 3 MiB" in out, out
+    assert (
+        "peak device memory 4 MiB (4194304 bytes) is above the limit_device_memory limit of 3 MiB"
+        in out
+    ), out
     trace = (art / "test_late.py%3A%3Atest_above" / "device.trace").read_text()
     assert trace.startswith("clpool-trace 3\n"), trace[:40]
     allocated = set(re.findall(r"^\d+ \d+ \d+ \d+ alloc (\d+) ", trace, re.M))
@@ -245,7 +294,8 @@ def test_a_released_buffer_is_free_for_the_peak(pytester):
 def test_system_device_observed(pytester):
     """Without --clpool-device, the tests' own device (POCL here), observed through the layer."""
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_pocl="""
+    pytester.makepyfile(
+        test_pocl="""
         import pytest
         import pyopencl as cl
         from conftest import commit, MiB
@@ -264,51 +314,74 @@ def test_system_device_observed(pytester):
         def test_small_device(queue):
             assert queue.device.global_mem_size == 4 * MiB
             alloc_twice(queue)
-    """)
-    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "--clpool", "-p", "no:cacheprovider")
+    """
+    )
+    r = pytester.runpytest_subprocess(
+        "-p", "clpool.pytest_plugin", "--clpool", "-p", "no:cacheprovider"
+    )
     out = r.stdout.str()
     assert outcomes(r).get("failed") == 2, out
     assert "device: the system's OpenCL (Portable Computing Language), observed" in out
-    assert re.search(r"1\. alloc_twice \(test_pocl\.py:\d+\) ← test_above \(test_pocl\.py:\d+\)\n\s+6 MiB", out), out
+    assert re.search(
+        r"1\. alloc_twice \(test_pocl\.py:\d+\) ← test_above \(test_pocl\.py:\d+\)\n\s+6 MiB", out
+    ), out
     # The exact profile (the default without --clpool-device): refused at creation.
-    assert ("clpool: out of device memory: a request of 3 MiB (3145728 bytes) failed at allocation"
-            in out), out
+    assert (
+        "clpool: out of device memory: a request of 3 MiB (3145728 bytes) failed at allocation"
+        in out
+    ), out
     assert "4 MiB (4194304 bytes), exact profile (device_capacity marker)" in out
 
 
 BAD_MARKERS = [
-    ('limit_device_memory("24 MB")',
-     "test_it.py::test_it: @pytest.mark.limit_device_memory: the size '24 MB' is ambiguous: decimal "
-     "units are not accepted; write 24MiB"),
-    ("limit_device_memory()",
-     "test_it.py::test_it: @pytest.mark.limit_device_memory: takes one size, got 0 arguments; write "
-     "limit_device_memory(SIZE) with SIZE a string such as '512 MiB' or an int of bytes"),
-    ('limit_device_leaks("1 MiB", "2 MiB")',
-     "@pytest.mark.limit_device_leaks: takes one size, got 2 arguments"),
-    ('limit_device_leaks(-1)', "@pytest.mark.limit_device_leaks: the size -1 is negative"),
-    ('limit_device_memory(1.5)',
-     "@pytest.mark.limit_device_memory: the size 1.5 is not a size: give a string such as '512 MiB'"),
-    ('device_capacity("2 GiB", profil="nvidia")',
-     "@pytest.mark.device_capacity: unknown argument 'profil'; write device_capacity(SIZE, profile=NAME)"),
-    ('device_capacity("2 GiB", profile="pocl")',
-     "test_it.py::test_it: @pytest.mark.device_capacity(profile='pocl'): this session's device commits "
-     "memory by the nvidia profile; run with --clpool-device pocl:SIZE"),
-    ('device_capacity("2 MiB")',
-     "test_it.py::test_it: @pytest.mark.device_capacity: 2 MiB is not more than the headroom of "
-     "profile 'nvidia', 2688 KiB: nothing would be usable"),
+    (
+        'limit_device_memory("24 MB")',
+        "test_it.py::test_it: @pytest.mark.limit_device_memory: the size '24 MB' is ambiguous: decimal "
+        "units are not accepted; write 24MiB",
+    ),
+    (
+        "limit_device_memory()",
+        "test_it.py::test_it: @pytest.mark.limit_device_memory: takes one size, got 0 arguments; write "
+        "limit_device_memory(SIZE) with SIZE a string such as '512 MiB' or an int of bytes",
+    ),
+    (
+        'limit_device_leaks("1 MiB", "2 MiB")',
+        "@pytest.mark.limit_device_leaks: takes one size, got 2 arguments",
+    ),
+    ("limit_device_leaks(-1)", "@pytest.mark.limit_device_leaks: the size -1 is negative"),
+    (
+        "limit_device_memory(1.5)",
+        "@pytest.mark.limit_device_memory: the size 1.5 is not a size: give a string such as '512 MiB'",
+    ),
+    (
+        'device_capacity("2 GiB", profil="nvidia")',
+        "@pytest.mark.device_capacity: unknown argument 'profil'; write device_capacity(SIZE, profile=NAME)",
+    ),
+    (
+        'device_capacity("2 GiB", profile="pocl")',
+        "test_it.py::test_it: @pytest.mark.device_capacity(profile='pocl'): this session's device commits "
+        "memory by the nvidia profile; run with --clpool-device pocl:SIZE",
+    ),
+    (
+        'device_capacity("2 MiB")',
+        "test_it.py::test_it: @pytest.mark.device_capacity: 2 MiB is not more than the headroom of "
+        "profile 'nvidia', 2688 KiB: nothing would be usable",
+    ),
     ('device_capacity("lots")', "@pytest.mark.device_capacity: the size 'lots' is not a number"),
 ]
 
 
 @pytest.mark.parametrize("marker,message", BAD_MARKERS, ids=[m for m, _ in BAD_MARKERS])
 def test_bad_marker_is_a_usage_error(pytester, marker, message):
-    pytester.makepyfile(test_it=f"""
+    pytester.makepyfile(
+        test_it=f"""
         import pytest
 
         @pytest.mark.{marker}
         def test_it():
             pass
-    """)
+    """
+    )
     r = pytester.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider")
     assert r.ret == 4, r.stdout.str() + r.stderr.str()
     err = r.stderr.str()
@@ -316,19 +389,29 @@ def test_bad_marker_is_a_usage_error(pytester, marker, message):
 
 
 BAD_OPTIONS = [
-    (["--clpool-device", "nvidia:4GB"],
-     "ERROR: clpool: --clpool-device 'nvidia:4GB': the capacity '4GB' is ambiguous: decimal units "
-     "are not accepted; write 4GiB"),
-    (["--clpool-device", "4GiB"],
-     "ERROR: clpool: --clpool-device '4GiB': write PROFILE:CAPACITY, e.g. nvidia:4GiB"),
-    (["--clpool-device", "amd:4GiB"],
-     "ERROR: clpool: --clpool-device 'amd:4GiB': profile 'amd': no such built-in profile (exact, "
-     "nvidia, pocl); a profile file's path must contain '/' or end in .profile"),
-    (["--clpool-device", "nvidia:1MiB"],
-     "ERROR: clpool: --clpool-device 'nvidia:1MiB': 1 MiB is not more than the headroom of profile "
-     "'nvidia', 2688 KiB: nothing would be usable"),
-    (["--clpool", "--clpool-profile", "fast"],
-     "ERROR: clpool: --clpool-profile: profile 'fast': no such built-in profile"),
+    (
+        ["--clpool-device", "nvidia:4GB"],
+        "ERROR: clpool: --clpool-device 'nvidia:4GB': the capacity '4GB' is ambiguous: decimal units "
+        "are not accepted; write 4GiB",
+    ),
+    (
+        ["--clpool-device", "4GiB"],
+        "ERROR: clpool: --clpool-device '4GiB': write PROFILE:CAPACITY, e.g. nvidia:4GiB",
+    ),
+    (
+        ["--clpool-device", "amd:4GiB"],
+        "ERROR: clpool: --clpool-device 'amd:4GiB': profile 'amd': no such built-in profile (exact, "
+        "nvidia, pocl); a profile file's path must contain '/' or end in .profile",
+    ),
+    (
+        ["--clpool-device", "nvidia:1MiB"],
+        "ERROR: clpool: --clpool-device 'nvidia:1MiB': 1 MiB is not more than the headroom of profile "
+        "'nvidia', 2688 KiB: nothing would be usable",
+    ),
+    (
+        ["--clpool", "--clpool-profile", "fast"],
+        "ERROR: clpool: --clpool-profile: profile 'fast': no such built-in profile",
+    ),
 ]
 
 
@@ -343,28 +426,34 @@ def test_bad_option_is_a_usage_error(pytester, args, message):
 def test_opencl_initialised_before_the_plugin(pytester):
     """PyOpenCL imported, and its ICD loader initialised on POCL, before pytest starts."""
     pytester.makepyfile(test_it="def test_it():\n    pass\n")
-    script = pytester.makepyfile(run_it="""
+    script = pytester.makepyfile(
+        run_it="""
         import sys, pyopencl, pytest
         pyopencl.get_platforms()
         sys.exit(pytest.main(["-p", "clpool.pytest_plugin", "--clpool-device", "nvidia:1GiB",
                               "-p", "no:cacheprovider", "test_it.py"]))
-    """)
+    """
+    )
     r = pytester.run(sys.executable, str(script))
     assert r.ret == 4, r.stdout.str() + r.stderr.str()
     err = r.stderr.str()
-    assert ("ERROR: clpool: OpenCL was already initialised in this process before the clpool plugin "
-            "could load its layer and the mockcl device (pyopencl ") in err, err
+    assert (
+        "ERROR: clpool: OpenCL was already initialised in this process before the clpool plugin "
+        "could load its layer and the mockcl device (pyopencl "
+    ) in err, err
     assert "platforms: Portable Computing Language). Run pytest in a fresh process" in err
 
 
 def test_markers_without_the_plugin_active_are_ignored_with_a_warning(pytester):
-    pytester.makepyfile(test_it="""
+    pytester.makepyfile(
+        test_it="""
         import pytest
 
         @pytest.mark.limit_device_memory("1 MiB")
         def test_it():
             pass
-    """)
+    """
+    )
     r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "-p", "no:cacheprovider")
     assert outcomes(r).get("passed") == 1
     assert "clpool: device-memory markers are ignored without --clpool" in r.stdout.str()
@@ -373,10 +462,14 @@ def test_markers_without_the_plugin_active_are_ignored_with_a_warning(pytester):
 
 def test_the_fixed_suite_passes(suite):
     """The same suite with each problem fixed (leak dropped, peak lowered, a smaller request)."""
-    fixed = (SUITE.replace("kept.append(commit(", "(commit(")
-             .replace('"8 MiB")\ndef test_peak_above', '"12 MiB")\ndef test_peak_above')
-             .replace("    a = make(queue, 24 * MiB)\n    b = make(queue, 24 * MiB)\n\ndef test_kernel",
-                      "    a = make(queue, 24 * MiB)\n\ndef test_kernel"))
+    fixed = (
+        SUITE.replace("kept.append(commit(", "(commit(")
+        .replace('"8 MiB")\ndef test_peak_above', '"12 MiB")\ndef test_peak_above')
+        .replace(
+            "    a = make(queue, 24 * MiB)\n    b = make(queue, 24 * MiB)\n\ndef test_kernel",
+            "    a = make(queue, 24 * MiB)\n\ndef test_kernel",
+        )
+    )
     assert fixed != SUITE
     suite.makepyfile(test_suite=fixed)
     r = suite.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider")
@@ -389,9 +482,13 @@ def test_a_second_session_replaces_the_layers_trace(pytester):
     pytester.makepyfile(test_one="def test_nothing():\n    pass\n")
     art = pytester.path / "art"
     for _ in range(2):
-        r = pytester.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+        r = pytester.runpytest_subprocess(
+            *DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider"
+        )
         assert outcomes(r).get("passed") == 1, r.stdout.str() + r.stderr.str()
     assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
     (art / "session.trace").write_text("mine\n")
-    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider")
+    r = pytester.runpytest_subprocess(
+        *DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider"
+    )
     assert "is not a trace the layer wrote" in r.stdout.str() + r.stderr.str()

@@ -26,7 +26,9 @@ def events(path):
         if line.startswith(("#", "frame ", "stack ")):
             continue
         fields = line.split()
-        assert len(fields) == (10 if fields[4].startswith("alloc") and lines[0][-1] == "2" else 9), line
+        assert len(fields) == (
+            10 if fields[4].startswith("alloc") and lines[0][-1] == "2" else 9
+        ), line
         out.append((fields[4], int(fields[5]), int(fields[6]), fields[7]))
     return out
 
@@ -43,41 +45,50 @@ class RecordTest(unittest.TestCase):
     def test_pool_sizes_as_requested_and_frees_when_dropped(self):
         pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
         with clpool.record.recording(pool, self.path) as allocator:
-            a = allocator(1000)          # the pool rounds it up; the trace keeps 1000
+            a = allocator(1000)  # the pool rounds it up; the trace keeps 1000
             b = allocator.allocate(3 * MiB)
             self.assertIsInstance(a, cl.MemoryObjectHolder)
             cl.enqueue_fill_buffer(self.queue, a, b"\x01", 0, 1000).wait()
-            self.assertEqual(events(self.path),
-                             [("alloc", 1, 1000, "buffer"), ("alloc", 2, 3 * MiB, "buffer")])
-            del a                        # back to the pool: an app-level free
+            self.assertEqual(
+                events(self.path), [("alloc", 1, 1000, "buffer"), ("alloc", 2, 3 * MiB, "buffer")]
+            )
+            del a  # back to the pool: an app-level free
             self.assertEqual(events(self.path)[-1], ("alloc", 2, 3 * MiB, "buffer"))
-            allocator.flush()            # frees are written before the next event, or now
+            allocator.flush()  # frees are written before the next event, or now
             self.assertEqual(events(self.path)[-1], ("free", 1, 1000, "buffer"))
-            self.assertEqual(pool.held_blocks, 1)   # the pool still holds the memory
+            self.assertEqual(pool.held_blocks, 1)  # the pool still holds the memory
             self.assertEqual(allocator.held_blocks, 1)  # attributes of the pool pass through
             allocator.free_held()
             del b
-        self.assertEqual(events(self.path)[2:], [("free", 1, 1000, "buffer"),
-                                                ("free_held", 0, 0, "buffer"),
-                                                ("free", 2, 3 * MiB, "buffer")])
+        self.assertEqual(
+            events(self.path)[2:],
+            [
+                ("free", 1, 1000, "buffer"),
+                ("free_held", 0, 0, "buffer"),
+                ("free", 2, 3 * MiB, "buffer"),
+            ],
+        )
 
     def test_a_free_carries_the_time_the_buffer_died(self):
         import time
+
         with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
             a = rec(4096)
-            del a                        # dies now; written at the next event
+            del a  # dies now; written at the next event
             time.sleep(0.3)
             b = rec(100)
         with open(self.path) as f:
             lines = [l.split() for l in f if l[0].isdigit()]
         self.assertEqual([l[4] for l in lines], ["alloc", "free", "alloc"])
         freed, allocated = int(lines[1][1]), int(lines[2][1])
-        self.assertGreater(allocated - freed, 250_000_000)   # ns: the 0.3 s sleep is between
+        self.assertGreater(allocated - freed, 250_000_000)  # ns: the 0.3 s sleep is between
         del b
 
     def test_plain_allocators_and_threads(self):
-        for allocator in (cl_tools.ImmediateAllocator(self.queue),
-                          cl_tools.DeferredAllocator(self.ctx)):
+        for allocator in (
+            cl_tools.ImmediateAllocator(self.queue),
+            cl_tools.DeferredAllocator(self.ctx),
+        ):
             path = os.path.join(self.dir, type(allocator).__name__ + ".trace")
             rec = clpool.record.recording(allocator, path)
             kept = []
@@ -107,8 +118,10 @@ class RecordTest(unittest.TestCase):
 
     def test_out_of_memory_is_alloc_failed(self):
         def refusing(size):
-            raise cl.MemoryError("clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE,
-                                 "no memory")
+            raise cl.MemoryError(
+                "clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, "no memory"
+            )
+
         with clpool.record.recording(refusing, self.path) as rec:
             with self.assertRaises(cl.MemoryError):
                 rec(1 << 40)
@@ -116,15 +129,18 @@ class RecordTest(unittest.TestCase):
 
     def test_each_alloc_carries_its_python_stack(self):
         def grow_cache(rec, cache, n):
-            cache.append(rec(n))         # the line the trace names
+            cache.append(rec(n))  # the line the trace names
 
         def refusing(size):
-            raise cl.MemoryError("clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, "no")
+            raise cl.MemoryError(
+                "clCreateBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE, "no"
+            )
+
         cache = []
         with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
             grow_cache(rec, cache, 4096)
-            grow_cache(rec, cache, 8192)   # the same frames but the caller's line
-            other = rec.allocate(100)      # through allocate(): record.py's own frames skipped
+            grow_cache(rec, cache, 8192)  # the same frames but the caller's line
+            other = rec.allocate(100)  # through allocate(): record.py's own frames skipped
         with clpool.record.recording(refusing, os.path.join(self.dir, "f.trace")) as failing:
             with self.assertRaises(cl.MemoryError):
                 grow_cache(failing, cache, 1 << 40)
@@ -151,23 +167,27 @@ class RecordTest(unittest.TestCase):
                 out.append(frames[frame])
                 stack = parent
             return out
+
         first, second, third, failed = (chain(a) for a in allocs)
         me = os.path.abspath(__file__)
         self.assertEqual(first[0][0], "py")
-        self.assertEqual(first[0][3], "RecordTest.test_each_alloc_carries_its_python_stack.<locals>.grow_cache")
+        self.assertEqual(
+            first[0][3], "RecordTest.test_each_alloc_carries_its_python_stack.<locals>.grow_cache"
+        )
         self.assertEqual(os.path.abspath(first[0][2]), me)
         self.assertEqual(first[1][3], "RecordTest.test_each_alloc_carries_its_python_stack")
-        self.assertEqual(first[0], second[0])       # the same line in grow_cache
+        self.assertEqual(first[0], second[0])  # the same line in grow_cache
         self.assertEqual(first[1][1] + 1, second[1][1])  # called from the next line
-        self.assertEqual(first[2:], second[2:])      # from the same callers
+        self.assertEqual(first[2:], second[2:])  # from the same callers
         self.assertEqual(third[0][3], "RecordTest.test_each_alloc_carries_its_python_stack")
         self.assertNotIn("record.py", " ".join(f[2] for f in third))
         self.assertTrue(failed[0][3].endswith("grow_cache"))
         del cache, other
 
     def test_stacks_false_writes_version_1(self):
-        with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path,
-                                     stacks=False) as rec:
+        with clpool.record.recording(
+            cl_tools.ImmediateAllocator(self.queue), self.path, stacks=False
+        ) as rec:
             a = rec(64)
         with open(self.path) as f:
             self.assertEqual(f.readline(), "clpool-trace 1\n")
@@ -184,8 +204,11 @@ class RecordTest(unittest.TestCase):
             del bufs[::2]
             bufs.append(rec(5 * MiB))
             del bufs
-        result = subprocess.run([replay, "--no-progress", self.path, "--capacity", "64MiB",
-                                 "--profile", "exact"], capture_output=True, text=True)
+        result = subprocess.run(
+            [replay, "--no-progress", self.path, "--capacity", "64MiB", "--profile", "exact"],
+            capture_output=True,
+            text=True,
+        )
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertNotIn("looks recorded below a pool", result.stderr + result.stdout)
 
@@ -197,8 +220,9 @@ class RecordTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), "")
         with self.assertRaises(FileNotFoundError):
-            clpool.record.recording(cl_tools.DeferredAllocator(self.ctx),
-                                    os.path.join(self.dir, "no", "such.trace"))
+            clpool.record.recording(
+                cl_tools.DeferredAllocator(self.ctx), os.path.join(self.dir, "no", "such.trace")
+            )
         with clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), self.path) as rec:
             with self.assertRaises(TypeError):
                 rec(1.5)
@@ -217,7 +241,9 @@ class RecordTest(unittest.TestCase):
         for _ in range(2):
             with clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), self.path) as rec:
                 rec(64)
-            self.assertEqual(events(self.path), [("alloc", 1, 64, "buffer"), ("free", 1, 64, "buffer")])
+            self.assertEqual(
+                events(self.path), [("alloc", 1, 64, "buffer"), ("free", 1, 64, "buffer")]
+            )
 
     def test_frame_names_in_the_trace_modules_form(self):
         # A file and a function whose names hold a blank, '#', '%' and a non-ASCII letter: written
@@ -231,9 +257,22 @@ class RecordTest(unittest.TestCase):
             frames = [l.split() for l in f if l.startswith("frame ")]
         self.assertIn(["py", "2", "/tmp/my%20dir/%23odd%25é.py", "make"], [f[2:] for f in frames])
         # Replayed where it cannot fit, the failing request's site is named with the names as given.
-        result = subprocess.run([os.environ["CLPOOL_REPLAY"], "--no-progress", self.path,
-                                 "--capacity", "1KiB", "--profile", "exact"], capture_output=True, text=True)
-        self.assertIn("make (/tmp/my dir/#odd%é.py:2)", result.stdout, result.stdout + result.stderr)
+        result = subprocess.run(
+            [
+                os.environ["CLPOOL_REPLAY"],
+                "--no-progress",
+                self.path,
+                "--capacity",
+                "1KiB",
+                "--profile",
+                "exact",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        self.assertIn(
+            "make (/tmp/my dir/#odd%é.py:2)", result.stdout, result.stdout + result.stderr
+        )
         del a
 
     def test_a_failed_write_raises(self):

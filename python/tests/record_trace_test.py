@@ -50,7 +50,7 @@ class RecordTraceTest(unittest.TestCase):
             self.pool.record_trace(42)
         with self.assertRaises(ValueError):
             self.pool.record_trace("")
-        self.assertEqual(self.pool.stop_trace(), 0)   # nothing was started
+        self.assertEqual(self.pool.stop_trace(), 0)  # nothing was started
 
     def test_a_device_or_fifo_is_written_as_it_is(self):
         with self.pool.record_trace("/dev/null"):
@@ -78,7 +78,7 @@ class RecordTraceTest(unittest.TestCase):
             b = self.pool.allocate(4096)
             del b
         self.assertEqual(events(self.path), ["alloc", "free"])
-        with self.pool.record_trace(self.path):   # its own trace: replaced
+        with self.pool.record_trace(self.path):  # its own trace: replaced
             b = self.pool.allocate(100)
         self.assertEqual(events(self.path), ["alloc"])
         with open(self.path) as f:
@@ -87,7 +87,8 @@ class RecordTraceTest(unittest.TestCase):
 
     def test_each_allocation_carries_its_python_stack(self):
         def fill_cache(cache, n):
-            cache.append(self.pool.allocate(n))   # the frame the trace names
+            cache.append(self.pool.allocate(n))  # the frame the trace names
+
         cache = []
         with self.pool.record_trace(self.path):
             fill_cache(cache, 4096)
@@ -108,7 +109,11 @@ class RecordTraceTest(unittest.TestCase):
             self.assertEqual(frames[frame][0], "py")
             self.assertTrue(frames[frame][3].endswith("fill_cache"), frames[frame])
             self.assertTrue(frames[frame][2].endswith("record_trace_test.py"), frames[frame])
-            self.assertTrue(frames[stacks[parent][1]][3].endswith("test_each_allocation_carries_its_python_stack"))
+            self.assertTrue(
+                frames[stacks[parent][1]][3].endswith(
+                    "test_each_allocation_carries_its_python_stack"
+                )
+            )
         self.assertEqual(stacks[allocs[0]][1], stacks[allocs[1]][1])  # the same line of fill_cache
         del cache
 
@@ -117,7 +122,7 @@ class RecordTraceTest(unittest.TestCase):
         self.pool.stop_trace()
         other = os.path.join(self.dir, "other.trace")
         with self.pool.record_trace(other):
-            first.stop()                         # no longer the pool's recording: no effect
+            first.stop()  # no longer the pool's recording: no effect
             b = self.pool.allocate(4096)
         self.assertEqual(events(other), ["alloc"])
         self.assertEqual(events(self.path), [])
@@ -126,7 +131,9 @@ class RecordTraceTest(unittest.TestCase):
     def replay_accepts(self, path):
         replay = os.environ.get("CLPOOL_REPLAY")
         self.assertTrue(replay, "the test runs with CLPOOL_REPLAY (run_py_test.sh)")
-        run = subprocess.run([replay, path, "--capacity", "1GiB", "--no-progress"], capture_output=True, text=True)
+        run = subprocess.run(
+            [replay, path, "--capacity", "1GiB", "--no-progress"], capture_output=True, text=True
+        )
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
     def check_started_while_live(self, allocate):
@@ -135,14 +142,14 @@ class RecordTraceTest(unittest.TestCase):
         before = [allocate(100), allocate(5000)]
         with self.pool.record_trace(self.path):
             during = allocate(300)
-            del before[0]            # allocated before the trace: its free is left out
+            del before[0]  # allocated before the trace: its free is left out
             gc.collect()
             kept = allocate(700)
             del during
             gc.collect()
         self.assertEqual(events(self.path), ["alloc", "alloc", "free"])
         self.replay_accepts(self.path)
-        with self.pool.record_trace(self.path):   # and a trace of frees of earlier blocks only
+        with self.pool.record_trace(self.path):  # and a trace of frees of earlier blocks only
             del before[:]
             del kept
             gc.collect()
@@ -159,7 +166,9 @@ class RecordTraceTest(unittest.TestCase):
         self.check_started_while_live(lambda n: self.pool.allocate(n, self.queue))
 
     def run_child(self, body):
-        code = textwrap.dedent(f"""
+        code = (
+            textwrap.dedent(
+                f"""
             import os, sys, time, signal
             sys.path[:0] = {sys.path[:3]!r}
             import cltest, clpool.pyopencl as cp
@@ -168,31 +177,40 @@ class RecordTraceTest(unittest.TestCase):
             pool.record_trace({self.path!r})
             bufs = [pool.allocate(4096 * (i + 1)) for i in range(5)]
             del bufs[0]
-        """) + textwrap.dedent(body)
-        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=120)
+        """
+            )
+            + textwrap.dedent(body)
+        )
+        return subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
 
     def test_complete_at_exit(self):
-        r = self.run_child("")   # never calls stop_trace
+        r = self.run_child("")  # never calls stop_trace
         self.assertEqual(r.returncode, 0, r.stderr)
         # Finished at exit, before the interpreter frees what is still alive: those four
         # buffers stay live in the trace, as the program left them.
         self.assertEqual(events(self.path), ["alloc"] * 5 + ["free"])
 
     def test_readable_after_a_crash(self):
-        r = self.run_child("""
+        r = self.run_child(
+            """
             time.sleep(0.3)                   # longer than the flush interval
             pool.allocate(1 << 20)            # the flush happens with this event
             os.kill(os.getpid(), signal.SIGKILL)
-        """)
+        """
+        )
         self.assertEqual(r.returncode, -signal.SIGKILL)
         got = events(self.path)
         self.assertGreaterEqual(len(got), 6)  # everything up to the flush
         self.assertEqual(got[:6], ["alloc"] * 5 + ["free"])
         replay = os.environ.get("CLPOOL_REPLAY")
         if replay:
-            run = subprocess.run([replay, self.path, "--capacity", "1GiB", "--no-progress"],
-                                 capture_output=True, text=True)
+            run = subprocess.run(
+                [replay, self.path, "--capacity", "1GiB", "--no-progress"],
+                capture_output=True,
+                text=True,
+            )
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
 

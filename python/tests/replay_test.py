@@ -61,8 +61,9 @@ class ReplayTest(unittest.TestCase):
         binary = os.environ.get("CLPOOL_REPLAY")
         if not binary:
             self.skipTest("CLPOOL_REPLAY (clpool_replay) not given")
-        run = subprocess.run([binary, self.trace, "--no-progress", "--json", *args],
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [binary, self.trace, "--no-progress", "--json", *args], capture_output=True, text=True
+        )
         self.assertIn(run.returncode, (0, 1), run.stderr)
         document = json.loads(run.stdout)
         self.assertEqual(document["exit_code"], run.returncode)
@@ -101,12 +102,18 @@ class ReplayTest(unittest.TestCase):
     def test_the_same_document_as_the_command_line(self):
         for kwargs, args in [
             (dict(capacity="12MiB", config="nopool"), ["--capacity", "12MiB", "--no-pool"]),
-            (dict(capacity="12MiB", profile="exact", semantics="immediate"),
-             ["--capacity", "12MiB", "--profile", "exact", "--semantics", "immediate"]),
-            (dict(min_capacity=True, compare=["nopool", "pool:lb=2,trim-ratio=0.5"]),
-             ["--min-capacity", "--compare", "nopool", "pool:lb=2,trim-ratio=0.5"]),
-            (dict(capacity="10MiB", min_capacity=True, granule="256KiB"),
-             ["--capacity", "10MiB", "--min-capacity", "--granule", "256KiB"]),
+            (
+                dict(capacity="12MiB", profile="exact", semantics="immediate"),
+                ["--capacity", "12MiB", "--profile", "exact", "--semantics", "immediate"],
+            ),
+            (
+                dict(min_capacity=True, compare=["nopool", "pool:lb=2,trim-ratio=0.5"]),
+                ["--min-capacity", "--compare", "nopool", "pool:lb=2,trim-ratio=0.5"],
+            ),
+            (
+                dict(capacity="10MiB", min_capacity=True, granule="256KiB"),
+                ["--capacity", "10MiB", "--min-capacity", "--granule", "256KiB"],
+            ),
         ]:
             with self.subTest(kwargs=kwargs):
                 self.assertEqual(clpool.replay(self.trace, **kwargs), self.cli(*args))
@@ -154,12 +161,16 @@ class ReplayTest(unittest.TestCase):
         # all at the end (FORMAT.md "Two moments of a free").
         v3 = os.path.join(self.dir, "v3.trace")
         with open(v3, "w") as f:
-            f.write("clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
-                    "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
-                    "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n")
+            f.write(
+                "clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
+                "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
+                "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n"
+            )
         peaks = {}
         for frees_at in ("release", "driver", None):
-            result = clpool.replay(v3, capacity="64MiB", config="nopool", profile="exact", frees_at=frees_at)
+            result = clpool.replay(
+                v3, capacity="64MiB", config="nopool", profile="exact", frees_at=frees_at
+            )
             replay = result["results"][0]["replay"]
             peaks[frees_at] = replay["peak_active_bytes"]
             self.assertEqual(replay["frees_at"]["moment"], frees_at or "release")
@@ -194,29 +205,71 @@ class ReplayTest(unittest.TestCase):
                 self.assertIn(message, str(raised.exception))
                 self.assertLess(time.monotonic() - start, 5)
                 if os.path.exists(path) and not os.path.isdir(path) and path.startswith(self.dir):
-                    cli = subprocess.run([os.environ["CLPOOL_REPLAY"], path, "--capacity", "1GiB"],
-                                         capture_output=True, text=True, timeout=60)
+                    cli = subprocess.run(
+                        [os.environ["CLPOOL_REPLAY"], path, "--capacity", "1GiB"],
+                        capture_output=True,
+                        text=True,
+                        timeout=60,
+                    )
                     self.assertEqual(cli.returncode, 2, cli.stderr)
                     self.assertIn(message.split("' ", 1)[1], cli.stderr)
         with self.assertRaises(ValueError) as raised:
             clpool.replay(self.trace, capacity="1GiB", profile="nvidia\0")
         self.assertIn("profile: 'nvidia\\x00' holds a NUL byte", str(raised.exception))
-        self.assertEqual(clpool.replay(os.fsencode(self.trace), capacity="64MiB")["exit_code"], 0)  # bytes: a path
+        self.assertEqual(
+            clpool.replay(os.fsencode(self.trace), capacity="64MiB")["exit_code"], 0
+        )  # bytes: a path
 
     def test_wrong_types_and_out_of_range_values_are_errors_in_clpools_words(self):
         for kwargs, error, message in [
-            (dict(capacity="1GiB", semantics=3), TypeError, "semantics: 'immediate', 'deferred' or 'host_oom', not int"),
-            (dict(capacity="1GiB", frees_at=3), TypeError, "frees_at: 'release', 'wait' or 'driver', not int"),
-            (dict(capacity="1GiB", config=3), TypeError, "config: a configuration such as 'pool:lb=4' or 'nopool', not int"),
+            (
+                dict(capacity="1GiB", semantics=3),
+                TypeError,
+                "semantics: 'immediate', 'deferred' or 'host_oom', not int",
+            ),
+            (
+                dict(capacity="1GiB", frees_at=3),
+                TypeError,
+                "frees_at: 'release', 'wait' or 'driver', not int",
+            ),
+            (
+                dict(capacity="1GiB", config=3),
+                TypeError,
+                "config: a configuration such as 'pool:lb=4' or 'nopool', not int",
+            ),
             (dict(capacity="1GiB", compare=[3]), TypeError, "compare: each configuration a str"),
-            (dict(capacity="1GiB", compare=3), TypeError, "compare: a list of configurations, not int"),
-            (dict(capacity="1GiB", min_capacity="yes"), TypeError, "min_capacity: True or False, not str"),
+            (
+                dict(capacity="1GiB", compare=3),
+                TypeError,
+                "compare: a list of configurations, not int",
+            ),
+            (
+                dict(capacity="1GiB", min_capacity="yes"),
+                TypeError,
+                "min_capacity: True or False, not str",
+            ),
             (dict(capacity="1GiB", profile=3), TypeError, "profile: a profile's name"),
             (dict(capacity=b"1GiB"), TypeError, "capacity: a size is an int or a str"),
-            (dict(capacity=2 ** 70), ValueError, "capacity: '1180591620717411303424' is larger than 2^64 - 1 bytes"),
-            (dict(capacity="1GiB", min_capacity=True, granule=2 ** 70), ValueError, "granule: '1180591620717411303424'"),
-            (dict(capacity="1GiB", config="pool:lb=%d" % 2 ** 70), ValueError, "lb '1180591620717411303424'"),
-            (dict(capacity="1GiB", host_capacity=-1), ValueError, "host_capacity: '-1' is negative"),
+            (
+                dict(capacity=2**70),
+                ValueError,
+                "capacity: '1180591620717411303424' is larger than 2^64 - 1 bytes",
+            ),
+            (
+                dict(capacity="1GiB", min_capacity=True, granule=2**70),
+                ValueError,
+                "granule: '1180591620717411303424'",
+            ),
+            (
+                dict(capacity="1GiB", config="pool:lb=%d" % 2**70),
+                ValueError,
+                "lb '1180591620717411303424'",
+            ),
+            (
+                dict(capacity="1GiB", host_capacity=-1),
+                ValueError,
+                "host_capacity: '-1' is negative",
+            ),
         ]:
             with self.subTest(kwargs=kwargs):
                 with self.assertRaises(error) as raised:
@@ -226,7 +279,9 @@ class ReplayTest(unittest.TestCase):
                 self.assertNotIn("incompatible function arguments", str(raised.exception))
         with self.assertRaises(TypeError) as raised:
             clpool.replay(3, capacity="1GiB")
-        self.assertEqual(str(raised.exception), "trace: a path (str, bytes or os.PathLike), not int")
+        self.assertEqual(
+            str(raised.exception), "trace: a path (str, bytes or os.PathLike), not int"
+        )
 
     def test_ctrl_c_stops_the_replay_and_raises_keyboard_interrupt(self):
         """SIGINT during a long search (the replay runs with the GIL released) raises
@@ -235,13 +290,14 @@ class ReplayTest(unittest.TestCase):
         with open(big, "w") as f:
             f.write("clpool-trace 1\n")
             seq = 0
-            for i in range(1, 150001):   # 300,000 events of growing blocks, freed one behind
+            for i in range(1, 150001):  # 300,000 events of growing blocks, freed one behind
                 f.write(f"{seq} 0 0 0 alloc {i} {4096 + (i % 4096) * 256} buffer 0\n")
                 seq += 1
                 if i > 1:
                     f.write(f"{seq} 0 0 0 free {i - 1} 0 buffer 0\n")
                     seq += 1
-        code = textwrap.dedent(f"""
+        code = textwrap.dedent(
+            f"""
             import sys, time
             import clpool.replay
             print("started", flush=True)
@@ -251,11 +307,13 @@ class ReplayTest(unittest.TestCase):
                 print("finished", time.monotonic() - start, flush=True)
             except KeyboardInterrupt:
                 print("interrupted", time.monotonic() - start, flush=True)
-        """)
-        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+        """
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.assertEqual(child.stdout.readline().strip(), "started")
-        time.sleep(1.0)   # well into the search (a search of both configurations takes seconds)
+        time.sleep(1.0)  # well into the search (a search of both configurations takes seconds)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=60)
@@ -270,8 +328,20 @@ class ReplayTest(unittest.TestCase):
         binary = os.environ.get("CLPOOL_REPLAY")
         if not binary:
             self.skipTest("CLPOOL_REPLAY (clpool_replay) not given")
-        run = subprocess.run([binary, "--diff", self.old, new or self.trace, "--no-progress", "--format", "json",
-                              *args], capture_output=True, text=True)
+        run = subprocess.run(
+            [
+                binary,
+                "--diff",
+                self.old,
+                new or self.trace,
+                "--no-progress",
+                "--format",
+                "json",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+        )
         self.assertIn(run.returncode, (0, 1), run.stderr)
         document = json.loads(run.stdout)
         self.assertEqual(document["passed"], run.returncode == 0)
@@ -296,27 +366,41 @@ class ReplayTest(unittest.TestCase):
         self.assertAlmostEqual(config["peak_growth"], 3 / 8)
         self.assertAlmostEqual(config["min_capacity_growth"], 3 / 8)
         grew, same = result["sites"]
-        self.assertEqual((grew["site"], grew["old_peak_bytes"], grew["new_peak_bytes"], grew["change_bytes"]),
-                         ("Cache.keep (app.py:12)", 6 * MiB, 9 * MiB, 3 * MiB))
-        self.assertEqual([(c["caller"], c["requested_bytes"], c["blocks"]) for c in grew["callers"]],
-                         [("main (app.py:40)", 9 * MiB, 3)])
+        self.assertEqual(
+            (grew["site"], grew["old_peak_bytes"], grew["new_peak_bytes"], grew["change_bytes"]),
+            ("Cache.keep (app.py:12)", 6 * MiB, 9 * MiB, 3 * MiB),
+        )
+        self.assertEqual(
+            [(c["caller"], c["requested_bytes"], c["blocks"]) for c in grew["callers"]],
+            [("main (app.py:40)", 9 * MiB, 3)],
+        )
         self.assertEqual((same["site"], same["change_bytes"]), ("scratch (app.py:20)", 0))
-        self.assertEqual((result["max_growth"], result["exceeded"], result["passed"]), (None, [], True))
+        self.assertEqual(
+            (result["max_growth"], result["exceeded"], result["passed"]), (None, [], True)
+        )
         # The other way round the cache shrank; a trace against itself changes nothing.
         back = clpool.replay.diff(self.trace, self.old, config="nopool", profile="exact")
         self.assertEqual(back["sites"][-1]["change_bytes"], -3 * MiB)
-        itself = clpool.replay.diff(self.old, pathlib.Path(self.old), config="nopool", profile="exact")
+        itself = clpool.replay.diff(
+            self.old, pathlib.Path(self.old), config="nopool", profile="exact"
+        )
         self.assertEqual({s["change_bytes"] for s in itself["sites"]}, {0})
         self.assertEqual(itself["configurations"][0]["peak_growth"], 0.0)
 
     def test_diff_gate(self):
         self.write_old()
-        over = clpool.replay.diff(self.old, self.trace, config="nopool", profile="exact", max_growth="5%")
+        over = clpool.replay.diff(
+            self.old, self.trace, config="nopool", profile="exact", max_growth="5%"
+        )
         self.assertEqual(over["max_growth"], 0.05)
-        self.assertEqual(over["exceeded"], ["nopool's peak device memory grew +37.5%",
-                                            "nopool's minimum capacity grew +37.5%"])
+        self.assertEqual(
+            over["exceeded"],
+            ["nopool's peak device memory grew +37.5%", "nopool's minimum capacity grew +37.5%"],
+        )
         self.assertFalse(over["passed"])
-        within = clpool.replay.diff(self.old, self.trace, config="nopool", profile="exact", max_growth=" 37.5 %")
+        within = clpool.replay.diff(
+            self.old, self.trace, config="nopool", profile="exact", max_growth=" 37.5 %"
+        )
         self.assertEqual((within["exceeded"], within["passed"]), ([], True))
 
     def test_diff_the_same_document_as_the_command_line(self):
@@ -324,13 +408,31 @@ class ReplayTest(unittest.TestCase):
         for kwargs, args in [
             (dict(), []),
             (dict(config="nopool", max_growth="5%"), ["--no-pool", "--max-growth", "5%"]),
-            (dict(compare=["nopool", "pool:lb=2,trim-ratio=0.5"], granule="256KiB", max_growth="50%"),
-             ["--compare", "nopool", "pool:lb=2,trim-ratio=0.5", "--granule", "256KiB", "--max-growth", "50%"]),
-            (dict(profile="pocl", semantics="immediate", frees_at="driver"),
-             ["--profile", "pocl", "--semantics", "immediate", "--frees-at", "driver"]),
+            (
+                dict(
+                    compare=["nopool", "pool:lb=2,trim-ratio=0.5"],
+                    granule="256KiB",
+                    max_growth="50%",
+                ),
+                [
+                    "--compare",
+                    "nopool",
+                    "pool:lb=2,trim-ratio=0.5",
+                    "--granule",
+                    "256KiB",
+                    "--max-growth",
+                    "50%",
+                ],
+            ),
+            (
+                dict(profile="pocl", semantics="immediate", frees_at="driver"),
+                ["--profile", "pocl", "--semantics", "immediate", "--frees-at", "driver"],
+            ),
         ]:
             with self.subTest(kwargs=kwargs):
-                self.assertEqual(clpool.replay.diff(self.old, self.trace, **kwargs), self.cli_diff(*args))
+                self.assertEqual(
+                    clpool.replay.diff(self.old, self.trace, **kwargs), self.cli_diff(*args)
+                )
 
     def test_diff_follows_frees_at(self):
         """A version-3 trace: the program releases each 2 MiB block before the next, the driver
@@ -341,41 +443,124 @@ class ReplayTest(unittest.TestCase):
             f.write("clpool-trace 1\n0 0 0 0 alloc 1 2097152 buffer 0\n")
         v3 = os.path.join(self.dir, "diff_v3.trace")
         with open(v3, "w") as f:
-            f.write("clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
-                    "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
-                    "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n")
+            f.write(
+                "clpool-trace 3\n0 0 0 0 alloc 1 2097152 buffer 0\n1 0 0 0 release 1 2097152 buffer 0\n"
+                "2 0 0 0 alloc 2 2097152 buffer 0\n3 0 0 0 release 2 2097152 buffer 0\n"
+                "4 0 0 0 free 1 2097152 buffer 0\n5 0 0 0 free 2 2097152 buffer 0\n"
+            )
         self.old = v1
         for frees_at, new_peak in [("release", 2 * MiB), ("driver", 4 * MiB)]:
             with self.subTest(frees_at=frees_at):
-                result = clpool.replay.diff(v1, v3, config="nopool", profile="exact", frees_at=frees_at)
+                result = clpool.replay.diff(
+                    v1, v3, config="nopool", profile="exact", frees_at=frees_at
+                )
                 self.assertEqual(result["configurations"][0]["new"]["peak_device_bytes"], new_peak)
                 self.assertEqual(result["sites"][0]["new_peak_bytes"], new_peak)
-                self.assertEqual(result, self.cli_diff("--no-pool", "--profile", "exact", "--frees-at", frees_at,
-                                                       new=v3))
+                self.assertEqual(
+                    result,
+                    self.cli_diff(
+                        "--no-pool", "--profile", "exact", "--frees-at", frees_at, new=v3
+                    ),
+                )
 
     def test_diff_refuses_bad_values_and_paths_in_clpools_words(self):
         self.write_old()
         fifo = os.path.join(self.dir, "diff_fifo.trace")
         os.mkfifo(fifo)
         for args, kwargs, error, message in [
-            ((self.old, self.trace), dict(max_growth="5"), ValueError, "max_growth: '5' needs a percent sign, e.g. 5%"),
-            ((self.old, self.trace), dict(max_growth="-1%"), ValueError, "max_growth: '-1%' is negative"),
-            ((self.old, self.trace), dict(max_growth=5), TypeError, "max_growth: a percentage such as '5%', not int"),
-            ((self.old, self.trace), dict(config="pool:lb=13"), ValueError, "lb '13' must be a whole number"),
+            (
+                (self.old, self.trace),
+                dict(max_growth="5"),
+                ValueError,
+                "max_growth: '5' needs a percent sign, e.g. 5%",
+            ),
+            (
+                (self.old, self.trace),
+                dict(max_growth="-1%"),
+                ValueError,
+                "max_growth: '-1%' is negative",
+            ),
+            (
+                (self.old, self.trace),
+                dict(max_growth=5),
+                TypeError,
+                "max_growth: a percentage such as '5%', not int",
+            ),
+            (
+                (self.old, self.trace),
+                dict(config="pool:lb=13"),
+                ValueError,
+                "lb '13' must be a whole number",
+            ),
             ((self.old, self.trace), dict(granule=0), ValueError, "granule: must be positive"),
-            ((self.old, self.trace), dict(granule=None), TypeError, "granule: a size such as '1MiB', not None"),
-            ((self.old, self.trace), dict(profile="no-such-profile"), ValueError, "no-such-profile"),
+            (
+                (self.old, self.trace),
+                dict(granule=None),
+                TypeError,
+                "granule: a size such as '1MiB', not None",
+            ),
+            (
+                (self.old, self.trace),
+                dict(profile="no-such-profile"),
+                ValueError,
+                "no-such-profile",
+            ),
             ((self.old, self.trace), dict(semantics="lazy"), ValueError, "semantics: 'lazy'"),
-            ((self.old, self.trace), dict(frees_at=3), TypeError, "frees_at: 'release', 'wait' or 'driver', not int"),
-            ((self.old, self.trace), dict(compare=3), TypeError, "compare: a list of configurations, not int"),
-            ((self.old, self.trace), dict(config="nopool", compare=["pool"]), ValueError, "config and compare"),
-            ((3, self.trace), dict(), TypeError, "old: a path (str, bytes or os.PathLike), not int"),
-            ((self.old, None), dict(), TypeError, "new: a path (str, bytes or os.PathLike), not NoneType"),
-            (("-", self.trace), dict(), ValueError, "old: each trace is replayed several times; give a file, not '-'"),
-            ((self.old, self.dir), dict(), ValueError, "new: '%s' is a directory, not a trace" % self.dir),
+            (
+                (self.old, self.trace),
+                dict(frees_at=3),
+                TypeError,
+                "frees_at: 'release', 'wait' or 'driver', not int",
+            ),
+            (
+                (self.old, self.trace),
+                dict(compare=3),
+                TypeError,
+                "compare: a list of configurations, not int",
+            ),
+            (
+                (self.old, self.trace),
+                dict(config="nopool", compare=["pool"]),
+                ValueError,
+                "config and compare",
+            ),
+            (
+                (3, self.trace),
+                dict(),
+                TypeError,
+                "old: a path (str, bytes or os.PathLike), not int",
+            ),
+            (
+                (self.old, None),
+                dict(),
+                TypeError,
+                "new: a path (str, bytes or os.PathLike), not NoneType",
+            ),
+            (
+                ("-", self.trace),
+                dict(),
+                ValueError,
+                "old: each trace is replayed several times; give a file, not '-'",
+            ),
+            (
+                (self.old, self.dir),
+                dict(),
+                ValueError,
+                "new: '%s' is a directory, not a trace" % self.dir,
+            ),
             ((fifo, self.trace), dict(), ValueError, "old: '%s' is a FIFO (a named pipe)" % fifo),
-            ((self.old, self.trace + "\0.x"), dict(), ValueError, "new: '%s\\x00.x' holds a NUL byte" % self.trace),
-            ((os.path.join(self.dir, "missing.trace"), self.trace), dict(), ValueError, "missing.trace:0: cannot open"),
+            (
+                (self.old, self.trace + "\0.x"),
+                dict(),
+                ValueError,
+                "new: '%s\\x00.x' holds a NUL byte" % self.trace,
+            ),
+            (
+                (os.path.join(self.dir, "missing.trace"), self.trace),
+                dict(),
+                ValueError,
+                "missing.trace:0: cannot open",
+            ),
             (("/dev/zero", self.trace), dict(), ValueError, "/dev/zero:1: not a clpool trace"),
         ]:
             with self.subTest(args=args, kwargs=kwargs):
@@ -388,15 +573,23 @@ class ReplayTest(unittest.TestCase):
         with self.assertRaises(TypeError):  # a diff has no capacity: each configuration is searched
             clpool.replay.diff(self.old, self.trace, capacity="1GiB")
         # What the command line refuses alike, exit 2.
-        cli = subprocess.run([os.environ["CLPOOL_REPLAY"], "--diff", self.old, self.trace, "--max-growth", "5"],
-                             capture_output=True, text=True, timeout=60)
+        cli = subprocess.run(
+            [os.environ["CLPOOL_REPLAY"], "--diff", self.old, self.trace, "--max-growth", "5"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         self.assertEqual(cli.returncode, 2, cli.stderr)
         self.assertIn("'5' needs a percent sign, e.g. 5%", cli.stderr)
 
     def test_the_module_is_the_function(self):
         from clpool.replay import replay
-        self.assertEqual(replay(self.trace, capacity="64MiB"), clpool.replay(self.trace, capacity="64MiB"))
+
+        self.assertEqual(
+            replay(self.trace, capacity="64MiB"), clpool.replay(self.trace, capacity="64MiB")
+        )
         from clpool.replay import diff
+
         self.assertIs(diff, clpool.replay.diff)
         self.assertEqual(clpool.replay.__all__, ["replay", "diff"])
 

@@ -44,11 +44,11 @@ class CuPySeedTest(unittest.TestCase):
     def test_MemoryPool(self):
         self.assertIsInstance(cupy.MemoryPool(cupy.malloc).malloc(100), tools.PooledBuffer)
         with self.assertRaises(TypeError):
-            cupy.MemoryPool(lambda size: None)   # OpenCL buffers or SVM only
+            cupy.MemoryPool(lambda size: None)  # OpenCL buffers or SVM only
 
     def test_MemoryPool_malloc(self):
         ptr = self.pool.malloc(4096)
-        self.assertIsInstance(ptr, cl.Buffer)    # OpenCL's handle, not a raw address
+        self.assertIsInstance(ptr, cl.Buffer)  # OpenCL's handle, not a raw address
         self.assertGreaterEqual(ptr.size, 4096)
         self.assertIsNone(self.pool.malloc(0))
 
@@ -58,11 +58,11 @@ class CuPySeedTest(unittest.TestCase):
         a = self.pool.malloc(4096)
         with cupy.using_queue(self.other):
             b = self.pool.malloc(4096)
-            c = self.pool.malloc(4096)       # b is live: a new block
+            c = self.pool.malloc(4096)  # b is live: a new block
         mem_a = a.int_ptr
         del a, b, c
         self.assertEqual(self.pool.n_free_blocks(), 3)
-        again = self.pool.malloc(4096)        # reuses the block freed on this queue
+        again = self.pool.malloc(4096)  # reuses the block freed on this queue
         self.assertEqual(again.int_ptr, mem_a)
         del again
         self.pool.free_all_blocks(self.other)
@@ -107,17 +107,19 @@ class CuPySeedTest(unittest.TestCase):
         with self.assertRaises(clpool.OutOfMemoryError) as caught:
             self.pool.malloc(4096)
         # Named as the device's limit, not as the device refusing.
-        self.assertIn(f"because the shared limit of {2 * ROUNDED_4096} bytes was reached",
-                      str(caught.exception))
+        self.assertIn(
+            f"because the shared limit of {2 * ROUNDED_4096} bytes was reached",
+            str(caught.exception),
+        )
         self.assertEqual(caught.exception.cause, "limit")
         self.assertEqual(caught.exception.limit_bytes, 2 * ROUNDED_4096)
         del b
-        with cupy.using_queue(self.other):      # the limit is the device's, over all arenas:
-            c = self.pool.malloc(4096)           # the other arena frees this one's held block
+        with cupy.using_queue(self.other):  # the limit is the device's, over all arenas:
+            c = self.pool.malloc(4096)  # the other arena frees this one's held block
         self.assertEqual(self.pool.total_bytes(), 2 * ROUNDED_4096)
         self.pool.set_limit(fraction=0.5)
         self.assertEqual(self.pool.get_limit(), self.queue.device.global_mem_size // 2)
-        self.pool.set_limit(0)                   # CuPy: 0 is no limit
+        self.pool.set_limit(0)  # CuPy: 0 is no limit
         self.assertEqual(self.pool.get_limit(), 0)
         for bad in ({"fraction": 1.5}, {"size": -1}, {"size": 1, "fraction": 0.5}):
             with self.subTest(bad=bad), self.assertRaises(ValueError):
@@ -151,7 +153,7 @@ class CuPySeedTest(unittest.TestCase):
         pool = cupy.MemoryPool(cupy.malloc_managed)
         ptr = pool.malloc(4096)
         self.assertIsInstance(ptr, cl.SVMPointer)
-        self.assertNotEqual(int(ptr), 0)         # shared virtual memory has an address
+        self.assertNotEqual(int(ptr), 0)  # shared virtual memory has an address
         cl.enqueue_copy(self.queue, ptr, np.arange(4096, dtype=np.uint8)).wait()
         del ptr
         gc.collect()
@@ -159,7 +161,7 @@ class CuPySeedTest(unittest.TestCase):
         self.assertIsInstance(cupy.malloc_managed(64), cl.SVMAllocation)  # unpooled
 
     def test_malloc(self):
-        buf = cupy.malloc(4096)                  # the base allocator itself: unpooled
+        buf = cupy.malloc(4096)  # the base allocator itself: unpooled
         self.assertIsInstance(buf, cl.Buffer)
         self.assertNotIsInstance(buf, tools.PooledBuffer)
 
@@ -170,9 +172,10 @@ class CuPySeedTest(unittest.TestCase):
         t = threading.Thread(target=lambda: seen.append(cupy.get_current_queue()))
         t.start()
         t.join()
-        self.assertIsNot(seen[0], self.queue)    # the default queue, in another thread
-        ooo = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties
-                              .OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        self.assertIsNot(seen[0], self.queue)  # the default queue, in another thread
+        ooo = cl.CommandQueue(
+            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        )
         with cupy.using_queue(ooo), self.assertRaisesRegex(ValueError, "in-order"):
             self.pool.malloc(100)
         with self.assertRaises(TypeError):

@@ -31,14 +31,17 @@ class PyCUDASeedTest(unittest.TestCase):
 
     def test_autoinit(self):
         import clpool.pycuda.autoinit as autoinit
+
         self.assertIs(autoinit, tools.autoinit)
 
     def test_autoinit_device(self):
         import clpool.pycuda.autoinit
+
         self.assertIsInstance(clpool.pycuda.autoinit.device, cl.Device)
 
     def test_autoinit_context(self):
         import clpool.pycuda.autoinit
+
         self.assertIsInstance(clpool.pycuda.autoinit.context, cl.Context)
         self.assertIsInstance(clpool.pycuda.autoinit.queue, cl.CommandQueue)  # OpenCL's addition
         with self.assertRaises(AttributeError):
@@ -59,6 +62,7 @@ class PyCUDASeedTest(unittest.TestCase):
         def kernel_for(ctx):
             calls.append(ctx)
             return len(calls)
+
         self.assertEqual((kernel_for(self.ctx), kernel_for(self.ctx)), (1, 1))
 
     def test_clear_context_caches(self):
@@ -68,6 +72,7 @@ class PyCUDASeedTest(unittest.TestCase):
         def kernel_for(ctx):
             calls.append(ctx)
             return len(calls)
+
         kernel_for(self.ctx)
         tools.clear_context_caches()
         self.assertEqual(kernel_for(self.ctx), 2)
@@ -90,7 +95,7 @@ class PyCUDASeedTest(unittest.TestCase):
         a = self.pool.allocate(4096)
         self.assertIsInstance(a, tools.PooledDeviceAllocation)
         self.assertIsInstance(a, cl.Buffer)
-        del a                                     # "returned when this object is deleted"
+        del a  # "returned when this object is deleted"
         self.assertEqual(self.pool.held_blocks, 1)
 
     def test_PooledDeviceAllocation_free(self):
@@ -109,11 +114,12 @@ class PyCUDASeedTest(unittest.TestCase):
 
     def test_PooledDeviceAllocation___int__(self):
         a = self.pool.allocate(1000)
-        self.assertEqual(int(a), a.int_ptr)      # the cl_mem handle: OpenCL's "device address"
+        self.assertEqual(int(a), a.int_ptr)  # the cl_mem handle: OpenCL's "device address"
 
     def test_DeviceMemoryPool(self):
         import clpool.pycuda.autoinit
-        pool = tools.DeviceMemoryPool()           # the default queue, as PyCUDA's uses the context
+
+        pool = tools.DeviceMemoryPool()  # the default queue, as PyCUDA's uses the context
         a = pool.allocate(100)
         self.assertEqual(a.context, clpool.pycuda.autoinit.context)
 
@@ -176,7 +182,7 @@ class PyCUDASeedTest(unittest.TestCase):
             tools.PageLockedAllocator("queue")
 
     def test_PageLockedMemoryPool(self):
-        default = tools.PageLockedMemoryPool()   # PageLockedAllocator() on the default queue
+        default = tools.PageLockedMemoryPool()  # PageLockedAllocator() on the default queue
         self.assertEqual(default.allocate((4,), np.float64).nbytes, 32)
         clpools_own = clpool.PageLockedMemoryPool(self.queue)  # clpool's spelling still works
         self.assertEqual(clpools_own.allocate(4, np.int8).size, 4)
@@ -197,7 +203,7 @@ class PyCUDASeedTest(unittest.TestCase):
         self.assertEqual(x.strides, (8, 24))
         x[:] = 1.0
         dev = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, x.nbytes)
-        cl.enqueue_copy(self.queue, dev, x).wait()   # the host side of a transfer
+        cl.enqueue_copy(self.queue, dev, x).wait()  # the host side of a transfer
 
     def test_PageLockedMemoryPool_free_held(self):
         self.pinned.allocate((4,), np.float32).base.free()

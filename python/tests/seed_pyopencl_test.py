@@ -41,20 +41,26 @@ class PyOpenCLSeedTest(unittest.TestCase):
     def test_PooledBuffer(self):
         buf = self.pool.allocate(4096)
         self.assertIsInstance(buf, tools.PooledBuffer)
-        self.assertIsInstance(buf, cl.MemoryObject)     # "is a pyopencl.MemoryObject"
-        self.assertIsInstance(buf, cl.Buffer)           # "supports the interface of Buffer"
+        self.assertIsInstance(buf, cl.MemoryObject)  # "is a pyopencl.MemoryObject"
+        self.assertIsInstance(buf, cl.Buffer)  # "supports the interface of Buffer"
         cl.enqueue_fill_buffer(self.queue, buf, np.uint8(7), 0, 4096).wait()
-        del buf                                         # "once deleted, back to the pool"
+        del buf  # "once deleted, back to the pool"
         self.assertEqual((self.pool.active_blocks, self.pool.held_blocks), (0, 1))
 
     def test_AllocatorBase(self):
-        for a in (tools.ImmediateAllocator(self.queue), tools.DeferredAllocator(self.ctx),
-                  self.pool):
+        for a in (
+            tools.ImmediateAllocator(self.queue),
+            tools.DeferredAllocator(self.ctx),
+            self.pool,
+        ):
             self.assertIsInstance(a, tools.AllocatorBase)
 
     def test_AllocatorBase___call__(self):
-        for a in (tools.ImmediateAllocator(self.queue), tools.DeferredAllocator(self.ctx),
-                  self.pool):
+        for a in (
+            tools.ImmediateAllocator(self.queue),
+            tools.DeferredAllocator(self.ctx),
+            self.pool,
+        ):
             buf = a(1000)
             self.assertIsInstance(buf, cl.Buffer)
             self.assertGreaterEqual(buf.size, 1000)
@@ -64,13 +70,13 @@ class PyOpenCLSeedTest(unittest.TestCase):
         self.assertEqual(a.mem_flags, cl.mem_flags.READ_WRITE)
         b = tools.DeferredAllocator(self.ctx, mem_flags=cl.mem_flags.READ_ONLY)
         self.assertEqual(b.mem_flags, cl.mem_flags.READ_ONLY)
-        with self.assertRaises(ValueError):   # a pool cannot honour host pointers
+        with self.assertRaises(ValueError):  # a pool cannot honour host pointers
             tools.DeferredAllocator(self.ctx, cl.mem_flags.USE_HOST_PTR)
 
     def test_DeferredAllocator___call__(self):
         a = tools.DeferredAllocator(self.ctx)
         self.assertEqual(a(4096).size, 4096)
-        self.assertIsNone(a(0))               # "succeeds for zero-sized allocations: None"
+        self.assertIsNone(a(0))  # "succeeds for zero-sized allocations: None"
 
     def test_ImmediateAllocator(self):
         a = tools.ImmediateAllocator(self.queue)
@@ -115,7 +121,7 @@ class PyOpenCLSeedTest(unittest.TestCase):
 
     def test_MemoryPool_active_bytes(self):
         a = self.pool(4096)
-        self.assertEqual(self.pool.active_bytes, 4096)   # may be less than managed_bytes
+        self.assertEqual(self.pool.active_bytes, 4096)  # may be less than managed_bytes
         self.assertEqual(self.pool.managed_bytes, ROUNDED_4096)
         del a
 
@@ -128,9 +134,9 @@ class PyOpenCLSeedTest(unittest.TestCase):
     def test_MemoryPool_stop_holding(self):
         a, b = self.pool(4096), self.pool(4096)
         del a
-        self.pool.stop_holding()                  # "implicitly calls free_held()"
+        self.pool.stop_holding()  # "implicitly calls free_held()"
         self.assertEqual(self.pool.held_blocks, 0)
-        del b                                     # freed at once from now on
+        del b  # freed at once from now on
         self.assertEqual((self.pool.held_blocks, self.pool.managed_bytes), (0, 0))
 
     # --- SVM-based allocators and memory pools -------------------------------------------------
@@ -140,7 +146,7 @@ class PyOpenCLSeedTest(unittest.TestCase):
         a = pool(4096)
         self.assertIsInstance(a, tools.PooledSVM)
         self.assertIsInstance(a, cl.SVMPointer)
-        self.assertEqual(a, a)                    # structural equality and hashing
+        self.assertEqual(a, a)  # structural equality and hashing
         self.assertEqual(len({a, a}), 1)
         b = pool(4096)
         self.assertNotEqual(a, b)
@@ -157,10 +163,10 @@ class PyOpenCLSeedTest(unittest.TestCase):
     def test_PooledSVM_enqueue_release(self):
         pool = self.svm_pool()
         a = pool(4096)
-        a.enqueue_release()                       # PyOpenCL's: a synonym of release()
+        a.enqueue_release()  # PyOpenCL's: a synonym of release()
         self.assertEqual(pool.held_blocks, 1)
         b = pool(4096)
-        b.enqueue_release(self.queue)             # clpool's: after `queue`'s work
+        b.enqueue_release(self.queue)  # clpool's: after `queue`'s work
         self.assertEqual(pool.held_blocks, 1)
 
     def test_PooledSVM_bind_to_queue(self):
@@ -171,9 +177,10 @@ class PyOpenCLSeedTest(unittest.TestCase):
         self.queue.finish()
         self.assertEqual(bytes(memoryview(a._block))[:4], b"\x01\x01\x01\x01")
         out_of_order = cl.CommandQueue(
-            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        )
         with self.assertRaisesRegex(ValueError, "in-order"):
-            a.bind_to_queue(out_of_order)         # a pooled block is bound to in-order queues only
+            a.bind_to_queue(out_of_order)  # a pooled block is bound to in-order queues only
         a.release()
 
     def test_PooledSVM_unbind_from_queue(self):
@@ -193,9 +200,10 @@ class PyOpenCLSeedTest(unittest.TestCase):
     def test_SVMAllocator(self):
         if not self.ctx.devices[0].svm_capabilities:
             self.skipTest("the device has no SVM")
-        a = tools.SVMAllocator(self.ctx, alignment=0, flags=cl.svm_mem_flags.READ_WRITE,
-                               queue=self.queue)
-        self.assertEqual(a.flags, 1)              # READ_WRITE, the documented default
+        a = tools.SVMAllocator(
+            self.ctx, alignment=0, flags=cl.svm_mem_flags.READ_WRITE, queue=self.queue
+        )
+        self.assertEqual(a.flags, 1)  # READ_WRITE, the documented default
         self.assertEqual(tools.SVMAllocator(self.ctx).flags, 1)
         with self.assertRaises(ValueError):
             tools.SVMAllocator(self.ctx, alignment=3)
@@ -209,8 +217,9 @@ class PyOpenCLSeedTest(unittest.TestCase):
 
     def test_SVMPool(self):
         pool = self.svm_pool()
-        other = tools.SVMPool(tools.SVMAllocator(self.ctx, queue=self.queue),
-                              leading_bits_in_bin_id=2)
+        other = tools.SVMPool(
+            tools.SVMAllocator(self.ctx, queue=self.queue), leading_bits_in_bin_id=2
+        )
         self.assertEqual((pool.leading_bits_in_bin_id, other.leading_bits_in_bin_id), (4, 2))
 
     def test_SVMPool___call__(self):

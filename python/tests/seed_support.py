@@ -30,8 +30,11 @@ def check_table_matches(testcase, section, test_class):
     names = table_names(section)
     testcase.assertGreater(len(names), 5, f"no table under {section!r}")
     wanted = {test_name(n) for n in names}
-    have = {n for n in dir(test_class)
-            if n.startswith("test_") and n not in ("test_table_matches_tests", "test_example")}
+    have = {
+        n
+        for n in dir(test_class)
+        if n.startswith("test_") and n not in ("test_table_matches_tests", "test_example")
+    }
     testcase.assertEqual(sorted(wanted - have), [], "table rows without a test")
     testcase.assertEqual(sorted(have - wanted), [], "tests without a table row")
 

@@ -40,8 +40,10 @@ SIZES = [1, 100, 4096, 5000, 65536, 300000, 1 << 20]
 class Stress:
     def __init__(self, ctx, queue):
         self.ctx, self.queue = ctx, queue
-        self.pools = [cp.MemoryPool(cp.ImmediateAllocator(queue)),
-                      cp.MemoryPool(cp.DeferredAllocator(ctx))]
+        self.pools = [
+            cp.MemoryPool(cp.ImmediateAllocator(queue)),
+            cp.MemoryPool(cp.DeferredAllocator(ctx)),
+        ]
         self.svm = None
         if ctx.devices[0].svm_capabilities:
             self.svm = cp.SVMPool(cp.SVMAllocator(ctx, queue=queue))
@@ -165,8 +167,10 @@ class Stress:
         elif call == 1:
             pool.trim(rng.choice([0, 1 << 20]))
         elif call == 2:
-            pool.set_trim(max_held_bytes=rng.choice([None, 1 << 20, 8 << 20]),
-                          ratio=rng.choice([None, 0.5, 2.0]))
+            pool.set_trim(
+                max_held_bytes=rng.choice([None, 1 << 20, 8 << 20]),
+                ratio=rng.choice([None, 0.5, 2.0]),
+            )
         elif call == 3:
             try:
                 pool.set_limit(rng.choice([None, 64 << 20, 256 << 20]))
@@ -208,16 +212,19 @@ class StressTest(unittest.TestCase):
         old_threshold = gc.get_threshold()
         ctx, queue = cltest.context_and_queue()
         s = Stress(ctx, queue)
-        threads = [threading.Thread(target=s.worker, args=(rng.randrange(1 << 30),))
-                   for _ in range(THREADS)]
+        threads = [
+            threading.Thread(target=s.worker, args=(rng.randrange(1 << 30),))
+            for _ in range(THREADS)
+        ]
         threads.append(threading.Thread(target=s.collector))
         deadline = time.monotonic() + SECONDS
         for t in threads:
             t.start()
         try:
             while time.monotonic() < deadline and not s.errors:
-                gc.set_threshold(rng.choice([1, 10, 50, 700]), rng.choice([1, 10]),
-                                 rng.choice([1, 10]))
+                gc.set_threshold(
+                    rng.choice([1, 10, 50, 700]), rng.choice([1, 10]), rng.choice([1, 10])
+                )
                 time.sleep(0.05)
         finally:
             s.stop.set()
@@ -248,7 +255,7 @@ class StressTest(unittest.TestCase):
         del queue
         gc.collect()
         del bufs
-        b = pool.allocate(4096)   # a hit, after everything but the pool is gone
+        b = pool.allocate(4096)  # a hit, after everything but the pool is gone
         self.assertEqual(pool.statistics()["hits"], 1)
         del b
         pool.free_held()
@@ -270,7 +277,7 @@ class StressTest(unittest.TestCase):
             s = svm.allocate(4096)
             s.release()
             self.assertEqual(svm.held_blocks, 1)
-        del pinned, svm   # and their blocks, with their queue and context, go last
+        del pinned, svm  # and their blocks, with their queue and context, go last
         gc.collect()
 
     def test_svm_blocks_and_arrays_outlive_their_pool(self):
@@ -290,7 +297,7 @@ class StressTest(unittest.TestCase):
         for b in blocks:
             cl.enqueue_copy(queue, b, np.ones(4096, np.uint8))
         queue.finish()
-        arrays[0].base.free()     # straight back to the device: the pool is gone
+        arrays[0].base.free()  # straight back to the device: the pool is gone
         del arrays, blocks, a
         gc.collect()
 
@@ -299,7 +306,7 @@ class StressTest(unittest.TestCase):
         pool = cp.MemoryPool(cp.ImmediateAllocator(queue))
         keep = [pool.allocate(size) for size in (100, 4096, 1 << 20)]
         spare = pool.allocate(4096)
-        del spare                  # held by the pool when it goes
+        del spare  # held by the pool when it goes
         del pool
         gc.collect()
         for i, b in enumerate(keep):
@@ -309,7 +316,7 @@ class StressTest(unittest.TestCase):
             cl.enqueue_copy(queue, back, b)
             queue.finish()
             self.assertTrue((back == i + 1).all())
-        keep[0].release()          # straight back to the device: the pool is gone
+        keep[0].release()  # straight back to the device: the pool is gone
         del keep, b
         gc.collect()
         self.assertEqual(cp._core.pooled_buffer_objects(), 0)

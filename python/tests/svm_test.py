@@ -10,8 +10,10 @@ import clpool
 import clpool.pyopencl as cp
 import cltest
 
-SRC = "__kernel void twice(__global const float *a, __global float *b) {" \
-      " int i = get_global_id(0); b[i] = 2 * a[i]; }"
+SRC = (
+    "__kernel void twice(__global const float *a, __global float *b) {"
+    " int i = get_global_id(0); b[i] = 2 * a[i]; }"
+)
 
 
 class SVMTest(unittest.TestCase):
@@ -81,7 +83,8 @@ class SVMTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             cp.SVMPool(cp.ImmediateAllocator(self.queue))
         out_of_order = cl.CommandQueue(
-            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+            self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        )
         with self.assertRaisesRegex(ValueError, "in-order"):
             self.pool.allocate(16, out_of_order)
 

@@ -3,16 +3,22 @@
 # //tools/build_defs:cc.bzl (C++20 on the target) instead of using the native rules or
 # @rules_cc's forwarders. Idempotent: run it again after a merge.
 import pathlib, re, subprocess
-files = subprocess.run(["git", "ls-files", "BUILD", "*/BUILD"], capture_output=True, text=True,
-                       check=True).stdout.split()
+
+files = subprocess.run(
+    ["git", "ls-files", "BUILD", "*/BUILD"], capture_output=True, text=True, check=True
+).stdout.split()
 for f in files:
     if f.startswith("third_party/"):
         continue
     p = pathlib.Path(f)
     s = p.read_text()
     used = sorted(set(re.findall(r"(?<![\w.])(cc_binary|cc_library|cc_test)\(", s)))
-    s = re.sub(r'^load\("(@rules_cc//cc:defs\.bzl|//tools/build_defs:cc\.bzl)",[^\n]*\)\n', "", s,
-               flags=re.M)
+    s = re.sub(
+        r'^load\("(@rules_cc//cc:defs\.bzl|//tools/build_defs:cc\.bzl)",[^\n]*\)\n',
+        "",
+        s,
+        flags=re.M,
+    )
     if not used:
         continue
     lines = s.split("\n")

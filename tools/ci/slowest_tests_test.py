@@ -11,8 +11,12 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slowest_tests
 
 
 def event(label, millis, status="PASSED"):
-    return json.dumps({"id": {"testResult": {"label": label}},
-                       "testResult": {"testAttemptDurationMillis": str(millis), "status": status}})
+    return json.dumps(
+        {
+            "id": {"testResult": {"label": label}},
+            "testResult": {"testAttemptDurationMillis": str(millis), "status": status},
+        }
+    )
 
 
 def run(*args):
@@ -27,16 +31,24 @@ class SlowestTestsTest(unittest.TestCase):
         return path
 
     def test_slowest_first_over_every_run_and_cut_at_top(self):
-        default = self.bep([event("//a:fast", 1000), json.dumps({"id": {"progress": {}}}),
-                            event("//a:slow", 90000, "FAILED")])
+        default = self.bep(
+            [
+                event("//a:fast", 1000),
+                json.dumps({"id": {"progress": {}}}),
+                event("//a:slow", 90000, "FAILED"),
+            ]
+        )
         asan = self.bep([event("//a:fast", 5000), '{"id": {"testResult"'])  # cut short mid-line
         r = run("--top", "2", f"default={default}", f"asan={asan}")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.splitlines(), [
-            "the 2 slowest tests (of 3 attempts):",
-            "      90.0 s  default   //a:slow  FAILED",
-            "       5.0 s  asan      //a:fast  PASSED",
-        ])
+        self.assertEqual(
+            r.stdout.splitlines(),
+            [
+                "the 2 slowest tests (of 3 attempts):",
+                "      90.0 s  default   //a:slow  FAILED",
+                "       5.0 s  asan      //a:fast  PASSED",
+            ],
+        )
 
     def test_a_missing_file_is_named_and_left_out(self):
         default = self.bep([event("//a:t", 2000)])
@@ -46,9 +58,11 @@ class SlowestTestsTest(unittest.TestCase):
         self.assertIn("the 1 slowest tests (of 1 attempts):", r.stdout)
 
     def test_bad_arguments(self):
-        for args, message in [(["x.json"], "'x.json': give LABEL=BEP.json"),
-                              (["=x.json"], "'=x.json': give LABEL=BEP.json"),
-                              (["--top", "0", "a=x.json"], "--top 0: give a positive number")]:
+        for args, message in [
+            (["x.json"], "'x.json': give LABEL=BEP.json"),
+            (["=x.json"], "'=x.json': give LABEL=BEP.json"),
+            (["--top", "0", "a=x.json"], "--top 0: give a positive number"),
+        ]:
             r = run(*args)
             self.assertEqual(r.returncode, 2, args)
             self.assertIn(message, r.stderr)

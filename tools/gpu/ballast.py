@@ -40,6 +40,7 @@ def main():
     def ok(result, what):
         if result != 0:
             raise RuntimeError("%s: CUresult %d" % (what, result))
+
     try:
         ok(cuda.cuInit(0), "cuInit")
         dev = ctypes.c_int()

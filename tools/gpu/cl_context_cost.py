@@ -21,23 +21,49 @@ MIB = 1 << 20
 
 
 class NvmlMemory(ctypes.Structure):
-    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
+    _fields_ = [
+        ("total", ctypes.c_ulonglong),
+        ("free", ctypes.c_ulonglong),
+        ("used", ctypes.c_ulonglong),
+    ]
 
 
 def opencl_library():
     """The ICD loader with the argument types of the calls measured here."""
     cl = ctypes.CDLL("libOpenCL.so.1")
     cl.clCreateContext.restype = ctypes.c_void_p
-    cl.clCreateContext.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    cl.clCreateContext.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_int),
+    ]
     cl.clCreateCommandQueueWithProperties.restype = ctypes.c_void_p
-    cl.clCreateCommandQueueWithProperties.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                                      ctypes.POINTER(ctypes.c_int)]
+    cl.clCreateCommandQueueWithProperties.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_int),
+    ]
     cl.clCreateBuffer.restype = ctypes.c_void_p
-    cl.clCreateBuffer.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p,
-                                  ctypes.POINTER(ctypes.c_int)]
-    cl.clEnqueueMigrateMemObjects.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint64,
-                                              ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+    cl.clCreateBuffer.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint64,
+        ctypes.c_size_t,
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_int),
+    ]
+    cl.clEnqueueMigrateMemObjects.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint,
+        ctypes.c_void_p,
+        ctypes.c_uint64,
+        ctypes.c_uint,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
     for name in ("clReleaseMemObject", "clReleaseCommandQueue", "clReleaseContext", "clFinish"):
         getattr(cl, name).argtypes = [ctypes.c_void_p]
     return cl
@@ -89,7 +115,13 @@ def main():
         print("cl_context_cost: no platform matching %r" % want)
         return 3
     device = ctypes.c_void_p()
-    cl.clGetDeviceIDs(ctypes.c_void_p(platform), ctypes.c_uint64(CL_DEVICE_TYPE_ALL), 1, ctypes.byref(device), None)
+    cl.clGetDeviceIDs(
+        ctypes.c_void_p(platform),
+        ctypes.c_uint64(CL_DEVICE_TYPE_ALL),
+        1,
+        ctypes.byref(device),
+        None,
+    )
     note("clGetPlatformIDs + clGetDeviceIDs")
     err = ctypes.c_int()
     ctx = cl.clCreateContext(None, 1, ctypes.byref(device), None, None, ctypes.byref(err))
@@ -98,8 +130,9 @@ def main():
     note("clCreateCommandQueueWithProperties -> %d" % err.value)
     mem = ctypes.c_void_p(cl.clCreateBuffer(ctx, CL_MEM_READ_WRITE, MIB, None, ctypes.byref(err)))
     note("clCreateBuffer 1 MiB -> %d" % err.value)
-    s = cl.clEnqueueMigrateMemObjects(queue, 1, ctypes.byref(mem), CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0,
-                                      None, None)
+    s = cl.clEnqueueMigrateMemObjects(
+        queue, 1, ctypes.byref(mem), CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, None, None
+    )
     cl.clFinish(queue)
     note("clEnqueueMigrateMemObjects (first use) -> %d" % s)
     ctx2 = cl.clCreateContext(None, 1, ctypes.byref(device), None, None, ctypes.byref(err))

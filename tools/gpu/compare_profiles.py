@@ -10,10 +10,23 @@ cannot be read.
 import re
 import sys
 
-UNITS = {"b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-         "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-STATUSES = {"CL_MEM_OBJECT_ALLOCATION_FAILURE": -4, "CL_OUT_OF_RESOURCES": -5, "CL_OUT_OF_HOST_MEMORY": -6,
-            "CL_INVALID_BUFFER_SIZE": -61}
+UNITS = {
+    "b": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "k": 1 << 10,
+    "m": 1 << 20,
+    "g": 1 << 30,
+    "t": 1 << 40,
+}
+STATUSES = {
+    "CL_MEM_OBJECT_ALLOCATION_FAILURE": -4,
+    "CL_OUT_OF_RESOURCES": -5,
+    "CL_OUT_OF_HOST_MEMORY": -6,
+    "CL_INVALID_BUFFER_SIZE": -61,
+}
 
 
 def normal(value):
@@ -49,7 +62,10 @@ def main():
         print("compare_profiles: %s" % e)
         return 2
     differ = 0
-    print("%-20s %-36s %-36s %s" % ("field", sys.argv[1].split("/")[-1], sys.argv[2].split("/")[-1], ""))
+    print(
+        "%-20s %-36s %-36s %s"
+        % ("field", sys.argv[1].split("/")[-1], sys.argv[2].split("/")[-1], "")
+    )
     for key in list(a) + [k for k in b if k not in a]:
         va, vb = a.get(key, ("-", None)), b.get(key, ("-", None))
         same = va[1] == vb[1]

@@ -43,12 +43,20 @@ def is_out_of_memory(error):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=parse_size, default=64 * MiB,
-                        help="device size the workload is written for (bytes, KiB/MiB/GiB)")
+    parser.add_argument(
+        "--scale",
+        type=parse_size,
+        default=64 * MiB,
+        help="device size the workload is written for (bytes, KiB/MiB/GiB)",
+    )
     parser.add_argument("--steps", type=int, default=6, help="training steps (default 6)")
-    parser.add_argument("--allocator", choices=["immediate", "deferred"], default="immediate",
-                        help="pool allocator: immediate touches memory at once (real use on "
-                             "POCL), deferred only creates buffers (cheap at large scale)")
+    parser.add_argument(
+        "--allocator",
+        choices=["immediate", "deferred"],
+        default="immediate",
+        help="pool allocator: immediate touches memory at once (real use on "
+        "POCL), deferred only creates buffers (cheap at large scale)",
+    )
     args = parser.parse_args()
     if args.scale < MiB or args.steps < 1:
         parser.error("--scale must be at least 1MiB and --steps at least 1")
@@ -86,8 +94,10 @@ def main():
             for block in grads + activations:
                 block.release()
             queue.finish()
-            print(f"step {step}: activations {layers} x {act} bytes; pool holds "
-                  f"{pool.held_blocks} blocks, {pool.active_blocks} active")
+            print(
+                f"step {step}: activations {layers} x {act} bytes; pool holds "
+                f"{pool.held_blocks} blocks, {pool.active_blocks} active"
+            )
         pool.free_held()
         staging.release()
         for w in weights:

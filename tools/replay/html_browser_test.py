@@ -32,8 +32,9 @@ TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
 
 
 def write_page(trace, page, *flags):
-    r = subprocess.run([REPLAY, "--no-progress", trace, "--html", page, *flags],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [REPLAY, "--no-progress", trace, "--html", page, *flags], capture_output=True, text=True
+    )
     assert r.returncode in (0, 1), r.stderr
     assert "--format html: wrote" in r.stderr, r.stderr
     return r
@@ -46,14 +47,16 @@ def synthetic_trace(path, events):
         f.write("clpool-trace 2\n")
         for s in range(1, 201):
             f.write(f"frame {s} py {s} /app/model.py layer_{s}\nstack {s} 0 {s}\n")
-        due, next_id, seq = [], 1, 0   # heap of (event at which to free, id)
+        due, next_id, seq = [], 1, 0  # heap of (event at which to free, id)
         while seq < events:
             if due and due[0][0] <= seq:
                 _, i = heapq.heappop(due)
                 f.write(f"{seq} {seq * 100} 0 0 free {i} 0 buffer 0\n")
             else:
                 size = rng.choice((4096, 65536, 1 << 20, 4 << 20))
-                f.write(f"{seq} {seq * 100} 0 0 alloc {next_id} {size} buffer 0 {rng.randint(1, 200)}\n")
+                f.write(
+                    f"{seq} {seq * 100} 0 0 alloc {next_id} {size} buffer 0 {rng.randint(1, 200)}\n"
+                )
                 heapq.heappush(due, (seq + rng.randint(1, 5000), next_id))
                 next_id += 1
             seq += 1
@@ -65,8 +68,14 @@ class HtmlBrowserTest(unittest.TestCase):
         os.environ.setdefault("HOME", TMP)  # chromium wants a writable home
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
-        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--window-size=1400,1000", f"--user-data-dir={TMP}/chromium-profile"):
+        for arg in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--window-size=1400,1000",
+            f"--user-data-dir={TMP}/chromium-profile",
+        ):
             options.add_argument(arg)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         cls.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -78,7 +87,9 @@ class HtmlBrowserTest(unittest.TestCase):
     def open(self, page):
         d = self.driver
         d.get("file://" + os.path.abspath(page))
-        WebDriverWait(d, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        WebDriverWait(d, 60).until(
+            lambda d: d.execute_script("return document.body.dataset.ready") == "1"
+        )
 
     def console_errors(self):
         return [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -93,8 +104,21 @@ class HtmlBrowserTest(unittest.TestCase):
                 f.write(f"{i} 0 0 0 alloc {i} {i << 20} buffer 0\n")
         page = os.path.join(TMP, "nosites.html")
         write_page(trace, page, "--min-capacity", "--profile", "exact", "--semantics", "immediate")
-        report = subprocess.run([REPLAY, "--no-progress", trace, "--json", "--min-capacity", "--profile",
-                                 "exact", "--semantics", "immediate"], capture_output=True, text=True)
+        report = subprocess.run(
+            [
+                REPLAY,
+                "--no-progress",
+                trace,
+                "--json",
+                "--min-capacity",
+                "--profile",
+                "exact",
+                "--semantics",
+                "immediate",
+            ],
+            capture_output=True,
+            text=True,
+        )
         d = self.driver
         self.open(page)
         self.assertEqual(self.console_errors(), [])
@@ -105,7 +129,10 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertIn("Out of memory at event 7: request of 8 MiB", summary)
         self.assertIn("at (no stack recorded)", summary)
         # The search's failing replay, one granule below the minimum (38 MiB).
-        self.assertIn("capacity 37 MiB, 8 events replayed (up to the failure)", d.find_element(By.ID, "subtitle").text)
+        self.assertIn(
+            "capacity 37 MiB, 8 events replayed (up to the failure)",
+            d.find_element(By.ID, "subtitle").text,
+        )
 
     def test_page_names_the_site_and_shows_stacks(self):
         page = os.path.join(TMP, "growing_cache.html")
@@ -125,7 +152,9 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertGreaterEqual(i, 0)
         c = d.execute_script("return clpoolBlockCenter(arguments[0])", i)
         w, h = canvas.size["width"], canvas.size["height"]
-        ActionChains(d).move_to_element_with_offset(canvas, int(c["x"] - w / 2), int(c["y"] - h / 2)).perform()
+        ActionChains(d).move_to_element_with_offset(
+            canvas, int(c["x"] - w / 2), int(c["y"] - h / 2)
+        ).perform()
         tip = d.find_element(By.ID, "tooltip")
         WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
         self.assertIn("at ", tip.text)
@@ -157,12 +186,16 @@ class HtmlBrowserTest(unittest.TestCase):
         i = d.execute_script("return clpoolLargestLiveBlock()")
         self.assertGreaterEqual(i, 0)
         size, rounded, committed = d.execute_script(
-            "const B = clpoolData.blocks; return [B.size[arguments[0]], B.rounded[arguments[0]], B.committed[arguments[0]]]", i)
+            "const B = clpoolData.blocks; return [B.size[arguments[0]], B.rounded[arguments[0]], B.committed[arguments[0]]]",
+            i,
+        )
         self.assertEqual((size, rounded, committed), (1048576, 1114111, 2097152))
         canvas = d.find_element(By.ID, "chart")
         c = d.execute_script("return clpoolBlockCenter(arguments[0])", i)
         w, h = canvas.size["width"], canvas.size["height"]
-        ActionChains(d).move_to_element_with_offset(canvas, int(c["x"] - w / 2), int(c["y"] - h / 2)).perform()
+        ActionChains(d).move_to_element_with_offset(
+            canvas, int(c["x"] - w / 2), int(c["y"] - h / 2)
+        ).perform()
         tip = d.find_element(By.ID, "tooltip")
         WebDriverWait(d, 10).until(lambda d: tip.is_displayed())
         text = tip.text
@@ -172,17 +205,28 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertIn("pages2m profile: 2 MiB pages", text)
         d.save_screenshot(os.path.join(OUT, "html_page_page_rounding.png"))
         # The totals at the failure: the replay's own figures (clpool_replay's text report).
-        report = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--profile", profile, "--json"],
-                                capture_output=True, text=True)
+        report = subprocess.run(
+            [REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--profile", profile, "--json"],
+            capture_output=True,
+            text=True,
+        )
         oom = json.loads(report.stdout)["results"][0]["replay"]["oom"]
         self.assertGreater(oom["page_loss_bytes"], 0)
-        self.assertIn(f"({oom['rounding_loss_bytes']} bytes)", d.find_element(By.ID, "bin-rounding").text)
-        self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-rounding").text)
+        self.assertIn(
+            f"({oom['rounding_loss_bytes']} bytes)", d.find_element(By.ID, "bin-rounding").text
+        )
+        self.assertIn(
+            f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-rounding").text
+        )
         # No packing: all of it is each block's own page rounding, no shared page has free room.
-        self.assertIn(f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-per-block").text)
+        self.assertIn(
+            f"({oom['page_loss_bytes']} bytes)", d.find_element(By.ID, "page-per-block").text
+        )
         self.assertEqual(d.find_element(By.ID, "page-shared-room").text, "0 bytes")
         # The live cache blocks' sites table carries the device-committed bytes.
-        top = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")[0].find_elements(By.TAG_NAME, "td")
+        top = d.find_elements(By.CSS_SELECTOR, "#top-sites tbody tr")[0].find_elements(
+            By.TAG_NAME, "td"
+        )
         self.assertIn("ResultCache.remember", top[1].text)
         self.assertEqual(top[4].text, "26 MiB")  # 13 blocks x one 2 MiB page
         # Without the rounding layers the bands are drawn whole, and the page still draws cleanly.
@@ -204,18 +248,35 @@ class HtmlBrowserTest(unittest.TestCase):
         d = self.growing_cache_page("palette", "--capacity", "32MiB")
         palette = d.execute_script("return clpoolPalette()")
         line_hues = []
-        for colour in (palette["lines"]["capacity"], palette["lines"]["oom"], palette["lines"]["pool"]):
-            r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        for colour in (
+            palette["lines"]["capacity"],
+            palette["lines"]["oom"],
+            palette["lines"]["pool"],
+        ):
+            r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
             mx, mn = max(r, g, b), min(r, g, b)
-            h = 0 if mx == mn else (60 * ((g - b) / (mx - mn)) % 360 if mx == r else
-                                    60 * ((b - r) / (mx - mn)) + 120 if mx == g else 60 * ((r - g) / (mx - mn)) + 240)
+            h = (
+                0
+                if mx == mn
+                else (
+                    60 * ((g - b) / (mx - mn)) % 360
+                    if mx == r
+                    else 60 * ((b - r) / (mx - mn)) + 120
+                    if mx == g
+                    else 60 * ((r - g) / (mx - mn)) + 240
+                )
+            )
             line_hues.append(h)
         self.assertGreaterEqual(len(palette["sites"]), 5)
         for colour in palette["sites"]:
             self.assertTrue(colour.startswith("hsla("), colour)
             h = float(colour[5:].split(",")[0])
             for lh in line_hues:
-                self.assertGreaterEqual(min(abs(h - lh), 360 - abs(h - lh)), 25, f"site colour {colour} near a line's hue {lh}")
+                self.assertGreaterEqual(
+                    min(abs(h - lh), 360 - abs(h - lh)),
+                    25,
+                    f"site colour {colour} near a line's hue {lh}",
+                )
         legend = d.find_element(By.ID, "legend").get_attribute("innerHTML")
         self.assertIn("hsla(60,", legend)  # the largest site's colour, in the legend
         self.assertNotIn("hsla(0,", legend)
@@ -233,7 +294,10 @@ class HtmlBrowserTest(unittest.TestCase):
         self.assertIn("free room in shared pages", gap)
         self.assertIn("13.12 MiB of free room at the failure", gap)
         # The text report's words and digits: 2752512 bytes are 2.625 MiB, "2.62 MiB" in the report.
-        self.assertIn("the driver's headroom, never handed out, 2.62 MiB", d.find_element(By.ID, "legend-headroom").text)
+        self.assertIn(
+            "the driver's headroom, never handed out, 2.62 MiB",
+            d.find_element(By.ID, "legend-headroom").text,
+        )
         d.save_screenshot(os.path.join(OUT, "html_page_bands.png"))
         Select(d.find_element(By.ID, "mode")).select_by_value("sites")
         time.sleep(0.3)
@@ -283,31 +347,54 @@ class HtmlBrowserTest(unittest.TestCase):
     def test_the_capacity_at_the_failure_adds_up(self):
         d = self.growing_cache_page("sum", "--capacity", "32MiB")
         rows = d.find_elements(By.CSS_SELECTOR, "#capacity-sum tr")
-        figures = [(r.find_elements(By.TAG_NAME, "td")[0].text, int(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-bytes")),
-                    r.find_elements(By.TAG_NAME, "td")[2].text) for r in rows]
+        figures = [
+            (
+                r.find_elements(By.TAG_NAME, "td")[0].text,
+                int(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-bytes")),
+                r.find_elements(By.TAG_NAME, "td")[2].text,
+            )
+            for r in rows
+        ]
         total, checked = 0, 0
         for op, value, what in figures:
             if op == "=":
-                self.assertEqual(total, value, f"{what}: the lines above add up to {total}, not {value}")
+                self.assertEqual(
+                    total, value, f"{what}: the lines above add up to {total}, not {value}"
+                )
                 checked += 1
             else:
                 total += value
         self.assertEqual(checked, 2)
         self.assertEqual(figures[-1], ("=", 33554432, "capacity"))
-        report = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--json"], capture_output=True, text=True)
+        report = subprocess.run(
+            [REPLAY, "--no-progress", TRACE, "--capacity", "32MiB", "--json"],
+            capture_output=True,
+            text=True,
+        )
         s = json.loads(report.stdout)["results"][0]["replay"]["oom"]["capacity_sum"]
-        self.assertIn(("+", s["driver_headroom_bytes"], "the driver's headroom, never handed out (nvidia profile)"), figures)
+        self.assertIn(
+            (
+                "+",
+                s["driver_headroom_bytes"],
+                "the driver's headroom, never handed out (nvidia profile)",
+            ),
+            figures,
+        )
         self.assertIn(("+", s["free_to_program_bytes"], "free to the program"), figures)
         need = d.find_element(By.ID, "request-need").text
         self.assertIn(f"needs 2 MiB ({s['request_device_bytes']} bytes) on the device", need)
         self.assertIn("more than is free to the program.", need)
         # Row by row, the rendered sum is the text report's, to the last digit.
-        text = subprocess.run([REPLAY, "--no-progress", TRACE, "--capacity", "32MiB"], capture_output=True, text=True).stdout
+        text = subprocess.run(
+            [REPLAY, "--no-progress", TRACE, "--capacity", "32MiB"], capture_output=True, text=True
+        ).stdout
         lines = text.split("capacity at the failure, summed:\n")[1].splitlines()
         for r, line in zip(rows, lines):
             cells = [td.text for td in r.find_elements(By.TAG_NAME, "td")]
             self.assertEqual(" ".join(line.split()), " ".join(" ".join(cells).split()), line)
-        self.assertEqual(need, lines[len(rows)].strip()[0].upper() + lines[len(rows)].strip()[1:] + ".")
+        self.assertEqual(
+            need, lines[len(rows)].strip()[0].upper() + lines[len(rows)].strip()[1:] + "."
+        )
         live = d.find_element(By.ID, "rounding").text
         self.assertIn("The 14 blocks live at the failure (all drawn): 14 MiB requested", live)
 
@@ -343,20 +430,26 @@ class HtmlBrowserTest(unittest.TestCase):
         note = d.find_element(By.ID, "sampling-note").text
         self.assertIn("largest of", note)  # blocks were left out, and the page says so
         # The address layout is as tall as the live memory, not the sum of a fragmented past.
-        top, peak = d.execute_script("""
+        top, peak = d.execute_script(
+            """
             const D = window.clpoolData, B = D.blocks; let top = 0, peak = 0;
             for (let i = 0; i < B.id.length; i++) top = Math.max(top, B.offset[i] + B.rounded[i]);
             for (const p of D.timeline) peak = Math.max(peak, p[3]);
-            return [top, peak];""")
+            return [top, peak];"""
+        )
         self.assertLess(top, 2 * peak, f"layout {top} bytes tall for a peak of {peak}")
-        ms = d.execute_script("""
+        ms = d.execute_script(
+            """
             const t = performance.now();
             for (let k = 0; k < 5; k++) document.getElementById('zoom-in').click();
-            return new Promise(done => requestAnimationFrame(() => done(performance.now() - t)));""")
+            return new Promise(done => requestAnimationFrame(() => done(performance.now() - t)));"""
+        )
         d.save_screenshot(os.path.join(OUT, "html_page_million.png"))
         self.assertEqual(self.console_errors(), [])
-        print(f"1,000,000 events: page written in {written:.1f} s, loaded in {loaded:.1f} s, "
-              f"zoom and redraw {ms:.0f} ms; {note}")
+        print(
+            f"1,000,000 events: page written in {written:.1f} s, loaded in {loaded:.1f} s, "
+            f"zoom and redraw {ms:.0f} ms; {note}"
+        )
         self.assertLess(loaded, 30)
         self.assertLess(ms, 2000)
 

@@ -46,7 +46,11 @@ def main():
                 print(f"sweep_victim.py: out of device memory for buffer {i}: {e}", file=sys.stderr)
                 return 1
             if MODE == "recovers":
-                bigger = max((j for j in range(i) if held[j] is not None), key=lambda j: SIZES[j], default=None)
+                bigger = max(
+                    (j for j in range(i) if held[j] is not None),
+                    key=lambda j: SIZES[j],
+                    default=None,
+                )
                 if bigger is not None:
                     held[bigger] = None
                 held[i] = make_filled(n, i + 1)
