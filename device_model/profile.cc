@@ -72,6 +72,19 @@ std::optional<command_completion> parse_command_completion(std::string_view word
 namespace {
 
 // parse_profile, and whether the text named the profile (`name = ...`).
+// An out-of-memory status: a name from the one table (common/cl_status.h), or the code as a
+// number; nullopt for anything else.
+std::optional<std::int32_t> parse_oom_status(std::string_view value) {
+  std::optional<std::int32_t> code = common::status_from_name(value);
+  for (const std::int32_t oom :
+       {common::status_mem_object_allocation_failure, common::status_out_of_resources,
+        common::status_out_of_host_memory}) {
+    if (value == std::to_string(oom)) code = oom;
+  }
+  if (code && common::is_out_of_memory_status(*code)) return code;
+  return std::nullopt;
+}
+
 device_profile parse_profile_text(std::string_view text, std::string_view source, bool& named) {
   device_profile p;
   std::vector<std::string> seen;
@@ -117,20 +130,13 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
       if (!at) throw bad("is not creation, first_use or execution");
       p.oom_at = *at;
     } else if (key == "oom_status") {
-      // A name from the one table (common/cl_status.h), or the code as a number.
-      std::optional<std::int32_t> code = common::status_from_name(value);
-      for (const std::int32_t oom :
-           {common::status_mem_object_allocation_failure, common::status_out_of_resources,
-            common::status_out_of_host_memory}) {
-        if (value == std::to_string(oom)) code = oom;
-      }
-      if (code && common::is_out_of_memory_status(*code)) {
-        p.oom_status = *code;
-      } else {
+      const std::optional<std::int32_t> code = parse_oom_status(value);
+      if (!code) {
         throw bad(
             "is not an out-of-memory status (-4 CL_MEM_OBJECT_ALLOCATION_FAILURE, -5 "
             "CL_OUT_OF_RESOURCES, -6 CL_OUT_OF_HOST_MEMORY)");
       }
+      p.oom_status = *code;
     } else if (key == "headroom") {
       p.headroom = size();
     } else if (key == "page") {

@@ -191,6 +191,28 @@ PyMethodDef g_allocate = {"allocate", buffer_pool_allocate, METH_O,
 PyMethodDef g_call = {"__call__", buffer_pool_allocate, METH_O, "The same as allocate(size)."};
 PyMethodDef g_malloc = {"malloc", buffer_pool_allocate, METH_O, "CuPy's name for allocate(size)."};
 
+// SharedLimit: one limit several pools draw on.
+void bind_shared_limit(py::module_& m) {
+  py::class_<shared_limit, std::shared_ptr<shared_limit>>(
+      m, "SharedLimit", "One byte limit that several pools (arenas) draw on; None is no limit.")
+      .def(py::init([](const py::object& limit) {
+             return std::make_shared<shared_limit>(limit_from(limit, "SharedLimit"));
+           }),
+           py::arg("limit_bytes") = py::none())
+      .def(
+          "set_limit",
+          [](shared_limit& l, const py::object& limit) {
+            l.set_limit(limit_from(limit, "SharedLimit.set_limit"));
+          },
+          py::arg("limit_bytes"))
+      .def_property_readonly("limit",
+                             [](const shared_limit& l) -> py::object {
+                               return l.limit() == unlimited ? py::object(py::none())
+                                                             : py::object(py::int_(l.limit()));
+                             })
+      .def_property_readonly("used_bytes", &shared_limit::used);
+}
+
 }  // namespace
 
 void bind_buffer_pools(py::module_& m) {
@@ -224,24 +246,7 @@ void bind_buffer_pools(py::module_& m) {
   m.def("pooled_buffer_objects", &pooled_buffer_objects,
         "Python objects currently tied to pooled blocks (handed out, or kept for reuse).");
 
-  py::class_<shared_limit, std::shared_ptr<shared_limit>>(
-      m, "SharedLimit", "One byte limit that several pools (arenas) draw on; None is no limit.")
-      .def(py::init([](const py::object& limit) {
-             return std::make_shared<shared_limit>(limit_from(limit, "SharedLimit"));
-           }),
-           py::arg("limit_bytes") = py::none())
-      .def(
-          "set_limit",
-          [](shared_limit& l, const py::object& limit) {
-            l.set_limit(limit_from(limit, "SharedLimit.set_limit"));
-          },
-          py::arg("limit_bytes"))
-      .def_property_readonly("limit",
-                             [](const shared_limit& l) -> py::object {
-                               return l.limit() == unlimited ? py::object(py::none())
-                                                             : py::object(py::int_(l.limit()));
-                             })
-      .def_property_readonly("used_bytes", &shared_limit::used);
+  bind_shared_limit(m);
 
   py::class_<py_buffer_pool> cls(m, "BufferPool");
   cls.def(py::init([](std::uintptr_t handle, cl_mem_flags flags, unsigned leading_bits,

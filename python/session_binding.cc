@@ -229,6 +229,10 @@ void bind_rules(py::module_& m) {
       "file_name_for", [](const py::handle& text) { return common::file_name_for(bytes_of(text)); },
       py::arg("text"),
       "One file name for any text, distinct for distinct texts (common/text_escape.h).");
+}
+
+// Device profiles, by name or file (device_model/profile.h).
+void bind_profiles(py::module_& m) {
   m.def(
       "load_profile",
       [](const std::string& name_or_path) {
@@ -259,6 +263,10 @@ void bind_rules(py::module_& m) {
       py::arg("profile"), py::arg("capacity"), py::arg("what"),
       "'' when a device of `capacity` can have the profile, else why not.");
   m.def("builtin_profiles", &device_model::builtin_profile_names);
+}
+
+// The checks and writes the plugin makes on files (common/shared_library.h, output_file.h).
+void bind_files(py::module_& m) {
   m.def(
       "library_refusal",
       [](const std::string& path, const std::vector<std::string>& exports) {
@@ -294,8 +302,7 @@ void bind_rules(py::module_& m) {
       },
       py::arg("path"), py::arg("what"),
       "Makes the directory (its parent must exist) or takes the one there; ValueError for a file "
-      "or "
-      "a symbolic link there, or what mkdir refuses.");
+      "or a symbolic link there, or what mkdir refuses.");
 }
 
 }  // namespace
@@ -303,6 +310,8 @@ void bind_rules(py::module_& m) {
 void bind_session(py::module_& m) {
   bind_followed_session(m);
   bind_rules(m);
+  bind_profiles(m);
+  bind_files(m);
 }
 
 }  // namespace clpool::python

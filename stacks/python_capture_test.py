@@ -28,7 +28,7 @@ class PythonCaptureTest(unittest.TestCase):
 
         text = allocate_in_cache()
         lines = text.splitlines()
-        py = [l for l in lines if l.startswith("py ")]
+        py = [ln for ln in lines if ln.startswith("py ")]
         self.assertTrue(py, text)
         self.assertTrue(
             py[0].endswith(
@@ -38,10 +38,11 @@ class PythonCaptureTest(unittest.TestCase):
         )
         self.assertIn(__file__.split("/")[-1], py[0])
         self.assertTrue(
-            any(l.endswith(" PythonCaptureTest.test_python_frames_with_the_gil") for l in py), text
+            any(ln.endswith(" PythonCaptureTest.test_python_frames_with_the_gil") for ln in py),
+            text,
         )
         # No interpreter frames between the call site and the Python frames.
-        self.assertFalse(any("_PyEval_EvalFrame" in l for l in lines), text)
+        self.assertFalse(any("_PyEval_EvalFrame" in ln for ln in lines), text)
         again = allocate_in_cache()  # the same site: the same innermost frames
         self.assertEqual(
             lines[: len(lines) - len(py) + 1], again.splitlines()[: len(lines) - len(py) + 1]
@@ -60,7 +61,7 @@ class PythonCaptureTest(unittest.TestCase):
         for t in threads:
             t.join()
         for text in out:
-            self.assertFalse([l for l in text.splitlines() if l.startswith("py ")], text)
+            self.assertFalse([ln for ln in text.splitlines() if ln.startswith("py ")], text)
 
     def test_python_frames_from_a_thread_holding_the_gil(self):
         lib = load(ctypes.PyDLL)
@@ -68,7 +69,7 @@ class PythonCaptureTest(unittest.TestCase):
         t = threading.Thread(target=lambda: out.append(lib.clpool_test_capture(b"all").decode()))
         t.start()
         t.join()
-        self.assertTrue(any(l.startswith("py ") for l in out[0].splitlines()), out[0])
+        self.assertTrue(any(ln.startswith("py ") for ln in out[0].splitlines()), out[0])
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ class FunctionLengthTest(unittest.TestCase):
         )
         r = run(self.tree({"a.h": method, "b.cc": signature}))
         self.assertEqual(r.returncode, 1)
-        self.assertEqual(sorted(l.split(":")[0] for l in r.stdout.splitlines()), ["a.h", "b.cc"])
+        self.assertEqual(sorted(ln.split(":")[0] for ln in r.stdout.splitlines()), ["a.h", "b.cc"])
 
     def test_braces_in_comments_literals_and_directives_do_not_count(self):
         text = (

@@ -14,8 +14,8 @@ PACKAGES=(
   # piglit is not installed here (it pulls in Mesa); where it is, tools/test.sh's step 7 runs its
   # OpenCL api tests, and its whole cl profile is a manual test.
   hashcat clpeak
-  # The Python linter (tools/test.sh, step 1b): unused imports, undefined names.
-  python3-pyflakes
+  # The formatters and linters (tools/check_format.sh, tools/test.sh's step 0).
+  clang-format-14 black flake8 python3-pyflakes
   # PyOpenCL's own test files on clpool's pool (tools/test.sh, when CLPOOL_PYOPENCL_SRC is set).
   python3-pytest
   # The pytest plugin's tests with several workers (python/clpool/pytest_plugin.py).

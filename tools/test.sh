@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, then
-#   1. bazel test //...                       every test, default toolchain (g++ 12)
-#   1b. tools/check_layering.sh              the package arrows of ARCHITECTURE.md (bazel query)
-#       tools/function_length.py             no production function over 80 lines, no production
+#   0. tools/check_layering.sh               the package arrows of ARCHITECTURE.md (bazel query)
+#      tools/function_length.py              no production function over 80 lines, no production
 #                                             file over 500 (CONTRIBUTING.md)
-#       pyflakes                              every tracked Python file: no unused import, no
-#                                             undefined name
+#      tools/check_format.sh                 every tracked file formatted (clang-format-14, black)
+#                                             and clean (flake8); fast, so they run first
+#   1. bazel test //...                       every test, default toolchain (g++ 12)
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
 #   2b. tools/build_defs/memory_test_test.sh the Bazel rule clpool_memory_test from a workspace of
@@ -34,7 +34,7 @@
 # Step 1 includes the Python battery on PyOpenCL 2026.1.2 (//python/compat) when those archives
 # are there; otherwise it says "PyOpenCL 2026.1.2 tests skipped" with the reason, and under CI
 # fails (steps 1 and 6: a CI machine must test both PyOpenCLs).
-# Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs step 1 only. Under CI
+# Extra arguments go to step 1 (e.g. --test_output=all). QUICK=1 runs steps 0 and 1 only. Under CI
 # (CI set, as .ci/run's environment has it) every test runs again instead of reusing a cached pass.
 # At the end, passed or not, it prints each step's time and the ten slowest tests of steps 1 and
 # 3's ASan run (tools/ci/slowest_tests.py, from Bazel's build event files).
@@ -70,6 +70,9 @@ step setup bash tools/setup.sh
 if [[ -n "${CI:-}" ]]; then
   export CLPOOL_TEST_FLAGS="--config=ci ${CLPOOL_TEST_FLAGS:-}"
 fi
+step "0 check_layering.sh" bash tools/check_layering.sh
+step "0 function_length.py" /usr/bin/python3 tools/function_length.py
+step "0 check_format.sh" bash tools/check_format.sh
 # shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
 step "1 bazel test //..." bazel test ${CLPOOL_TEST_FLAGS:-} --build_event_json_file="$CLPOOL_BEP_DIR/default.json" //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
@@ -81,9 +84,6 @@ if [[ -n "${reason//[[:space:]]/}" ]]; then
   fi
   echo "tools/test.sh: PyOpenCL 2026.1.2 tests skipped: $reason" >&2
 fi
-step "1b check_layering.sh" bash tools/check_layering.sh
-step "1b function_length.py" /usr/bin/python3 tools/function_length.py
-step "1b pyflakes" bash -c 'git ls-files -z "*.py" | xargs -0 /usr/bin/python3 -m pyflakes'
 if [[ "${QUICK:-0}" == 1 ]]; then
   exit 0
 fi

@@ -211,6 +211,22 @@ std::uint64_t rmm_csv_reader::small_id(flat_id_map<std::uint64_t>& ids, std::uin
   return id;
 }
 
+namespace {
+
+// A row's comma-separated fields, each trimmed (the CSV has no quoting).
+std::vector<std::string_view> split_fields(std::string_view rest) {
+  std::vector<std::string_view> f;
+  for (;;) {
+    const std::size_t comma = rest.find(',');
+    f.push_back(trim(rest.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return f;
+}
+
+}  // namespace
+
 bool rmm_csv_reader::next(trace_event& out) {
   if (error_) throw *error_;
   for (;;) {
@@ -225,14 +241,7 @@ bool rmm_csv_reader::next(trace_event& out) {
     if (row_unterminated_) fail("truncated: the last row " + quote(row_) + " has no newline");
     if (!trim(row_).empty()) break;
   }
-  std::vector<std::string_view> f;
-  std::string_view rest(row_);
-  for (;;) {
-    const std::size_t comma = rest.find(',');
-    f.push_back(trim(rest.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
+  const std::vector<std::string_view> f = split_fields(row_);
   if (f.size() != 6) {
     fail(std::to_string(f.size()) + " fields: expected 6 (Thread,Time,Action,Pointer,Size,Stream)");
   }

@@ -146,7 +146,10 @@ def main():
         base = [r[kind] * 1e6 for r in results[False]]
         plug = [r[kind] * 1e6 for r in results[True]]
         added = [p_ - b_ for p_, b_ in zip(plug, base)]
-        fmt = lambda xs: f"{min(xs):7.1f} / {statistics.median(xs):7.1f}"
+
+        def fmt(xs):
+            return f"{min(xs):7.1f} / {statistics.median(xs):7.1f}"
+
         print(f"{kind[5:]:<12} {fmt(base):>17} {fmt(plug):>17} {fmt(added):>17}")
 
 

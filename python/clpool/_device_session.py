@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 from clpool import _core
+from clpool import _icd_loader as icd_loader
 
 # Variables the plugin sets for the ICD loader, the layer and the mock. The layer's are taken out
 # of the environment again once the loader has read them, so that a program a test starts does
@@ -213,38 +214,6 @@ def find_library(variable, name, exports, what):
     return path
 
 
-def _load_if_loaded(path):
-    try:
-        return ctypes.CDLL(path, mode=os.RTLD_NOW | getattr(os, "RTLD_NOLOAD", 4))
-    except OSError:
-        return None
-
-
-def _platform_names(libcl):
-    n = ctypes.c_uint(0)
-    status = libcl.clGetPlatformIDs(0, None, ctypes.byref(n))
-    if status != 0 or n.value == 0:
-        return status, []
-    ids = (ctypes.c_void_p * n.value)()
-    libcl.clGetPlatformIDs(n.value, ids, None)
-    names = []
-    for p in ids:
-        buf = ctypes.create_string_buffer(256)
-        libcl.clGetPlatformInfo(ctypes.c_void_p(p), 0x0902, 256, buf, None)  # CL_PLATFORM_NAME
-        names.append(_core.escape_text(buf.value))
-    return status, names
-
-
-def _where_the_loader_looks():
-    vendors = os.environ.get("OCL_ICD_VENDORS")
-    if vendors:
-        there = (
-            "which does not exist" if not os.path.exists(vendors) else "which holds no usable .icd"
-        )
-        return f"OCL_ICD_VENDORS={_core.escape_text(vendors)!r}, {there}"
-    return "/etc/OpenCL/vendors/*.icd (OCL_ICD_VENDORS is not set)"
-
-
 class Layer:
     """The layer's controls in this process (tools/layer/layer.cc, "In-process control")."""
 
@@ -408,8 +377,8 @@ class DeviceSession:
             libcl = ctypes.CDLL("libOpenCL.so.1")
         except OSError as e:
             raise SetupError(f"cannot load the OpenCL ICD loader libOpenCL.so.1: {e}") from None
-        status, self.platforms = _platform_names(libcl)
-        lib = _load_if_loaded(layer_path)
+        status, self.platforms = icd_loader.platform_names(libcl)
+        lib = icd_loader.load_if_loaded(layer_path)
         self.layer = Layer(lib) if lib is not None else None
         state = self.layer.state() if self.layer is not None else 0
         self.restore_layer_variables()
@@ -434,7 +403,7 @@ class DeviceSession:
         if state == 0:
             raise SetupError(
                 f"the OpenCL ICD loader found no platform (clGetPlatformIDs said "
-                f"{status}): it looked in {_where_the_loader_looks()}"
+                f"{status}): it looked in {icd_loader.where_the_loader_looks()}"
             )
 
     def _too_late(self, who, platforms):

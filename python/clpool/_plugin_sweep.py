@@ -399,7 +399,8 @@ def _output_lines(output):
 def _finding_text(nodeid, what, verdict, detail, result, cmd, output):
     kind, n = what.split(":")
     lines = [
-        f"clpool oom sweep: {_core.escape_text(nodeid)} with its {'first use' if kind == 'first-use' else 'allocation'} "
+        f"clpool oom sweep: {_core.escape_text(nodeid)} with its "
+        f"{'first use' if kind == 'first-use' else 'allocation'} "
         f"{n} failing: {verdict}: {detail}"
     ]
     if result and result.get("oom_site"):

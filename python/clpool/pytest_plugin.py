@@ -42,60 +42,7 @@ _WORKER_TRACE_LOST = "clpool_trace_lost"
 
 
 def pytest_addoption(parser):
-    g = parser.getgroup("clpool", "device memory (clpool)")
-    g.addoption(
-        "--clpool",
-        action="store_true",
-        default=False,
-        help="observe device memory through the clpool OpenCL layer on whatever OpenCL "
-        "device the tests use",
-    )
-    g.addoption(
-        "--clpool-device",
-        metavar="PROFILE:CAPACITY",
-        default=None,
-        help="run the session on a mock OpenCL device (mockcl) with that profile and "
-        "capacity, e.g. nvidia:4GiB (kernels run on POCL where it is installed); "
-        "implies --clpool",
-    )
-    g.addoption(
-        "--clpool-profile",
-        metavar="PROFILE",
-        default=None,
-        help="without --clpool-device: the profile by which device_capacity's smaller "
-        "device commits memory (exact, nvidia, pocl or a profile file; default exact); "
-        "implies --clpool",
-    )
-    g.addoption(
-        "--clpool-artifacts",
-        metavar="DIR",
-        default=None,
-        help="write each failing test's trace and its clpool_replay HTML page (and the "
-        "session's trace) under DIR; implies --clpool",
-    )
-    g.addoption(
-        "--clpool-summary",
-        metavar="N",
-        type=int,
-        default=10,
-        help="tests in the end summary, by peak device memory (default 10; 0: no table)",
-    )
-    g.addoption(
-        "--clpool-site-frames",
-        metavar="N",
-        default="auto",
-        help="how a site is named: 'auto' (default), the program's frames from the "
-        "allocation out to the test (a helper of yours is named with its callers); "
-        "N: its N innermost frames in the program (1: the function that allocated)",
-    )
-    g.addoption(
-        "--clpool-replay-timeout",
-        metavar="SECONDS",
-        type=float,
-        default=120.0,
-        help="how long clpool_replay may take for a failing test's page (default 120)",
-    )
-    sweep.add_options(g)
+    sweep.add_options(options.add_options(parser))
 
 
 def _is_xdist_controller(ns):

@@ -11,9 +11,9 @@ a size and returns a buffer, and is used in its place. Each request that returns
 ``alloc`` of the size requested; the buffer's ``free`` when the application drops it (a weak
 reference to the returned object where it takes them, as PyOpenCL 2022.x's do, else to a sentinel
 kept in its ``__dict__``, as for PyOpenCL 2024.2 onwards; the free is written before the next
-event, see ``Recording``), so the trace shows how long the program kept
-each buffer, whatever the pool did with the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``) is an
-``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
+event, see ``Recording``), so the trace shows how long the program kept each buffer, whatever the
+pool did with the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``)
+is an ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
 too. The file is clpool's trace format (trace/FORMAT.md), which ``clpool_replay`` replays.
 
 With ``stacks=True`` (the default) each ``alloc`` and ``alloc_failed`` carries the Python stack that
@@ -86,13 +86,13 @@ class Recording:
     """Calls the wrapped allocator and writes what was asked of it. Use ``recording()``.
 
     How frees are seen: each buffer handed out gets a weak reference whose callback is C code
-    (clpool._core.DeathLog's ``note``, which notes the time). When the buffer dies, CPython calls it without running any Python code, and the
-    next event this recording writes (or ``flush()``, ``close()``) writes the frees noted so far
-    first. This matters: a Python callback (such as ``weakref.finalize``'s) that runs while
-    PyOpenCL 2022.3 frees a buffer can crash the interpreter, because that PyOpenCL's objects
-    stay visible to the garbage collector while they are being freed (pybind11 2.10; see
-    python/pooled_buffer_type.h). A free's place among the allocations is exact; its timestamp
-    is when the buffer died.
+    (clpool._core.DeathLog's ``note``, which notes the time). When the buffer dies, CPython calls it
+    without running any Python code, and the next event this recording writes (or ``flush()``,
+    ``close()``) writes the frees noted so far first. This matters: a Python callback (such as
+    ``weakref.finalize``'s) that runs while PyOpenCL 2022.3 frees a buffer can crash the
+    interpreter, because that PyOpenCL's objects stay visible to the garbage collector while they
+    are being freed (pybind11 2.10; see python/pooled_buffer_type.h). A free's place among the
+    allocations is exact; its timestamp is when the buffer died.
 
     Thread-safe: one lock orders the writes, so ``seq`` increases through the file.
     """

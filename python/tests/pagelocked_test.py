@@ -48,7 +48,10 @@ class PageLockedTest(unittest.TestCase):
         # the block's mapping lasts as long as an object over it. Each case in a child process,
         # since a use of unmapped memory crashes (glibc's "corrupted double-linked list" on POCL,
         # an AddressSanitizer report under --config=asan).
-        import os, subprocess, sys, textwrap
+        import os
+        import subprocess
+        import sys
+        import textwrap
 
         cases = {
             "pool deleted, then free": "del pool; h.base.free()",

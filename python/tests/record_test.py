@@ -78,8 +78,8 @@ class RecordTest(unittest.TestCase):
             time.sleep(0.3)
             b = rec(100)
         with open(self.path) as f:
-            lines = [l.split() for l in f if l[0].isdigit()]
-        self.assertEqual([l[4] for l in lines], ["alloc", "free", "alloc"])
+            lines = [ln.split() for ln in f if ln[0].isdigit()]
+        self.assertEqual([ln[4] for ln in lines], ["alloc", "free", "alloc"])
         freed, allocated = int(lines[1][1]), int(lines[2][1])
         self.assertGreater(allocated - freed, 250_000_000)  # ns: the 0.3 s sleep is between
         del b
@@ -113,7 +113,7 @@ class RecordTest(unittest.TestCase):
             self.assertEqual(sum(1 for e in ev if e[0] == "alloc"), 200)
             self.assertEqual(sum(1 for e in ev if e[0] == "free"), 200)
             with open(path) as f:
-                seqs = [int(l.split()[0]) for l in f if l[0].isdigit()]
+                seqs = [int(ln.split()[0]) for ln in f if ln[0].isdigit()]
             self.assertEqual(seqs, list(range(400)))
 
     def test_out_of_memory_is_alloc_failed(self):
@@ -254,7 +254,7 @@ class RecordTest(unittest.TestCase):
         with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
             a = space["make"](rec)
         with open(self.path, encoding="utf-8") as f:
-            frames = [l.split() for l in f if l.startswith("frame ")]
+            frames = [ln.split() for ln in f if ln.startswith("frame ")]
         self.assertIn(["py", "2", "/tmp/my%20dir/%23odd%25é.py", "make"], [f[2:] for f in frames])
         # Replayed where it cannot fit, the failing request's site is named with the names as given.
         result = subprocess.run(

@@ -2,7 +2,9 @@
 # Every BUILD file that declares cc_library/cc_binary/cc_test loads them from
 # //tools/build_defs:cc.bzl (C++20 on the target) instead of using the native rules or
 # @rules_cc's forwarders. Idempotent: run it again after a merge.
-import pathlib, re, subprocess
+import pathlib
+import re
+import subprocess
 
 files = subprocess.run(
     ["git", "ls-files", "BUILD", "*/BUILD"], capture_output=True, text=True, check=True

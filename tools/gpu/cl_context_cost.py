@@ -69,6 +69,22 @@ def opencl_library():
     return cl
 
 
+def find_platform(cl, want):
+    """The last OpenCL platform whose name contains `want` (lower case), or None."""
+    n = ctypes.c_uint()
+    cl.clGetPlatformIDs(0, None, ctypes.byref(n))
+    platforms = (ctypes.c_void_p * n.value)()
+    cl.clGetPlatformIDs(n.value, platforms, None)
+    platform = None
+    for p in platforms:
+        name = ctypes.create_string_buffer(256)
+        cl.clGetPlatformInfo(ctypes.c_void_p(p), CL_PLATFORM_NAME, 256, name, None)
+        if want in name.value.decode(errors="replace").lower():
+            platform = p
+            print("cl_context_cost: platform %s" % name.value.decode(errors="replace"))
+    return platform
+
+
 def main():
     want = sys.argv[1].lower() if len(sys.argv) > 1 else "nvidia"
     try:
@@ -100,17 +116,7 @@ def main():
         last[0], last[1] = f, t
 
     note("start (NVML initialised, no OpenCL call yet)")
-    n = ctypes.c_uint()
-    cl.clGetPlatformIDs(0, None, ctypes.byref(n))
-    platforms = (ctypes.c_void_p * n.value)()
-    cl.clGetPlatformIDs(n.value, platforms, None)
-    platform = None
-    for p in platforms:
-        name = ctypes.create_string_buffer(256)
-        cl.clGetPlatformInfo(ctypes.c_void_p(p), CL_PLATFORM_NAME, 256, name, None)
-        if want in name.value.decode(errors="replace").lower():
-            platform = p
-            print("cl_context_cost: platform %s" % name.value.decode(errors="replace"))
+    platform = find_platform(cl, want)
     if platform is None:
         print("cl_context_cost: no platform matching %r" % want)
         return 3

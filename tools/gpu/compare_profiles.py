@@ -71,7 +71,10 @@ def main():
         same = va[1] == vb[1]
         if not same and key != "name":
             differ += 1
-        show = lambda v: v[0] if v[1] in (None, v[0]) else "%s (%s)" % (v[0], v[1])
+
+        def show(v):
+            return v[0] if v[1] in (None, v[0]) else "%s (%s)" % (v[0], v[1])
+
         print("%-20s %-36s %-36s %s" % (key, show(va), show(vb), "same" if same else "DIFFERENT"))
     return 1 if differ else 0
 

@@ -31,6 +31,36 @@ std::string printable(std::string s) {
   return s;
 }
 
+// The page and packing findings (after the fill refused something).
+void add_page_evidence(std::vector<std::string>& e, const measurement& m) {
+  if (m.page) {
+    const std::uint64_t x = m.page_window, p = *m.page;
+    e.push_back("page: " + with_bytes(p) + ": in a free window of " + format_bytes_exact(x) + ", " +
+                std::to_string(x - p) + " B then 1 B fit" +
+                (p > 1 ? ", " + std::to_string(x - p / 2) + " B then 1 B do not" : ""));
+  }
+  if (m.pack_seen) {
+    const std::uint64_t p = *m.page;
+    if (*m.pack_seen == 0) {
+      e.push_back("packing: none seen: with one page free, 1 B then 1 B do not both fit");
+    } else {
+      e.push_back(
+          "pack limit: with one page free, " + std::to_string(*m.pack_seen) + " B then 1 B fit, " +
+          std::to_string(*m.pack_seen + 1) + " B then 1 B do not" +
+          (*m.pack_limit == p ? " (page - granule: every request up to the page is shared)" : ""));
+      const std::uint64_t g = *m.pack_granule, f = m.granule_fill_size;
+      std::string why = "the pack limit is 1 B";
+      if (f > 0) {
+        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + format_bytes_exact(f) +
+              " leave " + format_bytes_exact(f) + " of a page: " +
+              (2 * g <= f ? std::to_string(f - 2 * g + 1) + " B then 1 B fit, " : std::string()) +
+              std::to_string(f - g + 1) + " B then 1 B do not";
+      }
+      e.push_back("pack granule: " + with_bytes(g) + " (" + why + ")");
+    }
+  }
+}
+
 // The evidence, one finding per line, shared by the report and the profile file's header.
 std::vector<std::string> evidence(const probe_context& c, const measurement& m) {
   std::vector<std::string> e;
@@ -84,35 +114,9 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
   if (!m.refused) {
     e.push_back(
         "out of memory: never seen, so where and how this device reports it is unknown; usable "
-        "memory, "
-        "headroom, page and packing are not measured");
+        "memory, headroom, page and packing are not measured");
   }
-  if (m.page) {
-    const std::uint64_t x = m.page_window, p = *m.page;
-    e.push_back("page: " + with_bytes(p) + ": in a free window of " + format_bytes_exact(x) + ", " +
-                std::to_string(x - p) + " B then 1 B fit" +
-                (p > 1 ? ", " + std::to_string(x - p / 2) + " B then 1 B do not" : ""));
-  }
-  if (m.pack_seen) {
-    const std::uint64_t p = *m.page;
-    if (*m.pack_seen == 0) {
-      e.push_back("packing: none seen: with one page free, 1 B then 1 B do not both fit");
-    } else {
-      e.push_back(
-          "pack limit: with one page free, " + std::to_string(*m.pack_seen) + " B then 1 B fit, " +
-          std::to_string(*m.pack_seen + 1) + " B then 1 B do not" +
-          (*m.pack_limit == p ? " (page - granule: every request up to the page is shared)" : ""));
-      const std::uint64_t g = *m.pack_granule, f = m.granule_fill_size;
-      std::string why = "the pack limit is 1 B";
-      if (f > 0) {
-        why = std::to_string(m.granule_fill) + " packed buffer(s) of " + format_bytes_exact(f) +
-              " leave " + format_bytes_exact(f) + " of a page: " +
-              (2 * g <= f ? std::to_string(f - 2 * g + 1) + " B then 1 B fit, " : std::string()) +
-              std::to_string(f - g + 1) + " B then 1 B do not";
-      }
-      e.push_back("pack granule: " + with_bytes(g) + " (" + why + ")");
-    }
-  }
+  add_page_evidence(e, m);
   char took[64];
   std::snprintf(took, sizeof took, "%.3f s", c.seconds);
   e.push_back("allocations: " + std::to_string(m.allocations) + " (create + first use), in " +

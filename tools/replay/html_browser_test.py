@@ -5,9 +5,10 @@
 
 Writes the page for TRACE (a trace with allocation sites whose out-of-memory is caused by
 ResultCache.remember), opens it from file://, and checks: no console error; the OOM marker and
-the top site are in the rendered DOM; the page's result is --json's document; hovering the largest live block shows its stack; switching
-to the by-site view draws without error; then a synthetic 1,000,000-event trace loads and zooms
-in bounded time. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR (bazel-testlogs/.../test.outputs).
+the top site are in the rendered DOM; the page's result is --json's document; hovering the largest
+live block shows its stack; switching to the by-site view draws without error; then a synthetic
+1,000,000-event trace loads and zooms in bounded time. Screenshots go to
+$TEST_UNDECLARED_OUTPUTS_DIR (bazel-testlogs/.../test.outputs).
 Needs chromium, chromium-driver and python3-selenium (tools/setup.sh installs them).
 """
 import heapq
@@ -186,7 +187,8 @@ class HtmlBrowserTest(unittest.TestCase):
         i = d.execute_script("return clpoolLargestLiveBlock()")
         self.assertGreaterEqual(i, 0)
         size, rounded, committed = d.execute_script(
-            "const B = clpoolData.blocks; return [B.size[arguments[0]], B.rounded[arguments[0]], B.committed[arguments[0]]]",
+            "const B = clpoolData.blocks; "
+            "return [B.size[arguments[0]], B.rounded[arguments[0]], B.committed[arguments[0]]]",
             i,
         )
         self.assertEqual((size, rounded, committed), (1048576, 1114111, 2097152))

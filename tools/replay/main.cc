@@ -131,6 +131,22 @@ input input_of(const command_line& cl) {
   return {cl.trace_path, cl.rmm_path};
 }
 
+// The device's options: its profile (loaded here, once), semantics and host capacity.
+backend_options backend_options_of(const command_line& cl) {
+  backend_options bo;
+  bo.profile = clpool::device_model::load_profile(cl.profile_text);  // the one load
+  bo.profile_ref = cl.profile_text;
+  bo.profile_given = cl.profile_given;
+  bo.semantics =
+      !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
+  bo.host_capacity = cl.host_capacity_text.empty()
+                         ? clpool::unlimited
+                         : size_option(cl.host_capacity_text, "--host-capacity");
+  bo.semantics_given = !cl.semantics_text.empty();
+  bo.mockcl_so = cl.mockcl_so;
+  return bo;
+}
+
 plan validate(const command_line& cl) {
   plan p;
   p.in = input_of(cl);
@@ -161,17 +177,7 @@ plan validate(const command_line& cl) {
   if (!std::isfinite(cl.trim_ratio) || (cl.trim_ratio_given && cl.trim_ratio < 0)) {
     throw usage_error("--trim-ratio: must be a finite number >= 0");
   }
-  backend_options bo;
-  bo.profile = clpool::device_model::load_profile(cl.profile_text);  // the one load
-  bo.profile_ref = cl.profile_text;
-  bo.profile_given = cl.profile_given;
-  bo.semantics =
-      !cl.semantics_text.empty() ? *parse_semantics(cl.semantics_text) : semantics_of(bo.profile);
-  bo.host_capacity = cl.host_capacity_text.empty()
-                         ? clpool::unlimited
-                         : size_option(cl.host_capacity_text, "--host-capacity");
-  bo.semantics_given = !cl.semantics_text.empty();
-  bo.mockcl_so = cl.mockcl_so;
+  const backend_options bo = backend_options_of(cl);
   p.configs = configurations(cl);
   if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
       (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty())) {
