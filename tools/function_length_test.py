@@ -129,11 +129,11 @@ class FileLengthTest(unittest.TestCase):
         held = "mockcl/kernel_signature.cc"
         r = run(self.tree({held: self.lines(600)}))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn(f"{held}: 600 lines, over 500 (held at its 681: split it)", r.stderr)
-        r = run(self.tree({held: self.lines(682)}))
+        self.assertIn(f"{held}: 600 lines, over 500 (held at its 704: split it)", r.stderr)
+        r = run(self.tree({held: self.lines(705)}))
         self.assertEqual(r.returncode, 1)
         self.assertEqual(
-            r.stdout.splitlines(), [f"{held}: 682 lines (at most 500; it had 681 and may not grow)"]
+            r.stdout.splitlines(), [f"{held}: 705 lines (at most 500; it had 704 and may not grow)"]
         )
 
 

@@ -166,12 +166,18 @@ if ((${#preload_env[@]})); then
   echo "(the Python cases need Debian's uninstrumented python3 to load the sanitized layer and mock:"
   echo " they run in the default build, as the other Python tests do)"
 else
+  # The victim's lines, found in it: the buffer's creation, its first call, the entry, the crash.
+  line_of() { grep -n -m1 -F "$1" "$VICTIM_PY" | cut -d: -f1; }
+  alloc_line="$(line_of "b = cl.Buffer(")"
+  call_line="$(line_of "held[i] = make_filled(n, i + 1)")"
+  entry_line="$(line_of "sys.exit(main())")"
+  crash_line="$(line_of "ctypes.memset(0, 1, 1)")"
   sweep 0 --until-free -- /usr/bin/python3 "$VICTIM_PY" handles
   counts 0 0 0 0 6 0
-  has "make_filled ($VICTIM_PY:28) ← main ($VICTIM_PY:43) ← <module> ($VICTIM_PY:70)"
+  has "make_filled ($VICTIM_PY:$alloc_line) ← main ($VICTIM_PY:$call_line) ← <module> ($VICTIM_PY:$entry_line)"
   sweep 1 --until-free -- /usr/bin/python3 "$VICTIM_PY" crashes
   counts 6 0 0 0 0 0
-  has "python: File \"$VICTIM_PY\", line 57 in main"
+  has "python: File \"$VICTIM_PY\", line $crash_line in main"
   sweep 1 --until-free --timeout 2 -j 3 -- /usr/bin/python3 "$VICTIM_PY" hangs
   counts 0 6 0 0 0 0
   sweep 1 --until-free -- /usr/bin/python3 "$VICTIM_PY" leaks
