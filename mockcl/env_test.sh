@@ -53,9 +53,9 @@ MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "libnonexistent.so" "cannot load 'li
 # mockcl asked to back itself (an .icd naming libmockcl.so, or a copy of it) is refused, not a
 # recursive initialisation (it aborted with __gnu_cxx::recursive_init_error).
 mkdir -p "$dir/other"
-echo "$so" > "$dir/other/self.icd"
+mockcl_icd "$dir/other/self" "$so"
 cp "$so" "$dir/other/copy.so"
-MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/self.icd" "is mockcl itself, not a driver to back it"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/self/mockcl.icd" "is mockcl itself, not a driver to back it"
 MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/copy.so" "is mockcl itself, not a driver to back it"
 # A driver library cut short is refused from its headers (dlopen died of SIGBUS), and an .icd
 # that never ends is read with a bound.

@@ -3,7 +3,8 @@
 # tree passes; a C++ file clang-format would change, a Python file black would change, and one
 # flake8 flags each fail the check, which names the file; an example program black may not touch.
 set -uo pipefail
-fails=0
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 here="$PWD"
 repo="$(mktemp -d "${TEST_TMPDIR:-/tmp}/check_format.XXXXXX")"
 mkdir -p "$repo/tools" "$repo/examples"
@@ -23,9 +24,8 @@ run() {  # run NAME WANT_RC FRAGMENT: check_format.sh's exit and that its output
   out="$(bash tools/check_format.sh 2>&1)"
   rc=$?
   if [[ "$rc" != "$2" || "$out" != *"$3"* ]]; then
-    echo "FAIL: $1: exit $rc (want $2), output lacks '$3':"
+    fail "$1: exit $rc (want $2), or the output lacks '$3':"
     echo "$out"
-    fails=$((fails + 1))
   else
     echo "ok: $1"
   fi
@@ -45,8 +45,4 @@ run "Python flake8 flags" 1 "unused.py:1:1: F401"
 rm unused.py
 
 run "clean again" 0 "every file formatted and clean"
-if ((fails)); then
-  echo "check_format_test: $fails case(s) failed"
-  exit 1
-fi
-echo "check_format_test: all cases passed"
+finish

@@ -4,16 +4,17 @@
 # --config=opt` without --symlink_prefix=/ they would name the opt tree (or nothing there).
 # Every `bazel build` or `bazel run` line of the scripts given passes --symlink_prefix=/.
 set -u
-fails=0
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 for script in "$@"; do
   while IFS= read -r line; do
     code="${line%%#*}"  # comments may mention bazel build, and messages may
     [[ "$code" =~ ^[[:space:]]*echo[[:space:]] ]] && continue
     [[ "$code" =~ bazel[[:space:]]+(build|run)[[:space:]] ]] || continue
     if [[ "$code" != *"--symlink_prefix=/"* ]]; then
-      echo "FAIL: $script: '$line' moves bazel-bin (add --symlink_prefix=/)"
-      fails=$((fails + 1))
+      fail "$script: '$line' moves bazel-bin (add --symlink_prefix=/)"
     fi
   done <"$script"
 done
-(( fails == 0 )) && echo "every build keeps bazel-bin" || exit 1
+((fails)) || echo "every build keeps bazel-bin"
+finish

@@ -8,8 +8,8 @@
 set -uo pipefail
 script="$1"   # in the runfiles, beside python/clpool/*.py (the script copies them from its root)
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 
 # The stand-in Bazel: `bazel build ...` records its arguments and prints a progress line;
 # `bazel info ... bazel-bin` names a tree of empty outputs.
@@ -44,5 +44,4 @@ grep -qE "^python_install: \[[0-9]+ s\] installed clpool into $tmp/site$" "$tmp/
   fail "not installed where it says"
 [[ ! -s "$tmp/stdout" ]] || fail "standard output is not empty: $(cat "$tmp/stdout")"
 
-if ((fails)); then echo "$fails failed"; exit 1; fi
-echo "PASS"
+finish

@@ -61,6 +61,8 @@ if [[ -n "$pyopencl_site" ]]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=tools/testing/test_lib.sh
+source "$repo/tools/testing/test_lib.sh"  # mockcl_icd
 out="${out:-$(mktemp -d)}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -98,8 +100,7 @@ export PYTHONDONTWRITEBYTECODE=1 XDG_CACHE_HOME="${XDG_CACHE_HOME:-$out/xdg-cach
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$out/pocl-cache}"
 if [[ "$device" == mockcl ]]; then
   [[ -f "$mockcl_so" ]] || { echo "run_pyopencl_suite.sh: --device mockcl needs --mockcl-so PATH" >&2; exit 2; }
-  mkdir -p "$out/vendors"
-  realpath "$mockcl_so" > "$out/vendors/mockcl.icd"
+  mockcl_icd "$out/vendors" "$mockcl_so"
   export OCL_ICD_VENDORS="$out/vendors" MOCKCL_BACKING=pocl MOCKCL_DEVICES="${MOCKCL_DEVICES:-gpu-4g}"
 fi
 cd "$out/test"

@@ -5,20 +5,10 @@
 set -uo pipefail
 script="$1"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-fails=0
-expect() {  # expect RC PATTERN ARGS...
-  local rc=$1 pattern=$2
-  shift 2
-  local out
-  out="$(env -u CLPOOL_PYOPENCL_SRC bash "$script" "$@" 2>&1)"
-  local got=$?
-  if [[ $got != "$rc" ]] || ! grep -q -- "$pattern" <<< "$out"; then
-    echo "FAIL: $* -> exit $got (want $rc), output: $out"
-    fails=$((fails + 1))
-  else
-    echo "ok: $* -> $rc"
-  fi
-}
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh || exit 1  # expect_run, finish; from the runfiles root
+# expect RC FRAGMENT ARGS...: the script run with ARGS exits RC and says FRAGMENT (plain text).
+expect() { expect_run "$1" "$2" env -u CLPOOL_PYOPENCL_SRC bash "$script" "${@:3}"; }
 mkdir -p "$tmp/fake/test" "$tmp/notpyopencl" "$tmp/emptysite" "$tmp/site/clpool"
 touch "$tmp/site/clpool/__init__.py"
 touch "$tmp/fake/test/test_array.py"
@@ -41,4 +31,4 @@ touch "$tmp/v2026/test/test_array.py"
 printf '[project]\nname = "pyopencl"\nversion = "2026.1.2"\n' > "$tmp/v2026/pyproject.toml"
 expect 2 "the tests are PyOpenCL 2026.1.2's but PyOpenCL 2022.3.1 is loaded" --pyopencl-src "$tmp/v2026" --files test_array.py --site "$tmp/site"
 expect 2 "needs a value" --device "" --pyopencl-src "$tmp/fake"
-((fails == 0))
+finish

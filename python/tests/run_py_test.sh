@@ -30,8 +30,7 @@ case "$mode" in
   pocl) ;;
   mockcl)
     vendors="$tmp/vendors"
-    mkdir -p "$vendors"
-    echo "$mockcl_so" > "$vendors/mockcl.icd"
+    mockcl_icd "$vendors" "$mockcl_so"  # test_lib.sh, through python_env.sh
     export OCL_ICD_VENDORS="$vendors" OCL_ICD_PLATFORM_SORT=none
     export MOCKCL_DEVICES="${MOCKCL_DEVICES:-gpu-64m;gpu-64m:semantics=deferred,name=deferred}"
     ;;

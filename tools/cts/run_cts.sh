@@ -72,6 +72,8 @@ need_value() {  # flag, remaining argument count
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]] && [[ "$1" -gt 0 ]]; }
 
 repo_root="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=tools/testing/test_lib.sh
+source "$repo_root/tools/testing/test_lib.sh"  # mockcl_icd
 cts_src="${CLPOOL_CTS_SRC:-}"
 out=/tmp/clpool-cts
 tests=$ALL_TESTS
@@ -189,8 +191,7 @@ if [[ " ${devices[*]} " == *" mockcl "* ]]; then
     (cd "$repo_root" && bazel build //mockcl:libmockcl.so) >"$out/bazel.log" 2>&1 ||
       { tail -20 "$out/bazel.log" >&2; echo "run_cts.sh: bazel build failed" >&2; exit 1; }
   fi
-  mock_so="$(cd "$(dirname "$mock_so")" && pwd)/$(basename "$mock_so")"
-  echo "$mock_so" >"$out/vendors/mockcl/mockcl.icd"
+  mockcl_icd "$out/vendors/mockcl" "$mock_so"
 fi
 
 # Runs "$@" with the environment of device $1 (the rest is the command).

@@ -6,12 +6,12 @@ BIN="$1"
 SO="$(realpath "$2")"
 T="${TEST_TMPDIR:-/tmp}"
 # shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh  # fail, finish, expect_run; from the runfiles root
+source tools/testing/test_lib.sh  # fail, finish, expect_run, mockcl_icd; from the runfiles root
 
-mkdir -p "$T/mock" "$T/both"
-echo "$SO" > "$T/mock/mockcl.icd"
+mockcl_icd "$T/mock" "$SO"
+# POCL first: the loader reads the folder's .icd files in name order, 0-pocl.icd before mockcl.icd.
+mockcl_icd "$T/both" "$SO"
 cp /etc/OpenCL/vendors/pocl.icd "$T/both/0-pocl.icd"
-echo "$SO" > "$T/both/1-mockcl.icd"
 export OCL_ICD_PLATFORM_SORT=none
 export OCL_ICD_VENDORS="$T/mock/mockcl.icd"
 export MOCKCL_DEVICES="gpu-64m:profile=nvidia;cpu-64m"

@@ -3,15 +3,15 @@
 # docs/measurements.md). Refuses, in the files given, a heading that carries a date (a notebook
 # entry, "### Something (2026-11-22)") and libFuzzer's own progress lines pasted from a run.
 set -u
-fails=0
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 for f in "$@"; do
   if grep -n -E '^#+ .*\(?20[0-9]{2}-[0-9]{2}-[0-9]{2}\)?' "$f"; then
-    echo "FAIL: $f: a dated heading (move the entry to docs/measurements.md)"
-    fails=$((fails + 1))
+    fail "$f: a dated heading (move the entry to docs/measurements.md)"
   fi
   if grep -n -E '^#[0-9]+[[:space:]]+(INITED|DONE|NEW|REDUCE|pulse|RELOAD)[[:space:]]' "$f"; then
-    echo "FAIL: $f: a pasted fuzzer log (move it to docs/measurements.md)"
-    fails=$((fails + 1))
+    fail "$f: a pasted fuzzer log (move it to docs/measurements.md)"
   fi
 done
-(( fails == 0 )) && echo "no run logs in the READMEs" || exit 1
+((fails)) || echo "no run logs in the READMEs"
+finish

@@ -3,7 +3,8 @@
 # `python3`, which is whatever comes first on PATH: a pyenv or virtualenv python without PyOpenCL
 # records nothing. Checks every shell block (```sh, ```bash, ```) of the files given.
 set -u
-fails=0
+# shellcheck source=tools/testing/test_lib.sh
+source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 for f in "$@"; do
   awk -v F="$f" '
     /^```/ {
@@ -20,6 +21,7 @@ for f in "$@"; do
       if (line ~ /(^|[[:space:]]|;|\(|`)python3([[:space:]]|$)/) { print "FAIL: " F ":" FNR ": bare python3: " $0; bad = 1 }
     }
     END { exit bad }
-  ' "$f" || fails=$((fails + 1))
+  ' "$f" || fail "$f: a shell block runs a bare python3 (lines above)"
 done
-(( fails == 0 )) && echo "every README names /usr/bin/python3" || exit 1
+((fails)) || echo "every README names /usr/bin/python3"
+finish

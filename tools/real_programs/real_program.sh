@@ -46,12 +46,13 @@ fi
 [[ -f /etc/OpenCL/vendors/pocl.icd ]] || { echo "skipped: pocl-opencl-icd not installed"; exit 0; }
 so="$(cd "$(dirname "$so")" && pwd)/$(basename "$so")"
 out="${out:-$(mktemp -d "${TEST_TMPDIR:-${TMPDIR:-/tmp}}/real_program.XXXXXX")}"
-mkdir -p "$out/vendors-mock"
+mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-echo "$so" > "$out/vendors-mock/mockcl.icd"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# shellcheck source=tools/testing/test_lib.sh
+source "$here/../testing/test_lib.sh"  # fail, finish, mockcl_icd (programs.sh fails with fail)
+mockcl_icd "$out/vendors-mock" "$so"
 
+# shellcheck disable=SC2317  # on is called by programs.sh's check_PROGRAM
 # on DEVICE NAME COMMAND...: runs COMMAND with the loader pointed at POCL or at mockcl, fresh
 # folders; its output in $out/NAME.out, its status in $status, its seconds in $seconds.
 on() {
@@ -84,8 +85,5 @@ echo "$program $version: POCL: $result_pocl (${seconds_pocl} s); mockcl: $result
 if [[ -n "${TEST_UNDECLARED_OUTPUTS_DIR:-}" ]]; then
   cp "$out"/*.out "$TEST_UNDECLARED_OUTPUTS_DIR/" 2>/dev/null || true
 fi
-if ((fails)); then
-  echo "$fails failed (outputs in $out)"
-  exit 1
-fi
-echo "all passed"
+if ((fails)); then echo "outputs in $out"; fi
+finish

@@ -75,7 +75,7 @@ out="$("$BIN" "$EX/pyopencl_layer.trace" --no-progress --capacity 1GiB 2>&1)"
 LT="$EX/pyopencl_layer.trace"
 out="$("$BIN" "$LT" --no-progress --semantics deferred --min-capacity --compare nopool pool:lb=4 2>&1)"
 if [[ "$out" == *"nvidia profile"* && "$out" == *"89 MiB    289 MiB"* ]]; then echo "ok: default profile is nvidia"
-else echo "FAIL: the default profile is not nvidia's calibrated answer"; echo "$out"; fails=$((fails + 1)); fi
+else fail "the default profile is not nvidia's calibrated answer"; echo "$out"; fi
 expect 1 "lost to page rounding     8.00 MiB (8388604 bytes)" "$LT" --profile nvidia --capacity 90832896 --no-pool
 expect 1 "OUT OF MEMORY at event 1147" "$LT" --profile nvidia --capacity 90832896 --no-pool
 expect 0 "exact profile" "$LT" --profile exact --capacity 90832896 --no-pool
