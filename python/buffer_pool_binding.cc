@@ -22,6 +22,7 @@
 #include "pool/opencl/queue_sync.h"
 #include "pool/shared_limit.h"
 #include "python/errors_binding.h"
+#include "python/foreign_binding.h"
 #include "python/pool_extras.h"
 #include "python/pooled_buffer_type.h"
 #include "python/raw_method.h"
@@ -213,6 +214,38 @@ void bind_shared_limit(py::module_& m) {
       .def_property_readonly("used_bytes", &shared_limit::used);
 }
 
+// What the binding seam (python/foreign_binding.h) found: for the pools' pyopencl.Buffer, and for
+// any class (clpool.record asks it how a buffer tells its death).
+void bind_binding_queries(py::module_& m) {
+  m.def(
+      "binding",
+      []() -> py::object {
+        std::string detail;
+        const char* kind = pooled_buffer_binding(&detail);
+        if (kind == nullptr) return py::none();
+        return py::make_tuple(kind, detail);
+      },
+      "(kind, detail) of the binding library pyopencl.Buffer was made with, as the pools use it: "
+      "'pybind11', 'nanobind' or 'generic' (python/foreign_binding.h); None before "
+      "install_pooled_buffer_type.");
+  m.def(
+      "binding_of",
+      [](const py::handle& type) -> py::tuple {
+        if (!PyType_Check(type.ptr())) throw py::type_error("binding_of: expected a type");
+        auto* t = reinterpret_cast<PyTypeObject*>(type.ptr());
+        binding_info info;
+        if (!classify_binding(t, info)) throw py::error_already_set();
+        return py::make_tuple(to_string(info.kind()), info.detail,
+                              to_string(info.ops->death_signal_of(t)));
+      },
+      py::arg("type"),
+      "(kind, detail, death_signal) of the binding library `type` was made with, as clpool's "
+      "binding seam classifies it (python/foreign_binding.h; CLPOOL_PYTHON_BINDING honoured, a "
+      "bad value a ValueError): kind 'pybind11', 'nanobind' or 'generic'; death_signal how "
+      "clpool.record sees an object of it die: 'weakref' (a weak reference on the object), "
+      "'attribute' (one on a sentinel in its __dict__) or 'none'.");
+}
+
 }  // namespace
 
 void bind_buffer_pools(py::module_& m) {
@@ -227,17 +260,7 @@ void bind_buffer_pools(py::module_& m) {
       "Makes (once per flavour) the PooledBuffer subclass of buffer_type (pyopencl.Buffer) that "
       "buffer pools hand out; with pycuda_methods, also free(), len() and int() (PyCUDA's "
       "PooledDeviceAllocation).");
-  m.def(
-      "binding",
-      []() -> py::object {
-        std::string detail;
-        const char* kind = pooled_buffer_binding(&detail);
-        if (kind == nullptr) return py::none();
-        return py::make_tuple(kind, detail);
-      },
-      "(kind, detail) of the binding library pyopencl.Buffer was made with, as the pools use it: "
-      "'pybind11', 'nanobind' or 'generic' (python/foreign_binding.h); None before "
-      "install_pooled_buffer_type.");
+  bind_binding_queries(m);
   m.def(
       "is_pooled_buffer",
       [](const py::handle& obj) { return is_pooled_buffer_type(Py_TYPE(obj.ptr())); },

@@ -1,88 +1,152 @@
+// The seam's classification (CLPOOL_PYTHON_BINDING, then each library's table in turn), the
+// operations that need nothing but CPython, and the generic table made of them. The libraries'
+// own tables are in foreign_binding_pybind11.cc and foreign_binding_nanobind.cc.
 #include "python/foreign_binding.h"
 
-#include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <string_view>
+#include <string>
 
-#include "python/gc_safe_subclass.h"
+#include "python/foreign_binding_internal.h"
 
 namespace clpool::python {
-namespace {
+namespace binding_parts {
 
-// nanobind ABI versions whose instance header clpool reads (nb_inst in nanobind's
-// src/nb_internals.h): PyObject_HEAD, int32 offset, then four bytes of state whose first byte
-// holds `state:2, direct:1, internal:1, destruct:1, cpp_delete:1, intrusive:1` (low bits first,
-// as GCC and Clang lay out bit-fields on x86-64 and AArch64) and whose second byte is
-// `clear_keep_alive`. Checked against nanobind v2.15.0 (ABI v21), which PyOpenCL 2026.1.2 uses.
-// A nanobind that changes this layout changes its ABI version, and then falls to the generic
-// path until its layout is checked and added here.
-constexpr int kNanobindAbis[] = {21};
-
-struct nanobind_instance_v21 {
-  PyObject_HEAD std::int32_t offset;
-  std::uint8_t state_bits;
-  std::uint8_t clear_keep_alive;
-  std::uint16_t unused;
-};
-static_assert(sizeof(nanobind_instance_v21) == sizeof(PyObject) + 8);
-constexpr std::uint8_t kStateMask = 0x3, kStateReady = 2;
-
-constexpr std::string_view kInternalsPrefix = "__nb_internals_v";
-
-// The nanobind ABI versions present in this interpreter (each nanobind extension registers its
-// internals in the interpreter's state dict under a key naming its ABI), as text for the detail,
-// and whether all of them are known.
-bool nanobind_abis_known(std::string& found) {
-  PyObject* dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
-  if (dict == nullptr) {
-    found = "no interpreter state dict";
-    return false;
-  }
-  PyObject* key;
-  PyObject* value;
-  Py_ssize_t pos = 0;
-  bool any = false, all_known = true;
-  while (PyDict_Next(dict, &pos, &key, &value)) {
-    if (!PyUnicode_Check(key)) continue;
-    const char* text = PyUnicode_AsUTF8(key);
-    if (text == nullptr) {
-      PyErr_Clear();
-      continue;
-    }
-    std::string_view k(text);
-    if (k.substr(0, kInternalsPrefix.size()) != kInternalsPrefix) continue;
-    any = true;
-    const int version = std::atoi(text + kInternalsPrefix.size());
-    bool known = false;
-    for (int v : kNanobindAbis) known = known || v == version;
-    all_known = all_known && known;
-    if (!found.empty()) found += ", ";
-    found += "nanobind ABI ";
-    found += k.substr(kInternalsPrefix.size() - 1, k.size() - kInternalsPrefix.size() - 1);
-    if (!known) found += " (layout not known to clpool)";
-  }
-  if (!any) found = "no nanobind internals found";
-  return any && all_known;
-}
-
-bool is_nanobind_class(PyTypeObject* type) {
-  // nanobind's bound classes are instances of its metaclass `nanobind.nb_type` (itself an
-  // instance of `nanobind.nb_meta`).
-  PyTypeObject* meta = Py_TYPE(type);
-  if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0 || meta->tp_name == nullptr) return false;
-  const char* dot = std::strrchr(meta->tp_name, '.');
-  if (std::strcmp(dot != nullptr ? dot + 1 : meta->tp_name, "nb_type") != 0) return false;
-  PyObject* module = PyObject_GetAttrString(reinterpret_cast<PyObject*>(meta), "__module__");
-  if (module == nullptr) {
+bool dict_is_empty(PyObject* self) {
+  PyObject** dict = _PyObject_GetDictPtr(self);
+  if (dict == nullptr) {  // could not even materialise the dict: keep out of the way
     PyErr_Clear();
     return false;
   }
-  const bool ok =
-      PyUnicode_Check(module) && PyUnicode_CompareWithASCIIString(module, "nanobind") == 0;
-  Py_DECREF(module);
-  return ok;
+  return *dict == nullptr || PyDict_GET_SIZE(*dict) == 0;
 }
+
+bool has_weak_references(PyObject* self) {
+  const Py_ssize_t offset = Py_TYPE(self)->tp_weaklistoffset;
+  return offset > 0 && *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + offset);
+}
+
+namespace {
+
+int add_methods(PyObject* type, PyMethodDef* defs) {
+  for (PyMethodDef* def = defs; def != nullptr && def->ml_name != nullptr; ++def) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(type), def);
+    if (descr == nullptr) return -1;
+    const int rc = PyObject_SetAttrString(type, def->ml_name, descr);
+    Py_DECREF(descr);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+PyObject* make_metaclass_subclass(PyObject* base, const subclass_request& request,
+                                  bool with_finalize) {
+  const char* name = request.spec->name;
+  const char* qualname = std::strrchr(name, '.') + 1;
+  const std::string module(name, qualname - 1 - name);
+  PyObject* slots = PyTuple_New(0);
+  PyObject* ns = slots == nullptr ? nullptr
+                                  : Py_BuildValue("{s:O,s:s,s:s,s:s}", "__slots__", slots,
+                                                  "__module__", module.c_str(), "__qualname__",
+                                                  qualname, "__doc__", request.doc);
+  Py_XDECREF(slots);
+  if (ns == nullptr) return nullptr;
+  PyObject* sub = PyObject_CallFunction(reinterpret_cast<PyObject*>(Py_TYPE(base)), "s(O)O",
+                                        qualname, base, ns);
+  Py_DECREF(ns);
+  if (sub == nullptr) return nullptr;
+  if (add_methods(sub, request.methods) != 0 || add_methods(sub, request.dunders) != 0) {
+    Py_DECREF(sub);
+    return nullptr;
+  }
+  auto* t = reinterpret_cast<PyTypeObject*>(sub);
+  if (with_finalize) {
+    t->tp_finalize = request.finalize;
+  } else {
+    t->tp_dealloc = request.dealloc;
+  }
+  if ((request.spec->flags & Py_TPFLAGS_BASETYPE) == 0) t->tp_flags &= ~Py_TPFLAGS_BASETYPE;
+  PyType_Modified(t);
+  return sub;
+}
+
+PyObject* make_spec_subclass(PyObject* base, const subclass_request& request) {
+  PyObject* bases = PyTuple_Pack(1, base);
+  if (bases == nullptr) return nullptr;
+  PyObject* sub = PyType_FromSpecWithBases(const_cast<PyType_Spec*>(request.spec), bases);
+  Py_DECREF(bases);
+  return sub;
+}
+
+int set_type(PyObject* obj, PyTypeObject* type) {
+  Py_INCREF(type);  // instances of heap types own a reference to their type
+  PyTypeObject* old = Py_TYPE(obj);
+  Py_SET_TYPE(obj, type);
+  Py_DECREF(old);
+  return 0;
+}
+
+int assign_class(PyObject* obj, PyTypeObject* type) {
+  return PyObject_SetAttrString(obj, "__class__", reinterpret_cast<PyObject*>(type));
+}
+
+void destroy_as_base(PyObject* self, PyTypeObject* base, destructor base_dealloc) {
+  if (Py_TYPE(self) != base) {
+    PyTypeObject* old = Py_TYPE(self);
+    Py_INCREF(base);
+    Py_SET_TYPE(self, base);
+    Py_DECREF(old);
+  }
+  base_dealloc(self);
+}
+
+death_signal death_signal_by_slots(PyTypeObject* type) {
+  if (type->tp_weaklistoffset > 0) return death_signal::weak_reference;
+  if (type->tp_dictoffset != 0 || (type->tp_flags & Py_TPFLAGS_MANAGED_DICT) != 0) {
+    return death_signal::dict_entry;
+  }
+  return death_signal::none;
+}
+
+bool always(PyObject*) { return true; }
+bool never(PyObject*) { return false; }
+bool any_layout(PyTypeObject*, PyTypeObject*) { return true; }
+
+}  // namespace binding_parts
+
+namespace {
+
+PyObject* make_generic_subclass(PyObject* base, const subclass_request& request) {
+  return binding_parts::make_metaclass_subclass(base, request, /*with_finalize=*/true);
+}
+
+}  // namespace
+
+// generic: nothing of the binding library is relied on. The subclass is made by the base's own
+// metaclass and gives blocks back from a finalizer (run once by CPython's own dealloc, before the
+// binding library's), objects are never reused (it cannot see what the binding library attached),
+// a fresh object becomes a subclass instance through `__class__` assignment, which CPython checks,
+// and no dealloc of clpool's stands in front of one it does not know.
+const binding_ops kGenericOps = {
+    .kind = binding_kind::generic,
+    .recognise = nullptr,
+    .reuses_objects = false,
+    .dealloc_leaves_object_tracked = false,
+    .make_subclass = make_generic_subclass,
+    .layout_fits = binding_parts::any_layout,
+    .fresh_instance_is_plain = binding_parts::always,
+    .is_clean = binding_parts::never,
+    .adopt = binding_parts::assign_class,
+    .destroy = binding_parts::destroy_as_base,
+    .death_signal_of = binding_parts::death_signal_by_slots,
+};
+
+namespace {
+
+// The libraries clpool knows, asked in turn; the first that recognises a class serves it.
+const binding_ops* const kLibraries[] = {&kPybind11Ops, &kNanobindOps};
 
 }  // namespace
 
@@ -98,6 +162,22 @@ const char* to_string(binding_kind kind) noexcept {
   return "generic";
 }
 
+const char* to_string(death_signal signal) noexcept {
+  switch (signal) {
+    case death_signal::weak_reference:
+      return "weakref";
+    case death_signal::dict_entry:
+      return "attribute";
+    case death_signal::none:
+      return "none";
+  }
+  return "none";
+}
+
+binding_kind binding_info::kind() const noexcept {
+  return ops == nullptr ? binding_kind::generic : ops->kind;
+}
+
 bool classify_binding(PyTypeObject* type, binding_info& out) {
   const char* forced = std::getenv("CLPOOL_PYTHON_BINDING");
   if (forced != nullptr && *forced != '\0') {
@@ -108,28 +188,19 @@ bool classify_binding(PyTypeObject* type, binding_info& out) {
                    forced);
       return false;
     }
-    out = {binding_kind::generic, "forced by CLPOOL_PYTHON_BINDING=generic"};
+    out = {&kGenericOps, "forced by CLPOOL_PYTHON_BINDING=generic"};
     return true;
   }
-  if (is_pybind11_instance_type(type)) {
-    out = {binding_kind::pybind11, "pybind11 (clpool._core's ABI)"};
-    return true;
+  for (const binding_ops* library : kLibraries) {
+    std::string detail;
+    if (const binding_ops* ops = library->recognise(type, detail)) {
+      out = {ops, std::move(detail)};
+      return true;
+    }
   }
-  if (is_nanobind_class(type)) {
-    std::string found;
-    const bool known = nanobind_abis_known(found);
-    out = {known ? binding_kind::nanobind : binding_kind::generic, found};
-    return true;
-  }
-  out = {binding_kind::generic,
-         std::string("neither pybind11 of clpool's ABI nor nanobind (metaclass ") +
-             Py_TYPE(type)->tp_name + ")"};
+  out = {&kGenericOps, std::string("neither pybind11 of clpool's ABI nor nanobind (metaclass ") +
+                           Py_TYPE(type)->tp_name + ")"};
   return true;
-}
-
-bool nanobind_instance_is_plain(PyObject* self) noexcept {
-  const auto* inst = reinterpret_cast<const nanobind_instance_v21*>(self);
-  return (inst->state_bits & kStateMask) == kStateReady && inst->clear_keep_alive == 0;
 }
 
 }  // namespace clpool::python

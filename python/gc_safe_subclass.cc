@@ -1,6 +1,6 @@
 #include "python/gc_safe_subclass.h"
 
-#include <pybind11/pybind11.h>
+#include "python/foreign_binding.h"
 
 namespace clpool::python {
 namespace {
@@ -21,22 +21,17 @@ constexpr destructor kDeallocs[kMaxTypes] = {untracking_dealloc<0>, untracking_d
 
 }  // namespace
 
-bool is_pybind11_instance_type(PyTypeObject* type) {
-  auto* instance_base =
-      reinterpret_cast<PyTypeObject*>(pybind11::detail::get_internals().instance_base);
-  return PyType_IsSubtype(type, instance_base) && type->tp_dealloc == instance_base->tp_dealloc &&
-         (type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0;
-}
-
 PyObject* make_gc_safe_subclass(PyObject* base, const char* name, const char* doc) {
   if (!PyType_Check(base)) {
     PyErr_Format(PyExc_TypeError, "%s: the base is not a type", name);
     return nullptr;
   }
-  if (!is_pybind11_instance_type(reinterpret_cast<PyTypeObject*>(base))) {
-    // Not pybind11 (PyOpenCL 2024.2 onwards is nanobind, whose dealloc untracks first): there is
-    // no defect to guard against, and no dealloc of this file's kind that could stand in for an
-    // unknown binding library's. The base serves as it is.
+  binding_info binding;
+  if (!classify_binding(reinterpret_cast<PyTypeObject*>(base), binding)) return nullptr;
+  if (!binding.ops->dealloc_leaves_object_tracked) {
+    // No defect to guard against (nanobind's dealloc untracks first), or no dealloc of this
+    // file's kind that could stand in for an unknown binding library's (generic). The base serves
+    // as it is.
     Py_INCREF(base);
     return base;
   }
@@ -50,10 +45,11 @@ PyObject* make_gc_safe_subclass(PyObject* base, const char* name, const char* do
       {0, nullptr},
   };
   PyType_Spec spec = {name, 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
-  PyObject* bases = PyTuple_Pack(1, base);
-  if (bases == nullptr) return nullptr;
-  PyObject* type = PyType_FromSpecWithBases(&spec, bases);
-  Py_DECREF(bases);
+  subclass_request request;
+  request.spec = &spec;
+  request.doc = doc;
+  request.dealloc = kDeallocs[g_types];
+  PyObject* type = binding.ops->make_subclass(base, request);
   if (type == nullptr) return nullptr;
   auto* t = reinterpret_cast<PyTypeObject*>(type);
   auto* b = reinterpret_cast<PyTypeObject*>(base);

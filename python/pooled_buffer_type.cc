@@ -1,15 +1,11 @@
 #include "python/pooled_buffer_type.h"
 
-#include "python/foreign_binding.h"
-#include "python/gc_safe_subclass.h"
-
-#include <pybind11/pybind11.h>
-
-#include <cstring>
 #include <new>
 #include <string>
 #include <unordered_map>
 #include <utility>
+
+#include "python/foreign_binding.h"
 
 namespace clpool::python {
 namespace {
@@ -19,8 +15,10 @@ PyTypeObject* g_base = nullptr;       // pyopencl.Buffer
 destructor g_base_dealloc = nullptr;  // its tp_dealloc (pybind11's or nanobind's)
 PyObject* g_from_int_ptr = nullptr;   // pyopencl.Buffer.from_int_ptr
 PyObject* g_logic_error = nullptr;    // pyopencl.LogicError, for a second release()
-binding_info g_binding;               // how pyopencl.Buffer was made (python/foreign_binding.h)
-bool g_reuse = true;                  // objects may be taken back (not on the generic path)
+// How pyopencl.Buffer was made, and the operations of its binding (python/foreign_binding.h).
+binding_info g_binding;
+// Objects may be taken back: the binding's reuses_objects, until a fresh object surprises us.
+bool g_reuse = true;
 
 // Object -> its block. Never destroyed: objects may outlive the module at interpreter exit.
 std::unordered_map<PyObject*, block_record*>& objects() {
@@ -28,58 +26,20 @@ std::unordered_map<PyObject*, block_record*>& objects() {
   return *table;
 }
 
-pybind11::detail::instance* as_instance(PyObject* self) {
-  return reinterpret_cast<pybind11::detail::instance*>(self);
-}
-
-bool dict_is_empty(PyObject* self) {
-  PyObject** dict = _PyObject_GetDictPtr(self);
-  if (dict == nullptr) {  // could not even materialise the dict: keep out of the way
-    PyErr_Clear();
-    return false;
-  }
-  return *dict == nullptr || PyDict_GET_SIZE(*dict) == 0;
-}
-
-bool has_weak_references(PyObject* self) {
-  const Py_ssize_t offset = Py_TYPE(self)->tp_weaklistoffset;
-  return offset > 0 && *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + offset);
-}
-
 // True when nothing of the last user's is attached to `self`, so that handing it to the next
-// user is indistinguishable from handing out a fresh object. Precondition: refcount 0, untracked.
-// The generic path never reuses: it cannot see what the binding library attached.
+// user is indistinguishable from handing out a fresh object (the binding's is_clean). Precondition:
+// refcount 0, untracked.
 bool is_clean(PyObject* self) {
   if (!g_reuse || !is_pooled_buffer_type(Py_TYPE(self))) return false;  // or __class__ changed
-  switch (g_binding.kind) {
-    case binding_kind::pybind11: {
-      pybind11::detail::instance* inst = as_instance(self);
-      if (inst->weakrefs != nullptr || inst->has_patients) return false;
-      return dict_is_empty(self);
-    }
-    case binding_kind::nanobind:
-      return !has_weak_references(self) && nanobind_instance_is_plain(self) && dict_is_empty(self);
-    case binding_kind::generic:
-      return false;
-  }
-  return false;
+  return g_binding.ops->is_clean(self);
 }
 
 // Frees `self` for good, through the binding library's dealloc (which runs the C++ destructor:
 // the object's own clReleaseMemObject). `self` is untracked, so weakref callbacks and attribute
 // destructors that run in there may trigger a collection or release the GIL safely.
-// pybind11's dealloc serves its subclasses; otherwise the object becomes a plain Buffer first
-// (the subclass adds no slots: same layout), since CPython's subtype_dealloc would find this
-// function again as the nearest dealloc.
-void destroy(PyObject* self) {
-  if (g_binding.kind != binding_kind::pybind11 && Py_TYPE(self) != g_base) {
-    PyTypeObject* old = Py_TYPE(self);
-    Py_INCREF(g_base);
-    Py_SET_TYPE(self, g_base);
-    Py_DECREF(old);
-  }
-  g_base_dealloc(self);
-}
+// How (pybind11's dealloc serves its subclasses; others need the object made a plain Buffer
+// first) is the binding's destroy.
+void destroy(PyObject* self) { g_binding.ops->destroy(self, g_base, g_base_dealloc); }
 
 // Unties `self` from its block for good; the block goes back if its user had not released it.
 void detach(std::unordered_map<PyObject*, block_record*>::iterator it) {
@@ -89,7 +49,7 @@ void detach(std::unordered_map<PyObject*, block_record*>::iterator it) {
   if (record->st == block_record::state::handed_out) record->give_back();
 }
 
-// pybind11 and nanobind: the type's dealloc, which may take the object back.
+// Bindings whose objects are reused: the type's dealloc, which may take the object back.
 void pooled_buffer_dealloc(PyObject* self) {
   PyObject_GC_UnTrack(self);  // first, always: see the header (pybind11 2.10 does not)
   auto& table = objects();
@@ -112,9 +72,10 @@ void pooled_buffer_dealloc(PyObject* self) {
   }
 }
 
-// generic: the type's finalizer (tp_finalize, run once by CPython's own dealloc before the
-// binding library's), which gives the block back and never keeps the object. The dealloc stays
-// CPython's, so that CPython itself checks the `__class__` switch in make_pooled_buffer.
+// Bindings whose objects are not reused (generic): the type's finalizer (tp_finalize, run once by
+// CPython's own dealloc before the binding library's), which gives the block back and never keeps
+// the object. The dealloc stays CPython's, so that CPython itself checks the `__class__` switch in
+// make_pooled_buffer.
 void pooled_buffer_finalize(PyObject* self) {
   auto& table = objects();
   auto it = table.find(self);
@@ -253,14 +214,6 @@ PyType_Spec g_specs[2] = {
      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, g_pycuda_slots},
 };
 
-// What the pybind11 path's dealloc and type switch rely on: a pybind11 instance (weak reference
-// list where pybind11 puts it, GC and a managed dict or none), made by pybind11's dealloc.
-bool check_pybind11_layout(PyTypeObject* base, PyTypeObject* sub) {
-  return base->tp_weaklistoffset ==
-             static_cast<Py_ssize_t>(offsetof(pybind11::detail::instance, weakrefs)) &&
-         base->tp_free == sub->tp_free;
-}
-
 // What switching an object's type between `base` and `sub` needs (CPython's own rule for
 // `__class__` assignment): the same size, dict and weak-reference slots, and GC.
 bool same_layout(PyTypeObject* base, PyTypeObject* sub) {
@@ -271,59 +224,18 @@ bool same_layout(PyTypeObject* base, PyTypeObject* sub) {
          (base->tp_flags & kLayoutFlags) == (sub->tp_flags & kLayoutFlags);
 }
 
-// pybind11: a C type from a spec, with this file's dealloc.
-PyObject* make_spec_subclass(PyObject* base, int flavour) {
-  PyObject* bases = PyTuple_Pack(1, base);
-  if (bases == nullptr) return nullptr;
-  PyObject* sub = PyType_FromSpecWithBases(&g_specs[flavour], bases);
-  Py_DECREF(bases);
-  return sub;
-}
-
-int add_methods(PyObject* type, PyMethodDef* defs) {
-  for (PyMethodDef* def = defs; def->ml_name != nullptr; ++def) {
-    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(type), def);
-    if (descr == nullptr) return -1;
-    const int rc = PyObject_SetAttrString(type, def->ml_name, descr);
-    Py_DECREF(descr);
-    if (rc != 0) return -1;
-  }
-  return 0;
-}
-
-// nanobind and generic: a subclass made by the base's own metaclass, as `class PooledBuffer(
-// pyopencl.Buffer): __slots__ = ()` would make it (so the binding library registers it as it
-// registers any Python subclass), then given this file's methods and its dealloc (nanobind) or
-// finalizer (generic). Not subclassable further: the dealloc relies on the exact type.
-PyObject* make_metaclass_subclass(PyObject* base, int flavour) {
-  const PyType_Spec& spec = g_specs[flavour];
-  const char* qualname = std::strrchr(spec.name, '.') + 1;
-  const std::string module(spec.name, qualname - 1 - spec.name);
-  PyObject* slots = PyTuple_New(0);
-  PyObject* ns = slots == nullptr ? nullptr
-                                  : Py_BuildValue("{s:O,s:s,s:s,s:s}", "__slots__", slots,
-                                                  "__module__", module.c_str(), "__qualname__",
-                                                  qualname, "__doc__", g_docs[flavour]);
-  Py_XDECREF(slots);
-  if (ns == nullptr) return nullptr;
-  PyObject* sub = PyObject_CallFunction(reinterpret_cast<PyObject*>(Py_TYPE(base)), "s(O)O",
-                                        qualname, base, ns);
-  Py_DECREF(ns);
-  if (sub == nullptr) return nullptr;
-  if (add_methods(sub, flavour == 1 ? g_pycuda_methods : g_methods) != 0 ||
-      (flavour == 1 && add_methods(sub, g_pycuda_dunders) != 0)) {
-    Py_DECREF(sub);
-    return nullptr;
-  }
-  auto* t = reinterpret_cast<PyTypeObject*>(sub);
-  if (g_binding.kind == binding_kind::generic) {
-    t->tp_finalize = pooled_buffer_finalize;
-  } else {
-    t->tp_dealloc = pooled_buffer_dealloc;
-  }
-  t->tp_flags &= ~Py_TPFLAGS_BASETYPE;
-  PyType_Modified(t);
-  return sub;
+// What the binding's make_subclass needs: a C subclass (pybind11) is made from the flavour's spec;
+// one made by the base's own metaclass (nanobind, generic; not subclassable further, since the
+// dealloc relies on the exact type) gets its methods, and its dealloc or finalizer.
+subclass_request request_for(int flavour) {
+  subclass_request request;
+  request.spec = &g_specs[flavour];
+  request.doc = g_docs[flavour];
+  request.methods = flavour == 1 ? g_pycuda_methods : g_methods;
+  request.dunders = flavour == 1 ? g_pycuda_dunders : nullptr;
+  request.dealloc = pooled_buffer_dealloc;
+  request.finalize = pooled_buffer_finalize;
+  return request;
 }
 
 }  // namespace
@@ -342,7 +254,7 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
   }
   binding_info binding;
   if (!classify_binding(base, binding)) return nullptr;
-  if (g_base != nullptr && binding.kind != g_binding.kind) binding = g_binding;
+  if (g_base != nullptr && binding.ops != g_binding.ops) binding = g_binding;
   if ((base->tp_flags & Py_TPFLAGS_BASETYPE) == 0) {
     PyErr_Format(PyExc_TypeError,
                  "pyopencl.Buffer (%s) cannot be subclassed: clpool's pools "
@@ -353,17 +265,14 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
   PyObject* from_int_ptr = PyObject_GetAttrString(buffer_type, "from_int_ptr");
   if (from_int_ptr == nullptr) return nullptr;
   g_binding = binding;  // the subclass's hooks depend on it
-  g_reuse = binding.kind != binding_kind::generic;
-  PyObject* sub = binding.kind == binding_kind::pybind11
-                      ? make_spec_subclass(buffer_type, flavour)
-                      : make_metaclass_subclass(buffer_type, flavour);
+  g_reuse = binding.ops->reuses_objects;
+  PyObject* sub = binding.ops->make_subclass(buffer_type, request_for(flavour));
   if (sub == nullptr) {
     Py_DECREF(from_int_ptr);
     return nullptr;
   }
   auto* sub_type = reinterpret_cast<PyTypeObject*>(sub);
-  if (!same_layout(base, sub_type) ||
-      (binding.kind == binding_kind::pybind11 && !check_pybind11_layout(base, sub_type))) {
+  if (!same_layout(base, sub_type) || !binding.ops->layout_fits(base, sub_type)) {
     Py_DECREF(sub);
     Py_DECREF(from_int_ptr);
     PyErr_Format(PyExc_TypeError,
@@ -391,7 +300,7 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
 
 const char* pooled_buffer_binding(std::string* detail) {
   if (detail != nullptr) *detail = g_binding.detail;
-  return g_base == nullptr ? nullptr : to_string(g_binding.kind);
+  return g_base == nullptr ? nullptr : to_string(g_binding.kind());
 }
 
 PyTypeObject* pooled_buffer_type(bool pycuda_methods) { return g_types[pycuda_methods ? 1 : 0]; }
@@ -413,23 +322,17 @@ PyObject* make_pooled_buffer(PyTypeObject* type, void* mem, block_record* record
                     "pyopencl.Buffer.from_int_ptr returned a shared or unexpected object");
     return nullptr;
   }
-  if (g_reuse && g_binding.kind == binding_kind::nanobind && !nanobind_instance_is_plain(obj)) {
+  if (g_reuse && !g_binding.ops->fresh_instance_is_plain(obj)) {
     // Not the instance header clpool knows: never reuse objects in this process.
     g_reuse = false;
-    g_binding.detail += "; objects not reused: a fresh Buffer's nanobind header was unexpected";
+    g_binding.detail += std::string("; objects not reused: a fresh Buffer's ") +
+                        to_string(g_binding.kind()) + " header was unexpected";
   }
   // Becomes a PooledBuffer: the same layout, our dealloc. The generic path lets CPython check
   // the switch (`__class__` assignment); the others checked the layout once at install.
-  if (g_binding.kind == binding_kind::generic) {
-    if (PyObject_SetAttrString(obj, "__class__", reinterpret_cast<PyObject*>(type)) != 0) {
-      Py_DECREF(obj);
-      return nullptr;
-    }
-  } else {
-    Py_INCREF(type);  // instances of heap types own a reference to their type
-    PyTypeObject* old = Py_TYPE(obj);
-    Py_SET_TYPE(obj, type);
-    Py_DECREF(old);
+  if (g_binding.ops->adopt(obj, type) != 0) {
+    Py_DECREF(obj);
+    return nullptr;
   }
   try {
     objects().emplace(obj, record);

@@ -9,12 +9,14 @@ for, not what the pool asks the driver.
 ``DeferredAllocator``, ``MemoryPool``, ``SVMAllocator``, ``SVMPool``), or any callable that takes
 a size and returns a buffer, and is used in its place. Each request that returns a buffer is an
 ``alloc`` of the size requested; the buffer's ``free`` when the application drops it (a weak
-reference to the returned object where it takes them, as PyOpenCL 2022.x's do, else to a sentinel
-kept in its ``__dict__``, as for PyOpenCL 2024.2 onwards; the free is written before the next
-event, see ``Recording``), so the trace shows how long the program kept each buffer, whatever the
-pool did with the memory. A request that raises an out-of-memory error (``pyopencl.MemoryError``)
-is an ``alloc_failed``. ``free_held()`` and ``stop_holding()`` called through the wrapper are recorded
-too. The file is clpool's trace format (trace/FORMAT.md), which ``clpool_replay`` replays.
+reference to the returned object where its binding library's classes take them, as PyOpenCL
+2022.x's do, else to a sentinel kept in its ``__dict__``, as for PyOpenCL 2024.2 onwards: which one
+is for clpool's binding seam to say, ``clpool._core.binding_of``, python/foreign_binding.h; the
+free is written before the next event, see ``Recording``), so the trace shows how long the program
+kept each buffer, whatever the pool did with the memory. A request that raises an out-of-memory
+error (``pyopencl.MemoryError``) is an ``alloc_failed``. ``free_held()`` and ``stop_holding()``
+called through the wrapper are recorded too. The file is clpool's trace format (trace/FORMAT.md),
+which ``clpool_replay`` replays.
 
 With ``stacks=True`` (the default) each ``alloc`` and ``alloc_failed`` carries the Python stack that
 asked for it (file, function, line of each frame, at most 48 innermost frames, this module's own
@@ -36,6 +38,7 @@ import weakref
 
 from clpool._core import DeathLog as _DeathLog
 from clpool._core import _RecordFile
+from clpool._core import binding_of as _binding_of
 
 __all__ = ["recording", "Recording"]
 
@@ -63,22 +66,39 @@ class _DeathSentinel:
 SENTINEL_ATTRIBUTE = "_clpool_record_sentinel"
 
 
-def _death_reference(obj, note):
-    """A weak reference whose callback `note` runs when `obj` dies: on `obj` itself where it
-    takes weak references (PyOpenCL 2022.x, pybind11), else on a sentinel in obj's __dict__
-    (PyOpenCL 2024.2 onwards, nanobind: its Buffer, PooledBuffer and PooledSVM take none)."""
-    try:
-        return weakref.ref(obj, note)
-    except TypeError:
-        pass
+def _death_signal(cls, cache):
+    """How an object of `cls` tells its death, as the binding seam says for the binding library
+    that made `cls` ("weakref", "attribute" or "none"); asked once per class. ValueError for a bad
+    CLPOOL_PYTHON_BINDING."""
+    signal = cache.get(cls)
+    if signal is None:
+        signal = cache[cls] = _binding_of(cls)[2]
+    return signal
+
+
+def _cannot_watch(obj):
+    return TypeError(
+        f"clpool.record: cannot see when a {type(obj).__module__}.{type(obj).__qualname__} "
+        "dies: it takes neither weak references nor attributes"
+    )
+
+
+def _death_reference(obj, note, signal):
+    """A weak reference whose callback `note` runs when `obj` dies: on `obj` itself ("weakref":
+    PyOpenCL 2022.x, pybind11), or on a sentinel in obj's __dict__ ("attribute": PyOpenCL 2024.2
+    onwards, nanobind: its Buffer, PooledBuffer and PooledSVM take no weak references)."""
+    if signal == "weakref":
+        try:
+            return weakref.ref(obj, note)
+        except TypeError:
+            raise _cannot_watch(obj) from None
+    if signal != "attribute":
+        raise _cannot_watch(obj)
     sentinel = _DeathSentinel()
     try:
         setattr(obj, SENTINEL_ATTRIBUTE, sentinel)
     except (AttributeError, TypeError):
-        raise TypeError(
-            f"clpool.record: cannot see when a {type(obj).__module__}.{type(obj).__qualname__} "
-            "dies: it takes neither weak references nor attributes"
-        ) from None
+        raise _cannot_watch(obj) from None
     return weakref.ref(sentinel, note)
 
 
@@ -111,6 +131,9 @@ class Recording:
         path = os.fsdecode(path)
         if not path:
             raise ValueError("clpool.record.recording: path is empty")
+        # A bad CLPOOL_PYTHON_BINDING is refused here, before any file is written, rather than
+        # at the first buffer (the seam reads it for every class it is asked about).
+        _binding_of(object)
         self._allocator = allocator
         self.path = path
         # FileExistsError for a file that is not a trace this module wrote; OSError otherwise.
@@ -123,6 +146,7 @@ class Recording:
         self._deaths = _DeathLog()  # (weak reference, time_ns) of buffers that died
         self._note = self._deaths.note
         self._live = {}  # id(weak reference) -> (weak reference, block id, size, kind)
+        self._signals = {}  # class -> how its objects tell their death (_death_signal)
         self._lock = threading.Lock()
         self._seq = 0
         self._next_id = 1
@@ -149,7 +173,7 @@ class Recording:
                 return buffer
             block_id = self._next_id
             self._next_id += 1
-            ref = _death_reference(buffer, self._note)
+            ref = _death_reference(buffer, self._note, _death_signal(type(buffer), self._signals))
             self._live[id(ref)] = (ref, block_id, size, kind)
             self._write("alloc", block_id, size, kind, True)
         return buffer

@@ -23,7 +23,8 @@ def _queue_ptr(queue, who):
 
 class PooledSVM(_core.make_svm_base(_cl.SVM)):
     """A pyopencl.SVM over a pooled block, with PyOpenCL's PooledSVM methods. Its base frees it
-    safely when the garbage collector runs during its dealloc (python/gc_safe_subclass.h)."""
+    safely when the garbage collector runs during its dealloc where its binding library needs it
+    (python/gc_safe_subclass.h)."""
 
     def __init__(self, block):
         super().__init__(block)

@@ -130,6 +130,23 @@ class BindingTest(unittest.TestCase):
             self.assertEqual(sub.size, 16)
             del sub
 
+    def test_the_seam_classifies_every_class_alike(self):
+        # One seam (python/foreign_binding.h) for every class clpool deals with: pyopencl.Buffer
+        # (PooledBuffer), pyopencl.SVM (PooledSVM's base) and whatever clpool.record watches.
+        kind = cp.BINDING[0]
+        for cls in (cl.Buffer, cl.SVM):
+            cls_kind, detail, signal = clpool._core.binding_of(cls)
+            self.assertEqual(cls_kind, kind, (cls, detail))
+            if FORCED_GENERIC:
+                self.assertIn("CLPOOL_PYTHON_BINDING", detail)
+            # PyOpenCL 2022.x's pybind11 classes take weak references; 2024.2 onwards' nanobind
+            # classes take none but attributes, on every path.
+            self.assertEqual(signal, "attribute" if NANOBIND_PYOPENCL else "weakref", cls)
+        self.assertEqual(clpool._core.binding_of(object)[0], "generic")
+        self.assertEqual(clpool._core.binding_of(int)[2], "none")
+        with self.assertRaises(TypeError):
+            clpool._core.binding_of(cl.Buffer.from_int_ptr)
+
     def test_bad_binding_setting_is_an_error(self):
         env = dict(os.environ, CLPOOL_PYTHON_BINDING="fast")
         r = subprocess.run(
@@ -141,6 +158,15 @@ class BindingTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("CLPOOL_PYTHON_BINDING=fast", r.stderr)
         self.assertIn("ValueError", r.stderr)
+        # The seam's own query, which every user of the seam goes through, refuses it too.
+        r = subprocess.run(
+            [sys.executable, "-c", "import clpool._core; clpool._core.binding_of(object)"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ValueError: CLPOOL_PYTHON_BINDING=fast", r.stderr)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import pyopencl as cl
 
 import cltest
 
+FORCED_GENERIC = os.environ.get("CLPOOL_PYTHON_BINDING") == "generic"
+
 PRELUDE = """
 import gc, weakref, sys
 import pyopencl as cl
@@ -84,6 +86,36 @@ class GcSafetyTest(unittest.TestCase):
         )
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("survived", r.stdout)
+
+    def test_svm_base_follows_the_binding_seam(self):
+        # PooledSVM's base is the gc-safe subclass only where the seam says the binding
+        # library's dealloc leaves a dying object tracked (pybind11); CLPOOL_PYTHON_BINDING=generic
+        # governs it as it governs PooledBuffer (it used to be ignored here).
+        import clpool._core
+        import clpool.svm
+
+        kind = clpool._core.binding_of(cl.SVM)[0]
+        base = clpool.svm.PooledSVM.__bases__[0]
+        if FORCED_GENERIC:
+            self.assertEqual(kind, "generic")
+        if kind == "pybind11":
+            self.assertIsNot(base, cl.SVM)
+            self.assertEqual(base.__bases__, (cl.SVM,))
+            self.assertEqual(base.__name__, "SVMBase")
+        else:
+            self.assertIs(base, cl.SVM)
+
+    def test_bad_binding_setting_is_refused_for_svm_too(self):
+        env = dict(os.environ, CLPOOL_PYTHON_BINDING="fast")
+        r = subprocess.run(
+            [sys.executable, "-c", "import clpool.svm"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ValueError: CLPOOL_PYTHON_BINDING=fast", r.stderr)
 
     def test_record_frees_without_python_in_the_dealloc(self):
         # clpool.record over PyOpenCL's own allocator, with the collector running on every

@@ -3,6 +3,7 @@ replays with clpool_replay, and bad arguments are refused."""
 import gc
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -227,6 +228,46 @@ class RecordTest(unittest.TestCase):
             with self.assertRaises(TypeError):
                 rec(1.5)
         self.assertEqual(events(self.path), [])
+
+    def test_how_a_death_is_seen_follows_the_binding_seam(self):
+        # clpool.record asks the seam (clpool._core.binding_of) how a buffer tells its death,
+        # rather than deciding by trial; CLPOOL_PYTHON_BINDING=generic governs it as it governs
+        # the pools.
+        import weakref
+
+        import clpool._core
+
+        kind, detail, signal = clpool._core.binding_of(cl.Buffer)
+        if os.environ.get("CLPOOL_PYTHON_BINDING") == "generic":
+            self.assertEqual(kind, "generic")
+            self.assertIn("CLPOOL_PYTHON_BINDING", detail)
+        self.assertEqual(signal, "attribute" if cl.VERSION >= (2024, 2) else "weakref")
+        with clpool.record.recording(cl_tools.ImmediateAllocator(self.queue), self.path) as rec:
+            b = rec(4096)
+            self.assertIsInstance(b, cl.Buffer)
+            sentinel = hasattr(b, clpool.record.SENTINEL_ATTRIBUTE)
+            self.assertEqual(sentinel, signal == "attribute")
+            if signal == "weakref":
+                self.assertEqual(weakref.getweakrefcount(b), 1)
+            del b
+            rec.flush()
+            self.assertEqual(events(self.path)[-1], ("free", 1, 4096, "buffer"))
+
+    def test_bad_binding_setting_is_refused_before_any_file(self):
+        code = (
+            "import sys, clpool.record\n"
+            "clpool.record.recording(lambda size: None, sys.argv[1])\n"
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", code, self.path],
+            env=dict(os.environ, CLPOOL_PYTHON_BINDING="fast"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ValueError: CLPOOL_PYTHON_BINDING=fast", r.stderr)
+        self.assertFalse(os.path.exists(self.path))
 
     def test_existing_file_that_is_not_its_trace_is_refused(self):
         for content in ("a,b,c\n", "clpool-trace 1\n# source: layer\n"):
