@@ -208,6 +208,7 @@ const std::string& trace_file(const std::string& text) {
 void run_writers(const std::string& text, unsigned version,
                  const std::vector<trace_event>& events) {
   namespace replay = clpool::replay;
+  namespace replay_cli = clpool::replay_cli;
   std::uint64_t allocated = 0;
   for (const trace_event& e : events) {
     if (e.action == trace_action::alloc)
@@ -218,7 +219,7 @@ void run_writers(const std::string& text, unsigned version,
   device.semantics = clpool::device_model::alloc_semantics::deferred;
   std::vector<replay::replay_config> configs(1);
   if (text.size() % 3 == 0) configs.emplace_back().use_pool = false;  // --compare: the table
-  replay::run_output run;
+  replay_cli::run_output run;
   run.input = "<fuzz>";
   run.trace_path = trace_file(text);
   run.full_stacks = text.size() % 2 == 0;
@@ -233,7 +234,7 @@ void run_writers(const std::string& text, unsigned version,
       return;  // the engine refused what the reader let through: no outputs to check
     }
   }
-  for (const replay::output_writer* w : replay::all_writers()) {
+  for (const replay_cli::output_writer* w : replay_cli::all_writers()) {
     const std::string name(w->name());
     std::string note;
     std::optional<std::string> out;

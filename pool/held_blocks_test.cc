@@ -8,7 +8,7 @@
 
 #include "pool/bins.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 namespace {
 
 using blocks = held_blocks<std::uint64_t>;
@@ -126,4 +126,4 @@ TEST(HeldBlocks, CensusCountsBlocksAndBytesPerBin) {
 }
 
 }  // namespace
-}  // namespace clpool::detail
+}  // namespace clpool::internal

@@ -175,7 +175,7 @@ class memory_pool {
   bool state_is_valid() const { return state_->state_is_valid(); }
 
  private:
-  static detail::pool_state<A>* make_state(A&& allocator, const pool_options& options) {
+  static internal::pool_state<A>* make_state(A&& allocator, const pool_options& options) {
     if (!leading_bits_is_valid(options.leading_bits)) {
       throw argument_error("memory_pool: leading_bits " + std::to_string(options.leading_bits) +
                            " is out of range; it must be 0 to " + std::to_string(max_leading_bits) +
@@ -186,10 +186,10 @@ class memory_pool {
           "memory_pool: trim_policy.max_held_to_active_ratio must be finite "
           "(negative turns it off)");
     }
-    return new detail::pool_state<A>(std::move(allocator), options);
+    return new internal::pool_state<A>(std::move(allocator), options);
   }
 
-  detail::pool_state<A>* state_;
+  internal::pool_state<A>* state_;
 };
 
 }  // namespace clpool

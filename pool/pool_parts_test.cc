@@ -16,7 +16,7 @@
 #include "pool/internal/reclaim_registry.h"
 #include "pool/internal/trim_budget.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 namespace {
 
 TEST(TrimBudget, NoPolicyNoExcess) {
@@ -260,4 +260,4 @@ TEST(EventHooks, DeliversEventsAndHandsThePreviousObserverBack) {
 }
 
 }  // namespace
-}  // namespace clpool::detail
+}  // namespace clpool::internal

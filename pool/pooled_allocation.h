@@ -11,10 +11,10 @@
 
 namespace clpool {
 
-namespace detail {
+namespace internal {
 template <block_allocator A>
 class pool_state;
-}  // namespace detail
+}  // namespace internal
 
 // Owns one block of a pool. An allocation may outlive the memory_pool object that made it: the
 // pool's state lives until its last allocation is gone, and a block released after the pool was
@@ -60,7 +60,7 @@ class pooled_allocation {
   // Afterwards has_block() is false. A second call does nothing: a block is never freed twice.
   void release() noexcept {
     if (state_ == nullptr) return;
-    detail::pool_state<A>* state = std::exchange(state_, nullptr);
+    internal::pool_state<A>* state = std::exchange(state_, nullptr);
     state->give_back(handle_, size_, rounded_size_, bin_, id_);
     handle_ = handle_type{};
   }
@@ -84,9 +84,9 @@ class pooled_allocation {
   std::uint64_t id() const noexcept { return id_; }
 
  private:
-  friend class detail::pool_state<A>;
+  friend class internal::pool_state<A>;
 
-  pooled_allocation(detail::pool_state<A>* state, const handle_type& handle, std::uint64_t size,
+  pooled_allocation(internal::pool_state<A>* state, const handle_type& handle, std::uint64_t size,
                     std::uint64_t rounded_size, bin_id bin, std::uint64_t id) noexcept
       : state_(state),
         handle_(handle),
@@ -95,7 +95,7 @@ class pooled_allocation {
         bin_(bin),
         id_(id) {}
 
-  detail::pool_state<A>* state_ = nullptr;
+  internal::pool_state<A>* state_ = nullptr;
   handle_type handle_{};
   std::uint64_t size_ = 0;
   std::uint64_t rounded_size_ = 0;

@@ -1,6 +1,7 @@
 #include "replay/replay.h"
 
 #include "replay/free_schedule.h"
+#include "replay/pool_adapters.h"
 #include "replay/site_ledger.h"
 #include "replay/timeline_sampler.h"
 
@@ -14,44 +15,6 @@ using trace::trace_event;
 using trace::trace_kind;
 
 namespace {
-
-// Sees every pool event (under the pool's lock; replay is single-threaded anyway) and keeps what
-// the report needs without taking the pool's lock on every trace event: the latest counters, the
-// retry count and the true peak of managed bytes (the pool's own statistic also counts requests
-// that were in flight and then failed).
-class replay_observer final : public pool_observer {
- public:
-  void on_event(const pool_event& e) noexcept override {
-    last = e.counters;
-    if (e.counters.active_bytes > peak_active) {
-      peak_active = e.counters.active_bytes;
-      peak_active_event = *events - 1;
-    }
-    if (e.counters.managed_bytes > peak_managed) peak_managed = e.counters.managed_bytes;
-    if (e.kind == pool_event_kind::oom_retry) ++retries;
-  }
-  explicit replay_observer(const std::uint64_t* events_applied) : events(events_applied) {}
-  pool_counters last{};
-  std::uint64_t retries = 0;
-  std::uint64_t peak_managed = 0;
-  std::uint64_t peak_active = 0;
-  std::uint64_t peak_active_event = 0;
-  const std::uint64_t* events;  // the replay's count of events applied (the report's)
-};
-
-// The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
-struct device_allocator {
-  using handle_type = std::uint64_t;
-  replay_device* device = nullptr;  // not owned; outlives the pool
-  // Told of every block the pool gives back, so that it stops counting it as held; may be null.
-  site_ledger* ledger = nullptr;
-
-  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
-  void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
-    if (ledger != nullptr) ledger->on_device_free(handle);
-    device->deallocate(handle, bytes);
-  }
-};
 
 struct raw_block {
   std::uint64_t handle = 0;  // 0: a host block (in host_live) or a sub-buffer
@@ -507,30 +470,4 @@ void replayer::prefetch(const trace_event& event, int stage) const noexcept {
   }
 }
 
-namespace {
-replay_report replay_all(replayer& r, const std::vector<trace_event>& events) {
-  for (const trace_event& e : events) {
-    if (!r.apply(e)) break;
-  }
-  replay_report report = r.report();
-  for (const trace_event& e : events) {  // the whole input's releases and waits
-    report.trace_releases += e.action == trace_action::release ? 1 : 0;
-    report.trace_waits += e.action == trace_action::wait ? 1 : 0;
-  }
-  report.trace_counts_known = true;
-  return report;
-}
-}  // namespace
-
-replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
-                            const device_spec& device, const replay_options& options) {
-  replayer r(config, device, options);
-  return replay_all(r, events);
-}
-
-replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
-                            std::unique_ptr<replay_device> device, const replay_options& options) {
-  replayer r(config, std::move(device), options);
-  return replay_all(r, events);
-}
 }  // namespace clpool::replay

@@ -10,9 +10,8 @@ comments, literals and preprocessor lines taken out and braces counted: a brace 
 namespace or class level after a parameter list is a function body (lambdas inside count with
 their function). Run by tools/test.sh; tested by tools/function_length_test.sh.
 
-It also lists every production file longer than M lines (default 500), but for the files in
-FILE_CEILINGS, written before the check, each held to the length it had then: none may grow, and
-one cut below M leaves the table (a file under its ceiling but still over M passes and says so).
+It also lists every production file longer than M lines (default 500), and exits 1 if there is
+one. No file is exempt: a file that grows past M is split by what it does.
 """
 import argparse
 import ast
@@ -138,28 +137,12 @@ def long_python_functions(path, text, limit):
     ]
 
 
-# Production files over 500 lines when the file check came, and their lengths then: a ratchet
-# (CONTRIBUTING.md, "Two length checks"). Lower a ceiling when a file shrinks; never raise one.
-FILE_CEILINGS = {
-    "mockcl/kernel_signature.cc": 704,
-    "replay/replay.cc": 536,
-    "tools/layer/layer.cc": 604,
-    "tools/layer/recorder.cc": 502,
-    "trace/trace_reader.cc": 561,
-}
-
-
 def long_file(rel, text, limit):
-    """(message, failed) for a file over `limit` lines, or None."""
+    """The message for a file over `limit` lines, or None."""
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if lines <= limit:
         return None
-    ceiling = FILE_CEILINGS.get(rel.replace(os.sep, "/"))
-    if ceiling is None:
-        return f"{rel}: {lines} lines (at most {limit})", True
-    if lines > ceiling:
-        return f"{rel}: {lines} lines (at most {limit}; it had {ceiling} and may not grow)", True
-    return f"{rel}: {lines} lines, over {limit} (held at its {ceiling}: split it)", False
+    return f"{rel}: {lines} lines (at most {limit})"
 
 
 def main():
@@ -170,7 +153,7 @@ def main():
         type=int,
         default=500,
         metavar="M",
-        help="the most lines a production file may have (FILE_CEILINGS aside)",
+        help="the most lines a production file may have",
     )
     parser.add_argument("root", nargs="?", default=".")
     args = parser.parse_args()
@@ -180,7 +163,7 @@ def main():
         parser.error("--max-file-lines must be at least 1")
     if not os.path.isdir(args.root):
         parser.error(f"{args.root!r} is not a directory")
-    found, files_over, held = [], [], []
+    found, files_over = [], []
     for root, dirs, files in os.walk(args.root):
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "bazel-")))
         for name in sorted(files):
@@ -194,13 +177,11 @@ def main():
             found += check(rel, text, args.max)
             over = long_file(rel, text, args.max_file_lines)
             if over is not None:
-                (files_over if over[1] else held).append(over[0])
+                files_over.append(over)
     for path, first, length, name in found:
         print(f"{path}:{first}: {name} is {length} lines (at most {args.max})")
     for message in files_over:
         print(message)
-    for message in held:
-        print(message, file=sys.stderr)
     if found or files_over:
         if found:
             print(
@@ -215,7 +196,7 @@ def main():
         return 1
     print(
         f"function_length: ok: no production function over {args.max} lines, no production file "
-        f"over {args.max_file_lines} lines but {len(held)} held at their length",
+        f"over {args.max_file_lines} lines",
         file=sys.stderr,
     )
     return 0

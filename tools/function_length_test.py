@@ -125,16 +125,15 @@ class FileLengthTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("--max-file-lines must be at least 1", r.stderr)
 
-    def test_a_file_held_at_its_ceiling_may_shrink_but_not_grow(self):
-        held = "mockcl/kernel_signature.cc"
-        r = run(self.tree({held: self.lines(600)}))
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn(f"{held}: 600 lines, over 500 (held at its 704: split it)", r.stderr)
-        r = run(self.tree({held: self.lines(705)}))
-        self.assertEqual(r.returncode, 1)
+    def test_no_file_is_exempt(self):
+        r = run(self.tree({"mockcl/kernel_signature.cc": self.lines(501)}))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(
-            r.stdout.splitlines(), [f"{held}: 705 lines (at most 500; it had 704 and may not grow)"]
+            r.stdout.splitlines(), ["mockcl/kernel_signature.cc: 501 lines (at most 500)"]
         )
+        r = run(self.tree({"mockcl/kernel_signature.cc": self.lines(500)}))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("no production file over 500 lines", r.stderr)
 
 
 if __name__ == "__main__":

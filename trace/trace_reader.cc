@@ -1,5 +1,7 @@
 #include "trace/trace_reader.h"
 
+#include "trace/text_fields.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,68 +32,6 @@ bool looks_cr_only(const char* p, std::size_t n) {
 constexpr const char* cr_only_problem =
     "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
 constexpr std::size_t max_metadata = 256;
-
-bool is_release_action(trace_action a) {
-  return a == trace_action::release || a == trace_action::wait;
-}
-constexpr const char* field_names[9] = {"seq", "time_ns", "thread", "queue", "action",
-                                        "id",  "size",    "kind",   "flags"};
-
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-// Quoted, shortened text of a field or line for error messages (a garbage line can be long and
-// binary).
-std::string quote(std::string_view s) {
-  std::string out = "'";
-  for (std::size_t i = 0; i < s.size() && i < 60; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  }
-  if (s.size() > 60) out += "...";
-  return out + "'";
-}
-
-enum class number_status { ok, empty, negative, not_a_number, overflow };
-
-number_status parse_decimal(std::string_view s, std::uint64_t& value) {
-  if (s.empty()) return number_status::empty;
-  if (s[0] == '-') return number_status::negative;
-  std::uint64_t v = 0;
-  for (const char c : s) {
-    const unsigned d = static_cast<unsigned char>(c) - '0';
-    if (d > 9) return number_status::not_a_number;
-    if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) {
-      return number_status::overflow;
-    }
-  }
-  value = v;
-  return number_status::ok;
-}
-
-number_status parse_hex(std::string_view s, std::uint64_t& value) {
-  if (s.empty()) return number_status::not_a_number;
-  if (s.size() > 16) {
-    for (const char c : s) {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return number_status::not_a_number;
-    }
-    return number_status::overflow;
-  }
-  std::uint64_t v = 0;
-  for (const char c : s) {
-    unsigned d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
-      return number_status::not_a_number;
-    v = v << 4 | d;
-  }
-  value = v;
-  return number_status::ok;
-}
 
 }  // namespace
 
@@ -396,128 +336,6 @@ bool trace_reader::next(trace_event& out) {
     ++events_read_;
     return true;
   }
-}
-
-void trace_reader::parse_event(const char* begin, const char* end, trace_event& out) {
-  std::string_view f[10];
-  int n = 0;
-  const int most = version_ >= sites_format_version ? 10 : 9;
-  const char* p = begin;
-  while (p < end) {
-    const char* start = p;
-    while (p < end && !is_blank(*p)) ++p;
-    if (n == most) {
-      fail(most == 9
-               ? "too many fields: expected 9 (seq time_ns thread queue action id size kind flags)"
-               : "too many fields: expected 9 or 10 (seq time_ns thread queue action id size kind "
-                 "flags [stack])");
-    }
-    f[n++] = std::string_view(start, static_cast<std::size_t>(p - start));
-    while (p < end && is_blank(*p)) ++p;
-  }
-  std::uint64_t stack_field = 0;
-  if (n == 10) {
-    if (parse_decimal(f[9], stack_field) != number_status::ok) {
-      fail("field stack: " + quote(f[9]) + " is not a decimal number");
-    }
-  }
-  if (n != 9 && n != 10) {
-    fail("only " + std::to_string(n) +
-         " fields: expected 9 (seq time_ns thread queue action id size kind flags)");
-  }
-  trace_event e;
-  std::uint64_t* const numbers[9] = {&e.seq, &e.time_ns, &e.thread, &e.queue, nullptr,
-                                     &e.id,  &e.size,    nullptr,   &e.flags};
-  for (int i = 0; i < 9; ++i) {
-    if (numbers[i] == nullptr) continue;
-    number_status st;
-    if (i == 8 && f[i].size() > 2 && f[i][0] == '0' && (f[i][1] == 'x' || f[i][1] == 'X')) {
-      st = parse_hex(f[i].substr(2), *numbers[i]);
-    } else {
-      st = parse_decimal(f[i], *numbers[i]);
-    }
-    if (st == number_status::ok) continue;
-    std::string what = std::string("field ") + field_names[i] + ": " + quote(f[i]);
-    switch (st) {
-      case number_status::negative:
-        fail(what + " is negative");
-      case number_status::overflow:
-        fail(what + " does not fit in 64 bits");
-      default:
-        fail(what + (i == 8 ? " is not a decimal or 0x-hex number" : " is not a decimal number"));
-    }
-  }
-  const std::optional<trace_action> action = parse_action(f[4]);
-  if (!action) {
-    fail("field action: unknown action " + quote(f[4]) +
-         (version_ < release_format_version
-              ? " (expected alloc, alloc_failed, free, free_held or stop_holding)"
-              : " (expected alloc, alloc_failed, free, free_held, stop_holding, release or wait)"));
-  }
-  e.action = *action;
-  const std::optional<trace_kind> kind = parse_kind(f[7]);
-  if (!kind)
-    fail("field kind: unknown kind " + quote(f[7]) + " (expected buffer, svm, host or sub)");
-  e.kind = *kind;
-  e.stack = stack_field;
-  check_event(e);
-  out = e;
-}
-
-void trace_reader::check_event(const trace_event& e) {
-  if (e.stack != 0) {
-    if (e.action != trace_action::alloc && e.action != trace_action::alloc_failed) {
-      fail("field stack: only alloc and alloc_failed carry a stack, this " +
-           std::string(to_string(e.action)) + " names stack " + std::to_string(e.stack));
-    }
-    if (!sites_.has_stack(e.stack)) {
-      fail("field stack: stack " + std::to_string(e.stack) + " is not defined before this event");
-    }
-  }
-  if (e.size > max_event_size) {
-    fail("field size: " + std::to_string(e.size) +
-         " bytes is above 2^62, larger than any device: corrupt input");
-  }
-  if (have_seq_ && e.seq <= last_seq_) {
-    fail("seq " + std::to_string(e.seq) + " does not follow " + std::to_string(last_seq_) +
-         ": seq must be strictly increasing");
-  }
-  if (is_release_action(e.action) && version_ < release_format_version) {
-    fail("action " + std::string(to_string(e.action)) + " needs version " +
-         std::to_string(release_format_version) + " (the header says version " +
-         std::to_string(version_) + ")");
-  }
-  if (options_.check_liveness) {
-    // A live id's entry is the line of its alloc, or, once the program released it (version 3),
-    // the line of its release with released_bit set.
-    constexpr std::uint64_t released_bit = std::uint64_t{1} << 63;
-    if (e.action == trace_action::alloc) {
-      if (!live_.insert(e.id, line_)) {
-        const std::uint64_t at = *live_.find(e.id);
-        fail("alloc of id " + std::to_string(e.id) + ", which is already live (" +
-             ((at & released_bit) != 0 ? "released at line " : "allocated at line ") +
-             std::to_string(at & ~released_bit) + " and not freed)");
-      }
-    } else if (e.action == trace_action::free) {
-      if (!live_.erase(e.id)) {
-        fail("free of id " + std::to_string(e.id) +
-             ", which is not live (never allocated, or already freed)");
-      }
-    } else if (e.action == trace_action::release) {
-      std::uint64_t* at = live_.find(e.id);
-      if (at == nullptr) {
-        fail("release of id " + std::to_string(e.id) +
-             ", which is not live (never allocated, or already freed)");
-      }
-      if ((*at & released_bit) != 0) {
-        fail("release of id " + std::to_string(e.id) + ", which was already released at line " +
-             std::to_string(*at & ~released_bit) + " (a block is released once, then freed)");
-      }
-      *at = line_ | released_bit;
-    }
-  }
-  have_seq_ = true;
-  last_seq_ = e.seq;
 }
 
 namespace {

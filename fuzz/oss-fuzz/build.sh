@@ -64,7 +64,7 @@ FUZZERS=(
   "pool_ops_deep_fuzzer|pool_ops_deep|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MAX_OPS=512"
   "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12 -DCLPOOL_FUZZ_THROWING_ALLOCATOR"
   "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc layer_api/layer_settings.cc $MODEL_SRCS|"
-  "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc trace/trace_event.cc trace/trace_reader.cc trace/trace_writer.cc trace/rmm_import.cc common/output_file.cc|"
+  "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc trace/trace_event.cc trace/trace_reader.cc trace/trace_reader_event.cc trace/trace_writer.cc trace/rmm_import.cc common/output_file.cc|"
   "pool_mockcl_fuzzer|pool_mockcl|fuzz/pool_mockcl_fuzzer.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
   "svm_ordering_fuzzer|svm_ordering|fuzz/svm_ordering_fuzzer.cc pool/opencl/testing/command_order.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
 )

@@ -11,7 +11,7 @@
 
 #include "pool/pool_types.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 class event_hooks {
  public:
@@ -40,6 +40,6 @@ class event_hooks {
   std::shared_ptr<pool_observer> observer_;
 };
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_EVENT_HOOKS_H_

@@ -29,7 +29,7 @@
 #include "pool/bins.h"
 #include "pool/internal/invariant.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 template <class Handle>
 class held_blocks {
@@ -189,6 +189,6 @@ class held_blocks {
   std::uint64_t top_word_ = 0;               // words [top_word_, word_count) are all zero
 };
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_HELD_BLOCKS_H_

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 // Prints the failed condition and aborts: an invariant failure means memory accounting is already
 // wrong, and carrying on could free a block twice.
@@ -17,18 +17,18 @@ namespace clpool::detail {
   std::abort();
 }
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #ifdef NDEBUG
 #define CLPOOL_ASSERT(condition) ((void)0)
 #else
 #define CLPOOL_ASSERT(condition) \
-  ((condition) ? (void)0 : ::clpool::detail::invariant_failed(#condition, __FILE__, __LINE__))
+  ((condition) ? (void)0 : ::clpool::internal::invariant_failed(#condition, __FILE__, __LINE__))
 #endif
 
 #ifdef CLPOOL_EXPENSIVE_CHECKS
 #define CLPOOL_EXPENSIVE_ASSERT(condition) \
-  ((condition) ? (void)0 : ::clpool::detail::invariant_failed(#condition, __FILE__, __LINE__))
+  ((condition) ? (void)0 : ::clpool::internal::invariant_failed(#condition, __FILE__, __LINE__))
 #else
 #define CLPOOL_EXPENSIVE_ASSERT(condition) ((void)0)
 #endif

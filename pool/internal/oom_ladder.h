@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 struct oom_step {
   enum kind_type { free_shortfall, free_all, reclaim } kind = free_shortfall;
@@ -24,6 +24,6 @@ constexpr oom_step oom_ladder_step(unsigned step) noexcept {
   return {oom_step::reclaim, (step - 2) / 2};
 }
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_OOM_LADDER_H_

@@ -13,7 +13,7 @@
 
 #include "pool/pool_types.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 class pool_ledger {
  public:
@@ -153,6 +153,6 @@ class pool_ledger {
   pool_statistics stats_;
 };
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_POOL_LEDGER_H_

@@ -37,7 +37,7 @@
 #include "sync/biased_lock.h"
 #include "sync/spin_lock.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 template <block_allocator A>
 class pool_state {
@@ -82,7 +82,7 @@ class pool_state {
   [[gnu::noinline]] allocation allocate_contended(std::uint64_t size, bin_id bin,
                                                   std::uint64_t rounded) {
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       handle_type handle;
       if (held_.try_pop(bin, handle)) return activate_hit_locked(handle, size, rounded, bin);
     }
@@ -173,7 +173,7 @@ class pool_state {
     bool last = false;
     std::uint64_t trim_bytes = 0;
     {
-      std::lock_guard<biased_lock> guard(lock_, std::adopt_lock);
+      std::lock_guard<detail::biased_lock> guard(lock_, std::adopt_lock);
       CLPOOL_ASSERT(ledger_.active_blocks() > 0 && ledger_.active_bytes() >= size &&
                     ledger_.active_rounded_bytes() >= rounded);
       ledger_.end_active(size);
@@ -215,7 +215,7 @@ class pool_state {
   // The pool object is going away: stop holding, free what is held, drop its reference.
   void pool_destroyed() noexcept {
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       holding_ = false;
       update_plain_release_locked();
     }
@@ -225,13 +225,13 @@ class pool_state {
 
   void free_held() {
     free_largest_held(unlimited, /*is_trim=*/false);
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     notify_locked(pool_event_kind::free_held, 0, 0, 0);
   }
 
   void stop_holding() {
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       holding_ = false;
       update_plain_release_locked();
       notify_locked(pool_event_kind::stop_holding, 0, 0, 0);
@@ -240,14 +240,14 @@ class pool_state {
   }
 
   bool is_holding() const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return holding_;
   }
 
   void set_limit(std::uint64_t limit) {
     std::uint64_t excess = 0;
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       const std::uint64_t in_use = ledger_.in_use_bytes();
       if (limit < in_use) {
         throw argument_error("set_limit(" + std::to_string(limit) +
@@ -264,7 +264,7 @@ class pool_state {
   }
 
   std::uint64_t limit() const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return ledger_.limit();
   }
 
@@ -272,7 +272,7 @@ class pool_state {
     trim_budget::validate(policy);
     std::uint64_t excess = 0;
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       trim_.set(policy);
       update_plain_release_locked();
       excess = trim_excess_locked();
@@ -281,14 +281,14 @@ class pool_state {
   }
 
   trim_policy get_trim_policy() const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return trim_.policy();
   }
 
   std::uint64_t trim(std::uint64_t target_held_bytes) {
     std::uint64_t excess = 0;
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       const std::uint64_t held = ledger_.held_bytes();
       if (held > target_held_bytes) excess = held - target_held_bytes;
     }
@@ -296,12 +296,12 @@ class pool_state {
   }
 
   pool_counters counters() const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return ledger_.counters();
   }
 
   pool_statistics statistics() const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return ledger_.statistics();
   }
 
@@ -314,7 +314,7 @@ class pool_state {
   // See memory_pool::for_each_held_bin: f runs under the lock and must not call into the pool.
   template <class F>
   void for_each_held_bin(F&& f) const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     held_.for_each_bin([&](bin_id bin, std::uint64_t blocks) {
       f(held_bin_summary{bin, alloc_size(bin, leading_bits_), blocks});
     });
@@ -322,18 +322,18 @@ class pool_state {
 
   reclaim_callback_id add_reclaim_callback(reclaim_callback callback) {
     auto shared = reclaim_registry::wrap(std::move(callback));
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return reclaim_.add(std::move(shared));
   }
 
   bool remove_reclaim_callback(reclaim_callback_id id) {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return reclaim_.remove(id);
   }
 
   void set_observer(std::shared_ptr<pool_observer> observer) {
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       hooks_.swap(observer);
       update_plain_release_locked();
     }
@@ -346,7 +346,7 @@ class pool_state {
 
   // Walks the bins and checks every counter against them. O(bins in use), not O(held blocks).
   bool state_is_valid() const {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     return state_is_valid_locked();
   }
 
@@ -379,7 +379,7 @@ class pool_state {
   void release_extra_ref() noexcept {
     bool last = false;
     {
-      std::lock_guard<biased_lock> guard(lock_);
+      std::lock_guard<detail::biased_lock> guard(lock_);
       --extra_refs_;
       last = no_refs_locked();
     }
@@ -436,7 +436,7 @@ class pool_state {
     while (freed < target) {
       std::size_t n = 0;
       {
-        std::lock_guard<biased_lock> guard(lock_);
+        std::lock_guard<detail::biased_lock> guard(lock_);
         while (n < batch.size() && freed < target) {
           const std::optional<bin_id> bin = held_.largest_nonempty_bin();
           if (!bin) break;
@@ -468,7 +468,7 @@ class pool_state {
     return census.valid && ledger_.is_consistent(census.blocks, census.bytes, holding_);
   }
 
-  mutable biased_lock lock_;
+  mutable detail::biased_lock lock_;
   std::mutex allocator_mutex_;
   A allocator_;
   const unsigned leading_bits_;
@@ -489,7 +489,7 @@ class pool_state {
   reclaim_registry reclaim_;
 };
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 // The miss path's definitions: a header of their own, included here because they are members of
 // this class template (every user of pool_state needs them).

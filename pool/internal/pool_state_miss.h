@@ -9,7 +9,7 @@
 
 #include "pool/internal/pool_state.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and
 // fills `why` when the limit or the allocator said no; other allocator errors propagate.
@@ -17,7 +17,7 @@ template <block_allocator A>
 inline auto pool_state<A>::attempt(std::uint64_t size, bin_id bin, std::uint64_t rounded,
                                    failure& why) -> std::optional<allocation> {
   {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     handle_type handle;
     if (held_.try_pop(bin, handle)) return activate_hit_locked(handle, size, rounded, bin);
     const std::uint64_t in_use = ledger_.in_use_bytes();
@@ -43,11 +43,11 @@ inline auto pool_state<A>::attempt(std::uint64_t size, bin_id bin, std::uint64_t
     std::lock_guard<std::mutex> allocator_guard(allocator_mutex_);
     made = call_allocator(rounded, handle, refusal);
   } catch (...) {
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     ledger_.unreserve(rounded);
     throw;
   }
-  std::lock_guard<biased_lock> guard(lock_);
+  std::lock_guard<detail::biased_lock> guard(lock_);
   ledger_.unreserve(rounded);
   if (!made) {
     ledger_.count_allocator_failure();
@@ -96,14 +96,14 @@ inline auto pool_state<A>::allocate_with_retries(std::uint64_t size, bin_id bin,
         if (free_largest_held(unlimited, /*is_trim=*/false) != 0) break;
       } else {
         if (!callbacks_loaded) {
-          std::lock_guard<biased_lock> guard(lock_);
+          std::lock_guard<detail::biased_lock> guard(lock_);
           reclaim_.copy_to(callbacks);
           callbacks_loaded = true;
         }
         const std::size_t index = next.callback;
         if (index >= callbacks.size()) return std::nullopt;
         {
-          std::lock_guard<biased_lock> guard(lock_);
+          std::lock_guard<detail::biased_lock> guard(lock_);
           ledger_.count_reclaim_call();
           notify_locked(pool_event_kind::reclaim, 0, size, rounded);
         }
@@ -112,7 +112,7 @@ inline auto pool_state<A>::allocate_with_retries(std::uint64_t size, bin_id bin,
       }
     }
     ++step;
-    std::lock_guard<biased_lock> guard(lock_);
+    std::lock_guard<detail::biased_lock> guard(lock_);
     ledger_.count_oom_retry();
     notify_locked(pool_event_kind::oom_retry, 0, size, rounded);
   }
@@ -123,7 +123,7 @@ inline auto pool_state<A>::allocate_with_retries(std::uint64_t size, bin_id bin,
 template <block_allocator A>
 inline void pool_state<A>::record_out_of_memory(std::uint64_t size, std::uint64_t rounded,
                                                 failure& why, oom_report* report) {
-  std::lock_guard<biased_lock> guard(lock_);
+  std::lock_guard<detail::biased_lock> guard(lock_);
   ledger_.count_oom_raised();
   notify_locked(pool_event_kind::out_of_memory, 0, size, rounded);
   if (report == nullptr) return;
@@ -160,6 +160,6 @@ inline bool pool_state<A>::call_allocator(std::uint64_t rounded, handle_type& ha
   }
 }
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_POOL_STATE_MISS_H_

@@ -12,7 +12,7 @@
 #include "pool/errors.h"
 #include "pool/pool_types.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 class reclaim_registry {
  public:
@@ -51,6 +51,6 @@ class reclaim_registry {
   std::vector<std::pair<reclaim_callback_id, shared_callback>> callbacks_;
 };
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_RECLAIM_REGISTRY_H_

@@ -10,7 +10,7 @@
 #include "pool/errors.h"
 #include "pool/pool_types.h"
 
-namespace clpool::detail {
+namespace clpool::internal {
 
 class trim_budget {
  public:
@@ -91,6 +91,6 @@ class trim_budget {
   std::uint64_t ratio_fixed_ = ratio_off;  // ratio_lower_bound_fixed(policy_'s ratio)
 };
 
-}  // namespace clpool::detail
+}  // namespace clpool::internal
 
 #endif  // CLPOOL_POOL_INTERNAL_TRIM_BUDGET_H_

@@ -4,7 +4,11 @@
 #include "pool/errors.h"
 #include "pool/opencl/cl_error.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::device_spec;
+using replay::replay_device;
 
 cl_block_device::cl_block_device(cl_device_id device, const device_spec& spec)
     : replay_device(spec), capacity_(spec.capacity), semantics_(spec.semantics) {
@@ -80,4 +84,4 @@ bool cl_block_device::first_use(std::uint64_t handle) {
   return true;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -22,9 +22,9 @@
 #include "replay/handle_table.h"
 #include "replay/result.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
-class cl_block_device : public replay_device {
+class cl_block_device : public replay::replay_device {
  public:
   ~cl_block_device() override;
 
@@ -32,7 +32,7 @@ class cl_block_device : public replay_device {
   void deallocate(std::uint64_t handle, std::uint64_t bytes) noexcept override;
   bool first_use(std::uint64_t handle) override;
   bool defers_allocation() const noexcept override {
-    return semantics_ == alloc_semantics::deferred;
+    return semantics_ == replay::alloc_semantics::deferred;
   }
   std::uint64_t capacity() const noexcept override { return capacity_; }
 
@@ -40,7 +40,7 @@ class cl_block_device : public replay_device {
   // Creates a context and an in-order queue on `device`, for a replay device as `spec` says
   // (its capacity and semantics). A capacity of 0 refuses everything (a device cannot be made
   // smaller than nothing).
-  cl_block_device(cl_device_id device, const device_spec& spec);
+  cl_block_device(cl_device_id device, const replay::device_spec& spec);
 
   // Releases every block still alive (a no-pool replay stops at its out-of-memory with live
   // blocks), waits for the queue, then releases the allocators, the queue and the context.
@@ -68,16 +68,16 @@ class cl_block_device : public replay_device {
   };
 
   std::uint64_t capacity_;
-  alloc_semantics semantics_;
+  replay::alloc_semantics semantics_;
   opencl::context_ref context_;
   opencl::queue_ref queue_;
   std::optional<opencl::immediate_buffer_allocator> immediate_;
   std::optional<opencl::deferred_buffer_allocator> deferred_;
   void mark_committed(slot& s) noexcept;
   std::uint64_t committed_bytes_ = 0, peak_committed_bytes_ = 0;
-  handle_table<slot> slots_;
+  replay::handle_table<slot> slots_;
 };
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_CL_BLOCK_DEVICE_H_

@@ -8,7 +8,10 @@
 #include "replay/result.h"
 #include "tools/replay/output_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::free_moment_names;
+
 namespace {
 
 std::string format_help() {
@@ -278,4 +281,4 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   return std::nullopt;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -10,7 +10,7 @@
 #include "pool/bins.h"
 #include "tools/replay/output_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 struct command_line {
   std::string trace_path, rmm_path;
@@ -44,6 +44,6 @@ struct command_line {
 // nearest flag when there is one). Relative paths are taken from where `bazel run` started.
 std::optional<int> parse_command_line(int argc, char** argv, command_line& out);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_COMMAND_LINE_H_

@@ -3,7 +3,13 @@
 #include "tools/replay/mockcl_device.h"
 #include "tools/replay/opencl_device.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::config_error;
+using replay::device_backend;
+using replay::device_spec;
+using replay::simulated_backend;
+
 std::unique_ptr<device_backend> open_backend(std::string_view device,
                                              const backend_options& options) {
   const bool opencl = device.substr(0, 6) == "opencl";
@@ -23,4 +29,4 @@ std::unique_ptr<device_backend> open_backend(std::string_view device,
   return open_opencl_backend(device, options);
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -24,14 +24,15 @@
 #include "replay/device.h"
 #include "replay/replay.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // What every backend may need, decided once by the command line.
 struct backend_options {
   device_model::device_profile profile;  // loaded once, by the caller
   std::string profile_ref = "exact";     // as the user gave it (a built-in name or a file)
   bool profile_given = false;            // --profile was on the command line
-  alloc_semantics semantics = alloc_semantics::immediate;  // --semantics, else the profile's
+  replay::alloc_semantics semantics =
+      replay::alloc_semantics::immediate;  // --semantics, else the profile's
   bool semantics_given =
       false;  // --semantics was given (else a real device's own failure point decides)
   std::uint64_t host_capacity = unlimited;
@@ -41,9 +42,9 @@ struct backend_options {
 // The backend `device` names ("sim", "mockcl", "opencl[:PLATFORM[:INDEX]]"). Throws
 // config_error for an unknown name or options that do not fit it (--mockcl-so without mockcl,
 // --profile with opencl), and the backend's own errors when it cannot be opened.
-std::unique_ptr<device_backend> open_backend(std::string_view device,
-                                             const backend_options& options);
+std::unique_ptr<replay::device_backend> open_backend(std::string_view device,
+                                                     const backend_options& options);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_DEVICE_BACKEND_H_

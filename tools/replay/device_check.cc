@@ -8,7 +8,8 @@
 #include "common/cl_status.h"
 #include "pool/opencl/cl_error.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
 namespace {
 
 // One buffer, created and first used; its status and where it was refused, if it was.
@@ -98,4 +99,4 @@ fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::
   return r;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -19,7 +19,7 @@
 
 #include "device_model/profile.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // Where a device reports running out of memory, in the probe's and the profiles' terms: here
 // creation is clCreateBuffer refused, first_use clEnqueueMigrateMemObjects refused at the
@@ -46,6 +46,6 @@ struct fill_result {
 fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::uint64_t limit,
                                std::uint64_t max_chunk);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_DEVICE_CHECK_H_

@@ -16,7 +16,19 @@
 #include "tools/replay/outputs.h"
 #include "tools/replay/site_report.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::config_change;
+using replay::diff_json;
+using replay::diff_result;
+using replay::diff_traces;
+using replay::format_bytes;
+using replay::format_bytes_exact;
+using replay::growth;
+using replay::growth_percent;
+using replay::parse_growth;
+using replay::site_change;
+
 namespace {
 
 using common::usage_error;
@@ -163,4 +175,4 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
   return d.passed() ? common::exit_ok : common::exit_finding;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

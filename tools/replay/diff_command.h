@@ -14,11 +14,11 @@
 #include "tools/replay/command_line.h"
 #include "tools/replay/output_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // The diff as clpool_replay's text: both traces, the device, each configuration's table row, the
 // `top_sites` sites that grew and shrank most with their callers, and the gate's verdict.
-std::string diff_text(const diff_result& d, std::size_t top_sites = 5);
+std::string diff_text(const replay::diff_result& d, std::size_t top_sites = 5);
 
 // The whole of `clpool_replay --diff OLD NEW`: checks the command line (no other input, no
 // --capacity, only text and json outputs, no output onto an input), replays both traces with
@@ -28,6 +28,6 @@ std::string diff_text(const diff_result& d, std::size_t top_sites = 5);
 // command line.
 int run_diff(const command_line& cl, const std::function<run_output(const std::string&)>& replay);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_DIFF_COMMAND_H_

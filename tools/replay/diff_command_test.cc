@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::diff_result;
+using replay::site_change;
+
 namespace {
 
 constexpr std::uint64_t MiB = 1u << 20;
@@ -78,4 +82,4 @@ TEST(DiffText, TheGateAndTheListsTop) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

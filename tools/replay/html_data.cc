@@ -15,7 +15,21 @@
 #include "tools/replay/report_format.h"
 #include "trace/trace_reader.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::capacity_sum;
+using replay::capacity_sum_at;
+using replay::format_bytes;
+using replay::free_schedule;
+using replay::oom_point;
+using replay::replay_report;
+using replay::site_name;
+using replay::site_usage;
+using replay::site_usage_json;
+using replay::stack_lines;
+using replay::timeline_point;
+using replay::to_json;
+
 namespace {
 
 struct block {
@@ -356,4 +370,4 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
   return j;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -11,7 +11,7 @@
 
 #include "replay/replay.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 struct html_limits {
   // At most this many blocks are drawn one by one: the largest (bytes x lifetime). The others are
@@ -27,7 +27,7 @@ struct html_limits {
 // lists, with callers). The replay's figures are not in it: the page reads them from the
 // result document (html_page). `title` heads the page. Throws trace::trace_error if the trace
 // cannot be read.
-nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
+nlohmann::json html_data(const replay::replay_report& r, const std::string& trace_path,
                          const std::string& title, const html_limits& limits = {});
 
 // The script of the page, html_page.js as it is in the source tree (embedded by the build).
@@ -39,6 +39,6 @@ extern const char html_page_script[];
 std::string html_page(const nlohmann::json& result, const nlohmann::json& replay,
                       const nlohmann::json& data);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_HTML_DATA_H_

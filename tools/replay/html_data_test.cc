@@ -11,7 +11,20 @@
 #include "replay/result_json.h"
 #include "trace/trace_reader.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::device_spec;
+using replay::format_bytes;
+using replay::free_moment;
+using replay::replay_config;
+using replay::replay_options;
+using replay::replay_report;
+using replay::replay_stream;
+using replay::result_schema_version;
+using replay::to_json;
+using replay::to_string;
+
 namespace {
 
 constexpr std::uint64_t MiB = 1 << 20;
@@ -133,9 +146,9 @@ TEST(HtmlData, ExactBytesCommitTheBinSize) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 namespace {
 
 // The page inlines the result document exactly as --json writes it, the replay it shows in the
@@ -225,4 +238,4 @@ TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -6,7 +6,7 @@
 
 #include "tools/replay/html_data.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 namespace {
 
 constexpr const char* page_head = R"HTML(<!DOCTYPE html>
@@ -88,4 +88,4 @@ std::string html_page(const nlohmann::json& result, const nlohmann::json& replay
          "</script></body></html>\n";
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -35,6 +35,7 @@
 namespace {
 
 using namespace clpool::replay;
+using namespace clpool::replay_cli;
 namespace trace = clpool::trace;
 
 // The shared conventions (common/cli.h): 1 is replay's finding, an out-of-memory reproduced.

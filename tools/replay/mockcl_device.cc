@@ -18,7 +18,12 @@
 
 extern char** environ;
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::device_backend;
+using replay::device_spec;
+using replay::replay_device;
+
 namespace {
 
 bool exists(const std::string& path) {
@@ -245,4 +250,4 @@ std::unique_ptr<device_backend> open_mockcl_backend(const backend_options& optio
       mockcl_backend::open(find_mockcl_so(options.mockcl_so)), options);
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

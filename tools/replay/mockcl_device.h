@@ -39,7 +39,7 @@ namespace mockcl {
 class controller;
 }
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // The mock cannot be used: its .so is missing, the loader does not list it, or it refused the
 // configuration. The message says which and what to do.
@@ -73,7 +73,8 @@ class mockcl_backend {
   // not the profile: it is another library behind the ICD's C interface and keeps its own device
   // model, so it reads the name (or file) itself. Throws mockcl_unavailable when the mock refuses
   // (e.g. because another mockcl_device is alive).
-  std::unique_ptr<replay_device> open_device(device_spec spec, const std::string& profile_ref);
+  std::unique_ptr<replay::replay_device> open_device(replay::device_spec spec,
+                                                     const std::string& profile_ref);
 
   mockcl::controller& control() { return *control_; }
   const std::string& so_path() const { return so_path_; }
@@ -85,8 +86,8 @@ class mockcl_backend {
 };
 
 // --device mockcl as a device_backend: opens the mock (find_mockcl_so(options.mockcl_so)).
-std::unique_ptr<device_backend> open_mockcl_backend(const backend_options& options);
+std::unique_ptr<replay::device_backend> open_mockcl_backend(const backend_options& options);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_MOCKCL_DEVICE_H_

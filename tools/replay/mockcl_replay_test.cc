@@ -22,7 +22,21 @@
 #include "tools/replay/mockcl_device.h"
 #include "trace/trace_reader.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::device_spec;
+using replay::find_min_capacity;
+using replay::min_capacity_result;
+using replay::oom_site;
+using replay::parse_config;
+using replay::replay_config;
+using replay::replay_device;
+using replay::replay_events;
+using replay::replay_report;
+using replay::simulated_device;
+using replay::to_string;
+
 namespace {
 
 using trace::trace_action;
@@ -349,4 +363,4 @@ TEST(MockclReplay, MissingSoIsAClearError) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -18,7 +18,17 @@
 #include "tools/replay/cl_block_device.h"
 #include "tools/replay/device_check.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::config_error;
+using replay::device_backend;
+using replay::device_spec;
+using replay::device_untrusted;
+using replay::format_bytes_exact;
+using replay::measured_device;
+using replay::replay_device;
+
 namespace {
 
 bool all_digits(std::string_view s) {
@@ -347,4 +357,4 @@ std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
   return std::make_unique<opencl_device_backend>(std::move(dev), options, options.semantics_given);
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

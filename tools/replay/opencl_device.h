@@ -38,7 +38,7 @@
 #include "replay/replay.h"
 #include "tools/replay/device_backend.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // The device cannot be used as asked: no such platform or device, or it cannot hold the ballast.
 class opencl_unavailable : public std::runtime_error {
@@ -60,9 +60,9 @@ opencl_target parse_opencl_target(std::string_view text);
 // opencl_unavailable naming the platforms there are) and prints one line on stderr naming it and
 // where its free memory came from. Throws config_error for --profile: a real device behaves as
 // it does, and a profile describes a simulated one. One device per process.
-std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
-                                                    const backend_options& options);
+std::unique_ptr<replay::device_backend> open_opencl_backend(std::string_view device,
+                                                            const backend_options& options);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_OPENCL_DEVICE_H_

@@ -15,7 +15,16 @@
 #include "device_model/profile.h"
 #include "mockcl/testing.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::device_backend;
+using replay::device_untrusted;
+using replay::parse_config;
+using replay::replay_config;
+using replay::replay_report;
+using replay::replay_stream;
+
 namespace {
 
 using trace::trace_action;
@@ -170,4 +179,4 @@ TEST_F(OpenclDevice, ABallastThatCannotFitIsRefused) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

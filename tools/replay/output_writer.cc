@@ -7,7 +7,10 @@
 
 #include "replay/config.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::config_error;
+
 namespace {
 
 // Built on first use, so that registrations from other files' static initialisers are safe
@@ -82,4 +85,4 @@ std::vector<output_request> parse_output_requests(const std::vector<format_arg>&
   return out;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -17,13 +17,13 @@
 
 #include "tools/replay/report_format.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // Everything a run produced, as every writer receives it.
 struct run_output {
-  std::string input;                   // the trace or CSV, as the user named it
-  std::vector<config_result> results;  // one per configuration, in --compare order
-  int exit_code = 0;                   // what clpool_replay will exit with
+  std::string input;                           // the trace or CSV, as the user named it
+  std::vector<replay::config_result> results;  // one per configuration, in --compare order
+  int exit_code = 0;                           // what clpool_replay will exit with
   std::string
       trace_path;  // the clpool trace read ("" for an RMM CSV), for writers that read it again
   bool full_stacks = false;  // --full-stacks
@@ -81,6 +81,6 @@ struct format_arg {
 // ones), an empty file name, or two outputs on standard output.
 std::vector<output_request> parse_output_requests(const std::vector<format_arg>& formats);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_OUTPUT_WRITER_H_

@@ -4,7 +4,13 @@
 
 #include "replay/config.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::config_error;
+using replay::config_result;
+using replay::replay_events;
+using replay::replay_options;
+
 namespace {
 
 using trace::trace_action;
@@ -99,4 +105,4 @@ TEST(OutputRequests, BadRequestsAreRefusedNamingThem) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

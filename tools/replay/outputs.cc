@@ -3,7 +3,7 @@
 #include <exception>
 #include <iostream>
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 void refuse_clobbering(const std::vector<common::named_input>& inputs,
                        const std::vector<named_output>& outputs) {
@@ -33,4 +33,4 @@ bool attempt_output(const std::string& label, const std::function<void()>& write
   }
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

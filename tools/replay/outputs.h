@@ -9,7 +9,7 @@
 
 #include "common/output_file.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // An output file and how the user asked for it ("--svg", "--format json", "--write-trace").
 // An empty path is no file (standard output, or an output not asked for).
@@ -35,6 +35,6 @@ void write_text_file(const std::string& flag, const std::string& path, const std
 // that cannot be written costs no other, and the caller exits 2 once every output was tried.
 bool attempt_output(const std::string& label, const std::function<void()>& write);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_OUTPUTS_H_

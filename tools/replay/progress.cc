@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 progress_style choose_progress_style(bool forced, bool suppressed, bool stderr_is_terminal) {
   if (suppressed) return progress_style::off;
@@ -138,4 +138,4 @@ std::string progress_bar(std::uint64_t done, std::uint64_t total) {
   return buf;
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

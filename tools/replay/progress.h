@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 enum class progress_style { off, in_place, lines };
 
@@ -81,6 +81,6 @@ class progress_printer {
 // unknown (a pipe).
 std::string progress_bar(std::uint64_t done, std::uint64_t total);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_PROGRESS_H_

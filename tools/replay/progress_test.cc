@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 namespace {
 
 TEST(Progress, StyleFollowsTheTerminalUnlessAsked) {
@@ -112,4 +112,4 @@ TEST(Progress, Bar) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

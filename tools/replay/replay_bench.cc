@@ -14,7 +14,16 @@
 #include "trace/trace_reader.h"
 #include "trace/trace_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::device_spec;
+using replay::replay_config;
+using replay::replay_events;
+using replay::replay_report;
+using replay::replay_stream;
+using replay::semantics_of;
+
 namespace {
 
 constexpr std::uint64_t trace_events = 10'000'000;
@@ -115,6 +124,6 @@ void BM_ReplayEngine(benchmark::State& state) {
 BENCHMARK(BM_ReplayEngine)->Unit(benchmark::kMillisecond)->MinTime(3);
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 BENCHMARK_MAIN();

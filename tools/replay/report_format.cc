@@ -7,7 +7,23 @@
 #include "common/text_escape.h"
 #include "tools/replay/site_report.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::capacity_sum;
+using replay::capacity_sum_at;
+using replay::config_result;
+using replay::device_spec;
+using replay::format_bytes;
+using replay::format_bytes_exact;
+using replay::free_moment;
+using replay::min_capacity_result;
+using replay::oom_point;
+using replay::oom_site;
+using replay::replay_report;
+using replay::site_name;
+using replay::to_string;
+using replay::unbounded_capacity;
+
 namespace {
 
 // "1.50 MiB (1572864 bytes)": both, so people can read it and scripts can grep it.
@@ -431,4 +447,4 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   return out.str();
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -10,7 +10,7 @@
 #include "replay/replay.h"
 #include "replay/result_json.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // The two names of what an out-of-memory left of the capacity, the same in the text report, the
 // page and the JSON (capacity_sum's free_to_program_bytes and driver_headroom_bytes): what a
@@ -26,31 +26,33 @@ struct capacity_sum_row {
   std::string what;
   bool total = false;
 };
-std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const replay_report& r);
+std::vector<capacity_sum_row> capacity_sum_rows(const replay::capacity_sum& s,
+                                                const replay::replay_report& r);
 
 // The line under the sum: what the failing request needed on the device against what was free to
 // the program (or, for the pool's limit or the host budget, what it was refused against).
-std::string capacity_request_text(const capacity_sum& s, const replay_report& r);
+std::string capacity_request_text(const replay::capacity_sum& s, const replay::replay_report& r);
 
 // "the program's release (...) (...); releases up to the failure: 23 of 74; waits up to the
 // failure: 1 of 1": which moment of each free the replay used and how many releases and waits it
 // saw, against the whole trace's; "" for a trace without release or wait events.
-std::string frees_at_text(const replay_report& r);
+std::string frees_at_text(const replay::replay_report& r);
 
 // The full text report of one configuration: the verdict, the first out-of-memory with every
 // figure, then peaks, hit rate and allocator calls. `input` names the trace.
 // `full_stacks`: under each allocation site (a trace with sites), every frame of its stack.
-std::string format_text(const config_result& result, const std::string& input,
+std::string format_text(const replay::config_result& result, const std::string& input,
                         bool full_stacks = false);
 
 // A table with one column per configuration (for --compare).
-std::string format_table(const std::vector<config_result>& results, const std::string& input);
+std::string format_table(const std::vector<replay::config_result>& results,
+                         const std::string& input);
 
 // "" or, when the first configuration's replay saw a trace recorded below a memory pool
 // (replay_report::looks_recorded_below_a_pool), a warning saying why comparing pool settings on
 // it says nothing and how to record the application's own requests.
-std::string pooled_trace_warning(const std::vector<config_result>& results);
+std::string pooled_trace_warning(const std::vector<replay::config_result>& results);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_REPORT_FORMAT_H_

@@ -7,7 +7,18 @@
 #include "common/byte_size.h"
 #include "tools/replay/svg.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::config_result;
+using replay::device_spec;
+using replay::format_bytes;
+using replay::oom_site;
+using replay::parse_config;
+using replay::replay_events;
+using replay::replay_report;
+using replay::to_json;
+
 namespace {
 
 using trace::trace_action;
@@ -371,4 +382,4 @@ TEST(Svg, NoFailureNoZoom) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -3,7 +3,19 @@
 #include "replay/config.h"
 #include "replay/site_names.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::caller_usage;
+using replay::callers_of;
+using replay::is_unnamed_site;
+using replay::merge_by_site;
+using replay::oom_point;
+using replay::replay_report;
+using replay::site_name;
+using replay::site_usage;
+using replay::stack_lines;
+using replay::unnamed_site_note;
+
 namespace {
 
 std::string both(std::uint64_t bytes) { return common::format_bytes_both(bytes); }
@@ -103,4 +115,4 @@ void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool ful
   if (unnamed) out << "  " << unnamed_site_note << "\n";
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -12,25 +12,25 @@
 #include "replay/result.h"
 #include "replay/site_names.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 // A site's callers that hold the most, as the report writes them under a site: "called from" and
 // `what` (" (bytes in pool bins)"), then each caller with its bytes (rounded: the pool's bins) and
 // blocks, its callers indented beneath; nothing for no callers.
-void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers,
+void callers_text(std::ostringstream& out, const std::vector<replay::caller_usage>& callers,
                   const std::string& what, std::size_t indent = 7);
 
 // The sites part of an out-of-memory's text report (nothing when the replay kept no sites): the
 // `top` sites holding the most live memory, then (with a pool) those whose freed blocks the pool
 // held, and the failing request's own site. `full_stacks`: every frame under each site.
-void sites_text(std::ostringstream& out, const replay_report& r, bool full_stacks,
+void sites_text(std::ostringstream& out, const replay::replay_report& r, bool full_stacks,
                 std::size_t top = 5);
 
 // With --peak: what was live at the peak and at the end, and (with sites) the `top` sites that
 // held it at each.
-void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool full_stacks,
+void peak_and_end_text(std::ostringstream& out, const replay::replay_report& r, bool full_stacks,
                        std::size_t top = 5);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_SITE_REPORT_H_

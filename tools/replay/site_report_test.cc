@@ -8,7 +8,27 @@
 #include "tools/replay/report_format.h"
 #include "trace/trace_reader.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::alloc_semantics;
+using replay::caller_usage;
+using replay::callers_of;
+using replay::config_result;
+using replay::device_spec;
+using replay::find_min_capacity;
+using replay::in_clpool_package;
+using replay::is_user_frame;
+using replay::merge_by_site;
+using replay::min_capacity_result;
+using replay::replay_config;
+using replay::replay_options;
+using replay::replay_report;
+using replay::replay_stream;
+using replay::site_name;
+using replay::site_usage;
+using replay::stack_lines;
+using replay::to_json;
+
 namespace {
 
 constexpr std::uint64_t MiB = 1 << 20;
@@ -352,4 +372,4 @@ TEST(SiteReport, HostileFrameNamesAreEscapedInEveryOutput) {
 }
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

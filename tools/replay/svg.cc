@@ -9,7 +9,15 @@
 #include "common/text_escape.h"
 #include "replay/min_capacity.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::format_bytes;
+using replay::oom_point;
+using replay::replay_report;
+using replay::timeline_point;
+using replay::to_string;
+using replay::unbounded_capacity;
+
 namespace {
 
 constexpr double width = 960, main_height = 440;
@@ -331,4 +339,4 @@ std::string render_svg(const replay_report& r, const std::string& title) {
   return out.str();
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

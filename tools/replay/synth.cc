@@ -3,7 +3,7 @@
 #include <random>
 #include <vector>
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 void synthesize(const synth_options& o,
                 const std::function<void(const trace::trace_event&)>& sink) {
@@ -48,4 +48,4 @@ void synthesize(const synth_options& o,
   }
 }
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -9,7 +9,7 @@
 
 #include "trace/trace_event.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 
 struct synth_options {
   std::uint64_t events = 1000000;  // total events
@@ -24,6 +24,6 @@ struct synth_options {
 void synthesize(const synth_options& options,
                 const std::function<void(const trace::trace_event&)>& sink);
 
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_SYNTH_H_

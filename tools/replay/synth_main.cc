@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"clpool_synth_trace: writes a synthetic steady-state allocation trace"};
-  clpool::replay::synth_options o;
+  clpool::replay_cli::synth_options o;
   std::string out;
   app.add_option("output", out, "trace file to write")->required();
   app.add_option("--events", o.events, "number of events (default 1000000)")
@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
         out, binary ? clpool::trace::trace_encoding::binary : clpool::trace::trace_encoding::text,
         "output");
     writer.comment("source", "clpool_synth_trace");
-    clpool::replay::synthesize(o, [&](const clpool::trace::trace_event& e) { writer.write(e); });
+    clpool::replay_cli::synthesize(o,
+                                   [&](const clpool::trace::trace_event& e) { writer.write(e); });
     writer.commit();
   } catch (const std::exception& e) {
     return clpool::common::report_usage_error("clpool_synth_trace", e.what());

@@ -3,7 +3,15 @@
 #include "tools/replay/html_data.h"
 #include "tools/replay/output_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::config_result;
+using replay::format_bytes_exact;
+using replay::min_capacity_result;
+using replay::replay_report;
+using replay::to_json;
+using replay::to_string;
+
 namespace {
 
 class html_writer final : public output_writer {
@@ -42,4 +50,4 @@ class html_writer final : public output_writer {
 const writer_registration registered(std::make_unique<html_writer>());
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

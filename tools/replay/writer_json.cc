@@ -2,7 +2,10 @@
 // as integers; report_format.h).
 #include "tools/replay/output_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::to_json;
+
 namespace {
 
 class json_writer final : public output_writer {
@@ -19,4 +22,4 @@ class json_writer final : public output_writer {
 const writer_registration registered(std::make_unique<json_writer>());
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

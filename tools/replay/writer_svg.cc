@@ -2,7 +2,14 @@
 #include "tools/replay/output_writer.h"
 #include "tools/replay/svg.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
+
+using replay::config_result;
+using replay::format_bytes_exact;
+using replay::min_capacity_result;
+using replay::replay_report;
+using replay::to_string;
+
 namespace {
 
 class svg_writer final : public output_writer {
@@ -37,4 +44,4 @@ class svg_writer final : public output_writer {
 const writer_registration registered(std::make_unique<svg_writer>());
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

@@ -2,7 +2,7 @@
 // side-by-side table for several.
 #include "tools/replay/output_writer.h"
 
-namespace clpool::replay {
+namespace clpool::replay_cli {
 namespace {
 
 class text_writer final : public output_writer {
@@ -20,4 +20,4 @@ class text_writer final : public output_writer {
 const writer_registration registered(std::make_unique<text_writer>());
 
 }  // namespace
-}  // namespace clpool::replay
+}  // namespace clpool::replay_cli

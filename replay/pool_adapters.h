@@ -1,0 +1,55 @@
+// What the pool sees of a replay (replay.cc): its allocator, the replay device behind
+// clpool::block_allocator, and the observer that keeps the report's figures from the pool's
+// events. Private to //replay:engine.
+#ifndef CLPOOL_REPLAY_POOL_ADAPTERS_H_
+#define CLPOOL_REPLAY_POOL_ADAPTERS_H_
+
+#include <cstdint>
+
+#include "pool/pool_types.h"
+#include "replay/device.h"
+#include "replay/site_ledger.h"
+
+namespace clpool::replay {
+
+// Sees every pool event (under the pool's lock; replay is single-threaded anyway) and keeps what
+// the report needs without taking the pool's lock on every trace event: the latest counters, the
+// retry count and the true peak of managed bytes (the pool's own statistic also counts requests
+// that were in flight and then failed).
+class replay_observer final : public pool_observer {
+ public:
+  void on_event(const pool_event& e) noexcept override {
+    last = e.counters;
+    if (e.counters.active_bytes > peak_active) {
+      peak_active = e.counters.active_bytes;
+      peak_active_event = *events - 1;
+    }
+    if (e.counters.managed_bytes > peak_managed) peak_managed = e.counters.managed_bytes;
+    if (e.kind == pool_event_kind::oom_retry) ++retries;
+  }
+  explicit replay_observer(const std::uint64_t* events_applied) : events(events_applied) {}
+  pool_counters last{};
+  std::uint64_t retries = 0;
+  std::uint64_t peak_managed = 0;
+  std::uint64_t peak_active = 0;
+  std::uint64_t peak_active_event = 0;
+  const std::uint64_t* events;  // the replay's count of events applied (the report's)
+};
+
+// The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
+struct device_allocator {
+  using handle_type = std::uint64_t;
+  replay_device* device = nullptr;  // not owned; outlives the pool
+  // Told of every block the pool gives back, so that it stops counting it as held; may be null.
+  site_ledger* ledger = nullptr;
+
+  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
+  void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
+    if (ledger != nullptr) ledger->on_device_free(handle);
+    device->deallocate(handle, bytes);
+  }
+};
+
+}  // namespace clpool::replay
+
+#endif  // CLPOOL_REPLAY_POOL_ADAPTERS_H_
