@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "layer_api/layer_settings.h"
-#include "mockcl/config.h"
+#include "mockcl/config/config.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
-// Fuzzer: mockcl's kernel-signature reader (mockcl/kernel_signature.h) on arbitrary text given as
-// OpenCL C source. A program's source is untrusted input: the reader must return for any bytes,
-// and what it returns must keep the promises clSetKernelArg and clGetKernelArgInfo rely on.
+// Fuzzer: mockcl's kernel-signature reader (mockcl/compiler/kernel_signature.h) on arbitrary text
+// given as OpenCL C source. A program's source is untrusted input: the reader must return for any
+// bytes, and what it returns must keep the promises clSetKernelArg and clGetKernelArgInfo rely on.
 //
 // Invariants, each checked on every input:
 //   * the same source gives the same answer (the runtime reads a program once per build);
@@ -12,12 +12,14 @@
 //   * scan_kernel_names (the names at program creation) gives distinct identifiers, among them
 //     every kernel the reader parsed; find_sorted_signature on sorted signatures agrees with
 //     find_signature;
-//   * the program-binary container (mockcl/program_binary.h) round-trips the source and its
+//   * the program-binary container (mockcl/compiler/program_binary.h) round-trips the source and
+//   its
 //     signatures, and the input itself, read as a binary, is refused or decoded without a crash,
-//     and read as POCL's binary (mockcl/pocl_binary_check.h) gets a verdict without a crash.
+//     and read as POCL's binary (mockcl/compiler/pocl_binary_check.h) gets a verdict without a
+//     crash.
 // An input whose first line is `//opts: OPTIONS` is built with those options (-D, -U, -cl-std):
-// the #if chains are evaluated with them (mockcl/pp_conditionals.h), for names and signatures
-// alike.
+// the #if chains are evaluated with them (mockcl/compiler/pp_conditionals.h), for names and
+// signatures alike.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -27,10 +29,10 @@
 #include <set>
 #include <vector>
 
-#include "mockcl/kernel_signature.h"
-#include "mockcl/pocl_binary_check.h"
-#include "mockcl/pp_conditionals.h"
-#include "mockcl/program_binary.h"
+#include "mockcl/compiler/kernel_signature.h"
+#include "mockcl/compiler/pocl_binary_check.h"
+#include "mockcl/compiler/pp_conditionals.h"
+#include "mockcl/compiler/program_binary.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/config.h"
-#include "mockcl/control.h"
+#include "mockcl/config/config.h"
+#include "mockcl/runtime/control.h"
 
 namespace clpool::fuzz {
 

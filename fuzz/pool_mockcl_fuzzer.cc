@@ -47,8 +47,8 @@
 
 #include "fuzz/mockcl_world.h"
 #include "fuzz/pool_checks.h"
-#include "mockcl/config.h"
-#include "mockcl/control.h"
+#include "mockcl/config/config.h"
+#include "mockcl/runtime/control.h"
 #include "pool/bins.h"
 #include "pool/errors.h"
 #include "pool/memory_pool.h"

@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "fuzz/mockcl_world.h"
-#include "mockcl/config.h"
-#include "mockcl/control.h"
+#include "mockcl/config/config.h"
+#include "mockcl/runtime/control.h"
 #include "pool/errors.h"
 #include "pool/memory_pool.h"
 #include "pool/opencl/buffer_pool.h"

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "mockcl/control.h"
+#include "mockcl/runtime/control.h"
 #include "mockcl/testing.h"
 
 namespace mockcl_battery {

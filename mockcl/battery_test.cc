@@ -11,7 +11,7 @@
 
 #include "mockcl/battery_fixture.h"
 #include "mockcl/consistency.h"
-#include "mockcl/control.h"
+#include "mockcl/runtime/control.h"
 #include "mockcl/testing.h"
 
 namespace {
@@ -793,8 +793,8 @@ TYPED_TEST(Battery, QuarantineDoubleReleaseAndLeaks) {
   EXPECT_EQ(d->clReleaseContext(ctx), CL_SUCCESS);
 }
 
-// The quarantine bound (mockcl/slab.h): a released buffer's slot is not reused while fewer than
-// 1024 newer buffers were destroyed, so the stale handle is still recognised as released.
+// The quarantine bound (mockcl/runtime/slab.h): a released buffer's slot is not reused while fewer
+// than 1024 newer buffers were destroyed, so the stale handle is still recognised as released.
 TYPED_TEST(Battery, QuarantineHoldsForAThousandNewerReleases) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

@@ -14,7 +14,7 @@
 
 #include "common/shared_library.h"
 #include "mockcl/mockcl_c.h"
-#include "mockcl/snapshot.h"
+#include "mockcl/runtime/snapshot.h"
 
 namespace mockcl::loader {
 namespace {

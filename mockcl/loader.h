@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "mockcl/control.h"
+#include "mockcl/runtime/control.h"
 
 namespace mockcl::loader {
 

@@ -33,7 +33,7 @@ cl_icd_dispatch build_loader_table() {
   cl_icd_dispatch d;
   std::memset(&d, 0, sizeof d);
 #define MOCKCL_ENTRY(name) d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, #name));
-#include "mockcl/entry_points.inc"
+#include "mockcl/api/entry_points.inc"
 #undef MOCKCL_ENTRY
   return d;
 }

@@ -126,12 +126,12 @@ class FileLengthTest(unittest.TestCase):
         self.assertIn("--max-file-lines must be at least 1", r.stderr)
 
     def test_no_file_is_exempt(self):
-        r = run(self.tree({"mockcl/kernel_signature.cc": self.lines(501)}))
+        r = run(self.tree({"mockcl/compiler/kernel_signature.cc": self.lines(501)}))
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(
-            r.stdout.splitlines(), ["mockcl/kernel_signature.cc: 501 lines (at most 500)"]
+            r.stdout.splitlines(), ["mockcl/compiler/kernel_signature.cc: 501 lines (at most 500)"]
         )
-        r = run(self.tree({"mockcl/kernel_signature.cc": self.lines(500)}))
+        r = run(self.tree({"mockcl/compiler/kernel_signature.cc": self.lines(500)}))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("no production file over 500 lines", r.stderr)
 

@@ -40,11 +40,13 @@ POOL_SRCS="pool/errors.cc pool/pool_types.cc sync/process_barrier.cc $MODEL_SRCS
 # mockcl handle's dispatch table to the in-process runtime: no ICD file, no libmockcl.so.
 OPENCL_POOL_SRCS="pool/opencl/buffer_allocators.cc pool/opencl/cl_error.cc pool/opencl/cl_object.cc \
   pool/opencl/host_pinned_allocator.cc pool/opencl/queue_sync.cc pool/opencl/svm_allocator.cc"
-MOCKCL_SRCS="mockcl/config.cc mockcl/entry_points.cc mockcl/snapshot.cc mockcl/host_memory.cc \
-  mockcl/api_context.cc mockcl/api_enqueue.cc mockcl/api_event.cc mockcl/api_memory.cc \
-  mockcl/api_platform.cc mockcl/api_program.cc mockcl/api_queue.cc mockcl/api_svm.cc \
-  mockcl/call_log.cc mockcl/reports.cc mockcl/dispatch.cc mockcl/fault_injector.cc mockcl/free_records.cc mockcl/maps.cc mockcl/runtime.cc mockcl/scheduler.cc \
-  mockcl/control.cc"
+MOCKCL_CONFIG_SRCS="mockcl/config/config_devices.cc mockcl/config/config_env.cc mockcl/config/config_faults.cc \
+  mockcl/config/config_schedule.cc mockcl/config/config_values.cc"
+MOCKCL_SRCS="$MOCKCL_CONFIG_SRCS mockcl/api/entry_points.cc mockcl/runtime/snapshot.cc mockcl/runtime/host_memory.cc \
+  mockcl/api/api_context.cc mockcl/api/api_enqueue.cc mockcl/api/api_event.cc mockcl/api/api_memory.cc \
+  mockcl/api/api_platform.cc mockcl/api/api_program.cc mockcl/api/api_queue.cc mockcl/api/api_svm.cc \
+  mockcl/runtime/call_log.cc mockcl/runtime/reports.cc mockcl/api/dispatch.cc mockcl/runtime/fault_injector.cc mockcl/runtime/free_records.cc mockcl/runtime/maps.cc mockcl/runtime/runtime.cc mockcl/runtime/scheduler.cc \
+  mockcl/runtime/control.cc"
 CL_FLAGS="-DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS \
   -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
   -DCL_USE_DEPRECATED_OPENCL_2_0_APIS"
@@ -63,7 +65,7 @@ FUZZERS=(
   "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE"
   "pool_ops_deep_fuzzer|pool_ops_deep|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MAX_OPS=512"
   "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12 -DCLPOOL_FUZZ_THROWING_ALLOCATOR"
-  "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc mockcl/config.cc mockcl/entry_points.cc layer_api/layer_settings.cc $MODEL_SRCS|"
+  "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc $MOCKCL_CONFIG_SRCS mockcl/api/entry_points.cc layer_api/layer_settings.cc $MODEL_SRCS|"
   "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc trace/trace_event.cc trace/trace_reader.cc trace/trace_reader_event.cc trace/trace_writer.cc trace/rmm_import.cc common/output_file.cc|"
   "pool_mockcl_fuzzer|pool_mockcl|fuzz/pool_mockcl_fuzzer.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
   "svm_ordering_fuzzer|svm_ordering|fuzz/svm_ordering_fuzzer.cc pool/opencl/testing/command_order.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"

@@ -602,8 +602,8 @@ TEST(MockclDeferred, WaitForAllocationCatchesExecutionTimeFailures) {
   EXPECT_TRUE(leaks().clean()) << leaks().describe();
 }
 
-// ---- mockcl defects found while writing these tests (fixed in mockcl/scheduler.cc and
-// mockcl/api_queue.cc; these keep them fixed) ----
+// ---- mockcl defects found while writing these tests (fixed in mockcl/runtime/scheduler.cc and
+// mockcl/api/api_queue.cc; these keep them fixed) ----
 
 // A queue whose last command completed kept that command's event (q->last) and the event kept the
 // queue: after the user released everything, a context, a queue and an event stayed alive.

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "mockcl/snapshot.h"
+#include "mockcl/runtime/snapshot.h"
 
 namespace clpool::opencl::testing {
 
