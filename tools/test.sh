@@ -4,7 +4,9 @@
 #      tools/function_length.py              no production function over 80 lines, no production
 #                                             file over 500 (CONTRIBUTING.md)
 #      tools/check_format.sh                 every tracked file formatted (clang-format-14, black)
-#                                             and clean (flake8); fast, so they run first
+#                                             and clean (flake8)
+#      fuzz/oss-fuzz/sources.sh --check      OSS-Fuzz's source lists are Bazel's (bazel query);
+#                                             all four are fast, so they run first
 #   1. bazel test //...                       every test, default toolchain (g++ 12)
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
@@ -73,6 +75,7 @@ fi
 step "0 check_layering.sh" bash tools/check_layering.sh
 step "0 function_length.py" /usr/bin/python3 tools/function_length.py
 step "0 check_format.sh" bash tools/check_format.sh
+step "0 oss-fuzz sources" bash fuzz/oss-fuzz/sources.sh --check
 # shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
 step "1 bazel test //..." bazel test ${CLPOOL_TEST_FLAGS:-} --build_event_json_file="$CLPOOL_BEP_DIR/default.json" //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2

@@ -14,7 +14,8 @@
 #   CXXFLAGS="-fsanitize=address,fuzzer-no-link" LIB_FUZZING_ENGINE=-fsanitize=fuzzer \
 #   OUT=/tmp/ossfuzz-out bash fuzz/oss-fuzz/build.sh
 #
-# To add a fuzzer, add a line to FUZZERS below (and its clpool_fuzzer() in fuzz/BUILD).
+# To add a fuzzer: its clpool_fuzzer() in fuzz/BUILD, its name in sources.sh (then run it), and
+# a line in FUZZERS below.
 set -euo pipefail
 
 : "${CC:=clang}" "${CXX:=clang++}" "${CFLAGS:=}" "${CXXFLAGS:=}"
@@ -26,27 +27,26 @@ mkdir -p "$OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The device model (the pool's fake device, mockcl's devices and the layer's budget all count
-# bytes with it); its built-in profiles are generated into the work directory.
+# Each fuzzer's repository sources, as Bazel compiles them (fuzz/oss-fuzz/sources.txt, written
+# by sources.sh from bazel query; tools/test.sh fails when it is stale). The two generated ones
+# are made here: device_model's built-in profiles and the replay page's script.
 device_model/embed_profiles.sh "$work/builtin_profiles.cc" device_model/profiles/*.profile
-MODEL_SRCS="common/byte_size.cc common/cl_status.cc device_model/profile.cc device_model/device_memory.cc \
-  $work/builtin_profiles.cc"
+tools/replay/embed_text.sh "$work/html_page_js.cc" clpool::replay_cli html_page_script \
+  tools/replay/html_page.js
+sources_of() {
+  local line
+  line="$(grep "^$1: " fuzz/oss-fuzz/sources.txt)" || {
+    echo "build.sh: $1 is not in fuzz/oss-fuzz/sources.txt (run fuzz/oss-fuzz/sources.sh)" >&2
+    exit 1
+  }
+  line="${line#*: }"
+  line="${line//@builtin_profiles/$work/builtin_profiles.cc}"
+  echo "${line//@html_page_js/$work/html_page_js.cc}"
+}
 
-# The pool library's compiled sources; everything else it needs is header-only.
-POOL_SRCS="pool/errors.cc pool/pool_types.cc sync/process_barrier.cc $MODEL_SRCS"
-
-# The OpenCL pool code and the in-process mockcl runtime (fuzzers 2 and 3). The pool calls the
-# standard entry points (clCreateBuffer, ...), which the ICD loader (libOpenCL) forwards through each
-# mockcl handle's dispatch table to the in-process runtime: no ICD file, no libmockcl.so.
-OPENCL_POOL_SRCS="pool/opencl/buffer_allocators.cc pool/opencl/cl_error.cc pool/opencl/cl_object.cc \
-  pool/opencl/host_pinned_allocator.cc pool/opencl/queue_sync.cc pool/opencl/svm_allocator.cc"
-MOCKCL_CONFIG_SRCS="mockcl/config/config_devices.cc mockcl/config/config_env.cc mockcl/config/config_faults.cc \
-  mockcl/config/config_schedule.cc mockcl/config/config_values.cc"
-MOCKCL_SRCS="$MOCKCL_CONFIG_SRCS mockcl/api/entry_points.cc mockcl/runtime/snapshot.cc mockcl/runtime/host_memory.cc \
-  mockcl/api/api_context.cc mockcl/api/api_enqueue.cc mockcl/api/api_event.cc mockcl/api/api_memory.cc \
-  mockcl/api/api_platform.cc mockcl/api/api_program.cc mockcl/api/api_queue.cc mockcl/api/api_svm.cc \
-  mockcl/runtime/call_log.cc mockcl/runtime/reports.cc mockcl/api/dispatch.cc mockcl/runtime/fault_injector.cc mockcl/runtime/free_records.cc mockcl/runtime/maps.cc mockcl/runtime/runtime.cc mockcl/runtime/scheduler.cc \
-  mockcl/runtime/control.cc"
+# The OpenCL fuzzers link the in-process mockcl runtime: the pool calls the standard entry points
+# (clCreateBuffer, ...), which the ICD loader (libOpenCL) forwards through each mockcl handle's
+# dispatch table to the runtime: no ICD file, no libmockcl.so.
 CL_FLAGS="-DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS \
   -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
   -DCL_USE_DEPRECATED_OPENCL_2_0_APIS"
@@ -60,20 +60,22 @@ if [[ "$CXXFLAGS" == *fuzzer-no-link* || "$CXXFLAGS" == *sanitize-coverage* ]]; 
   POOL_OPS_IGNORE="-fsanitize-coverage-ignorelist=$repo/fuzz/pool_ops_fuzzer_coverage_ignorelist.inc"
 fi
 
-# name | corpus name (fuzz/corpus/<it>, fuzz/regressions/<it>) | sources | extra flags | link flags
+# name | corpus name (fuzz/corpus/<it>, fuzz/regressions/<it>) | extra flags | link flags
 FUZZERS=(
-  "pool_ops_fuzzer|pool_ops|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE"
-  "pool_ops_deep_fuzzer|pool_ops_deep|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MAX_OPS=512"
-  "pool_ops_high_lb_fuzzer|pool_ops_high_lb|fuzz/pool_ops_fuzzer.cc $POOL_SRCS|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12 -DCLPOOL_FUZZ_THROWING_ALLOCATOR"
-  "config_parsers_fuzzer|config_parsers|fuzz/config_parsers_fuzzer.cc $MOCKCL_CONFIG_SRCS mockcl/api/entry_points.cc layer_api/layer_settings.cc $MODEL_SRCS|"
-  "trace_parsers_fuzzer|trace_parsers|fuzz/trace_parsers_fuzzer.cc trace/trace_event.cc trace/trace_reader.cc trace/trace_reader_event.cc trace/trace_writer.cc trace/rmm_import.cc common/output_file.cc|"
-  "pool_mockcl_fuzzer|pool_mockcl|fuzz/pool_mockcl_fuzzer.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
-  "svm_ordering_fuzzer|svm_ordering|fuzz/svm_ordering_fuzzer.cc pool/opencl/testing/command_order.cc $POOL_SRCS $OPENCL_POOL_SRCS $MOCKCL_SRCS|$CL_FLAGS|$CL_LIBS"
+  "pool_ops_fuzzer|pool_ops|$POOL_OPS_IGNORE"
+  "pool_ops_deep_fuzzer|pool_ops_deep|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MAX_OPS=512"
+  "pool_ops_high_lb_fuzzer|pool_ops_high_lb|$POOL_OPS_IGNORE -DCLPOOL_FUZZ_MIN_LEADING_BITS=9 -DCLPOOL_FUZZ_MAX_LEADING_BITS=12 -DCLPOOL_FUZZ_THROWING_ALLOCATOR"
+  "config_parsers_fuzzer|config_parsers|$CL_FLAGS"
+  "trace_parsers_fuzzer|trace_parsers|$CL_FLAGS|$CL_LIBS"
+  "kernel_signature_fuzzer|kernel_signature|$CL_FLAGS"
+  "pool_mockcl_fuzzer|pool_mockcl|$CL_FLAGS|$CL_LIBS"
+  "svm_ordering_fuzzer|svm_ordering|$CL_FLAGS|$CL_LIBS"
 )
 
 # Compiled per fuzzer (a handful of small files), so flags never leak between fuzzers.
 for entry in "${FUZZERS[@]}"; do
-  IFS='|' read -r name corpus srcs extra libs <<<"$entry"
+  IFS='|' read -r name corpus extra libs <<<"$entry"
+  srcs="$(sources_of "$name")"
   objs=()
   for src in $srcs; do
     obj="$work/$name/${src//\//_}.o"

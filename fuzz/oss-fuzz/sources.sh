@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Writes fuzz/oss-fuzz/sources.txt, the repository sources of each fuzzer, from what Bazel compiles
+# into it (bazel query deps(//fuzz:NAME)); build.sh, which has no Bazel, compiles those. With
+# --check it writes nothing and fails when the file differs from what Bazel says (tools/test.sh,
+# step 0), so a source added to a library cannot leave the OSS-Fuzz build behind.
+#   fuzz/oss-fuzz/sources.sh [--check]
+# A line: NAME: FILE... (repository paths; @builtin_profiles and @html_page_js are the two
+# generated sources, device_model's built-in profiles and the replay page's script, which
+# build.sh generates itself). fuzz/replay_main.cc, the corpus-replay
+# main of the Bazel build, is left out: the engine brings its own main.
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+check=0
+case "${1:-}" in
+  "") ;;
+  --check) check=1 ;;
+  *) echo "usage: fuzz/oss-fuzz/sources.sh [--check]" >&2; exit 2 ;;
+esac
+FUZZERS=(pool_ops_fuzzer pool_ops_deep_fuzzer pool_ops_high_lb_fuzzer config_parsers_fuzzer
+  trace_parsers_fuzzer kernel_signature_fuzzer pool_mockcl_fuzzer svm_ordering_fuzzer)
+out="fuzz/oss-fuzz/sources.txt"
+tmp="$(mktemp)"
+trap 'rm -f "$tmp"' EXIT
+{
+  echo "# Written by fuzz/oss-fuzz/sources.sh from bazel query; do not edit."
+  for f in "${FUZZERS[@]}"; do
+    labels="$(bazel query "deps(//fuzz:$f)" --output=label 2>/dev/null)" || {
+      echo "sources.sh: bazel query deps(//fuzz:$f) failed" >&2
+      exit 1
+    }
+    files=()
+    # Generated sources come from genrules; build.sh makes the two it knows.
+    while IFS= read -r rule; do
+      if [[ "$rule" == //device_model:builtin_profiles_cc ]]; then
+        files+=("@builtin_profiles")
+      elif [[ "$rule" == //tools/replay:html_page_js ]]; then
+        files+=("@html_page_js")
+      else
+        echo "sources.sh: $f needs $rule, a generated source build.sh does not make" >&2
+        exit 1
+      fi
+    done < <(bazel query "kind(genrule, deps(//fuzz:$f)) except filter('^@', deps(//fuzz:$f))" \
+      --output=label 2>/dev/null)
+    while IFS= read -r label; do
+      path="${label#//}"
+      path="${path/://}"
+      path="${path#/}"  # a label in the root package: //:x -> x
+      if [[ "$path" == fuzz/replay_main.cc ]]; then
+        continue
+      elif [[ -f "$path" ]]; then
+        files+=("$path")
+      else
+        echo "sources.sh: $f needs $label, a generated source build.sh does not make" >&2
+        exit 1
+      fi
+    done < <(grep -E '^//[^@]*\.(cc|c)$' <<<"$labels" | sort)
+    echo "$f: ${files[*]}"
+  done
+} >"$tmp"
+if ((check)); then
+  if ! diff -u "$out" "$tmp" >&2; then
+    echo "sources.sh: $out is stale: run fuzz/oss-fuzz/sources.sh and commit it" >&2
+    exit 1
+  fi
+  echo "sources.sh: $out matches Bazel's sources" >&2
+else
+  cp "$tmp" "$out"
+  echo "sources.sh: wrote $out" >&2
+fi
