@@ -3,8 +3,8 @@
 set -euo pipefail
 so="$(realpath "$1")"
 script="$(realpath "$2")"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh  # mockcl_icd; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh  # mockcl_icd; from the runfiles root
 dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/vendors.XXXXXX")"
 mockcl_icd "$dir" "$so"
 export OCL_ICD_VENDORS="$dir" OCL_ICD_PLATFORM_SORT=none

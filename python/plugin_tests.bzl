@@ -16,7 +16,7 @@ def _plugin_sh_test(name, script, test_py, extra_data, pyopencl_site, size = "me
         "//python:_core.so",
         "//python:package_sources",
         "//python:tests/python_env.sh",
-        "//tools/testing:test_lib",
+        "//tools/dev/testing:test_lib",
         "//python:clpool/__init__.py",
         test_py,
         "//tools/layer:libclpool_layer.so",

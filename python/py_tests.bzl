@@ -57,7 +57,7 @@ def clpool_py_tests(suffix = "", pyopencl_site = None, generic = False):
                 "//python:_core.so",
                 "//python:package_sources",
                 "//python:tests/python_env.sh",
-                "//tools/testing:test_lib",
+                "//tools/dev/testing:test_lib",
                 "//python:clpool/__init__.py",
                 "//python:tests/%s.py" % test,
                 "//python:tests/cltest.py",

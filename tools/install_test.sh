@@ -5,7 +5,7 @@
 # builds a Bazel workspace that uses clpool from source (tools/install/bazel_consumer/). Run by
 # tools/test.sh (Bazel cannot run inside a Bazel test). Exit status 0 when everything worked.
 set -euo pipefail
-source "$(dirname "$0")/testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 cd "$(dirname "$0")/.."
 repo="$PWD"
 work="$(mktemp -d "${TMPDIR:-/tmp}/clpool-install-test.XXXXXX")"

@@ -4,8 +4,8 @@
 # --config=opt` without --symlink_prefix=/ they would name the opt tree (or nothing there).
 # Every `bazel build` or `bazel run` line of the scripts given passes --symlink_prefix=/.
 set -u
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 for script in "$@"; do
   while IFS= read -r line; do
     code="${line%%#*}"  # comments may mention bazel build, and messages may

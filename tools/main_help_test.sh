@@ -2,7 +2,7 @@
 # tools/main.sh --help explains itself without running anything (no setup, no bazel); a bad
 # argument exits 2.
 set -u
-source "$(dirname "$0")/testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 MAIN="$1"
 # A bazel that records being called: --help must not reach it.
 mkdir -p "$TEST_TMPDIR/bin"

@@ -8,8 +8,8 @@
 set -uo pipefail
 script="$1"   # in the runfiles, beside python/clpool/*.py (the script copies them from its root)
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 
 # The stand-in Bazel: `bazel build ...` records its arguments and prints a progress line;
 # `bazel info ... bazel-bin` names a tree of empty outputs.

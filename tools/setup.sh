@@ -10,11 +10,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # OpenCL: the ICD loader, headers, POCL's CPU device and real clients.
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo python3-pyopencl
-  # Real OpenCL programs on POCL and on mockcl (//tools/real_programs: hashcat_test, clpeak_test);
+  # Real OpenCL programs on POCL and on mockcl (//tools/dev/real_programs: hashcat_test, clpeak_test);
   # piglit is not installed here (it pulls in Mesa); where it is, tools/test.sh's step 7 runs its
   # OpenCL api tests, and its whole cl profile is a manual test.
   hashcat clpeak
-  # The formatters and linters (tools/check_format.sh, tools/test.sh's step 0).
+  # The formatters and linters (tools/dev/lint/check_format.sh, tools/test.sh's step 0).
   clang-format-14 black flake8 python3-pyflakes
   # PyOpenCL's own test files on clpool's pool (tools/test.sh, when CLPOOL_PYOPENCL_SRC is set).
   python3-pytest

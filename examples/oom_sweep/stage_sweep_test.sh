@@ -4,7 +4,7 @@
 # (exit 0), and each report says so by site.
 #   stage_sweep_test.sh CLPOOL LIBMOCKCL_SO STAGE STAGE_UNCHECKED
 set -u
-source "$(dirname "$0")/../../tools/testing/test_lib.sh" || exit 1  # fail, finish
+source "$(dirname "$0")/../../tools/dev/testing/test_lib.sh" || exit 1  # fail, finish
 CLPOOL="$(realpath "$1")"
 export OCL_ICD_VENDORS="$(realpath "$2")"
 STAGE="$(realpath "$3")"

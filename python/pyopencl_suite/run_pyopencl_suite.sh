@@ -61,8 +61,8 @@ if [[ -n "$pyopencl_site" ]]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=tools/testing/test_lib.sh
-source "$repo/tools/testing/test_lib.sh"  # mockcl_icd
+# shellcheck source=tools/dev/testing/test_lib.sh
+source "$repo/tools/dev/testing/test_lib.sh"  # mockcl_icd
 out="${out:-$(mktemp -d)}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"

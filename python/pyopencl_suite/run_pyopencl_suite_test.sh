@@ -5,8 +5,8 @@
 set -uo pipefail
 script="$1"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh || exit 1  # expect_run, finish; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh || exit 1  # expect_run, finish; from the runfiles root
 # expect RC FRAGMENT ARGS...: the script run with ARGS exits RC and says FRAGMENT (plain text).
 expect() { expect_run "$1" "$2" env -u CLPOOL_PYOPENCL_SRC bash "$script" "${@:3}"; }
 mkdir -p "$tmp/fake/test" "$tmp/notpyopencl" "$tmp/emptysite" "$tmp/site/clpool"

@@ -15,8 +15,8 @@
 #                                            tests that check what kernels computed)
 
 # From the repository's root or Bazel's runfiles root: preload_env.
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh
 
 clpool_site() {
   mkdir -p "$3/clpool"

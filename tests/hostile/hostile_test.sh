@@ -9,8 +9,8 @@
 #   hostile_test.sh CLPOOL_REPLAY CLPOOL CLPOOL_PROBE TRACE_SUMMARY CLPOOL_SYNTH_TRACE LIBMOCKCL_SO
 #                   LAYER_SO TRACE CASES
 set -u
-# shellcheck source=tools/testing/test_lib.sh
-source "$(dirname "$0")/../../tools/testing/test_lib.sh" || exit 1  # fail, finish
+# shellcheck source=tools/dev/testing/test_lib.sh
+source "$(dirname "$0")/../../tools/dev/testing/test_lib.sh" || exit 1  # fail, finish
 REPLAY="$(realpath "$1")"
 CLPOOL="$(realpath "$2")"
 PROBE="$(realpath "$3")"

@@ -92,8 +92,8 @@ BAD
 user_bazel() { env -u CC -u CXX bazel --nohome_rc --output_base="$work/bazel_out" "$@"; }
 trap 'user_bazel shutdown >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 flags=(--disk_cache="${HOME}/.cache/clpool-memory-test-disk" --jobs=2 --test_output=errors)
-# shellcheck source=tools/testing/test_lib.sh
-source "$repo/tools/testing/test_lib.sh"  # fail, finish
+# shellcheck source=tools/dev/testing/test_lib.sh
+source "$repo/tools/dev/testing/test_lib.sh"  # fail, finish
 ok() { echo "memory_test_test: ok: $1"; }
 bad() { fail "memory_test_test: $1"; }
 cd "$ws"

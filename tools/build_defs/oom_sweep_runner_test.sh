@@ -5,7 +5,7 @@
 # together every point once, each touching TEST_SHARD_STATUS_FILE.
 #   oom_sweep_runner_test.sh OOM_SWEEP_TEST_SH CLPOOL LAYER_SO LIBMOCKCL_SO SWEEP_VICTIM
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1
 runner="$(realpath "$1")"
 tools=("$(realpath "$2")" "$(realpath "$3")" "$(realpath "$4")")
 victim="$(realpath "$5")"

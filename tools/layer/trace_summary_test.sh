@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # trace_summary's command line: --help is help (exit 0), bad usage exits 2, a trace is summarised.
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$1"
 TRACE="$2"
 check() {  # check WANT_RC FRAGMENT ARGS...

@@ -5,8 +5,8 @@ set -u
 BIN="$1"
 SO="$(realpath "$2")"
 T="${TEST_TMPDIR:-/tmp}"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh  # fail, finish, expect_run, mockcl_icd; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh  # fail, finish, expect_run, mockcl_icd; from the runfiles root
 
 mockcl_icd "$T/mock" "$SO"
 # POCL first: the loader reads the folder's .icd files in name order, 0-pocl.icd before mockcl.icd.

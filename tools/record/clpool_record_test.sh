@@ -5,7 +5,7 @@
 # setting, without running the program and without touching a file.
 #   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO TRACE_SUMMARY
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 DRIVER="$(realpath "$2")"
 MOCKCL="$(realpath "$3")"

@@ -4,7 +4,7 @@
 # warning for the layer's trace of the pooled program and not for the application-level trace.
 #   pooled_example_test.sh CLPOOL_REPLAY TRACE_SUMMARY EXAMPLES_DIR
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 REPLAY="$1"
 SUMMARY="$2"
 EX="$3"

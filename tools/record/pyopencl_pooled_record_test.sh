@@ -5,7 +5,7 @@
 # asked the driver for (bin sizes, never those), and a bad --record-app path stops the program.
 #   pyopencl_pooled_record_test.sh CLPOOL CORE_SO PACKAGE_INIT_PY RECORD_SH TRACE_SUMMARY
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 export CLPOOL="$(realpath "$1")"
 core="$(realpath "$2")"
 pkg="$(dirname "$(realpath "$3")")"

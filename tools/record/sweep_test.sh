@@ -6,7 +6,7 @@
 # input as one usage error (exit 2).
 #   sweep_test.sh CLPOOL SWEEP_VICTIM SWEEP_VICTIM_PY SAME_OUTPUT LIBMOCKCL_SO
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 VICTIM="$(realpath "$2")"
 VICTIM_PY="$(realpath "$3")"

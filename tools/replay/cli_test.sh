@@ -3,7 +3,7 @@
 # taken from where `bazel run` started, --device mockcl leaves no temporary directory behind, and
 # --svg says where the picture went and which replay it shows.
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 EX="$(cd "$2" && pwd)"
 T="${TEST_TMPDIR:-$(mktemp -d)}"

@@ -5,8 +5,8 @@ BIN="$1"
 EX="$2"   # the examples directory
 LAYER_SO="$3"   # an ELF shared library that is not the mock
 T="${TEST_TMPDIR:-/tmp}"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh  # fail, finish, expect_run; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh  # fail, finish, expect_run; from the runfiles root
 
 # expect RC FRAGMENT ARGS...: runs the binary; checks the exit code and that stdout+stderr contain
 # FRAGMENT. The cases reason in exact bytes, so they run with --profile exact unless they name one.

@@ -8,8 +8,8 @@ set -uo pipefail
 replay="$(realpath "$1")"
 examples="$(realpath "$2")"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh  # fail, finish, check; from the runfiles root (before the cd)
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh  # fail, finish, check; from the runfiles root (before the cd)
 cd "$tmp"
 new="$examples/growing_cache_app.trace"
 lines=$(wc -l < "$new")

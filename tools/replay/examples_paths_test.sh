@@ -3,8 +3,8 @@
 # relative to the repository root, or in the system (/usr, /lib), or no file at all (<string>, ?).
 #   examples_paths_test.sh TRACE...
 set -u
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
 traces=0
 for trace in "$@"; do
   [[ $trace == *.trace ]] || continue

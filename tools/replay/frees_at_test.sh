@@ -8,7 +8,7 @@
 # that too (its commands finish at the program's waits).
 #   frees_at_test.sh CLPOOL CLPOOL_REPLAY RELEASE_LOOP_PY
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PROGRAM="$(realpath "$3")"

@@ -2,7 +2,7 @@
 # Keeps the README's main job (tools/main.sh) true: runs its two commands on the shipped,
 # layer-recorded trace with the built clpool_replay and checks the lines the README quotes.
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 BIN="$1"
 TRACE="$2"
 MAIN="$3"

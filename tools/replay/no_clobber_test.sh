@@ -2,7 +2,7 @@
 # Outputs never destroy inputs (issue 17): every output flag refuses the input under any spelling,
 # and a writer killed mid-write leaves the previous output intact.
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 REPLAY="$(realpath "$1")"
 SYNTH="$(realpath "$2")"
 EX="$(realpath "$3")"   # the examples directory

@@ -8,8 +8,8 @@ BIN="$1"
 SO="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 EX="$3"
 T="${TEST_TMPDIR:-/tmp}"
-# shellcheck source=tools/testing/test_lib.sh
-source tools/testing/test_lib.sh  # fail, finish, expect_run, mockcl_icd; from the runfiles root
+# shellcheck source=tools/dev/testing/test_lib.sh
+source tools/dev/testing/test_lib.sh  # fail, finish, expect_run, mockcl_icd; from the runfiles root
 mockcl_icd "$T/icd" "$SO"
 TR="$EX/pyopencl_layer.trace"
 

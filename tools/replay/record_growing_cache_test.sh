@@ -4,7 +4,7 @@
 # the script by its repository-relative path (no checkout's absolute path); bad arguments exit 2.
 #   record_growing_cache_test.sh CLPOOL CORE_SO PACKAGE_INIT_PY RECORD_SH
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 export CLPOOL="$(realpath "$1")"
 core="$(realpath "$2")"
 pkg="$(dirname "$(realpath "$3")")"

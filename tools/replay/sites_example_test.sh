@@ -7,7 +7,7 @@
 # is still named by a function of the program.
 #   sites_example_test.sh CLPOOL CLPOOL_REPLAY GROWING_CACHE_PY GROWING_CACHE_C CORE_SO PACKAGE_INIT_PY
 set -u
-source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PY_EXAMPLE="$(realpath "$3")"

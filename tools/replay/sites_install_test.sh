@@ -12,7 +12,7 @@
 set -u
 # From Bazel's runfiles root, where sh_test starts (this script also runs as
 # //python/compat:sites_install_test_pyopencl2026).
-source tools/testing/test_lib.sh || exit 1  # fail, finish, preload_env
+source tools/dev/testing/test_lib.sh || exit 1  # fail, finish, preload_env
 CLPOOL="$(realpath "$1")"
 REPLAY="$(realpath "$2")"
 PROG_DIR="$(dirname "$(realpath "$3")")"

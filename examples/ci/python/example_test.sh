@@ -25,7 +25,7 @@ unset OCL_ICD_VENDORS MOCKCL_DEVICES MOCKCL_BACKING OPENCL_LAYERS
 # Its tests check what kernels computed.
 clpool_sanitizer_env "$core" pocl
 /usr/bin/python3 -c 'import pyopencl; print("PyOpenCL", pyopencl.VERSION_TEXT, "from", pyopencl.__file__)'
-# fail and finish: tools/testing/test_lib.sh (sourced by python_env.sh).
+# fail and finish: tools/dev/testing/test_lib.sh (sourced by python_env.sh).
 ok() { echo "ok: $1"; }
 has() {  # has NAME FILE REGEX
   if grep -qE -- "$3" "$2"; then ok "$1"; else fail "$1"; fi

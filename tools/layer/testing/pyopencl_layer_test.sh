@@ -4,7 +4,7 @@
 # then over mockcl, whose 256 MiB device itself runs out (the driver's failures are recorded).
 #   pyopencl_layer_test.sh LAYER_SO TRACE_SUMMARY RECORD_SCRIPT MOCKCL_SO
 set -euo pipefail
-source "$(dirname "$0")/../../testing/test_lib.sh" || exit 1  # fail, die, finish
+source "$(dirname "$0")/../../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 
 export CLPOOL_RECORD_LAYER_SO=$(realpath "$1")
 export CLPOOL_RECORD_TRACE_SUMMARY=$(realpath "$2")

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds what run_on_gpu.sh runs and puts it, with everything else it needs, in one folder to
+# bring to a GPU machine (Ubuntu 24.04 with NVIDIA's OpenCL driver but no ICD loader):
+#
+#   bash tools/dev/gpu/make_carry.sh DEST        # e.g. DEST=../main/.gpu; then, there:
+#                                            #   bash DEST/run_on_gpu.sh   (see that file)
+#
+# Binaries are built with -c opt --dynamic_mode=off (only libOpenCL, libbenchmark, libstdc++ and
+# glibc stay dynamic; Ubuntu 24.04's libstdc++ and glibc are newer than Debian 12's) and stripped.
+# Debian's ICD loader, libbenchmark and libunwind come along in lib/.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+[[ $# -eq 1 ]] || { echo "usage: $0 DEST" >&2; exit 2; }
+DEST=$1
+TARGETS=(
+  //tools/probe:clpool_probe
+  //tools/replay:clpool_replay
+  //mockcl:libmockcl.so
+  //tools/layer:libclpool_layer.so
+  //tools/layer/testing:layer_driver
+  //tools/layer/testing:layer_bench
+  //tools/layer/testing:layer_mockcl_test
+  //tools/layer/testing:layer_pocl_test
+  //pool/opencl:allocators_test
+  //pool/opencl:buffer_pool_test
+  //pool/opencl:svm_pool_test
+  //pool/opencl:host_pinned_pool_test
+  //pool/opencl:pool_front_test
+  //pool/opencl:bench
+  //mockcl:consistency_check
+)
+bazel build -c opt --dynamic_mode=off --jobs="${JOBS:-2}" "${TARGETS[@]}"
+BB=$(bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
+
+rm -rf "$DEST"
+mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/data" "$DEST/py"
+put() { install -m 755 "$1" "$2"; strip --strip-unneeded "$2"; }
+put "$BB/tools/probe/clpool_probe" "$DEST/bin/clpool_probe"
+put "$BB/tools/replay/clpool_replay" "$DEST/bin/clpool_replay"
+put "$BB/tools/layer/testing/layer_driver" "$DEST/bin/layer_driver"
+put "$BB/tools/layer/testing/layer_bench" "$DEST/bin/layer_bench"
+put "$BB/tools/layer/testing/layer_mockcl_test" "$DEST/bin/layer_mockcl_test"
+put "$BB/tools/layer/testing/layer_pocl_test" "$DEST/bin/layer_pocl_test"
+for t in allocators_test buffer_pool_test svm_pool_test host_pinned_pool_test pool_front_test; do
+  put "$BB/pool/opencl/$t" "$DEST/bin/$t"
+done
+put "$BB/pool/opencl/bench" "$DEST/bin/pool_opencl_bench"
+put "$BB/mockcl/consistency_check" "$DEST/bin/consistency_check"
+put "$BB/mockcl/libmockcl.so" "$DEST/lib/libmockcl.so"
+put "$BB/tools/layer/libclpool_layer.so" "$DEST/lib/libclpool_layer.so"
+for l in libOpenCL.so.1 libbenchmark.so.1debian libunwind.so.8; do
+  install -m 644 "$(readlink -f "/usr/lib/x86_64-linux-gnu/$l")" "$DEST/lib/$l"
+done
+cp tools/replay/examples/pyopencl_layer.trace tools/replay/examples/fragmentation.trace "$DEST/data/"
+cp device_model/profiles/nvidia.profile "$DEST/data/"
+cp tools/dev/gpu/ballast.py tools/dev/gpu/cl_context_cost.py tools/dev/gpu/compare_profiles.py "$DEST/py/"
+install -m 755 tools/dev/gpu/run_on_gpu.sh "$DEST/run_on_gpu.sh"
+git rev-parse HEAD > "$DEST/COMMIT"
+git status --porcelain >> "$DEST/COMMIT"
+du -sh "$DEST"

@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# Issue 35's one GPU session: the probe, real-device replay, the OpenCL tests and the layer's and
+# pool's costs on NVIDIA's OpenCL driver, in one call of at most ~7 minutes.
+#
+#   bash .gpu/run_on_gpu.sh          # from the repository root on the GPU machine; OUT set by the tool
+#
+# Everything it runs is in the folder it lives in (made by tools/dev/gpu/make_carry.sh: static -c opt
+# binaries, Debian's ICD loader, libbenchmark, libunwind, libmockcl.so, the layer, the traces and
+# profiles, the Python helpers). Every step has its own time limit and a share of a global deadline
+# (GPU_DEADLINE seconds, 400 by default); a failing step never stops the next one. Everything goes
+# to $OUT (at most 8 files, no folders): log.txt (all output), summary.txt (steps, times, exit
+# codes, the key results), results.tar (every step's files, appended as each step ends, so a kill
+# keeps the steps done), measured.profile (the probe's profile) and replay.txt (the replay tables).
+#
+# Dry run without a GPU: mockcl plays a GPU that enforces its memory:
+#   GPU_ICD=$PWD/.gpu/lib/libmockcl.so GPU_PLATFORM=mockcl MOCKCL_BACKING=none \
+#   MOCKCL_DEVICES=gpu-4g:profile=nvidia OUT=/tmp/out bash .gpu/run_on_gpu.sh
+# (no CUDA there: the ballast and the NVML steps say so and are skipped).
+#
+# Settings (environment):
+#   OUT             where the results go (default /tmp/clpool-gpu-out)
+#   GPU_ICD         the OpenCL driver (default /usr/local/nvidia/lib64/libnvidia-opencl.so.1)
+#   GPU_PLATFORM    part of its platform's name (default NVIDIA): --platform, opencl:PLATFORM,
+#                   CLPOOL_TEST_DEVICES and the layer test's platform check
+#   GPU_LEAVE_FREE  bytes the CUDA ballast leaves free (default 3 GiB: fragmentation.trace needs
+#                   1.1 GiB, and an OpenCL context takes some of what is free)
+#   GPU_DEADLINE    seconds for the whole script (default 400); steps are cut to fit
+#   GPU_STEPS       which steps to run (default "env ballast probe replay tests bench")
+#   GPU_LAYER_TEST  the layer test binary for the scenarios (default layer_mockcl_test; the
+#                   static-destruction scenario runs from layer_pocl_test)
+set -o pipefail
+T0=$SECONDS
+G=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OUT=${OUT:-/tmp/clpool-gpu-out}
+GPU_ICD=${GPU_ICD:-/usr/local/nvidia/lib64/libnvidia-opencl.so.1}
+GPU_PLATFORM=${GPU_PLATFORM:-NVIDIA}
+GPU_LEAVE_FREE=${GPU_LEAVE_FREE:-3221225472}
+GPU_DEADLINE=${GPU_DEADLINE:-400}
+GPU_STEPS=${GPU_STEPS:-env ballast probe replay tests bench}
+GPU_LAYER_TEST=${GPU_LAYER_TEST:-layer_mockcl_test}
+NVLIB=${NVLIB:-/usr/local/nvidia/lib64}
+RESERVE=12   # seconds kept for packing up
+
+mkdir -p "$OUT"
+W=$(mktemp -d /tmp/clpool-gpu-work.XXXXXX)      # the steps' files, packed into $OUT/results.tar
+SCRATCH=$(mktemp -d /tmp/clpool-gpu-scratch.XXXXXX)  # traces and temporaries, not kept
+exec > >(tee -a "$OUT/log.txt") 2>&1
+TEE_PID=$!
+
+# NVIDIA's driver elsewhere than expected: the first libnvidia-opencl.so.1 the linker or a usual
+# place knows.
+if [[ ! -e "$GPU_ICD" ]]; then
+  for f in $(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1/ {print $NF}') \
+           /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 /usr/lib64/libnvidia-opencl.so.1; do
+    if [[ -e "$f" ]]; then echo "note: $GPU_ICD is missing; using $f"; GPU_ICD=$f; break; fi
+  done
+fi
+ICD_DIR=${GPU_ICD_DIR:-/tmp/icd}
+mkdir -p "$ICD_DIR"
+echo "$GPU_ICD" > "$ICD_DIR/gpu.icd"
+export OCL_ICD_VENDORS=$ICD_DIR/gpu.icd
+export LD_LIBRARY_PATH=$G/lib:$NVLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$G/bin:$PATH:$NVLIB/../bin:/usr/local/nvidia/bin
+export TMPDIR=$SCRATCH
+export POCL_CACHE_DIR=$SCRATCH/pocl
+export PYTHONUNBUFFERED=1
+BIN=$G/bin
+LIB=$G/lib
+DATA=$G/data
+PY=${PYTHON:-python3}
+SUMMARY=$W/summary.txt
+: > "$SUMMARY"
+
+stamp() { date -u +%H:%M:%S; }
+elapsed() { echo $((SECONDS - T0)); }
+left() { echo $((GPU_DEADLINE - RESERVE - (SECONDS - T0))); }
+note() { echo "$*"; echo "$*" >> "$SUMMARY"; cp "$SUMMARY" "$OUT/summary.txt" 2>/dev/null; }
+want() { [[ " $GPU_STEPS " == *" $1 "* ]]; }
+
+STEP=""; STEP_START=0; STEP_DIR=""
+step() {  # step NAME BUDGET: a header, and the folder of its files
+  end_step
+  STEP=$1; STEP_START=$SECONDS; STEP_DIR=$W/$1; mkdir -p "$STEP_DIR"
+  echo
+  echo "=================================================================================="
+  echo "=== [$(stamp) +$(elapsed)s] step $1 (budget $2 s, $(left) s left before the deadline)"
+  echo "=================================================================================="
+}
+end_step() {
+  [[ -z "$STEP" ]] && return 0
+  note "step $STEP: $((SECONDS - STEP_START)) s"
+  tar -rf "$OUT/results.tar" -C "$W" "$STEP" 2>/dev/null || true
+  STEP=""
+}
+
+# run LIMIT LABEL LOGFILE CMD...: CMD with a time limit (cut to the deadline), its output to the
+# log and to LOGFILE (under the step's folder; "-" for none). Returns CMD's exit status.
+run() {
+  local limit=$1 label=$2 log=$3; shift 3
+  local l; l=$(left)
+  (( limit > l )) && limit=$l
+  if (( limit < 2 )); then
+    note "  $label: SKIPPED (deadline)"
+    return 125
+  fi
+  echo "--- [$(stamp) +$(elapsed)s] $label (limit $limit s): $*"
+  local s=$SECONDS rc
+  if [[ "$log" == "-" ]]; then
+    timeout -k 5 "$limit" "$@" 2>&1
+    rc=$?
+  else
+    timeout -k 5 "$limit" "$@" 2>&1 | tee "$STEP_DIR/$log"
+    rc=${PIPESTATUS[0]}
+  fi
+  local how="rc=$rc"
+  (( rc == 124 || rc == 137 )) && how="TIMED OUT (rc=$rc)"
+  note "  $label: $how, $((SECONDS - s)) s"
+  return $rc
+}
+
+BALLAST_PIDS=()
+cleanup() {
+  for p in "${BALLAST_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${BALLAST_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  BALLAST_PIDS=()
+}
+trap cleanup EXIT
+
+nvidia_free() {  # the GPU's free memory in bytes (NVML through nvidia-smi), or nothing
+  command -v nvidia-smi >/dev/null 2>&1 || return 0
+  local mib
+  mib=$(timeout 20 nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -dc 0-9)
+  [[ -n "$mib" ]] && echo $((mib * 1048576))
+}
+smi_line() {
+  command -v nvidia-smi >/dev/null 2>&1 || { echo "  (no nvidia-smi)"; return 0; }
+  timeout 20 nvidia-smi --query-gpu=name,memory.total,memory.used,memory.free --format=csv,noheader 2>&1 | sed 's/^/  nvidia-smi: /'
+}
+
+# start_ballast MODE BYTES NAME: a CUDA process holding device memory (ballast.py); waits for it.
+start_ballast() {
+  local mode=$1 bytes=$2 name=$3 status=$W/ballast/$3.status
+  mkdir -p "$W/ballast"
+  "$PY" "$G/py/ballast.py" "$mode" "$bytes" "$status" < /dev/null > "$W/ballast/$name.log" 2>&1 &
+  local pid=$!
+  BALLAST_PIDS+=("$pid")
+  local waited=0
+  while (( waited < 600 )); do  # tenths of a second: at most 60 s
+    if grep -q '^ready' "$status" 2>/dev/null; then break; fi
+    if grep -q '^error' "$status" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; then break; fi
+    sleep 0.1; waited=$((waited + 1))
+  done
+  sed "s/^/  ballast $name: /" "$status" 2>/dev/null
+  if grep -q '^ready' "$status" 2>/dev/null; then
+    note "  ballast $name ($mode $bytes B): ready after $((waited / 10)) s, $(grep '^free_after' "$status")"
+    return 0
+  fi
+  note "  ballast $name: NOT held ($(grep '^error' "$status" 2>/dev/null || echo "no status after $((waited / 10)) s"))"
+  kill "$pid" 2>/dev/null
+  return 1
+}
+
+pow2_above() {  # the smallest power of two above $1 bytes, at least 1 GiB
+  local p=1073741824
+  while (( p <= $1 )); do p=$((p * 2)); done
+  echo $p
+}
+
+note "clpool GPU session: platform '$GPU_PLATFORM', ICD $GPU_ICD, deadline $GPU_DEADLINE s, steps: $GPU_STEPS"
+note "started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+
+# ---------------------------------------------------------------------------------------------
+if want env; then
+  step env 25
+  uname -a; cat /etc/os-release 2>/dev/null | grep PRETTY; nproc
+  command -v nvidia-smi >/dev/null 2>&1 && run 20 "nvidia-smi" nvidia-smi.txt nvidia-smi
+  smi_line
+  echo "ICD: $OCL_ICD_VENDORS -> $(cat "$OCL_ICD_VENDORS")"; ls -la "$GPU_ICD" 2>&1
+  echo "carried files:"; (cd "$G" && ls -la bin lib data py)
+  echo "libraries (anything 'not found' below will not run):"
+  for f in "$BIN"/* "$LIB"/*.so*; do
+    ldd "$f" 2>&1 | grep -E "not found|libOpenCL|libbenchmark" | sed "s|^|  $(basename "$f"): |"
+  done
+  run 20 "clpool_probe --list" probe-list.txt clpool_probe --list
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want ballast; then
+  step ballast 70
+  smi_line
+  note "  free before the ballast: $(nvidia_free) B (nvidia-smi)"
+  MODE=$(command -v nvidia-smi >/dev/null 2>&1 && timeout 20 nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2>/dev/null | head -1)
+  note "  compute mode: ${MODE:-unknown}"
+  if ! "$PY" -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
+    note "  no libcuda.so.1 here: no CUDA ballast; the device's whole free memory is used"
+  elif [[ "$MODE" == *Exclusive* || "$MODE" == *Prohibited* ]]; then
+    note "  compute mode $MODE: a second process could not use the GPU: no CUDA ballast"
+  elif start_ballast leave "$GPU_LEAVE_FREE" main; then
+    # OpenCL must still work beside the ballast's process; if not, do without it.
+    if ! run 20 "clpool_probe --list (beside the ballast)" probe-list-ballast.txt clpool_probe --list; then
+      note "  OpenCL fails beside the ballast: ballast released, the whole free memory is used"
+      cleanup
+    fi
+  fi
+  smi_line
+  note "  free after the ballast: $(nvidia_free) B (nvidia-smi)"
+  run 30 "context cost (NVML around clCreateContext)" context-cost.txt "$PY" "$G/py/cl_context_cost.py" "$GPU_PLATFORM"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want probe; then
+  step probe 60
+  FREE=$(nvidia_free)
+  MAXB=$(pow2_above "${FREE:-${GPU_PROBE_FREE:-4294967296}}")
+  note "  free now: ${FREE:-unknown} B; --max-bytes $MAXB"
+  run 45 "clpool_probe" probe.txt clpool_probe --platform "$GPU_PLATFORM" --max-bytes "$MAXB" \
+    --output "$STEP_DIR/measured.profile" --force
+  cp "$STEP_DIR/measured.profile" "$OUT/measured.profile" 2>/dev/null
+  echo "--- the measured profile beside the shipped one, field by field (sizes in bytes):"
+  "$PY" "$G/py/compare_profiles.py" "$DATA/nvidia.profile" "$STEP_DIR/measured.profile" | tee "$STEP_DIR/profile-fields.txt"
+  sed 's/^/  /' "$STEP_DIR/profile-fields.txt" >> "$SUMMARY"
+  # A second run, for repeatability.
+  run 30 "clpool_probe (again)" probe2.txt clpool_probe --platform "$GPU_PLATFORM" --max-bytes "$MAXB" \
+    --output "$STEP_DIR/measured2.profile" --force
+  diff <(grep -v '^#' "$STEP_DIR/measured.profile" 2>/dev/null) <(grep -v '^#' "$STEP_DIR/measured2.profile" 2>/dev/null) \
+    > /dev/null && note "  second probe: the same profile" || note "  second probe: a DIFFERENT profile (see probe2.txt)"
+  # What the measured profile predicts for the calibration trace (simulated, no device).
+  if [[ -s "$STEP_DIR/measured.profile" ]]; then
+    for prof in "$DATA/nvidia.profile" "$STEP_DIR/measured.profile"; do
+      run 20 "sim with $(basename "$prof")" "sim-$(basename "$prof" .profile).txt" clpool_replay \
+        "$DATA/pyopencl_layer.trace" --device sim --profile "$prof" --min-capacity --compare nopool pool:lb=4
+    done
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want replay; then
+  step replay 200
+  smi_line
+  for t in pyopencl_layer fragmentation; do
+    run 20 "$t on sim (nvidia profile)" "$t.sim.txt" clpool_replay "$DATA/$t.trace" --device sim \
+      --min-capacity --compare nopool pool:lb=4 --format json="$STEP_DIR/$t.sim.json" --format text
+    run 30 "$t on mockcl (nvidia profile)" "$t.mockcl.txt" clpool_replay "$DATA/$t.trace" --device mockcl \
+      --mockcl-so "$LIB/libmockcl.so" --min-capacity --compare nopool pool:lb=4 \
+      --format json="$STEP_DIR/$t.mockcl.json" --format text
+  done
+  for t in pyopencl_layer fragmentation; do
+    run 100 "$t on opencl:$GPU_PLATFORM" "$t.opencl.txt" clpool_replay "$DATA/$t.trace" \
+      --device "opencl:$GPU_PLATFORM" --min-capacity --compare nopool pool:lb=4 --progress \
+      --format json="$STEP_DIR/$t.opencl.json" --format text
+  done
+  {
+    for t in pyopencl_layer fragmentation; do
+      for d in sim mockcl opencl; do
+        echo "== $t on $d"
+        grep -E "^(input|configuration|---|minimum capacity|device|result)|could not|error" "$STEP_DIR/$t.$d.txt" 2>/dev/null
+      done
+    done
+  } | tee "$OUT/replay.txt"
+  smi_line
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want tests; then
+  step tests 200
+  export CLPOOL_TEST_DEVICES=${GPU_TEST_DEVICES:-$GPU_PLATFORM}
+  note "  CLPOOL_TEST_DEVICES=$CLPOOL_TEST_DEVICES"
+  for t in allocators_test buffer_pool_test svm_pool_test host_pinned_pool_test pool_front_test; do
+    limit=45
+    [[ $t == allocators_test ]] && limit=90
+    run $limit "$t" "$t.txt" "$BIN/$t" --gtest_brief=1 --gtest_output="xml:$STEP_DIR/$t.xml"
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$STEP_DIR/$t.txt" 2>/dev/null | sed "s/^/  $t: /" >> "$SUMMARY"
+  done
+  unset CLPOOL_TEST_DEVICES
+  # mockcl's battery needs the mock behind it (its control API); its device-query cross-checks do not.
+  run 15 "consistency_check (the battery's query cross-checks)" consistency.txt "$BIN/consistency_check" "$GPU_PLATFORM"
+  mkdir -p "$SCRATCH/layer"
+  TEST_TMPDIR=$SCRATCH/layer run 90 "layer scenarios ($GPU_LAYER_TEST)" layer_test.txt \
+    "$BIN/$GPU_LAYER_TEST" "$LIB/libclpool_layer.so" "$BIN/layer_driver" "$GPU_PLATFORM" "$OCL_ICD_VENDORS" \
+    --gtest_brief=1 --gtest_output="xml:$STEP_DIR/layer_test.xml"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$STEP_DIR/layer_test.txt" 2>/dev/null | sed "s/^/  layer_test: /" >> "$SUMMARY"
+  TEST_TMPDIR=$SCRATCH/layer run 20 "layer static-destruction scenario (layer_pocl_test)" layer_static.txt \
+    "$BIN/layer_pocl_test" "$LIB/libclpool_layer.so" "$BIN/layer_driver" "$GPU_PLATFORM" "$OCL_ICD_VENDORS" \
+    --gtest_filter='*static_destruction*' --gtest_output="xml:$STEP_DIR/layer_static.xml"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$STEP_DIR/layer_static.txt" 2>/dev/null | sed "s/^/  layer_static: /" >> "$SUMMARY"
+fi
+
+# ---------------------------------------------------------------------------------------------
+if want bench; then
+  step bench 130
+  # The layer: create + release of 4 KiB, bare, the driver's destructor callback alone, the layer
+  # loaded but not recording (no settings; a budget, which watches frees), recording.
+  LAYER_BENCH_SO=$LIB/libclpool_layer.so run 60 "layer_bench" layer_bench.txt "$BIN/layer_bench" \
+    --benchmark_filter='^(bare|bare_dtor_callback|layer_no_settings|layer_budget|layer_recording|layer_recording_direct)/' \
+    --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
+    --benchmark_out="$STEP_DIR/layer_bench.json" --benchmark_out_format=json
+  # The pool's hit against the driver's own allocation (1 MiB).
+  run 35 "pool/opencl bench" pool_bench.txt "$BIN/pool_opencl_bench" --benchmark_min_time=0.2 \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_out="$STEP_DIR/pool_bench.json" --benchmark_out_format=json
+  # With time to spare: the layer's stack-capture modes.
+  if (( $(left) > 40 )); then
+    LAYER_BENCH_SO=$LIB/libclpool_layer.so run 30 "layer_bench (stacks)" layer_bench_stacks.txt "$BIN/layer_bench" \
+      --benchmark_filter='_deep/' --benchmark_out="$STEP_DIR/layer_bench_stacks.json" --benchmark_out_format=json
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+end_step
+cleanup
+note "ballast released; free now: $(nvidia_free) B"
+note "total: $(elapsed) s (deadline $GPU_DEADLINE s)"
+cp "$SUMMARY" "$OUT/summary.txt"
+echo "=== [$(stamp) +$(elapsed)s] done; files in $OUT:"
+ls -la "$OUT"
+rm -rf "$SCRATCH" "$W"
+exec >&- 2>&-
+wait "$TEE_PID" 2>/dev/null
+exit 0

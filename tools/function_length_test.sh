@@ -1,3 +1,0 @@
-#!/usr/bin/env bash
-# Runs tools/function_length_test.py with the system's Python.
-exec /usr/bin/python3 "$(dirname "$0")/function_length_test.py" -v
