@@ -103,6 +103,20 @@ def _configs(config, compare):
     return [_text(c, "compare", "each configuration a str such as 'pool:lb=4'") for c in configs]
 
 
+def _device(profile, semantics, host_capacity, frees_at):
+    """The simulated device's arguments, checked, as replay_json and diff_json take them."""
+    return (
+        _path(
+            profile,
+            "profile",
+            "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path",
+        ),
+        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
+        _size(host_capacity, "host_capacity"),
+        _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
+    )
+
+
 def replay(
     trace,
     capacity=None,
@@ -128,14 +142,7 @@ def replay(
         _size(capacity, "capacity"),
         min_capacity,
         _size(granule, "granule"),
-        _path(
-            profile,
-            "profile",
-            "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path",
-        ),
-        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
-        _size(host_capacity, "host_capacity"),
-        _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
+        *_device(profile, semantics, host_capacity, frees_at),
     )
     return json.loads(document)
 
@@ -163,14 +170,7 @@ def diff(
         _path(new, "new"),
         configs,
         _size(granule, "granule"),
-        _path(
-            profile,
-            "profile",
-            "a profile's name ('nvidia', 'pocl', 'exact') or a profile file's path",
-        ),
-        _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
-        _size(host_capacity, "host_capacity"),
-        _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
+        *_device(profile, semantics, host_capacity, frees_at),
         _text(max_growth, "max_growth", "a percentage such as '5%'"),
     )
     return json.loads(document)
