@@ -24,36 +24,30 @@ trap 'rm -f "$tmp"' EXIT
 {
   echo "# Written by fuzz/oss-fuzz/sources.sh from bazel query; do not edit."
   for f in "${FUZZERS[@]}"; do
-    labels="$(bazel query "deps(//fuzz:$f)" --output=label 2>/dev/null)" || {
+    # One query: each label with its kind ("source file //pkg:x.cc", "genrule rule //pkg:name").
+    deps="$(bazel query "deps(//fuzz:$f) except filter('^@', deps(//fuzz:$f))" \
+      --output=label_kind 2>/dev/null)" || {
       echo "sources.sh: bazel query deps(//fuzz:$f) failed" >&2
       exit 1
     }
     files=()
     # Generated sources come from genrules; build.sh makes the two it knows.
     while IFS= read -r rule; do
-      if [[ "$rule" == //device_model:builtin_profiles_cc ]]; then
-        files+=("@builtin_profiles")
-      elif [[ "$rule" == //tools/replay:html_page_js ]]; then
-        files+=("@html_page_js")
-      else
-        echo "sources.sh: $f needs $rule, a generated source build.sh does not make" >&2
-        exit 1
-      fi
-    done < <(bazel query "kind(genrule, deps(//fuzz:$f)) except filter('^@', deps(//fuzz:$f))" \
-      --output=label 2>/dev/null)
+      case "$rule" in
+        //device_model:builtin_profiles_cc) files+=("@builtin_profiles") ;;
+        //tools/replay:html_page_js) files+=("@html_page_js") ;;
+        *)
+          echo "sources.sh: $f needs $rule, a generated source build.sh does not make" >&2
+          exit 1
+          ;;
+      esac
+    done < <(sed -n 's|^genrule rule ||p' <<<"$deps")
     while IFS= read -r label; do
       path="${label#//}"
       path="${path/://}"
       path="${path#/}"  # a label in the root package: //:x -> x
-      if [[ "$path" == fuzz/replay_main.cc ]]; then
-        continue
-      elif [[ -f "$path" ]]; then
-        files+=("$path")
-      else
-        echo "sources.sh: $f needs $label, a generated source build.sh does not make" >&2
-        exit 1
-      fi
-    done < <(grep -E '^//[^@]*\.(cc|c)$' <<<"$labels" | sort)
+      [[ "$path" == fuzz/replay_main.cc ]] || files+=("$path")
+    done < <(sed -n 's|^source file //|//|p' <<<"$deps" | grep -E '\.(cc|c)$' | sort)
     echo "$f: ${files[*]}"
   done
 } >"$tmp"
