@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # real_program.sh's own behaviour, with no program run: bad usage exits 2, a program that is not
 # installed is "skipped: PROGRAM not installed" (exit 0), and piglit_compare.py passes the expected
-# differences and fails on any other, or on an expected one that is gone.
-#   real_program_script_test.sh REAL_PROGRAM_SH PIGLIT_COMPARE_PY
+# differences and fails on any other, or on an expected one that is gone. launch_latency.sh's bad
+# usage exits 2 with its reason.
+#   real_program_script_test.sh REAL_PROGRAM_SH PIGLIT_COMPARE_PY LAUNCH_LATENCY_SH
 source "$(dirname "$0")/../testing/test_lib.sh" || exit 1  # fail, die, finish
-script="$1" compare="$2"
+script="$1" compare="$2" latency="$3"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 touch "$tmp/libmockcl.so"
@@ -16,6 +17,16 @@ bash "$script" doom "$tmp/libmockcl.so" >/dev/null 2>&1
 [[ $? == 2 ]] || fail "an unknown program: not exit 2"
 bash "$script" clpeak "$tmp/nothing.so" >/dev/null 2>&1
 [[ $? == 2 ]] || fail "a missing libmockcl.so: not exit 2"
+got="$(bash "$latency" 2>&1)"
+[[ $? == 2 && "$got" == *"no libmockcl.so at ''"* ]] || fail "launch_latency.sh, no arguments: '$got'"
+got="$(bash "$latency" "$tmp/nothing.so" 2>&1)"
+[[ $? == 2 && "$got" == *"no libmockcl.so at '$tmp/nothing.so'"* ]] ||
+  fail "launch_latency.sh, a missing libmockcl.so: '$got'"
+for runs in 0 -3 x 1.5; do
+  got="$(bash "$latency" "$tmp/libmockcl.so" "$runs" 2>&1)"
+  [[ $? == 2 && "$got" == *"RUNS '$runs' is not a positive number"* ]] ||
+    fail "launch_latency.sh, RUNS $runs: '$got'"
+done
 # A PATH without the program (only what the script needs before its check).
 mkdir -p "$tmp/bin"
 ln -s "$(command -v dirname)" "$tmp/bin/dirname"
