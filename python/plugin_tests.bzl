@@ -45,9 +45,9 @@ def clpool_plugin_test(name, test = "pytest_plugin_test", pyopencl_site = None, 
     _plugin_sh_test(name, "//python:tests/run_plugin_test.sh", "//python:tests/%s.py" % test, [],
                     pyopencl_site, size, tags)
 
-def clpool_plugin_example_test(name, pyopencl_site = None):
+def clpool_plugin_example_test(name, pyopencl_site = None, tags = []):
     """examples/ci/python/example_test.sh: the example library's suite under the plugin, buggy
-    and fixed, and clpool_replay --diff of the two sessions."""
+    and fixed, and clpool_replay --diff of the two sessions. tags: added to the sh_test's."""
     _plugin_sh_test(name, "//examples/ci:python/example_test.sh",
                     "//examples/ci:python/tests/test_imagelib.py", ["//examples/ci:python_example"],
-                    pyopencl_site)
+                    pyopencl_site, tags = tags)

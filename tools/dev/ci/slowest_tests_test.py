@@ -19,6 +19,15 @@ def event(label, millis, status="PASSED"):
     )
 
 
+def completed(label, timeout):
+    return json.dumps(
+        {
+            "id": {"targetCompleted": {"label": label}},
+            "completed": {"success": True, "testTimeoutSeconds": str(timeout)},
+        }
+    )
+
+
 def run(*args):
     return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
 
@@ -48,6 +57,37 @@ class SlowestTestsTest(unittest.TestCase):
                 "      90.0 s  default   //a:slow  FAILED",
                 "       5.0 s  asan      //a:fast  PASSED",
             ],
+        )
+
+    def test_attempts_past_half_their_timeout_are_listed(self):
+        default = self.bep(
+            [
+                event("//a:small_but_slow", 40000),
+                completed("//a:small_but_slow", 60),
+                event("//a:large", 100000),
+                completed("//a:large", 900),
+            ]
+        )
+        asan = self.bep([event("//a:large", 500000), completed("//a:large", 900)])
+        r = run(f"default={default}", f"asan={asan}")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        i = lines.index("2 tests past half their timeout (give them a larger size, or split them):")
+        self.assertEqual(
+            lines[i + 1 :],
+            [
+                "      40.0 s of    60 s  default   //a:small_but_slow  PASSED",
+                "     500.0 s of   900 s  asan      //a:large  PASSED",
+            ],
+        )
+
+    def test_within_half_names_the_closest(self):
+        default = self.bep([event("//a:t", 20000), completed("//a:t", 60), event("//a:u", 1000)])
+        r = run(f"default={default}")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(
+            r.stdout.splitlines()[-1],
+            "every test within half its timeout; closest: //a:t (default) 20.0 s of 60 s",
         )
 
     def test_a_missing_file_is_named_and_left_out(self):
