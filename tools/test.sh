@@ -13,8 +13,10 @@
 #   2b. tools/build_defs/memory_test_test.sh the Bazel rule clpool_memory_test from a workspace of
 #                                             its own: examples/ci/cc's tests pass and fail as
 #                                             they should
-#   3. tools/dev/ci/sanitizers.sh 30 2        the suite under ASan + UBSan, the concurrency tests
-#                                             under TSan, and a 30 s smoke of every fuzzer
+#   3. tools/dev/ci/sanitizers.sh 15 2        the suite under ASan + UBSan (but the tests tagged
+#                                             no_asan, CONTRIBUTING.md), the concurrency tests
+#                                             under TSan, and a 15 s smoke of every fuzzer (longer
+#                                             campaigns: tools/dev/fuzz/fuzz.sh)
 #   4. tools/dev/cts/run_cts.sh               the Khronos OpenCL-CTS subset on POCL and on mockcl
 #                                             when CLPOOL_CTS_SRC names a checkout (else one
 #                                             "skipped" line; see tools/dev/cts/README.md)
@@ -93,7 +95,7 @@ if [[ "${QUICK:-0}" == 1 ]]; then
 fi
 step "2 install_test.sh" bash tools/install_test.sh
 step "2b memory_test_test.sh" bash tools/build_defs/memory_test_test.sh
-step "3 sanitizers.sh" bash tools/dev/ci/sanitizers.sh 30 2
+step "3 sanitizers.sh" bash tools/dev/ci/sanitizers.sh 15 2
 step "4 run_cts.sh" bash tools/dev/cts/run_cts.sh
 step "5 run_pyopencl_suite.sh" bash python/pyopencl_suite/run_pyopencl_suite.sh --device pocl --pool clpool
 step "6 ci_pyopencl2026_suite.sh" bash python/compat/ci_pyopencl2026_suite.sh

@@ -6,10 +6,11 @@
 #   1. bazel test --config=asan //...                       the full suite under ASan + UBSan (g++)
 #   2. bazel test --config=tsan --build_tests_only --test_tag_filters=concurrency //...
 #                                                           only the tests tagged "concurrency"
-#   3. tools/dev/fuzz/fuzz.sh all FUZZ_SECONDS FUZZ_JOBS             a bounded smoke of every fuzzer
-#      (default 30 s each, 2 at a time), clang 14 + libFuzzer + ASan + UBSan: the seven fuzzers
-#      of //fuzz (pool_ops, pool_ops_deep, pool_ops_high_lb, config_parsers, trace_parsers,
-#      pool_mockcl, svm_ordering), found by their "fuzzer" tag: 4 x FUZZ_SECONDS plus the build
+#   3. tools/dev/fuzz/fuzz.sh all FUZZ_SECONDS FUZZ_JOBS   a bounded smoke of every fuzzer
+#      (default 30 s each, 2 at a time; CI gives 15), clang 14 + libFuzzer + ASan + UBSan: the eight
+#      fuzzers of //fuzz (pool_ops, pool_ops_deep, pool_ops_high_lb, config_parsers, trace_parsers,
+#      kernel_signature, pool_mockcl, svm_ordering), found by their "fuzzer" tag: 4 x FUZZ_SECONDS
+#      plus the build
 #
 # Every step runs even if an earlier one fails; the exit status is 1 if any failed. Prints how long
 # each step took (figures measured on the 2-core development machine are in fuzz/README.md).
