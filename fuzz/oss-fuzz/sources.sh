@@ -9,13 +9,13 @@
 # build.sh generates itself). fuzz/replay_main.cc, the corpus-replay
 # main of the Bazel build, is left out: the engine brings its own main.
 set -euo pipefail
-cd "$(git rev-parse --show-toplevel)"
 check=0
-case "${1:-}" in
-  "") ;;
-  --check) check=1 ;;
-  *) echo "usage: fuzz/oss-fuzz/sources.sh [--check]" >&2; exit 2 ;;
+case "$#:${1:-}" in
+  0:) ;;
+  1:--check) check=1 ;;
+  *) echo "sources.sh: unexpected arguments: $*; usage: fuzz/oss-fuzz/sources.sh [--check]" >&2; exit 2 ;;
 esac
+cd "$(git rev-parse --show-toplevel)"
 FUZZERS=(pool_ops_fuzzer pool_ops_deep_fuzzer pool_ops_high_lb_fuzzer config_parsers_fuzzer
   trace_parsers_fuzzer kernel_signature_fuzzer pool_mockcl_fuzzer svm_ordering_fuzzer)
 out="fuzz/oss-fuzz/sources.txt"
