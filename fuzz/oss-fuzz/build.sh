@@ -14,8 +14,8 @@
 #   CXXFLAGS="-fsanitize=address,fuzzer-no-link" LIB_FUZZING_ENGINE=-fsanitize=fuzzer \
 #   OUT=/tmp/ossfuzz-out bash fuzz/oss-fuzz/build.sh
 #
-# To add a fuzzer: its clpool_fuzzer() in fuzz/BUILD, its name in sources.sh (then run it), and
-# a line in FUZZERS below.
+# To add a fuzzer: its clpool_fuzzer() in fuzz/BUILD, a line in FUZZERS below, then run sources.sh
+# (it fails on a fuzzer of //fuzz that has no line here).
 set -euo pipefail
 
 : "${CC:=clang}" "${CXX:=clang++}" "${CFLAGS:=}" "${CXXFLAGS:=}"

@@ -7,7 +7,9 @@
 # A line: NAME: FILE... (repository paths; @builtin_profiles and @html_page_js are the two
 # generated sources, device_model's built-in profiles and the replay page's script, which
 # build.sh generates itself). fuzz/replay_main.cc, the corpus-replay
-# main of the Bazel build, is left out: the engine brings its own main.
+# main of the Bazel build, is left out: the engine brings its own main. The fuzzers are those
+# tagged "fuzzer" in //fuzz, found as tools/dev/fuzz/fuzz.sh finds them; each must have its line in
+# build.sh's FUZZERS (its flags), or both modes fail naming it.
 set -euo pipefail
 check=0
 case "$#:${1:-}" in
@@ -16,8 +18,15 @@ case "$#:${1:-}" in
   *) echo "sources.sh: unexpected arguments: $*; usage: fuzz/oss-fuzz/sources.sh [--check]" >&2; exit 2 ;;
 esac
 cd "$(git rev-parse --show-toplevel)"
-FUZZERS=(pool_ops_fuzzer pool_ops_deep_fuzzer pool_ops_high_lb_fuzzer config_parsers_fuzzer
-  trace_parsers_fuzzer kernel_signature_fuzzer pool_mockcl_fuzzer svm_ordering_fuzzer)
+mapfile -t FUZZERS < <(bazel query --noshow_progress 'attr(tags, "\bfuzzer\b", //fuzz/...)' \
+  2>/dev/null | sed 's#^//fuzz:##' | sort)
+((${#FUZZERS[@]})) || { echo "sources.sh: bazel query found no fuzzer tagged \"fuzzer\" in //fuzz" >&2; exit 1; }
+for f in "${FUZZERS[@]}"; do
+  grep -q "^  \"$f|" fuzz/oss-fuzz/build.sh || {
+    echo "sources.sh: $f has no line in fuzz/oss-fuzz/build.sh's FUZZERS" >&2
+    exit 1
+  }
+done
 out="fuzz/oss-fuzz/sources.txt"
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
