@@ -17,21 +17,23 @@ command -v clpeak >/dev/null || { echo "skipped: clpeak not installed (apt-get i
 [[ -f /etc/OpenCL/vendors/pocl.icd ]] || { echo "skipped: pocl-opencl-icd not installed"; exit 0; }
 # shellcheck source=tools/dev/testing/test_lib.sh
 source "$here/../testing/test_lib.sh"  # mockcl_icd
-work="$(mktemp -d "${TMPDIR:-/tmp}/launch_latency.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-mockcl_icd "$work/vendors-mock" "$so"
+# shellcheck source=tools/dev/real_programs/programs.sh
+source "$here/programs.sh"  # clpeak_figure, which reads $out/NAME.out
+out="$(mktemp -d "${TMPDIR:-/tmp}/launch_latency.XXXXXX")"
+trap 'rm -rf "$out"' EXIT
+mockcl_icd "$out/vendors-mock" "$so"
 # latency VENDORS [VAR=VALUE...]: one clpeak --kernel-latency run; prints its figure in us.
 latency() {
   local vendors="$1"
   shift
-  env OCL_ICD_VENDORS="$vendors" "$@" clpeak --kernel-latency 2>&1 |
-    sed -n 's/.*[Ll]atency *: *\([0-9.]*\) *us.*/\1/p' | head -n 1
+  env OCL_ICD_VENDORS="$vendors" "$@" clpeak --kernel-latency >"$out/run.out" 2>&1 || true
+  clpeak_figure run 'Kernel launch latency'
 }
 pocl=() mock=()
 echo "run  POCL (us)  mockcl (us)  load"
 for ((i = 1; i <= runs; i++)); do
   p="$(latency /etc/OpenCL/vendors/pocl.icd)"
-  m="$(latency "$work/vendors-mock/mockcl.icd" MOCKCL_BACKING=pocl "MOCKCL_DEVICES=${MOCKCL_DEVICES:-gpu-1g}")"
+  m="$(latency "$out/vendors-mock/mockcl.icd" MOCKCL_BACKING=pocl "MOCKCL_DEVICES=${MOCKCL_DEVICES:-gpu-1g}")"
   [[ -n "$p" && -n "$m" ]] || { echo "launch_latency.sh: run $i printed no figure (POCL '$p', mockcl '$m')" >&2; exit 1; }
   pocl+=("$p") mock+=("$m")
   printf '%3d  %9s  %11s  %s\n' "$i" "$p" "$m" "$(cut -d' ' -f1 /proc/loadavg)"
