@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -146,6 +147,9 @@ class device_backend {
   // Called after each replay: throws device_untrusted when that replay's answer cannot be
   // trusted (the device changed under it).
   virtual void after_replay() {}
+  // After after_replay(): a real device's account of that replay's start; nothing for a
+  // simulated one.
+  virtual std::optional<replay_start> last_replay_start() const { return std::nullopt; }
 };
 
 // simulated_devices, one per replay: `prototype` with the capacity asked for.

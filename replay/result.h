@@ -235,10 +235,28 @@ struct min_capacity_result {
 
 // One configuration's results: the replay at the requested capacity (if one was given) and the
 // minimum capacity search (if one was asked for).
+// A real device's own account of how the last replay started, once the ballast that leaves its
+// capacity free was placed: what its free-memory query said (where it has one), and what a fill
+// up to one byte over the capacity took before the device refused it. On a device that commits
+// memory in pages these can differ from the capacity asked for by up to a page.
+struct replay_start {
+  std::uint64_t free_at_start = 0;  // before the ballast, with a context open (measured_device's)
+  std::optional<std::uint64_t> free_queried;
+  std::uint64_t fill_accepted = 0;
+};
+
+// One replay of --trials: its capacity, and where it ran out (nothing: it replayed cleanly).
+struct capacity_trial {
+  std::uint64_t capacity = 0;
+  std::optional<oom_point> oom;
+  std::optional<replay_start> device_start;  // a real device's account
+};
+
 struct config_result {
   replay_config config;
   std::optional<replay_report> replay;
   std::optional<min_capacity_result> min_capacity;
+  std::vector<capacity_trial> trials;  // --trials, in increasing capacity; empty without it
 };
 
 }  // namespace clpool::replay

@@ -192,6 +192,27 @@ nlohmann::json to_json(const std::vector<config_result>& results, const std::str
     c["config"] = to_string(res.config);
     c["replay"] = res.replay ? to_json(*res.replay) : nlohmann::json(nullptr);
     c["min_capacity"] = res.min_capacity ? to_json(*res.min_capacity) : nlohmann::json(nullptr);
+    if (!res.trials.empty()) {
+      nlohmann::json& trials = c["trials"] = nlohmann::json::array();
+      for (const capacity_trial& t : res.trials) {
+        nlohmann::json one = {{"capacity", t.capacity}, {"ok", !t.oom}};
+        if (t.device_start) {
+          one["device_free_bytes"] = t.device_start->free_queried
+                                         ? nlohmann::json(*t.device_start->free_queried)
+                                         : nlohmann::json(nullptr);
+          one["fill_accepted_bytes"] = t.device_start->fill_accepted;
+          one["device_free_at_start_bytes"] = t.device_start->free_at_start;
+        }
+        if (t.oom) {
+          one["oom"] = {{"event_index", t.oom->event_index},
+                        {"requested_bytes", t.oom->requested_bytes},
+                        {"rounded_bytes", t.oom->rounded_bytes},
+                        {"cause", std::string(to_string(t.oom->site))},
+                        {"device_used_bytes", t.oom->device_used_bytes}};
+        }
+        trials.push_back(std::move(one));
+      }
+    }
     j["results"].push_back(std::move(c));
   }
   return j;

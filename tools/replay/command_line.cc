@@ -155,6 +155,12 @@ void add_pool_options(CLI::App& app, command_line& cl, given_options& given) {
       "find by bisection the smallest capacity (a multiple of --granule) that replays with "
       "no out-of-memory, for each configuration");
   app.add_option("--granule", cl.granule_text, "resolution of --min-capacity (default 1MiB)");
+  app.add_option(
+      "--trials", cl.trials_text,
+      "LO:HI:STEP: replay each configuration at every capacity from LO to HI in steps of STEP "
+      "(e.g. 80MiB:96MiB:64KiB), and report each trial's result and first failing allocation: "
+      "how the boundary looks near a minimum capacity, trial by trial, to compare devices "
+      "(at most 10000 trials)");
   auto* cmp_opt = app.add_option("--compare", cl.compare,
                                  "replay several configurations side by side, e.g. --compare "
                                  "nopool pool:lb=4 pool:lb=2,trim-ratio=0.5")

@@ -37,6 +37,7 @@ struct command_line {
   bool peak = false;                        // --peak
   std::vector<std::string> diff_paths;      // --diff OLD NEW (diff_command.h)
   std::string max_growth_text;              // --max-growth, with --diff
+  std::string trials_text;                  // --trials LO:HI:STEP
 };
 
 // Parses argv. Returns the exit code when parsing ends the run (--help: 0 after printing it; a

@@ -42,6 +42,7 @@ namespace trace = clpool::trace;
 constexpr int exit_clean = clpool::common::exit_ok;
 constexpr int exit_oom = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
+using clpool::common::format_bytes_exact;
 using clpool::common::size_option;
 using clpool::common::usage_error;
 
@@ -71,6 +72,7 @@ struct plan {
   std::optional<std::uint64_t> capacity;
   bool min_capacity = false;
   std::uint64_t granule = 0;
+  std::vector<std::uint64_t> trials;  // --trials: the capacities, increasing
   std::vector<replay_config> configs;
   std::unique_ptr<device_backend> backend;
   std::vector<output_request> outputs;
@@ -87,7 +89,7 @@ struct plan {
 
   // Full replays: one per configuration at --capacity, plus a search per configuration.
   std::size_t passes() const {
-    return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0));
+    return configs.size() * ((capacity ? 1 : 0) + (min_capacity ? 1 : 0) + trials.size());
   }
   bool needs_timeline() const {
     for (const output_request& o : outputs) {
@@ -114,6 +116,33 @@ std::vector<replay_config> configurations(const command_line& cl) {
     c.trim.max_held_bytes = size_option(cl.trim_max_held_text, "--trim-max-held");
   if (cl.trim_ratio_given) c.trim.max_held_to_active_ratio = cl.trim_ratio;
   return {c};
+}
+
+// --trials LO:HI:STEP: LO, LO + STEP, ... up to HI (HI itself when STEP divides HI - LO).
+constexpr std::uint64_t max_trials = 10000;
+std::vector<std::uint64_t> parse_trials(const std::string& text) {
+  const std::size_t a = text.find(':');
+  const std::size_t b = a == std::string::npos ? a : text.find(':', a + 1);
+  if (b == std::string::npos || text.find(':', b + 1) != std::string::npos) {
+    throw usage_error("--trials: '" + clpool::common::escape_text(text) +
+                      "' is not LO:HI:STEP (e.g. 80MiB:96MiB:64KiB)");
+  }
+  const std::uint64_t lo =
+      size_option(text.substr(0, a), "--trials LO", {.device = true, .positive = true});
+  const std::uint64_t hi =
+      size_option(text.substr(a + 1, b - a - 1), "--trials HI", {.device = true, .positive = true});
+  const std::uint64_t step = size_option(text.substr(b + 1), "--trials STEP", {.positive = true});
+  if (hi < lo)
+    throw usage_error("--trials: HI (" + std::to_string(hi) + ") is below LO (" +
+                      std::to_string(lo) + ")");
+  const std::uint64_t count = (hi - lo) / step + 1;
+  if (count > max_trials) {
+    throw usage_error("--trials: " + std::to_string(count) + " trials; at most " +
+                      std::to_string(max_trials) + " (a larger STEP or a narrower range)");
+  }
+  std::vector<std::uint64_t> caps;
+  for (std::uint64_t i = 0; i < count; ++i) caps.push_back(lo + i * step);
+  return caps;
 }
 
 // Step 2: every check that needs no replay, in the order a user would fix them.
@@ -155,6 +184,7 @@ plan validate(const command_line& cl) {
     p.capacity = size_option(cl.capacity_text, "--capacity", {.device = true, .positive = true});
   }
   p.min_capacity = cl.min_capacity;
+  if (!cl.trials_text.empty()) p.trials = parse_trials(cl.trials_text);
   p.granule = size_option(cl.granule_text, "--granule", {.positive = true});
   check_granule(p.granule, "--granule");
   if (cl.write_format_given && cl.write_trace_path.empty()) {
@@ -172,8 +202,9 @@ plan validate(const command_line& cl) {
     ins.push_back({"--profile", cl.profile_text});
   if (!cl.mockcl_so.empty()) ins.push_back({"--mockcl-so", cl.mockcl_so});
   refuse_clobbering(ins, outs);
-  if (!p.capacity && !p.min_capacity && p.write_trace_path.empty()) {
-    throw usage_error("--capacity is required (or use --min-capacity to find one)");
+  if (!p.capacity && !p.min_capacity && p.trials.empty() && p.write_trace_path.empty()) {
+    throw usage_error(
+        "--capacity is required (or use --min-capacity to find one, or --trials for several)");
   }
   if (!std::isfinite(cl.trim_ratio) || (cl.trim_ratio_given && cl.trim_ratio < 0)) {
     throw usage_error("--trim-ratio: must be a finite number >= 0");
@@ -183,7 +214,7 @@ plan validate(const command_line& cl) {
   if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
       (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty())) {
     throw usage_error(
-        "standard input can be read only once; --min-capacity, --compare and "
+        "standard input can be read only once; --min-capacity, --trials, --compare and "
         "--write-trace need a file");
   }
   // Attribute memory to allocation sites when the trace has them (its header says version 2).
@@ -258,6 +289,33 @@ void write_trace(const plan& p) {
   });
 }
 
+// The progress of one replay, `label`, on `printer` (with the whole run's when there are several);
+// nothing when the printer is off. Shows the replay's start at once.
+progress_fn replay_progress(progress_printer& printer, const run_progress& overall,
+                            bool several_replays, const std::string& label) {
+  if (!printer.enabled()) return {};
+  const auto show = [&printer, &overall, several_replays, label](std::uint64_t done,
+                                                                 std::uint64_t total, bool first) {
+    const double fraction =
+        total == 0 ? 0.0 : static_cast<double>(done) / static_cast<double>(total);
+    printer.show(progress_bar(done, total) + " " + label +
+                     (several_replays ? "; " + overall.summary(fraction) : std::string()),
+                 first);
+  };
+  show(0, 1, true);
+  return [show](std::uint64_t done, std::uint64_t total) { show(done, total, false); };
+}
+
+// --trials above what a real device has free: refused before any replay.
+void check_trials_fit(const plan& p) {
+  const std::uint64_t largest = p.backend->largest_capacity();
+  if (!p.trials.empty() && largest != 0 && p.trials.back() > largest) {
+    throw usage_error("--trials: " + format_bytes_exact(p.trials.back()) +
+                      " is more than the device can offer (" + format_bytes_exact(largest) +
+                      " free)");
+  }
+}
+
 // Step 3: every configuration at --capacity and/or searched, with progress on stderr.
 run_output replay_all(plan& p) {
   progress_printer printer(p.progress, stderr);
@@ -273,19 +331,7 @@ run_output replay_all(plan& p) {
     options.library_patterns = p.library_patterns;
     options.frees_at = p.frees_at;
     options.site_frames = p.site_frames;
-    progress_fn progress;
-    if (printer.enabled()) {
-      const auto show = [&printer, &overall, several_replays, label](
-                            std::uint64_t done, std::uint64_t total, bool first) {
-        const double fraction =
-            total == 0 ? 0.0 : static_cast<double>(done) / static_cast<double>(total);
-        printer.show(progress_bar(done, total) + " " + label +
-                         (several_replays ? "; " + overall.summary(fraction) : std::string()),
-                     first);
-      };
-      show(0, 1, true);
-      progress = [show](std::uint64_t done, std::uint64_t total) { show(done, total, false); };
-    }
+    const progress_fn progress = replay_progress(printer, overall, several_replays, label);
     replay_report r = p.in.with_source([&](auto& source) {
       return replay_stream(source, c, p.backend->open(cap), options, progress);
     });
@@ -300,6 +346,7 @@ run_output replay_all(plan& p) {
   out.trace_path = p.in.rmm_path.empty() ? p.in.trace_path : std::string();
   out.full_stacks = p.full_stacks;
   p.backend->check_device();
+  check_trials_fit(p);
   const bool picture = p.needs_timeline();
   bool any_oom = false;
   for (std::size_t i = 0; i < p.configs.size(); ++i) {
@@ -332,6 +379,13 @@ run_output replay_all(plan& p) {
           p.granule, p.backend->largest_capacity(),
           [&](std::uint64_t left) { overall.start_replay(i, left); });
       any_oom |= !res.min_capacity->found;
+    }
+    if (!p.trials.empty()) overall.start_replay(i, p.trials.size());
+    for (const std::uint64_t cap : p.trials) {
+      replay_report r =
+          replay_once(p.configs[i], cap, false, name + " trial at " + format_bytes_exact(cap));
+      res.trials.push_back({cap, r.oom, p.backend->last_replay_start()});
+      any_oom |= !r.ok();
     }
     out.results.push_back(std::move(res));
   }

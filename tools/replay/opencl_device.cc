@@ -28,6 +28,7 @@ using replay::device_untrusted;
 using replay::format_bytes_exact;
 using replay::measured_device;
 using replay::replay_device;
+using replay::replay_start;
 
 namespace {
 
@@ -64,6 +65,7 @@ struct opened_device {
 // What the device accepted after a replay's ballast, before and after the replay.
 struct replay_check {
   fill_result before, after;
+  std::optional<std::uint64_t> free_queried;  // after the ballast and the first fill
   bool after_done = false;
   std::string after_error;  // the end check could not run
 };
@@ -102,6 +104,7 @@ class opencl_device final : public cl_block_device {
           "would run on more than --capacity. Rerun when nothing else uses the device. " + instead);
     }
     if (dev.query) baseline_free_ = dev.query();
+    check_->free_queried = baseline_free_;
   }
 
   ~opencl_device() override {
@@ -258,6 +261,9 @@ class opencl_device_backend final : public device_backend {
     if (!check_) return;
     const replay_check c = *check_;
     check_.reset();
+    last_start_ = replay_start{.free_at_start = dev_.free_at_start,
+                               .free_queried = c.free_queried,
+                               .fill_accepted = c.before.accepted};
     if (!c.after_done) {
       throw device_untrusted("--device opencl: the device could not be checked after the replay (" +
                              c.after_error + "), so its answer cannot be trusted. " + instead);
@@ -275,12 +281,15 @@ class opencl_device_backend final : public device_backend {
     }
   }
 
+  std::optional<replay_start> last_replay_start() const override { return last_start_; }
+
  private:
   opened_device dev_;
   backend_options options_;
   bool semantics_given_;
   std::optional<fill_result> whole_;
   std::optional<replay_check> check_;
+  std::optional<replay_start> last_start_;
 };
 
 }  // namespace

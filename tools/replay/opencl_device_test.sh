@@ -103,6 +103,20 @@ expect 2 "--mockcl-so needs --device mockcl" --device opencl --mockcl-so "$SO" -
 expect 2 "--profile cannot be used with --device opencl" --device opencl --profile nvidia --capacity 64MiB
 expect 2 "--profile cannot be used with --device opencl" --device opencl --profile exact --min-capacity
 
+# --trials on a real device: each trial carries the device's own account of its start (its free
+# memory query, and what a fill up to one byte over the capacity took), which on a device that
+# commits whole 2 MiB pages is the capacity rounded down to a page, and in the text too.
+real_free() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-1g:profile=nvidia,free_query=amd" "$BIN" --no-progress "$@"; }
+real_free "$TR" --device opencl --no-pool --trials 100MiB:101MiB:512KiB --json > "$T/trials.json" 2>/dev/null
+got="$(python3 -c 'import json,sys; print([(t["capacity"], t["device_free_bytes"], t["fill_accepted_bytes"] > 0, t["device_free_at_start_bytes"]) for t in json.load(open(sys.argv[1]))["results"][0]["trials"]])' "$T/trials.json")"
+want="[(104857600, 104857600, True, 1073741824), (105381888, 104857600, True, 1073741824), (105906176, 104857600, True, 1073741824)]"
+[[ "$got" == "$want" ]] && echo "ok: trials carry the device's free memory" || fail "trials on opencl: $got, want $want"
+out="$(real_free "$TR" --device opencl --no-pool --trials 100MiB:100MiB:1MiB 2>/dev/null)"
+[[ "$out" == *"100 MiB (104857600 bytes; the device said 104857600 free; a fill took "* ]] &&
+  echo "ok: trials text names the device's free memory" || { fail "trials text:"; echo "$out" | head -5; }
+# A range above what the device has free is refused before any replay.
+expect_run 2 "--trials: 2 GiB is more than the device can offer" real "$TR" --device opencl --trials 1GiB:2GiB:1GiB
+
 # A device that does not enforce its memory is refused before any replay, with what to do instead:
 # POCL (its memory is the host's), for a replay and for a search alike.
 if [[ -r /etc/OpenCL/vendors/pocl.icd ]]; then

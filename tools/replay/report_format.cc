@@ -344,6 +344,7 @@ std::string format_text(const config_result& result, const std::string& input, b
     peak_and_end_text(out, r, full_stacks);
   }
   if (result.min_capacity) min_capacity_text(out, result);
+  if (!result.trials.empty()) out << format_trials_text(result);
   return out.str();
 }
 
@@ -408,6 +409,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
       add(c, "minimum capacity",
           res.min_capacity->found ? format_bytes_exact(res.min_capacity->capacity) : "none");
     }
+    if (!res.trials.empty()) add(c, "trials clean", trials_clean_text(res));
   }
   std::vector<std::size_t> width(cols.size() + 1, 0);
   for (const auto& l : labels) width[0] = std::max(width[0], l.size());
@@ -443,6 +445,10 @@ std::string format_table(const std::vector<config_result>& results, const std::s
       out << "minimum capacity of " << to_string(res.config)
           << ": none: " << res.min_capacity->why_not << "\n";
     }
+  }
+  for (const config_result& res : results) {
+    if (res.trials.empty()) continue;
+    out << "\n" << to_string(res.config) << " " << format_trials_text(res);
   }
   return out.str();
 }

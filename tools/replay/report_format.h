@@ -44,6 +44,12 @@ std::string frees_at_text(const replay::replay_report& r);
 std::string format_text(const replay::config_result& result, const std::string& input,
                         bool full_stacks = false);
 
+// --trials (config_result::trials): how many were clean, where the result changes, then one line
+// per trial ("279168 KiB (285868032 bytes): clean"; on a real device with its own account of the
+// trial's start); and the table's "65 of 129".
+std::string format_trials_text(const replay::config_result& result);
+std::string trials_clean_text(const replay::config_result& result);
+
 // A table with one column per configuration (for --compare).
 std::string format_table(const std::vector<replay::config_result>& results,
                          const std::string& input);
