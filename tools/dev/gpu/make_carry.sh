@@ -14,6 +14,7 @@ cd "$(dirname "$0")/../../.."
 DEST=$1
 TARGETS=(
   //tools/probe:clpool_probe
+  //tools/probe:clpool_first_use
   //tools/replay:clpool_replay
   //mockcl:libmockcl.so
   //tools/layer:libclpool_layer.so
@@ -28,6 +29,9 @@ TARGETS=(
   //pool/opencl:pool_front_test
   //pool/opencl:bench
   //mockcl:consistency_check
+  //tools/record:clpool
+  //examples/oom_sweep:stage
+  //examples/oom_sweep:stage_unchecked
 )
 bazel build -c opt --dynamic_mode=off --jobs="${JOBS:-2}" "${TARGETS[@]}"
 BB=$(bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
@@ -36,6 +40,7 @@ rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/data" "$DEST/py"
 put() { install -m 755 "$1" "$2"; strip --strip-unneeded "$2"; }
 put "$BB/tools/probe/clpool_probe" "$DEST/bin/clpool_probe"
+put "$BB/tools/probe/clpool_first_use" "$DEST/bin/clpool_first_use"
 put "$BB/tools/replay/clpool_replay" "$DEST/bin/clpool_replay"
 put "$BB/tools/layer/testing/layer_driver" "$DEST/bin/layer_driver"
 put "$BB/tools/layer/testing/layer_bench" "$DEST/bin/layer_bench"
@@ -46,14 +51,22 @@ for t in allocators_test buffer_pool_test svm_pool_test host_pinned_pool_test po
 done
 put "$BB/pool/opencl/bench" "$DEST/bin/pool_opencl_bench"
 put "$BB/mockcl/consistency_check" "$DEST/bin/consistency_check"
+put "$BB/tools/record/clpool" "$DEST/bin/clpool"
+# Not stripped: clpool sweep names the program's functions in its report (-rdynamic keeps them).
+install -m 755 "$BB/examples/oom_sweep/stage" "$DEST/bin/stage"
+install -m 755 "$BB/examples/oom_sweep/stage_unchecked" "$DEST/bin/stage_unchecked"
 put "$BB/mockcl/libmockcl.so" "$DEST/lib/libmockcl.so"
 put "$BB/tools/layer/libclpool_layer.so" "$DEST/lib/libclpool_layer.so"
 for l in libOpenCL.so.1 libbenchmark.so.1debian libunwind.so.8; do
   install -m 644 "$(readlink -f "/usr/lib/x86_64-linux-gnu/$l")" "$DEST/lib/$l"
 done
 cp tools/replay/examples/pyopencl_layer.trace tools/replay/examples/fragmentation.trace "$DEST/data/"
+mkdir -p "$DEST/data/boundary"
+cp tools/replay/testdata/boundary/*.trace "$DEST/data/boundary/"
 cp device_model/profiles/nvidia.profile "$DEST/data/"
-cp tools/dev/gpu/ballast.py tools/dev/gpu/cl_context_cost.py tools/dev/gpu/compare_profiles.py "$DEST/py/"
+cp tools/dev/gpu/ballast.py tools/dev/gpu/cl_context_cost.py tools/dev/gpu/compare_profiles.py \
+  tools/probe/compare_first_use.py tools/replay/compare_trials.py tools/record/compare_sweeps.py \
+  "$DEST/py/"
 install -m 755 tools/dev/gpu/run_on_gpu.sh "$DEST/run_on_gpu.sh"
 git rev-parse HEAD > "$DEST/COMMIT"
 git status --porcelain >> "$DEST/COMMIT"

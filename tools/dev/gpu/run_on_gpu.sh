@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 35's one GPU session: the probe, real-device replay, the OpenCL tests and the layer's and
-# pool's costs on NVIDIA's OpenCL driver, in one call of at most ~7 minutes.
+# The GPU session: which call reports out-of-memory and the boundary of the nvidia profile (issue
+# 41), the probe, real-device replay, the OpenCL tests and the layer's and pool's costs on NVIDIA's
+# OpenCL driver, in one call of at most ~7 minutes.
 #
 #   bash .gpu/run_on_gpu.sh          # from the repository root on the GPU machine; OUT set by the tool
 #
@@ -10,11 +11,12 @@
 # (GPU_DEADLINE seconds, 400 by default); a failing step never stops the next one. Everything goes
 # to $OUT (at most 8 files, no folders): log.txt (all output), summary.txt (steps, times, exit
 # codes, the key results), results.tar (every step's files, appended as each step ends, so a kill
-# keeps the steps done), measured.profile (the probe's profile) and replay.txt (the replay tables).
+# keeps the steps done), first_use.txt, boundary.txt and sweep.txt (the driver against the
+# models), measured.profile (the probe's profile) and replay.txt (the replay tables).
 #
 # Dry run without a GPU: mockcl plays a GPU that enforces its memory:
 #   GPU_ICD=$PWD/.gpu/lib/libmockcl.so GPU_PLATFORM=mockcl MOCKCL_BACKING=none \
-#   MOCKCL_DEVICES=gpu-4g:profile=nvidia OUT=/tmp/out bash .gpu/run_on_gpu.sh
+#   MOCKCL_DEVICES=gpu-4g:profile=nvidia,free_query=amd OUT=/tmp/out bash .gpu/run_on_gpu.sh
 # (no CUDA there: the ballast and the NVML steps say so and are skipped).
 #
 # Settings (environment):
@@ -25,7 +27,9 @@
 #   GPU_LEAVE_FREE  bytes the CUDA ballast leaves free (default 3 GiB: fragmentation.trace needs
 #                   1.1 GiB, and an OpenCL context takes some of what is free)
 #   GPU_DEADLINE    seconds for the whole script (default 400); steps are cut to fit
-#   GPU_STEPS       which steps to run (default "env ballast probe replay tests bench")
+#   GPU_STEPS       which steps to run (default "env ballast firstuse boundary sweep probe replay
+#                   tests bench"; issue 41's session: GPU_STEPS="env ballast firstuse boundary
+#                   sweep")
 #   GPU_LAYER_TEST  the layer test binary for the scenarios (default layer_mockcl_test; the
 #                   static-destruction scenario runs from layer_pocl_test)
 set -o pipefail
@@ -36,7 +40,7 @@ GPU_ICD=${GPU_ICD:-/usr/local/nvidia/lib64/libnvidia-opencl.so.1}
 GPU_PLATFORM=${GPU_PLATFORM:-NVIDIA}
 GPU_LEAVE_FREE=${GPU_LEAVE_FREE:-3221225472}
 GPU_DEADLINE=${GPU_DEADLINE:-400}
-GPU_STEPS=${GPU_STEPS:-env ballast probe replay tests bench}
+GPU_STEPS=${GPU_STEPS:-env ballast firstuse boundary sweep probe replay tests bench}
 GPU_LAYER_TEST=${GPU_LAYER_TEST:-layer_mockcl_test}
 NVLIB=${NVLIB:-/usr/local/nvidia/lib64}
 RESERVE=12   # seconds kept for packing up
@@ -205,6 +209,107 @@ if want ballast; then
   smi_line
   note "  free after the ballast: $(nvidia_free) B (nvidia-smi)"
   run 30 "context cost (NVML around clCreateContext)" context-cost.txt "$PY" "$G/py/cl_context_cost.py" "$GPU_PLATFORM"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Which call reports out-of-memory (issue 41, item 1): the driver, mockcl with the nvidia profile
+# and the layer's budget with the nvidia profile, each given the same free memory, case by case.
+if want firstuse; then
+  step firstuse 60
+  run 30 "clpool_first_use (the driver)" gpu.tsv clpool_first_use --platform "$GPU_PLATFORM"
+  F=$(sed -n 's/^# free: \([0-9]*\) B.*/\1/p' "$STEP_DIR/gpu.tsv" 2>/dev/null)
+  if [[ -n "$F" ]]; then
+    note "  free memory the cases ran beside: $F B"
+    mkdir -p "$SCRATCH/mockicd"
+    echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
+    # A card with F free whose max alloc is above the buffer under test, as on a large GPU.
+    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none \
+      MOCKCL_DEVICES="gpu:capacity=$F,reported=$((4 * F)),max_alloc=$((2 * F)),profile=nvidia,free_query=amd" \
+      run 30 "clpool_first_use (mockcl, nvidia profile)" mockcl.tsv clpool_first_use
+    OPENCL_LAYERS=$LIB/libclpool_layer.so CLPOOL_LAYER_BUDGET=$F CLPOOL_LAYER_PROFILE=nvidia \
+      run 30 "clpool_first_use (the layer's budget over the driver)" layer.tsv \
+      clpool_first_use --platform "$GPU_PLATFORM" --free "$F"
+    "$PY" "$G/py/compare_first_use.py" driver="$STEP_DIR/gpu.tsv" mockcl="$STEP_DIR/mockcl.tsv" \
+      layer="$STEP_DIR/layer.tsv" | tee "$STEP_DIR/compare.txt"
+    sed -n '/cases differ:\|tables agree/,$p' "$STEP_DIR/compare.txt" | sed 's/^/  /' >> "$SUMMARY"
+    cp "$STEP_DIR/compare.txt" "$OUT/first_use.txt" 2>/dev/null
+  else
+    note "  clpool_first_use printed no free memory: no comparison"
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The boundary (issue 41, item 2): each boundary trace's trials at 64 KiB steps within 8 MiB of
+# the minimum capacity the nvidia profile predicts, on the driver and on mockcl with the nvidia
+# profile played as a real device of the same free memory (--device opencl on both: the same
+# ballast of real buffers leaves each trial's capacity free, and on a device with 2 MiB pages a
+# ballast's last partial page changes what is left, so only two devices behind the same ballast
+# can be compared trial by trial), compared trial by trial (verdict and first failing allocation);
+# and the simulated device's trials beside them (the model without a ballast).
+if want boundary; then
+  step boundary 240
+  : > "$STEP_DIR/compare.txt"
+  mkdir -p "$SCRATCH/mockicd"
+  echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
+  for trace in "$DATA"/boundary/*.trace; do
+    t=$(basename "$trace" .trace)
+    clpool_replay "$trace" --no-progress --no-pool --min-capacity --granule 64KiB \
+      --format json="$STEP_DIR/$t.min.json" > /dev/null 2>&1
+    P=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["min_capacity"]["capacity"])' \
+      "$STEP_DIR/$t.min.json" 2>/dev/null)
+    [[ -z "$P" ]] && { note "  $t: no predicted minimum capacity"; continue; }
+    range="$((P - 8388608)):$((P + 8388608)):64KiB"
+    run 90 "$t: trials on opencl:$GPU_PLATFORM ($range)" "$t.opencl.txt" clpool_replay "$trace" \
+      --progress --no-pool --device "opencl:$GPU_PLATFORM" --trials "$range" \
+      --format json="$STEP_DIR/$t.opencl.json" --format text > /dev/null
+    # The driver's free memory with a context open, before any ballast: the mock device gets it.
+    F=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["trials"][0]["device_free_at_start_bytes"])' \
+      "$STEP_DIR/$t.opencl.json" 2>/dev/null)
+    [[ -z "$F" ]] && { note "  $t: the driver's trials gave no free memory"; continue; }
+    # max_alloc at least 1 GiB: the ballast's chunks are min(max alloc, 1 GiB) on both devices.
+    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none \
+      MOCKCL_DEVICES="gpu:capacity=$F,reported=$F,max_alloc=$F,profile=nvidia,free_query=amd" \
+      run 30 "$t: trials on mockcl played as a device with $F B free" "$t.mock.txt" clpool_replay \
+      "$trace" --no-progress --no-pool --device opencl:mockcl --trials "$range" \
+      --format json="$STEP_DIR/$t.mock.json" --format text > /dev/null
+    run 10 "$t: trials on sim" - clpool_replay "$trace" --no-progress --no-pool \
+      --trials "$range" --format json="$STEP_DIR/$t.sim.json" > /dev/null
+    { echo "== $t (predicted $P B; driver free with a context open $F B)"
+      "$PY" "$G/py/compare_trials.py" model="$STEP_DIR/$t.mock.json" driver="$STEP_DIR/$t.opencl.json" 2>&1
+      echo "-- without the ballast (the simulated device) against the model behind it:"
+      "$PY" "$G/py/compare_trials.py" sim="$STEP_DIR/$t.sim.json" model="$STEP_DIR/$t.mock.json" 2>&1 | head -1
+    } | tee -a "$STEP_DIR/compare.txt"
+    grep -A1 "^== $t " "$STEP_DIR/compare.txt" | tail -1 | sed "s/^/  $t: /" >> "$SUMMARY"
+  done
+  cp "$STEP_DIR/compare.txt" "$OUT/boundary.txt" 2>/dev/null
+fi
+
+# ---------------------------------------------------------------------------------------------
+# An OOM sweep on the driver (issue 41, item 4): clpool sweep fails each failure point of the
+# example program (examples/oom_sweep/stage.c, checked and unchecked builds) through the layer,
+# over NVIDIA's driver and over mockcl with the nvidia profile, and the two reports are compared
+# point by point (verdict, exit code or signal).
+if want sweep; then
+  step sweep 90
+  mkdir -p "$SCRATCH/mockicd"
+  echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
+  : > "$STEP_DIR/compare.txt"
+  for prog in stage stage_unchecked; do
+    run 30 "clpool sweep $prog on the driver" "$prog.driver.txt" clpool sweep --no-gdb \
+      --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-driver-$prog" \
+      --json "$STEP_DIR/$prog.driver.json" -- "$BIN/$prog"
+    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-4g:profile=nvidia \
+      run 30 "clpool sweep $prog on mockcl" "$prog.mockcl.txt" clpool sweep --no-gdb \
+      --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-mockcl-$prog" \
+      --json "$STEP_DIR/$prog.mockcl.json" -- "$BIN/$prog"
+    { echo "== $prog"
+      "$PY" "$G/py/compare_sweeps.py" driver="$STEP_DIR/$prog.driver.json" \
+        mockcl="$STEP_DIR/$prog.mockcl.json" 2>&1
+    } | tee -a "$STEP_DIR/compare.txt"
+  done
+  grep -E "^(== |all [0-9]+ points agree|[0-9]+ of [0-9]+ points differ|  [a-z-]+:[0-9]+: )" \
+    "$STEP_DIR/compare.txt" | sed 's/^/  /' >> "$SUMMARY"
+  cp "$STEP_DIR/compare.txt" "$OUT/sweep.txt" 2>/dev/null
 fi
 
 # ---------------------------------------------------------------------------------------------
