@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # PyOpenCL's own tests with a memory pool as the allocator of every array (pool_plugin.py).
 #
-#   python/pyopencl_suite/run_pyopencl_suite.sh --pyopencl-src DIR|ARCHIVE [--device pocl|mockcl]
-#       [--pool clpool|pyopencl|none] [--files test_array.py,...] [--select EXPR]
-#       [--pyopencl-site DIR] [--mockcl-so PATH] [--site DIR] [--out DIR] [--strict]
+#   python/pyopencl_suite/run_pyopencl_suite.sh --pyopencl-src DIR|ARCHIVE
+#       [--device pocl|mockcl|system] [--pool clpool|pyopencl|none] [--files test_array.py,...]
+#       [--select EXPR] [--pyopencl-site DIR] [--mockcl-so PATH] [--site DIR] [--out DIR]
+#       [--python PATH] [--strict]
 #
 # DIR is a checkout of https://github.com/inducer/pyopencl, or ARCHIVE a `git archive` .tar.gz of
 # it (../shared/sources/pyopencl-2026.1.2.tar.gz), at the tag of the PyOpenCL under test: Debian's
 # python3-pyopencl v2022.3.1 by default, or the one in --pyopencl-site DIR (a site made by
 # python/compat/build_pyopencl.sh, put first on PYTHONPATH). A checkout whose version is not the
 # loaded PyOpenCL's is refused. CLPOOL_PYOPENCL_SRC may name DIR instead. Without one it prints one
-# "skipped" line and exits 0. The tests run with /usr/bin/python3, from a copy of the test/
-# folder, against one ICD: POCL (the system's .icd) or mockcl backed by POCL (MOCKCL_BACKING=pocl,
-# so kernels run). --files (default test_array.py, test_algorithm.py, test_clmath.py,
+# "skipped" line and exits 0. The tests run with /usr/bin/python3 (or --python PATH), from a copy
+# of the test/ folder, against one ICD: POCL (the system's .icd), mockcl backed by POCL
+# (MOCKCL_BACKING=pocl, so kernels run), or with `system` whatever OCL_ICD_VENDORS names (a GPU's
+# driver: tools/dev/gpu/run_on_gpu.sh). --files (default test_array.py, test_algorithm.py, test_clmath.py,
 # test_wrapper.py, test_enqueue_copy.py) and --select (a pytest -k expression, e.g.
 # "not test_bitwise") choose the tests. --site is a folder holding the clpool package
 # (tools/python_install.sh DIR); the default builds one in the output folder. Prints the pass/fail/skip/error counts from pytest's JUnit
@@ -20,9 +22,10 @@
 # Exit status: 0 when pytest ran (whatever the counts; with --strict, only when no test failed or
 # errored, else 1), 2 bad usage or a missing input.
 set -euo pipefail
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 strict=0
 src="${CLPOOL_PYOPENCL_SRC:-}" device=pocl pool=clpool mockcl_so="" site="" out="" pyopencl_site=""
+python=/usr/bin/python3
 files="test_array.py,test_algorithm.py,test_clmath.py,test_wrapper.py,test_enqueue_copy.py"
 select=""
 value() {  # value FLAG ARGS...: the flag's argument, or exit 2
@@ -43,12 +46,14 @@ while (($#)); do
     --mockcl-so) mockcl_so="$(value "$@")" || exit 2; shift 2 ;;
     --site) site="$(value "$@")" || exit 2; shift 2 ;;
     --out) out="$(value "$@")" || exit 2; shift 2 ;;
+    --python) python="$(value "$@")" || exit 2; shift 2 ;;
     --strict) strict=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run_pyopencl_suite.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-case "$device" in pocl | mockcl) ;; *) echo "run_pyopencl_suite.sh: --device must be pocl or mockcl" >&2; exit 2 ;; esac
+case "$device" in pocl | mockcl | system) ;; *) echo "run_pyopencl_suite.sh: --device must be pocl, mockcl or system" >&2; exit 2 ;; esac
+[[ -x "$python" && ! -d "$python" ]] || { echo "run_pyopencl_suite.sh: --python $python is not an executable file" >&2; exit 2; }
 case "$pool" in clpool | pyopencl | none) ;; *) echo "run_pyopencl_suite.sh: --pool must be clpool, pyopencl or none" >&2; exit 2 ;; esac
 if [[ -z "$src" ]]; then
   echo "run_pyopencl_suite.sh: skipped (no PyOpenCL checkout: --pyopencl-src DIR or CLPOOL_PYOPENCL_SRC)"
@@ -74,8 +79,8 @@ if [[ -f "$src" && "$src" == *.tar.gz ]]; then  # a git archive: its test/ folde
   src="$out/src"
 fi
 [[ -d "$src/test" ]] || { echo "run_pyopencl_suite.sh: $src has no test/ folder (a PyOpenCL checkout?)" >&2; exit 2; }
-loaded="$(PYTHONPATH="$pyopencl_site" /usr/bin/python3 -c 'import pyopencl; print(pyopencl.VERSION_TEXT)')" ||
-  { echo "run_pyopencl_suite.sh: /usr/bin/python3 cannot import pyopencl" >&2; exit 2; }
+loaded="$(PYTHONPATH="$pyopencl_site" "$python" -c 'import pyopencl; print(pyopencl.VERSION_TEXT)')" ||
+  { echo "run_pyopencl_suite.sh: $python cannot import pyopencl" >&2; exit 2; }
 wanted=""
 if [[ -f "$src/pyproject.toml" ]]; then
   wanted="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$src/pyproject.toml" | head -1)"
@@ -107,7 +112,7 @@ cd "$out/test"
 rc=0
 extra=()
 [[ -n "$select" ]] && extra=(-k "$select")
-/usr/bin/python3 -m pytest -p pool_plugin -q -rs --durations=10 --junitxml="$out/results.xml" \
+"$python" -m pytest -p pool_plugin -q -rs --durations=10 --junitxml="$out/results.xml" \
   "${extra[@]}" "${names[@]}" > "$out/log.txt" 2>&1 || rc=$?
 # pytest: 0 all passed, 1 some failed; anything else means it did not run properly.
 if ((rc > 1)); then
@@ -115,7 +120,7 @@ if ((rc > 1)); then
   echo "run_pyopencl_suite.sh: pytest exited $rc" >&2
   exit 2
 fi
-/usr/bin/python3 - "$out/results.xml" "$device" "$pool" "$loaded" "$strict" <<'PY' || rc=$?
+"$python" - "$out/results.xml" "$device" "$pool" "$loaded" "$strict" <<'PY' || rc=$?
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else list(root)

@@ -31,4 +31,10 @@ touch "$tmp/v2026/test/test_array.py"
 printf '[project]\nname = "pyopencl"\nversion = "2026.1.2"\n' > "$tmp/v2026/pyproject.toml"
 expect 2 "the tests are PyOpenCL 2026.1.2's but PyOpenCL 2022.3.1 is loaded" --pyopencl-src "$tmp/v2026" --files test_array.py --site "$tmp/site"
 expect 2 "needs a value" --device "" --pyopencl-src "$tmp/fake"
+# --python: an executable file, and the one that runs everything (the GPU session's own Python).
+expect 2 "--python $tmp/nope is not an executable file" --python "$tmp/nope" --pyopencl-src "$tmp/fake"
+expect 2 "--python $tmp is not an executable file" --python "$tmp" --pyopencl-src "$tmp/fake"
+expect 2 "--python needs a value" --python "" --pyopencl-src "$tmp/fake"
+expect 2 "run_pyopencl_suite.sh: /bin/false cannot import pyopencl" --device system --python /bin/false \
+  --pyopencl-src "$tmp/fake" --files test_array.py --site "$tmp/site"
 finish

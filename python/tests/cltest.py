@@ -1,4 +1,6 @@
-"""Shared set-up for the clpool Python tests: the device the runner chose (CLPOOL_TEST_MODE)."""
+"""Shared set-up for the clpool Python tests: the device the runner chose (CLPOOL_TEST_MODE:
+pocl, mockcl, or gpu: the first platform with a GPU, as on the GPU machine of
+tools/dev/gpu/run_on_gpu.sh)."""
 import os
 import weakref
 
@@ -8,17 +10,27 @@ MiB = 1 << 20
 MODE = os.environ.get("CLPOOL_TEST_MODE", "pocl")
 
 
+def _gpus(p):
+    try:
+        return p.get_devices(device_type=cl.device_type.GPU)
+    except cl.Error:  # CL_DEVICE_NOT_FOUND
+        return []
+
+
 def platform():
     for p in cl.get_platforms():
         if MODE == "mockcl" and p.name == "mockcl":
             return p
         if MODE == "pocl" and "Portable" in p.name:
             return p
+        if MODE == "gpu" and _gpus(p):
+            return p
     raise RuntimeError(f"no {MODE} platform among {[p.name for p in cl.get_platforms()]}")
 
 
 def context_and_queue(index=0):
-    device = platform().get_devices()[index]
+    p = platform()
+    device = (_gpus(p) if MODE == "gpu" else p.get_devices())[index]
     ctx = cl.Context([device])
     return ctx, cl.CommandQueue(ctx)
 

@@ -4,6 +4,7 @@
 #
 #   bash tools/dev/gpu/make_carry.sh DEST        # e.g. DEST=../main/.gpu; then, there:
 #                                            #   bash DEST/run_on_gpu.sh   (see that file)
+#   bash tools/dev/gpu/make_python_carry.sh DEST # adds DEST/python.tar.xz for the step `python`
 #
 # Binaries are built with -c opt --dynamic_mode=off (only libOpenCL, libbenchmark, libstdc++ and
 # glibc stay dynamic; Ubuntu 24.04's libstdc++ and glibc are newer than Debian 12's) and stripped.
@@ -36,8 +37,11 @@ TARGETS=(
 bazel build -c opt --dynamic_mode=off --jobs="${JOBS:-2}" "${TARGETS[@]}"
 BB=$(bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
 
+# A python.tar.xz made earlier (make_python_carry.sh) is kept; everything else is made anew.
+[[ -f "$DEST/python.tar.xz" ]] && mv "$DEST/python.tar.xz" "$DEST.python.tar.xz"
 rm -rf "$DEST"
-mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/data" "$DEST/py"
+mkdir -p "$DEST/bin"
+[[ -f "$DEST.python.tar.xz" ]] && mv "$DEST.python.tar.xz" "$DEST/python.tar.xz" "$DEST/lib" "$DEST/data" "$DEST/py"
 put() { install -m 755 "$1" "$2"; strip --strip-unneeded "$2"; }
 put "$BB/tools/probe/clpool_probe" "$DEST/bin/clpool_probe"
 put "$BB/tools/probe/clpool_first_use" "$DEST/bin/clpool_first_use"

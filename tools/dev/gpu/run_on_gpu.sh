@@ -27,9 +27,14 @@
 #   GPU_LEAVE_FREE  bytes the CUDA ballast leaves free (default 3 GiB: fragmentation.trace needs
 #                   1.1 GiB, and an OpenCL context takes some of what is free)
 #   GPU_DEADLINE    seconds for the whole script (default 400); steps are cut to fit
-#   GPU_STEPS       which steps to run (default "env ballast firstuse boundary sweep probe replay
-#                   tests bench"; issue 41's session: GPU_STEPS="env ballast firstuse boundary
-#                   sweep")
+#   GPU_STEPS       which steps to run (default "env ballast firstuse boundary sweep python probe
+#                   replay tests bench"). Issue 41 in two calls: GPU_STEPS="env ballast firstuse
+#                   boundary sweep" (a few minutes), then GPU_STEPS="env python" GPU_DEADLINE=540
+#                   (the PyOpenCL suite three times, the stress test twice; needs python.tar.xz
+#                   from tools/dev/gpu/make_python_carry.sh in the same folder)
+#   GPU_STRESS_SECONDS  the stress test's duration in the python step (default 20)
+#   GPU_SUITE_SELECT    a pytest -k expression for PyOpenCL's tests in the python step (default:
+#                   all of test_array.py and test_algorithm.py)
 #   GPU_LAYER_TEST  the layer test binary for the scenarios (default layer_mockcl_test; the
 #                   static-destruction scenario runs from layer_pocl_test)
 set -o pipefail
@@ -40,7 +45,7 @@ GPU_ICD=${GPU_ICD:-/usr/local/nvidia/lib64/libnvidia-opencl.so.1}
 GPU_PLATFORM=${GPU_PLATFORM:-NVIDIA}
 GPU_LEAVE_FREE=${GPU_LEAVE_FREE:-3221225472}
 GPU_DEADLINE=${GPU_DEADLINE:-400}
-GPU_STEPS=${GPU_STEPS:-env ballast firstuse boundary sweep probe replay tests bench}
+GPU_STEPS=${GPU_STEPS:-env ballast firstuse boundary sweep python probe replay tests bench}
 GPU_LAYER_TEST=${GPU_LAYER_TEST:-layer_mockcl_test}
 NVLIB=${NVLIB:-/usr/local/nvidia/lib64}
 RESERVE=12   # seconds kept for packing up
@@ -310,6 +315,41 @@ if want sweep; then
   grep -E "^(== |all [0-9]+ points agree|[0-9]+ of [0-9]+ points differ|  [a-z-]+:[0-9]+: )" \
     "$STEP_DIR/compare.txt" | sed 's/^/  /' >> "$SUMMARY"
   cp "$STEP_DIR/compare.txt" "$OUT/sweep.txt" 2>/dev/null
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The Python suites on the GPU (issue 41, item 3), with the Python that make_python_carry.sh packs
+# (python.tar.xz, beside this script): PyOpenCL 2026.1.2's test_array.py and test_algorithm.py with
+# no pool, PyOpenCL's pool and clpool's pool; clpool's stress test on PyOpenCL 2026.1.2 and on
+# Debian's 2022.3.1.
+if want python; then
+  step python 480
+  if [[ ! -f "$G/python.tar.xz" ]]; then
+    note "  no $G/python.tar.xz (tools/dev/gpu/make_python_carry.sh makes it): skipped"
+  else
+    PYROOT=$SCRATCH/py
+    mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"
+    run 20 "the carried Python" python-version.txt env PYTHONPATH="$PYROOT/opt/pyopencl2026" "$PYROOT/python3" \
+      -c 'import sys, numpy, pyopencl as cl; print(sys.version.split()[0], numpy.__version__, cl.VERSION_TEXT, [p.name for p in cl.get_platforms()])'
+    for pool in none pyopencl clpool; do
+      run 150 "PyOpenCL 2026.1.2 test_array.py, test_algorithm.py, pool $pool" "suite-$pool.txt" \
+        bash "$PYROOT/suite/python/pyopencl_suite/run_pyopencl_suite.sh" --device system \
+        --python "$PYROOT/python3" --pyopencl-src "$PYROOT/pyopencl-tests.tar.gz" \
+        --pyopencl-site "$PYROOT/opt/pyopencl2026" --site "$PYROOT/opt/clpool" --pool "$pool" \
+        --files test_array.py,test_algorithm.py --out "$STEP_DIR/suite-$pool" \
+        ${GPU_SUITE_SELECT:+--select "$GPU_SUITE_SELECT"}
+      grep -E "^(PyOpenCL|  not passed)" "$STEP_DIR/suite-$pool.txt" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+    done
+    for v in 2026 2022; do
+      site=$PYROOT/opt/clpool
+      [[ $v == 2026 ]] && site=$PYROOT/opt/pyopencl2026:$site
+      CLPOOL_TEST_MODE=gpu CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} PYTHONPATH=$site:$PYROOT/tests \
+        run 60 "clpool's stress test on PyOpenCL $v" "stress-$v.txt" "$PYROOT/python3" -m pytest -q -s \
+        -p no:cacheprovider "$PYROOT/tests/stress_test.py"
+      grep -E "^stress: seed|( passed| failed).* in [0-9.]+s" "$STEP_DIR/stress-$v.txt" 2>/dev/null |
+        sed "s/^/  stress $v: /" >> "$SUMMARY"
+    done
+  fi
 fi
 
 # ---------------------------------------------------------------------------------------------
