@@ -13,7 +13,7 @@
 # dist-packages, Debian's PyOpenCL 2022.3.1 among them), lib/ (the shared libraries),
 # opt/pyopencl2026, opt/clpool (sites for PYTHONPATH; PyOpenCL 2026.1.2 when its site comes first),
 # suite/ (run_pyopencl_suite.sh and what it sources), pyopencl-tests.tar.gz (2026.1.2's test/),
-# tests/ (clpool's stress test).
+# tests/ (clpool's stress test), examples/ci/python (the pytest plugin's example suite).
 # Checked here before it is written: the wrapper, run with an empty environment, imports numpy,
 # pytest, PyOpenCL 2026.1.2 and clpool, and every entry of its sys.path is inside the archive.
 set -euo pipefail
@@ -76,6 +76,9 @@ cp tools/dev/testing/test_lib.sh "$R/suite/tools/dev/testing/"
 # The drop-in's stress test and its set-up (CLPOOL_TEST_MODE=gpu picks the GPU's platform).
 mkdir -p "$R/tests"
 cp python/tests/stress_test.py python/tests/cltest.py "$R/tests/"
+# The pytest plugin's example suite (examples/ci/python: a buggy and a fixed library).
+mkdir -p "$R/examples/ci"
+cp -r examples/ci/python "$R/examples/ci/"
 
 # Shared libraries: what every ELF file here loads, except glibc's, libstdc++'s and libgcc's (the
 # GPU machine's are newer) and libOpenCL (run_on_gpu.sh's lib/ has Debian's ICD loader).

@@ -321,7 +321,8 @@ fi
 # The Python suites on the GPU (issue 41, item 3), with the Python that make_python_carry.sh packs
 # (python.tar.xz, beside this script): PyOpenCL 2026.1.2's test_array.py and test_algorithm.py with
 # no pool, PyOpenCL's pool and clpool's pool; clpool's stress test on PyOpenCL 2026.1.2 and on
-# Debian's 2022.3.1.
+# Debian's 2022.3.1; the pytest plugin observing the GPU (--clpool: the layer over the driver) on
+# its example suite (examples/ci/python), buggy and fixed.
 if want python; then
   step python 480
   if [[ ! -f "$G/python.tar.xz" ]]; then
@@ -348,6 +349,18 @@ if want python; then
         -p no:cacheprovider "$PYROOT/tests/stress_test.py"
       grep -E "^stress: seed|( passed| failed).* in [0-9.]+s" "$STEP_DIR/stress-$v.txt" 2>/dev/null |
         sed "s/^/  stress $v: /" >> "$SUMMARY"
+    done
+    for v in buggy fixed; do
+      proj=$SCRATCH/ci-$v
+      mkdir -p "$proj/tests"
+      cp "$PYROOT/examples/ci/python/$v/imagelib.py" "$proj/"
+      cp "$PYROOT/examples/ci/python/tests/"*.py "$proj/tests/"
+      (cd "$proj" && PYTHONPATH=$PYROOT/opt/pyopencl2026:$PYROOT/opt/clpool:$proj \
+        run 60 "the pytest plugin observing the GPU, example suite ($v)" "plugin-$v.txt" \
+        "$PYROOT/python3" -m pytest -p clpool.pytest_plugin --clpool --clpool-profile nvidia \
+        -p no:cacheprovider --clpool-artifacts "$STEP_DIR/artifacts-$v" tests)
+      grep -E "^=+ .*(passed|failed)|^clpool: " "$STEP_DIR/plugin-$v.txt" 2>/dev/null |
+        sed "s/^/  plugin $v: /" >> "$SUMMARY"
     done
   fi
 fi
