@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU session: which call reports out-of-memory and the boundary of the nvidia profile (issue
-# 41), the probe, real-device replay, the OpenCL tests and the layer's and pool's costs on NVIDIA's
-# OpenCL driver, in one call of at most ~7 minutes.
+# 41), the Python suites on the GPU, the probe, real-device replay, the OpenCL tests and the
+# layer's and pool's costs on NVIDIA's OpenCL driver, in calls of at most ~9 minutes each.
 #
 #   bash .gpu/run_on_gpu.sh          # from the repository root on the GPU machine; OUT set by the tool
 #
@@ -17,7 +17,8 @@
 # Dry run without a GPU: mockcl plays a GPU that enforces its memory:
 #   GPU_ICD=$PWD/.gpu/lib/libmockcl.so GPU_PLATFORM=mockcl MOCKCL_BACKING=none \
 #   MOCKCL_DEVICES=gpu-4g:profile=nvidia,free_query=amd OUT=/tmp/out bash .gpu/run_on_gpu.sh
-# (no CUDA there: the ballast and the NVML steps say so and are skipped).
+# (no CUDA there: the ballast and the NVML steps say so and are skipped). The step python needs
+# kernels that run: MOCKCL_BACKING=pocl MOCKCL_DEVICES=gpu-4g GPU_STEPS="env python" instead.
 #
 # Settings (environment):
 #   OUT             where the results go (default /tmp/clpool-gpu-out)
@@ -27,11 +28,12 @@
 #   GPU_LEAVE_FREE  bytes the CUDA ballast leaves free (default 3 GiB: fragmentation.trace needs
 #                   1.1 GiB, and an OpenCL context takes some of what is free)
 #   GPU_DEADLINE    seconds for the whole script (default 400); steps are cut to fit
-#   GPU_STEPS       which steps to run (default "env ballast firstuse boundary sweep python probe
-#                   replay tests bench"). Issue 41 in two calls: GPU_STEPS="env ballast firstuse
-#                   boundary sweep" (a few minutes), then GPU_STEPS="env python" GPU_DEADLINE=540
-#                   (the PyOpenCL suite three times, the stress test twice; needs python.tar.xz
-#                   from tools/dev/gpu/make_python_carry.sh in the same folder)
+#   GPU_STEPS       which steps to run, of env ballast firstuse boundary sweep python probe replay
+#                   tests bench (default "env ballast firstuse boundary sweep": issue 41's first
+#                   call; its second: GPU_STEPS="env python" GPU_DEADLINE=540, the PyOpenCL suite
+#                   three times, the stress test twice and the plugin's example, with python.tar.xz
+#                   from tools/dev/gpu/make_python_carry.sh in the same folder; issue 35's session
+#                   was "env ballast probe replay tests bench")
 #   GPU_STRESS_SECONDS  the stress test's duration in the python step (default 20)
 #   GPU_SUITE_SELECT    a pytest -k expression for PyOpenCL's tests in the python step (default:
 #                   all of test_array.py and test_algorithm.py)
@@ -45,7 +47,7 @@ GPU_ICD=${GPU_ICD:-/usr/local/nvidia/lib64/libnvidia-opencl.so.1}
 GPU_PLATFORM=${GPU_PLATFORM:-NVIDIA}
 GPU_LEAVE_FREE=${GPU_LEAVE_FREE:-3221225472}
 GPU_DEADLINE=${GPU_DEADLINE:-400}
-GPU_STEPS=${GPU_STEPS:-env ballast firstuse boundary sweep python probe replay tests bench}
+GPU_STEPS=${GPU_STEPS:-env ballast firstuse boundary sweep}
 GPU_LAYER_TEST=${GPU_LAYER_TEST:-layer_mockcl_test}
 NVLIB=${NVLIB:-/usr/local/nvidia/lib64}
 RESERVE=12   # seconds kept for packing up
