@@ -1,8 +1,10 @@
 // clpool_first_use: which call reports out-of-memory on an OpenCL device, case by case
 // (first_use_matrix.h). Prints a header of '#' lines and a tab-separated table.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -115,8 +117,18 @@ int run(int argc, char** argv) {
             << "# free: " << free_bytes << " B (" << free_source << ")\n"
             << "# buffer under test: " << sizes.big << " B (free + " << over
             << " B); control: " << sizes.small << " B\n";
-  std::cout << clpool::probe::format_first_use_tsv(
-      clpool::probe::run_first_use_matrix(d.device, sizes));
+  const std::vector<clpool::probe::first_use_case> cases =
+      clpool::probe::run_first_use_matrix(d.device, sizes);
+  std::cout << clpool::probe::format_first_use_tsv(cases);
+  const bool any_failed = std::any_of(cases.begin(), cases.end(), [](const auto& c) {
+    return clpool::probe::failing_step(c) != "none";
+  });
+  if (!any_failed) {
+    std::cout << "# no case ran out of memory: the device took a buffer " << over
+              << " B larger than " << free_bytes
+              << " B at every call. It does not enforce its memory (POCL), or it had more free "
+                 "than that.\n";
+  }
   return clpool::common::exit_ok;
 }
 

@@ -89,6 +89,11 @@ diffs=$(grep -c '^  svm_' <<<"$expect_out")
 grep -q "| read | clEnqueueReadBuffer | enqueue -4 | enqueue -4 |" <<<"$expect_out" || fail "compare: the read row"
 expect_run 0 "all 2 tables agree on all 25 cases" python3 "$COMPARE" a="$T/mock.tsv" b="$T/mock.tsv"
 
+# A device with more free than --free says: nothing fails, and a last '#' line says why that can be.
+MOCKCL_DEVICES=gpu-4g expect_run 0 "# no case ran out of memory: the device took a buffer 67108864 B larger than 268435456 B at every call. It does not enforce its memory (POCL), or it had more free than that." \
+  "$BIN" --free 256MiB
+grep -q "^# no case ran out of memory" "$T/mock.tsv" && fail "mock.tsv: the note where cases failed"
+
 # The comparison's bad input: exit 2, one line.
 EXPECT_ONE_ERROR_LINE=1 expect_run 2 "give at least two tables" python3 "$COMPARE" a="$T/mock.tsv"
 EXPECT_ONE_ERROR_LINE=1 expect_run 2 "'$T/mock.tsv' is not LABEL=FILE" python3 "$COMPARE" "$T/mock.tsv" b="$T/mock.tsv"
