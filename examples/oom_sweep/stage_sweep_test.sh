@@ -63,4 +63,11 @@ echo '{"tool": "clpool_replay"}' > "$T/other.json"
 bad "$T/other.json: not a clpool sweep JSON report" a="$T/checked.json" b="$T/other.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["runs"]=d["runs"][:2]; json.dump(d, open(sys.argv[2], "w"))' "$T/checked.json" "$T/two.json"
 bad "the reports swept different points" a="$T/checked.json" b="$T/two.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["runs"][0]["verdict"]; json.dump(d, open(sys.argv[2], "w"))' "$T/checked.json" "$T/noverdict.json"
+bad "b: a run without a point or a verdict" a="$T/checked.json" b="$T/noverdict.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["runs"].append(d["runs"][0]); json.dump(d, open(sys.argv[2], "w"))' "$T/checked.json" "$T/twice.json"
+bad "appears twice" a="$T/checked.json" b="$T/twice.json"
+# The same verdict, another way of ending (a signal, an exit code): a difference too.
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["runs"][0]["exit_code"]=3; json.dump(d, open(sys.argv[2], "w"))' "$T/checked.json" "$T/exit3.json"
+expect_run 1 "1 of 8 points differ:" python3 "$COMPARE" a="$T/checked.json" b="$T/exit3.json"
 finish

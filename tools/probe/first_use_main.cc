@@ -51,8 +51,8 @@ void add_options(CLI::App& app, first_use_args& a) {
                  "platform of the first GPU, else the first");
   app.add_option("--device", a.device_text, "device index on that platform");
   app.add_option("--free", a.free_text,
-                 "the device's free memory (default: read from the device with the tool's "
-                 "context open: NVML on NVIDIA, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD where answered)");
+                 "the device's free memory (default: read from the device before the tool opens "
+                 "its context: NVML on NVIDIA, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD where answered)");
   app.add_option("--over", a.over_text,
                  "the buffer under test is this much larger than the free memory (default 64MiB)");
   app.add_option("--small", a.small_text,
@@ -111,12 +111,21 @@ int run(int argc, char** argv) {
   }
   if (free_bytes > (std::uint64_t{1} << 62) - over)
     throw usage_error("--free plus --over is more than 2^62 bytes");
+  if (small >= free_bytes + over)
+    throw usage_error("--small must be smaller than the buffer under test (--free plus --over, " +
+                      std::to_string(free_bytes + over) + " B)");
   const clpool::probe::first_use_sizes sizes{.big = free_bytes + over, .small = small};
   std::cout << "# device: " << d.device_name << " (platform " << d.platform_index << ": "
             << d.platform_name << "; " << d.driver_version << ")\n"
             << "# free: " << free_bytes << " B (" << free_source << ")\n"
             << "# buffer under test: " << sizes.big << " B (free + " << over
             << " B); control: " << sizes.small << " B\n";
+  if (sizes.big > d.max_alloc) {
+    std::cout << "# note: the buffer under test is above CL_DEVICE_MAX_MEM_ALLOC_SIZE ("
+              << d.max_alloc
+              << " B): a device that enforces that limit refuses it at creation (-61, "
+                 "CL_INVALID_BUFFER_SIZE; clSVMAlloc: NULL) whatever its free memory\n";
+  }
   const std::vector<clpool::probe::first_use_case> cases =
       clpool::probe::run_first_use_matrix(d.device, sizes);
   std::cout << clpool::probe::format_first_use_tsv(cases);

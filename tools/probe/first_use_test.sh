@@ -33,6 +33,7 @@ expect 2 "--free: '2GB'" --free 2GB
 expect 2 "--free: needs a value" --free ""
 expect 2 "--over: '-1'" --over -1
 expect 2 "--small: must be at least 4KiB" --small 1KiB
+expect 2 "--small must be smaller than the buffer under test (--free plus --over, 2097152 B)" --free 1MiB --over 1MiB --small 4MiB
 expect 2 "--free plus --over is more than 2^62 bytes" --free 4611686018427387904 --over 1
 expect 2 "--device: 'gpu' is not an index" --device gpu
 expect 2 "--platform 'nvidia': no platform name contains it" --platform nvidia
@@ -93,6 +94,10 @@ expect_run 0 "all 2 tables agree on all 25 cases" python3 "$COMPARE" a="$T/mock.
 MOCKCL_DEVICES=gpu-4g expect_run 0 "# no case ran out of memory: the device took a buffer 67108864 B larger than 268435456 B at every call. It does not enforce its memory (POCL), or it had more free than that." \
   "$BIN" --free 256MiB
 grep -q "^# no case ran out of memory" "$T/mock.tsv" && fail "mock.tsv: the note where cases failed"
+grep -q "^# note: the buffer under test is above" "$T/mock.tsv" && fail "mock.tsv: a max-alloc note below max alloc"
+# A buffer under test above max alloc (gpu-256m: 128 MiB) is said to be.
+MOCKCL_DEVICES="gpu-256m:profile=nvidia,free_query=amd" expect_run 0 \
+  "# note: the buffer under test is above CL_DEVICE_MAX_MEM_ALLOC_SIZE (134217728 B)" "$BIN"
 
 # The comparison's bad input: exit 2, one line.
 EXPECT_ONE_ERROR_LINE=1 expect_run 2 "give at least two tables" python3 "$COMPARE" a="$T/mock.tsv"

@@ -38,6 +38,22 @@ def load(arg):
     return label, report
 
 
+def runs_by_point(label, report):
+    """{point: run}; a run without a point or a verdict, or a point twice, is bad input."""
+    runs = {}
+    for run in report["runs"]:
+        if (
+            not isinstance(run, dict)
+            or not isinstance(run.get("point"), str)
+            or not isinstance(run.get("verdict"), str)
+        ):
+            die(f"{label}: a run without a point or a verdict: {str(run)[:80]}")
+        if run["point"] in runs:
+            die(f"{label}: point {run['point']} appears twice")
+        runs[run["point"]] = run
+    return runs
+
+
 def outcome(run):
     how = ""
     if run.get("signal") is not None:
@@ -51,8 +67,7 @@ def main(argv):
     if len(argv) != 2:
         die("give two reports: compare_sweeps.py LABEL=SWEEP.json LABEL=SWEEP.json")
     (la, a), (lb, b) = load(argv[0]), load(argv[1])
-    runs_a = {r["point"]: r for r in a["runs"]}
-    runs_b = {r["point"]: r for r in b["runs"]}
+    runs_a, runs_b = runs_by_point(la, a), runs_by_point(lb, b)
     if sorted(runs_a) != sorted(runs_b):
         die(f"the reports swept different points: {la} {sorted(runs_a)}, {lb} {sorted(runs_b)}")
     print(f"| point | call | {la} | {lb} |")
@@ -62,7 +77,7 @@ def main(argv):
         rb = runs_b[point]
         oa, ob = outcome(ra), outcome(rb)
         print(f"| {point} | {ra.get('what', '')} | {oa} | {ob} |")
-        if ra["verdict"] != rb["verdict"]:
+        if oa != ob:
             differ.append(
                 f"  {point}: {la} {oa} ({ra.get('detail', '')}); {lb} {ob} "
                 f"({rb.get('detail', '')})"

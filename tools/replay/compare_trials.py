@@ -31,10 +31,22 @@ def load(arg):
         die(f"{path}: not JSON ({e})")
     try:
         configs = {r["config"]: r["trials"] for r in report["results"] if r.get("trials")}
-    except (KeyError, TypeError):
+    except (AttributeError, KeyError, TypeError):
         die(f"{path}: not a clpool_replay JSON report")
     if not configs:
         die(f"{path}: has no trials (run clpool_replay with --trials LO:HI:STEP --format json)")
+    for config, trials in configs.items():
+        for t in trials:
+            if (
+                not isinstance(t, dict)
+                or not isinstance(t.get("capacity"), int)
+                or not isinstance(t.get("ok"), bool)
+                or (not t["ok"] and not isinstance((t.get("oom") or {}).get("event_index"), int))
+            ):
+                die(
+                    f"{path}: {config}: a trial without a capacity, a verdict or its failing event: "
+                    f"{str(t)[:80]}"
+                )
     return label, configs
 
 

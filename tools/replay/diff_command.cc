@@ -126,6 +126,7 @@ int run_diff(const command_line& cl, const std::function<run_output(const std::s
         "drop --capacity");
   }
   if (!cl.write_trace_path.empty()) throw usage_error("--diff writes no trace; drop --write-trace");
+  if (!cl.trials_text.empty()) throw usage_error("--diff runs no trials; drop --trials");
   for (const std::string& p : cl.diff_paths) {
     if (p == "-")
       throw usage_error("--diff: each trace is replayed several times; give files, not '-'");

@@ -449,7 +449,7 @@ int run(int argc, char** argv) {
   plan p = validate(cl);
   if (!p.write_trace_path.empty()) {
     write_trace(p);
-    if (!p.capacity && !p.min_capacity) return exit_clean;
+    if (!p.capacity && !p.min_capacity && p.trials.empty()) return exit_clean;
   }
   const run_output out = replay_all(p);
   // An output lost is the run's failure, whatever the replay found.

@@ -46,6 +46,9 @@ grep -q "^pool:lb=4 trials: 1 capacities" <<<"$expect_out" || fail "table: no tr
 "$REPLAY" --no-progress "$trace" --no-pool --trials "$((P - 65536)):$P:64KiB" --json > "$T/two.json"
 [[ $(json_field "$T/two.json" '[t["ok"] for t in d["results"][0]["trials"]]') == "[False, True]" ]] || fail "json: verdicts"
 [[ $(json_field "$T/two.json" 'd["results"][0]["trials"][0]["oom"]["event_index"] >= 0') == True ]] || fail "json: oom event"
+# With --write-trace too: the trace is written and the trials still run.
+expect_run 1 "trials: 2 capacities" "$REPLAY" --no-progress "$trace" --no-pool --trials "$((P - 65536)):$P:64KiB" --write-trace "$T/copy.trace"
+[[ -s "$T/copy.trace" ]] || fail "--write-trace with --trials: no trace written"
 # Without --trials, no "trials" key.
 "$REPLAY" --no-progress "$trace" --no-pool --capacity "$P" --json > "$T/none.json"
 [[ $(json_field "$T/none.json" '"trials" in d["results"][0]') == False ]] || fail "json: trials key without --trials"
@@ -75,6 +78,8 @@ echo "{" > "$T/broken.json"
 cmp_bad "$T/broken.json: not JSON" a="$T/two.json" b="$T/broken.json"
 echo "[]" > "$T/list.json"
 cmp_bad "$T/list.json: not a clpool_replay JSON report" a="$T/two.json" b="$T/list.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["results"][0]["trials"][0]["ok"]; json.dump(d, open(sys.argv[2], "w"))' "$T/two.json" "$T/nook.json"
+cmp_bad "$T/nook.json: nopool: a trial without a capacity, a verdict or its failing event" a="$T/two.json" b="$T/nook.json"
 # A difference is listed, exit 1.
 python3 - "$T/two.json" "$T/flip.json" <<'PY'
 import json, sys

@@ -38,10 +38,10 @@ bazel build -c opt --dynamic_mode=off --jobs="${JOBS:-2}" "${TARGETS[@]}"
 BB=$(bazel info -c opt --dynamic_mode=off bazel-bin 2>/dev/null)
 
 # A python.tar.xz made earlier (make_python_carry.sh) is kept; everything else is made anew.
-[[ -f "$DEST/python.tar.xz" ]] && mv "$DEST/python.tar.xz" "$DEST.python.tar.xz"
+if [[ -f "$DEST/python.tar.xz" ]]; then mv "$DEST/python.tar.xz" "$DEST.python.tar.xz"; fi
 rm -rf "$DEST"
-mkdir -p "$DEST/bin"
-[[ -f "$DEST.python.tar.xz" ]] && mv "$DEST.python.tar.xz" "$DEST/python.tar.xz" "$DEST/lib" "$DEST/data" "$DEST/py"
+mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/data" "$DEST/py"
+if [[ -f "$DEST.python.tar.xz" ]]; then mv "$DEST.python.tar.xz" "$DEST/python.tar.xz"; fi
 put() { install -m 755 "$1" "$2"; strip --strip-unneeded "$2"; }
 put "$BB/tools/probe/clpool_probe" "$DEST/bin/clpool_probe"
 put "$BB/tools/probe/clpool_first_use" "$DEST/bin/clpool_first_use"

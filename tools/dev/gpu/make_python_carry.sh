@@ -43,7 +43,7 @@ tar -C /usr/lib -cf - --exclude='__pycache__' --exclude='python3.11/test' \
 DP=/usr/lib/python3/dist-packages
 mkdir -p "$W/closure"
 printf 'import pyopencl.array\ndef test_x():\n    pass\n' > "$W/closure/test_closure.py"
-tops=$(cd "$W/closure" && /usr/bin/python3 - "$DP/" 2>&1 >/dev/null <<'PY'
+(cd "$W/closure" && /usr/bin/python3 - "$DP/" "$W/closure/names" > /dev/null <<'PY'
 import sys
 import pytest
 pytest.main(["-q", "-p", "no:cacheprovider", "test_closure.py"])
@@ -52,9 +52,11 @@ import pyopencl.reduction, pyopencl.scan, pyopencl.tools  # noqa: F401,E401
 dp = sys.argv[1]
 names = {m.__file__[len(dp):].split("/")[0] for m in list(sys.modules.values())
          if (getattr(m, "__file__", None) or "").startswith(dp)}
-print(" ".join(sorted(n for n in names if not n.startswith("_distutils"))), file=sys.stderr)
+with open(sys.argv[2], "w") as f:
+    f.write(" ".join(sorted(n for n in names if not n.startswith("_distutils"))))
 PY
 )
+tops=$(cat "$W/closure/names")
 echo "make_python_carry.sh: from $DP: $tops" >&2
 for p in $tops; do
   cp -a "$DP/$p" "$R/usr/lib/python3/dist-packages/"
