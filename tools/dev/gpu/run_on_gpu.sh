@@ -28,8 +28,9 @@
 #   GPU_LEAVE_FREE  bytes the CUDA ballast leaves free (default 3 GiB: fragmentation.trace needs
 #                   1.1 GiB, and an OpenCL context takes some of what is free)
 #   GPU_DEADLINE    seconds for the whole script (default 540); steps are cut to fit
-#   GPU_STEPS       which steps to run, of env ballast firstuse boundary sweep python probe replay
-#                   tests bench (default "env ballast firstuse boundary sweep": issue 41's first
+#   GPU_STEPS       which steps to run, of env ballast firstuse sweep boundary python probe replay
+#                   tests bench, in that order (default "env ballast firstuse sweep boundary": the
+#                   long boundary step last, so a deadline cuts only it; issue 41's first
 #                   call; its second: GPU_STEPS="env python" GPU_DEADLINE=540, the PyOpenCL suite
 #                   three times, the stress test twice and the plugin's example, with python.tar.xz
 #                   from tools/dev/gpu/make_python_carry.sh in the same folder; issue 35's session
@@ -47,7 +48,7 @@ GPU_ICD=${GPU_ICD:-/usr/local/nvidia/lib64/libnvidia-opencl.so.1}
 GPU_PLATFORM=${GPU_PLATFORM:-NVIDIA}
 GPU_LEAVE_FREE=${GPU_LEAVE_FREE:-3221225472}
 GPU_DEADLINE=${GPU_DEADLINE:-540}
-GPU_STEPS=${GPU_STEPS:-env ballast firstuse boundary sweep}
+GPU_STEPS=${GPU_STEPS:-env ballast firstuse sweep boundary}
 GPU_LAYER_TEST=${GPU_LAYER_TEST:-layer_mockcl_test}
 NVLIB=${NVLIB:-/usr/local/nvidia/lib64}
 RESERVE=12   # seconds kept for packing up
@@ -246,6 +247,34 @@ if want firstuse; then
 fi
 
 # ---------------------------------------------------------------------------------------------
+# An OOM sweep on the driver (issue 41, item 4): clpool sweep fails each failure point of the
+# example program (examples/oom_sweep/stage.c, checked and unchecked builds) through the layer,
+# over NVIDIA's driver and over mockcl with the nvidia profile, and the two reports are compared
+# point by point (verdict, exit code or signal).
+if want sweep; then
+  step sweep 90
+  mkdir -p "$SCRATCH/mockicd"
+  echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
+  : > "$STEP_DIR/compare.txt"
+  for prog in stage stage_unchecked; do
+    run 30 "clpool sweep $prog on the driver" "$prog.driver.txt" clpool sweep --no-gdb \
+      --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-driver-$prog" \
+      --json "$STEP_DIR/$prog.driver.json" -- "$BIN/$prog"
+    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-4g:profile=nvidia \
+      run 30 "clpool sweep $prog on mockcl" "$prog.mockcl.txt" clpool sweep --no-gdb \
+      --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-mockcl-$prog" \
+      --json "$STEP_DIR/$prog.mockcl.json" -- "$BIN/$prog"
+    { echo "== $prog"
+      "$PY" "$G/py/compare_sweeps.py" driver="$STEP_DIR/$prog.driver.json" \
+        mockcl="$STEP_DIR/$prog.mockcl.json" 2>&1
+    } | tee -a "$STEP_DIR/compare.txt"
+  done
+  grep -E "^(== |all [0-9]+ points agree|[0-9]+ of [0-9]+ points differ|  [a-z-]+:[0-9]+: )" \
+    "$STEP_DIR/compare.txt" | sed 's/^/  /' >> "$SUMMARY"
+  cp "$STEP_DIR/compare.txt" "$OUT/sweep.txt" 2>/dev/null
+fi
+
+# ---------------------------------------------------------------------------------------------
 # The boundary (issue 41, item 2): each boundary trace's trials at 64 KiB steps within 8 MiB of
 # the minimum capacity the nvidia profile predicts, on the driver and on mockcl with the nvidia
 # profile played as a real device of the same free memory (--device opencl on both: the same
@@ -295,34 +324,6 @@ if want boundary; then
     grep -A1 "^== $t " "$STEP_DIR/compare.txt" | tail -1 | sed "s/^/  $t: /" >> "$SUMMARY"
   done
   cp "$STEP_DIR/compare.txt" "$OUT/boundary.txt" 2>/dev/null
-fi
-
-# ---------------------------------------------------------------------------------------------
-# An OOM sweep on the driver (issue 41, item 4): clpool sweep fails each failure point of the
-# example program (examples/oom_sweep/stage.c, checked and unchecked builds) through the layer,
-# over NVIDIA's driver and over mockcl with the nvidia profile, and the two reports are compared
-# point by point (verdict, exit code or signal).
-if want sweep; then
-  step sweep 90
-  mkdir -p "$SCRATCH/mockicd"
-  echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
-  : > "$STEP_DIR/compare.txt"
-  for prog in stage stage_unchecked; do
-    run 30 "clpool sweep $prog on the driver" "$prog.driver.txt" clpool sweep --no-gdb \
-      --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-driver-$prog" \
-      --json "$STEP_DIR/$prog.driver.json" -- "$BIN/$prog"
-    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-4g:profile=nvidia \
-      run 30 "clpool sweep $prog on mockcl" "$prog.mockcl.txt" clpool sweep --no-gdb \
-      --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-mockcl-$prog" \
-      --json "$STEP_DIR/$prog.mockcl.json" -- "$BIN/$prog"
-    { echo "== $prog"
-      "$PY" "$G/py/compare_sweeps.py" driver="$STEP_DIR/$prog.driver.json" \
-        mockcl="$STEP_DIR/$prog.mockcl.json" 2>&1
-    } | tee -a "$STEP_DIR/compare.txt"
-  done
-  grep -E "^(== |all [0-9]+ points agree|[0-9]+ of [0-9]+ points differ|  [a-z-]+:[0-9]+: )" \
-    "$STEP_DIR/compare.txt" | sed 's/^/  /' >> "$SUMMARY"
-  cp "$STEP_DIR/compare.txt" "$OUT/sweep.txt" 2>/dev/null
 fi
 
 # ---------------------------------------------------------------------------------------------
