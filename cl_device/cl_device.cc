@@ -151,6 +151,14 @@ device_info select_device(const std::optional<std::string>& platform,
   return describe_device(ps[pi], pi, ds[0], 0);
 }
 
+unsigned parse_device_index(const std::string& text, const std::string& flag) {
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    throw selection_error(flag + ": '" + text + "' is not an index (0, 1, ...)");
+  }
+  return static_cast<unsigned>(std::stoul(text));
+}
+
 std::string list_devices() {
   const std::vector<cl_platform_id> ps = platforms();
   std::string s;

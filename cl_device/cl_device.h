@@ -43,6 +43,10 @@ device_info select_device(const std::optional<std::string>& platform,
 device_info describe_device(cl_platform_id platform, unsigned platform_index, cl_device_id device,
                             unsigned device_index);
 
+// A device index as typed after `flag` ("--device"): digits only, at most 9 of them. Throws
+// selection_error "FLAG: 'TEXT' is not an index (0, 1, ...)" for anything else.
+unsigned parse_device_index(const std::string& text, const std::string& flag);
+
 // One line per platform and device, with the indices --platform and --device take.
 std::string list_devices();
 

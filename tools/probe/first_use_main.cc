@@ -61,14 +61,6 @@ void add_options(CLI::App& app, first_use_args& a) {
   app.add_flag("--list", a.list, "list the platforms and devices with their indices, and exit");
 }
 
-unsigned parse_index(const std::string& text) {
-  if (text.empty() || text.size() > 9 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
-    throw usage_error("--device: '" + text + "' is not an index (0, 1, ...)");
-  }
-  return static_cast<unsigned>(std::stoul(text));
-}
-
 int run(int argc, char** argv) {
   CLI::App app;
   first_use_args a;
@@ -85,7 +77,7 @@ int run(int argc, char** argv) {
   std::optional<std::string> platform;
   std::optional<unsigned> device;
   if (app.count("--platform") > 0) platform = a.platform_text;
-  if (app.count("--device") > 0) device = parse_index(a.device_text);
+  if (app.count("--device") > 0) device = parse_device_index(a.device_text, "--device");
   if (a.list) {
     std::cout << list_devices();
     return clpool::common::exit_ok;

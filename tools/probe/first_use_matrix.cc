@@ -277,8 +277,8 @@ std::vector<case_spec> transfer_cases() {
   };
 }
 
-// Creation, migrations, maps, kernel launches and a sub-buffer's use.
-std::vector<case_spec> other_buffer_cases() {
+// Creation and migrations.
+std::vector<case_spec> creation_cases() {
   using r_t = matrix_runner;
   using t_t = const target&;
   return {
@@ -297,6 +297,14 @@ std::vector<case_spec> other_buffer_cases() {
          return clEnqueueMigrateMemObjects(r.queue(), 1, &t.mem, CL_MIGRATE_MEM_OBJECT_HOST, 0,
                                            nullptr, ev);
        }},
+  };
+}
+
+// Maps, kernel launches and a sub-buffer's use.
+std::vector<case_spec> use_cases() {
+  using r_t = matrix_runner;
+  using t_t = const target&;
+  return {
       {"map", "clEnqueueMapBuffer", false,
        [](r_t& r, t_t t, cl_event* ev) {
          return map_and_unmap(r, t, CL_MAP_READ | CL_MAP_WRITE, ev);
@@ -324,11 +332,11 @@ std::vector<case_spec> other_buffer_cases() {
   };
 }
 
+// Creation and the migrations first, then the transfers, then the rest.
 std::vector<case_spec> buffer_cases() {
-  std::vector<case_spec> cases = other_buffer_cases();
-  std::vector<case_spec> transfers = transfer_cases();
-  // Creation and the migrations first, then the transfers, then the rest.
-  cases.insert(cases.begin() + 4, transfers.begin(), transfers.end());
+  std::vector<case_spec> cases;
+  for (std::vector<case_spec> part : {creation_cases(), transfer_cases(), use_cases()})
+    cases.insert(cases.end(), part.begin(), part.end());
   return cases;
 }
 

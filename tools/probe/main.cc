@@ -35,14 +35,6 @@ constexpr int exit_measured = clpool::common::exit_ok;
 constexpr int exit_incomplete = clpool::common::exit_finding;
 constexpr int exit_bad_input = clpool::common::exit_usage;
 
-unsigned parse_index(const std::string& text, const char* flag) {
-  if (text.empty() || text.size() > 9 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
-    throw usage_error(std::string(flag) + ": '" + text + "' is not an index (0, 1, ...)");
-  }
-  return static_cast<unsigned>(std::stoul(text));
-}
-
 // --output replaces only a profile clpool_probe wrote (its first line is profile_marker), so a
 // hand-written profile's comments, or any other file, survive unless --force says otherwise.
 // An empty file holds nothing to lose.
@@ -137,7 +129,7 @@ void plan_probe(const CLI::App& app, const probe_args& a, probe_plan& p) {
   p.limits.max_bytes =
       clpool::common::size_option(a.max_bytes_text, "--max-bytes", {.positive = true});
   if (app.count("--platform") > 0) p.platform = a.platform_text;
-  if (app.count("--device") > 0) p.device = parse_index(a.device_text, "--device");
+  if (app.count("--device") > 0) p.device = parse_device_index(a.device_text, "--device");
   if (!a.name.empty()) {
     clpool::device_model::device_profile profile;
     profile.name = a.name;

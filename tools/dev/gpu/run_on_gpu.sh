@@ -71,6 +71,11 @@ ICD_DIR=${GPU_ICD_DIR:-/tmp/icd}
 mkdir -p "$ICD_DIR"
 echo "$GPU_ICD" > "$ICD_DIR/gpu.icd"
 export OCL_ICD_VENDORS=$ICD_DIR/gpu.icd
+# mockcl as a second ICD, for the steps that set a model beside the driver (firstuse, sweep,
+# boundary): OCL_ICD_VENDORS=$MOCK_ICD.
+MOCK_ICD=$SCRATCH/mockicd/mockcl.icd
+mkdir -p "$SCRATCH/mockicd"
+echo "$G/lib/libmockcl.so" > "$MOCK_ICD"
 export LD_LIBRARY_PATH=$G/lib:$NVLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$G/bin:$PATH:$NVLIB/../bin:/usr/local/nvidia/bin
 export TMPDIR=$SCRATCH
@@ -228,10 +233,8 @@ if want firstuse; then
   F=$(sed -n 's/^# free: \([0-9]*\) B.*/\1/p' "$STEP_DIR/gpu.tsv" 2>/dev/null)
   if [[ -n "$F" ]]; then
     note "  free memory the cases ran beside: $F B"
-    mkdir -p "$SCRATCH/mockicd"
-    echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
     # A card with F free whose max alloc is above the buffer under test, as on a large GPU.
-    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none \
+    OCL_ICD_VENDORS=$MOCK_ICD MOCKCL_BACKING=none \
       MOCKCL_DEVICES="gpu:capacity=$F,reported=$((4 * F)),max_alloc=$((2 * F)),profile=nvidia,free_query=amd" \
       run 30 "clpool_first_use (mockcl, nvidia profile)" mockcl.tsv clpool_first_use
     OPENCL_LAYERS=$LIB/libclpool_layer.so CLPOOL_LAYER_BUDGET=$F CLPOOL_LAYER_PROFILE=nvidia \
@@ -253,14 +256,12 @@ fi
 # point by point (verdict, exit code or signal).
 if want sweep; then
   step sweep 90
-  mkdir -p "$SCRATCH/mockicd"
-  echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
   : > "$STEP_DIR/compare.txt"
   for prog in stage stage_unchecked; do
     run 30 "clpool sweep $prog on the driver" "$prog.driver.txt" clpool sweep --no-gdb \
       --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-driver-$prog" \
       --json "$STEP_DIR/$prog.driver.json" -- "$BIN/$prog"
-    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-4g:profile=nvidia \
+    OCL_ICD_VENDORS=$MOCK_ICD MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-4g:profile=nvidia \
       run 30 "clpool sweep $prog on mockcl" "$prog.mockcl.txt" clpool sweep --no-gdb \
       --layer "$LIB/libclpool_layer.so" --out "$SCRATCH/sweep-mockcl-$prog" \
       --json "$STEP_DIR/$prog.mockcl.json" -- "$BIN/$prog"
@@ -285,8 +286,6 @@ fi
 if want boundary; then
   step boundary 240
   : > "$STEP_DIR/compare.txt"
-  mkdir -p "$SCRATCH/mockicd"
-  echo "$LIB/libmockcl.so" > "$SCRATCH/mockicd/mockcl.icd"
   for trace in "$DATA"/boundary/*.trace; do
     t=$(basename "$trace" .trace)
     clpool_replay "$trace" --no-progress --no-pool --min-capacity --granule 64KiB \
@@ -309,7 +308,7 @@ if want boundary; then
       "$STEP_DIR/$t.opencl.json" 2>/dev/null)
     [[ -z "$F" ]] && { note "  $t: the driver's trials' JSON gave no free memory"; continue; }
     # max_alloc at least 1 GiB: the ballast's chunks are min(max alloc, 1 GiB) on both devices.
-    OCL_ICD_VENDORS=$SCRATCH/mockicd/mockcl.icd MOCKCL_BACKING=none \
+    OCL_ICD_VENDORS=$MOCK_ICD MOCKCL_BACKING=none \
       MOCKCL_DEVICES="gpu:capacity=$F,reported=$F,max_alloc=$F,profile=nvidia,free_query=amd" \
       run 30 "$t: trials on mockcl played as a device with $F B free" "$t.mock.txt" clpool_replay \
       "$trace" --no-progress --no-pool --device opencl:mockcl --trials "$range" \
