@@ -40,6 +40,9 @@ expect 2 "--platform 'nvidia': no platform name contains it" --platform nvidia
 MOCKCL_DEVICES=gpu-64m expect 2 \
   "the device 'mockcl gpu-64m' cannot say how much memory it has free; give --free"
 expect 0 "device 0: mockcl gpu-256m (GPU" --list
+# A table that cannot be written (a full disk) is an error, not exit 0.
+to_full_disk() { "$BIN" > /dev/full; }
+EXPECT_ONE_ERROR_LINE=1 expect_run 2 "clpool_first_use: error: standard output: cannot write: No space left on device" to_full_disk
 
 # fails_at and the status of the step that failed, for one case of a table.
 outcome() { awk -F'\t' -v c="$2" '$1 == c { s = $7; print s == "none" ? "none" : s " " ($7 == "create" ? $3 : $7 == "enqueue" ? $4 : $7 == "event" ? $6 : $5) }' "$1"; }
