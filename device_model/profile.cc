@@ -33,8 +33,8 @@ std::string_view trim(std::string_view s) {
 }
 
 constexpr const char* known_keys =
-    "name, oom_at, oom_status, headroom, page, pack_limit, pack_granule, max_alloc_enforced, "
-    "commands_finish";
+    "name, oom_at, svm_oom_at, oom_status, headroom, page, pack_limit, pack_granule, "
+    "max_alloc_enforced, commands_finish";
 
 bool valid_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
@@ -125,10 +125,12 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
         throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
       p.name = std::string(value);
       named = true;
-    } else if (key == "oom_at") {
+    } else if (key == "oom_at" || key == "svm_oom_at") {
+      const bool svm = key == "svm_oom_at";  // an SVM block is never refused in an event
       const std::optional<refusal_point> at = parse_refusal_point(value);
-      if (!at) throw bad("is not creation, first_use or execution");
-      p.oom_at = *at;
+      if (!at || (svm && *at == refusal_point::execution))
+        throw bad(svm ? "is not creation or first_use" : "is not creation, first_use or execution");
+      (svm ? p.svm_oom_at : p.oom_at) = *at;
     } else if (key == "oom_status") {
       const std::optional<std::int32_t> code = parse_oom_status(value);
       if (!code) {
@@ -184,6 +186,9 @@ void validate_profile_values(const device_profile& p, std::string_view source) {
   if (!common::is_out_of_memory_status(p.oom_status)) {
     throw bad("oom_status: " + std::to_string(p.oom_status) + " is not -4, -5 or -6");
   }
+  if (p.svm_oom_at == refusal_point::execution) {
+    throw bad("svm_oom_at: execution is not creation or first_use");
+  }
   if (p.page == 0) throw bad("page: must be at least 1 byte");
   if (p.page > max_page) throw bad("page: " + std::to_string(p.page) + " bytes is more than 1 GiB");
   if (p.headroom > max_headroom) throw bad("headroom: more than 1 TiB");
@@ -219,6 +224,9 @@ std::string format_profile(const device_profile& p) {
   // (the probe's) read back unchanged.
   if (p.commands_finish != command_completion::promptly) {
     out << "commands_finish = " << to_string(p.commands_finish) << "\n";
+  }
+  if (p.svm_oom_at != refusal_point::creation) {
+    out << "svm_oom_at = " << to_string(p.svm_oom_at) << "\n";
   }
   return out.str();
 }

@@ -6,6 +6,7 @@
 //   name = nvidia                      [A-Za-z0-9_.-]+, for reports (a file without one is
 //                                      reported by its path)
 //   oom_at = first_use                 creation | first_use | execution
+//   svm_oom_at = creation              creation | first_use: the same for clSVMAlloc blocks
 //   oom_status = -4                    -4, -5 or -6, or CL_MEM_OBJECT_ALLOCATION_FAILURE, ...
 //   headroom = 2688KiB                 bytes the driver never hands out
 //   page = 2MiB                        commit granularity; 1B = exact bytes
@@ -38,7 +39,7 @@ enum class refusal_point : std::uint8_t {
   execution,  // the enqueue succeeds; the command's event ends with the error
 };
 
-// Their names, as a profile's oom_at writes them, in enum order.
+// Their names, as a profile's oom_at writes them, in enum order. svm_oom_at takes the first two.
 inline constexpr std::string_view refusal_point_names[] = {"creation", "first_use", "execution"};
 
 // "creation", "first_use", "execution", and back (nothing for any other word).
@@ -68,10 +69,22 @@ struct device_profile {
   std::uint64_t pack_granule = 1;
   bool max_alloc_enforced = true;
   command_completion commands_finish = command_completion::promptly;
+  // Where an SVM block (clSVMAlloc) that does not fit is refused: creation (clSVMAlloc returns
+  // NULL) or first_use (the first SVM command or kernel launch that uses it fails with
+  // oom_status). Separate from oom_at because a driver may back SVM otherwise than buffers: an
+  // SVM pointer is an address the device must honour from clSVMAlloc's return on.
+  refusal_point svm_oom_at = refusal_point::creation;
 
   bool exact_bytes() const noexcept { return page == 1; }
   bool operator==(const device_profile&) const = default;
 };
+
+// Whether some block of the profile's device (a buffer: oom_at; an SVM block: svm_oom_at) is
+// refused at its first use rather than at creation: the layer's and the sweep's first-use points.
+inline bool commits_at_first_use(const device_profile& profile) {
+  return profile.oom_at != refusal_point::creation ||
+         profile.svm_oom_at == refusal_point::first_use;
+}
 
 // How a device refuses an allocation it cannot hold, as a replay or the mock applies it:
 // immediate (creation fails with the profile's status), host_oom (creation fails with

@@ -42,6 +42,24 @@ TEST(Profile, NvidiaIsWhatTheH100Measured) {
   EXPECT_EQ(p.pack_granule, 512u);
   EXPECT_FALSE(p.max_alloc_enforced);
   EXPECT_EQ(p.commands_finish, command_completion::promptly);
+  EXPECT_EQ(p.svm_oom_at, refusal_point::creation);
+}
+
+// Where an SVM block is refused is its own key: creation unless a profile says first_use, whatever
+// oom_at says; format_profile writes it only when it is not creation.
+TEST(Profile, SvmOomAt) {
+  for (const std::string& name : builtin_profile_names())
+    EXPECT_EQ(load_profile(name).svm_oom_at, refusal_point::creation) << name;
+  EXPECT_EQ(parse_profile("oom_at = first_use\n", "t").svm_oom_at, refusal_point::creation);
+  const device_profile p = parse_profile("oom_at = creation\nsvm_oom_at = first_use\n", "t");
+  EXPECT_EQ(p.svm_oom_at, refusal_point::first_use);
+  EXPECT_EQ(p.oom_at, refusal_point::creation);
+  EXPECT_NE(format_profile(p).find("svm_oom_at = first_use\n"), std::string::npos);
+  EXPECT_EQ(parse_profile(format_profile(p), "formatted"), p);
+  EXPECT_EQ(format_profile(load_profile("nvidia")).find("svm_oom_at"), std::string::npos);
+  device_profile bad;
+  bad.svm_oom_at = refusal_point::execution;
+  EXPECT_THROW(validate_profile(bad, "t"), profile_error);
 }
 
 // When queued commands run decides when a released block is free (FORMAT.md "Two moments of a
@@ -121,6 +139,8 @@ TEST(Profile, EveryBadInputNamesFileLineAndKey) {
       {"oom_status = -61\n", "oom_status: '-61' is not an out-of-memory status"},
       {"oom_status = CL_SUCCESS\n", "is not an out-of-memory status"},
       {"max_alloc_enforced = maybe\n", "max_alloc_enforced: 'maybe' is not yes or no"},
+      {"svm_oom_at = execution\n", "svm_oom_at: 'execution' is not creation or first_use"},
+      {"svm_oom_at = later\n", "svm_oom_at: 'later' is not creation or first_use"},
       {"commands_finish = soon\n", "commands_finish: 'soon' is not promptly or at_wait"},
       {"name = a b\n", "name: 'a b' is not a name"},
       {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice"},

@@ -633,6 +633,68 @@ TYPED_TEST(Battery, SvmCommandsLogTheirQueue) {
   this->Teardown();
 }
 
+// svm_oom_at=first_use: clSVMAlloc charges nothing, the first command that uses a block charges
+// it, and one that does not fit fails at its enqueue with the profile's status (nothing queued,
+// the block still uncharged); migrating to the host charges nothing; a free of a block never used
+// credits nothing.
+TYPED_TEST(Battery, SvmChargedAtFirstUseWhereTheDeviceSaysSo) {
+  this->Setup("gpu-64m:svm_oom_at=first_use,max_alloc=64m");
+  auto* d = this->d_;
+  void* a = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 40 * kMiB, 0);
+  void* b = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 40 * kMiB, 0);
+  void* never = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 60 * kMiB, 0);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);  // 120 MiB of blocks on a 64 MiB device: nothing charged yet.
+  ASSERT_NE(never, nullptr);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  const void* both[] = {a, b};
+  EXPECT_EQ(d->clEnqueueSVMMigrateMem(this->q_, 2, both, nullptr, CL_MIGRATE_MEM_OBJECT_HOST, 0,
+                                      nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  int pat = 3;
+  ASSERT_EQ(d->clEnqueueSVMMemFill(this->q_, a, &pat, sizeof pat, 4096, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  // Every first use of b fails at its enqueue; a (already charged) stays usable.
+  EXPECT_EQ(d->clEnqueueSVMMemFill(this->q_, b, &pat, sizeof pat, 4096, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, CL_MAP_WRITE, b, 4096, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, b, a, 64, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(d->clEnqueueSVMMigrateMem(this->q_, 1, both + 1, nullptr, 0, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  cl_program prog;
+  cl_kernel k = this->Kernel(&prog);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, a), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 1, static_cast<char*>(b) + 64), CL_SUCCESS);
+  size_t g = 1;
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  // Freeing a makes room: b's first use now succeeds, and the kernel runs.
+  std::vector<int> host(16, 9);
+  EXPECT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, host.data(), a, 64, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(host[15], 3);
+  d->clSVMFree(this->ctx_, a);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, b), CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clSVMFree(this->ctx_, never);  // Never used: nothing to give back.
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clSVMFree(this->ctx_, b);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(prog);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
   this->Setup("gpu-64m:svm=off");
   cl_device_svm_capabilities caps = 1;

@@ -6,6 +6,8 @@
 name = pocl
 oom_at = first_use
 oom_status = CL_MEM_OBJECT_ALLOCATION_FAILURE
+# clSVMAlloc allocates the block's host memory at once (its CPU device's SVM is host memory).
+svm_oom_at = creation
 headroom = 0
 # Buffers are aligned to the device's "minimum alignment for any data type" (128 B, clinfo).
 page = 128B

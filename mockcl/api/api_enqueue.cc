@@ -367,6 +367,8 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
   }
   for (_cl_mem* m : ms)
     if ((s = rt().use_mem(m, q))) return c.ret(s);
+  for (svm_allocation* b : blocks)
+    if ((s = rt().use_svm(b, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, type, "kernel", e, n, wait);
   for (_cl_mem* m : ms) add_mem(ev, m);
   for (svm_allocation* b : blocks) {

@@ -1,5 +1,7 @@
 // Coarse-grain buffer SVM: clSVMAlloc (NULL on out-of-memory), clSVMFree, and the SVM
-// commands, clEnqueueSVMFree included (executed in queue order, with its callback).
+// commands, clEnqueueSVMFree included (executed in queue order, with its callback). A device with
+// svm_oom_at=first_use charges a block at the first command that uses it instead, whose enqueue
+// then fails with the profile's status (mock_runtime::use_svm).
 #include <cstring>
 
 #include "mockcl/api/enqueue_checks.h"
@@ -26,7 +28,8 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   if (alignment & (alignment - 1)) return nullptr;
   if (alignment > 4096) return nullptr;
   clpool::device_model::placement where;
-  if (cl_int s = rt().charge(dev, ctx, size, false, where)) {
+  const bool at_first_use = cfg.svm_first_use;
+  if (cl_int s = at_first_use ? CL_SUCCESS : rt().charge(dev, ctx, size, false, where)) {
     c.ret(s);
     return nullptr;
   }
@@ -35,7 +38,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
                 ? (b.pocl_svm = rt().pocl_svm_alloc(ctx, flags, size, alignment ? alignment : 128))
                 : b.block.allocate(size, alignment ? alignment : 128);
   if (!p) {
-    rt().credit(dev, ctx, size, false, where);
+    if (!at_first_use) rt().credit(dev, ctx, size, false, where);
     c.ret(CL_OUT_OF_HOST_MEMORY);
     return nullptr;
   }
@@ -43,6 +46,7 @@ void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl
   b.context = ctx;
   b.device = dev;
   b.where = where;
+  b.charged = !at_first_use;
   b.id = rt().objects.next_id();
   rt().retain_internal(ctx);
   rt().svm.emplace(reinterpret_cast<uintptr_t>(p), std::move(b));
@@ -125,11 +129,15 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
   if (!dst || !src || size == 0) return c.ret(CL_INVALID_VALUE);
   auto d = reinterpret_cast<uintptr_t>(dst), sr = reinterpret_cast<uintptr_t>(src);
   if (d < sr + size && sr < d + size) return c.ret(CL_MEM_COPY_OVERLAP);
+  // Either side may be plain host memory; SVM sides are charged, recorded and held.
+  svm_allocation* from = svm_range(q, src, size);
+  svm_allocation* to = svm_range(q, dst, size);
+  for (svm_allocation* b : {from, to})
+    if (b && (s = rt().use_svm(b, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy",
                                    entry_point::clEnqueueSVMMemcpy, n, wait);
-  // Either side may be plain host memory; SVM sides are recorded and held.
-  if (svm_allocation* b = svm_range(q, src, size)) use_block(ev, b);
-  if (svm_allocation* b = svm_range(q, dst, size)) use_block(ev, b);
+  if (from) use_block(ev, from);
+  if (to) use_block(ev, to);
   ev->host = dst;
   ev->src = src;
   ev->bytes = size;
@@ -149,6 +157,7 @@ cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* 
     return c.ret(CL_INVALID_VALUE);
   svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
+  if ((s = rt().use_svm(b, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMFILL, "svm_memfill",
                                    entry_point::clEnqueueSVMMemFill, n, wait);
   use_block(ev, b);
@@ -168,6 +177,7 @@ cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_fl
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
   svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
+  if ((s = rt().use_svm(b, q))) return c.ret(s);
   _cl_event* ev =
       rt().new_command(q, CL_COMMAND_SVM_MAP, "svm_map", entry_point::clEnqueueSVMMap, n, wait);
   use_block(ev, b);
@@ -189,7 +199,7 @@ cl_int CL_API_CALL EnqueueSVMUnmap(cl_command_queue h, void* ptr, cl_uint n, con
 }
 
 cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const void** ptrs,
-                                        const size_t*, cl_mem_migration_flags, cl_uint n,
+                                        const size_t*, cl_mem_migration_flags flags, cl_uint n,
                                         const cl_event* wait, cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMigrateMem);
   cl_int s;
@@ -202,6 +212,10 @@ cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const v
     if (!b) return c.ret(CL_INVALID_VALUE);
     blocks.push_back(b);
   }
+  // Migrating to the host commits nothing on the device (as for buffers).
+  if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST))
+    for (svm_allocation* b : blocks)
+      if ((s = rt().use_svm(b, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate",
                                    entry_point::clEnqueueSVMMigrateMem, n, wait);
   for (svm_allocation* b : blocks) use_block(ev, b);

@@ -68,6 +68,8 @@ struct device_config {
   bool oom_at_execution = false;     // Deferred only: charge when the command executes, so
                                      // out-of-memory shows in its event status, not the enqueue.
   bool svm = true;                   // Coarse-grain buffer SVM supported.
+  bool svm_first_use = false;        // An SVM block is charged at its first command (svm_oom_at=
+                                     // first_use), not at clSVMAlloc: the profile's svm_oom_at.
   uint64_t pinned = 64ull << 20;     // Budget for CL_MEM_ALLOC_HOST_PTR / USE_HOST_PTR buffers.
   map_mode maps = map_mode::shared;  // maps=shared|copy: what a mapped pointer is (see map_mode).
   // How device memory is committed (pages, packing, headroom) and whether max_alloc is enforced:

@@ -71,7 +71,7 @@ namespace {
 // Which of a device's figures its options set (else its preset's and profile's apply).
 struct options_set {
   bool capacity = false, reported = false, max_alloc = false, pinned = false, semantics = false,
-       oom_at = false;
+       oom_at = false, svm_oom_at = false;
 };
 
 // One key=value option of a device, applied to `d`. Returns the problem, "" when it is good.
@@ -103,6 +103,14 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
     else
       return what + ": " + quote(val) + " is not enqueue or execution";
     set.oom_at = true;
+  } else if (key == "svm_oom_at") {
+    if (val == "creation")
+      d.svm_first_use = false;
+    else if (val == "first_use")
+      d.svm_first_use = true;
+    else
+      return what + ": " + quote(val) + " is not creation or first_use";
+    set.svm_oom_at = true;
   } else if (key == "profile") {
     if (val.empty()) return what + " is empty";
     try {
@@ -142,9 +150,8 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
       return what + ": " + quote(val) + " is not gpu or cpu";
   } else {
     return where + ": unknown option " + quote(key) +
-           " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm, pinned, "
-           "profile, maps, "
-           "context_cost, free_query)";
+           " (known: name, type, capacity, reported, max_alloc, semantics, oom_at, svm_oom_at, "
+           "svm, pinned, profile, maps, context_cost, free_query)";
   }
   return "";
 }
@@ -156,6 +163,7 @@ std::string complete_device(device_config& d, const options_set& set, const std:
   using clpool::device_model::refusal_point;
   if (!set.semantics) d.semantics = clpool::device_model::semantics_of(d.model);
   if (!set.oom_at) d.oom_at_execution = d.model.oom_at == refusal_point::execution;
+  if (!set.svm_oom_at) d.svm_first_use = d.model.svm_oom_at == refusal_point::first_use;
   if (set.capacity) {
     if (d.capacity == 0) return where + ": capacity must be > 0";
     if (!set.reported) d.reported = d.capacity;
@@ -234,7 +242,9 @@ std::string format_devices(const std::vector<device_config>& devices) {
          ",reported=" + std::to_string(d.reported) + ",max_alloc=" + std::to_string(d.max_alloc) +
          ",semantics=" + std::string(clpool::device_model::to_string(d.semantics)) +
          ",oom_at=" + (d.oom_at_execution ? "execution" : "enqueue") +
-         ",svm=" + (d.svm ? "on" : "off") + ",pinned=" + std::to_string(d.pinned) +
+         ",svm=" + (d.svm ? "on" : "off") +
+         ",svm_oom_at=" + (d.svm_first_use ? "first_use" : "creation") +
+         ",pinned=" + std::to_string(d.pinned) +
          ",maps=" + (d.maps == map_mode::copy ? "copy" : "shared") +
          ",context_cost=" + std::to_string(d.context_cost) +
          ",free_query=" + (d.free_query ? "amd" : "none");

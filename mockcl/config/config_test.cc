@@ -102,10 +102,21 @@ TEST(ParseDevices, PresetsAndOptions) {
             alloc_semantics::host_oom);
   EXPECT_TRUE(parse_devices("gpu:semantics=deferred,oom_at=execution").value()[0].oom_at_execution);
   EXPECT_FALSE(parse_devices("gpu:oom_at=later").ok());
+  // Where an SVM block is refused: the profile's svm_oom_at, or the option over it.
+  EXPECT_FALSE(parse_devices("gpu:profile=nvidia").value()[0].svm_first_use);
+  EXPECT_TRUE(parse_devices("gpu:svm_oom_at=first_use").value()[0].svm_first_use);
+  EXPECT_FALSE(parse_devices("gpu:svm_oom_at=creation").value()[0].svm_first_use);
+  auto bad = parse_devices("gpu:svm_oom_at=execution");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("svm_oom_at: 'execution' is not creation or first_use"),
+            std::string::npos)
+      << bad.error();
 }
 
 TEST(ParseDevices, FormatRoundTrips) {
-  auto d = parse_devices("gpu-8g:semantics=deferred,reported=16g,oom_at=execution;cpu-2g:svm=off")
+  auto d = parse_devices(
+               "gpu-8g:semantics=deferred,reported=16g,oom_at=execution,svm_oom_at=first_use;"
+               "cpu-2g:svm=off")
                .value();
   auto again = parse_devices(format_devices(d));
   ASSERT_TRUE(again.ok()) << again.error();

@@ -227,6 +227,7 @@ struct svm_allocation {
   void* data() const { return pocl_svm ? pocl_svm : block.data(); }
   uint32_t pending = 0;  // Commands in flight that use it.
   bool freed = false;    // clSVMFree or an executed clEnqueueSVMFree asked for it.
+  bool charged = true;   // Its bytes are charged (false until its first use: svm_oom_at=first_use).
   bool free_enqueued = false;
   uint64_t last_use_end = 0;  // Virtual end of the last executed command that used it.
 };

@@ -374,6 +374,16 @@ cl_int mock_runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   return s;
 }
 
+cl_int mock_runtime::use_svm(svm_allocation* b, _cl_command_queue* q) {
+  if (b->charged) return CL_SUCCESS;
+  cl_int s = charge(q->device->index, b->context, b->size, false, b->where);
+  if (s == CL_SUCCESS) {
+    b->charged = true;
+    b->device = q->device->index;
+  }
+  return s;
+}
+
 unsigned char* mock_runtime::bytes_of(_cl_mem* m) {
   _cl_mem* root = m->parent ? m->parent : m;
   size_t off = m->parent ? m->offset : 0;
@@ -395,7 +405,7 @@ svm_allocation* mock_runtime::find_svm(const void* p) {
 void mock_runtime::free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it) {
   svm_allocation& b = it->second;
   record_free(true, b.id, it->first, b.size, b.last_use_end);
-  credit(b.device, b.context, b.size, false, b.where);
+  if (b.charged) credit(b.device, b.context, b.size, false, b.where);
   cl_context ctx = b.context;
   if (b.pocl_svm) pocl_svm_free(ctx, b.pocl_svm);
   svm.erase(it);

@@ -197,6 +197,9 @@ class mock_runtime {
   }
   // Deferred semantics: charges the root buffer of m to q's device at first use.
   cl_int use_mem(_cl_mem* m, _cl_command_queue* q);
+  // The same for an SVM block on a device with svm_oom_at=first_use: charges it at the first
+  // command that uses it (at the enqueue, whatever oom_at says). CL_SUCCESS when already charged.
+  cl_int use_svm(svm_allocation* b, _cl_command_queue* q);
   // Real bytes of a buffer (allocated lazily), or nullptr if the host refused.
   unsigned char* bytes_of(_cl_mem* m);
   svm_allocation* find_svm(const void* p);

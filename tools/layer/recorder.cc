@@ -40,8 +40,10 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
       start_(std::chrono::steady_clock::now()),
       budget_(settings.profile ? *settings.profile : device_model::device_profile{},
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
-      first_use_(settings.budget_bytes && settings.profile &&
-                 settings.profile->oom_at != device_model::refusal_point::creation),
+      buffers_first_use_(settings.budget_bytes && settings.profile &&
+                         settings.profile->oom_at != device_model::refusal_point::creation),
+      svm_first_use_(settings.budget_bytes && settings.profile &&
+                     settings.profile->svm_oom_at == device_model::refusal_point::first_use),
       watches_frees_(sink_ != nullptr || settings.budget_bytes.has_value()),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
@@ -91,7 +93,8 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
       }
     }
   }
-  if (t.refused == refusal::none && t.block.counted && !first_use_) {
+  const bool at_first_use = kind == trace::trace_kind::svm ? svm_first_use_ : buffers_first_use_;
+  if (t.refused == refusal::none && t.block.counted && !at_first_use) {
     if (budget_.try_commit(size, t.block.where)) {
       t.block.charged = true;
     } else {

@@ -113,9 +113,12 @@ class recorder {
   // The driver allocated the block: records `alloc`.
   void commit_alloc(const block_info& block);
 
-  // True when the budget's profile commits memory at first use (CLPOOL_LAYER_PROFILE=nvidia):
-  // begin_alloc then charges nothing, and the enqueues that use a buffer call first_use().
-  bool charges_at_first_use() const noexcept { return first_use_; }
+  // True when the budget's profile commits buffers (oom_at first_use or execution:
+  // CLPOOL_LAYER_PROFILE=nvidia) or SVM blocks (svm_oom_at = first_use) at first use: begin_alloc
+  // then charges those blocks nothing, and the enqueues that use one call first_use().
+  bool charges_at_first_use() const noexcept { return buffers_first_use_ || svm_first_use_; }
+  // The buffers' part of it (their handles are remembered for first_use()).
+  bool charges_buffers_at_first_use() const noexcept { return buffers_first_use_; }
 
   // The block is used by `call` (an enqueue) for the first time, or again: charges it to the
   // budget if it is not yet. Returns 0, or the profile's out-of-memory status when it does not
@@ -267,7 +270,8 @@ class recorder {
   // The simulated device of CLPOOL_LAYER_BUDGET (unbounded without one), with the profile of
   // CLPOOL_LAYER_PROFILE (exact without one): the device model's ledger.
   device_model::device_memory budget_;
-  bool first_use_ = false;
+  const bool buffers_first_use_;  // the profile's oom_at is not creation
+  const bool svm_first_use_;      // its svm_oom_at is first_use
   const bool watches_frees_;
   std::mt19937_64 rng_;
   std::unordered_map<const void*, std::uint64_t> queues_;

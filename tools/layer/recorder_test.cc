@@ -211,6 +211,7 @@ TEST(Recorder, FirstUseProfileChargesAtFirstUse) {
 TEST(Recorder, FirstUseChargesCanBeUndoneAndSvmBlocksAreFoundByInteriorPointers) {
   layer_settings s = with_budget(8u << 20);
   s.profile = device_model::load_profile("nvidia");
+  s.profile->svm_oom_at = device_model::refusal_point::first_use;
   recorder r(s, nullptr);
   recorder::ticket b = r.begin_alloc(2u << 20, trace_kind::buffer, 0);
   bool charged = false;
@@ -245,6 +246,47 @@ TEST(Recorder, FirstUseChargesCanBeUndoneAndSvmBlocksAreFoundByInteriorPointers)
   EXPECT_TRUE(freed->charged) << "the charge lives in the recorder's copy";
   r.free_block(*freed, 0);
   EXPECT_EQ(r.outstanding_bytes(), 0u);
+}
+
+// Buffers and SVM blocks follow their own keys of the profile: with nvidia's (buffers at first
+// use, SVM at creation) an SVM block is charged by begin_alloc and refused there when it does not
+// fit, and its uses charge nothing; with svm_oom_at = first_use alone, the reverse.
+TEST(Recorder, SvmBlocksAreChargedWhereTheProfileSays) {
+  layer_settings s = with_budget(8u << 20);
+  s.profile = device_model::load_profile("nvidia");
+  {
+    recorder r(s, nullptr);
+    EXPECT_TRUE(r.charges_at_first_use());
+    EXPECT_TRUE(r.charges_buffers_at_first_use());
+    static char arena[8 << 20];
+    recorder::ticket a = r.begin_alloc(4u << 20, trace_kind::svm, 0);
+    ASSERT_EQ(a.refused, refusal::none);
+    EXPECT_TRUE(a.block.charged);
+    EXPECT_EQ(r.outstanding_bytes(), 4u << 20);
+    r.remember_svm(arena, a.block);
+    const void* start = nullptr;
+    EXPECT_EQ(r.first_use_svm(arena, "clEnqueueSVMMemFill", start), 0);
+    EXPECT_EQ(start, nullptr) << "charged at creation: nothing to charge at its use";
+    EXPECT_EQ(r.outstanding_bytes(), 4u << 20);
+    recorder::ticket b = r.begin_alloc(2u << 20, trace_kind::svm, 0);
+    EXPECT_EQ(b.refused, refusal::budget) << "5.375 MiB usable, 4 MiB taken: no 2 MiB page";
+    EXPECT_EQ(b.status, -4);
+    std::optional<block_info> freed = r.forget_svm(arena);
+    ASSERT_TRUE(freed);
+    r.free_block(*freed, 0);
+    EXPECT_EQ(r.outstanding_bytes(), 0u);
+  }
+  s.profile->oom_at = device_model::refusal_point::creation;
+  s.profile->svm_oom_at = device_model::refusal_point::first_use;
+  recorder r(s, nullptr);
+  EXPECT_TRUE(r.charges_at_first_use());
+  EXPECT_FALSE(r.charges_buffers_at_first_use());
+  recorder::ticket buffer = r.begin_alloc(2u << 20, trace_kind::buffer, 0);
+  EXPECT_TRUE(buffer.block.charged);
+  recorder::ticket svm = r.begin_alloc(16u << 20, trace_kind::svm, 0);
+  EXPECT_EQ(svm.refused, refusal::none) << "larger than the budget, and charged only at its use";
+  EXPECT_FALSE(svm.block.charged);
+  EXPECT_EQ(r.outstanding_bytes(), 2u << 20);
 }
 
 TEST(Recorder, BudgetRefusesAndCreditsOnFree) {

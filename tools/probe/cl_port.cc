@@ -11,9 +11,27 @@ const char* call_name(int how) {
   return names[how];
 }
 
+// Waits for the queue and returns `ev`'s status (released): CL_SUCCESS, or its error. A device
+// that fails at execution says so in the event, not in clFinish's return value (mockcl's waits
+// return -14 then); the event is what counts.
+cl_int finish_and_status(cl_command_queue queue, cl_event ev) {
+  clFinish(queue);
+  cl_int status = CL_COMPLETE;
+  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+      CL_SUCCESS) {
+    status = CL_INVALID_EVENT;
+  }
+  clReleaseEvent(ev);
+  return status < 0 ? status : CL_SUCCESS;
+}
+
 }  // namespace
 
 cl_port::cl_port(cl_device_id device) {
+  cl_device_svm_capabilities caps = 0;
+  svm_ = clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps, nullptr) ==
+             CL_SUCCESS &&
+         (caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
   cl_int err = CL_SUCCESS;
   ctx_ = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   if (ctx_ == nullptr) throw probe_failure("clCreateContext failed with " + std::to_string(err));
@@ -64,16 +82,35 @@ std::pair<cl_int, cl_int> cl_port::first_use(cl_mem m, use how) {
     }
   }
   if (err != CL_SUCCESS) return {err, CL_SUCCESS};
-  // A device that fails at execution says so in the event, not in clFinish's return value
-  // (mockcl's waits return -14 then); the event is what counts.
-  clFinish(queue_);
-  cl_int status = CL_COMPLETE;
-  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
-      CL_SUCCESS) {
-    status = CL_INVALID_EVENT;
+  return {CL_SUCCESS, finish_and_status(queue_, ev)};
+}
+
+std::optional<attempt> cl_port::svm_once(std::uint64_t bytes) {
+  if (!svm_) return std::nullopt;
+  attempt a;
+  a.result = attempt::kind::refused;
+  void* p = clSVMAlloc(ctx_, CL_MEM_READ_WRITE, bytes, 0);
+  if (p == nullptr) {  // no status to read: NULL is how clSVMAlloc says no
+    a.call = "clSVMAlloc (NULL)";
+    a.status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    a.where = refusal_point::creation;
+    return a;
   }
-  clReleaseEvent(ev);
-  return {CL_SUCCESS, status < 0 ? status : CL_SUCCESS};
+  static const unsigned char byte = 0x5a;
+  cl_event ev = nullptr;
+  const cl_int enqueued = clEnqueueSVMMemFill(queue_, p, &byte, 1, bytes, 0, nullptr, &ev);
+  const cl_int executed = enqueued == CL_SUCCESS ? finish_and_status(queue_, ev) : CL_SUCCESS;
+  clSVMFree(ctx_, p);
+  if (enqueued == CL_SUCCESS && executed == CL_SUCCESS) {
+    a.result = attempt::kind::accepted;
+    return a;
+  }
+  a.status = enqueued != CL_SUCCESS ? enqueued : executed;
+  a.where = enqueued != CL_SUCCESS ? refusal_point::first_use : refusal_point::execution;
+  a.call =
+      enqueued != CL_SUCCESS ? "clEnqueueSVMMemFill" : "clEnqueueSVMMemFill's event after clFinish";
+  if (!common::is_out_of_memory_status(a.status)) a.result = attempt::kind::failed;
+  return a;
 }
 
 attempt cl_port::allocate(std::uint64_t bytes) {

@@ -7,6 +7,7 @@
 
 #include <CL/cl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ class cl_port final : public device_port {
   attempt allocate(std::uint64_t bytes) override;
   void release(std::size_t id) override;
   attempt create_untouched(std::uint64_t bytes) override;
+  // clSVMAlloc, then clEnqueueSVMMemFill over the block and clFinish, then clSVMFree; nothing on
+  // a device without coarse-grain buffer SVM.
+  std::optional<attempt> svm_once(std::uint64_t bytes) override;
 
   const std::vector<first_use_call>& first_use_calls() const { return first_use_; }
 
@@ -54,6 +58,7 @@ class cl_port final : public device_port {
   cl_program program_ = nullptr;
   cl_kernel kernel_ = nullptr;
   cl_int kernel_status_ = CL_SUCCESS;
+  bool svm_ = false;  // the device has coarse-grain buffer SVM
 };
 
 }  // namespace clpool::probe

@@ -89,6 +89,12 @@ MOCKCL_DEVICES="gpu-64m:profile=nvidia,oom_at=execution" expect 0 "first use of 
 MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueWriteBuffer: -4"
 MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "first use of a buffer with no room: clEnqueueNDRangeKernel: -4"
 MOCKCL_DEVICES="gpu-64m:semantics=host_oom" expect 0 "out of memory: at creation, clCreateBuffer -6 CL_OUT_OF_HOST_MEMORY"
+# Where an SVM block is refused, with the device full: clSVMAlloc itself, or its first use (then
+# written to the profile); nothing to measure without SVM.
+MOCKCL_DEVICES="gpu-64m:profile=nvidia" expect 0 "svm: out of memory at creation, clSVMAlloc (NULL) (an SVM block of 1 B with the device full)"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,svm_oom_at=first_use" expect 0 "svm: out of memory at first_use, clEnqueueSVMMemFill (an SVM block of 1 B"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,svm_oom_at=first_use" expect 0 "svm_oom_at = first_use"
+MOCKCL_DEVICES="gpu-64m:profile=nvidia,svm=off" expect 0 "svm: not measured (svm_oom_at = creation written): the device has no SVM"
 
 # A device whose contexts take memory and which says how much is free (as NVIDIA's driver and NVML
 # do; here mockcl's context_cost and AMD's query): free memory is read with the probe's context

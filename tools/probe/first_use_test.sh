@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # clpool_first_use as a user runs it: --help, strict input checking (each bad value exits 2 with
 # one error line on stderr), and the tables it prints on mockcl (the `nvidia` and `exact`
-# profiles) and through the layer's budget (CLPOOL_LAYER_PROFILE=nvidia), compared with
+# profiles, and one whose SVM is refused at first use) and through the layer's budget
+# (CLPOOL_LAYER_PROFILE, the same profiles), compared with
 # tools/probe/compare_first_use.py as the GPU session compares them with the real driver.
 set -u
 BIN="$1"
@@ -76,20 +77,45 @@ for c in create $BUFFER_USES migrate_host; do
 done
 
 # The layer's budget with the nvidia profile, over a mock device with room to spare: the same
-# buffer rows as mockcl's nvidia profile. SVM differs: the layer charges a block at its first use,
-# mockcl at clSVMAlloc; which one NVIDIA's driver does is measured on a GPU (run_on_gpu.sh, step
-# firstuse) before either model changes.
+# table as mockcl's, SVM included (both read the profile's svm_oom_at: creation).
 OPENCL_LAYERS="$LAYER" CLPOOL_LAYER_BUDGET=256MiB CLPOOL_LAYER_PROFILE=nvidia MOCKCL_DEVICES=gpu-4g \
   "$BIN" --free 256MiB > "$T/layer.tsv" 2> "$T/layer.err" || fail "clpool_first_use under the layer -> exit $?: $(cat "$T/layer.err")"
 check "layer: every control ok, every context usable after" every_row_ok "$T/layer.tsv"
 for c in $SVM_CASES; do
-  want="enqueue -4"
-  [[ $c == svm_alloc ]] && want=none
-  [[ $(outcome "$T/layer.tsv" "$c") == "$want" ]] || fail "layer $c: $(outcome "$T/layer.tsv" "$c"), want $want"
+  [[ $(outcome "$T/layer.tsv" "$c") == "create NULL" ]] || fail "layer $c: $(outcome "$T/layer.tsv" "$c"), want create NULL"
 done
-expect_run 1 "7 of 25 cases differ:" python3 "$COMPARE" mock="$T/mock.tsv" layer="$T/layer.tsv"
+expect_run 0 "all 2 tables agree on all 25 cases" python3 "$COMPARE" mock="$T/mock.tsv" layer="$T/layer.tsv"
+
+# A profile whose SVM blocks are refused at first use (svm_oom_at = first_use): mockcl and the
+# layer again agree on every case; clSVMAlloc succeeds and each SVM use fails at its enqueue.
+cat > "$T/svm_first_use.profile" <<'PROFILE'
+name = svm_first_use
+oom_at = first_use
+svm_oom_at = first_use
+oom_status = CL_MEM_OBJECT_ALLOCATION_FAILURE
+headroom = 2688KiB
+page = 2MiB
+pack_limit = 2MiB
+pack_granule = 512B
+max_alloc_enforced = no
+PROFILE
+MOCKCL_DEVICES="gpu:capacity=256m,reported=4g,max_alloc=1g,profile=$T/svm_first_use.profile,free_query=amd" \
+  "$BIN" > "$T/mock_svm.tsv" 2> "$T/mock_svm.err" || fail "clpool_first_use on mockcl (svm_first_use) -> exit $?: $(cat "$T/mock_svm.err")"
+OPENCL_LAYERS="$LAYER" CLPOOL_LAYER_BUDGET=256MiB CLPOOL_LAYER_PROFILE="$T/svm_first_use.profile" MOCKCL_DEVICES=gpu-4g \
+  "$BIN" --free 256MiB > "$T/layer_svm.tsv" 2> "$T/layer_svm.err" || fail "clpool_first_use under the layer (svm_first_use) -> exit $?: $(cat "$T/layer_svm.err")"
+for t in mock_svm layer_svm; do
+  check "$t: every control ok, every context usable after" every_row_ok "$T/$t.tsv"
+  for c in $SVM_CASES; do
+    want="enqueue -4"
+    [[ $c == svm_alloc ]] && want=none
+    [[ $(outcome "$T/$t.tsv" "$c") == "$want" ]] || fail "$t $c: $(outcome "$T/$t.tsv" "$c"), want $want"
+  done
+done
+expect_run 0 "all 2 tables agree on all 25 cases" python3 "$COMPARE" mock="$T/mock_svm.tsv" layer="$T/layer_svm.tsv"
+# Tables that differ: the 7 SVM cases, each named, exit 1.
+expect_run 1 "7 of 25 cases differ:" python3 "$COMPARE" creation="$T/mock.tsv" first_use="$T/mock_svm.tsv"
 diffs=$(grep -c '^  svm_' <<<"$expect_out")
-[[ $diffs == 7 ]] || fail "mock against layer: want the 7 SVM cases to differ, got $diffs"
+[[ $diffs == 7 ]] || fail "creation against first_use: want the 7 SVM cases to differ, got $diffs"
 grep -q "| read | clEnqueueReadBuffer | enqueue -4 | enqueue -4 |" <<<"$expect_out" || fail "compare: the read row"
 expect_run 0 "all 2 tables agree on all 25 cases" python3 "$COMPARE" a="$T/mock.tsv" b="$T/mock.tsv"
 

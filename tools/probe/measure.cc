@@ -158,6 +158,32 @@ class prober {
     m_.headroom_measured = true;
   }
 
+  // With the fill held, not even `smallest_refused` bytes fit: an SVM block of that size shows
+  // where the device refuses SVM. Never stops the measurement; svm_note says what was seen.
+  void svm() {
+    const std::uint64_t bytes = std::max<std::uint64_t>(m_.smallest_refused, 1);
+    const std::optional<attempt> a = d_.svm_once(bytes);
+    if (!a) {
+      m_.svm_note = "the device has no SVM";
+      return;
+    }
+    ++m_.allocations;
+    const std::string block = "an SVM block of " + std::to_string(bytes) + " bytes";
+    if (a->ok()) {
+      m_.svm_note = block +
+                    " fitted where a buffer of that size did not (SVM is not charged to "
+                    "the buffers' memory)";
+    } else if (a->result != attempt::kind::refused || !common::is_out_of_memory_status(a->status)) {
+      m_.svm_note = block + ": " + a->call + " returned " + std::to_string(a->status);
+    } else if (a->where == refusal_point::execution) {
+      m_.svm_note = block + " was refused in its command's event (" + a->call +
+                    "), which a profile cannot say";
+    } else {
+      m_.svm_oom_at = a->where;
+      m_.svm_call = a->call;
+    }
+  }
+
   // The window X (the first fill buffer) is free now, plus less than a page.
   void page() {
     const unsigned x = floor_log2(m_.page_window);
@@ -230,6 +256,7 @@ class prober {
     max_alloc();
     holding fill(d_);
     usable(fill);
+    svm();
     // The first (largest) fill buffer becomes the page window.
     fill.release_first();
     page();
@@ -274,6 +301,7 @@ device_profile measurement::profile(const std::string& name) const {
     p.oom_status = oom_status;
   }
   if (headroom_measured) p.headroom = headroom;
+  if (svm_oom_at) p.svm_oom_at = *svm_oom_at;
   if (page) p.page = *page;
   if (pack_limit && pack_granule) {
     p.pack_limit = *pack_limit;

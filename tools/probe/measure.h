@@ -7,6 +7,8 @@
 //               until the device refuses: U = the total accepted (the largest total the device
 //               accepts; a paged device accepts whole pages only, so U is a multiple of the page)
 //   oom point   where the first refusal appeared (creation, first use, execution) and its status
+//   svm point   with the fill still held (not even the smallest size fits), one SVM block of that
+//               size: refused by clSVMAlloc (creation) or by its first use (first_use)
 //   headroom    free memory at start - U
 //   page P      release the largest fill buffer X; the smallest 2^j such that X - 2^j bytes and
 //               then 1 byte both fit is the page (X - 2^j below a page multiple costs all of X)
@@ -58,6 +60,9 @@ class device_port {
   virtual void release(std::size_t id) = 0;
   // Creates a buffer of `bytes`, never touches it, and releases it at once.
   virtual attempt create_untouched(std::uint64_t bytes) = 0;
+  // Creates an SVM block of `bytes`, uses it once (an SVM fill, then waits for it) and frees it:
+  // what came of it, or nothing where the device has no SVM.
+  virtual std::optional<attempt> svm_once(std::uint64_t /*bytes*/) { return std::nullopt; }
 };
 
 struct probe_limits {
@@ -86,6 +91,11 @@ struct measurement {
   std::string oom_call;
   std::uint64_t headroom = 0;
   bool headroom_measured = false;
+  // Where an SVM block was refused with the device full; nothing when not measured (svm_note
+  // says why: no SVM, the block fitted, or the device answered otherwise).
+  std::optional<refusal_point> svm_oom_at;
+  std::string svm_call;  // the call that refused it
+  std::string svm_note;
 
   std::optional<std::uint64_t> page;       // measured page
   std::uint64_t page_window = 0;           // X, the released fill buffer

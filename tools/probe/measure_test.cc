@@ -72,6 +72,21 @@ class model_port : public device_port {
     }
     return a;
   }
+  // An SVM block is charged like a buffer, refused where the profile's svm_oom_at says.
+  std::optional<attempt> svm_once(std::uint64_t bytes) override {
+    attempt a;
+    placement pl;
+    if (!mem_.try_commit(bytes, pl)) {
+      a.result = attempt::kind::refused;
+      a.status = p_.oom_status;
+      a.where = p_.svm_oom_at;
+      a.call = p_.svm_oom_at == refusal_point::creation ? "clSVMAlloc" : "clEnqueueSVMMemFill";
+      return a;
+    }
+    mem_.release(pl, bytes);
+    a.result = attempt::kind::accepted;
+    return a;
+  }
   std::size_t live() const { return live_; }
   const device_memory& memory() const { return mem_; }
 

@@ -6,9 +6,9 @@ namespace {
 std::uint64_t pick(std::mt19937_64& rng, std::uint64_t lo, std::uint64_t hi) {  // inclusive
   return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng);
 }
-}  // namespace
 
-device_model::device_profile random_profile(std::mt19937_64& rng, bool observable) {
+// Everything but svm_oom_at, drawn first so that a seed gives the shapes it always gave.
+device_model::device_profile random_shape(std::mt19937_64& rng, bool observable) {
   using device_model::refusal_point;
   device_model::device_profile p;
   p.name = "random";
@@ -32,6 +32,15 @@ device_model::device_profile random_profile(std::mt19937_64& rng, bool observabl
     const std::uint64_t high = observable ? p.page - p.pack_granule - 1 : p.page;
     p.pack_limit = low <= high ? pick(rng, low, high) : p.page;
   }
+  return p;
+}
+
+}  // namespace
+
+device_model::device_profile random_profile(std::mt19937_64& rng, bool observable) {
+  device_model::device_profile p = random_shape(rng, observable);
+  p.svm_oom_at = pick(rng, 0, 1) == 0 ? device_model::refusal_point::creation
+                                      : device_model::refusal_point::first_use;
   device_model::validate_profile(p, "random_profile");
   return p;
 }

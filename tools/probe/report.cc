@@ -107,6 +107,13 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
                 m.oom_call + " " + status_text(m.oom_status));
     for (const std::string& call : c.first_use_calls)
       e.push_back("  first use of a buffer with no room: " + call);
+    if (m.svm_oom_at) {
+      e.push_back("svm: out of memory at " + std::string(device_model::to_string(*m.svm_oom_at)) +
+                  ", " + m.svm_call + " (an SVM block of " + std::to_string(m.smallest_refused) +
+                  " B with the device full)");
+    } else if (!m.svm_note.empty()) {
+      e.push_back("svm: not measured (svm_oom_at = creation written): " + m.svm_note);
+    }
     e.push_back("usable: " + with_bytes(m.usable) + " (the largest total accepted); headroom: " +
                 (m.headroom_measured ? "free at start - usable = " + with_bytes(m.headroom)
                                      : std::string("not known")));

@@ -102,10 +102,12 @@ TEST_F(RoundTrip, RandomObservableProfiles) {
                  : p.pack_limit == p.page ? "packs to page"
                                           : "packs below page");
     kinds.insert(p.max_alloc_enforced ? "max_alloc enforced" : "max_alloc not enforced");
+    kinds.insert("svm_oom_at " + std::string(device_model::to_string(p.svm_oom_at)));
     EXPECT_EQ(probe(p, testing::capacity_for(p, rng, 0)), p) << "seed " << seed << "\n"
                                                              << device_model::format_profile(p);
   }
-  EXPECT_EQ(kinds.size(), 3u + 3u + 4u + 2u) << "the seeds no longer cover every kind of profile";
+  EXPECT_EQ(kinds.size(), 3u + 3u + 4u + 2u + 2u)
+      << "the seeds no longer cover every kind of profile";
 }
 
 TEST_F(RoundTrip, UnalignedCapacityGivesTheObservableHeadroom) {

@@ -3,7 +3,7 @@
 // with different CLPOOL_LAYER_* settings and then checks the trace it left.
 //
 //   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
-//                              first_use | first_use_rect | first_use_svm |
+//                              first_use | first_use_rect | first_use_svm | svm_at_creation |
 //                              first_use_rollback | threads | churn | end_<how>, see end())
 //
 // Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
@@ -463,8 +463,29 @@ void first_use_rect() {
   wait_for_frees(3);
 }
 
-// Run like first_use. SVM blocks are charged by their first SVM command or kernel launch, also
-// through a pointer into the block.
+// Run with an 8 MiB budget and the nvidia profile (buffers at first use, SVM blocks at creation):
+// the third 2 MiB block does not fit and clSVMAlloc itself returns NULL; the blocks it did give
+// are used freely, and one freed makes room for another.
+void svm_at_creation() {
+  cl_env env = open_first_device();
+  const size_t two = 2 << 20;
+  char* s1 = static_cast<char*>(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0));
+  char* s2 = static_cast<char*>(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0));
+  CHECK(s1 != nullptr && s2 != nullptr);
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0) == nullptr);
+  const int pattern = 7;
+  CHECK_CL(clEnqueueSVMMemFill(env.queue, s1, &pattern, sizeof pattern, two, 0, nullptr, nullptr));
+  CHECK_CL(clEnqueueSVMMemcpy(env.queue, CL_TRUE, s2, s1, two, 0, nullptr, nullptr));
+  clSVMFree(env.context, s1);
+  char* s3 = static_cast<char*>(clSVMAlloc(env.context, CL_MEM_READ_WRITE, two, 0));
+  CHECK(s3 != nullptr);
+  clSVMFree(env.context, s2);
+  clSVMFree(env.context, s3);
+  close_env(env);
+}
+
+// Run like first_use, with a profile whose svm_oom_at is first_use. SVM blocks are charged by
+// their first SVM command or kernel launch, also through a pointer into the block.
 void first_use_svm() {
   cl_env env = open_first_device();
   const size_t two = 2 << 20;
@@ -644,7 +665,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: layer_driver "
                  "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|first_use_rect|"
-                 "first_use_svm|first_use_rollback|threads|churn|end_<how>\n");
+                 "first_use_svm|svm_at_creation|first_use_rollback|threads|churn|end_<how>\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -668,6 +689,8 @@ int main(int argc, char** argv) {
     first_use_rect();
   } else if (scenario == "first_use_svm") {
     first_use_svm();
+  } else if (scenario == "svm_at_creation") {
+    svm_at_creation();
   } else if (scenario == "first_use_rollback") {
     first_use_rollback();
   } else if (scenario == "threads") {

@@ -339,9 +339,15 @@ TEST(LayerOverIcd, RectTransfersAreFirstUses) {
   }
 }
 
+// A profile whose svm_oom_at is first_use (nvidia's values otherwise): SVM blocks are charged by
+// their first use, as buffers are.
 TEST(LayerOverIcd, SvmCommandsAndSvmKernelArgumentsAreFirstUses) {
+  const std::string profile = tmpdir() + "/svm_first_use.profile";
+  std::ofstream(profile) << "name = svm_first_use\noom_at = first_use\nsvm_oom_at = first_use\n"
+                            "headroom = 2688KiB\npage = 2MiB\npack_limit = 2MiB\n"
+                            "pack_granule = 512B\nmax_alloc_enforced = no\n";
   run_result r = run_driver("first_use_svm",
-                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", profile}});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(summary(r), (std::vector<std::string>{
                             "alloc 2097152 svm 0x1",
@@ -361,6 +367,31 @@ TEST(LayerOverIcd, SvmCommandsAndSvmKernelArgumentsAreFirstUses) {
         << call << "\n"
         << text.str();
   }
+}
+
+// The nvidia profile's SVM blocks are charged at clSVMAlloc (svm_oom_at = creation): the one that
+// does not fit is refused there, recorded as alloc_failed with the budget as its reason.
+TEST(LayerOverIcd, ANvidiaProfileRefusesSvmAtAllocation) {
+  run_result r = run_driver("svm_at_creation",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "alloc 2097152 svm 0x1",
+                            "alloc 2097152 svm 0x1",
+                            "alloc_failed 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                            "alloc 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                            "free 2097152 svm 0x1",
+                        }));
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: budget "
+                            "8388608 bytes, 4194304 outstanding (nvidia profile)"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("first use"), std::string::npos) << text.str();
 }
 
 TEST(LayerOverIcd, AChargeIsGivenBackWhenTheDriverRejectsTheEnqueue) {
