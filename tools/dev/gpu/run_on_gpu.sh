@@ -237,11 +237,17 @@ if want firstuse; then
     OCL_ICD_VENDORS=$MOCK_ICD MOCKCL_BACKING=none \
       MOCKCL_DEVICES="gpu:capacity=$F,reported=$((4 * F)),max_alloc=$((2 * F)),profile=nvidia,free_query=amd" \
       run 30 "clpool_first_use (mockcl, nvidia profile)" mockcl.tsv clpool_first_use
+    # The same with SVM refused at first use: which of the two SVM rows the driver matches is the
+    # nvidia profile's svm_oom_at.
+    OCL_ICD_VENDORS=$MOCK_ICD MOCKCL_BACKING=none \
+      MOCKCL_DEVICES="gpu:capacity=$F,reported=$((4 * F)),max_alloc=$((2 * F)),profile=nvidia,svm_oom_at=first_use,free_query=amd" \
+      run 30 "clpool_first_use (mockcl, nvidia profile, svm_oom_at=first_use)" mockcl_svm_first_use.tsv clpool_first_use
     OPENCL_LAYERS=$LIB/libclpool_layer.so CLPOOL_LAYER_BUDGET=$F CLPOOL_LAYER_PROFILE=nvidia \
       run 30 "clpool_first_use (the layer's budget over the driver)" layer.tsv \
       clpool_first_use --platform "$GPU_PLATFORM" --free "$F"
     "$PY" "$G/py/compare_first_use.py" driver="$STEP_DIR/gpu.tsv" mockcl="$STEP_DIR/mockcl.tsv" \
-      layer="$STEP_DIR/layer.tsv" | tee "$STEP_DIR/compare.txt"
+      layer="$STEP_DIR/layer.tsv" svm_first_use="$STEP_DIR/mockcl_svm_first_use.tsv" \
+      | tee "$STEP_DIR/compare.txt"
     sed -n '/cases differ:\|tables agree/,$p' "$STEP_DIR/compare.txt" | sed 's/^/  /' >> "$SUMMARY"
     cp "$STEP_DIR/compare.txt" "$OUT/first_use.txt" 2>/dev/null
   else
