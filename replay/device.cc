@@ -20,6 +20,18 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   return handle;
 }
 
+std::uint64_t replay_device::allocate_committed(std::uint64_t bytes) {
+  const std::uint64_t handle = allocate(bytes);
+  if (!defers_allocation() || first_use(handle)) return handle;
+  deallocate(handle, bytes);
+  throw allocator_out_of_memory(spec().profile.oom_status,
+                                spec().backend + " device: " + std::to_string(bytes) +
+                                    " bytes of SVM do not fit at clSVMAlloc (svm_oom_at = "
+                                    "creation): " +
+                                    std::to_string(used_bytes()) + " of " +
+                                    std::to_string(capacity()) + " bytes committed");
+}
+
 void simulated_device::deallocate(std::uint64_t handle, std::uint64_t) noexcept {
   device_.release(handle);
 }

@@ -67,6 +67,11 @@ class replay_device {
   // committing it does not fit: the deferred out-of-memory. Immediate devices always return true.
   virtual bool first_use(std::uint64_t handle) = 0;
 
+  // allocate() and first_use() together, for a block the device refuses at allocation although
+  // it defers others: an SVM block whose profile says svm_oom_at = creation (clSVMAlloc returns
+  // NULL). Throws clpool::allocator_out_of_memory, as an immediate device's allocate() does.
+  std::uint64_t allocate_committed(std::uint64_t bytes);
+
   // True when allocation is deferred to first use. Replay skips first_use() on devices that say
   // false (it is then always true), one virtual call less per request.
   virtual bool defers_allocation() const noexcept = 0;

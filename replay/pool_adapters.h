@@ -42,8 +42,14 @@ struct device_allocator {
   replay_device* device = nullptr;  // not owned; outlives the pool
   // Told of every block the pool gives back, so that it stops counting it as held; may be null.
   site_ledger* ledger = nullptr;
+  // When it points at true, a block is committed as it is allocated (replay_device::
+  // allocate_committed): the replay sets it for an SVM block its profile refuses at clSVMAlloc.
+  const bool* commit_now = nullptr;
 
-  handle_type allocate(std::uint64_t bytes) { return device->allocate(bytes); }
+  handle_type allocate(std::uint64_t bytes) {
+    return commit_now != nullptr && *commit_now ? device->allocate_committed(bytes)
+                                                : device->allocate(bytes);
+  }
   void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
     if (ledger != nullptr) ledger->on_device_free(handle);
     device->deallocate(handle, bytes);

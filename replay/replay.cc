@@ -40,6 +40,8 @@ struct replayer::impl {
         owned(std::move(own)),
         device(d),
         deferred(d->defers_allocation()),
+        svm_at_creation(deferred && !d->spec().measured &&
+                        d->spec().profile.svm_oom_at == device_model::refusal_point::creation),
         schedule(o.frees_at.value_or(free_moment_of(d->spec().profile))),
         sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;
@@ -50,7 +52,7 @@ struct replayer::impl {
     if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(report.device.profile);
     if (c.use_pool) {
       if (o.sites) ledger = std::make_unique<site_ledger>(report.device.profile);
-      pool.emplace(device_allocator{device, ledger.get()},
+      pool.emplace(device_allocator{device, ledger.get(), &commit_now},
                    pool_options{c.leading_bits, c.limit, c.trim});
       observer = std::make_shared<replay_observer>(&report.events);
       pool->set_observer(observer);
@@ -114,6 +116,7 @@ struct replayer::impl {
     const std::uint64_t held_before = observer->last.held_bytes;
     const std::uint64_t retries_before = observer->retries;
     const std::uint64_t peak_before = observer->peak_managed;
+    commit_now = svm_at_creation && e.kind == trace_kind::svm;
     try {
       allocation a = pool->allocate(e.size);
       if (observer->retries != retries_before) ++report.rescued_requests;
@@ -160,7 +163,8 @@ struct replayer::impl {
     if (e.size == 0) return;
     std::uint64_t handle = 0;
     try {
-      handle = device->allocate(e.size);
+      handle = svm_at_creation && e.kind == trace_kind::svm ? device->allocate_committed(e.size)
+                                                            : device->allocate(e.size);
     } catch (const allocator_out_of_memory& x) {
       ++report.allocator_failures;
       fill_raw_oom(start_oom(e, line, oom_site::allocator), x.what());
@@ -418,8 +422,12 @@ struct replayer::impl {
   // Destroyed last to first: live blocks go back to the pool, the pool to the device.
   std::unique_ptr<replay_device> owned;
   replay_device* device;
-  bool deferred;           // call first_use() after each allocation
-  free_schedule schedule;  // when released blocks are free (version 3)
+  bool deferred;  // call first_use() after each allocation
+  // An SVM block is committed as it is allocated, and refused there (the profile's svm_oom_at =
+  // creation on a deferred device; a real device's replay uses buffers for every block).
+  bool svm_at_creation;
+  bool commit_now = false;  // the pool's allocator: this request is such a block
+  free_schedule schedule;   // when released blocks are free (version 3)
   std::unique_ptr<site_ledger>
       ledger;  // with options.sites; outlives the pool, which reports to it
   std::optional<pool_type> pool;

@@ -88,6 +88,45 @@ TEST(Replay, DeferredFailureIsNotRescuedByTheRetry) {
   EXPECT_EQ(r.rescued_requests, 0u);
 }
 
+// An SVM block on a device that defers buffers but refuses SVM at clSVMAlloc (svm_oom_at =
+// creation, as nvidia's profile says): committed as it is allocated, so a pool's free-held retry
+// rescues it where it cannot rescue a buffer, and without a pool its failure is the allocator's.
+TEST(Replay, SvmBlocksAreRefusedWhereTheProfileSays) {
+  device_model::device_profile profile;
+  profile.oom_at = device_model::refusal_point::first_use;
+  const device_spec dev{
+      .capacity = 100, .semantics = alloc_semantics::deferred, .profile = profile};
+  events_builder svm;
+  svm.add(trace_action::alloc, 1, 60, trace_kind::svm)
+      .free(1)
+      .add(trace_action::alloc, 2, 50, trace_kind::svm);
+  const replay_report pooled = replay_events(svm.events, pool_lb(12), dev);
+  EXPECT_TRUE(pooled.ok());
+  EXPECT_EQ(pooled.rescued_requests, 1u);
+  events_builder buffers;
+  buffers.alloc(1, 60).free(1).alloc(2, 50);
+  EXPECT_FALSE(replay_events(buffers.events, pool_lb(12), dev).ok()) << "a deferred buffer";
+
+  events_builder two;
+  two.add(trace_action::alloc, 1, 60, trace_kind::svm)
+      .add(trace_action::alloc, 2, 50, trace_kind::svm);
+  const replay_config nopool{.use_pool = false};
+  const replay_report raw = replay_events(two.events, nopool, dev);
+  ASSERT_FALSE(raw.ok());
+  EXPECT_EQ(raw.oom->site, oom_site::allocator);
+  EXPECT_EQ(raw.oom->event_index, 1u);
+  EXPECT_NE(raw.oom->message.find("at clSVMAlloc (svm_oom_at = creation)"), std::string::npos)
+      << raw.oom->message;
+  EXPECT_EQ(raw.allocator_failures, 1u);
+  // svm_oom_at = first_use: the block is refused at its first use, as a buffer is.
+  device_spec first_use = dev;
+  first_use.profile.svm_oom_at = device_model::refusal_point::first_use;
+  const replay_report late = replay_events(two.events, nopool, first_use);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.oom->site, oom_site::first_use);
+  EXPECT_FALSE(replay_events(svm.events, pool_lb(12), first_use).ok());
+}
+
 TEST(Replay, OomReportShowsRoundingAndHeldBytes) {
   // lb=0: every size rounds up to the next power of two minus one... e.g. 600 -> 1023.
   events_builder b;
