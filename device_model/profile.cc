@@ -189,6 +189,11 @@ void validate_profile_values(const device_profile& p, std::string_view source) {
   if (p.svm_oom_at == refusal_point::execution) {
     throw bad("svm_oom_at: execution is not creation or first_use");
   }
+  // No device is known to defer SVM while it commits buffers at creation, and a replay could not
+  // model one (its device defers every block or none).
+  if (p.svm_oom_at == refusal_point::first_use && p.oom_at == refusal_point::creation) {
+    throw bad("svm_oom_at: first_use needs oom_at first_use or execution (buffers at creation)");
+  }
   if (p.page == 0) throw bad("page: must be at least 1 byte");
   if (p.page > max_page) throw bad("page: " + std::to_string(p.page) + " bytes is more than 1 GiB");
   if (p.headroom > max_headroom) throw bad("headroom: more than 1 TiB");

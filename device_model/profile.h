@@ -7,6 +7,7 @@
 //                                      reported by its path)
 //   oom_at = first_use                 creation | first_use | execution
 //   svm_oom_at = creation              creation | first_use: the same for clSVMAlloc blocks
+//                                      (first_use only where oom_at is not creation)
 //   oom_status = -4                    -4, -5 or -6, or CL_MEM_OBJECT_ALLOCATION_FAILURE, ...
 //   headroom = 2688KiB                 bytes the driver never hands out
 //   page = 2MiB                        commit granularity; 1B = exact bytes

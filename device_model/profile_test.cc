@@ -51,9 +51,9 @@ TEST(Profile, SvmOomAt) {
   for (const std::string& name : builtin_profile_names())
     EXPECT_EQ(load_profile(name).svm_oom_at, refusal_point::creation) << name;
   EXPECT_EQ(parse_profile("oom_at = first_use\n", "t").svm_oom_at, refusal_point::creation);
-  const device_profile p = parse_profile("oom_at = creation\nsvm_oom_at = first_use\n", "t");
+  const device_profile p = parse_profile("oom_at = execution\nsvm_oom_at = first_use\n", "t");
   EXPECT_EQ(p.svm_oom_at, refusal_point::first_use);
-  EXPECT_EQ(p.oom_at, refusal_point::creation);
+  EXPECT_EQ(p.oom_at, refusal_point::execution);
   EXPECT_NE(format_profile(p).find("svm_oom_at = first_use\n"), std::string::npos);
   EXPECT_EQ(parse_profile(format_profile(p), "formatted"), p);
   EXPECT_EQ(format_profile(load_profile("nvidia")).find("svm_oom_at"), std::string::npos);
@@ -141,6 +141,7 @@ TEST(Profile, EveryBadInputNamesFileLineAndKey) {
       {"max_alloc_enforced = maybe\n", "max_alloc_enforced: 'maybe' is not yes or no"},
       {"svm_oom_at = execution\n", "svm_oom_at: 'execution' is not creation or first_use"},
       {"svm_oom_at = later\n", "svm_oom_at: 'later' is not creation or first_use"},
+      {"svm_oom_at = first_use\n", "svm_oom_at: first_use needs oom_at first_use or execution"},
       {"commands_finish = soon\n", "commands_finish: 'soon' is not promptly or at_wait"},
       {"name = a b\n", "name: 'a b' is not a name"},
       {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice"},

@@ -686,12 +686,63 @@ TYPED_TEST(Battery, SvmChargedAtFirstUseWhereTheDeviceSaysSo) {
             CL_SUCCESS);
   ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
-  d->clSVMFree(this->ctx_, never);  // Never used: nothing to give back.
+  d->clSVMFree(this->ctx_, never);  // Never used: nothing to give back, and the record says so.
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  const accounting_snapshot s = this->ctl_->snapshot();
+  ASSERT_FALSE(s.frees.empty());
+  EXPECT_EQ(s.frees.back().kind, "svm");
+  EXPECT_EQ(s.frees.back().size, 0u);
   d->clSVMFree(this->ctx_, b);
   EXPECT_EQ(this->Outstanding(), 0u);
   d->clReleaseKernel(k);
   d->clReleaseProgram(prog);
+  this->Teardown();
+}
+
+// An enqueue whose first uses do not all fit charges none of them: two fresh blocks (buffers on
+// a deferred device, SVM blocks with svm_oom_at=first_use), each fitting alone, both needed by
+// one copy, memcpy, migrate or kernel launch. A failed call has no effect.
+TYPED_TEST(Battery, AFailedEnqueueChargesNothing) {
+  this->Setup("gpu-64m:semantics=deferred,svm_oom_at=first_use,max_alloc=64m");
+  auto* d = this->d_;
+  cl_int err;
+  cl_mem x = d->clCreateBuffer(this->ctx_, CL_MEM_READ_WRITE, 40 * kMiB, nullptr, &err);
+  cl_mem y = d->clCreateBuffer(this->ctx_, CL_MEM_READ_WRITE, 40 * kMiB, nullptr, &err);
+  void* a = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 40 * kMiB, 0);
+  void* b = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 40 * kMiB, 0);
+  ASSERT_TRUE(x && y && a && b);
+  const int oom = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  EXPECT_EQ(d->clEnqueueCopyBuffer(this->q_, x, y, 0, 0, 64, 0, nullptr, nullptr), oom);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  cl_mem both[] = {x, y};
+  EXPECT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 2, both, 0, 0, nullptr, nullptr), oom);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  EXPECT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, b, a, 64, 0, nullptr, nullptr), oom);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  const void* blocks[] = {a, b};
+  EXPECT_EQ(d->clEnqueueSVMMigrateMem(this->q_, 2, blocks, nullptr, 0, 0, nullptr, nullptr), oom);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  cl_program prog;
+  cl_kernel k = this->Kernel(&prog);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof x, &x), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 1, a), CL_SUCCESS);
+  size_t g = 1;
+  EXPECT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+            oom);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  // Each alone still fits, and is charged once.
+  const int pat = 1;
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, y, &pat, sizeof pat, 0, 64, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(prog);
+  d->clReleaseMemObject(x);
+  d->clReleaseMemObject(y);
+  d->clSVMFree(this->ctx_, a);
+  d->clSVMFree(this->ctx_, b);
+  EXPECT_EQ(this->Outstanding(), 0u);
   this->Teardown();
 }
 

@@ -6,10 +6,10 @@ name = nvidia
 # (migrate, write, fill, kernel) returns -4 itself. The event stays clean.
 oom_at = first_use
 oom_status = CL_MEM_OBJECT_ALLOCATION_FAILURE
-# An SVM block is refused by clSVMAlloc itself (NULL). Not yet measured on NVIDIA's driver: the
-# GPU session's first-use table (tools/dev/gpu/run_on_gpu.sh, step firstuse) asks it. What is
-# known: clSVMAlloc does return NULL there (4 threads allocating 256 B at once, H100), and an SVM
-# pointer must be a device address from clSVMAlloc's return on.
+# An SVM block is refused by clSVMAlloc itself (NULL). NOT MEASURED on NVIDIA's driver: this is
+# the rule mockcl has always applied (an SVM pointer is a device address from clSVMAlloc's
+# return on). The GPU session's first-use table (tools/dev/gpu/run_on_gpu.sh, step firstuse)
+# asks the driver, and clpool_probe measures it.
 svm_oom_at = creation
 # Filling the device always stopped with 2.625 MiB still free.
 headroom = 2688KiB

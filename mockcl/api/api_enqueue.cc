@@ -8,6 +8,7 @@
 #include "mockcl/api/mem_flags.h"
 #include "mockcl/backing/compute_shape.h"
 #include "mockcl/runtime/runtime.h"
+#include "mockcl/runtime/use_scope.h"
 
 namespace mockcl {
 namespace {
@@ -64,7 +65,7 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
   if (size == 0) return c.ret(CL_INVALID_VALUE);
   if (ms == md && src_off < dst_off + size && dst_off < src_off + size)
     return c.ret(CL_MEM_COPY_OVERLAP);
-  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy",
                                    entry_point::clEnqueueCopyBuffer, n, wait);
   add_mem(ev, ms);
@@ -173,7 +174,7 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
   if (rs == rd &&
       rect_overlap(from, ms->parent ? ms->offset : 0, to, md->parent ? md->offset : 0, region))
     return c.ret(CL_MEM_COPY_OVERLAP);
-  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_RECT, "copy_rect",
                                    entry_point::clEnqueueCopyBufferRect, n, wait);
   add_mem(ev, ms);
@@ -295,8 +296,10 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue h, cl_uint num, con
     ms.push_back(m);
   }
   if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
+    use_scope scope(rt(), q);
     for (_cl_mem* m : ms)
-      if ((s = rt().use_mem(m, q))) return c.ret(s);
+      if ((s = scope.mem(m))) return c.ret(s);
+    scope.keep();
   }
   _cl_event* ev = rt().new_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, "migrate",
                                    entry_point::clEnqueueMigrateMemObjects, n, wait);
@@ -365,10 +368,14 @@ cl_int launch(api_call& c, entry_point e, cl_command_type type, cl_command_queue
     if (a.sampler && !rt().sampler(a.sampler))
       return c.ret(CL_INVALID_KERNEL_ARGS);  // Released since.
   }
-  for (_cl_mem* m : ms)
-    if ((s = rt().use_mem(m, q))) return c.ret(s);
-  for (svm_allocation* b : blocks)
-    if ((s = rt().use_svm(b, q))) return c.ret(s);
+  {
+    use_scope scope(rt(), q);
+    for (_cl_mem* m : ms)
+      if ((s = scope.mem(m))) return c.ret(s);
+    for (svm_allocation* b : blocks)
+      if ((s = scope.svm(b))) return c.ret(s);
+    scope.keep();
+  }
   _cl_event* ev = rt().new_command(q, type, "kernel", e, n, wait);
   for (_cl_mem* m : ms) add_mem(ev, m);
   for (svm_allocation* b : blocks) {

@@ -113,7 +113,7 @@ cl_int CL_API_CALL EnqueueCopyImage(cl_command_queue h, cl_mem src, cl_mem dst,
     return c.ret(s);
   if (!same_format(ms, md)) return c.ret(CL_IMAGE_FORMAT_MISMATCH);
   if (ms == md && overlap(src_origin, dst_origin, region)) return c.ret(CL_MEM_COPY_OVERLAP);
-  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_IMAGE, "copy_image",
                                    entry_point::clEnqueueCopyImage, n, wait);
   add_mem(ev, ms);
@@ -159,7 +159,7 @@ cl_int CL_API_CALL EnqueueCopyImageToBuffer(cl_command_queue h, cl_mem src, cl_m
   _cl_mem *ms, *md;
   if ((s = check_image(q, src, src_origin, region, ms))) return c.ret(s);
   if ((s = check_mem(q, dst, dst_offset, region_bytes(ms, region), md))) return c.ret(s);
-  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, "copy_image_to_buffer",
                                    entry_point::clEnqueueCopyImageToBuffer, n, wait);
   add_mem(ev, ms);
@@ -182,7 +182,7 @@ cl_int CL_API_CALL EnqueueCopyBufferToImage(cl_command_queue h, cl_mem src, cl_m
   _cl_mem *ms, *md;
   if ((s = check_image(q, dst, dst_origin, region, md))) return c.ret(s);
   if ((s = check_mem(q, src, src_offset, region_bytes(md, region), ms))) return c.ret(s);
-  if ((s = rt().use_mem(ms, q)) || (s = rt().use_mem(md, q))) return c.ret(s);
+  if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, "copy_buffer_to_image",
                                    entry_point::clEnqueueCopyBufferToImage, n, wait);
   add_mem(ev, ms);

@@ -6,6 +6,7 @@
 
 #include "mockcl/api/enqueue_checks.h"
 #include "mockcl/runtime/runtime.h"
+#include "mockcl/runtime/use_scope.h"
 
 namespace mockcl {
 namespace {
@@ -132,8 +133,10 @@ cl_int CL_API_CALL EnqueueSVMMemcpy(cl_command_queue h, cl_bool blocking, void* 
   // Either side may be plain host memory; SVM sides are charged, recorded and held.
   svm_allocation* from = svm_range(q, src, size);
   svm_allocation* to = svm_range(q, dst, size);
+  use_scope scope(rt(), q);
   for (svm_allocation* b : {from, to})
-    if (b && (s = rt().use_svm(b, q))) return c.ret(s);
+    if (b && (s = scope.svm(b))) return c.ret(s);
+  scope.keep();
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MEMCPY, "svm_memcpy",
                                    entry_point::clEnqueueSVMMemcpy, n, wait);
   if (from) use_block(ev, from);
@@ -213,9 +216,12 @@ cl_int CL_API_CALL EnqueueSVMMigrateMem(cl_command_queue h, cl_uint num, const v
     blocks.push_back(b);
   }
   // Migrating to the host commits nothing on the device (as for buffers).
-  if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST))
+  if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
+    use_scope scope(rt(), q);
     for (svm_allocation* b : blocks)
-      if ((s = rt().use_svm(b, q))) return c.ret(s);
+      if ((s = scope.svm(b))) return c.ret(s);
+    scope.keep();
+  }
   _cl_event* ev = rt().new_command(q, CL_COMMAND_SVM_MIGRATE_MEM, "svm_migrate",
                                    entry_point::clEnqueueSVMMigrateMem, n, wait);
   for (svm_allocation* b : blocks) use_block(ev, b);

@@ -1,4 +1,5 @@
 #include "mockcl/runtime/runtime.h"
+#include "mockcl/runtime/use_scope.h"
 
 #include <algorithm>
 #include <cstring>
@@ -374,6 +375,27 @@ cl_int mock_runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
   return s;
 }
 
+cl_int mock_runtime::use_mems(_cl_mem* src, _cl_mem* dst, _cl_command_queue* q) {
+  use_scope scope(*this, q);
+  if (cl_int s = scope.mem(src)) return s;
+  if (cl_int s = scope.mem(dst)) return s;
+  scope.keep();
+  return CL_SUCCESS;
+}
+
+void mock_runtime::unuse_mem(_cl_mem* m) {
+  _cl_mem* root = m->parent ? m->parent : m;
+  if (root->device < 0) return;
+  credit(root->device, root->context, root->size, false, root->where);
+  root->device = -1;
+}
+
+void mock_runtime::unuse_svm(svm_allocation* b) {
+  if (!b->charged) return;
+  credit(b->device, b->context, b->size, false, b->where);
+  b->charged = false;
+}
+
 cl_int mock_runtime::use_svm(svm_allocation* b, _cl_command_queue* q) {
   if (b->charged) return CL_SUCCESS;
   cl_int s = charge(q->device->index, b->context, b->size, false, b->where);
@@ -404,7 +426,7 @@ svm_allocation* mock_runtime::find_svm(const void* p) {
 
 void mock_runtime::free_svm_now(std::map<uintptr_t, svm_allocation>::iterator it) {
   svm_allocation& b = it->second;
-  record_free(true, b.id, it->first, b.size, b.last_use_end);
+  record_free(true, b.id, it->first, b.charged ? b.size : 0, b.last_use_end);
   if (b.charged) credit(b.device, b.context, b.size, false, b.where);
   cl_context ctx = b.context;
   if (b.pocl_svm) pocl_svm_free(ctx, b.pocl_svm);

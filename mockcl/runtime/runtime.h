@@ -200,6 +200,11 @@ class mock_runtime {
   // The same for an SVM block on a device with svm_oom_at=first_use: charges it at the first
   // command that uses it (at the enqueue, whatever oom_at says). CL_SUCCESS when already charged.
   cl_int use_svm(svm_allocation* b, _cl_command_queue* q);
+  // use_mem of a copy's source and destination, all or nothing (use_scope.h).
+  cl_int use_mems(_cl_mem* src, _cl_mem* dst, _cl_command_queue* q);
+  // Gives back a charge use_mem / use_svm made, for a call that then failed (nothing queued).
+  void unuse_mem(_cl_mem* m);
+  void unuse_svm(svm_allocation* b);
   // Real bytes of a buffer (allocated lazily), or nullptr if the host refused.
   unsigned char* bytes_of(_cl_mem* m);
   svm_allocation* find_svm(const void* p);

@@ -62,7 +62,8 @@ struct free_record {
   std::string kind;      // "mem" or "svm".
   uint64_t id = 0;       // controller::object_id of the buffer / SVM block.
   uint64_t address = 0;  // SVM: the block's address; mem: 0.
-  uint64_t size = 0;     // Bytes credited back (0 for sub-buffers and uncharged buffers).
+  uint64_t size = 0;     // Bytes credited back (0 for sub-buffers, and buffers and SVM blocks
+                         // never charged).
   uint64_t time = 0;     // Virtual ns: the end of the last command that used it, or the host
                          // clock if none was pending.
 };

@@ -250,7 +250,7 @@ TEST(Recorder, FirstUseChargesCanBeUndoneAndSvmBlocksAreFoundByInteriorPointers)
 
 // Buffers and SVM blocks follow their own keys of the profile: with nvidia's (buffers at first
 // use, SVM at creation) an SVM block is charged by begin_alloc and refused there when it does not
-// fit, and its uses charge nothing; with svm_oom_at = first_use alone, the reverse.
+// fit, and its uses charge nothing (svm_oom_at = first_use: FirstUseChargesCanBeUndone... above).
 TEST(Recorder, SvmBlocksAreChargedWhereTheProfileSays) {
   layer_settings s = with_budget(8u << 20);
   s.profile = device_model::load_profile("nvidia");
@@ -276,17 +276,6 @@ TEST(Recorder, SvmBlocksAreChargedWhereTheProfileSays) {
     r.free_block(*freed, 0);
     EXPECT_EQ(r.outstanding_bytes(), 0u);
   }
-  s.profile->oom_at = device_model::refusal_point::creation;
-  s.profile->svm_oom_at = device_model::refusal_point::first_use;
-  recorder r(s, nullptr);
-  EXPECT_TRUE(r.charges_at_first_use());
-  EXPECT_FALSE(r.charges_buffers_at_first_use());
-  recorder::ticket buffer = r.begin_alloc(2u << 20, trace_kind::buffer, 0);
-  EXPECT_TRUE(buffer.block.charged);
-  recorder::ticket svm = r.begin_alloc(16u << 20, trace_kind::svm, 0);
-  EXPECT_EQ(svm.refused, refusal::none) << "larger than the budget, and charged only at its use";
-  EXPECT_FALSE(svm.block.charged);
-  EXPECT_EQ(r.outstanding_bytes(), 2u << 20);
 }
 
 TEST(Recorder, BudgetRefusesAndCreditsOnFree) {

@@ -2,7 +2,7 @@
 # clpool_first_use as a user runs it: --help, strict input checking (each bad value exits 2 with
 # one error line on stderr), and the tables it prints on mockcl (the `nvidia` and `exact`
 # profiles, and one whose SVM is refused at first use) and through the layer's budget
-# (CLPOOL_LAYER_PROFILE, the same profiles), compared with
+# (CLPOOL_LAYER_PROFILE: nvidia and the SVM one), compared with
 # tools/probe/compare_first_use.py as the GPU session compares them with the real driver.
 set -u
 BIN="$1"

@@ -8,6 +8,8 @@
 namespace clpool::probe {
 namespace {
 
+constexpr std::uint64_t svm_control_bytes = 4096;  // measure.cc's SVM control block
+
 constexpr std::uint64_t pow2(unsigned k) { return std::uint64_t{1} << k; }
 unsigned floor_log2(std::uint64_t v) { return static_cast<unsigned>(std::bit_width(v) - 1); }
 
@@ -160,6 +162,22 @@ class prober {
 
   // With the fill held, not even `smallest_refused` bytes fit: an SVM block of that size shows
   // where the device refuses SVM. Never stops the measurement; svm_note says what was seen.
+  // The control, with the device empty: a small SVM block must fit, or a refusal later says
+  // nothing about memory. False (svm_note says why) when SVM cannot be measured.
+  bool svm_control() {
+    const std::optional<attempt> a = d_.svm_once(svm_control_bytes);
+    if (!a) {
+      m_.svm_note = "the device has no SVM";
+      return false;
+    }
+    ++m_.allocations;
+    if (a->ok()) return true;
+    m_.svm_note = "an SVM block of " + std::to_string(svm_control_bytes) +
+                  " bytes failed with the device empty: " + a->call + " " +
+                  std::to_string(a->status);
+    return false;
+  }
+
   void svm() {
     const std::uint64_t bytes = std::max<std::uint64_t>(m_.smallest_refused, 1);
     const std::optional<attempt> a = d_.svm_once(bytes);
@@ -175,9 +193,11 @@ class prober {
                     "the buffers' memory)";
     } else if (a->result != attempt::kind::refused || !common::is_out_of_memory_status(a->status)) {
       m_.svm_note = block + ": " + a->call + " returned " + std::to_string(a->status);
-    } else if (a->where == refusal_point::execution) {
-      m_.svm_note = block + " was refused in its command's event (" + a->call +
-                    "), which a profile cannot say";
+    } else if (a->where == refusal_point::execution ||
+               (a->where == refusal_point::first_use && m_.oom_at == refusal_point::creation)) {
+      m_.svm_note = block + " was refused by " + a->call +
+                    ", which a profile cannot say (SVM in a command's event, or at first use "
+                    "where buffers are refused at creation)";
     } else {
       m_.svm_oom_at = a->where;
       m_.svm_call = a->call;
@@ -255,8 +275,9 @@ class prober {
   void run() {
     max_alloc();
     holding fill(d_);
+    const bool svm_measurable = svm_control();
     usable(fill);
-    svm();
+    if (svm_measurable) svm();
     // The first (largest) fill buffer becomes the page window.
     fill.release_first();
     page();

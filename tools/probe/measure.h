@@ -8,7 +8,8 @@
 //               accepts; a paged device accepts whole pages only, so U is a multiple of the page)
 //   oom point   where the first refusal appeared (creation, first use, execution) and its status
 //   svm point   with the fill still held (not even the smallest size fits), one SVM block of that
-//               size: refused by clSVMAlloc (creation) or by its first use (first_use)
+//               size: refused by clSVMAlloc (creation) or by its first use (first_use); only
+//               where a 4 KiB block fitted with the device empty (the control)
 //   headroom    free memory at start - U
 //   page P      release the largest fill buffer X; the smallest 2^j such that X - 2^j bytes and
 //               then 1 byte both fit is the page (X - 2^j below a page multiple costs all of X)

@@ -39,8 +39,9 @@ device_model::device_profile random_shape(std::mt19937_64& rng, bool observable)
 
 device_model::device_profile random_profile(std::mt19937_64& rng, bool observable) {
   device_model::device_profile p = random_shape(rng, observable);
-  p.svm_oom_at = pick(rng, 0, 1) == 0 ? device_model::refusal_point::creation
-                                      : device_model::refusal_point::first_use;
+  // first_use only where buffers are not refused at creation (validate_profile).
+  if (p.oom_at != device_model::refusal_point::creation && pick(rng, 0, 1) == 1)
+    p.svm_oom_at = device_model::refusal_point::first_use;
   device_model::validate_profile(p, "random_profile");
   return p;
 }

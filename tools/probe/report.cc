@@ -163,6 +163,7 @@ std::string format_profile_file(const probe_context& c, const measurement& m,
     if (!m.headroom_measured) unmeasured += "headroom, ";
     if (!m.page) unmeasured += "page, ";
     unmeasured += "pack_limit, pack_granule";
+    if (!m.svm_oom_at) unmeasured += ", svm_oom_at";
     out += "# INCOMPLETE (written with --force): " + printable(m.incomplete) +
            "\n# Not measured, so the exact profile's values: " + unmeasured + ".\n";
   }

@@ -4,8 +4,10 @@
     python3 compare_profiles.py SHIPPED.profile MEASURED.profile
 
 Prints one row per field (name, the first file's value, the second's, same or DIFFERENT); comment
-lines are skipped. Exit 0 when every field but `name` is the same, 1 otherwise, 2 when a file
-cannot be read.
+lines are skipped. A key one file leaves out has its default (DEFAULTS, as the profile grammar
+says: a missing key keeps the `exact` profile's value), so a key written only when it is not
+the default (`commands_finish`, `svm_oom_at`) compares equal to its default spelled out. Exit 0
+when every field but `name` is the same, 1 otherwise, 2 when a file cannot be read.
 """
 import re
 import sys
@@ -26,6 +28,19 @@ STATUSES = {
     "CL_OUT_OF_RESOURCES": -5,
     "CL_OUT_OF_HOST_MEMORY": -6,
     "CL_INVALID_BUFFER_SIZE": -61,
+}
+
+
+DEFAULTS = {
+    "oom_at": "creation",
+    "svm_oom_at": "creation",
+    "oom_status": "-4",
+    "headroom": "0",
+    "page": "1",
+    "pack_limit": "0",
+    "pack_granule": "1",
+    "max_alloc_enforced": "yes",
+    "commands_finish": "promptly",
 }
 
 
@@ -67,13 +82,18 @@ def main():
         % ("field", sys.argv[1].split("/")[-1], sys.argv[2].split("/")[-1], "")
     )
     for key in list(a) + [k for k in b if k not in a]:
-        va, vb = a.get(key, ("-", None)), b.get(key, ("-", None))
+        missing = ("-", None)
+        if key in DEFAULTS:
+            missing = ("(default %s)" % DEFAULTS[key], normal(DEFAULTS[key]))
+        va, vb = a.get(key, missing), b.get(key, missing)
         same = va[1] == vb[1]
         if not same and key != "name":
             differ += 1
 
         def show(v):
-            return v[0] if v[1] in (None, v[0]) else "%s (%s)" % (v[0], v[1])
+            if v[1] in (None, v[0]) or v[0].startswith("(default "):
+                return v[0]
+            return "%s (%s)" % (v[0], v[1])
 
         print("%-20s %-36s %-36s %s" % (key, show(va), show(vb), "same" if same else "DIFFERENT"))
     return 1 if differ else 0
