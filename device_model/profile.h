@@ -80,13 +80,6 @@ struct device_profile {
   bool operator==(const device_profile&) const = default;
 };
 
-// Whether some block of the profile's device (a buffer: oom_at; an SVM block: svm_oom_at) is
-// refused at its first use rather than at creation: the layer's and the sweep's first-use points.
-inline bool commits_at_first_use(const device_profile& profile) {
-  return profile.oom_at != refusal_point::creation ||
-         profile.svm_oom_at == refusal_point::first_use;
-}
-
 // How a device refuses an allocation it cannot hold, as a replay or the mock applies it:
 // immediate (creation fails with the profile's status), host_oom (creation fails with
 // CL_OUT_OF_HOST_MEMORY), deferred (creation succeeds; first use or execution fails).

@@ -251,8 +251,8 @@ void check_together(const parse_state& st, const std::set<std::string_view>& see
                      std::string(env_fail_nth) + " nor " + std::string(env_fail_first_use_nth) +
                      " is: it keeps the device full after their failure");
   }
-  if (s.fail_first_use_nth &&
-      (!s.budget_bytes || !s.profile || !device_model::commits_at_first_use(*s.profile))) {
+  if (s.fail_first_use_nth && (!s.budget_bytes || !s.profile ||
+                               s.profile->oom_at == device_model::refusal_point::creation)) {
     errors.push_back(std::string(env_fail_first_use_nth) + " needs " + std::string(env_budget) +
                      " and a " + std::string(env_profile) +
                      " whose device commits memory at first use (nvidia); "

@@ -116,7 +116,7 @@ struct replayer::impl {
     const std::uint64_t held_before = observer->last.held_bytes;
     const std::uint64_t retries_before = observer->retries;
     const std::uint64_t peak_before = observer->peak_managed;
-    commit_now = svm_at_creation && e.kind == trace_kind::svm;
+    commit_now = committed_at_allocation(e);
     try {
       allocation a = pool->allocate(e.size);
       if (observer->retries != retries_before) ++report.rescued_requests;
@@ -163,8 +163,8 @@ struct replayer::impl {
     if (e.size == 0) return;
     std::uint64_t handle = 0;
     try {
-      handle = svm_at_creation && e.kind == trace_kind::svm ? device->allocate_committed(e.size)
-                                                            : device->allocate(e.size);
+      handle = committed_at_allocation(e) ? device->allocate_committed(e.size)
+                                          : device->allocate(e.size);
     } catch (const allocator_out_of_memory& x) {
       ++report.allocator_failures;
       fill_raw_oom(start_oom(e, line, oom_site::allocator), x.what());
@@ -427,7 +427,10 @@ struct replayer::impl {
   // creation on a deferred device; a real device's replay uses buffers for every block).
   bool svm_at_creation;
   bool commit_now = false;  // the pool's allocator: this request is such a block
-  free_schedule schedule;   // when released blocks are free (version 3)
+  bool committed_at_allocation(const trace_event& e) const {
+    return svm_at_creation && e.kind == trace_kind::svm;
+  }
+  free_schedule schedule;  // when released blocks are free (version 3)
   std::unique_ptr<site_ledger>
       ledger;  // with options.sites; outlives the pool, which reports to it
   std::optional<pool_type> pool;

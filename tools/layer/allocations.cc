@@ -48,7 +48,7 @@ void set_status(cl_int* errcode_ret, cl_int status) {
 // has finished). Owns `user_data`, a heap block_info.
 void CL_CALLBACK on_mem_destroyed(cl_mem mem, void* user_data) noexcept {
   std::unique_ptr<block_info> block(static_cast<block_info*>(user_data));
-  if (rec->charges_buffers_at_first_use()) forget_mem(mem);  // only then was it remembered
+  if (rec->charges_at_first_use()) forget_mem(mem);  // only then was it remembered
   try {
     rec->free_block(*block, 0, mem);
   } catch (...) {
@@ -118,7 +118,7 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     if (target->clSetMemObjectDestructorCallback(mem, on_mem_destroyed, block.get()) ==
         CL_SUCCESS) {
       // Charged at its first enqueue (first_use.h), which finds it by its handle.
-      if (block->counted && rec->charges_buffers_at_first_use()) remember_mem(mem, block.get());
+      if (block->counted && rec->charges_at_first_use()) remember_mem(mem, block.get());
       block.release();  // on_mem_destroyed owns it now
     } else {
       static std::once_flag warned;
@@ -163,7 +163,7 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
     return target->clCreateSubBuffer(buffer, flags, create_type, create_info, status);
   });
   try {
-    if (sub != nullptr && rec->charges_buffers_at_first_use()) remember_sub_buffer(sub, buffer);
+    if (sub != nullptr && rec->charges_at_first_use()) remember_sub_buffer(sub, buffer);
   } catch (...) {
   }
   return sub;

@@ -113,12 +113,11 @@ class recorder {
   // The driver allocated the block: records `alloc`.
   void commit_alloc(const block_info& block);
 
-  // True when the budget's profile commits buffers (oom_at first_use or execution:
-  // CLPOOL_LAYER_PROFILE=nvidia) or SVM blocks (svm_oom_at = first_use) at first use: begin_alloc
-  // then charges those blocks nothing, and the enqueues that use one call first_use().
-  bool charges_at_first_use() const noexcept { return buffers_first_use_ || svm_first_use_; }
-  // The buffers' part of it (their handles are remembered for first_use()).
-  bool charges_buffers_at_first_use() const noexcept { return buffers_first_use_; }
+  // True when the budget's profile commits buffers at first use (oom_at first_use or execution:
+  // CLPOOL_LAYER_PROFILE=nvidia), and SVM blocks too where it says svm_oom_at = first_use (which
+  // a profile allows only then): begin_alloc charges those blocks nothing, and the enqueues that
+  // use one call first_use().
+  bool charges_at_first_use() const noexcept { return buffers_first_use_; }
 
   // The block is used by `call` (an enqueue) for the first time, or again: charges it to the
   // budget if it is not yet. Returns 0, or the profile's out-of-memory status when it does not

@@ -257,7 +257,6 @@ TEST(Recorder, SvmBlocksAreChargedWhereTheProfileSays) {
   {
     recorder r(s, nullptr);
     EXPECT_TRUE(r.charges_at_first_use());
-    EXPECT_TRUE(r.charges_buffers_at_first_use());
     static char arena[8 << 20];
     recorder::ticket a = r.begin_alloc(4u << 20, trace_kind::svm, 0);
     ASSERT_EQ(a.refused, refusal::none);

@@ -25,6 +25,18 @@ cl_int finish_and_status(cl_command_queue queue, cl_event ev) {
   return status < 0 ? status : CL_SUCCESS;
 }
 
+// A first use that said no: at its enqueue (first_use) or in its event (execution), refused for
+// an out-of-memory status, else failed. `call` names the command.
+attempt first_use_refusal(const std::string& call, cl_int enqueued, cl_int executed) {
+  attempt a;
+  a.status = enqueued != CL_SUCCESS ? enqueued : executed;
+  a.where = enqueued != CL_SUCCESS ? refusal_point::first_use : refusal_point::execution;
+  a.call = enqueued != CL_SUCCESS ? call : call + "'s event after clFinish";
+  a.result =
+      common::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;
+  return a;
+}
+
 }  // namespace
 
 cl_port::cl_port(cl_device_id device) {
@@ -105,12 +117,7 @@ std::optional<attempt> cl_port::svm_once(std::uint64_t bytes) {
     a.result = attempt::kind::accepted;
     return a;
   }
-  a.status = enqueued != CL_SUCCESS ? enqueued : executed;
-  a.where = enqueued != CL_SUCCESS ? refusal_point::first_use : refusal_point::execution;
-  a.call =
-      enqueued != CL_SUCCESS ? "clEnqueueSVMMemFill" : "clEnqueueSVMMemFill's event after clFinish";
-  if (!common::is_out_of_memory_status(a.status)) a.result = attempt::kind::failed;
-  return a;
+  return first_use_refusal("clEnqueueSVMMemFill", enqueued, executed);
 }
 
 attempt cl_port::allocate(std::uint64_t bytes) {
@@ -129,12 +136,7 @@ attempt cl_port::allocate(std::uint64_t bytes) {
   const auto [enqueued, executed] = first_use(m, use::migrate);
   if (enqueued != CL_SUCCESS || executed != CL_SUCCESS) {
     clReleaseMemObject(m);
-    a.status = enqueued != CL_SUCCESS ? enqueued : executed;
-    a.where = enqueued != CL_SUCCESS ? refusal_point::first_use : refusal_point::execution;
-    a.call = enqueued != CL_SUCCESS ? "clEnqueueMigrateMemObjects"
-                                    : "clEnqueueMigrateMemObjects's event after clFinish";
-    a.result =
-        common::is_out_of_memory_status(a.status) ? attempt::kind::refused : attempt::kind::failed;
+    a = first_use_refusal("clEnqueueMigrateMemObjects", enqueued, executed);
     if (a.result == attempt::kind::refused) record_first_use_calls(bytes);
     return a;
   }

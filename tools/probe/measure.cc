@@ -162,15 +162,21 @@ class prober {
 
   // With the fill held, not even `smallest_refused` bytes fit: an SVM block of that size shows
   // where the device refuses SVM. Never stops the measurement; svm_note says what was seen.
+  // One SVM block through the port, counted; nothing (svm_note says why) without SVM.
+  std::optional<attempt> try_svm(std::uint64_t bytes) {
+    std::optional<attempt> a = d_.svm_once(bytes);
+    if (a)
+      ++m_.allocations;
+    else
+      m_.svm_note = "the device has no SVM";
+    return a;
+  }
+
   // The control, with the device empty: a small SVM block must fit, or a refusal later says
   // nothing about memory. False (svm_note says why) when SVM cannot be measured.
   bool svm_control() {
-    const std::optional<attempt> a = d_.svm_once(svm_control_bytes);
-    if (!a) {
-      m_.svm_note = "the device has no SVM";
-      return false;
-    }
-    ++m_.allocations;
+    const std::optional<attempt> a = try_svm(svm_control_bytes);
+    if (!a) return false;
     if (a->ok()) return true;
     m_.svm_note = "an SVM block of " + std::to_string(svm_control_bytes) +
                   " bytes failed with the device empty: " + a->call + " " +
@@ -180,12 +186,8 @@ class prober {
 
   void svm() {
     const std::uint64_t bytes = std::max<std::uint64_t>(m_.smallest_refused, 1);
-    const std::optional<attempt> a = d_.svm_once(bytes);
-    if (!a) {
-      m_.svm_note = "the device has no SVM";
-      return;
-    }
-    ++m_.allocations;
+    const std::optional<attempt> a = try_svm(bytes);
+    if (!a) return;
     const std::string block = "an SVM block of " + std::to_string(bytes) + " bytes";
     if (a->ok()) {
       m_.svm_note = block +

@@ -169,9 +169,9 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
   }
   const device_model::device_profile profile = device_model::load_profile(s.o.profile);
   result.profile = profile.name;
-  result.points =
-      read_points(dir + "/report", dir + "/trace", device_model::commits_at_first_use(profile),
-                  result.fault_free_live_at_exit, why);
+  result.points = read_points(dir + "/report", dir + "/trace",
+                              profile.oom_at != device_model::refusal_point::creation,
+                              result.fault_free_live_at_exit, why);
   if (!why.empty()) {
     std::cerr << "clpool sweep: error: the fault-free run cannot be read: " << why << "\n";
     return exit_usage;

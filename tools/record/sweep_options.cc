@@ -197,12 +197,13 @@ sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
   if (o.program.empty())
     return {std::nullopt, "no program to run (clpool sweep [FLAGS] -- PROGRAM ARGS...)"};
   const device_model::device_profile profile = device_model::load_profile(o.profile);
-  if (o.points == point_kinds::first_use && !device_model::commits_at_first_use(profile)) {
+  if (o.points == point_kinds::first_use &&
+      profile.oom_at == device_model::refusal_point::creation) {
     return {std::nullopt,
             "--points first-use: the " + profile.name +
                 " profile's device fails at creation, so a first use never fails there"};
   }
-  if (o.only && o.only->first_use && !device_model::commits_at_first_use(profile)) {
+  if (o.only && o.only->first_use && profile.oom_at == device_model::refusal_point::creation) {
     return {std::nullopt, "--only " + to_string(*o.only) + ": the " + profile.name +
                               " profile's device fails at creation, not at first use"};
   }
