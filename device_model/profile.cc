@@ -8,7 +8,6 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
-#include <sstream>
 
 #include "common/byte_size.h"
 #include "common/cl_status.h"
@@ -215,25 +214,43 @@ void validate_profile_values(const device_profile& p, std::string_view source) {
   }
 }
 
+std::vector<profile_field> profile_fields(const device_profile& p) {
+  const auto bytes = [](std::uint64_t n) { return std::to_string(n) + "B"; };
+  return {
+      {"name", p.name},
+      {"oom_at", std::string(to_string(p.oom_at))},
+      {"oom_status", std::to_string(p.oom_status)},
+      {"headroom", bytes(p.headroom)},
+      {"page", bytes(p.page)},
+      {"pack_limit", bytes(p.pack_limit)},
+      {"pack_granule", bytes(p.pack_granule)},
+      {"max_alloc_enforced", p.max_alloc_enforced ? "yes" : "no"},
+      {"commands_finish", std::string(to_string(p.commands_finish))},
+      {"svm_oom_at", std::string(to_string(p.svm_oom_at))},
+  };
+}
+
+std::vector<std::string_view> differing_fields(const device_profile& a, const device_profile& b) {
+  const std::vector<profile_field> fa = profile_fields(a), fb = profile_fields(b);
+  std::vector<std::string_view> keys;
+  for (std::size_t i = 0; i < fa.size(); ++i) {
+    if (fa[i].key != "name" && fa[i].value != fb[i].value) keys.push_back(fa[i].key);
+  }
+  return keys;
+}
+
 std::string format_profile(const device_profile& p) {
-  std::ostringstream out;
-  out << "name = " << p.name << "\n"
-      << "oom_at = " << to_string(p.oom_at) << "\n"
-      << "oom_status = " << p.oom_status << "\n"
-      << "headroom = " << p.headroom << "B\n"
-      << "page = " << p.page << "B\n"
-      << "pack_limit = " << p.pack_limit << "B\n"
-      << "pack_granule = " << p.pack_granule << "B\n"
-      << "max_alloc_enforced = " << (p.max_alloc_enforced ? "yes" : "no") << "\n";
-  // Written only when it is not the default, so that profiles written before the key existed
-  // (the probe's) read back unchanged.
-  if (p.commands_finish != command_completion::promptly) {
-    out << "commands_finish = " << to_string(p.commands_finish) << "\n";
+  const std::vector<profile_field> defaults = profile_fields(device_profile{});
+  const std::vector<profile_field> fields = profile_fields(p);
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    // Keys newer than the probe's first profiles are written only when they are not the
+    // default, so that the profiles written before they existed read back unchanged.
+    const bool newer = fields[i].key == "commands_finish" || fields[i].key == "svm_oom_at";
+    if (newer && fields[i] == defaults[i]) continue;
+    out += std::string(fields[i].key) + " = " + fields[i].value + "\n";
   }
-  if (p.svm_oom_at != refusal_point::creation) {
-    out << "svm_oom_at = " << to_string(p.svm_oom_at) << "\n";
-  }
-  return out.str();
+  return out;
 }
 
 std::vector<std::string> builtin_profile_names() {

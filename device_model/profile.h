@@ -105,6 +105,22 @@ class profile_error : public std::invalid_argument {
 // Parses profile text; `source` names it in errors ("nvidia.profile", "--profile x").
 device_profile parse_profile(std::string_view text, std::string_view source);
 
+// One key of a profile and its value as format_profile writes it ("headroom", "2752512B").
+struct profile_field {
+  std::string_view key;
+  std::string value;
+  bool operator==(const profile_field&) const = default;
+};
+
+// Every key of `profile` with its value (sizes in bytes, statuses as numbers), in the order
+// format_profile writes them: one list for writing a profile and for comparing two.
+std::vector<profile_field> profile_fields(const device_profile& profile);
+
+// The keys whose values differ between `a` and `b`, in profile_fields' order, `name` left out (a
+// measured profile is named for its device, a shipped one for its kind): empty when the two
+// describe the same device. A key one file leaves out has its default on both sides.
+std::vector<std::string_view> differing_fields(const device_profile& a, const device_profile& b);
+
 // The profile as text that parse_profile reads back to an equal profile.
 std::string format_profile(const device_profile& profile);
 

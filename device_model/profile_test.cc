@@ -105,6 +105,47 @@ TEST(Profile, FormatRoundTrips) {
   }
 }
 
+// profile_fields names every key of the grammar once, and its values spelled out in full (the
+// defaults included) read back to the same profile.
+TEST(Profile, FieldsAreEveryKeyAndReadBack) {
+  for (const std::string& name : builtin_profile_names()) {
+    const device_profile p = load_profile(name);
+    std::string text;
+    std::vector<std::string_view> keys;
+    for (const profile_field& f : profile_fields(p)) {
+      text += std::string(f.key) + " = " + f.value + "\n";
+      keys.push_back(f.key);
+    }
+    EXPECT_EQ(parse_profile(text, "fields"), p) << text;
+    EXPECT_EQ(keys, (std::vector<std::string_view>{
+                        "name", "oom_at", "oom_status", "headroom", "page", "pack_limit",
+                        "pack_granule", "max_alloc_enforced", "commands_finish", "svm_oom_at"}));
+  }
+}
+
+// Two profiles of one device differ in no key, whatever their names and whichever keys their
+// files spell out; each key that differs is named once, in the grammar's order.
+TEST(Profile, DifferingFieldsNameEachKeyButTheName) {
+  const device_profile nvidia = load_profile("nvidia");
+  device_profile measured = parse_profile(format_profile(nvidia), "measured");
+  measured.name = "NVIDIA_H200";
+  EXPECT_TRUE(differing_fields(nvidia, measured).empty());
+  EXPECT_TRUE(
+      differing_fields(nvidia, parse_profile("oom_at = first_use\nheadroom = 2688KiB\n"
+                                             "page = 2MiB\npack_limit = 2MiB\npack_granule = 512B\n"
+                                             "max_alloc_enforced = no\n"
+                                             "oom_status = CL_MEM_OBJECT_ALLOCATION_FAILURE\n",
+                                             "spelled"))
+          .empty());
+  measured.svm_oom_at = refusal_point::first_use;
+  measured.headroom += 1;
+  EXPECT_EQ(differing_fields(nvidia, measured),
+            (std::vector<std::string_view>{"headroom", "svm_oom_at"}));
+  EXPECT_EQ(differing_fields(load_profile("pocl"), load_profile("pocl")).size(), 0u);
+  EXPECT_EQ(differing_fields(device_profile{}, load_profile("pocl")).size(),
+            differing_fields(load_profile("pocl"), device_profile{}).size());
+}
+
 TEST(Profile, AcceptsCommentsSpacesAndStatusNames) {
   const device_profile p = parse_profile(
       "# a device\n\n  name=card-1   # trailing comment\noom_status = CL_OUT_OF_HOST_MEMORY\r\n"

@@ -3,7 +3,8 @@
 // The input decodes (FuzzedDataProvider) into a configuration: the pool kind (buffer_pool over
 // immediate_buffer_allocator, with or without wait_for_allocation; buffer_pool over
 // deferred_buffer_allocator; svm_pool with or without a free queue; host_pinned_pool),
-// leading_bits, and one mockcl device (semantics immediate / deferred / host_oom, capacity,
+// leading_bits, and one mockcl device (semantics immediate / deferred / host_oom; for an SVM pool
+// on a deferred device, whether SVM blocks are charged at clSVMAlloc or at first use; capacity,
 // max alloc, host-pinned budget); then up to kMaxOps operations: allocate (0, 1, small, edges of
 // max alloc and capacity, far above both, up to 2^64 - 1), release, free_held, stop_holding,
 // set_limit, trim, use (a fill or a kernel launch on the queue: what charges a deferred buffer),
@@ -17,14 +18,15 @@
 // it checks: every pool counter and statistic; mockcl's call counts of the modelled entry points
 // and its injected-fault count; what each device has charged (outstanding bytes, or the pinned
 // budget's) == the bytes of the pool's blocks that are charged (every block, except a deferred
-// allocator's buffers on a deferred device before their first use: those are charged by the
-// use that first needs them, and a use that does not fit fails with
-// CL_MEM_OBJECT_ALLOCATION_FAILURE); the real frees mockcl recorded (which block, how many bytes
-// credited); mockcl's misuse reports (use after release, double release, leaks at context
-// release). Independently of the model: out_of_memory only when the request cannot fit even with
-// nothing held (charge-at-creation kinds, no fault fired), CL_INVALID_BUFFER_SIZE frees nothing
-// held. Teardown (pool first or allocations first) must leave zero outstanding bytes and no live
-// mockcl object. Any mismatch prints the configuration and the operations, then aborts.
+// allocator's buffers on a deferred device, and SVM blocks on a device with svm_oom_at =
+// first_use, before their first use: those are charged by the use that first needs them, and a
+// use that does not fit fails with CL_MEM_OBJECT_ALLOCATION_FAILURE); the real frees mockcl
+// recorded (which block, how many bytes credited); mockcl's misuse reports (use after release,
+// double release, leaks at context release). Independently of the model: out_of_memory only when
+// the request cannot fit even with nothing held (charge-at-creation kinds, no fault fired),
+// CL_INVALID_BUFFER_SIZE frees nothing held. Teardown (pool first or allocations first) must leave
+// zero outstanding bytes and no live mockcl object. Any mismatch prints the configuration and the
+// operations, then aborts.
 //
 // The pool's OpenCL calls (clCreateBuffer, ...) go to the in-process runtime: every mockcl handle
 // carries the in-process dispatch table, which the ICD loader (Bazel) or fuzz/mockcl_direct.cc
@@ -240,6 +242,7 @@ struct model {
 
   std::uint64_t managed() const { return active_rounded + held_bytes; }
   bool charges_at_creation() const {
+    if (is_svm(kind)) return !dev.svm_first_use;
     return !(kind == pool_kind::deferred && dev.semantics == mockcl::alloc_semantics::deferred);
   }
   int oom_code() const {
@@ -294,7 +297,10 @@ struct model {
       if (r > dev.max_alloc)
         return fail(CL_INVALID_BUFFER_SIZE, false);  // checked by the allocator
       if (call(e_svm_alloc) != 0) return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, true);  // NULL
-      if (charge(r, false) != 0) return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, false);
+      // svm_oom_at = first_use: clSVMAlloc charges nothing; the block's first use does.
+      if (!dev.svm_first_use && charge(r, false) != 0) {
+        return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE, false);
+      }
       return a;
     }
     const bool pinned = kind == pool_kind::pinned;
@@ -746,19 +752,16 @@ struct run {
     const cl_icd_dispatch* d = w->d;
     int want = 0;
     bool charge = false;
-    if (is_svm(kind)) {
-      const int e = kernel ? e_kernel : e_svm_fill;
-      want = m.call(e);
-      if (want == 0) m.executes(e);
-    } else {
-      const int e = kernel ? e_kernel : e_fill;
-      want = m.call(e);
-      if (want == 0 && !b.charged) {
-        want = m.charge(a.rounded, false);
-        charge = want == 0;
-      }
-      if (want == 0) m.executes(e);
+    // A block not charged yet (a deferred buffer, or an SVM block on a device that charges SVM at
+    // first use) is charged by this enqueue, which fails with the device's status if it does not
+    // fit; an injected fault of the call comes first.
+    const int e = kernel ? e_kernel : is_svm(kind) ? e_svm_fill : e_fill;
+    want = m.call(e);
+    if (want == 0 && !b.charged) {
+      want = m.charge(a.rounded, false);
+      charge = want == 0;
     }
+    if (want == 0) m.executes(e);
     cl_int got = CL_SUCCESS;
     if (is_svm(kind)) {
       void* p = svm->live[i].ptr();
@@ -1008,6 +1011,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   dev.semantics = sem == 0   ? mockcl::alloc_semantics::immediate
                   : sem == 1 ? mockcl::alloc_semantics::deferred
                              : mockcl::alloc_semantics::host_oom;
+  // Read only for an SVM pool on a deferred device (svm_oom_at = first_use needs one), so that
+  // the inputs of every other configuration decode as before.
+  dev.svm_first_use =
+      is_svm(r.kind) && dev.semantics == mockcl::alloc_semantics::deferred && in.ConsumeBool();
   dev.capacity = consume_capacity(in);
   switch (in.ConsumeIntegralInRange<unsigned>(0, 3)) {
     case 0:

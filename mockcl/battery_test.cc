@@ -1345,7 +1345,9 @@ TYPED_TEST(Battery, MapsObeyHostAccessFlags) {
   auto map = [&](cl_mem m, cl_map_flags f) {
     cl_int err = 1;
     void* p = d->clEnqueueMapBuffer(this->q_, m, CL_TRUE, f, 0, 128, 0, nullptr, nullptr, &err);
-    if (p) EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+    if (p) {
+      EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+    }
     EXPECT_EQ(p != nullptr, err == CL_SUCCESS);
     return err;
   };

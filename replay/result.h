@@ -256,7 +256,7 @@ struct config_result {
   replay_config config;
   std::optional<replay_report> replay;
   std::optional<min_capacity_result> min_capacity;
-  std::vector<capacity_trial> trials;  // --trials, in increasing capacity; empty without it
+  std::vector<capacity_trial> trials = {};  // --trials, in increasing capacity; empty without it
 };
 
 }  // namespace clpool::replay

@@ -59,7 +59,7 @@ struct reader_options {
   bool follow = false;
   // Called with each `# key: value` comment, in file order between the events around it (the
   // layer's `# failure: ...` lines belong to the event before them). Not limited as metadata() is.
-  std::function<void(std::string_view key, std::string_view value)> on_comment;
+  std::function<void(std::string_view key, std::string_view value)> on_comment = nullptr;
 };
 
 // `# key: value` metadata comments, in file order.

@@ -91,7 +91,16 @@ COMMANDS = {
 
 class PoolSeed:
     def __init__(
-        self, kind, sem, cap, max_alloc, lb=4, pool_first=True, pinned_quarter=True, pinned=None
+        self,
+        kind,
+        sem,
+        cap,
+        max_alloc,
+        lb=4,
+        pool_first=True,
+        pinned_quarter=True,
+        pinned=None,
+        svm_first_use=False,
     ):
         self.e, self.kind, self.live = Enc(), kind, 0
         self.cap = CAPS[cap]
@@ -102,9 +111,13 @@ class PoolSeed:
         }[max_alloc]
         self.pinned = max(1, self.cap // 4) if pinned_quarter else pinned
         e = self.e
-        e.rng(0, 5, kind).rng(0, 6, lb).flag(pool_first).rng(0, 2, sem).rng(0, 5, cap).rng(
-            0, 3, max_alloc
-        )
+        e.rng(0, 5, kind).rng(0, 6, lb).flag(pool_first).rng(0, 2, sem)
+        # Read only for an SVM pool on a deferred device: charged at clSVMAlloc or at first use.
+        if kind in (SVM, SVM_FREE_QUEUE) and sem == SEM_DEFERRED:
+            e.flag(svm_first_use)
+        else:
+            assert not svm_first_use, "svm_first_use needs an SVM pool on a deferred device"
+        e.rng(0, 5, cap).rng(0, 3, max_alloc)
         e.flag(pinned_quarter)
         if not pinned_quarter:
             e.rng(1, 1 << 20, pinned)
@@ -221,6 +234,17 @@ def pool_mockcl_seeds():
         s.alloc_small(4096)
     s.release(2).release(0).alloc_cap_edge(0).alloc_small(4096).use(0).simple(P_FREE_HELD)
     out["seed_svm_no_free_queue_small_device"] = s.e.data()
+
+    # svm_oom_at = first_use: clSVMAlloc charges nothing, so the pool over-commits; the first use
+    # that does not fit fails with -4, and a block never charged frees 0 bytes.
+    s = PoolSeed(SVM_FREE_QUEUE, SEM_DEFERRED, CAP_64K, MAX_EQ_CAP, svm_first_use=True)
+    s.alloc_part(30000).alloc_part(30000).alloc_part(30000)
+    s.use(0).use(1, kernel=True).use(2).use(2, kernel=True)  # the third block does not fit
+    # Freeing the block never charged gives nothing back: a new block still does not fit ...
+    s.release(2).simple(P_FREE_HELD).use(1).alloc_part(30000).use(2)
+    # ... until a charged one is freed.
+    s.release(0).simple(P_FREE_HELD).use(1).release(0).release(0)
+    out["seed_svm_charged_at_first_use"] = s.e.data()
     return out
 
 

@@ -21,7 +21,7 @@ export MOCKCL_DEVICES="gpu-64m:profile=nvidia;cpu-64m"
 expect() { EXPECT_ONE_ERROR_LINE=1 expect_run "$1" "$2" "$BIN" "${@:3}"; }
 
 # --help lists every option and the exit codes.
-for f in --platform --device --max-bytes --output --name --force --list "Exit codes" "capacity is not"; do
+for f in --platform --device --max-bytes --output --name --force --list --compare "Exit codes" "capacity is not"; do
   expect 0 "$f" --help
 done
 

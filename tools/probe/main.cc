@@ -9,6 +9,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -65,6 +67,7 @@ std::string utc_now() {
 struct probe_args {
   std::string platform_text, device_text, max_bytes_text = "1GiB", output_path, name;
   bool force = false, list = false;
+  std::vector<std::string> compare;  // --compare A B: two profiles, no device
 };
 
 void add_options(CLI::App& app, probe_args& a) {
@@ -89,7 +92,9 @@ void add_options(CLI::App& app, probe_args& a) {
       "     written unless --force\n"
       "  2  bad input: a bad option, no such platform or device, an output that cannot be written, "
       "or\n"
-      "     an OpenCL error the probe cannot interpret\n\n"
+      "     an OpenCL error the probe cannot interpret\n"
+      "With --compare: 0 the two profiles describe the same device, 1 a key differs, 2 bad "
+      "input.\n\n"
       "What is measured and how: tools/probe/README.md.");
   app.get_formatter()->column_width(30);
 
@@ -115,6 +120,40 @@ void add_options(CLI::App& app, probe_args& a) {
                "(fields not measured keep the exact profile's values, and the file says which), "
                "and replace a file clpool_probe did not write");
   app.add_flag("--list", a.list, "list the platforms and devices with their indices, and exit");
+  app.add_option("--compare", a.compare,
+                 "compare two profiles (built-in names or files, e.g. a shipped one and one this "
+                 "tool wrote) key by key, sizes in bytes, and exit; touches no device")
+      ->expected(2)
+      ->type_name("A B");
+}
+
+// --compare A B: a row per key, and whether the two describe the same device (the name aside).
+int compare_profiles(const CLI::App& app, const probe_args& a) {
+  for (const char* other :
+       {"--platform", "--device", "--max-bytes", "--output", "--name", "--force", "--list"}) {
+    if (app.count(other) > 0) {
+      throw usage_error(std::string("--compare measures no device: it takes no ") + other);
+    }
+  }
+  const auto load = [](const std::string& name_or_path) {
+    try {
+      return clpool::device_model::load_profile(name_or_path);
+    } catch (const clpool::device_model::profile_error& e) {
+      throw usage_error(std::string("--compare: ") + e.what());
+    }
+  };
+  const device_profile x = load(a.compare[0]), y = load(a.compare[1]);
+  const auto label = [](const std::string& s) { return s.substr(s.find_last_of('/') + 1); };
+  std::cout << format_comparison(label(a.compare[0]), x, label(a.compare[1]), y);
+  const std::vector<std::string_view> keys = clpool::device_model::differing_fields(x, y);
+  if (keys.empty()) {
+    std::cout << "the same device\n";
+    return clpool::common::exit_ok;
+  }
+  std::cout << keys.size() << (keys.size() == 1 ? " key differs:" : " keys differ:");
+  for (std::string_view k : keys) std::cout << " " << k;
+  std::cout << "\n";
+  return clpool::common::exit_finding;
 }
 
 // Everything the user typed, checked before the device is touched.
@@ -200,6 +239,7 @@ int run(int argc, char** argv) {
   add_options(app, a);
   if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_probe"))
     return *rc;
+  if (!a.compare.empty()) return compare_profiles(app, a);
   probe_plan p;
   plan_probe(app, a, p);
   if (a.list) {

@@ -117,6 +117,14 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
     e.push_back("usable: " + with_bytes(m.usable) + " (the largest total accepted); headroom: " +
                 (m.headroom_measured ? "free at start - usable = " + with_bytes(m.headroom)
                                      : std::string("not known")));
+    // Usable memory is whole pages, so every headroom within a page below the one written gives
+    // the same fill: the probe writes the upper bound, and says how far below it the truth may be.
+    if (m.headroom_measured && m.page && *m.page > 1) {
+      const std::uint64_t low = m.headroom >= *m.page ? m.headroom - *m.page + 1 : 0;
+      e.push_back("  headroom bound: any headroom from " + with_bytes(low) + " to " +
+                  format_bytes_exact(m.headroom) + " gives this fill (usable memory is whole " +
+                  format_bytes_exact(*m.page) + " pages); the profile says the upper bound");
+    }
   }
   if (!m.refused) {
     e.push_back(
@@ -168,6 +176,39 @@ std::string format_profile_file(const probe_context& c, const measurement& m,
            "\n# Not measured, so the exact profile's values: " + unmeasured + ".\n";
   }
   return out + format_profile(p);
+}
+
+std::string format_comparison(std::string_view label_a, const device_profile& a,
+                              std::string_view label_b, const device_profile& b) {
+  const std::vector<device_model::profile_field> fa = device_model::profile_fields(a),
+                                                 fb = device_model::profile_fields(b);
+  // Names and labels are what a driver or a user wrote: control characters are shown as '?'.
+  const auto row = [](std::string_view key, std::string_view x, std::string_view y,
+                      std::string_view verdict) {
+    const auto pad = [](std::string s, std::size_t width) {
+      return s.size() < width ? s + std::string(width - s.size(), ' ') : s + " ";
+    };
+    std::string line = pad(std::string(key), 20) + " " + pad(printable(std::string(x)), 28) + " " +
+                       pad(printable(std::string(y)), 28) + " " + std::string(verdict);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line + "\n";
+  };
+  // A probe writes the headroom rounded up to where the last whole page ends (observable()): two
+  // headrooms less than a page apart may be one device measured at two free sizes.
+  const std::uint64_t gap =
+      a.headroom > b.headroom ? a.headroom - b.headroom : b.headroom - a.headroom;
+  const bool within_page = a.page == b.page && a.page > 1 && gap < a.page;
+  std::string out = row("field", label_a, label_b, "");
+  for (std::size_t i = 0; i < fa.size(); ++i) {
+    std::string verdict = fa[i].key == "name"          ? "(not compared)"
+                          : fa[i].value == fb[i].value ? "same"
+                                                       : "DIFFERENT";
+    if (fa[i].key == "headroom" && verdict == "DIFFERENT" && within_page) {
+      verdict += " (by less than a page: a probe bounds the headroom only to a page)";
+    }
+    out += row(fa[i].key, fa[i].value, fb[i].value, verdict);
+  }
+  return out;
 }
 
 }  // namespace clpool::probe

@@ -45,6 +45,12 @@ std::string format_report(const probe_context& c, const measurement& m);
 std::string format_profile_file(const probe_context& c, const measurement& m,
                                 const device_profile& p);
 
+// Two profiles side by side, a row per key (profile_fields: sizes in bytes, statuses as
+// numbers) saying "same" or "DIFFERENT" (`name` is shown, not compared), under a header naming
+// them `label_a` and `label_b`: what clpool_probe --compare prints. Each line ends in '\n'.
+std::string format_comparison(std::string_view label_a, const device_profile& a,
+                              std::string_view label_b, const device_profile& b);
+
 }  // namespace clpool::probe
 
 #endif  // CLPOOL_TOOLS_PROBE_REPORT_H_

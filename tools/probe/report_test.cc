@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "device_model/profile.h"
 
 namespace clpool::probe {
@@ -102,6 +104,58 @@ TEST(Report, FreeMemoryBeforeTheContextIsShown) {
                                "(the context took 16777216 B (16 MiB))"),
       std::string::npos)
       << format_report(c, m);
+}
+
+// --compare's table: a row per key with both values in bytes, the name shown but not compared,
+// and a control character in a label printed as '?'.
+TEST(Report, ComparisonRowsSayWhichKeysDiffer) {
+  const device_profile nvidia = device_model::load_profile("nvidia");
+  device_profile measured = nvidia;
+  measured.name = "NVIDIA_H200";
+  std::string text = format_comparison("nvidia", nvidia, "m\n.profile", measured);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "field                nvidia                       m?.profile");
+  EXPECT_NE(
+      text.find("\nheadroom             2752512B                     2752512B                     "
+                "same\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NVIDIA_H200                  (not compared)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DIFFERENT"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 11);
+  measured.headroom = 4 << 20;  // the upper bound a probe writes on a 1 GiB card: within a page
+  text = format_comparison("nvidia", nvidia, "m", measured);
+  EXPECT_NE(text.find("DIFFERENT (by less than a page: a probe bounds the headroom only to a "
+                      "page)\n"),
+            std::string::npos)
+      << text;
+  measured.headroom = nvidia.headroom + nvidia.page;  // a page apart: plainly different
+  text = format_comparison("nvidia", nvidia, "m", measured);
+  EXPECT_NE(text.find("4849664B                     DIFFERENT\n"), std::string::npos) << text;
+  measured.headroom = nvidia.headroom;
+  measured.svm_oom_at = refusal_point::first_use;
+  text = format_comparison("nvidia", nvidia, "m", measured);
+  EXPECT_NE(
+      text.find("\nsvm_oom_at           creation                     first_use                    "
+                "DIFFERENT\n"),
+      std::string::npos)
+      << text;
+}
+
+// Usable memory is whole pages: the report gives the range of headrooms the fill cannot tell
+// apart, from a page below the one written (exclusive) to it, and none on an exact-bytes device.
+TEST(Report, HeadroomIsBoundedWithinAPage) {
+  probe_context c;
+  measurement m = nvidia_like();  // headroom 4 MiB, page 2 MiB
+  EXPECT_NE(format_report(c, m).find("headroom bound: any headroom from 2097153 B to "
+                                     "4 MiB gives this fill (usable memory is whole 2 MiB pages)"),
+            std::string::npos)
+      << format_report(c, m);
+  m.headroom = 1 << 20;  // below a page: the truth may be nothing at all
+  EXPECT_NE(format_report(c, m).find("any headroom from 0 B to 1 MiB"), std::string::npos)
+      << format_report(c, m);
+  m.page = 1;
+  EXPECT_EQ(format_report(c, m).find("headroom bound"), std::string::npos) << format_report(c, m);
 }
 
 TEST(Report, ProfileNames) {

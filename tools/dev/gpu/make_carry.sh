@@ -68,7 +68,7 @@ cp tools/replay/examples/pyopencl_layer.trace tools/replay/examples/fragmentatio
 mkdir -p "$DEST/data/boundary"
 cp tools/replay/testdata/boundary/*.trace "$DEST/data/boundary/"
 cp device_model/profiles/nvidia.profile "$DEST/data/"
-cp tools/dev/gpu/ballast.py tools/dev/gpu/cl_context_cost.py tools/dev/gpu/compare_profiles.py \
+cp tools/dev/gpu/ballast.py tools/dev/gpu/cl_context_cost.py \
   tools/probe/compare_first_use.py tools/replay/compare_trials.py tools/record/compare_sweeps.py \
   "$DEST/py/"
 install -m 755 tools/dev/gpu/run_on_gpu.sh "$DEST/run_on_gpu.sh"

@@ -393,8 +393,8 @@ if want probe; then
   run 45 "clpool_probe" probe.txt clpool_probe --platform "$GPU_PLATFORM" --max-bytes "$MAXB" \
     --output "$STEP_DIR/measured.profile" --force
   cp "$STEP_DIR/measured.profile" "$OUT/measured.profile" 2>/dev/null
-  echo "--- the measured profile beside the shipped one, field by field (sizes in bytes):"
-  "$PY" "$G/py/compare_profiles.py" "$DATA/nvidia.profile" "$STEP_DIR/measured.profile" | tee "$STEP_DIR/profile-fields.txt"
+  echo "--- the measured profile beside the shipped one, key by key (sizes in bytes):"
+  clpool_probe --compare "$DATA/nvidia.profile" "$STEP_DIR/measured.profile" | tee "$STEP_DIR/profile-fields.txt"
   sed 's/^/  /' "$STEP_DIR/profile-fields.txt" >> "$SUMMARY"
   # A second run, for repeatability.
   run 30 "clpool_probe (again)" probe2.txt clpool_probe --platform "$GPU_PLATFORM" --max-bytes "$MAXB" \
