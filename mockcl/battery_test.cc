@@ -257,6 +257,35 @@ TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
   this->Teardown();
 }
 
+// Where out-of-memory shows in the event, a command that uses two fresh buffers of which only one
+// fits fails whole: neither stays charged (as at an enqueue, AFailedEnqueueChargesNothing).
+TYPED_TEST(Battery, AFailedCommandAtExecutionChargesNothing) {
+  this->Setup("gpu-64m:semantics=deferred,oom_at=execution,max_alloc=64m");
+  auto* d = this->d_;
+  cl_mem x = this->Buf(40 * kMiB), y = this->Buf(40 * kMiB);
+  cl_event copy, migrate;
+  ASSERT_EQ(d->clEnqueueCopyBuffer(this->q_, x, y, 0, 0, 64, 0, nullptr, &copy), CL_SUCCESS);
+  cl_mem both[] = {x, y};
+  ASSERT_EQ(d->clEnqueueMigrateMemObjects(this->q_, 2, both, 0, 0, nullptr, &migrate), CL_SUCCESS);
+  d->clFinish(this->q_);
+  EXPECT_EQ(this->Status(copy), CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(this->Status(migrate), CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  // Each alone still fits, and is charged once.
+  const int pat = 1;
+  cl_event fill;
+  ASSERT_EQ(d->clEnqueueFillBuffer(this->q_, y, &pat, sizeof pat, 0, 64, 0, nullptr, &fill),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->Status(fill), CL_COMPLETE);
+  EXPECT_EQ(this->Outstanding(), 40 * kMiB);
+  for (cl_event e : {copy, migrate, fill}) d->clReleaseEvent(e);
+  d->clReleaseMemObject(x);
+  d->clReleaseMemObject(y);
+  EXPECT_EQ(this->Outstanding(), 0u);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   this->Setup("gpu-64m");
   auto* d = this->d_;
