@@ -58,8 +58,12 @@ TEST(SharedLibrary, EveryTruncationIsRefusedBeforeLoading) {
     const std::string path = write_temp("cut.so", whole.substr(0, size));
     const std::string why = shared_library_refusal(path, {"tiny_entry"});
     EXPECT_FALSE(why.empty()) << size;
-    if (size >= 64) EXPECT_TRUE(contains(why, "is truncated or corrupt")) << size << ": " << why;
-    if (size < 4) EXPECT_EQ(why, "is not an ELF shared library") << size;
+    if (size >= 64) {
+      EXPECT_TRUE(contains(why, "is truncated or corrupt")) << size << ": " << why;
+    }
+    if (size < 4) {
+      EXPECT_EQ(why, "is not an ELF shared library") << size;
+    }
   }
 }
 

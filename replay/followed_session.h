@@ -72,8 +72,8 @@ struct window_figures {
 };
 
 struct figure_options {
-  std::set<std::uint64_t> other_threads;  // trace thread ids (FORMAT.md `thread`)
-  site_path_rule naming;
+  std::set<std::uint64_t> other_threads = {};  // trace thread ids (FORMAT.md `thread`)
+  site_path_rule naming = {};
 };
 
 // Which events write_window_trace writes.

@@ -51,16 +51,16 @@ struct replay_options {
   std::size_t timeline_tail_events = 64;   // kept at full resolution in timeline_tail
   bool sites = false;  // attribute live and held memory to allocation sites at an out-of-memory
   // The user's patterns of library frames, which never name a site (trace/library_frames.h).
-  std::vector<std::string> library_patterns;
+  std::vector<std::string> library_patterns = {};
   // How many innermost program frames make a site (--site-frames; trace::site_table::site_frames).
   std::size_t site_frames = 1;
   // When a block the program released is free (free_schedule.h); nothing: the moment the
   // device's profile predicts (free_moment_of).
-  std::optional<free_moment> frees_at;
+  std::optional<free_moment> frees_at = {};
   // Stop after the event with this 0-based index, as if the input ended there: the report's end
   // figures (end_active_bytes, end_live_sites) are then those of that moment, e.g. the peak's
   // (replay_report::peak_active_event). apply() returns false from then on.
-  std::optional<std::uint64_t> stop_after_event;
+  std::optional<std::uint64_t> stop_after_event = {};
   // replay_stream calls its progress function every this many events read (a power of two):
   // often enough for a caller that checks for an interrupt there (clpool.replay's Ctrl-C).
   std::uint64_t progress_interval = std::uint64_t{1} << 20;

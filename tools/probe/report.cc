@@ -204,7 +204,8 @@ std::string format_comparison(std::string_view label_a, const device_profile& a,
                           : fa[i].value == fb[i].value ? "same"
                                                        : "DIFFERENT";
     if (fa[i].key == "headroom" && verdict == "DIFFERENT" && within_page) {
-      verdict += " (by less than a page: a probe bounds the headroom only to a page)";
+      verdict +=
+          " (less than a page apart: a probe of the lower one's device may write the higher)";
     }
     out += row(fa[i].key, fa[i].value, fb[i].value, verdict);
   }

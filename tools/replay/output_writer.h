@@ -72,8 +72,8 @@ struct output_request {
 // order (--html FILE: "html=FILE", labelled "--format html"; --json: "json", labelled "--json";
 // --svg FILE: "svg=FILE", labelled "--svg").
 struct format_arg {
-  std::string spec;   // NAME or NAME=FILE
-  std::string label;  // how the user asked, for messages; "" means "--format NAME"
+  std::string spec;        // NAME or NAME=FILE
+  std::string label = {};  // how the user asked, for messages; "" means "--format NAME"
 };
 
 // Parses the outputs asked for. At most one goes to standard output; when none does, the text

@@ -3,7 +3,7 @@
 #
 #   tools/dev/ci/sanitizers.sh [FUZZ_SECONDS] [FUZZ_JOBS]
 #
-#   1. bazel test --config=asan //...                       the full suite under ASan + UBSan (g++)
+#   1. bazel test --config=asan --build_tests_only //...    the full suite under ASan + UBSan (g++)
 #   2. bazel test --config=tsan --build_tests_only --test_tag_filters=concurrency //...
 #                                                           only the tests tagged "concurrency"
 #   3. tools/dev/fuzz/fuzz.sh all FUZZ_SECONDS FUZZ_JOBS   a bounded smoke of every fuzzer
@@ -41,7 +41,9 @@ step() {
 # CLPOOL_TEST_FLAGS: extra flags for both bazel test steps (tools/test.sh sets --config=ci in CI).
 # CLPOOL_BEP_DIR (tools/test.sh sets it): the ASan run's build event file goes there, asan.json.
 # shellcheck disable=SC2086
-[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan ${CLPOOL_TEST_FLAGS:-} \
+# --build_tests_only: what no test runs (the benchmarks, the fuzzers' libFuzzer binaries, built
+# by step 3 with clang) is not built again under ASan.
+[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan --build_tests_only ${CLPOOL_TEST_FLAGS:-} \
   ${CLPOOL_BEP_DIR:+--build_event_json_file=$CLPOOL_BEP_DIR/asan.json} //...
 [[ "${SKIP_TSAN:-0}" == 1 ]] ||
   step tsan bazel test --config=tsan ${CLPOOL_TEST_FLAGS:-} --build_tests_only \

@@ -394,7 +394,7 @@ if want probe; then
     --output "$STEP_DIR/measured.profile" --force
   cp "$STEP_DIR/measured.profile" "$OUT/measured.profile" 2>/dev/null
   echo "--- the measured profile beside the shipped one, key by key (sizes in bytes):"
-  clpool_probe --compare "$DATA/nvidia.profile" "$STEP_DIR/measured.profile" | tee "$STEP_DIR/profile-fields.txt"
+  clpool_probe --compare "$DATA/nvidia.profile" "$STEP_DIR/measured.profile" 2>&1 | tee "$STEP_DIR/profile-fields.txt"
   sed 's/^/  /' "$STEP_DIR/profile-fields.txt" >> "$SUMMARY"
   # A second run, for repeatability.
   run 30 "clpool_probe (again)" probe2.txt clpool_probe --platform "$GPU_PLATFORM" --max-bytes "$MAXB" \
