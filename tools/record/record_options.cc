@@ -3,6 +3,7 @@
 #include "common/byte_size.h"
 #include "common/cli.h"
 #include "device_model/profile.h"
+#include "tools/record/program_flags.h"
 
 namespace clpool::record {
 
@@ -32,13 +33,6 @@ namespace {
 
 const std::vector<std::string> value_flags = {"--budget", "--profile", "--out", "--layer",
                                               "--stacks"};
-const std::vector<std::string> all_flags = {"--budget", "--profile", "--out", "--layer",
-                                            "--stacks", "--force",   "--help"};
-
-std::string unknown_flag(const std::string& typed) {
-  return common::unknown_option(typed, all_flags, "clpool record --help");
-}
-
 // Applies one flag's value; returns an error naming the flag, or "".
 std::string apply(record_options& o, const std::string& flag, const std::string& value) {
   if (value.empty()) return common::needs_value(flag);
@@ -72,43 +66,12 @@ std::string apply(record_options& o, const std::string& flag, const std::string&
 
 parse_outcome parse_record_options(const std::vector<std::string>& args) {
   record_options o;
-  std::vector<std::string> seen;
-  std::size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.empty() || arg[0] != '-') break;  // the program
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-      return {o, ""};
-    }
-    const std::size_t eq = arg.find('=');
-    const std::string flag = arg.substr(0, eq);
-    if (flag == "--force" && eq == std::string::npos) {
-      o.force = true;
-      continue;
-    }
-    bool takes_value = false;
-    for (const std::string& f : value_flags) takes_value |= flag == f;
-    if (!takes_value) {
-      return {std::nullopt, flag == "--force" ? "--force takes no value" : unknown_flag(arg)};
-    }
-    for (const std::string& s : seen) {
-      if (s == flag) return {std::nullopt, common::given_twice(flag)};
-    }
-    seen.push_back(flag);
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    }
-    if (std::string error = apply(o, flag, value); !error.empty()) return {std::nullopt, error};
-  }
-  o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  const std::string error = scan_program_flags(
+      args, {value_flags, {"--force"}, "clpool record --help"}, o.help, o.program,
+      [&o](const std::string& flag, const std::string& value) { return apply(o, flag, value); },
+      [&o](const std::string&) { o.force = true; });
+  if (!error.empty()) return {std::nullopt, error};
+  if (o.help) return {o, ""};
   if (o.program.empty())
     return {std::nullopt, "no program to run (clpool record [FLAGS] -- PROGRAM ARGS...)"};
   if (o.profile && !o.budget_bytes) {

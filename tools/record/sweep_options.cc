@@ -4,6 +4,7 @@
 
 #include "common/cli.h"
 #include "device_model/profile.h"
+#include "tools/record/program_flags.h"
 
 namespace clpool::record {
 
@@ -50,7 +51,7 @@ namespace {
 const std::vector<std::string> value_flags = {
     "--profile", "--points", "--timeout", "--check", "-j",     "--shard", "--max-runs",
     "--seed",    "--out",    "--json",    "--html",  "--only", "--layer"};
-const std::vector<std::string> bare_flags = {"--force", "--no-gdb", "--until-free", "--help"};
+const std::vector<std::string> bare_flags = {"--force", "--no-gdb", "--until-free"};
 
 std::optional<std::uint64_t> whole(const std::string& text) {
   if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
@@ -149,51 +150,16 @@ std::string to_string(const point_id& p) {
 
 sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
   sweep_options o;
-  std::vector<std::string> seen;
-  std::size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.empty() || arg[0] != '-') break;  // the program
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-      return {o, ""};
-    }
-    const std::size_t eq = arg.find('=');
-    const std::string flag = arg.substr(0, eq);
-    if (eq == std::string::npos &&
-        (flag == "--force" || flag == "--no-gdb" || flag == "--until-free")) {
-      if (flag == "--force") o.force = true;
-      if (flag == "--no-gdb") o.gdb = false;
-      if (flag == "--until-free") o.until_free = true;
-      continue;
-    }
-    bool takes_value = false;
-    for (const std::string& f : value_flags) takes_value |= flag == f;
-    if (!takes_value) {
-      std::vector<std::string> all = value_flags;
-      all.insert(all.end(), bare_flags.begin(), bare_flags.end());
-      for (const std::string& b : bare_flags) {
-        if (flag == b) return {std::nullopt, flag + " takes no value"};
-      }
-      return {std::nullopt, common::unknown_option(arg, all, "clpool sweep --help")};
-    }
-    for (const std::string& s : seen) {
-      if (s == flag) return {std::nullopt, common::given_twice(flag)};
-    }
-    seen.push_back(flag);
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    }
-    if (std::string error = apply(o, flag, value); !error.empty()) return {std::nullopt, error};
-  }
-  o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  const std::string error = scan_program_flags(
+      args, {value_flags, bare_flags, "clpool sweep --help"}, o.help, o.program,
+      [&o](const std::string& flag, const std::string& value) { return apply(o, flag, value); },
+      [&o](const std::string& flag) {
+        if (flag == "--force") o.force = true;
+        if (flag == "--no-gdb") o.gdb = false;
+        if (flag == "--until-free") o.until_free = true;
+      });
+  if (!error.empty()) return {std::nullopt, error};
+  if (o.help) return {o, ""};
   if (o.program.empty())
     return {std::nullopt, "no program to run (clpool sweep [FLAGS] -- PROGRAM ARGS...)"};
   const device_model::device_profile profile = device_model::load_profile(o.profile);
