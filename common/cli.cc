@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/text_escape.h"
+
 namespace clpool::common {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -68,12 +70,12 @@ std::uint64_t size_option(std::string_view text, std::string_view flag, size_rul
   return *v;
 }
 
+std::string error_line(std::string_view tool, std::string_view message) {
+  return std::string(tool) + ": error: " + escape_text(message);
+}
+
 int report_usage_error(std::string_view tool, std::string_view message) {
-  std::string line = std::string(tool) + ": error: " + std::string(message);
-  for (char& c : line) {
-    if (c == '\n') c = ' ';  // one line, whatever the message holds
-  }
-  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fprintf(stderr, "%s\n", error_line(tool, message).c_str());
   return exit_usage;
 }
 

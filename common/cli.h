@@ -59,7 +59,12 @@ std::string unexpected_argument(std::string_view argument, std::string_view help
 // adapter every tool's flags use (clpool_replay, clpool_probe, Python's clpool.replay).
 std::uint64_t size_option(std::string_view text, std::string_view flag, size_rules rules = {});
 
-// Prints "TOOL: error: MESSAGE" on one line to standard error and returns exit_usage.
+// "TOOL: error: MESSAGE" as one line that shows on a terminal as written: the message's control
+// characters (a newline or an escape sequence in a path the user typed, a driver's string) as
+// escape_text writes them ("\x0A"), so an error can neither span lines nor drive the terminal.
+std::string error_line(std::string_view tool, std::string_view message);
+
+// Prints error_line(tool, message) to standard error and returns exit_usage.
 int report_usage_error(std::string_view tool, std::string_view message);
 
 // `path` as the user meant it: when BUILD_WORKING_DIRECTORY is set (bazel run), a relative path

@@ -36,7 +36,10 @@ TEST(Messages, OneWordingEach) {
 TEST(Messages, AUsageErrorIsOneLineAndExit2) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(report_usage_error("tool", "two\nlines"), exit_usage);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "tool: error: two lines\n");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "tool: error: two\\x0Alines\n");
+  // A path the user typed cannot drive the terminal; UTF-8 is kept.
+  EXPECT_EQ(error_line("tool", "profile file a\x1b[31mb: cannot be opened: caf\xc3\xa9"),
+            "tool: error: profile file a\\x1B[31mb: cannot be opened: caf\xc3\xa9");
 }
 
 TEST(SizeOption, UnitsAndPlainBytes) {

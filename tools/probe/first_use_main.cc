@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     clpool::common::check_standard_output();
     return rc;
   } catch (const std::exception& e) {
-    std::cerr << "clpool_first_use: error: " << e.what() << "\n";
+    std::cerr << clpool::common::error_line("clpool_first_use", e.what()) << "\n";
   }
   return clpool::common::exit_usage;
 }

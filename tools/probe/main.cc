@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
     clpool::common::check_standard_output();  // the report, and what --help and --list print
     return rc;
   } catch (const std::exception& e) {
-    std::cerr << "clpool_probe: error: " << e.what() << "\n";
+    std::cerr << clpool::common::error_line("clpool_probe", e.what()) << "\n";
   }
   return exit_bad_input;
 }

@@ -166,8 +166,10 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
   }
   child_pid = 0;
   if (n == static_cast<ssize_t>(sizeof error)) {
-    std::fprintf(stderr, "clpool record: error: cannot run '%s': %s\n", path.c_str(),
-                 std::strerror(error));
+    std::fprintf(stderr, "%s\n",
+                 clpool::common::error_line("clpool record",
+                                            "cannot run '" + path + "': " + std::strerror(error))
+                     .c_str());
     return exit_cannot_run;
   }
   started = true;
@@ -272,8 +274,10 @@ int record(const std::vector<std::string>& args) {
   std::string program_problem;
   const std::string program = resolve_program(o.program[0], program_problem);
   if (program.empty()) {
-    std::fprintf(stderr, "clpool record: error: cannot run '%s': %s\n", o.program[0].c_str(),
-                 program_problem.c_str());
+    std::fprintf(stderr, "%s\n",
+                 clpool::common::error_line("clpool record",
+                                            "cannot run '" + o.program[0] + "': " + program_problem)
+                     .c_str());
     return exit_cannot_run;
   }
   // Every file clpool record reads, against the one it writes (common/output_file.h's rule).
@@ -299,8 +303,10 @@ int record(const std::vector<std::string>& args) {
   // A trace the layer could not finish (a full disk) is not the program's run: say so, and do
   // not exit 0 for it.
   if (const std::string lost = errors.first_error(); !lost.empty()) {
-    std::fprintf(stderr, "clpool record: error: the trace is incomplete: the layer %s\n",
-                 lost.c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        clpool::common::error_line("clpool record", "the trace is incomplete: the layer " + lost)
+            .c_str());
     return status != 0 ? status : exit_trace_incomplete;
   }
   return status;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/byte_size.h"
+#include "common/cli.h"
 #include "common/output_file.h"
 #include "common/text_escape.h"
 #include "replay/site_names.h"
@@ -226,7 +227,7 @@ bool write_sweep_reports(const sweep_result& r, const sweep_options& o) {
         std::cerr << "clpool sweep: " << flag << ": wrote " << path << "\n";
       }
     } catch (const std::exception& e) {
-      std::cerr << "clpool sweep: error: " << e.what() << "\n";
+      std::cerr << common::error_line("clpool sweep", e.what()) << "\n";
       ok = false;
     }
   };

@@ -465,12 +465,12 @@ int main(int argc, char** argv) {
     clpool::common::check_standard_output();  // --help, --version and the like
     return rc;
   } catch (const clpool::trace::trace_error& e) {
-    std::cerr << "clpool_replay: error: " << e.what() << "\n";
+    std::cerr << clpool::common::error_line("clpool_replay", e.what()) << "\n";
     if (e.line() > 1) {
       std::cerr << "clpool_replay: " << e.events_read() << " valid events came before it\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "clpool_replay: error: " << e.what() << "\n";
+    std::cerr << clpool::common::error_line("clpool_replay", e.what()) << "\n";
   }
   return exit_bad_input;
 }

@@ -3,6 +3,8 @@
 #include <exception>
 #include <iostream>
 
+#include "common/cli.h"
+
 namespace clpool::replay_cli {
 
 void refuse_clobbering(const std::vector<common::named_input>& inputs,
@@ -28,7 +30,7 @@ bool attempt_output(const std::string& label, const std::function<void()>& write
   } catch (const std::exception& e) {
     const std::string what = e.what();
     const bool named = what.rfind(label + ":", 0) == 0;
-    std::cerr << "clpool_replay: error: " << (named ? "" : label + ": ") << what << "\n";
+    std::cerr << common::error_line("clpool_replay", (named ? "" : label + ": ") + what) << "\n";
     return false;
   }
 }
