@@ -21,6 +21,7 @@
 #include <new>
 #include <string>
 
+#include "common/text_escape.h"
 #include "layer_api/layer_settings.h"
 #include "tools/layer/allocations.h"
 #include "tools/layer/first_use.h"
@@ -167,7 +168,7 @@ cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch* target_dispatch,
         std::fprintf(stderr,
                      "clpool_layer: error: %s\nclpool_layer: refusing to run: every OpenCL "
                      "platform is hidden until the setting is fixed (see tools/layer/README.md)\n",
-                     error.c_str());
+                     clpool::common::escape_text(error).c_str());
         layer_dispatch.clGetPlatformIDs = refuse_get_platform_ids;
         layer_dispatch.clCreateContext = refuse_create_context;
         layer_dispatch.clCreateContextFromType = refuse_create_context_from_type;

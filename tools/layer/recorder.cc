@@ -1,6 +1,7 @@
 #include "tools/layer/recorder.h"
 
 #include "common/cl_status.h"
+#include "common/text_escape.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -405,7 +406,7 @@ void recorder::sink_failed_locked(std::uint64_t seq) {
   trace_failure_ = "could not write to the trace file" +
                    (reason.empty() ? std::string() : " (" + reason + ")") +
                    "; the trace is incomplete after event " + std::to_string(seq);
-  std::fprintf(stderr, "clpool_layer: error: %s\n", trace_failure_.c_str());
+  std::fprintf(stderr, "clpool_layer: error: %s\n", common::escape_text(trace_failure_).c_str());
   if (settings_.errors_path) {
     const int fd =
         ::open(settings_.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

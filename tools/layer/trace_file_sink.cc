@@ -15,6 +15,7 @@
 #include <ostream>
 #include <streambuf>
 
+#include "common/text_escape.h"
 #include "layer_api/trace_path.h"
 #include "trace/trace_writer.h"
 
@@ -216,7 +217,7 @@ class file_sink final : public event_sink {
       writer_->flush();
       return true;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      std::fprintf(stderr, "clpool_layer: error: %s\n", common::escape_text(e.what()).c_str());
       error_ = e.what();
       return false;
     }
@@ -230,7 +231,7 @@ class file_sink final : public event_sink {
       writer_->flush();
       return true;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      std::fprintf(stderr, "clpool_layer: error: %s\n", common::escape_text(e.what()).c_str());
       error_ = e.what();
       return false;
     }
@@ -243,7 +244,7 @@ class file_sink final : public event_sink {
       writer_->flush();
       return true;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "clpool_layer: error: %s\n", e.what());
+      std::fprintf(stderr, "clpool_layer: error: %s\n", common::escape_text(e.what()).c_str());
       error_ = e.what();
       return false;
     }

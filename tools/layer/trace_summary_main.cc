@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/output_file.h"
+#include "common/text_escape.h"
 #include "trace/trace_summary.h"
 
 constexpr const char* usage =
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
   }
   if (argc != 2 || arg.empty() || (arg.size() > 1 && arg[0] == '-')) {
     if (argc == 2 && !arg.empty())
-      std::fprintf(stderr, "trace_summary: unknown option '%s'\n", argv[1]);
+      std::fprintf(stderr, "trace_summary: unknown option '%s'\n",
+                   clpool::common::escape_text(argv[1]).c_str());
     std::fputs(usage, stderr);
     return 2;
   }

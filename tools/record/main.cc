@@ -24,6 +24,7 @@
 
 #include "common/cli.h"
 #include "common/output_file.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
 #include "layer_api/layer_library.h"
 #include "layer_api/layer_settings.h"
@@ -174,8 +175,9 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
   }
   started = true;
   if (WIFSIGNALED(status)) {
-    std::fprintf(stderr, "clpool record: %s was killed by signal %d (%s)\n", args[0].c_str(),
-                 WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    std::fprintf(stderr, "clpool record: %s was killed by signal %d (%s)\n",
+                 clpool::common::escape_text(args[0]).c_str(), WTERMSIG(status),
+                 ::strsignal(WTERMSIG(status)));
     return 128 + WTERMSIG(status);
   }
   return WEXITSTATUS(status);
@@ -187,9 +189,9 @@ void print_summary(const std::string& out, int status) {
     std::fprintf(stderr,
                  "clpool record: no trace in %s: the program made no OpenCL call, or does not use "
                  "the ICD loader (libOpenCL.so.1), which loads the layer\n",
-                 out.c_str());
+                 clpool::common::escape_text(out).c_str());
   } else {
-    std::fprintf(stderr, "clpool record: trace %s\n", out.c_str());
+    std::fprintf(stderr, "clpool record: trace %s\n", clpool::common::escape_text(out).c_str());
     if (!clpool::trace::print_trace_summary(out, stderr, stderr)) {
       std::fprintf(stderr, "clpool record: the trace is malformed (above)\n");
     }

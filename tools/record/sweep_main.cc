@@ -163,8 +163,11 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
   else if (r.exit_code != 0)
     why = "it exits " + std::to_string(r.exit_code);
   if (!why.empty()) {
-    std::cerr << "clpool sweep: error: the program fails without any fault injected: " << why
-              << " (its output: " << dir << "/stdout.txt, stderr.txt); nothing to sweep\n";
+    std::cerr << common::error_line("clpool sweep",
+                                    "the program fails without any fault injected: " + why +
+                                        " (its output: " + dir +
+                                        "/stdout.txt, stderr.txt); nothing to sweep")
+              << "\n";
     return exit_usage;
   }
   const device_model::device_profile profile = device_model::load_profile(s.o.profile);
@@ -173,7 +176,8 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
                               profile.oom_at != device_model::refusal_point::creation,
                               result.fault_free_live_at_exit, why);
   if (!why.empty()) {
-    std::cerr << "clpool sweep: error: the fault-free run cannot be read: " << why << "\n";
+    std::cerr << common::error_line("clpool sweep", "the fault-free run cannot be read: " + why)
+              << "\n";
     return exit_usage;
   }
   return std::nullopt;

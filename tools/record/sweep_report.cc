@@ -224,7 +224,7 @@ bool write_sweep_reports(const sweep_result& r, const sweep_options& o) {
         common::atomic_output_file f(path, flag);
         f.stream() << text;
         f.commit();
-        std::cerr << "clpool sweep: " << flag << ": wrote " << path << "\n";
+        std::cerr << "clpool sweep: " << flag << ": wrote " << common::escape_text(path) << "\n";
       }
     } catch (const std::exception& e) {
       std::cerr << common::error_line("clpool sweep", e.what()) << "\n";

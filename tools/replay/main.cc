@@ -406,8 +406,9 @@ bool write_outputs(const plan& p, const run_output& out) {
       std::string note;
       if (const std::optional<std::string> text = o.writer->render(out, note)) {
         write_text_file(o.label, o.path, *text);
-        std::cerr << "clpool_replay: " << o.label << ": wrote " << o.path
-                  << (note.empty() ? "" : ": " + note) << "\n";
+        std::cerr << "clpool_replay: " << o.label << ": wrote "
+                  << clpool::common::escape_text(o.path) << (note.empty() ? "" : ": " + note)
+                  << "\n";
       } else {
         std::cerr << "clpool_replay: " << o.label << ": " << note << "\n";
       }

@@ -179,7 +179,7 @@ std::string find_mockcl_so(const std::string& flag) {
   std::string looked;
   for (const std::string& c : candidates) {
     if (exists(c)) return checked("--device mockcl", c);
-    looked += "\n  " + c;
+    looked += (looked.empty() ? " " : ", ") + c;
   }
   throw mockcl_unavailable(
       "--device mockcl: libmockcl.so not found; pass --mockcl-so PATH or set LIBMOCKCL_SO "
