@@ -366,10 +366,10 @@ void mock_runtime::destroy_other(object_header* o) {
 
 // ---- Accounting ----
 
-cl_int mock_runtime::use_mem(_cl_mem* m, _cl_command_queue* q) {
+cl_int mock_runtime::use_mem(_cl_mem* m, _cl_command_queue* q, bool at_execution) {
   _cl_mem* root = m->parent ? m->parent : m;
   if (root->device >= 0) return CL_SUCCESS;
-  if (devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;  // Charged in execute().
+  if (!at_execution && devices[q->device->index].cfg.oom_at_execution) return CL_SUCCESS;
   cl_int s = charge(q->device->index, root->context, root->size, false, root->where);
   if (s == CL_SUCCESS) root->device = q->device->index;
   return s;

@@ -195,8 +195,10 @@ class mock_runtime {
       d.memory.release(where, bytes);
     if (ctx) ctx->outstanding -= bytes;
   }
-  // Deferred semantics: charges the root buffer of m to q's device at first use.
-  cl_int use_mem(_cl_mem* m, _cl_command_queue* q);
+  // Deferred semantics: charges the root buffer of m to q's device at first use. On a device with
+  // oom_at=execution it charges nothing at the enqueue: the command charges when it executes
+  // (`at_execution`, charge_at_execution).
+  cl_int use_mem(_cl_mem* m, _cl_command_queue* q, bool at_execution = false);
   // The same for an SVM block on a device with svm_oom_at=first_use: charges it at the first
   // command that uses it (at the enqueue, whatever oom_at says). CL_SUCCESS when already charged.
   cl_int use_svm(svm_allocation* b, _cl_command_queue* q);

@@ -13,6 +13,7 @@
 
 #include "mockcl/runtime/runtime.h"
 #include "mockcl/runtime/splitmix.h"
+#include "mockcl/runtime/use_scope.h"
 
 namespace mockcl {
 
@@ -195,20 +196,13 @@ void mock_runtime::run() {
 cl_int mock_runtime::charge_at_execution(_cl_event* ev) {
   // Deferred devices with oom_at=execution charge buffers here, so a failure lands in the event.
   if (ev->to_host) return CL_SUCCESS;
-  // All or nothing, as at an enqueue (use_scope.h): a command whose second buffer does not fit
-  // gives back the first, so a failed command has no effect.
-  std::vector<_cl_mem*> charged;
+  // All or nothing, as at an enqueue: a command whose second buffer does not fit gives back the
+  // first, so a failed command has no effect.
+  use_scope scope(*this, ev->queue, /*at_execution=*/true);
   for (cl_mem m : ev->mems) {
-    _cl_mem* root = m->parent ? m->parent : m;
-    if (root->device >= 0) continue;
-    int dev = ev->queue->device->index;
-    if (cl_int s = charge(dev, root->context, root->size, false, root->where)) {
-      for (_cl_mem* r : charged) unuse_mem(r);
-      return s;
-    }
-    root->device = dev;
-    charged.push_back(root);
+    if (cl_int s = scope.mem(m)) return s;
   }
+  scope.keep();
   return CL_SUCCESS;
 }
 
