@@ -31,10 +31,12 @@
 #   GPU_STEPS       which steps to run, of env ballast firstuse sweep boundary python probe replay
 #                   tests bench, in that order (default "env ballast firstuse sweep boundary": the
 #                   long boundary step last, so a deadline cuts only it; issue 41's first
-#                   call; its second: GPU_STEPS="env python" GPU_DEADLINE=540, the PyOpenCL suite
-#                   three times, the stress test twice and the plugin's example, with python.tar.xz
-#                   from tools/dev/gpu/make_python_carry.sh in the same folder; issue 35's session
-#                   was "env ballast probe replay tests bench")
+#                   call; its second: GPU_STEPS="env python", the PyOpenCL suite with each of
+#                   three pools, the stress test on both PyOpenCLs and the plugin's example, all
+#                   at once, with python.tar.xz from tools/dev/gpu/make_python_carry.sh in the
+#                   same folder; issue 35's session was "env ballast probe replay tests bench")
+#   GPU_BOUNDARY_SPAN  bytes either side of each predicted minimum capacity that the boundary
+#                   step's trials cover, at 64 KiB steps (default 8388608: 257 trials a trace)
 #   GPU_STRESS_SECONDS  the stress test's duration in the python step (default 20)
 #   GPU_SUITE_SELECT    a pytest -k expression for PyOpenCL's tests in the python step (default:
 #                   all of test_array.py and test_algorithm.py)
@@ -296,16 +298,19 @@ fi
 # and the simulated device's trials beside them (the model without a ballast).
 if want boundary; then
   step boundary 240
+  SPAN=${GPU_BOUNDARY_SPAN:-8388608}
+  note "  trials at 64 KiB steps within $SPAN B of each predicted minimum capacity"
   : > "$STEP_DIR/compare.txt"
-  for trace in "$DATA"/boundary/*.trace; do
+  # Seed by seed (frees_s1, nofrees_s1, frees_s2, ...), so that a deadline cuts both kinds alike.
+  for trace in $(ls "$DATA"/boundary/*.trace | sort -t_ -k2,2 -k1,1); do
     t=$(basename "$trace" .trace)
     clpool_replay "$trace" --no-progress --no-pool --min-capacity --granule 64KiB \
       --format json="$STEP_DIR/$t.min.json" > /dev/null 2>&1
     P=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["min_capacity"]["capacity"])' \
       "$STEP_DIR/$t.min.json" 2>/dev/null)
     [[ -z "$P" ]] && { note "  $t: no predicted minimum capacity"; continue; }
-    range="$((P - 8388608)):$((P + 8388608)):64KiB"
-    run 90 "$t: trials on opencl:$GPU_PLATFORM ($range)" "$t.opencl.txt" clpool_replay "$trace" \
+    range="$((P - SPAN)):$((P + SPAN)):64KiB"
+    run 150 "$t: trials on opencl:$GPU_PLATFORM ($range)" "$t.opencl.txt" clpool_replay "$trace" \
       --progress --no-pool --device "opencl:$GPU_PLATFORM" --trials "$range" \
       --format json="$STEP_DIR/$t.opencl.json" --format text > /dev/null
     rc=$?
@@ -351,36 +356,54 @@ if want python; then
     mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"
     run 20 "the carried Python" python-version.txt env PYTHONPATH="$PYROOT/opt/pyopencl2026" "$PYROOT/python3" \
       -c 'import sys, numpy, pyopencl as cl; print(sys.version.split()[0], numpy.__version__, cl.VERSION_TEXT, [p.name for p in cl.get_platforms()])'
+    # The runs of each part at once, each its own process, log and PyOpenCL cache (XDG_CACHE_HOME):
+    # the machine has 16 cores, the suites spend their time compiling kernels, and nothing here is
+    # timed. Their output goes to their own files only, so the log is not interleaved.
+    pids=()
     for pool in none pyopencl clpool; do
-      run 150 "PyOpenCL 2026.1.2 test_array.py, test_algorithm.py, pool $pool" "suite-$pool.txt" \
+      XDG_CACHE_HOME=$SCRATCH/cache-$pool \
+        run 300 "PyOpenCL 2026.1.2 test_array.py, test_algorithm.py, pool $pool" "suite-$pool.txt" \
         bash "$PYROOT/suite/python/pyopencl_suite/run_pyopencl_suite.sh" --device system \
         --python "$PYROOT/python3" --pyopencl-src "$PYROOT/pyopencl-tests.tar.gz" \
         --pyopencl-site "$PYROOT/opt/pyopencl2026" --site "$PYROOT/opt/clpool" --pool "$pool" \
         --files test_array.py,test_algorithm.py --out "$STEP_DIR/suite-$pool" \
-        ${GPU_SUITE_SELECT:+--select "$GPU_SUITE_SELECT"}
-      grep -E "^(PyOpenCL|  not passed)" "$STEP_DIR/suite-$pool.txt" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+        ${GPU_SUITE_SELECT:+--select "$GPU_SUITE_SELECT"} > /dev/null &
+      pids+=($!)
     done
     for v in 2026 2022; do
       site=$PYROOT/opt/clpool
       [[ $v == 2026 ]] && site=$PYROOT/opt/pyopencl2026:$site
-      CLPOOL_TEST_MODE=gpu CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} PYTHONPATH=$site:$PYROOT/tests \
-        run 60 "clpool's stress test on PyOpenCL $v" "stress-$v.txt" "$PYROOT/python3" -m pytest -q -s \
-        -p no:cacheprovider "$PYROOT/tests/stress_test.py"
-      grep -E "^stress: seed|( passed| failed).* in [0-9.]+s" "$STEP_DIR/stress-$v.txt" 2>/dev/null |
-        sed "s/^/  stress $v: /" >> "$SUMMARY"
+      XDG_CACHE_HOME=$SCRATCH/cache-stress-$v CLPOOL_TEST_MODE=gpu \
+        CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} PYTHONPATH=$site:$PYROOT/tests \
+        run 90 "clpool's stress test on PyOpenCL $v" "stress-$v.txt" "$PYROOT/python3" -m pytest -q -s \
+        -p no:cacheprovider "$PYROOT/tests/stress_test.py" > /dev/null &
+      pids+=($!)
     done
     for v in buggy fixed; do
       proj=$SCRATCH/ci-$v
       mkdir -p "$proj/tests"
       cp "$PYROOT/examples/ci/python/$v/imagelib.py" "$proj/"
       cp "$PYROOT/examples/ci/python/tests/"*.py "$proj/tests/"
-      (cd "$proj" && PYTHONPATH=$PYROOT/opt/pyopencl2026:$PYROOT/opt/clpool:$proj \
-        run 60 "the pytest plugin observing the GPU, example suite ($v)" "plugin-$v.txt" \
+      (cd "$proj" && XDG_CACHE_HOME=$SCRATCH/cache-plugin-$v \
+        PYTHONPATH=$PYROOT/opt/pyopencl2026:$PYROOT/opt/clpool:$proj \
+        run 90 "the pytest plugin observing the GPU, example suite ($v)" "plugin-$v.txt" \
         "$PYROOT/python3" -m pytest -p clpool.pytest_plugin --clpool --clpool-profile nvidia \
-        -p no:cacheprovider --clpool-artifacts "$STEP_DIR/artifacts-$v" tests)
+        -p no:cacheprovider --clpool-artifacts "$STEP_DIR/artifacts-$v" tests) > /dev/null &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+    for pool in none pyopencl clpool; do
+      grep -E "^(PyOpenCL|  not passed)" "$STEP_DIR/suite-$pool.txt" 2>/dev/null | sed 's/^/  /' >> "$SUMMARY"
+    done
+    for v in 2026 2022; do
+      grep -E "^stress: seed|( passed| failed).* in [0-9.]+s" "$STEP_DIR/stress-$v.txt" 2>/dev/null |
+        sed "s/^/  stress $v: /" >> "$SUMMARY"
+    done
+    for v in buggy fixed; do
       grep -E "^=+ .*(passed|failed)|^clpool: " "$STEP_DIR/plugin-$v.txt" 2>/dev/null |
         sed "s/^/  plugin $v: /" >> "$SUMMARY"
     done
+    cp "$SUMMARY" "$OUT/summary.txt" 2>/dev/null
   fi
 fi
 
