@@ -5,29 +5,37 @@
 //
 //   usable     = capacity - headroom (the driver keeps the headroom for itself)
 //   a request  > pack_limit  commits whole pages: round_up(bytes, page)
-//   a request <= pack_limit  is rounded up to pack_granule and placed in a shared page: the one
-//                            with the least room that still fits it (of those, the one whose room
-//                            changed last), else a new page
+//   a request <= pack_limit  is rounded up to pack_granule and placed in a shared page, at the
+//                            start of the smallest free run of granules that holds it, of all
+//                            shared pages (of equal runs, the lowest page, then the lowest
+//                            offset), else at the start of a new page
 //   committed  = bytes of whole-page requests + page * shared pages open; a request fits when
 //                what it adds to committed keeps committed <= usable
-//   release    gives the request's bytes back at once; a shared page closes when it empties
+//   release    gives the request's bytes back at once, its granules joining the free runs beside
+//              them; a shared page closes when it empties
 //
 // With the exact profile (page 1) committed is the sum of the requests, and commit/release are a
-// compare and an add, inline. Space inside a shared page is counted, not placed: a page with g
-// free granules takes any request of up to g granules (real drivers may fragment a page; the
-// H100's did not show it at the sizes measured).
+// compare and an add, inline.
 //
-// Why best fit: replaying tools/replay/examples/pyopencl_layer.trace with best fit, first fit by
-// lowest page or worst fit gives exactly the free memory the H100 needed (88.625 MiB without a
-// pool, 288.625 MiB with PyOpenCL's) and fails at the same event just below; "most recently used
-// page first" needs 2.4 MiB more. Best fit is also the cheapest to find: pages are kept in one
-// list per amount of room, with a bitmap of the non-empty lists, so a search is a bit scan.
+// Why placed, and why best fit over free runs: space freed inside a shared page is a hole that
+// only a request no larger than that hole can use. An NVIDIA H200 showed it: on seven traces
+// that mix 1 KiB to 64 MiB buffers without a pool (tools/replay/testdata/boundary), trials at
+// 64 KiB steps around each smallest capacity agreed with this rule in 1797 of 1799 trials, and
+// with the earlier model, which counted a page's free granules as one run, in 1725 (the four
+// traces with frees needed 384 KiB to 1.125 MiB more than it said; the three without frees
+// agreed in every trial either way). Choosing a page first (best fit by its largest run, the
+// most or least recently used, the lowest, the oldest, the newest) and then a run in it
+// agreed in 1714 to 1768. Other tie-breaks between equal runs (the most recently used page,
+// the highest offset, the run's end) agreed in 1796 to 1798: the data cannot tell those apart,
+// and the lowest page and offset is the plainest.
+// It also keeps tools/replay/examples/pyopencl_layer.trace at the H100's measured free memory.
 //
 // A plain value: not thread-safe (each user already serialises its device), no OpenCL.
 #ifndef CLPOOL_DEVICE_MODEL_DEVICE_MEMORY_H_
 #define CLPOOL_DEVICE_MODEL_DEVICE_MEMORY_H_
 
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "device_model/profile.h"
@@ -40,6 +48,7 @@ struct placement {
   std::uint64_t whole = 0;       // bytes of whole pages (or exact bytes) it holds
   std::uint32_t page = no_page;  // its shared page, or no_page
   std::uint32_t granules = 0;    // its share of that page, in pack granules
+  std::uint32_t offset = 0;      // where in that page it starts, in pack granules
 };
 
 class device_memory {
@@ -102,11 +111,26 @@ class device_memory {
   bool state_is_valid() const;
 
  private:
+  // A free run of granules in an open shared page. Ordered by size, then page, then offset:
+  // the first run at least g long is the best fit for g granules.
+  struct run {
+    std::uint32_t granules, page, offset;
+    friend bool operator<(const run& a, const run& b) noexcept {
+      if (a.granules != b.granules) return a.granules < b.granules;
+      if (a.page != b.page) return a.page < b.page;
+      return a.offset < b.offset;
+    }
+  };
+  // The same runs by place, to join a released request with its neighbours.
+  struct by_place {
+    bool operator()(const run& a, const run& b) const noexcept {
+      if (a.page != b.page) return a.page < b.page;
+      return a.offset < b.offset;
+    }
+  };
   struct shared_page {
     std::uint32_t free_granules = 0;
     bool open = false;
-    // Links in the list of pages with this much room (open pages with room only).
-    std::uint32_t newer = placement::no_page, older = placement::no_page;
   };
   void add_committed(std::uint64_t bytes) noexcept {
     committed_ += bytes;
@@ -114,11 +138,8 @@ class device_memory {
   }
   bool try_commit_paged(std::uint64_t bytes, placement& out);
   void release_shared(const placement& p) noexcept;
-  // The room index: by_room_[g] lists the open pages with g free granules (0 < g < a page),
-  // newest first; bit g of has_room_ says whether that list is non-empty.
-  void add_room(std::uint32_t page) noexcept;
-  void remove_room(std::uint32_t page) noexcept;
-  std::uint32_t best_fit(std::uint32_t granules) const noexcept;
+  void add_run(const run& r);
+  void remove_run(const run& r) noexcept;
 
   device_profile profile_;
   bool exact_;
@@ -128,8 +149,8 @@ class device_memory {
   std::uint64_t shared_open_ = 0;
   std::vector<shared_page> pages_;
   std::vector<std::uint32_t> closed_pages_;  // slots of pages_ to reuse
-  std::vector<std::uint32_t> by_room_;
-  std::vector<std::uint64_t> has_room_;
+  std::set<run> runs_;                       // every free run of every open shared page
+  std::set<run, by_place> places_;           // the same runs, by page and offset
 };
 
 // What the profile's rounding makes of a lone request of `bytes`: whole pages above pack_limit,

@@ -83,6 +83,33 @@ TEST(DeviceMemoryNvidia, ReleaseGivesPagesBackAtOnce) {
   EXPECT_TRUE(d.state_is_valid());
 }
 
+// Freed space inside a shared page is a hole: a request larger than the hole does not use it
+// even when the page has that much free in all (the H200's boundary trials,
+// tools/replay/testdata/boundary).
+TEST(DeviceMemoryNvidia, AFreedHoleTakesOnlyWhatFitsInIt) {
+  device_memory d(nvidia(), 1 * GiB);
+  placement a, b, c, e;
+  ASSERT_TRUE(d.try_commit(512 * KiB, a));  // [a:512K][b:512K][c:512K][free 512K]
+  ASSERT_TRUE(d.try_commit(512 * KiB, b));
+  ASSERT_TRUE(d.try_commit(512 * KiB, c));
+  EXPECT_EQ(d.shared_pages_open(), 1u);
+  d.release(b, 512 * KiB);  // 1 MiB free in the page, as two runs of 512 KiB
+  ASSERT_TRUE(d.try_commit(768 * KiB, e));
+  EXPECT_EQ(d.shared_pages_open(), 2u);  // a new page: no run of 768 KiB
+  EXPECT_EQ(d.committed(), 4 * MiB);
+  placement f;
+  ASSERT_TRUE(d.try_commit(512 * KiB, f));  // the smallest run that holds it: b's hole
+  EXPECT_EQ(f.page, a.page);
+  EXPECT_EQ(f.offset, b.offset);
+  d.release(f, 512 * KiB);
+  d.release(c, 512 * KiB);  // b's and c's holes and the page's tail join: 1.5 MiB in one run
+  placement g;
+  ASSERT_TRUE(d.try_commit(1536 * KiB, g));
+  EXPECT_EQ(g.page, a.page);
+  EXPECT_EQ(d.shared_pages_open(), 2u);
+  EXPECT_TRUE(d.state_is_valid());
+}
+
 TEST(DeviceMemoryExact, IsTheSumOfTheRequests) {
   device_memory d(device_profile{}, 100);
   placement a, b, c;
@@ -127,43 +154,52 @@ class reference_model {
       whole_[id] = need;
       return id;
     }
-    const std::uint64_t need = (bytes + p_.pack_granule - 1) / p_.pack_granule * p_.pack_granule;
-    // The page with the least room that fits; of those, the one whose room changed last.
+    const std::uint64_t granules = (bytes + p_.pack_granule - 1) / p_.pack_granule;
+    // The smallest free run of granules that holds it, over every page; of equal runs, the
+    // lowest page, then the lowest offset.
     int best = -1;
-    for (const auto& [pid, pg] : pages_) {
-      if (pg.free < need) continue;
-      if (best < 0 || pg.free < pages_[best].free ||
-          (pg.free == pages_[best].free && pg.changed > pages_[best].changed)) {
-        best = pid;
+    std::uint64_t best_start = 0, best_len = 0;
+    for (const auto& [pid, used] : pages_) {
+      for (std::uint64_t i = 0; i < used.size();) {
+        if (used[i]) {
+          ++i;
+          continue;
+        }
+        std::uint64_t j = i;
+        while (j < used.size() && !used[j]) ++j;
+        if (j - i >= granules && (best < 0 || j - i < best_len)) {
+          best = pid;
+          best_start = i;
+          best_len = j - i;
+        }
+        i = j;
       }
     }
-    if (best >= 0) {
-      pages_[best].free -= need;
-      pages_[best].changed = ++clock_;
-      shared_[id] = {best, need};
-      return id;
+    if (best < 0) {
+      if (committed() + p_.page > usable_) return std::nullopt;
+      // Page numbers as the ledger hands them out: the last closed one first, else a new one.
+      best = next_page_++;
+      if (!closed_.empty()) {
+        best = closed_.back();
+        closed_.pop_back();
+        --next_page_;
+      }
+      pages_[best].assign(p_.page / p_.pack_granule, false);
+      best_start = 0;
     }
-    if (committed() + p_.page > usable_) return std::nullopt;
-    // Page numbers as the ledger hands them out: the last closed one first, else a new one.
-    int pid = next_page_++;
-    if (!closed_.empty()) {
-      pid = closed_.back();
-      closed_.pop_back();
-      --next_page_;
-    }
-    pages_[pid] = page{p_.page - need, ++clock_};
-    shared_[id] = {pid, need};
+    std::vector<bool>& used = pages_[best];
+    for (std::uint64_t g = best_start; g < best_start + granules; ++g) used[g] = true;
+    shared_[id] = {best, {best_start, granules}};
     return id;
   }
 
   void release(int id) {
     if (whole_.erase(id)) return;
-    const auto [pid, need] = shared_.at(id);
+    const auto [pid, run] = shared_.at(id);
     shared_.erase(id);
-    page& pg = pages_.at(pid);
-    pg.free += need;
-    pg.changed = ++clock_;
-    if (pg.free == p_.page) {
+    std::vector<bool>& used = pages_.at(pid);
+    for (std::uint64_t g = run.first; g < run.first + run.second; ++g) used[g] = false;
+    if (std::find(used.begin(), used.end(), true) == used.end()) {
       pages_.erase(pid);
       closed_.push_back(pid);
     }
@@ -176,18 +212,13 @@ class reference_model {
   }
 
  private:
-  struct page {
-    std::uint64_t free;
-    std::uint64_t changed;  // when its room last changed
-  };
-  std::uint64_t clock_ = 0;
   device_profile p_;
   std::uint64_t usable_;
   int next_id_ = 0, next_page_ = 0;
   std::vector<int> closed_;
   std::map<int, std::uint64_t> whole_;
-  std::map<int, std::pair<int, std::uint64_t>> shared_;
-  std::map<int, page> pages_;
+  std::map<int, std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> shared_;  // page, run
+  std::map<int, std::vector<bool>> pages_;  // each granule: in use
 };
 
 // A random valid profile: small pages so that sequences reach every case.

@@ -6,16 +6,16 @@ name = nvidia
 # (migrate, write, fill, kernel) returns -4 itself. The event stays clean.
 oom_at = first_use
 oom_status = CL_MEM_OBJECT_ALLOCATION_FAILURE
-# An SVM block is refused by clSVMAlloc itself (NULL). NOT MEASURED on NVIDIA's driver: this is
-# the rule mockcl has always applied (an SVM pointer is a device address from clSVMAlloc's
-# return on). The GPU session's first-use table (tools/dev/gpu/run_on_gpu.sh, step firstuse)
-# asks the driver, and clpool_probe measures it.
+# An SVM block is refused by clSVMAlloc itself (NULL): on an H200 (driver 580.159.04) a block
+# larger than the free memory was refused there, and never reached a fill, copy, map, migrate or
+# kernel launch (tools/dev/gpu/run_on_gpu.sh, step firstuse; docs/measurements.md).
 svm_oom_at = creation
 # Filling the device always stopped with 2.625 MiB still free.
 headroom = 2688KiB
 # Memory is committed in 2 MiB pages; a request over 2 MiB takes whole pages...
 page = 2MiB
-# ...and requests of at most 2 MiB are packed, at 512 B granularity, into shared pages.
+# ...and requests of at most 2 MiB are packed, at 512 B granularity, into shared pages, each in
+# the smallest free run of granules that holds it (device_model/device_memory.h says why).
 pack_limit = 2MiB
 pack_granule = 512B
 # Creating and using CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1 bytes succeeds.
