@@ -28,8 +28,8 @@
 #   GPU_LEAVE_FREE  bytes the CUDA ballast leaves free (default 3 GiB: fragmentation.trace needs
 #                   1.1 GiB, and an OpenCL context takes some of what is free)
 #   GPU_DEADLINE    seconds for the whole script (default 540); steps are cut to fit
-#   GPU_STEPS       which steps to run, of env ballast firstuse sweep boundary python probe replay
-#                   tests bench, in that order (default "env ballast firstuse sweep boundary": the
+#   GPU_STEPS       which steps to run, of env ballast firstuse sweep boundary python stress probe
+#                   replay tests bench, in that order (default "env ballast firstuse sweep boundary": the
 #                   long boundary step last, so a deadline cuts only it; issue 41's first
 #                   call; its second: GPU_STEPS="env python", the PyOpenCL suite with each of
 #                   three pools, the stress test on both PyOpenCLs and the plugin's example, all
@@ -353,7 +353,7 @@ if want python; then
     note "  no $G/python.tar.xz (tools/dev/gpu/make_python_carry.sh makes it): skipped"
   else
     PYROOT=$SCRATCH/py
-    mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"
+    [[ -x "$PYROOT/python3" ]] || { mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"; }
     run 20 "the carried Python" python-version.txt env PYTHONPATH="$PYROOT/opt/pyopencl2026" "$PYROOT/python3" \
       -c 'import sys, numpy, pyopencl as cl; print(sys.version.split()[0], numpy.__version__, cl.VERSION_TEXT, [p.name for p in cl.get_platforms()])'
     # The runs of each part at once, each its own process, log and PyOpenCL cache (XDG_CACHE_HOME):
@@ -403,6 +403,40 @@ if want python; then
       grep -E "^=+ .*(passed|failed)|^clpool: " "$STEP_DIR/plugin-$v.txt" 2>/dev/null |
         sed "s/^/  plugin $v: /" >> "$SUMMARY"
     done
+    cp "$SUMMARY" "$OUT/summary.txt" 2>/dev/null
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Narrowing down a crash of clpool's stress test on the driver (issue 41's first session: a
+# SIGSEGV in a thread that was not Python's, in 3 runs of 5 on Debian's PyOpenCL 2022.3.1 (2 more hung), 1 of 2 on
+# 2026.1.2; POCL ran 150 s of each without one): the test with one kind of operation at a time
+# (python/tests/stress_test.py, CLPOOL_STRESS_OPS), with 8 threads and with 1, on both
+# PyOpenCLs, every run a process of its own and all at once; each run's exit code (139: SIGSEGV,
+# 124: a hang cut by the time limit) goes to the summary.
+if want stress; then
+  step stress 120
+  if [[ ! -f "$G/python.tar.xz" ]]; then
+    note "  no $G/python.tar.xz (tools/dev/gpu/make_python_carry.sh makes it): skipped"
+  else
+    PYROOT=$SCRATCH/py
+    [[ -x "$PYROOT/python3" ]] || { mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"; }
+    pids=()
+    for v in 2026 2022; do
+      site=$PYROOT/opt/clpool
+      [[ $v == 2026 ]] && site=$PYROOT/opt/pyopencl2026:$site
+      for ops in buffers buffers,drops svm pinned buffers,pool_calls buffers,svm,pinned,drops,pool_calls; do
+        for threads in 8 1; do
+          XDG_CACHE_HOME=$SCRATCH/cache-bisect-$v CLPOOL_TEST_MODE=gpu CLPOOL_STRESS_OPS=$ops \
+            CLPOOL_STRESS_THREADS=$threads CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} \
+            PYTHONPATH=$site:$PYROOT/tests run 60 "stress $v, $ops, $threads threads" \
+            "stress-$v-${ops//,/+}-$threads.txt" "$PYROOT/python3" -X faulthandler -m pytest -q -s \
+            -p no:cacheprovider "$PYROOT/tests/stress_test.py" -k threads > /dev/null &
+          pids+=($!)
+        done
+      done
+    done
+    wait "${pids[@]}"
     cp "$SUMMARY" "$OUT/summary.txt" 2>/dev/null
   fi
 fi
