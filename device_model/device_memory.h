@@ -7,8 +7,8 @@
 //   a request  > pack_limit  commits whole pages: round_up(bytes, page)
 //   a request <= pack_limit  is rounded up to pack_granule and placed in a shared page, at the
 //                            start of the smallest free run of granules that holds it, of all
-//                            shared pages (of equal runs, the lowest page, then the lowest
-//                            offset), else at the start of a new page
+//                            shared pages (of equal runs, the one that has been that size
+//                            longest), else at the start of a new page
 //   committed  = bytes of whole-page requests + page * shared pages open; a request fits when
 //                what it adds to committed keeps committed <= usable
 //   release    gives the request's bytes back at once, its granules joining the free runs beside
@@ -20,14 +20,14 @@
 // Why placed, and why best fit over free runs: space freed inside a shared page is a hole that
 // only a request no larger than that hole can use. An NVIDIA H200 showed it: on seven traces
 // that mix 1 KiB to 64 MiB buffers without a pool (tools/replay/testdata/boundary), trials at
-// 64 KiB steps around each smallest capacity agreed with this rule in 1797 of 1799 trials, and
-// with the earlier model, which counted a page's free granules as one run, in 1725 (the four
-// traces with frees needed 384 KiB to 1.125 MiB more than it said; the three without frees
-// agreed in every trial either way). Choosing a page first (best fit by its largest run, the
-// most or least recently used, the lowest, the oldest, the newest) and then a run in it
-// agreed in 1714 to 1768. Other tie-breaks between equal runs (the most recently used page,
-// the highest offset, the run's end) agreed in 1796 to 1798: the data cannot tell those apart,
-// and the lowest page and offset is the plainest.
+// 64 KiB steps around each smallest capacity agreed with this rule in all 1799 trials, and with
+// the earlier model, which counted a page's free granules as one run, in 1725 (the four traces
+// with frees needed 384 KiB to 1.125 MiB more than it said; the three without frees agreed in
+// every trial either way). Choosing a page first (best fit by its largest run, the most or
+// least recently used, the lowest, the oldest, the newest) and then a run in it agreed in 1714
+// to 1768. Between equal runs the data chose too, though with fewer trials to spare: the one
+// that has been that size longest agreed in 1799, the lowest page and offset in 1797, the
+// newest in 1795. The same trials are //tools/replay:h200_boundary_test.
 // It also keeps tools/replay/examples/pyopencl_layer.trace at the H100's measured free memory.
 //
 // A plain value: not thread-safe (each user already serialises its device), no OpenCL.
@@ -35,7 +35,6 @@
 #define CLPOOL_DEVICE_MODEL_DEVICE_MEMORY_H_
 
 #include <cstdint>
-#include <set>
 #include <vector>
 
 #include "device_model/profile.h"
@@ -111,25 +110,17 @@ class device_memory {
   bool state_is_valid() const;
 
  private:
-  // A free run of granules in an open shared page. Ordered by size, then page, then offset:
-  // the first run at least g long is the best fit for g granules.
+  static constexpr std::uint32_t no_run = ~std::uint32_t{0};
+  // A free run of granules in an open shared page, and its links in the list of runs of its
+  // size (oldest first).
   struct run {
-    std::uint32_t granules, page, offset;
-    friend bool operator<(const run& a, const run& b) noexcept {
-      if (a.granules != b.granules) return a.granules < b.granules;
-      if (a.page != b.page) return a.page < b.page;
-      return a.offset < b.offset;
-    }
-  };
-  // The same runs by place, to join a released request with its neighbours.
-  struct by_place {
-    bool operator()(const run& a, const run& b) const noexcept {
-      if (a.page != b.page) return a.page < b.page;
-      return a.offset < b.offset;
-    }
+    std::uint32_t granules = 0, page = 0, offset = 0;
+    std::uint32_t newer = no_run, older = no_run;
   };
   struct shared_page {
     std::uint32_t free_granules = 0;
+    std::uint32_t requests = 0;       // placed in it now
+    std::vector<std::uint32_t> runs;  // its free runs, by offset (slots of runs_)
     bool open = false;
   };
   void add_committed(std::uint64_t bytes) noexcept {
@@ -138,8 +129,14 @@ class device_memory {
   }
   bool try_commit_paged(std::uint64_t bytes, placement& out);
   void release_shared(const placement& p) noexcept;
-  void add_run(const run& r);
-  void remove_run(const run& r) noexcept;
+  // The size index: the runs of g granules in the order they came to be that size, from
+  // oldest_of_size_[g] to newest_of_size_[g]; bit g of has_size_ says whether there are any, so
+  // a best fit is a bit scan.
+  void link(std::uint32_t r) noexcept;
+  void unlink(std::uint32_t r) noexcept;
+  std::uint32_t best_fit(std::uint32_t granules) const noexcept;
+  std::uint32_t new_run(std::uint32_t granules, std::uint32_t page, std::uint32_t offset) noexcept;
+  void drop_run(std::uint32_t r) noexcept;
 
   device_profile profile_;
   bool exact_;
@@ -149,8 +146,13 @@ class device_memory {
   std::uint64_t shared_open_ = 0;
   std::vector<shared_page> pages_;
   std::vector<std::uint32_t> closed_pages_;  // slots of pages_ to reuse
-  std::set<run> runs_;                       // every free run of every open shared page
-  std::set<run, by_place> places_;           // the same runs, by page and offset
+  // Every free run of every open shared page. Capacity is reserved at each commit for the runs
+  // a release may add, so release never allocates.
+  std::vector<run> runs_;
+  std::vector<std::uint32_t> spare_runs_;  // slots of runs_ to reuse
+  std::vector<std::uint32_t> oldest_of_size_, newest_of_size_;
+  std::vector<std::uint64_t> has_size_;
+  std::uint64_t shared_requests_ = 0;  // requests in shared pages now
 };
 
 // What the profile's rounding makes of a lone request of `bytes`: whole pages above pack_limit,

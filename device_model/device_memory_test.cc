@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace clpool::device_model {
@@ -98,11 +99,12 @@ TEST(DeviceMemoryNvidia, AFreedHoleTakesOnlyWhatFitsInIt) {
   EXPECT_EQ(d.shared_pages_open(), 2u);  // a new page: no run of 768 KiB
   EXPECT_EQ(d.committed(), 4 * MiB);
   placement f;
-  ASSERT_TRUE(d.try_commit(512 * KiB, f));  // the smallest run that holds it: b's hole
+  // Two runs of 512 KiB hold it: the page's tail, that size since c came, and b's hole, newer.
+  ASSERT_TRUE(d.try_commit(512 * KiB, f));
   EXPECT_EQ(f.page, a.page);
-  EXPECT_EQ(f.offset, b.offset);
+  EXPECT_EQ(f.offset, c.offset + 1024);  // in granules of 512 B
   d.release(f, 512 * KiB);
-  d.release(c, 512 * KiB);  // b's and c's holes and the page's tail join: 1.5 MiB in one run
+  d.release(c, 512 * KiB);  // b's hole, c's and f's join: 1.5 MiB in one run
   placement g;
   ASSERT_TRUE(d.try_commit(1536 * KiB, g));
   EXPECT_EQ(g.page, a.page);
@@ -155,54 +157,66 @@ class reference_model {
       return id;
     }
     const std::uint64_t granules = (bytes + p_.pack_granule - 1) / p_.pack_granule;
-    // The smallest free run of granules that holds it, over every page; of equal runs, the
-    // lowest page, then the lowest offset.
-    int best = -1;
-    std::uint64_t best_start = 0, best_len = 0;
-    for (const auto& [pid, used] : pages_) {
-      for (std::uint64_t i = 0; i < used.size();) {
-        if (used[i]) {
-          ++i;
-          continue;
-        }
-        std::uint64_t j = i;
-        while (j < used.size() && !used[j]) ++j;
-        if (j - i >= granules && (best < 0 || j - i < best_len)) {
-          best = pid;
-          best_start = i;
-          best_len = j - i;
-        }
-        i = j;
-      }
+    const std::uint64_t per_page = p_.page / p_.pack_granule;
+    // The smallest free run of granules that holds it, over every page; of equal runs, the one
+    // that has been that size longest.
+    auto best = runs_.end();
+    for (auto it = runs_.begin(); it != runs_.end(); ++it) {
+      const auto& [len, since] = it->second;
+      if (len >= granules && (best == runs_.end() || len < best->second.first ||
+                              (len == best->second.first && since < best->second.second)))
+        best = it;
     }
-    if (best < 0) {
+    int pid;
+    std::uint64_t start;
+    if (best != runs_.end()) {
+      pid = best->first.first;
+      start = best->first.second;
+      const std::uint64_t len = best->second.first;
+      runs_.erase(best);
+      if (len > granules) runs_[{pid, start + granules}] = {len - granules, ++clock_};
+    } else {
       if (committed() + p_.page > usable_) return std::nullopt;
       // Page numbers as the ledger hands them out: the last closed one first, else a new one.
-      best = next_page_++;
+      pid = next_page_++;
       if (!closed_.empty()) {
-        best = closed_.back();
+        pid = closed_.back();
         closed_.pop_back();
         --next_page_;
       }
-      pages_[best].assign(p_.page / p_.pack_granule, false);
-      best_start = 0;
+      pages_.insert(pid);
+      start = 0;
+      if (granules < per_page) runs_[{pid, granules}] = {per_page - granules, ++clock_};
     }
-    std::vector<bool>& used = pages_[best];
-    for (std::uint64_t g = best_start; g < best_start + granules; ++g) used[g] = true;
-    shared_[id] = {best, {best_start, granules}};
+    shared_[id] = {pid, {start, granules}};
     return id;
   }
 
   void release(int id) {
     if (whole_.erase(id)) return;
-    const auto [pid, run] = shared_.at(id);
+    const auto [pid, place] = shared_.at(id);
     shared_.erase(id);
-    std::vector<bool>& used = pages_.at(pid);
-    for (std::uint64_t g = run.first; g < run.first + run.second; ++g) used[g] = false;
-    if (std::find(used.begin(), used.end(), true) == used.end()) {
+    auto [start, len] = place;
+    // Joined with the free runs that touch it, into a new run.
+    const auto after = runs_.find({pid, start + len});
+    if (after != runs_.end()) {
+      len += after->second.first;
+      runs_.erase(after);
+    }
+    for (auto it = runs_.begin(); it != runs_.end(); ++it) {
+      if (it->first.first == pid && it->first.second + it->second.first == start) {
+        start = it->first.second;
+        len += it->second.first;
+        runs_.erase(it);
+        break;
+      }
+    }
+    if (len == p_.page / p_.pack_granule) {
       pages_.erase(pid);
       closed_.push_back(pid);
+      return;
     }
+    runs_[{pid, start}] = {len, ++clock_};
   }
 
   std::uint64_t committed() const {
@@ -217,8 +231,11 @@ class reference_model {
   int next_id_ = 0, next_page_ = 0;
   std::vector<int> closed_;
   std::map<int, std::uint64_t> whole_;
-  std::map<int, std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> shared_;  // page, run
-  std::map<int, std::vector<bool>> pages_;  // each granule: in use
+  std::map<int, std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> shared_;  // page, place
+  std::set<int> pages_;                                                            // open shared
+  // Free runs: (page, start) -> (granules, when it came to be that size).
+  std::map<std::pair<int, std::uint64_t>, std::pair<std::uint64_t, std::uint64_t>> runs_;
+  std::uint64_t clock_ = 0;
 };
 
 // A random valid profile: small pages so that sequences reach every case.

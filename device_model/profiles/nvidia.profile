@@ -18,6 +18,9 @@ page = 2MiB
 # the smallest free run of granules that holds it (device_model/device_memory.h says why).
 pack_limit = 2MiB
 pack_granule = 512B
+# A limit (H200): the first use of a sub-buffer is charged to its parent in full, but the driver
+# committed less: a write to a 1 MiB sub-buffer of a buffer larger than the free memory
+# succeeded there (tools/replay/README.md, "How close the nvidia profile comes").
 # Creating and using CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1 bytes succeeds.
 max_alloc_enforced = no
 # A GPU runs queued commands soon after they are queued, so a buffer the program released is free
