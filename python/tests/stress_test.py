@@ -288,8 +288,8 @@ class StressTest(unittest.TestCase):
             except RuntimeError:
                 pass
         print("stress: operations", dict(sorted(s.counts.items())))
-        if "buffers" in OPS:
-            self.assertGreater(s.counts.get("buffer", 0), 100)
+        if "buffers" in OPS:  # it did something (fewer threads and seconds do less)
+            self.assertGreater(s.counts.get("buffer", 0), min(100, 10 * THREADS * SECONDS))
         for pool in s.pools:
             pool.free_held()
         self.assertEqual(cp._core.pooled_buffer_objects(), 0)
