@@ -122,16 +122,16 @@ bool device_memory::try_commit_paged(std::uint64_t bytes, placement& out) {
   if (r != no_run) {
     p = runs_[r].page;
     offset = runs_[r].offset;
-    unlink(r);
     if (runs_[r].granules > granules) {
       // The rest of the run stays in place in its page's list, now the newest of its size.
+      unlink(r);
       runs_[r].granules -= granules;
       runs_[r].offset += granules;
       link(r);
     } else {
       std::vector<std::uint32_t>& list = pages_[p].runs;
       list.erase(std::find(list.begin(), list.end(), r));
-      spare_runs_.push_back(r);
+      drop_run(r);
     }
   } else {
     if (!closed_pages_.empty()) {

@@ -58,6 +58,8 @@ def _ops():
     return ops
 
 
+# What each of step()'s 20 draws does.
+KIND_OF_STEP = ["buffers"] * 10 + ["svm"] * 2 + ["pinned"] + ["drops"] * 5 + ["pool_calls"] * 2
 THREADS = _threads()
 OPS = _ops()
 SIZES = [1, 100, 4096, 5000, 65536, 300000, 1 << 20]
@@ -156,21 +158,8 @@ class Stress:
 
     def step(self, rng, seed, mine):
         op = rng.randrange(20)
-        kind = (
-            "buffers"
-            if op < 10
-            else "svm"
-            if op < 12
-            else "pinned"
-            if op < 13
-            else "drops"
-            if op < 18
-            else "pool_calls"
-        )
-        if kind not in OPS and kind != "drops":  # without drops, blocks still go, by `del`
-            op = -1  # nothing this step but the bound on blocks held below
-        if op < 0:
-            pass
+        if KIND_OF_STEP[op] not in OPS and KIND_OF_STEP[op] != "drops":
+            pass  # nothing this step but the bound on blocks held below (without drops: `del`)
         elif op < 10:
             pool = rng.choice(self.pools)
             size = rng.choice(SIZES)

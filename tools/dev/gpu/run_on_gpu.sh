@@ -341,6 +341,31 @@ if want boundary; then
   cp "$STEP_DIR/compare.txt" "$OUT/boundary.txt" 2>/dev/null
 fi
 
+# The Python make_python_carry.sh packs (python.tar.xz, beside this script), unpacked once into
+# $PYROOT; false, with a note, when the carry has none.
+carried_python() {
+  PYROOT=$SCRATCH/py
+  if [[ ! -f "$G/python.tar.xz" ]]; then
+    note "  no $G/python.tar.xz (tools/dev/gpu/make_python_carry.sh makes it): skipped"
+    return 1
+  fi
+  [[ -x "$PYROOT/python3" ]] || { mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"; }
+}
+
+# start_stress V LIMIT LABEL LOG [PYTEST ARGS...]: clpool's stress test on PyOpenCL V (2026:
+# 2026.1.2, 2022: Debian's 2022.3.1) in the background, its own PyOpenCL cache, its output to LOG
+# only, its pid added to pids; CLPOOL_STRESS_OPS and CLPOOL_STRESS_THREADS from the caller.
+start_stress() {
+  local v=$1 limit=$2 label=$3 log=$4 site=$PYROOT/opt/clpool
+  shift 4
+  [[ $v == 2026 ]] && site=$PYROOT/opt/pyopencl2026:$site
+  XDG_CACHE_HOME=$SCRATCH/cache-${log%.txt} CLPOOL_TEST_MODE=gpu \
+    CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} PYTHONPATH=$site:$PYROOT/tests \
+    run "$limit" "$label" "$log" "$PYROOT/python3" -X faulthandler -m pytest -q -s \
+    -p no:cacheprovider "$PYROOT/tests/stress_test.py" "$@" > /dev/null &
+  pids+=($!)
+}
+
 # ---------------------------------------------------------------------------------------------
 # The Python suites on the GPU (issue 41, item 3), with the Python that make_python_carry.sh packs
 # (python.tar.xz, beside this script): PyOpenCL 2026.1.2's test_array.py and test_algorithm.py with
@@ -349,11 +374,7 @@ fi
 # its example suite (examples/ci/python), buggy and fixed.
 if want python; then
   step python 480
-  if [[ ! -f "$G/python.tar.xz" ]]; then
-    note "  no $G/python.tar.xz (tools/dev/gpu/make_python_carry.sh makes it): skipped"
-  else
-    PYROOT=$SCRATCH/py
-    [[ -x "$PYROOT/python3" ]] || { mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"; }
+  if carried_python; then
     run 20 "the carried Python" python-version.txt env PYTHONPATH="$PYROOT/opt/pyopencl2026" "$PYROOT/python3" \
       -c 'import sys, numpy, pyopencl as cl; print(sys.version.split()[0], numpy.__version__, cl.VERSION_TEXT, [p.name for p in cl.get_platforms()])'
     # The runs of each part at once, each its own process, log and PyOpenCL cache (XDG_CACHE_HOME):
@@ -371,13 +392,7 @@ if want python; then
       pids+=($!)
     done
     for v in 2026 2022; do
-      site=$PYROOT/opt/clpool
-      [[ $v == 2026 ]] && site=$PYROOT/opt/pyopencl2026:$site
-      XDG_CACHE_HOME=$SCRATCH/cache-stress-$v CLPOOL_TEST_MODE=gpu \
-        CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} PYTHONPATH=$site:$PYROOT/tests \
-        run 90 "clpool's stress test on PyOpenCL $v" "stress-$v.txt" "$PYROOT/python3" -m pytest -q -s \
-        -p no:cacheprovider "$PYROOT/tests/stress_test.py" > /dev/null &
-      pids+=($!)
+      start_stress $v 90 "clpool's stress test on PyOpenCL $v" "stress-$v.txt"
     done
     for v in buggy fixed; do
       proj=$SCRATCH/ci-$v
@@ -416,23 +431,13 @@ fi
 # 124: a hang cut by the time limit) goes to the summary.
 if want stress; then
   step stress 120
-  if [[ ! -f "$G/python.tar.xz" ]]; then
-    note "  no $G/python.tar.xz (tools/dev/gpu/make_python_carry.sh makes it): skipped"
-  else
-    PYROOT=$SCRATCH/py
-    [[ -x "$PYROOT/python3" ]] || { mkdir -p "$PYROOT" && tar -xJf "$G/python.tar.xz" -C "$PYROOT"; }
+  if carried_python; then
     pids=()
     for v in 2026 2022; do
-      site=$PYROOT/opt/clpool
-      [[ $v == 2026 ]] && site=$PYROOT/opt/pyopencl2026:$site
       for ops in buffers buffers,drops svm pinned buffers,pool_calls buffers,svm,pinned,drops,pool_calls; do
         for threads in 8 1; do
-          XDG_CACHE_HOME=$SCRATCH/cache-bisect-$v CLPOOL_TEST_MODE=gpu CLPOOL_STRESS_OPS=$ops \
-            CLPOOL_STRESS_THREADS=$threads CLPOOL_STRESS_SECONDS=${GPU_STRESS_SECONDS:-20} \
-            PYTHONPATH=$site:$PYROOT/tests run 60 "stress $v, $ops, $threads threads" \
-            "stress-$v-${ops//,/+}-$threads.txt" "$PYROOT/python3" -X faulthandler -m pytest -q -s \
-            -p no:cacheprovider "$PYROOT/tests/stress_test.py" -k threads > /dev/null &
-          pids+=($!)
+          CLPOOL_STRESS_OPS=$ops CLPOOL_STRESS_THREADS=$threads start_stress $v 60 \
+            "stress $v, $ops, $threads threads" "stress-$v-${ops//,/+}-$threads.txt" -k threads
         done
       done
     done
