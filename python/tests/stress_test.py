@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 import numpy as np
 import pyopencl as cl
@@ -282,6 +283,24 @@ class StressTest(unittest.TestCase):
         for pool in s.pools:
             pool.free_held()
         self.assertEqual(cp._core.pooled_buffer_objects(), 0)
+
+    def test_bad_settings_are_refused_with_what_they_want(self):
+        for env, read, want in [
+            ({"CLPOOL_STRESS_THREADS": "0"}, _threads, "want a whole number from 1 to 64"),
+            ({"CLPOOL_STRESS_THREADS": "65"}, _threads, "want a whole number from 1 to 64"),
+            ({"CLPOOL_STRESS_THREADS": "two"}, _threads, "'two': want a whole number"),
+            ({"CLPOOL_STRESS_OPS": "svm,bogus"}, _ops, "(unknown: bogus)"),
+            ({"CLPOOL_STRESS_OPS": " , "}, _ops, "want a comma list of buffers, svm, pinned"),
+        ]:
+            with self.subTest(env=env), mock.patch.dict(os.environ, env):
+                with self.assertRaises(ValueError) as caught:
+                    read()
+                self.assertIn(want, str(caught.exception))
+        with mock.patch.dict(
+            os.environ, {"CLPOOL_STRESS_OPS": "svm, pinned", "CLPOOL_STRESS_THREADS": "3"}
+        ):
+            self.assertEqual(_ops(), {"svm", "pinned"})
+            self.assertEqual(_threads(), 3)
 
     def test_pool_outlives_context_and_queue(self):
         pool, queue = orphaned_pool()

@@ -299,6 +299,10 @@ fi
 if want boundary; then
   step boundary 240
   SPAN=${GPU_BOUNDARY_SPAN:-8388608}
+  if [[ ! $SPAN =~ ^[1-9][0-9]{0,11}$ ]]; then
+    note "  GPU_BOUNDARY_SPAN='$SPAN': want a whole number of bytes (at most 12 digits); 8388608 used"
+    SPAN=8388608
+  fi
   note "  trials at 64 KiB steps within $SPAN B of each predicted minimum capacity"
   : > "$STEP_DIR/compare.txt"
   # Seed by seed (frees_s1, nofrees_s1, frees_s2, ...), so that a deadline cuts both kinds alike.
