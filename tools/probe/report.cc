@@ -1,10 +1,10 @@
 #include "tools/probe/report.h"
 
-#include <cctype>
 #include <cstdio>
 
 #include "common/byte_size.h"
 #include "common/cl_status.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
 
 namespace clpool::probe {
@@ -23,13 +23,9 @@ std::string status_text(std::int32_t s) {
   return name == "CL_UNKNOWN_ERROR" ? std::to_string(s) : std::to_string(s) + " " + name;
 }
 
-// No control characters in a comment line (a device name is whatever the driver says).
-std::string printable(std::string s) {
-  for (char& ch : s) {
-    if (std::iscntrl(static_cast<unsigned char>(ch))) ch = '?';
-  }
-  return s;
-}
+// A device name is whatever the driver says: shown in the text rule (common/text_escape.h), so
+// no control character reaches a comment line or the terminal.
+std::string printable(std::string_view s) { return common::escape_text(s); }
 
 // The page and packing findings (after the fill refused something).
 void add_page_evidence(std::vector<std::string>& e, const measurement& m) {

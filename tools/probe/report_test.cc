@@ -47,6 +47,9 @@ TEST(Report, ProfileFileParsesBackToTheProfile) {
   EXPECT_EQ(p.name, "Evil_name___hacked___device");
   EXPECT_NE(text.find("# Measured by clpool_probe on 2026-11-23T10:00:00Z"), std::string::npos);
   EXPECT_EQ(text.find("INCOMPLETE"), std::string::npos);
+  // The name and driver in the comment are in the text rule's form (common/text_escape.h).
+  EXPECT_NE(text.find("Evil\\x0Aname = hacked\\x0D# device"), std::string::npos) << text;
+  EXPECT_NE(text.find("driver 1.0\\x0A,"), std::string::npos) << text;
 }
 
 TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
@@ -107,14 +110,14 @@ TEST(Report, FreeMemoryBeforeTheContextIsShown) {
 }
 
 // --compare's table: a row per key with both values in bytes, the name shown but not compared,
-// and a control character in a label printed as '?'.
+// and a control character in a label written as an escape (common/text_escape.h).
 TEST(Report, ComparisonRowsSayWhichKeysDiffer) {
   const device_profile nvidia = device_model::load_profile("nvidia");
   device_profile measured = nvidia;
   measured.name = "NVIDIA_H200";
   std::string text = format_comparison("nvidia", nvidia, "m\n.profile", measured);
   EXPECT_EQ(text.substr(0, text.find('\n')),
-            "field                nvidia                       m?.profile");
+            "field                nvidia                       m\\x0A.profile");
   EXPECT_NE(
       text.find("\nheadroom             2752512B                     2752512B                     "
                 "same\n"),
