@@ -32,6 +32,40 @@ std::string base_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// The descriptor a path names by itself (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N),
+// or -1. Such a path is a link the system follows to whatever the descriptor holds: for a file a
+// shell opened (`>> log`), renaming a new file over it would drop what is there and cut off the
+// descriptor's later writes.
+int descriptor_named(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  const std::string prefixes[] = {"/dev/fd/", "/proc/self/fd/",
+                                  "/proc/" + std::to_string(getpid()) + "/fd/"};
+  for (const std::string& prefix : prefixes) {
+    if (path.compare(0, prefix.size(), prefix) != 0 || path.size() == prefix.size()) continue;
+    const std::string n = path.substr(prefix.size());
+    if (n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(n);
+  }
+  return -1;
+}
+
+// The open descriptor writing `path` must go through, or -1: the one the path names, or standard
+// output or error when the path is the regular file either is open on (a link to /dev/stdout, or
+// the file the shell redirected it to). Written through a duplicate, the descriptor's offset and
+// append mode hold: `--json /dev/stdout >> log` appends to log.
+int descriptor_for(const std::string& path) {
+  const int named = descriptor_named(path);
+  struct stat st;
+  if (named >= 0) return fstat(named, &st) == 0 ? named : -1;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat sf;
+    if (fstat(fd, &sf) == 0 && sf.st_dev == st.st_dev && sf.st_ino == st.st_ino) return fd;
+  }
+  return -1;
+}
+
 // Writes every byte handed to it to a descriptor, through a 64 KiB buffer, and remembers the
 // first error (errno) instead of losing it in an ostream's state bits.
 class fd_buffer final : public std::streambuf {
@@ -123,16 +157,9 @@ std::string resolve_output_path(const std::string& flag, const std::string& path
   throw output_error(flag + ": '" + path + "': " + std::strerror(ELOOP));
 }
 
-namespace {
-// Standard output was closed when the tool started (guard_standard_streams): /dev/stdout then
-// names the placeholder, and writing it must fail as writing standard output does.
-bool g_stdout_closed = false;
-}  // namespace
-
 void guard_standard_streams() {
   for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
     if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    if (fd == STDOUT_FILENO) g_stdout_closed = true;
     // The wrong way round: reads of standard input and writes of the others fail (EBADF).
     const int opened = open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
     if (opened >= 0 && opened != fd) {
@@ -250,14 +277,25 @@ atomic_output_file::atomic_output_file(std::string path, std::string flag, outpu
     fail(S_ISDIR(st.st_mode) ? "cannot write" : "refusing to write, not a regular file:",
          S_ISDIR(st.st_mode) ? EISDIR : 0);
   }
+  if (const int through = descriptor_for(path_); through >= 0 && !rules.regular_only) {
+    // Standard output closed when the tool started is a read-only placeholder
+    // (guard_standard_streams): writing it fails as writing standard output does.
+    const int mode = fcntl(through, F_GETFL);
+    if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY) fail("cannot write", EBADF);
+    if (through == STDOUT_FILENO) {
+      std::fflush(stdout);  // what the tool wrote there before stays before (errors: the tool's
+      std::cout.flush();    // own check of standard output reports them)
+    }
+    fd_ = fcntl(through, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) fail("cannot open", errno);
+    buf_ = std::make_unique<fd_buffer>(fd_);
+    out_.rdbuf(buf_.get());
+    return;
+  }
   if (stat(target_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail("cannot write", EISDIR);
     if (!S_ISREG(st.st_mode)) {
       // A device, FIFO or socket: written in place (see the header).
-      if (g_stdout_closed &&
-          (target_ == "/dev/stdout" || target_ == "/dev/fd/1" || target_ == "/proc/self/fd/1")) {
-        fail("cannot write", EBADF);  // standard output is closed: not the placeholder behind it
-      }
       fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0) fail("cannot open", errno);
       buf_ = std::make_unique<fd_buffer>(fd_);

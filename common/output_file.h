@@ -14,6 +14,9 @@
 //
 // Outputs that are not regular files (/dev/stdout, /dev/null, a FIFO, a terminal) are written in
 // place: they cannot be clobbered, and replacing /dev/null with a regular file would be a disaster.
+// So are outputs that name an open descriptor (/dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N) or the regular file standard output or error is open on: they are written
+// through that descriptor, so `--json /dev/stdout >> log` appends to log as the shell asked.
 // A symlink is resolved, dangling or not (a link to a file not yet written), so the target is
 // written and the link kept; two outputs that resolve to one file are refused before either is
 // written.

@@ -417,5 +417,43 @@ TEST_F(StandardOutputTest, AWritableStandardOutputTakesEverything) {
   EXPECT_EQ(read(file), "a" + std::string(200000, 'b'));
 }
 
+// `--json /dev/stdout >> log`: the output goes through standard output's own descriptor, so log
+// keeps what it had and the new text is appended; renaming a new file over log would lose both.
+TEST_F(StandardOutputTest, AnOutputNamingARedirectedStandardOutputAppendsToItsFile) {
+  const std::string log = path("log");
+  write(log, "precious\n");
+  const int fd = open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  dup2(fd, STDOUT_FILENO);
+  close(fd);
+  struct stat before, after;
+  ASSERT_EQ(stat(log.c_str(), &before), 0);
+  std::printf("text before\n");
+  // gtest reports on standard output: nothing is checked until it is back.
+  std::string temps, errors;
+  const int linked = symlink("/dev/stdout", path("to_stdout").c_str());
+  for (const std::string name : {std::string("/dev/stdout"), std::string("/dev/fd/1"),
+                                 std::string("/proc/self/fd/1"), path("to_stdout")}) {
+    try {
+      atomic_output_file f(name, "--json");
+      temps += f.temp_path();
+      f.stream() << (name == path("to_stdout") ? "through a link" : name) << "\n";
+      f.commit();
+    } catch (const output_error& e) {
+      errors += e.what();
+    }
+  }
+  const int stated = stat(log.c_str(), &after);
+  std::fflush(stdout);
+  dup2(saved_, STDOUT_FILENO);
+  ASSERT_EQ(linked, 0);
+  ASSERT_EQ(stated, 0);
+  EXPECT_EQ(temps, "");
+  EXPECT_EQ(errors, "");
+  EXPECT_EQ(read(log),
+            "precious\ntext before\n/dev/stdout\n/dev/fd/1\n/proc/self/fd/1\nthrough a link\n");
+  EXPECT_EQ(before.st_ino, after.st_ino);  // the same file, not a new one under its name
+}
+
 }  // namespace
 }  // namespace clpool::common
