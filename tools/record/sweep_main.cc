@@ -222,16 +222,20 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx,
     if (run.what == verdict::interrupted) continue;
     std::optional<std::uint64_t> live;
     std::string problem;
-    bool landed = false;
+    bool landed = false, seen = false;
     for (const failure_point& p : read_points(run.dir + "/report", run.dir + "/trace",
                                               run.point.id.first_use, live, problem)) {
       if (p.id.first_use != run.point.id.first_use || p.id.n != run.ran_as) continue;
+      seen = true;
       // A run that crashed before the layer named its native frames (it does so at exit) cannot
       // say where it failed: its N is taken as the point's.
       const bool named = p.site.find(" not defined)") == std::string::npos;
       landed = !named || (p.site == run.point.site && p.ordinal == run.point.ordinal);
     }
     if (landed && run.what != verdict::unreached) continue;
+    // Stopped at --timeout with nothing to say where it was (a killed run's report may not list
+    // its fault): hung, not "not reached". It met its point elsewhere only when its report says so.
+    if (run.what == verdict::hung && !seen) continue;
     const std::optional<std::uint64_t> n =
         moved_point(run, run.dir + "/report", run.dir + "/trace");
     if (!n || *n == run.ran_as) {
@@ -292,6 +296,12 @@ int run_sweep(const std::vector<std::string>& args) {
   result.shard_count = s.o.shard_count;
   if (const std::optional<int> stop = fault_free_run(s, plan, result)) return *stop;
   result.timeout = s.o.timeout.value_or(std::max(10.0, 10 * result.fault_free_seconds));
+  if (s.o.timeout && result.fault_free_seconds > *s.o.timeout) {
+    std::fprintf(stderr,
+                 "clpool sweep: note: the fault-free run took %.3g s, more than --timeout %.3g s: "
+                 "runs as slow are stopped and counted as hung\n",
+                 result.fault_free_seconds, *s.o.timeout);
+  }
   run_context ctx;
   ctx.timeout = result.timeout;
   ctx.baseline_live = result.fault_free_live_at_exit;

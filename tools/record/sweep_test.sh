@@ -69,6 +69,12 @@ counts 6 0 0 0 0 0
 sweep 1 --timeout 1 -j 3 -- "$VICTIM" hangs
 counts 0 6 0 0 0 0
 has "no end after 1 s (--timeout)"
+# Stopped before it could meet its point (a timeout shorter than its start-up): still hung, and a
+# note says the fault-free run itself took longer than --timeout.
+sweep 1 --timeout 0.001 -- "$VICTIM" hangs
+counts 0 6 0 0 0 0
+has "no end after 0.001 s (--timeout)"
+has "more than --timeout 0.001 s: runs as slow are stopped and counted as hung"
 sweep 1 -- "$VICTIM" leaks
 counts 0 0 4 0 2 0
 has "alloc:3 (3 MiB buffer): exit 1 holding 3145728 bytes of device memory, 0 without the failure"
