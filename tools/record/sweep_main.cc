@@ -257,6 +257,19 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx,
   for (std::size_t k = 0; k < again.size(); ++k) runs[where[k]] = again[k];
 }
 
+// --only naming a point the fault-free run does not have (a replay command from another build,
+// another profile): what it has instead.
+std::string no_such_point(const point_id& only, const std::vector<failure_point>& points) {
+  std::uint64_t allocs = 0, first_uses = 0;
+  for (const failure_point& p : points) (p.id.first_use ? first_uses : allocs) += 1;
+  const auto range = [](const char* kind, std::uint64_t n) {
+    return n == 0 ? std::string("no ") + kind + " point"
+                  : std::string(kind) + ":1" + (n > 1 ? ".." + std::to_string(n) : "");
+  };
+  return "--only " + to_string(only) + ": the fault-free run has no such point (it has " +
+         range("alloc", allocs) + " and " + range("first-use", first_uses) + ")";
+}
+
 int finish(const setup& s, sweep_result& result) {
   std::sort(result.runs.begin(), result.runs.end(), [](const run_outcome& a, const run_outcome& b) {
     if (a.what != b.what) return a.what < b.what;
@@ -308,6 +321,7 @@ int run_sweep(const std::vector<std::string>& args) {
   if (!s.check.empty()) ctx.check = check_function(s.check, s.o, result.timeout);
   const std::vector<failure_point> selected =
       select_points(result.points, s.o.points, s.o, result.left_out, result.left_out_why);
+  if (s.o.only && selected.empty()) return usage_error(no_such_point(*s.o.only, result.points));
   for (const failure_point& p : selected) {
     run_outcome run;
     run.point = p;

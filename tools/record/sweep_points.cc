@@ -120,6 +120,19 @@ std::vector<failure_point> read_points(const std::string& report, const std::str
   return points;
 }
 
+namespace {
+// 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st.
+std::string ordinal(std::uint64_t n) {
+  const std::uint64_t tens = n % 100, ones = n % 10;
+  const char* suffix = tens >= 11 && tens <= 13 ? "th"
+                       : ones == 1              ? "st"
+                       : ones == 2              ? "nd"
+                       : ones == 3              ? "rd"
+                                                : "th";
+  return std::to_string(n) + suffix;
+}
+}  // namespace
+
 std::vector<failure_point> select_points(const std::vector<failure_point>& all, point_kinds kinds,
                                          const sweep_options& o,
                                          std::vector<failure_point>& left_out, std::string& why) {
@@ -141,8 +154,7 @@ std::vector<failure_point> select_points(const std::vector<failure_point>& all, 
   }
   if (o.shard_count > 1) {
     why = "in shard " + std::to_string(o.shard_index + 1) + "/" + std::to_string(o.shard_count) +
-          ": every " + std::to_string(o.shard_count) + "th point from the " +
-          std::to_string(o.shard_index + 1) + "th";
+          ": every " + ordinal(o.shard_count) + " point from the " + ordinal(o.shard_index + 1);
   }
   if (!o.max_runs || shard.size() <= *o.max_runs) return shard;
   // Evenly: M of P points, the first at an offset the seed picks, then every P/M.
@@ -154,7 +166,7 @@ std::vector<failure_point> select_points(const std::vector<failure_point>& all, 
   for (std::size_t i = 0; i < p; ++i) (keep[i] ? sampled : left_out).push_back(shard[i]);
   why += std::string(why.empty() ? "" : "; ") + "--max-runs " + std::to_string(m) + ": " +
          std::to_string(m) + " of " + std::to_string(p) + " points, evenly from the " +
-         std::to_string(offset + 1) + "th (--seed " + std::to_string(o.seed) + ")";
+         ordinal(offset + 1) + " (--seed " + std::to_string(o.seed) + ")";
   std::sort(left_out.begin(), left_out.end(), [](const failure_point& a, const failure_point& b) {
     return a.id.first_use != b.id.first_use ? !a.id.first_use : a.id.n < b.id.n;
   });

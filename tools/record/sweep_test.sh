@@ -119,10 +119,13 @@ assert union == sorted(runs("whole.json")) and len(union) == len(set(union)) == 
 PY
 sweep 0 --max-runs 2 --seed 3 -- "$VICTIM" handles
 has "runs: 2 of 2"
-has "left out: 4 points (--max-runs 2: 2 of 6 points, evenly from the 1th (--seed 3))"
+has "left out: 4 points (--max-runs 2: 2 of 6 points, evenly from the 1st (--seed 3))"
 sweep 1 --only first-use:2 -- "$VICTIM" leaks
 has "runs: 1 of 1"
 has "first-use:2 (2 MiB, clEnqueueMapBuffer): exit 1 holding 1048576 bytes"
+# A point the program does not have (a replay line from another build): refused, naming what it has.
+sweep 2 --only alloc:99 -- "$VICTIM" handles
+has "clpool sweep: error: --only alloc:99: the fault-free run has no such point (it has alloc:1..3 and first-use:1..3)"
 
 echo "=== Ctrl-C: the runs done are reported, the rest counted"
 "$CLPOOL" sweep --out "$T/int" --timeout 60 -- "$VICTIM" hangs > "$T/int.txt" 2>&1 &

@@ -159,6 +159,13 @@ expect 2 "unknown option 'size'" "$TR" --capacity 1GiB --compare pool:size=3
 expect 2 "excludes" "$TR" --capacity 1GiB --no-pool --compare nopool
 expect 2 "cannot be combined" "$TR" --capacity 1GiB --no-pool --leading-bits 2
 expect 2 "standard input can be read only once" - --min-capacity
+expect 2 "--peak and --write-trace need a file" - --capacity 1GiB --peak < "$TR"
+# The page reads the trace again: refused before the replay, not "nothing written" and exit 0.
+expect 2 "--format html: the page reads the trace again, so it needs a clpool trace file, not standard input" \
+  - --capacity 1GiB --html "$T/stdin.html" < "$TR"
+expect 2 "--format html: the page reads the trace again, so it needs a clpool trace file (convert the RMM CSV with --write-trace first)" \
+  --rmm-csv "$CSV" --capacity 1GiB --html "$T/csv.html"
+[[ ! -e "$T/stdin.html" && ! -e "$T/csv.html" ]] || fail "a refused --html wrote a page"
 expect 2 "cannot open" "$T/missing.trace" --capacity 1GiB
 expect 2 "cannot open" --rmm-csv "$T/missing.csv" --capacity 1GiB
 

@@ -212,10 +212,18 @@ plan validate(const command_line& cl) {
   const backend_options bo = backend_options_of(cl);
   p.configs = configurations(cl);
   if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
-      (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty())) {
+      (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty() || cl.peak)) {
     throw usage_error(
-        "standard input can be read only once; --min-capacity, --trials, --compare and "
+        "standard input can be read only once; --min-capacity, --trials, --compare, --peak and "
         "--write-trace need a file");
+  }
+  for (const output_request& o : p.outputs) {
+    if (o.writer->reads_trace_again() && (p.in.trace_path == "-" || !p.in.rmm_path.empty())) {
+      throw usage_error(o.label + ": the page reads the trace again, so it needs a clpool trace " +
+                        (p.in.rmm_path.empty() ? std::string("file, not standard input")
+                                               : std::string("file (convert the RMM CSV with "
+                                                             "--write-trace first)")));
+    }
   }
   // Attribute memory to allocation sites when the trace has them (its header says version 2).
   if (p.in.rmm_path.empty()) {

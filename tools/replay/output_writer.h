@@ -39,6 +39,9 @@ class output_writer {
   // True when the writer draws the first configuration's timeline: the engine then samples it
   // (replay_options::timeline), which costs time, so only when a writer asks.
   virtual bool needs_timeline() const { return false; }
+  // True when the writer reads the clpool trace file again (run_output::trace_path): standard
+  // input and an RMM CSV are refused before the replay, not after it.
+  virtual bool reads_trace_again() const { return false; }
   // The output, or nothing when there is nothing to write (then `note` says why). `note` may
   // also say, for stderr, what was written (e.g. which replay a picture shows).
   virtual std::optional<std::string> render(const run_output& run, std::string& note) const = 0;

@@ -23,6 +23,7 @@ class html_writer final : public output_writer {
            "memory, the out-of-memory, each block's stack (--html FILE)";
   }
   bool needs_timeline() const override { return true; }
+  bool reads_trace_again() const override { return true; }
 
   std::optional<std::string> render(const run_output& run, std::string& note) const override {
     const config_result& first = run.results.at(0);
