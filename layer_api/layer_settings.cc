@@ -146,6 +146,12 @@ std::string apply_fail_until_free(std::string_view value, parse_state& st) {
   return "";
 }
 
+std::string apply_keep_trace(std::string_view value, parse_state& st) {
+  if (value != "0" && value != "1") return "must be 1 (on) or 0 (off), got " + quoted(value);
+  st.s.keep_trace = value == "1";
+  return "";
+}
+
 std::string apply_fail_first_use_nth(std::string_view value, parse_state& st) {
   const u64_or_error r = parse_u64(value);
   if (!r.value) return r.error;
@@ -221,6 +227,7 @@ constexpr setting_row setting_table[] = {
     {env_report, apply_report},
     {env_fail_first_use_nth, apply_fail_first_use_nth},
     {env_fail_until_free, apply_fail_until_free},
+    {env_keep_trace, apply_keep_trace},
 };
 
 std::string unknown_setting(std::string_view name) {
@@ -245,6 +252,10 @@ void check_together(const parse_state& st, const std::set<std::string_view>& see
   if (s.profile && !s.budget_bytes && seen.count(env_budget) == 0) {
     errors.push_back(std::string(env_profile) + " is set but " + std::string(env_budget) +
                      " is not; the profile shapes the budget's device");
+  }
+  if (s.keep_trace && !s.trace_path && seen.count(env_trace) == 0) {
+    errors.push_back(std::string(env_keep_trace) + " is set but " + std::string(env_trace) +
+                     " is not; it keeps that trace");
   }
   if (s.fail_until_free && !s.fail_nth && !s.fail_first_use_nth) {
     errors.push_back(std::string(env_fail_until_free) + " is set but neither " +

@@ -32,6 +32,7 @@ inline constexpr std::string_view env_errors = "CLPOOL_LAYER_ERRORS";
 inline constexpr std::string_view env_fail_first_use_nth = "CLPOOL_LAYER_FAIL_FIRST_USE_NTH";
 inline constexpr std::string_view env_report = "CLPOOL_LAYER_REPORT";
 inline constexpr std::string_view env_fail_until_free = "CLPOOL_LAYER_FAIL_UNTIL_FREE";
+inline constexpr std::string_view env_keep_trace = "CLPOOL_LAYER_KEEP_TRACE";
 
 // Seed used for CLPOOL_LAYER_FAIL_PROB when CLPOOL_LAYER_SEED is not given, so that a run is
 // reproducible by default.
@@ -68,6 +69,11 @@ struct layer_settings {
   // frees device memory. A retry without freeing (PyOpenCL's, after a garbage collection that
   // freed nothing) fails again.
   bool fail_until_free = false;
+  // CLPOOL_LAYER_KEEP_TRACE=1: the trace at CLPOOL_LAYER_TRACE is never truncated once it holds
+  // events. A process that finds it so (an earlier process of the same run: `sh -c "a; b"`)
+  // records to TRACE.PID instead, as one does that finds another process writing it (always).
+  // clpool record sets it, after emptying the trace itself.
+  bool keep_trace = false;
 
   bool operator==(const layer_settings&) const = default;
 };

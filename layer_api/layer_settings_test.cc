@@ -128,6 +128,10 @@ TEST(ParseLayerSettings, ErrorsNameTheVariable) {
   EXPECT_NE(error_of("CLPOOL_LAYER_REPORT", "").find("CLPOOL_LAYER_REPORT is empty"),
             std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_FIRST_USE_NTH", "0").find("at least 1"), std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_KEEP_TRACE", "yes").find("must be 1 (on) or 0 (off)"),
+            std::string::npos);
+  EXPECT_NE(error_of("CLPOOL_LAYER_KEEP_TRACE", "1").find("CLPOOL_LAYER_TRACE is not"),
+            std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "yes").find("must be 1 (on) or 0 (off)"),
             std::string::npos);
   EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_UNTIL_FREE", "1").find("neither CLPOOL_LAYER_FAIL_NTH nor"),

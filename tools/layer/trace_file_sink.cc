@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,8 +165,12 @@ class trace_output final : public std::streambuf {
 // the one worth recording), so there is no safe moment for the rename; the trace is instead
 // written in place, and every event is in the file when the call that caused it returns.
 // Sets `regular` when the result may be memory-mapped (a regular file opened for reading too).
-int open_for_trace(const std::string& path, bool& regular, std::string& error) {
+// Opens `path` for the trace. -1 with `error` set when it cannot, or with `taken` set when the
+// trace is another process's: one running holds its lock, or (`keep`) it already holds events.
+int open_for_trace(const std::string& path, bool keep, bool& regular, bool& taken,
+                   std::string& error) {
   regular = false;
+  taken = false;
   // Write-only first: opening a FIFO for reading too would not wait for its reader.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) {
@@ -180,11 +185,27 @@ int open_for_trace(const std::string& path, bool& regular, std::string& error) {
   struct stat rw_st;
   const bool same =
       rw >= 0 && fstat(rw, &rw_st) == 0 && rw_st.st_dev == st.st_dev && rw_st.st_ino == st.st_ino;
+  // The process writing a trace holds a lock on it until it exits (the lock is the open file's: a
+  // fork()ed child shares it and writes nothing). Truncating a trace another process is writing
+  // through its memory map would interleave two programs' events in one corrupt file.
+  if (same && flock(rw, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    ::close(rw);
+    ::close(fd);
+    taken = true;
+    return -1;
+  }
+  if (same && fstat(rw, &rw_st) == 0) st.st_size = rw_st.st_size;  // now that it is ours
   if (st.st_size > 0) {
     if (!same || !starts_with_layer_header(rw)) {
       if (rw >= 0) ::close(rw);
       ::close(fd);
       error = not_a_layer_trace(path);
+      return -1;
+    }
+    if (keep) {  // an earlier process's events: kept
+      ::close(rw);
+      ::close(fd);
+      taken = true;
       return -1;
     }
     if (ftruncate(fd, 0) != 0) {
@@ -201,6 +222,27 @@ int open_for_trace(const std::string& path, bool& regular, std::string& error) {
   ::close(fd);
   regular = true;
   return rw;
+}
+
+// The line a process that records to its own trace leaves: in the errors file when there is one
+// (clpool record's, where "note: " sets it apart from the errors), else on stderr.
+void announce_own_trace(const std::string& path, const std::string& own,
+                        const layer_settings& settings) {
+  const std::string line = "note: process " + std::to_string(getpid()) + " records to \"" + own +
+                           "\": \"" + path + "\" is another process's trace";
+  if (!settings.errors_path) {  // else the harness that reads the errors file says it
+    std::fprintf(stderr, "clpool_layer: %s\n", common::escape_text(line).c_str());
+    return;
+  }
+  const int fd =
+      ::open(settings.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string text = line + "\n";
+  ssize_t w;
+  do {
+    w = ::write(fd, text.data(), text.size());
+  } while (w < 0 && errno == EINTR);
+  ::close(fd);
 }
 
 class file_sink final : public event_sink {
@@ -274,8 +316,19 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
                                             std::string& error) {
   static std::once_flag fork_handler;
   std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, note_fork_in_child); });
-  bool regular = false;
-  const int fd = open_for_trace(path, regular, error);
+  bool regular = false, taken = false;
+  int fd = open_for_trace(path, settings.keep_trace, regular, taken, error);
+  if (fd < 0 && taken) {
+    // Another process's trace (clpool record -- sh -c "a & b"): this process gets its own beside
+    // it, and says where, on stderr and in the errors file (clpool record lists them).
+    const std::string own = path + "." + std::to_string(getpid());
+    fd = open_for_trace(own, false, regular, taken, error);
+    if (fd < 0) {
+      error = "is another process's trace, and this process's own " + error;
+      return nullptr;
+    }
+    announce_own_trace(path, own, settings);
+  }
   if (fd < 0) return nullptr;
   try {
     auto output = std::make_unique<trace_output>(fd, getpid());

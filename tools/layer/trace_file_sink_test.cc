@@ -81,6 +81,46 @@ TEST(TraceFileSink, ReplacesItsOwnTraceAndEmptyFiles) {
 }
 
 // trace_path_refusal asks the same rule before a run (clpool record), touching nothing.
+// A trace another open file is writing is locked: a second opener (another process; here another
+// open in this one, which flock treats alike) gets its own TRACE.PID and the first keeps writing
+// a whole trace. Once the first is gone, the trace is replaced as before, or with keep_trace
+// kept, the later opener again writing its own.
+TEST(TraceFileSink, ATraceBeingWrittenIsNeverTruncatedOrShared) {
+  const std::string p = tmp("shared.trace"), own = p + "." + std::to_string(getpid());
+  unlink(p.c_str());
+  unlink(own.c_str());
+  std::string error;
+  auto first = open_trace_file(p, layer_settings{}, error);
+  ASSERT_NE(first, nullptr) << error;
+  ASSERT_TRUE(first->write(alloc_event()));
+  auto second = open_trace_file(p, layer_settings{}, error);
+  ASSERT_NE(second, nullptr) << error;
+  trace::trace_event e = alloc_event();
+  e.id = 8;
+  ASSERT_TRUE(second->write(e));
+  e.id = 9;
+  e.seq = 2;
+  ASSERT_TRUE(first->write(e));
+  EXPECT_NE(read(p).find(" alloc 7 4096 "), std::string::npos);
+  EXPECT_NE(read(p).find(" alloc 9 4096 "), std::string::npos);
+  EXPECT_EQ(read(p).find(" alloc 8 4096 "), std::string::npos);
+  EXPECT_NE(read(own).find(" alloc 8 4096 "), std::string::npos) << read(own).substr(0, 200);
+  second.reset();
+  first.reset();
+  unlink(own.c_str());
+  layer_settings keep;
+  keep.keep_trace = true;
+  auto later = open_trace_file(p, keep, error);  // an earlier process's events: kept
+  ASSERT_NE(later, nullptr) << error;
+  EXPECT_NE(read(p).find(" alloc 9 4096 "), std::string::npos);
+  EXPECT_EQ(read(own).rfind("clpool-trace 3\n", 0), 0u);
+  later.reset();
+  auto replacing = open_trace_file(p, layer_settings{}, error);  // without keep_trace: replaced
+  ASSERT_NE(replacing, nullptr) << error;
+  EXPECT_EQ(read(p).find(" alloc 9 4096 "), std::string::npos);
+  unlink(own.c_str());
+}
+
 TEST(TraceFileSink, TracePathRefusalIsTheSameRule) {
   const std::string p = tmp("asked.trace");
   unlink(p.c_str());

@@ -56,6 +56,10 @@ for icd in pocl mockcl; do
   rec 2 --stacks sometimes --out "$d/x.trace" -- "$DRIVER" lifecycle
   has "--stacks: 'sometimes' is not none, native, python or all"
   rec 0 --force --out "$d/life.trace" -- "$DRIVER" lifecycle
+  # '-' is no standard output: refused before the program runs (it wrote ./- and summarised stdin).
+  rec 2 --out - -- "$DRIVER" lifecycle < /dev/null
+  has "--out: '-' is not standard output here"
+  [[ ! -e ./- ]] || fail "--out - wrote a file named '-'"
 
   echo "--- an existing trace is replaced only with --force"
   before="$(cat "$d/life.trace")"
@@ -64,6 +68,18 @@ for icd in pocl mockcl; do
   [[ "$(cat "$d/life.trace")" == "$before" ]] || fail "the trace changed without --force"
   rec 0 --force --out "$d/life.trace" -- "$DRIVER" lifecycle
   has "alloc.sub: 1"
+
+  echo "--- several OpenCL processes: one whole trace each, none mixed or lost"
+  rec 0 --out "$d/seq.trace" -- sh -c '"$0" lifecycle && "$0" lifecycle' "$DRIVER"
+  has "the program ran 1 more OpenCL process(es)"
+  rec 0 --out "$d/par.trace" -- sh -c '"$0" lifecycle & "$0" lifecycle & "$0" lifecycle & wait' "$DRIVER"
+  has "the program ran 2 more OpenCL process(es)"
+  for t in "$d"/seq.trace "$d"/seq.trace.* "$d"/par.trace "$d"/par.trace.*; do
+    "$SUMMARY" "$t" >/dev/null 2>&1 || fail "$t is not a whole trace"
+    [[ "$t" != "$d"/par.trace.* || "$out" == *"records to \"$t\""* ]] || fail "$t is not named"
+  done
+  [[ "$(ls "$d" | grep -c '^seq\.trace')" == 2 && "$(ls "$d" | grep -c '^par\.trace')" == 3 ]] ||
+    fail "not one trace per process: $(ls "$d")"
 
   echo "--- the program's status: 3, and a signal as 128+N; the trace is still there"
   rec 3 --out "$d/three.trace" -- sh -c '"$0" lifecycle && exit 3' "$DRIVER"

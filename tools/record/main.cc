@@ -66,6 +66,10 @@ int bad_usage(const std::string& message) {
 // clpool record's: an earlier trace is replaced only with --force, and the file must be regular
 // (it is read back for the summary) in a directory that exists.
 std::string out_path_problem(const record_options& o) {
+  if (o.out == "-") {
+    return "--out: '-' is not standard output here: the layer writes the trace to a file and "
+           "clpool record summarises that file (name it ./- if you mean a file called '-')";
+  }
   if (std::string refusal = clpool::layer::trace_path_refusal(o.out); !refusal.empty()) {
     return "--out: " + refusal;
   }
@@ -92,9 +96,12 @@ std::string child_environment(const record_options& o, const std::string& layer,
   if (o.profile) settings.push_back(std::string(env_profile) + "=" + *o.profile);
   settings.push_back(std::string(env_stacks) + "=" + o.stacks);
   settings.push_back(std::string(env_errors) + "=" + errors);
-  return layer_environment(layer, settings,
-                           {env_trace, env_budget, env_profile, env_stacks, env_errors},
-                           "clpool record", env);
+  // A program of several processes: the first writes --out, every other its own --out.PID beside
+  // it (the trace, emptied below, is never truncated again: trace_file_sink.h).
+  settings.push_back(std::string(env_keep_trace) + "=1");
+  return layer_environment(
+      layer, settings, {env_trace, env_budget, env_profile, env_stacks, env_errors, env_keep_trace},
+      "clpool record", env);
 }
 
 // The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it, and it is
@@ -183,7 +190,9 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
   return WEXITSTATUS(status);
 }
 
-void print_summary(const std::string& out, int status) {
+// False when the trace is there but malformed (then nothing the program did is known for sure).
+bool print_summary(const std::string& out, int status) {
+  bool readable = true;
   struct stat st;
   if (::stat(out.c_str(), &st) != 0 || st.st_size == 0) {
     std::fprintf(stderr,
@@ -194,9 +203,11 @@ void print_summary(const std::string& out, int status) {
     std::fprintf(stderr, "clpool record: trace %s\n", clpool::common::escape_text(out).c_str());
     if (!clpool::trace::print_trace_summary(out, stderr, stderr)) {
       std::fprintf(stderr, "clpool record: the trace is malformed (above)\n");
+      readable = false;
     }
   }
   std::fprintf(stderr, "clpool record: exit status %d\n", status);
+  return readable;
 }
 
 // Where the layer appends its errors (CLPOOL_LAYER_ERRORS): a file removed as soon as it is
@@ -219,15 +230,54 @@ struct errors_file {
   }
   errors_file(const errors_file&) = delete;
   errors_file& operator=(const errors_file&) = delete;
-  // The first line the layer wrote there ("" for none).
-  std::string first_error() const {
+  // The lines the layer wrote there: its errors, and its notes ("note: process N records to
+  // ..."), each in the order written.
+  void read(std::vector<std::string>& errors_out, std::vector<std::string>& notes_out) const {
+    std::string text;
     char buf[4096];
-    const ssize_t n = fd < 0 ? -1 : ::pread(fd, buf, sizeof buf, 0);
-    if (n <= 0) return "";
-    const std::string text(buf, static_cast<std::size_t>(n));
-    return text.substr(0, text.find('\n'));
+    ssize_t n;
+    for (off_t at = 0;
+         fd >= 0 && text.size() < (1 << 20) && (n = ::pread(fd, buf, sizeof buf, at)) > 0;
+         at += n) {
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = text.substr(start, end - start);
+      if (!line.empty()) (line.rfind("note: ", 0) == 0 ? notes_out : errors_out).push_back(line);
+      start = end + 1;
+    }
   }
 };
+
+// After the program: the layer's notes (a trace per further process) and errors, and the exit
+// status they leave.
+int finish_record(const errors_file& errors, int status, bool readable) {
+  std::vector<std::string> layer_errors, notes;
+  errors.read(layer_errors, notes);
+  // Processes after the first (a script's, a test runner's) each recorded to a trace of its own.
+  for (const std::string& note : notes) {
+    std::fprintf(stderr, "clpool record: %s\n", clpool::common::escape_text(note).c_str());
+  }
+  if (!notes.empty()) {
+    std::fprintf(stderr,
+                 "clpool record: the program ran %zu more OpenCL process(es): the summary above is "
+                 "of the first's trace; replay each trace on its own\n",
+                 notes.size());
+  }
+  // A trace the layer could not finish (a full disk) is not the program's run: say so, and do
+  // not exit 0 for it.
+  if (!layer_errors.empty()) {
+    std::fprintf(stderr, "%s\n",
+                 clpool::common::error_line("clpool record",
+                                            "the trace is incomplete: the layer " + layer_errors[0])
+                     .c_str());
+    return status != 0 ? status : exit_trace_incomplete;
+  }
+  return status == 0 && !readable ? exit_trace_incomplete : status;
+}
 
 // --help's text, checked: on a full or closed standard output, an error and exit 2.
 int print_usage(const char* text) {
@@ -301,17 +351,8 @@ int record(const std::vector<std::string>& args) {
   }
   bool started = false;
   const int status = run_program(program, o.program, env, started);
-  if (started) print_summary(o.out, status);
-  // A trace the layer could not finish (a full disk) is not the program's run: say so, and do
-  // not exit 0 for it.
-  if (const std::string lost = errors.first_error(); !lost.empty()) {
-    std::fprintf(
-        stderr, "%s\n",
-        clpool::common::error_line("clpool record", "the trace is incomplete: the layer " + lost)
-            .c_str());
-    return status != 0 ? status : exit_trace_incomplete;
-  }
-  return status;
+  const bool readable = !started || print_summary(o.out, status);
+  return finish_record(errors, status, readable);
 }
 
 }  // namespace

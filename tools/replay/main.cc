@@ -177,6 +177,25 @@ backend_options backend_options_of(const command_line& cl) {
   return bo;
 }
 
+// What reads the input more than once, refused up front when it is standard input (or, for the
+// page, an RMM CSV), rather than failing or writing nothing after the replay.
+void refuse_second_reads(const plan& p, bool peak) {
+  if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
+      (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty() || peak)) {
+    throw usage_error(
+        "standard input can be read only once; --min-capacity, --trials, --compare, --peak and "
+        "--write-trace need a file");
+  }
+  for (const output_request& o : p.outputs) {
+    if (o.writer->reads_trace_again() && (p.in.trace_path == "-" || !p.in.rmm_path.empty())) {
+      throw usage_error(o.label + ": the page reads the trace again, so it needs a clpool trace " +
+                        (p.in.rmm_path.empty() ? std::string("file, not standard input")
+                                               : std::string("file (convert the RMM CSV with "
+                                                             "--write-trace first)")));
+    }
+  }
+}
+
 plan validate(const command_line& cl) {
   plan p;
   p.in = input_of(cl);
@@ -211,20 +230,7 @@ plan validate(const command_line& cl) {
   }
   const backend_options bo = backend_options_of(cl);
   p.configs = configurations(cl);
-  if ((p.in.trace_path == "-" || p.in.rmm_path == "-") &&
-      (p.passes() > 1 || p.min_capacity || !p.write_trace_path.empty() || cl.peak)) {
-    throw usage_error(
-        "standard input can be read only once; --min-capacity, --trials, --compare, --peak and "
-        "--write-trace need a file");
-  }
-  for (const output_request& o : p.outputs) {
-    if (o.writer->reads_trace_again() && (p.in.trace_path == "-" || !p.in.rmm_path.empty())) {
-      throw usage_error(o.label + ": the page reads the trace again, so it needs a clpool trace " +
-                        (p.in.rmm_path.empty() ? std::string("file, not standard input")
-                                               : std::string("file (convert the RMM CSV with "
-                                                             "--write-trace first)")));
-    }
-  }
+  refuse_second_reads(p, cl.peak);
   // Attribute memory to allocation sites when the trace has them (its header says version 2).
   if (p.in.rmm_path.empty()) {
     p.trace_version =
