@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include "common/text_escape.h"
+
 namespace clpool::cl_device {
 namespace {
 
@@ -163,12 +165,15 @@ std::string list_devices() {
   const std::vector<cl_platform_id> ps = platforms();
   std::string s;
   for (unsigned pi = 0; pi < ps.size(); ++pi) {
-    s += "platform " + std::to_string(pi) + ": " + platform_string(ps[pi], CL_PLATFORM_NAME) + "\n";
+    // Names as the driver says them, in the text rule: no terminal escape reaches the screen.
+    s += "platform " + std::to_string(pi) + ": " +
+         common::escape_text(platform_string(ps[pi], CL_PLATFORM_NAME)) + "\n";
     const std::vector<cl_device_id> ds = devices(ps[pi]);
     for (unsigned di = 0; di < ds.size(); ++di) {
       const device_info d = describe_device(ps[pi], pi, ds[di], di);
-      s += "  device " + std::to_string(di) + ": " + d.device_name + (d.gpu ? " (GPU, " : " (") +
-           std::to_string(d.global_mem >> 20) + " MiB, driver " + d.driver_version + ")\n";
+      s += "  device " + std::to_string(di) + ": " + common::escape_text(d.device_name) +
+           (d.gpu ? " (GPU, " : " (") + std::to_string(d.global_mem >> 20) + " MiB, driver " +
+           common::escape_text(d.driver_version) + ")\n";
     }
   }
   return s;

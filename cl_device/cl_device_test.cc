@@ -84,6 +84,16 @@ TEST_F(ClDevice, TheListingNamesEveryDeviceWithItsIndices) {
   EXPECT_NE(list.find(" (GPU, 64 MiB, driver "), std::string::npos) << list;
 }
 
+// A name is whatever the driver says: listed in the text rule, so no escape reaches a terminal
+// and the listing stays one line per device.
+TEST_F(ClDevice, TheListingEscapesControlCharactersInNames) {
+  ASSERT_EQ(control_->configure_devices("gpu-64m:name=\x1b[31mred\nfake"), "");
+  const std::string list = list_devices();
+  ASSERT_EQ(control_->configure_devices("cpu-32m;gpu-64m"), "");
+  EXPECT_NE(list.find("  device 0: \\x1B[31mred\\x0Afake (GPU, 64 MiB"), std::string::npos) << list;
+  EXPECT_EQ(list.find('\x1b'), std::string::npos) << list;
+}
+
 TEST_F(ClDevice, NoFreeMemoryQueryOnADeviceWithoutOne) {
   const free_memory_query q = find_free_memory_query(select_device(std::nullopt, std::nullopt));
   EXPECT_TRUE(q.name.empty()) << q.name;

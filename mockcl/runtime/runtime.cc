@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/text_escape.h"
 #include "mockcl/api/dispatch.h"
 
 extern char** environ;
@@ -70,8 +71,9 @@ mock_runtime::mock_runtime() {
     env_error_ = "MOCKCL_CALL_LOG='" + base_.call_log + "': cannot open for writing";
   }
   if (!env_ok_) {
+    // One line whatever the variables hold (a newline or an escape in MOCKCL_DEVICES).
     std::fprintf(stderr, "mockcl: invalid configuration, platform refused: %s\n",
-                 env_error_.c_str());
+                 clpool::common::escape_text(env_error_).c_str());
   }
 }
 

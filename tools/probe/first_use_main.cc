@@ -14,6 +14,7 @@
 #include "common/cli.h"
 #include "common/cli11.h"
 #include "common/output_file.h"
+#include "common/text_escape.h"
 #include "tools/probe/first_use_matrix.h"
 
 namespace {
@@ -107,8 +108,10 @@ int run(int argc, char** argv) {
     throw usage_error("--small must be smaller than the buffer under test (--free plus --over, " +
                       std::to_string(free_bytes + over) + " B)");
   const clpool::probe::first_use_sizes sizes{.big = free_bytes + over, .small = small};
-  std::cout << "# device: " << d.device_name << " (platform " << d.platform_index << ": "
-            << d.platform_name << "; " << d.driver_version << ")\n"
+  using clpool::common::escape_text;  // a driver's names: no control character in a comment line
+  std::cout << "# device: " << escape_text(d.device_name) << " (platform " << d.platform_index
+            << ": " << escape_text(d.platform_name) << "; " << escape_text(d.driver_version)
+            << ")\n"
             << "# free: " << free_bytes << " B (" << free_source << ")\n"
             << "# buffer under test: " << sizes.big << " B (free + " << over
             << " B); control: " << sizes.small << " B\n";

@@ -13,6 +13,7 @@
 #include "cl_device/cl_device.h"
 #include "cl_device/free_memory.h"
 #include "common/cl_status.h"
+#include "common/text_escape.h"
 #include "pool/opencl/cl_error.h"
 #include "pool/opencl/cl_object.h"
 #include "tools/replay/cl_block_device.h"
@@ -254,7 +255,7 @@ class opencl_device_backend final : public device_backend {
     dev_.description = dev_.info.platform_name + " / " + dev_.info.device_name + ", " +
                        std::to_string(*now) + " bytes free with a context open (" +
                        std::to_string(before) + " before it; measured: " + dev_.query_name + ")";
-    std::fprintf(stderr, "clpool_replay: device %s\n", dev_.description.c_str());
+    std::fprintf(stderr, "clpool_replay: device %s\n", common::escape_text(dev_.description).c_str());
   }
 
   void after_replay() override {
@@ -361,7 +362,7 @@ std::unique_ptr<device_backend> open_opencl_backend(std::string_view device,
                                       "the ballast assumes all of CL_DEVICE_GLOBAL_MEM_SIZE "
                                       "is free")) +
       ")";
-  std::fprintf(stderr, "clpool_replay: device %s\n", dev.description.c_str());
+  std::fprintf(stderr, "clpool_replay: device %s\n", common::escape_text(dev.description).c_str());
   // The profile (not given) decided no semantics: the device's own failure point will.
   return std::make_unique<opencl_device_backend>(std::move(dev), options, options.semantics_given);
 }
