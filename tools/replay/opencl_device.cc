@@ -255,7 +255,8 @@ class opencl_device_backend final : public device_backend {
     dev_.description = dev_.info.platform_name + " / " + dev_.info.device_name + ", " +
                        std::to_string(*now) + " bytes free with a context open (" +
                        std::to_string(before) + " before it; measured: " + dev_.query_name + ")";
-    std::fprintf(stderr, "clpool_replay: device %s\n", common::escape_text(dev_.description).c_str());
+    std::fprintf(stderr, "clpool_replay: device %s\n",
+                 common::escape_text(dev_.description).c_str());
   }
 
   void after_replay() override {
