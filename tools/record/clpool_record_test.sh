@@ -59,6 +59,10 @@ for icd in pocl mockcl; do
   # '-' is no standard output: refused before the program runs (it wrote ./- and summarised stdin).
   rec 2 --out - -- "$DRIVER" lifecycle < /dev/null
   has "--out: '-' is not standard output here"
+  rec 2 --budget -- "$DRIVER" lifecycle
+  has "--budget: needs a value"
+  rec 127 -- ""
+  has "cannot run '': the program's name is empty"
   [[ ! -e ./- ]] || fail "--out - wrote a file named '-'"
 
   echo "--- an existing trace is replaced only with --force"

@@ -59,6 +59,10 @@ std::string resolve_program(const std::string& name, std::string& problem) {
     }
     return false;
   };
+  if (name.empty()) {  // `-- ""`: not a directory of PATH, which a search would find first
+    problem = "the program's name is empty";
+    return "";
+  }
   if (name.find('/') != std::string::npos) {
     if (runnable(name, problem)) return name;
     if (problem.empty()) problem = "no such program";

@@ -50,8 +50,8 @@ std::string scan_program_flags(
     std::string value;
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
+    } else if (i + 1 < args.size() && args[i + 1] != "--") {
+      value = args[++i];  // `--budget -- prog`: no value ('--' starts the program)
     }
     if (std::string error = on_value(flag, value); !error.empty()) return error;
   }

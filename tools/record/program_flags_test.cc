@@ -68,6 +68,8 @@ TEST(ProgramFlags, EachMistakeIsOneLine) {
   EXPECT_NE(unknown.find("--force"), std::string::npos) << unknown;  // did you mean
   EXPECT_NE(unknown.find("tool --help"), std::string::npos) << unknown;
   EXPECT_EQ(scan({"--out"}).error, "--out: needs a value");  // the callback's word
+  // '--' starts the program: never a flag's value.
+  EXPECT_EQ(scan({"--out", "--", "./app"}).error, "--out: needs a value");
   for (const std::string& e :
        {scan({"--force=yes"}).error, scan({"--froce"}).error, scan({"-j", "1", "-j", "2"}).error}) {
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;

@@ -147,6 +147,20 @@ std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
   }
   if (std::string p = base_environment(s.o, s.layer, s.env); !p.empty()) return usage_error(p);
   if (std::string p = prepare_out(s.o); !p.empty()) return usage_error(p);
+  // Where the reports go is checked now, not after every run (a missing directory, the --out
+  // folder itself): a temporary file made there and removed again.
+  for (const auto& [flag, path] : {std::pair{"--json", s.o.json}, std::pair{"--html", s.o.html}}) {
+    struct stat st;
+    if (!path || *path == "-" ||
+        (::stat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+      continue;  // a device or FIFO is written in place at the end (a FIFO's open would wait)
+    }
+    try {
+      common::atomic_output_file probe(*path, flag);
+    } catch (const common::output_error& e) {
+      return usage_error(e.what());
+    }
+  }
   return std::nullopt;
 }
 

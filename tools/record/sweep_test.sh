@@ -101,6 +101,10 @@ assert j["fault_free"]["live_at_exit_bytes"] == 0, j["fault_free"]
 assert leak["site"].startswith("make_filled (") and leak["replay"].endswith("leaks"), leak
 PY
 grep -q "<table>" "$T/r.html" && grep -q "leaked" "$T/r.html" || fail "--html"
+# A report that cannot be written is refused before any run, not after them all.
+sweep 2 --json "$T/no/such/dir/r.json" -- "$VICTIM" handles
+has "--json: cannot create '$T/no/such/dir/r.json'"
+[[ "$out" != *"fault-free"* && ! -e "$T/s$n/fault-free" ]] || fail "--json in a missing directory ran the program"
 sweep 0 --json - -- "$VICTIM" handles
 [[ "$out" == "{"* ]] || fail "--json - printed more than the JSON"
 
