@@ -14,11 +14,16 @@ constexpr char help[] = "--help";
 // CLI11's own words for a count of values, "NAME: At Most 1 required but received 2" and
 // "NAME: 1 required TEXT missing": the only place that reads them.
 std::string counted_message(const std::string& what) {
-  static const std::regex at_most(R"(^(\S+): At Most \d+ required but received (\d+)$)");
+  static const std::regex at_most(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
   static const std::regex missing(R"(^(\S+): \d+ required \S+ missing$)");
   static const std::regex at_least(R"(^(\S+): At least \d+ required but received 0$)");
   std::smatch m;
-  if (std::regex_match(what, m, at_most)) return given_twice(m[1].str(), std::stoul(m[2].str()));
+  if (std::regex_match(what, m, at_most)) {
+    // An option of k values (--compare A B) given r values: r / k times, or a wrong count.
+    const std::size_t k = std::stoul(m[2].str()), r = std::stoul(m[3].str());
+    if (k <= 1 || r % k == 0) return given_twice(m[1].str(), k <= 1 ? r : r / k);
+    return m[1].str() + ": takes " + std::to_string(k) + " values, got " + std::to_string(r);
+  }
   if (std::regex_match(what, m, missing) || std::regex_match(what, m, at_least)) {
     return needs_value(m[1].str());
   }

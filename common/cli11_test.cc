@@ -15,7 +15,7 @@ namespace {
 struct tool {
   CLI::App app{"a tool"};
   std::string trace, capacity, output;
-  std::vector<std::string> compare;
+  std::vector<std::string> compare, pair;
   unsigned bits = 4;
   bool quiet = false;
   tool() {
@@ -23,6 +23,7 @@ struct tool {
     app.add_option("--capacity", capacity, "a size");
     app.add_option("--output", output, "a file");
     app.add_option("--compare", compare, "configurations")->expected(1, -1);
+    app.add_option("--pair", pair, "two profiles")->expected(2);
     app.add_option("--leading-bits", bits, "bits")->check(CLI::Range(0u, 12u));
     app.add_flag("--quiet", quiet, "quiet");
   }
@@ -56,6 +57,9 @@ TEST(Cli11, AnOptionGivenTwice) {
 
 TEST(Cli11, AnOptionWithoutItsValue) {
   EXPECT_EQ(tool().parse({"t", "--compare"}), "--compare: needs a value");
+  // An option of two values (clpool_probe's --compare A B): a wrong count is not "given 3 times".
+  EXPECT_EQ(tool().parse({"t", "--pair", "a", "b", "c"}), "--pair: takes 2 values, got 3");
+  EXPECT_EQ(tool().parse({"t", "--pair", "a", "b", "--pair", "c", "d"}), "--pair: given twice");
   EXPECT_EQ(tool().parse({"t", "--capacity"}), "--capacity: needs a value");
 }
 

@@ -174,7 +174,8 @@ device_profile parse_profile(std::string_view text, std::string_view source) {
 
 void validate_profile(const device_profile& p, std::string_view source) {
   if (!valid_name(p.name))
-    throw profile_error(std::string(source) + ": name: '" + p.name + "' is not a name");
+    throw profile_error(std::string(source) + ": name: '" + p.name +
+                        "' is not a name (letters, digits, '_', '-', '.'; at most 64)");
   validate_profile_values(p, source);
 }
 

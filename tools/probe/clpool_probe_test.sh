@@ -50,7 +50,8 @@ expect 2 "--device 2: no such device on platform 0 'mockcl' (it has 2" --device 
 expect 2 "--device: '-1' is not an index" --device -1
 expect 2 "--device: 'gpu' is not an index" --device gpu
 # --name must be a profile name; --force needs --output.
-expect 2 "--name" --name "two words"
+expect 2 "clpool_probe: error: --name: 'two words' is not a name (letters, digits, '_', '-', '.'; at most 64)" --name "two words"
+expect 2 "clpool_probe: error: --compare: takes 2 values, got 3" --compare nvidia exact pocl
 expect 2 "--force needs --output" --force
 # --output: a directory, a missing directory, a place nobody can write, a file that is not a profile.
 expect 2 "--output" --output "$T"

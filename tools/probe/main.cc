@@ -175,7 +175,9 @@ void plan_probe(const CLI::App& app, const probe_args& a, probe_plan& p) {
     try {
       clpool::device_model::validate_profile(profile, "--name");
     } catch (const clpool::device_model::profile_error& e) {
-      throw usage_error(e.what());
+      std::string what = e.what();  // "--name: name: 'x' ...": the flag names it once
+      if (what.rfind("--name: name: ", 0) == 0) what.erase(7, 6);
+      throw usage_error(what);
     }
   }
   if (a.force && a.output_path.empty()) throw usage_error("--force needs --output");
