@@ -138,7 +138,7 @@ std::string format_bytes(std::uint64_t bytes) {
 }
 
 std::string format_bytes_both(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
   return format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
 }
 

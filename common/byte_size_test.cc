@@ -144,6 +144,7 @@ TEST(FormatBytes, RoundedForPeople) {
 
 TEST(FormatBytes, BothForReports) {
   EXPECT_EQ(format_bytes_both(0), "0 bytes");
+  EXPECT_EQ(format_bytes_both(1), "1 byte");
   EXPECT_EQ(format_bytes_both(1023), "1023 bytes");
   EXPECT_EQ(format_bytes_both(1024), "1 KiB (1024 bytes)");
   EXPECT_EQ(format_bytes_both(std::uint64_t{3} << 19), "1.50 MiB (1572864 bytes)");

@@ -20,8 +20,8 @@ const char* const sweep_usage =
     "\n"
     "  --profile P       the device: exact, nvidia (the default), pocl or a profile file\n"
     "  --points KINDS    alloc, first-use or all (the default) of the points\n"
-    "  --timeout S       a run is hung after S seconds (default: ten times the fault-free\n"
-    "                    run's time, at least 10 s)\n"
+    "  --timeout S       a run is hung after S seconds, at most 604800 (default: ten times\n"
+    "                    the fault-free run's time, at least 10 s)\n"
     "  --check PROGRAM   a run that exits 0 is silent when PROGRAM BASELINE_DIR RUN_DIR exits\n"
     "                    non-zero (each DIR holds the run's stdout.txt and stderr.txt)\n"
     "  -j N              N runs at once (default 1)\n"
@@ -111,6 +111,7 @@ std::string apply(sweep_options& o, const std::string& flag, const std::string& 
     if (end == value.c_str() || *end != '\0' || !std::isfinite(t) || t <= 0) {
       return "--timeout: '" + value + "' is not a number of seconds above 0";
     }
+    if (t > 604800) return "--timeout: '" + value + "' is more than a week (604800 s)";
     o.timeout = t;
   } else if (flag == "--shard") {
     return apply_shard(o, value);

@@ -126,7 +126,8 @@ std::string sweep_text(const sweep_result& r) {
     out << "\n" << replay::unnamed_site_note << "\n";
   }
   if (!r.left_out.empty()) {
-    out << "\nleft out: " << r.left_out.size() << " points (" << r.left_out_why << "):";
+    out << "\nleft out: " << r.left_out.size()
+        << (r.left_out.size() == 1 ? " point (" : " points (") << r.left_out_why << "):";
     for (std::size_t i = 0; i < r.left_out.size() && i < 20; ++i)
       out << " " << to_string(r.left_out[i].id);
     out << (r.left_out.size() > 20 ? " ..." : "") << "\n";

@@ -152,7 +152,7 @@ has "clpool sweep: error: the program fails without any fault injected: it exits
 
 echo "=== bad input: one line, exit 2, nothing run"
 for c in "--shard 3/2|--shard: 3/2: K must be from 1 to N" "-j 0|-j: 0 is not a number of runs at once" \
-         "--timeout 0|--timeout: '0' is not a number of seconds above 0" "--points some|--points: 'some' is not alloc" \
+         "--timeout 0|--timeout: '0' is not a number of seconds above 0" "--timeout 1e300|--timeout: '1e300' is more than a week" "--points some|--points: 'some' is not alloc" \
          "--check $T/nope|--check: cannot run '$T/nope': no such program" "--only alloc:0|--only: 'alloc:0' is not a point" \
          "--profile exact --points first-use|--points first-use: the exact profile's device fails at creation" \
          "--profile amd|--profile: profile 'amd': no such built-in profile" "--shard 1/0|--shard: 1/0: K must be from 1 to N" \

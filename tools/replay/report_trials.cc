@@ -21,9 +21,13 @@ std::string format_trials_text(const config_result& result) {
     clean += trials[i].oom ? 0 : 1;
     if (i > 0 && !trials[i].oom != !trials[i - 1].oom) ++changes;
   }
-  out << "trials: " << trials.size() << " capacities from "
-      << format_bytes_exact(trials.front().capacity) << " to "
-      << format_bytes_exact(trials.back().capacity);
+  if (trials.size() == 1) {
+    out << "trials: 1 capacity, " << format_bytes_exact(trials.front().capacity);
+  } else {
+    out << "trials: " << trials.size() << " capacities from "
+        << format_bytes_exact(trials.front().capacity) << " to "
+        << format_bytes_exact(trials.back().capacity);
+  }
   if (trials.size() > 1)
     out << " in steps of " << format_bytes_exact(trials[1].capacity - trials[0].capacity);
   out << ": " << clean << " clean, " << trials.size() - clean << " out of memory\n";

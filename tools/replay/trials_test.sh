@@ -41,7 +41,7 @@ grep -q "clean from .* up, out of memory below" <<<"$expect_out" || fail "text: 
 grep -qE "bytes\): out of memory at event [0-9]+ \(" <<<"$expect_out" || fail "text: no failing trial line"
 # The table with two configurations: a row, then each configuration's trials.
 expect_run 1 "trials clean" "$REPLAY" --no-progress "$trace" --compare nopool pool:lb=4 --trials "$P:$P:64KiB"
-grep -q "^pool:lb=4 trials: 1 capacities" <<<"$expect_out" || fail "table: no trials of pool:lb=4"
+grep -q "^pool:lb=4 trials: 1 capacity, " <<<"$expect_out" || fail "table: no trials of pool:lb=4"
 # JSON: each trial's capacity, verdict and first failing event.
 "$REPLAY" --no-progress "$trace" --no-pool --trials "$((P - 65536)):$P:64KiB" --json > "$T/two.json"
 [[ $(json_field "$T/two.json" '[t["ok"] for t in d["results"][0]["trials"]]') == "[False, True]" ]] || fail "json: verdicts"
