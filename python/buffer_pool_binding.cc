@@ -23,6 +23,7 @@
 #include "pool/shared_limit.h"
 #include "python/errors_binding.h"
 #include "python/foreign_binding.h"
+#include "python/initialised_caster.h"
 #include "python/pool_extras.h"
 #include "python/pooled_buffer_type.h"
 #include "python/raw_method.h"
@@ -132,6 +133,14 @@ struct py_buffer_pool {
   // else null: a reused block then orders that queue first (buffer_pool_allocate).
   cl_command_queue out_of_order_queue = nullptr;
 };
+
+}  // namespace
+}  // namespace clpool::python
+
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_buffer_pool);
+CLPOOL_REFUSE_UNINITIALISED(clpool::shared_limit);
+namespace clpool::python {
+namespace {
 
 // The size argument: an int (the fast path) or anything with __index__.
 bool parse_size(PyObject* arg, std::uint64_t& bytes) {

@@ -22,6 +22,7 @@
 #include "pool/memory_pool.h"
 #include "pool/opencl/host_pinned_allocator.h"
 #include "python/errors_binding.h"
+#include "python/initialised_caster.h"
 #include "python/pool_extras.h"
 
 namespace py = pybind11;
@@ -148,6 +149,12 @@ struct py_pinned_pool {
 };
 
 }  // namespace
+}  // namespace clpool::python
+
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_pinned_block);
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_pinned_pool);
+namespace clpool::python {
+namespace {}  // namespace
 
 void bind_pinned_pool(py::module_& m) {
   py::class_<py_pinned_block>(m, "PinnedBlock", py::buffer_protocol())

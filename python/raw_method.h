@@ -6,6 +6,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <typeinfo>
+
+#include "python/initialised_caster.h"
+
 namespace clpool::python {
 
 // Adds `def` (static storage: CPython keeps the pointer) to the class `cls` as a method. The
@@ -18,22 +22,27 @@ inline void add_raw_method(pybind11::handle cls, PyMethodDef* def, const char* n
 }
 
 // The C++ object of `self`, an instance of a pybind11 class W (or of a Python subclass of it),
-// or nullptr with TypeError set when its __init__ has not run.
+// or nullptr with TypeError set when its __init__ has not run (python/initialised_caster.h).
 template <class W>
 W* raw_self(PyObject* self) {
   auto* inst = reinterpret_cast<pybind11::detail::instance*>(self);
-  void* value = inst->simple_layout ? inst->simple_value_holder[0] : nullptr;
-  if (value == nullptr) {
-    // Not simple (Python-side multiple inheritance) or not initialised: pybind11's own lookup.
-    try {
-      return pybind11::cast<W*>(pybind11::handle(self));
-    } catch (const pybind11::cast_error&) {
-      PyErr_Format(PyExc_TypeError, "%s: the pool was not initialised (__init__ did not run)",
-                   Py_TYPE(self)->tp_name);
-      return nullptr;
-    }
+  if (inst->simple_layout && inst->simple_holder_constructed) {
+    return static_cast<W*>(inst->simple_value_holder[0]);
   }
-  return static_cast<W*>(value);
+  // Not simple (Python-side multiple inheritance), or not initialised: pybind11's own lookup,
+  // after the check its lazy allocation would skip.
+  if (!is_initialised(self, typeid(W))) {
+    PyErr_Format(PyExc_TypeError, "%s: not initialised (its __init__ did not run, or raised)",
+                 Py_TYPE(self)->tp_name);
+    return nullptr;
+  }
+  try {
+    return pybind11::cast<W*>(pybind11::handle(self));
+  } catch (const pybind11::cast_error&) {
+    PyErr_Format(PyExc_TypeError, "%s: not initialised (its __init__ did not run, or raised)",
+                 Py_TYPE(self)->tp_name);
+    return nullptr;
+  }
 }
 
 }  // namespace clpool::python

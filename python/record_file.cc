@@ -6,11 +6,14 @@
 #include <system_error>
 #include <utility>
 
+#include "python/initialised_caster.h"
 #include "python/trace_output.h"
 #include "stacks/capture.h"
 #include "trace/trace_writer.h"
 
 namespace py = pybind11;
+
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::record_file);
 
 namespace clpool::python {
 

@@ -5,6 +5,7 @@
 // file system can hold (common/text_escape.h), artifact folders and files (common/output_file.h).
 // The plugin defines none of these rules itself.
 #include "python/session_binding.h"
+#include "python/initialised_caster.h"
 
 #include <pybind11/stl.h>
 
@@ -169,6 +170,14 @@ class plugin_session {
   next_seq_fn next_seq_ = nullptr;
   trace_error_fn trace_error_ = nullptr;
 };
+
+}  // namespace
+}  // namespace clpool::python
+
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::plugin_session);
+
+namespace clpool::python {
+namespace {
 
 void bind_followed_session(py::module_& m) {
   py::class_<plugin_session>(m, "_FollowedSession",

@@ -13,6 +13,7 @@
 #include "pool/shared_limit.h"
 #include "python/errors_binding.h"
 #include "python/gc_safe_subclass.h"
+#include "python/initialised_caster.h"
 #include "python/pool_extras.h"
 
 namespace py = pybind11;
@@ -64,6 +65,12 @@ struct py_svm_pool {
 };
 
 }  // namespace
+}  // namespace clpool::python
+
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_svm_block);
+CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_svm_pool);
+namespace clpool::python {
+namespace {}  // namespace
 
 void bind_svm_pool(py::module_& m) {
   m.def(

@@ -299,6 +299,45 @@ class PoolTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "finite"):
             p.set_trim(ratio=float("nan"))
 
+    def test_a_pool_whose_init_did_not_run_is_refused(self):
+        # A refused __init__ leaves `self` reachable (its traceback, a subclass's registry), and
+        # __new__ alone makes one: every method and counter refuses it instead of reading memory
+        # that was never constructed (a crash or a hang before).
+        def half_made(pool_type):
+            try:
+                pool_type(object())
+            except TypeError as e:
+                tb = e.__traceback__
+            while tb is not None:  # the frame of the pool's own __init__
+                self_ = tb.tb_frame.f_locals.get("self")
+                if isinstance(self_, pool_type):
+                    return self_
+                tb = tb.tb_next
+            self.fail(f"no half-made {pool_type.__name__} in the traceback")
+
+        pools = [
+            half_made(cp.MemoryPool),
+            half_made(clpool.PageLockedMemoryPool),
+            cp.MemoryPool.__new__(cp.MemoryPool),
+            clpool.PageLockedMemoryPool.__new__(clpool.PageLockedMemoryPool),
+        ]
+        if self.ctx.devices[0].svm_capabilities:
+            pools += [half_made(cp.SVMPool), cp.SVMPool.__new__(cp.SVMPool)]
+        for pool in pools:
+            for use in (
+                lambda: pool.held_blocks,
+                lambda: pool.active_bytes,
+                lambda: pool.free_held(),
+                lambda: pool.statistics(),
+                lambda: pool.set_limit(1),
+                lambda: pool.allocate(4096)
+                if not isinstance(pool, clpool.PageLockedMemoryPool)
+                else pool.allocate((4,), np.float32),
+            ):
+                with self.subTest(pool=type(pool).__name__):
+                    with self.assertRaisesRegex(TypeError, "not initialised"):
+                        use()
+
 
 # A program that keeps its pool in a module's globals until it exits, as scripts do: the pool dies
 # while Python finalizes, and every cl_mem it held, and every buffer object it kept for reuse (with
