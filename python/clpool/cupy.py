@@ -113,6 +113,10 @@ class MemoryPool:
         self._managed = allocator.managed
         self._arenas = {}  # queue.int_ptr -> (queue, clpool._core pool)
         self._limits = {}  # device.int_ptr -> clpool._core.SharedLimit
+        # queue.int_ptr -> mallocs under way in that arena: free_all_blocks() keeps an arena a
+        # malloc has taken but not yet allocated from (its block would land in a dropped arena,
+        # outside every counter).
+        self._busy = {}
         self._lock = threading.Lock()
 
     # --- arenas ------------------------------------------------------------------------------
@@ -124,9 +128,12 @@ class MemoryPool:
         return limit
 
     def _arena(self, queue):
-        entry = self._arenas.get(queue.int_ptr)
-        if entry is not None:
-            return entry[1]
+        """The queue's arena (made on first use), counted busy until _done(queue)."""
+        with self._lock:
+            entry = self._arenas.get(queue.int_ptr)
+            if entry is not None:
+                self._busy[queue.int_ptr] = self._busy.get(queue.int_ptr, 0) + 1
+                return entry[1]
         if queue.properties & _cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE:
             raise ValueError(
                 "MemoryPool: an arena reuses blocks without synchronisation, which "
@@ -142,7 +149,14 @@ class MemoryPool:
         core.add_reclaim_callback(_free_siblings(weakref.ref(self), queue.int_ptr))
         with self._lock:
             entry = self._arenas.setdefault(queue.int_ptr, (queue, core))
+            self._busy[queue.int_ptr] = self._busy.get(queue.int_ptr, 0) + 1
         return entry[1]
+
+    def _done(self, queue):
+        with self._lock:
+            left = self._busy.pop(queue.int_ptr) - 1
+            if left:
+                self._busy[queue.int_ptr] = left
 
     def _cores(self):
         with self._lock:
@@ -157,10 +171,13 @@ class MemoryPool:
         PooledSVM is its address."""
         queue = get_current_queue()
         core = self._arena(queue)
-        if self._managed:
-            block = core.allocate(size, queue.int_ptr)
-            return None if block is None else PooledSVM(block)
-        return core.allocate(size)
+        try:
+            if self._managed:
+                block = core.allocate(size, queue.int_ptr)
+                return None if block is None else PooledSVM(block)
+            return core.allocate(size)
+        finally:
+            self._done(queue)
 
     def free_all_blocks(self, stream=None):
         """Frees the held blocks of the arena of `stream` (a pyopencl.CommandQueue), or of every
@@ -175,7 +192,11 @@ class MemoryPool:
                 continue
             entry[1].free_held()
             with self._lock:
-                if entry[1].active_blocks == 0 and self._arenas.get(key) is entry:
+                if (
+                    entry[1].active_blocks == 0
+                    and key not in self._busy
+                    and self._arenas.get(key) is entry
+                ):
                     del self._arenas[key]
 
     def free_all_free(self):

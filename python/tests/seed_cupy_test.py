@@ -71,6 +71,17 @@ class CuPySeedTest(unittest.TestCase):
         self.assertEqual(self.pool.n_free_blocks(), 0)
         with self.assertRaises(TypeError):
             self.pool.free_all_blocks(stream="queue 1")
+        # A malloc that has taken its arena when another thread's free_all_blocks() finds the
+        # arena empty: the arena stays, and its block is counted (it landed in a dropped arena,
+        # used_bytes() 0, under threads before). The two halves of malloc, in that order:
+        core = self.pool._arena(self.queue)
+        self.pool.free_all_blocks()
+        block = core.allocate(4096)
+        self.pool._done(self.queue)
+        self.assertGreaterEqual(self.pool.used_bytes(), 4096)
+        del block
+        self.pool.free_all_blocks()
+        self.assertEqual(self.pool.total_bytes(), 0)
 
     def test_MemoryPool_free_all_free(self):
         a = self.pool.malloc(4096)
