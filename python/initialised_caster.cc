@@ -14,6 +14,15 @@ bool is_initialised(PyObject* self, const std::type_info& type) {
   return vh && vh.holder_constructed();
 }
 
+bool all_initialised(pybind11::handle self) {
+  if (pybind11::detail::all_type_info(Py_TYPE(self.ptr())).empty()) return false;
+  auto* inst = reinterpret_cast<pybind11::detail::instance*>(self.ptr());
+  for (const pybind11::detail::value_and_holder& vh : pybind11::detail::values_and_holders(inst)) {
+    if (!vh.holder_constructed()) return false;
+  }
+  return true;
+}
+
 void require_initialised(pybind11::handle src, const std::type_info& type) {
   if (!src || is_initialised(src.ptr(), type)) return;
   throw pybind11::type_error(std::string(Py_TYPE(src.ptr())->tp_name) +

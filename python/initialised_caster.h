@@ -24,6 +24,11 @@ void require_initialised(pybind11::handle src, const std::type_info& type);
 // The same as a flag, for the raw methods (python/raw_method.h), which run without pybind11.
 bool is_initialised(PyObject* self, const std::type_info& type);
 
+// Whether every C++ object of `self` (an instance of one or more pybind11 classes) is
+// constructed: false for a pool whose __init__ has not run yet, true after. False for an object
+// of no pybind11 class.
+bool all_initialised(pybind11::handle self);
+
 }  // namespace clpool::python
 
 #define CLPOOL_REFUSE_UNINITIALISED(W)                       \

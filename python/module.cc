@@ -5,6 +5,7 @@
 #include "python/buffer_pool_binding.h"
 #include "python/death_log.h"
 #include "python/errors_binding.h"
+#include "python/initialised_caster.h"
 #include "python/pinned_pool_binding.h"
 #include "python/record_file.h"
 #include "python/replay_binding.h"
@@ -22,6 +23,8 @@ PYBIND11_MODULE(_core, m) {
   clpool::python::bind_record_file(m);
   clpool::python::bind_replay(m);
   clpool::python::bind_session(m);
+  m.def("initialised", &clpool::python::all_initialised, pybind11::arg("obj"),
+        "Whether obj's C++ part is constructed (a pool's __init__ has run).");
   m.def("stop_all_traces", &clpool::python::stop_all_traces,
         "Finishes every trace a pool is still recording (run at exit).");
 }

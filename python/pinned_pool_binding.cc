@@ -175,7 +175,18 @@ void bind_pinned_pool(py::module_& m) {
       .def_property_readonly(
           "host_ptr", [](py_pinned_block& b) { return reinterpret_cast<std::uintptr_t>(b.data()); })
       .def_property_readonly("mem_int_ptr", &py_pinned_block::mem)
-      .def("free", &py_pinned_block::free);
+      .def("free", [](py_pinned_block& b) {
+        // A second free() raises, as a second release of any pooled object does (the
+        // destructor's own free() of a freed block stays silent).
+        if (!b.has_block()) {
+          py::object error = py::module_::import("clpool._errors")
+                                 .attr("released_error")("PinnedBlock.free",
+                                                         "the page-locked block was already freed");
+          PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+          throw py::error_already_set();
+        }
+        b.free();
+      });
   py::class_<py_pinned_pool> cls(m, "PinnedPool");
   cls.def(py::init([](std::uintptr_t queue, cl_mem_flags flags, unsigned leading_bits) {
             return new py_pinned_pool(reinterpret_cast<cl_command_queue>(queue), flags,

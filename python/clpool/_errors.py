@@ -48,3 +48,16 @@ def make_out_of_memory(message, figures):
     for name in _FIGURES:
         setattr(error, name, figures[name])
     return error
+
+
+def released_error(routine, message):
+    """What a second release of a pooled object raises: pyopencl.LogicError, as PyOpenCL's own
+    pooled objects and clpool's PooledBuffer raise it ("ROUTINE failed: INVALID_VALUE - MESSAGE");
+    ValueError without pyopencl."""
+    try:
+        import pyopencl
+        from pyopencl import _cl
+
+        return pyopencl.LogicError(_cl._ErrorRecord(routine, -30, message))
+    except (ImportError, AttributeError, TypeError):
+        return ValueError(f"{routine}: {message}")

@@ -5,8 +5,19 @@ free_all_blocks(stream). Every clpool pool's set_limit has CuPy's meaning (limit
 
 import numbers
 
+from clpool import _core
+
 # set_limit's older keyword, limit_bytes=, is still accepted as a name for size=.
 _UNSET = object()
+
+
+def refuse_second_init(pool):
+    """A pool's __init__ runs once: a second call would replace the Python side (its allocator)
+    and silently keep the C++ pool, so the two would disagree."""
+    if _core.initialised(pool):
+        raise RuntimeError(
+            f"{type(pool).__name__}.__init__: the pool is already initialised; make a new pool"
+        )
 
 
 def limit_from(size, fraction, total, who, limit_bytes=_UNSET):

@@ -11,7 +11,7 @@ The memory is the host side of transfers to and from device buffers (pool/opencl
 
 from clpool import _core
 from clpool._handles import cl_handle, leading_bits, mem_flags
-from clpool._pool_api import SingleArenaNames
+from clpool._pool_api import SingleArenaNames, refuse_second_init
 
 
 def _plain_dtype(numpy, dtype, who):
@@ -108,6 +108,7 @@ class PageLockedMemoryPool(SingleArenaNames, _core.PinnedPool):
     PageLockedMemoryPool(queue, mem_flags, leading_bits_in_bin_id) works too."""
 
     def __init__(self, allocator=None, mem_flags_=None, leading_bits_in_bin_id=4):
+        refuse_second_init(self)
         import pyopencl
 
         if allocator is None or isinstance(allocator, pyopencl.CommandQueue):

@@ -14,7 +14,7 @@ import pyopencl as _cl
 from clpool import _core
 from clpool._handles import cl_handle, leading_bits
 from clpool._handles import mem_flags as _mem_flags
-from clpool._pool_api import SingleArenaNames
+from clpool._pool_api import SingleArenaNames, refuse_second_init
 
 PooledBuffer = _core.install_pooled_buffer_type(_cl.Buffer)
 
@@ -109,6 +109,7 @@ class MemoryPool(SingleArenaNames, _core.BufferPool, AllocatorBase):
     _object_type = PooledBuffer
 
     def __init__(self, allocator, leading_bits_in_bin_id=4, *, _shared_limit=None):
+        refuse_second_init(self)
         if not isinstance(allocator, (ImmediateAllocator, DeferredAllocator)):
             raise TypeError(
                 f"{type(self).__name__}: allocator must be clpool.pyopencl."

@@ -13,8 +13,9 @@ barrier (pool/opencl/README.md, "Pools and queue semantics").
 import pyopencl as _cl
 
 from clpool import _core
+from clpool._errors import released_error
 from clpool._handles import cl_handle, leading_bits
-from clpool._pool_api import SingleArenaNames
+from clpool._pool_api import SingleArenaNames, refuse_second_init
 
 
 def _queue_ptr(queue, who):
@@ -31,13 +32,20 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
         self._block = block
 
     def release(self):
-        """Gives the block back; work enqueued on its queue completes before the next user."""
+        """Gives the block back; work enqueued on its queue completes before the next user. A
+        second call raises pyopencl.LogicError, as PyOpenCL's PooledSVM does."""
+        self._refuse_released("PooledSVM.release")
         self._block.release()
 
     free = release  # PyCUDA's spelling
 
     def enqueue_release(self, queue=None):
+        self._refuse_released("PooledSVM.enqueue_release")
         self._block.enqueue_release(_queue_ptr(queue, "PooledSVM.enqueue_release"))
+
+    def _refuse_released(self, routine):
+        if not self._block.has_block:
+            raise released_error(routine, "the pooled SVM was already released")
 
     def bind_to_queue(self, queue):
         self._block.bind_to_queue(cl_handle(queue, "CommandQueue", "PooledSVM.bind_to_queue"))
@@ -87,6 +95,7 @@ class SVMPool(SingleArenaNames, _core.SVMPool):
     """PyOpenCL's SVMPool(allocator, leading_bits_in_bin_id=4)."""
 
     def __init__(self, allocator, leading_bits_in_bin_id=4, *, _shared_limit=None):
+        refuse_second_init(self)
         if not isinstance(allocator, SVMAllocator):
             raise TypeError(
                 "SVMPool: allocator must be clpool.pyopencl.SVMAllocator, got "

@@ -35,6 +35,9 @@ class PageLockedTest(unittest.TestCase):
         a.base.free()
         self.assertEqual(self.pool.active_blocks, 0)
         self.assertEqual(self.pool.held_blocks, 1)
+        with self.assertRaisesRegex(cl.LogicError, "PinnedBlock.free failed: INVALID_VALUE"):
+            a.base.free()  # a second free, as a second release of any pooled object
+        self.assertEqual(self.pool.held_blocks, 1)
         b = self.pool.allocate(15, np.int64)
         self.assertEqual(self.pool.statistics()["hits"], 1)
         del b

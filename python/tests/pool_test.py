@@ -299,6 +299,17 @@ class PoolTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "finite"):
             p.set_trim(ratio=float("nan"))
 
+    def test_init_runs_once(self):
+        # A second __init__ would replace the allocator the Python side shows and keep the C++
+        # pool (another context's): refused on every pool.
+        pools = [self.pool, clpool.PageLockedMemoryPool(self.queue)]
+        if self.ctx.devices[0].svm_capabilities:
+            pools.append(cp.SVMPool(cp.SVMAllocator(self.ctx, queue=self.queue)))
+        for pool in pools:
+            with self.subTest(pool=type(pool).__name__):
+                with self.assertRaisesRegex(RuntimeError, "already initialised"):
+                    pool.__init__(pool.allocator if hasattr(pool, "allocator") else self.queue)
+
     def test_a_pool_whose_init_did_not_run_is_refused(self):
         # A refused __init__ leaves `self` reachable (its traceback, a subclass's registry), and
         # __new__ alone makes one: every method and counter refuses it instead of reading memory

@@ -56,7 +56,12 @@ class SVMTest(unittest.TestCase):
         b.bind_to_queue(self.queue)
         b.unbind_from_queue()
         b.release()
-        b.release()  # a second release does nothing
+        for second in (b.release, b.free, lambda: b.enqueue_release(self.queue)):
+            with self.assertRaisesRegex(
+                cl.LogicError, "INVALID_VALUE - the pooled SVM was already"
+            ):
+                second()  # as PyOpenCL's own PooledSVM
+        self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
         c = p.allocate(1 << 16, self.queue)
         del c
         gc.collect()
