@@ -158,6 +158,12 @@ std::vector<config_result> replay_configs(const std::string& trace_path,
 
 // Everything checked before the first replay, as clpool_replay's plan is.
 std::string run(const replay_request& q) {
+  // "-" would be standard input to the reader, which the replay reads more than once (the
+  // trace's version, then each configuration): refused, as the command line refuses it with more
+  // than one pass.
+  if (q.trace_path == "-") {
+    throw config_error("trace: the trace is read more than once; give a file, not '-'");
+  }
   check_path("trace", q.trace_path);
   if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
   const std::vector<replay_config> configs = parse_configs(q.configs);

@@ -197,6 +197,9 @@ class ReplayTest(unittest.TestCase):
             (sock_path, "trace: '%s' is a socket" % sock_path),
             ("/dev/zero", "/dev/zero:1: not a clpool trace: it starts with NUL bytes"),
             ("/dev/null", "/dev/null:1: empty: no header"),
+            # Standard input to the command line; the replay reads the trace more than once (it
+            # said "<stdin>:1: empty: no header" of a valid trace on stdin).
+            ("-", "trace: the trace is read more than once; give a file, not '-'"),
         ]:
             with self.subTest(path=path):
                 start = time.monotonic()
