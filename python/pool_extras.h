@@ -110,22 +110,44 @@ void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
   namespace py = pybind11;
   cls.def(
          "add_reclaim_callback",
-         [](W& w, py::object callback) {
+         [](py::object self, py::object callback) {
+           W& w = self.cast<W&>();
            if (!PyCallable_Check(callback.ptr())) {
              throw py::type_error("add_reclaim_callback: the callback must be callable");
            }
            // Runs with the GIL (every pool call holds it, or the pool re-takes it for this),
            // outside the pool's locks; it may free blocks of this pool or of others. Errors are
            // reported as unraisable: the pool goes on to its next step.
-           auto shared = std::make_shared<py::object>(std::move(callback));
-           return w.core().add_reclaim_callback([shared](std::uint64_t bytes) {
-             py::gil_scoped_acquire gil;
-             try {
-               (*shared)(bytes);
-             } catch (py::error_already_set& e) {
-               e.discard_as_unraisable("clpool: a pool's reclaim callback");
-             }
-           });
+           //
+           // Held where the garbage collector sees it: in the pool's __dict__ (a Python
+           // subclass's, as clpool's pools are), the C++ side keeping a weak reference. A
+           // callback that refers to its pool (`lambda n: pool.free_held()`) is then a cycle the
+           // collector frees; held by C++ alone it kept the pool and its memory to the end.
+           auto held = std::make_shared<py::object>();
+           py::object dict = py::getattr(self, "__dict__", py::none());
+           py::object weak;
+           if (!dict.is_none()) {
+             weak = py::reinterpret_steal<py::object>(PyWeakref_NewRef(callback.ptr(), nullptr));
+             if (!weak) PyErr_Clear();  // a callable without weak references: held by C++
+           }
+           if (!weak) *held = callback;
+           const reclaim_callback_id id =
+               w.core().add_reclaim_callback([held, weak](std::uint64_t bytes) {
+                 py::gil_scoped_acquire gil;
+                 py::object f = *held;
+                 if (!f) f = py::reinterpret_borrow<py::object>(PyWeakref_GetObject(weak.ptr()));
+                 if (f.is_none()) return;  // collected with its pool
+                 try {
+                   f(bytes);
+                 } catch (py::error_already_set& e) {
+                   e.discard_as_unraisable("clpool: a pool's reclaim callback");
+                 }
+               });
+           if (weak) {
+             py::dict callbacks = dict.attr("setdefault")("_clpool_reclaim_callbacks", py::dict());
+             callbacks[py::int_(id)] = callback;
+           }
+           return id;
          },
          py::arg("callback"),
          "callback(bytes_needed) runs when a request fails even after the pool freed what it "
@@ -133,7 +155,15 @@ void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
          "Returns an id for remove_reclaim_callback.")
       .def(
           "remove_reclaim_callback",
-          [](W& w, reclaim_callback_id id) { return w.core().remove_reclaim_callback(id); },
+          [](py::object self, reclaim_callback_id id) {
+            const bool removed = self.cast<W&>().core().remove_reclaim_callback(id);
+            py::object dict = py::getattr(self, "__dict__", py::none());
+            if (!dict.is_none()) {
+              py::object callbacks = dict.attr("get")("_clpool_reclaim_callbacks");
+              if (!callbacks.is_none()) callbacks.attr("pop")(py::int_(id), py::none());
+            }
+            return removed;
+          },
           py::arg("callback_id"));
 }
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import unittest
+import weakref
 
 import numpy as np
 import pyopencl as cl
@@ -298,6 +299,42 @@ class PoolTest(unittest.TestCase):
             p.set_trim(ratio="half")
         with self.assertRaisesRegex(ValueError, "finite"):
             p.set_trim(ratio=float("nan"))
+
+    def test_reclaim_callbacks(self):
+        p = self.pool
+        kept = p.allocate(MiB)
+        p.set_limit(2 * MiB)
+        calls = []
+
+        def free_kept(needed):
+            nonlocal kept
+            calls.append(needed)
+            kept = None
+
+        cid = p.add_reclaim_callback(free_kept)
+        b = p.allocate(MiB + MiB // 2)  # over the limit until the callback frees `kept`
+        self.assertEqual(len(calls), 1)
+        self.assertIsNone(kept)
+        self.assertTrue(p.remove_reclaim_callback(cid))
+        self.assertFalse(p.remove_reclaim_callback(cid))
+        with self.assertRaises(clpool.OutOfMemoryError):
+            p.allocate(2 * MiB)  # no callback now
+        self.assertEqual(len(calls), 1)
+        del b
+        with self.assertRaisesRegex(TypeError, "callable"):
+            p.add_reclaim_callback(3)
+
+        # A callback that refers to its own pool is a cycle the collector frees, with the pool's
+        # memory (held by C++ alone, it kept both to the end of the process).
+        def make_and_drop():
+            pool = cp.MemoryPool(cp.ImmediateAllocator(self.queue))
+            pool.add_reclaim_callback(lambda n: pool.free_held())
+            pool.allocate(MiB)  # dropped at once: held for reuse
+            return weakref.ref(pool)
+
+        ref = make_and_drop()
+        gc.collect()
+        self.assertIsNone(ref())
 
     def test_init_runs_once(self):
         # A second __init__ would replace the allocator the Python side shows and keep the C++
