@@ -183,6 +183,8 @@ PyObject* buffer_pool_allocate(PyObject* self, PyObject* size) {
     if (object == nullptr) {
       object = make_pooled_buffer(w->type, a.handle().mem, record);
       if (object == nullptr) return nullptr;  // `a` gives the block back
+    } else if (!PyObject_GC_IsTracked(object)) {
+      PyObject_GC_Track(object);  // a user's object again (held untracked: pooled_buffer_dealloc)
     }
     // The record's reference to the object becomes the caller's.
     record->live = std::move(a);

@@ -61,9 +61,11 @@ void pooled_buffer_dealloc(PyObject* self) {
     return destroy(self);
   }
   // Take the object back: it belongs to the record again, with the reference the last user
-  // dropped, and it is tracked as any live object is.
+  // dropped. It stays untracked while the pool holds it: only the table reaches it then, so
+  // nothing (gc.get_objects()) can attach a new user's attribute to it, or an object whose
+  // __del__ calls into the pool while forget_block() frees it under the pool's lock.
+  // buffer_pool_allocate tracks it again when it is handed out.
   _Py_NewReference(self);
-  PyObject_GC_Track(self);
   if (record->st == block_record::state::handed_out) {
     record->st = block_record::state::in_pool;
     record->give_back();  // may forget_block(record): then `self` is destroyed in there

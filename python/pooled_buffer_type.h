@@ -10,8 +10,9 @@
 //    This type untracks the object before anything else, as CPython's own types do, and gives
 //    the block back in C without running Python code or releasing the GIL.
 // 2. Speed. Making a pyopencl.Buffer (Buffer.from_int_ptr) costs more than a whole pool hit, so
-//    each block keeps its Python object while it is held by the pool, and a hit hands the same
-//    object out again. When the last user reference goes, tp_dealloc takes the object back
+//    each block keeps its Python object while it is held by the pool (untracked by the garbage
+//    collector then, so that only the pool reaches it), and a hit hands the same object out
+//    again. When the last user reference goes, tp_dealloc takes the object back
 //    (resurrects it) instead of freeing it, provided nothing of the old user's is attached to
 //    it (no weak references, attributes or pybind11 keep-alive patients); otherwise the object
 //    is freed and the block gets a new one next time.

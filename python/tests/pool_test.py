@@ -336,6 +336,23 @@ class PoolTest(unittest.TestCase):
         gc.collect()
         self.assertIsNone(ref())
 
+    def test_a_held_object_is_out_of_the_collectors_reach(self):
+        # A block's object kept for reuse is reachable from the pool alone: gc.get_objects() could
+        # hand it out (an attribute set on it reached the next user; one whose __del__ allocated
+        # hung free_held(), which frees it under the pool's lock). Handed out, it is tracked again.
+        p = self.pool
+        b = p.allocate(4096)
+        del b
+        self.assertEqual(p.held_blocks, 1)
+        self.assertEqual([o for o in gc.get_objects() if isinstance(o, cp.PooledBuffer)], [])
+        b = p.allocate(4096)
+        self.assertTrue(gc.is_tracked(b))
+        self.assertIn(b, [o for o in gc.get_objects() if isinstance(o, cp.PooledBuffer)])
+        b.note = "the first user's"
+        del b
+        b = p.allocate(4096)
+        self.assertFalse(hasattr(b, "note"))
+
     def test_init_runs_once(self):
         # A second __init__ would replace the allocator the Python side shows and keep the C++
         # pool (another context's): refused on every pool.
