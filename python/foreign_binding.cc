@@ -39,6 +39,18 @@ int add_methods(PyObject* type, PyMethodDef* defs) {
   return 0;
 }
 
+// The generic subclass's setattr: everything as its base does, but `__class__`. Its objects are
+// tied to their blocks by address and given back by the type's finalizer, which a switched object
+// no longer runs: the block would stay active and the table entry stale.
+int refuse_class_switch(PyObject* self, PyObject* name, PyObject* value) {
+  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
+    PyErr_Format(PyExc_TypeError, "%s: __class__ cannot be changed: its pool tracks this object",
+                 Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  return Py_TYPE(self)->tp_base->tp_setattro(self, name, value);
+}
+
 }  // namespace
 
 PyObject* make_metaclass_subclass(PyObject* base, const subclass_request& request,
@@ -64,6 +76,7 @@ PyObject* make_metaclass_subclass(PyObject* base, const subclass_request& reques
   auto* t = reinterpret_cast<PyTypeObject*>(sub);
   if (with_finalize) {
     t->tp_finalize = request.finalize;
+    t->tp_setattro = refuse_class_switch;
   } else {
     t->tp_dealloc = request.dealloc;
   }

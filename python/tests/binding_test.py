@@ -54,6 +54,20 @@ class BindingTest(unittest.TestCase):
         held_objects = clpool._core.pooled_buffer_objects() - objects
         self.assertEqual(held_objects, 0 if cp.BINDING[0] == "generic" else 1)
 
+    def test_the_class_of_a_pooled_buffer_cannot_be_switched(self):
+        # Its pool ties it to its block by address: switched to a plain Buffer, its block stayed
+        # active and the table entry stale (the generic path let CPython allow it).
+        objects = clpool._core.pooled_buffer_objects()
+        b = self.pool.allocate(4096)
+        with self.assertRaises(TypeError):
+            b.__class__ = cl.Buffer
+        self.assertIs(type(b), cp.PooledBuffer)
+        b.note = "attributes are still set as on any Buffer"
+        del b
+        gc.collect()
+        self.assertEqual(self.pool.active_blocks, 0)
+        self.assertEqual(clpool._core.pooled_buffer_objects(), objects)
+
     def test_attribute_or_weakref_makes_a_fresh_object(self):
         b = self.pool.allocate(4096)
         b.note = "the last user's"
