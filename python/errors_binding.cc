@@ -1,5 +1,6 @@
 #include "python/errors_binding.h"
 
+#include <cstring>
 #include <string>
 
 #include "pool/errors.h"
@@ -35,8 +36,17 @@ void raise_out_of_memory(const out_of_memory& e) {
 
 }  // namespace
 
+namespace {
+// numpy.bool_ (numpy.bool in numpy 2) has __index__ (deprecated), but is no more a size than
+// Python's bool.
+bool is_numpy_bool(PyObject* obj) {
+  const char* name = Py_TYPE(obj)->tp_name;
+  return std::strcmp(name, "numpy.bool_") == 0 || std::strcmp(name, "numpy.bool") == 0;
+}
+}  // namespace
+
 std::uint64_t to_size(const py::handle& size, const char* who) {
-  if (PyBool_Check(size.ptr()) || !PyIndex_Check(size.ptr())) {
+  if (PyBool_Check(size.ptr()) || is_numpy_bool(size.ptr()) || !PyIndex_Check(size.ptr())) {
     throw py::type_error(std::string(who) + ": size must be an integer, not " +
                          std::string(py::str(size.get_type().attr("__name__"))));
   }

@@ -31,8 +31,11 @@ def _shape(shape, who):
     """A tuple of non-negative ints from an int or a sequence of integers (numpy's too)."""
     import operator
 
-    if isinstance(shape, bool):
-        raise TypeError(f"{who}: shape must be an int or a sequence of ints, not bool")
+    # bytes iterate as ints (b'8' would be a 56-long shape): refused, as numpy.empty refuses them
+    if isinstance(shape, (bool, str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"{who}: shape must be an int or a sequence of ints, not {type(shape).__name__}"
+        )
     try:
         dims = (operator.index(shape),)
     except TypeError:

@@ -12,7 +12,7 @@ once with buffer.release() (PyOpenCL's PooledBuffer.release()).
 import pyopencl as _cl
 
 from clpool import _core
-from clpool._handles import cl_handle, leading_bits
+from clpool._handles import byte_count, cl_handle, leading_bits
 from clpool._handles import mem_flags as _mem_flags
 from clpool._pool_api import SingleArenaNames, refuse_second_init
 
@@ -35,17 +35,6 @@ class AllocatorBase:
         raise NotImplementedError
 
 
-def _size(size, who):
-    import operator
-
-    if isinstance(size, bool):
-        raise TypeError(f"{who}: size must be an integer, not bool")
-    size = operator.index(size)
-    if size < 0:
-        raise ValueError(f"{who}: size must not be negative, got {size}")
-    return size
-
-
 class DeferredAllocator(AllocatorBase):
     """PyOpenCL's DeferredAllocator(context, mem_flags=READ_WRITE): clCreateBuffer only; the
     device may report out-of-memory only at first use."""
@@ -59,7 +48,7 @@ class DeferredAllocator(AllocatorBase):
 
     def __call__(self, size):
         """An unpooled buffer, as PyOpenCL's allocators give (None for 0 bytes)."""
-        if _size(size, "DeferredAllocator") == 0:
+        if byte_count(size, "DeferredAllocator") == 0:
             return None
         return _cl.Buffer(self.context, self.mem_flags, size)
 
@@ -79,7 +68,7 @@ class ImmediateAllocator(AllocatorBase):
 
     def __call__(self, size):
         """An unpooled buffer, backed at once (None for 0 bytes)."""
-        if _size(size, "ImmediateAllocator") == 0:
+        if byte_count(size, "ImmediateAllocator") == 0:
             return None
         buf = _cl.Buffer(self.context, self.mem_flags, size)
         _cl.enqueue_migrate_mem_objects(

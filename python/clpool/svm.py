@@ -14,7 +14,7 @@ import pyopencl as _cl
 
 from clpool import _core
 from clpool._errors import released_error
-from clpool._handles import cl_handle, leading_bits
+from clpool._handles import byte_count, cl_handle, leading_bits
 from clpool._pool_api import SingleArenaNames, refuse_second_init
 
 
@@ -87,7 +87,10 @@ class SVMAllocator:
         self._queue = _queue_ptr(queue, "SVMAllocator")
 
     def __call__(self, size):
-        """An unpooled SVM allocation, as PyOpenCL's SVMAllocator gives."""
+        """An unpooled SVM allocation, as PyOpenCL's SVMAllocator gives (size checked as the
+        pools check it; 0 is refused, as clSVMAlloc refuses it)."""
+        if byte_count(size, "SVMAllocator") == 0:
+            raise ValueError("SVMAllocator: size must be at least 1 byte")
         return _cl.SVMAllocation(self.context, size, self.alignment, self.flags, self.queue)
 
 

@@ -117,6 +117,9 @@ class PageLockedTest(unittest.TestCase):
             self.pool.allocate(4, "not a dtype")
         with self.assertRaises(TypeError):
             self.pool.allocate((True,), np.float32)
+        for text in (b"8", "8", bytearray(b"8")):  # bytes iterate as ints: b"8" was shape (56,)
+            with self.assertRaisesRegex(TypeError, "shape must be an int or a sequence"):
+                self.pool.allocate(text, np.float32)
         with self.assertRaises(TypeError):
             self.pool.allocate({"a": 1}.items(), np.float32)
         with self.assertRaises(ValueError):  # 2**70 bytes: beyond any size

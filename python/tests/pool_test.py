@@ -257,9 +257,16 @@ class PoolTest(unittest.TestCase):
         p = self.pool
         with self.assertRaisesRegex(ValueError, "negative"):
             p.allocate(-1)
-        for bad in ("1", 1.5, None, True):
+        for bad in ("1", 1.5, None, True, np.True_):
             with self.assertRaisesRegex(TypeError, "integer"):
                 p.allocate(bad)
+        for allocator in (cp.ImmediateAllocator(self.queue), cp.DeferredAllocator(self.ctx)):
+            with self.assertRaisesRegex(TypeError, "integer, not bool"):
+                allocator(np.True_)
+            with self.assertRaisesRegex(ValueError, "does not fit in 64 bits"):
+                allocator(1 << 64)
+        with self.assertRaisesRegex(TypeError, "integer, not bool"):
+            p.trim(True)
         self.assertEqual(p.allocate(np.int64(100)).size, 103)  # 0b1100111
         with self.assertRaisesRegex(ValueError, "64 bits"):
             p.allocate(1 << 70)

@@ -87,6 +87,22 @@ class SVMTest(unittest.TestCase):
             self.pool.allocate(-16)
         with self.assertRaises(TypeError):
             cp.SVMPool(cp.ImmediateAllocator(self.queue))
+        # The allocator's own call checks its size as the pools do (PyOpenCL's constructor said
+        # "incompatible constructor arguments", and 0 was clSVMAlloc's OUT_OF_RESOURCES).
+        allocator = cp.SVMAllocator(self.ctx, queue=self.queue)
+        for bad, error, words in [
+            (-1, ValueError, "negative"),
+            (1.5, TypeError, "not float"),
+            (None, TypeError, "not NoneType"),
+            ("8", TypeError, "not str"),
+            (np.True_, TypeError, "not bool"),
+            (1 << 64, ValueError, "64 bits"),
+            (0, ValueError, "at least 1 byte"),
+        ]:
+            with self.subTest(size=bad):
+                with self.assertRaisesRegex(error, "SVMAllocator: .*" + words):
+                    allocator(bad)
+        self.assertEqual(allocator(64).size, 64)
         out_of_order = cl.CommandQueue(
             self.ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
         )
