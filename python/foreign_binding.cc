@@ -39,16 +39,31 @@ int add_methods(PyObject* type, PyMethodDef* defs) {
   return 0;
 }
 
-// The generic subclass's setattr: everything as its base does, but `__class__`. Its objects are
-// tied to their blocks by address and given back by the type's finalizer, which a switched object
-// no longer runs: the block would stay active and the table entry stale.
-int refuse_class_switch(PyObject* self, PyObject* name, PyObject* value) {
-  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
-    PyErr_Format(PyExc_TypeError, "%s: __class__ cannot be changed: its pool tracks this object",
-                 Py_TYPE(self)->tp_name);
-    return -1;
-  }
-  return Py_TYPE(self)->tp_base->tp_setattro(self, name, value);
+// The generic subclass's `__class__`: read as any object's, never assigned. Its objects are tied
+// to their blocks by address and give them back from the type's finalizer, which a switched object
+// no longer runs: the block would stay active and the table entry stale. A data descriptor in the
+// subclass's own dict comes before object's `__class__` on every route (setattr,
+// object.__setattr__), and leaves every other attribute as the base sets it.
+PyObject* get_class(PyObject* self, void*) {
+  return Py_NewRef(reinterpret_cast<PyObject*>(Py_TYPE(self)));
+}
+
+int refuse_class_switch(PyObject* self, PyObject*, void*) {
+  PyErr_Format(PyExc_TypeError, "%s: __class__ cannot be changed: its pool tracks this object",
+               Py_TYPE(self)->tp_name);
+  return -1;
+}
+
+PyGetSetDef g_class_getset = {"__class__", get_class, refuse_class_switch,
+                              "the object's type (fixed: its pool tracks the object)", nullptr};
+
+int fix_class(PyTypeObject* t) {
+  PyObject* descr = PyDescr_NewGetSet(t, &g_class_getset);
+  if (descr == nullptr) return -1;
+  // Into the dict itself: setattr on the type would reach the metaclass's `__class__`.
+  const int rc = PyDict_SetItemString(t->tp_dict, "__class__", descr);
+  Py_DECREF(descr);
+  return rc;
 }
 
 }  // namespace
@@ -76,7 +91,10 @@ PyObject* make_metaclass_subclass(PyObject* base, const subclass_request& reques
   auto* t = reinterpret_cast<PyTypeObject*>(sub);
   if (with_finalize) {
     t->tp_finalize = request.finalize;
-    t->tp_setattro = refuse_class_switch;
+    if (fix_class(t) != 0) {
+      Py_DECREF(sub);
+      return nullptr;
+    }
   } else {
     t->tp_dealloc = request.dealloc;
   }

@@ -126,11 +126,22 @@ void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
            auto held = std::make_shared<py::object>();
            py::object dict = py::getattr(self, "__dict__", py::none());
            py::object weak;
+           py::object callbacks;
            if (!dict.is_none()) {
              weak = py::reinterpret_steal<py::object>(PyWeakref_NewRef(callback.ptr(), nullptr));
              if (!weak) PyErr_Clear();  // a callable without weak references: held by C++
            }
-           if (!weak) *held = callback;
+           if (weak) {
+             // The strong reference first: a failure here registers nothing.
+             callbacks = dict.attr("setdefault")("_clpool_reclaim_callbacks", py::dict());
+             if (!PyDict_Check(callbacks.ptr())) {
+               throw py::type_error(
+                   "add_reclaim_callback: the pool's _clpool_reclaim_callbacks "
+                   "was replaced by something other than a dict");
+             }
+           } else {
+             *held = callback;
+           }
            const reclaim_callback_id id =
                w.core().add_reclaim_callback([held, weak](std::uint64_t bytes) {
                  py::gil_scoped_acquire gil;
@@ -144,8 +155,12 @@ void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
                  }
                });
            if (weak) {
-             py::dict callbacks = dict.attr("setdefault")("_clpool_reclaim_callbacks", py::dict());
-             callbacks[py::int_(id)] = callback;
+             try {
+               callbacks[py::int_(id)] = callback;  // a dict: checked above
+             } catch (...) {
+               w.core().remove_reclaim_callback(id);
+               throw;
+             }
            }
            return id;
          },

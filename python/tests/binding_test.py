@@ -63,6 +63,9 @@ class BindingTest(unittest.TestCase):
             b.__class__ = cl.Buffer
         self.assertIs(type(b), cp.PooledBuffer)
         b.note = "attributes are still set as on any Buffer"
+        object.__setattr__(b, "other", 2)  # every route but __class__ as the base's
+        self.assertEqual((b.note[:10], b.other, b.__class__), ("attributes", 2, cp.PooledBuffer))
+        self.assertIsInstance(b, cl.Buffer)
         del b
         gc.collect()
         self.assertEqual(self.pool.active_blocks, 0)

@@ -335,7 +335,10 @@ int run_sweep(const std::vector<std::string>& args) {
   if (!s.check.empty()) ctx.check = check_function(s.check, s.o, result.timeout);
   const std::vector<failure_point> selected =
       select_points(result.points, s.o.points, s.o, result.left_out, result.left_out_why);
-  if (s.o.only && selected.empty()) return usage_error(no_such_point(*s.o.only, result.points));
+  if (s.o.only && std::none_of(result.points.begin(), result.points.end(),
+                               [&](const failure_point& p) { return p.id == *s.o.only; })) {
+    return usage_error(no_such_point(*s.o.only, result.points));  // not another shard's: none
+  }
   for (const failure_point& p : selected) {
     run_outcome run;
     run.point = p;

@@ -130,6 +130,8 @@ has "first-use:2 (2 MiB, clEnqueueMapBuffer): exit 1 holding 1048576 bytes"
 # A point the program does not have (a replay line from another build): refused, naming what it has.
 sweep 2 --only alloc:99 -- "$VICTIM" handles
 has "clpool sweep: error: --only alloc:99: the fault-free run has no such point (it has alloc:1..3 and first-use:1..3)"
+sweep 0 --only alloc:2 --shard 2/3 -- "$VICTIM" handles  # there, in another shard: no run, no error
+has "runs: 0 of 0"
 
 echo "=== Ctrl-C: the runs done are reported, the rest counted"
 "$CLPOOL" sweep --out "$T/int" --timeout 60 -- "$VICTIM" hangs > "$T/int.txt" 2>&1 &
