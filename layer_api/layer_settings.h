@@ -29,6 +29,10 @@ inline constexpr std::string_view env_seed = "CLPOOL_LAYER_SEED";
 inline constexpr std::string_view env_profile = "CLPOOL_LAYER_PROFILE";
 inline constexpr std::string_view env_stacks = "CLPOOL_LAYER_STACKS";
 inline constexpr std::string_view env_errors = "CLPOOL_LAYER_ERRORS";
+// How the file CLPOOL_LAYER_ERRORS names begins. The layer appends only to a file that begins
+// so, or one it creates: clpool record's path is /dev/fd/N, which in a process whose launcher
+// closed N (Python's subprocess, a test runner) names nothing, or a file of the program's own.
+inline constexpr std::string_view errors_file_header = "# clpool layer errors and notes\n";
 inline constexpr std::string_view env_fail_first_use_nth = "CLPOOL_LAYER_FAIL_FIRST_USE_NTH";
 inline constexpr std::string_view env_report = "CLPOOL_LAYER_REPORT";
 inline constexpr std::string_view env_fail_until_free = "CLPOOL_LAYER_FAIL_UNTIL_FREE";

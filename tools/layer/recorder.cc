@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 #include <thread>
 
 namespace clpool::layer {
@@ -407,18 +408,47 @@ void recorder::sink_failed_locked(std::uint64_t seq) {
                    (reason.empty() ? std::string() : " (" + reason + ")") +
                    "; the trace is incomplete after event " + std::to_string(seq);
   std::fprintf(stderr, "clpool_layer: error: %s\n", common::escape_text(trace_failure_).c_str());
-  if (settings_.errors_path) {
-    const int fd =
-        ::open(settings_.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      const std::string line = trace_failure_ + "\n";
-      ssize_t w;
-      do {
-        w = ::write(fd, line.data(), line.size());
-      } while (w < 0 && errno == EINTR);
-      ::close(fd);
-    }
+  if (settings_.errors_path) append_to_errors_file(*settings_.errors_path, trace_failure_);
+}
+
+namespace {
+
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t w = ::write(fd, text.data(), text.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(w));
   }
+  return true;
+}
+
+}  // namespace
+
+bool append_to_errors_file(const std::string& path, const std::string& line) noexcept {
+  // One line whatever the text holds: a newline in it would read as a second entry.
+  const std::string entry = common::escape_text(line) + "\n";
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) {
+    char head[errors_file_header.size()];
+    const ssize_t n = ::pread(fd, head, sizeof head, 0);
+    if (n != static_cast<ssize_t>(sizeof head) ||
+        std::string_view(head, sizeof head) != errors_file_header) {
+      ::close(fd);  // not the harness's file: the program's own, or nothing of ours
+      return false;
+    }
+  } else if (errno == ENOENT) {
+    fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || !write_all(fd, errors_file_header)) {
+      if (fd >= 0) ::close(fd);
+      return false;
+    }
+  } else {
+    return false;
+  }
+  const bool written = write_all(fd, entry);
+  ::close(fd);
+  return written;
 }
 
 }  // namespace clpool::layer

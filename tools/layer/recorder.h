@@ -77,6 +77,12 @@ enum class refusal : std::uint8_t {
 // CL_MEM_OBJECT_ALLOCATION_FAILURE, without a profile).
 int refusal_status(const layer_settings& settings);
 
+// Appends `line` and a newline to the errors file `path` (CLPOOL_LAYER_ERRORS): one it creates
+// (then beginning with errors_file_header), or one that begins with that header, and nothing
+// else (layer_settings.h says why). False when it wrote nothing: the caller prints the line on
+// stderr instead.
+bool append_to_errors_file(const std::string& path, const std::string& line) noexcept;
+
 // True for kinds that take new device memory (buffer, svm). `host` blocks live in host memory
 // and `sub` blocks alias their parent, so neither counts against the budget.
 bool counts_against_budget(trace::trace_kind kind);

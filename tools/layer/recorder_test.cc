@@ -485,6 +485,8 @@ TEST(Recorder, TheTraceFailureAndItsCauseAreKeptAndWrittenToTheErrorsFile) {
   std::ifstream in(errors);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line + "\n", errors_file_header);  // the file is the layer's own, made here
+  ASSERT_TRUE(std::getline(in, line));
   EXPECT_EQ(line, want);
 }
 

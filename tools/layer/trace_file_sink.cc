@@ -15,6 +15,7 @@
 #include <mutex>
 #include <ostream>
 #include <streambuf>
+#include <string_view>
 
 #include "common/text_escape.h"
 #include "layer_api/trace_path.h"
@@ -165,6 +166,25 @@ class trace_output final : public std::streambuf {
 // the one worth recording), so there is no safe moment for the rename; the trace is instead
 // written in place, and every event is in the file when the call that caused it returns.
 // Sets `regular` when the result may be memory-mapped (a regular file opened for reading too).
+// Whether the layer's trace open as `fd` holds an event: a line after the header that is not a
+// comment (`# key: value`, written when a process starts, before anything happens). A process
+// that only listed the platforms leaves none, and the trace is not its to keep. What lies past
+// the first 64 KiB counts as events (comments never fill that much).
+bool holds_events(int fd) {
+  char buf[64 * 1024];
+  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  if (n <= 0) return false;
+  const std::string_view text(buf, static_cast<std::size_t>(n));
+  std::size_t at = text.find('\n');  // past the header line
+  while (at != std::string_view::npos && at + 1 < text.size()) {
+    const char c = text[at + 1];
+    if (c == '\0') return false;  // the zero-filled tail of a mapped chunk: nothing more
+    if (c != '#') return true;
+    at = text.find('\n', at + 1);
+  }
+  return at == std::string_view::npos && static_cast<std::size_t>(n) == sizeof buf;
+}
+
 // Opens `path` for the trace. -1 with `error` set when it cannot, or with `taken` set when the
 // trace is another process's: one running holds its lock, or (`keep`) it already holds events.
 int open_for_trace(const std::string& path, bool keep, bool& regular, bool& taken,
@@ -202,7 +222,7 @@ int open_for_trace(const std::string& path, bool keep, bool& regular, bool& take
       error = not_a_layer_trace(path);
       return -1;
     }
-    if (keep) {  // an earlier process's events: kept
+    if (keep && holds_events(rw)) {  // an earlier process's events: kept
       ::close(rw);
       ::close(fd);
       taken = true;
@@ -225,24 +245,13 @@ int open_for_trace(const std::string& path, bool keep, bool& regular, bool& take
 }
 
 // The line a process that records to its own trace leaves: in the errors file when there is one
-// (clpool record's, where "note: " sets it apart from the errors), else on stderr.
+// it may write (clpool record's, where "note: " sets it apart from the errors), else on stderr.
 void announce_own_trace(const std::string& path, const std::string& own,
                         const layer_settings& settings) {
   const std::string line = "note: process " + std::to_string(getpid()) + " records to \"" + own +
                            "\": \"" + path + "\" is another process's trace";
-  if (!settings.errors_path) {  // else the harness that reads the errors file says it
-    std::fprintf(stderr, "clpool_layer: %s\n", common::escape_text(line).c_str());
-    return;
-  }
-  const int fd =
-      ::open(settings.errors_path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  const std::string text = line + "\n";
-  ssize_t w;
-  do {
-    w = ::write(fd, text.data(), text.size());
-  } while (w < 0 && errno == EINTR);
-  ::close(fd);
+  if (settings.errors_path && append_to_errors_file(*settings.errors_path, line)) return;
+  std::fprintf(stderr, "clpool_layer: %s\n", common::escape_text(line).c_str());
 }
 
 class file_sink final : public event_sink {
@@ -320,11 +329,18 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
   int fd = open_for_trace(path, settings.keep_trace, regular, taken, error);
   if (fd < 0 && taken) {
     // Another process's trace (clpool record -- sh -c "a & b"): this process gets its own beside
-    // it, and says where, on stderr and in the errors file (clpool record lists them).
-    const std::string own = path + "." + std::to_string(getpid());
-    fd = open_for_trace(own, false, regular, taken, error);
+    // it, and says where (announce_own_trace). TRACE.PID is taken too when this process exec'd
+    // from one that wrote it, or another PID namespace has this PID: then TRACE.PID.1, .2, ...
+    const std::string own_base = path + "." + std::to_string(getpid());
+    std::string own = own_base;
+    for (int k = 1; fd < 0 && taken && k <= 16; ++k) {
+      fd = open_for_trace(own, settings.keep_trace, regular, taken, error);
+      if (fd < 0 && taken) own = own_base + "." + std::to_string(k);
+    }
     if (fd < 0) {
-      error = "is another process's trace, and this process's own " + error;
+      error = "is another process's trace, and " +
+              (taken ? "so are " + own_base + " and the 16 names after it"
+                     : "this process's own, \"" + own + "\", " + error);
       return nullptr;
     }
     announce_own_trace(path, own, settings);

@@ -121,6 +121,53 @@ TEST(TraceFileSink, ATraceBeingWrittenIsNeverTruncatedOrShared) {
   unlink(own.c_str());
 }
 
+// keep_trace keeps a trace that holds events, not one a process left with its header alone (a
+// step that only listed the platforms); TRACE.PID taken as well (a process exec'd from one that
+// wrote it) gives TRACE.PID.1.
+TEST(TraceFileSink, KeepTraceKeepsEventsAndFindsAFreeName) {
+  const std::string p = tmp("keep.trace"), own = p + "." + std::to_string(getpid());
+  for (const std::string& f : {p, own, own + ".1"}) unlink(f.c_str());
+  std::string error;
+  layer_settings keep;
+  keep.keep_trace = true;
+  open_trace_file(p, keep, error).reset();  // header and comments only
+  auto first = open_trace_file(p, keep, error);
+  ASSERT_NE(first, nullptr) << error;
+  EXPECT_NE(access(p.c_str(), F_OK), -1);
+  EXPECT_EQ(access(own.c_str(), F_OK), -1) << "a trace without events went to TRACE.PID";
+  ASSERT_TRUE(first->write(alloc_event()));
+  auto second = open_trace_file(p, keep, error);  // p is locked: TRACE.PID
+  ASSERT_NE(second, nullptr) << error;
+  ASSERT_TRUE(second->write(alloc_event()));
+  second.reset();
+  auto third = open_trace_file(p, keep, error);  // p locked, TRACE.PID holds events: .1
+  ASSERT_NE(third, nullptr) << error;
+  EXPECT_NE(read(own).find(" alloc 7 4096 "), std::string::npos) << "TRACE.PID was truncated";
+  EXPECT_EQ(read(own + ".1").rfind("clpool-trace 3\n", 0), 0u);
+  third.reset();
+  first.reset();
+  for (const std::string& f : {p, own, own + ".1"}) unlink(f.c_str());
+}
+
+// The errors file: created with its header, appended to when it begins with it, and a file that
+// does not (the program's own, reached through /dev/fd/N when a launcher closed N) never touched.
+TEST(TraceFileSink, TheErrorsFileIsOnlyOneTheHarnessMade) {
+  const std::string e = tmp("errors.txt"), other = tmp("program_output.txt");
+  unlink(e.c_str());
+  EXPECT_TRUE(append_to_errors_file(e, "first\nline"));
+  EXPECT_TRUE(append_to_errors_file(e, "second"));
+  EXPECT_EQ(read(e), std::string(errors_file_header) + "first\\x0Aline\nsecond\n");
+  std::ofstream(other) << "precious data\n";
+  EXPECT_FALSE(append_to_errors_file(other, "note: ..."));
+  EXPECT_EQ(read(other), "precious data\n");
+  std::ofstream(other, std::ios::trunc).close();  // empty: a file the program just made
+  EXPECT_FALSE(append_to_errors_file(other, "note: ..."));
+  EXPECT_EQ(read(other), "");
+  EXPECT_FALSE(append_to_errors_file("/dev/fd/987", "note: ..."));  // a closed descriptor
+  unlink(e.c_str());
+  unlink(other.c_str());
+}
+
 TEST(TraceFileSink, TracePathRefusalIsTheSameRule) {
   const std::string p = tmp("asked.trace");
   unlink(p.c_str());

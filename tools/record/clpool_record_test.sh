@@ -84,6 +84,15 @@ for icd in pocl mockcl; do
   done
   [[ "$(ls "$d" | grep -c '^seq\.trace')" == 2 && "$(ls "$d" | grep -c '^par\.trace')" == 3 ]] ||
     fail "not one trace per process: $(ls "$d")"
+  # A second process whose launcher closed the errors file's descriptor, the number reused by a
+  # file of its own: the layer leaves that file alone and says where it records on stderr.
+  printf 'precious data\n' > "$d/victim.txt"
+  rec 0 --out "$d/closed.trace" -- sh -c '"$0" lifecycle &&
+    n=${CLPOOL_LAYER_ERRORS#/dev/fd/}; eval "exec $n>&- $n<\"\$1\""; exec "$0" lifecycle' \
+    "$DRIVER" "$d/victim.txt"
+  [[ "$(cat "$d/victim.txt")" == "precious data" ]] || fail "the layer wrote into the program's file"
+  has "clpool_layer: note: process "
+  has "closed.trace\" is another process's trace"
 
   echo "--- the program's status: 3, and a signal as 128+N; the trace is still there"
   rec 3 --out "$d/three.trace" -- sh -c '"$0" lifecycle && exit 3' "$DRIVER"

@@ -223,6 +223,14 @@ struct errors_file {
     fd = ::mkstemp(templ.data());
     if (fd < 0) return;
     ::unlink(templ.c_str());
+    // The layer appends only to a file that begins so (layer_settings.h): in a process whose
+    // launcher closed this descriptor, /dev/fd/N is nothing, or a file of the program's own.
+    const std::string_view header = clpool::layer::errors_file_header;
+    if (::write(fd, header.data(), header.size()) != static_cast<ssize_t>(header.size())) {
+      ::close(fd);
+      fd = -1;
+      return;
+    }
     path = "/dev/fd/" + std::to_string(fd);
   }
   ~errors_file() {
@@ -246,7 +254,9 @@ struct errors_file {
       std::size_t end = text.find('\n', start);
       if (end == std::string::npos) end = text.size();
       const std::string line = text.substr(start, end - start);
-      if (!line.empty()) (line.rfind("note: ", 0) == 0 ? notes_out : errors_out).push_back(line);
+      if (!line.empty() && line[0] != '#') {  // the header
+        (line.rfind("note: ", 0) == 0 ? notes_out : errors_out).push_back(line);
+      }
       start = end + 1;
     }
   }
