@@ -122,6 +122,11 @@ void bind_errors(py::module_& m) {
       set_python_error();
     }
   });
+  // The one size rule, for the Python side's own size arguments (clpool/_handles.py byte_count).
+  m.def(
+      "to_size",
+      [](const py::handle& size, const std::string& who) { return to_size(size, who.c_str()); },
+      py::arg("size"), py::arg("who"));
 }
 
 }  // namespace clpool::python

@@ -22,7 +22,8 @@ void bind_errors(pybind11::module_& m);
 void set_python_error(const std::string& context = {}) noexcept;
 
 // A size argument as a uint64: accepts anything with __index__ (numpy integers too); raises
-// TypeError for other types and ValueError for negative values.
+// TypeError for other types (bool and numpy.bool_ included) and ValueError for negative values
+// and values above 64 bits. clpool._core.to_size(size, who) is the same, for Python code.
 std::uint64_t to_size(const pybind11::handle& size, const char* who);
 
 }  // namespace clpool::python

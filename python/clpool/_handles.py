@@ -1,5 +1,7 @@
 """Turning PyOpenCL objects into the raw handles clpool._core takes, with clear errors."""
 
+from clpool import _core
+
 
 def cl_handle(obj, kind, who):
     """obj.int_ptr, after checking that obj is a pyopencl `kind` ("Context", "CommandQueue")."""
@@ -49,20 +51,7 @@ def leading_bits(value, who):
 
 
 def byte_count(size, who):
-    """A size in bytes as every pool takes it: an int or anything with __index__ (numpy's
-    integers), not a bool (Python's or numpy's), not negative, within 64 bits."""
-    import operator
-
-    if isinstance(size, bool) or (
-        type(size).__module__ == "numpy" and type(size).__name__ in ("bool_", "bool")
-    ):
-        raise TypeError(f"{who}: size must be an integer, not {type(size).__name__}")
-    try:
-        size = operator.index(size)
-    except TypeError:
-        raise TypeError(f"{who}: size must be an integer, not {type(size).__name__}") from None
-    if size < 0:
-        raise ValueError(f"{who}: size must not be negative, got {size}")
-    if size >= 1 << 64:
-        raise ValueError(f"{who}: size {size} does not fit in 64 bits")
-    return size
+    """A size in bytes as every pool takes it (clpool._core.to_size, the C++ pools' own rule): an
+    int or anything with __index__ (numpy's integers), not a bool (Python's or numpy's), not
+    negative, within 64 bits."""
+    return _core.to_size(size, who)
