@@ -65,6 +65,19 @@ std::uint64_t to_size(const py::handle& size, const char* who) {
   return v;
 }
 
+PyObject* set_released_error(const char* routine, const char* message) noexcept {
+  PyObject* errors = PyImport_ImportModule("clpool._errors");
+  PyObject* error = errors == nullptr
+                        ? nullptr
+                        : PyObject_CallMethod(errors, "released_error", "ss", routine, message);
+  Py_XDECREF(errors);
+  if (error != nullptr) {  // else the import's or the call's own error stays set
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error)), error);
+    Py_DECREF(error);
+  }
+  return nullptr;
+}
+
 void set_python_error(const std::string& context) noexcept {
   const auto with_context = [&](const char* what) {
     return context.empty() ? std::string(what) : context + ": " + what;

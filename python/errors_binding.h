@@ -21,6 +21,11 @@ void bind_errors(pybind11::module_& m);
 // "MemoryPool.allocate(4096 bytes)") prefixes the message of OpenCL and argument errors.
 void set_python_error(const std::string& context = {}) noexcept;
 
+// Sets the error a second release of a pooled object raises, clpool._errors.released_error's
+// (pyopencl.LogicError, "ROUTINE failed: INVALID_VALUE - MESSAGE"), and returns nullptr. For
+// PooledBuffer (C API) and the page-locked block; PooledSVM raises it in Python.
+PyObject* set_released_error(const char* routine, const char* message) noexcept;
+
 // A size argument as a uint64: accepts anything with __index__ (numpy integers too); raises
 // TypeError for other types (bool and numpy.bool_ included) and ValueError for negative values
 // and values above 64 bits. clpool._core.to_size(size, who) is the same, for Python code.

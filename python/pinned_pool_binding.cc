@@ -179,10 +179,7 @@ void bind_pinned_pool(py::module_& m) {
         // A second free() raises, as a second release of any pooled object does (the
         // destructor's own free() of a freed block stays silent).
         if (!b.has_block()) {
-          py::object error = py::module_::import("clpool._errors")
-                                 .attr("released_error")("PinnedBlock.free",
-                                                         "the page-locked block was already freed");
-          PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+          set_released_error("PinnedBlock.free", "the page-locked block was already freed");
           throw py::error_already_set();
         }
         b.free();

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "python/errors_binding.h"
 #include "python/foreign_binding.h"
 
 namespace clpool::python {
@@ -14,7 +15,6 @@ PyTypeObject* g_types[2] = {};        // [0] clpool.pyopencl.PooledBuffer, [1] P
 PyTypeObject* g_base = nullptr;       // pyopencl.Buffer
 destructor g_base_dealloc = nullptr;  // its tp_dealloc (pybind11's or nanobind's)
 PyObject* g_from_int_ptr = nullptr;   // pyopencl.Buffer.from_int_ptr
-PyObject* g_logic_error = nullptr;    // pyopencl.LogicError, for a second release()
 // How pyopencl.Buffer was made, and the operations of its binding (python/foreign_binding.h).
 binding_info g_binding;
 // Objects may be taken back: the binding's reuses_objects, until a fresh object surprises us.
@@ -84,40 +84,6 @@ void pooled_buffer_finalize(PyObject* self) {
   if (it != table.end()) detach(it);
 }
 
-PyObject* raise_released(const char* what) {
-  if (g_logic_error != nullptr) {
-    // pyopencl.LogicError as PyOpenCL's own C++ raises it: from an _ErrorRecord(routine, code,
-    // message), so that str() says "ROUTINE failed: INVALID_VALUE - MESSAGE" (given the three
-    // values directly, PyOpenCL's errors print the routine alone).
-    const char* message = "the pooled buffer was already released";
-    PyObject* args = nullptr;
-    PyObject* cl = PyImport_ImportModule("pyopencl._cl");
-    PyObject* record_type = cl == nullptr ? nullptr : PyObject_GetAttrString(cl, "_ErrorRecord");
-    Py_XDECREF(cl);
-    PyObject* record =
-        record_type == nullptr
-            ? nullptr
-            : PyObject_CallFunction(record_type, "sis", what, -30 /*CL_INVALID_VALUE*/, message);
-    Py_XDECREF(record_type);
-    if (record != nullptr) {
-      args = PyTuple_Pack(1, record);
-      Py_DECREF(record);
-    } else {
-      PyErr_Clear();
-      args = Py_BuildValue("(sis)", what, -30, message);
-    }
-    PyObject* err = args == nullptr ? nullptr : PyObject_Call(g_logic_error, args, nullptr);
-    Py_XDECREF(args);
-    if (err != nullptr) {
-      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err)), err);
-      Py_DECREF(err);
-    }
-    return nullptr;
-  }
-  PyErr_SetString(PyExc_ValueError, "PooledBuffer: the pooled buffer was already released");
-  return nullptr;
-}
-
 // PooledBuffer.release(): gives the block back now, as PyOpenCL's PooledBuffer.release() does.
 // The object keeps its own reference to the cl_mem, so a use after release is a data race on the
 // block's next user, never a dangling handle. A second call raises pyopencl.LogicError.
@@ -125,7 +91,7 @@ PyObject* pooled_buffer_release(PyObject* self, PyObject*) {
   auto& table = objects();
   auto it = table.find(self);
   if (it == table.end() || it->second->st != block_record::state::handed_out) {
-    return raise_released("PooledBuffer.release");
+    return set_released_error("PooledBuffer.release", "the pooled buffer was already released");
   }
   block_record* record = it->second;
   record->st = block_record::state::released_by_user;
@@ -281,14 +247,6 @@ PyTypeObject* install_pooled_buffer_type(PyObject* buffer_type, bool pycuda_meth
                  "pyopencl.Buffer's layout (%s) is not the one clpool's PooledBuffer needs",
                  binding.detail.c_str());
     return nullptr;
-  }
-  if (g_logic_error == nullptr) {
-    PyObject* pyopencl = PyImport_ImportModule("pyopencl");
-    if (pyopencl != nullptr) {
-      g_logic_error = PyObject_GetAttrString(pyopencl, "LogicError");
-      Py_DECREF(pyopencl);
-    }
-    PyErr_Clear();  // without LogicError, release() raises ValueError
   }
   Py_XINCREF(buffer_type);
   Py_XDECREF(reinterpret_cast<PyObject*>(g_base));

@@ -51,13 +51,17 @@ def make_out_of_memory(message, figures):
 
 
 def released_error(routine, message):
-    """What a second release of a pooled object raises: pyopencl.LogicError, as PyOpenCL's own
-    pooled objects and clpool's PooledBuffer raise it ("ROUTINE failed: INVALID_VALUE - MESSAGE");
-    ValueError without pyopencl."""
+    """What a second release of a pooled object raises (clpool's PooledBuffer, PooledSVM and
+    page-locked blocks): pyopencl.LogicError as PyOpenCL's own C++ raises it, from an
+    _ErrorRecord, so that str() says "ROUTINE failed: INVALID_VALUE - MESSAGE" (given the three
+    values directly, PyOpenCL's errors print the routine alone); ValueError without pyopencl."""
     try:
         import pyopencl
+    except ImportError:
+        return ValueError(f"{routine}: {message}")
+    try:
         from pyopencl import _cl
 
-        return pyopencl.LogicError(_cl._ErrorRecord(routine, -30, message))
+        return pyopencl.LogicError(_cl._ErrorRecord(routine, -30, message))  # CL_INVALID_VALUE
     except (ImportError, AttributeError, TypeError):
-        return ValueError(f"{routine}: {message}")
+        return pyopencl.LogicError(routine, -30, message)
