@@ -153,8 +153,8 @@ struct py_pinned_pool {
 
 CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_pinned_block);
 CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_pinned_pool);
+
 namespace clpool::python {
-namespace {}  // namespace
 
 void bind_pinned_pool(py::module_& m) {
   py::class_<py_pinned_block>(m, "PinnedBlock", py::buffer_protocol())

@@ -69,8 +69,8 @@ struct py_svm_pool {
 
 CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_svm_block);
 CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_svm_pool);
+
 namespace clpool::python {
-namespace {}  // namespace
 
 void bind_svm_pool(py::module_& m) {
   m.def(
