@@ -332,14 +332,15 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
     // it, and says where (announce_own_trace). TRACE.PID is taken too when this process exec'd
     // from one that wrote it, or another PID namespace has this PID: then TRACE.PID.1, .2, ...
     const std::string own_base = path + "." + std::to_string(getpid());
-    std::string own = own_base;
-    for (int k = 1; fd < 0 && taken && k <= 16; ++k) {
+    std::string own;
+    for (int k = 0; k < 16; ++k) {
+      own = k == 0 ? own_base : own_base + "." + std::to_string(k);
       fd = open_for_trace(own, settings.keep_trace, regular, taken, error);
-      if (fd < 0 && taken) own = own_base + "." + std::to_string(k);
+      if (fd >= 0 || !taken) break;
     }
     if (fd < 0) {
       error = "is another process's trace, and " +
-              (taken ? "so are " + own_base + " and the 16 names after it"
+              (taken ? "so are " + own_base + " to " + own
                      : "this process's own, \"" + own + "\", " + error);
       return nullptr;
     }
