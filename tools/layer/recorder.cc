@@ -411,20 +411,6 @@ void recorder::sink_failed_locked(std::uint64_t seq) {
   if (settings_.errors_path) append_to_errors_file(*settings_.errors_path, trace_failure_);
 }
 
-namespace {
-
-bool write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t w = ::write(fd, text.data(), text.size());
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    text.remove_prefix(static_cast<std::size_t>(w));
-  }
-  return true;
-}
-
-}  // namespace
-
 bool append_to_errors_file(const std::string& path, const std::string& line) noexcept {
   // One line whatever the text holds: a newline in it would read as a second entry.
   const std::string entry = common::escape_text(line) + "\n";

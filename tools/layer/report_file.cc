@@ -38,12 +38,17 @@ void report_file::line(std::string_view text) noexcept {
     }
     out = big;
   }
-  while (!out.empty()) {
-    const ssize_t w = ::write(fd_, out.data(), out.size());
+  write_all(fd_, out);  // a failed write is dropped (the header says why)
+}
+
+bool write_all(int fd, std::string_view text) noexcept {
+  while (!text.empty()) {
+    const ssize_t w = ::write(fd, text.data(), text.size());
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    out.remove_prefix(static_cast<std::size_t>(w));
+    if (w <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(w));
   }
+  return true;
 }
 
 }  // namespace clpool::layer

@@ -20,6 +20,10 @@
 
 namespace clpool::layer {
 
+// Writes every byte of `text` to `fd`, through short writes and EINTR; false at the first
+// failure. The layer's appends (the report, the errors file) go through it.
+bool write_all(int fd, std::string_view text) noexcept;
+
 class report_file {
  public:
   report_file() = default;
