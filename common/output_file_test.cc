@@ -432,8 +432,8 @@ TEST_F(StandardOutputTest, AnOutputNamingARedirectedStandardOutputAppendsToItsFi
   // gtest reports on standard output: nothing is checked until it is back.
   std::string temps, errors;
   const int linked = symlink("/dev/stdout", path("to_stdout").c_str());
-  for (const std::string name : {std::string("/dev/stdout"), std::string("/dev/fd/1"),
-                                 std::string("/proc/self/fd/1"), path("to_stdout")}) {
+  for (const std::string& name : {std::string("/dev/stdout"), std::string("/dev/fd/1"),
+                                  std::string("/proc/self/fd/1"), path("to_stdout")}) {
     try {
       atomic_output_file f(name, "--json");
       temps += f.temp_path();
