@@ -12,6 +12,17 @@
 
 namespace clpool::replay {
 
+std::optional<double> parse_ratio(std::string_view text) {
+  double ratio = 0;
+  // from_chars, unlike strtod, reads no hexadecimal, no leading space and no locale's comma.
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), ratio);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(ratio) ||
+      ratio < 0) {
+    return std::nullopt;
+  }
+  return ratio;
+}
+
 replay_config parse_config(std::string_view text) {
   const std::string t(text);
   const auto bad = [&](const std::string& why) {
@@ -66,13 +77,9 @@ replay_config parse_config(std::string_view text) {
         throw bad(e.what());
       }
     } else if (key == "trim-ratio") {
-      double ratio = 0;
-      const auto r = std::from_chars(value.data(), value.data() + value.size(), ratio);
-      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(ratio) ||
-          ratio < 0) {
-        throw bad("trim-ratio '" + std::string(value) + "' must be a finite number >= 0");
-      }
-      config.trim.max_held_to_active_ratio = ratio;
+      const std::optional<double> ratio = parse_ratio(value);
+      if (!ratio) throw bad("trim-ratio '" + std::string(value) + "' must be a finite number >= 0");
+      config.trim.max_held_to_active_ratio = *ratio;
     } else {
       throw bad("unknown option '" + key + "'");
     }

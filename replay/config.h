@@ -6,6 +6,7 @@
 #define CLPOOL_REPLAY_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,6 +41,11 @@ struct replay_config {
 // trim-max-held (bytes), trim-ratio (a finite number >= 0). Throws config_error naming the
 // problem: unknown key, repeated key, bad value, options on nopool.
 replay_config parse_config(std::string_view text);
+
+// A trim ratio as both --trim-ratio and a configuration's trim-ratio= take it: a finite decimal
+// number >= 0 ("0.5", "2", "1e-3"), the whole text; nullopt for anything else ("0x1p-1", " 0.5",
+// "nan", "-1", "").
+std::optional<double> parse_ratio(std::string_view text);
 
 // The canonical text of a config, which parse_config() reads back: "nopool", "pool:lb=4",
 // "pool:lb=2,limit=1GiB,trim-ratio=0.5".

@@ -7,7 +7,9 @@
 #                                             and clean (flake8)
 #      fuzz/oss-fuzz/sources.sh --check       OSS-Fuzz's source lists are Bazel's (bazel query);
 #                                             all four are fast, so they run first
-#   1. bazel test //...                       every test, default toolchain (g++ 12)
+#   1. bazel test //...                       every test, default toolchain (g++ 12); here and in
+#                                             step 3 a failed build (not test) is tried once more
+#                                             (tools/dev/ci/bazel_test.sh)
 #   2. tools/install_test.sh                  install to a temporary prefix; build, link and run a
 #                                             program with pkg-config and with CMake
 #   2b. tools/build_defs/memory_test_test.sh the Bazel rule clpool_memory_test from a workspace of
@@ -80,7 +82,7 @@ step "0 function_length.py" /usr/bin/python3 tools/dev/lint/function_length.py
 step "0 check_format.sh" bash tools/dev/lint/check_format.sh
 step "0 oss-fuzz sources" bash fuzz/oss-fuzz/sources.sh --check
 # shellcheck disable=SC2086  # CLPOOL_TEST_FLAGS is a list of flags
-step "1 bazel test //..." bazel test ${CLPOOL_TEST_FLAGS:-} --build_event_json_file="$CLPOOL_BEP_DIR/default.json" //... "$@"
+step "1 bazel test //..." bash tools/dev/ci/bazel_test.sh ${CLPOOL_TEST_FLAGS:-} --build_event_json_file="$CLPOOL_BEP_DIR/default.json" //... "$@"
 echo "tools/test.sh: default suite passed in $((SECONDS - start)) s" >&2
 reason="$(cat "$(bazel info output_base 2>/dev/null)/external/pyopencl_2026/REASON" 2>/dev/null || true)"
 if [[ -n "${reason//[[:space:]]/}" ]]; then

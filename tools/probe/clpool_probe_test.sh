@@ -78,6 +78,12 @@ MOCKCL_DEVICES="gpu-64m:reported=32m,max_alloc=16m" expect 1 "headroom: not know
 
 # --list shows both platforms' devices.
 OCL_ICD_VENDORS="$T/both" expect 0 "device 1: mockcl cpu-64m" --list
+# --list measures nothing, so a measuring option beside it is refused, and nothing is written.
+for extra in "--output $T/listed.profile" "--name x" "--max-bytes 1MiB" "--device 0" "--platform 0" "--force"; do
+  # shellcheck disable=SC2086
+  expect 2 "--list measures no device: it takes no ${extra%% *}" --list $extra
+done
+[[ ! -e "$T/listed.profile" ]] || fail "--list --output wrote $T/listed.profile"
 # The default is the first GPU, not the first device.
 MOCKCL_DEVICES="cpu-64m;gpu-64m:profile=nvidia" expect 0 "device: mockcl gpu-64m (platform 0 'mockcl', device 1" --max-bytes 64MiB
 # Chosen by name part and index: mockcl's CPU device (exact bytes).

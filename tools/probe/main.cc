@@ -127,14 +127,19 @@ void add_options(CLI::App& app, probe_args& a) {
       ->type_name("A B");
 }
 
-// --compare A B: a row per key, and whether the two describe the same device (the name aside).
-int compare_profiles(const CLI::App& app, const probe_args& a) {
+// --compare and --list measure nothing: a measuring option beside them would be silently ignored.
+void refuse_measuring_options(const CLI::App& app, const std::string& why) {
   for (const char* other :
        {"--platform", "--device", "--max-bytes", "--output", "--name", "--force", "--list"}) {
-    if (app.count(other) > 0) {
-      throw usage_error(std::string("--compare measures no device: it takes no ") + other);
+    if (app.count(other) > 0 && why.rfind(other, 0) != 0) {
+      throw usage_error(why + ": it takes no " + other);
     }
   }
+}
+
+// --compare A B: a row per key, and whether the two describe the same device (the name aside).
+int compare_profiles(const CLI::App& app, const probe_args& a) {
+  refuse_measuring_options(app, "--compare measures no device");
   const auto load = [](const std::string& name_or_path) {
     try {
       return clpool::device_model::load_profile(name_or_path);
@@ -242,12 +247,13 @@ int run(int argc, char** argv) {
   if (const std::optional<int> rc = clpool::common::parse_cli(app, argc, argv, "clpool_probe"))
     return *rc;
   if (!a.compare.empty()) return compare_profiles(app, a);
-  probe_plan p;
-  plan_probe(app, a, p);
   if (a.list) {
+    refuse_measuring_options(app, "--list measures no device");
     std::cout << list_devices();
     return exit_measured;
   }
+  probe_plan p;
+  plan_probe(app, a, p);
 
   const device_info d = select_device(p.platform, p.device);
   const free_memory_query query = find_free_memory_query(d);

@@ -41,6 +41,9 @@ for icd in pocl mockcl; do
   has "live_at_end: 0"
   has "meta.source: layer"
   has "clpool record: exit status 0"
+  # The user's CLPOOL_LAYER_REPORT is passed on: the layer writes its report there.
+  CLPOOL_LAYER_REPORT="$d/life.report" rec 0 --force --out "$d/life2.trace" -- "$DRIVER" lifecycle
+  grep -q "^exit live_blocks 0 live_bytes 0$" "$d/life.report" || fail "no report at $d/life.report"
   # Stacks by default (--stacks all): version 3 (sites and the program's releases), each alloc
   # names a defined stack.
   [[ "$(head -1 "$d/life.trace")" == "clpool-trace 3" ]] || fail "no version-3 header in $d/life.trace"
@@ -225,6 +228,9 @@ CLPOOL_LAYER_TRACE="$T/x.trace" bad "CLPOOL_LAYER_TRACE is set in the environmen
 CLPOOL_LAYER_FAIL_NHT=3 bad "CLPOOL_LAYER_FAIL_NHT" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_FAIL_NTH=x bad "CLPOOL_LAYER_FAIL_NTH" --out "$T/x.trace" "${run_marker[@]}"
 OPENCL_LAYERS="$LAYER" bad "OPENCL_LAYERS already loads" --out "$T/x.trace" "${run_marker[@]}"
+# A report the layer could not open would hide every platform: refused before the program runs.
+CLPOOL_LAYER_REPORT="$T/no/such/r" bad "CLPOOL_LAYER_REPORT \"$T/no/such/r\" cannot be created in $T/no/such: No such file or directory (the layer writes its report there; fix or unset it)" --out "$T/x.trace" "${run_marker[@]}"
+CLPOOL_LAYER_REPORT="$T" bad "CLPOOL_LAYER_REPORT \"$T\" is a directory" --out "$T/x.trace" "${run_marker[@]}"
 out="$("$CLPOOL" recrod -- true 2>&1)"; rc=$?
 [[ $rc == 2 && "$out" == "clpool: error: unknown command 'recrod'; did you mean record? (see clpool --help)" ]] ||
   fail "clpool recrod: exit $rc: $out"

@@ -93,6 +93,28 @@ std::string absolute(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+namespace {
+
+// What stops the layer from opening `path` for appending (it creates a missing file), "" when
+// nothing does. Checked without creating or changing anything, so a refusal leaves no trace.
+std::string appendable_problem(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    if (::access(path.c_str(), W_OK) != 0)
+      return std::string("cannot be written: ") + std::strerror(errno);
+    return "";
+  }
+  if (errno != ENOENT) return std::string("cannot be opened: ") + std::strerror(errno);
+  const std::string dir = dir_of(path);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "cannot be created in " + dir + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string layer_environment(const std::string& layer, const std::vector<std::string>& settings,
                               const std::vector<std::string_view>& ours, const std::string& tool,
                               std::vector<std::string>& env) {
@@ -103,6 +125,14 @@ std::string layer_environment(const std::string& layer, const std::vector<std::s
     for (std::string_view mine : ours) {
       if (name == mine)
         return name + " is set in the environment; " + tool + " sets it from its flags (unset it)";
+    }
+    // A report the layer cannot open hides every platform: the program would run for nothing.
+    if (name == layer::env_report) {
+      const std::string path = entry.substr(name.size() + 1);
+      if (const std::string why = appendable_problem(path); !why.empty() && !path.empty()) {
+        return std::string(layer::env_report) + " \"" + path + "\" " + why +
+               " (the layer writes its report there; fix or unset it)";
+      }
     }
     if (name == "OPENCL_LAYERS") {
       layers = entry.substr(name.size() + 1);

@@ -28,7 +28,7 @@ const char* const sweep_usage =
     "  --shard K/N       only the points K, K+N, K+2N, ... (1 <= K <= N): a sweep spread over N\n"
     "                    machines or jobs; their reports together are the whole sweep\n"
     "  --max-runs N      at most N runs, the points sampled evenly (the report names the rest)\n"
-    "  --seed S          where the even sample starts (default 1)\n"
+    "  --seed S          with --max-runs: where the even sample starts (default 1)\n"
     "  --out DIR         every run's trace, report and output (default clpool-sweep; an earlier\n"
     "                    sweep's DIR needs --force)\n"
     "  --json FILE       the report as JSON too (- for standard output, instead of the text)\n"
@@ -71,6 +71,7 @@ std::string apply_number(sweep_options& o, const std::string& flag, const std::s
     o.max_runs = *n;
   } else {
     o.seed = *n;
+    o.seed_given = true;
   }
   return "";
 }
@@ -97,6 +98,7 @@ std::string apply(sweep_options& o, const std::string& flag, const std::string& 
     }
     o.profile = value;
   } else if (flag == "--points") {
+    o.points_given = true;
     if (value == "all")
       o.points = point_kinds::all;
     else if (value == "alloc")
@@ -134,6 +136,20 @@ std::string apply(sweep_options& o, const std::string& flag, const std::string& 
   return "";
 }
 
+// Flags that would change nothing beside the others given: refused rather than ignored.
+std::string ignored_combination(const sweep_options& o) {
+  if (o.only) {
+    if (o.points_given) return "--only runs the one point it names; it takes no --points";
+    if (o.max_runs) return "--only runs the one point it names; it takes no --max-runs";
+    if (o.seed_given) return "--only runs the one point it names; it takes no --seed";
+  }
+  if (o.seed_given && !o.max_runs) {
+    return "--seed picks where --max-runs starts its even sample; without --max-runs every point "
+           "runs (give --max-runs N, or drop --seed)";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<point_id> parse_point(const std::string& text) {
@@ -163,6 +179,7 @@ sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
   if (o.help) return {o, ""};
   if (o.program.empty())
     return {std::nullopt, "no program to run (clpool sweep [FLAGS] -- PROGRAM ARGS...)"};
+  if (const std::string e = ignored_combination(o); !e.empty()) return {std::nullopt, e};
   const device_model::device_profile profile = device_model::load_profile(o.profile);
   if (o.points == point_kinds::first_use &&
       profile.oom_at == device_model::refusal_point::creation) {

@@ -33,6 +33,8 @@ struct sweep_options {
   std::uint64_t shard_count = 1;
   std::optional<std::uint64_t> max_runs;  // --max-runs N: points sampled evenly
   std::uint64_t seed = 1;                 // --seed: where the even sample starts
+  bool seed_given = false;                // --seed was typed (it needs --max-runs)
+  bool points_given = false;              // --points was typed (--only takes none)
   std::string out = "clpool-sweep";       // --out DIR: every run's trace, report and output
   bool force = false;                     // --force: replace an earlier sweep's DIR
   std::optional<std::string> json;        // --json FILE ("-": standard output)

@@ -158,7 +158,11 @@ for c in "--shard 3/2|--shard: 3/2: K must be from 1 to N" "-j 0|-j: 0 is not a 
          "--check $T/nope|--check: cannot run '$T/nope': no such program" "--only alloc:0|--only: 'alloc:0' is not a point" \
          "--profile exact --points first-use|--points first-use: the exact profile's device fails at creation" \
          "--profile amd|--profile: profile 'amd': no such built-in profile" "--shard 1/0|--shard: 1/0: K must be from 1 to N" \
-         "--tiemout 3|unknown option '--tiemout'; did you mean --timeout?" "--max-runs 0|--max-runs: must be at least 1"; do
+         "--tiemout 3|unknown option '--tiemout'; did you mean --timeout?" "--max-runs 0|--max-runs: must be at least 1" \
+         "--seed 3|--seed picks where --max-runs starts its even sample; without --max-runs every point runs" \
+         "--only alloc:1 --points alloc|--only runs the one point it names; it takes no --points" \
+         "--only alloc:1 --max-runs 1|--only runs the one point it names; it takes no --max-runs" \
+         "--only alloc:1 --seed 2|--only runs the one point it names; it takes no --seed"; do
   args="${c%%|*}"
   # shellcheck disable=SC2086
   sweep 2 $args -- "$VICTIM" handles

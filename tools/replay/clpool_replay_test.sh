@@ -151,6 +151,18 @@ expect 2 "--limit: 'x'" "$TR" --capacity 1GiB --limit x
 expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio -0.5
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio nan
+# --trim-ratio reads what trim-ratio= of --compare reads: decimal only, the whole text.
+expect 2 "--trim-ratio: needs a value" "$TR" --capacity 1GiB --trim-ratio ""
+for r in 0x1p-1 " 0.5" "0.5 " 0,5 inf; do
+  expect 2 "--trim-ratio: '$r' must be a finite decimal number >= 0" "$TR" --capacity 1GiB --trim-ratio "$r"
+  [[ "$r" == *,* ]] && continue  # in --compare a comma ends the option
+  expect 2 "trim-ratio '$r' must be a finite number >= 0" "$TR" --capacity 1GiB --compare "pool:trim-ratio=$r"
+done
+expect 0 "replayed cleanly" "$TR" --capacity 2GiB --trim-ratio 1e-1
+# --granule steps --min-capacity's search (and --diff's); with neither it would do nothing.
+expect 2 "--granule is the step of --min-capacity's search" "$TR" --capacity 2GiB --granule 256KiB
+expect 2 "--granule is the step" "$TR" --trials 1GiB:2GiB:512MiB --granule 256KiB
+expect 0 "in steps of 256 KiB" --diff "$TR" "$TR" --granule 256KiB
 expect 2 "must be positive" "$TR" --min-capacity --granule 0
 expect 2 "--granule: 16777215 TiB is above 2^62 bytes" "$TR" --min-capacity --granule 16777215TiB
 expect 0 "minimum capacity: 4194304 TiB = 4 EiB" "$TR" --min-capacity --granule 4194304TiB

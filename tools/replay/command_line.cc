@@ -34,6 +34,7 @@ struct given_options {
   CLI::Option* limit = nullptr;
   CLI::Option* trim_max_held = nullptr;
   CLI::Option* trim_ratio = nullptr;
+  CLI::Option* granule = nullptr;
 };
 
 // The aliases of --format, as typed; folded into command_line::formats after parsing.
@@ -148,13 +149,14 @@ void add_pool_options(CLI::App& app, command_line& cl, given_options& given) {
   given.trim_max_held = app.add_option(
       "--trim-max-held", cl.trim_max_held_text,
       "trim policy: hold at most this many bytes of freed blocks (0 = hold nothing)");
-  given.trim_ratio = app.add_option("--trim-ratio", cl.trim_ratio,
+  given.trim_ratio = app.add_option("--trim-ratio", cl.trim_ratio_text,
                                     "trim policy: hold at most R x active bytes (R >= 0)");
   app.add_flag(
       "--min-capacity", cl.min_capacity,
       "find by bisection the smallest capacity (a multiple of --granule) that replays with "
       "no out-of-memory, for each configuration");
-  app.add_option("--granule", cl.granule_text, "resolution of --min-capacity (default 1MiB)");
+  given.granule = app.add_option("--granule", cl.granule_text,
+                                 "resolution of --min-capacity and --diff (default 1MiB)");
   app.add_option(
       "--trials", cl.trials_text,
       "LO:HI:STEP: replay each configuration at every capacity from LO to HI in steps of STEP "
@@ -251,6 +253,7 @@ void finish(command_line& cl, const format_aliases& aliases, const given_options
   cl.limit_given = given.limit->count() > 0;
   cl.trim_max_held_given = given.trim_max_held->count() > 0;
   cl.trim_ratio_given = given.trim_ratio->count() > 0;
+  cl.granule_given = given.granule->count() > 0;
   // Under `bazel run` the working directory is the runfiles tree: take paths from the user's.
   for (std::string* path : {&cl.trace_path, &cl.rmm_path, &cl.write_trace_path, &cl.mockcl_so}) {
     *path = common::under_working_directory(*path);

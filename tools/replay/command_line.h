@@ -26,8 +26,8 @@ struct command_line {
   std::vector<format_arg> formats;
   unsigned leading_bits = default_leading_bits;
   bool leading_bits_given = false, limit_given = false, trim_max_held_given = false,
-       trim_ratio_given = false;
-  double trim_ratio = -1;
+       trim_ratio_given = false, granule_given = false;
+  std::string trim_ratio_text;  // --trim-ratio, as typed
   bool no_pool = false, min_capacity = false, no_progress = false, force_progress = false,
        full_stacks = false;
   std::vector<std::string> compare;

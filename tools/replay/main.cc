@@ -114,7 +114,14 @@ std::vector<replay_config> configurations(const command_line& cl) {
   if (!cl.limit_text.empty()) c.limit = size_option(cl.limit_text, "--limit", {.positive = true});
   if (cl.trim_max_held_given)
     c.trim.max_held_bytes = size_option(cl.trim_max_held_text, "--trim-max-held");
-  if (cl.trim_ratio_given) c.trim.max_held_to_active_ratio = cl.trim_ratio;
+  if (cl.trim_ratio_given) {
+    const std::optional<double> ratio = clpool::replay::parse_ratio(cl.trim_ratio_text);
+    if (!ratio) {
+      throw usage_error("--trim-ratio: '" + clpool::common::escape_text(cl.trim_ratio_text) +
+                        "' must be a finite decimal number >= 0");
+    }
+    c.trim.max_held_to_active_ratio = *ratio;
+  }
   return {c};
 }
 
@@ -206,6 +213,12 @@ plan validate(const command_line& cl) {
   if (!cl.trials_text.empty()) p.trials = parse_trials(cl.trials_text);
   p.granule = size_option(cl.granule_text, "--granule", {.positive = true});
   check_granule(p.granule, "--granule");
+  // --granule steps only the search for a minimum capacity; anywhere else it would be ignored.
+  if (cl.granule_given && !p.min_capacity) {
+    throw usage_error(
+        "--granule is the step of --min-capacity's search; give --min-capacity "
+        "(or --diff), or drop --granule");
+  }
   if (cl.write_format_given && cl.write_trace_path.empty()) {
     throw usage_error("--write-format needs --write-trace");
   }
@@ -224,9 +237,6 @@ plan validate(const command_line& cl) {
   if (!p.capacity && !p.min_capacity && p.trials.empty() && p.write_trace_path.empty()) {
     throw usage_error(
         "--capacity is required (or use --min-capacity to find one, or --trials for several)");
-  }
-  if (!std::isfinite(cl.trim_ratio) || (cl.trim_ratio_given && cl.trim_ratio < 0)) {
-    throw usage_error("--trim-ratio: must be a finite number >= 0");
   }
   const backend_options bo = backend_options_of(cl);
   p.configs = configurations(cl);

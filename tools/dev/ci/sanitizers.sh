@@ -41,12 +41,13 @@ step() {
 # CLPOOL_TEST_FLAGS: extra flags for both bazel test steps (tools/test.sh sets --config=ci in CI).
 # CLPOOL_BEP_DIR (tools/test.sh sets it): the ASan run's build event file goes there, asan.json.
 # shellcheck disable=SC2086
+# tools/dev/ci/bazel_test.sh: bazel test, tried once more when the build (not a test) fails.
 # --build_tests_only: what no test runs (the benchmarks, the fuzzers' libFuzzer binaries, built
 # by step 3 with clang) is not built again under ASan.
-[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bazel test --config=asan --build_tests_only ${CLPOOL_TEST_FLAGS:-} \
+[[ "${SKIP_ASAN:-0}" == 1 ]] || step asan bash tools/dev/ci/bazel_test.sh --config=asan --build_tests_only ${CLPOOL_TEST_FLAGS:-} \
   ${CLPOOL_BEP_DIR:+--build_event_json_file=$CLPOOL_BEP_DIR/asan.json} //...
 [[ "${SKIP_TSAN:-0}" == 1 ]] ||
-  step tsan bazel test --config=tsan ${CLPOOL_TEST_FLAGS:-} --build_tests_only \
+  step tsan bash tools/dev/ci/bazel_test.sh --config=tsan ${CLPOOL_TEST_FLAGS:-} --build_tests_only \
     --test_tag_filters=concurrency,-no_tsan //...
 [[ "${SKIP_FUZZ:-0}" == 1 ]] || step fuzz-smoke tools/dev/fuzz/fuzz.sh all "$fuzz_seconds" "$fuzz_jobs"
 
