@@ -69,6 +69,28 @@ std::string fspath(const py::object& path, const char* who) {
   return s;
 }
 
+std::shared_ptr<python_refs> make_python_refs() {
+  return std::shared_ptr<python_refs>(new python_refs(), [](python_refs* r) noexcept {
+    if (!Py_IsInitialized()) return;  // finalized: its objects are gone with the interpreter
+    py::gil_scoped_acquire gil;
+    delete r;
+  });
+}
+
+reclaim_callback reclaim_callback_of(std::shared_ptr<python_refs> refs) {
+  return [refs = std::move(refs)](std::uint64_t bytes) {
+    py::gil_scoped_acquire gil;
+    py::object f = refs->strong;
+    if (!f) f = py::reinterpret_borrow<py::object>(PyWeakref_GetObject(refs->weak.ptr()));
+    if (f.is_none()) return;  // collected with its pool
+    try {
+      f(bytes);
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("clpool: a pool's reclaim callback");
+    }
+  };
+}
+
 void collect_garbage() noexcept {
   if (!Py_IsInitialized()) return;
   py::gil_scoped_acquire gil;

@@ -42,6 +42,19 @@ std::string fspath(const pybind11::object& path, const char* who);
 // Runs gc.collect() with the GIL, so that buffers only garbage is holding go back to the pool.
 void collect_garbage() noexcept;
 
+// The Python objects a reclaim callback holds: the callable (strong) or a weak reference to it.
+struct python_refs {
+  pybind11::object strong, weak;
+};
+// A python_refs whose last owner, on any thread, with or without the GIL, releases both under
+// the GIL; after the interpreter is finalized they are left alone (Python can no longer free
+// them).
+std::shared_ptr<python_refs> make_python_refs();
+// The pool's side of a Python reclaim callback: takes the GIL, calls the callable (strong, else
+// what weak still reaches; nothing once it is collected), and reports an exception it raises as
+// unraisable, so the pool goes on to its next step.
+reclaim_callback reclaim_callback_of(std::shared_ptr<python_refs> refs);
+
 // None: unlimited; otherwise a byte count (TypeError / ValueError as for sizes).
 inline std::uint64_t limit_from(const pybind11::object& value, const char* who) {
   return value.is_none() ? unlimited : to_size(value, who);
@@ -123,14 +136,19 @@ void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
            // subclass's, as clpool's pools are), the C++ side keeping a weak reference. A
            // callback that refers to its pool (`lambda n: pool.free_held()`) is then a cycle the
            // collector frees; held by C++ alone it kept the pool and its memory to the end.
-           auto held = std::make_shared<py::object>();
+           //
+           // The pool may drop its last copy of the C++ callback without the GIL (a pool that
+           // allocates without it, PinnedPool, whose callback removed itself), so the Python
+           // references it holds are released under the GIL, by python_refs' deleter.
+           const std::shared_ptr<python_refs> refs = make_python_refs();
            py::object dict = py::getattr(self, "__dict__", py::none());
-           py::object weak;
            py::object callbacks;
            if (!dict.is_none()) {
-             weak = py::reinterpret_steal<py::object>(PyWeakref_NewRef(callback.ptr(), nullptr));
-             if (!weak) PyErr_Clear();  // a callable without weak references: held by C++
+             refs->weak =
+                 py::reinterpret_steal<py::object>(PyWeakref_NewRef(callback.ptr(), nullptr));
+             if (!refs->weak) PyErr_Clear();  // a callable without weak references: held by C++
            }
+           const bool weak = static_cast<bool>(refs->weak);
            if (weak) {
              // The strong reference first: a failure here registers nothing.
              callbacks = dict.attr("setdefault")("_clpool_reclaim_callbacks", py::dict());
@@ -140,20 +158,9 @@ void def_pool_reclaim(pybind11::class_<W, Extra...>& cls) {
                    "was replaced by something other than a dict");
              }
            } else {
-             *held = callback;
+             refs->strong = callback;
            }
-           const reclaim_callback_id id =
-               w.core().add_reclaim_callback([held, weak](std::uint64_t bytes) {
-                 py::gil_scoped_acquire gil;
-                 py::object f = *held;
-                 if (!f) f = py::reinterpret_borrow<py::object>(PyWeakref_GetObject(weak.ptr()));
-                 if (f.is_none()) return;  // collected with its pool
-                 try {
-                   f(bytes);
-                 } catch (py::error_already_set& e) {
-                   e.discard_as_unraisable("clpool: a pool's reclaim callback");
-                 }
-               });
+           const reclaim_callback_id id = w.core().add_reclaim_callback(reclaim_callback_of(refs));
            if (weak) {
              try {
                callbacks[py::int_(id)] = callback;  // a dict: checked above

@@ -103,6 +103,68 @@ class PageLockedTest(unittest.TestCase):
                 (r.returncode, r.stdout.strip()), (0, "ok"), f"{name}: {r.stdout}{r.stderr}"
             )
 
+    def test_a_reclaim_callback_may_remove_itself(self):
+        # allocate() runs the pool without the GIL; a callback that removes itself leaves the
+        # pool's last reference to it there, and the Python object must still be released with
+        # the GIL (released without it, a callable's __del__ aborted the interpreter: "Fatal
+        # Python error: PyThreadState_Get"). In a child process, so that an abort is a failure.
+        import os
+        import subprocess
+        import sys
+        import textwrap
+
+        code = textwrap.dedent(
+            f"""
+            import gc, sys
+            sys.path[:0] = {sys.path[:3]!r}
+            import numpy as np
+            import clpool, cltest
+            ctx, queue = cltest.context_and_queue()
+            pool = clpool.PageLockedMemoryPool(queue)
+            MiB = 1 << 20
+            pool.set_limit(2 * MiB)
+            kept = pool.allocate(MiB, np.uint8)
+            events = []
+
+            class Freer:
+                __slots__ = ("id", "weak")  # no __weakref__ when weak is False: held strongly
+
+                def __call__(self, needed):
+                    global kept
+                    kept = None
+                    gc.collect()
+                    events.append(pool.remove_reclaim_callback(self.id))
+
+                def __del__(self):
+                    events.append("deleted")
+
+            class WeakFreer(Freer):
+                __slots__ = ("__weakref__",)  # held through the pool's __dict__, weakly
+
+            for kind in (Freer, WeakFreer):
+                f = kind()
+                f.id = pool.add_reclaim_callback(f)
+                del f
+                b = pool.allocate(MiB + MiB // 2, np.uint8)
+                assert b.shape == (MiB + MiB // 2,), b.shape
+                del b
+                gc.collect()
+                assert events == [True, "deleted"], (kind.__name__, events)
+                del events[:]
+                pool.free_held()
+                kept = pool.allocate(MiB, np.uint8)
+            print("ok")
+            """
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ),
+        )
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "ok"), f"{r.stdout}{r.stderr}")
+
     def test_bad_input(self):
         with self.assertRaises(ValueError):
             self.pool.allocate((-1, 2), np.float32)

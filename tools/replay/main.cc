@@ -6,7 +6,6 @@
 // backend (device_backend.h), and write the results through the output writers (output_writer.h).
 #include <unistd.h>
 
-#include <cmath>
 #include <iostream>
 #include <optional>
 #include <string>
