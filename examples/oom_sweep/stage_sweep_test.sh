@@ -31,7 +31,7 @@ else
   has "signal 11 (SIGSEGV)"
 fi
 has "upload_chunk ("
-has "replay: clpool sweep --profile nvidia --only first-use:1 -- $UNCHECKED"
+has "replay: clpool sweep --profile nvidia --out $T/unchecked/replay-first-use-1 --force --only first-use:1 -- $UNCHECKED"
 
 out="$("$CLPOOL" sweep --profile nvidia --only first-use:1 --out "$T/one" -- "$STAGE" 2>&1)"
 rc=$?

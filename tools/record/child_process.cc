@@ -146,11 +146,10 @@ std::size_t run_children(const std::vector<child_spec>& specs, std::size_t jobs,
   return finished;
 }
 
-child_result run_child(const child_spec& spec) {
+child_result run_child(const child_spec& spec, const std::atomic<bool>& interrupted) {
   child_result out;
-  const std::atomic<bool> never{false};
   run_children(
-      {spec}, 1, [&out](std::size_t, const child_result& r) { out = r; }, never);
+      {spec}, 1, [&out](std::size_t, const child_result& r) { out = r; }, interrupted);
   return out;
 }
 

@@ -41,8 +41,9 @@ std::size_t run_children(const std::vector<child_spec>& specs, std::size_t jobs,
                          const std::function<void(std::size_t, const child_result&)>& done,
                          const std::atomic<bool>& interrupted);
 
-// One program, waited for (run_children with one spec).
-child_result run_child(const child_spec& spec);
+// One program, waited for (run_children with one spec): killed, with its group, when
+// `interrupted` turns true.
+child_result run_child(const child_spec& spec, const std::atomic<bool>& interrupted);
 
 }  // namespace clpool::record
 

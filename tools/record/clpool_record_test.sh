@@ -41,6 +41,11 @@ for icd in pocl mockcl; do
   has "live_at_end: 0"
   has "meta.source: layer"
   has "clpool record: exit status 0"
+  # A relative profile file is the one where clpool record started, wherever the program goes.
+  printf 'name = mine\noom_at = creation\n' >"$T/mine.profile"
+  rec 0 --force --budget 1GiB --profile mine.profile --out "$d/cd.trace" -- /bin/sh -c 'cd / && exec "$0" lifecycle' "$DRIVER"
+  has "clpool record: exit status 0"
+  rm "$T/mine.profile"
   # The user's CLPOOL_LAYER_REPORT is passed on: the layer writes its report there.
   CLPOOL_LAYER_REPORT="$d/life.report" rec 0 --force --out "$d/life2.trace" -- "$DRIVER" lifecycle
   grep -q "^exit live_blocks 0 live_bytes 0$" "$d/life.report" || fail "no report at $d/life.report"
@@ -188,6 +193,7 @@ has "alloc.sub: 1"
 echo "=== bad input: exit 2, a message naming the setting, nothing run, no file touched"
 echo "a,b,c" >"$T/log.csv"
 printf 'clpool-trace 1\n# source: layer\n' >"$T/old.trace"
+ln -sfn "$T/no/such/x.trace" "$T/dangling.trace"
 snapshot() { ls -la "$T" | grep -v ' \.\.\?$'; md5sum "$T/log.csv" "$T/old.trace"; }
 before="$(snapshot)"
 marker="$T/ran"
@@ -213,6 +219,7 @@ bad "--out: \"$T/log.csv\" exists and is not a trace the layer wrote" --force --
 bad "--out: \"$T/old.trace\" exists: pass --force" --out "$T/old.trace" "${run_marker[@]}"
 bad "--out: \"$T\" is not a regular file" --out "$T" "${run_marker[@]}"
 bad "--out: cannot create \"$T/no/such/x.trace\"" --out "$T/no/such/x.trace" "${run_marker[@]}"
+bad "--out: cannot create \"$T/dangling.trace\" (a symbolic link to \"$T/no/such/x.trace\") in \"$T/no/such\": No such file or directory" --out "$T/dangling.trace" "${run_marker[@]}"
 bad "unknown option '--bugdet'; did you mean --budget?" --bugdet 1GiB --out "$T/x.trace" "${run_marker[@]}"
 bad "unknown option '--frobnicate' (see clpool record --help)" --frobnicate "${run_marker[@]}"
 bad "--force takes no value" --force=yes "${run_marker[@]}"

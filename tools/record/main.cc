@@ -79,9 +79,18 @@ std::string out_path_problem(const record_options& o) {
     if (!o.force) return "--out: \"" + o.out + "\" exists: pass --force to replace that trace";
     return "";
   }
-  const std::string dir = dir_of(o.out);
+  // A symbolic link to nothing yet: the layer creates its target, in the target's directory.
+  std::string target = o.out;
+  char link[PATH_MAX];
+  if (const ssize_t n = ::readlink(o.out.c_str(), link, sizeof link - 1); n > 0) {
+    target.assign(link, static_cast<std::size_t>(n));
+    if (target[0] != '/') target = dir_of(o.out) + "/" + target;
+  }
+  const std::string dir = dir_of(target);
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return "--out: cannot create \"" + o.out + "\" in \"" + dir + "\": " + std::strerror(errno);
+    return "--out: cannot create \"" + o.out + "\"" +
+           (target != o.out ? " (a symbolic link to \"" + target + "\")" : std::string()) +
+           " in \"" + dir + "\": " + std::strerror(errno);
   }
   return "";
 }
@@ -93,7 +102,12 @@ std::string child_environment(const record_options& o, const std::string& layer,
   std::vector<std::string> settings = {std::string(env_trace) + "=" + absolute(o.out)};
   if (o.budget_bytes)
     settings.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
-  if (o.profile) settings.push_back(std::string(env_profile) + "=" + *o.profile);
+  // A profile file is named for the program, which may change its directory before it loads.
+  if (o.profile) {
+    settings.push_back(
+        std::string(env_profile) + "=" +
+        (clpool::device_model::names_profile_file(*o.profile) ? absolute(*o.profile) : *o.profile));
+  }
   settings.push_back(std::string(env_stacks) + "=" + o.stacks);
   settings.push_back(std::string(env_errors) + "=" + errors);
   // A program of several processes: the first writes --out, every other its own --out.PID beside

@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <system_error>
 
 #include "common/cli.h"
 #include "common/output_file.h"
@@ -27,11 +29,18 @@ extern char** environ;
 namespace clpool::record {
 namespace {
 
-constexpr int exit_clean = 0, exit_finding = 1, exit_usage = 2, exit_interrupted = 130;
+constexpr int exit_clean = 0, exit_finding = 1, exit_usage = 2;
 constexpr const char* marker = ".clpool-sweep";
 
 std::atomic<bool> interrupted{false};
-void on_interrupt(int) { interrupted = true; }
+std::atomic<int> interrupting_signal{SIGINT};
+void on_interrupt(int sig) {
+  interrupting_signal = sig;
+  interrupted = true;
+}
+// Interrupted: 128 + the signal, as a shell reports a program the signal ended (130 for Ctrl-C,
+// 143 for SIGTERM).
+int exit_interrupted() { return 128 + interrupting_signal.load(); }
 
 int usage_error(const std::string& message) {
   return common::report_usage_error("clpool sweep", message);
@@ -49,10 +58,10 @@ std::string prepare_out(const sweep_options& o) {
     if (!o.force)
       return "--out: '" + o.out + "' holds an earlier sweep: pass --force to replace it";
     for (const char* sub : {"/fault-free", "/runs"}) {
-      const std::string cmd = "rm -rf -- '" + o.out + sub + "'";
-      if (o.out.find('\'') != std::string::npos || std::system(cmd.c_str()) != 0) {
-        return "--out: cannot remove the earlier sweep's " + o.out + sub;
-      }
+      std::error_code ec;  // remove_all removes a symbolic link, never what it points to
+      std::filesystem::remove_all(o.out + sub, ec);
+      if (ec)
+        return "--out: cannot remove the earlier sweep's " + o.out + sub + ": " + ec.message();
     }
   } else if (::mkdir(o.out.c_str(), 0777) != 0) {
     return "--out: cannot make '" + o.out + "': " + std::strerror(errno);
@@ -70,7 +79,10 @@ std::string base_environment(const sweep_options& o, const std::string& layer,
   using namespace clpool::layer;
   const std::vector<std::string> settings = {
       std::string(env_trace) + "=" + absolute(o.out) + "/fault-free/trace",
-      std::string(env_stacks) + "=all", std::string(env_profile) + "=" + o.profile,
+      std::string(env_stacks) + "=all",
+      // A profile file is named for the program, which may change its directory before it loads.
+      std::string(env_profile) + "=" +
+          (device_model::names_profile_file(o.profile) ? absolute(o.profile) : o.profile),
       std::string(env_budget) + "=" + std::to_string(std::uint64_t{1} << 62)};
   const std::string problem = layer_environment(
       layer, settings,
@@ -99,9 +111,37 @@ std::function<bool(const std::string&)> check_function(const std::string& progra
     s.stdout_path = run_dir + "/check.txt";
     s.stderr_path = run_dir + "/check.txt";
     s.timeout_seconds = timeout;
-    const child_result r = run_child(s);
+    const child_result r = run_child(s, interrupted);
     return r.started && !r.signaled && r.exit_code == 0;
   };
+}
+
+// Where --json and --html go, checked now rather than after every run (a missing directory,
+// --out itself): a temporary file made there and removed again. `in_out`: only the reports
+// directly inside --out, else only the others.
+std::string probe_reports(const sweep_options& o, bool in_out) {
+  const auto trimmed = [](std::string p) {
+    p = absolute(p);
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    return p;
+  };
+  for (const auto& [flag, path] : {std::pair{"--json", o.json}, std::pair{"--html", o.html}}) {
+    if (!path || *path == "-") continue;
+    if (trimmed(*path) == trimmed(o.out)) {
+      return std::string(flag) + ": '" + *path + "' is --out, the sweep's folder";
+    }
+    struct stat st;
+    if (dir_of(trimmed(*path)) == trimmed(o.out) ? !in_out : in_out) continue;
+    if (::stat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      continue;  // a device or FIFO is written in place at the end (a FIFO's open would wait)
+    }
+    try {
+      common::atomic_output_file probe(*path, flag);
+    } catch (const common::output_error& e) {
+      return e.what();
+    }
+  }
+  return "";
 }
 
 struct setup {
@@ -146,32 +186,40 @@ std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
     return usage_error(e.what());
   }
   if (std::string p = base_environment(s.o, s.layer, s.env); !p.empty()) return usage_error(p);
+  // Where the reports go is checked before --out is made or an earlier sweep there replaced, so
+  // a refusal changes nothing; a report inside --out, once --out is there.
+  if (std::string p = probe_reports(s.o, false); !p.empty()) return usage_error(p);
   if (std::string p = prepare_out(s.o); !p.empty()) return usage_error(p);
-  // Where the reports go is checked now, not after every run (a missing directory, the --out
-  // folder itself): a temporary file made there and removed again.
-  for (const auto& [flag, path] : {std::pair{"--json", s.o.json}, std::pair{"--html", s.o.html}}) {
-    struct stat st;
-    if (!path || *path == "-" ||
-        (::stat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
-      continue;  // a device or FIFO is written in place at the end (a FIFO's open would wait)
-    }
-    try {
-      common::atomic_output_file probe(*path, flag);
-    } catch (const common::output_error& e) {
-      return usage_error(e.what());
-    }
-  }
+  if (std::string p = probe_reports(s.o, true); !p.empty()) return usage_error(p);
   return std::nullopt;
+}
+
+constexpr int fault_free_limit_factor = 10;
+
+std::string seconds_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
 }
 
 // The fault-free run: its time, its points; an exit status to stop with when it fails.
 std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_result& result) {
   const std::string dir = absolute(s.o.out) + "/fault-free";
-  const child_result r = run_child(plan.spec(point_id{}, dir, 0));
+  // Without --timeout it runs as long as it takes (Ctrl-C stops it); with one, 10 times as long
+  // but at least a minute (a run slower than --timeout is hung; the fault-free run only slow).
+  const double limit = s.o.timeout ? std::max(fault_free_limit_factor * *s.o.timeout, 60.0) : 0;
+  const child_result r = run_child(plan.spec(point_id{}, dir, limit), interrupted);
   result.fault_free_seconds = r.seconds;
   std::string why;
+  if (r.interrupted) {
+    std::cerr << "clpool sweep: interrupted during the fault-free run; nothing swept\n";
+    return exit_interrupted();
+  }
   if (!r.started)
     why = std::string("cannot start: ") + std::strerror(r.exec_error);
+  else if (r.timed_out)
+    why = "it did not end in " + seconds_text(limit) + " s (" +
+          std::to_string(fault_free_limit_factor) + " times --timeout, at least 60 s)";
   else if (r.signaled)
     why = "it was killed by signal " + std::to_string(r.signal);
   else if (r.exit_code != 0)
@@ -198,15 +246,11 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
 }
 
 std::string options_text(const sweep_options& o) {
-  std::string t = "--profile " + o.profile;
-  if (o.timeout) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", *o.timeout);
-    t += std::string(" --timeout ") + b;
-  }
-  if (o.check) t += " --check " + *o.check;
+  std::string t = "--profile " + shell_quoted(o.profile);
+  if (o.timeout) t += " --timeout " + seconds_text(*o.timeout);
+  if (o.check) t += " --check " + shell_quoted(*o.check);
   if (o.until_free) t += " --until-free";
-  if (o.layer) t += " --layer " + *o.layer;
+  if (o.layer) t += " --layer " + shell_quoted(*o.layer);
   return t;
 }
 
@@ -237,14 +281,17 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx,
     std::optional<std::uint64_t> live;
     std::string problem;
     bool landed = false, seen = false;
+    std::string hit;  // what the fault hit instead, when it is known not to be the point
     for (const failure_point& p : read_points(run.dir + "/report", run.dir + "/trace",
                                               run.point.id.first_use, live, problem)) {
       if (p.id.first_use != run.point.id.first_use || p.id.n != run.ran_as) continue;
       seen = true;
       // A run that crashed before the layer named its native frames (it does so at exit) cannot
-      // say where it failed: its N is taken as the point's.
+      // say at which site it failed: its N is taken as the point's when the block is alike.
       const bool named = p.site.find(" not defined)") == std::string::npos;
-      landed = !named || (p.site == run.point.site && p.ordinal == run.point.ordinal);
+      landed = named ? p.site == run.point.site && p.ordinal == run.point.ordinal
+                     : p.bytes == run.point.bytes && p.what == run.point.what;
+      if (!landed) hit = std::to_string(p.bytes) + " B " + p.what;
     }
     if (landed && run.what != verdict::unreached) continue;
     // Stopped at --timeout with nothing to say where it was (a killed run's report may not list
@@ -253,7 +300,11 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx,
     const std::optional<std::uint64_t> n =
         moved_point(run, run.dir + "/report", run.dir + "/trace");
     if (!n || *n == run.ran_as) {
-      if (!landed) {
+      if (!landed && run.what == verdict::crashed && !hit.empty()) {
+        // The crash is the program's whatever it met: kept, with where the fault went.
+        run.detail += "; in this run the fault hit another allocation (" + hit +
+                      ": the program's threads or inputs ordered them differently)";
+      } else if (!landed) {
         run.what = verdict::unreached;
         run.detail =
             "this run met the point's site fewer times, or in another order (" + run.detail + ")";
@@ -296,7 +347,7 @@ int finish(const setup& s, sweep_result& result) {
     finding |=
         run.what == verdict::crashed || run.what == verdict::hung || run.what == verdict::leaked;
   }
-  if (interrupted) return exit_interrupted;
+  if (interrupted) return exit_interrupted();
   if (!written) return exit_usage;
   return finding ? exit_finding : exit_clean;
 }
@@ -355,7 +406,7 @@ int run_sweep(const std::vector<std::string>& args) {
   for (run_outcome& run : result.runs) {
     if (run.what == verdict::interrupted) ++result.remaining;
     if (run.what == verdict::crashed && run.result.started && !interrupted) {
-      run.crash_stack = crash_stack(plan, run, result.timeout);
+      run.crash_stack = crash_stack(plan, run, result.timeout, interrupted);
     }
   }
   result.seconds =

@@ -43,8 +43,8 @@ const char* const sweep_usage =
     "  --layer PATH      the layer to load (default: libclpool_layer.so of this installation)\n"
     "\n"
     "Exit status: 0 no run crashed, hung or leaked; 1 one did; 2 bad usage, or the program\n"
-    "fails without any fault injected (nothing swept); 130 interrupted (the report covers the\n"
-    "runs done and says how many remain).\n";
+    "fails without any fault injected (nothing swept); 128 + the signal when interrupted\n"
+    "(130 for Ctrl-C; the report covers the runs done and says how many remain).\n";
 
 namespace {
 

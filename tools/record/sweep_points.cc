@@ -79,6 +79,7 @@ std::vector<failure_point> read_points(const std::string& report, const std::str
   std::vector<std::uint64_t> stacks;  // each point's, as the report gives it
   std::ifstream in(report);
   if (!in) return points;  // the layer never loaded: no OpenCL call, so no failure point
+  std::uint64_t last_alloc = 0;
   for (std::string line; std::getline(in, line);) {
     std::istringstream words(line);
     std::string word;
@@ -99,6 +100,19 @@ std::vector<failure_point> read_points(const std::string& report, const std::str
       continue;  // a first use with a profile that fails at creation, an injected fault, ...
     }
     if (!words || p.id.n == 0) continue;
+    // One process counts its allocations 1, 2, 3, ...; a count that starts again is another
+    // process's, appending to the same report (the layer loads in each). Their Nth allocations
+    // all fail at once, so no run could be told apart: refused rather than swept wrongly.
+    if (!p.id.first_use) {
+      if (p.id.n <= last_alloc) {
+        problem = "the program allocates device memory in more than one process (alloc " +
+                  std::to_string(p.id.n) + " came again after alloc " + std::to_string(last_alloc) +
+                  "): each process would fail its own Nth allocation in the same run; sweep each "
+                  "process's command on its own";
+        return {};
+      }
+      last_alloc = p.id.n;
+    }
     stacks.push_back(stack);
     points.push_back(std::move(p));
   }

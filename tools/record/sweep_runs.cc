@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -54,17 +55,42 @@ run_report read_run_report(const std::string& path, bool first_use) {
   return r;
 }
 
-std::string quoted(const std::string& s) {
+}  // namespace
+
+std::string shell_quoted(const std::string& s) {
   if (!s.empty() &&
       s.find_first_not_of(
           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") ==
           std::string::npos) {
     return s;
   }
-  std::string out = "'";
-  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (plain) {
+    std::string out = "'";
+    for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  // Bytes a report would print as escapes (controls, anything not ASCII): bash's $'...', whose
+  // \xNN the shell turns back into the byte, so the command stays ASCII and exact.
+  std::string out = "$'";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\'' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    }
+  }
   return out + "'";
 }
+
+namespace {
 
 // The frames of a Python stack faulthandler printed ("  File \"x.py\", line 3 in f").
 std::vector<std::string> python_stack(const std::string& stderr_path) {
@@ -89,6 +115,21 @@ std::vector<std::string> python_stack(const std::string& stderr_path) {
 // A sanitizer's error report in the run's stderr (a program built with ASan or UBSan ends with
 // exit 1, not a signal, when it meets a wild pointer): its SUMMARY line, or UBSan's "file:line:
 // col: runtime error: ..." (which has no summary unless asked); "" when none.
+// UBSan's own form: the location "FILE:LINE:COLUMN" right before ": runtime error: ", so that a
+// program's message that merely says "runtime error" is not taken for a sanitizer's report.
+bool is_ubsan_line(const std::string& line) {
+  const std::size_t at = line.find(": runtime error: ");
+  if (at == std::string::npos) return false;
+  std::size_t end = at;
+  for (int field = 0; field < 2; ++field) {  // COLUMN, then LINE: digits after a colon
+    std::size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+    if (begin == end || begin < 2 || line[begin - 1] != ':') return false;
+    end = begin - 1;
+  }
+  return end > 0;  // a FILE before them
+}
+
 std::string sanitizer_summary(const std::string& stderr_path) {
   std::ifstream in(stderr_path);
   std::string ubsan;
@@ -97,7 +138,7 @@ std::string sanitizer_summary(const std::string& stderr_path) {
     read += line.size() + 1;
     if (line.rfind("SUMMARY: ", 0) == 0 && line.find("Sanitizer: ", 9) != std::string::npos)
       return line.substr(9);
-    if (ubsan.empty() && line.find(": runtime error: ") != std::string::npos) {
+    if (ubsan.empty() && is_ubsan_line(line)) {
       ubsan = "UndefinedBehaviorSanitizer: " + line;
     }
   }
@@ -169,8 +210,12 @@ child_spec run_plan::spec(const point_id& point, const std::string& dir, double 
 }
 
 std::string run_plan::replay_command(const std::string& options_text, const point_id& point) const {
-  std::string cmd = "clpool sweep " + options_text + " --only " + to_string(point) + " --";
-  for (const std::string& a : options_.program) cmd += " " + quoted(a);
+  // A folder of its own inside --out, replaced when run again: never the sweep's own runs.
+  const std::string out = options_.out + "/replay-" + (point.first_use ? "first-use-" : "alloc-") +
+                          std::to_string(point.n);
+  std::string cmd = "clpool sweep " + options_text + " --out " + shell_quoted(out) +
+                    " --force --only " + to_string(point) + " --";
+  for (const std::string& a : options_.program) cmd += " " + shell_quoted(a);
   return cmd;
 }
 
@@ -217,7 +262,8 @@ void classify(run_outcome& run, const run_context& ctx) {
   }
 }
 
-std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& run, double timeout) {
+std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& run, double timeout,
+                                     const std::atomic<bool>& interrupted) {
   // The Python stack first (faulthandler's, in the run's own output: under gdb below the program
   // stops at the signal before faulthandler prints), then gdb's innermost native frames.
   std::vector<std::string> out = python_stack(run.dir + "/stderr.txt");
@@ -236,7 +282,7 @@ std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& ru
   for (std::size_t i = 1; i < s.args.size(); ++i) args.push_back(s.args[i]);
   s.program = plan.gdb();
   s.args = args;
-  run_child(s);
+  run_child(s, interrupted);
   std::ifstream in(dir + "/stdout.txt");
   std::size_t native = 0;
   for (std::string line; std::getline(in, line) && native < 8;) {

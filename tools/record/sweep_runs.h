@@ -3,6 +3,7 @@
 #ifndef CLPOOL_TOOLS_RECORD_SWEEP_RUNS_H_
 #define CLPOOL_TOOLS_RECORD_SWEEP_RUNS_H_
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,6 +12,10 @@
 #include "tools/record/sweep.h"
 
 namespace clpool::record {
+
+// `s` as one word for a POSIX shell (bash's $'...' when it holds a control or non-ASCII byte), so
+// a printed replay command gives the program the very bytes it had.
+std::string shell_quoted(const std::string& s);
 
 // How every run of one sweep starts: the program, the environment that loads the layer with the
 // sweep's profile (sweep_main.cc), and the run's own files in its directory.
@@ -48,7 +53,8 @@ void classify(run_outcome& run, const run_context& ctx);
 
 // The stacks of a crashed run: gdb's backtrace of the same run again (when gdb is there), and the
 // Python stack faulthandler printed.
-std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& run, double timeout);
+std::vector<std::string> crash_stack(const run_plan& plan, const run_outcome& run, double timeout,
+                                     const std::atomic<bool>& interrupted);
 std::string find_gdb();
 
 // In a run whose report and trace are at these paths, the N of the point at `run.point`'s site

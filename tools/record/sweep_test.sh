@@ -53,7 +53,16 @@ else
   has "signal 11 (SIGSEGV) after the failure"
   if command -v gdb >/dev/null; then has "native: #1"; has "in make_filled"; fi
 fi
-has "replay: clpool sweep --profile nvidia --only alloc:1 -- $VICTIM crashes"
+has "replay: clpool sweep --profile nvidia --out $T/s$n/replay-alloc-1 --force --only alloc:1 -- $VICTIM crashes"
+# The replay line runs as printed, twice, into its own folder: the sweep's runs stay.
+replay_line="$(grep -m1 -o "replay: clpool sweep .*alloc:1 -- .*" <<<"$out")"
+for _ in 1 2; do
+  eval "\"\$CLPOOL\"${replay_line#replay: clpool}" >/dev/null 2>&1
+  rc=$?
+  [[ $rc == 1 ]] || fail "the replay line: exit $rc, want 1: $replay_line"
+done
+[[ $(ls "$T/s$n/runs" | wc -l) == 6 && -d "$T/s$n/replay-alloc-1/runs/alloc-1" ]] ||
+  fail "the replay line changed the sweep's runs: $(ls "$T/s$n/runs" "$T/s$n/replay-alloc-1/runs")"
 if [[ -n "${ASAN_OPTIONS:-}" ]]; then
   sweep 1 -- "$VICTIM" uses_freed  # AddressSanitizer's report ends it, exit 1: crashed
   counts 6 0 0 0 0 0
@@ -104,7 +113,17 @@ grep -q "<table>" "$T/r.html" && grep -q "leaked" "$T/r.html" || fail "--html"
 # A report that cannot be written is refused before any run, not after them all.
 sweep 2 --json "$T/no/such/dir/r.json" -- "$VICTIM" handles
 has "--json: cannot create '$T/no/such/dir/r.json'"
-[[ "$out" != *"fault-free"* && ! -e "$T/s$n/fault-free" ]] || fail "--json in a missing directory ran the program"
+[[ "$out" != *"fault-free"* && ! -e "$T/s$n" ]] || fail "--json in a missing directory made --out or ran the program"
+# Nor is an earlier sweep replaced (--force) when a report cannot be written, or --out a report.
+keep="$T/s$((n - 1))"
+before="$(ls -R "$keep")"
+out="$("$CLPOOL" sweep --force --out "$keep" --html "$T/no/such/r.html" -- "$VICTIM" handles 2>&1)"
+[[ $? == 2 && "$(ls -R "$keep")" == "$before" ]] || fail "--force with a bad --html changed $keep: $out"
+sweep 2 --json "$T/s$((n + 1))/" -- "$VICTIM" handles
+has "--json: '$T/s$n/' is --out, the sweep's folder"
+# A report inside --out, which the sweep makes.
+sweep 0 --json "$T/s$((n + 1))/r.json" -- "$VICTIM" handles
+/usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/s$n/r.json" || fail "--json inside --out"
 sweep 0 --json - -- "$VICTIM" handles
 [[ "$out" == "{"* ]] || fail "--json - printed more than the JSON"
 
@@ -145,12 +164,40 @@ out="$(cat "$T/int.txt")"
 [[ $rc == 130 ]] || fail "interrupted: exit $rc, want 130"
 has "interrupted: 6 of 6 runs remain"
 [[ -z "$(pgrep -f "sweep_victim hangs")" ]] || fail "a run outlived the interrupted sweep"
+# A fault-free run that never ends: SIGTERM stops it (exit 128 + 15), and the program with it.
+"$CLPOOL" sweep --out "$T/int2" -- /bin/sh -c 'exec sleep 1234' > "$T/int2.txt" 2>&1 &
+pid=$!
+for _ in $(seq 100); do pgrep -f "sleep 1234" >/dev/null && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+out="$(cat "$T/int2.txt")"
+[[ $rc == 143 ]] || fail "SIGTERM in the fault-free run: exit $rc, want 143"
+has "clpool sweep: interrupted during the fault-free run; nothing swept"
+[[ -z "$(pgrep -f "sleep 1234")" ]] || { fail "the fault-free run outlived the sweep"; pkill -f "sleep 1234"; }
 
 echo "=== programs with nothing to sweep"
 sweep 0 -- /bin/true
 has "0 failure points: the program made no device allocation; nothing to sweep"
 sweep 2 -- "$VICTIM" nonsense
 has "clpool sweep: error: the program fails without any fault injected: it exits 2"
+# Two processes that allocate: each would fail its own Nth allocation in one run. Refused.
+sweep 2 -- /bin/sh -c '"$0" handles && "$0" handles' "$VICTIM"
+has "the program allocates device memory in more than one process (alloc 1 came again after alloc 3)"
+
+echo "=== what the program says is not a sanitizer's report unless it has the form of one"
+sweep 0 -- /bin/sh -c '"$0" recovers; rc=$?; echo "solver: runtime error: retrying smaller" >&2; exit $rc' "$VICTIM"
+counts 0 0 0 0 6 0
+
+echo "=== a replay line's words: a path with a space and a control byte, as bash reads it back"
+mkdir -p "$T/d ir"
+odd="$T/d ir/vic"$'\t'"tim"
+cp "$VICTIM" "$odd"
+sweep 1 -- "$odd" crashes
+has "-- \$'$T/d ir/vic\\x09tim' crashes"
+replay_line="$(grep -m1 -o "replay: clpool sweep .*alloc:1 -- .*" <<<"$out")"
+eval "\"\$CLPOOL\"${replay_line#replay: clpool}" >/dev/null 2>&1
+[[ $? == 1 ]] || fail "the replay line of a program named with a tab: $replay_line"
 
 echo "=== bad input: one line, exit 2, nothing run"
 for c in "--shard 3/2|--shard: 3/2: K must be from 1 to N" "-j 0|-j: 0 is not a number of runs at once" \
