@@ -210,8 +210,9 @@ bool print_summary(const std::string& out, int status) {
   struct stat st;
   if (::stat(out.c_str(), &st) != 0 || st.st_size == 0) {
     std::fprintf(stderr,
-                 "clpool record: no trace in %s: the program made no OpenCL call, or does not use "
-                 "the ICD loader (libOpenCL.so.1), which loads the layer\n",
+                 "clpool record: no trace in %s: the program made no OpenCL call, does not use "
+                 "the ICD loader (libOpenCL.so.1), which loads the layer, or the layer refused "
+                 "to run (a clpool_layer: error above says why)\n",
                  clpool::common::escape_text(out).c_str());
   } else {
     std::fprintf(stderr, "clpool record: trace %s\n", clpool::common::escape_text(out).c_str());
