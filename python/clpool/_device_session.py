@@ -14,10 +14,15 @@ import tempfile
 
 from clpool import _core
 from clpool import _icd_loader as icd_loader
+from clpool._libraries import SetupError, find_library
 
 # Variables the plugin sets for the ICD loader, the layer and the mock. The layer's are taken out
 # of the environment again once the loader has read them, so that a program a test starts does
 # not write into this process's trace.
+# The longest timeout an option takes, as clpool sweep's --timeout: a larger one (inf, 1e300)
+# is no limit the operating system can wait for.
+_WEEK = 604800
+
 LAYER_VARIABLES = (
     "OPENCL_LAYERS",
     "CLPOOL_LAYER_TRACE",
@@ -41,10 +46,6 @@ LAYER_EXPORTS = [
 MOCKCL_EXPORTS = ["clIcdGetPlatformIDsKHR", "mockcl_configure"]
 
 
-class SetupError(Exception):
-    """A setting or a missing file that stops the session, with one message saying which."""
-
-
 class Settings:
     """The plugin's options, checked. Raises SetupError naming the option for a bad one."""
 
@@ -57,9 +58,10 @@ class Settings:
         self.sweep_run = getattr(ns, "clpool_oom_sweep_run", None)
         self.sweep_result = getattr(ns, "clpool_oom_sweep_result", None)
         self.sweep_timeout = getattr(ns, "clpool_oom_sweep_timeout", None)
-        if self.sweep_timeout is not None and not self.sweep_timeout > 0:
+        if self.sweep_timeout is not None and not 0 < self.sweep_timeout <= _WEEK:
             raise SetupError(
-                f"--clpool-oom-sweep-timeout: {self.sweep_timeout} is not a number of seconds above 0"
+                f"--clpool-oom-sweep-timeout: {self.sweep_timeout} is not a number of seconds "
+                f"above 0 and at most a week ({_WEEK})"
             )
         if self.sweep_run is not None:
             kind, _, n = self.sweep_run.partition(":")
@@ -92,10 +94,10 @@ class Settings:
             raise SetupError(f"--clpool-summary: {self.summary} is negative (0: no table)")
         self.site_frames = _site_frames(getattr(ns, "clpool_site_frames", "auto"))
         self.replay_timeout = getattr(ns, "clpool_replay_timeout", 120.0)
-        if self.replay_timeout is not None and not self.replay_timeout > 0:
+        if self.replay_timeout is not None and not 0 < self.replay_timeout <= _WEEK:
             raise SetupError(
                 f"--clpool-replay-timeout: {self.replay_timeout} is not a number of "
-                f"seconds above 0"
+                f"seconds above 0 and at most a week ({_WEEK})"
             )
         self.device = parse_device(device) if device is not None else None
         if self.device and profile is not None:
@@ -162,56 +164,6 @@ def check_capacity(capacity, profile, what):
 
 def profile_name(profile):
     return _core.load_profile(profile)["name"] if profile else "exact"
-
-
-def _package_lib(name):
-    here = os.path.dirname(os.path.abspath(__file__))
-    p = os.path.join(here, "_lib", name)
-    return p if os.path.exists(p) else None
-
-
-def _installed(kind, name):
-    """DIR/lib/NAME or DIR/bin/NAME beside an installed DIR/bin/clpool (tools/install.sh)."""
-    exe = shutil.which("clpool")
-    if exe is None:
-        return None
-    prefix = os.path.dirname(os.path.dirname(os.path.realpath(exe)))
-    p = os.path.join(prefix, kind, name)
-    return p if os.path.exists(p) else None
-
-
-def find_file(variable, name, kind):
-    """A file the plugin needs: $VARIABLE, else the package's _lib/ (a wheel from
-    tools/python_install.sh), else beside an installed clpool on PATH. None when nowhere."""
-    value = os.environ.get(variable)
-    if value is not None:
-        if not value.strip():
-            raise SetupError(f"${variable} is set but empty")
-        if not os.path.exists(value):
-            raise SetupError(
-                f"${variable} names {_core.escape_text(value)!r}, which does not exist"
-            )
-        return os.path.realpath(value)
-    found = _package_lib(name) or _installed(kind, name)
-    if found is None and kind == "bin":
-        found = shutil.which(name)
-    return os.path.realpath(found) if found else None
-
-
-def find_library(variable, name, exports, what):
-    """A library found as find_file does, then checked as the tools check one (ELF headers and a
-    trial load in a child: a file cut short or the wrong library is refused, never loaded)."""
-    path = find_file(variable, name, "lib")
-    if path is None:
-        raise SetupError(
-            f"{what}cannot find {name}: set ${variable}, install clpool with "
-            f"tools/python_install.sh, or put an installed clpool's bin/ on PATH"
-        )
-    why = _core.library_refusal(path, exports)
-    if why:
-        source = f"${variable}" if os.environ.get(variable) else "the installed"
-        raise SetupError(f"{what}{source} {name} {_core.escape_text(path)!r} cannot be used: {why}")
-    return path
 
 
 class Layer:
@@ -405,6 +357,35 @@ class DeviceSession:
                 f"the OpenCL ICD loader found no platform (clGetPlatformIDs said "
                 f"{status}): it looked in {icd_loader.where_the_loader_looks()}"
             )
+        elsewhere = self._own_trace_elsewhere()
+        if elsewhere:
+            try:  # nothing of the refused session is left in the folder
+                os.unlink(elsewhere)
+            except OSError:
+                pass
+            raise SetupError(
+                f"--clpool-artifacts: {_core.escape_text(self.trace_path)!r} is the trace of "
+                f"another process that is running (a second pytest session given the same "
+                f"folder?): give each session a folder of its own"
+            )
+
+    def _own_trace_elsewhere(self):
+        """The layer writes TRACE.PID (or TRACE.PID.K) when TRACE is another running process's
+        (tools/layer/trace_file_sink.cc); the session would then read that process's events.
+        Found among this process's open files; "" when the layer writes trace_path."""
+        mine = os.path.realpath(self.trace_path) + "." + str(os.getpid())
+        try:
+            fds = os.listdir("/proc/self/fd")
+        except OSError:
+            return ""
+        for fd in fds:
+            try:
+                target = os.readlink(os.path.join("/proc/self/fd", fd))
+            except OSError:
+                continue
+            if target == mine or target.startswith(mine + "."):
+                return target
+        return ""
 
     def _too_late(self, who, platforms):
         return (

@@ -5,10 +5,10 @@ missing, fails, is killed or hangs, is a line for the test's report and a count 
 """
 
 import os
-import signal
 import subprocess
 
 from clpool import _core
+from clpool import _plugin_text as text
 
 WHAT = "--clpool-artifacts"
 
@@ -82,8 +82,7 @@ def _replay(replay, d, trace, profile, capacity, timeout):
         said = _core.escape_text(r.stderr.strip()[-500:])
         if r.returncode < 0:
             return [
-                f"no page: clpool_replay was killed by signal {-r.returncode} "
-                f"({signal.Signals(-r.returncode).name}): {said}"
+                f"no page: clpool_replay was killed by {text.signal_text(-r.returncode)}: {said}"
             ], 1
         return [f"no page: clpool_replay exited {r.returncode}: {said}"], 1
     try:

@@ -25,6 +25,11 @@ def _marker_args(item, name, key, extra=()):
     if m is None:
         return None
     where = f"{_core.escape_text(item.nodeid)}: @pytest.mark.{name}"
+    # Two on the test function itself: only one could apply, and which is not what it reads as.
+    # (One on its class or module, or a pytest.param's, is a default the closest one overrides.)
+    on_function = getattr(getattr(item, "function", None), "pytestmark", [])
+    if sum(1 for mark in on_function if getattr(mark, "name", None) == name) > 1:
+        raise pytest.UsageError(f"{where}: given more than once on the test; give it once")
     args, kwargs = list(m.args), dict(m.kwargs)
     if key in kwargs:
         args.insert(0, kwargs.pop(key))
@@ -42,7 +47,7 @@ def _marker_args(item, name, key, extra=()):
     try:
         value = parse_size(args[0], "the size")
     except SetupError as e:
-        raise pytest.UsageError(f"{where}: {e}; write {usage}") from None
+        raise pytest.UsageError(f"{where}: {e} (it takes {usage})") from None
     return value, extras, where
 
 

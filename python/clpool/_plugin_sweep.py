@@ -85,88 +85,6 @@ def add_options(g):
 # --- the child: one test, counted or with one point failing ---
 
 
-class ChildRun:
-    """In a child pytest (--clpool-oom-sweep-run): arms the layer at the test's start and writes
-    what happened to --clpool-oom-sweep-result at its end."""
-
-    def __init__(self, what, result_path, layer):
-        self.what = what
-        self.result_path = result_path
-        self.layer = layer
-        self.start = None
-        self.result = {
-            "outcome": "not run",
-            "exception": "",
-            "message": "",
-            "points": {},
-            "left_live": 0,
-            "oom_site": "",
-            "oom_where": "",
-            "reached": None,
-        }
-
-    def begin(self):
-        self.start = self.layer.fault_points()
-        if self.what != "count":
-            kind, n = self.what.split(":")
-            self.layer.arm(kind == "first-use", int(n), True)
-
-    def call_report(self, call, report, figures):
-        if call.excinfo is not None:
-            self.result["exception"] = call.excinfo.typename
-            self.result["message"] = _core.escape_text(str(call.excinfo.value))[-2000:]
-        if figures is not None:
-            self.recount(figures)
-            if figures["oom"]:
-                self.result["oom_site"] = figures["oom"]["site"]
-                self.result["oom_where"] = figures["oom"]["where"]
-
-    def recount(self, figures):
-        self.result["left_live"] = figures["left_live"]
-        self.result["left_live_sites"] = [list(site) for site in figures["left_live_sites"]]
-
-    def end(self, report):
-        if self.start is None:
-            return
-        end = self.layer.fault_points()
-        allocs, first_uses = end[0] - self.start[0], end[1] - self.start[1]
-        self.result["points"] = {"alloc": allocs, "first_use": first_uses}
-        if self.what != "count":
-            kind, n = self.what.split(":")
-            self.result["reached"] = (first_uses if kind == "first-use" else allocs) >= int(n)
-            self.layer.arm(False, 0, False)
-        self.result["outcome"] = (
-            report.outcome
-            if self.result["outcome"] in ("not run", "passed")
-            else self.result["outcome"]
-        )
-        self.start = None
-
-    def phase_report(self, report):
-        if report.failed and self.result["outcome"] in ("not run", "passed"):
-            self.result["outcome"] = "failed" if report.when == "call" else "error"
-        elif report.when == "call" and report.passed and self.result["outcome"] == "not run":
-            self.result["outcome"] = "passed"
-        elif report.when == "call" and report.skipped:
-            self.result["outcome"] = "skipped"
-
-    def write(self):
-        if not self.result_path:  # a replay typed by hand: the run's own report says it all
-            return
-        tmp = self.result_path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.result, f)
-        os.replace(tmp, self.result_path)
-
-
-def forget_last_exception():
-    """pytest keeps a failed test's exception in sys.last_* for a debugger, and with it the frames
-    it passed through."""
-    for name in ("last_exc", "last_type", "last_value", "last_traceback"):
-        if hasattr(sys, name):
-            setattr(sys, name, None)
-
-
 # --- the parent: counting, then one item per (test, point) ---
 
 
@@ -213,7 +131,11 @@ def run_child(config, nodeid, what, workdir, timeout):
     fd, result_path = tempfile.mkstemp(prefix="run-", suffix=".json", dir=workdir)
     os.close(fd)
     os.unlink(result_path)
-    cmd = child_command(config, nodeid, what, result_path)
+    shown = cmd = child_command(config, nodeid, what, result_path)
+    # A child's artifacts are its own, in the scratch folder: never the session's folder (from
+    # an ini file's addopts or $PYTEST_ADDOPTS, which the child reads too), whose trace is the
+    # parent's. A later option wins over addopts.
+    cmd = cmd[:-1] + ["--clpool-artifacts", result_path + ".artifacts", cmd[-1]]
     started = time.monotonic()
     timed_out = False
     with open(result_path + ".out", "wb") as out:
@@ -232,6 +154,12 @@ def run_child(config, nodeid, what, workdir, timeout):
             timed_out = True
             os.killpg(p.pid, signal.SIGKILL)
             rc = p.wait()
+        except BaseException:
+            # Ctrl-C (KeyboardInterrupt) or any other way out: the child, in a session of its
+            # own that a terminal's Ctrl-C does not reach, goes with its group.
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            raise
     seconds = time.monotonic() - started
     try:
         with open(result_path) as f:
@@ -240,7 +168,7 @@ def run_child(config, nodeid, what, workdir, timeout):
         result = None
     with open(result_path + ".out", "rb") as f:
         output = f.read()[-4000:].decode("utf-8", "replace")
-    return result, rc, seconds, timed_out, cmd, output
+    return result, rc, seconds, timed_out, shown, output
 
 
 SESSION_DIR_VARIABLE = "CLPOOL_OOM_SWEEP_DIR"
@@ -274,6 +202,9 @@ def _cache_paths(config):
             f"{d!r} is gone"
         )
     return d, os.path.join(d, "counts.json"), os.path.join(d, "counts.lock")
+
+
+COUNT_TIMEOUT = 600.0
 
 
 def counts_for(config, nodeids, timeout):
@@ -350,7 +281,7 @@ def judge(result, rc, timed_out, count, timeout):
     if timed_out:
         return "hung", f"no end after {timeout:g} s"
     if rc < 0:
-        return "crashed", f"the process was killed by signal {-rc} ({signal.Signals(-rc).name})"
+        return "crashed", f"the process was killed by {text.signal_text(-rc)}"
     if result is None:
         return "crashed", f"the process ended (exit {rc}) before the test did"
     if result.get("reached") is False:
@@ -378,6 +309,8 @@ def _count_failure(nodeid, count):
         if count.get("timed_out")
         else f"exit {count.get('rc')}"
         if r is None
+        else "an error in its setup or teardown"
+        if r["outcome"] == "error"
         else f"it {r['outcome']}"
     )
     return "\n".join(
@@ -455,7 +388,10 @@ def summary_line(verdicts):
 def expand(session, config, items, timeout):
     """The sweep's items in place of `items`: for each test, one per failure point (or one that
     fails when the test fails without a fault)."""
-    counts, workdir = counts_for(config, [item.nodeid for item in items], timeout)
+    # The count is the fault-free run: a test that hangs there is reported as hung, not waited
+    # for (10 x --clpool-oom-sweep-timeout, at least 60 s; without it, COUNT_TIMEOUT).
+    count_timeout = max(10 * timeout, 60.0) if timeout else COUNT_TIMEOUT
+    counts, workdir = counts_for(config, [item.nodeid for item in items], count_timeout)
     out = []
     for item in items:
         count = counts[item.nodeid]

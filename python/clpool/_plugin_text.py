@@ -10,6 +10,16 @@ both = _core.format_bytes_both
 short = _core.format_bytes
 
 
+def signal_text(number):
+    """ "signal 11 (SIGSEGV)"; a number with no name (a real-time signal) as itself."""
+    import signal
+
+    try:
+        return f"signal {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"signal {number}"
+
+
 def plural(n, word):
     return f"{n} {word}{'' if n == 1 else 's'}"
 

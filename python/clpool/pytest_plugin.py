@@ -21,7 +21,6 @@ import gc
 import os
 import shutil
 import sys
-import threading
 import time
 
 import pytest
@@ -30,15 +29,23 @@ from clpool import _core
 from clpool import _plugin_artifacts as artifacts
 from clpool import _plugin_marks as marks
 from clpool import _plugin_sweep as sweep
+from clpool import _plugin_sweep_child as sweep_child
 from clpool import _plugin_options as options
 from clpool import _plugin_text as text
-from clpool._device_session import DeviceSession, SetupError, Settings, find_file
+from clpool import _plugin_window as window
+from clpool._device_session import DeviceSession, SetupError, Settings
+from clpool._libraries import find_file
 from clpool._device_session import make_workdir, profile_name, trial_session
 
 
 _KEY = "clpool"
 _WORKER_ERROR = "clpool_usage_error"
 _WORKER_TRACE_LOST = "clpool_trace_lost"
+_WORKER_INACTIVE_MARKERS = "clpool_inactive_markers"
+_INACTIVE_NOTE = (
+    "clpool: device-memory markers are ignored without --clpool, --clpool-device or "
+    "--clpool-artifacts"
+)
 
 
 def pytest_addoption(parser):
@@ -62,8 +69,11 @@ class _State:
     trace_lost = ""  # why the session's trace stopped ("" while it is whole)
     worker_errors = []  # the controller's: usage errors the workers found in markers
     worker_trace_lost = []
-    child = None  # a sweep's child run (--clpool-oom-sweep-run): _plugin_sweep.ChildRun
+    child = None  # a sweep's child run (--clpool-oom-sweep-run): _plugin_sweep_child.ChildRun
     sweep_dir = None  # the sweep's scratch folder, where this process made it (open_session_dir)
+    inactive_markers = False  # tests carry markers the inactive plugin ignores (one note)
+    setting_up = None  # the test whose setup is under way (pytest_runtest_setup)
+    function_fixtures = False  # whether a function-scoped fixture of it has been set up yet
 
 
 _state = _State()
@@ -108,7 +118,9 @@ def _start_session(settings, rootdir):
     _state.follower = _core._FollowedSession(session.trace_path, session.layer_path)
     _state.rootdir = os.path.realpath(rootdir)
     if settings.sweep_run:
-        _state.child = sweep.ChildRun(settings.sweep_run, settings.sweep_result, session.layer)
+        _state.child = sweep_child.ChildRun(
+            settings.sweep_run, settings.sweep_result, session.layer
+        )
     try:
         _state.replay = find_file("CLPOOL_REPLAY", "clpool_replay", "bin")
         if _state.replay is None:
@@ -146,16 +158,24 @@ def pytest_unconfigure(config):
     _state.trace_lost = ""
     _state.worker_errors = []
     _state.worker_trace_lost = []
+    _state.inactive_markers = False
 
 
 _marks_key = pytest.StashKey()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Checks every marker before any test runs: a bad one is a usage error (exit 4). An xdist
-    worker, where a usage error would crash it, runs nothing and tells the controller, which says
-    it once and exits 4."""
-    marked = False
+    """Checks every marker of the tests that will run (after -k and -m) before any runs: a bad
+    one is a usage error (exit 4). An xdist worker, where a usage error would crash it, runs
+    nothing and tells the controller, which says it once and exits 4. The inactive plugin only
+    notes, once, that markers are there (a line at the end, not a warning: -W error would turn a
+    warning raised here into an internal error)."""
+    if _state.settings is None:
+        if any(item.get_closest_marker(name) for item in items for name in marks.MARKERS):
+            _state.inactive_markers = True
+            getattr(config, "workeroutput", {})[_WORKER_INACTIVE_MARKERS] = True
+        return
     for item in items:
         values = {}
         try:
@@ -167,17 +187,13 @@ def pytest_collection_modifyitems(session, config, items):
             getattr(config, "workeroutput", {})[_WORKER_ERROR] = str(e)
             items[:] = []
             return
-        marked = marked or any(v is not None for v in values.values())
         item.stash[_marks_key] = values
-    if marked and _state.settings is None:
-        config.issue_config_time_warning(
-            pytest.PytestWarning(
-                "clpool: device-memory markers are ignored without --clpool, "
-                "--clpool-device or --clpool-artifacts"
-            ),
-            stacklevel=2,
-        )
-    if _state.settings is not None and _state.settings.oom_sweep and not _state.settings.sweep_run:
+    # Not under --collect-only: counting a test runs it.
+    if (
+        _state.settings.oom_sweep
+        and not _state.settings.sweep_run
+        and not config.option.collectonly
+    ):
         sweep.expand(session, config, items, _state.settings.sweep_timeout)
 
 
@@ -188,6 +204,8 @@ def pytest_testnodedown(node, error):
         _state.worker_errors.append(out[_WORKER_ERROR])
     if out.get(_WORKER_TRACE_LOST):
         _state.worker_trace_lost.append(out[_WORKER_TRACE_LOST])
+    if out.get(_WORKER_INACTIVE_MARKERS):
+        _state.inactive_markers = True
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -209,24 +227,6 @@ def pytest_sessionfinish(session, exitstatus):
 # --- per test ---
 
 
-class _Window:
-    """One test's place in the session's trace, and what its markers ask."""
-
-    __test__ = False
-
-    def __init__(self, marks):
-        self.capacity = marks["device_capacity"]
-        self.limit = marks["limit_device_memory"]
-        self.leak_limit = marks["limit_device_leaks"]
-        me = threading.current_thread()
-        # Threads already running: what they allocate now is the session's, not the test's.
-        self.threads_before = {t.native_id for t in threading.enumerate() if t is not me}
-        self.figures = None
-        self.kind = None  # what failed the test: "oom", "limit", "leak" or None
-        self.notes = []  # clpool's words on the test that are not a failure
-        self.artifact_errors = 0
-
-
 _window_key = pytest.StashKey()
 
 
@@ -238,49 +238,10 @@ def _sync():
     return not _state.trace_lost
 
 
-def _other_threads(w):
-    if not w.threads_before:
-        return set()
-    return {
-        tid for os_id, tid in _state.session.layer.threads().items() if os_id in w.threads_before
-    }
-
-
-_NOTHING = {
-    "peak": 0,
-    "peak_sites": [],
-    "left_live": 0,
-    "left_live_blocks": 0,
-    "left_live_sites": [],
-    "allocations": 0,
-    "other_thread_allocations": 0,
-    "other_thread_bytes": 0,
-    "other_thread_sites": [],
-    "oom": None,
-}
-
-
-def _figures(w, item):
-    if not _state.follower.window_entries:  # most tests: no device memory at all
-        return _NOTHING
-    s = _state.settings
-    func = getattr(item, "function", None)
-    code = getattr(func, "__code__", None)
-    return _state.follower.figures(
-        _other_threads(w),
-        s.site_frames,
-        code.co_filename if code else "",
-        # As the layer's Python stacks name a function (stacks/capture.cc): its qualified name
-        # where Python has one (3.11), else its name.
-        (getattr(code, "co_qualname", None) or code.co_name) if code else "",
-        _state.rootdir,
-    )
-
-
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_setup(item):
     if _state.session is not None and _marks_key in item.stash:
-        w = _Window(item.stash[_marks_key])
+        w = window.Window(item.stash[_marks_key])
         item.stash[_window_key] = w
         # Each phase is marked at the seq the layer will give its next event; the trace is read
         # once a test, at the end of its call, and what it holds sorts into the phases by seq.
@@ -289,7 +250,27 @@ def pytest_runtest_setup(item):
             _state.session.set_budget(w.capacity[0])
         if _state.child is not None:
             _state.child.begin()
+    _state.setting_up, _state.function_fixtures = item, False
+    try:
+        yield
+    finally:
+        _state.setting_up = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """A session-, package-, module- or class-scoped fixture that a test's setup creates holds
+    memory for the tests after it too: the test's window begins again after it. pytest sets up a
+    test's wider-scoped fixtures before its function-scoped ones, so none of the test's own is
+    left out (one a function fixture requests itself, later, still counts against the test)."""
     yield
+    item = _state.setting_up
+    if item is None or _window_key not in item.stash:
+        return
+    if fixturedef.scope == "function":
+        _state.function_fixtures = True
+    elif not _state.function_fixtures:
+        _state.follower.begin_window()
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -307,7 +288,7 @@ def pytest_runtest_call(item):
 
 def _count_left_live(w, item):
     """The test's figures as of now, its blocks still live counted once frees have landed."""
-    w.figures = _figures(w, item)
+    w.figures = window.figures(w, item, _state)
     if w.figures["left_live"]:
         gc.collect()  # blocks reachable only from cycles are not leaks
         # Some drivers (NVIDIA's) run the callback that records a free after clReleaseMemObject
@@ -315,7 +296,7 @@ def _count_left_live(w, item):
         for _ in range(5):
             _state.follower.mark_call_end()
             _sync()
-            w.figures = _figures(w, item)
+            w.figures = window.figures(w, item, _state)
             if not w.figures["left_live"]:
                 break
             time.sleep(0.002)
@@ -333,7 +314,7 @@ def pytest_runtest_teardown(item):
         # A sweep run's leak is counted again once pytest has let go of the test's exception,
         # whose frames hold what the code under test held when it failed (a caller that handled
         # the exception would have dropped it); the function's fixtures are still alive.
-        sweep.forget_last_exception()
+        sweep_child.forget_last_exception()
         _state.follower.mark_call_end()
         if _sync():
             _count_left_live(w, item)
@@ -401,7 +382,7 @@ def pytest_runtest_makereport(item, call):
 
 def _end_test(item, w, report):
     if w.figures is None and _sync():  # no call phase (a setup error): what it did
-        w.figures = _figures(w, item)
+        w.figures = window.figures(w, item, _state)
     _state.follower.end_window()
     if w.capacity:
         _state.session.reset_budget()
@@ -438,7 +419,7 @@ def _write_artifacts(item, w):
         w.kind,
         w.capacity[0] if w.capacity else None,
         w.limit,
-        _other_threads(w),
+        window.other_threads(w, _state),
     )
     w.artifact_errors += errors
     return "\n".join(lines)
@@ -460,6 +441,8 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _state.settings is None and _state.inactive_markers:
+        terminalreporter.write_line(_INACTIVE_NOTE)
     if _state.settings is None or _state.worker_errors:
         return
     if _state.settings.oom_sweep:

@@ -6,6 +6,7 @@ said to; bad sweep options are usage errors. Run by run_plugin_test.sh.
 """
 import os
 import re
+import signal
 import subprocess
 
 import pytest
@@ -157,6 +158,75 @@ def test_broken(queue):
         "clpool oom sweep: test_f.py::test_broken fails without any fault injected (it failed): nothing to sweep"
         in out
     )
+
+
+LEAKY = """
+import numpy as np
+import pyopencl as cl
+
+_staging = []
+
+def up(queue, n):
+    s = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, n)
+    _staging.append(s)
+    cl.enqueue_copy(queue, s, np.zeros(n, np.uint8))
+    d = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, n)
+    cl.enqueue_copy(queue, d, s).wait()
+    _staging.remove(s)
+    return d
+
+def test_upload(queue):
+    up(queue, 1 << 20)
+
+def test_other(queue):
+    open("ran.log", "a").write("test_other\\n")
+    cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+"""
+
+
+def test_the_sessions_artifacts_folder_is_not_the_childrens(pytester, monkeypatch):
+    """--clpool-artifacts from $PYTEST_ADDOPTS (or an ini file) reaches every child run too; their
+    traces must not go to the session's folder, whose trace is the parent's: the leaks were
+    judged from the parent's trace, and reported handled."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_u=LEAKY)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--clpool-artifacts art")
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", "-k", "upload")
+    out = r.stdout.str()
+    assert "leaked 2, unhandled 0, handled 2" in out, out + r.stderr.str()
+    assert sorted(p.name for p in (pytester.path / "art").iterdir()) == ["session.trace"]
+
+
+def test_deselected_tests_are_not_run(pytester):
+    """Counting a test runs it: not for a test -k or -m left out, nor under --collect-only."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_u=LEAKY)
+    for args in (["-k", "upload"], ["--collect-only"]):
+        r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", *args)
+        assert not (pytester.path / "ran.log").exists(), (args, r.stdout.str())
+    assert "<Function test_other>" in r.stdout.str()  # still listed by --collect-only
+
+
+def test_a_signal_with_no_name_is_a_crash(pytester):
+    """A real-time signal has a number and no name in Python's signal.Signals: still a crash
+    (it was a ValueError in the plugin, and no verdict)."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_rt="""
+import os, signal
+import pyopencl as cl
+
+def test_rt(queue):
+    try:
+        cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    except cl.Error:
+        os.kill(os.getpid(), signal.SIGRTMIN + 2)
+"""
+    )
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep")
+    out = r.stdout.str()
+    assert "crashed 1, hung 0" in out, out
+    assert f"the process was killed by signal {int(signal.SIGRTMIN) + 2}" in out, out
 
 
 def test_a_test_without_device_memory_has_no_runs(pytester):

@@ -368,6 +368,11 @@ BAD_MARKERS = [
         "profile 'nvidia', 2688 KiB: nothing would be usable",
     ),
     ('device_capacity("lots")', "@pytest.mark.device_capacity: the size 'lots' is not a number"),
+    (
+        'limit_device_memory("1 MiB")\n        @pytest.mark.limit_device_memory("100 MiB")',
+        "test_it.py::test_it: @pytest.mark.limit_device_memory: given more than once on the test; "
+        "give it once",
+    ),
 ]
 
 
@@ -412,6 +417,11 @@ BAD_OPTIONS = [
         ["--clpool", "--clpool-profile", "fast"],
         "ERROR: clpool: --clpool-profile: profile 'fast': no such built-in profile",
     ),
+    (
+        ["--clpool", "--clpool-replay-timeout", "inf"],
+        "ERROR: clpool: --clpool-replay-timeout: inf is not a number of seconds above 0 and at "
+        "most a week (604800)",
+    ),
 ]
 
 
@@ -444,7 +454,9 @@ def test_opencl_initialised_before_the_plugin(pytester):
     assert "platforms: Portable Computing Language). Run pytest in a fresh process" in err
 
 
-def test_markers_without_the_plugin_active_are_ignored_with_a_warning(pytester):
+def test_markers_without_the_plugin_active_are_ignored_with_a_note(pytester):
+    # Ignored means not checked either ("24 MB"), and the note is a line, not a warning: with
+    # -W error a warning raised at collection was an INTERNALERROR (exit 3).
     pytester.makepyfile(
         test_it="""
         import pytest
@@ -452,12 +464,92 @@ def test_markers_without_the_plugin_active_are_ignored_with_a_warning(pytester):
         @pytest.mark.limit_device_memory("1 MiB")
         def test_it():
             pass
+
+        @pytest.mark.limit_device_memory("24 MB")
+        def test_typo():
+            pass
     """
     )
-    r = pytester.runpytest_subprocess("-p", "clpool.pytest_plugin", "-p", "no:cacheprovider")
-    assert outcomes(r).get("passed") == 1
-    assert "clpool: device-memory markers are ignored without --clpool" in r.stdout.str()
-    assert "clpool device memory" not in r.stdout.str()
+    for extra in ([], ["-n", "2"]):
+        r = pytester.runpytest_subprocess(
+            "-p", "clpool.pytest_plugin", "-p", "no:cacheprovider", "-W", "error", *extra
+        )
+        out = r.stdout.str()
+        assert r.ret == 0 and outcomes(r).get("passed") == 2, out + r.stderr.str()
+        assert out.count("clpool: device-memory markers are ignored without --clpool") == 1, out
+        assert "clpool device memory" not in out
+
+
+def test_wider_scoped_fixtures_are_not_the_tests_memory(pytester):
+    """A session or module fixture that a test's setup creates holds memory for later tests too:
+    it counts against none (the README's "memory of session fixtures ... does not count"), in
+    whatever order the tests run; a function fixture's is the test's."""
+    pytester.makepyfile(
+        test_it="""
+        import pytest
+        import pyopencl as cl
+
+        ctx = cl.create_some_context(interactive=False)
+
+        @pytest.fixture(scope="session")
+        def big():
+            b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64 << 20)
+            yield b
+            b.release()
+
+        @pytest.fixture(scope="module")
+        def modbuf():
+            return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 32 << 20)
+
+        @pytest.fixture
+        def fbuf():
+            return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16 << 20)
+
+        @pytest.mark.limit_device_memory("1 MiB")
+        def test_first(big):
+            pass
+
+        @pytest.mark.limit_device_memory("1 MiB")
+        def test_second(big):
+            pass
+
+        @pytest.mark.limit_device_memory("1 MiB")
+        def test_third(modbuf):
+            pass
+
+        @pytest.mark.limit_device_memory("1 MiB")
+        def test_fourth(big, fbuf):
+            pass
+    """
+    )
+    for extra in ([], ["-k", "second or third or fourth"], ["-n", "2"]):
+        r = pytester.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider", "-rA", *extra)
+        out = r.stdout.str()
+        assert "FAILED test_it.py::test_fourth" in out, out
+        assert outcomes(r).get("failed") == 1, out + r.stderr.str()
+
+
+def test_a_folder_another_session_is_recording_to_is_refused(pytester):
+    """Two sessions given one --clpool-artifacts: the second must not judge its tests by the
+    first's trace (the layer records it to session.trace.PID instead)."""
+    import fcntl
+
+    pytester.makepyfile(test_one="def test_nothing():\n    pass\n")
+    art = pytester.path / "art"
+    art.mkdir()
+    (art / "session.trace").write_text("clpool-trace 3\n# source: layer\n")
+    with open(art / "session.trace", "r+") as held:  # as the other session's layer holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        r = pytester.runpytest_subprocess(
+            *DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider"
+        )
+    assert r.ret == 4, r.stdout.str() + r.stderr.str()
+    assert (
+        f"ERROR: clpool: --clpool-artifacts: '{art}/session.trace' is the trace of another "
+        f"process that is running (a second pytest session given the same folder?): give each "
+        f"session a folder of its own"
+    ) in r.stderr.str(), r.stderr.str()
+    assert sorted(p.name for p in art.iterdir()) == ["session.trace"]
 
 
 def test_the_fixed_suite_passes(suite):
