@@ -271,8 +271,10 @@ class SweepRun(pytest.Item):
         )
 
     def repr_failure(self, excinfo):
+        # As the markers' failures: whole under every --tb style, and its first line in -r's
+        # short summary and --tb=line.
         if isinstance(excinfo.value, SweepFailure):
-            return str(excinfo.value)
+            return text.longrepr(self, str(excinfo.value).splitlines(), None)
         return super().repr_failure(excinfo)
 
 

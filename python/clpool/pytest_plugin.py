@@ -18,6 +18,7 @@ in _plugin_sweep. See python/README.md.
 """
 
 import gc
+import json
 import os
 import shutil
 import sys
@@ -389,20 +390,24 @@ def _end_test(item, w, report):
     if w.figures is None:
         return
     f = w.figures
+    # As JSON text: what --junitxml writes as the property's value is then JSON, not a repr.
     report.user_properties.append(
         (
             _KEY,
-            {
-                "peak": f["peak"],
-                "left_live": f["left_live"],
-                "allocations": f["allocations"],
-                "peak_sites": [list(s) for s in f["peak_sites"][:1]],
-                "other_thread_allocations": f["other_thread_allocations"],
-                "other_thread_bytes": f["other_thread_bytes"],
-                "other_thread_sites": [list(s) for s in f["other_thread_sites"][:3]],
-                "device": _state.session.describe(),
-                "artifact_errors": w.artifact_errors,
-            },
+            json.dumps(
+                {
+                    "peak": f["peak"],
+                    "left_live": f["left_live"],
+                    "allocations": f["allocations"],
+                    "peak_sites": [list(s) for s in f["peak_sites"][:1]],
+                    "other_thread_allocations": f["other_thread_allocations"],
+                    "other_thread_bytes": f["other_thread_bytes"],
+                    "other_thread_sites": [list(s) for s in f["other_thread_sites"][:3]],
+                    "device": _state.session.describe(),
+                    "artifact_errors": w.artifact_errors,
+                },
+                sort_keys=True,
+            ),
         )
     )
 
@@ -437,7 +442,7 @@ def pytest_runtest_logreport(report):
         return
     for key, value in report.user_properties:
         if key == _KEY:
-            _results.append((report.nodeid, value))
+            _results.append((report.nodeid, json.loads(value)))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

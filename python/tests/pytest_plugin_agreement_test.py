@@ -49,7 +49,7 @@ _figures = {}
 def pytest_runtest_logreport(report):
     for key, value in report.user_properties:
         if key == "clpool":
-            _figures[report.nodeid] = value
+            _figures[report.nodeid] = json.loads(value)
 
 def pytest_sessionfinish(session):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")

@@ -197,6 +197,20 @@ def test_the_sessions_artifacts_folder_is_not_the_childrens(pytester, monkeypatc
     assert sorted(p.name for p in (pytester.path / "art").iterdir()) == ["session.trace"]
 
 
+def test_a_finding_is_one_whole_line_under_tb_line(pytester):
+    """--tb=line shows a sweep finding's first line whole, as it shows a marker's failure (it
+    showed the text cut at 50 characters, twice)."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_u=LEAKY)
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", "-k", "upload", "--tb=line")
+    out = r.stdout.str()
+    assert re.search(
+        r"test_u.py:\d+: test_upload\[oom-sweep:alloc:2\]: clpool oom sweep: test_u.py::test_upload "
+        r"with its allocation 2 failing: leaked: 1 MiB \(1048576 bytes\)",
+        out,
+    ), out
+
+
 def test_deselected_tests_are_not_run(pytester):
     """Counting a test runs it: not for a test -k or -m left out, nor under --collect-only."""
     pytester.makeconftest(CONFTEST)

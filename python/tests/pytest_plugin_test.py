@@ -480,6 +480,26 @@ def test_markers_without_the_plugin_active_are_ignored_with_a_note(pytester):
         assert "clpool device memory" not in out
 
 
+def test_junit_xml_carries_the_figures_as_json(pytester):
+    import json
+    import xml.etree.ElementTree as ET
+
+    pytester.makepyfile(
+        test_it="""
+        import pyopencl as cl
+
+        def test_one():
+            ctx = cl.create_some_context(interactive=False)
+            b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 3 << 20)
+    """
+    )
+    r = pytester.runpytest_subprocess(*DEVICE, "-p", "no:cacheprovider", "--junitxml=j.xml")
+    assert r.ret == 0, r.stdout.str() + r.stderr.str()
+    props = ET.parse(pytester.path / "j.xml").getroot().iter("property")
+    value = json.loads(next(p for p in props if p.get("name") == "clpool").get("value"))
+    assert value["peak"] == 3 << 20 and value["allocations"] == 1, value
+
+
 def test_wider_scoped_fixtures_are_not_the_tests_memory(pytester):
     """A session or module fixture that a test's setup creates holds memory for later tests too:
     it counts against none (the README's "memory of session fixtures ... does not count"), in
