@@ -377,6 +377,14 @@ def pytest_runtest_makereport(item, call):
             report.longrepr = text.longrepr(item, problems, earlier)
         if report.failed and _state.settings.artifacts:
             report.sections.append(("clpool artifacts", _write_artifacts(item, w)))
+    elif call.when == "setup" and report.failed and not _state.trace_lost:
+        # A fixture that ran out of device memory: the same report as the test's own.
+        if _sync():
+            w.figures = window.figures(w, item, _state)
+        if w.figures is not None and w.figures["oom"] is not None:
+            report.longrepr = text.longrepr(item, _problems(w, report), report.longrepr)
+            if _state.settings.artifacts:
+                report.sections.append(("clpool artifacts", _write_artifacts(item, w)))
     elif call.when == "teardown":
         _end_test(item, w, report)
 

@@ -480,6 +480,46 @@ def test_markers_without_the_plugin_active_are_ignored_with_a_note(pytester):
         assert "clpool device memory" not in out
 
 
+def test_an_out_of_memory_in_a_fixture_gets_the_report(pytester):
+    pytester.makepyfile(
+        test_it="""
+        import numpy as np
+        import pyopencl as cl
+        import pytest
+
+        ctx = cl.create_some_context(interactive=False)
+        queue = cl.CommandQueue(ctx)
+
+        def alloc(n):
+            b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n)
+            cl.enqueue_copy(queue, b, np.zeros(n, np.uint8)).wait()
+            return b
+
+        @pytest.fixture
+        def huge():
+            return alloc(512 << 20)
+
+        @pytest.mark.device_capacity("256 MiB")
+        def test_fixture_oom(huge):
+            pass
+    """
+    )
+    art = pytester.path / "art"
+    r = pytester.runpytest_subprocess(
+        *DEVICE, "-p", "no:cacheprovider", "--clpool-artifacts", str(art)
+    )
+    out = r.stdout.str()
+    assert outcomes(r).get("errors") == 1, out
+    assert (
+        "clpool: out of device memory: a request of 512 MiB (536870912 bytes) failed at first use "
+        "by clEnqueueWriteBuffer" in out
+    ), out
+    assert re.search(
+        r"failing request's site +alloc \(test_it.py:\d+\) ← huge \(test_it.py:\d+\)", out
+    ), out
+    assert (art / "test_it.py%3A%3Atest_fixture_oom" / "device.trace").is_file(), out
+
+
 def test_junit_xml_carries_the_figures_as_json(pytester):
     import json
     import xml.etree.ElementTree as ET
