@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +59,8 @@ running start(std::size_t index, const child_spec& spec) {
   running r;
   r.index = index;
   r.started = clock_type::now();
+  // Here, not when the run was planned: a run never started (interrupted) leaves no folder.
+  if (!spec.dir.empty()) ::mkdir(spec.dir.c_str(), 0777);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     r.result.exec_error = errno;

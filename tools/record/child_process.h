@@ -18,6 +18,7 @@ struct child_spec {
   std::string program;                   // a path (launch.h's resolve_program)
   std::vector<std::string> args;         // argv, argv[0] included
   std::vector<std::string> env;          // NAME=value
+  std::string dir;                       // made when the run starts ("": none), not before
   std::string stdout_path, stderr_path;  // files the output goes to (created); "" to /dev/null
   double timeout_seconds = 0;            // 0: none
 };

@@ -187,8 +187,8 @@ std::string run_plan::prepare_python(const std::string& dir, const std::string& 
 }
 
 child_spec run_plan::spec(const point_id& point, const std::string& dir, double timeout) const {
-  ::mkdir(dir.c_str(), 0777);
   child_spec s;
+  s.dir = dir;
   s.program = program_;
   s.args = options_.program;
   s.env = base_env_;

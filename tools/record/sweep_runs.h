@@ -22,7 +22,7 @@ std::string shell_quoted(const std::string& s);
 class run_plan {
  public:
   run_plan(const sweep_options& o, std::string program, std::vector<std::string> base_env);
-  // A run failing `point` (n 0: none, the fault-free run), its files in `dir` (made here).
+  // A run failing `point` (n 0: none, the fault-free run), its files in `dir` (made as it starts).
   child_spec spec(const point_id& point, const std::string& dir, double timeout) const;
   // The one-line command that runs `point` again.
   std::string replay_command(const std::string& options_text, const point_id& point) const;

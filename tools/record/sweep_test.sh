@@ -163,6 +163,8 @@ rc=$?
 out="$(cat "$T/int.txt")"
 [[ $rc == 130 ]] || fail "interrupted: exit $rc, want 130"
 has "interrupted: 6 of 6 runs remain"
+# Only the run that started has a folder.
+[[ $(ls "$T/int/runs" | wc -l) == 1 ]] || fail "interrupted: run folders $(ls "$T/int/runs")"
 [[ -z "$(pgrep -f "sweep_victim hangs")" ]] || fail "a run outlived the interrupted sweep"
 # A fault-free run that never ends: SIGTERM stops it (exit 128 + 15), and the program with it.
 "$CLPOOL" sweep --out "$T/int2" -- /bin/sh -c 'exec sleep 1234' > "$T/int2.txt" 2>&1 &
