@@ -160,8 +160,17 @@ void followed_session::apply(const trace_event& e) {
 }
 
 void followed_session::on_comment(std::string_view key, std::string_view value) {
+  if (key != "failure") return;
+  // A block refused at its first use holds nothing, in this window and in every later one (an
+  // earlier test's, that its exception's traceback keeps alive, is not live in the next test's).
+  if (std::uint64_t id = 0; [&] {
+        std::string call;
+        return parse_first_use(std::string(value), id, call);
+      }()) {
+    if (const auto it = live_.find(id); it != live_.end()) it->second.refused = true;
+  }
   // A comment is the event's before it: in the window when that event is.
-  if (!in_window_ || key != "failure") return;
+  if (!in_window_) return;
   // "seq N ...": the recorder's words for the alloc_failed just read; anything else (a first use
   // refused) is an out-of-memory of its own.
   if (value.substr(0, 4) == "seq " && !window_.empty() &&
@@ -294,10 +303,10 @@ window_figures followed_session::figures(const figure_options& options) const {
 std::vector<followed_session::block> followed_session::before_window() const {
   std::vector<block> out;
   for (const auto& [id, b] : live_) {
-    if (b.seq < window_start_seq_ || events_ == 0) out.push_back(b);
+    if ((b.seq < window_start_seq_ || events_ == 0) && !b.refused) out.push_back(b);
   }
   for (const entry& w : window_) {  // freed during the window
-    if (!w.failure && w.event.action == trace_action::free && w.known &&
+    if (!w.failure && w.event.action == trace_action::free && w.known && !w.named.refused &&
         w.named.seq < window_start_seq_) {
       out.push_back(w.named);
     }

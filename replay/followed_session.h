@@ -135,6 +135,7 @@ class followed_session {
   struct block {
     std::uint64_t id = 0, size = 0, stack = 0, thread = 0, seq = 0;
     trace::trace_kind kind = trace::trace_kind::buffer;
+    bool refused = false;  // its first use was refused: it holds no device memory
   };
   // One thing in a window: an event (with the block it names), or a recorder's failure comment.
   struct entry {

@@ -178,6 +178,33 @@ TEST(FollowedSession, ARefusedBlockIsNotLiveAndTheOomNamesItsFirstUse) {
   EXPECT_EQ(f.oom->live_sites[0].bytes, 700u);
 }
 
+TEST(FollowedSession, ABlockRefusedInAnEarlierWindowIsNotLiveInALaterOne) {
+  // A test whose buffer's first use was refused, kept alive by its exception's traceback: the
+  // next test's out-of-memory must not count it as live (the layer said 0 committed).
+  layer_trace t("fs_refused_earlier.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  t.event("alloc", 1, 500, peak_stack);
+  t.comment(
+      "failure: first use of id 1 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
+      "budget 400 bytes");
+  t.event("alloc", 2, 100, leaks_stack);  // held on, and holding memory
+  s.sync();
+  s.end_window();
+  s.begin_window();
+  t.event("alloc", 3, 600, peak_stack);
+  t.comment(
+      "failure: first use of id 3 (600 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
+      "budget 400 bytes");
+  s.sync();
+  const window_figures f = s.figures({});
+  ASSERT_TRUE(f.oom.has_value());
+  EXPECT_EQ(f.oom->live_bytes, 100u);  // block 2; block 1 never held memory
+  EXPECT_EQ(f.oom->live_before_bytes, 100u);
+  EXPECT_EQ(f.oom->live_blocks, 1u);
+}
+
 TEST(FollowedSession, BoundariesAtSeqsSortEventsReadLater) {
   // The plugin marks each phase at the seq the recorder will number next and reads once, at the
   // end of the call: what was written before, in setup, in the call and after it sorts by seq.
