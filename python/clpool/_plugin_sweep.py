@@ -112,8 +112,50 @@ def child_command(config, nodeid, what, result_path):
         args += ["--clpool-profile", s("clpool_profile")]
     else:
         args += ["--clpool"]
+    if _BEFORE_CONFTESTS:  # else unknown which are the conftests' (none is passed on)
+        args += conftest_options(config, _BEFORE_CONFTESTS)
     args += [f"--clpool-oom-sweep-run={what}", f"--clpool-oom-sweep-result={result_path}", nodeid]
     return args
+
+
+def _all_options(parser):
+    return [opt for group in parser._groups + [parser._anonymous] for opt in group.options]
+
+
+_BEFORE_CONFTESTS = set()  # the options registered before the initial conftests loaded
+
+
+def note_options_before_conftests(parser):
+    """Called before the initial conftests load, so that conftest_options() can tell theirs."""
+    _BEFORE_CONFTESTS.clear()
+    _BEFORE_CONFTESTS.update(id(opt) for opt in _all_options(parser))
+
+
+def conftest_options(config, before):
+    """The options a conftest added (`before`: _BEFORE_CONFTESTS) that this session
+    gives a value other than their default, as command-line words for a child run: without
+    them a suite whose fixtures need its own option fails in every run. Other options are not
+    passed on (a --junitxml, -n, --lf would act in the child too)."""
+    words = []
+    for opt in _all_options(config._parser):
+        if id(opt) in before or not opt.names():
+            continue
+        attrs = opt.attrs()
+        dest, default = attrs.get("dest"), attrs.get("default")
+        value = config.getoption(dest, default) if dest else default
+        if value == default or value is None:
+            continue
+        name = (opt._long_opts or opt._short_opts)[0]
+        action = attrs.get("action", "store")
+        if action in ("store_true", "store_false", "store_const"):
+            words.append(name)
+        elif action == "count":
+            words += [name] * (value - (default or 0))
+        elif action == "append":
+            words += [f"{name}={v}" for v in value[len(default or []) :]]
+        else:
+            words.append(f"{name}={value}")
+    return words
 
 
 def child_env(workdir):

@@ -85,6 +85,7 @@ _results = []
 def pytest_load_initial_conftests(early_config, parser, args):
     """Before any conftest imports pyopencl: the options checked (in the xdist controller too, so
     that a bad one is one usage error), then the device set up and the ICD loader initialised."""
+    sweep.note_options_before_conftests(parser)
     try:
         settings = Settings(early_config.known_args_namespace)
     except SetupError as e:

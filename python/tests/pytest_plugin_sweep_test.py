@@ -211,6 +211,43 @@ def test_a_finding_is_one_whole_line_under_tb_line(pytester):
     ), out
 
 
+@pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
+def test_a_conftests_own_options_reach_the_runs(pytester, xdist):
+    """A suite whose fixture needs its conftest's option: the child runs get it as given (every
+    run failed without any fault before), and only it (not -n)."""
+    pytester.makeconftest(
+        CONFTEST
+        + """
+def pytest_addoption(parser):
+    parser.addoption("--scale", type=int, default=None)
+    parser.addoption("--fast", action="store_true")
+    parser.addoption("--tag", action="append", default=[])
+
+@pytest.fixture
+def scale(request):
+    got = [request.config.getoption(o) for o in ("--scale", "--fast", "--tag")]
+    assert got == [2, True, ["a b", "c"]], got
+    return got[0]
+"""
+    )
+    pytester.makepyfile(
+        test_sc="""
+import numpy as np
+import pyopencl as cl
+
+def test_scaled(queue, scale):
+    b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, scale << 20)
+    cl.enqueue_copy(queue, b, np.zeros(scale << 18, np.float32))
+"""
+    )
+    args = ["--scale", "2", "--fast", "--tag", "a b", "--tag", "c"]
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep", *args, *xdist)
+    out = r.stdout.str()
+    assert (
+        "clpool oom sweep: 2 runs: crashed 0, hung 0, leaked 0, unhandled 0, handled 2" in out
+    ), out
+
+
 def test_deselected_tests_are_not_run(pytester):
     """Counting a test runs it: not for a test -k or -m left out, nor under --collect-only."""
     pytester.makeconftest(CONFTEST)
