@@ -169,14 +169,15 @@ has "interrupted: 6 of 6 runs remain"
 # A fault-free run that never ends: SIGTERM stops it (exit 128 + 15), and the program with it.
 "$CLPOOL" sweep --out "$T/int2" -- /bin/sh -c 'exec sleep 1234' > "$T/int2.txt" 2>&1 &
 pid=$!
-for _ in $(seq 100); do pgrep -f "sleep 1234" >/dev/null && break; sleep 0.1; done
+# (^: the sleep itself, not clpool, whose own command line names it too)
+for _ in $(seq 100); do pgrep -f "^sleep 1234" >/dev/null && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 out="$(cat "$T/int2.txt")"
 [[ $rc == 143 ]] || fail "SIGTERM in the fault-free run: exit $rc, want 143"
 has "clpool sweep: interrupted during the fault-free run; nothing swept"
-[[ -z "$(pgrep -f "sleep 1234")" ]] || { fail "the fault-free run outlived the sweep"; pkill -f "sleep 1234"; }
+[[ -z "$(pgrep -f "^sleep 1234")" ]] || { fail "the fault-free run outlived the sweep"; pkill -f "^sleep 1234"; }
 
 echo "=== programs with nothing to sweep"
 sweep 0 -- /bin/true
