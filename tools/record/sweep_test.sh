@@ -167,17 +167,19 @@ has "interrupted: 6 of 6 runs remain"
 [[ $(ls "$T/int/runs" | wc -l) == 1 ]] || fail "interrupted: run folders $(ls "$T/int/runs")"
 [[ -z "$(pgrep -f "sweep_victim hangs")" ]] || fail "a run outlived the interrupted sweep"
 # A fault-free run that never ends: SIGTERM stops it (exit 128 + 15), and the program with it.
-"$CLPOOL" sweep --out "$T/int2" -- /bin/sh -c 'exec sleep 1234' > "$T/int2.txt" 2>&1 &
+# A sleep of its own length (another test's is not this one's), found by pgrep as itself (^: not
+# clpool, whose own command line names it too).
+secs=$((100000 + RANDOM))
+"$CLPOOL" sweep --out "$T/int2" -- /bin/sh -c "exec sleep $secs" > "$T/int2.txt" 2>&1 &
 pid=$!
-# (^: the sleep itself, not clpool, whose own command line names it too)
-for _ in $(seq 100); do pgrep -f "^sleep 1234" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do pgrep -f "^sleep $secs\$" >/dev/null && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 out="$(cat "$T/int2.txt")"
 [[ $rc == 143 ]] || fail "SIGTERM in the fault-free run: exit $rc, want 143"
 has "clpool sweep: interrupted during the fault-free run; nothing swept"
-[[ -z "$(pgrep -f "^sleep 1234")" ]] || { fail "the fault-free run outlived the sweep"; pkill -f "^sleep 1234"; }
+[[ -z "$(pgrep -f "^sleep $secs\$")" ]] || { fail "the fault-free run outlived the sweep"; pkill -f "^sleep $secs\$"; }
 
 echo "=== programs with nothing to sweep"
 sweep 0 -- /bin/true
