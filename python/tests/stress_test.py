@@ -176,7 +176,11 @@ class Stress:
                 s.enqueue_release(self.queue)
             self.count("svm")
         elif op < 13:
-            a = self.pinned.allocate((rng.choice([1, 10, 1000, 5000]),), np.float32)
+            try:  # under pool_call's small limit, the ladder runs its reclaim callbacks
+                a = self.pinned.allocate((rng.choice([1, 10, 1000, 5000]),), np.float32)
+            except clpool.OutOfMemoryError:
+                self.count("pinned out of memory")
+                return
             a[:] = seed
             if rng.random() < 0.5:
                 a.base.free()
@@ -195,7 +199,7 @@ class Stress:
 
     def pool_call(self, rng):
         pool = rng.choice(self.pools + [self.pinned] + ([self.svm] if self.svm else []))
-        call = rng.randrange(7)
+        call = rng.randrange(8)
         if call == 0:
             pool.free_held()
         elif call == 1:
@@ -206,12 +210,19 @@ class Stress:
                 ratio=rng.choice([None, 0.5, 2.0]),
             )
         elif call == 3:
+            small = [16 << 10] if pool is self.pinned else []  # the pinned pool's ladder runs
             try:
-                pool.set_limit(rng.choice([None, 64 << 20, 256 << 20]))
+                pool.set_limit(rng.choice([None, 64 << 20, 256 << 20] + small))
             except ValueError:  # live allocations above the new limit
                 pass
         elif call == 4:
             pool.statistics()
+        elif call == 7:
+            # A callback that removes itself when called, held by the pool alone (no weak
+            # reference to it): PinnedPool runs it without the GIL, and the pool's copy is its
+            # last owner (clpool's fix: released under the GIL; before, Python aborted).
+            cb = _SelfRemover(pool)
+            cb.id = pool.add_reclaim_callback(cb)
         elif call == 5 and pool in self.pools:
             path = os.path.join(self.trace_dir, f"t{threading.get_ident()}.trace")
             if os.path.exists(path):
@@ -231,6 +242,19 @@ class Stress:
         while not self.stop.is_set():
             gc.collect()
             time.sleep(0.001)
+
+
+class _SelfRemover:
+    __slots__ = ("pool", "id")
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def __call__(self, needed):
+        self.pool.remove_reclaim_callback(self.id)
+
+    def __del__(self):
+        pass  # Python code run when the last reference goes: needs the GIL
 
 
 def orphaned_pool():
