@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import unittest
+import weakref
 from unittest import mock
 
 import numpy as np
@@ -248,10 +249,14 @@ class _SelfRemover:
     __slots__ = ("pool", "id")
 
     def __init__(self, pool):
-        self.pool = pool
+        # Weakly: the pool holds this callback strongly, a cycle through C++ the collector
+        # cannot see (the pool, its context and its queue would never be freed).
+        self.pool = weakref.ref(pool)
 
     def __call__(self, needed):
-        self.pool.remove_reclaim_callback(self.id)
+        pool = self.pool()
+        if pool is not None:
+            pool.remove_reclaim_callback(self.id)
 
     def __del__(self):
         pass  # Python code run when the last reference goes: needs the GIL
