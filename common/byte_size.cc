@@ -4,28 +4,14 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/text_escape.h"
+
 namespace clpool::common {
 namespace {
 
 // Only blanks: a newline or other control character is never part of a size.
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-// Text for a message, with control and non-ASCII bytes as \xNN.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f) {
-      out += c;
-    } else {
-      static const char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
-  }
-  return out;
-}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string lower(std::string_view s) {
@@ -81,7 +67,7 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text, std::string&
       return std::nullopt;
     }
   }
-  why = "has an unknown unit '" + printable(unit_text) +
+  why = "has an unknown unit '" + ascii_text(unit_text) +
         "' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)";
   return std::nullopt;
 }

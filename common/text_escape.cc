@@ -57,6 +57,22 @@ void byte_escape(std::string& out, unsigned char c) {
 
 }  // namespace
 
+std::string ascii_text(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    }
+  }
+  return out;
+}
+
 std::string escape_text(std::string_view s) {
   std::string out;
   out.reserve(s.size());

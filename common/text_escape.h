@@ -38,6 +38,11 @@ std::string file_name_for(std::string_view text, std::size_t max_bytes = 120);
 // True when escape_text(s) == s.
 bool is_printable_text(std::string_view s);
 
+// Printable ASCII kept, every other byte (controls, DEL, anything not ASCII, UTF-8 too) as \xNN
+// with lowercase hex: text that stays ASCII, for a size's unit in a message and the words of a
+// shell command (bash's $'...' reads \xNN back as the byte).
+std::string ascii_text(std::string_view s);
+
 }  // namespace clpool::common
 
 #endif  // CLPOOL_COMMON_TEXT_ESCAPE_H_

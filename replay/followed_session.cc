@@ -163,10 +163,8 @@ void followed_session::on_comment(std::string_view key, std::string_view value) 
   if (key != "failure") return;
   // A block refused at its first use holds nothing, in this window and in every later one (an
   // earlier test's, that its exception's traceback keeps alive, is not live in the next test's).
-  if (std::uint64_t id = 0; [&] {
-        std::string call;
-        return parse_first_use(std::string(value), id, call);
-      }()) {
+  std::uint64_t id = 0;
+  if (std::string call; parse_first_use(std::string(value), id, call)) {
     if (const auto it = live_.find(id); it != live_.end()) it->second.refused = true;
   }
   // A comment is the event's before it: in the window when that event is.

@@ -4,6 +4,8 @@ accounting, site names and byte formatting, already in their printable form); th
 lays them out.
 """
 
+import signal
+
 from clpool import _core
 
 both = _core.format_bytes_both
@@ -11,9 +13,7 @@ short = _core.format_bytes
 
 
 def signal_text(number):
-    """ "signal 11 (SIGSEGV)"; a number with no name (a real-time signal) as itself."""
-    import signal
-
+    """'signal 11 (SIGSEGV)'; a number with no name (a real-time signal) as itself."""
     try:
         return f"signal {number} ({signal.Signals(number).name})"
     except ValueError:

@@ -9,6 +9,39 @@ import clpool
 import cltest
 
 
+def run_in_child(test, body, label=""):
+    """Runs `body` in a child Python with `pool`, a PageLockedMemoryPool on cltest's queue (and
+    gc, np, clpool, cltest imported), and fails `test` unless it ends by printing "ok": a use of
+    unmapped memory or a fatal Python error there is a failure, not the end of the suite."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = (
+        textwrap.dedent(
+            f"""
+            import gc, sys
+            sys.path[:0] = {sys.path[:3]!r}
+            import numpy as np
+            import clpool, cltest
+            ctx, queue = cltest.context_and_queue()
+            pool = clpool.PageLockedMemoryPool(queue)
+            """
+        )
+        + textwrap.dedent(body)
+        + 'print("ok")\n'
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    test.assertEqual((r.returncode, r.stdout.strip()), (0, "ok"), f"{label}: {r.stdout}{r.stderr}")
+
+
 class PageLockedTest(unittest.TestCase):
     def setUp(self):
         self.ctx, self.queue = cltest.context_and_queue()
@@ -51,11 +84,6 @@ class PageLockedTest(unittest.TestCase):
         # the block's mapping lasts as long as an object over it. Each case in a child process,
         # since a use of unmapped memory crashes (glibc's "corrupted double-linked list" on POCL,
         # an AddressSanitizer report under --config=asan).
-        import os
-        import subprocess
-        import sys
-        import textwrap
-
         cases = {
             "pool deleted, then free": "del pool; h.base.free()",
             "free, then free_held": "h.base.free(); pool.free_held()",
@@ -66,14 +94,9 @@ class PageLockedTest(unittest.TestCase):
             "limit forces the block out": "h.base.free(); pool.set_limit(1)",
         }
         for name, action in cases.items():
-            code = textwrap.dedent(
+            run_in_child(
+                self,
                 f"""
-                import gc, sys
-                sys.path[:0] = {sys.path[:3]!r}
-                import numpy as np
-                import clpool, cltest
-                ctx, queue = cltest.context_and_queue()
-                pool = clpool.PageLockedMemoryPool(queue)
                 n = 1 << 16
                 h = pool.allocate(n, np.float32)
                 view = h[1:]
@@ -89,18 +112,8 @@ class PageLockedTest(unittest.TestCase):
                 view[:] = 2
                 assert view.sum() == 2 * (n - 1)
                 del view, other
-                print("ok")
-                """
-            )
-            r = subprocess.run(
-                [sys.executable, "-c", code],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                env=dict(os.environ),
-            )
-            self.assertEqual(
-                (r.returncode, r.stdout.strip()), (0, "ok"), f"{name}: {r.stdout}{r.stderr}"
+                """,
+                name,
             )
 
     def test_a_reclaim_callback_may_remove_itself(self):
@@ -108,26 +121,16 @@ class PageLockedTest(unittest.TestCase):
         # pool's last reference to it there, and the Python object must still be released with
         # the GIL (released without it, a callable's __del__ aborted the interpreter: "Fatal
         # Python error: PyThreadState_Get"). In a child process, so that an abort is a failure.
-        import os
-        import subprocess
-        import sys
-        import textwrap
-
-        code = textwrap.dedent(
-            f"""
-            import gc, sys
-            sys.path[:0] = {sys.path[:3]!r}
-            import numpy as np
-            import clpool, cltest
-            ctx, queue = cltest.context_and_queue()
-            pool = clpool.PageLockedMemoryPool(queue)
+        run_in_child(
+            self,
+            """
             MiB = 1 << 20
             pool.set_limit(2 * MiB)
             kept = pool.allocate(MiB, np.uint8)
             events = []
 
             class Freer:
-                __slots__ = ("id", "weak")  # no __weakref__ when weak is False: held strongly
+                __slots__ = ("id",)  # no __weakref__: the pool holds it strongly
 
                 def __call__(self, needed):
                     global kept
@@ -153,17 +156,8 @@ class PageLockedTest(unittest.TestCase):
                 del events[:]
                 pool.free_held()
                 kept = pool.allocate(MiB, np.uint8)
-            print("ok")
-            """
+            """,
         )
-        r = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=dict(os.environ),
-        )
-        self.assertEqual((r.returncode, r.stdout.strip()), (0, "ok"), f"{r.stdout}{r.stderr}")
 
     def test_bad_input(self):
         with self.assertRaises(ValueError):

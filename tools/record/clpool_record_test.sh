@@ -237,6 +237,7 @@ CLPOOL_LAYER_FAIL_NTH=x bad "CLPOOL_LAYER_FAIL_NTH" --out "$T/x.trace" "${run_ma
 OPENCL_LAYERS="$LAYER" bad "OPENCL_LAYERS already loads" --out "$T/x.trace" "${run_marker[@]}"
 # A report the layer could not open would hide every platform: refused before the program runs.
 CLPOOL_LAYER_REPORT="$T/no/such/r" bad "CLPOOL_LAYER_REPORT \"$T/no/such/r\" cannot be created in $T/no/such: No such file or directory (the layer writes its report there; fix or unset it)" --out "$T/x.trace" "${run_marker[@]}"
+CLPOOL_LAYER_REPORT="$T/dangling.trace" bad "CLPOOL_LAYER_REPORT \"$T/dangling.trace\" cannot be created in $T/no/such: No such file or directory" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_REPORT="$T" bad "CLPOOL_LAYER_REPORT \"$T\" is a directory" --out "$T/x.trace" "${run_marker[@]}"
 out="$("$CLPOOL" recrod -- true 2>&1)"; rc=$?
 [[ $rc == 2 && "$out" == "clpool: error: unknown command 'recrod'; did you mean record? (see clpool --help)" ]] ||

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "device_model/profile.h"
 #include "layer_api/layer_settings.h"
 
 extern char** environ;
@@ -86,6 +87,10 @@ std::string resolve_program(const std::string& name, std::string& problem) {
   return "";
 }
 
+std::string program_profile(const std::string& profile) {
+  return device_model::names_profile_file(profile) ? absolute(profile) : profile;
+}
+
 std::string absolute(const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   char cwd[PATH_MAX];
@@ -106,7 +111,7 @@ std::string appendable_problem(const std::string& path) {
     return "";
   }
   if (errno != ENOENT) return std::string("cannot be opened: ") + std::strerror(errno);
-  const std::string dir = dir_of(path);
+  const std::string dir = dir_of(creation_target(path));
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return "cannot be created in " + dir + ": " + std::strerror(errno);
   }
@@ -114,6 +119,14 @@ std::string appendable_problem(const std::string& path) {
 }
 
 }  // namespace
+
+std::string creation_target(const std::string& path) {
+  char link[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
+  if (n <= 0) return path;
+  const std::string target(link, static_cast<std::size_t>(n));
+  return target[0] == '/' ? target : dir_of(path) + "/" + target;
+}
 
 std::string layer_environment(const std::string& layer, const std::vector<std::string>& settings,
                               const std::vector<std::string_view>& ours, const std::string& tool,

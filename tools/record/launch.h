@@ -12,6 +12,12 @@ namespace clpool::record {
 
 std::string real_path(const std::string& path);  // "" when it does not resolve
 std::string dir_of(const std::string& path);
+// Where a file created at `path` lands: `path`, or for a symbolic link (to nothing yet: open
+// with O_CREAT creates it) its target, relative to the link's directory when relative.
+std::string creation_target(const std::string& path);
+// A profile as the program is to be given it: a profile file's path made absolute (the program
+// may change its directory before the layer loads it), a built-in profile's name as it is.
+std::string program_profile(const std::string& profile);
 bool is_regular_file(const std::string& path);
 // `path` from the current directory when it is relative (the layer opens its files at the
 // program's first OpenCL call, perhaps after a chdir).

@@ -79,13 +79,7 @@ std::string out_path_problem(const record_options& o) {
     if (!o.force) return "--out: \"" + o.out + "\" exists: pass --force to replace that trace";
     return "";
   }
-  // A symbolic link to nothing yet: the layer creates its target, in the target's directory.
-  std::string target = o.out;
-  char link[PATH_MAX];
-  if (const ssize_t n = ::readlink(o.out.c_str(), link, sizeof link - 1); n > 0) {
-    target.assign(link, static_cast<std::size_t>(n));
-    if (target[0] != '/') target = dir_of(o.out) + "/" + target;
-  }
+  const std::string target = creation_target(o.out);
   const std::string dir = dir_of(target);
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return "--out: cannot create \"" + o.out + "\"" +
@@ -103,11 +97,7 @@ std::string child_environment(const record_options& o, const std::string& layer,
   if (o.budget_bytes)
     settings.push_back(std::string(env_budget) + "=" + std::to_string(*o.budget_bytes));
   // A profile file is named for the program, which may change its directory before it loads.
-  if (o.profile) {
-    settings.push_back(
-        std::string(env_profile) + "=" +
-        (clpool::device_model::names_profile_file(*o.profile) ? absolute(*o.profile) : *o.profile));
-  }
+  if (o.profile) settings.push_back(std::string(env_profile) + "=" + program_profile(*o.profile));
   settings.push_back(std::string(env_stacks) + "=" + o.stacks);
   settings.push_back(std::string(env_errors) + "=" + errors);
   // A program of several processes: the first writes --out, every other its own --out.PID beside

@@ -79,10 +79,7 @@ std::string base_environment(const sweep_options& o, const std::string& layer,
   using namespace clpool::layer;
   const std::vector<std::string> settings = {
       std::string(env_trace) + "=" + absolute(o.out) + "/fault-free/trace",
-      std::string(env_stacks) + "=all",
-      // A profile file is named for the program, which may change its directory before it loads.
-      std::string(env_profile) + "=" +
-          (device_model::names_profile_file(o.profile) ? absolute(o.profile) : o.profile),
+      std::string(env_stacks) + "=all", std::string(env_profile) + "=" + program_profile(o.profile),
       std::string(env_budget) + "=" + std::to_string(std::uint64_t{1} << 62)};
   const std::string problem = layer_environment(
       layer, settings,

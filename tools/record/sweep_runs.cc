@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/text_escape.h"
 #include "tools/record/sweep_runs.h"
 
 namespace clpool::record {
@@ -72,22 +73,12 @@ std::string shell_quoted(const std::string& s) {
   }
   // Bytes a report would print as escapes (controls, anything not ASCII): bash's $'...', whose
   // \xNN the shell turns back into the byte, so the command stays ASCII and exact.
-  std::string out = "$'";
+  std::string body;
   for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\'' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u >= 0x20 && u < 0x7f) {
-      out += c;
-    } else {
-      static const char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
+    if (c == '\'' || c == '\\') body += '\\';
+    body += c;
   }
-  return out + "'";
+  return "$'" + common::ascii_text(body) + "'";
 }
 
 namespace {

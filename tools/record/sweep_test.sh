@@ -153,14 +153,20 @@ sweep 0 --only alloc:2 --shard 2/3 -- "$VICTIM" handles  # there, in another sha
 has "runs: 0 of 0"
 
 echo "=== Ctrl-C: the runs done are reported, the rest counted"
-"$CLPOOL" sweep --out "$T/int" --timeout 60 -- "$VICTIM" hangs > "$T/int.txt" 2>&1 &
-pid=$!
-for _ in $(seq 100); do [[ -d "$T/int/runs/alloc-1" ]] && break; sleep 0.1; done
-sleep 0.5
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-out="$(cat "$T/int.txt")"
+# interrupted SIGNAL NAME READY ARGS...: clpool sweep --out $T/NAME ARGS in the background; once
+# the shell command READY succeeds (at most 10 s), SIGNAL to it; its exit in $rc, output in $out.
+interrupted() {
+  local sig=$1 name=$2 ready=$3 pid
+  shift 3
+  "$CLPOOL" sweep --out "$T/$name" "$@" > "$T/$name.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do eval "$ready" && break; sleep 0.1; done
+  kill "-$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  out="$(cat "$T/$name.txt")"
+}
+interrupted INT int '[[ -d "$T/int/runs/alloc-1" ]] && sleep 0.5' --timeout 60 -- "$VICTIM" hangs
 [[ $rc == 130 ]] || fail "interrupted: exit $rc, want 130"
 has "interrupted: 6 of 6 runs remain"
 # Only the run that started has a folder.
@@ -170,13 +176,7 @@ has "interrupted: 6 of 6 runs remain"
 # A sleep of its own length (another test's is not this one's), found by pgrep as itself (^: not
 # clpool, whose own command line names it too).
 secs=$((100000 + RANDOM))
-"$CLPOOL" sweep --out "$T/int2" -- /bin/sh -c "exec sleep $secs" > "$T/int2.txt" 2>&1 &
-pid=$!
-for _ in $(seq 100); do pgrep -f "^sleep $secs\$" >/dev/null && break; sleep 0.1; done
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-out="$(cat "$T/int2.txt")"
+interrupted TERM int2 'pgrep -f "^sleep $secs\$" >/dev/null' -- /bin/sh -c "exec sleep $secs"
 [[ $rc == 143 ]] || fail "SIGTERM in the fault-free run: exit $rc, want 143"
 has "clpool sweep: interrupted during the fault-free run; nothing swept"
 [[ -z "$(pgrep -f "^sleep $secs\$")" ]] || { fail "the fault-free run outlived the sweep"; pkill -f "^sleep $secs\$"; }
