@@ -15,11 +15,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/byte_size.h"
 #include "common/output_file.h"
 #include "common/shared_library.h"
+#include "common/sweep_rules.h"
 #include "common/text_escape.h"
 #include "device_model/profile.h"
 #include "replay/followed_session.h"
@@ -240,6 +242,28 @@ void bind_rules(py::module_& m) {
       "One file name for any text, distinct for distinct texts (common/text_escape.h).");
 }
 
+// The out-of-memory sweep's rules, as clpool sweep applies them (common/sweep_rules.h).
+void bind_sweep_rules(py::module_& m) {
+  m.def(
+      "parse_sweep_point",
+      [](const std::string& text) -> std::optional<std::pair<std::string, std::uint64_t>> {
+        const std::optional<common::sweep_point> p = common::parse_sweep_point(text);
+        if (!p) return std::nullopt;
+        return std::pair<std::string, std::uint64_t>(p->first_use ? "first-use" : "alloc", p->n);
+      },
+      py::arg("text"),
+      "('alloc', 7) for 'alloc:7', ('first-use', 3) for 'first-use:3'; else None.");
+  m.def("sweep_timeout_problem", &common::sweep_timeout_problem, py::arg("seconds"),
+        "'' when `seconds` is a timeout (above 0, at most a week), else why not "
+        "('is more than a week (604800 s)').");
+  m.def("sweep_fault_free_limit", &common::fault_free_limit, py::arg("timeout"),
+        "How long the fault-free run may take: ten times the timeout, at least 60 s; None "
+        "(no limit) without a timeout.");
+  m.def("sweep_run_timeout", &common::sweep_run_timeout, py::arg("timeout"),
+        py::arg("fault_free_seconds"),
+        "A run's timeout: the one given, else ten times the fault-free run, at least 10 s.");
+}
+
 // Device profiles, by name or file (device_model/profile.h).
 void bind_profiles(py::module_& m) {
   m.def(
@@ -318,6 +342,7 @@ void bind_files(py::module_& m) {
 
 void bind_session(py::module_& m) {
   bind_followed_session(m);
+  bind_sweep_rules(m);
   bind_rules(m);
   bind_profiles(m);
   bind_files(m);

@@ -19,10 +19,6 @@ from clpool._libraries import SetupError, find_library
 # Variables the plugin sets for the ICD loader, the layer and the mock. The layer's are taken out
 # of the environment again once the loader has read them, so that a program a test starts does
 # not write into this process's trace.
-# The longest timeout an option takes, as clpool sweep's --timeout: a larger one (inf, 1e300)
-# is no limit the operating system can wait for.
-_WEEK = 604800
-
 LAYER_VARIABLES = (
     "OPENCL_LAYERS",
     "CLPOOL_LAYER_TRACE",
@@ -58,17 +54,9 @@ class Settings:
         self.sweep_run = getattr(ns, "clpool_oom_sweep_run", None)
         self.sweep_result = getattr(ns, "clpool_oom_sweep_result", None)
         self.sweep_timeout = getattr(ns, "clpool_oom_sweep_timeout", None)
-        if self.sweep_timeout is not None and not 0 < self.sweep_timeout <= _WEEK:
-            raise SetupError(
-                f"--clpool-oom-sweep-timeout: {self.sweep_timeout} is not a number of seconds "
-                f"above 0 and at most a week ({_WEEK})"
-            )
+        _check_timeout("--clpool-oom-sweep-timeout", self.sweep_timeout)
         if self.sweep_run is not None:
-            kind, _, n = self.sweep_run.partition(":")
-            if not (
-                self.sweep_run == "count"
-                or (kind in ("alloc", "first-use") and n.isdigit() and int(n) >= 1)
-            ):
+            if self.sweep_run != "count" and not _core.parse_sweep_point(self.sweep_run):
                 raise SetupError(
                     f"--clpool-oom-sweep-run: {self.sweep_run!r} is not count, alloc:N or first-use:N"
                 )
@@ -94,11 +82,7 @@ class Settings:
             raise SetupError(f"--clpool-summary: {self.summary} is negative (0: no table)")
         self.site_frames = _site_frames(getattr(ns, "clpool_site_frames", "auto"))
         self.replay_timeout = getattr(ns, "clpool_replay_timeout", 120.0)
-        if self.replay_timeout is not None and not 0 < self.replay_timeout <= _WEEK:
-            raise SetupError(
-                f"--clpool-replay-timeout: {self.replay_timeout} is not a number of "
-                f"seconds above 0 and at most a week ({_WEEK})"
-            )
+        _check_timeout("--clpool-replay-timeout", self.replay_timeout)
         self.device = parse_device(device) if device is not None else None
         if self.device and profile is not None:
             raise SetupError("--clpool-profile: the profile is --clpool-device's when it is given")
@@ -109,6 +93,15 @@ class Settings:
         )
         self.capacity = self.device[1] if self.device else None
         self.artifacts = os.path.abspath(artifacts) if artifacts is not None else None
+
+
+def _check_timeout(flag, seconds):
+    """A timeout as clpool sweep's --timeout takes one (above 0, at most a week: a longer one,
+    inf or 1e300, is no time the operating system can wait for)."""
+    if seconds is not None:
+        problem = _core.sweep_timeout_problem(seconds)
+        if problem:
+            raise SetupError(f"{flag}: {seconds:g} {problem}")
 
 
 def _site_frames(text):

@@ -432,9 +432,10 @@ def summary_line(verdicts):
 def expand(session, config, items, timeout):
     """The sweep's items in place of `items`: for each test, one per failure point (or one that
     fails when the test fails without a fault)."""
-    # The count is the fault-free run: a test that hangs there is reported as hung, not waited
-    # for (10 x --clpool-oom-sweep-timeout, at least 60 s; without it, COUNT_TIMEOUT).
-    count_timeout = max(10 * timeout, 60.0) if timeout else COUNT_TIMEOUT
+    # The count is the fault-free run, limited as clpool sweep limits its own; a test that hangs
+    # there is reported as hung. Where clpool sweep has no limit (no timeout given, Ctrl-C stops
+    # it), a pytest session still ends: COUNT_TIMEOUT.
+    count_timeout = _core.sweep_fault_free_limit(timeout) or COUNT_TIMEOUT
     counts, workdir = counts_for(config, [item.nodeid for item in items], count_timeout)
     out = []
     for item in items:
@@ -454,7 +455,7 @@ def expand(session, config, items, timeout):
                 )
             )
             continue
-        run_timeout = timeout or max(10.0, 10 * count["seconds"])
+        run_timeout = _core.sweep_run_timeout(timeout, count["seconds"])
         for kind, key in (("alloc", "alloc"), ("first-use", "first_use")):
             for n in range(1, r["points"].get(key, 0) + 1):
                 out.append(

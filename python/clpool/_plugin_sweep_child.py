@@ -32,8 +32,8 @@ class ChildRun:
     def begin(self):
         self.start = self.layer.fault_points()
         if self.what != "count":
-            kind, n = self.what.split(":")
-            self.layer.arm(kind == "first-use", int(n), True)
+            kind, n = _core.parse_sweep_point(self.what)
+            self.layer.arm(kind == "first-use", n, True)
 
     def call_report(self, call, report, figures):
         if call.excinfo is not None:
@@ -56,8 +56,8 @@ class ChildRun:
         allocs, first_uses = end[0] - self.start[0], end[1] - self.start[1]
         self.result["points"] = {"alloc": allocs, "first_use": first_uses}
         if self.what != "count":
-            kind, n = self.what.split(":")
-            self.result["reached"] = (first_uses if kind == "first-use" else allocs) >= int(n)
+            kind, n = _core.parse_sweep_point(self.what)
+            self.result["reached"] = (first_uses if kind == "first-use" else allocs) >= n
             self.layer.arm(False, 0, False)
         self.result["outcome"] = (
             report.outcome

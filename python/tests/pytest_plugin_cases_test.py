@@ -275,7 +275,7 @@ def test_a_profile_file_that_cannot_be_used_is_named(pytester, xdist, kind):
         ),
         (
             ["--clpool", "--clpool-replay-timeout", "0"],
-            "--clpool-replay-timeout: 0.0 is not a number",
+            "--clpool-replay-timeout: 0 is not a number",
         ),
     ],
     ids=[

@@ -292,11 +292,27 @@ def test_a_test_without_device_memory_has_no_runs(pytester):
     [
         (
             ["--clpool-oom-sweep-timeout", "0"],
-            "--clpool-oom-sweep-timeout: 0.0 is not a number of seconds above 0",
+            "--clpool-oom-sweep-timeout: 0 is not a number of seconds above 0",
+        ),
+        (
+            ["--clpool-oom-sweep-timeout", "nan"],
+            "--clpool-oom-sweep-timeout: nan is not a number of seconds above 0",
+        ),
+        (
+            ["--clpool-oom-sweep-timeout", "1e300"],
+            "--clpool-oom-sweep-timeout: 1e+300 is more than a week (604800 s)",
         ),
         (
             ["--clpool-oom-sweep-run", "alloc:0", "--clpool-oom-sweep-result", "r.json"],
             "--clpool-oom-sweep-run: 'alloc:0' is not count, alloc:N or first-use:N",
+        ),
+        (
+            ["--clpool-oom-sweep-run", "first_use:1"],
+            "--clpool-oom-sweep-run: 'first_use:1' is not count, alloc:N or first-use:N",
+        ),
+        (
+            ["--clpool-oom-sweep-run", "alloc:1x"],
+            "--clpool-oom-sweep-run: 'alloc:1x' is not count, alloc:N or first-use:N",
         ),
         (
             ["--clpool-oom-sweep-result", "r.json"],

@@ -419,8 +419,7 @@ BAD_OPTIONS = [
     ),
     (
         ["--clpool", "--clpool-replay-timeout", "inf"],
-        "ERROR: clpool: --clpool-replay-timeout: inf is not a number of seconds above 0 and at "
-        "most a week (604800)",
+        "ERROR: clpool: --clpool-replay-timeout: inf is more than a week (604800 s)",
     ),
 ]
 

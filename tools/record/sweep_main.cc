@@ -16,6 +16,7 @@
 
 #include "common/cli.h"
 #include "common/output_file.h"
+#include "common/sweep_rules.h"
 #include "device_model/profile.h"
 #include "layer_api/layer_library.h"
 #include "layer_api/layer_settings.h"
@@ -191,8 +192,6 @@ std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
   return std::nullopt;
 }
 
-constexpr int fault_free_limit_factor = 10;
-
 std::string seconds_text(double s) {
   char b[32];
   std::snprintf(b, sizeof b, "%g", s);
@@ -202,9 +201,8 @@ std::string seconds_text(double s) {
 // The fault-free run: its time, its points; an exit status to stop with when it fails.
 std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_result& result) {
   const std::string dir = absolute(s.o.out) + "/fault-free";
-  // Without --timeout it runs as long as it takes (Ctrl-C stops it); with one, 10 times as long
-  // but at least a minute (a run slower than --timeout is hung; the fault-free run only slow).
-  const double limit = s.o.timeout ? std::max(fault_free_limit_factor * *s.o.timeout, 60.0) : 0;
+  // Without --timeout it runs as long as it takes (Ctrl-C stops it): 0, no limit.
+  const double limit = common::fault_free_limit(s.o.timeout).value_or(0);
   const child_result r = run_child(plan.spec(point_id{}, dir, limit), interrupted);
   result.fault_free_seconds = r.seconds;
   std::string why;
@@ -216,7 +214,7 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
     why = std::string("cannot start: ") + std::strerror(r.exec_error);
   else if (r.timed_out)
     why = "it did not end in " + seconds_text(limit) + " s (" +
-          std::to_string(fault_free_limit_factor) + " times --timeout, at least 60 s)";
+          std::to_string(common::fault_free_limit_factor) + " times --timeout, at least 60 s)";
   else if (r.signaled)
     why = "it was killed by signal " + std::to_string(r.signal);
   else if (r.exit_code != 0)
@@ -370,7 +368,7 @@ int run_sweep(const std::vector<std::string>& args) {
   result.shard_index = s.o.shard_index;
   result.shard_count = s.o.shard_count;
   if (const std::optional<int> stop = fault_free_run(s, plan, result)) return *stop;
-  result.timeout = s.o.timeout.value_or(std::max(10.0, 10 * result.fault_free_seconds));
+  result.timeout = common::sweep_run_timeout(s.o.timeout, result.fault_free_seconds);
   if (s.o.timeout && result.fault_free_seconds > *s.o.timeout) {
     std::fprintf(stderr,
                  "clpool sweep: note: the fault-free run took %.3g s, more than --timeout %.3g s: "

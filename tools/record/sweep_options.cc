@@ -109,18 +109,17 @@ std::string apply(sweep_options& o, const std::string& flag, const std::string& 
       return "--points: '" + value + "' is not alloc, first-use or all";
   } else if (flag == "--timeout") {
     char* end = nullptr;
-    const double t = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() || *end != '\0' || !std::isfinite(t) || t <= 0) {
-      return "--timeout: '" + value + "' is not a number of seconds above 0";
-    }
-    if (t > 604800) return "--timeout: '" + value + "' is more than a week (604800 s)";
+    double t = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0') t = 0;  // not a number at all
+    if (const std::string p = common::sweep_timeout_problem(t); !p.empty())
+      return "--timeout: '" + value + "' " + p;
     o.timeout = t;
   } else if (flag == "--shard") {
     return apply_shard(o, value);
   } else if (flag == "-j" || flag == "--max-runs" || flag == "--seed") {
     return apply_number(o, flag, value);
   } else if (flag == "--only") {
-    o.only = parse_point(value);
+    o.only = common::parse_sweep_point(value);
     if (!o.only) return "--only: '" + value + "' is not a point (alloc:N or first-use:N, N from 1)";
   } else if (flag == "--check") {
     o.check = value;
@@ -151,19 +150,6 @@ std::string ignored_combination(const sweep_options& o) {
 }
 
 }  // namespace
-
-std::optional<point_id> parse_point(const std::string& text) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) return {};
-  const std::string kind = text.substr(0, colon);
-  const std::optional<std::uint64_t> n = whole(text.substr(colon + 1));
-  if (!n || *n == 0 || (kind != "alloc" && kind != "first-use")) return {};
-  return point_id{kind == "first-use", *n};
-}
-
-std::string to_string(const point_id& p) {
-  return (p.first_use ? "first-use:" : "alloc:") + std::to_string(p.n);
-}
 
 sweep_parse_outcome parse_sweep_options(const std::vector<std::string>& args) {
   sweep_options o;

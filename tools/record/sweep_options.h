@@ -8,20 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "common/sweep_rules.h"
+
 namespace clpool::record {
 
 // Which failure points a sweep tries.
 enum class point_kinds { all, alloc, first_use };
 
-// One failure point as the command line names it: the Nth allocation or the Nth first use.
-struct point_id {
-  bool first_use = false;
-  std::uint64_t n = 0;
-  bool operator==(const point_id&) const = default;
-};
-// "alloc:7", "first-use:3" (the names the report gives); nothing for anything else.
-std::optional<point_id> parse_point(const std::string& text);
-std::string to_string(const point_id& p);
+// One failure point as the command line names it (common/sweep_rules.h: the names both sweeps
+// give).
+using point_id = common::sweep_point;
 
 struct sweep_options {
   std::string profile = "nvidia";         // --profile: where and how the device fails
