@@ -647,3 +647,86 @@ def test_asks_the_session_thread(queue, worker):
         r"before their test began",
         out,
     ), out
+
+
+# --- xfail: clpool's failure is a failure like any other ---
+
+XFAIL_SUITE = """
+import pyopencl as cl, pytest
+from conftest import commit, MiB
+
+def grow(queue):
+    return [commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * MiB)) for _ in range(3)]
+
+@pytest.mark.xfail(reason="known to peak high")
+@pytest.mark.limit_device_memory("8 MiB")
+def test_expected_over(queue):
+    grow(queue)
+
+@pytest.mark.xfail(reason="known to peak high", strict=True)
+@pytest.mark.limit_device_memory("8 MiB")
+def test_expected_over_strict(queue):
+    grow(queue)
+
+@pytest.mark.xfail(reason="fails and peaks high")
+@pytest.mark.limit_device_memory("8 MiB")
+def test_expected_over_and_raises(queue):
+    grow(queue)
+    raise ValueError("its own failure")
+
+@pytest.mark.xfail(reason="was over", strict=True)
+@pytest.mark.limit_device_memory("64 MiB")
+def test_expected_over_but_within_strict(queue):
+    grow(queue)
+
+@pytest.mark.xfail(reason="was over")
+@pytest.mark.limit_device_memory("64 MiB")
+def test_expected_over_but_within(queue):
+    grow(queue)
+
+@pytest.mark.xfail(raises=ValueError, reason="expects a ValueError, not a limit")
+@pytest.mark.limit_device_memory("8 MiB")
+def test_expects_another_failure(queue):
+    grow(queue)
+
+@pytest.mark.xfail(False, reason="condition false: not expected to fail")
+@pytest.mark.limit_device_memory("8 MiB")
+def test_condition_false(queue):
+    grow(queue)
+"""
+
+
+@pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
+def test_xfail_expects_clpools_failure_as_any_other(pytester, xdist):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_x=XFAIL_SUITE)
+    r = run(pytester, *DEVICE, *xdist, "-rxXf")
+    out = r.stdout.str()
+    no_crash(r)
+    # Over the limit under xfail (strict or not, or raising too): expected, XFAIL.
+    for name in (
+        "test_expected_over",
+        "test_expected_over_strict",
+        "test_expected_over_and_raises",
+    ):
+        assert re.search(rf"^XFAIL test_x\.py::{name}\b", out, re.M), out
+    # Within the limit: XPASS, which fails under strict=True.
+    assert re.search(r"^XPASS test_x\.py::test_expected_over_but_within\b", out, re.M), out
+    assert re.search(r"^FAILED test_x\.py::test_expected_over_but_within_strict$", out, re.M), out
+    assert "[XPASS(strict)] was over" in out, out
+    # raises=ValueError expects that exception; a limit is not it. A false condition expects nothing.
+    for name in ("test_expects_another_failure", "test_condition_false"):
+        assert re.search(rf"^FAILED test_x\.py::{name} - ", out, re.M), out
+        assert re.search(
+            rf"_ {name} _+\n(\[gw\d\] .*\n)?clpool: peak device memory 12 MiB", out
+        ), out
+    assert r.parseoutcomes() == {"xfailed": 3, "xpassed": 1, "failed": 3}, out
+
+
+def test_runxfail_reports_clpools_failure(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_x=XFAIL_SUITE)
+    r = run(pytester, *DEVICE, "--runxfail", "-k", "test_expected_over_strict")
+    out = r.stdout.str()
+    assert r.parseoutcomes() == {"failed": 1, "deselected": 6}, out
+    assert re.search(r"_ test_expected_over_strict _+\nclpool: peak device memory 12 MiB", out), out
