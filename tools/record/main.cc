@@ -347,7 +347,9 @@ int record(const std::vector<std::string>& args) {
                      .c_str());
     return exit_cannot_run;
   }
-  // Every file clpool record reads, against the one it writes (common/output_file.h's rule).
+  // Every file clpool record reads, against the ones written: --out, and the report the layer
+  // appends to when the user's environment names one (common/output_file.h's rule).
+  const char* report = std::getenv(std::string(clpool::layer::env_report).c_str());
   try {
     clpool::common::refuse_overlaps(
         {.inputs = {{"--layer", layer},
@@ -355,7 +357,8 @@ int record(const std::vector<std::string>& args) {
                                       ? *o.profile
                                       : ""},
                     {"PROGRAM", program}},
-         .outputs = {{"--out", o.out}}});
+         .outputs = {{"--out", o.out},
+                     {std::string(clpool::layer::env_report), report ? report : ""}}});
   } catch (const clpool::common::output_error& e) {
     return bad_usage(e.what());
   }
