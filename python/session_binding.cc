@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/byte_size.h"
+#include "common/cl_status.h"
 #include "common/output_file.h"
 #include "common/shared_library.h"
 #include "common/sweep_rules.h"
@@ -253,6 +254,18 @@ void bind_sweep_rules(py::module_& m) {
       },
       py::arg("text"),
       "('alloc', 7) for 'alloc:7', ('first-use', 3) for 'first-use:3'; else None.");
+  m.def(
+      "out_of_memory_status_names",
+      [] {
+        // Every status the one rule (common/cl_status.h) calls an out-of-memory, by name.
+        std::vector<std::string> names;
+        for (std::int32_t status = 0; status >= -1200; --status) {
+          if (common::is_out_of_memory_status(status)) names.push_back(common::status_name(status));
+        }
+        return names;
+      },
+      "The names of the statuses that mean the device ran out of memory: "
+      "['CL_MEM_OBJECT_ALLOCATION_FAILURE', ...].");
   m.def("sweep_timeout_problem", &common::sweep_timeout_problem, py::arg("seconds"),
         "'' when `seconds` is a timeout (above 0, at most a week), else why not "
         "('is more than a week (604800 s)').");

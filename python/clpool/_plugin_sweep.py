@@ -29,10 +29,10 @@ import pytest
 from clpool import _core
 from clpool import _plugin_text as text
 
-OOM_WORDS = (
-    "MEM_OBJECT_ALLOCATION_FAILURE",
-    "OUT_OF_RESOURCES",
-    "OUT_OF_HOST_MEMORY",
+# What an exception's text says when it ran out of memory: an out-of-memory status by the engine's
+# rule (common/cl_status.h; PyOpenCL spells CL_MEM_OBJECT_ALLOCATION_FAILURE without "CL_"), or
+# the words.
+OOM_WORDS = tuple(name.removeprefix("CL_") for name in _core.out_of_memory_status_names()) + (
     "out of memory",
     "out of device memory",
 )

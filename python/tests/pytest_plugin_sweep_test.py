@@ -324,3 +324,33 @@ def test_bad_sweep_options(pytester, args, message):
     pytester.makepyfile(test_n="def test_nothing():\n    pass\n")
     r = pytester.runpytest_subprocess(*DEVICE, *args)
     assert r.ret == 4 and message in r.stderr.str(), r.stdout.str() + r.stderr.str()
+
+
+def test_the_sweeps_rules_are_the_engines():
+    """The plugin's sweep asks clpool._core for clpool sweep's rules (common/sweep_rules.h,
+    common/cl_status.h) rather than keeping copies."""
+    from clpool import _core
+    from clpool import _plugin_sweep as sweep
+
+    assert _core.out_of_memory_status_names() == [
+        "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+        "CL_OUT_OF_RESOURCES",
+        "CL_OUT_OF_HOST_MEMORY",
+    ]
+    assert sweep.names_an_oom(
+        "RuntimeError", "clEnqueueMigrateMemObjects failed: MEM_OBJECT_ALLOCATION_FAILURE"
+    )
+    assert sweep.names_an_oom("pyopencl._cl.MemoryError", "")
+    assert not sweep.names_an_oom("RuntimeError", "clCreateBuffer failed: INVALID_BUFFER_SIZE")
+    assert _core.parse_sweep_point("first-use:3") == ("first-use", 3)
+    assert _core.parse_sweep_point("alloc:12") == ("alloc", 12)
+    for bad in ("count", "alloc:0", "alloc:", "first_use:1", "alloc:1x", ""):
+        assert _core.parse_sweep_point(bad) is None, bad
+    assert _core.sweep_timeout_problem(5.0) == ""
+    assert _core.sweep_timeout_problem(float("inf")) == "is more than a week (604800 s)"
+    assert _core.sweep_fault_free_limit(None) is None
+    assert _core.sweep_fault_free_limit(1.0) == 60.0
+    assert _core.sweep_fault_free_limit(7.5) == 75.0
+    assert _core.sweep_run_timeout(None, 0.2) == 10.0
+    assert _core.sweep_run_timeout(None, 2.5) == 25.0
+    assert _core.sweep_run_timeout(3.0, 100.0) == 3.0
