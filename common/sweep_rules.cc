@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace clpool::common {
 
@@ -37,6 +38,12 @@ std::optional<double> fault_free_limit(std::optional<double> timeout) {
 
 double sweep_run_timeout(std::optional<double> timeout, double fault_free_seconds) {
   return timeout.value_or(std::max(10.0, 10 * fault_free_seconds));
+}
+
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return "signal " + std::to_string(sig) +
+         (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
 }
 
 }  // namespace clpool::common

@@ -1,6 +1,6 @@
 // The out-of-memory sweep's rules that both sweeps apply: `clpool sweep` (tools/record/) and the
 // pytest plugin's --clpool-oom-sweep (python/clpool/_plugin_sweep.py, through clpool._core): what
-// a failure point is called, and how long a run may take.
+// a failure point is called, how long a run may take, how its signal is named.
 #ifndef CLPOOL_COMMON_SWEEP_RULES_H_
 #define CLPOOL_COMMON_SWEEP_RULES_H_
 
@@ -36,6 +36,10 @@ inline constexpr int fault_free_limit_factor = 10;
 
 // A run's timeout: the one given, else ten times the fault-free run, at least 10 s.
 double sweep_run_timeout(std::optional<double> timeout, double fault_free_seconds);
+
+// How a run killed by a signal is told: "signal 11 (SIGSEGV)"; a signal with no name (a
+// real-time one) as "signal 40".
+std::string signal_text(int sig);
 
 }  // namespace clpool::common
 

@@ -51,5 +51,12 @@ TEST(SweepTimeout, ARunGetsTheTimeoutElseTenTimesTheFaultFreeRunAtLeastTenSecond
   EXPECT_EQ(sweep_run_timeout(std::nullopt, 2.5), 25.0);
 }
 
+TEST(SignalText, NamedWhereTheSignalHasAName) {
+  EXPECT_EQ(signal_text(11), "signal 11 (SIGSEGV)");
+  EXPECT_EQ(signal_text(6), "signal 6 (SIGABRT)");
+  EXPECT_EQ(signal_text(9), "signal 9 (SIGKILL)");
+  EXPECT_EQ(signal_text(40), "signal 40");  // real-time: no name
+}
+
 }  // namespace
 }  // namespace clpool::common

@@ -266,6 +266,8 @@ void bind_sweep_rules(py::module_& m) {
       },
       "The names of the statuses that mean the device ran out of memory: "
       "['CL_MEM_OBJECT_ALLOCATION_FAILURE', ...].");
+  m.def("signal_text", &common::signal_text, py::arg("signal"),
+        "'signal 11 (SIGSEGV)'; 'signal 40' for one with no name (a real-time signal).");
   m.def("sweep_timeout_problem", &common::sweep_timeout_problem, py::arg("seconds"),
         "'' when `seconds` is a timeout (above 0, at most a week), else why not "
         "('is more than a week (604800 s)').");

@@ -4,8 +4,6 @@ accounting, site names and byte formatting, already in their printable form); th
 lays them out.
 """
 
-import signal
-
 from clpool import _core
 
 both = _core.format_bytes_both
@@ -13,11 +11,9 @@ short = _core.format_bytes
 
 
 def signal_text(number):
-    """'signal 11 (SIGSEGV)'; a number with no name (a real-time signal) as itself."""
-    try:
-        return f"signal {number} ({signal.Signals(number).name})"
-    except ValueError:
-        return f"signal {number}"
+    """'signal 11 (SIGSEGV)'; a number with no name (a real-time signal) as itself: as clpool
+    sweep says it (common/sweep_rules.h)."""
+    return _core.signal_text(number)
 
 
 def plural(n, word):

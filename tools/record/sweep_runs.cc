@@ -19,12 +19,6 @@
 namespace clpool::record {
 namespace {
 
-std::string signal_text(int sig) {
-  const char* name = sigabbrev_np(sig);
-  return "signal " + std::to_string(sig) +
-         (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
-}
-
 // What the layer's report of a run says: whether the fault landed, on which block, and what the
 // program held at its exit.
 struct run_report {
@@ -236,8 +230,8 @@ void classify(run_outcome& run, const run_context& ctx) {
     run.what = verdict::crashed;
     const char* when = rep.injected ? " after the failure" : " before the failure";
     run.detail = !r.signaled       ? summary + " (exit " + std::to_string(r.exit_code) + ")" + when
-                 : summary.empty() ? signal_text(r.signal) + when
-                                   : signal_text(r.signal) + when + ": " + summary;
+                 : summary.empty() ? common::signal_text(r.signal) + when
+                                   : common::signal_text(r.signal) + when + ": " + summary;
   } else if (ctx.baseline_live && rep.live_at_exit && *rep.live_at_exit > *ctx.baseline_live) {
     run.what = verdict::leaked;
     run.detail = "exit " + std::to_string(r.exit_code) + " holding " +
