@@ -231,6 +231,7 @@ void bind_followed_session(py::module_& m) {
 void bind_rules(py::module_& m) {
   m.def("parse_size", &parse_size, py::arg("value"),
         "A size (common/byte_size.h): a str such as '512 MiB' or an int of bytes, at most 2^62.");
+  m.attr("MAX_DEVICE_BYTES") = common::max_device_bytes;
   m.def("format_bytes", &common::format_bytes, py::arg("bytes"), "'1.50 MiB', '4 GiB', '123 B'.");
   m.def("format_bytes_both", &common::format_bytes_both, py::arg("bytes"),
         "'1.50 MiB (1572864 bytes)', '123 bytes'.");

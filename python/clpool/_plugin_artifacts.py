@@ -47,7 +47,7 @@ def _replay_args(session, kind, capacity, limit):
         return session.profile, (capacity if capacity is not None else session.default_budget)
     if kind == "limit":
         return "exact", limit
-    return "exact", 1 << 62
+    return "exact", _core.MAX_DEVICE_BYTES  # a leak's page: a device nothing fills
 
 
 def _replay(replay, d, trace, profile, capacity, timeout):

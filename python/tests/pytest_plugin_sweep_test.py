@@ -355,4 +355,5 @@ def test_the_sweeps_rules_are_the_engines():
     assert _core.sweep_run_timeout(None, 2.5) == 25.0
     assert _core.sweep_run_timeout(3.0, 100.0) == 3.0
     assert _core.signal_text(11) == "signal 11 (SIGSEGV)"
+    assert _core.MAX_DEVICE_BYTES == 1 << 62 == _core.parse_size(1 << 62)
     assert _core.signal_text(int(signal.SIGRTMIN) + 2) == f"signal {int(signal.SIGRTMIN) + 2}"
