@@ -29,6 +29,13 @@ std::string not_a_layer_trace(const std::string& path);
 // layer wrote, a device or FIFO), else not_a_layer_trace(path).
 std::string trace_path_refusal(const std::string& path);
 
+// Where the layer may append its report (CLPOOL_LAYER_REPORT, tools/layer/report_file.h): ""
+// when nothing is there, an empty file, a device or FIFO, or a file whose first line is a report
+// line (its first word alloc, first_use, injected or exit); else "\"t.trace\" exists and is not
+// a report the layer wrote: not appending to it (remove it or choose another path)". Another
+// file (a trace, a source file) is never appended to.
+std::string report_path_refusal(const std::string& path);
+
 }  // namespace clpool::layer
 
 #endif  // CLPOOL_LAYER_API_TRACE_PATH_H_

@@ -567,6 +567,18 @@ TEST(Recorder, AnInjectedAllocationFailureIsReportedWithTheProfilesStatus) {
   bad.report_path = "/nonexistent/dir/report.txt";
   EXPECT_NE(recorder(bad, nullptr).open_report().find("No such file or directory"),
             std::string::npos);
+  // A file that is not a report (here a trace) is never appended to.
+  const std::string trace = std::string(tmp ? tmp : "/tmp") + "/recorder_not_a_report.trace";
+  { std::ofstream(trace, std::ios::trunc) << "clpool-trace 3\n# source: layer\n"; }
+  layer_settings other;
+  other.report_path = trace;
+  EXPECT_NE(recorder(other, nullptr).open_report().find("is not a report the layer wrote"),
+            std::string::npos);
+  EXPECT_EQ(lines_of(trace), (std::vector<std::string>{"clpool-trace 3", "# source: layer"}));
+  // One the layer wrote is appended to (each sweep run's, each process of a program).
+  layer_settings again;
+  again.report_path = report;
+  EXPECT_EQ(recorder(again, nullptr).open_report(), "");
 }
 
 // CLPOOL_LAYER_FAIL_UNTIL_FREE: after the injected failure the device stays full: a retry (as

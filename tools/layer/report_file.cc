@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "layer_api/trace_path.h"
+
 namespace clpool::layer {
 
 report_file::~report_file() {
@@ -13,6 +15,8 @@ report_file::~report_file() {
 }
 
 std::string report_file::open(const std::string& path) {
+  // Appending to a file that is not a report (a trace, a source file) would damage it.
+  if (std::string refusal = report_path_refusal(path); !refusal.empty()) return refusal;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return "cannot open \"" + path + "\": " + std::strerror(errno);
   if (fd_ >= 0) ::close(fd_);

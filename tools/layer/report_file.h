@@ -31,7 +31,8 @@ class report_file {
   report_file(const report_file&) = delete;
   report_file& operator=(const report_file&) = delete;
 
-  // Opens `path` for appending (created if missing). Returns an error message, "" on success.
+  // Opens `path` for appending (created if missing). Returns an error message, "" on success;
+  // an existing file that is not a report is refused (layer_api/trace_path.h).
   std::string open(const std::string& path);
   bool is_open() const noexcept { return fd_ >= 0; }
   // Appends `text` and a newline; nothing when not open. A failed write is dropped: the report

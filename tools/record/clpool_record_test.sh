@@ -242,11 +242,13 @@ OPENCL_LAYERS="$LAYER" bad "OPENCL_LAYERS already loads" --out "$T/x.trace" "${r
 CLPOOL_LAYER_REPORT="$T/no/such/r" bad "CLPOOL_LAYER_REPORT \"$T/no/such/r\" cannot be created in $T/no/such: No such file or directory (the layer writes its report there; fix or unset it)" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_REPORT="$T/dangling.trace" bad "CLPOOL_LAYER_REPORT \"$T/dangling.trace\" cannot be created in $T/no/such: No such file or directory" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_REPORT="$T" bad "CLPOOL_LAYER_REPORT \"$T\" is a directory" --out "$T/x.trace" "${run_marker[@]}"
+# The layer appends only to a report: never to another file (an earlier trace, a source file).
+CLPOOL_LAYER_REPORT="$T/old.trace" bad "CLPOOL_LAYER_REPORT \"$T/old.trace\" exists and is not a report the layer wrote: not appending to it (the layer writes its report there; fix or unset it)" --out "$T/x.trace" "${run_marker[@]}"
 # The report is one of clpool record's outputs: never the trace, nor a file it reads.
 CLPOOL_LAYER_REPORT="$T/x.trace" bad "CLPOOL_LAYER_REPORT: '$T/x.trace' is also the --out output; give them different files" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_REPORT="$T/./x.trace" bad "CLPOOL_LAYER_REPORT: '$T/./x.trace' is also the --out output" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_REPORT="$T/report-link" bad "CLPOOL_LAYER_REPORT: '$T/report-link' is also the --out output" --out "$T/x.trace" "${run_marker[@]}"
-CLPOOL_LAYER_REPORT="$T/touch-copy" bad "CLPOOL_LAYER_REPORT: '$T/touch-copy' is the same file as the input '$T/touch-copy' (PROGRAM); refusing to overwrite it" --out "$T/x.trace" -- "$T/touch-copy" "$marker"
+CLPOOL_LAYER_REPORT="$T/touch-copy" bad "CLPOOL_LAYER_REPORT \"$T/touch-copy\" exists and is not a report the layer wrote" --out "$T/x.trace" -- "$T/touch-copy" "$marker"
 cmp -s "$T/touch-copy" "$T/touch-copy.orig" || fail "CLPOOL_LAYER_REPORT naming the program changed it"
 out="$("$CLPOOL" recrod -- true 2>&1)"; rc=$?
 [[ $rc == 2 && "$out" == "clpool: error: unknown command 'recrod'; did you mean record? (see clpool --help)" ]] ||

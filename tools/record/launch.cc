@@ -10,6 +10,7 @@
 
 #include "device_model/profile.h"
 #include "layer_api/layer_settings.h"
+#include "layer_api/trace_path.h"
 
 extern char** environ;
 
@@ -108,6 +109,9 @@ std::string appendable_problem(const std::string& path) {
     if (S_ISDIR(st.st_mode)) return "is a directory";
     if (::access(path.c_str(), W_OK) != 0)
       return std::string("cannot be written: ") + std::strerror(errno);
+    // The layer appends only to a report (layer_api/trace_path.h): said before the program runs.
+    if (!layer::report_path_refusal(path).empty())
+      return "exists and is not a report the layer wrote: not appending to it";
     return "";
   }
   if (errno != ENOENT) return std::string("cannot be opened: ") + std::strerror(errno);
