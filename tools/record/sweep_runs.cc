@@ -195,9 +195,12 @@ child_spec run_plan::spec(const point_id& point, const std::string& dir, double 
 }
 
 std::string run_plan::replay_command(const std::string& options_text, const point_id& point) const {
-  // A folder of its own inside --out, replaced when run again: never the sweep's own runs.
-  const std::string out = options_.out + "/replay-" + (point.first_use ? "first-use-" : "alloc-") +
-                          std::to_string(point.n);
+  // A folder of its own inside --out, replaced when run again: never the sweep's own runs. A
+  // sweep that is already that one run (--only) names itself, so running it again does not nest.
+  const std::string out = options_.only == point ? options_.out
+                                                 : options_.out + "/replay-" +
+                                                       (point.first_use ? "first-use-" : "alloc-") +
+                                                       std::to_string(point.n);
   std::string cmd = "clpool sweep " + options_text + " --out " + shell_quoted(out) +
                     " --force --only " + to_string(point) + " --";
   for (const std::string& a : options_.program) cmd += " " + shell_quoted(a);

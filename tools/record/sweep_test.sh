@@ -146,6 +146,8 @@ has "left out: 4 points (--max-runs 2: 2 of 6 points, evenly from the 1st (--see
 sweep 1 --only first-use:2 -- "$VICTIM" leaks
 has "runs: 1 of 1"
 has "first-use:2 (2 MiB, clEnqueueMapBuffer): exit 1 holding 1048576 bytes"
+# Its replay line is itself (the same --out): running it again does not nest folders.
+has "replay: clpool sweep --profile nvidia --out $T/s$n --force --only first-use:2 -- $VICTIM leaks"
 # A point the program does not have (a replay line from another build): refused, naming what it has.
 sweep 2 --only alloc:99 -- "$VICTIM" handles
 has "clpool sweep: error: --only alloc:99: the fault-free run has no such point (it has alloc:1..3 and first-use:1..3)"
