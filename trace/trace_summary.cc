@@ -7,6 +7,8 @@
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
 //   live_at_end: 0      (blocks never freed)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
+//   first_use_failed: 1 (first uses the device refused, from the layer's "failure" comments)
+//   first_first_use_failed: id 7 (1048576 bytes) by clEnqueueWriteBuffer
 //   release: 4, wait: 2 (version 3 only: FORMAT.md "Two moments of a free")
 //   peak_device_bytes_at_release: 2097152 (version 3 only: the peak with each block counted free
 //                                 from the program's release, not the driver's free)
@@ -14,6 +16,7 @@
 #include "trace/trace_summary.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +96,22 @@ struct summary {
                    static_cast<unsigned long long>(first_failure->seq),
                    static_cast<unsigned long long>(first_failure->size),
                    std::string(to_string(first_failure->kind)).c_str());
+    }
+    // A first use the device refused (the layer under a first-use profile) is no alloc_failed:
+    // its "failure" comment says so ("first use of id 7 (1048576 bytes) by clEnqueue...: ...").
+    std::uint64_t first_use_failures = 0;
+    std::string first_first_use_failure;
+    for (const auto& [key, value] : metadata) {
+      if (key != "failure" || value.rfind("first use of id ", 0) != 0) continue;
+      if (first_use_failures++ == 0) first_first_use_failure = value.substr(0, value.find(": "));
+    }
+    if (first_use_failures != 0) {
+      std::fprintf(out, "first_use_failed: %llu\n",
+                   static_cast<unsigned long long>(first_use_failures));
+      std::fprintf(
+          out, "first_first_use_failed: %s\n",
+          common::escape_text(first_first_use_failure.substr(std::size("first use of ") - 1))
+              .c_str());
     }
     for (const auto& [key, value] : metadata) {
       // One "failure" comment follows every alloc_failed; first_alloc_failed stands for them.

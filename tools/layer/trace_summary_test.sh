@@ -32,4 +32,16 @@ for want in "peak_device_bytes: 2097152" "release: 2" "wait: 1" "peak_device_byt
   [[ "$out" == *"$want"* ]] || fail "version 3 summary lacks '$want': $out"
 done
 [[ "$("$BIN" "$TRACE")" != *"release:"* ]] || fail "a version-1 summary has release lines"
+# A first use the device refused (the layer's "failure" comment) is counted, and the first named.
+fu="$TEST_TMPDIR/first_use.trace"
+printf '%s\n' 'clpool-trace 3' '# source: layer' '0 0 0 0 alloc 1 1048576 buffer 0' '1 0 0 0 alloc 2 2097152 buffer 0' \
+  '# failure: first use of id 2 (2097152 bytes) by clEnqueueFillBuffer: status -4 from the layer: budget 2097152 bytes, 1048576 committed (nvidia profile)' \
+  '# failure: first use of id 2 (2097152 bytes) by clEnqueueWriteBuffer: status -4 from the layer: budget 2097152 bytes, 1048576 committed (nvidia profile)' \
+  '2 0 0 0 free 2 2097152 buffer 0' '3 0 0 0 free 1 1048576 buffer 0' > "$fu"
+out="$("$BIN" "$fu")"
+for want in "alloc_failed: 0" "first_use_failed: 2" "first_first_use_failed: id 2 (2097152 bytes) by clEnqueueFillBuffer"; do
+  [[ "$out" == *"$want"* ]] || fail "first-use summary lacks '$want': $out"
+done
+[[ "$out" != *"meta.failure"* ]] || fail "failure comments printed as metadata: $out"
+[[ "$("$BIN" "$v3")" != *"first_use_failed"* ]] || fail "a trace without refused first uses has first_use_failed"
 finish
