@@ -55,6 +55,48 @@ TYPED_TEST(Battery, PlatformAndDeviceQueries) {
   this->Teardown();
 }
 
+// A device type that is not a valid value (no known bit, or an unknown one) is
+// CL_INVALID_DEVICE_TYPE from clGetDeviceIDs and clCreateContextFromType alike (OpenCL 3.0); a
+// valid type that names no device of the platform is CL_DEVICE_NOT_FOUND from both.
+TYPED_TEST(Battery, DeviceTypesAreCheckedAlikeByGetDeviceIDsAndCreateContextFromType) {
+  auto* d = this->d_;
+  this->Setup("gpu");
+  const cl_context_properties props[] = {
+      CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(this->b_.platform), 0};
+  const auto from_type = [&](cl_device_type type) {
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = d->clCreateContextFromType(props, type, nullptr, nullptr, &err);
+    if (ctx) {
+      EXPECT_EQ(d->clReleaseContext(ctx), CL_SUCCESS);
+    }
+    return err;
+  };
+  const auto get_ids = [&](cl_device_type type) {
+    cl_uint n = 0;
+    return d->clGetDeviceIDs(this->b_.platform, type, 0, nullptr, &n);
+  };
+  for (cl_device_type bad : {cl_device_type{0}, cl_device_type{1} << 40,
+                             cl_device_type{CL_DEVICE_TYPE_GPU | (cl_device_type{1} << 40)}}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(get_ids(bad), CL_INVALID_DEVICE_TYPE);
+    EXPECT_EQ(from_type(bad), CL_INVALID_DEVICE_TYPE);
+  }
+  // Valid, but the platform has no CPU or accelerator: not found.
+  for (cl_device_type none :
+       {cl_device_type{CL_DEVICE_TYPE_CPU}, cl_device_type{CL_DEVICE_TYPE_ACCELERATOR}}) {
+    SCOPED_TRACE(none);
+    EXPECT_EQ(get_ids(none), CL_DEVICE_NOT_FOUND);
+    EXPECT_EQ(from_type(none), CL_DEVICE_NOT_FOUND);
+  }
+  for (cl_device_type ok : {cl_device_type{CL_DEVICE_TYPE_ALL}, cl_device_type{CL_DEVICE_TYPE_GPU},
+                            cl_device_type{CL_DEVICE_TYPE_DEFAULT}}) {
+    SCOPED_TRACE(ok);
+    EXPECT_EQ(get_ids(ok), CL_SUCCESS);
+    EXPECT_EQ(from_type(ok), CL_SUCCESS);
+  }
+  this->Teardown();
+}
+
 // context_cost=: each live context holds device memory (as NVIDIA's driver's contexts do), given
 // back when it is destroyed; a context that does not fit is refused. free_query=amd: the device
 // answers AMD's free-memory query (free KiB = capacity - committed) and lists its extension.
@@ -499,6 +541,53 @@ TYPED_TEST(Battery, CommandLogShowsCrossQueueOrdering) {
   EXPECT_EQ(this->ctl_->snapshot().live["kernel"], 0u);
 }
 
+// kernel_ns is at most one week (2^64 - 1 wrapped the virtual clock at the first launch: END before
+// START). Past 2^64 ns, some 30500 week-long kernels, the clock saturates rather than wrap: a
+// kernel's profiled END is never before its START, and the host's clock stays at the end.
+TYPED_TEST(Battery, VirtualClockSaturatesInsteadOfWrapping) {
+  // The clock is the runtime's, the same in both; 30600 launches through the loader took 4 s.
+  if (!std::is_same_v<TypeParam, InProcess>) GTEST_SKIP() << "in-process only";
+  this->Setup("gpu-64m", CL_QUEUE_PROFILING_ENABLE);
+  auto* d = this->d_;
+  EXPECT_NE(this->ctl_->configure_schedule("kernel_ns=18446744073709551615"), "");
+  ASSERT_EQ(this->ctl_->configure_schedule("kernel_ns=604800000000000"), "");
+  cl_program prog;
+  cl_kernel k = this->Kernel(&prog);
+  cl_mem a = this->Buf(64);
+  ASSERT_EQ(d->clSetKernelArg(k, 0, sizeof(cl_mem), &a), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArg(k, 1, sizeof(cl_mem), &a), CL_SUCCESS);
+  const size_t global = 1;
+  const auto profile = [&](cl_event e, cl_profiling_info what) {
+    cl_ulong t = 0;
+    EXPECT_EQ(d->clGetEventProfilingInfo(e, what, sizeof t, &t, nullptr), CL_SUCCESS);
+    return t;
+  };
+  cl_event first = nullptr, last = nullptr;
+  ASSERT_EQ(
+      d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr, &first),
+      CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(profile(first, CL_PROFILING_COMMAND_END) - profile(first, CL_PROFILING_COMMAND_START),
+            604800000000000u);
+  for (int i = 0; i < 30600; ++i) {  // 30600 weeks > 2^64 ns
+    ASSERT_EQ(d->clEnqueueNDRangeKernel(this->q_, k, 1, nullptr, &global, nullptr, 0, nullptr,
+                                        i + 1 == 30600 ? &last : nullptr),
+              CL_SUCCESS);
+  }
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(profile(last, CL_PROFILING_COMMAND_END), UINT64_MAX);
+  EXPECT_LE(profile(last, CL_PROFILING_COMMAND_START), profile(last, CL_PROFILING_COMMAND_END));
+  EXPECT_EQ(this->ctl_->snapshot().now, UINT64_MAX);
+  EXPECT_EQ(this->Status(last), CL_COMPLETE);  // One more call: the clock does not wrap to 0.
+  EXPECT_EQ(this->ctl_->snapshot().now, UINT64_MAX);
+  d->clReleaseEvent(first);
+  d->clReleaseEvent(last);
+  EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);
+  d->clReleaseKernel(k);
+  d->clReleaseProgram(prog);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, LazyModeAndSeededOutOfOrder) {
   this->Setup("gpu-64m", CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   auto* d = this->d_;
@@ -782,6 +871,46 @@ TYPED_TEST(Battery, SvmRefusedWithoutSupport) {
                             nullptr);
   EXPECT_EQ(caps, 0u);
   EXPECT_EQ(this->d_->clSVMAlloc(this->ctx_, 0, 64, 0), nullptr);
+  this->Teardown();
+}
+
+// The access flags of an SVM block are mutually exclusive, as a buffer's are (OpenCL 3.0, the
+// table of clSVMAlloc's flags): two or three of them give NULL, charging nothing, and the call
+// log says why instead of CL_SUCCESS; one of them (or none) gives a block.
+TYPED_TEST(Battery, SvmAllocRefusesMutuallyExclusiveAccessFlags) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(d->clCreateBuffer(this->ctx_, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 64, nullptr, &err),
+            nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);  // What clSVMAlloc now agrees with.
+  ASSERT_EQ(this->ctl_->configure_call_log(":memory:"), "");
+  for (cl_svm_mem_flags bad :
+       {cl_svm_mem_flags{CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY},
+        cl_svm_mem_flags{CL_MEM_READ_WRITE | CL_MEM_READ_ONLY},
+        cl_svm_mem_flags{CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY},
+        cl_svm_mem_flags{CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY}}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(d->clSVMAlloc(this->ctx_, bad, 64, 0), nullptr);
+  }
+  EXPECT_EQ(this->Outstanding(), 0u);
+  const accounting_snapshot s = this->ctl_->snapshot();
+  ASSERT_EQ(this->ctl_->configure_call_log(""), "");
+  int refused = 0;
+  for (const std::string& line : s.call_log) {
+    if (line.find("\"call\":\"clSVMAlloc\"") == std::string::npos) continue;
+    ++refused;
+    EXPECT_NE(line.find("\"status\":\"CL_INVALID_VALUE\""), std::string::npos) << line;
+  }
+  EXPECT_EQ(refused, 4);
+  for (cl_svm_mem_flags one :
+       {cl_svm_mem_flags{0}, cl_svm_mem_flags{CL_MEM_READ_WRITE},
+        cl_svm_mem_flags{CL_MEM_WRITE_ONLY}, cl_svm_mem_flags{CL_MEM_READ_ONLY}}) {
+    SCOPED_TRACE(one);
+    void* p = d->clSVMAlloc(this->ctx_, one, 64, 0);
+    EXPECT_NE(p, nullptr);
+    d->clSVMFree(this->ctx_, p);
+  }
   this->Teardown();
 }
 

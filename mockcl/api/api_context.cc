@@ -110,12 +110,12 @@ cl_context CL_API_CALL CreateContextFromType(const cl_context_properties* props,
     c.ret(f);
     return nullptr;
   }
+  // As clGetDeviceIDs answers: a type that is not a valid value is CL_INVALID_DEVICE_TYPE (OpenCL
+  // 3.0), a valid one that names no device CL_DEVICE_NOT_FOUND.
+  if (!valid_device_type(type)) return c.fail<cl_context>(err, CL_INVALID_DEVICE_TYPE);
   std::vector<cl_device_id> devs;
   for (size_t i = 0; i < rt().devices.size(); ++i) {
-    bool gpu = rt().devices[i].cfg.gpu;
-    if (type == CL_DEVICE_TYPE_ALL || ((type & CL_DEVICE_TYPE_DEFAULT) && i == 0) ||
-        ((type & CL_DEVICE_TYPE_GPU) && gpu) || ((type & CL_DEVICE_TYPE_CPU) && !gpu))
-      devs.push_back(&rt().device_handles[i]);
+    if (device_of_type(type, i, rt().devices[i].cfg.gpu)) devs.push_back(&rt().device_handles[i]);
   }
   if (devs.empty()) {
     if (err) *err = CL_DEVICE_NOT_FOUND;

@@ -92,15 +92,10 @@ cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n
   if (cl_int f = c.fault()) return c.ret(f);
   if (p && p != &rt().platform) return c.ret(CL_INVALID_PLATFORM);
   if ((num_entries == 0 && devices) || (!devices && !num_devices)) return c.ret(CL_INVALID_VALUE);
-  const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
-                               CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
-  if (type != CL_DEVICE_TYPE_ALL && (type & ~known)) return c.ret(CL_INVALID_DEVICE_TYPE);
+  if (!valid_device_type(type)) return c.ret(CL_INVALID_DEVICE_TYPE);
   cl_uint n = 0;
   for (size_t i = 0; i < rt().devices.size(); ++i) {
-    bool gpu = rt().devices[i].cfg.gpu;
-    bool match = type == CL_DEVICE_TYPE_ALL || ((type & CL_DEVICE_TYPE_DEFAULT) && i == 0) ||
-                 ((type & CL_DEVICE_TYPE_GPU) && gpu) || ((type & CL_DEVICE_TYPE_CPU) && !gpu);
-    if (!match) continue;
+    if (!device_of_type(type, i, rt().devices[i].cfg.gpu)) continue;
     if (devices && n < num_entries) devices[n] = &rt().device_handles[i];
     ++n;
   }

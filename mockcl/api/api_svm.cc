@@ -2,6 +2,7 @@
 // commands, clEnqueueSVMFree included (executed in queue order, with its callback). A device with
 // svm_oom_at=first_use charges a block at the first command that uses it instead, whose enqueue
 // then fails with the profile's status (mock_runtime::use_svm).
+#include <bit>
 #include <cstring>
 
 #include "mockcl/api/enqueue_checks.h"
@@ -14,20 +15,28 @@ namespace {
 void* CL_API_CALL SVMAlloc(cl_context h, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
   api_call c(rt(), entry_point::clSVMAlloc);
   c.arg("size", size);
-  if (c.fault()) return nullptr;
+  c.arg("flags", flags);
+  // clSVMAlloc has no status to return, only NULL; the call log still says why.
+  const auto refuse = [&c](cl_int why) -> void* {
+    c.ret(why);
+    return nullptr;
+  };
+  if (cl_int f = c.fault()) return refuse(f);
   _cl_context* ctx = rt().context(h);
-  if (!ctx) return nullptr;
+  if (!ctx) return refuse(CL_INVALID_CONTEXT);
   int dev = ctx->devices[0]->index;
   const device_config& cfg = rt().devices[dev].cfg;
-  if (!cfg.svm) return nullptr;
+  if (!cfg.svm) return refuse(CL_INVALID_OPERATION);
   // Fine-grain buffers where the device reports them (svm_capabilities); never atomics.
   const cl_svm_mem_flags fine =
       (svm_capabilities(rt()) & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0;
-  if (flags & ~(kMemAccessFlags | fine)) return nullptr;
-  if (size == 0 || clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc))
-    return nullptr;
-  if (alignment & (alignment - 1)) return nullptr;
-  if (alignment > 4096) return nullptr;
+  if (flags & ~(kMemAccessFlags | fine)) return refuse(CL_INVALID_VALUE);
+  // The access flags are mutually exclusive, as clCreateBuffer's are (OpenCL 3.0, clSVMAlloc).
+  if (std::popcount(flags & kMemAccessFlags) > 1) return refuse(CL_INVALID_VALUE);
+  if (size == 0) return refuse(CL_INVALID_VALUE);
+  if (clpool::device_model::exceeds_max_alloc(cfg.model, size, cfg.max_alloc))
+    return refuse(CL_INVALID_BUFFER_SIZE);
+  if ((alignment & (alignment - 1)) || alignment > 4096) return refuse(CL_INVALID_VALUE);
   clpool::device_model::placement where;
   const bool at_first_use = cfg.svm_first_use;
   if (cl_int s = at_first_use ? CL_SUCCESS : rt().charge(dev, ctx, size, false, where)) {

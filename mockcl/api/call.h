@@ -3,6 +3,7 @@
 #ifndef MOCKCL_API_CALL_H_
 #define MOCKCL_API_CALL_H_
 
+#include <cstdint>
 #include <string>
 
 #include "mockcl/runtime/runtime.h"
@@ -16,7 +17,7 @@ class mock_runtime::api_call {
   api_call(mock_runtime& rt, entry_point e) : rt_(rt), entry_(e) {
     rt.mu.lock();
     ++rt.calls_[static_cast<size_t>(e)];
-    ++rt.scheduler.now;
+    rt.scheduler.now += rt.scheduler.now != UINT64_MAX;  // Saturates (mock_runtime::execute).
   }
   // The lock is held from construction to here (wait() drops it only while it blocks).
   ~api_call() {

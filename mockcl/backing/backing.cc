@@ -37,7 +37,7 @@ std::string mock_as_driver(const std::string& lib) {
 
 }  // namespace
 
-std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::string& error) {
+std::string pocl_library::locate(const std::string& icd, std::string& error) {
   std::string lib = icd.empty() ? kDefaultIcd : icd;
   if (lib.size() > 4 && lib.compare(lib.size() - 4, 4, ".icd") == 0) {
     // One line, the library's path; read with a bound (MOCKCL_POCL_ICD=/dev/zero must not hang).
@@ -45,7 +45,7 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
     const std::optional<std::string> line = clpool::common::read_first_line(lib, 4096, why);
     if (!line || trim(*line).empty()) {
       error = "cannot read the library's path from '" + lib + "'" + (why.empty() ? "" : ": " + why);
-      return nullptr;
+      return "";
     }
     lib = trim(*line);
   }
@@ -54,13 +54,19 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   if (lib.find('/') != std::string::npos) {
     if (std::string why = clpool::common::shared_library_refusal(lib, {}); !why.empty()) {
       error = "'" + lib + "' " + why;
-      return nullptr;
+      return "";
     }
     if (clpool::common::defines_symbol(lib, "mockcl_configure")) {
       error = mock_as_driver(lib);
-      return nullptr;
+      return "";
     }
   }
+  return lib;
+}
+
+std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::string& error) {
+  const std::string lib = locate(icd, error);
+  if (lib.empty()) return nullptr;
   // RTLD_LOCAL, as ICD loaders do: POCL's exported cl* names stay out of the global scope. Never
   // closed (POCL keeps threads).
   void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -116,6 +122,32 @@ std::unique_ptr<pocl_library> pocl_library::load(const std::string& icd, std::st
   return p;
 }
 
+namespace {
+
+// POCL is not sanitizer-clean when loaded into an instrumented process: there the default is none.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// MOCKCL_POCL_ICD given with MOCKCL_BACKING unset: the user named POCL's ICD, so one that cannot be
+// used refuses the platform as with MOCKCL_BACKING=pocl (it was ignored, and mockcl ran without
+// POCL). It is loaded now into `lib` (kept for the first context, which still decides); in a
+// sanitized build, which never loads POCL, only what locate() checks. Returns the problem or "".
+std::string check_named_icd(const std::string& icd, std::unique_ptr<pocl_library>& lib) {
+  if (icd.empty() || lib) return "";
+  std::string error;
+  if (kSanitized)
+    pocl_library::locate(icd, error);
+  else
+    lib = pocl_library::load(icd, error);
+  if (error.empty()) return "";
+  return "MOCKCL_POCL_ICD='" + icd + "' (MOCKCL_BACKING unset): cannot use POCL: " + error;
+}
+
+}  // namespace
+
 std::string mock_runtime::configure_backing(backing_mode mode, const std::string& icd) {
   if (live(object_type::context) != 0) return "configure_backing: refused while contexts are alive";
   if (icd != pocl_icd_) pocl_lib_.reset();  // A different library: load it when needed.
@@ -123,6 +155,7 @@ std::string mock_runtime::configure_backing(backing_mode mode, const std::string
   backing_mode_ = mode;
   backing_settled_ = mode != backing_mode::automatic;
   pocl = nullptr;
+  if (mode == backing_mode::automatic) return check_named_icd(icd, pocl_lib_);
   if (mode != backing_mode::pocl) return "";
   std::string error;
   if (!pocl_lib_) pocl_lib_ = pocl_library::load(icd, error);
@@ -134,13 +167,6 @@ std::string mock_runtime::configure_backing(backing_mode mode, const std::string
   pocl = pocl_lib_.get();
   return "";
 }
-
-// POCL is not sanitizer-clean when loaded into an instrumented process: there the default is none.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
 
 void mock_runtime::settle_backing_slow() {
   backing_settled_ = true;

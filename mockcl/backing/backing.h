@@ -27,6 +27,10 @@ struct pocl_library {
   // Loads POCL's ICD. `icd`: a .icd file (its one line names the library), the library itself,
   // or "" for /etc/OpenCL/vendors/pocl.icd. Null, with `error` set, if it cannot.
   static std::unique_ptr<pocl_library> load(const std::string& icd, std::string& error);
+  // What load() checks before it maps anything: the library `icd` names (its path or bare name),
+  // or "" with `error` set if the .icd cannot be read, the path is no usable shared library or is
+  // mockcl itself. A bare name is the system loader's to find, so only load() can refuse it.
+  static std::string locate(const std::string& icd, std::string& error);
   const cl_icd_dispatch* d = nullptr;  // POCL's table, shared by all its objects.
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;  // POCL's first device; every mock device maps to it.

@@ -91,10 +91,15 @@ enum class schedule_mode {
   lazy,   // commands run only on clFlush, clFinish, clWaitForEvents and blocking calls.
 };
 
+// The longest kernel_ns accepted: one week of virtual time. A longer one (2^64 - 1) wrapped the
+// virtual clock at its first launch; this leaves room for millions of weeks before the clock
+// saturates (mock_runtime::execute).
+inline constexpr uint64_t kMaxKernelNs = 7ull * 24 * 3600 * 1000000000ull;
+
 struct schedule_config {
   schedule_mode mode = schedule_mode::eager;
   uint64_t seed = 0;           // 0: out-of-order queues run ready commands FIFO; else seeded pick.
-  uint64_t kernel_ns = 10000;  // Virtual duration of one kernel launch.
+  uint64_t kernel_ns = 10000;  // Virtual duration of one kernel launch, at most kMaxKernelNs.
   bool operator==(const schedule_config&) const = default;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/byte_size.h"
+#include "device_model/device_memory.h"
 #include "mockcl/config/config_text.h"
 
 namespace mockcl {
@@ -156,6 +157,26 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
   return "";
 }
 
+// A context cost the device could never hold, or one that would leave it nothing, makes every
+// clCreateContext fail or every allocation after it: refused, as fault rules that could never fire
+// are. Returns the problem, "" when the cost is 0 or leaves room.
+std::string check_context_cost(const device_config& d, const std::string& where) {
+  if (d.context_cost == 0) return "";
+  const std::string what = where + ": context_cost " + format_size(d.context_cost);
+  if (d.context_cost >= d.capacity) {
+    return what + " is not smaller than capacity " + format_size(d.capacity) +
+           ", so every context on it would fail or leave it no memory";
+  }
+  // The profile's headroom and page rounding, as the device commits a context (try_commit).
+  const clpool::device_model::device_memory empty(d.model, d.capacity);
+  if (!empty.fits(d.context_cost)) {
+    return what + " does not fit in capacity " + format_size(d.capacity) + " (usable " +
+           format_size(empty.usable()) + " by profile '" + d.profile +
+           "'), so every context on it would fail";
+  }
+  return "";
+}
+
 // The figures the options left to their defaults, from the profile and the capacity; then the
 // checks across them. Returns the problem, "" when the device is good.
 std::string complete_device(device_config& d, const options_set& set, const std::string& where) {
@@ -177,7 +198,7 @@ std::string complete_device(device_config& d, const options_set& set, const std:
     return where + ": max_alloc " + format_size(d.max_alloc) + " exceeds reported size " +
            format_size(d.reported);
   }
-  return "";
+  return check_context_cost(d, where);
 }
 
 // One device of the list: PRESET[:KEY=VALUE,...], the `index`-th (from 1).

@@ -1,6 +1,8 @@
 // The schedule grammar: MOCKCL_SCHEDULE (eager|lazy, seed=N, kernel_ns=N).
 #include "mockcl/config/config.h"
 
+#include <string>
+
 #include "mockcl/config/config_text.h"
 
 namespace mockcl {
@@ -31,6 +33,11 @@ value_or_error<schedule_config> parse_schedule(std::string_view text) {
       kernel_ns_set = true;
       auto v = parse_uint(item.substr(10), "kernel_ns");
       if (!v.ok()) return R::fail(v.error());
+      if (v.value() > kMaxKernelNs)
+        return R::fail(
+            "kernel_ns " + std::to_string(v.value()) + " is more than one week of virtual time (" +
+            std::to_string(kMaxKernelNs) +
+            " ns), the most a kernel may take: longer ones could wrap the virtual clock");
       s.kernel_ns = v.value();
     } else {
       return R::fail("schedule item " + quote(item) + " is not eager, lazy, seed=N or kernel_ns=N");

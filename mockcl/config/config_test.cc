@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string>
+
 #include "mockcl/runtime/snapshot.h"
 
 namespace mockcl {
@@ -139,6 +142,35 @@ TEST(ParseDevices, ContextCostAndFreeQueryParseAndRoundTrip) {
   EXPECT_FALSE(parse_devices("gpu:context_cost=2GB").ok());
 }
 
+// A context cost the device can never hold would make every clCreateContext fail
+// (CL_OUT_OF_RESOURCES): refused when configured, naming the device and both sizes.
+TEST(ParseDevices, AContextCostThatCanNeverFitIsRefused) {
+  auto equal = parse_devices("gpu:context_cost=256m");
+  ASSERT_FALSE(equal.ok());
+  EXPECT_EQ(equal.error(),
+            "device 1 ('gpu:context_cost=256m'): context_cost 256m is not smaller than capacity "
+            "256m, so every context on it would fail or leave it no memory");
+  auto larger = parse_devices("gpu;gpu-64m:context_cost=512m");
+  ASSERT_FALSE(larger.ok());
+  EXPECT_EQ(larger.error(),
+            "device 2 ('gpu-64m:context_cost=512m'): context_cost 512m is not smaller than "
+            "capacity 64m, so every context on it would fail or leave it no memory");
+  // The capacity it is checked against is the one the options give, in any order.
+  EXPECT_TRUE(parse_devices("gpu:context_cost=512m,capacity=1g").ok());
+  EXPECT_FALSE(parse_devices("gpu-1g:context_cost=512m,capacity=512m").ok());
+  // A profile keeps some of the capacity for its driver (nvidia: 2.625 MiB of headroom).
+  auto headroom = parse_devices("gpu-64m:profile=nvidia,context_cost=63m");
+  ASSERT_FALSE(headroom.ok());
+  EXPECT_NE(headroom.error().find("context_cost 63m does not fit in capacity 64m (usable "),
+            std::string::npos)
+      << headroom.error();
+  EXPECT_NE(headroom.error().find(" by profile 'nvidia'), so every context on it would fail"),
+            std::string::npos)
+      << headroom.error();
+  EXPECT_TRUE(parse_devices("gpu-64m:profile=nvidia,context_cost=16m").ok());
+  EXPECT_EQ(parse_devices("gpu-64m:context_cost=63m").value()[0].context_cost, 63ull << 20);
+}
+
 TEST(ParseDevices, MapsOptionParsesRoundTripsAndRefusesRepeatsAndBadValues) {
   EXPECT_EQ(parse_devices("gpu").value()[0].maps, map_mode::shared);  // the default
   EXPECT_EQ(parse_devices("gpu:maps=shared").value()[0].maps, map_mode::shared);
@@ -262,6 +294,24 @@ TEST(ParseSchedule, ModesAndErrors) {
   EXPECT_NE(parse_schedule("seed=1,seed=2").error().find("seed given twice"), std::string::npos);
   EXPECT_NE(parse_schedule("kernel_ns=1,kernel_ns=1").error().find("kernel_ns given twice"),
             std::string::npos);
+}
+
+// A kernel longer than one week of virtual time is refused: 2^64-1 ns made the virtual clock wrap
+// (a kernel's profiled END before its START).
+TEST(ParseSchedule, KernelNsAboveOneWeekIsRefused) {
+  static_assert(kMaxKernelNs == 604800ull * 1000000000ull);
+  EXPECT_EQ(parse_schedule("kernel_ns=604800000000000").value().kernel_ns, kMaxKernelNs);
+  EXPECT_EQ(parse_schedule("kernel_ns=0").value().kernel_ns, 0u);
+  for (const char* text : {"kernel_ns=604800000000001", "kernel_ns=18446744073709551615",
+                           "lazy,kernel_ns=9223372036854775808"}) {
+    auto s = parse_schedule(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.error().find("kernel_ns " + std::string(std::strchr(text, '=') + 1) +
+                             " is more than one week of virtual time (604800000000000 ns)"),
+              std::string::npos)
+        << s.error();
+    EXPECT_EQ(s.error().find('\n'), std::string::npos) << s.error();
+  }
 }
 
 TEST(ParseFaults, RulesThatCanFireAreAccepted) {

@@ -40,13 +40,17 @@ refused MOCKCL_DEVICES "gpu:capacity=1g,capacity=2g" "capacity given twice"
 refused MOCKCL_SCHEDULE "sometimes" "'sometimes' is not eager, lazy"
 refused MOCKCL_SCHEDULE "lazy,seed=x" "seed"
 refused MOCKCL_SCHEDULE "seed=1,seed=2" "seed given twice"
+# A kernel duration that could wrap the virtual clock (END before START) is refused.
+refused MOCKCL_SCHEDULE "kernel_ns=18446744073709551615" "kernel_ns 18446744073709551615 is more than one week of virtual time (604800000000000 ns)"
+# A context cost the device can never hold (every clCreateContext would fail) is refused.
+refused MOCKCL_DEVICES "gpu:context_cost=512m" "device 1 ('gpu:context_cost=512m'): context_cost 512m is not smaller than capacity 256m"
 refused MOCKCL_CALL_LOG "" "path is empty"
 refused MOCKCL_CALL_LOG "/nonexistent/dir/log.jsonl" "cannot open"
 refused MOCKCL_DEVICE "gpu" "unknown variable MOCKCL_DEVICE"
 refused MOCKCL_BACKING "gpu" "'gpu' is not pocl or none"
 refused MOCKCL_BACKING "" "is not pocl or none"
 refused MOCKCL_POCL_ICD "" "path is empty"
-# pocl asked for but not loadable: refused (with no MOCKCL_BACKING the default falls back to none).
+# pocl asked for but not loadable: refused.
 MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "/nonexistent/pocl.icd" "cannot read the library's path"
 MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "'/nonexistent/libpocl.so' cannot be read: No such file"
 MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "libnonexistent.so" "cannot load 'libnonexistent.so'"
@@ -57,6 +61,19 @@ mockcl_icd "$dir/other/self" "$so"
 cp "$so" "$dir/other/copy.so"
 MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/self/mockcl.icd" "is mockcl itself, not a driver to back it"
 MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "$dir/other/copy.so" "is mockcl itself, not a driver to back it"
+# MOCKCL_POCL_ICD given but unusable is refused the same way with MOCKCL_BACKING unset (it was
+# ignored, and mockcl ran without POCL); only the default ICD's absence falls back to none.
+unset MOCKCL_BACKING
+refused MOCKCL_POCL_ICD "/nonexistent/pocl.icd" "cannot read the library's path"
+refused MOCKCL_POCL_ICD "/nonexistent/libpocl.so" "'/nonexistent/libpocl.so' cannot be read: No such file"
+refused MOCKCL_POCL_ICD "/etc/passwd" "'/etc/passwd' is not an ELF shared library"
+refused MOCKCL_POCL_ICD "libnonexistent.so" "cannot load 'libnonexistent.so'"
+refused MOCKCL_POCL_ICD "$dir/other/self/mockcl.icd" "is mockcl itself, not a driver to back it"
+refused MOCKCL_POCL_ICD "$dir/other/copy.so" "is mockcl itself, not a driver to back it"
+MOCKCL_BACKING=pocl refused MOCKCL_POCL_ICD "/etc/passwd" "'/etc/passwd' is not an ELF shared library"
+# POCL's own .icd named explicitly, with MOCKCL_BACKING unset: accepted.
+out="$(MOCKCL_POCL_ICD=/etc/OpenCL/vendors/pocl.icd clinfo -l 2>&1)"
+grep -q "mockcl" <<<"$out" || fail "MOCKCL_POCL_ICD=/etc/OpenCL/vendors/pocl.icd refused: $out"
 # A driver library cut short is refused from its headers (dlopen died of SIGBUS), and an .icd
 # that never ends is read with a bound.
 pocl_lib="$(head -n 1 /etc/OpenCL/vendors/pocl.icd)"

@@ -8,6 +8,7 @@
 // Eager mode runs the scheduler after every enqueue; lazy mode only on flush, finish, waits
 // and blocking calls. Among ready commands of an out-of-order queue a seeded pick decides.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -214,17 +215,20 @@ void mock_runtime::execute(_cl_event* ev) {
     start = std::max(start, ev->deps[i]->ended);
     if (i < ev->explicit_deps && ev->deps[i]->status < 0) dep_failed = true;
   }
+  // The virtual clock saturates rather than wrap (a kernel's END before its START): kernel_ns is
+  // at most a week (kMaxKernelNs), so only some 30000 such kernels in a row could get there.
   const uint64_t dur = scheduler.duration(ev);
+  const uint64_t end = dur > UINT64_MAX - start ? UINT64_MAX : start + dur;
   struct completion_clock {  // Frees made while this command completes happen at its end.
     command_scheduler& s;
     ~completion_clock() { s.set_completion_time(0); }
   } clock{scheduler};
-  scheduler.set_completion_time(start + dur);
+  scheduler.set_completion_time(end);
   if (ev->real[0]) ev->real[1] = pocl_clock_ns();  // Backing mode's real profile: submitted now.
   const cl_int st = command_status(ev, dep_failed);
   if (ev->real[0]) settle_real_profile(ev);
   ev->started = start;
-  ev->ended = start + dur;
+  ev->ended = end;
   q->busy_until = std::max(q->busy_until, ev->ended);
   // The memory it used is not really free before it ends (free_record::time).
   for (cl_mem m : ev->mems) {
