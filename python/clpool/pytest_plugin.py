@@ -373,7 +373,7 @@ def pytest_runtest_makereport(item, call):
             return
         problems = _problems(w, report) if w.figures is not None else []
         if problems:
-            _fail(item, call, report, problems)
+            marks.fail(item, call, report, problems)
         if report.failed and _state.settings.artifacts:
             report.sections.append(("clpool artifacts", _write_artifacts(item, w)))
     elif call.when == "setup" and report.failed and not _state.trace_lost:
@@ -386,37 +386,6 @@ def pytest_runtest_makereport(item, call):
                 report.sections.append(("clpool artifacts", _write_artifacts(item, w)))
     elif call.when == "teardown":
         _end_test(item, w, report)
-
-
-def _fail(item, call, report, problems):
-    """The test fails for clpool's problems, unless an xfail marker expects it to fail: a test
-    expected to fail that failed (XFAIL) stays so, with clpool's problems shown after its own; one
-    whose code passed (XPASS, or XPASS(strict) failing) failed clpool's check, as expected, unless
-    the marker expects a given exception (raises=), which clpool's failure is not."""
-    if hasattr(report, "wasxfail") and report.skipped:
-        report.longrepr = text.longrepr(item, problems, report.longrepr)
-        return
-    xfailed = _xfailed(item)
-    if xfailed is not None and xfailed.raises is None and call.excinfo is None:
-        report.outcome = "skipped"
-        report.wasxfail = xfailed.reason
-        report.longrepr = text.longrepr(item, problems, None)
-        return
-    earlier = report.longrepr if report.failed else None
-    report.outcome = "failed"
-    report.longrepr = text.longrepr(item, problems, earlier)
-
-
-def _xfailed(item):
-    """The test's xfail marker as pytest's skipping plugin evaluated it for this run (its
-    conditions, --runxfail), or None."""
-    if item.config.getoption("runxfail", False):
-        return None
-    try:
-        from _pytest.skipping import xfailed_key
-    except ImportError:  # a pytest without it: clpool's failure is the test's failure
-        return None
-    return item.stash.get(xfailed_key, None)
 
 
 def _end_test(item, w, report):
