@@ -112,6 +112,9 @@ struct format_model {
     } else if (e.action == trace_action::release) {
       expect(live.count(e.id) == 1, "release of an id that is not live delivered: " + describe(e));
       expect(released.insert(e.id).second, "second release of a block delivered: " + describe(e));
+    } else if (e.action == trace_action::use) {
+      expect(live.count(e.id) == 1 && released.count(e.id) == 0,
+             "use of an id that is not live, or released, delivered: " + describe(e));
     }
   }
 };
@@ -283,6 +286,8 @@ void fuzz_trace_reader(const std::string& text, bool check_liveness) {
                (e.action != trace_action::release && e.action != trace_action::wait),
            "a trace of version " + std::to_string(version) +
                " delivered a release or wait: " + describe(e));
+    expect(version >= clpool::trace::first_use_format_version || e.action != trace_action::use,
+           "a trace of version " + std::to_string(version) + " delivered a use: " + describe(e));
   }
   round_trip(events, check_liveness, sites, version);
   if (whole && check_liveness && events.size() <= 2000) run_writers(text, version, events);

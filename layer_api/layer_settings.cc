@@ -333,4 +333,13 @@ parse_result parse_layer_settings_text(std::string_view text) {
   return parse_layer_settings(entries);
 }
 
+bool charges_buffers_at_first_use(const layer_settings& s) {
+  return s.budget_bytes && s.profile && s.profile->oom_at != device_model::refusal_point::creation;
+}
+
+bool charges_svm_at_first_use(const layer_settings& s) {
+  return s.budget_bytes && s.profile &&
+         s.profile->svm_oom_at == device_model::refusal_point::first_use;
+}
+
 }  // namespace clpool::layer

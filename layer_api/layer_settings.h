@@ -82,6 +82,12 @@ struct layer_settings {
   bool operator==(const layer_settings&) const = default;
 };
 
+// Whether the layer charges buffers (SVM blocks) at their first use rather than at creation: a
+// budget, and a profile whose device commits them there (oom_at not creation; svm_oom_at
+// first_use). The recorder's charging and the trace's first uses (FORMAT.md, version 4) follow it.
+bool charges_buffers_at_first_use(const layer_settings& s);
+bool charges_svm_at_first_use(const layer_settings& s);
+
 // The outcome of parsing: either settings, or one message per problem found (never both).
 struct parse_result {
   std::optional<layer_settings> settings;

@@ -13,7 +13,8 @@ bool starts_with_layer_header(int fd) {
   return pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head) &&
          (std::memcmp(head, layer_header, sizeof head) == 0 ||
           std::memcmp(head, layer_header_v2, sizeof head) == 0 ||
-          std::memcmp(head, layer_header_v3, sizeof head) == 0);
+          std::memcmp(head, layer_header_v3, sizeof head) == 0 ||
+          std::memcmp(head, layer_header_v4, sizeof head) == 0);
 }
 
 std::string not_a_layer_trace(const std::string& path) {

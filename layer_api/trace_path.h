@@ -15,8 +15,12 @@ inline constexpr char layer_header[] = "clpool-trace 1\n# source: layer\n";
 // also the layer's.
 inline constexpr char layer_header_v2[] = "clpool-trace 2\n# source: layer\n";
 inline constexpr char layer_header_v3[] = "clpool-trace 3\n# source: layer\n";
+// Version 4: also the first uses, when the layer charges blocks at first use (a budget and a
+// profile whose device commits there).
+inline constexpr char layer_header_v4[] = "clpool-trace 4\n# source: layer\n";
 static_assert(sizeof layer_header == sizeof layer_header_v2);
 static_assert(sizeof layer_header == sizeof layer_header_v3);
+static_assert(sizeof layer_header == sizeof layer_header_v4);
 
 // Whether the file open as `fd` (for reading) begins with one of the layer's headers.
 bool starts_with_layer_header(int fd);

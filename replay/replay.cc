@@ -1,12 +1,9 @@
 #include "replay/replay.h"
 
-#include "replay/free_schedule.h"
-#include "replay/pool_adapters.h"
-#include "replay/site_ledger.h"
-#include "replay/timeline_sampler.h"
-
 #include <algorithm>
-#include <utility>
+#include <string_view>
+
+#include "replay/replay_impl.h"
 
 namespace clpool::replay {
 
@@ -14,441 +11,60 @@ using trace::trace_action;
 using trace::trace_event;
 using trace::trace_kind;
 
-namespace {
-
-struct raw_block {
-  std::uint64_t handle = 0;  // 0: a host block (in host_live) or a sub-buffer
-  std::uint64_t bytes = 0;
-};
-
-// A live host block: what it took on the host-pinned budget.
-struct host_block {
-  device_model::placement where;
-  std::uint64_t bytes = 0;
-};
-
-}  // namespace
-
-struct replayer::impl {
-  using pool_type = memory_pool<device_allocator>;
-  using allocation = pool_type::allocation;
-
-  impl(const replay_config& c, std::unique_ptr<replay_device> own, replay_device* d,
-       const replay_options& o)
-      : config(c),
-        options(o),
-        owned(std::move(own)),
-        device(d),
-        deferred(d->defers_allocation()),
-        svm_at_creation(deferred && !d->spec().measured &&
-                        d->spec().profile.svm_oom_at == device_model::refusal_point::creation),
-        schedule(o.frees_at.value_or(free_moment_of(d->spec().profile))),
-        sampler(o.max_timeline_points, o.timeline_tail_events) {
-    report.config = c;
-    report.device = device->spec();
-    report.frees_at = schedule.moment();
-    report.frees_at_given = o.frees_at.has_value();
-    // The device's profile rounds each block, for the sites' committed bytes.
-    if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(report.device.profile);
-    if (c.use_pool) {
-      if (o.sites) ledger = std::make_unique<site_ledger>(report.device.profile);
-      pool.emplace(device_allocator{device, ledger.get(), &commit_now},
-                   pool_options{c.leading_bits, c.limit, c.trim});
-      observer = std::make_shared<replay_observer>(&report.events);
-      pool->set_observer(observer);
-    }
+void replayer::impl::use(const trace_event& e, std::uint64_t line) {
+  ++report.uses;
+  if (!commits_at_use(e.kind)) return;
+  if (config.use_pool) {
+    const std::uint32_t* i = live.find(e.id);
+    if (i == nullptr) not_live_use(e.id);
+    const allocation& a = slab[*i];
+    if (!a.has_block() || device->first_use(a.handle())) return;
+    oom_point& p = start_oom(e, line, oom_site::first_use);
+    fill_pool_oom(p, observer->last);
+    p.rounded_bytes = a.rounded_size();
+    p.held_before_bytes = p.held_bytes;
+    p.message = "the device could not commit " + std::to_string(a.rounded_size()) +
+                " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
+                std::to_string(device->capacity()) + " bytes committed";
+  } else {
+    const raw_block* b = raw_live.find(e.id);
+    if (b == nullptr) not_live_use(e.id);
+    if (b->handle == 0 || device->first_use(b->handle)) return;
+    fill_raw_oom(start_oom(e, line, oom_site::first_use),
+                 "the device could not commit " + std::to_string(b->bytes) +
+                     " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
+                     std::to_string(device->capacity()) + " bytes committed");
   }
+}
 
-  ~impl() {
-    // Allocations go back to the pool, then the pool returns everything to the device.
-    slab.clear();
+replay_report replayer::impl::snapshot() const {
+  replay_report r = report;
+  r.peak_device_bytes = device->peak_used_bytes();
+  if (pool) {
+    const pool_statistics s = pool->statistics();
+    r.peak_active_bytes = s.peak_active_bytes;
+    r.peak_managed_bytes = observer->peak_managed;
+    r.hits = s.hits;
+    r.misses = s.misses;
+    r.allocator_allocations = s.allocator_allocations;
+    r.allocator_frees = s.allocator_frees;
+    r.allocator_failures = s.allocator_failures;
+    r.oom_retries = s.oom_retries;
+    r.peak_active_event = observer->peak_active_event;
+    r.end_active_bytes = observer->last.active_bytes;
+    r.end_active_blocks = observer->last.active_blocks;
+  } else {
+    r.peak_managed_bytes = r.peak_active_bytes;
+    r.end_active_bytes = raw_active;
+    r.end_active_blocks = raw_blocks;
   }
-
-  // A free slab slot for a new allocation (recycled, so the slab never outgrows the live set).
-  std::uint32_t take_slot() {
-    if (!free_slots.empty()) {
-      const std::uint32_t i = free_slots.back();
-      free_slots.pop_back();
-      return i;
-    }
-    slab.emplace_back();
-    return static_cast<std::uint32_t>(slab.size() - 1);
+  if (ledger) r.end_live_sites = ledger->live_sites();
+  if (options.timeline) {
+    r.timeline = sampler.points();
+    r.timeline_tail = sampler.tail();
   }
-
-  [[noreturn]] static void not_live(std::uint64_t id) {
-    throw replay_input_error("free of id " + std::to_string(id) +
-                             ", which is not live (never allocated, or already freed)");
-  }
-  [[noreturn]] static void not_live_release(std::uint64_t id) {
-    throw replay_input_error("release of id " + std::to_string(id) +
-                             ", which is not live (never allocated, or already freed)");
-  }
-  [[noreturn]] static void already_live(std::uint64_t id) {
-    throw replay_input_error("alloc of id " + std::to_string(id) +
-                             ", which is already live (allocated earlier and not freed)");
-  }
-
-  oom_point& start_oom(const trace_event& e, std::uint64_t line, oom_site site) {
-    oom_point& p = report.oom.emplace();
-    p.event_index = report.events - 1;
-    p.seq = e.seq;
-    p.line = line;
-    p.action = e.action;
-    p.id = e.id;
-    p.requested_bytes = e.size;
-    p.rounded_bytes = config.use_pool ? rounded_size(e.size, config.leading_bits) : e.size;
-    p.site = site;
-    p.recorded_failure = e.action == trace_action::alloc_failed;
-    p.device_used_bytes = device->used_bytes();
-    p.page_loss_bytes = device->used_bytes() - device->requested_bytes();
-    p.capacity = device->capacity();
-    p.limit = config.limit;
-    p.stack = e.stack;
-    if (ledger) {
-      p.live_sites = ledger->live_sites();
-      p.held_sites = ledger->held_sites();
-    }
-    return p;
-  }
-
-  // One request through the pool. `slot` receives the allocation (null: release it at once).
-  void pool_alloc(const trace_event& e, std::uint64_t line, allocation* slot) {
-    const std::uint64_t held_before = observer->last.held_bytes;
-    const std::uint64_t retries_before = observer->retries;
-    const std::uint64_t peak_before = observer->peak_managed;
-    commit_now = committed_at_allocation(e);
-    try {
-      allocation a = pool->allocate(e.size);
-      if (observer->retries != retries_before) ++report.rescued_requests;
-      if (deferred && a.has_block() && !device->first_use(a.handle())) {
-        // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
-        // exclude the failing request, as the pool's own out-of-memory reports do.
-        pool_counters c = observer->last;
-        observer->peak_managed = peak_before;  // the failed request never really fit
-        oom_point& p = start_oom(e, line, oom_site::first_use);
-        p.active_bytes = c.active_bytes - a.size();
-        p.active_rounded_bytes = c.active_rounded_bytes - a.rounded_size();
-        p.held_bytes = c.held_bytes;
-        p.managed_bytes = c.managed_bytes - a.rounded_size();
-        p.held_before_bytes = held_before;
-        p.rounding_loss_bytes = p.active_rounded_bytes - p.active_bytes;
-        p.message = "the device could not commit " + std::to_string(a.rounded_size()) +
-                    " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
-                    std::to_string(device->capacity()) + " bytes committed";
-        return;
-      }
-      if (slot != nullptr) {
-        *slot = std::move(a);
-      } else {
-        ++report.recorded_failures_that_fit;
-      }
-    } catch (const out_of_memory& x) {
-      const oom_report& r = x.report();
-      oom_point& p =
-          start_oom(e, line, r.cause == oom_cause::limit ? oom_site::limit : oom_site::allocator);
-      p.rounded_bytes = r.rounded_bytes;
-      p.active_bytes = r.active_bytes;
-      p.active_rounded_bytes = r.active_rounded_bytes;
-      p.held_bytes = r.held_bytes;
-      p.managed_bytes = r.managed_bytes;
-      p.held_before_bytes = held_before;
-      p.rounding_loss_bytes = r.active_rounded_bytes - r.active_bytes;
-      p.retries = observer->retries - retries_before;
-      p.message = x.what();
-    }
-  }
-
-  // One request straight to the device. `slot` receives the block (null: free it at once).
-  void raw_alloc(const trace_event& e, std::uint64_t line, raw_block* slot) {
-    if (e.size == 0) return;
-    std::uint64_t handle = 0;
-    try {
-      handle = committed_at_allocation(e) ? device->allocate_committed(e.size)
-                                          : device->allocate(e.size);
-    } catch (const allocator_out_of_memory& x) {
-      ++report.allocator_failures;
-      fill_raw_oom(start_oom(e, line, oom_site::allocator), x.what());
-      return;
-    }
-    if (deferred && !device->first_use(handle)) {
-      device->deallocate(handle, e.size);
-      fill_raw_oom(start_oom(e, line, oom_site::first_use),
-                   "the device could not commit " + std::to_string(e.size) + " bytes at first use");
-      return;
-    }
-    ++report.allocator_allocations;
-    if (slot == nullptr) {
-      device->deallocate(handle, e.size);
-      ++report.allocator_frees;
-      ++report.recorded_failures_that_fit;
-      return;
-    }
-    *slot = raw_block{handle, e.size};
-    raw_active += e.size;
-    ++raw_blocks;
-    if (raw_active > report.peak_active_bytes) {
-      report.peak_active_bytes = raw_active;
-      report.peak_active_event = report.events - 1;
-    }
-  }
-
-  void fill_raw_oom(oom_point& p, std::string message) {
-    p.active_bytes = p.active_rounded_bytes = p.managed_bytes = raw_active;
-    p.message = std::move(message);
-  }
-
-  // A `host` block: charged to the host-pinned budget only (its own ledger, in exact bytes, as
-  // mockcl keeps it). Returns false at its out-of-memory; records a live block in host_live.
-  bool host_alloc(const trace_event& e, std::uint64_t line) {
-    ++report.host_allocs;
-    if (!host_memory)
-      host_memory.emplace(device_model::device_profile{}, report.device.host_capacity);
-    host_block b{{}, e.size};
-    if (!host_memory->try_commit(e.size, b.where)) {
-      oom_point& p = start_oom(e, line, oom_site::host);
-      p.message = "the host-pinned budget could not take " + std::to_string(e.size) +
-                  " bytes: " + std::to_string(host_memory->committed()) + " of " +
-                  std::to_string(host_memory->capacity()) + " bytes in use";
-      if (config.use_pool) {
-        const pool_counters& c = observer->last;
-        p.active_bytes = c.active_bytes;
-        p.active_rounded_bytes = c.active_rounded_bytes;
-        p.held_bytes = c.held_bytes;
-        p.managed_bytes = c.managed_bytes;
-        p.rounding_loss_bytes = c.active_rounded_bytes - c.active_bytes;
-      } else {
-        p.active_bytes = p.active_rounded_bytes = p.managed_bytes = raw_active;
-      }
-      return false;
-    }
-    if (e.action == trace_action::alloc_failed) {
-      host_memory->release(b.where, b.bytes);
-      ++report.recorded_failures_that_fit;
-      return true;
-    }
-    host_live.insert(e.id, b);
-    report.peak_host_bytes = host_memory->peak_committed();
-    return true;
-  }
-
-  // Frees the host block `id` if there is one.
-  void host_free(std::uint64_t id) {
-    host_block b;
-    if (report.host_allocs != 0 && host_live.erase(id, &b)) host_memory->release(b.where, b.bytes);
-  }
-
-  void alloc(const trace_event& e, std::uint64_t line) {
-    if (schedule.freed_early(e.id))
-      already_live(e.id);  // released and freed early, not yet `free`d
-    if (e.kind == trace_kind::host) {
-      if (config.use_pool) {
-        std::uint32_t* index = live.insert(e.id, 0);
-        if (index == nullptr) already_live(e.id);
-        *index = take_slot();  // stays empty: the pool never sees host blocks
-        if (!host_alloc(e, line)) {
-          std::uint32_t i = 0;
-          live.erase(e.id, &i);
-          free_slots.push_back(i);
-        }
-      } else {
-        raw_block* slot = raw_live.insert(e.id, raw_block());
-        if (slot == nullptr) already_live(e.id);
-        if (!host_alloc(e, line)) {
-          raw_live.erase(e.id);
-          return;
-        }
-        *slot = raw_block{0, 0};  // handle 0: its bytes are in host_live
-      }
-      return;
-    }
-    if (config.use_pool) {
-      std::uint32_t* index = live.insert(e.id, 0);
-      if (index == nullptr) already_live(e.id);
-      *index = take_slot();
-      if (e.kind == trace_kind::sub) return;  // a view of another block: no device memory
-      const std::uint32_t i = *index;
-      pool_alloc(e, line, &slab[i]);
-      if (report.oom) {
-        live.erase(e.id);
-        free_slots.push_back(i);
-      } else if (ledger && slab[i].has_block()) {
-        ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), slab[i].handle());
-      }
-    } else {
-      raw_block* slot = raw_live.insert(e.id, raw_block());
-      if (slot == nullptr) already_live(e.id);
-      if (e.kind == trace_kind::sub) return;
-      raw_alloc(e, line, slot);
-      if (report.oom) {
-        raw_live.erase(e.id);
-      } else if (ledger && slot->handle != 0) {
-        ledger->on_alloc(e.id, e.stack, e.size, e.size, slot->handle);
-      }
-    }
-  }
-
-  // Gives block `id` back (the pool or the device), when the rule says it is free.
-  void free(std::uint64_t id) {
-    if (config.use_pool) {
-      std::uint32_t i = 0;
-      if (!live.erase(id, &i)) not_live(id);
-      if (ledger) ledger->on_free(id, /*pool_holds=*/true);  // until the device gets it back
-      slab[i].release();                                     // gives the block back to the pool
-      free_slots.push_back(i);
-      host_free(id);
-    } else {
-      raw_block b;
-      if (!raw_live.erase(id, &b)) not_live(id);
-      if (ledger) ledger->on_free(id, /*pool_holds=*/false);
-      if (b.handle != 0) {
-        device->deallocate(b.handle, b.bytes);
-        raw_active -= b.bytes;
-        --raw_blocks;
-        ++report.allocator_frees;
-      } else {
-        host_free(id);  // a host block (nothing for a sub-buffer)
-      }
-    }
-  }
-
-  // A version-3 release: the block stays live until the rule frees it (free_schedule.h).
-  void release(const trace_event& e) {
-    const bool is_live =
-        config.use_pool ? live.find(e.id) != nullptr : raw_live.find(e.id) != nullptr;
-    // A block freed early is no longer in the maps: free_schedule names the second release.
-    if (!is_live && !schedule.freed_early(e.id)) not_live_release(e.id);
-    on_schedule(e);
-  }
-
-  void on_schedule(const trace_event& e) {
-    try {
-      schedule.on_event(e, [this](std::uint64_t id) { free(id); });
-    } catch (const std::invalid_argument& x) {
-      throw replay_input_error(x.what());
-    }
-  }
-
-  bool apply(const trace_event& e, std::uint64_t line) {
-    if (report.oom || report.stopped) return false;
-    ++report.events;
-    switch (e.action) {
-      case trace_action::alloc:
-        ++report.allocs;
-        if (e.size >= 4096) {
-          ++report.sized_allocs;
-          report.bin_sized_allocs += rounded_size(e.size, default_leading_bits) == e.size;
-        }
-        alloc(e, line);
-        break;
-      case trace_action::alloc_failed:
-        ++report.recorded_failures;
-        if (e.kind == trace_kind::host) {
-          host_alloc(e, line);
-        } else if (config.use_pool) {
-          pool_alloc(e, line, nullptr);
-        } else {
-          raw_alloc(e, line, nullptr);
-        }
-        break;
-      case trace_action::free:
-        ++report.frees;
-        on_schedule(e);
-        break;
-      case trace_action::release:
-        ++report.releases;
-        release(e);
-        break;
-      case trace_action::wait:
-        ++report.waits;
-        on_schedule(e);
-        break;
-      case trace_action::free_held:
-        ++report.free_held_calls;
-        if (pool) pool->free_held();
-        break;
-      case trace_action::stop_holding:
-        ++report.stop_holding_calls;
-        if (pool) pool->stop_holding();
-        break;
-    }
-    if (options.timeline) sample();
-    if (options.stop_after_event && report.events > *options.stop_after_event)
-      report.stopped = true;
-    return !report.oom && !report.stopped;
-  }
-
-  void sample() {
-    const std::uint64_t event = report.events - 1;
-    if (config.use_pool) {
-      const pool_counters& c = observer->last;
-      sampler.add(event, c.active_bytes, c.held_bytes, c.managed_bytes, device->used_bytes());
-    } else {
-      sampler.add(event, raw_active, 0, raw_active, device->used_bytes());
-    }
-  }
-
-  replay_report snapshot() const {
-    replay_report r = report;
-    r.peak_device_bytes = device->peak_used_bytes();
-    if (pool) {
-      const pool_statistics s = pool->statistics();
-      r.peak_active_bytes = s.peak_active_bytes;
-      r.peak_managed_bytes = observer->peak_managed;
-      r.hits = s.hits;
-      r.misses = s.misses;
-      r.allocator_allocations = s.allocator_allocations;
-      r.allocator_frees = s.allocator_frees;
-      r.allocator_failures = s.allocator_failures;
-      r.oom_retries = s.oom_retries;
-      r.peak_active_event = observer->peak_active_event;
-      r.end_active_bytes = observer->last.active_bytes;
-      r.end_active_blocks = observer->last.active_blocks;
-    } else {
-      r.peak_managed_bytes = r.peak_active_bytes;
-      r.end_active_bytes = raw_active;
-      r.end_active_blocks = raw_blocks;
-    }
-    if (ledger) r.end_live_sites = ledger->live_sites();
-    if (options.timeline) {
-      r.timeline = sampler.points();
-      r.timeline_tail = sampler.tail();
-    }
-    return r;
-  }
-
-  replay_config config;
-  replay_options options;
-  replay_report report;
-  // Destroyed last to first: live blocks go back to the pool, the pool to the device.
-  std::unique_ptr<replay_device> owned;
-  replay_device* device;
-  bool deferred;  // call first_use() after each allocation
-  // An SVM block is committed as it is allocated, and refused there (the profile's svm_oom_at =
-  // creation on a deferred device; a real device's replay uses buffers for every block).
-  bool svm_at_creation;
-  bool commit_now = false;  // the pool's allocator: this request is such a block
-  bool committed_at_allocation(const trace_event& e) const {
-    return svm_at_creation && e.kind == trace_kind::svm;
-  }
-  free_schedule schedule;  // when released blocks are free (version 3)
-  std::unique_ptr<site_ledger>
-      ledger;  // with options.sites; outlives the pool, which reports to it
-  std::optional<pool_type> pool;
-  std::shared_ptr<replay_observer> observer;
-  // Live allocations sit in a dense slab; the id map holds 4-byte slab indices, so its probes and
-  // backward shifts touch 16-byte slots instead of whole allocations (a measured ~10-20% of replay
-  // time went to that map).
-  trace::flat_id_map<std::uint32_t> live;
-  std::vector<allocation> slab;
-  std::vector<std::uint32_t> free_slots;
-  trace::flat_id_map<raw_block> raw_live;
-  std::uint64_t raw_active = 0;
-  std::uint64_t raw_blocks = 0;                            // live device blocks (raw_active's)
-  std::optional<device_model::device_memory> host_memory;  // the host-pinned budget's ledger
-  trace::flat_id_map<host_block> host_live;                // live host blocks
-
-  timeline_sampler sampler;
-};
+  return r;
+}
 
 replayer::replayer(const replay_config& config, std::unique_ptr<replay_device> device,
                    replay_options options) {
@@ -469,6 +85,24 @@ bool replayer::apply(const trace_event& event, std::uint64_t line) {
 }
 
 replay_report replayer::report() const { return impl_->snapshot(); }
+
+void replayer::set_first_use_kinds(std::string_view kinds) {
+  impl& m = *impl_;
+  const auto has = [kinds](std::string_view word) {
+    for (std::size_t at = 0; at <= kinds.size();) {
+      const std::size_t end = std::min(kinds.find(' ', at), kinds.size());
+      if (kinds.substr(at, end - at) == word) return true;
+      at = end + 1;
+    }
+    return false;
+  };
+  m.buffers_at_use = has("buffer");
+  m.svm_at_use = has("svm");
+  m.report.first_use_kinds = m.buffers_at_use && m.svm_at_use ? "buffer svm"
+                             : m.buffers_at_use               ? "buffer"
+                             : m.svm_at_use                   ? "svm"
+                                                              : "";
+}
 
 void replayer::prefetch(const trace_event& event, int stage) const noexcept {
   impl& m = *impl_;

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pool/memory_pool.h"
@@ -86,6 +87,12 @@ class replayer {
   // for an alloc of a live id or a free of an id that is not live, changing nothing.
   bool apply(const trace::trace_event& event, std::uint64_t line = 0);
 
+  // The kinds of block whose first uses the trace records (its `# first_uses:` comment, version
+  // 4: "buffer", "svm" or both, blank-separated; other words are ignored). Called before the
+  // first event: on a device that commits those kinds at first use, such a block commits at its
+  // first `use` event rather than as it is allocated.
+  void set_first_use_kinds(std::string_view kinds);
+
   // Hints that `event` is coming, so its memory can be loaded early. Optional. Stage 1 (a few
   // events ahead) loads the id map's slot; stage 0 (the next event) looks the id up and loads the
   // live block it names.
@@ -135,6 +142,15 @@ replay_report with_sites(const Source& source, const replay_options& options,
   }
   return report;
 }
+// Which kinds' first uses the trace records (its `# first_uses:` comment, version 4), for `r`.
+template <class Source>
+void take_first_uses(const Source& source, replayer& r) {
+  if constexpr (requires { source.metadata(); }) {
+    for (const auto& [key, value] : source.metadata()) {
+      if (key == "first_uses") return r.set_first_use_kinds(value);
+    }
+  }
+}
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
@@ -165,6 +181,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
   int count = 0;  // events in the ring, starting at `head`
   int head = 0;
   while (count < 3 && read(ring[count])) ++count;
+  take_first_uses(source, r);  // the header's comments are read by now
   if (count > 1) r.prefetch(ring[1].event, 0);
   if (count > 2) r.prefetch(ring[2].event, 1);
   std::uint64_t n = 0;

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -37,7 +38,21 @@ struct events_builder {
   events_builder& free(std::uint64_t id) { return add(trace_action::free, id, 0); }
   events_builder& release(std::uint64_t id) { return add(trace_action::release, id, 0); }
   events_builder& wait() { return add(trace_action::wait, 0, 0); }
+  events_builder& use(std::uint64_t id, std::uint64_t size) {
+    return add(trace_action::use, id, size);
+  }
 };
+
+// A replay of `events` whose trace records the first uses of `kinds` (its first_uses comment).
+replay_report replay_with_uses(const std::vector<trace_event>& events, const replay_config& c,
+                               const device_spec& device, std::string_view kinds) {
+  replayer r(c, device);
+  r.set_first_use_kinds(kinds);
+  for (const trace_event& e : events) {
+    if (!r.apply(e)) break;
+  }
+  return r.report();
+}
 
 replay_config pool_lb(unsigned lb) {
   replay_config c;
@@ -71,6 +86,66 @@ TEST(Replay, FreeHeldRetryRescuesAnImmediateFailure) {
   EXPECT_EQ(r.rescued_requests, 1u);
   EXPECT_EQ(r.oom_retries, 1u);
   EXPECT_EQ(r.allocator_failures, 1u);
+}
+
+// Version 4 (FORMAT.md "First uses"): on a deferred device a buffer commits at its first use.
+TEST(Replay, ABufferCommitsAtItsRecordedFirstUse) {
+  replay_config nopool;
+  nopool.use_pool = false;
+  const device_spec deferred{100, alloc_semantics::deferred};
+  events_builder late;  // 60 + 60 never committed at once
+  late.alloc(1, 60).use(1, 60).alloc(2, 60).free(1).use(2, 60).free(2);
+  const replay_report r = replay_with_uses(late.events, nopool, deferred, "buffer");
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.peak_device_bytes, 60u);
+  EXPECT_EQ(r.uses, 2u);
+  EXPECT_EQ(r.first_use_kinds, "buffer");
+  // Without its first uses each buffer counts from its creation: the second does not fit.
+  const replay_report made = replay_with_uses(late.events, nopool, deferred, "");
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.oom->event_index, 2u);
+  EXPECT_EQ(made.oom->action, trace_action::alloc);
+  EXPECT_EQ(made.first_use_kinds, "");
+  // First uses recorded for SVM only leave buffers as they were; unknown words are ignored.
+  EXPECT_FALSE(replay_with_uses(late.events, nopool, deferred, "svm").ok());
+  EXPECT_TRUE(replay_with_uses(late.events, nopool, deferred, "image buffer").ok());
+  // A device that commits at allocation takes no notice of them.
+  EXPECT_FALSE(
+      replay_with_uses(late.events, nopool, {100, alloc_semantics::immediate}, "buffer").ok());
+}
+
+TEST(Replay, ABufferNeverUsedTakesNothingAndAUseThatDoesNotFitIsTheFailure) {
+  replay_config nopool;
+  nopool.use_pool = false;
+  const device_spec deferred{100, alloc_semantics::deferred};
+  events_builder unused;
+  unused.alloc(1, 90).alloc(2, 90).free(1).free(2);
+  const replay_report idle = replay_with_uses(unused.events, nopool, deferred, "buffer");
+  EXPECT_TRUE(idle.ok());
+  EXPECT_EQ(idle.peak_device_bytes, 0u);
+  events_builder both;
+  both.alloc(1, 60).use(1, 60).alloc(2, 60).use(2, 60).use(2, 60);
+  const replay_report r = replay_with_uses(both.events, nopool, deferred, "buffer");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->event_index, 3u);
+  EXPECT_EQ(r.oom->site, oom_site::first_use);
+  EXPECT_EQ(r.oom->action, trace_action::use);
+  EXPECT_EQ(r.oom->requested_bytes, 60u);
+  EXPECT_EQ(r.oom->active_bytes, 120u) << "both buffers are the program's";
+  EXPECT_EQ(r.oom->device_used_bytes, 60u);
+  // With a pool: a held block the pool hands out again is committed already.
+  events_builder reuse;
+  reuse.alloc(1, 60).use(1, 60).free(1).alloc(2, 60).use(2, 60);
+  const replay_report pooled = replay_with_uses(reuse.events, pool_lb(12), deferred, "buffer");
+  EXPECT_TRUE(pooled.ok());
+  EXPECT_EQ(pooled.peak_device_bytes, 60u);
+  // ... and one the program let go before a bigger one's first use is held, committed.
+  events_builder held;
+  held.alloc(1, 60).use(1, 60).free(1).alloc(2, 70).use(2, 70);
+  const replay_report full = replay_with_uses(held.events, pool_lb(12), deferred, "buffer");
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.oom->site, oom_site::first_use);
+  EXPECT_EQ(full.oom->held_bytes, 60u);
 }
 
 TEST(Replay, DeferredFailureIsNotRescuedByTheRetry) {

@@ -169,6 +169,11 @@ struct replay_report {
   bool trace_counts_known = false;
   free_moment frees_at = free_moment::release;
   bool frees_at_given = false;
+  // The trace's first uses (version 4, FORMAT.md "First uses"): the kinds of block it records
+  // them for ("buffer", "buffer svm"; empty: none), and the use events applied. Where the device
+  // commits those kinds at first use, each block commits at its first use event.
+  std::string first_use_kinds;
+  std::uint64_t uses = 0;
   std::optional<oom_point> oom;  // the first out-of-memory; nothing when the replay was clean
   std::uint64_t peak_active_bytes = 0;
   // The event (0-based, among those applied) that first brought the live blocks to

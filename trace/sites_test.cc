@@ -78,7 +78,7 @@ struct bad_case {
 TEST(Sites, EachBadSiteLineIsAClearErrorAndKeepsEarlierEvents) {
   const bad_case cases[] = {
       {"0 1 0 0 alloc 1 10 buffer 0 5\n", 2, "stack 5 is not defined before this event", 0},
-      {"stack 1 0 1\n0 1 0 0 free_held 0 0 buffer 0 1\n", 3, "only alloc and alloc_failed", 0},
+      {"stack 1 0 1\n0 1 0 0 free_held 0 0 buffer 0 1\n", 3, "only alloc, alloc_failed and use", 0},
       {"stack 1 2 1\n", 2, "parent stack 2, which is not defined", 0},
       {"stack 1 0 1\nstack 1 0 1\n", 3, "stack 1 is defined twice", 0},
       {"frame 1 py 1 a b\nframe 1 py 1 a b\n", 3, "frame 1 is defined twice", 0},

@@ -18,6 +18,8 @@ std::string_view to_string(trace_action action) {
       return "release";
     case trace_action::wait:
       return "wait";
+    case trace_action::use:
+      return "use";
   }
   return "?";
 }
@@ -45,6 +47,7 @@ std::optional<trace_action> parse_action(std::string_view word) {
   if (word == "stop_holding") return trace_action::stop_holding;
   if (word == "release") return trace_action::release;
   if (word == "wait") return trace_action::wait;
+  if (word == "use") return trace_action::use;
   return std::nullopt;
 }
 

@@ -19,7 +19,10 @@ namespace clpool::trace {
 inline constexpr unsigned format_version = 1;
 inline constexpr unsigned sites_format_version = 2;
 inline constexpr unsigned release_format_version = 3;
-inline constexpr unsigned latest_format_version = release_format_version;
+// Version 4 (FORMAT.md, "First uses"): version 3 plus the action use, a block's first use by a
+// command, which a device that commits at first use charges there.
+inline constexpr unsigned first_use_format_version = 4;
+inline constexpr unsigned latest_format_version = first_use_format_version;
 
 // The largest `size` a reader accepts (2^62): no device is that large, so anything above is
 // corrupt input.
@@ -49,6 +52,8 @@ enum class trace_action : std::uint8_t {
   // Version 3 (FORMAT.md, "Two moments of a free"):
   release,  // the program released block `id`; its memory is given back at its later `free`
   wait,     // the program waited for queued commands (clFinish, clWaitForEvents, a blocking call)
+  // Version 4 (FORMAT.md, "First uses"):
+  use,  // a command used block `id` while the device had not committed it: it commits it here
 };
 
 // What kind of memory (FORMAT.md, field `kind`).
@@ -70,7 +75,7 @@ struct trace_event {
   std::uint64_t size = 0;  // requested bytes (free: block size or 0)
   trace_kind kind = trace_kind::buffer;
   std::uint64_t flags = 0;  // OpenCL mem / SVM flags
-  std::uint64_t stack = 0;  // allocation site (version 2, alloc / alloc_failed); 0 = unknown
+  std::uint64_t stack = 0;  // allocation site (version 2, alloc / alloc_failed / use); 0 = unknown
 
   friend bool operator==(const trace_event&, const trace_event&) = default;
 };

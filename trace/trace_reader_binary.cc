@@ -103,10 +103,13 @@ void trace_reader::read_binary_site(unsigned tag, std::uint64_t record) {
     unsigned tag, const unsigned char* p, const unsigned char* limit, std::uint64_t record,
     trace_event& e) {
   const bool has_stack = (tag & 0x80) != 0 && version_ >= sites_format_version;
-  // Actions 5 (release) and 6 (wait) exist from version 3 on; their records always set bit 6,
-  // so that a tag byte of exactly 5 or 6 stays a frame or stack record.
-  const unsigned last_action = static_cast<unsigned>(
-      version_ >= release_format_version ? trace_action::wait : trace_action::stop_holding);
+  // Actions 5 (release) and 6 (wait) exist from version 3 on, 7 (use) from version 4; their
+  // records always set bit 6, so that a tag byte of exactly 5, 6 or 7 stays a frame, stack or
+  // metadata record.
+  const unsigned last_action =
+      static_cast<unsigned>(version_ >= first_use_format_version ? trace_action::use
+                            : version_ >= release_format_version ? trace_action::wait
+                                                                 : trace_action::stop_holding);
   if (((tag & 0x80) != 0 && !has_stack) || (tag & 7) > last_action) {
     fail(binary_where(record) + "bad record tag " + std::to_string(tag) +
          " (corrupt or not a clpool binary trace)");

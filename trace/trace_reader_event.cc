@@ -73,7 +73,10 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
     fail("field action: unknown action " + quote(f[4]) +
          (version_ < release_format_version
               ? " (expected alloc, alloc_failed, free, free_held or stop_holding)"
-              : " (expected alloc, alloc_failed, free, free_held, stop_holding, release or wait)"));
+          : version_ < first_use_format_version
+              ? " (expected alloc, alloc_failed, free, free_held, stop_holding, release or wait)"
+              : " (expected alloc, alloc_failed, free, free_held, stop_holding, release, wait or "
+                "use)"));
   }
   e.action = *action;
   const std::optional<trace_kind> kind = parse_kind(f[7]);
@@ -87,8 +90,9 @@ void trace_reader::parse_event(const char* begin, const char* end, trace_event& 
 
 void trace_reader::check_event(const trace_event& e) {
   if (e.stack != 0) {
-    if (e.action != trace_action::alloc && e.action != trace_action::alloc_failed) {
-      fail("field stack: only alloc and alloc_failed carry a stack, this " +
+    if (e.action != trace_action::alloc && e.action != trace_action::alloc_failed &&
+        e.action != trace_action::use) {
+      fail("field stack: only alloc, alloc_failed and use carry a stack, this " +
            std::string(to_string(e.action)) + " names stack " + std::to_string(e.stack));
     }
     if (!sites_.has_stack(e.stack)) {
@@ -107,6 +111,10 @@ void trace_reader::check_event(const trace_event& e) {
     fail("action " + std::string(to_string(e.action)) + " needs version " +
          std::to_string(release_format_version) + " (the header says version " +
          std::to_string(version_) + ")");
+  }
+  if (e.action == trace_action::use && version_ < first_use_format_version) {
+    fail("action use needs version " + std::to_string(first_use_format_version) +
+         " (the header says version " + std::to_string(version_) + ")");
   }
   if (options_.check_liveness) {
     // A live id's entry is the line of its alloc, or, once the program released it (version 3),
@@ -135,6 +143,16 @@ void trace_reader::check_event(const trace_event& e) {
              std::to_string(*at & ~released_bit) + " (a block is released once, then freed)");
       }
       *at = line_ | released_bit;
+    } else if (e.action == trace_action::use) {
+      const std::uint64_t* at = live_.find(e.id);
+      if (at == nullptr) {
+        fail("use of id " + std::to_string(e.id) +
+             ", which is not live (never allocated, or already freed)");
+      }
+      if ((*at & released_bit) != 0) {
+        fail("use of id " + std::to_string(e.id) + ", which the program released at line " +
+             std::to_string(*at & ~released_bit) + " (a command uses a block the program holds)");
+      }
     }
   }
   have_seq_ = true;

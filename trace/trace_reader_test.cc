@@ -86,8 +86,8 @@ TEST(TraceReaderErrors, NotATrace) {
 }
 
 TEST(TraceReaderErrors, UnknownVersion) {
-  expect_error("clpool-trace 4\n", 1,
-               "unknown trace version '4' (this reader knows versions 1, 2 and 3)", 0);
+  expect_error("clpool-trace 5\n", 1,
+               "unknown trace version '5' (this reader knows versions 1, 2, 3 and 4)", 0);
   expect_error("clpool-trace 0\n", 1, "unknown trace version '0'", 0);
   expect_error("clpool-trace x\n", 1, "unknown trace version 'x'", 0);
   expect_error("clpool-trace\n", 1, "not a clpool trace", 0);
@@ -139,6 +139,30 @@ TEST(TraceReaderV3, Errors) {
   expect_error(v3 + "0 0 0 0 launch 5 1 buffer 0\n", 2,
                "unknown action 'launch' (expected alloc, alloc_failed, free, free_held, "
                "stop_holding, release or wait)",
+               0);
+}
+
+TEST(TraceReaderV4, UsesAndTheirErrors) {
+  const std::string v4 = "clpool-trace 4\n# first_uses: buffer\n";
+  read_result r = read_all_from_string(
+      v4 + "0 0 0 0 alloc 5 4096 buffer 0\n1 0 0 0 use 5 4096 buffer 0\n2 0 0 0 use 5 4096 "
+           "buffer 0\n3 0 0 0 free 5 4096 buffer 0\n",
+      "t.trace");
+  ASSERT_FALSE(r.error) << r.error->what();
+  ASSERT_EQ(r.events.size(), 4u);
+  EXPECT_EQ(r.events[1].action, trace_action::use);
+  EXPECT_EQ(r.version, 4u);
+  // Only version 4 has it.
+  expect_error("clpool-trace 3\n0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 use 5 1 buffer 0\n", 3,
+               "action use needs version 4 (the header says version 3)", 1);
+  // A use names a live block the program still holds.
+  expect_error(v4 + "0 0 0 0 use 5 1 buffer 0\n", 3, "use of id 5, which is not live", 0);
+  expect_error(v4 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 use 5 1 "
+                    "buffer 0\n",
+               5, "use of id 5, which the program released at line 4", 2);
+  expect_error(v4 + "0 0 0 0 launch 5 1 buffer 0\n", 3,
+               "unknown action 'launch' (expected alloc, alloc_failed, free, free_held, "
+               "stop_holding, release, wait or use)",
                0);
 }
 

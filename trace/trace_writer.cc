@@ -51,10 +51,11 @@ void trace_writer::write_header() {
 void trace_writer::write_binary(const trace_event& e) {
   const bool first = events_ == 1;  // already counted
   const bool has_flags = e.flags != 0;
-  // A release or wait record always carries thread and queue (bit 6), so that its tag byte is
-  // never exactly 5 or 6, a frame's or a stack's (FORMAT.md, "Two moments of a free").
+  // A release, wait or use record always carries thread and queue (bit 6), so that its tag byte
+  // is never exactly 5, 6 or 7, a frame's, a stack's or metadata's (FORMAT.md).
   const bool has_tq = first || e.thread != last_thread_ || e.queue != last_queue_ ||
-                      e.action == trace_action::release || e.action == trace_action::wait;
+                      e.action == trace_action::release || e.action == trace_action::wait ||
+                      e.action == trace_action::use;
   const unsigned tag = static_cast<unsigned>(e.action) | static_cast<unsigned>(e.kind) << 3 |
                        (has_flags ? 0x20u : 0u) | (has_tq ? 0x40u : 0u) |
                        (e.stack != 0 ? 0x80u : 0u);
@@ -114,12 +115,15 @@ void trace_writer::write(const trace_event& e) {
     throw std::invalid_argument("trace_writer::write: size " + std::to_string(e.size) +
                                 " is above 2^62");
   }
-  if (e.stack != 0 &&
-      (version_ < sites_format_version ||
-       (e.action != trace_action::alloc && e.action != trace_action::alloc_failed))) {
+  if (e.stack != 0 && (version_ < sites_format_version ||
+                       (e.action != trace_action::alloc && e.action != trace_action::alloc_failed &&
+                        e.action != trace_action::use))) {
     throw std::invalid_argument(
-        "trace_writer::write: a stack id needs a version-2 or -3 writer "
-        "and an alloc or alloc_failed event");
+        "trace_writer::write: a stack id needs a version-2 to -4 writer "
+        "and an alloc, alloc_failed or use event");
+  }
+  if (e.action == trace_action::use && version_ < first_use_format_version) {
+    throw std::invalid_argument("trace_writer::write: a use event needs a version-4 writer");
   }
   if ((e.action == trace_action::release || e.action == trace_action::wait) &&
       version_ < release_format_version) {
@@ -166,7 +170,7 @@ void trace_writer::write(const trace_event& e) {
 
 void trace_writer::write_frame(std::uint64_t id, const frame_info& frame) {
   if (version_ < sites_format_version)
-    throw std::logic_error("trace_writer: frames need version 2 or 3");
+    throw std::logic_error("trace_writer: frames need version 2 to 4");
   if (encoding_ == trace_encoding::binary)
     append_frame_binary(buffer_, id, frame);
   else
@@ -176,7 +180,7 @@ void trace_writer::write_frame(std::uint64_t id, const frame_info& frame) {
 
 void trace_writer::write_stack(std::uint64_t id, std::uint64_t parent, std::uint64_t frame) {
   if (version_ < sites_format_version)
-    throw std::logic_error("trace_writer: stacks need version 2 or 3");
+    throw std::logic_error("trace_writer: stacks need version 2 to 4");
   if (encoding_ == trace_encoding::binary)
     append_stack_binary(buffer_, id, parent, frame);
   else

@@ -29,8 +29,9 @@ class trace_writer {
  public:
   // Writes to `out`, which must outlive the writer. Writes the header at once.
   // `version` is format_version (no sites), sites_format_version (frames, stacks and a stack
-  // id on alloc events; FORMAT.md "Sites") or release_format_version (sites allowed, and the
-  // release and wait actions; FORMAT.md "Two moments of a free").
+  // id on alloc events; FORMAT.md "Sites"), release_format_version (sites allowed, and the
+  // release and wait actions; FORMAT.md "Two moments of a free") or first_use_format_version
+  // (also the use action; FORMAT.md "First uses").
   explicit trace_writer(std::ostream& out, trace_encoding encoding = trace_encoding::text,
                         unsigned version = format_version);
 

@@ -189,8 +189,8 @@ TEST(TraceReaderBinary, MalformedInput) {
   expect_binary_error(good.substr(0, good.size() - 1), "truncated", 1);
   // Unknown version and corrupt header.
   std::string v2 = good;
-  v2[8] = 4;
-  expect_binary_error(v2, "unknown trace version '4'", 0);
+  v2[8] = 5;
+  expect_binary_error(v2, "unknown trace version '5'", 0);
   expect_binary_error(good.substr(0, 12), "truncated binary header", 0);
   // A bad tag (action 5) and the high bit.
   std::string bad_tag = good;
@@ -256,6 +256,50 @@ TEST(TraceWriterV3, ReleaseAndWaitRoundTrip) {
   std::string bytes = binary_of({{.seq = 0, .thread = 1, .action = trace_action::alloc, .id = 1}});
   bytes[16] = static_cast<char>(5 | 0x40);
   expect_binary_error(bytes, "bad record tag 69", 0);
+}
+
+// Version 4 (FORMAT.md "First uses"): use, with the block's stack, in both encodings; refused by
+// a version-3 writer and, as action 7, by a version-3 binary reader.
+TEST(TraceWriterV4, UseRoundTrips) {
+  const std::vector<trace_event> events = {
+      {.seq = 0, .action = trace_action::alloc, .id = 1, .size = 4096, .stack = 1},
+      {.seq = 1, .action = trace_action::use, .id = 1, .size = 4096, .stack = 1},
+      {.seq = 2, .action = trace_action::use, .id = 1, .size = 4096},
+      {.seq = 3, .action = trace_action::free, .id = 1, .size = 4096},
+      {.seq = 4, .action = trace_action::alloc, .id = 2, .size = 64, .kind = trace_kind::svm},
+      {.seq = 5,
+       .thread = 2,
+       .action = trace_action::use,
+       .id = 2,
+       .size = 64,
+       .kind = trace_kind::svm}};
+  for (const trace_encoding encoding : {trace_encoding::text, trace_encoding::binary}) {
+    std::ostringstream out;
+    {
+      trace_writer writer(out, encoding, first_use_format_version);
+      writer.write_frame(1,
+                         {.lang = frame_lang::python, .line = 3, .file = "a.py", .function = "f"});
+      writer.write_stack(1, 0, 1);
+      for (const auto& e : events) writer.write(e);
+    }
+    read_result r = read_all_from_string(out.str(), "v4");
+    ASSERT_FALSE(r.error) << r.error->what();
+    EXPECT_EQ(r.version, 4u);
+    ASSERT_EQ(r.events.size(), events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(r.events[i], events[i]) << i;
+  }
+  std::ostringstream old;
+  trace_writer v3(old, trace_encoding::binary, release_format_version);
+  EXPECT_THROW(v3.write({.seq = 0, .action = trace_action::use, .id = 1}), std::invalid_argument);
+  // A version-3 binary trace with an action-7 record (thread and queue set) is corrupt.
+  std::ostringstream three;
+  {
+    trace_writer w(three, trace_encoding::binary, release_format_version);
+    w.write({.seq = 0, .thread = 1, .action = trace_action::alloc, .id = 1});
+  }
+  std::string bytes = three.str();
+  bytes[16] = static_cast<char>(7 | 0x40);
+  expect_binary_error(bytes, "bad record tag 71", 0);
 }
 
 }  // namespace

@@ -87,6 +87,21 @@ stack 1 0 1
 8 80 0 0 free 3 64 buffer 0x0
 """
 
+TRACE_FIRST_USES = """clpool-trace 4
+# source: seed
+# first_uses: buffer
+frame 1 py 3 app.py main
+stack 1 0 1
+0 0 0 0 alloc 1 4096 buffer 0x1 1
+1 10 0 0 use 1 4096 buffer 0x1 1
+2 20 0 0 alloc 2 1048576 buffer 0x1
+3 30 0 0 release 1 4096 buffer 0x1
+4 40 0 0 use 2 1048576 buffer 0x1
+5 50 0 0 use 2 1048576 buffer 0x1
+6 60 1 0 free 1 4096 buffer 0x1
+7 70 0 0 free 2 1048576 buffer 0x1
+"""
+
 
 def varint(v):
     out = bytearray()
@@ -171,6 +186,7 @@ def main():
     write(os.path.join(trace, "seed_trace_sites_binary"), binary_sites() + bytes([0]))
     write(os.path.join(trace, "seed_rmm_csv"), RMM.encode() + bytes([2]))
     write(os.path.join(trace, "seed_trace_releases"), TRACE_RELEASES.encode() + bytes([0]))
+    write(os.path.join(trace, "seed_trace_first_uses"), TRACE_FIRST_USES.encode() + bytes([0]))
     write(
         os.path.join(trace, "seed_trace_releases_no_liveness"), TRACE_RELEASES.encode() + bytes([1])
     )

@@ -191,7 +191,12 @@ def test_markers_summary_and_artifacts(suite):
     assert "OUT OF MEMORY" in replay and "test_capacity_too_small" in replay, replay
     replay = (art / "test_suite.py%3A%3Atest_peak_above" / "replay.txt").read_text()
     assert "OUT OF MEMORY" in replay and "grow" in replay, replay
-    assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
+    # The layer's trace: version 4, as a device charged at first use records its first uses.
+    assert (
+        (art / "session.trace")
+        .read_text()
+        .startswith("clpool-trace 4\n# source: layer\n# first_uses: buffer\n")
+    )
     assert "artifacts: " + str(art) in out
 
 
@@ -637,7 +642,7 @@ def test_a_second_session_replaces_the_layers_trace(pytester):
             *DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider"
         )
         assert outcomes(r).get("passed") == 1, r.stdout.str() + r.stderr.str()
-    assert (art / "session.trace").read_text().startswith("clpool-trace 3\n# source: layer\n")
+    assert (art / "session.trace").read_text().startswith("clpool-trace 4\n# source: layer\n")
     (art / "session.trace").write_text("mine\n")
     r = pytester.runpytest_subprocess(
         *DEVICE, "--clpool-artifacts", str(art), "-p", "no:cacheprovider"

@@ -42,10 +42,8 @@ recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> s
       start_(std::chrono::steady_clock::now()),
       budget_(settings.profile ? *settings.profile : device_model::device_profile{},
               settings.budget_bytes ? *settings.budget_bytes : ~std::uint64_t{0}),
-      buffers_first_use_(settings.budget_bytes && settings.profile &&
-                         settings.profile->oom_at != device_model::refusal_point::creation),
-      svm_first_use_(settings.budget_bytes && settings.profile &&
-                     settings.profile->svm_oom_at == device_model::refusal_point::first_use),
+      buffers_first_use_(charges_buffers_at_first_use(settings)),
+      svm_first_use_(charges_svm_at_first_use(settings)),
       watches_frees_(sink_ != nullptr || settings.budget_bytes.has_value()),
       rng_(settings.seed),
       instance_(instance_of(this)) {}
@@ -366,7 +364,8 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
   e.size = block.size;
   e.kind = block.kind;
   e.flags = block.flags;
-  if (action == trace::trace_action::alloc || action == trace::trace_action::alloc_failed) {
+  if (action == trace::trace_action::alloc || action == trace::trace_action::alloc_failed ||
+      action == trace::trace_action::use) {
     e.stack = block.stack;
   }
   bool ok = false;

@@ -58,6 +58,9 @@ int recorder::first_use_locked(block_info& block, const char* call, bool& newly_
   newly_charged = false;
   if (!block.counted || block.charged) return 0;
   ++first_uses_;
+  // The trace's first use (version 4), whether the device takes it or not: a replay commits the
+  // block here, and fails here where this run did.
+  write_locked(trace::trace_action::use, block, 0);
   const bool injected = fails_first_use(first_uses_);
   const bool still_full = !injected && full_from_ != 0 && block.size >= full_from_;
   if (injected && until_free()) full_from_ = std::max<std::uint64_t>(block.size, 1);

@@ -357,11 +357,19 @@ std::unique_ptr<event_sink> open_trace_file(const std::string& path, const layer
     }
     auto stream = std::make_unique<std::ostream>(output.get());
     const bool stacks = settings.stacks != "none";
-    // Version 3 always: the program's releases and waits beside the driver's frees (FORMAT.md
-    // "Two moments of a free"), with sites when stacks are recorded.
-    auto writer = std::make_unique<trace::trace_writer>(*stream, trace::trace_encoding::text,
-                                                        trace::release_format_version);
+    // Version 3: the program's releases and waits beside the driver's frees (FORMAT.md "Two
+    // moments of a free"), with sites when stacks are recorded. Version 4 when blocks are charged
+    // at their first use (a budget and a profile whose device commits there): also each such
+    // block's first use, for the kinds the comment first_uses names (FORMAT.md "First uses").
+    const std::string first_uses =
+        charges_buffers_at_first_use(settings)
+            ? (charges_svm_at_first_use(settings) ? "buffer svm" : "buffer")
+            : (charges_svm_at_first_use(settings) ? "svm" : "");
+    auto writer = std::make_unique<trace::trace_writer>(
+        *stream, trace::trace_encoding::text,
+        first_uses.empty() ? trace::release_format_version : trace::first_use_format_version);
     writer->comment("source", "layer");
+    if (!first_uses.empty()) writer->comment("first_uses", first_uses);
     if (stacks) writer->comment("stacks", settings.stacks);
     if (settings.budget_bytes) writer->comment("budget", std::to_string(*settings.budget_bytes));
     if (settings.fail_nth) writer->comment("fail_nth", std::to_string(*settings.fail_nth));

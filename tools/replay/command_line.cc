@@ -4,6 +4,7 @@
 
 #include "common/cli.h"
 #include "common/cli11.h"
+#include "common/text_escape.h"
 #include "device_model/profile.h"
 #include "replay/result.h"
 #include "tools/replay/output_writer.h"
@@ -288,6 +289,32 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& cl) {
   if (const std::optional<int> rc = common::parse_cli(app, argc, argv, "clpool_replay")) return rc;
   finish(cl, aliases, given);
   return std::nullopt;
+}
+
+std::vector<std::uint64_t> parse_trials(const std::string& text) {
+  const std::size_t a = text.find(':');
+  const std::size_t b = a == std::string::npos ? a : text.find(':', a + 1);
+  if (b == std::string::npos || text.find(':', b + 1) != std::string::npos) {
+    throw common::usage_error("--trials: '" + common::escape_text(text) +
+                              "' is not LO:HI:STEP (e.g. 80MiB:96MiB:64KiB)");
+  }
+  const std::uint64_t lo =
+      common::size_option(text.substr(0, a), "--trials LO", {.device = true, .positive = true});
+  const std::uint64_t hi = common::size_option(text.substr(a + 1, b - a - 1), "--trials HI",
+                                               {.device = true, .positive = true});
+  const std::uint64_t step =
+      common::size_option(text.substr(b + 1), "--trials STEP", {.positive = true});
+  if (hi < lo)
+    throw common::usage_error("--trials: HI (" + std::to_string(hi) + ") is below LO (" +
+                              std::to_string(lo) + ")");
+  const std::uint64_t count = (hi - lo) / step + 1;
+  if (count > max_trials) {
+    throw common::usage_error("--trials: " + std::to_string(count) + " trials; at most " +
+                              std::to_string(max_trials) + " (a larger STEP or a narrower range)");
+  }
+  std::vector<std::uint64_t> caps;
+  for (std::uint64_t i = 0; i < count; ++i) caps.push_back(lo + i * step);
+  return caps;
 }
 
 }  // namespace clpool::replay_cli

@@ -3,6 +3,7 @@
 #ifndef CLPOOL_TOOLS_REPLAY_COMMAND_LINE_H_
 #define CLPOOL_TOOLS_REPLAY_COMMAND_LINE_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,11 @@ struct command_line {
 // malformed or mistyped flag: 2 after one "clpool_replay: error: ..." line on stderr, with the
 // nearest flag when there is one). Relative paths are taken from where `bazel run` started.
 std::optional<int> parse_command_line(int argc, char** argv, command_line& out);
+
+// --trials LO:HI:STEP: the capacities LO, LO + STEP, ... up to HI (HI itself when STEP divides
+// HI - LO), at most max_trials of them; common::usage_error naming the flag otherwise.
+inline constexpr std::uint64_t max_trials = 10000;
+std::vector<std::uint64_t> parse_trials(const std::string& text);
 
 }  // namespace clpool::replay_cli
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # README.md's "When a buffer is first used", as shown: examples/first_use_late.py recorded on a
-# 4 GiB mockcl device under the nvidia profile runs to its end, while its replay, which takes each
-# buffer as used when created, runs out at the second buffer and needs 5123 MiB.
+# 4 GiB mockcl device under the nvidia profile runs to its end, and so does its replay there,
+# which commits each buffer at its recorded first use (trace version 4): it needs 2563 MiB, not
+# the 5123 MiB of a replay that takes each buffer as used when made (the same events as a
+# version-3 trace, without their first uses).
 #   first_use_late_test.sh CLPOOL CLPOOL_REPLAY LIBMOCKCL_SO PROGRAM_PY
 set -u
 source tools/dev/testing/test_lib.sh || exit 1  # fail, finish; from the runfiles root
@@ -15,9 +17,26 @@ out="$(OCL_ICD_VENDORS="$MOCK" MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-64g \
   "$CLPOOL" record --budget 4GiB --profile nvidia --out "$T/late.trace" -- /usr/bin/python3 "$PROG" 2>&1)"
 rc=$?
 [[ $rc == 0 ]] && grep -qx ok <<<"$out" || fail "the recorded run did not end well: exit $rc: $out"
+head -3 "$T/late.trace" | grep -qx "# first_uses: buffer" || fail "no first_uses comment: $(head -3 "$T/late.trace")"
+[[ "$(grep -c '^[0-9]* [0-9]* [0-9]* [0-9]* use ' "$T/late.trace")" == 2 ]] || fail "want 2 use events: $(cat "$T/late.trace")"
 out="$("$REPLAY" --no-progress "$T/late.trace" --capacity 4GiB --no-pool 2>&1)"
-[[ $? == 1 && "$out" == *"result: OUT OF MEMORY at event 1 (seq 1, line "*"): alloc of 2.50 GiB (2684354560 bytes), id 2"* ]] ||
-  fail "replay at 4 GiB: $out"
+rc=$?
+[[ $rc == 0 && "$out" == *"result: replayed cleanly, 6 events, no out-of-memory"* &&
+  "$out" == *"first uses                the trace records them (buffer; 2 use events)"* ]] ||
+  fail "replay at 4 GiB: exit $rc: $out"
 out="$("$REPLAY" --no-progress "$T/late.trace" --min-capacity --no-pool 2>&1)"
-[[ "$out" == *"minimum capacity: 5123 MiB = 5.00 GiB (5371854848 bytes)"* ]] || fail "minimum capacity: $out"
+[[ "$out" == *"minimum capacity: 2563 MiB = 2.50 GiB (2687500288 bytes)"* ]] || fail "minimum capacity: $out"
+# With a pool, the first buffer's block is held when the second is first used: it runs out there.
+out="$("$REPLAY" --no-progress "$T/late.trace" --capacity 4GiB 2>&1)"
+rc=$?
+[[ $rc == 1 && "$out" == *"OUT OF MEMORY at event 4 (seq 4, line "*"): use of 2.50 GiB (2684354560 bytes)"* &&
+  "$out" == *"deferred allocation failed at first use"* ]] || fail "pool replay at 4 GiB: exit $rc: $out"
+# Without its first uses (the events as version 3), each buffer counts from its creation.
+grep -v ' use \|^# first_uses' "$T/late.trace" | sed '1s/.*/clpool-trace 3/' >"$T/late3.trace"
+out="$("$REPLAY" --no-progress "$T/late3.trace" --capacity 4GiB --no-pool 2>&1)"
+rc=$?
+[[ $rc == 1 && "$out" == *"result: OUT OF MEMORY at event 1 (seq 2, line "*"): alloc of 2.50 GiB (2684354560 bytes), id 2"* ]] ||
+  fail "version-3 replay at 4 GiB: exit $rc: $out"
+out="$("$REPLAY" --no-progress "$T/late3.trace" --min-capacity --no-pool 2>&1)"
+[[ "$out" == *"minimum capacity: 5123 MiB = 5.00 GiB (5371854848 bytes)"* ]] || fail "version-3 minimum capacity: $out"
 finish

@@ -6,6 +6,7 @@
 // backend (device_backend.h), and write the results through the output writers (output_writer.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -122,33 +123,6 @@ std::vector<replay_config> configurations(const command_line& cl) {
     c.trim.max_held_to_active_ratio = *ratio;
   }
   return {c};
-}
-
-// --trials LO:HI:STEP: LO, LO + STEP, ... up to HI (HI itself when STEP divides HI - LO).
-constexpr std::uint64_t max_trials = 10000;
-std::vector<std::uint64_t> parse_trials(const std::string& text) {
-  const std::size_t a = text.find(':');
-  const std::size_t b = a == std::string::npos ? a : text.find(':', a + 1);
-  if (b == std::string::npos || text.find(':', b + 1) != std::string::npos) {
-    throw usage_error("--trials: '" + clpool::common::escape_text(text) +
-                      "' is not LO:HI:STEP (e.g. 80MiB:96MiB:64KiB)");
-  }
-  const std::uint64_t lo =
-      size_option(text.substr(0, a), "--trials LO", {.device = true, .positive = true});
-  const std::uint64_t hi =
-      size_option(text.substr(a + 1, b - a - 1), "--trials HI", {.device = true, .positive = true});
-  const std::uint64_t step = size_option(text.substr(b + 1), "--trials STEP", {.positive = true});
-  if (hi < lo)
-    throw usage_error("--trials: HI (" + std::to_string(hi) + ") is below LO (" +
-                      std::to_string(lo) + ")");
-  const std::uint64_t count = (hi - lo) / step + 1;
-  if (count > max_trials) {
-    throw usage_error("--trials: " + std::to_string(count) + " trials; at most " +
-                      std::to_string(max_trials) + " (a larger STEP or a narrower range)");
-  }
-  std::vector<std::uint64_t> caps;
-  for (std::uint64_t i = 0; i < count; ++i) caps.push_back(lo + i * step);
-  return caps;
 }
 
 // Step 2: every check that needs no replay, in the order a user would fix them.
@@ -281,10 +255,11 @@ void write_trace(const plan& p) {
     // A trace with sites stays one: its stacks are written as they appear, before the events
     // that name them, and its frames at the end (FORMAT.md allows frames after their use).
     const bool with_sites = p.in.rmm_path.empty() && p.sites;
-    // A version-3 trace (release and wait events) stays one too.
+    // A version-3 trace (release and wait events) stays one too, and a version-4 one (first
+    // uses) keeps them and the kinds they are recorded for.
     const unsigned version =
         p.in.rmm_path.empty() && p.trace_version >= trace::release_format_version
-            ? trace::release_format_version
+            ? std::min(p.trace_version, trace::latest_format_version)
         : with_sites ? trace::sites_format_version
                      : trace::format_version;
     trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace", version);
@@ -292,7 +267,17 @@ void write_trace(const plan& p) {
                                                    : "rmm csv " + p.in.rmm_path);
     trace::trace_event e;
     std::size_t stacks_written = 0;
+    bool first = true;
     while (source.next(e)) {
+      if constexpr (requires { source.metadata(); }) {
+        // The header's comments are read once the first event is: first_uses goes before it.
+        if (first && version >= trace::first_use_format_version) {
+          for (const auto& [key, value] : source.metadata()) {
+            if (key == "first_uses") writer.comment("first_uses", value);
+          }
+        }
+      }
+      first = false;
       if constexpr (requires { source.sites(); }) {
         const auto& stacks = source.sites().stacks_in_order();
         for (; with_sites && stacks_written < stacks.size(); ++stacks_written) {

@@ -138,9 +138,11 @@ std::optional<direct_oom> run_direct(const std::vector<trace_event>& events, std
           break;
         case trace_action::release:
         case trace_action::wait:
-          // Version 3's two moments of a free are the replay's to model, not this direct run's.
+        case trace_action::use:
+          // Version 3's two moments of a free and version 4's first uses are the replay's to
+          // model, not this direct run's.
           ADD_FAILURE() << "run_direct plays version-1 and 2 traces only; event " << i << " is a "
-                        << (e.action == trace_action::wait ? "wait" : "release");
+                        << to_string(e.action);
           break;
       }
     }

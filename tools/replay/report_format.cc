@@ -78,6 +78,17 @@ std::string release_counts_text(const replay_report& r) {
 
 // Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
 // has both; "" for one that has one moment per free, which every rule replays alike.
+// Where the trace's first uses (version 4) commit a block: "" for a trace without them.
+std::string first_uses_text(const replay_report& r) {
+  if (r.first_use_kinds.empty()) return "";
+  std::string s = "the trace records them (" + r.first_use_kinds + "; " + std::to_string(r.uses) +
+                  " use events): ";
+  if (r.device.semantics != replay::alloc_semantics::deferred) {
+    return s + "this device commits every block as it is allocated";
+  }
+  return s + "each such block commits at its first use, one never used takes nothing";
+}
+
 std::string frees_at_text(const replay_report& r) {
   if (!r.has_releases()) return "";
   std::string s;
@@ -293,6 +304,7 @@ void min_capacity_text(std::ostringstream& out, const config_result& result) {
   const min_capacity_result& m = *result.min_capacity;
   if (!result.replay && m.at_result) {
     if (const std::string f = frees_at_text(*m.at_result); !f.empty()) row(out, "frees at", f);
+    if (const std::string f = first_uses_text(*m.at_result); !f.empty()) row(out, "first uses", f);
   }
   if (m.found) {
     // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
@@ -333,6 +345,7 @@ std::string format_text(const config_result& result, const std::string& input, b
       row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
     }
     if (const std::string f = frees_at_text(r); !f.empty()) row(out, "frees at", f);
+    if (const std::string f = first_uses_text(r); !f.empty()) row(out, "first uses", f);
     out << "result: ";
     if (r.ok()) {
       out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
@@ -429,6 +442,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
   out << "\n";
   if (const replay_report* r = first_report(results)) {
     if (const std::string f = frees_at_text(*r); !f.empty()) out << "frees at " << f << "\n";
+    if (const std::string f = first_uses_text(*r); !f.empty()) out << "first uses " << f << "\n";
   }
   for (std::size_t i = 0; i < labels.size(); ++i) {
     out << labels[i] << std::string(width[0] - labels[i].size() + 2, ' ');

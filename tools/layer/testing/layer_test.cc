@@ -112,18 +112,22 @@ run_result run_driver(const std::string& scenario, std::map<std::string, std::st
 
 // Reads the trace strictly and renders each event as "action size kind flags" (ids are checked by
 // the reader: every free names a live alloc). The program's releases and waits (FORMAT.md "Two
-// moments of a free"), which depend on when the driver frees, are left out unless asked for.
+// moments of a free"), which depend on when the driver frees, are left out unless asked for, and
+// so are first uses (version 4, FORMAT.md "First uses"), which a budget charged at first use
+// records: the trace is version 4 exactly when its first_uses comment says so.
 std::vector<std::string> summary(const run_result& r, std::vector<trace_event>* events = nullptr,
-                                 bool releases = false) {
+                                 bool releases = false, bool uses = false) {
   clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
   EXPECT_FALSE(read.error) << read.error->what();
-  EXPECT_EQ(read.version, clpool::trace::release_format_version);
-  if (!releases) {
-    std::erase_if(read.events, [](const trace_event& e) {
-      return e.action == clpool::trace::trace_action::release ||
-             e.action == clpool::trace::trace_action::wait;
-    });
-  }
+  bool first_uses = false;
+  for (const auto& [key, value] : read.metadata) first_uses = first_uses || key == "first_uses";
+  EXPECT_EQ(read.version, first_uses ? clpool::trace::first_use_format_version
+                                     : clpool::trace::release_format_version);
+  std::erase_if(read.events, [releases, uses](const trace_event& e) {
+    using clpool::trace::trace_action;
+    return (!releases && (e.action == trace_action::release || e.action == trace_action::wait)) ||
+           (!uses && e.action == trace_action::use);
+  });
   std::vector<std::string> lines;
   for (const trace_event& e : read.events) {
     std::ostringstream line;
@@ -306,6 +310,18 @@ TEST(LayerOverIcd, ANvidiaProfileChargesAtFirstUse) {
                             "free 2097152 buffer 0x1",
                             "free 2097152 buffer 0x1",
                         }));
+  // Version 4: each charge at first use is a use event (the refused one too, then its retry),
+  // with the kinds the comment names.
+  EXPECT_EQ(summary(r, nullptr, false, /*uses=*/true),
+            (std::vector<std::string>{
+                "alloc 2097152 buffer 0x1", "alloc 2097152 buffer 0x1", "alloc 2097152 buffer 0x1",
+                "use 2097152 buffer 0x1", "use 2097152 buffer 0x1", "use 2097152 buffer 0x1",
+                "use 2097152 buffer 0x1", "free 2097152 buffer 0x1", "use 2097152 buffer 0x1",
+                "free 2097152 buffer 0x1", "free 2097152 buffer 0x1"}));
+  const clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
+  EXPECT_NE(std::find(read.metadata.begin(), read.metadata.end(),
+                      std::pair<std::string, std::string>("first_uses", "buffer")),
+            read.metadata.end());
   std::ifstream in(r.trace_path);
   std::stringstream text;
   text << in.rdbuf();
