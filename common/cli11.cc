@@ -16,7 +16,7 @@ constexpr char help[] = "--help";
 std::string counted_message(const std::string& what) {
   static const std::regex at_most(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
   static const std::regex missing(R"(^(\S+): \d+ required \S+ missing$)");
-  static const std::regex at_least(R"(^(\S+): At least \d+ required but received 0$)");
+  static const std::regex at_least(R"(^(\S+): At least (\d+) required but received (\d+)$)");
   std::smatch m;
   if (std::regex_match(what, m, at_most)) {
     // An option of k values (--compare A B) given r values: r / k times, or a wrong count.
@@ -24,8 +24,27 @@ std::string counted_message(const std::string& what) {
     if (k <= 1 || r % k == 0) return given_twice(m[1].str(), k <= 1 ? r : r / k);
     return m[1].str() + ": takes " + std::to_string(k) + " values, got " + std::to_string(r);
   }
+  if (std::regex_match(what, m, at_least) && m[3].str() != "0") {
+    return m[1].str() + ": takes " + m[2].str() + " values, got " + m[3].str();
+  }
   if (std::regex_match(what, m, missing) || std::regex_match(what, m, at_least)) {
     return needs_value(m[1].str());
+  }
+  return "";
+}
+
+// CLI11's words for a flag given a value ("Could not convert: --json = x.json") and for a number
+// out of its range ("NAME: Value 99 not in range 0 to 12"), in the tools' words.
+std::string value_message(const std::string& what) {
+  static const std::regex flag_value(R"(^Could not convert: (--\S+) = (.*)$)");
+  static const std::regex out_of_range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, flag_value)) {
+    return m[1].str() + " takes no value (given '" + m[2].str() + "')";
+  }
+  if (std::regex_match(what, m, out_of_range)) {
+    return m[1].str() + ": '" + m[2].str() + "' is not a number from " + m[3].str() + " to " +
+           m[4].str();
   }
   return "";
 }
@@ -57,6 +76,7 @@ std::string cli11_error_message(const CLI::App& app, const CLI::ParseError& erro
   }
   std::string what = error.what();
   if (std::string counted = counted_message(what); !counted.empty()) return counted;
+  if (std::string value = value_message(what); !value.empty()) return value;
   for (char& c : what) {
     if (c == '\n') c = ' ';
   }

@@ -83,11 +83,31 @@ TEST(Cli11, AMistypedOptionGetsTheNearestOne) {
             "unknown option '--capcity'; did you mean --capacity? (see --help)");
 }
 
-TEST(Cli11, CheckFailuresKeepCli11sWordsOnOneLine) {
+TEST(Cli11, ANumberOutOfItsRangeAndAFlagGivenAValueAreSaidInTheToolsWords) {
   int rc = 0;
   const std::string m = tool().parse({"t", "--leading-bits", "99"}, &rc);
-  EXPECT_EQ(m, "--leading-bits: Value 99 not in range 0 to 12 (see --help)");
+  EXPECT_EQ(m, "--leading-bits: '99' is not a number from 0 to 12");
   EXPECT_EQ(rc, exit_usage);
+  EXPECT_EQ(tool().parse({"t", "--leading-bits", "4x"}),
+            "--leading-bits: '4x' is not a number from 0 to 12");
+  EXPECT_EQ(tool().parse({"t", "--quiet=out.json"}), "--quiet takes no value (given 'out.json')");
+  // Fewer values than an option of several takes.
+  EXPECT_EQ(tool().parse({"t", "--pair", "a"}), "--pair: takes 2 values, got 1");
+}
+
+TEST(Cli11, OtherCheckFailuresKeepCli11sWordsOnOneLine) {
+  CLI::App app{"a tool"};
+  std::string path;
+  app.add_option("--file", path, "a file")->check(CLI::ExistingFile);
+  const char* argv[] = {"tool", "--file", "/no/such/file"};
+  std::string m;
+  try {
+    app.parse(3, argv);
+  } catch (const CLI::ParseError& e) {
+    m = cli11_error_message(app, e);
+  }
+  EXPECT_NE(m.find("/no/such/file"), std::string::npos) << m;
+  EXPECT_NE(m.find("(see --help)"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos);
 }
 

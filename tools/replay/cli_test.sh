@@ -40,8 +40,10 @@ run 2 "$EX/fragmentation.trace" --capacity ""
 run 2 "$EX/fragmentation.trace" --capacity 1GiB --svg ""
 [[ "$out" == "clpool_replay: error: --svg: needs a value" ]] || fail "--svg '': got '$out'"
 run 2 "$EX/fragmentation.trace" --capacity 1GiB --leading-bits 99
-[[ "$out" == "clpool_replay: error: --leading-bits: Value 99 not in range 0 to 12 (see --help)" ]] ||
+[[ "$out" == "clpool_replay: error: --leading-bits: '99' is not a number from 0 to 12" ]] ||
   fail "--leading-bits 99: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --json=x.json
+[[ "$out" == "clpool_replay: error: --json takes no value (given 'x.json')" ]] || fail "--json=x.json: got '$out'"
 run 2 "$EX/fragmentation.trace" --capacity 1GiB --no-pool --compare pool
 [[ "$out" == "clpool_replay: error: --no-pool excludes --compare (see --help)" ]] || fail "--no-pool --compare: got '$out'"
 

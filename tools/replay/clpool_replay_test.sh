@@ -146,7 +146,7 @@ expect 2 "--capacity: '18446744073709551615' is larger than the largest device, 
 expect 2 "whole number" "$TR" --capacity 1.5GiB
 expect 2 "larger than 2^64" "$TR" --capacity 99999999999999999999
 expect 2 "not in {immediate,deferred,host_oom}" "$TR" --capacity 1GiB --semantics lazy
-expect 2 "not in range 0 to 12" "$TR" --capacity 1GiB --leading-bits 13
+expect 2 "'13' is not a number from 0 to 12" "$TR" --capacity 1GiB --leading-bits 13
 expect 2 "--limit: 'x'" "$TR" --capacity 1GiB --limit x
 expect 2 "must be positive" "$TR" --capacity 1GiB --limit 0
 expect 2 "--trim-ratio" "$TR" --capacity 1GiB --trim-ratio -0.5

@@ -68,7 +68,7 @@ bad "clpool_replay: error: --max-growth: '-1%' is negative" --diff old.trace new
 bad "--max-growth requires --diff" old.trace --capacity 1GiB --max-growth 5%
 bad "clpool_replay: error: --diff finds each configuration's peak and minimum capacity itself; drop --capacity" --diff old.trace new.trace --capacity 1GiB
 bad "clpool_replay: error: --diff runs no trials; drop --trials" --diff old.trace new.trace --trials 1MiB:2MiB:1MiB
-bad "--diff: At least 2 required but received 1" --diff old.trace
+bad "--diff: takes 2 values, got 1" --diff old.trace
 bad "clpool_replay: error: --diff writes text or json; --format svg shows one replay (run it without --diff)" --diff old.trace new.trace --format svg=x.svg
 bad "clpool_replay: error: --format json: 'old.trace' is the same file as the input 'old.trace' (--diff OLD)" --diff old.trace new.trace --format json=old.trace
 bad "clpool_replay: error: --diff: each trace is replayed several times; give files, not '-'" --diff - new.trace
