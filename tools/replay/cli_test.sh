@@ -44,6 +44,9 @@ run 2 "$EX/fragmentation.trace" --capacity 1GiB --leading-bits 99
   fail "--leading-bits 99: got '$out'"
 run 2 "$EX/fragmentation.trace" --capacity 1GiB --json=x.json
 [[ "$out" == "clpool_replay: error: --json takes no value (given 'x.json')" ]] || fail "--json=x.json: got '$out'"
+run 2 "$EX/fragmentation.trace" --capacity 1GiB --compare pool nopool pool:lb=4
+[[ "$out" == "clpool_replay: error: --compare: 'pool:lb=4' is the same as 'pool' (pool:lb=4)" ]] ||
+  fail "--compare pool nopool pool:lb=4: got '$out'"
 run 2 "$EX/fragmentation.trace" --capacity 1GiB --no-pool --compare pool
 [[ "$out" == "clpool_replay: error: --no-pool excludes --compare (see --help)" ]] || fail "--no-pool --compare: got '$out'"
 

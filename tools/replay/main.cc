@@ -101,7 +101,17 @@ struct plan {
 
 std::vector<replay_config> configurations(const command_line& cl) {
   std::vector<replay_config> configs;
-  for (const std::string& c : cl.compare) configs.push_back(parse_config(c));
+  for (const std::string& c : cl.compare) {
+    configs.push_back(parse_config(c));
+    // The same configuration twice (pool and pool:lb=4 are one) would only repeat a column.
+    for (std::size_t i = 0; i + 1 < configs.size(); ++i) {
+      if (to_string(configs[i]) == to_string(configs.back())) {
+        throw usage_error("--compare: '" + clpool::common::escape_text(c) + "' is the same as '" +
+                          clpool::common::escape_text(cl.compare[i]) + "' (" +
+                          to_string(configs.back()) + ")");
+      }
+    }
+  }
   if (!configs.empty()) return configs;
   if (cl.no_pool &&
       (cl.leading_bits_given || cl.limit_given || cl.trim_max_held_given || cl.trim_ratio_given)) {
