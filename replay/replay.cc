@@ -13,27 +13,43 @@ using trace::trace_kind;
 
 void replayer::impl::use(const trace_event& e, std::uint64_t line) {
   ++report.uses;
-  if (!commits_at_use(e.kind)) return;
+  const bool is_live =
+      config.use_pool ? live.find(e.id) != nullptr : raw_live.find(e.id) != nullptr;
+  if (!is_live) {
+    if (schedule.freed_early(e.id)) return;  // released, and freed at the release (--frees-at)
+    not_live_use(e.id);
+  }
+  // Only a block its own alloc marked as committing at first use (its kind, not the event's),
+  // and only its first use, commits.
+  const impl::unused_block* u = unused.find(e.id);
+  if (u == nullptr) return;
+  const std::uint64_t requested = u->bytes;
+  std::uint64_t handle = 0, bytes = 0;
   if (config.use_pool) {
-    const std::uint32_t* i = live.find(e.id);
-    if (i == nullptr) not_live_use(e.id);
-    const allocation& a = slab[*i];
-    if (!a.has_block() || device->first_use(a.handle())) return;
-    oom_point& p = start_oom(e, line, oom_site::first_use);
-    fill_pool_oom(p, observer->last);
-    p.rounded_bytes = a.rounded_size();
-    p.held_before_bytes = p.held_bytes;
-    p.message = "the device could not commit " + std::to_string(a.rounded_size()) +
-                " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
-                std::to_string(device->capacity()) + " bytes committed";
+    const allocation& a = slab[*live.find(e.id)];
+    handle = a.handle();
+    bytes = a.rounded_size();
   } else {
-    const raw_block* b = raw_live.find(e.id);
-    if (b == nullptr) not_live_use(e.id);
-    if (b->handle == 0 || device->first_use(b->handle)) return;
-    fill_raw_oom(start_oom(e, line, oom_site::first_use),
-                 "the device could not commit " + std::to_string(b->bytes) +
-                     " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
-                     std::to_string(device->capacity()) + " bytes committed");
+    const raw_block& b = *raw_live.find(e.id);
+    handle = b.handle;
+    bytes = b.bytes;
+  }
+  if (device->first_use(handle)) {
+    take_unused(e.id);
+    return;
+  }
+  oom_point& p = start_oom(e, line, oom_site::first_use);
+  p.requested_bytes = requested;  // the block's, whatever the event says
+  const std::string message = "the device could not commit " + std::to_string(bytes) +
+                              " bytes at first use: " + std::to_string(device->used_bytes()) +
+                              " of " + std::to_string(device->capacity()) + " bytes committed";
+  if (config.use_pool) {
+    fill_pool_oom(p, observer->last);
+    p.rounded_bytes = bytes;
+    p.held_before_bytes = p.held_bytes;
+    p.message = message;
+  } else {
+    fill_raw_oom(p, message);
   }
 }
 

@@ -142,10 +142,15 @@ replay_report with_sites(const Source& source, const replay_options& options,
   }
   return report;
 }
-// Which kinds' first uses the trace records (its `# first_uses:` comment, version 4), for `r`.
+// Which kinds' first uses the trace records (its `# first_uses:` comment before the first event,
+// version 4 only), for `r`.
 template <class Source>
 void take_first_uses(const Source& source, replayer& r) {
-  if constexpr (requires { source.metadata(); }) {
+  if constexpr (requires {
+                  source.metadata();
+                  source.version();
+                }) {
+    if (source.version() < trace::first_use_format_version) return;
     for (const auto& [key, value] : source.metadata()) {
       if (key == "first_uses") return r.set_first_use_kinds(value);
     }
@@ -180,8 +185,9 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
   };
   int count = 0;  // events in the ring, starting at `head`
   int head = 0;
+  if (read(ring[0])) count = 1;
+  take_first_uses(source, r);  // the comments before the first event are read by now
   while (count < 3 && read(ring[count])) ++count;
-  take_first_uses(source, r);  // the header's comments are read by now
   if (count > 1) r.prefetch(ring[1].event, 0);
   if (count > 2) r.prefetch(ring[2].event, 1);
   std::uint64_t n = 0;

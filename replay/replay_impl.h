@@ -115,6 +115,8 @@ struct replayer::impl {
     p.recorded_failure = e.action == trace_action::alloc_failed;
     p.device_used_bytes = device->used_bytes();
     p.page_loss_bytes = device->used_bytes() - device->requested_bytes();
+    p.unused_bytes = unused_bytes;
+    p.unused_rounded_bytes = unused_rounded_bytes;
     p.capacity = device->capacity();
     p.limit = config.limit;
     p.stack = e.stack;
@@ -289,8 +291,11 @@ struct replayer::impl {
       if (report.oom) {
         live.erase(e.id);
         free_slots.push_back(i);
-      } else if (ledger && slab[i].has_block()) {
-        ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), slab[i].handle());
+      } else {
+        if (slab[i].has_block() && commits_at_use(e.kind))
+          add_unused(e.id, e.size, slab[i].rounded_size());
+        if (ledger && slab[i].has_block())
+          ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), slab[i].handle());
       }
     } else {
       raw_block* slot = raw_live.insert(e.id, raw_block());
@@ -299,14 +304,17 @@ struct replayer::impl {
       raw_alloc(e, line, slot);
       if (report.oom) {
         raw_live.erase(e.id);
-      } else if (ledger && slot->handle != 0) {
-        ledger->on_alloc(e.id, e.stack, e.size, e.size, slot->handle);
+      } else {
+        if (slot->handle != 0 && commits_at_use(e.kind)) add_unused(e.id, e.size, e.size);
+        if (ledger && slot->handle != 0)
+          ledger->on_alloc(e.id, e.stack, e.size, e.size, slot->handle);
       }
     }
   }
 
   // Gives block `id` back (the pool or the device), when the rule says it is free.
   void free(std::uint64_t id) {
+    take_unused(id);
     if (config.use_pool) {
       std::uint32_t i = 0;
       if (!live.erase(id, &i)) not_live(id);
@@ -429,6 +437,26 @@ struct replayer::impl {
   // The kinds whose blocks commit at their first `use` event rather than as they are allocated:
   // those the trace records first uses of (set_first_use_kinds), on a device that defers them.
   bool buffers_at_use = false, svm_at_use = false;
+  // The live blocks that commit at their first use and have had none yet, with their sizes
+  // (requested, and the pool's bin), and the sums of those sizes.
+  struct unused_block {
+    std::uint64_t bytes = 0, rounded = 0;
+  };
+  trace::flat_id_map<unused_block> unused;
+  std::uint64_t unused_bytes = 0, unused_rounded_bytes = 0;
+  void add_unused(std::uint64_t id, std::uint64_t bytes, std::uint64_t rounded) {
+    if (unused.insert(id, {bytes, rounded}) == nullptr) return;
+    unused_bytes += bytes;
+    unused_rounded_bytes += rounded;
+  }
+  // Forgets block `id` as unused (its first use committed it, or it is freed): whether it was.
+  bool take_unused(std::uint64_t id) {
+    unused_block u;
+    if (!unused.erase(id, &u)) return false;
+    unused_bytes -= u.bytes;
+    unused_rounded_bytes -= u.rounded;
+    return true;
+  }
   bool commits_at_use(trace_kind k) const {
     return deferred && ((k == trace_kind::buffer && buffers_at_use) ||
                         (k == trace_kind::svm && svm_at_use && !svm_at_creation));

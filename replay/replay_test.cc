@@ -133,6 +133,13 @@ TEST(Replay, ABufferNeverUsedTakesNothingAndAUseThatDoesNotFitIsTheFailure) {
   EXPECT_EQ(r.oom->requested_bytes, 60u);
   EXPECT_EQ(r.oom->active_bytes, 120u) << "both buffers are the program's";
   EXPECT_EQ(r.oom->device_used_bytes, 60u);
+  // The failing buffer is live but unused: the capacity's sum leaves it out, and still adds up.
+  EXPECT_EQ(r.oom->unused_bytes, 60u);
+  const std::optional<capacity_sum> sum = capacity_sum_at(*r.oom, r.device, false);
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->live_requested, 60u);
+  EXPECT_EQ(sum->unused, 60u);
+  EXPECT_EQ(sum->live_requested + sum->page_rounding + sum->other, sum->device_used);
   // With a pool: a held block the pool hands out again is committed already.
   events_builder reuse;
   reuse.alloc(1, 60).use(1, 60).free(1).alloc(2, 60).use(2, 60);
@@ -280,6 +287,37 @@ TEST(Replay, FreeHeldAndStopHolding) {
   EXPECT_EQ(r.free_held_calls, 1u);
   EXPECT_EQ(r.stop_holding_calls, 1u);
   EXPECT_EQ(r.allocator_frees, 2u);
+}
+
+TEST(Replay, AUseNamesALiveBlockWhateverTheDevice) {
+  replay_config nopool;
+  nopool.use_pool = false;
+  events_builder never;
+  never.alloc(1, 10).use(99, 10);
+  for (const alloc_semantics sem : {alloc_semantics::deferred, alloc_semantics::immediate}) {
+    for (const char* kinds : {"buffer", ""}) {
+      EXPECT_THROW(replay_with_uses(never.events, nopool, {100, sem}, kinds), replay_input_error)
+          << kinds;
+      EXPECT_THROW(replay_with_uses(never.events, pool_lb(4), {100, sem}, kinds),
+                   replay_input_error)
+          << kinds;
+    }
+  }
+  // A sub-buffer the program kept uses its released parent; freed at its release (the default
+  // moment on nvidia), the parent takes the use as nothing.
+  events_builder kept;
+  kept.alloc(1, 60).use(1, 60).release(1).use(1, 60).free(1);
+  for (const replay_config& c : {nopool, pool_lb(4)}) {
+    EXPECT_TRUE(replay_with_uses(kept.events, c, {100, alloc_semantics::deferred}, "buffer").ok());
+  }
+  // The block's own kind decides, not the event's: a buffer's use said to be an SVM block's.
+  events_builder said;
+  said.alloc(1, 60).use(1, 60).alloc(2, 60).add(trace_action::use, 2, 1, trace_kind::svm);
+  const replay_report r =
+      replay_with_uses(said.events, nopool, {100, alloc_semantics::deferred}, "buffer");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->action, trace_action::use);
+  EXPECT_EQ(r.oom->requested_bytes, 60u) << "the block's size, not the event's";
 }
 
 TEST(Replay, BadInputIsAnError) {

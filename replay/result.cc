@@ -36,9 +36,10 @@ std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spe
   if (p.capacity >= (std::uint64_t{1} << 62)) return std::nullopt;  // unbounded: nothing to sum to
   capacity_sum s;
   s.capacity = p.capacity;
-  s.live_requested = p.active_bytes;
+  s.live_requested = p.active_bytes - p.unused_bytes;
+  s.unused = p.unused_bytes;
   if (pool) {
-    s.bin_rounding = p.active_rounded_bytes - p.active_bytes;
+    s.bin_rounding = (p.active_rounded_bytes - p.unused_rounded_bytes) - s.live_requested;
     s.held = p.held_bytes;
   }
   s.page_rounding = p.page_loss_bytes;

@@ -104,9 +104,12 @@ struct oom_point {
   std::uint64_t held_before_bytes = 0;    // held in other bins when the request arrived
   std::uint64_t rounding_loss_bytes = 0;  // active_rounded_bytes - active_bytes (the pool's bins)
   std::uint64_t page_loss_bytes = 0;      // device committed - sizes committed (the device's pages)
-  std::uint64_t retries = 0;              // the pool's retries for this request
-  std::string message;                    // the pool's or the device's own words
-  std::uint64_t stack = 0;                // the failing request's site (FORMAT.md "Sites"); 0: none
+  // Live blocks no command has used yet (a trace with first uses, version 4, on a device that
+  // commits at first use): in active_bytes and active_rounded_bytes, but nothing on the device.
+  std::uint64_t unused_bytes = 0, unused_rounded_bytes = 0;
+  std::uint64_t retries = 0;  // the pool's retries for this request
+  std::string message;        // the pool's or the device's own words
+  std::uint64_t stack = 0;    // the failing request's site (FORMAT.md "Sites"); 0: none
   // With replay_options::sites: per allocation site, what was live at the failure, and (with a
   // pool) the freed blocks the pool still held, largest first.
   std::vector<site_usage> live_sites;
@@ -119,7 +122,8 @@ struct oom_point {
 // the simulated and mock devices); capacity = device used + headroom + free. And what the failing
 // request needed against what was free.
 struct capacity_sum {
-  std::uint64_t live_requested = 0;  // requested bytes of live blocks
+  std::uint64_t live_requested = 0;  // requested bytes of live blocks the device holds
+  std::uint64_t unused = 0;          // live blocks no command has used yet: not in the sum
   std::uint64_t bin_rounding = 0;    // their pool bins minus their requests (0 without a pool)
   std::uint64_t held = 0;            // freed blocks the pool held (0 without a pool)
   std::uint64_t page_rounding = 0;   // device committed - blocks' sizes (the profile's pages)

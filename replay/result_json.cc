@@ -68,7 +68,8 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
           {"capacity_bytes", s.capacity},
           {"request_rounded_bytes", s.request_rounded},
           {"request_device_bytes", s.request_device},
-          {"request_takes_new_shared_page", s.request_takes_new_shared_page}};
+          {"request_takes_new_shared_page", s.request_takes_new_shared_page},
+          {"unused_bytes", s.unused}};
 }
 
 nlohmann::json frees_at_json(const replay_report& r) {
@@ -127,6 +128,9 @@ nlohmann::json to_json(const replay_report& r) {
   j["oom_retries"] = r.oom_retries;
   j["rescued_requests"] = r.rescued_requests;
   if (r.has_releases()) j["frees_at"] = frees_at_json(r);
+  // A trace with first uses (version 4): the kinds it records them for, the use events applied.
+  if (!r.first_use_kinds.empty())
+    j["first_uses"] = {{"kinds", r.first_use_kinds}, {"use_events", r.uses}};
   if (r.oom) {
     const oom_point& p = *r.oom;
     j["oom"] = {{"event_index", p.event_index},

@@ -157,9 +157,14 @@ TEST(TraceReaderV4, UsesAndTheirErrors) {
                "action use needs version 4 (the header says version 3)", 1);
   // A use names a live block the program still holds.
   expect_error(v4 + "0 0 0 0 use 5 1 buffer 0\n", 3, "use of id 5, which is not live", 0);
-  expect_error(v4 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer 0\n2 0 0 0 use 5 1 "
+  expect_error(v4 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 free 5 1 buffer 0\n2 0 0 0 use 5 1 "
                     "buffer 0\n",
-               5, "use of id 5, which the program released at line 4", 2);
+               5, "use of id 5, which is not live", 2);
+  // A block the program released is live until its free: a sub-buffer it kept may use it.
+  EXPECT_FALSE(read_all_from_string(v4 + "0 0 0 0 alloc 5 1 buffer 0\n1 0 0 0 release 5 1 buffer "
+                                         "0\n2 0 0 0 use 5 1 buffer 0\n3 0 0 0 free 5 1 buffer 0\n",
+                                    "t.trace")
+                   .error);
   expect_error(v4 + "0 0 0 0 launch 5 1 buffer 0\n", 3,
                "unknown action 'launch' (expected alloc, alloc_failed, free, free_held, "
                "stop_holding, release, wait or use)",

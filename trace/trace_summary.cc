@@ -106,8 +106,10 @@ struct summary {
       if (first_use_failures++ == 0) first_first_use_failure = value.substr(0, value.find(": "));
     }
     if (first_use_failures != 0) {
-      std::fprintf(out, "first_use_failed: %llu\n",
-                   static_cast<unsigned long long>(first_use_failures));
+      // The reader keeps the first 256 comments: with all kept, there may be more.
+      std::fprintf(out, "first_use_failed: %llu%s\n",
+                   static_cast<unsigned long long>(first_use_failures),
+                   metadata.size() >= 256 ? " (at least: the reader keeps 256 comments)" : "");
       std::fprintf(
           out, "first_first_use_failed: %s\n",
           common::escape_text(first_first_use_failure.substr(std::size("first use of ") - 1))

@@ -44,4 +44,15 @@ for want in "alloc_failed: 0" "first_use_failed: 2" "first_first_use_failed: id 
 done
 [[ "$out" != *"meta.failure"* ]] || fail "failure comments printed as metadata: $out"
 [[ "$("$BIN" "$v3")" != *"first_use_failed"* ]] || fail "a trace without refused first uses has first_use_failed"
+# More refusals than the 256 comments the reader keeps: a lower bound, said as one.
+many="$TEST_TMPDIR/many.trace"
+{
+  printf '%s\n' 'clpool-trace 3' '0 0 0 0 alloc 1 2097152 buffer 0'
+  for _ in $(seq 300); do
+    echo '# failure: first use of id 1 (2097152 bytes) by clEnqueueFillBuffer: status -4 from the layer: budget 1 bytes, 0 committed (nvidia profile)'
+  done
+  echo '1 0 0 0 free 1 2097152 buffer 0'
+} >"$many"
+out="$("$BIN" "$many")"
+[[ "$out" == *"first_use_failed: 256 (at least: the reader keeps 256 comments)"* ]] || fail "300 refusals: $out"
 finish

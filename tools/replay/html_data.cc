@@ -314,6 +314,7 @@ void capacity_sum_figures(const replay_report& r, nlohmann::json& j) {
         {{"op", row.op}, {"bytes", row.bytes}, {"what", row.what}, {"total", row.total}});
   }
   j["request_text"] = capacity_request_text(*s, r);
+  if (s->unused != 0) j["capacity_unused"] = s->unused;
 }
 
 }  // namespace

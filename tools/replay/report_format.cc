@@ -76,8 +76,6 @@ std::string release_counts_text(const replay_report& r) {
 
 }  // namespace
 
-// Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
-// has both; "" for one that has one moment per free, which every rule replays alike.
 // Where the trace's first uses (version 4) commit a block: "" for a trace without them.
 std::string first_uses_text(const replay_report& r) {
   if (r.first_use_kinds.empty()) return "";
@@ -89,6 +87,8 @@ std::string first_uses_text(const replay_report& r) {
   return s + "each such block commits at its first use, one never used takes nothing";
 }
 
+// Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
+// has both; "" for one that has one moment per free, which every rule replays alike.
 std::string frees_at_text(const replay_report& r) {
   if (!r.has_releases()) return "";
   std::string s;
@@ -196,6 +196,10 @@ void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
     out << "  " << figure << std::string(width - figure.size() + 2, ' ') << what << "\n";
   }
   out << "  " << capacity_request_text(s, r) << "\n";
+  if (s.unused != 0) {
+    out << "  not in the sum: " << both(s.unused)
+        << " in live blocks no command has used yet (the device holds nothing for them)\n";
+  }
 }
 
 // After "device used / capacity": what was left, under the names the sum gives it (nothing on an
