@@ -180,6 +180,30 @@ class ReplayTest(unittest.TestCase):
             clpool.replay(v3, capacity="64MiB", frees_at="later")
         self.assertIn("frees_at: 'later'", str(raised.exception))
 
+    def test_first_uses_commit_where_a_version_4_trace_says(self):
+        # Version 4 (FORMAT.md "First uses"): two 40 MiB buffers, the first dropped before the
+        # second's first use: never committed at once on a device that commits at first use.
+        v4 = os.path.join(self.dir, "v4.trace")
+        events = (
+            "0 0 0 0 alloc 1 41943040 buffer 0\n1 0 0 0 use 1 41943040 buffer 0\n"
+            "2 0 0 0 alloc 2 41943040 buffer 0\n3 0 0 0 free 1 41943040 buffer 0\n"
+            "4 0 0 0 use 2 41943040 buffer 0\n5 0 0 0 free 2 41943040 buffer 0\n"
+        )
+        with open(v4, "w") as f:
+            f.write("clpool-trace 4\n# first_uses: buffer\n" + events)
+        result = clpool.replay(v4, capacity="64MiB", config="nopool")
+        replay = result["results"][0]["replay"]
+        self.assertIsNone(replay["oom"])
+        self.assertEqual(replay["first_uses"], {"kinds": "buffer", "use_events": 2})
+        self.assertEqual(replay["peak_device_bytes"], 40 * MiB)
+        # Without the comment the same events count each buffer from its creation.
+        bare = os.path.join(self.dir, "v4_bare.trace")
+        with open(bare, "w") as f:
+            f.write("clpool-trace 4\n" + events)
+        replay = clpool.replay(bare, capacity="64MiB", config="nopool")["results"][0]["replay"]
+        self.assertEqual(replay["oom"]["action"], "alloc")
+        self.assertNotIn("first_uses", replay)
+
     def test_paths_the_tools_refuse_are_refused_before_opening(self):
         """A NUL in the path (it used to open the part before it), a directory, a FIFO (it used to
         wait forever for a writer) and a socket: ValueError in clpool_replay's words, at once; a
