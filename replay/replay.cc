@@ -13,43 +13,39 @@ using trace::trace_kind;
 
 void replayer::impl::use(const trace_event& e, std::uint64_t line) {
   ++report.uses;
-  const bool is_live =
-      config.use_pool ? live.find(e.id) != nullptr : raw_live.find(e.id) != nullptr;
+  bool is_live = false;
+  std::uint64_t handle = 0;  // the device block under the trace's, where it has one
+  if (config.use_pool) {
+    if (const std::uint32_t* i = live.find(e.id)) {
+      is_live = true;
+      if (slab[*i].has_block()) handle = slab[*i].handle();
+    }
+  } else if (const raw_block* b = raw_live.find(e.id)) {
+    is_live = true;
+    handle = b->handle;
+  }
   if (!is_live) {
     if (schedule.freed_early(e.id)) return;  // released, and freed at the release (--frees-at)
     not_live_use(e.id);
   }
   // Only a block its own alloc marked as committing at first use (its kind, not the event's),
   // and only its first use, commits.
-  const impl::unused_block* u = unused.find(e.id);
+  const unused_block* u = unused.find(e.id);
   if (u == nullptr) return;
-  const std::uint64_t requested = u->bytes;
-  std::uint64_t handle = 0, bytes = 0;
-  if (config.use_pool) {
-    const allocation& a = slab[*live.find(e.id)];
-    handle = a.handle();
-    bytes = a.rounded_size();
-  } else {
-    const raw_block& b = *raw_live.find(e.id);
-    handle = b.handle;
-    bytes = b.bytes;
-  }
+  const unused_block block = *u;
   if (device->first_use(handle)) {
     take_unused(e.id);
     return;
   }
   oom_point& p = start_oom(e, line, oom_site::first_use);
-  p.requested_bytes = requested;  // the block's, whatever the event says
-  const std::string message = "the device could not commit " + std::to_string(bytes) +
-                              " bytes at first use: " + std::to_string(device->used_bytes()) +
-                              " of " + std::to_string(device->capacity()) + " bytes committed";
+  p.requested_bytes = block.bytes;  // the block's, whatever the event says
   if (config.use_pool) {
     fill_pool_oom(p, observer->last);
-    p.rounded_bytes = bytes;
+    p.rounded_bytes = block.rounded;
     p.held_before_bytes = p.held_bytes;
-    p.message = message;
+    p.message = commit_refused(block.rounded);
   } else {
-    fill_raw_oom(p, message);
+    fill_raw_oom(p, commit_refused(block.rounded));
   }
 }
 

@@ -148,9 +148,7 @@ struct replayer::impl {
         p.managed_bytes = c.managed_bytes - a.rounded_size();
         p.held_before_bytes = held_before;
         p.rounding_loss_bytes = p.active_rounded_bytes - p.active_bytes;
-        p.message = "the device could not commit " + std::to_string(a.rounded_size()) +
-                    " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
-                    std::to_string(device->capacity()) + " bytes committed";
+        p.message = commit_refused(a.rounded_size());
         return;
       }
       if (slot != nullptr) {
@@ -206,6 +204,14 @@ struct replayer::impl {
       report.peak_active_bytes = raw_active;
       report.peak_active_event = report.events - 1;
     }
+  }
+
+  // Why a deferred device refused a block of `bytes` at its first use (a pool's block, or a use
+  // event's).
+  std::string commit_refused(std::uint64_t bytes) const {
+    return "the device could not commit " + std::to_string(bytes) +
+           " bytes at first use: " + std::to_string(device->used_bytes()) + " of " +
+           std::to_string(device->capacity()) + " bytes committed";
   }
 
   // The pool's figures as they stand, for an out-of-memory outside its own allocate().
