@@ -9,6 +9,7 @@
 #include "pool/pool_types.h"
 #include "replay/device.h"
 #include "replay/site_ledger.h"
+#include "trace/id_map.h"
 
 namespace clpool::replay {
 
@@ -36,6 +37,26 @@ class replay_observer final : public pool_observer {
   const std::uint64_t* events;  // the replay's count of events applied (the report's)
 };
 
+// On a device that commits blocks at their first use, as a version-4 trace records it: which of
+// the pool's device blocks the device has committed (a block the pool hands out again needs no
+// first use), and which blocks the pool holds that no command ever used (the device holds nothing
+// for them), with their sum. The replay marks them; the allocator forgets a block the device
+// gets back.
+struct first_use_handles {
+  trace::flat_id_map<char> committed;
+  trace::flat_id_map<std::uint64_t> held_unused;  // device handle -> its rounded bytes
+  std::uint64_t held_unused_bytes = 0;
+  // `handle` left the pool's holding (handed out again, or given back to the device).
+  void not_held(std::uint64_t handle) {
+    std::uint64_t bytes = 0;
+    if (held_unused.erase(handle, &bytes)) held_unused_bytes -= bytes;
+  }
+  void forget(std::uint64_t handle) {
+    committed.erase(handle);
+    not_held(handle);
+  }
+};
+
 // The clpool::block_allocator over a replay_device, for memory_pool<device_allocator>.
 struct device_allocator {
   using handle_type = std::uint64_t;
@@ -45,6 +66,8 @@ struct device_allocator {
   // When it points at true, a block is committed as it is allocated (replay_device::
   // allocate_committed): the replay sets it for an SVM block its profile refuses at clSVMAlloc.
   const bool* commit_now = nullptr;
+  // Told of every block the pool gives back; may be null.
+  first_use_handles* handles = nullptr;
 
   handle_type allocate(std::uint64_t bytes) {
     return commit_now != nullptr && *commit_now ? device->allocate_committed(bytes)
@@ -52,6 +75,7 @@ struct device_allocator {
   }
   void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
     if (ledger != nullptr) ledger->on_device_free(handle);
+    if (handles != nullptr) handles->forget(handle);
     device->deallocate(handle, bytes);
   }
 };

@@ -11,6 +11,69 @@ using trace::trace_action;
 using trace::trace_event;
 using trace::trace_kind;
 
+void replayer::impl::alloc(const trace_event& e, std::uint64_t line) {
+  if (schedule.freed_early(e.id)) already_live(e.id);  // released and freed early, not yet `free`d
+  if (e.kind == trace_kind::host) {
+    if (config.use_pool) {
+      std::uint32_t* index = live.insert(e.id, 0);
+      if (index == nullptr) already_live(e.id);
+      *index = take_slot();  // stays empty: the pool never sees host blocks
+      if (!host_alloc(e, line)) {
+        std::uint32_t i = 0;
+        live.erase(e.id, &i);
+        free_slots.push_back(i);
+      }
+    } else {
+      raw_block* slot = raw_live.insert(e.id, raw_block());
+      if (slot == nullptr) already_live(e.id);
+      if (!host_alloc(e, line)) {
+        raw_live.erase(e.id);
+        return;
+      }
+      *slot = raw_block{0, 0};  // handle 0: its bytes are in host_live
+    }
+    return;
+  }
+  if (config.use_pool) {
+    std::uint32_t* index = live.insert(e.id, 0);
+    if (index == nullptr) already_live(e.id);
+    *index = take_slot();
+    if (e.kind == trace_kind::sub) return;  // a view of another block: no device memory
+    const std::uint32_t i = *index;
+    pool_alloc(e, line, &slab[i]);
+    if (report.oom) {
+      live.erase(e.id);
+      free_slots.push_back(i);
+    } else if (slab[i].has_block()) {
+      const std::uint64_t handle = slab[i].handle();
+      bool awaits_use = false;
+      if (buffers_at_use || svm_at_use) {  // a version-4 trace: which blocks are committed
+        handles.not_held(handle);
+        awaits_use = commits_at_use(e.kind) && handles.committed.find(handle) == nullptr;
+        if (awaits_use) {
+          add_unused(e.id, e.size, slab[i].rounded_size());
+        } else {
+          handles.committed.insert(handle, 1);
+        }
+      }
+      if (ledger)
+        ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), handle, awaits_use);
+    }
+  } else {
+    raw_block* slot = raw_live.insert(e.id, raw_block());
+    if (slot == nullptr) already_live(e.id);
+    if (e.kind == trace_kind::sub) return;
+    raw_alloc(e, line, slot);
+    if (report.oom) {
+      raw_live.erase(e.id);
+    } else if (slot->handle != 0) {
+      const bool awaits_use = commits_at_use(e.kind);
+      if (awaits_use) add_unused(e.id, e.size, e.size);
+      if (ledger) ledger->on_alloc(e.id, e.stack, e.size, e.size, slot->handle, awaits_use);
+    }
+  }
+}
+
 void replayer::impl::use(const trace_event& e, std::uint64_t line) {
   ++report.uses;
   bool is_live = false;
@@ -35,6 +98,8 @@ void replayer::impl::use(const trace_event& e, std::uint64_t line) {
   const unused_block block = *u;
   if (device->first_use(handle)) {
     take_unused(e.id);
+    if (config.use_pool) handles.committed.insert(handle, 1);
+    if (ledger) ledger->on_use(e.id);
     return;
   }
   oom_point& p = start_oom(e, line, oom_site::first_use);
@@ -71,6 +136,8 @@ replay_report replayer::impl::snapshot() const {
     r.end_active_blocks = raw_blocks;
   }
   if (ledger) r.end_live_sites = ledger->live_sites();
+  r.end_unused_bytes = unused_bytes;
+  r.end_unused_blocks = unused.size();
   if (options.timeline) {
     r.timeline = sampler.points();
     r.timeline_tail = sampler.tail();
@@ -98,22 +165,35 @@ bool replayer::apply(const trace_event& event, std::uint64_t line) {
 
 replay_report replayer::report() const { return impl_->snapshot(); }
 
+namespace {
+// Whether the blank-separated (spaces or tabs) words of `kinds` include `word`.
+bool names_kind(std::string_view kinds, std::string_view word) {
+  for (std::size_t at = 0; at < kinds.size();) {
+    const std::size_t start = kinds.find_first_not_of(" \t", at);
+    if (start == std::string_view::npos) return false;
+    const std::size_t end = std::min(kinds.find_first_of(" \t", start), kinds.size());
+    if (kinds.substr(start, end - start) == word) return true;
+    at = end;
+  }
+  return false;
+}
+}  // namespace
+
+bool commits_at_first_use(const replay_report& r, trace::trace_kind kind) {
+  if (r.device.semantics != alloc_semantics::deferred) return false;
+  if (kind == trace_kind::buffer) return names_kind(r.first_use_kinds, "buffer");
+  // An SVM block its profile refuses at clSVMAlloc is committed there (replay_impl.h).
+  const bool svm_at_creation =
+      !r.device.measured && r.device.profile.svm_oom_at == device_model::refusal_point::creation;
+  return kind == trace_kind::svm && !svm_at_creation && names_kind(r.first_use_kinds, "svm");
+}
+
 void replayer::set_first_use_kinds(std::string_view kinds) {
   impl& m = *impl_;
-  const auto has = [kinds](std::string_view word) {
-    for (std::size_t at = 0; at <= kinds.size();) {
-      const std::size_t end = std::min(kinds.find(' ', at), kinds.size());
-      if (kinds.substr(at, end - at) == word) return true;
-      at = end + 1;
-    }
-    return false;
-  };
-  m.buffers_at_use = has("buffer");
-  m.svm_at_use = has("svm");
-  m.report.first_use_kinds = m.buffers_at_use && m.svm_at_use ? "buffer svm"
-                             : m.buffers_at_use               ? "buffer"
-                             : m.svm_at_use                   ? "svm"
-                                                              : "";
+  const bool buffer = names_kind(kinds, "buffer"), svm = names_kind(kinds, "svm");
+  m.report.first_use_kinds = buffer && svm ? "buffer svm" : buffer ? "buffer" : svm ? "svm" : "";
+  m.buffers_at_use = commits_at_first_use(m.report, trace_kind::buffer);
+  m.svm_at_use = commits_at_first_use(m.report, trace_kind::svm);
 }
 
 void replayer::prefetch(const trace_event& event, int stage) const noexcept {

@@ -254,6 +254,12 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
   return detail::replay_stream(source, r, options, progress);
 }
 
+// Whether the replay `r` committed a block of `kind` at its first `use` event rather than as it
+// was allocated: its trace records that kind's first uses (replayer::set_first_use_kinds, its
+// report's first_use_kinds) and its device commits such blocks at first use. One rule for the
+// replay and for what draws its blocks (the page).
+bool commits_at_first_use(const replay_report& r, trace::trace_kind kind);
+
 // Replays events held in memory (tests, small traces).
 replay_report replay_events(const std::vector<trace::trace_event>& events,
                             const replay_config& config, const device_spec& device,

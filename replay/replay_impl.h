@@ -61,7 +61,7 @@ struct replayer::impl {
     if (o.sites && !c.use_pool) ledger = std::make_unique<site_ledger>(report.device.profile);
     if (c.use_pool) {
       if (o.sites) ledger = std::make_unique<site_ledger>(report.device.profile);
-      pool.emplace(device_allocator{device, ledger.get(), &commit_now},
+      pool.emplace(device_allocator{device, ledger.get(), &commit_now, &handles},
                    pool_options{c.leading_bits, c.limit, c.trim});
       observer = std::make_shared<replay_observer>(&report.events);
       pool->set_observer(observer);
@@ -117,6 +117,7 @@ struct replayer::impl {
     p.page_loss_bytes = device->used_bytes() - device->requested_bytes();
     p.unused_bytes = unused_bytes;
     p.unused_rounded_bytes = unused_rounded_bytes;
+    p.held_unused_bytes = handles.held_unused_bytes;
     p.capacity = device->capacity();
     p.limit = config.limit;
     p.stack = e.stack;
@@ -263,69 +264,21 @@ struct replayer::impl {
     if (report.host_allocs != 0 && host_live.erase(id, &b)) host_memory->release(b.where, b.bytes);
   }
 
-  void alloc(const trace_event& e, std::uint64_t line) {
-    if (schedule.freed_early(e.id))
-      already_live(e.id);  // released and freed early, not yet `free`d
-    if (e.kind == trace_kind::host) {
-      if (config.use_pool) {
-        std::uint32_t* index = live.insert(e.id, 0);
-        if (index == nullptr) already_live(e.id);
-        *index = take_slot();  // stays empty: the pool never sees host blocks
-        if (!host_alloc(e, line)) {
-          std::uint32_t i = 0;
-          live.erase(e.id, &i);
-          free_slots.push_back(i);
-        }
-      } else {
-        raw_block* slot = raw_live.insert(e.id, raw_block());
-        if (slot == nullptr) already_live(e.id);
-        if (!host_alloc(e, line)) {
-          raw_live.erase(e.id);
-          return;
-        }
-        *slot = raw_block{0, 0};  // handle 0: its bytes are in host_live
-      }
-      return;
-    }
-    if (config.use_pool) {
-      std::uint32_t* index = live.insert(e.id, 0);
-      if (index == nullptr) already_live(e.id);
-      *index = take_slot();
-      if (e.kind == trace_kind::sub) return;  // a view of another block: no device memory
-      const std::uint32_t i = *index;
-      pool_alloc(e, line, &slab[i]);
-      if (report.oom) {
-        live.erase(e.id);
-        free_slots.push_back(i);
-      } else {
-        if (slab[i].has_block() && commits_at_use(e.kind))
-          add_unused(e.id, e.size, slab[i].rounded_size());
-        if (ledger && slab[i].has_block())
-          ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), slab[i].handle());
-      }
-    } else {
-      raw_block* slot = raw_live.insert(e.id, raw_block());
-      if (slot == nullptr) already_live(e.id);
-      if (e.kind == trace_kind::sub) return;
-      raw_alloc(e, line, slot);
-      if (report.oom) {
-        raw_live.erase(e.id);
-      } else {
-        if (slot->handle != 0 && commits_at_use(e.kind)) add_unused(e.id, e.size, e.size);
-        if (ledger && slot->handle != 0)
-          ledger->on_alloc(e.id, e.stack, e.size, e.size, slot->handle);
-      }
-    }
-  }
+  // A block the program allocates: through the pool or straight to the device, or charged to the
+  // host budget (a `host` block).
+  void alloc(const trace_event& e, std::uint64_t line);
 
   // Gives block `id` back (the pool or the device), when the rule says it is free.
   void free(std::uint64_t id) {
-    take_unused(id);
+    const bool was_unused = take_unused(id);
     if (config.use_pool) {
       std::uint32_t i = 0;
       if (!live.erase(id, &i)) not_live(id);
       if (ledger) ledger->on_free(id, /*pool_holds=*/true);  // until the device gets it back
-      slab[i].release();                                     // gives the block back to the pool
+      // The pool holds a block no command used (the allocator forgets it if the pool does not).
+      if (was_unused && handles.held_unused.insert(slab[i].handle(), slab[i].rounded_size()))
+        handles.held_unused_bytes += slab[i].rounded_size();
+      slab[i].release();  // gives the block back to the pool
       free_slots.push_back(i);
       host_free(id);
     } else {
@@ -449,6 +402,7 @@ struct replayer::impl {
     std::uint64_t bytes = 0, rounded = 0;
   };
   trace::flat_id_map<unused_block> unused;
+  first_use_handles handles;  // the pool's blocks, when a version-4 trace records first uses
   std::uint64_t unused_bytes = 0, unused_rounded_bytes = 0;
   void add_unused(std::uint64_t id, std::uint64_t bytes, std::uint64_t rounded) {
     if (unused.insert(id, {bytes, rounded}) == nullptr) return;
@@ -464,8 +418,7 @@ struct replayer::impl {
     return true;
   }
   bool commits_at_use(trace_kind k) const {
-    return deferred && ((k == trace_kind::buffer && buffers_at_use) ||
-                        (k == trace_kind::svm && svm_at_use && !svm_at_creation));
+    return (k == trace_kind::buffer && buffers_at_use) || (k == trace_kind::svm && svm_at_use);
   }
   bool committed_at_allocation(const trace_event& e) const {
     return svm_at_creation && e.kind == trace_kind::svm;

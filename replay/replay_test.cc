@@ -45,8 +45,9 @@ struct events_builder {
 
 // A replay of `events` whose trace records the first uses of `kinds` (its first_uses comment).
 replay_report replay_with_uses(const std::vector<trace_event>& events, const replay_config& c,
-                               const device_spec& device, std::string_view kinds) {
-  replayer r(c, device);
+                               const device_spec& device, std::string_view kinds,
+                               const replay_options& o = {}) {
+  replayer r(c, device, o);
   r.set_first_use_kinds(kinds);
   for (const trace_event& e : events) {
     if (!r.apply(e)) break;
@@ -109,6 +110,11 @@ TEST(Replay, ABufferCommitsAtItsRecordedFirstUse) {
   // First uses recorded for SVM only leave buffers as they were; unknown words are ignored.
   EXPECT_FALSE(replay_with_uses(late.events, nopool, deferred, "svm").ok());
   EXPECT_TRUE(replay_with_uses(late.events, nopool, deferred, "image buffer").ok());
+  // Words are blank-separated: spaces or tabs, any number of them.
+  EXPECT_TRUE(replay_with_uses(late.events, nopool, deferred, "svm\tbuffer").ok());
+  EXPECT_EQ(replay_with_uses(late.events, nopool, deferred, "  buffer\t svm ").first_use_kinds,
+            "buffer svm");
+  EXPECT_FALSE(replay_with_uses(late.events, nopool, deferred, "buffers").ok());
   // A device that commits at allocation takes no notice of them.
   EXPECT_FALSE(
       replay_with_uses(late.events, nopool, {100, alloc_semantics::immediate}, "buffer").ok());
@@ -153,6 +159,75 @@ TEST(Replay, ABufferNeverUsedTakesNothingAndAUseThatDoesNotFitIsTheFailure) {
   ASSERT_FALSE(full.ok());
   EXPECT_EQ(full.oom->site, oom_site::first_use);
   EXPECT_EQ(full.oom->held_bytes, 60u);
+}
+
+// A pooled block keeps what the device did with it. Handed out again after a use, it is committed:
+// in the capacity's sum and in its site. Freed before any use, the pool holds it but the device
+// holds nothing: neither in the sum's held bytes nor among the held sites. A block no command has
+// used yet is in no site.
+TEST(Replay, APooledBlockKeepsWhetherTheDeviceCommittedIt) {
+  const device_spec deferred{100, alloc_semantics::deferred};
+  replay_options o;
+  o.sites = true;
+  const auto sum_adds_up = [](const replay_report& r) {
+    const std::optional<capacity_sum> s = capacity_sum_at(*r.oom, r.device, true);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->other, 0u);
+    EXPECT_EQ(s->live_requested + s->bin_rounding + s->held + s->page_rounding, s->device_used);
+  };
+  events_builder reuse;  // 1's block, used, goes to 2; 3 does not fit at its use
+  reuse.alloc(1, 40).use(1, 40).free(1).alloc(2, 40).alloc(3, 70).use(3, 70);
+  reuse.events[0].stack = 7, reuse.events[3].stack = 8, reuse.events[4].stack = 9;
+  const replay_report r = replay_with_uses(reuse.events, pool_lb(12), deferred, "buffer", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->action, trace_action::use);
+  EXPECT_EQ(r.oom->unused_bytes, 70u) << "2's block was committed by 1's use";
+  EXPECT_EQ(r.oom->held_unused_bytes, 0u);
+  sum_adds_up(r);
+  ASSERT_EQ(r.oom->live_sites.size(), 1u);
+  EXPECT_EQ(r.oom->live_sites[0].stack, 8u);
+  EXPECT_EQ(r.oom->live_sites[0].requested_bytes, 40u);
+
+  events_builder idle;  // 1 is freed unused: held, nothing on the device; 3 does not fit
+  idle.alloc(1, 40).free(1).alloc(2, 70).use(2, 70).alloc(3, 50).use(3, 50);
+  idle.events[0].stack = 7, idle.events[2].stack = 8, idle.events[4].stack = 9;
+  const replay_report h = replay_with_uses(idle.events, pool_lb(12), deferred, "buffer", o);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.oom->held_bytes, 40u);
+  EXPECT_EQ(h.oom->held_unused_bytes, 40u);
+  EXPECT_EQ(h.oom->unused_bytes, 50u);
+  EXPECT_EQ(h.oom->device_used_bytes, 70u);
+  sum_adds_up(h);
+  EXPECT_EQ(capacity_sum_at(*h.oom, h.device, true)->held_unused, 40u);
+  EXPECT_TRUE(h.oom->held_sites.empty());
+  ASSERT_EQ(h.oom->live_sites.size(), 1u);
+  EXPECT_EQ(h.oom->live_sites[0].stack, 8u);
+
+  events_builder again;  // 1's unused block goes to 2, which uses it; 3 does not fit
+  again.alloc(1, 40).free(1).alloc(2, 40).use(2, 40).alloc(3, 70).use(3, 70);
+  again.events[0].stack = 7, again.events[2].stack = 8, again.events[4].stack = 9;
+  const replay_report a = replay_with_uses(again.events, pool_lb(12), deferred, "buffer", o);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.oom->held_unused_bytes, 0u);
+  EXPECT_EQ(a.oom->unused_bytes, 70u);
+  sum_adds_up(a);
+  ASSERT_EQ(a.oom->live_sites.size(), 1u);
+  EXPECT_EQ(a.oom->live_sites[0].stack, 8u);
+
+  events_builder end;  // at the end: 2 never used, in the active figures and in no site
+  end.alloc(1, 40).use(1, 40).alloc(2, 30);
+  end.events[0].stack = 7, end.events[2].stack = 8;
+  for (const bool pool : {true, false}) {
+    replay_config c = pool_lb(12);
+    c.use_pool = pool;
+    const replay_report e = replay_with_uses(end.events, c, deferred, "buffer", o);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e.end_active_bytes, 70u);
+    EXPECT_EQ(e.end_unused_bytes, 30u);
+    EXPECT_EQ(e.end_unused_blocks, 1u);
+    ASSERT_EQ(e.end_live_sites.size(), 1u);
+    EXPECT_EQ(e.end_live_sites[0].stack, 7u);
+  }
 }
 
 TEST(Replay, DeferredFailureIsNotRescuedByTheRetry) {

@@ -107,6 +107,8 @@ struct oom_point {
   // Live blocks no command has used yet (a trace with first uses, version 4, on a device that
   // commits at first use): in active_bytes and active_rounded_bytes, but nothing on the device.
   std::uint64_t unused_bytes = 0, unused_rounded_bytes = 0;
+  // Freed blocks the pool held that no command used: in held_bytes, nothing on the device.
+  std::uint64_t held_unused_bytes = 0;
   std::uint64_t retries = 0;  // the pool's retries for this request
   std::string message;        // the pool's or the device's own words
   std::uint64_t stack = 0;    // the failing request's site (FORMAT.md "Sites"); 0: none
@@ -124,6 +126,7 @@ struct oom_point {
 struct capacity_sum {
   std::uint64_t live_requested = 0;  // requested bytes of live blocks the device holds
   std::uint64_t unused = 0;          // live blocks no command has used yet: not in the sum
+  std::uint64_t held_unused = 0;     // freed blocks the pool held that no command used: neither
   std::uint64_t bin_rounding = 0;    // their pool bins minus their requests (0 without a pool)
   std::uint64_t held = 0;            // freed blocks the pool held (0 without a pool)
   std::uint64_t page_rounding = 0;   // device committed - blocks' sizes (the profile's pages)
@@ -201,12 +204,17 @@ struct replay_report {
   // largest first (the blocks, with a pool, not what it holds).
   std::uint64_t end_active_bytes = 0;
   std::uint64_t end_active_blocks = 0;
+  // Of those, the blocks no command had used yet on a device that commits at first use (a
+  // version-4 trace): nothing on the device, and in no site's figures.
+  std::uint64_t end_unused_bytes = 0;
+  std::uint64_t end_unused_blocks = 0;
   std::vector<site_usage> end_live_sites;
   bool stopped = false;  // ended at replay_options::stop_after_event
   // With clpool_replay --peak: per site, what was live at the peak (a second pass, stopped at
   // peak_active_event); `peak_asked` says it was asked for.
   bool peak_asked = false;
   std::vector<site_usage> peak_live_sites;
+  std::uint64_t peak_unused_bytes = 0, peak_unused_blocks = 0;  // as end_unused_*, at the peak
   std::vector<timeline_point> timeline;  // empty unless replay_options::timeline
   // The last replay_options::timeline_tail_events events, one point each, oldest first (the
   // failing event last when there is one): the picture's zoom on the failure. Empty unless

@@ -69,7 +69,8 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
           {"request_rounded_bytes", s.request_rounded},
           {"request_device_bytes", s.request_device},
           {"request_takes_new_shared_page", s.request_takes_new_shared_page},
-          {"unused_bytes", s.unused}};
+          {"unused_bytes", s.unused},
+          {"held_unused_bytes", s.held_unused}};
 }
 
 nlohmann::json frees_at_json(const replay_report& r) {
@@ -82,6 +83,19 @@ nlohmann::json frees_at_json(const replay_report& r) {
           {"waits_replayed", r.waits},
           {"releases_in_trace", in_trace(r.trace_releases)},
           {"waits_in_trace", in_trace(r.trace_waits)}};
+}
+
+// A version-4 trace's first uses, and the live blocks no command had used yet (in the active
+// figures, in no site's); nothing for a trace without them.
+void first_uses_json(const replay_report& r, nlohmann::json& j) {
+  if (r.first_use_kinds.empty()) return;
+  j["first_uses"] = {{"kinds", r.first_use_kinds}, {"use_events", r.uses}};
+  j["end_unused_bytes"] = r.end_unused_bytes;
+  j["end_unused_blocks"] = r.end_unused_blocks;
+  if (r.peak_asked && r.sites) {
+    j["peak_unused_bytes"] = r.peak_unused_bytes;
+    j["peak_unused_blocks"] = r.peak_unused_blocks;
+  }
 }
 
 nlohmann::json to_json(const replay_report& r) {
@@ -129,8 +143,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["rescued_requests"] = r.rescued_requests;
   if (r.has_releases()) j["frees_at"] = frees_at_json(r);
   // A trace with first uses (version 4): the kinds it records them for, the use events applied.
-  if (!r.first_use_kinds.empty())
-    j["first_uses"] = {{"kinds", r.first_use_kinds}, {"use_events", r.uses}};
+  first_uses_json(r, j);
   if (r.oom) {
     const oom_point& p = *r.oom;
     j["oom"] = {{"event_index", p.event_index},

@@ -5,11 +5,15 @@
 namespace clpool::replay {
 
 void site_ledger::on_alloc(std::uint64_t id, std::uint64_t stack, std::uint64_t requested,
-                           std::uint64_t rounded, std::uint64_t handle) {
+                           std::uint64_t rounded, std::uint64_t handle, bool awaits_use) {
   if (handle != 0) held_.erase(handle);
   const std::uint64_t committed =
       rounded == 0 ? 0 : device_model::profile_rounded(profile_, rounded);
-  live_[id] = block{stack, requested, rounded, committed, handle};
+  live_[id] = block{stack, requested, rounded, committed, handle, awaits_use};
+}
+
+void site_ledger::on_use(std::uint64_t id) {
+  if (const auto it = live_.find(id); it != live_.end()) it->second.awaits_use = false;
 }
 
 void site_ledger::on_free(std::uint64_t id, bool pool_holds) {
@@ -44,14 +48,16 @@ std::vector<site_usage> site_ledger::sum(const std::vector<const block*>& blocks
 std::vector<site_usage> site_ledger::live_sites() const {
   std::vector<const block*> blocks;
   for (const auto& [id, b] : live_) {
-    if (b.rounded != 0) blocks.push_back(&b);
+    if (b.rounded != 0 && !b.awaits_use) blocks.push_back(&b);
   }
   return sum(blocks);
 }
 
 std::vector<site_usage> site_ledger::held_sites() const {
   std::vector<const block*> blocks;
-  for (const auto& [handle, b] : held_) blocks.push_back(&b);
+  for (const auto& [handle, b] : held_) {
+    if (!b.awaits_use) blocks.push_back(&b);
+  }
   return sum(blocks);
 }
 

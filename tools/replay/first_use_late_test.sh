@@ -31,6 +31,18 @@ out="$("$REPLAY" --no-progress "$T/late.trace" --capacity 4GiB 2>&1)"
 rc=$?
 [[ $rc == 1 && "$out" == *"OUT OF MEMORY at event 4 (seq 4, line "*"): use of 2.50 GiB (2684354560 bytes)"* &&
   "$out" == *"deferred allocation failed at first use"* ]] || fail "pool replay at 4 GiB: exit $rc: $out"
+# The second buffer, not yet used, is in none of the sites holding device memory; the first's
+# block, held by the pool, is.
+[[ "$out" == *"not among the sites: 2.50 GiB (2684354560 bytes) in live blocks no command has used yet"* &&
+  "$out" == *"sites whose freed blocks the pool still held:"*"first_use_late.py:11)"* &&
+  "$out" == *"events replayed           5 (2 alloc, 1 free, 0 alloc_failed, 2 use)"* ]] ||
+  fail "pool replay at 4 GiB, its sites: $out"
+# At the peak both buffers are live, one of them not yet used: one site holds device memory.
+out="$("$REPLAY" --no-progress "$T/late.trace" --capacity 4GiB --no-pool --peak 2>&1)"
+[[ "$out" == *"at the peak (event 2): 5 GiB (5368709120 bytes) live"* &&
+  "$out" == *"1. <module> ("*"first_use_late.py:11)"* && "$out" != *"2. <module>"* &&
+  "$out" == *"not among the sites: 2.50 GiB (2684354560 bytes) in 1 block no command had used yet (the device holds nothing for it)"* ]] ||
+  fail "peak sites: $out"
 # Without its first uses (the events as version 3), each buffer counts from its creation.
 grep -v ' use \|^# first_uses' "$T/late.trace" | sed '1s/.*/clpool-trace 3/' >"$T/late3.trace"
 out="$("$REPLAY" --no-progress "$T/late3.trace" --capacity 4GiB --no-pool 2>&1)"

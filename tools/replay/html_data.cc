@@ -10,6 +10,7 @@
 #include "device_model/device_memory.h"
 #include "pool/bins.h"
 #include "replay/free_schedule.h"
+#include "replay/replay.h"
 #include "replay/result_json.h"
 #include "replay/site_names.h"
 #include "tools/replay/report_format.h"
@@ -92,37 +93,53 @@ class best_fit {
   std::uint64_t top_ = 0;
 };
 
-// Every block allocated up to event r.events - 1, with its lifetime, sizes and place in a
+// Every block committed up to event r.events - 1, with its lifetime, sizes and place in a
 // best-fit layout of what the device commits: the failing request got no memory and is no block
-// (the live blocks at the failure are the replay's). Frames defined after the failure are read
-// too (lazy symbolization).
+// (the live blocks at the failure are the replay's). A block the replay committed at its first
+// use (replay.h commits_at_first_use) starts there, and one never used is none. Frames defined
+// after the failure are read too (lazy symbolization).
 std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report& r) {
   const bool pool = r.config.use_pool;
   std::vector<block> blocks;
   std::unordered_map<std::uint64_t, std::size_t> live;  // trace id -> index in blocks
+  std::unordered_map<std::uint64_t, block> unused;      // trace id -> a block before its first use
   best_fit layout;
   free_schedule schedule(r.frees_at);
   trace::trace_event e;
   std::uint64_t index = 0;
+  const auto commit = [&](block b, std::uint64_t at, std::uint64_t time_ns) {
+    b.start = b.end = at;
+    b.t0 = b.t1 = time_ns;
+    b.offset = layout.place(b.committed);
+    live[b.id] = blocks.size();
+    blocks.push_back(b);
+  };
   while (index < r.events && reader.next(e)) {
     const bool failing = r.oom && index == r.oom->event_index;
     if (e.action == trace::trace_action::alloc && e.kind != trace::trace_kind::sub &&
         e.kind != trace::trace_kind::host && e.size != 0 && !failing) {
       block b;
       b.id = e.id;
-      b.start = b.end = index;
       b.size = e.size;
       b.rounded = pool ? rounded_size(e.size, r.config.leading_bits) : e.size;
       b.committed = device_model::profile_rounded(r.device.profile, b.rounded);
       b.stack = e.stack;
-      b.t0 = b.t1 = e.time_ns;
-      b.offset = layout.place(b.committed);
-      live[e.id] = blocks.size();
-      blocks.push_back(b);
+      if (replay::commits_at_first_use(r, e.kind)) {
+        unused[e.id] = b;
+      } else {
+        commit(b, index, e.time_ns);
+      }
+    } else if (e.action == trace::trace_action::use) {
+      const auto it = unused.find(e.id);
+      if (it != unused.end() && !failing) {
+        commit(it->second, index, e.time_ns);
+        unused.erase(it);
+      }
     } else {
       // A block ends where the replay freed it: its free, or its release or a wait (version 3,
       // by the rule the replay used).
       schedule.on_event(e, [&](std::uint64_t id) {
+        if (unused.erase(id) != 0) return;  // never used: never drawn
         if (const auto it = live.find(id); it != live.end()) {
           block& b = blocks[it->second];
           b.end = index;
@@ -315,6 +332,9 @@ void capacity_sum_figures(const replay_report& r, nlohmann::json& j) {
   }
   j["request_text"] = capacity_request_text(*s, r);
   if (s->unused != 0) j["capacity_unused"] = s->unused;
+  if (s->held_unused != 0) j["capacity_held_unused"] = s->held_unused;
+  if (const std::string unused = capacity_unused_text(*s); !unused.empty())
+    j["capacity_unused_text"] = unused;
 }
 
 }  // namespace

@@ -237,5 +237,48 @@ TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
   EXPECT_TRUE(data_for(device_model::device_profile{}).data["peak"].is_null());
 }
 
+// A version-4 trace on a device that commits at first use: a block is drawn from its first use,
+// one never used is none, and the page's line under the sum says what the sum leaves out.
+TEST(HtmlData, ABlockIsDrawnFromItsFirstUse) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v4.trace";
+  std::ofstream(path) << "clpool-trace 4\n# first_uses: buffer\n"
+                         "frame 1 py 3 app.py keep\nstack 1 0 1\n"
+                         "frame 2 py 4 app.py idle\nstack 2 0 2\n"
+                         "0 0 0 0 alloc 1 3145728 buffer 0 1\n"
+                         "1 0 0 0 alloc 2 1048576 buffer 0 2\n"  // never used
+                         "2 0 0 0 use 1 3145728 buffer 0 1\n"
+                         "3 0 0 0 alloc 3 2097152 buffer 0 1\n"
+                         "4 0 0 0 use 3 2097152 buffer 0 1\n"  // 5 MiB committed
+                         "5 0 0 0 free 2 0 buffer 0\n";
+  replay_options options;
+  options.sites = true;
+  options.timeline = true;
+  const replay_config nopool{.use_pool = false};
+  {
+    trace::trace_reader reader(path, {.check_liveness = false});
+    const replay_report r =
+        replay_stream(reader, nopool, device_spec{64 * MiB, alloc_semantics::deferred}, options);
+    ASSERT_FALSE(r.oom);
+    const nlohmann::json d = html_data(r, path, "t");
+    EXPECT_EQ(d["peak"]["event"], 4u);
+    EXPECT_EQ(d["peak"]["committed_bytes"], 5 * MiB);
+    ASSERT_EQ(d["peak"]["sites"].size(), 1u);
+    EXPECT_EQ(d["peak"]["sites"][0]["site"], "keep (app.py:3)");
+    EXPECT_EQ(d["peak"]["sites"][0]["blocks"], 2u);
+    EXPECT_EQ(d["blocks"]["start"], nlohmann::json::array({2, 4}));
+  }
+  trace::trace_reader reader(path, {.check_liveness = false});
+  const replay_report r =
+      replay_stream(reader, nopool, device_spec{4 * MiB, alloc_semantics::deferred}, options);
+  ASSERT_TRUE(r.oom);
+  const nlohmann::json d = html_data(r, path, "t");
+  EXPECT_EQ(d["capacity_unused"], 3 * MiB);  // 2, never used, and 3, whose use fails
+  EXPECT_NE(d["capacity_unused_text"].get<std::string>().find(
+                "not in the sum: 3 MiB (3145728 bytes) in live blocks no command has used yet"),
+            std::string::npos);
+  EXPECT_EQ(d["blocks"]["start"], nlohmann::json::array({2}));
+}
+
 }  // namespace
 }  // namespace clpool::replay_cli

@@ -86,7 +86,9 @@ if (!POOL || !OOM || !(OOM.held_sites || []).length) $("held-wrap").style.displa
   if (!rows) $("sum-wrap").style.display = "none";
   else { $("capacity-sum").querySelector("tbody").innerHTML = rows.map(r => "<tr" + (r.total ? " class=total" : "") + "><td>" + r.op +
       "</td><td data-bytes=" + r.bytes + ">" + bytes(r.bytes) + "</td><td class=what>" + esc(r.what) + "</td></tr>").join("");
-    $("request-need").textContent = D.request_text.charAt(0).toUpperCase() + D.request_text.slice(1) + "."; } }
+    const need = D.request_text.charAt(0).toUpperCase() + D.request_text.slice(1) + ".";
+    const unused = D.capacity_unused_text || "";
+    $("request-need").textContent = need + (unused ? " " + unused.charAt(0).toUpperCase() + unused.slice(1) + "." : ""); } }
 // Sites: stacks grouped by the name of their site, the largest first, colours by rank.
 const siteOf = D.stacks.map(s => s.site), siteIdx = new Map(), siteBytes = [];
 for (let i = 0; i < N; i++) { const s = siteOf[B.stack[i]]; if (!siteIdx.has(s)) { siteIdx.set(s, siteIdx.size); siteBytes.push(0); }

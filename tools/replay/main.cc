@@ -380,10 +380,12 @@ run_output replay_all(plan& p) {
       if (p.peak) {  // the same replay again, stopped where the peak was reached
         res.replay->peak_asked = true;
         if (p.sites && res.replay->peak_active_bytes != 0) {
-          res.replay->peak_live_sites =
+          const replay_report at_peak =
               replay_once(p.configs[i], *p.capacity, false, name + " up to its peak",
-                          res.replay->peak_active_event)
-                  .end_live_sites;
+                          res.replay->peak_active_event);
+          res.replay->peak_live_sites = at_peak.end_live_sites;
+          res.replay->peak_unused_bytes = at_peak.end_unused_bytes;
+          res.replay->peak_unused_blocks = at_peak.end_unused_blocks;
         }
       }
     }

@@ -177,6 +177,16 @@ std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const rep
   return rows;
 }
 
+std::string capacity_unused_text(const capacity_sum& s) {
+  if (s.unused == 0 && s.held_unused == 0) return "";
+  std::string text = "not in the sum: ";
+  if (s.unused != 0) text += both(s.unused) + " in live blocks no command has used yet";
+  if (s.unused != 0 && s.held_unused != 0) text += ", and ";
+  if (s.held_unused != 0)
+    text += both(s.held_unused) + " in freed blocks the pool holds that no command used";
+  return text + " (the device holds nothing for them)";
+}
+
 namespace {
 
 // The capacity at the failure as a sum whose lines add up (result.h, capacity_sum).
@@ -196,10 +206,8 @@ void capacity_sum_text(std::ostringstream& out, const replay_report& r) {
     out << "  " << figure << std::string(width - figure.size() + 2, ' ') << what << "\n";
   }
   out << "  " << capacity_request_text(s, r) << "\n";
-  if (s.unused != 0) {
-    out << "  not in the sum: " << both(s.unused)
-        << " in live blocks no command has used yet (the device holds nothing for them)\n";
-  }
+  if (const std::string unused = capacity_unused_text(s); !unused.empty())
+    out << "  " << unused << "\n";
 }
 
 // After "device used / capacity": what was left, under the names the sum gives it (nothing on an
@@ -272,6 +280,7 @@ void summary_text(std::ostringstream& out, const replay_report& r) {
           (r.releases != 0 || r.waits != 0 ? ", " + std::to_string(r.releases) + " release, " +
                                                  std::to_string(r.waits) + " wait"
                                            : std::string()) +
+          (r.first_use_kinds.empty() ? std::string() : ", " + std::to_string(r.uses) + " use") +
           ")");
   row(out, "peak active", both(r.peak_active_bytes));
   if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));

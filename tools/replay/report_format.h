@@ -33,6 +33,10 @@ std::vector<capacity_sum_row> capacity_sum_rows(const replay::capacity_sum& s,
 // the program (or, for the pool's limit or the host budget, what it was refused against).
 std::string capacity_request_text(const replay::capacity_sum& s, const replay::replay_report& r);
 
+// "not in the sum: ..." when blocks no command has used hold nothing on the device (a version-4
+// trace on a device that commits at first use): live ones, and freed ones the pool holds; else "".
+std::string capacity_unused_text(const replay::capacity_sum& s);
+
 // "the program's release (...) (...); releases up to the failure: 23 of 74; waits up to the
 // failure: 1 of 1": which moment of each free the replay used and how many releases and waits it
 // saw, against the whole trace's; "" for a trace without release or wait events.

@@ -66,6 +66,17 @@ bool site_list(std::ostringstream& out, const char* title, const std::vector<sit
   return unnamed;
 }
 
+// Under a site list: the live blocks in none of its sites, because no command had used them yet
+// on a device that commits at first use (a version-4 trace).
+void unused_note(std::ostringstream& out, std::uint64_t bytes, std::uint64_t blocks,
+                 const char* whose) {
+  if (bytes == 0) return;
+  out << "  not among the sites: " << both(bytes);
+  if (blocks != 0) out << " in " << blocks << (blocks == 1 ? " block" : " blocks");
+  out << " " << whose << " (the device holds nothing for " << (blocks == 1 ? "it" : "them")
+      << ")\n";
+}
+
 }  // namespace
 
 void callers_text(std::ostringstream& out, const std::vector<caller_usage>& callers,
@@ -87,9 +98,11 @@ void sites_text(std::ostringstream& out, const replay_report& r, bool full_stack
   bool unnamed = is_unnamed_site(r.sites.get(), p.stack);
   unnamed |= site_list(out, "sites holding the most device memory at the failure (live blocks):",
                        p.live_sites, r, full_stacks, top);
+  unused_note(out, p.unused_bytes, 0, "in live blocks no command has used yet");
   if (r.config.use_pool) {
     unnamed |= site_list(out, "sites whose freed blocks the pool still held:", p.held_sites, r,
                          full_stacks, top);
+    unused_note(out, p.held_unused_bytes, 0, "in freed blocks the pool holds that no command used");
   }
   if (!full_stacks) out << "  (--full-stacks prints every frame of each site)\n";
   if (unnamed) out << "  " << unnamed_site_note << "\n";
@@ -104,6 +117,7 @@ void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool ful
   if (r.sites) {
     unnamed = site_list(out, "sites holding the most device memory at the peak (live blocks):",
                         r.peak_live_sites, r, full_stacks, top);
+    unused_note(out, r.peak_unused_bytes, r.peak_unused_blocks, "no command had used yet");
   }
   out << "live at the end (event " << (r.events == 0 ? 0 : r.events - 1)
       << "): " << both(r.end_active_bytes) << " in " << r.end_active_blocks
@@ -111,6 +125,7 @@ void peak_and_end_text(std::ostringstream& out, const replay_report& r, bool ful
   if (r.sites) {
     unnamed |= site_list(out, "sites still holding device memory at the end (live blocks):",
                          r.end_live_sites, r, full_stacks, top);
+    unused_note(out, r.end_unused_bytes, r.end_unused_blocks, "no command had used");
   }
   if (unnamed) out << "  " << unnamed_site_note << "\n";
 }
