@@ -19,7 +19,7 @@ const B = D.blocks, N = B.id.length, $ = id => document.getElementById(id);
 // (common::format_bytes); a sum the page makes on the fly (a site's live bytes under the pointer
 // in the by-site view) is shown exactly, in bytes.
 function fmt(b) { const t = D.bytes_text[b]; return t !== undefined ? t : b + " bytes"; }
-function bytes(b) { return b < 1024 ? b + " bytes" : fmt(b) + " (" + b + " bytes)"; }
+function bytes(b) { return b < 1024 ? b + (b == 1 ? " byte" : " bytes") : fmt(b) + " (" + b + " bytes)"; }
 // An axis label: a multiple of a power of two that is at least a quarter of the unit it is
 // written in, so two decimals are exact (what format_bytes prints for it, no rounding).
 function axisLabel(b) { const u = ["B","KiB","MiB","GiB","TiB","PiB","EiB"]; let i = 0, unit = 1;
@@ -64,6 +64,7 @@ function callerRows(after, callers, depth) { let last = after;
     last.after(tr); last = callerRows(tr, c.callers || [], depth + 1); }
   return last; }
 function fill(id, rows) { const tb = $(id).querySelector("tbody");
+  if (!rows.length) { tb.innerHTML = "<tr><td></td><td class=site colspan=5>none</td></tr>"; return; }
   rows.forEach((r, i) => { const tr = document.createElement("tr"), callers = r.callers || [];
     tr.innerHTML = "<td>" + (i + 1) + "</td><td class=site title='" + esc(r.frames.join("\n")).replace(/'/g, "&#39;") + "'>" +
       (callers.length ? "<button class=expand aria-expanded=false title='its callers'>&#9656;</button>" : "") + esc(r.site) + "</td>" + cells(r);
