@@ -195,6 +195,14 @@ run 0 "$EX/fragmentation.trace" --capacity 8GiB --frees-at release
 run 0 "$V3" --write-trace "$T/v3b.trace" --write-format binary
 run 0 "$T/v3b.trace" --capacity 1GiB --no-pool --profile exact --frees-at release
 [[ "$out" == *"peak active               1 MiB ("* ]] || fail "binary copy of v3: $out"
+# ... and version 4 its first_uses comment, with events or none.
+printf 'clpool-trace 4\n# first_uses: buffer\n' >"$T/empty4.trace"
+printf '0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 use 1 4096 buffer 0\n' | cat "$T/empty4.trace" - >"$T/one4.trace"
+for v4 in empty4 one4; do
+  run 0 "$T/$v4.trace" --capacity 1GiB --write-trace "$T/$v4.copy.trace"
+  [[ "$(head -1 "$T/$v4.copy.trace")" == "clpool-trace 4" ]] && grep -qx "# first_uses: buffer" "$T/$v4.copy.trace" ||
+    fail "--write-trace of $v4: $(cat "$T/$v4.copy.trace")"
+done
 
 echo "--- --site-frames N: a whole number from 1 to 64, else one line and exit 2"
 for v in x 0 -3 2.5 65; do

@@ -278,9 +278,10 @@ void write_trace(const plan& p) {
     trace::trace_event e;
     std::size_t stacks_written = 0;
     bool first = true;
-    while (source.next(e)) {
+    // The header's comments are read once the first event is (or the end, in a trace with none):
+    // first_uses goes before the first event.
+    const auto header_comments = [&] {
       if constexpr (requires { source.metadata(); }) {
-        // The header's comments are read once the first event is: first_uses goes before it.
         if (first && version >= trace::first_use_format_version) {
           for (const auto& [key, value] : source.metadata()) {
             if (key == "first_uses") writer.comment("first_uses", value);
@@ -288,6 +289,9 @@ void write_trace(const plan& p) {
         }
       }
       first = false;
+    };
+    while (source.next(e)) {
+      header_comments();
       if constexpr (requires { source.sites(); }) {
         const auto& stacks = source.sites().stacks_in_order();
         for (; with_sites && stacks_written < stacks.size(); ++stacks_written) {
@@ -297,6 +301,7 @@ void write_trace(const plan& p) {
       }
       writer.write(e);
     }
+    header_comments();
     if constexpr (requires { source.sites(); }) {
       if (with_sites) {
         for (const auto& [id, frame] : source.sites().all_frames()) writer.write_frame(id, *frame);
