@@ -278,14 +278,12 @@ void write_trace(const plan& p) {
     trace::trace_event e;
     std::size_t stacks_written = 0;
     bool first = true;
-    // The header's comments are read once the first event is (or the end, in a trace with none):
-    // first_uses goes before the first event.
+    // Header comments are read with the first event (or at the end): first_uses goes before it.
     const auto header_comments = [&] {
       if constexpr (requires { source.metadata(); }) {
-        if (first && version >= trace::first_use_format_version) {
-          for (const auto& [key, value] : source.metadata()) {
-            if (key == "first_uses") writer.comment("first_uses", value);
-          }
+        for (const auto& [key, value] : source.metadata()) {
+          if (first && version >= trace::first_use_format_version && key == "first_uses")
+            writer.comment("first_uses", value);
         }
       }
       first = false;
