@@ -26,8 +26,9 @@ struct named_unit {
   const char* decimal;  // the ambiguous decimal spelling that is refused
   unsigned shift;
 };
-constexpr named_unit units[] = {
-    {"KiB", "k", "kb", 10}, {"MiB", "m", "mb", 20}, {"GiB", "g", "gb", 30}, {"TiB", "t", "tb", 40}};
+constexpr named_unit units[] = {{"KiB", "k", "kb", 10}, {"MiB", "m", "mb", 20},
+                                {"GiB", "g", "gb", 30}, {"TiB", "t", "tb", 40},
+                                {"PiB", "p", "pb", 50}, {"EiB", "e", "eb", 60}};
 
 }  // namespace
 
@@ -68,7 +69,7 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text, std::string&
     }
   }
   why = "has an unknown unit '" + ascii_text(unit_text) +
-        "' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)";
+        "' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)";
   return std::nullopt;
 }
 

@@ -12,12 +12,13 @@
 
 namespace clpool::common {
 
-// Digits, optionally followed by a unit: B, KiB, MiB, GiB or TiB, or the short K, M, G, T for the
-// same binary units; any case; spaces around the value and between number and unit ignored.
-// Decimal units (KB, MB, GB, TB) are refused as ambiguous, with the binary unit to write instead.
-// On anything else (empty, negative, fractional, an unknown unit, more than 2^64 - 1 bytes)
-// returns nothing and says why in `why` ("is negative", ...), to be prefixed by the caller with
-// the value's name and the text as typed: "--capacity: '2GB' is ambiguous: ...".
+// Digits, optionally followed by a unit: B, KiB, MiB, GiB, TiB, PiB or EiB (every unit
+// format_bytes prints), or the short K, M, G, T, P, E for the same binary units; any case; spaces
+// around the value and between number and unit ignored. Decimal units (KB, MB, GB, TB, PB, EB) are
+// refused as ambiguous, with the binary unit to write instead. On anything else (empty, negative,
+// fractional, an unknown unit, more than 2^64 - 1 bytes) returns nothing and says why in `why` ("is
+// negative", ...), to be prefixed by the caller with the value's name and the text as typed:
+// "--capacity: '2GB' is ambiguous: ...".
 std::optional<std::uint64_t> parse_byte_size(std::string_view text, std::string& why);
 
 // The largest device (its capacity) any tool accepts: 2^62 bytes. The trace format

@@ -39,6 +39,11 @@ TEST(ByteSize, AcceptedSpellings) {
       {"256M", 256ull << 20},
       {"8g", 8ull << 30},
       {"2T", 2ull << 40},
+      // every unit format_bytes prints, up to EiB, reads back
+      {"1PiB", 1ull << 50},
+      {"3p", 3ull << 50},
+      {"15EiB", 15ull << 60},
+      {"4e", 4ull << 60},
       // spaces around the value and before the unit
       {" 4 gib ", 4ull << 30},
       {"\t4\tGiB", 4ull << 30},
@@ -73,15 +78,25 @@ TEST(ByteSize, RefusedSpellings) {
       {"2GB", "is ambiguous: decimal units are not accepted; write 2GiB"},
       {"2gb", "is ambiguous: decimal units are not accepted; write 2GiB"},
       {"1TB", "is ambiguous: decimal units are not accepted; write 1TiB"},
-      {"2GiBs", "has an unknown unit 'GiBs' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
-      {"12x", "has an unknown unit 'x' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
-      {"1PiB", "has an unknown unit 'PiB' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
-      {"0x10", "has an unknown unit 'x10' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
-      {"1e3", "has an unknown unit 'e3' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
-      {"2 G i B", "has an unknown unit 'G i B' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
-      {"1\nGiB", "has an unknown unit '\\x0aGiB' (use B, KiB, MiB, GiB or TiB, or k, m, g, t)"},
+      {"2GiBs",
+       "has an unknown unit 'GiBs' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)"},
+      {"12x",
+       "has an unknown unit 'x' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)"},
+      {"1ZiB",
+       "has an unknown unit 'ZiB' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)"},
+      {"0x10",
+       "has an unknown unit 'x10' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)"},
+      {"1e3",
+       "has an unknown unit 'e3' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)"},
+      {"2 G i B",
+       "has an unknown unit 'G i B' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, e)"},
+      {"1\nGiB",
+       "has an unknown unit '\\x0aGiB' (use B, KiB, MiB, GiB, TiB, PiB or EiB, or k, m, g, t, p, "
+       "e)"},
       {"18446744073709551616", "is larger than 2^64 - 1 bytes"},
       {"16777216TiB", "is larger than 2^64 - 1 bytes"},
+      {"16EiB", "is larger than 2^64 - 1 bytes"},
+      {"2PB", "is ambiguous: decimal units are not accepted; write 2PiB"},
       {"17179869184g", "is larger than 2^64 - 1 bytes"},
   };
   for (const refused& r : table) {
@@ -140,6 +155,19 @@ TEST(FormatBytes, RoundedForPeople) {
   EXPECT_EQ(format_bytes(std::uint64_t{4} << 30), "4 GiB");
   EXPECT_EQ(format_bytes(std::uint64_t{3} << 19), "1.50 MiB");
   EXPECT_EQ(format_bytes(~std::uint64_t{0}), "16.00 EiB");
+}
+
+// What a report prints for people, rounded, parses back when it is exact: a user may type what a
+// tool printed (2^50 prints as "1 PiB").
+TEST(FormatBytes, ExactFiguresParseBack) {
+  for (const std::uint64_t v : {std::uint64_t{1} << 50, std::uint64_t{3} << 50,
+                                std::uint64_t{1} << 60, std::uint64_t{1} << 62}) {
+    std::string why;
+    EXPECT_EQ(parse_byte_size(format_bytes(v), why), v) << format_bytes(v) << ": " << why;
+  }
+  std::string why;
+  EXPECT_EQ(parse_size("4EiB", size_rules{.device = true}, why), max_device_bytes);
+  EXPECT_FALSE(parse_size("5EiB", size_rules{.device = true}, why));
 }
 
 TEST(FormatBytes, BothForReports) {

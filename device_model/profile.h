@@ -16,10 +16,10 @@
 //   max_alloc_enforced = no            yes | no
 //   commands_finish = promptly         promptly | at_wait: when queued commands run (below)
 //
-// Sizes are whole numbers with an optional unit B, KiB, MiB, GiB, TiB (or K, M, G, T). Every key
-// may appear once; a missing key keeps the `exact` profile's value. Anything else (an unknown
-// key, a bad unit, a negative or absurd value, a repeated key, inconsistent values) is an error
-// naming the file, the line and the key.
+// Sizes are whole numbers with an optional unit B, KiB, MiB, GiB, TiB, PiB, EiB (or K, M, G, T, P,
+// E). Every key may appear once; a missing key keeps the `exact` profile's value. Anything else (an
+// unknown key, a bad unit, a negative or absurd value, a repeated key, inconsistent values) is an
+// error naming the file, the line and the key.
 #ifndef CLPOOL_DEVICE_MODEL_PROFILE_H_
 #define CLPOOL_DEVICE_MODEL_PROFILE_H_
 

@@ -34,7 +34,8 @@ void add_options(CLI::App& app, first_use_args& a) {
       "fill, copies, rect forms, map, migrate, kernel launches, SVM fill, copy, map, migrate and "
       "kernel), and prints which call reports the failure and with which status; each case also "
       "runs on a buffer that fits (the control) and checks that the context is still usable.\n"
-      "Sizes accept plain bytes or a B, KiB, MiB, GiB, TiB (or K, M, G, T) suffix.");
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB, TiB, PiB, EiB (or K, M, G, T, P, E) "
+      "suffix.");
   app.footer(
       "Output: '#' lines (the device, free memory and its source, the sizes), then a table, tab-\n"
       "separated: case, call, create, enqueue, finish, event (statuses; '-' where the step did "

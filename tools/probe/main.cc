@@ -81,7 +81,8 @@ void add_options(CLI::App& app, probe_args& a) {
       "CL_DEVICE_MAX_MEM_ALLOC_SIZE is enforced, the headroom, the page, and the packing of small "
       "requests.\n"
       "It fills the device until it refuses: run it on an idle device.\n"
-      "Sizes accept plain bytes or a B, KiB, MiB, GiB, TiB (or K, M, G, T) suffix.");
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB, TiB, PiB, EiB (or K, M, G, T, P, E) "
+      "suffix.");
   app.footer(
       "Exit codes:\n"
       "  0  everything was measured (and the profile written with --output)\n"

@@ -51,7 +51,8 @@ void describe_tool(CLI::App& app) {
       "device of a given capacity (the built-in simulated device, or a mockcl OpenCL device "
       "through "
       "the ICD loader), and reports whether and why it runs out of memory.\n"
-      "Sizes accept plain bytes or a B, KiB, MiB, GiB or TiB suffix, or k, m, g, t, any case "
+      "Sizes accept plain bytes or a B, KiB, MiB, GiB, TiB, PiB or EiB suffix, or k, m, g, t, p, "
+      "e, any case "
       "(4GiB, "
       "512MiB, 256m, 1073741824); decimal KB, MB, GB, TB are refused as ambiguous. A device is at "
       "most 2^62 bytes.");
