@@ -49,8 +49,9 @@ int usage_error(const std::string& message) {
 
 // The output directory: made, or an earlier sweep's replaced with --force; anything else there
 // is refused, and only the sweep's own folders are ever removed.
-std::string prepare_out(const sweep_options& o) {
+std::string prepare_out(const sweep_options& o, bool& made) {
   struct stat st;
+  made = false;
   if (::stat(o.out.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) return "--out: '" + o.out + "' exists and is not a directory";
     if (::access((o.out + "/" + marker).c_str(), F_OK) != 0) {
@@ -66,10 +67,23 @@ std::string prepare_out(const sweep_options& o) {
     }
   } else if (::mkdir(o.out.c_str(), 0777) != 0) {
     return "--out: cannot make '" + o.out + "': " + std::strerror(errno);
+  } else {
+    made = true;
   }
   std::ofstream(o.out + "/" + marker) << "clpool sweep\n";
   ::mkdir((o.out + "/runs").c_str(), 0777);
   return "";
+}
+
+// A sweep refused after prepare_out (its --only names no point of the program): what it wrote
+// goes, and --out too when this sweep made it.
+void discard_out(const sweep_options& o, bool made) {
+  std::error_code ec;
+  for (const char* sub : {"/fault-free", "/runs", "/python"})
+    std::filesystem::remove_all(o.out + sub, ec);
+  if (!made) return;
+  std::filesystem::remove(o.out + "/" + marker, ec);
+  ::rmdir(o.out.c_str());  // only if nothing else is there
 }
 
 // The environment every run shares: the layer with the sweep's profile on a budget no program
@@ -144,6 +158,7 @@ std::string probe_reports(const sweep_options& o, bool in_out) {
 
 struct setup {
   sweep_options o;
+  bool made_out = false;  // --out did not exist before this sweep
   std::string layer, program, check;
   std::vector<std::string> env;
 };
@@ -187,7 +202,7 @@ std::optional<int> validate(setup& s, const std::vector<std::string>& args) {
   // Where the reports go is checked before --out is made or an earlier sweep there replaced, so
   // a refusal changes nothing; a report inside --out, once --out is there.
   if (std::string p = probe_reports(s.o, false); !p.empty()) return usage_error(p);
-  if (std::string p = prepare_out(s.o); !p.empty()) return usage_error(p);
+  if (std::string p = prepare_out(s.o, s.made_out); !p.empty()) return usage_error(p);
   if (std::string p = probe_reports(s.o, true); !p.empty()) return usage_error(p);
   return std::nullopt;
 }
@@ -383,6 +398,7 @@ int run_sweep(const std::vector<std::string>& args) {
       select_points(result.points, s.o.points, s.o, result.left_out, result.left_out_why);
   if (s.o.only && std::none_of(result.points.begin(), result.points.end(),
                                [&](const failure_point& p) { return p.id == *s.o.only; })) {
+    discard_out(s.o, s.made_out);
     return usage_error(no_such_point(*s.o.only, result.points));  // not another shard's: none
   }
   for (const failure_point& p : selected) {

@@ -151,6 +151,12 @@ has "replay: clpool sweep --profile nvidia --out $T/s$n --force --only first-use
 # A point the program does not have (a replay line from another build): refused, naming what it has.
 sweep 2 --only alloc:99 -- "$VICTIM" handles
 has "clpool sweep: error: --only alloc:99: the fault-free run has no such point (it has alloc:1..3 and first-use:1..3)"
+[[ ! -e "$T/s$n" ]] || fail "--only alloc:99 left its new --out behind: $(ls -A "$T/s$n")"
+# ... and into an earlier sweep's folder (--force): the folder stays, empty of runs.
+sweep 0 --only alloc:1 -- "$VICTIM" handles
+"$CLPOOL" sweep --out "$T/s$n" --force --only alloc:99 -- "$VICTIM" handles >/dev/null 2>&1
+[[ $? == 2 && -d "$T/s$n" && ! -e "$T/s$n/fault-free" && ! -e "$T/s$n/runs" ]] ||
+  fail "--only alloc:99 over an earlier sweep: $(ls -A "$T/s$n")"
 sweep 0 --only alloc:2 --shard 2/3 -- "$VICTIM" handles  # there, in another shard: no run, no error
 has "runs: 0 of 0"
 
