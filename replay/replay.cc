@@ -165,32 +165,20 @@ bool replayer::apply(const trace_event& event, std::uint64_t line) {
 
 replay_report replayer::report() const { return impl_->snapshot(); }
 
-namespace {
-// Whether the blank-separated (spaces or tabs) words of `kinds` include `word`.
-bool names_kind(std::string_view kinds, std::string_view word) {
-  for (std::size_t at = 0; at < kinds.size();) {
-    const std::size_t start = kinds.find_first_not_of(" \t", at);
-    if (start == std::string_view::npos) return false;
-    const std::size_t end = std::min(kinds.find_first_of(" \t", start), kinds.size());
-    if (kinds.substr(start, end - start) == word) return true;
-    at = end;
-  }
-  return false;
-}
-}  // namespace
-
 bool commits_at_first_use(const replay_report& r, trace::trace_kind kind) {
   if (r.device.semantics != alloc_semantics::deferred) return false;
-  if (kind == trace_kind::buffer) return names_kind(r.first_use_kinds, "buffer");
+  if (kind == trace_kind::buffer) return trace::first_uses_names(r.first_use_kinds, kind);
   // An SVM block its profile refuses at clSVMAlloc is committed there (replay_impl.h).
   const bool svm_at_creation =
       !r.device.measured && r.device.profile.svm_oom_at == device_model::refusal_point::creation;
-  return kind == trace_kind::svm && !svm_at_creation && names_kind(r.first_use_kinds, "svm");
+  return kind == trace_kind::svm && !svm_at_creation &&
+         trace::first_uses_names(r.first_use_kinds, kind);
 }
 
 void replayer::set_first_use_kinds(std::string_view kinds) {
   impl& m = *impl_;
-  const bool buffer = names_kind(kinds, "buffer"), svm = names_kind(kinds, "svm");
+  const bool buffer = trace::first_uses_names(kinds, trace_kind::buffer),
+             svm = trace::first_uses_names(kinds, trace_kind::svm);
   m.report.first_use_kinds = buffer && svm ? "buffer svm" : buffer ? "buffer" : svm ? "svm" : "";
   m.buffers_at_use = commits_at_first_use(m.report, trace_kind::buffer);
   m.svm_at_use = commits_at_first_use(m.report, trace_kind::svm);

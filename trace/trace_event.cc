@@ -1,5 +1,7 @@
 #include "trace/trace_event.h"
 
+#include <algorithm>
+
 namespace clpool::trace {
 
 std::string_view to_string(trace_action action) {
@@ -22,6 +24,18 @@ std::string_view to_string(trace_action action) {
       return "use";
   }
   return "?";
+}
+
+bool first_uses_names(std::string_view kinds, trace_kind kind) {
+  const std::string_view word = to_string(kind);
+  for (std::size_t at = 0; at < kinds.size();) {
+    const std::size_t start = kinds.find_first_not_of(" \t", at);
+    if (start == std::string_view::npos) return false;
+    const std::size_t end = std::min(kinds.find_first_of(" \t", start), kinds.size());
+    if (kinds.substr(start, end - start) == word) return true;
+    at = end;
+  }
+  return false;
 }
 
 std::string_view to_string(trace_kind kind) {

@@ -84,6 +84,10 @@ struct trace_event {
 std::string_view to_string(trace_action action);
 std::string_view to_string(trace_kind kind);
 
+// Whether a `# first_uses:` comment's value (FORMAT.md "First uses": kinds, blank-separated by
+// spaces or tabs; unknown words ignored) names `kind`. The one reading of that comment.
+bool first_uses_names(std::string_view kinds, trace_kind kind);
+
 // The action / kind spelled `word`, or nothing when `word` is not one.
 std::optional<trace_action> parse_action(std::string_view word);
 std::optional<trace_kind> parse_kind(std::string_view word);

@@ -12,6 +12,9 @@
 //   release: 4, wait: 2 (version 3 only: FORMAT.md "Two moments of a free")
 //   peak_device_bytes_at_release: 2097152 (version 3 only: the peak with each block counted free
 //                                 from the program's release, not the driver's free)
+//   use: 2, peak_device_bytes_at_first_use: 2684354560 (version 4 only: the peak with each block
+//                                 of a kind its first_uses comment names counted from its first
+//                                 use, one never used not at all: FORMAT.md "First uses")
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
 
@@ -21,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/text_escape.h"
 
@@ -43,6 +47,23 @@ struct summary {
   std::uint64_t held_by_program = 0, peak_program = 0;
   std::unordered_map<std::uint64_t, bool> released;  // live id -> the program released it
   std::optional<trace_event> first_failure;
+  // The same sum with each block of a kind the trace records first uses of counted from its first
+  // use (version 4): the kinds, the live blocks not yet used, the sum and its peak.
+  bool buffers_at_use = false, svm_at_use = false;
+  std::unordered_set<std::uint64_t> unused;  // live ids awaiting their first use
+  std::uint64_t used_bytes = 0, peak_used = 0;
+
+  void set_first_uses(std::string_view kinds) {
+    buffers_at_use = first_uses_names(kinds, trace_kind::buffer);
+    svm_at_use = first_uses_names(kinds, trace_kind::svm);
+  }
+  bool at_use(trace_kind k) const {
+    return (k == trace_kind::buffer && buffers_at_use) || (k == trace_kind::svm && svm_at_use);
+  }
+  void use_bytes(std::int64_t change) {
+    used_bytes += static_cast<std::uint64_t>(change);
+    peak_used = std::max(peak_used, used_bytes);
+  }
 
   void add(const trace_event& e) {
     ++events;
@@ -50,6 +71,11 @@ struct summary {
     if (e.action == trace_action::alloc) {
       ++counts["alloc." + std::string(to_string(e.kind))];
       live[e.id] = e;
+      if (at_use(e.kind) && device_size(e) != 0) {
+        unused.insert(e.id);
+      } else {
+        use_bytes(static_cast<std::int64_t>(device_size(e)));
+      }
       device_bytes += device_size(e);
       held_by_program += device_size(e);
       peak = std::max(peak, device_bytes);
@@ -60,9 +86,12 @@ struct summary {
         released[e.id] = true;
         held_by_program -= device_size(it->second);
       }
+    } else if (e.action == trace_action::use) {
+      if (unused.erase(e.id) != 0) use_bytes(static_cast<std::int64_t>(device_size(live[e.id])));
     } else if (e.action == trace_action::free) {
       auto it = live.find(e.id);
       if (it != live.end()) {
+        if (unused.erase(e.id) == 0) use_bytes(-static_cast<std::int64_t>(device_size(it->second)));
         device_bytes -= device_size(it->second);
         if (!released[e.id]) held_by_program -= device_size(it->second);
         released.erase(e.id);
@@ -89,6 +118,11 @@ struct summary {
       }
       std::fprintf(out, "peak_device_bytes_at_release: %llu\n",
                    static_cast<unsigned long long>(peak_program));
+    }
+    if (version >= first_use_format_version) {
+      std::fprintf(out, "use: %llu\n", static_cast<unsigned long long>(counts["use"]));
+      std::fprintf(out, "peak_device_bytes_at_first_use: %llu\n",
+                   static_cast<unsigned long long>(peak_used));
     }
     std::fprintf(out, "live_at_end: %zu\n", live.size());
     if (first_failure) {
@@ -135,7 +169,15 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
   try {
     reader.emplace(path);
     trace_event e;
-    while (reader->next(e)) sum.add(e);
+    for (bool first = true; reader->next(e); first = false) {
+      // The header's comments are read with the first event: first_uses is one of them.
+      if (first && reader->version() >= first_use_format_version) {
+        for (const auto& [key, value] : reader->metadata()) {
+          if (key == "first_uses") sum.set_first_uses(value);
+        }
+      }
+      sum.add(e);
+    }
   } catch (const trace_error& e) {
     error = e;
   }

@@ -55,4 +55,17 @@ many="$TEST_TMPDIR/many.trace"
 } >"$many"
 out="$("$BIN" "$many")"
 [[ "$out" == *"first_use_failed: 256 (at least: the reader keeps 256 comments)"* ]] || fail "300 refusals: $out"
+# Version 4: the first uses, and the peak with each buffer counted from its first use (1 MiB and
+# 2 MiB buffers, never used at once; a 4 MiB one never used; SVM, not in first_uses, from its
+# alloc). Tabs separate the comment's words as spaces do.
+v4="$TEST_TMPDIR/v4.trace"
+printf '%s\n' 'clpool-trace 4' $'# first_uses: \tbuffer' '0 0 0 0 alloc 1 1048576 buffer 0' \
+  '1 0 0 0 alloc 2 2097152 buffer 0' '2 0 0 0 alloc 3 4194304 buffer 0' '3 0 0 0 alloc 4 65536 svm 0' \
+  '4 0 0 0 use 1 1048576 buffer 0' '5 0 0 0 use 1 1048576 buffer 0' '6 0 0 0 free 1 1048576 buffer 0' \
+  '7 0 0 0 use 2 2097152 buffer 0' '8 0 0 0 free 2 2097152 buffer 0' '9 0 0 0 free 3 4194304 buffer 0' > "$v4"
+out="$("$BIN" "$v4")"
+for want in "peak_device_bytes: 7405568" "use: 3" "peak_device_bytes_at_first_use: 2162688"; do
+  [[ "$out" == *"$want"* ]] || fail "version 4 summary lacks '$want': $out"
+done
+[[ "$("$BIN" "$v3")" != *"at_first_use"* ]] || fail "a version-3 summary has a first-use peak"
 finish

@@ -17,11 +17,15 @@ out="$(OCL_ICD_VENDORS="$MOCK" MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-64g \
   "$CLPOOL" record --budget 4GiB --profile nvidia --out "$T/late.trace" -- /usr/bin/python3 "$PROG" 2>&1)"
 rc=$?
 [[ $rc == 0 ]] && grep -qx ok <<<"$out" || fail "the recorded run did not end well: exit $rc: $out"
+# clpool record's summary: 5 GiB made, 2.5 GiB ever used at once (the replay's peak below).
+[[ "$out" == *"peak_device_bytes: 5368709120"* && "$out" == *"use: 2"* &&
+  "$out" == *"peak_device_bytes_at_first_use: 2684354560"* ]] || fail "the record's summary: $out"
 head -3 "$T/late.trace" | grep -qx "# first_uses: buffer" || fail "no first_uses comment: $(head -3 "$T/late.trace")"
 [[ "$(grep -c '^[0-9]* [0-9]* [0-9]* [0-9]* use ' "$T/late.trace")" == 2 ]] || fail "want 2 use events: $(cat "$T/late.trace")"
 out="$("$REPLAY" --no-progress "$T/late.trace" --capacity 4GiB --no-pool 2>&1)"
 rc=$?
 [[ $rc == 0 && "$out" == *"result: replayed cleanly, 6 events, no out-of-memory"* &&
+  "$out" == *"peak device used          2.50 GiB (2684354560 bytes)"* &&
   "$out" == *"first uses                the trace records them (buffer; 2 use events)"* ]] ||
   fail "replay at 4 GiB: exit $rc: $out"
 out="$("$REPLAY" --no-progress "$T/late.trace" --min-capacity --no-pool 2>&1)"
