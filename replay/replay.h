@@ -156,6 +156,19 @@ void take_first_uses(const Source& source, replayer& r) {
     }
   }
 }
+// At a first use that does not fit: whether the recorded run was refused that block's first use
+// too (the layer's "# failure: first use of id N ..." comment, FORMAT.md "First uses"; the
+// reader keeps the first 256 comments).
+template <class Source>
+void take_recorded_first_use_failure(const Source& source, replay_report& report) {
+  if constexpr (requires { source.metadata(); }) {
+    if (!report.oom || report.oom->action != trace::trace_action::use) return;
+    const std::string prefix = "first use of id " + std::to_string(report.oom->id) + " ";
+    for (const auto& [key, value] : source.metadata()) {
+      if (key == "failure" && value.rfind(prefix, 0) == 0) report.oom->recorded_failure = true;
+    }
+  }
+}
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
@@ -210,6 +223,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
           }
           report.trace_counts_known = !pending;
         }
+        take_recorded_first_use_failure(source, report);
         return with_sites(std::move(report));
       }
     } catch (const replay_input_error& error) {

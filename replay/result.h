@@ -93,7 +93,9 @@ struct oom_point {
   std::uint64_t requested_bytes = 0;
   std::uint64_t rounded_bytes = 0;  // the block the pool needed (= requested without a pool)
   oom_site site = oom_site::allocator;
-  bool recorded_failure = false;           // the trace says the recorded run failed here too
+  // The trace says the recorded run failed here too: an alloc_failed, or for a `use` the layer's
+  // "failure: first use of id N" comment.
+  bool recorded_failure = false;
   std::uint64_t active_bytes = 0;          // requested bytes of live allocations
   std::uint64_t active_rounded_bytes = 0;  // their rounded bytes
   std::uint64_t held_bytes = 0;            // held by the pool at the failure

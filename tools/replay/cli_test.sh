@@ -203,6 +203,19 @@ for v4 in empty4 one4; do
   [[ "$(head -1 "$T/$v4.copy.trace")" == "clpool-trace 4" ]] && grep -qx "# first_uses: buffer" "$T/$v4.copy.trace" ||
     fail "--write-trace of $v4: $(cat "$T/$v4.copy.trace")"
 done
+# A first use the recorded run was refused too (the layer's failure comment after the use).
+for id in 1 2; do
+  printf '%s\n' 'clpool-trace 4' '# first_uses: buffer' '0 0 0 0 alloc 1 4194304 buffer 0' '1 0 0 0 use 1 4194304 buffer 0' \
+    "# failure: first use of id $id (4194304 bytes) by clEnqueueFillBuffer: status -4 from the layer" \
+    '2 0 0 0 free 1 4194304 buffer 0' >"$T/refused$id.trace"
+  run 1 "$T/refused$id.trace" --capacity 2MiB --no-pool --profile exact --semantics deferred
+  want="recorded run              also failed here (the trace's failure comment: this first use refused)"
+  if [[ $id == 1 ]]; then
+    [[ "$out" == *"$want"* ]] || fail "a recorded refusal of the failing use: $out"
+  else
+    [[ "$out" != *"recorded run"* ]] || fail "another block's refusal taken for this one's: $out"
+  fi
+done
 
 echo "--- --site-frames N: a whole number from 1 to 64, else one line and exit 2"
 for v in x 0 -3 2.5 65; do

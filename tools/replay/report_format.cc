@@ -80,7 +80,7 @@ std::string release_counts_text(const replay_report& r) {
 std::string first_uses_text(const replay_report& r) {
   if (r.first_use_kinds.empty()) return "";
   std::string s = "the trace records them (" + r.first_use_kinds + "; " + std::to_string(r.uses) +
-                  " use events): ";
+                  (r.uses == 1 ? " use event): " : " use events): ");
   if (r.device.semantics != replay::alloc_semantics::deferred) {
     return s + "this device commits every block as it is allocated";
   }
@@ -261,7 +261,12 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
                                            : " (the retry returned what it could)"));
     row(out, "pool retries", std::to_string(p.retries) + " for this request");
   }
-  if (p.recorded_failure) row(out, "recorded run", "also failed here (alloc_failed in the trace)");
+  if (p.recorded_failure) {
+    row(out, "recorded run",
+        p.action == trace::trace_action::use
+            ? "also failed here (the trace's failure comment: this first use refused)"
+            : "also failed here (alloc_failed in the trace)");
+  }
   row(out, "message", p.message);
   capacity_sum_text(out, r);
 }
