@@ -52,6 +52,7 @@ struct first_use_handles {
     if (held_unused.erase(handle, &bytes)) held_unused_bytes -= bytes;
   }
   void forget(std::uint64_t handle) {
+    if (committed.empty() && held_unused.empty()) return;  // a trace without first uses
     committed.erase(handle);
     not_held(handle);
   }
