@@ -1,5 +1,6 @@
 #include "layer_api/layer_settings.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -100,7 +101,17 @@ probability_or_error parse_probability(std::string_view text) {
     return {std::nullopt,
             "is not a decimal probability between 0 and 1 (e.g. 0.01): " + quoted(text)};
   }
-  if (value < 0.0 || value > 1.0) {
+  // Above 1 is decided on the text, not on the double: "1.0000000000000000000001" rounds to 1.0.
+  // The shape above leaves digits only, so the value is above 1 exactly when its integer part,
+  // without leading zeros, is more than "1", or is "1" with a non-zero digit after the point.
+  const std::string_view int_part = text.substr(0, int_digits);
+  const std::size_t first_nonzero = int_part.find_first_not_of('0');
+  const std::string_view whole =
+      first_nonzero == std::string_view::npos ? std::string_view() : int_part.substr(first_nonzero);
+  const std::string_view frac = text.substr(std::min(text.size(), int_digits + 1));
+  const bool above_one =
+      whole.size() > 1 || (whole == "1" && frac.find_first_not_of('0') != std::string_view::npos);
+  if (above_one || value < 0.0 || value > 1.0) {
     return {std::nullopt, "must be between 0 and 1 inclusive: " + quoted(text)};
   }
   return {value, {}};

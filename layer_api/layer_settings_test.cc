@@ -91,6 +91,23 @@ TEST(ParseProbability, Range) {
   }
 }
 
+// A value written above 1 is refused even where it rounds to 1.0 as a double: the text decides.
+TEST(ParseProbability, AboveOneIsRefusedWhateverItsRounding) {
+  for (const char* above : {"1.0000000000000000000001", "1.00000000000000000000000000000000001",
+                            "01.0000000000000001", "10", "1.1"}) {
+    const probability_or_error r = parse_probability(above);
+    EXPECT_FALSE(r.value) << above;
+    EXPECT_NE(r.error.find("must be between 0 and 1 inclusive"), std::string::npos) << r.error;
+  }
+  // Exactly 1, however written, and values just below it stay accepted.
+  for (const char* one : {"1", "1.", "01", "001.000000000000000000000000"})
+    EXPECT_EQ(parse_probability(one).value, 1.0) << one;
+  EXPECT_EQ(parse_probability("0.99999999999999999999999").value, 1.0);  // below 1, rounds up
+  EXPECT_NE(error_of("CLPOOL_LAYER_FAIL_PROB", "1.0000000000000000000001")
+                .find("CLPOOL_LAYER_FAIL_PROB must be between 0 and 1 inclusive"),
+            std::string::npos);
+}
+
 TEST(ParseLayerSettings, EmptyEnvironmentIsPassThrough) {
   parse_result r = parse({{"PATH", "/usr/bin"}, {"HOME", "/root"}});
   ASSERT_TRUE(r.ok());

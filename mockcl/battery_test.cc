@@ -328,6 +328,41 @@ TYPED_TEST(Battery, AFailedCommandAtExecutionChargesNothing) {
   this->Teardown();
 }
 
+// OpenCL 3.0 lists no CL_INVALID_VALUE for a fill of size 0 (its errors: a region out of bounds,
+// no pattern, a pattern size of 0, not a power of two or above 128, an offset or size not a
+// multiple of it), nor did 1.2 or 2.x; POCL 3.1 accepts one. So it is a fill of nothing, while
+// the other arguments are still checked.
+TYPED_TEST(Battery, AFillOfSizeZeroFillsNothingAndStillChecksItsArguments) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_mem b = this->Buf(256);
+  std::vector<unsigned char> in(256, 5), out(256, 0);
+  ASSERT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 256, in.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  const int pat = 0x01020304;
+  cl_event fill;
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 0, 0, 0, nullptr, &fill),
+            CL_SUCCESS);
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 256, 0, 0, nullptr, nullptr),
+            CL_SUCCESS);  // at the end: still in bounds
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  EXPECT_EQ(this->Status(fill), CL_COMPLETE);
+  d->clReleaseEvent(fill);
+  ASSERT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 256, out.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 260, 0, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);  // past the end
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, b, nullptr, sizeof pat, 0, 0, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, 3, 0, 0, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);
+  EXPECT_EQ(d->clEnqueueFillBuffer(this->q_, b, &pat, sizeof pat, 2, 0, 0, nullptr, nullptr),
+            CL_INVALID_VALUE);  // offset not a multiple of the pattern
+  d->clReleaseMemObject(b);
+  this->Teardown();
+}
+
 TYPED_TEST(Battery, DataRoundTripsReadWriteFillCopyMap) {
   this->Setup("gpu-64m");
   auto* d = this->d_;

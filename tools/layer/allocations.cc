@@ -12,6 +12,7 @@
 
 #include "common/cl_status.h"
 #include "tools/layer/first_use.h"
+#include "tools/layer/request_checks.h"
 
 namespace clpool::layer {
 namespace {
@@ -86,9 +87,11 @@ cl_int CL_API_CALL release_mem_object(cl_mem mem) {
 
 // Common path of clCreateBuffer, clCreateBufferWithProperties and clCreateSubBuffer. `create`
 // calls the target with a status pointer and returns its cl_mem.
+// `max_alloc`: the CL_DEVICE_MAX_MEM_ALLOC_SIZE above which the layer answers
+// CL_INVALID_BUFFER_SIZE itself (buffer_max_alloc), all ones for none.
 template <class Create>
 cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_int* errcode_ret,
-                  Create create) noexcept {
+                  std::uint64_t max_alloc, Create create) noexcept {
   try {
     // Allocate our bookkeeping before the driver's object, so a bad_alloc cannot leak a cl_mem.
     // Without a trace or a budget (injected failures only) there is nothing to do at the block's
@@ -96,7 +99,7 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
     // the layer's cost (README.md, "Cost").
     const bool watch = rec->watches_frees();
     auto block = watch ? std::make_unique<block_info>() : nullptr;
-    recorder::ticket t = rec->begin_alloc(size, kind, flags);
+    recorder::ticket t = rec->begin_alloc(size, kind, flags, max_alloc);
     if (t.refused != refusal::none) {
       set_status(errcode_ret, t.status);
       return nullptr;
@@ -136,20 +139,38 @@ cl_mem create_mem(std::uint64_t size, trace_kind kind, cl_mem_flags flags, cl_in
   }
 }
 
+// The limit above which a new buffer in `context` is CL_INVALID_BUFFER_SIZE by the layer's own
+// answer: only with a budget (which the layer reports as the devices' CL_DEVICE_MAX_MEM_ALLOC_SIZE
+// when the driver's is larger) and only where the profile says the device enforces that limit
+// (max_alloc_enforced; `exact` without a profile). Elsewhere the driver's answer stands: nvidia's
+// profile does not enforce it, so a larger buffer is created and fails, or not, at first use.
+// A host buffer (trace_kind::host) lives outside the budget's device memory, so the budget is no
+// limit of it: the driver answers for it.
+std::uint64_t buffer_max_alloc(cl_context context, trace_kind kind) {
+  constexpr std::uint64_t none = ~std::uint64_t{0};
+  const std::uint64_t budget = rec->budget_bytes();
+  if (kind != trace_kind::buffer || budget == none || !rec->profile().max_alloc_enforced)
+    return none;
+  return context_max_alloc(*target, context, /*largest=*/true, budget).value_or(none);
+}
+
 cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, size_t size,
                                  void* host_ptr, cl_int* errcode_ret) {
-  return create_mem(size, buffer_kind(flags), flags, errcode_ret, [&](cl_int* status) {
-    return target->clCreateBuffer(context, flags, size, host_ptr, status);
-  });
+  return create_mem(size, buffer_kind(flags), flags, errcode_ret,
+                    buffer_max_alloc(context, buffer_kind(flags)), [&](cl_int* status) {
+                      return target->clCreateBuffer(context, flags, size, host_ptr, status);
+                    });
 }
 
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context context,
                                                  const cl_mem_properties* properties,
                                                  cl_mem_flags flags, size_t size, void* host_ptr,
                                                  cl_int* errcode_ret) {
-  return create_mem(size, buffer_kind(flags), flags, errcode_ret, [&](cl_int* status) {
-    return target->clCreateBufferWithProperties(context, properties, flags, size, host_ptr, status);
-  });
+  return create_mem(size, buffer_kind(flags), flags, errcode_ret,
+                    buffer_max_alloc(context, buffer_kind(flags)), [&](cl_int* status) {
+                      return target->clCreateBufferWithProperties(context, properties, flags, size,
+                                                                  host_ptr, status);
+                    });
 }
 
 cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
@@ -159,9 +180,10 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
   if (create_type == CL_BUFFER_CREATE_TYPE_REGION && create_info != nullptr) {
     size = static_cast<const cl_buffer_region*>(create_info)->size;
   }
-  cl_mem sub = create_mem(size, trace_kind::sub, flags, errcode_ret, [&](cl_int* status) {
-    return target->clCreateSubBuffer(buffer, flags, create_type, create_info, status);
-  });
+  cl_mem sub =
+      create_mem(size, trace_kind::sub, flags, errcode_ret, ~std::uint64_t{0}, [&](cl_int* status) {
+        return target->clCreateSubBuffer(buffer, flags, create_type, create_info, status);
+      });
   try {
     if (sub != nullptr && rec->charges_at_first_use()) remember_sub_buffer(sub, buffer);
   } catch (...) {
@@ -169,15 +191,26 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
   return sub;
 }
 
+// clSVMAlloc returns NULL with no status, for an invalid argument and for no room alike, so the
+// layer decides which it was. The rule: a request whose arguments the layer finds invalid
+// (request_checks.h: size 0, bad flags or alignment, a size above the CL_DEVICE_MAX_MEM_ALLOC_SIZE
+// the layer reports where the profile enforces that limit) gets NULL from the layer, is recorded
+// nowhere, charges nothing and is no fault point: no device would have allocated, nor run out of
+// memory. Only the layer's own refusals (its budget, injected failures: the profile's status, -4,
+// -5 or -6, what common/cl_status.h counts as out-of-memory) and a NULL from the driver for a
+// request the layer found valid are out-of-memory, recorded as alloc_failed.
 void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
                             cl_uint alignment) {
   try {
+    if (svm_request_invalid(*target, context, flags, size, alignment, rec->profile(),
+                            rec->budget_bytes())) {
+      return nullptr;
+    }
     recorder::ticket t = rec->begin_alloc(size, trace_kind::svm, flags);
     if (t.refused != refusal::none) return nullptr;
     void* pointer = target->clSVMAlloc(context, flags, size, alignment);
     if (pointer == nullptr) {
-      // clSVMAlloc gives no status; NULL for a non-zero size is how a device says "no room".
-      rec->abort_alloc(t.block, size != 0 ? "NULL from the driver's clSVMAlloc" : "");
+      rec->abort_alloc(t.block, "NULL from the driver's clSVMAlloc");
       return nullptr;
     }
     if (!rec->watches_frees()) return pointer;  // clSVMFree is not wrapped either

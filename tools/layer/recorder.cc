@@ -58,8 +58,61 @@ std::string recorder::open_report() {
   return report_.open(*settings_.report_path);
 }
 
+// Counts a device allocation attempt (FAIL_NTH's, FAIL_PROB's and FAIL_UNTIL_FREE's point) and
+// sets t.refused when one of them fails it.
+void recorder::count_attempt_locked(ticket& t) {
+  const std::uint64_t size = t.block.size;
+  const trace::trace_kind kind = t.block.kind;
+  ++attempts_;
+  // Draw for every attempt, refused or not, so a given seed fails the same attempts whatever
+  // else is configured.
+  const bool random_hit =
+      settings_.fail_probability &&
+      static_cast<double>(rng_() >> 11) * 0x1.0p-53 < *settings_.fail_probability;
+  if (fails_alloc(attempts_)) {
+    t.refused = refusal::injected_nth;
+    if (until_free() && counts_against_budget(kind)) full_from_ = std::max<std::uint64_t>(size, 1);
+  } else if (full_from_ != 0 && counts_against_budget(kind) && size >= full_from_) {
+    t.refused = refusal::still_full;
+  } else if (random_hit) {
+    t.refused = refusal::injected_random;
+  }
+  if (report_.is_open()) {
+    report_.line("alloc " + std::to_string(attempts_) + " " + std::to_string(t.block.id) + " " +
+                 std::to_string(size) + " " + std::string(trace::to_string(kind)) + " " +
+                 std::to_string(t.block.stack));
+    if (t.refused == refusal::injected_nth) {
+      report_.line("injected alloc " + std::to_string(attempts_) + " " +
+                   std::to_string(t.block.id));
+    }
+  }
+}
+
+// The "# failure:" comment of a refused ticket: its status and who refused, and why.
+std::string recorder::refusal_reason_locked(const ticket& t, std::uint64_t max_alloc) const {
+  std::string why = "status " + std::to_string(t.status) + " (" +
+                    std::string(common::status_name(t.status)) + ") from the layer: ";
+  const std::string profile = settings_.profile ? " (" + settings_.profile->name + " profile)" : "";
+  switch (t.refused) {
+    case refusal::above_max_alloc:
+      return why + "above CL_DEVICE_MAX_MEM_ALLOC_SIZE, " + std::to_string(max_alloc) + " bytes" +
+             profile;
+    case refusal::budget:
+      return why + "budget " + std::to_string(budget_.capacity()) + " bytes, " +
+             std::to_string(budget_.committed()) + " outstanding" + profile;
+    case refusal::injected_nth:
+      return why + (settings_.fail_nth && attempts_ == *settings_.fail_nth
+                        ? "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth)
+                        : "an injected failure (clpool_layer_arm)");
+    case refusal::still_full:
+      return why + "CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure";
+    default:
+      return why + "CLPOOL_LAYER_FAIL_PROB";
+  }
+}
+
 recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kind,
-                                       std::uint64_t flags) {
+                                       std::uint64_t flags, std::uint64_t max_alloc) {
   std::lock_guard lock(mutex_);
   ticket t;
   t.block = block_info{next_id_++, size, kind, flags, counts_against_budget(kind)};
@@ -67,31 +120,12 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
     t.block.stack = capturer_->capture(sites_);  // before the events that name it
     if (!sites_.stacks.empty() || !sites_.frames.empty()) write_sites_locked(false);
   }
-  if (kind != trace::trace_kind::sub) {
-    ++attempts_;
-    // Draw for every attempt, refused or not, so a given seed fails the same attempts whatever
-    // else is configured.
-    const bool random_hit =
-        settings_.fail_probability &&
-        static_cast<double>(rng_() >> 11) * 0x1.0p-53 < *settings_.fail_probability;
-    if (fails_alloc(attempts_)) {
-      t.refused = refusal::injected_nth;
-      if (until_free() && counts_against_budget(kind))
-        full_from_ = std::max<std::uint64_t>(size, 1);
-    } else if (full_from_ != 0 && counts_against_budget(kind) && size >= full_from_) {
-      t.refused = refusal::still_full;
-    } else if (random_hit) {
-      t.refused = refusal::injected_random;
-    }
-    if (report_.is_open()) {
-      report_.line("alloc " + std::to_string(attempts_) + " " + std::to_string(t.block.id) + " " +
-                   std::to_string(size) + " " + std::string(trace::to_string(kind)) + " " +
-                   std::to_string(t.block.stack));
-      if (t.refused == refusal::injected_nth) {
-        report_.line("injected alloc " + std::to_string(attempts_) + " " +
-                     std::to_string(t.block.id));
-      }
-    }
+  if (size > max_alloc) {
+    // An invalid size, not an allocation attempt: the device refuses it before any memory.
+    t.refused = refusal::above_max_alloc;
+    t.status = common::status_invalid_buffer_size;
+  } else if (kind != trace::trace_kind::sub) {
+    count_attempt_locked(t);
   }
   const bool at_first_use = kind == trace::trace_kind::svm ? svm_first_use_ : buffers_first_use_;
   if (t.refused == refusal::none && t.block.counted && !at_first_use) {
@@ -102,29 +136,9 @@ recorder::ticket recorder::begin_alloc(std::uint64_t size, trace::trace_kind kin
     }
   }
   if (t.refused != refusal::none) {
-    t.status = refusal_status(settings_);
-    std::string why = "status " + std::to_string(t.status) + " (" +
-                      std::string(common::status_name(t.status)) + ") from the layer: ";
-    switch (t.refused) {
-      case refusal::budget:
-        why += "budget " + std::to_string(budget_.capacity()) + " bytes, " +
-               std::to_string(budget_.committed()) + " outstanding";
-        if (settings_.profile) why += " (" + settings_.profile->name + " profile)";
-        break;
-      case refusal::injected_nth:
-        why += settings_.fail_nth && attempts_ == *settings_.fail_nth
-                   ? "CLPOOL_LAYER_FAIL_NTH=" + std::to_string(*settings_.fail_nth)
-                   : "an injected failure (clpool_layer_arm)";
-        break;
-      case refusal::still_full:
-        why += "CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing freed since the injected failure";
-        break;
-      default:
-        why += "CLPOOL_LAYER_FAIL_PROB";
-        break;
-    }
-    write_locked(trace::trace_action::alloc_failed, t.block, 0, why);
-    return t;
+    if (t.refused != refusal::above_max_alloc) t.status = refusal_status(settings_);
+    write_locked(trace::trace_action::alloc_failed, t.block, 0,
+                 refusal_reason_locked(t, max_alloc));
   }
   return t;
 }

@@ -71,6 +71,8 @@ enum class refusal : std::uint8_t {
   still_full,       // CLPOOL_LAYER_FAIL_UNTIL_FREE: nothing was freed since the injected failure
   injected_nth,     // it was the CLPOOL_LAYER_FAIL_NTH-th allocation
   injected_random,  // CLPOOL_LAYER_FAIL_PROB drew it
+  above_max_alloc,  // above the CL_DEVICE_MAX_MEM_ALLOC_SIZE the layer reports, on a profile that
+                    // enforces it: CL_INVALID_BUFFER_SIZE, as OpenCL requires of clCreateBuffer
 };
 
 // What a refused request returns: the status the profile's device gives when out of memory (-4,
@@ -110,7 +112,11 @@ class recorder {
   // injection (sub-buffers excluded: they allocate nothing), checks the budget, and either
   // reserves the bytes or records alloc_failed (followed by a "# failure:" comment giving the
   // status and the reason) and refuses.
-  ticket begin_alloc(std::uint64_t size, trace::trace_kind kind, std::uint64_t flags);
+  // A `size` above `max_alloc` (the layer's reported CL_DEVICE_MAX_MEM_ALLOC_SIZE, passed only
+  // where the profile enforces it) is refused first with CL_INVALID_BUFFER_SIZE: no attempt, no
+  // injected fault; recorded as alloc_failed as the driver's own -61 is (common/cl_status.h).
+  ticket begin_alloc(std::uint64_t size, trace::trace_kind kind, std::uint64_t flags,
+                     std::uint64_t max_alloc = ~std::uint64_t{0});
 
   // Records each allocation's stack from now on (CLPOOL_LAYER_STACKS): begin_alloc captures it on
   // the calling thread; native frames are symbolized at exit, or when 4096 addresses wait.
@@ -183,6 +189,8 @@ class recorder {
   // stays, even above it. False, changing nothing, unless the profile's headroom < bytes <= 2^62.
   bool set_budget(std::uint64_t bytes);
   std::uint64_t budget_bytes() const;
+  // The budget's device profile (CLPOOL_LAYER_PROFILE; `exact` without one). Never changes.
+  const device_model::device_profile& profile() const noexcept { return budget_.profile(); }
 
   // Bytes of live counted blocks plus reservations, as the budget's device commits them.
   std::uint64_t outstanding_bytes() const;
@@ -234,6 +242,8 @@ class recorder {
 
  private:
   int first_use_locked(block_info& block, const char* call, bool& newly_charged);
+  void count_attempt_locked(ticket& t);
+  std::string refusal_reason_locked(const ticket& t, std::uint64_t max_alloc) const;
   void undo_first_use_locked(block_info& block);
   std::map<const void*, block_info>::iterator svm_containing_locked(const void* pointer);
   void write_locked(trace::trace_action action, const block_info& block, std::uint64_t queue,

@@ -4,7 +4,8 @@
 //
 //   layer_driver SCENARIO     (lifecycle | deferred | svm | budget | fail_nth | platforms |
 //                              first_use | first_use_rect | first_use_svm | svm_at_creation |
-//                              first_use_rollback | threads | churn | end_<how>, see end())
+//                              first_use_rollback | threads | churn | max_alloc | svm_invalid |
+//                              end_<how>, see end())
 //
 // Exit 0 when every call behaved as the scenario expects; otherwise 1, with the reason on stderr.
 // Before exiting it waits until the trace (CLPOOL_LAYER_TRACE, if set) holds as many frees as the
@@ -463,6 +464,67 @@ void first_use_rect() {
   wait_for_frees(3);
 }
 
+// True when the layer's profile (CLPOOL_LAYER_PROFILE; none is `exact`) enforces
+// CL_DEVICE_MAX_MEM_ALLOC_SIZE: every built-in profile but nvidia's.
+bool profile_enforces_max_alloc() {
+  const char* profile = std::getenv("CLPOOL_LAYER_PROFILE");
+  return profile == nullptr || std::string(profile) != "nvidia";
+}
+
+// Run with CLPOOL_LAYER_BUDGET=8MiB, and CLPOOL_LAYER_PROFILE unset, pocl or nvidia. The layer
+// reports the budget as CL_DEVICE_MAX_MEM_ALLOC_SIZE. A buffer above it is an invalid size where
+// the profile enforces that limit (CL_INVALID_BUFFER_SIZE, as OpenCL requires); on nvidia's it is
+// created, and its first use finds no room (CL_MEM_OBJECT_ALLOCATION_FAILURE).
+void max_alloc() {
+  cl_env env = open_first_device();
+  const size_t limit = 8 << 20, big = 16 << 20;
+  cl_ulong reported = 0;
+  CHECK_CL(clGetDeviceInfo(env.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(reported), &reported,
+                           nullptr));
+  CHECK(reported == limit);
+  int frees = 0;
+  if (profile_enforces_max_alloc()) {
+    expect_buffer_refused(env, big, CL_INVALID_BUFFER_SIZE);  // alloc_failed big (-61)
+  } else {
+    cl_mem m = buffer(env, CL_MEM_READ_WRITE, big);  // alloc big
+    const int pattern = 1;
+    const cl_int status =
+        clEnqueueFillBuffer(env.queue, m, &pattern, sizeof pattern, 0, big, 0, nullptr, nullptr);
+    if (status != CL_MEM_OBJECT_ALLOCATION_FAILURE)
+      std::fprintf(stderr, "layer_driver: first use of the big buffer gave %d\n", status);
+    CHECK(status == CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    CHECK_CL(clReleaseMemObject(m));  // free big
+    wait_for_frees(++frees);
+  }
+  // Up to the limit is no size refusal: the budget decides (it fits).
+  cl_mem m = buffer(env, CL_MEM_READ_WRITE, 1 << 20);  // alloc 1 MiB
+  CHECK_CL(clReleaseMemObject(m));                     // free 1 MiB
+  close_env(env);
+  wait_for_frees(++frees);
+}
+
+// clSVMAlloc requests with invalid arguments (OpenCL 3.0, clSVMAlloc): NULL, and nothing recorded,
+// as they are no out-of-memory. Run without a budget (the block above the limit is 1 TiB, above
+// the driver's CL_DEVICE_MAX_MEM_ALLOC_SIZE), or with CLPOOL_LAYER_BUDGET=8MiB (16 MiB, above the
+// budget the layer reports as that limit) and CLPOOL_LAYER_PROFILE unset or nvidia: nvidia's does
+// not enforce the limit, so there the block is an out-of-memory, recorded as alloc_failed.
+void svm_invalid() {
+  cl_env env = open_first_device();
+  const bool budget = std::getenv("CLPOOL_LAYER_BUDGET") != nullptr;
+  const size_t big = budget ? size_t{16} << 20 : size_t{1} << 40;
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE, 0, 0) == nullptr);  // size 0
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 4096, 0) == nullptr);
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE | CL_MEM_SVM_ATOMICS, 4096, 0) == nullptr);
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE | (cl_svm_mem_flags{1} << 40), 4096, 0) ==
+        nullptr);                                                         // an unknown flag
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE, 4096, 3) == nullptr);  // alignment 3
+  CHECK(clSVMAlloc(env.context, CL_MEM_READ_WRITE, big, 0) == nullptr);
+  void* s = clSVMAlloc(env.context, CL_MEM_READ_WRITE, 1 << 20, 0);  // alloc 1 MiB svm
+  CHECK(s != nullptr);
+  clSVMFree(env.context, s);  // free
+  close_env(env);
+}
+
 // Run with an 8 MiB budget and the nvidia profile (buffers at first use, SVM blocks at creation):
 // the third 2 MiB block does not fit and clSVMAlloc itself returns NULL; the blocks it did give
 // are used freely, and one freed makes room for another.
@@ -662,10 +724,12 @@ int end(const std::string& how) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr,
-                 "usage: layer_driver "
-                 "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|first_use_rect|"
-                 "first_use_svm|svm_at_creation|first_use_rollback|threads|churn|end_<how>\n");
+    std::fprintf(
+        stderr,
+        "usage: layer_driver "
+        "lifecycle|deferred|svm|budget|fail_nth|platforms|first_use|first_use_rect|"
+        "first_use_svm|svm_at_creation|first_use_rollback|threads|churn|max_alloc|svm_invalid|"
+        "end_<how>\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -697,6 +761,10 @@ int main(int argc, char** argv) {
     threads();
   } else if (scenario == "churn") {
     churn();
+  } else if (scenario == "max_alloc") {
+    max_alloc();
+  } else if (scenario == "svm_invalid") {
+    svm_invalid();
   } else if (scenario.rfind("end_", 0) == 0) {
     return end(scenario.substr(4));
   } else {

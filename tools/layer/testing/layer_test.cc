@@ -410,6 +410,76 @@ TEST(LayerOverIcd, ANvidiaProfileRefusesSvmAtAllocation) {
   EXPECT_EQ(text.str().find("first use"), std::string::npos) << text.str();
 }
 
+std::string trace_text(const run_result& r) {
+  std::ifstream in(r.trace_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A buffer above the CL_DEVICE_MAX_MEM_ALLOC_SIZE the layer reports (the budget): where the
+// profile enforces that limit (none, i.e. exact; pocl) the layer answers CL_INVALID_BUFFER_SIZE
+// at creation, recorded as the driver's would be; nvidia's does not enforce it, so the buffer is
+// created and its first use fails for lack of room (layer_driver max_alloc checks each status).
+TEST(LayerOverIcd, ABufferAboveTheReportedMaxAllocFollowsTheProfile) {
+  for (const char* profile : {"", "pocl"}) {
+    std::map<std::string, std::string> vars = {{"CLPOOL_LAYER_BUDGET", "8MiB"}};
+    if (*profile != '\0') vars["CLPOOL_LAYER_PROFILE"] = profile;
+    run_result r = run_driver("max_alloc", vars);
+    ASSERT_EQ(r.exit_code, 0) << profile << ": " << r.stderr_text;
+    EXPECT_EQ(summary(r), (std::vector<std::string>{
+                              "alloc_failed 16777216 buffer 0x1",
+                              "alloc 1048576 buffer 0x1",
+                              "free 1048576 buffer 0x1",
+                          }))
+        << profile;
+    EXPECT_NE(trace_text(r).find("status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above "
+                                 "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes"),
+              std::string::npos)
+        << profile << ": " << trace_text(r);
+  }
+  run_result r = run_driver("max_alloc",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "alloc 16777216 buffer 0x1",
+                            "free 16777216 buffer 0x1",
+                            "alloc 1048576 buffer 0x1",
+                            "free 1048576 buffer 0x1",
+                        }));
+  EXPECT_EQ(trace_text(r).find("CL_INVALID_BUFFER_SIZE"), std::string::npos) << trace_text(r);
+  EXPECT_NE(trace_text(r).find("first use of id 1 (16777216 bytes) by clEnqueueFillBuffer: "
+                               "status -4 from the layer"),
+            std::string::npos)
+      << trace_text(r);
+}
+
+// clSVMAlloc with invalid arguments (size 0, conflicting or unknown flags, atomics without
+// fine-grain, an alignment not a power of two, a size above the reported max alloc where the
+// profile enforces it) returns NULL and is no out-of-memory: nothing is recorded. Under nvidia's
+// profile the block above the limit is a real refusal of the budget: alloc_failed.
+TEST(LayerOverIcd, InvalidSvmArgumentsAreNotRecordedAsOutOfMemory) {
+  const std::vector<std::string> valid_only = {"alloc 1048576 svm 0x1", "free 1048576 svm 0x1"};
+  for (bool budget : {false, true}) {
+    std::map<std::string, std::string> vars;
+    if (budget) vars["CLPOOL_LAYER_BUDGET"] = "8MiB";
+    run_result r = run_driver("svm_invalid", vars);
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+    EXPECT_EQ(summary(r), valid_only) << (budget ? "with" : "without") << " a budget";
+    EXPECT_EQ(trace_text(r).find("# failure"), std::string::npos) << trace_text(r);
+  }
+  run_result r = run_driver("svm_invalid",
+                            {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(summary(r),
+            (std::vector<std::string>{"alloc_failed 16777216 svm 0x1", "alloc 1048576 svm 0x1",
+                                      "free 1048576 svm 0x1"}));
+  EXPECT_NE(trace_text(r).find("status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer: "
+                               "budget 8388608 bytes"),
+            std::string::npos)
+      << trace_text(r);
+}
+
 TEST(LayerOverIcd, AChargeIsGivenBackWhenTheDriverRejectsTheEnqueue) {
   run_result r = run_driver("first_use_rollback",
                             {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});

@@ -1,0 +1,34 @@
+// What the layer checks of a creation's arguments itself, against the limits it reports for the
+// context's devices (with a budget, clGetDeviceInfo caps CL_DEVICE_MAX_MEM_ALLOC_SIZE at it), so
+// that an invalid request is never counted as an out-of-memory nor charged to the budget.
+#ifndef CLPOOL_TOOLS_LAYER_REQUEST_CHECKS_H_
+#define CLPOOL_TOOLS_LAYER_REQUEST_CHECKS_H_
+
+#include <CL/cl_icd.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "device_model/device_memory.h"
+
+namespace clpool::layer {
+
+// CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices as the layer reports it (the driver's,
+// capped at `cap`): the largest of them (`largest`: clCreateBuffer's rule, invalid above it for
+// every device) or the smallest (clSVMAlloc's, invalid above it for any). Nothing when the
+// driver does not answer (the layer then leaves the question to the driver).
+std::optional<std::uint64_t> context_max_alloc(const cl_icd_dispatch& target, cl_context context,
+                                               bool largest, std::uint64_t cap);
+
+// Whether clSVMAlloc(context, flags, size, alignment) is invalid by OpenCL 3.0's rules for it:
+// size 0; an unknown flag, two access flags, CL_MEM_SVM_ATOMICS without
+// CL_MEM_SVM_FINE_GRAIN_BUFFER, or a fine-grain flag a device of the context does not support;
+// an alignment that is not a power of two; a size above the reported CL_DEVICE_MAX_MEM_ALLOC_SIZE
+// (capped at `cap`) where `profile` enforces that limit; a context the driver does not know.
+bool svm_request_invalid(const cl_icd_dispatch& target, cl_context context, cl_svm_mem_flags flags,
+                         std::uint64_t size, cl_uint alignment,
+                         const device_model::device_profile& profile, std::uint64_t cap);
+
+}  // namespace clpool::layer
+
+#endif  // CLPOOL_TOOLS_LAYER_REQUEST_CHECKS_H_
