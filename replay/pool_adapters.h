@@ -46,6 +46,10 @@ struct first_use_handles {
   trace::flat_id_map<char> committed;
   trace::flat_id_map<std::uint64_t> held_unused;  // device handle -> its rounded bytes
   std::uint64_t held_unused_bytes = 0;
+  // The pool holds `handle`, which no command used, of `bytes` (its bin).
+  void hold_unused(std::uint64_t handle, std::uint64_t bytes) {
+    if (held_unused.insert(handle, bytes) != nullptr) held_unused_bytes += bytes;
+  }
   // `handle` left the pool's holding (handed out again, or given back to the device).
   void not_held(std::uint64_t handle) {
     std::uint64_t bytes = 0;

@@ -46,16 +46,12 @@ void replayer::impl::alloc(const trace_event& e, std::uint64_t line) {
       free_slots.push_back(i);
     } else if (slab[i].has_block()) {
       const std::uint64_t handle = slab[i].handle();
-      bool awaits_use = false;
-      if (buffers_at_use || svm_at_use) {  // a version-4 trace: which blocks are committed
-        handles.not_held(handle);
-        awaits_use = commits_at_use(e.kind) && handles.committed.find(handle) == nullptr;
-        if (awaits_use) {
-          add_unused(e.id, e.size, slab[i].rounded_size());
-        } else {
-          handles.committed.insert(handle, 1);
-        }
-      }
+      const bool awaits_use = settle_first_use(e.kind, handle);
+      if (awaits_use) add_unused(e.id, e.size, slab[i].rounded_size());
+      // A block of a kind that commits at first use, handed out committed (the page draws it
+      // from here, not from a use).
+      if (!awaits_use && options.timeline && commits_at_use(e.kind))
+        report.committed_at_allocation_events.push_back(report.events - 1);
       if (ledger)
         ledger->on_alloc(e.id, e.stack, e.size, slab[i].rounded_size(), handle, awaits_use);
     }

@@ -136,6 +136,7 @@ struct replayer::impl {
     commit_now = committed_at_allocation(e);
     try {
       allocation a = pool->allocate(e.size);
+      if (tracks_first_uses() && a.has_block()) handles.not_held(a.handle());  // handed out
       if (observer->retries != retries_before) ++report.rescued_requests;
       if (deferred && a.has_block() && !commits_at_use(e.kind) && !device->first_use(a.handle())) {
         // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
@@ -156,6 +157,9 @@ struct replayer::impl {
         *slot = std::move(a);
       } else {
         ++report.recorded_failures_that_fit;
+        // Straight back to the pool: a block awaiting its first use holds nothing there.
+        if (a.has_block() && settle_first_use(e.kind, a.handle()))
+          handles.hold_unused(a.handle(), a.rounded_size());
       }
     } catch (const out_of_memory& x) {
       const oom_report& r = x.report();
@@ -276,8 +280,7 @@ struct replayer::impl {
       if (!live.erase(id, &i)) not_live(id);
       if (ledger) ledger->on_free(id, /*pool_holds=*/true);  // until the device gets it back
       // The pool holds a block no command used (the allocator forgets it if the pool does not).
-      if (was_unused && handles.held_unused.insert(slab[i].handle(), slab[i].rounded_size()))
-        handles.held_unused_bytes += slab[i].rounded_size();
+      if (was_unused) handles.hold_unused(slab[i].handle(), slab[i].rounded_size());
       slab[i].release();  // gives the block back to the pool
       free_slots.push_back(i);
       host_free(id);
@@ -416,6 +419,16 @@ struct replayer::impl {
     unused_bytes -= u.bytes;
     unused_rounded_bytes -= u.rounded;
     return true;
+  }
+  // A version-4 trace records first uses: the pool's blocks' state is kept (first_use_handles).
+  bool tracks_first_uses() const { return buffers_at_use || svm_at_use; }
+  // Whether the pool's block `handle`, handed out for a block of kind `k`, awaits its first use
+  // (its kind commits there and the device has not committed it); else it is committed now.
+  bool settle_first_use(trace_kind k, std::uint64_t handle) {
+    if (!tracks_first_uses()) return false;
+    if (commits_at_use(k) && handles.committed.find(handle) == nullptr) return true;
+    handles.committed.insert(handle, 1);
+    return false;
   }
   bool commits_at_use(trace_kind k) const {
     return (k == trace_kind::buffer && buffers_at_use) || (k == trace_kind::svm && svm_at_use);

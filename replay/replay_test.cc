@@ -214,6 +214,25 @@ TEST(Replay, APooledBlockKeepsWhetherTheDeviceCommittedIt) {
   ASSERT_EQ(a.oom->live_sites.size(), 1u);
   EXPECT_EQ(a.oom->live_sites[0].stack, 8u);
 
+  // A held block no command used, handed out to an SVM request whose commit fails: handed out,
+  // it is no longer held (the sum's held bytes do not wrap round).
+  events_builder svm;
+  svm.alloc(3, 70).use(3, 70).alloc(1, 40).free(1).add(trace_action::alloc, 2, 40, trace_kind::svm);
+  device_spec deferred_svm = deferred;
+  deferred_svm.profile.svm_oom_at = device_model::refusal_point::creation;
+  const replay_report s = replay_with_uses(svm.events, pool_lb(12), deferred_svm, "buffer", o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.oom->held_unused_bytes, 0u);
+  sum_adds_up(s);
+  // A recorded failure that fits: its block goes straight back to the pool, never used.
+  events_builder failed;
+  failed.add(trace_action::alloc_failed, 9, 40).alloc(1, 70).use(1, 70).alloc(2, 50).use(2, 50);
+  const replay_report f = replay_with_uses(failed.events, pool_lb(12), deferred, "buffer", o);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.oom->held_bytes, 40u);
+  EXPECT_EQ(f.oom->held_unused_bytes, 40u);
+  sum_adds_up(f);
+
   events_builder end;  // at the end: 2 never used, in the active figures and in no site
   end.alloc(1, 40).use(1, 40).alloc(2, 30);
   end.events[0].stack = 7, end.events[2].stack = 8;

@@ -214,6 +214,10 @@ struct replay_report {
   bool stopped = false;  // ended at replay_options::stop_after_event
   // With clpool_replay --peak: per site, what was live at the peak (a second pass, stopped at
   // peak_active_event); `peak_asked` says it was asked for.
+  // With replay_options::timeline, on a version-4 trace with a pool: the allocations (event
+  // indices, in order) of a kind that commits at first use that the pool served with a block
+  // the device had committed already (a hit after a use): committed from their allocation.
+  std::vector<std::uint64_t> committed_at_allocation_events;
   bool peak_asked = false;
   std::vector<site_usage> peak_live_sites;
   std::uint64_t peak_unused_bytes = 0, peak_unused_blocks = 0;  // as end_unused_*, at the peak

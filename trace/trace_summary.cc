@@ -14,7 +14,8 @@
 //                                 from the program's release, not the driver's free)
 //   use: 2, peak_device_bytes_at_first_use: 2684354560 (version 4 only: the peak with each block
 //                                 of a kind its first_uses comment names counted from its first
-//                                 use, one never used not at all: FORMAT.md "First uses")
+//                                 use, refused or not, one never used not at all: FORMAT.md
+//                                 "First uses")
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
 

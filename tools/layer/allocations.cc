@@ -194,23 +194,31 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
 // clSVMAlloc returns NULL with no status, for an invalid argument and for no room alike, so the
 // layer decides which it was. The rule: a request whose arguments the layer finds invalid
 // (request_checks.h: size 0, bad flags or alignment, a size above the CL_DEVICE_MAX_MEM_ALLOC_SIZE
-// the layer reports where the profile enforces that limit) gets NULL from the layer, is recorded
-// nowhere, charges nothing and is no fault point: no device would have allocated, nor run out of
-// memory. Only the layer's own refusals (its budget, injected failures: the profile's status, -4,
-// -5 or -6, what common/cl_status.h counts as out-of-memory) and a NULL from the driver for a
-// request the layer found valid are out-of-memory, recorded as alloc_failed.
+// the layer reports where the profile enforces that limit) is no out-of-memory and is recorded
+// nowhere. With a budget the layer refuses it itself (NULL; it charges nothing and is no fault
+// point); without one the driver answers it, and its NULL is not recorded. Only the layer's own
+// refusals (its budget, injected failures: the profile's status, -4, -5 or -6, what
+// common/cl_status.h counts as out-of-memory) and a NULL from the driver for a request the layer
+// found valid are out-of-memory, recorded as alloc_failed.
 void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
                             cl_uint alignment) {
   try {
-    if (svm_request_invalid(*target, context, flags, size, alignment, rec->profile(),
-                            rec->budget_bytes())) {
-      return nullptr;
-    }
+    // With a budget the layer answers as the device: it refuses an invalid request itself,
+    // before the budget or a fault point sees it. Without one every request reaches the driver
+    // (the layer changes no answer, and asks the driver nothing more on the way), and only a
+    // NULL for an invalid request is kept out of the trace: it is no out-of-memory.
+    const std::uint64_t budget = rec->budget_bytes();
+    const bool simulating = budget != ~std::uint64_t{0};
+    const auto invalid = [&] {
+      return svm_request_invalid(*target, context, flags, size, alignment, rec->profile(), budget);
+    };
+    if (simulating && invalid()) return nullptr;
     recorder::ticket t = rec->begin_alloc(size, trace_kind::svm, flags);
     if (t.refused != refusal::none) return nullptr;
     void* pointer = target->clSVMAlloc(context, flags, size, alignment);
     if (pointer == nullptr) {
-      rec->abort_alloc(t.block, "NULL from the driver's clSVMAlloc");
+      rec->abort_alloc(t.block,
+                       !simulating && invalid() ? "" : "NULL from the driver's clSVMAlloc");
       return nullptr;
     }
     if (!rec->watches_frees()) return pointer;  // clSVMFree is not wrapped either

@@ -50,17 +50,22 @@ std::optional<std::uint64_t> max_alloc_over(const cl_icd_dispatch& target,
   return out;
 }
 
-// The SVM capabilities every device of the context has; nothing when a device does not say.
-std::optional<cl_device_svm_capabilities> common_svm_capabilities(
-    const cl_icd_dispatch& target, const std::vector<cl_device_id>& devices) {
-  cl_device_svm_capabilities all = ~cl_device_svm_capabilities{0};
+// The SVM capabilities of the context's devices: those every device has, and those any has;
+// nothing when a device does not say.
+struct svm_capabilities {
+  cl_device_svm_capabilities all = ~cl_device_svm_capabilities{0}, any = 0;
+};
+std::optional<svm_capabilities> context_svm_capabilities(const cl_icd_dispatch& target,
+                                                         const std::vector<cl_device_id>& devices) {
+  svm_capabilities c;
   for (cl_device_id device : devices) {
     const std::optional<cl_device_svm_capabilities> caps =
         device_info<cl_device_svm_capabilities>(target, device, CL_DEVICE_SVM_CAPABILITIES);
     if (!caps) return std::nullopt;
-    all &= *caps;
+    c.all &= *caps;
+    c.any |= *caps;
   }
-  return all;
+  return c;
 }
 
 // The flags alone (OpenCL 3.0, "SVM Memory Flags"): known bits, at most one access flag, atomics
@@ -89,11 +94,13 @@ bool svm_request_invalid(const cl_icd_dispatch& target, cl_context context, cl_s
   bool invalid_context = false;
   const auto devices = devices_of(target, context, invalid_context);
   if (!devices) return invalid_context;  // otherwise unknown: the driver decides
-  if (const auto caps = common_svm_capabilities(target, *devices)) {
-    if (*caps == 0) return true;  // no device of the context supports SVM
-    if ((flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) && !(*caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
+  if (const auto caps = context_svm_capabilities(target, *devices)) {
+    // Invalid when no device of the context supports SVM (one without it, beside one with it,
+    // leaves a plain request valid), and a fine-grain or atomics flag when a device lacks it.
+    if (caps->any == 0) return true;
+    if ((flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) && !(caps->all & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
       return true;
-    if ((flags & CL_MEM_SVM_ATOMICS) && !(*caps & CL_DEVICE_SVM_ATOMICS)) return true;
+    if ((flags & CL_MEM_SVM_ATOMICS) && !(caps->all & CL_DEVICE_SVM_ATOMICS)) return true;
   }
   const std::optional<std::uint64_t> max_alloc = max_alloc_over(target, *devices, false, cap);
   return max_alloc && device_model::exceeds_max_alloc(profile, size, *max_alloc);

@@ -203,6 +203,16 @@ for v4 in empty4 one4; do
   [[ "$(head -1 "$T/$v4.copy.trace")" == "clpool-trace 4" ]] && grep -qx "# first_uses: buffer" "$T/$v4.copy.trace" ||
     fail "--write-trace of $v4: $(cat "$T/$v4.copy.trace")"
 done
+# A block freed before any use is held by the pool with nothing on the device: neither committed
+# in "held in other bins" nor in the sum's held bytes, and said so.
+printf '%s\n' 'clpool-trace 4' '# first_uses: buffer' '0 0 0 0 alloc 9 41943040 buffer 0' '1 0 0 0 free 9 0 buffer 0' \
+  '2 0 0 0 alloc 1 73400320 buffer 0' '3 0 0 0 use 1 73400320 buffer 0' '4 0 0 0 alloc 2 52428800 buffer 0' \
+  '5 0 0 0 use 2 52428800 buffer 0' >"$T/held_unused.trace"
+run 1 "$T/held_unused.trace" --capacity 100MiB --profile exact --semantics deferred
+[[ "$out" == *"when the request arrived (none of it committed: no command used it)"* &&
+  "$out" == *"+ 0 bytes                     freed blocks the pool held"* &&
+  "$out" == *"and 42.00 MiB (44040191 bytes) in freed blocks the pool holds that no command used"* ]] ||
+  fail "a held block never used: $out"
 # A first use the recorded run was refused too (the layer's failure comment after the use).
 for id in 1 2; do
   printf '%s\n' 'clpool-trace 4' '# first_uses: buffer' '0 0 0 0 alloc 1 4194304 buffer 0' '1 0 0 0 use 1 4194304 buffer 0' \

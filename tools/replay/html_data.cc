@@ -96,8 +96,9 @@ class best_fit {
 // Every block committed up to event r.events - 1, with its lifetime, sizes and place in a
 // best-fit layout of what the device commits: the failing request got no memory and is no block
 // (the live blocks at the failure are the replay's). A block the replay committed at its first
-// use (replay.h commits_at_first_use) starts there, and one never used is none. Frames defined
-// after the failure are read too (lazy symbolization).
+// use (replay.h commits_at_first_use, unless the pool handed it out committed:
+// committed_at_allocation_events) starts there, and one never used is none. Frames defined after
+// the failure are read too (lazy symbolization).
 std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report& r) {
   const bool pool = r.config.use_pool;
   std::vector<block> blocks;
@@ -124,7 +125,9 @@ std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report&
       b.rounded = pool ? rounded_size(e.size, r.config.leading_bits) : e.size;
       b.committed = device_model::profile_rounded(r.device.profile, b.rounded);
       b.stack = e.stack;
-      if (replay::commits_at_first_use(r, e.kind)) {
+      if (replay::commits_at_first_use(r, e.kind) &&
+          !std::binary_search(r.committed_at_allocation_events.begin(),
+                              r.committed_at_allocation_events.end(), index)) {
         unused[e.id] = b;
       } else {
         commit(b, index, e.time_ns);

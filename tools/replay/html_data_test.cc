@@ -280,5 +280,33 @@ TEST(HtmlData, ABlockIsDrawnFromItsFirstUse) {
   EXPECT_EQ(d["blocks"]["start"], nlohmann::json::array({2}));
 }
 
+// With a pool, a block handed out again after a use is committed from its allocation, as the
+// replay counts it: drawn from there, in the live blocks at the failure.
+TEST(HtmlData, APooledBlockHandedOutCommittedIsDrawnFromItsAllocation) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v4_pool.trace";
+  std::ofstream(path) << "clpool-trace 4\n# first_uses: buffer\n"
+                         "frame 1 py 3 app.py first\nstack 1 0 1\n"
+                         "frame 2 py 4 app.py again\nstack 2 0 2\n"
+                         "0 0 0 0 alloc 1 4194304 buffer 0 1\n"
+                         "1 0 0 0 use 1 4194304 buffer 0 1\n"
+                         "2 0 0 0 free 1 0 buffer 0\n"
+                         "3 0 0 0 alloc 2 4194304 buffer 0 2\n"  // 1's block, committed
+                         "4 0 0 0 alloc 3 8388608 buffer 0 1\n"
+                         "5 0 0 0 use 3 8388608 buffer 0 1\n";  // 4 + 8 MiB > 10 MiB
+  trace::trace_reader reader(path, {.check_liveness = false});
+  replay_options options;
+  options.sites = true;
+  options.timeline = true;
+  const replay_report r = replay_stream(reader, replay_config{},
+                                        device_spec{10 * MiB, alloc_semantics::deferred}, options);
+  ASSERT_TRUE(r.oom);
+  EXPECT_EQ(r.oom->event_index, 5u);
+  const nlohmann::json d = html_data(r, path, "t");
+  EXPECT_EQ(d["blocks"]["start"], nlohmann::json::array({1, 3}));
+  EXPECT_EQ(d["live_at_end"]["all"]["blocks"], 1u);
+  EXPECT_EQ(d["live_at_end"]["all"]["requested_bytes"], 4 * MiB);
+}
+
 }  // namespace
 }  // namespace clpool::replay_cli

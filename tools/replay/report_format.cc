@@ -255,9 +255,18 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
                              : common::escape_text(r.device.profile.name) + " profile") +
           ")");
   if (pool) {
+    // At first use the pool returned nothing: what it held stays committed, but for blocks no
+    // command ever used (a version-4 trace), which never were.
+    const std::uint64_t unused = std::min(p.held_unused_bytes, p.held_before_bytes);
+    const std::string first_use_why =
+        unused == 0 ? " (still committed: the pool never saw a failure)"
+        : unused == p.held_before_bytes
+            ? " (none of it committed: no command used it)"
+            : " (" + both(p.held_before_bytes - unused) +
+                  " of it still committed, the rest never used: the pool never saw a failure)";
     row(out, "held in other bins",
         both(p.held_before_bytes) + " when the request arrived" +
-            (p.site == oom_site::first_use ? " (still committed: the pool never saw a failure)"
+            (p.site == oom_site::first_use ? first_use_why
                                            : " (the retry returned what it could)"));
     row(out, "pool retries", std::to_string(p.retries) + " for this request");
   }
