@@ -190,7 +190,7 @@ std::optional<std::uint64_t> reference_u64(std::string_view s) {
   return v;
 }
 
-// common/byte_size.h: blanks around, digits, blanks, then B, KiB..TiB or k..t, any case.
+// common/byte_size.h: blanks around, digits, blanks, then B, KiB..EiB or k..e, any case.
 std::optional<std::uint64_t> reference_byte_size(std::string_view s) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!s.empty() && blank(s.front())) s.remove_prefix(1);
@@ -214,6 +214,10 @@ std::optional<std::uint64_t> reference_byte_size(std::string_view s) {
     shift = 30;
   } else if (unit == "tib" || unit == "t") {
     shift = 40;
+  } else if (unit == "pib" || unit == "p") {
+    shift = 50;
+  } else if (unit == "eib" || unit == "e") {
+    shift = 60;
   } else {
     return std::nullopt;
   }

@@ -7,14 +7,16 @@
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
 //   live_at_end: 0      (blocks never freed)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
-//   first_use_failed: 1 (first uses the device refused, from the layer's "failure" comments)
+//   first_use_failed: 1 (first uses the device refused, from the layer's "failure" comments, all
+//                        of them: read as they come, not from the reader's first 256 comments)
 //   first_first_use_failed: id 7 (1048576 bytes) by clEnqueueWriteBuffer
 //   release: 4, wait: 2 (version 3 only: FORMAT.md "Two moments of a free")
 //   peak_device_bytes_at_release: 2097152 (version 3 only: the peak with each block counted free
 //                                 from the program's release, not the driver's free)
 //   use: 2, peak_device_bytes_at_first_use: 2684354560 (version 4 only: the peak with each block
 //                                 of a kind its first_uses comment names counted from its first
-//                                 use, refused or not, one never used not at all: FORMAT.md
+//                                 use the device took (a refused one, its "failure" comment after
+//                                 it, takes nothing), one never used not at all: FORMAT.md
 //                                 "First uses")
 //   meta.budget: 4294967296     (the trace's "# key: value" comments, except "failure")
 #include "trace/trace_summary.h"
@@ -24,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -53,6 +56,23 @@ struct summary {
   bool buffers_at_use = false, svm_at_use = false;
   std::unordered_set<std::uint64_t> unused;  // live ids awaiting their first use
   std::uint64_t used_bytes = 0, peak_used = 0;
+  // The last event, when it was a use that charged its block: a "failure" comment right after it
+  // says the device refused it (the peak takes a use once the next event is read).
+  std::optional<trace_event> last_use;
+  // The refused first uses (the layer's "failure" comments), and the first of them.
+  std::uint64_t first_use_failures = 0;
+  std::string first_first_use_failure;
+
+  void on_comment(std::string_view key, std::string_view value) {
+    constexpr std::string_view prefix = "first use of id ";
+    if (key != "failure" || value.substr(0, prefix.size()) != prefix) return;
+    if (first_use_failures++ == 0) first_first_use_failure = value.substr(0, value.find(": "));
+    if (last_use && value.substr(prefix.size()).rfind(std::to_string(last_use->id) + " ", 0) == 0) {
+      used_bytes -= device_size(live[last_use->id]);  // refused: it took nothing, and awaits one
+      unused.insert(last_use->id);
+      last_use.reset();
+    }
+  }
 
   void set_first_uses(std::string_view kinds) {
     buffers_at_use = first_uses_names(kinds, trace_kind::buffer);
@@ -61,12 +81,11 @@ struct summary {
   bool at_use(trace_kind k) const {
     return (k == trace_kind::buffer && buffers_at_use) || (k == trace_kind::svm && svm_at_use);
   }
-  void use_bytes(std::int64_t change) {
-    used_bytes += static_cast<std::uint64_t>(change);
-    peak_used = std::max(peak_used, used_bytes);
-  }
+  void use_bytes(std::int64_t change) { used_bytes += static_cast<std::uint64_t>(change); }
 
   void add(const trace_event& e) {
+    peak_used = std::max(peak_used, used_bytes);  // the previous event's, now that it stands
+    last_use.reset();
     ++events;
     ++counts[std::string(to_string(e.action))];
     if (e.action == trace_action::alloc) {
@@ -88,7 +107,10 @@ struct summary {
         held_by_program -= device_size(it->second);
       }
     } else if (e.action == trace_action::use) {
-      if (unused.erase(e.id) != 0) use_bytes(static_cast<std::int64_t>(device_size(live[e.id])));
+      if (unused.erase(e.id) != 0) {
+        use_bytes(static_cast<std::int64_t>(device_size(live[e.id])));
+        last_use = e;
+      }
     } else if (e.action == trace_action::free) {
       auto it = live.find(e.id);
       if (it != live.end()) {
@@ -104,6 +126,7 @@ struct summary {
   }
 
   void print(std::FILE* out, unsigned version, const trace_metadata& metadata) {
+    peak_used = std::max(peak_used, used_bytes);
     std::fprintf(out, "events: %llu\n", static_cast<unsigned long long>(events));
     for (const char* action : {"alloc", "alloc_failed", "free", "free_held", "stop_holding"}) {
       std::fprintf(out, "%s: %llu\n", action, static_cast<unsigned long long>(counts[action]));
@@ -134,17 +157,9 @@ struct summary {
     }
     // A first use the device refused (the layer under a first-use profile) is no alloc_failed:
     // its "failure" comment says so ("first use of id 7 (1048576 bytes) by clEnqueue...: ...").
-    std::uint64_t first_use_failures = 0;
-    std::string first_first_use_failure;
-    for (const auto& [key, value] : metadata) {
-      if (key != "failure" || value.rfind("first use of id ", 0) != 0) continue;
-      if (first_use_failures++ == 0) first_first_use_failure = value.substr(0, value.find(": "));
-    }
     if (first_use_failures != 0) {
-      // The reader keeps the first 256 comments: with all kept, there may be more.
-      std::fprintf(out, "first_use_failed: %llu%s\n",
-                   static_cast<unsigned long long>(first_use_failures),
-                   metadata.size() >= 256 ? " (at least: the reader keeps 256 comments)" : "");
+      std::fprintf(out, "first_use_failed: %llu\n",
+                   static_cast<unsigned long long>(first_use_failures));
       std::fprintf(
           out, "first_first_use_failed: %s\n",
           common::escape_text(first_first_use_failure.substr(std::size("first use of ") - 1))
@@ -168,7 +183,10 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
   std::optional<trace_reader> reader;
   summary sum;
   try {
-    reader.emplace(path);
+    reader.emplace(
+        path, reader_options{.on_comment = [&sum](std::string_view key, std::string_view value) {
+          sum.on_comment(key, value);
+        }});
     trace_event e;
     for (bool first = true; reader->next(e); first = false) {
       // The header's comments are read with the first event: first_uses is one of them.
