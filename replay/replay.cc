@@ -164,10 +164,7 @@ replay_report replayer::report() const { return impl_->snapshot(); }
 bool commits_at_first_use(const replay_report& r, trace::trace_kind kind) {
   if (r.device.semantics != alloc_semantics::deferred) return false;
   if (kind == trace_kind::buffer) return trace::first_uses_names(r.first_use_kinds, kind);
-  // An SVM block its profile refuses at clSVMAlloc is committed there (replay_impl.h).
-  const bool svm_at_creation =
-      !r.device.measured && r.device.profile.svm_oom_at == device_model::refusal_point::creation;
-  return kind == trace_kind::svm && !svm_at_creation &&
+  return kind == trace_kind::svm && !internal::svm_committed_at_creation(r.device) &&
          trace::first_uses_names(r.first_use_kinds, kind);
 }
 

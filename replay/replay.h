@@ -163,9 +163,9 @@ template <class Source>
 void take_recorded_first_use_failure(const Source& source, replay_report& report) {
   if constexpr (requires { source.metadata(); }) {
     if (!report.oom || report.oom->action != trace::trace_action::use) return;
-    const std::string prefix = "first use of id " + std::to_string(report.oom->id) + " ";
     for (const auto& [key, value] : source.metadata()) {
-      if (key == "failure" && value.rfind(prefix, 0) == 0) report.oom->recorded_failure = true;
+      if (key == "failure" && trace::first_use_failure_id(value) == report.oom->id)
+        report.oom->recorded_failure = true;
     }
   }
 }

@@ -34,6 +34,12 @@ struct host_block {
   std::uint64_t bytes = 0;
 };
 
+// Whether a deferred device's profile refuses an SVM block at clSVMAlloc (svm_oom_at = creation),
+// so that it is committed as it is allocated; a real device's replay uses buffers for every block.
+inline bool svm_committed_at_creation(const device_spec& d) {
+  return !d.measured && d.profile.svm_oom_at == device_model::refusal_point::creation;
+}
+
 }  // namespace internal
 
 struct replayer::impl {
@@ -49,8 +55,7 @@ struct replayer::impl {
         owned(std::move(own)),
         device(d),
         deferred(d->defers_allocation()),
-        svm_at_creation(deferred && !d->spec().measured &&
-                        d->spec().profile.svm_oom_at == device_model::refusal_point::creation),
+        svm_at_creation(deferred && internal::svm_committed_at_creation(d->spec())),
         schedule(o.frees_at.value_or(free_moment_of(d->spec().profile))),
         sampler(o.max_timeline_points, o.timeline_tail_events) {
     report.config = c;

@@ -1,6 +1,7 @@
 #include "trace/trace_event.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace clpool::trace {
 
@@ -36,6 +37,16 @@ bool first_uses_names(std::string_view kinds, trace_kind kind) {
     at = end;
   }
   return false;
+}
+
+std::optional<std::uint64_t> first_use_failure_id(std::string_view failure) {
+  constexpr std::string_view prefix = "first use of id ";
+  if (failure.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const std::string_view rest = failure.substr(prefix.size());
+  std::uint64_t id = 0;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), id);
+  if (ec != std::errc() || end == rest.data() + rest.size() || *end != ' ') return std::nullopt;
+  return id;
 }
 
 std::string_view to_string(trace_kind kind) {

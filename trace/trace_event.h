@@ -88,6 +88,11 @@ std::string_view to_string(trace_kind kind);
 // spaces or tabs; unknown words ignored) names `kind`. The one reading of that comment.
 bool first_uses_names(std::string_view kinds, trace_kind kind);
 
+// The block id a layer's `# failure:` comment names when it is a refused first use ("first use of
+// id 7 (1048576 bytes) by CALL: ...", FORMAT.md "First uses"); nothing for any other failure. The
+// one reading of that comment (trace_summary, the replay's recorded failure).
+std::optional<std::uint64_t> first_use_failure_id(std::string_view failure);
+
 // The action / kind spelled `word`, or nothing when `word` is not one.
 std::optional<trace_action> parse_action(std::string_view word);
 std::optional<trace_kind> parse_kind(std::string_view word);

@@ -171,6 +171,20 @@ TEST(TraceReaderV4, UsesAndTheirErrors) {
                0);
 }
 
+// The layer's failure comment for a refused first use names its block; no other comment does.
+TEST(TraceReaderV4, FirstUseFailureComments) {
+  EXPECT_EQ(first_use_failure_id("first use of id 7 (1048576 bytes) by clEnqueueFillBuffer: "
+                                 "status -4 from the layer"),
+            7u);
+  EXPECT_EQ(first_use_failure_id("first use of id 18446744073709551615 (1 bytes) by x"),
+            ~std::uint64_t{0});
+  EXPECT_FALSE(first_use_failure_id("seq 9 status -61 (CL_INVALID_BUFFER_SIZE) from the driver"));
+  EXPECT_FALSE(first_use_failure_id("first use of id 7"));    // nothing after the id
+  EXPECT_FALSE(first_use_failure_id("first use of id x7 "));  // no id
+  EXPECT_FALSE(first_use_failure_id("first use of id 18446744073709551616 (1 bytes)"));
+  EXPECT_FALSE(first_use_failure_id("first use of id 7:"));
+}
+
 TEST(TraceReaderErrors, TruncatedLastLineKeepsEarlierEvents) {
   const std::string text = header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 40";
   expect_error(text, 3, "truncated", 1);

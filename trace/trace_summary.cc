@@ -64,10 +64,11 @@ struct summary {
   std::string first_first_use_failure;
 
   void on_comment(std::string_view key, std::string_view value) {
-    constexpr std::string_view prefix = "first use of id ";
-    if (key != "failure" || value.substr(0, prefix.size()) != prefix) return;
+    const std::optional<std::uint64_t> id =
+        key == "failure" ? first_use_failure_id(value) : std::nullopt;
+    if (!id) return;
     if (first_use_failures++ == 0) first_first_use_failure = value.substr(0, value.find(": "));
-    if (last_use && value.substr(prefix.size()).rfind(std::to_string(last_use->id) + " ", 0) == 0) {
+    if (last_use && *id == last_use->id) {
       used_bytes -= device_size(live[last_use->id]);  // refused: it took nothing, and awaits one
       unused.insert(last_use->id);
       last_use.reset();
