@@ -38,12 +38,15 @@ const char* const trace_text =
     "2 0 0 0 alloc 3 4 buffer 0 1\n"
     "3 0 0 0 alloc 4 104857600 buffer 0 1\n";
 
-std::string write_trace() {
+// `text` written to the file `name` in the test's temporary folder; its path.
+std::string write_test_trace(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_test.trace";
-  std::ofstream(path) << trace_text;
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
   return path;
 }
+
+std::string write_trace() { return write_test_trace("html_data_test.trace", trace_text); }
 
 // The page's data, with the replay's own figures (its "oom", in the result schema) beside it.
 struct page {
@@ -181,15 +184,14 @@ TEST(HtmlPage, InlinesTheResultDocumentTheReplayTheDataAndTheScript) {
 
 // Version 3: a block's band ends where the replay freed it, by the rule the replay used.
 TEST(HtmlData, BlocksEndWhereTheRuleFreesThem) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v3.trace";
-  std::ofstream(path) << "clpool-trace 3\n"
-                         "0 0 0 0 alloc 1 4096 buffer 0\n"
-                         "1 0 0 0 release 1 4096 buffer 0\n"
-                         "2 0 0 0 alloc 2 4096 buffer 0\n"
-                         "3 0 0 0 wait 0 0 buffer 0\n"
-                         "4 0 0 0 free 1 4096 buffer 0\n"
-                         "5 0 0 0 free 2 4096 buffer 0\n";
+  const std::string path = write_test_trace("html_data_v3.trace",
+                                            "clpool-trace 3\n"
+                                            "0 0 0 0 alloc 1 4096 buffer 0\n"
+                                            "1 0 0 0 release 1 4096 buffer 0\n"
+                                            "2 0 0 0 alloc 2 4096 buffer 0\n"
+                                            "3 0 0 0 wait 0 0 buffer 0\n"
+                                            "4 0 0 0 free 1 4096 buffer 0\n"
+                                            "5 0 0 0 free 2 4096 buffer 0\n");
   for (const auto& [moment, end] :
        {std::pair{free_moment::release, 1u}, std::pair{free_moment::wait, 3u},
         std::pair{free_moment::driver, 4u}}) {
@@ -207,18 +209,18 @@ TEST(HtmlData, BlocksEndWhereTheRuleFreesThem) {
 // blocks' device-committed bytes add up to the most, each site with what it held then (and its
 // callers). At an out-of-memory there is none: the result's sites at the failure are the table.
 TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_peak.trace";
-  std::ofstream(path) << "clpool-trace 2\n"
-                         "frame 1 py 9 app.py main\nstack 1 0 1\n"
-                         "frame 2 py 3 app.py load\nstack 2 1 2\n"
-                         "frame 3 py 5 app.py scratch\nstack 3 1 3\n"
-                         "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
-                         "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
-                         "2 0 0 0 alloc 3 2097152 buffer 0 3\n"  // the peak: 6 MiB live
-                         "3 0 0 0 free 2 0 buffer 0\n"
-                         "4 0 0 0 free 3 0 buffer 0\n"
-                         "5 0 0 0 alloc 4 1048576 buffer 0 2\n";  // 4 MiB
+  const std::string path =
+      write_test_trace("html_data_peak.trace",
+                       "clpool-trace 2\n"
+                       "frame 1 py 9 app.py main\nstack 1 0 1\n"
+                       "frame 2 py 3 app.py load\nstack 2 1 2\n"
+                       "frame 3 py 5 app.py scratch\nstack 3 1 3\n"
+                       "0 0 0 0 alloc 1 3145728 buffer 0 2\n"
+                       "1 0 0 0 alloc 2 1048576 buffer 0 3\n"
+                       "2 0 0 0 alloc 3 2097152 buffer 0 3\n"  // the peak: 6 MiB live
+                       "3 0 0 0 free 2 0 buffer 0\n"
+                       "4 0 0 0 free 3 0 buffer 0\n"
+                       "5 0 0 0 alloc 4 1048576 buffer 0 2\n");  // 4 MiB
   trace::trace_reader reader(path, {.check_liveness = false});
   replay_options options;
   options.sites = true;
@@ -240,17 +242,16 @@ TEST(HtmlData, WithoutAnOutOfMemoryTheSitesAtThePeak) {
 // A version-4 trace on a device that commits at first use: a block is drawn from its first use,
 // one never used is none, and the page's line under the sum says what the sum leaves out.
 TEST(HtmlData, ABlockIsDrawnFromItsFirstUse) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v4.trace";
-  std::ofstream(path) << "clpool-trace 4\n# first_uses: buffer\n"
-                         "frame 1 py 3 app.py keep\nstack 1 0 1\n"
-                         "frame 2 py 4 app.py idle\nstack 2 0 2\n"
-                         "0 0 0 0 alloc 1 3145728 buffer 0 1\n"
-                         "1 0 0 0 alloc 2 1048576 buffer 0 2\n"  // never used
-                         "2 0 0 0 use 1 3145728 buffer 0 1\n"
-                         "3 0 0 0 alloc 3 2097152 buffer 0 1\n"
-                         "4 0 0 0 use 3 2097152 buffer 0 1\n"  // 5 MiB committed
-                         "5 0 0 0 free 2 0 buffer 0\n";
+  const std::string path = write_test_trace("html_data_v4.trace",
+                                            "clpool-trace 4\n# first_uses: buffer\n"
+                                            "frame 1 py 3 app.py keep\nstack 1 0 1\n"
+                                            "frame 2 py 4 app.py idle\nstack 2 0 2\n"
+                                            "0 0 0 0 alloc 1 3145728 buffer 0 1\n"
+                                            "1 0 0 0 alloc 2 1048576 buffer 0 2\n"  // never used
+                                            "2 0 0 0 use 1 3145728 buffer 0 1\n"
+                                            "3 0 0 0 alloc 3 2097152 buffer 0 1\n"
+                                            "4 0 0 0 use 3 2097152 buffer 0 1\n"  // 5 MiB committed
+                                            "5 0 0 0 free 2 0 buffer 0\n");
   replay_options options;
   options.sites = true;
   options.timeline = true;
@@ -283,17 +284,17 @@ TEST(HtmlData, ABlockIsDrawnFromItsFirstUse) {
 // With a pool, a block handed out again after a use is committed from its allocation, as the
 // replay counts it: drawn from there, in the live blocks at the failure.
 TEST(HtmlData, APooledBlockHandedOutCommittedIsDrawnFromItsAllocation) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/html_data_v4_pool.trace";
-  std::ofstream(path) << "clpool-trace 4\n# first_uses: buffer\n"
-                         "frame 1 py 3 app.py first\nstack 1 0 1\n"
-                         "frame 2 py 4 app.py again\nstack 2 0 2\n"
-                         "0 0 0 0 alloc 1 4194304 buffer 0 1\n"
-                         "1 0 0 0 use 1 4194304 buffer 0 1\n"
-                         "2 0 0 0 free 1 0 buffer 0\n"
-                         "3 0 0 0 alloc 2 4194304 buffer 0 2\n"  // 1's block, committed
-                         "4 0 0 0 alloc 3 8388608 buffer 0 1\n"
-                         "5 0 0 0 use 3 8388608 buffer 0 1\n";  // 4 + 8 MiB > 10 MiB
+  const std::string path =
+      write_test_trace("html_data_v4_pool.trace",
+                       "clpool-trace 4\n# first_uses: buffer\n"
+                       "frame 1 py 3 app.py first\nstack 1 0 1\n"
+                       "frame 2 py 4 app.py again\nstack 2 0 2\n"
+                       "0 0 0 0 alloc 1 4194304 buffer 0 1\n"
+                       "1 0 0 0 use 1 4194304 buffer 0 1\n"
+                       "2 0 0 0 free 1 0 buffer 0\n"
+                       "3 0 0 0 alloc 2 4194304 buffer 0 2\n"  // 1's block, committed
+                       "4 0 0 0 alloc 3 8388608 buffer 0 1\n"
+                       "5 0 0 0 use 3 8388608 buffer 0 1\n");  // 4 + 8 MiB > 10 MiB
   trace::trace_reader reader(path, {.check_liveness = false});
   replay_options options;
   options.sites = true;
