@@ -88,10 +88,12 @@ clpool_memory_test(
 )
 BAD
 # The README's recipe: its one-line .bazelrc, no ~/.bazelrc; a disk cache of its own so that a
-# second run does not rebuild clpool's tools.
+# second run does not rebuild clpool's tools, whatever PATH the shell has (the shell's PATH is part
+# of every action's cache key unless the action environment is fixed, as clpool's .bazelrc fixes it).
 user_bazel() { env -u CC -u CXX bazel --nohome_rc --output_base="$work/bazel_out" "$@"; }
 trap 'user_bazel shutdown >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-flags=(--disk_cache="${HOME}/.cache/clpool-memory-test-disk" --jobs=2 --test_output=errors)
+flags=(--disk_cache="${HOME}/.cache/clpool-memory-test-disk" --incompatible_strict_action_env --jobs=2
+       --test_output=errors)
 # shellcheck source=tools/dev/testing/test_lib.sh
 source "$repo/tools/dev/testing/test_lib.sh"  # fail, finish
 ok() { echo "memory_test_test: ok: $1"; }

@@ -26,6 +26,7 @@
 #include "tools/layer/allocations.h"
 #include "tools/layer/first_use.h"
 #include "tools/layer/recorder.h"
+#include "tools/layer/request_checks.h"
 #include "tools/layer/trace_file_sink.h"
 #include "tools/layer/waits.h"
 
@@ -70,8 +71,8 @@ cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, siz
       (name == CL_DEVICE_GLOBAL_MEM_SIZE || name == CL_DEVICE_MAX_MEM_ALLOC_SIZE)) {
     cl_ulong reported = 0;
     std::memcpy(&reported, value, sizeof(reported));
-    const cl_ulong now = budget.load(std::memory_order_relaxed);
-    if (reported > now) std::memcpy(value, &now, sizeof(reported));
+    reported = reported_under_budget(reported, budget.load(std::memory_order_relaxed));
+    std::memcpy(value, &reported, sizeof(reported));
   }
   return status;
 }

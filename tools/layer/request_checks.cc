@@ -44,7 +44,7 @@ std::optional<std::uint64_t> max_alloc_over(const cl_icd_dispatch& target,
     const std::optional<cl_ulong> v =
         device_info<cl_ulong>(target, device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     if (!v) return std::nullopt;
-    const std::uint64_t reported = std::min<std::uint64_t>(*v, cap);
+    const std::uint64_t reported = reported_under_budget(*v, cap);
     out = !out ? reported : largest ? std::max(*out, reported) : std::min(*out, reported);
   }
   return out;

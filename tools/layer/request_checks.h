@@ -6,12 +6,21 @@
 
 #include <CL/cl_icd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
 #include "device_model/device_memory.h"
 
 namespace clpool::layer {
+
+// A device's CL_DEVICE_GLOBAL_MEM_SIZE or CL_DEVICE_MAX_MEM_ALLOC_SIZE as the layer reports it
+// under a budget: the driver's answer, capped at the budget. The one rule for the layer's
+// clGetDeviceInfo and for the checks below, so that a request is judged by the limit the program
+// was told.
+constexpr std::uint64_t reported_under_budget(std::uint64_t driver, std::uint64_t budget) {
+  return std::min(driver, budget);
+}
 
 // CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices as the layer reports it (the driver's,
 // capped at `cap`): the largest of them (`largest`: clCreateBuffer's rule, invalid above it for

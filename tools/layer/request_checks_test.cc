@@ -44,12 +44,18 @@ cl_int CL_API_CALL device_info(cl_device_id id, cl_device_info name, size_t size
   return CL_SUCCESS;
 }
 
-bool invalid(cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment = 0,
-             std::uint64_t cap = ~std::uint64_t{0}) {
+// A dispatch table whose context and device queries answer from `devices`.
+cl_icd_dispatch fake_table() {
   cl_icd_dispatch target{};
   target.clGetContextInfo = context_info;
   target.clGetDeviceInfo = device_info;
-  return svm_request_invalid(target, reinterpret_cast<cl_context>(1), flags, size, alignment,
+  return target;
+}
+const cl_icd_dispatch table = fake_table();
+
+bool invalid(cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment = 0,
+             std::uint64_t cap = ~std::uint64_t{0}) {
+  return svm_request_invalid(table, reinterpret_cast<cl_context>(1), flags, size, alignment,
                              device_model::device_profile{}, cap);
 }
 
@@ -88,6 +94,20 @@ TEST(SvmRequest, AboveTheSmallestReportedMaxAlloc) {
   EXPECT_FALSE(invalid(CL_MEM_READ_WRITE, 1 << 20));
   EXPECT_TRUE(invalid(CL_MEM_READ_WRITE, (1 << 20) + 1));
   EXPECT_TRUE(invalid(CL_MEM_READ_WRITE, 8192, 0, 4096));  // the cap, a budget
+}
+
+// The layer's clGetDeviceInfo and the checks use one rule for what a device reports under a
+// budget: the driver's figure, or the budget when that is smaller.
+TEST(ReportedUnderBudget, TheSmallerOfTheDriversFigureAndTheBudget) {
+  EXPECT_EQ(reported_under_budget(4ull << 30, 1ull << 30), 1ull << 30);
+  EXPECT_EQ(reported_under_budget(1ull << 20, 1ull << 30), 1ull << 20);
+  EXPECT_EQ(reported_under_budget(~0ull, ~0ull), ~0ull);  // no budget: the driver's figure
+  devices = {{coarse, 4ull << 30}, {coarse, 2ull << 30}};
+  EXPECT_EQ(context_max_alloc(table, reinterpret_cast<cl_context>(1), /*largest=*/true, 3ull << 30),
+            3ull << 30);
+  EXPECT_EQ(
+      context_max_alloc(table, reinterpret_cast<cl_context>(1), /*largest=*/false, 3ull << 30),
+      2ull << 30);
 }
 
 }  // namespace
