@@ -31,8 +31,6 @@ bool looks_cr_only(const char* p, std::size_t n) {
 
 constexpr const char* cr_only_problem =
     "lines end in a bare CR (classic Mac line ends), not LF or CRLF; convert with tr '\\r' '\\n'";
-constexpr std::size_t max_metadata = 256;
-
 }  // namespace
 
 std::string known_versions() {
@@ -281,7 +279,7 @@ void trace_reader::read_header() {
 }
 
 void trace_reader::note_comment(const char* begin, const char* end) {
-  if (metadata_.size() >= max_metadata && !options_.on_comment) return;
+  if (metadata_.size() >= max_metadata_kept && !options_.on_comment) return;
   std::string_view s(begin + 1, static_cast<std::size_t>(end - begin - 1));
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
   const std::size_t colon = s.find(':');
@@ -294,7 +292,8 @@ void trace_reader::note_comment(const char* begin, const char* end) {
   while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
   while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
   if (options_.on_comment) options_.on_comment(key, value);
-  if (metadata_.size() < max_metadata) metadata_.emplace_back(std::string(key), std::string(value));
+  if (metadata_.size() < max_metadata_kept)
+    metadata_.emplace_back(std::string(key), std::string(value));
 }
 
 bool trace_reader::next(trace_event& out) {

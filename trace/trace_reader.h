@@ -58,7 +58,8 @@ struct reader_options {
   // there is an error, a malformed line still is. A regular file only; not a binary trace.
   bool follow = false;
   // Called with each `# key: value` comment, in file order between the events around it (the
-  // layer's `# failure: ...` lines belong to the event before them). Not limited as metadata() is.
+  // layer's `# failure: ...` lines belong to the event before them), and with each metadata record
+  // of a binary trace, in the same place. Not limited as metadata() is.
   std::function<void(std::string_view key, std::string_view value)> on_comment = nullptr;
 };
 
@@ -95,7 +96,9 @@ class trace_reader {
   // Text or binary, from the first bytes of the input. For a binary trace, line() and error
   // lines count records (the header is line 1, the first record line 2).
   trace_encoding encoding() const noexcept { return encoding_; }
-  // The `# key: value` comments read so far (at most 256 are kept).
+  // The `# key: value` comments read so far (the first max_metadata_kept of them: a bound on what a
+  // trace full of comments costs; reader_options::on_comment sees every one).
+  static constexpr std::size_t max_metadata_kept = 256;
   const trace_metadata& metadata() const noexcept { return metadata_; }
   // The frames and stacks defined so far (version 2; empty for version 1 and RMM imports). A
   // frame may be defined after the events that use it, so read it once the trace is drained.

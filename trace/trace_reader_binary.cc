@@ -82,7 +82,9 @@ void trace_reader::read_binary_metadata(std::uint64_t record) {
   std::string key, value;
   if (!read_text(key) || !read_text(value))
     fail(binary_where(record) + "truncated or corrupt metadata record");
-  if (metadata_.size() < 256) metadata_.emplace_back(std::move(key), std::move(value));
+  if (options_.on_comment) options_.on_comment(key, value);
+  if (metadata_.size() < max_metadata_kept)
+    metadata_.emplace_back(std::move(key), std::move(value));
   pos_ = static_cast<std::size_t>(q - buffer_.data());
 }
 

@@ -128,6 +128,37 @@ TEST(TraceWriter, AFullDeviceIsAnErrorWithItsReason) {
   }
 }
 
+// A binary trace's metadata records reach reader_options::on_comment as a text trace's comments
+// do, in the same places between the events and beyond the first 256 that metadata() keeps.
+TEST(TraceWriterBinary, CommentsReachOnCommentAsInText) {
+  std::vector<std::string> seen[2];
+  for (const trace_encoding enc : {trace_encoding::text, trace_encoding::binary}) {
+    std::ostringstream out;
+    {
+      trace_writer writer(out, enc);
+      writer.write({.seq = 0, .action = trace_action::alloc, .id = 1, .size = 10});
+      for (int i = 0; i < 300; ++i) writer.comment("failure", "refusal " + std::to_string(i));
+      writer.write({.seq = 1, .action = trace_action::free, .id = 1, .size = 10});
+      writer.comment("source", "the end");
+    }
+    std::vector<std::string>& got = seen[enc == trace_encoding::binary];
+    std::uint64_t events = 0;
+    trace_reader r = trace_reader::from_string(
+        out.str(), "comments", {.on_comment = [&](std::string_view key, std::string_view value) {
+          got.push_back(std::to_string(events) + " " + std::string(key) + "=" + std::string(value));
+        }});
+    trace_event e;
+    while (r.next(e)) ++events;
+    EXPECT_EQ(events, 2u);
+    EXPECT_EQ(r.metadata().size(), trace_reader::max_metadata_kept);
+  }
+  ASSERT_EQ(seen[1].size(), 301u);
+  EXPECT_EQ(seen[1][0], "1 failure=refusal 0");  // after the alloc, before the free
+  EXPECT_EQ(seen[1][299], "1 failure=refusal 299");
+  EXPECT_EQ(seen[1][300], "2 source=the end");
+  EXPECT_EQ(seen[0], seen[1]);
+}
+
 TEST(TraceWriterBinary, RoundTrip) {
   for (unsigned seed = 1; seed <= 5; ++seed) {
     const std::vector<trace_event> events = random_events(seed, 20000);
