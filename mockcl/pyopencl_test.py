@@ -183,4 +183,45 @@ gen.fill_normal(numbers)
 queue.finish()
 del numbers
 print("ok: PhiloxGenerator's kernels take the arguments their #if leaves")
+
+# A child forked after the parent used the mock (multiprocessing's default start method here)
+# makes its own context, buffer and commands and gets its data back; the parent's queue still
+# works after the fork. With MOCKCL_BACKING=none only: with POCL behind, a forked child hangs at
+# its first command, as it does on POCL alone (mockcl/README.md, "Backing device").
+import os  # noqa: E402
+import time  # noqa: E402
+
+
+def forked_child():
+    try:
+        c = cl.Context([immediate])
+        q = cl.CommandQueue(c)
+        b = cl.Buffer(c, cl.mem_flags.READ_WRITE, 4096)
+        cl.enqueue_fill_buffer(q, b, np.int32(3), 0, 4096)
+        got = np.empty(1024, np.int32)
+        cl.enqueue_copy(q, got, b)
+        q.finish()
+        os._exit(0 if (got == 3).all() else 3)
+    except BaseException:
+        os._exit(4)
+
+
+pid = os.fork()
+if pid == 0:
+    forked_child()
+deadline = time.monotonic() + 60
+while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+    time.sleep(0.05)
+if done[0] == 0:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise AssertionError("the forked child did not end within 60 s")
+assert os.waitstatus_to_exitcode(done[1]) == 0, os.waitstatus_to_exitcode(done[1])
+b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+cl.enqueue_fill_buffer(queue, b, np.int32(5), 0, 4096)
+got = np.empty(1024, np.int32)
+cl.enqueue_copy(queue, got, b)
+assert (got == 5).all()
+b.release()
+print("ok: a forked child uses the mock, and the parent goes on")
 print("PASS")
