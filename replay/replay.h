@@ -27,6 +27,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "pool/memory_pool.h"
@@ -156,19 +158,45 @@ void take_first_uses(const Source& source, replayer& r) {
     }
   }
 }
-// At a first use that does not fit: whether the recorded run was refused that block's first use
-// too (the layer's "# failure: first use of id N ..." comment, FORMAT.md "First uses"; the
-// reader keeps the first 256 comments).
+// The ids whose first use the recorded run was refused (the layer's "# failure: first use of id
+// N ..." comments, FORMAT.md "First uses"), from every comment the source reads while this
+// watches it, not only the first 256 its metadata() keeps. Chains to the source's own comment
+// callback, and puts it back when destroyed. A source without comments (the RMM importer) has
+// none.
 template <class Source>
-void take_recorded_first_use_failure(const Source& source, replay_report& report) {
-  if constexpr (requires { source.metadata(); }) {
-    if (!report.oom || report.oom->action != trace::trace_action::use) return;
-    for (const auto& [key, value] : source.metadata()) {
-      if (key == "failure" && trace::first_use_failure_id(value) == report.oom->id)
-        report.oom->recorded_failure = true;
+class refused_first_uses {
+ public:
+  explicit refused_first_uses(Source& source) : source_(source) {
+    if constexpr (requires { source.exchange_on_comment(nullptr); }) {
+      previous_ = source.exchange_on_comment([this](std::string_view key, std::string_view value) {
+        if (previous_) previous_(key, value);
+        if (key != "failure") return;
+        if (const std::optional<std::uint64_t> id = trace::first_use_failure_id(value))
+          ids_.insert(*id);
+      });
     }
   }
-}
+  ~refused_first_uses() {
+    if constexpr (requires { source_.exchange_on_comment(nullptr); })
+      source_.exchange_on_comment(std::move(previous_));
+  }
+  refused_first_uses(const refused_first_uses&) = delete;
+  refused_first_uses& operator=(const refused_first_uses&) = delete;
+
+  // At a first use that does not fit: whether the recorded run was refused that block's first
+  // use too.
+  void mark(replay_report& report) const {
+    if (report.oom && report.oom->action == trace::trace_action::use &&
+        ids_.count(report.oom->id) != 0) {
+      report.oom->recorded_failure = true;
+    }
+  }
+
+ private:
+  Source& source_;
+  trace::trace_reader::comment_fn previous_;
+  std::unordered_set<std::uint64_t> ids_;
+};
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
@@ -182,6 +210,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
   };
   slot ring[3];
   std::optional<trace::trace_error> pending;
+  const refused_first_uses<Source> refused(source);  // before the first comment is read
   const auto read = [&](slot& s) {
     if (pending) return false;
     try {
@@ -223,7 +252,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
           }
           report.trace_counts_known = !pending;
         }
-        take_recorded_first_use_failure(source, report);
+        refused.mark(report);
         return with_sites(std::move(report));
       }
     } catch (const replay_input_error& error) {

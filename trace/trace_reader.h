@@ -108,6 +108,14 @@ class trace_reader {
   std::uint64_t bytes_consumed() const noexcept { return consumed_base_ + pos_; }
   std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
+  // Replaces reader_options::on_comment for the comments read from now on, and returns the one it
+  // replaces: a consumer that watches the comments for a while (the replay engine) chains to it
+  // and puts it back when done.
+  using comment_fn = std::function<void(std::string_view key, std::string_view value)>;
+  comment_fn exchange_on_comment(comment_fn fn) {
+    return std::exchange(options_.on_comment, std::move(fn));
+  }
+
   // Makes a trace_error at the line of the last event returned, for consumers that find a
   // problem the reader did not check (see reader_options::check_liveness).
   trace_error error_at_last_event(std::string problem) const;

@@ -226,6 +226,19 @@ for id in 1 2; do
     [[ "$out" != *"recorded run"* ]] || fail "another block's refusal taken for this one's: $out"
   fi
 done
+# ... also after more comments than the 256 the reader keeps (300 refusals of another block's first
+# use before it).
+{
+  printf '%s\n' 'clpool-trace 4' '# first_uses: buffer' '0 0 0 0 alloc 7 1048576 buffer 0'
+  for _ in $(seq 300); do
+    echo '# failure: first use of id 7 (1048576 bytes) by clEnqueueFillBuffer: status -4 from the layer'
+  done
+  printf '%s\n' '1 0 0 0 free 7 1048576 buffer 0' '2 0 0 0 alloc 1 4194304 buffer 0' '3 0 0 0 use 1 4194304 buffer 0' \
+    "# failure: first use of id 1 (4194304 bytes) by clEnqueueFillBuffer: status -4 from the layer" \
+    '4 0 0 0 free 1 4194304 buffer 0'
+} >"$T/refused_late.trace"
+run 1 "$T/refused_late.trace" --capacity 2MiB --no-pool --profile exact --semantics deferred
+[[ "$out" == *"$want"* ]] || fail "a recorded refusal after 300 comments: $out"
 
 echo "--- --site-frames N: a whole number from 1 to 64, else one line and exit 2"
 for v in x 0 -3 2.5 65; do
