@@ -158,11 +158,13 @@ void take_first_uses(const Source& source, replayer& r) {
     }
   }
 }
-// The ids whose first use the recorded run was refused (the layer's "# failure: first use of id
-// N ..." comments, FORMAT.md "First uses"), from every comment the source reads while this
-// watches it, not only the first 256 its metadata() keeps. Chains to the source's own comment
-// callback, and puts it back when destroyed. A source without comments (the RMM importer) has
-// none.
+// The live blocks whose first use, as the trace records it, the recorded run was refused: a use
+// event followed by the layer's "# failure: first use of id N ..." comment for it (a comment
+// belongs to the event before it; FORMAT.md "First uses"). Read from every comment while this
+// watches the source, not only the first 256 its metadata() keeps; a block leaves the set when
+// its free is applied, so the set is bounded by the live set as the rest of the engine is. Chains
+// to the source's own comment callback, and puts it back when destroyed. A source without
+// comments (the RMM importer) has none.
 template <class Source>
 class refused_first_uses {
  public:
@@ -170,9 +172,8 @@ class refused_first_uses {
     if constexpr (requires { source.exchange_on_comment(nullptr); }) {
       previous_ = source.exchange_on_comment([this](std::string_view key, std::string_view value) {
         if (previous_) previous_(key, value);
-        if (key != "failure") return;
-        if (const std::optional<std::uint64_t> id = trace::first_use_failure_id(value))
-          ids_.insert(*id);
+        if (key != "failure" || !last_read_use_) return;
+        if (trace::first_use_failure_id(value) == last_read_use_) ids_.insert(*last_read_use_);
       });
     }
   }
@@ -183,8 +184,15 @@ class refused_first_uses {
   refused_first_uses(const refused_first_uses&) = delete;
   refused_first_uses& operator=(const refused_first_uses&) = delete;
 
-  // At a first use that does not fit: whether the recorded run was refused that block's first
-  // use too.
+  // The event the source returned last: the comments read before the next one are its.
+  void read(const trace::trace_event& e) {
+    last_read_use_ = e.action == trace::trace_action::use ? std::optional(e.id) : std::nullopt;
+  }
+  // An event the replay applied: a freed block's refusals are forgotten.
+  void applied(const trace::trace_event& e) {
+    if (e.action == trace::trace_action::free && !ids_.empty()) ids_.erase(e.id);
+  }
+  // At a first use that does not fit: whether the recorded run was refused that first use too.
   void mark(replay_report& report) const {
     if (report.oom && report.oom->action == trace::trace_action::use &&
         ids_.count(report.oom->id) != 0) {
@@ -195,27 +203,28 @@ class refused_first_uses {
  private:
   Source& source_;
   trace::trace_reader::comment_fn previous_;
+  std::optional<std::uint64_t> last_read_use_;
   std::unordered_set<std::uint64_t> ids_;
 };
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
                             const progress_fn& progress) {
-  // Two events of lookahead hide most of the live set's memory latency: the id map's slot for
-  // event i + 2 and the block of event i + 1 are prefetched while event i is applied. A read error
-  // in the lookahead is held until the events before it are applied, so results and error order
-  // are those of a plain loop.
+  // Two events of lookahead hide most of the live set's memory latency: the id map's slot for event
+  // i + 2 and the block of i + 1 are prefetched while i is applied. A read error in the lookahead
+  // is held until the events before it are applied: results and errors are a plain loop's.
   struct slot {
     trace::trace_event event;
     std::uint64_t line = 0;
   };
   slot ring[3];
   std::optional<trace::trace_error> pending;
-  const refused_first_uses<Source> refused(source);  // before the first comment is read
+  refused_first_uses<Source> refused(source);  // before the first comment is read
   const auto read = [&](slot& s) {
     if (pending) return false;
     try {
       if (!source.next(s.event)) return false;
       s.line = source.line();
+      refused.read(s.event);
       return true;
     } catch (const trace::trace_error& error) {
       pending = error;
@@ -238,6 +247,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
     try {
       if (!r.apply(s.event, s.line)) {
         replay_report report = r.report();
+        refused.mark(report);  // the comments after the failing event are read by now (lookahead)
         // Frames may be defined after the failure, and a version-3 trace's releases and waits
         // after it are counted (releases up to the failure: 23 of 74): read on, applying nothing.
         report.trace_releases = report.releases;
@@ -252,12 +262,12 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
           }
           report.trace_counts_known = !pending;
         }
-        refused.mark(report);
         return with_sites(std::move(report));
       }
     } catch (const replay_input_error& error) {
       throw trace::trace_error(source.name(), s.line, error.what(), n);
     }
+    refused.applied(s.event);
     ++n;
     if (progress && (n & (options.progress_interval - 1)) == 0) {
       progress(source.bytes_consumed(), source.total_bytes());

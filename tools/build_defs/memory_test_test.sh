@@ -87,9 +87,10 @@ clpool_memory_test(
     capacity = "2GB",
 )
 BAD
-# The README's recipe: its one-line .bazelrc, no ~/.bazelrc; a disk cache of its own so that a
-# second run does not rebuild clpool's tools, whatever PATH the shell has (the shell's PATH is part
-# of every action's cache key unless the action environment is fixed, as clpool's .bazelrc fixes it).
+# The README's recipe: its one-line .bazelrc, no ~/.bazelrc. On the command line, what a user's
+# recipe need not have: a disk cache of its own so that a second run does not rebuild clpool's
+# tools, whatever PATH the shell has (--incompatible_strict_action_env: the shell's PATH is
+# otherwise part of every action's cache key, as clpool's own .bazelrc says).
 user_bazel() { env -u CC -u CXX bazel --nohome_rc --output_base="$work/bazel_out" "$@"; }
 trap 'user_bazel shutdown >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 flags=(--disk_cache="${HOME}/.cache/clpool-memory-test-disk" --incompatible_strict_action_env --jobs=2

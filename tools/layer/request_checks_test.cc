@@ -108,6 +108,9 @@ TEST(ReportedUnderBudget, TheSmallerOfTheDriversFigureAndTheBudget) {
   EXPECT_EQ(
       context_max_alloc(table, reinterpret_cast<cl_context>(1), /*largest=*/false, 3ull << 30),
       2ull << 30);
+  EXPECT_EQ(
+      context_max_alloc(table, reinterpret_cast<cl_context>(1), /*largest=*/false, 1ull << 30),
+      1ull << 30);
 }
 
 }  // namespace

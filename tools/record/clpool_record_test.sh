@@ -230,7 +230,7 @@ bad "--out: given twice" --out "$T/x.trace" --out "$T/y.trace" "${run_marker[@]}
 bad "--layer: \"$T/nope.so\" is not a file" --layer "$T/nope.so" --out "$T/x.trace" "${run_marker[@]}"
 # Only a library exporting the layer entry points is a layer (issue 21): the program is not run.
 bad "--layer: '/etc/passwd' is not a loadable library (" --layer /etc/passwd --out "$T/x.trace" "${run_marker[@]}"
-libm="$(ldconfig -p 2>/dev/null | awk '/libm\.so\.6 /{print $NF; exit}')"
+libm="$(/sbin/ldconfig -p 2>/dev/null | awk '/libm\.so\.6 /{print $NF; exit}')"
 [[ -n "$libm" ]] || libm=/lib/x86_64-linux-gnu/libm.so.6
 bad "--layer: '$libm' is not an OpenCL layer: it does not export clGetLayerInfo, clInitLayer" --layer "$libm" --out "$T/x.trace" "${run_marker[@]}"
 CLPOOL_LAYER_BUDGET=1GiB bad "CLPOOL_LAYER_BUDGET is set in the environment" --out "$T/x.trace" "${run_marker[@]}"

@@ -1,0 +1,50 @@
+// The summary of a version-4 trace with a refused first use reads the same from its text and its
+// binary form: the layer's failure comment is a comment in one and a metadata record in the other.
+#include "trace/trace_summary.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "trace/trace_writer.h"
+
+namespace clpool::trace {
+namespace {
+
+std::string summary_of(trace_encoding encoding) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) +
+                           (encoding == trace_encoding::binary ? "/refused.bin" : "/refused.trace");
+  {
+    std::ofstream file(path, std::ios::binary);
+    trace_writer w(file, encoding, first_use_format_version);
+    w.comment("first_uses", "buffer");
+    w.write({.seq = 0, .action = trace_action::alloc, .id = 1, .size = 8 << 20});
+    w.write({.seq = 1, .action = trace_action::use, .id = 1, .size = 8 << 20});
+    w.comment("failure",
+              "first use of id 1 (8388608 bytes) by clEnqueueFillBuffer: status -4 from the layer");
+    w.write({.seq = 2, .action = trace_action::alloc, .id = 2, .size = 1 << 20});
+    w.write({.seq = 3, .action = trace_action::use, .id = 2, .size = 1 << 20});
+    w.write({.seq = 4, .action = trace_action::free, .id = 2, .size = 1 << 20});
+    w.write({.seq = 5, .action = trace_action::free, .id = 1, .size = 8 << 20});
+  }
+  std::FILE* out = std::tmpfile();
+  EXPECT_TRUE(print_trace_summary(path, out, stderr));
+  std::rewind(out);
+  std::string text;
+  for (int c; (c = std::fgetc(out)) != EOF;) text += static_cast<char>(c);
+  std::fclose(out);
+  return text;
+}
+
+TEST(TraceSummary, ARefusedFirstUseReadsTheSameFromTextAndBinary) {
+  const std::string text = summary_of(trace_encoding::text);
+  EXPECT_NE(text.find("first_use_failed: 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("peak_device_bytes_at_first_use: 1048576\n"), std::string::npos) << text;
+  EXPECT_EQ(summary_of(trace_encoding::binary), text);
+}
+
+}  // namespace
+}  // namespace clpool::trace
