@@ -226,8 +226,8 @@ for id in 1 2; do
     [[ "$out" != *"recorded run"* ]] || fail "another block's refusal taken for this one's: $out"
   fi
 done
-# ... also after more comments than the 256 the reader keeps (300 refusals of another block's first
-# use before it).
+# ... also after more comments than the 256 the reader keeps (before it, 300 failure comments naming
+# block 7, which follow its alloc, not a use of it).
 {
   printf '%s\n' 'clpool-trace 4' '# first_uses: buffer' '0 0 0 0 alloc 7 1048576 buffer 0'
   for _ in $(seq 300); do
