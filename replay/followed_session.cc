@@ -23,6 +23,14 @@ namespace {
 
 bool takes_device_memory(trace_kind k) { return k == trace_kind::buffer || k == trace_kind::svm; }
 
+// An alloc_failed refused for its size (trace::is_size_refusal): no memory was involved, so it is
+// no out-of-memory and, as in the replay, no part of a window's figures.
+bool is_size_refusal(const followed_session::entry& w) {
+  if (w.failure || w.event.action != trace_action::alloc_failed) return false;
+  const std::optional<trace::alloc_failure> f = trace::alloc_failure_of(w.text);
+  return f && f->seq == w.event.seq && trace::is_size_refusal(*f, w.event.size);
+}
+
 // Whether `path` starts with a whole header line: the recorder creates the file, then writes it.
 bool has_header(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -245,7 +253,7 @@ std::vector<trace_event> followed_session::own_events(
         mine.insert(e.id);
         break;
       case trace_action::alloc_failed:
-        if (other_threads.count(e.thread) != 0) continue;
+        if (other_threads.count(e.thread) != 0 || is_size_refusal(w)) continue;
         break;
       case trace_action::free:
         if (mine.erase(e.id) == 0) continue;
@@ -330,7 +338,7 @@ std::optional<window_oom> followed_session::first_oom(const figure_options& opti
     std::uint64_t size = 0, stack = 0, id = 0;
     std::string where, said;
     if (!w.failure && w.event.action == trace_action::alloc_failed) {
-      if (!takes_device_memory(w.event.kind)) continue;
+      if (!takes_device_memory(w.event.kind) || is_size_refusal(w)) continue;
       size = w.event.size;
       stack = w.event.stack;
       where = "at allocation";

@@ -339,6 +339,39 @@ TEST(FollowedSession, TheDeviceTraceReplaysTheOom) {
   EXPECT_EQ(r.oom->seq, 2u);  // the session's own seq
 }
 
+// A request the device refused for its size (CL_INVALID_BUFFER_SIZE) involved no memory: no
+// out-of-memory of the test, no part of its peak, and its device trace replays without one.
+TEST(FollowedSession, ASizeRefusalIsNoOomAndNoPeak) {
+  layer_trace t("fs_size.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc", 1, 200, peak_stack);
+  t.event("alloc_failed", 2, 1 << 24, peak_stack);
+  t.comment(
+      "failure: seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above "
+      "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 1000 bytes");
+  t.event("free", 1, 200);
+  s.sync();
+  s.mark_call_end();
+  const window_figures f = s.figures({.naming = to_test("test_peak")});
+  EXPECT_FALSE(f.oom.has_value()) << f.oom->recorder_said;
+  EXPECT_EQ(f.peak_bytes, 200u);
+  EXPECT_EQ(f.left_live_bytes, 0u);
+  for (const window_trace what : {window_trace::own, window_trace::device}) {
+    const std::string path = temp_path("fs_size_out.trace");
+    s.write_window_trace(path, "t.py::test_peak", what);
+    trace::trace_reader reader(path, {.check_liveness = false});
+    replay_config nopool;
+    nopool.use_pool = false;
+    const replay_report r =
+        replay_stream(reader, nopool, device_spec{1000, alloc_semantics::immediate});
+    EXPECT_TRUE(r.ok()) << (what == window_trace::own ? "own" : "device");
+    EXPECT_EQ(r.peak_active_bytes, 200u);
+  }
+}
+
 TEST(FollowedSession, ArtifactsRefuseLinksAndSayWhy) {
   layer_trace t("fs_links.trace");
   followed_session s(t.path());

@@ -1,6 +1,8 @@
 #include "replay/replay.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "replay/replay_impl.h"
@@ -157,6 +159,13 @@ replayer::~replayer() = default;
 
 bool replayer::apply(const trace_event& event, std::uint64_t line) {
   return impl_->apply(event, line);
+}
+
+bool replayer::apply_size_refusal(const trace_event& event) {
+  if (event.action != trace_action::alloc_failed)
+    throw std::invalid_argument("apply_size_refusal: an alloc_failed only, not " +
+                                std::string(trace::to_string(event.action)));
+  return impl_->apply_size_refusal();
 }
 
 replay_report replayer::report() const { return impl_->snapshot(); }

@@ -11,10 +11,11 @@
 // block, host-pinned memory, is charged to the separate host budget, never to the device or the
 // pool, as mockcl and the layer's budget do);
 // alloc_failed -> allocate, then release at once (the recorded run failed here; if the replay
-// fails too that is its out-of-memory); free -> release; free_held / stop_holding -> the pool's
-// calls (nothing without a pool); release and wait (version 3) -> release where the rule of
-// replay_options::frees_at puts the block's free (free_schedule.h). Replay stops at the first
-// out-of-memory.
+// fails too that is its out-of-memory), except one refused for its size (CL_INVALID_BUFFER_SIZE,
+// as the recorder's failure comment says), which is only counted; free -> release; free_held /
+// stop_holding -> the pool's calls (nothing without a pool); release and wait (version 3) ->
+// release where the rule of replay_options::frees_at puts the block's free (free_schedule.h).
+// Replay stops at the first out-of-memory.
 //
 // Deterministic: the same events, config and device give the same report. Memory is bounded by
 // the live set: the engine keeps one hash-map entry per live id and never the trace.
@@ -89,6 +90,13 @@ class replayer {
   // for an alloc of a live id or a free of an id that is not live, changing nothing.
   bool apply(const trace::trace_event& event, std::uint64_t line = 0);
 
+  // Applies an alloc_failed the recorded device refused for its size (trace::is_size_refusal:
+  // CL_INVALID_BUFFER_SIZE, above its CL_DEVICE_MAX_MEM_ALLOC_SIZE). No memory was involved and
+  // the replay does not model that limit, so nothing is allocated: the event is counted
+  // (replay_report::recorded_size_refusals), never an out-of-memory nor a failure that fits.
+  // Returns as apply() does.
+  bool apply_size_refusal(const trace::trace_event& event);
+
   // The kinds of block whose first uses the trace records (its `# first_uses:` comment, version
   // 4: "buffer", "svm" or both, blank-separated; other words are ignored). Called before the
   // first event: on a device that commits those kinds at first use, such a block commits at its
@@ -158,35 +166,43 @@ void take_first_uses(const Source& source, replayer& r) {
     }
   }
 }
-// The live blocks whose first use, as the trace records it, the recorded run was refused: a use
-// event followed by the layer's "# failure: first use of id N ..." comment for it (a comment
-// belongs to the event before it; FORMAT.md "First uses"). Read from every comment while this
-// watches the source, not only the first 256 its metadata() keeps; a block leaves the set when
-// its free is applied, so the set is bounded by the live set as the rest of the engine is. Chains
-// to the source's own comment callback, and puts it back when destroyed. A source without
-// comments (the RMM importer) has none.
+// What the recorded run was refused, as the recorder's `# failure:` comments say (a comment
+// belongs to the event before it): the live blocks whose first use was refused (a use event
+// followed by the layer's "first use of id N ..." comment, FORMAT.md "First uses"), and the
+// alloc_failed events refused for their size ("seq N status -61 ...": trace::is_size_refusal).
+// Read from every comment while this watches the source, not only the first 256 its metadata()
+// keeps. A block leaves the first-use set when its free is applied, and an alloc_failed leaves the
+// other when it is applied, so both are bounded by the live set and the lookahead as the rest of
+// the engine is. Chains to the source's own comment callback, and puts it back when destroyed. A
+// source without comments (the RMM importer) has none.
 template <class Source>
-class refused_first_uses {
+class recorded_refusals {
  public:
-  explicit refused_first_uses(Source& source) : source_(source) {
+  explicit recorded_refusals(Source& source) : source_(source) {
     if constexpr (requires { source.exchange_on_comment(nullptr); }) {
       previous_ = source.exchange_on_comment([this](std::string_view key, std::string_view value) {
         if (previous_) previous_(key, value);
-        if (key != "failure" || !last_read_use_) return;
-        if (trace::first_use_failure_id(value) == last_read_use_) ids_.insert(*last_read_use_);
+        if (key == "failure") on_failure(value);
       });
     }
   }
-  ~refused_first_uses() {
+  ~recorded_refusals() {
     if constexpr (requires { source_.exchange_on_comment(nullptr); })
       source_.exchange_on_comment(std::move(previous_));
   }
-  refused_first_uses(const refused_first_uses&) = delete;
-  refused_first_uses& operator=(const refused_first_uses&) = delete;
+  recorded_refusals(const recorded_refusals&) = delete;
+  recorded_refusals& operator=(const recorded_refusals&) = delete;
 
-  // The event the source returned last: the comments read before the next one are its.
-  void read(const trace::trace_event& e) {
-    last_read_use_ = e.action == trace::trace_action::use ? std::optional(e.id) : std::nullopt;
+  // The event the source returned last: the comments read before the next one are its. It must
+  // stay where it is until the next event is read (replay_stream's ring reads into another slot).
+  void read(const trace::trace_event* e) { last_read_ = e; }
+  // Applies `e` to `r`: as a size refusal when it is an alloc_failed the recorded device refused
+  // for its size (its comment was read with the lookahead; then forgotten), else as any event.
+  // Returns what replayer::apply returns.
+  bool apply(replayer& r, const trace::trace_event& e, std::uint64_t line) {
+    const bool refused_size = e.action == trace::trace_action::alloc_failed &&
+                              !size_refusals_.empty() && size_refusals_.erase(e.seq) != 0;
+    return refused_size ? r.apply_size_refusal(e) : r.apply(e, line);
   }
   // An event the replay applied: a freed block's refusals are forgotten.
   void applied(const trace::trace_event& e) {
@@ -201,10 +217,22 @@ class refused_first_uses {
   }
 
  private:
+  void on_failure(std::string_view value) {
+    if (last_read_ == nullptr) return;
+    const trace::trace_event& e = *last_read_;
+    if (e.action == trace::trace_action::use) {
+      if (trace::first_use_failure_id(value) == e.id) ids_.insert(e.id);
+    } else if (e.action == trace::trace_action::alloc_failed) {
+      const std::optional<trace::alloc_failure> f = trace::alloc_failure_of(value);
+      if (f && f->seq == e.seq && trace::is_size_refusal(*f, e.size)) size_refusals_.insert(e.seq);
+    }
+  }
+
   Source& source_;
   trace::trace_reader::comment_fn previous_;
-  std::optional<std::uint64_t> last_read_use_;
-  std::unordered_set<std::uint64_t> ids_;
+  const trace::trace_event* last_read_ = nullptr;
+  std::unordered_set<std::uint64_t> ids_;            // blocks whose first use was refused
+  std::unordered_set<std::uint64_t> size_refusals_;  // seqs of alloc_failed refused for size
 };
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,
@@ -218,13 +246,13 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
   };
   slot ring[3];
   std::optional<trace::trace_error> pending;
-  refused_first_uses<Source> refused(source);  // before the first comment is read
+  recorded_refusals<Source> refused(source);  // before the first comment is read
   const auto read = [&](slot& s) {
     if (pending) return false;
     try {
       if (!source.next(s.event)) return false;
       s.line = source.line();
-      refused.read(s.event);
+      refused.read(&s.event);
       return true;
     } catch (const trace::trace_error& error) {
       pending = error;
@@ -245,7 +273,7 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
   while (count > 0) {
     slot& s = ring[head];
     try {
-      if (!r.apply(s.event, s.line)) {
+      if (!refused.apply(r, s.event, s.line)) {
         replay_report report = r.report();
         refused.mark(report);  // the comments after the failing event are read by now (lookahead)
         // Frames may be defined after the failure, and a version-3 trace's releases and waits

@@ -372,6 +372,18 @@ struct replayer::impl {
         if (pool) pool->stop_holding();
         break;
     }
+    return finish_event();
+  }
+
+  bool apply_size_refusal() {
+    if (report.oom || report.stopped) return false;
+    ++report.events;
+    ++report.recorded_size_refusals;
+    return finish_event();
+  }
+
+  // What follows every event applied: the timeline's sample, and the stop after an event.
+  bool finish_event() {
     if (options.timeline) sample();
     if (options.stop_after_event && report.events > *options.stop_after_event)
       report.stopped = true;

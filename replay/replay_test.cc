@@ -2,6 +2,9 @@
 
 #include <optional>
 #include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -10,6 +13,7 @@
 #include "pool/memory_pool.h"
 #include "pool/testing/fake_allocator.h"
 #include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace clpool::replay {
 namespace {
@@ -358,6 +362,67 @@ TEST(Replay, RecordedFailures) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.oom->recorded_failure);
   EXPECT_EQ(r.oom->event_index, 2u);
+}
+
+// A trace, text or binary, whose alloc_failed events carry the layer's failure comments: a size
+// refusal (-61, seq 1), an out-of-memory (-4, seq 3), and a -61 comment that names another seq
+// (so belongs to no event here), then a 1 MiB block.
+std::string refusals_trace(trace::trace_encoding encoding) {
+  std::ostringstream out;
+  {
+    trace::trace_writer w(out, encoding);
+    w.write({.seq = 0, .action = trace_action::alloc, .id = 1, .size = 1 << 20});
+    w.write({.seq = 1, .action = trace_action::alloc_failed, .id = 2, .size = 16 << 20});
+    w.comment("failure",
+              "seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above "
+              "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes");
+    w.write({.seq = 2, .action = trace_action::free, .id = 1, .size = 1 << 20});
+    w.write({.seq = 3, .action = trace_action::alloc_failed, .id = 3, .size = 6 << 20});
+    w.comment("failure", "seq 3 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer");
+    w.write({.seq = 4, .action = trace_action::alloc_failed, .id = 4, .size = 32 << 20});
+    w.comment("failure", "seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the driver");
+    w.write({.seq = 5, .action = trace_action::alloc, .id = 5, .size = 1 << 20});
+  }  // the writer flushes as it goes out of scope
+  return out.str();
+}
+
+// A request the recorded device refused for its size involved no memory: the replay counts it and
+// allocates nothing, at any capacity, so it is neither its out-of-memory nor a failure that fits.
+// An out-of-memory, and an alloc_failed whose comment is another event's, are replayed as before.
+TEST(Replay, ASizeRefusalIsCountedAndNotReplayed) {
+  for (const auto encoding : {trace::trace_encoding::text, trace::trace_encoding::binary}) {
+    SCOPED_TRACE(encoding == trace::trace_encoding::text ? "text" : "binary");
+    const auto replay_at = [&](std::uint64_t capacity) {
+      trace::trace_reader reader = trace::trace_reader::from_string(refusals_trace(encoding));
+      return replay_stream(reader, pool_lb(12), {capacity, alloc_semantics::immediate});
+    };
+    const replay_report big = replay_at(64 << 20);
+    ASSERT_TRUE(big.ok());
+    EXPECT_EQ(big.events, 6u);
+    EXPECT_EQ(big.recorded_size_refusals, 1u);
+    EXPECT_EQ(big.recorded_failures, 2u);
+    EXPECT_EQ(big.recorded_failures_that_fit, 2u);
+    EXPECT_EQ(big.peak_active_bytes, 32u << 20);  // seq 4's; never seq 1's 16 MiB with another
+    // 8 MiB: the 16 MiB size refusal is passed over; the out-of-memory fits; seq 4 does not.
+    const replay_report small = replay_at(8 << 20);
+    ASSERT_FALSE(small.ok());
+    EXPECT_EQ(small.oom->seq, 4u);
+    EXPECT_TRUE(small.oom->recorded_failure);
+    EXPECT_EQ(small.recorded_size_refusals, 1u);
+    EXPECT_EQ(small.recorded_failures_that_fit, 1u);
+  }
+}
+
+TEST(Replay, ApplySizeRefusalTakesAnAllocFailedOnly) {
+  replayer r(pool_lb(4), device_spec{});
+  trace_event e;
+  e.action = trace_action::alloc;
+  EXPECT_THROW(r.apply_size_refusal(e), std::invalid_argument);
+  e.action = trace_action::alloc_failed;
+  e.size = 1;
+  EXPECT_TRUE(r.apply_size_refusal(e));
+  EXPECT_EQ(r.report().recorded_size_refusals, 1u);
+  EXPECT_EQ(r.report().events, 1u);
 }
 
 TEST(Replay, SubBuffersTakeNoDeviceMemory) {

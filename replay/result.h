@@ -168,6 +168,9 @@ struct replay_report {
   std::uint64_t allocs = 0, frees = 0, recorded_failures = 0, free_held_calls = 0,
                 stop_holding_calls = 0;
   std::uint64_t recorded_failures_that_fit = 0;  // alloc_failed events that succeeded here
+  // alloc_failed events the recorded device refused for their size (CL_INVALID_BUFFER_SIZE):
+  // counted apart from recorded_failures and not replayed (replayer::apply_size_refusal).
+  std::uint64_t recorded_size_refusals = 0;
   // The trace's release and wait events (version 3), and the rule that placed each free: given
   // (replay_options::frees_at) or, when `frees_at_given` is false, the device's profile's.
   std::uint64_t releases = 0, waits = 0;

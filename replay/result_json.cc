@@ -121,6 +121,7 @@ nlohmann::json to_json(const replay_report& r) {
   j["frees"] = r.frees;
   j["recorded_failures"] = r.recorded_failures;
   j["recorded_failures_that_fit"] = r.recorded_failures_that_fit;
+  j["recorded_size_refusals"] = r.recorded_size_refusals;
   j["peak_active_bytes"] = r.peak_active_bytes;
   j["peak_active_event"] = r.peak_active_event;
   j["end_active_bytes"] = r.end_active_bytes;

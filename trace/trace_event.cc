@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/cl_status.h"
+
 namespace clpool::trace {
 
 std::string_view to_string(trace_action action) {
@@ -47,6 +49,28 @@ std::optional<std::uint64_t> first_use_failure_id(std::string_view failure) {
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), id);
   if (ec != std::errc() || end == rest.data() + rest.size() || *end != ' ') return std::nullopt;
   return id;
+}
+
+std::optional<alloc_failure> alloc_failure_of(std::string_view failure) {
+  // Reads an integer of type T at the front of `text`, then one space.
+  const auto number = [&failure]<class T>(T& value) {
+    const auto [end, ec] = std::from_chars(failure.data(), failure.data() + failure.size(), value);
+    if (ec != std::errc() || end == failure.data() + failure.size() || *end != ' ') return false;
+    failure.remove_prefix(static_cast<std::size_t>(end - failure.data()) + 1);
+    return true;
+  };
+  const auto word = [&failure](std::string_view w) {
+    if (failure.substr(0, w.size()) != w) return false;
+    failure.remove_prefix(w.size());
+    return true;
+  };
+  alloc_failure f;
+  if (!word("seq ") || !number(f.seq) || !word("status ") || !number(f.status)) return std::nullopt;
+  return f;
+}
+
+bool is_size_refusal(const alloc_failure& failure, std::uint64_t size) {
+  return common::is_size_refusal(failure.status, size);
 }
 
 std::string_view to_string(trace_kind kind) {

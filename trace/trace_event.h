@@ -93,6 +93,22 @@ bool first_uses_names(std::string_view kinds, trace_kind kind);
 // one reading of that comment (trace_summary, the replay's recorded failure).
 std::optional<std::uint64_t> first_use_failure_id(std::string_view failure);
 
+// What a recorder's `# failure:` comment after an alloc_failed says ("seq 9 status -61
+// (CL_INVALID_BUFFER_SIZE) from the layer: ...", FORMAT.md "Actions"): the seq of that event and
+// the status the program got. Nothing for any other comment (a refused first use, words without a
+// status). The one reading of that comment (the replay, trace_summary, the pytest plugin's
+// session).
+struct alloc_failure {
+  std::uint64_t seq = 0;
+  std::int32_t status = 0;
+};
+std::optional<alloc_failure> alloc_failure_of(std::string_view failure);
+
+// Whether an alloc_failed of `size` bytes whose failure comment says `failure` was refused for its
+// size (CL_INVALID_BUFFER_SIZE, above CL_DEVICE_MAX_MEM_ALLOC_SIZE: common/cl_status.h) rather
+// than for lack of memory: no memory was involved, and no capacity would have changed it.
+bool is_size_refusal(const alloc_failure& failure, std::uint64_t size);
+
 // The action / kind spelled `word`, or nothing when `word` is not one.
 std::optional<trace_action> parse_action(std::string_view word);
 std::optional<trace_kind> parse_kind(std::string_view word);

@@ -185,6 +185,33 @@ TEST(TraceReaderV4, FirstUseFailureComments) {
   EXPECT_FALSE(first_use_failure_id("first use of id 7:"));
 }
 
+// The recorder's failure comment after an alloc_failed names its seq and status; a size refusal
+// is CL_INVALID_BUFFER_SIZE for a non-empty request.
+TEST(TraceReaderV4, AllocFailureComments) {
+  const std::optional<alloc_failure> f = alloc_failure_of(
+      "seq 9 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above "
+      "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->seq, 9u);
+  EXPECT_EQ(f->status, -61);
+  EXPECT_TRUE(is_size_refusal(*f, 1));
+  EXPECT_FALSE(is_size_refusal(*f, 0));  // size 0 is a wrong request, not one too large
+  const std::optional<alloc_failure> oom = alloc_failure_of(
+      "seq 18446744073709551615 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) "
+      "from the driver");
+  ASSERT_TRUE(oom);
+  EXPECT_EQ(oom->seq, ~std::uint64_t{0});
+  EXPECT_FALSE(is_size_refusal(*oom, 1));
+  EXPECT_FALSE(
+      alloc_failure_of("first use of id 7 (1048576 bytes) by clEnqueueFillBuffer: "
+                       "status -4 from the layer"));
+  EXPECT_FALSE(alloc_failure_of("seq 9 NULL from the driver's clSVMAlloc"));  // no status
+  EXPECT_FALSE(alloc_failure_of("seq 9 status -61"));           // nothing after the status
+  EXPECT_FALSE(alloc_failure_of("seq x status -4 ("));          // no seq
+  EXPECT_FALSE(alloc_failure_of("seq 9 status 2147483648 ("));  // not an int32
+  EXPECT_FALSE(alloc_failure_of("seq -9 status -4 ("));
+}
+
 TEST(TraceReaderErrors, TruncatedLastLineKeepsEarlierEvents) {
   const std::string text = header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 40";
   expect_error(text, 3, "truncated", 1);

@@ -63,7 +63,17 @@ struct summary {
   std::uint64_t first_use_failures = 0;
   std::string first_first_use_failure;
 
+  // The last event, when it was an alloc_failed: its "failure" comment may call it a size refusal.
+  std::optional<trace_event> last_failed;
+  std::uint64_t size_refusals = 0;
+
   void on_comment(std::string_view key, std::string_view value) {
+    if (key == "failure" && last_failed) {
+      const std::optional<alloc_failure> f = alloc_failure_of(value);
+      if (f && f->seq == last_failed->seq && is_size_refusal(*f, last_failed->size))
+        ++size_refusals;
+      last_failed.reset();
+    }
     const std::optional<std::uint64_t> id =
         key == "failure" ? first_use_failure_id(value) : std::nullopt;
     if (!id) return;
@@ -87,6 +97,8 @@ struct summary {
   void add(const trace_event& e) {
     peak_used = std::max(peak_used, used_bytes);  // the previous event's, now that it stands
     last_use.reset();
+    last_failed.reset();
+    if (e.action == trace_action::alloc_failed) last_failed = e;
     ++events;
     ++counts[std::string(to_string(e.action))];
     if (e.action == trace_action::alloc) {
@@ -155,6 +167,11 @@ struct summary {
                    static_cast<unsigned long long>(first_failure->seq),
                    static_cast<unsigned long long>(first_failure->size),
                    std::string(to_string(first_failure->kind)).c_str());
+    }
+    // An alloc_failed refused for its size (CL_INVALID_BUFFER_SIZE) is no out-of-memory: its
+    // "failure" comment says so ("seq 9 status -61 ..."; FORMAT.md "Actions").
+    if (size_refusals != 0) {
+      std::fprintf(out, "size_refusals: %llu\n", static_cast<unsigned long long>(size_refusals));
     }
     // A first use the device refused (the layer under a first-use profile) is no alloc_failed:
     // its "failure" comment says so ("first use of id 7 (1048576 bytes) by clEnqueue...: ...").

@@ -39,6 +39,37 @@ std::string summary_of(trace_encoding encoding) {
   return text;
 }
 
+// A size refusal's comment after its alloc_failed, and a -61 comment after another event (which is
+// not that event's), read the same from text and binary.
+std::string size_refusal_summary_of(trace_encoding encoding) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) +
+                           (encoding == trace_encoding::binary ? "/size.bin" : "/size.trace");
+  {
+    std::ofstream file(path, std::ios::binary);
+    trace_writer w(file, encoding);
+    w.write({.seq = 0, .action = trace_action::alloc_failed, .id = 1, .size = 16 << 20});
+    w.comment("failure", "seq 0 status -61 (CL_INVALID_BUFFER_SIZE) from the driver");
+    w.write({.seq = 1, .action = trace_action::alloc, .id = 2, .size = 1 << 20});
+    w.comment("failure", "seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the driver");
+    w.write({.seq = 2, .action = trace_action::alloc_failed, .id = 3, .size = 1 << 20});
+    w.comment("failure", "seq 2 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver");
+  }
+  std::FILE* out = std::tmpfile();
+  EXPECT_TRUE(print_trace_summary(path, out, stderr));
+  std::rewind(out);
+  std::string text;
+  for (int c; (c = std::fgetc(out)) != EOF;) text += static_cast<char>(c);
+  std::fclose(out);
+  return text;
+}
+
+TEST(TraceSummary, SizeRefusalsReadTheSameFromTextAndBinary) {
+  const std::string text = size_refusal_summary_of(trace_encoding::text);
+  EXPECT_NE(text.find("alloc_failed: 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("size_refusals: 1\n"), std::string::npos) << text;
+  EXPECT_EQ(size_refusal_summary_of(trace_encoding::binary), text);
+}
+
 TEST(TraceSummary, ARefusedFirstUseReadsTheSameFromTextAndBinary) {
   const std::string text = summary_of(trace_encoding::text);
   EXPECT_NE(text.find("first_use_failed: 1\n"), std::string::npos) << text;

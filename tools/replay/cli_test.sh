@@ -240,6 +240,19 @@ done
 run 1 "$T/refused_late.trace" --capacity 2MiB --no-pool --profile exact --semantics deferred
 [[ "$out" == *"$want"* ]] || fail "a recorded refusal after 300 comments: $out"
 
+echo "--- a size refusal (-61) in the recorded run: counted, never replayed, at any capacity"
+printf '%s\n' 'clpool-trace 1' '0 0 0 0 alloc_failed 1 16777216 buffer 0x1' \
+  '# failure: seq 0 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes' \
+  '1 0 0 0 alloc 2 1048576 buffer 0x1' '2 0 0 0 free 2 1048576 buffer 0x1' >"$T/size_refusal.trace"
+run 0 "$T/size_refusal.trace" --capacity 8MiB
+[[ "$out" == *"events replayed           3 (1 alloc, 1 free, 0 alloc_failed, 1 refused for its size (CL_INVALID_BUFFER_SIZE: not replayed))"* &&
+  "$out" == *"peak active               1 MiB (1048576 bytes)"* ]] || fail "a size refusal at 8 MiB: $out"
+run 0 "$T/size_refusal.trace" --min-capacity --no-pool --profile exact
+[[ "$out" == *"minimum capacity: 1 MiB (1048576 bytes)"* ]] || fail "a size refusal in --min-capacity: $out"
+run 0 "$T/size_refusal.trace" --capacity 64MiB --format json
+[[ "$out" == *'"recorded_size_refusals": 1'* && "$out" == *'"recorded_failures_that_fit": 0'* ]] ||
+  fail "a size refusal in JSON: $out"
+
 echo "--- --site-frames N: a whole number from 1 to 64, else one line and exit 2"
 for v in x 0 -3 2.5 65; do
   run 2 "$EX/growing_cache_layer.trace" --capacity 32MiB --site-frames "$v"

@@ -287,15 +287,17 @@ namespace {
 // The summary rows of one replay: events, peaks, the pool's hits, the allocator's calls.
 void summary_text(std::ostringstream& out, const replay_report& r) {
   out << "summary (through the last event replayed):\n";
-  row(out, "events replayed",
-      std::to_string(r.events) + " (" + std::to_string(r.allocs) + " alloc, " +
-          std::to_string(r.frees) + " free, " + std::to_string(r.recorded_failures) +
-          " alloc_failed" +
-          (r.releases != 0 || r.waits != 0 ? ", " + std::to_string(r.releases) + " release, " +
-                                                 std::to_string(r.waits) + " wait"
-                                           : std::string()) +
-          (r.first_use_kinds.empty() ? std::string() : ", " + std::to_string(r.uses) + " use") +
-          ")");
+  std::string events = std::to_string(r.allocs) + " alloc, " + std::to_string(r.frees) + " free, " +
+                       std::to_string(r.recorded_failures) + " alloc_failed";
+  if (r.recorded_size_refusals != 0) {
+    events += ", " + std::to_string(r.recorded_size_refusals) +
+              " refused for its size (CL_INVALID_BUFFER_SIZE: not replayed)";
+  }
+  if (r.releases != 0 || r.waits != 0) {
+    events += ", " + std::to_string(r.releases) + " release, " + std::to_string(r.waits) + " wait";
+  }
+  if (!r.first_use_kinds.empty()) events += ", " + std::to_string(r.uses) + " use";
+  row(out, "events replayed", std::to_string(r.events) + " (" + events + ")");
   row(out, "peak active", both(r.peak_active_bytes));
   if (r.config.use_pool) row(out, "peak managed", both(r.peak_managed_bytes));
   row(out, "peak device used", both(r.peak_device_bytes));
