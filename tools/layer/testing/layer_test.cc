@@ -437,6 +437,19 @@ TEST(LayerOverIcd, ABufferAboveTheReportedMaxAllocFollowsTheProfile) {
                                  "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes"),
               std::string::npos)
         << profile << ": " << trace_text(r);
+    // Its comment reads as a size refusal of that event by the rule the replay, trace_summary and
+    // the pytest plugin share (trace::alloc_failure_of), so none of them takes it for memory.
+    const clpool::trace::read_result read = clpool::trace::read_all(r.trace_path);
+    const auto failed = std::find_if(read.events.begin(), read.events.end(), [](const auto& e) {
+      return e.action == clpool::trace::trace_action::alloc_failed;
+    });
+    ASSERT_NE(failed, read.events.end()) << profile;
+    int refusals = 0;
+    for (const auto& [key, value] : read.metadata) {
+      const auto f = key == "failure" ? clpool::trace::alloc_failure_of(value) : std::nullopt;
+      refusals += f && f->seq == failed->seq && clpool::trace::is_size_refusal(*f, failed->size);
+    }
+    EXPECT_EQ(refusals, 1) << profile << ": " << trace_text(r);
   }
   run_result r = run_driver("max_alloc",
                             {{"CLPOOL_LAYER_BUDGET", "8MiB"}, {"CLPOOL_LAYER_PROFILE", "nvidia"}});
