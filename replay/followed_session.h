@@ -14,7 +14,8 @@
 // What a window's figures count: its own device blocks (buffer, svm) as the program asked for
 // them, a block free at the program's release (FORMAT.md "Two moments of a free": a device whose
 // commands finish promptly; clpool_replay --frees-at release), no pool, no rounding. Left out: a
-// block the device refused at its first use (it never held device memory), and allocations made
+// block the device refused at its first use (it never held device memory), a request refused for
+// its size (trace::is_size_refusal: no out-of-memory either), and allocations made
 // by threads that were running before the test began (`figure_options::other_threads`): those
 // are the session's, reported apart. An out-of-memory is described as the device saw it: every
 // block live then, the test's and those from before it, each free at the driver's free.

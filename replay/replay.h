@@ -341,7 +341,9 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
 // replay and for what draws its blocks (the page).
 bool commits_at_first_use(const replay_report& r, trace::trace_kind kind);
 
-// Replays events held in memory (tests, small traces).
+// Replays events held in memory (tests, small traces). There are no comments here: every
+// alloc_failed is replayed as an allocation, a size refusal too (leave those out, as the
+// followed session does, or call replayer::apply_size_refusal for them).
 replay_report replay_events(const std::vector<trace::trace_event>& events,
                             const replay_config& config, const device_spec& device,
                             const replay_options& options = {});

@@ -413,6 +413,25 @@ TEST(Replay, ASizeRefusalIsCountedAndNotReplayed) {
   }
 }
 
+// At the end of a trace, and in a trace shorter than the lookahead, the comment is still read
+// before its event is applied.
+TEST(Replay, ASizeRefusalAtTheEndOrAlone) {
+  const std::string refusal =
+      "0 0 0 0 alloc_failed 1 16777216 buffer 0\n# failure: seq 0 status -61\n";
+  for (const std::string& text :
+       {"clpool-trace 1\n" + refusal,
+        "clpool-trace 1\n0 0 0 0 alloc_failed 9 1 buffer 0\n" +
+            std::string(
+                "1 0 0 0 alloc_failed 1 16777216 buffer 0\n# failure: seq 1 status -61\n")}) {
+    SCOPED_TRACE(text);
+    trace::trace_reader reader = trace::trace_reader::from_string(text);
+    const replay_report r =
+        replay_stream(reader, pool_lb(4), {1 << 20, alloc_semantics::immediate});
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.recorded_size_refusals, 1u);
+  }
+}
+
 TEST(Replay, ApplySizeRefusalTakesAnAllocFailedOnly) {
   replayer r(pool_lb(4), device_spec{});
   trace_event e;

@@ -52,11 +52,12 @@ std::optional<std::uint64_t> first_use_failure_id(std::string_view failure) {
 }
 
 std::optional<alloc_failure> alloc_failure_of(std::string_view failure) {
-  // Reads an integer of type T at the front of `text`, then one space.
+  // Reads an integer of type T at the front of `failure`, then one space or the end.
   const auto number = [&failure]<class T>(T& value) {
-    const auto [end, ec] = std::from_chars(failure.data(), failure.data() + failure.size(), value);
-    if (ec != std::errc() || end == failure.data() + failure.size() || *end != ' ') return false;
-    failure.remove_prefix(static_cast<std::size_t>(end - failure.data()) + 1);
+    const char* const last = failure.data() + failure.size();
+    const auto [end, ec] = std::from_chars(failure.data(), last, value);
+    if (ec != std::errc() || (end != last && *end != ' ')) return false;
+    failure.remove_prefix(static_cast<std::size_t>(end - failure.data()) + (end != last));
     return true;
   };
   const auto word = [&failure](std::string_view w) {

@@ -95,9 +95,9 @@ std::optional<std::uint64_t> first_use_failure_id(std::string_view failure);
 
 // What a recorder's `# failure:` comment after an alloc_failed says ("seq 9 status -61
 // (CL_INVALID_BUFFER_SIZE) from the layer: ...", FORMAT.md "Actions"): the seq of that event and
-// the status the program got. Nothing for any other comment (a refused first use, words without a
-// status). The one reading of that comment (the replay, trace_summary, the pytest plugin's
-// session).
+// the status the program got (decimal integers, each followed by a space or the end). Nothing for
+// any other comment (a refused first use, words without a status). The one reading of that comment
+// (the replay, trace_summary, the pytest plugin's session).
 struct alloc_failure {
   std::uint64_t seq = 0;
   std::int32_t status = 0;

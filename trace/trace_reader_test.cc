@@ -206,7 +206,10 @@ TEST(TraceReaderV4, AllocFailureComments) {
       alloc_failure_of("first use of id 7 (1048576 bytes) by clEnqueueFillBuffer: "
                        "status -4 from the layer"));
   EXPECT_FALSE(alloc_failure_of("seq 9 NULL from the driver's clSVMAlloc"));  // no status
-  EXPECT_FALSE(alloc_failure_of("seq 9 status -61"));           // nothing after the status
+  EXPECT_EQ(alloc_failure_of("seq 9 status -61")->status, -61);  // nothing after the status
+  EXPECT_FALSE(alloc_failure_of("seq 9 status -61("));
+  EXPECT_FALSE(alloc_failure_of("seq 9status -61 ("));
+  EXPECT_FALSE(alloc_failure_of("seq 9"));
   EXPECT_FALSE(alloc_failure_of("seq x status -4 ("));          // no seq
   EXPECT_FALSE(alloc_failure_of("seq 9 status 2147483648 ("));  // not an int32
   EXPECT_FALSE(alloc_failure_of("seq -9 status -4 ("));

@@ -7,6 +7,9 @@
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
 //   live_at_end: 0      (blocks never freed)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
+//   size_refusals: 1    (alloc_failed refused for their size, CL_INVALID_BUFFER_SIZE, from the
+//                        recorder's "failure" comments: trace::is_size_refusal; still among
+//                        alloc_failed, and first_alloc_failed may be one)
 //   first_use_failed: 1 (first uses the device refused, from the layer's "failure" comments, all
 //                        of them: read as they come, not from the reader's first 256 comments)
 //   first_first_use_failed: id 7 (1048576 bytes) by clEnqueueWriteBuffer

@@ -12,7 +12,8 @@ constexpr const char* usage =
     "usage: trace_summary TRACE\n"
     "Reads a clpool trace strictly and prints one 'key: value' per line: events, counts per "
     "action\n"
-    "and kind, peak_device_bytes, live_at_end, first_alloc_failed and the trace's comments.\n"
+    "and kind, peak_device_bytes, live_at_end, first_alloc_failed, size_refusals (requests\n"
+    "refused for their size), first-use failures and the trace's comments.\n"
     "Exit status: 0 valid trace, 1 malformed trace, 2 bad usage or output lost.\n";
 
 int main(int argc, char** argv) {

@@ -249,6 +249,9 @@ run 0 "$T/size_refusal.trace" --capacity 8MiB
   "$out" == *"peak active               1 MiB (1048576 bytes)"* ]] || fail "a size refusal at 8 MiB: $out"
 run 0 "$T/size_refusal.trace" --min-capacity --no-pool --profile exact
 [[ "$out" == *"minimum capacity: 1 MiB (1048576 bytes)"* ]] || fail "a size refusal in --min-capacity: $out"
+run 0 "$T/size_refusal.trace" --write-trace "$T/size_refusal.bin" --write-format binary
+run 0 "$T/size_refusal.bin" --capacity 8MiB
+[[ "$out" == *"1 refused for its size"* ]] || fail "a size refusal converted to binary: $out"
 run 0 "$T/size_refusal.trace" --capacity 64MiB --format json
 [[ "$out" == *'"recorded_size_refusals": 1'* && "$out" == *'"recorded_failures_that_fit": 0'* ]] ||
   fail "a size refusal in JSON: $out"

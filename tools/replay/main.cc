@@ -27,6 +27,7 @@
 #include "tools/replay/outputs.h"
 #include "tools/replay/progress.h"
 #include "tools/replay/report_format.h"
+#include "tools/replay/trace_copy.h"
 #include "trace/library_frames.h"
 #include "trace/rmm_import.h"
 #include "trace/trace_reader.h"
@@ -262,50 +263,13 @@ plan validate(const command_line& cl) {
 
 void write_trace(const plan& p) {
   p.in.with_source([&](auto& source) {
-    // A trace with sites stays one: its stacks are written as they appear, before the events
-    // that name them, and its frames at the end (FORMAT.md allows frames after their use).
-    const bool with_sites = p.in.rmm_path.empty() && p.sites;
-    // A version-3 trace (release and wait events) stays one too, and a version-4 one (first
-    // uses) keeps them and the kinds they are recorded for.
-    const unsigned version =
-        p.in.rmm_path.empty() && p.trace_version >= trace::release_format_version
-            ? std::min(p.trace_version, trace::latest_format_version)
-        : with_sites ? trace::sites_format_version
-                     : trace::format_version;
-    trace::trace_writer writer(p.write_trace_path, p.write_encoding, "--write-trace", version);
-    writer.comment("source", p.in.rmm_path.empty() ? "clpool trace " + p.in.trace_path
-                                                   : "rmm csv " + p.in.rmm_path);
-    trace::trace_event e;
-    std::size_t stacks_written = 0;
-    bool first = true;
-    // Header comments are read with the first event (or at the end): first_uses goes before it.
-    const auto header_comments = [&] {
-      if constexpr (requires { source.metadata(); }) {
-        for (const auto& [key, value] : source.metadata()) {
-          if (first && version >= trace::first_use_format_version && key == "first_uses")
-            writer.comment("first_uses", value);
-        }
-      }
-      first = false;
-    };
-    while (source.next(e)) {
-      header_comments();
-      if constexpr (requires { source.sites(); }) {
-        const auto& stacks = source.sites().stacks_in_order();
-        for (; with_sites && stacks_written < stacks.size(); ++stacks_written) {
-          writer.write_stack(stacks[stacks_written].first, stacks[stacks_written].second.parent,
-                             stacks[stacks_written].second.frame);
-        }
-      }
-      writer.write(e);
-    }
-    header_comments();
-    if constexpr (requires { source.sites(); }) {
-      if (with_sites) {
-        for (const auto& [id, frame] : source.sites().all_frames()) writer.write_frame(id, *frame);
-      }
-    }
-    writer.commit();
+    const bool rmm = !p.in.rmm_path.empty();
+    copy_trace(source,
+               {.path = p.write_trace_path,
+                .encoding = p.write_encoding,
+                .version = rmm ? trace::format_version : p.trace_version,
+                .sites = !rmm && p.sites,
+                .source = rmm ? "rmm csv " + p.in.rmm_path : "clpool trace " + p.in.trace_path});
     return 0;
   });
 }
