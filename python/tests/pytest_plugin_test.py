@@ -524,6 +524,44 @@ def test_an_out_of_memory_in_a_fixture_gets_the_report(pytester):
     assert (art / "test_it.py%3A%3Atest_fixture_oom" / "device.trace").is_file(), out
 
 
+def test_a_size_refusal_is_no_out_of_memory(pytester):
+    """A request above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE (the pocl profile enforces it)
+    is CL_INVALID_BUFFER_SIZE: no memory was involved, so no test gets an out-of-memory report
+    for it, and it counts in no peak."""
+    pytester.makepyfile(
+        test_it="""
+        import numpy as np
+        import pyopencl as cl
+        import pytest
+
+        ctx = cl.create_some_context(interactive=False)
+        queue = cl.CommandQueue(ctx)
+        TOO_LARGE = 300 << 20
+
+        def test_the_device_limits_one_allocation():
+            assert ctx.devices[0].max_mem_alloc_size < TOO_LARGE <= ctx.devices[0].global_mem_size
+
+        def test_refused():
+            cl.Buffer(ctx, cl.mem_flags.READ_WRITE, TOO_LARGE)
+
+        @pytest.mark.limit_device_memory("20 MiB")
+        def test_refused_and_handled():
+            with pytest.raises(cl.Error):
+                cl.Buffer(ctx, cl.mem_flags.READ_WRITE, TOO_LARGE)
+            b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16 << 20)
+            cl.enqueue_copy(queue, b, np.zeros(16 << 20, np.uint8)).wait()
+    """
+    )
+    r = pytester.runpytest_subprocess(
+        "-p", "clpool.pytest_plugin", "--clpool-device", "pocl:1GiB", "-p", "no:cacheprovider"
+    )
+    out = r.stdout.str()
+    assert outcomes(r).get("passed") == 2 and outcomes(r).get("failed") == 1, out
+    assert "INVALID_BUFFER_SIZE" in out, out
+    assert "out of device memory" not in out, out
+    assert re.search(r"16 MiB +0 B +1 +test_it\.py::test_refused_and_handled", out), out
+
+
 def test_junit_xml_carries_the_figures_as_json(pytester):
     import json
     import xml.etree.ElementTree as ET
