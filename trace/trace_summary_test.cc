@@ -1,5 +1,6 @@
-// The summary of a version-4 trace with a refused first use reads the same from its text and its
-// binary form: the layer's failure comment is a comment in one and a metadata record in the other.
+// A trace's summary reads the same from its text and its binary form, where the layer's failure
+// comments are comments in one and metadata records in the other: a refused first use (version 4)
+// and size refusals.
 #include "trace/trace_summary.h"
 
 #include <gtest/gtest.h>
@@ -14,21 +15,17 @@
 namespace clpool::trace {
 namespace {
 
-std::string summary_of(trace_encoding encoding) {
-  const std::string path = std::string(std::getenv("TEST_TMPDIR")) +
-                           (encoding == trace_encoding::binary ? "/refused.bin" : "/refused.trace");
+// The summary of the trace `write` writes, in `encoding`, to a file named `name` (.bin or .trace
+// added).
+template <class Write>
+std::string summary_of(trace_encoding encoding, const std::string& name, unsigned version,
+                       Write write) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name +
+                           (encoding == trace_encoding::binary ? ".bin" : ".trace");
   {
     std::ofstream file(path, std::ios::binary);
-    trace_writer w(file, encoding, first_use_format_version);
-    w.comment("first_uses", "buffer");
-    w.write({.seq = 0, .action = trace_action::alloc, .id = 1, .size = 8 << 20});
-    w.write({.seq = 1, .action = trace_action::use, .id = 1, .size = 8 << 20});
-    w.comment("failure",
-              "first use of id 1 (8388608 bytes) by clEnqueueFillBuffer: status -4 from the layer");
-    w.write({.seq = 2, .action = trace_action::alloc, .id = 2, .size = 1 << 20});
-    w.write({.seq = 3, .action = trace_action::use, .id = 2, .size = 1 << 20});
-    w.write({.seq = 4, .action = trace_action::free, .id = 2, .size = 1 << 20});
-    w.write({.seq = 5, .action = trace_action::free, .id = 1, .size = 8 << 20});
+    trace_writer w(file, encoding, version);
+    write(w);
   }
   std::FILE* out = std::tmpfile();
   EXPECT_TRUE(print_trace_summary(path, out, stderr));
@@ -39,28 +36,32 @@ std::string summary_of(trace_encoding encoding) {
   return text;
 }
 
+// A version-4 trace whose first use of block 1 was refused.
+std::string refused_summary_of(trace_encoding encoding) {
+  return summary_of(encoding, "refused", first_use_format_version, [](trace_writer& w) {
+    w.comment("first_uses", "buffer");
+    w.write({.seq = 0, .action = trace_action::alloc, .id = 1, .size = 8 << 20});
+    w.write({.seq = 1, .action = trace_action::use, .id = 1, .size = 8 << 20});
+    w.comment("failure",
+              "first use of id 1 (8388608 bytes) by clEnqueueFillBuffer: status -4 from the layer");
+    w.write({.seq = 2, .action = trace_action::alloc, .id = 2, .size = 1 << 20});
+    w.write({.seq = 3, .action = trace_action::use, .id = 2, .size = 1 << 20});
+    w.write({.seq = 4, .action = trace_action::free, .id = 2, .size = 1 << 20});
+    w.write({.seq = 5, .action = trace_action::free, .id = 1, .size = 8 << 20});
+  });
+}
+
 // A size refusal's comment after its alloc_failed, and a -61 comment after another event (which is
-// not that event's), read the same from text and binary.
+// not that event's).
 std::string size_refusal_summary_of(trace_encoding encoding) {
-  const std::string path = std::string(std::getenv("TEST_TMPDIR")) +
-                           (encoding == trace_encoding::binary ? "/size.bin" : "/size.trace");
-  {
-    std::ofstream file(path, std::ios::binary);
-    trace_writer w(file, encoding);
+  return summary_of(encoding, "size", format_version, [](trace_writer& w) {
     w.write({.seq = 0, .action = trace_action::alloc_failed, .id = 1, .size = 16 << 20});
     w.comment("failure", "seq 0 status -61 (CL_INVALID_BUFFER_SIZE) from the driver");
     w.write({.seq = 1, .action = trace_action::alloc, .id = 2, .size = 1 << 20});
     w.comment("failure", "seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the driver");
     w.write({.seq = 2, .action = trace_action::alloc_failed, .id = 3, .size = 1 << 20});
     w.comment("failure", "seq 2 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver");
-  }
-  std::FILE* out = std::tmpfile();
-  EXPECT_TRUE(print_trace_summary(path, out, stderr));
-  std::rewind(out);
-  std::string text;
-  for (int c; (c = std::fgetc(out)) != EOF;) text += static_cast<char>(c);
-  std::fclose(out);
-  return text;
+  });
 }
 
 TEST(TraceSummary, SizeRefusalsReadTheSameFromTextAndBinary) {
@@ -71,10 +72,10 @@ TEST(TraceSummary, SizeRefusalsReadTheSameFromTextAndBinary) {
 }
 
 TEST(TraceSummary, ARefusedFirstUseReadsTheSameFromTextAndBinary) {
-  const std::string text = summary_of(trace_encoding::text);
+  const std::string text = refused_summary_of(trace_encoding::text);
   EXPECT_NE(text.find("first_use_failed: 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("peak_device_bytes_at_first_use: 1048576\n"), std::string::npos) << text;
-  EXPECT_EQ(summary_of(trace_encoding::binary), text);
+  EXPECT_EQ(refused_summary_of(trace_encoding::binary), text);
 }
 
 }  // namespace
