@@ -23,8 +23,7 @@ namespace {
 
 bool takes_device_memory(trace_kind k) { return k == trace_kind::buffer || k == trace_kind::svm; }
 
-// An alloc_failed refused for its size (trace::is_size_refusal): no memory was involved, so it is
-// no out-of-memory and, as in the replay, no part of a window's figures.
+// An alloc_failed refused for its size (trace::is_size_refusal): as in the replay, in no figure.
 bool is_size_refusal(const followed_session::entry& w) {
   if (w.failure || w.event.action != trace_action::alloc_failed) return false;
   const std::optional<trace::alloc_failure> f = trace::alloc_failure_of(w.text);
@@ -180,10 +179,11 @@ void followed_session::on_comment(std::string_view key, std::string_view value) 
   }
   // A comment is the event's before it: in the window when that event is.
   if (!in_window_) return;
-  // "seq N ...": the recorder's words for the alloc_failed just read; anything else (a first use
-  // refused) is an out-of-memory of its own.
+  // "seq N ...": the recorder's words for the alloc_failed just read (the first are its:
+  // FORMAT.md); anything else (a first use refused) is an out-of-memory of its own.
   if (value.substr(0, 4) == "seq " && !window_.empty() &&
-      window_.back().event.action == trace_action::alloc_failed && !window_.back().failure) {
+      window_.back().event.action == trace_action::alloc_failed && !window_.back().failure &&
+      window_.back().text.empty()) {
     window_.back().text = std::string(value);
     return;
   }

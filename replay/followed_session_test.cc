@@ -372,6 +372,26 @@ TEST(FollowedSession, ASizeRefusalIsNoOomAndNoPeak) {
   }
 }
 
+// Only the first failure comment after an event is its: a size refusal's words after it change
+// nothing.
+TEST(FollowedSession, OnlyTheFirstFailureCommentIsTheEvents) {
+  layer_trace t("fs_first.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc_failed", 1, 400, peak_stack);
+  t.comment("failure: seq 0 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer");
+  t.comment("failure: seq 0 status -61 (CL_INVALID_BUFFER_SIZE) from the layer");
+  s.sync();
+  s.mark_call_end();
+  const window_figures f = s.figures({.naming = to_test("test_peak")});
+  ASSERT_TRUE(f.oom.has_value());
+  EXPECT_EQ(f.oom->requested_bytes, 400u);
+  EXPECT_EQ(f.oom->recorder_said,
+            "seq 0 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer");
+}
+
 TEST(FollowedSession, ArtifactsRefuseLinksAndSayWhy) {
   layer_trace t("fs_links.trace");
   followed_session s(t.path());

@@ -220,6 +220,7 @@ class recorded_refusals {
   void on_failure(std::string_view value) {
     if (last_read_ == nullptr) return;
     const trace::trace_event& e = *last_read_;
+    last_read_ = nullptr;  // the first failure comment after an event is its (FORMAT.md)
     if (e.action == trace::trace_action::use) {
       if (trace::first_use_failure_id(value) == e.id) ids_.insert(e.id);
     } else if (e.action == trace::trace_action::alloc_failed) {

@@ -432,6 +432,17 @@ TEST(Replay, ASizeRefusalAtTheEndOrAlone) {
   }
 }
 
+// The first failure comment after an event is its; a later one is not, whatever it says.
+TEST(Replay, OnlyTheFirstFailureCommentIsTheEvents) {
+  trace::trace_reader reader = trace::trace_reader::from_string(
+      "clpool-trace 1\n0 0 0 0 alloc_failed 1 16777216 buffer 0\n# failure: seq 0 status -4\n"
+      "# note: between\n# failure: seq 0 status -61\n");
+  const replay_report r = replay_stream(reader, pool_lb(4), {1 << 20, alloc_semantics::immediate});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.oom->recorded_failure);
+  EXPECT_EQ(r.recorded_size_refusals, 0u);
+}
+
 TEST(Replay, ApplySizeRefusalTakesAnAllocFailedOnly) {
   replayer r(pool_lb(4), device_spec{});
   trace_event e;

@@ -51,8 +51,8 @@ std::string refused_summary_of(trace_encoding encoding) {
   });
 }
 
-// A size refusal's comment after its alloc_failed, and a -61 comment after another event (which is
-// not that event's).
+// A size refusal's comment after its alloc_failed, a -61 comment after another event (which is
+// not that event's), and a -61 comment after an alloc_failed's first failure comment (not its).
 std::string size_refusal_summary_of(trace_encoding encoding) {
   return summary_of(encoding, "size", format_version, [](trace_writer& w) {
     w.write({.seq = 0, .action = trace_action::alloc_failed, .id = 1, .size = 16 << 20});
@@ -61,6 +61,7 @@ std::string size_refusal_summary_of(trace_encoding encoding) {
     w.comment("failure", "seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the driver");
     w.write({.seq = 2, .action = trace_action::alloc_failed, .id = 3, .size = 1 << 20});
     w.comment("failure", "seq 2 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver");
+    w.comment("failure", "seq 2 status -61 (CL_INVALID_BUFFER_SIZE): not the first, not its");
   });
 }
 

@@ -245,13 +245,13 @@ printf '%s\n' 'clpool-trace 1' '0 0 0 0 alloc_failed 1 16777216 buffer 0x1' \
   '# failure: seq 0 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes' \
   '1 0 0 0 alloc 2 1048576 buffer 0x1' '2 0 0 0 free 2 1048576 buffer 0x1' >"$T/size_refusal.trace"
 run 0 "$T/size_refusal.trace" --capacity 8MiB
-[[ "$out" == *"events replayed           3 (1 alloc, 1 free, 0 alloc_failed, 1 refused for its size (CL_INVALID_BUFFER_SIZE: not replayed))"* &&
+[[ "$out" == *"events replayed           3 (1 alloc, 1 free, 0 alloc_failed, 1 size refusal (CL_INVALID_BUFFER_SIZE: not replayed))"* &&
   "$out" == *"peak active               1 MiB (1048576 bytes)"* ]] || fail "a size refusal at 8 MiB: $out"
 run 0 "$T/size_refusal.trace" --min-capacity --no-pool --profile exact
 [[ "$out" == *"minimum capacity: 1 MiB (1048576 bytes)"* ]] || fail "a size refusal in --min-capacity: $out"
 run 0 "$T/size_refusal.trace" --write-trace "$T/size_refusal.bin" --write-format binary
 run 0 "$T/size_refusal.bin" --capacity 8MiB
-[[ "$out" == *"1 refused for its size"* ]] || fail "a size refusal converted to binary: $out"
+[[ "$out" == *"1 size refusal ("* ]] || fail "a size refusal converted to binary: $out"
 run 0 "$T/size_refusal.trace" --capacity 64MiB --format json
 [[ "$out" == *'"recorded_size_refusals": 1'* && "$out" == *'"recorded_failures_that_fit": 0'* ]] ||
   fail "a size refusal in JSON: $out"

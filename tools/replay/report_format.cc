@@ -290,8 +290,8 @@ void summary_text(std::ostringstream& out, const replay_report& r) {
   std::string events = std::to_string(r.allocs) + " alloc, " + std::to_string(r.frees) + " free, " +
                        std::to_string(r.recorded_failures) + " alloc_failed";
   if (r.recorded_size_refusals != 0) {
-    events += ", " + std::to_string(r.recorded_size_refusals) +
-              " refused for its size (CL_INVALID_BUFFER_SIZE: not replayed)";
+    events += ", " + counted(r.recorded_size_refusals, "size refusal") +
+              " (CL_INVALID_BUFFER_SIZE: not replayed)";
   }
   if (r.releases != 0 || r.waits != 0) {
     events += ", " + std::to_string(r.releases) + " release, " + std::to_string(r.waits) + " wait";

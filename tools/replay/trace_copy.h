@@ -2,9 +2,11 @@
 // encoding (trace/FORMAT.md: the binary form carries the same events and rules as the text).
 //
 //   trace::trace_reader reader("run.trace", {.check_liveness = false});
-//   copy_trace(reader, {.path = "run.bin", .encoding = trace::trace_encoding::binary,
-//                       .version = reader.version(), .sites = true, .source = "clpool trace
-//                       run.trace"});
+//   copy_trace(reader, {.path = "run.bin",
+//                       .encoding = trace::trace_encoding::binary,
+//                       .version = reader.version(),
+//                       .sites = true,
+//                       .source = "clpool trace run.trace"});
 //
 // What is kept: every event; sites (stacks before the events that name them, frames at the end),
 // when `sites`; the `first_uses` header of a version-4 trace; and every recorder's `# failure:`
