@@ -25,9 +25,7 @@ bool takes_device_memory(trace_kind k) { return k == trace_kind::buffer || k == 
 
 // An alloc_failed refused for its size (trace::is_size_refusal): as in the replay, in no figure.
 bool is_size_refusal(const followed_session::entry& w) {
-  if (w.failure || w.event.action != trace_action::alloc_failed) return false;
-  const std::optional<trace::alloc_failure> f = trace::alloc_failure_of(w.text);
-  return f && f->seq == w.event.seq && trace::is_size_refusal(*f, w.event.size);
+  return !w.failure && trace::is_size_refusal(w.event, w.text);
 }
 
 // Whether `path` starts with a whole header line: the recorder creates the file, then writes it.

@@ -171,27 +171,16 @@ void take_first_uses(const Source& source, replayer& r) {
 // followed by the layer's "first use of id N ..." comment, FORMAT.md "First uses"), and the
 // alloc_failed events refused for their size ("seq N status -61 ...": trace::is_size_refusal).
 // Read from every comment while this watches the source, not only the first 256 its metadata()
-// keeps. A block leaves the first-use set when its free is applied, and an alloc_failed leaves the
-// other when it is applied, so both are bounded by the live set and the lookahead as the rest of
-// the engine is. Chains to the source's own comment callback, and puts it back when destroyed. A
-// source without comments (the RMM importer) has none.
+// keeps (trace::comment_watch). A block leaves the first-use set when its free is applied, and an
+// alloc_failed leaves the other when it is applied, so both are bounded by the live set and the
+// lookahead as the rest of the engine is. A source without comments (the RMM importer) has none.
 template <class Source>
 class recorded_refusals {
  public:
-  explicit recorded_refusals(Source& source) : source_(source) {
-    if constexpr (requires { source.exchange_on_comment(nullptr); }) {
-      previous_ = source.exchange_on_comment([this](std::string_view key, std::string_view value) {
-        if (previous_) previous_(key, value);
-        if (key == "failure") on_failure(value);
-      });
-    }
-  }
-  ~recorded_refusals() {
-    if constexpr (requires { source_.exchange_on_comment(nullptr); })
-      source_.exchange_on_comment(std::move(previous_));
-  }
-  recorded_refusals(const recorded_refusals&) = delete;
-  recorded_refusals& operator=(const recorded_refusals&) = delete;
+  explicit recorded_refusals(Source& source)
+      : watch_(source, [this](std::string_view key, std::string_view value) {
+          if (key == "failure") on_failure(value);
+        }) {}
 
   // The event the source returned last: the comments read before the next one are its. It must
   // stay where it is until the next event is read (replay_stream's ring reads into another slot).
@@ -223,17 +212,15 @@ class recorded_refusals {
     last_read_ = nullptr;  // the first failure comment after an event is its (FORMAT.md)
     if (e.action == trace::trace_action::use) {
       if (trace::first_use_failure_id(value) == e.id) ids_.insert(e.id);
-    } else if (e.action == trace::trace_action::alloc_failed) {
-      const std::optional<trace::alloc_failure> f = trace::alloc_failure_of(value);
-      if (f && f->seq == e.seq && trace::is_size_refusal(*f, e.size)) size_refusals_.insert(e.seq);
+    } else if (trace::is_size_refusal(e, value)) {
+      size_refusals_.insert(e.seq);
     }
   }
 
-  Source& source_;
-  trace::trace_reader::comment_fn previous_;
   const trace::trace_event* last_read_ = nullptr;
   std::unordered_set<std::uint64_t> ids_;            // blocks whose first use was refused
   std::unordered_set<std::uint64_t> size_refusals_;  // seqs of alloc_failed refused for size
+  trace::comment_watch<Source> watch_;  // last: it stops calling on_failure before they go
 };
 template <class Source>
 replay_report replay_stream(Source& source, replayer& r, const replay_options& options,

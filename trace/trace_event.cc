@@ -70,8 +70,10 @@ std::optional<alloc_failure> alloc_failure_of(std::string_view failure) {
   return f;
 }
 
-bool is_size_refusal(const alloc_failure& failure, std::uint64_t size) {
-  return common::is_size_refusal(failure.status, size);
+bool is_size_refusal(const trace_event& event, std::string_view failure) {
+  if (event.action != trace_action::alloc_failed) return false;
+  const std::optional<alloc_failure> f = alloc_failure_of(failure);
+  return f && f->seq == event.seq && common::is_size_refusal(f->status, event.size);
 }
 
 std::string_view to_string(trace_kind kind) {

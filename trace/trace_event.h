@@ -104,10 +104,12 @@ struct alloc_failure {
 };
 std::optional<alloc_failure> alloc_failure_of(std::string_view failure);
 
-// Whether an alloc_failed of `size` bytes whose failure comment says `failure` was refused for its
-// size (CL_INVALID_BUFFER_SIZE, above CL_DEVICE_MAX_MEM_ALLOC_SIZE: common/cl_status.h) rather
-// than for lack of memory: no memory was involved, and no capacity would have changed it.
-bool is_size_refusal(const alloc_failure& failure, std::uint64_t size);
+// Whether `failure`, the first failure comment after `event`, says that event is an alloc_failed
+// refused for its size (it names the event's seq, and CL_INVALID_BUFFER_SIZE for a non-empty
+// request, above CL_DEVICE_MAX_MEM_ALLOC_SIZE: common/cl_status.h) rather than for lack of
+// memory: no memory was involved, and no capacity would have changed it. The one rule of the
+// replay, trace_summary and the pytest plugin's session.
+bool is_size_refusal(const trace_event& event, std::string_view failure);
 
 // The action / kind spelled `word`, or nothing when `word` is not one.
 std::optional<trace_action> parse_action(std::string_view word);

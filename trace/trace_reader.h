@@ -187,6 +187,34 @@ struct read_result {
   std::optional<trace_error> error;  // the first problem; nothing when the whole trace was valid
 };
 
+// Watches the comments `source` reads while this lives: `watch` sees each, after the callback the
+// source had (chained to, and put back when this is destroyed). A source without comments (no
+// exchange_on_comment: the RMM importer) calls nothing. Neither copied nor moved: the callback
+// the source holds points at it.
+template <class Source>
+class comment_watch {
+ public:
+  comment_watch(Source& source, trace_reader::comment_fn watch) : source_(source) {
+    if constexpr (requires { source.exchange_on_comment(nullptr); }) {
+      previous_ = source.exchange_on_comment(
+          [this, watch = std::move(watch)](std::string_view key, std::string_view value) {
+            if (previous_) previous_(key, value);
+            watch(key, value);
+          });
+    }
+  }
+  ~comment_watch() {
+    if constexpr (requires { source_.exchange_on_comment(nullptr); })
+      source_.exchange_on_comment(std::move(previous_));
+  }
+  comment_watch(const comment_watch&) = delete;
+  comment_watch& operator=(const comment_watch&) = delete;
+
+ private:
+  Source& source_;
+  trace_reader::comment_fn previous_;
+};
+
 // Reads a whole trace into memory (for tests and small traces; large ones should stream with
 // trace_reader). Never throws trace_error: problems are returned in read_result::error.
 read_result read_all(const std::string& path, reader_options options = {});

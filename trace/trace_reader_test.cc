@@ -188,20 +188,30 @@ TEST(TraceReaderV4, FirstUseFailureComments) {
 // The recorder's failure comment after an alloc_failed names its seq and status; a size refusal
 // is CL_INVALID_BUFFER_SIZE for a non-empty request.
 TEST(TraceReaderV4, AllocFailureComments) {
-  const std::optional<alloc_failure> f = alloc_failure_of(
+  const std::string refusal =
       "seq 9 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above "
-      "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes");
+      "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8388608 bytes";
+  const std::optional<alloc_failure> f = alloc_failure_of(refusal);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->seq, 9u);
   EXPECT_EQ(f->status, -61);
-  EXPECT_TRUE(is_size_refusal(*f, 1));
-  EXPECT_FALSE(is_size_refusal(*f, 0));  // size 0 is a wrong request, not one too large
-  const std::optional<alloc_failure> oom = alloc_failure_of(
-      "seq 18446744073709551615 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) "
-      "from the driver");
+  trace_event failed{.seq = 9, .action = trace_action::alloc_failed, .size = 1};
+  EXPECT_TRUE(is_size_refusal(failed, refusal));
+  failed.size = 0;
+  EXPECT_FALSE(is_size_refusal(failed, refusal));  // size 0 is a wrong request, not one too large
+  failed.size = 1;
+  failed.seq = 8;
+  EXPECT_FALSE(is_size_refusal(failed, refusal));  // another event's comment
+  failed.seq = 9;
+  failed.action = trace_action::alloc;
+  EXPECT_FALSE(is_size_refusal(failed, refusal));  // only an alloc_failed is refused
+  const std::string oom_text =
+      "seq 18446744073709551615 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the driver";
+  const std::optional<alloc_failure> oom = alloc_failure_of(oom_text);
   ASSERT_TRUE(oom);
   EXPECT_EQ(oom->seq, ~std::uint64_t{0});
-  EXPECT_FALSE(is_size_refusal(*oom, 1));
+  EXPECT_FALSE(is_size_refusal(
+      {.seq = ~std::uint64_t{0}, .action = trace_action::alloc_failed, .size = 1}, oom_text));
   EXPECT_FALSE(
       alloc_failure_of("first use of id 7 (1048576 bytes) by clEnqueueFillBuffer: "
                        "status -4 from the layer"));

@@ -72,9 +72,7 @@ struct summary {
 
   void on_comment(std::string_view key, std::string_view value) {
     if (key == "failure" && last_failed) {
-      const std::optional<alloc_failure> f = alloc_failure_of(value);
-      if (f && f->seq == last_failed->seq && is_size_refusal(*f, last_failed->size))
-        ++size_refusals;
+      if (is_size_refusal(*last_failed, value)) ++size_refusals;
       last_failed.reset();
     }
     const std::optional<std::uint64_t> id =

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <string_view>
-#include <utility>
 
 namespace clpool::replay_cli {
 
@@ -16,37 +15,6 @@ unsigned copy_version(const trace_copy_options& o) {
   return o.sites ? trace::sites_format_version : trace::format_version;
 }
 
-// Writes the `# failure:` comments `source` reads after its first event into `writer` as they are
-// read, while this lives: read while the next event is, each follows its own event in the copy
-// as in the input. A source without comments (the RMM importer) has none.
-template <class Source>
-class keep_failure_comments {
- public:
-  keep_failure_comments(Source& source, trace::trace_writer& writer, const bool& first)
-      : source_(source) {
-    if constexpr (requires { source.exchange_on_comment(nullptr); }) {
-      previous_ = source.exchange_on_comment(
-          [this, &writer, &first](std::string_view key, std::string_view value) {
-            if (previous_) previous_(key, value);
-            if (key != "failure" || first) return;
-            // One line, and what a binary metadata record holds: the status stays at the front.
-            writer.comment(
-                key, value.substr(0, std::min(value.find_first_of("\r\n"), std::size_t{1024})));
-          });
-    }
-  }
-  ~keep_failure_comments() {
-    if constexpr (requires { source_.exchange_on_comment(nullptr); })
-      source_.exchange_on_comment(std::move(previous_));
-  }
-  keep_failure_comments(const keep_failure_comments&) = delete;
-  keep_failure_comments& operator=(const keep_failure_comments&) = delete;
-
- private:
-  Source& source_;
-  trace::trace_reader::comment_fn previous_;
-};
-
 template <class Source>
 void copy(Source& source, const trace_copy_options& o) {
   const unsigned version = copy_version(o);
@@ -58,7 +26,14 @@ void copy(Source& source, const trace_copy_options& o) {
   trace::trace_event e;
   std::size_t stacks_written = 0;
   bool first = true;
-  keep_failure_comments<Source> keep(source, writer, first);
+  // A recorder's `# failure:` comment after an event is read while the next event is, so written
+  // as it is read it follows its own event in the copy as in the input. Cut to one line and to
+  // what a binary metadata record holds; the status stays at the front.
+  trace::comment_watch<Source> keep_failures(source, [&writer, &first](std::string_view key,
+                                                                       std::string_view value) {
+    if (key != "failure" || first) return;
+    writer.comment(key, value.substr(0, std::min(value.find_first_of("\r\n"), std::size_t{1024})));
+  });
   // Header comments are read with the first event (or at the end): first_uses goes before it.
   const auto header_comments = [&] {
     if constexpr (requires { source.metadata(); }) {
