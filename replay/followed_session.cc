@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <span>
 #include <utility>
 
 #include "common/output_file.h"
@@ -136,6 +137,7 @@ bool followed_session::sync() {
 void followed_session::apply(const trace_event& e) {
   ++events_;
   last_seq_ = e.seq;
+  tail_unsettled_ = e.action == trace_action::alloc_failed;
   // A first use (version 4) changes no window's figures: they count what the test allocated,
   // as its blocks were made. Its windows' traces (version 3) hold none.
   if (e.action == trace_action::use) return;
@@ -168,6 +170,7 @@ void followed_session::apply(const trace_event& e) {
 }
 
 void followed_session::on_comment(std::string_view key, std::string_view value) {
+  tail_unsettled_ = false;  // a line after an alloc_failed: its comment, if it has one, is read
   if (key != "failure") return;
   // A block refused at its first use holds nothing, in this window and in every later one (an
   // earlier test's, that its exception's traceback keeps alive, is not live in the next test's).
@@ -222,8 +225,7 @@ std::size_t followed_session::index_of_seq(std::uint64_t seq) const {
 void followed_session::end_window() {
   window_open_ = false;
   window_.clear();
-  if (window_.capacity() > (std::size_t{1} << 16))
-    window_.shrink_to_fit();  // a big test's, not kept
+  if (window_.capacity() > (std::size_t{1} << 16)) window_.shrink_to_fit();  // a big test's
 }
 
 std::set<std::uint64_t> followed_session::refused_blocks() const {
@@ -331,7 +333,7 @@ std::optional<window_oom> followed_session::first_oom(const figure_options& opti
   std::uint64_t failing_id = 0;
   std::uint64_t last_size = 0, last_stack = 0;
   bool have_last = false;
-  for (std::size_t i = 0; i < window_.size(); ++i) {
+  for (std::size_t i = 0, n = settled(); i < n; ++i) {
     const entry& w = window_[i];
     std::uint64_t size = 0, stack = 0, id = 0;
     std::string where, said;
@@ -460,7 +462,7 @@ void followed_session::write_window_trace(const std::string& path, const std::st
       e.stack = b.stack;
       events.push_back(e);
     }
-    for (const entry& w : window_) {
+    for (const entry& w : std::span(window_).first(settled())) {
       if (w.failure) {
         failures.emplace_back(events.size(), w.text);
         continue;

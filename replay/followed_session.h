@@ -17,11 +17,14 @@
 // block the device refused at its first use (it never held device memory), a request refused for
 // its size (trace::is_size_refusal: no out-of-memory either), and allocations made
 // by threads that were running before the test began (`figure_options::other_threads`): those
-// are the session's, reported apart. An out-of-memory is described as the device saw it: every
-// block live then, the test's and those from before it, each free at the driver's free.
+// are the session's, reported apart. An alloc_failed that is the last line read waits for the
+// next (its failure comment may still be on its way: settled()). An out-of-memory is described as
+// the device saw it: every block live then, the test's and those from before it, each free at the
+// driver's free.
 #ifndef CLPOOL_REPLAY_FOLLOWED_SESSION_H_
 #define CLPOOL_REPLAY_FOLLOWED_SESSION_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -153,9 +156,16 @@ class followed_session {
   std::vector<trace::trace_event> own_events(std::size_t from, std::size_t to,
                                              const std::set<std::uint64_t>& other_threads) const;
   std::set<std::uint64_t> refused_blocks() const;
+  // The window's entries whose words are all read: all but an alloc_failed that is the last line
+  // read, whose `# failure:` comment (which says whether it was refused for its size) the recorder
+  // may not have written yet (it writes the two lines one after the other; the plugin may read
+  // between them while another thread is refused).
+  std::size_t settled() const { return window_.size() - (tail_unsettled_ && in_window_ ? 1 : 0); }
   // Where the window's figures and its own trace end: the end of its call phase once marked, else
-  // what has been read.
-  std::size_t until() const { return call_ended_ ? index_of_seq(call_end_seq_) : window_.size(); }
+  // what has been read; never past what is settled.
+  std::size_t until() const {
+    return call_ended_ ? std::min(index_of_seq(call_end_seq_), settled()) : settled();
+  }
   std::size_t index_of_seq(std::uint64_t seq) const;  // the first entry at or after `seq`
   std::uint64_t next_seq_read() const;
   std::vector<block> before_window() const;
@@ -175,6 +185,7 @@ class followed_session {
   bool window_open_ = false;
   std::uint64_t window_start_seq_ = 0;  // events at or above this seq are the window's
   bool in_window_ = false;              // the event last read is
+  bool tail_unsettled_ = false;         // the line last read is an alloc_failed (settled())
   std::vector<entry> window_;
   std::uint64_t call_start_seq_ = 0, call_end_seq_ = 0;
   bool call_marked_ = false, call_ended_ = false;

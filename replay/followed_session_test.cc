@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -390,6 +391,50 @@ TEST(FollowedSession, OnlyTheFirstFailureCommentIsTheEvents) {
   EXPECT_EQ(f.oom->requested_bytes, 400u);
   EXPECT_EQ(f.oom->recorder_said,
             "seq 0 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer");
+}
+
+// The recorder writes an alloc_failed and its failure comment one line after the other; a sync
+// may fall between them (another thread refused for its size while the test ends). Until a line
+// after it is read, the alloc_failed is not figured: its comment may yet make it a size refusal.
+TEST(FollowedSession, AnAllocFailedWaitsForTheLineAfterIt) {
+  layer_trace t("fs_settle.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  s.mark_call();
+  t.event("alloc", 1, 200, peak_stack);
+  t.event("alloc_failed", 0, 1 << 24, peak_stack, 7);
+  s.sync();
+  const std::string path = temp_path("fs_settle_out.trace");
+  const auto device_trace_fails = [&] {
+    s.write_window_trace(path, "t.py::test_peak", window_trace::device);
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.find("alloc_failed") != std::string::npos;
+  };
+  for (const bool call_ended : {false, true}) {
+    if (call_ended) s.mark_call_end(100);  // a seq past the alloc_failed's
+    const window_figures f = s.figures({.naming = to_test("test_peak")});
+    EXPECT_FALSE(f.oom.has_value()) << "call ended: " << call_ended;
+    EXPECT_EQ(f.peak_bytes, 200u);
+    EXPECT_FALSE(device_trace_fails());
+  }
+  t.comment(
+      "failure: seq 1 status -61 (CL_INVALID_BUFFER_SIZE) from the layer: above "
+      "CL_DEVICE_MAX_MEM_ALLOC_SIZE, 1000 bytes");
+  s.sync();
+  EXPECT_FALSE(s.figures({.naming = to_test("test_peak")}).oom.has_value());
+  EXPECT_TRUE(device_trace_fails());  // the refusal with its words, which replay it as one
+  // An alloc_failed with no words is an out-of-memory once the next line shows none is coming.
+  t.event("alloc_failed", 0, 400, peak_stack);
+  s.sync();
+  EXPECT_FALSE(s.figures({.naming = to_test("test_peak")}).oom.has_value());
+  t.event("free", 1, 200);
+  s.sync();
+  const window_figures f = s.figures({.naming = to_test("test_peak")});
+  ASSERT_TRUE(f.oom.has_value());
+  EXPECT_EQ(f.oom->requested_bytes, 400u);
+  EXPECT_EQ(f.oom->recorder_said, "");
 }
 
 TEST(FollowedSession, ArtifactsRefuseLinksAndSayWhy) {
