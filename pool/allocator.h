@@ -60,6 +60,29 @@ concept allocator_reports_oom_by_value = block_allocator<A> &&
   { a.try_allocate(bytes, out, why) } -> std::same_as<bool>;
 };
 
+// A block allocator that knows the largest block it can make (a device's
+// CL_DEVICE_MAX_MEM_ALLOC_SIZE):
+//   - `largest_block()` returns it, and does not change while the allocator lives.
+// A pool rounds no request above it: a request whose bin's size would exceed it is served with a
+// block of exactly its size, which is not kept when released (memory_pool.h). Without this, a
+// request the device allows, rounded up to its bin, is one it refuses (CL_INVALID_BUFFER_SIZE).
+template <class A>
+concept allocator_knows_largest_block = block_allocator<A> && requires(const A& a) {
+  { a.largest_block() }
+  noexcept->std::same_as<std::uint64_t>;
+};
+
+// largest_block() where the allocator has one, else no limit: for pools and for wrappers that
+// pass it on.
+template <class A>
+std::uint64_t largest_block_of(const A& allocator) noexcept {
+  if constexpr (allocator_knows_largest_block<A>) {
+    return allocator.largest_block();
+  } else {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+}
+
 // allocate() for an allocator whose try_allocate() does the work: a refusal becomes
 // allocator_out_of_memory with the same status and message.
 template <class A>

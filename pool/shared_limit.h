@@ -101,6 +101,8 @@ class limited_allocator {
     if (limit_) limit_->give_back(bytes);
   }
 
+  std::uint64_t largest_block() const noexcept { return largest_block_of(inner_); }
+
   A& inner() noexcept { return inner_; }
   const A& inner() const noexcept { return inner_; }
   const std::shared_ptr<shared_limit>& limit() const noexcept { return limit_; }

@@ -54,6 +54,9 @@ class either_buffer_allocator {
   bool is_deferred() const noexcept {
     return std::holds_alternative<deferred_buffer_allocator>(a_);
   }
+  std::uint64_t largest_block() const noexcept {
+    return std::visit([](const auto& a) { return a.largest_block(); }, a_);
+  }
 
  private:
   std::variant<immediate_buffer_allocator, deferred_buffer_allocator> a_;
@@ -72,6 +75,7 @@ class recording_allocator {
   bool try_allocate(std::uint64_t bytes, handle_type& out, allocator_refusal& refusal);
   handle_type allocate(std::uint64_t bytes) { return allocate_or_throw(*this, bytes); }
   void deallocate(handle_type block, std::uint64_t bytes) noexcept;
+  std::uint64_t largest_block() const noexcept { return inner_.largest_block(); }
   const either_buffer_allocator& inner() const noexcept { return inner_.inner(); }
 
  private:

@@ -94,6 +94,7 @@ class guarded_pinned_allocator {
   void deallocate(pinned_block block, std::uint64_t bytes) noexcept {
     if (!reachable_blocks::get().defer(inner_, block, bytes)) inner_->deallocate(block, bytes);
   }
+  std::uint64_t largest_block() const noexcept { return inner_->largest_block(); }
 
  private:
   std::shared_ptr<host_pinned_allocator> inner_;  // shared with unmaps that outlive the pool

@@ -52,7 +52,7 @@ class pool_state {
         held_(options.leading_bits),
         ledger_(options.limit_bytes),
         trim_(options.trim),
-        plain_release_(true) {}
+        unpooled_from_(first_bin_above(largest_block_of(allocator_), options.leading_bits)) {}
 
   pool_state(const pool_state&) = delete;
   pool_state& operator=(const pool_state&) = delete;
@@ -92,14 +92,7 @@ class pool_state {
   // allocate() reporting out-of-memory by value: the same attempts and retries, then, instead of
   // throwing out_of_memory, counts and announces it as allocate() does, fills *report (if given)
   // and returns nothing. Hits take the general path (attempt()), not allocate()'s inlined one.
-  std::optional<allocation> try_allocate(std::uint64_t size, oom_report* report) {
-    if (size == 0) return allocation{};
-    const auto [bin, rounded, exponent] = locate(size, leading_bits_);
-    failure why;
-    if (auto got = allocate_with_retries(size, bin, rounded, why)) return got;
-    record_out_of_memory(size, rounded, why, report);
-    return std::nullopt;
-  }
+  std::optional<allocation> try_allocate(std::uint64_t size, oom_report* report);
 
   // Called by pooled_allocation::release: keeps the block, or frees it when not holding, then
   // applies the trim policy. Deletes the state if this was its last reference.
@@ -177,7 +170,7 @@ class pool_state {
       CLPOOL_ASSERT(ledger_.active_blocks() > 0 && ledger_.active_bytes() >= size &&
                     ledger_.active_rounded_bytes() >= rounded);
       ledger_.end_active(size);
-      free_now = !holding_;
+      free_now = !holding_ || bin >= unpooled_from_;  // an unpooled block: block_bytes()
       if (!free_now) {
         try {
           held_.push(bin, handle);
@@ -422,6 +415,7 @@ class pool_state {
   std::optional<allocation> attempt(std::uint64_t size, bin_id bin, std::uint64_t rounded,
                                     failure& why);
   [[gnu::noinline]] allocation allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded);
+  std::uint64_t block_bytes(std::uint64_t size, bin_id bin, std::uint64_t rounded) const noexcept;
   std::optional<allocation> allocate_with_retries(std::uint64_t size, bin_id bin,
                                                   std::uint64_t rounded, failure& why);
   void record_out_of_memory(std::uint64_t size, std::uint64_t rounded, failure& why,
@@ -481,6 +475,7 @@ class pool_state {
   bool holding_ = true;
   // holding_ && no observer: a release needs only bookkeeping, a push and the trim check.
   bool plain_release_ = true;
+  const bin_id unpooled_from_;  // bins whose size is above the allocator's largest block
 
   // References beyond the live allocations (counted by ledger_.active_blocks()): the pool
   // object's, and one per release that works outside the lock. The last one out deletes the state.

@@ -11,6 +11,17 @@
 
 namespace clpool::internal {
 
+// The bytes of the block a miss makes: its bin's size, or, in a bin whose size is above the
+// allocator's largest block, the request's own size. A block of such a bin is never held
+// (give_back_slow_locked frees it), so no hit ever finds one, and the release fast path never
+// keeps one: its list never gets the capacity try_push_no_alloc needs. Both hot paths are
+// unchanged.
+template <block_allocator A>
+inline std::uint64_t pool_state<A>::block_bytes(std::uint64_t size, bin_id bin,
+                                                std::uint64_t rounded) const noexcept {
+  return bin >= unpooled_from_ ? size : rounded;
+}
+
 // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and
 // fills `why` when the limit or the allocator said no; other allocator errors propagate.
 template <block_allocator A>
@@ -69,11 +80,25 @@ inline auto pool_state<A>::attempt(std::uint64_t size, bin_id bin, std::uint64_t
 template <block_allocator A>
 auto pool_state<A>::allocate_slow(std::uint64_t size, bin_id bin, std::uint64_t rounded)
     -> allocation {
+  rounded = block_bytes(size, bin, rounded);
   failure why;
   if (auto got = allocate_with_retries(size, bin, rounded, why)) return std::move(*got);
   oom_report report;
   record_out_of_memory(size, rounded, why, &report);
   throw out_of_memory(std::move(report));
+}
+
+// allocate() reporting out-of-memory by value (pool_state.h).
+template <block_allocator A>
+auto pool_state<A>::try_allocate(std::uint64_t size, oom_report* report)
+    -> std::optional<allocation> {
+  if (size == 0) return allocation{};
+  const auto [bin, bin_size, exponent] = locate(size, leading_bits_);
+  const std::uint64_t rounded = block_bytes(size, bin, bin_size);
+  failure why;
+  if (auto got = allocate_with_retries(size, bin, rounded, why)) return got;
+  record_out_of_memory(size, rounded, why, report);
+  return std::nullopt;
 }
 
 // allocate_slow()'s attempts and retries; returns nothing, with the last refusal in `why`, when

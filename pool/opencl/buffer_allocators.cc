@@ -39,6 +39,7 @@ deferred_buffer_allocator::deferred_buffer_allocator(cl_context context, cl_mem_
   if (context == nullptr) throw invalid_use("deferred_buffer_allocator: null context");
   check_pool_buffer_flags(flags, "deferred_buffer_allocator");
   context_ = context_ref::retain(context);
+  largest_block_ = context_max_alloc(context);
 }
 
 bool deferred_buffer_allocator::try_allocate(std::uint64_t bytes, buffer_block& out,
@@ -64,6 +65,7 @@ immediate_buffer_allocator::immediate_buffer_allocator(cl_command_queue queue,
   check_pool_buffer_flags(options.flags, "immediate_buffer_allocator");
   queue_ = queue_ref::retain(queue);
   context_ = context_ref::retain(queue_context(queue));
+  largest_block_ = context_max_alloc(context_.get());
   if (method_ == force_method::automatic) {
     method_ =
         device_version(queue_device(queue)) >= 120 ? force_method::migrate : force_method::write;

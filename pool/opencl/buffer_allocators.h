@@ -57,10 +57,14 @@ class deferred_buffer_allocator {
 
   cl_context context() const noexcept { return context_.get(); }
   cl_mem_flags flags() const noexcept { return flags_; }
+  // The smallest CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices (pool/allocator.h): a
+  // pool over this allocator rounds no request above it.
+  std::uint64_t largest_block() const noexcept { return largest_block_; }
 
  private:
   context_ref context_;
   cl_mem_flags flags_;
+  std::uint64_t largest_block_ = 0;
 };
 
 // How immediate_buffer_allocator forces the allocation.
@@ -100,12 +104,16 @@ class immediate_buffer_allocator {
   cl_command_queue queue() const noexcept { return queue_.get(); }
   // The method in use (never `automatic`).
   force_method method() const noexcept { return method_; }
+  // The smallest CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices (pool/allocator.h): a
+  // pool over this allocator rounds no request above it.
+  std::uint64_t largest_block() const noexcept { return largest_block_; }
 
  private:
   queue_ref queue_;
   context_ref context_;
   immediate_buffer_options options_;
   force_method method_;
+  std::uint64_t largest_block_ = 0;
 };
 
 }  // namespace clpool::opencl

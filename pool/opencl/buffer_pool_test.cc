@@ -209,6 +209,28 @@ TEST_P(buffer_pool_test, InvalidBufferSizeKeepsHeldMemory) {
                << "; checked instead that the request succeeds or is out_of_memory";
 }
 
+// A request the device allows is never rounded above CL_DEVICE_MAX_MEM_ALLOC_SIZE: PyOpenCL's
+// pool rounds a request of exactly max alloc up to its bin and fails it (CL_INVALID_BUFFER_SIZE
+// where the device enforces the limit); clpool's makes it at its own size and does not keep it.
+// The deferred allocator: creating the buffer commits nothing on POCL or on NVIDIA-like devices.
+TEST_P(buffer_pool_test, ARequestOfMaxAllocIsServedAtItsOwnSize) {
+  const std::uint64_t max_alloc = context_max_alloc(context());
+  buffer_pool<deferred_buffer_allocator> pool{deferred_buffer_allocator(context())};
+  ASSERT_EQ(pool.pool().allocator().largest_block(), max_alloc);
+  // Its bin's size: above max alloc on every device seen (a power of two), else the block is
+  // pooled as any other.
+  const std::uint64_t bin_size = rounded_size(max_alloc, pool.pool().leading_bits());
+  { pool.allocate(1024).release(); }  // a pooled block, held
+  pooled_buffer<deferred_buffer_allocator> b = pool.allocate(max_alloc);
+  ASSERT_NE(b.mem(), nullptr);
+  std::size_t made = 0;
+  ASSERT_EQ(clGetMemObjectInfo(b.mem(), CL_MEM_SIZE, sizeof(made), &made, nullptr), CL_SUCCESS);
+  EXPECT_EQ(made, bin_size > max_alloc ? max_alloc : bin_size);
+  b.release();
+  EXPECT_EQ(pool.held_blocks(), bin_size > max_alloc ? 1u : 2u) << "max alloc " << max_alloc;
+  EXPECT_TRUE(pool.pool().state_is_valid());
+}
+
 TEST_P(buffer_pool_test, LeakCheckDetectsALiveBuffer) {
   // Sanity check of the leak checks used here: does a live cl_mem hold a context reference?
   const cl_uint before = context_refs();

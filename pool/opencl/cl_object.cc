@@ -1,6 +1,8 @@
 #include "pool/opencl/cl_object.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,18 @@ std::vector<cl_device_id> context_devices(cl_context context) {
                     "clGetContextInfo(CL_CONTEXT_DEVICES)");
   }
   return devices;
+}
+
+std::uint64_t context_max_alloc(cl_context context) noexcept {
+  std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max();
+  try {
+    for (cl_device_id device : context_devices(context)) {
+      smallest = std::min(smallest, device_max_alloc(device));
+    }
+  } catch (...) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return smallest == 0 ? std::numeric_limits<std::uint64_t>::max() : smallest;
 }
 
 namespace {

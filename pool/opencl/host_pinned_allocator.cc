@@ -17,6 +17,7 @@ host_pinned_allocator::host_pinned_allocator(cl_command_queue queue, cl_mem_flag
   }
   queue_ = queue_ref::retain(queue);
   context_ = context_ref::retain(queue_context(queue));
+  largest_block_ = context_max_alloc(context_.get());
 }
 
 pinned_block host_pinned_allocator::allocate(std::uint64_t bytes) {

@@ -56,11 +56,15 @@ class host_pinned_allocator {
 
   cl_context context() const noexcept { return context_.get(); }
   cl_command_queue queue() const noexcept { return queue_.get(); }
+  // The smallest CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices (pool/allocator.h): a
+  // pool over this allocator rounds no request above it.
+  std::uint64_t largest_block() const noexcept { return largest_block_; }
 
  private:
   queue_ref queue_;
   context_ref context_;
   cl_mem_flags flags_;
+  std::uint64_t largest_block_ = 0;
 };
 
 }  // namespace clpool::opencl

@@ -59,8 +59,9 @@ class svm_allocator {
   cl_command_queue queue() const noexcept { return queue_.get(); }
   cl_uint alignment() const noexcept { return alignment_; }
   cl_svm_mem_flags flags() const noexcept { return flags_; }
-  // The largest size allocate() accepts.
+  // The largest size allocate() accepts; largest_block() for a pool (pool/allocator.h).
   std::uint64_t max_alloc_bytes() const noexcept { return max_alloc_; }
+  std::uint64_t largest_block() const noexcept { return max_alloc_; }
 
  private:
   context_ref context_;

@@ -69,6 +69,21 @@ TEST_P(svm_pool_test, AllocatesBoundAndUnboundBlocks) {
   EXPECT_EQ(pool.active_blocks(), 2u);
 }
 
+// A block of the largest size the devices allow is made at that size, not rounded above it (which
+// svm_allocator refuses as CL_INVALID_BUFFER_SIZE), and not kept.
+TEST_P(svm_pool_test, ARequestOfMaxAllocIsServedAtItsOwnSize) {
+  svm_pool pool(make_allocator());
+  const std::uint64_t max_alloc = pool.pool().allocator().max_alloc_bytes();
+  ASSERT_EQ(pool.pool().allocator().largest_block(), max_alloc);
+  const bool unpooled = rounded_size(max_alloc, pool.pool().leading_bits()) > max_alloc;
+  pooled_svm a = pool.allocate(max_alloc);
+  ASSERT_TRUE(a.has_block());
+  EXPECT_EQ(a.rounded_size(),
+            unpooled ? max_alloc : rounded_size(max_alloc, pool.pool().leading_bits()));
+  a.release();
+  EXPECT_EQ(pool.held_blocks(), unpooled ? 0u : 1u) << "max alloc " << max_alloc;
+}
+
 TEST_P(svm_pool_test, SameQueueReuseIsAHitAndKeepsTheBinding) {
   svm_pool pool(make_allocator());
   void* first = nullptr;

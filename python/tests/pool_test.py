@@ -253,6 +253,21 @@ class PoolTest(unittest.TestCase):
                 self.assertIn(str(size), str(c.exception))
         self.assertEqual((p.active_blocks, p.managed_bytes), (0, 0))
 
+    def test_a_request_of_max_alloc_is_not_rounded_above_it(self):
+        # PyOpenCL's pool rounds max_mem_alloc_size up to its bin and fails it with
+        # INVALID_BUFFER_SIZE where the device enforces the limit; clpool's makes the buffer at
+        # its own size and does not keep it. The deferred allocator commits nothing on POCL.
+        m = min(d.max_mem_alloc_size for d in self.ctx.devices)
+        p = cp.MemoryPool(cp.DeferredAllocator(self.ctx))
+        dropped = max(m.bit_length() - 1 - p.leading_bits_in_bin_id, 0)
+        bin_size = m | ((1 << dropped) - 1)  # PyOpenCL's rounding
+        unpooled = bin_size > m
+        b = p.allocate(m)
+        self.assertEqual(b.size, m if unpooled else bin_size)
+        del b
+        self.assertEqual(p.held_blocks, 0 if unpooled else 1, f"max alloc {m}")
+        self.assertEqual(p.active_bytes, 0)
+
     def test_bad_input(self):
         p = self.pool
         with self.assertRaisesRegex(ValueError, "negative"):

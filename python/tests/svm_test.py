@@ -35,6 +35,17 @@ class SVMTest(unittest.TestCase):
         self.queue.finish()
         np.testing.assert_array_equal(out, host)
 
+    def test_a_request_of_max_alloc_is_not_rounded_above_it(self):
+        # Rounded up to its bin it would be above every device's limit (INVALID_BUFFER_SIZE):
+        # made at its own size instead, and not kept.
+        m = min(d.max_mem_alloc_size for d in self.ctx.devices)
+        dropped = max(m.bit_length() - 1 - 4, 0)
+        unpooled = m | ((1 << dropped) - 1) > m
+        a = self.pool.allocate(m)
+        self.assertEqual(a.svm_size, m)
+        del a
+        self.assertEqual(self.pool.held_blocks, 0 if unpooled else 1, f"max alloc {m}")
+
     @unittest.skipUnless(cltest.MODE == "pocl", "kernels are no-ops on mockcl")
     def test_kernel_arguments(self):
         a, b = self.pool(4096, self.queue), self.pool(4096, self.queue)
