@@ -206,6 +206,37 @@ TEST(FollowedSession, ABlockRefusedInAnEarlierWindowIsNotLiveInALaterOne) {
   EXPECT_EQ(f.oom->live_blocks, 1u);
 }
 
+// A block refused at its first use in an earlier test holds nothing, so the next test's device
+// trace does not start with it; the release and free of it that the test makes are left out too,
+// or clpool_replay would refuse the trace (a free of a block that is not live).
+TEST(FollowedSession, TheDeviceTraceLeavesOutFreesOfBlocksItDoesNotHold) {
+  layer_trace t("fs_refused_free.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  t.event("alloc", 1, 500, peak_stack);
+  t.comment(
+      "failure: first use of id 1 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
+      "budget 400 bytes");
+  t.event("alloc", 2, 100, leaks_stack);
+  s.sync();
+  s.end_window();
+  s.begin_window();
+  t.event("release", 1, 500);
+  t.event("free", 1, 500);
+  t.event("alloc", 3, 200, peak_stack);
+  t.event("free", 3, 200);
+  s.sync();
+  const std::string path = temp_path("fs_refused_free_out.trace");
+  s.write_window_trace(path, "t.py::test_peak", window_trace::device);
+  trace::trace_reader reader(path);  // checks that every free names a live block
+  replay_config nopool;
+  nopool.use_pool = false;
+  const replay_report r = replay_stream(reader, nopool, device_spec{});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.peak_active_bytes, 300u);  // block 2, from before, and block 3
+}
+
 TEST(FollowedSession, BoundariesAtSeqsSortEventsReadLater) {
   // The plugin marks each phase at the seq the recorder will number next and reads once, at the
   // end of the call: what was written before, in setup, in the call and after it sorts by seq.

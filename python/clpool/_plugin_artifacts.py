@@ -36,21 +36,30 @@ def write(
     lines = [f"trace: {_core.escape_text(trace)}"]
     if replay is None:
         return lines + [f"no page: {replay_missing}"], 0
-    profile, size = _replay_args(session, kind, capacity, limit)
-    said, errors = _replay(replay, d, trace, profile, size, settings.replay_timeout)
+    profile, size, device = _replay_args(session, kind, capacity, limit)
+    said, errors = _replay(replay, d, trace, (profile, size, device), settings.replay_timeout)
     return lines + said, errors
 
 
 def _replay_args(session, kind, capacity, limit):
-    """The device the test's trace is replayed on: its out-of-memory's, or its limit's."""
+    """The device the test's trace is replayed on (its out-of-memory's, its limit's, or one
+    nothing fills), and the words that say so beside the report."""
     if kind == "oom":
-        return session.profile, (capacity if capacity is not None else session.default_budget)
+        size = capacity if capacity is not None else session.default_budget
+        return session.profile, size, "the test's device"
     if kind == "limit":
-        return "exact", limit
-    return "exact", _core.MAX_DEVICE_BYTES  # a leak's page: a device nothing fills
+        # The limit is judged in exact bytes: a device of that size runs out where the test
+        # went over it, and the report's figures stop there.
+        return (
+            "exact",
+            limit,
+            "a device of the test's limit: it runs out where the test went over it",
+        )
+    return "exact", _core.MAX_DEVICE_BYTES, "a device nothing fills"  # a leak's page
 
 
-def _replay(replay, d, trace, profile, capacity, timeout):
+def _replay(replay, d, trace, device, timeout):
+    profile, capacity, words = device
     page, report_txt = os.path.join(d, "device.html"), os.path.join(d, "replay.txt")
     scratch = os.path.join(d, f".device.html.{os.getpid()}.tmp")
     args = [
@@ -93,7 +102,7 @@ def _replay(replay, d, trace, profile, capacity, timeout):
     shown = " ".join(["clpool_replay", "device.trace"] + args[1:])
     return [
         f"page: {_core.escape_text(page)}",
-        f"replay: {_core.escape_text(report_txt)} ({shown})",
+        f"replay: {_core.escape_text(report_txt)} ({shown}; on {words})",
     ], 0
 
 

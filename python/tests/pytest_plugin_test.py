@@ -191,6 +191,9 @@ def test_markers_summary_and_artifacts(suite):
     assert "OUT OF MEMORY" in replay and "test_capacity_too_small" in replay, replay
     replay = (art / "test_suite.py%3A%3Atest_peak_above" / "replay.txt").read_text()
     assert "OUT OF MEMORY" in replay and "grow" in replay, replay
+    # Which device each report is of, beside it.
+    assert "; on the test's device)" in out, out
+    assert "; on a device of the test's limit: it runs out where the test went over it)" in out
     # The layer's trace: version 4, as a device charged at first use records its first uses.
     assert (
         (art / "session.trace")
