@@ -600,6 +600,82 @@ def test_refused(queue):
     assert re.search(r"^\s+24 MiB\s+0 B\s+2\s+test_r\.py::test_refused$", out, re.M), out
 
 
+def test_a_sub_buffer_kept_holds_its_parent(pytester):
+    # The device keeps a buffer's memory while a sub-buffer of it lives, whatever the program did
+    # with the buffer itself: that is a leak of the whole buffer, at the site that made it.
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_s="""
+import pyopencl as cl, pytest
+from conftest import commit, MiB
+
+kept = []
+
+def whole(queue):
+    return commit(queue, cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 8 * MiB))
+
+@pytest.mark.limit_device_leaks("0")
+def test_keeps_a_view(queue):
+    kept.append(whole(queue).get_sub_region(0, 4096))
+
+@pytest.mark.limit_device_leaks("0")
+def test_drops_the_view_too(queue):
+    view = whole(queue).get_sub_region(0, 4096)
+    del view
+"""
+    )
+    r = run(pytester, *DEVICE)
+    out = r.stdout.str()
+    no_crash(r)
+    assert r.parseoutcomes() == {"failed": 1, "passed": 1}, out
+    assert re.search(r"^FAILED test_s\.py::test_keeps_a_view\b", out, re.M), out
+    assert (
+        "clpool: 8 MiB (8388608 bytes) of device memory the test allocated is still allocated "
+        "after it returned"
+    ) in out, out
+    assert "1. whole (test_s.py:7) ← test_keeps_a_view (test_s.py:11)" in out, out
+
+
+def test_a_block_refused_in_an_earlier_test_leaves_the_next_ones_artifacts_whole(pytester):
+    # test_first's buffer was refused at its first use and kept; test_second drops it and runs
+    # out itself. Its device trace must replay (no free of a block the trace never made).
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_k="""
+import gc, pyopencl as cl, pytest
+from conftest import commit, MiB
+
+held = []
+
+def big(queue, n):
+    b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, n)
+    held.append(b)
+    return commit(queue, b)
+
+@pytest.mark.device_capacity("64 MiB")
+def test_first(queue):
+    with pytest.raises(cl.MemoryError):
+        big(queue, 100 * MiB)
+
+@pytest.mark.device_capacity("64 MiB")
+def test_second(queue):
+    held.clear()
+    gc.collect()
+    big(queue, 40 * MiB)
+    big(queue, 40 * MiB)
+"""
+    )
+    art = pytester.path / "art"
+    r = run(pytester, *DEVICE, "--clpool-artifacts", str(art))
+    out = r.stdout.str()
+    no_crash(r)
+    assert r.parseoutcomes() == {"failed": 1, "passed": 1}, out
+    assert "no page" not in out and "could not be written" not in out, out
+    d = art / "test_k.py%3A%3Atest_second"
+    assert "OUT OF MEMORY" in (d / "replay.txt").read_text(), out
+    assert (d / "device.html").exists(), out
+
+
 @pytest.mark.parametrize("xdist", SERIAL_AND_XDIST)
 def test_threads_running_before_the_test_are_the_sessions(pytester, xdist):
     pytester.makeconftest(

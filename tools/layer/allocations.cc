@@ -186,6 +186,7 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
       });
   try {
     if (sub != nullptr && rec->charges_at_first_use()) remember_sub_buffer(sub, buffer);
+    if (sub != nullptr) rec->hold_sub_buffer(sub, buffer);
   } catch (...) {
   }
   return sub;

@@ -189,8 +189,12 @@ void recorder::free_block(const block_info& block, std::uint64_t queue, const vo
     std::erase_if(releasing_, [&](const block_info& b) { return b.id == block.id; });
     if (awaiting_free_.erase(block.id) != 0)
       awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
+    // A parent the driver freed before its sub-buffers went: its `free` is both moments.
+    if (!release_after_subs_.empty() && release_after_subs_.erase(block.id) != 0)
+      subs_held_.erase(block.id);
   }
   write_locked(trace::trace_action::free, block, queue);
+  if (sink_ != nullptr && !parent_of_sub_.empty()) sub_let_go_locked(block.id);
 }
 
 void recorder::hold_mem(const void* handle, const block_info& block) {
@@ -228,10 +232,45 @@ void recorder::end_release(const void* handle, std::uint64_t id, bool released) 
     held_.try_emplace(handle, held_mem{block, 1});
     return;
   }
+  if (!subs_held_.empty() && subs_held_.count(block.id) != 0) {  // reachable through a sub
+    release_after_subs_.emplace(block.id, block);
+    return;
+  }
+  record_release_locked(block);
+  if (!parent_of_sub_.empty()) sub_let_go_locked(block.id);
+}
+
+void recorder::record_release_locked(const block_info& block) {
   awaiting_free_.insert(block.id);
   awaiting_count_.store(awaiting_free_.size(), std::memory_order_relaxed);
   if (counts_against_budget(block.kind)) memory_freed_locked();  // the program gave it up
   write_locked(trace::trace_action::release, block, 0);
+}
+
+void recorder::hold_sub_buffer(const void* sub, const void* parent) {
+  if (sink_ == nullptr) return;
+  std::lock_guard lock(mutex_);
+  const auto s = held_.find(sub), p = held_.find(parent);
+  if (s == held_.end() || p == held_.end()) return;
+  parent_of_sub_[s->second.block.id] = p->second.block.id;
+  ++subs_held_[p->second.block.id];
+}
+
+// The program let go of sub-buffer `sub_id` (its release, or its free when the driver destroyed
+// it first): its parent's release, if the program made it, is recorded once no sub-buffer is left.
+void recorder::sub_let_go_locked(std::uint64_t sub_id) {
+  const auto it = parent_of_sub_.find(sub_id);
+  if (it == parent_of_sub_.end()) return;
+  const std::uint64_t parent = it->second;
+  parent_of_sub_.erase(it);
+  const auto n = subs_held_.find(parent);
+  if (n == subs_held_.end() || --n->second != 0) return;
+  subs_held_.erase(n);
+  if (const auto r = release_after_subs_.find(parent); r != release_after_subs_.end()) {
+    const block_info block = r->second;
+    release_after_subs_.erase(r);
+    record_release_locked(block);
+  }
 }
 
 void recorder::release_svm(const void* pointer, std::uint64_t queue) {

@@ -169,6 +169,10 @@ class recorder {
   // whether the driver accepted the call (if not, the program still holds its reference).
   std::uint64_t begin_release(const void* handle);
   void end_release(const void* handle, std::uint64_t id, bool released);
+  // clCreateSubBuffer made `sub` (held) from `parent` (held): the parent's memory stays reachable
+  // through the sub-buffer, so the program's release of the parent is recorded only once the
+  // program has let go of its sub-buffers too, after the last one's release (or free).
+  void hold_sub_buffer(const void* sub, const void* parent);
   // The program released the SVM block at `pointer` with clEnqueueSVMFree on `queue`: records
   // `release`; its `free` follows when the command runs.
   void release_svm(const void* pointer, std::uint64_t queue);
@@ -305,6 +309,13 @@ class recorder {
   std::vector<block_info> releasing_;
   std::unordered_set<std::uint64_t> awaiting_free_;  // ids
   std::atomic<std::size_t> awaiting_count_{0};       // awaiting_free_.size(), read unlocked
+  // Sub-buffers the program holds (id: its parent's id); per parent, how many; a parent's release
+  // made while it had some, recorded when the last one goes (sub_let_go_locked).
+  std::unordered_map<std::uint64_t, std::uint64_t> parent_of_sub_;
+  std::unordered_map<std::uint64_t, std::uint64_t> subs_held_;
+  std::unordered_map<std::uint64_t, block_info> release_after_subs_;
+  void record_release_locked(const block_info& block);
+  void sub_let_go_locked(std::uint64_t sub_id);
 };
 
 }  // namespace clpool::layer

@@ -96,6 +96,51 @@ TEST(Recorder, TheProgramsReleaseAndWait) {
                      "alloc " + S + " q0", "release " + S + " q2", "free " + S + " q2"}));
 }
 
+// A buffer the program released while it still held a sub-buffer of it stays reachable: its
+// `release` is recorded after the last sub-buffer's (its release, or its free when the driver
+// destroyed it during the program's call), so no replay frees it while the sub-buffer lives.
+TEST(Recorder, AParentsReleaseWaitsForItsSubBuffers) {
+  std::vector<trace_event> events;
+  recorder r(layer_settings{}, std::make_unique<vector_sink>(&events));
+  int parent = 0, sub_a = 0, sub_b = 0, lone = 0;
+  const auto make = [&](int* handle, std::uint64_t size, trace_kind kind) {
+    recorder::ticket t = r.begin_alloc(size, kind, 0);
+    r.commit_alloc(t.block);
+    r.hold_mem(handle, t.block);
+    return t.block;
+  };
+  const auto release = [&](int* handle) {
+    const std::uint64_t id = r.begin_release(handle);
+    r.end_release(handle, id, /*released=*/true);
+  };
+  const block_info p = make(&parent, 1 << 20, trace_kind::buffer);
+  const block_info a = make(&sub_a, 4096, trace_kind::sub);
+  r.hold_sub_buffer(&sub_a, &parent);
+  const block_info b = make(&sub_b, 4096, trace_kind::sub);
+  r.hold_sub_buffer(&sub_b, &parent);
+  release(&parent);  // a and b still reach it: nothing yet
+  release(&sub_a);
+  // b: the driver destroys it during the program's call, then the parent.
+  const std::uint64_t id_b = r.begin_release(&sub_b);
+  r.free_block(b, 0, &sub_b);
+  r.end_release(&sub_b, id_b, true);
+  r.free_block(a, 0, nullptr);
+  r.free_block(p, 0, nullptr);
+  // A buffer with no sub-buffer, and a sub-buffer of an unknown parent: as before.
+  const block_info l = make(&lone, 64, trace_kind::buffer);
+  r.hold_sub_buffer(&sub_a, &lone);  // sub_a is no longer held: ignored
+  release(&lone);
+  std::vector<std::string> got;
+  for (const trace_event& e : events) {
+    if (e.action != trace_action::alloc)
+      got.push_back(std::string(to_string(e.action)) + " " + std::to_string(e.id));
+  }
+  const std::string P = std::to_string(p.id), A = std::to_string(a.id), B = std::to_string(b.id),
+                    L = std::to_string(l.id);
+  EXPECT_EQ(got, (std::vector<std::string>{"release " + A, "free " + B, "release " + P, "free " + A,
+                                           "free " + P, "release " + L}));
+}
+
 // Without a trace nothing of the program's release is kept.
 TEST(Recorder, NoReleasesWithoutATrace) {
   recorder r(with_budget(1 << 20), nullptr);

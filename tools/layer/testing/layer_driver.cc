@@ -238,6 +238,21 @@ void release_wait() {
   close_env(env);
 }
 
+// A buffer the program releases while a sub-buffer of it still reaches its memory: the program's
+// release of it is the sub-buffer's.
+void sub_release() {
+  cl_env env = open_first_device();
+  cl_mem a = buffer(env, CL_MEM_READ_WRITE, 1 << 20);  // alloc a
+  cl_buffer_region region{0, 4096};
+  cl_int err = CL_SUCCESS;
+  cl_mem s = clCreateSubBuffer(a, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  CHECK_CL(err);                    // alloc s
+  CHECK_CL(clReleaseMemObject(a));  // s still reaches a: no release of a yet
+  CHECK_CL(clReleaseMemObject(s));  // s goes (release or free), then a's release, then a's free
+  wait_for_frees(2);
+  close_env(env);
+}
+
 // What the user's clEnqueueSVMFree callback saw.
 struct svm_callback_seen {
   int calls = 0;
@@ -742,6 +757,8 @@ int main(int argc, char** argv) {
     lifecycle();
   } else if (scenario == "deferred") {
     deferred();
+  } else if (scenario == "sub_release") {
+    sub_release();
   } else if (scenario == "release_wait") {
     release_wait();
   } else if (scenario == "svm") {

@@ -241,6 +241,26 @@ TEST(LayerOverIcd, TheProgramsReleaseAndWaitBesideTheDriversFree) {
   EXPECT_EQ(e[2].id, 0u);
 }
 
+// A parent released while its sub-buffer lives is the program's until the sub-buffer goes: its
+// `release` comes after the sub-buffer's, so a replay freeing at release keeps it that long.
+TEST(LayerOverIcd, AParentsReleaseComesAfterItsSubBuffers) {
+  run_result r = run_driver("sub_release", {});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<trace_event> e;
+  const std::vector<std::string> expected =
+      destructor_callbacks_deferred()
+          ? std::vector<std::string>{"alloc 1048576 buffer 0x1", "alloc 4096 sub 0x1",
+                                     "release 4096 sub 0x1",     "release 1048576 buffer 0x1",
+                                     "free 4096 sub 0x1",        "free 1048576 buffer 0x1"}
+          : std::vector<std::string>{"alloc 1048576 buffer 0x1", "alloc 4096 sub 0x1",
+                                     "free 4096 sub 0x1", "release 1048576 buffer 0x1",
+                                     "free 1048576 buffer 0x1"};
+  EXPECT_EQ(summary(r, &e, /*releases=*/true), expected);
+  ASSERT_EQ(e.size(), expected.size());
+  expect_same_block(e, 0, e.size() - 1);
+  expect_same_block(e, 0, e.size() - 2);
+}
+
 TEST(LayerOverIcd, SvmFreesAreRecordedAtExecution) {
   run_result r = run_driver("svm", {});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
