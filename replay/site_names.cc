@@ -158,11 +158,16 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list,
 
 namespace {
 
+// True when the frame's file lies under `root` (not empty).
+bool under_root(const trace::frame_info* f, const std::string& root) {
+  return f != nullptr && !root.empty() && f->file.size() > root.size() &&
+         f->file.compare(0, root.size(), root) == 0 && f->file[root.size()] == '/';
+}
+
 // "function (file:line)" with `root` taken off the front of the file, printable.
 std::string path_frame(const trace::site_table& sites, std::uint64_t id, const std::string& root) {
   const trace::frame_info* f = sites.find_frame(id);
-  if (f == nullptr || root.empty() || f->file.size() <= root.size() ||
-      f->file.compare(0, root.size(), root) != 0 || f->file[root.size()] != '/') {
+  if (!under_root(f, root)) {
     return printable_frame(sites, id);
   }
   trace::frame_info shown = *f;
@@ -180,16 +185,24 @@ std::string site_path_name(const trace::site_table* sites, std::uint64_t stack,
   const std::vector<std::uint64_t> frames = program_frames(*sites, stack);
   if (frames.empty()) return "(stack " + std::to_string(stack) + " not defined)";
   std::size_t shown = frames.size();
+  bool until_found = false;
   if (rule.frames != 0) {
     shown = std::min(shown, rule.frames);
   } else if (!rule.until_function.empty()) {
-    for (std::size_t i = 0; i < frames.size(); ++i) {
+    for (std::size_t i = 0; i < frames.size() && !until_found; ++i) {
       const trace::frame_info* f = sites->find_frame(frames[i]);
-      if (f != nullptr && f->function == rule.until_function && f->file == rule.until_file) {
-        shown = i + 1;
-        break;
-      }
+      until_found =
+          f != nullptr && f->function == rule.until_function && f->file == rule.until_file;
+      if (until_found) shown = i + 1;
     }
+  }
+  // Out to the stack's end (a session fixture's: no test frame), the path stops at the outermost
+  // frame under the root: what runs the suite beyond it (pytest-xdist's worker, whose code is
+  // exec'd from strings, "<string>") is not the suite's.
+  if (rule.frames == 0 && !until_found && !rule.root.empty()) {
+    std::size_t last = shown;
+    while (last > 0 && !under_root(sites->find_frame(frames[last - 1]), rule.root)) --last;
+    if (last > 0) shown = last;
   }
   std::string name;
   for (std::size_t i = 0; i < shown; ++i) {

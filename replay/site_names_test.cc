@@ -67,6 +67,39 @@ TEST(SiteNames, PathRules) {
   EXPECT_EQ(site_path_name(&t, 99, rule), "(stack 99 not defined)");
 }
 
+// A session fixture's allocation has no test frame: its path stops at the outermost frame under
+// the suite's root, not at what runs the suite beyond it (pytest-xdist's worker, exec'd from
+// strings), so one suite names its sites alike with and without xdist.
+TEST(SiteNames, WithoutTheTestFrameAPathEndsAtTheRoot) {
+  trace::site_table t;
+  const auto py = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
+    EXPECT_EQ(t.add_frame(id, {trace::frame_lang::python, line, file, fn}), "");
+  };
+  py(1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", 100, "Buffer.__init__");
+  py(2, "/src/tests/conftest.py", 13, "buf");
+  py(3, "/src/tests/conftest.py", 26, "session_buf");
+  py(4, "/usr/lib/python3/dist-packages/_pytest/fixtures.py", 900, "call_fixture_func");
+  py(5, "<string>", 8, "<module>");
+  py(6, "<string>", 1, "<module>");
+  // <string>:1 -> <string>:8 -> pytest -> session_buf -> buf -> Buffer.__init__
+  EXPECT_EQ(t.add_stack(1, 0, 6), "");
+  EXPECT_EQ(t.add_stack(2, 1, 5), "");
+  EXPECT_EQ(t.add_stack(3, 2, 4), "");
+  EXPECT_EQ(t.add_stack(4, 3, 3), "");
+  EXPECT_EQ(t.add_stack(5, 4, 2), "");
+  EXPECT_EQ(t.add_stack(6, 5, 1), "");
+  site_path_rule rule;
+  rule.until_file = "/src/tests/t.py";
+  rule.until_function = "test_scratch";
+  rule.root = "/src";
+  EXPECT_EQ(site_path_name(&t, 6, rule),
+            "buf (tests/conftest.py:13) \u2190 session_buf (tests/conftest.py:26)");
+  rule.root = "/elsewhere";  // no frame under it: every program frame, as before
+  EXPECT_EQ(site_path_name(&t, 6, rule),
+            "buf (/src/tests/conftest.py:13) \u2190 session_buf (/src/tests/conftest.py:26) "
+            "\u2190 <module> (<string>:8) \u2190 <module> (<string>:1)");
+}
+
 TEST(SiteNames, NativeFramesOfOneModuleNameItOnce) {
   trace::site_table t;
   const auto native = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
