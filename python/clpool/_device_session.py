@@ -133,8 +133,10 @@ def parse_device(text):
             f"{what}: write PROFILE:CAPACITY, e.g. nvidia:4GiB "
             f"(profiles: {', '.join(_core.builtin_profiles())} or a profile file)"
         )
-    profile = parse_profile(profile, what)
+    # The capacity first: it is what follows the last ':' whatever the profile is (a profile
+    # file's path may hold ':'), so 'nvidia:4GiB:x' is named by its capacity 'x'.
     capacity = parse_size(size, f"{what}: the capacity")
+    profile = parse_profile(profile, what)
     check_capacity(capacity, profile, what)
     return profile, capacity
 

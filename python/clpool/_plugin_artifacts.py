@@ -88,7 +88,9 @@ def _replay(replay, d, trace, device, timeout):
     finally:
         html = _read_and_remove(scratch)
     if r.returncode not in (0, 1) or html is None:
-        said = _core.escape_text(r.stderr.strip()[-500:])
+        # Its last lines, one after another: a newline escaped would read as '\\x0A'.
+        lines = r.stderr.strip().splitlines()[-3:]
+        said = "; ".join(_core.escape_text(line) for line in lines)[-500:]
         if r.returncode < 0:
             return [
                 f"no page: clpool_replay was killed by {text.signal_text(-r.returncode)}: {said}"

@@ -348,7 +348,7 @@ def test_an_artifact_that_cannot_be_written_is_a_note(pytester, monkeypatch, xdi
         "link_at_the_trace": "refusing to write through a symbolic link at",
         "link_at_the_report": "refusing to write through a symbolic link at",
         "replay_not_executable": "no page: cannot run",
-        "replay_fails": "no page: clpool_replay exited 3: broken",
+        "replay_fails": "no page: clpool_replay exited 3: said first; broken",
     }[obstacle]
     if obstacle == "file_for_the_folder":
         d.write_text("in the way\n")
@@ -361,7 +361,7 @@ def test_an_artifact_that_cannot_be_written_is_a_note(pytester, monkeypatch, xdi
         )
     else:
         tool = pytester.path / "replay-tool"
-        tool.write_text("#!/bin/sh\necho broken >&2\nexit 3\n")
+        tool.write_text("#!/bin/sh\necho said first >&2\necho broken >&2\nexit 3\n")
         if obstacle == "replay_fails":
             tool.chmod(0o755)
         monkeypatch.setenv("CLPOOL_REPLAY", str(tool))

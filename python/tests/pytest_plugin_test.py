@@ -417,6 +417,10 @@ BAD_OPTIONS = [
         "nvidia, pocl); a profile file's path must contain '/' or end in .profile",
     ),
     (
+        ["--clpool-device", "nvidia:4GiB:extra"],
+        "ERROR: clpool: --clpool-device 'nvidia:4GiB:extra': the capacity 'extra' ",
+    ),
+    (
         ["--clpool-device", "nvidia:1MiB"],
         "ERROR: clpool: --clpool-device 'nvidia:1MiB': 1 MiB is not more than the headroom of profile "
         "'nvidia', 2688 KiB: nothing would be usable",

@@ -227,7 +227,7 @@ expect 2 "--mockcl-so needs --device mockcl" "$PY" --mockcl-so /nonexistent/libm
 # host (ALLOC_HOST_PTR) blocks: charged to the host budget, not the device, on both devices.
 printf 'clpool-trace 1\n0 0 0 0 alloc 1 3000 host 0x10\n1 0 0 0 alloc 2 1000 buffer 0x1\n2 0 0 0 free 1 3000 host 0x10\n3 0 0 0 free 2 1000 buffer 0x1\n' > "$T/host.trace"
 for d in sim mockcl; do
-  expect 0 "peak host (pinned)        2.93 KiB (3000 bytes) in 1 host blocks" "$T/host.trace" --device $d --no-pool --capacity 1000
+  expect 0 "peak host (pinned)        2.93 KiB (3000 bytes) in 1 host block" "$T/host.trace" --device $d --no-pool --capacity 1000
   expect 1 "host-pinned budget exceeded" "$T/host.trace" --device $d --no-pool --capacity 1000 --host-capacity 2000
 done
 expect 2 "--host-capacity" "$T/host.trace" --capacity 1000 --host-capacity -5

@@ -55,8 +55,9 @@ rc=$?
   fail "version-3 replay at 4 GiB: exit $rc: $out"
 out="$("$REPLAY" --no-progress "$T/late3.trace" --min-capacity --no-pool 2>&1)"
 [[ "$out" == *"minimum capacity: 5123 MiB = 5.00 GiB (5371854848 bytes)"* ]] || fail "version-3 minimum capacity: $out"
-# A sub-buffer the program kept uses its parent after the program released the parent: the
-# trace is still a valid one (clpool record's summary reads it), and it replays.
+# A sub-buffer the program kept uses its parent after the program let the parent go: the parent
+# is still the program's through the sub-buffer, so the layer writes its release after the
+# sub-buffer goes (FORMAT.md), after the use; the trace is a valid one, and it replays.
 cat >"$T/sub.py" <<'PY'
 import numpy as np
 import pyopencl as cl
@@ -73,8 +74,8 @@ out="$(OCL_ICD_VENDORS="$MOCK" MOCKCL_BACKING=none MOCKCL_DEVICES=gpu-64g \
   "$CLPOOL" record --budget 64MiB --profile nvidia --out "$T/sub.trace" -- /usr/bin/python3 "$T/sub.py" 2>&1)"
 rc=$?
 [[ $rc == 0 && "$out" != *malformed* ]] && grep -qx ok <<<"$out" || fail "sub-buffer recording: exit $rc: $out"
-awk '$5 == "release" && $6 == 1 { r = NR } $5 == "use" && $6 == 1 { u = NR } END { exit !(r && u && r < u) }' "$T/sub.trace" ||
-  fail "want the parent released, then used: $(grep -v '^frame\|^stack' "$T/sub.trace")"
+awk '$5 == "release" && $6 == 1 { r = NR } $5 == "use" && $6 == 1 { u = NR } $5 == "free" && $8 == "sub" { f = NR } END { exit !(r && u && f && u < r && f < r) }' "$T/sub.trace" ||
+  fail "want the parent used, then its release after the sub-buffer's free: $(grep -v '^frame\|^stack' "$T/sub.trace")"
 for frees_at in release wait driver; do
   out="$("$REPLAY" --no-progress "$T/sub.trace" --capacity 64MiB --frees-at "$frees_at" 2>&1)"
   [[ $? == 0 && "$out" == *"replayed cleanly"* ]] || fail "sub-buffer replay, --frees-at $frees_at: $out"

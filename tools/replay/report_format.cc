@@ -53,9 +53,9 @@ void row(std::ostringstream& out, const std::string& label, const std::string& v
       << "\n";
 }
 
-// "s" after a count other than 1.
-std::string counted(std::uint64_t n, const std::string& what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+// "s" (or `plural`) after a count other than 1.
+std::string counted(std::uint64_t n, const std::string& what, const std::string& plural = "") {
+  return std::to_string(n) + " " + (n == 1 ? what : plural.empty() ? what + "s" : plural);
 }
 
 // The release and wait events with their scope: the whole trace's for a replay that read it all,
@@ -303,24 +303,23 @@ void summary_text(std::ostringstream& out, const replay_report& r) {
   row(out, "peak device used", both(r.peak_device_bytes));
   if (r.host_allocs != 0) {
     row(out, "peak host (pinned)",
-        both(r.peak_host_bytes) + " in " + std::to_string(r.host_allocs) +
-            " host blocks, charged to the host budget" +
+        both(r.peak_host_bytes) + " in " + counted(r.host_allocs, "host block") +
+            ", charged to the host budget" +
             (r.device.host_capacity == unlimited ? std::string(" (unlimited)")
                                                  : " of " + both(r.device.host_capacity)));
   }
   if (r.config.use_pool) {
     row(out, "hit rate",
-        percent(r.hit_rate()) + " (" + std::to_string(r.hits) + " hits, " +
-            std::to_string(r.misses) + " misses)");
+        percent(r.hit_rate()) + " (" + counted(r.hits, "hit") + ", " +
+            counted(r.misses, "miss", "misses") + ")");
   }
   row(out, "allocator calls",
-      std::to_string(r.allocator_allocations) + " allocations, " +
-          std::to_string(r.allocator_frees) + " frees, " + std::to_string(r.allocator_failures) +
-          " failed");
+      counted(r.allocator_allocations, "allocation") + ", " + counted(r.allocator_frees, "free") +
+          ", " + std::to_string(r.allocator_failures) + " failed");
   if (r.config.use_pool) {
     row(out, "free_held retries",
-        std::to_string(r.oom_retries) + " retries rescued " + std::to_string(r.rescued_requests) +
-            " requests");
+        counted(r.oom_retries, "retry", "retries") + " rescued " +
+            counted(r.rescued_requests, "request"));
   }
   if (r.recorded_failures_that_fit != 0) {
     row(out, "recorded failures",
@@ -377,7 +376,7 @@ std::string format_text(const config_result& result, const std::string& input, b
     if (const std::string f = first_uses_text(r); !f.empty()) row(out, "first uses", f);
     out << "result: ";
     if (r.ok()) {
-      out << "replayed cleanly, " << r.events << " events, no out-of-memory\n";
+      out << "replayed cleanly, " << counted(r.events, "event") << ", no out-of-memory\n";
     } else {
       oom_text(out, r);
       sites_text(out, r, full_stacks);
