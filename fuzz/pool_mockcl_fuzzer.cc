@@ -373,13 +373,24 @@ struct model {
     return freed;
   }
 
+  // A request in the bin that holds max alloc, when that bin's size is above it (pool/allocator.h
+  // largest_block): the pool makes its block at the request's own size and never keeps it.
+  bool unpooled(std::uint64_t size) const {
+    return size != 0 && rounded_size(dev.max_alloc, leading_bits) > dev.max_alloc &&
+           bin_number(size, leading_bits) == bin_number(dev.max_alloc, leading_bits);
+  }
+  // The bytes of the pool's block for a request of `size`.
+  std::uint64_t block_of(std::uint64_t size) const {
+    return unpooled(size) ? size : rounded_size(size, leading_bits);
+  }
+
   // The pool's allocate(), step by step (memory_pool.h / pool_state.h). Returns "hit", "miss",
   // "out_of_memory", "argument_error" or "cl_error"; `error_status` gets a cl_error's status.
   std::string allocate(std::uint64_t size, int& error_status, bool& fault_decided, bool& hit) {
     hit = false;
     if (size == 0) return "empty";
-    const std::uint64_t r = rounded_size(size, leading_bits);
-    if (held.count(r) != 0) {
+    const std::uint64_t r = block_of(size);
+    if (!unpooled(size) && held.count(r) != 0) {
       hit = true;
       return "hit";
     }
@@ -440,7 +451,7 @@ struct model {
     active_bytes -= a.size;
     active_rounded -= a.rounded;
     blocks[a.id].live = false;
-    if (!holding) {
+    if (!holding || unpooled(a.size)) {
       ++stats.allocator_frees;
       freed_sizes.push_back(a.rounded);
       credit_freed(a.rounded);
@@ -634,7 +645,7 @@ struct run {
 
   void do_allocate(op& o) {
     const std::uint64_t size = o.a;
-    const std::uint64_t r = size == 0 ? 0 : rounded_size(size, leading_bits);
+    const std::uint64_t r = size == 0 ? 0 : m.block_of(size);
     const std::uint64_t active_before = m.active_rounded;
     const std::uint64_t held_before = m.held_bytes;
     const std::uint64_t managed_before = m.managed();

@@ -106,13 +106,13 @@ constexpr std::uint64_t rounded_size(std::uint64_t size, unsigned leading_bits) 
   return size == 0 ? 0 : alloc_size(bin_number(size, leading_bits), leading_bits);
 }
 
-// The first bin whose size is above `largest`: every size from there on, once rounded, is a
-// block larger than `largest` bytes (bin_count() when there is none). Sizes are monotonic in bins.
-// Precondition: leading_bits_is_valid(leading_bits).
-constexpr bin_id first_bin_above(std::uint64_t largest, unsigned leading_bits) {
-  if (largest == 0) return 0;
+// The bin that rounds sizes up to `largest` above it: the one holding `largest` when its size is
+// larger; bin_count() when there is none (`largest` is its bin's size). Every bin below it rounds
+// within `largest`, every bin above it holds only sizes larger than `largest`.
+// Precondition: leading_bits_is_valid(leading_bits) and largest > 0.
+constexpr bin_id straddling_bin(std::uint64_t largest, unsigned leading_bits) {
   const bin_id bin = bin_number(largest, leading_bits);
-  return alloc_size(bin, leading_bits) > largest ? bin : bin + 1;
+  return alloc_size(bin, leading_bits) > largest ? bin : bin_count(leading_bits);
 }
 
 static_assert(alloc_size(bin_number(std::uint64_t{1} << 20, 4), 4) == 1'114'111,
@@ -122,11 +122,10 @@ static_assert(rounded_size(~std::uint64_t{0}, max_leading_bits) == ~std::uint64_
 static_assert(locate(1000, 4).bin == bin_number(1000, 4) && locate(1000, 4).rounded == 1023 &&
                   locate(1000, 4).exponent == 9,
               "locate() agrees with bin_number() and alloc_size()");
-static_assert(
-    first_bin_above(std::uint64_t{1} << 30, 4) == bin_number(std::uint64_t{1} << 30, 4) &&
-        first_bin_above((std::uint64_t{1} << 30) - 1, 4) == bin_number(std::uint64_t{1} << 30, 4) &&
-        first_bin_above(~std::uint64_t{0}, 4) == bin_count(4),
-    "2^30 rounds above itself; 2^30 - 1 is its bin's size; nothing rounds above 2^64 - 1");
+static_assert(straddling_bin(std::uint64_t{1} << 30, 4) == bin_number(std::uint64_t{1} << 30, 4) &&
+                  straddling_bin((std::uint64_t{1} << 30) - 1, 4) == bin_count(4) &&
+                  straddling_bin(~std::uint64_t{0}, 4) == bin_count(4),
+              "2^30 rounds above itself; 2^30 - 1 and 2^64 - 1 are their bins' sizes");
 static_assert(rounded_size(15, 4) == 15 && rounded_size(31, 4) == 31 && rounded_size(32, 4) == 33,
               "sizes below 2^(leading_bits + 1) are exact; above, the dropped bits round up");
 

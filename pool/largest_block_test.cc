@@ -18,7 +18,7 @@ using testing::fake_allocator;
 using testing::fake_device;
 
 // 1 MiB + 32 KiB: with leading_bits 4 its bin, [1 MiB, 1 MiB + 64 KiB), rounds to 1,114,111
-// bytes, above it; so every request from 1 MiB on is one that bin would round above it.
+// bytes, above it; so every request of that bin is made at its own size and not kept.
 constexpr std::uint64_t largest = (std::uint64_t{1} << 20) + (std::uint64_t{1} << 15);
 
 struct capped_allocator : fake_allocator {
@@ -57,6 +57,25 @@ TEST(LargestBlock, ARequestThatWouldRoundAboveItGetsItsOwnSizeAndIsNotKept) {
   EXPECT_EQ(p.statistics().hits, 0u);
   EXPECT_EQ(dev->allocate_calls(), 4u);
   EXPECT_EQ(dev->deallocate_calls(), 4u);
+  EXPECT_TRUE(dev->errors().empty()) << dev->errors().front();
+}
+
+// The bins above hold only requests larger than the largest block: pooled as before (a device
+// that enforces the limit refuses them as it would a plain buffer; NVIDIA's driver makes them).
+TEST(LargestBlock, RequestsInTheBinsAboveArePooledAsBefore) {
+  auto dev = std::make_shared<fake_device>();
+  pool p(on(dev));
+  const std::uint64_t above = (std::uint64_t{1} << 20) + (std::uint64_t{1} << 16);  // next bin
+  auto a = p.allocate(above);
+  EXPECT_EQ(a.rounded_size(), rounded_size(above, 4));
+  a.release();
+  EXPECT_EQ(p.held_blocks(), 1u);
+  auto b = p.allocate(above + 10);
+  EXPECT_EQ(p.statistics().hits, 1u);
+  b.release();
+  // The straddling bin below still never holds a block.
+  p.allocate(largest).release();
+  EXPECT_EQ(p.held_blocks(), 1u);
   EXPECT_TRUE(dev->errors().empty()) << dev->errors().front();
 }
 

@@ -58,8 +58,9 @@ class memory_pool {
   // the allocator when released, and the last one frees the pool's state.
   ~memory_pool() { state_->pool_destroyed(); }
 
-  // Returns an allocation of at least `size` bytes (rounded up to its bin's size, unless that is
-  // above the allocator's largest block: then exactly `size`, and not kept at release). A zero-byte
+  // Returns an allocation of at least `size` bytes (rounded up to its bin's size, except in the bin
+  // that would round a request of up to the allocator's largest block above it: then exactly
+  // `size`, and not kept at release; allocator.h). A zero-byte
   // request returns an allocation with no block and calls nothing. Throws out_of_memory when no
   // block can be had (see the file comment), argument_error when the pool's 64-bit byte accounting
   // would overflow, and passes on any other exception from the allocator. On every throw, the

@@ -195,6 +195,7 @@ std::uint64_t followed_session::next_seq_read() const { return events_ == 0 ? 0 
 
 void followed_session::begin_window(std::optional<std::uint64_t> from_seq) {
   window_.clear();
+  in_window_ = false;  // what is read next decides (a late comment is no part of this window)
   window_open_ = true;
   window_start_seq_ = from_seq.value_or(next_seq_read());
   call_start_seq_ = call_end_seq_ = 0;
@@ -221,6 +222,7 @@ std::size_t followed_session::index_of_seq(std::uint64_t seq) const {
 void followed_session::end_window() {
   window_open_ = false;
   window_.clear();
+  in_window_ = false;
   if (window_.capacity() > (std::size_t{1} << 16)) window_.shrink_to_fit();  // a big test's
 }
 

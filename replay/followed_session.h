@@ -160,7 +160,9 @@ class followed_session {
   // read, whose `# failure:` comment (which says whether it was refused for its size) the recorder
   // may not have written yet (it writes the two lines one after the other; the plugin may read
   // between them while another thread is refused).
-  std::size_t settled() const { return window_.size() - (tail_unsettled_ && in_window_ ? 1 : 0); }
+  std::size_t settled() const {
+    return window_.size() - (tail_unsettled_ && in_window_ && !window_.empty() ? 1 : 0);
+  }
   // Where the window's figures and its own trace end: the end of its call phase once marked, else
   // what has been read; never past what is settled.
   std::size_t until() const {

@@ -468,6 +468,29 @@ TEST(FollowedSession, AnAllocFailedWaitsForTheLineAfterIt) {
   EXPECT_EQ(f.oom->recorder_said, "");
 }
 
+// A window that begins while the last line read is the previous window's alloc_failed starts
+// empty, and that alloc_failed's comment, read later, is no part of it.
+TEST(FollowedSession, ANewWindowOwnsNoneOfThePreviousWindowsTail) {
+  layer_trace t("fs_tail.trace");
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  t.event("alloc_failed", 0, 400, peak_stack);
+  s.sync();
+  s.end_window();
+  s.begin_window();
+  EXPECT_EQ(s.window_entries(), 0u);
+  const std::string path = temp_path("fs_tail_out.trace");
+  s.write_window_trace(path, "t.py::test_peak", window_trace::device);
+  t.comment("failure: seq 0 status -4 (CL_MEM_OBJECT_ALLOCATION_FAILURE) from the layer");
+  s.sync();
+  EXPECT_EQ(s.window_entries(), 0u);
+  EXPECT_FALSE(s.figures({.naming = to_test("test_peak")}).oom.has_value());
+  t.event("alloc", 1, 200, peak_stack);
+  s.sync();
+  EXPECT_EQ(s.figures({.naming = to_test("test_peak")}).peak_bytes, 200u);
+}
+
 TEST(FollowedSession, ArtifactsRefuseLinksAndSayWhy) {
   layer_trace t("fs_links.trace");
   followed_session s(t.path());

@@ -72,8 +72,9 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list,
 // plugin names a test's sites so: allocations that all pass through one helper of the user's are
 // told apart by their callers, down to the test.
 struct site_path_rule {
-  // The innermost program frames to show; 0: out to the `until` frame, or all of them when the
-  // stack does not pass through it.
+  // The innermost program frames to show; 0: out to the `until` frame, or, when the stack does
+  // not pass through it, out to the outermost one under `root` (all of them without a `root`, or
+  // when none is under it); without an `until` frame, all of them.
   std::size_t frames = 0;
   // The outermost frame to show (the test function): its file and function, as the trace holds
   // them. Empty: no such frame.

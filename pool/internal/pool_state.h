@@ -52,7 +52,9 @@ class pool_state {
         held_(options.leading_bits),
         ledger_(options.limit_bytes),
         trim_(options.trim),
-        unpooled_from_(first_bin_above(largest_block_of(allocator_), options.leading_bits)) {}
+        unpooled_bin_(largest_block_of(allocator_) == 0
+                          ? bin_count(options.leading_bits)
+                          : straddling_bin(largest_block_of(allocator_), options.leading_bits)) {}
 
   pool_state(const pool_state&) = delete;
   pool_state& operator=(const pool_state&) = delete;
@@ -170,7 +172,7 @@ class pool_state {
       CLPOOL_ASSERT(ledger_.active_blocks() > 0 && ledger_.active_bytes() >= size &&
                     ledger_.active_rounded_bytes() >= rounded);
       ledger_.end_active(size);
-      free_now = !holding_ || bin >= unpooled_from_;  // an unpooled block: block_bytes()
+      free_now = !holding_ || bin == unpooled_bin_;  // an unpooled block: block_bytes()
       if (!free_now) {
         try {
           held_.push(bin, handle);
@@ -475,7 +477,7 @@ class pool_state {
   bool holding_ = true;
   // holding_ && no observer: a release needs only bookkeeping, a push and the trim check.
   bool plain_release_ = true;
-  const bin_id unpooled_from_;  // bins whose size is above the allocator's largest block
+  const bin_id unpooled_bin_;  // the bin straddling the allocator's largest block (block_bytes)
 
   // References beyond the live allocations (counted by ledger_.active_blocks()): the pool
   // object's, and one per release that works outside the lock. The last one out deletes the state.

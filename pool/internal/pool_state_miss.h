@@ -11,15 +11,17 @@
 
 namespace clpool::internal {
 
-// The bytes of the block a miss makes: its bin's size, or, in a bin whose size is above the
-// allocator's largest block, the request's own size. A block of such a bin is never held
-// (give_back_slow_locked frees it), so no hit ever finds one, and the release fast path never
-// keeps one: its list never gets the capacity try_push_no_alloc needs. Both hot paths are
-// unchanged.
+// The bytes of the block a miss makes: its bin's size, except in the one bin that would round a
+// request the allocator allows (up to its largest block) above it (bins.h straddling_bin): there
+// the request's own size, an "unpooled" block, freed at its release and never held
+// (give_back_slow_locked). So no hit ever finds a block smaller than its bin's size, and the
+// bin's list never gets the capacity try_push_no_alloc needs: both hot paths are unchanged. The
+// bins above hold only larger requests, pooled as ever: a device that enforces the limit refuses
+// them as it would a plain buffer, one that does not (NVIDIA's driver) makes them.
 template <block_allocator A>
 inline std::uint64_t pool_state<A>::block_bytes(std::uint64_t size, bin_id bin,
                                                 std::uint64_t rounded) const noexcept {
-  return bin >= unpooled_from_ ? size : rounded;
+  return bin == unpooled_bin_ ? size : rounded;
 }
 
 // One attempt: a held block of the bin, else a new block within the limit. Returns nothing and

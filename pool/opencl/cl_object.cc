@@ -61,12 +61,13 @@ std::uint64_t context_max_alloc(cl_context context) noexcept {
   std::uint64_t smallest = std::numeric_limits<std::uint64_t>::max();
   try {
     for (cl_device_id device : context_devices(context)) {
-      smallest = std::min(smallest, device_max_alloc(device));
+      const std::uint64_t max_alloc = device_max_alloc(device);
+      if (max_alloc != 0) smallest = std::min(smallest, max_alloc);  // 0: says nothing
     }
   } catch (...) {
     return std::numeric_limits<std::uint64_t>::max();
   }
-  return smallest == 0 ? std::numeric_limits<std::uint64_t>::max() : smallest;
+  return smallest;
 }
 
 namespace {

@@ -108,7 +108,8 @@ int device_version(cl_device_id device);
 std::uint64_t device_max_alloc(cl_device_id device);
 
 // The smallest CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices: a buffer that size is one
-// every device allows. No limit (UINT64_MAX) when a query fails or the context has no device.
+// every device allows (a device that reports 0 is passed over). No limit (UINT64_MAX) when a
+// query fails or no device reports one.
 std::uint64_t context_max_alloc(cl_context context) noexcept;
 
 // CL_DEVICE_SVM_CAPABILITIES, or 0 when the device does not support the query (OpenCL < 2.0).

@@ -195,7 +195,7 @@ class PoolTest(unittest.TestCase):
         )
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertIn("replayed cleanly, 7 events", run.stdout)
-        self.assertIn("1 hits, 2 misses", run.stdout)  # as the application saw
+        self.assertIn("1 hit, 2 misses", run.stdout)  # as the application saw
 
     def test_pooled_buffer_semantics(self):
         p = self.pool

@@ -157,6 +157,10 @@ void recorder::report_exit() noexcept {
     ++blocks;
     bytes += block.size;
   }
+  for (const auto& [id, block] : release_after_subs_) {  // released, but a sub-buffer reaches it
+    ++blocks;
+    bytes += block.size;
+  }
   report_.line("exit live_blocks " + std::to_string(blocks) + " live_bytes " +
                std::to_string(bytes));
 }

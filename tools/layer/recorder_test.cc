@@ -587,6 +587,32 @@ TEST(Recorder, FailFirstUseNthAndTheReport) {
           "first_use 4 3 0 clEnqueueNDRangeKernel", "exit live_blocks 3 live_bytes 12288"}));
 }
 
+// What clpool sweep counts as held at exit: a buffer the program released while it kept a
+// sub-buffer of it is still reached through that sub-buffer.
+TEST(Recorder, AParentReachedThroughAKeptSubBufferIsLiveAtExit) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string report = std::string(tmp ? tmp : "/tmp") + "/recorder_report_sub.txt";
+  std::remove(report.c_str());
+  std::vector<trace_event> events;
+  layer_settings s;
+  s.report_path = report;
+  recorder r(s, std::make_unique<vector_sink>(&events));
+  ASSERT_EQ(r.open_report(), "");
+  int parent = 0, sub = 0;
+  recorder::ticket p = r.begin_alloc(8192, trace_kind::buffer, 0);
+  r.commit_alloc(p.block);
+  r.hold_mem(&parent, p.block);
+  recorder::ticket v = r.begin_alloc(64, trace_kind::sub, 0);
+  r.commit_alloc(v.block);
+  r.hold_mem(&sub, v.block);
+  r.hold_sub_buffer(&sub, &parent);
+  r.end_release(&parent, r.begin_release(&parent), /*released=*/true);
+  r.report_exit();
+  const std::vector<std::string> lines = lines_of(report);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back(), "exit live_blocks 1 live_bytes 8192");
+}
+
 TEST(Recorder, AnInjectedAllocationFailureIsReportedWithTheProfilesStatus) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string report = std::string(tmp ? tmp : "/tmp") + "/recorder_report2.txt";
