@@ -742,6 +742,7 @@ struct run {
 
   void do_release(op& o) {
     const std::size_t i = static_cast<std::size_t>(o.a);
+    const bool kept = m.holding && !m.unpooled(m.live[i].size);
     m.release(i);
     auto drop = [&](auto& box) {
       box.live[i].release();
@@ -751,7 +752,7 @@ struct run {
     if (def) drop(*def);
     if (svm) drop(*svm);
     if (pin) drop(*pin);
-    o.result = m.holding ? "held" : "freed";
+    o.result = kept ? "held" : "freed";
   }
 
   void do_use(op& o, bool kernel) {

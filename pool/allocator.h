@@ -63,10 +63,11 @@ concept allocator_reports_oom_by_value = block_allocator<A> &&
 // A block allocator that knows the largest block it can make (a device's
 // CL_DEVICE_MAX_MEM_ALLOC_SIZE):
 //   - `largest_block()` returns it, and does not change while the allocator lives.
-// A pool rounds no request up to it above it: a request in the one bin whose size exceeds it while
-// holding smaller sizes (bins.h straddling_bin) is served with a block of exactly its size, which
-// is not kept when released (memory_pool.h). Without this, a request the device allows, rounded up
-// to its bin, is one it refuses (CL_INVALID_BUFFER_SIZE). Larger requests are pooled as ever.
+// A pool rounds no request of at most that size above it: a request in the one bin whose size
+// exceeds it while holding smaller sizes (bins.h straddling_bin) is served with a block of exactly
+// its size, which is not kept when released (memory_pool.h). Without this, a request the device
+// allows, rounded up to its bin, is one it refuses (CL_INVALID_BUFFER_SIZE). Larger requests are
+// pooled as ever.
 template <class A>
 concept allocator_knows_largest_block = block_allocator<A> && requires(const A& a) {
   { a.largest_block() }

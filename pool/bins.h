@@ -107,8 +107,9 @@ constexpr std::uint64_t rounded_size(std::uint64_t size, unsigned leading_bits) 
 }
 
 // The bin that rounds sizes up to `largest` above it: the one holding `largest` when its size is
-// larger; bin_count() when there is none (`largest` is its bin's size). Every bin below it rounds
-// within `largest`, every bin above it holds only sizes larger than `largest`.
+// larger; bin_count() when there is none (`largest` is its bin's size). Either way every bin
+// holding a size up to `largest` other than it rounds within `largest`, and every bin above the
+// one holding `largest` holds only larger sizes.
 // Precondition: leading_bits_is_valid(leading_bits) and largest > 0.
 constexpr bin_id straddling_bin(std::uint64_t largest, unsigned leading_bits) {
   const bin_id bin = bin_number(largest, leading_bits);

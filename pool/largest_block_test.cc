@@ -1,6 +1,7 @@
 // A pool over an allocator that knows its largest block (a device's CL_DEVICE_MAX_MEM_ALLOC_SIZE,
-// pool/allocator.h): no request is rounded above it. A request whose bin's size would exceed it
-// gets a block of exactly its size, which is not kept; every other request is pooled as before.
+// pool/allocator.h): no request up to it is rounded above it. A request in the one bin that would
+// do so gets a block of exactly its size, which is not kept; every other request is pooled as
+// before.
 #include <gtest/gtest.h>
 
 #include <cstdint>

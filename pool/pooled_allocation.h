@@ -77,8 +77,8 @@ class pooled_allocation {
   // The size that was requested.
   std::uint64_t size() const noexcept { return size_; }
 
-  // The block's real size: the request rounded up to its bin's size (or the request's own, where
-  // that is above the allocator's largest block: memory_pool.h).
+  // The block's real size: the request rounded up to its bin's size (or the request's own, in the
+  // bin that would round a request up to the allocator's largest block above it: memory_pool.h).
   std::uint64_t rounded_size() const noexcept { return rounded_size_; }
 
   // This allocation's id, unique within its pool and starting at 1; 0 when there is no block.

@@ -51,6 +51,7 @@ replay::figure_options options_of(const std::set<std::uint64_t>& other_threads, 
   o.naming.until_file = std::move(until_file);
   o.naming.until_function = std::move(until_function);
   o.naming.root = std::move(root);
+  o.naming.stop_at_root = true;
   return o;
 }
 

@@ -64,7 +64,8 @@ bool parse_first_use(const std::string& text, std::uint64_t& id, std::string& ca
 // A stack's name under `naming`, kept for the session: a suite names the same few stacks in every
 // test, and naming walks the stack and escapes every frame.
 std::string followed_session::name_of(std::uint64_t stack, const site_path_rule& naming) const {
-  name_key key{stack, naming.frames, naming.until_file, naming.until_function, naming.root};
+  name_key key{stack,       naming.frames,      naming.until_file, naming.until_function,
+               naming.root, naming.stop_at_root};
   if (const auto it = names_.find(key); it != names_.end()) return it->second;
   std::string name = site_path_name(sites(), stack, naming);
   if (name.find(" not defined)") == std::string::npos) {  // a frame defined later gets named then
@@ -134,10 +135,11 @@ void followed_session::apply(const trace_event& e) {
   ++events_;
   last_seq_ = e.seq;
   tail_unsettled_ = e.action == trace_action::alloc_failed;
+  // A first use's refusal comment follows it: in the window when the use is.
+  in_window_ = window_open_ && e.seq >= window_start_seq_;
   // A first use (version 4) changes no window's figures: they count what the test allocated,
   // as its blocks were made. Its windows' traces (version 3) hold none.
   if (e.action == trace_action::use) return;
-  in_window_ = window_open_ && e.seq >= window_start_seq_;
   entry w;
   w.event = e;
   switch (e.action) {

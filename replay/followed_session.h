@@ -195,9 +195,10 @@ class followed_session {
     std::uint64_t stack;
     std::size_t frames;
     std::string until_file, until_function, root;
+    bool stop_at_root;
     bool operator<(const name_key& o) const {
-      return std::tie(stack, frames, until_file, until_function, root) <
-             std::tie(o.stack, o.frames, o.until_file, o.until_function, o.root);
+      return std::tie(stack, frames, until_file, until_function, root, stop_at_root) <
+             std::tie(o.stack, o.frames, o.until_file, o.until_function, o.root, o.stop_at_root);
     }
   };
   // Stacks' names by naming rule (name_of); a name with a frame not defined yet is not kept.

@@ -30,9 +30,10 @@ std::string temp_path(const std::string& name) {
 // Writes a version-3 trace as the layer does: a header, then lines appended as they happen.
 class layer_trace {
  public:
-  explicit layer_trace(const std::string& name) : path_(temp_path(name)) {
+  explicit layer_trace(const std::string& name, int version = 3) : path_(temp_path(name)) {
     out_.open(path_, std::ios::trunc);
-    out_ << "clpool-trace 3\n# source: layer\n";
+    out_ << "clpool-trace " << version << "\n# source: layer\n";
+    if (version >= 4) out_ << "# first_uses: buffer\n";
     // Sites: t.py's helper _buf (line 10) called by remember (14) and by scratch (20), each from
     // its test (30, 40), all under a library frame (pyopencl) and pytest's.
     out_ << "frame 1 py 100 /usr/lib/python3/dist-packages/pyopencl/__init__.py Buffer.__init__\n"
@@ -489,6 +490,31 @@ TEST(FollowedSession, ANewWindowOwnsNoneOfThePreviousWindowsTail) {
   t.event("alloc", 1, 200, peak_stack);
   s.sync();
   EXPECT_EQ(s.figures({.naming = to_test("test_peak")}).peak_bytes, 200u);
+}
+
+// A test whose first device event is the refused first use of a block made before it (a module
+// fixture's buffer, committed at its first use): the refusal is the test's out-of-memory.
+TEST(FollowedSession, ARefusedFirstUseFirstInAWindowIsItsOom) {
+  layer_trace t("fs_use_first.trace", 4);
+  followed_session s(t.path());
+  s.sync();
+  s.begin_window();
+  t.event("alloc", 1, 500, peak_stack);  // the fixture's
+  s.sync();
+  s.end_window();
+  s.begin_window();
+  s.mark_call();
+  t.event("use", 1, 500, peak_stack);
+  t.comment(
+      "failure: first use of id 1 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
+      "budget 400 bytes");
+  s.sync();
+  s.mark_call_end();
+  ASSERT_EQ(s.window_entries(), 1u);
+  const window_figures f = s.figures({.naming = to_test("test_peak")});
+  ASSERT_TRUE(f.oom.has_value());
+  EXPECT_EQ(f.oom->where, "at first use by clEnqueueWriteBuffer");
+  EXPECT_EQ(f.oom->requested_bytes, 500u);
 }
 
 TEST(FollowedSession, ArtifactsRefuseLinksAndSayWhy) {

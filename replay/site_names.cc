@@ -196,10 +196,8 @@ std::string site_path_name(const trace::site_table* sites, std::uint64_t stack,
       if (until_found) shown = i + 1;
     }
   }
-  // A path to a test that has none (a session fixture's) stops at the outermost frame under the
-  // root: what runs the suite beyond it (pytest-xdist's worker, whose code is exec'd from strings,
-  // "<string>") is not the suite's.
-  if (rule.frames == 0 && !rule.until_function.empty() && !until_found && !rule.root.empty()) {
+  // site_path_rule::stop_at_root: pytest-xdist's worker ("<string>" frames) is not the suite's.
+  if (rule.frames == 0 && rule.stop_at_root && !until_found && !rule.root.empty()) {
     std::size_t last = shown;
     while (last > 0 && !under_root(sites->find_frame(frames[last - 1]), rule.root)) --last;
     if (last > 0) shown = last;

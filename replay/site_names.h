@@ -72,15 +72,18 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list,
 // plugin names a test's sites so: allocations that all pass through one helper of the user's are
 // told apart by their callers, down to the test.
 struct site_path_rule {
-  // The innermost program frames to show; 0: out to the `until` frame, or, when the stack does
-  // not pass through it, out to the outermost one under `root` (all of them without a `root`, or
-  // when none is under it); without an `until` frame, all of them.
+  // The innermost program frames to show; 0: out to the `until` frame, or all of them when the
+  // stack does not pass through it (with `stop_at_root`, out to the outermost one under `root`).
   std::size_t frames = 0;
   // The outermost frame to show (the test function): its file and function, as the trace holds
   // them. Empty: no such frame.
   std::string until_file, until_function;
   // Files under this directory are shown relative to it (the test suite's root); empty: as is.
   std::string root;
+  // A path that does not reach the `until` frame (a session fixture's, a test that is no Python
+  // function) stops at its outermost frame under `root`, when it has one: what runs the suite
+  // beyond it (pytest-xdist's worker, exec'd from strings) is not the suite's. The pytest plugin's.
+  bool stop_at_root = false;
 };
 
 // The path of `stack` under `rule`, every frame in its printable form (common/text_escape.h), a

@@ -92,8 +92,17 @@ TEST(SiteNames, WithoutTheTestFrameAPathEndsAtTheRoot) {
   rule.until_file = "/src/tests/t.py";
   rule.until_function = "test_scratch";
   rule.root = "/src";
+  rule.stop_at_root = true;
   EXPECT_EQ(site_path_name(&t, 6, rule),
             "buf (tests/conftest.py:13) \u2190 session_buf (tests/conftest.py:26)");
+  rule.until_file = rule.until_function = "";  // a test that is no Python function: the same
+  EXPECT_EQ(site_path_name(&t, 6, rule),
+            "buf (tests/conftest.py:13) \u2190 session_buf (tests/conftest.py:26)");
+  rule.stop_at_root = false;  // clpool sweep's paths: every program frame
+  EXPECT_EQ(site_path_name(&t, 6, rule),
+            "buf (tests/conftest.py:13) \u2190 session_buf (tests/conftest.py:26) \u2190 "
+            "<module> (<string>:8) \u2190 <module> (<string>:1)");
+  rule.stop_at_root = true;
   rule.root = "/elsewhere";  // no frame under it: every program frame, as before
   EXPECT_EQ(site_path_name(&t, 6, rule),
             "buf (/src/tests/conftest.py:13) \u2190 session_buf (/src/tests/conftest.py:26) "

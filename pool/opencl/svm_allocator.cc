@@ -25,7 +25,9 @@ svm_allocator::svm_allocator(cl_context context, cl_uint alignment, cl_svm_mem_f
     if ((caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) == 0) continue;
     any = true;
     all &= caps;
-    max_alloc = std::min(max_alloc, device_max_alloc(device));
+    if (const std::uint64_t m = device_max_alloc(device); m != 0) {  // 0: says nothing
+      max_alloc = std::min(max_alloc, m);
+    }
   }
   if (!any) {
     throw unsupported_feature(

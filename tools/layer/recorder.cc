@@ -158,6 +158,7 @@ void recorder::report_exit() noexcept {
     bytes += block.size;
   }
   for (const auto& [id, block] : release_after_subs_) {  // released, but a sub-buffer reaches it
+    if (!counts_against_budget(block.kind)) continue;
     ++blocks;
     bytes += block.size;
   }
