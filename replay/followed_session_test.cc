@@ -180,11 +180,9 @@ TEST(FollowedSession, ARefusedBlockIsNotLiveAndTheOomNamesItsFirstUse) {
   EXPECT_EQ(f.oom->live_sites[0].bytes, 700u);
 }
 
-TEST(FollowedSession, ABlockRefusedInAnEarlierWindowIsNotLiveInALaterOne) {
-  // A test whose buffer's first use was refused, kept alive by its exception's traceback: the
-  // next test's out-of-memory must not count it as live (the layer said 0 committed).
-  layer_trace t("fs_refused_earlier.trace");
-  followed_session s(t.path());
+// An earlier test's window: block 1 (500 bytes) refused at its first use and kept, block 2 (100
+// bytes) held on; then the window ends.
+void earlier_test_keeps_a_refused_block(layer_trace& t, followed_session& s) {
   s.sync();
   s.begin_window();
   t.event("alloc", 1, 500, peak_stack);
@@ -194,6 +192,14 @@ TEST(FollowedSession, ABlockRefusedInAnEarlierWindowIsNotLiveInALaterOne) {
   t.event("alloc", 2, 100, leaks_stack);  // held on, and holding memory
   s.sync();
   s.end_window();
+}
+
+TEST(FollowedSession, ABlockRefusedInAnEarlierWindowIsNotLiveInALaterOne) {
+  // A test whose buffer's first use was refused, kept alive by its exception's traceback: the
+  // next test's out-of-memory must not count it as live (the layer said 0 committed).
+  layer_trace t("fs_refused_earlier.trace");
+  followed_session s(t.path());
+  earlier_test_keeps_a_refused_block(t, s);
   s.begin_window();
   t.event("alloc", 3, 600, peak_stack);
   t.comment(
@@ -213,15 +219,7 @@ TEST(FollowedSession, ABlockRefusedInAnEarlierWindowIsNotLiveInALaterOne) {
 TEST(FollowedSession, TheDeviceTraceLeavesOutFreesOfBlocksItDoesNotHold) {
   layer_trace t("fs_refused_free.trace");
   followed_session s(t.path());
-  s.sync();
-  s.begin_window();
-  t.event("alloc", 1, 500, peak_stack);
-  t.comment(
-      "failure: first use of id 1 (500 bytes) by clEnqueueWriteBuffer: status -4 from the layer: "
-      "budget 400 bytes");
-  t.event("alloc", 2, 100, leaks_stack);
-  s.sync();
-  s.end_window();
+  earlier_test_keeps_a_refused_block(t, s);
   s.begin_window();
   t.event("release", 1, 500);
   t.event("free", 1, 500);

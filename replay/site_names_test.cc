@@ -9,10 +9,16 @@
 namespace clpool::replay {
 namespace {
 
+// Adds Python frame `id`.
+void py_frame(trace::site_table& t, std::uint64_t id, const char* file, std::uint64_t line,
+              const char* fn) {
+  EXPECT_EQ(t.add_frame(id, {trace::frame_lang::python, line, file, fn}), "");
+}
+
 trace::site_table table() {
   trace::site_table t;
   const auto py = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
-    EXPECT_EQ(t.add_frame(id, {trace::frame_lang::python, line, file, fn}), "");
+    py_frame(t, id, file, line, fn);
   };
   py(1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", 100, "Buffer.__init__");
   py(2, "/src/tests/t.py", 10, "_buf");
@@ -72,22 +78,15 @@ TEST(SiteNames, PathRules) {
 // strings), so one suite names its sites alike with and without xdist.
 TEST(SiteNames, WithoutTheTestFrameAPathEndsAtTheRoot) {
   trace::site_table t;
-  const auto py = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
-    EXPECT_EQ(t.add_frame(id, {trace::frame_lang::python, line, file, fn}), "");
-  };
-  py(1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", 100, "Buffer.__init__");
-  py(2, "/src/tests/conftest.py", 13, "buf");
-  py(3, "/src/tests/conftest.py", 26, "session_buf");
-  py(4, "/usr/lib/python3/dist-packages/_pytest/fixtures.py", 900, "call_fixture_func");
-  py(5, "<string>", 8, "<module>");
-  py(6, "<string>", 1, "<module>");
-  // <string>:1 -> <string>:8 -> pytest -> session_buf -> buf -> Buffer.__init__
-  EXPECT_EQ(t.add_stack(1, 0, 6), "");
-  EXPECT_EQ(t.add_stack(2, 1, 5), "");
-  EXPECT_EQ(t.add_stack(3, 2, 4), "");
-  EXPECT_EQ(t.add_stack(4, 3, 3), "");
-  EXPECT_EQ(t.add_stack(5, 4, 2), "");
-  EXPECT_EQ(t.add_stack(6, 5, 1), "");
+  py_frame(t, 1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", 100, "Buffer.__init__");
+  py_frame(t, 2, "/src/tests/conftest.py", 13, "buf");
+  py_frame(t, 3, "/src/tests/conftest.py", 26, "session_buf");
+  py_frame(t, 4, "/usr/lib/python3/dist-packages/_pytest/fixtures.py", 900, "call_fixture_func");
+  py_frame(t, 5, "<string>", 8, "<module>");
+  py_frame(t, 6, "<string>", 1, "<module>");
+  // <string>:1 -> <string>:8 -> pytest -> session_buf -> buf -> Buffer.__init__: stack k is
+  // frame 7 - k called by stack k - 1.
+  for (std::uint64_t k = 1; k <= 6; ++k) EXPECT_EQ(t.add_stack(k, k - 1, 7 - k), "");
   site_path_rule rule;
   rule.until_file = "/src/tests/t.py";
   rule.until_function = "test_scratch";
