@@ -107,11 +107,12 @@ constexpr std::uint64_t rounded_size(std::uint64_t size, unsigned leading_bits) 
 }
 
 // The bin that rounds sizes up to `largest` above it: the one holding `largest` when its size is
-// larger; bin_count() when there is none (`largest` is its bin's size). Either way every bin
-// holding a size up to `largest` other than it rounds within `largest`, and every bin above the
-// one holding `largest` holds only larger sizes.
-// Precondition: leading_bits_is_valid(leading_bits) and largest > 0.
+// larger; bin_count() when there is none (`largest` is its bin's size, or 0: no limit known).
+// Either way every bin holding a size up to `largest` other than it rounds within `largest`, and
+// every bin above the one holding `largest` holds only larger sizes.
+// Precondition: leading_bits_is_valid(leading_bits).
 constexpr bin_id straddling_bin(std::uint64_t largest, unsigned leading_bits) {
+  if (largest == 0) return bin_count(leading_bits);
   const bin_id bin = bin_number(largest, leading_bits);
   return alloc_size(bin, leading_bits) > largest ? bin : bin_count(leading_bits);
 }
@@ -125,8 +126,9 @@ static_assert(locate(1000, 4).bin == bin_number(1000, 4) && locate(1000, 4).roun
               "locate() agrees with bin_number() and alloc_size()");
 static_assert(straddling_bin(std::uint64_t{1} << 30, 4) == bin_number(std::uint64_t{1} << 30, 4) &&
                   straddling_bin((std::uint64_t{1} << 30) - 1, 4) == bin_count(4) &&
-                  straddling_bin(~std::uint64_t{0}, 4) == bin_count(4),
-              "2^30 rounds above itself; 2^30 - 1 and 2^64 - 1 are their bins' sizes");
+                  straddling_bin(~std::uint64_t{0}, 4) == bin_count(4) &&
+                  straddling_bin(0, 4) == bin_count(4),
+              "2^30 rounds above itself; 2^30 - 1 and 2^64 - 1 are their bins' sizes; 0 is none");
 static_assert(rounded_size(15, 4) == 15 && rounded_size(31, 4) == 31 && rounded_size(32, 4) == 33,
               "sizes below 2^(leading_bits + 1) are exact; above, the dropped bits round up");
 

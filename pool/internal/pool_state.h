@@ -52,9 +52,7 @@ class pool_state {
         held_(options.leading_bits),
         ledger_(options.limit_bytes),
         trim_(options.trim),
-        unpooled_bin_(largest_block_of(allocator_) == 0
-                          ? bin_count(options.leading_bits)
-                          : straddling_bin(largest_block_of(allocator_), options.leading_bits)) {}
+        unpooled_bin_(straddling_bin(largest_block_of(allocator_), options.leading_bits)) {}
 
   pool_state(const pool_state&) = delete;
   pool_state& operator=(const pool_state&) = delete;

@@ -148,20 +148,15 @@ void recorder::report_exit() noexcept {
   if (!report_.is_open() || exit_reported_) return;
   exit_reported_ = true;
   std::uint64_t blocks = 0, bytes = 0;
-  for (const auto& [handle, held] : held_) {
-    if (!counts_against_budget(held.block.kind)) continue;
-    ++blocks;
-    bytes += held.block.size;
-  }
-  for (const auto& [pointer, block] : svm_blocks_) {
+  const auto count = [&](const block_info& block) {
+    if (!counts_against_budget(block.kind)) return;
     ++blocks;
     bytes += block.size;
-  }
-  for (const auto& [id, block] : release_after_subs_) {  // released, but a sub-buffer reaches it
-    if (!counts_against_budget(block.kind)) continue;
-    ++blocks;
-    bytes += block.size;
-  }
+  };
+  for (const auto& [handle, held] : held_) count(held.block);
+  for (const auto& [pointer, block] : svm_blocks_) count(block);
+  // Released, but a sub-buffer the program holds still reaches it.
+  for (const auto& [id, block] : release_after_subs_) count(block);
   report_.line("exit live_blocks " + std::to_string(blocks) + " live_bytes " +
                std::to_string(bytes));
 }
