@@ -43,6 +43,7 @@ struct replay_request {
   std::string profile = "nvidia";
   std::optional<std::string> semantics;
   std::optional<std::string> host_capacity;
+  std::optional<std::string> max_alloc;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE; nothing: not modelled
   std::optional<std::string> frees_at;  // FORMAT.md "Two moments of a free"; nothing: the profile's
 };
 
@@ -55,6 +56,7 @@ struct diff_request {
   std::string profile = "nvidia";
   std::optional<std::string> semantics;
   std::optional<std::string> host_capacity;
+  std::optional<std::string> max_alloc;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE; nothing: not modelled
   std::optional<std::string> frees_at;
   std::optional<std::string> max_growth;  // "5%": the gate (replay/diff.h parse_growth)
 };
@@ -87,9 +89,10 @@ std::vector<replay_config> parse_configs(const std::vector<std::string>& texts) 
 }
 
 // The simulated device as the arguments describe it: the profile (by name or file), semantics
-// (default: the profile's) and host budget.
+// (default: the profile's), host budget and maximum allocation.
 device_spec device_of(const std::string& profile, const std::optional<std::string>& semantics,
-                      const std::optional<std::string>& host_capacity) {
+                      const std::optional<std::string>& host_capacity,
+                      const std::optional<std::string>& max_alloc) {
   device_spec device;
   device.profile = device_model::load_profile(profile);
   if (semantics) {
@@ -101,6 +104,9 @@ device_spec device_of(const std::string& profile, const std::optional<std::strin
     device.semantics = semantics_of(device.profile);
   }
   if (host_capacity) device.host_capacity = common::size_option(*host_capacity, "host_capacity");
+  if (max_alloc)
+    device.max_alloc =
+        common::size_option(*max_alloc, "max_alloc", {.device = true, .positive = true});
   return device;
 }
 
@@ -174,7 +180,7 @@ std::string run(const replay_request& q) {
     throw config_error("capacity is required (or min_capacity=True to find one)");
   }
   const std::uint64_t granule = granule_of(q.granule);
-  const device_spec device = device_of(q.profile, q.semantics, q.host_capacity);
+  const device_spec device = device_of(q.profile, q.semantics, q.host_capacity, q.max_alloc);
   if (capacity) {
     if (std::string why = device_model::capacity_refusal(device.profile, *capacity, "capacity");
         !why.empty()) {
@@ -207,7 +213,7 @@ std::string run_diff(const diff_request& q) {
   if (q.profile.find('\0') != std::string::npos) check_path("profile", q.profile);
   const std::vector<replay_config> configs = parse_configs(q.configs);
   const std::uint64_t granule = granule_of(q.granule);
-  const device_spec device = device_of(q.profile, q.semantics, q.host_capacity);
+  const device_spec device = device_of(q.profile, q.semantics, q.host_capacity, q.max_alloc);
   const std::optional<free_moment> frees_at = frees_at_of(q.frees_at);
   bool any_oom = false;
   const std::vector<config_result> old_run = replay_configs(
@@ -250,16 +256,18 @@ void bind_replay(py::module_& m) {
       [](std::string trace_path, std::vector<std::string> configs,
          std::optional<std::string> capacity, bool min_capacity, std::string granule,
          std::string profile, std::optional<std::string> semantics,
-         std::optional<std::string> host_capacity, std::optional<std::string> frees_at) {
-        const replay_request q{
-            std::move(trace_path), std::move(configs),       std::move(capacity),
-            min_capacity,          std::move(granule),       std::move(profile),
-            std::move(semantics),  std::move(host_capacity), std::move(frees_at)};
+         std::optional<std::string> host_capacity, std::optional<std::string> max_alloc,
+         std::optional<std::string> frees_at) {
+        const replay_request q{std::move(trace_path), std::move(configs),
+                               std::move(capacity),   min_capacity,
+                               std::move(granule),    std::move(profile),
+                               std::move(semantics),  std::move(host_capacity),
+                               std::move(max_alloc),  std::move(frees_at)};
         return call_engine([&q] { return run(q); });
       },
       py::arg("trace_path"), py::arg("configs"), py::arg("capacity"), py::arg("min_capacity"),
       py::arg("granule"), py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"),
-      py::arg("frees_at"),
+      py::arg("max_alloc"), py::arg("frees_at"),
       "Replays a clpool trace on the simulated device; returns clpool_replay --json's document "
       "(a str). ValueError for a bad value or an unreadable trace; KeyboardInterrupt on Ctrl-C "
       "(Python's signal handlers run every 16384 events). See clpool.replay.");
@@ -267,16 +275,17 @@ void bind_replay(py::module_& m) {
       "diff_json",
       [](std::string old_path, std::string new_path, std::vector<std::string> configs,
          std::string granule, std::string profile, std::optional<std::string> semantics,
-         std::optional<std::string> host_capacity, std::optional<std::string> frees_at,
-         std::optional<std::string> max_growth) {
-        const diff_request q{std::move(old_path),      std::move(new_path), std::move(configs),
-                             std::move(granule),       std::move(profile),  std::move(semantics),
-                             std::move(host_capacity), std::move(frees_at), std::move(max_growth)};
+         std::optional<std::string> host_capacity, std::optional<std::string> max_alloc,
+         std::optional<std::string> frees_at, std::optional<std::string> max_growth) {
+        const diff_request q{std::move(old_path),      std::move(new_path),  std::move(configs),
+                             std::move(granule),       std::move(profile),   std::move(semantics),
+                             std::move(host_capacity), std::move(max_alloc), std::move(frees_at),
+                             std::move(max_growth)};
         return call_engine([&q] { return run_diff(q); });
       },
       py::arg("old_path"), py::arg("new_path"), py::arg("configs"), py::arg("granule"),
-      py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"), py::arg("frees_at"),
-      py::arg("max_growth"),
+      py::arg("profile"), py::arg("semantics"), py::arg("host_capacity"), py::arg("max_alloc"),
+      py::arg("frees_at"), py::arg("max_growth"),
       "Replays two clpool traces on the simulated device as clpool_replay --diff does; returns its "
       "--format json document (a str). ValueError for a bad value or an unreadable trace; "
       "KeyboardInterrupt on Ctrl-C. See clpool.replay.diff.");

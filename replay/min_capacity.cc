@@ -54,6 +54,11 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
   };
 
   replay_report unbounded = attempt(top_k, 0);
+  if (!unbounded.ok() && unbounded.oom->site == oom_site::max_alloc) {
+    result.why_not = "a request is above the device's maximum allocation (event " +
+                     std::to_string(unbounded.oom->event_index) + "), which no capacity changes";
+    return result;
+  }
   if (!unbounded.ok()) {
     result.why_not =
         (largest != 0 ? "it runs out of memory even with all of the device's " +

@@ -78,6 +78,9 @@ struct device_allocator {
     return commit_now != nullptr && *commit_now ? device->allocate_committed(bytes)
                                                 : device->allocate(bytes);
   }
+  // The device's CL_DEVICE_MAX_MEM_ALLOC_SIZE (device_spec::max_alloc; unlimited when not
+  // modelled): the pool rounds no request up above it, as it does over an OpenCL allocator.
+  std::uint64_t largest_block() const noexcept { return device->spec().max_alloc; }
   void deallocate(handle_type handle, std::uint64_t bytes) noexcept {
     if (ledger != nullptr) ledger->on_device_free(handle);
     if (handles != nullptr) handles->forget(handle);

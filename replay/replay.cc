@@ -13,8 +13,41 @@ using trace::trace_action;
 using trace::trace_event;
 using trace::trace_kind;
 
+// The block the pool makes for a request of `bytes`: its bin's size, or exactly `bytes` in the
+// bin that straddles the device's maximum allocation (pool/allocator.h).
+std::uint64_t replayer::impl::pool_rounded(std::uint64_t bytes) const {
+  const std::uint64_t largest = device->spec().max_alloc;
+  if (largest != unlimited &&
+      bin_number(bytes, config.leading_bits) == straddling_bin(largest, config.leading_bits))
+    return bytes;
+  return rounded_size(bytes, config.leading_bits);
+}
+
+// A request the device refuses for its size, before any memory (CL_INVALID_BUFFER_SIZE): above
+// its maximum allocation, where the profile enforces that. Records the failure; a sub-buffer
+// (a view) is never refused here.
+bool replayer::impl::refused_for_size(const trace_event& e, std::uint64_t line) {
+  const device_spec& d = report.device;
+  if (e.kind == trace_kind::sub || d.max_alloc == unlimited ||
+      !device_model::exceeds_max_alloc(d.profile, e.size, d.max_alloc))
+    return false;
+  oom_point& p = start_oom(e, line, oom_site::max_alloc);
+  if (config.use_pool) {
+    fill_pool_oom(p, observer->last);
+  } else {
+    p.active_bytes = p.active_rounded_bytes = p.managed_bytes = raw_active;
+  }
+  p.message = "CL_INVALID_BUFFER_SIZE: " + std::to_string(e.size) +
+              " bytes is above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, " +
+              std::to_string(d.max_alloc) +
+              " bytes, which the profile enforces; no capacity "
+              "changes that";
+  return true;
+}
+
 void replayer::impl::alloc(const trace_event& e, std::uint64_t line) {
   if (schedule.freed_early(e.id)) already_live(e.id);  // released and freed early, not yet `free`d
+  if (refused_for_size(e, line)) return;
   if (e.kind == trace_kind::host) {
     if (config.use_pool) {
       std::uint32_t* index = live.insert(e.id, 0);

@@ -16,6 +16,8 @@ std::string_view to_string(oom_site site) {
       return "deferred allocation failed at first use";
     case oom_site::host:
       return "host-pinned budget exceeded";
+    case oom_site::max_alloc:
+      return "above the device's maximum allocation";
   }
   return "?";
 }
@@ -34,6 +36,7 @@ std::optional<free_moment> parse_free_moment(std::string_view word) {
 std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device,
                                             bool pool) {
   if (p.capacity >= (std::uint64_t{1} << 62)) return std::nullopt;  // unbounded: nothing to sum to
+  if (p.site == oom_site::max_alloc) return std::nullopt;  // refused for its size, not for room
   capacity_sum s;
   s.capacity = p.capacity;
   s.live_requested = p.active_bytes - p.unused_bytes;

@@ -50,6 +50,10 @@ struct device_spec {
   std::uint64_t capacity = unlimited;
   alloc_semantics semantics = alloc_semantics::immediate;
   std::uint64_t host_capacity = unlimited;  // budget for `host` (pinned) blocks
+  // CL_DEVICE_MAX_MEM_ALLOC_SIZE (unlimited: not modelled). A pool makes no block above it (its
+  // allocator's largest_block(), pool/allocator.h); where the profile enforces it
+  // (max_alloc_enforced), a request above it is refused (oom_site::max_alloc).
+  std::uint64_t max_alloc = unlimited;
   std::string backend = "sim";  // the device's name in reports: "sim", "mockcl" or "opencl"
   device_model::device_profile profile = {};  // how the device commits memory (default: exact)
   std::optional<measured_device> measured =
@@ -79,6 +83,9 @@ enum class oom_site : std::uint8_t {
   limit,      // the pool's own limit left no room, after its retries
   first_use,  // the allocation succeeded but committing it at first use did not fit (deferred)
   host,       // a `host` block did not fit in the host-pinned budget (device_spec::host_capacity)
+  // The request is above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE (device_spec::max_alloc) and
+  // its profile enforces that: CL_INVALID_BUFFER_SIZE, which no capacity changes.
+  max_alloc,
 };
 std::string_view to_string(oom_site site);
 

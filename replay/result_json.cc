@@ -98,15 +98,18 @@ void first_uses_json(const replay_report& r, nlohmann::json& j) {
   }
 }
 
-nlohmann::json to_json(const replay_report& r) {
-  nlohmann::json j;
-  j["config"] = to_string(r.config);
-  j["device"] = r.device.backend;
-  j["capacity"] = r.device.capacity;
-  j["semantics"] = std::string(to_string(r.device.semantics));
-  j["profile"] = r.device.measured ? nlohmann::json(nullptr)
-                                   : nlohmann::json(common::json_text(r.device.profile.name));
-  if (const auto& m = r.device.measured) {
+namespace {
+
+// The device a replay ran on: its backend, capacity, semantics, maximum allocation, and its
+// profile's name or, for a real device, its own account.
+void device_json(const device_spec& d, nlohmann::json& j) {
+  j["device"] = d.backend;
+  j["capacity"] = d.capacity;
+  j["semantics"] = std::string(to_string(d.semantics));
+  j["max_alloc"] = d.max_alloc == unlimited ? nlohmann::json(nullptr) : nlohmann::json(d.max_alloc);
+  j["profile"] =
+      d.measured ? nlohmann::json(nullptr) : nlohmann::json(common::json_text(d.profile.name));
+  if (const auto& m = d.measured) {
     j["measured_device"] = {{"name", common::json_text(m->name)},
                             {"driver_version", common::json_text(m->driver_version)},
                             {"free_at_start", m->free_at_start},
@@ -114,6 +117,14 @@ nlohmann::json to_json(const replay_report& r) {
                             {"failure_point", m->failure_point},
                             {"usable_bytes", m->usable_bytes}};
   }
+}
+
+}  // namespace
+
+nlohmann::json to_json(const replay_report& r) {
+  nlohmann::json j;
+  j["config"] = to_string(r.config);
+  device_json(r.device, j);
   j["looks_recorded_below_a_pool"] = r.looks_recorded_below_a_pool();
   j["ok"] = r.ok();
   j["events"] = r.events;
@@ -155,6 +166,7 @@ nlohmann::json to_json(const replay_report& r) {
                 {"requested_bytes", p.requested_bytes},
                 {"rounded_bytes", p.rounded_bytes},
                 {"cause", std::string(to_string(p.site))},
+                {"refused_for_size", p.site == oom_site::max_alloc},
                 {"recorded_failure", p.recorded_failure},
                 {"active_bytes", p.active_bytes},
                 {"active_rounded_bytes", p.active_rounded_bytes},

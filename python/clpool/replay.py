@@ -21,7 +21,10 @@ same document as a dict: the same keys and values as ``--json`` (tools/replay/RE
   with no out-of-memory, per configuration.
 - ``profile``: how the device commits memory: ``"nvidia"`` (the default), ``"pocl"``,
   ``"exact"`` or a profile file; ``semantics``: ``"immediate"``, ``"deferred"`` or
-  ``"host_oom"`` (default: the profile's); ``host_capacity``: the budget of ``host`` blocks.
+  ``"host_oom"`` (default: the profile's); ``host_capacity``: the budget of ``host`` blocks;
+  ``max_alloc``: the device's ``CL_DEVICE_MAX_MEM_ALLOC_SIZE`` (default: not modelled), as
+  ``--max-alloc``: the pool makes no block above it, and where the profile enforces it a request
+  above it is refused for its size (``oom["refused_for_size"]``), which no capacity changes.
 - ``frees_at``: for a trace with both moments of a free (version 3), when a block the program
   released is free: ``"release"``, ``"wait"`` or ``"driver"`` (default: what the profile predicts;
   trace/FORMAT.md, "Two moments of a free").
@@ -40,8 +43,8 @@ the same document as a dict (tools/replay/README.md, "Two traces of one program"
 configuration's peak device memory and minimum capacity in both, the sites whose memory grew
 and shrank, and with ``max_growth`` (a percentage as the command line writes it, ``"5%"``) the
 gate: ``result["passed"]`` is False when a configuration grew more (``clpool_replay`` would exit
-1). ``config`` or ``compare``, ``granule``, ``profile``, ``semantics``, ``host_capacity`` and
-``frees_at`` are ``replay``'s; there is no capacity (each configuration is replayed on an
+1). ``config`` or ``compare``, ``granule``, ``profile``, ``semantics``, ``host_capacity``,
+``max_alloc`` and ``frees_at`` are ``replay``'s; there is no capacity (each configuration is replayed on an
 unbounded device and searched). Paths, values and types are checked as ``replay`` checks them.
 """
 
@@ -103,7 +106,7 @@ def _configs(config, compare):
     return [_text(c, "compare", "each configuration a str such as 'pool:lb=4'") for c in configs]
 
 
-def _device(profile, semantics, host_capacity, frees_at):
+def _device(profile, semantics, host_capacity, max_alloc, frees_at):
     """The simulated device's arguments, checked, as replay_json and diff_json take them."""
     return (
         _path(
@@ -113,6 +116,7 @@ def _device(profile, semantics, host_capacity, frees_at):
         ),
         _text(semantics, "semantics", "'immediate', 'deferred' or 'host_oom'"),
         _size(host_capacity, "host_capacity"),
+        _size(max_alloc, "max_alloc"),
         _text(frees_at, "frees_at", "'release', 'wait' or 'driver'"),
     )
 
@@ -128,6 +132,7 @@ def replay(
     profile="nvidia",
     semantics=None,
     host_capacity=None,
+    max_alloc=None,
     frees_at=None,
 ):
     """Replays ``trace`` (see the module's documentation) and returns clpool_replay's --json as a dict."""
@@ -142,7 +147,7 @@ def replay(
         _size(capacity, "capacity"),
         min_capacity,
         _size(granule, "granule"),
-        *_device(profile, semantics, host_capacity, frees_at),
+        *_device(profile, semantics, host_capacity, max_alloc, frees_at),
     )
     return json.loads(document)
 
@@ -157,6 +162,7 @@ def diff(
     profile="nvidia",
     semantics=None,
     host_capacity=None,
+    max_alloc=None,
     frees_at=None,
     max_growth=None,
 ):
@@ -170,7 +176,7 @@ def diff(
         _path(new, "new"),
         configs,
         _size(granule, "granule"),
-        *_device(profile, semantics, host_capacity, frees_at),
+        *_device(profile, semantics, host_capacity, max_alloc, frees_at),
         _text(max_growth, "max_growth", "a percentage such as '5%'"),
     )
     return json.loads(document)

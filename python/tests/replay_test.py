@@ -114,6 +114,10 @@ class ReplayTest(unittest.TestCase):
                 dict(capacity="10MiB", min_capacity=True, granule="256KiB"),
                 ["--capacity", "10MiB", "--min-capacity", "--granule", "256KiB"],
             ),
+            (
+                dict(capacity="64MiB", profile="exact", max_alloc="2MiB"),
+                ["--capacity", "64MiB", "--profile", "exact", "--max-alloc", "2MiB"],
+            ),
         ]:
             with self.subTest(kwargs=kwargs):
                 self.assertEqual(clpool.replay(self.trace, **kwargs), self.cli(*args))
@@ -124,6 +128,25 @@ class ReplayTest(unittest.TestCase):
         self.assertTrue(search["found"])
         self.assertEqual(search["capacity"], 11 * MiB)  # 3 x 3 MiB + 2 MiB live at the end
         self.assertIsNone(result["results"][0]["replay"])
+
+    def test_a_request_above_the_maximum_allocation(self):
+        """Where the profile enforces the maximum allocation, a 3 MiB request above 2 MiB is
+        refused for its size, and no capacity helps; nvidia's is not enforced."""
+        result = clpool.replay(self.trace, capacity="64MiB", profile="pocl", max_alloc=2 * MiB)
+        replay = result["results"][0]["replay"]
+        self.assertEqual(replay["max_alloc"], 2 * MiB)
+        self.assertEqual(replay["oom"]["event_index"], 0)
+        self.assertTrue(replay["oom"]["refused_for_size"])
+        self.assertEqual(replay["oom"]["cause"], "above the device's maximum allocation")
+        search = clpool.replay(self.trace, min_capacity=True, profile="pocl", max_alloc="2MiB")
+        self.assertIn("no capacity changes", search["results"][0]["min_capacity"]["why_not"])
+        nvidia = clpool.replay(self.trace, capacity="64MiB", max_alloc="2MiB")
+        self.assertTrue(nvidia["results"][0]["replay"]["ok"])
+        self.assertIsNone(
+            clpool.replay(self.trace, capacity="64MiB")["results"][0]["replay"]["max_alloc"]
+        )
+        growth = clpool.replay.diff(self.trace, self.trace, profile="pocl", max_alloc="4MiB")
+        self.assertTrue(growth["passed"])
 
     def test_bad_values_are_refused_as_the_command_line_refuses_them(self):
         for kwargs, message in [
@@ -296,6 +319,16 @@ class ReplayTest(unittest.TestCase):
                 dict(capacity="1GiB", host_capacity=-1),
                 ValueError,
                 "host_capacity: '-1' is negative",
+            ),
+            (
+                dict(capacity="1GiB", max_alloc=0),
+                ValueError,
+                "max_alloc: must be positive, got '0'",
+            ),
+            (
+                dict(capacity="1GiB", max_alloc=1.5),
+                TypeError,
+                "max_alloc: a size is an int or a str",
             ),
         ]:
             with self.subTest(kwargs=kwargs):

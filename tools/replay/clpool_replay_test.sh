@@ -21,7 +21,7 @@ TR="$EX/fragmentation.trace"
 
 # Help documents everything, including exit codes.
 for f in --capacity --profile --semantics --no-pool --leading-bits --limit --trim-max-held --trim-ratio \
-         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so --host-capacity "Exit codes"; do
+         --min-capacity --granule --compare --json --svg --rmm-csv --write-trace --write-format --device --mockcl-so --host-capacity --max-alloc "Exit codes"; do
   expect 0 "$f" --help
 done
 
@@ -231,6 +231,40 @@ for d in sim mockcl; do
   expect 1 "host-pinned budget exceeded" "$T/host.trace" --device $d --no-pool --capacity 1000 --host-capacity 2000
 done
 expect 2 "--host-capacity" "$T/host.trace" --capacity 1000 --host-capacity -5
+
+# --max-alloc: on both devices, a request above it is refused for its size where the profile
+# enforces it (exact, pocl), never where it does not (nvidia); the pool serves the bin that
+# straddles it at the request's own size; bad values and a real device are refused.
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 3000 buffer 0x1\n1 0 0 0 free 1 3000 buffer 0x1\n2 0 0 0 alloc 2 5000 buffer 0x1\n3 0 0 0 free 2 5000 buffer 0x1\n' > "$T/max_alloc.trace"
+for d in sim mockcl; do
+  expect 1 "result: REFUSED FOR ITS SIZE at event 2 (seq 2, line 4): alloc of 4.88 KiB (5000 bytes), id 2" "$T/max_alloc.trace" --device $d --capacity 1MiB --max-alloc 4000
+  expect 1 "CL_INVALID_BUFFER_SIZE: 5000 bytes is above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, 4000 bytes, which the profile enforces" "$T/max_alloc.trace" --device $d --capacity 1MiB --max-alloc 4000 --no-pool
+  expect 1 "REFUSED FOR ITS SIZE                   REFUSED FOR ITS SIZE" "$T/max_alloc.trace" --device $d --capacity 1MiB --max-alloc 4000 --compare nopool pool
+  expect 0 "max alloc 3.91 KiB (4000 bytes)" "$T/max_alloc.trace" --device $d --capacity 64MiB --max-alloc 4000 --profile nvidia
+  # 3000 in its bin of 3071 bytes, held; 5000 at its own size (its bin, 5119, is above 5000)
+  # and given back at its free: 8071 bytes at the peak, one free.
+  expect 0 "peak managed              7.88 KiB (8071 bytes)" "$T/max_alloc.trace" --device $d --capacity 1MiB --max-alloc 5000
+  expect 0 "allocator calls           2 allocations, 1 free, 0 failed" "$T/max_alloc.trace" --device $d --capacity 1MiB --max-alloc 5000
+done
+expect 0 "peak managed              8.00 KiB (8190 bytes)" "$T/max_alloc.trace" --capacity 1MiB
+expect 1 "minimum capacity of pool:lb=4: none: a request is above the device's maximum allocation (event 2), which no capacity changes" "$T/max_alloc.trace" --min-capacity --max-alloc 4000 --compare nopool pool
+out="$("$BIN" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 4000 --json --no-progress --profile exact)"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())["results"][0]["replay"]
+assert r["max_alloc"] == 4000 and r["oom"]["refused_for_size"] is True, r
+assert "capacity_sum" not in r["oom"], r["oom"]
+' <<<"$out" || fail "--max-alloc JSON"
+out="$("$BIN" "$T/max_alloc.trace" --capacity 1MiB --json --no-progress --profile exact)"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())["results"][0]["replay"]
+assert r["max_alloc"] is None and r["ok"], r
+' <<<"$out" || fail "no --max-alloc JSON"
+expect 2 "--max-alloc: must be positive, got '0'" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 0
+expect 2 "--max-alloc: '4000x' has an unknown unit" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 4000x
+expect 2 "--max-alloc: " "$T/max_alloc.trace" --capacity 1MiB --max-alloc 8EiB
+expect 2 "--max-alloc needs --device sim or mockcl: a real device has its own CL_DEVICE_MAX_MEM_ALLOC_SIZE" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 4000 --device opencl
 
 finish
 echo "all passed"

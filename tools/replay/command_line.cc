@@ -136,6 +136,12 @@ void add_device_options(CLI::App& app, command_line& cl, given_options& given) {
                  "budget for `host` (ALLOC_HOST_PTR, pinned) blocks, which never count against "
                  "--capacity or go through the pool, as on mockcl and under the layer's budget "
                  "(default unlimited)");
+  app.add_option("--max-alloc", cl.max_alloc_text,
+                 "the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE (--device sim or mockcl; default: "
+                 "not modelled). The pool makes no block above it (the one bin that would round "
+                 "a smaller request above it serves that request at its own size), and where the "
+                 "profile enforces it (max_alloc_enforced: pocl, exact; not nvidia) a request "
+                 "above it fails with CL_INVALID_BUFFER_SIZE, which no capacity changes");
 }
 
 void add_pool_options(CLI::App& app, command_line& cl, given_options& given) {

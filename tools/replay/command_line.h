@@ -19,7 +19,7 @@ struct command_line {
   std::string semantics_text;  // empty: the profile's
   std::string profile_text = "nvidia";
   bool profile_given = false;
-  std::string device_text = "sim", mockcl_so, host_capacity_text;
+  std::string device_text = "sim", mockcl_so, host_capacity_text, max_alloc_text;
   std::string write_trace_path, write_format = "text";
   bool write_format_given = false;
   // Every output, in the one grammar NAME[=FILE]: --format's values, then the aliases --html FILE,

@@ -20,9 +20,15 @@ std::unique_ptr<device_backend> open_backend(std::string_view device,
   if (!options.mockcl_so.empty() && device != "mockcl") {
     throw config_error("--mockcl-so needs --device mockcl");
   }
+  if (opencl && options.max_alloc != unlimited) {
+    throw config_error(
+        "--max-alloc needs --device sim or mockcl: a real device has its own "
+        "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+  }
   if (device == "sim") {
     return std::make_unique<simulated_backend>(device_spec{.semantics = options.semantics,
                                                            .host_capacity = options.host_capacity,
+                                                           .max_alloc = options.max_alloc,
                                                            .profile = options.profile});
   }
   if (device == "mockcl") return open_mockcl_backend(options);

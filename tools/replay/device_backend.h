@@ -36,7 +36,8 @@ struct backend_options {
   bool semantics_given =
       false;  // --semantics was given (else a real device's own failure point decides)
   std::uint64_t host_capacity = unlimited;
-  std::string mockcl_so;  // --mockcl-so, or empty
+  std::uint64_t max_alloc = unlimited;  // --max-alloc (sim and mockcl only)
+  std::string mockcl_so;                // --mockcl-so, or empty
 };
 
 // The backend `device` names ("sim", "mockcl", "opencl[:PLATFORM[:INDEX]]"). Throws

@@ -152,7 +152,7 @@ input input_of(const command_line& cl) {
   return {cl.trace_path, cl.rmm_path};
 }
 
-// The device's options: its profile (loaded here, once), semantics and host capacity.
+// The device's options: its profile (loaded here, once), semantics, host capacity and max alloc.
 backend_options backend_options_of(const command_line& cl) {
   backend_options bo;
   bo.profile = clpool::device_model::load_profile(cl.profile_text);  // the one load
@@ -163,6 +163,10 @@ backend_options backend_options_of(const command_line& cl) {
   bo.host_capacity = cl.host_capacity_text.empty()
                          ? clpool::unlimited
                          : size_option(cl.host_capacity_text, "--host-capacity");
+  if (!cl.max_alloc_text.empty()) {
+    bo.max_alloc =
+        size_option(cl.max_alloc_text, "--max-alloc", {.device = true, .positive = true});
+  }
   bo.semantics_given = !cl.semantics_text.empty();
   bo.mockcl_so = cl.mockcl_so;
   return bo;

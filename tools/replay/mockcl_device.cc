@@ -128,7 +128,7 @@ cl_device_id configure_mock(mockcl_backend& backend, const device_spec& spec,
   mock.name = "clpool_replay";
   mock.capacity = spec.capacity == 0 ? 1 : spec.capacity;
   mock.reported = no_max_alloc;
-  mock.max_alloc = no_max_alloc;
+  mock.max_alloc = spec.max_alloc == clpool::unlimited ? no_max_alloc : spec.max_alloc;
   mock.semantics = spec.semantics;
   // As the MOCKCL_DEVICES grammar defaults them for a gpu of this capacity and profile.
   mock.oom_at_execution = spec.profile.oom_at == device_model::refusal_point::execution;
@@ -234,6 +234,7 @@ class mockcl_device_backend final : public device_backend {
     return mock_->open_device({.capacity = capacity,
                                .semantics = options_.semantics,
                                .host_capacity = options_.host_capacity,
+                               .max_alloc = options_.max_alloc,
                                .profile = options_.profile},
                               options_.profile_ref);
   }

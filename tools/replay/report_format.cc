@@ -24,13 +24,14 @@ using replay::site_name;
 using replay::to_string;
 using replay::unbounded_capacity;
 
-namespace {
-
-// "1.50 MiB (1572864 bytes)": both, so people can read it and scripts can grep it.
-std::string both(std::uint64_t bytes) {
+std::string bytes_both(std::uint64_t bytes) {
   if (bytes == unlimited) return "unlimited";
   return common::format_bytes_both(bytes);
 }
+
+namespace {
+
+const auto both = bytes_both;
 
 std::string capacity_text(std::uint64_t bytes) {
   return bytes >= unbounded_capacity(1) ? std::string("unbounded") : both(bytes);
@@ -45,7 +46,13 @@ std::string percent(double x) {
 // "nvidia profile", or for a real device, its own name: it behaves as it does.
 std::string device_kind(const device_spec& d) {
   if (d.measured) return common::escape_text(d.measured->name) + " (measured, no profile)";
-  return common::escape_text(d.profile.name) + " profile";
+  return common::escape_text(d.profile.name) + " profile" +
+         (d.max_alloc == unlimited ? "" : ", max alloc " + both(d.max_alloc));
+}
+
+// A failed replay's result: a request above the maximum allocation is no out-of-memory.
+std::string failure_word(const oom_point& p) {
+  return p.site == oom_site::max_alloc ? "REFUSED FOR ITS SIZE" : "OUT OF MEMORY";
 }
 
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
@@ -120,73 +127,6 @@ std::string frees_at_text(const replay_report& r) {
   return s + "; " + release_counts_text(r);
 }
 
-std::string capacity_request_text(const capacity_sum& s, const replay_report& r) {
-  const oom_point& p = *r.oom;
-  const bool pool = r.config.use_pool;
-  if (p.site == oom_site::limit) {
-    return "the failing request's pool bin, " + both(s.request_rounded) +
-           ", would take the pool's " + both(p.managed_bytes) + " past its limit of " +
-           both(p.limit);
-  }
-  if (p.site == oom_site::host) {
-    return "the failing request is host-pinned memory, refused by its own budget, not this "
-           "capacity";
-  }
-  std::string how;
-  if (s.request_takes_new_shared_page) {
-    how = "a new " + format_bytes(s.request_device) + " page: no shared page had room for its " +
-          format_bytes(s.request_rounded);
-  } else if (s.request_device != s.request_rounded) {
-    how = format_bytes(s.request_rounded) + (pool ? " in its pool bin" : " requested") +
-          ", in the " + common::escape_text(r.device.profile.name) + " profile's " +
-          format_bytes(r.device.profile.page) + " pages";
-  } else if (pool && s.request_rounded != p.requested_bytes) {
-    how = "its pool bin";
-  }
-  std::string line = "the failing request needs " + both(s.request_device) + " on the device" +
-                     (how.empty() ? "" : " (" + how + ")");
-  if (s.request_device > s.free) {
-    return line + ": " + both(s.request_device - s.free) + " more than is " + free_to_program_name;
-  }
-  return line + ", with " + both(s.free) + " " + free_to_program_name;
-}
-
-std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const replay_report& r) {
-  const std::string where = r.device.measured
-                                ? std::string("as the device reports it")
-                                : common::escape_text(r.device.profile.name) + " profile";
-  std::vector<capacity_sum_row> rows;
-  const auto add = [&rows](const char* op, std::uint64_t bytes, const std::string& what) {
-    rows.push_back({op, bytes, what, op[0] == '='});
-  };
-  add("", s.live_requested, "live blocks, as requested");
-  if (r.config.use_pool) {
-    add("+", s.bin_rounding, "their rounding to the pool's bins");
-    add("+", s.held, "freed blocks the pool held");
-  }
-  add("+", s.page_rounding, "the device's page rounding (" + where + ")");
-  if (s.other != 0) add("+", s.other, "other device memory (not the pool's blocks)");
-  add("=", s.device_used, "device used");
-  if (s.headroom_known) {
-    add("+", s.headroom, std::string(driver_headroom_name) + ", never handed out (" + where + ")");
-    add("+", s.free, free_to_program_name);
-  } else {
-    add("+", s.free, std::string(free_to_program_name) + " (the device's own headroom included)");
-  }
-  add("=", s.capacity, "capacity");
-  return rows;
-}
-
-std::string capacity_unused_text(const capacity_sum& s) {
-  if (s.unused == 0 && s.held_unused == 0) return "";
-  std::string text = "not in the sum: ";
-  if (s.unused != 0) text += both(s.unused) + " in live blocks no command has used yet";
-  if (s.unused != 0 && s.held_unused != 0) text += ", and ";
-  if (s.held_unused != 0)
-    text += both(s.held_unused) + " in freed blocks the pool holds that no command used";
-  return text + " (the device holds nothing for them)";
-}
-
 namespace {
 
 // The capacity at the failure as a sum whose lines add up (result.h, capacity_sum).
@@ -226,7 +166,7 @@ std::string left_of_capacity(const oom_point& p, const replay_report& r) {
 
 void oom_text(std::ostringstream& out, const replay_report& r) {
   const oom_point& p = *r.oom;
-  out << "OUT OF MEMORY at event " << p.event_index << " (seq " << p.seq;
+  out << failure_word(p) << " at event " << p.event_index << " (seq " << p.seq;
   if (p.line != 0) out << ", line " << p.line;
   out << "): " << trace::to_string(p.action) << " of " << both(p.requested_bytes);
   if (p.action == trace::trace_action::alloc) out << ", id " << p.id;
@@ -254,7 +194,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
           (r.device.measured ? std::string("as the device reports it")
                              : common::escape_text(r.device.profile.name) + " profile") +
           ")");
-  if (pool) {
+  if (pool && p.site != oom_site::max_alloc) {  // a size refusal: no retry, nothing to return
     // At first use the pool returned nothing: what it held stays committed, but for blocks no
     // command ever used (a version-4 trace), which never were.
     const std::uint64_t unused = std::min(p.held_unused_bytes, p.held_before_bytes);
@@ -429,7 +369,7 @@ std::string format_table(const std::vector<config_result>& results, const std::s
     add(c, "configuration", to_string(res.config));
     if (res.replay) {
       const replay_report& r = *res.replay;
-      add(c, "result", r.ok() ? "clean" : "OUT OF MEMORY");
+      add(c, "result", r.ok() ? "clean" : failure_word(*r.oom));
       add(c, "first OOM event", r.ok() ? "-" : std::to_string(r.oom->event_index));
       add(c, "OOM request (rounded)", r.ok() ? "-" : format_bytes(r.oom->rounded_bytes));
       add(c, "OOM cause", r.ok() ? "-" : std::string(to_string(r.oom->site)));

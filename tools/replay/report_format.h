@@ -12,6 +12,9 @@
 
 namespace clpool::replay_cli {
 
+// "1.50 MiB (1572864 bytes)", or "unlimited": both, so people can read it and scripts can grep it.
+std::string bytes_both(std::uint64_t bytes);
+
 // The two names of what an out-of-memory left of the capacity, the same in the text report, the
 // page and the JSON (capacity_sum's free_to_program_bytes and driver_headroom_bytes): what a
 // request could still have had, and what the driver keeps and never hands out (the profile's).
