@@ -95,6 +95,35 @@ TEST(MemoryPool, SecondReleaseIsANoOp) {
   EXPECT_EQ(dev->deallocate_calls(), 1u);
 }
 
+// discard(): the block goes to the allocator, never to the pool's holding (a block something
+// outside the pool may still use), with the counters and the observer as for a release that
+// frees; then nothing: a second discard or a release. It also serves after the pool is gone.
+TEST(MemoryPool, DiscardGivesTheBlockToTheAllocatorNotThePool) {
+  auto dev = device();
+  std::optional<pool> p(std::in_place, fake_allocator{dev});
+  auto kept = p->allocate(1000);
+  auto a = p->allocate(1000);
+  const auto handle = a.handle();
+  a.discard();
+  EXPECT_FALSE(a.has_block());
+  EXPECT_FALSE(dev->is_outstanding(handle));
+  EXPECT_EQ(p->held_blocks(), 0u);
+  EXPECT_EQ(p->active_blocks(), 1u);
+  EXPECT_EQ(p->managed_bytes(), kept.rounded_size());
+  a.discard();
+  a.release();
+  EXPECT_EQ(dev->deallocate_calls(), 1u);
+  // The next request of the bin gets a new block, not the discarded one.
+  auto b = p->allocate(1000);
+  EXPECT_EQ(dev->allocate_calls(), 3u);
+  b.release();
+  EXPECT_EQ(p->held_blocks(), 1u) << "release keeps as before";
+  p.reset();
+  kept.discard();  // the last allocation: freed, then the state
+  EXPECT_EQ(dev->outstanding_blocks(), 0u);
+  EXPECT_TRUE(dev->errors().empty());
+}
+
 TEST(MemoryPool, MoveTransfersOwnership) {
   auto dev = device();
   pool p(fake_allocator{dev});

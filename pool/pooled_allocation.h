@@ -65,6 +65,16 @@ class pooled_allocation {
     handle_ = handle_type{};
   }
 
+  // Gives the block straight back to the allocator, never to be kept for another request: for
+  // a block something outside the pool may still use (an OpenCL sub-buffer keeps its parent's
+  // memory). Afterwards has_block() is false; a second call, or release(), does nothing.
+  void discard() noexcept {
+    if (state_ == nullptr) return;
+    internal::pool_state<A>* state = std::exchange(state_, nullptr);
+    state->give_back_unkept(handle_, size_, rounded_size_, bin_, id_);
+    handle_ = handle_type{};
+  }
+
   // True while this object owns a block.
   bool has_block() const noexcept { return state_ != nullptr; }
   explicit operator bool() const noexcept { return has_block(); }

@@ -90,7 +90,11 @@ class buffer_record final : public block_record {
   // which deletes this record (recording_allocator::deallocate).
   void give_back() noexcept override {
     core_pool::allocation a = std::move(live);
-    a.release();
+    if (has_sub_buffers) {
+      a.discard();
+    } else {
+      a.release();
+    }
   }
   std::uint64_t requested_size() const noexcept override { return live.size(); }
   core_pool::allocation live;      // while handed out

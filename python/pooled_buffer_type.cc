@@ -99,6 +99,53 @@ PyObject* pooled_buffer_release(PyObject* self, PyObject*) {
   Py_RETURN_NONE;
 }
 
+// pyopencl.Buffer's own `method` (get_sub_region, __getitem__) on `self`, which marks the block as
+// having sub-buffers (block_record::has_sub_buffers): it then never goes back to the pool for
+// another user while a sub-buffer may still reach its memory. A released buffer has no block of
+// its own to divide: pyopencl.LogicError, as a second release.
+PyObject* sub_buffer_of(PyObject* self, const char* method_name, PyObject* args, PyObject* kwargs) {
+  auto it = objects().find(self);
+  if (it == objects().end() || it->second->st != block_record::state::handed_out) {
+    const std::string routine = std::string("PooledBuffer.") + method_name;
+    return set_released_error(routine.c_str(), "the pooled buffer was released");
+  }
+  PyObject* method = PyObject_GetAttrString(reinterpret_cast<PyObject*>(g_base), method_name);
+  if (method == nullptr) return nullptr;
+  const Py_ssize_t n = PyTuple_GET_SIZE(args);
+  PyObject* with_self = PyTuple_New(n + 1);
+  if (with_self == nullptr) {
+    Py_DECREF(method);
+    return nullptr;
+  }
+  Py_INCREF(self);
+  PyTuple_SET_ITEM(with_self, 0, self);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* arg = PyTuple_GET_ITEM(args, i);
+    Py_INCREF(arg);
+    PyTuple_SET_ITEM(with_self, i + 1, arg);
+  }
+  // Marked before the call: a sub-buffer the driver made is the block's, even if its Python
+  // object then fails. The record may be gone after the call (a __del__ run in there released
+  // the buffer), so it is not touched again.
+  it->second->has_sub_buffers = true;
+  PyObject* sub = PyObject_Call(method, with_self, kwargs);
+  Py_DECREF(with_self);
+  Py_DECREF(method);
+  return sub;
+}
+
+PyObject* pooled_buffer_get_sub_region(PyObject* self, PyObject* args, PyObject* kwargs) {
+  return sub_buffer_of(self, "get_sub_region", args, kwargs);
+}
+
+PyObject* pooled_buffer_getitem(PyObject* self, PyObject* key) {
+  PyObject* args = PyTuple_Pack(1, key);
+  if (args == nullptr) return nullptr;
+  PyObject* sub = sub_buffer_of(self, "__getitem__", args, nullptr);
+  Py_DECREF(args);
+  return sub;
+}
+
 // PyCUDA's PooledDeviceAllocation: len() is the size asked for, int() the cl_mem handle (its
 // "device address"), free() is release().
 Py_ssize_t pooled_buffer_len(PyObject* self) {
@@ -125,10 +172,18 @@ PyObject* pooled_buffer_int_method(PyObject* self, PyObject*) { return pooled_bu
 PyObject* pooled_buffer_bind_to_queue(PyObject*, PyObject*) { Py_RETURN_NONE; }
 PyObject* pooled_buffer_unbind_from_queue(PyObject*, PyObject*) { Py_RETURN_NONE; }
 
+constexpr char kGetSubRegionDoc[] =
+    "pyopencl.Buffer.get_sub_region: a sub-buffer of this buffer. Its block then goes back to "
+    "the device at release, never to another user of the pool, since the sub-buffer may still "
+    "reach it.";
+
 PyMethodDef g_methods[] = {
     {"release", pooled_buffer_release, METH_NOARGS,
      "Gives the block back to its pool now (PyOpenCL's PooledBuffer.release()). Do not use the "
      "buffer afterwards."},
+    {"get_sub_region",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pooled_buffer_get_sub_region)),
+     METH_VARARGS | METH_KEYWORDS, kGetSubRegionDoc},
     {"bind_to_queue", pooled_buffer_bind_to_queue, METH_O, "No-op, as on PyOpenCL's PooledBuffer."},
     {"unbind_from_queue", pooled_buffer_unbind_from_queue, METH_NOARGS,
      "No-op, as on PyOpenCL's PooledBuffer."},
@@ -139,12 +194,22 @@ PyMethodDef g_pycuda_methods[] = {
     {"release", pooled_buffer_release, METH_NOARGS, "Gives the block back to its pool now."},
     {"free", pooled_buffer_release, METH_NOARGS,
      "PyCUDA's PooledDeviceAllocation.free(): gives the block back to its pool now."},
+    {"get_sub_region",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pooled_buffer_get_sub_region)),
+     METH_VARARGS | METH_KEYWORDS, kGetSubRegionDoc},
     {"bind_to_queue", pooled_buffer_bind_to_queue, METH_O, "No-op."},
     {"unbind_from_queue", pooled_buffer_unbind_from_queue, METH_NOARGS, "No-op."},
     {nullptr, nullptr, 0, nullptr},
 };
 
+// Slicing makes a sub-buffer (pyopencl.Buffer.__getitem__), as get_sub_region does.
+PyMethodDef g_dunders[] = {
+    {"__getitem__", pooled_buffer_getitem, METH_O, "A sub-buffer, as get_sub_region."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyMethodDef g_pycuda_dunders[] = {
+    {"__getitem__", pooled_buffer_getitem, METH_O, "A sub-buffer, as get_sub_region."},
     {"__len__", pooled_buffer_len_method, METH_NOARGS, "The bytes asked for."},
     {"__int__", pooled_buffer_int_method, METH_NOARGS, "The cl_mem handle."},
     {nullptr, nullptr, 0, nullptr},
@@ -160,6 +225,7 @@ const char* const g_docs[2] = {
 PyType_Slot g_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(pooled_buffer_dealloc)},
     {Py_tp_methods, g_methods},
+    {Py_mp_subscript, reinterpret_cast<void*>(pooled_buffer_getitem)},
     {Py_tp_doc, const_cast<char*>(g_docs[0])},
     {0, nullptr},
 };
@@ -167,6 +233,7 @@ PyType_Slot g_slots[] = {
 PyType_Slot g_pycuda_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(pooled_buffer_dealloc)},
     {Py_tp_methods, g_pycuda_methods},
+    {Py_mp_subscript, reinterpret_cast<void*>(pooled_buffer_getitem)},
     {Py_sq_length, reinterpret_cast<void*>(pooled_buffer_len)},
     {Py_mp_length, reinterpret_cast<void*>(pooled_buffer_len)},
     {Py_nb_int, reinterpret_cast<void*>(pooled_buffer_int)},
@@ -200,7 +267,7 @@ subclass_request request_for(int flavour) {
   request.spec = &g_specs[flavour];
   request.doc = g_docs[flavour];
   request.methods = flavour == 1 ? g_pycuda_methods : g_methods;
-  request.dunders = flavour == 1 ? g_pycuda_dunders : nullptr;
+  request.dunders = flavour == 1 ? g_pycuda_dunders : g_dunders;
   request.dealloc = pooled_buffer_dealloc;
   request.finalize = pooled_buffer_finalize;
   return request;

@@ -57,6 +57,10 @@ class block_record {
 
   PyObject* object = nullptr;
   state st = state::in_pool;
+  // Its user made a sub-buffer of the block (PooledBuffer.get_sub_region, or a slice). OpenCL
+  // keeps a buffer's memory while any sub-buffer of it lives, so the block must never reach
+  // another user: give_back() hands it to the device, not to the pool.
+  bool has_sub_buffers = false;
   const void* owner = nullptr;  // the pool's allocator that made the block, for MemoryPool.release
 
  protected:

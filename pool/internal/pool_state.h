@@ -155,12 +155,19 @@ class pool_state {
     }
   }
 
-  // Everything else a release may have to do: grow a free list, free the block when not holding,
-  // notify the observer, apply the trim policy, and delete the state after its last reference.
-  // Precondition: lock_ is held; this releases it.
+  // pooled_allocation::discard: the block goes back to the allocator, never kept.
+  void give_back_unkept(const handle_type& handle, std::uint64_t size, std::uint64_t rounded,
+                        bin_id bin, std::uint64_t id) noexcept {
+    lock_.lock();
+    give_back_slow_locked(handle, size, rounded, bin, id, /*may_keep=*/false);
+  }
+
+  // Everything else a release may have to do: grow a free list, free the block when not holding
+  // (or not `may_keep`), notify the observer, apply the trim policy, and delete the state after
+  // its last reference. Precondition: lock_ is held; this releases it.
   [[gnu::noinline]] void give_back_slow_locked(const handle_type& handle, std::uint64_t size,
-                                               std::uint64_t rounded, bin_id bin,
-                                               std::uint64_t id) noexcept {
+                                               std::uint64_t rounded, bin_id bin, std::uint64_t id,
+                                               bool may_keep = true) noexcept {
     bool free_now = false;
     bool more_work = false;
     bool last = false;
@@ -170,7 +177,7 @@ class pool_state {
       CLPOOL_ASSERT(ledger_.active_blocks() > 0 && ledger_.active_bytes() >= size &&
                     ledger_.active_rounded_bytes() >= rounded);
       ledger_.end_active(size);
-      free_now = !holding_ || bin == unpooled_bin_;  // an unpooled block: block_bytes()
+      free_now = !may_keep || !holding_ || bin == unpooled_bin_;  // unpooled: block_bytes()
       if (!free_now) {
         try {
           held_.push(bin, handle);

@@ -244,6 +244,68 @@ class PoolTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             cp.PooledBuffer()  # made by pools only
 
+    def test_a_block_with_a_sub_buffer_never_reaches_another_user(self):
+        """OpenCL keeps a buffer's memory while a sub-buffer of it lives: a block divided by
+        get_sub_region or a slice goes back to the device at release, not to the next user (who
+        would share its memory with the sub-buffer)."""
+        p = self.pool
+        q = self.queue
+        ones = np.ones(MiB // 4, np.float32)
+        for divide in (
+            lambda b: b.get_sub_region(0, 4096),
+            lambda b: b.get_sub_region(origin=0, size=4096),
+            lambda b: b[0:4096],
+        ):
+            parent = p.allocate(MiB)
+            mem = parent.int_ptr
+            cl.enqueue_copy(q, parent, ones)
+            view = divide(parent)
+            self.assertIsInstance(view, cl.Buffer)
+            self.assertEqual(view.size, 4096)
+            del parent
+            gc.collect()
+            self.assertEqual((p.active_blocks, p.held_blocks), (0, 0))
+            other = p.allocate(MiB)
+            self.assertNotEqual(other.int_ptr, mem, "the divided block was handed out again")
+            cl.enqueue_copy(q, other, np.full(MiB // 4, 7.0, np.float32))
+            seen = np.empty(1024, np.float32)
+            cl.enqueue_copy(q, seen, view)
+            q.finish()
+            self.assertTrue((seen == 1.0).all(), seen[:4])
+            del view, other
+        # release() of a divided buffer discards its block too; an undivided one is kept.
+        b = p.allocate(MiB)
+        b.get_sub_region(0, 16)
+        b.release()
+        self.assertEqual(p.held_blocks, 0)  # b took the last round's `other` from the pool
+        p.allocate(MiB).release()
+        self.assertEqual(p.held_blocks, 1)
+        # A released buffer has no block to divide: an error, as a second release.
+        with self.assertRaises(cl.LogicError):
+            b.get_sub_region(0, 16)
+        with self.assertRaises(cl.LogicError):
+            b[0:16]
+        # pyopencl's own errors pass through, and leave the block divided.
+        c = p.allocate(4096)
+        with self.assertRaises((cl.Error, ValueError, TypeError)):
+            c.get_sub_region(0, 1 << 20)
+        with self.assertRaises(TypeError):
+            c.get_sub_region()
+        del c
+        self.assertEqual(p.held_blocks, 1)
+        # PyCUDA's flavour (PooledDeviceAllocation) has its own type: the same rule.
+        import clpool.pycuda
+
+        dp = clpool.pycuda.DeviceMemoryPool(cp.ImmediateAllocator(q))
+        for divide in (lambda a: a[0:128], lambda a: a.get_sub_region(0, 128)):
+            a = dp.allocate(4096)
+            view = divide(a)
+            a.free()
+            self.assertEqual(dp.held_blocks, 0)
+            del a, view
+        dp.allocate(4096).free()
+        self.assertEqual(dp.held_blocks, 1)
+
     def test_sizes_beyond_the_device(self):
         p = self.pool
         for size in (1 << 62, (1 << 64) - 1):
