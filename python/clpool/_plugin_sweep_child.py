@@ -7,6 +7,7 @@ import os
 import sys
 
 from clpool import _core
+from clpool import _plugin_text as text
 
 
 class ChildRun:
@@ -35,10 +36,8 @@ class ChildRun:
             kind, n = _core.parse_sweep_point(self.what)
             self.layer.arm(kind == "first-use", n, True)
 
-    def call_report(self, call, report, figures):
-        if call.excinfo is not None:
-            self.result["exception"] = call.excinfo.typename
-            self.result["message"] = _core.escape_text(str(call.excinfo.value))[-2000:]
+    def figures(self, figures):
+        """The test's figures as the call (or a setup that failed) left them."""
         if figures is not None:
             self.recount(figures)
             if figures["oom"]:
@@ -66,16 +65,46 @@ class ChildRun:
         )
         self.start = None
 
-    def phase_report(self, report):
+    def phase_report(self, call, report):
+        """The outcome, and the exception of the first phase that failed: the test's own, or its
+        setup's (a fixture) or teardown's."""
         if report.failed and self.result["outcome"] in ("not run", "passed"):
             self.result["outcome"] = "failed" if report.when == "call" else "error"
+            if call.excinfo is not None:
+                self.result["exception"] = call.excinfo.typename
+                self.result["message"] = _core.escape_text(str(call.excinfo.value))[-2000:]
         elif report.when == "call" and report.passed and self.result["outcome"] == "not run":
             self.result["outcome"] = "passed"
         elif report.when == "call" and report.skipped:
             self.result["outcome"] = "skipped"
 
+    def summary_lines(self):
+        """What a run typed by hand (a finding's replay line) found, for its terminal: how the
+        test ended and what it left allocated, the figures the sweep judged it by. A leak is
+        judged against the test's run without the failure, which this run does not make."""
+        r = self.result
+        lines = [f"clpool oom sweep run {self.what}: the test {r['outcome']}"]
+        if r["reached"] is False:
+            lines[0] += " without meeting its point (it allocated in another order this time)"
+        if r["exception"]:
+            lines[0] += f" with {r['exception']}: {r['message'][:300]}"
+        if r["oom_site"]:
+            lines.append(f"  the failing request    {r['oom_site']} ({r['oom_where']})")
+        lines.append(
+            f"  still allocated after the test: {text.both(r['left_live'])} "
+            "(the sweep calls more than its run without the failure leaves a leak)"
+        )
+        if r.get("left_live_sites"):
+            lines += [
+                "  " + line
+                for line in text.site_list(
+                    [tuple(s) for s in r["left_live_sites"]], "sites of the blocks still allocated:"
+                )
+            ]
+        return lines
+
     def write(self):
-        if not self.result_path:  # a replay typed by hand: the run's own report says it all
+        if not self.result_path:  # a replay typed by hand: summary_lines() says it on its terminal
             return
         tmp = self.result_path + ".tmp"
         with open(tmp, "w") as f:

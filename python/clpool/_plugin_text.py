@@ -42,10 +42,11 @@ def oom_lines(oom, device):
     ]
     if oom["recorder_said"]:
         lines.append(f"  the layer said            {oom['recorder_said']}")
-    lines += site_list(
-        oom["live_sites"],
-        "sites holding the most device memory at the failure " "(live blocks, requested bytes):",
-    )
+    if oom["live_sites"]:
+        lines += site_list(
+            oom["live_sites"],
+            "sites holding the most device memory at the failure (live blocks, requested bytes):",
+        )
     if oom["more"]:
         lines.append(f"({plural(oom['more'], 'more out-of-memory')} in this test)")
     return lines

@@ -362,9 +362,9 @@ def pytest_runtest_makereport(item, call):
         return
     report = outcome.get_result()
     if _state.child is not None:
-        _state.child.phase_report(report)
+        _state.child.phase_report(call, report)
         if call.when == "call":
-            _state.child.call_report(call, report, w.figures)
+            _state.child.figures(w.figures)
         elif call.when == "teardown":
             _state.child.end(report)
     if call.when == "call":
@@ -380,6 +380,8 @@ def pytest_runtest_makereport(item, call):
         # A fixture that ran out of device memory: the same report as the test's own.
         if _sync():
             w.figures = window.figures(w, item, _state)
+        if _state.child is not None:
+            _state.child.figures(w.figures)
         if w.figures is not None and w.figures["oom"] is not None:
             report.longrepr = text.longrepr(item, _problems(w, report), report.longrepr)
             if _state.settings.artifacts:
@@ -459,6 +461,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     if _state.settings.oom_sweep:
         sweep.terminal_summary(terminalreporter, config, _sweep_verdicts)
+        return
+    if _state.child is not None and not _state.child.result_path:
+        terminalreporter.section("clpool oom sweep run")
+        for line in _state.child.summary_lines():
+            terminalreporter.write_line(line)
         return
     devices = sorted({v.get("device", "") for _, v in _results} - {""})
     if _state.session is not None and not devices:

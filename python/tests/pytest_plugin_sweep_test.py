@@ -137,6 +137,15 @@ def test_each_finding_with_its_replay(pytester, xdist, monkeypatch, tmp_path):
     ).group(1)
     again = subprocess.run(line, shell=True, cwd=pytester.path, capture_output=True, text=True)
     assert again.returncode == 1 and "AttributeError" in again.stdout, again.stdout + again.stderr
+    # A leak's replay line shows the leak: what the test left allocated, and where.
+    line = re.search(
+        r"replay: (.*--clpool-oom-sweep-run=alloc:2 test_s\.py::test_leaks)", out
+    ).group(1)
+    again = subprocess.run(line, shell=True, cwd=pytester.path, capture_output=True, text=True)
+    shown = again.stdout
+    assert "clpool oom sweep run alloc:2: the test failed with MemoryError" in shown, shown
+    assert "still allocated after the test: 1 MiB (1048576 bytes)" in shown, shown
+    assert re.search(r"    1\. test_leaks \(test_s\.py:\d+\)\n", shown), shown
 
 
 def test_a_test_that_fails_without_a_fault_is_said_to(pytester):
@@ -158,6 +167,49 @@ def test_broken(queue):
         "clpool oom sweep: test_f.py::test_broken fails without any fault injected (it failed): nothing to sweep"
         in out
     )
+
+
+FIXTURES = """
+import pyopencl as cl
+import pytest
+
+@pytest.fixture
+def scratch(queue):
+    b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+    cl.enqueue_fill_buffer(queue, b, b"\\0", 0, 1 << 20).wait()
+    yield b
+
+@pytest.fixture
+def careless(queue):
+    try:
+        b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 1 << 20)
+        cl.enqueue_fill_buffer(queue, b, b"\\0", 0, 1 << 20).wait()
+    except cl.MemoryError:
+        raise RuntimeError("no scratch space") from None
+    yield b
+
+def test_with_scratch(scratch):
+    pass
+
+def test_with_careless(careless):
+    pass
+"""
+
+
+def test_a_fixtures_failure_is_judged_by_its_own_exception(pytester):
+    """An out-of-memory in a fixture (the test's setup) is as handled as one in the test: it says
+    what it is. A fixture that turns it into another error is unhandled, and the finding names
+    that error. Both were judged with no exception at all (the call's, which never ran)."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_x=FIXTURES)
+    r = pytester.runpytest_subprocess(*DEVICE, "--clpool-oom-sweep")
+    out = r.stdout.str()
+    assert "crashed 0, hung 0, leaked 0, unhandled 2, handled 2" in out, out + r.stderr.str()
+    assert "FAILED test_x.py::test_with_scratch" not in out, out
+    assert (
+        "test_x.py::test_with_careless with its allocation 1 failing: unhandled: the test failed "
+        "with RuntimeError, which does not say it ran out of memory: no scratch space"
+    ) in out, out
 
 
 LEAKY = """
