@@ -1,6 +1,7 @@
 #include "replay/site_names.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -158,20 +159,31 @@ std::vector<site_usage> merge_by_site(const std::vector<site_usage>& list,
 
 namespace {
 
-// True when the frame's file lies under `root` (not empty).
-bool under_root(const trace::frame_info* f, const std::string& root) {
-  return f != nullptr && !root.empty() && f->file.size() > root.size() &&
-         f->file.compare(0, root.size(), root) == 0 && f->file[root.size()] == '/';
+// An absolute file as a path without "." or ".." steps (lexically, as Python's os.path.normpath
+// and pytest name it): a module imported through a sys.path entry such as "tests/.." is named
+// from its real folder. Other files (relative, "<string>") as they are.
+std::string normal_file(const std::string& file) {
+  if (file.empty() || file[0] != '/' ||
+      (file.find("/./") == std::string::npos && file.find("/../") == std::string::npos))
+    return file;
+  return std::filesystem::path(file).lexically_normal().string();
 }
 
-// "function (file:line)" with `root` taken off the front of the file, printable.
+// True when the frame's file lies under `root` (not empty).
+bool under_root(const trace::frame_info* f, const std::string& root) {
+  if (f == nullptr || root.empty()) return false;
+  const std::string file = normal_file(f->file);
+  return file.size() > root.size() && file.compare(0, root.size(), root) == 0 &&
+         file[root.size()] == '/';
+}
+
+// "function (file:line)" with `root` taken off the front of the file (normal_file), printable.
 std::string path_frame(const trace::site_table& sites, std::uint64_t id, const std::string& root) {
   const trace::frame_info* f = sites.find_frame(id);
-  if (!under_root(f, root)) {
-    return printable_frame(sites, id);
-  }
+  if (f == nullptr) return printable_frame(sites, id);
   trace::frame_info shown = *f;
-  shown.file = f->file.substr(root.size() + 1);
+  shown.file = normal_file(f->file);
+  if (under_root(f, root)) shown.file.erase(0, root.size() + 1);
   trace::site_table one;
   one.add_frame(1, shown);
   return common::escape_text(one.describe_frame(1));
@@ -191,8 +203,8 @@ std::string site_path_name(const trace::site_table* sites, std::uint64_t stack,
   } else if (!rule.until_function.empty()) {
     for (std::size_t i = 0; i < frames.size() && !until_found; ++i) {
       const trace::frame_info* f = sites->find_frame(frames[i]);
-      until_found =
-          f != nullptr && f->function == rule.until_function && f->file == rule.until_file;
+      until_found = f != nullptr && f->function == rule.until_function &&
+                    normal_file(f->file) == rule.until_file;
       if (until_found) shown = i + 1;
     }
   }

@@ -108,6 +108,29 @@ TEST(SiteNames, WithoutTheTestFrameAPathEndsAtTheRoot) {
             "\u2190 <module> (<string>:8) \u2190 <module> (<string>:1)");
 }
 
+// A module imported through a sys.path entry with ".." in it (a conftest's
+// sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))) is named from its real
+// folder, as pytest names it; a file that only seems to be under the root is not taken for one.
+TEST(SiteNames, PathsAreNamedWithoutDotSteps) {
+  trace::site_table t;
+  py_frame(t, 1, "/usr/lib/python3/dist-packages/pyopencl/__init__.py", 100, "Buffer.__init__");
+  py_frame(t, 2, "/src/tests/../helpers/./devmem.py", 3, "make_buf");
+  py_frame(t, 3, "/src/tests/../../elsewhere/lib.py", 7, "wrap");
+  py_frame(t, 4, "/src/tests/./test_a.py", 11, "test_peak");
+  // test_peak -> wrap -> make_buf -> Buffer.__init__
+  EXPECT_EQ(t.add_stack(1, 0, 4), "");
+  EXPECT_EQ(t.add_stack(2, 1, 3), "");
+  EXPECT_EQ(t.add_stack(3, 2, 2), "");
+  EXPECT_EQ(t.add_stack(4, 3, 1), "");
+  site_path_rule rule;
+  rule.root = "/src";
+  rule.until_file = "/src/tests/test_a.py";
+  rule.until_function = "test_peak";
+  EXPECT_EQ(site_path_name(&t, 4, rule),
+            "make_buf (helpers/devmem.py:3) \u2190 wrap (/elsewhere/lib.py:7) \u2190 test_peak "
+            "(tests/test_a.py:11)");
+}
+
 TEST(SiteNames, NativeFramesOfOneModuleNameItOnce) {
   trace::site_table t;
   const auto native = [&](std::uint64_t id, const char* file, std::uint64_t line, const char* fn) {
