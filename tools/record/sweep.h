@@ -73,6 +73,12 @@ std::vector<failure_point> read_points(const std::string& report, const std::str
                                        bool first_uses, std::optional<std::uint64_t>& live_at_exit,
                                        std::string& problem);
 
+// What a run's trace leaves held at its end: the buffers and SVM blocks (the kinds the layer's
+// exit line counts) it allocated and neither released nor freed; nothing when the trace cannot be
+// read. For a run whose exit line never came: it ended without running its exit handlers
+// (_exit, os._exit), and is judged as if it had exited.
+std::optional<std::uint64_t> held_at_trace_end(const std::string& trace);
+
 // The points a sweep runs: of `kinds`, this shard's (every shard_count-th from shard_index), then
 // at most `max_runs` of them sampled evenly from a start `seed` picks; the others in `left_out`.
 std::vector<failure_point> select_points(const std::vector<failure_point>& all, point_kinds kinds,

@@ -134,6 +134,23 @@ std::vector<failure_point> read_points(const std::string& report, const std::str
   return points;
 }
 
+std::optional<std::uint64_t> held_at_trace_end(const std::string& trace) {
+  const trace::read_result r = trace::read_all(trace, {.check_liveness = false});
+  if (r.version == 0) return std::nullopt;
+  std::unordered_map<std::uint64_t, std::uint64_t> held;  // id -> bytes
+  for (const trace::trace_event& e : r.events) {
+    if (e.action == trace::trace_action::alloc &&
+        (e.kind == trace::trace_kind::buffer || e.kind == trace::trace_kind::svm)) {
+      held[e.id] = e.size;
+    } else if (e.action == trace::trace_action::release || e.action == trace::trace_action::free) {
+      held.erase(e.id);
+    }
+  }
+  std::uint64_t bytes = 0;
+  for (const auto& [id, size] : held) bytes += size;
+  return bytes;
+}
+
 namespace {
 // 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st.
 std::string ordinal(std::uint64_t n) {

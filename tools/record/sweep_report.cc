@@ -198,8 +198,10 @@ std::string sweep_html(const sweep_result& r) {
          "</style></head><body>\n<h1>clpool sweep</h1>\n<pre>";
   std::ostringstream head;
   headline(head, r);
-  out << common::escape_xml(head.str())
-      << "</pre>\n<table><tr><th>verdict</th><th>point</th><th>site</th>"
+  // Line by line: escape_xml writes a newline as \x0A, and the <pre> keeps the lines.
+  std::istringstream lines(head.str());
+  for (std::string line; std::getline(lines, line);) out << common::escape_xml(line) << "\n";
+  out << "</pre>\n<table><tr><th>verdict</th><th>point</th><th>site</th>"
       << "<th>what happened</th><th>replay</th></tr>\n";
   for (const run_outcome& run : r.runs) {
     const std::string v = to_string(run.what);

@@ -211,6 +211,11 @@ void classify(run_outcome& run, const run_context& ctx) {
   const child_result& r = run.result;
   const run_report rep = read_run_report(run.dir + "/report", run.point.id.first_use);
   run.live_at_exit = rep.live_at_exit;
+  // No exit line: the program ended without its exit handlers (_exit), which a crash or a hang
+  // explains, but an exit does not. Its trace says what it held.
+  const bool exited = r.started && !r.interrupted && !r.timed_out && !r.signaled;
+  const bool no_exit_handlers = exited && !rep.live_at_exit;
+  if (no_exit_handlers) run.live_at_exit = held_at_trace_end(run.dir + "/trace");
   if (r.interrupted) {
     run.what = verdict::interrupted;
     run.detail = "stopped: the sweep was interrupted";
@@ -235,10 +240,11 @@ void classify(run_outcome& run, const run_context& ctx) {
     run.detail = !r.signaled       ? summary + " (exit " + std::to_string(r.exit_code) + ")" + when
                  : summary.empty() ? common::signal_text(r.signal) + when
                                    : common::signal_text(r.signal) + when + ": " + summary;
-  } else if (ctx.baseline_live && rep.live_at_exit && *rep.live_at_exit > *ctx.baseline_live) {
+  } else if (ctx.baseline_live && run.live_at_exit && *run.live_at_exit > *ctx.baseline_live) {
     run.what = verdict::leaked;
-    run.detail = "exit " + std::to_string(r.exit_code) + " holding " +
-                 std::to_string(*rep.live_at_exit) + " bytes of device memory, " +
+    run.detail = "exit " + std::to_string(r.exit_code) +
+                 (no_exit_handlers ? " (no exit handlers ran: its trace's count)" : "") +
+                 " holding " + std::to_string(*run.live_at_exit) + " bytes of device memory, " +
                  std::to_string(*ctx.baseline_live) + " without the failure";
   } else if (r.exit_code == 0 && ctx.check && !ctx.check(run.dir)) {
     run.what = verdict::silent;

@@ -87,6 +87,11 @@ has "more than --timeout 0.001 s: runs as slow are stopped and counted as hung"
 sweep 1 -- "$VICTIM" leaks
 counts 0 0 4 0 2 0
 has "alloc:3 (3 MiB buffer): exit 1 holding 3145728 bytes of device memory, 0 without the failure"
+# The same through _exit: no exit handlers, so no count at exit from the layer; its trace's count
+# says the same (it was handled, never checked, before).
+sweep 1 -- "$VICTIM" leaks_at_exit_
+counts 0 0 4 0 2 0
+has "alloc:3 (3 MiB buffer): exit 1 (no exit handlers ran: its trace's count) holding 3145728 bytes of device memory, 0 without the failure"
 sweep 0 -- "$VICTIM" silent
 counts 0 0 0 0 6 0  # without --check, exit 0 is recovered
 sweep 0 --check "$SAME" -- "$VICTIM" silent
@@ -110,6 +115,8 @@ assert j["fault_free"]["live_at_exit_bytes"] == 0, j["fault_free"]
 assert leak["site"].startswith("make_filled (") and leak["replay"].endswith("leaks"), leak
 PY
 grep -q "<table>" "$T/r.html" && grep -q "leaked" "$T/r.html" || fail "--html"
+# The headline's lines are lines in the page, not escaped newlines.
+! grep -q 'x0A' "$T/r.html" && grep -q "^profile nvidia: 6 failure points" "$T/r.html" || fail "--html: the headline's lines"
 # A report that cannot be written is refused before any run, not after them all.
 sweep 2 --json "$T/no/such/dir/r.json" -- "$VICTIM" handles
 has "--json: cannot create '$T/no/such/dir/r.json'"

@@ -1,14 +1,15 @@
 /* A small OpenCL program for clpool sweep's tests, with one way to meet an out-of-memory per mode:
  *
- *   sweep_victim MODE      MODE: handles, recovers, crashes, crashes_later, hangs, leaks, silent,
- *                                uses_freed
+ *   sweep_victim MODE      MODE: handles, recovers, crashes, crashes_later, hangs, leaks,
+ *                                leaks_at_exit_, silent, uses_freed
  *
  * It makes three buffers (1, 2 and 3 MiB), fills each through a mapping (its first use), reads
  * them back and prints their checksum, then releases everything. What it does when a buffer
  * cannot be made or used is its MODE: reports it and exits 1 (handles); gives up the biggest
  * buffer it holds and tries again smaller, printing the same checksum (recovers); writes through
  * the NULL mapping (crashes); keeps going and writes through it at the end (crashes_later); waits
- * for a completion that never comes (hangs); exits 1 without releasing what it holds (leaks);
+ * for a completion that never comes (hangs); exits 1 without releasing what it holds (leaks), or
+ * the same through _exit(1), which runs no exit handlers (leaks_at_exit_);
  * leaves that buffer out of the checksum and exits 0 (silent); reads host memory it has freed and
  * exits 1 (uses_freed: AddressSanitizer's finding in an ASan build, unseen in another). Plain C,
  * as a user's program is. */
@@ -54,14 +55,15 @@ unsigned long checksum(cl_mem b, size_t bytes) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr,
-            "usage: sweep_victim "
-            "handles|recovers|crashes|crashes_later|hangs|leaks|silent|uses_freed\n");
+    fprintf(
+        stderr,
+        "usage: sweep_victim "
+        "handles|recovers|crashes|crashes_later|hangs|leaks|leaks_at_exit_|silent|uses_freed\n");
     return 2;
   }
   mode = argv[1];
   if (!is("handles") && !is("recovers") && !is("crashes") && !is("crashes_later") && !is("hangs") &&
-      !is("leaks") && !is("silent") && !is("uses_freed")) {
+      !is("leaks") && !is("leaks_at_exit_") && !is("silent") && !is("uses_freed")) {
     fprintf(stderr, "sweep_victim: unknown mode '%s'\n", mode);
     return 2;
   }
@@ -126,6 +128,10 @@ int main(int argc, char** argv) {
     if (is("leaks")) {
       fprintf(stderr, "sweep_victim: out of device memory; giving up\n");
       return 1; /* without releasing held[] */
+    }
+    if (is("leaks_at_exit_")) {
+      fprintf(stderr, "sweep_victim: out of device memory; giving up at once\n");
+      _exit(1); /* no exit handlers: the layer never writes its count at exit */
     }
     lost = i;
     lost_mapping = mapped;
