@@ -127,7 +127,8 @@ enum class op_kind : std::uint8_t {
   use_kernel,
   finish,
   fault_nth,
-  fault_exec
+  fault_exec,
+  discard
 };
 
 struct op {
@@ -147,6 +148,9 @@ std::string describe(const op& o) {
       break;
     case op_kind::release:
       std::snprintf(buf, sizeof buf, "live[%llu].release()", a);
+      break;
+    case op_kind::discard:
+      std::snprintf(buf, sizeof buf, "live[%llu].discard()", a);
       break;
     case op_kind::free_held:
       std::snprintf(buf, sizeof buf, "free_held()");
@@ -445,13 +449,14 @@ struct model {
   }
 
   // A release: held, or (not holding) freed.
-  void release(std::size_t i) {
+  // A release, or with `discard` an allocation's discard(): its block never held.
+  void release(std::size_t i, bool discard = false) {
     const live_alloc a = live[i];
     live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
     active_bytes -= a.size;
     active_rounded -= a.rounded;
     blocks[a.id].live = false;
-    if (!holding || unpooled(a.size)) {
+    if (discard || !holding || unpooled(a.size)) {
       ++stats.allocator_frees;
       freed_sizes.push_back(a.rounded);
       credit_freed(a.rounded);
@@ -742,10 +747,19 @@ struct run {
 
   void do_release(op& o) {
     const std::size_t i = static_cast<std::size_t>(o.a);
-    const bool kept = m.holding && !m.unpooled(m.live[i].size);
-    m.release(i);
+    const bool discard = o.kind == op_kind::discard;
+    const bool kept = !discard && m.holding && !m.unpooled(m.live[i].size);
+    m.release(i, discard);
     auto drop = [&](auto& box) {
-      box.live[i].release();
+      if constexpr (requires { box.live[i].discard(); }) {
+        if (discard) {
+          box.live[i].discard();
+        } else {
+          box.live[i].release();
+        }
+      } else {
+        box.live[i].release();  // pinned memory has no discard(): never decoded for it
+      }
       box.live.erase(box.live.begin() + static_cast<std::ptrdiff_t>(i));
     };
     if (imm) drop(*imm);
@@ -812,6 +826,7 @@ struct run {
         do_allocate(o);
         break;
       case op_kind::release:
+      case op_kind::discard:
         do_release(o);
         break;
       case op_kind::free_held:
@@ -1103,7 +1118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       o.kind = op_kind::allocate;
       o.a = consume_size(in, r.m);
     } else if (pick < 17) {
-      o.kind = op_kind::release;
+      o.kind = pick == 16 && r.kind != pool_kind::pinned ? op_kind::discard : op_kind::release;
       o.a = in.ConsumeIntegralInRange<std::size_t>(0, n - 1);
     } else if (pick < 20) {
       if (r.kind == pool_kind::pinned) continue;

@@ -231,6 +231,42 @@ TEST_P(buffer_pool_test, ARequestOfMaxAllocIsServedAtItsOwnSize) {
   EXPECT_TRUE(pool.pool().state_is_valid());
 }
 
+// A block with a sub-buffer made of it is discard()ed: the device frees it once the sub-buffer
+// goes, and the pool's next request of the bin gets another block, not the one whose memory the
+// sub-buffer still reaches. The sub-buffer keeps its data through the next user's writes.
+TEST_P(buffer_pool_test, ADiscardedBlockNeverReachesTheNextUser) {
+  buffer_pool<> pool{immediate_buffer_allocator(queue())};
+  pooled_buffer<> parent = pool.allocate(kBytes, queue());
+  ASSERT_EQ(
+      clEnqueueWriteBuffer(queue(), parent, CL_TRUE, 0, kBytes, src_.data(), 0, nullptr, nullptr),
+      CL_SUCCESS);
+  const cl_buffer_region region{0, 256};
+  cl_int status = CL_SUCCESS;
+  cl_mem sub =
+      clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
+  ASSERT_EQ(status, CL_SUCCESS);
+  const cl_mem was = parent.mem();
+  parent.discard();
+  EXPECT_FALSE(parent.has_block());
+  EXPECT_EQ(pool.held_blocks(), 0u);
+  EXPECT_EQ(pool.active_blocks(), 0u);
+  parent.discard();  // nothing: released
+  pooled_buffer<> next = pool.allocate(kBytes, queue());
+  EXPECT_NE(next.mem(), was);
+  const std::vector<unsigned char> zeros(kBytes, 0);
+  ASSERT_EQ(
+      clEnqueueWriteBuffer(queue(), next, CL_TRUE, 0, kBytes, zeros.data(), 0, nullptr, nullptr),
+      CL_SUCCESS);
+  std::vector<unsigned char> seen(256);
+  ASSERT_EQ(clEnqueueReadBuffer(queue(), sub, CL_TRUE, 0, 256, seen.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(seen, std::vector<unsigned char>(src_.begin(), src_.begin() + 256));
+  clReleaseMemObject(sub);
+  next.release();
+  EXPECT_EQ(pool.held_blocks(), 1u) << "a release keeps its block as ever";
+  EXPECT_TRUE(pool.pool().state_is_valid());
+}
+
 TEST_P(buffer_pool_test, LeakCheckDetectsALiveBuffer) {
   // Sanity check of the leak checks used here: does a live cl_mem hold a context reference?
   const cl_uint before = context_refs();

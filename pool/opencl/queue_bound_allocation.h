@@ -116,6 +116,16 @@ class queue_bound_allocation {
     block_.release();
   }
 
+  // Gives the block back to the device, never to the pool for another user: for a block that
+  // something outside the pool still reaches (a sub-buffer made of it with clCreateSubBuffer
+  // keeps its memory alive). The device frees it once that is gone and the work enqueued on it
+  // has finished. Does nothing when released.
+  void discard() noexcept {
+    if (!block_.has_block()) return;
+    if (!track_) release_pending();
+    block_.discard();
+  }
+
   // Binds to `queue` if it is not null (see bind_to_queue), then release()s: the block's next user
   // waits for work enqueued on `queue` before this call. Throws as bind_to_queue does, in which
   // case the allocation is still live.
