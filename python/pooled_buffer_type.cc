@@ -104,11 +104,9 @@ PyObject* pooled_buffer_release(PyObject* self, PyObject*) {
 // another user while a sub-buffer may still reach its memory. A released buffer has no block of
 // its own to divide: pyopencl.LogicError, as a second release.
 PyObject* sub_buffer_of(PyObject* self, const char* method_name, PyObject* args, PyObject* kwargs) {
-  auto it = objects().find(self);
-  if (it == objects().end() || it->second->st != block_record::state::handed_out) {
-    const std::string routine = std::string("PooledBuffer.") + method_name;
-    return set_released_error(routine.c_str(), "the pooled buffer was released");
-  }
+  // Everything that may run Python code (an allocation can start a collection, whose finalizers
+  // may release this very buffer) comes first; the record is looked up, checked and marked with
+  // nothing in between, and the call follows.
   PyObject* method = PyObject_GetAttrString(reinterpret_cast<PyObject*>(g_base), method_name);
   if (method == nullptr) return nullptr;
   const Py_ssize_t n = PyTuple_GET_SIZE(args);
@@ -124,9 +122,16 @@ PyObject* sub_buffer_of(PyObject* self, const char* method_name, PyObject* args,
     Py_INCREF(arg);
     PyTuple_SET_ITEM(with_self, i + 1, arg);
   }
+  auto it = objects().find(self);
+  if (it == objects().end() || it->second->st != block_record::state::handed_out) {
+    Py_DECREF(with_self);
+    Py_DECREF(method);
+    const std::string routine = std::string("PooledBuffer.") + method_name;
+    return set_released_error(routine.c_str(), "the pooled buffer was released");
+  }
   // Marked before the call: a sub-buffer the driver made is the block's, even if its Python
-  // object then fails. The record may be gone after the call (a __del__ run in there released
-  // the buffer), so it is not touched again.
+  // object then fails. The record may be gone after the call (a finalizer run in there released
+  // the buffer, whose block went to the device, marked), so it is not touched again.
   it->second->has_sub_buffers = true;
   PyObject* sub = PyObject_Call(method, with_self, kwargs);
   Py_DECREF(with_self);

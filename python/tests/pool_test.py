@@ -293,6 +293,39 @@ class PoolTest(unittest.TestCase):
             c.get_sub_region()
         del c
         self.assertEqual(p.held_blocks, 1)
+
+        # A collection run while get_sub_region prepares its call may release the buffer (a
+        # finalizer): then it is refused as released, or its block goes to the device marked;
+        # never back to the pool unmarked (the next user got the sub-buffer's memory: 20 of 20
+        # before the fix) nor with its record freed under the mark (valgrind's invalid write).
+        class Releaser:
+            def __init__(self, victim):
+                self.victim = victim
+                self.cycle = self
+
+            def __del__(self):
+                self.victim.release()
+
+        keep = [(i, i, i, i) for i in range(5000)]  # no 4-tuple to reuse: the next one allocates
+        for _ in range(20):
+            victim = p.allocate(4096)
+            Releaser(victim)  # garbage, in a cycle: collected at the next collection
+            threshold = gc.get_threshold()
+            gc.set_threshold(1, 1, 1)
+            try:
+                view = victim.get_sub_region(0, 16, cl.mem_flags.READ_WRITE)
+            except cl.LogicError:
+                view = None
+            finally:
+                gc.set_threshold(*threshold)
+            gc.collect()
+            victim_mem = victim.int_ptr
+            del victim
+            gc.collect()
+            if view is not None:
+                self.assertNotEqual(p.allocate(4096).int_ptr, victim_mem)
+            del view
+        del keep
         # PyCUDA's flavour (PooledDeviceAllocation) has its own type: the same rule.
         import clpool.pycuda
 
