@@ -44,6 +44,13 @@ site_id identify(const trace::site_table* sites, std::uint64_t stack) {
   return {f->function + "\n" + file, site_name(sites, stack)};
 }
 
+// The event where a replay was refused for its size (oom_site::max_alloc), if it was.
+std::optional<std::uint64_t> refused_at(const config_result& r) {
+  if (!r.replay || !r.replay->oom || r.replay->oom->site != oom_site::max_alloc)
+    return std::nullopt;
+  return r.replay->oom->event_index;
+}
+
 std::string describe_device(const std::vector<config_result>& run) {
   for (const config_result& r : run) {
     const std::optional<replay_report>& rep = r.replay;
@@ -52,7 +59,10 @@ std::string describe_device(const std::vector<config_result>& run) {
         rep->device.backend + ", " + std::string(to_string(rep->device.semantics)) + " allocation";
     // Device and profile names are a driver's or a profile file's: in their printable form.
     if (rep->device.measured) return s + ", " + common::escape_text(rep->device.measured->name);
-    return s + ", " + common::escape_text(rep->device.profile.name) + " profile";
+    s += ", " + common::escape_text(rep->device.profile.name) + " profile";
+    if (rep->device.max_alloc != unlimited)
+      s += ", max alloc " + common::format_bytes_exact(rep->device.max_alloc);
+    return s;
   }
   return "";
 }
@@ -284,6 +294,12 @@ diff_result compare_runs(const std::string& old_path, const std::vector<config_r
       if (a.min_capacity->found) c.old_min = a.min_capacity->capacity;
     }
     if (b.min_capacity && b.min_capacity->found) c.new_min = b.min_capacity->capacity;
+    c.old_refused = refused_at(a);
+    c.new_refused = refused_at(b);
+    if (max_growth && c.new_refused) {
+      d.over.push_back(c.config + ": the new trace's event " + std::to_string(*c.new_refused) +
+                       " is above the device's maximum allocation");
+    }
     if (max_growth) {
       const double g = growth(c.old_peak, c.new_peak);
       if (g > *max_growth)
@@ -350,10 +366,15 @@ nlohmann::json diff_json(const diff_result& d) {
   for (const config_change& c : d.configs) {
     nlohmann::json x;
     x["config"] = c.config;
+    const auto or_null = [](const std::optional<std::uint64_t>& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
     x["old"] = {{"peak_device_bytes", c.old_peak},
-                {"min_capacity", c.old_min ? nlohmann::json(*c.old_min) : nlohmann::json(nullptr)}};
+                {"min_capacity", or_null(c.old_min)},
+                {"refused_for_size_at_event", or_null(c.old_refused)}};
     x["new"] = {{"peak_device_bytes", c.new_peak},
-                {"min_capacity", c.new_min ? nlohmann::json(*c.new_min) : nlohmann::json(nullptr)}};
+                {"min_capacity", or_null(c.new_min)},
+                {"refused_for_size_at_event", or_null(c.new_refused)}};
     x["peak_growth"] = ratio(growth(c.old_peak, c.new_peak));
     x["min_capacity_growth"] =
         c.old_min && c.new_min ? ratio(growth(*c.old_min, *c.new_min)) : nlohmann::json(nullptr);

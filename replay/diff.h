@@ -79,6 +79,9 @@ struct config_change {
   std::string config;                             // "nopool", "pool:lb=4", ...
   std::uint64_t old_peak = 0, new_peak = 0;       // device bytes on an unbounded device
   std::optional<std::uint64_t> old_min, new_min;  // minimum capacity; none when no capacity helps
+  // The event a request above the device's maximum allocation stopped the replay at (--max-alloc:
+  // oom_site::max_alloc): the peak is of the events before it. None when nothing was refused.
+  std::optional<std::uint64_t> old_refused, new_refused;
 };
 
 struct diff_result {

@@ -13,10 +13,9 @@ using trace::trace_action;
 using trace::trace_event;
 using trace::trace_kind;
 
-// The block the pool makes for a request of `bytes`: its bin's size, or exactly `bytes` in the
-// bin that straddles the device's maximum allocation (pool/allocator.h).
-std::uint64_t replayer::impl::pool_rounded(std::uint64_t bytes) const {
-  const std::uint64_t largest = device->spec().max_alloc;
+std::uint64_t pool_block_bytes(const replay_config& config, const device_spec& device,
+                               std::uint64_t bytes) {
+  const std::uint64_t largest = device.max_alloc;
   if (largest != unlimited &&
       bin_number(bytes, config.leading_bits) == straddling_bin(largest, config.leading_bits))
     return bytes;

@@ -329,6 +329,12 @@ replay_report replay_stream(Source& source, const replay_config& config, const d
 // replay and for what draws its blocks (the page).
 bool commits_at_first_use(const replay_report& r, trace::trace_kind kind);
 
+// The block a replay's pool makes for a request of `bytes` (`config` with a pool): its bin's size,
+// or `bytes` itself in the bin that straddles the device's maximum allocation (pool/allocator.h,
+// device_spec::max_alloc). One rule for the replay and for what draws its blocks (the page).
+std::uint64_t pool_block_bytes(const replay_config& config, const device_spec& device,
+                               std::uint64_t bytes);
+
 // Replays events held in memory (tests, small traces). There are no comments here: every
 // alloc_failed is replayed as an allocation, a size refusal too (leave those out, as the
 // followed session does, or call replayer::apply_size_refusal for them).

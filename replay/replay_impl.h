@@ -115,7 +115,7 @@ struct replayer::impl {
     p.action = e.action;
     p.id = e.id;
     p.requested_bytes = e.size;
-    p.rounded_bytes = config.use_pool ? pool_rounded(e.size) : e.size;
+    p.rounded_bytes = config.use_pool ? pool_block_bytes(config, device->spec(), e.size) : e.size;
     p.site = site;
     p.recorded_failure = e.action == trace_action::alloc_failed;
     p.device_used_bytes = device->used_bytes();
@@ -132,10 +132,6 @@ struct replayer::impl {
     }
     return p;
   }
-
-  // The block the pool makes for a request of `bytes`: its bin's size, or exactly `bytes` in the
-  // bin that straddles the device's maximum allocation (pool/allocator.h).
-  std::uint64_t pool_rounded(std::uint64_t bytes) const;
 
   // A request the device refuses for its size, before any memory (CL_INVALID_BUFFER_SIZE): above
   // its maximum allocation, where the profile enforces that. Records the failure; a sub-buffer

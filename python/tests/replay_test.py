@@ -145,8 +145,19 @@ class ReplayTest(unittest.TestCase):
         self.assertIsNone(
             clpool.replay(self.trace, capacity="64MiB")["results"][0]["replay"]["max_alloc"]
         )
-        growth = clpool.replay.diff(self.trace, self.trace, profile="pocl", max_alloc="4MiB")
-        self.assertTrue(growth["passed"])
+        # A diff whose new trace is refused for its size stops there: the gate says so.
+        growth = clpool.replay.diff(
+            self.trace, self.trace, profile="pocl", max_alloc="2MiB", max_growth="5%"
+        )
+        self.assertFalse(growth["passed"])
+        self.assertIn("max alloc 2 MiB", growth["device"])
+        self.assertEqual(growth["configurations"][0]["new"]["refused_for_size_at_event"], 0)
+        self.assertIn("above the device's maximum allocation", growth["exceeded"][0])
+        fits = clpool.replay.diff(
+            self.trace, self.trace, profile="pocl", max_alloc="4MiB", max_growth="5%"
+        )
+        self.assertTrue(fits["passed"])
+        self.assertIsNone(fits["configurations"][0]["new"]["refused_for_size_at_event"])
 
     def test_bad_values_are_refused_as_the_command_line_refuses_them(self):
         for kwargs, message in [
@@ -421,8 +432,22 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(result["granule_bytes"], MiB)
         (config,) = result["configurations"]
         self.assertEqual(config["config"], "nopool")
-        self.assertEqual(config["old"], {"peak_device_bytes": 8 * MiB, "min_capacity": 8 * MiB})
-        self.assertEqual(config["new"], {"peak_device_bytes": 11 * MiB, "min_capacity": 11 * MiB})
+        self.assertEqual(
+            config["old"],
+            {
+                "peak_device_bytes": 8 * MiB,
+                "min_capacity": 8 * MiB,
+                "refused_for_size_at_event": None,
+            },
+        )
+        self.assertEqual(
+            config["new"],
+            {
+                "peak_device_bytes": 11 * MiB,
+                "min_capacity": 11 * MiB,
+                "refused_for_size_at_event": None,
+            },
+        )
         self.assertAlmostEqual(config["peak_growth"], 3 / 8)
         self.assertAlmostEqual(config["min_capacity_growth"], 3 / 8)
         grew, same = result["sites"]

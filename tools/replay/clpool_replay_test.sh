@@ -261,6 +261,14 @@ import json, sys
 r = json.loads(sys.stdin.read())["results"][0]["replay"]
 assert r["max_alloc"] is None and r["ok"], r
 ' <<<"$out" || fail "no --max-alloc JSON"
+expect 1 "trials: 2 capacities from 1 MiB to 2 MiB in steps of 1 MiB: 0 clean, 0 out of memory, 2 refused for their size
+  1 MiB (1048576 bytes): refused for its size at event 2 (4.88 KiB requested, above the device's maximum allocation)" "$T/max_alloc.trace" --trials 1MiB:2MiB:1MiB --max-alloc 4000
+# --diff: a replay refused for its size stops there; the text says so, and the gate fails for the
+# new trace (its figures would compare a cut-short replay).
+{ cat "$T/max_alloc.trace"; printf '4 0 0 0 alloc 3 3000 buffer 0x1\n'; } > "$T/max_alloc_new.trace"
+expect 1 "pool:lb=4: the new trace's event 2 is above the device's maximum allocation: its figures stop there" --diff "$T/max_alloc.trace" "$T/max_alloc_new.trace" --max-alloc 4000 --max-growth 5%
+expect 1 "exceeded: pool:lb=4: the new trace's event 2 is above the device's maximum allocation" --diff "$T/max_alloc.trace" "$T/max_alloc_new.trace" --max-alloc 4000 --max-growth 5%
+expect 0 "device: sim, immediate allocation, exact profile, max alloc 5000 B;" --diff "$T/max_alloc.trace" "$T/max_alloc_new.trace" --max-alloc 5000 --max-growth 500%
 expect 2 "--max-alloc: must be positive, got '0'" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 0
 expect 2 "--max-alloc: '4000x' has an unknown unit" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 4000x
 expect 2 "--max-alloc: " "$T/max_alloc.trace" --capacity 1MiB --max-alloc 8EiB

@@ -81,6 +81,14 @@ std::string diff_text(const diff_result& d, std::size_t top) {
     out << line << "\n";
     if (k == 0) out << std::string(line.size(), '-') << "\n";
   }
+  for (const config_change& c : d.configs) {
+    for (const auto& [which, at] : {std::pair{"old", c.old_refused}, {"new", c.new_refused}}) {
+      if (at) {
+        out << c.config << ": the " << which << " trace's event " << *at
+            << " is above the device's maximum allocation: its figures stop there\n";
+      }
+    }
+  }
   std::vector<const site_change*> grew, shrank;
   for (const site_change& s : d.sites) {
     if (s.change() > 0) grew.push_back(&s);

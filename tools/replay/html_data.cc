@@ -122,7 +122,7 @@ std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report&
       block b;
       b.id = e.id;
       b.size = e.size;
-      b.rounded = pool ? rounded_size(e.size, r.config.leading_bits) : e.size;
+      b.rounded = pool ? replay::pool_block_bytes(r.config, r.device, e.size) : e.size;
       b.committed = device_model::profile_rounded(r.device.profile, b.rounded);
       b.stack = e.stack;
       if (replay::commits_at_first_use(r, e.kind) &&

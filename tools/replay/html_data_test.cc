@@ -53,11 +53,12 @@ struct page {
   nlohmann::json data, oom;
 };
 
-page data_for(const device_model::device_profile& profile) {
+page data_for(const device_model::device_profile& profile, std::uint64_t max_alloc = unlimited) {
   const std::string path = write_trace();
   trace::trace_reader reader(path, {.check_liveness = false});
   device_spec spec{64 * MiB, alloc_semantics::immediate};
   spec.profile = profile;
+  spec.max_alloc = max_alloc;
   replay_options options;
   options.sites = true;
   options.timeline = true;
@@ -146,6 +147,17 @@ TEST(HtmlData, ExactBytesCommitTheBinSize) {
   EXPECT_EQ(d["blocks"]["committed"][0], 1114111u);
   EXPECT_EQ(oom["page_loss_bytes"], 0u);
   EXPECT_EQ(d["page_rounding_split"]["shared_room"], 0u);
+}
+
+// With the device's maximum allocation in the bin of 1 MiB (--max-alloc), the pool serves 1 MiB
+// at its own size (pool_block_bytes): the page draws the block the replay made.
+TEST(HtmlData, TheBinStraddlingTheMaxAllocIsDrawnAtTheRequestsSize) {
+  device_model::device_profile profile;
+  profile.max_alloc_enforced = false;  // the 100 MiB request runs out of memory, as above
+  const auto [d, oom] = data_for(profile, MiB);
+  EXPECT_EQ(d["blocks"]["rounded"][0], MiB);
+  EXPECT_EQ(d["blocks"]["committed"][0], MiB);
+  EXPECT_EQ(oom["rounding_loss_bytes"], 0u);
 }
 
 }  // namespace

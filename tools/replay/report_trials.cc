@@ -16,9 +16,10 @@ using replay::to_string;
 std::string format_trials_text(const config_result& result) {
   std::ostringstream out;
   const std::vector<capacity_trial>& trials = result.trials;
-  std::size_t clean = 0, changes = 0;
+  std::size_t clean = 0, changes = 0, refused = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     clean += trials[i].oom ? 0 : 1;
+    refused += trials[i].oom && trials[i].oom->site == replay::oom_site::max_alloc;
     if (i > 0 && !trials[i].oom != !trials[i - 1].oom) ++changes;
   }
   if (trials.size() == 1) {
@@ -30,7 +31,10 @@ std::string format_trials_text(const config_result& result) {
   }
   if (trials.size() > 1)
     out << " in steps of " << format_bytes_exact(trials[1].capacity - trials[0].capacity);
-  out << ": " << clean << " clean, " << trials.size() - clean << " out of memory\n";
+  out << ": " << clean << " clean, " << trials.size() - clean - refused << " out of memory";
+  if (refused != 0)
+    out << ", " << refused << (refused == 1 ? " refused for its size" : " refused for their size");
+  out << "\n";
   if (changes == 1 && trials.front().oom) {
     const auto first_clean =
         std::find_if(trials.begin(), trials.end(), [](const capacity_trial& t) { return !t.oom; });
@@ -49,6 +53,10 @@ std::string format_trials_text(const config_result& result) {
     out << "): ";
     if (!t.oom) {
       out << "clean\n";
+    } else if (t.oom->site == replay::oom_site::max_alloc) {
+      out << "refused for its size at event " << t.oom->event_index << " ("
+          << format_bytes(t.oom->requested_bytes) << " requested, " << to_string(t.oom->site)
+          << ")\n";
     } else {
       out << "out of memory at event " << t.oom->event_index << " ("
           << format_bytes(t.oom->requested_bytes) << " requested, " << to_string(t.oom->site)
