@@ -462,14 +462,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _state.settings.oom_sweep:
         sweep.terminal_summary(terminalreporter, config, _sweep_verdicts)
         return
-    if _state.child is not None and not _state.child.result_path:
-        terminalreporter.section("clpool oom sweep run")
-        for line in _state.child.summary_lines():
-            terminalreporter.write_line(line)
-        return
-    devices = sorted({v.get("device", "") for _, v in _results} - {""})
-    if _state.session is not None and not devices:
-        devices = [_state.session.describe()]
     notes = []
     for lost in ([_state.trace_lost] if _state.trace_lost else []) + _state.worker_trace_lost:
         notes.append(f"error: {lost}; no device-memory check ran after it, and the session fails")
@@ -479,6 +471,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"artifacts: {errors} could not be written in full (each test's 'clpool "
             f"artifacts' section says why)"
         )
+    if _state.child is not None and not _state.child.result_path:
+        # A finding's replay line typed by hand: what the run found (its figures only while the
+        # trace held: a lost trace's note says why there are none), and the notes.
+        terminalreporter.section("clpool oom sweep run")
+        found = [] if _state.trace_lost else _state.child.summary_lines()
+        for line in found + notes:
+            terminalreporter.write_line(line)
+        return
+    devices = sorted({v.get("device", "") for _, v in _results} - {""})
+    if _state.session is not None and not devices:
+        devices = [_state.session.describe()]
     text.summary(
         terminalreporter,
         _results,

@@ -55,6 +55,7 @@ struct sweep_result {
   std::string left_out_why;
   double fault_free_seconds = 0;
   std::optional<std::uint64_t> fault_free_live_at_exit;
+  bool fault_free_live_from_trace = false;  // it ended without exit handlers: its trace's count
   double timeout = 0;
   std::uint64_t jobs = 1, shard_index = 0, shard_count = 1;
   std::vector<run_outcome> runs;  // worst first

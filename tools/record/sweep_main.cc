@@ -247,8 +247,10 @@ std::optional<int> fault_free_run(const setup& s, const run_plan& plan, sweep_re
   result.points = read_points(dir + "/report", dir + "/trace",
                               profile.oom_at != device_model::refusal_point::creation,
                               result.fault_free_live_at_exit, why);
-  if (!result.fault_free_live_at_exit)
+  if (!result.fault_free_live_at_exit) {
     result.fault_free_live_at_exit = held_at_trace_end(dir + "/trace");
+    result.fault_free_live_from_trace = result.fault_free_live_at_exit.has_value();
+  }
   if (!why.empty()) {
     std::cerr << common::error_line("clpool sweep", "the fault-free run cannot be read: " + why)
               << "\n";

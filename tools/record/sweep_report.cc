@@ -62,7 +62,8 @@ void headline(std::ostringstream& out, const sweep_result& r) {
       << seconds(r.fault_free_seconds) << ", "
       << (r.fault_free_live_at_exit ? common::format_bytes_both(*r.fault_free_live_at_exit)
                                     : "unknown")
-      << " held at exit)\n";
+      << " held at exit"
+      << (r.fault_free_live_from_trace ? ", by its trace: no exit handlers ran" : "") << ")\n";
   if (r.points.empty()) {
     out << "0 failure points: the program made no device allocation; nothing to sweep\n";
     return;

@@ -91,6 +91,7 @@ has "alloc:3 (3 MiB buffer): exit 1 holding 3145728 bytes of device memory, 0 wi
 # says the same (it was handled, never checked, before).
 sweep 1 -- "$VICTIM" leaks_at_exit_
 counts 0 0 4 0 2 0
+has "0 bytes held at exit, by its trace: no exit handlers ran)"
 has "alloc:3 (3 MiB buffer): exit 1 (no exit handlers ran: its trace's count) holding 3145728 bytes of device memory, 0 without the failure"
 sweep 0 -- "$VICTIM" silent
 counts 0 0 0 0 6 0  # without --check, exit 0 is recovered
