@@ -96,10 +96,11 @@ void set_python_error(const std::string& context) noexcept {
     PyErr_SetString(PyExc_ValueError, with_context(e.what()).c_str());
   } catch (const opencl::cl_error& e) {
     try {
-      py::object type = py::module_::import("clpool._core").attr("CLError");
-      py::object exc = type(with_context(e.what()));
-      exc.attr("status") = static_cast<int>(e.status());
-      PyErr_SetObject(type.ptr(), exc.ptr());
+      // A clpool.CLError that is PyOpenCL's class for the status too (clpool._errors.cl_error).
+      py::object exc =
+          py::module_::import("clpool._errors")
+              .attr("cl_error")(with_context(e.what()), static_cast<int>(e.status()), e.call());
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     } catch (py::error_already_set& err) {
       err.restore();
     } catch (...) {

@@ -1,4 +1,5 @@
-"""clpool.OutOfMemoryError, made on first use so that importing clpool does not import pyopencl."""
+"""clpool.OutOfMemoryError and the classes clpool.CLError takes with PyOpenCL, made on first use so
+that importing clpool does not import pyopencl."""
 
 _FIGURES = (
     "requested_bytes",
@@ -47,6 +48,55 @@ def make_out_of_memory(message, figures):
     error = out_of_memory_error_class()(message)
     for name in _FIGURES:
         setattr(error, name, figures[name])
+    return error
+
+
+_cl_error_classes = {}
+
+
+def _pyopencl_class(status):
+    """The class PyOpenCL's own calls raise for `status`: pyopencl.MemoryError for
+    CL_MEM_OBJECT_ALLOCATION_FAILURE, pyopencl.LogicError for CL_INVALID_VALUE (-30) and below,
+    pyopencl.RuntimeError for the other failures; None without pyopencl."""
+    try:
+        import pyopencl
+    except ImportError:
+        return None
+    if status == -4:
+        return pyopencl.MemoryError
+    return pyopencl.LogicError if status <= -30 else pyopencl.RuntimeError
+
+
+def cl_error(message, status, routine):
+    """What an OpenCL failure other than the pool's out-of-memory raises (clpool._core turns a
+    C++ opencl::cl_error into it): a clpool.CLError (a RuntimeError with .status) that is also
+    the pyopencl error PyOpenCL raises for the same status, so that `except pyopencl.Error` (or
+    LogicError) catches it where it caught PyOpenCL's pool's. str() is clpool's message; .code is
+    the status, .routine the OpenCL call, .what the message, as on PyOpenCL's errors."""
+    from clpool import _core
+
+    base = _pyopencl_class(status)
+    if base is None:
+        error = _core.CLError(message)
+    else:
+        cls = _cl_error_classes.get(base)
+        if cls is None:
+            cls = type(
+                "CLError",
+                (_core.CLError, base),
+                {
+                    "__module__": "clpool",
+                    "__doc__": _core.CLError.__doc__,
+                    "__str__": lambda self: str(self.args[0]) if self.args else "",
+                    "code": property(lambda self: self.status),
+                    "routine": property(lambda self: self._routine),
+                    "what": property(lambda self: str(self)),
+                },
+            )
+            _cl_error_classes[base] = cls
+        error = cls(message)
+        error._routine = routine
+    error.status = status
     return error
 
 

@@ -348,6 +348,23 @@ class PoolTest(unittest.TestCase):
                 self.assertIn(str(size), str(c.exception))
         self.assertEqual((p.active_blocks, p.managed_bytes), (0, 0))
 
+    def test_other_opencl_failures_are_pyopencls_errors_too(self):
+        # Above max alloc the device refuses the buffer (CL_INVALID_BUFFER_SIZE, on both POCL and
+        # mockcl): PyOpenCL's pool raises pyopencl.LogicError there, and so does clpool's, a
+        # clpool.CLError too, with PyOpenCL's code, routine and what beside its status.
+        m = min(d.max_mem_alloc_size for d in self.ctx.devices)
+        p = cp.MemoryPool(cp.DeferredAllocator(self.ctx))
+        with self.assertRaises(cl.LogicError) as caught:
+            p.allocate(m + 1)
+        e = caught.exception
+        self.assertIsInstance(e, clpool.CLError)
+        self.assertIsInstance(e, RuntimeError)
+        self.assertEqual((e.status, e.code, e.routine), (-61, -61, "clCreateBuffer"))
+        self.assertIn("CL_INVALID_BUFFER_SIZE", str(e))
+        self.assertIn(f"MemoryPool.allocate({m + 1} bytes)", str(e))
+        self.assertEqual(e.what, str(e))
+        self.assertEqual(p.active_blocks, 0)
+
     def test_a_request_of_max_alloc_is_not_rounded_above_it(self):
         # PyOpenCL's pool rounds max_mem_alloc_size up to its bin and fails it with
         # INVALID_BUFFER_SIZE where the device enforces the limit; clpool's makes the buffer at
