@@ -87,6 +87,10 @@ TEST(MemoryPool, SecondReleaseIsANoOp) {
   pool p(fake_allocator{dev});
   auto a = p.allocate(64);
   a.release();
+  // Nothing of the block stays: no size without a block (the docs say 0).
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(a.rounded_size(), 0u);
+  EXPECT_EQ(a.id(), 0u);
   a.release();
   EXPECT_EQ(p.held_blocks(), 1u);
   EXPECT_EQ(p.active_blocks(), 0u);
@@ -106,6 +110,7 @@ TEST(MemoryPool, DiscardGivesTheBlockToTheAllocatorNotThePool) {
   const auto handle = a.handle();
   a.discard();
   EXPECT_FALSE(a.has_block());
+  EXPECT_EQ(a.size() + a.rounded_size() + a.id(), 0u);
   EXPECT_FALSE(dev->is_outstanding(handle));
   EXPECT_EQ(p->held_blocks(), 0u);
   EXPECT_EQ(p->active_blocks(), 1u);

@@ -57,22 +57,23 @@ class pooled_allocation {
   ~pooled_allocation() { release(); }
 
   // Gives the block back to its pool (or to the allocator, if the pool no longer holds).
-  // Afterwards has_block() is false. A second call does nothing: a block is never freed twice.
+  // Afterwards has_block() is false, and size(), rounded_size() and id() are 0. A second call
+  // does nothing: a block is never freed twice.
   void release() noexcept {
     if (state_ == nullptr) return;
     internal::pool_state<A>* state = std::exchange(state_, nullptr);
     state->give_back(handle_, size_, rounded_size_, bin_, id_);
-    handle_ = handle_type{};
+    forget_block();
   }
 
   // Gives the block straight back to the allocator, never to be kept for another request: for
   // a block something outside the pool may still use (an OpenCL sub-buffer keeps its parent's
-  // memory). Afterwards has_block() is false; a second call, or release(), does nothing.
+  // memory). Afterwards as after release(); a second call, or release(), does nothing.
   void discard() noexcept {
     if (state_ == nullptr) return;
     internal::pool_state<A>* state = std::exchange(state_, nullptr);
     state->give_back_unkept(handle_, size_, rounded_size_, bin_, id_);
-    handle_ = handle_type{};
+    forget_block();
   }
 
   // True while this object owns a block.
@@ -96,6 +97,13 @@ class pooled_allocation {
 
  private:
   friend class internal::pool_state<A>;
+
+  // The block is the pool's again: nothing of it stays here (a size without a block would
+  // describe memory this allocation no longer has).
+  void forget_block() noexcept {
+    handle_ = handle_type{};
+    size_ = rounded_size_ = id_ = 0;
+  }
 
   pooled_allocation(internal::pool_state<A>* state, const handle_type& handle, std::uint64_t size,
                     std::uint64_t rounded_size, bin_id bin, std::uint64_t id) noexcept

@@ -21,6 +21,7 @@
 
 #include "pool/memory_pool.h"
 #include "pool/opencl/host_pinned_allocator.h"
+#include "python/checked_buffer.h"
 #include "python/errors_binding.h"
 #include "python/initialised_caster.h"
 #include "python/pool_extras.h"
@@ -157,14 +158,22 @@ CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_pinned_pool);
 
 namespace clpool::python {
 
+namespace {
+
+// The PinnedBlock's bytes for the buffer protocol (checked_buffer.h).
+const char* pinned_block_bytes(py_pinned_block& b, void** data, std::uint64_t* size) {
+  if (!b.has_block()) return "PinnedBlock: the block was freed";
+  *data = b.data();
+  *size = b.size();
+  return nullptr;
+}
+
+}  // namespace
+
 void bind_pinned_pool(py::module_& m) {
-  py::class_<py_pinned_block>(m, "PinnedBlock", py::buffer_protocol())
-      .def_buffer([](py_pinned_block& b) {
-        if (!b.has_block()) throw py::value_error("PinnedBlock: the block was freed");
-        return py::buffer_info(b.data(), 1, py::format_descriptor<std::uint8_t>::format(), 1,
-                               {static_cast<py::ssize_t>(b.size())}, {1});
-      })
-      .def_property_readonly("size", &py_pinned_block::size)
+  py::class_<py_pinned_block> pinned_block(m, "PinnedBlock", py::buffer_protocol());
+  install_checked_buffer<py_pinned_block, pinned_block_bytes>(pinned_block);
+  pinned_block.def_property_readonly("size", &py_pinned_block::size)
       .def(
           "__len__",
           [](const py_pinned_block& b) {

@@ -91,7 +91,12 @@ PyObject* pooled_buffer_release(PyObject* self, PyObject*) {
   auto& table = objects();
   auto it = table.find(self);
   if (it == table.end() || it->second->st != block_record::state::handed_out) {
-    return set_released_error("PooledBuffer.release", "the pooled buffer was already released");
+    // In the flavour's own words: PyCUDA's is freed, PyOpenCL's released.
+    return Py_TYPE(self) == g_types[1]
+               ? set_released_error("PooledDeviceAllocation.free",
+                                    "the allocation was already freed")
+               : set_released_error("PooledBuffer.release",
+                                    "the pooled buffer was already released");
   }
   block_record* record = it->second;
   record->st = block_record::state::released_by_user;

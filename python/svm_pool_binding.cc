@@ -11,6 +11,7 @@
 
 #include "pool/opencl/svm_pool.h"
 #include "pool/shared_limit.h"
+#include "python/checked_buffer.h"
 #include "python/errors_binding.h"
 #include "python/gc_safe_subclass.h"
 #include "python/initialised_caster.h"
@@ -72,6 +73,18 @@ CLPOOL_REFUSE_UNINITIALISED(clpool::python::py_svm_pool);
 
 namespace clpool::python {
 
+namespace {
+
+// The SVMBlock's bytes for the buffer protocol (checked_buffer.h).
+const char* svm_block_bytes(py_svm_block& b, void** data, std::uint64_t* size) {
+  if (!b.get().has_block()) return "SVMBlock: the block was released";
+  *data = b.get().ptr();
+  *size = b.get().size();
+  return nullptr;
+}
+
+}  // namespace
+
 void bind_svm_pool(py::module_& m) {
   m.def(
       "make_svm_base",
@@ -85,12 +98,9 @@ void bind_svm_pool(py::module_& m) {
       },
       py::arg("svm_type"));
   using gil_release = py::call_guard<py::gil_scoped_release>;
-  py::class_<py_svm_block>(m, "SVMBlock", py::buffer_protocol())
-      .def_buffer([](py_svm_block& b) {
-        if (!b.get().has_block()) throw py::value_error("SVMBlock: the block was released");
-        return py::buffer_info(b.get().ptr(), 1, py::format_descriptor<std::uint8_t>::format(), 1,
-                               {static_cast<py::ssize_t>(b.get().size())}, {1});
-      })
+  py::class_<py_svm_block> svm_block(m, "SVMBlock", py::buffer_protocol());
+  install_checked_buffer<py_svm_block, svm_block_bytes>(svm_block);
+  svm_block
       .def_property_readonly(
           "svm_ptr",
           [](py_svm_block& b) { return reinterpret_cast<std::uintptr_t>(b.get().ptr()); })

@@ -248,6 +248,7 @@ TEST_P(buffer_pool_test, ADiscardedBlockNeverReachesTheNextUser) {
   const cl_mem was = parent.mem();
   parent.discard();
   EXPECT_FALSE(parent.has_block());
+  EXPECT_EQ(parent.size() + parent.rounded_size(), 0u) << "0 when released, as the docs say";
   EXPECT_EQ(pool.held_blocks(), 0u);
   EXPECT_EQ(pool.active_blocks(), 0u);
   parent.discard();  // nothing: released

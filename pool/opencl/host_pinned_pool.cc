@@ -20,6 +20,8 @@ event_ref pinned_memory::transfer(bool to_device, cl_command_queue queue, cl_mem
                                   std::uint64_t offset, std::uint64_t bytes, bool blocking) {
   const char* who = to_device ? "pinned_memory::write_to" : "pinned_memory::read_from";
   if (!has_block()) throw invalid_use(std::string(who) + ": the block was released");
+  if (queue == nullptr) throw invalid_use(std::string(who) + ": null queue");
+  if (buffer == nullptr) throw invalid_use(std::string(who) + ": null buffer");
   if (bytes == whole) bytes = size();
   if (bytes > size()) {
     throw invalid_use(std::string(who) + ": " + std::to_string(bytes) +

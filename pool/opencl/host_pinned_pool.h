@@ -2,7 +2,7 @@
 // host_pinned_allocator. A block is pinned *host* memory for fast transfers to and from device
 // buffers; it is kept mapped for its whole life and reused.
 //
-//   host_pinned_pool pool(host_pinned_allocator(queue));
+//   host_pinned_pool pool{host_pinned_allocator(queue)};
 //   pinned_memory m = pool.allocate(n);
 //   std::memcpy(m.data(), src, n);                    // the host fills pinned memory
 //   m.write_to(queue, dev);                           // clEnqueueWriteBuffer(dev, ..., m.data())
@@ -62,8 +62,8 @@ class pinned_memory {
   // Enqueues clEnqueueWriteBuffer(queue, dst, blocking, dst_offset, bytes, data()): the host's
   // bytes [0, bytes) to the device buffer `dst` (`whole`: size()). Returns the transfer's event;
   // the block keeps a reference too, and release() waits for it. The host must not write data()
-  // until the event completes. Throws invalid_use when empty or `bytes` exceeds size(), cl_error
-  // when the enqueue fails.
+  // until the event completes. Throws invalid_use when empty, for a null queue or buffer, or when
+  // `bytes` exceeds size(); cl_error when the enqueue fails.
   event_ref write_to(cl_command_queue queue, cl_mem dst, std::uint64_t dst_offset = 0,
                      std::uint64_t bytes = whole, bool blocking = false);
   // The reverse: clEnqueueReadBuffer of `src` [src_offset, src_offset + bytes) into data(). The

@@ -152,6 +152,8 @@ TEST_P(host_pinned_pool_test, MisuseGivesTypedErrors) {
   mem_ref dev = device_buffer(64);
   EXPECT_THROW(m.write_to(queue(), dev.get(), 0, 101), invalid_use);
   EXPECT_THROW(m.write_to(queue(), m.mem()), invalid_use) << "the block's own buffer is mapped";
+  EXPECT_THROW(m.write_to(nullptr, dev.get()), invalid_use) << "a null queue, as README says";
+  EXPECT_THROW(m.read_from(queue(), nullptr), invalid_use) << "a null buffer";
   try {
     m.write_to(queue(), dev.get(), 0, 100);  // 100 bytes into a 64-byte buffer
     ADD_FAILURE() << "no error";

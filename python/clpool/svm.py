@@ -30,6 +30,9 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
     def __init__(self, block):
         super().__init__(block)
         self._block = block
+        # Its address for good: equality, hashing and int() stay what they were after the
+        # release, as PyOpenCL's (a released PooledSVM stays in the set it was put in).
+        self._address = block.svm_ptr
 
     def release(self):
         """Gives the block back; work enqueued on its queue completes before the next user. A
@@ -48,9 +51,11 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
             raise released_error(routine, "the pooled SVM was already released")
 
     def bind_to_queue(self, queue):
+        self._refuse_released("PooledSVM.bind_to_queue")
         self._block.bind_to_queue(cl_handle(queue, "CommandQueue", "PooledSVM.bind_to_queue"))
 
     def unbind_from_queue(self):
+        self._refuse_released("PooledSVM.unbind_from_queue")
         self._block.unbind_from_queue()
 
     @property
@@ -59,16 +64,16 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
 
     def __int__(self):
         """The SVM pointer (PyCUDA's int() of an allocation: its address)."""
-        return self._block.svm_ptr
+        return self._address
 
     # PyOpenCL's PooledSVM: structural equality and hashing, by address.
     def __eq__(self, other):
         if not isinstance(other, PooledSVM):
             return NotImplemented
-        return self._block.svm_ptr == other._block.svm_ptr
+        return self._address == other._address
 
     def __hash__(self):
-        return hash(self._block.svm_ptr)
+        return hash(self._address)
 
 
 class SVMAllocator:
@@ -81,6 +86,11 @@ class SVMAllocator:
         if alignment < 0 or alignment & (alignment - 1):
             raise ValueError(
                 f"SVMAllocator: alignment must be 0 or a power of two, got {alignment}"
+            )
+        if flags is not None and (isinstance(flags, bool) or not isinstance(flags, int)):
+            raise TypeError(
+                "SVMAllocator: flags must be pyopencl.svm_mem_flags bits (an int), "
+                f"got {type(flags).__qualname__}"
             )
         self.context, self.alignment, self.queue = context, alignment, queue
         self.flags = int(_cl.svm_mem_flags.READ_WRITE if flags is None else flags)

@@ -70,6 +70,9 @@ class PageLockedTest(unittest.TestCase):
         self.assertEqual(self.pool.held_blocks, 1)
         with self.assertRaisesRegex(cl.LogicError, "PinnedBlock.free failed: INVALID_VALUE"):
             a.base.free()  # a second free, as a second release of any pooled object
+        # Its bytes are gone: ValueError (the process used to abort: std::terminate).
+        with self.assertRaisesRegex(ValueError, "PinnedBlock: the block was freed"):
+            memoryview(a.base)
         self.assertEqual(self.pool.held_blocks, 1)
         b = self.pool.allocate(15, np.int64)
         self.assertEqual(self.pool.statistics()["hits"], 1)

@@ -102,7 +102,9 @@ class PyCUDASeedTest(unittest.TestCase):
         a = self.pool.allocate(4096)
         a.free()
         self.assertEqual((self.pool.active_blocks, self.pool.held_blocks), (0, 1))
-        with self.assertRaises(cl.LogicError):
+        with self.assertRaisesRegex(
+            cl.LogicError, "PooledDeviceAllocation.free failed: INVALID_VALUE - the allocation"
+        ):
             a.free()
 
     def test_PooledDeviceAllocation___len__(self):

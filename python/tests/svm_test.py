@@ -60,7 +60,13 @@ class SVMTest(unittest.TestCase):
     def test_release_methods_and_reuse(self):
         p = self.pool
         a = p.allocate(1 << 16, self.queue)
+        view = memoryview(a.mem)  # the block's bytes, while it lives
+        self.assertEqual((view.format, view.nbytes, view.readonly), ("B", 1 << 16, False))
+        view.release()
         a.enqueue_release(self.queue)
+        # Its bytes are gone: ValueError (the process used to abort: std::terminate).
+        with self.assertRaisesRegex(ValueError, "SVMBlock: the block was released"):
+            memoryview(a.mem)
         self.assertEqual((p.active_blocks, p.held_blocks), (0, 1))
         b = p.allocate(1 << 16)
         self.assertEqual(p.statistics()["hits"], 1)
@@ -82,6 +88,21 @@ class SVMTest(unittest.TestCase):
         self.assertEqual(p.total_bytes(), 0)
         self.assertIsNone(p.allocate(0))
 
+    def test_identity_outlives_the_release(self):
+        # PyOpenCL's PooledSVM compares and hashes by address, and keeps it after the release: a
+        # released one stays in its set, two released ones are not equal, int() stays.
+        a, b = self.pool.allocate(64, self.queue), self.pool.allocate(64, self.queue)
+        address, seen = int(a), {a}
+        self.assertNotEqual(a, b)
+        a.release()
+        b.release()
+        self.assertIn(a, seen)
+        self.assertNotEqual(a, b)
+        self.assertEqual((int(a), hash(a)), (address, hash(address)))
+        for call in (lambda: a.bind_to_queue(self.queue), a.unbind_from_queue):
+            with self.assertRaisesRegex(cl.LogicError, "the pooled SVM was already released"):
+                call()
+
     def test_limit_and_bad_input(self):
         self.pool.set_limit(1 << 20)
         with self.assertRaises(clpool.OutOfMemoryError) as caught:
@@ -90,6 +111,9 @@ class SVMTest(unittest.TestCase):
         self.assertEqual(caught.exception.cause, "limit")
         with self.assertRaisesRegex(ValueError, "power of two"):
             cp.SVMAllocator(self.ctx, alignment=3)
+        for flags in ("1", 1.9, True):  # int("1") and int(1.9) were taken as 1
+            with self.assertRaisesRegex(TypeError, "flags must be pyopencl.svm_mem_flags bits"):
+                cp.SVMAllocator(self.ctx, flags=flags)
         with self.assertRaisesRegex(TypeError, "pyopencl.Context"):
             cp.SVMAllocator(self.queue)
         with self.assertRaisesRegex(TypeError, "pyopencl.CommandQueue"):
