@@ -88,9 +88,14 @@ def cl_error(message, status, routine):
                     "__module__": "clpool",
                     "__doc__": _core.CLError.__doc__,
                     "__str__": lambda self: str(self.args[0]) if self.args else "",
-                    "code": property(lambda self: self.status),
-                    "routine": property(lambda self: self._routine),
+                    "code": property(lambda self: getattr(self, "status", None)),
+                    "routine": property(lambda self: getattr(self, "_routine", None)),
                     "what": property(lambda self: str(self)),
+                    # Pickled as the call that makes it (the class is made at run time).
+                    "__reduce__": lambda self: (
+                        cl_error,
+                        (str(self), getattr(self, "status", 0), getattr(self, "_routine", "")),
+                    ),
                 },
             )
             _cl_error_classes[base] = cls

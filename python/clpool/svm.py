@@ -10,6 +10,8 @@ A block is bound to an in-order queue; reuse on another queue is ordered with a 
 barrier (pool/opencl/README.md, "Pools and queue semantics").
 """
 
+import operator
+
 import pyopencl as _cl
 
 from clpool import _core
@@ -33,6 +35,7 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
         # Its address for good: equality, hashing and int() stay what they were after the
         # release, as PyOpenCL's (a released PooledSVM stays in the set it was put in).
         self._address = block.svm_ptr
+        self._size = block.size
 
     def release(self):
         """Gives the block back; work enqueued on its queue completes before the next user. A
@@ -51,16 +54,14 @@ class PooledSVM(_core.make_svm_base(_cl.SVM)):
             raise released_error(routine, "the pooled SVM was already released")
 
     def bind_to_queue(self, queue):
-        self._refuse_released("PooledSVM.bind_to_queue")
         self._block.bind_to_queue(cl_handle(queue, "CommandQueue", "PooledSVM.bind_to_queue"))
 
     def unbind_from_queue(self):
-        self._refuse_released("PooledSVM.unbind_from_queue")
         self._block.unbind_from_queue()
 
     @property
     def svm_size(self):
-        return self._block.size
+        return self._size  # kept after the release, as the address is (and PyOpenCL's size)
 
     def __int__(self):
         """The SVM pointer (PyCUDA's int() of an allocation: its address)."""
@@ -87,13 +88,15 @@ class SVMAllocator:
             raise ValueError(
                 f"SVMAllocator: alignment must be 0 or a power of two, got {alignment}"
             )
-        if flags is not None and (isinstance(flags, bool) or not isinstance(flags, int)):
+        if flags is None:
+            flags = _cl.svm_mem_flags.READ_WRITE
+        elif isinstance(flags, bool) or not hasattr(type(flags), "__index__"):
             raise TypeError(
-                "SVMAllocator: flags must be pyopencl.svm_mem_flags bits (an int), "
+                "SVMAllocator: flags must be pyopencl.svm_mem_flags bits (an integer), "
                 f"got {type(flags).__qualname__}"
             )
         self.context, self.alignment, self.queue = context, alignment, queue
-        self.flags = int(_cl.svm_mem_flags.READ_WRITE if flags is None else flags)
+        self.flags = operator.index(flags)
         self._queue = _queue_ptr(queue, "SVMAllocator")
 
     def __call__(self, size):

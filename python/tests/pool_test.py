@@ -3,6 +3,7 @@ the garbage-collector retry, trace recording replayed by clpool_replay, and bad 
 mockcl (a 64 MiB immediate device and a deferred one) and on POCL (where device OOM is skipped)."""
 import gc
 import os
+import pickle
 import subprocess
 import sys
 import unittest
@@ -298,12 +299,15 @@ class PoolTest(unittest.TestCase):
         # finalizer): then it is refused as released, or its block goes to the device marked;
         # never back to the pool unmarked (the next user got the sub-buffer's memory: 20 of 20
         # before the fix) nor with its record freed under the mark (valgrind's invalid write).
+        finalized = []
+
         class Releaser:
             def __init__(self, victim):
                 self.victim = victim
                 self.cycle = self
 
             def __del__(self):
+                finalized.append(1)
                 self.victim.release()
 
         keep = [(i, i, i, i) for i in range(5000)]  # no 4-tuple to reuse: the next one allocates
@@ -325,6 +329,8 @@ class PoolTest(unittest.TestCase):
             if view is not None:
                 self.assertNotEqual(p.allocate(4096).int_ptr, victim_mem)
             del view
+        # The release did come in every round (here before the lookup: refused as released).
+        self.assertEqual(len(finalized), 20)
         del keep
         # PyCUDA's flavour (PooledDeviceAllocation) has its own type: the same rule.
         import clpool.pycuda
@@ -364,6 +370,10 @@ class PoolTest(unittest.TestCase):
         self.assertIn(f"MemoryPool.allocate({m + 1} bytes)", str(e))
         self.assertEqual(e.what, str(e))
         self.assertEqual(p.active_blocks, 0)
+        # It crosses process boundaries (multiprocessing pickles a worker's exception).
+        again = pickle.loads(pickle.dumps(e))
+        self.assertIs(type(again), type(e))
+        self.assertEqual((str(again), again.status, again.routine), (str(e), -61, "clCreateBuffer"))
 
     def test_a_request_of_max_alloc_is_not_rounded_above_it(self):
         # PyOpenCL's pool rounds max_mem_alloc_size up to its bin and fails it with
