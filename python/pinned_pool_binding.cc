@@ -7,16 +7,14 @@
 // to the pool at once (PyCUDA's meaning: the next user may get it, so using the array afterwards
 // is a data race, never a dangling pointer), and when the pool would unmap and release a block
 // (trimming, free_held, the pool's end) that an object still reaches, the unmap waits for the last
-// such object (reachable_blocks below).
+// such object (python/reachable_blocks.h).
 #include "python/pinned_pool_binding.h"
 
 #include <CL/cl.h>
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
 #include "pool/memory_pool.h"
@@ -25,6 +23,7 @@
 #include "python/errors_binding.h"
 #include "python/initialised_caster.h"
 #include "python/pool_extras.h"
+#include "python/reachable_blocks.h"
 
 namespace py = pybind11;
 
@@ -34,72 +33,11 @@ namespace {
 using opencl::host_pinned_allocator;
 using opencl::pinned_block;
 
-// The blocks PinnedBlock objects reach, and the unmaps that wait for them. Process-wide, since a
-// deferred unmap may outlive its pool; its own lock, since the pool frees blocks with the GIL
-// released (allocate's miss path may trim).
-class reachable_blocks {
- public:
-  static reachable_blocks& get() {
-    static auto* r = new reachable_blocks();  // never destroyed: objects may outlive the module
-    return *r;
-  }
-  void add_object(cl_mem mem) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++table_[mem].objects;
-  }
-  // An object over `mem` is gone: runs the unmap that waited for it, if this was the last one.
-  void drop_object(cl_mem mem) noexcept {
-    std::unique_lock<std::mutex> lock(mu_);
-    auto it = table_.find(mem);
-    if (it == table_.end() || --it->second.objects > 0) return;
-    entry e = std::move(it->second);
-    table_.erase(it);
-    lock.unlock();
-    if (e.release) e.release->allocator->deallocate(e.release->block, e.release->bytes);
-  }
-  // The pool frees `block`: true when an object still reaches it, and the unmap now waits for it.
-  bool defer(const std::shared_ptr<host_pinned_allocator>& allocator, pinned_block block,
-             std::uint64_t bytes) noexcept {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = table_.find(block.mem);
-    if (it == table_.end()) return false;
-    it->second.release = deferred{allocator, block, bytes};
-    return true;
-  }
-
- private:
-  struct deferred {
-    std::shared_ptr<host_pinned_allocator> allocator;
-    pinned_block block;
-    std::uint64_t bytes;
-  };
-  struct entry {
-    int objects = 0;
-    std::optional<deferred> release;
-  };
-  std::mutex mu_;
-  std::unordered_map<cl_mem, entry> table_;
-};
-
-// host_pinned_allocator, except that a block some PinnedBlock object still reaches is unmapped
-// only after that object (reachable_blocks::defer).
-class guarded_pinned_allocator {
- public:
-  using handle_type = pinned_block;
-  explicit guarded_pinned_allocator(host_pinned_allocator a)
-      : inner_(std::make_shared<host_pinned_allocator>(std::move(a))) {}
-  bool try_allocate(std::uint64_t bytes, pinned_block& out, allocator_refusal& refusal) {
-    return inner_->try_allocate(bytes, out, refusal);
-  }
-  pinned_block allocate(std::uint64_t bytes) { return inner_->allocate(bytes); }
-  void deallocate(pinned_block block, std::uint64_t bytes) noexcept {
-    if (!reachable_blocks::get().defer(inner_, block, bytes)) inner_->deallocate(block, bytes);
-  }
-  std::uint64_t largest_block() const noexcept { return inner_->largest_block(); }
-
- private:
-  std::shared_ptr<host_pinned_allocator> inner_;  // shared with unmaps that outlive the pool
-};
+// A block's memory, as reachable_blocks keys it.
+const void* pinned_mem_of(const pinned_block& b) { return b.mem; }
+using reachable_pinned = reachable_blocks<host_pinned_allocator>;
+// A block some PinnedBlock object still reaches is unmapped only after that object.
+using guarded_pinned_allocator = guarded_allocator<host_pinned_allocator, pinned_mem_of>;
 
 using pinned_pool = memory_pool<guarded_pinned_allocator>;
 
@@ -107,12 +45,12 @@ class py_pinned_block {
  public:
   explicit py_pinned_block(pinned_pool::allocation a)
       : a_(std::move(a)), mem_(a_.handle().mem), data_(a_.handle().host_ptr), size_(a_.size()) {
-    reachable_blocks::get().add_object(mem_);
+    reachable_pinned::get().add_object(mem_);
   }
   py_pinned_block(const py_pinned_block&) = delete;
   ~py_pinned_block() {
     free();
-    reachable_blocks::get().drop_object(mem_);
+    reachable_pinned::get().drop_object(mem_);
   }
   // The memory stays valid (mapped) while this object lives, even after free().
   void* data() const { return data_; }

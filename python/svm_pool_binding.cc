@@ -1,6 +1,13 @@
 // clpool._core.SVMPool: svm_pool handing out SVMBlock objects (a pooled_svm with PyOpenCL's
 // queue semantics). A block exposes its bytes through the buffer protocol, so that
 // pyopencl.SVM(block) (clpool/pyopencl.py's PooledSVM) passes it to kernels and enqueue_copy.
+//
+// A block's SVM memory stays allocated for as long as an SVMBlock object over it exists, so as
+// long as anything exported from it (the pyopencl.SVM base's own view, a memoryview, a numpy
+// array) can reach it: release() gives the block back to the pool at once (the next user may get
+// it, so using an old view is a data race, never a dangling pointer), and when the pool would
+// free a block (trimming, free_held, the pool's end) that an object still reaches, clSVMFree
+// waits for the last such object (python/reachable_blocks.h), as the pinned pool's unmap does.
 #include "python/svm_pool_binding.h"
 
 #include <CL/cl.h>
@@ -16,6 +23,7 @@
 #include "python/gc_safe_subclass.h"
 #include "python/initialised_caster.h"
 #include "python/pool_extras.h"
+#include "python/reachable_blocks.h"
 
 namespace py = pybind11;
 
@@ -23,8 +31,15 @@ namespace clpool::python {
 namespace {
 
 using opencl::svm_allocator;
+using opencl::svm_block;
+
+// A block's memory, as reachable_blocks keys it.
+const void* svm_ptr_of(const svm_block& b) { return b.ptr; }
+using reachable_svm = reachable_blocks<svm_allocator>;
+using guarded_svm_allocator = guarded_allocator<svm_allocator, svm_ptr_of>;
+
 // Under the limit the pool may share with sibling arenas (pool/shared_limit.h; null: none).
-using limited_svm_allocator = limited_allocator<svm_allocator>;
+using limited_svm_allocator = limited_allocator<guarded_svm_allocator>;
 using svm_pool = opencl::basic_svm_pool<limited_svm_allocator>;
 using pooled_svm = svm_pool::pooled_svm;
 
@@ -32,10 +47,13 @@ cl_command_queue as_queue(std::uintptr_t q) { return reinterpret_cast<cl_command
 
 class py_svm_block {
  public:
-  explicit py_svm_block(pooled_svm b) : b_(std::move(b)) {}
+  explicit py_svm_block(pooled_svm b) : b_(std::move(b)), ptr_(b_.ptr()) {
+    if (ptr_ != nullptr) reachable_svm::get().add_object(ptr_);
+  }
   py_svm_block(const py_svm_block&) = delete;
   ~py_svm_block() {
     if (b_.has_block()) release();
+    if (ptr_ != nullptr) reachable_svm::get().drop_object(ptr_);
   }
   pooled_svm& get() { return b_; }
   // Keeps the GIL (README: "Threads and the GIL"): this runs inside the dealloc of the
@@ -45,11 +63,12 @@ class py_svm_block {
 
  private:
   pooled_svm b_;
+  void* ptr_;  // its memory, reachable through this object until it dies (reachable_svm)
 };
 
 struct py_svm_pool {
   py_svm_pool(svm_allocator allocator, unsigned leading_bits, std::shared_ptr<shared_limit> limit)
-      : pool(limited_svm_allocator(std::move(allocator), std::move(limit)),
+      : pool(limited_svm_allocator(guarded_svm_allocator(std::move(allocator)), std::move(limit)),
              pool_options{.leading_bits = leading_bits}) {
     pool.pool().add_reclaim_callback([](std::uint64_t) { collect_garbage(); });
   }

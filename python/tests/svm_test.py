@@ -103,6 +103,48 @@ class SVMTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "the allocation was released"):
                 call()
 
+    def test_memory_stays_while_an_export_reaches_it(self):
+        # Whatever freed the block, a view taken while it lived can still be written and read:
+        # its SVM memory lasts as long as an object over it (the writes crashed the process after
+        # free_held; use after release stays a data race on the next user, as PyOpenCL's). Each
+        # case in a child process, since a use of freed memory may crash it.
+        import subprocess
+        import sys
+        import textwrap
+
+        for name, action in {
+            "release, then free_held": "a.release(); pool.free_held()",
+            "release, then stop_holding": "a.release(); pool.stop_holding()",
+            "release, pool deleted": "a.release(); del pool",
+            "reused and freed again": "a.release(); b = pool.allocate(n, queue); b.release(); "
+            "pool.free_held(); del b",
+        }.items():
+            code = textwrap.dedent(
+                f"""
+                import gc, sys
+                sys.path[:0] = {sys.path[:3]!r}
+                import numpy as np
+                import clpool.pyopencl as cp, cltest
+                ctx, queue = cltest.context_and_queue()
+                pool = cp.SVMPool(cp.SVMAllocator(ctx, queue=queue))
+                n = 1 << 20
+                a = pool.allocate(n, queue)
+                arr = np.frombuffer(memoryview(a.mem), np.uint8)
+                {action}
+                gc.collect()
+                for i in range(3):
+                    arr[:] = i
+                    assert int(arr.sum()) == i * n
+                del arr, a
+                gc.collect()
+                print("ok")
+                """
+            )
+            r = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+            )
+            self.assertEqual((r.returncode, r.stdout.strip()), (0, "ok"), f"{name}: {r.stderr}")
+
     def test_limit_and_bad_input(self):
         self.pool.set_limit(1 << 20)
         with self.assertRaises(clpool.OutOfMemoryError) as caught:
