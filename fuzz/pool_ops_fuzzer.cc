@@ -127,6 +127,7 @@ enum class op_kind : std::uint8_t {
   set_trim_policy,
   set_capacity,
   inject_failure,
+  discard,
 };
 
 enum class outcome : std::uint8_t {
@@ -176,6 +177,9 @@ std::string describe(const op& o) {
       break;
     case op_kind::release:
       std::snprintf(buf, sizeof buf, "live[%llu].release()", static_cast<unsigned long long>(o.a));
+      break;
+    case op_kind::discard:
+      std::snprintf(buf, sizeof buf, "live[%llu].discard()", static_cast<unsigned long long>(o.a));
       break;
     case op_kind::move_assign:
       std::snprintf(buf, sizeof buf, "live[%llu] = std::move(live[%llu])",
@@ -407,11 +411,12 @@ struct model {
     }
   }
 
-  // Gives back the block of a live allocation that is no longer in `live`.
-  void give_back(live_block b) {
+  // Gives back the block of a live allocation that is no longer in `live`; with `discard`, to the
+  // allocator whether or not the pool holds (pooled_allocation::discard).
+  void give_back(live_block b, bool discard = false) {
     active_bytes -= b.size;
     active_rounded -= b.rounded;
-    if (!holding) {
+    if (!holding || discard) {
       ++stats.allocator_frees;
       return;
     }
@@ -419,10 +424,10 @@ struct model {
     apply_trim_policy();
   }
 
-  void release(std::size_t index) {
+  void release(std::size_t index, bool discard = false) {
     const live_block b = live[index];
     live.erase(live.begin() + static_cast<std::ptrdiff_t>(index));
-    give_back(b);
+    give_back(b, discard);
   }
 
   // live[to] = std::move(live[from]): to's block goes back, from's moves into slot `to`, and the
@@ -665,12 +670,21 @@ struct run {
       case op_kind::allocate:
         do_allocate(o);
         break;
-      case op_kind::release: {
+      case op_kind::release:
+      case op_kind::discard: {
         const std::size_t i = static_cast<std::size_t>(o.a);
-        m.release(i);
-        live[i].release();
+        const bool discard = o.kind == op_kind::discard;
+        m.release(i, discard);
+        if (discard) {
+          live[i].discard();
+        } else {
+          live[i].release();
+        }
         live[i].release();  // a second release does nothing
+        live[i].discard();  // nor a discard after it
         if (live[i].has_block()) fail("released allocation keeps a block");
+        if (live[i].size() != 0 || live[i].rounded_size() != 0 || live[i].id() != 0)
+          fail("released allocation keeps its block's size or id");
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
         o.expected = outcome::ok;
         break;
@@ -913,7 +927,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (pick < 12) {
       o.kind = op_kind::allocate;
     } else if (pick < 20) {
-      o.kind = op_kind::release;
+      o.kind = pick == 19 ? op_kind::discard : op_kind::release;  // one release in eight
     } else if (pick < 22) {
       o.kind = op_kind::move_assign;
     } else if (pick < 24) {
@@ -941,6 +955,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         o.a = consume_size(in, r.m.capacity);
         break;
       case op_kind::release:
+      case op_kind::discard:
         if (r.live.empty()) continue;
         o.a = in.ConsumeIntegralInRange<std::size_t>(0, r.live.size() - 1);
         break;
