@@ -23,10 +23,6 @@ namespace {
 
 using common::usage_error;
 
-bool device_kind(trace::trace_kind kind) {
-  return kind == trace::trace_kind::buffer || kind == trace::trace_kind::svm;
-}
-
 // The key and name of a stack's site: the naming frame's function and file name (so that a site
 // whose line moved between the two versions, or whose checkout is elsewhere, is still the same
 // site), and its full name.
@@ -44,10 +40,9 @@ site_id identify(const trace::site_table* sites, std::uint64_t stack) {
   return {f->function + "\n" + file, site_name(sites, stack)};
 }
 
-// The event where a replay was refused for its size (oom_site::max_alloc), if it was.
+// The event where a replay was refused for its size (oom_point::refused_for_size), if it was.
 std::optional<std::uint64_t> refused_at(const config_result& r) {
-  if (!r.replay || !r.replay->oom || r.replay->oom->site != oom_site::max_alloc)
-    return std::nullopt;
+  if (!r.replay || !r.replay->oom || !r.replay->oom->refused_for_size()) return std::nullopt;
   return r.replay->oom->event_index;
 }
 
@@ -136,7 +131,7 @@ void walk_blocks(const std::string& path, free_moment moment, Alloc on_alloc, Fr
   trace::trace_event e;
   free_schedule schedule(moment);
   for (std::uint64_t index = 0; reader.next(e); ++index) {
-    if (e.action == trace::trace_action::alloc && device_kind(e.kind)) {
+    if (e.action == trace::trace_action::alloc && trace::takes_device_memory(e.kind)) {
       on_alloc(index, e);
     } else {
       schedule.on_event(e, on_free);

@@ -12,13 +12,12 @@
 
 namespace clpool::replay {
 
+using trace::takes_device_memory;
 using trace::trace_action;
 using trace::trace_event;
 using trace::trace_kind;
 
 namespace {
-
-bool takes_device_memory(trace_kind k) { return k == trace_kind::buffer || k == trace_kind::svm; }
 
 // An alloc_failed refused for its size (trace::is_size_refusal): as in the replay, in no figure.
 bool is_size_refusal(const followed_session::entry& w) {

@@ -54,7 +54,7 @@ min_capacity_result find_min_capacity(const std::function<replay_report(std::uin
   };
 
   replay_report unbounded = attempt(top_k, 0);
-  if (!unbounded.ok() && unbounded.oom->site == oom_site::max_alloc) {
+  if (!unbounded.ok() && unbounded.oom->refused_for_size()) {
     result.why_not = "a request is above the device's maximum allocation (event " +
                      std::to_string(unbounded.oom->event_index) + "), which no capacity changes";
     return result;

@@ -22,9 +22,6 @@ std::uint64_t pool_block_bytes(const replay_config& config, const device_spec& d
   return rounded_size(bytes, config.leading_bits);
 }
 
-// A request the device refuses for its size, before any memory (CL_INVALID_BUFFER_SIZE): above
-// its maximum allocation, where the profile enforces that. Records the failure; a sub-buffer
-// (a view) is never refused here.
 bool replayer::impl::refused_for_size(const trace_event& e, std::uint64_t line) {
   const device_spec& d = report.device;
   if (e.kind == trace_kind::sub || d.max_alloc == unlimited ||
@@ -39,8 +36,7 @@ bool replayer::impl::refused_for_size(const trace_event& e, std::uint64_t line) 
   p.message = "CL_INVALID_BUFFER_SIZE: " + std::to_string(e.size) +
               " bytes is above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, " +
               std::to_string(d.max_alloc) +
-              " bytes, which the profile enforces; no capacity "
-              "changes that";
+              " bytes, which the profile enforces; no capacity changes that";
   return true;
 }
 

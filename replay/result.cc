@@ -36,7 +36,7 @@ std::optional<free_moment> parse_free_moment(std::string_view word) {
 std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device,
                                             bool pool) {
   if (p.capacity >= (std::uint64_t{1} << 62)) return std::nullopt;  // unbounded: nothing to sum to
-  if (p.site == oom_site::max_alloc) return std::nullopt;  // refused for its size, not for room
+  if (p.refused_for_size()) return std::nullopt;  // no memory was short: nothing to sum
   capacity_sum s;
   s.capacity = p.capacity;
   s.live_requested = p.active_bytes - p.unused_bytes;

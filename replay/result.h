@@ -125,6 +125,10 @@ struct oom_point {
   // pool) the freed blocks the pool still held, largest first.
   std::vector<site_usage> live_sites;
   std::vector<site_usage> held_sites;
+
+  // Refused for its size (oom_site::max_alloc, CL_INVALID_BUFFER_SIZE): no memory was short, so
+  // no capacity changes it; the reports call it so rather than an out-of-memory.
+  bool refused_for_size() const noexcept { return site == oom_site::max_alloc; }
 };
 
 // The capacity at an out-of-memory, summed (what the report and the page show, so that their

@@ -166,7 +166,7 @@ nlohmann::json to_json(const replay_report& r) {
                 {"requested_bytes", p.requested_bytes},
                 {"rounded_bytes", p.rounded_bytes},
                 {"cause", std::string(to_string(p.site))},
-                {"refused_for_size", p.site == oom_site::max_alloc},
+                {"refused_for_size", p.refused_for_size()},
                 {"recorded_failure", p.recorded_failure},
                 {"active_bytes", p.active_bytes},
                 {"active_rounded_bytes", p.active_rounded_bytes},

@@ -64,6 +64,13 @@ enum class trace_kind : std::uint8_t {
   sub,     // sub-buffer: names a region of another block, no new device memory
 };
 
+// Whether a block of `kind` takes device memory of its own: buffers and SVM blocks do; a host
+// block takes host (pinned) memory, and a sub-buffer is a view of another block. The one rule for
+// the layer's budget and count at exit, the summaries, the diff, the plugin and the sweep.
+constexpr bool takes_device_memory(trace_kind kind) {
+  return kind == trace_kind::buffer || kind == trace_kind::svm;
+}
+
 // One line of a trace. Plain data; every field is written and read exactly.
 struct trace_event {
   std::uint64_t seq = 0;      // strictly increasing through a file

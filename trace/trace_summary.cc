@@ -41,9 +41,7 @@ namespace clpool::trace {
 
 namespace {
 
-std::uint64_t device_size(const trace_event& a) {
-  return a.kind == trace_kind::buffer || a.kind == trace_kind::svm ? a.size : 0;
-}
+std::uint64_t device_size(const trace_event& a) { return takes_device_memory(a.kind) ? a.size : 0; }
 
 // The sums, one event at a time. Memory is bounded by the live blocks, never by the trace's length.
 struct summary {

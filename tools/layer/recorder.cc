@@ -32,9 +32,7 @@ std::uint64_t instance_of(const void*) { return next_instance.fetch_add(1); }
 
 }  // namespace
 
-bool counts_against_budget(trace::trace_kind kind) {
-  return kind == trace::trace_kind::buffer || kind == trace::trace_kind::svm;
-}
+bool counts_against_budget(trace::trace_kind kind) { return trace::takes_device_memory(kind); }
 
 recorder::recorder(const layer_settings& settings, std::unique_ptr<event_sink> sink)
     : settings_(settings),

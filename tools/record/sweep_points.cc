@@ -139,8 +139,7 @@ std::optional<std::uint64_t> held_at_trace_end(const std::string& trace) {
   if (r.version == 0) return std::nullopt;
   std::unordered_map<std::uint64_t, std::uint64_t> held;  // id -> bytes
   for (const trace::trace_event& e : r.events) {
-    if (e.action == trace::trace_action::alloc &&
-        (e.kind == trace::trace_kind::buffer || e.kind == trace::trace_kind::svm)) {
+    if (e.action == trace::trace_action::alloc && trace::takes_device_memory(e.kind)) {
       held[e.id] = e.size;
     } else if (e.action == trace::trace_action::release || e.action == trace::trace_action::free) {
       held.erase(e.id);

@@ -52,7 +52,7 @@ std::string device_kind(const device_spec& d) {
 
 // A failed replay's result: a request above the maximum allocation is no out-of-memory.
 std::string failure_word(const oom_point& p) {
-  return p.site == oom_site::max_alloc ? "REFUSED FOR ITS SIZE" : "OUT OF MEMORY";
+  return p.refused_for_size() ? "REFUSED FOR ITS SIZE" : "OUT OF MEMORY";
 }
 
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
@@ -194,7 +194,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
           (r.device.measured ? std::string("as the device reports it")
                              : common::escape_text(r.device.profile.name) + " profile") +
           ")");
-  if (pool && p.site != oom_site::max_alloc) {  // a size refusal: no retry, nothing to return
+  if (pool && !p.refused_for_size()) {  // no retry, nothing to return
     // At first use the pool returned nothing: what it held stays committed, but for blocks no
     // command ever used (a version-4 trace), which never were.
     const std::uint64_t unused = std::min(p.held_unused_bytes, p.held_before_bytes);

@@ -19,7 +19,7 @@ std::string format_trials_text(const config_result& result) {
   std::size_t clean = 0, changes = 0, refused = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     clean += trials[i].oom ? 0 : 1;
-    refused += trials[i].oom && trials[i].oom->site == replay::oom_site::max_alloc;
+    refused += trials[i].oom && trials[i].oom->refused_for_size();
     if (i > 0 && !trials[i].oom != !trials[i - 1].oom) ++changes;
   }
   if (trials.size() == 1) {
@@ -53,14 +53,10 @@ std::string format_trials_text(const config_result& result) {
     out << "): ";
     if (!t.oom) {
       out << "clean\n";
-    } else if (t.oom->site == replay::oom_site::max_alloc) {
-      out << "refused for its size at event " << t.oom->event_index << " ("
-          << format_bytes(t.oom->requested_bytes) << " requested, " << to_string(t.oom->site)
-          << ")\n";
     } else {
-      out << "out of memory at event " << t.oom->event_index << " ("
-          << format_bytes(t.oom->requested_bytes) << " requested, " << to_string(t.oom->site)
-          << ")\n";
+      out << (t.oom->refused_for_size() ? "refused for its size" : "out of memory") << " at event "
+          << t.oom->event_index << " (" << format_bytes(t.oom->requested_bytes) << " requested, "
+          << to_string(t.oom->site) << ")\n";
     }
   }
   return out.str();
