@@ -380,16 +380,10 @@ def _finding_text(nodeid, what, verdict, detail, result, cmd, output):
         f"{'first use' if kind == 'first-use' else 'allocation'} "
         f"{n} failing: {verdict}: {detail}"
     ]
-    if result and result.get("oom_site"):
-        lines.append(f"  the failing request    {result['oom_site']} ({result['oom_where']})")
-    if verdict == "leaked" and result and result.get("left_live_sites"):
-        lines += [
-            "  " + line
-            for line in text.site_list(
-                [tuple(s) for s in result["left_live_sites"]],
-                "sites of the blocks still allocated:",
-            )
-        ]
+    if result:
+        lines += text.failing_request_lines(result)
+        if verdict == "leaked":
+            lines += text.left_live_site_lines(result)
     lines.append(
         "  replay: "
         + " ".join(

@@ -88,20 +88,12 @@ class ChildRun:
             lines[0] += " without meeting its point (it allocated in another order this time)"
         if r["exception"]:
             lines[0] += f" with {r['exception']}: {r['message'][:300]}"
-        if r["oom_site"]:
-            lines.append(f"  the failing request    {r['oom_site']} ({r['oom_where']})")
+        lines += text.failing_request_lines(r)
         lines.append(
             f"  still allocated after the test: {text.both(r['left_live'])} "
             "(the sweep calls more than its run without the failure leaves a leak)"
         )
-        if r.get("left_live_sites"):
-            lines += [
-                "  " + line
-                for line in text.site_list(
-                    [tuple(s) for s in r["left_live_sites"]], "sites of the blocks still allocated:"
-                )
-            ]
-        return lines
+        return lines + text.left_live_site_lines(r)
 
     def write(self):
         if not self.result_path:  # a replay typed by hand: summary_lines() says it on its terminal

@@ -32,6 +32,22 @@ def site_list(sites, title, top=5):
     return lines
 
 
+def failing_request_lines(result):
+    """A sweep run's failing request (its result, _plugin_sweep_child.py), if it had one: for a
+    finding and for a replay line typed by hand."""
+    if not result.get("oom_site"):
+        return []
+    return [f"  the failing request    {result['oom_site']} ({result['oom_where']})"]
+
+
+def left_live_site_lines(result):
+    """The sites of what a sweep run left allocated, if any, indented under its finding."""
+    sites = [tuple(s) for s in result.get("left_live_sites") or []]
+    if not sites:
+        return []
+    return ["  " + line for line in site_list(sites, "sites of the blocks still allocated:")]
+
+
 def oom_lines(oom, device):
     lines = [
         f"clpool: out of device memory: a request of {both(oom['requested'])} failed {oom['where']}",
