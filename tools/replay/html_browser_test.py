@@ -173,6 +173,23 @@ class HtmlBrowserTest(unittest.TestCase):
         d.save_screenshot(os.path.join(OUT, "html_page_sites.png"))
         self.assertEqual(self.console_errors(), [])
 
+    def test_a_size_refusal_is_marked_as_one(self):
+        """A request above --max-alloc is refused for its size: the marker and the headline say
+        so, not out-of-memory."""
+        trace = os.path.join(TMP, "refused.trace")
+        with open(trace, "w") as f:
+            f.write("clpool-trace 1\n0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 9000 buffer 0\n")
+        page = os.path.join(TMP, "refused.html")
+        r = write_page(trace, page, "--profile", "pocl", "--max-alloc", "8000", "--capacity", "1MiB")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        d = self.driver
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        marker = d.find_element(By.ID, "oom-marker")
+        self.assertTrue(marker.is_displayed())
+        self.assertEqual(marker.text, "REFUSED")
+        self.assertIn("Refused for its size at event 1", d.find_element(By.ID, "oom-summary").text)
+
     def test_hover_shows_the_devices_page_rounding(self):
         # 2 MiB pages and no packing: every 1 MiB block of the cache (1114111 bytes in its pool
         # bin) commits a whole 2 MiB page, so the three sizes differ visibly.
