@@ -35,8 +35,8 @@ bool replayer::impl::refused_for_size(const trace_event& e, std::uint64_t line) 
   }
   p.message = "CL_INVALID_BUFFER_SIZE: " + std::to_string(e.size) +
               " bytes is above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, " +
-              std::to_string(d.max_alloc) +
-              " bytes, which the profile enforces; no capacity changes that";
+              std::to_string(d.max_alloc) + " bytes, which the " +
+              (d.measured ? "device" : "profile") + " enforces; no capacity changes that";
   return true;
 }
 

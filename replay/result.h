@@ -43,6 +43,10 @@ struct measured_device {
   std::string free_memory_source;  // "queried: NVML" or "assumed: CL_DEVICE_GLOBAL_MEM_SIZE ..."
   std::string failure_point;       // "first use (clEnqueueMigrateMemObjects: -4 CL_...)"
   std::uint64_t usable_bytes = 0;  // what it accepted, filled with nothing else held
+  // How it answered a buffer one byte above its maximum allocation (device_spec::max_alloc):
+  // "refused_for_size" (CL_INVALID_BUFFER_SIZE; the replay refuses such requests itself),
+  // "accepted", or "unknown" (refused for memory); "" when it reports no maximum.
+  std::string above_max_alloc;
 };
 
 // The device a replay ran on, as its report names it (replay_device::spec()).

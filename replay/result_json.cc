@@ -110,12 +110,15 @@ void device_json(const device_spec& d, nlohmann::json& j) {
   j["profile"] =
       d.measured ? nlohmann::json(nullptr) : nlohmann::json(common::json_text(d.profile.name));
   if (const auto& m = d.measured) {
-    j["measured_device"] = {{"name", common::json_text(m->name)},
-                            {"driver_version", common::json_text(m->driver_version)},
-                            {"free_at_start", m->free_at_start},
-                            {"free_memory_source", m->free_memory_source},
-                            {"failure_point", m->failure_point},
-                            {"usable_bytes", m->usable_bytes}};
+    j["measured_device"] = {
+        {"name", common::json_text(m->name)},
+        {"driver_version", common::json_text(m->driver_version)},
+        {"free_at_start", m->free_at_start},
+        {"free_memory_source", m->free_memory_source},
+        {"failure_point", m->failure_point},
+        {"usable_bytes", m->usable_bytes},
+        {"above_max_alloc", m->above_max_alloc.empty() ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(m->above_max_alloc)}};
   }
 }
 

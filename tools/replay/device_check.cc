@@ -99,4 +99,19 @@ fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::
   return r;
 }
 
+above_max_alloc ask_above_max_alloc(cl_context context, std::uint64_t max_alloc) {
+  cl_int s = CL_SUCCESS;
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, max_alloc + 1, nullptr, &s);
+  if (m != nullptr) {
+    clReleaseMemObject(m);
+    return above_max_alloc::accepted;
+  }
+  if (s == CL_INVALID_BUFFER_SIZE) return above_max_alloc::refused_for_size;
+  if (common::is_out_of_memory_status(s)) return above_max_alloc::unknown;
+  opencl::throw_if_failed(
+      s, "clCreateBuffer",
+      std::to_string(max_alloc + 1) + " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE + 1)");
+  return above_max_alloc::unknown;
+}
+
 }  // namespace clpool::replay_cli

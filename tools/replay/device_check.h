@@ -46,6 +46,13 @@ struct fill_result {
 fill_result fill_until_refused(cl_context context, cl_command_queue queue, std::uint64_t limit,
                                std::uint64_t max_chunk);
 
+// How the device answers a buffer one byte above its CL_DEVICE_MAX_MEM_ALLOC_SIZE, created and
+// not used (the probe's check, tools/probe/measure.cc): refused for its size
+// (CL_INVALID_BUFFER_SIZE), accepted (NVIDIA's drivers do), or refused for memory, which says
+// nothing about the limit. Throws std::runtime_error for any other status.
+enum class above_max_alloc { refused_for_size, accepted, unknown };
+above_max_alloc ask_above_max_alloc(cl_context context, std::uint64_t max_alloc);
+
 }  // namespace clpool::replay_cli
 
 #endif  // CLPOOL_TOOLS_REPLAY_DEVICE_CHECK_H_

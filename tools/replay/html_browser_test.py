@@ -178,9 +178,13 @@ class HtmlBrowserTest(unittest.TestCase):
         so, not out-of-memory."""
         trace = os.path.join(TMP, "refused.trace")
         with open(trace, "w") as f:
-            f.write("clpool-trace 1\n0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 9000 buffer 0\n")
+            f.write(
+                "clpool-trace 1\n0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 9000 buffer 0\n"
+            )
         page = os.path.join(TMP, "refused.html")
-        r = write_page(trace, page, "--profile", "pocl", "--max-alloc", "8000", "--capacity", "1MiB")
+        r = write_page(
+            trace, page, "--profile", "pocl", "--max-alloc", "8000", "--capacity", "1MiB"
+        )
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         d = self.driver
         self.open(page)

@@ -211,6 +211,8 @@ class opencl_device_backend final : public device_backend {
           instead);
     }
     whole_ = r;
+    if (dev_.info.max_alloc != 0)
+      above_max_alloc_ = ask_above_max_alloc(context.get(), dev_.info.max_alloc);
     if (!semantics_given_) {
       options_.semantics = r.where != refusal_point::creation ? alloc_semantics::deferred
                            : r.status == common::status_out_of_host_memory
@@ -228,12 +230,17 @@ class opencl_device_backend final : public device_backend {
     d.host_capacity = options_.host_capacity;
     d.profile = device_model::device_profile{};
     d.profile.name = dev_.info.device_name;
+    // The device's own maximum allocation: the replay's pool makes no block above it, and where
+    // the device refuses a buffer above it the replay does too, as a size refusal.
+    if (dev_.info.max_alloc != 0) d.max_alloc = dev_.info.max_alloc;
+    d.profile.max_alloc_enforced = above_max_alloc_ == above_max_alloc::refused_for_size;
     d.measured = measured_device{.name = dev_.info.platform_name + " / " + dev_.info.device_name,
                                  .driver_version = dev_.info.driver_version,
                                  .free_at_start = dev_.free_at_start,
                                  .free_memory_source = dev_.free_source,
                                  .failure_point = whole_->describe(),
-                                 .usable_bytes = whole_->accepted};
+                                 .usable_bytes = whole_->accepted,
+                                 .above_max_alloc = above_max_alloc_word()};
     check_.reset();
     check_.emplace();
     return std::make_unique<opencl_device>(dev_, d, *check_);
@@ -286,10 +293,25 @@ class opencl_device_backend final : public device_backend {
   std::optional<replay_start> last_replay_start() const override { return last_start_; }
 
  private:
+  // measured_device::above_max_alloc's word; "" for a device that reports no maximum.
+  std::string above_max_alloc_word() const {
+    if (dev_.info.max_alloc == 0) return "";
+    switch (above_max_alloc_) {
+      case above_max_alloc::refused_for_size:
+        return "refused_for_size";
+      case above_max_alloc::accepted:
+        return "accepted";
+      case above_max_alloc::unknown:
+        break;
+    }
+    return "unknown";
+  }
+
   opened_device dev_;
   backend_options options_;
   bool semantics_given_;
   std::optional<fill_result> whole_;
+  above_max_alloc above_max_alloc_ = above_max_alloc::unknown;  // asked by check_device()
   std::optional<replay_check> check_;
   std::optional<replay_start> last_start_;
 };

@@ -138,5 +138,35 @@ rc=$?
 [[ $rc == 1 && ("$out" == *"no capacity"* || "$out" == *"even with all of the device's"*) ]] &&
   echo "ok: min-capacity bounded by free memory" || { fail "bounded min-capacity -> exit $rc:"; echo "$out" | head -5; }
 
+# The device's own maximum allocation (here 1000100 bytes): the replay's pool makes no block above
+# it, and where the device refuses a buffer above it (pocl's profile; nvidia's accepts) so does the
+# replay, as a size refusal; --device mockcl --max-alloc with the same profile says the same (but
+# for the device's page rounding, which only the profile knows: this device has no free query).
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 2000000 buffer 0\n' > "$T/above.trace"
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 alloc 2 1000000 buffer 0\n2 0 0 0 free 2 0 buffer 0\n' > "$T/straddle.trace"
+max_real() { OCL_ICD_VENDORS="$T/icd" MOCKCL_DEVICES="gpu-64m:profile=$1,max_alloc=1000100" "$BIN" --no-progress --device opencl --capacity 16MiB "${@:2}" 2>&1; }
+max_mock() { env -u MOCKCL_DEVICES "$BIN" --no-progress --device mockcl --mockcl-so "$SO" --profile "$1" --max-alloc 1000100 --capacity 16MiB "${@:2}" 2>&1; }
+out="$(max_real pocl "$T/above.trace")"; rc=$?
+for want in "  max allocation            976.66 KiB (1000100 bytes) (it refuses a buffer above it for its size, and so does the replay)" \
+  "result: REFUSED FOR ITS SIZE at event 1" "which the device enforces; no capacity changes that"; do
+  [[ $rc == 1 && "$out" == *"$want"* ]] && echo "ok: max alloc refused: '$want'" || { fail "max alloc refused, exit $rc, no '$want' in:"; echo "$out" | head -20; }
+done
+same_max() { sed -n '/^result:/,$p' | grep -v '  message \|page rounding\|peak device used\|device used / capacity'; }
+a="$(max_real pocl "$T/above.trace" | same_max)"
+b="$(max_mock pocl "$T/above.trace" | same_max)"
+[[ -n "$a" && "$a" == "$b" ]] && echo "ok: max alloc refusal as on mockcl --max-alloc" || { fail "max alloc refusal differs from mockcl's:"; diff <(echo "$a") <(echo "$b") | head; }
+out="$(max_real pocl "$T/above.trace" --json)"
+[[ "$out" == *'"max_alloc": 1000100'* && "$out" == *'"above_max_alloc": "refused_for_size"'* && "$out" == *'"refused_for_size": true'* ]] &&
+  echo "ok: max alloc json" || { fail "max alloc json:"; echo "$out" | grep -n 'max_alloc\|refused' | head; }
+for profile in pocl nvidia; do
+  a="$(max_real $profile "$T/straddle.trace" | same_max)"
+  b="$(max_mock $profile "$T/straddle.trace" | same_max)"
+  [[ "$a" == *"allocator calls           2 allocations, 1 free, 0 failed"* && "$a" == "$b" ]] &&
+    echo "ok: $profile: the straddling bin is served at its request's size" || { fail "$profile straddling bin:"; diff <(echo "$a") <(echo "$b") | head; echo "$a" | head -12; }
+done
+out="$(max_real nvidia "$T/above.trace")"; rc=$?
+[[ $rc == 0 && "$out" == *"(it accepts a buffer above it)"* && "$out" == *"replayed cleanly"* ]] &&
+  echo "ok: a device that accepts above its max alloc replays it" || { fail "nvidia above max alloc -> exit $rc:"; echo "$out" | head -12; }
+
 finish
 echo "all passed"

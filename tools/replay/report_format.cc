@@ -50,6 +50,14 @@ std::string device_kind(const device_spec& d) {
          (d.max_alloc == unlimited ? "" : ", max alloc " + both(d.max_alloc));
 }
 
+// How a real device answered a buffer one byte above its maximum allocation.
+std::string above_max_alloc_text(const replay::measured_device& m) {
+  if (m.above_max_alloc == "refused_for_size")
+    return "it refuses a buffer above it for its size, and so does the replay";
+  if (m.above_max_alloc == "accepted") return "it accepts a buffer above it";
+  return "whether it refuses a buffer above it is not known: one was refused for memory";
+}
+
 // A failed replay's result: a request above the maximum allocation is no out-of-memory.
 std::string failure_word(const oom_point& p) {
   return p.refused_for_size() ? "REFUSED FOR ITS SIZE" : "OUT OF MEMORY";
@@ -311,6 +319,9 @@ std::string format_text(const config_result& result, const std::string& input, b
       row(out, "free memory at start", both(m->free_at_start) + " (" + m->free_memory_source + ")");
       row(out, "out of memory at", m->failure_point);
       row(out, "usable when empty", both(m->usable_bytes) + " (what it accepted before refusing)");
+      if (r.device.max_alloc != unlimited)
+        row(out, "max allocation",
+            both(r.device.max_alloc) + " (" + above_max_alloc_text(*m) + ")");
     }
     if (const std::string f = frees_at_text(r); !f.empty()) row(out, "frees at", f);
     if (const std::string f = first_uses_text(r); !f.empty()) row(out, "first uses", f);
