@@ -36,6 +36,21 @@ std::string driver_failure(cl_int status) {
   return "status " + std::to_string(status) + " (" + name + ") from the driver";
 }
 
+constexpr const char* driver_svm_null = "NULL from the driver's clSVMAlloc";
+
+// What the trace says of the driver's NULL for `request` (the layer's judgement of it, without a
+// budget): nothing for invalid arguments, a size refusal above the maximum allocation (in the
+// form driver_failure gives a buffer's -61), an out-of-memory otherwise.
+std::string driver_svm_null_reason(const svm_request& request) {
+  if (request.invalid) return "";
+  if (request.above_max_alloc) {
+    return driver_failure(common::status_invalid_buffer_size) +
+           ": clSVMAlloc returned NULL above CL_DEVICE_MAX_MEM_ALLOC_SIZE, " +
+           std::to_string(*request.above_max_alloc) + " bytes";
+  }
+  return driver_svm_null;
+}
+
 trace_kind buffer_kind(cl_mem_flags flags) {
   return (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0 ? trace_kind::host
                                                                       : trace_kind::buffer;
@@ -194,32 +209,40 @@ cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags,
 
 // clSVMAlloc returns NULL with no status, for an invalid argument and for no room alike, so the
 // layer decides which it was. The rule: a request whose arguments the layer finds invalid
-// (request_checks.h: size 0, bad flags or alignment, a size above the CL_DEVICE_MAX_MEM_ALLOC_SIZE
-// the layer reports where the profile enforces that limit) is no out-of-memory and is recorded
-// nowhere. With a budget the layer refuses it itself (NULL; it charges nothing and is no fault
-// point); without one the driver answers it, and its NULL is not recorded. Only the layer's own
-// refusals (its budget, injected failures: the profile's status, -4, -5 or -6, what
-// common/cl_status.h counts as out-of-memory) and a NULL from the driver for a request the layer
-// found valid are out-of-memory, recorded as alloc_failed.
+// (request_checks.h: size 0, bad flags or alignment, an unknown context) is no out-of-memory and
+// is recorded nowhere. One above the CL_DEVICE_MAX_MEM_ALLOC_SIZE the layer reports, where the
+// profile enforces that limit, is a refusal for its size: recorded as alloc_failed with the
+// status a buffer gets for it (-61, CL_INVALID_BUFFER_SIZE; common/cl_status.h is_size_refusal),
+// no out-of-memory either. With a budget the layer refuses both itself (NULL; it charges nothing
+// and is no fault point); without one the driver answers, and the layer judges its NULL by the
+// same rule. Only the layer's own refusals (its budget, injected failures: the profile's status,
+// -4, -5 or -6, what common/cl_status.h counts as out-of-memory) and a NULL from the driver for
+// a request the layer found valid are out-of-memory, recorded as alloc_failed.
 void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size,
                             cl_uint alignment) {
   try {
     // With a budget the layer answers as the device: it refuses an invalid request itself,
     // before the budget or a fault point sees it. Without one every request reaches the driver
-    // (the layer changes no answer, and asks the driver nothing more on the way), and only a
-    // NULL for an invalid request is kept out of the trace: it is no out-of-memory.
+    // (the layer changes no answer, and asks the driver nothing more on the way).
     const std::uint64_t budget = rec->budget_bytes();
     const bool simulating = budget != ~std::uint64_t{0};
-    const auto invalid = [&] {
-      return svm_request_invalid(*target, context, flags, size, alignment, rec->profile(), budget);
+    const auto check = [&] {
+      return check_svm_request(*target, context, flags, size, alignment, rec->profile(), budget);
     };
-    if (simulating && invalid()) return nullptr;
+    if (simulating) {
+      const svm_request r = check();
+      if (r.invalid) return nullptr;
+      // begin_alloc records the size refusal (alloc_failed, -61) and refuses it.
+      if (r.above_max_alloc) {
+        rec->begin_alloc(size, trace_kind::svm, flags, *r.above_max_alloc);
+        return nullptr;
+      }
+    }
     recorder::ticket t = rec->begin_alloc(size, trace_kind::svm, flags);
     if (t.refused != refusal::none) return nullptr;
     void* pointer = target->clSVMAlloc(context, flags, size, alignment);
     if (pointer == nullptr) {
-      rec->abort_alloc(t.block,
-                       !simulating && invalid() ? "" : "NULL from the driver's clSVMAlloc");
+      rec->abort_alloc(t.block, simulating ? driver_svm_null : driver_svm_null_reason(check()));
       return nullptr;
     }
     if (!rec->watches_frees()) return pointer;  // clSVMFree is not wrapped either

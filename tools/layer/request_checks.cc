@@ -87,23 +87,26 @@ std::optional<std::uint64_t> context_max_alloc(const cl_icd_dispatch& target, cl
   return max_alloc_over(target, *devices, largest, cap);
 }
 
-bool svm_request_invalid(const cl_icd_dispatch& target, cl_context context, cl_svm_mem_flags flags,
-                         std::uint64_t size, cl_uint alignment,
-                         const device_model::device_profile& profile, std::uint64_t cap) {
-  if (size == 0 || svm_flags_invalid(flags) || (alignment & (alignment - 1)) != 0) return true;
+svm_request check_svm_request(const cl_icd_dispatch& target, cl_context context,
+                              cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment,
+                              const device_model::device_profile& profile, std::uint64_t cap) {
+  const svm_request invalid{.invalid = true};
+  if (size == 0 || svm_flags_invalid(flags) || (alignment & (alignment - 1)) != 0) return invalid;
   bool invalid_context = false;
   const auto devices = devices_of(target, context, invalid_context);
-  if (!devices) return invalid_context;  // otherwise unknown: the driver decides
+  if (!devices) return invalid_context ? invalid : svm_request{};  // unknown: the driver decides
   if (const auto caps = context_svm_capabilities(target, *devices)) {
     // Invalid when no device of the context supports SVM (one without it, beside one with it,
     // leaves a plain request valid), and a fine-grain or atomics flag when a device lacks it.
-    if (caps->any == 0) return true;
+    if (caps->any == 0) return invalid;
     if ((flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) && !(caps->all & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
-      return true;
-    if ((flags & CL_MEM_SVM_ATOMICS) && !(caps->all & CL_DEVICE_SVM_ATOMICS)) return true;
+      return invalid;
+    if ((flags & CL_MEM_SVM_ATOMICS) && !(caps->all & CL_DEVICE_SVM_ATOMICS)) return invalid;
   }
   const std::optional<std::uint64_t> max_alloc = max_alloc_over(target, *devices, false, cap);
-  return max_alloc && device_model::exceeds_max_alloc(profile, size, *max_alloc);
+  if (max_alloc && device_model::exceeds_max_alloc(profile, size, *max_alloc))
+    return svm_request{.above_max_alloc = *max_alloc};
+  return {};
 }
 
 }  // namespace clpool::layer

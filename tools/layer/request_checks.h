@@ -29,14 +29,21 @@ constexpr std::uint64_t reported_under_budget(std::uint64_t driver, std::uint64_
 std::optional<std::uint64_t> context_max_alloc(const cl_icd_dispatch& target, cl_context context,
                                                bool largest, std::uint64_t cap);
 
-// Whether clSVMAlloc(context, flags, size, alignment) is invalid by OpenCL 3.0's rules for it:
-// size 0; an unknown flag, two access flags, CL_MEM_SVM_ATOMICS without
-// CL_MEM_SVM_FINE_GRAIN_BUFFER, or a fine-grain flag a device of the context does not support;
-// an alignment that is not a power of two; a size above the reported CL_DEVICE_MAX_MEM_ALLOC_SIZE
-// (capped at `cap`) where `profile` enforces that limit; a context the driver does not know.
-bool svm_request_invalid(const cl_icd_dispatch& target, cl_context context, cl_svm_mem_flags flags,
-                         std::uint64_t size, cl_uint alignment,
-                         const device_model::device_profile& profile, std::uint64_t cap);
+// What clSVMAlloc(context, flags, size, alignment) is by OpenCL 3.0's rules for it.
+struct svm_request {
+  // Invalid arguments: size 0; an unknown flag, two access flags, CL_MEM_SVM_ATOMICS without
+  // CL_MEM_SVM_FINE_GRAIN_BUFFER, or a fine-grain flag a device of the context does not support;
+  // an alignment that is not a power of two; a context the driver does not know.
+  bool invalid = false;
+  // Otherwise valid, but above the smallest reported CL_DEVICE_MAX_MEM_ALLOC_SIZE (capped at
+  // `cap`) where `profile` enforces that limit: that limit. A refusal for its size, which the
+  // layer records as it records a buffer's (common/cl_status.h is_size_refusal).
+  std::optional<std::uint64_t> above_max_alloc;
+  bool valid() const noexcept { return !invalid && !above_max_alloc; }
+};
+svm_request check_svm_request(const cl_icd_dispatch& target, cl_context context,
+                              cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment,
+                              const device_model::device_profile& profile, std::uint64_t cap);
 
 }  // namespace clpool::layer
 

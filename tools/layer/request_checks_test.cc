@@ -53,10 +53,19 @@ cl_icd_dispatch fake_table() {
 }
 const cl_icd_dispatch table = fake_table();
 
-bool invalid(cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment = 0,
-             std::uint64_t cap = ~std::uint64_t{0}) {
-  return svm_request_invalid(table, reinterpret_cast<cl_context>(1), flags, size, alignment,
-                             device_model::device_profile{}, cap);
+svm_request check(cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment = 0,
+                  std::uint64_t cap = ~std::uint64_t{0}, bool enforced = true) {
+  device_model::device_profile profile;
+  profile.max_alloc_enforced = enforced;
+  return check_svm_request(table, reinterpret_cast<cl_context>(1), flags, size, alignment, profile,
+                           cap);
+}
+
+// Invalid arguments only: a request above the max allocation is valid but refused for its size.
+bool invalid(cl_svm_mem_flags flags, std::uint64_t size, cl_uint alignment = 0) {
+  const svm_request r = check(flags, size, alignment);
+  EXPECT_FALSE(r.invalid && r.above_max_alloc);
+  return r.invalid;
 }
 
 constexpr cl_device_svm_capabilities coarse = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER;
@@ -89,11 +98,21 @@ TEST(SvmRequest, AContextWithOneSvmDeviceTakesPlainRequests) {
 
 // Above the smallest reported max allocation (capped at the budget) where the profile enforces
 // it (the default profile does).
+// A refusal for its size, not an invalid argument; the limit it is above is given.
 TEST(SvmRequest, AboveTheSmallestReportedMaxAlloc) {
   devices = {{coarse, 1 << 30}, {coarse, 1 << 20}};
-  EXPECT_FALSE(invalid(CL_MEM_READ_WRITE, 1 << 20));
-  EXPECT_TRUE(invalid(CL_MEM_READ_WRITE, (1 << 20) + 1));
-  EXPECT_TRUE(invalid(CL_MEM_READ_WRITE, 8192, 0, 4096));  // the cap, a budget
+  EXPECT_TRUE(check(CL_MEM_READ_WRITE, 1 << 20).valid());
+  const svm_request above = check(CL_MEM_READ_WRITE, (1 << 20) + 1);
+  EXPECT_FALSE(above.invalid);
+  EXPECT_EQ(above.above_max_alloc, std::optional<std::uint64_t>(1 << 20));
+  EXPECT_EQ(check(CL_MEM_READ_WRITE, 8192, 0, 4096).above_max_alloc,  // the cap, a budget
+            std::optional<std::uint64_t>(4096));
+  // Where the profile does not enforce it (nvidia's), the driver decides.
+  EXPECT_TRUE(check(CL_MEM_READ_WRITE, (1 << 20) + 1, 0, ~std::uint64_t{0}, false).valid());
+  // Invalid arguments come first: a size 0 or a bad alignment is no size refusal.
+  const svm_request both = check(CL_MEM_READ_WRITE, (1 << 20) + 1, 3);
+  EXPECT_TRUE(both.invalid);
+  EXPECT_FALSE(both.above_max_alloc);
 }
 
 // The layer's clGetDeviceInfo and the checks use one rule for what a device reports under a
