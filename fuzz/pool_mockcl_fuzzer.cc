@@ -326,7 +326,7 @@ struct model {
       }
       if (int x = executes(e_map)) {  // a blocking map: its failure is the call's
         undo();
-        return fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, x != 0);
+        return fail(x, true);
       }
       return a;
     }

@@ -286,7 +286,19 @@ TYPED_TEST(Battery, DeferredOomAtExecutionShowsInTheEvent) {
   EXPECT_EQ(this->Status(ea), CL_COMPLETE);
   EXPECT_EQ(this->Status(eb), CL_MEM_OBJECT_ALLOCATION_FAILURE);  // ...fails in its event.
   int x = 1;
+  // A blocking call whose own command fails returns that command's status, not -14 (which is
+  // for the events of its wait list, and it has none).
   EXPECT_EQ(d->clEnqueueWriteBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_EQ(d->clEnqueueReadBuffer(this->q_, b, CL_TRUE, 0, 4, &x, 0, nullptr, nullptr),
+            CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  cl_int map_status = CL_SUCCESS;
+  EXPECT_EQ(d->clEnqueueMapBuffer(this->q_, b, CL_TRUE, CL_MAP_READ, 0, 4, 0, nullptr, nullptr,
+                                  &map_status),
+            nullptr);
+  EXPECT_EQ(map_status, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  // One whose wait list holds the failed event gets -14.
+  EXPECT_EQ(d->clEnqueueReadBuffer(this->q_, a, CL_TRUE, 0, 4, &x, 1, &eb, nullptr),
             CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
   EXPECT_EQ(this->Outstanding(), 40 * kMiB);
   d->clReleaseMemObject(a);

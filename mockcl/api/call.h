@@ -73,7 +73,7 @@ using api_call = mock_runtime::api_call;
 inline mock_runtime& rt() { return mock_runtime::get(); }
 
 // Submits a new command (mock_runtime::new_command) and, for a blocking enqueue, waits for it;
-// the enqueue's status (a failed blocking command: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST).
+// the enqueue's status (a failed blocking command: the status its event ended with).
 cl_int finish_command(mock_runtime::api_call& c, _cl_event* ev, cl_event* out, bool blocking);
 
 }  // namespace mockcl

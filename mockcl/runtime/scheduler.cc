@@ -91,9 +91,13 @@ cl_int finish_command(mock_runtime::api_call& c, _cl_event* ev, cl_event* out, b
   }
   rt.retain_internal(ev);
   rt.submit(ev, out);
-  cl_int s = rt.wait(c.lock(), {ev});
+  // The command's own status: -14 when an event it waited for failed (command_status), or the
+  // error the command itself ended with (-4 when its buffer could not be committed): OpenCL
+  // lists CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST for a blocking call only for the events
+  // of its wait list, and CL_MEM_OBJECT_ALLOCATION_FAILURE for its own memory.
+  const cl_int s = rt.wait(c.lock(), {ev});
   rt.release_internal(ev);
-  return s < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+  return s < 0 ? s : CL_SUCCESS;
 }
 
 void mock_runtime::submit(_cl_event* ev, cl_event* out) {

@@ -527,6 +527,14 @@ TEST(MockclOomByValue, SecondStepRefusalReleasesTheBuffer) {
     EXPECT_NE(refusal.message.find("clEnqueueMapBuffer"), std::string::npos) << refusal.message;
     EXPECT_EQ(live_count("mem"), 0u) << "the buffer whose mapping failed leaked";
 
+    // The blocking map's command failing when it runs: the call returns the command's status, an
+    // out-of-memory the pool can answer by freeing what it holds, not -14 (CL_EXEC_STATUS_ERROR_
+    // FOR_EVENTS_IN_WAIT_LIST, which is for a wait list's events).
+    ASSERT_EQ(ctl().add_fault("exec:clEnqueueMapBuffer:1:CL_MEM_OBJECT_ALLOCATION_FAILURE"), "");
+    EXPECT_FALSE(pinned.try_allocate(1 * MiB, block, refusal));
+    EXPECT_EQ(refusal.status, CL_MEM_OBJECT_ALLOCATION_FAILURE) << status_name(refusal.status);
+    EXPECT_EQ(live_count("mem"), 0u) << "the buffer whose mapping failed leaked";
+
     ASSERT_EQ(ctl().add_fault("exec:clEnqueueMigrateMemObjects:1:CL_MEM_OBJECT_ALLOCATION_FAILURE"),
               "");
     immediate_buffer_allocator waiting(w.q(0), {.wait_for_allocation = true});
