@@ -1582,6 +1582,73 @@ TYPED_TEST(Battery, MapsObeyHostAccessFlags) {
   this->Teardown();
 }
 
+// OpenCL 3.0, clEnqueueUnmapMemObject: mapped_ptr must be a pointer a map of the object returned
+// (CL_INVALID_VALUE otherwise), and each unmap ends the mapping it names: a pointer into the
+// buffer that no map returned is refused and leaves the map count, and the right unmap, as they
+// were. On a maps=shared device too, where the maps return pointers into the mock's own bytes.
+TYPED_TEST(Battery, AnUnmapNamesAPointerAMapReturned) {
+  for (const char* devices : {"gpu-64m", "gpu-64m:maps=copy"}) {
+    SCOPED_TRACE(devices);
+    this->Setup(devices);
+    auto* d = this->d_;
+    cl_mem m = this->Buf(256);
+    cl_int err = 1;
+    auto* p1 = static_cast<char*>(
+        d->clEnqueueMapBuffer(this->q_, m, CL_TRUE, CL_MAP_READ, 0, 64, 0, nullptr, nullptr, &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+    auto* p2 = static_cast<char*>(d->clEnqueueMapBuffer(this->q_, m, CL_TRUE, CL_MAP_READ, 64, 64,
+                                                        0, nullptr, nullptr, &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+    auto map_count = [&] {
+      cl_uint n = 99;
+      EXPECT_EQ(d->clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof n, &n, nullptr), CL_SUCCESS);
+      return n;
+    };
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p1 + 1, 0, nullptr, nullptr),
+              CL_INVALID_VALUE);
+    EXPECT_EQ(map_count(), 2u);
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p1, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p1, 0, nullptr, nullptr),
+              CL_INVALID_VALUE);  // already unmapped
+    EXPECT_EQ(map_count(), 1u);
+    EXPECT_EQ(d->clEnqueueUnmapMemObject(this->q_, m, p2, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(map_count(), 0u);
+    EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+    EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+    this->Teardown();
+  }
+}
+
+// OpenCL 3.0, clEnqueueCopyBuffer: CL_MEM_COPY_OVERLAP when the source and destination are
+// different sub-buffers of one buffer and their bytes overlap; also for a sub-buffer and its own
+// buffer (POCL refuses that too). Sub-buffers whose bytes do not overlap copy.
+TYPED_TEST(Battery, CopiesBetweenOverlappingSubBuffersAreRefused) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  cl_mem b = this->Buf(1024);
+  auto sub = [&](size_t origin, size_t size) {
+    const cl_buffer_region region{origin, size};
+    cl_int err = 1;
+    cl_mem s = d->clCreateSubBuffer(b, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return s;
+  };
+  cl_mem s1 = sub(0, 256), s2 = sub(128, 256), s3 = sub(512, 256);
+  auto copy = [&](cl_mem from, cl_mem to, size_t from_off, size_t to_off, size_t size) {
+    return d->clEnqueueCopyBuffer(this->q_, from, to, from_off, to_off, size, 0, nullptr, nullptr);
+  };
+  EXPECT_EQ(copy(s1, s2, 130, 0, 10), CL_MEM_COPY_OVERLAP);   // parent bytes 130..140 onto 128..138
+  EXPECT_EQ(copy(s1, s2, 128, 0, 128), CL_MEM_COPY_OVERLAP);  // the very same bytes
+  EXPECT_EQ(copy(s2, b, 0, 100, 64), CL_MEM_COPY_OVERLAP);    // onto its own buffer
+  EXPECT_EQ(copy(b, s3, 520, 0, 16), CL_MEM_COPY_OVERLAP);    // 520..536 onto 512..528
+  EXPECT_EQ(copy(s1, s2, 0, 128, 128), CL_SUCCESS);           // 0..128 onto 256..384: apart
+  EXPECT_EQ(copy(s1, s3, 0, 0, 256), CL_SUCCESS);
+  EXPECT_EQ(copy(s3, b, 0, 0, 256), CL_SUCCESS);
+  EXPECT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  for (cl_mem m : {s1, s2, s3, b}) EXPECT_EQ(d->clReleaseMemObject(m), CL_SUCCESS);
+  this->Teardown();
+}
+
 // OpenCL 3.0, clEnqueueMapBuffer: the map of a buffer made with CL_MEM_USE_HOST_PTR returns a
 // pointer derived from host_ptr (also on maps=copy devices, where other maps get a copy), and
 // the host memory holds the buffer's bytes once the map completes. CL_MEM_USES_SVM_POINTER says

@@ -1,6 +1,7 @@
 // Buffer commands (read, write, copy, fill, map, unmap, migrate), kernel launches, markers
 // and barriers. Each validates, charges deferred buffers at first use (an allocation failure
 // is the enqueue's error), then hands a command to the scheduler.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -63,8 +64,13 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
   if ((s = check_mem(q, src, src_off, size, ms)) || (s = check_mem(q, dst, dst_off, size, md)))
     return c.ret(s);
   if (size == 0) return c.ret(CL_INVALID_VALUE);
-  if (ms == md && src_off < dst_off + size && dst_off < src_off + size)
-    return c.ret(CL_MEM_COPY_OVERLAP);
+  // Overlap in the root buffer's bytes: the same buffer, two sub-buffers of one buffer (OpenCL
+  // 3.0), or a sub-buffer and its buffer (which POCL refuses too), as the rect form checks.
+  const _cl_mem* rs = ms->parent ? ms->parent : ms;
+  const _cl_mem* rd = md->parent ? md->parent : md;
+  const size_t from = src_off + (ms->parent ? ms->offset : 0);
+  const size_t to = dst_off + (md->parent ? md->offset : 0);
+  if (rs == rd && from < to + size && to < from + size) return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy",
                                    entry_point::clEnqueueCopyBuffer, n, wait);
@@ -243,12 +249,16 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue h, cl_mem buf, cl_bool block
   ev->offset = offset;
   ev->bytes = size;
   if (copy || backing) ev->host = p;
+  if (b) m->shared_maps.push_back(p);
   ++m->map_count;
   s = finish_command(c, ev, out, blocking);
   if (err) *err = s;
   c.ret(s);
-  if (s != CL_SUCCESS && (copy || backing))
-    rt().cancel_map(m, p);  // the caller has no pointer to unmap
+  if (s != CL_SUCCESS) {  // the caller has no pointer to unmap
+    --m->map_count;
+    if (copy || backing) rt().cancel_map(m, p);
+    if (b) m->shared_maps.erase(std::find(m->shared_maps.begin(), m->shared_maps.end(), p));
+  }
   return s == CL_SUCCESS ? p : nullptr;
 }
 
@@ -260,15 +270,13 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue h, cl_mem buf, void* p
   if (!q) return c.ret(s);
   _cl_mem* m;
   if ((s = check_mem(q, buf, 0, 0, m, true))) return c.ret(s);
-  auto* p = static_cast<unsigned char*>(ptr);
-  // A maps=copy mapping is named by exactly the pointer its map returned; a shared one by any
-  // pointer into the buffer.
+  // A mapping is named by exactly the pointer its map returned: a maps=copy one (or backing
+  // mode's) by its host copy, a shared one by the pointer into the mock's bytes.
   const bool copy = m->map_count > 0 && rt().begin_unmap(m, ptr);
   if (!copy) {
-    unsigned char* b = rt().pocl ? nullptr : rt().bytes_of(m);
-    uint32_t copies = 0;
-    for (const host_mapping& mp : m->maps) copies += !mp.unmapping;
-    if (m->map_count <= copies || !b || p < b || p >= b + m->size) return c.ret(CL_INVALID_VALUE);
+    const auto shared = std::find(m->shared_maps.begin(), m->shared_maps.end(), ptr);
+    if (shared == m->shared_maps.end()) return c.ret(CL_INVALID_VALUE);
+    m->shared_maps.erase(shared);
   }
   --m->map_count;
   _cl_event* ev = rt().new_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, "unmap",

@@ -183,6 +183,9 @@ struct _cl_mem : mockcl::object_header {
   bool pinned = false;  // Charged to the host-pinned budget instead of device memory.
   uint32_t map_count = 0;
   std::vector<mockcl::host_mapping> maps;  // maps=copy mappings of this object (not its family).
+  // maps=shared in none mode: the pointers its maps returned (into the mock's bytes), each until
+  // its unmap; an unmap must name one of them (OpenCL: "a pointer returned by a map").
+  std::vector<void*> shared_maps;
   uint32_t write_mapped = 0;   // Root buffer: active copy mappings for writing in its family;
   uint32_t read_mapped = 0;    // and for reading only.
   uint64_t last_use_end = 0;   // Virtual end of the last executed command that used it.
