@@ -703,6 +703,15 @@ TYPED_TEST(Battery, SvmAllocFreeAndQueueOrderedFree) {
             CL_SUCCESS);
   EXPECT_EQ(static_cast<int*>(p)[1023], 5);
   ASSERT_EQ(d->clEnqueueSVMUnmap(this->q_, p, 0, nullptr, nullptr), CL_SUCCESS);
+  // The map flags' rules are clEnqueueMapBuffer's: CL_MAP_WRITE_INVALIDATE_REGION alone, and no
+  // unknown bit (CL_INVALID_VALUE, nothing mapped).
+  for (cl_map_flags bad : {cl_map_flags{CL_MAP_READ | CL_MAP_WRITE_INVALIDATE_REGION},
+                           cl_map_flags{CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION},
+                           cl_map_flags{CL_MAP_READ | (cl_map_flags{1} << 20)}}) {
+    EXPECT_EQ(d->clEnqueueSVMMap(this->q_, CL_TRUE, bad, p, 4096, 0, nullptr, nullptr),
+              CL_INVALID_VALUE)
+        << bad;
+  }
   std::vector<int> host(16, 9);
   ASSERT_EQ(d->clEnqueueSVMMemcpy(this->q_, CL_TRUE, p, host.data(), 64, 0, nullptr, nullptr),
             CL_SUCCESS);

@@ -180,13 +180,16 @@ cl_int CL_API_CALL EnqueueSVMMemFill(cl_command_queue h, void* ptr, const void* 
   return c.ret(finish_command(c, ev, out, false));
 }
 
-cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags, void* ptr,
-                                 size_t size, cl_uint n, const cl_event* wait, cl_event* out) {
+cl_int CL_API_CALL EnqueueSVMMap(cl_command_queue h, cl_bool blocking, cl_map_flags flags,
+                                 void* ptr, size_t size, cl_uint n, const cl_event* wait,
+                                 cl_event* out) {
   api_call c(rt(), entry_point::clEnqueueSVMMap);
   cl_int s;
   _cl_command_queue* q = enqueue_prologue(c, h, n, wait, s);
   if (!q) return c.ret(s);
   if (!ptr || size == 0) return c.ret(CL_INVALID_VALUE);
+  // The map flags' rules of clEnqueueMapBuffer (an SVM block has no host-access flags).
+  if ((s = check_map_flags(0, flags))) return c.ret(s);
   svm_allocation* b = svm_range(q, ptr, size);
   if (!b) return c.ret(CL_INVALID_VALUE);
   if ((s = rt().use_svm(b, q))) return c.ret(s);
