@@ -135,6 +135,7 @@ struct param_words {
   std::vector<std::string> words;  // Type words then, last, the name.
   int pointers = 0;
   bool const_before_star = false, pipe = false, tagged = false;
+  int tag_line = 0;  // The line of the last struct/union/enum keyword.
 };
 
 // The address and access qualifiers, each with its spelling without underscores.
@@ -156,6 +157,23 @@ const std::map<std::string, cl_kernel_arg_access_qualifier>& access_qualifiers()
       {"__read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE},
       {"read_write", CL_KERNEL_ARG_ACCESS_READ_WRITE}};
   return *m;
+}
+
+// A struct, union or enum defined in the parameter (`global struct { int x; } *p`), its '{' at
+// t[i]: its body is skipped, and the type is named as clang names it, "struct S" or, with no
+// tag, "struct (unnamed struct at <source>:LINE)" (clang adds the file and column, POCL's a
+// temporary file's). Returns the index of the matching '}' (or the last token).
+size_t skip_tag_body(const std::vector<source_token>& t, size_t i, param_words& p) {
+  if (p.words.back() == "struct" || p.words.back() == "union" || p.words.back() == "enum") {
+    p.words.push_back("(unnamed " + p.words.back() + " at <source>:" + std::to_string(p.tag_line) +
+                      ")");
+  }
+  int depth = 0;
+  for (; i < t.size(); ++i) {
+    if (t[i].text == "{") ++depth;
+    if (t[i].text == "}" && --depth == 0) return i;
+  }
+  return t.size() - 1;
 }
 
 // Reads one parameter's tokens into `p` and the qualifiers into `a`; an error or "".
@@ -183,7 +201,10 @@ std::string read_param_words(const std::string& kernel, const std::vector<source
       p.pipe = true;
     } else if (w == "struct" || w == "union" || w == "enum") {
       p.tagged = true;
+      p.tag_line = t[i].line;
       p.words.push_back(w);
+    } else if (w == "{" && p.tagged) {
+      i = skip_tag_body(t, i, p);
     } else if (w == "*") {
       ++p.pointers;
     } else if (w == "[") {  // An array parameter is a pointer.
@@ -293,8 +314,8 @@ std::string parse_params(const std::vector<source_token>& params, int open_line,
       one.clear();
       continue;
     }
-    if (params[p].text == "(" || params[p].text == "[") ++level;
-    if (params[p].text == ")" || params[p].text == "]") --level;
+    if (params[p].text == "(" || params[p].text == "[" || params[p].text == "{") ++level;
+    if (params[p].text == ")" || params[p].text == "]" || params[p].text == "}") --level;
     one.push_back(params[p]);
   }
   return "";

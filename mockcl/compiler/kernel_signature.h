@@ -14,7 +14,9 @@
 //
 // Fallbacks, documented in README.md:
 //  * A type it cannot size (a typedef, a struct, an object-like macro it could not reduce to a
-//    known type) is kept as "opaque": counted, accepted with any nonzero size and a value.
+//    known type) is kept as "opaque": counted, accepted with any nonzero size and a value. A
+//    struct, union or enum defined in the parameter (`global struct { int x; } *p`) is read so,
+//    its type named as clang names it ("struct (unnamed struct at <source>:LINE)*").
 //  * Object-like macros (`#define T float`) are expanded in parameter lists (nested, a few levels).
 //    A parameter list that uses a function-like macro or one that pastes (##), or a kernel whose
 //    name is defined twice, is "unknown": that kernel keeps no signature, and clSetKernelArg then

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,35 @@ TEST(KernelSignature, Table) {
       }
     }
   }
+}
+
+// A struct, union or enum defined in the parameter list is valid OpenCL C (POCL builds it); its
+// type is named as POCL's clang names it, the anonymous ones at their line (clang's also give a
+// column, and POCL's a temporary file for <source>).
+TEST(KernelSignature, TypesDefinedInAParameter) {
+  const parsed_source p = parse_kernel_signatures(
+      "__kernel void d(global struct { int x; } *ps,\n"
+      "  global struct S { int x, y; float z[4]; } *named, struct { int a, b; } v,\n"
+      "  global const union { struct { int q; } in; } * restrict u, enum E { A, B = 2 } e) {}");
+  ASSERT_EQ(p.error, "");
+  const kernel_signature* k = find_signature(p.kernels, "d");
+  ASSERT_NE(k, nullptr);
+  const Arg want[] = {
+      {"struct (unnamed struct at <source>:1)*", arg_kind::pointer, sizeof(cl_mem), G, "ps"},
+      {"struct S*", arg_kind::pointer, sizeof(cl_mem), G, "named"},
+      {"struct (unnamed struct at <source>:2)", arg_kind::opaque, 0, P, "v"},
+      {"union (unnamed union at <source>:3)*", arg_kind::pointer, sizeof(cl_mem), G, "u"},
+      {"enum E", arg_kind::opaque, 0, P, "e"}};
+  ASSERT_EQ(k->args.size(), std::size(want));
+  for (size_t i = 0; i < std::size(want); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(k->args[i].type_name, want[i].type_name);
+    EXPECT_EQ(k->args[i].kind, want[i].kind);
+    EXPECT_EQ(k->args[i].size, want[i].size);
+    EXPECT_EQ(k->args[i].address, want[i].address);
+    EXPECT_EQ(k->args[i].name, want[i].name);
+  }
+  EXPECT_EQ(k->args[3].type_qualifier, CL_KERNEL_ARG_TYPE_CONST | CL_KERNEL_ARG_TYPE_RESTRICT);
 }
 
 TEST(KernelSignature, QualifiersForArgInfo) {
