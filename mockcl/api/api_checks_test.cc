@@ -221,6 +221,28 @@ TYPED_TEST(ApiChecks, AKernelsWorkGroupSizeFitsTheDevice) {
   EXPECT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
 }
 
+// The devices have no built-in kernels, so any name is CL_INVALID_VALUE (OpenCL 3.0, and POCL's
+// answer); the arguments before it are checked as for any creation. It was CL_INVALID_OPERATION,
+// which the call's error list does not have.
+TYPED_TEST(ApiChecks, NoBuiltInKernelIsKnown) {
+  const auto* d = this->d_;
+  const cl_device_id dev = this->dev();
+  const cl_device_id null_device = nullptr;
+  cl_int err = CL_SUCCESS;
+  EXPECT_EQ(d->clCreateProgramWithBuiltInKernels(this->ctx_, 1, &dev, "foo", &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateProgramWithBuiltInKernels(this->ctx_, 1, &dev, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateProgramWithBuiltInKernels(this->ctx_, 0, &dev, "foo", &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  EXPECT_EQ(d->clCreateProgramWithBuiltInKernels(this->ctx_, 1, &null_device, "foo", &err),
+            nullptr);
+  EXPECT_EQ(err, CL_INVALID_DEVICE);
+  EXPECT_EQ(d->clCreateProgramWithBuiltInKernels(nullptr, 1, &dev, "foo", &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_CONTEXT);
+  EXPECT_EQ(this->ctl_->snapshot().live.at("program"), 1u);  // Only the fixture's.
+}
+
 }  // namespace
 
 namespace {

@@ -221,6 +221,23 @@ cl_program CL_API_CALL CreateProgramWithIL(cl_context h, const void* il, size_t 
   return nullptr;
 }
 
+// mockcl's devices have no built-in kernels (CL_DEVICE_BUILT_IN_KERNELS is empty, in both modes),
+// so once the context and devices are valid every name is one no device supports:
+// CL_INVALID_VALUE, as OpenCL 3.0 lists and POCL answers.
+cl_program CL_API_CALL CreateProgramWithBuiltInKernels(cl_context h, cl_uint n,
+                                                       const cl_device_id* devs, const char* names,
+                                                       cl_int* err) {
+  api_call c(rt(), entry_point::clCreateProgramWithBuiltInKernels);
+  _cl_context* ctx = rt().context(h);
+  if (!ctx) return c.fail<cl_program>(err, CL_INVALID_CONTEXT);
+  if (n == 0 || !devs) return c.fail<cl_program>(err, CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < n; ++i)
+    if (std::find(ctx->devices.begin(), ctx->devices.end(), devs[i]) == ctx->devices.end())
+      return c.fail<cl_program>(err, CL_INVALID_DEVICE);
+  (void)names;
+  return c.fail<cl_program>(err, CL_INVALID_VALUE);
+}
+
 // The arguments clBuildProgram, clCompileProgram and clLinkProgram share (OpenCL 3.0), checked
 // before anything reaches POCL, as POCL checks them: a device count without a list or a list
 // without a count, and user data without a callback, are CL_INVALID_VALUE; a listed device that
@@ -459,6 +476,7 @@ void fill_program(cl_icd_dispatch& d) {
   d.clCreateProgramWithSource = CreateProgramWithSource;
   d.clCreateProgramWithBinary = CreateProgramWithBinary;
   d.clCreateProgramWithIL = CreateProgramWithIL;
+  d.clCreateProgramWithBuiltInKernels = CreateProgramWithBuiltInKernels;
   d.clRetainProgram = retain<_cl_program>;
   d.clReleaseProgram = release<_cl_program>;
   d.clBuildProgram = BuildProgram;
