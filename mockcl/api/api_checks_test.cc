@@ -243,6 +243,29 @@ TYPED_TEST(ApiChecks, NoBuiltInKernelIsKnown) {
   EXPECT_EQ(this->ctl_->snapshot().live.at("program"), 1u);  // Only the fixture's.
 }
 
+// clSetKernelExecInfo takes the parameters OpenCL 3.0 defines (the devices list no extension that
+// adds one) and refuses another with CL_INVALID_VALUE, as the specification says. Any was taken.
+TYPED_TEST(ApiChecks, KernelExecInfoTakesOnlyItsParameters) {
+  const auto* d = this->d_;
+  ASSERT_EQ(d->clBuildProgram(this->program_, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  cl_int err;
+  cl_kernel k = d->clCreateKernel(this->program_, "k", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  void* block = d->clSVMAlloc(this->ctx_, CL_MEM_READ_WRITE, 64, 0);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(d->clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof block, &block),
+            CL_SUCCESS);
+  const cl_bool no = CL_FALSE;
+  EXPECT_EQ(d->clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, sizeof no, &no),
+            CL_SUCCESS);
+  const cl_uint u = 1;
+  EXPECT_EQ(d->clSetKernelExecInfo(k, 0x9999, sizeof u, &u), CL_INVALID_VALUE);
+  EXPECT_EQ(d->clSetKernelExecInfo(nullptr, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof block, &block),
+            CL_INVALID_KERNEL);
+  d->clSVMFree(this->ctx_, block);
+  EXPECT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
+}
+
 }  // namespace
 
 namespace {

@@ -229,9 +229,15 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void
   return c.ret(CL_SUCCESS);
 }
 
-cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info, size_t, const void*) {
+// Taken and not acted on, in both modes (README.md: not forwarded to POCL). The parameter must be
+// one OpenCL 3.0 defines, as mockcl's devices list no extension that adds one: another is
+// CL_INVALID_VALUE, as the specification says (POCL takes any).
+cl_int CL_API_CALL SetKernelExecInfo(cl_kernel h, cl_kernel_exec_info param, size_t, const void*) {
   api_call c(rt(), entry_point::clSetKernelExecInfo);
-  return c.ret(rt().kernel(h) ? CL_SUCCESS : CL_INVALID_KERNEL);
+  if (!rt().kernel(h)) return c.ret(CL_INVALID_KERNEL);
+  if (param != CL_KERNEL_EXEC_INFO_SVM_PTRS && param != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM)
+    return c.ret(CL_INVALID_VALUE);
+  return c.ret(CL_SUCCESS);
 }
 
 cl_int CL_API_CALL GetKernelInfo(cl_kernel h, cl_kernel_info param, size_t size, void* value,
