@@ -221,6 +221,38 @@ TYPED_TEST(ApiChecks, AKernelsWorkGroupSizeFitsTheDevice) {
   EXPECT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
 }
 
+// A program's kernels are its executable's: with none (never built, or a build that failed) the
+// count and the names are CL_INVALID_PROGRAM_EXECUTABLE. With no backing device they answered
+// (the names read at creation).
+TYPED_TEST(ApiChecks, KernelCountAndNamesNeedAnExecutable) {
+  const auto* d = this->d_;
+  size_t n = 99;
+  char names[64] = "";
+  EXPECT_EQ(d->clGetProgramInfo(this->program_, CL_PROGRAM_NUM_KERNELS, sizeof n, &n, nullptr),
+            CL_INVALID_PROGRAM_EXECUTABLE);
+  EXPECT_EQ(
+      d->clGetProgramInfo(this->program_, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr),
+      CL_INVALID_PROGRAM_EXECUTABLE);
+  ASSERT_EQ(d->clBuildProgram(this->program_, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clGetProgramInfo(this->program_, CL_PROGRAM_NUM_KERNELS, sizeof n, &n, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(n, 1u);
+  ASSERT_EQ(
+      d->clGetProgramInfo(this->program_, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr),
+      CL_SUCCESS);
+  EXPECT_STREQ(names, "k");
+  const char* broken = "__kernel void k(__global int* a {}\n";
+  cl_int err;
+  cl_program failed = d->clCreateProgramWithSource(this->ctx_, 1, &broken, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(d->clBuildProgram(failed, 0, nullptr, "", nullptr, nullptr), CL_BUILD_PROGRAM_FAILURE);
+  EXPECT_EQ(d->clGetProgramInfo(failed, CL_PROGRAM_NUM_KERNELS, sizeof n, &n, nullptr),
+            CL_INVALID_PROGRAM_EXECUTABLE);
+  EXPECT_EQ(d->clGetProgramInfo(failed, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, nullptr),
+            CL_INVALID_PROGRAM_EXECUTABLE);
+  EXPECT_EQ(d->clReleaseProgram(failed), CL_SUCCESS);
+}
+
 // The devices have no built-in kernels, so any name is CL_INVALID_VALUE (OpenCL 3.0, and POCL's
 // answer); the arguments before it are checked as for any creation. It was CL_INVALID_OPERATION,
 // which the call's error list does not have.

@@ -422,8 +422,10 @@ cl_int CL_API_CALL GetProgramInfo(cl_program h, cl_program_info param, size_t si
       return c.ret(CL_SUCCESS);
     }
     case CL_PROGRAM_NUM_KERNELS:
+      if (!p->built) return c.ret(CL_INVALID_PROGRAM_EXECUTABLE);  // No executable has kernels.
       return v(p->kernel_names.size());
     case CL_PROGRAM_KERNEL_NAMES: {
+      if (!p->built) return c.ret(CL_INVALID_PROGRAM_EXECUTABLE);
       std::string names;
       for (const auto& k : p->kernel_names) names += (names.empty() ? "" : ";") + k;
       return c.ret(set_info_s(size, value, size_ret, names));
