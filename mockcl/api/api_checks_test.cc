@@ -253,6 +253,22 @@ TYPED_TEST(ApiChecks, KernelCountAndNamesNeedAnExecutable) {
   EXPECT_EQ(d->clReleaseProgram(failed), CL_SUCCESS);
 }
 
+// A program whose kernel the application holds is not rebuilt or recompiled under it
+// (CL_INVALID_OPERATION); once the kernel is released it is. With no backing device both went on.
+TYPED_TEST(ApiChecks, NoRebuildWhileAKernelIsHeld) {
+  const auto* d = this->d_;
+  cl_program p = this->program_;
+  ASSERT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+  cl_int err;
+  cl_kernel k = d->clCreateKernel(p, "k", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, "", 0, nullptr, nullptr, nullptr, nullptr),
+            CL_INVALID_OPERATION);
+  EXPECT_EQ(d->clReleaseKernel(k), CL_SUCCESS);
+  EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, "", nullptr, nullptr), CL_SUCCESS);
+}
+
 // The devices have no built-in kernels, so any name is CL_INVALID_VALUE (OpenCL 3.0, and POCL's
 // answer); the arguments before it are checked as for any creation. It was CL_INVALID_OPERATION,
 // which the call's error list does not have.

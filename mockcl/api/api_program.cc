@@ -262,6 +262,12 @@ cl_int check_headers(cl_uint n, const cl_program* headers, const char** names) {
   return CL_SUCCESS;
 }
 
+// clBuildProgram and clCompileProgram refuse a program with kernels the application holds
+// (CL_INVALID_OPERATION: they would lose the executable they run).
+cl_int check_rebuild(const _cl_program* p) {
+  return p->kernels > 0 ? CL_INVALID_OPERATION : CL_SUCCESS;
+}
+
 cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* list,
                                 const char* options, void(CL_CALLBACK* notify)(cl_program, void*),
                                 void* data) {
@@ -270,6 +276,7 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* lis
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (cl_int s = check_build_args(p->context, n, list, notify != nullptr, data)) return c.ret(s);
+  if (cl_int s = check_rebuild(p)) return c.ret(s);
   p->options = options ? options : "";
   cl_int s = rt().pocl ? pocl_build(rt(), p, options, false, 0, nullptr, nullptr) : CL_SUCCESS;
   if (s == CL_SUCCESS) s = read_signatures(p);
@@ -287,6 +294,7 @@ cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint n, const cl_device_id* l
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (cl_int s = check_build_args(p->context, n, list, notify != nullptr, data)) return c.ret(s);
   if (cl_int s = check_headers(nh, headers, names)) return c.ret(s);
+  if (cl_int s = check_rebuild(p)) return c.ret(s);
   p->options = options ? options : "";
   cl_int s;
   if (rt().pocl) {
