@@ -253,6 +253,34 @@ TYPED_TEST(ApiChecks, KernelCountAndNamesNeedAnExecutable) {
   EXPECT_EQ(d->clReleaseProgram(failed), CL_SUCCESS);
 }
 
+// Options no compiler takes are refused (CL_INVALID_BUILD_OPTIONS, CL_INVALID_COMPILER_OPTIONS for
+// a compile, as POCL answers) and build nothing; with no backing device any options were taken.
+// What real programs pass is taken in both modes (build_options_test has the whole list).
+TYPED_TEST(ApiChecks, OptionsNoCompilerTakesAreRefused) {
+  const auto* d = this->d_;
+  cl_program p = this->program_;
+  for (const char* bad : {"-bogus-option", "-cl-std=CL9.9", "-DA stray"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, bad, nullptr, nullptr), CL_INVALID_BUILD_OPTIONS);
+    EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, bad, 0, nullptr, nullptr, nullptr, nullptr),
+              CL_INVALID_COMPILER_OPTIONS);
+  }
+  cl_build_status status = CL_BUILD_SUCCESS;
+  ASSERT_EQ(d->clGetProgramBuildInfo(p, this->dev(), CL_PROGRAM_BUILD_STATUS, sizeof status,
+                                     &status, nullptr),
+            CL_SUCCESS);
+  EXPECT_NE(status, CL_BUILD_SUCCESS);  // POCL says CL_BUILD_ERROR, mockcl CL_BUILD_NONE.
+  for (const char* good :
+       {"-I \"/tmp/no such dir\" -I /tmp -D X=1 -DY -w -g", "-cl-std=CL1.2 -cl-kernel-arg-info",
+        "-cl-std=CL2.0 -cl-mad-enable -cl-fast-relaxed-math -cl-denorms-are-zero",
+        "-cl-std=CL3.0 -cl-opt-disable -cl-uniform-work-group-size -Werror"}) {
+    SCOPED_TRACE(good);
+    EXPECT_EQ(d->clBuildProgram(p, 0, nullptr, good, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(d->clCompileProgram(p, 0, nullptr, good, 0, nullptr, nullptr, nullptr, nullptr),
+              CL_SUCCESS);
+  }
+}
+
 // A program whose kernel the application holds is not rebuilt or recompiled under it
 // (CL_INVALID_OPERATION); once the kernel is released it is. With no backing device both went on.
 TYPED_TEST(ApiChecks, NoRebuildWhileAKernelIsHeld) {

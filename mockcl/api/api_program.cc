@@ -10,97 +10,13 @@
 
 #include "mockcl/api/retain_release.h"
 #include "mockcl/backing/program_backing.h"
+#include "mockcl/compiler/build_options.h"
 #include "mockcl/compiler/language.h"
-#include "mockcl/compiler/pp_conditionals.h"
 #include "mockcl/compiler/program_binary.h"
 #include "mockcl/runtime/runtime.h"
 
 namespace mockcl {
 namespace {
-
-// The macros a build of `options` starts with, for the signature reader's #if (pp_conditionals.h):
-// what an OpenCL 3.0 device's compiler predefines for the language it reports (device_language():
-// its extensions, its features under OpenCL C 3.0, __IMAGE_SUPPORT__ with images), then the
-// options' -D and -U. OpenCL C's floating constants are defined with no integer value.
-pp_macros program_macros(const std::string& options) {
-  const build_option_macros o = parse_build_options(options);
-  const language_caps& caps = device_language();
-  pp_macros m;
-  const int c_version = o.cl_std != 0 ? o.cl_std : 120;  // OpenCL C 1.2 unless -cl-std says
-  m.object_like = {
-      {"__OPENCL_VERSION__", "300"},
-      {"__OPENCL_C_VERSION__", std::to_string(c_version)},
-      {"CL_VERSION_1_0", "100"},
-      {"CL_VERSION_1_1", "110"},
-      {"CL_VERSION_1_2", "120"},
-      {"CL_VERSION_2_0", "200"},
-      {"CL_VERSION_3_0", "300"},
-      {"__ENDIAN_LITTLE__", "1"},
-      {"CHAR_BIT", "8"},
-      {"SCHAR_MAX", "127"},
-      {"SCHAR_MIN", "(-127-1)"},
-      {"UCHAR_MAX", "255"},
-      {"CHAR_MAX", "127"},
-      {"CHAR_MIN", "(-127-1)"},
-      {"SHRT_MAX", "32767"},
-      {"SHRT_MIN", "(-32767-1)"},
-      {"USHRT_MAX", "65535"},
-      {"INT_MAX", "2147483647"},
-      {"INT_MIN", "(-2147483647-1)"},
-      {"UINT_MAX", "0xffffffffU"},
-      {"LONG_MAX", "0x7fffffffffffffffL"},
-      {"LONG_MIN", "(-0x7fffffffffffffffL-1)"},
-      {"ULONG_MAX", "0xffffffffffffffffUL"},
-      {"FLT_DIG", "6"},
-      {"FLT_MANT_DIG", "24"},
-      {"FLT_MAX_10_EXP", "38"},
-      {"FLT_MAX_EXP", "128"},
-      {"FLT_MIN_10_EXP", "(-37)"},
-      {"FLT_MIN_EXP", "(-125)"},
-      {"FLT_RADIX", "2"},
-  };
-  if (caps.images) m.object_like["__IMAGE_SUPPORT__"] = "1";
-  std::string extensions = extension_string(caps);
-  for (size_t start = 0; start < extensions.size();) {
-    size_t end = extensions.find(' ', start);
-    if (end == std::string::npos) end = extensions.size();
-    if (end > start) m.object_like[extensions.substr(start, end - start)] = "1";
-    start = end + 1;
-  }
-  if (c_version >= 300) {
-    for (const cl_name_version& f : c_features(caps)) m.object_like[f.name] = "1";
-  }
-  for (const char* name : {"MAXFLOAT", "HUGE_VALF",   "INFINITY",     "NAN",       "FLT_MAX",
-                           "FLT_MIN",  "FLT_EPSILON", "M_E_F",        "M_LOG2E_F", "M_LOG10E_F",
-                           "M_LN2_F",  "M_LN10_F",    "M_PI_F",       "M_PI_2_F",  "M_PI_4_F",
-                           "M_1_PI_F", "M_2_PI_F",    "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"}) {
-    m.opaque.insert(name);
-  }
-  if (caps.fp64) {
-    for (const char* name : {"HUGE_VAL", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "M_E", "M_LOG2E",
-                             "M_LOG10E", "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI",
-                             "M_2_PI", "M_2_SQRTPI", "M_SQRT2", "M_SQRT1_2"}) {
-      m.opaque.insert(name);
-    }
-    for (const auto& [name, value] : {std::pair<const char*, const char*>{"DBL_DIG", "15"},
-                                      {"DBL_MANT_DIG", "53"},
-                                      {"DBL_MAX_10_EXP", "308"},
-                                      {"DBL_MAX_EXP", "1024"},
-                                      {"DBL_MIN_10_EXP", "(-307)"},
-                                      {"DBL_MIN_EXP", "(-1021)"}}) {
-      m.object_like[name] = value;
-    }
-  }
-  for (const auto& [name, value] : o.defines) {
-    m.opaque.erase(name);
-    m.object_like[name] = value;
-  }
-  for (const std::string& name : o.undefines) {
-    m.object_like.erase(name);
-    m.opaque.erase(name);
-  }
-  return m;
-}
 
 // At a successful build of a source program: its kernels' signatures. With no backing device a
 // source the reader refuses fails the build, its message the build log, as a compiler's would;
@@ -110,7 +26,8 @@ cl_int read_signatures(_cl_program* p) {
   p->build_failed = false;
   if (!p->from_source) return CL_SUCCESS;  // A binary's came with it (program_binary.h).
   p->signatures.clear();
-  parsed_source parsed = parse_kernel_signatures(p->source, program_macros(p->options));
+  parsed_source parsed =
+      parse_kernel_signatures(p->source, build_macros(p->options, device_language()));
   if (!parsed.error.empty()) {
     if (rt().pocl) return CL_SUCCESS;
     p->build_failed = true;
@@ -137,8 +54,8 @@ cl_program new_program(api_call& c, _cl_context* ctx, std::string source, cl_int
   rt().hold(ctx);
   p->source = std::move(source);
   p->options = bin ? std::move(bin->options) : std::string();
-  p->kernel_names =
-      bin ? std::move(bin->kernel_names) : scan_kernel_names(p->source, program_macros(""));
+  p->kernel_names = bin ? std::move(bin->kernel_names)
+                        : scan_kernel_names(p->source, build_macros("", device_language()));
   p->built = false;
   p->compiled = false;
   p->from_source = !bin;
@@ -262,10 +179,19 @@ cl_int check_headers(cl_uint n, const cl_program* headers, const char** names) {
   return CL_SUCCESS;
 }
 
-// clBuildProgram and clCompileProgram refuse a program with kernels the application holds
-// (CL_INVALID_OPERATION: they would lose the executable they run).
-cl_int check_rebuild(const _cl_program* p) {
-  return p->kernels > 0 ? CL_INVALID_OPERATION : CL_SUCCESS;
+// What clBuildProgram (`linking`) and clCompileProgram refuse before anything changes: a program
+// with kernels the application holds (CL_INVALID_OPERATION: they would lose the executable they
+// run), and, with no backing device, options no compiler takes (CL_INVALID_BUILD_OPTIONS, or
+// CL_INVALID_COMPILER_OPTIONS for a compile, as POCL answers, with the reason in the build log).
+// In backing mode POCL's compiler checks the options.
+cl_int check_rebuild(api_call& c, _cl_program* p, const char* options, bool linking) {
+  if (p->kernels > 0) return CL_INVALID_OPERATION;
+  if (rt().pocl || !options) return CL_SUCCESS;
+  const std::string why = invalid_build_option(options, device_language().c_versions, linking);
+  if (why.empty()) return CL_SUCCESS;
+  c.arg("invalid_options", why);
+  p->build_log = "<options>: error: " + why + "\n";
+  return linking ? CL_INVALID_BUILD_OPTIONS : CL_INVALID_COMPILER_OPTIONS;
 }
 
 cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* list,
@@ -276,7 +202,7 @@ cl_int CL_API_CALL BuildProgram(cl_program h, cl_uint n, const cl_device_id* lis
   _cl_program* p = rt().program(h);
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (cl_int s = check_build_args(p->context, n, list, notify != nullptr, data)) return c.ret(s);
-  if (cl_int s = check_rebuild(p)) return c.ret(s);
+  if (cl_int s = check_rebuild(c, p, options, true)) return c.ret(s);
   p->options = options ? options : "";
   cl_int s = rt().pocl ? pocl_build(rt(), p, options, false, 0, nullptr, nullptr) : CL_SUCCESS;
   if (s == CL_SUCCESS) s = read_signatures(p);
@@ -294,7 +220,7 @@ cl_int CL_API_CALL CompileProgram(cl_program h, cl_uint n, const cl_device_id* l
   if (!p) return c.ret(CL_INVALID_PROGRAM);
   if (cl_int s = check_build_args(p->context, n, list, notify != nullptr, data)) return c.ret(s);
   if (cl_int s = check_headers(nh, headers, names)) return c.ret(s);
-  if (cl_int s = check_rebuild(p)) return c.ret(s);
+  if (cl_int s = check_rebuild(c, p, options, false)) return c.ret(s);
   p->options = options ? options : "";
   cl_int s;
   if (rt().pocl) {

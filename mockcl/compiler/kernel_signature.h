@@ -75,7 +75,7 @@ struct parsed_source {
 };
 
 // `predefined`: the macros a build starts with (the device's, then the options' -D and -U;
-// program_macros() in api_program.cc).
+// build_macros() in build_options.h).
 parsed_source parse_kernel_signatures(const std::string& source, const pp_macros& predefined = {});
 
 // The kernels' names, in source order, each once: the headers parse_kernel_signatures reads, in
