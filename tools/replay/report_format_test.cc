@@ -194,6 +194,27 @@ TEST(Svg, SelfContainedWithCapacityAndOom) {
   EXPECT_EQ(svg.find("href"), std::string::npos) << "no external references";
 }
 
+// The caption's free memory is the capacity sum's, as the text report and the page say it: on a
+// device with headroom, the capacity less device used and the driver's headroom.
+TEST(Svg, TheFreeMemoryIsWhatTheProgramCouldHaveHad) {
+  device_spec d{1ull << 30, alloc_semantics::deferred};
+  d.profile.name = "headroom";
+  d.profile.headroom = 2688 << 10;
+  const replay_report r = replay_events(events(), parse_config("nopool"), d, {.timeline = true});
+  ASSERT_TRUE(r.oom.has_value());
+  const std::uint64_t free = (1ull << 30) - r.oom->device_used_bytes - d.profile.headroom;
+  const std::string svg = render_svg(r, "t");
+  EXPECT_NE(svg.find("rounded), " + format_bytes(free) + " free to the program</text>"),
+            std::string::npos)
+      << svg;
+  config_result res;
+  res.config = r.config;
+  res.replay = r;
+  EXPECT_NE(format_text(res, "t").find(
+                common::format_bytes_both(free) + " free to the program"),
+            std::string::npos);
+}
+
 // The attribute `name` of the element with id `id`, as a number.
 double svg_attr(const std::string& svg, const std::string& id, const std::string& name) {
   const std::size_t at = svg.find("id=\"" + id + "\"");

@@ -8,6 +8,7 @@
 
 #include "common/text_escape.h"
 #include "replay/min_capacity.h"
+#include "tools/replay/report_format.h"
 
 namespace clpool::replay_cli {
 
@@ -194,8 +195,12 @@ void draw_capacity(std::ostringstream& out, const panel& p, std::uint64_t capaci
 
 // The failure as the report prints it: the dot at the device's use when the request came (id
 // PREFIX"oom-used"), the request that did not fit as a bar above it (PREFIX"oom-request"), and
-// two label lines right of the mark, or left of it in the right half of the plot.
-void draw_oom(std::ostringstream& out, const panel& p, const oom_point& o) {
+// two label lines right of the mark, or left of it in the right half of the plot. What was free
+// is the capacity sum's figure (result.h capacity_sum_at), as the text report and the page say it:
+// what the program could still have had, the driver's headroom left out; none where there is no
+// sum (an unbounded device, a request refused for its size).
+void draw_oom(std::ostringstream& out, const panel& p, const replay_report& r) {
+  const oom_point& o = *r.oom;
   const double x = p.X(static_cast<double>(o.event_index));
   out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << p.y << "\" y2=\""
       << p.y + p.h << "\" stroke=\"#d62728\" stroke-width=\"1\"/>\n";
@@ -213,10 +218,11 @@ void draw_oom(std::ostringstream& out, const panel& p, const oom_point& o) {
   out << "<text x=\"" << tx << "\" y=\"" << p.y + 16 << "\" text-anchor=\"" << anchor
       << "\" fill=\"#d62728\">OOM at event " << o.event_index << ": "
       << escape(format_bytes(o.requested_bytes)) << " requested ("
-      << escape(format_bytes(o.rounded_bytes)) << " rounded), "
-      << escape(
-             format_bytes(o.capacity > o.device_used_bytes ? o.capacity - o.device_used_bytes : 0))
-      << " free</text>\n";
+      << escape(format_bytes(o.rounded_bytes)) << " rounded)";
+  if (const auto sum = replay::capacity_sum_at(o, r.device, r.config.use_pool)) {
+    out << ", " << escape(format_bytes(sum->free)) << " " << free_to_program_name;
+  }
+  out << "</text>\n";
   out << "<text x=\"" << tx << "\" y=\"" << p.y + 32 << "\" text-anchor=\"" << anchor
       << "\" fill=\"#d62728\">held " << escape(format_bytes(o.held_bytes)) << ", managed "
       << escape(format_bytes(o.managed_bytes)) << ", device used "
@@ -258,7 +264,7 @@ void draw_inset(std::ostringstream& out, const replay_report& r, bool bounded) {
   draw_axes(out, p);
   draw_series(out, p, r, points);
   if (bounded) draw_capacity(out, p, r.device.capacity, r.oom);
-  draw_oom(out, p, o);
+  draw_oom(out, p, r);
 }
 
 }  // namespace
@@ -315,7 +321,7 @@ std::string render_svg(const replay_report& r, const std::string& title) {
   draw_axes(out, main_plot);
   draw_series(out, main_plot, r, timeline);
   if (bounded) draw_capacity(out, main_plot, r.device.capacity, r.oom);
-  if (r.oom) draw_oom(out, main_plot, *r.oom);
+  if (r.oom) draw_oom(out, main_plot, r);
   // Legend, for both plots. A series drawn exactly under another is named as such, so its entry
   // is not a puzzle.
   std::size_t same_as_managed = 0;
