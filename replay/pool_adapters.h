@@ -21,6 +21,7 @@ class replay_observer final : public pool_observer {
  public:
   void on_event(const pool_event& e) noexcept override {
     last = e.counters;
+    last_kind = e.kind;
     if (e.counters.active_bytes > peak_active) {
       peak_active = e.counters.active_bytes;
       peak_active_event = *events - 1;
@@ -30,6 +31,7 @@ class replay_observer final : public pool_observer {
   }
   explicit replay_observer(const std::uint64_t* events_applied) : events(events_applied) {}
   pool_counters last{};
+  pool_event_kind last_kind{};
   std::uint64_t retries = 0;
   std::uint64_t peak_managed = 0;
   std::uint64_t peak_active = 0;

@@ -145,7 +145,7 @@ replay_report replayer::impl::snapshot() const {
   r.peak_device_bytes = device->peak_used_bytes();
   if (pool) {
     const pool_statistics s = pool->statistics();
-    r.peak_active_bytes = s.peak_active_bytes;
+    r.peak_active_bytes = observer->peak_active;  // the pool's own counts a failed request
     r.peak_managed_bytes = observer->peak_managed;
     r.hits = s.hits;
     r.misses = s.misses;
@@ -153,6 +153,14 @@ replay_report replayer::impl::snapshot() const {
     r.allocator_frees = s.allocator_frees;
     r.allocator_failures = s.allocator_failures;
     r.oom_retries = s.oom_retries;
+    // A request that failed at its first use was served by the pool, not by this replay: not a
+    // hit nor a miss, and the new block it got is an allocator call that failed.
+    if (failed_at_first_use == pool_event_kind::hit) --r.hits;
+    if (failed_at_first_use == pool_event_kind::miss) {
+      --r.misses;
+      --r.allocator_allocations;
+      ++r.allocator_failures;
+    }
     r.peak_active_event = observer->peak_active_event;
     r.end_active_bytes = observer->last.active_bytes;
     r.end_active_blocks = observer->last.active_blocks;

@@ -143,6 +143,8 @@ struct replayer::impl {
     const std::uint64_t held_before = observer->last.held_bytes;
     const std::uint64_t retries_before = observer->retries;
     const std::uint64_t peak_before = observer->peak_managed;
+    const std::uint64_t peak_active_before = observer->peak_active;
+    const std::uint64_t peak_active_event_before = observer->peak_active_event;
     commit_now = committed_at_allocation(e);
     try {
       allocation a = pool->allocate(e.size);
@@ -150,9 +152,13 @@ struct replayer::impl {
       if (observer->retries != retries_before) ++report.rescued_requests;
       if (deferred && a.has_block() && !commits_at_use(e.kind) && !device->first_use(a.handle())) {
         // Deferred: the pool thinks it has the block; the device cannot commit it. Figures
-        // exclude the failing request, as the pool's own out-of-memory reports do.
+        // exclude the failing request, as the pool's own out-of-memory reports do: it is not
+        // active, and the block it got is a failed allocator call, not a miss (snapshot()).
         pool_counters c = observer->last;
+        failed_at_first_use = observer->last_kind;
         observer->peak_managed = peak_before;  // the failed request never really fit
+        observer->peak_active = peak_active_before;
+        observer->peak_active_event = peak_active_event_before;
         oom_point& p = start_oom(e, line, oom_site::first_use);
         p.active_bytes = c.active_bytes - a.size();
         p.active_rounded_bytes = c.active_rounded_bytes - a.rounded_size();
@@ -201,6 +207,7 @@ struct replayer::impl {
     }
     if (deferred && !commits_at_use(e.kind) && !device->first_use(handle)) {
       device->deallocate(handle, e.size);
+      ++report.allocator_failures;  // the block the device could not commit
       fill_raw_oom(start_oom(e, line, oom_site::first_use),
                    "the device could not commit " + std::to_string(e.size) + " bytes at first use");
       return;
@@ -419,6 +426,9 @@ struct replayer::impl {
   // creation on a deferred device; a real device's replay uses buffers for every block).
   bool svm_at_creation;
   bool commit_now = false;  // the pool's allocator: this request is such a block
+  // How the pool served the request whose block the device then could not commit (pool_alloc):
+  // a hit or a miss the pool counted, which the report does not.
+  std::optional<pool_event_kind> failed_at_first_use;
   // The kinds whose blocks commit at their first `use` event rather than as they are allocated:
   // those the trace records first uses of (set_first_use_kinds), on a device that defers them.
   bool buffers_at_use = false, svm_at_use = false;

@@ -268,6 +268,27 @@ TEST(Replay, DeferredFailureIsNotRescuedByTheRetry) {
   EXPECT_EQ(r.rescued_requests, 0u);
 }
 
+// A request whose block the device cannot commit at first use is counted alike with and without a
+// pool: it was never active (the peak is what was live before it) and it is no hit or miss; the
+// allocator call that made its block is a failed one.
+TEST(Replay, ADeferredFailureIsNotActiveAndItsAllocatorCallFailed) {
+  events_builder b;
+  b.alloc(1, 60).alloc(2, 30).free(2).alloc(3, 50);
+  for (const replay_config& c : {pool_lb(12), replay_config{.use_pool = false}}) {
+    const replay_report r = replay_events(b.events, c, {100, alloc_semantics::deferred});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.oom->site, oom_site::first_use);
+    EXPECT_EQ(r.oom->event_index, 3u);
+    EXPECT_EQ(r.oom->active_bytes, 60u);
+    EXPECT_EQ(r.peak_active_bytes, 90u) << c.use_pool << ": the live blocks before the failure";
+    EXPECT_EQ(r.peak_active_event, 1u);
+    EXPECT_EQ(r.end_active_blocks, 1u);
+    EXPECT_EQ(r.allocator_allocations, 2u) << c.use_pool;
+    EXPECT_EQ(r.allocator_failures, 1u) << c.use_pool;
+    EXPECT_EQ(r.hits + r.misses, c.use_pool ? 2u : 0u);
+  }
+}
+
 // An SVM block on a device that defers buffers but refuses SVM at clSVMAlloc (svm_oom_at =
 // creation, as nvidia's profile says): committed as it is allocated, so a pool's free-held retry
 // rescues it where it cannot rescue a buffer, and without a pool its failure is the allocator's.

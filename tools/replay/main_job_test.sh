@@ -23,7 +23,8 @@ for line in "device: mockcl, 128 MiB (134217728 bytes), deferred allocation, nvi
             "active (requested)        1 MiB (1048576 bytes)" \
             "held by the pool          83.01 MiB (87037962 bytes)" \
             "lost to page rounding     27.93 MiB (29288439 bytes)" \
-            "hit rate                  81.8% (153 hits, 34 misses)" \
+            "hit rate                  82.3% (153 hits, 33 misses)" \
+            "allocator calls           33 allocations, 0 frees, 1 failed" \
             "device used / capacity    112 MiB / 128 MiB (134217728 bytes), 13.38 MiB (14024704 bytes) free to the program + 2.62 MiB (2752512 bytes) the driver's headroom" \
             "  + 2.62 MiB (2752512 bytes)    the driver's headroom, never handed out (nvidia profile)" \
             "  + 13.38 MiB (14024704 bytes)  free to the program"$'\n' \
