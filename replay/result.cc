@@ -43,6 +43,7 @@ std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spe
   s.unused = p.unused_bytes;
   if (pool) {
     s.bin_rounding = (p.active_rounded_bytes - p.unused_rounded_bytes) - s.live_requested;
+    s.unused_bin_rounding = p.unused_rounded_bytes - p.unused_bytes;
     s.held = p.held_bytes - p.held_unused_bytes;
     s.held_unused = p.held_unused_bytes;
   }

@@ -143,6 +143,7 @@ struct oom_point {
 struct capacity_sum {
   std::uint64_t live_requested = 0;  // requested bytes of live blocks the device holds
   std::uint64_t unused = 0;          // live blocks no command has used yet: not in the sum
+  std::uint64_t unused_bin_rounding = 0;  // their pool bins minus their requests: nor this
   std::uint64_t held_unused = 0;     // freed blocks the pool held that no command used: neither
   std::uint64_t bin_rounding = 0;    // their pool bins minus their requests (0 without a pool)
   std::uint64_t held = 0;            // freed blocks the pool held (0 without a pool)

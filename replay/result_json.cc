@@ -70,6 +70,7 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
           {"request_device_bytes", s.request_device},
           {"request_takes_new_shared_page", s.request_takes_new_shared_page},
           {"unused_bytes", s.unused},
+          {"unused_bin_rounding_bytes", s.unused_bin_rounding},
           {"held_unused_bytes", s.held_unused}};
 }
 

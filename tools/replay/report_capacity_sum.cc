@@ -79,7 +79,12 @@ std::vector<capacity_sum_row> capacity_sum_rows(const capacity_sum& s, const rep
 std::string capacity_unused_text(const capacity_sum& s) {
   if (s.unused == 0 && s.held_unused == 0) return "";
   std::string text = "not in the sum: ";
-  if (s.unused != 0) text += both(s.unused) + " in live blocks no command has used yet";
+  if (s.unused != 0) {
+    text += both(s.unused) + " in live blocks no command has used yet";
+    // Their share of the report's "lost to bin rounding", which the sum's row does not hold.
+    if (s.unused_bin_rounding != 0)
+      text += " + " + both(s.unused_bin_rounding) + ", their rounding to the pool's bins";
+  }
   if (s.unused != 0 && s.held_unused != 0) text += ", and ";
   if (s.held_unused != 0)
     text += both(s.held_unused) + " in freed blocks the pool holds that no command used";

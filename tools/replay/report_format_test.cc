@@ -150,6 +150,39 @@ TEST(ReportFormat, TheCapacityAtTheFailureAddsUp) {
   }
 }
 
+// Every byte of the report's bin rounding is in the sum or in its "not in the sum" line: the bins
+// of live blocks no command has used (a trace with first uses) are not in the sum's row.
+TEST(ReportFormat, TheUnusedBlocksBinRoundingIsAccountedFor) {
+  std::vector<trace_event> ev;
+  append(ev, trace_action::alloc, 1, 1000);
+  append(ev, trace_action::use, 1, 1000);
+  append(ev, trace_action::alloc, 2, 1000);  // never used
+  append(ev, trace_action::alloc, 3, 3000);
+  append(ev, trace_action::use, 3, 3000);
+  config_result res;
+  res.config = parse_config("pool:lb=2");
+  replay::replayer r(res.config, device_spec{4000, alloc_semantics::deferred});
+  r.set_first_use_kinds("buffer");
+  for (const trace_event& e : ev) r.apply(e);
+  res.replay = r.report();
+  ASSERT_TRUE(res.replay->oom.has_value());
+  const nlohmann::json j = to_json(*res.replay)["oom"];
+  const nlohmann::json& sum = j["capacity_sum"];
+  const std::uint64_t unused_rounding = sum["unused_bin_rounding_bytes"];
+  EXPECT_GT(unused_rounding, 0u) << sum;
+  EXPECT_EQ(sum["bin_rounding_bytes"].get<std::uint64_t>() + unused_rounding,
+            j["rounding_loss_bytes"].get<std::uint64_t>())
+      << j;
+  const std::string text = format_text(res, "t.trace");
+  // Blocks 2 and 3 (whose first use failed): 4000 bytes requested.
+  EXPECT_NE(text.find("  not in the sum: " + common::format_bytes_both(4000) +
+                      " in live blocks no command has used yet + " +
+                      common::format_bytes_both(unused_rounding) +
+                      ", their rounding to the pool's bins"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ReportFormat, TableHasOneColumnPerConfig) {
   std::vector<config_result> results;
   for (const char* c : {"nopool", "pool:lb=4", "pool:lb=0"}) {
