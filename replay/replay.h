@@ -123,19 +123,17 @@ using progress_fn = std::function<void(std::uint64_t, std::uint64_t)>;
 // bytes_consumed() and total_bytes() (the RMM CSV importer). Bad input is a trace_error naming the
 // file and line, thrown after every earlier event was applied.
 namespace detail {
-// Whether `source` may hold release and wait events (a clpool trace of version 3 or later).
+// The whole trace's counts of the events `report` applied (replay_report::in_trace), to which a
+// replay that stopped early adds those it did not apply.
+trace_counts applied_counts(const replay_report& report);
+// Whether `source` ended in a recorder's zero-filled tail (a trace_reader's say; others: no).
 template <class Source>
-bool reads_releases(const Source& source) {
-  if constexpr (requires { source.version(); }) {
-    return source.version() >= 3;
+bool ended_in_zero_tail(const Source& source) {
+  if constexpr (requires { source.ended_in_zero_tail(); }) {
+    return source.ended_in_zero_tail();
   } else {
     return false;
   }
-}
-// Counts `e` into `report`'s whole-trace release and wait counts (replay_report::trace_releases).
-inline void count_release(const trace::trace_event& e, replay_report& report) {
-  if (e.action == trace::trace_action::release) ++report.trace_releases;
-  if (e.action == trace::trace_action::wait) ++report.trace_waits;
 }
 // `report` with the sites of a trace that has them (the RMM importer has none), read once the
 // replay is done.
@@ -264,20 +262,19 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
       if (!refused.apply(r, s.event, s.line)) {
         replay_report report = r.report();
         refused.mark(report);  // the comments after the failing event are read by now (lookahead)
-        // Frames may be defined after the failure, and a version-3 trace's releases and waits
-        // after it are counted (releases up to the failure: 23 of 74): read on, applying nothing.
-        report.trace_releases = report.releases;
-        report.trace_waits = report.waits;
-        if (options.sites || reads_releases(source)) {
-          for (int k = 1; k < count; ++k) count_release(ring[(head + k) % 3].event, report);
-          while (read(s)) {
-            count_release(s.event, report);
-            if (progress && (++n & (options.progress_interval - 1)) == 0) {
-              progress(source.bytes_consumed(), source.total_bytes());
-            }
+        // Frames may be defined after the failure, and what the report says of the trace is of
+        // all of it (releases up to the failure: 23 of 74; the uses, the pool warning's
+        // allocations, how it ended): read on, applying nothing.
+        report.in_trace = applied_counts(report);
+        for (int k = 1; k < count; ++k) report.in_trace.count(ring[(head + k) % 3].event);
+        while (read(s)) {
+          report.in_trace.count(s.event);
+          if (progress && (++n & (options.progress_interval - 1)) == 0) {
+            progress(source.bytes_consumed(), source.total_bytes());
           }
-          report.trace_counts_known = !pending;
         }
+        report.trace_counts_known = !pending;
+        report.in_trace.cut_off = !pending && ended_in_zero_tail(source);
         return with_sites(std::move(report));
       }
     } catch (const replay_input_error& error) {
@@ -299,8 +296,8 @@ replay_report replay_stream(Source& source, replayer& r, const replay_options& o
   }
   if (pending) throw *pending;
   replay_report report = r.report();
-  report.trace_releases = report.releases;
-  report.trace_waits = report.waits;
+  report.in_trace = applied_counts(report);
+  report.in_trace.cut_off = ended_in_zero_tail(source);
   report.trace_counts_known = true;
   return with_sites(std::move(report));
 }

@@ -1,5 +1,5 @@
 // The whole-trace entry points: a trace already in memory through one replayer, event by event
-// (replay.cc), with the trace's own release and wait counts added to the report.
+// (replay.cc), with the trace's own counts added to the report (replay_report::in_trace).
 #include "replay/replay.h"
 
 #include <utility>
@@ -15,14 +15,24 @@ replay_report replay_all(replayer& r, const std::vector<trace_event>& events) {
     if (!r.apply(e)) break;
   }
   replay_report report = r.report();
-  for (const trace_event& e : events) {  // the whole input's releases and waits
-    report.trace_releases += e.action == trace_action::release ? 1 : 0;
-    report.trace_waits += e.action == trace_action::wait ? 1 : 0;
-  }
+  report.in_trace = {};
+  for (const trace_event& e : events) report.in_trace.count(e);  // the whole input's
   report.trace_counts_known = true;
   return report;
 }
 }  // namespace
+
+trace_counts detail::applied_counts(const replay_report& report) {
+  trace_counts c;
+  c.allocs = report.allocs;
+  c.frees = report.frees;
+  c.releases = report.releases;
+  c.waits = report.waits;
+  c.uses = report.uses;
+  c.sized_allocs = report.sized_allocs;
+  c.bin_sized_allocs = report.bin_sized_allocs;
+  return c;
+}
 
 replay_report replay_events(const std::vector<trace_event>& events, const replay_config& config,
                             const device_spec& device, const replay_options& options) {

@@ -344,9 +344,9 @@ struct replayer::impl {
     switch (e.action) {
       case trace_action::alloc:
         ++report.allocs;
-        if (e.size >= 4096) {
+        if (is_sizeable_alloc(e.size)) {
           ++report.sized_allocs;
-          report.bin_sized_allocs += rounded_size(e.size, default_leading_bits) == e.size;
+          report.bin_sized_allocs += has_pool_bin_size(e.size) ? 1 : 0;
         }
         alloc(e, line);
         break;

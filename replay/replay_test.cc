@@ -554,6 +554,44 @@ TEST(Replay, StreamErrorsNameFileAndLine) {
   }
 }
 
+// What the report says of the trace is of the whole trace, past an out-of-memory: its use events,
+// the sizes the pool warning judges, and whether it ended without its recorder's normal end
+// (a zero-filled tail) with blocks live.
+TEST(Replay, AStreamCountsTheWholeTracePastTheFailure) {
+  std::string text = "clpool-trace 4\n# first_uses: buffer\n";
+  std::uint64_t seq = 0;
+  const auto line = [&](const char* action, std::uint64_t id, std::uint64_t size) {
+    text += std::to_string(seq++) + " 0 0 0 " + action + " " + std::to_string(id) + " " +
+            std::to_string(size) + " buffer 0\n";
+  };
+  line("alloc", 1, 1114111);  // a pool bin's size
+  line("use", 1, 1114111);
+  line("alloc", 2, 3 << 20);
+  line("use", 2, 3 << 20);  // does not fit 4 MiB: the failure
+  for (std::uint64_t id = 3; id < 23; ++id) {
+    line("alloc", id, 1114111);
+    line("use", id, 1114111);
+  }
+  line("free", 1, 0);
+  for (const bool tail : {false, true}) {
+    trace::trace_reader reader = trace::trace_reader::from_string(
+        text + std::string(tail ? 100 : 0, '\0'), "t.trace", {.check_liveness = false});
+    const replay_report r = replay_stream(reader, replay_config{.use_pool = false},
+                                          device_spec{4 << 20, alloc_semantics::deferred});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.oom->event_index, 3u);
+    EXPECT_EQ(r.uses, 2u) << "applied";
+    ASSERT_TRUE(r.trace_counts_known);
+    EXPECT_EQ(r.in_trace.uses, 22u) << "the trace's";
+    EXPECT_EQ(r.in_trace.sized_allocs, 22u);
+    EXPECT_EQ(r.in_trace.bin_sized_allocs, 21u);
+    EXPECT_TRUE(r.looks_recorded_below_a_pool()) << "judged on the whole trace, not 2 allocs";
+    EXPECT_EQ(r.in_trace.live_at_end(), 21u);
+    EXPECT_EQ(r.in_trace.cut_off, tail);
+    EXPECT_EQ(r.ends_cut_off_with_live_blocks(), tail);
+  }
+}
+
 TEST(Replay, StreamLookaheadKeepsPlainLoopOrder) {
   // An out-of-memory before a malformed line: the replay stops at the OOM, as a plain loop would.
   {

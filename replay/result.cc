@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "device_model/device_memory.h"
+#include "pool/bins.h"
 
 namespace clpool::replay {
 
@@ -64,6 +65,38 @@ std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spe
                          ? prof.page
                          : device_model::profile_rounded(prof, p.rounded_bytes);
   return s;
+}
+
+bool is_sizeable_alloc(std::uint64_t size) { return size >= 4096; }
+
+bool has_pool_bin_size(std::uint64_t size) {
+  return rounded_size(size, default_leading_bits) == size;
+}
+
+void trace_counts::count(const trace::trace_event& e) {
+  switch (e.action) {
+    case trace::trace_action::alloc:
+      ++allocs;
+      if (is_sizeable_alloc(e.size)) {
+        ++sized_allocs;
+        bin_sized_allocs += has_pool_bin_size(e.size) ? 1 : 0;
+      }
+      break;
+    case trace::trace_action::free:
+      ++frees;
+      break;
+    case trace::trace_action::release:
+      ++releases;
+      break;
+    case trace::trace_action::wait:
+      ++waits;
+      break;
+    case trace::trace_action::use:
+      ++uses;
+      break;
+    default:
+      break;
+  }
 }
 
 free_moment free_moment_of(const device_model::device_profile& profile) {

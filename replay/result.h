@@ -168,6 +168,27 @@ struct capacity_sum {
 std::optional<capacity_sum> capacity_sum_at(const oom_point& p, const device_spec& device,
                                             bool pool);
 
+// Whether an alloc of `size` bytes is a sizeable one (at least 4 KiB) whose size is the top of a
+// PyOpenCL pool bin (leading bits 4, e.g. 1114111 for 1 MiB): a trace recorded below a pool is
+// full of them (replay_report::looks_recorded_below_a_pool).
+bool is_sizeable_alloc(std::uint64_t size);
+bool has_pool_bin_size(std::uint64_t size);
+
+// What the whole trace holds, applied by a replay or not: a replay that stops early (an
+// out-of-memory, replay_options::stop_after_event) reads on to its end, applying nothing
+// (replay_stream), so that what the report says of the trace is of all of it.
+struct trace_counts {
+  std::uint64_t allocs = 0, frees = 0, releases = 0, waits = 0, uses = 0;
+  std::uint64_t sized_allocs = 0, bin_sized_allocs = 0;  // is_sizeable_alloc, has_pool_bin_size
+  // The trace ended in the zero-filled tail a recorder leaves when the program did not reach its
+  // normal exit (trace::trace_reader::ended_in_zero_tail).
+  bool cut_off = false;
+  // Counts one event.
+  void count(const trace::trace_event& e);
+  // Blocks the trace leaves live: allocated and never freed.
+  std::uint64_t live_at_end() const { return allocs > frees ? allocs - frees : 0; }
+};
+
 // One point of the timeline: the maxima over a run of consecutive events starting at `event`.
 struct timeline_point {
   std::uint64_t event = 0;
@@ -190,10 +211,10 @@ struct replay_report {
   // The trace's release and wait events (version 3), and the rule that placed each free: given
   // (replay_options::frees_at) or, when `frees_at_given` is false, the device's profile's.
   std::uint64_t releases = 0, waits = 0;
-  // The same counts over the whole trace, read on past an out-of-memory (replay_stream counts the
-  // events it did not apply); `trace_counts_known` is false when the rest could not be read (a
-  // bad line after the failure), or for an input that replay_stream did not read on.
-  std::uint64_t trace_releases = 0, trace_waits = 0;
+  // The whole trace's counts (these and the others of trace_counts), read on past an
+  // out-of-memory (replay_stream counts the events it did not apply); `trace_counts_known` is
+  // false when the rest could not be read (a bad line after the failure).
+  trace_counts in_trace;
   bool trace_counts_known = false;
   free_moment frees_at = free_moment::release;
   bool frees_at_given = false;
@@ -252,11 +273,26 @@ struct replay_report {
   bool ok() const { return !oom.has_value(); }
   // The trace has release or wait events (version 3), up to the failure or after it: the report
   // names the rule that placed each free.
-  bool has_releases() const { return releases + waits + trace_releases + trace_waits != 0; }
+  bool has_releases() const {
+    return releases + waits + in_trace.releases + in_trace.waits != 0;
+  }
+  // The sizeable allocations the pool warning judges by, and those of them with pool-bin sizes:
+  // the whole trace's where it was read, else those replayed.
+  std::uint64_t judged_sized_allocs() const {
+    return trace_counts_known ? in_trace.sized_allocs : sized_allocs;
+  }
+  std::uint64_t judged_bin_sized_allocs() const {
+    return trace_counts_known ? in_trace.bin_sized_allocs : bin_sized_allocs;
+  }
   // True when most sizeable allocations have pool-bin sizes (at least 16 of them, over half):
   // the trace holds a pool's requests to the driver, not the application's.
   bool looks_recorded_below_a_pool() const {
-    return sized_allocs >= 16 && 2 * bin_sized_allocs > sized_allocs;
+    return judged_sized_allocs() >= 16 && 2 * judged_bin_sized_allocs() > judged_sized_allocs();
+  }
+  // The trace ended without its recorder's normal end and left blocks live (trace_counts): what
+  // came after the cut, and whether those blocks would have been freed, is not in it.
+  bool ends_cut_off_with_live_blocks() const {
+    return trace_counts_known && in_trace.cut_off && in_trace.live_at_end() != 0;
   }
   // hits / (hits + misses), 0 when there were none.
   double hit_rate() const {

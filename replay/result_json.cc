@@ -74,23 +74,30 @@ nlohmann::json capacity_sum_json(const capacity_sum& s) {
           {"held_unused_bytes", s.held_unused}};
 }
 
+namespace {
+// A count of the whole trace's, null when the rest of the trace could not be read.
+nlohmann::json in_trace_json(const replay_report& r, std::uint64_t n) {
+  return r.trace_counts_known ? nlohmann::json(n) : nlohmann::json(nullptr);
+}
+}  // namespace
+
 nlohmann::json frees_at_json(const replay_report& r) {
-  const auto in_trace = [&r](std::uint64_t n) {
-    return r.trace_counts_known ? nlohmann::json(n) : nlohmann::json(nullptr);
-  };
+  const auto in_trace = [&r](std::uint64_t n) { return in_trace_json(r, n); };
   return {{"moment", std::string(to_string(r.frees_at))},
           {"given", r.frees_at_given},
           {"releases_replayed", r.releases},
           {"waits_replayed", r.waits},
-          {"releases_in_trace", in_trace(r.trace_releases)},
-          {"waits_in_trace", in_trace(r.trace_waits)}};
+          {"releases_in_trace", in_trace(r.in_trace.releases)},
+          {"waits_in_trace", in_trace(r.in_trace.waits)}};
 }
 
 // A version-4 trace's first uses, and the live blocks no command had used yet (in the active
 // figures, in no site's); nothing for a trace without them.
 void first_uses_json(const replay_report& r, nlohmann::json& j) {
   if (r.first_use_kinds.empty()) return;
-  j["first_uses"] = {{"kinds", r.first_use_kinds}, {"use_events", r.uses}};
+  j["first_uses"] = {{"kinds", r.first_use_kinds},
+                     {"use_events", r.uses},
+                     {"use_events_in_trace", in_trace_json(r, r.in_trace.uses)}};
   j["end_unused_bytes"] = r.end_unused_bytes;
   j["end_unused_blocks"] = r.end_unused_blocks;
   if (r.peak_asked && r.sites) {
@@ -130,6 +137,9 @@ nlohmann::json to_json(const replay_report& r) {
   j["config"] = to_string(r.config);
   device_json(r.device, j);
   j["looks_recorded_below_a_pool"] = r.looks_recorded_below_a_pool();
+  // The trace ended in a recorder's zero-filled tail (no normal end), and the blocks it left live.
+  j["trace_cut_off"] = r.trace_counts_known && r.in_trace.cut_off;
+  j["live_blocks_at_trace_end"] = in_trace_json(r, r.in_trace.live_at_end());
   j["ok"] = r.ok();
   j["events"] = r.events;
   j["allocs"] = r.allocs;

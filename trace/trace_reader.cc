@@ -228,7 +228,7 @@ bool trace_reader::at_zero_tail(const char* start, std::size_t avail) {
            ": not the unwritten tail of a killed recorder (FORMAT.md)");
     }
   }
-  if (cut_off.empty()) return true;
+  if (cut_off.empty()) return zero_tail_ = true;
   ++line_;
   fail("truncated: the last line " + quote(cut_off) +
        " has no newline (the trace was cut off while being written?)");

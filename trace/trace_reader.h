@@ -93,6 +93,11 @@ class trace_reader {
   const std::string& name() const noexcept { return name_; }
   // The version from the header.
   unsigned version() const noexcept { return version_; }
+  // Whether the trace ended in a zero-filled tail (FORMAT.md "Clarifications"): the unwritten rest
+  // of the file of a recorder writing through a memory map that did not reach the program's
+  // normal exit (killed, crashed or _exit), where the OpenCL layer trims the file. Known once
+  // next() returned false.
+  bool ended_in_zero_tail() const noexcept { return zero_tail_; }
   // Text or binary, from the first bytes of the input. For a binary trace, line() and error
   // lines count records (the header is line 1, the first record line 2).
   trace_encoding encoding() const noexcept { return encoding_; }
@@ -153,6 +158,7 @@ class trace_reader {
   std::size_t pos_ = 0;  // next unread byte in buffer_
   std::size_t end_ = 0;  // end of valid bytes in buffer_
   bool eof_ = false;     // no more bytes to read into buffer_
+  bool zero_tail_ = false;  // ended_in_zero_tail()
   bool paused_ = false;  // follow mode: stopped where the written bytes end, at resume_at_
   std::uint64_t resume_at_ = 0;
   std::size_t follow_read_ = std::size_t{4} << 10;  // follow mode: the next read's size

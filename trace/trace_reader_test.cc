@@ -399,6 +399,20 @@ TEST(TraceReaderZeroTail, ZerosAfterTheLastLineAreTheEnd) {
   }
 }
 
+// The reader says whether the trace ended so: a recorder that did not reach the program's exit.
+TEST(TraceReaderZeroTail, TheReaderSaysTheTraceEndedInOne) {
+  const std::string events = header + "0 0 0 0 alloc 1 4096 buffer 0\n";
+  for (const bool tail : {false, true}) {
+    trace_reader reader =
+        trace_reader::from_string(events + std::string(tail ? 64 : 0, '\0'), "t.trace");
+    trace_event e;
+    EXPECT_TRUE(reader.next(e));
+    EXPECT_FALSE(reader.ended_in_zero_tail()) << "not before its end";
+    EXPECT_FALSE(reader.next(e));
+    EXPECT_EQ(reader.ended_in_zero_tail(), tail);
+  }
+}
+
 TEST(TraceReaderZeroTail, ALineCutOffBeforeTheZerosIsTruncated) {
   const std::string text =
       header + "0 0 0 0 alloc 1 4096 buffer 0\n1 0 0 0 fr" + std::string(64, '\0');

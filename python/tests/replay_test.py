@@ -228,7 +228,9 @@ class ReplayTest(unittest.TestCase):
         result = clpool.replay(v4, capacity="64MiB", config="nopool")
         replay = result["results"][0]["replay"]
         self.assertIsNone(replay["oom"])
-        self.assertEqual(replay["first_uses"], {"kinds": "buffer", "use_events": 2})
+        self.assertEqual(
+            replay["first_uses"], {"kinds": "buffer", "use_events": 2, "use_events_in_trace": 2}
+        )
         self.assertEqual(replay["peak_device_bytes"], 40 * MiB)
         # Without the comment the same events count each buffer from its creation.
         bare = os.path.join(self.dir, "v4_bare.trace")

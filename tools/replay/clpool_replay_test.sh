@@ -65,7 +65,7 @@ expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare 
   echo "clpool-trace 1"
   for i in $(seq 1 20); do echo "$((2*i)) 0 0 0 alloc $i 1114111 buffer 0"; echo "$((2*i+1)) 0 0 0 free $i 1114111 buffer 0"; done
 } > "$T/pooled.trace"
-expect 0 "20 of 20 allocations of 4 KiB or more have sizes a PyOpenCL-style pool rounds to" "$T/pooled.trace" --capacity 64MiB
+expect 0 "20 of 20 allocations of 4 KiB or more in the trace have sizes a PyOpenCL-style pool rounds to" "$T/pooled.trace" --capacity 64MiB
 out="$("$BIN" "$EX/pyopencl_layer.trace" --no-progress --capacity 1GiB 2>&1)"
 [[ "$out" != *"recorded below a memory pool"* ]] && echo "ok: no pool warning on the application's trace" ||
   { fail "pool warning on the shipped trace"; }
@@ -273,6 +273,25 @@ expect 2 "--max-alloc: must be positive, got '0'" "$T/max_alloc.trace" --capacit
 expect 2 "--max-alloc: '4000x' has an unknown unit" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 4000x
 expect 2 "--max-alloc: " "$T/max_alloc.trace" --capacity 1MiB --max-alloc 8EiB
 expect 2 "--max-alloc needs --device sim or mockcl: a real device has its own CL_DEVICE_MAX_MEM_ALLOC_SIZE" "$T/max_alloc.trace" --capacity 1MiB --max-alloc 4000 --device opencl
+
+# What the report says of the trace is of the whole trace, past the failure: its use events (the
+# replay applied 2 of 4), and how it ended: a recorder's zero-filled tail with blocks live is noted.
+{ printf 'clpool-trace 4\n# first_uses: buffer\n'
+  printf '%s\n' "0 0 0 0 alloc 1 3000 buffer 0" "1 0 0 0 use 1 3000 buffer 0" \
+    "2 0 0 0 alloc 2 3000 buffer 0" "3 0 0 0 use 2 3000 buffer 0" "4 0 0 0 alloc 3 10 buffer 0" \
+    "5 0 0 0 use 3 10 buffer 0" "6 0 0 0 alloc 4 10 buffer 0" "7 0 0 0 use 4 10 buffer 0"
+  head -c 300 /dev/zero; } > "$T/cut_off.trace"
+expect 1 "first uses                the trace records them (buffer; 4 use events, 2 up to the failure)" "$T/cut_off.trace" --capacity 4000 --no-pool --semantics deferred
+expect 0 "trace end                 cut off: the trace ends in the zero-filled rest of its recorder's file, not at the program's normal exit (it was killed, crashed or called _exit), with 4 blocks still live" "$T/cut_off.trace" --capacity 1MiB --no-pool --semantics deferred
+out="$("$BIN" "$T/cut_off.trace" --capacity 4000 --no-pool --semantics deferred --profile exact --json --no-progress)"
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())["results"][0]["replay"]
+assert r["first_uses"] == {"kinds": "buffer", "use_events": 2, "use_events_in_trace": 4}, r["first_uses"]
+assert r["trace_cut_off"] is True and r["live_blocks_at_trace_end"] == 4, r
+' <<<"$out" && echo "ok: the JSON counts the whole trace" || fail "whole-trace counts in the JSON: $out"
+out="$("$BIN" "$EX/growing_cache_layer.trace" --capacity 1GiB --no-pool --no-progress)"
+[[ $out != *"trace end"* ]] && echo "ok: a trace that ended normally has no note" || fail "trace end note on a normal trace"
 
 finish
 echo "all passed"

@@ -84,8 +84,8 @@ std::string release_counts_text(const replay_report& r) {
     return std::to_string(n) +
            (r.trace_counts_known ? " of " + std::to_string(total) : std::string());
   };
-  return "releases " + where + ": " + of(r.releases, r.trace_releases) + "; waits " + where + ": " +
-         of(r.waits, r.trace_waits) +
+  return "releases " + where + ": " + of(r.releases, r.in_trace.releases) + "; waits " + where +
+         ": " + of(r.waits, r.in_trace.waits) +
          (r.trace_counts_known ? "" : " (the rest of the trace unread)");
 }
 
@@ -94,13 +94,32 @@ std::string release_counts_text(const replay_report& r) {
 // Where the trace's first uses (version 4) commit a block: "" for a trace without them.
 std::string first_uses_text(const replay_report& r) {
   if (r.first_use_kinds.empty()) return "";
-  std::string s = "the trace records them (" + r.first_use_kinds + "; " + std::to_string(r.uses) +
-                  (r.uses == 1 ? " use event): " : " use events): ");
+  // The trace's use events; at an out-of-memory, also those up to it (the summary's).
+  std::string count;
+  if (!r.trace_counts_known) {
+    count = counted(r.uses, "use event") + " up to the failure, the rest of the trace unread";
+  } else {
+    count = counted(r.in_trace.uses, "use event");
+    if (r.oom || r.stopped) count += ", " + std::to_string(r.uses) + " up to the failure";
+  }
+  std::string s = "the trace records them (" + r.first_use_kinds + "; " + count + "): ";
   if (r.device.semantics != replay::alloc_semantics::deferred) {
     return s + "this device commits every block as it is allocated";
   }
   return s + "each such block commits at its first use, one never used takes nothing";
 }
+
+namespace {
+// How the trace ended, when its recorder did not reach the program's normal exit and it left
+// blocks live (replay_report::ends_cut_off_with_live_blocks); "" otherwise.
+std::string trace_end_text(const replay_report& r) {
+  if (!r.ends_cut_off_with_live_blocks()) return "";
+  return "cut off: the trace ends in the zero-filled rest of its recorder's file, not at the "
+         "program's normal exit (it was killed, crashed or called _exit), with " +
+         counted(r.in_trace.live_at_end(), "block") +
+         " still live; what the program did after that is not in it";
+}
+}  // namespace
 
 // Which moment of each free the replay used (FORMAT.md "Two moments of a free"), for a trace that
 // has both; "" for one that has one moment per free, which every rule replays alike.
@@ -281,6 +300,7 @@ void min_capacity_text(std::ostringstream& out, const config_result& result) {
   if (!result.replay && m.at_result) {
     if (const std::string f = frees_at_text(*m.at_result); !f.empty()) row(out, "frees at", f);
     if (const std::string f = first_uses_text(*m.at_result); !f.empty()) row(out, "first uses", f);
+    if (const std::string t = trace_end_text(*m.at_result); !t.empty()) row(out, "trace end", t);
   }
   if (m.found) {
     // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
@@ -325,6 +345,7 @@ std::string format_text(const config_result& result, const std::string& input, b
     }
     if (const std::string f = frees_at_text(r); !f.empty()) row(out, "frees at", f);
     if (const std::string f = first_uses_text(r); !f.empty()) row(out, "first uses", f);
+    if (const std::string t = trace_end_text(r); !t.empty()) row(out, "trace end", t);
     out << "result: ";
     if (r.ok()) {
       out << "replayed cleanly, " << counted(r.events, "event") << ", no out-of-memory\n";
@@ -357,9 +378,10 @@ const replay_report* first_report(const std::vector<config_result>& results) {
 std::string pooled_trace_warning(const std::vector<config_result>& results) {
   const replay_report* r = first_report(results);
   if (r == nullptr || !r->looks_recorded_below_a_pool()) return "";
-  return "warning: " + std::to_string(r->bin_sized_allocs) + " of " +
-         std::to_string(r->sized_allocs) +
-         " allocations of 4 KiB or more have sizes a PyOpenCL-style pool rounds to (e.g. "
+  return "warning: " + std::to_string(r->judged_bin_sized_allocs()) + " of " +
+         std::to_string(r->judged_sized_allocs()) + " allocations of 4 KiB or more " +
+         (r->trace_counts_known ? "in the trace" : "up to the failure (the rest of it unread)") +
+         " have sizes a PyOpenCL-style pool rounds to (e.g. "
          "1114111 bytes for 1 MiB): the trace seems to be recorded below a memory pool, so it "
          "holds the pool's requests to the driver, not the application's, and comparing nopool "
          "with pool configurations on it tells nothing. Record the application's requests: wrap "
