@@ -35,10 +35,13 @@ std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::u
 bool is_unnamed_site(const trace::site_table* sites, std::uint64_t stack);
 
 // What a report says once under its sites when one of them is unnamed (is_unnamed_site).
+// The layer names native frames with dladdr (stacks/capture.cc), which reads the dynamic symbol
+// table only: debug info (-g) names nothing, and a native frame never has a file and line.
 inline constexpr const char* unnamed_site_note =
     "(a site named 0x... is a native function without a symbol: a static function, or a binary "
-    "linked without -rdynamic or stripped; link with -rdynamic to name it, build with -g for its "
-    "file and line)";
+    "linked without -rdynamic or stripped; to name it, make the function non-static and link with "
+    "-rdynamic. Native frames have no file and line: for a position-independent binary built with "
+    "-g, addr2line -f -e MODULE 0x... gives them)";
 
 // "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites. A site
 // is the stack's innermost program frame, or its sites->site_frames() innermost program frames

@@ -344,6 +344,26 @@ TEST(SiteReport, SitesByCaller) {
   EXPECT_EQ(of_first[0].name, "main (app.py:90)");
 }
 
+// A native function the layer could not name (dladdr finds no symbol: static, or not exported
+// with -rdynamic): the note says what names it. The layer reads no debug info, so -g names
+// nothing and a native frame has no file and line (stacks/capture.cc).
+TEST(SiteReport, TheUnnamedSiteNoteSaysWhatNamesIt) {
+  const std::string text_trace =
+      "clpool-trace 2\n"
+      "frame 1 native 0 ./frag 0x1218\n"
+      "stack 1 0 1\n"
+      "0 0 0 0 alloc 1 10485760 buffer 0 1\n"
+      "1 0 0 0 alloc 2 40000000 buffer 0 1\n";
+  replay_config pool;
+  const replay_report r = run(text_trace, pool, 40 * MiB);
+  ASSERT_TRUE(r.oom);
+  const std::string text = format_text(config_result{pool, r, std::nullopt}, "t.trace");
+  EXPECT_NE(text.find("make the function non-static and link with -rdynamic"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Native frames have no file and line"), std::string::npos) << text;
+  EXPECT_EQ(text.find("build with -g for its file and line"), std::string::npos) << text;
+}
+
 // Frame names are the trace's: an ESC/OSC sequence, a newline, a NUL and bytes that are not UTF-8
 // were printed raw in the text report, and made --json throw (type_error 316).
 TEST(SiteReport, HostileFrameNamesAreEscapedInEveryOutput) {
