@@ -165,6 +165,10 @@ expect 2 "--granule is the step" "$TR" --trials 1GiB:2GiB:512MiB --granule 256Ki
 expect 0 "in steps of 256 KiB" --diff "$TR" "$TR" --granule 256KiB
 expect 2 "must be positive" "$TR" --min-capacity --granule 0
 expect 2 "--granule: 16777215 TiB is above 2^62 bytes" "$TR" --min-capacity --granule 16777215TiB
+# A minimum capacity is written exactly: in bytes alone below a KiB, never rounded.
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 3 buffer 0\n' > "$T/three_bytes.trace"
+expect 0 "minimum capacity: 3 bytes
+  (granule 1 byte, " "$T/three_bytes.trace" --no-pool --min-capacity --granule 1
 expect 0 "minimum capacity: 4194304 TiB = 4 EiB" "$TR" --min-capacity --granule 4194304TiB
 expect 2 "--write-format needs --write-trace" "$TR" --capacity 1GiB --write-format binary
 expect 2 "unknown option 'size'" "$TR" --capacity 1GiB --compare pool:size=3

@@ -29,7 +29,7 @@ rc=$?
   "$out" == *"first uses                the trace records them (buffer; 2 use events)"* ]] ||
   fail "replay at 4 GiB: exit $rc: $out"
 out="$("$REPLAY" --no-progress "$T/late.trace" --min-capacity --no-pool 2>&1)"
-[[ "$out" == *"minimum capacity: 2563 MiB = 2.50 GiB (2687500288 bytes)"* ]] || fail "minimum capacity: $out"
+[[ "$out" == *"minimum capacity: 2563 MiB (2687500288 bytes)"* ]] || fail "minimum capacity: $out"
 # With a pool, the first buffer's block is held when the second is first used: it runs out there.
 out="$("$REPLAY" --no-progress "$T/late.trace" --capacity 4GiB 2>&1)"
 rc=$?
@@ -54,7 +54,7 @@ rc=$?
 [[ $rc == 1 && "$out" == *"result: OUT OF MEMORY at event 1 (seq 2, line "*"): alloc of 2.50 GiB (2684354560 bytes), id 2"* ]] ||
   fail "version-3 replay at 4 GiB: exit $rc: $out"
 out="$("$REPLAY" --no-progress "$T/late3.trace" --min-capacity --no-pool 2>&1)"
-[[ "$out" == *"minimum capacity: 5123 MiB = 5.00 GiB (5371854848 bytes)"* ]] || fail "version-3 minimum capacity: $out"
+[[ "$out" == *"minimum capacity: 5123 MiB (5371854848 bytes)"* ]] || fail "version-3 minimum capacity: $out"
 # A sub-buffer the program kept uses its parent after the program let the parent go: the parent
 # is still the program's through the sub-buffer, so the layer writes its release after the
 # sub-buffer goes (FORMAT.md), after the use; the trace is a valid one, and it replays.

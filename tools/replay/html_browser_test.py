@@ -129,10 +129,16 @@ class HtmlBrowserTest(unittest.TestCase):
         summary = d.find_element(By.ID, "oom-summary").text
         self.assertIn("Out of memory at event 7: request of 8 MiB", summary)
         self.assertIn("at (no stack recorded)", summary)
-        # The search's failing replay, one granule below the minimum (38 MiB).
+        # The search's failing replay, one granule below the minimum (38 MiB), and the page says so.
         self.assertIn(
             "capacity 37 MiB, 8 events replayed (up to the failure)",
             d.find_element(By.ID, "subtitle").text,
+        )
+        self.assertEqual(
+            d.find_element(By.ID, "search-note").text,
+            "The replay shown is one granule (1 MiB) below the minimum capacity, 38 MiB (39845888"
+            " bytes), the smallest that replays cleanly: at 37 MiB (38797312 bytes) it runs out,"
+            " as below.",
         )
 
     def test_page_names_the_site_and_shows_stacks(self):

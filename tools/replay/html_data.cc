@@ -342,6 +342,19 @@ void capacity_sum_figures(const replay_report& r, nlohmann::json& j) {
 
 }  // namespace
 
+std::string search_replay_note(const replay::config_result& first) {
+  if (first.replay || !first.min_capacity || !first.min_capacity->found) return "";
+  const replay::min_capacity_result& m = *first.min_capacity;
+  const std::string minimum = "the minimum capacity, " + exact_size_text(m.capacity) +
+                              ", the smallest that replays cleanly";
+  if (m.one_granule_below) {
+    return "The replay shown is one granule (" + exact_size_text(m.granule, false) +
+           ") below " + minimum + ": at " + exact_size_text(m.capacity - m.granule) +
+           " it runs out, as below.";
+  }
+  return "The replay shown is at " + minimum + ".";
+}
+
 nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
                          const std::string& title, const html_limits& limits) {
   trace::trace_reader reader(trace_path, {.check_liveness = false});

@@ -30,6 +30,11 @@ struct html_limits {
 nlohmann::json html_data(const replay::replay_report& r, const std::string& trace_path,
                          const std::string& title, const html_limits& limits = {});
 
+// Which replay of the minimum-capacity search the page shows, when it shows one (a search without
+// --capacity): "The replay shown is one granule (1 MiB) below the minimum capacity, 4387 MiB
+// (...), ..." or the clean one at the minimum; "" when `first` has a replay at --capacity.
+std::string search_replay_note(const replay::config_result& first);
+
 // The script of the page, html_page.js as it is in the source tree (embedded by the build).
 extern const char html_page_script[];
 

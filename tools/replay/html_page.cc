@@ -37,7 +37,7 @@ td.site,th.site{text-align:left} #legend span{display:inline-block;margin-right:
 button.expand{border:none;background:none;cursor:pointer;font:inherit;padding:0 4px 0 0;width:1.4em}
 tr.caller td.site{color:#444} tr.caller td{background:#fafafa}
 </style></head><body>
-<h1 id="title"></h1><div class="sub" id="subtitle"></div><div id="oom-summary"></div>
+<h1 id="title"></h1><div class="sub" id="subtitle"></div><div class="sub" id="search-note"></div><div id="oom-summary"></div>
 <div id="controls">
  <label>View <select id="mode"><option value="blocks">live blocks (address layout)</option>
  <option value="sites">grouped by allocation site</option></select></label>

@@ -33,6 +33,7 @@ function hue(k) { return 60 + (k * 137.508) % 260; }
 $("title").textContent = D.title;
 $("subtitle").textContent = R.config + " on " + DEVICE + ", capacity " + fmt(CAPACITY) + ", " + EVENTS + " events replayed" +
   (OOM ? " (up to the failure)" : "");
+$("search-note").textContent = D.search_note || "";  // --min-capacity: which of its replays this is
 if (OOM && OOM.refused_for_size) $("oom-marker").firstElementChild.textContent = "REFUSED";
 if (OOM) $("oom-summary").textContent = (OOM.refused_for_size ? "Refused for its size" : "Out of memory") + " at event " + OOM.event_index + ": request of " + fmt(OOM.requested_bytes) +
   " (" + OOM.cause + ") at " + oomSite() + "; device used " + fmt(OOM.device_used_bytes) + (POOL ? ", pool held " + fmt(OOM.held_bytes) : "");

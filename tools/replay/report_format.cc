@@ -29,6 +29,16 @@ std::string bytes_both(std::uint64_t bytes) {
   return common::format_bytes_both(bytes);
 }
 
+std::string exact_size_text(std::uint64_t bytes, bool with_bytes) {
+  const std::string exact = format_bytes_exact(bytes), largest = format_bytes(bytes);
+  if (exact.ends_with(" B")) return bytes_both(bytes);  // bytes alone: "3 bytes", "1536 bytes"
+  std::string text = exact;
+  // The largest unit's form only where it is exact too (no decimals): "4.00 GiB" for 4099 MiB
+  // would hide that it is more than 4 GiB.
+  if (largest != exact && largest.find('.') == std::string::npos) text += " = " + largest;
+  return with_bytes ? text + " (" + std::to_string(bytes) + " bytes)" : text;
+}
+
 namespace {
 
 const auto both = bytes_both;
@@ -303,13 +313,10 @@ void min_capacity_text(std::ostringstream& out, const config_result& result) {
     if (const std::string t = trace_end_text(*m.at_result); !t.empty()) row(out, "trace end", t);
   }
   if (m.found) {
-    // The exact form, the rounded one only where it says something more (4194304 TiB = 4 EiB).
-    const std::string exact = format_bytes_exact(m.capacity), rounded = format_bytes(m.capacity);
-    out << "minimum capacity: " << exact;
-    if (rounded != exact) out << " = " << rounded;
-    out << " (" << m.capacity << " bytes)"
-        << "\n  (granule " << format_bytes_exact(m.granule) << ", " << m.replays << " replays";
-    if (m.capacity > 0) out << "; " << format_bytes_exact(m.capacity - m.granule) << " runs out";
+    out << "minimum capacity: " << exact_size_text(m.capacity) << "\n  (granule "
+        << exact_size_text(m.granule, false) << ", " << counted(m.replays, "replay");
+    if (m.capacity > 0)
+      out << "; " << exact_size_text(m.capacity - m.granule, false) << " runs out";
     out << ")\n";
     const replay_report* below = m.one_granule_below ? &*m.one_granule_below : nullptr;
     if (below != nullptr && below->oom && below->sites) {

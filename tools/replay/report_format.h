@@ -15,6 +15,12 @@ namespace clpool::replay_cli {
 // "1.50 MiB (1572864 bytes)", or "unlimited": both, so people can read it and scripts can grep it.
 std::string bytes_both(std::uint64_t bytes);
 
+// A size written exactly, "4099 MiB (4298113024 bytes)", with its largest unit only where that is
+// exact too ("4194304 TiB = 4 EiB (...)"), never rounded ("4.00 GiB" would hide that 4099 MiB is
+// more than 4 GiB); in bytes alone when no larger unit writes it exactly ("3 bytes"). Without
+// `with_bytes`, the "(N bytes)" is left out.
+std::string exact_size_text(std::uint64_t bytes, bool with_bytes = true);
+
 // The two names of what an out-of-memory left of the capacity, the same in the text report, the
 // page and the JSON (capacity_sum's free_to_program_bytes and driver_headroom_bytes): what a
 // request could still have had, and what the driver keeps and never hands out (the profile's).

@@ -43,8 +43,9 @@ class html_writer final : public output_writer {
       return std::nullopt;
     }
     note = to_string(first.config) + " on " + format_bytes_exact(r->device.capacity);
-    return html_page(to_json(run.results, run.input, run.exit_code), to_json(*r),
-                     html_data(*r, run.trace_path, "clpool_replay: " + run.input));
+    nlohmann::json data = html_data(*r, run.trace_path, "clpool_replay: " + run.input);
+    data["search_note"] = search_replay_note(first);
+    return html_page(to_json(run.results, run.input, run.exit_code), to_json(*r), data);
   }
 };
 
