@@ -179,6 +179,39 @@ class HtmlBrowserTest(unittest.TestCase):
         d.save_screenshot(os.path.join(OUT, "html_page_sites.png"))
         self.assertEqual(self.console_errors(), [])
 
+    def test_the_blocks_counted_are_the_replays(self):
+        """The page's live blocks are the JSON's end_active_blocks: the ones the device holds
+        (drawn) and those no command had used (nothing on the device); its counts are words."""
+        trace = os.path.join(TMP, "unused.trace")
+        with open(trace, "w") as f:
+            f.write("clpool-trace 4\n# first_uses: buffer\n")
+            for seq, line in enumerate(
+                ["alloc 1 1048576", "use 1 1048576", "alloc 2 1048576", "alloc 3 3145728"]
+                + ["use 3 3145728"]
+            ):
+                f.write(f"{seq} 0 0 0 {line} buffer 0\n")
+        page = os.path.join(TMP, "unused.html")
+        flags = ("--profile", "exact", "--semantics", "deferred", "--no-pool", "--capacity", "3MiB")
+        write_page(trace, page, *flags)
+        report = subprocess.run(
+            [REPLAY, "--no-progress", trace, "--json", *flags], capture_output=True, text=True
+        )
+        r = json.loads(report.stdout)["results"][0]["replay"]
+        self.assertEqual((r["end_active_blocks"], r["end_unused_blocks"]), (3, 2))
+        d = self.driver
+        self.open(page)
+        self.assertEqual(self.console_errors(), [])
+        self.assertIn(
+            "The 1 block committed up to the failure drawn. 2 more blocks allocated up to the"
+            " failure were never used: nothing on the device, not drawn.",
+            d.find_element(By.ID, "sampling-note").text,
+        )
+        self.assertIn(
+            "Of the 3 blocks live at the failure, 2 no command had used yet hold nothing on the"
+            " device and are not drawn; the 1 block it holds (drawn): 1 MiB requested",
+            d.find_element(By.ID, "rounding").text,
+        )
+
     def test_a_size_refusal_is_marked_as_one(self):
         """A request above --max-alloc is refused for its size: the marker and the headline say
         so, not out-of-memory."""

@@ -98,8 +98,10 @@ class best_fit {
 // (the live blocks at the failure are the replay's). A block the replay committed at its first
 // use (replay.h commits_at_first_use, unless the pool handed it out committed:
 // committed_at_allocation_events) starts there, and one never used is none. Frames defined after
-// the failure are read too (lazy symbolization).
-std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report& r) {
+// the failure are read too (lazy symbolization). `never_used` receives how many blocks allocated up
+// to the failure the device never committed (a first use never came).
+std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report& r,
+                               std::uint64_t& never_used) {
   const bool pool = r.config.use_pool;
   std::vector<block> blocks;
   std::unordered_map<std::uint64_t, std::size_t> live;  // trace id -> index in blocks
@@ -142,7 +144,10 @@ std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report&
       // A block ends where the replay freed it: its free, or its release or a wait (version 3,
       // by the rule the replay used).
       schedule.on_event(e, [&](std::uint64_t id) {
-        if (unused.erase(id) != 0) return;  // never used: never drawn
+        if (unused.erase(id) != 0) {  // never used: never drawn
+          ++never_used;
+          return;
+        }
         if (const auto it = live.find(id); it != live.end()) {
           block& b = blocks[it->second];
           b.end = index;
@@ -160,6 +165,7 @@ std::vector<block> read_blocks(trace::trace_reader& reader, const replay_report&
     }
   } catch (const trace::trace_error&) {
   }
+  never_used += unused.size();
   const std::uint64_t last = index == 0 ? 0 : index - 1;
   for (block& b : blocks) {
     if (b.live_at_end) b.end = last + 1;
@@ -358,7 +364,8 @@ std::string search_replay_note(const replay::config_result& first) {
 nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
                          const std::string& title, const html_limits& limits) {
   trace::trace_reader reader(trace_path, {.check_liveness = false});
-  std::vector<block> blocks = read_blocks(reader, r);
+  std::uint64_t never_used = 0;
+  std::vector<block> blocks = read_blocks(reader, r, never_used);
   const std::size_t total_blocks = blocks.size();
   // Sites named as the replay named them (--library-frames, --site-frames).
   trace::site_table sites = reader.sites();
@@ -390,7 +397,8 @@ nlohmann::json html_data(const replay_report& r, const std::string& trace_path,
       {"pack_granule", prof.pack_granule},
       {"headroom", prof.headroom}};
   j["blocks"] = cols;
-  j["total_blocks"] = total_blocks;
+  j["total_blocks"] = total_blocks;  // committed, and so drawn unless left out
+  j["never_used_blocks"] = never_used;
   j["drawn_area_fraction"] = drawn;
   j["stacks"] = stacks;
   j["timeline"] = timeline;

@@ -19,6 +19,8 @@ const B = D.blocks, N = B.id.length, $ = id => document.getElementById(id);
 // (common::format_bytes); a sum the page makes on the fly (a site's live bytes under the pointer
 // in the by-site view) is shown exactly, in bytes.
 function fmt(b) { const t = D.bytes_text[b]; return t !== undefined ? t : b + " bytes"; }
+// "1 block", "2 blocks": report_format.cc's counted(), for the page's sentences.
+function counted(n, what, plural) { return n + " " + (n === 1 ? what : plural || what + "s"); }
 function bytes(b) { return b < 1024 ? b + (b == 1 ? " byte" : " bytes") : fmt(b) + " (" + b + " bytes)"; }
 // An axis label: a multiple of a power of two that is at least a quarter of the unit it is
 // written in, so two decimals are exact (what format_bytes prints for it, no rounding).
@@ -39,23 +41,33 @@ if (OOM) $("oom-summary").textContent = (OOM.refused_for_size ? "Refused for its
   " (" + OOM.cause + ") at " + oomSite() + "; device used " + fmt(OOM.device_used_bytes) + (POOL ? ", pool held " + fmt(OOM.held_bytes) : "");
 else $("oom-summary").textContent = "No out-of-memory: the replay ran cleanly.";
 const SCOPE = OOM ? "up to the failure" : "in the trace";
+// The blocks are those the device committed; one allocated that no command ever used has none.
+const NEVER = D.never_used_blocks ? " " + counted(D.never_used_blocks, "more block") + " allocated " + SCOPE +
+  (D.never_used_blocks === 1 ? " was" : " were") + " never used: nothing on the device, not drawn." : "";
 $("sampling-note").textContent = (N < D.total_blocks
-  ? "Showing the " + N + " largest of the " + D.total_blocks + " blocks allocated " + SCOPE + " (by bytes x lifetime, " + (100 * D.drawn_area_fraction).toFixed(1) + "% of the area); the lines are the replay's totals, sampled keeping maxima."
-  : "All " + N + " blocks allocated " + SCOPE + " drawn.") +  " Block bands: the bytes requested (solid), the pool's bin rounding (pale) and the device's page rounding (hatched); y is a best-fit address layout of what the device commits." +
+  ? "Showing the " + N + " largest of the " + counted(D.total_blocks, "block") + " committed " + SCOPE + " (by bytes x lifetime, " + (100 * D.drawn_area_fraction).toFixed(1) + "% of the area); the lines are the replay's totals, sampled keeping maxima."
+  : (N === 1 ? "The 1 block" : "All " + N + " blocks") + " committed " + SCOPE + " drawn.") + NEVER +  " Block bands: the bytes requested (solid), the pool's bin rounding (pale) and the device's page rounding (hatched); y is a best-fit address layout of what the device commits." +
   (D.has_sites ? "" : " This trace has no allocation sites (record with stacks).");
 function profileText() { const P = D.profile;
   if (P.page <= 1) return P.name + " profile: exact bytes";
   return P.name + " profile: " + fmt(P.page) + " pages" + (P.pack_limit ? ", requests up to " + fmt(P.pack_limit) + " packed at " + fmt(P.pack_granule) : ""); }
 { const all = D.live_at_end.all, drawn = D.live_at_end.drawn;  // the blocks live at the end (the failure, if any)
-  const live = (drawn.blocks === all.blocks ? "The " + all.blocks + " blocks live at the " + (OOM ? "failure" : "end") + " (all drawn)"
-    : "Of the " + all.blocks + " blocks live at the " + (OOM ? "failure" : "end") + ", the " + drawn.blocks + " drawn");
+  // The replay's live blocks (its end_active_blocks) are those the device holds and those no
+  // command had used yet (end_unused_blocks), which hold nothing and are not drawn.
+  const where = OOM ? "failure" : "end", unused = R.end_unused_blocks || 0;
+  const held = unused ? "Of the " + counted(all.blocks + unused, "block") + " live at the " + where + ", " + unused +
+      (unused === 1 ? " no command had used yet holds" : " no command had used yet hold") + " nothing on the device and " +
+      (unused === 1 ? "is" : "are") + " not drawn; the " + counted(all.blocks, "block") + " it holds"
+    : all.blocks === 1 ? "The 1 block live at the " + where : "The " + all.blocks + " blocks live at the " + where;
+  const live = held + (drawn.blocks === all.blocks ? (all.blocks > 1 ? " (all drawn)" : all.blocks ? " (drawn)" : "") : ", " + drawn.blocks + " of them drawn");
   $("rounding").innerHTML = (OOM ? "<b>Rounding at the failure</b>: bin rounding <span id=bin-rounding>" + bytes(OOM.rounding_loss_bytes) +
     "</span> (the pool's bins over the live blocks' requests" + (POOL ? "" : "; no pool") + "), page rounding <span id=page-rounding>" + bytes(OOM.page_loss_bytes) +
     "</span> (device committed - blocks' sizes, " + esc(profileText()) + (D.page_rounding_split ? ": <span id=page-per-block>" +
     bytes(D.page_rounding_split.per_block) + "</span> rounding each block, <span id=page-shared-room>" + bytes(D.page_rounding_split.shared_room) +
     "</span> free room in shared pages" : "") + "). " : "") +
+    (all.blocks + unused === 0 ? "No block is live at the " + where + "." :
     live + ": " + fmt(drawn.requested_bytes) + " requested, " + fmt(drawn.rounded_bytes) + " in pool bins, " +
-    fmt(drawn.committed_bytes) + " device-committed (each block rounded on its own)."; }
+    fmt(drawn.committed_bytes) + " device-committed (each block rounded on its own)."); }
 // A sites table: one row per site; a site with callers (replay/site_names.h callers_of) gets a
 // button that shows the callers that hold the most beneath it, and theirs beneath them.
 function cells(r) { return "<td>" + fmt(r.requested_bytes) + "</td><td>" + fmt(r.rounded_bytes) + "</td><td>" +
