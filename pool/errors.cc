@@ -36,8 +36,9 @@ std::string describe(const oom_report& r) {
     }
     s += ")";
   }
-  std::snprintf(buf, sizeof buf, "; active %llu bytes (%llu rounded), held %llu, managed %llu",
-                static_cast<ull>(r.active_bytes), static_cast<ull>(r.active_rounded_bytes),
+  std::snprintf(buf, sizeof buf, "; active %llu %s (%llu rounded), held %llu, managed %llu",
+                static_cast<ull>(r.active_bytes), r.active_bytes == 1 ? "byte" : "bytes",
+                static_cast<ull>(r.active_rounded_bytes),
                 static_cast<ull>(r.held_bytes), static_cast<ull>(r.managed_bytes));
   s += buf;
   if (r.limit_bytes != unlimited) {

@@ -44,7 +44,8 @@ std::string known_versions() {
 
 trace_error::trace_error(std::string file, std::uint64_t line, std::string problem,
                          std::uint64_t events_read)
-    : std::runtime_error(file + ":" + std::to_string(line) + ": " + problem),
+    // Line 0 is the file as a whole (it cannot be opened): no line to name.
+    : std::runtime_error(file + (line == 0 ? "" : ":" + std::to_string(line)) + ": " + problem),
       file_(std::move(file)),
       line_(line),
       problem_(std::move(problem)),

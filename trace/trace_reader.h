@@ -28,7 +28,8 @@
 
 namespace clpool::trace {
 
-// A malformed or unreadable trace. what() is "FILE:LINE: PROBLEM" (LINE 0: the file as a whole).
+// A malformed or unreadable trace. what() is "FILE:LINE: PROBLEM", or "FILE: PROBLEM" for the file
+// as a whole (line() 0: it cannot be opened).
 class trace_error : public std::runtime_error {
  public:
   trace_error(std::string file, std::uint64_t line, std::string problem, std::uint64_t events_read);

@@ -646,7 +646,7 @@ class ReplayTest(unittest.TestCase):
                 (os.path.join(self.dir, "missing.trace"), self.trace),
                 dict(),
                 ValueError,
-                "missing.trace:0: cannot open",
+                "missing.trace: cannot open",
             ),
             (("/dev/zero", self.trace), dict(), ValueError, "/dev/zero:1: not a clpool trace"),
         ]:

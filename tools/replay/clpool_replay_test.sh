@@ -297,5 +297,14 @@ assert r["trace_cut_off"] is True and r["live_blocks_at_trace_end"] == 4, r
 out="$("$BIN" "$EX/growing_cache_layer.trace" --capacity 1GiB --no-pool --no-progress)"
 [[ $out != *"trace end"* ]] && echo "ok: a trace that ended normally has no note" || fail "trace end note on a normal trace"
 
+# Counted words and one unit per line: "1 byte" beside "2 bytes", "1 valid event"; a file that
+# cannot be opened has no line 0.
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 1 buffer 0\n1 0 0 0 alloc 2 2 buffer 0\n' > "$T/tiny.trace"
+expect 1 "device used / capacity    1 byte / 2 bytes, 1 byte free to the program" "$T/tiny.trace" --capacity 2 --semantics immediate
+expect 1 "; active 1 byte (1 rounded)" "$T/tiny.trace" --capacity 2 --semantics immediate
+printf 'clpool-trace 1\n0 0 0 0 alloc 1 1 buffer 0\n1 0 0 0 alloc 1 1 buffer 0\n' > "$T/dup.trace"
+expect 2 "clpool_replay: 1 valid event came before it" "$T/dup.trace" --capacity 1MiB
+expect 2 "clpool_replay: error: $T/no-such.trace: cannot open: No such file or directory" "$T/no-such.trace" --capacity 1MiB
+
 finish
 echo "all passed"

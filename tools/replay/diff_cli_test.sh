@@ -72,6 +72,6 @@ bad "--diff: takes 2 values, got 1" --diff old.trace
 bad "clpool_replay: error: --diff writes text or json; --format svg shows one replay (run it without --diff)" --diff old.trace new.trace --format svg=x.svg
 bad "clpool_replay: error: --format json: 'old.trace' is the same file as the input 'old.trace' (--diff OLD)" --diff old.trace new.trace --format json=old.trace
 bad "clpool_replay: error: --diff: each trace is replayed several times; give files, not '-'" --diff - new.trace
-bad "clpool_replay: error: missing.trace:0: cannot open: No such file or directory" --diff missing.trace new.trace
+bad "clpool_replay: error: missing.trace: cannot open: No such file or directory" --diff missing.trace new.trace
 check "old.trace untouched" cmp -s old.trace <(head -n $((lines * 4 / 10)) "$new")
 finish

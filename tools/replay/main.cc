@@ -459,7 +459,8 @@ int main(int argc, char** argv) {
   } catch (const clpool::trace::trace_error& e) {
     std::cerr << clpool::common::error_line("clpool_replay", e.what()) << "\n";
     if (e.line() > 1) {
-      std::cerr << "clpool_replay: " << e.events_read() << " valid events came before it\n";
+      std::cerr << "clpool_replay: " << counted(e.events_read(), "valid event")
+                << " came before it\n";
     }
   } catch (const std::exception& e) {
     std::cerr << clpool::common::error_line("clpool_replay", e.what()) << "\n";

@@ -29,6 +29,10 @@ std::string bytes_both(std::uint64_t bytes) {
   return common::format_bytes_both(bytes);
 }
 
+std::string counted(std::uint64_t n, const std::string& what, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? what : plural.empty() ? what + "s" : plural);
+}
+
 std::string exact_size_text(std::uint64_t bytes, bool with_bytes) {
   const std::string exact = format_bytes_exact(bytes), largest = format_bytes(bytes);
   if (exact.ends_with(" B")) return bytes_both(bytes);  // bytes alone: "3 bytes", "1536 bytes"
@@ -42,6 +46,12 @@ std::string exact_size_text(std::uint64_t bytes, bool with_bytes) {
 namespace {
 
 const auto both = bytes_both;
+
+// A figure in its short form, "3.75 GiB", in the words of the long one below a KiB ("1 byte", not
+// "1 B" beside "2 bytes").
+std::string short_bytes(std::uint64_t bytes) {
+  return bytes < 1024 ? both(bytes) : format_bytes(bytes);
+}
 
 std::string capacity_text(std::uint64_t bytes) {
   return bytes >= unbounded_capacity(1) ? std::string("unbounded") : both(bytes);
@@ -76,11 +86,6 @@ std::string failure_word(const oom_point& p) {
 void row(std::ostringstream& out, const std::string& label, const std::string& value) {
   out << "  " << label << std::string(label.size() < 26 ? 26 - label.size() : 1, ' ') << value
       << "\n";
-}
-
-// "s" (or `plural`) after a count other than 1.
-std::string counted(std::uint64_t n, const std::string& what, const std::string& plural = "") {
-  return std::to_string(n) + " " + (n == 1 ? what : plural.empty() ? what + "s" : plural);
 }
 
 // The release and wait events with their scope: the whole trace's for a replay that read it all,
@@ -219,7 +224,7 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
     row(out, "managed by the pool", both(p.managed_bytes));
   }
   row(out, "device used / capacity",
-      format_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) +
+      short_bytes(p.device_used_bytes) + " / " + capacity_text(p.capacity) +
           left_of_capacity(p, r));
   if (p.limit != unlimited) row(out, "pool limit", both(p.limit));
   if (pool) {

@@ -15,6 +15,9 @@ namespace clpool::replay_cli {
 // "1.50 MiB (1572864 bytes)", or "unlimited": both, so people can read it and scripts can grep it.
 std::string bytes_both(std::uint64_t bytes);
 
+// "1 block", "2 blocks": the count and `what`, with "s" (or `plural`) after a count other than 1.
+std::string counted(std::uint64_t n, const std::string& what, const std::string& plural = "");
+
 // A size written exactly, "4099 MiB (4298113024 bytes)", with its largest unit only where that is
 // exact too ("4194304 TiB = 4 EiB (...)"), never rounded ("4.00 GiB" would hide that 4099 MiB is
 // more than 4 GiB); in bytes alone when no larger unit writes it exactly ("3 bytes"). Without
