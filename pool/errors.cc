@@ -38,8 +38,8 @@ std::string describe(const oom_report& r) {
   }
   std::snprintf(buf, sizeof buf, "; active %llu %s (%llu rounded), held %llu, managed %llu",
                 static_cast<ull>(r.active_bytes), r.active_bytes == 1 ? "byte" : "bytes",
-                static_cast<ull>(r.active_rounded_bytes),
-                static_cast<ull>(r.held_bytes), static_cast<ull>(r.managed_bytes));
+                static_cast<ull>(r.active_rounded_bytes), static_cast<ull>(r.held_bytes),
+                static_cast<ull>(r.managed_bytes));
   s += buf;
   if (r.limit_bytes != unlimited) {
     std::snprintf(buf, sizeof buf, ", limit %llu", static_cast<ull>(r.limit_bytes));

@@ -141,14 +141,14 @@ struct oom_point {
 // the simulated and mock devices); capacity = device used + headroom + free. And what the failing
 // request needed against what was free.
 struct capacity_sum {
-  std::uint64_t live_requested = 0;  // requested bytes of live blocks the device holds
-  std::uint64_t unused = 0;          // live blocks no command has used yet: not in the sum
+  std::uint64_t live_requested = 0;       // requested bytes of live blocks the device holds
+  std::uint64_t unused = 0;               // live blocks no command has used yet: not in the sum
   std::uint64_t unused_bin_rounding = 0;  // their pool bins minus their requests: nor this
-  std::uint64_t held_unused = 0;     // freed blocks the pool held that no command used: neither
-  std::uint64_t bin_rounding = 0;    // their pool bins minus their requests (0 without a pool)
-  std::uint64_t held = 0;            // freed blocks the pool held (0 without a pool)
-  std::uint64_t page_rounding = 0;   // device committed - blocks' sizes (the profile's pages)
-  std::uint64_t other = 0;           // device used beyond the four above
+  std::uint64_t held_unused = 0;    // freed blocks the pool held that no command used: neither
+  std::uint64_t bin_rounding = 0;   // their pool bins minus their requests (0 without a pool)
+  std::uint64_t held = 0;           // freed blocks the pool held (0 without a pool)
+  std::uint64_t page_rounding = 0;  // device committed - blocks' sizes (the profile's pages)
+  std::uint64_t other = 0;          // device used beyond the four above
   std::uint64_t device_used = 0;
   std::uint64_t headroom = 0;  // what the driver never hands out (the profile's)
   bool headroom_known = true;  // false on a real device: its own headroom is in `free`
@@ -273,9 +273,7 @@ struct replay_report {
   bool ok() const { return !oom.has_value(); }
   // The trace has release or wait events (version 3), up to the failure or after it: the report
   // names the rule that placed each free.
-  bool has_releases() const {
-    return releases + waits + in_trace.releases + in_trace.waits != 0;
-  }
+  bool has_releases() const { return releases + waits + in_trace.releases + in_trace.waits != 0; }
   // The sizeable allocations the pool warning judges by, and those of them with pool-bin sizes:
   // the whole trace's where it was read, else those replayed.
   std::uint64_t judged_sized_allocs() const {

@@ -155,12 +155,12 @@ class trace_reader {
     void operator()(std::FILE* f) const noexcept;
   };
   std::unique_ptr<std::FILE, file_closer> file_;  // null when reading from memory
-  std::string buffer_;   // the whole text (from_string) or a window of the file
-  std::size_t pos_ = 0;  // next unread byte in buffer_
-  std::size_t end_ = 0;  // end of valid bytes in buffer_
-  bool eof_ = false;     // no more bytes to read into buffer_
+  std::string buffer_;      // the whole text (from_string) or a window of the file
+  std::size_t pos_ = 0;     // next unread byte in buffer_
+  std::size_t end_ = 0;     // end of valid bytes in buffer_
+  bool eof_ = false;        // no more bytes to read into buffer_
   bool zero_tail_ = false;  // ended_in_zero_tail()
-  bool paused_ = false;  // follow mode: stopped where the written bytes end, at resume_at_
+  bool paused_ = false;     // follow mode: stopped where the written bytes end, at resume_at_
   std::uint64_t resume_at_ = 0;
   std::size_t follow_read_ = std::size_t{4} << 10;  // follow mode: the next read's size
   std::uint64_t consumed_base_ = 0;

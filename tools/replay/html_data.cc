@@ -354,9 +354,8 @@ std::string search_replay_note(const replay::config_result& first) {
   const std::string minimum = "the minimum capacity, " + exact_size_text(m.capacity) +
                               ", the smallest that replays cleanly";
   if (m.one_granule_below) {
-    return "The replay shown is one granule (" + exact_size_text(m.granule, false) +
-           ") below " + minimum + ": at " + exact_size_text(m.capacity - m.granule) +
-           " it runs out, as below.";
+    return "The replay shown is one granule (" + exact_size_text(m.granule, false) + ") below " +
+           minimum + ": at " + exact_size_text(m.capacity - m.granule) + " it runs out, as below.";
   }
   return "The replay shown is at " + minimum + ".";
 }

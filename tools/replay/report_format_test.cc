@@ -175,11 +175,11 @@ TEST(ReportFormat, TheUnusedBlocksBinRoundingIsAccountedFor) {
       << j;
   const std::string text = format_text(res, "t.trace");
   // Blocks 2 and 3 (whose first use failed): 4000 bytes requested.
-  EXPECT_NE(text.find("  not in the sum: " + common::format_bytes_both(4000) +
-                      " in live blocks no command has used yet + " +
-                      common::format_bytes_both(unused_rounding) +
-                      ", their rounding to the pool's bins"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("  not in the sum: " + common::format_bytes_both(4000) +
+                " in live blocks no command has used yet + " +
+                common::format_bytes_both(unused_rounding) + ", their rounding to the pool's bins"),
+      std::string::npos)
       << text;
 }
 
@@ -243,8 +243,7 @@ TEST(Svg, TheFreeMemoryIsWhatTheProgramCouldHaveHad) {
   config_result res;
   res.config = r.config;
   res.replay = r;
-  EXPECT_NE(format_text(res, "t").find(
-                common::format_bytes_both(free) + " free to the program"),
+  EXPECT_NE(format_text(res, "t").find(common::format_bytes_both(free) + " free to the program"),
             std::string::npos);
 }
 
