@@ -28,7 +28,7 @@ replay_config parse_config(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return config_error("configuration '" + t + "': " + why +
                         " (expected nopool, pool, or pool:lb=N,limit=BYTES,trim-max-held=BYTES,"
-                        "trim-ratio=R)");
+                        "trim-ratio=R,alloc=device|immediate)");
   };
   replay_config config;
   if (text == "nopool") {
@@ -80,6 +80,10 @@ replay_config parse_config(std::string_view text) {
       const std::optional<double> ratio = parse_ratio(value);
       if (!ratio) throw bad("trim-ratio '" + std::string(value) + "' must be a finite number >= 0");
       config.trim.max_held_to_active_ratio = *ratio;
+    } else if (key == "alloc") {
+      if (value != "device" && value != "immediate")
+        throw bad("alloc '" + std::string(value) + "' must be device or immediate");
+      config.immediate_allocator = value == "immediate";
     } else {
       throw bad("unknown option '" + key + "'");
     }
@@ -103,6 +107,7 @@ std::string to_string(const replay_config& config) {
     s += ",trim-ratio=";
     s += buf;
   }
+  if (config.immediate_allocator) s += ",alloc=immediate";
   return s;
 }
 

@@ -35,11 +35,18 @@ struct replay_config {
   unsigned leading_bits = default_leading_bits;
   std::uint64_t limit = unlimited;
   trim_policy trim = {};
+  // alloc=immediate: the pool's allocator commits each new buffer as it makes it (PyOpenCL's
+  // ImmediateAllocator, pool/opencl's immediate_buffer_allocator: create, then migrate), so on a
+  // device that defers allocation to first use a buffer that does not fit fails inside the pool's
+  // allocation, which frees what it holds and retries. Default (alloc=device): the device
+  // commits it where it does (PyOpenCL's DeferredAllocator), and on a deferred device the pool
+  // never sees the failure.
+  bool immediate_allocator = false;
 };
 
 // Parses "nopool", "pool" or "pool:KEY=VALUE,..." with keys lb (0-12), limit (bytes),
-// trim-max-held (bytes), trim-ratio (a finite number >= 0). Throws config_error naming the
-// problem: unknown key, repeated key, bad value, options on nopool.
+// trim-max-held (bytes), trim-ratio (a finite number >= 0), alloc (device or immediate). Throws
+// config_error naming the problem: unknown key, repeated key, bad value, options on nopool.
 replay_config parse_config(std::string_view text);
 
 // A trim ratio as both --trim-ratio and a configuration's trim-ratio= take it: a finite decimal

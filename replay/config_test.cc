@@ -32,18 +32,51 @@ TEST(ParseConfig, PoolAndNoPool) {
   EXPECT_EQ(to_string(c), "pool:lb=2,limit=1GiB,trim-max-held=64MiB,trim-ratio=0.5");
   EXPECT_EQ(to_string(parse_config(to_string(c))), to_string(c));
   EXPECT_EQ(to_string(parse_config("nopool")), "nopool");
+  // alloc=: where the pool's allocator commits a buffer; device (the default) is not written.
+  EXPECT_FALSE(d.immediate_allocator);
+  EXPECT_FALSE(parse_config("pool:alloc=device").immediate_allocator);
+  const replay_config i = parse_config("pool:alloc=immediate,lb=2");
+  EXPECT_TRUE(i.immediate_allocator);
+  EXPECT_EQ(to_string(i), "pool:lb=2,alloc=immediate");
+  EXPECT_EQ(to_string(parse_config(to_string(i))), to_string(i));
+  EXPECT_EQ(to_string(parse_config("pool:alloc=device")), "pool:lb=4");
 }
 
 TEST(ParseConfig, RejectsBadConfigs) {
-  for (const char* bad : {"", "pool:", "pool:lb=13", "pool:lb=-1", "pool:lb=x", "pool:lb=4,lb=2",
-                          "pool:size=3", "pool:lb", "nopool:lb=2", "heap", "pool:trim-ratio=nan",
-                          "pool:trim-ratio=-1", "pool:limit=0", "pool:limit=lots", "pool:lb=4,"}) {
+  for (const char* bad : {"",
+                          "pool:",
+                          "pool:lb=13",
+                          "pool:lb=-1",
+                          "pool:lb=x",
+                          "pool:lb=4,lb=2",
+                          "pool:size=3",
+                          "pool:lb",
+                          "nopool:lb=2",
+                          "heap",
+                          "pool:trim-ratio=nan",
+                          "pool:trim-ratio=-1",
+                          "pool:limit=0",
+                          "pool:limit=lots",
+                          "pool:lb=4,",
+                          "pool:alloc=",
+                          "pool:alloc=deferred",
+                          "pool:alloc=Immediate",
+                          "pool:alloc=immediate,alloc=device",
+                          "nopool:alloc=immediate"}) {
     EXPECT_THROW(parse_config(bad), config_error) << bad;
   }
   try {
     parse_config("pool:lb=4,lb=2");
   } catch (const config_error& e) {
     EXPECT_NE(std::string(e.what()).find("given twice"), std::string::npos) << e.what();
+  }
+  try {
+    parse_config("pool:alloc=deferred");
+    ADD_FAILURE() << "alloc=deferred accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("alloc 'deferred' must be device or immediate"),
+              std::string::npos)
+        << e.what();
   }
 }
 

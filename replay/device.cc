@@ -20,14 +20,13 @@ std::uint64_t simulated_device::allocate(std::uint64_t bytes) {
   return handle;
 }
 
-std::uint64_t replay_device::allocate_committed(std::uint64_t bytes) {
+std::uint64_t replay_device::allocate_committed(std::uint64_t bytes, std::string_view where) {
   const std::uint64_t handle = allocate(bytes);
   if (!defers_allocation() || first_use(handle)) return handle;
   deallocate(handle, bytes);
   throw allocator_out_of_memory(spec().profile.oom_status,
                                 spec().backend + " device: " + std::to_string(bytes) +
-                                    " bytes of SVM do not fit at clSVMAlloc (svm_oom_at = "
-                                    "creation): " +
+                                    " bytes do not fit " + std::string(where) + ": " +
                                     std::to_string(used_bytes()) + " of " +
                                     std::to_string(capacity()) + " bytes committed");
 }

@@ -69,8 +69,10 @@ class replay_device {
 
   // allocate() and first_use() together, for a block the device refuses at allocation although
   // it defers others: an SVM block whose profile says svm_oom_at = creation (clSVMAlloc returns
-  // NULL). Throws clpool::allocator_out_of_memory, as an immediate device's allocate() does.
-  std::uint64_t allocate_committed(std::uint64_t bytes);
+  // NULL), or a buffer a pool's allocator commits at once (replay_config::immediate_allocator).
+  // Throws clpool::allocator_out_of_memory, as an immediate device's allocate() does; its message
+  // says the bytes "do not fit " + `where`.
+  std::uint64_t allocate_committed(std::uint64_t bytes, std::string_view where);
 
   // True when allocation is deferred to first use. Replay skips first_use() on devices that say
   // false (it is then always true), one virtual call less per request.

@@ -70,15 +70,17 @@ struct device_allocator {
   replay_device* device = nullptr;  // not owned; outlives the pool
   // Told of every block the pool gives back, so that it stops counting it as held; may be null.
   site_ledger* ledger = nullptr;
-  // When it points at true, a block is committed as it is allocated (replay_device::
-  // allocate_committed): the replay sets it for an SVM block its profile refuses at clSVMAlloc.
-  const bool* commit_now = nullptr;
+  // When it points at a text, a block is committed as it is allocated (replay_device::
+  // allocate_committed, the text saying where): the replay sets it for an SVM block its profile
+  // refuses at clSVMAlloc, and for a buffer of a pool whose allocator commits at once.
+  const char* const* commit_now = nullptr;
   // Told of every block the pool gives back; may be null.
   first_use_handles* handles = nullptr;
 
   handle_type allocate(std::uint64_t bytes) {
-    return commit_now != nullptr && *commit_now ? device->allocate_committed(bytes)
-                                                : device->allocate(bytes);
+    return commit_now != nullptr && *commit_now != nullptr
+               ? device->allocate_committed(bytes, *commit_now)
+               : device->allocate(bytes);
   }
   // The device's CL_DEVICE_MAX_MEM_ALLOC_SIZE (device_spec::max_alloc; unlimited when not
   // modelled): the pool rounds no request up above it, as it does over an OpenCL allocator.

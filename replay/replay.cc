@@ -206,8 +206,17 @@ bool replayer::apply_size_refusal(const trace_event& event) {
 
 replay_report replayer::report() const { return impl_->snapshot(); }
 
+const char* replayer::impl::committed_at_allocation(const trace_event& e) const {
+  if (svm_at_creation && e.kind == trace_kind::svm) return "at clSVMAlloc (svm_oom_at = creation)";
+  if (deferred && config.immediate_allocator && e.kind == trace_kind::buffer)
+    return "as the pool's allocator commits it at once (alloc=immediate)";
+  return nullptr;
+}
+
 bool commits_at_first_use(const replay_report& r, trace::trace_kind kind) {
   if (r.device.semantics != alloc_semantics::deferred) return false;
+  // A pool whose allocator commits each buffer as it makes it (alloc=immediate).
+  if (kind == trace_kind::buffer && r.config.use_pool && r.config.immediate_allocator) return false;
   if (kind == trace_kind::buffer) return trace::first_uses_names(r.first_use_kinds, kind);
   return kind == trace_kind::svm && !internal::svm_committed_at_creation(r.device) &&
          trace::first_uses_names(r.first_use_kinds, kind);

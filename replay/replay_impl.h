@@ -198,8 +198,9 @@ struct replayer::impl {
     if (e.size == 0) return;
     std::uint64_t handle = 0;
     try {
-      handle = committed_at_allocation(e) ? device->allocate_committed(e.size)
-                                          : device->allocate(e.size);
+      const char* where = committed_at_allocation(e);
+      handle =
+          where != nullptr ? device->allocate_committed(e.size, where) : device->allocate(e.size);
     } catch (const allocator_out_of_memory& x) {
       ++report.allocator_failures;
       fill_raw_oom(start_oom(e, line, oom_site::allocator), x.what());
@@ -425,7 +426,8 @@ struct replayer::impl {
   // An SVM block is committed as it is allocated, and refused there (the profile's svm_oom_at =
   // creation on a deferred device; a real device's replay uses buffers for every block).
   bool svm_at_creation;
-  bool commit_now = false;  // the pool's allocator: this request is such a block
+  // The pool's allocator: this request is such a block, and where it is committed; else null.
+  const char* commit_now = nullptr;
   // How the pool served the request whose block the device then could not commit (pool_alloc):
   // a hit or a miss the pool counted, which the report does not.
   std::optional<pool_event_kind> failed_at_first_use;
@@ -466,9 +468,10 @@ struct replayer::impl {
   bool commits_at_use(trace_kind k) const {
     return (k == trace_kind::buffer && buffers_at_use) || (k == trace_kind::svm && svm_at_use);
   }
-  bool committed_at_allocation(const trace_event& e) const {
-    return svm_at_creation && e.kind == trace_kind::svm;
-  }
+  // Whether a request's block is committed as it is allocated, and where (the out-of-memory's
+  // words); null when the device commits it where it does.
+  const char* committed_at_allocation(const trace_event& e) const;  // replay.cc
+
   free_schedule schedule;  // when released blocks are free (version 3)
   std::unique_ptr<site_ledger>
       ledger;  // with options.sites; outlives the pool, which reports to it

@@ -165,6 +165,44 @@ TEST(Replay, ABufferNeverUsedTakesNothingAndAUseThatDoesNotFitIsTheFailure) {
   EXPECT_EQ(full.oom->held_bytes, 60u);
 }
 
+// On a device that defers allocation, a pool whose allocator commits each buffer at once
+// (alloc=immediate, PyOpenCL's ImmediateAllocator) sees the failure inside its allocation, frees
+// what it holds and retries; one whose allocator leaves committing to the device (the default)
+// does not, and runs out at the first use. Traces with and without recorded first uses alike.
+TEST(Replay, APoolWhoseAllocatorCommitsAtOnceFreesAndRetriesOnADeferredDevice) {
+  replay_config deferred_alloc = pool_lb(12), immediate_alloc = pool_lb(12);
+  immediate_alloc.immediate_allocator = true;
+  const device_spec deferred{100, alloc_semantics::deferred};
+  events_builder held;
+  held.alloc(1, 60).use(1, 60).free(1).alloc(2, 70).use(2, 70).free(2).alloc(3, 60).use(3, 60);
+  for (const char* uses : {"buffer", ""}) {
+    SCOPED_TRACE(uses);
+    const replay_report lost = replay_with_uses(held.events, deferred_alloc, deferred, uses);
+    ASSERT_FALSE(lost.ok());
+    EXPECT_EQ(lost.oom->site, oom_site::first_use);
+    const replay_report saved = replay_with_uses(held.events, immediate_alloc, deferred, uses);
+    EXPECT_TRUE(saved.ok()) << saved.oom->message;
+    EXPECT_EQ(saved.oom_retries, 2u) << "the 70 gets the 60's room, then the 60 the 70's";
+    EXPECT_EQ(saved.rescued_requests, 2u);
+    EXPECT_EQ(saved.peak_device_bytes, 70u);
+    EXPECT_EQ(to_string(saved.config), "pool:lb=12,alloc=immediate");
+  }
+  // When nothing the pool holds would make room, the failure is the allocator's, with its words.
+  events_builder big;
+  big.alloc(1, 60).use(1, 60).alloc(2, 70).use(2, 70);
+  const replay_report r = replay_with_uses(big.events, immediate_alloc, deferred, "buffer");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.oom->site, oom_site::allocator);
+  EXPECT_EQ(r.oom->event_index, 2u);
+  EXPECT_NE(r.oom->message.find("as the pool's allocator commits it at once (alloc=immediate)"),
+            std::string::npos)
+      << r.oom->message;
+  // On a device that commits at allocation anyway, alloc=immediate changes nothing.
+  const device_spec immediate{100, alloc_semantics::immediate};
+  EXPECT_EQ(replay_with_uses(held.events, immediate_alloc, immediate, "").peak_device_bytes,
+            replay_with_uses(held.events, deferred_alloc, immediate, "").peak_device_bytes);
+}
+
 // A pooled block keeps what the device did with it. Handed out again after a use, it is committed:
 // in the capacity's sum and in its site. Freed before any use, the pool holds it but the device
 // holds nothing: neither in the sum's held bytes nor among the held sites. A block no command has

@@ -47,7 +47,7 @@ echo
 echo "== 2. would a pool setting have saved me? smallest mockcl capacity per configuration"
 rc=0
 replay "$trace" --device mockcl --semantics deferred --min-capacity --no-progress \
-  --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25 || rc=$?
+  --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25 pool:lb=4,alloc=immediate || rc=$?
 if [[ $rc != 0 ]]; then
   echo "main.sh: FAILED: --min-capacity exited $rc (0 expected: every configuration has a capacity)" >&2
   exit 1

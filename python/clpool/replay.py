@@ -16,7 +16,7 @@ same document as a dict: the same keys and values as ``--json`` (tools/replay/RE
   it (``"8GiB"``, ``"512MiB"``; ``"8GB"`` is refused as ambiguous). Required unless
   ``min_capacity``.
 - ``config``: ``"pool"`` (the default: PyOpenCL's pool, 4 leading bits), ``"nopool"`` or
-  ``"pool:lb=N,limit=SIZE,trim-max-held=SIZE,trim-ratio=R"``; or ``compare``, a list of them.
+  ``"pool:lb=N,limit=SIZE,trim-max-held=SIZE,trim-ratio=R,alloc=immediate"``; or ``compare``, a list of them.
 - ``min_capacity``: also find the smallest capacity, a multiple of ``granule`` (default 1 MiB),
   with no out-of-memory, per configuration.
 - ``profile``: how the device commits memory: ``"nvidia"`` (the default), ``"pocl"``,

@@ -58,6 +58,10 @@ expect 0 "replayed cleanly" "$PY" --capacity 128mib
 expect 0 "replayed cleanly" "$PY" --capacity 128m
 expect 0 "replayed cleanly" "$PY" --capacity 134217728B
 expect 0 "minimum capacity" "$PY" --semantics deferred --min-capacity --compare nopool pool:lb=4 pool:lb=4,trim-ratio=0.25
+# alloc=immediate: the pool's allocator commits each block at once, so on the deferred device its
+# retry runs (82 MiB against the default pool's 244 MiB; an immediate device's pool needs 82 too).
+expect 0 "244 MiB                     82 MiB" "$PY" --semantics deferred --min-capacity --compare pool:lb=4 pool:lb=4,alloc=immediate
+expect 2 "configuration 'pool:alloc=deferred': alloc 'deferred' must be device or immediate" "$PY" --capacity 1GiB --compare pool:alloc=deferred
 
 # A trace recorded below a pool (its sizes are PyOpenCL bin sizes) is named as such; the shipped
 # layer-recorded trace (the application's own requests) is not.

@@ -241,7 +241,8 @@ void oom_text(std::ostringstream& out, const replay_report& r) {
     // command ever used (a version-4 trace), which never were.
     const std::uint64_t unused = std::min(p.held_unused_bytes, p.held_before_bytes);
     const std::string first_use_why =
-        unused == 0 ? " (still committed: the pool never saw a failure)"
+        unused == 0 ? " (still committed: the pool never saw a failure; one whose allocator "
+                      "commits at once, alloc=immediate, frees them and retries)"
         : unused == p.held_before_bytes
             ? " (none of it committed: no command used it)"
             : " (" + both(p.held_before_bytes - unused) +
