@@ -34,6 +34,7 @@ import operator
 import os
 import threading
 import time
+import warnings
 import weakref
 
 from clpool._core import DeathLog as _DeathLog
@@ -153,12 +154,19 @@ class Recording:
         self._threads = {}
         self._start = time.monotonic_ns()
         self._closed = False
-        atexit.register(self.close)
+        self._closed_by_program = False  # close() called, not the one at exit
+        self._warned_closed = False
+        atexit.register(self._close_at_exit)
 
     # --- the allocator's interface -----------------------------------------------------------
 
     def __call__(self, size):
+        if isinstance(size, bool):  # an int to operator.index, but no size anyone means
+            raise TypeError("clpool.record: size must be an int, not bool")
         size = operator.index(size)
+        if not 0 <= size < 2**64:
+            raise ValueError(f"clpool.record: size {size} is not a byte count (0 to 2^64 - 1)")
+        self._warn_if_closed()
         try:
             buffer = self._allocator(size)
         except Exception as error:
@@ -205,15 +213,34 @@ class Recording:
 
     def close(self):
         """Writes the frees seen so far and closes the file (also at exit). Buffers still alive
-        stay live in the trace; later events are dropped."""
+        stay live in the trace; later events are dropped, and the first allocation after a
+        ``close()`` the program called warns (RuntimeWarning) that it is not recorded."""
+        self._close(at_exit=False)
+
+    def _close(self, at_exit):
         with self._lock:
             if self._closed:
                 return
             self._write(None, 0, 0, None)
             self._closed = True
+            self._closed_by_program = not at_exit
             self._file.close()
             self._live.clear()  # their callbacks go with them
-        atexit.unregister(self.close)
+        atexit.unregister(self._close_at_exit)
+
+    def _close_at_exit(self):
+        # At exit other atexit handlers may still allocate: they are dropped without a word.
+        self._close(at_exit=True)
+
+    def _warn_if_closed(self):
+        if self._closed and self._closed_by_program and not self._warned_closed:
+            self._warned_closed = True
+            warnings.warn(
+                f"clpool.record: the recording to {self.path} was closed; this allocation and "
+                "later ones are not recorded",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def __enter__(self):
         return self

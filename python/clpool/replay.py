@@ -86,6 +86,14 @@ def _path(value, name, what="a path (str, bytes or os.PathLike)"):
     return os.fsdecode(path)
 
 
+def _trace_path(value, name):
+    """A trace's path, checked as _path does, and not empty (the command line's 'no input')."""
+    path = _path(value, name)
+    if not path:
+        raise ValueError(f"{name}: an empty path names no trace")
+    return path
+
+
 def _configs(config, compare):
     if compare is None:
         return [_text(config, "config", "a configuration such as 'pool:lb=4' or 'nopool'")]
@@ -121,6 +129,10 @@ def _device(profile, semantics, host_capacity, max_alloc, frees_at):
     )
 
 
+# replay()'s granule when the caller gave none (1 MiB), told apart from one given.
+_NOT_GIVEN = object()
+
+
 def replay(
     trace,
     capacity=None,
@@ -128,7 +140,7 @@ def replay(
     *,
     compare=None,
     min_capacity=False,
-    granule="1MiB",
+    granule=_NOT_GIVEN,
     profile="nvidia",
     semantics=None,
     host_capacity=None,
@@ -141,12 +153,17 @@ def replay(
         raise TypeError(f"min_capacity: True or False, not {type(min_capacity).__name__}")
     if granule is None:
         raise TypeError("granule: a size such as '1MiB', not None")
+    if granule is not _NOT_GIVEN and not min_capacity:
+        # As the command line: the granule steps only the search, anywhere else it is ignored.
+        raise ValueError(
+            "granule is the step of min_capacity's search; pass min_capacity=True, or drop granule"
+        )
     document = _core.replay_json(
-        _path(trace, "trace"),
+        _trace_path(trace, "trace"),
         configs,
         _size(capacity, "capacity"),
         min_capacity,
-        _size(granule, "granule"),
+        _size("1MiB" if granule is _NOT_GIVEN else granule, "granule"),
         *_device(profile, semantics, host_capacity, max_alloc, frees_at),
     )
     return json.loads(document)
@@ -172,8 +189,8 @@ def diff(
     if granule is None:
         raise TypeError("granule: a size such as '1MiB', not None")
     document = _core.diff_json(
-        _path(old, "old"),
-        _path(new, "new"),
+        _trace_path(old, "old"),
+        _trace_path(new, "new"),
         configs,
         _size(granule, "granule"),
         *_device(profile, semantics, host_capacity, max_alloc, frees_at),

@@ -7,6 +7,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import warnings
 
 import pyopencl as cl
 import pyopencl.tools as cl_tools
@@ -227,7 +228,26 @@ class RecordTest(unittest.TestCase):
         with clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), self.path) as rec:
             with self.assertRaises(TypeError):
                 rec(1.5)
+            with self.assertRaisesRegex(TypeError, "size must be an int, not bool"):
+                rec(True)
+            for bad in (-1, 2**64, 2**70):
+                with self.assertRaisesRegex(ValueError, "is not a byte count"):
+                    rec(bad)
         self.assertEqual(events(self.path), [])
+
+    def test_an_allocation_after_close_warns_once_and_is_not_recorded(self):
+        rec = clpool.record.recording(cl_tools.DeferredAllocator(self.ctx), self.path)
+        kept = rec(4096)
+        rec.close()
+        rec.close()  # a second close does nothing
+        with self.assertWarnsRegex(RuntimeWarning, "was closed; this allocation and later ones"):
+            late = rec(8192)
+        self.assertIsNotNone(late)  # the allocator still answers
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            rec(8192)  # once only
+        self.assertEqual(events(self.path), [("alloc", 1, 4096, "buffer")])
+        del kept, late
 
     def test_how_a_death_is_seen_follows_the_binding_seam(self):
         # clpool.record asks the seam (clpool._core.binding_of) how a buffer tells its death,

@@ -319,6 +319,11 @@ class ReplayTest(unittest.TestCase):
                 "capacity: '1180591620717411303424' is larger than 2^64 - 1 bytes",
             ),
             (
+                dict(capacity="8MiB", granule="1MiB"),
+                ValueError,
+                "granule is the step of min_capacity's search; pass min_capacity=True",
+            ),
+            (
                 dict(capacity="1GiB", min_capacity=True, granule=2**70),
                 ValueError,
                 "granule: '1180591620717411303424'",
@@ -350,6 +355,10 @@ class ReplayTest(unittest.TestCase):
                 self.assertIn(message, str(raised.exception))
                 self.assertNotIn("Invoked with", str(raised.exception))
                 self.assertNotIn("incompatible function arguments", str(raised.exception))
+        with self.assertRaisesRegex(ValueError, "^trace: an empty path names no trace$"):
+            clpool.replay("", capacity="1GiB")
+        with self.assertRaisesRegex(ValueError, "^new: an empty path names no trace$"):
+            clpool.replay.diff(self.trace, "")
         with self.assertRaises(TypeError) as raised:
             clpool.replay(3, capacity="1GiB")
         self.assertEqual(

@@ -59,7 +59,9 @@ void describe_tool(CLI::App& app) {
   app.footer(
       "Configurations (--compare): 'nopool', 'pool', or 'pool:' followed by comma-separated "
       "options "
-      "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, e.g. pool:lb=2,trim-ratio=0.5\n\n"
+      "lb=N, limit=SIZE, trim-max-held=SIZE, trim-ratio=R, alloc=device|immediate (immediate: "
+      "the pool's allocator commits each buffer as it makes it, as PyOpenCL's ImmediateAllocator "
+      "does), e.g. pool:lb=2,trim-ratio=0.5\n\n"
       "Exit codes:\n"
       "  0  every replay ran cleanly (and --min-capacity found a capacity for every "
       "configuration)\n"
