@@ -71,8 +71,8 @@ namespace {
 
 // Which of a device's figures its options set (else its preset's and profile's apply).
 struct options_set {
-  bool capacity = false, reported = false, max_alloc = false, pinned = false, semantics = false,
-       oom_at = false, svm_oom_at = false;
+  bool name = false, capacity = false, reported = false, max_alloc = false, pinned = false,
+       semantics = false, oom_at = false, svm_oom_at = false;
 };
 
 // One key=value option of a device, applied to `d`. Returns the problem, "" when it is good.
@@ -84,6 +84,7 @@ std::string apply_device_option(std::string_view key, std::string_view val, cons
     if (val.find_first_of(";,:=") != std::string_view::npos)
       return what + " must not contain ; , : or =";
     d.name = std::string(val);
+    set.name = true;
   } else if (key == "capacity" || key == "reported" || key == "max_alloc" || key == "pinned") {
     auto s = parse_size(val, {.device = key == "capacity"});
     if (!s.ok()) return what + ": " + s.error();
@@ -187,6 +188,9 @@ std::string complete_device(device_config& d, const options_set& set, const std:
   if (!set.svm_oom_at) d.svm_first_use = d.model.svm_oom_at == refusal_point::first_use;
   if (set.capacity) {
     if (d.capacity == 0) return where + ": capacity must be > 0";
+    // The preset's name says its capacity ("mockcl gpu-256m"): a device given another says that.
+    if (!set.name)
+      d.name = std::string("mockcl ") + (d.gpu ? "gpu" : "cpu") + "-" + format_size(d.capacity);
     if (!set.reported) d.reported = d.capacity;
     if (!set.max_alloc) d.max_alloc = default_max_alloc(d.capacity);
     if (!set.pinned)

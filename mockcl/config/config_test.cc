@@ -95,6 +95,10 @@ TEST(ParseDevices, PresetsAndOptions) {
           .value();
   EXPECT_EQ(d[0].name, "small");
   EXPECT_EQ(d[0].capacity, 1ull << 30);
+  // A preset given another capacity is named by it, unless name= says otherwise.
+  EXPECT_EQ(parse_devices("gpu:capacity=48m").value()[0].name, "mockcl gpu-48m");
+  EXPECT_EQ(parse_devices("cpu-8g:capacity=1g").value()[0].name, "mockcl cpu-1g");
+  EXPECT_EQ(parse_devices("gpu:capacity=48m,name=mine").value()[0].name, "mine");
   EXPECT_EQ(d[0].reported, 2ull << 30);
   EXPECT_EQ(d[0].max_alloc, 512ull << 20);
   EXPECT_EQ(d[0].semantics, alloc_semantics::deferred);
