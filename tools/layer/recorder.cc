@@ -428,7 +428,14 @@ void recorder::write_locked(trace::trace_action action, const block_info& block,
   } catch (const std::exception&) {
     ok = false;
   }
-  if (!ok) sink_failed_locked(e.seq);
+  if (!ok) {
+    sink_failed_locked(e.seq);
+    return;
+  }
+  // A program often dies on its out-of-memory (abort, a NULL mapping written through), and the
+  // native frames waiting for their names would be named only at exit: name them now, so that
+  // the failure's site and the sites holding the memory are in the trace whatever comes next.
+  if (!failure.empty()) write_sites_locked(/*symbolize=*/true);
 }
 
 void recorder::enable_stacks(std::unique_ptr<stacks::capturer> capturer) {

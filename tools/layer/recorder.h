@@ -119,7 +119,8 @@ class recorder {
                      std::uint64_t max_alloc = ~std::uint64_t{0});
 
   // Records each allocation's stack from now on (CLPOOL_LAYER_STACKS): begin_alloc captures it on
-  // the calling thread; native frames are symbolized at exit, or when 4096 addresses wait.
+  // the calling thread; native frames are symbolized at exit, when 4096 addresses wait, and
+  // after each recorded failure (a program may die of it before its exit handlers run).
   void enable_stacks(std::unique_ptr<stacks::capturer> capturer);
 
   // The driver allocated the block: records `alloc`.

@@ -3,7 +3,7 @@
 # OpenCL program) is recorded, the summary printed, the exit status passed on (0, 3, a signal),
 # the budget enforced as the layer does; and every bad input exits 2 with a message naming the
 # setting, without running the program and without touching a file.
-#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO TRACE_SUMMARY
+#   clpool_record_test.sh CLPOOL LAYER_DRIVER LIBMOCKCL_SO LAYER_SO TRACE_SUMMARY SWEEP_VICTIM
 set -u
 source "$(dirname "$0")/../dev/testing/test_lib.sh" || exit 1  # fail, die, finish
 CLPOOL="$(realpath "$1")"
@@ -11,6 +11,7 @@ DRIVER="$(realpath "$2")"
 MOCKCL="$(realpath "$3")"
 LAYER="$(realpath "$4")"
 SUMMARY="$(realpath "$5")"
+VICTIM="$(realpath "$6")"
 T="${TEST_TMPDIR:-$(mktemp -d)}"
 cd "$T" || exit 1
 export POCL_CACHE_DIR="$T/pocl-cache"
@@ -274,6 +275,15 @@ has "cannot run 'only-here': '$T/bin-noexec/only-here' is not executable"
 rec 127 --out "$T/x.trace" -- "$T/bin-noexec"
 has "is a directory"
 [[ ! -e "$T/x.trace" ]] || fail "a trace was left for a program that never ran"
+
+echo "=== a program that dies of its out-of-memory keeps its sites"
+# sweep_victim crashes writes through the NULL mapping of the buffer the budget refused: the
+# layer's exit handler never runs, yet the trace names the native frames of every allocation up
+# to the failure (named as the failure was recorded, not at exit).
+OCL_ICD_VENDORS="$MOCKCL" MOCKCL_BACKING=none rec 139 --budget 2MiB --profile exact --out "$T/crash.trace" -- "$VICTIM" crashes
+grep -aq "^frame [0-9]* native 0 [^ ]*sweep_victim make_filled$" "$T/crash.trace" ||
+  { fail "the crashed program's trace does not name make_filled"; grep -a '^frame' "$T/crash.trace" | head -5; }
+grep -aq "^frame [0-9]* native 0 [^ ]*sweep_victim main$" "$T/crash.trace" || fail "nor main"
 
 echo "=== help"
 out="$("$CLPOOL" --help)" && [[ "$out" == *"record"* ]] || fail "clpool --help"

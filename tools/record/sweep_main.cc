@@ -300,9 +300,13 @@ void seek_moved(const setup& s, const run_plan& plan, const run_context& ctx,
                                               run.point.id.first_use, live, problem)) {
       if (p.id.first_use != run.point.id.first_use || p.id.n != run.ran_as) continue;
       seen = true;
-      // A run that crashed before the layer named its native frames (it does so at exit) cannot
-      // say at which site it failed: its N is taken as the point's when the block is alike.
-      const bool named = p.site.find(" not defined)") == std::string::npos;
+      // A run that ended before the layer named its native frames (it does so at exit and at
+      // each failure) cannot say at which site it failed, nor can a fault-free run that ended
+      // so (_exit): its N is taken as the point's when the block is alike.
+      const auto undefined = [](const std::string& site) {
+        return site.find(" not defined)") != std::string::npos;
+      };
+      const bool named = !undefined(p.site) && !undefined(run.point.site);
       landed = named ? p.site == run.point.site && p.ordinal == run.point.ordinal
                      : p.bytes == run.point.bytes && p.what == run.point.what;
       if (!landed) hit = std::to_string(p.bytes) + " B " + p.what;
