@@ -6,12 +6,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <optional>
 
 #include "common/byte_size.h"
 #include "common/cl_status.h"
 #include "common/input_file.h"
+#include "common/text_escape.h"
 
 namespace clpool::device_model {
 
@@ -84,9 +86,142 @@ std::optional<std::int32_t> parse_oom_status(std::string_view value) {
   return std::nullopt;
 }
 
-device_profile parse_profile_text(std::string_view text, std::string_view source, bool& named) {
+// Where each key was given: its line, for the messages of the rules between keys.
+struct key_lines {
+  std::vector<std::pair<std::string, std::size_t>> lines;
+  std::size_t of(std::string_view key) const {
+    for (const auto& [k, line] : lines) {
+      if (k == key) return line;
+    }
+    return 0;
+  }
+};
+
+// The prefix of a value error: "SOURCE:LINE: " for a key the text gave, else "SOURCE: ".
+using where_fn = std::function<std::string(std::string_view key)>;
+
+// The rules on the values, each error prefixed by `at(key)` for the key that breaks it; `other`
+// says where another key of a rule between two was given ("page: line 3"), or nothing.
+void check_values(const device_profile& p, const where_fn& at, const where_fn& other) {
+  const auto bad = [&](std::string_view key, const std::string& why) {
+    return profile_error(at(key) + std::string(key) + ": " + why);
+  };
+  // " (page: line 3)", or after words of the rule's own: " (one page; page: line 3)".
+  const auto with = [&](std::string_view key, std::string words) {
+    const std::string o = other(key);
+    if (!words.empty() && !o.empty()) words += "; ";
+    words += o;
+    return words.empty() ? std::string() : " (" + words + ")";
+  };
+  if (!common::is_out_of_memory_status(p.oom_status)) {
+    throw bad("oom_status", std::to_string(p.oom_status) + " is not -4, -5 or -6");
+  }
+  if (p.svm_oom_at == refusal_point::execution) {
+    throw bad("svm_oom_at", "execution is not creation or first_use");
+  }
+  // No device is known to defer SVM while it commits buffers at creation, and a replay could not
+  // model one (its device defers every block or none).
+  if (p.svm_oom_at == refusal_point::first_use && p.oom_at == refusal_point::creation) {
+    throw bad("svm_oom_at", "first_use needs oom_at first_use or execution" +
+                                with("oom_at", "buffers at creation"));
+  }
+  if (p.page == 0) throw bad("page", "must be at least 1 byte");
+  if (p.page > max_page) throw bad("page", std::to_string(p.page) + " bytes is more than 1 GiB");
+  if (p.headroom > max_headroom) throw bad("headroom", "more than 1 TiB");
+  if (p.pack_granule == 0) throw bad("pack_granule", "must be at least 1 byte");
+  if (p.pack_limit > p.page) {
+    throw bad("pack_limit", "larger than page" + with("page", "shared requests live in one page"));
+  }
+  if (p.pack_limit != 0 && p.page == 1) {
+    throw bad("pack_limit", "needs a page larger than 1 byte" + with("page", "page 1 byte"));
+  }
+  if (p.pack_limit != 0 && p.pack_granule > p.pack_limit) {
+    throw bad("pack_granule", "larger than pack_limit" + with("pack_limit", ""));
+  }
+  if (p.pack_limit != 0 && p.page % p.pack_granule != 0) {
+    throw bad("pack_granule", "does not divide page" + with("page", ""));
+  }
+  if (p.pack_limit != 0 && p.page / p.pack_granule > max_granules_per_page) {
+    throw bad("pack_granule", "a page would hold more than 65536 of them" + with("page", ""));
+  }
+  if (p.pack_limit == 0 && p.pack_granule != 1) {
+    throw bad("pack_granule", "set without pack_limit (nothing is packed)");
+  }
+}
+
+// What the first bytes say before any line is read: a mark an editor added, or line ends no
+// line of the file contains. The trace reader's words (trace/trace_reader.cc).
+void check_encoding(std::string_view text, std::string_view source) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+    throw profile_error(std::string(source) +
+                        ":1: starts with a UTF-8 byte-order mark (bytes EF BB BF) before its "
+                        "first key; remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
+  }
+  const std::size_t cr = text.find('\r');
+  if (cr != std::string_view::npos && (cr + 1 == text.size() || text[cr + 1] != '\n') &&
+      text.substr(0, cr).find('\n') == std::string_view::npos) {
+    throw profile_error(std::string(source) +
+                        ":1: lines end in a bare CR (classic Mac line ends), not LF or CRLF; "
+                        "convert with tr '\\r' '\\n'");
+  }
+}
+
+// One `key = value` line into `p`; `bad(why)` makes the error naming the line and the key.
+void parse_value(device_profile& p, const std::string& key, std::string_view value,
+                 const std::function<profile_error(const std::string&)>& bad, bool& named) {
+  const auto size = [&]() {
+    std::string why;
+    const std::optional<std::uint64_t> v = common::parse_byte_size(value, why);
+    if (!v) throw bad(why);
+    return *v;
+  };
+  if (key == "name") {
+    if (!valid_name(value)) throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
+    p.name = std::string(value);
+    named = true;
+  } else if (key == "oom_at" || key == "svm_oom_at") {
+    const bool svm = key == "svm_oom_at";  // an SVM block is never refused in an event
+    const std::optional<refusal_point> at = parse_refusal_point(value);
+    if (!at || (svm && *at == refusal_point::execution))
+      throw bad(svm ? "is not creation or first_use" : "is not creation, first_use or execution");
+    (svm ? p.svm_oom_at : p.oom_at) = *at;
+  } else if (key == "oom_status") {
+    const std::optional<std::int32_t> code = parse_oom_status(value);
+    if (!code) {
+      throw bad(
+          "is not an out-of-memory status (-4 CL_MEM_OBJECT_ALLOCATION_FAILURE, -5 "
+          "CL_OUT_OF_RESOURCES, -6 CL_OUT_OF_HOST_MEMORY)");
+    }
+    p.oom_status = *code;
+  } else if (key == "headroom" || key == "page" || key == "pack_limit" || key == "pack_granule") {
+    (key == "headroom"     ? p.headroom
+     : key == "page"       ? p.page
+     : key == "pack_limit" ? p.pack_limit
+                           : p.pack_granule) = size();
+  } else if (key == "max_alloc_enforced") {
+    if (value != "yes" && value != "no") throw bad("is not yes or no");
+    p.max_alloc_enforced = value == "yes";
+  } else if (key == "commands_finish") {
+    const std::optional<command_completion> c = parse_command_completion(value);
+    if (!c) throw bad("is not promptly or at_wait");
+    p.commands_finish = *c;
+  }
+}
+
+bool known_key(std::string_view key) {
+  for (std::string_view k :
+       {"name", "oom_at", "svm_oom_at", "oom_status", "headroom", "page", "pack_limit",
+        "pack_granule", "max_alloc_enforced", "commands_finish"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// parse_profile, with whether the text named the profile (`name = ...`) and where each key was.
+device_profile parse_profile_text(std::string_view text, std::string_view source, bool& named,
+                                  key_lines& lines) {
+  check_encoding(text, source);
   device_profile p;
-  std::vector<std::string> seen;
   std::size_t line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -101,67 +236,37 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
     const std::string where = std::string(source) + ":" + std::to_string(line_no) + ": ";
     const std::size_t eq = line.find('=');
     if (eq == std::string_view::npos) {
-      throw profile_error(where + "expected 'key = value', got '" + std::string(line) + "'");
+      throw profile_error(where + "expected 'key = value', got '" + common::escape_text(line) +
+                          "'");
     }
+    // Keys and values as the text rule shows them: a control byte never reaches the terminal,
+    // and an invisible one is seen.
     const std::string key(trim(line.substr(0, eq)));
     const std::string_view value = trim(line.substr(eq + 1));
     const auto bad = [&](const std::string& why) {
-      return profile_error(where + key + ": '" + std::string(value) + "' " + why);
+      return profile_error(where + key + ": '" + common::escape_text(value) + "' " + why);
     };
-    for (const std::string& k : seen) {
-      if (k == key) throw profile_error(where + key + ": given twice");
+    if (!known_key(key)) {
+      throw profile_error(where + "unknown key '" + common::escape_text(key) +
+                          "' (known: " + known_keys + ")");
     }
-    seen.push_back(key);
+    if (const std::size_t first = lines.of(key); first != 0) {
+      throw profile_error(where + key + ": given twice (first at line " + std::to_string(first) +
+                          ")");
+    }
+    lines.lines.emplace_back(key, line_no);
     if (value.empty()) throw bad("is empty");
-    const auto size = [&]() {
-      std::string why;
-      const std::optional<std::uint64_t> v = common::parse_byte_size(value, why);
-      if (!v) throw bad(why);
-      return *v;
-    };
-    if (key == "name") {
-      if (!valid_name(value))
-        throw bad("is not a name (letters, digits, '_', '-', '.'; at most 64)");
-      p.name = std::string(value);
-      named = true;
-    } else if (key == "oom_at" || key == "svm_oom_at") {
-      const bool svm = key == "svm_oom_at";  // an SVM block is never refused in an event
-      const std::optional<refusal_point> at = parse_refusal_point(value);
-      if (!at || (svm && *at == refusal_point::execution))
-        throw bad(svm ? "is not creation or first_use" : "is not creation, first_use or execution");
-      (svm ? p.svm_oom_at : p.oom_at) = *at;
-    } else if (key == "oom_status") {
-      const std::optional<std::int32_t> code = parse_oom_status(value);
-      if (!code) {
-        throw bad(
-            "is not an out-of-memory status (-4 CL_MEM_OBJECT_ALLOCATION_FAILURE, -5 "
-            "CL_OUT_OF_RESOURCES, -6 CL_OUT_OF_HOST_MEMORY)");
-      }
-      p.oom_status = *code;
-    } else if (key == "headroom") {
-      p.headroom = size();
-    } else if (key == "page") {
-      p.page = size();
-    } else if (key == "pack_limit") {
-      p.pack_limit = size();
-    } else if (key == "pack_granule") {
-      p.pack_granule = size();
-    } else if (key == "max_alloc_enforced") {
-      if (value == "yes")
-        p.max_alloc_enforced = true;
-      else if (value == "no")
-        p.max_alloc_enforced = false;
-      else
-        throw bad("is not yes or no");
-    } else if (key == "commands_finish") {
-      const std::optional<command_completion> c = parse_command_completion(value);
-      if (!c) throw bad("is not promptly or at_wait");
-      p.commands_finish = *c;
-    } else {
-      throw profile_error(where + "unknown key '" + key + "' (known: " + known_keys + ")");
-    }
+    parse_value(p, key, value, bad, named);
   }
-  validate_profile(p, source);
+  const auto at = [&](std::string_view key) {
+    const std::size_t n = lines.of(key);
+    return std::string(source) + (n == 0 ? "" : ":" + std::to_string(n)) + ": ";
+  };
+  const auto other = [&](std::string_view key) {
+    const std::size_t n = lines.of(key);
+    return std::string(key) + (n == 0 ? ": not given, the default" : ": line " + std::to_string(n));
+  };
+  check_values(p, at, other);
   return p;
 }
 
@@ -169,50 +274,20 @@ device_profile parse_profile_text(std::string_view text, std::string_view source
 
 device_profile parse_profile(std::string_view text, std::string_view source) {
   bool named = false;
-  return parse_profile_text(text, source, named);
+  key_lines lines;
+  return parse_profile_text(text, source, named, lines);
 }
 
 void validate_profile(const device_profile& p, std::string_view source) {
   if (!valid_name(p.name))
-    throw profile_error(std::string(source) + ": name: '" + p.name +
+    throw profile_error(std::string(source) + ": name: '" + common::escape_text(p.name) +
                         "' is not a name (letters, digits, '_', '-', '.'; at most 64)");
   validate_profile_values(p, source);
 }
 
 void validate_profile_values(const device_profile& p, std::string_view source) {
-  const auto bad = [&](const std::string& why) {
-    return profile_error(std::string(source) + ": " + why);
-  };
-  if (!common::is_out_of_memory_status(p.oom_status)) {
-    throw bad("oom_status: " + std::to_string(p.oom_status) + " is not -4, -5 or -6");
-  }
-  if (p.svm_oom_at == refusal_point::execution) {
-    throw bad("svm_oom_at: execution is not creation or first_use");
-  }
-  // No device is known to defer SVM while it commits buffers at creation, and a replay could not
-  // model one (its device defers every block or none).
-  if (p.svm_oom_at == refusal_point::first_use && p.oom_at == refusal_point::creation) {
-    throw bad("svm_oom_at: first_use needs oom_at first_use or execution (buffers at creation)");
-  }
-  if (p.page == 0) throw bad("page: must be at least 1 byte");
-  if (p.page > max_page) throw bad("page: " + std::to_string(p.page) + " bytes is more than 1 GiB");
-  if (p.headroom > max_headroom) throw bad("headroom: more than 1 TiB");
-  if (p.pack_granule == 0) throw bad("pack_granule: must be at least 1 byte");
-  if (p.pack_limit > p.page)
-    throw bad("pack_limit: larger than page (shared requests live in one page)");
-  if (p.pack_limit != 0 && p.page == 1) throw bad("pack_limit: needs a page larger than 1 byte");
-  if (p.pack_limit != 0 && p.pack_granule > p.pack_limit) {
-    throw bad("pack_granule: larger than pack_limit");
-  }
-  if (p.pack_limit != 0 && p.page % p.pack_granule != 0) {
-    throw bad("pack_granule: does not divide page");
-  }
-  if (p.pack_limit != 0 && p.page / p.pack_granule > max_granules_per_page) {
-    throw bad("pack_granule: a page would hold more than 65536 of them");
-  }
-  if (p.pack_limit == 0 && p.pack_granule != 1) {
-    throw bad("pack_granule: set without pack_limit (nothing is packed)");
-  }
+  const auto at = [&](std::string_view) { return std::string(source) + ": "; };
+  check_values(p, at, [](std::string_view) { return std::string(); });
 }
 
 std::vector<profile_field> profile_fields(const device_profile& p) {
@@ -275,18 +350,45 @@ bool names_profile_file(std::string_view name_or_path) {
          (name_or_path.size() > 8 && name_or_path.substr(name_or_path.size() - 8) == ".profile");
 }
 
+namespace {
+
+std::string builtin_names_text() {
+  std::string names;
+  for (std::size_t i = 0; i < builtin_profile_count; ++i)
+    names += std::string(names.empty() ? "" : ", ") + builtin_profiles[i].name;
+  return names;
+}
+
+// A report names a profile by its name: a file named like a built-in ("name = nvidia") with
+// other values would read as that built-in. Only a copy of the built-in itself (a shipped file
+// read by its path) may take its name.
+void refuse_builtin_name(const device_profile& p, const std::string& path, std::size_t line) {
+  for (std::size_t i = 0; i < builtin_profile_count; ++i) {
+    if (p.name != builtin_profiles[i].name) continue;
+    const device_profile builtin = parse_profile(builtin_profiles[i].text, p.name);
+    if (p == builtin) return;
+    std::string keys;
+    for (std::string_view k : differing_fields(p, builtin))
+      keys += std::string(keys.empty() ? "" : ", ") + std::string(k);
+    throw profile_error(path + ":" + std::to_string(line) + ": name: '" + p.name +
+                        "' is a built-in profile's name (" + builtin_names_text() +
+                        "), and this file's values are not that profile's (" + keys +
+                        " differ): give the file a name of its own");
+  }
+}
+
+}  // namespace
+
 device_profile load_profile(std::string_view name_or_path) {
   const std::string arg(name_or_path);
   const bool is_path = names_profile_file(arg);
   if (!is_path) {
-    std::string names;
     for (std::size_t i = 0; i < builtin_profile_count; ++i) {
       if (arg == builtin_profiles[i].name) {
         return parse_profile(builtin_profiles[i].text, arg + ".profile (built in)");
       }
-      names += std::string(names.empty() ? "" : ", ") + builtin_profiles[i].name;
     }
-    throw profile_error("profile '" + arg + "': no such built-in profile (" + names +
+    throw profile_error("profile '" + arg + "': no such built-in profile (" + builtin_names_text() +
                         "); a profile file's path must contain '/' or end in .profile");
   }
   struct stat st;
@@ -306,10 +408,12 @@ device_profile load_profile(std::string_view name_or_path) {
                         std::to_string(nul) + ")");
   }
   bool named = false;
-  device_profile p = parse_profile_text(s, arg, named);
+  key_lines lines;
+  device_profile p = parse_profile_text(s, arg, named, lines);
   // Reports name the profile: a file without `name =` is called by its path, never "exact", the
   // profile whose values it does not all have.
   if (!named) p.name = arg;
+  refuse_builtin_name(p, arg, lines.of("name"));
   return p;
 }
 

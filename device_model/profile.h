@@ -19,7 +19,10 @@
 // Sizes are whole numbers with an optional unit B, KiB, MiB, GiB, TiB, PiB, EiB (or K, M, G, T, P,
 // E). Every key may appear once; a missing key keeps the `exact` profile's value. Anything else (an
 // unknown key, a bad unit, a negative or absurd value, a repeated key, inconsistent values) is an
-// error naming the file, the line and the key.
+// error naming the file, the line and the key (for a rule between two keys, the line of the one
+// that breaks it, and where the other was given); a UTF-8 byte-order mark and bare-CR line ends
+// are named as such, and bytes that would not show are escaped (common/text_escape.h). A profile
+// file may not take a built-in profile's name unless it is that profile (load_profile).
 #ifndef CLPOOL_DEVICE_MODEL_PROFILE_H_
 #define CLPOOL_DEVICE_MODEL_PROFILE_H_
 
@@ -134,7 +137,9 @@ void validate_profile_values(const device_profile& profile, std::string_view sou
 std::vector<std::string> builtin_profile_names();
 
 // A built-in profile by name, or a profile file by path (anything with a '/' or ending in
-// ".profile" is a path). Throws profile_error for an unknown name or a bad file.
+// ".profile" is a path). Throws profile_error for an unknown name or a bad file, including a file
+// whose `name =` is a built-in's while its values are not that built-in's (reports would call it
+// the built-in).
 device_profile load_profile(std::string_view name_or_path);
 
 // "" when a device of `capacity` bytes can have `profile`, else why not, naming both: a capacity

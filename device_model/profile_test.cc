@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -175,32 +176,78 @@ TEST(Profile, EveryBadInputNamesFileLineAndKey) {
       {"headroom = 2.625MiB\n", "headroom: '2.625MiB' is not a whole number of bytes"},
       {"page = 99999999999999999999\n", "is larger than 2^64 - 1 bytes"},
       {"page =\n", "t.profile:1: page: '' is empty"},
-      {"page = 0\n", "page: must be at least 1 byte"},
-      {"page = 2GiB\n", "more than 1 GiB"},
-      {"headroom = 2TiB\n", "headroom: more than 1 TiB"},
+      {"page = 0\n", "t.profile:1: page: must be at least 1 byte"},
+      {"page = 2GiB\n", "t.profile:1: page: 2147483648 bytes is more than 1 GiB"},
+      {"# big\nheadroom = 2TiB\n", "t.profile:2: headroom: more than 1 TiB"},
       {"oom_at = later\n", "oom_at: 'later' is not creation, first_use or execution"},
       {"oom_status = -61\n", "oom_status: '-61' is not an out-of-memory status"},
       {"oom_status = CL_SUCCESS\n", "is not an out-of-memory status"},
       {"max_alloc_enforced = maybe\n", "max_alloc_enforced: 'maybe' is not yes or no"},
       {"svm_oom_at = execution\n", "svm_oom_at: 'execution' is not creation or first_use"},
       {"svm_oom_at = later\n", "svm_oom_at: 'later' is not creation or first_use"},
-      {"svm_oom_at = first_use\n", "svm_oom_at: first_use needs oom_at first_use or execution"},
+      {"svm_oom_at = first_use\n",
+       "t.profile:1: svm_oom_at: first_use needs oom_at first_use or execution (buffers at "
+       "creation; oom_at: not given, the default)"},
+      {"oom_at = creation\nsvm_oom_at = first_use\n",
+       "t.profile:2: svm_oom_at: first_use needs oom_at first_use or execution (buffers at "
+       "creation; oom_at: line 1)"},
       {"commands_finish = soon\n", "commands_finish: 'soon' is not promptly or at_wait"},
       {"name = a b\n", "name: 'a b' is not a name"},
-      {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice"},
-      {"page = 1M\npack_limit = 2M\n", "pack_limit: larger than page"},
-      {"pack_limit = 1\n", "pack_limit: needs a page larger than 1 byte"},
-      {"page = 2M\npack_limit = 1K\npack_granule = 2K\n", "pack_granule: larger than pack_limit"},
-      {"page = 2M\npack_limit = 1M\npack_granule = 3K\n", "pack_granule: does not divide page"},
-      {"pack_granule = 512\n", "pack_granule: set without pack_limit"},
-      {"pack_granule = 0\n", "pack_granule: must be at least 1 byte"},
-      {"page = 1M\npack_limit = 1M\npack_granule = 8\n", "a page would hold more than 65536"},
+      {"page = 1M\npage = 2M\n", "t.profile:2: page: given twice (first at line 1)"},
+      {"page = 1M\npack_limit = 2M\n",
+       "t.profile:2: pack_limit: larger than page (shared requests live in one page; page: line "
+       "1)"},
+      {"pack_limit = 1\n",
+       "t.profile:1: pack_limit: needs a page larger than 1 byte (page 1 byte; page: not given, "
+       "the default)"},
+      {"page = 1B\npack_limit = 1B\n",
+       "t.profile:2: pack_limit: needs a page larger than 1 byte (page 1 byte; page: line 1)"},
+      {"page = 2M\npack_limit = 1K\npack_granule = 2K\n",
+       "t.profile:3: pack_granule: larger than pack_limit (pack_limit: line 2)"},
+      {"page = 2M\npack_limit = 1M\npack_granule = 3K\n",
+       "t.profile:3: pack_granule: does not divide page (page: line 1)"},
+      {"pack_granule = 512\n", "t.profile:1: pack_granule: set without pack_limit"},
+      {"pack_granule = 0\n", "t.profile:1: pack_granule: must be at least 1 byte"},
+      {"page = 1M\npack_limit = 1M\npack_granule = 8\n",
+       "t.profile:3: pack_granule: a page would hold more than 65536 of them (page: line 1)"},
+      // What an editor or another system adds, named: a mark that is invisible, line ends that
+      // make the whole file one line, and any byte that would not show in a key or a value.
+      {"\xEF\xBB\xBFpage = 4KiB\n", "t.profile:1: starts with a UTF-8 byte-order mark"},
+      {"name = x\rpage = 4KiB\r", "t.profile:1: lines end in a bare CR (classic Mac line ends)"},
+      {"pa\x01ge = 4KiB\n", "t.profile:1: unknown key 'pa\\x01ge'"},
+      {"page = 4\x1b[31mKiB\n", "t.profile:1: page: '4\\x1B[31mKiB'"},
   };
   for (const bad_case& c : cases) {
     const std::string e = error_of(c.text);
     EXPECT_NE(e.find(c.expected), std::string::npos) << c.text << " gave: " << e;
-    EXPECT_EQ(e.rfind("t.profile", 0), 0u) << e;
+    // Every error names the line: "t.profile:N: ...".
+    EXPECT_EQ(e.rfind("t.profile:", 0), 0u) << e;
+    EXPECT_TRUE(e.size() > 10 && std::isdigit(static_cast<unsigned char>(e[10]))) << e;
   }
+}
+
+// A file named like a built-in profile read as that profile in every report ("nvidia profile")
+// whatever its values: only a copy of the built-in itself (the shipped file, read by its path)
+// may take the name.
+TEST(Profile, AFileMayNotTakeABuiltinsName) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/named.profile";
+  std::ofstream(path) << "# mine\nname = nvidia\npage = 1B\n";
+  try {
+    load_profile(path);
+    ADD_FAILURE() << "a file named nvidia with other values was read";
+  } catch (const profile_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(path + ":2: name: 'nvidia' is a built-in profile's name (exact, "
+                                          "nvidia, pocl), and this file's values are not that "
+                                          "profile's (oom_at, headroom, page, pack_limit, "
+                                          "pack_granule, max_alloc_enforced differ)"),
+        std::string::npos)
+        << e.what();
+  }
+  std::ofstream(path) << format_profile(load_profile("nvidia"));
+  EXPECT_EQ(load_profile(path), load_profile("nvidia"));
+  std::ofstream(path) << "name = exact\n";  // every other key at exact's value
+  EXPECT_EQ(load_profile(path), load_profile("exact"));
 }
 
 TEST(Profile, LoadNamesWhatIsWrong) {
