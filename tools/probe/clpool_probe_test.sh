@@ -73,6 +73,13 @@ OCL_ICD_VENDORS="$T/empty-dir-that-does-not-exist" expect 2 "no OpenCL platform 
 MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_INVALID_VALUE" expect 2 "clEnqueueMigrateMemObjects failed with -30"
 MOCKCL_FAULTS="nth:clEnqueueMigrateMemObjects:3:CL_OUT_OF_RESOURCES" expect 1 "the device refused in two ways"
 
+# A page that is not a power of two (the profile parser and mockcl take any page): the probe's
+# fill sees the power of two below it, so it checks the page it found, and exits 1.
+printf 'name = np2\noom_at = first_use\npage = 96KiB\n' > "$T/np2.profile"
+MOCKCL_DEVICES="gpu-64m:profile=$T/np2.profile" expect 1 "the device's page is not a power of two" \
+  --max-bytes 64MiB --output "$T/np2-probed.profile"
+[[ -e "$T/np2-probed.profile" ]] && fail "a profile with the wrong page was written"
+
 # A device that takes more than it reports free: the headroom cannot be known (exit 1).
 MOCKCL_DEVICES="gpu-64m:reported=32m,max_alloc=16m" expect 1 "headroom: not known"
 

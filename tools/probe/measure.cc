@@ -3,12 +3,16 @@
 #include <bit>
 #include <utility>
 
+#include "common/byte_size.h"
 #include "common/cl_status.h"
 
 namespace clpool::probe {
 namespace {
 
+using common::format_bytes_exact;
+
 constexpr std::uint64_t svm_control_bytes = 4096;  // measure.cc's SVM control block
+constexpr std::uint64_t page_check_buffers = 64;   // check_page's window, in measured pages
 
 constexpr std::uint64_t pow2(unsigned k) { return std::uint64_t{1} << k; }
 unsigned floor_log2(std::uint64_t v) { return static_cast<unsigned>(std::bit_width(v) - 1); }
@@ -227,6 +231,32 @@ class prober {
     m_.page = pow2(lo);
   }
 
+  // The fill and the page's bisection assume a page that is a power of two: every 2^k at least a
+  // page costs exactly its size. A device whose page is not one (96 KiB) answers them as if its
+  // page were a power of two below it, so the measured page is checked where it would show: in a
+  // window of n measured pages, n buffers of a page each must fit, and then not 1 byte more.
+  void check_page() {
+    const std::uint64_t p = *m_.page, x = m_.page_window;
+    const std::uint64_t n = std::min<std::uint64_t>(x / p, page_check_buffers);
+    const std::string why =
+        ": the device's page is not a power of two (or not one page for every buffer size), "
+        "which no profile the probe writes can describe; write its profile by hand "
+        "(tools/replay/README.md, \"Device profiles\")";
+    holding h(d_);
+    if (x > n * p && !try_alloc(h, x - n * p)) throw stop{"the page window shrank"};
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (!try_alloc(h, p)) {
+        throw stop{"in a window of " + std::to_string(n) + " measured pages (" +
+                   format_bytes_exact(p) + "), buffer " + std::to_string(i + 1) + " of " +
+                   format_bytes_exact(p) + " was refused" + why};
+      }
+    }
+    if (try_alloc(h, 1)) {
+      throw stop{std::to_string(n) + " buffers of the measured page (" + format_bytes_exact(p) +
+                 ") filled a window of as many pages, and 1 byte more still fit" + why};
+    }
+  }
+
   // Called with exactly one page free (plus less than a page).
   void packing() {
     const std::uint64_t p = *m_.page;
@@ -283,6 +313,7 @@ class prober {
     // The first (largest) fill buffer becomes the page window.
     fill.release_first();
     page();
+    if (*m_.page > 1) check_page();
     if (*m_.page == 1) {
       m_.pack_seen = 0;
       m_.pack_limit = 0;

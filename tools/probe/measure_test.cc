@@ -199,6 +199,23 @@ TEST(Measure, LimitsOfWhatCanBeMeasuredAreSaid) {
       << m.incomplete;
 }
 
+// A page that is not a power of two (the model takes any): the fill's buffers and the page's
+// bisection see a power of two below it (64 KiB for 96 KiB), and a profile with that page would
+// be about one page in three optimistic. The probe checks the page it found and says it cannot
+// describe the device.
+TEST(Measure, APageThatIsNotAPowerOfTwoIsNotMeasured) {
+  for (const std::uint64_t page : {std::uint64_t{96} << 10, std::uint64_t{3000}, 3 * MiB}) {
+    device_profile p = device_model::load_profile("exact");
+    p.oom_at = refusal_point::first_use;
+    p.page = page;
+    const measurement m = probe_model(p, 1024 * MiB, {}, 256 * MiB);
+    EXPECT_FALSE(m.complete) << page << ": measured as\n" << format_profile(m.profile("x"));
+    EXPECT_NE(m.incomplete.find("the device's page is not a power of two"), std::string::npos)
+        << page << ": " << m.incomplete;
+    EXPECT_NE(m.incomplete.find("write its profile by hand"), std::string::npos) << m.incomplete;
+  }
+}
+
 TEST(Measure, MaxAllocEnforcement) {
   device_profile p = device_model::load_profile("exact");
   EXPECT_TRUE(probe_model(p, 64 * MiB).max_alloc_enforced);
