@@ -103,7 +103,8 @@ std::optional<attempt> cl_port::svm_once(std::uint64_t bytes) {
   a.result = attempt::kind::refused;
   void* p = clSVMAlloc(ctx_, CL_MEM_READ_WRITE, bytes, 0);
   if (p == nullptr) {  // no status to read: NULL is how clSVMAlloc says no
-    a.call = "clSVMAlloc (NULL)";
+    a.call = "clSVMAlloc returned NULL";
+    a.no_status = true;
     a.status = CL_MEM_OBJECT_ALLOCATION_FAILURE;
     a.where = refusal_point::creation;
     return a;

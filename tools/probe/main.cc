@@ -2,6 +2,7 @@
 // that clpool_replay --profile, mockcl's profile= and CLPOOL_LAYER_PROFILE read. README.md.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -86,11 +87,12 @@ void add_options(CLI::App& app, probe_args& a) {
   app.footer(
       "Exit codes:\n"
       "  0  everything was measured (and the profile written with --output)\n"
-      "  1  measured but incomplete: the device never refused within --max-bytes (its capacity is "
-      "not\n"
-      "     enforced, e.g. POCL, or larger than the cap) or its answers fit no profile; no profile "
-      "is\n"
-      "     written unless --force\n"
+      "  1  measured but incomplete: a key was not measured (commands_finish never is: at_wait\n"
+      "     is written, the safe side), the device never refused within --max-bytes (its "
+      "capacity\n"
+      "     is not enforced, e.g. POCL, or larger than the cap), or its answers fit no profile; "
+      "no\n"
+      "     profile is written unless --force\n"
       "  2  bad input: a bad option, no such platform or device, an output that cannot be written, "
       "or\n"
       "     an OpenCL error the probe cannot interpret\n"
@@ -118,7 +120,8 @@ void add_options(CLI::App& app, probe_args& a) {
                  "the profile's name (default: the device's name, as [A-Za-z0-9_.-])");
   app.add_flag("--force", a.force,
                "with --output, write the profile even when the measurement is incomplete "
-               "(fields not measured keep the exact profile's values, and the file says which), "
+               "(keys not measured keep the exact profile's values, commands_finish is at_wait, "
+               "and the file says which), "
                "and replace a file clpool_probe did not write");
   app.add_flag("--list", a.list, "list the platforms and devices with their indices, and exit");
   app.add_option("--compare", a.compare,
@@ -185,6 +188,14 @@ void plan_probe(const CLI::App& app, const probe_args& a, probe_plan& p) {
       if (what.rfind("--name: name: ", 0) == 0) what.erase(7, 6);
       throw usage_error(what);
     }
+    // A profile file may not take a built-in's name (load_profile): reports would call it that.
+    const std::vector<std::string> builtins = clpool::device_model::builtin_profile_names();
+    if (std::find(builtins.begin(), builtins.end(), a.name) != builtins.end()) {
+      std::string names;
+      for (const std::string& n : builtins) names += (names.empty() ? "" : ", ") + n;
+      throw usage_error("--name: '" + a.name + "' is a built-in profile's name (" + names +
+                        "): a measured profile needs a name of its own");
+    }
   }
   if (a.force && a.output_path.empty()) throw usage_error("--force needs --output");
   if (!a.output_path.empty()) {
@@ -209,6 +220,18 @@ void describe(const device_info& d, probe_limits& limits, probe_context& c) {
   c.date = utc_now();
   c.free_at_start = d.global_mem;
   limits.max_alloc = d.max_alloc;
+  limits.gpu = d.gpu;
+}
+
+// Each line of the report as it is known, flushed: what was measured survives a driver that
+// aborts the process (POCL asserts when the host runs out during the fill).
+void print_lines(const std::string& text) {
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    std::cout << text.substr(start, end - start) << std::flush;
+    start = end;
+  }
 }
 
 // Measures the device, every buffer, the queue and the context released before it returns.
@@ -230,6 +253,10 @@ measurement measure_device(const device_info& d, const free_memory_query& query,
       limits.at_full = [&c, &query] { c.free_at_full = query.read(); };
     }
     limits.free_at_start = c.free_at_start;
+    limits.after_max_alloc = [&c](const measurement& so_far) {
+      print_lines(format_report_head(c, so_far));
+      c.head_printed = true;
+    };
     m = measure(port, limits);
     for (const first_use_call& f : port.first_use_calls()) {
       c.first_use_calls.push_back(
@@ -264,10 +291,11 @@ int run(int argc, char** argv) {
 
   const clpool::device_model::device_profile profile =
       m.profile(a.name.empty() ? profile_name_for(d.device_name) : a.name);
-  std::cout << format_report(c, m);
-  if (m.complete) std::cout << "profile:\n" << clpool::device_model::format_profile(profile);
+  if (!c.head_printed) print_lines(format_report_head(c, m));
+  print_lines(format_report_tail(c, m));
+  if (m.complete) print_lines("profile:\n" + clpool::device_model::format_profile(profile));
   if (p.out) {
-    if (m.complete || a.force) {
+    if (m.measured_all() || a.force) {
       p.out->stream() << format_profile_file(c, m, profile);
       p.out->commit();
       std::cout << "wrote " << a.output_path << "\n";
@@ -276,7 +304,7 @@ int run(int argc, char** argv) {
                 << " (incomplete; --force writes it anyway)\n";
     }
   }
-  return m.complete ? exit_measured : exit_incomplete;
+  return m.measured_all() ? exit_measured : exit_incomplete;
 }
 
 }  // namespace

@@ -143,16 +143,7 @@ class prober {
                  std::to_string(m_.usable) + " bytes accepted, and " + std::to_string(capped) +
                  " more would pass the cap; give a power of two above the device's free memory"};
     }
-    if (!m_.refused) {
-      throw stop{"the device accepted " + std::to_string(m_.usable) +
-                 " bytes (--max-bytes) without "
-                 "refusing: its limit cannot be measured within the cap (capacity not enforced, or "
-                 "larger than the cap" +
-                 (l_.free_at_start >= l_.max_bytes
-                      ? ": it reports " + std::to_string(l_.free_at_start) +
-                            " bytes free, so give --max-bytes more than that)"
-                      : ")")};
-    }
+    if (!m_.refused) throw stop{never_refused()};
     if (m_.usable == 0) throw stop{"the device refused even 1 byte"};
     if (m_.usable > l_.free_at_start) {
       throw stop{"the device accepted " + std::to_string(m_.usable) + " bytes, more than the " +
@@ -162,6 +153,22 @@ class prober {
       throw stop{"headroom above 1 TiB"};
     m_.headroom = l_.free_at_start - m_.usable;
     m_.headroom_measured = true;
+  }
+
+  // The fill took everything up to the cap. A GPU larger than the cap is measured with a larger
+  // one; a device whose memory is the host's may never refuse, whatever the cap (raising it
+  // toward the host's memory ends in the host's out-of-memory, or the driver's abort).
+  std::string never_refused() const {
+    std::string why = "the device accepted everything up to the cap (" + std::to_string(m_.usable) +
+                      " bytes, --max-bytes) without refusing, so its limit cannot be measured";
+    if (l_.gpu && l_.free_at_start >= l_.max_bytes) {
+      why += "; it reports " + std::to_string(l_.free_at_start) +
+             " bytes free: for a GPU, give --max-bytes a power of two above that";
+    }
+    return why +
+           ". A device whose memory is the host's (a CPU device, POCL) may never refuse short "
+           "of the host running out: write its profile by hand (tools/replay/README.md, "
+           "\"Device profiles\")";
   }
 
   // With the fill held, not even `smallest_refused` bytes fit: an SVM block of that size shows
@@ -182,9 +189,8 @@ class prober {
     const std::optional<attempt> a = try_svm(svm_control_bytes);
     if (!a) return false;
     if (a->ok()) return true;
-    m_.svm_note = "an SVM block of " + std::to_string(svm_control_bytes) +
-                  " bytes failed with the device empty: " + a->call + " " +
-                  std::to_string(a->status);
+    m_.svm_note = "an SVM block of " + common::format_bytes_both(svm_control_bytes) +
+                  " failed with the device empty: " + a->said();
     return false;
   }
 
@@ -192,16 +198,16 @@ class prober {
     const std::uint64_t bytes = std::max<std::uint64_t>(m_.smallest_refused, 1);
     const std::optional<attempt> a = try_svm(bytes);
     if (!a) return;
-    const std::string block = "an SVM block of " + std::to_string(bytes) + " bytes";
+    const std::string block = "an SVM block of " + common::format_bytes_both(bytes);
     if (a->ok()) {
       m_.svm_note = block +
                     " fitted where a buffer of that size did not (SVM is not charged to "
                     "the buffers' memory)";
     } else if (a->result != attempt::kind::refused || !common::is_out_of_memory_status(a->status)) {
-      m_.svm_note = block + ": " + a->call + " returned " + std::to_string(a->status);
+      m_.svm_note = block + ": " + a->said();
     } else if (a->where == refusal_point::execution ||
                (a->where == refusal_point::first_use && m_.oom_at == refusal_point::creation)) {
-      m_.svm_note = block + " was refused by " + a->call +
+      m_.svm_note = block + " was refused by " + a->said() +
                     ", which a profile cannot say (SVM in a command's event, or at first use "
                     "where buffers are refused at creation)";
     } else {
@@ -306,6 +312,7 @@ class prober {
 
   void run() {
     max_alloc();
+    if (l_.after_max_alloc) l_.after_max_alloc(m_);
     holding fill(d_);
     const bool svm_measurable = svm_control();
     usable(fill);
@@ -356,12 +363,28 @@ device_profile measurement::profile(const std::string& name) const {
   }
   if (headroom_measured) p.headroom = headroom;
   if (svm_oom_at) p.svm_oom_at = *svm_oom_at;
+  p.commands_finish = device_model::command_completion::at_wait;  // not measured: the safe side
   if (page) p.page = *page;
   if (pack_limit && pack_granule) {
     p.pack_limit = *pack_limit;
     p.pack_granule = *pack_granule;
   }
   return p;
+}
+
+std::vector<std::string_view> measurement::unmeasured() const {
+  std::vector<std::string_view> keys;
+  if (!refused) keys.insert(keys.end(), {"oom_at", "oom_status"});
+  if (!headroom_measured) keys.push_back("headroom");
+  if (!page) keys.push_back("page");
+  if (!pack_limit || !pack_granule) keys.insert(keys.end(), {"pack_limit", "pack_granule"});
+  // Whether the device runs queued commands without the program waiting: a bounded wait cannot
+  // tell a device that would have run them a moment later (POCL's CPU device runs them within
+  // milliseconds, yet its profile says at_wait), and mockcl's devices answer alike whatever
+  // their profile says.
+  keys.push_back("commands_finish");
+  if (!svm_oom_at) keys.push_back("svm_oom_at");
+  return keys;
 }
 
 device_profile observable(const device_profile& p, std::uint64_t capacity) {

@@ -31,6 +31,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device_model/profile.h"
@@ -48,7 +49,10 @@ struct attempt {
   refusal_point where = refusal_point::creation;  // refused: where the device said so
   std::string call;                               // refused/failed: which call said so
   std::size_t id = 0;                             // accepted: the handle for release()
+  bool no_status = false;  // the call says no without a status (clSVMAlloc returns NULL)
   bool ok() const { return result == kind::accepted; }
+  // What the call said: "clEnqueueMigrateMemObjects -4", "clSVMAlloc returned NULL".
+  std::string said() const { return no_status ? call : call + " " + std::to_string(status); }
 };
 
 // A device the probe can allocate on. Implementations release what they hold on destruction.
@@ -66,6 +70,8 @@ class device_port {
   virtual std::optional<attempt> svm_once(std::uint64_t /*bytes*/) { return std::nullopt; }
 };
 
+struct measurement;
+
 struct probe_limits {
   std::uint64_t free_at_start = 0;  // the query's free memory, else CL_DEVICE_GLOBAL_MEM_SIZE
   std::uint64_t max_alloc = 0;      // CL_DEVICE_MAX_MEM_ALLOC_SIZE
@@ -74,6 +80,12 @@ struct probe_limits {
   // Called once when the fill holds the most the device accepts (before anything is released):
   // the moment to read a free-memory query for a cross-check.
   std::function<void()> at_full;
+  // Called once max alloc is measured, before the fill (which a driver may not survive): the
+  // moment to print what is known so far.
+  std::function<void(const measurement&)> after_max_alloc;
+  // The device is a GPU (its memory its own); else its memory may be the host's (a CPU device,
+  // POCL), which may never refuse whatever the cap.
+  bool gpu = true;
 };
 
 struct measurement {
@@ -106,11 +118,18 @@ struct measurement {
   std::uint64_t granule_fill_size = 0;  // leaving granule_fill_size free, for the granule
 
   std::uint64_t allocations = 0;  // attempts made (create + touch), all phases
-  bool complete = false;          // every field of the profile was measured
+  bool complete = false;          // every step ran to its end
   std::string incomplete;         // why not, when !complete
 
-  // The profile measured; fields not measured keep the exact profile's values.
+  // The profile measured. Keys not measured keep the exact profile's values, but
+  // commands_finish, which no step measures: at_wait, the safe side (a replay then frees a block
+  // the program released at its next wait, never earlier than the device could).
   device_profile profile(const std::string& name) const;
+  // The keys of profile() that were not measured, in profile_fields' order: commands_finish
+  // always, svm_oom_at when svm_note says why not, and what an incomplete measurement left.
+  std::vector<std::string_view> unmeasured() const;
+  // Every key measured: the probe's exit 0.
+  bool measured_all() const { return complete && unmeasured().empty(); }
 };
 
 // The device answered something no model explains (an unexpected OpenCL error).

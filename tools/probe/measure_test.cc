@@ -80,7 +80,9 @@ class model_port : public device_port {
       a.result = attempt::kind::refused;
       a.status = p_.oom_status;
       a.where = p_.svm_oom_at;
-      a.call = p_.svm_oom_at == refusal_point::creation ? "clSVMAlloc" : "clEnqueueSVMMemFill";
+      a.call = p_.svm_oom_at == refusal_point::creation ? "clSVMAlloc returned NULL"
+                                                        : "clEnqueueSVMMemFill";
+      a.no_status = p_.svm_oom_at == refusal_point::creation;
       return a;
     }
     mem_.release(pl, bytes);
@@ -108,6 +110,13 @@ std::uint64_t mock_max_alloc(std::uint64_t capacity) {
   return std::max(capacity / 4, std::min<std::uint64_t>(capacity, 128 * MiB));
 }
 
+// What the probe writes for a device with profile `p`: commands_finish is never measured, so it
+// is written on the safe side (at_wait).
+device_profile as_probed(device_profile p) {
+  p.commands_finish = device_model::command_completion::at_wait;
+  return p;
+}
+
 measurement probe_model(const device_profile& p, std::uint64_t capacity, probe_limits limits = {},
                         std::uint64_t max_alloc = 0) {
   if (max_alloc == 0) max_alloc = mock_max_alloc(capacity);
@@ -126,11 +135,12 @@ TEST(Measure, BuiltinProfilesAtAlignedCapacities) {
     const std::uint64_t capacity = 64 * std::max<std::uint64_t>(p.page, 4096) + p.headroom;
     const measurement m = probe_model(p, capacity);
     ASSERT_TRUE(m.complete) << name << ": " << m.incomplete;
-    // The probe does not measure when queued commands run (commands_finish): promptly, its default.
-    device_profile want = p;
-    want.commands_finish = device_model::command_completion::promptly;
-    EXPECT_EQ(m.profile(p.name), want) << name << " measured as\n"
-                                       << format_profile(m.profile(p.name));
+    // The probe does not measure when queued commands run (commands_finish): it writes at_wait,
+    // the safe side, and says so (the probe's exit 1).
+    EXPECT_EQ(m.profile(p.name), as_probed(p)) << name << " measured as\n"
+                                               << format_profile(m.profile(p.name));
+    EXPECT_EQ(m.unmeasured(), std::vector<std::string_view>{"commands_finish"}) << name;
+    EXPECT_FALSE(m.measured_all()) << name;
     EXPECT_LT(m.allocations, 400u) << name;
   }
 }
@@ -141,7 +151,7 @@ TEST(Measure, UnalignedHeadroomIsSeenToWholePages) {
   const measurement m = probe_model(p, 1024 * MiB);
   ASSERT_TRUE(m.complete) << m.incomplete;
   EXPECT_EQ(m.usable, 1024 * MiB - p.headroom - (1024 * MiB - p.headroom) % p.page);
-  EXPECT_EQ(m.profile(p.name), observable(p, 1024 * MiB));
+  EXPECT_EQ(m.profile(p.name), as_probed(observable(p, 1024 * MiB)));
   EXPECT_NE(m.headroom, p.headroom);
 }
 
@@ -216,6 +226,40 @@ TEST(Measure, APageThatIsNotAPowerOfTwoIsNotMeasured) {
   }
 }
 
+// A device that refuses buffers at creation and SVM blocks at their first use (mockcl's
+// semantics=immediate,svm_oom_at=first_use): no profile can say that.
+class svm_at_first_use_port : public model_port {
+ public:
+  using model_port::model_port;
+  std::optional<attempt> svm_once(std::uint64_t bytes) override {
+    std::optional<attempt> a = model_port::svm_once(bytes);
+    if (a && !a->ok()) {
+      a->where = refusal_point::first_use;
+      a->call = "clEnqueueSVMMemFill";
+      a->no_status = false;
+    }
+    return a;
+  }
+};
+
+// svm_oom_at seen and not writable was written as creation with everything "measured" (the
+// probe's exit 0): it is a key not measured, and the measurement is not all measured.
+TEST(Measure, SvmRefusedWhereNoProfileCanSayIsNotMeasured) {
+  svm_at_first_use_port port(device_model::load_profile("exact"), 64 * MiB, 16 * MiB);
+  probe_limits limits;
+  limits.free_at_start = 64 * MiB;
+  limits.max_alloc = 16 * MiB;
+  const measurement m = measure(port, limits);
+  ASSERT_TRUE(m.complete) << m.incomplete;
+  EXPECT_FALSE(m.svm_oom_at);
+  EXPECT_NE(m.svm_note.find("an SVM block of 1 byte was refused by clEnqueueSVMMemFill -4, which "
+                            "a profile cannot say"),
+            std::string::npos)
+      << m.svm_note;
+  EXPECT_EQ(m.unmeasured(), (std::vector<std::string_view>{"commands_finish", "svm_oom_at"}));
+  EXPECT_FALSE(m.measured_all());
+}
+
 TEST(Measure, MaxAllocEnforcement) {
   device_profile p = device_model::load_profile("exact");
   EXPECT_TRUE(probe_model(p, 64 * MiB).max_alloc_enforced);
@@ -236,7 +280,7 @@ RC_GTEST_PROP(Measure, FindsWhatTheModelMakesObservable, ()) {
   const std::uint64_t capacity = testing::capacity_for(p, rng, extra);
   const measurement m = probe_model(p, capacity);
   RC_ASSERT(m.complete);
-  RC_ASSERT(m.profile(p.name) == observable(p, capacity));
+  RC_ASSERT(m.profile(p.name) == as_probed(observable(p, capacity)));
   RC_ASSERT(m.allocations < 2000u);
 }
 
@@ -246,7 +290,7 @@ RC_GTEST_PROP(Measure, ObservableProfilesAtAlignedCapacitiesComeBackUnchanged, (
   RC_ASSERT(observable(p, testing::capacity_for(p, rng, 0)) == p);
   const measurement m = probe_model(p, testing::capacity_for(p, rng, 0));
   RC_ASSERT(m.complete);
-  RC_ASSERT(m.profile(p.name) == p);
+  RC_ASSERT(m.profile(p.name) == as_probed(p));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tools/probe/report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/byte_size.h"
@@ -57,8 +58,9 @@ void add_page_evidence(std::vector<std::string>& e, const measurement& m) {
   }
 }
 
-// The evidence, one finding per line, shared by the report and the profile file's header.
-std::vector<std::string> evidence(const probe_context& c, const measurement& m) {
+// The evidence known once max alloc is measured, before the fill: the device, its free memory and
+// max alloc. One finding per line, shared by the report and the profile file's header.
+std::vector<std::string> evidence_head(const probe_context& c, const measurement& m) {
   std::vector<std::string> e;
   e.push_back("device: " + printable(c.device_name) + " (platform " +
               std::to_string(c.platform_index) + " '" + printable(c.platform_name) + "', device " +
@@ -79,6 +81,27 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
   e.push_back("max alloc: CL_DEVICE_MAX_MEM_ALLOC_SIZE " + with_bytes(c.max_alloc) +
               "; creating it + 1 byte: " + status_text(m.max_alloc_status) + " -> " +
               (m.max_alloc_enforced ? "enforced" : "not enforced"));
+  return e;
+}
+
+// The headroom's bound: usable memory is whole pages, so every headroom within a page below the
+// one written gives the same fill; the probe writes the upper bound.
+std::string headroom_bound(const measurement& m) {
+  const std::uint64_t p = *m.page;
+  if (m.headroom == 0) {
+    return "  headroom bound: exactly 0 B: the fill took all the free memory at start (usable "
+           "memory is whole " +
+           format_bytes_exact(p) + " pages)";
+  }
+  const std::uint64_t low = m.headroom >= p ? m.headroom - p + 1 : 0;
+  return "  headroom bound: any headroom from " + with_bytes(low) + " to " +
+         format_bytes_exact(m.headroom) + " gives this fill (usable memory is whole " +
+         format_bytes_exact(p) + " pages); the profile says the upper bound";
+}
+
+// The evidence from the fill on, and what was not measured.
+std::vector<std::string> evidence_tail(const probe_context& c, const measurement& m) {
+  std::vector<std::string> e;
   std::string fill;
   for (const auto& [size, n] : m.fill)
     fill += (fill.empty() ? "" : " + ") + std::to_string(n) + " x " + format_bytes_exact(size);
@@ -105,22 +128,16 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
       e.push_back("  first use of a buffer with no room: " + call);
     if (m.svm_oom_at) {
       e.push_back("svm: out of memory at " + std::string(device_model::to_string(*m.svm_oom_at)) +
-                  ", " + m.svm_call + " (an SVM block of " + std::to_string(m.smallest_refused) +
-                  " B with the device full)");
+                  ", " + m.svm_call + " (an SVM block of " +
+                  common::format_bytes_both(std::max<std::uint64_t>(m.smallest_refused, 1)) +
+                  " with the device full)");
     } else if (!m.svm_note.empty()) {
       e.push_back("svm: not measured (svm_oom_at = creation written): " + m.svm_note);
     }
     e.push_back("usable: " + with_bytes(m.usable) + " (the largest total accepted); headroom: " +
                 (m.headroom_measured ? "free at start - usable = " + with_bytes(m.headroom)
                                      : std::string("not known")));
-    // Usable memory is whole pages, so every headroom within a page below the one written gives
-    // the same fill: the probe writes the upper bound, and says how far below it the truth may be.
-    if (m.headroom_measured && m.page && *m.page > 1) {
-      const std::uint64_t low = m.headroom >= *m.page ? m.headroom - *m.page + 1 : 0;
-      e.push_back("  headroom bound: any headroom from " + with_bytes(low) + " to " +
-                  format_bytes_exact(m.headroom) + " gives this fill (usable memory is whole " +
-                  format_bytes_exact(*m.page) + " pages); the profile says the upper bound");
-    }
+    if (m.headroom_measured && m.page && *m.page > 1) e.push_back(headroom_bound(m));
   }
   if (!m.refused) {
     e.push_back(
@@ -128,6 +145,10 @@ std::vector<std::string> evidence(const probe_context& c, const measurement& m) 
         "memory, headroom, page and packing are not measured");
   }
   add_page_evidence(e, m);
+  e.push_back(
+      "commands_finish: not measured (at_wait written, the safe side: a replay frees a block the "
+      "program released at its next wait); a device that runs queued commands without waits (a "
+      "GPU) is promptly: write that by hand");
   char took[64];
   std::snprintf(took, sizeof took, "%.3f s", c.seconds);
   e.push_back("allocations: " + std::to_string(m.allocations) + " (create + first use), in " +
@@ -144,14 +165,35 @@ std::string profile_name_for(const std::string& device_name) {
         std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
     if (s.size() < 64) s += ok ? ch : '_';
   }
-  return s.empty() ? "probed" : s;
+  if (s.empty()) return "probed";
+  for (const std::string& builtin : device_model::builtin_profile_names()) {
+    if (s == builtin) return s + "-probed";
+  }
+  return s;
+}
+
+std::string format_report_head(const probe_context& c, const measurement& m) {
+  std::string out;
+  for (const std::string& line : evidence_head(c, m)) out += line + "\n";
+  return out;
+}
+
+std::string format_report_tail(const probe_context& c, const measurement& m) {
+  std::string out;
+  for (const std::string& line : evidence_tail(c, m)) out += line + "\n";
+  if (!m.measured_all()) out += "incomplete: " + incomplete_text(m) + "\n";
+  return out;
 }
 
 std::string format_report(const probe_context& c, const measurement& m) {
-  std::string out;
-  for (const std::string& line : evidence(c, m)) out += line + "\n";
-  if (!m.complete) out += "incomplete: " + m.incomplete + "\n";
-  return out;
+  return format_report_head(c, m) + format_report_tail(c, m);
+}
+
+std::string incomplete_text(const measurement& m) {
+  if (!m.complete) return m.incomplete;
+  std::string keys;
+  for (std::string_view k : m.unmeasured()) keys += (keys.empty() ? "" : ", ") + std::string(k);
+  return keys.empty() ? "" : "not measured: " + keys + " (above); every other key was measured";
 }
 
 bool written_by_probe(std::string_view first_line) {
@@ -161,15 +203,17 @@ bool written_by_probe(std::string_view first_line) {
 std::string format_profile_file(const probe_context& c, const measurement& m,
                                 const device_profile& p) {
   std::string out = std::string(profile_marker) + " on " + c.date + " (tools/probe/README.md).\n";
-  for (const std::string& line : evidence(c, m)) out += "# " + line + "\n";
-  if (!m.complete) {
-    std::string unmeasured = m.refused ? "" : "oom_at, oom_status, ";
-    if (!m.headroom_measured) unmeasured += "headroom, ";
-    if (!m.page) unmeasured += "page, ";
-    unmeasured += "pack_limit, pack_granule";
-    if (!m.svm_oom_at) unmeasured += ", svm_oom_at";
-    out += "# INCOMPLETE (written with --force): " + printable(m.incomplete) +
-           "\n# Not measured, so the exact profile's values: " + unmeasured + ".\n";
+  for (const std::string& line : evidence_head(c, m)) out += "# " + line + "\n";
+  for (const std::string& line : evidence_tail(c, m)) out += "# " + line + "\n";
+  if (!m.measured_all()) {
+    std::string exact;  // keys at the exact profile's values; commands_finish is on the safe side
+    for (std::string_view k : m.unmeasured()) {
+      if (k != "commands_finish") exact += (exact.empty() ? "" : ", ") + std::string(k);
+    }
+    out += "# INCOMPLETE (written with --force): " + printable(incomplete_text(m)) +
+           "\n# Not measured: " +
+           (exact.empty() ? "" : exact + ", so the exact profile's values; and ") +
+           "commands_finish, so at_wait (the safe side).\n";
   }
   return out + format_profile(p);
 }

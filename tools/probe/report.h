@@ -26,6 +26,7 @@ struct probe_context {
   std::vector<std::string> first_use_calls;   // "clEnqueueWriteBuffer: -4", ...
   std::string date;                           // UTC, ISO 8601
   double seconds = 0;
+  bool head_printed = false;  // the report's head went out before the fill (format_report_head)
 };
 
 // The first line of every profile file clpool_probe writes ("# Measured by clpool_probe on DATE
@@ -35,11 +36,19 @@ inline constexpr std::string_view profile_marker = "# Measured by clpool_probe";
 // Whether `first_line` is the first line of a profile clpool_probe wrote.
 bool written_by_probe(std::string_view first_line);
 
-// The device's name as a profile name: [A-Za-z0-9_.-], at most 64 characters.
+// The device's name as a profile name: [A-Za-z0-9_.-], at most 64 characters, never a built-in
+// profile's name (a device called "nvidia" gives "nvidia-probed").
 std::string profile_name_for(const std::string& device_name);
 
-// The report's lines (each ends in '\n'): what was measured, with the evidence.
+// The report's lines (each ends in '\n'): what was measured, with the evidence, and why the
+// measurement is incomplete where it is. The head (the device, its free memory, max alloc) is
+// known before the fill, and printed then; the tail is the rest.
 std::string format_report(const probe_context& c, const measurement& m);
+std::string format_report_head(const probe_context& c, const measurement& m);
+std::string format_report_tail(const probe_context& c, const measurement& m);
+
+// Why `m` is incomplete (what stopped it, or the keys it did not measure); "" when not.
+std::string incomplete_text(const measurement& m);
 
 // The profile file: a comment header (device, driver, date, evidence) and the profile.
 std::string format_profile_file(const probe_context& c, const measurement& m,

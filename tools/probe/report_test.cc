@@ -30,6 +30,8 @@ measurement nvidia_like() {
   m.pack_granule = 512;
   m.granule_fill = 1;
   m.granule_fill_size = 1 << 20;
+  m.svm_oom_at = refusal_point::creation;
+  m.svm_call = "clSVMAlloc returned NULL";
   m.allocations = 95;
   m.complete = true;
   return m;
@@ -46,7 +48,14 @@ TEST(Report, ProfileFileParsesBackToTheProfile) {
   EXPECT_EQ(device_model::parse_profile(text, "probed"), p) << text;
   EXPECT_EQ(p.name, "Evil_name___hacked___device");
   EXPECT_NE(text.find("# Measured by clpool_probe on 2026-11-23T10:00:00Z"), std::string::npos);
-  EXPECT_EQ(text.find("INCOMPLETE"), std::string::npos);
+  // commands_finish is never measured: written at_wait (the safe side), and the file says so.
+  EXPECT_EQ(p.commands_finish, device_model::command_completion::at_wait);
+  EXPECT_NE(text.find("\ncommands_finish = at_wait\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# INCOMPLETE (written with --force): not measured: commands_finish "
+                      "(above); every other key was measured\n# Not measured: commands_finish, "
+                      "so at_wait (the safe side).\n"),
+            std::string::npos)
+      << text;
   // The name and driver in the comment are in the text rule's form (common/text_escape.h).
   EXPECT_NE(text.find("Evil\\x0Aname = hacked\\x0D# device"), std::string::npos) << text;
   EXPECT_NE(text.find("driver 1.0\\x0A,"), std::string::npos) << text;
@@ -67,15 +76,42 @@ TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
   EXPECT_EQ(device_model::parse_profile(text, "probed"), p);
   EXPECT_NE(text.find("# INCOMPLETE (written with --force): never refused"), std::string::npos)
       << text;
-  EXPECT_NE(
-      text.find(
-          "# Not measured, so the exact profile's values: oom_at, oom_status, headroom, page,"),
-      std::string::npos)
+  EXPECT_NE(text.find("# Not measured: oom_at, oom_status, headroom, page, pack_limit, "
+                      "pack_granule, svm_oom_at, so the exact profile's values; and "
+                      "commands_finish, so at_wait (the safe side).\n"),
+            std::string::npos)
       << text;
   const std::string report = format_report(c, m);
   EXPECT_NE(report.find("-61 CL_INVALID_BUFFER_SIZE -> enforced"), std::string::npos) << report;
   EXPECT_NE(report.find("never refused (cap --max-bytes 64 MiB)"), std::string::npos) << report;
   EXPECT_NE(report.find("incomplete: never refused"), std::string::npos) << report;
+}
+
+// The SVM line in counted words, and clSVMAlloc's refusal as what it is: NULL, no status.
+TEST(Report, SvmRefusalIsSaidPlainly) {
+  probe_context c;
+  const measurement m = nvidia_like();
+  EXPECT_NE(format_report(c, m).find("svm: out of memory at creation, clSVMAlloc returned NULL (an "
+                                     "SVM block of 1 byte with the device full)\n"),
+            std::string::npos)
+      << format_report(c, m);
+}
+
+// What the report prints before the fill (a driver may abort the process during it) and after:
+// together, the whole report.
+TEST(Report, HeadAndTailAreTheReport) {
+  probe_context c;
+  const measurement m = nvidia_like();
+  const std::string head = format_report_head(c, m);
+  EXPECT_EQ(head.rfind("device: ", 0), 0u) << head;
+  EXPECT_NE(head.find("\nmax alloc: "), std::string::npos) << head;
+  EXPECT_EQ(head.find("fill: "), std::string::npos) << head;
+  EXPECT_EQ(head + format_report_tail(c, m), format_report(c, m));
+  EXPECT_NE(format_report(c, m).find("\ncommands_finish: not measured (at_wait written, the safe "
+                                     "side"),
+            std::string::npos);
+  EXPECT_NE(format_report(c, m).find("\nincomplete: not measured: commands_finish (above)"),
+            std::string::npos);
 }
 
 TEST(Report, FreeMemoryQueryIsCrossChecked) {
@@ -157,6 +193,11 @@ TEST(Report, HeadroomIsBoundedWithinAPage) {
   m.headroom = 1 << 20;  // below a page: the truth may be nothing at all
   EXPECT_NE(format_report(c, m).find("any headroom from 0 B to 1 MiB"), std::string::npos)
       << format_report(c, m);
+  m.headroom = 0;  // the fill took all the free memory: no range (was "from 0 B to 0 B")
+  EXPECT_NE(format_report(c, m).find("headroom bound: exactly 0 B: the fill took all the free "
+                                     "memory at start (usable memory is whole 2 MiB pages)\n"),
+            std::string::npos)
+      << format_report(c, m);
   m.page = 1;
   EXPECT_EQ(format_report(c, m).find("headroom bound"), std::string::npos) << format_report(c, m);
 }
@@ -165,6 +206,10 @@ TEST(Report, ProfileNames) {
   EXPECT_EQ(profile_name_for("NVIDIA H100 80GB HBM3"), "NVIDIA_H100_80GB_HBM3");
   EXPECT_EQ(profile_name_for(""), "probed");
   EXPECT_EQ(profile_name_for(std::string(100, 'x')).size(), 64u);
+  // Never a built-in's name, which a profile file may not take (device_model/profile.h).
+  EXPECT_EQ(profile_name_for("nvidia"), "nvidia-probed");
+  EXPECT_EQ(profile_name_for("pocl"), "pocl-probed");
+  EXPECT_EQ(profile_name_for("exact"), "exact-probed");
 }
 
 }  // namespace
