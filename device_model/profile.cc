@@ -149,8 +149,9 @@ void check_values(const device_profile& p, const where_fn& at, const where_fn& o
   }
 }
 
-// What the first bytes say before any line is read: a mark an editor added, or line ends no
-// line of the file contains. The trace reader's words (trace/trace_reader.cc).
+// What the first bytes say before any line is read: a mark an editor added, or bare-CR line ends
+// (which would make the whole file one line; one line ending in a CR alone is read as before).
+// The trace reader's words (trace/trace_reader.cc).
 void check_encoding(std::string_view text, std::string_view source) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
     throw profile_error(std::string(source) +
@@ -158,7 +159,7 @@ void check_encoding(std::string_view text, std::string_view source) {
                         "first key; remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)");
   }
   const std::size_t cr = text.find('\r');
-  if (cr != std::string_view::npos && (cr + 1 == text.size() || text[cr + 1] != '\n') &&
+  if (cr != std::string_view::npos && cr + 1 < text.size() && text[cr + 1] != '\n' &&
       text.substr(0, cr).find('\n') == std::string_view::npos) {
     throw profile_error(std::string(source) +
                         ":1: lines end in a bare CR (classic Mac line ends), not LF or CRLF; "

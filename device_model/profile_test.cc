@@ -161,6 +161,7 @@ TEST(Profile, AcceptsCommentsSpacesAndStatusNames) {
   EXPECT_EQ(p.pack_limit, 4u << 10);
   EXPECT_EQ(p.pack_granule, 256u);
   EXPECT_EQ(p.headroom, 1u << 20);
+  EXPECT_EQ(parse_profile("page = 4KiB\r", "t").page, 4096u);  // a last line's CR, nothing after
 }
 
 TEST(Profile, EveryBadInputNamesFileLineAndKey) {
