@@ -87,7 +87,7 @@ expect 2 "no such built-in profile (exact, nvidia, pocl)" "$LT" --profile amd --
 expect 2 "/no/such.profile: cannot be opened" "$LT" --profile /no/such.profile --capacity 1GiB
 expect 2 "not a regular file" "$LT" --profile "$EX/" --capacity 1GiB
 printf 'page = 2MiB\npack_limit = 4MiB\n' > "$T/big_pack.profile"
-expect 2 "big_pack.profile: pack_limit: larger than page" "$LT" --profile "$T/big_pack.profile" --capacity 1GiB
+expect 2 "big_pack.profile:2: pack_limit: larger than page (shared requests live in one page; page: line 1)" "$LT" --profile "$T/big_pack.profile" --capacity 1GiB
 printf 'name = mine\npage = 2 furlongs\n' > "$T/unit.profile"
 expect 2 "unit.profile:2: page: '2 furlongs' has an unknown unit" "$LT" --profile "$T/unit.profile" --capacity 1GiB
 printf 'name = mine\nheadroom = 1MiB\n' > "$T/mine.profile"
