@@ -86,13 +86,11 @@ void add_options(CLI::App& app, probe_args& a) {
       "suffix.");
   app.footer(
       "Exit codes:\n"
-      "  0  everything was measured (and the profile written with --output)\n"
-      "  1  measured but incomplete: a key was not measured (commands_finish never is: at_wait\n"
-      "     is written, the safe side), the device never refused within --max-bytes (its "
-      "capacity\n"
-      "     is not enforced, e.g. POCL, or larger than the cap), or its answers fit no profile; "
-      "no\n"
-      "     profile is written unless --force\n"
+      "  0  everything was measured (and the profile written with --output); but\n"
+      "     commands_finish, which no probe can see: promptly is written (NVIDIA's)\n"
+      "  1  measured but incomplete: a key that could be measured was not, the device never\n"
+      "     refused within --max-bytes (its capacity is not enforced, e.g. POCL, or larger\n"
+      "     than the cap), or its answers fit no profile; no profile is written unless --force\n"
       "  2  bad input: a bad option, no such platform or device, an output that cannot be written, "
       "or\n"
       "     an OpenCL error the probe cannot interpret\n"
@@ -120,8 +118,7 @@ void add_options(CLI::App& app, probe_args& a) {
                  "the profile's name (default: the device's name, as [A-Za-z0-9_.-])");
   app.add_flag("--force", a.force,
                "with --output, write the profile even when the measurement is incomplete "
-               "(keys not measured keep the exact profile's values, commands_finish is at_wait, "
-               "and the file says which), "
+               "(keys not measured keep the exact profile's values, and the file says which), "
                "and replace a file clpool_probe did not write");
   app.add_flag("--list", a.list, "list the platforms and devices with their indices, and exit");
   app.add_option("--compare", a.compare,

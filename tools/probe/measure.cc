@@ -179,7 +179,7 @@ class prober {
     if (a)
       ++m_.allocations;
     else
-      m_.svm_note = "the device has no SVM";
+      m_.svm_note = "the device has no SVM", m_.svm_absent = true;
     return a;
   }
 
@@ -363,7 +363,9 @@ device_profile measurement::profile(const std::string& name) const {
   }
   if (headroom_measured) p.headroom = headroom;
   if (svm_oom_at) p.svm_oom_at = *svm_oom_at;
-  p.commands_finish = device_model::command_completion::at_wait;  // not measured: the safe side
+  // Not measured (no probe can see it; report.cc says so): NVIDIA's answer, the device the probe
+  // is for (one whose memory the driver enforces), promptly.
+  p.commands_finish = device_model::command_completion::promptly;
   if (page) p.page = *page;
   if (pack_limit && pack_granule) {
     p.pack_limit = *pack_limit;
@@ -378,12 +380,7 @@ std::vector<std::string_view> measurement::unmeasured() const {
   if (!headroom_measured) keys.push_back("headroom");
   if (!page) keys.push_back("page");
   if (!pack_limit || !pack_granule) keys.insert(keys.end(), {"pack_limit", "pack_granule"});
-  // Whether the device runs queued commands without the program waiting: a bounded wait cannot
-  // tell a device that would have run them a moment later (POCL's CPU device runs them within
-  // milliseconds, yet its profile says at_wait), and mockcl's devices answer alike whatever
-  // their profile says.
-  keys.push_back("commands_finish");
-  if (!svm_oom_at) keys.push_back("svm_oom_at");
+  if (!svm_oom_at && !svm_absent) keys.push_back("svm_oom_at");  // none to measure without SVM
   return keys;
 }
 

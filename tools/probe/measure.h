@@ -107,7 +107,8 @@ struct measurement {
   // Where an SVM block was refused with the device full; nothing when not measured (svm_note
   // says why: no SVM, the block fitted, or the device answered otherwise).
   std::optional<refusal_point> svm_oom_at;
-  std::string svm_call;  // the call that refused it
+  bool svm_absent = false;  // the device has no SVM: svm_oom_at is no key of its to measure
+  std::string svm_call;     // the call that refused it
   std::string svm_note;
 
   std::optional<std::uint64_t> page;       // measured page
@@ -122,11 +123,12 @@ struct measurement {
   std::string incomplete;         // why not, when !complete
 
   // The profile measured. Keys not measured keep the exact profile's values, but
-  // commands_finish, which no step measures: at_wait, the safe side (a replay then frees a block
-  // the program released at its next wait, never earlier than the device could).
+  // commands_finish, which no probe can measure (README.md, "What a probe cannot see"): promptly,
+  // as NVIDIA's driver runs its queue, said in the report and the file.
   device_profile profile(const std::string& name) const;
-  // The keys of profile() that were not measured, in profile_fields' order: commands_finish
-  // always, svm_oom_at when svm_note says why not, and what an incomplete measurement left.
+  // The keys of profile() that could have been measured and were not, in profile_fields' order:
+  // svm_oom_at when svm_note says why not (but on a device without SVM), and what an incomplete
+  // measurement left.
   std::vector<std::string_view> unmeasured() const;
   // Every key measured: the probe's exit 0.
   bool measured_all() const { return complete && unmeasured().empty(); }

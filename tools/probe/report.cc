@@ -146,9 +146,9 @@ std::vector<std::string> evidence_tail(const probe_context& c, const measurement
   }
   add_page_evidence(e, m);
   e.push_back(
-      "commands_finish: not measured (at_wait written, the safe side: a replay frees a block the "
-      "program released at its next wait); a device that runs queued commands without waits (a "
-      "GPU) is promptly: write that by hand");
+      "commands_finish: not measured (no probe can see when a device runs queued commands); "
+      "promptly written, as NVIDIA's driver runs them; for a device that runs them only when the "
+      "program waits (the built-in pocl profile says so of POCL), write at_wait by hand");
   char took[64];
   std::snprintf(took, sizeof took, "%.3f s", c.seconds);
   e.push_back("allocations: " + std::to_string(m.allocations) + " (create + first use), in " +
@@ -206,15 +206,14 @@ std::string format_profile_file(const probe_context& c, const measurement& m,
   for (const std::string& line : evidence_head(c, m)) out += "# " + line + "\n";
   for (const std::string& line : evidence_tail(c, m)) out += "# " + line + "\n";
   if (!m.measured_all()) {
-    std::string exact;  // keys at the exact profile's values; commands_finish is on the safe side
-    for (std::string_view k : m.unmeasured()) {
-      if (k != "commands_finish") exact += (exact.empty() ? "" : ", ") + std::string(k);
-    }
-    out += "# INCOMPLETE (written with --force): " + printable(incomplete_text(m)) +
-           "\n# Not measured: " +
-           (exact.empty() ? "" : exact + ", so the exact profile's values; and ") +
-           "commands_finish, so at_wait (the safe side).\n";
+    std::string exact;  // keys at the exact profile's values
+    for (std::string_view k : m.unmeasured()) exact += (exact.empty() ? "" : ", ") + std::string(k);
+    out += "# INCOMPLETE (written with --force): " + printable(incomplete_text(m)) + "\n";
+    if (!exact.empty()) out += "# Not measured: " + exact + ", so the exact profile's values.\n";
   }
+  out +=
+      "# Never measured: commands_finish, written promptly (NVIDIA's); at_wait for a device "
+      "that runs queued commands only when the program waits.\n";
   return out + format_profile(p);
 }
 

@@ -48,14 +48,14 @@ TEST(Report, ProfileFileParsesBackToTheProfile) {
   EXPECT_EQ(device_model::parse_profile(text, "probed"), p) << text;
   EXPECT_EQ(p.name, "Evil_name___hacked___device");
   EXPECT_NE(text.find("# Measured by clpool_probe on 2026-11-23T10:00:00Z"), std::string::npos);
-  // commands_finish is never measured: written at_wait (the safe side), and the file says so.
-  EXPECT_EQ(p.commands_finish, device_model::command_completion::at_wait);
-  EXPECT_NE(text.find("\ncommands_finish = at_wait\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("# INCOMPLETE (written with --force): not measured: commands_finish "
-                      "(above); every other key was measured\n# Not measured: commands_finish, "
-                      "so at_wait (the safe side).\n"),
+  // commands_finish is never measured: written promptly (NVIDIA's), and the file says so; the
+  // measurement is not incomplete for it.
+  EXPECT_EQ(p.commands_finish, device_model::command_completion::promptly);
+  EXPECT_NE(text.find("# Never measured: commands_finish, written promptly (NVIDIA's); at_wait "
+                      "for a device that runs queued commands only when the program waits.\n"),
             std::string::npos)
       << text;
+  EXPECT_EQ(text.find("INCOMPLETE"), std::string::npos) << text;
   // The name and driver in the comment are in the text rule's form (common/text_escape.h).
   EXPECT_NE(text.find("Evil\\x0Aname = hacked\\x0D# device"), std::string::npos) << text;
   EXPECT_NE(text.find("driver 1.0\\x0A,"), std::string::npos) << text;
@@ -77,8 +77,8 @@ TEST(Report, IncompleteProfileSaysSoAndKeepsWhatWasMeasured) {
   EXPECT_NE(text.find("# INCOMPLETE (written with --force): never refused"), std::string::npos)
       << text;
   EXPECT_NE(text.find("# Not measured: oom_at, oom_status, headroom, page, pack_limit, "
-                      "pack_granule, svm_oom_at, so the exact profile's values; and "
-                      "commands_finish, so at_wait (the safe side).\n"),
+                      "pack_granule, svm_oom_at, so the exact profile's values.\n# Never "
+                      "measured: commands_finish"),
             std::string::npos)
       << text;
   const std::string report = format_report(c, m);
@@ -107,11 +107,10 @@ TEST(Report, HeadAndTailAreTheReport) {
   EXPECT_NE(head.find("\nmax alloc: "), std::string::npos) << head;
   EXPECT_EQ(head.find("fill: "), std::string::npos) << head;
   EXPECT_EQ(head + format_report_tail(c, m), format_report(c, m));
-  EXPECT_NE(format_report(c, m).find("\ncommands_finish: not measured (at_wait written, the safe "
-                                     "side"),
+  EXPECT_NE(format_report(c, m).find("\ncommands_finish: not measured (no probe can see when a "
+                                     "device runs queued commands); promptly written"),
             std::string::npos);
-  EXPECT_NE(format_report(c, m).find("\nincomplete: not measured: commands_finish (above)"),
-            std::string::npos);
+  EXPECT_EQ(format_report(c, m).find("\nincomplete:"), std::string::npos);
 }
 
 TEST(Report, FreeMemoryQueryIsCrossChecked) {
