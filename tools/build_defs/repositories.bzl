@@ -19,14 +19,23 @@ A repository the workspace already defined is left alone, so a consumer can supp
 
 def _in_tree_repository_impl(ctx):
     # The directory of `marker` in clpool's tree, linked entry by entry (a repository rule cannot
-    # be given another repository's directory as a path).
+    # be given another repository's directory as a path). Bazel fetches it again when `marker` or
+    # one of `files` changes (a directory listing is not watched).
     root = ctx.path(ctx.attr.marker).dirname
+    for f in ctx.attr.files:
+        ctx.path(f)
     for entry in root.readdir():
         ctx.symlink(entry, entry.basename)
 
+# The files of each stand-in beside its WORKSPACE and BUILD.
+_FILES = {"remote_coverage_tools": ["lcov_merger.sh"]}
+
 _in_tree_repository = repository_rule(
     implementation = _in_tree_repository_impl,
-    attrs = {"marker": attr.label(allow_single_file = True, mandatory = True)},
+    attrs = {
+        "marker": attr.label(allow_single_file = True, mandatory = True),
+        "files": attr.label_list(allow_files = True),
+    },
     local = True,
 )
 
@@ -37,6 +46,7 @@ def clpool_dependencies():
             _in_tree_repository(
                 name = name,
                 marker = Label("//third_party/%s:WORKSPACE" % name),
+                files = [Label("//third_party/%s:%s" % (name, f)) for f in ["BUILD"] + _FILES.get(name, [])],
             )
     if not native.existing_rule("platforms"):
         native.local_repository(
