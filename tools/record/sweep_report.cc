@@ -32,7 +32,9 @@ std::string point_text(const failure_point& p) {
          (p.id.first_use ? ", " + p.what : " " + p.what) + ")";
 }
 
-// Runs of one verdict by the site they failed at, in the order of their first run.
+// Runs of one verdict by the site they failed at, in the order of their first run; within a site,
+// the runs of each call path together, in the order of the path's first run (one site can be
+// reached through several callers).
 std::vector<std::pair<std::string, std::vector<const run_outcome*>>> by_site(const sweep_result& r,
                                                                              verdict v) {
   std::vector<std::pair<std::string, std::vector<const run_outcome*>>> groups;
@@ -41,7 +43,11 @@ std::vector<std::pair<std::string, std::vector<const run_outcome*>>> by_site(con
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const auto& g) { return g.first == run.point.site; });
     if (it == groups.end()) it = groups.insert(groups.end(), {run.point.site, {}});
-    it->second.push_back(&run);
+    auto& runs = it->second;
+    const auto last_of_path = std::find_if(runs.rbegin(), runs.rend(), [&](const run_outcome* o) {
+      return o->point.path == run.point.path;
+    });
+    runs.insert(last_of_path == runs.rend() ? runs.end() : last_of_path.base(), &run);
   }
   return groups;
 }
@@ -112,11 +118,20 @@ std::string sweep_text(const sweep_result& r) {
     const bool details = v != verdict::handled && v != verdict::interrupted;
     for (const auto& [site, runs] : groups) {
       out << "  " << site << "\n";
-      if (runs.front()->point.path != site) out << "    path: " << runs.front()->point.path << "\n";
-      for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (!details && i == 3 && runs.size() > 4) {
-          out << "    ... " << runs.size() - 3 << " more\n";
-          break;
+      // Each call path, then its runs (of a handled path, the first 3 when there are more than 4).
+      for (std::size_t i = 0, first = 0; i < runs.size(); ++i) {
+        const std::string& path = runs[i]->point.path;
+        if (i == 0 || path != runs[i - 1]->point.path) {
+          first = i;
+          if (path != site) out << "    path: " << path << "\n";
+        }
+        const std::size_t of_path = static_cast<std::size_t>(
+            std::find_if(runs.begin() + first, runs.end(),
+                         [&](const run_outcome* o) { return o->point.path != path; }) -
+            (runs.begin() + first));
+        if (!details && i - first >= 3 && of_path > 4) {
+          if (i - first == 3) out << "    ... " << of_path - 3 << " more\n";
+          continue;
         }
         run_lines(out, *runs[i], details);
       }
