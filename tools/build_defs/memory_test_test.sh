@@ -5,8 +5,12 @@
 # naming TileCache::put and leaving the trace and the page in their outputs; a user's C program
 # (mesh) builds without C++ flags, gets its arguments verbatim, passes when it allocates nothing
 # and has its static function explained; test logs hold no sandbox lines; a target with a bad
-# size must fail at loading with a message naming it. Run by tools/test.sh (Bazel cannot run
-# inside a Bazel test). Exit status 0 when every check held.
+# size must fail with clpool's message naming the attribute, and one with a value of the wrong
+# type, a library as its binary, or shard_count, at loading or analysis naming it; a size with a
+# blank ("64 MiB") and a profile with one reach clpool whole; a limit failure states the whole
+# run's peak; the logs say where runs_per_test's and shards' outputs are, and the sweep's replay
+# commands run after the test; --test_filter runs one point of a sweep; `bazel coverage` runs.
+# Run by tools/test.sh (Bazel cannot run inside a Bazel test). Exit status 0 when every check held.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
@@ -58,7 +62,7 @@ cc_binary(
     name = "mesh",
     srcs = ["mesh.c"],
     copts = ["-DCL_TARGET_OPENCL_VERSION=300"],
-    visibility = ["//bad:__pkg__"],
+    visibility = ["//visibility:public"],
     deps = ["@system_libs//:opencl"],
 )
 
@@ -77,7 +81,44 @@ clpool_memory_test(
     args = ["3"],
     tags = ["manual"],
 )
+
+# Sizes as the pytest plugin's markers write them.
+clpool_memory_test(
+    name = "spaced_sizes_test",
+    binary = ":mesh",
+    capacity = "64 MiB",
+    limit = "3 MiB",
+    args = ["3"],
+)
+
+clpool_memory_test(
+    name = "spaced_profile_test",
+    binary = ":mesh",
+    capacity = "64MiB",
+    profile = "nvidia --frames",
+    tags = ["manual"],
+)
+
+sh_test(
+    name = "trivial_test",
+    srcs = ["trivial_test.sh"],
+)
 MESH
+printf '#!/bin/sh\necho trivial\n' > "$ws/mesh/trivial_test.sh"
+chmod +x "$ws/mesh/trivial_test.sh"
+# Values the rules refuse at loading or analysis, naming the target and the attribute: one package
+# each (a failing macro stops its package).
+mkdir -p "$ws/bad_profile" "$ws/bad_points" "$ws/bad_binary" "$ws/bad_shards"
+printf '%s\n' 'load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")' \
+  'clpool_memory_test(name = "t", binary = "//mesh", capacity = "64MiB", profile = None)' > "$ws/bad_profile/BUILD"
+printf '%s\n' 'load("@clpool//tools/build_defs:oom_sweep.bzl", "clpool_oom_sweep_test")' \
+  'clpool_oom_sweep_test(name = "t", binary = "//mesh", points = None)' > "$ws/bad_points/BUILD"
+printf '%s\n' 'load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")' \
+  'cc_library(name = "lib", hdrs = ["lib.h"])' \
+  'clpool_memory_test(name = "t", binary = ":lib", capacity = "64MiB")' > "$ws/bad_binary/BUILD"
+touch "$ws/bad_binary/lib.h"
+printf '%s\n' 'load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")' \
+  'clpool_memory_test(name = "t", binary = "//mesh", capacity = "64MiB", shard_count = 2)' > "$ws/bad_shards/BUILD"
 cat > "$ws/bad/BUILD" <<'BAD'
 load("@clpool//tools/build_defs:memory_test.bzl", "clpool_memory_test")
 
@@ -106,7 +147,7 @@ user_bazel test "${flags[@]}" //:tile_cache_memory_test > "$work/pass.log" 2>&1 
 testlogs="$(user_bazel info bazel-testlogs 2>/dev/null)"
 
 for t in tile_cache_oom_test:"ran out of device memory on a mockcl device of 256MiB, nvidia profile":out_of_memory \
-         tile_cache_over_limit_test:"peak device memory is above its limit of 128MiB":limit; do
+         tile_cache_over_limit_test:"peak device memory, 176 MiB (184549376 bytes), is above its limit of 128MiB (134217728 bytes) by 50331648 bytes":peak; do
   IFS=: read -r name message page <<< "$t"
   if user_bazel test "${flags[@]}" "//:$name" > "$work/$name.log" 2>&1; then
     bad "$name passed"
@@ -149,7 +190,40 @@ else
     && ok "over_limit_test says why" || bad "over_limit_test: no note on the unnamed site"
   grep -qF "are in bazel-testlogs/mesh/over_limit_test/test.outputs/outputs.zip" "$log" \
     && ok "over_limit_test says where its outputs are" || bad "over_limit_test: outputs' place"
+  grep -qF "clpool_memory_test: FAIL: mesh's peak device memory, 3 MiB (3145728 bytes), is above its limit of 2MiB (2097152 bytes) by 1048576 bytes" "$log" \
+    && ok "over_limit_test states the peak and the excess" || bad "over_limit_test: the peak"
 fi
+# With --runs_per_test each run's outputs are in a folder of its own.
+user_bazel test "${flags[@]}" --runs_per_test=2 //mesh:over_limit_test > "$work/runs.log" 2>&1
+grep -qF "are in bazel-testlogs/mesh/over_limit_test/run_2_of_2/test.outputs/outputs.zip" \
+  "$testlogs/mesh/over_limit_test/run_2_of_2/test.log" && [[ -f "$testlogs/mesh/over_limit_test/run_2_of_2/test.outputs/outputs.zip" ]] \
+  && ok "runs_per_test: each run's outputs named" || bad "runs_per_test: outputs' place"
+
+# Values with blanks reach clpool whole: a size it reads, a profile it refuses in its own words.
+user_bazel test "${flags[@]}" //mesh:spaced_sizes_test > "$work/spaced.log" 2>&1 \
+  && grep -qF "PASS: mesh fits a mockcl device of 64 MiB, nvidia profile: peak device memory 3 MiB (3145728 bytes), not above its limit of 3 MiB" \
+    "$testlogs/mesh/spaced_sizes_test/test.log" \
+  && ok "capacity = \"64 MiB\", limit = \"3 MiB\"" || { tail -20 "$work/spaced.log" >&2; bad "sizes with a blank"; }
+user_bazel test "${flags[@]}" //mesh:spaced_profile_test > "$work/spaced_profile.log" 2>&1
+grep -qF "clpool_memory_test: FAIL: profile 'nvidia --frames': no such built-in profile" "$testlogs/mesh/spaced_profile_test/test.log" \
+  && ok "profile = \"nvidia --frames\" refused in clpool's words" || bad "a profile with a blank"
+
+# Wrong types, a library, shard_count: refused naming the attribute.
+for t in "bad_profile:clpool_memory_test(name = \"t\"): profile = None: give a string such as \"nvidia\" (a profile)" \
+         "bad_points:clpool_oom_sweep_test(name = \"t\"): points = None: give a string such as \"all\"" \
+         "bad_binary:clpool_memory_test(name = \"t\"): binary = \"//bad_binary:lib\" has no program to run" \
+         "bad_shards:clpool_memory_test(name = \"t\"): shard_count = 2: a memory test is one run"; do
+  package="${t%%:*}"
+  user_bazel build "${flags[@]}" "//$package:t" > "$work/$package.log" 2>&1 && bad "//$package:t built"
+  grep -qF -- "${t#*:}" "$work/$package.log" && ok "//$package:t refused: ${t#*:}" \
+    || { grep -E "ERROR|Error" "$work/$package.log" | head -5 >&2; bad "//$package:t's message"; }
+done
+
+# bazel coverage runs (the offline stand-in of Bazel's lcov merger) and writes coverage.dat.
+user_bazel coverage "${flags[@]}" //mesh:trivial_test > "$work/coverage.log" 2>&1 \
+  && [[ -f "$testlogs/mesh/trivial_test/coverage.dat" ]] \
+  && grep -qF "coverage merging is not available offline" "$testlogs/mesh/trivial_test/test.log" \
+  && ok "bazel coverage runs" || { tail -20 "$work/coverage.log" >&2; bad "bazel coverage"; }
 
 # clpool_oom_sweep_test: Bazel runs its three shards; the test fails (tile_cache leaks on its error
 # path), each shard ran its share, the shards together every point once.
@@ -168,7 +242,23 @@ for k in (1, 2, 3):
     points += [r["point"] for r in json.loads(z.read("sweep.json"))["runs"]]
 assert len(points) == len(set(points)) == 24, points
 PY
+  log="$testlogs/tile_cache_oom_sweep_test/shard_1_of_3/test.log"
+  grep -qF "are in bazel-testlogs/tile_cache_oom_sweep_test/shard_1_of_3/test.outputs/outputs.zip" "$log" \
+    && ok "the sweep's shard says where its outputs are" || bad "the sweep's outputs' place"
+  grep -q "/sandbox/" "$testlogs"/tile_cache_oom_sweep_test/shard_*/test.log && bad "a sandbox path in the sweep's logs" \
+    || ok "no sandbox path in the sweep's logs"
+  replay="$(grep -m1 '^      replay: ' "$log" | sed 's/^      replay: //')"
+  [[ "$replay" == "OCL_ICD_VENDORS=bazel-bin/external/clpool/mockcl/libmockcl.so OCL_ICD_PLATFORM_SORT=none bazel-bin/external/clpool/tools/record/clpool sweep "* ]] \
+    && (eval "$replay" > "$work/replayed.log" 2>&1; [[ $? == 1 ]]) && grep -q "^runs: 1 of 1 " "$work/replayed.log" \
+    && ok "the sweep's replay command runs from the workspace after the test" \
+    || { echo "$replay" >&2; cat "$work/replayed.log" >&2; bad "the sweep's replay command"; }
+  rm -rf "$ws"/clpool-replay-*
 fi
+# --test_filter: one point of the sweep, in the shard that has it.
+user_bazel test "${flags[@]}" --test_filter=alloc:2 //:tile_cache_oom_sweep_test > "$work/filter.log" 2>&1
+grep -q "^runs: 1 of 1 " "$testlogs/tile_cache_oom_sweep_test/shard_1_of_3/test.log" \
+  && grep -q "^runs: 0 of 0 " "$testlogs/tile_cache_oom_sweep_test/shard_2_of_3/test.log" \
+  && ok "--test_filter=alloc:2 runs one point" || { tail -20 "$work/filter.log" >&2; bad "--test_filter"; }
 
 # clpool's own check, not a copy in the rule: the test fails before the program runs.
 if user_bazel test "${flags[@]}" //bad:decimal_capacity > "$work/bad.log" 2>&1; then
