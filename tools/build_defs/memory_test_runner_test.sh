@@ -39,6 +39,13 @@ expect "out of memory" $? 1 "$tmp/oom.log" \
   "^  the layer: first use of id [0-9]+ \(16777216 bytes\) by clEnqueueMigrateMemObjects" \
   "^  1\. TileCache::put\(" "^clpool_memory_test: FAIL: tile_cache exited with status 3$"
 [[ -s "$tmp/oom/out_of_memory.html" && -s "$tmp/oom/device.trace" ]] && echo "ok: out of memory: page and trace" || { echo "FAIL: no page"; fail=1; }
+# A program that aborts on the failure (no exit handler runs; its trace ends in the zeros of the
+# layer's file): the same report, its sites named and the layer's line read.
+run abort 268435456 - --tiles 24 --abort-on-error
+expect "out of memory, then abort()" $? 1 "$tmp/abort.log" \
+  "^  the layer: first use of id [0-9]+ \(16777216 bytes\) by clEnqueueMigrateMemObjects" \
+  "^  1\. TileCache::put\(" "^clpool_memory_test: FAIL: tile_cache exited with status 134$"
+grep -q "binary file matches\|not defined)" "$tmp/abort.log" && { echo "FAIL: abort: the trace was not read as text or its frames are not named"; fail=1; }
 # Above the limit: the whole run's peak (11 tiles of 16 MiB), not a replay cut off at the limit.
 OUTPUTS="$tmp/limit/testlogs/pkg/over_test/run_2_of_3/test.outputs" run limit 268435456 128MiB --tiles 10
 expect "over the limit" $? 1 "$tmp/limit.log" \

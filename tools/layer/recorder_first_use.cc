@@ -89,7 +89,11 @@ int recorder::first_use_locked(block_info& block, const char* call, bool& newly_
                              std::to_string(block.size) + " bytes) by " + call + ": status " +
                              std::to_string(status) + " from the layer: " + why + " (" +
                              settings_.profile->name + " profile)";
-    if (!sink_->comment("failure", what)) sink_failed_locked(next_seq_);
+    if (!sink_->comment("failure", what)) {
+      sink_failed_locked(next_seq_);
+    } else {
+      write_sites_locked(/*symbolize=*/true);  // as after an alloc_failed (write_locked)
+    }
   }
   return status;
 }

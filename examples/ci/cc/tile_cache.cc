@@ -5,7 +5,10 @@
 // a 256 MiB card; tile_cache_over_limit_test: above its 128 MiB limit); tile_cache_memory_test runs
 // it with the bound and passes.
 //
-//     tile_cache [--tiles N] [--cache-limit N]
+//     tile_cache [--tiles N] [--cache-limit N] [--abort-on-error]
+//
+// --abort-on-error: abort() on a failed OpenCL call instead of exiting 3, as many programs do (no
+// exit handler runs: the report must still name the sites).
 //
 // Linked with -rdynamic, so that the layer can name its functions in a report.
 #define CL_TARGET_OPENCL_VERSION 300
@@ -19,10 +22,12 @@
 
 // Not in an anonymous namespace: -rdynamic exports only functions with external linkage.
 constexpr size_t tile_bytes = 16u << 20;
+static bool abort_on_error = false;
 
 static void check(cl_int err, const char* what) {
   if (err != CL_SUCCESS) {
     std::fprintf(stderr, "tile_cache: %s failed: %d\n", what, err);
+    if (abort_on_error) std::abort();
     std::exit(3);
   }
 }
@@ -81,8 +86,10 @@ int main(int argc, char** argv) {
       tiles = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--cache-limit") == 0 && i + 1 < argc) {
       cache_limit = static_cast<size_t>(std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--abort-on-error") == 0) {
+      abort_on_error = true;
     } else {
-      std::fprintf(stderr, "usage: tile_cache [--tiles N] [--cache-limit N]\n");
+      std::fprintf(stderr, "usage: tile_cache [--tiles N] [--cache-limit N] [--abort-on-error]\n");
       return 2;
     }
   }
