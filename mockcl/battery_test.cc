@@ -1628,6 +1628,32 @@ TYPED_TEST(Battery, AnUnmapNamesAPointerAMapReturned) {
   }
 }
 
+// A buffer released while mapped leaves its slot to later buffers (object_registry.h reuses slots
+// past its quarantine): none of them inherits its mappings, so an unmap of a buffer never mapped
+// is refused however many buffers came between.
+TYPED_TEST(Battery, ABufferInheritsNoMappingFromItsSlot) {
+  this->Setup("gpu-64m");
+  auto* d = this->d_;
+  static char host[4096];
+  cl_int err = 1;
+  cl_mem a = this->Buf(sizeof host, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, host);
+  ASSERT_NE(d->clEnqueueMapBuffer(this->q_, a, CL_TRUE, CL_MAP_READ, 0, sizeof host, 0, nullptr,
+                                  nullptr, &err),
+            nullptr);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(d->clReleaseMemObject(a), CL_SUCCESS);  // still mapped
+  ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+  int accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    cl_mem b = this->Buf(sizeof host, nullptr, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, host);
+    accepted += d->clEnqueueUnmapMemObject(this->q_, b, host, 0, nullptr, nullptr) == CL_SUCCESS;
+    ASSERT_EQ(d->clFinish(this->q_), CL_SUCCESS);
+    ASSERT_EQ(d->clReleaseMemObject(b), CL_SUCCESS);
+  }
+  EXPECT_EQ(accepted, 0);
+  this->Teardown();
+}
+
 // OpenCL 3.0, clEnqueueCopyBuffer: CL_MEM_COPY_OVERLAP when the source and destination are
 // different sub-buffers of one buffer and their bytes overlap; also for a sub-buffer and its own
 // buffer (POCL refuses that too). Sub-buffers whose bytes do not overlap copy.

@@ -248,7 +248,10 @@ void* CL_API_CALL EnqueueMapImage(cl_command_queue h, cl_mem img, cl_bool blocki
   s = finish_command(c, ev, out, blocking);
   if (err) *err = s;
   c.ret(s);
-  if (s != CL_SUCCESS) rt().cancel_map(m, p);  // The caller has no pointer to unmap.
+  if (s != CL_SUCCESS) {  // The caller has no pointer to unmap.
+    --m->map_count;
+    rt().cancel_map(m, p);
+  }
   return s == CL_SUCCESS ? p : nullptr;
 }
 

@@ -147,6 +147,7 @@ cl_mem CL_API_CALL CreateSubBuffer(cl_mem h, cl_mem_flags flags, cl_buffer_creat
   m->device = -1;  // Never charged: it shares its parent's bytes.
   m->pinned = false;
   m->map_count = 0;
+  m->shared_maps.clear();  // a reused slot keeps its fields (object_registry.h)
   rt().hold(parent);
   rt().hold(parent->context);
   c.arg("origin", region->origin);

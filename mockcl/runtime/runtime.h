@@ -124,6 +124,7 @@ class mock_runtime {
     m->device = device;
     m->pinned = pinned;
     m->map_count = 0;
+    m->shared_maps.clear();  // a reused slot keeps its fields (object_registry.h)
     m->last_use_end = 0;
     hold(ctx);
   }

@@ -125,6 +125,37 @@ replay_as() {  # replay_as NAME CAPACITY PROFILE
   [[ -s "$out/$1.err" ]] || rm -f "$out/$1.err"
   return $rc
 }
+replay_peak() {  # the whole run on an exact-byte device of the capacity, else an unbounded one
+  replay_as peak "${capacity_bytes:-$capacity}" exact
+  local rc=$?
+  if [[ $rc -eq 1 ]]; then
+    replay_as peak 4EiB exact
+    rc=$?
+  fi
+  return $rc
+}
+# The layer's failures in the trace (trace/FORMAT.md, "Actions"): an alloc_failed whose failure
+# comment says -61 (CL_INVALID_BUFFER_SIZE) was refused for its size, no out-of-memory; any other,
+# and a refused first use, is one. Prints "oom COMMENT" for the first out-of-memory (its failure
+# comment) and "size N" for the size refusals. (tr: the trace of a program that died ends in the
+# zeros of the layer's mapped file.)
+failures() {
+  tr -d '\000' < "$trace" | awk '
+    /^[0-9]+ [0-9]+ [0-9]+ [0-9]+ alloc_failed / { failed[$1] = 1; order[++n] = $1; next }
+    /^# failure: seq [0-9]+ / { text[$4] = substr($0, 12); if ($6 == "-61") size[$4] = 1; next }
+    /^# failure: first use / { if (first_use == "") first_use = substr($0, 12) }
+    END {
+      refused = 0
+      for (i = 1; i <= n; ++i) {
+        s = order[i]
+        if (size[s]) { ++refused; continue }
+        if (oom == "") oom = (s in text) ? text[s] : "alloc_failed at seq " s
+      }
+      if (oom == "") oom = first_use
+      if (oom != "") print "oom " oom
+      print "size " refused
+    }'
+}
 show() {  # show NAME: the report in the log, and where the files are
   cat "$out/$1.txt"
   echo "clpool_memory_test: the trace device.trace, the report $1.txt and the page $1.html are in $shown"
@@ -143,13 +174,19 @@ if [[ ! -s "$trace" ]] || ! grep -aqE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ alloc(_faile
   exit 0
 fi
 peak=""
-if grep -aqE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ alloc_failed |^# failure: first use ' "$trace"; then
+seen="$(failures)"
+oom="$(sed -n 's/^oom //p' <<< "$seen")"
+size_refusals="$(sed -n 's/^size //p' <<< "$seen")"
+if ((${size_refusals:-0} > 0)); then
+  echo "clpool_memory_test: note: the device refused $size_refusals request(s) for their size (above CL_DEVICE_MAX_MEM_ALLOC_SIZE: CL_INVALID_BUFFER_SIZE, or clSVMAlloc's NULL); no out-of-memory, and no capacity changes that"
+fi
+if [[ -n "$oom" ]]; then
   echo "clpool_memory_test: FAIL: $name ran out of device memory on $where; clpool's report:"
-  grep -a -m1 '^# failure: ' "$trace" | sed 's/^# failure: /  the layer: /'
+  echo "  the layer: $oom"
   replay_as out_of_memory "$capacity" "$profile"
   show out_of_memory
   failed=1
-elif replay_as peak "${capacity_bytes:-$capacity}" exact || { [[ $? -eq 1 ]] && replay_as peak 4EiB exact; }; then
+elif replay_peak; then
   # The peak of requested bytes over the whole run: what the limit bounds.
   peak="$(grep -m1 '^  peak active ' "$out/peak.txt" | sed 's/^  peak active *//')"
   peak_bytes="$(bytes_of "$peak")"

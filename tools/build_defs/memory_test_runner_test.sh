@@ -15,7 +15,7 @@ fail=0
 run() {  # [OUTPUTS=DIR] run CASE CAPACITY LIMIT ARGS...
   local case="$1" capacity="$2" limit="$3"
   shift 3
-  TEST_UNDECLARED_OUTPUTS_DIR="${OUTPUTS:-$tmp/$case}" bash "$runner" "${tools[@]}" "$capacity" nvidia "$limit" \
+  TEST_UNDECLARED_OUTPUTS_DIR="${OUTPUTS:-$tmp/$case}" bash "$runner" "${tools[@]}" "$capacity" "${PROFILE:-nvidia}" "$limit" \
     "$tile_cache" -- "$@" > "$tmp/$case.log" 2>&1
 }
 expect() {  # expect NAME RC WANT_RC LOG REGEX...
@@ -46,6 +46,14 @@ expect "out of memory, then abort()" $? 1 "$tmp/abort.log" \
   "^  the layer: first use of id [0-9]+ \(16777216 bytes\) by clEnqueueMigrateMemObjects" \
   "^  1\. TileCache::put\(" "^clpool_memory_test: FAIL: tile_cache exited with status 134$"
 grep -q "binary file matches\|not defined)" "$tmp/abort.log" && { echo "FAIL: abort: the trace was not read as text or its frames are not named"; fail=1; }
+# A request refused for its size is no out-of-memory: on a 12 MiB card whose profile enforces the
+# maximum allocation (pocl; mockcl's is the card's size below 128 MiB), the 16 MiB tile is
+# CL_INVALID_BUFFER_SIZE, which tile_cache takes for an error: it fails for its exit status alone.
+PROFILE=pocl run size 12MiB - --tiles 1
+expect "a size refusal" $? 1 "$tmp/size.log" \
+  "^clpool_memory_test: note: the device refused 1 request\(s\) for their size " \
+  "^clpool_memory_test: FAIL: tile_cache exited with status 3$"
+grep -q "ran out of device memory" "$tmp/size.log" && { echo "FAIL: a size refusal called an out-of-memory"; fail=1; }
 # Above the limit: the whole run's peak (11 tiles of 16 MiB), not a replay cut off at the limit.
 OUTPUTS="$tmp/limit/testlogs/pkg/over_test/run_2_of_3/test.outputs" run limit 268435456 128MiB --tiles 10
 expect "over the limit" $? 1 "$tmp/limit.log" \

@@ -115,7 +115,10 @@ std::string first_uses_text(const replay_report& r) {
     count = counted(r.uses, "use event") + " up to the failure, the rest of the trace unread";
   } else {
     count = counted(r.in_trace.uses, "use event");
-    if (r.oom || r.stopped) count += ", " + std::to_string(r.uses) + " up to the failure";
+    if (r.oom || r.stopped) {
+      count += ", " + std::to_string(r.uses) +
+               (r.oom ? " up to the failure" : " up to the event replayed last");
+    }
   }
   std::string s = "the trace records them (" + r.first_use_kinds + "; " + count + "): ";
   if (r.device.semantics != replay::alloc_semantics::deferred) {

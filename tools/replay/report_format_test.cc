@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "common/byte_size.h"
+#include "device_model/profile.h"
 #include "tools/replay/svg.h"
 
 namespace clpool::replay_cli {
@@ -225,6 +226,22 @@ TEST(Svg, SelfContainedWithCapacityAndOom) {
   EXPECT_NE(svg.find("&lt;angle&gt; &amp;"), std::string::npos);
   EXPECT_EQ(svg.find("<script"), std::string::npos);
   EXPECT_EQ(svg.find("href"), std::string::npos) << "no external references";
+}
+
+// A request above the device's maximum allocation is refused for its size, as the text and the page
+// say, not an out-of-memory.
+TEST(Svg, ASizeRefusalIsCaptionedAsOne) {
+  device_spec d{1ull << 30, alloc_semantics::immediate};
+  d.profile = clpool::device_model::load_profile("pocl");
+  d.max_alloc = 1000;
+  std::vector<trace_event> e;
+  append(e, trace_action::alloc, 1, 500);
+  append(e, trace_action::alloc, 2, 5000);
+  const replay_report r = replay_events(e, parse_config("nopool"), d, {.timeline = true});
+  ASSERT_TRUE(r.oom && r.oom->refused_for_size());
+  const std::string svg = render_svg(r, "t");
+  EXPECT_NE(svg.find(">Refused for its size at event 1: "), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("OOM at event"), std::string::npos) << svg;
 }
 
 // The caption's free memory is the capacity sum's, as the text report and the page say it: on a

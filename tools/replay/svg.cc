@@ -216,9 +216,9 @@ void draw_oom(std::ostringstream& out, const panel& p, const replay_report& r) {
   const std::string tx = num(right_half ? x - 10 : x + 10);
   const char* anchor = right_half ? "end" : "start";
   out << "<text x=\"" << tx << "\" y=\"" << p.y + 16 << "\" text-anchor=\"" << anchor
-      << "\" fill=\"#d62728\">OOM at event " << o.event_index << ": "
-      << escape(format_bytes(o.requested_bytes)) << " requested ("
-      << escape(format_bytes(o.rounded_bytes)) << " rounded)";
+      << "\" fill=\"#d62728\">" << (o.refused_for_size() ? "Refused for its size" : "OOM")
+      << " at event " << o.event_index << ": " << escape(format_bytes(o.requested_bytes))
+      << " requested (" << escape(format_bytes(o.rounded_bytes)) << " rounded)";
   if (const auto sum = replay::capacity_sum_at(o, r.device, r.config.use_pool)) {
     out << ", " << escape(format_bytes(sum->free)) << " " << free_to_program_name;
   }
