@@ -200,6 +200,7 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel h, cl_uint index, size_t size, const v
   a->set = true;
   a->mem = nullptr;
   a->svm = nullptr;
+  a->svm_arg = false;
   if (k->has_sig) {  // Only a buffer parameter holds a buffer.
     if (k->sig.args[index].kind == arg_kind::pointer) a->mem = mem_value(size, value);
   } else {
@@ -221,10 +222,9 @@ cl_int CL_API_CALL SetKernelArgSVMPointer(cl_kernel h, cl_uint index, const void
   a->set = true;
   a->mem = nullptr;
   a->svm = const_cast<void*>(value);
+  a->svm_arg = true;  // NULL too, in both modes (as POCL takes it)
   a->size = 0;
   a->value.clear();
-  if (rt().pocl && !value)
-    return c.ret(CL_INVALID_ARG_VALUE);  // kept for the launch as an SVM pointer
   if (value && !rt().find_svm(value)) return c.ret(CL_INVALID_ARG_VALUE);
   return c.ret(CL_SUCCESS);
 }

@@ -331,7 +331,7 @@ cl_int mock_runtime::pocl_kernel(_cl_event* ev, cl_command_queue pq, cl_event* p
       cl_mem pm = pocl_buffer(a.mem, err);
       if (!pm) return err;
       err = d.clSetKernelArg(pk, static_cast<cl_uint>(i), sizeof(cl_mem), &pm);
-    } else if (a.svm) {
+    } else if (a.svm_arg) {
       err = d.clSetKernelArgSVMPointer(pk, static_cast<cl_uint>(i), a.svm);
     } else if (a.sampler) {
       cl_sampler ps = a.sampler->pocl_sampler;

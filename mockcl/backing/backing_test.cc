@@ -298,6 +298,28 @@ TEST_F(Backing, HostPointerBuffersSubBuffersAndCompileLink) {
   EXPECT_EQ(d->clSetKernelArgSVMPointer(k, 0, host.data()), CL_INVALID_ARG_VALUE);
 }
 
+// A NULL SVM pointer argument is taken, as POCL and the no-backing mode take it, and reaches the
+// kernel as NULL.
+TEST_F(Backing, ANullSvmPointerArgumentReachesTheKernel) {
+  open();
+  const char* src =
+      "__kernel void null_or_not(__global int* p, __global int* out) { out[0] = p == 0 ? 7 : 9; }";
+  ASSERT_EQ(build(src), CL_SUCCESS);
+  cl_kernel k = kernel("null_or_not");
+  auto* out = static_cast<int*>(d->clSVMAlloc(ctx, CL_MEM_READ_WRITE, 64, 0));
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 0, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clSetKernelArgSVMPointer(k, 1, out), CL_SUCCESS);
+  size_t global = 1;
+  ASSERT_EQ(d->clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(d->clEnqueueSVMMap(q, CL_TRUE, CL_MAP_READ, out, 64, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(out[0], 7);
+  ASSERT_EQ(d->clEnqueueSVMUnmap(q, out, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(d->clFinish(q), CL_SUCCESS);
+  d->clSVMFree(ctx, out);
+}
+
 TEST_F(Backing, SvmBlocksArePoclsSvmAndKernelsSeeThem) {
   open();
   const char* src = "__kernel void twice(__global int* p) { p[get_global_id(0)] *= 2; }";

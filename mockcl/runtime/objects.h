@@ -245,6 +245,9 @@ struct kernel_arg {
   // Backing mode: a sampler argument (not a reference; a launch's copy holds an internal one, so
   // POCL's sampler outlives the command however early the application releases it).
   cl_sampler sampler = nullptr;
+  // Set by clSetKernelArgSVMPointer, whose pointer (svm) may be NULL: the launch passes it on as an
+  // SVM pointer, not as a value.
+  bool svm_arg = false;
 };
 
 struct event_callback {
