@@ -133,7 +133,9 @@ for icd in pocl mockcl; do
   echo "    program dies too (it ran on alone); the trace stays readable either way"
   for sig in TERM INT KILL; do
     rm -f "$d/killed.trace" "$d/killed.out"
-    "$CLPOOL" record --out "$d/killed.trace" -- "$DRIVER" end_wait >"$d/killed.out" 2>&1 &
+    # A script's background job starts with SIGINT ignored, which clpool record keeps (below):
+    # started as from a terminal, with every signal at its default.
+    env --default-signal "$CLPOOL" record --out "$d/killed.trace" -- "$DRIVER" end_wait >"$d/killed.out" 2>&1 &
     rpid=$!
     for _ in $(seq 300); do grep -q recorded "$d/killed.out" 2>/dev/null && break; sleep 0.1; done
     child="$(pgrep -P "$rpid")"
@@ -275,6 +277,18 @@ has "cannot run 'only-here': '$T/bin-noexec/only-here' is not executable"
 rec 127 --out "$T/x.trace" -- "$T/bin-noexec"
 has "is a directory"
 [[ ! -e "$T/x.trace" ]] || fail "a trace was left for a program that never ran"
+
+echo "=== signals ignored where clpool record started stay ignored in the program"
+# nohup, or a script's background job: SIGHUP and SIGINT ignored. The program inherits that as it
+# would without clpool (it reset them to the default, so a SIGHUP at logout killed the recording).
+ign() { grep '^SigIgn:' /proc/self/status | awk '{ print substr($2, length($2)) }'; }
+export -f ign
+plain="$( (trap '' HUP INT; exec bash -c ign) )"
+recorded="$( (trap '' HUP INT; exec "$CLPOOL" record --out "$T/ign.trace" -- bash -c ign) 2>/dev/null)"
+[[ -n "$plain" && "$recorded" == "$plain" ]] && echo "ok: ignored signals kept ($plain)" ||
+  fail "the program's ignored signals: '$recorded', without clpool '$plain'"
+recorded="$("$CLPOOL" record --out "$T/ign.trace" --force -- bash -c ign 2>/dev/null)"
+[[ "$recorded" == "$(bash -c ign)" ]] || fail "signals not ignored became ignored: '$recorded'"
 
 echo "=== a program that dies of its out-of-memory keeps its sites"
 # sweep_victim crashes writes through the NULL mapping of the buffer the budget refused: the

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -108,8 +109,8 @@ std::string child_environment(const record_options& o, const std::string& layer,
       "clpool record", env);
 }
 
-// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it, and it is
-// killed if clpool dies (PR_SET_PDEATHSIG in run_program).
+// The child, once started; SIGINT, SIGTERM and SIGHUP sent to clpool go on to it (but those it
+// was started ignoring), and it is killed if clpool dies (PR_SET_PDEATHSIG in run_program).
 volatile sig_atomic_t child_pid = 0;
 
 void forward_signal(int sig, siginfo_t* info, void*) {
@@ -130,6 +131,14 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
   envp.push_back(nullptr);
 
   const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+  // A signal clpool was started ignoring (nohup, a job started in the background by a script)
+  // stays ignored, by clpool and by the program, which would have inherited that: it is neither
+  // forwarded nor reset.
+  bool ignored[std::size(forwarded)] = {};
+  for (std::size_t i = 0; i < std::size(forwarded); ++i) {
+    struct sigaction now = {};
+    ignored[i] = ::sigaction(forwarded[i], nullptr, &now) == 0 && now.sa_handler == SIG_IGN;
+  }
   struct sigaction action = {};
   action.sa_sigaction = forward_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -139,7 +148,9 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
   for (int sig : forwarded) sigaddset(&block, sig);
   // Blocked across fork, so that neither process handles one before child_pid is known.
   ::sigprocmask(SIG_BLOCK, &block, &previous);
-  for (int sig : forwarded) ::sigaction(sig, &action, nullptr);
+  for (std::size_t i = 0; i < std::size(forwarded); ++i) {
+    if (!ignored[i]) ::sigaction(forwarded[i], &action, nullptr);
+  }
 
   int exec_error[2];  // the child's errno if exec fails; closed by a successful exec
   if (::pipe2(exec_error, O_CLOEXEC) != 0) {
@@ -157,7 +168,9 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
     // cannot pass on (the trace, written through a memory map, stays readable). Kept across exec.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(exit_cannot_run);  // it died before prctl took effect
-    for (int sig : forwarded) ::signal(sig, SIG_DFL);
+    for (std::size_t i = 0; i < std::size(forwarded); ++i) {
+      if (!ignored[i]) ::signal(forwarded[i], SIG_DFL);
+    }
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::close(exec_error[0]);
     ::execve(path.c_str(), argv.data(), envp.data());
