@@ -5,7 +5,11 @@
 //   alloc: 5            (likewise alloc_failed, free, free_held, stop_holding)
 //   alloc.buffer: 3     (allocations by kind: buffer, svm, host, sub)
 //   peak_device_bytes: 3145728   (largest sum of live buffer + svm sizes)
+//   peak_host_bytes: 536870912   (largest sum of live host blocks, ALLOC_HOST_PTR: only when there
+//                                 are such blocks; they are in no device figure)
 //   live_at_end: 0      (blocks never freed)
+//   trace_end: cut off ... (only for a trace that ends in the zero-filled rest of the layer's
+//                           file: its program was killed, crashed or called _exit)
 //   first_alloc_failed: seq 9 size 1048576 kind buffer
 //   size_refusals: 1    (alloc_failed refused for their size, CL_INVALID_BUFFER_SIZE, from the
 //                        recorder's "failure" comments: trace::is_size_refusal; still among
@@ -48,6 +52,8 @@ struct summary {
   std::map<std::string, std::uint64_t> counts;
   std::unordered_map<std::uint64_t, trace_event> live;
   std::uint64_t device_bytes = 0, peak = 0, events = 0;
+  std::uint64_t host_bytes = 0, peak_host = 0;  // live `host` (pinned) blocks
+  bool cut_off = false;                         // trace_reader::ended_in_zero_tail
   // The same sum with each block counted free from the program's release (version 3).
   std::uint64_t held_by_program = 0, peak_program = 0;
   std::unordered_map<std::uint64_t, bool> released;  // live id -> the program released it
@@ -109,6 +115,7 @@ struct summary {
         use_bytes(static_cast<std::int64_t>(device_size(e)));
       }
       device_bytes += device_size(e);
+      if (e.kind == trace_kind::host) peak_host = std::max(peak_host, host_bytes += e.size);
       held_by_program += device_size(e);
       peak = std::max(peak, device_bytes);
       peak_program = std::max(peak_program, held_by_program);
@@ -128,6 +135,7 @@ struct summary {
       if (it != live.end()) {
         if (unused.erase(e.id) == 0) use_bytes(-static_cast<std::int64_t>(device_size(it->second)));
         device_bytes -= device_size(it->second);
+        if (it->second.kind == trace_kind::host) host_bytes -= it->second.size;
         if (!released[e.id]) held_by_program -= device_size(it->second);
         released.erase(e.id);
         live.erase(it);
@@ -160,7 +168,15 @@ struct summary {
       std::fprintf(out, "peak_device_bytes_at_first_use: %llu\n",
                    static_cast<unsigned long long>(peak_used));
     }
+    if (counts["alloc.host"] != 0) {
+      std::fprintf(out, "peak_host_bytes: %llu\n", static_cast<unsigned long long>(peak_host));
+    }
     std::fprintf(out, "live_at_end: %zu\n", live.size());
+    if (cut_off) {
+      std::fprintf(out,
+                   "trace_end: cut off (it ends in the zero-filled rest of its recorder's file, "
+                   "not at the program's normal exit: it was killed, crashed or called _exit)\n");
+    }
     if (first_failure) {
       std::fprintf(out, "first_alloc_failed: seq %llu size %llu kind %s\n",
                    static_cast<unsigned long long>(first_failure->seq),
@@ -214,6 +230,7 @@ bool print_trace_summary(const std::string& path, std::FILE* out, std::FILE* err
       }
       sum.add(e);
     }
+    sum.cut_off = reader->ended_in_zero_tail();
   } catch (const trace_error& e) {
     error = e;
   }

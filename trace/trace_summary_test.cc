@@ -79,5 +79,34 @@ TEST(TraceSummary, ARefusedFirstUseReadsTheSameFromTextAndBinary) {
   EXPECT_EQ(refused_summary_of(trace_encoding::binary), text);
 }
 
+// Host (pinned) blocks are in no device figure, and have a peak of their own; a trace cut off (the
+// zero-filled rest of the layer's file) says so, one that is not does not.
+TEST(TraceSummary, HostPeakAndACutOffTrace) {
+  const std::string text = summary_of(trace_encoding::text, "host", 1, [](trace_writer& w) {
+    w.write({.seq = 0, .action = trace_action::alloc, .id = 1, .size = 4096});
+    w.write({.seq = 1,
+             .action = trace_action::alloc,
+             .id = 2,
+             .size = 512 << 20,
+             .kind = trace_kind::host});
+    w.write({.seq = 2, .action = trace_action::free, .id = 2, .size = 512 << 20});
+  });
+  EXPECT_NE(text.find("peak_device_bytes: 4096\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("peak_host_bytes: 536870912\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("trace_end:"), std::string::npos) << text;
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/host.trace";
+  std::ofstream(path, std::ios::app) << std::string(4096, '\0');
+  std::FILE* out = std::tmpfile();
+  EXPECT_TRUE(print_trace_summary(path, out, stderr));
+  std::rewind(out);
+  std::string cut;
+  for (int c; (c = std::fgetc(out)) != EOF;) cut += static_cast<char>(c);
+  std::fclose(out);
+  EXPECT_NE(
+      cut.find("\ntrace_end: cut off (it ends in the zero-filled rest of its recorder's file"),
+      std::string::npos)
+      << cut;
+}
+
 }  // namespace
 }  // namespace clpool::trace

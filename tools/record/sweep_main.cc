@@ -400,6 +400,7 @@ int run_sweep(const std::vector<std::string>& args) {
   }
   run_context ctx;
   ctx.timeout = result.timeout;
+  ctx.jobs = s.o.jobs;
   ctx.baseline_live = result.fault_free_live_at_exit;
   if (!s.check.empty()) ctx.check = check_function(s.check, s.o, result.timeout);
   const std::vector<failure_point> selected =

@@ -25,6 +25,7 @@ struct run_report {
   bool injected = false;
   std::uint64_t injected_block = 0;
   std::optional<std::uint64_t> live_at_exit;
+  std::uint64_t points_met = 0;  // allocations and first uses the layer saw
 };
 
 run_report read_run_report(const std::string& path, bool first_use) {
@@ -41,6 +42,8 @@ run_report read_run_report(const std::string& path, bool first_use) {
         r.injected = true;
         r.injected_block = block;
       }
+    } else if (w == "alloc" || w == "first_use") {
+      ++r.points_met;
     } else if (w == "exit") {
       std::string b, x;
       std::uint64_t blocks = 0, bytes = 0;
@@ -227,6 +230,16 @@ void classify(run_outcome& run, const run_context& ctx) {
     run.detail = "the program ended before its " +
                  to_string(point_id{run.point.id.first_use, run.ran_as}) + " (exit " +
                  std::to_string(r.exit_code) + ")";
+    // Not even the fault-free run's first allocation: it failed for a reason of its own, which
+    // runs at once (-j) may share: one working directory, HOME, the program's lock files.
+    if (rep.points_met == 0 && r.exit_code != 0) {
+      run.detail +=
+          "; this run made no device allocation at all, so it failed for a reason of "
+          "its own: see its stderr" +
+          std::string(ctx.jobs > 1 ? " (runs at once, -j, share the working "
+                                     "directory, HOME and the program's files)"
+                                   : "");
+    }
   } else if (r.timed_out) {
     run.what = verdict::hung;
     char t[32];

@@ -43,6 +43,7 @@ class run_plan {
 // What every run is judged against.
 struct run_context {
   double timeout = 0;
+  std::uint64_t jobs = 1;                      // -j: runs at once
   std::optional<std::uint64_t> baseline_live;  // the fault-free run's bytes held at exit
   // --check: true when the run's output is the fault-free run's; empty without --check.
   std::function<bool(const std::string& run_dir)> check;

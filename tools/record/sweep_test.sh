@@ -40,6 +40,12 @@ has "make_filled ("
 sweep 0 -- "$VICTIM" recovers
 counts 0 0 0 0 6 0
 has "exit 0: recovered"
+# A program that fails before any allocation in the sweep's runs (a lock the fault-free run left,
+# as hashcat's session lock when runs share a directory): not reached, and said why.
+rm -f "$T/victim.lock"
+sweep 0 -j 2 -- sh -c "[ -e '$T/victim.lock' ] && exit 7; touch '$T/victim.lock'; exec '$VICTIM' handles"
+counts 0 0 0 0 0 6
+has "(exit 7); this run made no device allocation at all, so it failed for a reason of its own: see its stderr (runs at once, -j, share the working directory, HOME and the program's files)"
 sweep 1 -- "$VICTIM" crashes
 counts 6 0 0 0 0 0
 if [[ -n "${ASAN_OPTIONS:-}" ]]; then
