@@ -119,6 +119,36 @@ void forward_signal(int sig, siginfo_t* info, void*) {
   if (child_pid > 0 && info->si_code <= 0) ::kill(child_pid, sig);
 }
 
+// SIGINT, SIGTERM and SIGHUP, forwarded to the program; those clpool was started ignoring (nohup,
+// a job started in the background by a script) stay ignored, by clpool and by the program, which
+// would have inherited that: neither forwarded nor reset.
+struct forwarding {
+  static constexpr int signals[] = {SIGINT, SIGTERM, SIGHUP};
+  bool ignored[std::size(signals)] = {};
+};
+
+// Installs forward_signal for the signals not ignored, with all three blocked (`previous`: the
+// mask before), so that neither clpool nor its child handles one before child_pid is known.
+forwarding forward_signals(sigset_t& previous) {
+  forwarding f;
+  for (std::size_t i = 0; i < std::size(f.signals); ++i) {
+    struct sigaction now = {};
+    f.ignored[i] = ::sigaction(f.signals[i], nullptr, &now) == 0 && now.sa_handler == SIG_IGN;
+  }
+  struct sigaction action = {};
+  action.sa_sigaction = forward_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigset_t block;
+  sigemptyset(&block);
+  for (int sig : f.signals) sigaddset(&block, sig);
+  ::sigprocmask(SIG_BLOCK, &block, &previous);
+  for (std::size_t i = 0; i < std::size(f.signals); ++i) {
+    if (!f.ignored[i]) ::sigaction(f.signals[i], &action, nullptr);
+  }
+  return f;
+}
+
 // Runs the program; returns its exit status as a shell reports it. `started`: whether it ran (an
 // exec that failed returns exit_cannot_run).
 int run_program(const std::string& path, const std::vector<std::string>& args,
@@ -130,27 +160,8 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
-  // A signal clpool was started ignoring (nohup, a job started in the background by a script)
-  // stays ignored, by clpool and by the program, which would have inherited that: it is neither
-  // forwarded nor reset.
-  bool ignored[std::size(forwarded)] = {};
-  for (std::size_t i = 0; i < std::size(forwarded); ++i) {
-    struct sigaction now = {};
-    ignored[i] = ::sigaction(forwarded[i], nullptr, &now) == 0 && now.sa_handler == SIG_IGN;
-  }
-  struct sigaction action = {};
-  action.sa_sigaction = forward_signal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  sigset_t block, previous;
-  sigemptyset(&block);
-  for (int sig : forwarded) sigaddset(&block, sig);
-  // Blocked across fork, so that neither process handles one before child_pid is known.
-  ::sigprocmask(SIG_BLOCK, &block, &previous);
-  for (std::size_t i = 0; i < std::size(forwarded); ++i) {
-    if (!ignored[i]) ::sigaction(forwarded[i], &action, nullptr);
-  }
+  sigset_t previous;
+  const forwarding f = forward_signals(previous);
 
   int exec_error[2];  // the child's errno if exec fails; closed by a successful exec
   if (::pipe2(exec_error, O_CLOEXEC) != 0) {
@@ -168,8 +179,8 @@ int run_program(const std::string& path, const std::vector<std::string>& args,
     // cannot pass on (the trace, written through a memory map, stays readable). Kept across exec.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(exit_cannot_run);  // it died before prctl took effect
-    for (std::size_t i = 0; i < std::size(forwarded); ++i) {
-      if (!ignored[i]) ::signal(forwarded[i], SIG_DFL);
+    for (std::size_t i = 0; i < std::size(f.signals); ++i) {
+      if (!f.ignored[i]) ::signal(f.signals[i], SIG_DFL);
     }
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::close(exec_error[0]);
