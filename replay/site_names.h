@@ -30,18 +30,19 @@ std::uint64_t naming_frame(const trace::site_table& sites, std::uint64_t stack);
 // empty for no stack.
 std::vector<std::uint64_t> program_frames(const trace::site_table& sites, std::uint64_t stack);
 
-// Whether `stack`'s site is a native function without a symbol, named by its offset ("0xe88
-// (/bin/app)"): a static function, or a binary linked without -rdynamic or stripped.
+// Whether `stack`'s site is a native function without a symbol, named by the offset of its call
+// ("0xe88 (/bin/app)"): a static function, or a binary linked without -rdynamic or stripped.
 bool is_unnamed_site(const trace::site_table* sites, std::uint64_t stack);
 
 // What a report says once under its sites when one of them is unnamed (is_unnamed_site).
 // The layer names native frames with dladdr (stacks/capture.cc), which reads the dynamic symbol
 // table only: debug info (-g) names nothing, and a native frame never has a file and line.
 inline constexpr const char* unnamed_site_note =
-    "(a site named 0x... is a native function without a symbol: a static function, or a binary "
-    "linked without -rdynamic or stripped; to name it, make the function non-static and link with "
-    "-rdynamic. Native frames have no file and line: for a position-independent binary built with "
-    "-g, addr2line -f -e MODULE 0x... gives them)";
+    "(a site named 0x... is a call made in a native function without a symbol (the offset of the "
+    "call in its module, so each call of such a function is a site of its own): a static "
+    "function, or a binary linked without -rdynamic or stripped; to name it, make the function "
+    "non-static and link with -rdynamic. Native frames have no file and line: for a "
+    "position-independent binary built with -g, addr2line -f -e MODULE 0x... gives them)";
 
 // "Cache.grow (app.py:17)", or "(no stack recorded)" for stack 0 / a trace without sites. A site
 // is the stack's innermost program frame, or its sites->site_frames() innermost program frames

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -53,6 +54,15 @@ std::string demangle(const char* name) {
   std::string out(d);
   std::free(d);
   return out;
+}
+
+// Where the program's own executable is loaded: dladdr names it by argv[0] as the program was
+// started ("hashcat", "./app"), which says nothing from another directory, so its frames are
+// given /proc/self/exe's path instead. Null when it cannot be told.
+const void* main_program_base() {
+  Dl_info info{};
+  const auto phdr = reinterpret_cast<const void*>(getauxval(AT_PHDR));
+  return phdr != nullptr && dladdr(phdr, &info) != 0 ? info.dli_fbase : nullptr;
 }
 
 std::string self_exe() {
@@ -263,12 +273,15 @@ std::uint64_t capturer::capture(definitions& out) {
 
 void capturer::symbolize_pending(definitions& out) {
   static const std::string exe = self_exe();
+  static const void* const main_base = main_program_base();
   for (const auto& [id, address] : pending_) {
     trace::frame_info f;
     f.lang = trace::frame_lang::native;
     Dl_info info{};
     if (dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
-      f.file = info.dli_fname[0] != '\0' ? info.dli_fname : exe;
+      const bool main_program =
+          info.dli_fname[0] == '\0' || (main_base != nullptr && info.dli_fbase == main_base);
+      f.file = main_program ? exe : info.dli_fname;
       if (info.dli_sname != nullptr) {
         f.function = demangle(info.dli_sname);
       } else {

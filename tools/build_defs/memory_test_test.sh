@@ -186,7 +186,7 @@ else
   log="$testlogs/mesh/over_limit_test/test.log"
   grep -qE '^  1\. 0x[0-9a-f]+ \(.*/mesh\)$' "$log" && ok "over_limit_test names the static function by its offset" \
     || { cat "$log" >&2; bad "over_limit_test's site"; }
-  grep -qF "(a site named 0x... is a native function without a symbol: a static function" "$log" \
+  grep -qF "(a site named 0x... is a call made in a native function without a symbol" "$log" \
     && ok "over_limit_test says why" || bad "over_limit_test: no note on the unnamed site"
   grep -qF "are in bazel-testlogs/mesh/over_limit_test/test.outputs/outputs.zip" "$log" \
     && ok "over_limit_test says where its outputs are" || bad "over_limit_test: outputs' place"

@@ -301,6 +301,11 @@ OCL_ICD_VENDORS="$MOCKCL" MOCKCL_BACKING=none rec "$crash_rc" --budget 2MiB --pr
 grep -aq "^frame [0-9]* native 0 [^ ]*sweep_victim make_filled$" "$T/crash.trace" ||
   { fail "the crashed program's trace does not name make_filled"; grep -a '^frame' "$T/crash.trace" | head -5; }
 grep -aq "^frame [0-9]* native 0 [^ ]*sweep_victim main$" "$T/crash.trace" || fail "nor main"
+# Started by a relative path, the program's own frames still name its file by its whole path (dladdr
+# gives argv[0], which says nothing from another directory; addr2line -e needs the file).
+(cd "$(dirname "$VICTIM")" && OCL_ICD_VENDORS="$MOCKCL" MOCKCL_BACKING=none "$CLPOOL" record --budget 2MiB --profile exact --out "$T/relpath.trace" -- ./sweep_victim handles >/dev/null 2>&1)
+grep -aq "^frame [0-9]* native 0 $VICTIM make_filled$" "$T/relpath.trace" ||
+  { fail "a program started as ./sweep_victim is not named by its path"; grep -a "^frame" "$T/relpath.trace" | head -3; }
 
 echo "=== help"
 out="$("$CLPOOL" --help)" && [[ "$out" == *"record"* ]] || fail "clpool --help"
