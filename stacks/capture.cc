@@ -272,7 +272,9 @@ std::uint64_t capturer::capture(definitions& out) {
 }
 
 void capturer::symbolize_pending(definitions& out) {
-  static const std::string exe = self_exe();
+  // Never destroyed: this runs in the layer's exit handler, which may come after the exit
+  // handlers of statics first used earlier (a failure symbolizes before the program exits).
+  static const std::string& exe = *new std::string(self_exe());
   static const void* const main_base = main_program_base();
   for (const auto& [id, address] : pending_) {
     trace::frame_info f;
