@@ -53,6 +53,16 @@ cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool bloc
   return rw_buffer(c, true, q, b, blocking, offset, size, ptr, n, wait, out);
 }
 
+// Where a buffer's bytes are: its root (itself, or a sub-buffer's buffer) and its offset in it.
+// One rule for the overlap checks of both copies.
+struct bytes_place {
+  const _cl_mem* root;
+  size_t offset;
+};
+bytes_place place_of(const _cl_mem* m) {
+  return m->parent ? bytes_place{m->parent, m->offset} : bytes_place{m, 0};
+}
+
 cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst, size_t src_off,
                                      size_t dst_off, size_t size, cl_uint n, const cl_event* wait,
                                      cl_event* out) {
@@ -66,11 +76,9 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue h, cl_mem src, cl_mem dst,
   if (size == 0) return c.ret(CL_INVALID_VALUE);
   // Overlap in the root buffer's bytes: the same buffer, two sub-buffers of one buffer (OpenCL
   // 3.0), or a sub-buffer and its buffer (which POCL refuses too), as the rect form checks.
-  const _cl_mem* rs = ms->parent ? ms->parent : ms;
-  const _cl_mem* rd = md->parent ? md->parent : md;
-  const size_t from = src_off + (ms->parent ? ms->offset : 0);
-  const size_t to = dst_off + (md->parent ? md->offset : 0);
-  if (rs == rd && from < to + size && to < from + size) return c.ret(CL_MEM_COPY_OVERLAP);
+  const bytes_place ps = place_of(ms), pd = place_of(md);
+  const size_t from = src_off + ps.offset, to = dst_off + pd.offset;
+  if (ps.root == pd.root && from < to + size && to < from + size) return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER, "copy",
                                    entry_point::clEnqueueCopyBuffer, n, wait);
@@ -175,10 +183,8 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue h, cl_mem src, cl_mem 
   if (ms == md && (from.row_pitch != to.row_pitch || from.slice_pitch != to.slice_pitch))
     return c.ret(CL_INVALID_VALUE);
   // Overlap in the root buffer's bytes: the same buffer, or two sub-buffers of one buffer.
-  const _cl_mem* rs = ms->parent ? ms->parent : ms;
-  const _cl_mem* rd = md->parent ? md->parent : md;
-  if (rs == rd &&
-      rect_overlap(from, ms->parent ? ms->offset : 0, to, md->parent ? md->offset : 0, region))
+  const bytes_place ps = place_of(ms), pd = place_of(md);
+  if (ps.root == pd.root && rect_overlap(from, ps.offset, to, pd.offset, region))
     return c.ret(CL_MEM_COPY_OVERLAP);
   if ((s = rt().use_mems(ms, md, q))) return c.ret(s);
   _cl_event* ev = rt().new_command(q, CL_COMMAND_COPY_BUFFER_RECT, "copy_rect",
