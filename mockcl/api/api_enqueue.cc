@@ -53,8 +53,7 @@ cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool bloc
   return rw_buffer(c, true, q, b, blocking, offset, size, ptr, n, wait, out);
 }
 
-// Where a buffer's bytes are: its root (itself, or a sub-buffer's buffer) and its offset in it.
-// One rule for the overlap checks of both copies.
+// Where a buffer's bytes are (for both copies' overlap checks): its root and its offset in it.
 struct bytes_place {
   const _cl_mem* root;
   size_t offset;
